@@ -1,0 +1,95 @@
+// Package envelope defines shellgate's response: the standard envelope of seed 001
+// (status, data, text, stats, context, and error only when status is "error"), its
+// status rules and error codes, and the text summary written for a language model.
+//
+// Every face of shellgate (library, CLI, MCP) returns exactly this value, so an agent
+// sees the same JSON whichever way it calls.
+package envelope
+
+// Status is the envelope's top-level verdict (seed 001 §4).
+type Status string
+
+const (
+	// Success: the command ran to completion, exited 0, and nothing was cut or timed out.
+	Success Status = "success"
+	// Partial: the command ran but the result is incomplete or unsuccessful: a non-zero
+	// exit, a signal, truncated output, or a timeout or cancellation after some output.
+	Partial Status = "partial"
+	// Error: the command did not run, or produced nothing before it was stopped.
+	Error Status = "error"
+)
+
+// Code is a machine-readable error code (seed 001 §6, plus the codes shellgate adds).
+type Code string
+
+const (
+	InvalidParam     Code = "INVALID_PARAM"     // a parameter is missing or malformed; also a command blocked by policy (seed 001)
+	NotFound         Code = "NOT_FOUND"         // the directory does not exist
+	AccessDenied     Code = "ACCESS_DENIED"     // a path leaves the project root
+	PermissionDenied Code = "PERMISSION_DENIED" // the OS refused to execute
+	Timeout          Code = "TIMEOUT"           // timed out before producing any output
+	ExecutionError   Code = "EXECUTION_ERROR"   // anything else that stopped the command from running
+	// ApprovalRequired: policy says "ask" and nobody could be asked.
+	ApprovalRequired Code = "APPROVAL_REQUIRED"
+	// Cancelled: the caller cancelled before the command produced any output.
+	Cancelled Code = "CANCELLED"
+)
+
+// Envelope is the whole response. JSON field names are seed 001's.
+type Envelope struct {
+	Status  Status  `json:"status"`
+	Data    Data    `json:"data"`
+	Text    string  `json:"text"`
+	Stats   Stats   `json:"stats"`
+	Context Context `json:"context"`
+	Error   *Err    `json:"error,omitempty"`
+}
+
+// Data is what the command produced.
+type Data struct {
+	Stdout    string  `json:"stdout"`
+	Stderr    string  `json:"stderr"`
+	ExitCode  *int    `json:"exit_code"` // null when the command never exited on its own
+	Signal    *string `json:"signal"`    // e.g. "SIGKILL"; null unless a signal ended it
+	Truncated bool    `json:"truncated"`
+	Command   string  `json:"command"`   // the command exactly as given
+	Directory string  `json:"directory"` // where it ran, relative to the project root
+
+	TimedOut       bool    `json:"timed_out"`
+	Cancelled      bool    `json:"cancelled"`        // the caller cancelled the run
+	Binary         bool    `json:"binary"`           // output looked binary; see FullOutputPath
+	FullOutputPath *string `json:"full_output_path"` // complete output, when truncated or binary
+	BackgroundPIDs []int   `json:"background_pids"`  // descendants still alive when the shell exited
+}
+
+// Stats are measurements of the run.
+type Stats struct {
+	TimeMS      int64 `json:"time_ms"`
+	StdoutBytes int64 `json:"stdout_bytes"` // every byte the command wrote, kept or not
+	StderrBytes int64 `json:"stderr_bytes"`
+}
+
+// Context says how the request was understood.
+type Context struct {
+	Cwd               string         `json:"cwd"` // relative to the project root, POSIX separators
+	ParamsInput       map[string]any `json:"params_input"`
+	DirectoryResolved string         `json:"directory_resolved"`
+	Shell             string         `json:"shell,omitempty"`  // the shell program used, e.g. "/usr/bin/bash"
+	Policy            *PolicyInfo    `json:"policy,omitempty"` // the policy decision, when one was made
+}
+
+// PolicyInfo records the policy decision for the command.
+type PolicyInfo struct {
+	Decision string `json:"decision"` // allow, ask or deny
+	Rule     string `json:"rule,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Approved string `json:"approved,omitempty"` // for "ask": who approved it (e.g. "user", "session")
+}
+
+// Err is present only when Status is Error.
+type Err struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Rule names the policy rule that refused the command, when one did.
+	Rule string `json:"rule,omitempty"`
+}
