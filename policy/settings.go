@@ -1,0 +1,39 @@
+// Package policy decides, before anything runs, whether a shell command is allowed,
+// needs approval, or is refused: allow / ask / deny, from the real syntax tree that
+// package analysis extracts, with a named rule and a reason written for the model.
+package policy
+
+// Mode is the approval mode (as in Codex).
+type Mode string
+
+const (
+	// ModeAuto allows whatever no rule denies or asks about. The default.
+	ModeAuto Mode = "auto"
+	// ModeUntrusted asks for anything outside a known read-only safe set.
+	ModeUntrusted Mode = "untrusted"
+	// ModeNever turns every ask into a deny: for CI and unattended runs.
+	ModeNever Mode = "never"
+)
+
+// Settings is the user-configurable part of the policy. The zero value is the
+// built-in default policy in ModeAuto with the network off.
+type Settings struct {
+	Mode Mode
+	// Allow, Ask and Deny are command prefix patterns matched token by token after
+	// unwrapping, e.g. "git push --force *", "npm publish *", "make *".
+	Allow []string
+	Ask   []string
+	Deny  []string
+	// Relax names built-in rules to switch off (e.g. "network", "interactive").
+	// A built-in rule is relaxed only by naming it.
+	Relax []string
+	// Network allows network clients (curl, wget, ssh, …). Remote-code patterns such
+	// as "curl … | sh" stay denied unless their own rule is relaxed.
+	Network bool
+	// WritablePaths are absolute paths outside the project root that commands may
+	// write to (the temp dir is always one).
+	WritablePaths []string
+	// DedicatedTools denies ls, cat, head, tail, grep, find and rg with a hint to use
+	// the agent's own read and search tools (seed 001 §5.4).
+	DedicatedTools bool
+}
