@@ -1,0 +1,55 @@
+package shellgate
+
+import (
+	"time"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultTimeout        = 120 * time.Second // seed 001: timeout_ms default 120000
+	MaxTimeout            = 600 * time.Second // seed 001: timeout_ms max 600000
+	DefaultOutputLimit    = 50 * 1024         // seed 000: 50 KB per stream
+	DefaultSpillMax       = int64(1) << 30    // 1 GiB per spill file
+	DefaultSpillRetention = 24 * time.Hour
+	DefaultKillGrace      = 2 * time.Second
+)
+
+// Config is how a Gate runs commands. The zero value is usable: the project root is the
+// current directory and every limit takes its default.
+type Config struct {
+	// Root is the project root; commands run inside it and may not leave it.
+	// Default: the current directory.
+	Root string
+	// Shell overrides the shell program (a path or a name such as "sh").
+	// Default: bash (--noprofile --norc), else sh; PowerShell, else cmd, on Windows.
+	Shell string
+
+	// DefaultTimeout applies when a request gives no timeout_ms; MaxTimeout caps it.
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	// KillGrace is how long a timed-out or cancelled command has between SIGTERM and
+	// SIGKILL (at most 2s).
+	KillGrace time.Duration
+
+	// OutputLimit is the number of bytes per stream kept in the envelope (head + tail).
+	OutputLimit int
+	// SpillDir receives the complete output of truncated or binary streams.
+	// Default: a private directory under the system temp dir.
+	SpillDir string
+	// SpillMax caps one spill file; past it output is counted but not kept.
+	SpillMax int64
+	// SpillRetention is how long spill files are kept before they are swept.
+	SpillRetention time.Duration
+
+	// Env adds variables to every command's environment (e.g. MYCODEAGENT=1).
+	Env map[string]string
+	// KeepEnv names variables that look secret but should reach commands anyway.
+	KeepEnv []string
+	// KeepSecrets turns off stripping of secret-looking variables altogether.
+	KeepSecrets bool
+
+	// Policy decides which commands are allowed, asked about or refused.
+	Policy policy.Settings
+}
