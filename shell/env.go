@@ -1,0 +1,130 @@
+package shell
+
+import (
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// EnvOptions adjusts the environment built by Env.
+type EnvOptions struct {
+	// Extra holds user-configured variables (e.g. MYCODEAGENT=1). They are applied
+	// last, so they win over everything, including the variables Env sets itself.
+	Extra map[string]string
+	// KeepSecrets names variables allowed through even though they look secret.
+	KeepSecrets []string
+	// KeepAllSecrets turns secret stripping off. Shell-hijacking variables
+	// (BASH_ENV, BASH_FUNC_*, …) are still removed.
+	KeepAllSecrets bool
+}
+
+// Forced is what Env sets in every command's environment, after stripping and
+// before Extra. Each value makes a tool that would wait for a person fail or
+// proceed instead:
+//
+//   - PAGER, GIT_PAGER=cat: output is never held in a pager.
+//   - GIT_TERMINAL_PROMPT=0: git fails instead of asking for credentials.
+//   - GIT_EDITOR, EDITOR, VISUAL=true: anything that opens an editor accepts the text
+//     it prepared unchanged. git merge, git commit --amend and git rebase --continue
+//     keep their default message; a plain `git commit` without -m stops at once with
+//     "Aborting commit due to empty commit message."
+//   - DEBIAN_FRONTEND=noninteractive: apt and dpkg take default answers.
+//   - TERM=dumb, NO_COLOR=1: no cursor control or colour codes in captured output.
+//   - SHELLGATE=1: a command can tell it runs under shellgate.
+var Forced = []string{
+	"SHELLGATE=1",
+	"PAGER=cat",
+	"GIT_PAGER=cat",
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_EDITOR=true",
+	"EDITOR=true",
+	"VISUAL=true",
+	"DEBIAN_FRONTEND=noninteractive",
+	"TERM=dumb",
+	"NO_COLOR=1",
+}
+
+// Env builds a command's environment from base (usually os.Environ()): base minus
+// secret-looking variables (see IsSecret and below) and minus variables that make a
+// shell run code before the command (see IsHijack), then Forced, then o.Extra.
+//
+// Besides the names IsSecret reports, a variable whose value is a URL with a password
+// in it (scheme://user:password@host) is stripped, e.g. REDIS_URL.
+//
+// On Windows variable names are case-insensitive: "Path" and "PATH" are one
+// variable, and the later setting replaces the earlier one in place.
+func Env(base []string, o EnvOptions) []string {
+	return buildEnv(base, o, runtime.GOOS == "windows")
+}
+
+func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
+	key := func(name string) string {
+		if foldCase {
+			return strings.ToUpper(name)
+		}
+		return name
+	}
+	keep := make(map[string]bool, len(o.KeepSecrets))
+	for _, name := range o.KeepSecrets {
+		keep[key(name)] = true
+	}
+
+	env := make([]string, 0, len(base)+len(Forced)+len(o.Extra))
+	index := make(map[string]int, cap(env)) // key → position in env
+	set := func(kv string) {
+		k := key(nameOf(kv))
+		if i, ok := index[k]; ok {
+			env[i] = kv
+			return
+		}
+		index[k] = len(env)
+		env = append(env, kv)
+	}
+
+	for _, kv := range base {
+		name := nameOf(kv)
+		if name == "" || IsHijack(key(name)) {
+			continue
+		}
+		if !o.KeepAllSecrets && !keep[key(name)] &&
+			(IsSecret(name) || hasURLPassword(kv[len(name)+1:])) {
+			continue
+		}
+		set(kv)
+	}
+	for _, kv := range Forced {
+		set(kv)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Extra)) {
+		set(name + "=" + o.Extra[name])
+	}
+	return env
+}
+
+// nameOf returns the name of a NAME=value entry, or "" if it has no '='. A leading
+// '=' belongs to the name: Windows keeps per-drive directories as "=C:=C:\dir".
+func nameOf(kv string) string {
+	i := strings.IndexByte(kv[min(1, len(kv)):], '=')
+	if i < 0 {
+		return ""
+	}
+	return kv[:i+min(1, len(kv))]
+}
+
+// hasURLPassword reports whether value looks like scheme://user:password@host.
+func hasURLPassword(value string) bool {
+	_, rest, ok := strings.Cut(value, "://")
+	if !ok {
+		return false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	userinfo, _, ok := strings.Cut(rest, "@")
+	if !ok {
+		return false
+	}
+	_, password, ok := strings.Cut(userinfo, ":")
+	return ok && password != ""
+}
