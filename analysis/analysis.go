@@ -1,0 +1,138 @@
+// Package analysis parses a bash command line (mvdan.cc/sh/v3/syntax, Bash variant)
+// into every simple command it would run: wherever it stands in the syntax tree,
+// behind whichever wrapper, inside whichever string a shell or eval would re-parse.
+//
+// It decides nothing: package policy judges the result.
+package analysis
+
+// Options describe where a command line starts. All paths are absolute.
+type Options struct {
+	Root string // the project root
+	Dir  string // where the command starts; Root when empty
+	Home string // the value of $HOME and ~; unknown when empty
+
+	// Resolve follows symlinks in an absolute, clean path whose tail may not
+	// exist yet. Nil means ResolvePath; the policy engine passes a cached one.
+	Resolve func(string) string
+}
+
+// Analysis is everything a command line would run.
+type Analysis struct {
+	// Commands in source order. A wrapper (env, timeout, sudo, bash -c, …) is a
+	// command of its own and is followed by the command it runs.
+	Commands []Command
+	// Findings are constructs that run text decided at run time and that no
+	// single command stands for: ${x@P}, ${!x}, fork bombs, eval of a variable…
+	Findings []Finding
+}
+
+// Pos is a 1-based position in the original input. A command found inside a
+// string that is re-parsed (bash -c '…', eval, trap) has the string's position.
+type Pos struct {
+	Line int `json:"line"`
+	Col  int `json:"col"`
+}
+
+// ArgFlag describes how an argument was written.
+type ArgFlag uint8
+
+const (
+	// ArgDynamic: the argument's value is only known at run time (a variable, a
+	// substitution); the Args entry holds its source text.
+	ArgDynamic ArgFlag = 1 << iota
+	// ArgGlob: the argument holds unquoted glob characters (*, ?, [).
+	ArgGlob
+	// ArgQuoted: some part of the argument was quoted.
+	ArgQuoted
+)
+
+// Kind says what sort of command a Command is.
+type Kind uint8
+
+const (
+	Simple Kind = iota // a simple command: name and arguments
+	Assign             // assignments only (x=1, export x=1, declare, local …); Name is "" or the builtin
+	Redirs             // redirections only, as in "> file" or ": > file" without a name
+)
+
+// Command is one simple command the shell would run.
+type Command struct {
+	Kind Kind `json:"-"`
+	// Name is the program, quote-removed and without directories: "rm" for
+	// "/usr/bin/rm", "\rm" or "'r''m'". Empty when Dynamic.
+	Name string `json:"name"`
+	// Path is the command word as written, after quote removal.
+	Path string `json:"path,omitempty"`
+	// Args are the arguments after quote removal. A dynamic argument holds its
+	// source text (see Flags).
+	Args  []string  `json:"args"`
+	Flags []ArgFlag `json:"-"`
+	// Dynamic reports that the program itself is only known at run time.
+	Dynamic bool `json:"dynamic,omitempty"`
+	// MoreArgs reports that arguments are appended at run time (xargs).
+	MoreArgs bool `json:"more_args,omitempty"`
+
+	Pos    Pos    `json:"pos"`
+	Source string `json:"source"` // the text of this sub-command
+
+	// Dirs are the directories the command may start in, as far as cd/pushd
+	// can be followed through the line; empty when unknown. Dir is the only
+	// one, or "" when there are several or none.
+	Dir  string   `json:"dir,omitempty"`
+	Dirs []string `json:"-"`
+
+	Assigns   []Assignment `json:"assigns,omitempty"`   // NAME=value before the command, or the assignments of export/declare
+	Redirects []Redirect   `json:"redirects,omitempty"` // its own redirections and those of enclosing blocks
+
+	// Via lists the wrappers this command was unwrapped from, outermost first,
+	// e.g. ["sudo", "env"], ["bash -c"], ["find -exec"].
+	Via []string `json:"via,omitempty"`
+	// Feeds are indexes in Analysis.Commands of the commands whose output this
+	// one reads: earlier pipeline stages and substitutions in its words.
+	Feeds []int `json:"-"`
+	// PipedOut reports that the standard output goes into a pipe.
+	PipedOut   bool   `json:"-"`
+	Background bool   `json:"background,omitempty"`
+	Func       string `json:"func,omitempty"` // the enclosing function, if any
+}
+
+// Assignment is NAME=value.
+type Assignment struct {
+	Name    string `json:"name"`
+	Value   string `json:"value"` // quote-removed; source text when Dynamic
+	Dynamic bool   `json:"dynamic,omitempty"`
+	Export  bool   `json:"export,omitempty"` // lasts for the rest of the line (plain or export), rather than one command
+}
+
+// Redirect is one redirection of a command.
+type Redirect struct {
+	Op      string `json:"op"`     // ">", ">>", "<", "<>", ">&", "&>", "<<<"…
+	Target  string `json:"target"` // quote-removed; source text when Dynamic
+	Dynamic bool   `json:"dynamic,omitempty"`
+	// Write reports that the target is a file opened for writing.
+	Write bool `json:"write,omitempty"`
+}
+
+// FindingKind names a construct that runs text decided at run time.
+type FindingKind string
+
+const (
+	FindEval       FindingKind = "eval"        // eval, bash -c, source… of text only known at run time
+	FindTrap       FindingKind = "trap"        // trap with a non-literal action
+	FindAlias      FindingKind = "alias"       // alias with a non-literal body
+	FindArith      FindingKind = "arithmetic"  // arithmetic on a variable whose value is not a literal number
+	FindPrompt     FindingKind = "prompt"      // ${x@P}
+	FindIndirect   FindingKind = "indirect"    // ${!x}
+	FindForkBomb   FindingKind = "fork-bomb"   // a function that starts itself in the background or a pipe
+	FindStdinShell FindingKind = "stdin-shell" // a shell reading commands from a pipe or a file
+	FindDepth      FindingKind = "depth"       // strings nested too deep to follow
+	FindHash       FindingKind = "hash"        // hash -p: a name made to run another program
+)
+
+// Finding is a construct that runs text decided at run time.
+type Finding struct {
+	Kind   FindingKind `json:"kind"`
+	Pos    Pos         `json:"pos"`
+	Source string      `json:"source"`
+	Detail string      `json:"detail,omitempty"`
+}

@@ -1,0 +1,50 @@
+package policy
+
+// Built-in rule ids.
+const (
+	RuleParse        = "parse"
+	RuleCatastrophic = "catastrophic"
+	RulePrivilege    = "privilege"
+	RuleRemoteCode   = "remote-code"
+	RuleNetwork      = "network"
+	RuleInteractive  = "interactive"
+	RuleConfinement  = "confinement"
+	RuleExecFlags    = "code-execution"
+	RuleStoredCode   = "stored-code"
+	RuleProtected    = "protected-paths"
+	RuleDynamic      = "dynamic"
+	RuleEscape       = "sandbox-escape"
+	RuleDedicated    = "dedicated-tools"
+	RuleUntrusted    = "untrusted"
+	RuleUserDeny     = "user.deny"
+	RuleUserAsk      = "user.ask"
+)
+
+// RuleInfo describes a built-in rule.
+type RuleInfo struct {
+	ID          string   `json:"id"`
+	Decision    Decision `json:"decision"`
+	Description string   `json:"description"`
+}
+
+var rules = []RuleInfo{
+	{RuleParse, Deny, "the command line is not valid bash: refused rather than guessed"},
+	{RuleCatastrophic, Deny, "deletes or overwrites the system: rm -rf /, mkfs, dd onto disks, shutdown, fork bombs"},
+	{RulePrivilege, Deny, "gains privileges: sudo, su, doas, pkexec"},
+	{RuleRemoteCode, Deny, "runs code fetched from the network: curl … | sh, bash <(curl …)"},
+	{RuleNetwork, Deny, "network clients (curl, wget, ssh, nc, /dev/tcp …) while the network is off"},
+	{RuleInteractive, Deny, "needs a terminal: editors, pagers, REPLs, git add -p, tail -f"},
+	{RuleConfinement, Deny, "changes directory or files outside the project root"},
+	{RuleExecFlags, Ask, "runs programs through options, git config or environment variables"},
+	{RuleStoredCode, Ask, "evaluates text only known at run time: eval, source, trap, alias, ${x@P}, ${!x}"},
+	{RuleProtected, Ask, "writes files that run later outside any check: .git/hooks, .vscode, .envrc …"},
+	{RuleDynamic, Ask, "a program name or directory only known at run time"},
+	{RuleEscape, Ask, "hands work to a daemon outside every sandbox: docker, systemd-run, crontab, at"},
+	{RuleDedicated, Deny, "ls, cat, head, tail, grep, find, rg when the agent has its own tools (off by default)"},
+	{RuleUntrusted, Ask, "untrusted mode: anything outside the known read-only set"},
+}
+
+// Rules lists the built-in rules with one-line descriptions.
+func Rules() []RuleInfo {
+	return append([]RuleInfo(nil), rules...)
+}
