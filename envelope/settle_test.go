@@ -1,0 +1,89 @@
+package envelope
+
+import (
+	"strings"
+	"testing"
+)
+
+func intp(n int) *int             { return &n }
+func strp(s string) *string       { return &s }
+func withOut(e Envelope) Envelope { e.Stats.StdoutBytes = 3; e.Data.Stdout = "hi\n"; return e }
+
+func TestSettleStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		env  Envelope
+		want Status
+		code Code
+	}{
+		{"exit 0", Envelope{Data: Data{ExitCode: intp(0)}}, Success, ""},
+		{"exit 0 with output", withOut(Envelope{Data: Data{ExitCode: intp(0)}}), Success, ""},
+		{"exit 1", Envelope{Data: Data{ExitCode: intp(1)}}, Partial, ""},
+		{"signal", Envelope{Data: Data{Signal: strp("SIGKILL")}}, Partial, ""},
+		{"exit 0 but truncated", withOut(Envelope{Data: Data{ExitCode: intp(0), Truncated: true}}), Partial, ""},
+		{"timeout with output", withOut(Envelope{Data: Data{TimedOut: true, Signal: strp("SIGTERM")}}), Partial, ""},
+		{"timeout, stderr only", Envelope{Data: Data{TimedOut: true}, Stats: Stats{StderrBytes: 1}}, Partial, ""},
+		{"timeout without output", Envelope{Data: Data{TimedOut: true, Signal: strp("SIGTERM")}}, Error, Timeout},
+		{"cancelled with output", withOut(Envelope{Data: Data{Cancelled: true}}), Partial, ""},
+		{"cancelled without output", Envelope{Data: Data{Cancelled: true}}, Error, Cancelled},
+		{"explicit error", Envelope{Error: &Err{Code: AccessDenied, Message: "no"}}, Error, AccessDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.env
+			e.Settle()
+			if e.Status != tt.want {
+				t.Fatalf("status %q, want %q", e.Status, tt.want)
+			}
+			if (e.Error == nil) != (tt.code == "") || e.Error != nil && e.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %q", e.Error, tt.code)
+			}
+			if e.Data.BackgroundPIDs == nil || e.Context.Cwd != "." {
+				t.Errorf("defaults not filled: %+v %+v", e.Data, e.Context)
+			}
+		})
+	}
+}
+
+// Seed 001 §7's examples, line for line.
+func TestTextFormat(t *testing.T) {
+	ok := Envelope{Data: Data{Command: "pytest tests/unit", ExitCode: intp(0), Stdout: "===== 42 passed in 1.2s =====\n"},
+		Stats: Stats{TimeMS: 1240, StdoutBytes: 1200}}
+	ok.Settle()
+	want := "Command succeeded: pytest tests/unit\n(Exit code 0. Took 1240ms)\n\n--- STDOUT (1200 bytes) ---\n===== 42 passed in 1.2s ====="
+	if ok.Text != want {
+		t.Errorf("success text:\n%s\nwant:\n%s", ok.Text, want)
+	}
+	failed := Envelope{Data: Data{Command: "npm test", ExitCode: intp(1), Stderr: "Error: Cannot find module 'jest'\n"},
+		Stats: Stats{TimeMS: 3450, StderrBytes: 850}}
+	failed.Settle()
+	want = "Command failed: npm test\n(Exit code 1. Took 3450ms)\n\n--- STDERR (850 bytes) ---\nError: Cannot find module 'jest'"
+	if failed.Text != want {
+		t.Errorf("failure text:\n%s\nwant:\n%s", failed.Text, want)
+	}
+}
+
+func TestTextWarnings(t *testing.T) {
+	path := "/tmp/x.stdout.log"
+	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &path,
+		BackgroundPIDs: []int{42, 43}}, Stats: Stats{StdoutBytes: 9}}
+	e.Settle()
+	for _, s := range []string{"Command failed: big", "[Truncated: Output exceeded limit", "[Full output: /tmp/x.stdout.log]",
+		"[Background processes still running: 42, 43]"} {
+		if !strings.Contains(e.Text, s) {
+			t.Errorf("text lacks %q:\n%s", s, e.Text)
+		}
+	}
+	notRun := Envelope{Data: Data{Command: "rm -rf /"}}
+	notRun.Fail(InvalidParam, "Command blocked by safety rules.")
+	if notRun.Text != "Command not run: rm -rf /\nError INVALID_PARAM: Command blocked by safety rules." {
+		t.Errorf("blocked text:\n%s", notRun.Text)
+	}
+	timedOut := Envelope{Data: Data{Command: "sleep 10", TimedOut: true, Signal: strp("SIGTERM")}, Stats: Stats{TimeMS: 2003}}
+	timedOut.Settle()
+	for _, s := range []string{"Command failed: sleep 10", "(Killed by SIGTERM. Took 2003ms)", "Error TIMEOUT: Command timed out with no output", "[Timed out after 2003ms"} {
+		if !strings.Contains(timedOut.Text, s) {
+			t.Errorf("timeout text lacks %q:\n%s", s, timedOut.Text)
+		}
+	}
+}
