@@ -1,0 +1,252 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/shellgate/shellgate"
+)
+
+// ProjectFileName is the project file, looked for in the project root.
+const ProjectFileName = ".shellgate.toml"
+
+// LoadOptions say where to look. The zero value loads the user file and the project file
+// of the current directory.
+type LoadOptions struct {
+	// ConfigFile is the --config file, if any. It must exist.
+	ConfigFile string
+	// Root is the --root flag, if any: it wins over root in any file. Relative to the
+	// current directory.
+	Root string
+	// UserConfig is the user file; "" means DefaultUserConfig(). It may be missing.
+	UserConfig string
+	// NoUserConfig skips the user file (hermetic tests, CI).
+	NoUserConfig bool
+	// TrustProject lets the project file loosen policy, as trust_project_config = true.
+	TrustProject bool
+	// Home expands ~ in paths; "" means os.UserHomeDir().
+	Home string
+	// LookupEnv reads the environment (BASH_ALLOW_NETWORK); nil means os.LookupEnv.
+	LookupEnv func(key string) (string, bool)
+}
+
+// Layer names where a file sits in the merge order.
+type Layer string
+
+const (
+	LayerUser     Layer = "user"
+	LayerProject  Layer = "project"
+	LayerExplicit Layer = "config" // the --config file
+)
+
+// Source is one file that was read.
+type Source struct {
+	Path    string
+	Layer   Layer
+	Trusted bool // false for a project file that may only tighten
+}
+
+// Sources says what went into a Config.
+type Sources struct {
+	Files []Source
+	// Warnings are settings that were ignored, each naming file, line and key: loosening
+	// settings in an untrusted project file.
+	Warnings []ConfigError
+	// NetworkFromEnv is set when BASH_ALLOW_NETWORK=true turned the network on.
+	NetworkFromEnv bool
+}
+
+// DefaultUserConfig returns os.UserConfigDir()/shellgate/config.toml, or "" if the system
+// has no user configuration directory.
+func DefaultUserConfig() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "shellgate", "config.toml")
+}
+
+// Load reads the configuration files opts points at and merges them over the built-in
+// defaults (see the package documentation for the order and the trust rules). The
+// returned Config has an absolute, existing Root and every limit filled in.
+func Load(opts LoadOptions) (shellgate.Config, Sources, error) {
+	var src Sources
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	home := opts.Home
+	if home == "" {
+		home, _ = os.UserHomeDir() // only needed if a path uses ~; resolvePath says so then
+	}
+
+	var user, explicit *parsedFile
+	var err error
+	if !opts.NoUserConfig {
+		path := opts.UserConfig
+		if path == "" {
+			path = DefaultUserConfig()
+		}
+		if path != "" {
+			if user, err = readFile(path, false); err != nil {
+				return shellgate.Config{}, src, err
+			}
+		}
+	}
+	if opts.ConfigFile != "" {
+		if explicit, err = readFile(opts.ConfigFile, true); err != nil {
+			return shellgate.Config{}, src, err
+		}
+	}
+
+	root, err := findRoot(opts.Root, home, explicit, user)
+	if err != nil {
+		return shellgate.Config{}, src, err
+	}
+
+	trust := opts.TrustProject
+	for _, f := range []*parsedFile{user, explicit} {
+		if f != nil && f.cfg.TrustProjectConfig != nil && *f.cfg.TrustProjectConfig {
+			trust = true
+		}
+	}
+	project, err := readFile(filepath.Join(root, ProjectFileName), false)
+	if err != nil {
+		return shellgate.Config{}, src, err
+	}
+	if project != nil && explicit != nil && sameFile(project.abs, explicit.abs) {
+		project = nil // --config .shellgate.toml: read once, as the explicit file it is
+	}
+	if project != nil {
+		for _, key := range []string{"root", "trust_project_config"} {
+			if project.keys.line(key) > 0 {
+				return shellgate.Config{}, src, project.errorAt(key, "only allowed in the user file or the --config file, not in the project file")
+			}
+		}
+	}
+
+	m := merger{cfg: defaults(root), home: home, src: &src}
+	layers := []struct {
+		f       *parsedFile
+		layer   Layer
+		trusted bool
+	}{{user, LayerUser, true}, {project, LayerProject, trust}, {explicit, LayerExplicit, true}}
+	for _, l := range layers {
+		if l.f == nil {
+			continue
+		}
+		src.Files = append(src.Files, Source{Path: l.f.abs, Layer: l.layer, Trusted: l.trusted})
+		if err := m.apply(l.f, l.trusted); err != nil {
+			return shellgate.Config{}, src, err
+		}
+	}
+	if err := m.finish(); err != nil {
+		return shellgate.Config{}, src, err
+	}
+
+	if v, ok := lookup("BASH_ALLOW_NETWORK"); ok && v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return shellgate.Config{}, src, fmt.Errorf("environment: BASH_ALLOW_NETWORK=%q: want true or false", v)
+		}
+		if on && !m.cfg.Policy.Network {
+			m.cfg.Policy.Network = true
+			src.NetworkFromEnv = true
+		}
+	}
+	return m.cfg, src, nil
+}
+
+// defaults is the built-in layer: every limit at its documented default.
+func defaults(root string) shellgate.Config {
+	return shellgate.Config{
+		Root:           root,
+		DefaultTimeout: shellgate.DefaultTimeout,
+		MaxTimeout:     shellgate.MaxTimeout,
+		KillGrace:      shellgate.DefaultKillGrace,
+		OutputLimit:    shellgate.DefaultOutputLimit,
+		SpillMax:       shellgate.DefaultSpillMax,
+		SpillRetention: shellgate.DefaultSpillRetention,
+	}
+}
+
+// readFile reads and parses path. A missing file is nil, nil unless required.
+func readFile(path string, required bool) (*parsedFile, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	info, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !required:
+		return nil, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("config file %s does not exist (given with --config)", path)
+	case err != nil:
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	case info.IsDir():
+		return nil, fmt.Errorf("config file %s is a directory, not a TOML file", path)
+	case info.Size() > maxFileSize:
+		return nil, fmt.Errorf("%s: file is larger than %d bytes; is it really a shellgate configuration?", path, maxFileSize)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	pf, err := parseFile(path, data)
+	if err != nil {
+		return nil, err
+	}
+	pf.abs = abs
+	return pf, nil
+}
+
+func sameFile(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
+}
+
+// findRoot picks the project root: the --root flag, else root in the --config file, else
+// in the user file, else the current directory. It must be an existing directory.
+func findRoot(flag, home string, files ...*parsedFile) (string, error) {
+	root, from := "", "--root"
+	if flag != "" {
+		abs, err := filepath.Abs(flag)
+		if err != nil {
+			return "", fmt.Errorf("--root %s: %w", flag, err)
+		}
+		root = abs
+	} else {
+		for _, f := range files {
+			if f == nil || f.cfg.Root == nil {
+				continue
+			}
+			abs, err := resolvePath(*f.cfg.Root, filepath.Dir(f.abs), home)
+			if err != nil {
+				return "", f.errorAt("root", "%v", err)
+			}
+			root, from = abs, fmt.Sprintf("root in %s", f.path)
+			break
+		}
+	}
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("no --root given and the current directory is unknown: %w", err)
+		}
+		return wd, nil
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		return "", fmt.Errorf("project root %s (from %s) does not exist", root, from)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("project root %s (from %s) is not a directory", root, from)
+	}
+	return root, nil
+}

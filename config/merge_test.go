@@ -1,0 +1,264 @@
+package config_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// A project file is written by the repository (maybe by the agent): alone, it may only
+// tighten. Each loosening setting is ignored with a warning naming its line.
+func TestProjectFileMayOnlyTighten(t *testing.T) {
+	const project = `shell = "./evil-sh"
+
+[limits]
+max_timeout = "30s"
+spill_dir = "/somewhere"
+
+[env]
+LD_PRELOAD = "/tmp/x.so"
+
+[secrets]
+keep = ["AWS_SECRET_ACCESS_KEY"]
+strip = false
+
+[policy]
+mode = "auto"
+network = true
+dedicated_tools = false
+allow = ["curl *"]
+relax = ["network"]
+writable = ["/"]
+ask = ["npm publish *"]
+deny = ["git push --force *"]
+`
+	user := `
+shell = "bash"
+[policy]
+mode = "untrusted"
+dedicated_tools = true
+deny = ["make deploy *"]
+`
+	loosening := map[string]int{ // key → line in project
+		"shell": 1, "limits.spill_dir": 5, "env.LD_PRELOAD": 8, "secrets.keep": 11, "secrets.strip": 12,
+		"policy.mode": 15, "policy.network": 16, "policy.dedicated_tools": 17, "policy.allow": 18,
+		"policy.relax": 19, "policy.writable": 20,
+	}
+
+	t.Run("untrusted", func(t *testing.T) {
+		l := newLab(t)
+		write(t, l.user, user)
+		projectPath := write(t, filepath.Join(l.root, config.ProjectFileName), project)
+		cfg, src, err := config.Load(l.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPolicy := policy.Settings{
+			Mode:           policy.ModeUntrusted,
+			DedicatedTools: true,
+			Ask:            []string{"npm publish *"},
+			Deny:           []string{"make deploy *", "git push --force *"},
+		}
+		if diff := cmp.Diff(wantPolicy, cfg.Policy); diff != "" {
+			t.Errorf("policy (-want +got):\n%s", diff)
+		}
+		if cfg.Shell != "bash" || cfg.SpillDir != "" || cfg.Env != nil || cfg.KeepEnv != nil || cfg.KeepSecrets {
+			t.Errorf("project file changed what runs: %+v", cfg)
+		}
+		if cfg.MaxTimeout != 30*time.Second || cfg.DefaultTimeout != 30*time.Second {
+			t.Errorf("limits are not policy and must apply: max %v default %v", cfg.MaxTimeout, cfg.DefaultTimeout)
+		}
+		got := map[string]int{}
+		for _, w := range src.Warnings {
+			got[w.Key] = w.Line
+			if w.File != projectPath || !strings.Contains(w.Error(), "trust_project_config = true") {
+				t.Errorf("warning %q should name %s and say how to trust it", w.Error(), projectPath)
+			}
+		}
+		if diff := cmp.Diff(loosening, got); diff != "" {
+			t.Errorf("warnings by key→line (-want +got):\n%s", diff)
+		}
+		if len(src.Files) != 2 || src.Files[1].Layer != config.LayerProject || src.Files[1].Trusted {
+			t.Errorf("Sources.Files = %+v, want user then untrusted project", src.Files)
+		}
+	})
+
+	t.Run("trusted by the user file", func(t *testing.T) {
+		l := newLab(t)
+		write(t, l.user, "trust_project_config = true\n"+user)
+		write(t, filepath.Join(l.root, config.ProjectFileName), project)
+		cfg, src, err := config.Load(l.opts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(src.Warnings) != 0 {
+			t.Errorf("trusted project file still warned: %v", src.Warnings)
+		}
+		p := cfg.Policy
+		if p.Mode != policy.ModeAuto || !p.Network || p.DedicatedTools || !cmp.Equal(p.Allow, []string{"curl *"}) ||
+			!cmp.Equal(p.Relax, []string{"network"}) || !cmp.Equal(p.WritablePaths, []string{"/"}) {
+			t.Errorf("trusted project settings not applied: %+v", p)
+		}
+		if cfg.Shell != filepath.Join(l.root, "evil-sh") || cfg.Env["LD_PRELOAD"] != "/tmp/x.so" || !cfg.KeepSecrets {
+			t.Errorf("trusted project shell/env/secrets not applied: %+v", cfg)
+		}
+	})
+
+	t.Run("trusted by the caller", func(t *testing.T) {
+		l := newLab(t)
+		write(t, filepath.Join(l.root, config.ProjectFileName), project)
+		o := l.opts()
+		o.TrustProject = true
+		cfg, src, err := config.Load(o)
+		if err != nil || len(src.Warnings) != 0 || !cfg.Policy.Network {
+			t.Errorf("TrustProject: err %v, warnings %v, network %v", err, src.Warnings, cfg.Policy.Network)
+		}
+	})
+}
+
+// Later layers win for scalars; lists accumulate; [env] merges by key.
+func TestMergeOrder(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, `
+trust_project_config = true
+[limits]
+default_timeout = "10s"
+output_limit = "1KB"
+[env]
+A = "user"
+B = "user"
+[policy]
+deny = ["a *"]
+mode = "never"
+`)
+	write(t, filepath.Join(l.root, config.ProjectFileName), `
+[limits]
+default_timeout = "20s"
+[env]
+B = "project"
+C = "project"
+[policy]
+deny = ["b *", "a *"]
+mode = "untrusted"
+`)
+	explicit := write(t, filepath.Join(t.TempDir(), "ci.toml"), `
+[limits]
+default_timeout = "30s"
+[env]
+C = "explicit"
+[policy]
+deny = ["c *"]
+`)
+	o := l.opts()
+	o.ConfigFile = explicit
+	cfg, src, err := config.Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultTimeout != 30*time.Second || cfg.OutputLimit != 1024 {
+		t.Errorf("timeout %v output %d: want the --config file's 30s and the user's 1KB", cfg.DefaultTimeout, cfg.OutputLimit)
+	}
+	if want := map[string]string{"A": "user", "B": "project", "C": "explicit"}; !cmp.Equal(cfg.Env, want) {
+		t.Errorf("env = %v, want %v", cfg.Env, want)
+	}
+	if want := []string{"a *", "b *", "c *"}; !cmp.Equal(cfg.Policy.Deny, want) {
+		t.Errorf("deny = %q, want %q", cfg.Policy.Deny, want)
+	}
+	if cfg.Policy.Mode != policy.ModeUntrusted {
+		t.Errorf("mode = %q: a trusted project file may set any mode", cfg.Policy.Mode)
+	}
+	var layers []config.Layer
+	for _, f := range src.Files {
+		layers = append(layers, f.Layer)
+	}
+	if want := []config.Layer{config.LayerUser, config.LayerProject, config.LayerExplicit}; !cmp.Equal(layers, want) {
+		t.Errorf("layers = %v, want %v", layers, want)
+	}
+}
+
+func TestDefaultTimeoutAcrossFiles(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, "[limits]\ndefault_timeout = \"300s\"\n")
+	write(t, filepath.Join(l.root, config.ProjectFileName), "[limits]\nmax_timeout = \"60s\"\n")
+	_, _, err := config.Load(l.opts())
+	if err == nil || !strings.Contains(err.Error(), l.user+":2: [limits] default_timeout: 5m0s is more than max_timeout (1m0s, set in ") {
+		t.Errorf("error = %v, want the user file's line blamed and the project file named", err)
+	}
+}
+
+// --config naming the project file reads it once, as a trusted explicit file.
+func TestExplicitProjectFileIsReadOnce(t *testing.T) {
+	l := newLab(t)
+	path := write(t, filepath.Join(l.root, config.ProjectFileName), "[policy]\nallow = [\"make *\"]\ndeny = [\"x *\"]\n")
+	o := l.opts()
+	o.ConfigFile = path
+	cfg, src, err := config.Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Files) != 1 || src.Files[0].Layer != config.LayerExplicit || len(src.Warnings) != 0 {
+		t.Errorf("Sources = %+v, want only the explicit file", src)
+	}
+	if !cmp.Equal(cfg.Policy.Allow, []string{"make *"}) {
+		t.Errorf("allow = %q", cfg.Policy.Allow)
+	}
+}
+
+func TestBashAllowNetwork(t *testing.T) {
+	tests := []struct {
+		env, file string
+		network   bool
+		fromEnv   bool
+	}{
+		{"", "", false, false},
+		{"true", "", true, true},
+		{"1", "", true, true},
+		{"false", "[policy]\nnetwork = true\n", true, false},
+		{"true", "[policy]\nnetwork = true\n", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+"/"+tt.file, func(t *testing.T) {
+			l := newLab(t)
+			write(t, l.user, tt.file)
+			o := l.opts()
+			o.LookupEnv = func(k string) (string, bool) {
+				return tt.env, k == "BASH_ALLOW_NETWORK" && tt.env != ""
+			}
+			cfg, src, err := config.Load(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Policy.Network != tt.network || src.NetworkFromEnv != tt.fromEnv {
+				t.Errorf("network %v fromEnv %v, want %v %v", cfg.Policy.Network, src.NetworkFromEnv, tt.network, tt.fromEnv)
+			}
+		})
+	}
+}
+
+func TestSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{`1024`, 1024}, {`"512B"`, 512}, {`"50KB"`, 50 << 10}, {`"50kb"`, 50 << 10}, {`"1.5MB"`, 3 << 19},
+		{`"4 MiB"`, 4 << 20}, {`"64M"`, 64 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			l := newLab(t)
+			write(t, l.user, "[limits]\noutput_limit = "+tt.in+"\n")
+			cfg, _, err := config.Load(l.opts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.OutputLimit != tt.want {
+				t.Errorf("output_limit = %s → %d, want %d", tt.in, cfg.OutputLimit, tt.want)
+			}
+		})
+	}
+}
