@@ -1,0 +1,108 @@
+//go:build unix
+
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// prepare puts the command in a new session: it becomes the leader of a new
+// process group, which can be signalled as a whole, and has no controlling
+// terminal, so a program opening /dev/tty fails with ENXIO instead of waiting.
+func prepare(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
+// procID names a process across time: a PID with its start time, so a reused PID
+// is not mistaken for the process seen earlier.
+type procID struct {
+	PID   int
+	Start uint64
+}
+
+// targets are the processes to end: whole process groups, and (Linux) processes
+// whose environment contains marker.
+type targets struct {
+	groups []int
+	marker []byte
+}
+
+func (t targets) signal(sig unix.Signal) {
+	for _, g := range t.groups {
+		unix.Kill(-g, sig)
+	}
+	for _, p := range markedProcs(t.marker) {
+		unix.Kill(p.PID, sig)
+	}
+}
+
+// alive returns the target processes still alive (zombies count as gone).
+func (t targets) alive() []procID {
+	var live []procID
+	for _, g := range t.groups {
+		live = append(live, groupMembers(g)...)
+	}
+	return append(live, markedProcs(t.marker)...)
+}
+
+// terminate sends SIGTERM to the targets, gives them grace to exit, sends SIGKILL
+// to whatever is left (including processes started meanwhile) and waits until
+// they are gone.
+func terminate(t targets, grace time.Duration) {
+	if len(t.groups) == 0 && t.marker == nil {
+		return
+	}
+	t.signal(unix.SIGTERM)
+	t.signal(unix.SIGCONT) // a stopped process acts on SIGTERM only once continued
+	if waitGone(t, grace) {
+		return
+	}
+	// A few rounds: a process may fork between the scan and the signal.
+	for range 10 {
+		t.signal(unix.SIGKILL)
+		if waitGone(t, 100*time.Millisecond) {
+			return
+		}
+	}
+}
+
+// waitGone polls until the targets are gone or limit has passed.
+func waitGone(t targets, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	pause := time.Millisecond
+	for {
+		if len(t.alive()) == 0 {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(pause, left))
+		pause = min(2*pause, 25*time.Millisecond)
+	}
+}
+
+// exitStatus returns the exit code, or the name of the signal that ended the process.
+func exitStatus(ps *os.ProcessState) (*int, string) {
+	if ps == nil {
+		return nil, ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return nil, unix.SignalName(ws.Signal())
+	}
+	code := ps.ExitCode()
+	return &code, ""
+}
+
+// groupExists reports whether any process, zombies included, is in group pgid.
+// It is one system call, so the common case of an empty group costs no scan.
+func groupExists(pgid int) bool {
+	err := unix.Kill(-pgid, 0)
+	return err == nil || err == unix.EPERM
+}

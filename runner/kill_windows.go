@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// prepare starts the command in a new process group, and gives cmd.exe its command
+// line verbatim: cmd does not follow the quoting rules exec.Cmd applies, and with
+// /s it strips exactly one pair of outer quotes.
+func prepare(cmd *exec.Cmd) {
+	attr := &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
+	args := cmd.Args
+	name := strings.ToLower(filepath.Base(cmd.Path))
+	if (name == "cmd.exe" || name == "cmd") && len(args) == 5 && args[1] == "/d" && args[2] == "/s" && args[3] == "/c" {
+		attr.CmdLine = syscall.EscapeArg(cmd.Path) + ` /d /s /c "` + args[4] + `"`
+	}
+	cmd.SysProcAttr = attr
+}
+
+type procID struct {
+	PID   int
+	Start uint64
+}
+
+// targets on Windows are process trees named by their root PID; markers are not used.
+type targets struct {
+	groups []int
+	marker []byte
+}
+
+func (t targets) alive() []procID { return nil }
+
+// terminate ends each process tree at once: Windows has no SIGTERM for console
+// programs that a grace period could honour.
+func terminate(t targets, grace time.Duration) {
+	for _, pid := range t.groups {
+		kill := exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid))
+		kill.Run()
+	}
+}
+
+func exitStatus(ps *os.ProcessState) (*int, string) {
+	if ps == nil {
+		return nil, ""
+	}
+	code := ps.ExitCode()
+	return &code, ""
+}
+
+func enlargePipe(*os.File) {}
+
+func groupMembers(int) []procID     { return nil }
+func liveOf(int, []procID) []procID { return nil }

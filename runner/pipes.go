@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// pipeSet holds our own pipes for stdout and stderr. The child gets the write ends
+// as plain files, so exec.Cmd starts no copying goroutines and its Wait does not
+// wait for background descendants that inherited them.
+type pipeSet struct {
+	ours  [2]*os.File // read ends, index 0 stdout, 1 stderr; nil for a discarded stream
+	child [2]*os.File // write ends
+}
+
+func (ps *pipeSet) open(cmd *exec.Cmd, spec Spec) error {
+	for i, w := range [2]io.Writer{spec.Stdout, spec.Stderr} {
+		if w == nil {
+			continue // exec.Cmd connects the stream to the null device
+		}
+		r, wr, err := os.Pipe()
+		if err != nil {
+			ps.closeChildEnds()
+			ps.closeOurEnds()
+			return err
+		}
+		enlargePipe(wr)
+		ps.ours[i], ps.child[i] = r, wr
+	}
+	if ps.child[0] != nil {
+		cmd.Stdout = ps.child[0]
+	}
+	if ps.child[1] != nil {
+		cmd.Stderr = ps.child[1]
+	}
+	return nil
+}
+
+func (ps *pipeSet) closeChildEnds() {
+	for i, f := range ps.child {
+		if f != nil {
+			f.Close()
+			ps.child[i] = nil
+		}
+	}
+}
+
+func (ps *pipeSet) closeOurEnds() {
+	for i, f := range ps.ours {
+		if f != nil {
+			f.Close()
+			ps.ours[i] = nil
+		}
+	}
+}
+
+func (ps *pipeSet) start(spec Spec) []*pump {
+	pumps := make([]*pump, 0, 2)
+	for i, w := range [2]io.Writer{spec.Stdout, spec.Stderr} {
+		if ps.ours[i] != nil {
+			pumps = append(pumps, startPump(ps.ours[i], w))
+		}
+	}
+	return pumps
+}
+
+// quietLimit bounds reading after the shell exited when no process is left in its
+// group. Then all the writers are normally gone and EOF is immediate; only a
+// process that escaped the group without our marker can hold a pipe open, and if
+// it keeps writing, reading stops after this long.
+const quietLimit = 2 * time.Second
+
+// collect waits for the pumps to reach EOF after the shell exited. While the
+// process group still has members (busy) it waits at most d; otherwise it waits
+// until output stops arriving for d, or quietLimit. Pumps still open then are
+// detached and kept by the supervisor, reading and discarding, so that a
+// background process writing to them neither blocks nor gets SIGPIPE.
+func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
+	if len(pumps) == 0 {
+		return
+	}
+	end := time.Now().Add(max(d, quietLimit))
+	if busy {
+		end = time.Now().Add(d)
+	}
+	tick := time.NewTimer(d)
+	defer tick.Stop()
+	last := totalRead(pumps)
+	for {
+		var c [2]<-chan struct{}
+		pending := 0
+		for i, p := range pumps {
+			if !p.finished() {
+				c[i] = p.done
+				pending++
+			}
+		}
+		if pending == 0 {
+			return
+		}
+		select {
+		case <-c[0]:
+			continue
+		case <-c[1]:
+			continue
+		case <-tick.C:
+		}
+		now := time.Now()
+		total := totalRead(pumps)
+		if !now.Before(end) || stalled(pumps) && total == last {
+			break
+		}
+		last = total
+		tick.Reset(min(d, end.Sub(now)))
+	}
+	for _, p := range pumps {
+		if !p.finished() {
+			p.detach()
+			s.adopt(p)
+		}
+	}
+}
+
+func totalRead(pumps []*pump) int64 {
+	var n int64
+	for _, p := range pumps {
+		n += p.total.Load()
+	}
+	return n
+}
+
+// stalled reports whether every unfinished pump is waiting for data, as opposed
+// to handing data to a slow writer.
+func stalled(pumps []*pump) bool {
+	for _, p := range pumps {
+		if !p.finished() && !p.reading.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Supervisor) adopt(p *pump) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.orphans[:0]
+	for _, o := range s.orphans {
+		if !o.finished() {
+			kept = append(kept, o)
+		}
+	}
+	s.orphans = append(kept, p)
+}
+
+// stopPumps gives the pumps up to wait to reach EOF, then stops them.
+func stopPumps(pumps []*pump, wait time.Duration) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for _, p := range pumps {
+		select {
+		case <-p.done:
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
+	for _, p := range pumps {
+		if p.finished() {
+			continue
+		}
+		if p.r.SetReadDeadline(time.Now()) == nil {
+			<-p.done
+		} else {
+			p.r.Close() // no deadlines (Windows): closing is all we can do
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func enlargePipe(*os.File) {}
+
+const zombie = 5 // SZOMB in <sys/proc.h>
+
+func startOf(k *unix.KinfoProc) uint64 {
+	t := k.Proc.P_starttime
+	return uint64(t.Sec)*1e6 + uint64(t.Usec)
+}
+
+// groupMembers returns the live (non-zombie) processes in group pgid.
+func groupMembers(pgid int) []procID {
+	if !groupExists(pgid) {
+		return nil
+	}
+	procs, err := unix.SysctlKinfoProcSlice("kern.proc.pgrp", pgid)
+	if err != nil {
+		return nil
+	}
+	var members []procID
+	for i := range procs {
+		if procs[i].Proc.P_stat != zombie {
+			members = append(members, procID{int(procs[i].Proc.P_pid), startOf(&procs[i])})
+		}
+	}
+	return members
+}
+
+// liveOf returns those of ms that are still alive and still in group pgid.
+func liveOf(pgid int, ms []procID) []procID {
+	var live []procID
+	for _, p := range ms {
+		k, err := unix.SysctlKinfoProc("kern.proc.pid", p.PID)
+		if err == nil && k.Proc.P_pid == int32(p.PID) && startOf(k) == p.Start &&
+			int(k.Eproc.Pgid) == pgid && k.Proc.P_stat != zombie {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// markedProcs finds nothing on macOS: reading another process's environment needs
+// KERN_PROCARGS2 parsing, not done yet, so escaped descendants are not found.
+func markedProcs([]byte) []procID { return nil }

@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// enlargePipe raises the pipe's capacity (64 KiB by default) so that a fast writer
+// fills it less often and each read takes more; failure only costs speed.
+func enlargePipe(w *os.File) {
+	if raw, err := w.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
+}
+
+const pipeSize = 1 << 20
+
+type procStat struct {
+	state byte
+	pgrp  int
+	start uint64 // clock ticks since boot
+}
+
+var statBufs = sync.Pool{New: func() any { b := make([]byte, 1024); return &b }}
+
+// readStat reads /proc/pid/stat.
+func readStat(pid int) (procStat, bool) {
+	bp := statBufs.Get().(*[]byte)
+	defer statBufs.Put(bp)
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return procStat{}, false
+	}
+	n, err := unix.Read(fd, *bp)
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return procStat{}, false
+	}
+	return parseStat((*bp)[:n])
+}
+
+// parseStat parses "pid (comm) state ppid pgrp session … starttime …"; comm may
+// contain spaces and parentheses, so fields are counted from the last ')'.
+func parseStat(b []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	pgrp, err1 := strconv.Atoi(string(f[2]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, start: start}, true
+}
+
+func (st procStat) dead() bool { return st.state == 'Z' || st.state == 'X' }
+
+// pids lists the numeric entries of /proc.
+func pids() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]int, 0, len(names))
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// groupMembers returns the live (non-zombie) processes in group pgid.
+func groupMembers(pgid int) []procID {
+	if !groupExists(pgid) {
+		return nil
+	}
+	var members []procID
+	for _, pid := range pids() {
+		if st, ok := readStat(pid); ok && st.pgrp == pgid && !st.dead() {
+			members = append(members, procID{pid, st.start})
+		}
+	}
+	return members
+}
+
+// liveOf returns those of ms that are still alive and still in group pgid.
+func liveOf(pgid int, ms []procID) []procID {
+	var live []procID
+	for _, p := range ms {
+		if st, ok := readStat(p.PID); ok && st.start == p.Start && st.pgrp == pgid && !st.dead() {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// markedProcs returns the live processes whose initial environment has an entry
+// starting with pattern. Only processes of our own user are readable, which are
+// the only ones we could have started. A process that replaced its environment
+// (env -i, execve with a fresh one) is not found.
+func markedProcs(pattern []byte) []procID {
+	if pattern == nil {
+		return nil
+	}
+	self := os.Getpid()
+	nulPattern := append([]byte{0}, pattern...)
+	var found []procID
+	for _, pid := range pids() {
+		if pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil || !(bytes.HasPrefix(env, pattern) || bytes.Contains(env, nulPattern)) {
+			continue
+		}
+		if st, ok := readStat(pid); ok && !st.dead() {
+			found = append(found, procID{pid, st.start})
+		}
+	}
+	return found
+}

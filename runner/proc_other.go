@@ -1,0 +1,14 @@
+//go:build unix && !linux && !darwin
+
+package runner
+
+import "os"
+
+// Other Unix systems: process groups are signalled, but their members cannot be
+// listed, so background processes are neither reported nor waited for.
+
+func enlargePipe(*os.File) {}
+
+func groupMembers(int) []procID     { return nil }
+func liveOf(int, []procID) []procID { return nil }
+func markedProcs([]byte) []procID   { return nil }

@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// A Supervisor runs commands and owns every process they start until it is gone:
+// Close ends whatever its runs left behind. It is safe for concurrent use.
+type Supervisor struct {
+	id string // random; every marker of this supervisor starts with it
+
+	mu         sync.Mutex
+	closed     bool
+	seq        uint64
+	running    sync.WaitGroup
+	active     map[int]bool     // process groups of shells still running
+	background map[int][]procID // process groups left running, with the members seen
+	orphans    []*pump          // pipes still held by background processes, read and discarded
+}
+
+// NewSupervisor returns a Supervisor with nothing running.
+func NewSupervisor() *Supervisor {
+	var b [8]byte
+	rand.Read(b[:])
+	return &Supervisor{
+		id:         hex.EncodeToString(b[:]),
+		active:     make(map[int]bool),
+		background: make(map[int][]procID),
+	}
+}
+
+// Run starts spec.Argv and waits for it to exit, to time out or for ctx to be
+// cancelled; in the last two cases it kills the process group and every escaped
+// descendant it can find. Output is read until EOF, or, while background
+// descendants still hold the pipes, for at most spec.Drain after the exit.
+//
+// The error is non-nil only if the command did not start: a *StartError, ErrClosed,
+// or the context's error if ctx was done before the start.
+func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return Result{}, &StartError{Program: `""`, Err: errors.New("empty argv")}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{Cancelled: true}, fmt.Errorf("runner: %s not started: %w", spec.Argv[0], err)
+	}
+	marker, err := s.begin()
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.running.Done()
+
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir = spec.Dir
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], marker)
+	prepare(cmd)
+
+	var pipes pipeSet
+	if err := pipes.open(cmd, spec); err != nil {
+		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
+	}
+	started := time.Now()
+	err = cmd.Start()
+	pipes.closeChildEnds()
+	if err != nil {
+		pipes.closeOurEnds()
+		return Result{}, startError(spec, err)
+	}
+	pumps := pipes.start(spec)
+	pgid := cmd.Process.Pid
+	res := Result{PID: pgid}
+	s.setActive(pgid, true)
+
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait() // the exit status is in cmd.ProcessState; Wait errors only repeat it
+		s.setActive(pgid, false)
+		close(exited)
+	}()
+	var timeout <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-exited:
+	case <-timeout:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.Cancelled = true
+	}
+	if res.TimedOut || res.Cancelled {
+		terminate(targets{groups: []int{pgid}, marker: runPattern(marker)}, spec.killGrace())
+		<-exited
+	}
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+
+	busy := false
+	if members := groupMembers(pgid); len(members) > 0 {
+		busy = true
+		res.BackgroundPIDs = pidsOf(members)
+		s.keepBackground(pgid, members)
+	}
+	s.collect(pumps, busy, spec.drain())
+	res.Duration = time.Since(started)
+	return res, nil
+}
+
+// begin registers a run and returns the marker for its environment.
+func (s *Supervisor) begin() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", ErrClosed
+	}
+	s.seq++
+	s.running.Add(1)
+	return fmt.Sprintf("%s=%s.%d", MarkerVar, s.id, s.seq), nil
+}
+
+func (s *Supervisor) setActive(pgid int, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.active[pgid] = true
+	} else {
+		delete(s.active, pgid)
+	}
+}
+
+func (s *Supervisor) keepBackground(pgid int, members []procID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Forget groups that ended on their own, so the map stays small and a group
+	// number reused by an unrelated process is never signalled.
+	for g, ms := range s.background {
+		if len(liveOf(g, ms)) == 0 {
+			delete(s.background, g)
+		}
+	}
+	s.background[pgid] = members
+}
+
+// runPattern is what a process's environment contains when it descends from the
+// run with this marker ("NAME=value" + NUL terminator).
+func runPattern(marker string) []byte { return []byte(marker + "\x00") }
+
+// Close ends every process any run left behind or is still running — process
+// groups, and on Linux escaped descendants carrying this supervisor's marker —
+// with SIGTERM, then SIGKILL after DefaultKillGrace, and waits until they are gone
+// and every Run has returned. Run fails with ErrClosed afterwards.
+func (s *Supervisor) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	t := targets{marker: []byte(MarkerVar + "=" + s.id + ".")}
+	for g := range s.active {
+		t.groups = append(t.groups, g)
+	}
+	for g, ms := range s.background {
+		if len(liveOf(g, ms)) > 0 {
+			t.groups = append(t.groups, g)
+		}
+	}
+	s.background = make(map[int][]procID)
+	s.mu.Unlock()
+
+	terminate(t, DefaultKillGrace)
+	s.running.Wait()
+
+	s.mu.Lock()
+	orphans := s.orphans
+	s.orphans = nil
+	s.mu.Unlock()
+	stopPumps(orphans, time.Second)
+
+	if alive := t.alive(); len(alive) > 0 {
+		return fmt.Errorf("runner: processes still alive after SIGKILL: %v", alive)
+	}
+	return nil
+}
+
+func pidsOf(ps []procID) []int {
+	pids := make([]int, len(ps))
+	for i, p := range ps {
+		pids[i] = p.PID
+	}
+	return pids
+}
+
+func startError(spec Spec, err error) error {
+	e := &StartError{Program: spec.Argv[0], Err: err}
+	if spec.Dir != "" {
+		// The exec error does not say whether the program or the directory is at
+		// fault; look at the directory only now, so a good start costs nothing.
+		if fi, serr := os.Stat(spec.Dir); serr != nil {
+			e.Dir, e.Err = spec.Dir, serr
+		} else if !fi.IsDir() {
+			e.Dir, e.Err = spec.Dir, fmt.Errorf("not a directory: %w", err)
+		}
+	}
+	return e
+}
