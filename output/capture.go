@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
 )
@@ -11,35 +12,74 @@ const DefaultLimit = 50 * 1024
 // DefaultSpillMax caps one spill file when Options.SpillMax is 0.
 const DefaultSpillMax int64 = 1 << 30
 
+// nulWindow is how far into the stream a NUL byte marks the output as binary.
+const nulWindow = 8 << 10
+
 // Options configure a Capture. The zero value uses every default.
 type Options struct {
-	Limit    int    // bytes of text kept in memory for the envelope, head+tail; 0 → DefaultLimit
-	SpillDir string // directory for full-output files; "" → DefaultSpillDir()
-	SpillMax int64  // cap on one spill file; 0 → DefaultSpillMax. Past it bytes are counted, not kept.
-	Name     string // used in the spill file name, e.g. "stdout"
+	// Limit is the number of bytes of text kept in memory for the envelope, head and
+	// tail together. Zero or negative means DefaultLimit.
+	Limit int
+	// SpillDir receives full-output files; "" means DefaultSpillDir().
+	SpillDir string
+	// SpillMax caps one spill file; past it bytes are counted, not kept.
+	// Zero or negative means DefaultSpillMax.
+	SpillMax int64
+	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
+	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
+	Name string
 }
 
 // Result is what a Capture holds once closed.
 type Result struct {
-	Text        string // all of it if Total <= Limit, else head + marker + tail; "" when Binary
-	Total       int64  // every byte written
-	Truncated   bool
-	Binary      bool
-	SpillPath   string // complete output file, "" if none was needed
-	SpillCapped bool   // the spill file stopped at SpillMax
-	SpillErr    error  // why the spill file could not be written, if it couldn't
+	// Text is what the envelope shows: all of the output if Total <= Limit, else the
+	// head, a marker line saying how much was omitted and where the full output is,
+	// and the tail. It is always valid UTF-8, and "" when Binary.
+	//
+	// An incomplete UTF-8 sequence at the very end of the output (a command killed, or
+	// "head -c", mid-character) is shown as U+FFFD rather than making it all binary.
+	Text string
+	// Total counts every byte written, kept or not.
+	Total int64
+	// Truncated: more than Limit bytes were written, so Text (if not Binary) has a gap.
+	Truncated bool
+	// Binary: a NUL byte in the first 8 KiB, invalid UTF-8 in the first Limit bytes, or
+	// invalid UTF-8 in the tail kept at the end. Binary output is always spilled.
+	Binary bool
+	// SpillPath is the file holding the complete output (up to SpillMax), or "" if none
+	// was needed or it could not be written (see SpillErr).
+	SpillPath string
+	// SpillCapped: the output exceeded SpillMax, so the spill file holds only its start.
+	SpillCapped bool
+	// SpillErr says why the spill file could not be created or completed.
+	SpillErr error
 }
 
-// Capture is a bounded sink for one output stream.
+// Capture is a bounded sink for one output stream. It keeps at most Limit bytes in
+// memory (the first Limit/2 and a ring of the last Limit/2), and spills the complete
+// stream to a file once it outgrows that or looks binary.
+//
+// Write must be called from one goroutine at a time; Total and Binary may be called
+// from any goroutine concurrently with it. Writes after Close are ignored.
 type Capture struct {
 	opts   Options
-	total  atomic.Int64
-	binary atomic.Bool
+	total  atomic.Int64 // bytes written; read live for progress
+	binary atomic.Bool  // sticky: once seen, the output is binary
 
-	mu     sync.Mutex
-	buf    []byte
+	mu     sync.Mutex // Write against Close, in case a writer outlives the command
 	closed bool
 	result Result
+
+	// buf holds the first Limit bytes. Once they overflow, buf[:headLen] is the head and
+	// buf[Limit/2:] is reused as the tail ring.
+	buf     []byte
+	checked int // buf[:checked] is valid UTF-8 ending on a rune boundary
+
+	overflowed bool
+	headLen    int // head length after the line/rune cut, fixed at overflow
+	tail       ring
+
+	spill spillFile
 }
 
 // New returns a Capture configured by o.
@@ -50,38 +90,127 @@ func New(o Options) *Capture {
 	if o.SpillMax <= 0 {
 		o.SpillMax = DefaultSpillMax
 	}
+	if o.SpillDir == "" {
+		o.SpillDir = DefaultSpillDir()
+	}
 	return &Capture{opts: o}
 }
 
-// Write keeps what fits and always reports len(p), nil.
-// TODO(output): head+tail, spill, binary detection — work in progress.
+// Write records p. It always returns len(p), nil: a full disk or an unwritable spill
+// directory must not kill the command; the problem is reported in Result.SpillErr.
 func (c *Capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || len(p) == 0 {
 		return len(p), nil
 	}
-	if room := c.opts.Limit - len(c.buf); room > 0 {
-		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	if start := c.total.Load(); start < nulWindow {
+		if bytes.IndexByte(p[:min(int64(len(p)), nulWindow-start)], 0) >= 0 {
+			c.binary.Store(true)
+		}
 	}
 	c.total.Add(int64(len(p)))
+
+	if c.overflowed {
+		c.spill.write(p)
+		c.tail.write(p)
+		return len(p), nil
+	}
+	kept := min(c.opts.Limit-len(c.buf), len(p))
+	c.keep(p[:kept])
+	rest := p[kept:]
+	switch {
+	case c.spill.started:
+		c.spill.write(p)
+	case len(rest) > 0 || c.binary.Load():
+		// Spill lazily, from the first byte: all of it is still in buf.
+		c.spill.start(c.opts)
+		c.spill.write(c.buf)
+		c.spill.write(rest)
+	}
+	if len(rest) > 0 {
+		c.overflow()
+		c.tail.write(rest)
+	}
 	return len(p), nil
+}
+
+// keep appends p to buf, which has room for it, and checks the new text.
+func (c *Capture) keep(p []byte) {
+	if len(c.buf)+len(p) > cap(c.buf) {
+		// Grow by hand so that buf never holds more than Limit bytes of capacity.
+		grown := make([]byte, len(c.buf), min(c.opts.Limit, max(2*cap(c.buf), len(c.buf)+len(p), 512)))
+		copy(grown, c.buf)
+		c.buf = grown
+	}
+	c.buf = append(c.buf, p...)
+	if c.binary.Load() {
+		return
+	}
+	n, ok := validUTF8(c.buf[c.checked:])
+	if !ok {
+		c.binary.Store(true)
+		return
+	}
+	c.checked += n
+}
+
+// overflow switches from keeping everything to keeping head and tail. The head is cut
+// now, while the bytes after it are still in buf; buf's second half becomes the ring.
+func (c *Capture) overflow() {
+	c.overflowed = true
+	half := c.opts.Limit / 2
+	c.headLen = cutHead(c.buf, half)
+	before := byte('\n') // the start of the stream is a line start
+	if half > 0 {
+		before = c.buf[half-1]
+	}
+	c.tail = ring{buf: c.buf[half:], before: before}
 }
 
 // Total reports the bytes written so far. It is safe to call from any goroutine.
 func (c *Capture) Total() int64 { return c.total.Load() }
 
-// Binary reports whether the output looked binary so far. It is safe to call from any goroutine.
+// Binary reports whether the output has looked binary so far. It is safe to call from
+// any goroutine. It never goes back to false; Close may still set it, if the final
+// tail is not valid UTF-8.
 func (c *Capture) Binary() bool { return c.binary.Load() }
 
-// Close finishes the capture and returns its Result. Calling it again returns the same Result.
+// Close finishes the capture, closes the spill file and returns the Result.
+// Calling it again returns the same Result.
 func (c *Capture) Close() Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closed {
-		c.closed = true
-		total := c.total.Load()
-		c.result = Result{Text: string(c.buf), Total: total, Truncated: total > int64(c.opts.Limit)}
+	if c.closed {
+		return c.result
 	}
-	return c.result
+	c.closed = true
+	r := Result{Total: c.total.Load(), Truncated: c.overflowed}
+
+	// The end of the stream is no chunk boundary: an incomplete rune left there is
+	// final. It is shown as U+FFFD; anything else invalid makes the output binary.
+	var head, tail []byte
+	var partialEnd bool
+	if c.overflowed {
+		head = c.buf[:c.headLen] // checked by keep
+		tail = c.tail.linear()
+		tail = tail[cutTail(tail, c.tail.before):]
+		n, ok := validUTF8(tail)
+		if !ok {
+			c.binary.Store(true)
+		}
+		partialEnd = n < len(tail)
+	} else {
+		head, partialEnd = c.buf[:c.checked], c.checked < len(c.buf)
+	}
+	r.Binary = c.binary.Load()
+
+	c.spill.close()
+	r.SpillPath, r.SpillCapped, r.SpillErr = c.spill.result()
+	if !r.Binary {
+		r.Text = c.text(head, tail, partialEnd, r)
+	}
+	c.result = r
+	c.buf, c.tail = nil, ring{}
+	return r
 }

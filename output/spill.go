@@ -1,18 +1,97 @@
 package output
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 )
 
-// DefaultSpillDir is the private directory for spill files: os.TempDir()/shellgate-spill-<uid>.
-// It is created with mode 0700 when the first spill file is.
-func DefaultSpillDir() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("shellgate-spill-%d", os.Getuid()))
+// spillFile is the file holding the complete output, created lazily. Errors never
+// reach the writer: they are kept for Result.SpillErr.
+type spillFile struct {
+	started bool // creation was attempted; it happens once
+	f       *os.File
+	path    string
+	max     int64
+	written int64
+	capped  bool
+	err     error
 }
 
-// Sweep removes spill files in dir older than olderThan.
-// TODO(output): work in progress.
-func Sweep(dir string, olderThan time.Duration) error { return nil }
+// start creates the spill file in o.SpillDir.
+func (s *spillFile) start(o Options) {
+	s.started, s.max = true, o.SpillMax
+	f, err := createSpill(o.SpillDir, o.Name)
+	if err != nil {
+		s.err = fmt.Errorf("cannot create spill file: %w", err)
+		return
+	}
+	s.f, s.path = f, f.Name()
+}
+
+// write appends p, up to max bytes in all.
+func (s *spillFile) write(p []byte) {
+	if s.f == nil || len(p) == 0 {
+		return
+	}
+	if room := s.max - s.written; int64(len(p)) > room {
+		p, s.capped = p[:room], true
+	}
+	if len(p) == 0 {
+		return
+	}
+	n, err := s.f.Write(p)
+	s.written += int64(n)
+	if err != nil {
+		s.fail(fmt.Errorf("cannot write spill file: %w", err))
+	}
+}
+
+// fail gives up on an incomplete file: removing it frees the disk that likely ran
+// out, and a path in the envelope must mean the complete output.
+func (s *spillFile) fail(err error) {
+	s.f.Close()
+	os.Remove(s.path)
+	s.f, s.path, s.err = nil, "", err
+}
+
+func (s *spillFile) close() {
+	if s.f == nil {
+		return
+	}
+	if err := s.f.Close(); err != nil {
+		s.fail(fmt.Errorf("cannot close spill file: %w", err))
+		return
+	}
+	s.f = nil
+}
+
+func (s *spillFile) result() (path string, capped bool, err error) {
+	return s.path, s.capped && s.path != "", s.err
+}
+
+// createSpill creates a new spill file <dir>/<random-id>.<name>.log, mode 0600, with
+// a name nobody can guess or pre-create.
+func createSpill(dir, name string) (*os.File, error) {
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	var id [spillIDLen / 2]byte
+	rand.Read(id[:]) // never fails (crypto/rand)
+	path := filepath.Join(dir, hex.EncodeToString(id[:])+"."+cleanName(name)+spillExt)
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// prepareDir creates dir, mode 0700, if needed. The default directory lives in the
+// shared temp dir, so it must also be ours and private; see checkPrivateDir.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if filepath.Clean(dir) == filepath.Clean(DefaultSpillDir()) {
+		return checkPrivateDir(dir)
+	}
+	return nil
+}

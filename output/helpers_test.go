@@ -1,0 +1,150 @@
+package output
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"unicode/utf8"
+)
+
+// markerRE matches the line standing for the omitted middle of a truncated Text.
+var markerRE = regexp.MustCompile(`\.\.\. \[(\d+) bytes omitted; [^\n]*\] \.\.\.\n`)
+
+// splitText takes a truncated Text apart into head, marker line and tail, choosing the
+// marker match whose byte count is consistent with total (the input itself may contain
+// marker-like text). The head loses the newline added before the marker, if any.
+func splitText(text string, total int64) (head, marker, tail string, ok bool) {
+	for _, m := range markerRE.FindAllStringSubmatchIndex(text, -1) {
+		omitted, err := strconv.ParseInt(text[m[2]:m[3]], 10, 64)
+		if err != nil {
+			continue
+		}
+		h, t := text[:m[0]], text[m[1]:]
+		for _, head := range []string{h, trimSep(h)} {
+			if int64(len(head)+len(t))+omitted == total {
+				return head, text[m[0]:m[1]], t, true
+			}
+		}
+	}
+	return "", "", "", false
+}
+
+func trimSep(h string) string {
+	if len(h) > 0 && h[len(h)-1] == '\n' {
+		return h[:len(h)-1]
+	}
+	return h
+}
+
+// endText is what Text shows for the end of in: an incomplete final rune becomes U+FFFD.
+func endText(in []byte) []byte {
+	if n := incompleteSuffix(in); n > 0 {
+		return append(in[:len(in)-n:len(in)-n], "\uFFFD"...)
+	}
+	return in
+}
+
+// checkProperties asserts what must hold for any input whose Result is r:
+// Total, valid UTF-8, exact text or true head prefix and tail suffix, spill content.
+func checkProperties(t *testing.T, in []byte, r Result, limit int) {
+	t.Helper()
+	if r.Total != int64(len(in)) {
+		t.Fatalf("Total = %d, want %d", r.Total, len(in))
+	}
+	if r.Truncated != (len(in) > limit) {
+		t.Errorf("Truncated = %v with %d bytes and limit %d", r.Truncated, len(in), limit)
+	}
+	if r.Binary {
+		if r.Text != "" {
+			t.Errorf("Binary but Text = %q", abbrev(r.Text))
+		}
+		if r.SpillPath == "" && r.SpillErr == nil {
+			t.Errorf("Binary output was not spilled and no SpillErr")
+		}
+	} else {
+		if !utf8.ValidString(r.Text) {
+			t.Errorf("Text is not valid UTF-8: %q", abbrev(r.Text))
+		}
+		if !r.Truncated {
+			if want := endText(in); r.Text != string(want) {
+				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(string(want)))
+			}
+		} else {
+			head, _, tail, ok := splitText(r.Text, r.Total)
+			switch {
+			case !ok:
+				t.Errorf("truncated Text has no consistent marker: %q", abbrev(r.Text))
+			case !bytes.HasPrefix(in, []byte(head)):
+				t.Errorf("head %q is not a prefix of the input", abbrev(head))
+			case !bytes.HasSuffix(endText(in), []byte(tail)):
+				t.Errorf("tail %q is not a suffix of the input", abbrev(tail))
+			case len(head) > limit/2 || len(tail) > limit-limit/2+utf8.UTFMax:
+				t.Errorf("head %d + tail %d bytes exceed limit %d", len(head), len(tail), limit)
+			}
+		}
+	}
+	if !r.Truncated && !r.Binary && r.SpillPath != "" {
+		t.Errorf("spilled %s though nothing was cut", r.SpillPath)
+	}
+	if r.SpillPath != "" {
+		checkSpill(t, r.SpillPath, in, r.SpillCapped)
+	}
+}
+
+// checkSpill asserts the spill file holds exactly the input, or its start if capped.
+func checkSpill(t *testing.T, path string, in []byte, capped bool) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capped {
+		if !bytes.HasPrefix(in, got) || len(got) >= len(in) {
+			t.Errorf("capped spill file (%d bytes) is not a proper prefix of the input (%d bytes)", len(got), len(in))
+		}
+		return
+	}
+	if sha256.Sum256(got) != sha256.Sum256(in) {
+		t.Errorf("spill file differs from the input: %d bytes, want %d", len(got), len(in))
+	}
+}
+
+// writeChunks writes in to w in chunks of the given sizes, cycling through them.
+func writeChunks(t testing.TB, w io.Writer, in []byte, sizes ...int) {
+	t.Helper()
+	for i := 0; len(in) > 0; i++ {
+		n := len(in)
+		if len(sizes) > 0 {
+			n = min(max(sizes[i%len(sizes)], 1), len(in))
+		}
+		if m, err := w.Write(in[:n]); m != n || err != nil {
+			t.Fatalf("Write = %d, %v; want %d, nil", m, err, n)
+		}
+		in = in[n:]
+	}
+}
+
+func abbrev(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return s[:100] + "…" + s[len(s)-100:]
+}
+
+func fileSHA(t *testing.T, path string) [32]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return [32]byte(h.Sum(nil))
+}

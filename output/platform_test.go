@@ -1,0 +1,5 @@
+package output
+
+import "runtime"
+
+const isWindows = runtime.GOOS == "windows"

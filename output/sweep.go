@@ -1,0 +1,47 @@
+package output
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Sweep removes the spill files in dir ("" means DefaultSpillDir()) last modified more
+// than olderThan ago. Files that are not spill files, and anything that is not a
+// regular file, are left alone. A missing dir is not an error: nothing has spilled.
+func Sweep(dir string, olderThan time.Duration) error {
+	if olderThan < 0 {
+		return fmt.Errorf("output: sweep: negative retention %v", olderThan)
+	}
+	if dir == "" {
+		dir = DefaultSpillDir()
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output: sweep: %w", err)
+	}
+	cutoff := time.Now().Add(-olderThan)
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isSpillName(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue // gone already, or still within retention
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("output: sweep: %w", err)
+	}
+	return nil
+}
