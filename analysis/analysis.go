@@ -81,6 +81,13 @@ type Command struct {
 	Dir  string   `json:"dir,omitempty"`
 	Dirs []string `json:"-"`
 
+	// Chdir are the directories the command changes into or operates on:
+	// cd/pushd targets and directory options (git -C, make -C, tar -C, env -C,
+	// npm --prefix, go -C), resolved. ChdirUnknown reports a target only known
+	// at run time (a variable, cd - with a forged OLDPWD, CDPATH …).
+	Chdir        []string `json:"chdir,omitempty"`
+	ChdirUnknown bool     `json:"chdir_unknown,omitempty"`
+
 	Assigns   []Assignment `json:"assigns,omitempty"`   // NAME=value before the command, or the assignments of export/declare
 	Redirects []Redirect   `json:"redirects,omitempty"` // its own redirections and those of enclosing blocks
 
@@ -127,6 +134,7 @@ const (
 	FindStdinShell FindingKind = "stdin-shell" // a shell reading commands from a pipe or a file
 	FindDepth      FindingKind = "depth"       // strings nested too deep to follow
 	FindHash       FindingKind = "hash"        // hash -p: a name made to run another program
+	FindParse      FindingKind = "parse"       // a string a shell would re-parse does not parse
 )
 
 // Finding is a construct that runs text decided at run time.

@@ -21,8 +21,9 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = f
-	return &Analysis{}, nil
+	w := newWalker(src, o)
+	w.stmts(f.Stmts)
+	return w.res, nil
 }
 
 func parse(src string) (*syntax.File, error) {

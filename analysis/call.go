@@ -1,0 +1,243 @@
+package analysis
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// input is what a command reads on standard input from a here-document or a
+// here-string, when the shell gives it one.
+type input struct {
+	present bool
+	text    string
+	known   bool
+}
+
+func (w *walker) call(s *syntax.Stmt, c *syntax.CallExpr) (ok, fail dirs) {
+	in := w.cwd
+	start := len(w.res.Commands)
+	assigns := w.assigns(c.Assigns)
+	args := w.words(c.Args)
+	redirs, stdin := w.redirects(s.Redirs)
+	cmd := Command{
+		Pos:       w.pos(s),
+		Source:    w.stmtText(s),
+		Assigns:   assigns,
+		Redirects: redirs,
+		Via:       w.via,
+		Feeds:     append(append([]int(nil), w.feeds...), span(start, len(w.res.Commands))...),
+	}
+	if len(args) == 0 {
+		cmd.Kind = Redirs
+		if len(assigns) > 0 {
+			cmd.Kind = Assign
+			for i := range cmd.Assigns {
+				cmd.Assigns[i].Export = true
+				w.assignVar(cmd.Assigns[i])
+			}
+		}
+		w.emit(cmd)
+		w.commandVars(cmd.Assigns, cmd.Pos)
+		return in, in
+	}
+	cmd.setWords(args)
+	return w.run(cmd, stdin)
+}
+
+// setWords makes ws the command's name and arguments.
+func (c *Command) setWords(ws []word) {
+	c.Path = ws[0].val
+	c.Dynamic = !ws[0].static()
+	if !c.Dynamic {
+		c.Name = baseName(c.Path)
+	}
+	c.Args = make([]string, len(ws)-1)
+	c.Flags = make([]ArgFlag, len(ws)-1)
+	for i, a := range ws[1:] {
+		c.Args[i] = a.val
+		c.Flags[i] = a.flags
+	}
+}
+
+// baseName is the program a command word names: "rm" for "/usr/bin/rm".
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 && i < len(p)-1 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// emit appends c to the result and returns its index.
+func (w *walker) emit(c Command) int {
+	c.Dirs = w.cwd
+	if len(c.Dirs) == 1 {
+		c.Dir = c.Dirs[0]
+	}
+	c.Func = w.fn
+	c.Background = w.bg > 0
+	if w.fn != "" && c.Name == w.fn && (w.bg > 0 || w.pipe > 0) {
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindForkBomb, Pos: c.Pos, Source: c.Source,
+			Detail: "function " + w.fn + " starts itself in the background or a pipe"})
+	}
+	w.res.Commands = append(w.res.Commands, c)
+	return len(w.res.Commands) - 1
+}
+
+// stmtText is the statement without its trailing ; or &.
+func (w *walker) stmtText(s *syntax.Stmt) string {
+	t := w.text(s)
+	return strings.TrimRight(t, " \t;&")
+}
+
+func (w *walker) assigns(as []*syntax.Assign) []Assignment {
+	if len(as) == 0 {
+		return nil
+	}
+	out := make([]Assignment, 0, len(as))
+	for _, a := range as {
+		if a.Index != nil {
+			w.arith(a.Index)
+		}
+		if a.Name == nil {
+			continue
+		}
+		as := Assignment{Name: a.Name.Value}
+		switch {
+		case a.Value != nil:
+			v := w.word(a.Value)
+			as.Value, as.Dynamic = v.val, v.flags&ArgDynamic != 0
+		case a.Array != nil:
+			for _, e := range a.Array.Elems {
+				if e.Index != nil {
+					w.arith(e.Index)
+				}
+				if e.Value != nil {
+					w.word(e.Value)
+				}
+			}
+			as.Value, as.Dynamic = w.text(a.Array), true
+		case a.Naked:
+			continue
+		}
+		if a.Index != nil || a.Append {
+			as.Dynamic = true
+		}
+		out = append(out, as)
+	}
+	return out
+}
+
+func (w *walker) assignVar(a Assignment) {
+	if a.Dynamic {
+		w.unknownVar(a.Name)
+		return
+	}
+	w.setVar(a.Name, varVal{val: a.Value, known: true, numeric: isNumber(a.Value)})
+}
+
+func (w *walker) redirects(rs []*syntax.Redirect) ([]Redirect, input) {
+	if len(rs) == 0 {
+		return nil, input{}
+	}
+	var stdin input
+	out := make([]Redirect, 0, len(rs))
+	for _, r := range rs {
+		rd := Redirect{Op: r.Op.String()}
+		if r.N != nil {
+			rd.Op = r.N.Value + rd.Op
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			text, known := w.heredoc(r.Hdoc)
+			rd.Target = w.text(r.Word)
+			if r.N == nil || r.N.Value == "0" {
+				stdin = input{present: true, text: text, known: known}
+			}
+			out = append(out, rd)
+			continue
+		}
+		v := w.word(r.Word)
+		rd.Target, rd.Dynamic = v.val, v.flags&(ArgDynamic|ArgGlob) != 0
+		switch r.Op {
+		case syntax.WordHdoc:
+			if r.N == nil || r.N.Value == "0" {
+				stdin = input{present: true, text: v.val + "\n", known: !rd.Dynamic}
+			}
+		case syntax.RdrIn:
+			if r.N == nil || r.N.Value == "0" {
+				stdin = input{present: true}
+			}
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+			rd.Write = true
+		case syntax.DplOut:
+			// >&2 and >&- duplicate or close; >&file writes to file.
+			rd.Write = rd.Dynamic || !isNumber(rd.Target) && rd.Target != "-"
+		}
+		out = append(out, rd)
+	}
+	return out, stdin
+}
+
+// heredoc expands a here-document body: like a double-quoted string when the
+// delimiter is unquoted, and literally otherwise (the parser then gives only
+// literals).
+func (w *walker) heredoc(body *syntax.Word) (string, bool) {
+	if body == nil {
+		return "", true
+	}
+	var b strings.Builder
+	var f ArgFlag
+	for _, p := range body.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			b.WriteString(l.Value)
+			continue
+		}
+		f |= w.part(&b, p, true)
+	}
+	return b.String(), f&ArgDynamic == 0
+}
+
+func (w *walker) redirectsOnly(s *syntax.Stmt) {
+	redirs, _ := w.redirects(s.Redirs)
+	w.emit(Command{Kind: Redirs, Pos: w.pos(s), Source: w.stmtText(s), Redirects: redirs, Via: w.via,
+		Feeds: append([]int(nil), w.feeds...)})
+}
+
+func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
+	in := w.cwd
+	start := len(w.res.Commands)
+	cmd := Command{Kind: Assign, Name: c.Variant.Value, Path: c.Variant.Value, Pos: w.pos(s), Source: w.stmtText(s), Via: w.via}
+	for _, a := range c.Args {
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil:
+			v := w.word(a.Value)
+			cmd.Args = append(cmd.Args, v.val)
+			cmd.Flags = append(cmd.Flags, v.flags)
+		case a.Naked && a.Name != nil:
+			cmd.Args = append(cmd.Args, a.Name.Value)
+			cmd.Flags = append(cmd.Flags, 0)
+			if c.Variant.Value == "local" || c.Variant.Value == "declare" || c.Variant.Value == "typeset" {
+				w.unknownVar(a.Name.Value)
+			}
+		default:
+			as := w.assigns([]*syntax.Assign{a})
+			for _, x := range as {
+				x.Export = true
+				cmd.Assigns = append(cmd.Assigns, x)
+				cmd.Args = append(cmd.Args, x.Name+"="+x.Value)
+				var f ArgFlag
+				if x.Dynamic {
+					f = ArgDynamic
+				}
+				cmd.Flags = append(cmd.Flags, f)
+				w.assignVar(x)
+			}
+		}
+	}
+	cmd.Redirects, _ = w.redirects(s.Redirs)
+	cmd.Feeds = append(append([]int(nil), w.feeds...), span(start, len(w.res.Commands))...)
+	w.emit(cmd)
+	w.commandVars(cmd.Assigns, cmd.Pos)
+	return in, in
+}

@@ -1,0 +1,143 @@
+package analysis
+
+import "strings"
+
+// git follows git's global options: -C, --git-dir and --work-tree change where
+// it works; the values of -c keys that are commands are analysed as commands,
+// and so are those set with git config.
+func (w *walker) git(idx int) {
+	c := w.res.Commands[idx]
+	i := 0
+	for i < len(c.Args) {
+		a, f := c.Args[i], c.Flags[i]
+		switch {
+		case a == "-C" || a == "--git-dir" || a == "--work-tree":
+			if i+1 < len(c.Args) {
+				w.chdirTo(idx, c.Args[i+1], c.Flags[i+1])
+			}
+			i += 2
+		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
+			_, v, _ := strings.Cut(a, "=")
+			w.chdirTo(idx, v, f)
+			i++
+		case a == "-c":
+			if i+1 < len(c.Args) {
+				w.gitConfig(c, c.Args[i+1], c.Flags[i+1])
+			}
+			i += 2
+		case a == "--namespace" || a == "--config-env" || a == "--super-prefix" || a == "--exec-path" && false:
+			i += 2
+		case strings.HasPrefix(a, "-"):
+			i++
+		default:
+			if a == "config" {
+				w.gitConfigSet(c, i+1)
+			}
+			return
+		}
+	}
+}
+
+func (w *walker) gitConfig(c Command, kv string, f ArgFlag) {
+	key, val, _ := strings.Cut(kv, "=")
+	if f&ArgDynamic != 0 {
+		if GitKeyRunsCommand(strings.ToLower(key), "x") || strings.Contains(key, "$") {
+			w.findAt(FindEval, c, "git -c "+key+" is a command only known at run time")
+		}
+		return
+	}
+	w.gitValue(c, key, val)
+}
+
+func (w *walker) gitValue(c Command, key, val string) {
+	key = strings.ToLower(key)
+	if !GitKeyRunsCommand(key, val) {
+		return
+	}
+	w.nested(strings.TrimPrefix(val, "!"), "git -c "+key, c.Pos, true, nil)
+}
+
+// gitConfigSet follows "git config [options] [set] KEY VALUE".
+func (w *walker) gitConfigSet(c Command, from int) {
+	var ops []int
+	for i := from; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		ops = append(ops, i)
+	}
+	if len(ops) > 0 && c.Args[ops[0]] == "set" {
+		ops = ops[1:]
+	}
+	if len(ops) < 2 {
+		return
+	}
+	k, v := ops[0], ops[1]
+	if c.Flags[v]&ArgDynamic != 0 {
+		if GitKeyRunsCommand(strings.ToLower(c.Args[k]), "x") {
+			w.findAt(FindEval, c, "git config "+c.Args[k]+" is set to a command only known at run time")
+		}
+		return
+	}
+	w.gitValue(c, c.Args[k], c.Args[v])
+}
+
+// GitKeyRunsCommand reports whether git runs the value of config key (lower
+// case) as a command: core.pager, core.fsmonitor, alias.x=!cmd, diff.x.textconv…
+func GitKeyRunsCommand(key, val string) bool {
+	section, rest, _ := strings.Cut(key, ".")
+	sub, name := "", rest
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		sub, name = rest[:i], rest[i+1:]
+	}
+	isBool := func() bool {
+		switch strings.ToLower(val) {
+		case "true", "false", "yes", "no", "on", "off", "1", "0", "":
+			return true
+		}
+		return false
+	}
+	switch section {
+	case "alias":
+		return strings.HasPrefix(val, "!")
+	case "core":
+		switch name {
+		case "fsmonitor":
+			return !isBool()
+		case "pager", "sshcommand", "editor", "askpass", "gitproxy", "alternaterefscommand":
+			return true
+		}
+	case "sequence":
+		return name == "editor"
+	case "diff":
+		return name == "external" || sub != "" && (name == "textconv" || name == "command")
+	case "difftool", "mergetool", "browser", "man":
+		return name == "cmd"
+	case "merge":
+		return sub != "" && name == "driver"
+	case "filter":
+		return name == "clean" || name == "smudge" || name == "process"
+	case "pager":
+		return !isBool()
+	case "credential":
+		return name == "helper" && strings.HasPrefix(val, "!")
+	case "gpg":
+		return name == "program"
+	case "uploadpack":
+		return name == "packobjectshook"
+	case "interactive":
+		return name == "difffilter"
+	case "web":
+		return name == "browser"
+	case "remote":
+		return name == "uploadpack" || name == "receivepack" || name == "proxy" && strings.Contains(val, " ")
+	case "sendemail":
+		return strings.HasSuffix(name, "cmd")
+	}
+	return false
+}

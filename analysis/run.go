@@ -1,0 +1,186 @@
+package analysis
+
+import (
+	"strings"
+)
+
+// run emits c and follows what it runs: builtins that change directory or
+// evaluate text, and wrappers around other commands.
+func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
+	in := w.cwd
+	idx := w.emit(c)
+	w.commandVars(c.Assigns, c.Pos)
+	if c.Dynamic {
+		return in, in
+	}
+	if changes, isFunc := w.funcs[c.Name]; isFunc && c.Path == c.Name {
+		if changes {
+			return nil, nil
+		}
+		return in, in
+	}
+	if u, ok := wrappers[c.Name]; ok {
+		return w.unwrap(idx, u, stdin)
+	}
+	switch c.Name {
+	case "cd", "pushd", "popd":
+		return w.cd(idx)
+	case "eval":
+		if allStatic(c.Flags) {
+			return w.nested(strings.Join(c.Args, " "), "eval", c.Pos, false, nil)
+		}
+		w.findAt(FindEval, c, "eval of text only known at run time")
+	case "source", ".":
+		if len(c.Args) > 0 && (c.Args[0] == "/dev/stdin" || c.Args[0] == "/proc/self/fd/0") && stdin.present {
+			if stdin.known {
+				return w.nested(stdin.text, c.Name, c.Pos, false, nil)
+			}
+			w.findAt(FindEval, c, c.Name+" of input only known at run time")
+		}
+	case "trap":
+		w.trap(c)
+	case "alias":
+		for i, a := range c.Args {
+			name, val, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			if c.Flags[i]&ArgDynamic != 0 {
+				w.findAt(FindAlias, c, "alias "+name+" is only known at run time")
+				continue
+			}
+			w.nested(val, "alias "+name, c.Pos, true, nil)
+		}
+	case "hash":
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "p") {
+				w.findAt(FindHash, c, "hash -p makes a command name run another program")
+			}
+		}
+	case "read", "mapfile", "readarray", "getopts", "unset", "printf":
+		for i, a := range c.Args {
+			if isName(a) && (c.Name != "printf" || i > 0 && c.Args[i-1] == "-v") {
+				w.unknownVar(a)
+			}
+		}
+	case "git":
+		w.git(idx)
+	case "make", "tar", "npm", "pnpm", "yarn", "go":
+		w.dirOptions(idx)
+	case "find":
+		w.findExec(idx, stdin)
+	case "xargs":
+		w.xargs(idx, stdin)
+	default:
+		if shells[c.Name] {
+			return w.shell(idx, stdin)
+		}
+	}
+	return in, in
+}
+
+func allStatic(fs []ArgFlag) bool {
+	for _, f := range fs {
+		if f&(ArgDynamic|ArgGlob) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *walker) findAt(k FindingKind, c Command, detail string) {
+	w.res.Findings = append(w.res.Findings, Finding{Kind: k, Pos: c.Pos, Source: c.Source, Detail: detail})
+}
+
+// inner builds the command a wrapper runs from its arguments starting at from.
+func inner(c *Command, from int, label string) Command {
+	in := Command{
+		Pos:       c.Pos,
+		Source:    c.Source,
+		Assigns:   c.Assigns,
+		Redirects: c.Redirects,
+		Feeds:     c.Feeds,
+		PipedOut:  c.PipedOut,
+		Via:       append(append([]string(nil), c.Via...), label),
+		MoreArgs:  c.MoreArgs,
+	}
+	in.Path = c.Args[from]
+	in.Dynamic = c.Flags[from]&(ArgDynamic|ArgGlob) != 0
+	if !in.Dynamic {
+		in.Name = baseName(in.Path)
+	}
+	in.Args = append([]string(nil), c.Args[from+1:]...)
+	in.Flags = append([]ArgFlag(nil), c.Flags[from+1:]...)
+	return in
+}
+
+// nested analyses text that a shell, eval, trap, alias or a program option
+// would run. A new shell starts with its own directory and variables (only
+// seed, the assignments it inherits, are known); eval and trap run in this one.
+func (w *walker) nested(text, label string, at Pos, newShell bool, seed []Assignment) (ok, fail dirs) {
+	in := w.cwd
+	if w.depth >= maxDepth {
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindDepth, Pos: at, Source: text,
+			Detail: "strings nested deeper than shellgate follows"})
+		return nil, nil
+	}
+	f, err := parse(text)
+	if err != nil {
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindParse, Pos: at, Source: text,
+			Detail: label + ": " + err.Error()})
+		return in, in
+	}
+	src, outer, via, depth, feeds := w.src, w.outer, w.via, w.depth, w.feeds
+	w.src, w.depth, w.feeds = text, depth+1, nil
+	if outer == nil {
+		w.outer = &at
+	}
+	w.via = append(append([]string(nil), via...), label)
+	if newShell {
+		w.subshell(func() {
+			w.vars = nil
+			for _, a := range seed {
+				w.assignVar(a)
+			}
+			fn, funcs := w.fn, w.funcs
+			w.fn, w.funcs = "", nil
+			w.stmts(f.Stmts)
+			w.fn, w.funcs = fn, funcs
+		})
+		ok, fail = in, in
+	} else {
+		ok, fail = w.stmts(f.Stmts)
+	}
+	w.src, w.outer, w.via, w.depth, w.feeds = src, outer, via, depth, feeds
+	return ok, fail
+}
+
+// CommandVars are environment variables whose value is a command line that a
+// program will run; their values are analysed as commands.
+var CommandVars = map[string]bool{
+	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_ASKPASS": true, "GIT_PROXY_COMMAND": true,
+	"PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true,
+	"FCEDIT": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "LESSOPEN": true, "LESSCLOSE": true,
+	"BROWSER": true, "PROMPT_COMMAND": true, "CC": true, "CXX": true, "CPP": true, "LD": true,
+	"AR": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "CVS_RSH": true,
+}
+
+// commandVars analyses the values of assignments that are commands.
+func (w *walker) commandVars(as []Assignment, at Pos) {
+	for _, a := range as {
+		if !CommandVars[a.Name] {
+			continue
+		}
+		if a.Dynamic {
+			w.res.Findings = append(w.res.Findings, Finding{Kind: FindEval, Pos: at, Source: a.Name + "=" + a.Value,
+				Detail: a.Name + " is a command only known at run time"})
+			continue
+		}
+		v := a.Value
+		if a.Name == "LESSOPEN" || a.Name == "LESSCLOSE" {
+			v = strings.TrimLeft(v, "|-")
+		}
+		w.nested(v, a.Name, at, true, nil)
+	}
+}

@@ -1,0 +1,482 @@
+package analysis
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// walker visits a syntax tree in execution order, emitting commands.
+type walker struct {
+	o       Options
+	res     *Analysis
+	resolve func(string) string
+
+	src   string // the text being walked: the input, or a string being re-parsed
+	outer *Pos   // inside a re-parsed string: where that string stands in the input
+	via   []string
+	depth int
+
+	cwd   dirs // where the statement being walked starts
+	vars  map[string]varVal
+	funcs map[string]bool // defined functions → their body changes directory
+
+	fn    string // enclosing function
+	bg    int    // inside a background statement
+	pipe  int    // inside a pipeline
+	cond  int    // inside a branch that may or may not run
+	feeds []int  // commands whose output the statement being walked reads
+}
+
+// varVal is what is known about a shell variable assigned in the line.
+type varVal struct {
+	val     string
+	known   bool // val is its value
+	numeric bool // its value is a number (even if unknown)
+}
+
+// maxDepth bounds strings re-parsed inside strings (bash -c 'eval "sh -c …"').
+const maxDepth = 16
+
+func newWalker(src string, o Options) *walker {
+	w := &walker{o: o, res: &Analysis{}, src: src, resolve: o.Resolve}
+	if w.resolve == nil {
+		w.resolve = ResolvePath
+	}
+	start := o.Dir
+	if start == "" {
+		start = o.Root
+	}
+	if start != "" {
+		w.cwd = dirs{w.resolve(start)}
+	}
+	return w
+}
+
+func (w *walker) lookup(name string) (string, bool) {
+	if v, ok := w.vars[name]; ok {
+		return v.val, v.known
+	}
+	switch name {
+	case "HOME":
+		return w.o.Home, w.o.Home != ""
+	case "PWD":
+		if len(w.cwd) == 1 {
+			return w.cwd[0], true
+		}
+	}
+	return "", false
+}
+
+// setVar records an assignment. In a branch that may not run, the old value may
+// survive, so the variable becomes unknown.
+func (w *walker) setVar(name string, v varVal) {
+	if w.vars == nil {
+		w.vars = map[string]varVal{}
+	}
+	if w.cond > 0 {
+		old, had := w.vars[name]
+		if !had || old != v {
+			v = varVal{numeric: v.numeric && had && old.numeric}
+		}
+	}
+	w.vars[name] = v
+}
+
+func (w *walker) unknownVar(name string) { w.setVar(name, varVal{}) }
+
+func (w *walker) pos(n syntax.Node) Pos {
+	if w.outer != nil {
+		return *w.outer
+	}
+	p := n.Pos()
+	return Pos{Line: int(p.Line()), Col: int(p.Col())}
+}
+
+// text is the source of n in the string being walked.
+func (w *walker) text(n syntax.Node) string {
+	s, e := n.Pos(), n.End()
+	if !s.IsValid() || !e.IsValid() {
+		return ""
+	}
+	so, eo := int(s.Offset()), int(e.Offset())
+	if so > eo || eo > len(w.src) {
+		return ""
+	}
+	return w.src[so:eo]
+}
+
+func (w *walker) find(k FindingKind, n syntax.Node, detail string) {
+	w.res.Findings = append(w.res.Findings, Finding{Kind: k, Pos: w.pos(n), Source: w.text(n), Detail: detail})
+}
+
+// subshell runs f with directory and variables restored afterwards.
+func (w *walker) subshell(f func()) {
+	cwd := w.cwd
+	var vars map[string]varVal
+	if len(w.vars) > 0 {
+		vars = make(map[string]varVal, len(w.vars))
+		for k, v := range w.vars {
+			vars[k] = v
+		}
+	}
+	f()
+	w.cwd, w.vars = cwd, vars
+}
+
+// subst walks a command or process substitution.
+func (w *walker) subst(stmts []*syntax.Stmt) {
+	feeds := w.feeds
+	w.feeds = nil
+	w.subshell(func() { w.stmts(stmts) })
+	w.feeds = feeds
+}
+
+// stmts walks a list and returns the directories it may end in, after success
+// and after failure.
+func (w *walker) stmts(ss []*syntax.Stmt) (ok, fail dirs) {
+	ok, fail = w.cwd, w.cwd
+	for i, s := range ss {
+		if i > 0 {
+			w.cwd = union(ok, fail)
+		}
+		ok, fail = w.stmt(s)
+	}
+	w.cwd = union(ok, fail)
+	return ok, fail
+}
+
+func (w *walker) stmt(s *syntax.Stmt) (ok, fail dirs) {
+	in := w.cwd
+	if s.Background {
+		w.bg++
+		w.cond++
+		w.subshell(func() { w.command(s) })
+		w.cond--
+		w.bg--
+		return in, in
+	}
+	ok, fail = w.command(s)
+	if s.Negated {
+		ok, fail = fail, ok
+	}
+	return ok, fail
+}
+
+func (w *walker) command(s *syntax.Stmt) (ok, fail dirs) {
+	in := w.cwd
+	if _, simple := s.Cmd.(*syntax.CallExpr); !simple && len(s.Redirs) > 0 {
+		// A compound command's redirections apply to all of it.
+		w.redirectsOnly(s)
+	}
+	switch c := s.Cmd.(type) {
+	case nil:
+		if len(s.Redirs) > 0 {
+			w.redirectsOnly(s)
+		}
+		return in, in
+	case *syntax.CallExpr:
+		return w.call(s, c)
+	case *syntax.BinaryCmd:
+		return w.binary(c)
+	case *syntax.Subshell:
+		w.subshell(func() { w.stmts(c.Stmts) })
+		return in, in
+	case *syntax.Block:
+		return w.stmts(c.Stmts)
+	case *syntax.IfClause:
+		return w.ifClause(c)
+	case *syntax.WhileClause:
+		w.cond++
+		a, b := w.stmts(c.Cond)
+		w.cwd = union(a, b)
+		x, y := w.stmts(c.Do)
+		w.cond--
+		all := union(union(in, union(a, b)), union(x, y))
+		w.cwd = all
+		return all, all
+	case *syntax.ForClause:
+		w.cond++
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			w.words(l.Items)
+			w.unknownVar(l.Name.Value)
+		case *syntax.CStyleLoop:
+			for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+				if e != nil {
+					w.arith(e)
+				}
+			}
+		}
+		x, y := w.stmts(c.Do)
+		w.cond--
+		all := union(in, union(x, y))
+		w.cwd = all
+		return all, all
+	case *syntax.CaseClause:
+		w.word(c.Word)
+		all := in
+		w.cond++
+		for _, item := range c.Items {
+			w.cwd = in
+			w.words(item.Patterns)
+			x, y := w.stmts(item.Stmts)
+			all = union(all, union(x, y))
+		}
+		w.cond--
+		w.cwd = all
+		return all, all
+	case *syntax.FuncDecl:
+		return w.funcDecl(c)
+	case *syntax.ArithmCmd:
+		w.arith(c.X)
+		return in, in
+	case *syntax.TestClause:
+		w.test(c.X)
+		return in, in
+	case *syntax.DeclClause:
+		return w.decl(s, c)
+	case *syntax.LetClause:
+		for _, e := range c.Exprs {
+			w.arith(e)
+		}
+		return in, in
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			return w.stmt(c.Stmt)
+		}
+		return in, in
+	case *syntax.CoprocClause:
+		w.bg++
+		w.cond++
+		w.subshell(func() { w.stmt(c.Stmt) })
+		w.cond--
+		w.bg--
+		return in, in
+	case *syntax.TestDecl:
+		w.cond++
+		w.subshell(func() { w.stmt(c.Body) })
+		w.cond--
+		return in, in
+	}
+	return in, in
+}
+
+func (w *walker) binary(c *syntax.BinaryCmd) (ok, fail dirs) {
+	in := w.cwd
+	switch c.Op {
+	case syntax.AndStmt:
+		okX, failX := w.stmt(c.X)
+		w.cwd = okX
+		w.cond++
+		okY, failY := w.stmt(c.Y)
+		w.cond--
+		ok, fail = okY, union(failX, failY)
+	case syntax.OrStmt:
+		okX, failX := w.stmt(c.X)
+		w.cwd = failX
+		w.cond++
+		okY, failY := w.stmt(c.Y)
+		w.cond--
+		ok, fail = union(okX, okY), failY
+	default: // | and |&: every stage runs in a subshell, reading the one before
+		start := len(w.res.Commands)
+		w.pipe++
+		w.subshell(func() { w.stmt(c.X) })
+		for i := start; i < len(w.res.Commands); i++ {
+			if w.res.Commands[i].Func == w.fn {
+				w.res.Commands[i].PipedOut = true
+			}
+		}
+		end := len(w.res.Commands)
+		feeds := w.feeds
+		w.feeds = append(append([]int(nil), feeds...), span(start, end)...)
+		w.subshell(func() { w.stmt(c.Y) })
+		w.feeds = feeds
+		w.pipe--
+		return in, in
+	}
+	w.cwd = union(ok, fail)
+	return ok, fail
+}
+
+func span(start, end int) []int {
+	s := make([]int, 0, end-start)
+	for i := start; i < end; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func (w *walker) ifClause(c *syntax.IfClause) (ok, fail dirs) {
+	in := w.cwd
+	w.cond++
+	defer func() { w.cond-- }()
+	if c.ThenPos.IsValid() || len(c.Cond) > 0 {
+		okC, failC := w.stmts(c.Cond)
+		w.cwd = okC
+		okT, failT := w.stmts(c.Then)
+		if c.Else == nil {
+			ok, fail = union(okT, failC), failT
+		} else {
+			w.cwd = failC
+			okE, failE := w.ifClause(c.Else)
+			ok, fail = union(okT, okE), union(failT, failE)
+		}
+	} else { // else branch
+		w.cwd = in
+		ok, fail = w.stmts(c.Then)
+	}
+	w.cwd = union(ok, fail)
+	return ok, fail
+}
+
+func (w *walker) funcDecl(c *syntax.FuncDecl) (ok, fail dirs) {
+	in := w.cwd
+	name := ""
+	if c.Name != nil {
+		name = c.Name.Value
+	}
+	fn := w.fn
+	w.fn = name
+	w.cond++
+	changes := false
+	w.subshell(func() {
+		x, y := w.stmt(c.Body)
+		u := union(x, y)
+		changes = u == nil || len(u) != 1 || len(in) != 1 || u[0] != in[0]
+	})
+	w.cond--
+	w.fn = fn
+	if w.funcs == nil {
+		w.funcs = map[string]bool{}
+	}
+	w.funcs[name] = changes
+	return in, in
+}
+
+func (w *walker) test(x syntax.TestExpr) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.word(x)
+	case *syntax.UnaryTest:
+		w.test(x.X)
+	case *syntax.ParenTest:
+		w.test(x.X)
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			// [[ a -eq b ]] evaluates both sides as arithmetic.
+			for _, side := range []syntax.TestExpr{x.X, x.Y} {
+				if wd, ok := side.(*syntax.Word); ok {
+					w.arith(wd)
+				} else {
+					w.test(side)
+				}
+			}
+			return
+		}
+		w.test(x.X)
+		w.test(x.Y)
+	}
+}
+
+// arith walks an arithmetic expression. A variable whose value is not a known
+// number is evaluated as an expression itself, so x='a[$(cmd)]'; $((x)) runs cmd.
+func (w *walker) arith(x syntax.ArithmExpr) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		if lit := x.Lit(); lit != "" {
+			if isName(lit) {
+				w.arithVar(x, lit)
+			}
+			return
+		}
+		for _, p := range x.Parts {
+			if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil && !pe.Length {
+				if pe.Index != nil {
+					w.arith(pe.Index)
+				}
+				w.arithVar(x, pe.Param.Value)
+			}
+		}
+		w.word(x)
+	case *syntax.BinaryArithm:
+		if isAssign(x.Op) {
+			w.arith(x.Y)
+			if wd, ok := x.X.(*syntax.Word); ok {
+				if name := wd.Lit(); name != "" {
+					w.setVar(name, varVal{numeric: true})
+				} else {
+					w.arith(x.X)
+				}
+			}
+			return
+		}
+		w.arith(x.X)
+		w.arith(x.Y)
+	case *syntax.UnaryArithm:
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			if wd, ok := x.X.(*syntax.Word); ok && isName(wd.Lit()) {
+				w.arithVar(wd, wd.Lit())
+				w.setVar(wd.Lit(), varVal{numeric: true})
+				return
+			}
+		}
+		w.arith(x.X)
+	case *syntax.ParenArithm:
+		w.arith(x.X)
+	}
+}
+
+var numericSpecials = map[string]bool{
+	"RANDOM": true, "SRANDOM": true, "SECONDS": true, "LINENO": true, "BASHPID": true,
+	"PPID": true, "UID": true, "EUID": true, "EPOCHSECONDS": true, "OPTIND": true,
+	"#": true, "?": true, "$": true, "!": true,
+}
+
+func (w *walker) arithVar(n syntax.Node, name string) {
+	if numericSpecials[name] {
+		return
+	}
+	if v, ok := w.vars[name]; ok && (v.numeric || v.known && isNumber(v.val)) {
+		return
+	}
+	w.find(FindArith, n, "arithmetic on $"+name+", whose value is not a known number, evaluates it as code")
+}
+
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isNumber(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "-"), "+")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAssign(op syntax.BinAritOperator) bool {
+	switch op {
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
+		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
+		syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+		return true
+	}
+	return false
+}

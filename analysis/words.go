@@ -1,0 +1,373 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// word is a shell word after the expansions shellgate can do statically.
+type word struct {
+	val   string
+	flags ArgFlag
+}
+
+func (w word) static() bool { return w.flags&(ArgDynamic|ArgGlob) == 0 }
+
+// words expands a command's words, brace expansion included, and walks every
+// substitution inside them (their commands run before the command itself).
+func (w *walker) words(ws []*syntax.Word) []word {
+	out := make([]word, 0, len(ws))
+	for _, wd := range ws {
+		if hasBrace(wd) {
+			for _, e := range expandBraces(wd) {
+				out = append(out, w.word(e))
+			}
+			continue
+		}
+		out = append(out, w.word(wd))
+	}
+	return out
+}
+
+func hasBrace(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxBraces caps brace expansion; beyond it the word stays one dynamic word.
+const maxBraces = 64
+
+func expandBraces(wd *syntax.Word) []*syntax.Word {
+	split := &syntax.Word{Parts: append([]syntax.WordPart(nil), wd.Parts...)}
+	if !syntax.SplitBraces(split) {
+		return []*syntax.Word{wd}
+	}
+	outs := [][]syntax.WordPart{nil}
+	var add func(parts []syntax.WordPart) bool
+	add = func(parts []syntax.WordPart) bool {
+		for _, p := range parts {
+			be, ok := p.(*syntax.BraceExp)
+			if !ok {
+				for i := range outs {
+					outs[i] = append(outs[i], p)
+				}
+				continue
+			}
+			if be.Sequence {
+				// {1..9}: the elements are numbers or letters, never paths
+				// or names that matter; keep the word as written.
+				for i := range outs {
+					outs[i] = append(outs[i], &syntax.Lit{Value: "{" + wordLit(be.Elems[0]) + ".." + wordLit(be.Elems[len(be.Elems)-1]) + "}"})
+				}
+				continue
+			}
+			var next [][]syntax.WordPart
+			for _, o := range outs {
+				for _, e := range be.Elems {
+					n := append(append([]syntax.WordPart(nil), o...), e.Parts...)
+					next = append(next, n)
+				}
+			}
+			if len(next) > maxBraces {
+				return false
+			}
+			outs = next
+		}
+		return true
+	}
+	if !add(split.Parts) {
+		return []*syntax.Word{wd}
+	}
+	res := make([]*syntax.Word, 0, len(outs))
+	for _, o := range outs {
+		if len(o) == 0 {
+			o = []syntax.WordPart{&syntax.Lit{}}
+		}
+		// Nested brace expressions come back as words of their own parts.
+		res = append(res, &syntax.Word{Parts: o})
+	}
+	return res
+}
+
+func wordLit(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			b.WriteString(l.Value)
+		}
+	}
+	return b.String()
+}
+
+// word expands one word.
+func (w *walker) word(wd *syntax.Word) word {
+	var b strings.Builder
+	var flags ArgFlag
+	for i, p := range wd.Parts {
+		if i == 0 {
+			if l, ok := p.(*syntax.Lit); ok && strings.HasPrefix(l.Value, "~") {
+				rest, f := w.tilde(l.Value)
+				flags |= f
+				b.WriteString(unescape(rest, &flags))
+				continue
+			}
+		}
+		flags |= w.part(&b, p, false)
+	}
+	if flags&ArgDynamic != 0 {
+		return word{val: w.text(wd), flags: flags}
+	}
+	return word{val: b.String(), flags: flags}
+}
+
+// tilde expands a leading ~, ~+ or ~- and returns what follows it.
+func (w *walker) tilde(lit string) (string, ArgFlag) {
+	end := strings.IndexByte(lit, '/')
+	if end < 0 {
+		end = len(lit)
+	}
+	var val string
+	var ok bool
+	switch lit[1:end] {
+	case "":
+		val, ok = w.lookup("HOME")
+	case "+":
+		val, ok = w.lookup("PWD")
+	case "-":
+		val, ok = w.lookup("OLDPWD")
+	default:
+		return lit, ArgDynamic // ~user
+	}
+	if !ok {
+		return lit, ArgDynamic
+	}
+	return escapeLit(val) + lit[end:], 0
+}
+
+// escapeLit protects a value so that unescape gives it back.
+func escapeLit(s string) string {
+	if !strings.ContainsAny(s, `\*?[`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// part writes the static value of p to b and returns its flags.
+func (w *walker) part(b *strings.Builder, p syntax.WordPart, inDbl bool) ArgFlag {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		if inDbl {
+			b.WriteString(unescapeDbl(p.Value))
+			return 0
+		}
+		var f ArgFlag
+		b.WriteString(unescape(p.Value, &f))
+		return f
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			b.WriteString(ansiC(p.Value))
+		} else {
+			b.WriteString(p.Value)
+		}
+		return ArgQuoted
+	case *syntax.DblQuoted:
+		f := ArgQuoted
+		for _, q := range p.Parts {
+			f |= w.part(b, q, true)
+		}
+		return f &^ ArgGlob
+	case *syntax.ParamExp:
+		return w.param(b, p)
+	case *syntax.CmdSubst:
+		if len(p.Stmts) == 0 {
+			return 0 // $() expands to nothing
+		}
+		w.subst(p.Stmts)
+		return ArgDynamic
+	case *syntax.ArithmExp:
+		w.arith(p.X)
+		return ArgDynamic
+	case *syntax.ProcSubst:
+		w.subst(p.Stmts)
+		b.WriteString("/dev/fd/63")
+		return ArgDynamic
+	case *syntax.ExtGlob:
+		return ArgGlob
+	}
+	return ArgDynamic
+}
+
+// param expands a parameter expansion when its value is known.
+func (w *walker) param(b *strings.Builder, p *syntax.ParamExp) ArgFlag {
+	if p.Excl && p.Names == 0 {
+		w.find(FindIndirect, p, "${!"+paramName(p)+"} runs through a name chosen at run time")
+	}
+	if p.Exp != nil {
+		if p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
+			w.find(FindPrompt, p, "${"+paramName(p)+"@P} expands $(…) stored in a variable")
+		}
+		if p.Exp.Word != nil {
+			w.word(p.Exp.Word)
+		}
+	}
+	if p.Repl != nil {
+		if p.Repl.Orig != nil {
+			w.word(p.Repl.Orig)
+		}
+		if p.Repl.With != nil {
+			w.word(p.Repl.With)
+		}
+	}
+	if p.Index != nil {
+		w.arith(p.Index)
+	}
+	if p.Slice != nil {
+		if p.Slice.Offset != nil {
+			w.arith(p.Slice.Offset)
+		}
+		if p.Slice.Length != nil {
+			w.arith(p.Slice.Length)
+		}
+	}
+	if p.Param == nil || p.Excl || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil {
+		return ArgDynamic
+	}
+	v, ok := w.lookup(p.Param.Value)
+	if !ok {
+		return ArgDynamic
+	}
+	b.WriteString(v)
+	return 0
+}
+
+func paramName(p *syntax.ParamExp) string {
+	if p.Param == nil {
+		return ""
+	}
+	return p.Param.Value
+}
+
+// unescape removes backslashes the way bash does outside quotes, and notes
+// unescaped glob characters.
+func unescape(s string, f *ArgFlag) string {
+	if !strings.ContainsAny(s, `\*?[`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+			*f |= ArgQuoted
+			continue
+		case '*', '?', '[':
+			*f |= ArgGlob
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unescapeDbl removes the backslashes that are special inside double quotes.
+func unescapeDbl(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ansiC decodes the escapes of a $'…' string.
+func ansiC(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b.WriteByte(byte(n))
+			i = j - 1
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+		default:
+			b.WriteByte(e) // \\ \' \" \?
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
