@@ -113,7 +113,7 @@ func TestCaptureCuts(t *testing.T) {
 				c := New(Options{Limit: tt.limit, SpillDir: t.TempDir()})
 				writeChunks(t, c, []byte(tt.in), chunk)
 				r := c.Close()
-				head, _, tail, ok := splitText(r.Text, r.Total)
+				head, _, tail, ok := splitText(r.Text, []byte(tt.in))
 				if !ok {
 					t.Fatalf("no marker in %q", r.Text)
 				}

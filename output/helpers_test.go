@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -14,23 +15,37 @@ import (
 // markerRE matches the line standing for the omitted middle of a truncated Text.
 var markerRE = regexp.MustCompile(`\.\.\. \[(\d+) bytes omitted; [^\n]*\] \.\.\.\n`)
 
-// splitText takes a truncated Text apart into head, marker line and tail, choosing the
-// marker match whose byte count is consistent with total (the input itself may contain
-// marker-like text). The head loses the newline added before the marker, if any.
-func splitText(text string, total int64) (head, marker, tail string, ok bool) {
+// splitText takes a truncated Text apart into head, marker line and tail. It picks the
+// marker match whose byte count is consistent with the input (which may itself contain
+// marker-like text) and, of the readings that fit, prefers one whose head and tail are
+// a true prefix and suffix of in. The head loses the newline added before the marker.
+func splitText(text string, in []byte) (head, marker, tail string, ok bool) {
 	for _, m := range markerRE.FindAllStringSubmatchIndex(text, -1) {
 		omitted, err := strconv.ParseInt(text[m[2]:m[3]], 10, 64)
 		if err != nil {
 			continue
 		}
 		h, t := text[:m[0]], text[m[1]:]
-		for _, head := range []string{h, trimSep(h)} {
-			if int64(len(head)+len(t))+omitted == total {
-				return head, text[m[0]:m[1]], t, true
+		// A final U+FFFD (3 bytes) may stand for 1-3 bytes of an incomplete rune.
+		tailLens := []int{len(t)}
+		if strings.HasSuffix(t, "\uFFFD") {
+			tailLens = append(tailLens, len(t)-2, len(t)-1)
+		}
+		for _, hd := range []string{h, trimSep(h)} {
+			for _, n := range tailLens {
+				if int64(len(hd)+n)+omitted != int64(len(in)) {
+					continue
+				}
+				if bytes.HasPrefix(in, []byte(hd)) && bytes.HasSuffix(endText(in), []byte(t)) {
+					return hd, text[m[0]:m[1]], t, true
+				}
+				if !ok {
+					head, marker, tail, ok = hd, text[m[0]:m[1]], t, true
+				}
 			}
 		}
 	}
-	return "", "", "", false
+	return head, marker, tail, ok
 }
 
 func trimSep(h string) string {
@@ -74,7 +89,7 @@ func checkProperties(t *testing.T, in []byte, r Result, limit int) {
 				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(string(want)))
 			}
 		} else {
-			head, _, tail, ok := splitText(r.Text, r.Total)
+			head, _, tail, ok := splitText(r.Text, in)
 			switch {
 			case !ok:
 				t.Errorf("truncated Text has no consistent marker: %q", abbrev(r.Text))

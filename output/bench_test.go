@@ -1,0 +1,84 @@
+package output
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkCaptureThroughput streams text through a Capture in 64 KiB writes, as the
+// runner does, including the spill to disk. Target: ≥ 500 MB/s.
+func BenchmarkCaptureThroughput(b *testing.B) {
+	chunk := bytes.Repeat([]byte("2026-11-22T09:00:00Z INFO compiling package 042 of 317 ...\n"), 64<<10/60+1)[:64<<10]
+	dir := b.TempDir()
+	const perCapture = 256 << 20 // a fresh Capture (and file) every 256 MiB
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	c := New(Options{SpillDir: dir, Name: "stdout"})
+	for b.Loop() {
+		if c.Total() >= perCapture {
+			removeSpill(b, c.Close())
+			c = New(Options{SpillDir: dir, Name: "stdout"})
+		}
+		c.Write(chunk)
+	}
+	removeSpill(b, c.Close())
+}
+
+// BenchmarkCaptureInMemory is the same without a spill file: output within the limit.
+func BenchmarkCaptureInMemory(b *testing.B) {
+	chunk := bytes.Repeat([]byte("short line of output\n"), 40) // 840 B
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := New(Options{SpillDir: b.TempDir()})
+		for range DefaultLimit / len(chunk) {
+			c.Write(chunk)
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkCapture1GiB pushes 1 GiB through one Capture and reports the heap in use and
+// obtained from the OS afterwards: memory must stay bounded whatever the volume.
+func BenchmarkCapture1GiB(b *testing.B) {
+	chunk := bytes.Repeat([]byte("0123456789abcdef ten-gigabyte-logs-are-a-thing\n"), 64<<10/48+1)[:64<<10]
+	dir := b.TempDir()
+	b.SetBytes(1 << 30)
+	var peakInuse, peakSys uint64
+	for b.Loop() {
+		c := New(Options{SpillDir: dir, Name: "stdout"})
+		for i := range (1 << 30) / len(chunk) {
+			c.Write(chunk)
+			if i%4096 == 0 { // every 256 MiB
+				inuse, sys := heap()
+				peakInuse, peakSys = max(peakInuse, inuse), max(peakSys, sys)
+			}
+		}
+		r := c.Close()
+		if r.Total != 1<<30 || r.SpillCapped {
+			b.Fatalf("Total %d, SpillCapped %v", r.Total, r.SpillCapped)
+		}
+		removeSpill(b, r)
+	}
+	b.ReportMetric(float64(peakInuse)/(1<<20), "MB-heap-inuse")
+	b.ReportMetric(float64(peakSys)/(1<<20), "MB-heap-sys")
+}
+
+func heap() (inuse, sys uint64) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse, m.HeapSys
+}
+
+func removeSpill(b *testing.B, r Result) {
+	if r.SpillErr != nil {
+		b.Fatal(r.SpillErr)
+	}
+	// Each spill file is large; keep the disk free between iterations.
+	if r.SpillPath != "" {
+		if err := removeFile(r.SpillPath); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
