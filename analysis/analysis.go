@@ -88,6 +88,11 @@ type Command struct {
 	Chdir        []string `json:"chdir,omitempty"`
 	ChdirUnknown bool     `json:"chdir_unknown,omitempty"`
 
+	// ExecOpts are the options given that make the program run another one
+	// (tar --to-command, rg --pre, go test -exec, git rebase -x …). Their values
+	// are analysed as commands too.
+	ExecOpts []string `json:"exec_opts,omitempty"`
+
 	Assigns   []Assignment `json:"assigns,omitempty"`   // NAME=value before the command, or the assignments of export/declare
 	Redirects []Redirect   `json:"redirects,omitempty"` // its own redirections and those of enclosing blocks
 

@@ -30,9 +30,17 @@ func (w *walker) git(idx int) {
 		case strings.HasPrefix(a, "-"):
 			i++
 		default:
-			if a == "config" {
+			switch a {
+			case "config":
 				w.gitConfigSet(c, i+1)
+			case "submodule":
+				w.gitSubmoduleForeach(idx, i+1)
+			case "bisect":
+				if i+2 < len(c.Args) && c.Args[i+1] == "run" {
+					w.run(inner(&c, i+2, "git bisect run"), input{})
+				}
 			}
+			w.execOptions(idx, "git "+a, c.Args[i+1:], c.Flags[i+1:])
 			return
 		}
 	}
@@ -140,4 +148,29 @@ func GitKeyRunsCommand(key, val string) bool {
 		return strings.HasSuffix(name, "cmd")
 	}
 	return false
+}
+
+// gitSubmoduleForeach follows git submodule [--quiet] foreach [--recursive] CMD…,
+// which runs CMD in a shell in every submodule.
+func (w *walker) gitSubmoduleForeach(idx, from int) {
+	c := w.res.Commands[idx]
+	i := from
+	for i < len(c.Args) && strings.HasPrefix(c.Args[i], "-") {
+		i++
+	}
+	if i >= len(c.Args) || c.Args[i] != "foreach" {
+		return
+	}
+	i++
+	for i < len(c.Args) && strings.HasPrefix(c.Args[i], "-") {
+		i++
+	}
+	if i >= len(c.Args) {
+		return
+	}
+	if !allStatic(c.Flags[i:]) {
+		w.findAt(FindEval, c, "git submodule foreach runs a command only known at run time")
+		return
+	}
+	w.nested(strings.Join(c.Args[i:], " "), "git submodule foreach", c.Pos, true, nil)
 }

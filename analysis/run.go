@@ -67,6 +67,9 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		w.git(idx)
 	case "make", "tar", "npm", "pnpm", "yarn", "go":
 		w.dirOptions(idx)
+		w.execOptions(idx, c.Name, c.Args, c.Flags)
+	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp":
+		w.execOptions(idx, c.Name, c.Args, c.Flags)
 	case "find":
 		w.findExec(idx, stdin)
 	case "xargs":

@@ -406,7 +406,7 @@ func (w *walker) arith(x syntax.ArithmExpr) {
 			w.arith(x.Y)
 			if wd, ok := x.X.(*syntax.Word); ok {
 				if name := wd.Lit(); name != "" {
-					w.setVar(name, varVal{numeric: true})
+					w.setVar(name, varVal{numeric: w.numericExpr(x.Y)})
 				} else {
 					w.arith(x.X)
 				}
@@ -433,6 +433,25 @@ var numericSpecials = map[string]bool{
 	"RANDOM": true, "SRANDOM": true, "SECONDS": true, "LINENO": true, "BASHPID": true,
 	"PPID": true, "UID": true, "EUID": true, "EPOCHSECONDS": true, "OPTIND": true,
 	"#": true, "?": true, "$": true, "!": true,
+}
+
+// numericExpr reports whether an arithmetic expression yields a number rather
+// than text that a later evaluation would run: x='a[$(cmd)]' inside $[ ] stores
+// the text.
+func (w *walker) numericExpr(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	if !ok {
+		return true
+	}
+	lit := wd.Lit()
+	switch {
+	case lit == "":
+		return false
+	case isName(lit):
+		v, ok := w.vars[lit]
+		return numericSpecials[lit] || ok && (v.numeric || v.known && isNumber(v.val))
+	}
+	return true
 }
 
 func (w *walker) arithVar(n syntax.Node, name string) {

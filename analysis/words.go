@@ -277,8 +277,12 @@ func unescape(s string, f *ArgFlag) string {
 			}
 			*f |= ArgQuoted
 			continue
-		case '*', '?', '[':
+		case '*', '?':
 			*f |= ArgGlob
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				*f |= ArgGlob
+			}
 		}
 		b.WriteByte(c)
 	}

@@ -1,6 +1,11 @@
 package policy
 
 import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
 	"github.com/shellgate/shellgate/analysis"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -14,12 +19,24 @@ const (
 	Deny  Decision = "deny"
 )
 
+func (d Decision) rank() int {
+	switch d {
+	case Deny:
+		return 2
+	case Ask:
+		return 1
+	}
+	return 0
+}
+
 // Env is where a command line would run. All paths are absolute.
 type Env struct {
-	Root    string // the project root
-	Dir     string // the starting directory; Root when empty
-	Home    string // $HOME as the command will see it
-	TempDir string // always writable
+	Root string // the project root
+	Dir  string // the starting directory; Root when empty
+	Home string // $HOME as the command will see it
+	// TempDir is always writable. Leave it empty rather than pointing it at a
+	// shared /tmp that holds other projects.
+	TempDir string
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -31,7 +48,8 @@ type Verdict struct {
 	// Reason is written for the model: what was refused and what to do instead.
 	Reason string `json:"reason,omitempty"`
 	// Code is the envelope error code a refusal carries: envelope.AccessDenied for
-	// confinement, envelope.InvalidParam otherwise (seed 001).
+	// confinement, envelope.InvalidParam for other denials (seed 001), and
+	// envelope.ApprovalRequired for ask.
 	Code envelope.Code `json:"code,omitempty"`
 	// Command is the offending sub-command's text; Line and Col its position.
 	Command string `json:"command,omitempty"`
@@ -46,13 +64,50 @@ type Verdict struct {
 
 // Engine judges command lines under one Settings. It is safe for concurrent use.
 type Engine struct {
-	s Settings
+	s                Settings
+	relaxed          map[string]bool
+	allow, ask, deny []pattern
+	writable         []string
+	dirsMu           sync.Mutex
+	dirs             map[string]string // resolved Env directories
 }
 
 // New compiles s. It fails on a malformed pattern, an unknown mode or an unknown
 // rule name in Relax.
 func New(s Settings) (*Engine, error) {
-	return &Engine{s: s}, nil
+	e := &Engine{s: s, relaxed: map[string]bool{}, dirs: map[string]string{}}
+	switch s.Mode {
+	case "", ModeAuto, ModeUntrusted, ModeNever:
+	default:
+		return nil, fmt.Errorf("policy: unknown approval mode %q (want %q, %q or %q)", s.Mode, ModeAuto, ModeUntrusted, ModeNever)
+	}
+	for _, r := range s.Relax {
+		if !isRule(r) {
+			return nil, fmt.Errorf("policy: cannot relax unknown rule %q (known: %s)", r, strings.Join(ruleIDs(), ", "))
+		}
+		e.relaxed[r] = true
+	}
+	var err error
+	if e.allow, err = compile("allow", s.Allow); err != nil {
+		return nil, err
+	}
+	if e.ask, err = compile("ask", s.Ask); err != nil {
+		return nil, err
+	}
+	if e.deny, err = compile("deny", s.Deny); err != nil {
+		return nil, err
+	}
+	for _, p := range s.WritablePaths {
+		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
+			return nil, fmt.Errorf("policy: writable path %q is not absolute", p)
+		}
+		e.writable = append(e.writable, analysis.ResolvePath(p))
+	}
+	return e, nil
+}
+
+func isWindowsAbs(p string) bool {
+	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
 // Check decides about command run under env.
@@ -60,14 +115,122 @@ func (e *Engine) Check(command string, env Env) Verdict {
 	return e.CheckApproved(command, env, nil)
 }
 
-// CheckApproved is Check for a session in which the user has already approved some
-// session keys: an ask whose every asking sub-command has an approved key becomes
-// allow. A deny stays a deny.
+// CheckApproved is Check for a session in which the user has already approved
+// some session keys: an ask whose every asking sub-command has an approved key
+// becomes allow. A deny stays a deny.
 func (e *Engine) CheckApproved(command string, env Env, approved func(key string) bool) Verdict {
-	a, err := analysis.Analyze(command, analysis.Options{Root: env.Root, Dir: env.Dir, Home: env.Home})
-	if err != nil {
-		return Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam,
-			Reason: "The command could not be parsed as bash: " + err.Error() + ". Fix the syntax and retry."}
+	x := &check{e: e}
+	x.root = e.resolvedDir(env.Root)
+	home := e.resolvedDir(env.Home)
+	x.writable = e.writable
+	if env.TempDir != "" {
+		x.writable = append(append([]string(nil), e.writable...), e.resolvedDir(env.TempDir))
 	}
-	return Verdict{Decision: Allow, Commands: a.Commands}
+	dir := env.Dir
+	if dir == "" {
+		dir = env.Root
+	}
+	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Resolve: x.resolve})
+	if err != nil {
+		return Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command,
+			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
+	}
+	x.a, x.home = a, home
+	x.judge()
+	return x.verdict(approved)
 }
+
+// resolvedDir resolves one of Env's directories; they rarely change, so the
+// answers are kept.
+func (e *Engine) resolvedDir(d string) string {
+	if d == "" {
+		return ""
+	}
+	e.dirsMu.Lock()
+	r, ok := e.dirs[d]
+	e.dirsMu.Unlock()
+	if ok {
+		return r
+	}
+	r = analysis.ResolvePath(d)
+	if _, err := os.Stat(r); err == nil {
+		e.dirsMu.Lock()
+		if len(e.dirs) > 64 {
+			clear(e.dirs)
+		}
+		e.dirs[d] = r
+		e.dirsMu.Unlock()
+	}
+	return r
+}
+
+// hit is one rule firing on one sub-command.
+type hit struct {
+	decision Decision
+	rule     string
+	reason   string
+	cmd      int // index in Analysis.Commands, or -1
+	pos      analysis.Pos
+	text     string
+	key      string // session key, for ask
+}
+
+// check is the state of one Check call.
+type check struct {
+	e        *Engine
+	a        *analysis.Analysis
+	root     string
+	home     string
+	writable []string
+	cache    map[string]string
+	hits     []hit
+	cur      int // the command being judged
+}
+
+// verdict picks the hit that decides: deny over ask over allow, the first of each.
+func (x *check) verdict(approved func(string) bool) Verdict {
+	v := Verdict{Decision: Allow, Commands: x.a.Commands}
+	var best *hit
+	for i := range x.hits {
+		h := &x.hits[i]
+		if x.e.relaxed[h.rule] {
+			continue
+		}
+		if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
+			continue
+		}
+		if best == nil || h.decision.rank() > best.decision.rank() {
+			best = h
+		}
+	}
+	if best == nil || best.decision == Allow {
+		return v
+	}
+	v.Decision, v.Rule, v.Reason = best.decision, best.rule, best.reason
+	v.Command, v.Line, v.Col = best.text, best.pos.Line, best.pos.Col
+	switch {
+	case best.decision == Ask && x.e.s.Mode == ModeNever:
+		v.Decision = Deny
+		v.Code = envelope.InvalidParam
+		v.Reason += " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
+	case best.decision == Ask:
+		v.Code = envelope.ApprovalRequired
+		v.SessionKey = best.key
+	case best.rule == RuleConfinement:
+		v.Code = envelope.AccessDenied
+	default:
+		v.Code = envelope.InvalidParam
+	}
+	return v
+}
+
+// add records a hit on the command being judged.
+func (x *check) add(d Decision, rule, reason string) {
+	c := &x.a.Commands[x.cur]
+	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(c)})
+}
+
+func (x *check) deny(rule, format string, args ...any) {
+	x.add(Deny, rule, fmt.Sprintf(format, args...))
+}
+func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }

@@ -48,3 +48,20 @@ var rules = []RuleInfo{
 func Rules() []RuleInfo {
 	return append([]RuleInfo(nil), rules...)
 }
+
+func isRule(id string) bool {
+	for _, r := range rules {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func ruleIDs() []string {
+	ids := make([]string, len(rules))
+	for i, r := range rules {
+		ids[i] = r.ID
+	}
+	return ids
+}

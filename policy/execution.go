@@ -1,0 +1,347 @@
+package policy
+
+import (
+	"strings"
+
+	"github.com/shellgate/shellgate/analysis"
+)
+
+// execution asks about options, config and tools that run other programs.
+func (x *check) execution(c *analysis.Command) {
+	name := c.Name
+	for _, o := range c.ExecOpts {
+		x.ask(RuleExecFlags, "`%s`: %s %s runs another program (rule code-execution): the user must approve it. Run that program directly instead.", c.Source, name, o)
+	}
+	switch name {
+	case "sed":
+		for _, s := range sedScripts(c) {
+			if sedExecutes(s) {
+				x.ask(RuleExecFlags, "`%s`: the sed script runs shell commands (the e command or s///e) (rule code-execution): the user must approve it.", c.Source)
+				return
+			}
+		}
+	case "awk", "gawk", "mawk", "nawk", "busybox awk":
+		if p, ok := awkProgram(c); ok && awkRunsCommands(p) {
+			x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
+		}
+	case "make", "gmake":
+		for _, a := range c.Args {
+			if a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" {
+				x.ask(RuleExecFlags, "`%s`: make --eval adds rules that run commands (rule code-execution): the user must approve it.", c.Source)
+				return
+			}
+		}
+	case "gdb", "lldb", "strace", "ltrace":
+		for _, a := range c.Args {
+			if a == "-ex" || a == "-x" || a == "--command" || a == "-ix" || a == "-o" && name == "lldb" || strings.HasPrefix(a, "--eval-command") {
+				x.ask(RuleExecFlags, "`%s`: the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.", c.Source)
+				return
+			}
+		}
+	case "git":
+		x.gitExecution(c)
+	case "npm", "pnpm", "yarn":
+		if len(c.Args) >= 2 && c.Args[0] == "pkg" && c.Args[1] == "set" {
+			for _, a := range c.Args[2:] {
+				if strings.HasPrefix(a, "scripts.") || strings.HasPrefix(a, "bin") {
+					x.ask(RuleProtected, "`%s` changes package scripts, which run later on npm install/test (rule protected-paths): the user must approve it.", c.Source)
+					return
+				}
+			}
+		}
+		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit")) {
+			x.ask(RuleExecFlags, "`%s` changes npm configuration or scripts that run later (rule code-execution): the user must approve it.", c.Source)
+		}
+	case "enable":
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "f") {
+				x.ask(RuleExecFlags, "`%s` loads a shared library into the shell (rule code-execution): the user must approve it.", c.Source)
+				return
+			}
+		}
+	case "source", ".":
+		x.source(c)
+	}
+}
+
+// source asks about sourcing anything but a file inside the project.
+func (x *check) source(c *analysis.Command) {
+	if len(c.Args) == 0 {
+		return
+	}
+	a, f := c.Args[0], c.Flags[0]
+	pl, r := x.where(c, a, f)
+	if pl == inside && r != "" && !strings.HasPrefix(a, "/dev/") {
+		return
+	}
+	x.ask(RuleStoredCode, "`%s` runs the commands in %s, which is not a file in the project (rule stored-code), so they cannot be checked. Run the commands directly.", c.Source, a)
+}
+
+// gitExecution asks about git options and config that run programs or move
+// where git looks for them.
+func (x *check) gitExecution(c *analysis.Command) {
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		switch {
+		case a == "-c" && i+1 < len(c.Args):
+			i++
+			key, val, _ := strings.Cut(c.Args[i], "=")
+			if gitKeyRedirects(strings.ToLower(key), val) {
+				x.ask(RuleExecFlags, "`%s`: git -c %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
+			}
+		case strings.HasPrefix(a, "--exec-path=") || a == "--config-env" || strings.HasPrefix(a, "--config-env="):
+			x.ask(RuleExecFlags, "`%s`: %s changes which programs git runs (rule code-execution): the user must approve it.", c.Source, a)
+		case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			x.gitSubExecution(c, a, c.Args[i+1:])
+			return
+		}
+	}
+}
+
+func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) {
+	switch sub {
+	case "config":
+		var ops []string
+		global := false
+		for i := 0; i < len(rest); i++ {
+			a := rest[i]
+			switch {
+			case a == "--global" || a == "--system":
+				global = true
+			case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value":
+				i++
+			case a == "--get" || a == "--get-all" || a == "--get-regexp" || a == "--list" || a == "-l" || a == "--get-urlmatch" || a == "--show-origin" || a == "--show-scope" || a == "--get-color" || a == "--get-colorbool":
+				return // reading
+			case strings.HasPrefix(a, "-"):
+			default:
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) > 0 && (ops[0] == "get" || ops[0] == "list") {
+			return
+		}
+		if len(ops) > 0 && ops[0] == "set" {
+			ops = ops[1:]
+		}
+		if len(ops) < 2 && !(len(ops) == 1 && hasArg(rest, "--unset", "--unset-all", "--remove-section", "--rename-section", "--edit", "-e")) {
+			return // reading one key
+		}
+		if global {
+			x.deny(RuleConfinement, "`%s` writes git's global configuration in the home directory, outside the project (rule confinement). Use a repository setting (git config without --global) if one is needed.", c.Source)
+			return
+		}
+		key := ""
+		if len(ops) > 0 {
+			key = strings.ToLower(ops[0])
+		}
+		val := ""
+		if len(ops) > 1 {
+			val = ops[1]
+		}
+		if gitKeyRedirects(key, val) || analysis.GitKeyRunsCommand(key, val) || strings.HasPrefix(key, "alias.") {
+			x.ask(RuleExecFlags, "`%s` sets %s, which makes git run a program later (rule code-execution): the user must approve it.", c.Source, key)
+		}
+	case "clone", "fetch", "pull", "ls-remote", "submodule", "push", "remote":
+		for _, a := range rest {
+			if strings.HasPrefix(a, "ext::") || strings.HasPrefix(a, "fd::") {
+				x.ask(RuleExecFlags, "`%s`: the %s transport runs a command (rule code-execution): the user must approve it.", c.Source, a[:strings.Index(a, "::")+2])
+				return
+			}
+		}
+	case "filter-branch":
+		x.ask(RuleExecFlags, "`%s`: git filter-branch runs shell filters over history (rule code-execution): the user must approve it.", c.Source)
+	}
+}
+
+func hasArg(args []string, opts ...string) bool {
+	for _, a := range args {
+		for _, o := range opts {
+			if a == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitKeyRedirects reports config keys that point git at programs or config to
+// run from elsewhere, whatever their value.
+func gitKeyRedirects(key, val string) bool {
+	switch {
+	case key == "core.hookspath", key == "core.worktree", key == "include.path", strings.HasPrefix(key, "includeif."),
+		key == "protocol.ext.allow", key == "protocol.allow" && val == "always", strings.HasPrefix(key, "protocol.") && strings.HasSuffix(key, ".allow") && val == "always",
+		key == "core.sshcommand" && false, key == "uploadpack.allowanysha1inwant" && false:
+		return true
+	}
+	return false
+}
+
+// sedScripts returns the sed scripts given with -e/--expression, or the first operand.
+func sedScripts(c *analysis.Command) []string {
+	var out []string
+	for _, t := range optionValues(c, 'e', "--expression") {
+		out = append(out, t.path)
+	}
+	if len(out) == 0 && len(optionValues(c, 'f', "--file")) == 0 {
+		ops := operands(c, opts{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
+		if len(ops) > 0 {
+			out = append(out, c.Args[ops[0]])
+		}
+	}
+	return out
+}
+
+// sedCommands splits a sed script into its commands, each with its address
+// removed, and reports the command letter and what follows it.
+func sedCommands(script string, f func(cmd byte, rest string) bool) {
+	s := script
+	for len(s) > 0 {
+		s = strings.TrimLeft(s, " \t\n;{}!")
+		// Address: line numbers, $, /regex/, \cregexc, ranges, steps.
+		for len(s) > 0 {
+			switch ch := s[0]; {
+			case ch >= '0' && ch <= '9' || ch == '$' || ch == ',' || ch == '~' || ch == '+' || ch == ' ' || ch == '!':
+				s = s[1:]
+			case ch == '/' || ch == '\\':
+				delim := byte('/')
+				if ch == '\\' && len(s) > 1 {
+					delim, s = s[1], s[1:]
+				}
+				s = skipDelimited(s[1:], delim)
+				for len(s) > 0 && (s[0] == 'I' || s[0] == 'M') {
+					s = s[1:]
+				}
+			default:
+				goto command
+			}
+		}
+	command:
+		if len(s) == 0 {
+			return
+		}
+		cmd := s[0]
+		s = s[1:]
+		switch cmd {
+		case 's', 'y':
+			if len(s) == 0 {
+				return
+			}
+			delim := s[0]
+			s = skipDelimited(s[1:], delim)
+			s = skipDelimited(s, delim)
+			end := strings.IndexAny(s, ";\n}")
+			flags := s
+			if end >= 0 {
+				flags, s = s[:end], s[end:]
+			} else {
+				s = ""
+			}
+			if !f(cmd, flags) {
+				return
+			}
+		case 'a', 'i', 'c', 'r', 'R', 'w', 'W', 'e', 'b', 't', 'T', ':', 'q', 'Q', 'l', 'L', 'v', 'F', 'z':
+			end := strings.IndexByte(s, '\n')
+			if cmd == 'b' || cmd == 't' || cmd == 'T' || cmd == 'q' || cmd == 'Q' || cmd == 'l' || cmd == 'L' {
+				end = strings.IndexAny(s, ";\n}")
+			}
+			arg := s
+			if end >= 0 {
+				arg, s = s[:end], s[end:]
+			} else {
+				s = ""
+			}
+			if !f(cmd, arg) {
+				return
+			}
+		default:
+			if !f(cmd, "") {
+				return
+			}
+		}
+	}
+}
+
+func skipDelimited(s string, delim byte) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if s[i] == delim {
+			return s[i+1:]
+		}
+	}
+	return ""
+}
+
+// sedExecutes reports the e command or the e flag of s.
+func sedExecutes(script string) bool {
+	found := false
+	sedCommands(script, func(cmd byte, rest string) bool {
+		if cmd == 'e' || cmd == 's' && strings.ContainsRune(sedFlags(rest), 'e') {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// sedFlags are the flags of an s command, without a w filename.
+func sedFlags(rest string) string {
+	if i := strings.IndexByte(rest, 'w'); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
+// sedWriteFiles returns the files a sed script writes with w, W or s///w.
+func sedWriteFiles(script string) []string {
+	var out []string
+	sedCommands(script, func(cmd byte, rest string) bool {
+		switch cmd {
+		case 'w', 'W':
+			out = append(out, strings.TrimSpace(rest))
+		case 's':
+			if i := strings.IndexByte(rest, 'w'); i >= 0 {
+				out = append(out, strings.TrimSpace(rest[i+1:]))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// awkProgram returns the program text of an awk command line.
+func awkProgram(c *analysis.Command) (string, bool) {
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		switch {
+		case a == "-f" || a == "--file":
+			return "", false
+		case a == "-F" || a == "-v" || a == "--assign" || a == "--field-separator":
+			i++
+		case a == "--":
+			if i+1 < len(c.Args) {
+				return c.Args[i+1], true
+			}
+			return "", false
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+		default:
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// awkRunsCommands reports system(), "cmd" | getline, print | "cmd" and |&.
+func awkRunsCommands(p string) bool {
+	if strings.Contains(p, "system") {
+		return true
+	}
+	p = strings.ReplaceAll(p, "||", "")
+	return strings.Contains(p, "|")
+}

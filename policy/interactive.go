@@ -1,0 +1,234 @@
+package policy
+
+import (
+	"strings"
+
+	"github.com/shellgate/shellgate/analysis"
+)
+
+// interactiveTools need a terminal; the value is what to do instead.
+var interactiveTools = map[string]string{
+	"vim": "edit with sed -i, or write the file with a here-document", "vi": "edit with sed -i, or write the file with a here-document",
+	"nvim": "edit with sed -i, or write the file with a here-document", "view": "read with cat or sed -n",
+	"vimdiff": "compare with diff -u", "nano": "edit with sed -i, or write the file with a here-document",
+	"pico": "edit with sed -i", "joe": "edit with sed -i", "mcedit": "edit with sed -i", "ed": "edit with sed -i",
+	"less": "read with cat, head or sed -n", "more": "read with cat, head or sed -n", "most": "read with cat, head or sed -n",
+	"top": "use top -b -n 1 or ps aux", "htop": "use ps aux", "btop": "use ps aux", "atop": "use ps aux",
+	"watch": "run the command once, or loop with sleep and a bound", "tmux": "run the command directly", "screen": "run the command directly",
+	"mc": "use ls, cp and mv", "ranger": "use ls", "nnn": "use ls", "fzf": "filter with grep", "tig": "use git log",
+	"lazygit": "use git commands", "telnet": "use a non-interactive client", "ftp": "use a non-interactive client",
+	"sftp": "use scp with -B", "crontab": "", "visudo": "", "vipw": "", "passwd": "", "ipython": "run a script with python3 -c or a file",
+	"irb": "run ruby -e", "ghci": "run runghc", "psql": "pass the query with -c", "mysql": "pass the query with -e",
+	"sqlite3": "pass the SQL as an argument", "gdb": "use gdb -batch", "lldb": "use lldb --batch",
+}
+
+// repls start an interactive prompt when given no program.
+var repls = map[string]string{
+	"python": "-c", "python2": "-c", "python3": "-c", "node": "-e", "nodejs": "-e", "ruby": "-e",
+	"perl": "-e", "php": "-r", "lua": "-e", "R": "-e", "irb": "", "ghci": "", "ipython": "-c",
+	"bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c", "fish": "-c",
+}
+
+func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
+	reason := "`" + c.Source + "` " + what + ", and commands run without a terminal (rule interactive)."
+	if instead != "" {
+		reason += " Instead, " + instead + "."
+	}
+	x.add(Deny, RuleInteractive, reason)
+}
+
+// interactive denies what waits for a terminal or never ends on its own.
+func (x *check) interactive(c *analysis.Command) {
+	name := c.Name
+	hasAny := func(opts ...string) bool {
+		for _, a := range c.Args {
+			for _, o := range opts {
+				if a == o || len(o) == 2 && o[0] == '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], o[1]) >= 0 {
+					return true
+				}
+				if strings.HasPrefix(o, "--") && strings.HasPrefix(a, o+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch name {
+	case "emacs":
+		if !hasAny("--batch", "-batch", "--script", "--version") {
+			x.interactiveHit(c, "opens an editor", "edit with sed -i, or use emacs --batch")
+		}
+		return
+	case "top":
+		if !hasAny("-b", "--version") {
+			x.interactiveHit(c, "is a full-screen monitor", "use top -b -n 1 or ps aux")
+		}
+		return
+	case "man":
+		if !c.PipedOut && !hasAny("-P", "--pager", "-f", "-k", "-w", "--where", "--path") {
+			x.interactiveHit(c, "opens a pager", "use `man -P cat "+strings.Join(c.Args, " ")+"`")
+		}
+		return
+	case "tail":
+		if hasAny("-f", "-F", "--follow", "--retry") {
+			x.interactiveHit(c, "follows the file forever", "read the end once with tail -n 100")
+		}
+		return
+	case "journalctl", "dmesg":
+		if hasAny("-f", "--follow", "-w") {
+			x.interactiveHit(c, "follows the log forever", "read it once with -n 100")
+		}
+		return
+	case "crontab":
+		if hasAny("-e") {
+			x.interactiveHit(c, "opens an editor", "")
+		}
+		return
+	case "ssh":
+		if !infoOnly(c) && sshCommandless(c) {
+			x.interactiveHit(c, "opens an interactive remote shell", "pass the remote command as an argument")
+		}
+		return
+	case "git":
+		x.gitInteractive(c)
+		return
+	case "gdb", "lldb":
+		if !hasAny("-batch", "--batch", "--version", "-v") {
+			x.interactiveHit(c, "starts a debugger prompt", interactiveTools[name])
+		}
+		return
+	case "psql", "mysql", "sqlite3":
+		if len(c.Args) == 0 || name == "psql" && !hasAny("-c", "-f", "--command", "--file", "-l", "--list") ||
+			name == "mysql" && !hasAny("-e", "--execute") || name == "sqlite3" && countOperands(c) < 2 {
+			if !x.hasStdin(c) && !infoOnly(c) {
+				x.interactiveHit(c, "opens an interactive prompt", interactiveTools[name])
+			}
+		}
+		return
+	}
+	if instead, ok := interactiveTools[name]; ok {
+		if !infoOnly(c) {
+			x.interactiveHit(c, "needs a terminal", instead)
+		}
+		return
+	}
+	if flag, ok := repls[name]; ok || strings.HasPrefix(name, "python3.") {
+		if !ok {
+			flag = "-c"
+		}
+		if countOperands(c) == 0 && !x.hasStdin(c) && !hasAny("-c", "-e", "-m", "-r", "--eval", "-p", "--print", "--version", "-V", "--help", "-h") ||
+			hasAny("-i") && name != "bash" && name != "sh" && name != "perl" && name != "ruby" {
+			x.interactiveHit(c, "starts an interactive prompt", "pass the program with "+flag+" or run a file")
+		}
+	}
+}
+
+// hasStdin reports whether a command's standard input comes from a pipe, a
+// file or a here-document rather than a terminal.
+func (x *check) hasStdin(c *analysis.Command) bool {
+	if len(c.Feeds) > 0 {
+		return true
+	}
+	for _, r := range c.Redirects {
+		if r.Op == "<" || r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" || r.Op == "0<" || r.Op == "<>" {
+			return true
+		}
+	}
+	return false
+}
+
+// countOperands counts the arguments that are not options.
+func countOperands(c *analysis.Command) int {
+	n := 0
+	for _, a := range c.Args {
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			n++
+		}
+	}
+	return n
+}
+
+// sshCommandless reports ssh HOST with no remote command.
+func sshCommandless(c *analysis.Command) bool {
+	n := 0
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if strings.HasPrefix(a, "-") {
+			if len(a) == 2 && strings.IndexByte("BbcDEeFIiJLlmOoPpQRSWw", a[1]) >= 0 {
+				i++
+			}
+			continue
+		}
+		n++
+	}
+	return n <= 1
+}
+
+func (x *check) gitInteractive(c *analysis.Command) {
+	sub, rest := gitSubcommand(c)
+	has := func(opts ...string) bool {
+		for _, a := range rest {
+			if a == "--" {
+				return false
+			}
+			for _, o := range opts {
+				if a == o || len(o) == 2 && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], o[1]) >= 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch sub {
+	case "add":
+		if has("-i", "-p", "-e", "--interactive", "--patch", "--edit") {
+			x.interactiveHit(c, "opens an interactive hunk picker", "add whole files with git add PATH, or apply a prepared patch with git apply --cached")
+		}
+	case "rebase":
+		if has("-i", "--interactive", "--edit-todo") {
+			x.interactiveHit(c, "opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script")
+		}
+	case "commit":
+		if has("-p", "--patch", "--interactive") {
+			x.interactiveHit(c, "opens an interactive hunk picker", "stage files with git add, then git commit -m")
+			return
+		}
+		if !has("-m", "-F", "-C", "--message", "--file", "--reuse-message", "--no-edit", "--fixup", "--dry-run") && !prefixed(rest, "--message=", "--file=", "--reuse-message=", "--fixup=", "-m", "-F", "-C") && !assigns(c, "GIT_EDITOR") {
+			x.interactiveHit(c, "opens an editor for the message", "pass the message with -m")
+		}
+	case "checkout", "reset", "stash", "restore":
+		if has("-p", "--patch") {
+			x.interactiveHit(c, "opens an interactive hunk picker", "name the paths instead")
+		}
+	case "clean":
+		if has("-i", "--interactive") {
+			x.interactiveHit(c, "asks interactively", "use git clean -n to list, then -f with paths")
+		}
+	case "mergetool":
+		x.interactiveHit(c, "opens a merge tool", "resolve conflicts by editing files, then git add")
+	case "difftool":
+		if !has("-y", "--no-prompt", "-x", "--extcmd", "-t", "--tool") {
+			x.interactiveHit(c, "prompts before each file", "use git diff")
+		}
+	}
+}
+
+func prefixed(args []string, prefixes ...string) bool {
+	for _, a := range args {
+		for _, p := range prefixes {
+			if strings.HasPrefix(a, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func assigns(c *analysis.Command, name string) bool {
+	for _, a := range c.Assigns {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package policy
+
+import (
+	"strings"
+
+	"github.com/shellgate/shellgate/analysis"
+)
+
+// judge runs every rule over every command and finding.
+func (x *check) judge() {
+	for i := range x.a.Commands {
+		x.cur = i
+		c := &x.a.Commands[i]
+		start := len(x.hits)
+		x.command(c)
+		allowed := x.userRules(c)
+		if allowed {
+			x.dropAsks(start)
+		} else if x.e.s.Mode == ModeUntrusted && !x.hasHits(start) && !safe(c) {
+			x.ask(RuleUntrusted, "`%s` is not in the read-only set that untrusted mode runs without asking (rule untrusted): the user must approve it.", c.Source)
+		}
+	}
+	for _, f := range x.a.Findings {
+		x.finding(f)
+	}
+}
+
+// dropAsks forgets the built-in asks recorded since start: a user allow pattern
+// matched the command.
+func (x *check) dropAsks(start int) {
+	kept := x.hits[:start]
+	for _, h := range x.hits[start:] {
+		if h.decision != Ask || strings.HasPrefix(h.rule, "user.") {
+			kept = append(kept, h)
+		}
+	}
+	x.hits = kept
+}
+
+func (x *check) hasHits(start int) bool {
+	for _, h := range x.hits[start:] {
+		if !x.e.relaxed[h.rule] {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *check) finding(f analysis.Finding) {
+	h := hit{cmd: -1, pos: f.Pos, text: f.Source}
+	switch f.Kind {
+	case analysis.FindParse:
+		h.decision, h.rule = Deny, RuleParse
+		h.reason = "A string that would be run as commands is not valid bash: " + f.Detail + " (rule parse). Fix its syntax."
+	case analysis.FindForkBomb:
+		h.decision, h.rule = Deny, RuleCatastrophic
+		h.reason = "`" + f.Source + "` is a fork bomb: " + f.Detail + " (rule catastrophic). Do not start processes without bound."
+	case analysis.FindDepth:
+		h.decision, h.rule = Ask, RuleDynamic
+		h.reason = "Commands are nested in strings deeper than shellgate follows (rule dynamic). Run the inner command directly."
+	default:
+		h.decision, h.rule = Ask, RuleStoredCode
+		h.reason = "`" + f.Source + "`: " + f.Detail + " (rule stored-code), so what it runs cannot be checked. Write the command out literally."
+	}
+	x.hits = append(x.hits, h)
+}
+
+// command runs the rules over one command.
+func (x *check) command(c *analysis.Command) {
+	x.redirects(c)
+	x.assignments(c)
+	x.chdir(c)
+	if c.Kind != analysis.Simple {
+		return
+	}
+	if c.Dynamic {
+		x.ask(RuleDynamic, "`%s`: the program it runs is only known at run time (rule dynamic). Write the command name literally.", c.Source)
+		return
+	}
+	x.remoteCode(c)
+	name := c.Name
+	if x.e.s.DedicatedTools && dedicatedTools[name] != "" {
+		x.deny(RuleDedicated, "`%s`: %s is disabled in favour of the agent's own tools (rule dedicated-tools). Use the %s tool instead.", c.Source, name, dedicatedTools[name])
+	}
+	if privileged[name] {
+		x.deny(RulePrivilege, "`%s` would run with elevated privileges (rule privilege). Work as the current user inside the project; ask the user to run privileged steps.", c.Source)
+	}
+	x.catastrophic(c)
+	x.network(c)
+	x.interactive(c)
+	x.writes(c)
+	x.execution(c)
+	x.escape(c)
+	if c.MoreArgs && writesMoreArgs(c) {
+		x.ask(RuleDynamic, "`%s`: %s gets the paths it changes from input at run time (rule dynamic). List the files explicitly.", c.Source, name)
+	}
+}
+
+// redirects checks where a command's redirections write.
+func (x *check) redirects(c *analysis.Command) {
+	for _, r := range c.Redirects {
+		if strings.HasPrefix(r.Target, "/dev/tcp/") || strings.HasPrefix(r.Target, "/dev/udp/") {
+			x.networkHit(c, "the redirection "+r.Op+" "+r.Target+" opens a network connection")
+			continue
+		}
+		if !r.Write {
+			continue
+		}
+		f := analysis.ArgFlag(0)
+		if r.Dynamic {
+			f = analysis.ArgDynamic
+		}
+		x.writeTo(c, r.Target, f, "the redirection "+r.Op+" "+r.Target)
+	}
+}
+
+// writeTo judges one path that c writes or changes.
+func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, what string) {
+	pl, resolved := x.where(c, p, f)
+	switch pl {
+	case device:
+		x.deny(RuleCatastrophic, "`%s`: %s writes to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, what, resolved)
+	case outside:
+		x.deny(RuleConfinement, "`%s`: %s changes %s, outside the project root %s (rule confinement). Keep changes inside the project, or use the temp dir.", c.Source, what, resolved, x.root)
+	case protected:
+		x.ask(RuleProtected, "`%s`: %s writes %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, what, resolved)
+	case unknown:
+		x.ask(RuleDynamic, "`%s`: %s targets a path only known at run time (rule dynamic). Write the path literally.", c.Source, what)
+	}
+}
+
+// chdir checks cd/pushd targets and directory options.
+func (x *check) chdir(c *analysis.Command) {
+	for _, d := range c.Chdir {
+		pl := x.placeOf(d)
+		if pl == outside || pl == device {
+			x.deny(RuleConfinement, "`%s` would work in %s, outside the project root %s (rule confinement). Stay inside the project; use paths relative to it.", c.Source, d, x.root)
+		}
+	}
+	if c.ChdirUnknown {
+		x.ask(RuleDynamic, "`%s` changes to a directory only known at run time (rule dynamic). Use a literal path inside the project.", c.Source)
+	}
+}
+
+// remoteCode denies a shell or interpreter that runs what a network client fetched.
+func (x *check) remoteCode(c *analysis.Command) {
+	if !interpreters[c.Name] && !strings.HasPrefix(c.Name, "python") {
+		return
+	}
+	for _, i := range c.Feeds {
+		f := &x.a.Commands[i]
+		if f.Kind == analysis.Simple && !f.Dynamic && networkClients[f.Name] && !infoOnly(f) {
+			x.deny(RuleRemoteCode, "`%s` runs code fetched by `%s` (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, f.Source)
+			return
+		}
+	}
+}
+
+// infoOnly reports commands that only print their version or help.
+func infoOnly(c *analysis.Command) bool {
+	if len(c.Args) == 0 {
+		return false
+	}
+	for _, a := range c.Args {
+		switch a {
+		case "--version", "-V", "--help", "-h", "version", "help":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// writesMoreArgs reports whether arguments appended at run time (xargs) would
+// be paths the command changes.
+func writesMoreArgs(c *analysis.Command) bool {
+	f := writers[c.Name]
+	if f == nil {
+		return false
+	}
+	const probe = "\x00more"
+	probed := *c
+	probed.Args = append(append([]string(nil), c.Args...), probe)
+	probed.Flags = append(append([]analysis.ArgFlag(nil), c.Flags...), 0)
+	for _, t := range f(&probed) {
+		if t.path == probe {
+			return true
+		}
+	}
+	return false
+}

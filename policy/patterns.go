@@ -1,0 +1,126 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/shellgate/shellgate/analysis"
+)
+
+// pattern is a user rule: a command prefix matched token by token after
+// unwrapping. A trailing "*" matches any number of arguments, even none;
+// any other token is a glob for exactly one word.
+type pattern struct {
+	src    string
+	tokens []string
+	rest   bool
+}
+
+func compile(kind string, ps []string) ([]pattern, error) {
+	out := make([]pattern, 0, len(ps))
+	for _, p := range ps {
+		toks := strings.Fields(p)
+		if len(toks) == 0 {
+			return nil, fmt.Errorf("policy: empty %s pattern", kind)
+		}
+		pt := pattern{src: p}
+		if toks[len(toks)-1] == "*" && len(toks) > 1 {
+			pt.rest = true
+			toks = toks[:len(toks)-1]
+		}
+		for _, t := range toks {
+			if _, err := path.Match(t, ""); err != nil {
+				return nil, fmt.Errorf("policy: malformed %s pattern %q: token %q: %v", kind, p, t, err)
+			}
+		}
+		pt.tokens = toks
+		out = append(out, pt)
+	}
+	return out, nil
+}
+
+// match reports whether c matches p, and whether the match depends on an
+// argument only known at run time.
+func (p pattern) match(c *analysis.Command) (matched, uncertain bool) {
+	if c.Kind != analysis.Simple || c.Dynamic && p.tokens[0] != "*" {
+		return false, false
+	}
+	name := c.Name
+	if strings.Contains(p.tokens[0], "/") {
+		name = c.Path
+	}
+	if ok, _ := path.Match(p.tokens[0], name); !ok {
+		return false, false
+	}
+	rest := p.tokens[1:]
+	if len(c.Args) < len(rest) || !p.rest && len(c.Args) != len(rest) && !c.MoreArgs {
+		return false, false
+	}
+	for i, t := range rest {
+		if c.Flags[i]&analysis.ArgDynamic != 0 {
+			uncertain = true
+			continue
+		}
+		if ok, _ := path.Match(t, c.Args[i]); !ok {
+			return false, false
+		}
+	}
+	return true, uncertain
+}
+
+// userRules applies the user's deny and ask patterns to the command being
+// judged and reports whether an allow pattern matches it.
+func (x *check) userRules(c *analysis.Command) (allowed bool) {
+	for _, p := range x.e.deny {
+		if ok, unsure := p.match(c); ok {
+			if unsure {
+				x.ask(RuleUserDeny, "`%s` may match the deny rule %q once its variables are expanded (rule user.deny). Write the arguments out literally.", c.Source, p.src)
+			} else {
+				x.deny(RuleUserDeny, "`%s` matches the project's deny rule %q (rule user.deny). Do it another way or ask the user.", c.Source, p.src)
+			}
+		}
+	}
+	for _, p := range x.e.ask {
+		if ok, _ := p.match(c); ok {
+			x.ask(RuleUserAsk, "`%s` matches the project's ask rule %q (rule user.ask): the user must approve it.", c.Source, p.src)
+		}
+	}
+	for _, p := range x.e.allow {
+		if ok, unsure := p.match(c); ok && !unsure {
+			return true
+		}
+	}
+	return false
+}
+
+// multiCommand programs take a subcommand that belongs in a session key.
+var multiCommand = map[string]bool{
+	"git": true, "npm": true, "pnpm": true, "yarn": true, "go": true, "cargo": true, "docker": true,
+	"podman": true, "kubectl": true, "pip": true, "pip3": true, "systemctl": true, "brew": true,
+	"apt": true, "apt-get": true, "gh": true, "bun": true, "deno": true, "uv": true, "poetry": true,
+}
+
+// sessionKey is the prefix a user approves "for this session": "npm publish".
+func sessionKey(c *analysis.Command) string {
+	if c.Dynamic || c.Kind != analysis.Simple || c.Name == "" {
+		return ""
+	}
+	if !multiCommand[c.Name] {
+		return c.Name
+	}
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if strings.HasPrefix(a, "-") {
+			if (a == "-C" || a == "-c") && c.Name == "git" {
+				i++
+			}
+			continue
+		}
+		if c.Flags[i]&analysis.ArgDynamic != 0 {
+			return ""
+		}
+		return c.Name + " " + a
+	}
+	return c.Name
+}
