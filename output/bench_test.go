@@ -9,7 +9,7 @@ import (
 // BenchmarkCaptureThroughput streams text through a Capture in 64 KiB writes, as the
 // runner does, including the spill to disk. Target: ≥ 500 MB/s.
 func BenchmarkCaptureThroughput(b *testing.B) {
-	chunk := bytes.Repeat([]byte("2026-11-22T09:00:00Z INFO compiling package 042 of 317 ...\n"), 64<<10/60+1)[:64<<10]
+	chunk := filled(64<<10, "2026-11-22T09:00:00Z INFO compiling package 042 of 317 ...\n")
 	dir := b.TempDir()
 	const perCapture = 256 << 20 // a fresh Capture (and file) every 256 MiB
 	b.SetBytes(int64(len(chunk)))
@@ -25,24 +25,29 @@ func BenchmarkCaptureThroughput(b *testing.B) {
 	removeSpill(b, c.Close())
 }
 
-// BenchmarkCaptureInMemory is the same without a spill file: output within the limit.
+// BenchmarkCaptureInMemory fills a Capture up to the limit, as most commands do: no
+// spill file, one Text built at Close.
 func BenchmarkCaptureInMemory(b *testing.B) {
 	chunk := bytes.Repeat([]byte("short line of output\n"), 40) // 840 B
-	b.SetBytes(int64(len(chunk)))
+	writes := DefaultLimit / len(chunk)
+	dir := b.TempDir()
+	b.SetBytes(int64(writes * len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {
-		c := New(Options{SpillDir: b.TempDir()})
-		for range DefaultLimit / len(chunk) {
+		c := New(Options{SpillDir: dir})
+		for range writes {
 			c.Write(chunk)
 		}
-		c.Close()
+		if r := c.Close(); r.Truncated {
+			b.Fatal("truncated")
+		}
 	}
 }
 
 // BenchmarkCapture1GiB pushes 1 GiB through one Capture and reports the heap in use and
 // obtained from the OS afterwards: memory must stay bounded whatever the volume.
 func BenchmarkCapture1GiB(b *testing.B) {
-	chunk := bytes.Repeat([]byte("0123456789abcdef ten-gigabyte-logs-are-a-thing\n"), 64<<10/48+1)[:64<<10]
+	chunk := filled(64<<10, "0123456789abcdef ten-gigabyte-logs-are-a-thing\n")
 	dir := b.TempDir()
 	b.SetBytes(1 << 30)
 	var peakInuse, peakSys uint64

@@ -163,3 +163,8 @@ func fileSHA(t *testing.T, path string) [32]byte {
 	}
 	return [32]byte(h.Sum(nil))
 }
+
+// filled returns size bytes of line repeated (the last copy cut short).
+func filled(size int, line string) []byte {
+	return bytes.Repeat([]byte(line), size/len(line)+1)[:size]
+}

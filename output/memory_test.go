@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bytes"
 	"os"
 	"runtime"
 	"testing"
@@ -15,7 +14,7 @@ func TestCaptureMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 256 MiB")
 	}
-	chunk := bytes.Repeat([]byte("memory must not grow with output\n"), 64<<10/33+1)[:64<<10]
+	chunk := filled(64<<10, "memory must not grow with output\n")
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
