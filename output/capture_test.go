@@ -387,3 +387,13 @@ func TestCaptureNoAllocs(t *testing.T) {
 		t.Errorf("Write allocates %v times per call in the steady state", n)
 	}
 }
+
+func TestCaptureRelativeSpillDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	c := New(Options{SpillDir: "spill"})
+	c.Write([]byte("\x00"))
+	r := c.Close()
+	if r.SpillErr != nil || !filepath.IsAbs(r.SpillPath) {
+		t.Errorf("SpillPath = %q, SpillErr = %v; want an absolute path", r.SpillPath, r.SpillErr)
+	}
+}

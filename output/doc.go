@@ -1,7 +1,20 @@
 // Package output captures one output stream (stdout or stderr) of a command within a
-// memory bound: the envelope gets the head and tail of the text, and the complete
-// bytes go to a private spill file once they no longer fit, or when they look binary.
+// memory bound, for the envelope's data.stdout/stderr, truncated, binary and
+// full_output_path.
 //
 // The runner copies pipe bytes into a Capture with Write; when the command ends the
-// caller calls Close and puts the Result in the envelope.
+// caller calls Close and puts the Result in the envelope:
+//
+//   - Output within Options.Limit is kept exactly, and nothing touches the disk.
+//   - Past the limit, the first and last Limit/2 bytes are kept, cut at a nearby line
+//     boundary or else at a rune boundary, and joined by a marker line saying how many
+//     bytes were left out and where the complete output is: a spill file, created
+//     when the limit is first exceeded and capped at Options.SpillMax.
+//   - Output with a NUL byte in its first 8 KiB, or invalid UTF-8 in what is kept, is
+//     binary: it is never shown as text, and always spilled.
+//
+// Memory stays bounded (about Limit bytes) whatever the volume, and Write never
+// fails: a disk problem only means no spill file, reported in Result.SpillErr.
+// Spill files live in a private directory (mode 0700, files 0600, random names);
+// Sweep removes those past their retention.
 package output

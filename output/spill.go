@@ -75,6 +75,11 @@ func (s *spillFile) result() (path string, capped bool, err error) {
 // createSpill creates a new spill file <dir>/<random-id>.<name>.log, mode 0600, with
 // a name nobody can guess or pre-create.
 func createSpill(dir, name string) (*os.File, error) {
+	// The path goes into the envelope; relative to our cwd it would mean nothing there.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
