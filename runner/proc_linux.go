@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,10 +21,18 @@ func enlargePipe(w *os.File) {
 const pipeSize = 1 << 20
 
 type procStat struct {
-	state byte
-	pgrp  int
-	start uint64 // clock ticks since boot
+	state  byte
+	pgrp   int
+	flags  uint64
+	start  uint64 // clock ticks since boot
+	envEnd uint64 // 0 in a kernel thread, and in a process halfway through execve
 }
+
+// Process flags from <linux/sched.h>.
+const (
+	pfExiting = 0x00000004
+	pfKthread = 0x00200000
+)
 
 var statBufs = sync.Pool{New: func() any { b := make([]byte, 1024); return &b }}
 
@@ -55,14 +64,23 @@ func parseStat(b []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	pgrp, err1 := strconv.Atoi(string(f[2]))
-	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || len(f[0]) != 1 {
+	flags, err2 := strconv.ParseUint(string(f[6]), 10, 64)
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || len(f[0]) != 1 {
 		return procStat{}, false
 	}
-	return procStat{state: f[0][0], pgrp: pgrp, start: start}, true
+	st := procStat{state: f[0][0], pgrp: pgrp, flags: flags, start: start}
+	if len(f) > 47 { // env_end, Linux 3.5+
+		st.envEnd, _ = strconv.ParseUint(string(f[47]), 10, 64)
+	}
+	return st, true
 }
 
-func (st procStat) dead() bool { return st.state == 'Z' || st.state == 'X' }
+// dead reports a zombie, or a process already exiting (it has let go of its
+// memory, environment included, and will be a zombie in a moment).
+func (st procStat) dead() bool {
+	return st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0
+}
 
 // pids lists the numeric entries of /proc.
 func pids() []int {
@@ -121,7 +139,7 @@ func markedProcs(pattern []byte) []procID {
 		if pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		env, err := readEnviron(pid)
 		if err != nil || !(bytes.HasPrefix(env, pattern) || bytes.Contains(env, nulPattern)) {
 			continue
 		}
@@ -130,4 +148,23 @@ func markedProcs(pattern []byte) []procID {
 		}
 	}
 	return found
+}
+
+// readEnviron reads a process's initial environment. Halfway through execve a
+// process shows an empty one for a moment; that case is retried, so a descendant
+// that is exec'ing just as we look is not missed.
+func readEnviron(pid int) ([]byte, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	for range 50 {
+		env, err := os.ReadFile(path)
+		if err != nil || len(env) > 0 {
+			return env, err
+		}
+		st, ok := readStat(pid)
+		if !ok || st.dead() || st.flags&pfKthread != 0 || st.envEnd != 0 {
+			return env, nil // truly empty (env -i), a kernel thread, or gone
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return nil, nil
 }

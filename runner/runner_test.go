@@ -1,0 +1,340 @@
+//go:build unix
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes and reads of a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n.Add(int64(len(p))); return len(p), nil }
+
+func bash(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	return path
+}
+
+// newSupervisor returns a Supervisor closed at the end of the test.
+func newSupervisor(t testing.TB) *Supervisor {
+	s := NewSupervisor()
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// runScript runs script in bash and returns the result and both outputs.
+func runScript(t testing.TB, s *Supervisor, script string, spec Spec) (Result, string, string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	spec.Argv = []string{bash(t), "--noprofile", "--norc", "-c", script}
+	spec.Stdout, spec.Stderr = &stdout, &stderr
+	if spec.Timeout == 0 {
+		spec.Timeout = 30 * time.Second // a hang fails the test as TimedOut, not by hanging
+	}
+	res, err := s.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", script, err)
+	}
+	return res, stdout.String(), stderr.String()
+}
+
+func intp(i int) *int { return &i }
+
+func describe(code *int) string {
+	if code == nil {
+		return "nil"
+	}
+	return strconv.Itoa(*code)
+}
+
+func TestExitStatus(t *testing.T) {
+	s := newSupervisor(t)
+	tests := []struct {
+		script string
+		code   *int
+		signal string
+	}{
+		{"true", intp(0), ""},
+		{"false", intp(1), ""},
+		{"exit 3", intp(3), ""},
+		{"exit 255", intp(255), ""},
+		{"no-such-command-xyz", intp(127), ""},
+		{"kill -9 $$", nil, "SIGKILL"},
+		{"kill -TERM $$", nil, "SIGTERM"},
+		{"kill -INT $$", nil, "SIGINT"},
+		{"sh -c 'kill -9 $$'; exit $?", intp(137), ""}, // a child's death is an exit code of the shell
+	}
+	for _, tt := range tests {
+		t.Run(tt.script, func(t *testing.T) {
+			res, _, _ := runScript(t, s, tt.script, Spec{})
+			if describe(res.ExitCode) != describe(tt.code) || res.Signal != tt.signal {
+				t.Errorf("exit %s signal %q, want exit %s signal %q", describe(res.ExitCode), res.Signal, describe(tt.code), tt.signal)
+			}
+			if res.TimedOut || res.Cancelled || res.PID <= 0 {
+				t.Errorf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestOutputStreams(t *testing.T) {
+	s := newSupervisor(t)
+	res, stdout, stderr := runScript(t, s, `printf 'to out'; printf 'to err' >&2; printf '\n' >&1`, Spec{})
+	if stdout != "to out\n" || stderr != "to err" || *res.ExitCode != 0 {
+		t.Errorf("stdout %q stderr %q exit %s", stdout, stderr, describe(res.ExitCode))
+	}
+
+	// Exact byte counts, both streams busy at once, more than any pipe holds.
+	var out, errs counter
+	res, err := s.Run(context.Background(), Spec{
+		Argv:   []string{bash(t), "-c", "head -c 3000001 /dev/zero & head -c 2000003 /dev/urandom >&2; wait"},
+		Stdout: &out, Stderr: &errs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.n.Load() != 3000001 || errs.n.Load() != 2000003 || *res.ExitCode != 0 {
+		t.Errorf("got %d stdout and %d stderr bytes, exit %s; want 3000001 and 2000003, exit 0",
+			out.n.Load(), errs.n.Load(), describe(res.ExitCode))
+	}
+}
+
+func TestNilWritersDiscard(t *testing.T) {
+	s := newSupervisor(t)
+	res, err := s.Run(context.Background(), Spec{Argv: []string{bash(t), "-c", "head -c 1000000 /dev/zero; echo x >&2; exit 4"}})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 4 {
+		t.Errorf("res %+v err %v, want exit 4", res, err)
+	}
+}
+
+type failingWriter struct{ calls atomic.Int64 }
+
+func (f *failingWriter) Write([]byte) (int, error) {
+	f.calls.Add(1)
+	return 0, errors.New("disk full")
+}
+
+// A writer that fails must not leave the command blocked on a full pipe.
+func TestFailingWriterDoesNotBlock(t *testing.T) {
+	s := newSupervisor(t)
+	w := &failingWriter{}
+	res, err := s.Run(context.Background(), Spec{
+		Argv: []string{bash(t), "-c", "head -c 10000000 /dev/zero; echo done >&2"}, Stdout: w,
+		Timeout: 30 * time.Second,
+	})
+	if err != nil || res.TimedOut || *res.ExitCode != 0 {
+		t.Errorf("res %+v err %v", res, err)
+	}
+	if w.calls.Load() != 1 {
+		t.Errorf("writer called %d times after failing, want 1", w.calls.Load())
+	}
+}
+
+func TestStdinClosed(t *testing.T) {
+	s := newSupervisor(t)
+	res, stdout, _ := runScript(t, s, `read x; echo "read=$? x=[$x]"; cat; echo "cat=$?"`, Spec{})
+	if stdout != "read=1 x=[]\ncat=0\n" || res.TimedOut {
+		t.Errorf("stdout %q timed out %v", stdout, res.TimedOut)
+	}
+	if _, err := exec.LookPath("python3"); err == nil {
+		res, _, stderr := runScript(t, s, `python3 -c 'input()'`, Spec{})
+		if res.TimedOut || *res.ExitCode != 1 || !strings.Contains(stderr, "EOFError") {
+			t.Errorf("python input(): %+v stderr %q", res, stderr)
+		}
+	}
+}
+
+func TestNoControllingTerminal(t *testing.T) {
+	s := newSupervisor(t)
+	res, stdout, stderr := runScript(t, s, `: </dev/tty; echo "rc=$?"; echo "sid=$(ps -o sid= $$) pid=$$"`, Spec{})
+	if !strings.HasPrefix(stdout, "rc=1\n") || !strings.Contains(stderr, "No such device or address") {
+		t.Errorf("opening /dev/tty: stdout %q stderr %q", stdout, stderr)
+	}
+	// The shell leads its own session (and so its own process group).
+	var sid, pid int
+	fmt.Sscanf(strings.Join(strings.Fields(strings.SplitN(stdout, "\n", 2)[1]), " "), "sid=%d pid=%d", &sid, &pid)
+	if pid != res.PID || sid != res.PID {
+		t.Errorf("shell pid %d sid %d, want both %d (%q)", pid, sid, res.PID, stdout)
+	}
+}
+
+func TestDirAndEnv(t *testing.T) {
+	s := newSupervisor(t)
+	dir := t.TempDir()
+	res, stdout, _ := runScript(t, s, `pwd; echo "$ONLY"; echo "${HOME-unset}"; echo "$SHELLGATE_RUN"`,
+		Spec{Dir: dir, Env: []string{"ONLY=yes", "PATH=" + os.Getenv("PATH")}})
+	lines := strings.Split(stdout, "\n")
+	real, _ := filepath.EvalSymlinks(dir)
+	if len(lines) < 4 || (lines[0] != dir && lines[0] != real) || lines[1] != "yes" || lines[2] != "unset" ||
+		!strings.HasPrefix(lines[3], s.id+".") || *res.ExitCode != 0 {
+		t.Errorf("stdout %q", stdout)
+	}
+
+	t.Setenv("RUNNER_TEST_INHERITED", "inherited")
+	_, stdout, _ = runScript(t, s, `echo "$RUNNER_TEST_INHERITED"`, Spec{})
+	if stdout != "inherited\n" {
+		t.Errorf("nil Env: stdout %q, want the parent's environment", stdout)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	s := newSupervisor(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	os.WriteFile(plain, []byte("#!/bin/sh\necho hi\n"), 0o644)
+	sh := bash(t)
+	tests := []struct {
+		name string
+		spec Spec
+		is   error
+		says string
+	}{
+		{"program not in PATH", Spec{Argv: []string{"no-such-program-xyz"}}, fs.ErrNotExist, "no-such-program-xyz"},
+		{"missing path", Spec{Argv: []string{"/no/such/program"}}, fs.ErrNotExist, "/no/such/program"},
+		{"not executable", Spec{Argv: []string{plain}}, fs.ErrPermission, "permission denied"},
+		{"missing directory", Spec{Argv: []string{sh, "-c", "true"}, Dir: filepath.Join(dir, "gone")}, fs.ErrNotExist, "working directory"},
+		{"directory is a file", Spec{Argv: []string{sh, "-c", "true"}, Dir: plain}, nil, "not a directory"},
+		{"empty argv", Spec{}, nil, "empty argv"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.Run(context.Background(), tt.spec)
+			if err == nil {
+				t.Fatalf("started: %+v", res)
+			}
+			var se *StartError
+			if !errors.As(err, &se) {
+				t.Errorf("err %T %v, want *StartError", err, err)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err %v, want errors.Is %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("err %q does not say %q", err, tt.says)
+			}
+		})
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := s.Run(ctx, Spec{Argv: []string{sh, "-c", "true"}}); !errors.Is(err, context.Canceled) || !res.Cancelled {
+		t.Errorf("cancelled before start: %+v %v", res, err)
+	}
+
+	closed := NewSupervisor()
+	closed.Close()
+	if _, err := closed.Run(context.Background(), Spec{Argv: []string{sh, "-c", "true"}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: err %v, want ErrClosed", err)
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	s := newSupervisor(t)
+	sh := bash(t)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			var out syncBuffer
+			script := fmt.Sprintf("for j in 1 2 3; do echo %d-$j; done; sleep 0.0%d; exit %d", i, i, i)
+			res, err := s.Run(context.Background(), Spec{Argv: []string{sh, "-c", script}, Stdout: &out, Timeout: 30 * time.Second})
+			want := fmt.Sprintf("%d-1\n%d-2\n%d-3\n", i, i, i)
+			if err != nil || res.ExitCode == nil || *res.ExitCode != i || out.String() != want {
+				t.Errorf("run %d: %+v %v %q", i, res, err, out.String())
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// After the shell exits, output written by a background process that still holds
+// the pipe reaches the writer only during Drain, and never after Run returns.
+func TestDrainStopsAtDeadline(t *testing.T) {
+	s := newSupervisor(t)
+	var out syncBuffer
+	res, err := s.Run(context.Background(), Spec{
+		Argv:   []string{bash(t), "-c", "(sleep 0.02; echo soon; sleep 0.5; echo late) & echo now"},
+		Stdout: &out, Drain: 200 * time.Millisecond, Timeout: 30 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "now\nsoon\n" {
+		t.Errorf("stdout at return %q, want %q", got, "now\nsoon\n")
+	}
+	if len(res.BackgroundPIDs) == 0 {
+		t.Errorf("no background PIDs reported: %+v", res)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if got := out.String(); got != "now\nsoon\n" {
+		t.Errorf("writer touched after Run returned: %q", got)
+	}
+}
+
+// Output of a command whose process group is empty at exit is read to the end,
+// even though the writer is slow.
+func TestSlowWriterGetsEverything(t *testing.T) {
+	s := newSupervisor(t)
+	w := &slowCounter{delay: 20 * time.Millisecond}
+	res, err := s.Run(context.Background(), Spec{
+		Argv:   []string{bash(t), "-c", "head -c 3000000 /dev/zero"},
+		Stdout: w, Drain: 10 * time.Millisecond,
+	})
+	if err != nil || *res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if w.n.Load() != 3000000 {
+		t.Errorf("got %d bytes, want 3000000", w.n.Load())
+	}
+}
+
+type slowCounter struct {
+	counter
+	delay time.Duration
+}
+
+func (s *slowCounter) Write(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	return s.counter.Write(p)
+}
+
+var _ io.Writer = (*slowCounter)(nil)
