@@ -89,13 +89,13 @@ func (w *walker) pos(n syntax.Node) Pos {
 	if w.outer != nil {
 		return *w.outer
 	}
-	p := n.Pos()
+	p := start(n)
 	return Pos{Line: int(p.Line()), Col: int(p.Col())}
 }
 
 // text is the source of n in the string being walked.
 func (w *walker) text(n syntax.Node) string {
-	s, e := n.Pos(), n.End()
+	s, e := start(n), n.End()
 	if !s.IsValid() || !e.IsValid() {
 		return ""
 	}
@@ -104,6 +104,19 @@ func (w *walker) text(n syntax.Node) string {
 		return ""
 	}
 	return w.src[so:eo]
+}
+
+// start is where n begins. A statement's own position can be off (the parser
+// places "coproc CMD"'s inner statement at its first argument), so take the
+// earlier of it and its command's.
+func start(n syntax.Node) syntax.Pos {
+	p := n.Pos()
+	if s, ok := n.(*syntax.Stmt); ok && s.Cmd != nil {
+		if q := s.Cmd.Pos(); q.IsValid() && (!p.IsValid() || q.Offset() < p.Offset()) {
+			p = q
+		}
+	}
+	return p
 }
 
 func (w *walker) find(k FindingKind, n syntax.Node, detail string) {
@@ -196,16 +209,21 @@ func (w *walker) command(s *syntax.Stmt) (ok, fail dirs) {
 		w.cwd = all
 		return all, all
 	case *syntax.ForClause:
-		w.cond++
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
 			w.words(l.Items)
+			w.cond++
 			w.unknownVar(l.Name.Value)
 		case *syntax.CStyleLoop:
-			for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+			// The initialiser and the first test always run; the rest may not.
+			for _, e := range []syntax.ArithmExpr{l.Init, l.Cond} {
 				if e != nil {
 					w.arith(e)
 				}
+			}
+			w.cond++
+			if l.Post != nil {
+				w.arith(l.Post)
 			}
 		}
 		x, y := w.stmts(c.Do)

@@ -110,22 +110,23 @@ func (x *check) redirects(c *analysis.Command) {
 		if r.Dynamic {
 			f = analysis.ArgDynamic
 		}
-		x.writeTo(c, r.Target, f, "the redirection "+r.Op+" "+r.Target)
+		x.writeTo(c, r.Target, f, "the redirection "+r.Op)
 	}
 }
 
-// writeTo judges one path that c writes or changes.
-func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, what string) {
+// writeTo judges one path that c writes or changes; who names what writes it
+// ("rm", "the redirection > f", "the symlink").
+func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who string) {
 	pl, resolved := x.where(c, p, f)
 	switch pl {
 	case device:
-		x.deny(RuleCatastrophic, "`%s`: %s writes to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, what, resolved)
+		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, resolved)
 	case outside:
-		x.deny(RuleConfinement, "`%s`: %s changes %s, outside the project root %s (rule confinement). Keep changes inside the project, or use the temp dir.", c.Source, what, resolved, x.root)
+		x.deny(RuleConfinement, "`%s`: %s would change %s, outside the project root %s (rule confinement). Keep changes inside the project, or use the temp dir.", c.Source, who, resolved, x.root)
 	case protected:
-		x.ask(RuleProtected, "`%s`: %s writes %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, what, resolved)
+		x.ask(RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
 	case unknown:
-		x.ask(RuleDynamic, "`%s`: %s targets a path only known at run time (rule dynamic). Write the path literally.", c.Source, what)
+		x.ask(RuleDynamic, "`%s`: %s would change %s, a path only known at run time (rule dynamic). Write the path literally.", c.Source, who, p)
 	}
 }
 

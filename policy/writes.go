@@ -116,7 +116,6 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"truncate":  allOperands(opts{short: "sr", long: []string{"--size", "--reference"}}),
 	"tee":       allOperands(opts{long: []string{"--output-error"}}),
 	"mv":        allOperands(opts{short: "tS", long: []string{"--target-directory", "--suffix"}}),
-	"ln":        allOperands(opts{short: "tS", long: []string{"--target-directory", "--suffix"}}),
 	"sponge":    allOperands(opts{}),
 	"gofmt":     onlyWith("-w", allOperands(opts{short: "r", long: nil})),
 	"goimports": onlyWith("-w", allOperands(opts{short: "l", long: []string{"-local"}})),
@@ -126,6 +125,13 @@ var writers = map[string]func(c *analysis.Command) []target{
 	},
 	"install": func(c *analysis.Command) []target {
 		return lastOrDir(c, operands(c, opts{short: "mogSt", long: []string{"--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program"}}))
+	},
+	"ln": func(c *analysis.Command) []target {
+		o := opts{short: "tS", long: []string{"--target-directory", "--suffix"}}
+		if isSymbolic(c) {
+			return lastOrDir(c, operands(c, o))
+		}
+		return allOperands(o)(c) // a hard link to a file outside lets it be written
 	},
 	"chmod":  modeFirst(opts{}),
 	"chown":  modeFirst(opts{long: []string{"--from"}}),
@@ -392,7 +398,7 @@ func (x *check) writes(c *analysis.Command) {
 		return
 	}
 	for _, t := range f(c) {
-		x.writeTo(c, t.path, t.flag, c.Name+" of "+t.path)
+		x.writeTo(c, t.path, t.flag, c.Name)
 	}
 	if c.Name == "ln" && isSymbolic(c) {
 		x.symlinkTargets(c)
@@ -426,6 +432,6 @@ func (x *check) symlinkTargets(c *analysis.Command) {
 			}
 			t = dir + "/" + t
 		}
-		x.writeTo(c, t, c.Flags[i], "the symlink target "+c.Args[i])
+		x.writeTo(c, t, c.Flags[i], "a symlink to "+c.Args[i])
 	}
 }
