@@ -74,7 +74,7 @@ const quietLimit = 2 * time.Second
 
 // collect waits for the pumps to reach EOF after the shell exited. While the
 // process group still has members (busy) it waits at most d; otherwise it waits
-// until output stops arriving for d, or quietLimit. Pumps still open then are
+// until no output has arrived for d, or quietLimit. Pumps still open then are
 // detached and kept by the supervisor, reading and discarding, so that a
 // background process writing to them neither blocks nor gets SIGPIPE.
 func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
@@ -87,7 +87,7 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
 	}
 	tick := time.NewTimer(d)
 	defer tick.Stop()
-	last := totalRead(pumps)
+	idle := make([]idleWatch, len(pumps))
 	for {
 		var c [2]<-chan struct{}
 		pending := 0
@@ -108,11 +108,15 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
 		case <-tick.C:
 		}
 		now := time.Now()
-		total := totalRead(pumps)
-		if !now.Before(end) || stalled(pumps) && total == last {
+		allIdle := true
+		for i, p := range pumps {
+			if !idle[i].check(p) {
+				allIdle = false
+			}
+		}
+		if !now.Before(end) || allIdle {
 			break
 		}
-		last = total
 		tick.Reset(min(d, end.Sub(now)))
 	}
 	for _, p := range pumps {
@@ -123,23 +127,21 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
 	}
 }
 
-func totalRead(pumps []*pump) int64 {
-	var n int64
-	for _, p := range pumps {
-		n += p.total.Load()
-	}
-	return n
+// idleWatch tells whether a pump has been waiting for data, in one and the same
+// Read call with nothing in the pipe, since the previous check.
+type idleWatch struct {
+	reads   uint64
+	waiting bool
 }
 
-// stalled reports whether every unfinished pump is waiting for data, as opposed
-// to handing data to a slow writer.
-func stalled(pumps []*pump) bool {
-	for _, p := range pumps {
-		if !p.finished() && !p.reading.Load() {
-			return false
-		}
+func (w *idleWatch) check(p *pump) bool {
+	if p.finished() {
+		return true
 	}
-	return true
+	reads, waiting := p.reads.Load(), p.reading.Load() && unread(p.r) == 0
+	idle := w.waiting && waiting && reads == w.reads
+	w.reads, w.waiting = reads, waiting
+	return idle
 }
 
 func (s *Supervisor) adopt(p *pump) {

@@ -8,7 +8,10 @@ import (
 
 func enlargePipe(*os.File) {}
 
-const zombie = 5 // SZOMB in <sys/proc.h>
+const (
+	zombie   = 5          // SZOMB in <sys/proc.h>
+	fionread = 0x4004667f // FIONREAD in <sys/filio.h>
+)
 
 func startOf(k *unix.KinfoProc) uint64 {
 	t := k.Proc.P_starttime
@@ -49,3 +52,12 @@ func liveOf(pgid int, ms []procID) []procID {
 // markedProcs finds nothing on macOS: reading another process's environment needs
 // KERN_PROCARGS2 parsing, not done yet, so escaped descendants are not found.
 func markedProcs([]byte) []procID { return nil }
+
+// unread returns the number of bytes waiting in a pipe, or 0 if unknown.
+func unread(f *os.File) int {
+	n := 0
+	if raw, err := f.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), fionread) })
+	}
+	return n
+}

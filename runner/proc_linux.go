@@ -168,3 +168,12 @@ func readEnviron(pid int) ([]byte, error) {
 	}
 	return nil, nil
 }
+
+// unread returns the number of bytes waiting in a pipe, or 0 if unknown.
+func unread(f *os.File) int {
+	n := 0
+	if raw, err := f.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	}
+	return n
+}

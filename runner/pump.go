@@ -24,8 +24,9 @@ type pump struct {
 	w        io.Writer  // nil once detached
 	writeErr error
 
-	total   atomic.Int64 // bytes read so far
-	reading atomic.Bool  // blocked in Read, i.e. waiting for a writer
+	total   atomic.Int64  // bytes read so far
+	reads   atomic.Uint64 // Read calls started; tells one long wait from many short ones
+	reading atomic.Bool   // inside Read, i.e. waiting for a writer or about to get data
 }
 
 func startPump(r *os.File, w io.Writer) *pump {
@@ -41,6 +42,7 @@ func (p *pump) run() {
 	defer bufPool.Put(bp)
 	buf := *bp
 	for {
+		p.reads.Add(1)
 		p.reading.Store(true)
 		n, err := p.r.Read(buf)
 		p.reading.Store(false)
