@@ -106,6 +106,8 @@ type Command struct {
 	PipedOut   bool   `json:"-"`
 	Background bool   `json:"background,omitempty"`
 	Func       string `json:"func,omitempty"` // the enclosing function, if any
+
+	varsDone bool // the command-valued assignments were analysed with a wrapper
 }
 
 // Assignment is NAME=value.

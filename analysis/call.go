@@ -38,7 +38,7 @@ func (w *walker) call(s *syntax.Stmt, c *syntax.CallExpr) (ok, fail dirs) {
 			}
 		}
 		w.emit(cmd)
-		w.commandVars(cmd.Assigns, cmd.Pos)
+		w.commandVars(cmd.Assigns, cmd.Pos, cmd.Via)
 		return in, in
 	}
 	cmd.setWords(args)
@@ -238,6 +238,6 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 	cmd.Redirects, _ = w.redirects(s.Redirs)
 	cmd.Feeds = append(append([]int(nil), w.feeds...), span(start, len(w.res.Commands))...)
 	w.emit(cmd)
-	w.commandVars(cmd.Assigns, cmd.Pos)
+	w.commandVars(cmd.Assigns, cmd.Pos, cmd.Via)
 	return in, in
 }

@@ -68,7 +68,7 @@ func (w *walker) execOptions(idx int, key string, args []string, flags []ArgFlag
 				continue
 			}
 			if v != "" {
-				w.nested(v, key+" "+name, c.Pos, true, nil)
+				w.nestedVia(v, key+" "+name, c.Pos, c.Via, true, nil)
 			}
 		}
 	}

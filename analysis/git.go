@@ -62,7 +62,7 @@ func (w *walker) gitValue(c Command, key, val string) {
 	if !GitKeyRunsCommand(key, val) {
 		return
 	}
-	w.nested(strings.TrimPrefix(val, "!"), "git -c "+key, c.Pos, true, nil)
+	w.nestedVia(strings.TrimPrefix(val, "!"), "git -c "+key, c.Pos, c.Via, true, nil)
 }
 
 // gitConfigSet follows "git config [options] [set] KEY VALUE".
@@ -172,5 +172,5 @@ func (w *walker) gitSubmoduleForeach(idx, from int) {
 		w.findAt(FindEval, c, "git submodule foreach runs a command only known at run time")
 		return
 	}
-	w.nested(strings.Join(c.Args[i:], " "), "git submodule foreach", c.Pos, true, nil)
+	w.nestedVia(strings.Join(c.Args[i:], " "), "git submodule foreach", c.Pos, c.Via, true, nil)
 }

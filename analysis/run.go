@@ -9,7 +9,9 @@ import (
 func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	in := w.cwd
 	idx := w.emit(c)
-	w.commandVars(c.Assigns, c.Pos)
+	if !c.varsDone {
+		w.commandVars(c.Assigns, c.Pos, c.Via)
+	}
 	if c.Dynamic {
 		return in, in
 	}
@@ -27,13 +29,13 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		return w.cd(idx)
 	case "eval":
 		if allStatic(c.Flags) {
-			return w.nested(strings.Join(c.Args, " "), "eval", c.Pos, false, nil)
+			return w.nestedVia(strings.Join(c.Args, " "), "eval", c.Pos, c.Via, false, nil)
 		}
 		w.findAt(FindEval, c, "eval of text only known at run time")
 	case "source", ".":
 		if len(c.Args) > 0 && (c.Args[0] == "/dev/stdin" || c.Args[0] == "/proc/self/fd/0") && stdin.present {
 			if stdin.known {
-				return w.nested(stdin.text, c.Name, c.Pos, false, nil)
+				return w.nestedVia(stdin.text, c.Name, c.Pos, c.Via, false, nil)
 			}
 			w.findAt(FindEval, c, c.Name+" of input only known at run time")
 		}
@@ -49,7 +51,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 				w.findAt(FindAlias, c, "alias "+name+" is only known at run time")
 				continue
 			}
-			w.nested(val, "alias "+name, c.Pos, true, nil)
+			w.nestedVia(val, "alias "+name, c.Pos, c.Via, true, nil)
 		}
 	case "hash":
 		for _, a := range c.Args {
@@ -106,6 +108,7 @@ func inner(c *Command, from int, label string) Command {
 		PipedOut:  c.PipedOut,
 		Via:       append(append([]string(nil), c.Via...), label),
 		MoreArgs:  c.MoreArgs,
+		varsDone:  true,
 	}
 	in.Path = c.Args[from]
 	in.Dynamic = c.Flags[from]&(ArgDynamic|ArgGlob) != 0
@@ -121,6 +124,11 @@ func inner(c *Command, from int, label string) Command {
 // would run. A new shell starts with its own directory and variables (only
 // seed, the assignments it inherits, are known); eval and trap run in this one.
 func (w *walker) nested(text, label string, at Pos, newShell bool, seed []Assignment) (ok, fail dirs) {
+	return w.nestedVia(text, label, at, w.via, newShell, seed)
+}
+
+// nestedVia is nested for a string found in a command that wrappers put in via.
+func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell bool, seed []Assignment) (ok, fail dirs) {
 	in := w.cwd
 	if w.depth >= maxDepth {
 		w.res.Findings = append(w.res.Findings, Finding{Kind: FindDepth, Pos: at, Source: text,
@@ -138,7 +146,7 @@ func (w *walker) nested(text, label string, at Pos, newShell bool, seed []Assign
 	if outer == nil {
 		w.outer = &at
 	}
-	w.via = append(append([]string(nil), via...), label)
+	w.via = append(append([]string(nil), base...), label)
 	if newShell {
 		w.subshell(func() {
 			w.vars = nil
@@ -170,7 +178,7 @@ var CommandVars = map[string]bool{
 }
 
 // commandVars analyses the values of assignments that are commands.
-func (w *walker) commandVars(as []Assignment, at Pos) {
+func (w *walker) commandVars(as []Assignment, at Pos, via []string) {
 	for _, a := range as {
 		if !CommandVars[a.Name] {
 			continue
@@ -184,6 +192,6 @@ func (w *walker) commandVars(as []Assignment, at Pos) {
 		if a.Name == "LESSOPEN" || a.Name == "LESSCLOSE" {
 			v = strings.TrimLeft(v, "|-")
 		}
-		w.nested(v, a.Name, at, true, nil)
+		w.nestedVia(v, a.Name, at, via, true, nil)
 	}
 }

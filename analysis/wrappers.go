@@ -70,7 +70,7 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 					w.findAt(FindEval, c, c.Name+" -"+string(o)+" runs a command only known at run time")
 					continue
 				}
-				w.nested(v, c.Name+" -"+string(o), c.Pos, true, nil)
+				w.nestedVia(v, c.Name+" -"+string(o), c.Pos, c.Via, true, nil)
 			}
 			if len(vals) > 0 {
 				return in, in
@@ -103,7 +103,7 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 			w.findAt(FindEval, c, "watch runs a command only known at run time")
 			return in, in
 		}
-		return w.nested(strings.Join(c.Args[i:], " "), "watch", c.Pos, true, nil)
+		return w.nestedVia(strings.Join(c.Args[i:], " "), "watch", c.Pos, c.Via, true, nil)
 	}
 	if c.Name == "time" {
 		if vals, at := optValues(c.Args[:i], 'o', "--output"); len(vals) > 0 {
@@ -167,7 +167,7 @@ loop:
 				return in, in
 			}
 			rest := append([]string{s}, c.Args[i+1:]...)
-			return w.nested(strings.Join(rest, " "), "env -S", c.Pos, true, assigns)
+			return w.nestedVia(strings.Join(rest, " "), "env -S", c.Pos, c.Via, true, assigns)
 		case len(a) > 1 && a[0] == '-':
 			i++
 		case strings.Contains(a, "=") && isName(a[:strings.IndexByte(a, '=')]):
@@ -180,7 +180,7 @@ loop:
 	}
 	cc := &w.res.Commands[idx]
 	cc.Assigns = append(append([]Assignment(nil), cc.Assigns...), assigns...)
-	w.commandVars(assigns, c.Pos)
+	w.commandVars(assigns, c.Pos, c.Via)
 	if i >= len(c.Args) {
 		return in, in
 	}
@@ -304,7 +304,7 @@ func (w *walker) trap(c Command) {
 		w.findAt(FindTrap, c, "trap runs text only known at run time")
 		return
 	}
-	w.nested(c.Args[i], "trap", c.Pos, false, nil)
+	w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
 }
 
 // shell follows bash -c STRING and a shell reading a here-document.
@@ -348,11 +348,11 @@ loop:
 			w.findAt(FindEval, c, label+" runs a command only known at run time")
 			return in, in
 		}
-		w.nested(c.Args[i], label, c.Pos, true, seed)
+		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
 	case i < len(c.Args) && !stdinFlag:
 		// runs a script file
 	case stdin.present && stdin.known:
-		w.nested(stdin.text, c.Name+" <<<", c.Pos, true, seed)
+		w.nestedVia(stdin.text, c.Name+" <<<", c.Pos, c.Via, true, seed)
 	case stdin.present:
 		w.findAt(FindStdinShell, c, c.Name+" reads commands from input only known at run time")
 	case len(c.Feeds) > 0:

@@ -1,0 +1,335 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// summary renders what a command runs: "rm -f x", with wrappers as "[env] rm".
+func summary(c Command) string {
+	s := c.Name
+	if c.Dynamic {
+		s = "<dynamic:" + c.Path + ">"
+	}
+	if c.Kind == Assign && c.Name != "" {
+		return c.Name + " " + strings.Join(c.Args, " ")
+	}
+	if c.Kind == Assign && c.Name == "" {
+		var as []string
+		for _, a := range c.Assigns {
+			as = append(as, a.Name+"="+a.Value)
+		}
+		s = strings.Join(as, " ")
+	}
+	if c.Kind == Redirs {
+		s = "<redirects>"
+	}
+	if len(c.Args) > 0 && c.Kind != Assign {
+		s += " " + strings.Join(c.Args, " ")
+	}
+	if len(c.Via) > 0 {
+		s = "[" + strings.Join(c.Via, ",") + "] " + s
+	}
+	return s
+}
+
+func TestAnalyzeExtractsEveryCommand(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{"git status", []string{"git status"}},
+		{"a; b && c || d\ne", []string{"a", "b", "c", "d", "e"}},
+		{"a | b |& c", []string{"a", "b", "c"}},
+		{"(a; { b; })", []string{"a", "b"}},
+		{"echo $(a) `b` <(c) >(d)", []string{"a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"}},
+		{"cat <<EOF\n$(a)\nEOF", []string{"a", "cat"}},
+		{"cat <<'EOF'\n$(a)\nEOF", []string{"cat"}},
+		{"f() { a; }; f", []string{"a", "f"}},
+		{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
+		{"for x in $(a); do b; done; while c; do d; done; until e; do :; done", []string{"a", "b", "c", "d", "e", ":"}},
+		{"case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}},
+		{"[[ -f $(a) ]]", []string{"a"}},
+		{"echo $(( $(a) + 1 ))", []string{"a", "echo $(( $(a) + 1 ))"}},
+		{"export X=$(a); local Y=$(b)", []string{"a", "export X=$(a)", "b", "local Y=$(b)"}},
+		{"a[$(b)]=1", []string{"b", "a=1"}},
+		{"echo ${x:-$(a)}", []string{"a", "echo ${x:-$(a)}"}},
+		{"coproc a", []string{"a"}},
+		{"time a", []string{"a"}},
+		{"! a", []string{"a"}},
+		// Quote removal and normalisation.
+		{`'r''m' "x" \y`, []string{"rm x y"}},
+		{`\rm -r\f z`, []string{"rm -rf z"}},
+		{"/usr/bin/rm x", []string{"rm x"}},
+		{`$'\x72\x6d' x`, []string{"rm x"}},
+		{"r$()m x", []string{"rm x"}},
+		{"r\\\nm x", []string{"rm x"}},
+		{"a=r; b=m; $a$b x", []string{"a=r", "b=m", "rm x"}},
+		{"echo {a,b}c", []string{"echo ac bc"}},
+		// Dynamic command names.
+		{"$x y", []string{"<dynamic:$x> y"}},
+		{"$(a) y", []string{"a", "<dynamic:$(a)> y"}},
+		{"r* y", []string{"<dynamic:r*> y"}},
+		// Wrappers.
+		{"env -i A=1 /usr/bin/rm x", []string{"env -i A=1 /usr/bin/rm x", "[env] rm x"}},
+		{"command rm x; builtin cd; exec rm y", []string{"command rm x", "[command] rm x", "builtin cd", "[builtin] cd", "exec rm y", "[exec] rm y"}},
+		{"nohup nice -n 5 ionice -c3 timeout -s KILL 5 stdbuf -o0 setsid rm x", []string{
+			"nohup nice -n 5 ionice -c3 timeout -s KILL 5 stdbuf -o0 setsid rm x",
+			"[nohup] nice -n 5 ionice -c3 timeout -s KILL 5 stdbuf -o0 setsid rm x",
+			"[nohup,nice] ionice -c3 timeout -s KILL 5 stdbuf -o0 setsid rm x",
+			"[nohup,nice,ionice] timeout -s KILL 5 stdbuf -o0 setsid rm x",
+			"[nohup,nice,ionice,timeout] stdbuf -o0 setsid rm x",
+			"[nohup,nice,ionice,timeout,stdbuf] setsid rm x",
+			"[nohup,nice,ionice,timeout,stdbuf,setsid] rm x"}},
+		{"sudo -u root rm x", []string{"sudo -u root rm x", "[sudo] rm x"}},
+		{"xargs -0 rm -f", []string{"xargs -0 rm -f", "[xargs] rm -f"}},
+		{"find . -name x -exec rm {} \\; -execdir sh -c 'a' \\;", []string{"find . -name x -exec rm {} ; -execdir sh -c a ;", "[find -exec] rm .", "[find -execdir] sh -c a", "[find -execdir,sh -c] a"}},
+		{"bash -c 'a; b'", []string{"bash -c a; b", "[bash -c] a", "[bash -c] b"}},
+		{"sh -ec 'a'", []string{"sh -ec a", "[sh -c] a"}},
+		{"sh <<< 'a'", []string{"sh", "[sh <<<] a"}},
+		{"eval 'a;' b", []string{"eval a; b", "[eval] a", "[eval] b"}},
+		{"trap 'a' EXIT", []string{"trap a EXIT", "[trap] a"}},
+		{"alias ll='a -l'", []string{"alias ll=a -l", "[alias ll] a -l"}},
+		{"git -c core.pager='a x' -c alias.y='!b' log", []string{"git -c core.pager=a x -c alias.y=!b log", "[git -c core.pager] a x", "[git -c alias.y] b"}},
+		{"GIT_EDITOR='a x' git commit", []string{"git commit", "[GIT_EDITOR] a x"}},
+		{"LESSOPEN='|a %s' less f", []string{"less f", "[LESSOPEN] a %s"}},
+		{"tar -xf t --to-command='a'", []string{"tar -xf t --to-command=a", "[tar --to-command] a"}},
+		{"flock f -c 'a'", []string{"flock f -c a", "[flock -c] a"}},
+		{"busybox su -c a", []string{"busybox su -c a", "[busybox] su -c a", "[busybox,su -c] a"}},
+		{"watch -n 1 a b", []string{"watch -n 1 a b", "[watch] a b"}},
+		{"git submodule foreach 'a'", []string{"git submodule foreach a", "[git submodule foreach] a"}},
+		{"env -S 'a b'", []string{"env -S a b", "[env -S] a b"}},
+	}
+	for _, tt := range tests {
+		a, err := Analyze(tt.src, Options{Root: "/r", Home: "/h"})
+		if err != nil {
+			t.Errorf("%q: %v", tt.src, err)
+			continue
+		}
+		var got []string
+		for _, c := range a.Commands {
+			got = append(got, summary(c))
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%q:\n got  %q\n want %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+func TestAnalyzeFindings(t *testing.T) {
+	tests := []struct {
+		src  string
+		want FindingKind // "" for none
+	}{
+		{"eval \"$x\"", FindEval},
+		{"eval 'ls'", ""},
+		{"sh -c \"$(a)\"", FindEval},
+		{"trap \"$x\" EXIT", FindTrap},
+		{"trap - EXIT", ""},
+		{"alias a=\"$x\"", FindAlias},
+		{"x='a[$(b)]'; echo $((x))", FindArith},
+		{"x=5; echo $((x + 1))", ""},
+		{"for ((i=0; i<3; i++)); do :; done", ""},
+		{"echo $((RANDOM % 6))", ""},
+		{"let y", FindArith},
+		{"[[ $v -eq 1 ]]", FindArith},
+		{"echo ${x@P}", FindPrompt},
+		{"echo ${!x}", FindIndirect},
+		{"echo ${!pre*}", ""},
+		{":(){ :|:& };:", FindForkBomb},
+		{"f(){ f & f; }; f", FindForkBomb},
+		{"f(){ echo; }; f & f", ""},
+		{"curl x | sh", FindStdinShell},
+		{"hash -p /bin/rm ls", FindHash},
+		{"bash -c 'a \"'", FindParse},
+		{strings.Repeat("eval ", 3) + "x", ""},
+		{strings.Repeat("eval ", maxDepth+1) + "x", FindDepth},
+	}
+	for _, tt := range tests {
+		a, err := Analyze(tt.src, Options{Root: "/r"})
+		if err != nil {
+			t.Errorf("%q: %v", tt.src, err)
+			continue
+		}
+		var kinds []FindingKind
+		for _, f := range a.Findings {
+			kinds = append(kinds, f.Kind)
+		}
+		if tt.want == "" && len(kinds) > 0 || tt.want != "" && !containsKind(kinds, tt.want) {
+			t.Errorf("%q: findings %v, want %q", tt.src, kinds, tt.want)
+		}
+	}
+}
+
+func containsKind(ks []FindingKind, k FindingKind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAnalyzeParseErrors(t *testing.T) {
+	for _, src := range []string{"echo 'unclosed", "if true; then", "a |", "$(", "echo ${"} {
+		if _, err := Analyze(src, Options{}); err == nil {
+			t.Errorf("%q: no parse error", src)
+		}
+	}
+	if _, err := Analyze(strings.Repeat("a", MaxInput+1), Options{}); err == nil {
+		t.Error("oversized input: no error")
+	}
+}
+
+func kinds(a *Analysis) []FindingKind {
+	var ks []FindingKind
+	for _, f := range a.Findings {
+		ks = append(ks, f.Kind)
+	}
+	return ks
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestAnalyzeTracksDirectories follows cd through a line, with both outcomes of
+// every command that may fail.
+func TestAnalyzeTracksDirectories(t *testing.T) {
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	for _, d := range []string{"a/b", "sub"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.Symlink(filepath.Join(root, "a", "b"), filepath.Join(root, "link"))
+	tests := []struct {
+		src  string
+		last string // Dirs of the last command, relative to root, joined by ","; "?" unknown
+	}{
+		{"x", "."},
+		{"cd a && x", "a"},
+		{"cd a; cd b; x", "a/b,b,a,."}, // either cd may fail
+		{"cd a && cd ../sub && x", "sub"},
+		{"(cd a); x", "."},
+		{"cd a | x; y", "."},
+		{"cd a || cd sub; x", "a,sub,."},
+		{"cd nope || x", "."},
+		{"cd a; x", "a,."}, // cd may fail
+		{"cd link && x", "a/b"},
+		{"cd $D && x", "?"},
+		{"cd && x", "HOME"},
+		{"f(){ cd a; }; f; x", "?"},
+		{"pushd a && x", "a"},
+		{"if true; then cd a; fi && x", "a,."},
+		{"env -C a x", "a"},
+		{"echo $(cd a); x", "."},
+	}
+	for _, tt := range tests {
+		a, err := Analyze(tt.src, Options{Root: root, Dir: root, Home: filepath.Join(root, "sub")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Commands[len(a.Commands)-1]
+		var got []string
+		for _, d := range c.Dirs {
+			rel, _ := filepath.Rel(root, d)
+			if rel == "sub" && strings.Contains(tt.src, "cd &&") {
+				rel = "HOME"
+			}
+			got = append(got, rel)
+		}
+		g := strings.Join(got, ",")
+		if c.Dirs == nil {
+			g = "?"
+		}
+		if g != tt.last {
+			t.Errorf("%q: last command runs in %q, want %q", tt.src, g, tt.last)
+		}
+	}
+}
+
+func TestAnalyzeCdTargets(t *testing.T) {
+	tests := []struct {
+		src     string
+		target  string
+		unknown bool
+	}{
+		{"cd /", "/", false},
+		{"cd ..", "/", false},
+		{"cd", "/h", false},
+		{"cd ~/x", "/h/x", false},
+		{"OLDPWD=/o; cd -", "/o", false},
+		{"OLDPWD=/o; cd ~-", "/o", false},
+		{"cd -", "", true},
+		{"cd \"$1\"", "", true},
+		{"cd $(dirname $PWD)", "", true},
+		{"CDPATH=/o; cd x", "", true},
+		{"git -C /o status", "/o", false},
+		{"make -C /o", "/o", false},
+		{"tar -C /o -xf t", "/o", false},
+		{"npm --prefix /o test", "/o", false},
+		{"go -C /o build", "/o", false},
+	}
+	for _, tt := range tests {
+		a, err := Analyze(tt.src, Options{Root: "/r", Dir: "/r", Home: "/h", Resolve: func(p string) string { return filepath.Clean(p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		for _, c := range a.Commands {
+			if len(c.Chdir) > 0 || c.ChdirUnknown {
+				found = true
+				if c.ChdirUnknown != tt.unknown || !tt.unknown && (len(c.Chdir) != 1 || c.Chdir[0] != tt.target) {
+					t.Errorf("%q: chdir %v unknown=%v, want %q unknown=%v", tt.src, c.Chdir, c.ChdirUnknown, tt.target, tt.unknown)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q: no directory change recorded", tt.src)
+		}
+	}
+}
+
+func TestAnalyzeFeeds(t *testing.T) {
+	a, err := Analyze("curl x | tee f | sh; bash <(wget y); python3 -c \"$(curl z)\"", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := map[string][]string{}
+	for _, c := range a.Commands {
+		for _, i := range c.Feeds {
+			feeds[c.Name] = append(feeds[c.Name], a.Commands[i].Name)
+		}
+	}
+	for consumer, producer := range map[string]string{"sh": "curl", "bash": "wget", "python3": "curl"} {
+		if !strings.Contains(strings.Join(feeds[consumer], ","), producer) {
+			t.Errorf("%s is fed by %v, want %s among them", consumer, feeds[consumer], producer)
+		}
+	}
+}
+
+func TestResolvePath(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	out := filepath.Join(dir, "out")
+	root := filepath.Join(dir, "root")
+	os.MkdirAll(filepath.Join(out, "x"), 0o755)
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.Symlink(out, filepath.Join(root, "esc"))
+	os.Symlink("../sub", filepath.Join(root, "sub", "rel"))
+	os.Symlink("loop", filepath.Join(root, "loop"))
+	tests := map[string]string{
+		root + "/sub":           root + "/sub",
+		root + "/esc/new/file":  out + "/new/file",
+		root + "/esc/../victim": dir + "/victim", // ".." after a link leaves from its target
+		root + "/new/../sub":    root + "/sub",
+		root + "/sub/rel/./rel": root + "/sub",
+		root + "/loop/x":        root + "/loop/x",
+		"/":                     "/",
+		root + "//sub///":       root + "/sub",
+	}
+	for in, want := range tests {
+		if got := ResolvePath(in); got != want {
+			t.Errorf("ResolvePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
