@@ -3,22 +3,17 @@ package runner
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
 
 // prepare starts the command in a new process group, and gives cmd.exe its command
-// line verbatim: cmd does not follow the quoting rules exec.Cmd applies, and with
-// /s it strips exactly one pair of outer quotes.
+// line verbatim (see cmdExeLine).
 func prepare(cmd *exec.Cmd) {
 	attr := &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
-	args := cmd.Args
-	name := strings.ToLower(filepath.Base(cmd.Path))
-	if (name == "cmd.exe" || name == "cmd") && len(args) == 5 && args[1] == "/d" && args[2] == "/s" && args[3] == "/c" {
-		attr.CmdLine = syscall.EscapeArg(cmd.Path) + ` /d /s /c "` + args[4] + `"`
+	if line, ok := cmdExeLine(cmd.Path, cmd.Args); ok {
+		attr.CmdLine = line
 	}
 	cmd.SysProcAttr = attr
 }

@@ -1,0 +1,52 @@
+//go:build unix
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"testing"
+)
+
+// BenchmarkRunTrue is the per-Run overhead: compare with BenchmarkExecCommandTrue.
+func BenchmarkRunTrue(b *testing.B) {
+	s := newSupervisor(b)
+	var out, errs bytes.Buffer
+	spec := Spec{Argv: []string{bash(b), "-c", "true"}, Stdout: &out, Stderr: &errs}
+	ctx := context.Background()
+	for b.Loop() {
+		if res, err := s.Run(ctx, spec); err != nil || *res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkExecCommandTrue is the baseline: a bare exec.Command, output to the
+// null device.
+func BenchmarkExecCommandTrue(b *testing.B) {
+	path := bash(b)
+	for b.Loop() {
+		if err := exec.Command(path, "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkThroughput reads 256 MiB of output into a counting writer.
+func BenchmarkThroughput(b *testing.B) {
+	s := newSupervisor(b)
+	const size = 256 << 20
+	var w counter
+	spec := Spec{Argv: []string{bash(b), "-c", "head -c 268435456 /dev/zero"}, Stdout: &w}
+	b.SetBytes(size)
+	for b.Loop() {
+		w.n.Store(0)
+		if res, err := s.Run(context.Background(), spec); err != nil || *res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+		if w.n.Load() != size {
+			b.Fatalf("read %d bytes, want %d", w.n.Load(), size)
+		}
+	}
+}
