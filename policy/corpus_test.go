@@ -62,6 +62,7 @@ type lab struct {
 func (l *lab) substitute(cmd string) string {
 	cmd = strings.ReplaceAll(cmd, "<NL>", "\n")
 	cmd = strings.ReplaceAll(cmd, "$OUTSIDE", l.outside)
+	cmd = strings.ReplaceAll(cmd, "$TMP", l.temp)
 	cmd = strings.ReplaceAll(cmd, "$ROOT", l.root)
 	return strings.ReplaceAll(cmd, "PORT", "18081")
 }

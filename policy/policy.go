@@ -199,7 +199,9 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 		if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
 			continue
 		}
-		if best == nil || h.decision.rank() > best.decision.rank() {
+		// The user's own rule, when it fires, explains the decision best.
+		if best == nil || h.decision.rank() > best.decision.rank() ||
+			h.decision == best.decision && isUserRule(h.rule) && !isUserRule(best.rule) {
 			best = h
 		}
 	}
@@ -234,3 +236,5 @@ func (x *check) deny(rule, format string, args ...any) {
 	x.add(Deny, rule, fmt.Sprintf(format, args...))
 }
 func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }
+
+func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }
