@@ -1,0 +1,128 @@
+package shellgate_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// The overhead of a Gate (policy check, process group, capture, envelope) over a bare
+// fork/exec of the same shell: compare BenchmarkRunTrue with BenchmarkExecTrue.
+// Target: ≤ 1.15×.
+func BenchmarkRunTrue(b *testing.B) {
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	req := shellgate.Request{Command: "true"}
+	for b.Loop() {
+		if env := g.Run(context.Background(), req); env.Status != envelope.Success {
+			b.Fatal(env.Text)
+		}
+	}
+}
+
+func BenchmarkExecTrue(b *testing.B) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("no bash")
+	}
+	for b.Loop() {
+		if err := exec.Command(bash, "--noprofile", "--norc", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// yes prints a 64-byte line forever; head cuts it to n bytes.
+func yesCommand(n int64) string {
+	return "yes 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abc | head -c " + strconv.FormatInt(n, 10)
+}
+
+// Capture throughput through the whole Gate, spill file included. Target ≥ 500 MB/s.
+func BenchmarkCaptureThroughput(b *testing.B) {
+	const n = 256 << 20
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	req := shellgate.Request{Command: yesCommand(n)}
+	b.SetBytes(n)
+	for b.Loop() {
+		env := g.Run(context.Background(), req)
+		if env.Stats.StdoutBytes != n {
+			b.Fatalf("captured %d bytes: %s", env.Stats.StdoutBytes, env.Text)
+		}
+		os.Remove(*env.Data.FullOutputPath)
+	}
+}
+
+// Peak resident memory while a command prints 1 GiB. Target ≤ 32 MiB RSS for the
+// whole process (the Go test binary included).
+func BenchmarkPeakRSS1GiB(b *testing.B) {
+	const n = 1 << 30
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if rss := residentBytes(); rss > peak.Load() {
+				peak.Store(rss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	b.SetBytes(n)
+	for b.Loop() {
+		env := g.Run(context.Background(), shellgate.Request{Command: yesCommand(n)})
+		if env.Stats.StdoutBytes != n {
+			b.Fatalf("captured %d bytes: %s", env.Stats.StdoutBytes, env.Text)
+		}
+		os.Remove(*env.Data.FullOutputPath)
+	}
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
+}
+
+// residentBytes reads VmRSS from /proc/self/status (Linux).
+func residentBytes() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+const runUsage = `Usage: shellgate run [flags] -- COMMAND
+
+Checks COMMAND against the policy, runs it with bash (--noprofile --norc) inside the
+project root, streams its output, and ends with a summary. With --json, prints only the
+envelope (status, data, text, stats, context, error) as JSON.
+
+Arguments after -- are joined with spaces into one command line; quote the command as
+one argument to keep its own quoting: shellgate run -- 'grep -n "a b" *.go'.
+
+Exit status: the command's own exit status; 128+N if a signal N killed it;
+124 if it timed out; 130 if interrupted; 125 if shellgate refused or could not run it
+(bad input, policy deny, approval required, directory outside the root).
+
+Flags:
+`
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	var (
+		cf          commonFlags
+		dir         = fs.String("dir", ".", "directory to run in, relative to the root")
+		timeout     = fs.Duration("timeout", 0, "timeout, e.g. 30s or 2m (default 2m, max 10m)")
+		asJSON      = fs.Bool("json", false, "print only the JSON envelope on stdout")
+		description = fs.String("description", "", "what the command is for (recorded in the envelope)")
+	)
+	cf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitShellgate
+	}
+	command := strings.Join(fs.Args(), " ")
+	req := shellgate.Request{Command: command, Directory: *dir, Description: *description}
+	if *timeout != 0 {
+		ms := timeout.Milliseconds()
+		if ms == 0 {
+			ms = -1 // a sub-millisecond timeout is out of range, not "default"
+		}
+		req.TimeoutMS = &ms
+	}
+
+	cfg, err := cf.config(stderr)
+	if err != nil {
+		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
+	}
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
+	}
+	defer gate.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var opts []shellgate.Option
+	if !*asJSON {
+		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)))
+	}
+	if tty := openTTY(); tty != nil {
+		defer tty.Close()
+		var session shellgate.SessionApprovals
+		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(tty))))
+	}
+	env := gate.Run(ctx, req, opts...)
+	if *asJSON {
+		writeJSON(stdout, env)
+	} else {
+		fmt.Fprintln(stderr, summary(env))
+	}
+	return exitStatus(env)
+}
+
+// liveOutput copies output to the terminal as it arrives; binary output is counted,
+// not printed.
+func liveOutput(stdout, stderr io.Writer) func(shellgate.Output) {
+	var mu sync.Mutex
+	return func(o shellgate.Output) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.Binary {
+			return
+		}
+		if o.Stream == "stderr" {
+			stderr.Write(o.Data)
+		} else {
+			stdout.Write(o.Data)
+		}
+	}
+}
+
+// summary is the envelope's text without the output sections, which were already
+// streamed live.
+func summary(env envelope.Envelope) string {
+	text := env.Text
+	for _, cut := range []string{"\n\n--- STDOUT (", "\n\n--- STDERR (", "\n\n(no output)"} {
+		if i := strings.Index(text, cut); i >= 0 {
+			rest := text[i:]
+			// Keep notes appended after the output sections (e.g. a second spill file).
+			notes := ""
+			if j := strings.Index(rest, "\n["); j >= 0 {
+				notes = rest[j:]
+			}
+			text = text[:i] + notes
+		}
+	}
+	return "shellgate: " + text
+}
+
+func exitStatus(env envelope.Envelope) int {
+	d := env.Data
+	switch {
+	case env.Error != nil && env.Error.Code == envelope.Timeout, d.TimedOut:
+		return exitTimeout
+	case d.Cancelled || env.Error != nil && env.Error.Code == envelope.Cancelled:
+		return exitCancelled
+	case env.Error != nil:
+		return exitShellgate
+	case d.ExitCode != nil:
+		return *d.ExitCode
+	case d.Signal != nil:
+		if n := signalNumber(*d.Signal); n > 0 {
+			return 128 + n
+		}
+	}
+	return exitShellgate
+}
+
+func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code envelope.Code, msg string) int {
+	env := envelope.Envelope{Data: envelope.Data{Command: req.Command}}
+	env.Context.ParamsInput = map[string]any{"command": req.Command}
+	env.Fail(code, msg)
+	if asJSON {
+		writeJSON(stdout, env)
+	} else {
+		fmt.Fprintln(stderr, "shellgate: "+msg)
+	}
+	return exitShellgate
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// promptApprover asks on the terminal: yes, no, or always for this session (seed 003).
+func promptApprover(tty *os.File) shellgate.Approver {
+	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
+		fmt.Fprintf(tty, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
+		answer := make(chan string, 1)
+		go func() {
+			line, _ := bufio.NewReader(tty).ReadString('\n')
+			answer <- strings.ToLower(strings.TrimSpace(line))
+		}()
+		select {
+		case <-ctx.Done():
+			return shellgate.Deny
+		case a := <-answer:
+			switch a {
+			case "y", "yes":
+				return shellgate.AllowOnce
+			case "a", "always":
+				return shellgate.AllowSession
+			}
+			return shellgate.Deny
+		case <-time.After(10 * time.Minute):
+			return shellgate.Deny
+		}
+	}
+}

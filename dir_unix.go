@@ -1,0 +1,5 @@
+//go:build !windows && !darwin
+
+package shellgate
+
+const isCaseInsensitiveFS = false

@@ -1,0 +1,56 @@
+// Package shellgate is the one place where an AI agent's shell commands are
+// understood, decided, run, watched and reported.
+//
+// A Gate takes a Request (seed 001's command, directory and timeout_ms), checks it
+// against the policy (package policy, over the syntax tree from package analysis),
+// runs it in a real shell in its own process group (packages shell and runner),
+// captures stdout and stderr with bounded memory (package output) and returns the
+// standard envelope (package envelope). The CLI and the MCP server are thin faces
+// over this package.
+package shellgate
+
+import (
+	"context"
+
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// Request is one command to run, with seed 001's parameter names.
+type Request struct {
+	// Command is the shell command line; chaining (&&, ||, ;) is allowed.
+	Command string `json:"command"`
+	// Directory is where to run, relative to the project root. Default ".".
+	Directory string `json:"directory,omitempty"`
+	// TimeoutMS is the timeout in milliseconds, 1…600000. Nil means the default (120000).
+	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+	// Description says what the command is for; it is recorded, not executed.
+	Description string `json:"description,omitempty"`
+}
+
+// params is the request as the caller gave it, for context.params_input.
+func (r Request) params() map[string]any {
+	p := map[string]any{"command": r.Command}
+	if r.Directory != "" {
+		p["directory"] = r.Directory
+	}
+	if r.TimeoutMS != nil {
+		p["timeout_ms"] = *r.TimeoutMS
+	}
+	if r.Description != "" {
+		p["description"] = r.Description
+	}
+	return p
+}
+
+// Run runs one request with the default configuration rooted at the current
+// directory. Anything the command leaves running in the background is killed before
+// Run returns; embedders that want background jobs to outlive a call use a Gate.
+func Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	g, err := New(Config{})
+	if err != nil {
+		env := envelope.Envelope{Data: envelope.Data{Command: req.Command}, Context: envelope.Context{ParamsInput: req.params()}}
+		return *env.Fail(envelope.ExecutionError, err.Error())
+	}
+	defer g.Close()
+	return g.Run(ctx, req, opts...)
+}
