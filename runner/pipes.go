@@ -76,10 +76,11 @@ const quietLimit = 2 * time.Second
 // process group still has members (busy) it waits at most d; otherwise it waits
 // until no output has arrived for d, or quietLimit. Pumps still open then are
 // detached and kept by the supervisor, reading and discarding, so that a
-// background process writing to them neither blocks nor gets SIGPIPE.
-func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
+// background process writing to them neither blocks nor gets SIGPIPE. held
+// reports whether any was.
+func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) (held bool) {
 	if len(pumps) == 0 {
-		return
+		return false
 	}
 	end := time.Now().Add(max(d, quietLimit))
 	if busy {
@@ -98,7 +99,7 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
 			}
 		}
 		if pending == 0 {
-			return
+			return false
 		}
 		select {
 		case <-c[0]:
@@ -123,8 +124,10 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) {
 		if !p.finished() {
 			p.detach()
 			s.adopt(p)
+			held = true
 		}
 	}
+	return held
 }
 
 // idleWatch tells whether a pump has been waiting for data, in one and the same

@@ -195,6 +195,14 @@ func TestEscapedDescendants(t *testing.T) {
 		}
 		requireGone(t, "escaped after Close", escaped...)
 	})
+	t.Run("reported while holding the pipe", func(t *testing.T) {
+		s := newSupervisor(t)
+		res, stdout, _ := runScript(t, s, `setsid -f sh -c 'echo $$; exec sleep 600'; sleep 0.1`, Spec{})
+		escaped := pidsIn(t, stdout)
+		if len(escaped) != 1 || !slices.Equal(res.BackgroundPIDs, escaped) {
+			t.Errorf("BackgroundPIDs %v, want the escaped %v", res.BackgroundPIDs, escaped)
+		}
+	})
 	t.Run("timeout", func(t *testing.T) {
 		s := newSupervisor(t)
 		file := filepath.Join(dir, "timeout")

@@ -59,8 +59,10 @@ type Result struct {
 	// Cancelled: the context was cancelled and the command was killed.
 	Cancelled bool
 	Duration  time.Duration
-	// BackgroundPIDs are descendants in the command's process group still alive
-	// after the shell exited. They are left running; Supervisor.Close ends them.
+	// BackgroundPIDs are descendants still alive after the shell exited: members
+	// of its process group and (Linux) escaped descendants that still hold its
+	// output pipes. They are left running; Supervisor.Close ends them, and also
+	// escaped descendants not listed here because they do not hold the pipes.
 	BackgroundPIDs []int
 }
 

@@ -15,6 +15,10 @@ import (
 // A Supervisor runs commands and owns every process they start until it is gone:
 // Close ends whatever its runs left behind. It is safe for concurrent use.
 type Supervisor struct {
+	// KillGrace is the delay between SIGTERM and SIGKILL in Close; 0 means
+	// DefaultKillGrace. Set it before the first Run.
+	KillGrace time.Duration
+
 	id string // random; every marker of this supervisor starts with it
 
 	mu         sync.Mutex
@@ -113,7 +117,11 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		res.BackgroundPIDs = pidsOf(members)
 		s.keepBackground(pgid, members)
 	}
-	s.collect(pumps, busy, spec.drain())
+	if held := s.collect(pumps, busy, spec.drain()); held && !busy {
+		// The group is empty yet something holds the output pipes: a descendant
+		// that escaped the group. Report it too; Close will end it.
+		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker)))
+	}
 	res.Duration = time.Since(started)
 	return res, nil
 }
@@ -159,7 +167,7 @@ func runPattern(marker string) []byte { return []byte(marker + "\x00") }
 
 // Close ends every process any run left behind or is still running — process
 // groups, and on Linux escaped descendants carrying this supervisor's marker —
-// with SIGTERM, then SIGKILL after DefaultKillGrace, and waits until they are gone
+// with SIGTERM, then SIGKILL after s.KillGrace, and waits until they are gone
 // and every Run has returned. Run fails with ErrClosed afterwards.
 func (s *Supervisor) Close() error {
 	s.mu.Lock()
@@ -176,7 +184,7 @@ func (s *Supervisor) Close() error {
 	s.background = make(map[int][]procID)
 	s.mu.Unlock()
 
-	terminate(t, DefaultKillGrace)
+	terminate(t, Spec{KillGrace: s.KillGrace}.killGrace())
 	s.running.Wait()
 
 	s.mu.Lock()
