@@ -55,3 +55,6 @@ func liveOf(int, []procID) []procID { return nil }
 
 // unread is unknown on Windows; an idle pipe is told only by its Read not returning.
 func unread(*os.File) int { return 0 }
+
+// markedProcs finds nothing on Windows: process trees are ended by taskkill /T.
+func markedProcs([]byte) []procID { return nil }
