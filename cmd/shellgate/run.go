@@ -53,6 +53,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitShellgate
 	}
+	if fs.NArg() == 0 && !*asJSON {
+		fmt.Fprintln(stderr, "shellgate run: no command given. Usage: shellgate run [flags] -- COMMAND (see shellgate run -h)")
+		return exitShellgate
+	}
 	command := strings.Join(fs.Args(), " ")
 	req := shellgate.Request{Command: command, Directory: *dir, Description: *description}
 	if *timeout != 0 {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// runCLI runs `shellgate run ARGS` in a fresh project root with no user config.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	var out, errb bytes.Buffer
+	code = dispatch(append([]string{"run", "--root", root}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunExitStatus(t *testing.T) {
+	tests := []struct {
+		args       []string
+		code       int
+		stdout     string
+		stderrHave string
+	}{
+		{[]string{"--", "echo hi"}, 0, "hi\n", "Command succeeded: echo hi"},
+		{[]string{"--", "echo", "two", "words"}, 0, "two words\n", "Command succeeded"},
+		{[]string{"--", "exit 7"}, 7, "", "(Exit code 7."},
+		{[]string{"--", "kill -9 $$"}, 128 + 9, "", "Killed by SIGKILL"},
+		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT"},
+		{[]string{"--", "sudo id"}, exitShellgate, "", "rule privilege"},
+		{[]string{"--dir", "..", "--", "pwd"}, exitShellgate, "", "ACCESS_DENIED"},
+		{[]string{"--timeout", "11m", "--", "true"}, exitShellgate, "", "timeout_ms must be an integer between 1 and 600000"},
+		{[]string{"--bogus", "--", "true"}, exitShellgate, "", "flag provided but not defined: -bogus"},
+		{nil, exitShellgate, "", "no command given"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != tt.code || stdout != tt.stdout || !strings.Contains(stderr, tt.stderrHave) {
+				t.Errorf("exit %d stdout %q stderr:\n%s\nwant exit %d stdout %q stderr with %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderrHave)
+			}
+		})
+	}
+}
+
+// With --json the envelope is the only thing on stdout, even for errors.
+func TestRunJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{"--json", "--", "echo hi; echo err >&2"},
+		{"--json", "--", "rm -rf /"},
+		{"--json"},
+		{"--json", "--dir", "missing", "--", "true"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		var env envelope.Envelope
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&env); err != nil || dec.More() {
+			t.Fatalf("%v: stdout is not one envelope (%v):\n%s", args, err, stdout)
+		}
+		if env.Status == envelope.Success != (code == 0) {
+			t.Errorf("%v: status %s but exit %d", args, env.Status, code)
+		}
+		if env.Status == envelope.Success && (env.Data.Stdout != "hi\n" || env.Data.Stderr != "err\n" || stderr != "") {
+			t.Errorf("%v: %+v, stderr %q", args, env.Data, stderr)
+		}
+		if env.Status == envelope.Error && env.Error.Message == "" {
+			t.Errorf("%v: error without a message", args)
+		}
+	}
+}
+
+func TestRunConfigErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("[policy]\nnetwrok = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "--config", bad, "--", "true")
+	if code != exitShellgate || !strings.Contains(stderr, `netwrok`) || !strings.Contains(stderr, "bad.toml:2") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
