@@ -230,8 +230,8 @@ func TestCloseKillsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-done
-	if res.Signal != "SIGTERM" {
-		t.Errorf("result %+v, want ended by SIGTERM", res)
+	if res.Signal != "SIGTERM" || !res.Cancelled {
+		t.Errorf("result %+v, want cancelled by SIGTERM", res)
 	}
 	requireGroupEmpty(t, res.PID)
 }

@@ -56,7 +56,8 @@ type Result struct {
 	Signal   string // "SIGKILL", "SIGTERM"…; "" if exited normally
 	// TimedOut: Spec.Timeout expired and the command was killed.
 	TimedOut bool
-	// Cancelled: the context was cancelled and the command was killed.
+	// Cancelled: the context was cancelled, or the Supervisor closed, and the
+	// command was killed.
 	Cancelled bool
 	Duration  time.Duration
 	// BackgroundPIDs are descendants still alive after the shell exited: members

@@ -23,6 +23,7 @@ type Supervisor struct {
 
 	mu         sync.Mutex
 	closed     bool
+	closing    chan struct{} // closed by Close: running commands are ended
 	seq        uint64
 	running    sync.WaitGroup
 	active     map[int]bool     // process groups of shells still running
@@ -36,6 +37,7 @@ func NewSupervisor() *Supervisor {
 	rand.Read(b[:])
 	return &Supervisor{
 		id:         hex.EncodeToString(b[:]),
+		closing:    make(chan struct{}),
 		active:     make(map[int]bool),
 		background: make(map[int][]procID),
 	}
@@ -104,6 +106,15 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		res.TimedOut = true
 	case <-ctx.Done():
 		res.Cancelled = true
+	case <-s.closing:
+		res.Cancelled = true
+	}
+	if res.TimedOut || res.Cancelled {
+		select {
+		case <-exited: // it exited just as the timer fired: that is no kill
+			res.TimedOut, res.Cancelled = false, false
+		default:
+		}
 	}
 	if res.TimedOut || res.Cancelled {
 		terminate(targets{groups: []int{pgid}, marker: runPattern(marker)}, spec.killGrace())
@@ -171,7 +182,10 @@ func runPattern(marker string) []byte { return []byte(marker + "\x00") }
 // and every Run has returned. Run fails with ErrClosed afterwards.
 func (s *Supervisor) Close() error {
 	s.mu.Lock()
-	s.closed = true
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
 	t := targets{marker: []byte(MarkerVar + "=" + s.id + ".")}
 	for g := range s.active {
 		t.groups = append(t.groups, g)
