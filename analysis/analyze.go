@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -26,7 +27,11 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	return w.res, nil
 }
 
+// parsers are reused: a new parser costs more than most parses.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
 func parse(src string) (*syntax.File, error) {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	p := parsers.Get().(*syntax.Parser)
+	defer parsers.Put(p)
 	return p.Parse(strings.NewReader(src), "")
 }

@@ -60,3 +60,10 @@ func resolve(base, p string, links *int) string {
 	}
 	return cur
 }
+
+// ResolveIn is ResolvePath for rel taken from base, a directory whose own path
+// is already resolved: only the components of rel are looked at.
+func ResolveIn(base, rel string) string {
+	links := 0
+	return resolve(base, rel, &links)
+}

@@ -39,7 +39,7 @@ type varVal struct {
 const maxDepth = 16
 
 func newWalker(src string, o Options) *walker {
-	w := &walker{o: o, res: &Analysis{}, src: src, resolve: o.Resolve}
+	w := &walker{o: o, res: &Analysis{Commands: make([]Command, 0, 4)}, src: src, resolve: o.Resolve}
 	if w.resolve == nil {
 		w.resolve = ResolvePath
 	}

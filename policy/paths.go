@@ -137,7 +137,13 @@ func (x *check) resolve(p string) string {
 	if r, ok := x.cache[p]; ok {
 		return r
 	}
-	r := analysis.ResolvePath(p)
+	var r string
+	if x.root != "" && within(p, x.root) {
+		// The root is resolved already: only what lies below it can be a link.
+		r = analysis.ResolveIn(x.root, strings.TrimPrefix(p[len(x.root):], "/"))
+	} else {
+		r = analysis.ResolvePath(p)
+	}
 	if x.cache == nil {
 		x.cache = map[string]string{}
 	}

@@ -1,0 +1,44 @@
+package policy_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+func Example() {
+	e, err := policy.New(policy.Settings{Ask: []string{"npm publish *"}})
+	if err != nil {
+		panic(err)
+	}
+	env := policy.Env{Root: "/project", Home: "/home/dev"}
+	for _, cmd := range []string{
+		"go test ./... && git diff --stat",
+		"git status; \\rm -rf /",
+		"npm publish --tag next",
+		"cd .. && make",
+	} {
+		v := e.Check(cmd, env)
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("%s → %s %s %s", cmd, v.Decision, v.Rule, v.SessionKey)))
+	}
+	// Output:
+	// go test ./... && git diff --stat → allow
+	// git status; \rm -rf / → deny catastrophic
+	// npm publish --tag next → ask user.ask npm publish
+	// cd .. && make → deny confinement
+}
+
+func ExampleEngine_CheckApproved() {
+	e, _ := policy.New(policy.Settings{})
+	env := policy.Env{Root: "/project"}
+	session := map[string]bool{}
+	v := e.Check("docker build .", env)
+	fmt.Println(v.Decision, v.SessionKey)
+	session[v.SessionKey] = true // the user answered "always for this session"
+	v = e.CheckApproved("docker build -t app .", env, func(key string) bool { return session[key] })
+	fmt.Println(v.Decision)
+	// Output:
+	// ask docker build
+	// allow
+}
