@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/mcpserver"
+)
+
+const mcpUsage = `Usage: shellgate mcp [flags]
+
+Serves the shell tool over the Model Context Protocol: on stdin/stdout by default
+(register "shellgate mcp --root DIR" as a stdio server in your agent), or over
+streamable HTTP with --http ADDR.
+
+Over HTTP every request needs "Authorization: Bearer TOKEN". The token comes from
+--token, else $SHELLGATE_MCP_TOKEN, else one is generated and printed on stderr.
+Binding to a non-loopback address requires an explicit token. Host and Origin headers
+are checked against DNS rebinding: loopback, the bound host and --allow-origin values
+are accepted.
+
+On stdin EOF, SIGINT or SIGTERM, commands still running are killed and the server
+exits. Only JSON-RPC is written to stdout; logs go to stderr.
+
+Flags:
+`
+
+// originList collects repeated --allow-origin flags.
+type originList []string
+
+func (o *originList) String() string     { return strings.Join(*o, ",") }
+func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
+
+func cmdMCP(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage); fs.PrintDefaults() }
+	var (
+		cf       commonFlags
+		addr     = fs.String("http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
+		token    = fs.String("token", "", "bearer `TOKEN` for HTTP (default: $SHELLGATE_MCP_TOKEN, else generated)")
+		toolName = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
+		verbose  = fs.Bool("verbose", false, "log every call on stderr")
+		origins  originList
+	)
+	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
+	cf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitShellgate
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "shellgate mcp: unexpected arguments %q\n", fs.Args())
+		return exitShellgate
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	var httpOpts mcpserver.HTTPOptions
+	if *addr != "" {
+		t, generated, err := httpToken(*addr, *token)
+		if err != nil {
+			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+			return exitShellgate
+		}
+		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins}
+		if generated {
+			fmt.Fprintf(stderr, "shellgate mcp: bearer token (set --token or SHELLGATE_MCP_TOKEN to choose one): %s\n", t)
+		}
+	}
+
+	cfg, err := cf.config(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+		return exitShellgate
+	}
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+		return exitShellgate
+	}
+	// Deferred last so it runs after the server has cancelled its calls: it kills
+	// whatever they left in the background.
+	defer gate.Close()
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+		return exitShellgate
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *addr == "" {
+		t := &mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{stdout}}
+		if err := srv.Serve(ctx, t); err != nil {
+			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+			return exitShellgate
+		}
+		return 0
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+		return exitShellgate
+	}
+	httpOpts.BoundHost = ln.Addr().String()
+	if host, _, err := net.SplitHostPort(*addr); err == nil && host != "" {
+		httpOpts.BoundHost = host
+	}
+	fmt.Fprintf(stderr, "shellgate mcp: serving streamable HTTP at http://%s/ (tool %s, root %s)\n", ln.Addr(), *toolName, gate.Info().Root)
+	if err := srv.ServeListener(ctx, ln, httpOpts); err != nil {
+		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
+		return exitShellgate
+	}
+	return 0
+}
+
+// httpToken picks the bearer token: the flag, the environment, or a new one. A new
+// one is only made for loopback addresses: anything reachable from the network must
+// have a token its owner chose and can give to clients.
+func httpToken(addr, flagToken string) (token string, generated bool, _ error) {
+	if flagToken != "" {
+		return flagToken, false, nil
+	}
+	if env := os.Getenv("SHELLGATE_MCP_TOKEN"); env != "" {
+		return env, false, nil
+	}
+	if !mcpserver.IsLoopback(addr) {
+		return "", false, fmt.Errorf("--http %s is not a loopback address: refusing to serve it without an explicit token (--token or SHELLGATE_MCP_TOKEN)", addr)
+	}
+	t, err := mcpserver.NewToken()
+	return t, err == nil, err
+}
+
+// nopWriteCloser keeps the transport from closing the caller's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

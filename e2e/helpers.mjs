@@ -1,0 +1,118 @@
+// Shared helpers for the end-to-end tests: they drive the real shellgate binary
+// (path in $SHELLGATE_BIN) with the official TypeScript MCP SDK.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+export const BIN = process.env.SHELLGATE_BIN;
+if (!BIN) {
+  throw new Error('set SHELLGATE_BIN to the shellgate binary (go build -o /tmp/shellgate ./cmd/shellgate)');
+}
+
+export const TOOL = 'run_shell_command';
+
+// A fresh project: a root directory, a home without user config, and a --config file
+// that makes "touch *" need approval.
+export function project() {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'shellgate-e2e-')));
+  const root = join(base, 'root');
+  const home = join(base, 'home');
+  mkdirSync(root);
+  mkdirSync(home);
+  const config = join(base, 'shellgate.toml');
+  writeFileSync(config, '[policy]\nask = ["touch *"]\n');
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
+  delete env.SHELLGATE_MCP_TOKEN;
+  return { base, root, home, config, env, args: ['mcp', '--root', root, '--config', config] };
+}
+
+// newClient returns a Client; elicit, when given, answers elicitation requests.
+export function newClient(elicit) {
+  const capabilities = elicit ? { elicitation: {} } : {};
+  const client = new Client({ name: 'shellgate-e2e', version: '1.0.0' }, { capabilities });
+  if (elicit) {
+    client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params));
+  }
+  return client;
+}
+
+// stdioClient starts the binary over stdio and connects a client to it.
+export async function stdioClient(p, elicit) {
+  const transport = new StdioClientTransport({ command: BIN, args: p.args, env: p.env, stderr: 'pipe' });
+  const client = newClient(elicit);
+  await client.connect(transport);
+  return { client, transport };
+}
+
+// startHTTP starts the binary with --http on a free loopback port and resolves once it
+// listens, with its URL.
+export function startHTTP(p, token, extra = []) {
+  const child = spawn(BIN, [...p.args, '--http', '127.0.0.1:0', '--token', token, ...extra], {
+    env: p.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const url = new Promise((resolve, reject) => {
+    child.stderr.on('data', (b) => {
+      stderr += b;
+      const m = /serving streamable HTTP at (http:\/\/\S+\/)/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`shellgate exited with ${code}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr };
+}
+
+export async function httpClient(url, token, elicit) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const client = newClient(elicit);
+  await client.connect(transport);
+  return { client, transport };
+}
+
+// waitFor polls fn until it returns a truthy value.
+export async function waitFor(fn, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+// readPid waits for a file holding a PID followed by a newline.
+export function readPid(path) {
+  return waitFor(() => {
+    if (!existsSync(path)) return 0;
+    const s = readFileSync(path, 'utf8');
+    return s.endsWith('\n') ? Number(s.trim()) : 0;
+  }, path);
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+export function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export function waitGone(pid) {
+  return waitFor(() => !alive(pid), `process ${pid} to exit`, 5000);
+}
+
+export function exited(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.on('exit', (code) => resolve(code));
+  });
+}

@@ -1,0 +1,230 @@
+// End-to-end over stdio: the official TypeScript SDK client drives `shellgate mcp`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { BIN, TOOL, project, stdioClient, readPid, alive, waitGone, exited } from './helpers.mjs';
+
+test('tools/list shows the tool and its schema', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    const { tools } = await client.listTools();
+    assert.equal(tools.length, 1);
+    const [tool] = tools;
+    assert.equal(tool.name, TOOL);
+    assert.match(tool.description, new RegExp(p.root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.match(tool.description, /Network: OFF/);
+    const s = tool.inputSchema;
+    assert.equal(s.type, 'object');
+    assert.deepEqual(s.required, ['command']);
+    assert.equal(s.properties.command.type, 'string');
+    assert.equal(s.properties.directory.default, '.');
+    assert.equal(s.properties.timeout_ms.type, 'integer');
+    assert.equal(s.properties.timeout_ms.default, 120000);
+    assert.equal(s.properties.timeout_ms.maximum, 600000);
+    assert.equal(s.properties.timeout_ms.minimum, 1);
+    assert.equal(s.properties.description.type, 'string');
+    for (const f of ['status', 'data', 'text', 'stats', 'context', 'error']) {
+      assert.ok(tool.outputSchema.properties[f], `outputSchema lacks ${f}`);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+test('echo hi returns the envelope', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    const res = await client.callTool({ name: TOOL, arguments: { command: 'echo hi' } });
+    const env = res.structuredContent;
+    assert.equal(env.status, 'success');
+    assert.equal(env.data.stdout, 'hi\n');
+    assert.equal(env.data.exit_code, 0);
+    assert.equal(env.context.cwd, '.');
+    assert.equal(res.isError ?? false, false);
+    assert.deepEqual(res.content, [{ type: 'text', text: env.text }]);
+    assert.match(env.text, /^Command succeeded: echo hi/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('bad input and refusals are error envelopes, not protocol errors', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    const cases = [
+      [{ command: 'true', timeout_ms: 0 }, 'INVALID_PARAM', /timeout_ms must be an integer between 1 and 600000/],
+      [{ command: 'true', timeout_ms: 9999999 }, 'INVALID_PARAM', /timeout_ms/],
+      [{}, 'INVALID_PARAM', /command/],
+      [{ command: 'sudo true' }, 'INVALID_PARAM', /privilege|sudo/],
+      [{ command: 'sleep 5', timeout_ms: 200 }, 'TIMEOUT', /timed out/i],
+    ];
+    for (const [args, code, message] of cases) {
+      const res = await client.callTool({ name: TOOL, arguments: args });
+      assert.equal(res.isError, true, JSON.stringify(args));
+      assert.equal(res.structuredContent.status, 'error');
+      assert.equal(res.structuredContent.error.code, code, JSON.stringify(args));
+      assert.match(res.structuredContent.error.message, message);
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+test('progress notifications arrive for a command printing for 3 s', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    const notes = [];
+    const res = await client.callTool(
+      { name: TOOL, arguments: { command: 'for i in $(seq 1 15); do echo line $i; sleep 0.2; done' } },
+      undefined,
+      { onprogress: (n) => notes.push({ at: Date.now(), ...n }) },
+    );
+    assert.equal(res.structuredContent.status, 'success');
+    assert.ok(notes.length >= 2, `${notes.length} progress notifications`);
+    for (let i = 1; i < notes.length; i++) {
+      assert.ok(notes[i].progress > notes[i - 1].progress, 'progress increases');
+      assert.ok(notes[i].at - notes[i - 1].at >= 700, 'at most one notification a second');
+    }
+    assert.match(notes.at(-1).message, /line \d+/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('cancellation kills a sleep', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    const ac = new AbortController();
+    const call = client.callTool(
+      { name: TOOL, arguments: { command: 'sleep 301 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300' } },
+      undefined,
+      { signal: ac.signal },
+    );
+    const fg = await readPid(join(p.root, 'fg.pid'));
+    const bg = await readPid(join(p.root, 'bg.pid'));
+    assert.ok(alive(fg) && alive(bg));
+    ac.abort();
+    await assert.rejects(call);
+    await waitGone(fg);
+    await waitGone(bg);
+  } finally {
+    await client.close();
+  }
+});
+
+test('an ask command goes through elicitation', async (t) => {
+  const answers = {
+    accept: { action: 'accept', content: { decision: 'allow_once' } },
+    decline: { action: 'decline' },
+  };
+  for (const [name, answer] of Object.entries(answers)) {
+    await t.test(name, async () => {
+      const p = project();
+      const asked = [];
+      const { client } = await stdioClient(p, (params) => {
+        asked.push(params);
+        return answer;
+      });
+      try {
+        const res = await client.callTool({ name: TOOL, arguments: { command: 'touch approved' } });
+        assert.equal(asked.length, 1, 'asked once');
+        assert.match(asked[0].message, /touch approved/);
+        assert.ok(asked[0].requestedSchema.properties.decision.enum.includes('allow_session'));
+        const env = res.structuredContent;
+        if (name === 'accept') {
+          assert.equal(env.status, 'success', env.text);
+          assert.ok(existsSync(join(p.root, 'approved')));
+        } else {
+          assert.equal(env.status, 'error');
+          assert.equal(env.error.code, 'APPROVAL_REQUIRED');
+          assert.ok(!existsSync(join(p.root, 'approved')));
+        }
+      } finally {
+        await client.close();
+      }
+    });
+  }
+  await t.test('client without elicitation', async () => {
+    const p = project();
+    const { client } = await stdioClient(p);
+    try {
+      const res = await client.callTool({ name: TOOL, arguments: { command: 'touch approved' } });
+      assert.equal(res.structuredContent.error.code, 'APPROVAL_REQUIRED');
+      assert.match(res.structuredContent.error.message, /allow/);
+      assert.ok(!existsSync(join(p.root, 'approved')));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+// Raw JSON-RPC over the binary's own pipes, to control stdin precisely and see every
+// byte it writes on stdout.
+function rawServer(p) {
+  const child = spawn(BIN, p.args, { env: p.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = [];
+  const waiters = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(line);
+    for (const w of waiters.splice(0)) w();
+  });
+  let stderr = '';
+  child.stderr.on('data', (b) => (stderr += b));
+  const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
+  const response = async (id) => {
+    for (;;) {
+      const found = lines.map((l) => JSON.parse(l)).find((m) => m.id === id);
+      if (found) return found;
+      await new Promise((r) => waiters.push(r));
+    }
+  };
+  send({ id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  send({ method: 'notifications/initialized' });
+  return { child, lines, send, response, stderr: () => stderr };
+}
+
+test('stdout carries only JSON-RPC, however much a command prints', async () => {
+  const p = project();
+  const s = rawServer(p);
+  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'yes "noise on stdout" | head -c 20000000; yes "noise on stderr" | head -c 5000000 >&2; echo done' } } });
+  const res = await s.response(1);
+  assert.equal(res.result.structuredContent.stats.stdout_bytes, 20000005);
+  s.child.stdin.end();
+  assert.equal(await exited(s.child), 0);
+  for (const line of s.lines) {
+    assert.ok(line.length <= 1 << 20, `a ${line.length}-byte message`);
+    const msg = JSON.parse(line);
+    assert.equal(msg.jsonrpc, '2.0');
+  }
+});
+
+test('stdin EOF with a sleep 300 in flight leaves no process behind', async () => {
+  const p = project();
+  const s = rawServer(p);
+  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'sleep 299 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300' } } });
+  const fg = await readPid(join(p.root, 'fg.pid'));
+  const bg = await readPid(join(p.root, 'bg.pid'));
+  const start = Date.now();
+  s.child.stdin.end();
+  assert.equal(await exited(s.child), 0, s.stderr());
+  assert.ok(Date.now() - start < 10000, 'exited promptly');
+  assert.ok(!alive(fg) && !alive(bg), 'the command and its background job are gone');
+});
+
+test('SIGTERM with a command in flight kills it and exits', async () => {
+  const p = project();
+  const s = rawServer(p);
+  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'echo $$ > fg.pid; exec sleep 300' } } });
+  const fg = await readPid(join(p.root, 'fg.pid'));
+  s.child.kill('SIGTERM');
+  await exited(s.child);
+  assert.ok(!alive(fg));
+});

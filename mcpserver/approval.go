@@ -1,0 +1,125 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+)
+
+// The choices offered when the policy asks about a command.
+const (
+	choiceAllowOnce    = "allow_once"
+	choiceAllowSession = "allow_session"
+	choiceDeny         = "deny"
+)
+
+// approvalSchema is the elicitation form: one choice, defaulting to "allow once".
+var approvalSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"decision": map[string]any{
+			"type":        "string",
+			"title":       "Decision",
+			"description": "Allow this command once, allow commands like it for the rest of this session, or deny it.",
+			"enum":        []string{choiceAllowOnce, choiceAllowSession, choiceDeny},
+			"enumNames":   []string{"Allow once", "Allow for this session", "Deny"},
+			"default":     choiceAllowOnce,
+		},
+	},
+	"required": []string{"decision"},
+}
+
+// canElicit reports whether the client declared form elicitation support.
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil // neither declared means form, for older clients
+}
+
+// elicitApprover asks the client's user through elicitation/create, in the middle
+// of the call (protocol versions before 2026-07-28). Anything but an explicit allow
+// (decline, cancel, an error, a closed session) is a denial.
+func elicitApprover(ss *mcp.ServerSession, log *slog.Logger) shellgate.Approver {
+	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
+		res, err := ss.Elicit(ctx, approvalRequest(q))
+		if err != nil {
+			log.Warn("elicitation failed; command denied", "command", q.Command, "error", err)
+			return shellgate.Deny
+		}
+		return answerOf(res, q.SessionKey)
+	}
+}
+
+// approvalRequest is the elicitation asking about q.
+func approvalRequest(q shellgate.Question) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Message: approvalMessage(q), RequestedSchema: approvalSchema}
+}
+
+// answerOf reads the user's choice from an elicitation result.
+func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
+	if res == nil || res.Action != "accept" {
+		return shellgate.Deny
+	}
+	switch res.Content["decision"] {
+	case choiceAllowSession:
+		if sessionKey == "" {
+			return shellgate.AllowOnce // nothing to remember it by
+		}
+		return shellgate.AllowSession
+	case choiceDeny:
+		return shellgate.Deny
+	}
+	return shellgate.AllowOnce
+}
+
+func approvalMessage(q shellgate.Question) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", q.Command)
+	if q.Reason != "" {
+		fmt.Fprintf(&b, "Why you are asked: %s", q.Reason)
+		if q.Rule != "" {
+			fmt.Fprintf(&b, " (rule %s)", q.Rule)
+		}
+		b.WriteString("\n")
+	}
+	if q.SessionKey != "" {
+		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", q.SessionKey)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// sessionApprovals keeps one allowlist per MCP session, so one client's "allow for
+// this session" never approves another client's commands.
+type sessionApprovals struct {
+	mu  sync.Mutex
+	all map[*mcp.ServerSession]*shellgate.SessionApprovals
+}
+
+// of returns ss's allowlist, forgetting those of sessions that have ended.
+func (s *sessionApprovals) of(ss *mcp.ServerSession, live func(*mcp.ServerSession) bool) *shellgate.SessionApprovals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.all[ss]; ok {
+		return a
+	}
+	for old := range s.all {
+		if !live(old) {
+			delete(s.all, old)
+		}
+	}
+	if s.all == nil {
+		s.all = map[*mcp.ServerSession]*shellgate.SessionApprovals{}
+	}
+	a := new(shellgate.SessionApprovals)
+	s.all[ss] = a
+	return a
+}

@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// answering returns client options whose elicitation handler gives res and counts
+// how often it was asked.
+func answering(res *mcp.ElicitResult, asked *atomic.Int32, message *atomic.Value) *mcp.ClientOptions {
+	return &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		if message != nil {
+			message.Store(r.Params.Message)
+		}
+		return res, nil
+	}}
+}
+
+func TestElicitation(t *testing.T) {
+	tests := []struct {
+		name       string
+		answer     *mcp.ElicitResult // nil: the client does not support elicitation
+		wantRun    bool
+		wantCode   envelope.Code
+		wantAsked  int32
+		wantReason string
+	}{
+		{"accept once", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_once"}}, true, "", 1, ""},
+		{"accept without content", &mcp.ElicitResult{Action: "accept"}, true, "", 1, ""},
+		{"accept but choose deny", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny"}}, false, envelope.ApprovalRequired, 1, "declined"},
+		{"decline", &mcp.ElicitResult{Action: "decline"}, false, envelope.ApprovalRequired, 1, "declined"},
+		{"cancel", &mcp.ElicitResult{Action: "cancel"}, false, envelope.ApprovalRequired, 1, "declined"},
+		{"unsupported", nil, false, envelope.ApprovalRequired, 0, "allow"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, root := newServer(t, shellgate.Config{}, Options{})
+			var asked atomic.Int32
+			var message atomic.Value
+			var copts *mcp.ClientOptions
+			if tc.answer != nil {
+				copts = answering(tc.answer, &asked, &message)
+			}
+			cs := connect(t, srv, copts, nil)
+			env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "touch made")})
+			_, err := os.Stat(filepath.Join(root, "made"))
+			if ran := err == nil; ran != tc.wantRun {
+				t.Errorf("command ran = %v, want %v\n%s", ran, tc.wantRun, env.Text)
+			}
+			if n := asked.Load(); n != tc.wantAsked {
+				t.Errorf("asked %d times, want %d", n, tc.wantAsked)
+			}
+			if tc.wantRun {
+				if env.Status != envelope.Success || env.Context.Policy == nil || env.Context.Policy.Approved == "" {
+					t.Errorf("status %s, policy %+v; want success approved by the user", env.Status, env.Context.Policy)
+				}
+				if m, _ := message.Load().(string); !strings.Contains(m, "touch made") {
+					t.Errorf("elicitation message %q does not show the command", m)
+				}
+				return
+			}
+			if env.Error == nil || env.Error.Code != tc.wantCode || !strings.Contains(env.Error.Message, tc.wantReason) {
+				t.Errorf("error %+v, want %s mentioning %q", env.Error, tc.wantCode, tc.wantReason)
+			}
+		})
+	}
+}
+
+// "Allow for this session" approves later commands with the same prefix in that
+// session without asking again, and never in another session.
+func TestSessionApproval(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	var askedA, askedB atomic.Int32
+	a := connect(t, srv, answering(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_session"}}, &askedA, nil), nil)
+	b := connect(t, srv, answering(&mcp.ElicitResult{Action: "decline"}, &askedB, nil), nil)
+
+	for _, name := range []string{"one", "two", "three"} {
+		env := call(t, context.Background(), a, &mcp.CallToolParams{Arguments: args("command", "touch "+name)})
+		if env.Status != envelope.Success {
+			t.Fatalf("touch %s in session A: %s", name, env.Text)
+		}
+	}
+	if n := askedA.Load(); n != 1 {
+		t.Errorf("session A asked %d times, want 1 (then remembered)", n)
+	}
+	env := call(t, context.Background(), b, &mcp.CallToolParams{Arguments: args("command", "touch four")})
+	if env.Status != envelope.Error || askedB.Load() != 1 {
+		t.Errorf("session B: status %s after %d questions; want its own question and a refusal", env.Status, askedB.Load())
+	}
+	if _, err := os.Stat(filepath.Join(root, "four")); err == nil {
+		t.Error("session A's approval let session B's command run")
+	}
+}

@@ -1,0 +1,123 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+)
+
+// alive reports whether pid is a live process (a zombie counts as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i] == ')' && i+2 < len(b) {
+			return b[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still alive", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// Cancelling a call (notifications/cancelled) kills the command and what it
+// started in the background.
+func TestCancelKillsCommand(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: DefaultToolName,
+			Arguments: args("command", "sleep 301 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300")})
+		errc <- err
+	}()
+	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	bg := atoi(t, waitFile(t, filepath.Join(root, "bg.pid")))
+	if !alive(fg) || !alive(bg) {
+		t.Fatal("the command is not running")
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("a cancelled call returned a result")
+	}
+	waitGone(t, fg, bg)
+}
+
+// When the client goes away (stdin EOF in stdio mode) commands in flight are killed
+// and Serve returns.
+func TestStdinEOFKillsCommand(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	// Two pipes, as a stdio server has: closing toServer is stdin's EOF.
+	fromServer, serverOut := io.Pipe()
+	serverIn, toServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(context.Background(), &mcp.IOTransport{Reader: serverIn, Writer: serverOut})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: fromServer, Writer: toServer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "sleep 299 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300")})
+	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	bg := atoi(t, waitFile(t, filepath.Join(root, "bg.pid")))
+	toServer.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after stdin EOF")
+	}
+	waitGone(t, fg, bg)
+	fromServer.Close()
+}
+
+// Closing the server (SIGTERM, SIGINT) kills commands in flight.
+func TestServeContextKillsCommand(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > fg.pid; exec sleep 300")})
+	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	cancel()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	waitGone(t, fg)
+}

@@ -1,0 +1,55 @@
+package mcpserver
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// toolDescription tells the model the rules in force on this server, like seed 000's
+// bash.txt. It is a text/template over descriptionData.
+//
+//go:embed tool_description.txt
+var toolDescription string
+
+var descriptionTemplate = template.Must(template.New("tool_description.txt").Parse(toolDescription))
+
+// descriptionData is what the tool description may refer to.
+type descriptionData struct {
+	shellgate.Info
+	DefaultTimeoutMS int64
+	MaxTimeoutMS     int64
+	NeverAsk         bool
+	Denied, Asked    []policy.RuleInfo // built-in rules that apply here
+}
+
+// describe renders the tool description for info.
+func describe(info shellgate.Info) (string, error) {
+	d := descriptionData{
+		Info:             info,
+		DefaultTimeoutMS: info.DefaultTimeout.Milliseconds(),
+		MaxTimeoutMS:     info.MaxTimeout.Milliseconds(),
+		NeverAsk:         info.Mode == policy.ModeNever,
+	}
+	for _, r := range info.Rules {
+		switch {
+		case r.ID == policy.RuleNetwork && info.Network,
+			r.ID == policy.RuleUntrusted && info.Mode != policy.ModeUntrusted,
+			r.ID == policy.RuleDedicated: // off unless configured, and self-explaining when on
+			continue
+		case r.Decision == policy.Deny:
+			d.Denied = append(d.Denied, r)
+		case r.Decision == policy.Ask:
+			d.Asked = append(d.Asked, r)
+		}
+	}
+	var b strings.Builder
+	if err := descriptionTemplate.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("tool description: %w", err)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,199 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configure the streamable HTTP transport.
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry
+	// ("Authorization: Bearer TOKEN"). Required.
+	Token string
+	// BoundHost is the host the server listens on (from --http ADDR); requests
+	// naming it in Host or Origin are allowed besides loopback ones.
+	BoundHost string
+	// AllowOrigins are further Origin values browsers may send, such as
+	// "https://app.example.com". Loopback origins are always allowed.
+	AllowOrigins []string
+}
+
+// NewToken returns a random bearer token (256 bits, hex).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating a token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Handler returns the streamable HTTP handler, behind the token, Host and Origin
+// checks. Each client gets its own MCP session (and its own session approvals).
+func (s *Server) Handler(o HTTPOptions) (http.Handler, error) {
+	if o.Token == "" {
+		return nil, errors.New("mcpserver: HTTP needs a bearer token")
+	}
+	g := &guard{want: sha256.Sum256([]byte(o.Token)), bound: hostOnly(o.BoundHost), origins: map[string]bool{}}
+	for _, raw := range o.AllowOrigins {
+		origin, err := normalizeOrigin(raw)
+		if err != nil {
+			return nil, fmt.Errorf("allowed origin %q: %w", raw, err)
+		}
+		g.origins[origin] = true
+		u, _ := url.Parse(origin)
+		g.hosts = append(g.hosts, strings.ToLower(u.Hostname()))
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// The guard does a stricter Host check for every address, not only loopback.
+		DisableLocalhostProtection: true,
+	})
+	return g.wrap(h), nil
+}
+
+// ServeListener serves streamable HTTP on ln until ctx is done, then cancels calls in
+// flight (killing their commands), waits for them, and stops the HTTP server.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	h, err := s.Handler(o)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	// Open event streams never end on their own: give responses a moment, then close.
+	stop, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(stop); err != nil {
+		srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// guard checks Host and Origin against DNS rebinding, then the bearer token.
+type guard struct {
+	want    [sha256.Size]byte
+	bound   string
+	hosts   []string        // hosts of allowed origins
+	origins map[string]bool // normalized allowed origins
+}
+
+func (g *guard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.hostAllowed(r.Host) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not allowed (DNS rebinding protection)", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed; start the server with --allow-origin %s to allow it", origin, origin), http.StatusForbidden)
+			return
+		}
+		if !g.authorized(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)
+			http.Error(w, "Unauthorized: a valid bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized compares the token in constant time (hashing first hides its length).
+func (g *guard) authorized(header string) bool {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return subtle.ConstantTimeCompare(got[:], g.want[:]) == 1
+}
+
+// hostAllowed accepts loopback names, IP literals (a rebinding attack needs a
+// domain name of the attacker's), the bound host and the hosts of allowed origins.
+func (g *guard) hostAllowed(hostport string) bool {
+	host := hostOnly(hostport)
+	switch {
+	case host == "":
+		return false
+	case isLoopbackHost(host), net.ParseIP(host) != nil, host == g.bound:
+		return true
+	}
+	for _, h := range g.hosts {
+		if host == h {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed accepts loopback origins, the bound host and the allowed origins.
+func (g *guard) originAllowed(raw string) bool {
+	origin, err := normalizeOrigin(raw)
+	if err != nil {
+		return false
+	}
+	if g.origins[origin] {
+		return true
+	}
+	u, _ := url.Parse(origin)
+	host := strings.ToLower(u.Hostname())
+	return isLoopbackHost(host) || (g.bound != "" && host == g.bound)
+}
+
+// normalizeOrigin returns scheme://host[:port] in lower case.
+func normalizeOrigin(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", errors.New("want scheme://host[:port]")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// hostOnly drops the port from a host[:port] and the brackets from an IPv6 address.
+func hostOnly(hostport string) string {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopback reports whether addr (host:port, as for --http) binds only to a
+// loopback interface. An empty host means every interface, so it is not loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return host != "" && isLoopbackHost(strings.ToLower(strings.Trim(host, "[]")))
+}

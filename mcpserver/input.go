@@ -1,0 +1,113 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// params are the tool's parameter names, in schema order.
+var params = []string{"command", "directory", "timeout_ms", "description"}
+
+// parseArguments turns a tools/call "arguments" object into a Request. The SDK's
+// schema validation is not used (the tool is registered with the low-level
+// Server.AddTool) so that bad input becomes an INVALID_PARAM envelope the model
+// can read, rather than a generic validation message. Range checks (timeout_ms,
+// empty command) are left to the Gate, which knows the configured limits.
+func parseArguments(raw json.RawMessage, maxTimeoutMS int64) (shellgate.Request, *envelope.Envelope) {
+	var req shellgate.Request
+	input := map[string]any{}
+	fail := func(format string, args ...any) (shellgate.Request, *envelope.Envelope) {
+		env := envelope.Envelope{
+			Data:    envelope.Data{Command: req.Command},
+			Context: envelope.Context{ParamsInput: input},
+		}
+		return req, env.Fail(envelope.InvalidParam, fmt.Sprintf(format, args...))
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return fail("Missing required parameter 'command'.")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return fail("Arguments must be a JSON object with a 'command' string: %v.", err)
+	}
+	// Keep what was given, for context.params_input, before judging it.
+	for k, v := range fields {
+		var x any
+		if json.Unmarshal(v, &x) == nil {
+			input[k] = x
+		}
+	}
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(params, k) {
+			unknown = append(unknown, "'"+k+"'")
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fail("Unknown parameter %s; the parameters are command, directory, timeout_ms and description.", strings.Join(unknown, ", "))
+	}
+	str := func(name string, dst *string) string {
+		v, ok := fields[name]
+		if !ok || bytes.Equal(v, []byte("null")) {
+			return ""
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Sprintf("Parameter '%s' must be a string, not %s.", name, kind(v))
+		}
+		return ""
+	}
+	for _, p := range []struct {
+		name string
+		dst  *string
+	}{{"command", &req.Command}, {"directory", &req.Directory}, {"description", &req.Description}} {
+		if msg := str(p.name, p.dst); msg != "" {
+			return fail("%s", msg)
+		}
+	}
+	if v, ok := fields["timeout_ms"]; ok && !bytes.Equal(v, []byte("null")) {
+		ms, ok := integer(v)
+		if !ok {
+			return fail("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+		}
+		req.TimeoutMS = &ms
+	}
+	return req, nil
+}
+
+// integer accepts a JSON number with no fractional part (10, 10.0, 1e4).
+func integer(v json.RawMessage) (int64, bool) {
+	var f float64
+	if err := json.Unmarshal(v, &f); err != nil {
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// kind names a JSON value's type for error messages.
+func kind(v json.RawMessage) string {
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,83 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/shellgate/shellgate/envelope"
+)
+
+func TestFit(t *testing.T) {
+	zero := 0
+	tests := []struct {
+		name    string
+		stdout  string
+		stderr  string
+		command string
+		wantCut bool
+	}{
+		{"small", "hi\n", "", "echo hi", false},
+		{"big stdout", strings.Repeat("line of text\n", 200000), "", "make", true},
+		{"escapes inflate", strings.Repeat("\x1b[0m", 100000), strings.Repeat("\x00", 50000), "tput", true},
+		{"multibyte", strings.Repeat("héllo wörld ✓\n", 100000), "", "cat", true},
+		{"huge command", "", "", "echo " + strings.Repeat("x", 2<<20), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := envelope.Envelope{Data: envelope.Data{Command: tc.command, Stdout: tc.stdout, Stderr: tc.stderr, ExitCode: &zero},
+				Stats:   envelope.Stats{StdoutBytes: int64(len(tc.stdout)), StderrBytes: int64(len(tc.stderr))},
+				Context: envelope.Context{ParamsInput: map[string]any{"command": tc.command}}}
+			env.Settle()
+			env.Text += "\n[Full stderr: /tmp/x]"
+			res, err := toolResult(env, MaxMessage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > MaxMessage-1024 {
+				t.Errorf("result is %d bytes, want at most %d", len(b), MaxMessage-1024)
+			}
+			var got envelope.Envelope
+			if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Data.Truncated != tc.wantCut {
+				t.Errorf("truncated = %v, want %v", got.Data.Truncated, tc.wantCut)
+			}
+			if tc.wantCut && got.Status == envelope.Success {
+				t.Error("a cut result reported success")
+			}
+			if !strings.Contains(got.Text, "[Full stderr: /tmp/x]") {
+				t.Error("the Gate's notes were lost from the text")
+			}
+			for _, s := range []string{got.Data.Stdout, got.Data.Stderr, got.Text, got.Data.Command} {
+				if !utf8.ValidString(s) {
+					t.Errorf("cut produced invalid UTF-8")
+				}
+			}
+		})
+	}
+}
+
+func TestCutMiddle(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abcdef", 10, "abcdef"},
+		{"abcdefghij", 4, "ab\n[… 6 bytes cut …]\nij"},
+		{"ééééé", 4, "é\n[… 6 bytes cut …]\né"},
+		{"abc", 0, "\n[… 3 bytes cut …]\n"},
+	}
+	for _, tc := range tests {
+		if got := cutMiddle(tc.in, tc.n); got != tc.want {
+			t.Errorf("cutMiddle(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

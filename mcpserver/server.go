@@ -1,0 +1,183 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+)
+
+// DefaultToolName is seed 003's tool name. Seed 001 calls the same tool "Bash".
+const DefaultToolName = "run_shell_command"
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// ToolName is the name the tool is listed under. Default: run_shell_command.
+	ToolName string
+	// Version is reported to clients as the server's version. Default: "dev".
+	Version string
+	// Logger receives the server's own log. Default: discard. In stdio mode it must
+	// not write to stdout, which carries only JSON-RPC.
+	Logger *slog.Logger
+	// ProgressInterval is the least time between two progress notifications for a
+	// call. Default: one second (seed 003).
+	ProgressInterval time.Duration
+	// MaxMessage caps the size of one tool result message. Default: MaxMessage.
+	MaxMessage int
+}
+
+// Server serves a Gate's shell tool over MCP. One Server can serve many sessions
+// (stdio serves one; HTTP one per client); calls run concurrently. A Server does not
+// own its Gate: after Close, close the Gate to kill anything left in the background.
+type Server struct {
+	gate *shellgate.Gate
+	info shellgate.Info
+	opts Options
+	mcp  *mcp.Server
+	log  *slog.Logger
+
+	approvals sessionApprovals
+	rounds    *roundTrips
+
+	// base is cancelled by Close; every call's context ends with it.
+	base     context.Context
+	shutdown context.CancelFunc
+	mu       sync.Mutex
+	closed   bool
+	calls    sync.WaitGroup
+}
+
+// New returns a Server offering one tool that runs commands through gate.
+func New(gate *shellgate.Gate, opts Options) (*Server, error) {
+	if gate == nil {
+		return nil, errors.New("mcpserver: nil Gate")
+	}
+	if opts.ToolName == "" {
+		opts.ToolName = DefaultToolName
+	}
+	if err := checkToolName(opts.ToolName); err != nil {
+		return nil, err
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = time.Second
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = MaxMessage
+	}
+	if opts.MaxMessage < 2*resultOverhead {
+		return nil, fmt.Errorf("mcpserver: MaxMessage %d is too small (at least %d)", opts.MaxMessage, 2*resultOverhead)
+	}
+	info := gate.Info()
+	desc, err := describe(info)
+	if err != nil {
+		return nil, err
+	}
+	out, err := outputSchema()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{gate: gate, info: info, opts: opts, log: opts.Logger, rounds: newRoundTrips()}
+	s.base, s.shutdown = context.WithCancel(context.Background())
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "shellgate", Title: "shellgate", Version: opts.Version}, &mcp.ServerOptions{
+		Logger:       opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.mcp.AddTool(&mcp.Tool{
+		Name:         opts.ToolName,
+		Title:        "Shell",
+		Description:  desc,
+		InputSchema:  inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds()),
+		OutputSchema: out,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           "Shell",
+			DestructiveHint: ptr(true),
+			OpenWorldHint:   ptr(info.Network),
+		},
+	}, s.call)
+	return s, nil
+}
+
+// checkToolName applies MCP's tool name rules (1–128 of A-Z a-z 0-9 _ - .).
+func checkToolName(name string) error {
+	if len(name) > 128 {
+		return fmt.Errorf("tool name %q is longer than 128 characters", name)
+	}
+	for _, r := range name {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Errorf("tool name %q: %q is not allowed; use letters, digits, '_', '-' and '.'", name, r)
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// MCP returns the underlying SDK server, to connect other transports.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Serve serves one session over t (for example &mcp.StdioTransport{}) until the
+// client disconnects (stdin EOF) or ctx is done, and returns once the session's calls
+// have returned. A disconnect cancels the session's calls (the SDK cancels their
+// contexts, which kills their commands); ctx being done closes the whole Server.
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err = <-ended:
+	case <-ctx.Done():
+		// Cancel calls first: closing a session waits for the calls in flight.
+		s.Close()
+		ss.Close()
+		err = <-ended
+	}
+	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		err = nil
+	}
+	return err
+}
+
+// Close cancels every call in flight (killing its command) and waits until they
+// have all returned. Calls arriving later are answered with a CANCELLED envelope.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.shutdown()
+	s.calls.Wait()
+}
+
+// begin registers a call, and returns its context: ctx, also cancelled by Close.
+func (s *Server) begin(ctx context.Context) (context.Context, func(), bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, false
+	}
+	s.calls.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.base, cancel)
+	return ctx, func() { stop(); cancel(); s.calls.Done() }, true
+}
+
+// live reports whether ss is still connected.
+func (s *Server) live(ss *mcp.ServerSession) bool {
+	return slices.Contains(slices.Collect(s.mcp.Sessions()), ss)
+}

@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/policy"
+)
+
+func TestToolsList(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     Options
+		cfg      shellgate.Config
+		wantName string
+		wantDesc []string
+	}{
+		{
+			name:     "defaults",
+			wantName: "run_shell_command",
+			wantDesc: []string{"Network: OFF", "timeout_ms defaults to 120000", "max 600000", "51200 bytes per stream", "full_output_path", "catastrophic", "git commit -m"},
+		},
+		{
+			name:     "Bash with network and short timeouts",
+			opts:     Options{ToolName: "Bash"},
+			cfg:      shellgate.Config{DefaultTimeout: 5e9, MaxTimeout: 60e9, OutputLimit: 1000, Policy: policy.Settings{Network: true}},
+			wantName: "Bash",
+			wantDesc: []string{"Network: on", "timeout_ms defaults to 5000", "max 60000", "1000 bytes per stream"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, root := newServer(t, tc.cfg, tc.opts)
+			cs := connect(t, srv, nil, nil)
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tools) != 1 {
+				t.Fatalf("%d tools, want 1", len(res.Tools))
+			}
+			tool := res.Tools[0]
+			if tool.Name != tc.wantName {
+				t.Errorf("name %q, want %q", tool.Name, tc.wantName)
+			}
+			for _, want := range append(tc.wantDesc, root) {
+				if !strings.Contains(tool.Description, want) {
+					t.Errorf("description lacks %q:\n%s", want, tool.Description)
+				}
+			}
+
+			var in struct {
+				Type       string
+				Required   []string
+				Properties map[string]struct {
+					Type    string
+					Default any
+					Minimum *float64
+					Maximum *float64
+				}
+				AdditionalProperties any
+			}
+			remarshal(t, tool.InputSchema, &in)
+			if in.Type != "object" || len(in.Required) != 1 || in.Required[0] != "command" {
+				t.Errorf("input schema type %q, required %v; want object, [command]", in.Type, in.Required)
+			}
+			info := srv.gate.Info()
+			props := in.Properties
+			checks := []struct {
+				prop, typ string
+				def       any
+			}{
+				{"command", "string", nil},
+				{"directory", "string", "."},
+				{"timeout_ms", "integer", float64(info.DefaultTimeout.Milliseconds())},
+				{"description", "string", nil},
+			}
+			for _, c := range checks {
+				p, ok := props[c.prop]
+				if !ok {
+					t.Errorf("input schema lacks %q", c.prop)
+					continue
+				}
+				if p.Type != c.typ || p.Default != c.def {
+					t.Errorf("%s: type %q default %v, want %q %v", c.prop, p.Type, p.Default, c.typ, c.def)
+				}
+			}
+			if to := props["timeout_ms"]; to.Minimum == nil || *to.Minimum != 1 || to.Maximum == nil || *to.Maximum != float64(info.MaxTimeout.Milliseconds()) {
+				t.Errorf("timeout_ms bounds %v…%v, want 1…%d", to.Minimum, to.Maximum, info.MaxTimeout.Milliseconds())
+			}
+
+			var out struct {
+				Type       string
+				Required   []string
+				Properties map[string]any
+			}
+			remarshal(t, tool.OutputSchema, &out)
+			for _, field := range []string{"status", "data", "text", "stats", "context", "error"} {
+				if _, ok := out.Properties[field]; !ok {
+					t.Errorf("output schema lacks %q", field)
+				}
+			}
+		})
+	}
+}
+
+func TestBadToolName(t *testing.T) {
+	for _, name := range []string{"run shell", "bash!", strings.Repeat("x", 129)} {
+		if err := checkToolName(name); err == nil {
+			t.Errorf("checkToolName(%q) = nil, want an error", name)
+		}
+	}
+	if err := checkToolName("Bash"); err != nil {
+		t.Error(err)
+	}
+}
+
+func remarshal(t *testing.T, from, to any) {
+	t.Helper()
+	b, err := json.Marshal(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, to); err != nil {
+		t.Fatal(err)
+	}
+}
