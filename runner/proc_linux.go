@@ -11,14 +11,16 @@ import (
 )
 
 // enlargePipe raises the pipe's capacity (64 KiB by default) so that a fast writer
-// fills it less often and each read takes more; failure only costs speed.
+// fills it less often and each read takes more; failure only costs speed. Not more:
+// pipe pages count against a per-user limit (fs.pipe-user-pages-soft, 64 MiB),
+// past which every new pipe of the user shrinks to one page.
 func enlargePipe(w *os.File) {
 	if raw, err := w.SyscallConn(); err == nil {
 		raw.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}
 }
 
-const pipeSize = 1 << 20
+const pipeSize = 256 << 10
 
 type procStat struct {
 	state  byte
