@@ -49,9 +49,31 @@ func liveOf(pgid int, ms []procID) []procID {
 	return live
 }
 
-// markedProcs finds nothing on macOS: reading another process's environment needs
-// KERN_PROCARGS2 parsing, not done yet, so escaped descendants are not found.
-func markedProcs([]byte) []procID { return nil }
+// markedProcs returns the live processes of our user whose initial environment
+// (from KERN_PROCARGS2) has an entry starting with pattern.
+func markedProcs(pattern []byte) []procID {
+	if pattern == nil {
+		return nil
+	}
+	procs, err := unix.SysctlKinfoProcSlice("kern.proc.uid", os.Getuid())
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var found []procID
+	for i := range procs {
+		k := &procs[i]
+		pid := int(k.Proc.P_pid)
+		if pid == self || pid <= 1 || k.Proc.P_stat == zombie {
+			continue
+		}
+		raw, err := unix.SysctlRaw("kern.procargs2", pid)
+		if err == nil && envHas(procArgsEnv(raw), pattern) {
+			found = append(found, procID{pid, startOf(k)})
+		}
+	}
+	return found
+}
 
 // unread returns the number of bytes waiting in a pipe, or 0 if unknown.
 func unread(f *os.File) int {

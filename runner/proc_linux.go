@@ -135,14 +135,13 @@ func markedProcs(pattern []byte) []procID {
 		return nil
 	}
 	self := os.Getpid()
-	nulPattern := append([]byte{0}, pattern...)
 	var found []procID
 	for _, pid := range pids() {
 		if pid == self {
 			continue
 		}
 		env, err := readEnviron(pid)
-		if err != nil || !(bytes.HasPrefix(env, pattern) || bytes.Contains(env, nulPattern)) {
+		if err != nil || !envHas(env, pattern) {
 			continue
 		}
 		if st, ok := readStat(pid); ok && !st.dead() {
