@@ -1,13 +1,29 @@
 // Package runner starts a command in its own process group and sees it — and
 // everything it started — end.
 //
-// A Supervisor runs commands with stdin closed, in a new session (so there is no
-// controlling terminal), with output read from its own pipes so that Run returns as
-// soon as the shell exits even when a background descendant still holds them. On
-// timeout or cancellation the whole process group gets SIGTERM, then SIGKILL after a
-// grace period; on Linux so do descendants that escaped the group (setsid), found by
-// a marker in their environment. Background processes left by a command that
-// exited normally keep running until Supervisor.Close.
+// A Supervisor runs each command with stdin on the null device, in a new session:
+// the shell leads its own process group and has no controlling terminal, so
+// `read` and input() see EOF at once and opening /dev/tty fails with ENXIO
+// instead of waiting. Output is read from pipes of our own, so Run returns when
+// the shell exits even if a background descendant still holds them: output is
+// read to EOF when the group is empty, else for at most Spec.Drain. After that a
+// still-held pipe is read and discarded until Close, so a background server that
+// logs is neither blocked nor killed by SIGPIPE.
+//
+// On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
+// Spec.KillGrace. So do descendants that left the group (setsid, nohup setsid):
+// every process a Supervisor starts carries MarkerVar in its environment, and on
+// Linux (/proc/*/environ) and macOS (KERN_PROCARGS2) processes inheriting it are
+// found. Background processes left by a command that exited normally keep
+// running, are reported in Result.BackgroundPIDs, and are ended by Close.
+//
+// Limits: a descendant that both leaves the group and drops its environment
+// (env -i setsid …) cannot be found. PR_SET_CHILD_SUBREAPER would not fix that
+// safely: it is process-wide, and reparented orphans could not be told from
+// children other code in the process started with os/exec, so they could be
+// neither reaped nor killed without risk. On Windows the command starts in a new
+// process group and is ended with taskkill /T /F; background processes are not
+// tracked.
 package runner
 
 import (
