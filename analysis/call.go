@@ -12,6 +12,7 @@ type input struct {
 	present bool
 	text    string
 	known   bool
+	file    bool // "< file": a file whose contents are not analysed, like a script argument
 }
 
 func (w *walker) call(s *syntax.Stmt, c *syntax.CallExpr) (ok, fail dirs) {
@@ -166,7 +167,7 @@ func (w *walker) redirects(rs []*syntax.Redirect) ([]Redirect, input) {
 			}
 		case syntax.RdrIn:
 			if r.N == nil || r.N.Value == "0" {
-				stdin = input{present: true}
+				stdin = input{present: true, file: !rd.Dynamic}
 			}
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
 			rd.Write = true

@@ -307,6 +307,9 @@ func (w *walker) trap(c Command) {
 	w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
 }
 
+// shellOptionLetters are the single-letter options of bash, sh and their kin.
+const shellOptionLetters = "abcefhiklmnoprstuvxBCDEHOPT"
+
 // shell follows bash -c STRING and a shell reading a here-document.
 func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 	in := w.cwd
@@ -325,6 +328,11 @@ loop:
 		case strings.HasPrefix(a, "--"):
 			i++
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.Trim(a[1:], shellOptionLetters) != "" {
+				// Not an option a shell knows: it would refuse to start, but
+				// judge the word as the commands it might be.
+				break loop
+			}
 			i++
 			for _, ch := range a[1:] {
 				switch ch {
@@ -340,6 +348,9 @@ loop:
 			break loop
 		}
 	}
+	if i < len(c.Args) && len(c.Args[i]) > 1 && (c.Args[i][0] == '-' || c.Args[i][0] == '+') {
+		cflag = true
+	}
 	label := c.Name + " -c"
 	seed := c.Assigns
 	switch {
@@ -351,6 +362,8 @@ loop:
 		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
 	case i < len(c.Args) && !stdinFlag:
 		// runs a script file
+	case stdin.file:
+		// runs a script file given on standard input
 	case stdin.present && stdin.known:
 		w.nestedVia(stdin.text, c.Name+" <<<", c.Pos, c.Via, true, seed)
 	case stdin.present:

@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/shellgate/shellgate/analysis"
 	"github.com/shellgate/shellgate/envelope"
@@ -132,8 +135,13 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 	}
 	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Resolve: x.resolve})
 	if err != nil {
-		return Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command,
+		v := Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command,
 			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
+		var perr syntax.ParseError
+		if errors.As(err, &perr) {
+			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
+		}
+		return v
 	}
 	x.a, x.home = a, home
 	x.judge()

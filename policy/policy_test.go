@@ -201,7 +201,7 @@ func TestVerdictFields(t *testing.T) {
 		t.Errorf("ask verdict: %+v", v4)
 	}
 	v5 := e.Check("echo 'x", l.env())
-	if v5.Decision != policy.Deny || v5.Rule != "parse" || !strings.Contains(v5.Reason, "not valid bash") {
+	if v5.Decision != policy.Deny || v5.Rule != "parse" || !strings.Contains(v5.Reason, "not valid bash") || v5.Line != 1 || v5.Col != 6 {
 		t.Errorf("parse verdict: %+v", v5)
 	}
 }

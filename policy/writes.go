@@ -121,7 +121,13 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"goimports": onlyWith("-w", allOperands(opts{short: "l", long: []string{"-local"}})),
 	"setfacl":   allOperands(opts{short: "mxMX", long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}),
 	"cp": func(c *analysis.Command) []target {
-		return lastOrDir(c, operands(c, opts{short: "tS", long: []string{"--target-directory", "--suffix"}}))
+		o := opts{short: "tS", long: []string{"--target-directory", "--suffix"}}
+		for _, a := range c.Args {
+			if a == "--link" || a == "--symbolic-link" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "ls") {
+				return allOperands(o)(c) // links to the sources can write them later
+			}
+		}
+		return lastOrDir(c, operands(c, o))
 	},
 	"install": func(c *analysis.Command) []target {
 		return lastOrDir(c, operands(c, opts{short: "mogSt", long: []string{"--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program"}}))
