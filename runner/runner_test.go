@@ -292,8 +292,8 @@ func TestDrainStopsAtDeadline(t *testing.T) {
 	s := newSupervisor(t)
 	var out syncBuffer
 	res, err := s.Run(context.Background(), Spec{
-		Argv:   []string{bash(t), "-c", "(sleep 0.02; echo soon; sleep 0.5; echo late) & echo now"},
-		Stdout: &out, Drain: 200 * time.Millisecond, Timeout: 30 * time.Second,
+		Argv:   []string{bash(t), "-c", "(sleep 0.05; echo soon; sleep 1; echo late) & echo now"},
+		Stdout: &out, Drain: 500 * time.Millisecond, Timeout: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func TestDrainStopsAtDeadline(t *testing.T) {
 	if len(res.BackgroundPIDs) == 0 {
 		t.Errorf("no background PIDs reported: %+v", res)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	if got := out.String(); got != "now\nsoon\n" {
 		t.Errorf("writer touched after Run returned: %q", got)
 	}
