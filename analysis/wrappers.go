@@ -310,6 +310,12 @@ func (w *walker) trap(c Command) {
 // shellOptionLetters are the single-letter options of bash, sh and their kin.
 const shellOptionLetters = "abcefhiklmnoprstuvxBCDEHOPT"
 
+var shellLongOptions = map[string]bool{
+	"--login": true, "--norc": true, "--noprofile": true, "--posix": true, "--restricted": true,
+	"--verbose": true, "--version": true, "--help": true, "--debugger": true, "--noediting": true,
+	"--dump-strings": true, "--dump-po-strings": true, "--pretty-print": true, "--wordexp": true,
+}
+
 // shell follows bash -c STRING and a shell reading a here-document.
 func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 	in := w.cwd
@@ -325,8 +331,10 @@ loop:
 			break loop
 		case a == "--rcfile" || a == "--init-file":
 			i += 2
-		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "--") && shellLongOptions[a]:
 			i++
+		case strings.HasPrefix(a, "--"):
+			break loop // not an option a shell knows: judged as commands below
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			if strings.Trim(a[1:], shellOptionLetters) != "" {
 				// Not an option a shell knows: it would refuse to start, but
