@@ -1,0 +1,286 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// Exit statuses of `shellgate check`: the decision, or why there is none.
+const (
+	exitCheckAllow  = 0
+	exitCheckAsk    = 1
+	exitCheckDeny   = 2
+	exitCheckUsage  = 64 // EX_USAGE: unknown flag, no command
+	exitCheckConfig = 78 // EX_CONFIG: a configuration file or setting is wrong
+)
+
+const checkUsage = `Usage: shellgate check [flags] -- COMMAND
+
+Shows what the policy decides about COMMAND, and every command it would run, without
+running anything. Arguments after -- are joined with spaces into one command line;
+quote the command as one argument to keep its own quoting.
+
+Configuration: the user file (%s), then <root>/.shellgate.toml, then --config, then
+flags and BASH_ALLOW_NETWORK=true. A project file may only tighten policy unless
+trusted (trust_project_config = true in the user file, or --trust-project).
+
+Exit status: 0 allow, 1 ask, 2 deny;
+64 bad usage (unknown flag, no command); 78 bad configuration.
+
+Flags:
+`
+
+// checkFlags are check's own flags; config.LoadOptions gets the configuration ones.
+type checkFlags struct {
+	root, dir, configFile, mode string
+	asJSON, allowNetwork        bool
+	trustProject, noUserConfig  bool
+	rules                       bool
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f checkFlags
+	fs.StringVar(&f.root, "root", "", "project root (default: root in the config files, else the current directory)")
+	fs.StringVar(&f.dir, "dir", ".", "directory the command starts in, relative to the root")
+	fs.StringVar(&f.configFile, "config", "", "configuration file (TOML), merged over the user and project files")
+	fs.StringVar(&f.mode, "mode", "", "approval mode: auto, untrusted or never (default: from the configuration)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "allow network clients such as curl")
+	fs.BoolVar(&f.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen policy too")
+	fs.BoolVar(&f.noUserConfig, "no-user-config", false, "ignore the user configuration file")
+	fs.BoolVar(&f.rules, "rules", false, "list the built-in rules and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), checkUsage, displayUserConfig())
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitCheckAllow
+		}
+		fmt.Fprintln(stderr, "shellgate check: run 'shellgate check -h' for the flags")
+		return exitCheckUsage
+	}
+	if f.rules {
+		printRules(stdout, f.asJSON)
+		return exitCheckAllow
+	}
+	command := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(command) == "" {
+		fmt.Fprintln(stderr, "shellgate check: no command given; usage: shellgate check [flags] -- COMMAND")
+		return exitCheckUsage
+	}
+
+	cfg, src, err := config.Load(config.LoadOptions{
+		ConfigFile:   f.configFile,
+		Root:         f.root,
+		NoUserConfig: f.noUserConfig,
+		TrustProject: f.trustProject,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate check: configuration: %v\n", err)
+		return exitCheckConfig
+	}
+	for _, w := range src.Warnings {
+		fmt.Fprintf(stderr, "shellgate check: warning: %v\n", &w)
+	}
+	if f.allowNetwork {
+		cfg.Policy.Network = true
+	}
+	if f.mode != "" {
+		switch m := policy.Mode(f.mode); m {
+		case policy.ModeAuto, policy.ModeUntrusted, policy.ModeNever:
+			cfg.Policy.Mode = m
+		default:
+			fmt.Fprintf(stderr, "shellgate check: --mode %q: want auto, untrusted or never\n", f.mode)
+			return exitCheckUsage
+		}
+	}
+
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate check: configuration: %v\n", err)
+		return exitCheckConfig
+	}
+	defer gate.Close()
+	v := gate.Check(shellgate.Request{Command: command, Directory: f.dir})
+
+	root := gate.Info().Root
+	if f.asJSON {
+		writeJSON(stdout, checkReport(v, root, f.dir, src))
+	} else {
+		printVerdict(stdout, v, root, src)
+	}
+	switch v.Decision {
+	case policy.Allow:
+		return exitCheckAllow
+	case policy.Ask:
+		return exitCheckAsk
+	default:
+		return exitCheckDeny
+	}
+}
+
+func displayUserConfig() string {
+	if p := config.DefaultUserConfig(); p != "" {
+		return p
+	}
+	return "none on this system"
+}
+
+// checkJSON is the --json output: the verdict, what the line would run, and which files
+// configured the decision.
+type checkJSON struct {
+	Decision   string        `json:"decision"`
+	Rule       string        `json:"rule"`
+	Reason     string        `json:"reason"`
+	Code       string        `json:"code,omitempty"`
+	Command    string        `json:"command,omitempty"`
+	Line       int           `json:"line,omitempty"`
+	Col        int           `json:"col,omitempty"`
+	SessionKey string        `json:"session_key,omitempty"`
+	Commands   []commandJSON `json:"commands"`
+	Root       string        `json:"root"`
+	Dir        string        `json:"dir"`
+	Config     []string      `json:"config_files"`
+	Warnings   []string      `json:"warnings"`
+}
+
+type commandJSON struct {
+	Name    string   `json:"name"`
+	Args    []string `json:"args"`
+	Dynamic bool     `json:"dynamic,omitempty"`
+	Dir     string   `json:"dir,omitempty"` // relative to the root when inside it
+	Via     []string `json:"via,omitempty"`
+	Line    int      `json:"line"`
+	Col     int      `json:"col"`
+	Source  string   `json:"source"`
+}
+
+func checkReport(v policy.Verdict, root, dir string, src config.Sources) checkJSON {
+	out := checkJSON{
+		Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Code: string(v.Code),
+		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey,
+		Commands: []commandJSON{}, Root: root, Dir: dir, Config: []string{}, Warnings: []string{},
+	}
+	for _, c := range v.Commands {
+		out.Commands = append(out.Commands, commandJSON{
+			Name: c.Name, Args: append([]string{}, c.Args...), Dynamic: c.Dynamic,
+			Dir: relDir(root, c.Dir), Via: c.Via, Line: c.Pos.Line, Col: c.Pos.Col, Source: c.Source,
+		})
+	}
+	for _, s := range src.Files {
+		out.Config = append(out.Config, s.Path)
+	}
+	for _, w := range src.Warnings {
+		out.Warnings = append(out.Warnings, w.Error())
+	}
+	return out
+}
+
+func printVerdict(w io.Writer, v policy.Verdict, root string, src config.Sources) {
+	fmt.Fprintf(w, "decision: %s\n", v.Decision)
+	if v.Rule != "" {
+		fmt.Fprintf(w, "rule:     %s\n", v.Rule)
+	}
+	if v.Reason != "" {
+		fmt.Fprintf(w, "reason:   %s\n", v.Reason)
+	}
+	if v.Command != "" {
+		fmt.Fprintf(w, "at:       %d:%d %s\n", v.Line, v.Col, v.Command)
+	}
+	if v.SessionKey != "" {
+		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)
+	}
+	fmt.Fprintf(w, "commands: %d\n", len(v.Commands))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range v.Commands {
+		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, commandText(c), commandNotes(c, root))
+	}
+	tw.Flush()
+	for _, s := range src.Files {
+		trust := ""
+		if !s.Trusted {
+			trust = ", may only tighten"
+		}
+		fmt.Fprintf(w, "config:   %s (%s%s)\n", s.Path, s.Layer, trust)
+	}
+}
+
+// commandText shows a command as name and quoted arguments, so that "a b" and a b differ.
+func commandText(c analysis.Command) string {
+	name := c.Name
+	if c.Dynamic || name == "" {
+		name = "<dynamic>"
+		if c.Path != "" {
+			name = c.Path
+		}
+	}
+	var b strings.Builder
+	b.WriteString(name)
+	for _, a := range c.Args {
+		b.WriteByte(' ')
+		b.WriteString(quoteArg(a))
+	}
+	return b.String()
+}
+
+func commandNotes(c analysis.Command, root string) string {
+	var notes []string
+	if c.Dynamic {
+		notes = append(notes, "dynamic")
+	}
+	if d := relDir(root, c.Dir); d != "" {
+		notes = append(notes, "in "+d)
+	}
+	if len(c.Via) > 0 {
+		notes = append(notes, "via "+strings.Join(c.Via, ", "))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(notes, "; ") + ")"
+}
+
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// relDir shows dir relative to root when inside it, else as it is.
+func relDir(root, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return dir
+	}
+	return filepath.ToSlash(rel)
+}
+
+func printRules(w io.Writer, asJSON bool) {
+	if asJSON {
+		writeJSON(w, policy.Rules())
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tDECISION\tDESCRIPTION")
+	for _, r := range policy.Rules() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Decision, r.Description)
+	}
+	tw.Flush()
+}
