@@ -177,6 +177,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bool as string", "[policy]\nnetwork = \"yes\"\n", `:2: [policy] network: want true or false, got a TOML string`},
 		{"list as string", "[policy]\ndeny = \"rm *\"\n", `:2: [policy] deny: want an array of strings, got a TOML string`},
 		{"bad mode", "[policy]\nmode = \"yolo\"\n", `:2: [policy] mode: unknown approval mode "yolo"; want "auto", "untrusted" or "never"`},
+		{"malformed pattern", "[policy]\nask = [\"npm publish\"]\ndeny = [\"git [push *\"]\n",
+			`:3: [policy] deny: entry 1, "git [push *": policy: malformed deny pattern "git [push *": token "[push": syntax error in pattern`},
 		{"empty pattern", "[policy]\ndeny = [\"rm *\", \"  \"]\n", `:2: [policy] deny: entry 2, "  ": empty pattern`},
 		{"bad env name", "[env]\n\"MY-VAR\" = \"1\"\n", `:2: [env] MY-VAR: not a valid environment variable name`},
 		{"env value not string", "[env]\nX = 1\n", `:2: [env] X: want a string, got a TOML integer`},
