@@ -28,10 +28,36 @@ func Analyze(src string, o Options) (*Analysis, error) {
 }
 
 // parsers are reused: a new parser costs more than most parses.
-var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+var parsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+}}
 
 func parse(src string) (*syntax.File, error) {
 	p := parsers.Get().(*syntax.Parser)
 	defer parsers.Put(p)
-	return p.Parse(strings.NewReader(src), "")
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err == nil && strings.IndexByte(src, '#') >= 0 {
+		err = checkComments(f, src)
+	}
+	return f, err
+}
+
+// checkComments refuses a comment that bash would not see. Bash starts a
+// comment only at the beginning of a word; the parser also takes a # glued to
+// a quote inside $(…) or `…` for one, so in `$(x'y'#; rm -rf /` + "\n)" it would
+// hide a command that bash runs.
+func checkComments(f *syntax.File, src string) error {
+	var bad *syntax.Comment
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && bad == nil {
+			if off := int(c.Hash.Offset()); off > 0 && off <= len(src) && !strings.ContainsRune(" \t\n;&|(<>", rune(src[off-1])) {
+				bad = c
+			}
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return syntax.ParseError{Pos: bad.Hash, Text: "a # glued to the word before it is not a comment to bash; put a space before it or quote it"}
+	}
+	return nil
 }

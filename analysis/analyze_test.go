@@ -333,3 +333,18 @@ func TestResolvePath(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeRefusesHiddenComments: the parser takes a # glued to a quote
+// inside $(…) for a comment, where bash runs what follows.
+func TestAnalyzeRefusesHiddenComments(t *testing.T) {
+	for _, src := range []string{"echo $(x'y'#; rm -rf /\n)", "echo `x\"y\"#; rm -rf /`", "echo $(0'\\'#\"\n)"} {
+		if _, err := Analyze(src, Options{}); err == nil {
+			t.Errorf("%q: no error", src)
+		}
+	}
+	for _, src := range []string{"echo ok # ; rm -rf /", "echo a;#x", "make # build\nls", "echo \"a\"#b", "(ls)\n# done", "echo 'a#b' x#y"} {
+		if _, err := Analyze(src, Options{}); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
