@@ -87,7 +87,7 @@ type ConfigError struct {
 	Msg  string
 }
 
-func (e *ConfigError) Error() string {
+func (e ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {

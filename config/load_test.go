@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,18 @@ func TestExampleFileLoads(t *testing.T) {
 		!cmp.Equal(cfg.Policy.Deny, []string{"git push --force *"}) ||
 		!cmp.Equal(cfg.Policy.WritablePaths, []string{filepath.Join(l.home, ".cache", "go-build")}) {
 		t.Errorf("examples/shellgate.toml loaded as %+v", cfg)
+	}
+}
+
+// Warnings are values; printed with %v they must read as messages, not structs.
+func TestWarningPrintsAsMessage(t *testing.T) {
+	l := newLab(t)
+	write(t, filepath.Join(l.root, config.ProjectFileName), "[policy]\nallow = [\"x *\"]\n")
+	_, src, err := config.Load(l.opts())
+	if err != nil || len(src.Warnings) != 1 {
+		t.Fatalf("err %v warnings %v", err, src.Warnings)
+	}
+	if got := fmt.Sprintf("%v", src.Warnings[0]); !strings.Contains(got, ".shellgate.toml:2: [policy] allow ignored") {
+		t.Errorf("%%v of a warning = %q", got)
 	}
 }

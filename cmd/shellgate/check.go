@@ -93,7 +93,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return exitCheckConfig
 	}
 	for _, w := range src.Warnings {
-		fmt.Fprintf(stderr, "shellgate check: warning: %v\n", &w)
+		fmt.Fprintf(stderr, "shellgate check: warning: %v\n", w)
 	}
 	if f.allowNetwork {
 		cfg.Policy.Network = true
