@@ -120,19 +120,18 @@ func TestCancel(t *testing.T) {
 func TestBackgroundProcess(t *testing.T) {
 	s := NewSupervisor()
 	defer s.Close()
-	var out syncBuffer
+	var out, errs syncBuffer
 	res, err := s.Run(context.Background(), Spec{
 		Argv:   []string{bash(t), "-c", "sleep 300 & echo started; echo $! >&2"},
-		Stdout: &out, Stderr: &out, Timeout: 60 * time.Second,
+		Stdout: &out, Stderr: &errs, Timeout: 60 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || lines[0] != "started" {
-		t.Fatalf("output %q", out.String())
+	if out.String() != "started\n" {
+		t.Fatalf("stdout %q", out.String())
 	}
-	sleepPID := pidsIn(t, lines[1])[0]
+	sleepPID := pidsIn(t, errs.String())[0]
 	if res.TimedOut || res.Duration > 5*time.Second {
 		t.Errorf("Run waited for the background process: %+v", res)
 	}
