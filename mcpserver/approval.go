@@ -81,18 +81,20 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 	return shellgate.AllowOnce
 }
 
+// approvalMessage shows the command (cut if huge: an elicitation is one message too)
+// and why the policy asks.
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", q.Command)
+	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", cutMiddle(q.Command, 16<<10))
 	if q.Reason != "" {
-		fmt.Fprintf(&b, "Why you are asked: %s", q.Reason)
+		fmt.Fprintf(&b, "Why you are asked: %s", cutMiddle(q.Reason, 4<<10))
 		if q.Rule != "" {
 			fmt.Fprintf(&b, " (rule %s)", q.Rule)
 		}
 		b.WriteString("\n")
 	}
 	if q.SessionKey != "" {
-		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", q.SessionKey)
+		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", cutMiddle(q.SessionKey, 1<<10))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

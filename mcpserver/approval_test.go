@@ -101,3 +101,17 @@ func TestSessionApproval(t *testing.T) {
 		t.Error("session A's approval let session B's command run")
 	}
 }
+
+// An elicitation is one MCP message too: a huge command is cut in the question.
+func TestApprovalMessageBounded(t *testing.T) {
+	q := shellgate.Question{Command: "touch " + strings.Repeat("x", 5<<20), Rule: "user.ask", Reason: strings.Repeat("why ", 1<<20), SessionKey: "touch"}
+	m := approvalMessage(q)
+	if len(m) > 32<<10 {
+		t.Errorf("approval message of %d bytes", len(m))
+	}
+	for _, want := range []string{"touch xxx", "bytes cut", "user.ask", `starting with "touch"`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("message lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMCPUsage(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SHELLGATE_MCP_TOKEN", "")
+	root := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"-h"}, 0, "--http"},
+		{"unknown flag", []string{"--nope"}, exitShellgate, "flag provided but not defined"},
+		{"stray argument", []string{"--root", root, "serve"}, exitShellgate, "unexpected arguments"},
+		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitShellgate, "without an explicit token"},
+		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitShellgate, "without an explicit token"},
+		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitShellgate, "tool name"},
+		{"missing root", []string{"--root", filepath.Join(root, "nope")}, exitShellgate, "nope"},
+		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token", "t", "--allow-origin", "example.com"}, exitShellgate, "origin"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := cmdMCP(tc.args, &out, &errb)
+			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), tc.code, tc.want)
+			}
+			if out.Len() > 0 && tc.code != 0 {
+				t.Errorf("wrote to stdout: %q", out.String())
+			}
+		})
+	}
+}
+
+// buildBinary builds shellgate into a temporary directory.
+func buildBinary(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "shellgate")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mcpCommand is `shellgate mcp` in a fresh root, with no user configuration.
+func mcpCommand(tb testing.TB, bin string, args ...string) (*exec.Cmd, string) {
+	root := tb.TempDir()
+	home := tb.TempDir()
+	cmd := exec.Command(bin, append([]string{"mcp", "--root", root}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "BASH_ALLOW_NETWORK=")
+	return cmd, root
+}
+
+// The real binary over stdio, with the Go SDK's client.
+func TestMCPBinaryStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	cmd, _ := mcpCommand(t, bin, "--tool-name", "Bash")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Bash", Arguments: map[string]any{"command": "echo hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := res.StructuredContent.(map[string]any)
+	if env["status"] != "success" || env["data"].(map[string]any)["stdout"] != "hi\n" {
+		t.Errorf("echo hi: %v", res.StructuredContent)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "Wait was already called") {
+		t.Errorf("exit: %v\n%s", err, stderr.String())
+	}
+}
+
+// Everything on stdout is JSON-RPC, one message per line, each under 1 MiB, however
+// much the command prints; the command's output never reaches the server's stdout.
+func TestMCPStdoutIsOnlyJSONRPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	cmd, _ := mcpCommand(t, bin, "--verbose")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"run_shell_command","arguments":{"command":"yes stdout-noise | head -c 30000000; yes stderr-noise | head -c 3000000 >&2; sleep 1.2; echo done"}}}`,
+	} {
+		fmt.Fprintln(stdin, msg)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	var methods []string
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) > 1<<20 {
+			t.Errorf("a %d-byte message", len(line))
+		}
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      *int            `json:"id"`
+			Method  string          `json:"method"`
+			Result  json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(line, &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Fatalf("not JSON-RPC on stdout: %.200q", line)
+		}
+		methods = append(methods, msg.Method)
+		if msg.ID != nil && *msg.ID == 1 {
+			if !bytes.Contains(msg.Result, []byte(`"stdout_bytes":30000005`)) {
+				t.Errorf("result does not count all the output: %.300s", msg.Result)
+			}
+			stdin.Close() // EOF: the server must exit
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v\n%s", err, stderr.String())
+	}
+	if !slices.Contains(methods, "notifications/progress") {
+		t.Errorf("no progress notification among %q", methods)
+	}
+	if strings.Contains(stderr.String(), "noise\nstderr-noise") || strings.Contains(stderr.String(), "noise\nstdout-noise") {
+		t.Errorf("command output reached the server's stderr: %.300s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "msg=call") {
+		t.Errorf("--verbose logged nothing on stderr: %q", stderr.String())
+	}
+}
+
+// BenchmarkMCPEchoHi measures sequential `echo hi` round trips through the real
+// binary over stdio, against fork/exec of `bash -c 'echo hi'` from Go, interleaved in
+// the same run so both see the same machine load. It reports medians and p95s.
+//
+//	go test -run '^$' -bench MCPEchoHi -benchtime 300x ./cmd/shellgate
+func BenchmarkMCPEchoHi(b *testing.B) {
+	bin := buildBinary(b)
+	cmd, _ := mcpCommand(b, bin)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("no bash")
+	}
+	params := &mcp.CallToolParams{Name: "run_shell_command", Arguments: map[string]any{"command": "echo hi"}}
+	roundTrip := func() time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil || res.IsError {
+			b.Fatalf("echo hi: %v %v", err, res)
+		}
+		return time.Since(start)
+	}
+	direct := func() time.Duration {
+		start := time.Now()
+		out, err := exec.Command(bash, "-c", "echo hi").Output()
+		if err != nil || string(out) != "hi\n" {
+			b.Fatalf("bash -c 'echo hi': %q %v", out, err)
+		}
+		return time.Since(start)
+	}
+	for range 10 { // warm up both paths
+		roundTrip()
+		direct()
+	}
+	var viaMCP, viaExec []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		viaMCP = append(viaMCP, roundTrip())
+		viaExec = append(viaExec, direct())
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	mcpMedian, execMedian := quantile(viaMCP, 0.5), quantile(viaExec, 0.5)
+	b.ReportMetric(ms(mcpMedian), "mcp-median-ms")
+	b.ReportMetric(ms(quantile(viaMCP, 0.95)), "mcp-p95-ms")
+	b.ReportMetric(ms(execMedian), "exec-median-ms")
+	b.ReportMetric(ms(quantile(viaExec, 0.95)), "exec-p95-ms")
+	b.ReportMetric(float64(mcpMedian)/float64(execMedian), "median-ratio")
+	b.ReportMetric(0, "ns/op") // the interleaved total is not meaningful
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}
