@@ -70,6 +70,11 @@ func (x *check) rmCatastrophic(c *analysis.Command) {
 			x.deny(RuleCatastrophic, "`%s` would delete the whole filesystem or home directory (rule catastrophic). Delete specific paths inside the project instead.", c.Source)
 			return
 		}
+		if recursive(c) && x.root != "" {
+			if pl, r := x.where(c, a, c.Flags[i]&^analysis.ArgGlob); pl == inside && r == x.root && c.Flags[i]&analysis.ArgGlob == 0 {
+				x.ask(RuleProtected, "`%s` would delete the whole project, .git included (rule protected-paths): the user must approve it. Delete the build outputs by name instead.", c.Source)
+			}
+		}
 		if recursive(c) {
 			for _, abs := range c.Abs(a) {
 				if systemDirs[filepath.Clean(abs)] {
