@@ -25,7 +25,7 @@ func (w *walker) git(idx int) {
 				w.gitConfig(c, c.Args[i+1], c.Flags[i+1])
 			}
 			i += 2
-		case a == "--namespace" || a == "--config-env" || a == "--super-prefix" || a == "--exec-path" && false:
+		case a == "--namespace" || a == "--config-env" || a == "--super-prefix":
 			i += 2
 		case strings.HasPrefix(a, "-"):
 			i++

@@ -20,7 +20,7 @@ func (x *check) execution(c *analysis.Command) {
 				return
 			}
 		}
-	case "awk", "gawk", "mawk", "nawk", "busybox awk":
+	case "awk", "gawk", "mawk", "nawk":
 		if p, ok := awkProgram(c); ok && awkRunsCommands(p) {
 			x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
 		}
@@ -172,8 +172,7 @@ func hasArg(args []string, opts ...string) bool {
 func gitKeyRedirects(key, val string) bool {
 	switch {
 	case key == "core.hookspath", key == "core.worktree", key == "include.path", strings.HasPrefix(key, "includeif."),
-		key == "protocol.ext.allow", key == "protocol.allow" && val == "always", strings.HasPrefix(key, "protocol.") && strings.HasSuffix(key, ".allow") && val == "always",
-		key == "core.sshcommand" && false, key == "uploadpack.allowanysha1inwant" && false:
+		key == "protocol.allow" && val == "always", strings.HasPrefix(key, "protocol.") && strings.HasSuffix(key, ".allow") && val == "always":
 		return true
 	}
 	return false

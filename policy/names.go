@@ -70,8 +70,7 @@ var loaderVars = map[string]bool{
 	"NPM_CONFIG_REGISTRY": true, "YARN_REGISTRY": true, "UV_INDEX_URL": true,
 }
 
-// pathListVars are loader variables whose value is a list of directories; a
-// list that stays inside the project is harmless.
+// pathListVars are module search paths: only an empty one is harmless.
 var pathListVars = map[string]bool{
 	"PYTHONPATH": true, "NODE_PATH": true, "PERL5LIB": true, "PERLLIB": true, "RUBYLIB": true, "CLASSPATH": true,
 }

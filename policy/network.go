@@ -65,7 +65,6 @@ func (x *check) network(c *analysis.Command) {
 				}
 			}
 		}
-	case name == "nc" || name == "dig" || name == "nslookup":
 	}
 }
 

@@ -21,7 +21,7 @@ var readOnly = map[string]bool{
 	"exit": true, "set": true, "shopt": true, "export": true, "local": true, "declare": true,
 	"readonly": true, "typeset": true, "read": true, "wait": true, "env": true, "command": true,
 	"timeout": true, "nice": true, "time": true, "xargs": true, "paste": true, "join": true, "fold": true,
-	"fmt": true, "base64": true, "ps": true, "hostname": true, "getconf": true, "locale": true, "ldd": false,
+	"fmt": true, "base64": true, "ps": true, "hostname": true, "getconf": true, "locale": true,
 }
 
 // gitReadOnly are git subcommands that only read.
