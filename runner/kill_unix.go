@@ -34,7 +34,7 @@ type targets struct {
 
 func (t targets) signal(sig unix.Signal) {
 	for _, g := range t.groups {
-		unix.Kill(-g, sig)
+		signalGroup(g, sig)
 	}
 	for _, p := range markedProcs(t.marker) {
 		unix.Kill(p.PID, sig)
@@ -103,6 +103,15 @@ func exitStatus(ps *os.ProcessState) (*int, string) {
 // groupExists reports whether any process, zombies included, is in group pgid.
 // It is one system call, so the common case of an empty group costs no scan.
 func groupExists(pgid int) bool {
-	err := unix.Kill(-pgid, 0)
+	err := signalGroup(pgid, 0)
 	return err == nil || err == unix.EPERM
+}
+
+// signalGroup signals process group pgid. It refuses pgid 0 and 1: kill(0) is our
+// own group and kill(-1) is every process we may signal.
+func signalGroup(pgid int, sig unix.Signal) error {
+	if pgid <= 1 {
+		return unix.ESRCH
+	}
+	return unix.Kill(-pgid, sig)
 }

@@ -137,7 +137,7 @@ func markedProcs(pattern []byte) []procID {
 	self := os.Getpid()
 	var found []procID
 	for _, pid := range pids() {
-		if pid == self {
+		if pid == self || pid <= 1 {
 			continue
 		}
 		env, err := readEnviron(pid)

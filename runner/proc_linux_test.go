@@ -66,7 +66,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 		name   string
 		script string
 		signal string
-		grace  bool // the kill had to wait for KillGrace
+		grace  bool // something ignores SIGTERM: the kill must wait for KillGrace
 	}{
 		{"plain", `echo before; sleep 100 & echo $! >&2; sleep 100`, "SIGTERM", false},
 		{"child traps TERM", `echo before; (trap '' TERM; sleep 100; sleep 100) & echo $! >&2; sleep 100`, "SIGTERM", true},
@@ -82,8 +82,8 @@ func TestTimeoutKillsGroup(t *testing.T) {
 			if stdout != "before\n" {
 				t.Errorf("stdout %q, want the output from before the kill", stdout)
 			}
-			if waited := res.Duration >= 600*time.Millisecond; waited != tt.grace {
-				t.Errorf("took %v; waiting for the grace period: %v, want %v", res.Duration, waited, tt.grace)
+			if tt.grace && res.Duration < 600*time.Millisecond {
+				t.Errorf("took %v: SIGKILL came before the grace period was over", res.Duration)
 			}
 			requireGroupEmpty(t, res.PID)
 			requireGone(t, "background child", pidsIn(t, stderr)...)

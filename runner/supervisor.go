@@ -26,7 +26,6 @@ type Supervisor struct {
 	closing    chan struct{} // closed by Close: running commands are ended
 	seq        uint64
 	running    sync.WaitGroup
-	active     map[int]bool     // process groups of shells still running
 	background map[int][]procID // process groups left running, with the members seen
 	orphans    []*pump          // pipes still held by background processes, read and discarded
 }
@@ -38,7 +37,6 @@ func NewSupervisor() *Supervisor {
 	return &Supervisor{
 		id:         hex.EncodeToString(b[:]),
 		closing:    make(chan struct{}),
-		active:     make(map[int]bool),
 		background: make(map[int][]procID),
 	}
 }
@@ -86,12 +84,10 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	pumps := pipes.start(spec)
 	pgid := cmd.Process.Pid
 	res := Result{PID: pgid}
-	s.setActive(pgid, true)
 
 	exited := make(chan struct{})
 	go func() {
 		cmd.Wait() // the exit status is in cmd.ProcessState; Wait errors only repeat it
-		s.setActive(pgid, false)
 		close(exited)
 	}()
 	var timeout <-chan time.Time
@@ -149,16 +145,6 @@ func (s *Supervisor) begin() (string, error) {
 	return fmt.Sprintf("%s=%s.%d", MarkerVar, s.id, s.seq), nil
 }
 
-func (s *Supervisor) setActive(pgid int, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if on {
-		s.active[pgid] = true
-	} else {
-		delete(s.active, pgid)
-	}
-}
-
 func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,35 +162,33 @@ func (s *Supervisor) keepBackground(pgid int, members []procID) {
 // run with this marker ("NAME=value" + NUL terminator).
 func runPattern(marker string) []byte { return []byte(marker + "\x00") }
 
-// Close ends every process any run left behind or is still running — process
-// groups, and on Linux escaped descendants carrying this supervisor's marker —
-// with SIGTERM, then SIGKILL after s.KillGrace, and waits until they are gone
-// and every Run has returned. Run fails with ErrClosed afterwards.
+// Close ends every process any run left behind or is still running: runs in
+// flight are cancelled and end their process groups as on a timeout; then
+// background process groups, and escaped descendants carrying this supervisor's
+// marker, get SIGTERM, then SIGKILL after s.KillGrace. Close returns when they
+// are gone and every Run has returned. Run fails with ErrClosed afterwards.
 func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
 		close(s.closing)
 	}
+	s.mu.Unlock()
+	s.running.Wait()
+
+	s.mu.Lock()
 	t := targets{marker: []byte(MarkerVar + "=" + s.id + ".")}
-	for g := range s.active {
-		t.groups = append(t.groups, g)
-	}
 	for g, ms := range s.background {
 		if len(liveOf(g, ms)) > 0 {
 			t.groups = append(t.groups, g)
 		}
 	}
 	s.background = make(map[int][]procID)
-	s.mu.Unlock()
-
-	terminate(t, Spec{KillGrace: s.KillGrace}.killGrace())
-	s.running.Wait()
-
-	s.mu.Lock()
 	orphans := s.orphans
 	s.orphans = nil
 	s.mu.Unlock()
+
+	terminate(t, Spec{KillGrace: s.KillGrace}.killGrace())
 	stopPumps(orphans, time.Second)
 
 	if alive := t.alive(); len(alive) > 0 {
