@@ -247,3 +247,12 @@ func TestParseStat(t *testing.T) {
 		}
 	}
 }
+
+// Group numbers 0 and 1 would mean our own group and every process: never used.
+func TestSignalGroupRefusesSpecialGroups(t *testing.T) {
+	for _, pgid := range []int{-5, 0, 1} {
+		if groupExists(pgid) || len(groupMembers(pgid)) > 0 || signalGroup(pgid, 0) == nil {
+			t.Errorf("group %d treated as a real group", pgid)
+		}
+	}
+}
