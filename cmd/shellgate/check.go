@@ -118,9 +118,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 
 	root := gate.Info().Root
 	if f.asJSON {
-		writeJSON(stdout, checkReport(v, root, f.dir, src))
+		writeJSON(stdout, checkReport(v, root, f.dir, cfg.Policy, src))
 	} else {
-		printVerdict(stdout, v, root, src)
+		printVerdict(stdout, v, root, cfg.Policy, src)
 	}
 	switch v.Decision {
 	case policy.Allow:
@@ -130,6 +130,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	default:
 		return exitCheckDeny
 	}
+}
+
+func modeOf(p policy.Settings) policy.Mode {
+	if p.Mode == "" {
+		return policy.ModeAuto
+	}
+	return p.Mode
 }
 
 func displayUserConfig() string {
@@ -153,6 +160,8 @@ type checkJSON struct {
 	Commands   []commandJSON `json:"commands"`
 	Root       string        `json:"root"`
 	Dir        string        `json:"dir"`
+	Mode       string        `json:"mode"`
+	Network    bool          `json:"network"`
 	Config     []string      `json:"config_files"`
 	Warnings   []string      `json:"warnings"`
 }
@@ -168,11 +177,12 @@ type commandJSON struct {
 	Source  string   `json:"source"`
 }
 
-func checkReport(v policy.Verdict, root, dir string, src config.Sources) checkJSON {
+func checkReport(v policy.Verdict, root, dir string, p policy.Settings, src config.Sources) checkJSON {
 	out := checkJSON{
 		Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Code: string(v.Code),
 		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey,
-		Commands: []commandJSON{}, Root: root, Dir: dir, Config: []string{}, Warnings: []string{},
+		Commands: []commandJSON{}, Root: root, Dir: dir, Mode: string(modeOf(p)), Network: p.Network,
+		Config: []string{}, Warnings: []string{},
 	}
 	for _, c := range v.Commands {
 		out.Commands = append(out.Commands, commandJSON{
@@ -189,7 +199,7 @@ func checkReport(v policy.Verdict, root, dir string, src config.Sources) checkJS
 	return out
 }
 
-func printVerdict(w io.Writer, v policy.Verdict, root string, src config.Sources) {
+func printVerdict(w io.Writer, v policy.Verdict, root string, p policy.Settings, src config.Sources) {
 	fmt.Fprintf(w, "decision: %s\n", v.Decision)
 	if v.Rule != "" {
 		fmt.Fprintf(w, "rule:     %s\n", v.Rule)
@@ -209,6 +219,11 @@ func printVerdict(w io.Writer, v policy.Verdict, root string, src config.Sources
 		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, commandText(c), commandNotes(c, root))
 	}
 	tw.Flush()
+	network := "off"
+	if p.Network {
+		network = "on"
+	}
+	fmt.Fprintf(w, "policy:   mode %s, network %s\n", modeOf(p), network)
 	for _, s := range src.Files {
 		trust := ""
 		if !s.Trusted {

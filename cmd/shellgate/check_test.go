@@ -64,11 +64,11 @@ ask = ["npm publish *"]
 		{"project ask pattern", []string{"--", "npm publish --tag next"}, exitCheckAsk,
 			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish"`}, "", ""},
 		{"mode never turns ask into deny", []string{"--mode", "never", "--", "npm publish"}, exitCheckDeny,
-			[]string{"decision: deny"}, "", ""},
+			[]string{"decision: deny", "policy:   mode never, network off"}, "", ""},
 		{"network off by default", []string{"--", "curl https://example.com"}, exitCheckDeny,
 			[]string{"rule:     network"}, "", ""},
 		{"--allow-network", []string{"--allow-network", "--", "curl https://example.com"}, exitCheckAllow,
-			[]string{"decision: allow"}, "", ""},
+			[]string{"decision: allow", "policy:   mode auto, network on"}, "", ""},
 		{"cd outside the root", []string{"--", "cd .. && ls"}, exitCheckDeny,
 			[]string{"rule:     confinement"}, "", ""},
 		{"--dir", []string{"--dir", "sub", "--", "cd .. && make"}, exitCheckAllow,
@@ -190,6 +190,8 @@ type checkOutput struct {
 		Dir  string   `json:"dir"`
 	} `json:"commands"`
 	ConfigFiles []string `json:"config_files"`
+	Mode        string   `json:"mode"`
+	Network     *bool    `json:"network"`
 }
 
 func TestCheckJSON(t *testing.T) {
@@ -230,6 +232,9 @@ func TestCheckJSON(t *testing.T) {
 			}
 			if strings.Join(names, " ") != strings.Join(tt.names, " ") {
 				t.Errorf("commands %q, want %q", names, tt.names)
+			}
+			if got.Mode != "auto" || got.Network == nil || *got.Network {
+				t.Errorf("mode %q network %v, want auto and false", got.Mode, got.Network)
 			}
 			if len(got.ConfigFiles) != 1 {
 				t.Errorf("config_files = %q, want the project file", got.ConfigFiles)
