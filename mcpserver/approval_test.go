@@ -52,6 +52,11 @@ func TestElicitation(t *testing.T) {
 				copts = answering(tc.answer, &asked, &message)
 			}
 			cs := connect(t, srv, copts, nil)
+			// The Go SDK speaks 2026-07-28 in memory: approval goes through an input
+			// request of the result (TestHTTP covers elicitation during the call).
+			if v := cs.InitializeResult().ProtocolVersion; v < multiRoundTripVersion {
+				t.Errorf("negotiated %s; the input-request path is not covered", v)
+			}
 			env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "touch made")})
 			_, err := os.Stat(filepath.Join(root, "made"))
 			if ran := err == nil; ran != tc.wantRun {

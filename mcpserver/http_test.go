@@ -70,6 +70,11 @@ func TestHTTP(t *testing.T) {
 	if env.Status != envelope.Success || env.Data.Stdout != "hi\n" {
 		t.Fatalf("echo hi over HTTP: %s", env.Text)
 	}
+	// A stateful HTTP server negotiates a version before 2026-07-28, so the approval
+	// below is asked with elicitation/create during the call.
+	if v := cs.InitializeResult().ProtocolVersion; v >= multiRoundTripVersion {
+		t.Errorf("HTTP session negotiated %s; the in-call elicitation path is not covered", v)
+	}
 	env = call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "touch via-http")})
 	if env.Status != envelope.Success || asked.Load() != 1 {
 		t.Errorf("ask over HTTP: asked %d times, %s", asked.Load(), env.Text)
