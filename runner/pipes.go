@@ -89,6 +89,9 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) (held bo
 	tick := time.NewTimer(d)
 	defer tick.Stop()
 	idle := make([]idleWatch, len(pumps))
+	for i, p := range pumps {
+		idle[i].check(p) // a Read already waiting now and still at the tick has waited d
+	}
 	for {
 		var c [2]<-chan struct{}
 		pending := 0
