@@ -35,6 +35,9 @@ func describe(info shellgate.Info) (string, error) {
 		MaxTimeoutMS:     info.MaxTimeout.Milliseconds(),
 		NeverAsk:         info.Mode == policy.ModeNever,
 	}
+	if d.Mode == "" {
+		d.Mode = policy.ModeAuto // the zero Settings' mode
+	}
 	for _, r := range info.Rules {
 		switch {
 		case r.ID == policy.RuleNetwork && info.Network,
