@@ -191,16 +191,19 @@ function rawServer(p) {
   return { child, lines, send, response, stderr: () => stderr };
 }
 
-test('stdout carries only JSON-RPC, however much a command prints', async () => {
+test('stdout carries only JSON-RPC, and no message over 1 MiB, for 50 MB of output', async () => {
   const p = project();
   const s = rawServer(p);
-  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'yes "noise on stdout" | head -c 20000000; yes "noise on stderr" | head -c 5000000 >&2; echo done' } } });
+  s.send({ id: 1, method: 'tools/call', params: { _meta: { progressToken: 'big' }, name: TOOL, arguments: { command: 'yes "noise on stdout" | head -c 50000000; yes "noise on stderr" | head -c 5000000 >&2; sleep 1.1; echo done' } } });
   const res = await s.response(1);
-  assert.equal(res.result.structuredContent.stats.stdout_bytes, 20000005);
+  assert.equal(res.result.structuredContent.stats.stdout_bytes, 50000005);
+  assert.equal(res.result.structuredContent.data.truncated, true);
+  assert.ok(s.lines.some((l) => JSON.parse(l).method === 'notifications/progress'), 'progress was reported');
   s.child.stdin.end();
   assert.equal(await exited(s.child), 0);
   for (const line of s.lines) {
-    assert.ok(line.length <= 1 << 20, `a ${line.length}-byte message`);
+    const size = Buffer.byteLength(line);
+    assert.ok(size <= 1 << 20, `a ${size}-byte message`);
     const msg = JSON.parse(line);
     assert.equal(msg.jsonrpc, '2.0');
   }
