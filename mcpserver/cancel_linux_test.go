@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -118,6 +119,35 @@ func TestServeContextKillsCommand(t *testing.T) {
 	case <-served:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+	waitGone(t, fg)
+}
+
+// Stopping the HTTP server kills commands in flight, then ServeListener returns.
+func TestServeListenerStopKillsCommand(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeListener(ctx, ln, HTTPOptions{Token: testToken}) }()
+	cs, err := httpClient(t, "http://"+ln.Addr().String()+"/", bearer{token: testToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > fg.pid; exec sleep 300")})
+	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeListener: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeListener did not return after its context ended")
 	}
 	waitGone(t, fg)
 }
