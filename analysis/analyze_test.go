@@ -348,3 +348,13 @@ func TestAnalyzeRefusesHiddenComments(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyzeOutputProcessSubstitutionFeeds(t *testing.T) {
+	a, err := Analyze("curl -s x > >(sh)", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Commands) != 2 || a.Commands[0].Name != "sh" || len(a.Commands[0].Feeds) != 1 || a.Commands[a.Commands[0].Feeds[0]].Name != "curl" {
+		t.Errorf("sh should read curl's output: %+v", a.Commands)
+	}
+}

@@ -18,9 +18,18 @@ type input struct {
 func (w *walker) call(s *syntax.Stmt, c *syntax.CallExpr) (ok, fail dirs) {
 	in := w.cwd
 	start := len(w.res.Commands)
+	outs := w.outs
+	w.outs = nil
 	assigns := w.assigns(c.Assigns)
 	args := w.words(c.Args)
 	redirs, stdin := w.redirects(s.Redirs)
+	// The command about to be emitted writes into its >(…) substitutions.
+	for _, r := range w.outs {
+		for i := r[0]; i < r[1]; i++ {
+			w.res.Commands[i].Feeds = append(w.res.Commands[i].Feeds, len(w.res.Commands))
+		}
+	}
+	w.outs = outs
 	cmd := Command{
 		Pos:       w.pos(s),
 		Source:    w.stmtText(s),

@@ -26,6 +26,9 @@ type walker struct {
 	pipe  int    // inside a pipeline
 	cond  int    // inside a branch that may or may not run
 	feeds []int  // commands whose output the statement being walked reads
+	// outs are the commands of >(…) substitutions in the words being walked:
+	// they read what the command that holds the words writes.
+	outs [][2]int
 }
 
 // varVal is what is known about a shell variable assigned in the line.

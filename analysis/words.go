@@ -201,7 +201,11 @@ func (w *walker) part(b *strings.Builder, p syntax.WordPart, inDbl bool) ArgFlag
 		w.arith(p.X)
 		return ArgDynamic
 	case *syntax.ProcSubst:
+		start := len(w.res.Commands)
 		w.subst(p.Stmts)
+		if p.Op == syntax.CmdOut {
+			w.outs = append(w.outs, [2]int{start, len(w.res.Commands)})
+		}
 		b.WriteString("/dev/fd/63")
 		return ArgDynamic
 	case *syntax.ExtGlob:

@@ -8,11 +8,15 @@ import (
 
 // judge runs every rule over every command and finding.
 func (x *check) judge() {
+	files := x.fetched()
 	for i := range x.a.Commands {
 		x.cur = i
 		c := &x.a.Commands[i]
 		start := len(x.hits)
 		x.command(c)
+		if files != nil && c.Kind == analysis.Simple && !c.Dynamic {
+			x.runsFetched(c, files)
+		}
 		allowed := x.userRules(c)
 		if allowed {
 			x.dropAsks(start)
@@ -148,10 +152,72 @@ func (x *check) remoteCode(c *analysis.Command) {
 	if !interpreters[c.Name] && !strings.HasPrefix(c.Name, "python") {
 		return
 	}
-	for _, i := range c.Feeds {
+	// Follow the data back through every command it passed (curl | tee | sh).
+	seen := map[int]bool{}
+	queue := append([]int(nil), c.Feeds...)
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		if seen[i] || i < 0 || i >= len(x.a.Commands) {
+			continue
+		}
+		seen[i] = true
 		f := &x.a.Commands[i]
 		if f.Kind == analysis.Simple && !f.Dynamic && networkClients[f.Name] && !infoOnly(f) {
 			x.deny(RuleRemoteCode, "`%s` runs code fetched by `%s` (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, f.Source)
+			return
+		}
+		queue = append(queue, f.Feeds...)
+	}
+}
+
+// fetched returns the files network clients of the line write, resolved.
+func (x *check) fetched() map[string]string {
+	var out map[string]string
+	for i := range x.a.Commands {
+		c := &x.a.Commands[i]
+		if c.Kind != analysis.Simple || c.Dynamic || !networkClients[c.Name] || infoOnly(c) {
+			continue
+		}
+		var targets []target
+		for _, r := range c.Redirects {
+			if r.Write && !r.Dynamic {
+				targets = append(targets, target{path: r.Target})
+			}
+		}
+		if f := writers[c.Name]; f != nil {
+			targets = append(targets, f(c)...)
+		}
+		for _, t := range targets {
+			if pl, r := x.where(c, t.path, t.flag); pl != unknown && !isHarmlessTarget(r) {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[r] = c.Source
+			}
+		}
+	}
+	return out
+}
+
+// runsFetched denies running a file that a network client of the same line
+// downloaded: curl -o x.sh URL && sh x.sh.
+func (x *check) runsFetched(c *analysis.Command, files map[string]string) {
+	candidates := []target{{path: c.Path}}
+	if interpreters[c.Name] || strings.HasPrefix(c.Name, "python") {
+		for i, a := range c.Args {
+			if !strings.HasPrefix(a, "-") {
+				candidates = append(candidates, target{a, c.Flags[i]})
+				break
+			}
+		}
+	}
+	for _, t := range candidates {
+		if !strings.Contains(t.path, "/") && t.path == c.Path {
+			continue // a bare name is looked up in PATH, not the directory
+		}
+		if _, r := x.where(c, t.path, t.flag); files[r] != "" {
+			x.deny(RuleRemoteCode, "`%s` runs %s, which `%s` just downloaded (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, t.path, files[r])
 			return
 		}
 	}
