@@ -15,7 +15,11 @@ func (x *check) assignments(c *analysis.Command) {
 		if harmlessValue(a) {
 			continue
 		}
-		x.ask(RuleExecFlags, "`%s`: setting %s changes which programs, libraries or startup files run (rule code-execution): the user must approve it.", c.Source, a.Name)
+		key := a.Name + "=…"
+		if k := sessionKey(c); k != "" {
+			key += " " + k
+		}
+		x.askKey(key, RuleExecFlags, "`%s`: setting %s changes which programs, libraries or startup files run (rule code-execution): the user must approve it.", c.Source, a.Name)
 	}
 }
 

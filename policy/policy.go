@@ -58,8 +58,10 @@ type Verdict struct {
 	Command string `json:"command,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Col     int    `json:"col,omitempty"`
-	// SessionKey is, for ask, the command prefix a user can approve for the rest of
-	// a session, e.g. "npm publish". Empty when the ask cannot be approved that way.
+	// SessionKey is, for ask, what a user can approve for the rest of a session:
+	// a command prefix ("npm publish", "docker run"), a protected file ("write
+	// .git/hooks/pre-commit") or a variable on a command ("LD_PRELOAD=… ls").
+	// Empty when the ask cannot be approved that way (text only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
 	// Commands is everything the line would run (for `shellgate check`).
 	Commands []analysis.Command `json:"commands"`
@@ -244,5 +246,11 @@ func (x *check) deny(rule, format string, args ...any) {
 	x.add(Deny, rule, fmt.Sprintf(format, args...))
 }
 func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }
+
+// askKey is ask with a session key narrower than the command prefix.
+func (x *check) askKey(key, rule, format string, args ...any) {
+	x.add(Ask, rule, fmt.Sprintf(format, args...))
+	x.hits[len(x.hits)-1].key = key
+}
 
 func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }
