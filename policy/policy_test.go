@@ -358,3 +358,28 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentChecks: one Engine serves many goroutines (run with -race).
+func TestConcurrentChecks(t *testing.T) {
+	l := newLab(t)
+	e, _ := policy.New(policy.Settings{})
+	rows := readCorpus(t, "attacks.tsv", l)
+	want := make([]policy.Decision, len(rows))
+	for i, r := range rows {
+		want[i] = e.Check(r.command, l.env()).Decision
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i, r := range rows {
+				if got := e.Check(r.command, l.env()).Decision; got != want[i] {
+					t.Errorf("attacks.tsv:%d: %s concurrently, %s alone", r.line, got, want[i])
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}
