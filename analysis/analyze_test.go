@@ -358,3 +358,20 @@ func TestAnalyzeOutputProcessSubstitutionFeeds(t *testing.T) {
 		t.Errorf("sh should read curl's output: %+v", a.Commands)
 	}
 }
+
+func TestAnalyzeNestedBraces(t *testing.T) {
+	for src, want := range map[string]string{
+		"echo {a,{b,c}}d": "echo ad bd cd",
+		"{,{,}}":          " ",
+		"echo x{1..3}":    "echo x{1..3}",
+	} {
+		a, err := Analyze(src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Commands[len(a.Commands)-1]
+		if got := c.Name + " " + strings.Join(c.Args, " "); strings.TrimSpace(got) != strings.TrimSpace(want) {
+			t.Errorf("%q: %q, want %q", src, got, want)
+		}
+	}
+}

@@ -98,7 +98,7 @@ func (w *walker) pos(n syntax.Node) Pos {
 
 // text is the source of n in the string being walked.
 func (w *walker) text(n syntax.Node) string {
-	s, e := start(n), n.End()
+	s, e := start(n), end(n)
 	if !s.IsValid() || !e.IsValid() {
 		return ""
 	}
@@ -112,14 +112,28 @@ func (w *walker) text(n syntax.Node) string {
 // start is where n begins. A statement's own position can be off (the parser
 // places "coproc CMD"'s inner statement at its first argument), so take the
 // earlier of it and its command's.
-func start(n syntax.Node) syntax.Pos {
-	p := n.Pos()
+func start(n syntax.Node) (p syntax.Pos) {
+	defer func() {
+		if recover() != nil { // a node built by brace expansion may have no position
+			p = syntax.Pos{}
+		}
+	}()
+	p = n.Pos()
 	if s, ok := n.(*syntax.Stmt); ok && s.Cmd != nil {
 		if q := s.Cmd.Pos(); q.IsValid() && (!p.IsValid() || q.Offset() < p.Offset()) {
 			p = q
 		}
 	}
 	return p
+}
+
+func end(n syntax.Node) (p syntax.Pos) {
+	defer func() {
+		if recover() != nil {
+			p = syntax.Pos{}
+		}
+	}()
+	return n.End()
 }
 
 func (w *walker) find(k FindingKind, n syntax.Node, detail string) {

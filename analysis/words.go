@@ -43,56 +43,62 @@ func hasBrace(wd *syntax.Word) bool {
 // maxBraces caps brace expansion; beyond it the word stays one dynamic word.
 const maxBraces = 64
 
+// expandBraces does bash's brace expansion: {a,b}c is two words, ac and bc.
 func expandBraces(wd *syntax.Word) []*syntax.Word {
 	split := &syntax.Word{Parts: append([]syntax.WordPart(nil), wd.Parts...)}
 	if !syntax.SplitBraces(split) {
 		return []*syntax.Word{wd}
 	}
+	alts, ok := braceParts(split.Parts)
+	if !ok {
+		return []*syntax.Word{wd}
+	}
+	res := make([]*syntax.Word, 0, len(alts))
+	for _, parts := range alts {
+		if len(parts) == 0 {
+			parts = []syntax.WordPart{&syntax.Lit{}}
+		}
+		res = append(res, &syntax.Word{Parts: parts})
+	}
+	return res
+}
+
+// braceParts expands the brace expressions among parts, nested ones included.
+func braceParts(parts []syntax.WordPart) ([][]syntax.WordPart, bool) {
 	outs := [][]syntax.WordPart{nil}
-	var add func(parts []syntax.WordPart) bool
-	add = func(parts []syntax.WordPart) bool {
-		for _, p := range parts {
-			be, ok := p.(*syntax.BraceExp)
+	for _, p := range parts {
+		be, ok := p.(*syntax.BraceExp)
+		if !ok {
+			for i := range outs {
+				outs[i] = append(outs[i], p)
+			}
+			continue
+		}
+		if be.Sequence {
+			// {1..9}: numbers or letters, never names or paths that matter.
+			for i := range outs {
+				outs[i] = append(outs[i], &syntax.Lit{Value: "{" + wordLit(be.Elems[0]) + ".." + wordLit(be.Elems[len(be.Elems)-1]) + "}"})
+			}
+			continue
+		}
+		var next [][]syntax.WordPart
+		for _, e := range be.Elems {
+			subs, ok := braceParts(e.Parts)
 			if !ok {
-				for i := range outs {
-					outs[i] = append(outs[i], p)
-				}
-				continue
+				return nil, false
 			}
-			if be.Sequence {
-				// {1..9}: the elements are numbers or letters, never paths
-				// or names that matter; keep the word as written.
-				for i := range outs {
-					outs[i] = append(outs[i], &syntax.Lit{Value: "{" + wordLit(be.Elems[0]) + ".." + wordLit(be.Elems[len(be.Elems)-1]) + "}"})
-				}
-				continue
-			}
-			var next [][]syntax.WordPart
 			for _, o := range outs {
-				for _, e := range be.Elems {
-					n := append(append([]syntax.WordPart(nil), o...), e.Parts...)
-					next = append(next, n)
+				for _, sub := range subs {
+					next = append(next, append(append([]syntax.WordPart(nil), o...), sub...))
 				}
 			}
 			if len(next) > maxBraces {
-				return false
+				return nil, false
 			}
-			outs = next
 		}
-		return true
+		outs = next
 	}
-	if !add(split.Parts) {
-		return []*syntax.Word{wd}
-	}
-	res := make([]*syntax.Word, 0, len(outs))
-	for _, o := range outs {
-		if len(o) == 0 {
-			o = []syntax.WordPart{&syntax.Lit{}}
-		}
-		// Nested brace expressions come back as words of their own parts.
-		res = append(res, &syntax.Word{Parts: o})
-	}
-	return res
+	return outs, true
 }
 
 func wordLit(w *syntax.Word) string {

@@ -22,7 +22,9 @@ var networkClients = map[string]bool{
 	"curl": true, "wget": true, "nc": true, "ncat": true, "netcat": true, "socat": true,
 	"ssh": true, "scp": true, "sftp": true, "ftp": true, "telnet": true, "aria2c": true,
 	"lftp": true, "tftp": true, "http": true, "https": true, "xh": true, "mosh": true,
-	"ssh-copy-id": true, "rclone": true,
+	"ssh-copy-id": true, "rclone": true, "dig": true, "nslookup": true, "host": true, "drill": true,
+	"kdig": true, "ping": true, "ping6": true, "traceroute": true, "tracepath": true, "mtr": true,
+	"nmap": true, "whois": true, "arping": true,
 }
 
 // diskTools partition, format or wipe disks.
