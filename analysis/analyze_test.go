@@ -375,3 +375,16 @@ func TestAnalyzeNestedBraces(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeTruncatedCommands: wrappers and options cut short must not panic.
+func TestAnalyzeTruncatedCommands(t *testing.T) {
+	for _, src := range []string{"xargs -n", "timeout -s", "nice -n", "sudo -u", "env -u", "env -C", "env -S",
+		"flock", "flock f", "flock -w", "find -exec", "find . -exec", "git -C", "git -c", "tar -C", "make -C",
+		"go -C", "bash -c", "sh --rcfile", "watch -n", "chroot", "su -c", "time -o", "cd -P", "trap", "alias =",
+		"git config", "git submodule foreach", "git bisect run", "rg --pre", "ionice -p 1", "command -v", "exec",
+		"pushd", "popd", "eval", "source", ". /dev/stdin", "busybox", "git -c alias.x", "git config alias.x"} {
+		if _, err := Analyze(src, Options{Root: "/r"}); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}

@@ -9,8 +9,13 @@ type optSpec struct {
 	long  []string // long options taking a value when not written --opt=value
 }
 
-// skipOpts returns the index of the first operand in args, past "--".
+// skipOpts returns the index of the first operand in args, past "--"; at most
+// len(args).
 func skipOpts(args []string, spec optSpec) int {
+	return min(skipOptsRaw(args, spec), len(args))
+}
+
+func skipOptsRaw(args []string, spec optSpec) int {
 	i := 0
 	for i < len(args) {
 		a := args[i]
