@@ -256,3 +256,20 @@ func TestSignalGroupRefusesSpecialGroups(t *testing.T) {
 		}
 	}
 }
+
+// Close ends background processes that ignore SIGTERM, with SIGKILL after its
+// KillGrace.
+func TestCloseKillsStubbornBackground(t *testing.T) {
+	s := NewSupervisor()
+	s.KillGrace = 100 * time.Millisecond
+	defer s.Close()
+	res, stdout, _ := runScript(t, s, `trap '' TERM; sleep 300 >/dev/null & echo $!`, Spec{})
+	pid := pidsIn(t, stdout)[0]
+	if !slices.Contains(res.BackgroundPIDs, pid) || !alive(pid) {
+		t.Fatalf("background %d not reported or not alive: %+v", pid, res)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, "background ignoring SIGTERM", pid)
+}
