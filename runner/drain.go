@@ -1,0 +1,123 @@
+package runner
+
+import "time"
+
+// quietLimit bounds reading after the shell exited when no process is left in its
+// group. Then all the writers are normally gone and EOF is immediate; only a
+// process that escaped the group without our marker can hold a pipe open, and if
+// it keeps writing, reading stops after this long.
+const quietLimit = 2 * time.Second
+
+// collect waits for the pumps to reach EOF after the shell exited. While the
+// process group still has members (busy) it waits at most d; otherwise it waits
+// until no output has arrived for d, or quietLimit. Pumps still open then are
+// detached and kept by the supervisor, reading and discarding, so that a
+// background process writing to them neither blocks nor gets SIGPIPE. held
+// reports whether any was.
+func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) (held bool) {
+	if len(pumps) == 0 {
+		return false
+	}
+	end := time.Now().Add(max(d, quietLimit))
+	if busy {
+		end = time.Now().Add(d)
+	}
+	tick := time.NewTimer(d)
+	defer tick.Stop()
+	idle := make([]idleWatch, len(pumps))
+	for i, p := range pumps {
+		idle[i].check(p) // a Read already waiting now and still at the tick has waited d
+	}
+	for {
+		var c [2]<-chan struct{}
+		pending := 0
+		for i, p := range pumps {
+			if !p.finished() {
+				c[i] = p.done
+				pending++
+			}
+		}
+		if pending == 0 {
+			return false
+		}
+		select {
+		case <-c[0]:
+			continue
+		case <-c[1]:
+			continue
+		case <-tick.C:
+		}
+		now := time.Now()
+		allIdle := true
+		for i, p := range pumps {
+			if !idle[i].check(p) {
+				allIdle = false
+			}
+		}
+		if !now.Before(end) || allIdle {
+			break
+		}
+		tick.Reset(min(d, end.Sub(now)))
+	}
+	for _, p := range pumps {
+		if !p.finished() {
+			p.detach()
+			s.adopt(p)
+			held = true
+		}
+	}
+	return held
+}
+
+// idleWatch tells whether a pump has been waiting for data, in one and the same
+// Read call with nothing in the pipe, since the previous check.
+type idleWatch struct {
+	reads   uint64
+	waiting bool
+}
+
+func (w *idleWatch) check(p *pump) bool {
+	if p.finished() {
+		return true
+	}
+	reads, waiting := p.reads.Load(), p.reading.Load() && unread(p.r) == 0
+	idle := w.waiting && waiting && reads == w.reads
+	w.reads, w.waiting = reads, waiting
+	return idle
+}
+
+func (s *Supervisor) adopt(p *pump) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.orphans[:0]
+	for _, o := range s.orphans {
+		if !o.finished() {
+			kept = append(kept, o)
+		}
+	}
+	s.orphans = append(kept, p)
+}
+
+// stopPumps gives the pumps up to wait to reach EOF, then stops them.
+func stopPumps(pumps []*pump, wait time.Duration) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for _, p := range pumps {
+		select {
+		case <-p.done:
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
+	for _, p := range pumps {
+		if p.finished() {
+			continue
+		}
+		if p.r.SetReadDeadline(time.Now()) == nil {
+			<-p.done
+		} else {
+			p.r.Close() // no deadlines (Windows): closing is all we can do
+		}
+	}
+}
