@@ -295,10 +295,20 @@ func TestAnalyzeFeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Follow the feeds back: a stage reads the one before it, which reads …
 	feeds := map[string][]string{}
 	for _, c := range a.Commands {
-		for _, i := range c.Feeds {
+		queue := append([]int(nil), c.Feeds...)
+		seen := map[int]bool{}
+		for len(queue) > 0 {
+			i := queue[0]
+			queue = queue[1:]
+			if seen[i] {
+				continue
+			}
+			seen[i] = true
 			feeds[c.Name] = append(feeds[c.Name], a.Commands[i].Name)
+			queue = append(queue, a.Commands[i].Feeds...)
 		}
 	}
 	for consumer, producer := range map[string]string{"sh": "curl", "bash": "wget", "python3": "curl"} {

@@ -34,11 +34,11 @@ func resolve(base, p string, links *int) string {
 			cur = filepath.Dir(cur)
 			continue
 		}
-		next := filepath.Join(cur, comp)
 		if missing {
-			cur = next
-			continue
+			// Nothing below a missing directory exists: the rest is lexical.
+			return filepath.Join(cur, comp, rest)
 		}
+		next := filepath.Join(cur, comp)
 		fi, err := os.Lstat(next)
 		if err != nil {
 			missing = true

@@ -315,24 +315,51 @@ func (w *walker) binary(c *syntax.BinaryCmd) (ok, fail dirs) {
 		w.cond--
 		ok, fail = union(okX, okY), failY
 	default: // | and |&: every stage runs in a subshell, reading the one before
-		start := len(w.res.Commands)
-		w.pipe++
-		w.subshell(func() { w.stmt(c.X) })
-		for i := start; i < len(w.res.Commands); i++ {
-			if w.res.Commands[i].Func == w.fn {
-				w.res.Commands[i].PipedOut = true
-			}
-		}
-		end := len(w.res.Commands)
-		feeds := w.feeds
-		w.feeds = append(append([]int(nil), feeds...), span(start, end)...)
-		w.subshell(func() { w.stmt(c.Y) })
-		w.feeds = feeds
-		w.pipe--
+		w.pipeline(c)
 		return in, in
 	}
 	w.cwd = union(ok, fail)
 	return ok, fail
+}
+
+// pipeline walks a | b | … stage by stage: each stage reads the output of
+// the one before (only that one: policy follows the chain back).
+func (w *walker) pipeline(c *syntax.BinaryCmd) {
+	stages := pipeStages(nil, c)
+	feeds := w.feeds
+	prev := [2]int{-1, -1}
+	w.pipe++
+	for k, st := range stages {
+		start := len(w.res.Commands)
+		w.feeds = feeds
+		if prev[0] >= 0 {
+			w.feeds = append(append([]int(nil), feeds...), span(prev[0], prev[1])...)
+		}
+		w.subshell(func() { w.stmt(st) })
+		if k < len(stages)-1 {
+			for i := start; i < len(w.res.Commands); i++ {
+				if w.res.Commands[i].Func == w.fn {
+					w.res.Commands[i].PipedOut = true
+				}
+			}
+		}
+		prev = [2]int{start, len(w.res.Commands)}
+	}
+	w.pipe--
+	w.feeds = feeds
+}
+
+// pipeStages flattens a pipeline into its stages, in order.
+func pipeStages(out []*syntax.Stmt, c *syntax.BinaryCmd) []*syntax.Stmt {
+	for _, s := range []*syntax.Stmt{c.X, c.Y} {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) &&
+			!s.Negated && !s.Background && len(s.Redirs) == 0 {
+			out = pipeStages(out, b)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func span(start, end int) []int {

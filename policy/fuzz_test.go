@@ -82,7 +82,9 @@ func simpleCommand(s string) bool {
 		return false
 	}
 	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
-	return ok && len(c.Args) > 0 && len(c.Assigns) == 0 && c.Args[0].Lit() != "" && !strings.ContainsAny(c.Args[0].Lit(), "=\\")
+	// A name starting with - or + would be read by the wrapper as its own option.
+	return ok && len(c.Args) > 0 && len(c.Assigns) == 0 && c.Args[0].Lit() != "" && !strings.ContainsAny(c.Args[0].Lit(), "=\\") &&
+		!strings.HasPrefix(c.Args[0].Lit(), "-") && !strings.HasPrefix(c.Args[0].Lit(), "+")
 }
 
 func TestEmbeddedDenials(t *testing.T) {

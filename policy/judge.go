@@ -153,23 +153,47 @@ func (x *check) remoteCode(c *analysis.Command) {
 	if !interpreters[c.Name] && !strings.HasPrefix(c.Name, "python") {
 		return
 	}
-	// Follow the data back through every command it passed (curl | tee | sh).
-	seen := map[int]bool{}
-	queue := append([]int(nil), c.Feeds...)
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		if seen[i] || i < 0 || i >= len(x.a.Commands) {
-			continue
+	if f := x.fetchedBy(c.Feeds); f != nil {
+		x.deny(RuleRemoteCode, "`%s` runs code fetched by `%s` (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, f.Source)
+	}
+}
+
+// fetchedBy returns a network client whose output reaches a command reading
+// from feeds, following the data back through every command it passed
+// (curl | tee | sh). The answers are kept for the rest of the check.
+func (x *check) fetchedBy(feeds []int) *analysis.Command {
+	if x.netFed == nil {
+		x.netFed = make([]int8, len(x.a.Commands)) // 0 unknown, 1 visiting or no, 2 yes
+		x.netSrc = make([]int, len(x.a.Commands))
+	}
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		if i < 0 || i >= len(x.a.Commands) {
+			return false
 		}
-		seen[i] = true
+		if x.netFed[i] != 0 {
+			return x.netFed[i] == 2
+		}
+		x.netFed[i] = 1
 		f := &x.a.Commands[i]
 		if f.Kind == analysis.Simple && !f.Dynamic && networkClients[f.Name] && !infoOnly(f) {
-			x.deny(RuleRemoteCode, "`%s` runs code fetched by `%s` (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, f.Source)
-			return
+			x.netFed[i], x.netSrc[i] = 2, i
+			return true
 		}
-		queue = append(queue, f.Feeds...)
+		for _, j := range f.Feeds {
+			if visit(j) {
+				x.netFed[i], x.netSrc[i] = 2, x.netSrc[j]
+				return true
+			}
+		}
+		return false
 	}
+	for _, i := range feeds {
+		if visit(i) {
+			return &x.a.Commands[x.netSrc[i]]
+		}
+	}
+	return nil
 }
 
 // fetched returns the files network clients of the line write, resolved.

@@ -195,6 +195,8 @@ type check struct {
 	cache    map[string]string
 	hits     []hit
 	cur      int // the command being judged
+	netFed   []int8
+	netSrc   []int
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of each.
