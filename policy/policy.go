@@ -142,6 +142,8 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
+		} else {
+			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Split it into smaller commands."
 		}
 		return v
 	}

@@ -383,3 +383,47 @@ func TestConcurrentChecks(t *testing.T) {
 		<-done
 	}
 }
+
+// TestLargeInputs: long pipelines, chains, nesting and arithmetic finish (the
+// test timeout is the bound) with a decision; BenchmarkCheckLarge times them.
+func TestLargeInputs(t *testing.T) {
+	l := newLab(t)
+	e, _ := policy.New(policy.Settings{})
+	for _, in := range largeInputs() {
+		v := e.Check(in.cmd, l.env())
+		if v.Decision != in.want {
+			t.Errorf("%s: %s (%s: %s), want %s", in.name, v.Decision, v.Rule, v.Reason, in.want)
+		}
+	}
+}
+
+type largeInput struct {
+	name string
+	cmd  string
+	want policy.Decision
+}
+
+func largeInputs() []largeInput {
+	return []largeInput{
+		{"3000-stage pipeline", strings.Repeat("cat|", 3000) + "wc -l", policy.Allow},
+		{"3000 shells in a pipeline", "echo true | " + strings.Repeat("sh|", 3000) + "sh", policy.Ask},
+		{"100000 commands", strings.Repeat("true;", 100000), policy.Allow},
+		{"5000 cd", strings.Repeat("cd sub && ", 5000) + "ls", policy.Allow},
+		{"2000 nested $(", strings.Repeat("$(", 2000) + "x" + strings.Repeat(")", 2000), policy.Ask},
+		{"braces", "echo " + strings.Repeat("{a,b}", 20), policy.Allow},
+		{"long arithmetic", "n=1; echo $((n" + strings.Repeat("+n", 50000) + "))", policy.Allow},
+		{"too large", strings.Repeat("a", 2<<20), policy.Deny},
+	}
+}
+
+func BenchmarkCheckLarge(b *testing.B) {
+	l := newLab(b)
+	e, _ := policy.New(policy.Settings{})
+	for _, in := range largeInputs() {
+		b.Run(strings.ReplaceAll(in.name, " ", "_"), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				e.Check(in.cmd, l.env())
+			}
+		})
+	}
+}
