@@ -137,7 +137,7 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 	}
 	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Resolve: x.resolve})
 	if err != nil {
-		v := Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command,
+		v := Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command, Commands: []analysis.Command{},
 			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
