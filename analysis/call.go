@@ -80,6 +80,9 @@ func baseName(p string) string {
 
 // emit appends c to the result and returns its index.
 func (w *walker) emit(c Command) int {
+	if c.Args == nil {
+		c.Args, c.Flags = []string{}, []ArgFlag{}
+	}
 	c.Dirs = w.cwd
 	if len(c.Dirs) == 1 {
 		c.Dir = c.Dirs[0]
