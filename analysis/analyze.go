@@ -18,6 +18,10 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	if len(src) > MaxInput {
 		return nil, fmt.Errorf("command is %d bytes, more than the %d analysed", len(src), MaxInput)
 	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		// bash receives its command as a C string: it would stop here.
+		return nil, fmt.Errorf("command contains a NUL byte at offset %d", i)
+	}
 	f, err := parse(src)
 	if err != nil {
 		return nil, err

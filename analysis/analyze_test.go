@@ -398,3 +398,36 @@ func TestAnalyzeTruncatedCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeWordSplitting: unquoted expansions split on blanks and vanish when
+// empty, as in bash; quoted ones do not.
+func TestAnalyzeWordSplitting(t *testing.T) {
+	tests := map[string]string{
+		`x="rm -rf /"; $x`:       "rm -rf /",
+		`$() rm -f y`:            "rm -f y",
+		`x=; $x rm -f y`:         "rm -f y",
+		`x="a b"; echo "$x"`:     "echo a b",
+		`x="a b"; echo $x`:       "echo a b",
+		`echo '' x`:              "echo  x",
+		`x='*'; ls $x`:           "ls *",
+		"echo $'a\\x00b' c":      "echo a c",
+		"bash -c $'rm\\x00 -rf'": "rm",
+	}
+	for src, want := range tests {
+		a, err := Analyze(src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Commands[len(a.Commands)-1]
+		if got := strings.Join(append([]string{c.Name}, c.Args...), " "); got != want {
+			t.Errorf("%q: %q, want %q", src, got, want)
+		}
+	}
+	a, _ := Analyze(`x='*'; ls $x`, Options{})
+	if c := a.Commands[1]; c.Flags[0]&ArgGlob == 0 {
+		t.Errorf("an unquoted * from a variable is a glob: %+v", c)
+	}
+	if _, err := Analyze("echo a\x00b", Options{}); err == nil {
+		t.Error("a NUL byte in the command: no error")
+	}
+}

@@ -130,6 +130,9 @@ func (w *walker) nested(text, label string, at Pos, newShell bool, seed []Assign
 // nestedVia is nested for a string found in a command that wrappers put in via.
 func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell bool, seed []Assignment) (ok, fail dirs) {
 	in := w.cwd
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		text = text[:i] // a program receives its arguments as C strings
+	}
 	if w.depth >= maxDepth {
 		w.res.Findings = append(w.res.Findings, Finding{Kind: FindDepth, Pos: at, Source: text,
 			Detail: "strings nested deeper than shellgate follows"})

@@ -15,18 +15,40 @@ type word struct {
 
 func (w word) static() bool { return w.flags&(ArgDynamic|ArgGlob) == 0 }
 
+// argSplit marks a word with an unquoted expansion whose value holds blanks:
+// bash splits it into several words.
+const argSplit ArgFlag = 1 << 7
+
 // words expands a command's words, brace expansion included, and walks every
 // substitution inside them (their commands run before the command itself).
+// Like bash, it splits unquoted expansions on blanks and drops words that
+// expand to nothing: in `x=; $x rm -rf /` the command is rm.
 func (w *walker) words(ws []*syntax.Word) []word {
 	out := make([]word, 0, len(ws))
+	add := func(v word) {
+		switch {
+		case v.flags&argSplit != 0 && v.flags&ArgQuoted == 0:
+			for _, f := range strings.Fields(v.val) {
+				out = append(out, word{val: f, flags: v.flags &^ argSplit})
+			}
+		case v.flags&argSplit != 0:
+			// Quoted and split parts mixed: which words result is not
+			// worth guessing.
+			out = append(out, word{val: v.val, flags: v.flags&^argSplit | ArgDynamic})
+		case v.val == "" && v.flags&(ArgQuoted|ArgDynamic) == 0:
+			// An unquoted word that expands to nothing is removed.
+		default:
+			out = append(out, v)
+		}
+	}
 	for _, wd := range ws {
 		if hasBrace(wd) {
 			for _, e := range expandBraces(wd) {
-				out = append(out, w.word(e))
+				add(w.word(e))
 			}
 			continue
 		}
-		out = append(out, w.word(wd))
+		add(w.word(wd))
 	}
 	return out
 }
@@ -196,7 +218,21 @@ func (w *walker) part(b *strings.Builder, p syntax.WordPart, inDbl bool) ArgFlag
 		}
 		return f &^ ArgGlob
 	case *syntax.ParamExp:
-		return w.param(b, p)
+		if inDbl {
+			return w.param(b, p)
+		}
+		// Unquoted: the value is split on blanks and globbed.
+		start := b.Len()
+		f := w.param(b, p)
+		if v := b.String()[start:]; f&ArgDynamic == 0 {
+			if strings.ContainsAny(v, " \t\n") {
+				f |= argSplit
+			}
+			if strings.ContainsAny(v, "*?[") {
+				f |= ArgGlob
+			}
+		}
+		return f
 	case *syntax.CmdSubst:
 		if len(p.Stmts) == 0 {
 			return 0 // $() expands to nothing
@@ -314,11 +350,19 @@ func unescapeDbl(s string) string {
 	return b.String()
 }
 
-// ansiC decodes the escapes of a $'…' string.
+// ansiC decodes the escapes of a $'…' string. Like bash, it stops at a NUL.
 func ansiC(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
+	out := ansiCAll(s)
+	if i := strings.IndexByte(out, 0); i >= 0 {
+		return out[:i]
+	}
+	return out
+}
+
+func ansiCAll(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -143,7 +143,7 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
 		} else {
-			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Split it into smaller commands."
+			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Fix the command and retry."
 		}
 		return v
 	}

@@ -58,6 +58,11 @@ func TestBuiltinRules(t *testing.T) {
 		{"chown -R nobody /", policy.Deny, "catastrophic"},
 		{"Format-Volume -DriveLetter C", policy.Deny, "catastrophic"},
 		{"kill -9 -1", policy.Deny, "catastrophic"},
+		{`x="rm -rf /"; $x`, policy.Deny, "catastrophic"},
+		{"$() rm -rf /", policy.Deny, "catastrophic"},
+		{"x=; $x rm -rf /", policy.Deny, "catastrophic"},
+		{"echo $(x'y'#; rm -rf /\n)", policy.Deny, "parse"},
+		{"bash -c $'rm -rf /\\x00 ignored'", policy.Deny, "catastrophic"},
 		// privilege
 		{"sudo ls", policy.Deny, "privilege"},
 		{"doas ls", policy.Deny, "privilege"},
