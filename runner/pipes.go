@@ -25,7 +25,6 @@ func (ps *pipeSet) open(cmd *exec.Cmd, spec Spec) error {
 			ps.closeOurEnds()
 			return err
 		}
-		enlargePipe(wr)
 		ps.ours[i], ps.child[i] = r, wr
 	}
 	if ps.child[0] != nil {

@@ -41,6 +41,7 @@ func (p *pump) run() {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
+	enlarged := false
 	for {
 		p.reads.Add(1)
 		p.reading.Store(true)
@@ -49,6 +50,12 @@ func (p *pump) run() {
 		if n > 0 {
 			p.total.Add(int64(n))
 			p.deliver(buf[:n])
+		}
+		if n >= 64<<10 && !enlarged {
+			// A full default-size pipe: a fast writer. Only now is enlarging it
+			// worth its cost, which every short command would otherwise pay.
+			enlargePipe(p.r)
+			enlarged = true
 		}
 		if err != nil {
 			return
