@@ -17,7 +17,11 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if bad != nil {
 		return toolResult(*bad, s.opts.MaxMessage)
 	}
-	ctx, done, ok := s.begin(ctx)
+	var sessionID string
+	if req.Session != nil {
+		sessionID = req.Session.ID()
+	}
+	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
 		env := envelope.Envelope{Data: envelope.Data{Command: r.Command}}
 		return toolResult(*env.Fail(envelope.Cancelled, "The server is shutting down; the command was not run."), s.opts.MaxMessage)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -150,4 +152,53 @@ func TestServeListenerStopKillsCommand(t *testing.T) {
 		t.Fatal("ServeListener did not return after its context ended")
 	}
 	waitGone(t, fg)
+}
+
+// A client ending its HTTP session (DELETE) kills that session's commands, and only
+// those.
+func TestHTTPSessionEndKillsCommand(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	h, err := srv.Handler(HTTPOptions{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	ending, err := httpClient(t, ts.URL, bearer{token: testToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staying, err := httpClient(t, ts.URL, bearer{token: testToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan error, 1)
+	go func() {
+		_, err := ending.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > a.pid; exec sleep 300")})
+		results <- err
+	}()
+	go staying.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > b.pid; exec sleep 300")})
+	a := atoi(t, waitFile(t, filepath.Join(root, "a.pid")))
+	b := atoi(t, waitFile(t, filepath.Join(root, "b.pid")))
+
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Mcp-Session-Id", ending.ID())
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		srv.Close()
+		t.Fatalf("DELETE: %v (the session waits for its command)", err)
+	}
+	resp.Body.Close()
+	waitGone(t, a)
+	if !alive(b) {
+		t.Error("ending one session killed another session's command")
+	}
+	select {
+	case <-results:
+	case <-time.After(10 * time.Second):
+		t.Error("the call of the ended session did not return")
+	}
+	srv.Close() // ends the other call, which the clients' Close would wait for
+	waitGone(t, b)
 }

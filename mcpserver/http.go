@@ -45,7 +45,7 @@ func (s *Server) Handler(o HTTPOptions) (http.Handler, error) {
 	if o.Token == "" {
 		return nil, errors.New("mcpserver: HTTP needs a bearer token")
 	}
-	g := &guard{want: sha256.Sum256([]byte(o.Token)), bound: hostOnly(o.BoundHost), origins: map[string]bool{}}
+	g := &guard{want: sha256.Sum256([]byte(o.Token)), bound: hostOnly(o.BoundHost), origins: map[string]bool{}, ending: s.cancelSession}
 	for _, raw := range o.AllowOrigins {
 		origin, err := normalizeOrigin(raw)
 		if err != nil {
@@ -59,6 +59,9 @@ func (s *Server) Handler(o HTTPOptions) (http.Handler, error) {
 		Logger: s.log,
 		// The guard does a stricter Host check for every address, not only loopback.
 		DisableLocalhostProtection: true,
+		// Forget clients that went away without ending their session. A session with
+		// a call in flight is not idle, so this never cuts a command short.
+		SessionTimeout: sessionTimeout,
 	})
 	return g.wrap(h), nil
 }
@@ -90,12 +93,16 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 	return nil
 }
 
+// sessionTimeout is how long an HTTP session may stay idle before it is closed.
+const sessionTimeout = 30 * time.Minute
+
 // guard checks Host and Origin against DNS rebinding, then the bearer token.
 type guard struct {
 	want    [sha256.Size]byte
 	bound   string
 	hosts   []string        // hosts of allowed origins
 	origins map[string]bool // normalized allowed origins
+	ending  func(sessionID string)
 }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
@@ -112,6 +119,11 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 			return
+		}
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+			// The client ends its session: kill its commands first, or the SDK
+			// would wait for them before closing it.
+			g.ending(id)
 		}
 		next.ServeHTTP(w, r)
 	})

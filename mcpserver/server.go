@@ -50,9 +50,10 @@ type Server struct {
 	// base is cancelled by Close; every call's context ends with it.
 	base     context.Context
 	shutdown context.CancelFunc
-	mu       sync.Mutex
-	closed   bool
-	calls    sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool
+	calls     sync.WaitGroup
+	bySession map[string]map[*int]context.CancelFunc // calls in flight, by HTTP session
 }
 
 // New returns a Server offering one tool that runs commands through gate.
@@ -164,8 +165,9 @@ func (s *Server) Close() {
 	s.calls.Wait()
 }
 
-// begin registers a call, and returns its context: ctx, also cancelled by Close.
-func (s *Server) begin(ctx context.Context) (context.Context, func(), bool) {
+// begin registers a call of session sessionID, and returns its context: ctx, also
+// cancelled by Close and by cancelSession.
+func (s *Server) begin(ctx context.Context, sessionID string) (context.Context, func(), bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -174,7 +176,40 @@ func (s *Server) begin(ctx context.Context) (context.Context, func(), bool) {
 	s.calls.Add(1)
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.base, cancel)
-	return ctx, func() { stop(); cancel(); s.calls.Done() }, true
+	key := new(int) // identifies this call in bySession
+	if sessionID != "" {
+		if s.bySession == nil {
+			s.bySession = map[string]map[*int]context.CancelFunc{}
+		}
+		if s.bySession[sessionID] == nil {
+			s.bySession[sessionID] = map[*int]context.CancelFunc{}
+		}
+		s.bySession[sessionID][key] = cancel
+	}
+	return ctx, func() {
+		s.mu.Lock()
+		if calls := s.bySession[sessionID]; calls != nil {
+			delete(calls, key)
+			if len(calls) == 0 {
+				delete(s.bySession, sessionID)
+			}
+		}
+		s.mu.Unlock()
+		stop()
+		cancel()
+		s.calls.Done()
+	}, true
+}
+
+// cancelSession cancels the calls in flight of one session, which is ending: the
+// SDK closes a session only once its calls have returned, so they must not be left
+// to run to their timeout.
+func (s *Server) cancelSession(sessionID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cancel := range s.bySession[sessionID] {
+		cancel()
+	}
 }
 
 // live reports whether ss is still connected.
