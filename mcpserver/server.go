@@ -48,8 +48,8 @@ type Server struct {
 	rounds    *roundTrips
 
 	// base is cancelled by Close; every call's context ends with it.
-	base     context.Context
-	shutdown context.CancelFunc
+	base      context.Context
+	shutdown  context.CancelFunc
 	mu        sync.Mutex
 	closed    bool
 	calls     sync.WaitGroup
