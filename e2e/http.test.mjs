@@ -89,6 +89,16 @@ test('cancellation kills a sleep', async () => {
   }
 });
 
+test('ending the session kills its command', async () => {
+  const { client, transport } = await httpClient(url, TOKEN);
+  const call = client.callTool({ name: TOOL, arguments: { command: 'echo $$ > http-session.pid; exec sleep 300' } }).catch(() => {});
+  const pid = await readPid(join(p.root, 'http-session.pid'));
+  await transport.terminateSession();
+  await waitGone(pid);
+  await client.close();
+  await call;
+});
+
 test('an ask command goes through elicitation, per session', async () => {
   const asked = [];
   const { client } = await httpClient(url, TOKEN, (params) => {
