@@ -51,6 +51,6 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		}
 	}
 	env := s.gate.Run(ctx, r, opts...)
-	s.log.Info("call", "command", r.Command, "status", env.Status, "time_ms", env.Stats.TimeMS)
+	s.log.Info("call", "command", cutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
 	return toolResult(env, s.opts.MaxMessage)
 }
