@@ -36,21 +36,34 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			opts = append(opts, shellgate.WithOutput(p.add))
 		}
 		if canElicit(ss) {
-			approvals := s.approvals.of(ss, s.live)
-			ask := elicitApprover(ss, s.log)
-			if multiRoundTrip(ss) {
-				res, answered := s.rounds.answer(req.Params, r)
-				if !answered {
-					if ask, ok := s.rounds.askFirst(s.gate, r, approvals); ok {
-						return ask, nil
-					}
-				}
-				ask = func(_ context.Context, q shellgate.Question) shellgate.Answer { return answerOf(res, q.SessionKey) }
+			approve, first := s.approver(req, r)
+			if first != nil {
+				return first, nil
 			}
-			opts = append(opts, shellgate.WithApprover(approvals.Wrap(ask)))
+			opts = append(opts, shellgate.WithApprover(approve))
 		}
 	}
 	env := s.gate.Run(ctx, r, opts...)
 	s.log.Info("call", "command", cutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
 	return toolResult(env, s.opts.MaxMessage)
+}
+
+// approver returns how "ask" verdicts of this call are decided, in the client's
+// session. For a client on 2026-07-28 or later that has not answered yet, it returns
+// instead the result asking for the answer.
+func (s *Server) approver(req *mcp.CallToolRequest, r shellgate.Request) (shellgate.Approver, *mcp.CallToolResult) {
+	ss := req.Session
+	approvals := s.approvals.of(ss, s.live)
+	if !multiRoundTrip(ss) {
+		return approvals.Wrap(elicitApprover(ss, s.log)), nil
+	}
+	res, answered := s.rounds.answer(req.Params, r)
+	if !answered {
+		if first, ok := s.rounds.askFirst(s.gate, r, approvals); ok {
+			return nil, first
+		}
+	}
+	return approvals.Wrap(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		return answerOf(res, q.SessionKey)
+	}), nil
 }
