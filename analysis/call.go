@@ -44,7 +44,7 @@ func (w *walker) call(s *syntax.Stmt, c *syntax.CallExpr) (ok, fail dirs) {
 			cmd.Kind = Assign
 			for i := range cmd.Assigns {
 				cmd.Assigns[i].Export = true
-				w.assignVar(cmd.Assigns[i])
+				w.assignVar(cmd.Assigns[i], cmd.Pos)
 			}
 		}
 		w.emit(cmd)
@@ -99,8 +99,23 @@ func (w *walker) emit(c Command) int {
 
 // stmtText is the statement without its trailing ; or &.
 func (w *walker) stmtText(s *syntax.Stmt) string {
-	t := w.text(s)
-	return strings.TrimRight(t, " \t;&")
+	st, e := start(s), syntax.Pos{}
+	if s.Cmd != nil {
+		e = end(s.Cmd)
+	}
+	for _, r := range s.Redirs {
+		re := end(r)
+		if r.Hdoc != nil && r.Word != nil {
+			re = end(r.Word) // the here-document body is not part of the line
+		}
+		if re.IsValid() && (!e.IsValid() || re.Offset() > e.Offset()) {
+			e = re
+		}
+	}
+	if !st.IsValid() || !e.IsValid() || int(e.Offset()) > len(w.src) || st.Offset() > e.Offset() {
+		return strings.TrimRight(w.text(s), " \t;&")
+	}
+	return w.src[st.Offset():e.Offset()]
 }
 
 func (w *walker) assigns(as []*syntax.Assign) []Assignment {
@@ -141,7 +156,11 @@ func (w *walker) assigns(as []*syntax.Assign) []Assignment {
 	return out
 }
 
-func (w *walker) assignVar(a Assignment) {
+func (w *walker) assignVar(a Assignment, at Pos) {
+	if w.ints[a.Name] && (a.Dynamic || !isNumber(a.Value)) {
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindArith, Source: a.Name + "=" + a.Value,
+			Pos: at, Detail: a.Name + " is an integer variable: the value assigned to it is evaluated as arithmetic, which runs $(…) in subscripts"})
+	}
 	if a.Dynamic {
 		w.unknownVar(a.Name)
 		return
@@ -221,6 +240,15 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 	in := w.cwd
 	start := len(w.res.Commands)
 	cmd := Command{Kind: Assign, Name: c.Variant.Value, Path: c.Variant.Value, Pos: w.pos(s), Source: w.stmtText(s), Via: w.via}
+	nameref, integer := false, false
+	for _, a := range c.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if o := a.Value.Lit(); len(o) > 1 && (o[0] == '-' || o[0] == '+') {
+				nameref = nameref || strings.ContainsRune(o, 'n')
+				integer = integer || strings.ContainsRune(o, 'i')
+			}
+		}
+	}
 	for _, a := range c.Args {
 		switch {
 		case a.Naked && a.Name == nil && a.Value != nil:
@@ -230,8 +258,11 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 		case a.Naked && a.Name != nil:
 			cmd.Args = append(cmd.Args, a.Name.Value)
 			cmd.Flags = append(cmd.Flags, 0)
-			if c.Variant.Value == "local" || c.Variant.Value == "declare" || c.Variant.Value == "typeset" {
+			if c.Variant.Value == "local" || c.Variant.Value == "declare" || c.Variant.Value == "typeset" || nameref {
 				w.unknownVar(a.Name.Value)
+			}
+			if integer {
+				w.markInteger(a.Name.Value)
 			}
 		default:
 			as := w.assigns([]*syntax.Assign{a})
@@ -244,12 +275,20 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 					f = ArgDynamic
 				}
 				cmd.Flags = append(cmd.Flags, f)
-				w.assignVar(x)
+				if integer {
+					w.markInteger(x.Name)
+				}
+				w.assignVar(x, cmd.Pos)
+				if nameref {
+					// A name reference: the variable stands for another one.
+					w.unknownVar(x.Name)
+				}
 			}
 		}
 	}
 	cmd.Redirects, _ = w.redirects(s.Redirs)
 	cmd.Feeds = append(append([]int(nil), w.feeds...), span(start, len(w.res.Commands))...)
+	w.subscripts(cmd)
 	w.emit(cmd)
 	w.commandVars(cmd.Assigns, cmd.Pos, cmd.Via)
 	return in, in

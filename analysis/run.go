@@ -59,12 +59,32 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 				w.findAt(FindHash, c, "hash -p makes a command name run another program")
 			}
 		}
-	case "read", "mapfile", "readarray", "getopts", "unset", "printf":
+	case "mapfile", "readarray", "compgen", "complete":
+		// -C CMD runs CMD (mapfile: every -c lines; compgen: to list words).
+		if vals, at := optValues(c.Args, 'C', ""); len(vals) > 0 {
+			for k, v := range vals {
+				if c.Flags[at[k]]&ArgDynamic != 0 {
+					w.findAt(FindEval, c, c.Name+" -C runs a command only known at run time")
+					continue
+				}
+				w.nestedVia(v, c.Name+" -C", c.Pos, c.Via, false, nil)
+			}
+		}
+		w.subscripts(c)
+		for _, a := range c.Args {
+			if isName(a) {
+				w.unknownVar(a)
+			}
+		}
+	case "test", "[", "wait", "unset":
+		w.subscripts(c)
+	case "read", "getopts", "printf":
 		for i, a := range c.Args {
 			if isName(a) && (c.Name != "printf" || i > 0 && c.Args[i-1] == "-v") {
 				w.unknownVar(a)
 			}
 		}
+		w.subscripts(c)
 	case "git":
 		w.git(idx)
 	case "make", "tar", "npm", "pnpm", "yarn", "go":
@@ -82,6 +102,17 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	}
 	return in, in
+}
+
+// subscripts flags a variable name with an array subscript given to a builtin
+// as text ('a[$(cmd)]'): bash evaluates the subscript, running the command.
+func (w *walker) subscripts(c Command) {
+	for i, a := range c.Args {
+		if c.Flags[i]&ArgDynamic == 0 && strings.IndexByte(a, '[') > 0 && strings.ContainsAny(a, "$`") {
+			w.findAt(FindArith, c, c.Name+" evaluates the subscript of "+a+" as arithmetic, which runs what it contains")
+			return
+		}
+	}
 }
 
 func allStatic(fs []ArgFlag) bool {
@@ -154,7 +185,7 @@ func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell b
 		w.subshell(func() {
 			w.vars = nil
 			for _, a := range seed {
-				w.assignVar(a)
+				w.assignVar(a, at)
 			}
 			fn, funcs := w.fn, w.funcs
 			w.fn, w.funcs = "", nil

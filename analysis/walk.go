@@ -20,6 +20,7 @@ type walker struct {
 	cwd   dirs // where the statement being walked starts
 	vars  map[string]varVal
 	funcs map[string]bool // defined functions → their body changes directory
+	ints  map[string]bool // variables declared -i
 
 	fn    string // enclosing function
 	bg    int    // inside a background statement
@@ -87,6 +88,14 @@ func (w *walker) setVar(name string, v varVal) {
 }
 
 func (w *walker) unknownVar(name string) { w.setVar(name, varVal{}) }
+
+// markInteger records declare -i: later assignments are evaluated as arithmetic.
+func (w *walker) markInteger(name string) {
+	if w.ints == nil {
+		w.ints = map[string]bool{}
+	}
+	w.ints[name] = true
+}
 
 func (w *walker) pos(n syntax.Node) Pos {
 	if w.outer != nil {

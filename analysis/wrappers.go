@@ -368,6 +368,8 @@ loop:
 			return in, in
 		}
 		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
+	case i < len(c.Args) && !stdinFlag && c.Flags[i]&ArgDynamic != 0:
+		w.findAt(FindEval, c, c.Name+" runs a script only known at run time")
 	case i < len(c.Args) && !stdinFlag:
 		// runs a script file
 	case stdin.file:
@@ -455,17 +457,24 @@ func (w *walker) findExec(idx int, stdin input) {
 			continue
 		}
 		cmd := Command{Pos: c.Pos, Source: c.Source, Via: c.Via, Feeds: c.Feeds, Redirects: c.Redirects}
+		// What find finds lies below its starting points; but given to a shell
+		// or eval, a file name is code only known at run time.
+		var found ArgFlag
+		n := baseName(c.Args[i+1])
+		if _, wrapped := wrappers[n]; shells[n] || wrapped || n == "eval" || n == "source" || n == "." {
+			found = ArgDynamic
+		}
 		for k := i + 1; k < j; k++ {
 			a, f := c.Args[k], c.Flags[k]
 			switch {
 			case a == "{}":
 				for _, s := range starts {
 					cmd.Args = append(cmd.Args, s)
-					cmd.Flags = append(cmd.Flags, f)
+					cmd.Flags = append(cmd.Flags, f|found)
 				}
 			case strings.Contains(a, "{}"):
-				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", starts[0]))
-				cmd.Flags = append(cmd.Flags, f)
+				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", strings.TrimSuffix(starts[0], "/")+"/x"))
+				cmd.Flags = append(cmd.Flags, f|found)
 			default:
 				cmd.Args = append(cmd.Args, a)
 				cmd.Flags = append(cmd.Flags, f)
