@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,36 @@ func BenchmarkExecTrue(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The same comparison made fairly on a busy machine: each iteration times one Gate.Run
+// and one bare exec back to back, and the median of their ratios is reported as
+// gate/exec. Target: ≤ 1.15.
+func BenchmarkRunVsExec(b *testing.B) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("no bash")
+	}
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	req := shellgate.Request{Command: "true"}
+	var ratios []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if env := g.Run(context.Background(), req); env.Status != envelope.Success {
+			b.Fatal(env.Text)
+		}
+		t1 := time.Now()
+		if err := exec.Command(bash, "--noprofile", "--norc", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		ratios = append(ratios, float64(t1.Sub(t0))/float64(time.Since(t1)))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "gate/exec")
 }
 
 // yes prints a 64-byte line forever; head cuts it to n bytes.

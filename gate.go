@@ -84,7 +84,9 @@ func New(cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, sup: runner.NewSupervisor(), home: home}
+	sup := runner.NewSupervisor()
+	sup.KillGrace = cfg.KillGrace
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, sup: sup, home: home}
 	g.sweep()
 	return g, nil
 }
@@ -285,7 +287,12 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
 	if err != nil {
 		code := envelope.ExecutionError
-		if errors.Is(err, fs.ErrPermission) {
+		switch {
+		case errors.Is(err, runner.ErrClosed):
+			return *env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
+		case errors.Is(err, fs.ErrPermission):
 			code = envelope.PermissionDenied
 		}
 		return *env.Fail(code, fmt.Sprintf("Command failed: could not start %s: %v", g.shell.Path, err))

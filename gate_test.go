@@ -506,3 +506,17 @@ func TestLiveOutput(t *testing.T) {
 		t.Errorf("first output arrived %s before the end, not live", since)
 	}
 }
+
+func TestRunAfterClose(t *testing.T) {
+	l := newLab(t)
+	g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir()})
+	must(t, err)
+	must(t, g.Close())
+	env := run(t, g, shellgate.Request{Command: "touch after-close"})
+	if env.Error == nil || env.Error.Code != envelope.Cancelled || !strings.Contains(env.Error.Message, "shutting down") {
+		t.Errorf("run after close: %+v", env.Error)
+	}
+	if fileExists(l.root + "/after-close") {
+		t.Error("a command ran after the gate was closed")
+	}
+}
