@@ -9,6 +9,7 @@ import (
 // judge runs every rule over every command and finding.
 func (x *check) judge() {
 	files := x.fetched()
+	scripts := x.scripts()
 	for i := range x.a.Commands {
 		x.cur = i
 		c := &x.a.Commands[i]
@@ -16,6 +17,9 @@ func (x *check) judge() {
 		x.command(c)
 		if files != nil && c.Kind == analysis.Simple && !c.Dynamic {
 			x.runsFetched(c, files)
+		}
+		if scripts != nil && c.Kind == analysis.Simple && !c.Dynamic {
+			x.runsScript(c, scripts)
 		}
 		allowed := x.userRules(c)
 		if allowed {
@@ -228,6 +232,49 @@ func (x *check) fetched() map[string]string {
 // runsFetched denies running a file that a network client of the same line
 // downloaded: curl -o x.sh URL && sh x.sh.
 func (x *check) runsFetched(c *analysis.Command, files map[string]string) {
+	if t, ok := x.runsFile(c, files); ok {
+		x.deny(RuleRemoteCode, "`%s` runs %s, which `%s` just downloaded (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, t, files[x.resolveArg(c, t)])
+	}
+}
+
+// scripts returns the files the line writes with redirections or tee: text
+// that a later command could run.
+func (x *check) scripts() map[string]string {
+	var out map[string]string
+	add := func(c *analysis.Command, p string, f analysis.ArgFlag) {
+		if pl, r := x.where(c, p, f); pl != unknown && !isHarmlessTarget(r) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[r] = c.Source
+		}
+	}
+	for i := range x.a.Commands {
+		c := &x.a.Commands[i]
+		for _, r := range c.Redirects {
+			if r.Write && !r.Dynamic {
+				add(c, r.Target, 0)
+			}
+		}
+		if c.Name == "tee" && !c.Dynamic {
+			for _, t := range writers["tee"](c) {
+				add(c, t.path, t.flag)
+			}
+		}
+	}
+	return out
+}
+
+// runsScript asks before running a file that the same line writes: what it
+// holds is not checked (printf '…' > x.sh && sh x.sh).
+func (x *check) runsScript(c *analysis.Command, files map[string]string) {
+	if t, ok := x.runsFile(c, files); ok {
+		x.ask(RuleStoredCode, "`%s` runs %s, which `%s` writes in the same command line, so what it runs cannot be checked (rule stored-code). Run those commands directly.", c.Source, t, files[x.resolveArg(c, t)])
+	}
+}
+
+// runsFile reports the file among files that c runs as a program or script.
+func (x *check) runsFile(c *analysis.Command, files map[string]string) (string, bool) {
 	candidates := []target{{path: c.Path}}
 	if interpreters[c.Name] || strings.HasPrefix(c.Name, "python") {
 		for i, a := range c.Args {
@@ -242,10 +289,15 @@ func (x *check) runsFetched(c *analysis.Command, files map[string]string) {
 			continue // a bare name is looked up in PATH, not the directory
 		}
 		if _, r := x.where(c, t.path, t.flag); files[r] != "" {
-			x.deny(RuleRemoteCode, "`%s` runs %s, which `%s` just downloaded (rule remote-code). Download the file, let the user review it, then run it from the project.", c.Source, t.path, files[r])
-			return
+			return t.path, true
 		}
 	}
+	return "", false
+}
+
+func (x *check) resolveArg(c *analysis.Command, p string) string {
+	_, r := x.where(c, p, 0)
+	return r
 }
 
 // infoOnly reports commands that only print their version or help.

@@ -76,6 +76,11 @@ func TestBuiltinRules(t *testing.T) {
 		{`bash <(echo "rm -rf /")`, policy.Ask, "stored-code"},
 		{"find . -exec sh -c '{}' \\;", policy.Ask, "stored-code"},
 		{"find . -name '*.orig' -exec mv {} {}.bak \\;", policy.Allow, ""},
+		// running what the same line writes
+		{"printf 'rm -rf /' > x.sh && chmod +x x.sh && ./x.sh", policy.Ask, "stored-code"},
+		{"echo ls > x.sh; . ./x.sh", policy.Ask, "stored-code"},
+		{"go build -o bin/fx ./cmd/fx && ./bin/fx", policy.Allow, ""},
+		{"echo hi > out.txt && cat out.txt", policy.Allow, ""},
 		// privilege
 		{"sudo ls", policy.Deny, "privilege"},
 		{"doas ls", policy.Deny, "privilege"},
