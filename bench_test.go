@@ -100,6 +100,20 @@ func BenchmarkCaptureThroughput(b *testing.B) {
 	}
 }
 
+// The same output written to a file by the shell itself, without shellgate: the
+// machine's ceiling for BenchmarkCaptureThroughput.
+func BenchmarkCaptureBaseline(b *testing.B) {
+	const n = 256 << 20
+	out := b.TempDir() + "/out"
+	b.SetBytes(n)
+	for b.Loop() {
+		if err := exec.Command("bash", "-c", yesCommand(n)+" | cat > "+out).Run(); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(out)
+	}
+}
+
 // Peak resident memory while a command prints 1 GiB. Target ≤ 32 MiB RSS for the
 // whole process (the Go test binary included).
 func BenchmarkPeakRSS1GiB(b *testing.B) {
