@@ -60,7 +60,7 @@ func (c *Command) setWords(ws []word) {
 	c.Path = ws[0].val
 	c.Dynamic = !ws[0].static()
 	if !c.Dynamic {
-		c.Name = baseName(c.Path)
+		c.Name = foldName(baseName(c.Path))
 	}
 	c.Args = make([]string, len(ws)-1)
 	c.Flags = make([]ArgFlag, len(ws)-1)

@@ -46,11 +46,13 @@ func (p pattern) match(c *analysis.Command) (matched, uncertain bool) {
 	if c.Kind != analysis.Simple || c.Dynamic && p.tokens[0] != "*" {
 		return false, false
 	}
-	name := c.Name
-	if strings.Contains(p.tokens[0], "/") {
+	name, first := c.Name, p.tokens[0]
+	if strings.Contains(first, "/") {
 		name = c.Path
+	} else if analysis.FoldsNames {
+		first = strings.ToLower(first)
 	}
-	if ok, _ := path.Match(p.tokens[0], name); !ok {
+	if ok, _ := path.Match(first, name); !ok {
 		return false, false
 	}
 	rest := p.tokens[1:]
