@@ -104,6 +104,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
 	}
+	defer srv.Close() // before gate.Close: cancels calls still running and waits for them
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
