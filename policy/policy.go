@@ -87,6 +87,9 @@ func New(s Settings) (*Engine, error) {
 		return nil, fmt.Errorf("policy: unknown approval mode %q (want %q, %q or %q)", s.Mode, ModeAuto, ModeUntrusted, ModeNever)
 	}
 	for _, r := range s.Relax {
+		if r == RuleParse {
+			return nil, fmt.Errorf("policy: rule %q cannot be relaxed: a command that does not parse is never run", r)
+		}
 		if !isRule(r) {
 			return nil, fmt.Errorf("policy: cannot relax unknown rule %q (known: %s)", r, strings.Join(ruleIDs(), ", "))
 		}
