@@ -139,7 +139,7 @@ func (g *Gate) Info() Info {
 		MaxTimeout:     g.cfg.MaxTimeout,
 		OutputLimit:    g.cfg.OutputLimit,
 		SpillDir:       g.cfg.SpillDir,
-		Rules:          policy.Rules(),
+		Rules:          g.cfg.Policy.Active(),
 	}
 }
 
@@ -258,7 +258,8 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if asked {
 		return fmt.Sprintf("Not approved: %s (rule %s). The user declined this command; do not retry it as is.", v.Reason, v.Rule)
 	}
-	how := fmt.Sprintf("To allow it without asking, add it to the allow list in .shellgate.toml, e.g. [policy] allow = [\"%s *\"], or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
+	// Not the project's .shellgate.toml: a project file may not loosen the policy.
+	how := fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [\"%s *\"] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
 	return fmt.Sprintf("Approval required: %s (rule %s). No one could be asked to approve it. %s", v.Reason, v.Rule, how)
 }
 

@@ -38,12 +38,8 @@ func describe(info shellgate.Info) (string, error) {
 	if d.Mode == "" {
 		d.Mode = policy.ModeAuto // the zero Settings' mode
 	}
-	for _, r := range info.Rules {
+	for _, r := range info.Rules { // only the rules in force
 		switch {
-		case r.ID == policy.RuleNetwork && info.Network,
-			r.ID == policy.RuleUntrusted && info.Mode != policy.ModeUntrusted,
-			r.ID == policy.RuleDedicated: // off unless configured, and self-explaining when on
-			continue
 		case r.Decision == policy.Deny:
 			d.Denied = append(d.Denied, r)
 		case r.Decision == policy.Ask:
