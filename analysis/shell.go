@@ -1,0 +1,103 @@
+package analysis
+
+import "strings"
+
+// shellLongOptions are the long options of bash; any other --word is not one.
+var shellLongOptions = map[string]bool{
+	"--login": true, "--norc": true, "--noprofile": true, "--posix": true, "--restricted": true,
+	"--verbose": true, "--version": true, "--help": true, "--debugger": true, "--noediting": true,
+	"--dump-strings": true, "--dump-po-strings": true, "--pretty-print": true, "--wordexp": true,
+}
+
+// shellOptionLetters are the single-letter options of bash, sh and their kin.
+const shellOptionLetters = "abcefhiklmnoprstuvxBCDEHOPT"
+
+// shell follows bash -c STRING and a shell reading a here-document.
+func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
+	in := w.cwd
+	c := w.res.Commands[idx]
+	cflag, stdinFlag := false, false
+	i := 0
+loop:
+	for i < len(c.Args) {
+		a := c.Args[i]
+		switch {
+		case a == "--" || a == "-":
+			i++
+			break loop
+		case a == "--rcfile" || a == "--init-file":
+			i += 2
+		case strings.HasPrefix(a, "--") && shellLongOptions[a]:
+			i++
+		case strings.HasPrefix(a, "--"):
+			break loop // not an option a shell knows: judged as commands below
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.Trim(a[1:], shellOptionLetters) != "" {
+				// Not an option a shell knows: it would refuse to start, but
+				// judge the word as the commands it might be.
+				break loop
+			}
+			i++
+			for _, ch := range a[1:] {
+				switch ch {
+				case 'c':
+					cflag = true
+				case 's':
+					stdinFlag = true
+				case 'o', 'O':
+					i++
+				}
+			}
+		default:
+			break loop
+		}
+	}
+	if i < len(c.Args) && len(c.Args[i]) > 1 && (c.Args[i][0] == '-' || c.Args[i][0] == '+') {
+		cflag = true
+	}
+	label := c.Name + " -c"
+	seed := c.Assigns
+	switch {
+	case cflag && i < len(c.Args):
+		if c.Flags[i]&ArgDynamic != 0 {
+			w.findAt(FindEval, c, label+" runs a command only known at run time")
+			return in, in
+		}
+		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
+	case i < len(c.Args) && !stdinFlag && c.Flags[i]&ArgDynamic != 0:
+		w.findAt(FindEval, c, c.Name+" runs a script only known at run time")
+	case i < len(c.Args) && !stdinFlag:
+		// runs a script file
+	case stdin.file:
+		// runs a script file given on standard input
+	case stdin.present && stdin.known:
+		w.nestedVia(stdin.text, c.Name+" <<<", c.Pos, c.Via, true, seed)
+	case stdin.present:
+		w.findAt(FindStdinShell, c, c.Name+" reads commands from input only known at run time")
+	case len(c.Feeds) > 0:
+		w.findAt(FindStdinShell, c, c.Name+" reads commands from a pipe")
+	}
+	return in, in
+}
+
+func (w *walker) trap(c Command) {
+	i := 0
+	for i < len(c.Args) && strings.HasPrefix(c.Args[i], "-") && c.Args[i] != "-" {
+		if c.Args[i] == "--" {
+			i++
+			break
+		}
+		if c.Args[i] == "-p" || c.Args[i] == "-l" || c.Args[i] == "-P" {
+			return
+		}
+		i++
+	}
+	if i >= len(c.Args) || c.Args[i] == "-" || c.Args[i] == "" || i == len(c.Args)-1 && isNumber(c.Args[i]) {
+		return
+	}
+	if c.Flags[i]&ArgDynamic != 0 {
+		w.findAt(FindTrap, c, "trap runs text only known at run time")
+		return
+	}
+	w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
+}
