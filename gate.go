@@ -183,6 +183,9 @@ func (g *Gate) validate(req Request) (time.Duration, string) {
 	case strings.IndexByte(req.Command, 0) >= 0:
 		return 0, fmt.Sprintf("Parameter 'command' contains a NUL byte at offset %d; shell commands cannot contain NUL bytes.", strings.IndexByte(req.Command, 0))
 	}
+	if max := g.shell.MaxScript(); len(req.Command) > max {
+		return 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
+	}
 	timeout := g.cfg.DefaultTimeout
 	if req.TimeoutMS != nil {
 		max := g.cfg.MaxTimeout.Milliseconds()
@@ -256,11 +259,11 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 
 func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if asked {
-		return fmt.Sprintf("Not approved: %s (rule %s). The user declined this command; do not retry it as is.", v.Reason, v.Rule)
+		return fmt.Sprintf("Not approved: %s The user declined this command; do not retry it as is.", v.Reason)
 	}
 	// Not the project's .shellgate.toml: a project file may not loosen the policy.
 	how := fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [\"%s *\"] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
-	return fmt.Sprintf("Approval required: %s (rule %s). No one could be asked to approve it. %s", v.Reason, v.Rule, how)
+	return fmt.Sprintf("Approval required: %s No one could be asked to approve it. %s", v.Reason, how)
 }
 
 func sessionKeyOr(v policy.Verdict, def string) string {

@@ -175,6 +175,7 @@ func TestStatusRulesAndErrorCodes(t *testing.T) {
 		{"timeout without output", shellgate.Request{Command: "sleep 10", TimeoutMS: ms(300)}, envelope.Error, envelope.Timeout, "timed out with no output"},
 		{"missing command", shellgate.Request{}, envelope.Error, envelope.InvalidParam, "Missing required parameter 'command'."},
 		{"blank command", shellgate.Request{Command: " \t\n"}, envelope.Error, envelope.InvalidParam, "empty or only whitespace"},
+		{"command too long for one argument", shellgate.Request{Command: "echo " + strings.Repeat("a", 128<<10)}, envelope.Error, envelope.InvalidParam, "fit in one bash command line. Write the script to a file"},
 		{"NUL in command", shellgate.Request{Command: "echo a\x00b"}, envelope.Error, envelope.InvalidParam, "NUL byte at offset 6"},
 		{"timeout zero", shellgate.Request{Command: "true", TimeoutMS: ms(0)}, envelope.Error, envelope.InvalidParam, "timeout_ms must be an integer between 1 and 600000"},
 		{"timeout too long", shellgate.Request{Command: "true", TimeoutMS: ms(600001)}, envelope.Error, envelope.InvalidParam, "between 1 and 600000 (got 600001)"},
@@ -436,7 +437,8 @@ func TestApproval(t *testing.T) {
 	g := gate(t, cfg)
 
 	env := run(t, g, shellgate.Request{Command: "touch a"})
-	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, "allow") {
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, "allow") ||
+		strings.Count(env.Error.Message, "(rule ") != 1 {
 		t.Fatalf("no approver: %+v", env.Error)
 	}
 	asked := 0

@@ -3,6 +3,7 @@ package envelope
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Fail makes e an error envelope with the given code and message and settles it.
@@ -69,13 +70,16 @@ func (e *Envelope) ran() bool {
 func (e *Envelope) render() string {
 	var b strings.Builder
 	d := e.Data
+	// The header says how the command itself ended; the warnings below say what else
+	// made the result partial (truncation, background processes).
+	cmd := headline(d.Command)
 	switch {
-	case e.Status == Success:
-		fmt.Fprintf(&b, "Command succeeded: %s\n", d.Command)
 	case e.Status == Error && !e.ran():
-		fmt.Fprintf(&b, "Command not run: %s\n", d.Command)
+		fmt.Fprintf(&b, "Command not run: %s\n", cmd)
+	case d.ExitCode != nil && *d.ExitCode == 0 && !d.TimedOut && !d.Cancelled:
+		fmt.Fprintf(&b, "Command succeeded: %s\n", cmd)
 	default:
-		fmt.Fprintf(&b, "Command failed: %s\n", d.Command)
+		fmt.Fprintf(&b, "Command failed: %s\n", cmd)
 	}
 	if e.ran() {
 		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
@@ -130,7 +134,7 @@ func (e *Envelope) warnings() []string {
 	d := e.Data
 	var w []string
 	if d.TimedOut {
-		w = append(w, fmt.Sprintf("Timed out after %s: the command and everything it started were killed. Output printed before the kill is kept. Use a longer timeout_ms, or run long jobs in the background.", ms(e.Stats.TimeMS)))
+		w = append(w, fmt.Sprintf("Timed out after %s: the command and everything it started were killed. Output printed before the kill is kept. Allow a longer timeout, or run long jobs in the background.", ms(e.Stats.TimeMS)))
 	}
 	if d.Cancelled {
 		w = append(w, "Cancelled: the command and everything it started were killed.")
@@ -152,6 +156,23 @@ func (e *Envelope) warnings() []string {
 		w = append(w, "Background processes still running: "+strings.Join(pids, ", "))
 	}
 	return w
+}
+
+// maxHeadline bounds the command as quoted in the text; data.command and
+// context.params_input keep it whole.
+const maxHeadline = 300
+
+// headline is the command for the text's first line: whole if short, else its first
+// bytes (cut at a rune boundary) and its length.
+func headline(cmd string) string {
+	if len(cmd) <= maxHeadline {
+		return cmd
+	}
+	cut := maxHeadline
+	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", cmd[:cut], len(cmd))
 }
 
 func ms(n int64) string { return fmt.Sprintf("%dms", n) }

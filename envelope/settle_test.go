@@ -3,6 +3,7 @@ package envelope
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func intp(n int) *int             { return &n }
@@ -68,7 +69,7 @@ func TestTextWarnings(t *testing.T) {
 	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &path,
 		BackgroundPIDs: []int{42, 43}}, Stats: Stats{StdoutBytes: 9}}
 	e.Settle()
-	for _, s := range []string{"Command failed: big", "[Truncated: Output exceeded limit", "[Full output: /tmp/x.stdout.log]",
+	for _, s := range []string{"Command succeeded: big", "[Truncated: Output exceeded limit", "[Full output: /tmp/x.stdout.log]",
 		"[Background processes still running: 42, 43]"} {
 		if !strings.Contains(e.Text, s) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
@@ -85,5 +86,32 @@ func TestTextWarnings(t *testing.T) {
 		if !strings.Contains(timedOut.Text, s) {
 			t.Errorf("timeout text lacks %q:\n%s", s, timedOut.Text)
 		}
+	}
+}
+
+// A truncated run that exited 0 is partial, but it did succeed; a failing one failed.
+func TestHeaderFollowsTheExit(t *testing.T) {
+	e := Envelope{Data: Data{Command: "seq 1 200000", ExitCode: intp(0), Truncated: true}, Stats: Stats{StdoutBytes: 10}}
+	e.Settle()
+	if e.Status != Partial || !strings.HasPrefix(e.Text, "Command succeeded: seq 1 200000\n") {
+		t.Errorf("%s:\n%s", e.Status, e.Text)
+	}
+	e = Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true}, Stats: Stats{StdoutBytes: 10}}
+	e.Settle()
+	if !strings.HasPrefix(e.Text, "Command failed: make\n") {
+		t.Errorf("%s", e.Text)
+	}
+}
+
+func TestLongCommandHeadline(t *testing.T) {
+	cmd := "echo " + strings.Repeat("é", 100000)
+	e := Envelope{Data: Data{Command: cmd, ExitCode: intp(0)}}
+	e.Settle()
+	first, _, _ := strings.Cut(e.Text, "\n")
+	if len(first) > 400 || !strings.HasSuffix(first, "(200005 bytes in all)") || !utf8.ValidString(first) {
+		t.Errorf("headline %d bytes: %.80q…%q", len(first), first, first[max(0, len(first)-40):])
+	}
+	if e.Data.Command != cmd {
+		t.Error("data.command lost the command")
 	}
 }

@@ -74,3 +74,17 @@ func KindOf(program string) Kind {
 		return Sh
 	}
 }
+
+// MaxScript is the longest script, in bytes, that fits in the shell's command line:
+// Linux takes at most 128 KiB in one argument; Windows at most 32767 UTF-16 units in
+// a whole command line, which -EncodedCommand's base64 of UTF-16 inflates 8/3 times,
+// and cmd.exe 8191 characters. Longer scripts belong in a file.
+func (s Shell) MaxScript() int {
+	switch s.Kind {
+	case PowerShell:
+		return 12000
+	case Cmd:
+		return 8000
+	}
+	return 128<<10 - 1
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf16"
 )
@@ -145,5 +146,21 @@ func TestArgvRuns(t *testing.T) {
 		if got, want := string(out), `a b|c"d|3|`; got != want {
 			t.Errorf("%s: output %q, want %q", name, got, want)
 		}
+	}
+}
+
+// A script of MaxScript bytes really fits: the shell runs it.
+func TestMaxScriptFits(t *testing.T) {
+	sh, err := Detect("")
+	if err != nil || sh.Kind == PowerShell || sh.Kind == Cmd {
+		t.Skip("needs a POSIX shell")
+	}
+	script := "true " + strings.Repeat("x", sh.MaxScript()-5)
+	if out, err := exec.Command(sh.Argv(script)[0], sh.Argv(script)[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%d-byte script: %v %s", len(script), err, out)
+	}
+	over := script + "x"
+	if err := exec.Command(sh.Argv(over)[0], sh.Argv(over)[1:]...).Run(); err == nil && runtime.GOOS == "linux" {
+		t.Errorf("%d bytes ran; MaxScript could be larger", len(over))
 	}
 }

@@ -42,24 +42,18 @@ Flags:
 
 // checkFlags are check's own flags; config.LoadOptions gets the configuration ones.
 type checkFlags struct {
-	root, dir, configFile, mode string
-	asJSON, allowNetwork        bool
-	trustProject, noUserConfig  bool
-	rules                       bool
+	commonFlags
+	dir           string
+	asJSON, rules bool
 }
 
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f checkFlags
-	fs.StringVar(&f.root, "root", "", "project root (default: root in the config files, else the current directory)")
+	f.register(fs)
 	fs.StringVar(&f.dir, "dir", ".", "directory the command starts in, relative to the root")
-	fs.StringVar(&f.configFile, "config", "", "configuration file (TOML), merged over the user and project files")
-	fs.StringVar(&f.mode, "mode", "", "approval mode: auto, untrusted or never (default: from the configuration)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
-	fs.BoolVar(&f.allowNetwork, "allow-network", false, "allow network clients such as curl")
-	fs.BoolVar(&f.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen policy too")
-	fs.BoolVar(&f.noUserConfig, "no-user-config", false, "ignore the user configuration file")
 	fs.BoolVar(&f.rules, "rules", false, "list the built-in rules and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), checkUsage, displayUserConfig())
@@ -82,30 +76,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return exitCheckUsage
 	}
 
-	cfg, src, err := config.Load(config.LoadOptions{
-		ConfigFile:   f.configFile,
-		Root:         f.root,
-		NoUserConfig: f.noUserConfig,
-		TrustProject: f.trustProject,
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "shellgate check: configuration: %v\n", err)
+	cfg, src, err := f.config(stderr)
+	var usage *usageError
+	switch {
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "shellgate check: %v\n", err)
+		return exitCheckUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "shellgate check: %v\n", err)
 		return exitCheckConfig
-	}
-	for _, w := range src.Warnings {
-		fmt.Fprintf(stderr, "shellgate check: warning: %v\n", w)
-	}
-	if f.allowNetwork {
-		cfg.Policy.Network = true
-	}
-	if f.mode != "" {
-		switch m := policy.Mode(f.mode); m {
-		case policy.ModeAuto, policy.ModeUntrusted, policy.ModeNever:
-			cfg.Policy.Mode = m
-		default:
-			fmt.Fprintf(stderr, "shellgate check: --mode %q: want auto, untrusted or never\n", f.mode)
-			return exitCheckUsage
-		}
 	}
 
 	gate, err := shellgate.New(cfg)

@@ -7,28 +7,43 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/policy"
 )
 
-// commonFlags are the flags every command that builds a Gate shares.
+// commonFlags are the configuration flags of every command that builds a Gate, so
+// that `check` decides exactly as `run` and `mcp` would with the same flags.
 type commonFlags struct {
-	root         string
-	configFile   string
-	allowNetwork bool
+	root, configFile, mode     string
+	allowNetwork               bool
+	trustProject, noUserConfig bool
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", "", "project root (default: the current directory)")
-	fs.StringVar(&c.configFile, "config", "", "configuration file (TOML), read after the user config and <root>/.shellgate.toml")
+	fs.StringVar(&c.root, "root", "", "project root (default: root in the config files, else the current directory)")
+	fs.StringVar(&c.configFile, "config", "", "configuration file (TOML), merged over the user and project files")
+	fs.StringVar(&c.mode, "mode", "", "approval mode: auto, untrusted or never (default: from the configuration, else auto)")
 	fs.BoolVar(&c.allowNetwork, "allow-network", false, "allow network clients such as curl and git push (also BASH_ALLOW_NETWORK=true)")
+	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
+	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
 }
+
+// usageError is a flag value that is wrong, as opposed to a configuration file.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
 
 // config loads the configuration files and applies the flags over them. Settings the
 // files tried to set but may not (an untrusted project file loosening the policy) are
-// reported on warnings.
-func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, error) {
-	cfg, src, err := config.Load(config.LoadOptions{ConfigFile: c.configFile, Root: c.root})
+// reported on warnings. A bad flag value is a *usageError.
+func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sources, error) {
+	cfg, src, err := config.Load(config.LoadOptions{
+		ConfigFile:   c.configFile,
+		Root:         c.root,
+		NoUserConfig: c.noUserConfig,
+		TrustProject: c.trustProject,
+	})
 	if err != nil {
-		return cfg, err
+		return cfg, src, fmt.Errorf("configuration: %w", err)
 	}
 	for _, w := range src.Warnings {
 		fmt.Fprintf(warnings, "shellgate: warning: %v\n", w)
@@ -36,5 +51,12 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, error) {
 	if c.allowNetwork {
 		cfg.Policy.Network = true
 	}
-	return cfg, nil
+	switch m := policy.Mode(c.mode); m {
+	case "":
+	case policy.ModeAuto, policy.ModeUntrusted, policy.ModeNever:
+		cfg.Policy.Mode = m
+	default:
+		return cfg, src, &usageError{fmt.Sprintf("--mode %q: want auto, untrusted or never", c.mode)}
+	}
+	return cfg, src, nil
 }

@@ -86,7 +86,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	cfg, err := cf.config(stderr)
+	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate

@@ -42,11 +42,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var (
 		cf          commonFlags
 		dir         = fs.String("dir", ".", "directory to run in, relative to the root")
-		timeout     = fs.Duration("timeout", 0, "timeout, e.g. 30s or 2m (default 2m, max 10m)")
+		timeout     timeoutFlag
 		asJSON      = fs.Bool("json", false, "print only the JSON envelope on stdout")
 		description = fs.String("description", "", "what the command is for (recorded in the envelope)")
 	)
 	cf.register(fs)
+	fs.Var(&timeout, "timeout", "timeout, e.g. `30s` or 2m (default 2m, max 10m)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -59,17 +60,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	command := strings.Join(fs.Args(), " ")
 	req := shellgate.Request{Command: command, Directory: *dir, Description: *description}
-	if *timeout != 0 {
-		ms := timeout.Milliseconds()
-		if ms == 0 {
-			ms = -1 // a sub-millisecond timeout is out of range, not "default"
-		}
-		req.TimeoutMS = &ms
-	}
-
-	cfg, err := cf.config(stderr)
+	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
+	}
+	if timeout.set {
+		max := cfg.MaxTimeout
+		if max == 0 {
+			max = shellgate.MaxTimeout
+		}
+		if timeout.d > max {
+			return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam,
+				fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration).", timeout.d, max))
+		}
+		ms := timeout.d.Milliseconds()
+		req.TimeoutMS = &ms
 	}
 	gate, err := shellgate.New(cfg)
 	if err != nil {
@@ -95,7 +100,40 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stderr, summary(env))
 	}
+	if n := len(env.Data.BackgroundPIDs); n > 0 {
+		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.
+		fmt.Fprintf(stderr, "shellgate: stopping %d background process(es) the command left running; "+
+			"shellgate run leaves nothing behind (use shellgate mcp for jobs that outlive one command).\n", n)
+	}
 	return exitStatus(env)
+}
+
+// timeoutFlag is --timeout: a duration with a unit, at least 1ms. Set records that
+// it was given, so that an explicit 0s is refused instead of meaning "default".
+type timeoutFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (t *timeoutFlag) String() string {
+	if !t.set {
+		return ""
+	}
+	return t.d.String()
+}
+
+func (t *timeoutFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil && strings.Trim(s, "0123456789") == "":
+		return fmt.Errorf("%q has no unit: write %ss for seconds or %sms for milliseconds", s, s, s)
+	case err != nil:
+		return fmt.Errorf("%q is not a duration such as 30s, 1m30s or 500ms", s)
+	case d < time.Millisecond:
+		return fmt.Errorf("%s is too short: a timeout is at least 1ms", s)
+	}
+	t.d, t.set = d, true
+	return nil
 }
 
 // liveOutput copies output to the terminal as it arrives; binary output is counted,
