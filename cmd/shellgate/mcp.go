@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/mcpserver"
 )
@@ -110,8 +108,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *addr == "" {
-		t := &mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{stdout}}
-		if err := srv.Serve(ctx, t); err != nil {
+		if err := srv.Serve(ctx, mcpserver.StdioTransport(os.Stdin, stdout)); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 			return exitShellgate
 		}
@@ -150,8 +147,3 @@ func httpToken(addr, flagToken string) (token string, generated bool, _ error) {
 	t, err := mcpserver.NewToken()
 	return t, err == nil, err
 }
-
-// nopWriteCloser keeps the transport from closing the caller's stdout.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
