@@ -76,6 +76,16 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 				w.unknownVar(a)
 			}
 		}
+	case "man":
+		// man -P PAGER runs PAGER through a shell, like $MANPAGER.
+		vals, at := optValues(c.Args, 'P', "--pager")
+		for k, v := range vals {
+			if c.Flags[at[k]]&ArgDynamic != 0 {
+				w.findAt(FindEval, c, "man -P runs a pager only known at run time")
+				continue
+			}
+			w.nestedVia(v, "man -P", c.Pos, c.Via, true, nil)
+		}
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
 	case "read", "getopts", "printf":

@@ -107,6 +107,8 @@ func TestBuiltinRules(t *testing.T) {
 		{"git commit -m x", policy.Allow, ""},
 		{"top -b -n 1", policy.Allow, ""},
 		{"man git | cat", policy.Allow, ""},
+		{"man -P cat git", policy.Allow, ""},
+		{"man -P 'sh -c \"rm -rf /\"' git", policy.Deny, "catastrophic"},
 		{"python3 script.py", policy.Allow, ""},
 		{"echo 'print(1)' | python3", policy.Allow, ""},
 		{"watch ls", policy.Deny, "interactive"},
