@@ -127,6 +127,12 @@ func (e *Engine) Check(command string, env Env) Verdict {
 // some session keys: an ask whose every asking sub-command has an approved key
 // becomes allow. A deny stays a deny.
 func (e *Engine) CheckApproved(command string, env Env, approved func(key string) bool) Verdict {
+	for _, d := range []string{env.Root, env.Dir, env.Home, env.TempDir} {
+		if d != "" && !strings.HasPrefix(d, "/") && !isWindowsAbs(d) || env.Root == "" {
+			return Verdict{Decision: Deny, Rule: RuleEnv, Code: envelope.InvalidParam, Command: command, Commands: []analysis.Command{},
+				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}
+		}
+	}
 	x := &check{e: e}
 	x.root = e.resolvedDir(env.Root)
 	home := e.resolvedDir(env.Home)

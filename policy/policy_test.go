@@ -338,6 +338,15 @@ func TestNewRejectsBadSettings(t *testing.T) {
 	}
 }
 
+func TestBadEnv(t *testing.T) {
+	e, _ := policy.New(policy.Settings{})
+	for _, env := range []policy.Env{{}, {Root: "rel"}, {Root: "/r", Dir: "sub"}, {Root: "/r", Home: "~"}} {
+		if v := e.Check("ls", env); v.Decision != policy.Deny || v.Rule != "environment" || v.Code != envelope.InvalidParam {
+			t.Errorf("%+v: %+v", env, v)
+		}
+	}
+}
+
 func TestCheckApproved(t *testing.T) {
 	l := newLab(t)
 	e, _ := policy.New(policy.Settings{Ask: []string{"npm publish *"}})

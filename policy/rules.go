@@ -18,6 +18,10 @@ const (
 	RuleUntrusted    = "untrusted"
 	RuleUserDeny     = "user.deny"
 	RuleUserAsk      = "user.ask"
+	// RuleEnv refuses every command when the Env itself is unusable (no root,
+	// a relative directory): a programming error in the caller, not a rule
+	// that can be relaxed.
+	RuleEnv = "environment"
 )
 
 // RuleInfo describes a built-in rule.
