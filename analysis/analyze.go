@@ -28,6 +28,9 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	}
 	w := newWalker(src, o)
 	w.stmts(f.Stmts)
+	for _, t := range w.traps {
+		w.nestedVia(t.text, "trap", t.at, t.via, false, nil)
+	}
 	return w.res, nil
 }
 

@@ -47,7 +47,7 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"echo $(a) `b` <(c) >(d)", []string{"a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"}},
 		{"cat <<EOF\n$(a)\nEOF", []string{"a", "cat"}},
 		{"cat <<'EOF'\n$(a)\nEOF", []string{"cat"}},
-		{"f() { a; }; f", []string{"a", "f"}},
+		{"f() { a; }; f", []string{"a", "f", "[f()] a"}}, // the body, then again where it is called
 		{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
 		{"for x in $(a); do b; done; while c; do d; done; until e; do :; done", []string{"a", "b", "c", "d", "e", ":"}},
 		{"case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}},
@@ -90,7 +90,7 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"sh -ec 'a'", []string{"sh -ec a", "[sh -c] a"}},
 		{"sh <<< 'a'", []string{"sh", "[sh <<<] a"}},
 		{"eval 'a;' b", []string{"eval a; b", "[eval] a", "[eval] b"}},
-		{"trap 'a' EXIT", []string{"trap a EXIT", "[trap] a"}},
+		{"trap 'a' EXIT", []string{"trap a EXIT", "[trap] a", "[trap] a"}}, // where set, and at exit
 		{"alias ll='a -l'", []string{"alias ll=a -l", "[alias ll] a -l"}},
 		{"git -c core.pager='a x' -c alias.y='!b' log", []string{"git -c core.pager=a x -c alias.y=!b log", "[git -c core.pager] a x", "[git -c alias.y] b"}},
 		{"GIT_EDITOR='a x' git commit", []string{"git commit", "[GIT_EDITOR] a x"}},
@@ -218,7 +218,8 @@ func TestAnalyzeTracksDirectories(t *testing.T) {
 		{"cd link && x", "a/b"},
 		{"cd $D && x", "?"},
 		{"cd && x", "HOME"},
-		{"f(){ cd a; }; f; x", "?"},
+		{"f(){ cd a; }; f; x", "a,."},
+		{"f(){ f; }; f; x", "?"},
 		{"pushd a && x", "a"},
 		{"if true; then cd a; fi && x", "a,."},
 		{"env -C a x", "a"},

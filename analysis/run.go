@@ -15,11 +15,8 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if c.Dynamic {
 		return in, in
 	}
-	if changes, isFunc := w.funcs[c.Name]; isFunc && c.Path == c.Name {
-		if changes {
-			return nil, nil
-		}
-		return in, in
+	if fd, isFunc := w.funcs[c.Name]; isFunc && c.Path == c.Name {
+		return w.callFunc(c, fd)
 	}
 	if u, ok := wrappers[c.Name]; ok {
 		return w.unwrap(idx, u, stdin)

@@ -99,5 +99,11 @@ func (w *walker) trap(c Command) {
 		w.findAt(FindTrap, c, "trap runs text only known at run time")
 		return
 	}
-	w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
+	// The action runs later, in the state the shell is in then: walk it now
+	// with every variable unknown, and again once the whole line is walked.
+	w.subshell(func() {
+		w.vars = nil
+		w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
+	})
+	w.traps = append(w.traps, trapDef{text: c.Args[i], at: c.Pos, via: c.Via})
 }

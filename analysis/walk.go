@@ -15,10 +15,13 @@ type walker struct {
 	via   []string
 	depth int
 
-	cwd   dirs // where the statement being walked starts
-	vars  map[string]varVal
-	funcs map[string]bool // defined functions → their body changes directory
-	ints  map[string]bool // variables declared -i
+	cwd     dirs // where the statement being walked starts
+	vars    map[string]varVal
+	funcs   map[string]*funcDef // functions defined so far
+	calling map[string]bool     // functions being walked at a call site
+	calls   int                 // function bodies walked at call sites, bounded by maxCalls
+	traps   []trapDef           // trap actions, walked again at the end
+	ints    map[string]bool     // variables declared -i
 
 	fn    string // enclosing function
 	bg    int    // inside a background statement
@@ -39,6 +42,24 @@ type varVal struct {
 
 // maxDepth bounds strings re-parsed inside strings (bash -c 'eval "sh -c …"').
 const maxDepth = 16
+
+// maxCalls bounds the function bodies walked again at their call sites
+// (f2 calls f1 twice, which calls f0 twice …).
+const maxCalls = 256
+
+// funcDef is a function and where it was defined.
+type funcDef struct {
+	body  *syntax.Stmt
+	src   string
+	outer *Pos
+}
+
+// trapDef is a trap action, which runs later in whatever state the shell is in.
+type trapDef struct {
+	text string
+	at   Pos
+	via  []string
+}
 
 func newWalker(src string, o Options) *walker {
 	w := &walker{o: o, res: &Analysis{Commands: make([]Command, 0, 4)}, src: src, resolve: o.Resolve}
@@ -406,20 +427,47 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) (ok, fail dirs) {
 	if c.Name != nil {
 		name = c.Name.Value
 	}
+	// The body runs whenever the function is called (by name, from a trap,
+	// an alias …), with variables as they are then: walk it now with every
+	// variable unknown, and again at each call site seen.
 	fn := w.fn
 	w.fn = name
 	w.cond++
-	changes := false
 	w.subshell(func() {
-		x, y := w.stmt(c.Body)
-		u := union(x, y)
-		changes = u == nil || len(u) != 1 || len(in) != 1 || u[0] != in[0]
+		w.vars = nil
+		w.stmt(c.Body)
 	})
 	w.cond--
 	w.fn = fn
 	if w.funcs == nil {
-		w.funcs = map[string]bool{}
+		w.funcs = map[string]*funcDef{}
 	}
-	w.funcs[name] = changes
+	w.funcs[name] = &funcDef{body: c.Body, src: w.src, outer: w.outer}
 	return in, in
+}
+
+// callFunc walks a function's body where it is called: it runs in this shell,
+// so its cd and assignments count.
+func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
+	if w.calling[c.Name] || w.calls >= maxCalls || w.depth >= maxDepth {
+		if w.calls >= maxCalls {
+			w.findAt(FindDepth, c, "more function calls than shellgate follows")
+		}
+		return nil, nil // recursion: where it ends is not followed
+	}
+	w.calls++
+	if w.calling == nil {
+		w.calling = map[string]bool{}
+	}
+	w.calling[c.Name] = true
+	src, outer, via, fn := w.src, w.outer, w.via, w.fn
+	w.src, w.outer, w.fn = fd.src, fd.outer, c.Name
+	if outer != nil {
+		w.outer = outer // report the call site inside a re-parsed string
+	}
+	w.via = append(append([]string(nil), c.Via...), c.Name+"()")
+	ok, fail = w.stmt(fd.body)
+	w.src, w.outer, w.via, w.fn = src, outer, via, fn
+	delete(w.calling, c.Name)
+	return ok, fail
 }

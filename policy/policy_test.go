@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,13 @@ func TestBuiltinRules(t *testing.T) {
 		{`bash <(echo "rm -rf /")`, policy.Ask, "stored-code"},
 		{"find . -exec sh -c '{}' \\;", policy.Ask, "stored-code"},
 		{"find . -name '*.orig' -exec mv {} {}.bak \\;", policy.Allow, ""},
+		// functions and traps run later, with the state of then
+		{"d=ok; f(){ rm -rf $d; }; d=/; f", policy.Deny, "catastrophic"},
+		{"cd sub; f(){ rm -rf ../x; }; cd ..; f", policy.Deny, "confinement"},
+		{"d=ok; f(){ rm -rf $d; }; trap f EXIT; d=/", policy.Deny, "catastrophic"},
+		{"cd sub; trap 'rm -rf ../x' EXIT; cd ..", policy.Deny, "confinement"},
+		{"trap 'rm -f tmpfile' EXIT; make", policy.Allow, ""},
+		{"f(){ go vet ./...; }; f && f", policy.Allow, ""},
 		// running what the same line writes
 		{"printf 'rm -rf /' > x.sh && chmod +x x.sh && ./x.sh", policy.Ask, "stored-code"},
 		{"echo ls > x.sh; . ./x.sh", policy.Ask, "stored-code"},
@@ -447,6 +455,13 @@ func largeInputs() []largeInput {
 		{"braces", "echo " + strings.Repeat("{a,b}", 20), policy.Allow},
 		{"long arithmetic", "n=1; echo $((n" + strings.Repeat("+n", 50000) + "))", policy.Allow},
 		{"too large", strings.Repeat("a", 2<<20), policy.Deny},
+		{"2^30 function calls", "f0(){ :; }; " + func() string {
+			var b strings.Builder
+			for i := 1; i <= 30; i++ {
+				fmt.Fprintf(&b, "f%d(){ f%d; f%d; }; ", i, i-1, i-1)
+			}
+			return b.String()
+		}() + "f30", policy.Ask},
 	}
 }
 
