@@ -15,6 +15,18 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if c.Dynamic {
 		return in, in
 	}
+	if body, isAlias := w.aliases[c.Name]; isAlias && c.Path == c.Name && strings.HasPrefix(c.Source, c.Name) &&
+		w.depth < maxDepth && !w.calling["alias "+c.Name] {
+		// Where aliases are expanded (shopt -s expand_aliases), the name is
+		// replaced by the body, in this shell, with the state of now.
+		if w.calling == nil {
+			w.calling = map[string]bool{}
+		}
+		w.calling["alias "+c.Name] = true
+		ok, fail := w.nestedVia(body+c.Source[len(c.Name):], "alias "+c.Name, c.Pos, c.Via, false, nil)
+		delete(w.calling, "alias "+c.Name)
+		return ok, fail
+	}
 	if fd, isFunc := w.funcs[c.Name]; isFunc && c.Path == c.Name {
 		return w.callFunc(c, fd)
 	}
@@ -49,6 +61,10 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 				continue
 			}
 			w.nestedVia(val, "alias "+name, c.Pos, c.Via, true, nil)
+			if w.aliases == nil {
+				w.aliases = map[string]string{}
+			}
+			w.aliases[name] = val
 		}
 	case "hash":
 		for _, a := range c.Args {

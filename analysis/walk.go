@@ -21,6 +21,7 @@ type walker struct {
 	calling map[string]bool     // functions being walked at a call site
 	calls   int                 // function bodies walked at call sites, bounded by maxCalls
 	traps   []trapDef           // trap actions, walked again at the end
+	aliases map[string]string   // alias bodies
 	ints    map[string]bool     // variables declared -i
 
 	fn    string // enclosing function

@@ -83,6 +83,9 @@ func TestBuiltinRules(t *testing.T) {
 		{"d=ok; f(){ rm -rf $d; }; trap f EXIT; d=/", policy.Deny, "catastrophic"},
 		{"cd sub; trap 'rm -rf ../x' EXIT; cd ..", policy.Deny, "confinement"},
 		{"trap 'rm -f tmpfile' EXIT; make", policy.Allow, ""},
+		{"cd sub; alias x='rm -rf ../y'; cd ..; x", policy.Deny, "confinement"},
+		{"alias ll='ls -l'; ll sub", policy.Allow, ""},
+		{"alias a='b'; alias b='a'; a", policy.Allow, ""},
 		{"f(){ go vet ./...; }; f && f", policy.Allow, ""},
 		// running what the same line writes
 		{"printf 'rm -rf /' > x.sh && chmod +x x.sh && ./x.sh", policy.Ask, "stored-code"},
