@@ -522,3 +522,33 @@ func TestRunAfterClose(t *testing.T) {
 		t.Error("a command ran after the gate was closed")
 	}
 }
+
+// The OS refusing to execute is PERMISSION_DENIED; any other failure to start is
+// EXECUTION_ERROR. Both name the shell and the cause.
+func TestStartErrors(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	l := newLab(t)
+	shellCopy := filepath.Join(t.TempDir(), "bash")
+	data, err := os.ReadFile(bash)
+	must(t, err)
+	must(t, os.WriteFile(shellCopy, data, 0o755))
+	g := gate(t, shellgate.Config{Root: l.root, Shell: shellCopy})
+	if env := run(t, g, shellgate.Request{Command: "true"}); env.Status != envelope.Success {
+		t.Fatalf("the copied shell does not work: %s", env.Text)
+	}
+
+	must(t, os.Chmod(shellCopy, 0o644))
+	env := run(t, g, shellgate.Request{Command: "true"})
+	if env.Error == nil || env.Error.Code != envelope.PermissionDenied || !strings.Contains(env.Error.Message, shellCopy) {
+		t.Errorf("non-executable shell: %+v", env.Error)
+	}
+
+	must(t, os.Remove(shellCopy))
+	env = run(t, g, shellgate.Request{Command: "true"})
+	if env.Error == nil || env.Error.Code != envelope.ExecutionError || !strings.Contains(env.Error.Message, "could not start "+shellCopy) {
+		t.Errorf("missing shell: %+v", env.Error)
+	}
+}
