@@ -552,3 +552,21 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("missing shell: %+v", env.Error)
 	}
 }
+
+// Past the spill cap output is counted, not kept, and the text says so.
+func TestSpillCap(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 1000, SpillMax: 10000})
+	env := run(t, g, shellgate.Request{Command: "seq 1 100000"})
+	if env.Stats.StdoutBytes != 588895 || env.Data.FullOutputPath == nil {
+		t.Fatalf("stdout_bytes %d, path %v", env.Stats.StdoutBytes, env.Data.FullOutputPath)
+	}
+	fi, err := os.Stat(*env.Data.FullOutputPath)
+	must(t, err)
+	if fi.Size() != 10000 {
+		t.Errorf("spill file %d bytes, want the cap, 10000", fi.Size())
+	}
+	if !strings.Contains(env.Text, "stopped at its size cap; 588895 bytes were printed in all") {
+		t.Errorf("text does not say the spill file was capped:\n%s", env.Text)
+	}
+}
