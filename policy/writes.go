@@ -167,7 +167,17 @@ var writers = map[string]func(c *analysis.Command) []target{
 		}
 		d := cmdArgs{c}.all(ops[len(ops)-1:])
 		if isRemote(d[0].path) {
-			return nil
+			d = nil
+		}
+		for _, a := range c.Args {
+			if a == "--remove-source-files" {
+				for _, src := range (cmdArgs{c}).all(ops[:len(ops)-1]) {
+					if !isRemote(src.path) {
+						d = append(d, src) // the sources are deleted
+					}
+				}
+				break
+			}
 		}
 		return d
 	},
