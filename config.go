@@ -43,6 +43,12 @@ type Config struct {
 	// SpillRetention is how long spill files are kept before they are swept.
 	SpillRetention time.Duration
 
+	// TempDir is the directory commands get as TMPDIR (and TMP, TEMP), the one place
+	// outside the root they may always write. Default: a private directory created by
+	// New and removed by Close, so that commands cannot touch the system temp dir
+	// that other programs share.
+	TempDir string
+
 	// Env adds variables to every command's environment (e.g. MYCODEAGENT=1).
 	Env map[string]string
 	// KeepEnv names variables that look secret but should reach commands anyway.

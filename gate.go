@@ -27,6 +27,9 @@ type Gate struct {
 	policy *policy.Engine
 	sup    *runner.Supervisor
 	home   string
+	tmp    string // the commands' TMPDIR
+	ownTmp bool   // tmp was created by New and is removed by Close
+	env    shell.EnvOptions
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
@@ -35,6 +38,7 @@ type Gate struct {
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
 type Info struct {
 	Root           string
+	TempDir        string // the commands' TMPDIR, writable like the root
 	Shell          string
 	Network        bool
 	Mode           policy.Mode
@@ -84,11 +88,43 @@ func New(cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	sup := runner.NewSupervisor()
-	sup.KillGrace = cfg.KillGrace
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, sup: sup, home: home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, home: home}
+	if err := g.makeTemp(); err != nil {
+		return nil, err
+	}
+	g.sup = runner.NewSupervisor()
+	g.sup.KillGrace = cfg.KillGrace
 	g.sweep()
 	return g, nil
+}
+
+// makeTemp sets up the commands' temp dir and the environment that points at it.
+func (g *Gate) makeTemp() error {
+	g.tmp = g.cfg.TempDir
+	if g.tmp == "" {
+		g.tmp = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
+	}
+	if g.tmp == "" {
+		dir, err := os.MkdirTemp("", "shellgate-tmp-")
+		if err != nil {
+			return fmt.Errorf("temp dir for commands: %w", err)
+		}
+		g.tmp, g.ownTmp = dir, true
+	}
+	abs, err := filepath.Abs(g.tmp)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return fmt.Errorf("temp dir %q: %w", g.tmp, err)
+	}
+	g.tmp = abs
+	extra := map[string]string{"TMPDIR": abs, "TMP": abs, "TEMP": abs}
+	for k, v := range g.cfg.Env { // the user's variables win
+		extra[k] = v
+	}
+	g.env = shell.EnvOptions{Extra: extra, KeepSecrets: g.cfg.KeepEnv, KeepAllSecrets: g.cfg.KeepSecrets}
+	return nil
 }
 
 func fillDefaults(c *Config) error {
@@ -132,6 +168,7 @@ func fillDefaults(c *Config) error {
 func (g *Gate) Info() Info {
 	return Info{
 		Root:           g.root,
+		TempDir:        g.tmp,
 		Shell:          g.shell.Path,
 		Network:        g.cfg.Policy.Network,
 		Mode:           g.cfg.Policy.Mode,
@@ -144,8 +181,16 @@ func (g *Gate) Info() Info {
 }
 
 // Close kills everything still running or left in the background by this Gate's
-// commands, and waits until it is gone.
-func (g *Gate) Close() error { return g.sup.Close() }
+// commands, waits until it is gone, and removes the commands' private temp dir.
+func (g *Gate) Close() error {
+	err := g.sup.Close()
+	if g.ownTmp {
+		if rmErr := os.RemoveAll(g.tmp); err == nil {
+			err = rmErr
+		}
+	}
+	return err
+}
 
 // Check returns the policy verdict for req without running anything. A directory that
 // cannot be used yields a deny verdict saying why.
@@ -159,7 +204,7 @@ func (g *Gate) Check(req Request) policy.Verdict {
 }
 
 func (g *Gate) policyEnv(dir string) policy.Env {
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: os.TempDir()}
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp}
 }
 
 // sweep removes spill files past their retention, at most once a minute.
@@ -280,7 +325,7 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
-		Env:       shell.Env(os.Environ(), shell.EnvOptions{Extra: g.cfg.Env, KeepSecrets: g.cfg.KeepEnv, KeepAllSecrets: g.cfg.KeepSecrets}),
+		Env:       shell.Env(os.Environ(), g.env),
 		Stdout:    tee(stdout, "stdout", onOutput),
 		Stderr:    tee(stderr, "stderr", onOutput),
 		Timeout:   timeout,

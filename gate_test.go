@@ -570,3 +570,33 @@ func TestSpillCap(t *testing.T) {
 		t.Errorf("text does not say the spill file was capped:\n%s", env.Text)
 	}
 }
+
+// Commands get a private TMPDIR they may write; the shared system temp dir is outside
+// like anything else, and Close removes the private one.
+func TestPrivateTempDir(t *testing.T) {
+	l := newLab(t)
+	g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir()})
+	must(t, err)
+	tmp := g.Info().TempDir
+	if tmp == "" || tmp == os.TempDir() || !strings.Contains(filepath.Base(tmp), "shellgate-tmp-") {
+		t.Fatalf("temp dir %q", tmp)
+	}
+	env := run(t, g, shellgate.Request{Command: `echo "$TMPDIR"; echo data > "$TMPDIR/f" && cat "$TMPDIR/f"; mktemp -d`})
+	lines := strings.Split(env.Data.Stdout, "\n")
+	if env.Status != envelope.Success || len(lines) != 4 || lines[0] != tmp || lines[1] != "data" || !strings.HasPrefix(lines[2], tmp+"/") {
+		t.Errorf("%s %q %+v", env.Status, env.Data.Stdout, env.Error)
+	}
+	// Checked, not run.
+	for _, cmd := range []string{"rm -rf " + os.TempDir(), "echo x > " + os.TempDir() + "/shellgate-test", "cd .. && touch x", "rm -rf " + tmp + "/../*"} {
+		if v := g.Check(shellgate.Request{Command: cmd}); v.Decision == policy.Allow {
+			t.Errorf("%s: allowed", cmd)
+		}
+	}
+	if v := g.Check(shellgate.Request{Command: "rm -rf " + tmp + "/build"}); v.Decision != policy.Allow {
+		t.Errorf("writing in the private temp dir: %+v", v)
+	}
+	must(t, g.Close())
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("temp dir %s left after Close: %v", tmp, err)
+	}
+}

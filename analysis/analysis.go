@@ -10,6 +10,9 @@ type Options struct {
 	Root string // the project root
 	Dir  string // where the command starts; Root when empty
 	Home string // the value of $HOME and ~; unknown when empty
+	// Vars are variables the environment gives the command before it runs, such as
+	// TMPDIR; an assignment in the command line overrides them.
+	Vars map[string]string
 
 	// Resolve follows symlinks in an absolute, clean path whose tail may not
 	// exist yet. Nil means ResolvePath; the policy engine passes a cached one.

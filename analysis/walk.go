@@ -81,6 +81,9 @@ func (w *walker) lookup(name string) (string, bool) {
 	if v, ok := w.vars[name]; ok {
 		return v.val, v.known
 	}
+	if v, ok := w.o.Vars[name]; ok {
+		return v, true
+	}
 	switch name {
 	case "HOME":
 		return w.o.Home, w.o.Home != ""

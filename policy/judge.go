@@ -130,7 +130,7 @@ func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who s
 	case device:
 		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, resolved)
 	case outside:
-		x.deny(RuleConfinement, "`%s`: %s would change %s, outside the project root %s (rule confinement). Keep changes inside the project, or use the temp dir.", c.Source, who, resolved, x.root)
+		x.deny(RuleConfinement, "`%s`: %s would change %s, outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, resolved, x.root)
 	case protected:
 		rel := strings.TrimPrefix(strings.TrimPrefix(resolved, x.root), "/")
 		x.askKey("write "+rel, RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)

@@ -37,8 +37,9 @@ type Env struct {
 	Root string // the project root
 	Dir  string // the starting directory; Root when empty
 	Home string // $HOME as the command will see it
-	// TempDir is always writable. Leave it empty rather than pointing it at a
-	// shared /tmp that holds other projects.
+	// TempDir is always writable, and is the command's $TMPDIR (and $TMP, $TEMP).
+	// Leave it empty rather than pointing it at a shared /tmp that holds other
+	// projects; shellgate.Gate gives each gate a private one.
 	TempDir string
 }
 
@@ -137,14 +138,19 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 	x.root = e.resolvedDir(env.Root)
 	home := e.resolvedDir(env.Home)
 	x.writable = e.writable
+	var vars map[string]string
 	if env.TempDir != "" {
-		x.writable = append(append([]string(nil), e.writable...), e.resolvedDir(env.TempDir))
+		tmp := e.resolvedDir(env.TempDir)
+		x.writable = append(append([]string(nil), e.writable...), tmp)
+		// The command's environment points TMPDIR there (Env.TempDir's contract), so
+		// writes to "$TMPDIR/x" are known to be writes to the temp dir.
+		vars = map[string]string{"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
 	}
 	dir := env.Dir
 	if dir == "" {
 		dir = env.Root
 	}
-	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Resolve: x.resolve})
+	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Vars: vars, Resolve: x.resolve})
 	if err != nil {
 		v := Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command, Commands: []analysis.Command{},
 			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
