@@ -89,10 +89,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !*asJSON {
 		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)))
 	}
-	if tty := openTTY(); tty != nil {
-		defer tty.Close()
+	if in, out := openTTY(); in != nil {
+		defer in.Close()
 		var session shellgate.SessionApprovals
-		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(tty))))
+		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
 	}
 	env := gate.Run(ctx, req, opts...)
 	if *asJSON {
@@ -211,12 +211,12 @@ func writeJSON(w io.Writer, v any) {
 }
 
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).
-func promptApprover(tty *os.File) shellgate.Approver {
+func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
-		fmt.Fprintf(tty, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
+		fmt.Fprintf(out, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
 		answer := make(chan string, 1)
 		go func() {
-			line, _ := bufio.NewReader(tty).ReadString('\n')
+			line, _ := bufio.NewReader(in).ReadString('\n')
 			answer <- strings.ToLower(strings.TrimSpace(line))
 		}()
 		select {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 
 	"golang.org/x/term"
@@ -10,13 +11,13 @@ import (
 
 // openTTY returns the controlling terminal for approval prompts, or nil when there is
 // none (CI, pipes, MCP), in which case "ask" commands are refused.
-func openTTY() *os.File {
+func openTTY() (io.ReadCloser, io.Writer) {
 	if !term.IsTerminal(int(os.Stdin.Fd())) {
-		return nil
+		return nil, nil
 	}
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return f
+	return f, f
 }
