@@ -5,16 +5,10 @@ package main
 import (
 	"io"
 	"os"
-
-	"golang.org/x/term"
 )
 
-// openTTY returns the controlling terminal for approval prompts, or nil when there is
-// none (CI, pipes, MCP), in which case "ask" commands are refused.
-func openTTY() (io.ReadCloser, io.Writer) {
-	if !term.IsTerminal(int(os.Stdin.Fd())) {
-		return nil, nil
-	}
+// openConsole opens the controlling terminal for both the answer and the question.
+func openConsole() (io.ReadCloser, io.Writer) {
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil

@@ -3,16 +3,11 @@ package main
 import (
 	"io"
 	"os"
-
-	"golang.org/x/term"
 )
 
-// openTTY returns the console's input for approval prompts, and stderr for the
-// question, or nil when there is no console.
-func openTTY() (io.ReadCloser, io.Writer) {
-	if !term.IsTerminal(int(os.Stdin.Fd())) {
-		return nil, nil
-	}
+// openConsole opens the console's input for the answer; the question goes to stderr,
+// since CONIN$ cannot be written.
+func openConsole() (io.ReadCloser, io.Writer) {
 	f, err := os.OpenFile("CONIN$", os.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil
