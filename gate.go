@@ -357,34 +357,31 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	d.Truncated = out.Truncated || errOut.Truncated
 	d.Binary = out.Binary || errOut.Binary
 	d.BackgroundPIDs = res.BackgroundPIDs
-	for _, r := range []output.Result{out, errOut} {
-		if r.SpillPath != "" && d.FullOutputPath == nil {
-			p := r.SpillPath
-			d.FullOutputPath = &p
-		}
-	}
-	env.Settle()
-	env.Text += spillNotes(out, errOut)
-	return *env
+	noteSpills(env, out, errOut)
+	return *env.Settle()
 }
 
-// spillNotes tells what the envelope's single full_output_path cannot: a second spill
-// file, a capped one, or one that could not be written.
-func spillNotes(out, errOut output.Result) string {
-	var b strings.Builder
-	if out.SpillPath != "" && errOut.SpillPath != "" {
-		fmt.Fprintf(&b, "\n[Full stderr: %s]", errOut.SpillPath)
-	}
+// noteSpills sets full_output_path to the first spill file and notes in the text
+// what that one field cannot say: a second spill file, a capped one, or one that
+// could not be written.
+func noteSpills(env *envelope.Envelope, out, errOut output.Result) {
 	for _, r := range []struct {
 		name string
 		res  output.Result
 	}{{"stdout", out}, {"stderr", errOut}} {
+		switch {
+		case r.res.SpillPath == "":
+		case env.Data.FullOutputPath == nil:
+			p := r.res.SpillPath
+			env.Data.FullOutputPath = &p
+		default:
+			env.Note(fmt.Sprintf("Full %s: %s", r.name, r.res.SpillPath))
+		}
 		if r.res.SpillCapped {
-			fmt.Fprintf(&b, "\n[Full %s file stopped at its size cap; %d bytes were printed in all.]", r.name, r.res.Total)
+			env.Note(fmt.Sprintf("Full %s file stopped at its size cap; %d bytes were printed in all.", r.name, r.res.Total))
 		}
 		if r.res.SpillErr != nil {
-			fmt.Fprintf(&b, "\n[Full %s could not be saved: %v]", r.name, r.res.SpillErr)
+			env.Note(fmt.Sprintf("Full %s could not be saved: %v", r.name, r.res.SpillErr))
 		}
 	}
-	return b.String()
 }

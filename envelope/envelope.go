@@ -43,7 +43,13 @@ type Envelope struct {
 	Stats   Stats   `json:"stats"`
 	Context Context `json:"context"`
 	Error   *Err    `json:"error,omitempty"`
+
+	notes []string // extra warning lines for the text; see Note
 }
+
+// Note adds a line to the text's warnings, for what the fields cannot say (a
+// second spill file, a capped one). Call it before Settle.
+func (e *Envelope) Note(s string) { e.notes = append(e.notes, s) }
 
 // Data is what the command produced.
 type Data struct {

@@ -69,27 +69,8 @@ func (e *Envelope) ran() bool {
 //	...
 func (e *Envelope) render() string {
 	var b strings.Builder
+	e.writeSummary(&b)
 	d := e.Data
-	// The header says how the command itself ended; the warnings below say what else
-	// made the result partial (truncation, background processes).
-	cmd := headline(d.Command)
-	switch {
-	case e.Status == Error && !e.ran():
-		fmt.Fprintf(&b, "Command not run: %s\n", cmd)
-	case d.ExitCode != nil && *d.ExitCode == 0 && !d.TimedOut && !d.Cancelled:
-		fmt.Fprintf(&b, "Command succeeded: %s\n", cmd)
-	default:
-		fmt.Fprintf(&b, "Command failed: %s\n", cmd)
-	}
-	if e.ran() {
-		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
-	}
-	if e.Error != nil {
-		fmt.Fprintf(&b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
-	}
-	for _, w := range e.warnings() {
-		fmt.Fprintf(&b, "[%s]\n", w)
-	}
 	if !e.ran() {
 		return strings.TrimRight(b.String(), "\n")
 	}
@@ -112,6 +93,40 @@ func (e *Envelope) render() string {
 		b.WriteString("\n(no output)\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// Summary is the text without the output sections: how the command ended, the error
+// and the warnings. For a display that has already shown the output live. Call it
+// after Settle.
+func (e *Envelope) Summary() string {
+	var b strings.Builder
+	e.writeSummary(&b)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeSummary writes the header, the ending, the error and the warnings.
+func (e *Envelope) writeSummary(b *strings.Builder) {
+	d := e.Data
+	// The header says how the command itself ended; the warnings below say what else
+	// made the result partial (truncation, background processes).
+	cmd := headline(d.Command)
+	switch {
+	case e.Status == Error && !e.ran():
+		fmt.Fprintf(b, "Command not run: %s\n", cmd)
+	case d.ExitCode != nil && *d.ExitCode == 0 && !d.TimedOut && !d.Cancelled:
+		fmt.Fprintf(b, "Command succeeded: %s\n", cmd)
+	default:
+		fmt.Fprintf(b, "Command failed: %s\n", cmd)
+	}
+	if e.ran() {
+		fmt.Fprintf(b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
+	}
+	if e.Error != nil {
+		fmt.Fprintf(b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
+	}
+	for _, w := range e.warnings() {
+		fmt.Fprintf(b, "[%s]\n", w)
+	}
 }
 
 // ending says how the process ended, for the "(… Took Tms)" line.
@@ -148,6 +163,7 @@ func (e *Envelope) warnings() []string {
 	if d.FullOutputPath != nil {
 		w = append(w, "Full output: "+*d.FullOutputPath)
 	}
+	w = append(w, e.notes...)
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))
 		for i, p := range d.BackgroundPIDs {

@@ -115,3 +115,17 @@ func TestLongCommandHeadline(t *testing.T) {
 		t.Error("data.command lost the command")
 	}
 }
+
+// Summary is the text up to the output sections; notes are warnings like the rest.
+func TestSummaryAndNotes(t *testing.T) {
+	e := Envelope{Data: Data{Command: "build", ExitCode: intp(0), Stdout: "[INFO] done\n"}, Stats: Stats{StdoutBytes: 12}}
+	e.Note("Full stderr: /tmp/x.stderr.log")
+	e.Settle()
+	want := "Command succeeded: build\n(Exit code 0. Took 0ms)\n[Full stderr: /tmp/x.stderr.log]"
+	if got := e.Summary(); got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.HasPrefix(e.Text, want+"\n\n--- STDOUT (12 bytes) ---\n[INFO] done") {
+		t.Errorf("text:\n%s", e.Text)
+	}
+}

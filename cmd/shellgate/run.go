@@ -98,7 +98,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
-		fmt.Fprintln(stderr, summary(env))
+		fmt.Fprintln(stderr, "shellgate: "+env.Summary()) // the output itself was streamed live
 	}
 	if n := len(env.Data.BackgroundPIDs); n > 0 {
 		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.
@@ -152,24 +152,6 @@ func liveOutput(stdout, stderr io.Writer) func(shellgate.Output) {
 			stdout.Write(o.Data)
 		}
 	}
-}
-
-// summary is the envelope's text without the output sections, which were already
-// streamed live.
-func summary(env envelope.Envelope) string {
-	text := env.Text
-	for _, cut := range []string{"\n\n--- STDOUT (", "\n\n--- STDERR (", "\n\n(no output)"} {
-		if i := strings.Index(text, cut); i >= 0 {
-			rest := text[i:]
-			// Keep notes appended after the output sections (e.g. a second spill file).
-			notes := ""
-			if j := strings.Index(rest, "\n["); j >= 0 {
-				notes = rest[j:]
-			}
-			text = text[:i] + notes
-		}
-	}
-	return "shellgate: " + text
 }
 
 func exitStatus(env envelope.Envelope) int {

@@ -45,15 +45,29 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "stopping 1 background process(es)"},
 		{[]string{"--bogus", "--", "true"}, exitShellgate, "", "flag provided but not defined: -bogus"},
 		{nil, exitShellgate, "", "no command given"},
+		// Output is streamed, not repeated in the summary, even lines that look like notes.
+		{[]string{"--", "echo '[INFO] built'; echo '[WARN] slow' >&2"}, 0, "[INFO] built\n", "[WARN] slow\nshellgate: Command succeeded"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tt.args...)
-			if code != tt.code || stdout != tt.stdout || !strings.Contains(stderr, tt.stderrHave) {
+			if code != tt.code || stdout != tt.stdout || !strings.Contains(stderr, tt.stderrHave) || outputLines(stderr) > 1 {
 				t.Errorf("exit %d stdout %q stderr:\n%s\nwant exit %d stdout %q stderr with %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderrHave)
 			}
 		})
 	}
+}
+
+// outputLines counts stderr lines that are the test command's output ("[WARN] …");
+// the summary must not repeat them.
+func outputLines(stderr string) int {
+	n := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "[INFO] ") || strings.HasPrefix(l, "[WARN] ") {
+			n++
+		}
+	}
+	return n
 }
 
 // With --json the envelope is the only thing on stdout, even for errors.
