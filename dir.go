@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -46,7 +47,7 @@ func resolveDir(root, dir string) (abs, rel string, err error) {
 		if errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrPermission) {
 			return "", "", &dirError{envelope.PermissionDenied, fmt.Sprintf("Permission denied reading directory '%s'.", dir)}
 		}
-		if strings.Contains(err.Error(), "not a directory") {
+		if errors.Is(err, syscall.ENOTDIR) { // a file used as a directory: "file.txt/sub"
 			return "", "", &dirError{envelope.InvalidParam, fmt.Sprintf("'%s' is not a directory.", dir)}
 		}
 		return "", "", &dirError{envelope.InvalidParam, fmt.Sprintf("Directory '%s' cannot be used: %v", dir, err)}

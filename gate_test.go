@@ -182,6 +182,7 @@ func TestStatusRulesAndErrorCodes(t *testing.T) {
 		{"negative timeout", shellgate.Request{Command: "true", TimeoutMS: ms(-5)}, envelope.Error, envelope.InvalidParam, "timeout_ms"},
 		{"directory missing", shellgate.Request{Command: "true", Directory: "nope"}, envelope.Error, envelope.NotFound, "Directory 'nope' does not exist."},
 		{"directory is a file", shellgate.Request{Command: "true", Directory: "file.txt"}, envelope.Error, envelope.InvalidParam, "'file.txt' is not a directory."},
+		{"directory below a file", shellgate.Request{Command: "true", Directory: "file.txt/sub"}, envelope.Error, envelope.InvalidParam, "'file.txt/sub' is not a directory."},
 		{"directory ..", shellgate.Request{Command: "true", Directory: ".."}, envelope.Error, envelope.AccessDenied, "Path must be within project root"},
 		{"directory ../ missing", shellgate.Request{Command: "true", Directory: "../nothing"}, envelope.Error, envelope.AccessDenied, "within project root"},
 		{"directory sub/../..", shellgate.Request{Command: "true", Directory: "sub/../.."}, envelope.Error, envelope.AccessDenied, "within project root"},
