@@ -30,13 +30,14 @@ type procID struct {
 type targets struct {
 	groups []int
 	marker []byte
+	scope  func(pid int) bool // which processes the marker scan looks at; nil: all
 }
 
 func (t targets) signal(sig unix.Signal) {
 	for _, g := range t.groups {
 		signalGroup(g, sig)
 	}
-	for _, p := range markedProcs(t.marker) {
+	for _, p := range markedProcs(t.marker, t.scope) {
 		unix.Kill(p.PID, sig)
 	}
 }
@@ -47,7 +48,7 @@ func (t targets) alive() []procID {
 	for _, g := range t.groups {
 		live = append(live, groupMembers(g)...)
 	}
-	return append(live, markedProcs(t.marker)...)
+	return append(live, markedProcs(t.marker, t.scope)...)
 }
 
 // terminate sends SIGTERM to the targets, gives them grace to exit, sends SIGKILL

@@ -27,6 +27,7 @@ type procID struct {
 type targets struct {
 	groups []int
 	marker []byte
+	scope  func(pid int) bool
 }
 
 func (t targets) alive() []procID { return nil }
@@ -57,4 +58,4 @@ func liveOf(int, []procID) []procID { return nil }
 func unread(*os.File) int { return 0 }
 
 // markedProcs finds nothing on Windows: process trees are ended by taskkill /T.
-func markedProcs([]byte) []procID { return nil }
+func markedProcs([]byte, func(int) bool) []procID { return nil }

@@ -3,7 +3,6 @@ package runner
 import (
 	"io"
 	"os"
-	"os/exec"
 )
 
 // pipeSet holds our own pipes for stdout and stderr. The child gets the write ends
@@ -14,7 +13,7 @@ type pipeSet struct {
 	child [2]*os.File // write ends
 }
 
-func (ps *pipeSet) open(cmd *exec.Cmd, spec Spec) error {
+func (ps *pipeSet) open(spec Spec) error {
 	for i, w := range [2]io.Writer{spec.Stdout, spec.Stderr} {
 		if w == nil {
 			continue // exec.Cmd connects the stream to the null device
@@ -26,12 +25,6 @@ func (ps *pipeSet) open(cmd *exec.Cmd, spec Spec) error {
 			return err
 		}
 		ps.ours[i], ps.child[i] = r, wr
-	}
-	if ps.child[0] != nil {
-		cmd.Stdout = ps.child[0]
-	}
-	if ps.child[1] != nil {
-		cmd.Stderr = ps.child[1]
 	}
 	return nil
 }

@@ -127,17 +127,17 @@ func liveOf(pgid int, ms []procID) []procID {
 }
 
 // markedProcs returns the live processes whose initial environment has an entry
-// starting with pattern. Only processes of our own user are readable, which are
+// starting with pattern, among those scope accepts (nil: all). Only processes of our own user are readable, which are
 // the only ones we could have started. A process that replaced its environment
 // (env -i, execve with a fresh one) is not found.
-func markedProcs(pattern []byte) []procID {
+func markedProcs(pattern []byte, scope func(pid int) bool) []procID {
 	if pattern == nil {
 		return nil
 	}
 	self := os.Getpid()
 	var found []procID
 	for _, pid := range pids() {
-		if pid == self || pid <= 1 {
+		if pid == self || pid <= 1 || scope != nil && !scope(pid) {
 			continue
 		}
 		env, err := readEnviron(pid)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 )
@@ -18,6 +17,9 @@ type Supervisor struct {
 	// KillGrace is the delay between SIGTERM and SIGKILL in Close; 0 means
 	// DefaultKillGrace. Set it before the first Run.
 	KillGrace time.Duration
+	// Launcher starts the commands; nil starts them as children of this process.
+	// Set it before the first Run.
+	Launcher Launcher
 
 	id string // random; every marker of this supervisor starts with it
 
@@ -61,33 +63,35 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	defer s.running.Done()
 
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Dir = spec.Dir
 	env := spec.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], marker)
-	prepare(cmd)
+	env = append(env[:len(env):len(env)], marker)
 
 	var pipes pipeSet
-	if err := pipes.open(cmd, spec); err != nil {
+	if err := pipes.open(spec); err != nil {
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
 	}
 	started := time.Now()
-	err = cmd.Start()
+	var proc Launched
+	if s.Launcher != nil {
+		proc, err = s.Launcher.Launch(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
+	} else {
+		proc, err = startChild(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
+	}
 	pipes.closeChildEnds()
 	if err != nil {
 		pipes.closeOurEnds()
 		return Result{}, startError(spec, err)
 	}
 	pumps := pipes.start(spec)
-	pgid := cmd.Process.Pid
+	pgid := proc.PID()
 	res := Result{PID: pgid}
 
 	exited := make(chan struct{})
 	go func() {
-		cmd.Wait() // the exit status is in cmd.ProcessState; Wait errors only repeat it
+		res.ExitCode, res.Signal = proc.Wait()
 		close(exited)
 	}()
 	var timeout <-chan time.Time
@@ -113,10 +117,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}
 	if res.TimedOut || res.Cancelled {
-		terminate(targets{groups: []int{pgid}, marker: runPattern(marker)}, spec.killGrace())
+		terminate(targets{groups: []int{pgid}, marker: runPattern(marker), scope: s.scope()}, spec.killGrace())
 		<-exited
 	}
-	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 
 	busy := false
 	if members := groupMembers(pgid); len(members) > 0 {
@@ -127,7 +130,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if held := s.collect(pumps, busy, spec.drain()); held && !busy {
 		// The group is empty yet something holds the output pipes: a descendant
 		// that escaped the group. Report it too; Close will end it.
-		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker)))
+		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), s.scope()))
 	}
 	res.Duration = time.Since(started)
 	return res, nil
@@ -158,6 +161,14 @@ func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.background[pgid] = members
 }
 
+// scope limits the search for escaped descendants to the Launcher's processes.
+func (s *Supervisor) scope() func(int) bool {
+	if s.Launcher == nil {
+		return nil
+	}
+	return s.Launcher.Contains
+}
+
 // runPattern is what a process's environment contains when it descends from the
 // run with this marker ("NAME=value" + NUL terminator).
 func runPattern(marker string) []byte { return []byte(marker + "\x00") }
@@ -177,7 +188,7 @@ func (s *Supervisor) Close() error {
 	s.running.Wait()
 
 	s.mu.Lock()
-	t := targets{marker: []byte(MarkerVar + "=" + s.id + ".")}
+	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: s.scope()}
 	for g, ms := range s.background {
 		if len(liveOf(g, ms)) > 0 {
 			t.groups = append(t.groups, g)

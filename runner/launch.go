@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+)
+
+// A Launcher starts commands somewhere other than as direct children of this
+// process: package sandbox starts them inside a session's namespaces. Whatever
+// starts them, each command must lead a process group of its own, numbered by its
+// PID as this process sees it, so that timeouts and Close can signal the group.
+type Launcher interface {
+	// Launch starts argv with stdin on the null device and the given output files
+	// (nil: the null device). It must not keep stdout or stderr open once it has
+	// returned: the caller reads them to EOF.
+	Launch(argv, env []string, dir string, stdout, stderr *os.File) (Launched, error)
+	// Contains reports whether a process belongs to what this Launcher started;
+	// the search for descendants that left their process group looks only there.
+	Contains(pid int) bool
+}
+
+// Launched is a command a Launcher started.
+type Launched interface {
+	PID() int
+	// Wait blocks until the command exits and returns its exit code, or the name
+	// of the signal that ended it.
+	Wait() (exitCode *int, signal string)
+}
+
+// child is a command started as our own child with os/exec.
+type child struct{ cmd *exec.Cmd }
+
+func (c child) PID() int { return c.cmd.Process.Pid }
+
+func (c child) Wait() (*int, string) {
+	c.cmd.Wait() // the exit status is in cmd.ProcessState; Wait errors only repeat it
+	return exitStatus(c.cmd.ProcessState)
+}
+
+// startChild starts argv as a child of this process, the leader of a new session.
+func startChild(argv, env []string, dir string, stdout, stderr *os.File) (Launched, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return child{cmd}, nil
+}
