@@ -58,4 +58,6 @@ type Config struct {
 
 	// Policy decides which commands are allowed, asked about or refused.
 	Policy policy.Settings
+	// Sandbox confines commands with the kernel; on by default where it can be.
+	Sandbox SandboxConfig
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/shellgate/shellgate/output"
 	"github.com/shellgate/shellgate/policy"
 	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/sandbox"
 	"github.com/shellgate/shellgate/shell"
 )
 
@@ -27,6 +29,10 @@ type Gate struct {
 	policy *policy.Engine
 	sup    *runner.Supervisor
 	home   string
+	box    *box           // the kernel sandbox
+	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
+
+	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
 	ownTmp bool   // tmp was created by New and is removed by Close
 	env    shell.EnvOptions
@@ -88,7 +94,18 @@ func New(cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, home: home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, strict: eng, home: home}
+	if err := g.planSandbox(); err != nil {
+		return nil, err
+	}
+	g.policy = eng
+	if g.sandboxed() {
+		relaxed := cfg.Policy
+		relaxed.Relax = append(slices.Clip(relaxed.Relax), contained...)
+		if g.policy, err = policy.New(relaxed); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
 	if err := g.makeTemp(); err != nil {
 		return nil, err
 	}
@@ -98,33 +115,53 @@ func New(cfg Config) (*Gate, error) {
 	return g, nil
 }
 
-// makeTemp sets up the commands' temp dir and the environment that points at it.
+// makeTemp sets up the commands' temp dir: one the user configured, else the
+// sandbox session's own /tmp, else a private directory that Close removes.
 func (g *Gate) makeTemp() error {
-	g.tmp = g.cfg.TempDir
-	if g.tmp == "" {
-		g.tmp = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
+	dir := g.cfg.TempDir
+	if dir == "" {
+		dir = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
 	}
-	if g.tmp == "" {
-		dir, err := os.MkdirTemp("", "shellgate-tmp-")
+	if dir == "" && g.sandboxed() {
+		g.setTemp(sandboxTemp(g.root), false)
+		return nil
+	}
+	own := false
+	if dir == "" {
+		d, err := os.MkdirTemp("", "shellgate-tmp-")
 		if err != nil {
 			return fmt.Errorf("temp dir for commands: %w", err)
 		}
-		g.tmp, g.ownTmp = dir, true
+		dir, own = d, true
 	}
-	abs, err := filepath.Abs(g.tmp)
+	abs, err := filepath.Abs(dir)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return fmt.Errorf("temp dir %q: %w", g.tmp, err)
+		return fmt.Errorf("temp dir %q: %w", dir, err)
 	}
-	g.tmp = abs
-	extra := map[string]string{"TMPDIR": abs, "TMP": abs, "TEMP": abs}
+	g.setTemp(abs, own)
+	return nil
+}
+
+// setTemp points the commands' TMPDIR, TMP and TEMP at dir.
+func (g *Gate) setTemp(dir string, own bool) {
+	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir}
 	for k, v := range g.cfg.Env { // the user's variables win
 		extra[k] = v
 	}
+	g.tmpMu.Lock()
+	defer g.tmpMu.Unlock()
+	g.tmp, g.ownTmp = dir, own
 	g.env = shell.EnvOptions{Extra: extra, KeepSecrets: g.cfg.KeepEnv, KeepAllSecrets: g.cfg.KeepSecrets}
-	return nil
+}
+
+// temp returns the commands' temp dir and environment options.
+func (g *Gate) temp() (string, shell.EnvOptions) {
+	g.tmpMu.RLock()
+	defer g.tmpMu.RUnlock()
+	return g.tmp, g.env
 }
 
 func fillDefaults(c *Config) error {
@@ -166,9 +203,10 @@ func fillDefaults(c *Config) error {
 
 // Info describes the rules in force.
 func (g *Gate) Info() Info {
+	tmp, _ := g.temp()
 	return Info{
 		Root:           g.root,
-		TempDir:        g.tmp,
+		TempDir:        tmp,
 		Shell:          g.shell.Path,
 		Network:        g.cfg.Policy.Network,
 		Mode:           g.cfg.Policy.Mode,
@@ -184,8 +222,14 @@ func (g *Gate) Info() Info {
 // commands, waits until it is gone, and removes the commands' private temp dir.
 func (g *Gate) Close() error {
 	err := g.sup.Close()
-	if g.ownTmp {
-		if rmErr := os.RemoveAll(g.tmp); err == nil {
+	if boxErr := g.closeSandbox(); err == nil {
+		err = boxErr
+	}
+	g.tmpMu.RLock()
+	tmp, own := g.tmp, g.ownTmp
+	g.tmpMu.RUnlock()
+	if own {
+		if rmErr := os.RemoveAll(tmp); err == nil {
 			err = rmErr
 		}
 	}
@@ -200,11 +244,23 @@ func (g *Gate) Check(req Request) policy.Verdict {
 		de := err.(*dirError)
 		return policy.Verdict{Decision: policy.Deny, Rule: "directory", Reason: de.msg, Code: de.code}
 	}
-	return g.policy.Check(req.Command, g.policyEnv(abs))
+	v, _ := g.judge(req.Command, g.policyEnv(abs))
+	return v
+}
+
+// judge checks a command line. Where a sandbox is planned, the rules it
+// contains are relaxed; relied reports an allow that needed that.
+func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bool) {
+	v = g.policy.Check(command, pe)
+	if g.policy == g.strict || v.Decision != policy.Allow {
+		return v, false
+	}
+	return v, g.strict.Check(command, pe).Decision != policy.Allow
 }
 
 func (g *Gate) policyEnv(dir string) policy.Env {
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp}
+	tmp, _ := g.temp()
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp}
 }
 
 // sweep removes spill files past their retention, at most once a minute.
@@ -265,8 +321,13 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 	}
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel
 
-	v := g.policy.Check(req.Command, g.policyEnv(dir))
-	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason}
+	pe := g.policyEnv(dir)
+	v, relied := g.judge(req.Command, pe)
+	if relied && !g.confining() {
+		// The sandbox this allow counted on could not be set up: judge as without it.
+		v, relied = g.strict.Check(req.Command, pe), false
+	}
+	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
 		env.Fail(v.Code, v.Reason)
@@ -322,10 +383,23 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, onOutput func(Output)) envelope.Envelope {
 	stdout := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
 	stderr := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
+	var sess *sandbox.Session
+	if g.sandboxed() {
+		var report sandbox.Report
+		var err error
+		sess, report, err = g.session()
+		if err != nil {
+			return *env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
+		}
+		env.Context.Sandbox = report.Map()
+	} else {
+		env.Context.Sandbox = "off"
+	}
+	_, envOpts := g.temp()
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
-		Env:       shell.Env(os.Environ(), g.env),
+		Env:       shell.Env(os.Environ(), envOpts),
 		Stdout:    tee(stdout, "stdout", onOutput),
 		Stderr:    tee(stderr, "stderr", onOutput),
 		Timeout:   timeout,
@@ -357,6 +431,9 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	d.Truncated = out.Truncated || errOut.Truncated
 	d.Binary = out.Binary || errOut.Binary
 	d.BackgroundPIDs = res.BackgroundPIDs
+	if sess != nil {
+		d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs) // the numbers the next command can kill
+	}
 	noteSpills(env, out, errOut)
 	return *env.Settle()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -235,31 +236,47 @@ func TestDirectoryInsideRoot(t *testing.T) {
 }
 
 // Seed 002 §5: `python -c "import time; time.sleep(10)"` with a 2 s timeout is killed
-// and reported; and nothing of its process group survives.
+// and reported; and nothing it started survives, with or without the sandbox.
 func TestTimeoutKillsEverything(t *testing.T) {
-	l := newLab(t)
-	g := gate(t, shellgate.Config{Root: l.root})
-	start := time.Now()
-	env := run(t, g, shellgate.Request{
-		Command:   `python3 -c "import time; time.sleep(10)" & echo $!; (trap '' TERM; sleep 100) & echo $!; wait`,
-		TimeoutMS: ms(2000),
-	})
-	if took := time.Since(start); took > 6*time.Second {
-		t.Errorf("took %s", took)
+	for _, mode := range []sandbox.Mode{sandbox.Auto, sandbox.Off} {
+		t.Run(string(mode), func(t *testing.T) {
+			l := newLab(t)
+			tag := newTag()
+			g := gate(t, shellgate.Config{Root: l.root, Env: tag.env(), Sandbox: shellgate.SandboxConfig{Mode: mode}})
+			start := time.Now()
+			env := run(t, g, shellgate.Request{
+				Command:   `echo started; python3 -c "import time; time.sleep(10)" & (trap '' TERM; sleep 100) & wait`,
+				TimeoutMS: ms(2000),
+			})
+			if took := time.Since(start); took > 6*time.Second {
+				t.Errorf("took %s", took)
+			}
+			if !env.Data.TimedOut || env.Status != envelope.Partial || env.Data.ExitCode != nil {
+				t.Fatalf("status %s timed_out %v exit %v:\n%s", env.Status, env.Data.TimedOut, env.Data.ExitCode, env.Text)
+			}
+			if !strings.Contains(env.Text, "Timed out after") {
+				t.Errorf("text does not say it timed out:\n%s", env.Text)
+			}
+			for pid, cmd := range tagged(tag.String()) {
+				t.Errorf("pid %d (%s) survived the timeout", pid, cmd)
+			}
+		})
 	}
-	if !env.Data.TimedOut || env.Status != envelope.Partial || env.Data.ExitCode != nil {
-		t.Fatalf("status %s timed_out %v exit %v:\n%s", env.Status, env.Data.TimedOut, env.Data.ExitCode, env.Text)
-	}
-	if !strings.Contains(env.Text, "Timed out after") {
-		t.Errorf("text does not say it timed out:\n%s", env.Text)
-	}
-	for _, f := range strings.Fields(env.Data.Stdout) {
-		pid, err := strconv.Atoi(f)
-		must(t, err)
-		if alive(pid) {
-			t.Errorf("pid %d survived the timeout", pid)
-		}
-	}
+}
+
+// testTag marks the processes of one test through their environment, so that
+// survivors are found whatever PID namespace they are in.
+type testTag string
+
+func newTag() testTag {
+	return testTag("SHELLGATE_TEST_TAG=" + strconv.FormatInt(time.Now().UnixNano(), 36))
+}
+
+func (t testTag) String() string { return string(t) }
+
+func (t testTag) env() map[string]string {
+	name, value, _ := strings.Cut(string(t), "=")
+	return map[string]string{name: value}
 }
 
 // alive reports whether pid is a live (non-zombie) process.
@@ -275,16 +292,16 @@ func alive(pid int) bool {
 
 func TestCancellation(t *testing.T) {
 	l := newLab(t)
-	g := gate(t, shellgate.Config{Root: l.root})
+	tag := newTag()
+	g := gate(t, shellgate.Config{Root: l.root, Env: tag.env()})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	env := g.Run(ctx, shellgate.Request{Command: "echo $$; sleep 100"})
+	env := g.Run(ctx, shellgate.Request{Command: "echo started; sleep 100"})
 	if !env.Data.Cancelled || env.Status != envelope.Partial {
 		t.Fatalf("status %s cancelled %v:\n%s", env.Status, env.Data.Cancelled, env.Text)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(env.Data.Stdout))
-	if pid == 0 || alive(pid) {
-		t.Errorf("shell %d still alive after cancellation", pid)
+	for pid, cmd := range tagged(tag.String()) {
+		t.Errorf("pid %d (%s) still alive after cancellation", pid, cmd)
 	}
 
 	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -305,29 +322,38 @@ func TestCancellation(t *testing.T) {
 	}
 }
 
-// Seed 003: a background job doesn't hold the call open; its PID is reported, and
-// the Gate kills it when closed.
+// Seed 003: a background job doesn't hold the call open; its PID is reported as
+// the next command sees it, and the Gate kills it when closed.
 func TestBackgroundReturnsAtOnce(t *testing.T) {
-	l := newLab(t)
-	g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir()})
-	must(t, err)
-	start := time.Now()
-	env := run(t, g, shellgate.Request{Command: "sleep 300 & echo started"})
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("took %s: a background job held the call open", took)
-	}
-	if env.Status != envelope.Success || env.Data.Stdout != "started\n" {
-		t.Fatalf("%s %q", env.Status, env.Data.Stdout)
-	}
-	if len(env.Data.BackgroundPIDs) != 1 || !alive(env.Data.BackgroundPIDs[0]) {
-		t.Fatalf("background_pids %v", env.Data.BackgroundPIDs)
-	}
-	if !strings.Contains(env.Text, "Background processes still running: "+strconv.Itoa(env.Data.BackgroundPIDs[0])) {
-		t.Errorf("text does not list the PID:\n%s", env.Text)
-	}
-	must(t, g.Close())
-	if alive(env.Data.BackgroundPIDs[0]) {
-		t.Errorf("pid %d outlived the gate", env.Data.BackgroundPIDs[0])
+	for _, mode := range []sandbox.Mode{sandbox.Auto, sandbox.Off} {
+		t.Run(string(mode), func(t *testing.T) {
+			l := newLab(t)
+			tag := newTag()
+			g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir(), Env: tag.env(), Sandbox: shellgate.SandboxConfig{Mode: mode}})
+			must(t, err)
+			start := time.Now()
+			env := run(t, g, shellgate.Request{Command: "sleep 300 & echo started"})
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %s: a background job held the call open", took)
+			}
+			if env.Status != envelope.Success || env.Data.Stdout != "started\n" {
+				t.Fatalf("%s %q", env.Status, env.Data.Stdout)
+			}
+			if len(env.Data.BackgroundPIDs) != 1 {
+				t.Fatalf("background_pids %v", env.Data.BackgroundPIDs)
+			}
+			pid := strconv.Itoa(env.Data.BackgroundPIDs[0])
+			if !strings.Contains(env.Text, "Background processes still running: "+pid) {
+				t.Errorf("text does not list the PID:\n%s", env.Text)
+			}
+			if ps := run(t, g, shellgate.Request{Command: "ps -o args= -p " + pid}); strings.TrimSpace(ps.Data.Stdout) != "sleep 300" {
+				t.Errorf("the next command does not see pid %s as the job: %q %s", pid, ps.Data.Stdout, ps.Data.Stderr)
+			}
+			must(t, g.Close())
+			for pid, cmd := range tagged(tag.String()) {
+				t.Errorf("pid %d (%s) outlived the gate", pid, cmd)
+			}
+		})
 	}
 }
 
@@ -536,7 +562,8 @@ func TestStartErrors(t *testing.T) {
 	data, err := os.ReadFile(bash)
 	must(t, err)
 	must(t, os.WriteFile(shellCopy, data, 0o755))
-	g := gate(t, shellgate.Config{Root: l.root, Shell: shellCopy})
+	// Without the sandbox: a session started earlier keeps the shell it saw.
+	g := gate(t, shellgate.Config{Root: l.root, Shell: shellCopy, Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}})
 	if env := run(t, g, shellgate.Request{Command: "true"}); env.Status != envelope.Success {
 		t.Fatalf("the copied shell does not work: %s", env.Text)
 	}
@@ -572,11 +599,11 @@ func TestSpillCap(t *testing.T) {
 	}
 }
 
-// Commands get a private TMPDIR they may write; the shared system temp dir is outside
-// like anything else, and Close removes the private one.
+// Without the sandbox, commands get a private TMPDIR they may write; the shared
+// system temp dir is outside like anything else, and Close removes the private one.
 func TestPrivateTempDir(t *testing.T) {
 	l := newLab(t)
-	g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir()})
+	g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}})
 	must(t, err)
 	tmp := g.Info().TempDir
 	if tmp == "" || tmp == os.TempDir() || !strings.Contains(filepath.Base(tmp), "shellgate-tmp-") {

@@ -33,6 +33,8 @@ const (
 	ApprovalRequired Code = "APPROVAL_REQUIRED"
 	// Cancelled: the caller cancelled before the command produced any output.
 	Cancelled Code = "CANCELLED"
+	// SandboxUnavailable: sandbox mode "on", and a layer of it could not be applied.
+	SandboxUnavailable Code = "SANDBOX_UNAVAILABLE"
 )
 
 // Envelope is the whole response. JSON field names are seed 001's.
@@ -82,6 +84,9 @@ type Context struct {
 	DirectoryResolved string         `json:"directory_resolved"`
 	Shell             string         `json:"shell,omitempty"`  // the shell program used, e.g. "/usr/bin/bash"
 	Policy            *PolicyInfo    `json:"policy,omitempty"` // the policy decision, when one was made
+	// Sandbox says how the kernel confined the command: the layers applied, e.g.
+	// {"fs":"landlock-v7","net":"netns","pid":"pidns"}, and any "missing"; or "off".
+	Sandbox any `json:"sandbox,omitempty"`
 }
 
 // PolicyInfo records the policy decision for the command.
@@ -90,6 +95,9 @@ type PolicyInfo struct {
 	Rule     string `json:"rule,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	Approved string `json:"approved,omitempty"` // for "ask": who approved it (e.g. "user", "session")
+	// Sandboxed: allowed only because the sandbox contains what the command may
+	// do (code the parser cannot see); without it the policy would have asked.
+	Sandboxed bool `json:"sandboxed,omitempty"`
 }
 
 // Err is present only when Status is Error.

@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,30 @@ func alive(pid int) bool {
 	return true
 }
 
+// findProc waits for the process whose command line is exactly argv — give each
+// test its own sleep duration — and returns its PID as this process sees it:
+// commands in the sandbox only know their own PID namespace's numbers.
+func findProc(t *testing.T, argv ...string) int {
+	t.Helper()
+	want := strings.Join(argv, "\x00") + "\x00"
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == want && alive(pid) {
+				return pid
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no process %q", argv)
+	return 0
+}
+
 func waitGone(t *testing.T, pids ...int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -48,18 +73,17 @@ func waitGone(t *testing.T, pids ...int) {
 // Cancelling a call (notifications/cancelled) kills the command and what it
 // started in the background.
 func TestCancelKillsCommand(t *testing.T) {
-	srv, root := newServer(t, shellgate.Config{}, Options{})
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: DefaultToolName,
-			Arguments: args("command", "sleep 301 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300")})
+			Arguments: args("command", "sleep 301.01 & exec sleep 300.01")})
 		errc <- err
 	}()
-	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
-	bg := atoi(t, waitFile(t, filepath.Join(root, "bg.pid")))
+	fg, bg := findProc(t, "sleep", "300.01"), findProc(t, "sleep", "301.01")
 	if !alive(fg) || !alive(bg) {
 		t.Fatal("the command is not running")
 	}
@@ -73,7 +97,7 @@ func TestCancelKillsCommand(t *testing.T) {
 // When the client goes away (stdin EOF in stdio mode) commands in flight are killed
 // and Serve returns.
 func TestStdinEOFKillsCommand(t *testing.T) {
-	srv, root := newServer(t, shellgate.Config{}, Options{})
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	// Two pipes, as a stdio server has: closing toServer is stdin's EOF.
 	fromServer, serverOut := io.Pipe()
 	serverIn, toServer := io.Pipe()
@@ -85,9 +109,8 @@ func TestStdinEOFKillsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "sleep 299 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300")})
-	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
-	bg := atoi(t, waitFile(t, filepath.Join(root, "bg.pid")))
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "sleep 299.02 & exec sleep 300.02")})
+	fg, bg := findProc(t, "sleep", "300.02"), findProc(t, "sleep", "299.02")
 	toServer.Close()
 	select {
 	case err := <-served:
@@ -103,7 +126,7 @@ func TestStdinEOFKillsCommand(t *testing.T) {
 
 // Closing the server (SIGTERM, SIGINT) kills commands in flight.
 func TestServeContextKillsCommand(t *testing.T) {
-	srv, root := newServer(t, shellgate.Config{}, Options{})
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -114,8 +137,8 @@ func TestServeContextKillsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > fg.pid; exec sleep 300")})
-	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "exec sleep 300.03")})
+	fg := findProc(t, "sleep", "300.03")
 	cancel()
 	select {
 	case <-served:
@@ -127,7 +150,7 @@ func TestServeContextKillsCommand(t *testing.T) {
 
 // Stopping the HTTP server kills commands in flight, then ServeListener returns.
 func TestServeListenerStopKillsCommand(t *testing.T) {
-	srv, root := newServer(t, shellgate.Config{}, Options{})
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +163,8 @@ func TestServeListenerStopKillsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > fg.pid; exec sleep 300")})
-	fg := atoi(t, waitFile(t, filepath.Join(root, "fg.pid")))
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "exec sleep 300.04")})
+	fg := findProc(t, "sleep", "300.04")
 	cancel()
 	select {
 	case err := <-served:
@@ -157,7 +180,7 @@ func TestServeListenerStopKillsCommand(t *testing.T) {
 // A client ending its HTTP session (DELETE) kills that session's commands, and only
 // those.
 func TestHTTPSessionEndKillsCommand(t *testing.T) {
-	srv, root := newServer(t, shellgate.Config{}, Options{})
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	h, err := srv.Handler(HTTPOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
@@ -174,12 +197,11 @@ func TestHTTPSessionEndKillsCommand(t *testing.T) {
 	}
 	results := make(chan error, 1)
 	go func() {
-		_, err := ending.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > a.pid; exec sleep 300")})
+		_, err := ending.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "exec sleep 300.05")})
 		results <- err
 	}()
-	go staying.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo $$ > b.pid; exec sleep 300")})
-	a := atoi(t, waitFile(t, filepath.Join(root, "a.pid")))
-	b := atoi(t, waitFile(t, filepath.Join(root, "b.pid")))
+	go staying.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "exec sleep 300.06")})
+	a, b := findProc(t, "sleep", "300.05"), findProc(t, "sleep", "300.06")
 
 	req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)

@@ -17,13 +17,11 @@ type Supervisor struct {
 	// KillGrace is the delay between SIGTERM and SIGKILL in Close; 0 means
 	// DefaultKillGrace. Set it before the first Run.
 	KillGrace time.Duration
-	// Launcher starts the commands; nil starts them as children of this process.
-	// Set it before the first Run.
-	Launcher Launcher
 
 	id string // random; every marker of this supervisor starts with it
 
 	mu         sync.Mutex
+	launcher   Launcher // nil: commands are children of this process
 	closed     bool
 	closing    chan struct{} // closed by Close: running commands are ended
 	seq        uint64
@@ -57,7 +55,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{Cancelled: true}, fmt.Errorf("runner: %s not started: %w", spec.Argv[0], err)
 	}
-	marker, err := s.begin()
+	marker, launcher, err := s.begin()
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,8 +73,8 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	started := time.Now()
 	var proc Launched
-	if s.Launcher != nil {
-		proc, err = s.Launcher.Launch(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
+	if launcher != nil {
+		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
 	} else {
 		proc, err = startChild(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
 	}
@@ -117,7 +115,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}
 	if res.TimedOut || res.Cancelled {
-		terminate(targets{groups: []int{pgid}, marker: runPattern(marker), scope: s.scope()}, spec.killGrace())
+		terminate(targets{groups: []int{pgid}, marker: runPattern(marker), scope: scopeOf(launcher)}, spec.killGrace())
 		<-exited
 	}
 
@@ -130,22 +128,31 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if held := s.collect(pumps, busy, spec.drain()); held && !busy {
 		// The group is empty yet something holds the output pipes: a descendant
 		// that escaped the group. Report it too; Close will end it.
-		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), s.scope()))
+		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), scopeOf(launcher)))
 	}
 	res.Duration = time.Since(started)
 	return res, nil
 }
 
-// begin registers a run and returns the marker for its environment.
-func (s *Supervisor) begin() (string, error) {
+// begin registers a run and returns the marker for its environment and the
+// Launcher to start it with.
+func (s *Supervisor) begin() (string, Launcher, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return "", ErrClosed
+		return "", nil, ErrClosed
 	}
 	s.seq++
 	s.running.Add(1)
-	return fmt.Sprintf("%s=%s.%d", MarkerVar, s.id, s.seq), nil
+	return fmt.Sprintf("%s=%s.%d", MarkerVar, s.id, s.seq), s.launcher, nil
+}
+
+// SetLauncher makes l start the commands of later runs; nil starts them as
+// children of this process.
+func (s *Supervisor) SetLauncher(l Launcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.launcher = l
 }
 
 func (s *Supervisor) keepBackground(pgid int, members []procID) {
@@ -161,12 +168,12 @@ func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.background[pgid] = members
 }
 
-// scope limits the search for escaped descendants to the Launcher's processes.
-func (s *Supervisor) scope() func(int) bool {
-	if s.Launcher == nil {
+// scopeOf limits the search for escaped descendants to a Launcher's processes.
+func scopeOf(l Launcher) func(int) bool {
+	if l == nil {
 		return nil
 	}
-	return s.Launcher.Contains
+	return l.Contains
 }
 
 // runPattern is what a process's environment contains when it descends from the
@@ -188,7 +195,7 @@ func (s *Supervisor) Close() error {
 	s.running.Wait()
 
 	s.mu.Lock()
-	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: s.scope()}
+	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: scopeOf(s.launcher)}
 	for g, ms := range s.background {
 		if len(liveOf(g, ms)) > 0 {
 			t.groups = append(t.groups, g)

@@ -1,0 +1,257 @@
+package shellgate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// SandboxConfig is how the kernel confines commands (see package sandbox). The
+// zero value is the default: everything the kernel offers, the workspace-write
+// profile, the network as the policy says.
+type SandboxConfig struct {
+	Mode    sandbox.Mode    // auto (default), on or off
+	Profile sandbox.Profile // workspace-write (default), read-only or full-access
+	// Hide names more secret files and directories that commands read as empty,
+	// besides DefaultHidden; "~/" stands for the home directory.
+	Hide []string
+	// Protect names more paths in the root that stay read-only, besides
+	// DefaultProtected.
+	Protect []string
+	// NoCaches keeps the tool caches (Go, npm, pip, cargo …) read-only too.
+	NoCaches bool
+	// TmpSize caps the session's private /tmp, in bytes (default 2 GiB).
+	TmpSize int64
+	Limits  sandbox.Limits
+}
+
+// DefaultHidden are the secrets commands read as empty, relative to the home
+// directory.
+var DefaultHidden = []string{
+	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
+	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
+	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
+	".password-store", ".local/share/keyrings", ".vault-token", ".config/op",
+	".mozilla", ".config/google-chrome", ".config/chromium",
+}
+
+// DefaultProtected are the paths in the root that commands cannot change: they
+// run later outside any check (git hooks and config, editor and agent settings,
+// CI workflows, direnv, shellgate's own project config).
+var DefaultProtected = []string{
+	".git/hooks", ".git/config", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer",
+	".husky", ".zed", ".github/workflows", ".shellgate.toml", ".envrc", ".npmrc",
+	".pre-commit-config.yaml", ".gitattributes", ".gitmodules",
+}
+
+// contained are the rules whose asks the sandbox makes unnecessary: what they
+// guard against — code the parser cannot see — can only write inside the
+// root, only reach the session's loopback, and dies with the session.
+var contained = []string{policy.RuleDynamic, policy.RuleStoredCode, policy.RuleExecFlags}
+
+// box is a Gate's sandbox: planned in New, started by the first command.
+type box struct {
+	mode   sandbox.Mode
+	wanted bool // the profile and platform call for a sandbox
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	session *sandbox.Session
+	report  sandbox.Report
+	err     error // why the session could not start
+}
+
+// planSandbox decides in New whether commands will be sandboxed, which changes
+// their temp dir and the policy's view of it.
+func (g *Gate) planSandbox() error {
+	c := &g.cfg.Sandbox
+	var err error
+	if c.Mode, err = sandbox.ParseMode(string(c.Mode)); err != nil {
+		return err
+	}
+	if c.Profile, err = sandbox.ParseProfile(string(c.Profile)); err != nil {
+		return err
+	}
+	g.box = &box{mode: c.Mode, wanted: c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && runtime.GOOS == "linux"}
+	if c.Mode == sandbox.On && !g.box.wanted {
+		return fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
+	}
+	return nil
+}
+
+// sandboxTemp is the commands' TMPDIR in the session: its own /tmp, or a
+// directory in it when the project itself lies in /tmp, so that the policy,
+// which lets commands write in the temp dir, still keeps them out of the
+// root's parents.
+func sandboxTemp(root string) string {
+	if root == "/tmp" || strings.HasPrefix(root, "/tmp/") {
+		return "/tmp/shellgate-tmp"
+	}
+	return "/tmp"
+}
+
+// sandboxed reports whether commands are meant to run in the sandbox.
+func (g *Gate) sandboxed() bool { return g.box.wanted }
+
+// session returns the running session, starting it on first use. In auto mode
+// a session that cannot start leaves commands unconfined, and the report says
+// why; in on mode the error refuses the command.
+func (g *Gate) session() (*sandbox.Session, sandbox.Report, error) {
+	b := g.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started && !b.closed && b.session != nil && !b.session.Alive() {
+		// The session died (a fork bomb took its helper down, with everything
+		// in it): the next command gets a new one.
+		b.session.Close()
+		b.session, b.started = nil, false
+	}
+	if !b.started {
+		b.started = true
+		b.session, b.err = sandbox.Start(g.sandboxSpec())
+		if b.err == nil {
+			b.report = b.session.Report()
+			g.sup.SetLauncher(b.session)
+		} else {
+			b.report = sandbox.Report{Missing: []string{b.err.Error()}}
+			if b.mode != sandbox.On {
+				g.useHostTemp()
+			}
+		}
+	}
+	if b.mode == sandbox.On {
+		if b.err != nil {
+			return nil, b.report, b.err
+		}
+		if len(b.report.Missing) > 0 {
+			return nil, b.report, fmt.Errorf("sandbox mode on, but missing: %s", strings.Join(b.report.Missing, "; "))
+		}
+	}
+	return b.session, b.report, nil
+}
+
+// confining reports whether commands run with at least the filesystem layer,
+// starting the session if need be.
+func (g *Gate) confining() bool {
+	if !g.sandboxed() {
+		return false
+	}
+	s, r, err := g.session()
+	return err == nil && s != nil && r.Layers[sandbox.LayerFS] != ""
+}
+
+// useHostTemp gives commands a private host temp dir when the session's /tmp is
+// not there after all.
+func (g *Gate) useHostTemp() {
+	if tmp, _ := g.temp(); tmp != sandboxTemp(g.root) {
+		return // one the user configured
+	}
+	if d, err := os.MkdirTemp("", "shellgate-tmp-"); err == nil {
+		g.setTemp(d, true)
+	}
+}
+
+// closeSandbox ends the session: every process in it is gone when it returns.
+func (g *Gate) closeSandbox() error {
+	b := g.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.started, b.closed = true, true // no session after Close
+	if b.session == nil {
+		return nil
+	}
+	err := b.session.Close()
+	b.session = nil
+	return err
+}
+
+// sandboxSpec is the session's confinement from the Gate's configuration.
+func (g *Gate) sandboxSpec() sandbox.Spec {
+	c := g.cfg.Sandbox
+	home := g.childHome()
+	spec := sandbox.Spec{
+		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
+		TmpSize: c.TmpSize,
+		TempDir: sandboxTemp(g.root),
+		Limits:  c.Limits,
+		Visible: []string{g.cfg.SpillDir, g.shell.Path},
+	}
+	if c.Profile != sandbox.ReadOnly {
+		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
+		if !c.NoCaches {
+			spec.Writable = append(spec.Writable, g.cacheDirs(home)...)
+		}
+		for _, p := range append(DefaultProtected, c.Protect...) {
+			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
+		}
+	}
+	for _, h := range append(DefaultHidden, c.Hide...) {
+		if rest, ok := strings.CutPrefix(h, "~/"); ok {
+			h = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(h) {
+			h = filepath.Join(home, h)
+		}
+		spec.Hidden = append(spec.Hidden, h)
+		if g.home != "" && g.home != home && strings.HasPrefix(h, home+"/") {
+			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, home+"/")))
+		}
+	}
+	return spec
+}
+
+// childHome is $HOME as commands see it.
+func (g *Gate) childHome() string {
+	if h := g.cfg.Env["HOME"]; h != "" {
+		return h
+	}
+	return g.home
+}
+
+// cacheDirs are the tool caches ordinary builds write to. The Go caches are
+// created if missing, as go itself would.
+func (g *Gate) cacheDirs(home string) []string {
+	env := func(k string) string {
+		if v, ok := g.cfg.Env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	goCache := env("GOCACHE")
+	if goCache == "" {
+		if x := env("XDG_CACHE_HOME"); x != "" {
+			goCache = filepath.Join(x, "go-build")
+		} else if home != "" {
+			goCache = filepath.Join(home, ".cache", "go-build")
+		}
+	}
+	modCache := env("GOMODCACHE")
+	if modCache == "" {
+		if gp := filepath.SplitList(env("GOPATH")); len(gp) > 0 && gp[0] != "" {
+			modCache = filepath.Join(gp[0], "pkg", "mod")
+		} else if home != "" {
+			modCache = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	var dirs []string
+	for _, d := range []string{goCache, modCache} {
+		if d != "" && filepath.IsAbs(d) && os.MkdirAll(d, 0o755) == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	if home == "" {
+		return dirs
+	}
+	for _, rel := range []string{".npm", ".cache/pip", ".cache/yarn", ".cache/pnpm", ".local/share/pnpm",
+		".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches", ".cache/node-gyp",
+		".bun/install/cache", ".cache/deno", ".cache/uv", ".cache/pypoetry"} {
+		dirs = append(dirs, filepath.Join(home, rel))
+	}
+	return dirs
+}

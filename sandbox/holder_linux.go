@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperArg0 is the argv[0] that makes this executable a session helper.
+const helperArg0 = "shellgate-sandbox-session"
+
+// ctlFD is the helper's end of the control socket.
+const ctlFD = 3
+
+func init() {
+	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
+		os.Exit(helperMain())
+	}
+}
+
+// helper is the session's PID 1: it sets the session up, starts commands on
+// request, reaps every process of the session and reports its commands' exits.
+// It exits when shellgate closes the control socket (or dies), and the kernel
+// then kills whatever is left in the session.
+type helper struct {
+	ctl *conn
+
+	mu       sync.Mutex
+	commands map[int]uint64 // PID in the session → request ID
+}
+
+func helperMain() int {
+	f := os.NewFile(ctlFD, "control")
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		return 2
+	}
+	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}}
+	m, _, err := h.ctl.recv(nil)
+	if err != nil || m.Op != "setup" || m.Spec == nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
+		return 2
+	}
+	layers, missing := apply(m.Spec)
+	if err := h.ctl.send(&message{Op: "ready", Layers: layers, Missing: missing}, nil); err != nil {
+		return 2
+	}
+	go h.reap()
+	h.serve(m.UID, m.GID)
+	return 0
+}
+
+// serve starts the commands shellgate asks for until the control socket closes.
+func (h *helper) serve(uid, gid int) {
+	oob := make([]byte, syscall.CmsgSpace(4*4))
+	for {
+		m, got, err := h.ctl.recv(oob)
+		if err != nil {
+			return
+		}
+		fds := parseFDs(got)
+		if m.Op == "spawn" {
+			h.spawn(m, fds, uid, gid)
+		}
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+}
+
+// spawn starts one command in a session of its own (its own process group, no
+// controlling terminal) and answers with its PID as credentials.
+func (h *helper) spawn(m *message, fds []int, uid, gid int) {
+	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err == nil {
+		defer unix.Close(null)
+		for i := range files {
+			files[i] = uintptr(null)
+		}
+	}
+	next := 0
+	for i, sent := range []bool{m.Stdout, m.Stderr} {
+		if sent && next < len(fds) {
+			files[i+1] = uintptr(fds[next])
+			next++
+		}
+	}
+	reply := &message{Op: "started", ID: m.ID}
+	argv0, err := lookPath(m.Argv[0], m.Env)
+	var pid int
+	if err == nil {
+		h.mu.Lock() // the reaper must not see the PID before it is recorded
+		pid, err = syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
+			Dir: m.Dir, Env: m.Env, Files: files,
+			Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+		if err == nil {
+			h.commands[pid] = m.ID
+		}
+		h.mu.Unlock()
+	}
+	if err != nil {
+		reply.Error = err.Error()
+		if errno, ok := err.(syscall.Errno); ok {
+			reply.Errno = int(errno)
+		} else if os.IsNotExist(err) {
+			reply.Errno = int(syscall.ENOENT)
+		}
+		h.ctl.send(reply, nil)
+		return
+	}
+	// The kernel translates the PID into the receiver's PID namespace.
+	creds := syscall.UnixCredentials(&syscall.Ucred{Pid: int32(pid), Uid: uint32(uid), Gid: uint32(gid)})
+	if h.ctl.send(reply, creds) != nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// lookPath finds a program name without a slash in the command's PATH.
+func lookPath(name string, env []string) (string, error) {
+	if filepath.IsAbs(name) || filepath.Base(name) != name {
+		return name, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			path = kv[5:]
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// reap collects every process of the session as it exits — as PID 1 it inherits
+// the orphans — and reports the commands' exits.
+func (h *helper) reap() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	for {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+			h.mu.Lock()
+			id, ok := h.commands[pid]
+			delete(h.commands, pid)
+			h.mu.Unlock()
+			if ok {
+				h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws)}, nil)
+			}
+		}
+		<-sigs
+	}
+}

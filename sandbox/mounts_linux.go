@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// mounter builds the session's view of the filesystem in its mount namespace.
+type mounter struct {
+	spec   *Spec
+	masked []string // mount points whose host content is hidden (tmpfs over them)
+	keep   []kept   // paths to show again inside masked ones
+}
+
+// kept is a host path opened before the masks went up, to be bound back at the
+// same place: the project root under /tmp, the spill dir, …
+type kept struct {
+	path     string
+	fd       int
+	readOnly bool
+}
+
+func newMounter(spec *Spec) *mounter {
+	m := &mounter{spec: spec}
+	add := func(p string, ro bool) {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err == nil {
+			m.keep = append(m.keep, kept{p, fd, ro})
+		}
+	}
+	for _, p := range spec.Writable {
+		add(p, false)
+	}
+	for _, p := range spec.Visible {
+		add(p, true)
+	}
+	return m
+}
+
+func (m *mounter) closeFDs() {
+	for _, k := range m.keep {
+		unix.Close(k.fd)
+	}
+	m.keep = nil
+}
+
+// private stops mount events from travelling between the session and the host.
+func (m *mounter) private() error {
+	return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+}
+
+// tmpfs mounts an empty tmpfs at dir and records it as masked.
+func (m *mounter) tmpfs(dir, opts string) error {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("tmpfs on %s: %w", dir, err)
+	}
+	m.masked = append(m.masked, dir)
+	return nil
+}
+
+// maskTemp gives the session its own /tmp and /dev/shm, so the host's — and the
+// sockets of the daemons there (tmux, X11, ssh-agent) — are out of reach.
+func (m *mounter) maskTemp() error {
+	for _, w := range m.spec.Writable {
+		if under("/tmp", w) {
+			return fmt.Errorf("/tmp is inside writable path %s", w)
+		}
+	}
+	size := m.spec.TmpSize
+	if size <= 0 {
+		size = DefaultTmpSize
+	}
+	if err := m.tmpfs("/tmp", "mode=1777,size="+strconv.FormatInt(size, 10)); err != nil {
+		return err
+	}
+	if t := m.spec.TempDir; t != "" && t != "/tmp" && under(t, "/tmp") {
+		if err := os.MkdirAll(t, 0o777); err != nil {
+			return err
+		}
+		os.Chmod(t, 0o1777)
+	}
+	if isDir("/dev/shm") {
+		return m.tmpfs("/dev/shm", "mode=1777,size="+strconv.FormatInt(size, 10))
+	}
+	return nil
+}
+
+// maskDaemons hides the host's daemon sockets under /run: all of /run with the
+// network off (the Docker and D-Bus sockets, the user's runtime dir, database
+// sockets), the user's runtime dir and the container and bus sockets with it on.
+func (m *mounter) maskDaemons() error {
+	dirs := []string{"/run"}
+	if m.spec.Network {
+		dirs = []string{"/run/user", "/run/dbus", "/run/containerd", "/run/podman", "/run/docker"}
+	}
+	if fi, err := os.Lstat("/var/run"); err == nil && fi.IsDir() {
+		dirs = append(dirs, "/var/run") // a directory of its own, not the usual link to /run
+	}
+	var errs []error
+	for _, d := range dirs {
+		if isDir(d) {
+			errs = append(errs, m.tmpfs(d, "mode=755,size=1m"))
+		}
+	}
+	for _, sock := range []string{"/run/docker.sock", "/var/run/docker.sock"} {
+		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			errs = append(errs, bindReadOnly(os.DevNull, sock))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reexpose binds the kept paths back where the masks hid them.
+func (m *mounter) reexpose() error {
+	var errs []error
+	for _, k := range m.keep {
+		if !m.isMasked(k.path) {
+			continue
+		}
+		if err := makeMountPoint(k.path, k.fd); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			errs = append(errs, fmt.Errorf("bind %s: %w", k.path, err))
+			continue
+		}
+		if k.readOnly {
+			errs = append(errs, remountReadOnly(k.path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *mounter) isMasked(p string) bool {
+	for _, d := range m.masked {
+		if under(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// makeMountPoint creates, inside a mask, an empty directory or file at path for
+// the kept path fd to be bound on.
+func makeMountPoint(path string, fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// hide makes each existing secret read as empty: an empty read-only tmpfs over a
+// directory, the null device over a file. It returns how many it hid.
+func (m *mounter) hide() (int, error) {
+	n := 0
+	var errs []error
+	for _, p := range m.spec.Hidden {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // absent, or already out of sight under a mask
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=700,size=4k")
+		} else {
+			err = bindReadOnly(os.DevNull, p)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// protect makes the protected paths read-only, however they are reached: a bind
+// mount covers the file itself, not one name of it.
+func (m *mounter) protect() error {
+	var errs []error
+	for _, p := range m.spec.Protected {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		errs = append(errs, bindReadOnly(p, p))
+	}
+	return errors.Join(errs...)
+}
+
+// proc mounts a /proc of the session's PID namespace: commands see the
+// session's processes only, and not shellgate's environment.
+func (m *mounter) proc() error {
+	return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+}
+
+// bindReadOnly binds src onto dst and makes that mount read-only.
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", dst, err)
+	}
+	return remountReadOnly(dst)
+}
+
+// remountReadOnly makes the bind mount at dst read-only, keeping the flags the
+// kernel locks in a user namespace (nosuid, nodev, noexec, atime).
+func remountReadOnly(dst string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dst, &st); err != nil {
+		return err
+	}
+	keep := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
+	if err := unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, ""); err != nil {
+		return fmt.Errorf("read-only %s: %w", dst, err)
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+)
+
+// The session helper and shellgate talk over a Unix stream socket in frames: a
+// 4-byte big-endian length, then that much JSON. File descriptors (a command's
+// stdout and stderr) and credentials (the PID of a command just started, which
+// the kernel translates into shellgate's PID namespace) travel as ancillary
+// data on the length bytes.
+
+// message is every frame, in either direction; Op says which fields count.
+type message struct {
+	Op string `json:"op"`
+
+	// setup (shellgate → helper): the session's spec, and the user it runs as.
+	Spec *Spec `json:"spec,omitempty"`
+	UID  int   `json:"uid,omitempty"`
+	GID  int   `json:"gid,omitempty"`
+
+	// ready (helper → shellgate): what was applied.
+	Layers  map[string]string `json:"layers,omitempty"`
+	Missing []string          `json:"missing,omitempty"`
+
+	// spawn (shellgate → helper), with stdout and stderr as ancillary fds.
+	ID     uint64   `json:"id,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	Env    []string `json:"env,omitempty"`
+	Dir    string   `json:"dir,omitempty"`
+	Stdout bool     `json:"stdout,omitempty"` // an fd was sent for it
+	Stderr bool     `json:"stderr,omitempty"`
+
+	// started (helper → shellgate), with the command's PID as credentials; or
+	// the errno that stopped it.
+	Errno int    `json:"errno,omitempty"`
+	Error string `json:"error,omitempty"`
+
+	// exit (helper → shellgate): the wait status of command ID.
+	Status uint32 `json:"status,omitempty"`
+}
+
+const maxFrame = 64 << 20 // far above any command line and environment
+
+// conn sends and receives frames; sends are serialised.
+type conn struct {
+	c  *net.UnixConn
+	mu sync.Mutex
+}
+
+// send writes m with oob (fds or credentials) on its first bytes.
+func (c *conn) send(m *message, oob []byte) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, _, err := c.c.WriteMsgUnix(hdr[:], oob, nil); err != nil {
+		return err
+	}
+	_, err = c.c.Write(body)
+	return err
+}
+
+// recv reads one frame and the ancillary data that came with it. It is called
+// from one goroutine only.
+func (c *conn) recv(oob []byte) (*message, []byte, error) {
+	var hdr [4]byte
+	n, oobn, _, _, err := c.c.ReadMsgUnix(hdr[:], oob)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, io.EOF
+	}
+	if n < len(hdr) {
+		if _, err := io.ReadFull(c.c, hdr[n:]); err != nil {
+			return nil, nil, err
+		}
+	}
+	size := binary.BigEndian.Uint32(hdr[:])
+	if size > maxFrame {
+		return nil, nil, fmt.Errorf("sandbox: frame of %d bytes", size)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(c.c, body); err != nil {
+		return nil, nil, err
+	}
+	m := new(message)
+	if err := json.Unmarshal(body, m); err != nil {
+		return nil, nil, fmt.Errorf("sandbox: bad frame: %w", err)
+	}
+	return m, oob[:oobn], nil
+}
+
+// parseFDs returns the file descriptors in ancillary data.
+func parseFDs(oob []byte) []int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
+
+// parseCreds returns the PID in ancillary credentials.
+func parseCreds(oob []byte) (int, error) {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0, err
+	}
+	for i := range msgs {
+		if cred, err := syscall.ParseUnixCredentials(&msgs[i]); err == nil {
+			return int(cred.Pid), nil
+		}
+	}
+	return 0, errors.New("sandbox: no credentials with the reply")
+}

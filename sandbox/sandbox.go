@@ -1,0 +1,166 @@
+// Package sandbox confines the commands shellgate runs with the kernel, so that
+// what the policy lets through still cannot reach outside the project.
+//
+// On Linux a Session is a set of namespaces — user, mount, PID, IPC and, with the
+// network off, network — held by a helper process that is PID 1 of the session
+// and starts every command of it. Inside: the project root and the configured
+// paths are writable and nothing else is (Landlock, and read-only bind mounts
+// for protected paths in the root); /tmp and /dev/shm are the session's own;
+// the user's secret files read as empty; /proc shows only the session; the
+// network is a loopback of the session's own. Commands of one session share
+// all of it, so a server started in the background answers the next command on
+// localhost. When the helper dies — Close, or shellgate itself killed with
+// SIGKILL — the kernel kills every process of the session.
+//
+// The helper is this same executable started again: package sandbox's init
+// function recognises it by its argv[0] and never returns. Any program that
+// imports the package (through package shellgate) can therefore sandbox without
+// a separate binary; it must not be started with that argv[0] for other uses.
+//
+// Elsewhere Start reports ErrUnsupported and commands run unconfined, which the
+// report says.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Mode says how much confinement a Gate insists on.
+type Mode string
+
+const (
+	// Auto applies every layer the kernel offers and reports those it lacks.
+	Auto Mode = "auto"
+	// On refuses to run a command when any layer is missing.
+	On Mode = "on"
+	// Off runs commands unconfined (the policy still applies).
+	Off Mode = "off"
+)
+
+// ParseMode checks a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Auto, On, Off:
+		return m, nil
+	case "":
+		return Auto, nil
+	}
+	return "", fmt.Errorf("sandbox mode %q: want auto, on or off", s)
+}
+
+// Profile is what a session may change (seed 000's per-agent permissions).
+type Profile string
+
+const (
+	// ReadOnly: nothing writable but the session's temp dirs; network off.
+	ReadOnly Profile = "read-only"
+	// WorkspaceWrite: the project root, the temp dirs, tool caches and the
+	// configured writable paths (the default).
+	WorkspaceWrite Profile = "workspace-write"
+	// FullAccess: no sandbox; the policy still applies.
+	FullAccess Profile = "full-access"
+)
+
+// ParseProfile checks a profile name.
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(s); p {
+	case ReadOnly, WorkspaceWrite, FullAccess:
+		return p, nil
+	case "":
+		return WorkspaceWrite, nil
+	}
+	return "", fmt.Errorf("sandbox profile %q: want read-only, workspace-write or full-access", s)
+}
+
+// Spec is what one session confines its commands to. Paths are absolute.
+type Spec struct {
+	// Writable paths: the project root first, then caches and configured paths.
+	// Paths that do not exist are skipped.
+	Writable []string
+	// Protected paths stay read-only even inside a writable one (.git/hooks,
+	// .git/config, .vscode, …). Only paths that exist when the session starts
+	// can be protected this way; the policy guards the others.
+	Protected []string
+	// Hidden paths read as empty: secret files and directories (~/.ssh, …).
+	Hidden []string
+	// Visible paths stay readable even where the session hides what is around
+	// them (the spill directory under /tmp, so the model can read full output).
+	Visible []string
+	// Network shares the host's network; false gives the session a loopback of
+	// its own and nothing else.
+	Network bool
+	// TempDir, when inside /tmp, is created there for the commands' TMPDIR.
+	TempDir string
+	// TmpSize caps the session's /tmp, in bytes; 0 means DefaultTmpSize.
+	TmpSize int64
+	Limits  Limits
+}
+
+// DefaultTmpSize is the size of a session's /tmp.
+const DefaultTmpSize = 2 << 30
+
+// Limits bound what a session's processes may use; zero fields are unlimited,
+// except Procs, which defaults to DefaultProcs.
+type Limits struct {
+	Procs    int           // processes and threads of the whole session
+	Memory   int64         // bytes of memory of the whole session (needs a cgroup)
+	FileSize int64         // bytes one file may grow to
+	CPUTime  time.Duration // CPU time of one process
+}
+
+// DefaultProcs bounds a session's processes, so a fork bomb ends at the limit.
+const DefaultProcs = 2048
+
+// Report says which layers a session applied, for the envelope's
+// context.sandbox: {"fs":"landlock-v7","net":"netns","pid":"pidns",…}.
+// Missing lists the layers that could not be applied, each with why.
+type Report struct {
+	Layers  map[string]string
+	Missing []string
+}
+
+// Layer names in a Report.
+const (
+	LayerFS      = "fs"      // writes confined: "landlock-vN"
+	LayerNet     = "net"     // "netns" (own loopback) or "host"
+	LayerPID     = "pid"     // "pidns": own PID namespace and /proc
+	LayerSecrets = "secrets" // "hidden"
+	LayerTmp     = "tmp"     // "private"
+	LayerProcs   = "procs"   // "cgroup" or "rlimit": the process limit
+)
+
+// Map is the report as the envelope carries it.
+func (r Report) Map() map[string]any {
+	m := make(map[string]any, len(r.Layers)+1)
+	for k, v := range r.Layers {
+		m[k] = v
+	}
+	if len(r.Missing) > 0 {
+		m["missing"] = r.Missing
+	}
+	return m
+}
+
+// String is a one-line summary, e.g. for `shellgate doctor`.
+func (r Report) String() string {
+	keys := make([]string, 0, len(r.Layers))
+	for k := range r.Layers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		parts = append(parts, k+"="+r.Layers[k])
+	}
+	if len(r.Missing) > 0 {
+		parts = append(parts, "missing: "+strings.Join(r.Missing, "; "))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ErrUnsupported is returned by Start where this package has no sandbox.
+var ErrUnsupported = errors.New("sandbox: not supported on this system")

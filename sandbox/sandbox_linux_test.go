@@ -1,0 +1,514 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const fakeKey = "FAKEKEY-MARKER-1234"
+
+// ownerEnv makes the test binary an owner that starts a session and waits to be
+// killed (TestOwnerKilled).
+const ownerEnv = "SHELLGATE_SANDBOX_TEST_OWNER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(ownerEnv) != "" {
+		os.Exit(owner())
+	}
+	os.Exit(m.Run())
+}
+
+// lab is a project root and things around it. It lives in /var/tmp, which a
+// session shows read-only: there Landlock, not the session's own /tmp, is what
+// keeps commands out.
+type lab struct{ base, root, outside, home string }
+
+func newLab(t *testing.T) *lab {
+	t.Helper()
+	parent := "/var/tmp"
+	if !isDir(parent) {
+		parent = t.TempDir()
+	}
+	base, err := os.MkdirTemp(parent, "shellgate-sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	l := &lab{base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside"), home: filepath.Join(base, "home")}
+	for path, content := range map[string]string{
+		"root/README.md":          "readme\n",
+		"root/.git/config":        "[core]\n",
+		"root/.git/hooks/README":  "hooks\n",
+		"root/.git/HEAD":          "ref: refs/heads/main\n",
+		"root/.vscode/tasks.json": "{}\n",
+		"outside/victim":          "victim\n",
+		"home/.ssh/id_rsa":        fakeKey + "\n",
+		"home/.aws/credentials":   fakeKey + "\n",
+		"home/.netrc":             "machine x password " + fakeKey + "\n",
+	} {
+		p := filepath.Join(base, path)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return l
+}
+
+func (l *lab) spec() Spec {
+	return Spec{
+		Writable:  []string{l.root},
+		Protected: []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config"), filepath.Join(l.root, ".vscode"), filepath.Join(l.root, ".envrc")},
+		Hidden:    []string{filepath.Join(l.home, ".ssh"), filepath.Join(l.home, ".aws"), filepath.Join(l.home, ".netrc")},
+	}
+}
+
+// outsideIntact fails the test if anything outside the root changed.
+func (l *lab) outsideIntact(t *testing.T, what string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(l.outside, "victim"))
+	if err != nil || string(b) != "victim\n" {
+		t.Errorf("%s: victim changed: %q %v", what, b, err)
+	}
+	entries, _ := os.ReadDir(l.outside)
+	if len(entries) != 1 {
+		t.Errorf("%s: outside now holds %d entries", what, len(entries))
+	}
+	if entries, _ := os.ReadDir(l.base); len(entries) != 3 {
+		t.Errorf("%s: the lab now holds %d entries", what, len(entries))
+	}
+}
+
+func start(t *testing.T, spec Spec) *Session {
+	t.Helper()
+	s, err := Start(spec)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if len(s.Report().Missing) > 0 {
+		t.Logf("layers missing here: %s", s.Report())
+	}
+	return s
+}
+
+// run runs a bash command line in the session and returns its combined output
+// and exit status.
+func run(t *testing.T, s *Session, dir, command string, env ...string) (string, int) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	must(t, err)
+	bash, err := exec.LookPath("bash")
+	must(t, err)
+	env = append([]string{"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + filepath.Join(dir, "..", "home")}, env...)
+	l, err := s.Launch([]string{bash, "--noprofile", "--norc", "-c", command}, env, dir, w, w)
+	w.Close()
+	if err != nil {
+		r.Close()
+		t.Fatalf("launch: %v", err)
+	}
+	out, _ := io.ReadAll(r)
+	r.Close()
+	code, sig := l.Wait()
+	if code == nil {
+		t.Fatalf("%s: killed by %s\n%s", command, sig, out)
+	}
+	return string(out), *code
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Writes outside the root fail whatever tool or path makes them; inside they work.
+func TestWritesConfined(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.Report().Layers[LayerFS] == "" {
+		t.Skipf("no Landlock here: %s", s.Report())
+	}
+	out := l.outside
+	for _, cmd := range []string{
+		"echo pwned > " + out + "/victim",
+		": > " + out + "/victim",
+		"rm -f " + out + "/victim",
+		"echo x > " + out + "/PWNED",
+		"python3 -c 'open(\"" + out + "/PWNED\", \"w\").write(\"x\")'",
+		"perl -e 'unlink \"" + out + "/victim\"'",
+		"cp README.md " + out + "/PWNED",
+		"ln -s " + out + " esc && echo pwned > esc/PWNED",
+		"mv " + out + "/victim stolen",
+		"touch -d 2000-01-01 " + out + "/victim",
+		"chmod 000 " + out + "/victim",
+		"sed -i d " + out + "/victim",
+		"dd if=/dev/zero of=" + out + "/victim bs=1 count=1",
+		"mkdir " + out + "/newdir",
+		"echo pwned > /proc/self/cwd/../outside/PWNED",
+		"echo pwned > /dev/fd/../../../" + strings.TrimPrefix(out, "/") + "/PWNED",
+		"tar -cf t.tar README.md && tar -C " + out + " -xf t.tar",
+		"printf 'all:\\n\\ttouch " + out + "/PWNED\\n' > Makefile && make",
+		"printf '#!/bin/sh\\nrm -f " + out + "/victim\\n' > x.sh && chmod +x x.sh && ./x.sh",
+		"cp /bin/rm ./del && ./del -f " + out + "/victim",
+		"git config --global core.hooksPath /x; echo x >> ~/.bashrc",
+	} {
+		run(t, s, l.root, cmd)
+		l.outsideIntact(t, cmd)
+	}
+	got, code := run(t, s, l.root, "echo ok > f && mkdir -p a/b && mv f a/b/ && cat a/b/f && rm -r a")
+	if code != 0 || got != "ok\n" {
+		t.Errorf("writing inside the root: %d %q", code, got)
+	}
+}
+
+// Protected paths inside the root stay read-only however they are reached,
+// while the rest of .git is writable.
+func TestProtectedPaths(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	hooks := filepath.Join(l.root, ".git/hooks")
+	for _, cmd := range []string{
+		"echo x > .git/hooks/pre-commit",
+		"ln -s .git g && echo x > g/hooks/post-commit",
+		"cp README.md .git/hooks/pre-push",
+		"python3 -c 'open(\".git/hooks/post-merge\", \"w\")'",
+		"tar -cf t.tar README.md && tar -C .git/hooks -xf t.tar",
+		"cd .git && echo x > ./hooks/pre-rebase",
+		"rm -rf .git/hooks",
+		"mv .git/hooks h",
+	} {
+		run(t, s, l.root, cmd)
+		entries, _ := os.ReadDir(hooks)
+		if len(entries) != 1 {
+			t.Errorf("%s: .git/hooks now holds %d entries", cmd, len(entries))
+		}
+	}
+	for _, cmd := range []string{"echo '[alias]' >> .git/config", "mv .git/config c", "rm -f .git/config", "sed -i s/core/x/ .git/config"} {
+		run(t, s, l.root, cmd)
+		if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); string(b) != "[core]\n" {
+			t.Errorf("%s: .git/config now %q", cmd, b)
+		}
+	}
+	run(t, s, l.root, "echo {} > .vscode/settings.json; rm -f .vscode/tasks.json")
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode/settings.json")); err == nil {
+		t.Error(".vscode was written")
+	}
+	if got, code := run(t, s, l.root, "echo x > .git/ORIG_HEAD && rm .git/ORIG_HEAD && echo ok"); code != 0 || got != "ok\n" {
+		t.Errorf("the rest of .git: %d %q", code, got)
+	}
+}
+
+// The session's /tmp is its own: shared by its commands, invisible to the host
+// and to other sessions, and the host's /tmp with its sockets is out of reach.
+func TestPrivateTmp(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.Report().Layers[LayerTmp] != "private" {
+		t.Skipf("no private /tmp here: %s", s.Report())
+	}
+	name := fmt.Sprintf("shellgate-test-%d", time.Now().UnixNano())
+	if got, code := run(t, s, l.root, "echo data > /tmp/"+name+" && cat /tmp/"+name); code != 0 || got != "data\n" {
+		t.Fatalf("writing /tmp: %d %q", code, got)
+	}
+	if _, err := os.Stat("/tmp/" + name); err == nil {
+		os.Remove("/tmp/" + name)
+		t.Fatal("the session's /tmp is the host's")
+	}
+	if got, _ := run(t, s, l.root, "cat /tmp/"+name); got != "data\n" {
+		t.Errorf("the next command of the session does not see its /tmp: %q", got)
+	}
+	other := start(t, l.spec())
+	if got, code := run(t, other, l.root, "cat /tmp/"+name); code == 0 {
+		t.Errorf("another session sees this one's /tmp: %q", got)
+	}
+
+	// A daemon's socket in the host's /tmp.
+	sockDir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(sockDir, "daemon.sock"))
+	must(t, err)
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	run(t, s, l.root, "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\""+filepath.Join(sockDir, "daemon.sock")+"\")'")
+	select {
+	case <-accepted:
+		t.Error("a command reached a daemon's socket in the host's /tmp")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// Secret files read as empty, and shellgate's own environment is out of reach.
+func TestSecretsHidden(t *testing.T) {
+	t.Setenv("SHELLGATE_TEST_OPENAI_API_KEY", fakeKey)
+	l := newLab(t)
+	s := start(t, l.spec())
+	for _, cmd := range []string{
+		"cat ~/.ssh/id_rsa", "ls -la ~/.ssh", "cat ~/.aws/credentials", "cat ~/.netrc", "grep -r FAKE ~ 2>&1",
+		"cat /proc/$PPID/environ", "cat /proc/1/environ", "cat /proc/*/environ", "tr '\\0' '\\n' < /proc/$PPID/environ | grep -E 'FAKE'",
+		"cat /proc/1/cmdline; ls /proc/1/",
+	} {
+		if got, _ := run(t, s, l.root, cmd); strings.Contains(got, "FAKEKEY") {
+			t.Errorf("%s: the secret leaked:\n%s", cmd, got)
+		}
+	}
+	if got, _ := run(t, s, l.root, "ps -e -o args= | grep -c . "); strings.TrimSpace(got) == "" {
+		t.Error("ps shows nothing")
+	}
+}
+
+// With the network off a command reaches nothing outside its session, by any
+// protocol; within the session, a server started by one command answers the next.
+func TestNetwork(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.Report().Layers[LayerNet] != "netns" {
+		t.Skipf("no network namespace here: %s", s.Report())
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer tcp.Close()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	must(t, err)
+	defer udp.Close()
+	received := make(chan string, 10)
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			received <- "tcp"
+			c.Close()
+		}
+	}()
+	go func() {
+		buf := make([]byte, 100)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			received <- "udp"
+		}
+	}()
+	tp := strconv.Itoa(tcp.Addr().(*net.TCPAddr).Port)
+	up := strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)
+	for _, cmd := range []string{
+		"exec 3<>/dev/tcp/127.0.0.1/" + tp + "; echo leak >&3",
+		"echo leak > /dev/udp/127.0.0.1/" + up,
+		"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", " + tp + "), 1)'",
+		"python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", " + up + "))'",
+		"python3 -c 'import socket; s=socket.socket(socket.AF_INET,socket.SOCK_STREAM,262); s.connect((\"127.0.0.1\"," + tp + "))'",
+		"exec 3<>/dev/tcp/1.1.1.1/443",
+		"ip link | grep -c '^[0-9]'",
+	} {
+		out, _ := run(t, s, l.root, cmd)
+		if strings.HasPrefix(cmd, "ip link") && strings.TrimSpace(out) != "1" {
+			t.Errorf("the session has other interfaces than lo:\n%s", out)
+		}
+	}
+	select {
+	case proto := <-received:
+		t.Errorf("the host's loopback received a %s connection from the session", proto)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	run(t, s, l.root, "python3 -m http.server 18765 --bind 127.0.0.1 >/dev/null 2>&1 &")
+	got, _ := run(t, s, l.root, "for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/18765) 2>/dev/null && echo reached && break; sleep 0.05; done")
+	if got != "reached\n" {
+		t.Errorf("a server started in the background does not answer the next command: %q", got)
+	}
+}
+
+// With the network on, the host's network is the session's.
+func TestNetworkOn(t *testing.T) {
+	l := newLab(t)
+	spec := l.spec()
+	spec.Network = true
+	s := start(t, spec)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if got, code := run(t, s, l.root, "exec 3<>/dev/tcp/127.0.0.1/"+port+" && echo ok"); code != 0 || got != "ok\n" {
+		t.Errorf("network on, host loopback unreachable: %d %q", code, got)
+	}
+}
+
+// Commands run without capabilities: they cannot undo the mounts.
+func TestNoCapabilities(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	got, _ := run(t, s, l.root, "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status")
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if !strings.HasSuffix(line, "0000000000000000") {
+			t.Errorf("capabilities left: %s", line)
+		}
+	}
+	for _, cmd := range []string{"umount ~/.ssh", "umount -l /tmp", "mount -t tmpfs x " + l.outside, "mount -o remount,rw " + l.root + "/.git/hooks", "unshare -rm sh -c 'umount -l ~/.ssh; cat ~/.ssh/id_rsa'"} {
+		if got, _ := run(t, s, l.root, cmd); strings.Contains(got, "FAKEKEY") {
+			t.Errorf("%s revealed a secret", cmd)
+		}
+	}
+	if got, _ := run(t, s, l.root, "cat ~/.ssh/id_rsa; ls "+l.outside); strings.Contains(got, "FAKEKEY") || !strings.Contains(got, "victim") {
+		t.Errorf("after the mount attempts: %q", got)
+	}
+}
+
+// Launch reports a program that cannot run as the operating system does.
+func TestLaunchErrors(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	_, err := s.Launch([]string{filepath.Join(l.root, "missing")}, nil, l.root, nil, nil)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing program: %v", err)
+	}
+	_, err = s.Launch([]string{filepath.Join(l.root, "README.md")}, nil, l.root, nil, nil)
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("not executable: %v", err)
+	}
+	_, err = s.Launch([]string{"/bin/true"}, nil, filepath.Join(l.root, "nope"), nil, nil)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// A fork bomb stops at the session's process limit.
+func TestProcessLimit(t *testing.T) {
+	l := newLab(t)
+	spec := l.spec()
+	spec.Limits.Procs = 40
+	s := start(t, spec)
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	_, err := s.Launch([]string{"/bin/sh", "-c", "for i in $(seq 80); do sleep 5 & done; wait"}, []string{"PATH=/usr/bin:/bin"}, l.root, w, w)
+	w.Close()
+	must(t, err)
+	time.Sleep(time.Second)
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && s.Contains(pid) {
+			n++
+		}
+	}
+	if n > 40 || n < 10 {
+		t.Errorf("%d processes in a session limited to 40 (%s)", n, s.Report())
+	}
+}
+
+// Close kills every process of the session, however it left its group,
+// session and environment.
+func TestCloseKillsEverything(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	run(t, s, l.root, "setsid -f env -i sleep 6001.5 >/dev/null 2>&1; nohup sleep 6002.5 >/dev/null 2>&1 & (setsid sleep 6003.5 >/dev/null 2>&1 &) ; true")
+	if len(procsNamed("6001.5", "6002.5", "6003.5")) != 3 {
+		t.Fatalf("the escapes did not start: %v", procsNamed("6001.5", "6002.5", "6003.5"))
+	}
+	must(t, s.Close())
+	if left := procsNamed("6001.5", "6002.5", "6003.5"); len(left) > 0 {
+		t.Errorf("survived Close: %v", left)
+	}
+}
+
+// When shellgate itself is killed with SIGKILL, the session dies with it.
+func TestOwnerKilled(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), ownerEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Skipf("the owner could not start a session: %s", line)
+	}
+	if len(procsNamed("6004.5", "6005.5")) != 2 {
+		t.Fatalf("the session's processes did not start: %v", procsNamed("6004.5", "6005.5"))
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(procsNamed("6004.5", "6005.5")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := procsNamed("6004.5", "6005.5"); len(left) > 0 {
+		t.Errorf("survived their owner's SIGKILL: %v", left)
+	}
+}
+
+// owner starts a session with a running command and an escaped one, says
+// ready, and waits to be killed.
+func owner() int {
+	s, err := Start(Spec{})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	r, w, _ := os.Pipe()
+	l, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 6004.5; echo started; exec sleep 6005.5"}, []string{"PATH=/usr/bin:/bin"}, "/", w, nil)
+	w.Close()
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	bufio.NewReader(r).ReadString('\n')
+	for len(procsNamed("6004.5", "6005.5")) < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Println("ready")
+	l.Wait()
+	return 0
+}
+
+// procsNamed lists live processes whose command line has one of the args, as
+// "pid cmdline".
+func procsNamed(args ...string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			for _, want := range args {
+				if a == want {
+					found = append(found, e.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
+				}
+			}
+		}
+	}
+	return found
+}

@@ -1,0 +1,411 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate/runner"
+	"golang.org/x/sys/unix"
+)
+
+// A Session is one sandbox: its namespaces, its /tmp, its loopback and its
+// processes, held by a helper process. Commands started with Launch share it.
+// It is safe for concurrent use.
+type Session struct {
+	ctl    *conn
+	helper *exec.Cmd
+	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
+	report Report
+	group  *cgroup
+
+	mu      sync.Mutex
+	nextID  uint64
+	started map[uint64]chan startReply
+	exits   map[uint64]chan uint32
+	dead    chan struct{} // closed when the helper is gone
+	gone    chan struct{} // closed when no more replies will come
+	errBuf  bytes.Buffer  // what the helper printed on stderr
+	closed  bool
+	waitErr error
+}
+
+type startReply struct {
+	pid int
+	err error
+}
+
+// setupTimeout bounds how long a session may take to start.
+const setupTimeout = 10 * time.Second
+
+// Start creates a session. The error says which step failed; a session that
+// started may still lack layers, which Report lists.
+func Start(spec Spec) (*Session, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
+	defer theirs.Close()
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		ours.Close()
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	s := &Session{
+		ctl:     &conn{c: fc.(*net.UnixConn)},
+		started: map[uint64]chan startReply{},
+		exits:   map[uint64]chan uint32{},
+		dead:    make(chan struct{}),
+		gone:    make(chan struct{}),
+	}
+	if err := s.startHelper(spec, theirs); err != nil {
+		fc.Close()
+		return nil, err
+	}
+	if err := s.setUp(spec); err != nil {
+		s.Close()
+		return nil, err
+	}
+	go s.dispatch()
+	return s, nil
+}
+
+// startHelper starts the helper in new namespaces. The thread that starts it
+// stays locked until the helper exits, because the parent-death signal follows
+// the thread, not the process: the helper dies with shellgate, and the kernel
+// then kills the whole session.
+func (s *Session) startHelper(spec Spec, theirs *os.File) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+	if !spec.Network {
+		flags |= unix.CLONE_NEWNET
+	}
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{helperArg0},
+		// Nothing of shellgate's own environment reaches the session. One
+		// processor keeps the helper's threads few, under the process limit.
+		Env:        []string{"GOMAXPROCS=1"},
+		Dir:        "/",
+		ExtraFiles: []*os.File{theirs},
+		Stderr:     &lockedWriter{mu: &s.mu, b: &s.errBuf},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  flags,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			// Caps survive the exec of a non-root user only as ambient ones.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
+			Pdeathsig:   syscall.SIGKILL,
+			Setpgid:     true,
+		},
+	}
+	startErr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(s.dead)
+	}()
+	if err := <-startErr; err != nil {
+		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+	}
+	s.helper = cmd
+	return nil
+}
+
+// setUp moves the helper into a cgroup where it can, sends it the spec and
+// waits for its report.
+func (s *Session) setUp(spec Spec) error {
+	pid := s.helper.Process.Pid
+	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
+		s.pidNS = link
+	}
+	procs := spec.Limits.Procs
+	if procs <= 0 {
+		procs = DefaultProcs
+	}
+	layers := map[string]string{}
+	var missing []string
+	if g, err := newCgroup(pid, procs, spec.Limits.Memory); err == nil {
+		s.group = g
+		layers[LayerProcs] = "cgroup"
+	} else {
+		layers[LayerProcs] = "rlimit"
+		if os.Getuid() == 0 {
+			missing = append(missing, fmt.Sprintf("%s: %v (the process limit does not bind root)", LayerProcs, err))
+		}
+		if spec.Limits.Memory > 0 {
+			missing = append(missing, fmt.Sprintf("memory: %v", err))
+		}
+	}
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, UID: os.Getuid(), GID: os.Getgid()}, nil); err != nil {
+		return s.helperError("sending the setup", err)
+	}
+	type result struct {
+		m   *message
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		m, _, err := s.ctl.recv(make([]byte, 256))
+		got <- result{m, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil || r.m.Op != "ready" {
+			return s.helperError("setting up", r.err)
+		}
+		for k, v := range r.m.Layers {
+			layers[k] = v
+		}
+		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
+		return nil
+	case <-time.After(setupTimeout):
+		return errors.New("sandbox: the session helper did not set up within 10s")
+	}
+}
+
+func (s *Session) helperError(step string, err error) error {
+	select {
+	case <-s.dead:
+	case <-time.After(time.Second):
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg := bytes.TrimSpace(s.errBuf.Bytes()); len(msg) > 0 {
+		return fmt.Errorf("sandbox: %s failed: %s", step, msg)
+	}
+	if err == nil {
+		err = s.waitErr
+	}
+	return fmt.Errorf("sandbox: %s failed: %v", step, err)
+}
+
+// dispatch routes the helper's replies to the waiting Launch and Wait calls.
+// When the helper is gone, every command it ran is gone too.
+func (s *Session) dispatch() {
+	oob := make([]byte, syscall.CmsgSpace(syscall.SizeofUcred)+64)
+	for {
+		m, got, err := s.ctl.recv(oob)
+		if err != nil {
+			break
+		}
+		s.mu.Lock()
+		switch m.Op {
+		case "started":
+			if ch, ok := s.started[m.ID]; ok {
+				delete(s.started, m.ID)
+				ch <- parseStarted(m, got)
+			}
+		case "exit":
+			if ch, ok := s.exits[m.ID]; ok {
+				delete(s.exits, m.ID)
+				ch <- m.Status
+			}
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	close(s.gone)
+}
+
+func parseStarted(m *message, oob []byte) startReply {
+	if m.Error != "" {
+		if m.Errno != 0 {
+			return startReply{err: &os.PathError{Op: "exec", Path: "", Err: syscall.Errno(m.Errno)}}
+		}
+		return startReply{err: errors.New(m.Error)}
+	}
+	pid, err := parseCreds(oob)
+	if err == nil && pid <= 0 {
+		err = errors.New("sandbox: the command's PID is not visible from here")
+	}
+	return startReply{pid: pid, err: err}
+}
+
+// Alive reports whether the session still runs: a fork bomb that exhausts the
+// process limit can take its helper down, and every process with it.
+func (s *Session) Alive() bool {
+	select {
+	case <-s.gone:
+		return false
+	default:
+		return true
+	}
+}
+
+// Report says which layers the session applied.
+func (s *Session) Report() Report { return s.report }
+
+// Launch starts argv in the session; see runner.Launcher.
+func (s *Session) Launch(argv, env []string, dir string, stdout, stderr *os.File) (runner.Launched, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("sandbox: the session has ended")
+	}
+	s.nextID++
+	id := s.nextID
+	started, exit := make(chan startReply, 1), make(chan uint32, 1)
+	s.started[id], s.exits[id] = started, exit
+	s.mu.Unlock()
+
+	m := &message{Op: "spawn", ID: id, Argv: argv, Env: env, Dir: dir}
+	var fds []int
+	for _, f := range []*os.File{stdout, stderr} {
+		if f != nil {
+			fds = append(fds, int(f.Fd()))
+		}
+	}
+	m.Stdout, m.Stderr = stdout != nil, stderr != nil
+	var oob []byte
+	if len(fds) > 0 {
+		oob = syscall.UnixRights(fds...)
+	}
+	err := s.ctl.send(m, oob)
+	runtime.KeepAlive(stdout)
+	runtime.KeepAlive(stderr)
+	if err != nil {
+		s.forget(id)
+		return nil, fmt.Errorf("sandbox: the session is gone: %w", err)
+	}
+	var r startReply
+	select {
+	case r = <-started:
+	case <-s.gone:
+		r.err = errors.New("sandbox: the session ended")
+	}
+	if r.err != nil {
+		s.forget(id)
+		return nil, r.err
+	}
+	return &launched{pid: r.pid, exit: exit, gone: s.gone}, nil
+}
+
+func (s *Session) forget(id uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.started, id)
+	delete(s.exits, id)
+}
+
+type launched struct {
+	pid  int
+	exit chan uint32
+	gone chan struct{}
+	once sync.Once
+	ws   syscall.WaitStatus
+}
+
+func (l *launched) PID() int { return l.pid }
+
+func (l *launched) Wait() (*int, string) {
+	l.once.Do(func() {
+		select {
+		case st := <-l.exit:
+			l.ws = syscall.WaitStatus(st)
+		case <-l.gone: // the session ended, and the kernel killed everything in it
+			select {
+			case st := <-l.exit:
+				l.ws = syscall.WaitStatus(st)
+			default:
+				l.ws = syscall.WaitStatus(syscall.SIGKILL)
+			}
+		}
+	})
+	if l.ws.Signaled() {
+		return nil, unix.SignalName(l.ws.Signal())
+	}
+	code := l.ws.ExitStatus()
+	return &code, ""
+}
+
+// Contains reports whether pid is a process of this session.
+func (s *Session) Contains(pid int) bool {
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	return err == nil && s.pidNS != "" && link == s.pidNS
+}
+
+// InnerPIDs translates PIDs as shellgate sees them into the session's own
+// numbering, which its commands see; a PID outside the session is dropped.
+func (s *Session) InnerPIDs(pids []int) []int {
+	out := make([]int, 0, len(pids))
+	for _, pid := range pids {
+		if inner := innerPID(pid); inner > 0 {
+			out = append(out, inner)
+		}
+	}
+	return out
+}
+
+// innerPID reads the PID one namespace down from /proc/PID/status
+// ("NSpid: 4242 7"): the session's number for it.
+func innerPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) < 2 {
+				return 0 // not in a namespace of ours
+			}
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// Close ends the session: the helper exits, and the kernel kills every process
+// left in it. Close returns when they are gone.
+func (s *Session) Close() error {
+	s.ctl.c.Close()
+	if s.helper != nil && s.helper.Process != nil {
+		s.helper.Process.Signal(syscall.SIGKILL)
+		<-s.dead
+	}
+	if s.group != nil {
+		return s.group.remove()
+	}
+	return nil
+}
+
+// lockedWriter collects the helper's stderr under the session's lock.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.b.Len() < 4096 {
+		w.b.Write(p[:min(len(p), 4096-w.b.Len())])
+	}
+	return len(p), nil
+}

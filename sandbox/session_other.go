@@ -1,0 +1,35 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os"
+
+	"github.com/shellgate/shellgate/runner"
+)
+
+// Session is not available on this system; Start returns ErrUnsupported.
+type Session struct{}
+
+// Start reports ErrUnsupported.
+func Start(Spec) (*Session, error) { return nil, ErrUnsupported }
+
+// Alive reports false.
+func (*Session) Alive() bool { return false }
+
+// Report is empty.
+func (*Session) Report() Report { return Report{} }
+
+// Launch is never called: Start returns no Session.
+func (*Session) Launch([]string, []string, string, *os.File, *os.File) (runner.Launched, error) {
+	return nil, ErrUnsupported
+}
+
+// Contains reports false.
+func (*Session) Contains(int) bool { return false }
+
+// InnerPIDs returns pids as they are.
+func (*Session) InnerPIDs(pids []int) []int { return pids }
+
+// Close does nothing.
+func (*Session) Close() error { return nil }
