@@ -63,6 +63,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
+	cmd.Stdin = spec.Stdin
 	env := spec.Env
 	if env == nil {
 		env = os.Environ()

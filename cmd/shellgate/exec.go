@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+const execUsage = `Usage: shellgate exec [flags] COMMAND-LINE
+       shellgate exec [flags] [--] PROGRAM ARG...
+
+Runs a command through the policy and the gate as if it were run directly: stdin,
+stdout and stderr are the command's own (nothing is captured, no envelope), and the
+exit status is the command's. One argument is a shell command line; several are a
+program and its arguments, quoted as they are. For CLAUDE_CODE_SHELL_PREFIX, which
+passes one command line: see docs/integrations.md (the prefix must be one program,
+so link shellgate as shellgate-exec, which runs "shellgate exec").
+
+No timeout unless --timeout is given: a stdio MCP server runs as long as its client.
+SIGINT, SIGTERM and SIGHUP end the command's whole process group.
+
+Exit status: the command's own; 128+N if signal N killed it; 124 if it timed out;
+130 if interrupted; 125 if shellgate refused it (the reason is on stderr) or could
+not run it.
+
+Flags:
+`
+
+// forever stands for "no timeout": the gate requires one.
+const forever = time.Duration(math.MaxInt64)
+
+func cmdExec(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
+	var (
+		cf      commonFlags
+		timeout timeoutFlag
+	)
+	cf.register(fs)
+	fs.Var(&timeout, "timeout", "end the command after this long, e.g. `30s` (default: never)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitShellgate
+	}
+	words := fs.Args()
+	if len(words) == 0 {
+		fmt.Fprintln(stderr, "shellgate exec: no command given. Usage: shellgate exec [flags] COMMAND-LINE (see shellgate exec -h)")
+		return exitShellgate
+	}
+	command := words[0]
+	if len(words) > 1 {
+		command = quoteArgv(words)
+	}
+	if cf.root == "" {
+		// Claude Code gives its stdio MCP servers (and hooks) the project directory.
+		cf.root = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	cfg, _, err := cf.config(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
+	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
+	if timeout.set {
+		cfg.DefaultTimeout = timeout.d
+	}
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
+	defer gate.Close()
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: cannot read the current directory: %v\n", err)
+		return exitShellgate
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	opts := []shellgate.Option{shellgate.WithStdio(os.Stdin, stdout, stderr)}
+	if in, out := openTTY(); in != nil {
+		defer in.Close()
+		opts = append(opts, shellgate.WithApprover(promptApprover(in, out)))
+	}
+	env := gate.Run(ctx, shellgate.Request{Command: command, Directory: wd}, opts...)
+	switch {
+	case env.Data.TimedOut:
+		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", timeout.d)
+	case env.Error != nil && env.Error.Code != envelope.Timeout && env.Error.Code != envelope.Cancelled:
+		fmt.Fprintf(stderr, "shellgate: %s\n", env.Error.Message) // the output went straight through
+	}
+	return exitStatus(env)
+}
+
+// quoteArgv makes one POSIX command line of a program and its arguments.
+func quoteArgv(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = quoteArg(w)
+	}
+	return strings.Join(q, " ")
+}
