@@ -58,6 +58,9 @@ func parseGemini(payload []byte, getenv func(string) string) (Call, error) {
 	case p.ToolInput.Command == nil:
 		return Call{}, errors.New("the run_shell_command call has no tool_input.command string")
 	}
+	if p.Cwd != "" && !filepath.IsAbs(p.Cwd) {
+		return Call{}, fmt.Errorf("the working directory %q is not absolute", p.Cwd)
+	}
 	root := getenv("GEMINI_PROJECT_DIR")
 	dir := p.Cwd
 	if d := p.ToolInput.DirPath; d != "" {
