@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// execIn runs the real binary's `shellgate exec` in a fresh root with no user
+// configuration.
+func execIn(t *testing.T, bin string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	root := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"exec", "--root", root}, args...)...)
+	cmd.Dir = root
+	cmd.Env = hookEnv(t)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestExecBinary(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("builds the binary; POSIX shell commands")
+	}
+	bin := buildBinary(t)
+	tests := []struct {
+		name           string
+		stdin          string
+		args           []string
+		stdout, stderr string // stderr: a substring
+		code           int
+	}{
+		{"one command line", "", []string{"echo out; echo err >&2; exit 3"}, "out\n", "err\n", 3},
+		{"argv keeps its words", "", []string{"sh", "-c", `printf '[%s]' "$1" "$2"`, "sh", "a b", "$HOME"}, "[a b][$HOME]", "", 0},
+		{"argv after --", "", []string{"--", "printf", "%s\n", "x y"}, "x y\n", "", 0},
+		{"stdin is passed through", "line one\nline two\n", []string{"wc -l"}, "2\n", "", 0},
+		{"binary output is raw", "", []string{`printf 'a\000b\377'`}, "a\x00b\xff", "", 0},
+		{"killed by a signal", "", []string{"kill -TERM $$"}, "", "", 128 + int(syscall.SIGTERM)},
+		{"timeout", "", []string{"--timeout", "200ms", "sleep 5"}, "", "timed out", 124},
+		{"refused", "", []string{"rm -rf ~"}, "", "rule catastrophic", 125},
+		{"refused argv", "", []string{"sudo", "ls"}, "", "rule privilege", 125},
+		{"interactive program refused", "", []string{"vim notes.txt"}, "", "rule interactive", 125},
+		{"no command", "", nil, "", "no command given", 125},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := execIn(t, bin, tc.stdin, tc.args...)
+			if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr with %q", code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			if tc.code == 125 && stdout != "" {
+				t.Errorf("a refusal wrote to stdout: %q", stdout)
+			}
+		})
+	}
+}
+
+// Installed under the name shellgate-exec, the binary is `shellgate exec`: the
+// form CLAUDE_CODE_SHELL_PREFIX needs, which quotes the prefix as one word.
+func TestExecAlias(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("builds the binary; POSIX shell commands")
+	}
+	bin := buildBinary(t)
+	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
+	if err := os.Symlink(bin, alias); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	// As Claude Code runs a Bash command with the prefix set: bash -c "'PREFIX' 'COMMAND'".
+	cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg("echo hi; exit 7"))
+	cmd.Dir = root
+	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	out, err := cmd.Output()
+	if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 7 || string(out) != "hi\n" {
+		t.Errorf("err %v, stdout %q; want exit 7 and hi", err, out)
+	}
+}
+
+// A stdio MCP server started through exec still speaks JSON-RPC over its stdin
+// and stdout: shellgate's own, answering initialize and tools/list.
+func TestExecStdioMCPServer(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	root := t.TempDir()
+	// As Claude Code starts a stdio server with the prefix set: PREFIX and one
+	// argument, the quoted command line.
+	cmd := exec.Command(bin, "exec", quoteArgv([]string{bin, "mcp", "--root", root}))
+	cmd.Dir = root
+	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(outPipe)
+	send := func(msg string) map[string]any {
+		t.Helper()
+		if _, err := in.Write([]byte(msg + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s; stderr %q", msg, errb.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("not JSON-RPC: %q", lines.Text())
+		}
+		return m
+	}
+	init := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	if res, _ := init["result"].(map[string]any); res == nil || res["serverInfo"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	list := send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if !strings.Contains(lines.Text(), "run_shell_command") {
+		t.Errorf("tools/list: %v", list)
+	}
+	in.Close() // the client goes away: the server, and so exec, end
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exec after stdin EOF: %v; stderr %q", err, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("exec did not end after the server's stdin closed")
+	}
+}
