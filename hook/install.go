@@ -192,13 +192,12 @@ func (a *Agent) ours(e any) bool {
 		return false
 	}
 	cmd, _ := h.vals["command"].(string)
-	i := strings.Index(cmd, " hook "+a.Name)
-	if i < 0 || strings.TrimSpace(cmd[i+len(" hook "+a.Name):]) != "" && !strings.HasPrefix(cmd[i+len(" hook "+a.Name):], " ") {
+	prog, rest, ok := strings.Cut(cmd, " hook ")
+	if !ok || strings.Fields(rest)[0] != a.Name {
 		return false
 	}
-	prog := strings.Trim(cmd[:i], `"'`)
-	base := strings.TrimSuffix(filepath.Base(filepath.ToSlash(prog)), ".exe")
-	return base == "shellgate" || strings.HasSuffix(prog, "shellgate") || strings.HasSuffix(prog, "shellgate.exe")
+	prog = strings.ToLower(strings.Trim(prog, `"' `))
+	return strings.HasSuffix(prog, "shellgate") || strings.HasSuffix(prog, "shellgate.exe")
 }
 
 // jsonInt is n as the decoder would have read it.

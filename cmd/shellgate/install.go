@@ -69,6 +69,7 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 		fmt.Fprintf(stderr, "shellgate %s: %v\n", name, err)
 		return exitShellgate
 	}
+	err = nil // a missing file is an empty one
 	var updated []byte
 	if add {
 		cmd := *command
