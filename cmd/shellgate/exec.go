@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/hook"
 )
 
 const execUsage = `Usage: shellgate exec [flags] COMMAND-LINE
@@ -73,6 +74,12 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
 		return exitShellgate
+	}
+	if len(words) == 1 {
+		home, _ := os.UserHomeDir()
+		w, a := hook.ClaudeCodePrefixExceptions(command, home)
+		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w...)
+		cfg.Policy.Allow = append(cfg.Policy.Allow, a...)
 	}
 	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
 	if timeout.set {

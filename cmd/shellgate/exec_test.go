@@ -150,3 +150,58 @@ func TestExecStdioMCPServer(t *testing.T) {
 		t.Fatal("exec did not end after the server's stdin closed")
 	}
 }
+
+// Claude Code's Bash tool hands the prefix a script around the model's command: it
+// sources a snapshot of the user's shell and writes the working directory to a file
+// in the temp dir. Those two run; the model's command is judged as usual.
+func TestExecClaudeCodeBashWrapper(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("builds the binary; POSIX shell commands")
+	}
+	bin := buildBinary(t)
+	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
+	if err := os.Symlink(bin, alias); err != nil {
+		t.Fatal(err)
+	}
+	root, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	snap := filepath.Join(home, ".claude", "shell-snapshots", "snapshot-bash-1763827200000-abc123.sh")
+	os.MkdirAll(filepath.Dir(snap), 0o755)
+	if err := os.WriteFile(snap, []byte("myfn() { echo from the snapshot; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cwdFile := filepath.Join(tmp, "claude-8f3a-cwd")
+	wrap := func(model string) string {
+		return "source " + quoteArg(snap) + ` 2>/dev/null || true && { \builtin shopt -u extglob || \builtin setopt NO_EXTENDED_GLOB; } >/dev/null 2>&1 || true && eval ` +
+			quoteArg(model) + " < /dev/null && pwd -P >| " + quoteArg(cwdFile)
+	}
+	run := func(script string) (string, string, int) {
+		cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(script))
+		cmd.Dir = root
+		cmd.Env = append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return out.String(), errb.String(), code
+	}
+	if out, errs, code := run(wrap("myfn; echo model")); code != 0 || out != "from the snapshot\nmodel\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if b, err := os.ReadFile(cwdFile); err != nil || strings.TrimSpace(string(b)) != root {
+		t.Errorf("cwd file: %q %v; want %s", b, err, root)
+	}
+	if _, errs, code := run(wrap("rm -rf ~")); code != 125 || !strings.Contains(errs, "catastrophic") {
+		t.Errorf("the model's command was not judged: exit %d, stderr %q", code, errs)
+	}
+	// The exceptions are that one file and that one snapshot, nothing else.
+	other := filepath.Join(tmp, "other")
+	if _, errs, code := run(wrap("echo x > " + other)); code != 125 || !strings.Contains(errs, "confinement") {
+		t.Errorf("a write beside the cwd file: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := run("source " + quoteArg(filepath.Join(tmp, "snapshot-bash-1.sh")) + " && pwd -P >| " + quoteArg(cwdFile)); code != 125 || !strings.Contains(errs, "stored-code") {
+		t.Errorf("a snapshot outside ~/.claude: exit %d, stderr %q", code, errs)
+	}
+}

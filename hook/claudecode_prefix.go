@@ -1,0 +1,128 @@
+package hook
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// With CLAUDE_CODE_SHELL_PREFIX set, Claude Code's Bash tool does not hand the
+// prefix the model's command but a script around it, as one argument (read from
+// Claude Code 2.1.328; its documentation does not describe it):
+//
+//	source '~/.claude/shell-snapshots/snapshot-bash-….sh' 2>/dev/null || true && …
+//	&& eval '<the model's command>' < /dev/null && pwd -P >| '/tmp/claude-<id>-cwd'
+//
+// Two parts of it are refused by a policy that does not know them: sourcing the
+// snapshot of the user's shell (stored code) and writing the file through which
+// Claude Code learns the working directory (outside the project). Everything else,
+// the model's command included, is judged as usual.
+var (
+	cwdFileName  = regexp.MustCompile(`^claude-[0-9A-Za-z]+-cwd$`)
+	snapshotName = regexp.MustCompile(`^snapshot-[0-9A-Za-z_.-]+\.sh$`)
+)
+
+// ClaudeCodePrefixExceptions returns what a policy must let command do for Claude
+// Code to work through the prefix: the cwd file it may write (for
+// policy.Settings.WritablePaths: that one file) and the snapshot it may source (for
+// policy.Settings.Allow: that one command). Both are found only in the shapes above,
+// as literal paths: the cwd file in the last step of the top-level && list (a `pwd -P >|` step), the
+// snapshot under home's .claude/shell-snapshots. A model that builds the same
+// shape itself gains no more than that: one file named claude-*-cwd, and sourcing
+// a file that lives outside the project, where it cannot write.
+func ClaudeCodePrefixExceptions(command, home string) (writable, allow []string) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, nil
+	}
+	top := f.Stmts[0]
+	if b, ok := top.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plain(top) {
+		if p := cwdFile(b.Y); p != "" {
+			writable = append(writable, p)
+		}
+	}
+	if home == "" {
+		return writable, nil
+	}
+	snapshots := filepath.Join(home, ".claude", "shell-snapshots") + string(filepath.Separator)
+	for _, s := range steps(top) {
+		args := callArgs(s)
+		if len(args) == 2 && (args[0] == "source" || args[0] == ".") &&
+			!strings.ContainsAny(args[1], "*?[\\ \t\n") && // it becomes an allow pattern
+			strings.HasPrefix(args[1], snapshots) && snapshotName.MatchString(filepath.Base(args[1])) &&
+			filepath.Dir(args[1])+string(filepath.Separator) == snapshots {
+			allow = append(allow, args[0]+" "+args[1])
+		}
+	}
+	return writable, allow
+}
+
+// steps flattens a list of && and || into the commands it chains.
+func steps(s *syntax.Stmt) []*syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.AndStmt || b.Op == syntax.OrStmt) && plain(s) {
+		return append(steps(b.X), steps(b.Y)...)
+	}
+	return []*syntax.Stmt{s}
+}
+
+func plain(s *syntax.Stmt) bool {
+	return !s.Negated && !s.Background && !s.Coprocess && len(s.Redirs) == 0
+}
+
+// cwdFile is the file of a `pwd -P >| FILE` step, if that is what s is.
+func cwdFile(s *syntax.Stmt) string {
+	if args := callArgs(s); len(args) != 2 || args[0] != "pwd" || args[1] != "-P" || len(s.Redirs) != 1 {
+		return ""
+	}
+	r := s.Redirs[0]
+	if r.Op != syntax.ClbOut || r.N != nil {
+		return ""
+	}
+	p, ok := literal(r.Word)
+	if !ok || !filepath.IsAbs(p) || !cwdFileName.MatchString(filepath.Base(p)) || filepath.Clean(p) != p {
+		return ""
+	}
+	return p
+}
+
+// callArgs is the words of a simple command without assignments, if each is a
+// literal; nil otherwise.
+func callArgs(s *syntax.Stmt) []string {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Assigns) > 0 || s.Negated || s.Background || s.Coprocess {
+		return nil
+	}
+	args := make([]string, 0, len(c.Args))
+	for _, w := range c.Args {
+		v, ok := literal(w)
+		if !ok {
+			return nil
+		}
+		args = append(args, v)
+	}
+	return args
+}
+
+// literal is the value of a word made only of plain and single-quoted text.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, `\*?[~`) {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
