@@ -205,3 +205,25 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 		t.Errorf("a snapshot outside ~/.claude: exit %d, stderr %q", code, errs)
 	}
 }
+
+// The prefix also wraps hook commands: shellgate's own hook still reads its
+// payload on stdin and answers on stdout through exec.
+func TestExecWrapsHook(t *testing.T) {
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	root := t.TempDir()
+	payload := editPayload(t, "claude-code-bash.json", func(m map[string]any) {
+		m["cwd"] = root
+		m["tool_input"].(map[string]any)["command"] = "sudo rm -rf build"
+	})
+	cmd := exec.Command(bin, "exec", quoteArg(bin)+" hook claude-code")
+	cmd.Dir = root
+	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	cmd.Stdin = strings.NewReader(payload)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "privilege") {
+		t.Errorf("err %v, stdout %q", err, out)
+	}
+}
