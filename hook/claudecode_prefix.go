@@ -2,8 +2,8 @@ package hook
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
+	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -19,10 +19,26 @@ import (
 // snapshot of the user's shell (stored code) and writing the file through which
 // Claude Code learns the working directory (outside the project). Everything else,
 // the model's command included, is judged as usual.
-var (
-	cwdFileName  = regexp.MustCompile(`^claude-[0-9A-Za-z]+-cwd$`)
-	snapshotName = regexp.MustCompile(`^snapshot-[0-9A-Za-z_.-]+\.sh$`)
-)
+
+// cwdFileName is claude-<id>-cwd; snapshotName is snapshot-<shell>-<id>.sh. Plain
+// string checks rather than regexps: package init runs before every hook answer.
+func cwdFileName(name string) bool {
+	return shaped(name, "claude-", "-cwd", func(r rune) bool { return isAlnum(r) })
+}
+
+func snapshotName(name string) bool {
+	return shaped(name, "snapshot-", ".sh", func(r rune) bool { return isAlnum(r) || strings.ContainsRune("_.-", r) })
+}
+
+func shaped(name, prefix, suffix string, ok func(rune) bool) bool {
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) || len(name) <= len(prefix)+len(suffix) {
+		return false
+	}
+	mid := name[len(prefix) : len(name)-len(suffix)]
+	return strings.IndexFunc(mid, func(r rune) bool { return !ok(r) }) < 0
+}
+
+func isAlnum(r rune) bool { return r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
 // ClaudeCodePrefixExceptions returns what a policy must let command do for Claude
 // Code to work through the prefix: the cwd file it may write (for
@@ -51,7 +67,7 @@ func ClaudeCodePrefixExceptions(command, home string) (writable, allow []string)
 		args := callArgs(s)
 		if len(args) == 2 && (args[0] == "source" || args[0] == ".") &&
 			!strings.ContainsAny(args[1], "*?[\\ \t\n") && // it becomes an allow pattern
-			strings.HasPrefix(args[1], snapshots) && snapshotName.MatchString(filepath.Base(args[1])) &&
+			strings.HasPrefix(args[1], snapshots) && snapshotName(filepath.Base(args[1])) &&
 			filepath.Dir(args[1])+string(filepath.Separator) == snapshots {
 			allow = append(allow, args[0]+" "+args[1])
 		}
@@ -81,7 +97,7 @@ func cwdFile(s *syntax.Stmt) string {
 		return ""
 	}
 	p, ok := literal(r.Word)
-	if !ok || !filepath.IsAbs(p) || !cwdFileName.MatchString(filepath.Base(p)) || filepath.Clean(p) != p {
+	if !ok || !filepath.IsAbs(p) || !cwdFileName(filepath.Base(p)) || filepath.Clean(p) != p {
 		return ""
 	}
 	return p

@@ -41,3 +41,22 @@ func TestClaudeCodePrefixExceptions(t *testing.T) {
 		})
 	}
 }
+
+func TestShapedNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"claude-8f3a-cwd": true, "claude--cwd": false, "claude-cwd": false, "xclaude-1-cwd": false,
+		"claude-1-cwdx": false, "claude-a/b-cwd": false, "claude-é-cwd": false,
+	} {
+		if got := cwdFileName(name); got != want {
+			t.Errorf("cwdFileName(%q) = %v", name, got)
+		}
+	}
+	for name, want := range map[string]bool{
+		"snapshot-bash-1763827200000-abc123.sh": true, "snapshot-zsh_1.2.sh": true, "snapshot-.sh": false,
+		"snapshot-a b.sh": false, "evil-snapshot-a.sh": false, "snapshot-a.shx": false,
+	} {
+		if got := snapshotName(name); got != want {
+			t.Errorf("snapshotName(%q) = %v", name, got)
+		}
+	}
+}
