@@ -66,6 +66,9 @@ func answerClaudeCode(v policy.Verdict) any {
 	var a claudeCodeAnswer
 	a.HookSpecificOutput.HookEventName = "PreToolUse"
 	a.HookSpecificOutput.PermissionDecision = string(v.Decision) // the same three words
-	a.HookSpecificOutput.PermissionDecisionReason = reason(v)
+	a.HookSpecificOutput.PermissionDecisionReason = reason(v)    // deny: Claude reads it
+	if v.Decision == policy.Ask {
+		a.HookSpecificOutput.PermissionDecisionReason = askReason(v) // the user reads it
+	}
 	return a
 }

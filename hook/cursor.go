@@ -71,6 +71,9 @@ func answerCursor(v policy.Verdict) any {
 	a := cursorAnswer{Permission: string(v.Decision)}
 	if v.Decision != policy.Allow {
 		a.UserMessage, a.AgentMessage = reason(v), reason(v)
+		if v.Decision == policy.Ask {
+			a.UserMessage = askReason(v)
+		}
 	}
 	return a
 }

@@ -87,16 +87,8 @@ func answerGemini(v policy.Verdict) any {
 	case policy.Allow:
 		return geminiAnswer{Decision: "allow"}
 	case policy.Ask:
-		return geminiAnswer{Decision: "deny", Reason: reason(v) + " " + approvalHint(v)}
+		return geminiAnswer{Decision: "deny", Reason: reason(v) + " Approval required, and this agent's hook cannot ask for it." +
+			allowHint(v, " The user can allow such commands by adding")}
 	}
 	return geminiAnswer{Decision: "deny", Reason: reason(v)}
-}
-
-// approvalHint says what an ask that no one could answer needs.
-func approvalHint(v policy.Verdict) string {
-	key := v.SessionKey
-	if key == "" {
-		key = "COMMAND"
-	}
-	return fmt.Sprintf("Approval required, and this agent's hook cannot ask for it: the user can allow it with [policy] allow = [\"%s *\"] in ~/.config/shellgate/config.toml.", key)
 }

@@ -172,3 +172,18 @@ func reason(v policy.Verdict) string {
 	}
 	return fmt.Sprintf("shellgate (%s): %s", v.Rule, v.Reason)
 }
+
+// askReason is the reason of an ask as the user reads it in the agent's approval
+// dialog: the policy's reason, and how to stop being asked.
+func askReason(v policy.Verdict) string {
+	return reason(v) + allowHint(v, " To allow such commands without asking, add")
+}
+
+// allowHint names the user allow pattern that covers an asked command, after lead;
+// nothing when the policy names no command prefix to allow.
+func allowHint(v policy.Verdict, lead string) string {
+	if v.SessionKey == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s [policy] allow = [%q] to ~/.config/shellgate/config.toml.", lead, v.SessionKey+" *")
+}
