@@ -24,7 +24,12 @@ func NewChecker(cfg Config) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := policy.New(cfg.Policy)
+	return newChecker(root, cfg.Policy)
+}
+
+// newChecker is the policy part of a Gate, for a root already resolved.
+func newChecker(root string, p policy.Settings) (*Checker, error) {
+	eng, err := policy.New(p)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}

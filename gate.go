@@ -63,12 +63,11 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := policy.New(cfg.Policy)
+	chk, err := newChecker(root, cfg.Policy)
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, err
 	}
-	home, _ := os.UserHomeDir()
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: eng, home: home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, home: chk.home}
 	if err := g.makeTemp(); err != nil {
 		return nil, err
 	}

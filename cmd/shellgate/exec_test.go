@@ -23,15 +23,7 @@ func execIn(t *testing.T, bin string, stdin string, args ...string) (stdout, std
 	cmd.Dir = root
 	cmd.Env = hookEnv(t)
 	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runCmd(t, cmd)
 }
 
 func TestExecBinary(t *testing.T) {
@@ -178,14 +170,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 		cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(script))
 		cmd.Dir = root
 		cmd.Env = append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return out.String(), errb.String(), code
+		return runCmd(t, cmd)
 	}
 	if out, errs, code := run(wrap("myfn; echo model")); code != 0 || out != "from the snapshot\nmodel\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)

@@ -77,6 +77,12 @@ func runHook(t *testing.T, bin, agent string, stdin []byte, env []string) (stdou
 	cmd := exec.Command(bin, "hook", agent)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Env = env
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns what it printed and its exit status.
+func runCmd(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
