@@ -18,6 +18,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/shellgate/shellgate/policy"
 )
@@ -111,8 +112,8 @@ func (a *Agent) Handle(in io.Reader, getenv func(string) string, decide Decider)
 	}
 	var v policy.Verdict
 	switch {
-	case call.Command == "":
-		v = refuse("empty", "The command is empty; there is nothing to run.")
+	case strings.TrimSpace(call.Command) == "":
+		v = refuse("empty", "The command is empty or only whitespace; there is nothing to run.")
 	case len(call.Command) > MaxCommand:
 		v = refuse("size", fmt.Sprintf("The command is %d bytes; shellgate checks commands of at most %d bytes. Write the script to a file in the project and run that file.", len(call.Command), MaxCommand))
 	case call.Dir != "" && !filepath.IsAbs(call.Dir):
