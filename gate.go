@@ -183,7 +183,7 @@ func (g *Gate) Check(req Request) policy.Verdict {
 }
 
 func (g *Gate) policyEnv(dir string) policy.Env {
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp}
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp, Vars: g.cfg.Env}
 }
 
 // sweep removes spill files past their retention, at most once a minute.

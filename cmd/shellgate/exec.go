@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
@@ -66,14 +67,26 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if len(words) > 1 {
 		command = quoteArgv(words)
 	}
+	// Claude Code gives its hooks and stdio MCP servers the project directory.
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
 	if cf.root == "" {
-		// Claude Code gives its stdio MCP servers (and hooks) the project directory.
-		cf.root = os.Getenv("CLAUDE_PROJECT_DIR")
+		cf.root = project
 	}
 	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
 		return exitShellgate
+	}
+	if project != "" {
+		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
+		// its value known, the policy sees which program that is.
+		cfg.Env = maps.Clone(cfg.Env)
+		if cfg.Env == nil {
+			cfg.Env = map[string]string{}
+		}
+		if _, set := cfg.Env["CLAUDE_PROJECT_DIR"]; !set {
+			cfg.Env["CLAUDE_PROJECT_DIR"] = project
+		}
 	}
 	if len(words) == 1 {
 		home, _ := os.UserHomeDir()

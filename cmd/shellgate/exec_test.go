@@ -211,4 +211,20 @@ func TestExecWrapsHook(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "privilege") {
 		t.Errorf("err %v, stdout %q", err, out)
 	}
+
+	// A guard hook written as Claude Code's documentation suggests, through the
+	// project directory's variable: known, so the program is known and runs. (Were
+	// it refused, Claude Code would take that as a hook error and go on without it.)
+	guard := filepath.Join(root, ".claude", "hooks", "guard.sh")
+	os.MkdirAll(filepath.Dir(guard), 0o755)
+	if err := os.WriteFile(guard, []byte("#!/bin/sh\necho guard read: $(cat)\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(bin, "exec", `"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh`)
+	cmd.Dir = root
+	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	cmd.Stdin = strings.NewReader("{}")
+	if stdout, stderr, code := runCmd(t, cmd); code != 2 || stdout != "guard read: {}\n" {
+		t.Errorf("guard hook: exit %d, stdout %q, stderr %q; want exit 2 and what it read", code, stdout, stderr)
+	}
 }
