@@ -44,18 +44,20 @@ func isAlnum(r rune) bool { return r < 128 && (unicode.IsLetter(r) || unicode.Is
 // Code to work through the prefix: the cwd file it may write (for
 // policy.Settings.WritablePaths: that one file) and the snapshot it may source (for
 // policy.Settings.Allow: that one command). Both are found only in the shapes above,
-// as literal paths: the cwd file in the last step of the top-level && list (a `pwd -P >|` step), the
-// snapshot under home's .claude/shell-snapshots. A model that builds the same
-// shape itself gains no more than that: one file named claude-*-cwd, and sourcing
-// a file that lives outside the project, where it cannot write.
-func ClaudeCodePrefixExceptions(command, home string) (writable, allow []string) {
+// as literal paths: the cwd file as the last step of the top-level && list, directly
+// in one of tmpDirs (Claude Code's temp dir, which the prefix inherits); the snapshot
+// directly in home's .claude/shell-snapshots. A model that builds the same shape
+// itself gains no more than that: writing a directory name into one file called
+// claude-*-cwd in the temp dir, and sourcing a file outside the project, where it
+// cannot write.
+func ClaudeCodePrefixExceptions(command, home string, tmpDirs ...string) (writable, allow []string) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil || len(f.Stmts) != 1 {
 		return nil, nil
 	}
 	top := f.Stmts[0]
 	if b, ok := top.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plain(top) {
-		if p := cwdFile(b.Y); p != "" {
+		if p := cwdFile(b.Y); p != "" && inAny(filepath.Dir(p), tmpDirs) {
 			writable = append(writable, p)
 		}
 	}
@@ -141,4 +143,13 @@ func literal(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+func inAny(dir string, dirs []string) bool {
+	for _, d := range dirs {
+		if d != "" && filepath.Clean(d) == dir {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,8 @@ func TestClaudeCodePrefixExceptions(t *testing.T) {
 		{"relative cwd file", "pwd -P >| claude-1-cwd", nil, nil},
 		{"dotted cwd file", "pwd -P >| /tmp/../etc/claude-1-cwd", nil, nil},
 		{"other redirect", "pwd -P > /tmp/claude-1-cwd", nil, nil},
+		{"cwd file outside the temp dir", "eval ls && pwd -P >| /home/u/.ssh/claude-1-cwd", nil, nil},
+		{"cwd file below the temp dir", "eval ls && pwd -P >| /tmp/a/claude-1-cwd", nil, nil},
 		{"expanded cwd file", "pwd -P >| $TMPDIR/claude-1-cwd", nil, nil},
 		{"snapshot elsewhere", "source /tmp/snapshot-bash-1.sh && pwd -P >| /tmp/claude-1-cwd", []string{"/tmp/claude-1-cwd"}, nil},
 		{"snapshot in a subdirectory", "source /home/u/.claude/shell-snapshots/x/snapshot-bash-1.sh", nil, nil},
@@ -34,7 +36,7 @@ func TestClaudeCodePrefixExceptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w, a := ClaudeCodePrefixExceptions(tc.command, filepath.FromSlash(home))
+			w, a := ClaudeCodePrefixExceptions(tc.command, filepath.FromSlash(home), "/tmp/", "")
 			if !slices.Equal(w, tc.writable) || !slices.Equal(a, tc.allow) {
 				t.Errorf("got writable %q allow %q; want %q %q", w, a, tc.writable, tc.allow)
 			}

@@ -23,9 +23,9 @@ import (
 	"github.com/shellgate/shellgate/policy"
 )
 
-// Limits on what a hook reads. A longer command is refused, not checked: the
-// policy would take seconds over it, and no agent's shell takes one that long in
-// a single argument anyway.
+// Limits on what a hook reads. A longer command is refused, not checked: checking
+// a megabyte of commands takes the policy over a second, before every command, and
+// no agent's shell takes one that long in a single argument anyway.
 const (
 	MaxCommand = 1 << 20
 	maxPayload = 4 << 20

@@ -90,7 +90,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(words) == 1 {
 		home, _ := os.UserHomeDir()
-		w, a := hook.ClaudeCodePrefixExceptions(command, home)
+		w, a := hook.ClaudeCodePrefixExceptions(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
 		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w...)
 		cfg.Policy.Allow = append(cfg.Policy.Allow, a...)
 	}

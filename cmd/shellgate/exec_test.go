@@ -169,7 +169,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	run := func(script string) (string, string, int) {
 		cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(script))
 		cmd.Dir = root
-		cmd.Env = append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root)
+		cmd.Env = append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root, "TMPDIR="+tmp)
 		return runCmd(t, cmd)
 	}
 	if out, errs, code := run(wrap("myfn; echo model")); code != 0 || out != "from the snapshot\nmodel\n" {
