@@ -134,6 +134,9 @@ func hookCommand(agent string) (string, error) {
 // writeFileAtomic replaces path with data through a temporary file beside it, so
 // that the agent never reads half a settings file; it keeps the file's mode.
 func writeFileAtomic(path string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // a settings file linked from a dotfiles repository stays a link
+	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()

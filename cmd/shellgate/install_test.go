@@ -192,3 +192,25 @@ func TestInstallNewFileAndErrors(t *testing.T) {
 		t.Error("a bad file was rewritten")
 	}
 }
+
+// A settings file that is a symbolic link (to a dotfiles repository, say) is
+// changed where it lives; the link stays a link.
+func TestInstallThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte(existingSettings["claude-code"]), 0o644)
+	link := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, errs, code := runInstall(t, "install", "claude-code", "--settings", link, "--command", "shellgate hook claude-code"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "shellgate hook claude-code") {
+		t.Errorf("the linked file was not changed:\n%s", b)
+	}
+}
