@@ -47,9 +47,13 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		f := cf
 		if f.root == "" {
 			f.root = c.Root
-		}
-		if f.root == "" {
-			f.root = c.Dir
+			if f.root == "" {
+				f.root = c.Dir
+			}
+			// Name where the root came from: config.Load would call it --root.
+			if fi, err := os.Stat(f.root); err != nil || !fi.IsDir() {
+				return policy.Verdict{}, fmt.Errorf("the project directory %s reports, %q, is not a directory", agent.Name, f.root)
+			}
 		}
 		cfg, _, err := f.config(stderr)
 		if err != nil {

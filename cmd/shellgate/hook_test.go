@@ -255,6 +255,12 @@ func TestHookBadConfigFailsClosed(t *testing.T) {
 	if ee == nil || ee.ExitCode() != 2 || len(out) > 0 || !strings.Contains(string(ee.Stderr), "netwrok") {
 		t.Errorf("err %v, stdout %q; want exit 2 naming the bad key", err, out)
 	}
+	cmd = exec.Command(bin, "hook", "claude-code")
+	cmd.Stdin = strings.NewReader(payload)
+	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+filepath.Join(root, "gone"))
+	if stdout, stderr, code := runCmd(t, cmd); code != 2 || stdout != "" || !strings.Contains(stderr, "the project directory claude-code reports") {
+		t.Errorf("missing project dir: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	for _, args := range [][]string{{"hook"}, {"hook", "vscode"}, {"hook", "claude-code", "extra"}} {
 		cmd := exec.Command(bin, args...)
 		cmd.Stdin = strings.NewReader(payload)
