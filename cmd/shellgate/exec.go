@@ -67,36 +67,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if len(words) > 1 {
 		command = quoteArgv(words)
 	}
-	// Claude Code gives its hooks and stdio MCP servers the project directory.
-	project := os.Getenv("CLAUDE_PROJECT_DIR")
-	if cf.root == "" {
-		cf.root = project
-	}
-	cfg, _, err := cf.config(stderr)
+	cfg, err := execConfig(cf, command, len(words) == 1, timeout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
 		return exitShellgate
-	}
-	if project != "" {
-		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
-		// its value known, the policy sees which program that is.
-		cfg.Env = maps.Clone(cfg.Env)
-		if cfg.Env == nil {
-			cfg.Env = map[string]string{}
-		}
-		if _, set := cfg.Env["CLAUDE_PROJECT_DIR"]; !set {
-			cfg.Env["CLAUDE_PROJECT_DIR"] = project
-		}
-	}
-	if len(words) == 1 {
-		home, _ := os.UserHomeDir()
-		w, a := hook.ClaudeCodePrefixExceptions(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
-		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w...)
-		cfg.Policy.Allow = append(cfg.Policy.Allow, a...)
-	}
-	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
-	if timeout.set {
-		cfg.DefaultTimeout = timeout.d
 	}
 	gate, err := shellgate.New(cfg)
 	if err != nil {
@@ -125,6 +99,43 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shellgate: %s\n", env.Error.Message) // the output went straight through
 	}
 	return exitStatus(env)
+}
+
+// execConfig is the configuration for running command as Claude Code's prefix: the
+// project directory it reports, the exceptions its Bash wrapper needs (when the
+// command came as one line, as Claude Code passes it), and no timeout unless asked.
+func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFlag, warnings io.Writer) (shellgate.Config, error) {
+	// Claude Code gives its hooks and stdio MCP servers the project directory.
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
+	if cf.root == "" {
+		cf.root = project
+	}
+	cfg, _, err := cf.config(warnings)
+	if err != nil {
+		return cfg, err
+	}
+	if project != "" {
+		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
+		// its value known, the policy sees which program that is.
+		cfg.Env = maps.Clone(cfg.Env)
+		if cfg.Env == nil {
+			cfg.Env = map[string]string{}
+		}
+		if _, set := cfg.Env["CLAUDE_PROJECT_DIR"]; !set {
+			cfg.Env["CLAUDE_PROJECT_DIR"] = project
+		}
+	}
+	if oneLine {
+		home, _ := os.UserHomeDir()
+		w, a := hook.ClaudeCodePrefixExceptions(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
+		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w...)
+		cfg.Policy.Allow = append(cfg.Policy.Allow, a...)
+	}
+	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
+	if timeout.set {
+		cfg.DefaultTimeout = timeout.d
+	}
+	return cfg, nil
 }
 
 // quoteArgv makes one POSIX command line of a program and its arguments.
