@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/hook"
 	"github.com/shellgate/shellgate/policy"
@@ -38,11 +37,7 @@ func BenchmarkHandleClaudeCode(b *testing.B) {
 		if err != nil {
 			return policy.Verdict{}, err
 		}
-		chk, err := shellgate.NewChecker(cfg)
-		if err != nil {
-			return policy.Verdict{}, err
-		}
-		return chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir}), nil
+		return hook.Decide(cfg, c)
 	}
 	for b.Loop() {
 		res := a.Handle(bytes.NewReader(payload), os.Getenv, decide)

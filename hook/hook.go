@@ -3,8 +3,8 @@
 //
 // Each agent has its own file, which reads that agent's documented payload into a
 // Call and writes the verdict in that agent's documented answer; the decision itself
-// is the caller's (the CLI checks Calls with shellgate.Checker, the same policy as
-// every other face). Handle ties them together and fails closed: a payload that
+// is the caller's (the CLI passes Decide, which checks Calls with shellgate.Checker,
+// the same policy as every other face). Handle ties them together and fails closed: a payload that
 // cannot be read is refused with a message on stderr and exit status 2, the
 // blocking status of all three agents. The same files merge the hook into each
 // agent's settings (install.go).
@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -48,6 +49,16 @@ type Call struct {
 
 // Decider judges a shell Call. An error (a bad configuration, say) refuses it.
 type Decider func(Call) (policy.Verdict, error)
+
+// Decide judges a Call by the policy of cfg, whose Root is the project, without
+// setting up a Gate: a hook runs nothing.
+func Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
+	chk, err := shellgate.NewChecker(cfg)
+	if err != nil {
+		return policy.Verdict{}, err
+	}
+	return chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir}), nil
+}
 
 // Agent is one agent's hook protocol.
 type Agent struct {

@@ -26,11 +26,16 @@ func execIn(t *testing.T, bin string, stdin string, args ...string) (stdout, std
 	return runCmd(t, cmd)
 }
 
-func TestExecBinary(t *testing.T) {
+// execBinary builds shellgate for a test that runs POSIX shell commands through it.
+func execBinary(t *testing.T) string {
 	if testing.Short() || runtime.GOOS == "windows" {
 		t.Skip("builds the binary; POSIX shell commands")
 	}
-	bin := buildBinary(t)
+	return buildBinary(t)
+}
+
+func TestExecBinary(t *testing.T) {
+	bin := execBinary(t)
 	tests := []struct {
 		name           string
 		stdin          string
@@ -66,10 +71,7 @@ func TestExecBinary(t *testing.T) {
 // Installed under the name shellgate-exec, the binary is `shellgate exec`: the
 // form CLAUDE_CODE_SHELL_PREFIX needs, which quotes the prefix as one word.
 func TestExecAlias(t *testing.T) {
-	if testing.Short() || runtime.GOOS == "windows" {
-		t.Skip("builds the binary; POSIX shell commands")
-	}
-	bin := buildBinary(t)
+	bin := execBinary(t)
 	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
 	if err := os.Symlink(bin, alias); err != nil {
 		t.Fatal(err)
@@ -88,10 +90,7 @@ func TestExecAlias(t *testing.T) {
 // A stdio MCP server started through exec still speaks JSON-RPC over its stdin
 // and stdout: shellgate's own, answering initialize and tools/list.
 func TestExecStdioMCPServer(t *testing.T) {
-	if testing.Short() || runtime.GOOS == "windows" {
-		t.Skip("builds the binary")
-	}
-	bin := buildBinary(t)
+	bin := execBinary(t)
 	root := t.TempDir()
 	// As Claude Code starts a stdio server with the prefix set: PREFIX and one
 	// argument, the quoted command line.
@@ -147,10 +146,7 @@ func TestExecStdioMCPServer(t *testing.T) {
 // sources a snapshot of the user's shell and writes the working directory to a file
 // in the temp dir. Those two run; the model's command is judged as usual.
 func TestExecClaudeCodeBashWrapper(t *testing.T) {
-	if testing.Short() || runtime.GOOS == "windows" {
-		t.Skip("builds the binary; POSIX shell commands")
-	}
-	bin := buildBinary(t)
+	bin := execBinary(t)
 	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
 	if err := os.Symlink(bin, alias); err != nil {
 		t.Fatal(err)
@@ -194,10 +190,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 // The prefix also wraps hook commands: shellgate's own hook still reads its
 // payload on stdin and answers on stdout through exec.
 func TestExecWrapsHook(t *testing.T) {
-	if testing.Short() || runtime.GOOS == "windows" {
-		t.Skip("builds the binary")
-	}
-	bin := buildBinary(t)
+	bin := execBinary(t)
 	root := t.TempDir()
 	payload := editPayload(t, "claude-code-bash.json", func(m map[string]any) {
 		m["cwd"] = root

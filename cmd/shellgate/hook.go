@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/hook"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -59,11 +58,7 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return policy.Verdict{}, err
 		}
-		chk, err := shellgate.NewChecker(cfg)
-		if err != nil {
-			return policy.Verdict{}, err
-		}
-		return chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir}), nil
+		return hook.Decide(cfg, c)
 	})
 	stdout.Write(res.Stdout)
 	fmt.Fprint(stderr, res.Stderr)

@@ -209,7 +209,7 @@ func TestHookBinary(t *testing.T) {
 	}
 }
 
-func editPayload(t *testing.T, file string, edit func(map[string]any)) string {
+func editPayload(t testing.TB, file string, edit func(map[string]any)) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "hook", "testdata", file))
 	if err != nil {
@@ -286,15 +286,10 @@ func BenchmarkHookClaudeCode(b *testing.B) {
 	}
 	root := b.TempDir()
 	home := b.TempDir()
-	data, err := os.ReadFile(filepath.Join("..", "..", "hook", "testdata", "claude-code-bash.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var m map[string]any
-	json.Unmarshal(data, &m)
-	m["cwd"] = root
-	m["tool_input"].(map[string]any)["command"] = "git status && go test ./... | tee out.txt"
-	payload, _ := json.Marshal(m)
+	payload := []byte(editPayload(b, "claude-code-bash.json", func(m map[string]any) {
+		m["cwd"] = root
+		m["tool_input"].(map[string]any)["command"] = "git status && go test ./... | tee out.txt"
+	}))
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "CLAUDE_PROJECT_DIR="+root)
 	hook := func() time.Duration {
 		cmd := exec.Command(bin, "hook", "claude-code")
