@@ -40,29 +40,42 @@ func shaped(name, prefix, suffix string, ok func(rune) bool) bool {
 
 func isAlnum(r rune) bool { return r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
-// ClaudeCodePrefixExceptions returns what a policy must let command do for Claude
-// Code to work through the prefix: the cwd file it may write (for
-// policy.Settings.WritablePaths: that one file) and the snapshot it may source (for
-// policy.Settings.Allow: that one command). Both are found only in the shapes above,
-// as literal paths: the cwd file as the last step of the top-level && list, directly
-// in one of tmpDirs (Claude Code's temp dir, which the prefix inherits); the snapshot
-// directly in home's .claude/shell-snapshots. A model that builds the same shape
-// itself gains no more than that: writing a directory name into one file called
-// claude-*-cwd in the temp dir, and sourcing a file outside the project, where it
-// cannot write.
-func ClaudeCodePrefixExceptions(command, home string, tmpDirs ...string) (writable, allow []string) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+// ClaudeCodeBash is what shellgate exec reads in a Claude Code Bash wrapper.
+type ClaudeCodeBash struct {
+	// Writable is the cwd file the script may write (for
+	// policy.Settings.WritablePaths: that one file).
+	Writable []string
+	// Allow is the snapshot the script may source (for policy.Settings.Allow: that
+	// one command).
+	Allow []string
+	// Command is the model's command, as the eval before the cwd step holds it;
+	// "" when the script does not have that shape.
+	Command string
+}
+
+// ParseClaudeCodeBash finds, in script, what a policy must let it do for Claude
+// Code to work through the prefix. Both exceptions are found only in the shapes
+// above, as literal paths: the cwd file as the last step of the top-level && list,
+// directly in one of tmpDirs (Claude Code's temp dir, which the prefix inherits);
+// the snapshot directly in home's .claude/shell-snapshots. A model that builds the
+// same shape itself gains no more than that: writing a directory name into one file
+// called claude-*-cwd in the temp dir, and sourcing a file outside the project,
+// where it cannot write.
+func ParseClaudeCodeBash(script, home string, tmpDirs ...string) ClaudeCodeBash {
+	var w ClaudeCodeBash
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil || len(f.Stmts) != 1 {
-		return nil, nil
+		return w
 	}
 	top := f.Stmts[0]
 	if b, ok := top.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plain(top) {
 		if p := cwdFile(b.Y); p != "" && inAny(filepath.Dir(p), tmpDirs) {
-			writable = append(writable, p)
+			w.Writable = append(w.Writable, p)
+			w.Command = evalText(lastStep(b.X))
 		}
 	}
 	if home == "" {
-		return writable, nil
+		return w
 	}
 	snapshots := filepath.Join(home, ".claude", "shell-snapshots") + string(filepath.Separator)
 	for _, s := range steps(top) {
@@ -71,10 +84,32 @@ func ClaudeCodePrefixExceptions(command, home string, tmpDirs ...string) (writab
 			!strings.ContainsAny(args[1], "*?[\\ \t\n") && // it becomes an allow pattern
 			strings.HasPrefix(args[1], snapshots) && snapshotName(filepath.Base(args[1])) &&
 			filepath.Dir(args[1])+string(filepath.Separator) == snapshots {
-			allow = append(allow, args[0]+" "+args[1])
+			w.Allow = append(w.Allow, args[0]+" "+args[1])
 		}
 	}
-	return writable, allow
+	return w
+}
+
+// lastStep is the right-most command of a && list.
+func lastStep(s *syntax.Stmt) *syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plain(s) {
+		return b.Y
+	}
+	return s
+}
+
+// evalText is the text of `eval 'TEXT'`, alone or reading /dev/null.
+func evalText(s *syntax.Stmt) string {
+	args := callArgs(s)
+	if len(args) != 2 || args[0] != "eval" {
+		return ""
+	}
+	for _, r := range s.Redirs {
+		if v, ok := literal(r.Word); r.Op != syntax.RdrIn || r.N != nil || !ok || v != "/dev/null" {
+			return ""
+		}
+	}
+	return args[1]
 }
 
 // steps flattens a list of && and || into the commands it chains.
@@ -123,26 +158,51 @@ func callArgs(s *syntax.Stmt) []string {
 	return args
 }
 
-// literal is the value of a word made only of plain and single-quoted text.
+// literal is the value of a word made only of quoted and plain text, as Claude
+// Code's quoting writes it ('…' with '"'"' for a quote); false if anything in it is
+// expanded or globbed.
 func literal(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, `\*?[~`) {
+			if strings.ContainsAny(p.Value, "*?[~") {
 				return "", false
 			}
-			b.WriteString(p.Value)
+			b.WriteString(unescape(p.Value))
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false
 			}
 			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok || strings.ContainsRune(l.Value, '\\') {
+					return "", false
+				}
+				b.WriteString(l.Value)
+			}
 		default:
 			return "", false
 		}
 	}
 	return b.String(), true
+}
+
+// unescape removes the backslashes of unquoted text: \x is x.
+func unescape(s string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func inAny(dir string, dirs []string) bool {

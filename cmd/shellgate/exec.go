@@ -127,9 +127,9 @@ func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFla
 	}
 	if oneLine {
 		home, _ := os.UserHomeDir()
-		w, a := hook.ClaudeCodePrefixExceptions(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
-		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w...)
-		cfg.Policy.Allow = append(cfg.Policy.Allow, a...)
+		w := hook.ParseClaudeCodeBash(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
+		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w.Writable...)
+		cfg.Policy.Allow = append(cfg.Policy.Allow, w.Allow...)
 	}
 	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
 	if timeout.set {
