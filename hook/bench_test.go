@@ -37,7 +37,7 @@ func BenchmarkHandleClaudeCode(b *testing.B) {
 		if err != nil {
 			return policy.Verdict{}, err
 		}
-		return hook.Decide(cfg, c)
+		return a.Decide(cfg, c)
 	}
 	for b.Loop() {
 		res := a.Handle(bytes.NewReader(payload), os.Getenv, decide)

@@ -14,9 +14,10 @@ import (
 // hookSpecificOutput.permissionDecision allow / deny / ask with a
 // permissionDecisionReason, which Claude reads on deny and the user sees on ask.
 var claudeCode = &Agent{
-	Name:   "claude-code",
-	parse:  parseClaudeCode,
-	answer: answerClaudeCode,
+	Name:      "claude-code",
+	parse:     parseClaudeCode,
+	answer:    answerClaudeCode,
+	notesAsks: true, // CLAUDE_CODE_SHELL_PREFIX may run the command through shellgate exec
 	settings: settingsSpec{
 		userFile:    ".claude/settings.json",
 		projectFile: ".claude/settings.json",

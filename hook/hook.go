@@ -3,8 +3,8 @@
 //
 // Each agent has its own file, which reads that agent's documented payload into a
 // Call and writes the verdict in that agent's documented answer; the decision itself
-// is the caller's (the CLI passes Decide, which checks Calls with shellgate.Checker,
-// the same policy as every other face). Handle ties them together and fails closed: a payload that
+// is the caller's (the CLI passes Agent.Decide, which checks Calls with
+// shellgate.Checker, the same policy as every other face). Handle ties them together and fails closed: a payload that
 // cannot be read is refused with a message on stderr and exit status 2, the
 // blocking status of all three agents. The same files merge the hook into each
 // agent's settings (install.go).
@@ -51,13 +51,18 @@ type Call struct {
 type Decider func(Call) (policy.Verdict, error)
 
 // Decide judges a Call by the policy of cfg, whose Root is the project, without
-// setting up a Gate: a hook runs nothing.
-func Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
+// setting up a Gate: a hook runs nothing. An agent that puts asks to its user
+// notes them for shellgate exec (NoteAsked).
+func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
 	chk, err := shellgate.NewChecker(cfg)
 	if err != nil {
 		return policy.Verdict{}, err
 	}
-	return chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir}), nil
+	v := chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir})
+	if v.Decision == policy.Ask && a.notesAsks {
+		_ = NoteAsked(chk.Root(), c.Command) // without it exec refuses: no worse than no hook
+	}
+	return v, nil
 }
 
 // Agent is one agent's hook protocol.
@@ -73,6 +78,9 @@ type Agent struct {
 	pass any
 	// settings describes where and how install registers the hook.
 	settings settingsSpec
+	// notesAsks: the agent asks its user and may run the command through
+	// shellgate exec, which then needs to know it was asked (asked.go).
+	notesAsks bool
 }
 
 var agents = map[string]*Agent{

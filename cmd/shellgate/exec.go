@@ -67,7 +67,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if len(words) > 1 {
 		command = quoteArgv(words)
 	}
-	cfg, err := execConfig(cf, command, len(words) == 1, timeout, stderr)
+	cfg, model, err := execConfig(cf, command, len(words) == 1, timeout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
 		return exitShellgate
@@ -90,6 +90,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
 		opts = append(opts, shellgate.WithApprover(promptApprover(in, out)))
+	} else if model != "" && hook.TakeAsked(gate.Info().Root, model) {
+		// The hook asked the user about this command in Claude Code's dialog, and
+		// Claude Code runs it only once they approved.
+		opts = append(opts, shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce }))
 	}
 	env := gate.Run(ctx, shellgate.Request{Command: command, Directory: wd}, opts...)
 	switch {
@@ -104,15 +108,16 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 // execConfig is the configuration for running command as Claude Code's prefix: the
 // project directory it reports, the exceptions its Bash wrapper needs (when the
 // command came as one line, as Claude Code passes it), and no timeout unless asked.
-func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFlag, warnings io.Writer) (shellgate.Config, error) {
+// model is the model's command inside the wrapper, if command is one.
+func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFlag, warnings io.Writer) (cfg shellgate.Config, model string, err error) {
 	// Claude Code gives its hooks and stdio MCP servers the project directory.
 	project := os.Getenv("CLAUDE_PROJECT_DIR")
 	if cf.root == "" {
 		cf.root = project
 	}
-	cfg, _, err := cf.config(warnings)
+	cfg, _, err = cf.config(warnings)
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	if project != "" {
 		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
@@ -130,12 +135,13 @@ func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFla
 		w := hook.ParseClaudeCodeBash(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
 		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w.Writable...)
 		cfg.Policy.Allow = append(cfg.Policy.Allow, w.Allow...)
+		model = w.Command
 	}
 	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
 	if timeout.set {
 		cfg.DefaultTimeout = timeout.d
 	}
-	return cfg, nil
+	return cfg, model, nil
 }
 
 // quoteArgv makes one POSIX command line of a program and its arguments.

@@ -165,7 +165,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	run := func(script string) (string, string, int) {
 		cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(script))
 		cmd.Dir = root
-		cmd.Env = append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root, "TMPDIR="+tmp)
+		cmd.Env = append(hookEnv(t), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "CLAUDE_PROJECT_DIR="+root, "TMPDIR="+tmp)
 		return runCmd(t, cmd)
 	}
 	if out, errs, code := run(wrap("myfn; echo model")); code != 0 || out != "from the snapshot\nmodel\n" {
@@ -184,6 +184,33 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	}
 	if _, errs, code := run("source " + quoteArg(filepath.Join(tmp, "snapshot-bash-1.sh")) + " && pwd -P >| " + quoteArg(cwdFile)); code != 125 || !strings.Contains(errs, "stored-code") {
 		t.Errorf("a snapshot outside ~/.claude: exit %d, stderr %q", code, errs)
+	}
+
+	// An ask: refused, unless the hook put it to the user in Claude Code's dialog,
+	// and then once.
+	docker := filepath.Join(root, "bin", "docker")
+	os.MkdirAll(filepath.Dir(docker), 0o755)
+	if err := os.WriteFile(docker, []byte("#!/bin/sh\necho docker ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asked := "./bin/docker run alpine true"
+	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "Approval required") {
+		t.Errorf("an ask nobody asked: exit %d, stderr %q", code, errs)
+	}
+	hookCmd := exec.Command(bin, "hook", "claude-code")
+	hookCmd.Env = append(hookEnv(t), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "CLAUDE_PROJECT_DIR="+root)
+	hookCmd.Stdin = strings.NewReader(editPayload(t, "claude-code-bash.json", func(m map[string]any) {
+		m["cwd"] = root
+		m["tool_input"].(map[string]any)["command"] = asked
+	}))
+	if out, _, _ := runCmd(t, hookCmd); !strings.Contains(out, `"permissionDecision":"ask"`) {
+		t.Fatalf("the hook did not ask: %s", out)
+	}
+	if out, errs, code := run(wrap(asked)); code != 0 || out != "docker ran\n" {
+		t.Errorf("the ask the hook put to the user: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "Approval required") {
+		t.Errorf("a second run on one approval: exit %d, stderr %q", code, errs)
 	}
 }
 

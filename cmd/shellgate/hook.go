@@ -58,7 +58,7 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return policy.Verdict{}, err
 		}
-		return hook.Decide(cfg, c)
+		return agent.Decide(cfg, c)
 	})
 	stdout.Write(res.Stdout)
 	fmt.Fprint(stderr, res.Stderr)

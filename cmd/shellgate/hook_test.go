@@ -68,7 +68,7 @@ func setPath(m map[string]any, path []string, v any) {
 // hookEnv is an environment with no user configuration.
 func hookEnv(t *testing.T, extra ...string) []string {
 	home := t.TempDir()
-	return append(os.Environ(), append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+	return append(os.Environ(), append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"BASH_ALLOW_NETWORK=", "CLAUDE_PROJECT_DIR=", "GEMINI_PROJECT_DIR="}, extra...)...)
 }
 
