@@ -39,7 +39,8 @@ func WithOutput(fn func(Output)) Option {
 // and the capture: for running a program as if directly (shellgate exec), such as a
 // stdio MCP server that talks over its stdin and stdout. Nothing is captured for
 // the envelope or spilled to a file; its stdout and stderr are empty. out and err
-// are written from separate goroutines.
+// are written from separate goroutines. Give in as an *os.File (or nil for the
+// null device): another reader is copied in, and the run waits until it ends.
 func WithStdio(in io.Reader, out, err io.Writer) Option {
 	return func(o *runOptions) { o.stdio = &stdio{in, out, err} }
 }

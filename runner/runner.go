@@ -52,7 +52,9 @@ type Spec struct {
 	Env  []string // environment; nil means os.Environ()
 
 	// Stdin is the command's standard input; nil means the null device, so that a
-	// command waiting for input sees EOF instead of hanging.
+	// command waiting for input sees EOF instead of hanging. An *os.File is handed
+	// to the command as is; any other reader is copied in until it ends, and Run
+	// waits for that copy (os/exec's rule), so it must end.
 	Stdin io.Reader
 
 	// Stdout and Stderr receive output as it arrives, each written from its own
