@@ -193,17 +193,22 @@ func unifiedDiff(path, a, b string) string {
 		case i < n && j < m && x[i] == y[j]:
 			ops = append(ops, line{' ', x[i]})
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, line{'+', y[j]})
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]): // removals first, as diff shows them
 			ops = append(ops, line{'-', x[i]})
 			i++
+		default:
+			ops = append(ops, line{'+', y[j]})
+			j++
 		}
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
+	from := path
+	if a == "" {
+		from = "/dev/null"
+	}
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, path)
 	const ctx = 2
+	last := -1 // the last line shown
 	for k, l := range ops {
 		near := false
 		for d := max(0, k-ctx); d <= min(len(ops)-1, k+ctx); d++ {
@@ -212,9 +217,14 @@ func unifiedDiff(path, a, b string) string {
 				break
 			}
 		}
-		if near {
-			fmt.Fprintf(&out, "%c%s\n", l.op, l.text)
+		if !near {
+			continue
 		}
+		if last < 0 || k > last+1 { // every hunk starts with @@
+			out.WriteString("@@\n")
+		}
+		fmt.Fprintf(&out, "%c%s\n", l.op, l.text)
+		last = k
 	}
 	return out.String()
 }

@@ -214,3 +214,15 @@ func TestInstallThroughSymlink(t *testing.T) {
 		t.Errorf("the linked file was not changed:\n%s", b)
 	}
 }
+
+func TestUnifiedDiff(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
+	b := "1\n2\nthree\n4\n5\n6\n7\n8\n9\nten\n"
+	want := "--- f\n+++ f\n@@\n 1\n 2\n-3\n+three\n 4\n 5\n@@\n 8\n 9\n+ten\n"
+	if got := unifiedDiff("f", a, b); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := unifiedDiff("f", "", "x\n"); got != "--- /dev/null\n+++ f\n@@\n+x\n" {
+		t.Errorf("new file: %q", got)
+	}
+}
