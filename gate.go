@@ -57,29 +57,9 @@ type Info struct {
 
 // New checks cfg, fills in defaults and returns a Gate.
 func New(cfg Config) (*Gate, error) {
-	if cfg.Root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("project root: cannot read the current directory: %w", err)
-		}
-		cfg.Root = wd
-	}
-	root, err := filepath.Abs(cfg.Root)
-	if err == nil {
-		root, err = filepath.EvalSymlinks(root)
-	}
+	root, err := resolveRoot(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("project root %q: %w", cfg.Root, errors.Unwrap(err))
-	}
-	if fi, err := os.Stat(root); err != nil {
-		return nil, fmt.Errorf("project root %q: %w", cfg.Root, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("project root %q is not a directory", cfg.Root)
-	}
-	if f, err := os.Open(root); err != nil {
-		return nil, fmt.Errorf("project root %q is not readable: %w", cfg.Root, err)
-	} else {
-		f.Close()
+		return nil, err
 	}
 	cfg.Root = root
 	if err := fillDefaults(&cfg); err != nil {
@@ -89,16 +69,14 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := policy.New(cfg.Policy)
+	chk, err := newChecker(root, cfg.Policy)
 	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, err
 	}
-	home, _ := os.UserHomeDir()
-	g := &Gate{cfg: cfg, root: root, shell: sh, strict: eng, home: home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
 	if err := g.planSandbox(); err != nil {
 		return nil, err
 	}
-	g.policy = eng
 	if g.sandboxed() {
 		relaxed := cfg.Policy
 		relaxed.Relax = append(slices.Clip(relaxed.Relax), contained...)
@@ -260,7 +238,7 @@ func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bo
 
 func (g *Gate) policyEnv(dir string) policy.Env {
 	tmp, _ := g.temp()
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp}
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp, Vars: g.cfg.Env}
 }
 
 // sweep removes spill files past their retention, at most once a minute.
@@ -346,7 +324,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
 	}
 	g.sweep()
-	return g.execute(ctx, &env, req.Command, dir, timeout, o.onOutput)
+	return g.execute(ctx, &env, req.Command, dir, timeout, o)
 }
 
 // approve asks the approver about an "ask" verdict.
@@ -380,7 +358,7 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 }
 
 // execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, onOutput func(Output)) envelope.Envelope {
+func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, o runOptions) envelope.Envelope {
 	stdout := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
 	stderr := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
 	var sess *sandbox.Session
@@ -400,10 +378,13 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
 		Env:       shell.Env(os.Environ(), envOpts),
-		Stdout:    tee(stdout, "stdout", onOutput),
-		Stderr:    tee(stderr, "stderr", onOutput),
+		Stdout:    tee(stdout, "stdout", o.onOutput),
+		Stderr:    tee(stderr, "stderr", o.onOutput),
 		Timeout:   timeout,
 		KillGrace: g.cfg.KillGrace,
+	}
+	if o.stdio != nil {
+		spec.Stdin, spec.Stdout, spec.Stderr = o.stdio.in, o.stdio.out, o.stdio.err
 	}
 	res, err := g.sup.Run(ctx, spec)
 	out, errOut := stdout.Close(), stderr.Close()

@@ -2,6 +2,7 @@ package shellgate
 
 import (
 	"context"
+	"io"
 	"sync"
 )
 
@@ -11,6 +12,12 @@ type Option func(*runOptions)
 type runOptions struct {
 	onOutput func(Output)
 	approver Approver
+	stdio    *stdio
+}
+
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
 }
 
 // Output is a piece of a command's output as it arrives.
@@ -26,6 +33,16 @@ type Output struct {
 // block for long, and it must copy Data if it keeps it.
 func WithOutput(fn func(Output)) Option {
 	return func(o *runOptions) { o.onOutput = fn }
+}
+
+// WithStdio connects the command to in, out and err instead of the null device
+// and the capture: for running a program as if directly (shellgate exec), such as a
+// stdio MCP server that talks over its stdin and stdout. Nothing is captured for
+// the envelope or spilled to a file; its stdout and stderr are empty. out and err
+// are written from separate goroutines. Give in as an *os.File (or nil for the
+// null device): another reader is copied in, and the run waits until it ends.
+func WithStdio(in io.Reader, out, err io.Writer) Option {
+	return func(o *runOptions) { o.stdio = &stdio{in, out, err} }
 }
 
 // Question is what an Approver is asked when the policy says "ask".

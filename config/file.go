@@ -21,6 +21,7 @@ type fileConfig struct {
 	Env                map[string]string `toml:"env"`
 	Secrets            secretsTable      `toml:"secrets"`
 	Policy             policyTable       `toml:"policy"`
+	Sandbox            sandboxTable      `toml:"sandbox"`
 }
 
 type limitsTable struct {

@@ -262,3 +262,40 @@ func TestSizes(t *testing.T) {
 		})
 	}
 }
+
+// [sandbox]: an untrusted project file may make the sandbox stricter, never weaker.
+func TestSandboxTable(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, "[sandbox]\nprocs = 1000\n")
+	write(t, filepath.Join(l.root, config.ProjectFileName), `[sandbox]
+mode = "off"
+profile = "full-access"
+caches = false
+hide = ["~/.secret-tool"]
+protect = ["deploy"]
+procs = 5000
+tmp_size = "1GB"
+`)
+	cfg, src, err := config.Load(l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sandbox
+	if s.Mode != "" || s.Profile != "" || !s.NoCaches || s.Limits.Procs != 1000 || s.TmpSize != 1<<30 ||
+		len(s.Hide) != 1 || len(s.Protect) != 1 {
+		t.Errorf("sandbox %+v", s)
+	}
+	var warned []string
+	for _, w := range src.Warnings {
+		warned = append(warned, w.Error())
+	}
+	for _, key := range []string{"[sandbox] mode", "[sandbox] profile", "[sandbox] procs"} {
+		if !strings.Contains(strings.Join(warned, "\n"), key) {
+			t.Errorf("no warning for %s: %v", key, warned)
+		}
+	}
+	write(t, filepath.Join(l.root, config.ProjectFileName), "[sandbox]\nmode = \"sometimes\"\n")
+	if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), "[sandbox] mode: unknown mode") {
+		t.Errorf("bad mode: %v", err)
+	}
+}

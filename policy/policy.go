@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -41,6 +42,9 @@ type Env struct {
 	// Leave it empty rather than pointing it at a shared /tmp that holds other
 	// projects; shellgate.Gate gives each gate a private one.
 	TempDir string
+	// Vars are other variables the command's environment is known to have, so that
+	// "$NAME/x" is a known path rather than one only known at run time.
+	Vars map[string]string
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -138,13 +142,16 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 	x.root = e.resolvedDir(env.Root)
 	home := e.resolvedDir(env.Home)
 	x.writable = e.writable
-	var vars map[string]string
+	vars := maps.Clone(env.Vars)
 	if env.TempDir != "" {
 		tmp := e.resolvedDir(env.TempDir)
 		x.writable = append(append([]string(nil), e.writable...), tmp)
 		// The command's environment points TMPDIR there (Env.TempDir's contract), so
 		// writes to "$TMPDIR/x" are known to be writes to the temp dir.
-		vars = map[string]string{"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+		if vars == nil {
+			vars = map[string]string{}
+		}
+		vars["TMPDIR"], vars["TMP"], vars["TEMP"] = tmp, tmp, tmp
 	}
 	dir := env.Dir
 	if dir == "" {

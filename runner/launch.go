@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"io"
 	"os"
 	"os/exec"
 )
@@ -10,10 +11,10 @@ import (
 // starts them, each command must lead a process group of its own, numbered by its
 // PID as this process sees it, so that timeouts and Close can signal the group.
 type Launcher interface {
-	// Launch starts argv with stdin on the null device and the given output files
-	// (nil: the null device). It must not keep stdout or stderr open once it has
-	// returned: the caller reads them to EOF.
-	Launch(argv, env []string, dir string, stdout, stderr *os.File) (Launched, error)
+	// Launch starts argv with the given standard files (nil: the null device).
+	// It must not keep them open once it has returned: the caller reads the
+	// output to EOF.
+	Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File) (Launched, error)
 	// Contains reports whether a process belongs to what this Launcher started;
 	// the search for descendants that left their process group looks only there.
 	Contains(pid int) bool
@@ -38,10 +39,13 @@ func (c child) Wait() (*int, string) {
 }
 
 // startChild starts argv as a child of this process, the leader of a new session.
-func startChild(argv, env []string, dir string, stdout, stderr *os.File) (Launched, error) {
+func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File) (Launched, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
@@ -53,4 +57,29 @@ func startChild(argv, env []string, dir string, stdout, stderr *os.File) (Launch
 		return nil, err
 	}
 	return child{cmd}, nil
+}
+
+// openStdin returns the file to give the command as stdin: spec's own file, or
+// the read end of a pipe that a reader is copied into. copied is closed when the
+// copy has ended (at once without one); like os/exec, Run waits for it.
+func openStdin(in io.Reader) (stdin *os.File, copied <-chan struct{}, err error) {
+	done := make(chan struct{})
+	switch f := in.(type) {
+	case nil:
+		close(done)
+		return nil, done, nil
+	case *os.File:
+		close(done)
+		return f, done, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		defer close(done)
+		io.Copy(w, in)
+		w.Close()
+	}()
+	return r, done, nil
 }

@@ -1,7 +1,8 @@
 // Package runner starts a command in its own process group and sees it — and
 // everything it started — end.
 //
-// A Supervisor runs each command with stdin on the null device, in a new session:
+// A Supervisor runs each command with stdin on the null device (unless Spec.Stdin
+// gives one), in a new session:
 // the shell leads its own process group and has no controlling terminal, so
 // `read` and input() see EOF at once and opening /dev/tty fails with ENXIO
 // instead of waiting. Output is read from pipes of our own, so Run returns when
@@ -49,6 +50,12 @@ type Spec struct {
 	Argv []string // program and arguments (from shell.Shell.Argv)
 	Dir  string   // working directory; "" means the current one
 	Env  []string // environment; nil means os.Environ()
+
+	// Stdin is the command's standard input; nil means the null device, so that a
+	// command waiting for input sees EOF instead of hanging. An *os.File is handed
+	// to the command as is; any other reader is copied in until it ends, and Run
+	// waits for that copy (os/exec's rule), so it must end.
+	Stdin io.Reader
 
 	// Stdout and Stderr receive output as it arrives, each written from its own
 	// goroutine (so one writer given for both must be safe for concurrent use). Nil

@@ -71,14 +71,23 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := pipes.open(spec); err != nil {
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
 	}
+	stdin, copied, err := openStdin(spec.Stdin)
+	if err != nil {
+		pipes.closeChildEnds()
+		pipes.closeOurEnds()
+		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
+	}
 	started := time.Now()
 	var proc Launched
 	if launcher != nil {
-		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
+		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1])
 	} else {
-		proc, err = startChild(spec.Argv, env, spec.Dir, pipes.child[0], pipes.child[1])
+		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1])
 	}
 	pipes.closeChildEnds()
+	if stdin != nil && stdin != spec.Stdin {
+		stdin.Close() // our copy of the pipe's read end
+	}
 	if err != nil {
 		pipes.closeOurEnds()
 		return Result{}, startError(spec, err)
@@ -118,6 +127,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		terminate(targets{groups: []int{pgid}, marker: runPattern(marker), scope: scopeOf(launcher)}, spec.killGrace())
 		<-exited
 	}
+	<-copied
 
 	busy := false
 	if members := groupMembers(pgid); len(members) > 0 {

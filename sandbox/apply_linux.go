@@ -165,16 +165,19 @@ func restrictFS(spec *Spec) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("Landlock unavailable: %w", err)
 	}
-	writable := []string{"/tmp", "/dev/shm"}
+	dirs, files := []string{"/tmp", "/dev/shm"}, []string{}
 	for _, p := range spec.Writable {
-		if _, err := os.Stat(p); err == nil {
-			writable = append(writable, p)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		} else if err == nil {
+			files = append(files, p)
 		}
 	}
 	cfg := landlock.V7.BestEffort()
 	err = cfg.RestrictPaths(
 		landlock.RODirs("/"),
-		landlock.RWDirs(writable...).WithRefer().IgnoreIfMissing(),
+		landlock.RWDirs(dirs...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(files...).IgnoreIfMissing(),
 		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing(),
 	)

@@ -89,9 +89,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		}
 	}
 	next := 0
-	for i, sent := range []bool{m.Stdout, m.Stderr} {
+	for i, sent := range []bool{m.Stdin, m.Stdout, m.Stderr} {
 		if sent && next < len(fds) {
-			files[i+1] = uintptr(fds[next])
+			files[i] = uintptr(fds[next])
 			next++
 		}
 	}

@@ -30,12 +30,14 @@ type message struct {
 	Layers  map[string]string `json:"layers,omitempty"`
 	Missing []string          `json:"missing,omitempty"`
 
-	// spawn (shellgate → helper), with stdout and stderr as ancillary fds.
+	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
+	// fds, those that are set.
 	ID     uint64   `json:"id,omitempty"`
 	Argv   []string `json:"argv,omitempty"`
 	Env    []string `json:"env,omitempty"`
 	Dir    string   `json:"dir,omitempty"`
-	Stdout bool     `json:"stdout,omitempty"` // an fd was sent for it
+	Stdin  bool     `json:"stdin,omitempty"` // an fd was sent for it
+	Stdout bool     `json:"stdout,omitempty"`
 	Stderr bool     `json:"stderr,omitempty"`
 
 	// started (helper → shellgate), with the command's PID as credentials; or

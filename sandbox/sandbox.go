@@ -78,8 +78,8 @@ func ParseProfile(s string) (Profile, error) {
 
 // Spec is what one session confines its commands to. Paths are absolute.
 type Spec struct {
-	// Writable paths: the project root first, then caches and configured paths.
-	// Paths that do not exist are skipped.
+	// Writable paths: the project root first, then caches and configured paths;
+	// directories or single files. Paths that do not exist are skipped.
 	Writable []string
 	// Protected paths stay read-only even inside a writable one (.git/hooks,
 	// .git/config, .vscode, …). Only paths that exist when the session starts

@@ -111,7 +111,7 @@ func run(t *testing.T, s *Session, dir, command string, env ...string) (string, 
 	bash, err := exec.LookPath("bash")
 	must(t, err)
 	env = append([]string{"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + filepath.Join(dir, "..", "home")}, env...)
-	l, err := s.Launch([]string{bash, "--noprofile", "--norc", "-c", command}, env, dir, w, w)
+	l, err := s.Launch([]string{bash, "--noprofile", "--norc", "-c", command}, env, dir, nil, w, w)
 	w.Close()
 	if err != nil {
 		r.Close()
@@ -380,15 +380,15 @@ func TestNoCapabilities(t *testing.T) {
 func TestLaunchErrors(t *testing.T) {
 	l := newLab(t)
 	s := start(t, l.spec())
-	_, err := s.Launch([]string{filepath.Join(l.root, "missing")}, nil, l.root, nil, nil)
+	_, err := s.Launch([]string{filepath.Join(l.root, "missing")}, nil, l.root, nil, nil, nil)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing program: %v", err)
 	}
-	_, err = s.Launch([]string{filepath.Join(l.root, "README.md")}, nil, l.root, nil, nil)
+	_, err = s.Launch([]string{filepath.Join(l.root, "README.md")}, nil, l.root, nil, nil, nil)
 	if !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("not executable: %v", err)
 	}
-	_, err = s.Launch([]string{"/bin/true"}, nil, filepath.Join(l.root, "nope"), nil, nil)
+	_, err = s.Launch([]string{"/bin/true"}, nil, filepath.Join(l.root, "nope"), nil, nil, nil)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing directory: %v", err)
 	}
@@ -402,7 +402,7 @@ func TestProcessLimit(t *testing.T) {
 	s := start(t, spec)
 	r, w, _ := os.Pipe()
 	defer r.Close()
-	_, err := s.Launch([]string{"/bin/sh", "-c", "for i in $(seq 80); do sleep 5 & done; wait"}, []string{"PATH=/usr/bin:/bin"}, l.root, w, w)
+	_, err := s.Launch([]string{"/bin/sh", "-c", "for i in $(seq 80); do sleep 5 & done; wait"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, w)
 	w.Close()
 	must(t, err)
 	time.Sleep(time.Second)
@@ -470,7 +470,7 @@ func owner() int {
 		return 1
 	}
 	r, w, _ := os.Pipe()
-	l, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 6004.5; echo started; exec sleep 6005.5"}, []string{"PATH=/usr/bin:/bin"}, "/", w, nil)
+	l, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 6004.5; echo started; exec sleep 6005.5"}, []string{"PATH=/usr/bin:/bin"}, "/", nil, w, nil)
 	w.Close()
 	if err != nil {
 		fmt.Println("error:", err)
@@ -511,4 +511,22 @@ func procsNamed(args ...string) []string {
 		}
 	}
 	return found
+}
+
+// A command reads the stdin it is given.
+func TestStdin(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	in, err := os.Open(filepath.Join(l.root, "README.md"))
+	must(t, err)
+	defer in.Close()
+	r, w, _ := os.Pipe()
+	p, err := s.Launch([]string{"/bin/cat"}, nil, l.root, in, w, nil)
+	w.Close()
+	must(t, err)
+	out, _ := io.ReadAll(r)
+	r.Close()
+	if code, _ := p.Wait(); code == nil || *code != 0 || string(out) != "readme\n" {
+		t.Errorf("cat of stdin: %v %q", code, out)
+	}
 }

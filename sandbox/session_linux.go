@@ -261,7 +261,7 @@ func (s *Session) Alive() bool {
 func (s *Session) Report() Report { return s.report }
 
 // Launch starts argv in the session; see runner.Launcher.
-func (s *Session) Launch(argv, env []string, dir string, stdout, stderr *os.File) (runner.Launched, error) {
+func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File) (runner.Launched, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -275,17 +275,18 @@ func (s *Session) Launch(argv, env []string, dir string, stdout, stderr *os.File
 
 	m := &message{Op: "spawn", ID: id, Argv: argv, Env: env, Dir: dir}
 	var fds []int
-	for _, f := range []*os.File{stdout, stderr} {
+	for _, f := range []*os.File{stdin, stdout, stderr} {
 		if f != nil {
 			fds = append(fds, int(f.Fd()))
 		}
 	}
-	m.Stdout, m.Stderr = stdout != nil, stderr != nil
+	m.Stdin, m.Stdout, m.Stderr = stdin != nil, stdout != nil, stderr != nil
 	var oob []byte
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
 	}
 	err := s.ctl.send(m, oob)
+	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
 	if err != nil {

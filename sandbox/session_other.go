@@ -21,7 +21,7 @@ func (*Session) Alive() bool { return false }
 func (*Session) Report() Report { return Report{} }
 
 // Launch is never called: Start returns no Session.
-func (*Session) Launch([]string, []string, string, *os.File, *os.File) (runner.Launched, error) {
+func (*Session) Launch([]string, []string, string, *os.File, *os.File, *os.File) (runner.Launched, error) {
 	return nil, ErrUnsupported
 }
 

@@ -8,12 +8,14 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 // commonFlags are the configuration flags of every command that builds a Gate, so
 // that `check` decides exactly as `run` and `mcp` would with the same flags.
 type commonFlags struct {
 	root, configFile, mode     string
+	sandbox, profile           string
 	allowNetwork               bool
 	trustProject, noUserConfig bool
 }
@@ -23,6 +25,8 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.configFile, "config", "", "configuration file (TOML), merged over the user and project files")
 	fs.StringVar(&c.mode, "mode", "", "approval mode: auto, untrusted or never (default: from the configuration, else auto)")
 	fs.BoolVar(&c.allowNetwork, "allow-network", false, "allow network clients such as curl and git push (also BASH_ALLOW_NETWORK=true)")
+	fs.StringVar(&c.sandbox, "sandbox", "", "kernel sandbox: auto (default: what the kernel offers), on (refuse to run without every layer) or off")
+	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
 }
@@ -50,6 +54,20 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 	}
 	if c.allowNetwork {
 		cfg.Policy.Network = true
+	}
+	if c.sandbox != "" {
+		m, err := sandbox.ParseMode(c.sandbox)
+		if err != nil {
+			return cfg, src, &usageError{fmt.Sprintf("--sandbox %q: want auto, on or off", c.sandbox)}
+		}
+		cfg.Sandbox.Mode = m
+	}
+	if c.profile != "" {
+		p, err := sandbox.ParseProfile(c.profile)
+		if err != nil {
+			return cfg, src, &usageError{fmt.Sprintf("--profile %q: want workspace-write, read-only or full-access", c.profile)}
+		}
+		cfg.Sandbox.Profile = p
 	}
 	switch m := policy.Mode(c.mode); m {
 	case "":

@@ -4,12 +4,17 @@
 //	shellgate run   [flags] -- COMMAND   run a command, print its output and a summary
 //	shellgate check [flags] -- COMMAND   show the policy decision without running
 //	shellgate mcp   [flags]              serve the shell tool over MCP (stdio or HTTP)
+//	shellgate hook  AGENT                answer an agent's pre-tool hook
+//	shellgate exec  [flags] COMMAND      run a command as a prefix would, through the gate
+//	shellgate install|uninstall AGENT    add or remove the hook in the agent's settings
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
@@ -25,13 +30,22 @@ Usage:
   shellgate run   [flags] -- COMMAND   check, run and report a command
   shellgate check [flags] -- COMMAND   show the policy decision without running it
   shellgate mcp   [flags]              serve the shell tool over MCP (stdio, or --http ADDR)
+  shellgate hook  AGENT                answer AGENT's pre-tool hook (claude-code, gemini-cli, cursor)
+  shellgate exec  [flags] COMMAND      run COMMAND through the gate with its own stdio and exit status
+  shellgate install|uninstall AGENT    add or remove the hook in AGENT's settings
   shellgate help  COMMAND              show a command's flags
 
 Run "shellgate run -h" for flags and exit statuses.
 `
 
 func main() {
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	// Installed as shellgate-exec, it is the one program CLAUDE_CODE_SHELL_PREFIX
+	// can name (the prefix is quoted as a single word).
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "shellgate-exec" {
+		args = append([]string{"exec"}, args...)
+	}
+	os.Exit(dispatch(args, os.Stdout, os.Stderr))
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
@@ -39,6 +53,11 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"run":   cmdRun,
 		"check": cmdCheck,
 		"mcp":   cmdMCP,
+
+		"hook":      cmdHook,
+		"exec":      cmdExec,
+		"install":   cmdInstall,
+		"uninstall": cmdUninstall,
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

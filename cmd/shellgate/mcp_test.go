@@ -55,7 +55,7 @@ func TestMCPUsage(t *testing.T) {
 // buildBinary builds shellgate into a temporary directory.
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "shellgate")
+	bin := filepath.Join(visibleTempDir(tb), "shellgate")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
@@ -63,6 +63,19 @@ func buildBinary(tb testing.TB) string {
 		tb.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// visibleTempDir is a temporary directory outside /tmp, which the sandbox
+// replaces with a session's own: a binary there can be run through the
+// sandbox, as one in PATH would be.
+func visibleTempDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "shellgate-test-")
+	if err != nil {
+		return tb.TempDir()
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // mcpCommand is `shellgate mcp` in a fresh root, with no user configuration.

@@ -20,7 +20,7 @@ import (
 func TestRunInterrupt(t *testing.T) {
 	bin := buildBinary(t)
 	home := t.TempDir()
-	cmd := exec.Command(bin, "run", "--root", t.TempDir(), "--", "sleep 300 & echo $!; sleep 200")
+	cmd := exec.Command(bin, "run", "--root", t.TempDir(), "--", "sleep 300.07 & echo started; sleep 200")
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -35,7 +35,8 @@ func TestRunInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	background, _ := strconv.Atoi(strings.TrimSpace(line))
+	_ = line
+	background := findProc(t, "sleep", "300.07")
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -52,9 +53,35 @@ func TestRunInterrupt(t *testing.T) {
 	if !strings.Contains(stderr.String(), "Cancelled") {
 		t.Errorf("stderr does not say it was cancelled:\n%s", stderr.String())
 	}
-	if background == 0 || syscall.Kill(background, 0) == nil && !zombie(background) {
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(background, 0) == nil && !zombie(background) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(background, 0) == nil && !zombie(background) {
 		t.Errorf("background pid %d survived Ctrl-C", background)
 	}
+}
+
+// findProc waits for the process whose command line is exactly argv and
+// returns its PID as this process sees it: in the sandbox, commands only know
+// their own PID namespace's numbers.
+func findProc(t *testing.T, argv ...string) int {
+	t.Helper()
+	want := strings.Join(argv, "\x00") + "\x00"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == want && !zombie(pid) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process %q", argv)
+	return 0
 }
 
 func zombie(pid int) bool {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/hook"
+)
+
+const execUsage = `Usage: shellgate exec [flags] COMMAND-LINE
+       shellgate exec [flags] [--] PROGRAM ARG...
+
+Runs a command through the policy and the gate as if it were run directly: stdin,
+stdout and stderr are the command's own (nothing is captured, no envelope), and the
+exit status is the command's. One argument is a shell command line; several are a
+program and its arguments, quoted as they are. For CLAUDE_CODE_SHELL_PREFIX, which
+passes one command line: see docs/integrations.md (the prefix must be one program,
+so link shellgate as shellgate-exec, which runs "shellgate exec").
+
+No timeout unless --timeout is given: a stdio MCP server runs as long as its client.
+SIGINT, SIGTERM and SIGHUP end the command's whole process group.
+
+Exit status: the command's own; 128+N if signal N killed it; 124 if it timed out;
+130 if interrupted; 125 if shellgate refused it (the reason is on stderr) or could
+not run it.
+
+Flags:
+`
+
+// forever stands for "no timeout": the gate requires one.
+const forever = time.Duration(math.MaxInt64)
+
+func cmdExec(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
+	var (
+		cf      commonFlags
+		timeout timeoutFlag
+	)
+	cf.register(fs)
+	fs.Var(&timeout, "timeout", "end the command after this long, e.g. `30s` (default: never)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitShellgate
+	}
+	words := fs.Args()
+	if len(words) == 0 {
+		fmt.Fprintln(stderr, "shellgate exec: no command given. Usage: shellgate exec [flags] COMMAND-LINE (see shellgate exec -h)")
+		return exitShellgate
+	}
+	command := words[0]
+	if len(words) > 1 {
+		command = quoteArgv(words)
+	}
+	cfg, model, err := execConfig(cf, command, len(words) == 1, timeout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
+	defer gate.Close()
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: cannot read the current directory: %v\n", err)
+		return exitShellgate
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	opts := []shellgate.Option{shellgate.WithStdio(os.Stdin, stdout, stderr)}
+	if in, out := openTTY(); in != nil {
+		defer in.Close()
+		opts = append(opts, shellgate.WithApprover(promptApprover(in, out)))
+	} else if model != "" && hook.TakeAsked(gate.Info().Root, model) {
+		// The hook asked the user about this command in Claude Code's dialog, and
+		// Claude Code runs it only once they approved.
+		opts = append(opts, shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce }))
+	}
+	env := gate.Run(ctx, shellgate.Request{Command: command, Directory: wd}, opts...)
+	switch {
+	case env.Data.TimedOut:
+		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", timeout.d)
+	case env.Error != nil && env.Error.Code != envelope.Timeout && env.Error.Code != envelope.Cancelled:
+		fmt.Fprintf(stderr, "shellgate: %s\n", env.Error.Message) // the output went straight through
+	}
+	return exitStatus(env)
+}
+
+// execConfig is the configuration for running command as Claude Code's prefix: the
+// project directory it reports, the exceptions its Bash wrapper needs (when the
+// command came as one line, as Claude Code passes it), and no timeout unless asked.
+// model is the model's command inside the wrapper, if command is one.
+func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFlag, warnings io.Writer) (cfg shellgate.Config, model string, err error) {
+	// Claude Code gives its hooks and stdio MCP servers the project directory.
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
+	if cf.root == "" {
+		cf.root = project
+	}
+	cfg, _, err = cf.config(warnings)
+	if err != nil {
+		return cfg, "", err
+	}
+	if project != "" {
+		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
+		// its value known, the policy sees which program that is.
+		cfg.Env = maps.Clone(cfg.Env)
+		if cfg.Env == nil {
+			cfg.Env = map[string]string{}
+		}
+		if _, set := cfg.Env["CLAUDE_PROJECT_DIR"]; !set {
+			cfg.Env["CLAUDE_PROJECT_DIR"] = project
+		}
+	}
+	if oneLine {
+		home, _ := os.UserHomeDir()
+		w := hook.ParseClaudeCodeBash(command, home, os.TempDir(), os.Getenv("CLAUDE_CODE_TMPDIR"))
+		cfg.Policy.WritablePaths = append(cfg.Policy.WritablePaths, w.Writable...)
+		for _, f := range w.Writable {
+			// The cwd file Claude Code reads afterwards: made now, so that the
+			// sandbox can show this one file of its temp dir to the command.
+			if f, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+			}
+		}
+		cfg.Policy.Allow = append(cfg.Policy.Allow, w.Allow...)
+		model = w.Command
+	}
+	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever
+	if timeout.set {
+		cfg.DefaultTimeout = timeout.d
+	}
+	return cfg, model, nil
+}
+
+// quoteArgv makes one POSIX command line of a program and its arguments.
+func quoteArgv(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = quoteArg(w)
+	}
+	return strings.Join(q, " ")
+}

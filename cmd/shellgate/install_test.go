@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Settings files that already hold other hooks and settings, per agent.
+var existingSettings = map[string]string{
+	"claude-code": `{
+  "permissions": {
+    "allow": [
+      "Bash(npm run lint)"
+    ]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Write|Edit",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/home/user/bin/check-write.sh"
+          }
+        ]
+      }
+    ],
+    "PostToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "audit-log",
+            "timeout": 5
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus"
+}
+`,
+	"gemini-cli": `{
+  "general": {
+    "vimMode": true
+  },
+  "hooks": {
+    "BeforeTool": [
+      {
+        "matcher": "write_file|replace",
+        "hooks": [
+          {
+            "name": "security-check",
+            "type": "command",
+            "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/security.sh",
+            "timeout": 5000
+          }
+        ]
+      }
+    ]
+  }
+}
+`,
+	"cursor": `{
+  "version": 1,
+  "hooks": {
+    "afterFileEdit": [
+      {
+        "command": "./hooks/format.sh"
+      }
+    ],
+    "beforeShellExecution": [
+      {
+        "command": "./hooks/audit.sh"
+      }
+    ]
+  }
+}
+`,
+}
+
+func runInstall(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := dispatch(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// install, install again, uninstall: the other hooks stay where they were, the
+// second install changes nothing, and uninstall gives back the original file.
+func TestInstallRoundTrip(t *testing.T) {
+	for agent, original := range existingSettings {
+		t.Run(agent, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(file, []byte(original), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := "/opt/bin/shellgate hook " + agent
+
+			out, errs, code := runInstall(t, "install", agent, "--settings", file, "--command", cmd, "--dry-run")
+			if code != 0 || !strings.Contains(out, "+") || !strings.Contains(out, "dry run") {
+				t.Fatalf("dry run: exit %d, stdout %q, stderr %q", code, out, errs)
+			}
+			if b, _ := os.ReadFile(file); string(b) != original {
+				t.Fatal("--dry-run wrote the file")
+			}
+
+			out, errs, code = runInstall(t, "install", agent, "--settings", file, "--command", cmd)
+			if code != 0 {
+				t.Fatalf("install: exit %d, stderr %q", code, errs)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---") && strings.TrimSpace(line[1:]) != "]" && strings.TrimSpace(line[1:]) != "}" {
+					t.Errorf("install removed a line: %q\n%s", line, out)
+				}
+			}
+			installed, _ := os.ReadFile(file)
+			if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, want 0600 kept", fi.Mode().Perm())
+			}
+			var v map[string]any
+			if err := json.Unmarshal(installed, &v); err != nil {
+				t.Fatalf("not JSON after install: %v\n%s", err, installed)
+			}
+			if !strings.Contains(string(installed), `"command": "`+cmd+`"`) {
+				t.Errorf("hook not added:\n%s", installed)
+			}
+			for _, keep := range []string{"check-write.sh", "audit-log", "security.sh", "format.sh", "audit.sh"} {
+				if strings.Contains(original, keep) && !strings.Contains(string(installed), keep) {
+					t.Errorf("lost %s:\n%s", keep, installed)
+				}
+			}
+
+			out, _, code = runInstall(t, "install", agent, "--settings", file, "--command", "shellgate hook "+agent)
+			if code != 0 || !strings.Contains(out, "nothing to change") {
+				t.Errorf("second install: exit %d, %q", code, out)
+			}
+
+			out, errs, code = runInstall(t, "uninstall", agent, "--settings", file)
+			if code != 0 {
+				t.Fatalf("uninstall: exit %d, stderr %q", code, errs)
+			}
+			if b, _ := os.ReadFile(file); string(b) != original {
+				t.Errorf("uninstall did not give back the original:\n%s\nwant\n%s", b, original)
+			}
+		})
+	}
+}
+
+func TestInstallNewFileAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".cursor", "hooks.json")
+	if _, errs, code := runInstall(t, "install", "cursor", "--settings", file, "--command", "shellgate hook cursor"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "{\n  \"version\": 1,\n  \"hooks\": {\n    \"beforeShellExecution\": [\n      {\n        \"command\": \"shellgate hook cursor\"\n      }\n    ]\n  }\n}\n"
+	if b, _ := os.ReadFile(file); string(b) != want {
+		t.Errorf("new file:\n%s\nwant\n%s", b, want)
+	}
+	if _, _, code := runInstall(t, "uninstall", "cursor", "--settings", file); code != 0 {
+		t.Fatal("uninstall failed")
+	}
+	if b, _ := os.ReadFile(file); string(b) != "{\n  \"version\": 1\n}\n" {
+		t.Errorf("after uninstall: %q", b)
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"hooks": [}`), 0o644)
+	notObj := filepath.Join(dir, "hooks-array.json")
+	os.WriteFile(notObj, []byte(`{"hooks": []}`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "claude-code", "--settings", bad}, "not valid JSON"},
+		{[]string{"install", "claude-code", "--settings", notObj}, `"hooks" is not a JSON object`},
+		{[]string{"install", "vscode", "--settings", bad}, "unknown agent"},
+		{[]string{"install"}, "no agent given"},
+		{[]string{"install", "cursor", "--settings", bad, "--project"}, "give one"},
+	} {
+		_, errs, code := runInstall(t, tc.args...)
+		if code != exitShellgate || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(bad); string(b) != `{"hooks": [}` {
+		t.Error("a bad file was rewritten")
+	}
+}
+
+// A settings file that is a symbolic link (to a dotfiles repository, say) is
+// changed where it lives; the link stays a link.
+func TestInstallThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte(existingSettings["claude-code"]), 0o644)
+	link := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, errs, code := runInstall(t, "install", "claude-code", "--settings", link, "--command", "shellgate hook claude-code"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "shellgate hook claude-code") {
+		t.Errorf("the linked file was not changed:\n%s", b)
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
+	b := "1\n2\nthree\n4\n5\n6\n7\n8\n9\nten\n"
+	want := "--- f\n+++ f\n@@\n 1\n 2\n-3\n+three\n 4\n 5\n@@\n 8\n 9\n+ten\n"
+	if got := unifiedDiff("f", a, b); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := unifiedDiff("f", "", "x\n"); got != "--- /dev/null\n+++ f\n@@\n+x\n" {
+		t.Errorf("new file: %q", got)
+	}
+}

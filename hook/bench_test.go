@@ -1,0 +1,48 @@
+package hook_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/hook"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// BenchmarkHandleClaudeCode is the decision a hook process makes, in process: read
+// the payload, load the configuration, build the policy and check the command, as
+// `shellgate hook claude-code` does once per run. The rest of a hook's time is the
+// process start (BenchmarkHookClaudeCode in cmd/shellgate).
+//
+//	go test -run '^$' -bench HandleClaudeCode ./hook
+func BenchmarkHandleClaudeCode(b *testing.B) {
+	root := b.TempDir()
+	b.Setenv("HOME", b.TempDir())
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-bash.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["cwd"] = root
+	m["tool_input"].(map[string]any)["command"] = "git status && go test ./... | tee out.txt"
+	payload, _ := json.Marshal(m)
+	a, _ := hook.Lookup("claude-code")
+	decide := func(c hook.Call) (policy.Verdict, error) {
+		cfg, _, err := config.Load(config.LoadOptions{Root: c.Dir})
+		if err != nil {
+			return policy.Verdict{}, err
+		}
+		return a.Decide(cfg, c)
+	}
+	for b.Loop() {
+		res := a.Handle(bytes.NewReader(payload), os.Getenv, decide)
+		if res.Exit != 0 || !bytes.Contains(res.Stdout, []byte(`"allow"`)) {
+			b.Fatalf("%s %s", res.Stdout, res.Stderr)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+// Package hook answers coding agents' pre-tool hooks with shellgate's policy: Claude
+// Code's PreToolUse, Gemini CLI's BeforeTool and Cursor's beforeShellExecution.
+//
+// Each agent has its own file, which reads that agent's documented payload into a
+// Call and writes the verdict in that agent's documented answer; the decision itself
+// is the caller's (the CLI passes Agent.Decide, which checks Calls with
+// shellgate.Checker, the same policy as every other face). Handle ties them together and fails closed: a payload that
+// cannot be read is refused with a message on stderr and exit status 2, the
+// blocking status of all three agents. The same files merge the hook into each
+// agent's settings (install.go).
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// Limits on what a hook reads. A longer command is refused, not checked: checking
+// a megabyte of commands takes the policy over a second, before every command, and
+// no agent's shell takes one that long in a single argument anyway.
+const (
+	MaxCommand = 1 << 20
+	maxPayload = 4 << 20
+)
+
+// ExitBlock is the exit status that blocks the tool call in all three agents,
+// with stderr as the reason.
+const ExitBlock = 2
+
+// Call is a tool call as an agent's hook payload describes it.
+type Call struct {
+	// Shell is false for any other tool, which is passed through untouched.
+	Shell   bool
+	Command string
+	// Dir is the absolute directory the command starts in ("" when not given).
+	Dir string
+	// Root is the project directory the agent reports ("" when it reports none).
+	Root string
+}
+
+// Decider judges a shell Call. An error (a bad configuration, say) refuses it.
+type Decider func(Call) (policy.Verdict, error)
+
+// Decide judges a Call by the policy of cfg, whose Root is the project, without
+// setting up a Gate: a hook runs nothing. An agent that puts asks to its user
+// notes them for shellgate exec (NoteAsked).
+func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
+	chk, err := shellgate.NewChecker(cfg)
+	if err != nil {
+		return policy.Verdict{}, err
+	}
+	v := chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir})
+	if v.Decision == policy.Ask && a.notesAsks {
+		_ = NoteAsked(chk.Root(), c.Command) // without it exec refuses: no worse than no hook
+	}
+	return v, nil
+}
+
+// Agent is one agent's hook protocol.
+type Agent struct {
+	// Name is the agent as the CLI names it: "claude-code", "gemini-cli", "cursor".
+	Name string
+	// parse reads a payload; getenv gives the hook's environment, where some
+	// agents report the project directory.
+	parse func(payload []byte, getenv func(string) string) (Call, error)
+	// answer is the JSON written on stdout for a verdict.
+	answer func(policy.Verdict) any
+	// pass is the JSON written for another tool; nil writes nothing.
+	pass any
+	// settings describes where and how install registers the hook.
+	settings settingsSpec
+	// notesAsks: the agent asks its user and may run the command through
+	// shellgate exec, which then needs to know it was asked (asked.go).
+	notesAsks bool
+}
+
+var agents = map[string]*Agent{
+	claudeCode.Name: claudeCode,
+	geminiCLI.Name:  geminiCLI,
+	cursor.Name:     cursor,
+}
+
+// Lookup returns the agent called name.
+func Lookup(name string) (*Agent, bool) {
+	a, ok := agents[name]
+	return a, ok
+}
+
+// Names lists the agents, sorted.
+func Names() []string {
+	names := make([]string, 0, len(agents))
+	for n := range agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Result is what the hook process prints and how it exits.
+type Result struct {
+	Stdout []byte
+	Stderr string
+	Exit   int
+}
+
+// Handle reads one payload from in, decides it and returns the answer. It never
+// lets a call through that it could not judge.
+func (a *Agent) Handle(in io.Reader, getenv func(string) string, decide Decider) Result {
+	payload, err := io.ReadAll(io.LimitReader(in, maxPayload+1))
+	switch {
+	case err != nil:
+		return a.block(fmt.Sprintf("cannot read the hook payload: %v", err))
+	case len(payload) > maxPayload:
+		return a.block(fmt.Sprintf("the hook payload is over %d bytes", maxPayload))
+	}
+	call, err := a.parse(payload, getenv)
+	if err != nil {
+		return a.block(err.Error())
+	}
+	if !call.Shell {
+		return a.encode(a.pass)
+	}
+	var v policy.Verdict
+	switch {
+	case strings.TrimSpace(call.Command) == "":
+		v = refuse("empty", "The command is empty or only whitespace; there is nothing to run.")
+	case len(call.Command) > MaxCommand:
+		v = refuse("size", fmt.Sprintf("The command is %d bytes; shellgate checks commands of at most %d bytes. Write the script to a file in the project and run that file.", len(call.Command), MaxCommand))
+	case call.Dir != "" && !filepath.IsAbs(call.Dir):
+		return a.block(fmt.Sprintf("the working directory %q is not absolute", call.Dir))
+	default:
+		v, err = decide(call)
+		if err != nil {
+			return a.block(err.Error())
+		}
+	}
+	return a.encode(a.answer(v))
+}
+
+func refuse(rule, reason string) policy.Verdict {
+	return policy.Verdict{Decision: policy.Deny, Rule: rule, Reason: reason}
+}
+
+func (a *Agent) block(msg string) Result {
+	return Result{Stderr: fmt.Sprintf("shellgate hook %s: %s; refusing the tool call.\n", a.Name, msg), Exit: ExitBlock}
+}
+
+func (a *Agent) encode(v any) Result {
+	if v == nil {
+		return Result{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return a.block(fmt.Sprintf("cannot encode the answer: %v", err))
+	}
+	return Result{Stdout: b.Bytes()}
+}
+
+// decodeObject unmarshals a JSON object, naming what is wrong when it is not one.
+func decodeObject(payload []byte, v any) error {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return errors.New("the hook payload is empty; want a JSON object on stdin")
+	}
+	if err := json.Unmarshal(payload, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("the hook payload's %q is a JSON %s, want %s", te.Field, te.Value, te.Type)
+		}
+		return fmt.Errorf("the hook payload is not a valid JSON object: %v", err)
+	}
+	return nil
+}
+
+// reason is the verdict's reason with its rule, as the agent shows it.
+func reason(v policy.Verdict) string {
+	if v.Decision == policy.Allow {
+		return "shellgate: allowed by policy"
+	}
+	if v.Rule == "" {
+		return "shellgate: " + v.Reason
+	}
+	return fmt.Sprintf("shellgate (%s): %s", v.Rule, v.Reason)
+}
+
+// askReason is the reason of an ask as the user reads it in the agent's approval
+// dialog: the policy's reason, and how to stop being asked.
+func askReason(v policy.Verdict) string {
+	return reason(v) + allowHint(v, " To allow such commands without asking, add")
+}
+
+// allowHint names the user allow pattern that covers an asked command, after lead;
+// nothing when the policy names no command prefix to allow.
+func allowHint(v policy.Verdict, lead string) string {
+	if v.SessionKey == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s [policy] allow = [%q] to ~/.config/shellgate/config.toml.", lead, v.SessionKey+" *")
+}
