@@ -44,7 +44,8 @@ type Info struct {
 	Mode           policy.Mode
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
-	OutputLimit    int
+	OutputLimit    int // per call, stdout and stderr together
+	MaxOutputLimit int // the most a call may ask for
 	SpillDir       string
 	Rules          []policy.RuleInfo
 }
@@ -140,6 +141,9 @@ func fillDefaults(c *Config) error {
 	if c.OutputLimit == 0 {
 		c.OutputLimit = DefaultOutputLimit
 	}
+	if c.MaxOutputLimit == 0 {
+		c.MaxOutputLimit = max(DefaultMaxOutputLimit, c.OutputLimit)
+	}
 	if c.SpillDir == "" {
 		c.SpillDir = output.DefaultSpillDir()
 	}
@@ -156,8 +160,8 @@ func fillDefaults(c *Config) error {
 		return fmt.Errorf("default timeout %s is longer than the max timeout %s", c.DefaultTimeout, c.MaxTimeout)
 	case c.KillGrace < 0 || c.KillGrace > 2*time.Second:
 		return fmt.Errorf("kill grace %s must be between 0 and 2s", c.KillGrace)
-	case c.OutputLimit < 0:
-		return fmt.Errorf("output limit %d must be positive", c.OutputLimit)
+	case c.OutputLimit < 0 || c.MaxOutputLimit < c.OutputLimit:
+		return fmt.Errorf("output limit %d must be positive and at most the max output limit %d", c.OutputLimit, c.MaxOutputLimit)
 	case c.SpillMax < 0:
 		return fmt.Errorf("spill max %d must be positive", c.SpillMax)
 	}
@@ -175,6 +179,7 @@ func (g *Gate) Info() Info {
 		DefaultTimeout: g.cfg.DefaultTimeout,
 		MaxTimeout:     g.cfg.MaxTimeout,
 		OutputLimit:    g.cfg.OutputLimit,
+		MaxOutputLimit: g.cfg.MaxOutputLimit,
 		SpillDir:       g.cfg.SpillDir,
 		Rules:          g.cfg.Policy.Active(),
 	}
@@ -218,28 +223,36 @@ func (g *Gate) sweep() {
 	_ = output.Sweep(g.cfg.SpillDir, g.cfg.SpillRetention)
 }
 
-// validate checks the request's own fields; it returns an INVALID_PARAM message.
-func (g *Gate) validate(req Request) (time.Duration, string) {
+// validate checks the request's own fields and returns its timeout and output
+// budget, or an INVALID_PARAM message.
+func (g *Gate) validate(req Request) (time.Duration, int, string) {
 	switch {
 	case req.Command == "":
-		return 0, "Missing required parameter 'command'."
+		return 0, 0, "Missing required parameter 'command'."
 	case strings.TrimSpace(req.Command) == "":
-		return 0, "Parameter 'command' is empty or only whitespace; give a shell command to run."
+		return 0, 0, "Parameter 'command' is empty or only whitespace; give a shell command to run."
 	case strings.IndexByte(req.Command, 0) >= 0:
-		return 0, fmt.Sprintf("Parameter 'command' contains a NUL byte at offset %d; shell commands cannot contain NUL bytes.", strings.IndexByte(req.Command, 0))
+		return 0, 0, fmt.Sprintf("Parameter 'command' contains a NUL byte at offset %d; shell commands cannot contain NUL bytes.", strings.IndexByte(req.Command, 0))
 	}
 	if max := g.shell.MaxScript(); len(req.Command) > max {
-		return 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
+		return 0, 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
 	}
 	timeout := g.cfg.DefaultTimeout
 	if req.TimeoutMS != nil {
 		max := g.cfg.MaxTimeout.Milliseconds()
 		if *req.TimeoutMS < 1 || *req.TimeoutMS > max {
-			return 0, fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %d).", max, *req.TimeoutMS)
+			return 0, 0, fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %d).", max, *req.TimeoutMS)
 		}
 		timeout = time.Duration(*req.TimeoutMS) * time.Millisecond
 	}
-	return timeout, ""
+	budget := g.cfg.OutputLimit
+	if n := req.MaxOutputBytes; n != 0 {
+		if n < 1 || n > g.cfg.MaxOutputLimit {
+			return 0, 0, fmt.Sprintf("max_output_bytes must be an integer between 1 and %d (got %d).", g.cfg.MaxOutputLimit, n)
+		}
+		budget = n
+	}
+	return timeout, budget, ""
 }
 
 // Run checks req against the policy, runs it and returns the envelope. It never
@@ -254,7 +267,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 		Data:    envelope.Data{Command: req.Command},
 		Context: envelope.Context{ParamsInput: req.params(), Shell: g.shell.Path},
 	}
-	timeout, bad := g.validate(req)
+	timeout, budget, bad := g.validate(req)
 	if bad != "" {
 		return *env.Fail(envelope.InvalidParam, bad)
 	}
@@ -269,15 +282,11 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason}
 	switch v.Decision {
 	case policy.Deny:
-		env.Fail(v.Code, v.Reason)
-		env.Error.Rule = v.Rule
-		return *env.Settle()
+		return *env.Refuse(envelope.Err{Code: denyCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
 		who, ok := g.approve(ctx, req, v, o.approver)
 		if !ok {
-			env.Fail(envelope.ApprovalRequired, g.approvalMessage(v, o.approver != nil))
-			env.Error.Rule = v.Rule
-			return *env.Settle()
+			return *env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
 		}
 		env.Context.Policy.Approved = who
 	}
@@ -285,7 +294,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
 	}
 	g.sweep()
-	return g.execute(ctx, &env, req.Command, dir, timeout, o.onOutput)
+	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o.onOutput)
 }
 
 // approve asks the approver about an "ask" verdict.
@@ -311,6 +320,19 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	return fmt.Sprintf("Approval required: %s No one could be asked to approve it. %s", v.Reason, how)
 }
 
+// denyCode is the error code of a refusal: ACCESS_DENIED for a path leaving the
+// root, POLICY_DENIED for any other rule (INVALID_PARAM would tell a model its
+// parameters were malformed).
+func denyCode(v policy.Verdict) envelope.Code {
+	switch {
+	case v.Code == envelope.AccessDenied:
+		return v.Code
+	case v.Rule == policy.RuleEnv: // the caller's mistake, not the command's
+		return envelope.ExecutionError
+	}
+	return envelope.PolicyDenied
+}
+
 func sessionKeyOr(v policy.Verdict, def string) string {
 	if v.SessionKey != "" {
 		return v.SessionKey
@@ -319,9 +341,10 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 }
 
 // execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, onOutput func(Output)) envelope.Envelope {
-	stdout := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
-	stderr := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
+func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, onOutput func(Output)) envelope.Envelope {
+	// Each stream may need the whole budget; who gets what is settled at the end.
+	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
+	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
@@ -332,8 +355,10 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		KillGrace: g.cfg.KillGrace,
 	}
 	res, err := g.sup.Run(ctx, spec)
-	out, errOut := stdout.Close(), stderr.Close()
+	outShare, errShare := output.Share(budget, stdout.Total(), stderr.Total())
+	out, errOut := stdout.CloseWithin(outShare), stderr.CloseWithin(errShare)
 	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
+	env.Context.TimeoutMS = timeout.Milliseconds()
 	if err != nil {
 		code := envelope.ExecutionError
 		switch {
@@ -357,8 +382,24 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	d.Truncated = out.Truncated || errOut.Truncated
 	d.Binary = out.Binary || errOut.Binary
 	d.BackgroundPIDs = res.BackgroundPIDs
+	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	return *env.Settle()
+}
+
+// digest lists the error-like lines of both streams' omitted middles, numbered in
+// their full output files.
+func digest(out, errOut output.Result) string {
+	var b strings.Builder
+	for _, r := range []struct {
+		name string
+		res  output.Result
+	}{{"stdout", out}, {"stderr", errOut}} {
+		for _, l := range r.res.Digest {
+			fmt.Fprintf(&b, "%s line %d: %s\n", r.name, l.N, l.Text)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // noteSpills sets full_output_path to the first spill file and notes in the text

@@ -25,6 +25,9 @@ type Request struct {
 	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
 	// Description says what the command is for; it is recorded, not executed.
 	Description string `json:"description,omitempty"`
+	// MaxOutputBytes is this call's output budget, stdout and stderr together,
+	// 1…Config.MaxOutputLimit. Zero means Config.OutputLimit.
+	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
 }
 
 // params is the request as the caller gave it, for context.params_input.
@@ -39,6 +42,9 @@ func (r Request) params() map[string]any {
 	if r.Description != "" {
 		p["description"] = r.Description
 	}
+	if r.MaxOutputBytes != 0 {
+		p["max_output_bytes"] = r.MaxOutputBytes
+	}
 	return p
 }
 
@@ -48,8 +54,7 @@ func (r Request) params() map[string]any {
 func Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	g, err := New(Config{})
 	if err != nil {
-		env := envelope.Envelope{Data: envelope.Data{Command: req.Command}, Context: envelope.Context{ParamsInput: req.params()}}
-		return *env.Fail(envelope.ExecutionError, err.Error())
+		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.ExecutionError, Message: err.Error()})
 	}
 	defer g.Close()
 	return g.Run(ctx, req, opts...)

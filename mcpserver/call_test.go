@@ -37,11 +37,11 @@ func TestResults(t *testing.T) {
 		wantText   string
 	}{
 		{"exit 3", args("command", "echo out; echo err >&2; exit 3"), envelope.Partial, "", "Exit code 3"},
-		{"timeout", args("command", "sleep 5", "timeout_ms", 200), envelope.Error, envelope.Timeout, "timed out"},
+		{"timeout", args("command", "sleep 5", "timeout_ms", 200), envelope.Error, envelope.Timeout, "Timed out after 200ms"},
 		{"timeout after output", args("command", "echo started; sleep 5", "timeout_ms", 300), envelope.Partial, "", "started"},
 		{"missing directory", args("command", "pwd", "directory", "nope"), envelope.Error, envelope.NotFound, "nope"},
 		{"directory outside the root", args("command", "pwd", "directory", "../.."), envelope.Error, envelope.AccessDenied, ""},
-		{"policy deny", args("command", "sudo true"), envelope.Error, envelope.InvalidParam, "privilege"},
+		{"policy deny", args("command", "sudo true"), envelope.Error, envelope.PolicyDenied, "privilege"},
 		{"no command", args(), envelope.Error, envelope.InvalidParam, "command"},
 		{"blank command", args("command", "  "), envelope.Error, envelope.InvalidParam, "command"},
 		{"command not a string", args("command", 5), envelope.Error, envelope.InvalidParam, "must be a string, not a number"},
@@ -66,8 +66,8 @@ func TestResults(t *testing.T) {
 			if !strings.Contains(env.Text, tc.wantText) {
 				t.Errorf("text lacks %q:\n%s", tc.wantText, env.Text)
 			}
-			if env.Context.ParamsInput == nil {
-				t.Error("params_input is null")
+			if c, ok := tc.args["command"].(string); ok && env.Data.Command != c {
+				t.Errorf("data.command %q, want %q", env.Data.Command, c)
 			}
 		})
 	}

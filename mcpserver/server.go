@@ -32,6 +32,9 @@ type Options struct {
 	ProgressInterval time.Duration
 	// MaxMessage caps the size of one tool result message. Default: MaxMessage.
 	MaxMessage int
+	// TextOnly leaves structuredContent (and the tool's outputSchema) out of results:
+	// for clients that would show the model both channels. See docs/mcp.md.
+	TextOnly bool
 }
 
 // Server serves a Gate's shell tool over MCP. One Server can serve many sessions
@@ -87,9 +90,11 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := outputSchema()
-	if err != nil {
-		return nil, err
+	var out any         // an untyped nil: the SDK refuses a nil *jsonschema.Schema
+	if !opts.TextOnly { // a declared outputSchema obliges every result to carry structuredContent
+		if out, err = outputSchema(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{gate: gate, info: info, opts: opts, log: opts.Logger, rounds: newRoundTrips()}
 	s.base, s.shutdown = context.WithCancel(context.Background())
@@ -101,7 +106,7 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 		Name:         opts.ToolName,
 		Title:        "Shell",
 		Description:  desc,
-		InputSchema:  inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds()),
+		InputSchema:  inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds(), info.OutputLimit, info.MaxOutputLimit),
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Shell",
