@@ -43,8 +43,6 @@ func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage); fs.PrintDefaults() }
 	var (
 		cf       commonFlags
 		addr     = fs.String("http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
@@ -56,15 +54,14 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitShellgate
+	head := func(w io.Writer) { fmt.Fprint(w, mcpUsage) }
+	if help, err := parseFlags(fs, args, head, stdout); help {
+		return 0
+	} else if err != nil {
+		return usageFailure(stderr, "mcp", err.Error())
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shellgate mcp: unexpected arguments %q\n", fs.Args())
-		return exitShellgate
+		return usageFailure(stderr, "mcp", fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -76,8 +73,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	if *addr != "" {
 		t, generated, err := httpToken(*addr, *token)
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
-			return exitShellgate
+			return usageFailure(stderr, "mcp", err.Error())
 		}
 		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins}
 		if generated {
@@ -86,6 +82,10 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	}
 
 	cfg, _, err := cf.config(stderr)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		return usageFailure(stderr, "mcp", err.Error())
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
@@ -98,7 +98,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd})
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, Version: version()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
