@@ -245,6 +245,15 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 		}
 		timeout = time.Duration(*req.TimeoutMS) * time.Millisecond
 	}
+	if d := req.Timeout; d != 0 {
+		switch {
+		case req.TimeoutMS != nil:
+			return 0, 0, "Give the timeout once: Timeout or TimeoutMS, not both."
+		case d < time.Millisecond || d > g.cfg.MaxTimeout:
+			return 0, 0, fmt.Sprintf("Timeout must be between 1ms and %s (got %s).", g.cfg.MaxTimeout, d)
+		}
+		timeout = d
+	}
 	budget := g.cfg.OutputLimit
 	if n := req.MaxOutputBytes; n != 0 {
 		if n < 1 || n > g.cfg.MaxOutputLimit {

@@ -3,6 +3,7 @@ package shellgate_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
@@ -92,5 +93,24 @@ func TestTimeoutSaysSoFirst(t *testing.T) {
 	env := run(t, g, shellgate.Request{Command: "sleep 10", TimeoutMS: ms(1000)})
 	if !strings.HasPrefix(env.Text, "Timed out after 1s: sleep 10\n") || strings.Contains(env.Text, "kept") {
 		t.Errorf("%s", env.Text)
+	}
+}
+
+// Go callers may give the timeout as a time.Duration.
+func TestRequestTimeout(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: "sleep 10", Timeout: 300 * time.Millisecond})
+	if !env.Data.TimedOut || env.Context.TimeoutMS != 300 || env.Context.ParamsInput["timeout_ms"] != int64(300) {
+		t.Errorf("%s\n%v", env.Text, env.Context.ParamsInput)
+	}
+	for _, req := range []shellgate.Request{
+		{Command: "true", Timeout: time.Hour},
+		{Command: "true", Timeout: time.Microsecond},
+		{Command: "true", Timeout: time.Second, TimeoutMS: ms(1000)},
+	} {
+		if env := run(t, g, req); env.Error == nil || env.Error.Code != envelope.InvalidParam {
+			t.Errorf("%+v: %+v", req, env.Error)
+		}
 	}
 }

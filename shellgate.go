@@ -11,6 +11,7 @@ package shellgate
 
 import (
 	"context"
+	"time"
 
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -23,6 +24,8 @@ type Request struct {
 	Directory string `json:"directory,omitempty"`
 	// TimeoutMS is the timeout in milliseconds, 1…600000. Nil means the default (120000).
 	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+	// Timeout is TimeoutMS for Go callers: 0 means the default. Give one or the other.
+	Timeout time.Duration `json:"-"`
 	// Description says what the command is for; it is recorded, not executed.
 	Description string `json:"description,omitempty"`
 	// MaxOutputBytes is this call's output budget, stdout and stderr together,
@@ -38,6 +41,8 @@ func (r Request) params() map[string]any {
 	}
 	if r.TimeoutMS != nil {
 		p["timeout_ms"] = *r.TimeoutMS
+	} else if r.Timeout != 0 {
+		p["timeout_ms"] = r.Timeout.Milliseconds()
 	}
 	if r.Description != "" {
 		p["description"] = r.Description
