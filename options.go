@@ -2,7 +2,10 @@ package shellgate
 
 import (
 	"context"
+	"fmt"
 	"sync"
+
+	"github.com/shellgate/shellgate/policy"
 )
 
 // Option adjusts one call of Gate.Run.
@@ -35,6 +38,23 @@ type Question struct {
 	Reason  string // why, written for a person or a model
 	// SessionKey is the command prefix an "allow for this session" answer covers.
 	SessionKey string
+}
+
+// Why says, for a person, why the command needs approval: Reason is written for the
+// model that sent the command (what to do instead), this for the user asked.
+func (q Question) Why() string {
+	switch q.Rule {
+	case policy.RuleUserAsk:
+		return "It matches an \"ask\" rule of the shellgate configuration."
+	case policy.RuleUntrusted:
+		return "In untrusted mode, anything but a known read-only command needs approval."
+	}
+	for _, r := range policy.Rules() {
+		if r.ID == q.Rule {
+			return fmt.Sprintf("It %s (rule %s).", r.Description, r.ID)
+		}
+	}
+	return q.Reason
 }
 
 // Answer is an Approver's decision.

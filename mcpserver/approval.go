@@ -87,12 +87,8 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", envelope.CutMiddle(q.Command, 16<<10))
-	if q.Reason != "" {
-		fmt.Fprintf(&b, "Why you are asked: %s", envelope.CutMiddle(q.Reason, 4<<10))
-		if q.Rule != "" {
-			fmt.Fprintf(&b, " (rule %s)", q.Rule)
-		}
-		b.WriteString("\n")
+	if why := q.Why(); why != "" {
+		fmt.Fprintf(&b, "Why you are asked: %s\n", envelope.CutMiddle(why, 4<<10))
 	}
 	if q.SessionKey != "" {
 		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", envelope.CutMiddle(q.SessionKey, 1<<10))

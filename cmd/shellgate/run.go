@@ -216,7 +216,11 @@ func writeJSON(w io.Writer, v any) {
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).
 func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
-		fmt.Fprintf(out, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
+		always := "always for this session"
+		if q.SessionKey != "" {
+			always = fmt.Sprintf("always for commands starting with %q", q.SessionKey)
+		}
+		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n  %s\n%s\nAllow? [y]es / [n]o / [a]%s: ", q.Command, q.Why(), always[1:])
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')
