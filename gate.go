@@ -198,12 +198,17 @@ func (g *Gate) Close() error {
 }
 
 // Check returns the policy verdict for req without running anything. A directory that
-// cannot be used yields a deny verdict saying why.
+// cannot be used yields a deny verdict saying why: rule confinement for one outside
+// the root, no rule for one that is missing or not a directory (a bad parameter).
 func (g *Gate) Check(req Request) policy.Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
 		de := err.(*dirError)
-		return policy.Verdict{Decision: policy.Deny, Rule: "directory", Reason: de.msg, Code: de.code}
+		v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
+		if de.code == envelope.AccessDenied {
+			v.Rule = policy.RuleConfinement
+		}
+		return v
 	}
 	return g.policy.Check(req.Command, g.policyEnv(abs))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // One budget for the whole call: a big stdout leaves room for all of a small
@@ -112,5 +113,17 @@ func TestRequestTimeout(t *testing.T) {
 		if env := run(t, g, req); env.Error == nil || env.Error.Code != envelope.InvalidParam {
 			t.Errorf("%+v: %+v", req, env.Error)
 		}
+	}
+}
+
+// Every rule a verdict names is one `shellgate check --rules` lists.
+func TestCheckDirectoryRules(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	if v := g.Check(shellgate.Request{Command: "true", Directory: ".."}); v.Rule != policy.RuleConfinement || v.Decision != policy.Deny {
+		t.Errorf("outside the root: %+v", v)
+	}
+	if v := g.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
+		t.Errorf("missing directory: %+v", v)
 	}
 }
