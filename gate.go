@@ -308,7 +308,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
 	}
 	g.sweep()
-	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o.onOutput)
+	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o)
 }
 
 // approve asks the approver about an "ask" verdict.
@@ -355,7 +355,7 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 }
 
 // execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, onOutput func(Output)) envelope.Envelope {
+func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
 	// Each stream may need the whole budget; who gets what is settled at the end.
 	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
 	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
@@ -363,14 +363,19 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
 		Env:       shell.Env(os.Environ(), g.env),
-		Stdout:    tee(stdout, "stdout", onOutput),
-		Stderr:    tee(stderr, "stderr", onOutput),
+		Stdout:    tee(stdout, "stdout", o.onOutput),
+		Stderr:    tee(stderr, "stderr", o.onOutput),
 		Timeout:   timeout,
 		KillGrace: g.cfg.KillGrace,
 	}
 	res, err := g.sup.Run(ctx, spec)
 	outShare, errShare := output.Share(budget, stdout.Total(), stderr.Total())
 	out, errOut := stdout.CloseWithin(outShare), stderr.CloseWithin(errShare)
+	for _, r := range []output.Result{out, errOut} {
+		if r.SpillPath != "" && o.onSpill != nil {
+			o.onSpill(r.SpillPath)
+		}
+	}
 	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
 	env.Context.TimeoutMS = timeout.Milliseconds()
 	if err != nil {

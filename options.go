@@ -14,6 +14,14 @@ type Option func(*runOptions)
 type runOptions struct {
 	onOutput func(Output)
 	approver Approver
+	onSpill  func(path string)
+}
+
+// WithSpillFiles calls fn with the path of each file the call's complete output was
+// saved to, so that a caller can remove them when they are no longer wanted (the
+// MCP server does when a session ends) instead of leaving them to the retention sweep.
+func WithSpillFiles(fn func(path string)) Option {
+	return func(o *runOptions) { o.onSpill = fn }
 }
 
 // Output is a piece of a command's output as it arrives.

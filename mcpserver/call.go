@@ -17,17 +17,14 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if bad != nil {
 		return s.result(*bad)
 	}
-	var sessionID string
-	if req.Session != nil {
-		sessionID = req.Session.ID()
-	}
+	sessionID := sessionKey(req.Session)
 	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
 		return s.result(envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))
 	}
 	defer done()
 
-	var opts []shellgate.Option
+	opts := []shellgate.Option{shellgate.WithSpillFiles(func(path string) { s.spills.add(sessionID, path) })}
 	if ss := req.Session; ss != nil {
 		if token := req.Params.GetProgressToken(); token != nil {
 			p := startProgress(ctx, ss.NotifyProgress, token, s.opts.ProgressInterval)
