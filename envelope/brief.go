@@ -17,7 +17,7 @@ type Brief struct {
 	Context BriefContext `json:"context"`
 }
 
-// BriefData is Data without its zero values.
+// BriefData is Data without its zero values: the same fields in the same order.
 type BriefData struct {
 	Stdout         string  `json:"stdout,omitempty"`
 	Stderr         string  `json:"stderr,omitempty"`
@@ -50,15 +50,10 @@ type BriefContext struct {
 func (e *Envelope) Brief() Brief {
 	d := e.Data
 	b := Brief{
-		Status: e.Status,
-		Error:  e.Error,
-		Text:   e.render(briefText),
-		Data: BriefData{
-			Stdout: d.Stdout, Stderr: d.Stderr, ExitCode: d.ExitCode, Signal: d.Signal,
-			Truncated: d.Truncated, Command: d.Command, Directory: d.Directory,
-			TimedOut: d.TimedOut, Cancelled: d.Cancelled, Binary: d.Binary,
-			FullOutputPath: d.FullOutputPath, BackgroundPIDs: d.BackgroundPIDs, Digest: d.Digest,
-		},
+		Status:  e.Status,
+		Error:   e.Error,
+		Text:    e.render(briefText),
+		Data:    BriefData(d), // the same fields; only the tags differ
 		Stats:   e.Stats,
 		Context: BriefContext{Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
 	}

@@ -149,20 +149,6 @@ func abbrev(s string) string {
 	return s[:100] + "…" + s[len(s)-100:]
 }
 
-func fileSHA(t *testing.T, path string) [32]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return [32]byte(h.Sum(nil))
-}
-
 // filled returns size bytes of line repeated (the last copy cut short).
 func filled(size int, line string) []byte {
 	return bytes.Repeat([]byte(line), size/len(line)+1)[:size]
