@@ -33,6 +33,12 @@ type Gate struct {
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
+
+	// A Gate that never ran a command has nothing to kill: Close skips the search
+	// for leftover processes, which reads every /proc/*/environ (shellgate check).
+	startMu sync.Mutex
+	started bool // a command may have started
+	closed  bool
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -95,7 +101,6 @@ func New(cfg Config) (*Gate, error) {
 	}
 	g.sup = runner.NewSupervisor()
 	g.sup.KillGrace = cfg.KillGrace
-	g.sweep()
 	return g, nil
 }
 
@@ -188,7 +193,14 @@ func (g *Gate) Info() Info {
 // Close kills everything still running or left in the background by this Gate's
 // commands, waits until it is gone, and removes the commands' private temp dir.
 func (g *Gate) Close() error {
-	err := g.sup.Close()
+	g.startMu.Lock()
+	g.closed = true
+	started := g.started
+	g.startMu.Unlock()
+	var err error
+	if started {
+		err = g.sup.Close()
+	}
 	if g.ownTmp {
 		if rmErr := os.RemoveAll(g.tmp); err == nil {
 			err = rmErr
@@ -217,7 +229,16 @@ func (g *Gate) policyEnv(dir string) policy.Env {
 	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp}
 }
 
-// sweep removes spill files past their retention, at most once a minute.
+// starting records that a command may start, unless the Gate is closed.
+func (g *Gate) starting() bool {
+	g.startMu.Lock()
+	defer g.startMu.Unlock()
+	g.started = g.started || !g.closed
+	return !g.closed
+}
+
+// sweep removes spill files past their retention, at most once a minute, and only
+// once commands run: checking one must not pay for it.
 func (g *Gate) sweep() {
 	g.sweepMu.Lock()
 	defer g.sweepMu.Unlock()
@@ -306,6 +327,9 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 	}
 	if ctx.Err() != nil {
 		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
+	}
+	if !g.starting() {
+		return *env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
 	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o)
