@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,15 +76,21 @@ func TestResults(t *testing.T) {
 
 // A slow call must not hold up a fast one: calls run concurrently.
 func TestConcurrentCalls(t *testing.T) {
-	srv, _ := newServer(t, shellgate.Config{}, Options{})
-	cs := connect(t, srv, nil, nil)
+	srv, _ := newServer(t, shellgate.Config{}, Options{ProgressInterval: time.Millisecond})
+	started := make(chan struct{})
+	var once sync.Once
+	cs := connect(t, srv, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		once.Do(func() { close(started) })
+	}}, nil)
 	var slowDone atomic.Bool
 	slow := make(chan envelope.Envelope, 1)
 	go func() {
-		slow <- call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "sleep 3; echo slow")})
+		params := &mcp.CallToolParams{Arguments: args("command", "echo started; sleep 3; echo slow")}
+		params.SetProgressToken("slow")
+		slow <- call(t, context.Background(), cs, params)
 		slowDone.Store(true)
 	}()
-	time.Sleep(100 * time.Millisecond) // let the slow call start first
+	<-started // the slow command is running: its first output arrived
 	for i := range 3 {
 		env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "echo fast")})
 		if env.Data.Stdout != "fast\n" {
@@ -93,7 +100,7 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Fatalf("fast call %d returned after the slow one: calls are serialized", i)
 		}
 	}
-	if env := <-slow; env.Data.Stdout != "slow\n" {
+	if env := <-slow; env.Data.Stdout != "started\nslow\n" {
 		t.Errorf("slow call: %s", env.Text)
 	}
 }
