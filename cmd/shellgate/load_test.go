@@ -88,17 +88,8 @@ func BenchmarkHTTPLoad(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var sg, xa []time.Duration
-	b.ResetTimer()
-	for b.Loop() {
-		sg = append(sg, viaShellgate())
-		xa = append(xa, viaXargs())
-	}
-	b.StopTimer()
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	b.ReportMetric(ms(quantile(sg, 0.5)), "shellgate-ms")
-	b.ReportMetric(ms(quantile(xa, 0.5)), "xargs-ms")
-	b.ReportMetric(float64(quantile(sg, 0.5))/float64(quantile(xa, 0.5)), "ratio")
+	medians := interleave(b, "shellgate", viaShellgate, "xargs", viaXargs)
+	b.ReportMetric(float64(medians[0])/float64(medians[1]), "ratio")
 	if kb := peakRSS(cmd.Process.Pid); kb > 0 {
 		b.ReportMetric(float64(kb)/1024, "server-peak-RSS-MiB")
 	}

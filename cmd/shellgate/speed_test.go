@@ -133,8 +133,8 @@ func BenchmarkMCPHTTPSigterm(b *testing.B) {
 
 // interleave runs the measured function and its baselines (name, func pairs; the
 // first is the one measured) in turn, b.N times each, and reports their medians in
-// milliseconds, and the first one's p95.
-func interleave(b *testing.B, pairs ...any) {
+// milliseconds, and the first one's p95. It returns the medians.
+func interleave(b *testing.B, pairs ...any) []time.Duration {
 	n := len(pairs) / 2
 	names := make([]string, n)
 	fns := make([]func() time.Duration, n)
@@ -151,11 +151,14 @@ func interleave(b *testing.B, pairs ...any) {
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	medians := make([]time.Duration, n)
 	for i, name := range names {
-		b.ReportMetric(ms(quantile(times[i], 0.5)), name+"-median-ms")
+		medians[i] = quantile(times[i], 0.5)
+		b.ReportMetric(ms(medians[i]), name+"-median-ms")
 	}
 	b.ReportMetric(ms(quantile(times[0], 0.95)), names[0]+"-p95-ms")
 	b.ReportMetric(0, "ns/op")
+	return medians
 }
 
 // BenchmarkCheckInProcess is the check's own work, without starting a process:
