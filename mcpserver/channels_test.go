@@ -69,6 +69,25 @@ func TestChannelSizes(t *testing.T) {
 	}
 }
 
+// A 1 MB command refused for its size comes back in a few KB, not echoed whole, and
+// nothing claims output was cut.
+func TestHugeCommandNotEchoed(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo "+strings.Repeat("x", 1<<20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	structured, _ := json.Marshal(res.StructuredContent)
+	if len(text) > 1<<10 || len(structured) > 4<<10 || !res.IsError {
+		t.Errorf("text %d bytes, structuredContent %d bytes", len(text), len(structured))
+	}
+	if strings.Contains(text+string(structured), "runcated") || strings.Contains(text, "cut further") {
+		t.Errorf("claims output was cut:\n%s", text)
+	}
+}
+
 // With TextOnly the result is the text alone, and the tool declares no outputSchema
 // (which would oblige every result to carry structuredContent).
 func TestTextOnly(t *testing.T) {
