@@ -15,6 +15,14 @@ type runOptions struct {
 	onOutput func(Output)
 	approver Approver
 	onSpill  func(path string)
+	noSpill  bool
+}
+
+// WithoutSpillFiles keeps no file of the complete text output, for a caller that
+// shows all of it as it arrives (WithOutput to a terminal, say): only the
+// envelope's head and tail are kept. Binary output is still saved.
+func WithoutSpillFiles() Option {
+	return func(o *runOptions) { o.noSpill = true }
 }
 
 // WithSpillFiles calls fn with the path of each file the call's complete output was

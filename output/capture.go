@@ -25,6 +25,9 @@ type Options struct {
 	// SpillMax caps one spill file; past it bytes are counted, not kept.
 	// Zero or negative means DefaultSpillMax.
 	SpillMax int64
+	// NoSpill keeps no file of text output, which the caller has shown in full as it
+	// arrived; binary output, which it cannot have shown, is still spilled.
+	NoSpill bool
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
 	Name string
@@ -124,7 +127,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	switch {
 	case c.spill.started:
 		c.spill.write(p)
-	case len(rest) > 0 || c.binary.Load():
+	case len(rest) > 0 && !c.opts.NoSpill || c.binary.Load():
 		// Spill lazily, from the first byte: all of it is still in buf.
 		c.spill.start(c.opts)
 		c.spill.write(c.buf)
@@ -223,7 +226,7 @@ func (c *Capture) CloseWithin(limit int) Result {
 	}
 	r.Binary = c.binary.Load()
 
-	if (r.Truncated || r.Binary) && !c.spill.started {
+	if (r.Truncated && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
 		// It all fitted in memory but not in this share (or is binary): spill it now.
 		c.spill.start(c.opts)
 		c.spill.write(c.buf)

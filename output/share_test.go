@@ -104,3 +104,20 @@ func TestDigestBounded(t *testing.T) {
 		t.Errorf("digest of a clean log: %+v", r.Digest)
 	}
 }
+
+// NoSpill keeps no file of text output, but still saves binary output.
+func TestNoSpill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := New(Options{Limit: 1000, SpillDir: dir, NoSpill: true})
+	c.Write(lines(1000))
+	r := c.Close()
+	if !r.Truncated || r.SpillPath != "" || !strings.Contains(r.Text, "full output not saved") {
+		t.Errorf("text: truncated %v, spill %q", r.Truncated, r.SpillPath)
+	}
+	c = New(Options{Limit: 1000, SpillDir: dir, NoSpill: true})
+	c.Write(append([]byte{0}, lines(10)...))
+	if r := c.Close(); !r.Binary || r.SpillPath == "" {
+		t.Errorf("binary: %v, spill %q", r.Binary, r.SpillPath)
+	}
+}

@@ -96,7 +96,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	var opts []shellgate.Option
 	if !*asJSON {
-		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)))
+		// Shown in full as it arrives: no file of it, and no note that it was cut.
+		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)), shellgate.WithoutSpillFiles())
 	}
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
@@ -107,7 +108,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
-		fmt.Fprintln(stderr, "shellgate: "+env.Summary()) // the output itself was streamed live
+		shown := env // the output itself was streamed live, all of it
+		if !shown.Data.Binary {
+			shown.Data.Truncated = false
+			shown.Settle()
+		}
+		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())
 	}
 	if n := len(env.Data.BackgroundPIDs); n > 0 {
 		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.

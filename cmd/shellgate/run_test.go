@@ -159,3 +159,25 @@ func TestRunConfigErrors(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// Output streamed to the user in full leaves no spill file and no note that it was cut.
+func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the default spill dir is
+	code, stdout, stderr := runCLI(t, "--", "seq 1 100000")
+	if code != 0 || len(stdout) != 588895 {
+		t.Fatalf("exit %d, %d bytes streamed", code, len(stdout))
+	}
+	if strings.Contains(stderr, "Truncated") || strings.Contains(stderr, "Full output") || !strings.Contains(stderr, "Command succeeded") {
+		t.Errorf("summary:\n%s", stderr)
+	}
+	spills, _ := filepath.Glob(filepath.Join(tmp, "shellgate-spill-*", "*"))
+	if len(spills) > 0 {
+		t.Errorf("spill files left: %v", spills)
+	}
+	// With --json the envelope is all there is: the full output is saved.
+	_, stdout, _ = runCLI(t, "--json", "--", "seq 1 100000")
+	if !strings.Contains(stdout, `"full_output_path": "`) {
+		t.Errorf("--json: no full_output_path")
+	}
+}
