@@ -1,6 +1,6 @@
 module github.com/shellgate/shellgate
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
