@@ -18,6 +18,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return s.result(*bad)
 	}
 	sessionID := sessionKey(req.Session)
+	s.pruneSpills()
 	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
 		return s.result(envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))

@@ -237,6 +237,23 @@ func (s *Server) cancelSession(sessionID string) {
 	s.endSession(sessionID)
 }
 
+// pruneSpills removes the spill files of sessions that ended without saying so (an
+// HTTP client that went away, its session closed when idle).
+func (s *Server) pruneSpills() {
+	if s.opts.KeepSpillFiles {
+		return
+	}
+	live := map[string]bool{}
+	for ss := range s.mcp.Sessions() {
+		live[sessionKey(ss)] = true
+	}
+	for _, k := range s.spills.keys() {
+		if !live[k] {
+			s.endSession(k)
+		}
+	}
+}
+
 // endSession removes a session's spill files, now or when its last call returns.
 func (s *Server) endSession(key string) {
 	if s.opts.KeepSpillFiles {

@@ -74,15 +74,20 @@ func (s *spillFiles) idle(key string) {
 	}
 }
 
-// removeAll deletes every file remembered, when the server closes.
-func (s *spillFiles) removeAll() {
+// keys lists the sessions with files.
+func (s *spillFiles) keys() []string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	keys := make([]string, 0, len(s.files))
 	for k := range s.files {
 		keys = append(keys, k)
 	}
-	s.mu.Unlock()
-	for _, k := range keys {
+	return keys
+}
+
+// removeAll deletes every file remembered, when the server closes.
+func (s *spillFiles) removeAll() {
+	for _, k := range s.keys() {
 		s.remove(k)
 	}
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,5 +37,21 @@ func TestSpillFilesRemovedWithTheSession(t *testing.T) {
 		if _, err := os.Stat(path); os.IsNotExist(err) == keep {
 			t.Errorf("keep %v: after the session, stat %s: %v", keep, path, err)
 		}
+	}
+}
+
+// Files of a session that ended unannounced (gone from the server's sessions) are
+// removed at the next call of any session.
+func TestSpillFilesOfVanishedSessions(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	orphan := filepath.Join(t.TempDir(), "0123456789abcdef0123456789abcdef.stdout.log")
+	if err := os.WriteFile(orphan, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv.spills.add("a-session-that-timed-out", orphan)
+	call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "true")})
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("the vanished session's file is still there: %v", err)
 	}
 }
