@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,12 +17,7 @@ import (
 func TestSummarize(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		srv, _ := newServer(t, shellgate.Config{OutputLimit: 2000}, Options{Summarize: on, SummaryTokens: 100})
-		h, err := srv.Handler(HTTPOptions{Token: testToken})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(h)
-		t.Cleanup(ts.Close)
+		ts := serveHTTP(t, srv, HTTPOptions{})
 		var asked atomic.Int32
 		var prompt atomic.Value
 		cs, err := httpClient(t, ts.URL, bearer{token: testToken}, &mcp.ClientOptions{
