@@ -36,12 +36,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpServer(t *testing.T, o HTTPOptions) (*Server, *httptest.Server) {
 	t.Helper()
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
-	return srv, serveHTTP(t, srv, o)
-}
-
-// serveHTTP serves srv over HTTP until the test ends.
-func serveHTTP(t *testing.T, srv *Server, o HTTPOptions) *httptest.Server {
-	t.Helper()
 	if o.Token == "" {
 		o.Token = testToken
 	}
@@ -51,7 +45,7 @@ func serveHTTP(t *testing.T, srv *Server, o HTTPOptions) *httptest.Server {
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return ts
+	return srv, ts
 }
 
 func httpClient(t *testing.T, url string, rt http.RoundTripper, copts *mcp.ClientOptions) (*mcp.ClientSession, error) {

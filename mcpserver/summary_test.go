@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,12 @@ import (
 func TestSummarize(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		srv, _ := newServer(t, shellgate.Config{OutputLimit: 2000}, Options{Summarize: on, SummaryTokens: 100})
-		ts := serveHTTP(t, srv, HTTPOptions{})
+		h, err := srv.Handler(HTTPOptions{Token: testToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
 		var asked atomic.Int32
 		var prompt atomic.Value
 		cs, err := httpClient(t, ts.URL, bearer{token: testToken}, &mcp.ClientOptions{
