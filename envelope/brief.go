@@ -32,7 +32,6 @@ type BriefData struct {
 	FullOutputPath *string `json:"full_output_path,omitempty"`
 	BackgroundPIDs []int   `json:"background_pids,omitempty"`
 	Digest         string  `json:"digest,omitempty"`
-	Summary        string  `json:"summary,omitempty"`
 }
 
 // BriefContext is Context without what data already says (the directory, the command).

@@ -71,9 +71,6 @@ type Data struct {
 	// Digest lists lines of the omitted middle of truncated output that look like
 	// errors, warnings or failures, with their line numbers in the full output.
 	Digest string `json:"digest,omitempty"`
-	// Summary is a summary of cut output written by the MCP client's model, when
-	// the server was asked to get one (sampling); the text puts it before the output.
-	Summary string `json:"summary,omitempty"`
 }
 
 // Stats are measurements of the run.

@@ -148,9 +148,6 @@ func (e *Envelope) render(v view) string {
 // writeOutput writes the output sections and the digest.
 func (e *Envelope) writeOutput(b *strings.Builder) {
 	d := e.Data
-	if d.Summary != "" {
-		fmt.Fprintf(b, "\n--- SUMMARY of the output, by the client's model ---\n%s\n", strings.TrimRight(d.Summary, "\n"))
-	}
 	if d.Binary {
 		fmt.Fprintf(b, "\n--- BINARY OUTPUT (%d bytes stdout, %d bytes stderr), not shown ---\n", e.Stats.StdoutBytes, e.Stats.StderrBytes)
 		return

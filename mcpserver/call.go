@@ -41,9 +41,6 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		}
 	}
 	env := s.gate.Run(ctx, r, opts...)
-	if s.opts.Summarize && env.Data.Truncated && !env.Data.Binary && req.Session != nil && canSample(req.Session) {
-		env = s.summarize(ctx, req.Session, env)
-	}
 	s.log.Info("call", "command", envelope.CutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
 	return s.result(env)
 }

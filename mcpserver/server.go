@@ -32,12 +32,6 @@ type Options struct {
 	ProgressInterval time.Duration
 	// MaxMessage caps the size of one tool result message. Default: MaxMessage.
 	MaxMessage int
-	// Summarize asks the client's model (MCP sampling) for a summary of output that
-	// was cut, put first in the text, when the client offers sampling. Off by default:
-	// it costs the user tokens, and the digest of error-like lines is always there.
-	Summarize bool
-	// SummaryTokens is the most tokens a summary may take. Default 400.
-	SummaryTokens int
 	// KeepSpillFiles keeps the files holding a session's complete outputs after the
 	// session ends; by default they are removed then (and when the server closes).
 	KeepSpillFiles bool

@@ -51,7 +51,6 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		verbose  = fs.Bool("verbose", false, "log every call on stderr")
 		structd  = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
 		keep     = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
-		summary  = fs.Bool("summarize", false, "ask the client's model (MCP sampling) to summarize output that was cut")
 		origins  originList
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
@@ -100,7 +99,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Summarize: *summary, Version: version()})
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Version: version()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
