@@ -70,7 +70,8 @@ func mcpCommand(tb testing.TB, bin string, args ...string) (*exec.Cmd, string) {
 	root := tb.TempDir()
 	home := tb.TempDir()
 	cmd := exec.Command(bin, append([]string{"mcp", "--root", root}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "BASH_ALLOW_NETWORK=")
+	// A private TMPDIR: the default spill dir and the commands' temp dirs go there.
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "BASH_ALLOW_NETWORK=", "TMPDIR="+tb.TempDir())
 	return cmd, root
 }
 
