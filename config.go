@@ -10,7 +10,8 @@ import (
 const (
 	DefaultTimeout        = 120 * time.Second // seed 001: timeout_ms default 120000
 	MaxTimeout            = 600 * time.Second // seed 001: timeout_ms max 600000
-	DefaultOutputLimit    = 50 * 1024         // seed 000: 50 KB per stream
+	DefaultOutputLimit    = 50 * 1024         // seed 000: 50 KB, here for stdout and stderr together
+	DefaultMaxOutputLimit = 512 * 1024        // what one call may ask for (max_output_bytes)
 	DefaultSpillMax       = int64(1) << 30    // 1 GiB per spill file
 	DefaultSpillRetention = 24 * time.Hour
 	DefaultKillGrace      = 2 * time.Second
@@ -33,8 +34,12 @@ type Config struct {
 	// SIGKILL (at most 2s).
 	KillGrace time.Duration
 
-	// OutputLimit is the number of bytes per stream kept in the envelope (head + tail).
+	// OutputLimit is the number of bytes of output kept in the envelope per call,
+	// stdout and stderr together (head + tail of each), shared by what each needs.
 	OutputLimit int
+	// MaxOutputLimit caps Request.MaxOutputBytes. Default: DefaultMaxOutputLimit,
+	// or OutputLimit if larger.
+	MaxOutputLimit int
 	// SpillDir receives the complete output of truncated or binary streams.
 	// Default: a private directory under the system temp dir.
 	SpillDir string

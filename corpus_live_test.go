@@ -1,9 +1,7 @@
 package shellgate_test
 
 import (
-	"bufio"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,29 +9,19 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/corpus"
 )
 
-// corpusRow is one line of ../shared/corpus/attacks.tsv.
+// corpusRow is one line of testdata/corpus/attacks.tsv.
 type corpusRow struct {
 	category, command, stage, run string
 }
 
 func readAttacks(t *testing.T) []corpusRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "shared", "corpus", "attacks.tsv"))
-	if err != nil {
-		t.Fatalf("the corpus is part of the test suite: %v", err)
-	}
-	defer f.Close()
 	var rows []corpusRow
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for first := true; s.Scan(); first = false {
-		c := strings.Split(s.Text(), "\t")
-		if first || len(c) < 4 {
-			continue
-		}
-		rows = append(rows, corpusRow{c[0], strings.ReplaceAll(c[1], "<NL>", "\n"), c[2], c[3]})
+	for _, r := range corpus.Read(t, "attacks.tsv") {
+		rows = append(rows, corpusRow{r.Fields["category"], r.Command(), r.Fields["stage"], r.Fields["run"]})
 	}
 	return rows
 }

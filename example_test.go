@@ -26,5 +26,5 @@ func Example() {
 	// Output:
 	// partial 3 hello
 	//
-	// error INVALID_PARAM
+	// error POLICY_DENIED
 }

@@ -39,6 +39,12 @@ type Gate struct {
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time
+
+	// A Gate that never ran a command has nothing to kill: Close skips the search
+	// for leftover processes, which reads every /proc/*/environ (shellgate check).
+	startMu sync.Mutex
+	started bool // a command may have started
+	closed  bool
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -50,7 +56,8 @@ type Info struct {
 	Mode           policy.Mode
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
-	OutputLimit    int
+	OutputLimit    int // per call, stdout and stderr together
+	MaxOutputLimit int // the most a call may ask for
 	SpillDir       string
 	Rules          []policy.RuleInfo
 }
@@ -89,7 +96,6 @@ func New(cfg Config) (*Gate, error) {
 	}
 	g.sup = runner.NewSupervisor()
 	g.sup.KillGrace = cfg.KillGrace
-	g.sweep()
 	return g, nil
 }
 
@@ -155,6 +161,9 @@ func fillDefaults(c *Config) error {
 	if c.OutputLimit == 0 {
 		c.OutputLimit = DefaultOutputLimit
 	}
+	if c.MaxOutputLimit == 0 {
+		c.MaxOutputLimit = max(DefaultMaxOutputLimit, c.OutputLimit)
+	}
 	if c.SpillDir == "" {
 		c.SpillDir = output.DefaultSpillDir()
 	}
@@ -171,8 +180,8 @@ func fillDefaults(c *Config) error {
 		return fmt.Errorf("default timeout %s is longer than the max timeout %s", c.DefaultTimeout, c.MaxTimeout)
 	case c.KillGrace < 0 || c.KillGrace > 2*time.Second:
 		return fmt.Errorf("kill grace %s must be between 0 and 2s", c.KillGrace)
-	case c.OutputLimit < 0:
-		return fmt.Errorf("output limit %d must be positive", c.OutputLimit)
+	case c.OutputLimit < 0 || c.MaxOutputLimit < c.OutputLimit:
+		return fmt.Errorf("output limit %d must be positive and at most the max output limit %d", c.OutputLimit, c.MaxOutputLimit)
 	case c.SpillMax < 0:
 		return fmt.Errorf("spill max %d must be positive", c.SpillMax)
 	}
@@ -191,6 +200,7 @@ func (g *Gate) Info() Info {
 		DefaultTimeout: g.cfg.DefaultTimeout,
 		MaxTimeout:     g.cfg.MaxTimeout,
 		OutputLimit:    g.cfg.OutputLimit,
+		MaxOutputLimit: g.cfg.MaxOutputLimit,
 		SpillDir:       g.cfg.SpillDir,
 		Rules:          g.cfg.Policy.Active(),
 	}
@@ -199,7 +209,14 @@ func (g *Gate) Info() Info {
 // Close kills everything still running or left in the background by this Gate's
 // commands, waits until it is gone, and removes the commands' private temp dir.
 func (g *Gate) Close() error {
-	err := g.sup.Close()
+	g.startMu.Lock()
+	g.closed = true
+	started := g.started
+	g.startMu.Unlock()
+	var err error
+	if started {
+		err = g.sup.Close()
+	}
 	if boxErr := g.closeSandbox(); err == nil {
 		err = boxErr
 	}
@@ -215,12 +232,17 @@ func (g *Gate) Close() error {
 }
 
 // Check returns the policy verdict for req without running anything. A directory that
-// cannot be used yields a deny verdict saying why.
+// cannot be used yields a deny verdict saying why: rule confinement for one outside
+// the root, no rule for one that is missing or not a directory (a bad parameter).
 func (g *Gate) Check(req Request) policy.Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
 		de := err.(*dirError)
-		return policy.Verdict{Decision: policy.Deny, Rule: "directory", Reason: de.msg, Code: de.code}
+		v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
+		if de.code == envelope.AccessDenied {
+			v.Rule = policy.RuleConfinement
+		}
+		return v
 	}
 	v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return v
@@ -241,7 +263,16 @@ func (g *Gate) policyEnv(dir string) policy.Env {
 	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp, Vars: g.cfg.Env}
 }
 
-// sweep removes spill files past their retention, at most once a minute.
+// starting records that a command may start, unless the Gate is closed.
+func (g *Gate) starting() bool {
+	g.startMu.Lock()
+	defer g.startMu.Unlock()
+	g.started = g.started || !g.closed
+	return !g.closed
+}
+
+// sweep removes spill files past their retention, at most once a minute, and only
+// once commands run: checking one must not pay for it.
 func (g *Gate) sweep() {
 	g.sweepMu.Lock()
 	defer g.sweepMu.Unlock()
@@ -252,28 +283,45 @@ func (g *Gate) sweep() {
 	_ = output.Sweep(g.cfg.SpillDir, g.cfg.SpillRetention)
 }
 
-// validate checks the request's own fields; it returns an INVALID_PARAM message.
-func (g *Gate) validate(req Request) (time.Duration, string) {
+// validate checks the request's own fields and returns its timeout and output
+// budget, or an INVALID_PARAM message.
+func (g *Gate) validate(req Request) (time.Duration, int, string) {
 	switch {
 	case req.Command == "":
-		return 0, "Missing required parameter 'command'."
+		return 0, 0, "Missing required parameter 'command'."
 	case strings.TrimSpace(req.Command) == "":
-		return 0, "Parameter 'command' is empty or only whitespace; give a shell command to run."
+		return 0, 0, "Parameter 'command' is empty or only whitespace; give a shell command to run."
 	case strings.IndexByte(req.Command, 0) >= 0:
-		return 0, fmt.Sprintf("Parameter 'command' contains a NUL byte at offset %d; shell commands cannot contain NUL bytes.", strings.IndexByte(req.Command, 0))
+		return 0, 0, fmt.Sprintf("Parameter 'command' contains a NUL byte at offset %d; shell commands cannot contain NUL bytes.", strings.IndexByte(req.Command, 0))
 	}
 	if max := g.shell.MaxScript(); len(req.Command) > max {
-		return 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
+		return 0, 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
 	}
 	timeout := g.cfg.DefaultTimeout
 	if req.TimeoutMS != nil {
 		max := g.cfg.MaxTimeout.Milliseconds()
 		if *req.TimeoutMS < 1 || *req.TimeoutMS > max {
-			return 0, fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %d).", max, *req.TimeoutMS)
+			return 0, 0, fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %d).", max, *req.TimeoutMS)
 		}
 		timeout = time.Duration(*req.TimeoutMS) * time.Millisecond
 	}
-	return timeout, ""
+	if d := req.Timeout; d != 0 {
+		switch {
+		case req.TimeoutMS != nil:
+			return 0, 0, "Give the timeout once: Timeout or TimeoutMS, not both."
+		case d < time.Millisecond || d > g.cfg.MaxTimeout:
+			return 0, 0, fmt.Sprintf("Timeout must be between 1ms and %s (got %s).", g.cfg.MaxTimeout, d)
+		}
+		timeout = d
+	}
+	budget := g.cfg.OutputLimit
+	if n := req.MaxOutputBytes; n != 0 {
+		if n < 1 || n > g.cfg.MaxOutputLimit {
+			return 0, 0, fmt.Sprintf("max_output_bytes must be an integer between 1 and %d (got %d).", g.cfg.MaxOutputLimit, n)
+		}
+		budget = n
+	}
+	return timeout, budget, ""
 }
 
 // Run checks req against the policy, runs it and returns the envelope. It never
@@ -288,7 +336,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 		Data:    envelope.Data{Command: req.Command},
 		Context: envelope.Context{ParamsInput: req.params(), Shell: g.shell.Path},
 	}
-	timeout, bad := g.validate(req)
+	timeout, budget, bad := g.validate(req)
 	if bad != "" {
 		return *env.Fail(envelope.InvalidParam, bad)
 	}
@@ -308,23 +356,22 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
-		env.Fail(v.Code, v.Reason)
-		env.Error.Rule = v.Rule
-		return *env.Settle()
+		return *env.Refuse(envelope.Err{Code: denyCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
 		who, ok := g.approve(ctx, req, v, o.approver)
 		if !ok {
-			env.Fail(envelope.ApprovalRequired, g.approvalMessage(v, o.approver != nil))
-			env.Error.Rule = v.Rule
-			return *env.Settle()
+			return *env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
 		}
 		env.Context.Policy.Approved = who
 	}
 	if ctx.Err() != nil {
 		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
 	}
+	if !g.starting() {
+		return *env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
+	}
 	g.sweep()
-	return g.execute(ctx, &env, req.Command, dir, timeout, o)
+	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o)
 }
 
 // approve asks the approver about an "ask" verdict.
@@ -350,6 +397,19 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	return fmt.Sprintf("Approval required: %s No one could be asked to approve it. %s", v.Reason, how)
 }
 
+// denyCode is the error code of a refusal: ACCESS_DENIED for a path leaving the
+// root, POLICY_DENIED for any other rule (INVALID_PARAM would tell a model its
+// parameters were malformed).
+func denyCode(v policy.Verdict) envelope.Code {
+	switch {
+	case v.Code == envelope.AccessDenied:
+		return v.Code
+	case v.Rule == policy.RuleEnv: // the caller's mistake, not the command's
+		return envelope.ExecutionError
+	}
+	return envelope.PolicyDenied
+}
+
 func sessionKeyOr(v policy.Verdict, def string) string {
 	if v.SessionKey != "" {
 		return v.SessionKey
@@ -358,9 +418,10 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 }
 
 // execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, o runOptions) envelope.Envelope {
-	stdout := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stdout"})
-	stderr := output.New(output.Options{Limit: g.cfg.OutputLimit, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, Name: "stderr"})
+func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
+	// Each stream may need the whole budget; who gets what is settled at the end.
+	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout"})
+	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr"})
 	var sess *sandbox.Session
 	if g.sandboxed() {
 		var report sandbox.Report
@@ -387,8 +448,15 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		spec.Stdin, spec.Stdout, spec.Stderr = o.stdio.in, o.stdio.out, o.stdio.err
 	}
 	res, err := g.sup.Run(ctx, spec)
-	out, errOut := stdout.Close(), stderr.Close()
+	outShare, errShare := output.Share(budget, stdout.Total(), stderr.Total())
+	out, errOut := stdout.CloseWithin(outShare), stderr.CloseWithin(errShare)
+	for _, r := range []output.Result{out, errOut} {
+		if r.SpillPath != "" && o.onSpill != nil {
+			o.onSpill(r.SpillPath)
+		}
+	}
 	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
+	env.Context.TimeoutMS = timeout.Milliseconds()
 	if err != nil {
 		code := envelope.ExecutionError
 		switch {
@@ -415,8 +483,24 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	if sess != nil {
 		d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs) // the numbers the next command can kill
 	}
+	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	return *env.Settle()
+}
+
+// digest lists the error-like lines of both streams' omitted middles, numbered in
+// their full output files.
+func digest(out, errOut output.Result) string {
+	var b strings.Builder
+	for _, r := range []struct {
+		name string
+		res  output.Result
+	}{{"stdout", out}, {"stderr", errOut}} {
+		for _, l := range r.res.Digest {
+			fmt.Fprintf(&b, "%s line %d: %s\n", r.name, l.N, l.Text)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // noteSpills sets full_output_path to the first spill file and notes in the text

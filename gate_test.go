@@ -173,7 +173,7 @@ func TestStatusRulesAndErrorCodes(t *testing.T) {
 		{"signal is partial", shellgate.Request{Command: "kill -TERM $$"}, envelope.Partial, "", ""},
 		{"truncated output is partial", shellgate.Request{Command: "seq 1 2000"}, envelope.Partial, "", ""},
 		{"timeout with output is partial", shellgate.Request{Command: "echo started; sleep 10", TimeoutMS: ms(300)}, envelope.Partial, "", ""},
-		{"timeout without output", shellgate.Request{Command: "sleep 10", TimeoutMS: ms(300)}, envelope.Error, envelope.Timeout, "timed out with no output"},
+		{"timeout without output", shellgate.Request{Command: "sleep 10", TimeoutMS: ms(300)}, envelope.Error, envelope.Timeout, "No output before the timeout (300ms)"},
 		{"missing command", shellgate.Request{}, envelope.Error, envelope.InvalidParam, "Missing required parameter 'command'."},
 		{"blank command", shellgate.Request{Command: " \t\n"}, envelope.Error, envelope.InvalidParam, "empty or only whitespace"},
 		{"command too long for one argument", shellgate.Request{Command: "echo " + strings.Repeat("a", 128<<10)}, envelope.Error, envelope.InvalidParam, "fit in one bash command line. Write the script to a file"},
@@ -193,7 +193,7 @@ func TestStatusRulesAndErrorCodes(t *testing.T) {
 		{"directory NUL", shellgate.Request{Command: "true", Directory: "a\x00"}, envelope.Error, envelope.InvalidParam, "NUL"},
 		// Commands refused in these tests are harmless if they ever ran: a test must not
 		// depend on the policy it tests to keep the machine safe.
-		{"blocked by policy", shellgate.Request{Command: "sudo -n true"}, envelope.Error, envelope.InvalidParam, "rule privilege"},
+		{"blocked by policy", shellgate.Request{Command: "sudo -n true"}, envelope.Error, envelope.PolicyDenied, "rule privilege"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,11 @@ package shellgate
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
+
+	"github.com/shellgate/shellgate/policy"
 )
 
 // Option adjusts one call of Gate.Run.
@@ -13,11 +16,27 @@ type runOptions struct {
 	onOutput func(Output)
 	approver Approver
 	stdio    *stdio
+	onSpill  func(path string)
+	noSpill  bool
 }
 
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
+}
+
+// WithoutSpillFiles keeps no file of the complete text output, for a caller that
+// shows all of it as it arrives (WithOutput to a terminal, say): only the
+// envelope's head and tail are kept. Binary output is still saved.
+func WithoutSpillFiles() Option {
+	return func(o *runOptions) { o.noSpill = true }
+}
+
+// WithSpillFiles calls fn with the path of each file the call's complete output was
+// saved to, so that a caller can remove them when they are no longer wanted (the
+// MCP server does when a session ends) instead of leaving them to the retention sweep.
+func WithSpillFiles(fn func(path string)) Option {
+	return func(o *runOptions) { o.onSpill = fn }
 }
 
 // Output is a piece of a command's output as it arrives.
@@ -52,6 +71,23 @@ type Question struct {
 	Reason  string // why, written for a person or a model
 	// SessionKey is the command prefix an "allow for this session" answer covers.
 	SessionKey string
+}
+
+// Why says, for a person, why the command needs approval: Reason is written for the
+// model that sent the command (what to do instead), this for the user asked.
+func (q Question) Why() string {
+	switch q.Rule {
+	case policy.RuleUserAsk:
+		return "It matches an \"ask\" rule of the shellgate configuration."
+	case policy.RuleUntrusted:
+		return "In untrusted mode, anything but a known read-only command needs approval."
+	}
+	for _, r := range policy.Rules() {
+		if r.ID == q.Rule {
+			return fmt.Sprintf("It %s (rule %s).", r.Description, r.ID)
+		}
+	}
+	return q.Reason
 }
 
 // Answer is an Approver's decision.

@@ -11,6 +11,7 @@ package shellgate
 
 import (
 	"context"
+	"time"
 
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -23,8 +24,13 @@ type Request struct {
 	Directory string `json:"directory,omitempty"`
 	// TimeoutMS is the timeout in milliseconds, 1…600000. Nil means the default (120000).
 	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
+	// Timeout is TimeoutMS for Go callers: 0 means the default. Give one or the other.
+	Timeout time.Duration `json:"-"`
 	// Description says what the command is for; it is recorded, not executed.
 	Description string `json:"description,omitempty"`
+	// MaxOutputBytes is this call's output budget, stdout and stderr together,
+	// 1…Config.MaxOutputLimit. Zero means Config.OutputLimit.
+	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
 }
 
 // params is the request as the caller gave it, for context.params_input.
@@ -35,9 +41,14 @@ func (r Request) params() map[string]any {
 	}
 	if r.TimeoutMS != nil {
 		p["timeout_ms"] = *r.TimeoutMS
+	} else if r.Timeout != 0 {
+		p["timeout_ms"] = r.Timeout.Milliseconds()
 	}
 	if r.Description != "" {
 		p["description"] = r.Description
+	}
+	if r.MaxOutputBytes != 0 {
+		p["max_output_bytes"] = r.MaxOutputBytes
 	}
 	return p
 }
@@ -48,8 +59,7 @@ func (r Request) params() map[string]any {
 func Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	g, err := New(Config{})
 	if err != nil {
-		env := envelope.Envelope{Data: envelope.Data{Command: req.Command}, Context: envelope.Context{ParamsInput: req.params()}}
-		return *env.Fail(envelope.ExecutionError, err.Error())
+		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.ExecutionError, Message: err.Error()})
 	}
 	defer g.Close()
 	return g.Run(ctx, req, opts...)

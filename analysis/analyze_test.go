@@ -183,16 +183,6 @@ func TestAnalyzeParseErrors(t *testing.T) {
 	}
 }
 
-func kinds(a *Analysis) []FindingKind {
-	var ks []FindingKind
-	for _, f := range a.Findings {
-		ks = append(ks, f.Kind)
-	}
-	return ks
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // TestAnalyzeTracksDirectories follows cd through a line, with both outcomes of
 // every command that may fail.
 func TestAnalyzeTracksDirectories(t *testing.T) {

@@ -1,28 +1,17 @@
 package analysis
 
 import (
-	"bufio"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/corpus"
 )
 
-// legitCorpus reads the commands of ../shared/corpus/legit.tsv.
+// legitCorpus reads the commands of a file of testdata/corpus.
 func legitCorpus(tb testing.TB, name string) []string {
-	f, err := os.Open("../../shared/corpus/" + name)
-	if err != nil {
-		tb.Skipf("corpus not available: %v", err)
-	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		cols := strings.Split(sc.Text(), "\t")
-		if first || len(cols) < 2 {
-			continue
-		}
-		cmd := strings.NewReplacer("<NL>", "\n", "$ROOT", "/work/lab/root", "$OUTSIDE", "/work/lab/outside", "PORT", "18081").Replace(cols[1])
+	for _, r := range corpus.Read(tb, name) {
+		cmd := strings.NewReplacer("$ROOT", "/work/lab/root", "$OUTSIDE", "/work/lab/outside", "PORT", "18081").Replace(r.Command())
 		out = append(out, cmd)
 	}
 	return out

@@ -174,14 +174,10 @@ func inner(c *Command, from int, label string) Command {
 	return in
 }
 
-// nested analyses text that a shell, eval, trap, alias or a program option
-// would run. A new shell starts with its own directory and variables (only
-// seed, the assignments it inherits, are known); eval and trap run in this one.
-func (w *walker) nested(text, label string, at Pos, newShell bool, seed []Assignment) (ok, fail dirs) {
-	return w.nestedVia(text, label, at, w.via, newShell, seed)
-}
-
-// nestedVia is nested for a string found in a command that wrappers put in via.
+// nestedVia analyses text that a shell, eval, trap, alias or a program option
+// would run, found in a command that wrappers put in base. A new shell starts with
+// its own directory and variables (only seed, the assignments it inherits, are
+// known); eval and trap run in this one.
 func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell bool, seed []Assignment) (ok, fail dirs) {
 	in := w.cwd
 	if i := strings.IndexByte(text, 0); i >= 0 {

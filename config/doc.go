@@ -46,6 +46,7 @@
 //	max_timeout = "600s"
 //	kill_grace = "2s"               # SIGTERM → SIGKILL; at most 2s
 //	output_limit = "50KB"           # sizes: bytes as an integer, or "512B", "50KB", "4MB", "1GB" (1KB = 1024)
+//	max_output_limit = "512KB"      # the most a call may ask for with max_output_bytes
 //	spill_dir = "/var/tmp/shellgate"
 //	spill_max = "1GB"
 //	spill_retention = "24h"

@@ -29,6 +29,7 @@ type limitsTable struct {
 	MaxTimeout     *string `toml:"max_timeout"`
 	KillGrace      *string `toml:"kill_grace"`
 	OutputLimit    any     `toml:"output_limit"` // integer bytes or "50KB"
+	MaxOutputLimit any     `toml:"max_output_limit"`
 	SpillDir       *string `toml:"spill_dir"`
 	SpillMax       any     `toml:"spill_max"`
 	SpillRetention *string `toml:"spill_retention"`

@@ -120,15 +120,22 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 		m.maxTimeoutAt = f
 	}
 
-	if l.OutputLimit != nil {
-		n, err := parseSize(l.OutputLimit)
+	for _, o := range []struct {
+		key string
+		val any
+		dst *int
+	}{{"limits.output_limit", l.OutputLimit, &m.cfg.OutputLimit}, {"limits.max_output_limit", l.MaxOutputLimit, &m.cfg.MaxOutputLimit}} {
+		if o.val == nil {
+			continue
+		}
+		n, err := parseSize(o.val)
 		if err != nil {
-			return f.errorAt("limits.output_limit", "%v", err)
+			return f.errorAt(o.key, "%v", err)
 		}
 		if n < minOutputLimit || n > maxOutputLimit {
-			return f.errorAt("limits.output_limit", "%d bytes is out of range: want %d bytes to %dMB", n, minOutputLimit, maxOutputLimit>>20)
+			return f.errorAt(o.key, "%d bytes is out of range: want %d bytes to %dMB", n, minOutputLimit, maxOutputLimit>>20)
 		}
-		m.cfg.OutputLimit = int(n)
+		*o.dst = int(n)
 	}
 	if l.SpillMax != nil {
 		n, err := parseSize(l.SpillMax)

@@ -51,7 +51,7 @@ test('tools/list and echo hi', async () => {
     const res = await client.callTool({ name: TOOL, arguments: { command: 'echo hi' } });
     assert.equal(res.structuredContent.status, 'success');
     assert.equal(res.structuredContent.data.stdout, 'hi\n');
-    assert.equal(res.content[0].text, res.structuredContent.text);
+    assert.match(res.content[0].text, /^Command succeeded: echo hi\n/);
   } finally {
     await client.close();
   }

@@ -44,10 +44,15 @@ test('echo hi returns the envelope', async () => {
     assert.equal(env.status, 'success');
     assert.equal(env.data.stdout, 'hi\n');
     assert.equal(env.data.exit_code, 0);
-    assert.equal(env.context.cwd, '.');
+    assert.equal(env.data.directory, '.');
     assert.equal(res.isError ?? false, false);
-    assert.deepEqual(res.content, [{ type: 'text', text: env.text }]);
-    assert.match(env.text, /^Command succeeded: echo hi/);
+    // Each channel complete on its own: the text with the output, the structured
+    // envelope with the output in data only and a summary as its text.
+    assert.equal(res.content.length, 1);
+    assert.match(res.content[0].text, /^Command succeeded: echo hi\n[^]*--- STDOUT \(3 bytes\) ---\nhi$/);
+    assert.equal(env.text.split('\n')[0], 'Command succeeded.');
+    assert.doesNotMatch(env.text, /STDOUT/);
+    assert.ok(JSON.stringify(env).length <= res.content[0].text.length * 1.3 + 200);
   } finally {
     await client.close();
   }
@@ -61,8 +66,8 @@ test('bad input and refusals are error envelopes, not protocol errors', async ()
       [{ command: 'true', timeout_ms: 0 }, 'INVALID_PARAM', /timeout_ms must be an integer between 1 and 600000/],
       [{ command: 'true', timeout_ms: 9999999 }, 'INVALID_PARAM', /timeout_ms/],
       [{}, 'INVALID_PARAM', /command/],
-      [{ command: 'sudo true' }, 'INVALID_PARAM', /privilege|sudo/],
-      [{ command: 'sleep 5', timeout_ms: 200 }, 'TIMEOUT', /timed out/i],
+      [{ command: 'sudo true' }, 'POLICY_DENIED', /privilege|sudo/],
+      [{ command: 'sleep 5', timeout_ms: 200 }, 'TIMEOUT', /timeout/i],
     ];
     for (const [args, code, message] of cases) {
       const res = await client.callTool({ name: TOOL, arguments: args });

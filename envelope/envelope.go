@@ -23,7 +23,8 @@ const (
 type Code string
 
 const (
-	InvalidParam     Code = "INVALID_PARAM"     // a parameter is missing or malformed; also a command blocked by policy (seed 001)
+	InvalidParam     Code = "INVALID_PARAM"     // a parameter is missing or malformed
+	PolicyDenied     Code = "POLICY_DENIED"     // a policy rule refused the command; error.rule names it
 	NotFound         Code = "NOT_FOUND"         // the directory does not exist
 	AccessDenied     Code = "ACCESS_DENIED"     // a path leaves the project root
 	PermissionDenied Code = "PERMISSION_DENIED" // the OS refused to execute
@@ -37,14 +38,15 @@ const (
 	SandboxUnavailable Code = "SANDBOX_UNAVAILABLE"
 )
 
-// Envelope is the whole response. JSON field names are seed 001's.
+// Envelope is the whole response. JSON field names are seed 001's; the order puts
+// the verdict and its reason first, for a model that reads the JSON top down.
 type Envelope struct {
 	Status  Status  `json:"status"`
-	Data    Data    `json:"data"`
+	Error   *Err    `json:"error,omitempty"`
 	Text    string  `json:"text"`
+	Data    Data    `json:"data"`
 	Stats   Stats   `json:"stats"`
 	Context Context `json:"context"`
-	Error   *Err    `json:"error,omitempty"`
 
 	notes []string // extra warning lines for the text; see Note
 }
@@ -68,6 +70,9 @@ type Data struct {
 	Binary         bool    `json:"binary"`           // output looked binary; see FullOutputPath
 	FullOutputPath *string `json:"full_output_path"` // complete output, when truncated or binary
 	BackgroundPIDs []int   `json:"background_pids"`  // descendants still alive when the shell exited
+	// Digest lists lines of the omitted middle of truncated output that look like
+	// errors, warnings or failures, with their line numbers in the full output.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Stats are measurements of the run.
@@ -82,8 +87,9 @@ type Context struct {
 	Cwd               string         `json:"cwd"` // relative to the project root, POSIX separators
 	ParamsInput       map[string]any `json:"params_input"`
 	DirectoryResolved string         `json:"directory_resolved"`
-	Shell             string         `json:"shell,omitempty"`  // the shell program used, e.g. "/usr/bin/bash"
-	Policy            *PolicyInfo    `json:"policy,omitempty"` // the policy decision, when one was made
+	Shell             string         `json:"shell,omitempty"`      // the shell program used, e.g. "/usr/bin/bash"
+	Policy            *PolicyInfo    `json:"policy,omitempty"`     // the policy decision, when one was made
+	TimeoutMS         int64          `json:"timeout_ms,omitempty"` // the timeout in force, once the command ran
 	// Sandbox says how the kernel confined the command: the layers applied, e.g.
 	// {"fs":"landlock-v7","net":"netns","pid":"pidns"}, and any "missing"; or "off".
 	Sandbox any `json:"sandbox,omitempty"`
@@ -102,8 +108,8 @@ type PolicyInfo struct {
 
 // Err is present only when Status is Error.
 type Err struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
+	Code Code `json:"code"`
 	// Rule names the policy rule that refused the command, when one did.
-	Rule string `json:"rule,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Message string `json:"message"`
 }

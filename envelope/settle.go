@@ -3,17 +3,53 @@ package envelope
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 // Fail makes e an error envelope with the given code and message and settles it.
 func (e *Envelope) Fail(code Code, message string) *Envelope {
-	e.Error = &Err{Code: code, Message: message}
+	return e.Refuse(Err{Code: code, Message: message})
+}
+
+// Refuse makes e an error envelope carrying err and settles it. A command that was
+// not run is not echoed back whole: past maxEcho bytes it is cut in data.command and
+// context.params_input, since the caller has it and a model pays for every byte.
+func (e *Envelope) Refuse(err Err) *Envelope {
+	e.Error = &err
+	if !e.ran() && len(e.Data.Command) > maxEcho {
+		short := CutMiddle(e.Data.Command, maxEcho)
+		if c, ok := e.Context.ParamsInput["command"].(string); ok && c == e.Data.Command {
+			p := make(map[string]any, len(e.Context.ParamsInput))
+			for k, v := range e.Context.ParamsInput {
+				p[k] = v
+			}
+			p["command"] = short
+			e.Context.ParamsInput = p
+		}
+		e.Data.Command = short
+	}
 	return e.Settle()
 }
 
+// NotRun returns the error envelope of a command that was not run, for callers that
+// have nothing else to report: params is the input as given (nil: just the command).
+func NotRun(command string, params map[string]any, err Err) Envelope {
+	if params == nil {
+		params = map[string]any{"command": command}
+	}
+	e := Envelope{Data: Data{Command: command}, Context: Context{ParamsInput: params}}
+	e.Refuse(err)
+	return e
+}
+
+// maxEcho bounds a refused command as echoed back in the envelope.
+const maxEcho = 2 << 10
+
 // Settle applies seed 001's status rules to the data gathered so far and writes the
-// text summary. Call it last: it reads Data, Stats and Error and sets Status and Text.
+// text summary. Call it last: it reads Data, Stats and Error and sets Status and Text,
+// which is a function of the rest of the envelope only, so settling again after
+// changing the data (cutting the output, say) gives the text of the new data.
 //
 //   - error: Error is set, or the command timed out or was cancelled with no output;
 //   - success: exit code 0, nothing truncated, not timed out or cancelled;
@@ -33,13 +69,12 @@ func (e *Envelope) Settle() *Envelope {
 	if d.Directory == "" {
 		d.Directory = e.Context.DirectoryResolved
 	}
-	silent := e.Stats.StdoutBytes == 0 && e.Stats.StderrBytes == 0
 	switch {
 	case e.Error != nil:
-	case d.TimedOut && silent:
-		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("Command timed out with no output (after %s).", ms(e.Stats.TimeMS))}
-	case d.Cancelled && silent:
-		e.Error = &Err{Code: Cancelled, Message: "Command was cancelled before it produced any output."}
+	case d.TimedOut && e.silent():
+		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("No output before the timeout (%s): the command and everything it started were killed. Give it a longer timeout, or run long jobs in the background.", e.timeout())}
+	case d.Cancelled && e.silent():
+		e.Error = &Err{Code: Cancelled, Message: "Cancelled before the command printed anything: it and everything it started were killed."}
 	}
 	switch {
 	case e.Error != nil:
@@ -49,15 +84,32 @@ func (e *Envelope) Settle() *Envelope {
 	default:
 		e.Status = Partial
 	}
-	e.Text = e.render()
+	e.Text = e.render(fullText)
 	return e
 }
+
+// silent reports whether the command printed nothing at all.
+func (e *Envelope) silent() bool { return e.Stats.StdoutBytes == 0 && e.Stats.StderrBytes == 0 }
 
 // ran reports whether a process was started and finished in some way.
 func (e *Envelope) ran() bool {
 	d := e.Data
 	return d.ExitCode != nil || d.Signal != nil || d.TimedOut || d.Cancelled
 }
+
+// Summary is the text without the output sections: how the command ended, the error
+// and the warnings. For a display that has already shown the output live. Call it
+// after Settle.
+func (e *Envelope) Summary() string { return e.render(summaryText) }
+
+// A view is how much of the envelope a text spells out.
+type view int
+
+const (
+	fullText    view = iota // Text: everything, for a reader of the text alone
+	summaryText             // Summary: without the output, which was shown live
+	briefText               // Brief's text: only what no field of Brief says
+)
 
 // render writes seed 001 §7's text:
 //
@@ -67,66 +119,81 @@ func (e *Envelope) ran() bool {
 //
 //	--- STDOUT (N bytes) ---
 //	...
-func (e *Envelope) render() string {
+func (e *Envelope) render(v view) string {
 	var b strings.Builder
-	e.writeSummary(&b)
 	d := e.Data
-	if !e.ran() {
-		return strings.TrimRight(b.String(), "\n")
+	head := e.headline()
+	if v == briefText {
+		b.WriteString(head + ".\n") // the command is data.command
+	} else {
+		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
+	if e.ran() {
+		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
+	}
+	if e.Error != nil && v != briefText {
+		fmt.Fprintf(&b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
+	}
+	for _, w := range e.warnings() {
+		if v != briefText || !w.restates {
+			fmt.Fprintf(&b, "[%s]\n", w.text)
+		}
+	}
+	if v == fullText && e.ran() {
+		e.writeOutput(&b)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeOutput writes the output sections and the digest.
+func (e *Envelope) writeOutput(b *strings.Builder) {
+	d := e.Data
 	if d.Binary {
-		fmt.Fprintf(&b, "\n--- BINARY OUTPUT (%d bytes stdout, %d bytes stderr), not shown ---\n", e.Stats.StdoutBytes, e.Stats.StderrBytes)
-		return strings.TrimRight(b.String(), "\n")
+		fmt.Fprintf(b, "\n--- BINARY OUTPUT (%d bytes stdout, %d bytes stderr), not shown ---\n", e.Stats.StdoutBytes, e.Stats.StderrBytes)
+		return
 	}
 	section := func(name, text string, n int64) {
 		if n == 0 && text == "" {
 			return
 		}
-		fmt.Fprintf(&b, "\n--- %s (%d bytes) ---\n%s", name, n, text)
+		fmt.Fprintf(b, "\n--- %s (%d bytes) ---\n%s", name, n, text)
 		if !strings.HasSuffix(text, "\n") {
 			b.WriteByte('\n')
 		}
 	}
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
-	if e.Stats.StdoutBytes == 0 && e.Stats.StderrBytes == 0 {
+	if e.silent() {
 		b.WriteString("\n(no output)\n")
 	}
-	return strings.TrimRight(b.String(), "\n")
+	if d.Digest != "" {
+		fmt.Fprintf(b, "\n--- DIGEST: lines of the omitted middle that look like errors or warnings (line numbers in the full output) ---\n%s\n", d.Digest)
+	}
 }
 
-// Summary is the text without the output sections: how the command ended, the error
-// and the warnings. For a display that has already shown the output live. Call it
-// after Settle.
-func (e *Envelope) Summary() string {
-	var b strings.Builder
-	e.writeSummary(&b)
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// writeSummary writes the header, the ending, the error and the warnings.
-func (e *Envelope) writeSummary(b *strings.Builder) {
+// headline says how the command ended; warnings say what else made it partial.
+func (e *Envelope) headline() string {
 	d := e.Data
-	// The header says how the command itself ended; the warnings below say what else
-	// made the result partial (truncation, background processes).
-	cmd := headline(d.Command)
 	switch {
-	case e.Status == Error && !e.ran():
-		fmt.Fprintf(b, "Command not run: %s\n", cmd)
-	case d.ExitCode != nil && *d.ExitCode == 0 && !d.TimedOut && !d.Cancelled:
-		fmt.Fprintf(b, "Command succeeded: %s\n", cmd)
-	default:
-		fmt.Fprintf(b, "Command failed: %s\n", cmd)
+	case !e.ran():
+		return "Command not run"
+	case d.TimedOut:
+		return "Timed out after " + e.timeout()
+	case d.Cancelled:
+		return "Cancelled"
+	case d.ExitCode != nil && *d.ExitCode == 0:
+		return "Command succeeded"
 	}
-	if e.ran() {
-		fmt.Fprintf(b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
+	return "Command failed"
+}
+
+// timeout is the timeout in force, or failing that the time the command took.
+func (e *Envelope) timeout() string {
+	n := e.Context.TimeoutMS
+	if n <= 0 {
+		n = e.Stats.TimeMS
 	}
-	if e.Error != nil {
-		fmt.Fprintf(b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
-	}
-	for _, w := range e.warnings() {
-		fmt.Fprintf(b, "[%s]\n", w)
-	}
+	return duration(n)
 }
 
 // ending says how the process ended, for the "(… Took Tms)" line.
@@ -145,31 +212,44 @@ func (e *Envelope) ending() string {
 	return strings.Join(parts, ", ")
 }
 
-func (e *Envelope) warnings() []string {
+// A warning is one bracketed line of the text.
+type warning struct {
+	text     string
+	restates bool // only restates a field (a path, PIDs): left out of Brief's text
+}
+
+func (e *Envelope) warnings() []warning {
 	d := e.Data
-	var w []string
-	if d.TimedOut {
-		w = append(w, fmt.Sprintf("Timed out after %s: the command and everything it started were killed. Output printed before the kill is kept. Allow a longer timeout, or run long jobs in the background.", ms(e.Stats.TimeMS)))
+	var w []warning
+	add := func(restates bool, format string, args ...any) {
+		w = append(w, warning{fmt.Sprintf(format, args...), restates})
 	}
-	if d.Cancelled {
-		w = append(w, "Cancelled: the command and everything it started were killed.")
+	if !e.silent() { // a silent stop is the error itself
+		if d.TimedOut {
+			add(false, "The command and everything it started were killed at the timeout; the output it printed before is kept. Give it a longer timeout, or run long jobs in the background.")
+		}
+		if d.Cancelled {
+			add(false, "Cancelled: the command and everything it started were killed; the output it printed before is kept.")
+		}
 	}
-	if d.Binary {
-		w = append(w, "Binary output: not shown as text.")
-	}
-	if d.Truncated {
-		w = append(w, "Truncated: Output exceeded limit; the head and tail are shown. Narrow the command or redirect to a file.")
+	switch {
+	case d.Binary:
+		add(false, "Binary output: not shown as text.")
+	case d.Truncated:
+		add(false, "Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.")
 	}
 	if d.FullOutputPath != nil {
-		w = append(w, "Full output: "+*d.FullOutputPath)
+		add(true, "Full output: %s", *d.FullOutputPath)
 	}
-	w = append(w, e.notes...)
+	for _, n := range e.notes {
+		add(false, "%s", n)
+	}
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))
 		for i, p := range d.BackgroundPIDs {
 			pids[i] = fmt.Sprint(p)
 		}
-		w = append(w, "Background processes still running: "+strings.Join(pids, ", "))
+		add(true, "Background processes still running: %s", strings.Join(pids, ", "))
 	}
 	return w
 }
@@ -178,9 +258,9 @@ func (e *Envelope) warnings() []string {
 // context.params_input keep it whole.
 const maxHeadline = 300
 
-// headline is the command for the text's first line: whole if short, else its first
-// bytes (cut at a rune boundary) and its length.
-func headline(cmd string) string {
+// shortCommand is the command for the text's first line: whole if short, else its
+// first bytes (cut at a rune boundary) and its length.
+func shortCommand(cmd string) string {
 	if len(cmd) <= maxHeadline {
 		return cmd
 	}
@@ -191,4 +271,32 @@ func headline(cmd string) string {
 	return fmt.Sprintf("%s… (%d bytes in all)", cmd[:cut], len(cmd))
 }
 
+// CutMiddle keeps about n bytes of s, half from the head and half from the tail, on
+// UTF-8 boundaries, with a marker saying how much was cut.
+func CutMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/2, len(s)-n/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", s[:head], tail-head, s[tail:])
+}
+
 func ms(n int64) string { return fmt.Sprintf("%dms", n) }
+
+// duration writes milliseconds the way a person would: 1s, 1.5s, 2m, 250ms.
+func duration(n int64) string {
+	s := (time.Duration(n) * time.Millisecond).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -69,7 +69,7 @@ func TestTextWarnings(t *testing.T) {
 	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &path,
 		BackgroundPIDs: []int{42, 43}}, Stats: Stats{StdoutBytes: 9}}
 	e.Settle()
-	for _, s := range []string{"Command succeeded: big", "[Truncated: Output exceeded limit", "[Full output: /tmp/x.stdout.log]",
+	for _, s := range []string{"Command succeeded: big", "[Truncated: the output exceeded the limit", "[Full output: /tmp/x.stdout.log]",
 		"[Background processes still running: 42, 43]"} {
 		if !strings.Contains(e.Text, s) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
@@ -80,12 +80,68 @@ func TestTextWarnings(t *testing.T) {
 	if notRun.Text != "Command not run: rm -rf /\nError INVALID_PARAM: Command blocked by safety rules." {
 		t.Errorf("blocked text:\n%s", notRun.Text)
 	}
-	timedOut := Envelope{Data: Data{Command: "sleep 10", TimedOut: true, Signal: strp("SIGTERM")}, Stats: Stats{TimeMS: 2003}}
-	timedOut.Settle()
-	for _, s := range []string{"Command failed: sleep 10", "(Killed by SIGTERM. Took 2003ms)", "Error TIMEOUT: Command timed out with no output", "[Timed out after 2003ms"} {
-		if !strings.Contains(timedOut.Text, s) {
-			t.Errorf("timeout text lacks %q:\n%s", s, timedOut.Text)
+}
+
+// A timeout says so first, with the timeout as given, and claims kept output only
+// when there was some.
+func TestTimeoutText(t *testing.T) {
+	silent := Envelope{Data: Data{Command: "sleep 10", TimedOut: true, Signal: strp("SIGTERM")},
+		Stats: Stats{TimeMS: 1003}, Context: Context{TimeoutMS: 1000}}
+	silent.Settle()
+	want := "Timed out after 1s: sleep 10\n(Killed by SIGTERM. Took 1003ms)\nError TIMEOUT: No output before the timeout (1s)"
+	if !strings.HasPrefix(silent.Text, want) {
+		t.Errorf("silent timeout text:\n%s\nwant prefix:\n%s", silent.Text, want)
+	}
+	if strings.Contains(silent.Text, "kept") || strings.Contains(silent.Text, "STDOUT") {
+		t.Errorf("silent timeout claims output:\n%s", silent.Text)
+	}
+	loud := withOut(Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM")},
+		Context: Context{TimeoutMS: 90000}})
+	loud.Settle()
+	if loud.Status != Partial || !strings.HasPrefix(loud.Text, "Timed out after 1m30s: make\n") ||
+		!strings.Contains(loud.Text, "output it printed before is kept") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
+		t.Errorf("timeout with output, %s:\n%s", loud.Status, loud.Text)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for n, want := range map[int64]string{1000: "1s", 1500: "1.5s", 250: "250ms", 120000: "2m", 90000: "1m30s", 3600000: "1h"} {
+		if got := duration(n); got != want {
+			t.Errorf("duration(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// Binary output is not also announced as "head and tail shown".
+func TestBinaryNotesAgree(t *testing.T) {
+	path := "/tmp/x.stdout.log"
+	e := Envelope{Data: Data{Command: "cat /bin/ls", ExitCode: intp(0), Truncated: true, Binary: true, FullOutputPath: &path},
+		Stats: Stats{StdoutBytes: 140000}}
+	e.Settle()
+	if strings.Contains(e.Text, "head and tail are shown") || !strings.Contains(e.Text, "Binary output: not shown") {
+		t.Errorf("%s", e.Text)
+	}
+}
+
+// A refused command is not echoed back whole.
+func TestRefuseCutsAHugeCommand(t *testing.T) {
+	cmd := "echo " + strings.Repeat("x", 1<<20)
+	e := NotRun(cmd, map[string]any{"command": cmd, "directory": "."}, Err{Code: InvalidParam, Message: "too long"})
+	if len(e.Data.Command) > 2*maxEcho || !strings.Contains(e.Data.Command, "bytes cut") {
+		t.Errorf("data.command is %d bytes", len(e.Data.Command))
+	}
+	if p := e.Context.ParamsInput["command"].(string); p != e.Data.Command || e.Context.ParamsInput["directory"] != "." {
+		t.Errorf("params_input: %.100v", e.Context.ParamsInput)
+	}
+	if e.Data.Truncated || strings.Contains(e.Text, "runcated") || len(e.Text) > 1000 {
+		t.Errorf("text of %d bytes: %.400s", len(e.Text), e.Text)
+	}
+}
+
+func TestRefuseKeepsTheRule(t *testing.T) {
+	e := NotRun("sudo true", nil, Err{Code: PolicyDenied, Rule: "privilege", Message: "`sudo` runs as root (rule privilege)."})
+	if e.Status != Error || e.Error.Rule != "privilege" || e.Text != "Command not run: sudo true\nError POLICY_DENIED: `sudo` runs as root (rule privilege)." {
+		t.Errorf("%+v\n%s", e.Error, e.Text)
 	}
 }
 

@@ -107,14 +107,24 @@ func TestSessionApproval(t *testing.T) {
 	}
 }
 
+// The question is for the user: why in plain words, not the model's instructions.
+func TestApprovalMessageWording(t *testing.T) {
+	q := shellgate.Question{Command: "npm publish", Rule: "user.ask", SessionKey: "npm publish",
+		Reason: "`npm publish` matches the project's ask rule \"npm publish *\" (rule user.ask): the user must approve it."}
+	m := approvalMessage(q)
+	if !strings.Contains(m, `Why you are asked: It matches an "ask" rule of the shellgate configuration.`) || strings.Contains(m, "the user must approve it") {
+		t.Errorf("%s", m)
+	}
+}
+
 // An elicitation is one MCP message too: a huge command is cut in the question.
 func TestApprovalMessageBounded(t *testing.T) {
-	q := shellgate.Question{Command: "touch " + strings.Repeat("x", 5<<20), Rule: "user.ask", Reason: strings.Repeat("why ", 1<<20), SessionKey: "touch"}
+	q := shellgate.Question{Command: "touch " + strings.Repeat("x", 5<<20), Rule: "stored-code", Reason: strings.Repeat("why ", 1<<20), SessionKey: "touch"}
 	m := approvalMessage(q)
 	if len(m) > 32<<10 {
 		t.Errorf("approval message of %d bytes", len(m))
 	}
-	for _, want := range []string{"touch xxx", "bytes cut", "user.ask", `starting with "touch"`} {
+	for _, want := range []string{"touch xxx", "bytes cut", "(rule stored-code)", `starting with "touch"`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("message lacks %q", want)
 		}

@@ -48,10 +48,10 @@ func BenchmarkOwnOverhead(b *testing.B) {
 	env.Settle()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, bad := parseArguments(raw, 600000); bad != nil {
+		if _, bad := parseArguments(raw, 600000, 1<<20); bad != nil {
 			b.Fatal(bad.Text)
 		}
-		if _, err := toolResult(env, MaxMessage); err != nil {
+		if _, err := toolResult(env, MaxMessage, true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,22 +13,19 @@ import (
 // Whatever happens to the command, the answer is a tool result, never a JSON-RPC
 // error, so that the model can read it.
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	r, bad := parseArguments(req.Params.Arguments, s.info.MaxTimeout.Milliseconds())
+	r, bad := parseArguments(req.Params.Arguments, s.info.MaxTimeout.Milliseconds(), s.info.MaxOutputLimit)
 	if bad != nil {
-		return toolResult(*bad, s.opts.MaxMessage)
+		return s.result(*bad)
 	}
-	var sessionID string
-	if req.Session != nil {
-		sessionID = req.Session.ID()
-	}
+	sessionID := sessionKey(req.Session)
+	s.pruneSpills()
 	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
-		env := envelope.Envelope{Data: envelope.Data{Command: r.Command}}
-		return toolResult(*env.Fail(envelope.Cancelled, "The server is shutting down; the command was not run."), s.opts.MaxMessage)
+		return s.result(envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))
 	}
 	defer done()
 
-	var opts []shellgate.Option
+	opts := []shellgate.Option{shellgate.WithSpillFiles(func(path string) { s.spills.add(sessionID, path) })}
 	if ss := req.Session; ss != nil {
 		if token := req.Params.GetProgressToken(); token != nil {
 			p := startProgress(ctx, ss.NotifyProgress, token, s.opts.ProgressInterval)
@@ -44,8 +41,12 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		}
 	}
 	env := s.gate.Run(ctx, r, opts...)
-	s.log.Info("call", "command", cutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
-	return toolResult(env, s.opts.MaxMessage)
+	s.log.Info("call", "command", envelope.CutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
+	return s.result(env)
+}
+
+func (s *Server) result(env envelope.Envelope) (*mcp.CallToolResult, error) {
+	return toolResult(env, s.opts.MaxMessage, !s.opts.TextOnly)
 }
 
 // approver returns how "ask" verdicts of this call are decided, in the client's

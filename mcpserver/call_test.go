@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,11 +38,11 @@ func TestResults(t *testing.T) {
 		wantText   string
 	}{
 		{"exit 3", args("command", "echo out; echo err >&2; exit 3"), envelope.Partial, "", "Exit code 3"},
-		{"timeout", args("command", "sleep 5", "timeout_ms", 200), envelope.Error, envelope.Timeout, "timed out"},
+		{"timeout", args("command", "sleep 5", "timeout_ms", 200), envelope.Error, envelope.Timeout, "Timed out after 200ms"},
 		{"timeout after output", args("command", "echo started; sleep 5", "timeout_ms", 300), envelope.Partial, "", "started"},
 		{"missing directory", args("command", "pwd", "directory", "nope"), envelope.Error, envelope.NotFound, "nope"},
 		{"directory outside the root", args("command", "pwd", "directory", "../.."), envelope.Error, envelope.AccessDenied, ""},
-		{"policy deny", args("command", "sudo true"), envelope.Error, envelope.InvalidParam, "privilege"},
+		{"policy deny", args("command", "sudo true"), envelope.Error, envelope.PolicyDenied, "privilege"},
 		{"no command", args(), envelope.Error, envelope.InvalidParam, "command"},
 		{"blank command", args("command", "  "), envelope.Error, envelope.InvalidParam, "command"},
 		{"command not a string", args("command", 5), envelope.Error, envelope.InvalidParam, "must be a string, not a number"},
@@ -66,8 +67,8 @@ func TestResults(t *testing.T) {
 			if !strings.Contains(env.Text, tc.wantText) {
 				t.Errorf("text lacks %q:\n%s", tc.wantText, env.Text)
 			}
-			if env.Context.ParamsInput == nil {
-				t.Error("params_input is null")
+			if c, ok := tc.args["command"].(string); ok && env.Data.Command != c {
+				t.Errorf("data.command %q, want %q", env.Data.Command, c)
 			}
 		})
 	}
@@ -75,15 +76,21 @@ func TestResults(t *testing.T) {
 
 // A slow call must not hold up a fast one: calls run concurrently.
 func TestConcurrentCalls(t *testing.T) {
-	srv, _ := newServer(t, shellgate.Config{}, Options{})
-	cs := connect(t, srv, nil, nil)
+	srv, _ := newServer(t, shellgate.Config{}, Options{ProgressInterval: time.Millisecond})
+	started := make(chan struct{})
+	var once sync.Once
+	cs := connect(t, srv, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		once.Do(func() { close(started) })
+	}}, nil)
 	var slowDone atomic.Bool
 	slow := make(chan envelope.Envelope, 1)
 	go func() {
-		slow <- call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "sleep 3; echo slow")})
+		params := &mcp.CallToolParams{Arguments: args("command", "echo started; sleep 3; echo slow")}
+		params.SetProgressToken("slow")
+		slow <- call(t, context.Background(), cs, params)
 		slowDone.Store(true)
 	}()
-	time.Sleep(100 * time.Millisecond) // let the slow call start first
+	<-started // the slow command is running: its first output arrived
 	for i := range 3 {
 		env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "echo fast")})
 		if env.Data.Stdout != "fast\n" {
@@ -93,7 +100,7 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Fatalf("fast call %d returned after the slow one: calls are serialized", i)
 		}
 	}
-	if env := <-slow; env.Data.Stdout != "slow\n" {
+	if env := <-slow; env.Data.Stdout != "started\nslow\n" {
 		t.Errorf("slow call: %s", env.Text)
 	}
 }

@@ -86,6 +86,8 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, params *mcp.
 	return decode(t, res)
 }
 
+// decode reads the envelope's Brief from structuredContent into an Envelope whose
+// Text is the text content, checking that the two channels are shaped as promised.
 func decode(t *testing.T, res *mcp.CallToolResult) envelope.Envelope {
 	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
@@ -100,9 +102,14 @@ func decode(t *testing.T, res *mcp.CallToolResult) envelope.Envelope {
 		t.Fatalf("content has %d parts, want 1 text part", len(res.Content))
 	}
 	text, ok := res.Content[0].(*mcp.TextContent)
-	if !ok || text.Text != env.Text {
-		t.Errorf("content[0] = %#v, want the envelope's text %q", res.Content[0], env.Text)
+	if !ok {
+		t.Fatalf("content[0] = %#v, want text", res.Content[0])
 	}
+	if strings.Contains(env.Text, "--- STDOUT") || strings.Contains(env.Text, "--- STDERR") ||
+		!strings.HasPrefix(text.Text, strings.SplitN(env.Text, ".", 2)[0]) {
+		t.Errorf("structured text %q beside the text content %q", env.Text, text.Text)
+	}
+	env.Text = text.Text
 	if res.IsError != (env.Status == envelope.Error) {
 		t.Errorf("isError = %v with status %q", res.IsError, env.Status)
 	}

@@ -83,7 +83,11 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 	case <-ctx.Done():
 	}
 	s.Close()
-	// Open event streams never end on their own: give responses a moment, then close.
+	// Open event streams never end on their own: closing the sessions ends them, so
+	// that an idle server stops at once; responses still being written get a moment.
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
 	stop, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := srv.Shutdown(stop); err != nil {

@@ -13,22 +13,19 @@ import (
 )
 
 // params are the tool's parameter names, in schema order.
-var params = []string{"command", "directory", "timeout_ms", "description"}
+var params = []string{"command", "directory", "timeout_ms", "description", "max_output_bytes"}
 
 // parseArguments turns a tools/call "arguments" object into a Request. The SDK's
 // schema validation is not used (the tool is registered with the low-level
 // Server.AddTool) so that bad input becomes an INVALID_PARAM envelope the model
 // can read, rather than a generic validation message. Range checks (timeout_ms,
 // empty command) are left to the Gate, which knows the configured limits.
-func parseArguments(raw json.RawMessage, maxTimeoutMS int64) (shellgate.Request, *envelope.Envelope) {
+func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (shellgate.Request, *envelope.Envelope) {
 	var req shellgate.Request
 	input := map[string]any{}
 	fail := func(format string, args ...any) (shellgate.Request, *envelope.Envelope) {
-		env := envelope.Envelope{
-			Data:    envelope.Data{Command: req.Command},
-			Context: envelope.Context{ParamsInput: input},
-		}
-		return req, env.Fail(envelope.InvalidParam, fmt.Sprintf(format, args...))
+		env := envelope.NotRun(req.Command, input, envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
+		return req, &env
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -45,6 +42,7 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64) (shellgate.Request,
 			input[k] = x
 		}
 	}
+	json.Unmarshal(fields["command"], &req.Command) // for data.command, whatever else is wrong
 	var unknown []string
 	for k := range fields {
 		if !slices.Contains(params, k) {
@@ -53,7 +51,7 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64) (shellgate.Request,
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return fail("Unknown parameter %s; the parameters are command, directory, timeout_ms and description.", strings.Join(unknown, ", "))
+		return fail("Unknown parameter %s; the parameters are command, directory, timeout_ms, description and max_output_bytes.", strings.Join(unknown, ", "))
 	}
 	str := func(name string, dst *string) string {
 		v, ok := fields[name]
@@ -79,6 +77,13 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64) (shellgate.Request,
 			return fail("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
 		}
 		req.TimeoutMS = &ms
+	}
+	if v, ok := fields["max_output_bytes"]; ok && !bytes.Equal(v, []byte("null")) {
+		n, ok := integer(v)
+		if !ok || n < 1 || n > math.MaxInt32 {
+			return fail("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, v)
+		}
+		req.MaxOutputBytes = int(n)
 	}
 	return req, nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -22,45 +24,60 @@ func TestFit(t *testing.T) {
 		{"big stdout", strings.Repeat("line of text\n", 200000), "", "make", true},
 		{"escapes inflate", strings.Repeat("\x1b[0m", 100000), strings.Repeat("\x00", 50000), "tput", true},
 		{"multibyte", strings.Repeat("héllo wörld ✓\n", 100000), "", "cat", true},
-		{"huge command", "", "", "echo " + strings.Repeat("x", 2<<20), true},
+		{"huge command", "", "", "echo " + strings.Repeat("x", 2<<20), false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			env := envelope.Envelope{Data: envelope.Data{Command: tc.command, Stdout: tc.stdout, Stderr: tc.stderr, ExitCode: &zero},
-				Stats:   envelope.Stats{StdoutBytes: int64(len(tc.stdout)), StderrBytes: int64(len(tc.stderr))},
-				Context: envelope.Context{ParamsInput: map[string]any{"command": tc.command}}}
-			env.Settle()
-			env.Text += "\n[Full stderr: /tmp/x]"
-			res, err := toolResult(env, MaxMessage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(b) > MaxMessage-1024 {
-				t.Errorf("result is %d bytes, want at most %d", len(b), MaxMessage-1024)
-			}
-			var got envelope.Envelope
-			if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &got); err != nil {
-				t.Fatal(err)
-			}
-			if got.Data.Truncated != tc.wantCut {
-				t.Errorf("truncated = %v, want %v", got.Data.Truncated, tc.wantCut)
-			}
-			if tc.wantCut && got.Status == envelope.Success {
-				t.Error("a cut result reported success")
-			}
-			if !strings.Contains(got.Text, "[Full stderr: /tmp/x]") {
-				t.Error("the Gate's notes were lost from the text")
-			}
-			for _, s := range []string{got.Data.Stdout, got.Data.Stderr, got.Text, got.Data.Command} {
-				if !utf8.ValidString(s) {
+		for _, structured := range []bool{true, false} {
+			t.Run(tc.name, func(t *testing.T) {
+				env := envelope.Envelope{Data: envelope.Data{Command: tc.command, Stdout: tc.stdout, Stderr: tc.stderr, ExitCode: &zero},
+					Stats:   envelope.Stats{StdoutBytes: int64(len(tc.stdout)), StderrBytes: int64(len(tc.stderr))},
+					Context: envelope.Context{ParamsInput: map[string]any{"command": tc.command}}}
+				env.Note("Full stderr: /tmp/x")
+				env.Settle()
+				res, err := toolResult(env, MaxMessage, structured)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := json.Marshal(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) > MaxMessage-1024 {
+					t.Errorf("result is %d bytes, want at most %d", len(b), MaxMessage-1024)
+				}
+				text := res.Content[0].(*mcp.TextContent).Text
+				if !strings.Contains(text, "[Full stderr: /tmp/x]") {
+					t.Error("the Gate's notes were lost from the text")
+				}
+				if cut := strings.Contains(text, "Output cut further"); cut != tc.wantCut {
+					t.Errorf("text says cut: %v", cut)
+				}
+				if !utf8.ValidString(text) {
 					t.Errorf("cut produced invalid UTF-8")
 				}
-			}
-		})
+				if !structured {
+					if res.StructuredContent != nil {
+						t.Error("structuredContent in text-only mode")
+					}
+					return
+				}
+				var got envelope.Envelope
+				if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.Data.Truncated != tc.wantCut {
+					t.Errorf("truncated = %v, want %v", got.Data.Truncated, tc.wantCut)
+				}
+				if tc.wantCut && got.Status == envelope.Success {
+					t.Error("a cut result reported success")
+				}
+				for _, s := range []string{got.Data.Stdout, got.Data.Stderr, got.Text, got.Data.Command} {
+					if !utf8.ValidString(s) {
+						t.Errorf("cut produced invalid UTF-8")
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -76,8 +93,8 @@ func TestCutMiddle(t *testing.T) {
 		{"abc", 0, "\n[… 3 bytes cut …]\n"},
 	}
 	for _, tc := range tests {
-		if got := cutMiddle(tc.in, tc.n); got != tc.want {
-			t.Errorf("cutMiddle(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		if got := envelope.CutMiddle(tc.in, tc.n); got != tc.want {
+			t.Errorf("CutMiddle(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 // inputSchema is seed 001 §2.2's schema plus seed 003's description, with the
 // configured timeouts.
-func inputSchema(defaultTimeoutMS, maxTimeoutMS int64) *jsonschema.Schema {
-	one, max := 1.0, float64(maxTimeoutMS)
+func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLimit int) *jsonschema.Schema {
+	one, max, maxOut := 1.0, float64(maxTimeoutMS), float64(maxOutputLimit)
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -37,6 +37,13 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64) *jsonschema.Schema {
 				Type:        "string",
 				Description: "A short description of what the command does and why, for the user and the log. Not executed.",
 			},
+			"max_output_bytes": {
+				Type:        "integer",
+				Description: fmt.Sprintf("Bytes of output to show, stdout and stderr together (head and tail; the rest is saved to a file). Default %d, max %d.", outputLimit, maxOutputLimit),
+				Default:     json.RawMessage(strconv.Itoa(outputLimit)),
+				Minimum:     &one,
+				Maximum:     &maxOut,
+			},
 		},
 		PropertyOrder:        params,
 		Required:             []string{"command"},
@@ -44,10 +51,10 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64) *jsonschema.Schema {
 	}
 }
 
-// outputSchema is the envelope's schema, inferred from the Go type so the two cannot
-// drift apart.
+// outputSchema is the schema of structuredContent, the envelope's Brief, inferred
+// from the Go type so the two cannot drift apart.
 func outputSchema() (*jsonschema.Schema, error) {
-	s, err := jsonschema.For[envelope.Envelope](nil)
+	s, err := jsonschema.For[envelope.Brief](nil)
 	if err != nil {
 		return nil, fmt.Errorf("envelope schema: %w", err)
 	}

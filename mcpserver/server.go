@@ -32,6 +32,12 @@ type Options struct {
 	ProgressInterval time.Duration
 	// MaxMessage caps the size of one tool result message. Default: MaxMessage.
 	MaxMessage int
+	// KeepSpillFiles keeps the files holding a session's complete outputs after the
+	// session ends; by default they are removed then (and when the server closes).
+	KeepSpillFiles bool
+	// TextOnly leaves structuredContent (and the tool's outputSchema) out of results:
+	// for clients that would show the model both channels. See docs/mcp.md.
+	TextOnly bool
 }
 
 // Server serves a Gate's shell tool over MCP. One Server can serve many sessions
@@ -46,6 +52,7 @@ type Server struct {
 
 	approvals sessionApprovals
 	rounds    *roundTrips
+	spills    spillFiles
 
 	// base is cancelled by Close; every call's context ends with it.
 	base      context.Context
@@ -53,7 +60,7 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	calls     sync.WaitGroup
-	bySession map[string]map[*int]context.CancelFunc // calls in flight, by HTTP session
+	bySession map[string]map[*int]context.CancelFunc // calls in flight, by session key
 }
 
 // New returns a Server offering one tool that runs commands through gate.
@@ -87,9 +94,11 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := outputSchema()
-	if err != nil {
-		return nil, err
+	var out any         // an untyped nil: the SDK refuses a nil *jsonschema.Schema
+	if !opts.TextOnly { // a declared outputSchema obliges every result to carry structuredContent
+		if out, err = outputSchema(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{gate: gate, info: info, opts: opts, log: opts.Logger, rounds: newRoundTrips()}
 	s.base, s.shutdown = context.WithCancel(context.Background())
@@ -101,7 +110,7 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 		Name:         opts.ToolName,
 		Title:        "Shell",
 		Description:  desc,
-		InputSchema:  inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds()),
+		InputSchema:  inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds(), info.OutputLimit, info.MaxOutputLimit),
 		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Shell",
@@ -149,6 +158,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 		ss.Close()
 		err = <-ended
 	}
+	s.endSession(sessionKey(ss))
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		err = nil
 	}
@@ -163,10 +173,13 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.shutdown()
 	s.calls.Wait()
+	if !s.opts.KeepSpillFiles {
+		s.spills.removeAll()
+	}
 }
 
-// begin registers a call of session sessionID, and returns its context: ctx, also
-// cancelled by Close and by cancelSession.
+// begin registers a call of session sessionID (a sessionKey), and returns its
+// context: ctx, also cancelled by Close and by cancelSession.
 func (s *Server) begin(ctx context.Context, sessionID string) (context.Context, func(), bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,13 +201,18 @@ func (s *Server) begin(ctx context.Context, sessionID string) (context.Context, 
 	}
 	return ctx, func() {
 		s.mu.Lock()
+		idle := false
 		if calls := s.bySession[sessionID]; calls != nil {
 			delete(calls, key)
 			if len(calls) == 0 {
 				delete(s.bySession, sessionID)
+				idle = true
 			}
 		}
 		s.mu.Unlock()
+		if idle {
+			s.spills.idle(sessionID)
+		}
 		stop()
 		cancel()
 		s.calls.Done()
@@ -206,10 +224,39 @@ func (s *Server) begin(ctx context.Context, sessionID string) (context.Context, 
 // to run to their timeout.
 func (s *Server) cancelSession(sessionID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, cancel := range s.bySession[sessionID] {
 		cancel()
 	}
+	s.mu.Unlock()
+	s.endSession(sessionID)
+}
+
+// pruneSpills removes the spill files of sessions that ended without saying so (an
+// HTTP client that went away, its session closed when idle).
+func (s *Server) pruneSpills() {
+	if s.opts.KeepSpillFiles {
+		return
+	}
+	live := map[string]bool{}
+	for ss := range s.mcp.Sessions() {
+		live[sessionKey(ss)] = true
+	}
+	for _, k := range s.spills.keys() {
+		if !live[k] {
+			s.endSession(k)
+		}
+	}
+}
+
+// endSession removes a session's spill files, now or when its last call returns.
+func (s *Server) endSession(key string) {
+	if s.opts.KeepSpillFiles {
+		return
+	}
+	s.mu.Lock()
+	busy := len(s.bySession[key]) > 0
+	s.mu.Unlock()
+	s.spills.end(key, busy)
 }
 
 // live reports whether ss is still connected.

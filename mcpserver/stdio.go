@@ -81,8 +81,6 @@ func (g *lineGuard) Close() error {
 	return nil
 }
 
-var errTooLong = errors.New("line too long")
-
 // readLine returns the next line; a line over maxLine is answered and skipped.
 func (g *lineGuard) readLine() ([]byte, error) {
 	var line []byte

@@ -21,14 +21,14 @@ func TestToolsList(t *testing.T) {
 		{
 			name:     "defaults",
 			wantName: "run_shell_command",
-			wantDesc: []string{"Network: OFF", "mode auto.", "timeout_ms defaults to 120000", "max 600000", "51200 bytes per stream", "full_output_path", "catastrophic", "git commit -m"},
+			wantDesc: []string{"Network: OFF", "mode auto.", "timeout_ms defaults to 120000", "max 600000", "51200 bytes per call", "full_output_path", "catastrophic", "git commit -m"},
 		},
 		{
 			name:     "Bash with network and short timeouts",
 			opts:     Options{ToolName: "Bash"},
 			cfg:      shellgate.Config{DefaultTimeout: 5e9, MaxTimeout: 60e9, OutputLimit: 1000, Policy: policy.Settings{Network: true}},
 			wantName: "Bash",
-			wantDesc: []string{"Network: on", "mode auto.", "timeout_ms defaults to 5000", "max 60000", "1000 bytes per stream"},
+			wantDesc: []string{"Network: on", "mode auto.", "timeout_ms defaults to 5000", "max 60000", "1000 bytes per call"},
 		},
 		{
 			name:     "never ask",

@@ -25,6 +25,9 @@ type Options struct {
 	// SpillMax caps one spill file; past it bytes are counted, not kept.
 	// Zero or negative means DefaultSpillMax.
 	SpillMax int64
+	// NoSpill keeps no file of text output, which the caller has shown in full as it
+	// arrived; binary output, which it cannot have shown, is still spilled.
+	NoSpill bool
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
 	Name string
@@ -32,19 +35,17 @@ type Options struct {
 
 // Result is what a Capture holds once closed.
 type Result struct {
-	// Text is what the envelope shows: all of the output if Total <= Limit, else the
-	// head, a marker line saying how much was omitted and where the full output is,
-	// and the tail. It is always valid UTF-8, and "" when Binary.
-	//
-	// An incomplete UTF-8 sequence at the very end of the output (a command killed, or
-	// "head -c", mid-character) is shown as U+FFFD rather than making it all binary.
+	// Text is what the envelope shows: all of the output if Total <= the limit, else
+	// the head, a marker line saying how much was omitted and where the full output
+	// is, and the tail. It is always valid UTF-8, and "" when Binary: bytes that are
+	// not UTF-8 (a stray Latin-1 byte, a rune cut by "head -c") are shown as U+FFFD.
 	Text string
 	// Total counts every byte written, kept or not.
 	Total int64
-	// Truncated: more than Limit bytes were written, so Text (if not Binary) has a gap.
+	// Truncated: more bytes were written than the limit, so Text (if not Binary) has a gap.
 	Truncated bool
-	// Binary: a NUL byte in the first 8 KiB, invalid UTF-8 in the first Limit bytes, or
-	// invalid UTF-8 in the tail kept at the end. Binary output is always spilled.
+	// Binary: a NUL byte in the first 8 KiB, or mostly undecodable content (more than
+	// 30% of the bytes looked at are not UTF-8). Binary output is always spilled.
 	Binary bool
 	// SpillPath is the file holding the complete output (up to SpillMax), or "" if none
 	// was needed or it could not be written (see SpillErr).
@@ -53,6 +54,9 @@ type Result struct {
 	SpillCapped bool
 	// SpillErr says why the spill file could not be created or completed.
 	SpillErr error
+	// Digest lists the lines of the omitted middle of truncated text output that look
+	// like errors, warnings or failures, with their line numbers in the spill file.
+	Digest []Line
 }
 
 // Capture is a bounded sink for one output stream. It keeps at most Limit bytes in
@@ -73,7 +77,8 @@ type Capture struct {
 	// buf holds the first Limit bytes. Once they overflow, buf[:headLen] is the head and
 	// buf[Limit/2:] is reused as the tail ring.
 	buf     []byte
-	checked int // buf[:checked] is valid UTF-8 ending on a rune boundary
+	checked int // buf[:checked] has been decoded and ends on a rune boundary
+	bad     int // bytes of buf[:checked] that are not UTF-8
 
 	overflowed bool
 	headLen    int // head length after the line/rune cut, fixed at overflow
@@ -122,7 +127,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	switch {
 	case c.spill.started:
 		c.spill.write(p)
-	case len(rest) > 0 || c.binary.Load():
+	case len(rest) > 0 && !c.opts.NoSpill || c.binary.Load():
 		// Spill lazily, from the first byte: all of it is still in buf.
 		c.spill.start(c.opts)
 		c.spill.write(c.buf)
@@ -147,12 +152,12 @@ func (c *Capture) keep(p []byte) {
 	if c.binary.Load() {
 		return
 	}
-	n, ok := validUTF8(c.buf[c.checked:])
-	if !ok {
-		c.binary.Store(true)
-		return
-	}
+	n, bad := decode(c.buf[c.checked:])
 	c.checked += n
+	c.bad += bad
+	if c.checked >= minJudged && undecodable(c.bad, c.checked) {
+		c.binary.Store(true)
+	}
 }
 
 // overflow switches from keeping everything to keeping head and tail. The head is cut
@@ -176,41 +181,79 @@ func (c *Capture) Total() int64 { return c.total.Load() }
 // tail is not valid UTF-8.
 func (c *Capture) Binary() bool { return c.binary.Load() }
 
-// Close finishes the capture, closes the spill file and returns the Result.
-// Calling it again returns the same Result.
-func (c *Capture) Close() Result {
+// Close finishes the capture, closes the spill file and returns the Result, keeping
+// up to Options.Limit bytes of text. Calling it again returns the same Result.
+func (c *Capture) Close() Result { return c.CloseWithin(c.opts.Limit) }
+
+// CloseWithin is Close keeping at most limit bytes of text (at most Options.Limit):
+// the share of an output budget this stream gets once the sizes of all the streams
+// of a command are known (see Share). Calling it again returns the same Result.
+func (c *Capture) CloseWithin(limit int) Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return c.result
 	}
 	c.closed = true
-	r := Result{Total: c.total.Load(), Truncated: c.overflowed}
+	limit = max(0, min(limit, c.opts.Limit))
+	r := Result{Total: c.total.Load()}
+	r.Truncated = r.Total > int64(limit)
 
-	// The end of the stream is no chunk boundary: an incomplete rune left there is
-	// final. It is shown as U+FFFD; anything else invalid makes the output binary.
-	var head, tail []byte
-	var partialEnd bool
-	if c.overflowed {
-		head = c.buf[:c.headLen] // checked by keep
-		tail = c.tail.linear()
-		tail = tail[cutTail(tail, c.tail.before):]
-		n, ok := validUTF8(tail)
-		if !ok {
-			c.binary.Store(true)
+	head := c.buf // everything, unless it overflowed
+	var tail []byte
+	if r.Truncated {
+		half := limit / 2
+		before := byte('\n')
+		tail = c.buf
+		if c.overflowed {
+			head = c.buf[:c.headLen]
+			tail, before = c.tail.linear(), c.tail.before
 		}
-		partialEnd = n < len(tail)
-	} else {
-		head, partialEnd = c.buf[:c.checked], c.checked < len(c.buf)
+		if len(head) > half {
+			head = head[:cutHead(head, half)]
+		}
+		if keep := limit - half; len(tail) > keep {
+			before, tail = tail[len(tail)-keep-1], tail[len(tail)-keep:]
+		}
+		tail = tail[cutTail(tail, before):]
+	}
+	// Judge what is shown: a few undecodable bytes are shown as U+FFFD, mostly
+	// undecodable output is binary.
+	_, bad := decode(head) // an incomplete rune at an end is a cut one, not garbage
+	_, tbad := decode(tail)
+	if undecodable(bad+tbad, len(head)+len(tail)) {
+		c.binary.Store(true)
 	}
 	r.Binary = c.binary.Load()
 
+	if (r.Truncated && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
+		// It all fitted in memory but not in this share (or is binary): spill it now.
+		c.spill.start(c.opts)
+		c.spill.write(c.buf)
+	}
 	c.spill.close()
 	r.SpillPath, r.SpillCapped, r.SpillErr = c.spill.result()
 	if !r.Binary {
-		r.Text = c.text(head, tail, partialEnd, r)
+		r.Text = c.text(head, tail, r)
+		if r.Truncated && r.SpillPath != "" {
+			r.Digest = digest(r.SpillPath, int64(len(head)), r.Total-int64(len(tail)))
+		}
 	}
 	c.result = r
 	c.buf, c.tail = nil, ring{}
 	return r
+}
+
+// Share splits an output budget between two streams that printed a and b bytes:
+// each keeps all of its output if both fit; otherwise a stream that needs less than
+// half keeps all of it and the other gets the rest, or each gets half.
+func Share(budget int, a, b int64) (int, int) {
+	half := int64(budget / 2)
+	switch {
+	case a+b <= int64(budget), a <= half:
+		return int(a), budget - int(a)
+	case b <= half:
+		return budget - int(b), int(b)
+	}
+	return int(half), budget - int(half)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -157,13 +158,15 @@ func TestCaptureBinary(t *testing.T) {
 		{"NUL at start", []byte("\x00abc"), true},
 		{"NUL within 8 KiB", append(bytes.Repeat([]byte("a"), 8191), 0), true},
 		{"NUL after 8 KiB is text", append(bytes.Repeat([]byte("a"), 8192), 0), false},
-		{"invalid UTF-8 small", []byte("caf\xe9 au lait\n"), true},
-		{"lone continuation byte", []byte("ok\x80ok"), true},
+		// A stray byte that is not UTF-8 is shown as U+FFFD; mostly undecodable is binary.
+		{"invalid UTF-8 small", []byte("caf\xe9 au lait\n"), false},
+		{"lone continuation byte", []byte("ok\x80ok"), false},
 		{"overlong encoding", []byte("\xc0\xafetc"), true},
 		{"surrogate half", []byte("\xed\xa0\x80"), true},
 		{"random bytes", random, true},
-		{"invalid in head of large", append([]byte("\xff"), text...), true},
-		{"invalid in final tail", append(bytes.Clone(text), "\xfe\n"...), true},
+		{"high bytes without NUL", bytes.Repeat([]byte("\x80\xff\xfeab"), 2000), true},
+		{"invalid in head of large", append([]byte("\xff"), text...), false},
+		{"invalid in final tail", append(bytes.Clone(text), "\xfe\n"...), false},
 		// A stray byte in the omitted middle is neither kept nor shown.
 		{"invalid only in the middle", append(append(bytes.Clone(text), '\xff'), text...), false},
 		{"valid UTF-8 text", []byte("naïve café – 日本語 😀\n"), false},
@@ -326,7 +329,7 @@ func TestCaptureCloseIdempotent(t *testing.T) {
 		t.Errorf("Write after Close = %d, %v", n, err)
 	}
 	r2 := c.Close()
-	if r1 != r2 {
+	if !reflect.DeepEqual(r1, r2) {
 		t.Errorf("second Close = %+v, want %+v", r2, r1)
 	}
 	if c.Total() != 16 {

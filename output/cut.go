@@ -44,11 +44,32 @@ func cutTail(t []byte, before byte) int {
 	return 0 // no rune start nearby: invalid UTF-8, which Close will see
 }
 
-// validUTF8 reports whether b is valid UTF-8 apart from an incomplete rune at its end,
-// which the next write may complete; n is the length of b without that rune.
-func validUTF8(b []byte) (n int, ok bool) {
+// minJudged is how many bytes are looked at before output is called binary for
+// being mostly undecodable.
+const minJudged = 1 << 10
+
+// undecodable reports whether bad bytes of n are too many for text: more than 30%.
+func undecodable(bad, n int) bool { return n > 0 && bad*10 > n*3 }
+
+// decode counts the bytes of b that are not UTF-8, up to an incomplete rune at its
+// end that a later write may complete; n is the length of b without that rune.
+func decode(b []byte) (n, bad int) {
 	n = len(b) - incompleteSuffix(b)
-	return n, utf8.Valid(b[:n])
+	if utf8.Valid(b[:n]) {
+		return n, 0
+	}
+	for i := 0; i < n; {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:n])
+		if r == utf8.RuneError && size == 1 {
+			bad++
+		}
+		i += size
+	}
+	return n, bad
 }
 
 // incompleteSuffix returns the length of the UTF-8 sequence at the end of b that is

@@ -6,35 +6,22 @@ import (
 	"unicode/utf8"
 )
 
-// text assembles Result.Text from the kept head and tail (tail is nil unless the
-// output overflowed). partialEnd says the last 1-3 bytes of the kept text are an
-// incomplete rune, shown as U+FFFD.
-func (c *Capture) text(head, tail []byte, partialEnd bool, r Result) string {
-	var b strings.Builder
-	if !c.overflowed {
-		b.Grow(len(head) + utf8.UTFMax)
-		b.Write(head)
-		if partialEnd {
-			b.WriteRune(utf8.RuneError)
-		}
-		return b.String()
+// text assembles Result.Text from the head and tail shown (tail is nil unless the
+// output was truncated), with bytes that are not UTF-8 shown as U+FFFD.
+func (c *Capture) text(head, tail []byte, r Result) string {
+	if !r.Truncated {
+		return strings.ToValidUTF8(string(head), string(utf8.RuneError))
 	}
 	omitted := r.Total - int64(len(head)+len(tail))
-	end := tail
-	if partialEnd {
-		end = tail[:len(tail)-incompleteSuffix(tail)]
-	}
 	m := marker(omitted, r, c.opts.SpillMax)
+	var b strings.Builder
 	b.Grow(len(head) + 1 + len(m) + len(tail) + utf8.UTFMax)
-	b.Write(head)
+	b.WriteString(strings.ToValidUTF8(string(head), string(utf8.RuneError)))
 	if len(head) > 0 && head[len(head)-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	b.WriteString(m)
-	b.Write(end)
-	if partialEnd {
-		b.WriteRune(utf8.RuneError)
-	}
+	b.WriteString(strings.ToValidUTF8(string(tail), string(utf8.RuneError)))
 	return b.String()
 }
 

@@ -1,18 +1,15 @@
 package policy_test
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/corpus"
 	"github.com/shellgate/shellgate/policy"
 )
-
-// corpusDir is ../shared/corpus relative to the repository root.
-const corpusDir = "../../shared/corpus"
 
 type row struct {
 	line    int
@@ -23,32 +20,9 @@ type row struct {
 // readCorpus reads a TSV file of the corpus, substituting placeholders.
 func readCorpus(t testing.TB, name string, lab *lab) []row {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, name))
-	if err != nil {
-		t.Skipf("corpus not available: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var header []string
 	var rows []row
-	for n := 1; sc.Scan(); n++ {
-		cols := strings.Split(sc.Text(), "\t")
-		if header == nil {
-			header = cols
-			continue
-		}
-		r := row{line: n, fields: map[string]string{}}
-		for i, h := range header {
-			if i < len(cols) {
-				r.fields[h] = cols[i]
-			}
-		}
-		r.command = lab.substitute(r.fields["command"])
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, r := range corpus.Read(t, name) {
+		rows = append(rows, row{line: r.Line, fields: r.Fields, command: lab.substitute(r.Fields["command"])})
 	}
 	return rows
 }

@@ -1,38 +1,83 @@
 #!/usr/bin/env bash
-# Installs everything the tests need (Go modules, the npm packages of the end-to-end
-# MCP clients, Node.js itself when missing) and runs every test: vet for linux,
-# windows and darwin, gofmt, the Go tests, and the end-to-end tests against the real
-# binary.
-set -euo pipefail
+# Runs every test of shellgate: go mod tidy, gofmt, go vet (linux, windows, darwin),
+# staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
+# (Node.js and the official TypeScript SDK). Each step says when it starts; the run
+# ends with one PASS or FAIL line per step, and exits non-zero if any failed.
+#
+# Everything temporary (the binary, test dirs, spill files) goes in one directory,
+# removed on exit: nothing is left in /tmp.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n=== %s\n' "$*"; }
+STATICCHECK_VERSION=v0.8.2
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  step "installing Node.js and npm (Debian packages)"
-  apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
-fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/shellgate-test.XXXXXX")
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export TMPDIR="$work"
 
-step "go modules"
-go mod download
+results=()
+failed=0
+# step NAME CMD...: runs CMD, recording PASS or FAIL for NAME.
+step() {
+  local name=$1
+  shift
+  printf '\n=== %s\n' "$name"
+  if "$@"; then
+    results+=("PASS  $name")
+  else
+    results+=("FAIL  $name")
+    failed=1
+  fi
+}
 
-step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*'))
-if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+gofmt_check() {
+  local files unformatted
+  files=$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')
+  unformatted=$(gofmt -l $files)
+  [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted"; return 1; }
+}
 
-step "go vet (linux, windows, darwin)"
-go vet ./...
-GOOS=windows go vet ./...
-GOOS=darwin go vet ./...
-GOOS=darwin GOARCH=arm64 go build ./...
+vet_all() {
+  go vet ./... && GOOS=windows go vet ./... && GOOS=darwin go vet ./... && GOOS=darwin GOARCH=arm64 go build -o /dev/null ./...
+}
 
-step "go test"
-go test -race -count=1 ./...
+# node_ready makes sure node and npm exist: installed from the distribution's
+# packages when this user may (root, or sudo without a password), otherwise it says
+# exactly what to install.
+node_ready() {
+  command -v node >/dev/null && command -v npm >/dev/null && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
+  fi
+  if [ "$sudo" != none ] && command -v apt-get >/dev/null; then
+    echo "installing Node.js and npm (apt-get install nodejs npm)"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq nodejs npm >/dev/null && return 0
+  fi
+  echo "The end-to-end tests need Node.js 18 or later and npm, which are not installed and"
+  echo "cannot be installed from here (neither root nor password-less sudo, or no apt-get)."
+  echo "Install them, e.g. 'sudo apt-get install nodejs npm', 'brew install node', or from"
+  echo "https://nodejs.org, then run scripts/test.sh again."
+  return 1
+}
 
+e2e() {
+  node_ready || return 1
+  local bin="$work/bin/shellgate"
+  go build -o "$bin" ./cmd/shellgate &&
+    (cd e2e && npm ci --no-audit --no-fund --loglevel=error) &&
+    (cd e2e && SHELLGATE_BIN="$bin" node --test --test-concurrency=1)
+}
+
+step "go mod tidy -diff" go mod tidy -diff
+step "gofmt" gofmt_check
+step "go vet (linux, windows, darwin)" vet_all
+step "staticcheck $STATICCHECK_VERSION" go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
+step "go test -race" go test -race -count=1 ./...
 if [ -f e2e/package.json ]; then
-  step "end-to-end MCP tests (official TypeScript SDK)"
-  bin=$(mktemp -d)/shellgate
-  go build -o "$bin" ./cmd/shellgate
-  (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
-  (cd e2e && SHELLGATE_BIN="$bin" node --test --test-concurrency=1)
+  step "end-to-end MCP tests (official TypeScript SDK)" e2e
 fi
+
+printf '\n=== summary\n'
+printf '%s\n' "${results[@]}"
+exit $failed

@@ -20,15 +20,15 @@ const (
 	exitCheckAllow  = 0
 	exitCheckAsk    = 1
 	exitCheckDeny   = 2
-	exitCheckUsage  = 64 // EX_USAGE: unknown flag, no command
+	exitCheckUsage  = exitUsage
 	exitCheckConfig = 78 // EX_CONFIG: a configuration file or setting is wrong
 )
 
 const checkUsage = `Usage: shellgate check [flags] -- COMMAND
 
 Shows what the policy decides about COMMAND, and every command it would run, without
-running anything. Arguments after -- are joined with spaces into one command line;
-quote the command as one argument to keep its own quoting.
+running anything. One argument after -- is a command line (with its own quoting);
+several are words, each quoted, as exec would run them.
 
 Configuration: the user file (%s), then <root>/.shellgate.toml, then --config, then
 flags and BASH_ALLOW_NETWORK=true. A project file may only tighten policy unless
@@ -49,39 +49,31 @@ type checkFlags struct {
 
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f checkFlags
 	f.register(fs)
 	fs.StringVar(&f.dir, "dir", ".", "directory the command starts in, relative to the root")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.BoolVar(&f.rules, "rules", false, "list the built-in rules and exit")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), checkUsage, displayUserConfig())
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitCheckAllow
-		}
-		fmt.Fprintln(stderr, "shellgate check: run 'shellgate check -h' for the flags")
-		return exitCheckUsage
+	head := func(w io.Writer) { fmt.Fprintf(w, checkUsage, displayUserConfig()) }
+	if help, err := parseFlags(fs, args, head, stdout); help {
+		return 0
+	} else if err != nil {
+		return usageFailure(stderr, "check", err.Error())
 	}
 	if f.rules {
 		printRules(stdout, f.asJSON)
 		return exitCheckAllow
 	}
-	command := strings.Join(fs.Args(), " ")
+	command := commandLine(fs.Args())
 	if strings.TrimSpace(command) == "" {
-		fmt.Fprintln(stderr, "shellgate check: no command given; usage: shellgate check [flags] -- COMMAND")
-		return exitCheckUsage
+		return usageFailure(stderr, "check", "no command given (shellgate check [flags] -- COMMAND)")
 	}
 
 	cfg, src, err := f.config(stderr)
 	var usage *usageError
 	switch {
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "shellgate check: %v\n", err)
-		return exitCheckUsage
+		return usageFailure(stderr, "check", err.Error())
 	case err != nil:
 		fmt.Fprintf(stderr, "shellgate check: %v\n", err)
 		return exitCheckConfig

@@ -150,7 +150,7 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 
 func TestCheckHelpAndRules(t *testing.T) {
 	code, out, errOut := runCheck("-h")
-	if code != 0 || !strings.Contains(errOut, "Exit status: 0 allow, 1 ask, 2 deny") || !strings.Contains(errOut, "-json") {
+	if code != 0 || !strings.Contains(out, "Exit status: 0 allow, 1 ask, 2 deny") || !strings.Contains(out, "-json") || errOut != "" {
 		t.Errorf("-h: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 	code, out, _ = runCheck("--rules")

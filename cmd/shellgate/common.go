@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
@@ -77,4 +79,44 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 		return cfg, src, &usageError{fmt.Sprintf("--mode %q: want auto, untrusted or never", c.mode)}
 	}
 	return cfg, src, nil
+}
+
+// exitUsage is the exit status of every usage error (EX_USAGE): an unknown flag or
+// command, a bad flag value, a missing command.
+const exitUsage = 64
+
+// parseFlags parses args with fs. On -h it prints the usage (head, then the flags)
+// on stdout and reports help; a bad flag is returned for the caller to report, as
+// one line: the flag package would print the error and then the whole usage.
+func parseFlags(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io.Writer) (help bool, err error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err = fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		head(stdout)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return true, nil
+	}
+	return false, err
+}
+
+// usageFailure prints a usage error as one line and says where the usage is.
+func usageFailure(stderr io.Writer, cmd, msg string) int {
+	fmt.Fprintf(stderr, "shellgate %s: %s; see `shellgate %s -h`\n", cmd, msg, cmd)
+	return exitUsage
+}
+
+// commandLine makes the arguments after -- one command line. One argument is a
+// command line as it is, with its own quoting; several are words, each quoted, as
+// exec would take them: `run -- rm "my file.txt"` removes one file, not two.
+func commandLine(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = quoteArg(a)
+	}
+	return strings.Join(quoted, " ")
 }

@@ -14,13 +14,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 )
 
 // Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
 const (
 	exitTimeout   = 124 // the command timed out and was killed (as GNU timeout)
-	exitShellgate = 125 // shellgate refused or could not run the command, or bad usage
+	exitShellgate = 125 // shellgate refused or could not run the command
 	exitCancelled = 130 // interrupted (Ctrl-C)
 )
 
@@ -34,8 +35,9 @@ Usage:
   shellgate exec  [flags] COMMAND      run COMMAND through the gate with its own stdio and exit status
   shellgate install|uninstall AGENT    add or remove the hook in AGENT's settings
   shellgate help  COMMAND              show a command's flags
+  shellgate --version                  print the version
 
-Run "shellgate run -h" for flags and exit statuses.
+Run "shellgate run -h" for flags and exit statuses. Bad usage exits with 64.
 `
 
 func main() {
@@ -61,24 +63,50 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitShellgate
+		return exitUsage
 	}
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, "shellgate", version())
+		return 0
 	case "help":
-		if len(args) > 1 && cmds[args[1]] != nil {
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(stdout, usage)
+			return 0
+		case len(args) == 2 && cmds[args[1]] != nil:
 			return cmds[args[1]]([]string{"-h"}, stdout, stderr)
 		}
-		fmt.Fprint(stdout, usage)
-		return 0
+		fmt.Fprintf(stderr, "shellgate help: no command %q; see `shellgate -h`\n", strings.Join(args[1:], " "))
+		return exitUsage
 	}
 	cmd, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(stderr, "shellgate: unknown command %q\n\n%s", name, usage)
-		return exitShellgate
+		fmt.Fprintf(stderr, "shellgate: unknown command %q; see `shellgate -h`\n", name)
+		return exitUsage
 	}
 	return cmd(args[1:], stdout, stderr)
+}
+
+// version is the module version this binary was built from ("(devel)" for a build
+// in a clone), with the commit when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "+dirty"
+		}
+	}
+	return v
 }

@@ -43,27 +43,26 @@ func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, mcpUsage); fs.PrintDefaults() }
 	var (
 		cf       commonFlags
 		addr     = fs.String("http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
 		token    = fs.String("token", "", "bearer `TOKEN` for HTTP (default: $SHELLGATE_MCP_TOKEN, else generated)")
 		toolName = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
 		verbose  = fs.Bool("verbose", false, "log every call on stderr")
+		structd  = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
+		keep     = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
 		origins  originList
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitShellgate
+	head := func(w io.Writer) { fmt.Fprint(w, mcpUsage) }
+	if help, err := parseFlags(fs, args, head, stdout); help {
+		return 0
+	} else if err != nil {
+		return usageFailure(stderr, "mcp", err.Error())
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shellgate mcp: unexpected arguments %q\n", fs.Args())
-		return exitShellgate
+		return usageFailure(stderr, "mcp", fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -75,8 +74,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	if *addr != "" {
 		t, generated, err := httpToken(*addr, *token)
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
-			return exitShellgate
+			return usageFailure(stderr, "mcp", err.Error())
 		}
 		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins}
 		if generated {
@@ -85,6 +83,10 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	}
 
 	cfg, _, err := cf.config(stderr)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		return usageFailure(stderr, "mcp", err.Error())
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
@@ -97,7 +99,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log})
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Version: version()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate

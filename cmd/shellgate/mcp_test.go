@@ -30,10 +30,10 @@ func TestMCPUsage(t *testing.T) {
 		want string
 	}{
 		{"help", []string{"-h"}, 0, "--http"},
-		{"unknown flag", []string{"--nope"}, exitShellgate, "flag provided but not defined"},
-		{"stray argument", []string{"--root", root, "serve"}, exitShellgate, "unexpected arguments"},
-		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitShellgate, "without an explicit token"},
-		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitShellgate, "without an explicit token"},
+		{"unknown flag", []string{"--nope"}, exitUsage, "flag provided but not defined"},
+		{"stray argument", []string{"--root", root, "serve"}, exitUsage, "unexpected arguments"},
+		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitUsage, "without an explicit token"},
+		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitUsage, "without an explicit token"},
 		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitShellgate, "tool name"},
 		{"missing root", []string{"--root", filepath.Join(root, "nope")}, exitShellgate, "nope"},
 		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token", "t", "--allow-origin", "example.com"}, exitShellgate, "origin"},
@@ -42,7 +42,7 @@ func TestMCPUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := cmdMCP(tc.args, &out, &errb)
-			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			if code != tc.code || !strings.Contains(errb.String()+out.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), tc.code, tc.want)
 			}
 			if out.Len() > 0 && tc.code != 0 {
@@ -83,7 +83,8 @@ func mcpCommand(tb testing.TB, bin string, args ...string) (*exec.Cmd, string) {
 	root := tb.TempDir()
 	home := tb.TempDir()
 	cmd := exec.Command(bin, append([]string{"mcp", "--root", root}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "BASH_ALLOW_NETWORK=")
+	// A private TMPDIR: the default spill dir and the commands' temp dirs go there.
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "BASH_ALLOW_NETWORK=", "TMPDIR="+tb.TempDir())
 	return cmd, root
 }
 

@@ -25,20 +25,19 @@ Checks COMMAND against the policy, runs it with bash (--noprofile --norc) inside
 project root, streams its output, and ends with a summary. With --json, prints only the
 envelope (status, data, text, stats, context, error) as JSON.
 
-Arguments after -- are joined with spaces into one command line; quote the command as
-one argument to keep its own quoting: shellgate run -- 'grep -n "a b" *.go'.
+One argument after -- is a command line, with its own quoting and operators:
+shellgate run -- 'grep -n "a b" *.go | head'. Several arguments are words, each
+quoted, as exec would run them: shellgate run -- rm "my file.txt" removes one file.
 
 Exit status: the command's own exit status; 128+N if a signal N killed it;
 124 if it timed out; 130 if interrupted; 125 if shellgate refused or could not run it
-(bad input, policy deny, approval required, directory outside the root).
+(policy deny, approval required, directory outside the root); 64 bad usage.
 
 Flags:
 `
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
 	var (
 		cf          commonFlags
 		dir         = fs.String("dir", ".", "directory to run in, relative to the root")
@@ -48,19 +47,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	)
 	cf.register(fs)
 	fs.Var(&timeout, "timeout", "timeout, e.g. `30s` or 2m (default 2m, max 10m)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitShellgate
-	}
-	if fs.NArg() == 0 && !*asJSON {
-		fmt.Fprintln(stderr, "shellgate run: no command given. Usage: shellgate run [flags] -- COMMAND (see shellgate run -h)")
-		return exitShellgate
-	}
-	command := strings.Join(fs.Args(), " ")
+	head := func(w io.Writer) { fmt.Fprint(w, runUsage) }
+	help, err := parseFlags(fs, args, head, stdout)
+	command := commandLine(fs.Args())
 	req := shellgate.Request{Command: command, Directory: *dir, Description: *description}
+	// A usage error is one line, and still an envelope with --json.
+	usage := func(msg string) int {
+		if *asJSON || wantsJSON(args) {
+			writeJSON(stdout, envelope.NotRun(command, nil, envelope.Err{Code: envelope.InvalidParam, Message: msg}))
+		}
+		return usageFailure(stderr, "run", msg)
+	}
+	switch {
+	case help:
+		return 0
+	case err != nil:
+		return usage(err.Error())
+	case fs.NArg() == 0:
+		return usage("no command given (shellgate run [flags] -- COMMAND)")
+	}
 	cfg, _, err := cf.config(stderr)
+	var bad *usageError
+	if errors.As(err, &bad) {
+		return usage(err.Error())
+	}
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
 	}
@@ -70,8 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			max = shellgate.MaxTimeout
 		}
 		if timeout.d > max {
-			return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam,
-				fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration).", timeout.d, max))
+			return usage(fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration)", timeout.d, max))
 		}
 		ms := timeout.d.Milliseconds()
 		req.TimeoutMS = &ms
@@ -87,7 +96,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	var opts []shellgate.Option
 	if !*asJSON {
-		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)))
+		// Shown in full as it arrives: no file of it, and no note that it was cut.
+		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)), shellgate.WithoutSpillFiles())
 	}
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
@@ -98,7 +108,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
-		fmt.Fprintln(stderr, "shellgate: "+env.Summary()) // the output itself was streamed live
+		shown := env // the output itself was streamed live, all of it
+		if !shown.Data.Binary {
+			shown.Data.Truncated = false
+			shown.Settle()
+		}
+		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())
 	}
 	if n := len(env.Data.BackgroundPIDs); n > 0 {
 		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.
@@ -173,10 +188,22 @@ func exitStatus(env envelope.Envelope) int {
 	return exitShellgate
 }
 
+// wantsJSON reports whether --json is among the flags of args, for a usage error
+// found before the flags were all parsed.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true":
+			return true
+		}
+	}
+	return false
+}
+
 func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code envelope.Code, msg string) int {
-	env := envelope.Envelope{Data: envelope.Data{Command: req.Command}}
-	env.Context.ParamsInput = map[string]any{"command": req.Command}
-	env.Fail(code, msg)
+	env := envelope.NotRun(req.Command, nil, envelope.Err{Code: code, Message: msg})
 	if asJSON {
 		writeJSON(stdout, env)
 	} else {
@@ -195,7 +222,11 @@ func writeJSON(w io.Writer, v any) {
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).
 func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
-		fmt.Fprintf(out, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
+		always := "always for this session"
+		if q.SessionKey != "" {
+			always = fmt.Sprintf("always for commands starting with %q", q.SessionKey)
+		}
+		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n  %s\n%s\nAllow? [y]es / [n]o / [a]%s: ", q.Command, q.Why(), always[1:])
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')

@@ -31,20 +31,22 @@ func TestRunExitStatus(t *testing.T) {
 	}{
 		{[]string{"--", "echo hi"}, 0, "hi\n", "Command succeeded: echo hi"},
 		{[]string{"--", "echo", "two", "words"}, 0, "two words\n", "Command succeeded"},
+		// Several arguments are words, quoted as exec would take them.
+		{[]string{"--", "printf", "%s|", "my file.txt", "$HOME", "a'b"}, 0, "my file.txt|$HOME|a'b|", "Command succeeded"},
 		{[]string{"--", "exit 7"}, 7, "", "(Exit code 7."},
 		{[]string{"--", "kill -9 $$"}, 128 + 9, "", "Killed by SIGKILL"},
 		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT"},
 		{[]string{"--", "sudo id"}, exitShellgate, "", "rule privilege"},
 		{[]string{"--dir", "..", "--", "pwd"}, exitShellgate, "", "ACCESS_DENIED"},
-		{[]string{"--timeout", "11m", "--", "true"}, exitShellgate, "", "--timeout 11m0s is longer than the maximum, 10m0s"},
-		{[]string{"--timeout", "0s", "--", "true"}, exitShellgate, "", "0s is too short: a timeout is at least 1ms"},
-		{[]string{"--timeout", "1ns", "--", "true"}, exitShellgate, "", "too short"},
-		{[]string{"--timeout", "30", "--", "true"}, exitShellgate, "", `"30" has no unit: write 30s for seconds`},
-		{[]string{"--timeout", "soon", "--", "true"}, exitShellgate, "", `"soon" is not a duration`},
-		{[]string{"--mode", "sometimes", "--", "true"}, exitShellgate, "", `--mode "sometimes": want auto, untrusted or never`},
+		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m0s is longer than the maximum, 10m0s"},
+		{[]string{"--timeout", "0s", "--", "true"}, exitUsage, "", "0s is too short: a timeout is at least 1ms"},
+		{[]string{"--timeout", "1ns", "--", "true"}, exitUsage, "", "too short"},
+		{[]string{"--timeout", "30", "--", "true"}, exitUsage, "", `"30" has no unit: write 30s for seconds`},
+		{[]string{"--timeout", "soon", "--", "true"}, exitUsage, "", `"soon" is not a duration`},
+		{[]string{"--mode", "sometimes", "--", "true"}, exitUsage, "", `--mode "sometimes": want auto, untrusted or never`},
 		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "stopping 1 background process(es)"},
-		{[]string{"--bogus", "--", "true"}, exitShellgate, "", "flag provided but not defined: -bogus"},
-		{nil, exitShellgate, "", "no command given"},
+		{[]string{"--bogus", "--", "true"}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{nil, exitUsage, "", "no command given"},
 		// Output is streamed, not repeated in the summary, even lines that look like notes.
 		{[]string{"--", "echo '[INFO] built'; echo '[WARN] slow' >&2"}, 0, "[INFO] built\n", "[WARN] slow\nshellgate: Command succeeded"},
 	}
@@ -54,7 +56,55 @@ func TestRunExitStatus(t *testing.T) {
 			if code != tt.code || stdout != tt.stdout || !strings.Contains(stderr, tt.stderrHave) || outputLines(stderr) > 1 {
 				t.Errorf("exit %d stdout %q stderr:\n%s\nwant exit %d stdout %q stderr with %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderrHave)
 			}
+			// A usage error is one line saying where the usage is.
+			if code == exitUsage && (strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "; see `shellgate run -h`\n")) {
+				t.Errorf("usage error:\n%s", stderr)
+			}
 		})
+	}
+}
+
+// `run -- rm "my file.txt"` removes the one file.
+func TestRunQuotesSeveralArguments(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, f := range []string{"my file.txt", "my", "file.txt"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"run", "--root", root, "--", "rm", "my file.txt"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for f, want := range map[string]bool{"my file.txt": false, "my": true, "file.txt": true} {
+		if _, err := os.Stat(filepath.Join(root, f)); (err == nil) != want {
+			t.Errorf("%q exists: %v, want %v", f, err == nil, want)
+		}
+	}
+}
+
+func TestDispatchUsage(t *testing.T) {
+	tests := []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{nil, exitUsage, "", "Usage:"},
+		{[]string{"bogus"}, exitUsage, "", "shellgate: unknown command \"bogus\"; see `shellgate -h`\n"},
+		{[]string{"help", "bogus"}, exitUsage, "", "shellgate help: no command \"bogus\"; see `shellgate -h`\n"},
+		{[]string{"help"}, 0, "Usage:", ""},
+		{[]string{"help", "run"}, 0, "Usage: shellgate run", ""},
+		{[]string{"run", "-h"}, 0, "Usage: shellgate run", ""},
+		{[]string{"--version"}, 0, "shellgate ", ""},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := dispatch(tt.args, &out, &errb)
+		if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errb.String(), tt.errs) ||
+			tt.errs != "" && strings.HasSuffix(tt.errs, "\n") && errb.String() != tt.errs {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q", tt.args, code, out.String(), errb.String())
+		}
 	}
 }
 
@@ -77,6 +127,8 @@ func TestRunJSON(t *testing.T) {
 		{"--json", "--", "sudo -n true"}, // refused; harmless even if it ran
 		{"--json"},
 		{"--json", "--dir", "missing", "--", "true"},
+		{"--json", "--timeout", "soon", "--", "true"}, // usage errors too
+		{"--bogus", "--json", "--", "true"},
 	} {
 		code, stdout, stderr := runCLI(t, args...)
 		var env envelope.Envelope
@@ -105,5 +157,27 @@ func TestRunConfigErrors(t *testing.T) {
 	code, _, stderr := runCLI(t, "--config", bad, "--", "true")
 	if code != exitShellgate || !strings.Contains(stderr, `netwrok`) || !strings.Contains(stderr, "bad.toml:2") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Output streamed to the user in full leaves no spill file and no note that it was cut.
+func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the default spill dir is
+	code, stdout, stderr := runCLI(t, "--", "seq 1 100000")
+	if code != 0 || len(stdout) != 588895 {
+		t.Fatalf("exit %d, %d bytes streamed", code, len(stdout))
+	}
+	if strings.Contains(stderr, "Truncated") || strings.Contains(stderr, "Full output") || !strings.Contains(stderr, "Command succeeded") {
+		t.Errorf("summary:\n%s", stderr)
+	}
+	spills, _ := filepath.Glob(filepath.Join(tmp, "shellgate-spill-*", "*"))
+	if len(spills) > 0 {
+		t.Errorf("spill files left: %v", spills)
+	}
+	// With --json the envelope is all there is: the full output is saved.
+	_, stdout, _ = runCLI(t, "--json", "--", "seq 1 100000")
+	if !strings.Contains(stdout, `"full_output_path": "`) {
+		t.Errorf("--json: no full_output_path")
 	}
 }

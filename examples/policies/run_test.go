@@ -34,8 +34,8 @@ func TestSeedsRun(t *testing.T) {
 		// it would really run.
 		{"000 mv is refused before running", "000-dm_cc.toml", shellgate.Request{Command: "mv a.txt b.txt"},
 			func(t *testing.T, root string, e envelope.Envelope) {
-				if e.Status != envelope.Error || e.Error == nil || e.Error.Code != envelope.InvalidParam || e.Data.ExitCode != nil {
-					t.Errorf("want an INVALID_PARAM error with no exit code, got %s %+v", e.Status, e.Error)
+				if e.Status != envelope.Error || e.Error == nil || e.Error.Code != envelope.PolicyDenied || e.Error.Rule != "user.deny" || e.Data.ExitCode != nil {
+					t.Errorf("want a POLICY_DENIED error with no exit code, got %s %+v", e.Status, e.Error)
 				}
 				if _, err := os.Stat(filepath.Join(root, "a.txt")); err != nil {
 					t.Errorf("the refused mv ran: %v", err)
@@ -98,7 +98,7 @@ func TestSeedsRun(t *testing.T) {
 			}},
 		{"001 §5.4 ls is refused with a pointer to the tools", "001-bashtool.toml", shellgate.Request{Command: "ls"},
 			func(t *testing.T, _ string, e envelope.Envelope) {
-				if e.Error == nil || e.Error.Code != envelope.InvalidParam || e.Data.Stdout != "" {
+				if e.Error == nil || e.Error.Code != envelope.PolicyDenied || e.Data.Stdout != "" {
 					t.Errorf("got %s %+v", e.Status, e.Error)
 				}
 			}},

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkHTTPLoad: one `shellgate mcp --http` server runs 100 concurrent
+// `sleep 1; echo ok` calls from 10 sessions, against the same 100 commands started at
+// once by `xargs -P100`, in the same run. Reports both wall times, their ratio and the
+// server's peak RSS. Every call must succeed.
+//
+//	go test -run '^$' -bench HTTPLoad -benchtime 3x ./cmd/shellgate
+func BenchmarkHTTPLoad(b *testing.B) {
+	const sessions, perSession = 10, 10
+	bin := buildBinary(b)
+	xargs, err := exec.LookPath("xargs")
+	if err != nil {
+		b.Skip("no xargs")
+	}
+	cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token", "load")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	url := serverURL(b, stderr)
+
+	viaShellgate := func() time.Duration {
+		ctx := context.Background()
+		var clients []*mcp.ClientSession
+		for range sessions {
+			tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer("load")}, MaxRetries: -1}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			clients = append(clients, cs)
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, sessions*perSession)
+		for _, cs := range clients {
+			for range perSession {
+				wg.Go(func() {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_shell_command", Arguments: map[string]any{"command": "sleep 1; echo ok"}})
+					switch {
+					case err != nil:
+						errs <- err
+					case res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "ok"):
+						errs <- fmt.Errorf("%+v", res.Content[0])
+					}
+				})
+			}
+		}
+		wg.Wait()
+		took := time.Since(start)
+		close(errs)
+		for err := range errs {
+			b.Fatalf("a call failed: %v", err)
+		}
+		for _, cs := range clients {
+			cs.Close()
+		}
+		return took
+	}
+	viaXargs := func() time.Duration {
+		start := time.Now()
+		x := exec.Command(xargs, "-P100", "-n1", "sh", "-c", "sleep 1; echo ok")
+		x.Stdin = strings.NewReader(strings.Repeat("x\n", sessions*perSession))
+		out, err := x.Output()
+		if err != nil || strings.Count(string(out), "ok\n") != sessions*perSession {
+			b.Fatalf("xargs: %v, %d ok", err, strings.Count(string(out), "ok\n"))
+		}
+		return time.Since(start)
+	}
+	medians := interleave(b, "shellgate", viaShellgate, "xargs", viaXargs)
+	b.ReportMetric(float64(medians[0])/float64(medians[1]), "ratio")
+	if kb := peakRSS(cmd.Process.Pid); kb > 0 {
+		b.ReportMetric(float64(kb)/1024, "server-peak-RSS-MiB")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// serverURL reads the server's address from its stderr, then drains the rest.
+func serverURL(b *testing.B, stderr io.Reader) string {
+	r := bufio.NewReader(stderr)
+	re := regexp.MustCompile(`serving streamable HTTP at (http://\S+/)`)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			b.Fatalf("no serving line: %v", err)
+		}
+		if m := re.FindStringSubmatch(line); m != nil {
+			go io.Copy(io.Discard, r)
+			return m[1]
+		}
+	}
+}
+
+type bearer string
+
+func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(t))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// peakRSS is a process's peak resident set (VmHWM) in KiB, or 0 where /proc lacks it.
+func peakRSS(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
+}

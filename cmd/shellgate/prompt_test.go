@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+)
+
+// The terminal prompt speaks to a person: the command, why in plain words (not the
+// model's instructions), and the three answers.
+func TestPromptApprover(t *testing.T) {
+	q := shellgate.Question{Command: "git -c core.fsmonitor=./x status", Rule: "code-execution",
+		Reason: "`git -c core.fsmonitor=./x` runs ./x (rule code-execution). Run the program directly.", SessionKey: "git"}
+	for answer, want := range map[string]shellgate.Answer{
+		"y\n": shellgate.AllowOnce, "YES\n": shellgate.AllowOnce, "a\n": shellgate.AllowSession,
+		"always\n": shellgate.AllowSession, "n\n": shellgate.Deny, "\n": shellgate.Deny, "maybe\n": shellgate.Deny, "": shellgate.Deny,
+	} {
+		var out bytes.Buffer
+		got := promptApprover(strings.NewReader(answer), &out)(context.Background(), q)
+		if got != want {
+			t.Errorf("answer %q: %v, want %v", answer, got, want)
+		}
+		prompt := out.String()
+		for _, s := range []string{"needs your approval", q.Command, "It runs programs through options", "(rule code-execution)",
+			`[a]lways for commands starting with "git"`} {
+			if !strings.Contains(prompt, s) {
+				t.Errorf("prompt lacks %q:\n%s", s, prompt)
+			}
+		}
+		if strings.Contains(prompt, "Run the program directly") {
+			t.Errorf("the prompt gives the model's instructions to the user:\n%s", prompt)
+		}
+	}
+}
+
+// A cancelled call stops waiting for the answer: it is a denial.
+func TestPromptApproverCancelled(t *testing.T) {
+	r, w := io.Pipe() // nobody answers
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	got := make(chan shellgate.Answer, 1)
+	go func() {
+		got <- promptApprover(r, &out)(ctx, shellgate.Question{Command: "docker ps", Rule: "sandbox-escape"})
+	}()
+	cancel()
+	if a := <-got; a != shellgate.Deny {
+		t.Errorf("cancelled prompt answered %v", a)
+	}
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The CLI's own costs, each against a baseline measured in the same run so that
+// both see the same machine load. Medians are reported; ns/op is not meaningful.
+//
+//	go test -run '^$' -bench 'CheckCLI|StdinEOF|HTTPSigterm' -benchtime 50x ./cmd/shellgate
+
+// BenchmarkCheckCLI: `shellgate check -- 'echo hi'` as a pre-exec hook would run
+// it, against `shellgate --version` (the same binary starting and doing nothing),
+// a Go hello world (the least a Go program costs) and /bin/true. Target: ≤ 5 ms.
+func BenchmarkCheckCLI(b *testing.B) {
+	bin := buildBinary(b)
+	root, home := b.TempDir(), b.TempDir()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	check := func() time.Duration {
+		cmd := exec.Command(bin, "check", "--root", root, "--", "echo hi")
+		cmd.Env = env
+		start := time.Now()
+		if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "decision: allow") {
+			b.Fatalf("check: %v %s", err, out)
+		}
+		return time.Since(start)
+	}
+	timed := func(name string, args ...string) func() time.Duration {
+		return func() time.Duration {
+			cmd := exec.Command(name, args...)
+			cmd.Env = env
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(start)
+		}
+	}
+	interleave(b, "check", check, "version", timed(bin, "--version"), "hello", timed(helloBinary(b)), "true", timed(truePath))
+}
+
+// helloBinary builds a Go program that prints one line.
+func helloBinary(b *testing.B) string {
+	dir := b.TempDir()
+	for name, src := range map[string]string{
+		"go.mod":  "module hello\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "hello")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// BenchmarkMCPStdinEOF: an idle `shellgate mcp` exiting when its client closes
+// stdin, from the close to the exit, against `cat` doing the same. Target ≤ 10 ms.
+func BenchmarkMCPStdinEOF(b *testing.B) {
+	bin := buildBinary(b)
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("no cat")
+	}
+	// eof starts cmd, writes hello and waits for a line in reply, then closes stdin.
+	eof := func(cmd *exec.Cmd, hello string) time.Duration {
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintln(stdin, hello)
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	mcpEOF := func() time.Duration {
+		cmd, _ := mcpCommand(b, bin) // initialized: the server is up and idle
+		return eof(cmd, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+	}
+	catEOF := func() time.Duration { return eof(exec.Command(catPath), "ready") }
+	interleave(b, "mcp-eof", mcpEOF, "cat-eof", catEOF)
+}
+
+// BenchmarkMCPHTTPSigterm: an idle `shellgate mcp --http` with a client connected
+// (its event stream open) exiting on SIGTERM, from the signal to the exit, against
+// `sleep` killed by SIGTERM. Target: at once.
+func BenchmarkMCPHTTPSigterm(b *testing.B) {
+	bin := buildBinary(b)
+	sleepPath, err := exec.LookPath("sleep")
+	if err != nil {
+		b.Skip("no sleep")
+	}
+	server := func() time.Duration {
+		cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token", "t")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		tr := &mcp.StreamableClientTransport{Endpoint: serverURL(b, stderr), HTTPClient: &http.Client{Transport: bearer("t")}, MaxRetries: -1}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		start := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	baseline := func() time.Duration {
+		cmd := exec.Command(sleepPath, "100")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		return time.Since(start)
+	}
+	interleave(b, "http-sigterm", server, "sleep-sigterm", baseline)
+}
+
+// interleave runs the measured function and its baselines (name, func pairs; the
+// first is the one measured) in turn, b.N times each, and reports their medians in
+// milliseconds, and the first one's p95. It returns the medians.
+func interleave(b *testing.B, pairs ...any) []time.Duration {
+	n := len(pairs) / 2
+	names := make([]string, n)
+	fns := make([]func() time.Duration, n)
+	for i := range n {
+		names[i], fns[i] = pairs[2*i].(string), pairs[2*i+1].(func() time.Duration)
+		fns[i]() // warm up
+	}
+	times := make([][]time.Duration, n)
+	b.ResetTimer()
+	for b.Loop() {
+		for i, f := range fns {
+			times[i] = append(times[i], f())
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	medians := make([]time.Duration, n)
+	for i, name := range names {
+		medians[i] = quantile(times[i], 0.5)
+		b.ReportMetric(ms(medians[i]), name+"-median-ms")
+	}
+	b.ReportMetric(ms(quantile(times[0], 0.95)), names[0]+"-p95-ms")
+	b.ReportMetric(0, "ns/op")
+	return medians
+}
+
+// BenchmarkCheckInProcess is the check's own work, without starting a process:
+// flags, configuration, a Gate, the verdict, Close. Compare with BenchmarkCheckCLI.
+func BenchmarkCheckInProcess(b *testing.B) {
+	root := b.TempDir()
+	b.Setenv("HOME", b.TempDir())
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	for b.Loop() {
+		if code := dispatch([]string{"check", "--root", root, "--", "echo hi"}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}

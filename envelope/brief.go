@@ -1,0 +1,80 @@
+package envelope
+
+import "strings"
+
+// Brief is the envelope for a reader that gets only its JSON, as several MCP clients
+// give a model only a tool result's structuredContent. Every piece of text is in it
+// once: the output is in data alone (Text is the summary without output sections,
+// the command or the error), fields at their zero value are left out, and the reason
+// for a refusal is in error.message alone. The key order puts status and the error
+// first.
+type Brief struct {
+	Status  Status       `json:"status"`
+	Error   *Err         `json:"error,omitempty"`
+	Text    string       `json:"text"`
+	Data    BriefData    `json:"data"`
+	Stats   Stats        `json:"stats"`
+	Context BriefContext `json:"context"`
+}
+
+// BriefData is Data without its zero values: the same fields in the same order.
+type BriefData struct {
+	Stdout         string  `json:"stdout,omitempty"`
+	Stderr         string  `json:"stderr,omitempty"`
+	ExitCode       *int    `json:"exit_code,omitempty"`
+	Signal         *string `json:"signal,omitempty"`
+	Truncated      bool    `json:"truncated,omitempty"`
+	Command        string  `json:"command"`
+	Directory      string  `json:"directory"`
+	TimedOut       bool    `json:"timed_out,omitempty"`
+	Cancelled      bool    `json:"cancelled,omitempty"`
+	Binary         bool    `json:"binary,omitempty"`
+	FullOutputPath *string `json:"full_output_path,omitempty"`
+	BackgroundPIDs []int   `json:"background_pids,omitempty"`
+	Digest         string  `json:"digest,omitempty"`
+}
+
+// BriefContext is Context without what data already says (the directory, the command).
+type BriefContext struct {
+	// ParamsInput is the input as given, less the command (data.command has it).
+	ParamsInput map[string]any `json:"params_input,omitempty"`
+	Shell       string         `json:"shell,omitempty"`
+	// Policy is the decision, left out for a plain allow (the command ran); its
+	// reason is left out when error.message carries it.
+	Policy *PolicyInfo `json:"policy,omitempty"`
+	// TimeoutMS is the timeout in force, left out when params_input gives it.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// Brief returns the envelope's Brief. Call it after Settle.
+func (e *Envelope) Brief() Brief {
+	d := e.Data
+	b := Brief{
+		Status:  e.Status,
+		Error:   e.Error,
+		Text:    e.render(briefText),
+		Data:    BriefData(d), // the same fields; only the tags differ
+		Stats:   e.Stats,
+		Context: BriefContext{Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
+	}
+	for k, v := range e.Context.ParamsInput {
+		if k == "command" {
+			continue
+		}
+		if b.Context.ParamsInput == nil {
+			b.Context.ParamsInput = map[string]any{}
+		}
+		b.Context.ParamsInput[k] = v
+	}
+	if _, ok := b.Context.ParamsInput["timeout_ms"]; ok {
+		b.Context.TimeoutMS = 0
+	}
+	if p := e.Context.Policy; p != nil && (p.Decision != "allow" || p.Approved != "") {
+		c := *p
+		if e.Error != nil && c.Reason != "" && strings.Contains(e.Error.Message, c.Reason) {
+			c.Reason = ""
+		}
+		b.Context.Policy = &c
+	}
+	return b
+}

@@ -1,0 +1,106 @@
+package envelope
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// strings returns every string value in a JSON document.
+func jsonStrings(t *testing.T, v any) []string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	json.Unmarshal(b, &doc)
+	var out []string
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case string:
+			out = append(out, x)
+		case map[string]any:
+			for _, v := range x {
+				walk(v)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(doc)
+	return out
+}
+
+// briefCases are the envelopes a model most often reads.
+func briefCases() map[string]Envelope {
+	path := "/tmp/shellgate-spill-0/abc.stdout.log"
+	big := strings.Repeat("compiling module number 1234\n", 1700)
+	policy := &PolicyInfo{Decision: "deny", Rule: "privilege", Reason: "`sudo` runs commands as root (rule privilege). Run it without sudo."}
+	cases := map[string]Envelope{
+		"echo hi": {Data: Data{Command: "echo hi", ExitCode: intp(0), Stdout: "hi\n"}, Stats: Stats{TimeMS: 3, StdoutBytes: 3},
+			Context: Context{ParamsInput: map[string]any{"command": "echo hi"}, Shell: "/usr/bin/bash", Policy: &PolicyInfo{Decision: "allow"}, TimeoutMS: 120000}},
+		"deny": {Data: Data{Command: "sudo apt-get install -y something-long"},
+			Context: Context{ParamsInput: map[string]any{"command": "sudo apt-get install -y something-long"}, Shell: "/usr/bin/bash", Policy: policy},
+			Error:   &Err{Code: PolicyDenied, Rule: "privilege", Message: policy.Reason}},
+		"timeout": {Data: Data{Command: "sleep 10 && echo finished", TimedOut: true, Signal: strp("SIGTERM")}, Stats: Stats{TimeMS: 1004},
+			Context: Context{ParamsInput: map[string]any{"command": "sleep 10 && echo finished", "timeout_ms": 1000}, Shell: "/usr/bin/bash", TimeoutMS: 1000}},
+		"truncated": {Data: Data{Command: "make all", ExitCode: intp(2), Stdout: big, Truncated: true, FullOutputPath: &path, BackgroundPIDs: []int{4242}},
+			Stats: Stats{TimeMS: 5000, StdoutBytes: 5 << 20}, Context: Context{ParamsInput: map[string]any{"command": "make all"}, Shell: "/usr/bin/bash", TimeoutMS: 120000}},
+	}
+	for k, e := range cases {
+		if e.Error != nil {
+			e.Refuse(*e.Error)
+		} else {
+			e.Settle()
+		}
+		cases[k] = e
+	}
+	return cases
+}
+
+// No piece of text (past a few words) appears twice in a Brief: the output lives in
+// data, the reason in error.message, the command in data.command.
+func TestBriefSaysEachThingOnce(t *testing.T) {
+	for name, e := range briefCases() {
+		t.Run(name, func(t *testing.T) {
+			strs := jsonStrings(t, e.Brief())
+			for i, a := range strs {
+				for j, b := range strs {
+					if i != j && len(a) >= 16 && strings.Contains(b, a) {
+						t.Errorf("%q appears again in %.120q", a, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Status and the error come first in both encodings.
+func TestKeyOrder(t *testing.T) {
+	e := briefCases()["deny"]
+	for _, v := range []any{e, e.Brief()} {
+		b, _ := json.Marshal(v)
+		if !strings.HasPrefix(string(b), `{"status":"error","error":{"code":"POLICY_DENIED","rule":"privilege","message":`) {
+			t.Errorf("%.120s", b)
+		}
+	}
+}
+
+func TestBriefText(t *testing.T) {
+	c := briefCases()
+	for name, want := range map[string]string{
+		"echo hi":   "Command succeeded.\n(Exit code 0. Took 3ms)",
+		"deny":      "Command not run.",
+		"timeout":   "Timed out after 1s.\n(Killed by SIGTERM. Took 1004ms)",
+		"truncated": "Command failed.\n(Exit code 2. Took 5000ms)\n[Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.]",
+	} {
+		e := c[name]
+		if got := e.Brief().Text; got != want {
+			t.Errorf("%s: brief text\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}

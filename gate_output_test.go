@@ -1,0 +1,129 @@
+package shellgate_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// One budget for the whole call: a big stdout leaves room for all of a small
+// stderr, and the two together stay within the budget.
+func TestOneOutputBudgetPerCall(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 4000})
+	env := run(t, g, shellgate.Request{Command: "seq 1 100000; echo 'the one error' >&2"})
+	d := env.Data
+	if d.Stderr != "the one error\n" || !d.Truncated {
+		t.Fatalf("stderr %q, truncated %v", d.Stderr, d.Truncated)
+	}
+	marker := 200 // the omission marker names the spill file
+	if n := len(d.Stdout) + len(d.Stderr); n > 4000+marker {
+		t.Errorf("%d bytes of output kept with a 4000-byte budget", n)
+	}
+	if len(d.Stdout) < 3000 {
+		t.Errorf("stdout got only %d bytes of the budget stderr did not need", len(d.Stdout))
+	}
+	// Both big: each gets about half.
+	env = run(t, g, shellgate.Request{Command: "seq 1 100000; seq 1 100000 >&2"})
+	if o, e := len(env.Data.Stdout), len(env.Data.Stderr); o > 2000+marker || e > 2000+marker || o < 1500 || e < 1500 {
+		t.Errorf("stdout %d, stderr %d bytes", o, e)
+	}
+}
+
+func TestMaxOutputBytes(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 1000, MaxOutputLimit: 100000})
+	env := run(t, g, shellgate.Request{Command: "seq 1 10000", MaxOutputBytes: 60000})
+	if env.Status != envelope.Success || len(env.Data.Stdout) != 48894 || env.Context.ParamsInput["max_output_bytes"] != 60000 {
+		t.Errorf("%s: %d bytes; params %v", env.Status, len(env.Data.Stdout), env.Context.ParamsInput)
+	}
+	env = run(t, g, shellgate.Request{Command: "seq 1 10000", MaxOutputBytes: 100001})
+	if env.Error == nil || env.Error.Code != envelope.InvalidParam || !strings.Contains(env.Error.Message, "max_output_bytes must be an integer between 1 and 100000 (got 100001)") {
+		t.Errorf("%+v", env.Error)
+	}
+}
+
+// One stray byte that is not UTF-8 is shown as U+FFFD, not as binary output.
+func TestStrayByteIsText(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: `printf 'caf\351 au lait\n'`})
+	if env.Data.Binary || env.Data.Stdout != "caf\uFFFD au lait\n" || env.Data.FullOutputPath != nil || strings.Contains(env.Text, "Binary") {
+		t.Errorf("binary %v, stdout %q\n%s", env.Data.Binary, env.Data.Stdout, env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: `head -c 20000 /dev/urandom`})
+	if !env.Data.Binary || env.Data.Stdout != "" || strings.Contains(env.Text, "head and tail") {
+		t.Errorf("random bytes: binary %v\n%s", env.Data.Binary, env.Text)
+	}
+}
+
+// Lines that look like errors in the omitted middle are listed with their numbers.
+func TestDigestOfTruncatedOutput(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 2000})
+	env := run(t, g, shellgate.Request{Command: `seq 1 5000 | sed '2500s/.*/main.go:12: error: undefined: x/'`})
+	want := "stdout line 2500: main.go:12: error: undefined: x"
+	if env.Data.Digest != want || !strings.Contains(env.Text, "--- DIGEST") || !strings.Contains(env.Text, want) {
+		t.Errorf("digest %q\n%s", env.Data.Digest, env.Text)
+	}
+}
+
+// A command refused for its size is not sent back whole.
+func TestHugeCommandNotEchoed(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: "echo " + strings.Repeat("x", 1<<20)})
+	if env.Error == nil || env.Error.Code != envelope.InvalidParam || len(env.Data.Command) > 4096 || env.Data.Truncated {
+		t.Fatalf("%+v, command %d bytes, truncated %v", env.Error, len(env.Data.Command), env.Data.Truncated)
+	}
+	if c, _ := env.Context.ParamsInput["command"].(string); len(c) > 4096 {
+		t.Errorf("params_input.command is %d bytes", len(c))
+	}
+	if len(env.Text) > 1000 || strings.Contains(env.Text, "runcated") {
+		t.Errorf("text of %d bytes:\n%s", len(env.Text), env.Text)
+	}
+}
+
+func TestTimeoutSaysSoFirst(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: "sleep 10", TimeoutMS: ms(1000)})
+	if !strings.HasPrefix(env.Text, "Timed out after 1s: sleep 10\n") || strings.Contains(env.Text, "kept") {
+		t.Errorf("%s", env.Text)
+	}
+}
+
+// Go callers may give the timeout as a time.Duration.
+func TestRequestTimeout(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: "sleep 10", Timeout: 300 * time.Millisecond})
+	if !env.Data.TimedOut || env.Context.TimeoutMS != 300 || env.Context.ParamsInput["timeout_ms"] != int64(300) {
+		t.Errorf("%s\n%v", env.Text, env.Context.ParamsInput)
+	}
+	for _, req := range []shellgate.Request{
+		{Command: "true", Timeout: time.Hour},
+		{Command: "true", Timeout: time.Microsecond},
+		{Command: "true", Timeout: time.Second, TimeoutMS: ms(1000)},
+	} {
+		if env := run(t, g, req); env.Error == nil || env.Error.Code != envelope.InvalidParam {
+			t.Errorf("%+v: %+v", req, env.Error)
+		}
+	}
+}
+
+// Every rule a verdict names is one `shellgate check --rules` lists.
+func TestCheckDirectoryRules(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	if v := g.Check(shellgate.Request{Command: "true", Directory: ".."}); v.Rule != policy.RuleConfinement || v.Decision != policy.Deny {
+		t.Errorf("outside the root: %+v", v)
+	}
+	if v := g.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
+		t.Errorf("missing directory: %+v", v)
+	}
+}

@@ -1,0 +1,113 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+)
+
+// What a model reads of a result is one channel: the text content, or
+// JSON.stringify(structuredContent) (Claude Code and others). Each must be complete
+// on its own and the structured one no bigger than the text plus a little. Run with
+// -v to see the figures docs/mcp.md quotes.
+func TestChannelSizes(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	cases := []struct {
+		name string
+		args map[string]any
+		want []string // in both channels
+	}{
+		{"echo hi", args("command", "echo hi"), []string{"hi"}},
+		{"deny", args("command", "sudo apt-get install -y cowsay"), []string{"POLICY_DENIED", "privilege"}},
+		{"timeout", args("command", "sleep 5", "timeout_ms", 1000), []string{"Timed out after 1s", "TIMEOUT"}},
+		{"5 MB output", args("command", "seq 1 700000"), []string{"699999", "full_output_path"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: tc.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			structured, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nText, nStruct := utf8.RuneCountInString(text), utf8.RuneCount(structured)
+			t.Logf("%-12s text content %6d chars, structuredContent %6d chars", tc.name, nText, nStruct)
+			if bound := nText*13/10 + 200; nStruct > bound {
+				t.Errorf("structuredContent is %d chars, over 1.3 × %d + 200 = %d:\n%.600s", nStruct, nText, bound, structured)
+			}
+			for _, w := range tc.want {
+				if w == "full_output_path" {
+					if !strings.Contains(text, "Full output: ") || !strings.Contains(string(structured), `"full_output_path":"`) {
+						t.Errorf("a channel lacks the full output's path")
+					}
+					continue
+				}
+				if !strings.Contains(text, w) || !strings.Contains(string(structured), w) {
+					t.Errorf("a channel lacks %q:\ntext: %.300s\nstructured: %.300s", w, text, structured)
+				}
+			}
+			if tc.name == "5 MB output" {
+				if nText > 52<<10 {
+					t.Errorf("text content %d chars for a 50 KB budget", nText)
+				}
+				// The output is in data only: its last line once in the structured channel.
+				if n := strings.Count(string(structured), `699999\n`); n != 1 {
+					t.Errorf("the last line appears %d times in structuredContent", n)
+				}
+			}
+		})
+	}
+}
+
+// A 1 MB command refused for its size comes back in a few KB, not echoed whole, and
+// nothing claims output was cut.
+func TestHugeCommandNotEchoed(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo "+strings.Repeat("x", 1<<20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	structured, _ := json.Marshal(res.StructuredContent)
+	if len(text) > 1<<10 || len(structured) > 4<<10 || !res.IsError {
+		t.Errorf("text %d bytes, structuredContent %d bytes", len(text), len(structured))
+	}
+	if strings.Contains(text+string(structured), "runcated") || strings.Contains(text, "cut further") {
+		t.Errorf("claims output was cut:\n%s", text)
+	}
+}
+
+// With TextOnly the result is the text alone, and the tool declares no outputSchema
+// (which would oblige every result to carry structuredContent).
+func TestTextOnly(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{TextOnly: true})
+	cs := connect(t, srv, nil, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools.Tools[0].OutputSchema != nil {
+		t.Errorf("outputSchema declared in text-only mode")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StructuredContent != nil || len(res.Content) != 1 || res.IsError {
+		t.Fatalf("%+v", res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "Command succeeded: echo hi\n") || !strings.HasSuffix(text, "--- STDOUT (3 bytes) ---\nhi") {
+		t.Errorf("%q", text)
+	}
+}

@@ -1,0 +1,41 @@
+package shellgate_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// The one-call Run works in the current directory and leaves nothing running.
+func TestOneCallRun(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	env := shellgate.Run(t.Context(), shellgate.Request{Command: "pwd; sleep 30 & echo $!"})
+	lines := strings.Fields(env.Data.Stdout)
+	if env.Status != envelope.Success || len(lines) != 2 || !strings.HasSuffix(lines[0], dirName(dir)) {
+		t.Fatalf("%s\n%s", env.Status, env.Text)
+	}
+	pid, err := strconv.Atoi(lines[1])
+	must(t, err)
+	if alive(pid) {
+		t.Errorf("background pid %d outlived the one-call Run", pid)
+	}
+}
+
+// Without a usable current directory, the one-call Run says so in an envelope.
+func TestOneCallRunWithoutADirectory(t *testing.T) {
+	dir := t.TempDir() + "/gone"
+	must(t, os.Mkdir(dir, 0o755))
+	t.Chdir(dir)
+	must(t, os.Remove(dir))
+	env := shellgate.Run(t.Context(), shellgate.Request{Command: "touch x"})
+	if env.Status != envelope.Error || env.Error == nil || env.Error.Code != envelope.ExecutionError || env.Data.Command != "touch x" {
+		t.Errorf("%+v\n%s", env.Error, env.Text)
+	}
+}
+
+func dirName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
