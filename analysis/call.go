@@ -83,6 +83,9 @@ func (w *walker) emit(c Command) int {
 	if c.Args == nil {
 		c.Args, c.Flags = []string{}, []ArgFlag{}
 	}
+	if c.Kind == Simple && !c.Dynamic && c.Opts == nil && c.Operands == nil {
+		c.ParseOpts()
+	}
 	c.Dirs = w.cwd
 	if len(c.Dirs) == 1 {
 		c.Dir = c.Dirs[0]

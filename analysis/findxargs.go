@@ -78,19 +78,16 @@ func (w *walker) findExec(idx int, stdin input) {
 // from input at run time.
 func (w *walker) xargs(idx int, stdin input) {
 	c := w.res.Commands[idx]
-	spec := optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var", "--eof"}}
-	i := skipOpts(c.Args, spec)
+	i := c.OptsEnd
 	repl := ""
-	if vals, _ := optValues(c.Args[:i], 'I', ""); len(vals) > 0 {
-		repl = vals[len(vals)-1]
-	}
-	for _, a := range c.Args[:i] {
-		if strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--replace") {
+	for _, o := range c.Opts {
+		switch o.Name {
+		case "I":
+			repl = o.Value
+		case "i", "replace":
 			repl = "{}"
-			if v, ok := strings.CutPrefix(a, "-i"); ok && v != "" {
-				repl = v
-			} else if v, ok := strings.CutPrefix(a, "--replace="); ok {
-				repl = v
+			if o.HasValue && o.Value != "" {
+				repl = o.Value
 			}
 		}
 	}

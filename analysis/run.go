@@ -9,6 +9,7 @@ import (
 func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	in := w.cwd
 	idx := w.emit(c)
+	c = w.res.Commands[idx] // with its options read
 	if !c.varsDone {
 		w.commandVars(c.Assigns, c.Pos, c.Via)
 	}
@@ -74,14 +75,12 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "mapfile", "readarray", "compgen", "complete":
 		// -C CMD runs CMD (mapfile: every -c lines; compgen: to list words).
-		if vals, at := optValues(c.Args, 'C', ""); len(vals) > 0 {
-			for k, v := range vals {
-				if c.Flags[at[k]]&ArgDynamic != 0 {
-					w.findAt(FindEval, c, c.Name+" -C runs a command only known at run time")
-					continue
-				}
-				w.nestedVia(v, c.Name+" -C", c.Pos, c.Via, false, nil)
+		for _, o := range c.Values("C") {
+			if c.OptFlag(o)&ArgDynamic != 0 {
+				w.findAt(FindEval, c, c.Name+" -C runs a command only known at run time")
+				continue
 			}
+			w.nestedVia(o.Value, c.Name+" -C", c.Pos, c.Via, false, nil)
 		}
 		w.subscripts(c)
 		for _, a := range c.Args {
@@ -91,13 +90,12 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "man":
 		// man -P PAGER runs PAGER through a shell, like $MANPAGER.
-		vals, at := optValues(c.Args, 'P', "--pager")
-		for k, v := range vals {
-			if c.Flags[at[k]]&ArgDynamic != 0 {
+		for _, o := range c.Values("P", "pager") {
+			if c.OptFlag(o)&ArgDynamic != 0 {
 				w.findAt(FindEval, c, "man -P runs a pager only known at run time")
 				continue
 			}
-			w.nestedVia(v, "man -P", c.Pos, c.Via, true, nil)
+			w.nestedVia(o.Value, "man -P", c.Pos, c.Via, true, nil)
 		}
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
@@ -110,11 +108,11 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		w.subscripts(c)
 	case "git":
 		w.git(idx)
-	case "make", "tar", "npm", "pnpm", "yarn", "go":
+	case "make", "gmake", "tar", "npm", "pnpm", "yarn", "go":
 		w.dirOptions(idx)
-		w.execOptions(idx, c.Name, c.Args, c.Flags)
-	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp":
-		w.execOptions(idx, c.Name, c.Args, c.Flags)
+		w.execOptions(idx, c.Name)
+	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp", "split", "fd":
+		w.execOptions(idx, c.Name)
 	case "find":
 		w.findExec(idx, stdin)
 	case "xargs":

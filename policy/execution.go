@@ -80,66 +80,50 @@ func (x *check) source(c *analysis.Command) {
 // gitExecution asks about git options and config that run programs or move
 // where git looks for them.
 func (x *check) gitExecution(c *analysis.Command) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-c" && i+1 < len(c.Args):
-			i++
-			key, val, _ := strings.Cut(c.Args[i], "=")
+	for _, o := range c.Global {
+		switch o.Name {
+		case "c":
+			key, val, _ := strings.Cut(o.Value, "=")
 			if gitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git -c %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
-		case strings.HasPrefix(a, "--exec-path=") || a == "--config-env" || strings.HasPrefix(a, "--config-env="):
-			x.ask(RuleExecFlags, "`%s`: %s changes which programs git runs (rule code-execution): the user must approve it.", c.Source, a)
-		case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			x.gitSubExecution(c, a, c.Args[i+1:])
-			return
+		case "exec-path", "config-env":
+			if o.HasValue || o.Name == "config-env" {
+				x.ask(RuleExecFlags, "`%s`: --%s changes which programs git runs (rule code-execution): the user must approve it.", c.Source, o.Name)
+			}
 		}
+	}
+	if c.Sub != "" {
+		x.gitSubExecution(c, c.Sub, gitRest(c))
 	}
 }
 
 func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) {
 	switch sub {
 	case "config":
-		var ops []string
-		global := false
-		for i := 0; i < len(rest); i++ {
-			a := rest[i]
-			switch {
-			case a == "--global" || a == "--system":
-				global = true
-			case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value":
-				i++
-			case a == "--get" || a == "--get-all" || a == "--get-regexp" || a == "--list" || a == "-l" || a == "--get-urlmatch" || a == "--show-origin" || a == "--show-scope" || a == "--get-color" || a == "--get-colorbool":
-				return // reading
-			case strings.HasPrefix(a, "-"):
-			default:
-				ops = append(ops, a)
-			}
+		if c.Has("get", "get-all", "get-regexp", "list", "l", "get-urlmatch", "show-origin", "show-scope", "get-color", "get-colorbool") {
+			return // reading
 		}
-		if len(ops) > 0 && (ops[0] == "get" || ops[0] == "list") {
+		ops := argTargets(c, c.Operands)
+		if len(ops) > 0 && (ops[0].path == "get" || ops[0].path == "list") {
 			return
 		}
-		if len(ops) > 0 && ops[0] == "set" {
+		if len(ops) > 0 && (ops[0].path == "set" || ops[0].path == "unset") {
 			ops = ops[1:]
 		}
-		if len(ops) < 2 && !(len(ops) == 1 && hasArg(rest, "--unset", "--unset-all", "--remove-section", "--rename-section", "--edit", "-e")) {
+		if len(ops) < 2 && !(len(ops) == 1 && c.Has("unset", "unset-all", "remove-section", "rename-section", "edit", "e")) {
 			return // reading one key
 		}
-		if global {
+		if c.Has("global", "system") {
 			x.deny(RuleConfinement, "`%s` writes git's global configuration in the home directory, outside the project (rule confinement). Use a repository setting (git config without --global) if one is needed.", c.Source)
 			return
 		}
-		key := ""
+		key, val := "", ""
 		if len(ops) > 0 {
-			key = strings.ToLower(ops[0])
+			key = strings.ToLower(ops[0].path)
 		}
-		val := ""
 		if len(ops) > 1 {
-			val = ops[1]
+			val = ops[1].path
 		}
 		if gitKeyRedirects(key, val) || analysis.GitKeyRunsCommand(key, val) || strings.HasPrefix(key, "alias.") {
 			x.ask(RuleExecFlags, "`%s` sets %s, which makes git run a program later (rule code-execution): the user must approve it.", c.Source, key)

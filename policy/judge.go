@@ -207,7 +207,7 @@ func infoOnly(c *analysis.Command) bool {
 	}
 	for _, a := range c.Args {
 		switch a {
-		case "--version", "-V", "--help", "-h", "version", "help":
+		case "--version", "-V", "--help", "-h", "version", "help", "-version", "-help", "-?", "--manual":
 		default:
 			return false
 		}
@@ -226,6 +226,7 @@ func writesMoreArgs(c *analysis.Command) bool {
 	probed := *c
 	probed.Args = append(append([]string(nil), c.Args...), probe)
 	probed.Flags = append(append([]analysis.ArgFlag(nil), c.Flags...), 0)
+	probed.ParseOpts()
 	for _, t := range f(&probed) {
 		if t.path == probe {
 			return true

@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 
+	"github.com/shellgate/shellgate/analysis/opts"
+
 	"github.com/shellgate/shellgate/analysis"
 )
 
@@ -33,7 +35,7 @@ func (x *check) network(c *analysis.Command) {
 			x.networkHit(c, "openssl "+c.Args[0]+" opens a network connection")
 		}
 	case name == "git":
-		sub, rest := gitSubcommand(c)
+		sub, rest := c.Sub, gitRest(c)
 		switch sub {
 		case "push", "pull", "fetch":
 			x.networkHit(c, "git "+sub+" talks to a remote repository")
@@ -82,17 +84,16 @@ func isRemote(a string) bool {
 	return colon > 0 && (slash < 0 || colon < slash)
 }
 
-// gitSubcommand returns git's subcommand and the arguments after it.
-func gitSubcommand(c *analysis.Command) (string, []string) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--config-env" || a == "--super-prefix":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			return a, c.Args[i+1:]
-		}
+// gitRest is what follows git's subcommand.
+func gitRest(c *analysis.Command) []string {
+	if c.Sub == "" {
+		return nil
 	}
-	return "", nil
+	return c.Args[c.SubAt+1:]
+}
+
+// hasOpt reports whether any of names is among os.
+func hasOpt(os []opts.Opt, names ...string) bool {
+	r := opts.Result{Opts: os}
+	return r.Has(names...)
 }
