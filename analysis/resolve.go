@@ -23,7 +23,10 @@ func resolve(base, p string, links *int) string {
 	if strings.HasPrefix(p, "/") {
 		cur = "/"
 	}
-	missing := false
+	// missing is the first component that does not exist (or is not
+	// followed): below it everything is lexical, until ".." climbs above it
+	// (mkdir -p new/../link/x creates new, then follows link).
+	missing := ""
 	for rest := p; rest != ""; {
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
@@ -32,17 +35,26 @@ func resolve(base, p string, links *int) string {
 			continue
 		case "..":
 			cur = filepath.Dir(cur)
+			if missing != "" && !strings.HasPrefix(cur+"/", missing+"/") {
+				missing = ""
+			}
 			continue
 		}
-		if missing {
-			// Nothing below a missing directory exists: the rest is lexical.
-			return filepath.Join(cur, comp, rest)
+		if missing != "" {
+			cur = filepath.Join(cur, comp)
+			continue
 		}
 		next := filepath.Join(cur, comp)
+		if isProcMagic(next) {
+			// Its target is another process's view (shellgate's own fds, cwd
+			// and root, not the command's): the rest is lexical, and the
+			// path stays under /proc, which is outside every project.
+			missing, cur = next, next
+			continue
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
-			missing = true
-			cur = next
+			missing, cur = next, next
 			continue
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
@@ -52,8 +64,7 @@ func resolve(base, p string, links *int) string {
 		*links++
 		target, err := os.Readlink(next)
 		if err != nil || *links > maxLinks {
-			cur = next
-			missing = true
+			missing, cur = next, next
 			continue
 		}
 		cur = resolve(cur, target, links)
@@ -66,4 +77,41 @@ func resolve(base, p string, links *int) string {
 func ResolveIn(base, rel string) string {
 	links := 0
 	return resolve(base, rel, &links)
+}
+
+// isProcMagic reports the links of /proc whose target depends on the process
+// that looks: /proc/PID/{cwd,root,exe}, /proc/PID/fd/N, /proc/PID/map_files/…,
+// for PID a number, self or thread-self, and the same under task/TID.
+func isProcMagic(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, rest, _ := strings.Cut(rest, "/")
+	if pid != "self" && pid != "thread-self" && !isDigits(pid) {
+		return false
+	}
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		tid, r, _ := strings.Cut(t, "/")
+		if !isDigits(tid) {
+			return false
+		}
+		rest = r
+	}
+	switch dir, entry, _ := strings.Cut(rest, "/"); dir {
+	case "cwd", "root", "exe":
+		return entry == ""
+	case "fd", "map_files":
+		return entry != "" && !strings.Contains(entry, "/")
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

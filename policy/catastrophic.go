@@ -49,8 +49,8 @@ func (x *check) catastrophic(c *analysis.Command) {
 	case name == "dd":
 		for i, a := range c.Args {
 			if v, ok := strings.CutPrefix(a, "of="); ok && c.Flags[i]&analysis.ArgDynamic == 0 {
-				if pl, r := x.where(c, v, c.Flags[i]); pl == device {
-					x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, r)
+				if pl, _ := x.where(c, v, c.Flags[i]); pl == device {
+					x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, v)
 				}
 			}
 		}

@@ -127,10 +127,12 @@ func (x *check) redirects(c *analysis.Command) {
 func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who string) {
 	pl, resolved := x.where(c, p, f)
 	switch pl {
+	// The path is named as written: where a link outside the root leads is
+	// not the model's to learn.
 	case device:
-		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, resolved)
+		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, a disk or kernel device, destroying data or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, p)
 	case outside:
-		x.deny(RuleConfinement, "`%s`: %s would change %s, outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, resolved, x.root)
+		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, p, x.root)
 	case protected:
 		rel := strings.TrimPrefix(strings.TrimPrefix(resolved, x.root), "/")
 		x.askKey("write "+rel, RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
@@ -144,7 +146,8 @@ func (x *check) chdir(c *analysis.Command) {
 	for _, d := range c.Chdir {
 		pl := x.placeOf(d)
 		if pl == outside || pl == device {
-			x.deny(RuleConfinement, "`%s` would work in %s, outside the project root %s (rule confinement). Stay inside the project; use paths relative to it.", c.Source, d, x.root)
+			x.deny(RuleConfinement, "`%s` would work in a directory outside the project root %s (rule confinement). Stay inside the project; use paths relative to it.", c.Source, x.root)
+			break
 		}
 	}
 	if c.ChdirUnknown {

@@ -24,8 +24,28 @@ var harmlessTargets = map[string]bool{
 	"/dev/zero": true, "-": true,
 }
 
+// isHarmlessTarget reports the command's own standard streams and descriptors,
+// written exactly: /dev/fd/3, but not /dev/fd/../../etc, which the resolver
+// follows like any other path.
 func isHarmlessTarget(p string) bool {
-	return harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+	if harmlessTargets[p] {
+		return true
+	}
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(p, prefix); ok {
+			return isDigits(n)
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // isDevice reports the device files whose writing destroys data or the system.
