@@ -23,25 +23,32 @@ func resolve(base, p string, links *int) string {
 	if strings.HasPrefix(p, "/") {
 		cur = "/"
 	}
-	// missing is the first component that does not exist (or is not
-	// followed): below it everything is lexical, until ".." climbs above it
+	// missing: cur does not exist (or is not followed), and below is what
+	// lies under it, taken lexically, until ".." climbs above cur again
 	// (mkdir -p new/../link/x creates new, then follows link).
-	missing := ""
+	missing := false
+	var below []string
 	for rest := p; rest != ""; {
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
-		switch comp {
-		case "", ".":
+		switch {
+		case comp == "" || comp == ".":
 			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			if missing != "" && !strings.HasPrefix(cur+"/", missing+"/") {
-				missing = ""
+		case missing && comp == "..":
+			if len(below) > 0 {
+				below = below[:len(below)-1]
+			} else {
+				cur, missing = filepath.Dir(cur), false
 			}
 			continue
-		}
-		if missing != "" {
-			cur = filepath.Join(cur, comp)
+		case missing:
+			if len(below) == 0 && !hasDotDot(rest) {
+				return filepath.Join(cur, comp, rest) // all lexical from here
+			}
+			below = append(below, comp)
+			continue
+		case comp == "..":
+			cur = filepath.Dir(cur)
 			continue
 		}
 		next := filepath.Join(cur, comp)
@@ -49,12 +56,12 @@ func resolve(base, p string, links *int) string {
 			// Its target is another process's view (shellgate's own fds, cwd
 			// and root, not the command's): the rest is lexical, and the
 			// path stays under /proc, which is outside every project.
-			missing, cur = next, next
+			missing, cur = true, next
 			continue
 		}
 		fi, err := os.Lstat(next)
 		if err != nil {
-			missing, cur = next, next
+			missing, cur = true, next
 			continue
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
@@ -64,10 +71,13 @@ func resolve(base, p string, links *int) string {
 		*links++
 		target, err := os.Readlink(next)
 		if err != nil || *links > maxLinks {
-			missing, cur = next, next
+			missing, cur = true, next
 			continue
 		}
 		cur = resolve(cur, target, links)
+	}
+	if len(below) > 0 {
+		return filepath.Join(append([]string{cur}, below...)...)
 	}
 	return cur
 }
@@ -114,4 +124,16 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// hasDotDot reports a ".." component in the slash-separated p.
+func hasDotDot(p string) bool {
+	for p != "" {
+		var comp string
+		comp, p, _ = strings.Cut(p, "/")
+		if comp == ".." {
+			return true
+		}
+	}
+	return false
 }
