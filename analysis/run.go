@@ -43,7 +43,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 		w.findAt(FindEval, c, "eval of text only known at run time")
 	case "source", ".":
-		if len(c.Args) > 0 && (c.Args[0] == "/dev/stdin" || c.Args[0] == "/proc/self/fd/0") && stdin.present {
+		if len(c.Args) > 0 && IsStdinPath(c.Args[0]) && c.Args[0] != "-" && stdin.present {
 			if stdin.known {
 				return w.nestedVia(stdin.text, c.Name, c.Pos, c.Via, false, nil)
 			}

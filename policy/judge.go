@@ -98,6 +98,7 @@ func (x *check) command(c *analysis.Command) {
 	x.interactive(c)
 	x.writes(c)
 	x.execution(c)
+	x.programFromStdin(c)
 	x.escape(c)
 	if c.MoreArgs && writesMoreArgs(c) {
 		x.ask(RuleDynamic, "`%s`: %s gets the paths it changes from input at run time (rule dynamic). List the files explicitly.", c.Source, name)
