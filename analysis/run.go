@@ -99,6 +99,17 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
+	case "export", "declare", "typeset", "local", "readonly":
+		// Run as a plain command (command export X=1, builtin declare …):
+		// the same assignments as the declaration clause.
+		cc := &w.res.Commands[idx]
+		for i, a := range c.Args {
+			if x, ok := wordAssignment(word{val: a, flags: c.Flags[i]}); ok {
+				x.Export = true
+				cc.Assigns = append(cc.Assigns, x)
+				w.assignVar(x, c.Pos)
+			}
+		}
 	case "read", "getopts", "printf":
 		for i, a := range c.Args {
 			if isName(a) && (c.Name != "printf" || i > 0 && c.Args[i-1] == "-v") {
