@@ -59,13 +59,28 @@ func (w *walker) execOptions(idx int, key string) {
 				}
 			}
 			label := optLabel(e.name)
-			cc := &w.res.Commands[idx]
-			cc.ExecOpts = append(cc.ExecOpts, label)
+			if key != "fd" {
+				// fd's command is judged as a command, like find -exec's.
+				cc := &w.res.Commands[idx]
+				cc.ExecOpts = append(cc.ExecOpts, label)
+			}
 			if c.OptFlag(o)&ArgDynamic != 0 {
 				w.findAt(FindEval, c, key+" "+label+" runs a command only known at run time")
 				break
 			}
-			if v != "" && o.HasValue {
+			if key == "fd" && o.HasValue {
+				// fd -x CMD ARGS… [;]: the command is the rest of the line,
+				// run on every path found.
+				in := inner(&c, o.At, "fd "+label)
+				for k, a := range in.Args {
+					if a == ";" {
+						in.Args, in.Flags = in.Args[:k], in.Flags[:k]
+						break
+					}
+				}
+				in.MoreArgs = true
+				w.run(in, input{})
+			} else if v != "" && o.HasValue {
 				w.nestedVia(v, key+" "+label, c.Pos, c.Via, true, nil)
 			}
 			break

@@ -34,6 +34,9 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if u, ok := wrappers[c.Name]; ok {
 		return w.unwrap(idx, u, stdin)
 	}
+	if subs, ok := subcommandRunners[c.Name]; ok && len(c.Operands) > 0 {
+		w.runner(idx, subs)
+	}
 	switch c.Name {
 	case "cd", "pushd", "popd":
 		return w.cd(idx)
@@ -128,6 +131,16 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		w.findExec(idx, stdin)
 	case "xargs":
 		w.xargs(idx, stdin)
+	case "parallel":
+		w.parallel(idx)
+	case "nix-shell":
+		for _, o := range c.Values("run", "command") {
+			if c.OptFlag(o)&ArgDynamic != 0 {
+				w.findAt(FindEval, c, "nix-shell --run runs a command only known at run time")
+				continue
+			}
+			w.nestedVia(o.Value, "nix-shell --run", c.Pos, c.Via, true, nil)
+		}
 	default:
 		if shells[c.Name] {
 			return w.shell(idx, stdin)

@@ -78,7 +78,7 @@ var specs = map[string]*opts.Spec{
 		"info=", "debug=", "timeout=", "contimeout=", "bwlimit=", "max-size=", "min-size=", "size-only", "existing",
 		"ignore-existing", "delete-after", "delete-before", "delete-during", "delete-excluded", "prune-empty-dirs", "relative",
 		"mkpath", "no-implied-dirs", "one-file-system", "sparse", "whole-file", "hard-links", "acls", "xattrs", "help", "version"),
-	"xargs": withInOrder(opts.New("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "arg-file=", "delimiter=", "eof=?", "exit", "interactive", "max-args=",
+	"xargs": withInOrder(opts.New("0a:d:E:e::I:i::J:L:l::n:oP:pR:rs:tx", "arg-file=", "delimiter=", "eof=?", "exit", "interactive", "max-args=",
 		"max-chars=", "max-lines=?", "max-procs=", "no-run-if-empty", "null", "open-tty", "process-slot-var=", "replace=?",
 		"show-limits", "verbose", "help", "version")),
 	"make": opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
@@ -153,6 +153,8 @@ var specs = map[string]*opts.Spec{
 	"typeset":     opts.New("aAfFgiIlnprtux"),
 	"local":       opts.New("aAfFgiIlnprtux"),
 	"shopt":       opts.New("opqsu"),
+	"parallel":    withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version")),
+	"nix-shell":   opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version"),
 	"mapfile":     opts.New("C:c:d:n:O:s:tu:"),
 	"readarray":   opts.New("C:c:d:n:O:s:tu:"),
 	"compgen":     opts.New("abcdefgjksuvo:A:G:W:F:C:X:P:S:"),
@@ -349,4 +351,13 @@ func (c *Command) OptFlag(o opts.Opt) ArgFlag {
 		return c.Flags[o.At]
 	}
 	return 0
+}
+
+// KnownProgram reports whether the analysis has a grammar for name or follows
+// what it runs (a wrapper, a shell, a runner).
+func KnownProgram(name string) bool {
+	_, spec := specs[name]
+	_, wrapped := wrappers[name]
+	_, runner := subcommandRunners[name]
+	return spec || wrapped || runner || shells[name]
 }

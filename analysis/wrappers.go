@@ -69,6 +69,7 @@ var wrappers = map[string]wrapper{
 	"numactl":         {},
 	"cgexec":          {},
 	"systemd-inhibit": {},
+	"newgrp":          {skip: 1, shell: true},
 }
 
 // shells are the programs treated as bash for "-c STRING" and stdin.
@@ -125,13 +126,17 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 		}
 		return in, in
 	}
-	if c.Name == "watch" || c.Name == "script" {
+	if c.Name == "script" {
+		// util-linux: script [FILE]; BSD: script [FILE [COMMAND …]].
+		if i+1 >= len(c.Args) {
+			return in, in
+		}
+		i++
+	}
+	if c.Name == "watch" {
 		if !allStatic(c.Flags[i:]) {
 			w.findAt(FindEval, c, c.Name+" runs a command only known at run time")
 			return in, in
-		}
-		if c.Name == "script" {
-			return in, in // script [file]: the operand is the typescript, written
 		}
 		return w.nestedVia(strings.Join(c.Args[i:], " "), c.Name, c.Pos, c.Via, true, nil)
 	}

@@ -100,6 +100,7 @@ func (x *check) command(c *analysis.Command) {
 	x.execution(c)
 	x.programFromStdin(c)
 	x.escape(c)
+	x.unknownRunner(c)
 	if c.MoreArgs && writesMoreArgs(c) {
 		x.ask(RuleDynamic, "`%s`: %s gets the paths it changes from input at run time (rule dynamic). List the files explicitly.", c.Source, name)
 	}
@@ -222,6 +223,9 @@ func infoOnly(c *analysis.Command) bool {
 // writesMoreArgs reports whether arguments appended at run time (xargs) would
 // be paths the command changes.
 func writesMoreArgs(c *analysis.Command) bool {
+	if c.Name == "dd" {
+		return true // of= may come from input
+	}
 	f := writers[c.Name]
 	if f == nil {
 		return false

@@ -59,6 +59,9 @@ func (x *check) network(c *analysis.Command) {
 			}
 		}
 	case name == "pip" || name == "pip3" || strings.HasPrefix(name, "python") && len(c.Args) > 1 && c.Args[0] == "-m" && c.Args[1] == "pip" || name == "uv" || name == "poetry":
+		if len(c.Args) > 0 && c.Args[0] == "run" {
+			return // uv run, poetry run: the command is judged on its own
+		}
 		for _, a := range c.Args {
 			for _, o := range []string{"--index-url", "--extra-index-url", "-i", "--find-links", "-f", "--trusted-host"} {
 				if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && strings.HasPrefix(a, o) && len(a) > 2 && strings.Contains(a, "://") {
