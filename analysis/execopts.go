@@ -25,6 +25,7 @@ var execOpts = map[string][]execOpt{
 	"ssh":   {{name: "o", prefix: "ProxyCommand="}, {name: "o", prefix: "LocalCommand="}},
 	"sftp":  {{name: "S"}},
 	"split": {{name: "filter"}},
+	"man":   {{name: "H"}, {name: "html"}},
 	"fd":    {{name: "x"}, {name: "exec"}, {name: "X"}, {name: "exec-batch"}},
 
 	"git difftool":  {{name: "x"}, {name: "extcmd"}},

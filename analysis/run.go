@@ -100,6 +100,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 			}
 			w.nestedVia(o.Value, "man -P", c.Pos, c.Via, true, nil)
 		}
+		w.execOptions(idx, "man") // -H BROWSER
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
 	case "export", "declare", "typeset", "local", "readonly":
@@ -133,6 +134,10 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		w.xargs(idx, stdin)
 	case "parallel":
 		w.parallel(idx)
+	case "sqlite3":
+		w.sqlite(idx, stdin)
+	case "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim":
+		w.vimCommands(idx, stdin)
 	case "nix-shell":
 		for _, o := range c.Values("run", "command") {
 			if c.OptFlag(o)&ArgDynamic != 0 {

@@ -162,26 +162,75 @@ func gitKeyRedirects(key, val string) bool {
 	return false
 }
 
-// awkProgram returns the program text of an awk command line.
+// awkProgram returns the program text of an awk command line: -e/--source
+// values (gawk), or the first operand when no -f file gives it.
 func awkProgram(c *analysis.Command) (string, bool) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-f" || a == "--file":
-			return "", false
-		case a == "-F" || a == "-v" || a == "--assign" || a == "--field-separator":
-			i++
-		case a == "--":
-			if i+1 < len(c.Args) {
-				return c.Args[i+1], true
+	var parts []string
+	for _, o := range c.Values("e", "source") {
+		parts = append(parts, o.Value)
+	}
+	if len(parts) == 0 && len(c.Values("f", "file")) == 0 && len(c.Operands) > 0 {
+		parts = append(parts, c.Args[c.Operands[0]])
+	}
+	return strings.Join(parts, "\n"), len(parts) > 0
+}
+
+// awkTargets are the files an awk program writes with print > "file" and
+// print >> "file"; a target that is not a string literal is only known at
+// run time.
+func awkTargets(c *analysis.Command) []target {
+	p, ok := awkProgram(c)
+	if !ok {
+		return nil
+	}
+	var out []target
+	for i := 0; i < len(p); i++ {
+		if !strings.HasPrefix(p[i:], "print") {
+			continue
+		}
+		depth := 0
+		inStr := false
+		for j := i + 5; j < len(p); j++ {
+			ch := p[j]
+			switch {
+			case inStr:
+				if ch == '\\' {
+					j++
+				} else if ch == '"' {
+					inStr = false
+				}
+				continue
+			case ch == '"':
+				inStr = true
+				continue
+			case ch == '(':
+				depth++
+				continue
+			case ch == ')':
+				depth--
+				continue
+			case ch == ';' || ch == '}' || ch == '\n':
+			case ch == '>' && depth <= 0:
+				rest := strings.TrimLeft(strings.TrimPrefix(p[j+1:], ">"), " \t")
+				if strings.HasPrefix(rest, "\"") {
+					if end := strings.IndexByte(rest[1:], '"'); end >= 0 && !strings.Contains(rest[1:1+end], "\\") {
+						out = append(out, target{rest[1 : 1+end], 0})
+						i = j
+						break
+					}
+				}
+				out = append(out, target{strings.Fields(rest + " x")[0], analysis.ArgDynamic})
+				i = j
+			default:
+				continue
 			}
-			return "", false
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-		default:
-			return a, true
+			break
 		}
 	}
-	return "", false
+	if len(out) > 0 && len(c.Operands) > 0 && c.Flags[c.Operands[0]]&analysis.ArgDynamic != 0 {
+		return []target{{"the files the awk program names", analysis.ArgDynamic}}
+	}
+	return out
 }
 
 // awkRunsCommands reports system(), "cmd" | getline, print | "cmd" and |&.

@@ -55,7 +55,7 @@ func (x *check) interactive(c *analysis.Command) {
 		}
 		return
 	case "man":
-		if !c.PipedOut && !has("P", "pager", "f", "k", "w", "where", "path", "location", "whatis", "apropos", "help", "version") {
+		if !c.PipedOut && !has("P", "pager", "H", "html", "f", "k", "w", "where", "path", "location", "whatis", "apropos", "help", "version") {
 			x.interactiveHit(c, "opens a pager", "use `man -P cat "+strings.Join(c.Args, " ")+"`")
 		}
 		return

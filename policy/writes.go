@@ -151,6 +151,10 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"xxd": func(c *analysis.Command) []target {
 		return nth(c, 1) // xxd [-r] IN OUT writes OUT
 	},
+	"awk":   awkTargets,
+	"gawk":  awkTargets,
+	"mawk":  awkTargets,
+	"nawk":  awkTargets,
 	"gzip":  compressorTargets,
 	"bzip2": compressorTargets,
 	"xz":    compressorTargets,
