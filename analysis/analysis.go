@@ -5,7 +5,11 @@
 // It decides nothing: package policy judges the result.
 package analysis
 
-import "github.com/shellgate/shellgate/analysis/opts"
+import (
+	"time"
+
+	"github.com/shellgate/shellgate/analysis/opts"
+)
 
 // Options describe where a command line starts. All paths are absolute.
 type Options struct {
@@ -19,6 +23,10 @@ type Options struct {
 	// Resolve follows symlinks in an absolute, clean path whose tail may not
 	// exist yet. Nil means ResolvePath; the policy engine passes a cached one.
 	Resolve func(string) string
+
+	// Budget bounds the time the analysis may take; DefaultBudget when zero.
+	// Past it, Analyze fails with ErrCost.
+	Budget time.Duration
 }
 
 // Analysis is everything a command line would run.

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -217,6 +218,11 @@ func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell b
 	if w.depth >= maxDepth {
 		w.res.Findings = append(w.res.Findings, Finding{Kind: FindDepth, Pos: at, Source: text,
 			Detail: "strings nested deeper than shellgate follows"})
+		return nil, nil
+	}
+	if d := nesting(text); d > MaxNesting {
+		w.costly = fmt.Sprintf("a string it runs nests parentheses or braces %d levels deep, more than the %d analysed", d, MaxNesting)
+		w.overBudget = true
 		return nil, nil
 	}
 	f, err := parse(text)

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"time"
+
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -24,11 +26,16 @@ type walker struct {
 	aliases map[string]string   // alias bodies
 	ints    map[string]bool     // variables declared -i
 
-	fn    string // enclosing function
-	bg    int    // inside a background statement
-	pipe  int    // inside a pipeline
-	cond  int    // inside a branch that may or may not run
-	feeds []int  // commands whose output the statement being walked reads
+	fn         string // enclosing function
+	bg         int    // inside a background statement
+	pipe       int    // inside a pipeline
+	cond       int    // inside a branch that may or may not run
+	feeds      []int  // commands whose output the statement being walked reads
+	deadline   time.Time
+	overBudget bool
+	costly     string // why the analysis stopped early, when not for time
+	steps      int    // statements walked, to look at the clock now and then
+
 	// outs are the commands of >(…) substitutions in the words being walked:
 	// they read what the command that holds the words writes.
 	outs [][2]int
@@ -210,6 +217,12 @@ func (w *walker) stmts(ss []*syntax.Stmt) (ok, fail dirs) {
 
 func (w *walker) stmt(s *syntax.Stmt) (ok, fail dirs) {
 	in := w.cwd
+	if w.steps++; w.steps&1023 == 0 && !w.overBudget && time.Now().After(w.deadline) {
+		w.overBudget = true
+	}
+	if w.overBudget {
+		return nil, nil // the result is refused anyway
+	}
 	if s.Background {
 		w.bg++
 		w.cond++

@@ -157,6 +157,8 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
+		} else if errors.Is(err, analysis.ErrCost) {
+			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Split it into smaller, flatter commands."
 		} else {
 			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Fix the command and retry."
 		}

@@ -454,7 +454,7 @@ func largeInputs() []largeInput {
 		{"3000 shells in a pipeline", "echo true | " + strings.Repeat("sh|", 3000) + "sh", policy.Ask},
 		{"100000 commands", strings.Repeat("true;", 100000), policy.Allow},
 		{"5000 cd", strings.Repeat("cd sub && ", 5000) + "ls", policy.Allow},
-		{"2000 nested $(", strings.Repeat("$(", 2000) + "x" + strings.Repeat(")", 2000), policy.Ask},
+		{"2000 nested $(", strings.Repeat("$(", 2000) + "x" + strings.Repeat(")", 2000), policy.Deny}, // over MaxNesting
 		{"braces", "echo " + strings.Repeat("{a,b}", 20), policy.Allow},
 		{"long arithmetic", "n=1; echo $((n" + strings.Repeat("+n", 50000) + "))", policy.Allow},
 		{"too large", strings.Repeat("a", 2<<20), policy.Deny},
