@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // The choices offered when the policy asks about a command.
@@ -85,16 +86,16 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 // and why the policy asks.
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", cutMiddle(q.Command, 16<<10))
+	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", policy.Visible(cutMiddle(q.Command, 16<<10)))
 	if q.Reason != "" {
-		fmt.Fprintf(&b, "Why you are asked: %s", cutMiddle(q.Reason, 4<<10))
+		fmt.Fprintf(&b, "Why you are asked: %s", policy.Visible(cutMiddle(q.Reason, 4<<10)))
 		if q.Rule != "" {
 			fmt.Fprintf(&b, " (rule %s)", q.Rule)
 		}
 		b.WriteString("\n")
 	}
 	if q.SessionKey != "" {
-		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", cutMiddle(q.SessionKey, 1<<10))
+		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands covered by %q until the client disconnects.", policy.Visible(cutMiddle(q.SessionKey, 1<<10)))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -16,11 +16,7 @@ func (x *check) assignments(c *analysis.Command) {
 		if !specialVar(a.Name) || harmlessValue(a) {
 			continue
 		}
-		key := a.Name + "=…"
-		if k := sessionKey(c); k != "" {
-			key += " " + k
-		}
-		x.askKey(key, RuleExecFlags, "`%s`: setting %s changes which programs, libraries, startup files or servers later commands use (rule code-execution): the user must approve it.", c.Source, a.Name)
+		x.ask(RuleExecFlags, "`%s`: setting %s changes which programs, libraries, startup files or servers later commands use (rule code-execution): the user must approve it.", c.Source, a.Name)
 	}
 	x.inputAssignments(c)
 }

@@ -136,8 +136,7 @@ func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who s
 	case outside:
 		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, p, x.root)
 	case protected:
-		rel := strings.TrimPrefix(strings.TrimPrefix(resolved, x.root), "/")
-		x.askKey("write "+rel, RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
+		x.ask(RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
 	case unknown:
 		x.ask(RuleDynamic, "`%s`: %s would change %s, a path only known at run time (rule dynamic). Write the path literally.", c.Source, who, p)
 	}

@@ -60,9 +60,11 @@ type Verdict struct {
 	Line    int    `json:"line,omitempty"`
 	Col     int    `json:"col,omitempty"`
 	// SessionKey is, for ask, what a user can approve for the rest of a session:
-	// a command prefix ("npm publish", "docker run"), a protected file ("write
-	// .git/hooks/pre-commit") or a variable on a command ("LD_PRELOAD=… ls").
-	// Empty when the ask cannot be approved that way (text only known at run time).
+	// the exact sub-command; the pattern of the user's ask rule that matched
+	// ("npm publish *"); or, when the ask is about the program itself
+	// (sandbox-escape, untrusted mode), a command prefix ("docker run"). It
+	// must be shown with the question. Never a bare program name. Empty when the ask cannot be approved that way (text
+	// only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
 	// Commands is everything the line would run (for `shellgate check`).
 	Commands []analysis.Command `json:"commands"`
@@ -260,18 +262,12 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 // add records a hit on the command being judged.
 func (x *check) add(d Decision, rule, reason string) {
 	c := &x.a.Commands[x.cur]
-	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(c)})
+	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(rule, c)})
 }
 
 func (x *check) deny(rule, format string, args ...any) {
 	x.add(Deny, rule, fmt.Sprintf(format, args...))
 }
 func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }
-
-// askKey is ask with a session key narrower than the command prefix.
-func (x *check) askKey(key, rule, format string, args ...any) {
-	x.add(Ask, rule, fmt.Sprintf(format, args...))
-	x.hits[len(x.hits)-1].key = key
-}
 
 func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }

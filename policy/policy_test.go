@@ -365,10 +365,10 @@ func TestCheckApproved(t *testing.T) {
 	ok := func(k string) bool { return approved[k] }
 	cmd := "npm publish --tag x && docker run alpine"
 	v := e.CheckApproved(cmd, l.env(), ok)
-	if v.Decision != policy.Ask || v.SessionKey != "npm publish" {
+	if v.Decision != policy.Ask || v.SessionKey != "npm publish *" {
 		t.Fatalf("first ask: %+v", v)
 	}
-	approved["npm publish"] = true
+	approved["npm publish *"] = true
 	v = e.CheckApproved(cmd, l.env(), ok)
 	if v.Decision != policy.Ask || v.SessionKey != "docker run" {
 		t.Fatalf("second ask: %+v", v)
@@ -477,5 +477,35 @@ func BenchmarkCheckLarge(b *testing.B) {
 				e.Check(in.cmd, l.env())
 			}
 		})
+	}
+}
+
+// TestSessionKeysNeverBareNames: "allow for this session" covers what was
+// approved — the exact command, the user's own pattern or a shown prefix —
+// never every use of a program.
+func TestSessionKeysNeverBareNames(t *testing.T) {
+	l := newLab(t)
+	e, _ := policy.New(policy.Settings{})
+	v := e.Check("sed '1e date' a.txt", l.env())
+	if v.Decision != policy.Ask || v.SessionKey != "sed '1e date' a.txt" {
+		t.Fatalf("sed e: %s key %q", v.Decision, v.SessionKey)
+	}
+	approved := func(k string) bool { return k == v.SessionKey }
+	for cmd, want := range map[string]policy.Decision{
+		"sed '1e date' a.txt":                 policy.Allow,
+		"echo x && sed '1e date' a.txt":       policy.Allow,
+		"sed '1e id' a.txt":                   policy.Ask,
+		"sed -n '1e date' a.txt":              policy.Ask,
+		"LD_PRELOAD=x.so sed '1e date' a.txt": policy.Ask,
+	} {
+		if got := e.CheckApproved(cmd, l.env(), approved); got.Decision != want {
+			t.Errorf("after approving %q: %q is %s (%s), want %s", v.SessionKey, cmd, got.Decision, got.Reason, want)
+		}
+	}
+	for _, cmd := range []string{"LD_PRELOAD=x.so ls", "echo x > .git/hooks/pre-commit", "tar -xf a.tar --use-comp=date", "export BASH_ENV=x"} {
+		v := e.Check(cmd, l.env())
+		if v.Decision != policy.Ask || v.SessionKey != cmd {
+			t.Errorf("%q: %s key %q, want the exact command", cmd, v.Decision, v.SessionKey)
+		}
 	}
 }

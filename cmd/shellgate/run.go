@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
 )
 
 const runUsage = `Usage: shellgate run [flags] -- COMMAND
@@ -195,7 +197,11 @@ func writeJSON(w io.Writer, v any) {
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).
 func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
-		fmt.Fprintf(out, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / [a]lways for this session: ", q.Command, q.Reason)
+		always := "[a]lways for this session"
+		if q.SessionKey != "" {
+			always += " (covers " + strconv.Quote(policy.Visible(q.SessionKey)) + ")"
+		}
+		fmt.Fprintf(out, "\nshellgate: %s\n  %s\nAllow? [y]es / [n]o / %s: ", policy.Visible(q.Command), policy.Visible(q.Reason), always)
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')
