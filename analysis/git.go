@@ -14,7 +14,7 @@ func (w *walker) git(idx int) {
 				w.chdirTo(idx, o.Value, c.OptFlag(o))
 			}
 		case "c":
-			if o.HasValue {
+			if o.HasValue && !(editorKey(o.Value) && neverEdits[c.Sub]) {
 				w.gitConfig(c, o.Value, c.OptFlag(o))
 			}
 		}
@@ -152,4 +152,18 @@ func (w *walker) gitSubmoduleForeach(idx, from int) {
 		return
 	}
 	w.nestedVia(strings.Join(c.Args[i:], " "), "git submodule foreach", c.Pos, c.Via, true, nil)
+}
+
+// editorKey reports -c core.editor=… and sequence.editor=…: commands git runs
+// only to let a person edit.
+func editorKey(kv string) bool {
+	k, _, _ := strings.Cut(strings.ToLower(kv), "=")
+	return k == "core.editor" || k == "sequence.editor"
+}
+
+// neverEdits are git subcommands that never start an editor.
+var neverEdits = map[string]bool{
+	"status": true, "log": true, "diff": true, "show": true, "ls-files": true, "ls-tree": true, "rev-parse": true,
+	"blame": true, "describe": true, "shortlog": true, "cat-file": true, "grep": true, "show-ref": true,
+	"for-each-ref": true, "rev-list": true, "reflog": true, "branch": true, "fetch": true, "push": true, "clone": true,
 }

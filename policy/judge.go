@@ -100,6 +100,7 @@ func (x *check) command(c *analysis.Command) {
 	x.execution(c)
 	x.programFromStdin(c)
 	x.escape(c)
+	x.loseWork(c)
 	x.unknownRunner(c)
 	if c.MoreArgs && writesMoreArgs(c) {
 		x.ask(RuleDynamic, "`%s`: %s gets the paths it changes from input at run time (rule dynamic). List the files explicitly.", c.Source, name)
@@ -111,6 +112,12 @@ func (x *check) redirects(c *analysis.Command) {
 	for _, r := range c.Redirects {
 		if strings.HasPrefix(r.Target, "/dev/tcp/") || strings.HasPrefix(r.Target, "/dev/udp/") {
 			x.networkHit(c, "the redirection "+r.Op+" "+r.Target+" opens a network connection")
+			continue
+		}
+		if r.Dynamic && (strings.Contains(r.Target, "$(") || strings.Contains(r.Target, "`")) {
+			// exec 3< "$(printf /dev/tcp/…)": a path built at run time may be
+			// a network connection or a device.
+			x.ask(RuleDynamic, "`%s`: the redirection %s %s opens a path only known at run time (rule dynamic). Write the path literally.", c.Source, r.Op, r.Target)
 			continue
 		}
 		if !r.Write {

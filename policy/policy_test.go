@@ -299,7 +299,7 @@ func TestSettings(t *testing.T) {
 			{"find . -name '*.go'", policy.Allow, ""},
 			{"find . -delete", policy.Ask, "untrusted"},
 			{"git -c core.pager=cat log", policy.Ask, "untrusted"},
-			{"git branch -D x", policy.Ask, "untrusted"},
+			{"git branch -D x", policy.Ask, "lose-work"},
 			{"sed -n 1p a.txt", policy.Allow, ""},
 			{"sed -i s/a/b/ a.txt", policy.Ask, "untrusted"},
 			{"echo x > f", policy.Ask, "untrusted"},

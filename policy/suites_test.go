@@ -1,0 +1,107 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+// TestExternalSuiteClasses pins the classes found by running other projects'
+// command-safety suites (issue 10): remote services are network, work lost
+// inside the root asks, persistence asks, and the false positives are allowed.
+func TestExternalSuiteClasses(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
+	checkAll(t, e, l.env(), l, []decisionCase{
+		// Network without curl.
+		{"kubectl get pods", deny, "network"},
+		{"kubectl --server http://127.0.0.1:1 get pods", deny, "network"},
+		{"helm install x ./chart", deny, "network"},
+		{"aws s3 ls", deny, "network"},
+		{"gcloud compute instances list", deny, "network"},
+		{"az group list", deny, "network"},
+		{"gh pr list", deny, "network"},
+		{"terraform apply -auto-approve", deny, "network"},
+		{"ansible all -m ping", deny, "network"},
+		{"psql -h db.example.com -c 'select 1'", deny, "network"},
+		{"mysql -hdb -e 'select 1'", deny, "network"},
+		{"redis-cli -h cache ping", deny, "network"},
+		{"docker pull alpine", deny, "network"},
+		{"DOCKER_HOST=tcp://10.0.0.1:2375 docker ps", deny, "network"},
+		{"git submodule add https://example.com/x.git x", deny, "network"},
+		{"git ls-remote origin", deny, "network"},
+		{"git -c remote.o.url=http://127.0.0.1:1/x.git ls-remote o", deny, "network"},
+		{"git -c url.http://evil/.insteadOf=https://github.com/ status", deny, "network"},
+		{"git config url.http://evil/.insteadOf https://github.com/", deny, "network"},
+		{"git remote-http origin http://x", deny, "network"},
+		{"git daemon --base-path=. --export-all", deny, "network"},
+		{"git lfs pull", deny, "network"},
+		{"pip download --no-deps -d dl http://127.0.0.1:1/x.tar.gz", deny, "network"},
+		{"pip install --index-url http://x y", deny, "network"},
+		{"pip install --index http://x y", deny, "network"},
+		{"npm view x --registry http://127.0.0.1:1/", deny, "network"},
+		{"npm install --registry=http://x", deny, "network"},
+		{"openssl s_time -connect 127.0.0.1:1 -time 1", deny, "network"},
+		{"exec 3< \"$(printf /dev/tcp/127.0.0.1/1)\"", ask, "dynamic"},
+		{"cat < \"$(echo /dev/tcp/x/1)\"", ask, "dynamic"},
+		{"terraform fmt", allow, ""},
+		{"helm template ./chart", allow, ""},
+		{"git ls-remote ./sub", allow, ""},
+		// Work lost inside the root.
+		{"git reset --hard", ask, "lose-work"},
+		{"git reset --hard HEAD~1", ask, "lose-work"},
+		{"git clean -fdx", ask, "lose-work"},
+		{"git clean -f -d", ask, "lose-work"},
+		{"git clean --force", ask, "lose-work"},
+		{"git checkout -- .", ask, "lose-work"},
+		{"git checkout .", ask, "lose-work"},
+		{"git checkout -f main", ask, "lose-work"},
+		{"git restore .", ask, "lose-work"},
+		{"git restore --worktree :/", ask, "lose-work"},
+		{"git stash drop", ask, "lose-work"},
+		{"git stash clear", ask, "lose-work"},
+		{"git branch -D topic", ask, "lose-work"},
+		{"git branch --delete --force topic", ask, "lose-work"},
+		{"git reset --soft HEAD~1", allow, ""},
+		{"git clean -n", allow, ""},
+		{"git checkout main", allow, ""},
+		{"git restore --staged a.txt", allow, ""},
+		{"git restore README.md", allow, ""},
+		{"git checkout -- a.txt b.txt", allow, ""},
+		{"git restore sub", ask, "lose-work"},
+		{"git checkout -- '*.go'", ask, "lose-work"},
+		{"git stash list", allow, ""},
+		{"git branch -d topic", allow, ""},
+		// Persistence and daemons.
+		{"git maintenance start", ask, "sandbox-escape"},
+		{"git maintenance register", ask, "sandbox-escape"},
+		{"git lfs install", deny, "network"},
+		{"docker-compose up -d", ask, "sandbox-escape"},
+		{"xdg-open README.md", ask, "sandbox-escape"},
+		{"git config --global user.name x", deny, "confinement"},
+		{"git config core.hooksPath .githooks", ask, "code-execution"},
+		// False positives stay allowed.
+		{"git -c core.editor=vim log", allow, ""},
+		{"git push --help", allow, ""},
+		{"pip show -f requests", allow, ""},
+		{"curl --manual", allow, ""},
+		{"docker image ls", allow, ""},
+		{"docker container inspect x", allow, ""},
+		{"podman ps", allow, ""},
+		{"launchctl list", allow, ""},
+		{"dmesg -f kern", allow, ""},
+		{"git stash show -p", allow, ""},
+	})
+	// lose-work can be relaxed like any ask rule.
+	relaxed, err := policy.New(policy.Settings{Relax: []string{"lose-work"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := relaxed.Check("git reset --hard", l.env()); v.Decision != allow {
+		t.Errorf("relaxed lose-work: %s (%s)", v.Decision, v.Reason)
+	}
+}
