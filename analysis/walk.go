@@ -466,6 +466,12 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) (ok, fail dirs) {
 // callFunc walks a function's body where it is called: it runs in this shell,
 // so its cd and assignments count.
 func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
+	if w.calling[c.Name] && (w.bg > 0 || w.pipe > 0) {
+		// a(){ b|b& }; b(){ a|a& }: recursion through a pipe or the
+		// background multiplies processes without bound.
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindForkBomb, Pos: c.Pos, Source: c.Source,
+			Detail: "function " + c.Name + " is called again, through a pipe or the background, from a function it calls"})
+	}
 	if w.calling[c.Name] || w.calls >= maxCalls || w.depth >= maxDepth {
 		if w.calls >= maxCalls {
 			w.findAt(FindDepth, c, "more function calls than shellgate follows")

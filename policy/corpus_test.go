@@ -180,3 +180,23 @@ func TestCorpusAttacksAreStopped(t *testing.T) {
 		t.Logf("attacks.tsv:%d [%s] %s: %s (%s)", r.line, r.fields["stage"], r.fields["category"], v.Decision, v.Rule)
 	}
 }
+
+// TestCorpusReviewAttacksAreStopped: the bypasses found by the adversarial
+// review of shellgate (issue 10) that the policy must stop.
+func TestCorpusReviewAttacksAreStopped(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readCorpus(t, "attacks-review.tsv", l) {
+		v := e.Check(r.command, l.env())
+		if r.fields["stage"] == "parse" {
+			if v.Decision == policy.Allow {
+				t.Errorf("attacks-review.tsv:%d %s: %q: allowed; want deny or ask (%s)", r.line, r.fields["category"], r.command, r.fields["what"])
+			}
+			continue
+		}
+		t.Logf("attacks-review.tsv:%d [%s] %s: %s (%s)", r.line, r.fields["stage"], r.fields["category"], v.Decision, v.Rule)
+	}
+}

@@ -52,6 +52,10 @@ func (x *check) execution(c *analysis.Command) {
 		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit")) {
 			x.ask(RuleExecFlags, "`%s` changes npm configuration or scripts that run later (rule code-execution): the user must approve it.", c.Source)
 		}
+	case "go":
+		if c.Sub == "env" && c.Has("w", "u") {
+			x.ask(RuleExecFlags, "`%s` writes go's configuration file, which every later go command reads (rule code-execution): the user must approve it. Set the variable for one command instead.", c.Source)
+		}
 	case "enable":
 		for _, a := range c.Args {
 			if strings.HasPrefix(a, "-") && strings.Contains(a, "f") {
@@ -134,6 +138,18 @@ func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) 
 				x.ask(RuleExecFlags, "`%s`: the %s transport runs a command (rule code-execution): the user must approve it.", c.Source, a[:strings.Index(a, "::")+2])
 				return
 			}
+		}
+	case "update-index":
+		// --cacheinfo 120000,… adds a symlink that checkout will create,
+		// pointing wherever the blob says.
+		for _, o := range c.Values("cacheinfo") {
+			if strings.HasPrefix(o.Value, "120000") {
+				x.ask(RuleDynamic, "`%s` adds a symlink to the index; checking it out creates a link whose target shellgate cannot see (rule dynamic). Create links with ln -s instead.", c.Source)
+				return
+			}
+		}
+		if c.Has("index-info") {
+			x.ask(RuleDynamic, "`%s` adds entries from input, symlinks included, whose targets shellgate cannot see (rule dynamic). Create links with ln -s instead.", c.Source)
 		}
 	case "filter-branch":
 		x.ask(RuleExecFlags, "`%s`: git filter-branch runs shell filters over history (rule code-execution): the user must approve it.", c.Source)

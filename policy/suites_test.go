@@ -84,6 +84,17 @@ func TestExternalSuiteClasses(t *testing.T) {
 		{"xdg-open README.md", ask, "sandbox-escape"},
 		{"git config --global user.name x", deny, "confinement"},
 		{"git config core.hooksPath .githooks", ask, "code-execution"},
+		{"go env -w GOFLAGS=-toolexec=/x", ask, "code-execution"},
+		{"go env -w GOPROXY=direct", ask, "code-execution"},
+		{"go env GOPATH", allow, ""},
+		{"git update-index --add --cacheinfo 120000,abc,g", ask, "dynamic"},
+		{"git update-index --add --cacheinfo 120000 abc g", ask, "dynamic"},
+		{"git update-index --index-info < x", ask, "dynamic"},
+		{"git update-index --refresh", allow, ""},
+		// Fork bombs through mutual recursion.
+		{"a(){ b|b& }; b(){ a|a& }; a", deny, "catastrophic"},
+		{"a(){ b & b; }; b(){ c; }; c(){ a & }; a", deny, "catastrophic"},
+		{"a(){ b; }; b(){ echo; }; a", allow, ""},
 		// False positives stay allowed.
 		{"git -c core.editor=vim log", allow, ""},
 		{"git push --help", allow, ""},
