@@ -9,7 +9,6 @@ import (
 // judge runs every rule over every command and finding.
 func (x *check) judge() {
 	files := x.fetched()
-	scripts := x.scripts()
 	for i := range x.a.Commands {
 		x.cur = i
 		c := &x.a.Commands[i]
@@ -18,8 +17,8 @@ func (x *check) judge() {
 		if files != nil && c.Kind == analysis.Simple && !c.Dynamic {
 			x.runsFetched(c, files)
 		}
-		if scripts != nil && c.Kind == analysis.Simple && !c.Dynamic {
-			x.runsScript(c, scripts)
+		if c.Kind == analysis.Simple && !c.Dynamic && mayRunFile(c) {
+			x.runsScript(c, x.writtenFiles())
 		}
 		allowed := x.userRules(c)
 		if allowed {

@@ -218,6 +218,9 @@ type check struct {
 	cur      int // the command being judged
 	netFed   []int8
 	netSrc   []int
+	// written: the files the line writes (scripts), computed when first needed.
+	written     map[string]string
+	scriptsDone bool
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of each.

@@ -82,10 +82,37 @@ var writesNoText = map[string]bool{
 	"ln": true, "gofmt": true, "goimports": true, "go": true,
 }
 
+// writtenFiles is scripts, computed once per check and only when a command
+// that may run a file needs it.
+func (x *check) writtenFiles() map[string]string {
+	if !x.scriptsDone {
+		x.written, x.scriptsDone = x.scripts(), true
+	}
+	return x.written
+}
+
+// mayRunFile reports commands that can run a file as code: a path, an
+// interpreter, a tool given a program file, or a runner of project files.
+func mayRunFile(c *analysis.Command) bool {
+	if strings.Contains(c.Path, "/") || interpreters[c.Name] || strings.HasPrefix(c.Name, "python") {
+		return true
+	}
+	switch c.Name {
+	case "sed", "awk", "gawk", "mawk", "nawk", "make", "gmake", "npm", "pnpm", "yarn", "bun", "npx":
+		return true
+	case "go":
+		return c.Sub == "generate"
+	}
+	return false
+}
+
 // runsScript asks before running a file that the same line writes: what it
 // holds is not checked (printf '…' > x.sh && sh x.sh, cp /dev/stdin z.sh; sh
 // z.sh, a Makefile or package.json written and then run).
 func (x *check) runsScript(c *analysis.Command, files map[string]string) {
+	if files == nil {
+		return
+	}
 	if t, ok := x.runsFile(c, files); ok {
 		x.ask(RuleStoredCode, "`%s` runs %s, which `%s` writes in the same command line, so what it runs cannot be checked (rule stored-code). Run those commands directly.", c.Source, t, files[x.resolveArg(c, t)])
 		return
