@@ -116,3 +116,44 @@ func TestExternalSuiteClasses(t *testing.T) {
 		t.Errorf("relaxed lose-work: %s (%s)", v.Decision, v.Reason)
 	}
 }
+
+// TestWritesThroughOptions pins item 6 of issue 10: the common ways everyday
+// tools write a file named in an option or an operand.
+func TestWritesThroughOptions(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
+	checkAll(t, e, l.env(), l, []decisionCase{
+		{"cc -o $OUTSIDE/x fx.c", deny, "confinement"},
+		{"gcc -o$OUTSIDE/x fx.c", deny, "confinement"},
+		{"ssh-keygen -q -N '' -f $OUTSIDE/key", deny, "confinement"},
+		{"gpg --batch --output $OUTSIDE/x --symmetric a.txt", deny, "confinement"},
+		{"gpg -o$OUTSIDE/x -c a.txt", deny, "confinement"},
+		{"objcopy -I binary -O binary README.md $OUTSIDE/x", deny, "confinement"},
+		{"xxd -r -p h.txt $OUTSIDE/x", deny, "confinement"},
+		{"uniq a.txt $OUTSIDE/x", deny, "confinement"},
+		{"gzip $OUTSIDE/victim", deny, "confinement"},
+		{"zstd -q -o $OUTSIDE/x.zst README.md", deny, "confinement"},
+		{"mktemp $OUTSIDE/x.XXXXXX", deny, "confinement"},
+		{"patch $OUTSIDE/victim < fix.patch", deny, "confinement"},
+		{"csplit -s -f $OUTSIDE/part README.md 1", deny, "confinement"},
+		{"git worktree add -q wt && git worktree move wt $OUTSIDE/wt", deny, "confinement"},
+		{"git apply --directory=$OUTSIDE x.patch", deny, "confinement"},
+		{"git apply --unsafe-paths x.patch", ask, "dynamic"},
+		{"git credential-store --file $OUTSIDE/c store", deny, "confinement"},
+		{"git config -f $OUTSIDE/cfg a.b c", deny, "confinement"},
+		{"tar -xPf a.tar", ask, "dynamic"},
+		{"tar -xf a.tar --transform 's|^|/x/|'", ask, "dynamic"},
+		{"pip install --target $OUTSIDE/lib x", deny, ""},
+		{"GOBIN=$OUTSIDE go install ./cmd/fx", ask, "code-execution"},
+		{"cc -o build/fx fx.c", allow, ""},
+		{"gzip -c a.txt > a.txt.gz", allow, ""},
+		{"gzip -k build.log", allow, ""},
+		{"uniq a.txt", allow, ""},
+		{"mktemp", allow, ""},
+		{"mktemp -d", allow, ""},
+	})
+}

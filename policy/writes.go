@@ -151,15 +151,58 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"xxd": func(c *analysis.Command) []target {
 		return nth(c, 1) // xxd [-r] IN OUT writes OUT
 	},
-	"awk":   awkTargets,
-	"gawk":  awkTargets,
-	"mawk":  awkTargets,
-	"nawk":  awkTargets,
-	"gzip":  compressorTargets,
-	"bzip2": compressorTargets,
-	"xz":    compressorTargets,
-	"zstd":  compressorTargets,
-	"lz4":   compressorTargets,
+	"awk":        awkTargets,
+	"gawk":       awkTargets,
+	"mawk":       awkTargets,
+	"nawk":       awkTargets,
+	"cc":         compilerTargets,
+	"gcc":        compilerTargets,
+	"g++":        compilerTargets,
+	"c++":        compilerTargets,
+	"clang":      compilerTargets,
+	"clang++":    compilerTargets,
+	"tcc":        compilerTargets,
+	"ld":         compilerTargets,
+	"ssh-keygen": func(c *analysis.Command) []target { return values(c, "f") },
+	"gpg":        func(c *analysis.Command) []target { return values(c, "o", "output") },
+	"objcopy":    func(c *analysis.Command) []target { return nth(c, 1) },
+	"strip":      func(c *analysis.Command) []target { return append(values(c, "o"), operandTargets(c)...) },
+	"pip":        pipTargets,
+	"pip3":       pipTargets,
+	"gzip":       compressorTargets,
+	"bzip2":      compressorTargets,
+	"xz":         compressorTargets,
+	"zstd":       compressorTargets,
+	"lz4":        compressorTargets,
+}
+
+// compilerTargets: cc -o FILE and -oFILE (not getopt: scanned as written).
+func compilerTargets(c *analysis.Command) []target {
+	var out []target
+	for i, a := range c.Args {
+		switch {
+		case a == "-o" && i+1 < len(c.Args):
+			out = append(out, target{c.Args[i+1], c.Flags[i+1]})
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = append(out, target{a[2:], c.Flags[i]})
+		}
+	}
+	return out
+}
+
+// pipTargets: pip install --target/--prefix/--root DIR, pip download -d DIR.
+func pipTargets(c *analysis.Command) []target {
+	var out []target
+	for i, a := range c.Args {
+		for _, o := range []string{"-t", "--target", "--prefix", "--root", "-d", "--dest", "--src", "--log", "--report"} {
+			if a == o && i+1 < len(c.Args) {
+				out = append(out, target{c.Args[i+1], c.Flags[i+1]})
+			} else if v, ok := strings.CutPrefix(a, o+"="); ok && strings.HasPrefix(o, "--") {
+				out = append(out, target{v, c.Flags[i]})
+			}
+		}
+	}
+	return out
 }
 
 // compressorTargets: gzip, bzip2, xz and zstd replace each operand by its
