@@ -204,7 +204,7 @@ func (g *Gate) Check(req Request) policy.Verdict {
 }
 
 func (g *Gate) policyEnv(dir string) policy.Env {
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp}
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: g.tmp, Shell: g.shell.Path}
 }
 
 // sweep removes spill files past their retention, at most once a minute.

@@ -41,6 +41,11 @@ type Env struct {
 	// Leave it empty rather than pointing it at a shared /tmp that holds other
 	// projects; shellgate.Gate gives each gate a private one.
 	TempDir string
+	// Shell is the program that will run the line (a name or path: "bash",
+	// "/bin/sh", "pwsh", `C:\Windows\System32\cmd.exe`); bash when empty.
+	// Lines for PowerShell and cmd.exe are read by a conservative analyser of
+	// their own; lines for zsh or fish always ask.
+	Shell string
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -147,6 +152,9 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		// The command's environment points TMPDIR there (Env.TempDir's contract), so
 		// writes to "$TMPDIR/x" are known to be writes to the temp dir.
 		vars = map[string]string{"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+	}
+	if x.otherShell(command, familyOf(env.Shell)) {
+		return x.verdict(approved)
 	}
 	dir := env.Dir
 	if dir == "" {
