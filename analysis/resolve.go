@@ -117,6 +117,17 @@ func isProcMagic(p string) bool {
 	return false
 }
 
+// IsDescriptorPath reports a command's own file descriptor written exactly:
+// /dev/fd/3, /proc/self/fd/1, /proc/thread-self/fd/2 (not /dev/fd/../x).
+func IsDescriptorPath(p string) bool {
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(p, prefix); ok {
+			return isDigits(n)
+		}
+	}
+	return false
+}
+
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

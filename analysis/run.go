@@ -79,13 +79,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "mapfile", "readarray", "compgen", "complete":
 		// -C CMD runs CMD (mapfile: every -c lines; compgen: to list words).
-		for _, o := range c.Values("C") {
-			if c.OptFlag(o)&ArgDynamic != 0 {
-				w.findAt(FindEval, c, c.Name+" -C runs a command only known at run time")
-				continue
-			}
-			w.nestedVia(o.Value, c.Name+" -C", c.Pos, c.Via, false, nil)
-		}
+		w.optionCommands(c, c.Name+" -C", false, "C")
 		w.subscripts(c)
 		for _, a := range c.Args {
 			if isName(a) {
@@ -94,13 +88,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "man":
 		// man -P PAGER runs PAGER through a shell, like $MANPAGER.
-		for _, o := range c.Values("P", "pager") {
-			if c.OptFlag(o)&ArgDynamic != 0 {
-				w.findAt(FindEval, c, "man -P runs a pager only known at run time")
-				continue
-			}
-			w.nestedVia(o.Value, "man -P", c.Pos, c.Via, true, nil)
-		}
+		w.optionCommands(c, "man -P", true, "P", "pager")
 		w.execOptions(idx, "man") // -H BROWSER
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
@@ -140,19 +128,28 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	case "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim":
 		w.vimCommands(idx, stdin)
 	case "nix-shell":
-		for _, o := range c.Values("run", "command") {
-			if c.OptFlag(o)&ArgDynamic != 0 {
-				w.findAt(FindEval, c, "nix-shell --run runs a command only known at run time")
-				continue
-			}
-			w.nestedVia(o.Value, "nix-shell --run", c.Pos, c.Via, true, nil)
-		}
+		w.optionCommands(c, "nix-shell --run", true, "run", "command")
 	default:
 		if shells[c.Name] {
 			return w.shell(idx, stdin)
 		}
 	}
 	return in, in
+}
+
+// optionCommands analyses the values of c's options among names as command
+// lines (man -P, nix-shell --run, mapfile -C), in a new shell or this one.
+// It reports how many there were.
+func (w *walker) optionCommands(c Command, label string, newShell bool, names ...string) int {
+	vals := c.Values(names...)
+	for _, o := range vals {
+		if c.OptFlag(o)&ArgDynamic != 0 {
+			w.findAt(FindEval, c, label+" runs a command only known at run time")
+			continue
+		}
+		w.nestedVia(o.Value, label, c.Pos, c.Via, newShell, nil)
+	}
+	return len(vals)
 }
 
 // subscripts flags a variable name with an array subscript given to a builtin

@@ -86,23 +86,15 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 	}
 	// Options whose value is a command line: su -c 'cmd', flock f -c 'cmd'.
 	if len(u.str) > 0 {
-		vals := c.Values(u.str...)
+		n := w.optionCommands(c, c.Name+" -c", true, u.str...)
 		if c.Name == "flock" && c.OptsEnd < len(c.Args) {
 			// flock [options] FILE -c CMD: options may follow the lock file.
-			rest := specs["flock"].Parse(c.Args[c.OptsEnd+1:], nil)
-			for _, o := range rest.Values(u.str...) {
-				o.At += c.OptsEnd + 1
-				vals = append(vals, o)
-			}
+			rest := c
+			rest.Args, rest.Flags = c.Args[c.OptsEnd+1:], c.Flags[c.OptsEnd+1:]
+			rest.ParseOpts()
+			n += w.optionCommands(rest, "flock -c", true, u.str...)
 		}
-		for _, o := range vals {
-			if c.OptFlag(o)&ArgDynamic != 0 {
-				w.findAt(FindEval, c, c.Name+" --"+o.Name+" runs a command only known at run time")
-				continue
-			}
-			w.nestedVia(o.Value, c.Name+" -"+o.Name, c.Pos, c.Via, true, nil)
-		}
-		if len(vals) > 0 {
+		if n > 0 {
 			return in, in
 		}
 	}

@@ -1,22 +1,12 @@
 package policy_test
 
-import (
-	"testing"
-
-	"github.com/shellgate/shellgate/policy"
-)
+import "testing"
 
 // TestEnvironmentHijack pins root cause 7 of issue 10: an assignment to a
 // variable that changes how later commands run is judged however it is
 // spelled, not only as NAME=value.
 func TestEnvironmentHijack(t *testing.T) {
-	l := newLab(t)
-	e, err := policy.New(policy.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ask, allow = policy.Ask, policy.Allow
-	checkAll(t, e, l.env(), l, []decisionCase{
+	checkDefaults(t, nil, []decisionCase{
 		{"read PATH <<< /tmp/bin:/usr/bin; git status", ask, "code-execution"},
 		{"read -r BASH_ENV < a.txt; bash -c true", ask, "code-execution"},
 		{"IFS=, read -ra LD_PRELOAD <<< x.so", ask, "code-execution"},

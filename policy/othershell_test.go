@@ -15,7 +15,6 @@ func TestOtherShells(t *testing.T) {
 		t.Fatal(err)
 	}
 	never, _ := policy.New(policy.Settings{Mode: policy.ModeNever})
-	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
 	for _, tt := range []struct {
 		shell, cmd string
 		want       policy.Decision

@@ -28,24 +28,7 @@ var harmlessTargets = map[string]bool{
 // written exactly: /dev/fd/3, but not /dev/fd/../../etc, which the resolver
 // follows like any other path.
 func isHarmlessTarget(p string) bool {
-	if harmlessTargets[p] {
-		return true
-	}
-	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
-		if n, ok := strings.CutPrefix(p, prefix); ok {
-			return isDigits(n)
-		}
-	}
-	return false
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return harmlessTargets[p] || analysis.IsDescriptorPath(p)
 }
 
 // isDevice reports the device files whose writing destroys data or the system.

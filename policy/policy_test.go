@@ -28,6 +28,23 @@ func checkAll(t *testing.T, e *policy.Engine, env policy.Env, l *lab, cases []de
 	}
 }
 
+// checkDefaults judges cases with the default settings in l (a fresh lab
+// when nil), as checkAll does.
+func checkDefaults(t *testing.T, l *lab, cases []decisionCase) {
+	t.Helper()
+	if l == nil {
+		l = newLab(t)
+	}
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAll(t, e, l.env(), l, cases)
+}
+
+// The decisions, short for the tables.
+const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
+
 func TestBuiltinRules(t *testing.T) {
 	l := newLab(t)
 	e, err := policy.New(policy.Settings{})

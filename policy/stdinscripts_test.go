@@ -1,22 +1,12 @@
 package policy_test
 
-import (
-	"testing"
-
-	"github.com/shellgate/shellgate/policy"
-)
+import "testing"
 
 // TestScriptsFromStdinAndJustWritten pins root cause 2 of issue 10: a literal
 // script fed to a shell on standard input is analysed as the script it is;
 // anything else that runs code written in the same line asks.
 func TestScriptsFromStdinAndJustWritten(t *testing.T) {
-	l := newLab(t)
-	e, err := policy.New(policy.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
-	checkAll(t, e, l.env(), l, []decisionCase{
+	checkDefaults(t, nil, []decisionCase{
 		// A literal script on standard input is analysed.
 		{"bash /dev/stdin <<< 'rm -rf /'", deny, "catastrophic"},
 		{"sh /dev/fd/0 <<< 'rm -rf /'", deny, "catastrophic"},

@@ -11,12 +11,7 @@ import (
 // inside the root asks, persistence asks, and the false positives are allowed.
 func TestExternalSuiteClasses(t *testing.T) {
 	l := newLab(t)
-	e, err := policy.New(policy.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
-	checkAll(t, e, l.env(), l, []decisionCase{
+	checkDefaults(t, l, []decisionCase{
 		// Network without curl.
 		{"kubectl get pods", deny, "network"},
 		{"kubectl --server http://127.0.0.1:1 get pods", deny, "network"},
@@ -120,13 +115,7 @@ func TestExternalSuiteClasses(t *testing.T) {
 // TestWritesThroughOptions pins item 6 of issue 10: the common ways everyday
 // tools write a file named in an option or an operand.
 func TestWritesThroughOptions(t *testing.T) {
-	l := newLab(t)
-	e, err := policy.New(policy.Settings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
-	checkAll(t, e, l.env(), l, []decisionCase{
+	checkDefaults(t, nil, []decisionCase{
 		{"cc -o $OUTSIDE/x fx.c", deny, "confinement"},
 		{"gcc -o$OUTSIDE/x fx.c", deny, "confinement"},
 		{"ssh-keygen -q -N '' -f $OUTSIDE/key", deny, "confinement"},
