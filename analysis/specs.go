@@ -159,6 +159,7 @@ var specs = map[string]*opts.Spec{
 	"gpg":         opts.New("abcdeo:r:u:sv", "output=", "recipient=", "local-user=", "armor", "batch", "yes", "symmetric", "passphrase=", "pinentry-mode=", "decrypt", "encrypt", "sign", "detach-sign", "clearsign", "verify", "import", "export", "list-keys", "homedir=", "help", "version"),
 	"objcopy":     opts.New("I:O:B:j:R:K:N:GgSXxp", "input-target=", "output-target=", "target=", "only-section=", "remove-section=", "strip-all", "strip-debug", "help", "version"),
 	"strip":       opts.New("F:I:O:o:R:K:N:gsSpvxX", "output-format=", "input-target=", "target=", "remove-section=", "keep-symbol=", "strip-symbol=", "strip-all", "strip-debug", "preserve-dates", "help", "version"),
+	"npx":         withInOrder(opts.New("c:p:qy", "call=", "package=", "yes", "no", "quiet", "registry=", "prefix=", "ignore-existing", "no-install", "help", "version")),
 	"mapfile":     opts.New("C:c:d:n:O:s:tu:"),
 	"readarray":   opts.New("C:c:d:n:O:s:tu:"),
 	"compgen":     opts.New("abcdefgjksuvo:A:G:W:F:C:X:P:S:"),

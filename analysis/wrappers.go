@@ -70,6 +70,9 @@ var wrappers = map[string]wrapper{
 	"cgexec":          {},
 	"systemd-inhibit": {},
 	"newgrp":          {skip: 1, shell: true},
+	"npx":             {str: []string{"c", "call"}},
+	"bunx":            {},
+	"pnpx":            {},
 }
 
 // shells are the programs treated as bash for "-c STRING" and stdin.

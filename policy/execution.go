@@ -49,12 +49,16 @@ func (x *check) execution(c *analysis.Command) {
 				}
 			}
 		}
-		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit")) {
+		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit" || c.Args[1] == "delete")) {
 			x.ask(RuleExecFlags, "`%s` changes npm configuration or scripts that run later (rule code-execution): the user must approve it.", c.Source)
 		}
 	case "go":
 		if c.Sub == "env" && c.Has("w", "u") {
 			x.ask(RuleExecFlags, "`%s` writes go's configuration file, which every later go command reads (rule code-execution): the user must approve it. Set the variable for one command instead.", c.Source)
+		}
+	case "pip", "pip3":
+		if len(c.Operands) > 1 && c.Args[c.Operands[0]] == "config" && (c.Args[c.Operands[1]] == "set" || c.Args[c.Operands[1]] == "edit" || c.Args[c.Operands[1]] == "unset") {
+			x.ask(RuleExecFlags, "`%s` changes pip's configuration file, which every later pip command obeys (rule code-execution): the user must approve it.", c.Source)
 		}
 	case "enable":
 		for _, a := range c.Args {

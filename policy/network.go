@@ -132,6 +132,9 @@ func (x *check) network(c *analysis.Command) {
 			}
 		}
 	case name == "npm" || name == "pnpm" || name == "yarn" || name == "npx":
+		if len(c.Operands) > 0 && c.Args[c.Operands[0]] == "config" {
+			return // configuration is judged as such
+		}
 		for i, a := range c.Args {
 			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.HasPrefix(a, "--registry") || strings.Contains(a, "://") && !strings.HasPrefix(a, "file:")) {
 				x.networkHit(c, name+" fetches from "+a)
