@@ -107,6 +107,19 @@ type Result struct {
 // value is only known at run time: they count as operands.
 func (s *Spec) Parse(args []string, dynamic func(int) bool) Result {
 	var r Result
+	// Sized once: this runs for every command of every line checked.
+	dashes := 0
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' {
+			dashes += len(a) - 1
+		}
+	}
+	if dashes > 0 {
+		r.Opts = make([]Opt, 0, min(dashes, len(args)*2))
+	}
+	if dashes < len(args) {
+		r.Operands = make([]int, 0, len(args))
+	}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
