@@ -83,6 +83,12 @@ func TestOptionSpellings(t *testing.T) {
 		{"prlimit --nofile=100 rm -rf /", deny, "catastrophic"},
 		{"chrt -o 0 rm -rf /", deny, "catastrophic"},
 		{"setarch x86_64 -R rm -rf /", deny, "catastrophic"},
+		// rm's and chmod's own options, abbreviated.
+		{"rm -r --no-pres x", deny, "catastrophic"},
+		{"rm --recu /etc", deny, "catastrophic"},
+		{"rm -fR -- /usr", deny, "catastrophic"},
+		{"chmod --rec 777 /", deny, "catastrophic"},
+		{"rm -f -- -x.txt", allow, ""},
 		// Options that look like others elsewhere.
 		{"dmesg -f kern", allow, ""},
 		{"dmesg -w", deny, "interactive"},
