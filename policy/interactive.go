@@ -143,20 +143,7 @@ func countOperands(c *analysis.Command) int {
 }
 
 // sshCommandless reports ssh HOST with no remote command.
-func sshCommandless(c *analysis.Command) bool {
-	n := 0
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if strings.HasPrefix(a, "-") {
-			if len(a) == 2 && strings.IndexByte("BbcDEeFIiJLlmOoPpQRSWw", a[1]) >= 0 {
-				i++
-			}
-			continue
-		}
-		n++
-	}
-	return n <= 1
-}
+func sshCommandless(c *analysis.Command) bool { return len(c.Operands) <= 1 }
 
 func (x *check) gitInteractive(c *analysis.Command) {
 	sub, has := c.Sub, c.Has

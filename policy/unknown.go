@@ -30,6 +30,16 @@ var otherPrograms = []string{
 	"ulimit", "umask", "disown", "jobs", "fg", "bg", "suspend", "logout", "dirs", "history", "fc", "enable",
 }
 
+// taskWords are program names that are also the everyday subcommands of task
+// runners (just test, bazel run, task install).
+var taskWords = map[string]bool{
+	"test": true, "install": true, "help": true, "time": true, "watch": true, "diff": true, "sort": true,
+	"find": true, "kill": true, "run": true, "start": true, "stop": true, "build": true, "clean": true, "check": true,
+	"list": true, "show": true, "update": true, "status": true, "info": true, "version": true, "init": true,
+	"add": true, "remove": true, "format": true, "fmt": true, "lint": true, "deploy": true, "exec": true,
+	"link": true, "touch": true, "open": true, "top": true, "which": true, "type": true, "env": true, "set": true,
+}
+
 var knownOnce sync.Once
 var knownPrograms map[string]bool
 
@@ -69,7 +79,9 @@ func (x *check) unknownRunner(c *analysis.Command) {
 		}
 		return
 	}
-	if known(c.Name) || len(c.Operands) < 2 {
+	// A program run by its path is the project's own: what it does is not
+	// in its arguments.
+	if known(c.Name) || strings.Contains(c.Path, "/") || len(c.Operands) < 2 {
 		return
 	}
 	i := c.Operands[0]
@@ -77,7 +89,7 @@ func (x *check) unknownRunner(c *analysis.Command) {
 		return
 	}
 	first := c.Args[i]
-	if strings.Contains(first, "/") || !known(first) {
+	if strings.Contains(first, "/") || !known(first) || taskWords[first] {
 		return
 	}
 	x.ask(RuleExecFlags, "`%s`: %s is not a program shellgate knows, and its arguments look like a command line (`%s …`) that it may run (rule code-execution): the user must approve it. Run the inner command directly.", c.Source, c.Name, first)
