@@ -28,10 +28,10 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"getopts ab GIT_SSH_COMMAND", ask, "code-execution"},
 		{"export \"$name=x\"", ask, "dynamic"},
 		// The list, spelled NAME=value.
-		{"GOPROXY=http://127.0.0.1:1 go mod download", ask, "code-execution"},
+		{"GOPROXY=http://127.0.0.1:1 go mod tidy", ask, "code-execution"},
 		{"GOENV=./x go build", ask, "code-execution"},
-		{"https_proxy=http://127.0.0.1:1 pip download x", ask, ""},
-		{"PIP_INDEX_URL=http://x pip download y", ask, ""},
+		{"https_proxy=http://127.0.0.1:1 git status", ask, "code-execution"},
+		{"PIP_INDEX_URL=http://x pip show y", ask, "code-execution"},
 		{"GIT_EXEC_PATH=/x git status", ask, "code-execution"},
 		{"NPM_CONFIG_REGISTRY=http://x npm view y", ask, ""},
 		// Ordinary variables stay allowed.

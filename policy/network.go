@@ -23,6 +23,9 @@ func (x *check) network(c *analysis.Command) {
 			x.networkHit(c, a.Name+" points the container client at another host")
 		}
 	}
+	if packageFetches[name] != nil && x.installs(c) {
+		return
+	}
 	switch {
 	case networkClients[name]:
 		if !infoOnly(c) {
@@ -125,8 +128,9 @@ func (x *check) network(c *analysis.Command) {
 			return // pip show -f: files, not find-links
 		}
 		for i, a := range c.Args {
-			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.Contains(a, "://") || strings.HasPrefix(a, "--index") || strings.HasPrefix(a, "--extra-index") ||
-				strings.HasPrefix(a, "--find-links") || a == "-i" || a == "-f" || strings.HasPrefix(a, "--trusted-host")) {
+			offline := c.Has("no-index") // --find-links then names local directories
+			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.Contains(a, "://") || !offline && (strings.HasPrefix(a, "--index") || strings.HasPrefix(a, "--extra-index") ||
+				strings.HasPrefix(a, "--find-links") || a == "-i" || a == "-f" || strings.HasPrefix(a, "--trusted-host"))) {
 				x.networkHit(c, name+" "+sub+" fetches from "+a)
 				return
 			}
@@ -154,6 +158,60 @@ func (x *check) network(c *analysis.Command) {
 			}
 		}
 	}
+}
+
+// packageFetches are the subcommands that download packages, by program.
+var packageFetches = map[string]map[string]bool{
+	"npm":      {"install": true, "i": true, "add": true, "ci": true, "update": true, "upgrade": true, "up": true, "install-test": true, "it": true},
+	"pnpm":     {"install": true, "i": true, "add": true, "update": true, "up": true, "fetch": true},
+	"yarn":     {"install": true, "add": true, "upgrade": true, "up": true},
+	"pip":      {"install": true, "download": true, "wheel": true},
+	"pip3":     {"install": true, "download": true, "wheel": true},
+	"python3":  {"install": true, "download": true, "wheel": true},
+	"cargo":    {"add": true, "install": true, "fetch": true, "update": true},
+	"go":       {"get": true},
+	"gem":      {"install": true, "update": true, "fetch": true},
+	"bundle":   {"install": true, "update": true, "add": true},
+	"composer": {"install": true, "require": true, "update": true},
+	"uv":       {"add": true},
+}
+
+// installs denies, with the network off, a package manager command that
+// downloads packages (npm install, pip install, cargo add, go get), and
+// reports whether it did. Offline flags and local wheels are let through.
+func (x *check) installs(c *analysis.Command) bool {
+	subs := packageFetches[c.Name]
+	if subs == nil || c.Has("help", "h", "offline", "no-index", "dry-run") {
+		return false
+	}
+	sub := ""
+	for _, i := range c.Operands {
+		if a := c.Args[i]; a != "-m" && a != "pip" {
+			sub = a
+			break
+		}
+	}
+	if !subs[sub] && !(c.Name == "yarn" && len(c.Operands) == 0) { // bare yarn installs
+		if c.Name != "go" || c.Sub != "get" && !(c.Sub == "install" && hasVersion(c)) && !(c.Sub == "mod" && sub == "download") {
+			return false
+		}
+	}
+	what := c.Name + " " + sub
+	if c.Name == "go" {
+		what = "go " + c.Sub
+	}
+	x.networkHit(c, what+" downloads packages")
+	return true
+}
+
+// hasVersion reports go install PKG@VERSION, which fetches the module.
+func hasVersion(c *analysis.Command) bool {
+	for _, i := range c.Operands {
+		if strings.Contains(c.Args[i], "@") {
+			return true
+		}
+	}
+	return false
 }
 
 // remoteServices are clients of remote APIs: every call but help and a few
