@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"strings"
+
 	"github.com/shellgate/shellgate/analysis"
 )
 
@@ -8,6 +10,10 @@ import (
 func (x *check) escape(c *analysis.Command) {
 	if c.Name == "git" {
 		x.gitEscape(c)
+		return
+	}
+	if (c.Name == "pre-commit" || c.Name == "prek") && len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], "install") {
+		x.ask(RuleProtected, "`%s` installs git hooks, which run later outside any check (rule protected-paths): the user must approve it.", c.Source)
 		return
 	}
 	if !escapeTools[c.Name] || infoOnly(c) {

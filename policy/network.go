@@ -78,7 +78,7 @@ func (x *check) network(c *analysis.Command) {
 		case "lfs":
 			if len(c.Operands) > 0 {
 				switch c.Args[c.Operands[0]] {
-				case "pull", "fetch", "push", "clone", "install":
+				case "pull", "fetch", "push", "clone":
 					x.networkHit(c, "git lfs "+c.Args[c.Operands[0]]+" talks to a remote")
 				}
 			}

@@ -90,7 +90,11 @@ func TestExternalSuiteClasses(t *testing.T) {
 		// Persistence and daemons.
 		{"git maintenance start", ask, "sandbox-escape"},
 		{"git maintenance register", ask, "sandbox-escape"},
-		{"git lfs install", deny, "network"},
+		{"git lfs install", ask, "protected-paths"},
+		{"pre-commit install", ask, "protected-paths"},
+		{"pre-commit install --hook-type pre-push", ask, "protected-paths"},
+		{"pre-commit run --all-files", allow, ""},
+		{"git worktree remove --force $OUTSIDE/wt", deny, "confinement"},
 		{"docker-compose up -d", ask, "sandbox-escape"},
 		{"xdg-open README.md", ask, "sandbox-escape"},
 		{"git config --global user.name x", deny, "confinement"},
