@@ -22,6 +22,11 @@ func (w *walker) git(idx int) {
 	switch c.Sub {
 	case "":
 		return
+	case "clone":
+		// git clone -c KEY=VALUE sets config in the new repository.
+		for _, o := range c.Values("c", "config") {
+			w.gitConfig(c, o.Value, c.OptFlag(o))
+		}
 	case "config":
 		w.gitConfigSet(c)
 	case "submodule":

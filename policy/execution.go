@@ -101,6 +101,14 @@ func (x *check) gitExecution(c *analysis.Command) {
 			}
 		}
 	}
+	if c.Sub == "clone" {
+		for _, o := range c.Values("c", "config") {
+			key, val, _ := strings.Cut(o.Value, "=")
+			if gitKeyRedirects(strings.ToLower(key), val) {
+				x.ask(RuleExecFlags, "`%s`: git clone --config %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
+			}
+		}
+	}
 	if c.Sub != "" {
 		x.gitSubExecution(c, c.Sub, gitRest(c))
 	}

@@ -68,6 +68,8 @@ func TestOptionSpellings(t *testing.T) {
 		{"git -C$OUTSIDE status", deny, "confinement"},
 		{"git --git-dir=$OUTSIDE/.git status", deny, "confinement"},
 		{"git -c color.ui=never -C sub status", allow, ""},
+		{"git clone -c core.fsmonitor='rm -rf /' ./sub cl", deny, "catastrophic"},
+		{"git clone --conf=core.hooksPath=/x ./sub cl", ask, "code-execution"},
 		// Wrappers: the command is the first operand after the options.
 		{"nice -n5 rm -rf /", deny, "catastrophic"},
 		{"nice --adj 5 rm -rf /", deny, "catastrophic"},
