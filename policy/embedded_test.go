@@ -1,6 +1,10 @@
 package policy_test
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestCommandsInsideOtherTools pins root cause 4 of issue 10: commands and
 // writes hidden in the languages of other tools, in several spellings.
@@ -50,5 +54,30 @@ func TestCommandsInsideOtherTools(t *testing.T) {
 		{"timeout 5 sh -c 'rm -rf /'", deny, "catastrophic"},
 		{"xargs -I{} sh -c 'rm -rf /' < names.txt", deny, "catastrophic"},
 		{"flock -c 'rm -rf /' lock", deny, "catastrophic"},
+	})
+}
+
+// TestProgramFiles: sed -f and awk -f programs already in the project are
+// read and judged like programs on the command line.
+func TestProgramFiles(t *testing.T) {
+	l := newLab(t)
+	for name, body := range map[string]string{
+		"exec.sed": "1e date\n", "write.sed": "1w " + l.outside + "/PWNED\n", "plain.sed": "s/a/b/\n",
+		"sys.awk": "BEGIN { system(\"date\") }\n", "plain.awk": "{ print $1 }\n", "out.awk": "{ print > \"x\" }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(l.root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkDefaults(t, l, []decisionCase{
+		{"sed -f exec.sed README.md", ask, "code-execution"},
+		{"sed --file=exec.sed README.md", ask, "code-execution"},
+		{"sed -nf write.sed README.md", deny, "confinement"},
+		{"sed -f plain.sed README.md", allow, ""},
+		{"sed -f missing.sed README.md", ask, "stored-code"},
+		{"sed -f $OUTSIDE/victim README.md", allow, ""},
+		{"awk -f sys.awk a.txt", ask, "code-execution"},
+		{"awk -f out.awk a.txt", ask, "dynamic"},
+		{"awk -f plain.awk a.txt", allow, ""},
 	})
 }

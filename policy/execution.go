@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis"
@@ -14,14 +15,36 @@ func (x *check) execution(c *analysis.Command) {
 	}
 	switch name {
 	case "sed":
-		for _, s := range sedScripts(c) {
+		scripts := sedScripts(c)
+		for _, f := range values(c, "f", "file") {
+			text, ok := x.programFile(c, f)
+			if !ok {
+				return
+			}
+			scripts = append(scripts, text)
+			for _, w := range sedWriteFiles(text) {
+				x.writeTo(c, w, f.flag, "the sed script "+f.path)
+			}
+		}
+		for _, s := range scripts {
 			if sedExecutes(s) {
 				x.ask(RuleExecFlags, "`%s`: the sed script runs shell commands (the e command or s///e) (rule code-execution): the user must approve it.", c.Source)
 				return
 			}
 		}
 	case "awk", "gawk", "mawk", "nawk":
-		if p, ok := awkProgram(c); ok && awkRunsCommands(p) {
+		p, _ := awkProgram(c)
+		for _, f := range values(c, "f", "file") {
+			text, ok := x.programFile(c, f)
+			if !ok {
+				return
+			}
+			p += "\n" + text
+			if strings.Contains(text, ">") {
+				x.ask(RuleDynamic, "`%s`: the awk program in %s may write files (print >), which shellgate does not follow in program files (rule dynamic). Put the program on the command line.", c.Source, f.path)
+			}
+		}
+		if awkRunsCommands(p) {
 			x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
 		}
 	case "make", "gmake":
@@ -70,6 +93,31 @@ func (x *check) execution(c *analysis.Command) {
 	case "source", ".":
 		x.source(c)
 	}
+}
+
+// maxProgramFile bounds the program files (sed -f, awk -f) read to judge them.
+const maxProgramFile = 64 << 10
+
+// programFile reads a program file of c (sed -f, awk -f) to judge what it
+// runs. A file it cannot read — only known at run time, missing (and not
+// written by the line, which runsScript judges), too large, or a device —
+// asks, and ok is false.
+func (x *check) programFile(c *analysis.Command, f target) (string, bool) {
+	pl, r := x.where(c, f.path, f.flag)
+	if pl == unknown || analysis.IsStdinPath(f.path) {
+		return "", false // judged as dynamic, or as standard input
+	}
+	if x.writtenFiles()[r] != "" {
+		return "", false // runsScript asks
+	}
+	fi, err := os.Stat(r)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() <= maxProgramFile {
+		if b, err := os.ReadFile(r); err == nil {
+			return string(b), true
+		}
+	}
+	x.ask(RuleStoredCode, "`%s`: %s runs the program in %s, which shellgate could not read to check (rule stored-code). Put the program on the command line.", c.Source, c.Name, f.path)
+	return "", false
 }
 
 // source asks about sourcing anything but a file inside the project.
