@@ -267,6 +267,11 @@ func isModeArg(a string) bool {
 func (x *check) writes(c *analysis.Command) {
 	f := writers[c.Name]
 	if f == nil {
+		// Any program: an output file named in a long option that says so
+		// (--output=FILE, --output-file FILE, --target-directory DIR).
+		for _, o := range c.Values(outputOptions...) {
+			x.writeTo(c, o.Value, c.OptFlag(o), c.Name+" --"+o.Name)
+		}
 		return
 	}
 	for _, t := range f(c) {
@@ -276,6 +281,11 @@ func (x *check) writes(c *analysis.Command) {
 		x.symlinkTargets(c)
 	}
 }
+
+// outputOptions name an output file or directory in every program that has
+// them (long options only: a letter such as -o means different things).
+var outputOptions = []string{"output", "output-file", "output-document", "output-directory", "output-dir",
+	"target-directory", "separate-git-dir", "log-file", "outfile", "out-file"}
 
 func isSymbolic(c *analysis.Command) bool { return c.Has("s", "symbolic") }
 
