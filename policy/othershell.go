@@ -66,6 +66,10 @@ func (x *check) otherShell(command string, f shellFamily) bool {
 		x.deny(RuleCatastrophic, "`%s` %s (rule catastrophic). Delete or change specific paths inside the project instead.", command, why)
 		return true
 	}
+	if p := windowsDeleteOutside(lower, x.root); p != "" {
+		x.deny(RuleConfinement, "`%s` would delete %s, which is outside the project root %s (rule confinement). Delete paths inside the project.", command, p, x.root)
+		return true
+	}
 	if (strings.Contains(lower, "iex") || strings.Contains(lower, "invoke-expression")) &&
 		containsAny(lower, "invoke-webrequest", "iwr", "invoke-restmethod", "irm", "downloadstring", "net.webclient", "curl", "wget") {
 		x.deny(RuleRemoteCode, "`%s` runs code fetched from the network (rule remote-code). Download the file, let the user review it, then run it from the project.", command)
@@ -107,6 +111,31 @@ func windowsCatastrophic(l string) string {
 				w == `c:\windows` || w == `c:\users` || w == "$env:systemroot" || w == "%systemroot%" {
 				return "would delete a whole drive, the home directory or the system"
 			}
+		}
+	}
+	return ""
+}
+
+// windowsDeleteOutside returns an absolute path outside root that a deleting
+// command (Remove-Item, rm, del, rd …) names, or "". Paths compare without
+// case and with either slash, as Windows does.
+func windowsDeleteOutside(l, root string) string {
+	words := strings.Fields(l)
+	if len(words) < 2 || !containsAny(" "+strings.TrimSuffix(words[0], ".exe")+" ", " remove-item ", " ri ", " rm ", " del ", " erase ", " rd ", " rmdir ", " move-item ", " mi ", " move ") {
+		return ""
+	}
+	norm := func(p string) string {
+		return strings.TrimSuffix(strings.ReplaceAll(strings.ToLower(p), `\`, "/"), "/")
+	}
+	r := norm(root)
+	for _, w := range words[1:] {
+		w = strings.Trim(w, `"',`)
+		abs := len(w) > 2 && w[1] == ':' && (w[2] == '\\' || w[2] == '/') || strings.HasPrefix(w, `\\`) || strings.HasPrefix(w, "/")
+		if !abs {
+			continue
+		}
+		if p := norm(w); p != r && !strings.HasPrefix(p, r+"/") {
+			return w
 		}
 	}
 	return ""

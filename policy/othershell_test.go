@@ -47,6 +47,9 @@ func TestOtherShells(t *testing.T) {
 		{"pwsh", `rm -r -fo C:/`, deny, "catastrophic"},
 		{"pwsh", `Remove-Item -Recurse $HOME`, deny, "catastrophic"},
 		{"pwsh", "Format-Volume -DriveLetter D", deny, "catastrophic"},
+		{"pwsh", `Remove-Item -Recurse D:\other\project`, deny, "confinement"},
+		{"cmd", `del /q D:/other/file.txt`, deny, "confinement"},
+		{"pwsh", "Remove-Item -Recurse $ROOT/build", ask, "other-shell"},
 		{"cmd", `rd /s /q C:\`, deny, "catastrophic"},
 		{"cmd", `del /f /s /q C:\`, deny, "catastrophic"},
 		{"cmd", "diskpart", deny, "catastrophic"},
@@ -60,12 +63,13 @@ func TestOtherShells(t *testing.T) {
 	} {
 		env := l.env()
 		env.Shell = tt.shell
-		v := e.Check(tt.cmd, env)
+		cmd := l.substitute(tt.cmd)
+		v := e.Check(cmd, env)
 		if v.Decision != tt.want || tt.rule != "" && v.Rule != tt.rule || v.Decision != allow && v.Reason == "" {
 			t.Errorf("%s: %q: got %s (%s): %s; want %s (%s)", tt.shell, tt.cmd, v.Decision, v.Rule, v.Reason, tt.want, tt.rule)
 		}
 		if tt.want == ask {
-			if v := never.Check(tt.cmd, env); v.Decision != deny {
+			if v := never.Check(cmd, env); v.Decision != deny {
 				t.Errorf("%s: %q in never mode: %s", tt.shell, tt.cmd, v.Decision)
 			}
 		}
