@@ -45,7 +45,7 @@ var readOnlyWindows = map[string]bool{
 	"vol": true, "cd": true, "chdir": true, "sl": true, "set-location": true,
 }
 
-// readOnlyGit are git subcommands that a Windows line may run without asking.
+// readOnlyGitWindows are git subcommands that a Windows line may run without asking.
 var readOnlyGitWindows = map[string]bool{"status": true, "log": true, "diff": true, "show": true, "branch": true, "rev-parse": true, "ls-files": true}
 
 // otherShell judges a command line for PowerShell, cmd.exe or a shell whose
