@@ -260,7 +260,7 @@ func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bo
 
 func (g *Gate) policyEnv(dir string) policy.Env {
 	tmp, _ := g.temp()
-	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp, Vars: g.cfg.Env}
+	return policy.Env{Root: g.root, Dir: dir, Home: g.home, TempDir: tmp, Vars: g.cfg.Env, Shell: g.shell.Path}
 }
 
 // starting records that a command may start, unless the Gate is closed.

@@ -472,7 +472,7 @@ func TestApproval(t *testing.T) {
 	answer := shellgate.Deny
 	approver := func(ctx context.Context, q shellgate.Question) shellgate.Answer {
 		asked++
-		if !strings.HasPrefix(q.Command, "touch ") || q.Reason == "" || q.SessionKey != "touch" {
+		if !strings.HasPrefix(q.Command, "touch ") || q.Reason == "" || q.SessionKey != "touch *" {
 			t.Errorf("question %+v", q)
 		}
 		return answer

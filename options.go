@@ -69,7 +69,10 @@ type Question struct {
 	Command string // the whole command line
 	Rule    string // the rule that asks
 	Reason  string // why, written for a person or a model
-	// SessionKey is the command prefix an "allow for this session" answer covers.
+	// SessionKey is what an "allow for this session" answer covers (show it with the
+	// question): the exact sub-command, the user's ask pattern ("npm publish *"), or a
+	// subcommand prefix for daemons and untrusted mode ("docker run"); never a bare
+	// program name (policy.Verdict.SessionKey).
 	SessionKey string
 }
 
@@ -113,7 +116,7 @@ func WithApprover(a Approver) Option {
 }
 
 // SessionApprovals remembers "allow for this session" answers (seed 003's allowlist),
-// keyed by the command prefix the policy names. The zero value is ready to use and
+// keyed by the session key the policy names. The zero value is ready to use and
 // safe for concurrent use. Keep one per user session: an answer in one session must
 // not approve commands in another.
 type SessionApprovals struct {

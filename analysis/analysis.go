@@ -5,6 +5,12 @@
 // It decides nothing: package policy judges the result.
 package analysis
 
+import (
+	"time"
+
+	"github.com/shellgate/shellgate/analysis/opts"
+)
+
 // Options describe where a command line starts. All paths are absolute.
 type Options struct {
 	Root string // the project root
@@ -17,6 +23,10 @@ type Options struct {
 	// Resolve follows symlinks in an absolute, clean path whose tail may not
 	// exist yet. Nil means ResolvePath; the policy engine passes a cached one.
 	Resolve func(string) string
+
+	// Budget bounds the time the analysis may take; DefaultBudget when zero.
+	// Past it, Analyze fails with ErrCost.
+	Budget time.Duration
 }
 
 // Analysis is everything a command line would run.
@@ -90,6 +100,22 @@ type Command struct {
 	// at run time (a variable, cd - with a forged OLDPWD, CDPATH …).
 	Chdir        []string `json:"chdir,omitempty"`
 	ChdirUnknown bool     `json:"chdir_unknown,omitempty"`
+
+	// What the program makes of its arguments, read by the one option parser
+	// (package opts) with the program's grammar. Sub is the subcommand (git
+	// commit, go build) and SubAt its index in Args (-1: none); Global are the
+	// options before it (git -C, -c), Opts those of the program or subcommand.
+	// Operands are indexes in Args; OptsEnd is, for a program whose options end
+	// at its first operand (a wrapper), the index of that operand. Parsed is
+	// false when shellgate knows no grammar for the program: every option was
+	// then read as taking no value.
+	Sub      string     `json:"sub,omitempty"`
+	SubAt    int        `json:"-"`
+	Global   []opts.Opt `json:"global_opts,omitempty"`
+	Opts     []opts.Opt `json:"opts,omitempty"`
+	Operands []int      `json:"-"`
+	OptsEnd  int        `json:"-"`
+	Parsed   bool       `json:"-"`
 
 	// ExecOpts are the options given that make the program run another one
 	// (tar --to-command, rg --pre, go test -exec, git rebase -x …). Their values

@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -11,12 +13,27 @@ import (
 // MaxInput is the longest command line Analyze accepts.
 const MaxInput = 1 << 20
 
+// MaxNesting bounds how deeply parentheses and braces nest in a command line:
+// the parser recurses once per level, and a line of nothing but "$(" would
+// take it minutes.
+const MaxNesting = 256
+
+// DefaultBudget is the analysis time allowed when Options.Budget is zero.
+const DefaultBudget = 2 * time.Second
+
+// ErrCost reports a command line too large, too deeply nested or too slow to
+// analyse: refused, never guessed.
+var ErrCost = errors.New("command too costly to analyse")
+
 // Analyze parses src as bash and returns every simple command it would run.
 // The error is a parse error (or an input too large to analyse); callers must
 // treat it as a refusal, never as "nothing to run".
 func Analyze(src string, o Options) (*Analysis, error) {
 	if len(src) > MaxInput {
-		return nil, fmt.Errorf("command is %d bytes, more than the %d analysed", len(src), MaxInput)
+		return nil, fmt.Errorf("%w: it is %d bytes, more than the %d analysed", ErrCost, len(src), MaxInput)
+	}
+	if d := nesting(src); d > MaxNesting {
+		return nil, fmt.Errorf("%w: parentheses or braces nest %d levels deep, more than the %d analysed", ErrCost, d, MaxNesting)
 	}
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		// bash receives its command as a C string: it would stop here.
@@ -27,11 +44,44 @@ func Analyze(src string, o Options) (*Analysis, error) {
 		return nil, err
 	}
 	w := newWalker(src, o)
+	budget := o.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	w.deadline = time.Now().Add(budget)
 	w.stmts(f.Stmts)
 	for _, t := range w.traps {
 		w.nestedVia(t.text, "trap", t.at, t.via, false, nil)
 	}
+	if w.costly != "" {
+		return nil, fmt.Errorf("%w: %s", ErrCost, w.costly)
+	}
+	if w.overBudget {
+		return nil, fmt.Errorf("%w: it took longer than the %v allowed", ErrCost, budget)
+	}
 	return w.res, nil
+}
+
+// nesting is the deepest nesting of ( and { outside single quotes: an upper
+// bound on how deep the parser will recurse for them.
+func nesting(src string) int {
+	depth, most := 0, 0
+	quoted := false
+	for i := 0; i < len(src); i++ {
+		switch ch := src[i]; {
+		case ch == '\\' && !quoted:
+			i++
+		case ch == '\'':
+			quoted = !quoted
+		case quoted:
+		case ch == '(' || ch == '{':
+			depth++
+			most = max(most, depth)
+		case ch == ')' || ch == '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return most
 }
 
 // parsers are reused: a new parser costs more than most parses.

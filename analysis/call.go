@@ -83,6 +83,9 @@ func (w *walker) emit(c Command) int {
 	if c.Args == nil {
 		c.Args, c.Flags = []string{}, []ArgFlag{}
 	}
+	if c.Kind != Redirs && !c.Dynamic && c.Name != "" && c.Opts == nil && c.Operands == nil {
+		c.ParseOpts()
+	}
 	c.Dirs = w.cwd
 	if len(c.Dirs) == 1 {
 		c.Dir = c.Dirs[0]
@@ -252,9 +255,20 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 	for _, a := range c.Args {
 		switch {
 		case a.Naked && a.Name == nil && a.Value != nil:
-			v := w.word(a.Value)
-			cmd.Args = append(cmd.Args, v.val)
-			cmd.Flags = append(cmd.Flags, v.flags)
+			// A word that is not an assignment to the parser can still be
+			// one to the builtin: export "BASH_ENV=x", export {BASH_ENV,X}=x.
+			for _, v := range w.words([]*syntax.Word{a.Value}) {
+				cmd.Args = append(cmd.Args, v.val)
+				cmd.Flags = append(cmd.Flags, v.flags)
+				if x, ok := wordAssignment(v); ok {
+					x.Export = true
+					cmd.Assigns = append(cmd.Assigns, x)
+					w.assignVar(x, cmd.Pos)
+					if nameref {
+						w.unknownVar(x.Name)
+					}
+				}
+			}
 		case a.Naked && a.Name != nil:
 			cmd.Args = append(cmd.Args, a.Name.Value)
 			cmd.Flags = append(cmd.Flags, 0)
@@ -292,4 +306,22 @@ func (w *walker) decl(s *syntax.Stmt, c *syntax.DeclClause) (ok, fail dirs) {
 	w.emit(cmd)
 	w.commandVars(cmd.Assigns, cmd.Pos, cmd.Via)
 	return in, in
+}
+
+// wordAssignment reads NAME=VALUE from a word given to export, declare and
+// their kin. A dynamic word may be an assignment to any name: its Name is "".
+func wordAssignment(v word) (Assignment, bool) {
+	if v.flags&ArgDynamic != 0 {
+		if strings.HasPrefix(v.val, "-") {
+			return Assignment{}, false
+		}
+		return Assignment{Value: v.val, Dynamic: true}, strings.Contains(v.val, "=")
+	}
+	eq := strings.IndexByte(v.val, '=')
+	name := v.val[:max(eq, 0)]
+	name = strings.TrimSuffix(name, "+")
+	if eq <= 0 || !isName(name) {
+		return Assignment{}, false
+	}
+	return Assignment{Name: name, Value: v.val[eq+1:]}, true
 }

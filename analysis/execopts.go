@@ -1,11 +1,12 @@
 package analysis
 
-import "strings"
+import (
+	"strings"
+)
 
 // execOpt is an option whose value is a command line the program will run.
 type execOpt struct {
-	short byte   // 'e' for -e CMD and -eCMD
-	long  string // "--rsh" for --rsh CMD and --rsh=CMD; "-exec" for Go's flags
+	name string // as the option parser names it: "e", "to-command"
 	// prefix must start the value for it to be a command, and is removed:
 	// tar --checkpoint-action=exec=CMD.
 	prefix string
@@ -13,63 +14,85 @@ type execOpt struct {
 
 // execOpts lists, per program (or "git SUBCOMMAND"), the options that run a command.
 var execOpts = map[string][]execOpt{
-	"tar": {{long: "--to-command"}, {long: "--use-compress-program"}, {short: 'I'}, {long: "--rsh-command"},
-		{long: "--info-script"}, {long: "--new-volume-script"}, {short: 'F'}, {long: "--checkpoint-action", prefix: "exec="}},
-	"sort":  {{long: "--compress-program"}},
-	"rsync": {{short: 'e'}, {long: "--rsh"}, {long: "--rsync-path"}},
-	"rg":    {{long: "--pre"}},
-	"go":    {{long: "-exec"}, {long: "--exec"}, {long: "-toolexec"}, {long: "--toolexec"}},
-	"zip":   {{long: "-TT"}, {long: "--unzip-command"}},
-	"scp":   {{short: 'S'}},
-	"ssh":   {{short: 'o', prefix: "ProxyCommand="}, {short: 'o', prefix: "LocalCommand="}},
-	"sftp":  {{short: 'S'}},
+	"tar": {{name: "to-command"}, {name: "use-compress-program"}, {name: "I"}, {name: "rsh-command"}, {name: "rmt-command"},
+		{name: "info-script"}, {name: "new-volume-script"}, {name: "F"}, {name: "checkpoint-action", prefix: "exec="}},
+	"sort":  {{name: "compress-program"}},
+	"rsync": {{name: "e"}, {name: "rsh"}, {name: "rsync-path"}},
+	"rg":    {{name: "pre"}, {name: "hostname-bin"}},
+	"go":    {{name: "exec"}, {name: "toolexec"}},
+	"zip":   {{name: "TT"}, {name: "unzip-command"}},
+	"scp":   {{name: "S"}},
+	"ssh":   {{name: "o", prefix: "ProxyCommand="}, {name: "o", prefix: "LocalCommand="}},
+	"sftp":  {{name: "S"}},
+	"split": {{name: "filter"}},
+	"man":   {{name: "H"}, {name: "html"}},
+	"fd":    {{name: "x"}, {name: "exec"}, {name: "X"}, {name: "exec-batch"}},
 
-	"git difftool":  {{short: 'x'}, {long: "--extcmd"}},
-	"git rebase":    {{short: 'x'}, {long: "--exec"}},
-	"git grep":      {{short: 'O'}, {long: "--open-files-in-pager"}},
-	"git clone":     {{short: 'u'}, {long: "--upload-pack"}},
-	"git fetch":     {{long: "--upload-pack"}},
-	"git pull":      {{long: "--upload-pack"}},
-	"git ls-remote": {{long: "--upload-pack"}},
-	"git push":      {{long: "--receive-pack"}, {long: "--exec"}},
-	"git archive":   {{long: "--exec"}},
+	"git difftool":  {{name: "x"}, {name: "extcmd"}},
+	"git rebase":    {{name: "x"}, {name: "exec"}},
+	"git grep":      {{name: "O"}, {name: "open-files-in-pager"}},
+	"git clone":     {{name: "u"}, {name: "upload-pack"}},
+	"git fetch":     {{name: "upload-pack"}},
+	"git pull":      {{name: "upload-pack"}},
+	"git ls-remote": {{name: "upload-pack"}},
+	"git push":      {{name: "receive-pack"}, {name: "exec"}},
+	"git archive":   {{name: "exec"}},
 }
 
-// execOptions records and analyses the options of c (at idx) that run commands.
-// key is c.Name, or "git SUB" with args the arguments after the subcommand.
-func (w *walker) execOptions(idx int, key string, args []string, flags []ArgFlag) {
+// execOptions records and analyses the options of c (at idx) that run
+// commands; key is c.Name, or "git SUB".
+func (w *walker) execOptions(idx int, key string) {
 	c := w.res.Commands[idx]
-	for _, o := range execOpts[key] {
-		vals, at := optValues(args, o.short, o.long)
-		if o.short == 'O' && key == "git grep" {
-			// git grep -O[pager]: the value is optional and always attached.
-			vals, at = nil, nil
-			for i, a := range args {
-				if strings.HasPrefix(a, "-O") {
-					vals, at = append(vals, a[2:]), append(at, i)
-				}
+	list := execOpts[key]
+	if len(list) == 0 {
+		return
+	}
+	for _, o := range c.Opts {
+		for _, e := range list {
+			if o.Name != e.name && !(o.Ambiguous && strings.HasPrefix(e.name, o.Name)) {
+				continue
 			}
-		}
-		for k, v := range vals {
-			if o.prefix != "" {
+			v := o.Value
+			if e.prefix != "" {
 				var ok bool
-				if v, ok = strings.CutPrefix(v, o.prefix); !ok {
+				if v, ok = strings.CutPrefix(v, e.prefix); !ok {
 					continue
 				}
 			}
-			name := o.long
-			if name == "" {
-				name = "-" + string(o.short)
+			label := optLabel(e.name)
+			if key != "fd" {
+				// fd's command is judged as a command, like find -exec's.
+				cc := &w.res.Commands[idx]
+				cc.ExecOpts = append(cc.ExecOpts, label)
 			}
-			cc := &w.res.Commands[idx]
-			cc.ExecOpts = append(cc.ExecOpts, name)
-			if flags[at[k]]&ArgDynamic != 0 {
-				w.findAt(FindEval, c, key+" "+name+" runs a command only known at run time")
-				continue
+			if c.OptFlag(o)&ArgDynamic != 0 {
+				w.findAt(FindEval, c, key+" "+label+" runs a command only known at run time")
+				break
 			}
-			if v != "" {
-				w.nestedVia(v, key+" "+name, c.Pos, c.Via, true, nil)
+			if key == "fd" && o.HasValue {
+				// fd -x CMD ARGS… [;]: the command is the rest of the line,
+				// run on every path found.
+				in := inner(&c, o.At, "fd "+label)
+				for k, a := range in.Args {
+					if a == ";" {
+						in.Args, in.Flags = in.Args[:k], in.Flags[:k]
+						break
+					}
+				}
+				in.MoreArgs = true
+				w.run(in, input{})
+			} else if v != "" && o.HasValue {
+				w.nestedVia(v, key+" "+label, c.Pos, c.Via, true, nil)
 			}
+			break
 		}
 	}
+}
+
+// optLabel writes an option name the way a user would: -e, --to-command.
+func optLabel(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }

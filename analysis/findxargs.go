@@ -78,19 +78,16 @@ func (w *walker) findExec(idx int, stdin input) {
 // from input at run time.
 func (w *walker) xargs(idx int, stdin input) {
 	c := w.res.Commands[idx]
-	spec := optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var", "--eof"}}
-	i := skipOpts(c.Args, spec)
+	i := c.OptsEnd
 	repl := ""
-	if vals, _ := optValues(c.Args[:i], 'I', ""); len(vals) > 0 {
-		repl = vals[len(vals)-1]
-	}
-	for _, a := range c.Args[:i] {
-		if strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--replace") {
+	for _, o := range c.Opts {
+		switch o.Name {
+		case "I", "J", "R":
+			repl = o.Value
+		case "i", "replace":
 			repl = "{}"
-			if v, ok := strings.CutPrefix(a, "-i"); ok && v != "" {
-				repl = v
-			} else if v, ok := strings.CutPrefix(a, "--replace="); ok {
-				repl = v
+			if o.HasValue && o.Value != "" {
+				repl = o.Value
 			}
 		}
 	}
@@ -110,4 +107,83 @@ func (w *walker) xargs(idx int, stdin input) {
 		}
 	}
 	w.run(in, input{})
+}
+
+// parallel follows GNU parallel [options] COMMAND … ::: ARGS …: the command
+// runs through a shell with each argument appended (quoted); with no :::, the
+// arguments come from input, as with xargs.
+func (w *walker) parallel(idx int) {
+	c := w.res.Commands[idx]
+	i := c.OptsEnd
+	if i >= len(c.Args) {
+		return
+	}
+	sep := len(c.Args)
+	for k := i; k < len(c.Args); k++ {
+		if strings.HasPrefix(c.Args[k], ":::") || c.Args[k] == "::::" {
+			sep = k
+			break
+		}
+	}
+	if sep == len(c.Args) {
+		in := inner(&c, i, "parallel")
+		in.Args, in.Flags = in.Args[:sep-i-1], in.Flags[:sep-i-1]
+		in.MoreArgs = true
+		w.run(in, input{})
+		return
+	}
+	if !allStatic(c.Flags[i:sep]) {
+		w.findAt(FindEval, c, "parallel runs a command only known at run time")
+		return
+	}
+	text := strings.Join(c.Args[i:sep], " ")
+	for k := sep + 1; k < len(c.Args); k++ {
+		if strings.HasPrefix(c.Args[k], ":::") {
+			continue
+		}
+		if c.Flags[k]&ArgDynamic != 0 {
+			text += ` "$parallel_arg"` // only known at run time
+			continue
+		}
+		text += " '" + strings.ReplaceAll(c.Args[k], "'", `'\''`) + "'"
+	}
+	w.nestedVia(text, "parallel", c.Pos, c.Via, true, nil)
+}
+
+// subcommandRunners run the command after a subcommand in the project's
+// environment: uv run CMD, npm exec -- CMD, bundle exec CMD, direnv exec DIR CMD.
+var subcommandRunners = map[string][]string{
+	"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"}, "rye": {"run"},
+	"pixi": {"run"}, "conda": {"run"}, "mamba": {"run"}, "npm": {"exec", "x"}, "pnpm": {"exec", "dlx"},
+	"yarn": {"exec", "dlx"}, "bun": {"x"}, "bundle": {"exec"}, "direnv": {"exec"}, "mise": {"exec", "x"},
+	"asdf": {"exec"}, "rtx": {"exec", "x"}, "nix": {"develop", "shell"}, "devbox": {"run"}, "flox": {"activate"},
+}
+
+// runner follows a project runner: after its subcommand, options (words
+// starting with -) until "--" or the command.
+func (w *walker) runner(idx int, subs []string) {
+	c := w.res.Commands[idx]
+	at := c.Operands[0]
+	found := false
+	for _, s := range subs {
+		found = found || c.Args[at] == s
+	}
+	if !found {
+		return
+	}
+	i := at + 1
+	if c.Name == "direnv" {
+		i++ // the directory
+	}
+	for i < len(c.Args) && strings.HasPrefix(c.Args[i], "-") {
+		if c.Args[i] == "--" || c.Args[i] == "-c" || c.Args[i] == "--command" {
+			i++
+			break
+		}
+		i++
+	}
+	if i >= len(c.Args) {
+		return
+	}
+	w.run(inner(&c, i, c.Name+" "+c.Args[at]), input{})
 }

@@ -7,43 +7,36 @@ import "strings"
 // and so are those set with git config.
 func (w *walker) git(idx int) {
 	c := w.res.Commands[idx]
-	i := 0
-	for i < len(c.Args) {
-		a, f := c.Args[i], c.Flags[i]
-		switch {
-		case a == "-C" || a == "--git-dir" || a == "--work-tree":
-			if i+1 < len(c.Args) {
-				w.chdirTo(idx, c.Args[i+1], c.Flags[i+1])
+	for _, o := range c.Global {
+		switch o.Name {
+		case "C", "git-dir", "work-tree":
+			if o.HasValue {
+				w.chdirTo(idx, o.Value, c.OptFlag(o))
 			}
-			i += 2
-		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
-			_, v, _ := strings.Cut(a, "=")
-			w.chdirTo(idx, v, f)
-			i++
-		case a == "-c":
-			if i+1 < len(c.Args) {
-				w.gitConfig(c, c.Args[i+1], c.Flags[i+1])
+		case "c":
+			if o.HasValue && !(editorKey(o.Value) && neverEdits[c.Sub]) {
+				w.gitConfig(c, o.Value, c.OptFlag(o))
 			}
-			i += 2
-		case a == "--namespace" || a == "--config-env" || a == "--super-prefix":
-			i += 2
-		case strings.HasPrefix(a, "-"):
-			i++
-		default:
-			switch a {
-			case "config":
-				w.gitConfigSet(c, i+1)
-			case "submodule":
-				w.gitSubmoduleForeach(idx, i+1)
-			case "bisect":
-				if i+2 < len(c.Args) && c.Args[i+1] == "run" {
-					w.run(inner(&c, i+2, "git bisect run"), input{})
-				}
-			}
-			w.execOptions(idx, "git "+a, c.Args[i+1:], c.Flags[i+1:])
-			return
 		}
 	}
+	switch c.Sub {
+	case "":
+		return
+	case "clone":
+		// git clone -c KEY=VALUE sets config in the new repository.
+		for _, o := range c.Values("c", "config") {
+			w.gitConfig(c, o.Value, c.OptFlag(o))
+		}
+	case "config":
+		w.gitConfigSet(c)
+	case "submodule":
+		w.gitSubmoduleForeach(idx, c.SubAt+1)
+	case "bisect":
+		if i := c.SubAt; i+2 < len(c.Args) && c.Args[i+1] == "run" {
+			w.run(inner(&c, i+2, "git bisect run"), input{})
+		}
+	}
+	w.execOptions(idx, "git "+c.Sub)
 }
 
 func (w *walker) gitConfig(c Command, kv string, f ArgFlag) {
@@ -66,19 +59,8 @@ func (w *walker) gitValue(c Command, key, val string) {
 }
 
 // gitConfigSet follows "git config [options] [set] KEY VALUE".
-func (w *walker) gitConfigSet(c Command, from int) {
-	var ops []int
-	for i := from; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		ops = append(ops, i)
-	}
+func (w *walker) gitConfigSet(c Command) {
+	ops := c.Operands
 	if len(ops) > 0 && c.Args[ops[0]] == "set" {
 		ops = ops[1:]
 	}
@@ -146,6 +128,8 @@ func GitKeyRunsCommand(key, val string) bool {
 		return name == "uploadpack" || name == "receivepack" || name == "proxy" && strings.Contains(val, " ")
 	case "sendemail":
 		return strings.HasSuffix(name, "cmd")
+	case "trailer":
+		return sub != "" && (name == "cmd" || name == "command")
 	}
 	return false
 }
@@ -173,4 +157,18 @@ func (w *walker) gitSubmoduleForeach(idx, from int) {
 		return
 	}
 	w.nestedVia(strings.Join(c.Args[i:], " "), "git submodule foreach", c.Pos, c.Via, true, nil)
+}
+
+// editorKey reports -c core.editor=… and sequence.editor=…: commands git runs
+// only to let a person edit.
+func editorKey(kv string) bool {
+	k, _, _ := strings.Cut(strings.ToLower(kv), "=")
+	return k == "core.editor" || k == "sequence.editor"
+}
+
+// neverEdits are git subcommands that never start an editor.
+var neverEdits = map[string]bool{
+	"status": true, "log": true, "diff": true, "show": true, "ls-files": true, "ls-tree": true, "rev-parse": true,
+	"blame": true, "describe": true, "shortlog": true, "cat-file": true, "grep": true, "show-ref": true,
+	"for-each-ref": true, "rev-list": true, "reflog": true, "branch": true, "fetch": true, "push": true, "clone": true,
 }

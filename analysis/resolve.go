@@ -23,26 +23,45 @@ func resolve(base, p string, links *int) string {
 	if strings.HasPrefix(p, "/") {
 		cur = "/"
 	}
+	// missing: cur does not exist (or is not followed), and below is what
+	// lies under it, taken lexically, until ".." climbs above cur again
+	// (mkdir -p new/../link/x creates new, then follows link).
 	missing := false
+	var below []string
 	for rest := p; rest != ""; {
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
-		switch comp {
-		case "", ".":
+		switch {
+		case comp == "" || comp == ".":
 			continue
-		case "..":
+		case missing && comp == "..":
+			if len(below) > 0 {
+				below = below[:len(below)-1]
+			} else {
+				cur, missing = filepath.Dir(cur), false
+			}
+			continue
+		case missing:
+			if len(below) == 0 && !hasDotDot(rest) {
+				return filepath.Join(cur, comp, rest) // all lexical from here
+			}
+			below = append(below, comp)
+			continue
+		case comp == "..":
 			cur = filepath.Dir(cur)
 			continue
 		}
-		if missing {
-			// Nothing below a missing directory exists: the rest is lexical.
-			return filepath.Join(cur, comp, rest)
-		}
 		next := filepath.Join(cur, comp)
+		if isProcMagic(next) {
+			// Its target is another process's view (shellgate's own fds, cwd
+			// and root, not the command's): the rest is lexical, and the
+			// path stays under /proc, which is outside every project.
+			missing, cur = true, next
+			continue
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
-			missing = true
-			cur = next
+			missing, cur = true, next
 			continue
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
@@ -52,11 +71,13 @@ func resolve(base, p string, links *int) string {
 		*links++
 		target, err := os.Readlink(next)
 		if err != nil || *links > maxLinks {
-			cur = next
-			missing = true
+			missing, cur = true, next
 			continue
 		}
 		cur = resolve(cur, target, links)
+	}
+	if len(below) > 0 {
+		return filepath.Join(append([]string{cur}, below...)...)
 	}
 	return cur
 }
@@ -66,4 +87,64 @@ func resolve(base, p string, links *int) string {
 func ResolveIn(base, rel string) string {
 	links := 0
 	return resolve(base, rel, &links)
+}
+
+// isProcMagic reports the links of /proc whose target depends on the process
+// that looks: /proc/PID/{cwd,root,exe}, /proc/PID/fd/N, /proc/PID/map_files/…,
+// for PID a number, self or thread-self, and the same under task/TID.
+func isProcMagic(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, rest, _ := strings.Cut(rest, "/")
+	if pid != "self" && pid != "thread-self" && !isDigits(pid) {
+		return false
+	}
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		tid, r, _ := strings.Cut(t, "/")
+		if !isDigits(tid) {
+			return false
+		}
+		rest = r
+	}
+	switch dir, entry, _ := strings.Cut(rest, "/"); dir {
+	case "cwd", "root", "exe":
+		return entry == ""
+	case "fd", "map_files":
+		return entry != "" && !strings.Contains(entry, "/")
+	}
+	return false
+}
+
+// IsDescriptorPath reports a command's own file descriptor written exactly:
+// /dev/fd/3, /proc/self/fd/1, /proc/thread-self/fd/2 (not /dev/fd/../x).
+func IsDescriptorPath(p string) bool {
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if n, ok := strings.CutPrefix(p, prefix); ok {
+			return isDigits(n)
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// hasDotDot reports a ".." component in the slash-separated p.
+func hasDotDot(p string) bool {
+	for p != "" {
+		var comp string
+		comp, p, _ = strings.Cut(p, "/")
+		if comp == ".." {
+			return true
+		}
+	}
+	return false
 }

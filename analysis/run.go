@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -9,6 +10,7 @@ import (
 func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	in := w.cwd
 	idx := w.emit(c)
+	c = w.res.Commands[idx] // with its options read
 	if !c.varsDone {
 		w.commandVars(c.Assigns, c.Pos, c.Via)
 	}
@@ -33,6 +35,9 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if u, ok := wrappers[c.Name]; ok {
 		return w.unwrap(idx, u, stdin)
 	}
+	if subs, ok := subcommandRunners[c.Name]; ok && len(c.Operands) > 0 {
+		w.runner(idx, subs)
+	}
 	switch c.Name {
 	case "cd", "pushd", "popd":
 		return w.cd(idx)
@@ -42,7 +47,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 		w.findAt(FindEval, c, "eval of text only known at run time")
 	case "source", ".":
-		if len(c.Args) > 0 && (c.Args[0] == "/dev/stdin" || c.Args[0] == "/proc/self/fd/0") && stdin.present {
+		if len(c.Args) > 0 && IsStdinPath(c.Args[0]) && c.Args[0] != "-" && stdin.present {
 			if stdin.known {
 				return w.nestedVia(stdin.text, c.Name, c.Pos, c.Via, false, nil)
 			}
@@ -74,15 +79,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "mapfile", "readarray", "compgen", "complete":
 		// -C CMD runs CMD (mapfile: every -c lines; compgen: to list words).
-		if vals, at := optValues(c.Args, 'C', ""); len(vals) > 0 {
-			for k, v := range vals {
-				if c.Flags[at[k]]&ArgDynamic != 0 {
-					w.findAt(FindEval, c, c.Name+" -C runs a command only known at run time")
-					continue
-				}
-				w.nestedVia(v, c.Name+" -C", c.Pos, c.Via, false, nil)
-			}
-		}
+		w.optionCommands(c, c.Name+" -C", false, "C")
 		w.subscripts(c)
 		for _, a := range c.Args {
 			if isName(a) {
@@ -91,16 +88,21 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		}
 	case "man":
 		// man -P PAGER runs PAGER through a shell, like $MANPAGER.
-		vals, at := optValues(c.Args, 'P', "--pager")
-		for k, v := range vals {
-			if c.Flags[at[k]]&ArgDynamic != 0 {
-				w.findAt(FindEval, c, "man -P runs a pager only known at run time")
-				continue
-			}
-			w.nestedVia(v, "man -P", c.Pos, c.Via, true, nil)
-		}
+		w.optionCommands(c, "man -P", true, "P", "pager")
+		w.execOptions(idx, "man") // -H BROWSER
 	case "test", "[", "wait", "unset":
 		w.subscripts(c)
+	case "export", "declare", "typeset", "local", "readonly":
+		// Run as a plain command (command export X=1, builtin declare …):
+		// the same assignments as the declaration clause.
+		cc := &w.res.Commands[idx]
+		for i, a := range c.Args {
+			if x, ok := wordAssignment(word{val: a, flags: c.Flags[i]}); ok {
+				x.Export = true
+				cc.Assigns = append(cc.Assigns, x)
+				w.assignVar(x, c.Pos)
+			}
+		}
 	case "read", "getopts", "printf":
 		for i, a := range c.Args {
 			if isName(a) && (c.Name != "printf" || i > 0 && c.Args[i-1] == "-v") {
@@ -110,21 +112,44 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 		w.subscripts(c)
 	case "git":
 		w.git(idx)
-	case "make", "tar", "npm", "pnpm", "yarn", "go":
+	case "make", "gmake", "tar", "npm", "pnpm", "yarn", "go":
 		w.dirOptions(idx)
-		w.execOptions(idx, c.Name, c.Args, c.Flags)
-	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp":
-		w.execOptions(idx, c.Name, c.Args, c.Flags)
+		w.execOptions(idx, c.Name)
+	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp", "split", "fd":
+		w.execOptions(idx, c.Name)
 	case "find":
 		w.findExec(idx, stdin)
 	case "xargs":
 		w.xargs(idx, stdin)
+	case "parallel":
+		w.parallel(idx)
+	case "sqlite3":
+		w.sqlite(idx, stdin)
+	case "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim":
+		w.vimCommands(idx, stdin)
+	case "nix-shell":
+		w.optionCommands(c, "nix-shell --run", true, "run", "command")
 	default:
 		if shells[c.Name] {
 			return w.shell(idx, stdin)
 		}
 	}
 	return in, in
+}
+
+// optionCommands analyses the values of c's options among names as command
+// lines (man -P, nix-shell --run, mapfile -C), in a new shell or this one.
+// It reports how many there were.
+func (w *walker) optionCommands(c Command, label string, newShell bool, names ...string) int {
+	vals := c.Values(names...)
+	for _, o := range vals {
+		if c.OptFlag(o)&ArgDynamic != 0 {
+			w.findAt(FindEval, c, label+" runs a command only known at run time")
+			continue
+		}
+		w.nestedVia(o.Value, label, c.Pos, c.Via, newShell, nil)
+	}
+	return len(vals)
 }
 
 // subscripts flags a variable name with an array subscript given to a builtin
@@ -186,6 +211,11 @@ func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell b
 	if w.depth >= maxDepth {
 		w.res.Findings = append(w.res.Findings, Finding{Kind: FindDepth, Pos: at, Source: text,
 			Detail: "strings nested deeper than shellgate follows"})
+		return nil, nil
+	}
+	if d := nesting(text); d > MaxNesting {
+		w.costly = fmt.Sprintf("a string it runs nests parentheses or braces %d levels deep, more than the %d analysed", d, MaxNesting)
+		w.overBudget = true
 		return nil, nil
 	}
 	f, err := parse(text)

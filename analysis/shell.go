@@ -57,6 +57,9 @@ loop:
 	}
 	label := c.Name + " -c"
 	seed := c.Assigns
+	if i < len(c.Args) && !cflag && c.Flags[i]&ArgDynamic == 0 && IsStdinPath(c.Args[i]) {
+		stdinFlag = true // bash /dev/stdin <<< '…' reads its script from standard input
+	}
 	switch {
 	case cflag && i < len(c.Args):
 		if c.Flags[i]&ArgDynamic != 0 {
@@ -67,9 +70,9 @@ loop:
 	case i < len(c.Args) && !stdinFlag && c.Flags[i]&ArgDynamic != 0:
 		w.findAt(FindEval, c, c.Name+" runs a script only known at run time")
 	case i < len(c.Args) && !stdinFlag:
-		// runs a script file
+		// runs a script file: judged by the policy (written in the line?)
 	case stdin.file:
-		// runs a script file given on standard input
+		// runs a script file given on standard input: the same
 	case stdin.present && stdin.known:
 		w.nestedVia(stdin.text, c.Name+" <<<", c.Pos, c.Via, true, seed)
 	case stdin.present:
@@ -106,4 +109,14 @@ func (w *walker) trap(c Command) {
 		w.nestedVia(c.Args[i], "trap", c.Pos, c.Via, false, nil)
 	})
 	w.traps = append(w.traps, trapDef{text: c.Args[i], at: c.Pos, via: c.Via})
+}
+
+// IsStdinPath reports the names of standard input: /dev/stdin, /dev/fd/0,
+// /proc/self/fd/0 and "-".
+func IsStdinPath(p string) bool {
+	switch p {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0":
+		return true
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"time"
+
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -24,11 +26,16 @@ type walker struct {
 	aliases map[string]string   // alias bodies
 	ints    map[string]bool     // variables declared -i
 
-	fn    string // enclosing function
-	bg    int    // inside a background statement
-	pipe  int    // inside a pipeline
-	cond  int    // inside a branch that may or may not run
-	feeds []int  // commands whose output the statement being walked reads
+	fn         string // enclosing function
+	bg         int    // inside a background statement
+	pipe       int    // inside a pipeline
+	cond       int    // inside a branch that may or may not run
+	feeds      []int  // commands whose output the statement being walked reads
+	deadline   time.Time
+	overBudget bool
+	costly     string // why the analysis stopped early, when not for time
+	steps      int    // statements walked, to look at the clock now and then
+
 	// outs are the commands of >(…) substitutions in the words being walked:
 	// they read what the command that holds the words writes.
 	outs [][2]int
@@ -210,6 +217,12 @@ func (w *walker) stmts(ss []*syntax.Stmt) (ok, fail dirs) {
 
 func (w *walker) stmt(s *syntax.Stmt) (ok, fail dirs) {
 	in := w.cwd
+	if w.steps++; w.steps&1023 == 0 && !w.overBudget && time.Now().After(w.deadline) {
+		w.overBudget = true
+	}
+	if w.overBudget {
+		return nil, nil // the result is refused anyway
+	}
 	if s.Background {
 		w.bg++
 		w.cond++
@@ -453,6 +466,12 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) (ok, fail dirs) {
 // callFunc walks a function's body where it is called: it runs in this shell,
 // so its cd and assignments count.
 func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
+	if w.calling[c.Name] && (w.bg > 0 || w.pipe > 0) {
+		// a(){ b|b& }; b(){ a|a& }: recursion through a pipe or the
+		// background multiplies processes without bound.
+		w.res.Findings = append(w.res.Findings, Finding{Kind: FindForkBomb, Pos: c.Pos, Source: c.Source,
+			Detail: "function " + c.Name + " is called again, through a pipe or the background, from a function it calls"})
+	}
 	if w.calling[c.Name] || w.calls >= maxCalls || w.depth >= maxDepth {
 		if w.calls >= maxCalls {
 			w.findAt(FindDepth, c, "more function calls than shellgate follows")

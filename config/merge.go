@@ -111,6 +111,10 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 		if v < d.min || v > d.max {
 			return f.errorAt(d.key, "%s is out of range: want %s to %s", v, d.min, d.max)
 		}
+		if !trusted && v > *d.dst {
+			ignore(d.key, "raising it from "+d.dst.String()+" loosens policy")
+			continue
+		}
 		*d.dst = v
 	}
 	if l.DefaultTimeout != nil {
@@ -135,7 +139,11 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 		if n < minOutputLimit || n > maxOutputLimit {
 			return f.errorAt(o.key, "%d bytes is out of range: want %d bytes to %dMB", n, minOutputLimit, maxOutputLimit>>20)
 		}
-		*o.dst = int(n)
+		if !trusted && int(n) > *o.dst && *o.dst > 0 {
+			ignore(o.key, fmt.Sprintf("raising it from %d bytes loosens policy", *o.dst))
+		} else {
+			*o.dst = int(n)
+		}
 	}
 	if l.SpillMax != nil {
 		n, err := parseSize(l.SpillMax)
@@ -145,7 +153,11 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 		if n < minSpillMax || n > maxSpillMax {
 			return f.errorAt("limits.spill_max", "%d bytes is out of range: want 1KB to 1TB", n)
 		}
-		m.cfg.SpillMax = n
+		if !trusted && n > m.cfg.SpillMax {
+			ignore("limits.spill_max", fmt.Sprintf("raising it from %d bytes loosens policy", m.cfg.SpillMax))
+		} else {
+			m.cfg.SpillMax = n
+		}
 	}
 	if l.SpillDir != nil {
 		p, err := resolvePath(*l.SpillDir, dir, m.home)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -260,6 +261,52 @@ func TestSizes(t *testing.T) {
 				t.Errorf("output_limit = %s → %d, want %d", tt.in, cfg.OutputLimit, tt.want)
 			}
 		})
+	}
+}
+
+// TestProjectFileMayNotRaiseLimits: a project file that raises a limit
+// loosens policy (issue 10): ignored with a warning unless trusted; lowering
+// one still applies.
+func TestProjectFileMayNotRaiseLimits(t *testing.T) {
+	const project = `[limits]
+output_limit = "10MB"
+spill_max = "1TB"
+default_timeout = "10m"
+max_timeout = "10m"
+spill_retention = "48h"
+`
+	l := newLab(t)
+	write(t, filepath.Join(l.root, config.ProjectFileName), project)
+	cfg, src, err := config.Load(l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OutputLimit != shellgate.DefaultOutputLimit || cfg.SpillMax != shellgate.DefaultSpillMax ||
+		cfg.DefaultTimeout != shellgate.DefaultTimeout || cfg.MaxTimeout != shellgate.MaxTimeout ||
+		cfg.SpillRetention != shellgate.DefaultSpillRetention {
+		t.Errorf("raised limits applied: %+v", cfg)
+	}
+	keys := map[string]bool{}
+	for _, w := range src.Warnings {
+		keys[w.Key] = strings.Contains(w.Error(), "loosens policy")
+	}
+	for _, k := range []string{"limits.output_limit", "limits.spill_max", "limits.default_timeout", "limits.spill_retention"} {
+		if !keys[k] {
+			t.Errorf("no loosening warning for %s: %v", k, src.Warnings)
+		}
+	}
+
+	l = newLab(t)
+	write(t, filepath.Join(l.root, config.ProjectFileName), "[limits]\noutput_limit = \"10KB\"\n")
+	if cfg, _, err := config.Load(l.opts()); err != nil || cfg.OutputLimit != 10*1024 {
+		t.Errorf("lowering the output limit: %v %d", err, cfg.OutputLimit)
+	}
+	o := newLab(t)
+	write(t, filepath.Join(o.root, config.ProjectFileName), project)
+	opts := o.opts()
+	opts.TrustProject = true
+	if cfg, _, err := config.Load(opts); err != nil || cfg.OutputLimit != 10<<20 && cfg.OutputLimit != 10*1000*1000 {
+		t.Errorf("trusted raise: %v %d", err, cfg.OutputLimit)
 	}
 }
 

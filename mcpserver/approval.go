@@ -11,6 +11,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // The choices offered when the policy asks about a command.
@@ -86,12 +87,12 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 // and why the policy asks.
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", envelope.CutMiddle(q.Command, 16<<10))
+	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", policy.Visible(envelope.CutMiddle(q.Command, 16<<10)))
 	if why := q.Why(); why != "" {
-		fmt.Fprintf(&b, "Why you are asked: %s\n", envelope.CutMiddle(why, 4<<10))
+		fmt.Fprintf(&b, "Why you are asked: %s\n", policy.Visible(envelope.CutMiddle(why, 4<<10)))
 	}
 	if q.SessionKey != "" {
-		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands starting with %q until the client disconnects.", envelope.CutMiddle(q.SessionKey, 1<<10))
+		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands covered by %q until the client disconnects.", policy.Visible(envelope.CutMiddle(q.SessionKey, 1<<10)))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

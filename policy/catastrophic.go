@@ -49,8 +49,8 @@ func (x *check) catastrophic(c *analysis.Command) {
 	case name == "dd":
 		for i, a := range c.Args {
 			if v, ok := strings.CutPrefix(a, "of="); ok && c.Flags[i]&analysis.ArgDynamic == 0 {
-				if pl, r := x.where(c, v, c.Flags[i]); pl == device {
-					x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, r)
+				if pl, _ := x.where(c, v, c.Flags[i]); pl == device {
+					x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, v)
 				}
 			}
 		}
@@ -58,12 +58,13 @@ func (x *check) catastrophic(c *analysis.Command) {
 }
 
 func (x *check) rmCatastrophic(c *analysis.Command) {
-	for i, a := range c.Args {
-		if a == "--no-preserve-root" {
-			x.deny(RuleCatastrophic, "`%s` asks rm to delete / itself (rule catastrophic). Delete specific paths inside the project instead.", c.Source)
-			return
-		}
-		if c.Flags[i]&analysis.ArgDynamic != 0 || strings.HasPrefix(a, "-") && a != "-" {
+	if c.Has("no-preserve-root") {
+		x.deny(RuleCatastrophic, "`%s` asks rm to delete / itself (rule catastrophic). Delete specific paths inside the project instead.", c.Source)
+		return
+	}
+	for _, i := range c.Operands {
+		a := c.Args[i]
+		if c.Flags[i]&analysis.ArgDynamic != 0 {
 			continue
 		}
 		if x.isSystemRoot(c, a, c.Flags[i]) {
@@ -100,11 +101,4 @@ func (x *check) isSystemRoot(c *analysis.Command, a string, f analysis.ArgFlag) 
 	return false
 }
 
-func recursive(c *analysis.Command) bool {
-	for _, a := range c.Args {
-		if a == "--recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "rR") {
-			return true
-		}
-	}
-	return false
-}
+func recursive(c *analysis.Command) bool { return c.Has("r", "R", "recursive") }

@@ -136,21 +136,28 @@ func TestCorpusLegitIsAllowed(t *testing.T) {
 	}
 }
 
-func TestCorpusAttacksAreStopped(t *testing.T) {
+func TestCorpusAttacksAreStopped(t *testing.T) { checkAttackCorpus(t, "attacks.tsv") }
+
+// TestCorpusReviewAttacksAreStopped: the bypasses found by the adversarial
+// review of shellgate (issue 10).
+func TestCorpusReviewAttacksAreStopped(t *testing.T) { checkAttackCorpus(t, "attacks-review.tsv") }
+
+// checkAttackCorpus: every parse-stage row of the corpus file is denied or
+// asked; the other stages are the sandbox's job, and only reported.
+func checkAttackCorpus(t *testing.T, name string) {
 	l := newLab(t)
 	e, err := policy.New(policy.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range readCorpus(t, "attacks.tsv", l) {
+	for _, r := range readCorpus(t, name, l) {
 		v := e.Check(r.command, l.env())
 		if r.fields["stage"] == "parse" {
 			if v.Decision == policy.Allow {
-				t.Errorf("attacks.tsv:%d %s: %q: allowed; want deny or ask (%s)", r.line, r.fields["category"], r.command, r.fields["what"])
+				t.Errorf("%s:%d %s: %q: allowed; want deny or ask (%s)", name, r.line, r.fields["category"], r.command, r.fields["what"])
 			}
 			continue
 		}
-		// Other stages are the sandbox's job; report what the policy says.
-		t.Logf("attacks.tsv:%d [%s] %s: %s (%s)", r.line, r.fields["stage"], r.fields["category"], v.Decision, v.Rule)
+		t.Logf("%s:%d [%s] %s: %s (%s)", name, r.line, r.fields["stage"], r.fields["category"], v.Decision, v.Rule)
 	}
 }

@@ -25,7 +25,7 @@ func Example() {
 	// Output:
 	// go test ./... && git diff --stat → allow
 	// git status; \rm -rf / → deny catastrophic
-	// npm publish --tag next → ask user.ask npm publish
+	// npm publish --tag next → ask user.ask npm publish *
 	// cd .. && make → deny confinement
 }
 

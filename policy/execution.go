@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis"
@@ -14,14 +15,36 @@ func (x *check) execution(c *analysis.Command) {
 	}
 	switch name {
 	case "sed":
-		for _, s := range sedScripts(c) {
+		scripts := sedScripts(c)
+		for _, f := range values(c, "f", "file") {
+			text, ok := x.programFile(c, f)
+			if !ok {
+				return
+			}
+			scripts = append(scripts, text)
+			for _, w := range sedWriteFiles(text) {
+				x.writeTo(c, w, f.flag, "the sed script "+f.path)
+			}
+		}
+		for _, s := range scripts {
 			if sedExecutes(s) {
 				x.ask(RuleExecFlags, "`%s`: the sed script runs shell commands (the e command or s///e) (rule code-execution): the user must approve it.", c.Source)
 				return
 			}
 		}
 	case "awk", "gawk", "mawk", "nawk":
-		if p, ok := awkProgram(c); ok && awkRunsCommands(p) {
+		p, _ := awkProgram(c)
+		for _, f := range values(c, "f", "file") {
+			text, ok := x.programFile(c, f)
+			if !ok {
+				return
+			}
+			p += "\n" + text
+			if strings.Contains(text, ">") {
+				x.ask(RuleDynamic, "`%s`: the awk program in %s may write files (print >), which shellgate does not follow in program files (rule dynamic). Put the program on the command line.", c.Source, f.path)
+			}
+		}
+		if awkRunsCommands(p) {
 			x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
 		}
 	case "make", "gmake":
@@ -49,8 +72,16 @@ func (x *check) execution(c *analysis.Command) {
 				}
 			}
 		}
-		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit")) {
+		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit" || c.Args[1] == "delete")) {
 			x.ask(RuleExecFlags, "`%s` changes npm configuration or scripts that run later (rule code-execution): the user must approve it.", c.Source)
+		}
+	case "go":
+		if c.Sub == "env" && c.Has("w", "u") {
+			x.ask(RuleExecFlags, "`%s` writes go's configuration file, which every later go command reads (rule code-execution): the user must approve it. Set the variable for one command instead.", c.Source)
+		}
+	case "pip", "pip3":
+		if len(c.Operands) > 1 && c.Args[c.Operands[0]] == "config" && (c.Args[c.Operands[1]] == "set" || c.Args[c.Operands[1]] == "edit" || c.Args[c.Operands[1]] == "unset") {
+			x.ask(RuleExecFlags, "`%s` changes pip's configuration file, which every later pip command obeys (rule code-execution): the user must approve it.", c.Source)
 		}
 	case "enable":
 		for _, a := range c.Args {
@@ -62,6 +93,31 @@ func (x *check) execution(c *analysis.Command) {
 	case "source", ".":
 		x.source(c)
 	}
+}
+
+// maxProgramFile bounds the program files (sed -f, awk -f) read to judge them.
+const maxProgramFile = 64 << 10
+
+// programFile reads a program file of c (sed -f, awk -f) to judge what it
+// runs. A file it cannot read — only known at run time, missing (and not
+// written by the line, which runsScript judges), too large, or a device —
+// asks, and ok is false.
+func (x *check) programFile(c *analysis.Command, f target) (string, bool) {
+	pl, r := x.where(c, f.path, f.flag)
+	if pl == unknown || analysis.IsStdinPath(f.path) {
+		return "", false // judged as dynamic, or as standard input
+	}
+	if x.writtenFiles()[r] != "" {
+		return "", false // runsScript asks
+	}
+	fi, err := os.Stat(r)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() <= maxProgramFile {
+		if b, err := os.ReadFile(r); err == nil {
+			return string(b), true
+		}
+	}
+	x.ask(RuleStoredCode, "`%s`: %s runs the program in %s, which shellgate could not read to check (rule stored-code). Put the program on the command line.", c.Source, c.Name, f.path)
+	return "", false
 }
 
 // source asks about sourcing anything but a file inside the project.
@@ -80,66 +136,58 @@ func (x *check) source(c *analysis.Command) {
 // gitExecution asks about git options and config that run programs or move
 // where git looks for them.
 func (x *check) gitExecution(c *analysis.Command) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-c" && i+1 < len(c.Args):
-			i++
-			key, val, _ := strings.Cut(c.Args[i], "=")
+	for _, o := range c.Global {
+		switch o.Name {
+		case "c":
+			key, val, _ := strings.Cut(o.Value, "=")
 			if gitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git -c %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
-		case strings.HasPrefix(a, "--exec-path=") || a == "--config-env" || strings.HasPrefix(a, "--config-env="):
-			x.ask(RuleExecFlags, "`%s`: %s changes which programs git runs (rule code-execution): the user must approve it.", c.Source, a)
-		case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			x.gitSubExecution(c, a, c.Args[i+1:])
-			return
+		case "exec-path", "config-env":
+			if o.HasValue || o.Name == "config-env" {
+				x.ask(RuleExecFlags, "`%s`: --%s changes which programs git runs (rule code-execution): the user must approve it.", c.Source, o.Name)
+			}
 		}
+	}
+	if c.Sub == "clone" {
+		for _, o := range c.Values("c", "config") {
+			key, val, _ := strings.Cut(o.Value, "=")
+			if gitKeyRedirects(strings.ToLower(key), val) {
+				x.ask(RuleExecFlags, "`%s`: git clone --config %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
+			}
+		}
+	}
+	if c.Sub != "" {
+		x.gitSubExecution(c, c.Sub, gitRest(c))
 	}
 }
 
 func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) {
 	switch sub {
 	case "config":
-		var ops []string
-		global := false
-		for i := 0; i < len(rest); i++ {
-			a := rest[i]
-			switch {
-			case a == "--global" || a == "--system":
-				global = true
-			case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment" || a == "--value":
-				i++
-			case a == "--get" || a == "--get-all" || a == "--get-regexp" || a == "--list" || a == "-l" || a == "--get-urlmatch" || a == "--show-origin" || a == "--show-scope" || a == "--get-color" || a == "--get-colorbool":
-				return // reading
-			case strings.HasPrefix(a, "-"):
-			default:
-				ops = append(ops, a)
-			}
+		if c.Has("get", "get-all", "get-regexp", "list", "l", "get-urlmatch", "show-origin", "show-scope", "get-color", "get-colorbool") {
+			return // reading
 		}
-		if len(ops) > 0 && (ops[0] == "get" || ops[0] == "list") {
+		ops := argTargets(c, c.Operands)
+		if len(ops) > 0 && (ops[0].path == "get" || ops[0].path == "list") {
 			return
 		}
-		if len(ops) > 0 && ops[0] == "set" {
+		if len(ops) > 0 && (ops[0].path == "set" || ops[0].path == "unset") {
 			ops = ops[1:]
 		}
-		if len(ops) < 2 && !(len(ops) == 1 && hasArg(rest, "--unset", "--unset-all", "--remove-section", "--rename-section", "--edit", "-e")) {
+		if len(ops) < 2 && !(len(ops) == 1 && c.Has("unset", "unset-all", "remove-section", "rename-section", "edit", "e")) {
 			return // reading one key
 		}
-		if global {
+		if c.Has("global", "system") {
 			x.deny(RuleConfinement, "`%s` writes git's global configuration in the home directory, outside the project (rule confinement). Use a repository setting (git config without --global) if one is needed.", c.Source)
 			return
 		}
-		key := ""
+		key, val := "", ""
 		if len(ops) > 0 {
-			key = strings.ToLower(ops[0])
+			key = strings.ToLower(ops[0].path)
 		}
-		val := ""
 		if len(ops) > 1 {
-			val = ops[1]
+			val = ops[1].path
 		}
 		if gitKeyRedirects(key, val) || analysis.GitKeyRunsCommand(key, val) || strings.HasPrefix(key, "alias.") {
 			x.ask(RuleExecFlags, "`%s` sets %s, which makes git run a program later (rule code-execution): the user must approve it.", c.Source, key)
@@ -150,6 +198,18 @@ func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) 
 				x.ask(RuleExecFlags, "`%s`: the %s transport runs a command (rule code-execution): the user must approve it.", c.Source, a[:strings.Index(a, "::")+2])
 				return
 			}
+		}
+	case "update-index":
+		// --cacheinfo 120000,… adds a symlink that checkout will create,
+		// pointing wherever the blob says.
+		for _, o := range c.Values("cacheinfo") {
+			if strings.HasPrefix(o.Value, "120000") {
+				x.ask(RuleDynamic, "`%s` adds a symlink to the index; checking it out creates a link whose target shellgate cannot see (rule dynamic). Create links with ln -s instead.", c.Source)
+				return
+			}
+		}
+		if c.Has("index-info") {
+			x.ask(RuleDynamic, "`%s` adds entries from input, symlinks included, whose targets shellgate cannot see (rule dynamic). Create links with ln -s instead.", c.Source)
 		}
 	case "filter-branch":
 		x.ask(RuleExecFlags, "`%s`: git filter-branch runs shell filters over history (rule code-execution): the user must approve it.", c.Source)
@@ -178,26 +238,75 @@ func gitKeyRedirects(key, val string) bool {
 	return false
 }
 
-// awkProgram returns the program text of an awk command line.
+// awkProgram returns the program text of an awk command line: -e/--source
+// values (gawk), or the first operand when no -f file gives it.
 func awkProgram(c *analysis.Command) (string, bool) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-f" || a == "--file":
-			return "", false
-		case a == "-F" || a == "-v" || a == "--assign" || a == "--field-separator":
-			i++
-		case a == "--":
-			if i+1 < len(c.Args) {
-				return c.Args[i+1], true
+	var parts []string
+	for _, o := range c.Values("e", "source") {
+		parts = append(parts, o.Value)
+	}
+	if len(parts) == 0 && len(c.Values("f", "file")) == 0 && len(c.Operands) > 0 {
+		parts = append(parts, c.Args[c.Operands[0]])
+	}
+	return strings.Join(parts, "\n"), len(parts) > 0
+}
+
+// awkTargets are the files an awk program writes with print > "file" and
+// print >> "file"; a target that is not a string literal is only known at
+// run time.
+func awkTargets(c *analysis.Command) []target {
+	p, ok := awkProgram(c)
+	if !ok {
+		return nil
+	}
+	var out []target
+	for i := 0; i < len(p); i++ {
+		if !strings.HasPrefix(p[i:], "print") {
+			continue
+		}
+		depth := 0
+		inStr := false
+		for j := i + 5; j < len(p); j++ {
+			ch := p[j]
+			switch {
+			case inStr:
+				if ch == '\\' {
+					j++
+				} else if ch == '"' {
+					inStr = false
+				}
+				continue
+			case ch == '"':
+				inStr = true
+				continue
+			case ch == '(':
+				depth++
+				continue
+			case ch == ')':
+				depth--
+				continue
+			case ch == ';' || ch == '}' || ch == '\n':
+			case ch == '>' && depth <= 0:
+				rest := strings.TrimLeft(strings.TrimPrefix(p[j+1:], ">"), " \t")
+				if strings.HasPrefix(rest, "\"") {
+					if end := strings.IndexByte(rest[1:], '"'); end >= 0 && !strings.Contains(rest[1:1+end], "\\") {
+						out = append(out, target{rest[1 : 1+end], 0})
+						i = j
+						break
+					}
+				}
+				out = append(out, target{strings.Fields(rest + " x")[0], analysis.ArgDynamic})
+				i = j
+			default:
+				continue
 			}
-			return "", false
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-		default:
-			return a, true
+			break
 		}
 	}
-	return "", false
+	if len(out) > 0 && len(c.Operands) > 0 && c.Flags[c.Operands[0]]&analysis.ArgDynamic != 0 {
+		return []target{{"the files the awk program names", analysis.ArgDynamic}}
+	}
+	return out
 }
 
 // awkRunsCommands reports system(), "cmd" | getline, print | "cmd" and |&.

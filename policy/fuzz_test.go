@@ -13,12 +13,14 @@ import (
 // embedded after ";", inside $(…), inside bash -c '…', and behind a wrapper.
 func FuzzCheck(f *testing.F) {
 	l := newLab(f)
-	for _, name := range []string{"attacks.tsv", "legit.tsv"} {
+	for _, name := range []string{"attacks.tsv", "attacks-review.tsv", "legit.tsv"} {
 		for _, r := range readCorpus(f, name, l) {
 			f.Add(r.command)
 		}
 	}
-	for _, s := range []string{"", "'", "$(", "rm -rf /", "a=r;b=m;$a$b /", ":(){ :|:& };:", "cd ~-", "echo ${x@P}", "x[$(y)]=1", "eval eval eval x"} {
+	for _, s := range []string{"", "'", "$(", "rm -rf /", "a=r;b=m;$a$b /", ":(){ :|:& };:", "cd ~-", "echo ${x@P}", "x[$(y)]=1", "eval eval eval x",
+		"sqlite3 x '.once |a' '.output' '.shell'", "ex -c '!' -c", "parallel ::: a", "parallel a :::", "fd -x", "awk 'print >'",
+		"npm exec --", "direnv exec", "env -S", "git -c", "tar cf", "xargs -J", "read -a", "export {A,B}=", "script -q f"} {
 		f.Add(s)
 	}
 	e, err := policy.New(policy.Settings{})

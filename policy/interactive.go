@@ -40,47 +40,38 @@ func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
 // interactive denies what waits for a terminal or never ends on its own.
 func (x *check) interactive(c *analysis.Command) {
 	name := c.Name
-	hasAny := func(opts ...string) bool {
-		for _, a := range c.Args {
-			for _, o := range opts {
-				if a == o || len(o) == 2 && o[0] == '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], o[1]) >= 0 {
-					return true
-				}
-				if strings.HasPrefix(o, "--") && strings.HasPrefix(a, o+"=") {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	has := c.Has
+	// Single-dash long options (gdb -batch, emacs -batch) are not bundles.
+	word := func(ws ...string) bool { return hasArg(c.Args, ws...) }
 	switch name {
 	case "emacs":
-		if !hasAny("--batch", "-batch", "--script", "--version") {
+		if !has("batch", "script", "version") && !word("-batch", "-script") {
 			x.interactiveHit(c, "opens an editor", "edit with sed -i, or use emacs --batch")
 		}
 		return
 	case "top":
-		if !hasAny("-b", "--version") {
+		if !has("b", "version") {
 			x.interactiveHit(c, "is a full-screen monitor", "use top -b -n 1 or ps aux")
 		}
 		return
 	case "man":
-		if !c.PipedOut && !hasAny("-P", "--pager", "-f", "-k", "-w", "--where", "--path") {
+		if !c.PipedOut && !has("P", "pager", "H", "html", "f", "k", "w", "where", "path", "location", "whatis", "apropos", "help", "version") {
 			x.interactiveHit(c, "opens a pager", "use `man -P cat "+strings.Join(c.Args, " ")+"`")
 		}
 		return
 	case "tail":
-		if hasAny("-f", "-F", "--follow", "--retry") {
+		if has("f", "F", "follow", "retry") {
 			x.interactiveHit(c, "follows the file forever", "read the end once with tail -n 100")
 		}
 		return
 	case "journalctl", "dmesg":
-		if hasAny("-f", "--follow", "-w") {
+		// dmesg -f is --facility; it follows with -w/-W.
+		if name == "journalctl" && has("f", "follow") || name == "dmesg" && has("w", "W", "follow", "follow-new") {
 			x.interactiveHit(c, "follows the log forever", "read it once with -n 100")
 		}
 		return
 	case "crontab":
-		if hasAny("-e") {
+		if has("e") {
 			x.interactiveHit(c, "opens an editor", "")
 		}
 		return
@@ -93,13 +84,13 @@ func (x *check) interactive(c *analysis.Command) {
 		x.gitInteractive(c)
 		return
 	case "gdb", "lldb":
-		if !hasAny("-batch", "--batch", "--version", "-v") {
+		if !has("batch", "version", "v") && !word("-batch", "-version") {
 			x.interactiveHit(c, "starts a debugger prompt", interactiveTools[name])
 		}
 		return
 	case "psql", "mysql", "sqlite3":
-		if len(c.Args) == 0 || name == "psql" && !hasAny("-c", "-f", "--command", "--file", "-l", "--list") ||
-			name == "mysql" && !hasAny("-e", "--execute") || name == "sqlite3" && countOperands(c) < 2 {
+		if len(c.Args) == 0 || name == "psql" && !has("c", "f", "command", "file", "l", "list") ||
+			name == "mysql" && !has("e", "execute") || name == "sqlite3" && countOperands(c) < 2 {
 			if !x.hasStdin(c) && !infoOnly(c) {
 				x.interactiveHit(c, "opens an interactive prompt", interactiveTools[name])
 			}
@@ -107,6 +98,9 @@ func (x *check) interactive(c *analysis.Command) {
 		return
 	}
 	if instead, ok := interactiveTools[name]; ok {
+		if name == "fzf" && has("f", "filter", "bash", "zsh", "fish", "version", "help") {
+			return // filters once, or prints its shell integration
+		}
 		if !infoOnly(c) {
 			x.interactiveHit(c, "needs a terminal", instead)
 		}
@@ -116,8 +110,8 @@ func (x *check) interactive(c *analysis.Command) {
 		if !ok {
 			flag = "-c"
 		}
-		if countOperands(c) == 0 && !x.hasStdin(c) && !hasAny("-c", "-e", "-m", "-r", "--eval", "-p", "--print", "--version", "-V", "--help", "-h") ||
-			hasAny("-i") && name != "bash" && name != "sh" && name != "perl" && name != "ruby" {
+		if countOperands(c) == 0 && !x.hasStdin(c) && !has("c", "e", "m", "r", "eval", "p", "print", "version", "V", "help", "h") ||
+			has("i") && name != "bash" && name != "sh" && name != "perl" && name != "ruby" {
 			x.interactiveHit(c, "starts an interactive prompt", "pass the program with "+flag+" or run a file")
 		}
 	}
@@ -149,79 +143,45 @@ func countOperands(c *analysis.Command) int {
 }
 
 // sshCommandless reports ssh HOST with no remote command.
-func sshCommandless(c *analysis.Command) bool {
-	n := 0
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if strings.HasPrefix(a, "-") {
-			if len(a) == 2 && strings.IndexByte("BbcDEeFIiJLlmOoPpQRSWw", a[1]) >= 0 {
-				i++
-			}
-			continue
-		}
-		n++
-	}
-	return n <= 1
-}
+func sshCommandless(c *analysis.Command) bool { return len(c.Operands) <= 1 }
 
 func (x *check) gitInteractive(c *analysis.Command) {
-	sub, rest := gitSubcommand(c)
-	has := func(opts ...string) bool {
-		for _, a := range rest {
-			if a == "--" {
-				return false
-			}
-			for _, o := range opts {
-				if a == o || len(o) == 2 && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], o[1]) >= 0 {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	sub, has := c.Sub, c.Has
 	switch sub {
 	case "add":
-		if has("-i", "-p", "-e", "--interactive", "--patch", "--edit") {
+		if has("i", "p", "e", "interactive", "patch", "edit") {
 			x.interactiveHit(c, "opens an interactive hunk picker", "add whole files with git add PATH, or apply a prepared patch with git apply --cached")
 		}
 	case "rebase":
-		if has("-i", "--interactive", "--edit-todo") {
+		if has("i", "interactive", "edit-todo") {
 			x.interactiveHit(c, "opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script")
 		}
 	case "commit":
-		if has("-p", "--patch", "--interactive") {
+		if has("p", "patch", "interactive") {
 			x.interactiveHit(c, "opens an interactive hunk picker", "stage files with git add, then git commit -m")
 			return
 		}
-		if !has("-m", "-F", "-C", "--message", "--file", "--reuse-message", "--no-edit", "--fixup", "--dry-run") && !prefixed(rest, "--message=", "--file=", "--reuse-message=", "--fixup=", "-m", "-F", "-C") && !assigns(c, "GIT_EDITOR") {
+		if !has("m", "F", "C", "message", "file", "reuse-message", "no-edit", "fixup", "dry-run") && !assigns(c, "GIT_EDITOR") {
 			x.interactiveHit(c, "opens an editor for the message", "pass the message with -m")
 		}
 	case "checkout", "reset", "stash", "restore":
-		if has("-p", "--patch") {
+		if sub == "stash" && len(c.Operands) > 0 && c.Args[c.Operands[0]] != "push" && c.Args[c.Operands[0]] != "save" {
+			return // git stash show -p prints a patch
+		}
+		if has("p", "patch") {
 			x.interactiveHit(c, "opens an interactive hunk picker", "name the paths instead")
 		}
 	case "clean":
-		if has("-i", "--interactive") {
+		if has("i", "interactive") {
 			x.interactiveHit(c, "asks interactively", "use git clean -n to list, then -f with paths")
 		}
 	case "mergetool":
 		x.interactiveHit(c, "opens a merge tool", "resolve conflicts by editing files, then git add")
 	case "difftool":
-		if !has("-y", "--no-prompt", "-x", "--extcmd", "-t", "--tool") {
+		if !has("y", "no-prompt", "x", "extcmd", "t", "tool") {
 			x.interactiveHit(c, "prompts before each file", "use git diff")
 		}
 	}
-}
-
-func prefixed(args []string, prefixes ...string) bool {
-	for _, a := range args {
-		for _, p := range prefixes {
-			if strings.HasPrefix(a, p) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func assigns(c *analysis.Command, name string) bool {

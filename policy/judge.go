@@ -9,7 +9,6 @@ import (
 // judge runs every rule over every command and finding.
 func (x *check) judge() {
 	files := x.fetched()
-	scripts := x.scripts()
 	for i := range x.a.Commands {
 		x.cur = i
 		c := &x.a.Commands[i]
@@ -18,8 +17,8 @@ func (x *check) judge() {
 		if files != nil && c.Kind == analysis.Simple && !c.Dynamic {
 			x.runsFetched(c, files)
 		}
-		if scripts != nil && c.Kind == analysis.Simple && !c.Dynamic {
-			x.runsScript(c, scripts)
+		if c.Kind == analysis.Simple && !c.Dynamic && mayRunFile(c) {
+			x.runsScript(c, x.writtenFiles())
 		}
 		allowed := x.userRules(c)
 		if allowed {
@@ -98,7 +97,10 @@ func (x *check) command(c *analysis.Command) {
 	x.interactive(c)
 	x.writes(c)
 	x.execution(c)
+	x.programFromStdin(c)
 	x.escape(c)
+	x.loseWork(c)
+	x.unknownRunner(c)
 	if c.MoreArgs && writesMoreArgs(c) {
 		x.ask(RuleDynamic, "`%s`: %s gets the paths it changes from input at run time (rule dynamic). List the files explicitly.", c.Source, name)
 	}
@@ -109,6 +111,12 @@ func (x *check) redirects(c *analysis.Command) {
 	for _, r := range c.Redirects {
 		if strings.HasPrefix(r.Target, "/dev/tcp/") || strings.HasPrefix(r.Target, "/dev/udp/") {
 			x.networkHit(c, "the redirection "+r.Op+" "+r.Target+" opens a network connection")
+			continue
+		}
+		if r.Dynamic && (strings.Contains(r.Target, "$(") || strings.Contains(r.Target, "`")) {
+			// exec 3< "$(printf /dev/tcp/…)": a path built at run time may be
+			// a network connection or a device.
+			x.ask(RuleDynamic, "`%s`: the redirection %s %s opens a path only known at run time (rule dynamic). Write the path literally.", c.Source, r.Op, r.Target)
 			continue
 		}
 		if !r.Write {
@@ -127,13 +135,14 @@ func (x *check) redirects(c *analysis.Command) {
 func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who string) {
 	pl, resolved := x.where(c, p, f)
 	switch pl {
+	// The path is named as written: where a link outside the root leads is
+	// not the model's to learn.
 	case device:
-		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, destroying a disk or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, resolved)
+		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, a disk or kernel device, destroying data or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, p)
 	case outside:
-		x.deny(RuleConfinement, "`%s`: %s would change %s, outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, resolved, x.root)
+		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, p, x.root)
 	case protected:
-		rel := strings.TrimPrefix(strings.TrimPrefix(resolved, x.root), "/")
-		x.askKey("write "+rel, RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
+		x.ask(RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
 	case unknown:
 		x.ask(RuleDynamic, "`%s`: %s would change %s, a path only known at run time (rule dynamic). Write the path literally.", c.Source, who, p)
 	}
@@ -144,7 +153,8 @@ func (x *check) chdir(c *analysis.Command) {
 	for _, d := range c.Chdir {
 		pl := x.placeOf(d)
 		if pl == outside || pl == device {
-			x.deny(RuleConfinement, "`%s` would work in %s, outside the project root %s (rule confinement). Stay inside the project; use paths relative to it.", c.Source, d, x.root)
+			x.deny(RuleConfinement, "`%s` would work in a directory outside the project root %s (rule confinement). Stay inside the project; use paths relative to it.", c.Source, x.root)
+			break
 		}
 	}
 	if c.ChdirUnknown {
@@ -207,7 +217,7 @@ func infoOnly(c *analysis.Command) bool {
 	}
 	for _, a := range c.Args {
 		switch a {
-		case "--version", "-V", "--help", "-h", "version", "help":
+		case "--version", "-V", "--help", "-h", "version", "help", "-version", "-help", "-?", "--manual":
 		default:
 			return false
 		}
@@ -218,6 +228,9 @@ func infoOnly(c *analysis.Command) bool {
 // writesMoreArgs reports whether arguments appended at run time (xargs) would
 // be paths the command changes.
 func writesMoreArgs(c *analysis.Command) bool {
+	if c.Name == "dd" {
+		return true // of= may come from input
+	}
 	f := writers[c.Name]
 	if f == nil {
 		return false
@@ -226,6 +239,7 @@ func writesMoreArgs(c *analysis.Command) bool {
 	probed := *c
 	probed.Args = append(append([]string(nil), c.Args...), probe)
 	probed.Flags = append(append([]analysis.ArgFlag(nil), c.Flags...), 0)
+	probed.ParseOpts()
 	for _, t := range f(&probed) {
 		if t.path == probe {
 			return true

@@ -49,12 +49,14 @@ var systemDirs = map[string]bool{
 var escapeTools = map[string]bool{
 	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "crontab": true,
 	"at": true, "batch": true, "launchctl": true, "machinectl": true, "lxc": true, "incus": true,
+	"docker-compose": true, "podman-compose": true, "xdg-open": true, "open": true, "gio": true,
 }
 
 // readOnlyDocker are docker/podman subcommands that run nothing.
 var readOnlyDocker = map[string]bool{
 	"ps": true, "images": true, "version": true, "info": true, "inspect": true, "logs": true,
 	"--version": true, "--help": true, "help": true, "stats": true, "top": true, "port": true, "history": true,
+	"ls": true, "list": true, "df": true, "diff": true,
 }
 
 // loaderVars change which programs, libraries or startup files run.

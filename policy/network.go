@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 
+	"github.com/shellgate/shellgate/analysis/opts"
+
 	"github.com/shellgate/shellgate/analysis"
 )
 
@@ -16,6 +18,14 @@ func (x *check) networkHit(c *analysis.Command, what string) {
 // network denies network clients while the network is off.
 func (x *check) network(c *analysis.Command) {
 	name := c.Name
+	for _, a := range c.Assigns {
+		if a.Name == "DOCKER_HOST" || a.Name == "CONTAINER_HOST" {
+			x.networkHit(c, a.Name+" points the container client at another host")
+		}
+	}
+	if packageFetches[name] != nil && x.installs(c) {
+		return
+	}
 	switch {
 	case networkClients[name]:
 		if !infoOnly(c) {
@@ -29,15 +39,65 @@ func (x *check) network(c *analysis.Command) {
 			}
 		}
 	case name == "openssl":
-		if len(c.Args) > 0 && (c.Args[0] == "s_client" || c.Args[0] == "s_server" || c.Args[0] == "ocsp") {
+		if len(c.Args) > 0 && (c.Args[0] == "s_client" || c.Args[0] == "s_server" || c.Args[0] == "s_time" || c.Args[0] == "ocsp") {
 			x.networkHit(c, "openssl "+c.Args[0]+" opens a network connection")
 		}
+	case remoteServices[name] != "":
+		if !infoOnly(c) && !c.Has("help", "version") && !offlineSubcommand(c) {
+			x.networkHit(c, name+" talks to "+remoteServices[name])
+		}
+	case name == "psql" || name == "mysql" || name == "redis-cli" || name == "mongosh" || name == "mongo" || name == "clickhouse-client":
+		for _, a := range c.Args {
+			if a == "-h" || strings.HasPrefix(a, "--host") || strings.HasPrefix(a, "-h") && len(a) > 2 || strings.Contains(a, "://") || a == "-u" && name == "redis-cli" {
+				x.networkHit(c, name+" connects to a database server")
+				return
+			}
+		}
+	case name == "docker" || name == "podman":
+		if len(c.Operands) > 0 {
+			switch sub := c.Args[c.Operands[0]]; sub {
+			case "pull", "push", "login", "search", "logout":
+				x.networkHit(c, name+" "+sub+" talks to a registry")
+			}
+		}
 	case name == "git":
-		sub, rest := gitSubcommand(c)
+		sub, rest := c.Sub, gitRest(c)
+		if c.Has("help", "h") {
+			return
+		}
+		for _, o := range c.Global {
+			if o.Name == "c" && gitKeyReachesNetwork(o.Value) {
+				x.networkHit(c, "git -c "+o.Value+" points git at a remote")
+				return
+			}
+		}
+		switch sub {
+		case "daemon", "remote-http", "remote-https", "remote-ftp", "http-fetch", "http-push", "upload-pack", "send-email", "imap-send", "credential-cache--daemon":
+			x.networkHit(c, "git "+sub+" opens network connections")
+			return
+		case "lfs":
+			if len(c.Operands) > 0 {
+				switch c.Args[c.Operands[0]] {
+				case "pull", "fetch", "push", "clone":
+					x.networkHit(c, "git lfs "+c.Args[c.Operands[0]]+" talks to a remote")
+				}
+			}
+			return
+		case "config":
+			if len(c.Operands) > 1 && gitKeyReachesNetwork(c.Args[c.Operands[0]]+"="+c.Args[c.Operands[1]]) {
+				x.networkHit(c, "git config "+c.Args[c.Operands[0]]+" points git at a remote")
+			}
+			return
+		}
 		switch sub {
 		case "push", "pull", "fetch":
 			x.networkHit(c, "git "+sub+" talks to a remote repository")
-		case "clone", "ls-remote":
+		case "ls-remote", "archive":
+			// A remote by name or URL; only a path (./repo, /x) stays local.
+			if sub == "archive" && c.Has("remote") || sub == "ls-remote" && !(len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], ".") || len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], "/")) {
+				x.networkHit(c, "git "+sub+" talks to a remote repository")
+			}
+		case "clone":
 			for i, a := range rest {
 				if c.Flags[len(c.Args)-len(rest)+i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && isRemote(a) {
 					x.networkHit(c, "git "+sub+" talks to the remote "+a)
@@ -50,13 +110,45 @@ func (x *check) network(c *analysis.Command) {
 			}
 		case "submodule":
 			for _, a := range rest {
-				if a == "update" || a == "sync" {
+				if a == "update" || a == "sync" || a == "add" {
 					x.networkHit(c, "git submodule "+a+" fetches from remote repositories")
 					return
 				}
 			}
 		}
-	case name == "pip" || name == "pip3" || strings.HasPrefix(name, "python") && len(c.Args) > 1 && c.Args[0] == "-m" && c.Args[1] == "pip" || name == "uv" || name == "poetry":
+	case name == "pip" || name == "pip3" || name == "python3" && len(c.Args) > 1 && c.Args[1] == "pip":
+		if len(c.Operands) == 0 {
+			return
+		}
+		sub := c.Args[c.Operands[0]]
+		if sub == "pip" && len(c.Operands) > 1 {
+			sub = c.Args[c.Operands[1]]
+		}
+		if sub != "install" && sub != "download" && sub != "wheel" && sub != "index" {
+			return // pip show -f: files, not find-links
+		}
+		for i, a := range c.Args {
+			offline := c.Has("no-index") // --find-links then names local directories
+			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.Contains(a, "://") || !offline && (strings.HasPrefix(a, "--index") || strings.HasPrefix(a, "--extra-index") ||
+				strings.HasPrefix(a, "--find-links") || a == "-i" || a == "-f" || strings.HasPrefix(a, "--trusted-host"))) {
+				x.networkHit(c, name+" "+sub+" fetches from "+a)
+				return
+			}
+		}
+	case name == "npm" || name == "pnpm" || name == "yarn" || name == "npx":
+		if len(c.Operands) > 0 && c.Args[c.Operands[0]] == "config" {
+			return // configuration is judged as such
+		}
+		for i, a := range c.Args {
+			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.HasPrefix(a, "--registry") || strings.Contains(a, "://") && !strings.HasPrefix(a, "file:")) {
+				x.networkHit(c, name+" fetches from "+a)
+				return
+			}
+		}
+	case name == "uv" || name == "poetry" || strings.HasPrefix(name, "python") && len(c.Args) > 1 && c.Args[0] == "-m" && c.Args[1] == "pip" || name == "uv" || name == "poetry":
+		if len(c.Args) > 0 && c.Args[0] == "run" {
+			return // uv run, poetry run: the command is judged on its own
+		}
 		for _, a := range c.Args {
 			for _, o := range []string{"--index-url", "--extra-index-url", "-i", "--find-links", "-f", "--trusted-host"} {
 				if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && strings.HasPrefix(a, o) && len(a) > 2 && strings.Contains(a, "://") {
@@ -66,6 +158,104 @@ func (x *check) network(c *analysis.Command) {
 			}
 		}
 	}
+}
+
+// packageFetches are the subcommands that download packages, by program.
+var packageFetches = map[string]map[string]bool{
+	"npm":      {"install": true, "i": true, "add": true, "ci": true, "update": true, "upgrade": true, "up": true, "install-test": true, "it": true},
+	"pnpm":     {"install": true, "i": true, "add": true, "update": true, "up": true, "fetch": true},
+	"yarn":     {"install": true, "add": true, "upgrade": true, "up": true},
+	"pip":      {"install": true, "download": true, "wheel": true},
+	"pip3":     {"install": true, "download": true, "wheel": true},
+	"python3":  {"install": true, "download": true, "wheel": true},
+	"cargo":    {"add": true, "install": true, "fetch": true, "update": true},
+	"go":       {"get": true},
+	"gem":      {"install": true, "update": true, "fetch": true},
+	"bundle":   {"install": true, "update": true, "add": true},
+	"composer": {"install": true, "require": true, "update": true},
+	"uv":       {"add": true},
+}
+
+// installs denies, with the network off, a package manager command that
+// downloads packages (npm install, pip install, cargo add, go get), and
+// reports whether it did. Offline flags and local wheels are let through.
+func (x *check) installs(c *analysis.Command) bool {
+	subs := packageFetches[c.Name]
+	if subs == nil || c.Has("help", "h", "offline", "no-index", "dry-run") {
+		return false
+	}
+	sub := ""
+	for _, i := range c.Operands {
+		if a := c.Args[i]; a != "-m" && a != "pip" {
+			sub = a
+			break
+		}
+	}
+	if !subs[sub] && !(c.Name == "yarn" && len(c.Operands) == 0) { // bare yarn installs
+		if c.Name != "go" || c.Sub != "get" && !(c.Sub == "install" && hasVersion(c)) && !(c.Sub == "mod" && sub == "download") {
+			return false
+		}
+	}
+	what := c.Name + " " + sub
+	if c.Name == "go" {
+		what = "go " + c.Sub
+	}
+	x.networkHit(c, what+" downloads packages")
+	return true
+}
+
+// hasVersion reports go install PKG@VERSION, which fetches the module.
+func hasVersion(c *analysis.Command) bool {
+	for _, i := range c.Operands {
+		if strings.Contains(c.Args[i], "@") {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteServices are clients of remote APIs: every call but help and a few
+// local subcommands goes over the network.
+var remoteServices = map[string]string{
+	"kubectl": "a Kubernetes cluster", "helm": "a Kubernetes cluster", "aws": "AWS", "gcloud": "Google Cloud",
+	"gsutil": "Google Cloud Storage", "az": "Azure", "gh": "GitHub", "glab": "GitLab", "terraform": "cloud providers",
+	"tofu": "cloud providers", "pulumi": "cloud providers", "ansible": "remote hosts", "ansible-playbook": "remote hosts",
+	"doctl": "DigitalOcean", "flyctl": "Fly.io", "heroku": "Heroku", "vercel": "Vercel", "netlify": "Netlify",
+	"s3cmd": "S3", "oc": "an OpenShift cluster", "eksctl": "AWS",
+}
+
+// offlineSubcommand reports remote-service subcommands that stay local.
+func offlineSubcommand(c *analysis.Command) bool {
+	if len(c.Operands) == 0 {
+		return c.Name != "ansible" && c.Name != "ansible-playbook"
+	}
+	sub := c.Args[c.Operands[0]]
+	switch c.Name {
+	case "terraform", "tofu":
+		return sub == "fmt" || sub == "validate" || sub == "version" || sub == "graph" || sub == "show" || sub == "output"
+	case "kubectl", "oc":
+		return sub == "version" && c.Has("client") || sub == "completion" || sub == "kustomize"
+	case "helm":
+		return sub == "template" || sub == "lint" || sub == "create" || sub == "package" || sub == "completion" || sub == "env"
+	case "gh", "glab":
+		return sub == "completion" || sub == "help" || sub == "version" || sub == "config" || sub == "alias"
+	}
+	return sub == "help" || sub == "version" || sub == "completion"
+}
+
+// gitKeyReachesNetwork reports config (KEY=VALUE) that points git at a remote:
+// remote.X.url, url.X.insteadOf, http.proxy.
+func gitKeyReachesNetwork(kv string) bool {
+	key, val, _ := strings.Cut(strings.ToLower(kv), "=")
+	switch {
+	case strings.HasPrefix(key, "remote.") && (strings.HasSuffix(key, ".url") || strings.HasSuffix(key, ".pushurl")):
+		return isRemote(val)
+	case strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")):
+		return true
+	case key == "http.proxy" || key == "https.proxy" || strings.HasPrefix(key, "http.") && strings.HasSuffix(key, ".proxy"):
+		return true
+	}
+	return false
 }
 
 // isRemote reports a repository or rsync location on another host:
@@ -82,17 +272,16 @@ func isRemote(a string) bool {
 	return colon > 0 && (slash < 0 || colon < slash)
 }
 
-// gitSubcommand returns git's subcommand and the arguments after it.
-func gitSubcommand(c *analysis.Command) (string, []string) {
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "-C" || a == "-c" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--config-env" || a == "--super-prefix":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			return a, c.Args[i+1:]
-		}
+// gitRest is what follows git's subcommand.
+func gitRest(c *analysis.Command) []string {
+	if c.Sub == "" {
+		return nil
 	}
-	return "", nil
+	return c.Args[c.SubAt+1:]
+}
+
+// hasOpt reports whether any of names is among os.
+func hasOpt(os []opts.Opt, names ...string) bool {
+	r := opts.Result{Opts: os}
+	return r.Has(names...)
 }

@@ -24,8 +24,11 @@ var harmlessTargets = map[string]bool{
 	"/dev/zero": true, "-": true,
 }
 
+// isHarmlessTarget reports the command's own standard streams and descriptors,
+// written exactly: /dev/fd/3, but not /dev/fd/../../etc, which the resolver
+// follows like any other path.
 func isHarmlessTarget(p string) bool {
-	return harmlessTargets[p] || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+	return harmlessTargets[p] || analysis.IsDescriptorPath(p)
 }
 
 // isDevice reports the device files whose writing destroys data or the system.
@@ -125,8 +128,13 @@ func isProtected(rel string) bool {
 		return true
 	case ".github":
 		return rest == "" || rest == "workflows" || strings.HasPrefix(rest, "workflows/")
-	case ".shellgate.toml", ".envrc", ".npmrc", ".pre-commit-config.yaml":
+	case ".shellgate.toml", ".envrc", ".npmrc", ".pre-commit-config.yaml", ".yarnrc", ".yarnrc.yml", ".pypirc",
+		"pip.conf", "pip.ini", "uv.toml", "bunfig.toml", ".bazelrc", ".tool-versions", ".mise.toml", "mise.toml":
+		// package managers' and runners' configuration: registries, scripts,
+		// hooks and toolchains that later commands obey
 		return rest == ""
+	case ".cargo", ".pip", ".config", ".bundle":
+		return true
 	}
 	base := rel[strings.LastIndexByte(rel, '/')+1:]
 	return base == ".gitattributes" || base == ".gitmodules" || base == ".envrc"

@@ -86,6 +86,7 @@ func (x *check) userRules(c *analysis.Command) (allowed bool) {
 	for _, p := range x.e.ask {
 		if ok, _ := p.match(c); ok {
 			x.ask(RuleUserAsk, "`%s` matches the project's ask rule %q (rule user.ask): the user must approve it.", c.Source, p.src)
+			x.hits[len(x.hits)-1].key = p.src // the user's own pattern, shown with the question
 		}
 	}
 	for _, p := range x.e.allow {
@@ -103,26 +104,27 @@ var multiCommand = map[string]bool{
 	"apt": true, "apt-get": true, "gh": true, "bun": true, "deno": true, "uv": true, "poetry": true,
 }
 
-// sessionKey is the prefix a user approves "for this session": "npm publish".
-func sessionKey(c *analysis.Command) string {
-	if c.Dynamic || c.Kind != analysis.Simple || c.Name == "" {
+// sessionKey is what a user approves "for this session" when rule asks about
+// c. Asking about the program itself (a daemon, untrusted mode), it is a
+// prefix shown with the question: "npm publish", "docker run"; a user ask
+// rule's key is its pattern.
+// Asking about what the command contains (code in an option, a protected
+// file, a variable), or for a program without subcommands, it is the exact
+// command: approving one `sed '1e date'` must not approve every later sed.
+func sessionKey(rule string, c *analysis.Command) string {
+	if c.Dynamic {
 		return ""
 	}
-	if !multiCommand[c.Name] {
-		return c.Name
-	}
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if strings.HasPrefix(a, "-") {
-			if (a == "-C" || a == "-c") && c.Name == "git" {
-				i++
+	if (rule == RuleEscape || rule == RuleUntrusted) && c.Kind == analysis.Simple && multiCommand[c.Name] {
+		if c.Sub != "" && c.Flags[c.SubAt]&analysis.ArgDynamic == 0 {
+			return c.Name + " " + c.Sub
+		}
+		for _, i := range c.Operands {
+			if c.Flags[i]&analysis.ArgDynamic != 0 {
+				return ""
 			}
-			continue
+			return c.Name + " " + c.Args[i]
 		}
-		if c.Flags[i]&analysis.ArgDynamic != 0 {
-			return ""
-		}
-		return c.Name + " " + a
 	}
-	return c.Name
+	return c.Source
 }

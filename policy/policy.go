@@ -45,6 +45,11 @@ type Env struct {
 	// Vars are other variables the command's environment is known to have, so that
 	// "$NAME/x" is a known path rather than one only known at run time.
 	Vars map[string]string
+	// Shell is the program that will run the line (a name or path: "bash",
+	// "/bin/sh", "pwsh", `C:\Windows\System32\cmd.exe`); bash when empty.
+	// Lines for PowerShell and cmd.exe are read by a conservative analyser of
+	// their own; lines for zsh or fish always ask.
+	Shell string
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -64,9 +69,11 @@ type Verdict struct {
 	Line    int    `json:"line,omitempty"`
 	Col     int    `json:"col,omitempty"`
 	// SessionKey is, for ask, what a user can approve for the rest of a session:
-	// a command prefix ("npm publish", "docker run"), a protected file ("write
-	// .git/hooks/pre-commit") or a variable on a command ("LD_PRELOAD=… ls").
-	// Empty when the ask cannot be approved that way (text only known at run time).
+	// the exact sub-command; the pattern of the user's ask rule that matched
+	// ("npm publish *"); or, when the ask is about the program itself
+	// (sandbox-escape, untrusted mode), a command prefix ("docker run"). It
+	// must be shown with the question. Never a bare program name. Empty when the ask cannot be approved that way (text
+	// only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
 	// Commands is everything the line would run (for `shellgate check`).
 	Commands []analysis.Command `json:"commands"`
@@ -153,6 +160,9 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		}
 		vars["TMPDIR"], vars["TMP"], vars["TEMP"] = tmp, tmp, tmp
 	}
+	if x.otherShell(command, familyOf(env.Shell)) {
+		return x.verdict(approved)
+	}
 	dir := env.Dir
 	if dir == "" {
 		dir = env.Root
@@ -164,6 +174,8 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
+		} else if errors.Is(err, analysis.ErrCost) {
+			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Split it into smaller, flatter commands."
 		} else {
 			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Fix the command and retry."
 		}
@@ -221,6 +233,9 @@ type check struct {
 	cur      int // the command being judged
 	netFed   []int8
 	netSrc   []int
+	// written: the files the line writes (scripts), computed when first needed.
+	written     map[string]string
+	scriptsDone bool
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of each.
@@ -265,18 +280,12 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 // add records a hit on the command being judged.
 func (x *check) add(d Decision, rule, reason string) {
 	c := &x.a.Commands[x.cur]
-	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(c)})
+	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(rule, c)})
 }
 
 func (x *check) deny(rule, format string, args ...any) {
 	x.add(Deny, rule, fmt.Sprintf(format, args...))
 }
 func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }
-
-// askKey is ask with a session key narrower than the command prefix.
-func (x *check) askKey(key, rule, format string, args ...any) {
-	x.add(Ask, rule, fmt.Sprintf(format, args...))
-	x.hits[len(x.hits)-1].key = key
-}
 
 func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }

@@ -28,6 +28,23 @@ func checkAll(t *testing.T, e *policy.Engine, env policy.Env, l *lab, cases []de
 	}
 }
 
+// checkDefaults judges cases with the default settings in l (a fresh lab
+// when nil), as checkAll does.
+func checkDefaults(t *testing.T, l *lab, cases []decisionCase) {
+	t.Helper()
+	if l == nil {
+		l = newLab(t)
+	}
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAll(t, e, l.env(), l, cases)
+}
+
+// The decisions, short for the tables.
+const deny, ask, allow = policy.Deny, policy.Ask, policy.Allow
+
 func TestBuiltinRules(t *testing.T) {
 	l := newLab(t)
 	e, err := policy.New(policy.Settings{})
@@ -299,7 +316,7 @@ func TestSettings(t *testing.T) {
 			{"find . -name '*.go'", policy.Allow, ""},
 			{"find . -delete", policy.Ask, "untrusted"},
 			{"git -c core.pager=cat log", policy.Ask, "untrusted"},
-			{"git branch -D x", policy.Ask, "untrusted"},
+			{"git branch -D x", policy.Ask, "lose-work"},
 			{"sed -n 1p a.txt", policy.Allow, ""},
 			{"sed -i s/a/b/ a.txt", policy.Ask, "untrusted"},
 			{"echo x > f", policy.Ask, "untrusted"},
@@ -365,10 +382,10 @@ func TestCheckApproved(t *testing.T) {
 	ok := func(k string) bool { return approved[k] }
 	cmd := "npm publish --tag x && docker run alpine"
 	v := e.CheckApproved(cmd, l.env(), ok)
-	if v.Decision != policy.Ask || v.SessionKey != "npm publish" {
+	if v.Decision != policy.Ask || v.SessionKey != "npm publish *" {
 		t.Fatalf("first ask: %+v", v)
 	}
-	approved["npm publish"] = true
+	approved["npm publish *"] = true
 	v = e.CheckApproved(cmd, l.env(), ok)
 	if v.Decision != policy.Ask || v.SessionKey != "docker run" {
 		t.Fatalf("second ask: %+v", v)
@@ -454,7 +471,7 @@ func largeInputs() []largeInput {
 		{"3000 shells in a pipeline", "echo true | " + strings.Repeat("sh|", 3000) + "sh", policy.Ask},
 		{"100000 commands", strings.Repeat("true;", 100000), policy.Allow},
 		{"5000 cd", strings.Repeat("cd sub && ", 5000) + "ls", policy.Allow},
-		{"2000 nested $(", strings.Repeat("$(", 2000) + "x" + strings.Repeat(")", 2000), policy.Ask},
+		{"2000 nested $(", strings.Repeat("$(", 2000) + "x" + strings.Repeat(")", 2000), policy.Deny}, // over MaxNesting
 		{"braces", "echo " + strings.Repeat("{a,b}", 20), policy.Allow},
 		{"long arithmetic", "n=1; echo $((n" + strings.Repeat("+n", 50000) + "))", policy.Allow},
 		{"too large", strings.Repeat("a", 2<<20), policy.Deny},
@@ -477,5 +494,35 @@ func BenchmarkCheckLarge(b *testing.B) {
 				e.Check(in.cmd, l.env())
 			}
 		})
+	}
+}
+
+// TestSessionKeysNeverBareNames: "allow for this session" covers what was
+// approved — the exact command, the user's own pattern or a shown prefix —
+// never every use of a program.
+func TestSessionKeysNeverBareNames(t *testing.T) {
+	l := newLab(t)
+	e, _ := policy.New(policy.Settings{})
+	v := e.Check("sed '1e date' a.txt", l.env())
+	if v.Decision != policy.Ask || v.SessionKey != "sed '1e date' a.txt" {
+		t.Fatalf("sed e: %s key %q", v.Decision, v.SessionKey)
+	}
+	approved := func(k string) bool { return k == v.SessionKey }
+	for cmd, want := range map[string]policy.Decision{
+		"sed '1e date' a.txt":                 policy.Allow,
+		"echo x && sed '1e date' a.txt":       policy.Allow,
+		"sed '1e id' a.txt":                   policy.Ask,
+		"sed -n '1e date' a.txt":              policy.Ask,
+		"LD_PRELOAD=x.so sed '1e date' a.txt": policy.Ask,
+	} {
+		if got := e.CheckApproved(cmd, l.env(), approved); got.Decision != want {
+			t.Errorf("after approving %q: %q is %s (%s), want %s", v.SessionKey, cmd, got.Decision, got.Reason, want)
+		}
+	}
+	for _, cmd := range []string{"LD_PRELOAD=x.so ls", "echo x > .git/hooks/pre-commit", "tar -xf a.tar --use-comp=date", "export BASH_ENV=x"} {
+		v := e.Check(cmd, l.env())
+		if v.Decision != policy.Ask || v.SessionKey != cmd {
+			t.Errorf("%q: %s key %q, want the exact command", cmd, v.Decision, v.SessionKey)
+		}
 	}
 }

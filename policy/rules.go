@@ -14,6 +14,8 @@ const (
 	RuleProtected    = "protected-paths"
 	RuleDynamic      = "dynamic"
 	RuleEscape       = "sandbox-escape"
+	RuleLoseWork     = "lose-work"
+	RuleOtherShell   = "other-shell"
 	RuleDedicated    = "dedicated-tools"
 	RuleUntrusted    = "untrusted"
 	RuleUserDeny     = "user.deny"
@@ -44,6 +46,8 @@ var rules = []RuleInfo{
 	{RuleProtected, Ask, "writes files that run later outside any check: .git/hooks, .vscode, .envrc …"},
 	{RuleDynamic, Ask, "a program name or directory only known at run time"},
 	{RuleEscape, Ask, "hands work to a daemon outside every sandbox: docker, systemd-run, crontab, at"},
+	{RuleOtherShell, Ask, "PowerShell and cmd.exe lines beyond one read-only command, and every zsh or fish line: their syntax is not bash's"},
+	{RuleLoseWork, Ask, "throws away work inside the project: git reset --hard, git clean -f, git checkout -- ., git stash drop, git branch -D"},
 	{RuleDedicated, Deny, "ls, cat, head, tail, grep, find, rg when the agent has its own tools (off by default)"},
 	{RuleUntrusted, Ask, "untrusted mode: anything outside the known read-only set"},
 }

@@ -47,12 +47,10 @@ func safe(c *analysis.Command) bool {
 	}
 	switch c.Name {
 	case "git":
-		for _, a := range c.Args {
-			if a == "-c" || strings.HasPrefix(a, "--exec-path") || strings.HasPrefix(a, "--output") {
-				return false
-			}
+		if len(c.Global) > 0 && (hasOpt(c.Global, "c", "exec-path", "config-env") || c.Has("output")) {
+			return false
 		}
-		sub, rest := gitSubcommand(c)
+		sub, rest := c.Sub, gitRest(c)
 		switch sub {
 		case "branch", "tag", "remote", "stash":
 			for _, a := range rest {
@@ -88,9 +86,9 @@ func safe(c *analysis.Command) bool {
 			return false
 		}()
 	case "sort":
-		return len(optionValues(c, 'o', "--output")) == 0
+		return len(c.Values("o", "output")) == 0
 	case "tail":
-		return !hasArg(c.Args, "-f", "-F", "--follow")
+		return !c.Has("f", "F", "follow", "retry")
 	case "printf":
 		return !hasArg(c.Args, "-v")
 	case "command":
@@ -98,8 +96,7 @@ func safe(c *analysis.Command) bool {
 	case "env", "timeout", "nice", "time", "xargs":
 		return true // what they run is judged as a command of its own
 	case "uniq":
-		ops := operands(c, opts{short: "fsw", long: []string{"--skip-fields", "--skip-chars", "--check-chars"}})
-		return len(ops) < 2
+		return len(c.Operands) < 2
 	}
 	return readOnly[c.Name]
 }

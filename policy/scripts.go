@@ -43,8 +43,8 @@ func (x *check) runsFetched(c *analysis.Command, files map[string]string) {
 	}
 }
 
-// scripts returns the files the line writes with redirections or tee: text
-// that a later command could run.
+// scripts returns the files the line writes, resolved, with the command that
+// writes each: text that a later command could run.
 func (x *check) scripts() map[string]string {
 	var out map[string]string
 	add := func(c *analysis.Command, p string, f analysis.ArgFlag) {
@@ -62,8 +62,11 @@ func (x *check) scripts() map[string]string {
 				add(c, r.Target, 0)
 			}
 		}
-		if c.Name == "tee" && !c.Dynamic {
-			for _, t := range writers["tee"](c) {
+		if c.Kind != analysis.Simple || c.Dynamic || writesNoText[c.Name] {
+			continue
+		}
+		if f := writers[c.Name]; f != nil {
+			for _, t := range f(c) {
 				add(c, t.path, t.flag)
 			}
 		}
@@ -71,12 +74,82 @@ func (x *check) scripts() map[string]string {
 	return out
 }
 
+// writesNoText are the writers whose targets hold no new text to run: they
+// delete, change modes or times, link, format or compile the project's own.
+var writesNoText = map[string]bool{
+	"rm": true, "rmdir": true, "unlink": true, "shred": true, "mkdir": true, "touch": true, "mkfifo": true,
+	"mknod": true, "chmod": true, "chown": true, "chgrp": true, "chattr": true, "setfacl": true, "truncate": true,
+	"ln": true, "gofmt": true, "goimports": true, "go": true,
+}
+
+// writtenFiles is scripts, computed once per check and only when a command
+// that may run a file needs it.
+func (x *check) writtenFiles() map[string]string {
+	if !x.scriptsDone {
+		x.written, x.scriptsDone = x.scripts(), true
+	}
+	return x.written
+}
+
+// mayRunFile reports commands that can run a file as code: a path, an
+// interpreter, a tool given a program file, or a runner of project files.
+func mayRunFile(c *analysis.Command) bool {
+	if strings.Contains(c.Path, "/") || interpreters[c.Name] || strings.HasPrefix(c.Name, "python") {
+		return true
+	}
+	switch c.Name {
+	case "sed", "awk", "gawk", "mawk", "nawk", "make", "gmake", "npm", "pnpm", "yarn", "bun", "npx":
+		return true
+	case "go":
+		return c.Sub == "generate"
+	}
+	return false
+}
+
 // runsScript asks before running a file that the same line writes: what it
-// holds is not checked (printf '…' > x.sh && sh x.sh).
+// holds is not checked (printf '…' > x.sh && sh x.sh, cp /dev/stdin z.sh; sh
+// z.sh, a Makefile or package.json written and then run).
 func (x *check) runsScript(c *analysis.Command, files map[string]string) {
+	if files == nil {
+		return
+	}
 	if t, ok := x.runsFile(c, files); ok {
 		x.ask(RuleStoredCode, "`%s` runs %s, which `%s` writes in the same command line, so what it runs cannot be checked (rule stored-code). Run those commands directly.", c.Source, t, files[x.resolveArg(c, t)])
+		return
 	}
+	if w, what := writtenProjectFile(c, files); w != "" {
+		x.ask(RuleStoredCode, "`%s` runs what %s says, and `%s` writes it in the same command line, so what it runs cannot be checked (rule stored-code). Run those commands directly.", c.Source, what, w)
+	}
+}
+
+// writtenProjectFile reports a file that tells c what to run (a Makefile for
+// make, package.json for npm, Go sources for go generate) among files.
+func writtenProjectFile(c *analysis.Command, files map[string]string) (writer, what string) {
+	var match func(base string) bool
+	switch c.Name {
+	case "make", "gmake":
+		what = "the makefile"
+		match = func(b string) bool {
+			return b == "Makefile" || b == "makefile" || b == "GNUmakefile" || strings.HasSuffix(b, ".mk")
+		}
+	case "npm", "pnpm", "yarn", "bun", "npx":
+		what = "package.json"
+		match = func(b string) bool { return b == "package.json" || b == ".npmrc" }
+	case "go":
+		if c.Sub != "generate" {
+			return "", ""
+		}
+		what = "a //go:generate line"
+		match = func(b string) bool { return strings.HasSuffix(b, ".go") }
+	default:
+		return "", ""
+	}
+	for f, w := range files {
+		if match(f[strings.LastIndexByte(f, '/')+1:]) {
+			return w, what
+		}
+	}
+	return "", ""
 }
 
 // runsFile reports the file among files that c runs as a program or script.
@@ -89,7 +162,18 @@ func (x *check) runsFile(c *analysis.Command, files map[string]string) (string, 
 				break
 			}
 		}
+		// sh < x.sh runs x.sh.
+		for _, r := range c.Redirects {
+			if r.Op == "<" || r.Op == "0<" {
+				f := analysis.ArgFlag(0)
+				if r.Dynamic {
+					f = analysis.ArgDynamic
+				}
+				candidates = append(candidates, target{r.Target, f})
+			}
+		}
 	}
+	candidates = append(candidates, programFiles(c)...)
 	for _, t := range candidates {
 		if !strings.Contains(t.path, "/") && t.path == c.Path {
 			continue // a bare name is looked up in PATH, not the directory
@@ -99,6 +183,31 @@ func (x *check) runsFile(c *analysis.Command, files map[string]string) (string, 
 		}
 	}
 	return "", false
+}
+
+// programFiles are the files whose text c runs as its program: sed -f, awk -f,
+// make -f.
+func programFiles(c *analysis.Command) []target {
+	switch c.Name {
+	case "sed":
+		return values(c, "f", "file")
+	case "awk", "gawk", "mawk", "nawk":
+		return values(c, "f", "file", "i", "include")
+	case "make", "gmake":
+		return values(c, "f", "file", "makefile")
+	}
+	return nil
+}
+
+// programFromStdin asks when c reads its program from standard input, which
+// the analysis cannot follow (make -f /dev/stdin <<< '…').
+func (x *check) programFromStdin(c *analysis.Command) {
+	for _, t := range programFiles(c) {
+		if t.flag&analysis.ArgDynamic == 0 && analysis.IsStdinPath(t.path) {
+			x.ask(RuleStoredCode, "`%s`: %s reads its program from standard input, which shellgate does not analyse (rule stored-code). Put the commands in the line directly.", c.Source, c.Name)
+			return
+		}
+	}
 }
 
 func (x *check) resolveArg(c *analysis.Command, p string) string {

@@ -6,17 +6,21 @@ import (
 	"github.com/shellgate/shellgate/analysis"
 )
 
-// sedScripts returns the sed scripts given with -e/--expression, or the first operand.
+// sedScriptTargets are the sed scripts given with -e/--expression, or the
+// first operand when there is neither -e nor -f.
+func sedScriptTargets(c *analysis.Command) []target {
+	out := values(c, "e", "expression")
+	if len(out) == 0 && len(c.Values("f", "file")) == 0 {
+		out = nth(c, 0)
+	}
+	return out
+}
+
+// sedScripts is sedScriptTargets' text.
 func sedScripts(c *analysis.Command) []string {
 	var out []string
-	for _, t := range optionValues(c, 'e', "--expression") {
+	for _, t := range sedScriptTargets(c) {
 		out = append(out, t.path)
-	}
-	if len(out) == 0 && len(optionValues(c, 'f', "--file")) == 0 {
-		ops := operands(c, opts{short: "efl", long: []string{"--expression", "--file", "--line-length"}})
-		if len(ops) > 0 {
-			out = append(out, c.Args[ops[0]])
-		}
 	}
 	return out
 }

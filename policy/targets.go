@@ -8,43 +8,20 @@ import (
 
 // sedTargets: with -i, the files edited in place; and the files of w commands.
 func sedTargets(c *analysis.Command) []target {
-	o := opts{short: "efl", long: []string{"--expression", "--file", "--line-length"}}
-	ops := operands(c, o)
-	scripts := optionValues(c, 'e', "--expression")
-	inPlace := false
-	for _, a := range c.Args {
-		if a == "--in-place" || strings.HasPrefix(a, "--in-place=") || len(a) > 1 && a[0] == '-' && a[1] != '-' && sedBundleHasI(a) {
-			inPlace = true
-		}
-	}
-	if len(scripts) == 0 && len(optionValues(c, 'f', "--file")) == 0 && len(ops) > 0 {
-		scripts = []target{{c.Args[ops[0]], c.Flags[ops[0]]}}
-		ops = ops[1:]
-	}
 	var out []target
-	if inPlace {
-		out = cmdArgs{c}.all(ops)
+	ops := c.Operands
+	if len(c.Values("e", "expression", "f", "file")) == 0 && len(ops) > 0 {
+		ops = ops[1:] // the first operand is the script
 	}
-	for _, s := range scripts {
+	if c.Has("i", "in-place") {
+		out = argTargets(c, ops)
+	}
+	for _, s := range sedScriptTargets(c) {
 		for _, f := range sedWriteFiles(s.path) {
 			out = append(out, target{f, s.flag})
 		}
 	}
 	return out
-}
-
-// sedBundleHasI reports -i in a bundle of sed short options (-i takes an
-// optional attached suffix, so it ends the bundle: -Ei, -ni.bak).
-func sedBundleHasI(a string) bool {
-	for j := 1; j < len(a); j++ {
-		switch a[j] {
-		case 'i':
-			return true
-		case 'e', 'f', 'l':
-			return false
-		}
-	}
-	return false
 }
 
 func findTargets(c *analysis.Command) []target {
@@ -68,42 +45,32 @@ func findTargets(c *analysis.Command) []target {
 // tarTargets: the archive when creating, and the directory when extracting.
 func tarTargets(c *analysis.Command) []target {
 	var mode byte
-	var files []target
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "--extract" || a == "--get":
+	files := values(c, "f", "file")
+	for _, o := range c.Opts {
+		switch o.Name {
+		case "x", "extract", "get":
 			mode = 'x'
-		case a == "--create" || a == "--append" || a == "--update" || a == "--concatenate":
+		case "c", "r", "u", "A", "create", "append", "update", "concatenate", "catenate":
 			mode = 'c'
-		case strings.HasPrefix(a, "--file="):
-			files = append(files, target{a[len("--file="):], c.Flags[i]})
-		case a == "--file" && i+1 < len(c.Args):
-			files = append(files, target{c.Args[i+1], c.Flags[i+1]})
-			i++
-		case strings.HasPrefix(a, "--"):
-		case i == 0 && !strings.HasPrefix(a, "-") || len(a) > 1 && a[0] == '-':
-			bundle := strings.TrimPrefix(a, "-")
-			for j := 0; j < len(bundle); j++ {
-				switch bundle[j] {
-				case 'x':
-					mode = 'x'
-				case 'c', 'r', 'u', 'A':
-					mode = 'c'
-				case 'f':
-					if j < len(bundle)-1 && a[0] == '-' {
-						files = append(files, target{bundle[j+1:], c.Flags[i]})
-					} else if i+1 < len(c.Args) {
-						files = append(files, target{c.Args[i+1], c.Flags[i+1]})
-						i++
-					}
-					j = len(bundle)
-				case 'C', 'T', 'X', 'b', 'g', 'H', 'K', 'L', 'N', 'V', 'I', 'F':
-					if j == len(bundle)-1 {
-						i++
-					}
-					j = len(bundle)
+		}
+	}
+	if len(c.Args) > 0 && len(c.Operands) > 0 && c.Operands[0] == 0 && !strings.HasPrefix(c.Args[0], "-") {
+		// The old style, "tar cvf x.tar …": the first word is a bundle of
+		// letters whose values follow it in order.
+		next := 1
+		for _, ch := range c.Args[0] {
+			switch ch {
+			case 'x':
+				mode = 'x'
+			case 'c', 'r', 'u', 'A':
+				mode = 'c'
+			case 'f':
+				if next < len(c.Args) {
+					files = append(files, target{c.Args[next], c.Flags[next]})
 				}
+				next++
+			case 'C', 'T', 'X', 'b', 'g', 'H', 'K', 'L', 'N', 'V', 'I', 'F':
+				next++
 			}
 		}
 	}
@@ -111,6 +78,10 @@ func tarTargets(c *analysis.Command) []target {
 	case 'c':
 		return files
 	case 'x':
+		if c.Has("P", "absolute-names", "transform", "xform") {
+			// Absolute or renamed members land where the archive says.
+			return []target{{"the paths the archive names", analysis.ArgDynamic}}
+		}
 		return []target{{".", 0}} // -C moves this; the directory option is judged as a cd
 	}
 	return nil
@@ -118,32 +89,43 @@ func tarTargets(c *analysis.Command) []target {
 
 // gitTargets are the paths git writes outside its own repository.
 func gitTargets(c *analysis.Command) []target {
-	sub, rest := gitSubcommand(c)
-	sc := &analysis.Command{Args: rest, Flags: c.Flags[len(c.Args)-len(rest):]}
-	switch sub {
+	switch c.Sub {
 	case "init":
-		ops := operands(sc, opts{long: []string{"--template", "--separate-git-dir", "--object-format", "--ref-format", "-b", "--initial-branch", "--shared"}})
-		return cmdArgs{sc}.all(ops)
+		return append(operandTargets(c), values(c, "separate-git-dir")...)
 	case "clone":
-		ops := operands(sc, opts{short: "obuc", long: []string{"--origin", "--branch", "--upload-pack", "--template", "--reference", "--reference-if-able", "--separate-git-dir", "--depth", "--shallow-since", "--shallow-exclude", "--config", "--jobs", "--filter", "--server-option", "--bundle-uri"}})
-		if len(ops) >= 2 {
-			return cmdArgs{sc}.all(ops[1:2])
-		}
+		return append(nth(c, 1), values(c, "separate-git-dir")...)
 	case "worktree":
-		if len(rest) > 1 && rest[0] == "add" {
-			sc2 := &analysis.Command{Args: rest[1:], Flags: sc.Flags[1:]}
-			ops := operands(sc2, opts{short: "bB", long: []string{"--reason"}})
-			return cmdArgs{sc2}.all(ops[:min(1, len(ops))])
+		if len(c.Operands) > 1 {
+			switch c.Args[c.Operands[0]] {
+			case "add":
+				return nth(c, 1)
+			case "move":
+				return argTargets(c, c.Operands[1:])
+			case "remove":
+				return nth(c, 1)
+			}
 		}
-	case "archive", "format-patch", "diff", "log", "show", "bundle":
-		out := optionValues(sc, 0, "--output")
-		if sub == "archive" || sub == "format-patch" {
-			out = append(out, optionValues(sc, 'o', "--output-directory")...)
-		}
-		if sub == "bundle" && len(rest) > 1 && rest[0] == "create" {
-			out = append(out, target{rest[1], sc.Flags[1]})
+	case "archive", "format-patch", "diff", "log", "show", "rev-list":
+		out := values(c, "output")
+		if c.Sub == "archive" || c.Sub == "format-patch" {
+			out = append(out, values(c, "o", "output-directory")...)
 		}
 		return out
+	case "bundle":
+		if len(c.Operands) > 1 && c.Args[c.Operands[0]] == "create" {
+			return nth(c, 1)
+		}
+	case "checkout-index":
+		return values(c, "prefix")
+	case "apply":
+		if c.Has("unsafe-paths") {
+			return []target{{"the paths the patch names", analysis.ArgDynamic}}
+		}
+		return values(c, "directory")
+	case "credential-store":
+		return values(c, "file")
+	case "config":
+		return values(c, "f", "file")
 	}
 	return nil
 }

@@ -12,78 +12,11 @@ type target struct {
 	flag analysis.ArgFlag
 }
 
-// opts says which options take a value, to tell operands from option values.
-type opts struct {
-	short string
-	long  []string
-}
+// operandTargets are c's operands, as its option grammar reads them.
+func operandTargets(c *analysis.Command) []target { return argTargets(c, c.Operands) }
 
-// operands returns the indexes of c's operands: arguments that are neither
-// options nor option values. GNU tools accept options after operands.
-func operands(c *analysis.Command, o opts) []int {
-	var out []int
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		switch {
-		case a == "--":
-			for j := i + 1; j < len(c.Args); j++ {
-				out = append(out, j)
-			}
-			return out
-		case len(a) < 2 || a[0] != '-' || c.Flags[i]&analysis.ArgDynamic != 0:
-			out = append(out, i)
-		case strings.HasPrefix(a, "--"):
-			if !strings.Contains(a, "=") {
-				for _, l := range o.long {
-					if a == l {
-						i++
-						break
-					}
-				}
-			}
-		default:
-			for j := 1; j < len(a); j++ {
-				if strings.IndexByte(o.short, a[j]) >= 0 {
-					if j == len(a)-1 {
-						i++
-					}
-					break
-				}
-			}
-		}
-	}
-	return out
-}
-
-// optionValues returns the values of -s V / -sV / --long V / --long=V.
-func optionValues(c *analysis.Command, short byte, long string) []target {
-	var out []target
-	for i := 0; i < len(c.Args); i++ {
-		a := c.Args[i]
-		if a == "--" {
-			break
-		}
-		switch {
-		case short != 0 && len(a) >= 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == short && strings.IndexByte(a[1:], short) == len(a)-2:
-			if i+1 < len(c.Args) {
-				out = append(out, target{c.Args[i+1], c.Flags[i+1]})
-				i++
-			}
-		case short != 0 && len(a) > 2 && a[0] == '-' && a[1] == short:
-			out = append(out, target{a[2:], c.Flags[i]})
-		case long != "" && a == long:
-			if i+1 < len(c.Args) {
-				out = append(out, target{c.Args[i+1], c.Flags[i+1]})
-				i++
-			}
-		case long != "" && strings.HasPrefix(a, long+"="):
-			out = append(out, target{a[len(long)+1:], c.Flags[i]})
-		}
-	}
-	return out
-}
-
-func (c cmdArgs) all(idx []int) []target {
+// argTargets are the arguments of c at idx.
+func argTargets(c *analysis.Command, idx []int) []target {
 	out := make([]target, 0, len(idx))
 	for _, i := range idx {
 		out = append(out, target{c.Args[i], c.Flags[i]})
@@ -91,62 +24,74 @@ func (c cmdArgs) all(idx []int) []target {
 	return out
 }
 
-type cmdArgs struct{ *analysis.Command }
+// values are the values of c's options among names (letters or long names).
+func values(c *analysis.Command, names ...string) []target {
+	var out []target
+	for _, o := range c.Values(names...) {
+		out = append(out, target{o.Value, c.OptFlag(o)})
+	}
+	return out
+}
 
 // lastOrDir is the destination of cp, mv, install and ln: -t DIR, or the last operand.
-func lastOrDir(c *analysis.Command, ops []int) []target {
-	if t := optionValues(c, 't', "--target-directory"); len(t) > 0 {
+func lastOrDir(c *analysis.Command) []target {
+	if t := values(c, "t", "target-directory"); len(t) > 0 {
 		return t
 	}
+	ops := c.Operands
 	if len(ops) == 0 {
 		return nil
 	}
-	return cmdArgs{c}.all(ops[len(ops)-1:])
+	return argTargets(c, ops[len(ops)-1:])
+}
+
+// nth is c's operand number n (from 0), if it has one.
+func nth(c *analysis.Command, n int) []target {
+	if n < len(c.Operands) {
+		return argTargets(c, c.Operands[n:n+1])
+	}
+	return nil
 }
 
 // writers lists the commands that change files, and which paths they change.
 var writers = map[string]func(c *analysis.Command) []target{
-	"rm":        allOperands(opts{}),
-	"rmdir":     allOperands(opts{}),
-	"unlink":    allOperands(opts{}),
-	"shred":     allOperands(opts{short: "ns", long: []string{"--iterations", "--size", "--random-source"}}),
-	"touch":     allOperands(opts{short: "dtr", long: []string{"--date", "--reference", "--time"}}),
-	"mkdir":     allOperands(opts{short: "m", long: []string{"--mode", "--context"}}),
-	"mkfifo":    allOperands(opts{short: "m", long: []string{"--mode"}}),
-	"truncate":  allOperands(opts{short: "sr", long: []string{"--size", "--reference"}}),
-	"tee":       allOperands(opts{long: []string{"--output-error"}}),
-	"mv":        allOperands(opts{short: "tS", long: []string{"--target-directory", "--suffix"}}),
-	"sponge":    allOperands(opts{}),
-	"gofmt":     onlyWith("-w", allOperands(opts{short: "r", long: nil})),
-	"goimports": onlyWith("-w", allOperands(opts{short: "l", long: []string{"-local"}})),
-	"setfacl":   allOperands(opts{short: "mxMX", long: []string{"--modify", "--remove", "--set", "--modify-file", "--remove-file", "--set-file"}}),
+	"rm":        operandTargets,
+	"rmdir":     operandTargets,
+	"unlink":    operandTargets,
+	"shred":     operandTargets,
+	"touch":     operandTargets,
+	"mkdir":     operandTargets,
+	"mkfifo":    operandTargets,
+	"truncate":  operandTargets,
+	"tee":       operandTargets,
+	"sponge":    operandTargets,
+	"setfacl":   operandTargets,
+	"gofmt":     onlyWith("w", operandTargets),
+	"goimports": onlyWith("w", operandTargets),
+	"mv": func(c *analysis.Command) []target {
+		// The sources are removed and the destination written.
+		return append(operandTargets(c), values(c, "t", "target-directory")...)
+	},
 	"cp": func(c *analysis.Command) []target {
-		o := opts{short: "tS", long: []string{"--target-directory", "--suffix"}}
-		for _, a := range c.Args {
-			if a == "--link" || a == "--symbolic-link" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a, "ls") {
-				return allOperands(o)(c) // links to the sources can write them later
-			}
+		if c.Has("l", "s", "link", "symbolic-link") {
+			// Links to the sources can write them later.
+			return append(operandTargets(c), values(c, "t", "target-directory")...)
 		}
-		return lastOrDir(c, operands(c, o))
+		return lastOrDir(c)
 	},
-	"install": func(c *analysis.Command) []target {
-		return lastOrDir(c, operands(c, opts{short: "mogSt", long: []string{"--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program"}}))
-	},
+	"install": lastOrDir,
 	"ln": func(c *analysis.Command) []target {
-		o := opts{short: "tS", long: []string{"--target-directory", "--suffix"}}
 		if isSymbolic(c) {
-			return lastOrDir(c, operands(c, o))
+			return lastOrDir(c)
 		}
-		return allOperands(o)(c) // a hard link to a file outside lets it be written
+		// A hard link to a file outside lets it be written.
+		return append(operandTargets(c), values(c, "t", "target-directory")...)
 	},
-	"chmod":  modeFirst(opts{}),
-	"chown":  modeFirst(opts{long: []string{"--from"}}),
-	"chgrp":  modeFirst(opts{}),
-	"chattr": modeFirst(opts{short: "pv"}),
-	"mknod": func(c *analysis.Command) []target {
-		ops := operands(c, opts{short: "mZ", long: []string{"--mode"}})
-		return cmdArgs{c}.all(ops[:min(1, len(ops))])
-	},
+	"chmod":  modeFirst,
+	"chown":  modeFirst,
+	"chgrp":  modeFirst,
+	"chattr": modeFirst,
+	"mknod":  func(c *analysis.Command) []target { return nth(c, 0) },
 	"dd": func(c *analysis.Command) []target {
 		var out []target
 		for i, a := range c.Args {
@@ -156,73 +101,133 @@ var writers = map[string]func(c *analysis.Command) []target{
 		}
 		return out
 	},
-	"sort": func(c *analysis.Command) []target { return optionValues(c, 'o', "--output") },
+	"sort": func(c *analysis.Command) []target { return values(c, "o", "output") },
 	"sed":  sedTargets,
 	"find": findTargets,
 	"tar":  tarTargets,
 	"rsync": func(c *analysis.Command) []target {
-		ops := operands(c, opts{short: "ef", long: []string{"--rsh", "--rsync-path", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from", "--log-file", "--partial-dir", "--temp-dir", "--backup-dir", "--suffix", "--chmod", "--password-file", "--port", "--compare-dest", "--copy-dest", "--link-dest"}})
+		ops := c.Operands
 		if len(ops) < 2 {
 			return nil
 		}
-		d := cmdArgs{c}.all(ops[len(ops)-1:])
+		d := argTargets(c, ops[len(ops)-1:])
 		if isRemote(d[0].path) {
 			d = nil
 		}
-		for _, a := range c.Args {
-			if a == "--remove-source-files" {
-				for _, src := range (cmdArgs{c}).all(ops[:len(ops)-1]) {
-					if !isRemote(src.path) {
-						d = append(d, src) // the sources are deleted
-					}
+		if c.Has("remove-source-files") {
+			for _, src := range argTargets(c, ops[:len(ops)-1]) {
+				if !isRemote(src.path) {
+					d = append(d, src) // the sources are deleted
 				}
-				break
 			}
 		}
 		return d
 	},
 	"curl": func(c *analysis.Command) []target {
-		return append(optionValues(c, 'o', "--output"), optionValues(c, 0, "--output-dir")...)
+		return values(c, "o", "output", "output-dir", "cookie-jar", "dump-header", "trace", "trace-ascii", "stderr", "etag-save", "libcurl", "hsts", "alt-svc")
 	},
 	"wget": func(c *analysis.Command) []target {
-		return append(append(optionValues(c, 'O', "--output-document"), optionValues(c, 'P', "--directory-prefix")...), optionValues(c, 'o', "--output-file")...)
+		return values(c, "O", "output-document", "P", "directory-prefix", "o", "output-file", "a", "append-output", "save-cookies", "warc-file", "rejected-log")
 	},
 	"zip": func(c *analysis.Command) []target {
-		ops := operands(c, opts{short: "bnxiItTP", long: []string{"--temp-path", "--suffixes", "--exclude", "--include", "--password", "--unzip-command", "-TT", "--out"}})
-		out := cmdArgs{c}.all(ops[:min(1, len(ops))])
-		return append(out, optionValues(c, 'O', "--out")...)
+		return append(nth(c, 0), values(c, "O", "out", "output-file")...)
 	},
-	"unzip": func(c *analysis.Command) []target { return optionValues(c, 'd', "") },
-	"mktemp": func(c *analysis.Command) []target {
-		return append(optionValues(c, 'p', "--tmpdir"), optionValues(c, 0, "--tmpdir")...)
-	},
-	"git": gitTargets,
+	"unzip":  func(c *analysis.Command) []target { return values(c, "d") },
+	"mktemp": mktempTargets,
+	"git":    gitTargets,
 	"go": func(c *analysis.Command) []target {
-		if len(c.Args) > 0 && (c.Args[0] == "build" || c.Args[0] == "test") {
-			return optionValues(c, 'o', "")
+		if c.Sub == "build" || c.Sub == "test" {
+			return values(c, "o")
 		}
 		return nil
 	},
-	"patch": func(c *analysis.Command) []target { return optionValues(c, 'o', "--output") },
-	"split": func(c *analysis.Command) []target {
-		ops := operands(c, opts{short: "abdlnCt", long: []string{"--suffix-length", "--bytes", "--lines", "--number", "--line-bytes", "--additional-suffix", "--separator", "--filter"}})
-		if len(ops) == 2 {
-			return cmdArgs{c}.all(ops[1:])
-		}
-		return nil
+	"patch": func(c *analysis.Command) []target {
+		// patch [FILE [PATCH]]: FILE is changed in place.
+		return append(values(c, "o", "output", "r", "reject-file"), nth(c, 0)...)
 	},
+	"split":  func(c *analysis.Command) []target { return nth(c, 1) },
+	"csplit": func(c *analysis.Command) []target { return append(values(c, "f", "prefix"), target{"xx", 0}) },
+	"uniq":   func(c *analysis.Command) []target { return nth(c, 1) },
+	"xxd": func(c *analysis.Command) []target {
+		return nth(c, 1) // xxd [-r] IN OUT writes OUT
+	},
+	"awk":        awkTargets,
+	"gawk":       awkTargets,
+	"mawk":       awkTargets,
+	"nawk":       awkTargets,
+	"cc":         compilerTargets,
+	"gcc":        compilerTargets,
+	"g++":        compilerTargets,
+	"c++":        compilerTargets,
+	"clang":      compilerTargets,
+	"clang++":    compilerTargets,
+	"tcc":        compilerTargets,
+	"ld":         compilerTargets,
+	"ssh-keygen": func(c *analysis.Command) []target { return values(c, "f") },
+	"gpg":        func(c *analysis.Command) []target { return values(c, "o", "output") },
+	"objcopy":    func(c *analysis.Command) []target { return nth(c, 1) },
+	"strip":      func(c *analysis.Command) []target { return append(values(c, "o"), operandTargets(c)...) },
+	"pip":        pipTargets,
+	"pip3":       pipTargets,
+	"gzip":       compressorTargets,
+	"bzip2":      compressorTargets,
+	"xz":         compressorTargets,
+	"zstd":       compressorTargets,
+	"lz4":        compressorTargets,
 }
 
-func allOperands(o opts) func(*analysis.Command) []target {
-	return func(c *analysis.Command) []target { return cmdArgs{c}.all(operands(c, o)) }
+// compilerTargets: cc -o FILE and -oFILE (not getopt: scanned as written).
+func compilerTargets(c *analysis.Command) []target {
+	var out []target
+	for i, a := range c.Args {
+		switch {
+		case a == "-o" && i+1 < len(c.Args):
+			out = append(out, target{c.Args[i+1], c.Flags[i+1]})
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = append(out, target{a[2:], c.Flags[i]})
+		}
+	}
+	return out
+}
+
+// pipTargets: pip install --target/--prefix/--root DIR, pip download -d DIR.
+func pipTargets(c *analysis.Command) []target {
+	var out []target
+	for i, a := range c.Args {
+		for _, o := range []string{"-t", "--target", "--prefix", "--root", "-d", "--dest", "--src", "--log", "--report"} {
+			if a == o && i+1 < len(c.Args) {
+				out = append(out, target{c.Args[i+1], c.Flags[i+1]})
+			} else if v, ok := strings.CutPrefix(a, o+"="); ok && strings.HasPrefix(o, "--") {
+				out = append(out, target{v, c.Flags[i]})
+			}
+		}
+	}
+	return out
+}
+
+// compressorTargets: gzip, bzip2, xz and zstd replace each operand by its
+// compressed (or decompressed) file, unless writing to standard output.
+func compressorTargets(c *analysis.Command) []target {
+	out := values(c, "o", "output")
+	if c.Has("c", "stdout", "to-stdout", "t", "test", "l", "list") {
+		return out
+	}
+	return append(out, operandTargets(c)...)
+}
+
+// mktempTargets: the directory it creates in, or the template's own path.
+func mktempTargets(c *analysis.Command) []target {
+	out := values(c, "p", "tmpdir")
+	if len(out) == 0 && !c.Has("t", "tmpdir") {
+		out = nth(c, 0)
+	}
+	return out
 }
 
 func onlyWith(flag string, f func(*analysis.Command) []target) func(*analysis.Command) []target {
 	return func(c *analysis.Command) []target {
-		for _, a := range c.Args {
-			if a == flag {
-				return f(c)
-			}
+		if c.Has(flag) {
+			return f(c)
 		}
 		return nil
 	}
@@ -230,27 +235,20 @@ func onlyWith(flag string, f func(*analysis.Command) []target) func(*analysis.Co
 
 // modeFirst is chmod, chown, chgrp and chattr: the first operand is the mode
 // or owner, unless --reference gives it.
-func modeFirst(o opts) func(*analysis.Command) []target {
-	return func(c *analysis.Command) []target {
-		var idx []int
-		ref := false
-		for i, a := range c.Args {
-			switch {
-			case strings.HasPrefix(a, "--reference"):
-				ref = true
-			case c.Name == "chmod" && isModeArg(a):
-				idx = append(idx, i) // chmod -x file: -x is a mode, not an option
+func modeFirst(c *analysis.Command) []target {
+	if c.Name == "chmod" {
+		for _, a := range c.Args {
+			if isModeArg(a) {
+				// chmod -x file: -x is the mode, read as options.
+				return operandTargets(c)
 			}
 		}
-		ops := operands(c, o)
-		if len(idx) > 0 {
-			return cmdArgs{c}.all(ops)
-		}
-		if !ref && len(ops) > 0 {
-			ops = ops[1:]
-		}
-		return cmdArgs{c}.all(ops)
 	}
+	ops := operandTargets(c)
+	if !c.Has("reference") && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	return ops
 }
 
 func isModeArg(a string) bool {
@@ -269,6 +267,11 @@ func isModeArg(a string) bool {
 func (x *check) writes(c *analysis.Command) {
 	f := writers[c.Name]
 	if f == nil {
+		// Any program: an output file named in a long option that says so
+		// (--output=FILE, --output-file FILE, --target-directory DIR).
+		for _, o := range c.Values(outputOptions...) {
+			x.writeTo(c, o.Value, c.OptFlag(o), c.Name+" --"+o.Name)
+		}
 		return
 	}
 	for _, t := range f(c) {
@@ -279,19 +282,17 @@ func (x *check) writes(c *analysis.Command) {
 	}
 }
 
-func isSymbolic(c *analysis.Command) bool {
-	for _, a := range c.Args {
-		if a == "--symbolic" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 's') {
-			return true
-		}
-	}
-	return false
-}
+// outputOptions name an output file or directory in every program that has
+// them (long options only: a letter such as -o means different things).
+var outputOptions = []string{"output", "output-file", "output-document", "output-directory", "output-dir",
+	"target-directory", "separate-git-dir", "log-file", "outfile", "out-file"}
+
+func isSymbolic(c *analysis.Command) bool { return c.Has("s", "symbolic") }
 
 // symlinkTargets: a symlink inside the root that points outside it is a way out
 // (ln -s $OUTSIDE esc && cd esc): the link target counts as written.
 func (x *check) symlinkTargets(c *analysis.Command) {
-	ops := operands(c, opts{short: "tS", long: []string{"--target-directory", "--suffix"}})
+	ops := c.Operands
 	if len(ops) < 2 {
 		return
 	}

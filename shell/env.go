@@ -50,7 +50,8 @@ var Forced = []string{
 // shell run code before the command (see IsHijack), then Forced, then o.Extra.
 //
 // Besides the names IsSecret reports, a variable whose value is a URL with a password
-// in it (scheme://user:password@host) is stripped, e.g. REDIS_URL.
+// in it (scheme://user:password@host) is stripped, e.g. REDIS_URL, and so is one
+// whose value looks like a key (LooksLikeKey: sk-…, ghp_…, xoxb-…, AKIA…).
 //
 // On Windows variable names are case-insensitive: "Path" and "PATH" are one
 // variable, and the later setting replaces the earlier one in place.
@@ -88,7 +89,7 @@ func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
 			continue
 		}
 		if !o.KeepAllSecrets && !keep[key(name)] &&
-			(IsSecret(name) || hasURLPassword(kv[len(name)+1:])) {
+			(IsSecret(name) || hasURLPassword(kv[len(name)+1:]) || LooksLikeKey(kv[len(name)+1:])) {
 			continue
 		}
 		set(kv)

@@ -206,3 +206,28 @@ func TestEnvInRealShell(t *testing.T) {
 		t.Errorf("output %q, want %q", got, want)
 	}
 }
+
+// TestIssue10SecretNames: the names and values an adversarial review found
+// passing through (issue 10).
+func TestIssue10SecretNames(t *testing.T) {
+	for _, name := range []string{"GH_PAT", "GITLAB_PAT", "SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK", "SENTRY_DSN", "NPM_TOKEN", "npm_config__authToken", "AWS_SECRET_ACCESS_KEY"} {
+		if !IsSecret(name) {
+			t.Errorf("IsSecret(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"PATH", "PATTERN", "DSN_COUNT", "GOPATH", "HOME"} {
+		if IsSecret(name) {
+			t.Errorf("IsSecret(%q) = true", name)
+		}
+	}
+	env := Env([]string{"MY_VAR=sk-abcdefghijklmnop1234", "OTHER=ghp_0123456789abcdefABCDEF", "ID=AKIAABCDEFGHIJKLMNOP", "NOTE=sk-short", "X=1"}, EnvOptions{})
+	got := strings.Join(env, " ")
+	for _, bad := range []string{"MY_VAR=", "OTHER=", "ID="} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%s kept: %s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "NOTE=sk-short") || !strings.Contains(got, "X=1") {
+		t.Errorf("ordinary values stripped: %s", got)
+	}
+}

@@ -59,8 +59,11 @@ func IsSecret(name string) bool {
 		if harmlessWords[word] {
 			continue
 		}
-		if i > 0 && (word == "PASS" || word == "PWD") {
-			return true
+		if i > 0 && (word == "PASS" || word == "PWD" || word == "PAT" || word == "DSN") {
+			return true // DB_PASS, MYSQL_PWD, GH_PAT, SENTRY_DSN
+		}
+		if strings.Contains(word, "WEBHOOK") {
+			return true // SLACK_WEBHOOK_URL: the URL is the credential
 		}
 		for _, secret := range secretWords {
 			if strings.Contains(word, secret) {
@@ -83,4 +86,30 @@ func IsHijack(name string) bool {
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// keyPrefixes start values that are credentials whatever their variable is
+// called: OpenAI and Anthropic keys, GitHub tokens, Slack tokens, AWS access
+// key ids, GitLab and npm tokens.
+var keyPrefixes = []string{
+	"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-",
+	"AKIA", "ASIA", "glpat-", "npm_",
+}
+
+// LooksLikeKey reports a value shaped like a credential: a known key prefix
+// followed by a long run of key characters.
+func LooksLikeKey(v string) bool {
+	for _, p := range keyPrefixes {
+		rest, ok := strings.CutPrefix(v, p)
+		if !ok || len(rest) < 16 {
+			continue
+		}
+		for _, r := range rest {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

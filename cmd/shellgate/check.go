@@ -176,10 +176,10 @@ func printVerdict(w io.Writer, v policy.Verdict, root string, p policy.Settings,
 		fmt.Fprintf(w, "rule:     %s\n", v.Rule)
 	}
 	if v.Reason != "" {
-		fmt.Fprintf(w, "reason:   %s\n", v.Reason)
+		fmt.Fprintf(w, "reason:   %s\n", policy.Visible(v.Reason))
 	}
 	if v.Command != "" {
-		fmt.Fprintf(w, "at:       %d:%d %s\n", v.Line, v.Col, v.Command)
+		fmt.Fprintf(w, "at:       %d:%d %s\n", v.Line, v.Col, policy.Visible(v.Command))
 	}
 	if v.SessionKey != "" {
 		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)

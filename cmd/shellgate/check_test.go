@@ -62,7 +62,7 @@ ask = ["npm publish *"]
 		{"project deny pattern", []string{"--", "git push --force origin main"}, exitCheckDeny,
 			[]string{"decision: deny", "rule:     user.deny"}, "", ""},
 		{"project ask pattern", []string{"--", "npm publish --tag next"}, exitCheckAsk,
-			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish"`}, "", ""},
+			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish *"`}, "", ""},
 		{"mode never turns ask into deny", []string{"--mode", "never", "--", "npm publish"}, exitCheckDeny,
 			[]string{"decision: deny", "policy:   mode never, network off"}, "", ""},
 		{"network off by default", []string{"--", "curl https://example.com"}, exitCheckDeny,

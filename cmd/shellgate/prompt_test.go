@@ -26,7 +26,7 @@ func TestPromptApprover(t *testing.T) {
 		}
 		prompt := out.String()
 		for _, s := range []string{"needs your approval", q.Command, "It runs programs through options", "(rule code-execution)",
-			`[a]lways for commands starting with "git"`} {
+			`[a]lways for commands covered by "git"`} {
 			if !strings.Contains(prompt, s) {
 				t.Errorf("prompt lacks %q:\n%s", s, prompt)
 			}
@@ -50,5 +50,20 @@ func TestPromptApproverCancelled(t *testing.T) {
 	cancel()
 	if a := <-got; a != shellgate.Deny {
 		t.Errorf("cancelled prompt answered %v", a)
+	}
+}
+
+// TestPromptShowsControlCharacters: a command cannot paint itself as another
+// one on the approval prompt, and the prompt says what "always" covers.
+func TestPromptShowsControlCharacters(t *testing.T) {
+	var out strings.Builder
+	ask := promptApprover(strings.NewReader("n\n"), &out)
+	q := shellgate.Question{Command: "rm -rf ~\r\x1b[2Kgit status", Reason: "why", SessionKey: "rm -rf ~\r\x1b[2Kgit status"}
+	if ans := ask(context.Background(), q); ans != shellgate.Deny {
+		t.Errorf("answer %v", ans)
+	}
+	got := out.String()
+	if strings.ContainsAny(got, "\r\x1b") || !strings.Contains(got, `rm -rf ~\r\e[2Kgit status`) || !strings.Contains(got, "covered by") {
+		t.Errorf("prompt: %q", got)
 	}
 }

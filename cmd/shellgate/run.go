@@ -17,6 +17,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
 )
 
 const runUsage = `Usage: shellgate run [flags] -- COMMAND
@@ -224,9 +225,9 @@ func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
 		always := "always for this session"
 		if q.SessionKey != "" {
-			always = fmt.Sprintf("always for commands starting with %q", q.SessionKey)
+			always = fmt.Sprintf("always for commands covered by %q", policy.Visible(q.SessionKey))
 		}
-		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n  %s\n%s\nAllow? [y]es / [n]o / [a]%s: ", q.Command, q.Why(), always[1:])
+		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n  %s\n%s\nAllow? [y]es / [n]o / [a]%s: ", policy.Visible(q.Command), policy.Visible(q.Why()), always[1:])
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')

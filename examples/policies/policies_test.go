@@ -245,10 +245,12 @@ func TestSeed003GeminiCLI(t *testing.T) {
 		// stripShellWrapper: bash -c "…" is judged by what it runs.
 		{command: `bash -c "git status"`, decision: allow},
 		{command: `sh -c 'git diff && make'`, decision: allow},
-		{command: `bash -c "npm install"`, decision: ask},
+		{command: `bash -c "npm run build"`, decision: ask},
 		{command: `bash -c "$CMD"`, decision: ask},
-		{command: "npm install", decision: ask},
-		{command: "git status && npm install", decision: ask},
+		{command: "npm run build", decision: ask},
+		{command: "git status && npm run build", decision: ask},
+		// Package downloads are network, off in this seed as in shellgate's default.
+		{command: "npm install", decision: deny, rule: policy.RuleNetwork},
 		{command: "python3 scripts/gen.py", decision: ask},
 		{command: "git commit -m wip", decision: ask},
 		{command: "git push origin main", decision: deny, rule: policy.RuleNetwork},
@@ -258,7 +260,7 @@ func TestSeed003GeminiCLI(t *testing.T) {
 
 	// "Always allow" for the session: an ask names the command to approve; once it is
 	// approved the same command runs without asking, in any chain of allowed commands.
-	v := l.eng.Check("git status && npm install", l.env(""))
+	v := l.eng.Check("git status && npm run build", l.env(""))
 	if v.Decision != ask || v.SessionKey == "" || !strings.HasPrefix(v.SessionKey, "npm") {
 		t.Fatalf("want an ask about npm with a session key, got %s key %q (%s)", v.Decision, v.SessionKey, v.Reason)
 	}
@@ -268,10 +270,10 @@ func TestSeed003GeminiCLI(t *testing.T) {
 		command string
 		want    policy.Decision
 	}{
-		{"npm install", allow},
-		{"git status && npm install", allow},
-		{"npm install && python3 scripts/gen.py", ask}, // only what was approved
-		{"npm install; rm -rf /", deny},                // a deny stays a deny
+		{"npm run build", allow},
+		{"git status && npm run build", allow},
+		{"npm run build && python3 scripts/gen.py", ask}, // only what was approved
+		{"npm run build; rm -rf /", deny},                // a deny stays a deny
 	} {
 		if got := l.eng.CheckApproved(c.command, l.env(""), isApproved); got.Decision != c.want {
 			t.Errorf("after approving %q: %q is %s (%s), want %s", v.SessionKey, c.command, got.Decision, got.Reason, c.want)

@@ -1,0 +1,125 @@
+package analysis
+
+import "strings"
+
+// sqlite follows the sqlite3 shell's dot-commands, given as arguments, with
+// -cmd or on standard input: .shell and .system run commands, .output, .once
+// and .log write files (or pipe into a command with |), .load loads code.
+func (w *walker) sqlite(idx int, stdin input) {
+	c := w.res.Commands[idx]
+	var texts []string
+	var dynamic bool
+	db := false
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if strings.HasPrefix(a, "-") && !db {
+			switch strings.TrimLeft(a, "-") {
+			case "cmd":
+				if i+1 < len(c.Args) {
+					i++
+					texts = append(texts, c.Args[i])
+					dynamic = dynamic || c.Flags[i]&ArgDynamic != 0
+				}
+			case "init", "separator", "newline", "nullvalue", "maxsize", "mmap", "pagecache", "lookaside", "heap", "vfs", "zip", "readonly-zip", "escape":
+				i++
+			}
+			continue
+		}
+		if !db {
+			db = true
+			continue
+		}
+		texts = append(texts, a)
+		dynamic = dynamic || c.Flags[i]&ArgDynamic != 0
+	}
+	if stdin.present && stdin.known {
+		texts = append(texts, stdin.text)
+	}
+	if dynamic || stdin.present && !stdin.known {
+		w.findAt(FindEval, c, "sqlite3 runs SQL or dot-commands only known at run time")
+	}
+	for _, t := range texts {
+		for _, line := range strings.Split(t, "\n") {
+			w.sqliteLine(idx, strings.TrimSpace(line))
+		}
+		l := strings.ToLower(t)
+		if strings.Contains(l, "writefile(") || strings.Contains(l, "load_extension(") || strings.Contains(l, "edit(") || strings.Contains(l, "attach") {
+			w.findAt(FindEval, c, "sqlite3 SQL that writes files, opens an editor or loads code (writefile, edit, load_extension, attach)")
+		}
+	}
+}
+
+func (w *walker) sqliteLine(idx int, line string) {
+	c := w.res.Commands[idx]
+	if !strings.HasPrefix(line, ".") {
+		return
+	}
+	cmd, arg, _ := strings.Cut(line[1:], " ")
+	arg = strings.Trim(strings.TrimSpace(arg), `"'`)
+	switch cmd {
+	case "shell", "system":
+		w.nestedVia(arg, "sqlite3 ."+cmd, c.Pos, c.Via, true, nil)
+	case "output", "once", "log", "save", "backup", "open", "excel":
+		for _, f := range strings.Fields(arg) {
+			if strings.HasPrefix(f, "-") {
+				continue
+			}
+			if strings.HasPrefix(f, "|") {
+				w.nestedVia(strings.TrimPrefix(arg[strings.IndexByte(arg, '|'):], "|"), "sqlite3 ."+cmd, c.Pos, c.Via, true, nil)
+				return
+			}
+			cc := &w.res.Commands[idx]
+			cc.Redirects = append(cc.Redirects, Redirect{Op: "sqlite3 ." + cmd, Target: f, Write: true})
+			return
+		}
+	case "read", "import":
+		if strings.HasPrefix(arg, "|") {
+			w.nestedVia(arg[1:], "sqlite3 ."+cmd, c.Pos, c.Via, true, nil)
+		}
+	case "load":
+		w.findAt(FindEval, c, "sqlite3 .load loads a shared library")
+	}
+}
+
+// vimCommands follows the ex commands vi, vim and ex run from -c, --cmd, +CMD
+// or standard input: :!cmd runs a shell command.
+func (w *walker) vimCommands(idx int, stdin input) {
+	c := w.res.Commands[idx]
+	var cmds []string
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		switch {
+		case (a == "-c" || a == "--cmd" || a == "-S") && i+1 < len(c.Args):
+			i++
+			if c.Flags[i]&ArgDynamic != 0 {
+				w.findAt(FindEval, c, c.Name+" runs an ex command only known at run time")
+				continue
+			}
+			if a == "-S" {
+				continue // a script file: judged like a sourced file
+			}
+			cmds = append(cmds, c.Args[i])
+		case strings.HasPrefix(a, "+") && len(a) > 1:
+			cmds = append(cmds, a[1:])
+		case strings.HasPrefix(a, "-c") && len(a) > 2:
+			cmds = append(cmds, a[2:])
+		}
+	}
+	if stdin.present && stdin.known {
+		cmds = append(cmds, strings.Split(stdin.text, "\n")...)
+	}
+	for _, cmd := range cmds {
+		for _, part := range strings.Split(cmd, "|") {
+			p := strings.TrimLeft(part, ": \t")
+			p = strings.TrimPrefix(strings.TrimPrefix(p, "silent!"), "silent")
+			p = strings.TrimLeft(p, " \t")
+			if strings.HasPrefix(p, "!") {
+				w.nestedVia(p[1:], c.Name+" :!", c.Pos, c.Via, true, nil)
+			} else if strings.Contains(p, "!") && !strings.HasPrefix(p, "q") && !strings.HasPrefix(p, "w") && !strings.HasPrefix(p, "x") ||
+				strings.Contains(p, "system(") || strings.HasPrefix(p, "r !") || strings.HasPrefix(p, "w !") || strings.HasPrefix(p, "py") ||
+				strings.HasPrefix(p, "lua") || strings.HasPrefix(p, "perl") || strings.HasPrefix(p, "ruby") || strings.HasPrefix(p, "so") || strings.HasPrefix(p, "term") {
+				w.findAt(FindEval, c, c.Name+" runs the ex command "+strings.TrimSpace(part)+", which can start programs")
+			}
+		}
+	}
+}

@@ -1,0 +1,368 @@
+package analysis
+
+import "github.com/shellgate/shellgate/analysis/opts"
+
+// specs are the option grammars of the programs whose options decide what
+// they run, change or read; a program not here is parsed with an empty spec
+// (every option without a value), and Command.Parsed is false.
+var specs = map[string]*opts.Spec{
+	// coreutils and friends: GNU getopt_long, options anywhere.
+	"rm":       opts.New("dfiIrRv", "dir", "force", "interactive=?", "no-preserve-root", "one-file-system", "preserve-root=?", "recursive", "verbose", "help", "version"),
+	"rmdir":    opts.New("pv", "ignore-fail-on-non-empty", "parents", "verbose", "help", "version"),
+	"unlink":   opts.New("", "help", "version"),
+	"shred":    opts.New("fn:s:uvxz", "exact", "force", "iterations=", "random-source=", "remove=?", "size=", "verbose", "zero", "help", "version"),
+	"touch":    opts.New("acd:fhmr:t:", "date=", "no-create", "no-dereference", "reference=", "time=", "help", "version"),
+	"mkdir":    opts.New("m:pvZ", "context=?", "mode=", "parents", "verbose", "help", "version"),
+	"mkfifo":   opts.New("m:Z", "context=?", "mode=", "help", "version"),
+	"mknod":    opts.New("m:Z", "context=?", "mode=", "help", "version"),
+	"truncate": opts.New("cor:s:", "io-blocks", "no-create", "reference=", "size=", "help", "version"),
+	"tee":      opts.New("aip", "append", "ignore-interrupts", "output-error=?", "help", "version"),
+	"mv": opts.New("bfinS:t:TuvZ", "backup=?", "context", "debug", "exchange", "force", "interactive", "no-clobber", "no-copy",
+		"no-target-directory", "strip-trailing-slashes", "suffix=", "target-directory=", "update=?", "verbose", "help", "version"),
+	"cp": opts.New("abdfHilLnPpRrsS:t:TuvxZ", "archive", "attributes-only", "backup=?", "context=?", "copy-contents", "debug",
+		"dereference", "force", "interactive", "keep-directory-symlink", "link", "no-clobber", "no-dereference", "no-preserve=",
+		"no-target-directory", "one-file-system", "parents", "preserve=?", "recursive", "reflink=?", "remove-destination",
+		"sparse=", "strip-trailing-slashes", "suffix=", "symbolic-link", "target-directory=", "update=?", "verbose", "help", "version"),
+	"install": opts.New("bcCdDg:m:o:pPsS:t:TvZ", "backup=?", "compare", "context=?", "debug", "directory", "group=", "mode=", "owner=",
+		"preserve-context", "preserve-timestamps", "strip", "strip-program=", "suffix=", "target-directory=", "no-target-directory",
+		"verbose", "help", "version"),
+	"ln": opts.New("bdfFiLnPrsS:t:Tv", "backup=?", "directory", "force", "interactive", "logical", "no-dereference",
+		"no-target-directory", "physical", "relative", "symbolic", "suffix=", "target-directory=", "verbose", "help", "version"),
+	"chmod": opts.New("cfvRHLP", "changes", "no-preserve-root", "preserve-root", "quiet", "recursive", "reference=", "silent", "verbose", "help", "version"),
+	"chown": opts.New("cfhvRHLP", "changes", "dereference", "from=", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
+		"recursive", "reference=", "silent", "verbose", "help", "version"),
+	"chgrp": opts.New("cfhvRHLP", "changes", "dereference", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
+		"recursive", "reference=", "silent", "verbose", "help", "version"),
+	"chattr":  opts.New("p:v:RVf"),
+	"setfacl": opts.New("bkndRLPvhm:x:M:X:", "modify=", "remove=", "set=", "modify-file=", "remove-file=", "set-file=", "remove-all", "remove-default", "recursive", "test", "physical", "logical", "restore=", "no-mask", "mask", "default", "help", "version"),
+	"sort": opts.New("bcCdfghik:mMno:rRsS:t:T:uVz", "batch-size=", "buffer-size=", "check=?", "compress-program=", "debug",
+		"dictionary-order", "field-separator=", "files0-from=", "general-numeric-sort", "human-numeric-sort", "ignore-case",
+		"ignore-leading-blanks", "ignore-nonprinting", "key=", "merge", "month-sort", "numeric-sort", "output=", "parallel=",
+		"random-sort", "random-source=", "reverse", "sort=", "stable", "temporary-directory=", "unique", "version-sort",
+		"zero-terminated", "help", "version"),
+	"uniq": opts.New("cdDf:is:uw:z", "all-repeated=?", "check-chars=", "count", "group=?", "ignore-case", "repeated",
+		"skip-chars=", "skip-fields=", "unique", "zero-terminated", "help", "version"),
+	"split": opts.New("a:b:C:del:n:t:ux", "additional-suffix=", "bytes=", "elide-empty-files", "filter=", "hex-suffixes=?",
+		"line-bytes=", "lines=", "number=", "numeric-suffixes=?", "separator=", "suffix-length=", "unbuffered", "verbose", "help", "version"),
+	"csplit": opts.New("b:f:kn:szq", "digits=", "elide-empty-files", "keep-files", "prefix=", "quiet", "silent", "suffix-format=", "suppress-matched", "help", "version"),
+	"sed": opts.New("Ee:f:i::l:nrsuz", "binary", "debug", "expression=", "file=", "follow-symlinks", "in-place=?", "line-length=",
+		"null-data", "posix", "quiet", "regexp-extended", "sandbox", "separate", "silent", "unbuffered", "zero-terminated", "help", "version"),
+	"tar": opts.New("Ab:cC:dF:f:g:GhH:iI:jJkK:lL:mMN:oOpPrRsStT:uUvV:wWxX:zZ",
+		"absolute-names", "acls", "after-date=", "anchored", "append", "atime-preserve=?", "auto-compress", "backup=?",
+		"blocking-factor=", "bzip2", "catenate", "check-device", "checkpoint=?", "checkpoint-action=", "clamp-mtime", "compare",
+		"compress", "concatenate", "confirmation", "create", "delay-directory-restore", "delete", "dereference", "diff",
+		"directory=", "exclude=", "exclude-backups", "exclude-caches", "exclude-caches-all", "exclude-caches-under",
+		"exclude-from=", "exclude-ignore=", "exclude-ignore-recursive=", "exclude-tag=", "exclude-tag-all=", "exclude-tag-under=",
+		"exclude-vcs", "exclude-vcs-ignores", "extract", "file=", "files-from=", "force-local", "format=", "full-time", "get",
+		"group=", "group-map=", "gunzip", "gzip", "hard-dereference", "hole-detection=", "ignore-case", "ignore-command-error",
+		"ignore-failed-read", "ignore-zeros", "incremental", "index-file=", "info-script=", "interactive", "keep-directory-symlink",
+		"keep-newer-files", "keep-old-files", "label=", "level=", "list", "listed-incremental=", "lzip", "lzma", "lzop", "mode=",
+		"mtime=", "multi-volume", "new-volume-script=", "newer=", "newer-mtime=", "no-acls", "no-anchored", "no-auto-compress",
+		"no-check-device", "no-delay-directory-restore", "no-ignore-case", "no-ignore-command-error", "no-null", "no-overwrite-dir",
+		"no-quote-chars=", "no-recursion", "no-same-owner", "no-same-permissions", "no-seek", "no-selinux", "no-unquote",
+		"no-verbatim-files-from", "no-wildcards", "no-wildcards-match-slash", "no-xattrs", "null", "numeric-owner", "occurrence=?",
+		"old-archive", "one-file-system", "one-top-level=?", "overwrite", "overwrite-dir", "owner=", "owner-map=", "pax-option=",
+		"portability", "posix", "preserve-order", "preserve-permissions", "quote-chars=", "quoting-style=", "read-full-records",
+		"record-size=", "recursion", "recursive-unlink", "remove-files", "restrict", "rmt-command=", "rsh-command=", "same-order",
+		"same-owner", "same-permissions", "seek", "selinux", "show-defaults", "show-omitted-dirs", "show-snapshot-field-ranges",
+		"show-transformed-names", "show-stored-names", "skip-old-files", "sort=", "sparse", "sparse-version=", "starting-file=",
+		"strip-components=", "suffix=", "tape-length=", "to-command=", "to-stdout", "totals=?", "touch", "transform=", "uncompress",
+		"ungzip", "unlink-first", "unquote", "update", "use-compress-program=", "utc", "verbatim-files-from", "verbose", "verify",
+		"version", "volno-file=", "warning=", "wildcards", "wildcards-match-slash", "xattrs", "xattrs-exclude=", "xattrs-include=",
+		"xform=", "xz", "zstd", "help", "usage"),
+	"rsync": opts.New("ac:de:f:hlnoprtuvzB:CHIKLPRST:WxX", "rsh=", "rsync-path=", "filter=", "exclude=", "include=", "exclude-from=",
+		"include-from=", "files-from=", "log-file=", "partial-dir=", "temp-dir=", "backup-dir=", "suffix=", "chmod=",
+		"password-file=", "port=", "compare-dest=", "copy-dest=", "link-dest=", "remove-source-files", "archive", "verbose",
+		"recursive", "delete", "dry-run", "compress", "checksum", "progress", "partial", "quiet", "human-readable", "stats",
+		"itemize-changes", "times", "perms", "owner", "group", "links", "update", "inplace", "append", "backup", "out-format=",
+		"info=", "debug=", "timeout=", "contimeout=", "bwlimit=", "max-size=", "min-size=", "size-only", "existing",
+		"ignore-existing", "delete-after", "delete-before", "delete-during", "delete-excluded", "prune-empty-dirs", "relative",
+		"mkpath", "no-implied-dirs", "one-file-system", "sparse", "whole-file", "hard-links", "acls", "xattrs", "help", "version"),
+	"xargs": withInOrder(opts.New("0a:d:E:e::I:i::J:L:l::n:oP:pR:rs:tx", "arg-file=", "delimiter=", "eof=?", "exit", "interactive", "max-args=",
+		"max-chars=", "max-lines=?", "max-procs=", "no-run-if-empty", "null", "open-tty", "process-slot-var=", "replace=?",
+		"show-limits", "verbose", "help", "version")),
+	"make": opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
+		"debug=?", "directory=", "dry-run", "environment-overrides", "eval=", "file=", "help", "ignore-errors", "include-dir=",
+		"jobs=?", "jobserver-auth=", "jobserver-style=", "just-print", "keep-going", "load-average=?", "makefile=", "max-load=?",
+		"new-file=", "no-builtin-rules", "no-builtin-variables", "no-keep-going", "no-print-directory", "no-silent", "old-file=",
+		"output-sync=?", "print-data-base", "print-directory", "question", "quiet", "recon", "shuffle=?", "silent", "stop", "touch",
+		"trace", "version", "warn-undefined-variables", "what-if="),
+	"patch": opts.New("bB:cd:D:eEfF:g:i:lnNo:p:r:RsStTuvV:xY:z:Z", "backup", "backup-if-mismatch", "basename-prefix=", "batch",
+		"binary", "context", "directory=", "dry-run", "ed", "force", "forward", "fuzz=", "get=", "ifdef=", "ignore-whitespace",
+		"input=", "merge=?", "no-backup-if-mismatch", "normal", "output=", "posix", "prefix=", "quiet", "quoting-style=",
+		"read-only=", "reject-file=", "reject-format=", "remove-empty-files", "reverse", "set-time", "set-utc", "silent", "strip=",
+		"suffix=", "unified", "verbose", "version-control=", "help", "version"),
+	"curl": opts.New("o:O", "output=", "output-dir=", "remote-name", "config=", "upload-file=", "data=", "data-binary=", "cookie-jar=",
+		"dump-header=", "trace=", "trace-ascii=", "stderr=", "etag-save=", "libcurl=", "hsts=", "alt-svc=", "manual", "help", "version"),
+	"wget": opts.New("a:BcdFhi:knNo:O:P:qrSvVx", "output-document=", "directory-prefix=", "output-file=", "append-output=", "input-file=",
+		"execute=", "config=", "post-file=", "save-cookies=", "warc-file=", "rejected-log=", "help", "version"),
+	"unzip":  opts.New("d:x:"),
+	"zip":    opts.New("b:n:x:i:I:t:TP:O:", "temp-path=", "suffixes=", "exclude=", "include=", "password=", "unzip-command=", "out=", "output-file="),
+	"gzip":   opts.New("cdfhklLnNqrS:tvV123456789", "stdout", "to-stdout", "decompress", "uncompress", "force", "help", "keep", "list", "license", "no-name", "name", "quiet", "recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "version", "fast", "best"),
+	"xxd":    opts.New("aAbCc:Eeg:hil:o:prs:uvR:d", "autoskip", "bits", "cols=", "EBCDIC", "groupsize=", "help", "include", "len=", "name=", "offset=", "postscript", "plain", "ps", "revert", "seek=", "uppercase", "version"),
+	"mktemp": opts.New("dp:qtu", "directory", "dry-run", "quiet", "suffix=", "tmpdir=?", "help", "version"),
+	"env": withInOrder(opts.New("0a:C:iP:S:u:v", "argv0=", "block-signal=?", "chdir=", "debug", "default-signal=?", "ignore-environment",
+		"ignore-signal=?", "list-signal-handling", "null", "split-string=", "unset=", "help", "version")),
+	"timeout": withInOrder(opts.New("fk:ps:v", "foreground", "kill-after=", "preserve-status", "signal=", "verbose", "help", "version")),
+	"nice":    withInOrder(opts.New("n:", "adjustment=", "help", "version")),
+	"stdbuf":  withInOrder(opts.New("e:i:o:", "error=", "input=", "output=", "help", "version")),
+	"nohup":   withInOrder(opts.New("", "help", "version")),
+	"setsid":  withInOrder(opts.New("cfw", "ctty", "fork", "wait", "help", "version")),
+	"ionice":  withInOrder(opts.New("c:n:p:P:tu:", "class=", "classdata=", "pid=", "pgid=", "ignore", "uid=", "help", "version")),
+	"time":    withInOrder(opts.New("af:o:pqv", "append", "format=", "output=", "portability", "quiet", "verbose", "help", "version")),
+	"flock":   withInOrder(opts.New("c:E:Fnosuw:x", "close", "command=", "conflict-exit-code=", "exclusive", "fcntl", "no-fork", "nonblock", "shared", "timeout=", "unlock", "verbose", "wait=", "help", "version")),
+	"chroot":  withInOrder(opts.New("", "groups=", "skip-chdir", "userspec=", "help", "version")),
+	"watch": withInOrder(opts.New("bcCd::egn:pq:rtwx", "beep", "color", "no-color", "differences=?", "errexit", "chgexit", "equexit=",
+		"interval=", "precise", "no-rerun", "no-title", "no-wrap", "exec", "no-linewrap", "help", "version")),
+	"taskset":     withInOrder(opts.New("acp", "all-tasks", "cpu-list", "pid", "help", "version")),
+	"prlimit":     withInOrder(opts.New("p:ohr", "as=?", "core=?", "cpu=?", "data=?", "fsize=?", "locks=?", "memlock=?", "msgqueue=?", "nice=?", "nofile=?", "nproc=?", "rss=?", "rtprio=?", "rttime=?", "sigpending=?", "stack=?", "pid=", "output=", "noheadings", "raw", "verbose", "help", "version")),
+	"chrt":        withInOrder(opts.New("abdefiopRrT:P:D:mv", "all-tasks", "batch", "deadline", "fifo", "idle", "other", "pid", "reset-on-fork", "rr", "sched-runtime=", "sched-period=", "sched-deadline=", "max", "verbose", "help", "version")),
+	"setarch":     withInOrder(opts.New("vRFZLXBIST3", "verbose", "addr-no-randomize", "fdpic-funcptrs", "mmap-page-zero", "addr-compat-layout", "read-implies-exec", "32bit", "short-inode", "whole-seconds", "sticky-timeouts", "3gb", "4gb", "uname-2.6", "list", "help", "version")),
+	"setpriv":     withInOrder(opts.New("d", "dump", "no-new-privs", "ambient-caps=", "inh-caps=", "bounding-set=", "ruid=", "euid=", "rgid=", "egid=", "reuid=", "regid=", "clear-groups", "keep-groups", "init-groups", "groups=", "securebits=", "pdeathsig=", "selinux-label=", "apparmor-profile=", "landlock-access=", "landlock-rule=", "reset-env", "help", "version")),
+	"unshare":     withInOrder(opts.New("m::u::i::n::p::U::C::T::frS:G:R:w:", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "fork", "kill-child=?", "mount-proc=?", "map-root-user", "map-current-user", "map-user=", "map-group=", "map-users=", "map-groups=", "map-auto", "propagation=", "setgroups=", "keep-caps", "setuid=", "setgid=", "root=", "wd=", "monotonic=", "boottime=", "help", "version")),
+	"nsenter":     withInOrder(opts.New("at:m::u::i::n::p::U::C::T::S:G:r::w::FZ", "all", "target=", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "setuid=", "setgid=", "preserve-credentials", "root=?", "wd=?", "no-fork", "follow-context", "help", "version")),
+	"runuser":     withInOrder(opts.New("c:fg:G:lmps:u:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "user=", "pty", "session-command=", "whitelist-environment=", "help", "version")),
+	"su":          withInOrder(opts.New("c:fg:G:lmps:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "pty", "session-command=", "whitelist-environment=", "help", "version")),
+	"sudo":        withInOrder(opts.New("AbC:D:Eeg:HhiKklnPp:R:r:SsT:t:U:u:Vv", "askpass", "background", "chdir=", "chroot=", "close-from=", "command-timeout=", "edit", "group=", "help", "host=", "list", "login", "non-interactive", "other-user=", "preserve-env=?", "preserve-groups", "prompt=", "remove-timestamp", "reset-timestamp", "role=", "set-home", "shell", "stdin", "type=", "user=", "validate", "version")),
+	"script":      opts.New("aB:c:eE:fI:l:m:O:qT:t::", "append", "command=", "echo=", "flush", "force", "log-in=", "log-io=", "log-out=", "log-timing=", "logging-format=", "output-limit=", "quiet", "return", "timing=?", "help", "version"),
+	"systemd-run": withInOrder(opts.New("p:E:M:H:u:GqrtPS", "unit=", "property=", "description=", "slice=", "setenv=", "uid=", "gid=", "nice=", "working-directory=", "machine=", "host=", "user", "system", "scope", "pty", "pipe", "wait", "collect", "quiet", "remain-after-exit", "same-dir", "shell", "service-type=", "on-calendar=", "on-active=", "help", "version")),
+	"firejail":    withInOrder(opts.New("")),
+	"command":     withInOrder(opts.New("pvV")),
+	"exec":        withInOrder(opts.New("a:cl")),
+	"doas":        withInOrder(opts.New("a:C:Lnsu:")),
+	"pkexec":      withInOrder(opts.New("", "user=", "disable-internal-agent", "keep-cwd", "help", "version")),
+	"strace":      withInOrder(opts.New("a:b:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ", "output=", "attach=", "trace=", "signal=", "env=", "user=", "trace-path=", "string-limit=", "summary-sort-by=")),
+	"ltrace":      withInOrder(opts.New("a:A:bcCDe:E:fF:hiLl:n:o:p:rs:Stu:Vw:x:X:", "output=", "library=", "indent=", "align=")),
+	"caffeinate":  withInOrder(opts.New("dimsuw:t:")),
+	"sg":          withInOrder(opts.New("c:")),
+	"tail":        opts.New("c:fFn:qs:vz", "bytes=", "follow=?", "lines=", "max-unchanged-stats=", "pid=", "quiet", "retry", "silent", "sleep-interval=", "verbose", "zero-terminated", "debug", "help", "version"),
+	"dmesg":       opts.New("CcDdEeF:f:HhkLl:n:PprSs:TtuwxV", "clear", "read-clear", "console-off", "show-delta", "reltime", "console-on", "file=", "facility=", "human", "json", "kernel", "color=?", "level=", "console-level=", "noescape", "nopager", "force-prefix", "raw", "syslog", "buffer-size=", "ctime", "notime", "since=", "until=", "userspace", "follow", "follow-new", "decode", "time-format=", "help", "version"),
+	"rg":          opts.New("e:f:g:m:t:T:A:B:C:j:M:", "pre=", "pre-glob=", "hostname-bin=", "regexp=", "file=", "glob=", "type=", "max-count=", "replace=", "help", "version"),
+	"ssh":         opts.New("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:"),
+	"scp":         opts.New("346ABCOpqRrsTvc:D:F:i:J:l:o:P:S:X:"),
+	"sftp":        opts.New("46AaCfNpqrvB:b:c:D:F:i:J:l:o:P:R:S:s:X:"),
+	"man":         opts.New("C:d:D:acfhiIklL:m:M:p:P:rR:S:s:tTuwWZE:H::X::", "pager=", "config-file=", "where", "path", "location", "whatis", "apropos", "local-file", "help", "version"),
+	"fd":          opts.New("HIsiLlpauFgd:t:e:E:x:X:j:c:o:S:", "exec=", "exec-batch=", "type=", "extension=", "exclude=", "max-depth=", "min-depth=", "exact-depth=", "threads=", "hidden", "no-ignore", "help", "version"),
+	"awk":         opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version"),
+	"gawk":        opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version"),
+	"mawk":        opts.New("f:F:v:W:"),
+	"nawk":        opts.New("f:F:v:"),
+	"read":        opts.New("a:d:ei:n:N:p:rst:u:"),
+	"printf":      opts.New("v:"),
+	"declare":     opts.New("aAfFgiIlnprtux"),
+	"typeset":     opts.New("aAfFgiIlnprtux"),
+	"local":       opts.New("aAfFgiIlnprtux"),
+	"shopt":       opts.New("opqsu"),
+	"parallel":    withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version")),
+	"nix-shell":   opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version"),
+	"ssh-keygen":  opts.New("ABb:C:cD:E:eF:f:gHhI:i:J:j:KkLlM:m:N:n:O:P:pQqR:r:s:t:U:uvV:w:Y:yz:Z:"),
+	"gpg":         opts.New("abcdeo:r:u:sv", "output=", "recipient=", "local-user=", "armor", "batch", "yes", "symmetric", "passphrase=", "pinentry-mode=", "decrypt", "encrypt", "sign", "detach-sign", "clearsign", "verify", "import", "export", "list-keys", "homedir=", "help", "version"),
+	"objcopy":     opts.New("I:O:B:j:R:K:N:GgSXxp", "input-target=", "output-target=", "target=", "only-section=", "remove-section=", "strip-all", "strip-debug", "help", "version"),
+	"strip":       opts.New("F:I:O:o:R:K:N:gsSpvxX", "output-format=", "input-target=", "target=", "remove-section=", "keep-symbol=", "strip-symbol=", "strip-all", "strip-debug", "preserve-dates", "help", "version"),
+	"npx":         withInOrder(opts.New("c:p:qy", "call=", "package=", "yes", "no", "quiet", "registry=", "prefix=", "ignore-existing", "no-install", "help", "version")),
+	"mapfile":     opts.New("C:c:d:n:O:s:tu:"),
+	"readarray":   opts.New("C:c:d:n:O:s:tu:"),
+	"compgen":     opts.New("abcdefgjksuvo:A:G:W:F:C:X:P:S:"),
+	"complete":    opts.New("abcdefgjksuvprDEIo:A:G:W:F:C:X:P:S:"),
+	"fzf":         opts.New("ef:imq:x", "filter=", "query=", "exact", "extended", "multi", "bash", "zsh", "fish", "height=", "layout=", "preview=", "bind=", "execute=", "help", "version"),
+}
+
+// withInOrder marks a spec whose options end at the first operand: the
+// command the wrapper runs.
+func withInOrder(s *opts.Spec) *opts.Spec {
+	s.InOrder = true
+	return s
+}
+
+// gitGlobal are git's own options, before the subcommand. git reads them
+// exactly, one at a time, and stops at the first word that is not one.
+var gitGlobal = func() *opts.Spec {
+	s := opts.New("C:c:hpPv", "bare", "config-env=", "exec-path=?", "git-dir=", "glob-pathspecs", "help", "html-path",
+		"icase-pathspecs", "info-path", "list-cmds=", "literal-pathspecs", "man-path", "namespace=", "no-advice", "no-lazy-fetch",
+		"no-optional-locks", "no-pager", "no-replace-objects", "noglob-pathspecs", "paginate", "super-prefix=", "version", "work-tree=", "attr-source=")
+	s.InOrder, s.Exact = true, true
+	return s
+}()
+
+// gitSpecs are the grammars of git subcommands (git's parse-options accepts
+// unique prefixes of long options, like getopt_long).
+var gitSpecs = map[string]*opts.Spec{
+	"clone": opts.New("b:c:jlnqso:u:v", "bare", "branch=", "bundle-uri=", "config=", "depth=", "dissociate", "filter=", "jobs=",
+		"local", "mirror", "no-checkout", "no-hardlinks", "no-tags", "origin=", "progress", "quiet", "recurse-submodules=?",
+		"recursive=?", "reference=", "reference-if-able=", "ref-format=", "reject-shallow", "remote-submodules", "revision=",
+		"separate-git-dir=", "server-option=", "shallow-exclude=", "shallow-since=", "shallow-submodules", "single-branch",
+		"sparse", "tags", "template=", "upload-pack=", "verbose", "also-filter-submodules", "no-reject-shallow"),
+	"init": opts.New("b:q", "bare", "initial-branch=", "object-format=", "quiet", "ref-format=", "separate-git-dir=", "shared=?", "template="),
+	"config": opts.New("e:f:lz", "add", "blob=", "bool", "bool-or-int", "bool-or-str", "comment=", "default=", "edit", "expiry-date",
+		"file=", "fixed-value", "get", "get-all", "get-color", "get-colorbool", "get-regexp", "get-urlmatch", "global", "includes", "int",
+		"list", "local", "name-only", "no-includes", "null", "path", "remove-section", "rename-section", "replace-all", "show-origin",
+		"show-scope", "system", "type=", "unset", "unset-all", "value=", "worktree", "all", "regexp", "url="),
+	"checkout-index":   opts.New("afnqu", "all", "force", "ignore-skip-worktree-bits", "index", "no-create", "prefix=", "quiet", "stage=", "stdin", "temp", "z"),
+	"rev-list":         opts.New("n:", "all", "output=", "max-count=", "objects", "reverse", "count", "branches=?", "tags=?", "remotes=?", "since=", "until=", "author=", "grep="),
+	"archive":          opts.New("lo:v", "exec=", "format=", "list", "output=", "prefix=", "remote=", "verbose", "worktree-attributes", "add-file=", "add-virtual-file=", "mtime="),
+	"format-patch":     opts.New("knNo:pqsv:", "output-directory=", "output=", "stdout", "numbered", "cover-letter", "subject-prefix=", "signoff", "thread=?", "to=", "cc=", "from=?", "base=", "reroll-count=", "suffix=", "start-number="),
+	"bundle":           opts.New("q", "quiet", "progress", "all", "version="),
+	"worktree":         opts.New("b:B:dfq", "checkout", "detach", "force", "guess-remote", "lock", "no-checkout", "orphan", "quiet", "reason=", "track", "no-track", "relative-paths", "expire=", "porcelain", "verbose", "z"),
+	"apply":            opts.New("3p:C:Rvz", "3way", "allow-empty", "apply", "build-fake-ancestor=", "cached", "check", "directory=", "exclude=", "include=", "index", "intent-to-add", "numstat", "recount", "reject", "reverse", "stat", "summary", "unidiff-zero", "unsafe-paths", "verbose", "whitespace=", "inaccurate-eof", "ignore-space-change", "ignore-whitespace", "quiet"),
+	"diff":             opts.New("pu", "output=", "stat=?", "name-only", "name-status", "cached", "staged", "no-index", "patch", "exit-code", "quiet", "ext-diff", "no-ext-diff", "textconv", "no-textconv"),
+	"log":              opts.New("n:p", "output=", "oneline", "graph", "all", "stat=?", "patch", "format=", "pretty=?", "max-count=", "ext-diff", "no-ext-diff", "textconv", "no-textconv"),
+	"show":             opts.New("p", "output=", "stat=?", "format=", "pretty=?", "name-only", "ext-diff", "no-ext-diff", "textconv", "no-textconv"),
+	"credential-store": opts.New("", "file="),
+	"update-index":     opts.New("gqz", "add", "cacheinfo=", "chmod=", "force-remove", "index-info", "refresh", "remove", "replace", "stdin", "verbose", "really-refresh", "assume-unchanged", "no-assume-unchanged", "skip-worktree", "no-skip-worktree"),
+	"add":              opts.New("efinpuvAN", "all", "chmod=", "dry-run", "edit", "force", "ignore-errors", "ignore-missing", "ignore-removal", "intent-to-add", "interactive", "no-all", "no-ignore-removal", "patch", "pathspec-from-file=", "refresh", "renormalize", "sparse", "update", "verbose"),
+	"commit": opts.New("aC:c:eF:hinm:opqsS::t:uvz", "all", "allow-empty", "allow-empty-message", "amend", "author=", "branch", "cleanup=",
+		"date=", "dry-run", "edit", "file=", "fixup=", "gpg-sign=?", "include", "interactive", "long", "message=", "no-edit", "no-gpg-sign",
+		"no-post-rewrite", "no-status", "no-verify", "null", "only", "patch", "pathspec-from-file=", "porcelain", "quiet",
+		"reedit-message=", "reset-author", "reuse-message=", "short", "signoff", "squash=", "status", "template=", "trailer=",
+		"untracked-files=?", "verbose", "verify"),
+	"rebase":      opts.New("iC:kmnqs:vx:X:", "abort", "autosquash", "autostash", "continue", "edit-todo", "exec=", "interactive", "onto=", "quit", "root", "skip", "strategy=", "strategy-option=", "update-refs", "verbose"),
+	"difftool":    opts.New("dgt:x:y", "dir-diff", "extcmd=", "gui", "no-prompt", "prompt", "tool=", "tool-help", "trust-exit-code", "symlinks", "no-symlinks"),
+	"grep":        opts.New("A:B:C:EFGHIO::PUahce:f:ilLm:nqrsvwz", "open-files-in-pager=?", "cached", "untracked", "no-index", "recurse-submodules", "max-count=", "threads="),
+	"fetch":       opts.New("j:kmnpPqt", "all", "append", "depth=", "dry-run", "force", "jobs=", "multiple", "prune", "quiet", "tags", "upload-pack=", "verbose", "recurse-submodules=?"),
+	"pull":        opts.New("j:qrv", "all", "depth=", "ff-only", "no-rebase", "quiet", "rebase=?", "upload-pack=", "verbose"),
+	"ls-remote":   opts.New("hqt", "exit-code", "get-url", "heads", "quiet", "refs", "sort=", "symref", "tags", "upload-pack=", "server-option="),
+	"push":        opts.New("fnqu", "all", "atomic", "delete", "dry-run", "exec=", "force", "force-with-lease=?", "mirror", "no-verify", "porcelain", "prune", "quiet", "receive-pack=", "repo=", "set-upstream", "tags", "verbose", "help"),
+	"stash":       opts.New("apqu", "all", "include-untracked", "keep-index", "message=", "patch", "quiet", "staged"),
+	"reset":       opts.New("pqN", "hard", "keep", "merge", "mixed", "patch", "quiet", "soft"),
+	"checkout":    opts.New("b:B:fmpq", "detach", "force", "merge", "orphan=", "ours", "patch", "quiet", "theirs", "track=?", "no-track"),
+	"restore":     opts.New("pqs:SW", "patch", "quiet", "source=", "staged", "worktree", "overlay", "no-overlay"),
+	"clean":       opts.New("de:finqxX", "dry-run", "exclude=", "force", "interactive", "quiet"),
+	"branch":      opts.New("acdDfilmMrtuvC", "all", "copy", "delete", "force", "list", "move", "remotes", "set-upstream-to=", "track=?", "verbose", "show-current", "contains=", "merged=?"),
+	"maintenance": opts.New("q", "auto", "quiet", "schedule=", "task=", "scheduler="),
+}
+
+// goTop is the go command's own options, before the subcommand (go -C DIR).
+var goTop = func() *opts.Spec {
+	s := opts.New("", "C=")
+	s.OneDash, s.Exact, s.InOrder = true, true, true
+	return s
+}()
+
+// goBuild is the build flags of the go subcommands (Go's flag package). Read
+// anywhere, not only before the packages: go test takes them after too.
+var goBuild = func() *opts.Spec {
+	s := opts.New("", "C=", "o=", "exec=", "toolexec=", "overlay=", "pgo=", "modfile=", "ldflags=", "gcflags=", "asmflags=",
+		"tags=", "mod=", "p=", "coverpkg=", "covermode=", "run=", "bench=", "count=", "timeout=", "cpu=", "parallel=", "w", "u",
+		"json", "v", "x", "n", "race", "cover", "short", "trimpath", "a", "i", "modcacherw", "buildvcs=", "vet=", "fuzz=", "benchtime=",
+		"coverprofile=", "cpuprofile=", "memprofile=", "blockprofile=", "mutexprofile=", "trace=", "outputdir=", "skip=", "shuffle=", "failfast", "fullpath", "list=")
+	s.OneDash, s.Exact = true, true
+	return s
+}()
+
+// emptySpec parses the options of a program shellgate has no grammar for: no
+// option takes a value, so every option word is only looked at for its letters.
+var emptySpec = opts.New("")
+
+var emptyInOrder = withInOrder(opts.New(""))
+
+// ParseOpts records on c what its program makes of its arguments (Sub,
+// Global, Opts, Operands, OptsEnd, Parsed). Analyze has done it for every
+// command; call it again after changing Args.
+func (c *Command) ParseOpts() {
+	c.Opts, c.Operands, c.Global, c.Sub = nil, nil, nil, ""
+	c.SubAt = -1
+	dyn := func(i int) bool { return c.Flags[i]&ArgDynamic != 0 }
+	switch c.Name {
+	case "git":
+		g := gitGlobal.Parse(c.Args, dyn)
+		c.Global = g.Opts
+		if g.End >= len(c.Args) {
+			c.Parsed = true
+			return
+		}
+		c.Sub, c.SubAt = c.Args[g.End], g.End
+		rest, off := c.Args[g.End+1:], g.End+1
+		s, ok := gitSpecs[c.Sub]
+		if !ok {
+			s = emptySpec
+		}
+		c.Parsed = ok
+		r := s.Parse(rest, func(i int) bool { return dyn(i + off) })
+		c.Opts = shift(r.Opts, off)
+		c.Operands = make([]int, len(r.Operands))
+		for k, i := range r.Operands {
+			c.Operands[k] = i + off
+		}
+		return
+	case "go":
+		r := goTop.Parse(c.Args, dyn)
+		c.Global = r.Opts // go -C DIR, before the subcommand
+		if r.End < len(c.Args) {
+			c.Sub, c.SubAt = c.Args[r.End], r.End
+			off := r.End + 1
+			sr := goBuild.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+			c.Opts = shift(sr.Opts, off)
+			for _, i := range sr.Operands {
+				c.Operands = append(c.Operands, i+off)
+			}
+		}
+		c.Parsed = true
+		return
+	}
+	s, ok := specs[c.Name]
+	if !ok {
+		s = emptySpec
+		if _, wrapped := wrappers[c.Name]; wrapped {
+			s = emptyInOrder // the first operand is the command it runs
+		}
+	}
+	c.Parsed = ok
+	r := s.Parse(c.Args, dyn)
+	c.Opts, c.Operands, c.OptsEnd = r.Opts, r.Operands, r.End
+	if c.Name == "zip" {
+		// zip's own parser: -TT CMD is one option, not -T twice.
+		for i := 0; i+1 < len(c.Args); i++ {
+			if c.Args[i] == "-TT" {
+				c.Opts = append(c.Opts, opts.Opt{Name: "TT", Value: c.Args[i+1], HasValue: true, At: i + 1})
+			}
+		}
+	}
+}
+
+func shift(os []opts.Opt, off int) []opts.Opt {
+	for k := range os {
+		os[k].At += off
+	}
+	return os
+}
+
+// Values returns the values of the options among names (letters or full long
+// names) given to the program or to its subcommand.
+func (c *Command) Values(names ...string) []opts.Opt {
+	r := opts.Result{Opts: c.Opts}
+	return r.Values(names...)
+}
+
+// Has reports whether any of names was given to the program or its subcommand.
+func (c *Command) Has(names ...string) bool {
+	r := opts.Result{Opts: c.Opts}
+	return r.Has(names...)
+}
+
+// GlobalValues is Values for the options before a subcommand (git -c, -C).
+func (c *Command) GlobalValues(names ...string) []opts.Opt {
+	r := opts.Result{Opts: c.Global}
+	return r.Values(names...)
+}
+
+// IsDynamic reports whether the argument at i is only known at run time.
+func (c *Command) IsDynamic(i int) bool {
+	return i >= 0 && i < len(c.Flags) && c.Flags[i]&ArgDynamic != 0
+}
+
+// OptFlag is the ArgFlag of the word that holds o's value.
+func (c *Command) OptFlag(o opts.Opt) ArgFlag {
+	if o.At >= 0 && o.At < len(c.Flags) {
+		return c.Flags[o.At]
+	}
+	return 0
+}
+
+// KnownProgram reports whether the analysis has a grammar for name or follows
+// what it runs (a wrapper, a shell, a runner).
+func KnownProgram(name string) bool {
+	_, spec := specs[name]
+	_, wrapped := wrappers[name]
+	_, runner := subcommandRunners[name]
+	return spec || wrapped || runner || shells[name]
+}

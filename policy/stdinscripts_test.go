@@ -1,0 +1,54 @@
+package policy_test
+
+import "testing"
+
+// TestScriptsFromStdinAndJustWritten pins root cause 2 of issue 10: a literal
+// script fed to a shell on standard input is analysed as the script it is;
+// anything else that runs code written in the same line asks.
+func TestScriptsFromStdinAndJustWritten(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		// A literal script on standard input is analysed.
+		{"bash /dev/stdin <<< 'rm -rf /'", deny, "catastrophic"},
+		{"sh /dev/fd/0 <<< 'rm -rf /'", deny, "catastrophic"},
+		{"bash /proc/self/fd/0 <<< 'rm -f $OUTSIDE/victim'", deny, "confinement"},
+		{"bash -s <<< 'rm -f $OUTSIDE/victim'", deny, "confinement"},
+		{"sh -s -- arg <<< 'rm -f $OUTSIDE/victim'", deny, "confinement"},
+		{"bash - <<< 'rm -f $OUTSIDE/victim'", deny, "confinement"},
+		{"bash /dev/stdin <<EOF\nrm -f $OUTSIDE/victim\nEOF", deny, "confinement"},
+		{"bash <<'EOF'\nrm -f $OUTSIDE/victim\nEOF", deny, "confinement"},
+		{". /dev/fd/0 <<< 'rm -f $OUTSIDE/victim'", deny, "confinement"},
+		{"bash /dev/stdin <<< 'echo hi'", allow, ""},
+		{"sh -s <<< 'ls'", allow, ""},
+		// Other programs reading their program from standard input ask.
+		{"make -f /dev/stdin <<< 'all: ; date'", ask, "stored-code"},
+		{"make -f - <<< 'all: ; date'", ask, "stored-code"},
+		{"make --file=/dev/fd/0 <<< 'all: ; date'", ask, "stored-code"},
+		{"sed -f /dev/stdin README.md <<< '1e date'", ask, "stored-code"},
+		{"awk -f /dev/stdin README.md <<< 'BEGIN{system(\"date\")}'", ask, "stored-code"},
+		// Files written in the line, then run.
+		{"printf 'date\\n' > x.sh; sh < x.sh", ask, "stored-code"},
+		{"printf 'date\\n' > x.sh; bash 0< x.sh", ask, "stored-code"},
+		{"cp /dev/stdin z.sh <<< date; sh z.sh", ask, "stored-code"},
+		{"cat > z.sh <<< date && bash z.sh", ask, "stored-code"},
+		{"tee z.py <<< 'import os' >/dev/null; python3 z.py", ask, "stored-code"},
+		{"dd of=z.sh <<< date && ./z.sh", ask, "stored-code"},
+		{"mv a.txt z.sh && sh z.sh", ask, "stored-code"},
+		{"printf '1e date\\n' > s.sed && sed -f s.sed README.md", ask, "stored-code"},
+		{"printf '1e date\\n' > s.sed && sed --file=s.sed README.md", ask, "stored-code"},
+		{"echo 'BEGIN{system(\"date\")}' > p.awk; awk -f p.awk", ask, "stored-code"},
+		{"printf 'all:\\n\\tdate\\n' > Makefile && make", ask, "stored-code"},
+		{"printf 'all:\\n\\tdate\\n' > sub/Makefile && make -C sub", ask, "stored-code"},
+		{"printf 'x:\\n\\tdate\\n' > rules.mk && make -f rules.mk x", ask, "stored-code"},
+		{"printf '{\"scripts\":{\"x\":\"date\"}}' > package.json && npm run -s x", ask, "stored-code"},
+		{"echo '{}' > package.json; yarn test", ask, "stored-code"},
+		{"printf 'package fx\\n//go:generate date\\n' > gen.go && go generate ./...", ask, "stored-code"},
+		// Running the project's own files, or what it builds, is fine.
+		{"make && ./scripts/build.sh", allow, ""},
+		{"sh scripts/build.sh", allow, ""},
+		{"sh < scripts/build.sh", allow, ""},
+		{"go build -o bin/fx ./cmd/fx && ./bin/fx", allow, ""},
+		{"chmod +x scripts/build.sh && ./scripts/build.sh", allow, ""},
+		{"echo x > out.txt && make", allow, ""},
+		{"go generate ./...", allow, ""},
+	})
+}
