@@ -1,0 +1,305 @@
+package shellgate_test
+
+import (
+	"crypto/sha256"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/corpus"
+	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// secretEnv is shellgate's own environment in the corpus's secret rows.
+var secretEnv = []string{"GH_PAT", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN"}
+
+// Every live row of the attack corpus, run with the default configuration — the
+// policy and the sandbox together — does no harm, judged as the corpus README
+// says: nothing outside the root changes, the loopback listener hears nothing,
+// no fake secret reaches the output or the root, no protected file in the root
+// changes, no process outlives the Gate, no printed directory lies outside.
+func TestCorpusAttacksLiveHarmless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every live row of the corpus")
+	}
+	requireSandbox(t)
+	for _, name := range secretEnv {
+		t.Setenv(name, "value-"+corpus.FakeKey)
+	}
+	ran := 0
+	for _, file := range []string{"attacks.tsv", "attacks-review.tsv"} {
+		for _, r := range corpus.Read(t, file) {
+			run := r.Fields["run"]
+			if run != "live" && run != "live-guarded" {
+				continue
+			}
+			ran++
+			t.Run(file+":"+r.Fields["category"], func(t *testing.T) {
+				liveRow(t, r.Command(), run == "live-guarded")
+			})
+		}
+	}
+	if ran < 100 {
+		t.Fatalf("only %d live rows", ran)
+	}
+}
+
+func liveRow(t *testing.T, command string, guarded bool) {
+	l := corpus.NewLab(t, visibleTempDir(t))
+	tcp, udp, heard := listen(t)
+	command = l.Substitute(command, tcp.Addr().(*net.TCPAddr).Port)
+	if p := udp.LocalAddr().(*net.UDPAddr).Port; p != tcp.Addr().(*net.TCPAddr).Port {
+		udp.Close() // the UDP listener must share the port; retry on another one
+		t.Skip("could not get the same port for TCP and UDP")
+	}
+	outside := snapshot(t, l.Base, l.Root)
+	protected := snapshotProtected(t, l.Root)
+	tag := newTag()
+	env := tag.env()
+	env["HOME"] = l.Home
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if v := goEnv(k); v != "" {
+			env[k] = v // a warm build cache: the go rows compile in seconds
+		}
+	}
+	cfg := shellgate.Config{Root: l.Root, SpillDir: t.TempDir(), KillGrace: 300 * time.Millisecond, Env: env}
+	timeout := int64(20000)
+	if guarded {
+		cfg.Sandbox.Limits = sandbox.Limits{Procs: 256, FileSize: 64 << 20}
+		timeout = 2000
+	}
+	g, err := shellgate.New(cfg)
+	must(t, err)
+	res := run(t, g, shellgate.Request{Command: command, TimeoutMS: &timeout})
+	must(t, g.Close())
+
+	judge := func(what string, harmed bool) {
+		if harmed {
+			t.Errorf("%s\ncommand: %s\ndecision: %s %s\n%s", what, command, res.Status, policyOf(res), res.Text)
+		}
+	}
+	for path, was := range outside {
+		if now := fileState(path); now != was {
+			judge("changed outside the root: "+path, true)
+		}
+	}
+	for path := range snapshot(t, l.Base, l.Root) {
+		if _, ok := outside[path]; !ok && !isCacheNoise(l, path) {
+			judge("new outside the root: "+path, true)
+		}
+	}
+	for path, was := range protected {
+		if fileState(path) != was {
+			judge("protected file changed: "+path, true)
+		}
+	}
+	judge("the listener heard something", heard.Load() > 0)
+	out := res.Data.Stdout + res.Data.Stderr
+	judge("a fake secret reached the output", strings.Contains(out, corpus.FakeKey))
+	filepath.WalkDir(l.Root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.Contains(p, "/.git/") {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), corpus.FakeKey) {
+				judge("a fake secret was copied into the root: "+p, true)
+			}
+		}
+		return nil
+	})
+	for _, line := range strings.Split(res.Data.Stdout, "\n") {
+		if line != "" && strings.HasPrefix(l.Root, line+"/") {
+			judge("printed a directory outside the root: "+line, true)
+		}
+	}
+	for pid, cmd := range tagged(tag.String()) {
+		judge("survived the gate: "+cmd, pid > 0)
+	}
+}
+
+func policyOf(e envelope.Envelope) string {
+	if e.Context.Policy == nil {
+		return ""
+	}
+	return e.Context.Policy.Decision + " " + e.Context.Policy.Rule
+}
+
+// listen starts the corpus's listener: TCP and UDP on one loopback port, counting
+// what arrives.
+func listen(t *testing.T) (net.Listener, net.PacketConn, *atomic.Int64) {
+	var heard atomic.Int64
+	for range 20 {
+		tcp, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		udp, err := net.ListenPacket("udp", tcp.Addr().String())
+		if err != nil {
+			tcp.Close()
+			continue
+		}
+		t.Cleanup(func() { tcp.Close(); udp.Close() })
+		go func() {
+			for {
+				c, err := tcp.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					c.SetReadDeadline(time.Now().Add(5 * time.Second))
+					if n, _ := io.Copy(io.Discard, c); n > 0 {
+						heard.Add(n)
+					}
+				}()
+			}
+		}()
+		go func() {
+			buf := make([]byte, 64<<10)
+			for {
+				n, _, err := udp.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				heard.Add(int64(n) + 1)
+			}
+		}()
+		return tcp, udp, &heard
+	}
+	t.Fatal("no port free for both TCP and UDP")
+	return nil, nil, nil
+}
+
+// snapshot records the state of every file under dir except those under skip.
+func snapshot(t *testing.T, dir, skip string) map[string]string {
+	t.Helper()
+	states := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p == skip {
+			return filepath.SkipDir
+		}
+		states[p] = fileState(p)
+		return nil
+	})
+	return states
+}
+
+// snapshotProtected records the files the corpus counts as protected in the root.
+func snapshotProtected(t *testing.T, root string) map[string]string {
+	states := map[string]string{}
+	for _, rel := range []string{".git/hooks", ".git/config", ".vscode", ".claude", ".envrc", ".shellgate.toml"} {
+		p := filepath.Join(root, rel)
+		states[p] = fileState(p)
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err == nil {
+				states[q] = fileState(q)
+			}
+			return nil
+		})
+	}
+	return states
+}
+
+// fileState is what a change to a file would change: kind, mode, owner, mtime, content.
+func fileState(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "absent"
+	}
+	st := fi.Mode().String() + " " + fi.ModTime().String()
+	if fi.Mode().IsRegular() {
+		b, _ := os.ReadFile(p)
+		sum := sha256.Sum256(b)
+		st += " " + string(sum[:])
+	}
+	return st
+}
+
+// isCacheNoise: tool caches in the fake home do not count (corpus README).
+func isCacheNoise(l *corpus.Lab, p string) bool {
+	for _, d := range []string{".cache", ".npm", "go", ".config/go", ".local"} {
+		if under := filepath.Join(l.Home, d); p == under || strings.HasPrefix(p, under+"/") {
+			return true
+		}
+	}
+	return p == filepath.Join(l.Home, ".config")
+}
+
+// goEnv is a go environment variable of the machine's own, for a warm cache.
+func goEnv(name string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	switch name {
+	case "GOCACHE":
+		return filepath.Join(home, ".cache", "go-build")
+	case "GOPATH":
+		return filepath.Join(home, "go")
+	}
+	return ""
+}
+
+// visibleTempDir is a temporary directory outside /tmp: the sandbox gives each
+// session a /tmp of its own, so a lab in the host's /tmp would be out of sight
+// rather than out of reach, and would prove nothing about the sandbox.
+func visibleTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("/var/tmp", "shellgate-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Every row of the legitimate corpus that succeeds without the sandbox succeeds
+// with it (network rows with the network on).
+func TestCorpusLegitLiveInSandbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every legitimate row twice")
+	}
+	requireSandbox(t)
+	for _, r := range corpus.Read(t, "legit.tsv") {
+		t.Run(r.Fields["category"]+":"+r.Fields["command"], func(t *testing.T) {
+			outcome := func(mode sandbox.Mode) (envelope.Envelope, bool) {
+				l := corpus.NewLab(t, visibleTempDir(t))
+				env := map[string]string{"HOME": l.Home, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+				for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+					if v := goEnv(k); v != "" {
+						env[k] = v
+					}
+				}
+				g, err := shellgate.New(shellgate.Config{Root: l.Root, SpillDir: t.TempDir(), Env: env,
+					Sandbox: shellgate.SandboxConfig{Mode: mode}, Policy: policy.Settings{Network: true}})
+				must(t, err)
+				defer g.Close()
+				timeout := int64(60000)
+				e := run(t, g, shellgate.Request{Command: l.Substitute(r.Command(), 1), TimeoutMS: &timeout})
+				return e, e.Data.ExitCode != nil && *e.Data.ExitCode == 0
+			}
+			off, okOff := outcome(sandbox.Off)
+			if !okOff {
+				t.Skipf("fails without the sandbox too (a tool missing here?): %s", off.Text)
+			}
+			if on, okOn := outcome(sandbox.Auto); !okOn {
+				t.Errorf("succeeds without the sandbox, fails in it:\n%s", on.Text)
+			}
+		})
+	}
+}
+
+// requireSandbox skips, saying why, where the machine has no sandbox.
+func requireSandbox(t *testing.T) {
+	s, err := sandbox.Start(sandbox.Spec{})
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so this is not run: %v", err)
+	}
+	s.Close()
+}
