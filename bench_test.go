@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 // The overhead of a Gate (policy check, process group, capture, envelope) over a bare
@@ -170,4 +171,41 @@ func residentBytes() int64 {
 		}
 	}
 	return 0
+}
+
+// The sandbox's cost per command: each iteration runs `true` through a Gate with
+// the default sandbox and through one with --sandbox off, back to back, and the
+// medians of the difference and of the ratio are reported. Target: ≤ 3 ms.
+func BenchmarkSandboxOverhead(b *testing.B) {
+	gates := map[string]*shellgate.Gate{}
+	for _, mode := range []string{"auto", "off"} {
+		g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		gates[mode] = g
+	}
+	req := shellgate.Request{Command: "true"}
+	if env := gates["auto"].Run(context.Background(), req); env.Context.Sandbox == "off" {
+		b.Skip("no sandbox here")
+	}
+	var diffs, ratios []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if env := gates["auto"].Run(context.Background(), req); env.Status != envelope.Success {
+			b.Fatal(env.Text)
+		}
+		t1 := time.Now()
+		if env := gates["off"].Run(context.Background(), req); env.Status != envelope.Success {
+			b.Fatal(env.Text)
+		}
+		on, off := t1.Sub(t0), time.Since(t1)
+		diffs = append(diffs, float64(on-off)/float64(time.Millisecond))
+		ratios = append(ratios, float64(on)/float64(off))
+	}
+	slices.Sort(diffs)
+	slices.Sort(ratios)
+	b.ReportMetric(diffs[len(diffs)/2], "sandbox-ms")
+	b.ReportMetric(ratios[len(ratios)/2], "on/off")
 }

@@ -31,6 +31,8 @@ type Gate struct {
 	home   string
 	box    *box           // the kernel sandbox
 	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
+	// settings are policy's: the configured ones, less what the sandbox contains.
+	settings policy.Settings
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -59,7 +61,10 @@ type Info struct {
 	OutputLimit    int // per call, stdout and stderr together
 	MaxOutputLimit int // the most a call may ask for
 	SpillDir       string
-	Rules          []policy.RuleInfo
+	Rules          []policy.RuleInfo // the rules in force (without those the sandbox contains)
+	// Sandboxed: commands are meant to run in the kernel sandbox (Linux); whether a
+	// layer is missing shows in each envelope's context.sandbox.
+	Sandboxed bool
 }
 
 // New checks cfg, fills in defaults and returns a Gate.
@@ -84,10 +89,10 @@ func New(cfg Config) (*Gate, error) {
 	if err := g.planSandbox(); err != nil {
 		return nil, err
 	}
+	g.settings = cfg.Policy
 	if g.sandboxed() {
-		relaxed := cfg.Policy
-		relaxed.Relax = append(slices.Clip(relaxed.Relax), contained...)
-		if g.policy, err = policy.New(relaxed); err != nil {
+		g.settings.Relax = append(slices.Clip(g.settings.Relax), contained...)
+		if g.policy, err = policy.New(g.settings); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 	}
@@ -202,7 +207,8 @@ func (g *Gate) Info() Info {
 		OutputLimit:    g.cfg.OutputLimit,
 		MaxOutputLimit: g.cfg.MaxOutputLimit,
 		SpillDir:       g.cfg.SpillDir,
-		Rules:          g.cfg.Policy.Active(),
+		Rules:          g.settings.Active(),
+		Sandboxed:      g.sandboxed(),
 	}
 }
 

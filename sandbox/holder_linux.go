@@ -97,17 +97,17 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 	reply := &message{Op: "started", ID: m.ID}
 	argv0, err := lookPath(m.Argv[0], m.Env)
+	// The lock is held until the reply is sent: the reaper must not reap the
+	// command before then, because the kernel checks that the PID sent as
+	// credentials still exists (a command as quick as `true` would be gone).
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	var pid int
 	if err == nil {
-		h.mu.Lock() // the reaper must not see the PID before it is recorded
 		pid, err = syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
 			Dir: m.Dir, Env: m.Env, Files: files,
 			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
-		if err == nil {
-			h.commands[pid] = m.ID
-		}
-		h.mu.Unlock()
 	}
 	if err != nil {
 		reply.Error = err.Error()
@@ -119,10 +119,13 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		h.ctl.send(reply, nil)
 		return
 	}
+	h.commands[pid] = m.ID
 	// The kernel translates the PID into the receiver's PID namespace.
 	creds := syscall.UnixCredentials(&syscall.Ucred{Pid: int32(pid), Uid: uint32(uid), Gid: uint32(gid)})
-	if h.ctl.send(reply, creds) != nil {
+	if err := h.ctl.send(reply, creds); err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
+		reply.Error, reply.Errno = "sandbox: could not report the command: "+err.Error(), 0
+		h.ctl.send(reply, nil)
 	}
 }
 
@@ -152,20 +155,27 @@ func (h *helper) reap() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	for {
-		for {
-			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-			if pid <= 0 || err != nil {
-				break
-			}
-			h.mu.Lock()
-			id, ok := h.commands[pid]
-			delete(h.commands, pid)
-			h.mu.Unlock()
-			if ok {
-				h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws)}, nil)
-			}
+		for h.reapOne() {
 		}
 		<-sigs
 	}
+}
+
+// reapOne reaps one exited process, if there is one, and reports it if it was a
+// command. It holds the lock that spawn holds while it reports a new command.
+func (h *helper) reapOne() bool {
+	h.mu.Lock()
+	var ws syscall.WaitStatus
+	pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+	if pid <= 0 || err != nil {
+		h.mu.Unlock()
+		return false
+	}
+	id, ok := h.commands[pid]
+	delete(h.commands, pid)
+	h.mu.Unlock()
+	if ok {
+		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws)}, nil)
+	}
+	return true
 }

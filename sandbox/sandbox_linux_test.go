@@ -530,3 +530,18 @@ func TestStdin(t *testing.T) {
 		t.Errorf("cat of stdin: %v %q", code, out)
 	}
 }
+
+// Commands that exit at once are reported like any other: the helper reports a
+// command's PID before it can reap it (the kernel refuses credentials naming a
+// PID that is gone, and the report was once lost that way).
+func TestQuickCommands(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	for range 300 {
+		p, err := s.Launch([]string{"/bin/true"}, nil, l.root, nil, nil, nil)
+		must(t, err)
+		if code, sig := p.Wait(); code == nil || *code != 0 {
+			t.Fatalf("true: %v %s", code, sig)
+		}
+	}
+}

@@ -298,6 +298,8 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 	case r = <-started:
 	case <-s.gone:
 		r.err = errors.New("sandbox: the session ended")
+	case <-time.After(setupTimeout):
+		r.err = errors.New("sandbox: the session did not start the command within 10s")
 	}
 	if r.err != nil {
 		s.forget(id)

@@ -269,4 +269,13 @@ func printRules(w io.Writer, asJSON bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Decision, r.Description)
 	}
 	tw.Flush()
+	fmt.Fprint(w, `
+These rules read the command line: they decide what to refuse or ask about, and say why.
+On Linux the kernel sandbox (--sandbox auto, the default) is what enforces: writes only in
+the root, its tool caches and [policy] writable; protected paths read-only; a private /tmp;
+secrets read as empty; its own /proc; no network but the session's loopback; a process
+limit. Where it applies, dynamic, stored-code and code-execution no longer ask: what they
+guard against is contained. Without it (--sandbox off, macOS, Windows) the rules are all
+there is.
+`)
 }
