@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 	"github.com/shellgate/shellgate/sandbox"
 )
@@ -254,4 +255,30 @@ func (g *Gate) cacheDirs(home string) []string {
 		dirs = append(dirs, filepath.Join(home, rel))
 	}
 	return dirs
+}
+
+// sandboxHint explains a failure that looks like the sandbox's doing, so that
+// the model does not take it for a broken tool, and says how it is allowed.
+func sandboxHint(d *envelope.Data, network bool) string {
+	if d.ExitCode != nil && *d.ExitCode == 0 {
+		return ""
+	}
+	text := d.Stderr + d.Stdout
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(text, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("Read-only file system"):
+		return "The sandbox keeps this path read-only (outside the project root, or a protected path such as .git/hooks or .git/config). Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
+	case has("Permission denied", "Operation not permitted") && !has("sudo"):
+		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
+	case !network && has("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Name or service not known", "Connection refused", "getaddrinfo"):
+		return "The sandbox has no network but a loopback of this session's own: servers started by this session's commands answer on localhost, nothing else does. The user can turn the network on with --allow-network, BASH_ALLOW_NETWORK=true or [policy] network = true."
+	}
+	return ""
 }

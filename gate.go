@@ -491,6 +491,11 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	}
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
+	if sess != nil {
+		if hint := sandboxHint(d, g.cfg.Policy.Network); hint != "" {
+			env.Note(hint)
+		}
+	}
 	return *env.Settle()
 }
 

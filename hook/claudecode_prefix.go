@@ -130,7 +130,7 @@ func cwdFile(s *syntax.Stmt) string {
 		return ""
 	}
 	r := s.Redirs[0]
-	if r.Op != syntax.ClbOut || r.N != nil {
+	if r.Op != syntax.RdrClob || r.N != nil {
 		return ""
 	}
 	p, ok := literal(r.Word)

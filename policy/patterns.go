@@ -119,7 +119,8 @@ func sessionKey(rule string, c *analysis.Command) string {
 		if c.Sub != "" && c.Flags[c.SubAt]&analysis.ArgDynamic == 0 {
 			return c.Name + " " + c.Sub
 		}
-		for _, i := range c.Operands {
+		if len(c.Operands) > 0 { // the first operand
+			i := c.Operands[0]
 			if c.Flags[i]&analysis.ArgDynamic != 0 {
 				return ""
 			}

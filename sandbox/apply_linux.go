@@ -163,7 +163,7 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 func restrictFS(spec *Spec) (int, error) {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
-		return 0, fmt.Errorf("Landlock unavailable: %w", err)
+		return 0, fmt.Errorf("no Landlock in this kernel: %w", err)
 	}
 	dirs, files := []string{"/tmp", "/dev/shm"}, []string{}
 	for _, p := range spec.Writable {

@@ -141,7 +141,7 @@ func TestInstallRoundTrip(t *testing.T) {
 				t.Errorf("second install: exit %d, %q", code, out)
 			}
 
-			out, errs, code = runInstall(t, "uninstall", agent, "--settings", file)
+			_, errs, code = runInstall(t, "uninstall", agent, "--settings", file)
 			if code != 0 {
 				t.Fatalf("uninstall: exit %d, stderr %q", code, errs)
 			}

@@ -34,6 +34,7 @@ Usage:
   shellgate hook  AGENT                answer AGENT's pre-tool hook (claude-code, gemini-cli, cursor)
   shellgate exec  [flags] COMMAND      run COMMAND through the gate with its own stdio and exit status
   shellgate install|uninstall AGENT    add or remove the hook in AGENT's settings
+  shellgate doctor                     say which sandbox layers this machine supports
   shellgate help  COMMAND              show a command's flags
   shellgate --version                  print the version
 
@@ -58,6 +59,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 
 		"hook":      cmdHook,
 		"exec":      cmdExec,
+		"doctor":    cmdDoctor,
 		"install":   cmdInstall,
 		"uninstall": cmdUninstall,
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// cmdDoctor says what this machine's kernel gives the sandbox, by starting a
+// session as `run` would and reporting each layer, and why one is missing.
+func cmdDoctor(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	var cf commonFlags
+	cf.register(fs)
+	head := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies.\n\n")
+	}
+	if help, err := parseFlags(fs, args, head, stdout); help {
+		return 0
+	} else if err != nil {
+		return usageFailure(stderr, "doctor", err.Error())
+	}
+	cfg, _, err := cf.config(stderr)
+	if err != nil {
+		return usageFailure(stderr, "doctor", err.Error())
+	}
+	fmt.Fprintf(stdout, "system:   %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		fmt.Fprintf(stdout, "kernel:   %s\n", strings.TrimSpace(string(b)))
+	}
+	g, err := shellgate.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stdout, "sandbox:  cannot tell: %v\n", err)
+		return 1
+	}
+	defer g.Close()
+	env := g.Run(context.Background(), shellgate.Request{Command: "true"})
+	switch s := env.Context.Sandbox.(type) {
+	case string:
+		fmt.Fprintf(stdout, "sandbox:  %s (mode %s, profile %s)\n", s, orDefault(string(cfg.Sandbox.Mode), "auto"), orDefault(string(cfg.Sandbox.Profile), "workspace-write"))
+		if runtime.GOOS != "linux" {
+			fmt.Fprintln(stdout, "          no kernel sandbox on this system yet: commands run under the policy alone")
+		}
+		return 0
+	case map[string]any:
+		for _, layer := range []string{sandbox.LayerFS, sandbox.LayerTmp, sandbox.LayerSecrets, sandbox.LayerPID, sandbox.LayerNet, sandbox.LayerProcs} {
+			v, _ := s[layer].(string)
+			if v == "" {
+				v = "missing"
+			}
+			fmt.Fprintf(stdout, "%-9s %s\n", layer+":", v)
+		}
+		if missing, _ := s["missing"].([]string); len(missing) > 0 {
+			fmt.Fprintln(stdout, "missing:")
+			for _, m := range missing {
+				fmt.Fprintf(stdout, "  - %s\n", m)
+			}
+			return 1
+		}
+		fmt.Fprintln(stdout, "every layer applies")
+		return 0
+	}
+	fmt.Fprintf(stdout, "sandbox:  not run: %s\n", env.Text)
+	return 1
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

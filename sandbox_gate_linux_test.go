@@ -1,0 +1,64 @@
+package shellgate_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// A failure the sandbox caused is explained in the text, with how to allow it;
+// an allow that relied on the sandbox says so.
+func TestSandboxExplainsItself(t *testing.T) {
+	requireSandbox(t)
+	l := newLab(t)
+	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "hooks"), 0o755))
+	g := gate(t, shellgate.Config{Root: l.root})
+	for _, c := range []struct{ command, hint string }{
+		{`python3 -c 'open("/etc/shellgate-test", "w")'`, "the sandbox refused it"},
+		{`python3 -c 'open(".git/hooks/pre-commit", "w")'`, "keeps this path read-only"},
+		{`python3 -c 'import socket; socket.create_connection(("example.com", 80), 2)'`, "no network but a loopback"},
+	} {
+		env := run(t, g, shellgate.Request{Command: c.command})
+		if env.Status != envelope.Partial || !strings.Contains(env.Text, c.hint) {
+			t.Errorf("%s: %s, text lacks %q:\n%s", c.command, env.Status, c.hint, env.Text)
+		}
+		sb, ok := env.Context.Sandbox.(map[string]any)
+		if !ok || sb["fs"] == nil || sb["net"] != "netns" {
+			t.Errorf("%s: context.sandbox %v", c.command, env.Context.Sandbox)
+		}
+	}
+	// Stored code asks without the sandbox; in it, it runs, contained, and says so.
+	env := run(t, g, shellgate.Request{Command: `x=$(printf 'touch /etc/shellgate-%s' test); eval "$x"`})
+	if env.Context.Policy == nil || env.Context.Policy.Decision != "allow" || !env.Context.Policy.Sandboxed || !strings.Contains(env.Text, "the sandbox refused it") {
+		t.Errorf("eval in the sandbox: %+v\n%s", env.Context.Policy, env.Text)
+	}
+	if _, err := os.Stat("/etc/shellgate-test"); err == nil {
+		os.Remove("/etc/shellgate-test")
+		t.Error("the sandbox let a command write /etc")
+	}
+	if env := run(t, g, shellgate.Request{Command: "ls /nonexistent"}); strings.Contains(env.Text, "sandbox") {
+		t.Errorf("an ordinary failure blamed on the sandbox:\n%s", env.Text)
+	}
+}
+
+// `shellgate doctor` names every layer and exits 0 when all apply.
+func TestDoctor(t *testing.T) {
+	requireSandbox(t)
+	cmd := exec.Command("go", "run", "./cmd/shellgate", "doctor", "--no-user-config", "--root", t.TempDir())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"fs:", "landlock-v", "net:", "netns", "pid:", "pidns", "secrets:", "hidden", "every layer applies"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
