@@ -152,4 +152,3 @@ func (c *measuringConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	return c.Connection.Write(ctx, msg)
 }
-
