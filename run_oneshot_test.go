@@ -2,7 +2,6 @@ package shellgate_test
 
 import (
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -14,15 +13,16 @@ import (
 func TestOneCallRun(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	env := shellgate.Run(t.Context(), shellgate.Request{Command: "pwd; sleep 30 & echo $!"})
+	tag := newTag() // in the sandbox the command sees PIDs of its own namespace: find it by its environment
+	name, value, _ := strings.Cut(tag.String(), "=")
+	t.Setenv(name, value)
+	env := shellgate.Run(t.Context(), shellgate.Request{Command: "pwd; sleep 30 & echo started"})
 	lines := strings.Fields(env.Data.Stdout)
 	if env.Status != envelope.Success || len(lines) != 2 || !strings.HasSuffix(lines[0], dirName(dir)) {
 		t.Fatalf("%s\n%s", env.Status, env.Text)
 	}
-	pid, err := strconv.Atoi(lines[1])
-	must(t, err)
-	if alive(pid) {
-		t.Errorf("background pid %d outlived the one-call Run", pid)
+	for pid, cmd := range tagged(tag.String()) {
+		t.Errorf("pid %d (%s) outlived the one-call Run", pid, cmd)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Shared helpers for the end-to-end tests: they drive the real shellgate binary
 // (path in $SHELLGATE_BIN) with the official TypeScript MCP SDK.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -87,13 +87,20 @@ export async function waitFor(fn, what, ms = 10000) {
   }
 }
 
-// readPid waits for a file holding a PID followed by a newline.
-export function readPid(path) {
+// findPid waits for the process running `sleep <secs>` — give each test its own
+// duration — and returns its PID as this process sees it: in the sandbox a
+// command only knows the numbers of its own PID namespace.
+export function findPid(secs) {
+  const want = `sleep\0${secs}\0`;
   return waitFor(() => {
-    if (!existsSync(path)) return 0;
-    const s = readFileSync(path, 'utf8');
-    return s.endsWith('\n') ? Number(s.trim()) : 0;
-  }, path);
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (readFileSync(`/proc/${name}/cmdline`, 'utf8') === want && alive(Number(name))) return Number(name);
+      } catch {}
+    }
+    return 0;
+  }, `sleep ${secs}`);
 }
 
 // alive reports whether pid is a live (non-zombie) process.

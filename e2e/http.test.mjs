@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { TOOL, project, startHTTP, httpClient, readPid, alive, waitGone, exited } from './helpers.mjs';
+import { TOOL, project, startHTTP, httpClient, findPid, alive, waitGone, exited } from './helpers.mjs';
 
 const TOKEN = 'e2e-' + Math.random().toString(36).slice(2);
 let p, server, url;
@@ -78,8 +78,8 @@ test('cancellation kills a sleep', async () => {
   const { client } = await httpClient(url, TOKEN);
   try {
     const ac = new AbortController();
-    const call = client.callTool({ name: TOOL, arguments: { command: 'echo $$ > http-fg.pid; exec sleep 300' } }, undefined, { signal: ac.signal });
-    const fg = await readPid(join(p.root, 'http-fg.pid'));
+    const call = client.callTool({ name: TOOL, arguments: { command: 'exec sleep 300.31' } }, undefined, { signal: ac.signal });
+    const fg = await findPid('300.31');
     assert.ok(alive(fg));
     ac.abort();
     await assert.rejects(call);
@@ -91,8 +91,8 @@ test('cancellation kills a sleep', async () => {
 
 test('ending the session kills its command', async () => {
   const { client, transport } = await httpClient(url, TOKEN);
-  const call = client.callTool({ name: TOOL, arguments: { command: 'echo $$ > http-session.pid; exec sleep 300' } }).catch(() => {});
-  const pid = await readPid(join(p.root, 'http-session.pid'));
+  const call = client.callTool({ name: TOOL, arguments: { command: 'exec sleep 300.32' } }).catch(() => {});
+  const pid = await findPid('300.32');
   await transport.terminateSession();
   await waitGone(pid);
   await client.close();
@@ -131,8 +131,8 @@ test('SIGTERM with a command in flight kills it and stops the server', async () 
   const s = startHTTP(q, TOKEN);
   const u = await s.url;
   const { client } = await httpClient(u, TOKEN);
-  const call = client.callTool({ name: TOOL, arguments: { command: 'echo $$ > fg.pid; exec sleep 300' } }).catch(() => {});
-  const fg = await readPid(join(q.root, 'fg.pid'));
+  const call = client.callTool({ name: TOOL, arguments: { command: 'exec sleep 300.33' } }).catch(() => {});
+  const fg = await findPid('300.33');
   s.child.kill('SIGTERM');
   assert.equal(await exited(s.child), 0, s.stderr());
   assert.ok(!alive(fg));

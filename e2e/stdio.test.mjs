@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BIN, TOOL, project, stdioClient, readPid, alive, waitGone, exited } from './helpers.mjs';
+import { BIN, TOOL, project, stdioClient, findPid, alive, waitGone, exited } from './helpers.mjs';
 
 test('tools/list shows the tool and its schema', async () => {
   const p = project();
@@ -109,12 +109,12 @@ test('cancellation kills a sleep', async () => {
   try {
     const ac = new AbortController();
     const call = client.callTool(
-      { name: TOOL, arguments: { command: 'sleep 301 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300' } },
+      { name: TOOL, arguments: { command: 'sleep 301.21 & exec sleep 300.21' } },
       undefined,
       { signal: ac.signal },
     );
-    const fg = await readPid(join(p.root, 'fg.pid'));
-    const bg = await readPid(join(p.root, 'bg.pid'));
+    const fg = await findPid('300.21');
+    const bg = await findPid('301.21');
     assert.ok(alive(fg) && alive(bg));
     ac.abort();
     await assert.rejects(call);
@@ -217,9 +217,9 @@ test('stdout carries only JSON-RPC, and no message over 1 MiB, for 50 MB of outp
 test('stdin EOF with a sleep 300 in flight leaves no process behind', async () => {
   const p = project();
   const s = rawServer(p);
-  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'sleep 299 & echo $! > bg.pid; echo $$ > fg.pid; exec sleep 300' } } });
-  const fg = await readPid(join(p.root, 'fg.pid'));
-  const bg = await readPid(join(p.root, 'bg.pid'));
+  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'sleep 299.22 & exec sleep 300.22' } } });
+  const fg = await findPid('300.22');
+  const bg = await findPid('299.22');
   const start = Date.now();
   s.child.stdin.end();
   assert.equal(await exited(s.child), 0, s.stderr());
@@ -230,8 +230,8 @@ test('stdin EOF with a sleep 300 in flight leaves no process behind', async () =
 test('SIGTERM with a command in flight kills it and exits', async () => {
   const p = project();
   const s = rawServer(p);
-  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'echo $$ > fg.pid; exec sleep 300' } } });
-  const fg = await readPid(join(p.root, 'fg.pid'));
+  s.send({ id: 1, method: 'tools/call', params: { name: TOOL, arguments: { command: 'exec sleep 300.23' } } });
+  const fg = await findPid('300.23');
   s.child.kill('SIGTERM');
   await exited(s.child);
   assert.ok(!alive(fg));

