@@ -52,8 +52,9 @@ export async function stdioClient(p, elicit) {
 // startHTTP starts the binary with --http on a free loopback port and resolves once it
 // listens, with its URL.
 export function startHTTP(p, token, extra = []) {
-  const child = spawn(BIN, [...p.args, '--http', '127.0.0.1:0', '--token', token, ...extra], {
-    env: p.env,
+  // The token goes in the environment: a command line is visible to every process.
+  const child = spawn(BIN, [...p.args, '--http', '127.0.0.1:0', ...extra], {
+    env: { ...p.env, SHELLGATE_MCP_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -32,7 +32,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 	if err != nil {
 		b.Skip("no xargs")
 	}
-	cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token", "load")
+	cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token-file", tokenFile(b, "load"))
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -24,7 +24,8 @@ Serves the shell tool over the Model Context Protocol: on stdin/stdout by defaul
 streamable HTTP with --http ADDR.
 
 Over HTTP every request needs "Authorization: Bearer TOKEN". The token comes from
---token, else $SHELLGATE_MCP_TOKEN, else one is generated and printed on stderr.
+$SHELLGATE_MCP_TOKEN or --token-file, else one is generated and printed on stderr
+(--token still works but shows the token to every process on the machine).
 Binding to a non-loopback address requires an explicit token. Host and Origin headers
 are checked against DNS rebinding: loopback, the bound host and --allow-origin values
 are accepted.
@@ -44,14 +45,15 @@ func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	var (
-		cf       commonFlags
-		addr     = fs.String("http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
-		token    = fs.String("token", "", "bearer `TOKEN` for HTTP (default: $SHELLGATE_MCP_TOKEN, else generated)")
-		toolName = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
-		verbose  = fs.Bool("verbose", false, "log every call on stderr")
-		structd  = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
-		keep     = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
-		origins  originList
+		cf        commonFlags
+		addr      = fs.String("http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765) instead of stdio")
+		token     = fs.String("token", "", "deprecated: every process can read a command line; use $SHELLGATE_MCP_TOKEN or --token-file")
+		tokenFile = fs.String("token-file", "", "read the HTTP bearer token from `FILE` (default: $SHELLGATE_MCP_TOKEN, else generated)")
+		toolName  = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
+		verbose   = fs.Bool("verbose", false, "log every call on stderr")
+		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
+		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
+		origins   originList
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
@@ -72,13 +74,26 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 
 	var httpOpts mcpserver.HTTPOptions
 	if *addr != "" {
-		t, generated, err := httpToken(*addr, *token)
+		if *token != "" {
+			fmt.Fprintln(stderr, "shellgate mcp: warning: --token shows the token to every process on this machine (ps); use SHELLGATE_MCP_TOKEN or --token-file")
+		}
+		flagToken := *token
+		if *tokenFile != "" {
+			b, err := os.ReadFile(*tokenFile)
+			if err != nil {
+				return usageFailure(stderr, "mcp", fmt.Sprintf("--token-file: %v", err))
+			}
+			if flagToken = strings.TrimSpace(string(b)); flagToken == "" {
+				return usageFailure(stderr, "mcp", fmt.Sprintf("--token-file %s is empty", *tokenFile))
+			}
+		}
+		t, generated, err := httpToken(*addr, flagToken)
 		if err != nil {
 			return usageFailure(stderr, "mcp", err.Error())
 		}
 		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins}
 		if generated {
-			fmt.Fprintf(stderr, "shellgate mcp: bearer token (set --token or SHELLGATE_MCP_TOKEN to choose one): %s\n", t)
+			fmt.Fprintf(stderr, "shellgate mcp: bearer token (set SHELLGATE_MCP_TOKEN or --token-file to choose one): %s\n", t)
 		}
 	}
 
@@ -144,7 +159,7 @@ func httpToken(addr, flagToken string) (token string, generated bool, _ error) {
 		return env, false, nil
 	}
 	if !mcpserver.IsLoopback(addr) {
-		return "", false, fmt.Errorf("--http %s is not a loopback address: refusing to serve it without an explicit token (--token or SHELLGATE_MCP_TOKEN)", addr)
+		return "", false, fmt.Errorf("--http %s is not a loopback address: refusing to serve it without an explicit token (SHELLGATE_MCP_TOKEN or --token-file)", addr)
 	}
 	t, err := mcpserver.NewToken()
 	return t, err == nil, err

@@ -36,7 +36,11 @@ func TestMCPUsage(t *testing.T) {
 		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitUsage, "without an explicit token"},
 		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitShellgate, "tool name"},
 		{"missing root", []string{"--root", filepath.Join(root, "nope")}, exitShellgate, "nope"},
-		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token", "t", "--allow-origin", "example.com"}, exitShellgate, "origin"},
+		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token-file", tokenFile(t, "t"), "--allow-origin", "example.com"}, exitShellgate, "origin"},
+		{"empty token file", []string{"--root", root, "--http", "0.0.0.0:0", "--token-file", tokenFile(t, " ")}, exitUsage, "is empty"},
+		{"missing token file", []string{"--root", root, "--http", "0.0.0.0:0", "--token-file", filepath.Join(root, "none")}, exitUsage, "--token-file"},
+		// A token on the command line is visible in ps: it still works, with a warning.
+		{"token on the command line", []string{"--root", root, "--http", "127.0.0.1:0", "--token", "t", "--allow-origin", "example.com"}, exitShellgate, "shows the token to every process"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +67,16 @@ func buildBinary(tb testing.TB) string {
 		tb.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// tokenFile writes an HTTP bearer token to a file, as --token-file reads it.
+func tokenFile(tb testing.TB, token string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "token")
+	if err := os.WriteFile(p, []byte(token+"\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
 
 // visibleTempDir is a temporary directory outside /tmp, which the sandbox

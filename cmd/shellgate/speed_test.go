@@ -120,7 +120,7 @@ func BenchmarkMCPHTTPSigterm(b *testing.B) {
 		b.Skip("no sleep")
 	}
 	server := func() time.Duration {
-		cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token", "t")
+		cmd, _ := mcpCommand(b, bin, "--http", "127.0.0.1:0", "--token-file", tokenFile(b, "t"))
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
