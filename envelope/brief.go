@@ -44,6 +44,9 @@ type BriefContext struct {
 	Policy *PolicyInfo `json:"policy,omitempty"`
 	// TimeoutMS is the timeout in force, left out when params_input gives it.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// Sandbox is context.sandbox only when a layer is missing: the tool's
+	// description already says what a complete sandbox does.
+	Sandbox any `json:"sandbox,omitempty"`
 }
 
 // Brief returns the envelope's Brief. Call it after Settle.
@@ -56,6 +59,9 @@ func (e *Envelope) Brief() Brief {
 		Data:    BriefData(d), // the same fields; only the tags differ
 		Stats:   e.Stats,
 		Context: BriefContext{Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
+	}
+	if m, ok := e.Context.Sandbox.(map[string]any); ok && m["missing"] != nil {
+		b.Context.Sandbox = m
 	}
 	for k, v := range e.Context.ParamsInput {
 		if k == "command" {

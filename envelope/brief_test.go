@@ -104,3 +104,22 @@ func TestBriefText(t *testing.T) {
 		}
 	}
 }
+
+// The brief names the sandbox only when a layer is missing: a complete one costs
+// the model nothing on every call.
+func TestBriefSandboxOnlyWhenMissing(t *testing.T) {
+	for _, tc := range []struct {
+		sandbox any
+		shown   bool
+	}{
+		{map[string]any{"fs": "landlock-v7", "net": "netns"}, false},
+		{map[string]any{"fs": "landlock-v7", "missing": []string{"net: no netns"}}, true},
+		{"off", false},
+	} {
+		e := Envelope{Context: Context{Sandbox: tc.sandbox}}
+		e.Settle()
+		if got := e.Brief().Context.Sandbox != nil; got != tc.shown {
+			t.Errorf("sandbox %v: in the brief %v, want %v", tc.sandbox, got, tc.shown)
+		}
+	}
+}

@@ -192,16 +192,49 @@ func (m *mounter) hide() (int, error) {
 }
 
 // protect makes the protected paths read-only, however they are reached: a bind
-// mount covers the file itself, not one name of it.
+// mount covers the file itself, not one name of it. The directories between a
+// writable path and a protected one (.git for .git/hooks) become mount points
+// too, still writable: a mount point cannot be renamed or removed, so `mv .git
+// g && mkdir -p .git/hooks` cannot put a fresh, writable hooks directory where
+// git will look.
 func (m *mounter) protect() error {
 	var errs []error
+	pinned := map[string]bool{}
 	for _, p := range m.spec.Protected {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		errs = append(errs, bindReadOnly(p, p))
+		for _, dir := range m.between(p) {
+			if !pinned[dir] {
+				pinned[dir] = true
+				if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+					errs = append(errs, fmt.Errorf("pin %s: %w", dir, err))
+				}
+			}
+		}
+	}
+	for _, p := range m.spec.Protected {
+		if _, err := os.Lstat(p); err == nil {
+			errs = append(errs, bindReadOnly(p, p))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// between lists the directories strictly between the writable path holding p
+// and p, outermost first: [root/.git] for root/.git/hooks.
+func (m *mounter) between(p string) []string {
+	for _, w := range m.spec.Writable {
+		if w == p || !under(p, w) {
+			continue
+		}
+		var dirs []string
+		for d := filepath.Dir(p); d != w && under(d, w); d = filepath.Dir(d) {
+			dirs = append([]string{d}, dirs...)
+		}
+		return dirs
+	}
+	return nil
 }
 
 // proc mounts a /proc of the session's PID namespace: commands see the

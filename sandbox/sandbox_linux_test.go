@@ -188,11 +188,15 @@ func TestProtectedPaths(t *testing.T) {
 		"cd .git && echo x > ./hooks/pre-rebase",
 		"rm -rf .git/hooks",
 		"mv .git/hooks h",
+		"mv .git g && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit",
+		"cp -a .git g && rm -rf .git; mv g .git; echo x > .git/hooks/pre-commit",
+		"python3 -c 'import os; os.rename(\".git\", \"g\"); os.makedirs(\".git/hooks\"); open(\".git/hooks/pre-commit\", \"w\")'",
+		"ln .git/config c && echo '[alias]' >> c",
 	} {
 		run(t, s, l.root, cmd)
 		entries, _ := os.ReadDir(hooks)
-		if len(entries) != 1 {
-			t.Errorf("%s: .git/hooks now holds %d entries", cmd, len(entries))
+		if len(entries) != 1 || entries[0].Name() != "README" {
+			t.Errorf("%s: .git/hooks now holds %v", cmd, entries)
 		}
 	}
 	for _, cmd := range []string{"echo '[alias]' >> .git/config", "mv .git/config c", "rm -f .git/config", "sed -i s/core/x/ .git/config"} {
@@ -232,6 +236,11 @@ func TestPrivateTmp(t *testing.T) {
 	other := start(t, l.spec())
 	if got, code := run(t, other, l.root, "cat /tmp/"+name); code == 0 {
 		t.Errorf("another session sees this one's /tmp: %q", got)
+	}
+
+	// The host's daemon sockets under /run are out of sight with the network off.
+	if got, _ := run(t, s, l.root, "ls -A /run"); strings.TrimSpace(got) != "" {
+		t.Errorf("/run shows the host's: %q", got)
 	}
 
 	// A daemon's socket in the host's /tmp.
