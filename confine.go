@@ -10,6 +10,7 @@ import (
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/runner"
 	"github.com/shellgate/shellgate/sandbox"
 )
 
@@ -56,10 +57,12 @@ var DefaultProtected = []string{
 // root, only reach the session's loopback, and dies with the session.
 var contained = []string{policy.RuleDynamic, policy.RuleStoredCode, policy.RuleExecFlags}
 
-// box is a Gate's sandbox: planned in New, started by the first command.
+// box is the sandbox of a Gate or of one of its sessions: planned in New,
+// started by the first command. Its commands run through sup.
 type box struct {
 	mode   sandbox.Mode
 	wanted bool // the profile and platform call for a sandbox
+	sup    *runner.Supervisor
 
 	mu      sync.Mutex
 	started bool
@@ -104,8 +107,7 @@ func (g *Gate) sandboxed() bool { return g.box.wanted }
 // session returns the running session, starting it on first use. In auto mode
 // a session that cannot start leaves commands unconfined, and the report says
 // why; in on mode the error refuses the command.
-func (g *Gate) session() (*sandbox.Session, sandbox.Report, error) {
-	b := g.box
+func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbox.Report, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.started && !b.closed && b.session != nil && !b.session.Alive() {
@@ -119,7 +121,7 @@ func (g *Gate) session() (*sandbox.Session, sandbox.Report, error) {
 		b.session, b.err = sandbox.Start(g.sandboxSpec())
 		if b.err == nil {
 			b.report = b.session.Report()
-			g.sup.SetLauncher(b.session)
+			sup.SetLauncher(b.session)
 		} else {
 			b.report = sandbox.Report{Missing: []string{b.err.Error()}}
 			if b.mode != sandbox.On {
@@ -140,11 +142,11 @@ func (g *Gate) session() (*sandbox.Session, sandbox.Report, error) {
 
 // confining reports whether commands run with at least the filesystem layer,
 // starting the session if need be.
-func (g *Gate) confining() bool {
+func (g *Gate) confining(b *box) bool {
 	if !g.sandboxed() {
 		return false
 	}
-	s, r, err := g.session()
+	s, r, err := g.session(b, b.sup)
 	return err == nil && s != nil && r.Layers[sandbox.LayerFS] != ""
 }
 
@@ -159,9 +161,8 @@ func (g *Gate) useHostTemp() {
 	}
 }
 
-// closeSandbox ends the session: every process in it is gone when it returns.
-func (g *Gate) closeSandbox() error {
-	b := g.box
+// close ends the sandbox session: every process in it is gone when it returns.
+func (b *box) close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.started, b.closed = true, true // no session after Close

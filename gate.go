@@ -47,6 +47,9 @@ type Gate struct {
 	startMu sync.Mutex
 	started bool // a command may have started
 	closed  bool
+
+	sessMu   sync.Mutex
+	sessions map[*Session]bool // open sessions, closed with the Gate
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -100,6 +103,7 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	g.sup = runner.NewSupervisor()
+	g.box.sup = g.sup
 	g.sup.KillGrace = cfg.KillGrace
 	return g, nil
 }
@@ -215,6 +219,18 @@ func (g *Gate) Info() Info {
 // Close kills everything still running or left in the background by this Gate's
 // commands, waits until it is gone, and removes the commands' private temp dir.
 func (g *Gate) Close() error {
+	g.sessMu.Lock()
+	open := make([]*Session, 0, len(g.sessions))
+	for s := range g.sessions {
+		open = append(open, s)
+	}
+	g.sessMu.Unlock()
+	var sessErr error
+	for _, s := range open {
+		if err := s.Close(); sessErr == nil {
+			sessErr = err
+		}
+	}
 	g.startMu.Lock()
 	g.closed = true
 	started := g.started
@@ -223,7 +239,7 @@ func (g *Gate) Close() error {
 	if started {
 		err = g.sup.Close()
 	}
-	if boxErr := g.closeSandbox(); err == nil {
+	if boxErr := g.box.close(); err == nil {
 		err = boxErr
 	}
 	g.tmpMu.RLock()
@@ -233,6 +249,9 @@ func (g *Gate) Close() error {
 		if rmErr := os.RemoveAll(tmp); err == nil {
 			err = rmErr
 		}
+	}
+	if err == nil {
+		err = sessErr
 	}
 	return err
 }
@@ -334,50 +353,83 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 // panics on bad input: every problem is an error envelope. Cancelling ctx kills the
 // command and everything it started.
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	o := options(opts)
+	if req.RunInBackground || req.YieldAfter != 0 || req.YieldAfterMS != nil || req.TTY {
+		env := envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam,
+			Message: "run_in_background, yield_after_ms and tty need a session (Gate.NewSession; every MCP connection has one)."})
+		return env
+	}
+	a, refused := g.admit(ctx, req, o, "", g.box)
+	if refused != nil {
+		return *refused
+	}
+	return g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+}
+
+func options(opts []Option) runOptions {
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return o
+}
+
+// admitted is a request that passed validation and the policy, ready to run.
+type admitted struct {
+	env     envelope.Envelope
+	dir     string // absolute
+	timeout time.Duration
+	budget  int
+}
+
+// admit validates req, resolves its directory (cwd, relative to the root, when
+// req gives none), and judges it with the policy as the sandbox b allows; a
+// request that may not run gets its refusal envelope instead.
+func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string, b *box) (*admitted, *envelope.Envelope) {
 	env := envelope.Envelope{
 		Data:    envelope.Data{Command: req.Command},
 		Context: envelope.Context{ParamsInput: req.params(), Shell: g.shell.Path},
 	}
 	timeout, budget, bad := g.validate(req)
 	if bad != "" {
-		return *env.Fail(envelope.InvalidParam, bad)
+		return nil, env.Fail(envelope.InvalidParam, bad)
 	}
-	dir, rel, err := resolveDir(g.root, req.Directory)
+	wanted := req.Directory
+	if wanted == "" {
+		wanted = cwd
+	}
+	dir, rel, err := resolveDir(g.root, wanted)
 	if err != nil {
 		de := err.(*dirError)
-		return *env.Fail(de.code, de.msg)
+		return nil, env.Fail(de.code, de.msg)
 	}
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel
 
 	pe := g.policyEnv(dir)
 	v, relied := g.judge(req.Command, pe)
-	if relied && !g.confining() {
+	if relied && !g.confining(b) {
 		// The sandbox this allow counted on could not be set up: judge as without it.
 		v, relied = g.strict.Check(req.Command, pe), false
 	}
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
-		return *env.Refuse(envelope.Err{Code: denyCode(v), Rule: v.Rule, Message: v.Reason})
+		return nil, env.Refuse(envelope.Err{Code: denyCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
 		who, ok := g.approve(ctx, req, v, o.approver)
 		if !ok {
-			return *env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
+			return nil, env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
 		}
 		env.Context.Policy.Approved = who
 	}
 	if ctx.Err() != nil {
-		return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
+		return nil, env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
 	}
 	if !g.starting() {
-		return *env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
+		return nil, env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
-	return g.execute(ctx, &env, req.Command, dir, timeout, budget, o)
+	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
 }
 
 // approve asks the approver about an "ask" verdict.
@@ -425,21 +477,11 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 
 // execute runs the command and fills env from the result.
 func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
-	// Each stream may need the whole budget; who gets what is settled at the end.
-	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout"})
-	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr"})
-	var sess *sandbox.Session
-	if g.sandboxed() {
-		var report sandbox.Report
-		var err error
-		sess, report, err = g.session()
-		if err != nil {
-			return *env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
-		}
-		env.Context.Sandbox = report.Map()
-	} else {
-		env.Context.Sandbox = "off"
+	sess, failed := g.confine(env, g.box)
+	if failed != nil {
+		return *failed
 	}
+	stdout, stderr := g.captures(budget, o)
 	_, envOpts := g.temp()
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
@@ -454,6 +496,35 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		spec.Stdin, spec.Stdout, spec.Stderr = o.stdio.in, o.stdio.out, o.stdio.err
 	}
 	res, err := g.sup.Run(ctx, spec)
+	env.Context.TimeoutMS = timeout.Milliseconds()
+	return g.finish(env, res, err, stdout, stderr, budget, sess, o)
+}
+
+// confine starts (or finds) the sandbox session of b and records in env what it
+// applied; in sandbox mode "on" a missing layer refuses the command.
+func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envelope.Envelope) {
+	if !g.sandboxed() {
+		env.Context.Sandbox = "off"
+		return nil, nil
+	}
+	sess, report, err := g.session(b, b.sup)
+	if err != nil {
+		return nil, env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
+	}
+	env.Context.Sandbox = report.Map()
+	return sess, nil
+}
+
+// captures returns the bounded sinks of a call's stdout and stderr. Each may
+// need the whole budget; who gets what is settled at the end.
+func (g *Gate) captures(budget int, o runOptions) (stdout, stderr *output.Capture) {
+	stdout = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout"})
+	stderr = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr"})
+	return stdout, stderr
+}
+
+// finish fills env from how the command ended and what it printed.
+func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdout, stderr *output.Capture, budget int, sess *sandbox.Session, o runOptions) envelope.Envelope {
 	outShare, errShare := output.Share(budget, stdout.Total(), stderr.Total())
 	out, errOut := stdout.CloseWithin(outShare), stderr.CloseWithin(errShare)
 	for _, r := range []output.Result{out, errOut} {
@@ -462,7 +533,6 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		}
 	}
 	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
-	env.Context.TimeoutMS = timeout.Milliseconds()
 	if err != nil {
 		code := envelope.ExecutionError
 		switch {

@@ -31,6 +31,22 @@ type Request struct {
 	// MaxOutputBytes is this call's output budget, stdout and stderr together,
 	// 1…Config.MaxOutputLimit. Zero means Config.OutputLimit.
 	MaxOutputBytes int `json:"max_output_bytes,omitempty"`
+
+	// The rest need a Session.
+
+	// RunInBackground starts the command as a job and returns at once with its
+	// id (data.job); read, wait on, type into or kill it with the job calls.
+	// The timeout applies only if given.
+	RunInBackground bool `json:"run_in_background,omitempty"`
+	// YieldAfterMS: a command still running after this many milliseconds
+	// becomes a job, and the call returns its output so far with the job's id;
+	// nothing is killed. Nil: the call waits for the end (or the timeout).
+	YieldAfterMS *int64 `json:"yield_after_ms,omitempty"`
+	// YieldAfter is YieldAfterMS for Go callers.
+	YieldAfter time.Duration `json:"-"`
+	// TTY runs the command on a pseudo-terminal as a job: REPLs, editors and
+	// TUIs work, and what is read is the rendered screen as plain text.
+	TTY bool `json:"tty,omitempty"`
 }
 
 // params is the request as the caller gave it, for context.params_input.
@@ -49,6 +65,17 @@ func (r Request) params() map[string]any {
 	}
 	if r.MaxOutputBytes != 0 {
 		p["max_output_bytes"] = r.MaxOutputBytes
+	}
+	if r.RunInBackground {
+		p["run_in_background"] = true
+	}
+	if r.YieldAfterMS != nil {
+		p["yield_after_ms"] = *r.YieldAfterMS
+	} else if r.YieldAfter != 0 {
+		p["yield_after_ms"] = r.YieldAfter.Milliseconds()
+	}
+	if r.TTY {
+		p["tty"] = true
 	}
 	return p
 }

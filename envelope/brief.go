@@ -32,6 +32,8 @@ type BriefData struct {
 	FullOutputPath *string `json:"full_output_path,omitempty"`
 	BackgroundPIDs []int   `json:"background_pids,omitempty"`
 	Digest         string  `json:"digest,omitempty"`
+	Job            *Job    `json:"job,omitempty"`
+	Jobs           []Job   `json:"jobs,omitempty"`
 }
 
 // BriefContext is Context without what data already says (the directory, the command).

@@ -73,6 +73,12 @@ type Data struct {
 	// Digest lists lines of the omitted middle of truncated output that look like
 	// errors, warnings or failures, with their line numbers in the full output.
 	Digest string `json:"digest,omitempty"`
+	// Job is the job this command runs on as (a session's background command, one
+	// still running at yield_after_ms or waiting for input), or the job a job
+	// call was about.
+	Job *Job `json:"job,omitempty"`
+	// Jobs lists a session's jobs, for the list call.
+	Jobs []Job `json:"jobs,omitempty"`
 }
 
 // Stats are measurements of the run.

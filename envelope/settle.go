@@ -79,6 +79,10 @@ func (e *Envelope) Settle() *Envelope {
 	switch {
 	case e.Error != nil:
 		e.Status = Error
+	case d.Job != nil && d.Job.State == JobRunning, d.Jobs != nil:
+		e.Status = Success
+	case d.Job != nil && d.Job.State == JobWaiting:
+		e.Status = Partial
 	case d.ExitCode != nil && *d.ExitCode == 0 && !d.Truncated && !d.TimedOut && !d.Cancelled:
 		e.Status = Success
 	default:
@@ -94,7 +98,7 @@ func (e *Envelope) silent() bool { return e.Stats.StdoutBytes == 0 && e.Stats.St
 // ran reports whether a process was started and finished in some way.
 func (e *Envelope) ran() bool {
 	d := e.Data
-	return d.ExitCode != nil || d.Signal != nil || d.TimedOut || d.Cancelled
+	return d.Job != nil || d.ExitCode != nil || d.Signal != nil || d.TimedOut || d.Cancelled
 }
 
 // Summary is the text without the output sections: how the command ended, the error
@@ -128,8 +132,14 @@ func (e *Envelope) render(v view) string {
 	} else {
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
-	if e.ran() {
+	switch {
+	case d.Job != nil && d.Job.Running():
+		fmt.Fprintf(&b, "(Running for %s)\n", duration(d.Job.RuntimeMS))
+	case e.ran():
 		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
+	}
+	for _, j := range d.Jobs {
+		fmt.Fprintf(&b, "%s\n", jobLine(j))
 	}
 	if e.Error != nil && v != briefText {
 		fmt.Fprintf(&b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
@@ -174,6 +184,22 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 // headline says how the command ended; warnings say what else made it partial.
 func (e *Envelope) headline() string {
 	d := e.Data
+	if j := d.Job; j != nil {
+		switch {
+		case j.State == JobRunning:
+			return "Running as job " + j.ID
+		case j.State == JobWaiting:
+			return "Waiting for input: job " + j.ID
+		case j.State == JobKilled:
+			return "Job " + j.ID + " was killed"
+		case d.ExitCode != nil && *d.ExitCode == 0:
+			return "Job " + j.ID + " succeeded"
+		}
+		return "Job " + j.ID + " failed"
+	}
+	if d.Jobs != nil {
+		return fmt.Sprintf("%d jobs", len(d.Jobs))
+	}
 	switch {
 	case !e.ran():
 		return "Command not run"
@@ -244,6 +270,14 @@ func (e *Envelope) warnings() []warning {
 	for _, n := range e.notes {
 		add(false, "%s", n)
 	}
+	if j := d.Job; j != nil && j.Running() {
+		switch {
+		case j.State == JobWaiting:
+			add(false, "It waits for input: answer with job_input (text and keys such as Enter or Ctrl-D), or stop it with job_kill.")
+		default:
+			add(false, "Read its output with job_output (it can wait for a line or a port), type into it with job_input, stop it with job_kill.")
+		}
+	}
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))
 		for i, p := range d.BackgroundPIDs {
@@ -252,6 +286,29 @@ func (e *Envelope) warnings() []warning {
 		add(true, "Background processes still running: %s", strings.Join(pids, ", "))
 	}
 	return w
+}
+
+// jobLine describes a job in a list.
+func jobLine(j Job) string {
+	state := string(j.State)
+	switch {
+	case j.Signal != "":
+		state += " (" + j.Signal + ")"
+	case j.ExitCode != nil:
+		state += fmt.Sprintf(" (exit %d)", *j.ExitCode)
+	}
+	return fmt.Sprintf("%s  %s  %s  %s out/%s err  %s", j.ID, state, duration(j.RuntimeMS), size(j.StdoutBytes), size(j.StderrBytes), shortCommand(j.Command))
+}
+
+// size writes a byte count the way a person would: 512B, 3.1KB, 12MB.
+func size(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%dB", n)
+	case n < 1000_000:
+		return fmt.Sprintf("%.1fKB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fMB", float64(n)/1e6)
 }
 
 // maxHeadline bounds the command as quoted in the text; data.command and

@@ -11,10 +11,10 @@ import (
 // starts them, each command must lead a process group of its own, numbered by its
 // PID as this process sees it, so that timeouts and Close can signal the group.
 type Launcher interface {
-	// Launch starts argv with the given standard files (nil: the null device).
-	// It must not keep them open once it has returned: the caller reads the
-	// output to EOF.
-	Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File) (Launched, error)
+	// Launch starts argv with the given standard files (nil: the null device)
+	// and extra files as fds 3, 4, …. It must not keep them open once it has
+	// returned: the caller reads the output to EOF.
+	Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error)
 	// Contains reports whether a process belongs to what this Launcher started;
 	// the search for descendants that left their process group looks only there.
 	Contains(pid int) bool
@@ -39,10 +39,11 @@ func (c child) Wait() (*int, string) {
 }
 
 // startChild starts argv as a child of this process, the leader of a new session.
-func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File) (Launched, error) {
+func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
+	cmd.ExtraFiles = extra
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}

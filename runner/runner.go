@@ -29,6 +29,7 @@ package runner
 
 import (
 	"io"
+	"os"
 	"time"
 )
 
@@ -62,6 +63,13 @@ type Spec struct {
 	// discards the stream. Nothing is written after Run returns.
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// ExtraFiles are given to the command as fds 3, 4, …; the caller closes them
+	// after Run has started it (Started is called then).
+	ExtraFiles []*os.File
+	// Started, if set, is called with the command's PID (its process group) as
+	// soon as it has started, before Run waits for it.
+	Started func(pid int)
 
 	// Timeout ends the command after this long; 0 means no timeout.
 	Timeout time.Duration

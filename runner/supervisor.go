@@ -80,9 +80,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	started := time.Now()
 	var proc Launched
 	if launcher != nil {
-		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1])
+		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
 	} else {
-		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1])
+		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
 	}
 	pipes.closeChildEnds()
 	if stdin != nil && stdin != spec.Stdin {
@@ -95,6 +95,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	pumps := pipes.start(spec)
 	pgid := proc.PID()
 	res := Result{PID: pgid}
+	if spec.Started != nil {
+		spec.Started(pgid)
+	}
 
 	exited := make(chan struct{})
 	go func() {

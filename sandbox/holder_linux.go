@@ -95,6 +95,10 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 			next++
 		}
 	}
+	for i := 0; i < m.Extra && next < len(fds); i++ {
+		files = append(files, uintptr(fds[next]))
+		next++
+	}
 	reply := &message{Op: "started", ID: m.ID}
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the

@@ -39,6 +39,7 @@ type message struct {
 	Stdin  bool     `json:"stdin,omitempty"` // an fd was sent for it
 	Stdout bool     `json:"stdout,omitempty"`
 	Stderr bool     `json:"stderr,omitempty"`
+	Extra  int      `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
 
 	// started (helper → shellgate), with the command's PID as credentials; or
 	// the errno that stopped it.

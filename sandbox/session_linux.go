@@ -257,11 +257,15 @@ func (s *Session) Alive() bool {
 	}
 }
 
+// NetPID is a process in the session's network namespace (its helper), whose
+// /proc/PID/net shows the session's sockets.
+func (s *Session) NetPID() int { return s.helper.Process.Pid }
+
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
 
 // Launch starts argv in the session; see runner.Launcher.
-func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File) (runner.Launched, error) {
+func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -281,6 +285,10 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 		}
 	}
 	m.Stdin, m.Stdout, m.Stderr = stdin != nil, stdout != nil, stderr != nil
+	for _, f := range extra {
+		fds = append(fds, int(f.Fd()))
+	}
+	m.Extra = len(extra)
 	var oob []byte
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
@@ -289,6 +297,7 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
+	runtime.KeepAlive(extra)
 	if err != nil {
 		s.forget(id)
 		return nil, fmt.Errorf("sandbox: the session is gone: %w", err)

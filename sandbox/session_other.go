@@ -21,7 +21,7 @@ func (*Session) Alive() bool { return false }
 func (*Session) Report() Report { return Report{} }
 
 // Launch is never called: Start returns no Session.
-func (*Session) Launch([]string, []string, string, *os.File, *os.File, *os.File) (runner.Launched, error) {
+func (*Session) Launch([]string, []string, string, *os.File, *os.File, *os.File, ...*os.File) (runner.Launched, error) {
 	return nil, ErrUnsupported
 }
 
@@ -33,3 +33,6 @@ func (*Session) InnerPIDs(pids []int) []int { return pids }
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
+
+// NetPID is 0: the session has no network namespace of its own here.
+func (*Session) NetPID() int { return 0 }

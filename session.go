@@ -1,0 +1,455 @@
+package shellgate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/jobs"
+	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/shell"
+)
+
+// SessionConfig configures a Session.
+type SessionConfig struct {
+	// ID names the session in logs; the MCP server gives its session's id.
+	ID string
+	// Jobs bounds the session's jobs (zero: jobs' defaults).
+	Jobs jobs.Limits
+}
+
+// Session is a sequence of calls that share a working directory, jobs and, on
+// Linux, a sandbox session with its own network namespace: a server started in
+// the background answers the session's next commands on localhost. `cd` in a
+// command (bash) moves the session's directory for the next call, within the
+// root (checked again at every call). The MCP server keeps one per client
+// connection. Close it when the client goes away: it kills every job.
+type Session struct {
+	g    *Gate
+	id   string
+	sup  *runner.Supervisor
+	box  *box
+	jobs *jobs.Table
+
+	mu     sync.Mutex
+	cwd    string // relative to the root, POSIX separators
+	closed bool
+}
+
+// NewSession returns a new session of g, in the root. Gate.Close closes it too.
+func (g *Gate) NewSession(c SessionConfig) *Session {
+	sup := runner.NewSupervisor()
+	sup.KillGrace = g.cfg.KillGrace
+	s := &Session{
+		g: g, id: c.ID, sup: sup, cwd: ".",
+		box:  &box{mode: g.box.mode, wanted: g.box.wanted, sup: sup},
+		jobs: jobs.NewTable(c.Jobs),
+	}
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	if g.sessions == nil {
+		g.sessions = map[*Session]bool{}
+	}
+	g.sessions[s] = true
+	return s
+}
+
+// ID is the session's id, as configured.
+func (s *Session) ID() string { return s.id }
+
+// Cwd is the session's working directory, relative to the root.
+func (s *Session) Cwd() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cwd
+}
+
+// Close kills every job of the session and everything its commands left
+// running, ends its sandbox, and removes its jobs' output files.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.g.sessMu.Lock()
+	delete(s.g.sessions, s)
+	s.g.sessMu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.jobs.Close(ctx)
+	if supErr := s.sup.Close(); err == nil {
+		err = supErr
+	}
+	if boxErr := s.box.close(); err == nil {
+		err = boxErr
+	}
+	return err
+}
+
+// Run is Gate.Run in the session: the command runs in the session's directory
+// unless req gives one, and may become a job (RunInBackground, YieldAfterMS,
+// TTY, or waiting for input).
+func (s *Session) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	o := options(opts)
+	if msg := s.validate(req, o); msg != "" {
+		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam, Message: msg})
+	}
+	a, refused := s.g.admit(ctx, req, o, s.Cwd(), s.box)
+	if refused != nil {
+		return *refused
+	}
+	if o.stdio != nil { // connected to the caller's own files: nothing to keep as a job
+		sess, failed := s.g.confine(&a.env, s.box)
+		if failed != nil {
+			return *failed
+		}
+		stdout, stderr := s.g.captures(a.budget, o)
+		res, err := s.sup.Run(ctx, s.spec(a, req.Command, o.stdio.in, o.stdio.out, o.stdio.err))
+		return s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
+	}
+	return s.execute(ctx, a, req, o)
+}
+
+// validate checks the fields only a session takes.
+func (s *Session) validate(req Request, o runOptions) string {
+	maxMS := s.g.cfg.MaxTimeout.Milliseconds()
+	switch {
+	case req.YieldAfterMS != nil && req.YieldAfter != 0:
+		return "Give yield_after_ms once: YieldAfter or YieldAfterMS, not both."
+	case req.YieldAfterMS != nil && (*req.YieldAfterMS < 1 || *req.YieldAfterMS > maxMS):
+		return fmt.Sprintf("yield_after_ms must be an integer between 1 and %d (got %d).", maxMS, *req.YieldAfterMS)
+	case req.YieldAfter < 0 || req.YieldAfter > s.g.cfg.MaxTimeout:
+		return fmt.Sprintf("YieldAfter must be between 1ms and %s (got %s).", s.g.cfg.MaxTimeout, req.YieldAfter)
+	case o.stdio != nil && (req.RunInBackground || req.TTY || req.YieldAfterMS != nil || req.YieldAfter != 0):
+		return "A command connected to the caller's stdio (WithStdio) cannot become a job."
+	}
+	return ""
+}
+
+func yieldOf(req Request) time.Duration {
+	if req.YieldAfterMS != nil {
+		return time.Duration(*req.YieldAfterMS) * time.Millisecond
+	}
+	return req.YieldAfter
+}
+
+// spec is the runner's description of an admitted command.
+func (s *Session) spec(a *admitted, command string, in io.Reader, out, errw io.Writer) runner.Spec {
+	_, envOpts := s.g.temp()
+	return runner.Spec{
+		Argv:      s.g.shell.Argv(command),
+		Dir:       a.dir,
+		Env:       shell.Env(os.Environ(), envOpts),
+		Stdin:     in,
+		Stdout:    out,
+		Stderr:    errw,
+		KillGrace: s.g.cfg.KillGrace,
+	}
+}
+
+// A call is one Run in the session: its command runs as a job from the start,
+// so that it can go on as one (yield, waiting for input) without a restart.
+type call struct {
+	s        *Session
+	a        *admitted
+	job      *jobs.Job
+	sess     *sandbox.Session
+	stdout   *output.Capture // the call's own envelope, while it is one
+	stderr   *output.Capture
+	callOut  *detachable
+	callErr  *detachable
+	input    *os.File // our end of the command's stdin
+	cwd      *os.File // read end of the pipe the shell reports its directory on
+	cancel   context.CancelFunc
+	timedOut atomic.Bool
+	pid      atomic.Int64
+	timer    *time.Timer // the timeout; stopped when a default timeout no longer applies
+}
+
+// execute starts the command as a job and waits for it to end, to wait for
+// input, to pass yield_after_ms, or — for a background one — to start.
+func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOptions) envelope.Envelope {
+	g := s.g
+	env := &a.env
+	sess, failed := g.confine(env, s.box)
+	if failed != nil {
+		return *failed
+	}
+	c := &call{s: s, a: a, sess: sess}
+	job, err := c.start(req, o)
+	if err != nil {
+		return *env.Fail(envelope.ExecutionError, fmt.Sprintf("Not run: %v.", err))
+	}
+	c.job = job
+	explicit := req.TimeoutMS != nil || req.Timeout != 0
+	if !req.RunInBackground || explicit {
+		c.timer = time.AfterFunc(a.timeout, func() { c.timedOut.Store(true); c.cancel() })
+	}
+	env.Context.TimeoutMS = a.timeout.Milliseconds()
+	if req.RunInBackground {
+		return c.becomeJob(ctx, explicit, "Started in the background.")
+	}
+	var yield <-chan time.Time
+	if d := yieldOf(req); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		yield = t.C
+	}
+	look := time.NewTicker(inputPoll)
+	defer look.Stop()
+	for {
+		select {
+		case <-job.Done():
+			return c.finish(o)
+		case <-ctx.Done():
+			c.cancel()
+			<-job.Done()
+			return c.finish(o)
+		case <-yield:
+			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as job %s.", yieldOf(req), job.ID()))
+		case <-look.C:
+			if job.Waiting() {
+				return c.becomeJob(ctx, explicit, fmt.Sprintf("It is blocked reading its input; it goes on as job %s.", job.ID()))
+			}
+		}
+	}
+}
+
+// inputPoll is how often a running call looks whether its command waits for input.
+const inputPoll = 100 * time.Millisecond
+
+// start starts the command with a pipe for its input, and one for the shell to
+// say where it ended up (bash: a trap on EXIT; see cwdPrologue).
+func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
+	s, g, a := c.s, c.s.g, c.a
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer inR.Close() // the command has its own copy once started
+	var extra []*os.File
+	script := req.Command
+	if g.shell.Kind == shell.Bash {
+		r, w, err := os.Pipe()
+		if err != nil {
+			inW.Close()
+			return nil, err
+		}
+		defer w.Close()
+		c.cwd, extra = r, []*os.File{w}
+		script = cwdPrologue + script
+	}
+	jctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	job, err := s.jobs.New(jobs.Spec{
+		Command: req.Command, Directory: a.env.Data.Directory,
+		Input: inW, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax,
+		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
+	})
+	if err != nil {
+		cancel()
+		inW.Close()
+		c.closeCwd()
+		return nil, err
+	}
+	c.input = inW
+	c.stdout, c.stderr = g.captures(a.budget, o)
+	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput)}
+	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput)}
+	spec := s.spec(a, script, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
+	spec.ExtraFiles = extra
+	started := make(chan struct{})
+	spec.Started = func(pid int) { c.pid.Store(int64(pid)); close(started) }
+	job.Waiting = func() bool {
+		pid := int(c.pid.Load())
+		return pid > 0 && waitingForInput(pid, inW)
+	}
+	go func() {
+		res, err := s.sup.Run(jctx, spec)
+		job.Finish(res, err)
+	}()
+	select {
+	case <-started:
+	case <-job.Done():
+	}
+	return job, nil
+}
+
+// cwdPrologue makes bash report its final directory on fd 3, moved out of the
+// way to fd 87 so the command keeps fd 3 for itself. A command that replaces the
+// EXIT trap or execs another program reports nothing: the directory stays.
+const cwdPrologue = `exec 87>&3 3>&-; trap 'builtin printf "%s\0" "$PWD" >&87' EXIT; `
+
+func (c *call) closeCwd() {
+	if c.cwd != nil {
+		c.cwd.Close()
+		c.cwd = nil
+	}
+}
+
+// finish is the call's envelope once the command has ended in the call.
+func (c *call) finish(o runOptions) envelope.Envelope {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	res, err := c.job.Result()
+	if c.timedOut.Load() {
+		res.TimedOut, res.Cancelled = true, false
+	}
+	c.s.jobs.Discard(c.job)
+	env := &c.a.env
+	c.s.follow(c.readCwd(), c.a.dir, env)
+	c.closeCwd()
+	return c.s.g.finish(env, res, err, c.stdout, c.stderr, c.a.budget, c.sess, o)
+}
+
+// readCwd returns the directory the shell reported, "" if none. The shell has
+// exited: what it wrote is in the pipe, whoever else still holds it.
+func (c *call) readCwd() string {
+	if c.cwd == nil {
+		return ""
+	}
+	c.cwd.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(c.cwd, b)
+	dir, _, ok := cutNUL(b[:n])
+	if !ok {
+		return ""
+	}
+	return dir
+}
+
+func cutNUL(b []byte) (string, []byte, bool) {
+	for i, x := range b {
+		if x == 0 {
+			return string(b[:i]), b[i+1:], true
+		}
+	}
+	return "", b, false
+}
+
+// follow moves the session to dir, where the last command's shell ended after
+// starting in from, if it is inside the root; a directory outside is not
+// kept, and env says so.
+func (s *Session) follow(dir, from string, env *envelope.Envelope) {
+	if dir == "" || dir == from {
+		return
+	}
+	_, rel, err := resolveDir(s.g.root, dir)
+	if err != nil {
+		env.Note(fmt.Sprintf("The command ended in %s, outside the project root: the session stays in %s.", dir, s.Cwd()))
+		return
+	}
+	s.mu.Lock()
+	moved := rel != s.cwd
+	s.cwd = rel
+	s.mu.Unlock()
+	if moved {
+		env.Note(fmt.Sprintf("The session's directory is now %s (the next command starts there).", rel))
+	}
+}
+
+// becomeJob ends the call while the command runs on as its job: the call's
+// envelope gets the output so far and the job's id.
+func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelope.Envelope {
+	if c.timer != nil && !explicit {
+		c.timer.Stop() // the default timeout was the call's; a given one is the job's
+	}
+	c.callOut.detach()
+	c.callErr.detach()
+	for _, r := range []output.Result{c.stdout.Close(), c.stderr.Close()} {
+		if r.SpillPath != "" {
+			os.Remove(r.SpillPath) // the job's own files have it all
+		}
+	}
+	if cwd := c.cwd; cwd != nil {
+		// Open until the job ends: its shell writes there on exit, and a closed
+		// pipe would kill it with SIGPIPE, losing its exit status.
+		go func() { <-c.job.Done(); cwd.Close() }()
+		c.cwd = nil
+	}
+	out := c.job.Read(ctx, jobs.ReadOptions{Limit: c.a.budget})
+	env := &c.a.env
+	fillJob(env, c.job, out, c.sess)
+	env.Note(note)
+	return *env.Settle()
+}
+
+// fillJob puts a job read into env.
+func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox.Session) {
+	info := out.Info
+	d := &env.Data
+	d.Job = &info
+	d.Stdout, d.Stderr = out.Stdout.Text, out.Stderr.Text
+	if out.Screen != "" || info.TTY {
+		d.Stdout = out.Screen
+	}
+	d.ExitCode = info.ExitCode
+	if info.Signal != "" {
+		sig := info.Signal
+		d.Signal = &sig
+	}
+	env.Stats = envelope.Stats{TimeMS: info.RuntimeMS, StdoutBytes: info.StdoutBytes, StderrBytes: info.StderrBytes}
+	for _, sl := range []jobs.Slice{out.Stdout, out.Stderr} {
+		if sl.Skipped > 0 {
+			d.Truncated = true
+			env.Note(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path))
+		}
+	}
+	if res, err := j.Result(); err == nil && len(res.BackgroundPIDs) > 0 && !info.Running() {
+		d.BackgroundPIDs = res.BackgroundPIDs
+		if sess != nil {
+			d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs)
+		}
+	}
+}
+
+// detachable passes writes on until detached, then drops them: the call's
+// captures stop growing once its command has become a job.
+type detachable struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w != nil {
+		d.w.Write(p)
+	}
+	return len(p), nil
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.w = nil
+	d.mu.Unlock()
+}
+
+// errUnknownJob is the message for a job id the session does not know.
+func (s *Session) unknownJob(id string, params map[string]any) envelope.Envelope {
+	known := ""
+	for _, j := range s.jobs.List() {
+		if known != "" {
+			known += ", "
+		}
+		known += j.ID()
+	}
+	if known == "" {
+		known = "none"
+	}
+	return envelope.NotRun("", params, envelope.Err{Code: envelope.NotFound,
+		Message: fmt.Sprintf("No job %q in this session (jobs: %s). Ended jobs are forgotten after a while.", id, known)})
+}
+

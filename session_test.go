@@ -1,0 +1,191 @@
+package shellgate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/jobs"
+)
+
+func session(t *testing.T, cfg shellgate.Config, sc shellgate.SessionConfig) (*shellgate.Session, lab) {
+	t.Helper()
+	l := newLab(t)
+	if cfg.Root == "" {
+		cfg.Root = l.root
+	}
+	s := gate(t, cfg).NewSession(sc)
+	t.Cleanup(func() { s.Close() })
+	return s, l
+}
+
+func srun(t *testing.T, s *shellgate.Session, req shellgate.Request) envelope.Envelope {
+	t.Helper()
+	return s.Run(context.Background(), req)
+}
+
+func TestSessionCdPersists(t *testing.T) {
+	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	env := srun(t, s, shellgate.Request{Command: "cd sub"})
+	if env.Status != envelope.Success || s.Cwd() != "sub" {
+		t.Fatalf("cd sub: status %s, cwd %q\n%s", env.Status, s.Cwd(), env.Text)
+	}
+	env = srun(t, s, shellgate.Request{Command: "pwd"})
+	if got := strings.TrimSpace(env.Data.Stdout); got != filepath.Join(l.root, "sub") || env.Context.Cwd != "sub" {
+		t.Fatalf("pwd after cd sub = %q (cwd %q), want %s/sub", got, env.Context.Cwd, l.root)
+	}
+	// An explicit directory is relative to the root, not to the session's.
+	env = srun(t, s, shellgate.Request{Command: "pwd", Directory: "."})
+	if got := strings.TrimSpace(env.Data.Stdout); got != l.root {
+		t.Fatalf("pwd in . = %q, want the root", got)
+	}
+	// Out of the root: refused by the policy, and the session stays.
+	env = srun(t, s, shellgate.Request{Command: "cd ../.."})
+	if env.Status != envelope.Error || s.Cwd() != "sub" {
+		t.Fatalf("cd ../.. from sub: status %s, cwd %q\n%s", env.Status, s.Cwd(), env.Text)
+	}
+	// A directory the parser cannot see is checked when the command has ended.
+	env = srun(t, s, shellgate.Request{Command: `d=$(printf '%s' "$OLDPWD"); cd "$(dirname "$(dirname "$PWD")")"`})
+	if s.Cwd() != "sub" || !strings.Contains(env.Text, "outside the project root") {
+		t.Fatalf("dynamic cd out of the root: cwd %q\n%s", s.Cwd(), env.Text)
+	}
+	// cd .. back to the root works, and is said.
+	env = srun(t, s, shellgate.Request{Command: "cd .."})
+	if s.Cwd() != "." || !strings.Contains(env.Text, "directory is now .") {
+		t.Fatalf("cd ..: cwd %q\n%s", s.Cwd(), env.Text)
+	}
+	// Exit status and fd 3 are the command's own.
+	env = srun(t, s, shellgate.Request{Command: "cd sub; echo three >&3; exit 7"})
+	if env.Data.ExitCode == nil || *env.Data.ExitCode != 7 || !strings.Contains(env.Data.Stderr, "Bad file descriptor") || s.Cwd() != "sub" {
+		t.Fatalf("exit 7 after cd: exit %v, cwd %q, stderr %q", env.Data.ExitCode, s.Cwd(), env.Data.Stderr)
+	}
+}
+
+func TestSessionBackgroundJob(t *testing.T) {
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: `for i in 1 2 3; do echo line $i; sleep 0.2; done; echo ready >&2; sleep 30`, RunInBackground: true})
+	if env.Status != envelope.Success || env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning {
+		t.Fatalf("background start: %s\n%s", env.Status, env.Text)
+	}
+	id := env.Data.Job.ID
+	env = s.Output(ctx, id, shellgate.JobRead{Until: "^ready$", WaitMS: 10000})
+	if !strings.Contains(env.Data.Stderr, "ready") {
+		t.Fatalf("until ready: %q %q\n%s", env.Data.Stdout, env.Data.Stderr, env.Text)
+	}
+	all := env.Data.Stdout
+	// Since the last read: nothing new.
+	env = s.Output(ctx, id, shellgate.JobRead{})
+	if env.Data.Stdout != "" || env.Data.Stderr != "" {
+		t.Fatalf("second read returned %q %q, want nothing new", env.Data.Stdout, env.Data.Stderr)
+	}
+	if !strings.Contains(all, "line 1") && !strings.Contains(all, "line 3") {
+		t.Fatalf("first read lost lines: %q", all)
+	}
+	env = s.Output(ctx, id, shellgate.JobRead{TailLines: 1})
+	if env.Data.Stdout != "line 3\n" {
+		t.Fatalf("tail 1 = %q", env.Data.Stdout)
+	}
+	env = s.Output(ctx, id, shellgate.JobRead{TailLines: 10, Filter: "2$"})
+	if env.Data.Stdout != "line 2\n" {
+		t.Fatalf("filter 2$ = %q", env.Data.Stdout)
+	}
+	env = s.Jobs()
+	if len(env.Data.Jobs) != 1 || env.Data.Jobs[0].State != envelope.JobRunning || env.Data.Jobs[0].StdoutBytes != 21 {
+		t.Fatalf("list: %+v\n%s", env.Data.Jobs, env.Text)
+	}
+	env = s.Kill(ctx, id)
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobKilled {
+		t.Fatalf("kill: %s", env.Text)
+	}
+	if env = s.Output(ctx, "j99", shellgate.JobRead{}); env.Error == nil || env.Error.Code != envelope.NotFound {
+		t.Fatalf("unknown job: %s", env.Text)
+	}
+}
+
+func TestSessionYield(t *testing.T) {
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "echo first; sleep 0.6; echo second; exit 3", YieldAfterMS: ms(200)})
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning || env.Data.Stdout != "first\n" {
+		t.Fatalf("yield: %+v %q\n%s", env.Data.Job, env.Data.Stdout, env.Text)
+	}
+	env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
+	for env.Data.Job.Running() {
+		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
+	}
+	if env.Data.ExitCode == nil || *env.Data.ExitCode != 3 || env.Data.Job.State != envelope.JobExited || env.Status != envelope.Partial {
+		t.Fatalf("after yield: exit %v state %s status %s\n%s", env.Data.ExitCode, env.Data.Job.State, env.Status, env.Text)
+	}
+	// A quick command never becomes a job.
+	env = srun(t, s, shellgate.Request{Command: "echo quick", YieldAfterMS: ms(5000)})
+	if env.Data.Job != nil || env.Data.Stdout != "quick\n" || env.Status != envelope.Success {
+		t.Fatalf("quick with yield: %s", env.Text)
+	}
+}
+
+func TestSessionJobLimitsAndClose(t *testing.T) {
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{Jobs: jobs.Limits{MaxRunning: 2}})
+	tag := newTag()
+	for i := range 2 {
+		env := srun(t, s, shellgate.Request{Command: fmt.Sprintf("sleep 600 # %s %d", tag, i), RunInBackground: true})
+		if env.Data.Job == nil {
+			t.Fatalf("job %d: %s", i, env.Text)
+		}
+	}
+	env := srun(t, s, shellgate.Request{Command: "sleep 1", RunInBackground: true})
+	if env.Error == nil || !strings.Contains(env.Error.Message, "2 jobs are running") {
+		t.Fatalf("third job: %s", env.Text)
+	}
+	if n := countCmdline(t, string(tag)); n != 2 {
+		t.Fatalf("%d tagged sleeps before Close, want 2", n)
+	}
+	s.Close()
+	if n := countCmdline(t, string(tag)); n != 0 {
+		t.Fatalf("%d tagged processes left after Close", n)
+	}
+	if env := srun(t, s, shellgate.Request{Command: "true"}); env.Status != envelope.Error {
+		t.Fatalf("run after Close: %s", env.Text)
+	}
+}
+
+// countCmdline counts live processes whose command line contains s.
+func countCmdline(t *testing.T, s string) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), s) && !strings.Contains(string(b), "go test") {
+			var pid int
+			if _, err := fmt.Sscan(e.Name(), &pid); err == nil && alive(pid) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestSessionOutputBounded(t *testing.T) {
+	s, _ := session(t, shellgate.Config{OutputLimit: 1000}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "seq 1 200000; sleep 30", RunInBackground: true})
+	id := env.Data.Job.ID
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if l := s.Jobs().Data.Jobs[0]; l.StdoutBytes >= 1288895 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env = s.Output(ctx, id, shellgate.JobRead{})
+	if len(env.Data.Stdout) > 1200 || !env.Data.Truncated || !strings.HasPrefix(env.Data.Stdout, "1\n2\n") || !strings.HasSuffix(env.Data.Stdout, "200000\n") {
+		t.Fatalf("bounded read: %d bytes, truncated %v\n%s", len(env.Data.Stdout), env.Data.Truncated, env.Text)
+	}
+}
