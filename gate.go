@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -95,6 +96,7 @@ func New(cfg Config) (*Gate, error) {
 	g.settings = cfg.Policy
 	if g.sandboxed() {
 		g.settings.Relax = append(slices.Clip(g.settings.Relax), contained...)
+		g.settings.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
 		if g.policy, err = policy.New(g.settings); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
@@ -406,6 +408,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel
 
 	pe := g.policyEnv(dir)
+	pe.Terminal = req.TTY
 	v, relied := g.judge(req.Command, pe)
 	if relied && !g.confining(b) {
 		// The sandbox this allow counted on could not be set up: judge as without it.

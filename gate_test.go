@@ -294,6 +294,7 @@ func TestCancellation(t *testing.T) {
 	l := newLab(t)
 	tag := newTag()
 	g := gate(t, shellgate.Config{Root: l.root, Env: tag.env()})
+	run(t, g, shellgate.Request{Command: "true"}) // the sandbox starts first, on a loaded machine slowly
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	env := g.Run(ctx, shellgate.Request{Command: "echo started; sleep 100"})

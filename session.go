@@ -217,10 +217,10 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 			<-job.Done()
 			return c.finish(o)
 		case <-yield:
-			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as job %s.", yieldOf(req), job.ID()))
+			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldOf(req)))
 		case <-look.C:
 			if job.Waiting() {
-				return c.becomeJob(ctx, explicit, fmt.Sprintf("It is blocked reading its input; it goes on as job %s.", job.ID()))
+				return c.becomeJob(ctx, explicit, "It is blocked reading its input: it goes on as a job.")
 			}
 		}
 	}
@@ -366,6 +366,7 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if c.timer != nil && !explicit {
 		c.timer.Stop() // the default timeout was the call's; a given one is the job's
 	}
+	c.s.jobs.Keep(c.job)
 	c.callOut.detach()
 	c.callErr.detach()
 	for _, r := range []output.Result{c.stdout.Close(), c.stderr.Close()} {
@@ -452,4 +453,3 @@ func (s *Session) unknownJob(id string, params map[string]any) envelope.Envelope
 	return envelope.NotRun("", params, envelope.Err{Code: envelope.NotFound,
 		Message: fmt.Sprintf("No job %q in this session (jobs: %s). Ended jobs are forgotten after a while.", id, known)})
 }
-

@@ -124,3 +124,24 @@ export function exited(child) {
     else child.on('exit', (code) => resolve(code));
   });
 }
+
+// findCmdline waits for a live process whose command line (arguments joined by
+// spaces) contains s, and returns its PID as this process sees it.
+export function findCmdline(s) {
+  return waitFor(() => {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+      try {
+        const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
+        if (cmd.includes(s) && !cmd.startsWith('node ') && alive(Number(name))) return Number(name);
+      } catch {}
+    }
+    return 0;
+  }, `a process running ${s}`);
+}
+
+// call calls a tool and returns its structuredContent (the envelope).
+export async function call(client, name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  return res.structuredContent;
+}

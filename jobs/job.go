@@ -67,7 +67,14 @@ type Job struct {
 }
 
 // ID names the job to the job tools.
-func (j *Job) ID() string { return j.id }
+func (j *Job) ID() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.id
+}
+
+// kept reports whether the Table made j a job.
+func (j *Job) kept() bool { return strings.HasPrefix(j.ID(), "j") }
 
 // Command is the command line the job runs.
 func (j *Job) Command() string { return j.spec.Command }

@@ -44,8 +44,9 @@ type Table struct {
 	limits Limits
 
 	mu     sync.Mutex
-	seq    int
-	jobs   map[string]*Job
+	seq    int // calls
+	jobs2  int // jobs
+	jobs   map[string]*Job // by id; calls not (yet) jobs under a key of their own
 	closed bool
 }
 
@@ -57,9 +58,9 @@ func NewTable(l Limits) *Table {
 // ErrClosed is returned by New after Close.
 var ErrClosed = fmt.Errorf("the session has ended")
 
-// New registers a job about to start, or refuses it when the session already
-// runs its most jobs. Call Finish on it when it ends, or Discard if it never
-// started.
+// New registers a command about to start, or refuses it when the session
+// already runs its most. Call Finish on it when it ends; Keep to make it a job
+// the job calls can see, or Discard to forget it.
 func (t *Table) New(spec Spec) (*Job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -78,7 +79,7 @@ func (t *Table) New(spec Spec) (*Job, error) {
 	}
 	t.seq++
 	j := &Job{
-		id:      fmt.Sprintf("j%d", t.seq),
+		id:      fmt.Sprintf("call%d", t.seq), // not a job id: Get does not find it
 		spec:    spec,
 		started: time.Now(),
 		Stdout:  NewLog(spec.LogDir, "job-stdout", spec.LogMax),
@@ -87,6 +88,18 @@ func (t *Table) New(spec Spec) (*Job, error) {
 	}
 	t.jobs[j.id] = j
 	return j, nil
+}
+
+// Keep makes j a job, with an id of its own (j1, j2, …).
+func (t *Table) Keep(j *Job) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.jobs, j.id)
+	t.jobs2++
+	j.mu.Lock()
+	j.id = fmt.Sprintf("j%d", t.jobs2)
+	j.mu.Unlock()
+	t.jobs[j.id] = j
 }
 
 // Discard forgets a job and removes its files: one that never started, or a
@@ -104,7 +117,10 @@ func (t *Table) Get(id string) (*Job, bool) {
 	defer t.mu.Unlock()
 	t.pruneLocked(time.Now())
 	j, ok := t.jobs[id]
-	return j, ok
+	if !ok || !j.kept() {
+		return nil, false
+	}
+	return j, true
 }
 
 // List returns the jobs, oldest first.
@@ -114,7 +130,9 @@ func (t *Table) List() []*Job {
 	t.pruneLocked(time.Now())
 	list := make([]*Job, 0, len(t.jobs))
 	for _, j := range t.jobs {
-		list = append(list, j)
+		if j.kept() {
+			list = append(list, j)
+		}
 	}
 	slices.SortFunc(list, func(a, b *Job) int { return a.started.Compare(b.started) })
 	return list

@@ -18,7 +18,7 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return s.result(*bad)
 	}
 	sessionID := sessionKey(req.Session)
-	s.pruneSpills()
+	s.pruneSessions()
 	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
 		return s.result(envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))
@@ -40,7 +40,12 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			opts = append(opts, shellgate.WithApprover(approve))
 		}
 	}
-	env := s.gate.Run(ctx, r, opts...)
+	var env envelope.Envelope
+	if sess := s.session(sessionID); sess != nil {
+		env = sess.Run(ctx, r, opts...)
+	} else {
+		env = envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended; the command was not run."})
+	}
 	s.log.Info("call", "command", envelope.CutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
 	return s.result(env)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // params are the tool's parameter names, in schema order.
-var params = []string{"command", "directory", "timeout_ms", "description", "max_output_bytes"}
+var params = []string{"command", "directory", "timeout_ms", "description", "max_output_bytes", "run_in_background", "yield_after_ms", "tty"}
 
 // parseArguments turns a tools/call "arguments" object into a Request. The SDK's
 // schema validation is not used (the tool is registered with the low-level
@@ -51,7 +51,7 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return fail("Unknown parameter %s; the parameters are command, directory, timeout_ms, description and max_output_bytes.", strings.Join(unknown, ", "))
+		return fail("Unknown parameter %s; the parameters are %s.", strings.Join(unknown, ", "), strings.Join(params, ", "))
 	}
 	str := func(name string, dst *string) string {
 		v, ok := fields[name]
@@ -84,6 +84,23 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 			return fail("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, v)
 		}
 		req.MaxOutputBytes = int(n)
+	}
+	if v, ok := fields["yield_after_ms"]; ok && !bytes.Equal(v, []byte("null")) {
+		ms, ok := integer(v)
+		if !ok {
+			return fail("yield_after_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+		}
+		req.YieldAfterMS = &ms
+	}
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{{"run_in_background", &req.RunInBackground}, {"tty", &req.TTY}} {
+		if v, ok := fields[b.name]; ok && !bytes.Equal(v, []byte("null")) {
+			if err := json.Unmarshal(v, b.dst); err != nil {
+				return fail("Parameter '%s' must be true or false, not %s.", b.name, kind(v))
+			}
+		}
 	}
 	return req, nil
 }

@@ -44,6 +44,20 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 				Minimum:     &one,
 				Maximum:     &maxOut,
 			},
+			"run_in_background": {
+				Type:        "boolean",
+				Description: "Start the command as a job and return at once with its id (data.job.id): for servers, watchers and long builds. Read it with job_output, stop it with job_kill. The timeout applies only if timeout_ms is given.",
+			},
+			"yield_after_ms": {
+				Type:        "integer",
+				Description: "If the command still runs after this many milliseconds, return its output so far and let it go on as a job (nothing is killed).",
+				Minimum:     &one,
+				Maximum:     &max,
+			},
+			"tty": {
+				Type:        "boolean",
+				Description: "Run on a pseudo-terminal, as a job: for REPLs, prompts, editors and TUIs. Output is the rendered screen as plain text; answer with job_input.",
+			},
 		},
 		PropertyOrder:        params,
 		Required:             []string{"command"},

@@ -53,6 +53,7 @@ type Server struct {
 	approvals sessionApprovals
 	rounds    *roundTrips
 	spills    spillFiles
+	sessions  shellSessions
 
 	// base is cancelled by Close; every call's context ends with it.
 	base      context.Context
@@ -118,6 +119,7 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 			OpenWorldHint:   ptr(info.Network),
 		},
 	}, s.call)
+	s.addJobTools(out)
 	return s, nil
 }
 
@@ -173,6 +175,7 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.shutdown()
 	s.calls.Wait()
+	s.sessions.closeAll()
 	if !s.opts.KeepSpillFiles {
 		s.spills.removeAll()
 	}
@@ -231,25 +234,25 @@ func (s *Server) cancelSession(sessionID string) {
 	s.endSession(sessionID)
 }
 
-// pruneSpills removes the spill files of sessions that ended without saying so (an
-// HTTP client that went away, its session closed when idle).
-func (s *Server) pruneSpills() {
-	if s.opts.KeepSpillFiles {
-		return
-	}
+// pruneSessions ends the shell sessions and removes the spill files of MCP
+// sessions that ended without saying so (an HTTP client that went away, its
+// session closed when idle).
+func (s *Server) pruneSessions() {
 	live := map[string]bool{}
 	for ss := range s.mcp.Sessions() {
 		live[sessionKey(ss)] = true
 	}
-	for _, k := range s.spills.keys() {
-		if !live[k] {
+	for _, k := range append(s.spills.keys(), s.sessions.keys()...) {
+		if k != "" && !live[k] {
 			s.endSession(k)
 		}
 	}
 }
 
-// endSession removes a session's spill files, now or when its last call returns.
+// endSession ends a session's shell session, which kills its jobs, and removes
+// its spill files, now or when its last call returns.
 func (s *Server) endSession(key string) {
+	s.sessions.end(key)
 	if s.opts.KeepSpillFiles {
 		return
 	}

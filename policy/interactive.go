@@ -34,11 +34,15 @@ func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
 	if instead != "" {
 		reason += " Instead, " + instead + "."
 	}
+	reason += " Or run it as a terminal job (tty: true) and answer with job_input."
 	x.add(Deny, RuleInteractive, reason)
 }
 
 // interactive denies what waits for a terminal or never ends on its own.
 func (x *check) interactive(c *analysis.Command) {
+	if x.terminal {
+		return
+	}
 	name := c.Name
 	has := c.Has
 	// Single-dash long options (gdb -batch, emacs -batch) are not bundles.

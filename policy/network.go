@@ -28,7 +28,7 @@ func (x *check) network(c *analysis.Command) {
 	}
 	switch {
 	case networkClients[name]:
-		if !infoOnly(c) {
+		if !infoOnly(c) && !(x.e.s.PrivateLoopback && loopbackOnly(c)) {
 			x.networkHit(c, name+" connects to the network")
 		}
 	case name == "rsync":

@@ -50,6 +50,9 @@ type Env struct {
 	// Lines for PowerShell and cmd.exe are read by a conservative analyser of
 	// their own; lines for zsh or fish always ask.
 	Shell string
+	// Terminal: the line runs on a pseudo-terminal as a job (tty), where
+	// editors, pagers and REPLs work: the interactive rule does not apply.
+	Terminal bool
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -145,7 +148,7 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}
 		}
 	}
-	x := &check{e: e}
+	x := &check{e: e, terminal: env.Terminal}
 	x.root = e.resolvedDir(env.Root)
 	home := e.resolvedDir(env.Home)
 	x.writable = e.writable
@@ -236,6 +239,7 @@ type check struct {
 	// written: the files the line writes (scripts), computed when first needed.
 	written     map[string]string
 	scriptsDone bool
+	terminal    bool // Env.Terminal
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of each.

@@ -30,6 +30,11 @@ type Settings struct {
 	// Network allows network clients (curl, wget, ssh, …). Remote-code patterns such
 	// as "curl … | sh" stay denied unless their own rule is relaxed.
 	Network bool
+	// PrivateLoopback: commands run in a network namespace of their own, whose
+	// loopback holds only their own servers (the sandbox), so an HTTP client
+	// that only talks to loopback is not network use. Without it the host's
+	// loopback may lead anywhere (a tunnel, a proxy) and is network like the rest.
+	PrivateLoopback bool
 	// WritablePaths are absolute paths outside the project root that commands may
 	// write to (the temp dir is always one).
 	WritablePaths []string
