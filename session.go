@@ -383,13 +383,20 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	out := c.job.Read(ctx, jobs.ReadOptions{Limit: c.a.budget})
 	env := &c.a.env
 	fillJob(env, c.job, out, c.sess)
+	if c.timer == nil || !explicit {
+		env.Context.TimeoutMS = 0 // it runs until it ends or is killed
+	}
 	env.Note(note)
+	if out.Info.State == envelope.JobRunning {
+		env.Note("Read its output with job_output (it can wait for a line or a port), type into it with job_input, stop it with job_kill.")
+	}
 	return *env.Settle()
 }
 
 // fillJob puts a job read into env.
 func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox.Session) {
 	info := out.Info
+	info.Command, info.Directory = "", "" // data.command and data.directory say them
 	d := &env.Data
 	d.Job = &info
 	d.Stdout, d.Stderr = out.Stdout.Text, out.Stderr.Text

@@ -45,9 +45,10 @@ test('tools/list and echo hi', async () => {
   const { client } = await httpClient(url, TOKEN);
   try {
     const { tools } = await client.listTools();
-    assert.equal(tools[0].name, TOOL);
-    assert.deepEqual(tools[0].inputSchema.required, ['command']);
-    assert.equal(tools[0].inputSchema.properties.timeout_ms.maximum, 600000);
+    const tool = tools.find((t) => t.name === TOOL);
+    assert.ok(tool, `no ${TOOL} in ${tools.map((t) => t.name)}`);
+    assert.deepEqual(tool.inputSchema.required, ['command']);
+    assert.equal(tool.inputSchema.properties.timeout_ms.maximum, 600000);
     const res = await client.callTool({ name: TOOL, arguments: { command: 'echo hi' } });
     assert.equal(res.structuredContent.status, 'success');
     assert.equal(res.structuredContent.data.stdout, 'hi\n');

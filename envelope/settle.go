@@ -127,9 +127,10 @@ func (e *Envelope) render(v view) string {
 	var b strings.Builder
 	d := e.Data
 	head := e.headline()
-	if v == briefText {
+	switch {
+	case v == briefText || d.Jobs != nil:
 		b.WriteString(head + ".\n") // the command is data.command
-	} else {
+	default:
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
 	switch {
@@ -162,6 +163,10 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 		fmt.Fprintf(b, "\n--- BINARY OUTPUT (%d bytes stdout, %d bytes stderr), not shown ---\n", e.Stats.StdoutBytes, e.Stats.StderrBytes)
 		return
 	}
+	if d.Job != nil {
+		e.writeJobOutput(b)
+		return
+	}
 	section := func(name, text string, n int64) {
 		if n == 0 && text == "" {
 			return
@@ -181,6 +186,26 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 	}
 }
 
+// writeJobOutput writes what a job printed since the last read: only the
+// streams that printed something new.
+func (e *Envelope) writeJobOutput(b *strings.Builder) {
+	d := e.Data
+	section := func(name, text string, n int64) {
+		if text == "" {
+			return
+		}
+		fmt.Fprintf(b, "\n--- %s (new; %d bytes in all) ---\n%s", name, n, text)
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
+	section("STDERR", d.Stderr, e.Stats.StderrBytes)
+	if d.Stdout == "" && d.Stderr == "" {
+		b.WriteString("\n(no new output)\n")
+	}
+}
+
 // headline says how the command ended; warnings say what else made it partial.
 func (e *Envelope) headline() string {
 	d := e.Data
@@ -197,7 +222,13 @@ func (e *Envelope) headline() string {
 		}
 		return "Job " + j.ID + " failed"
 	}
-	if d.Jobs != nil {
+	switch {
+	case d.Jobs == nil:
+	case len(d.Jobs) == 0:
+		return "No jobs"
+	case len(d.Jobs) == 1:
+		return "1 job"
+	default:
 		return fmt.Sprintf("%d jobs", len(d.Jobs))
 	}
 	switch {
@@ -270,13 +301,8 @@ func (e *Envelope) warnings() []warning {
 	for _, n := range e.notes {
 		add(false, "%s", n)
 	}
-	if j := d.Job; j != nil && j.Running() {
-		switch {
-		case j.State == JobWaiting:
-			add(false, "It waits for input: answer with job_input (text and keys such as Enter or Ctrl-D), or stop it with job_kill.")
-		default:
-			add(false, "Read its output with job_output (it can wait for a line or a port), type into it with job_input, stop it with job_kill.")
-		}
+	if j := d.Job; j != nil && j.State == JobWaiting {
+		add(false, "It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")
 	}
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))
