@@ -317,7 +317,7 @@ func TestProtectedAncestors(t *testing.T) {
 		{[]string{"/r"}, []string{"/r/.git/hooks", "/r/.git/config"}, []string{"/r/.git", "/r"}},
 		{[]string{"/r"}, []string{"/r/.envrc"}, []string{"/r"}},
 		{[]string{"/r", "/c"}, []string{"/other/x"}, nil},
-		{[]string{"/r"}, []string{"/r"}, nil},          // the root itself is protected: nothing above it
+		{[]string{"/r"}, []string{"/r"}, nil},                // the root itself is protected: nothing above it
 		{[]string{"/r/sub"}, []string{"/r/.git/hooks"}, nil}, // not in a writable path: already read-only
 		{[]string{"/"}, []string{"/a/b"}, []string{"/a", "/"}},
 	} {
