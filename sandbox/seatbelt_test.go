@@ -93,10 +93,10 @@ func (s sexp) String() string {
 	return "(" + strings.Join(parts, " ") + ")"
 }
 
-// rules parses a profile into its top-level forms, printed back with the
+// profileRules parses a profile into its top-level forms, printed back with the
 // parameters' values in place of (param "K"), so tests read like the
 // profile sandbox-exec applies.
-func rules(t *testing.T, sb Seatbelt) []string {
+func profileRules(t *testing.T, sb Seatbelt) []string {
 	t.Helper()
 	forms, err := parseSBPL(sb.Profile)
 	if err != nil {
@@ -113,8 +113,8 @@ func rules(t *testing.T, sb Seatbelt) []string {
 	return out
 }
 
-// index is the position of the first rule containing all of subs, or -1.
-func index(rs []string, subs ...string) int {
+// ruleIndex is the position of the first rule containing all of subs, or -1.
+func ruleIndex(rs []string, subs ...string) int {
 	for i, r := range rs {
 		ok := true
 		for _, s := range subs {
@@ -127,7 +127,7 @@ func index(rs []string, subs ...string) int {
 	return -1
 }
 
-var project = Spec{
+var seatbeltProject = Spec{
 	Writable:  []string{"/Users/u/proj", "/Users/u/Library/Caches/go-build"},
 	Protected: []string{"/Users/u/proj/.git/hooks", "/Users/u/proj/.git/config", "/Users/u/proj/.vscode"},
 	Hidden:    []string{"/Users/u/.ssh", "/Users/u/.aws"},
@@ -136,11 +136,11 @@ var project = Spec{
 }
 
 func TestSeatbeltRulesAndOrder(t *testing.T) {
-	sb, err := SeatbeltProfile(project)
+	sb, err := SeatbeltProfile(seatbeltProject)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := rules(t, sb)
+	rs := profileRules(t, sb)
 	if rs[0] != "(version 1)" || rs[1] != "(deny default)" {
 		t.Fatalf("profile must start (version 1) (deny default), got %q", rs[:2])
 	}
@@ -158,7 +158,7 @@ func TestSeatbeltRulesAndOrder(t *testing.T) {
 	}
 	last := -1
 	for _, want := range order {
-		i := index(rs, want...)
+		i := ruleIndex(rs, want...)
 		if i < 0 {
 			t.Fatalf("no rule with %q in\n%s", want, strings.Join(rs, "\n"))
 		}
@@ -168,7 +168,7 @@ func TestSeatbeltRulesAndOrder(t *testing.T) {
 		last = i
 	}
 	// The cache is not an ancestor of anything protected: it can be renamed.
-	if i := index(rs, "(deny file-write*", `(literal "/Users/u/Library/Caches/go-build")`); i >= 0 {
+	if i := ruleIndex(rs, "(deny file-write*", `(literal "/Users/u/Library/Caches/go-build")`); i >= 0 {
 		t.Errorf("the cache is locked: %s", rs[i])
 	}
 	// Nothing opens the network but the loopback.
@@ -177,27 +177,27 @@ func TestSeatbeltRulesAndOrder(t *testing.T) {
 			t.Errorf("network off, yet %s", r)
 		}
 	}
-	if i := index(rs, "(allow network-outbound (remote unix-socket", `(subpath "/Users/u/proj")`); i < 0 {
+	if i := ruleIndex(rs, "(allow network-outbound (remote unix-socket", `(subpath "/Users/u/proj")`); i < 0 {
 		t.Errorf("unix sockets in the project are not reachable:\n%s", strings.Join(rs, "\n"))
 	}
 }
 
 func TestSeatbeltNetworkOn(t *testing.T) {
-	spec := project
+	spec := seatbeltProject
 	spec.Network = true
 	sb, err := SeatbeltProfile(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := rules(t, sb)
-	on := index(rs, "(allow system-socket network*)")
-	deny := index(rs, "(deny network-outbound (remote unix-socket))")
-	dns := index(rs, `"/private/var/run/mDNSResponder"`)
-	own := index(rs, "(allow network-outbound (remote unix-socket", `(subpath "/Users/u/proj")`)
+	rs := profileRules(t, sb)
+	on := ruleIndex(rs, "(allow system-socket network*)")
+	deny := ruleIndex(rs, "(deny network-outbound (remote unix-socket))")
+	dns := ruleIndex(rs, `"/private/var/run/mDNSResponder"`)
+	own := ruleIndex(rs, "(allow network-outbound (remote unix-socket", `(subpath "/Users/u/proj")`)
 	if on < 0 || deny < on || dns < deny || own < deny {
-		t.Errorf("want network on, then host unix sockets off, then DNS and the project's sockets; got %d %d %d %d:\n%s", on, deny, dns, own, strings.Join(rs, "\n"))
+		t.Errorf("want network on, then host unix sockets off, then DNS and the seatbeltProject's sockets; got %d %d %d %d:\n%s", on, deny, dns, own, strings.Join(rs, "\n"))
 	}
-	if index(rs, `"localhost:*"`) >= 0 {
+	if ruleIndex(rs, `"localhost:*"`) >= 0 {
 		t.Errorf("network on needs no loopback rule")
 	}
 }
@@ -207,7 +207,7 @@ func TestSeatbeltReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := rules(t, sb)
+	rs := profileRules(t, sb)
 	var writes []string
 	for _, r := range rs {
 		if strings.HasPrefix(r, "(allow") && strings.Contains(r, "file-write") {
@@ -257,7 +257,7 @@ func TestSeatbeltHostilePaths(t *testing.T) {
 	if bad.Profile != good.Profile {
 		t.Fatalf("a path changed the profile's text:\n%s", bad.Profile)
 	}
-	rules(t, bad) // parses
+	profileRules(t, bad) // parses
 	var values []string
 	for _, p := range bad.Params {
 		if strings.ContainsAny(p.Key, "=\"() \n") {
