@@ -83,12 +83,29 @@ func (g *Gate) planSandbox() error {
 	if c.Profile, err = sandbox.ParseProfile(string(c.Profile)); err != nil {
 		return err
 	}
-	g.box = &box{mode: c.Mode, wanted: c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && runtime.GOOS == "linux"}
+	g.box = &box{mode: c.Mode, wanted: c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandboxHere()}
 	if c.Mode == sandbox.On && !g.box.wanted {
 		return fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
 	}
 	return nil
 }
+
+// sandboxHere reports whether package sandbox has a session for this system:
+// Linux; macOS where sandbox-exec is; Windows (a job object, no more).
+func sandboxHere() bool {
+	switch runtime.GOOS {
+	case "linux", "windows":
+		return true
+	case "darwin":
+		_, err := os.Stat(sandbox.SandboxExec)
+		return err == nil
+	}
+	return false
+}
+
+// sessionTmp reports whether the session has a /tmp of its own (Linux): on
+// macOS and Windows the commands' temp dir is a private host directory.
+func (g *Gate) sessionTmp() bool { return g.sandboxed() && runtime.GOOS == "linux" }
 
 // sandboxTemp is the commands' TMPDIR in the session: its own /tmp, or a
 // directory in it when the project itself lies in /tmp, so that the policy,
@@ -184,6 +201,9 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		TempDir: sandboxTemp(g.root),
 		Limits:  c.Limits,
 		Visible: []string{g.cfg.SpillDir, g.shell.Path},
+	}
+	if !g.sessionTmp() {
+		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)

@@ -117,7 +117,7 @@ func (g *Gate) makeTemp() error {
 	if dir == "" {
 		dir = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
 	}
-	if dir == "" && g.sandboxed() {
+	if dir == "" && g.sessionTmp() {
 		g.setTemp(sandboxTemp(g.root), false)
 		return nil
 	}

@@ -6,12 +6,15 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/windows"
 )
 
-// prepare starts the command in a new process group, and gives cmd.exe its command
-// line verbatim (see cmdExeLine).
+// prepare starts the command in a new process group, suspended until adopt has
+// put it in its job object, and gives cmd.exe its command line verbatim (see
+// cmdExeLine).
 func prepare(cmd *exec.Cmd) {
-	attr := &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
+	attr := &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP | windows.CREATE_SUSPENDED}
 	if line, ok := cmdExeLine(cmd.Path, cmd.Args); ok {
 		attr.CmdLine = line
 	}
@@ -23,21 +26,36 @@ type procID struct {
 	Start uint64
 }
 
-// targets on Windows are process trees named by their root PID; markers are not used.
+// targets on Windows are commands named by the PID they started with: their
+// job objects (see adopt), or, for a command without one, its process tree.
+// Markers are not used.
 type targets struct {
 	groups []int
 	marker []byte
 	scope  func(pid int) bool
 }
 
-func (t targets) alive() []procID { return nil }
+func (t targets) alive() []procID {
+	var live []procID
+	for _, pid := range t.groups {
+		live = append(live, jobMembers(pid)...)
+	}
+	return live
+}
 
-// terminate ends each process tree at once: Windows has no SIGTERM for console
-// programs that a grace period could honour.
+// terminate ends each command at once — every process of its job, including
+// those whose parent has exited — or, without a job, its process tree with
+// taskkill. Windows has no SIGTERM for console programs that a grace period
+// could honour. It waits, briefly, until the jobs are empty.
 func terminate(t targets, grace time.Duration) {
 	for _, pid := range t.groups {
-		kill := exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid))
-		kill.Run()
+		if !killJobs(pid) {
+			exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid)).Run()
+		}
+	}
+	deadline := time.Now().Add(min(grace, time.Second) + time.Second)
+	for len(t.alive()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -51,11 +69,16 @@ func exitStatus(ps *os.ProcessState) (*int, string) {
 
 func enlargePipe(*os.File) {}
 
-func groupMembers(int) []procID     { return nil }
-func liveOf(int, []procID) []procID { return nil }
+// groupMembers returns the live processes of the command started as pid: its
+// job's (none without a job).
+func groupMembers(pid int) []procID { return jobMembers(pid) }
+
+// liveOf returns the live processes of the command's job: a job's members are
+// the command's by construction, so there is no reused PID to tell apart.
+func liveOf(pid int, _ []procID) []procID { return jobMembers(pid) }
 
 // unread is unknown on Windows; an idle pipe is told only by its Read not returning.
 func unread(*os.File) int { return 0 }
 
-// markedProcs finds nothing on Windows: process trees are ended by taskkill /T.
+// markedProcs finds nothing on Windows: a command's descendants are in its job.
 func markedProcs([]byte, func(int) bool) []procID { return nil }

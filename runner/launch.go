@@ -40,6 +40,12 @@ func (c child) Wait() (*int, string) {
 
 // startChild starts argv as a child of this process, the leader of a new session.
 func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
+	return startIn(0, argv, env, dir, stdin, stdout, stderr, extra...)
+}
+
+// startIn is startChild with, on Windows, job: the job object that the
+// command's own is nested in (0: none; see adopt).
+func startIn(job uintptr, argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -57,7 +63,7 @@ func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return child{cmd}, nil
+	return adopt(cmd, job)
 }
 
 // openStdin returns the file to give the command as stdin: spec's own file, or

@@ -22,9 +22,10 @@
 // (env -i setsid …) cannot be found. PR_SET_CHILD_SUBREAPER would not fix that
 // safely: it is process-wide, and reparented orphans could not be told from
 // children other code in the process started with os/exec, so they could be
-// neither reaped nor killed without risk. On Windows the command starts in a new
-// process group and is ended with taskkill /T /F; background processes are not
-// tracked.
+// neither reaped nor killed without risk. On Windows each command runs in a
+// job object of its own, which holds its descendants whatever their parent
+// does: timeouts and Close terminate the job, background processes are its
+// live members, and the kernel kills them all when shellgate exits.
 package runner
 
 import (

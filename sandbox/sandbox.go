@@ -17,8 +17,11 @@
 // imports the package (through package shellgate) can therefore sandbox without
 // a separate binary; it must not be started with that argv[0] for other uses.
 //
-// Elsewhere Start reports ErrUnsupported and commands run unconfined, which the
-// report says.
+// On macOS a Session is a Seatbelt profile (SeatbeltProfile) that sandbox-exec
+// applies to each command; on Windows, a job object that kills the commands'
+// processes when it closes and holds the limits, and confines nothing else.
+// Report says, per system, what is missing. Elsewhere Start reports
+// ErrUnsupported and commands run unconfined, which the report says.
 package sandbox
 
 import (

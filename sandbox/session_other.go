@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package sandbox
 
@@ -33,6 +33,3 @@ func (*Session) InnerPIDs(pids []int) []int { return pids }
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
-
-// NetPID is 0: the session has no network namespace of its own here.
-func (*Session) NetPID() int { return 0 }

@@ -275,7 +275,8 @@ On Linux the kernel sandbox (--sandbox auto, the default) is what enforces: writ
 the root, its tool caches and [policy] writable; protected paths read-only; a private /tmp;
 secrets read as empty; its own /proc; no network but the session's loopback; a process
 limit. Where it applies, dynamic, stored-code and code-execution no longer ask: what they
-guard against is contained. Without it (--sandbox off, macOS, Windows) the rules are all
-there is.
+guard against is contained. On macOS a Seatbelt profile enforces the writes, protected
+paths, secrets and network (the host's loopback), not /tmp, /proc or a process limit.
+Without either (--sandbox off, Windows) the rules are all there is.
 `)
 }

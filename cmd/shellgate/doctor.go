@@ -45,11 +45,16 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	switch s := env.Context.Sandbox.(type) {
 	case string:
 		fmt.Fprintf(stdout, "sandbox:  %s (mode %s, profile %s)\n", s, orDefault(string(cfg.Sandbox.Mode), "auto"), orDefault(string(cfg.Sandbox.Profile), "workspace-write"))
-		if runtime.GOOS != "linux" {
-			fmt.Fprintln(stdout, "          no kernel sandbox on this system yet: commands run under the policy alone")
+		if s == "off" && cfg.Sandbox.Mode != sandbox.Off && cfg.Sandbox.Profile != sandbox.FullAccess {
+			if runtime.GOOS == "darwin" {
+				fmt.Fprintf(stdout, "          no %s on this system: commands run under the policy alone\n", sandbox.SandboxExec)
+			} else {
+				fmt.Fprintln(stdout, "          no sandbox on this system: commands run under the policy alone")
+			}
 		}
 		return 0
 	case map[string]any:
+		fmt.Fprintf(stdout, "%-9s %s\n", "by:", sandboxMechanism[runtime.GOOS])
 		for _, layer := range []string{sandbox.LayerFS, sandbox.LayerTmp, sandbox.LayerSecrets, sandbox.LayerPID, sandbox.LayerNet, sandbox.LayerProcs} {
 			v, _ := s[layer].(string)
 			if v == "" {
@@ -69,6 +74,13 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "sandbox:  not run: %s\n", env.Text)
 	return 1
+}
+
+// sandboxMechanism is what confines commands on each system.
+var sandboxMechanism = map[string]string{
+	"linux":   "a helper process in user, mount, PID, IPC and network namespaces, with Landlock",
+	"darwin":  "a Seatbelt profile applied by " + sandbox.SandboxExec + " to each command",
+	"windows": "a job object (kill on close, process and memory limits); files, network and secrets are not confined",
 }
 
 func orDefault(s, def string) string {

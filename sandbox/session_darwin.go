@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shellgate/shellgate/runner"
+)
+
+// A Session on macOS is a Seatbelt profile (see Seatbelt) that every command
+// of the Gate starts under: /usr/bin/sandbox-exec, started by the runner as it
+// starts any command — a child in a process group of its own, ended with it —
+// applies the profile and executes the command, and everything the command
+// starts inherits it. There is no helper process: the session is the profile.
+//
+// What Seatbelt cannot give, Report lists: no PID namespace or /proc of the
+// session's own (ps shows the host's processes; the runner still finds a
+// command's descendants by its marker and ends them, but a SIGKILL of
+// shellgate leaves them running: macOS has no parent-death signal); no /tmp
+// of the session's own (TMPDIR is a private host directory; /tmp is read-only);
+// no loopback of the session's own; no process limit (RLIMIT_NPROC counts all
+// of the user's processes).
+type Session struct {
+	wrap   runner.Wrapper
+	report Report
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// probeTimeout bounds the check that sandbox-exec accepts the profile.
+const probeTimeout = 10 * time.Second
+
+// Start builds the profile and checks, by running /usr/bin/true under it,
+// that this system's sandbox-exec accepts it: a profile it rejects would fail
+// every command instead.
+func Start(spec Spec) (*Session, error) {
+	if _, err := os.Stat(SandboxExec); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	sb, err := SeatbeltProfile(RealPaths(spec, filepath.EvalSymlinks))
+	if err != nil {
+		return nil, err
+	}
+	argv := sb.Command([]string{"/usr/bin/true"})
+	probe := exec.Command(argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	probe.Stderr = &stderr
+	probe.Env = []string{}
+	if err := probe.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: %s: %w", SandboxExec, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- probe.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(probeTimeout):
+		probe.Process.Kill()
+		<-done
+		err = errors.New("timed out")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s refused the profile: %v: %s", SandboxExec, err, strings.TrimSpace(stderr.String()))
+	}
+	return &Session{wrap: runner.Wrapper{Argv: sb.Command}, report: seatbeltReport(spec)}, nil
+}
+
+// seatbeltReport says which guarantees Seatbelt gives and which it does not.
+func seatbeltReport(spec Spec) Report {
+	r := Report{Layers: map[string]string{
+		LayerFS:      "seatbelt",
+		LayerSecrets: "seatbelt", // unreadable (EPERM), not empty
+	}}
+	if spec.Network {
+		r.Layers[LayerNet] = "host"
+	} else {
+		r.Layers[LayerNet] = "seatbelt"
+		r.Missing = append(r.Missing, "net: the loopback is the host's, shared with every local service (Seatbelt has no network namespace)")
+	}
+	r.Missing = append(r.Missing,
+		"pid: no PID namespace or /proc of the session's own on macOS; background processes survive a SIGKILL of shellgate",
+		"tmp: no /tmp of the session's own on macOS: TMPDIR is a private host directory, /tmp is read-only",
+		"procs: no process limit on macOS (RLIMIT_NPROC counts all of the user's processes)")
+	return r
+}
+
+// Alive reports whether the session can start commands.
+func (s *Session) Alive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed
+}
+
+// Report says what the session applies.
+func (s *Session) Report() Report { return s.report }
+
+// Launch starts argv under sandbox-exec with the session's profile.
+func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
+	if !s.Alive() {
+		return nil, errors.New("sandbox: session closed")
+	}
+	return s.wrap.Launch(argv, env, dir, stdin, stdout, stderr, extra...)
+}
+
+// Contains reports true: the commands are this process's children, and the
+// runner looks for their descendants among all of the user's processes.
+func (s *Session) Contains(int) bool { return true }
+
+// InnerPIDs returns pids as they are: macOS has one PID space.
+func (*Session) InnerPIDs(pids []int) []int { return pids }
+
+// Close ends the session; the runner's Supervisor ends its processes.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
