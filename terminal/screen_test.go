@@ -116,9 +116,9 @@ func TestScrollbackBounded(t *testing.T) {
 // Programs asking the terminal get the answers a real one gives.
 func TestReplies(t *testing.T) {
 	tests := []struct{ query, want string }{
-		{"\x1b[6n", "\x1b[2;4R"},   // cursor position report: row 2, column 4
+		{"\x1b[6n", "\x1b[2;4R"},       // cursor position report: row 2, column 4
 		{"\x1b[c", "\x1b[?62;1;6;22c"}, // primary device attributes
-		{"\x1b[5n", "\x1b[0n"},          // status: OK
+		{"\x1b[5n", "\x1b[0n"},         // status: OK
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q", tt.query), func(t *testing.T) {
