@@ -29,6 +29,7 @@ package runner
 
 import (
 	"io"
+	"os"
 	"time"
 )
 
@@ -62,6 +63,17 @@ type Spec struct {
 	// discards the stream. Nothing is written after Run returns.
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// Terminal, when set, is the slave side of a pseudo-terminal (see
+	// OpenTerminal): the command gets it as stdin, stdout and stderr and as its
+	// controlling terminal, so it sees an interactive terminal and its line
+	// discipline (echo, Ctrl-C as SIGINT). Stdin, Stdout and Stderr must be nil
+	// then: the caller reads the output from, and writes input to, the master.
+	// Run closes Terminal once the command has started (or failed to), so that
+	// reading the master fails (EIO on Linux) when the last process holding the
+	// terminal is gone, and returns when the command exits without waiting for
+	// any output. Not supported on Windows.
+	Terminal *os.File
 
 	// Timeout ends the command after this long; 0 means no timeout.
 	Timeout time.Duration

@@ -78,7 +78,8 @@ func (h *helper) serve(uid, gid int) {
 }
 
 // spawn starts one command in a session of its own (its own process group, no
-// controlling terminal) and answers with its PID as credentials.
+// controlling terminal unless it runs on one) and answers with its PID as
+// credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
@@ -95,6 +96,15 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 			next++
 		}
 	}
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if m.Terminal {
+		if len(fds) != 1 {
+			h.ctl.send(&message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
+			return
+		}
+		files = []uintptr{uintptr(fds[0]), uintptr(fds[0]), uintptr(fds[0])}
+		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
+	}
 	reply := &message{Op: "started", ID: m.ID}
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the
@@ -106,7 +116,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	if err == nil {
 		pid, err = syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
 			Dir: m.Dir, Env: m.Env, Files: files,
-			Sys: &syscall.SysProcAttr{Setsid: true},
+			Sys: sys,
 		})
 	}
 	if err != nil {

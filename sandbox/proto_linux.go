@@ -39,6 +39,9 @@ type message struct {
 	Stdin  bool     `json:"stdin,omitempty"` // an fd was sent for it
 	Stdout bool     `json:"stdout,omitempty"`
 	Stderr bool     `json:"stderr,omitempty"`
+	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
+	// command's stdin, stdout, stderr and controlling terminal.
+	Terminal bool `json:"terminal,omitempty"`
 
 	// started (helper → shellgate), with the command's PID as credentials; or
 	// the errno that stopped it.
