@@ -75,6 +75,11 @@ type Spec struct {
 	// any output. Not supported on Windows.
 	Terminal *os.File
 
+	// Started, if set, is called once the command has started, with its PID,
+	// which is also the number of its process group and session (the pgid that
+	// WaitingForInput takes), before Run waits for it to end.
+	Started func(pid int)
+
 	// Timeout ends the command after this long; 0 means no timeout.
 	Timeout time.Duration
 	// KillGrace is the delay between SIGTERM and SIGKILL; 0 means DefaultKillGrace.

@@ -111,6 +111,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	pumps := pipes.start(spec)
 	pgid := proc.PID()
 	res := Result{PID: pgid}
+	if spec.Started != nil {
+		spec.Started(pgid)
+	}
 
 	exited := make(chan struct{})
 	go func() {
