@@ -260,6 +260,8 @@ func (s *Session) Alive() bool {
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
 
+var _ runner.TerminalLauncher = (*Session)(nil)
+
 // Launch starts argv in the session; see runner.Launcher.
 func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File) (runner.Launched, error) {
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr)
