@@ -124,8 +124,8 @@ func TestTerminalTimeout(t *testing.T) {
 	if !res.TimedOut || res.ExitCode != nil {
 		t.Errorf("result %+v, want timed out and killed", res)
 	}
-	if groupExists(res.PID) {
-		t.Errorf("group %d still has processes", res.PID)
+	if m := groupMembers(res.PID); len(m) > 0 {
+		t.Errorf("process group %d still has %v", res.PID, m)
 	}
 }
 
