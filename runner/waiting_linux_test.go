@@ -172,9 +172,14 @@ func TestWaitingForInputTerminal(t *testing.T) {
 		{"python3 REPL", []string{py, "-q"}, ">>> ", "print(6*7)\r", "\r\n42\r\n"},
 		{"bash -i", []string{sh, "--norc", "--noprofile", "-i"}, "$ ", "echo $((6*7))\r", "42\r\n"},
 		{"read -p", []string{sh, "--norc", "--noprofile", "-c", `read -p 'name? ' x; echo "hi $x"; read y`}, "name? ", "bob\r", "hi bob"},
+		// libuv waits in epoll, on a file of its own opened from the tty's name.
+		{"node REPL", []string{"node"}, "> ", "6*7\r", "42"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath(tt.argv[0]); err != nil {
+				t.Skip(tt.argv[0], "not installed")
+			}
 			pid := make(chan int, 1)
 			r := startOnTerminal(t, s, Spec{Env: env, Started: func(p int) { pid <- p }}, tt.argv...)
 			pgid := startedPID(t, pid)
@@ -235,4 +240,63 @@ func TestParseSyscall(t *testing.T) {
 			t.Errorf("parseSyscall(%q) = %d %v %v", tt.in, nr, args, ok)
 		}
 	}
+}
+
+// An interactive shell runs each command in a process group of its own, in the
+// same session: the command is what waits, or not.
+func TestWaitingForInputJobControl(t *testing.T) {
+	s := newSupervisor(t)
+	pid := make(chan int, 1)
+	r := startOnTerminal(t, s, Spec{Env: []string{"TERM=xterm", "PATH=" + os.Getenv("PATH"), "PS1=$ "}, Started: func(p int) { pid <- p }},
+		bash(t), "--norc", "--noprofile", "-i")
+	pgid := startedPID(t, pid)
+	r.waitOutput(t, "$ ")
+	eventually(t, "the prompt", pgid, r.master)
+
+	io.WriteString(r.master, "echo sleeping; sleep 30\r")
+	r.waitOutput(t, "sleeping\r\n")
+	never(t, "sleep under bash -i", pgid, r.master)
+
+	io.WriteString(r.master, "\x03echo catting; cat\r")
+	r.waitOutput(t, "catting\r\n")
+	eventually(t, "cat under bash -i", pgid, r.master)
+	if cat := groupMembers(pgid); len(cat) != 1 {
+		t.Errorf("process group %d has %v; want only bash, cat in its own group", pgid, cat)
+	}
+	signalGroup(pgid, 9)
+	r.wait(t)
+}
+
+// The detector costs one /proc scan, like listing a group's members (the
+// baseline), plus a look at the syscall of the group's sleeping members.
+func BenchmarkWaitingForInput(b *testing.B) {
+	s := NewSupervisor()
+	defer s.Close()
+	r, w, _ := os.Pipe()
+	defer w.Close()
+	pid := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(context.Background(), Spec{Argv: []string{"cat"}, Stdin: r, Started: func(p int) { pid <- p }})
+	}()
+	pgid := <-pid
+	r.Close()
+	for !WaitingForInput(pgid, w) {
+		time.Sleep(time.Millisecond)
+	}
+	b.Run("baseline-groupMembers", func(b *testing.B) {
+		for b.Loop() {
+			groupMembers(pgid)
+		}
+	})
+	b.Run("WaitingForInput", func(b *testing.B) {
+		for b.Loop() {
+			if !WaitingForInput(pgid, w) {
+				b.Fatal("cat not waiting")
+			}
+		}
+	})
+	w.Close()
+	<-done
 }
