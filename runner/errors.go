@@ -10,6 +10,9 @@ import (
 // ErrClosed is returned by Run after the Supervisor was closed.
 var ErrClosed = errors.New("runner: supervisor closed")
 
+// ErrNoTerminal is why a terminal command cannot start on Windows.
+var ErrNoTerminal = errors.New("runner: terminal jobs are not supported on Windows yet")
+
 // StartError says why a command could not be started. errors.Is works on it with
 // fs.ErrNotExist (missing program or directory) and fs.ErrPermission (not executable).
 type StartError struct {

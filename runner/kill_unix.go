@@ -18,6 +18,14 @@ func prepare(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
 
+// prepareTerminal makes the command's stdin, a terminal, its controlling
+// terminal once it leads its new session.
+func prepareTerminal(cmd *exec.Cmd) error {
+	cmd.SysProcAttr.Setctty = true
+	cmd.SysProcAttr.Ctty = 0 // the child's fd 0
+	return nil
+}
+
 // procID names a process across time: a PID with its start time, so a reused PID
 // is not mistaken for the process seen earlier.
 type procID struct {

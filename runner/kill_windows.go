@@ -21,6 +21,10 @@ func prepare(cmd *exec.Cmd) {
 	cmd.SysProcAttr = attr
 }
 
+// prepareTerminal fails: Windows has no pseudo-terminals of this kind (ConPTY
+// is future work).
+func prepareTerminal(*exec.Cmd) error { return ErrNoTerminal }
+
 type procID struct {
 	PID   int
 	Start uint64

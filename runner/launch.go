@@ -20,6 +20,17 @@ type Launcher interface {
 	Contains(pid int) bool
 }
 
+// A TerminalLauncher is a Launcher that can also start a command on a terminal
+// (Spec.Terminal). A Launcher without it cannot run terminal commands.
+type TerminalLauncher interface {
+	Launcher
+	// LaunchTerminal starts argv with tty, the slave side of a pseudo-terminal,
+	// as its stdin, stdout and stderr and as its controlling terminal: the
+	// command leads a new session whose terminal tty is. Like Launch, it must
+	// not keep tty open once it has returned.
+	LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error)
+}
+
 // Launched is a command a Launcher started.
 type Launched interface {
 	PID() int
@@ -39,13 +50,18 @@ func (c child) Wait() (*int, string) {
 }
 
 // startChild starts argv as a child of this process, the leader of a new session.
-func startChild(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
-	return startIn(0, argv, env, dir, stdin, stdout, stderr, extra...)
+// With tty set, the standard files are all tty, and tty becomes the session's
+// controlling terminal.
+func startChild(argv, env []string, dir string, stdin, stdout, stderr, tty *os.File, extra ...*os.File) (Launched, error) {
+	return startIn(0, argv, env, dir, stdin, stdout, stderr, tty, extra...)
 }
 
 // startIn is startChild with, on Windows, job: the job object that the
 // command's own is nested in (0: none; see adopt).
-func startIn(job uintptr, argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
+func startIn(job uintptr, argv, env []string, dir string, stdin, stdout, stderr, tty *os.File, extra ...*os.File) (Launched, error) {
+	if tty != nil {
+		stdin, stdout, stderr = tty, tty, tty
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -60,6 +76,11 @@ func startIn(job uintptr, argv, env []string, dir string, stdin, stdout, stderr 
 		cmd.Stderr = stderr
 	}
 	prepare(cmd)
+	if tty != nil {
+		if err := prepareTerminal(cmd); err != nil {
+			return nil, err
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

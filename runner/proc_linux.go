@@ -23,11 +23,12 @@ func enlargePipe(w *os.File) {
 const pipeSize = 256 << 10
 
 type procStat struct {
-	state  byte
-	pgrp   int
-	flags  uint64
-	start  uint64 // clock ticks since boot
-	envEnd uint64 // 0 in a kernel thread, and in a process halfway through execve
+	state   byte
+	pgrp    int
+	session int
+	flags   uint64
+	start   uint64 // clock ticks since boot
+	envEnd  uint64 // 0 in a kernel thread, and in a process halfway through execve
 }
 
 // Process flags from <linux/sched.h>.
@@ -66,12 +67,13 @@ func parseStat(b []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	pgrp, err1 := strconv.Atoi(string(f[2]))
+	session, _ := strconv.Atoi(string(f[3]))
 	flags, err2 := strconv.ParseUint(string(f[6]), 10, 64)
 	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil || len(f[0]) != 1 {
 		return procStat{}, false
 	}
-	st := procStat{state: f[0][0], pgrp: pgrp, flags: flags, start: start}
+	st := procStat{state: f[0][0], pgrp: pgrp, session: session, flags: flags, start: start}
 	if len(f) > 47 { // env_end, Linux 3.5+
 		st.envEnd, _ = strconv.ParseUint(string(f[47]), 10, 64)
 	}

@@ -66,10 +66,23 @@ type Spec struct {
 	Stderr io.Writer
 
 	// ExtraFiles are given to the command as fds 3, 4, …; the caller closes them
-	// after Run has started it (Started is called then).
+	// after Run has started it (Started is called then). Not with Terminal.
 	ExtraFiles []*os.File
-	// Started, if set, is called with the command's PID (its process group) as
-	// soon as it has started, before Run waits for it.
+
+	// Terminal, when set, is the slave side of a pseudo-terminal (see
+	// OpenTerminal): the command gets it as stdin, stdout and stderr and as its
+	// controlling terminal, so it sees an interactive terminal and its line
+	// discipline (echo, Ctrl-C as SIGINT). Stdin, Stdout and Stderr must be nil
+	// then: the caller reads the output from, and writes input to, the master.
+	// Run closes Terminal once the command has started (or failed to), so that
+	// reading the master fails (EIO on Linux) when the last process holding the
+	// terminal is gone, and returns when the command exits without waiting for
+	// any output. Not supported on Windows.
+	Terminal *os.File
+
+	// Started, if set, is called once the command has started, with its PID,
+	// which is also the number of its process group and session (the pgid that
+	// WaitingForInput takes), before Run waits for it to end.
 	Started func(pid int)
 
 	// Timeout ends the command after this long; 0 means no timeout.

@@ -67,6 +67,12 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	env = append(env[:len(env):len(env)], marker)
 
+	if spec.Terminal != nil {
+		defer spec.Terminal.Close()
+		if spec.Stdin != nil || spec.Stdout != nil || spec.Stderr != nil {
+			return Result{}, &StartError{Program: spec.Argv[0], Err: errors.New("a terminal command takes no Stdin, Stdout or Stderr: its input and output go through the terminal")}
+		}
+	}
 	var pipes pipeSet
 	if err := pipes.open(spec); err != nil {
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
@@ -79,12 +85,22 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	started := time.Now()
 	var proc Launched
-	if launcher != nil {
+	switch {
+	case launcher == nil:
+		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.Terminal, spec.ExtraFiles...)
+	case spec.Terminal != nil:
+		if tl, ok := launcher.(TerminalLauncher); ok {
+			proc, err = tl.LaunchTerminal(spec.Argv, env, spec.Dir, spec.Terminal)
+		} else {
+			err = errors.New("this launcher cannot start commands on a terminal")
+		}
+	default:
 		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
-	} else {
-		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
 	}
 	pipes.closeChildEnds()
+	if spec.Terminal != nil {
+		spec.Terminal.Close() // the command has its own; ours would keep the master from seeing the end
+	}
 	if stdin != nil && stdin != spec.Stdin {
 		stdin.Close() // our copy of the pipe's read end
 	}

@@ -20,7 +20,7 @@ func (w Wrapper) Launch(argv, env []string, dir string, stdin, stdout, stderr *o
 	if w.Argv != nil {
 		argv = w.Argv(argv)
 	}
-	return startIn(w.Job, argv, env, dir, stdin, stdout, stderr, extra...)
+	return startIn(w.Job, argv, env, dir, stdin, stdout, stderr, nil, extra...)
 }
 
 // Contains reports true: the commands are this process's own children, and

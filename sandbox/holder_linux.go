@@ -61,7 +61,7 @@ func helperMain() int {
 
 // serve starts the commands shellgate asks for until the control socket closes.
 func (h *helper) serve(uid, gid int) {
-	oob := make([]byte, syscall.CmsgSpace(4*4))
+	oob := make([]byte, syscall.CmsgSpace(8*4)) // stdin, stdout, stderr and a few extra fds
 	for {
 		m, got, err := h.ctl.recv(oob)
 		if err != nil {
@@ -78,7 +78,8 @@ func (h *helper) serve(uid, gid int) {
 }
 
 // spawn starts one command in a session of its own (its own process group, no
-// controlling terminal) and answers with its PID as credentials.
+// controlling terminal unless it runs on one) and answers with its PID as
+// credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
@@ -99,6 +100,15 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		files = append(files, uintptr(fds[next]))
 		next++
 	}
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if m.Terminal {
+		if len(fds) != 1 {
+			h.ctl.send(&message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
+			return
+		}
+		files = []uintptr{uintptr(fds[0]), uintptr(fds[0]), uintptr(fds[0])}
+		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
+	}
 	reply := &message{Op: "started", ID: m.ID}
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the
@@ -110,7 +120,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	if err == nil {
 		pid, err = syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
 			Dir: m.Dir, Env: m.Env, Files: files,
-			Sys: &syscall.SysProcAttr{Setsid: true},
+			Sys: sys,
 		})
 	}
 	if err != nil {

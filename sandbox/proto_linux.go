@@ -40,6 +40,9 @@ type message struct {
 	Stdout bool     `json:"stdout,omitempty"`
 	Stderr bool     `json:"stderr,omitempty"`
 	Extra  int      `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
+	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
+	// command's stdin, stdout, stderr and controlling terminal.
+	Terminal bool `json:"terminal,omitempty"`
 
 	// started (helper → shellgate), with the command's PID as credentials; or
 	// the errno that stopped it.

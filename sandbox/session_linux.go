@@ -264,8 +264,27 @@ func (s *Session) NetPID() int { return s.helper.Process.Pid }
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
 
+var _ runner.TerminalLauncher = (*Session)(nil)
+
 // Launch starts argv in the session; see runner.Launcher.
 func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
+	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
+}
+
+// LaunchTerminal starts argv in the session on a terminal; see
+// runner.TerminalLauncher. The terminal is the one given, opened outside the
+// session: its name (tty) is that of the host's /dev/pts, which the session
+// shares.
+func (s *Session) LaunchTerminal(argv, env []string, dir string, tty *os.File) (runner.Launched, error) {
+	if tty == nil {
+		return nil, errors.New("sandbox: LaunchTerminal needs a terminal")
+	}
+	return s.launch(&message{Argv: argv, Env: env, Dir: dir, Terminal: true}, tty, nil, nil)
+}
+
+// launch sends a spawn request with the files that are set, and waits for the
+// command to start.
+func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -277,14 +296,14 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 	s.started[id], s.exits[id] = started, exit
 	s.mu.Unlock()
 
-	m := &message{Op: "spawn", ID: id, Argv: argv, Env: env, Dir: dir}
+	m.Op, m.ID = "spawn", id
 	var fds []int
 	for _, f := range []*os.File{stdin, stdout, stderr} {
 		if f != nil {
 			fds = append(fds, int(f.Fd()))
 		}
 	}
-	m.Stdin, m.Stdout, m.Stderr = stdin != nil, stdout != nil, stderr != nil
+	m.Stdin, m.Stdout, m.Stderr = stdin != nil && !m.Terminal, stdout != nil, stderr != nil
 	for _, f := range extra {
 		fds = append(fds, int(f.Fd()))
 	}

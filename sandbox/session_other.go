@@ -25,6 +25,11 @@ func (*Session) Launch([]string, []string, string, *os.File, *os.File, *os.File,
 	return nil, ErrUnsupported
 }
 
+// LaunchTerminal is never called: Start returns no Session.
+func (*Session) LaunchTerminal([]string, []string, string, *os.File) (runner.Launched, error) {
+	return nil, ErrUnsupported
+}
+
 // Contains reports false.
 func (*Session) Contains(int) bool { return false }
 
