@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/runner"
 	"github.com/shellgate/shellgate/sandbox"
 	"github.com/shellgate/shellgate/shell"
+	"github.com/shellgate/shellgate/terminal"
 )
 
 // SessionConfig configures a Session.
@@ -200,38 +201,67 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 	if req.RunInBackground {
 		return c.becomeJob(ctx, explicit, "Started in the background.")
 	}
+	yieldAfter := yieldOf(req)
+	if yieldAfter == 0 && req.TTY {
+		yieldAfter = DefaultTerminalYield
+	}
 	var yield <-chan time.Time
-	if d := yieldOf(req); d > 0 {
-		t := time.NewTimer(d)
+	if yieldAfter > 0 {
+		t := time.NewTimer(yieldAfter)
 		defer t.Stop()
 		yield = t.C
 	}
 	look := time.NewTicker(inputPoll)
 	defer look.Stop()
+	var printed int64 = -1
+	quietSince := time.Now()
 	for {
 		select {
 		case <-job.Done():
+			if req.TTY {
+				return c.becomeJob(ctx, explicit, "")
+			}
 			return c.finish(o)
 		case <-ctx.Done():
 			c.cancel()
 			<-job.Done()
+			if req.TTY {
+				return c.becomeJob(ctx, explicit, "")
+			}
 			return c.finish(o)
 		case <-yield:
-			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldOf(req)))
-		case <-look.C:
-			if job.Waiting() {
-				return c.becomeJob(ctx, explicit, "It is blocked reading its input: it goes on as a job.")
+			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldAfter))
+		case now := <-look.C:
+			// Waiting for input, and quiet: a prompt, not a program that also
+			// reads its input while it works.
+			if n := job.Stdout.Total() + job.Stderr.Total(); n != printed {
+				printed, quietSince = n, now
+			}
+			if now.Sub(quietSince) >= inputQuiet && job.Waiting() {
+				return c.becomeJob(ctx, explicit, "") // the headline and its hint say it
 			}
 		}
 	}
 }
 
+// DefaultTerminalYield is how long a terminal call waits for its command to
+// end or to wait for input before it returns the screen and lets it run on.
+const DefaultTerminalYield = 2 * time.Second
+
+// inputQuiet is how long a command must print nothing, while it waits for
+// input, to count as waiting for an answer.
+const inputQuiet = 200 * time.Millisecond
+
 // inputPoll is how often a running call looks whether its command waits for input.
 const inputPoll = 100 * time.Millisecond
 
 // start starts the command with a pipe for its input, and one for the shell to
-// say where it ended up (bash: a trap on EXIT; see cwdPrologue).
+// say where it ended up (bash: a trap on EXIT; see cwdPrologue) — or, for a
+// terminal job, on a pseudo-terminal.
 func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
+	if req.TTY {
+		return c.startTerminal(req)
+	}
 	s, g, a := c.s, c.s.g, c.a
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -250,41 +280,117 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 		c.cwd, extra = r, []*os.File{w}
 		script = cwdPrologue + script
 	}
-	jctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	job, err := s.jobs.New(jobs.Spec{
-		Command: req.Command, Directory: a.env.Data.Directory,
-		Input: inW, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax,
-		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
-	})
+	job, jctx, err := c.newJob(req, inW)
 	if err != nil {
-		cancel()
 		inW.Close()
 		c.closeCwd()
 		return nil, err
 	}
-	c.input = inW
 	c.stdout, c.stderr = g.captures(a.budget, o)
 	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput)}
 	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput)}
 	spec := s.spec(a, script, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
 	spec.ExtraFiles = extra
+	c.run(jctx, job, spec, inW, nil)
+	return job, nil
+}
+
+// newJob registers the command with the session's jobs; its context ends it.
+func (c *call) newJob(req Request, input io.WriteCloser) (*jobs.Job, context.Context, error) {
+	g := c.s.g
+	jctx, cancel := context.WithCancel(context.Background())
+	job, err := c.s.jobs.New(jobs.Spec{
+		Command: req.Command, Directory: c.a.env.Data.Directory, TTY: req.TTY,
+		Input: input, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax,
+		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
+	})
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	c.cancel = cancel
+	return job, jctx, nil
+}
+
+// run starts spec as job's command and returns once it has started (or
+// failed to); drained, if set, is waited for (briefly) before the job ends:
+// the terminal's last output.
+func (c *call) run(jctx context.Context, job *jobs.Job, spec runner.Spec, input *os.File, drained <-chan struct{}) {
 	started := make(chan struct{})
 	spec.Started = func(pid int) { c.pid.Store(int64(pid)); close(started) }
 	job.Waiting = func() bool {
 		pid := int(c.pid.Load())
-		return pid > 0 && waitingForInput(pid, inW)
+		return pid > 0 && runner.WaitingForInput(pid, input)
 	}
 	go func() {
-		res, err := s.sup.Run(jctx, spec)
+		res, err := c.s.sup.Run(jctx, spec)
+		if drained != nil {
+			select {
+			case <-drained:
+			case <-time.After(terminalDrain):
+			}
+		}
 		job.Finish(res, err)
 	}()
 	select {
 	case <-started:
 	case <-job.Done():
 	}
+}
+
+// Terminal jobs get a screen this large, and keep this many lines above it.
+const (
+	terminalCols       = 120
+	terminalRows       = 40
+	terminalScrollback = 2000
+	// terminalDrain is how long a terminal job's end waits for the output still
+	// in the terminal (longer only if a background process keeps it open).
+	terminalDrain = 200 * time.Millisecond
+)
+
+// startTerminal starts the command on a pseudo-terminal: what it prints is
+// kept raw in the job's log and rendered on a screen, which reads return.
+func (c *call) startTerminal(req Request) (*jobs.Job, error) {
+	master, slave, err := runner.OpenTerminal(terminalCols, terminalRows)
+	if err != nil {
+		return nil, err
+	}
+	job, jctx, err := c.newJob(req, nopCloser{master})
+	if err != nil {
+		master.Close()
+		slave.Close()
+		return nil, err
+	}
+	screen := terminal.New(terminalCols, terminalRows, terminalScrollback, master)
+	job.Screen = func(lines int) string {
+		if lines > 0 {
+			return screen.Scrollback(lines)
+		}
+		return screen.Text()
+	}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		io.Copy(io.MultiWriter(job.Stdout, screen), master) // until EIO: the terminal is closed
+	}()
+	go func() {
+		<-job.Done()
+		<-drained
+		screen.Close()
+		master.Close()
+	}()
+	spec := c.s.spec(c.a, req.Command, nil, nil, nil)
+	spec.Terminal = slave
+	spec.Env = append(spec.Env, "TERM=xterm-256color", fmt.Sprintf("COLUMNS=%d", terminalCols), fmt.Sprintf("LINES=%d", terminalRows))
+	c.run(jctx, job, spec, master, drained)
 	return job, nil
 }
+
+// nopCloser keeps a terminal open when its job's input is "closed": the
+// screen reader owns it.
+type nopCloser struct{ *os.File }
+
+func (nopCloser) Close() error { return nil }
 
 // cwdPrologue makes bash report its final directory on fd 3, moved out of the
 // way to fd 87 so the command keeps fd 3 for itself. A command that replaces the
@@ -367,11 +473,13 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 		c.timer.Stop() // the default timeout was the call's; a given one is the job's
 	}
 	c.s.jobs.Keep(c.job)
-	c.callOut.detach()
-	c.callErr.detach()
-	for _, r := range []output.Result{c.stdout.Close(), c.stderr.Close()} {
-		if r.SpillPath != "" {
-			os.Remove(r.SpillPath) // the job's own files have it all
+	if c.stdout != nil { // not on a terminal
+		c.callOut.detach()
+		c.callErr.detach()
+		for _, r := range []output.Result{c.stdout.Close(), c.stderr.Close()} {
+			if r.SpillPath != "" {
+				os.Remove(r.SpillPath) // the job's own files have it all
+			}
 		}
 	}
 	if cwd := c.cwd; cwd != nil {
@@ -386,7 +494,9 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if c.timer == nil || !explicit {
 		env.Context.TimeoutMS = 0 // it runs until it ends or is killed
 	}
-	env.Note(note)
+	if note != "" {
+		env.Note(note)
+	}
 	if out.Info.State == envelope.JobRunning {
 		env.Note("Read its output with job_output (it can wait for a line or a port), type into it with job_input, stop it with job_kill.")
 	}

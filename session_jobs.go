@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/jobs"
 	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/terminal"
 )
 
 // JobRead says what Session.Output returns, and how long it may wait first.
@@ -247,23 +248,25 @@ func sendInput(j *jobs.Job, in JobInput) error {
 		}
 	}
 	for _, k := range in.Keys {
-		if !tty {
-			switch normalKey(k) {
-			case "ctrl-d":
+		b, err := terminal.Keys(k)
+		if err != nil {
+			return err
+		}
+		if !tty { // a pipe has no line discipline: do what a terminal would
+			switch string(b) {
+			case "\x04": // Ctrl-D: end of input
 				if err := j.CloseInput(); err != nil {
 					return err
 				}
 				continue
-			case "ctrl-c":
+			case "\x03": // Ctrl-C: interrupt
 				if err := j.Interrupt(); err != nil {
 					return err
 				}
 				continue
+			case "\r": // Enter ends a line
+				b = []byte("\n")
 			}
-		}
-		b, err := keyBytes(k, tty)
-		if err != nil {
-			return err
 		}
 		if err := j.Send(b); err != nil {
 			return err

@@ -143,8 +143,12 @@ func TestSessionJobLimitsAndClose(t *testing.T) {
 	if env.Error == nil || !strings.Contains(env.Error.Message, "2 jobs are running") {
 		t.Fatalf("third job: %s", env.Text)
 	}
-	if n := countCmdline(t, string(tag)); n != 2 {
-		t.Fatalf("%d tagged sleeps before Close, want 2", n)
+	// The two shells (a forked child is a third until it execs sleep).
+	for deadline := time.Now().Add(5 * time.Second); countCmdline(t, string(tag)) != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tagged shells before Close, want 2", countCmdline(t, string(tag)))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	s.Close()
 	if n := countCmdline(t, string(tag)); n != 0 {
@@ -187,5 +191,77 @@ func TestSessionOutputBounded(t *testing.T) {
 	env = s.Output(ctx, id, shellgate.JobRead{})
 	if len(env.Data.Stdout) > 1200 || !env.Data.Truncated || !strings.HasPrefix(env.Data.Stdout, "1\n2\n") || !strings.HasSuffix(env.Data.Stdout, "200000\n") {
 		t.Fatalf("bounded read: %d bytes, truncated %v\n%s", len(env.Data.Stdout), env.Data.Truncated, env.Text)
+	}
+}
+
+func TestSessionWaitingForInput(t *testing.T) {
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	start := time.Now()
+	env := srun(t, s, shellgate.Request{Command: "read -p 'name? ' x; echo hi $x"})
+	// (bash shows read's prompt only on a terminal)
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting {
+		t.Fatalf("read -p: %s", env.Text)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("waiting for input reported after %s", d)
+	}
+	env = s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "bob", Keys: []string{"Enter"}})
+	for env.Data.Job != nil && env.Data.Job.Running() {
+		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
+	}
+	if env.Data.ExitCode == nil || *env.Data.ExitCode != 0 {
+		t.Fatalf("after the answer: %s", env.Text)
+	}
+	tail := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{TailLines: 5})
+	if tail.Data.Stdout != "hi bob\n" {
+		t.Fatalf("output = %q", tail.Data.Stdout)
+	}
+	// Ctrl-D on a pipe is the end of input; a sleep is not waiting for input.
+	env = srun(t, s, shellgate.Request{Command: "cat; echo done"})
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting {
+		t.Fatalf("cat: %s", env.Text)
+	}
+	env = s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "x\n", Keys: []string{"Ctrl-D"}})
+	for env.Data.Job.Running() {
+		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
+	}
+	if all := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{TailLines: 5}); all.Data.Stdout != "x\ndone\n" {
+		t.Fatalf("cat after Ctrl-D: %q", all.Data.Stdout)
+	}
+	env = srun(t, s, shellgate.Request{Command: "sleep 1; echo slept"})
+	if env.Data.Job != nil || env.Data.Stdout != "slept\n" {
+		t.Fatalf("sleep 1: %s", env.Text)
+	}
+}
+
+func TestSessionTerminal(t *testing.T) {
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "python3 -q", TTY: true})
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting || !strings.Contains(env.Data.Stdout, ">>>") {
+		t.Fatalf("python3 on a terminal: %s", env.Text)
+	}
+	id := env.Data.Job.ID
+	env = s.Input(ctx, id, shellgate.JobInput{Text: "print(6*7)\n"})
+	if !strings.Contains(env.Data.Stdout, "42") || strings.Contains(env.Data.Stdout, "\x1b") {
+		t.Fatalf("print(6*7): %q", env.Data.Stdout)
+	}
+	env = s.Input(ctx, id, shellgate.JobInput{Keys: []string{"Ctrl-D"}})
+	for env.Data.Job.Running() {
+		env = s.Output(ctx, id, shellgate.JobRead{WaitMS: 5000})
+	}
+	if env.Data.ExitCode == nil || *env.Data.ExitCode != 0 {
+		t.Fatalf("python3 after Ctrl-D: %s", env.Text)
+	}
+	// The interactive rule refuses a REPL in a plain call, and says how.
+	env = srun(t, s, shellgate.Request{Command: "python3"})
+	if env.Error == nil || !strings.Contains(env.Error.Message, "tty: true") {
+		t.Fatalf("python3 without a terminal: %s", env.Text)
+	}
+	// A quick command on a terminal: its screen and exit status.
+	env = srun(t, s, shellgate.Request{Command: "tty; [ -t 0 ] && echo interactive", TTY: true})
+	if !strings.Contains(env.Data.Stdout, "/dev/pts/") || !strings.Contains(env.Data.Stdout, "interactive") || env.Data.ExitCode == nil || *env.Data.ExitCode != 0 {
+		t.Fatalf("tty: %s", env.Text)
 	}
 }

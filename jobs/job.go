@@ -52,8 +52,9 @@ type Job struct {
 	// Waiting reports whether the job is blocked reading its input (set by the
 	// session, which knows how to look; nil: never).
 	Waiting func() bool
-	// Screen renders a terminal job's screen as plain text (nil: not a terminal).
-	Screen func() string
+	// Screen renders a terminal job's screen as plain text, with the last lines
+	// above it when lines > 0 (nil: not a terminal).
+	Screen func(lines int) string
 
 	done chan struct{}
 
@@ -276,7 +277,7 @@ func (j *Job) Read(ctx context.Context, opts ReadOptions) Output {
 	out.Matched = matched
 	out.Info = j.Info()
 	if j.Screen != nil {
-		out.Screen = j.Screen()
+		out.Screen = j.Screen(opts.TailLines)
 	}
 	return out
 }
