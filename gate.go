@@ -33,6 +33,7 @@ type Gate struct {
 	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
+	auditLog *auditor // records every request (audit.go)
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -86,6 +87,9 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
+	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
+		return nil, err
+	}
 	if err := g.planSandbox(); err != nil {
 		return nil, err
 	}
@@ -226,6 +230,9 @@ func (g *Gate) Close() error {
 	if boxErr := g.closeSandbox(); err == nil {
 		err = boxErr
 	}
+	if auditErr := g.auditLog.close(); err == nil {
+		err = auditErr
+	}
 	g.tmpMu.RLock()
 	tmp, own := g.tmp, g.ownTmp
 	g.tmpMu.RUnlock()
@@ -332,8 +339,15 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 
 // Run checks req against the policy, runs it and returns the envelope. It never
 // panics on bad input: every problem is an error envelope. Cancelling ctx kills the
-// command and everything it started.
+// command and everything it started. Every request is recorded in the audit log.
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	began := time.Now()
+	env := g.run(ctx, req, opts...)
+	g.audit(req, "", &env, began)
+	return env
+}
+
+func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
