@@ -39,10 +39,11 @@ type auditor struct {
 	opts    audit.Options
 	onError func(error)
 
-	mu       sync.Mutex
-	log      *audit.Log
-	reported bool // OnError was called
-	closed   bool
+	reported sync.Once // OnError is called once
+
+	mu     sync.Mutex
+	log    *audit.Log
+	closed bool
 }
 
 func newAuditor(c AuditConfig) (*auditor, error) {
@@ -63,33 +64,32 @@ func newAuditor(c AuditConfig) (*auditor, error) {
 // write appends e, opening the log on first use; a log that could not be opened
 // is tried again at the next request.
 func (a *auditor) write(e audit.Entry) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return
-	}
-	if a.pathErr != nil {
-		a.report(a.pathErr)
-		return
-	}
-	if a.log == nil {
-		l, err := audit.Open(a.path, a.opts)
-		if err != nil {
-			a.report(err)
-			return
-		}
-		a.log = l
-	}
-	if err := a.log.Write(e); err != nil {
-		a.report(err)
+	if err := a.append(e); err != nil {
+		// Outside the lock: OnError may do anything, even run a command.
+		a.reported.Do(func() {
+			if a.onError != nil {
+				a.onError(err)
+			}
+		})
 	}
 }
 
-func (a *auditor) report(err error) {
-	if !a.reported && a.onError != nil {
-		a.reported = true
-		a.onError(err)
+func (a *auditor) append(e audit.Entry) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.closed:
+		return nil
+	case a.pathErr != nil:
+		return a.pathErr
+	case a.log == nil:
+		l, err := audit.Open(a.path, a.opts)
+		if err != nil {
+			return err
+		}
+		a.log = l
 	}
+	return a.log.Write(e)
 }
 
 func (a *auditor) close() error {
