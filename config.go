@@ -65,4 +65,6 @@ type Config struct {
 	Policy policy.Settings
 	// Sandbox confines commands with the kernel; on by default where it can be.
 	Sandbox SandboxConfig
+	// Audit records every request in a log file; on by default.
+	Audit AuditConfig
 }

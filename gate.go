@@ -34,6 +34,7 @@ type Gate struct {
 	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
+	auditLog *auditor // records every request (audit.go)
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -90,6 +91,9 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
+	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
+		return nil, err
+	}
 	if err := g.planSandbox(); err != nil {
 		return nil, err
 	}
@@ -244,6 +248,9 @@ func (g *Gate) Close() error {
 	if boxErr := g.box.close(); err == nil {
 		err = boxErr
 	}
+	if auditErr := g.auditLog.close(); err == nil {
+		err = auditErr
+	}
 	g.tmpMu.RLock()
 	tmp, own := g.tmp, g.ownTmp
 	g.tmpMu.RUnlock()
@@ -353,8 +360,15 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 
 // Run checks req against the policy, runs it and returns the envelope. It never
 // panics on bad input: every problem is an error envelope. Cancelling ctx kills the
-// command and everything it started.
+// command and everything it started. Every request is recorded in the audit log.
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	began := time.Now()
+	env := g.run(ctx, req, opts...)
+	g.audit(req, "", &env, began)
+	return env
+}
+
+func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	o := options(opts)
 	if req.RunInBackground || req.YieldAfter != 0 || req.YieldAfterMS != nil || req.TTY {
 		env := envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam,

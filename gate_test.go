@@ -21,7 +21,11 @@ import (
 	"github.com/shellgate/shellgate/sandbox"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// No test writes the user's own audit log: those about it name their file.
+	os.Setenv(shellgate.AuditLogEnv, "off")
+	goleak.VerifyTestMain(m)
+}
 
 // lab is a project root with a subdirectory, a file, a symlink that escapes, and a
 // sibling whose name starts with the root's path.

@@ -102,6 +102,13 @@ func (s *Session) Close() error {
 // unless req gives one, and may become a job (RunInBackground, YieldAfterMS,
 // TTY, or waiting for input).
 func (s *Session) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
+	began := time.Now()
+	env := s.run(ctx, req, opts...)
+	s.g.audit(req, s.id, &env, began)
+	return env
+}
+
+func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	o := options(opts)
 	if msg := s.validate(req, o); msg != "" {
 		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam, Message: msg})

@@ -136,6 +136,13 @@ const DefaultInputWait = time.Second
 // Input sends text and keys to a job, then returns its output since the last
 // read, once it answered or WaitMS passed.
 func (s *Session) Input(ctx context.Context, id string, in JobInput) envelope.Envelope {
+	began := time.Now()
+	env := s.input(ctx, id, in)
+	s.g.auditJob(s.id, id, "input", in.Text+strings.Join(in.Keys, " "), &env, began)
+	return env
+}
+
+func (s *Session) input(ctx context.Context, id string, in JobInput) envelope.Envelope {
 	params := map[string]any{"job_id": id}
 	if in.Text != "" {
 		params["text"] = in.Text
@@ -178,6 +185,13 @@ func (s *Session) Input(ctx context.Context, id string, in JobInput) envelope.En
 
 // Kill ends a job and everything it started, and returns its last output.
 func (s *Session) Kill(ctx context.Context, id string) envelope.Envelope {
+	began := time.Now()
+	env := s.kill(ctx, id)
+	s.g.auditJob(s.id, id, "kill", "", &env, began)
+	return env
+}
+
+func (s *Session) kill(ctx context.Context, id string) envelope.Envelope {
 	params := map[string]any{"job_id": id}
 	j, ok := s.jobs.Get(id)
 	if !ok {

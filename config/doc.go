@@ -24,7 +24,8 @@
 // secret stripping or dedicated_tools on, set limits. Settings that would loosen
 // policy or change what runs — policy.allow, policy.relax, policy.writable, network = true,
 // a laxer mode, dedicated_tools = false, shell, [env], secrets.keep, secrets.strip = false,
-// limits.spill_dir — are ignored with a warning (reported in Sources.Warnings, with file and
+// limits.spill_dir, and [audit] settings that turn the log off, move it or make it keep
+// less — are ignored with a warning (reported in Sources.Warnings, with file and
 // line) unless the user file or the --config file says trust_project_config = true.
 // Limits (timeouts, sizes) are not policy: a project file may set them within their bounds.
 //
@@ -68,6 +69,12 @@
 //	relax = ["interactive"]         # built-in rules to switch off, by name
 //	writable = ["~/.cache/go-build"] # paths outside the root commands may write
 //
-// Paths (root, spill_dir, writable) may start with ~ and are otherwise taken relative to
+//	[audit]                         # one JSON line per request (package audit)
+//	enabled = true                  # the default
+//	path = "~/.local/state/shellgate/audit.jsonl" # default: the user state directory
+//	max_size = "10MB"               # rotated past this size …
+//	keep = 3                        # … keeping this many older files
+//
+// Paths (root, spill_dir, writable, audit.path) may start with ~ and are otherwise taken relative to
 // the directory of the file that names them; they come out absolute and clean.
 package config

@@ -22,6 +22,7 @@ type fileConfig struct {
 	Secrets            secretsTable      `toml:"secrets"`
 	Policy             policyTable       `toml:"policy"`
 	Sandbox            sandboxTable      `toml:"sandbox"`
+	Audit              auditTable        `toml:"audit"`
 }
 
 type limitsTable struct {

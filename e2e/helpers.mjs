@@ -26,7 +26,7 @@ export function project() {
   mkdirSync(home);
   const config = join(base, 'shellgate.toml');
   writeFileSync(config, '[policy]\nask = ["touch *"]\n');
-  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_STATE_HOME: join(home, '.local', 'state') };
   delete env.SHELLGATE_MCP_TOKEN;
   return { base, root, home, config, env, args: ['mcp', '--root', root, '--config', config] };
 }

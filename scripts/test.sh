@@ -14,6 +14,8 @@ STATICCHECK_VERSION=v0.8.2
 work=$(mktemp -d "${TMPDIR:-/tmp}/shellgate-test.XXXXXX")
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export TMPDIR="$work"
+# The audit log of the binaries the tests run goes there too, not in ~/.local/state.
+export XDG_STATE_HOME="$work/state"
 
 results=()
 failed=0

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/shellgate/shellgate"
@@ -20,6 +21,7 @@ type commonFlags struct {
 	sandbox, profile           string
 	allowNetwork               bool
 	trustProject, noUserConfig bool
+	auditLog                   string // --audit-log, on the commands that run something
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
@@ -31,6 +33,11 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
+}
+
+// registerAudit adds --audit-log, for the commands that run commands.
+func (c *commonFlags) registerAudit(fs *flag.FlagSet) {
+	fs.StringVar(&c.auditLog, "audit-log", "", "append a JSON line per request to `FILE`, or \"off\" (default: [audit] in the configuration, else the user state directory, e.g. ~/.local/state/shellgate/audit.jsonl)")
 }
 
 // usageError is a flag value that is wrong, as opposed to a configuration file.
@@ -70,6 +77,21 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 			return cfg, src, &usageError{fmt.Sprintf("--profile %q: want workspace-write, read-only or full-access", c.profile)}
 		}
 		cfg.Sandbox.Profile = p
+	}
+	switch c.auditLog {
+	case "":
+	case "off":
+		cfg.Audit.Off = true
+	default:
+		abs, err := filepath.Abs(c.auditLog)
+		if err != nil {
+			return cfg, src, &usageError{fmt.Sprintf("--audit-log %q: %v", c.auditLog, err)}
+		}
+		cfg.Audit.Off, cfg.Audit.Path = false, abs
+	}
+	// A log that cannot be written does not stop commands; say so once.
+	cfg.Audit.OnError = func(err error) {
+		fmt.Fprintf(warnings, "shellgate: warning: %v; commands still run, unaudited (this is reported once)\n", err)
 	}
 	switch m := policy.Mode(c.mode); m {
 	case "":

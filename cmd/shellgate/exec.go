@@ -51,6 +51,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		timeout timeoutFlag
 	)
 	cf.register(fs)
+	cf.registerAudit(fs)
 	fs.Var(&timeout, "timeout", "end the command after this long, e.g. `30s` (default: never)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

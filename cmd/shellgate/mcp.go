@@ -57,6 +57,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
+	cf.registerAudit(fs)
 	head := func(w io.Writer) { fmt.Fprint(w, mcpUsage) }
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0

@@ -1,0 +1,322 @@
+// Package audit keeps shellgate's audit log: one JSON object per line for every
+// request, what was asked and what came of it, never the output itself.
+//
+// A Log appends to a file opened with O_APPEND, one write(2) per line, so that
+// several Gates and several shellgate processes can share one file without
+// tearing lines, and fsyncs every line. When the file would grow past
+// Options.MaxBytes it is rotated: audit.jsonl becomes audit.jsonl.1, .1 becomes .2,
+// and so on up to Options.Keep files. Commands are passed through Redact before
+// they are written.
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultMaxBytes = 10 << 20 // rotate at 10 MiB
+	DefaultKeep     = 3        // keep audit.jsonl.1 … .3
+	// MinMaxBytes: a smaller log would rotate at every line.
+	MinMaxBytes = 1 << 10
+	MaxKeep     = 100
+	// MaxCommand caps the command text of one entry, in bytes; Entry.CommandBytes
+	// keeps the original length.
+	MaxCommand = 4 << 10
+)
+
+// Entry is one line of the log. The JSON names are stable: tools read them.
+type Entry struct {
+	Time      time.Time `json:"time"`    // when the request arrived, UTC
+	Session   string    `json:"session"` // the session it belongs to, if any
+	PID       int       `json:"pid"`     // shellgate's process
+	Root      string    `json:"root"`
+	Directory string    `json:"directory"` // relative to the root
+	// Command is redacted (Redact) and capped at MaxCommand bytes by Write, which
+	// sets CommandBytes to the length of the command as given.
+	Command      string `json:"command"`
+	CommandBytes int    `json:"command_bytes"`
+	Decision     string `json:"decision"` // allow, ask, deny; "" when the request was invalid
+	Rule         string `json:"rule"`
+	Approved     string `json:"approved"` // "once" or "session" for an approved ask
+	// ReliedOnSandbox: the policy allowed it only because the sandbox contains it.
+	ReliedOnSandbox bool `json:"relied_on_sandbox"`
+	// Sandboxed is the envelope's context.sandbox: the layers applied, or "off";
+	// null when nothing ran.
+	Sandboxed   any    `json:"sandboxed"`
+	Status      string `json:"status"` // success, partial, error
+	Error       string `json:"error"`  // the error code, when status is error
+	ExitCode    *int   `json:"exit_code"`
+	Signal      string `json:"signal"`
+	TimedOut    bool   `json:"timed_out"`
+	Cancelled   bool   `json:"cancelled"`
+	DurationMS  int64  `json:"duration_ms"` // the whole request, approval included
+	StdoutBytes int64  `json:"stdout_bytes"`
+	StderrBytes int64  `json:"stderr_bytes"`
+	Truncated   bool   `json:"truncated"`
+	// Job is the job a request made or acted on; Action is what a job call did:
+	// "input" (Command is the text and keys sent) or "kill".
+	Job    string `json:"job,omitempty"`
+	Action string `json:"action,omitempty"`
+}
+
+// Options bound the log's size on disk.
+type Options struct {
+	MaxBytes int64 // rotate before the file would grow past this; 0 means DefaultMaxBytes
+	Keep     int   // rotated files kept; 0 means DefaultKeep
+}
+
+// Check fills in the defaults and reports a value out of range.
+func (o *Options) Check() error {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Keep == 0 {
+		o.Keep = DefaultKeep
+	}
+	switch {
+	case o.MaxBytes < MinMaxBytes:
+		return fmt.Errorf("audit log max size %d bytes: want at least %d", o.MaxBytes, MinMaxBytes)
+	case o.Keep < 1 || o.Keep > MaxKeep:
+		return fmt.Errorf("audit log keep %d: want 1 to %d rotated files", o.Keep, MaxKeep)
+	}
+	return nil
+}
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("audit log is closed")
+
+// Log appends entries to one file. It is safe for concurrent use, and other
+// processes may append to the same file at the same time.
+type Log struct {
+	path string
+	opts Options
+
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+
+	dirty  chan struct{} // a line was written and not yet synced
+	synced chan struct{} // closed when the syncer has stopped
+}
+
+// SyncDelay bounds how long a written line may stay unsynced: the syncer
+// fsyncs at most this often, for every line written meanwhile.
+const SyncDelay = 50 * time.Millisecond
+
+// Open opens (creating it, and its directory, if need be) the log at path. The
+// directory is made 0700 and the file 0600: commands, even redacted, say a lot
+// about a user's work.
+func Open(path string, opts Options) (*Log, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
+	l := &Log{path: abs, opts: opts}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	l.dirty, l.synced = make(chan struct{}, 1), make(chan struct{})
+	go l.syncer()
+	return l, nil
+}
+
+// syncer fsyncs the file after lines were written, batching those written
+// within SyncDelay: a synchronous fsync per line cost ~3 ms per command on an
+// ordinary disk. The write itself is synchronous, so a crash of shellgate
+// loses nothing; only a crash of the machine within SyncDelay can.
+func (l *Log) syncer() {
+	defer close(l.synced)
+	for range l.dirty {
+		time.Sleep(SyncDelay)
+		l.mu.Lock()
+		if l.f != nil {
+			l.f.Sync()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Path returns the absolute path of the log file.
+func (l *Log) Path() string { return l.path }
+
+func (l *Log) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("audit log %s is not a regular file", l.path)
+	} else if err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(0o600) // a file the user made: tighten it, as a new one would be
+	}
+	l.f = f
+	syncDir(filepath.Dir(l.path)) // the new name survives a crash too
+	return nil
+}
+
+// Write appends e as one line and syncs it to disk. It fills in Time (now) and
+// PID when they are zero, converts Time to UTC, and redacts and caps Command.
+func (l *Log) Write(e Entry) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	if e.PID == 0 {
+		e.PID = os.Getpid()
+	}
+	e.CommandBytes = len(e.Command)
+	e.Command = capText(Redact(e.Command), MaxCommand)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil { // one line: Encode escapes newlines in strings
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return l.append(b.Bytes())
+}
+
+// append writes line with one write(2) — with O_APPEND the kernel puts it at the
+// end of the file whole, whoever else is appending — and has the syncer fsync
+// it soon: a line left in the page cache would be lost if the machine crashed
+// or lost power, which is when one most wants to know what the agent last ran.
+func (l *Log) append(line []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	size, err := l.current()
+	if err != nil {
+		return err
+	}
+	var rotateErr error
+	if size > 0 && size+int64(len(line)) > l.opts.MaxBytes {
+		if rotateErr = l.rotate(int64(len(line))); l.f == nil {
+			return rotateErr
+		}
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	select {
+	case l.dirty <- struct{}{}:
+	default: // a sync is already due
+	}
+	return rotateErr
+}
+
+// current makes sure l.f is the file now at l.path — another process may have
+// rotated it away — and returns its size.
+func (l *Log) current() (int64, error) {
+	if l.f != nil {
+		pi, errPath := os.Stat(l.path)
+		fi, errFile := l.f.Stat()
+		if errPath == nil && errFile == nil && os.SameFile(pi, fi) {
+			return fi.Size(), nil
+		}
+		l.f.Sync() // what the syncer had not synced yet
+		l.f.Close()
+		l.f = nil
+	}
+	if err := l.open(); err != nil {
+		return 0, err
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("audit log: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// rotate shifts the files along, path → path.1 → path.2 …, dropping the oldest,
+// and opens a fresh file at path. A lock file keeps two processes from rotating at
+// once, which would rename one's fresh file over the other's full one. A file
+// left at path (the rename failed) is appended to: losing lines is worse than a
+// big file.
+func (l *Log) rotate(need int64) error {
+	unlock, lockErr := lock(l.path + ".lock")
+	if lockErr == nil {
+		defer unlock()
+	}
+	// Under the lock, look again: another process may have rotated already.
+	l.f.Sync()
+	l.f.Close()
+	l.f = nil
+	if pi, err := os.Stat(l.path); errors.Is(err, fs.ErrNotExist) || err == nil && (pi.Size() == 0 || pi.Size()+need <= l.opts.MaxBytes) {
+		return l.open()
+	}
+	var err error
+	keep := func(e error) {
+		if e != nil && !errors.Is(e, fs.ErrNotExist) && err == nil {
+			err = fmt.Errorf("audit log rotation: %w", e)
+		}
+	}
+	for i := l.opts.Keep - 1; i >= 1; i-- {
+		keep(os.Rename(l.numbered(i), l.numbered(i+1)))
+	}
+	keep(os.Rename(l.path, l.numbered(1)))
+	if e := l.open(); e != nil {
+		return e
+	}
+	if err == nil && lockErr != nil {
+		err = fmt.Errorf("audit log rotation without a lock: %w", lockErr)
+	}
+	return err
+}
+
+func (l *Log) numbered(i int) string { return l.path + "." + strconv.Itoa(i) }
+
+// Close closes the file; later Writes return ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	close(l.dirty)
+	l.mu.Unlock()
+	<-l.synced
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Sync()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+// capText cuts s to at most max bytes, at a character boundary, marking the cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	cut := max - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
