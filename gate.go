@@ -428,6 +428,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		// The sandbox this allow counted on could not be set up: judge as without it.
 		v, relied = g.strict.Check(req.Command, pe), false
 	}
+	if req.TTY && v.Decision == policy.Allow {
+		v, relied = g.terminalVerdict(req.Command, v, relied, b)
+	}
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
@@ -447,6 +450,26 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	g.sweep()
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
+}
+
+// terminalVerdict judges a terminal job the policy allowed: what a REPL or
+// shell on a terminal runs is typed into it later, never checked, so it is
+// code known only at run time (rule dynamic). The sandbox contains that; without
+// it, the user is asked.
+func (g *Gate) terminalVerdict(command string, v policy.Verdict, relied bool, b *box) (policy.Verdict, bool) {
+	switch {
+	case slices.Contains(g.cfg.Policy.Relax, policy.RuleDynamic):
+		return v, relied
+	case g.confining(b):
+		return v, true
+	}
+	v = policy.Verdict{Decision: policy.Ask, Rule: policy.RuleDynamic, Command: command, Code: envelope.ApprovalRequired, SessionKey: "tty " + command,
+		Reason: "`" + command + "` runs on a terminal, where what it does depends on the input sent to it later, which shellgate does not check, and no sandbox contains it (rule dynamic)."}
+	if g.cfg.Policy.Mode == policy.ModeNever {
+		v.Decision, v.Code, v.SessionKey = policy.Deny, envelope.InvalidParam, ""
+		v.Reason += " Approval mode is \"never\", so it cannot be approved; run the program non-interactively instead."
+	}
+	return v, false
 }
 
 // approve asks the approver about an "ask" verdict.

@@ -244,7 +244,10 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 			if n := job.Stdout.Total() + job.Stderr.Total(); n != printed {
 				printed, quietSince = n, now
 			}
-			if now.Sub(quietSince) >= inputQuiet && job.Waiting() {
+			// On a terminal, a program may wait for the terminal's answer to a
+			// query before it prints anything: give it a moment to start.
+			starting := req.TTY && printed == 0 && now.Sub(job.Started()) < time.Second
+			if now.Sub(quietSince) >= inputQuiet && !starting && job.Waiting() {
 				return c.becomeJob(ctx, explicit, "") // the headline and its hint say it
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/jobs"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 func session(t *testing.T, cfg shellgate.Config, sc shellgate.SessionConfig) (*shellgate.Session, lab) {
@@ -239,6 +240,9 @@ func TestSessionTerminal(t *testing.T) {
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	env := srun(t, s, shellgate.Request{Command: "python3 -q", TTY: true})
+	for i := 0; i < 10 && env.Data.Job != nil && env.Data.Job.State == envelope.JobRunning; i++ {
+		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 1000}) // a slow start on a loaded machine
+	}
 	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting || !strings.Contains(env.Data.Stdout, ">>>") {
 		t.Fatalf("python3 on a terminal: %s", env.Text)
 	}
@@ -263,5 +267,41 @@ func TestSessionTerminal(t *testing.T) {
 	env = srun(t, s, shellgate.Request{Command: "tty; [ -t 0 ] && echo interactive", TTY: true})
 	if !strings.Contains(env.Data.Stdout, "/dev/pts/") || !strings.Contains(env.Data.Stdout, "interactive") || env.Data.ExitCode == nil || *env.Data.ExitCode != 0 {
 		t.Fatalf("tty: %s", env.Text)
+	}
+}
+
+// Without the sandbox, a terminal job needs approval: what it runs is typed
+// into it later, unchecked.
+func TestSessionTerminalWithoutSandbox(t *testing.T) {
+	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, shellgate.SessionConfig{})
+	env := srun(t, s, shellgate.Request{Command: "bash", TTY: true})
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || env.Error.Rule != "dynamic" {
+		t.Fatalf("bash on a terminal without the sandbox: %s", env.Text)
+	}
+}
+
+func TestSessionAudit(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	s, _ := session(t, shellgate.Config{Audit: shellgate.AuditConfig{Path: log}}, shellgate.SessionConfig{ID: "sess-1"})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "cat", RunInBackground: true})
+	s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "export TOKEN=sk-abcdefghijklmnopqrstuvwxyz012345\n"})
+	s.Kill(ctx, env.Data.Job.ID)
+	s.Close()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d audit lines, want 3:\n%s", len(lines), b)
+	}
+	for i, want := range []string{`"job":"j1"`, `"action":"input"`, `"action":"kill"`} {
+		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], `"session":"sess-1"`) {
+			t.Errorf("line %d lacks %s: %s", i, want, lines[i])
+		}
+	}
+	if strings.Contains(string(b), "sk-abcdefghijklmnopqrstuvwxyz012345") {
+		t.Errorf("a key typed into a job reached the audit log:\n%s", b)
 	}
 }

@@ -313,8 +313,8 @@ func (j *Job) wait(ctx context.Context, opts ReadOptions) bool {
 			return false
 		case j.over():
 			return false
-		case j.Waiting != nil && j.Waiting():
-			return false
+		case !opts.Settle && j.Waiting != nil && j.Waiting():
+			return false // (after input, it waits until the answer has come)
 		}
 		select {
 		case <-outCh:
@@ -329,31 +329,38 @@ func (j *Job) wait(ctx context.Context, opts ReadOptions) bool {
 	}
 }
 
-// quietFor is how long output must pause for an answer to count as complete.
-const quietFor = 150 * time.Millisecond
+// quietFor is how long output must pause for an answer to count as complete;
+// quietWaiting is enough when the job is also back waiting for input.
+const (
+	quietFor     = 300 * time.Millisecond
+	quietWaiting = 100 * time.Millisecond
+)
 
-// quiet waits until no output came for quietFor, the job ended or waits for
-// input, or until stop.
+// quiet waits until no output came for quietFor (or for quietWaiting, with the
+// job waiting for input again), the job ended, or until stop. Waiting for
+// input alone is no sign of an answer's end: a line editor is back in its
+// read between every key it echoes.
 func (j *Job) quiet(ctx context.Context, stop <-chan time.Time) {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	last, since := j.Stdout.Total()+j.Stderr.Total(), time.Now()
 	for {
-		t := time.NewTimer(quietFor)
 		select {
-		case <-j.Stdout.Changed():
-		case <-j.Stderr.Changed():
-		case <-t.C:
-			return
+		case <-tick.C:
 		case <-j.done:
+			return
 		case <-stop:
+			return
 		case <-ctx.Done():
-		}
-		t.Stop()
-		if j.over() || ctx.Err() != nil || j.Waiting != nil && j.Waiting() {
 			return
 		}
-		select {
-		case <-stop:
+		if n := j.Stdout.Total() + j.Stderr.Total(); n != last {
+			last, since = n, time.Now()
+			continue
+		}
+		q := time.Since(since)
+		if q >= quietFor || q >= quietWaiting && j.Waiting != nil && j.Waiting() {
 			return
-		default:
 		}
 	}
 }
