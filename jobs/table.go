@@ -44,8 +44,8 @@ type Table struct {
 	limits Limits
 
 	mu     sync.Mutex
-	seq    int // calls
-	jobs2  int // jobs
+	seq    int             // calls
+	jobs2  int             // jobs
 	jobs   map[string]*Job // by id; calls not (yet) jobs under a key of their own
 	closed bool
 }

@@ -1,0 +1,136 @@
+package jobs
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/shellgate/shellgate/runner"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLogReads(t *testing.T) {
+	l := NewLog(t.TempDir(), "out", 1<<20)
+	defer l.Remove()
+	if l.Path() != "" {
+		t.Fatal("an empty log has a file")
+	}
+	l.Write([]byte("one\ntwo\nthree\nfour\npart"))
+	tests := []struct {
+		name string
+		got  Slice
+		want string
+		next int64
+	}{
+		{"since 0", l.readSince(0, 100), "one\ntwo\nthree\nfour\npart", 23},
+		{"since 4", l.readSince(4, 100), "two\nthree\nfour\npart", 23},
+		{"lines matching", l.readLines(0, 100, regexp.MustCompile("o").Match), "one\ntwo\nfour\n", 19},
+		{"tail 2", l.tailLines(2, 100), "four\npart\n", 23},
+		{"tail 9", l.tailLines(9, 100), "one\ntwo\nthree\nfour\npart\n", 23},
+	}
+	for _, tc := range tests {
+		if tc.got.Text != tc.want || tc.got.Next != tc.next {
+			t.Errorf("%s: %q next %d, want %q next %d", tc.name, tc.got.Text, tc.got.Next, tc.want, tc.next)
+		}
+	}
+	// Past the budget: head and tail, and the count of what was left out.
+	big := NewLog(t.TempDir(), "big", 1<<20)
+	defer big.Remove()
+	big.Write([]byte(strings.Repeat("x", 10000)))
+	s := big.readSince(0, 100)
+	if s.Skipped != 9900 || !strings.HasPrefix(s.Text, strings.Repeat("x", 50)+"\n... [9900 bytes omitted") {
+		t.Errorf("cut read: skipped %d, %q", s.Skipped, s.Text)
+	}
+}
+
+func TestLogCap(t *testing.T) {
+	l := NewLog(t.TempDir(), "out", 10)
+	defer l.Remove()
+	l.Write([]byte("0123456789abcdef"))
+	if l.Total() != 16 {
+		t.Errorf("total %d, want 16", l.Total())
+	}
+	fi, err := os.Stat(l.Path())
+	if err != nil || fi.Size() != 10 {
+		t.Fatalf("file: %v %v, want 10 bytes", fi, err)
+	}
+	if s := l.readSince(0, 100); s.Text != "0123456789" || s.Skipped != 6 {
+		t.Errorf("capped read %q skipped %d", s.Text, s.Skipped)
+	}
+	path := l.Path()
+	l.Remove()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("Remove left %s", path)
+	}
+	l.Write([]byte("more")) // counted, not kept, no panic
+}
+
+func TestTableLimitsAndKeep(t *testing.T) {
+	tab := NewTable(Limits{MaxRunning: 2, MaxFinished: 1, Keep: time.Hour})
+	spec := Spec{LogDir: t.TempDir(), LogMax: 1 << 20, Kill: func() {}}
+	a, _ := tab.New(spec)
+	b, _ := tab.New(spec)
+	if _, err := tab.New(spec); err == nil || !strings.Contains(err.Error(), "2 jobs are running") {
+		t.Fatalf("third job: %v", err)
+	}
+	if _, ok := tab.Get(a.ID()); ok || len(tab.List()) != 0 {
+		t.Fatal("a call not kept as a job is visible")
+	}
+	tab.Keep(a)
+	tab.Keep(b)
+	if a.ID() != "j1" || b.ID() != "j2" {
+		t.Fatalf("ids %s %s", a.ID(), b.ID())
+	}
+	a.Stdout.Write([]byte("a\n"))
+	path := a.Stdout.Path()
+	zero := 0
+	a.Finish(runner.Result{ExitCode: &zero}, nil)
+	b.Finish(runner.Result{ExitCode: &zero}, nil)
+	// One ended job is remembered: the older one is forgotten with its files.
+	if list := tab.List(); len(list) != 1 || list[0].ID() != "j2" {
+		t.Fatalf("after both ended: %d jobs", len(list))
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the forgotten job's output file is still there")
+	}
+	if err := tab.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.New(spec); err == nil {
+		t.Fatal("New after Close")
+	}
+}
+
+func TestReadWaits(t *testing.T) {
+	tab := NewTable(Limits{})
+	defer tab.Close(context.Background())
+	j, _ := tab.New(Spec{LogDir: t.TempDir(), LogMax: 1 << 20, Kill: func() {}})
+	tab.Keep(j)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		j.Stdout.Write([]byte("starting\n"))
+		time.Sleep(50 * time.Millisecond)
+		j.Stderr.Write([]byte("listening on :8080\n"))
+	}()
+	out := j.Read(context.Background(), ReadOptions{Until: regexp.MustCompile("listening"), Wait: 10 * time.Second})
+	if !out.Matched || out.Stdout.Text != "starting\n" || out.Stderr.Text != "listening on :8080\n" {
+		t.Fatalf("until listening: %+v", out)
+	}
+	// Nothing new: a read with a wait returns at the deadline, empty.
+	out = j.Read(context.Background(), ReadOptions{Wait: 30 * time.Millisecond})
+	if out.Stdout.Text != "" || out.Stderr.Text != "" || out.Matched {
+		t.Fatalf("second read: %+v", out)
+	}
+	// A wait ends with the job.
+	go j.Finish(runner.Result{}, nil)
+	out = j.Read(context.Background(), ReadOptions{Wait: 10 * time.Second})
+	if out.Info.State != "exited" {
+		t.Fatalf("state after Finish: %s", out.Info.State)
+	}
+}
