@@ -2,9 +2,9 @@
 // `shellgate mcp --http`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { TOOL, project, startHTTP, httpClient, findPid, alive, waitGone, exited } from './helpers.mjs';
+import { TOOL, project, startHTTP, httpClient, findPid, alive, waitGone, exited, call } from './helpers.mjs';
 
 const TOKEN = 'e2e-' + Math.random().toString(36).slice(2);
 let p, server, url;
@@ -139,4 +139,27 @@ test('SIGTERM with a command in flight kills it and stops the server', async () 
   assert.ok(!alive(fg));
   await call;
   await client.close().catch(() => {});
+});
+
+test('each HTTP session has its own directory and jobs, which die with it', async () => {
+  mkdirSync(join(p.root, 'a'), { recursive: true });
+  const one = await httpClient(url, TOKEN);
+  const two = await httpClient(url, TOKEN);
+  try {
+    await call(one.client, TOOL, { command: 'cd a' });
+    const pwdOne = await call(one.client, TOOL, { command: 'pwd' });
+    const pwdTwo = await call(two.client, TOOL, { command: 'pwd' });
+    assert.equal(pwdOne.data.stdout, join(p.root, 'a') + '\n');
+    assert.equal(pwdTwo.data.stdout, p.root + '\n');
+    const job = await call(one.client, TOOL, { command: 'sleep 4244.5', run_in_background: true });
+    assert.equal(job.data.job.state, 'running');
+    const none = await call(two.client, 'job_output', { job_id: job.data.job.id });
+    assert.equal(none.error.code, 'NOT_FOUND');
+    const pid = findPid('4244.5');
+    await one.transport.terminateSession();
+    await waitGone(pid);
+  } finally {
+    await one.client.close();
+    await two.client.close();
+  }
 });

@@ -103,3 +103,44 @@ test('closing the client kills every job', async () => {
   await waitGone(a);
   await waitGone(b);
 });
+
+test('a foreground read is reported as waiting for input, and the answer completes it', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    // (How soon: BenchmarkWaitingForInput; not a timed test.)
+    const env = await call(client, TOOL, { command: "read -p 'name? ' x; echo hi $x" });
+    assert.equal(env.status, 'partial');
+    assert.equal(env.data.job.state, 'waiting_for_input', JSON.stringify(env));
+    const answer = await call(client, 'job_input', { job_id: env.data.job.id, text: 'bob\n' });
+    let done = answer;
+    while (done.data.job.state !== 'exited') {
+      done = await call(client, 'job_output', { job_id: env.data.job.id, wait_ms: 5000 });
+    }
+    const all = await call(client, 'job_output', { job_id: env.data.job.id, tail_lines: 5 });
+    assert.equal(all.data.stdout, 'hi bob\n');
+  } finally {
+    await client.close();
+  }
+});
+
+test('python3 in a terminal job answers print(6*7)', async () => {
+  const p = project();
+  const { client } = await stdioClient(p);
+  try {
+    let env = await call(client, TOOL, { command: 'python3 -q', tty: true });
+    const id = env.data.job.id;
+    while (env.data.job.state === 'running') {
+      env = await call(client, 'job_output', { job_id: id, wait_ms: 2000 });
+    }
+    assert.equal(env.data.job.state, 'waiting_for_input', JSON.stringify(env));
+    assert.match(env.data.stdout, />>>/);
+    const answer = await call(client, 'job_input', { job_id: id, text: 'print(6*7)\n' });
+    assert.match(answer.data.stdout, /^42$/m, JSON.stringify(answer));
+    assert.doesNotMatch(answer.data.stdout, /\x1b/);
+    const killed = await call(client, 'job_kill', { job_id: id });
+    assert.equal(killed.data.job.state, 'killed');
+  } finally {
+    await client.close();
+  }
+});
