@@ -209,3 +209,35 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	b.ReportMetric(diffs[len(diffs)/2], "sandbox-ms")
 	b.ReportMetric(ratios[len(ratios)/2], "on/off")
 }
+
+// How soon a command blocked on its input is reported as waiting for it
+// (target: within 1 s), beside a session call of `true` in the same run:
+// each iteration runs `read x` until it is reported, then kills that job.
+func BenchmarkWaitingForInput(b *testing.B) {
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	s := g.NewSession(shellgate.SessionConfig{})
+	defer s.Close()
+	ctx := context.Background()
+	s.Run(ctx, shellgate.Request{Command: "true"}) // the sandbox starts
+	var waits, trues []float64
+	for b.Loop() {
+		t0 := time.Now()
+		env := s.Run(ctx, shellgate.Request{Command: "read x"})
+		waits = append(waits, float64(time.Since(t0))/1e6)
+		if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting {
+			b.Fatal(env.Text)
+		}
+		s.Kill(ctx, env.Data.Job.ID)
+		t1 := time.Now()
+		s.Run(ctx, shellgate.Request{Command: "true"})
+		trues = append(trues, float64(time.Since(t1))/1e6)
+	}
+	slices.Sort(waits)
+	slices.Sort(trues)
+	b.ReportMetric(waits[len(waits)/2], "waiting-ms")
+	b.ReportMetric(trues[len(trues)/2], "true-ms")
+}

@@ -2,12 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 // BenchmarkCallEchoHi is one in-process tools/call of `echo hi`: the SDK's JSON-RPC
@@ -36,6 +39,54 @@ func BenchmarkCallEchoHi(b *testing.B) {
 			b.Fatal(err, res)
 		}
 	}
+}
+
+// BenchmarkCallEchoHiSandbox is tools/call of `echo hi` through a server with
+// the default sandbox and through one with --sandbox off, back to back in each
+// iteration; the median ratio of the two is reported. Target: ≤ 1.5.
+func BenchmarkCallEchoHiSandbox(b *testing.B) {
+	clients := map[string]*mcp.ClientSession{}
+	for _, mode := range []string{"auto", "off"} {
+		gate, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer gate.Close()
+		srv, err := New(gate, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Close()
+		ct, st := mcp.NewInMemoryTransports()
+		go srv.Serve(context.Background(), st)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		clients[mode] = cs
+	}
+	params := &mcp.CallToolParams{Name: DefaultToolName, Arguments: map[string]any{"command": "echo hi"}}
+	call := func(mode string) time.Duration {
+		t0 := time.Now()
+		if res, err := clients[mode].CallTool(context.Background(), params); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		return time.Since(t0)
+	}
+	call("auto") // the sandbox session starts with the first command
+	var ratios, on, off []float64
+	for b.Loop() {
+		a, o := call("auto"), call("off")
+		ratios = append(ratios, float64(a)/float64(o))
+		on, off = append(on, float64(a)/1e6), append(off, float64(o)/1e6)
+	}
+	for _, xs := range [][]float64{ratios, on, off} {
+		slices.Sort(xs)
+	}
+	b.ReportMetric(on[len(on)/2], "on-ms")
+	b.ReportMetric(off[len(off)/2], "off-ms")
+	b.ReportMetric(ratios[len(ratios)/2], "on/off")
 }
 
 // BenchmarkOwnOverhead is what this package adds to a call: parsing the arguments
