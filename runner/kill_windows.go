@@ -34,11 +34,12 @@ func (t targets) alive() []procID { return nil }
 
 // terminate ends each process tree at once: Windows has no SIGTERM for console
 // programs that a grace period could honour.
-func terminate(t targets, grace time.Duration) {
+func terminate(t targets, grace time.Duration) []procID {
 	for _, pid := range t.groups {
 		kill := exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid))
 		kill.Run()
 	}
+	return nil
 }
 
 func exitStatus(ps *os.ProcessState) (*int, string) {
