@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,40 +21,64 @@ import (
 // The CLI's own costs, each against a baseline measured in the same run so that
 // both see the same machine load. Medians are reported; ns/op is not meaningful.
 //
-//	go test -run '^$' -bench 'CheckCLI|StdinEOF|HTTPSigterm' -benchtime 50x ./cmd/shellgate
+//	go test -run '^$' -bench 'CLI|StdinEOF|HTTPSigterm' -benchtime 50x ./cmd/shellgate
 
-// BenchmarkCheckCLI: `shellgate check -- 'echo hi'` as a pre-exec hook would run
-// it, against `shellgate --version` (the same binary starting and doing nothing),
-// a Go hello world (the least a Go program costs) and /bin/true. Target: ≤ 5 ms.
-func BenchmarkCheckCLI(b *testing.B) {
+// BenchmarkCLI: the one-shot subcommands an agent or a hook runs, a fresh process
+// each call, interleaved with their baselines: `bash -c true` (the least a process
+// start costs that anyone accepts), `bash -c 'echo hi'` (what `run -- 'echo hi'`
+// replaces), a Go hello world (the least a Go program costs) and `shellgate
+// --version` (this binary starting and doing nothing).
+//
+// Targets: check and hook ≤ 5 ms median; run --json ≤ bash + 5 ms, reported as
+// run-off-extra-ms (--sandbox off) and run-extra-ms (the default sandbox, which
+// starts a session helper process).
+func BenchmarkCLI(b *testing.B) {
 	bin := buildBinary(b)
-	root, home := b.TempDir(), b.TempDir()
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
-	truePath, err := exec.LookPath("true")
+	bash, err := exec.LookPath("bash")
 	if err != nil {
-		b.Skip("no true")
+		b.Skip("no bash")
 	}
-	check := func() time.Duration {
-		cmd := exec.Command(bin, "check", "--root", root, "--", "echo hi")
-		cmd.Env = env
-		start := time.Now()
-		if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "decision: allow") {
-			b.Fatalf("check: %v %s", err, out)
-		}
-		return time.Since(start)
-	}
-	timed := func(name string, args ...string) func() time.Duration {
+	root, home := b.TempDir(), b.TempDir()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"CLAUDE_PROJECT_DIR="+root, "TMPDIR="+b.TempDir(), "BASH_ALLOW_NETWORK=")
+	payload := []byte(editPayload(b, "claude-code-bash.json", func(m map[string]any) {
+		m["cwd"] = root
+		m["tool_input"].(map[string]any)["command"] = "echo hi"
+	}))
+	// timed runs name with args (stdin: payload when not nil) and checks that
+	// stdout has want.
+	timed := func(stdin []byte, want string, name string, args ...string) func() time.Duration {
 		return func() time.Duration {
 			cmd := exec.Command(name, args...)
 			cmd.Env = env
-			start := time.Now()
-			if err := cmd.Run(); err != nil {
-				b.Fatal(err)
+			cmd.Dir = root
+			if stdin != nil {
+				cmd.Stdin = bytes.NewReader(stdin)
 			}
-			return time.Since(start)
+			start := time.Now()
+			out, err := cmd.Output()
+			d := time.Since(start)
+			if err != nil || !strings.Contains(string(out), want) {
+				b.Fatalf("%s %q: %v\n%s", name, args, err, out)
+			}
+			return d
 		}
 	}
-	interleave(b, "check", check, "version", timed(bin, "--version"), "hello", timed(helloBinary(b)), "true", timed(truePath))
+	m := interleave(b,
+		"check", timed(nil, "decision: allow", bin, "check", "--root", root, "--", "echo hi"),
+		"hook", timed(payload, `"permissionDecision":"allow"`, bin, "hook", "claude-code"),
+		"run-off", timed(nil, `"status": "success"`, bin, "run", "--json", "--sandbox", "off", "--root", root, "--", "echo hi"),
+		"run", timed(nil, `"status": "success"`, bin, "run", "--json", "--root", root, "--", "echo hi"),
+		"version", timed(nil, "shellgate", bin, "--version"),
+		"hello", timed(nil, "hi", helloBinary(b)),
+		"bash-true", timed(nil, "", bash, "-c", "true"),
+		"bash-echo", timed(nil, "hi", bash, "-c", "echo hi"),
+	)
+	check, hook, runOff, run, bashTrue, bashEcho := m[0], m[1], m[2], m[3], m[6], m[7]
+	b.ReportMetric(float64(check)/float64(bashTrue), "check/bash-true")
+	b.ReportMetric(float64(hook)/float64(bashTrue), "hook/bash-true")
+	b.ReportMetric(float64(runOff-bashEcho)/1e6, "run-off-extra-ms")
+	b.ReportMetric(float64(run-bashEcho)/1e6, "run-extra-ms")
 }
 
 // helloBinary builds a Go program that prints one line.
@@ -182,7 +207,7 @@ func interleave(b *testing.B, pairs ...any) []time.Duration {
 }
 
 // BenchmarkCheckInProcess is the check's own work, without starting a process:
-// flags, configuration, a Gate, the verdict, Close. Compare with BenchmarkCheckCLI.
+// flags, configuration, a Gate, the verdict, Close. Compare with BenchmarkCLI.
 func BenchmarkCheckInProcess(b *testing.B) {
 	root := b.TempDir()
 	b.Setenv("HOME", b.TempDir())
