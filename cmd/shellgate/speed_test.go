@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,9 +33,10 @@ import (
 //
 // Targets: check and hook ≤ 5 ms median; run --json ≤ bash + 5 ms, reported as
 // run-off-extra-ms (--sandbox off) and run-extra-ms (the default sandbox, which
-// starts a session helper process).
+// starts a session helper process). The -lean metrics are the same binary built
+// with -tags shellgate_nomcp, without the MCP SDK and the HTTP stack.
 func BenchmarkCLI(b *testing.B) {
-	bin := buildBinary(b)
+	bin, lean := buildBinary(b), buildLean(b)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		b.Skip("no bash")
@@ -67,6 +70,8 @@ func BenchmarkCLI(b *testing.B) {
 	m := interleave(b,
 		"check", timed(nil, "decision: allow", bin, "check", "--root", root, "--", "echo hi"),
 		"hook", timed(payload, `"permissionDecision":"allow"`, bin, "hook", "claude-code"),
+		"check-lean", timed(nil, "decision: allow", lean, "check", "--root", root, "--", "echo hi"),
+		"hook-lean", timed(payload, `"permissionDecision":"allow"`, lean, "hook", "claude-code"),
 		"run-off", timed(nil, `"status": "success"`, bin, "run", "--json", "--sandbox", "off", "--root", root, "--", "echo hi"),
 		"run", timed(nil, `"status": "success"`, bin, "run", "--json", "--root", root, "--", "echo hi"),
 		"version", timed(nil, "shellgate", bin, "--version"),
@@ -74,11 +79,62 @@ func BenchmarkCLI(b *testing.B) {
 		"bash-true", timed(nil, "", bash, "-c", "true"),
 		"bash-echo", timed(nil, "hi", bash, "-c", "echo hi"),
 	)
-	check, hook, runOff, run, bashTrue, bashEcho := m[0], m[1], m[2], m[3], m[6], m[7]
+	check, hook, checkLean, hookLean, runOff, run, bashTrue, bashEcho := m[0], m[1], m[2], m[3], m[4], m[5], m[8], m[9]
 	b.ReportMetric(float64(check)/float64(bashTrue), "check/bash-true")
 	b.ReportMetric(float64(hook)/float64(bashTrue), "hook/bash-true")
+	b.ReportMetric(float64(checkLean)/float64(bashTrue), "check-lean/bash-true")
+	b.ReportMetric(float64(hookLean)/float64(bashTrue), "hook-lean/bash-true")
 	b.ReportMetric(float64(runOff-bashEcho)/1e6, "run-off-extra-ms")
 	b.ReportMetric(float64(run-bashEcho)/1e6, "run-extra-ms")
+}
+
+// buildLean builds shellgate without the MCP server (-tags shellgate_nomcp).
+func buildLean(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(visibleTempDir(tb), "shellgate")
+	if out, err := exec.Command("go", "build", "-tags", "shellgate_nomcp", "-o", bin, ".").CombinedOutput(); err != nil {
+		tb.Fatalf("go build -tags shellgate_nomcp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The lean build links neither the MCP SDK nor the HTTP and TLS stack: every
+// start of a Go binary initialises every package linked into it, and those are
+// most of what a hook or a check pays before doing anything.
+func TestLeanBuildLeavesOutMCP(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "shellgate_nomcp", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	for _, heavy := range []string{
+		"github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema",
+		"github.com/shellgate/shellgate/mcpserver", "net/http", "crypto/tls", "encoding/gob", "text/template",
+	} {
+		if slices.Contains(deps, heavy) {
+			t.Errorf("the lean build links %s", heavy)
+		}
+	}
+	for _, needed := range []string{"github.com/shellgate/shellgate/hook", "github.com/shellgate/shellgate/sandbox"} {
+		if !slices.Contains(deps, needed) {
+			t.Errorf("the lean build lacks %s", needed)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// It checks as the full one does, and says why it serves no MCP.
+	lean := buildLean(t)
+	root := t.TempDir()
+	out, err = exec.Command(lean, "check", "--no-user-config", "--root", root, "--", "echo hi").Output()
+	if err != nil || !strings.HasPrefix(string(out), "decision: allow") {
+		t.Errorf("lean check: %v\n%s", err, out)
+	}
+	var ee *exec.ExitError
+	out, err = exec.Command(lean, "mcp", "--root", root).CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "built without the MCP server") {
+		t.Errorf("lean mcp: %v\n%s", err, out)
+	}
 }
 
 // helloBinary builds a Go program that prints one line.
