@@ -232,6 +232,40 @@ func BenchmarkMCPHTTPSigterm(b *testing.B) {
 	interleave(b, "http-sigterm", server, "sleep-sigterm", baseline)
 }
 
+// An idle HTTP server with a client connected (its event stream open) exits on
+// SIGTERM, with status 0, without waiting for the client to go. How fast is
+// BenchmarkMCPHTTPSigterm's business; the bound here only keeps a hang from
+// stalling the suite.
+func TestMCPHTTPExitsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	cmd, _ := mcpCommand(t, bin, "--http", "127.0.0.1:0", "--token-file", tokenFile(t, "t"))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	tr := &mcp.StreamableClientTransport{Endpoint: serverURL(t, stderr), HTTPClient: &http.Client{Transport: bearer("t")}, MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not exit on SIGTERM")
+	}
+}
+
 // interleave runs the measured function and its baselines (name, func pairs; the
 // first is the one measured) in turn, b.N times each, and reports their medians in
 // milliseconds, and the first one's p95. It returns the medians.
