@@ -112,7 +112,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if env.Error != nil && env.Error.Code == envelope.InvalidParam {
 		// The request is the user's own arguments (a NUL byte, a command too
 		// long for one command line): bad usage, not a refusal.
-		return usage(strings.TrimSuffix(env.Error.Message, "."))
+		if *asJSON {
+			writeJSON(stdout, env)
+		}
+		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
 	if *asJSON {
 		writeJSON(stdout, env)
