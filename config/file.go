@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	toml "github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -130,7 +131,7 @@ func (pf *parsedFile) decodeError(err error) error {
 			key = k
 		}
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := typeMismatch.FindStringSubmatch(msg); m != nil && key != "" {
+		if m := typeMismatch().FindStringSubmatch(msg); m != nil && key != "" {
 			msg = fmt.Sprintf("want %s, got a TOML %s", goTypeWords(m[2]), m[1])
 		}
 		if key != "" && !strings.Contains(msg, "already defined") {
@@ -166,7 +167,10 @@ func (pf *parsedFile) unknownKey(de *toml.DecodeError) error {
 	return &ConfigError{File: pf.path, Line: line, Key: key, Msg: msg}
 }
 
-var typeMismatch = regexp.MustCompile(`^cannot decode TOML (\w+) into (?:.*? of type )?(\S+)$`)
+// typeMismatch reads go-toml's type errors; compiled when one happens, not at every start.
+var typeMismatch = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^cannot decode TOML (\w+) into (?:.*? of type )?(\S+)$`)
+})
 
 // goTypeWords says in TOML words what a Go field type accepts.
 func goTypeWords(goType string) string {

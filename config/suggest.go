@@ -3,11 +3,12 @@ package config
 import (
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // knownKeys lists every dotted key a file may contain, read from fileConfig's tags so it
-// cannot drift from what the decoder accepts.
-var knownKeys = func() []string {
+// cannot drift from what the decoder accepts. Read when a key is unknown, not at every start.
+var knownKeys = sync.OnceValue(func() []string {
 	var keys []string
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -21,14 +22,14 @@ var knownKeys = func() []string {
 	}
 	walk("", reflect.TypeFor[fileConfig]())
 	return keys
-}()
+})
 
 // suggest returns a known key close to an unknown one ("policy.netwrok" → "network"),
 // comparing within the same table, or "" if none is close.
 func suggest(key string) string {
 	table, name := splitKey(key)
 	best, bestDist := "", 3 // more than two edits away is not a typo
-	for _, k := range knownKeys {
+	for _, k := range knownKeys() {
 		kt, kn := splitKey(k)
 		if kt != table {
 			continue

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/shellgate/shellgate"
@@ -16,7 +17,10 @@ import (
 //go:embed tool_description.txt
 var toolDescription string
 
-var descriptionTemplate = template.Must(template.New("tool_description.txt").Parse(toolDescription))
+// descriptionTemplate is parsed when a server starts, not when any subcommand does.
+var descriptionTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("tool_description.txt").Parse(toolDescription))
+})
 
 // descriptionData is what the tool description may refer to.
 type descriptionData struct {
@@ -47,7 +51,7 @@ func describe(info shellgate.Info) (string, error) {
 		}
 	}
 	var b strings.Builder
-	if err := descriptionTemplate.Execute(&b, d); err != nil {
+	if err := descriptionTemplate().Execute(&b, d); err != nil {
 		return "", fmt.Errorf("tool description: %w", err)
 	}
 	return b.String(), nil

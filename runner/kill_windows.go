@@ -51,7 +51,7 @@ func (t targets) alive() []procID {
 // those whose parent has exited — or, without a job, its process tree with
 // taskkill. Windows has no SIGTERM for console programs that a grace period
 // could honour. It waits, briefly, until the jobs are empty.
-func terminate(t targets, grace time.Duration) {
+func terminate(t targets, grace time.Duration) []procID {
 	for _, pid := range t.groups {
 		if !killJobs(pid) {
 			exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid)).Run()
@@ -61,6 +61,7 @@ func terminate(t targets, grace time.Duration) {
 	for len(t.alive()) > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return nil
 }
 
 func exitStatus(ps *os.ProcessState) (*int, string) {

@@ -138,11 +138,13 @@ func markedProcs(pattern []byte, scope func(pid int) bool) []procID {
 	}
 	self := os.Getpid()
 	var found []procID
+	bp := envBufs.Get().(*[]byte)
+	defer envBufs.Put(bp)
 	for _, pid := range pids() {
 		if pid == self || pid <= 1 || scope != nil && !scope(pid) {
 			continue
 		}
-		env, err := readEnviron(pid)
+		env, err := readEnviron(pid, bp)
 		if err != nil || !envHas(env, pattern) {
 			continue
 		}
@@ -153,13 +155,16 @@ func markedProcs(pattern []byte, scope func(pid int) bool) []procID {
 	return found
 }
 
-// readEnviron reads a process's initial environment. Halfway through execve a
-// process shows an empty one for a moment; that case is retried, so a descendant
-// that is exec'ing just as we look is not missed.
-func readEnviron(pid int) ([]byte, error) {
+var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// readEnviron reads a process's initial environment into *buf (grown as needed)
+// and returns it. Halfway through execve a process shows an empty one for a
+// moment; that case is retried, so a descendant that is exec'ing just as we look
+// is not missed.
+func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	for range 50 {
-		env, err := os.ReadFile(path)
+		env, err := readProcFile(path, buf)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
@@ -170,6 +175,36 @@ func readEnviron(pid int) ([]byte, error) {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return nil, nil
+}
+
+// readProcFile reads a /proc file whole into *buf with plain system calls: a scan
+// reads one per process, and os.ReadFile's stat and poller registration would
+// triple the calls.
+func readProcFile(path string, buf *[]byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			*buf = b
+			return nil, err
+		}
+		if n == 0 {
+			*buf = b
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // unread returns the number of bytes waiting in a pipe, or 0 if unknown.

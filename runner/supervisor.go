@@ -235,10 +235,10 @@ func (s *Supervisor) Close() error {
 	s.orphans = nil
 	s.mu.Unlock()
 
-	terminate(t, Spec{KillGrace: s.KillGrace}.killGrace())
+	alive := terminate(t, Spec{KillGrace: s.KillGrace}.killGrace())
 	stopPumps(orphans, time.Second)
 
-	if alive := t.alive(); len(alive) > 0 {
+	if len(alive) > 0 {
 		return fmt.Errorf("runner: processes still alive after SIGKILL: %v", alive)
 	}
 	return nil

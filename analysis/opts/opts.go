@@ -10,6 +10,7 @@ package opts
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // arity says whether an option takes a value.
@@ -28,9 +29,7 @@ type long struct {
 
 // Spec is the option grammar of one program (or one git subcommand).
 type Spec struct {
-	short [128]arity
-	known [128]bool
-	longs []long // sorted by name
+	g *grammar
 	// InOrder: options end at the first operand (POSIX getopt, wrappers whose
 	// operand is a command, git's global options, Go's flag package).
 	InOrder bool
@@ -41,6 +40,27 @@ type Spec struct {
 	Exact bool
 }
 
+// grammar is a Spec's grammar as written, read into a table on first use:
+// shellgate knows hundreds of programs and a check meets a few, and building
+// every table at start-up cost each one-shot check or hook about a millisecond
+// and 120 KB. Copies of a Spec share it.
+type grammar struct {
+	short string
+	longs []string
+	once  sync.Once
+	table *table
+}
+
+// noOptions is the table of the zero Spec.
+var noOptions table
+
+// table is a grammar ready to look options up in.
+type table struct {
+	short [128]arity
+	known [128]bool
+	longs []long // sorted by name
+}
+
 // New builds a Spec. short is getopt's string ("o:" takes a value, "i::" an
 // optional attached one, "v" none). Each long option is "name" (no value),
 // "name=" (a value) or "name=?" (an optional value, attached with =).
@@ -49,34 +69,48 @@ type Spec struct {
 // values: a word that is an exact name of one option and a prefix of another is
 // that option, and only a full list tells which.
 func New(short string, longs ...string) *Spec {
-	s := &Spec{}
+	return &Spec{g: &grammar{short: short, longs: longs}}
+}
+
+// grammar returns the Spec's table, reading it on first use.
+func (s *Spec) grammar() *table {
+	g := s.g
+	if g == nil { // the zero Spec: no option takes a value
+		return &noOptions
+	}
+	g.once.Do(func() { g.table = newTable(g.short, g.longs) })
+	return g.table
+}
+
+func newTable(short string, longs []string) *table {
+	t := &table{longs: make([]long, 0, len(longs))}
 	for i := 0; i < len(short); i++ {
 		ch := short[i]
 		if ch >= 128 || ch == ':' {
 			continue
 		}
-		s.known[ch] = true
+		t.known[ch] = true
 		switch {
 		case strings.HasPrefix(short[i+1:], "::"):
-			s.short[ch] = optional
+			t.short[ch] = optional
 			i += 2
 		case strings.HasPrefix(short[i+1:], ":"):
-			s.short[ch] = required
+			t.short[ch] = required
 			i++
 		}
 	}
 	for _, l := range longs {
 		switch {
 		case strings.HasSuffix(l, "=?"):
-			s.longs = append(s.longs, long{strings.TrimSuffix(l, "=?"), optional})
+			t.longs = append(t.longs, long{strings.TrimSuffix(l, "=?"), optional})
 		case strings.HasSuffix(l, "="):
-			s.longs = append(s.longs, long{strings.TrimSuffix(l, "="), required})
+			t.longs = append(t.longs, long{strings.TrimSuffix(l, "="), required})
 		default:
-			s.longs = append(s.longs, long{l, none})
+			t.longs = append(t.longs, long{l, none})
 		}
 	}
-	sort.Slice(s.longs, func(i, j int) bool { return s.longs[i].name < s.longs[j].name })
-	return s
+	sort.Slice(t.longs, func(i, j int) bool { return t.longs[i].name < t.longs[j].name })
+	return t
 }
 
 // Opt is one option found on a command line.
@@ -184,17 +218,18 @@ func (s *Spec) parseLong(r *Result, args []string, i int) int {
 // lookup finds a long option by its exact name or, as getopt_long does, by a
 // prefix of exactly one name.
 func (s *Spec) lookup(name string) (l long, ok, ambiguous bool) {
-	k := sort.Search(len(s.longs), func(j int) bool { return s.longs[j].name >= name })
-	if k < len(s.longs) && s.longs[k].name == name {
-		return s.longs[k], true, false
+	longs := s.grammar().longs
+	k := sort.Search(len(longs), func(j int) bool { return longs[j].name >= name })
+	if k < len(longs) && longs[k].name == name {
+		return longs[k], true, false
 	}
 	if s.OneDash || s.Exact || name == "" {
 		return long{}, false, false
 	}
 	n := 0
-	for j := k; j < len(s.longs) && strings.HasPrefix(s.longs[j].name, name); j++ {
+	for j := k; j < len(longs) && strings.HasPrefix(longs[j].name, name); j++ {
 		if n == 0 {
-			l = s.longs[j]
+			l = longs[j]
 		}
 		n++
 	}
@@ -205,11 +240,12 @@ func (s *Spec) lookup(name string) (l long, ok, ambiguous bool) {
 // of the last argument it used.
 func (s *Spec) parseShort(r *Result, args []string, i int) int {
 	a := args[i]
+	short := &s.grammar().short
 	for j := 1; j < len(a); j++ {
 		ch := a[j]
 		var ar arity
 		if ch < 128 {
-			ar = s.short[ch]
+			ar = short[ch]
 		}
 		switch ar {
 		case none:
@@ -238,7 +274,7 @@ func (s *Spec) parseShort(r *Result, args []string, i int) int {
 }
 
 // Known reports whether the short option ch is in the spec.
-func (s *Spec) Known(ch byte) bool { return ch < 128 && s.known[ch] }
+func (s *Spec) Known(ch byte) bool { return ch < 128 && s.grammar().known[ch] }
 
 // matches reports whether o is the option n, or a prefix that getopt refused
 // as ambiguous but that could stand for n.

@@ -97,7 +97,7 @@ func BenchmarkHTTPLoad(b *testing.B) {
 }
 
 // serverURL reads the server's address from its stderr, then drains the rest.
-func serverURL(b *testing.B, stderr io.Reader) string {
+func serverURL(b testing.TB, stderr io.Reader) string {
 	r := bufio.NewReader(stderr)
 	re := regexp.MustCompile(`serving streamable HTTP at (http://\S+/)`)
 	for {

@@ -1,3 +1,5 @@
+//go:build !shellgate_nomcp
+
 package main
 
 import (

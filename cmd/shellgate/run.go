@@ -32,7 +32,8 @@ quoted, as exec would run them: shellgate run -- rm "my file.txt" removes one fi
 
 Exit status: the command's own exit status; 128+N if a signal N killed it;
 124 if it timed out; 130 if interrupted; 125 if shellgate refused or could not run it
-(policy deny, approval required, directory outside the root); 64 bad usage.
+(policy deny, approval required, directory outside the root); 64 bad usage (an
+unknown flag, a bad flag value, no command or an empty one).
 
 Flags:
 `
@@ -67,6 +68,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usage(err.Error())
 	case fs.NArg() == 0:
 		return usage("no command given (shellgate run [flags] -- COMMAND)")
+	case strings.TrimSpace(command) == "":
+		return usage("the command is empty (shellgate run [flags] -- COMMAND)")
 	}
 	cfg, _, err := cf.config(stderr)
 	var bad *usageError
@@ -107,6 +110,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
 	}
 	env := gate.Run(ctx, req, opts...)
+	if env.Error != nil && env.Error.Code == envelope.InvalidParam {
+		// The request is the user's own arguments (a NUL byte, a command too
+		// long for one command line): bad usage, not a refusal.
+		if *asJSON {
+			writeJSON(stdout, env)
+		}
+		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
+	}
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {

@@ -47,6 +47,9 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "stopping 1 background process(es)"},
 		{[]string{"--bogus", "--", "true"}, exitUsage, "", "flag provided but not defined: -bogus"},
 		{nil, exitUsage, "", "no command given"},
+		{[]string{"--", ""}, exitUsage, "", "the command is empty"},
+		{[]string{"--", " \t\n"}, exitUsage, "", "the command is empty"},
+		{[]string{"--", "echo a\x00b"}, exitUsage, "", "contains a NUL byte at offset 6"},
 		// Output is streamed, not repeated in the summary, even lines that look like notes.
 		{[]string{"--", "echo '[INFO] built'; echo '[WARN] slow' >&2"}, 0, "[INFO] built\n", "[WARN] slow\nshellgate: Command succeeded"},
 	}
@@ -129,6 +132,8 @@ func TestRunJSON(t *testing.T) {
 		{"--json", "--dir", "missing", "--", "true"},
 		{"--json", "--timeout", "soon", "--", "true"}, // usage errors too
 		{"--bogus", "--json", "--", "true"},
+		{"--json", "--", ""},
+		{"--json", "--", "echo a\x00b"},
 	} {
 		code, stdout, stderr := runCLI(t, args...)
 		var env envelope.Envelope
@@ -145,6 +150,10 @@ func TestRunJSON(t *testing.T) {
 		}
 		if env.Status == envelope.Error && env.Error.Message == "" {
 			t.Errorf("%v: error without a message", args)
+		}
+		// The user's own bad arguments are bad usage, in the envelope as in the status.
+		if env.Error != nil && env.Error.Code == envelope.InvalidParam && code != exitUsage {
+			t.Errorf("%v: INVALID_PARAM but exit %d, want %d", args, code, exitUsage)
 		}
 	}
 }
