@@ -3,6 +3,7 @@ package shellgate
 import (
 	"time"
 
+	"github.com/shellgate/shellgate/jobs"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -67,4 +68,15 @@ type Config struct {
 	Sandbox SandboxConfig
 	// Audit records every request in a log file; on by default.
 	Audit AuditConfig
+	// Sessions are the defaults of every Session (each MCP connection has one).
+	Sessions SessionDefaults
+}
+
+// SessionDefaults configure the Gate's sessions.
+type SessionDefaults struct {
+	// KeepExports carries the variables a command exports (bash) into the
+	// session's next commands, as cd is carried.
+	KeepExports bool
+	// Jobs bounds each session's jobs (zero: the jobs package's defaults).
+	Jobs jobs.Limits
 }

@@ -24,6 +24,7 @@ type fileConfig struct {
 	Policy             policyTable       `toml:"policy"`
 	Sandbox            sandboxTable      `toml:"sandbox"`
 	Audit              auditTable        `toml:"audit"`
+	Session            sessionTable      `toml:"session"`
 }
 
 type limitsTable struct {

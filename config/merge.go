@@ -76,6 +76,9 @@ func (m *merger) apply(f *parsedFile, trusted bool) error {
 	if err := m.audit(f, trusted, dir, ignore); err != nil {
 		return err
 	}
+	if err := m.session(f, trusted, ignore); err != nil {
+		return err
+	}
 	return m.policy(f, trusted, dir, ignore)
 }
 
