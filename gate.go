@@ -485,6 +485,7 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	d.TimedOut, d.Cancelled = res.TimedOut, res.Cancelled
 	d.Truncated = out.Truncated || errOut.Truncated
 	d.Binary = out.Binary || errOut.Binary
+	d.ControlsRemoved = out.Controls || errOut.Controls
 	d.BackgroundPIDs = res.BackgroundPIDs
 	if sess != nil {
 		d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs) // the numbers the next command can kill

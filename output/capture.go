@@ -39,6 +39,7 @@ type Result struct {
 	// the head, a marker line saying how much was omitted and where the full output
 	// is, and the tail. It is always valid UTF-8, and "" when Binary: bytes that are
 	// not UTF-8 (a stray Latin-1 byte, a rune cut by "head -c") are shown as U+FFFD.
+	// It holds no terminal control but '\n' and '\t' (see Controls).
 	Text string
 	// Total counts every byte written, kept or not.
 	Total int64
@@ -54,6 +55,10 @@ type Result struct {
 	SpillCapped bool
 	// SpillErr says why the spill file could not be created or completed.
 	SpillErr error
+	// Controls: terminal control was removed from Text: escape sequences (colour,
+	// cursor moves, window titles, hyperlinks), control characters, or characters
+	// painted over by '\r' or backspace. The bytes as printed are in the spill file.
+	Controls bool
 	// Digest lists the lines of the omitted middle of truncated text output that look
 	// like errors, warnings or failures, with their line numbers in the spill file.
 	Digest []Line
@@ -226,16 +231,20 @@ func (c *Capture) CloseWithin(limit int) Result {
 	}
 	r.Binary = c.binary.Load()
 
-	if (r.Truncated && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
-		// It all fitted in memory but not in this share (or is binary): spill it now.
+	if !r.Binary && !r.Truncated {
+		r.Text, r.Controls = sanitize(head)
+	}
+	if ((r.Truncated || r.Controls) && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
+		// It all fitted in memory but not in this share, or is binary, or was changed
+		// for the text: spill it now, so that the bytes as printed are kept.
 		c.spill.start(c.opts)
 		c.spill.write(c.buf)
 	}
 	c.spill.close()
 	r.SpillPath, r.SpillCapped, r.SpillErr = c.spill.result()
-	if !r.Binary {
-		r.Text = c.text(head, tail, r)
-		if r.Truncated && r.SpillPath != "" {
+	if !r.Binary && r.Truncated {
+		r.Text, r.Controls = c.text(head, tail, r)
+		if r.SpillPath != "" {
 			r.Digest = digest(r.SpillPath, int64(len(head)), r.Total-int64(len(tail)))
 		}
 	}

@@ -83,11 +83,15 @@ func checkProperties(t *testing.T, in []byte, r Result, limit int) {
 		if !utf8.ValidString(r.Text) {
 			t.Errorf("Text is not valid UTF-8: %q", abbrev(r.Text))
 		}
+		if i := strings.IndexFunc(r.Text, isControl); i >= 0 {
+			t.Errorf("Text has control %q at %d: %q", r.Text[i:i+1], i, abbrev(r.Text))
+		}
 		if !r.Truncated {
-			if want := endText(in); r.Text != string(want) {
-				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(string(want)))
+			if want, _ := sanitize(in); r.Text != want {
+				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(want))
 			}
-		} else {
+		} else if !r.Controls { // sanitized head and tail need not be a prefix and suffix
+
 			head, _, tail, ok := splitText(r.Text, in)
 			switch {
 			case !ok:
@@ -101,7 +105,7 @@ func checkProperties(t *testing.T, in []byte, r Result, limit int) {
 			}
 		}
 	}
-	if !r.Truncated && !r.Binary && r.SpillPath != "" {
+	if !r.Truncated && !r.Binary && !r.Controls && r.SpillPath != "" {
 		t.Errorf("spilled %s though nothing was cut", r.SpillPath)
 	}
 	if r.SpillPath != "" {
@@ -152,4 +156,9 @@ func abbrev(s string) string {
 // filled returns size bytes of line repeated (the last copy cut short).
 func filled(size int, line string) []byte {
 	return bytes.Repeat([]byte(line), size/len(line)+1)[:size]
+}
+
+// isControl reports a character sanitize never leaves in Text.
+func isControl(r rune) bool {
+	return r < ' ' && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f
 }
