@@ -426,8 +426,11 @@ func sessionKeyOr(v policy.Verdict, def string) string {
 // execute runs the command and fills env from the result.
 func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
 	// Each stream may need the whole budget; who gets what is settled at the end.
-	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout"})
-	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr"})
+	_, envOpts := g.temp()
+	base := os.Environ()
+	secrets := shell.Secrets(base, envOpts) // stripped, and redacted if printed anyway
+	stdout := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
+	stderr := output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
 	var sess *sandbox.Session
 	if g.sandboxed() {
 		var report sandbox.Report
@@ -440,11 +443,10 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	} else {
 		env.Context.Sandbox = "off"
 	}
-	_, envOpts := g.temp()
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
-		Env:       shell.Env(os.Environ(), envOpts),
+		Env:       shell.Env(base, envOpts),
 		Stdout:    tee(stdout, "stdout", o.onOutput),
 		Stderr:    tee(stderr, "stderr", o.onOutput),
 		Timeout:   timeout,

@@ -28,6 +28,11 @@ type Options struct {
 	// NoSpill keeps no file of text output, which the caller has shown in full as it
 	// arrived; binary output, which it cannot have shown, is still spilled.
 	NoSpill bool
+	// Redact maps variable names to secret values (see shell.Secrets) that must not
+	// reach a reader: each occurrence becomes [REDACTED:NAME], in Text and in the
+	// spill file alike, since a model given the file's path can read it. A value split
+	// between two writes is found too.
+	Redact map[string]string
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
 	Name string
@@ -41,7 +46,7 @@ type Result struct {
 	// not UTF-8 (a stray Latin-1 byte, a rune cut by "head -c") are shown as U+FFFD.
 	// It holds no terminal control but '\n' and '\t' (see Controls).
 	Text string
-	// Total counts every byte written, kept or not.
+	// Total counts every byte written, kept or not (after redaction, see Options.Redact).
 	Total int64
 	// Truncated: more bytes were written than the limit, so Text (if not Binary) has a gap.
 	Truncated bool
@@ -90,6 +95,9 @@ type Capture struct {
 	tail       ring
 
 	spill spillFile
+
+	redact *redactor    // nil: nothing to redact
+	held   atomic.Int64 // bytes the redactor holds back, counted in Total
 }
 
 // New returns a Capture configured by o.
@@ -103,7 +111,7 @@ func New(o Options) *Capture {
 	if o.SpillDir == "" {
 		o.SpillDir = DefaultSpillDir()
 	}
-	return &Capture{opts: o}
+	return &Capture{opts: o, redact: newRedactor(o.Redact)}
 }
 
 // Write records p. It always returns len(p), nil: a full disk or an unwritable spill
@@ -113,6 +121,20 @@ func (c *Capture) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	if c.closed || len(p) == 0 {
 		return len(p), nil
+	}
+	n := len(p)
+	if c.redact != nil {
+		p = c.redact.feed(p)
+		c.held.Store(int64(c.redact.held()))
+	}
+	c.write(p)
+	return n, nil
+}
+
+// write records p, which is what the reader may see.
+func (c *Capture) write(p []byte) {
+	if len(p) == 0 {
+		return
 	}
 	if start := c.total.Load(); start < nulWindow {
 		if bytes.IndexByte(p[:min(int64(len(p)), nulWindow-start)], 0) >= 0 {
@@ -124,7 +146,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	if c.overflowed {
 		c.spill.write(p)
 		c.tail.write(p)
-		return len(p), nil
+		return
 	}
 	kept := min(c.opts.Limit-len(c.buf), len(p))
 	c.keep(p[:kept])
@@ -142,7 +164,6 @@ func (c *Capture) Write(p []byte) (int, error) {
 		c.overflow()
 		c.tail.write(rest)
 	}
-	return len(p), nil
 }
 
 // keep appends p to buf, which has room for it, and checks the new text.
@@ -179,7 +200,7 @@ func (c *Capture) overflow() {
 }
 
 // Total reports the bytes written so far. It is safe to call from any goroutine.
-func (c *Capture) Total() int64 { return c.total.Load() }
+func (c *Capture) Total() int64 { return c.total.Load() + c.held.Load() }
 
 // Binary reports whether the output has looked binary so far. It is safe to call from
 // any goroutine. It never goes back to false; Close may still set it, if the final
@@ -198,6 +219,10 @@ func (c *Capture) CloseWithin(limit int) Result {
 	defer c.mu.Unlock()
 	if c.closed {
 		return c.result
+	}
+	if c.redact != nil {
+		c.write(c.redact.flush())
+		c.held.Store(0)
 	}
 	c.closed = true
 	limit = max(0, min(limit, c.opts.Limit))
