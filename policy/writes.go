@@ -132,9 +132,9 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"zip": func(c *analysis.Command) []target {
 		return append(nth(c, 0), values(c, "O", "out", "output-file")...)
 	},
-	"unzip":  func(c *analysis.Command) []target { return values(c, "d") },
-	"mktemp": mktempTargets,
-	"git":    gitTargets,
+	"unzip":      func(c *analysis.Command) []target { return values(c, "d") },
+	"mktemp":     mktempTargets,
+	"git":        gitTargets,
 	"go":         goTargets,
 	"virtualenv": func(c *analysis.Command) []target { return append(operandTargets(c), values(c, "app-data")...) },
 	"uv": func(c *analysis.Command) []target {
