@@ -243,12 +243,7 @@ func (g *Gate) Close() error {
 func (g *Gate) Check(req Request) policy.Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
-		de := err.(*dirError)
-		v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
-		if de.code == envelope.AccessDenied {
-			v.Rule = policy.RuleConfinement
-		}
-		return v
+		return dirVerdict(err.(*dirError))
 	}
 	v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return v

@@ -128,6 +128,15 @@ func TestCheckDirectoryRules(t *testing.T) {
 	if v := g.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
 		t.Errorf("missing directory: %+v", v)
 	}
+	// The Checker (hooks) answers alike.
+	c, err := shellgate.NewChecker(shellgate.Config{Root: l.root})
+	must(t, err)
+	if v := c.Check(shellgate.Request{Command: "true", Directory: ".."}); v.Rule != policy.RuleConfinement || v.Decision != policy.Deny {
+		t.Errorf("checker, outside the root: %+v", v)
+	}
+	if v := c.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
+		t.Errorf("checker, missing directory: %+v", v)
+	}
 }
 
 // Terminal control sequences in the output never reach the text the model reads;
