@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -20,8 +21,8 @@ import (
 //   - Escape sequences (CSI, OSC, DCS, APC, PM, SOS, two-byte ESC ones) are removed
 //     whole, as is any other C0 or C1 control, in its 8-bit form, a stray byte
 //     0x80-0x9F, or its UTF-8 form, U+0080-U+009F. A sequence still open where the
-//     text ends loses only its introducer: a terminal would swallow the rest of the
-//     output, the model should see it.
+//     text ends, or a string (OSC, DCS …) running over a newline, loses only its
+//     introducer: a terminal would swallow the rest, the model should see it.
 func sanitize(b []byte) (string, bool) {
 	if plain(b) {
 		return string(b), false
@@ -124,11 +125,13 @@ func (r *renderer) newline() {
 // byte) and returns its length.
 func (r *renderer) sequence(b []byte) int {
 	r.removed = true
-	_, _, n, state := ansi.DecodeSequence(b, ansi.NormalState, nil)
+	seq, _, n, state := ansi.DecodeSequence(b, ansi.NormalState, nil)
 	switch {
 	case n < 1:
 		return 1
-	case state != ansi.NormalState: // still open at the end: drop the introducer only
+	case state != ansi.NormalState || bytes.IndexByte(seq, '\n') >= 0:
+		// Still open at the end, or a string running over lines: drop only the
+		// introducer, so that a stray one cannot swallow the rest of the output.
 		if b[0] == ansi.ESC && len(b) > 1 {
 			return 2
 		}

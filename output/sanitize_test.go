@@ -36,6 +36,7 @@ func TestSanitize(t *testing.T) {
 		{"bell and other C0", "a\x07b\x0bc\x0cd\x7f\n", "abcd\n", true},
 		{"stray invalid bytes", "a\xff\xfeb\n", "a\uFFFDb\n", false},
 		{"unterminated OSC keeps the text after it", "a\x1b]0;title\nmore\n", "a0;title\nmore\n", true},
+		{"a string sequence does not swallow lines", "a\x9e\nb\x9cc\n", "a\nbc\n", true},
 		{"ESC at the end", "abc\x1b", "abc", true},
 		{"CSI cut at the end", "abc\x1b[3", "abc3", true},
 	}
