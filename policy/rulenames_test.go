@@ -1,11 +1,15 @@
 package policy_test
 
 import (
+	"regexp"
 	"slices"
 	"testing"
 
 	"github.com/shellgate/shellgate/policy"
 )
+
+// ruleInReason finds "(rule NAME" in a reason.
+var ruleInReason = regexp.MustCompile(`\(rule ([a-z.-]+)`)
 
 // TestEveryRuleIsListed walks every corpus row, under every kind of setting,
 // through the policy: each rule a verdict names is one `shellgate check --rules`
@@ -40,6 +44,10 @@ func TestEveryRuleIsListed(t *testing.T) {
 			seen[v.Rule]++
 			if v.Rule != "" && !slices.Contains(listed, v.Rule) {
 				t.Errorf("%+v: %q is refused under rule %q, which check --rules does not list (%v)", s, r.command, v.Rule, listed)
+			}
+			// The reason names the rule the verdict gives, not another one.
+			if m := ruleInReason.FindAllStringSubmatch(v.Reason, -1); v.Rule != "" && len(m) > 0 && m[0][1] != v.Rule {
+				t.Errorf("%+v: %q: verdict rule %q, reason says %q: %s", s, r.command, v.Rule, m[0][1], v.Reason)
 			}
 		}
 		for _, c := range extra {
