@@ -31,7 +31,7 @@ type Options struct {
 	// Redact maps variable names to secret values (see shell.Secrets) that must not
 	// reach a reader: each occurrence becomes [REDACTED:NAME], in Text and in the
 	// spill file alike, since a model given the file's path can read it. A value split
-	// between two writes is found too.
+	// between two writes is found too. Values shorter than 8 bytes are ignored.
 	Redact map[string]string
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.

@@ -2,41 +2,60 @@ package output
 
 import (
 	"bytes"
+	"encoding/binary"
 	"maps"
 	"slices"
 )
 
+// minSecret is the shortest value redacted: shorter ones ("1", "true", "dev") would
+// hit ordinary text. It is also the width of the filter's window.
+const minSecret = 8
+
+// filterBits sizes the filter of first-8-byte windows: with a handful of secrets
+// almost every position of the output is passed over after one table look-up.
+const filterBits = 12
+
 // redactor replaces known secret values in a stream written in chunks of any size,
 // including a value split between two writes: it holds back the end of a chunk that
-// may be the start of a value until the next chunk (or the end) settles it.
+// may be the start of a value until the next chunk (or the end) settles it. Where
+// two values could match, the leftmost wins, then the longest.
 type redactor struct {
-	secrets []secret // longest first: of two values found at one place, the longer wins
-	pending []byte   // bytes held back: a proper prefix of some value ends the stream so far
-	out     []byte   // reused for what feed returns
-	next    []int    // per secret, where it next occurs in the current buffer (-1: nowhere)
+	secrets []secret // longest first
+	filter  [1 << filterBits]bool
+	longest int
+	pending []byte // bytes held back: a proper prefix of some value ends the stream so far
+	out     []byte // reused for what feed returns
 }
 
 type secret struct {
 	value []byte
 	mark  []byte // [REDACTED:NAME]
+	head  uint64 // the value's first 8 bytes, as the filter reads them
 }
 
 // newRedactor returns a redactor for the values of names (name → value), or nil if
-// there are none. Empty values are ignored.
+// there are none. Values shorter than minSecret are ignored.
 func newRedactor(names map[string]string) *redactor {
 	r := &redactor{}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		if v := names[name]; v != "" {
-			r.secrets = append(r.secrets, secret{[]byte(v), []byte("[REDACTED:" + name + "]")})
+		v := []byte(names[name])
+		if len(v) < minSecret {
+			continue
 		}
+		s := secret{value: v, mark: []byte("[REDACTED:" + name + "]"), head: binary.LittleEndian.Uint64(v)}
+		r.secrets = append(r.secrets, s)
+		r.filter[slot(s.head)] = true
+		r.longest = max(r.longest, len(v))
 	}
 	if len(r.secrets) == 0 {
 		return nil
 	}
 	slices.SortStableFunc(r.secrets, func(a, b secret) int { return len(b.value) - len(a.value) })
-	r.next = make([]int, len(r.secrets))
 	return r
 }
+
+// slot hashes an 8-byte window into the filter.
+func slot(x uint64) uint { return uint((x * 0x9E3779B97F4A7C15) >> (64 - filterBits)) }
 
 // feed takes the next chunk and returns what is settled: the stream up to here with
 // every value replaced by its mark, less the bytes held back. The result is valid
@@ -49,56 +68,55 @@ func (r *redactor) flush() []byte { return r.run(nil, true) }
 
 func (r *redactor) run(p []byte, end bool) []byte {
 	buf := append(r.pending, p...)
-	out := r.out[:0]
-	for k, s := range r.secrets {
-		r.next[k] = bytes.Index(buf, s.value)
-	}
 	hold := func(from int) int {
 		if end {
 			return len(buf)
 		}
 		return r.firstHold(buf, from)
 	}
-	i, h := 0, hold(0)
-	for {
-		best := -1
-		for k, at := range r.next {
-			if at >= 0 && (best < 0 || at < r.next[best]) {
-				best = k
-			}
+	// From h on, a value may still be completing: a longer one than found there,
+	// or one covering what was found after h. Leftmost-longest waits for it.
+	h := hold(0)
+	out := r.out[:0]
+	from := 0 // buf[:from] is settled and in out
+	for i := 0; i < h && i+minSecret <= len(buf); {
+		x := binary.LittleEndian.Uint64(buf[i:])
+		if !r.filter[slot(x)] {
+			i++
+			continue
 		}
-		// From h on, a value may still be completing: a longer one than found there,
-		// or one covering what was found after h. Leftmost-longest waits for it.
-		if best < 0 || r.next[best] >= h {
-			break
+		s := r.match(buf[i:], x)
+		if s == nil {
+			i++
+			continue
 		}
-		at, s := r.next[best], r.secrets[best]
-		out = append(append(out, buf[i:at]...), s.mark...)
-		i = at + len(s.value)
+		out = append(append(out, buf[from:i]...), s.mark...)
+		i += len(s.value)
+		from = i
 		if h < i {
 			h = hold(i)
 		}
-		for k, t := range r.secrets { // values that overlapped the one replaced: look again
-			if r.next[k] >= 0 && r.next[k] < i {
-				if j := bytes.Index(buf[i:], t.value); j >= 0 {
-					r.next[k] = i + j
-				} else {
-					r.next[k] = -1
-				}
-			}
-		}
 	}
-	out = append(out, buf[i:h]...)
+	out = append(out, buf[from:h]...)
 	r.pending = append(buf[:0], buf[h:]...) // copy handles the overlap
 	r.out = out
 	return out
 }
 
+// match returns the longest value b starts with, whose first 8 bytes are x.
+func (r *redactor) match(b []byte, x uint64) *secret {
+	for k := range r.secrets {
+		if s := &r.secrets[k]; s.head == x && bytes.HasPrefix(b, s.value) {
+			return s
+		}
+	}
+	return nil
+}
+
 // firstHold returns the first position from from on where the rest of b is a proper
 // prefix of a value, so that a later write could complete it; len(b) if none.
 func (r *redactor) firstHold(b []byte, from int) int {
-	longest := len(r.secrets[0].value) - 1
-	for start := max(from, len(b)-longest); start < len(b); start++ {
+	for start := max(from, len(b)-r.longest+1); start < len(b); start++ {
 		for _, s := range r.secrets {
 			if len(b)-start < len(s.value) && bytes.HasPrefix(s.value, b[start:]) {
 				return start

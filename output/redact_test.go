@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -11,6 +12,8 @@ import (
 // redactAll is the reference: leftmost occurrence first, the longer value where two
 // start at one place, on the whole input at once.
 func redactAll(in string, secrets map[string]string) string {
+	secrets = maps.Clone(secrets)
+	maps.DeleteFunc(secrets, func(_, v string) bool { return len(v) < minSecret })
 	var b strings.Builder
 	for i := 0; i < len(in); {
 		name, value := "", ""
@@ -72,7 +75,7 @@ func TestRedactor(t *testing.T) {
 			}
 		})
 	}
-	if newRedactor(map[string]string{"EMPTY": ""}) != nil || newRedactor(nil) != nil {
+	if newRedactor(map[string]string{"EMPTY": "", "SHORT": "1234567"}) != nil || newRedactor(nil) != nil {
 		t.Error("a redactor with nothing to redact")
 	}
 }
@@ -113,7 +116,8 @@ func TestCaptureRedacts(t *testing.T) {
 
 func FuzzRedactor(f *testing.F) {
 	f.Add([]byte("xx secretvalue yy secretvalue"), []byte("secretvalue"), []byte("value yy"), uint64(1))
-	f.Add([]byte("aaaaaaaaab"), []byte("aaaab"), []byte("aaab"), uint64(2))
+	f.Add([]byte("aaaaaaaaaaaaab"), []byte("aaaaaaab"), []byte("aaaaaaaab"), uint64(2))
+	f.Add([]byte("xxabcdefghijklxx"), []byte("abcdefgh"), []byte("efghijkl"), uint64(3))
 	f.Fuzz(func(t *testing.T, in, a, b []byte, seed uint64) {
 		secrets := map[string]string{"A": string(a), "B": string(b)}
 		want := redactAll(string(in), secrets)
