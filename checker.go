@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -45,8 +46,7 @@ func (c *Checker) Root() string { return c.root }
 func (c *Checker) Check(req Request) policy.Verdict {
 	abs, _, err := resolveDir(c.root, req.Directory)
 	if err != nil {
-		de := err.(*dirError)
-		return policy.Verdict{Decision: policy.Deny, Rule: "directory", Reason: de.msg, Code: de.code}
+		return dirVerdict(err.(*dirError))
 	}
 	return c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home})
 }
@@ -79,4 +79,15 @@ func resolveRoot(dir string) (string, error) {
 	}
 	f.Close()
 	return root, nil
+}
+
+// dirVerdict is the refusal of a directory that cannot be used: rule confinement for
+// one outside the root, no rule for one that is missing or not a directory (a bad
+// parameter). Gate.Check and Checker.Check agree on it.
+func dirVerdict(de *dirError) policy.Verdict {
+	v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
+	if de.code == envelope.AccessDenied {
+		v.Rule = policy.RuleConfinement
+	}
+	return v
 }

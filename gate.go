@@ -271,12 +271,7 @@ func (g *Gate) Close() error {
 func (g *Gate) Check(req Request) policy.Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
-		de := err.(*dirError)
-		v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
-		if de.code == envelope.AccessDenied {
-			v.Rule = policy.RuleConfinement
-		}
-		return v
+		return dirVerdict(err.(*dirError))
 	}
 	v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return v
@@ -521,12 +516,12 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	if failed != nil {
 		return *failed
 	}
-	stdout, stderr := g.captures(budget, o)
-	_, envOpts := g.temp()
+	childEnv, secrets := g.childEnv()
+	stdout, stderr := g.captures(budget, o, secrets)
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
-		Env:       shell.Env(os.Environ(), envOpts),
+		Env:       childEnv,
 		Stdout:    tee(stdout, "stdout", o.onOutput),
 		Stderr:    tee(stderr, "stderr", o.onOutput),
 		Timeout:   timeout,
@@ -557,9 +552,18 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 
 // captures returns the bounded sinks of a call's stdout and stderr. Each may
 // need the whole budget; who gets what is settled at the end.
-func (g *Gate) captures(budget int, o runOptions) (stdout, stderr *output.Capture) {
-	stdout = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout"})
-	stderr = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr"})
+// childEnv is the commands' environment, and the secrets stripped from it.
+func (g *Gate) childEnv() ([]string, map[string]string) {
+	_, envOpts := g.temp()
+	base := os.Environ()
+	return shell.Env(base, envOpts), shell.Secrets(base, envOpts)
+}
+
+// Secret values stripped from the environment (secrets) are redacted if the
+// command prints them anyway.
+func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
+	stdout = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
+	stderr = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
 	return stdout, stderr
 }
 
@@ -595,6 +599,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.TimedOut, d.Cancelled = res.TimedOut, res.Cancelled
 	d.Truncated = out.Truncated || errOut.Truncated
 	d.Binary = out.Binary || errOut.Binary
+	d.ControlsRemoved = out.Controls || errOut.Controls
 	d.BackgroundPIDs = res.BackgroundPIDs
 	if sess != nil {
 		d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs) // the numbers the next command can kill

@@ -1,6 +1,8 @@
 package shellgate_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +127,63 @@ func TestCheckDirectoryRules(t *testing.T) {
 	}
 	if v := g.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
 		t.Errorf("missing directory: %+v", v)
+	}
+	// The Checker (hooks) answers alike.
+	c, err := shellgate.NewChecker(shellgate.Config{Root: l.root})
+	must(t, err)
+	if v := c.Check(shellgate.Request{Command: "true", Directory: ".."}); v.Rule != policy.RuleConfinement || v.Decision != policy.Deny {
+		t.Errorf("checker, outside the root: %+v", v)
+	}
+	if v := c.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
+		t.Errorf("checker, missing directory: %+v", v)
+	}
+}
+
+// Terminal control sequences in the output never reach the text the model reads;
+// the spill file keeps the bytes as printed.
+func TestOutputControlsRemoved(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: `printf '\033]0;pwned\007\033[2J\033[31mred\033[0m\n10%%\r100%%\n\233' ; printf '日本語 😀\n'`})
+	d := env.Data
+	if d.Stdout != "red\n100%\n日本語 😀\n" || !d.ControlsRemoved || d.FullOutputPath == nil {
+		t.Fatalf("stdout %q, controls_removed %v, full output %v", d.Stdout, d.ControlsRemoved, d.FullOutputPath)
+	}
+	if strings.ContainsAny(env.Text, "\x1b\r\a") || !strings.Contains(env.Text, "Terminal control sequences removed") {
+		t.Errorf("text:\n%q", env.Text)
+	}
+	raw, err := os.ReadFile(*d.FullOutputPath)
+	if err != nil || !strings.Contains(string(raw), "\x1b]0;pwned\a") {
+		t.Errorf("spill file %q, %v", raw, err)
+	}
+	plain := run(t, g, shellgate.Request{Command: `echo hi`})
+	if plain.Data.ControlsRemoved || plain.Data.FullOutputPath != nil {
+		t.Errorf("plain output flagged: %+v", plain.Data)
+	}
+}
+
+// A secret stripped from the environment but printed anyway (read from a file) is
+// redacted in the output and in the spill file the model may read.
+func TestStrippedSecretRedacted(t *testing.T) {
+	const token = "ghp_RedactMe0123456789abcdefghijkl"
+	t.Setenv("SHELLGATE_TEST_GITHUB_TOKEN", token)
+	l := newLab(t)
+	must(t, os.WriteFile(filepath.Join(l.root, "leak.txt"), []byte("token: "+token+"\n"), 0o600))
+	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 1000})
+	env := run(t, g, shellgate.Request{Command: `echo "env: ${SHELLGATE_TEST_GITHUB_TOKEN-unset}"; cat leak.txt; cat leak.txt >&2`})
+	d := env.Data
+	if d.Stdout != "env: unset\ntoken: [REDACTED:SHELLGATE_TEST_GITHUB_TOKEN]\n" || d.Stderr != "token: [REDACTED:SHELLGATE_TEST_GITHUB_TOKEN]\n" {
+		t.Errorf("stdout %q, stderr %q", d.Stdout, d.Stderr)
+	}
+	env = run(t, g, shellgate.Request{Command: `for i in $(seq 200); do cat leak.txt; done`})
+	if env.Data.FullOutputPath == nil {
+		t.Fatal("no spill file")
+	}
+	spill, err := os.ReadFile(*env.Data.FullOutputPath)
+	if err != nil || strings.Contains(string(spill), token) || strings.Count(string(spill), "[REDACTED:SHELLGATE_TEST_GITHUB_TOKEN]") != 200 {
+		t.Errorf("spill file (%v): %q", err, spill)
+	}
+	if strings.Contains(env.Text, token) {
+		t.Errorf("text: %s", env.Text)
 	}
 }

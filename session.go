@@ -122,8 +122,9 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		if failed != nil {
 			return *failed
 		}
-		stdout, stderr := s.g.captures(a.budget, o)
-		res, err := s.sup.Run(ctx, s.spec(a, req.Command, o.stdio.in, o.stdio.out, o.stdio.err))
+		env, secrets := s.g.childEnv()
+		stdout, stderr := s.g.captures(a.budget, o, secrets)
+		res, err := s.sup.Run(ctx, s.spec(a, req.Command, env, o.stdio.in, o.stdio.out, o.stdio.err))
 		return s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
 	}
 	return s.execute(ctx, a, req, o)
@@ -153,12 +154,11 @@ func yieldOf(req Request) time.Duration {
 }
 
 // spec is the runner's description of an admitted command.
-func (s *Session) spec(a *admitted, command string, in io.Reader, out, errw io.Writer) runner.Spec {
-	_, envOpts := s.g.temp()
+func (s *Session) spec(a *admitted, command string, env []string, in io.Reader, out, errw io.Writer) runner.Spec {
 	return runner.Spec{
 		Argv:      s.g.shell.Argv(command),
 		Dir:       a.dir,
-		Env:       shell.Env(os.Environ(), envOpts),
+		Env:       env,
 		Stdin:     in,
 		Stdout:    out,
 		Stderr:    errw,
@@ -290,28 +290,29 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 		c.cwd, extra = r, []*os.File{w}
 		script = cwdPrologue + script
 	}
-	job, jctx, err := c.newJob(req, inW)
+	env, secrets := g.childEnv()
+	job, jctx, err := c.newJob(req, inW, secrets)
 	if err != nil {
 		inW.Close()
 		c.closeCwd()
 		return nil, err
 	}
-	c.stdout, c.stderr = g.captures(a.budget, o)
+	c.stdout, c.stderr = g.captures(a.budget, o, secrets)
 	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput)}
 	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput)}
-	spec := s.spec(a, script, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
+	spec := s.spec(a, script, env, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
 	spec.ExtraFiles = extra
 	c.run(jctx, job, spec, inW, nil)
 	return job, nil
 }
 
 // newJob registers the command with the session's jobs; its context ends it.
-func (c *call) newJob(req Request, input io.WriteCloser) (*jobs.Job, context.Context, error) {
+func (c *call) newJob(req Request, input io.WriteCloser, secrets map[string]string) (*jobs.Job, context.Context, error) {
 	g := c.s.g
 	jctx, cancel := context.WithCancel(context.Background())
 	job, err := c.s.jobs.New(jobs.Spec{
 		Command: req.Command, Directory: c.a.env.Data.Directory, TTY: req.TTY,
-		Input: input, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax,
+		Input: input, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax, Redact: secrets,
 		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
 	})
 	if err != nil {
@@ -365,7 +366,8 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	job, jctx, err := c.newJob(req, nopCloser{master})
+	env, secrets := c.s.g.childEnv()
+	job, jctx, err := c.newJob(req, nopCloser{master}, secrets)
 	if err != nil {
 		master.Close()
 		slave.Close()
@@ -381,7 +383,8 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		io.Copy(io.MultiWriter(job.Stdout, screen), master) // until EIO: the terminal is closed
+		job.Stdout.Tee(screen)      // the screen shows what the log keeps: secrets redacted
+		io.Copy(job.Stdout, master) // until EIO: the terminal is closed
 	}()
 	go func() {
 		<-job.Done()
@@ -389,7 +392,7 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 		screen.Close()
 		master.Close()
 	}()
-	spec := c.s.spec(c.a, req.Command, nil, nil, nil)
+	spec := c.s.spec(c.a, req.Command, env, nil, nil, nil)
 	spec.Terminal = slave
 	spec.Env = append(spec.Env, "TERM=xterm-256color", fmt.Sprintf("COLUMNS=%d", terminalCols), fmt.Sprintf("LINES=%d", terminalRows))
 	c.run(jctx, job, spec, master, drained)

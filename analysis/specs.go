@@ -1,6 +1,10 @@
 package analysis
 
-import "github.com/shellgate/shellgate/analysis/opts"
+import (
+	"strings"
+
+	"github.com/shellgate/shellgate/analysis/opts"
+)
 
 // specs are the option grammars of the programs whose options decide what
 // they run, change or read; a program not here is parsed with an empty spec
@@ -96,7 +100,13 @@ var specs = map[string]*opts.Spec{
 		"dump-header=", "trace=", "trace-ascii=", "stderr=", "etag-save=", "libcurl=", "hsts=", "alt-svc=", "manual", "help", "version"),
 	"wget": opts.New("a:BcdFhi:knNo:O:P:qrSvVx", "output-document=", "directory-prefix=", "output-file=", "append-output=", "input-file=",
 		"execute=", "config=", "post-file=", "save-cookies=", "warc-file=", "rejected-log=", "help", "version"),
-	"unzip":  opts.New("d:x:"),
+	"unzip": opts.New("d:x:"),
+	// virtualenv DEST (argparse: options anywhere, unique prefixes).
+	"virtualenv": opts.New("hp:qv", "activators=", "always-copy", "app-data=", "clear", "copies", "creator=", "discovery=",
+		"download", "extra-search-dir=", "help", "never-download", "no-download", "no-pip", "no-periodic-update", "no-seed",
+		"no-setuptools", "no-vcs-ignore", "no-wheel", "pip=", "prompt=", "python=", "quiet", "read-only-app-data",
+		"reset-app-data", "seeder=", "setuptools=", "symlink-app-data", "symlinks", "system-site-packages", "try-first-with=",
+		"upgrade-embed-wheels", "verbose", "version", "wheel=", "with-traceback"),
 	"zip":    opts.New("b:n:x:i:I:t:TP:O:", "temp-path=", "suffixes=", "exclude=", "include=", "password=", "unzip-command=", "out=", "output-file="),
 	"gzip":   opts.New("cdfhklLnNqrS:tvV123456789", "stdout", "to-stdout", "decompress", "uncompress", "force", "help", "keep", "list", "license", "no-name", "name", "quiet", "recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "version", "fast", "best"),
 	"xxd":    opts.New("aAbCc:Eeg:hil:o:prs:uvR:d", "autoskip", "bits", "cols=", "EBCDIC", "groupsize=", "help", "include", "len=", "name=", "offset=", "postscript", "plain", "ps", "revert", "seek=", "uppercase", "version"),
@@ -249,6 +259,41 @@ var goBuild = func() *opts.Spec {
 	return s
 }()
 
+// python is CPython's command line: options up to the script, or up to -c CMD or
+// -m MODULE, after which everything is the program's.
+var python = func() *opts.Spec {
+	s := opts.New("bBc:dEhiIm:OPqRsSuvVW:xX:", "help", "help-env", "help-xoptions", "help-all", "version", "check-hash-based-pycs=")
+	s.InOrder, s.Exact, s.Final = true, true, "cm"
+	return s
+}()
+
+// pythonModules are the grammars of the modules python -m runs whose arguments
+// name what they write (argparse: options anywhere, unique prefixes).
+var pythonModules = map[string]*opts.Spec{
+	"venv": opts.New("h", "clear", "copies", "help", "prompt=", "symlinks", "system-site-packages", "upgrade", "upgrade-deps",
+		"without-pip", "without-scm-ignore-files"),
+}
+
+// uvTop is uv's options before its subcommand (clap: never abbreviated), and
+// uvVenv those of uv venv.
+var uvTop = func() *opts.Spec {
+	s := opts.New("hnqvV", "allow-insecure-host=", "cache-dir=", "color=", "config-file=", "directory=", "help", "managed-python",
+		"native-tls", "no-cache", "no-config", "no-managed-python", "no-progress", "no-python-downloads", "offline", "project=",
+		"python-preference=", "quiet", "verbose", "version")
+	s.InOrder, s.Exact = true, true
+	return s
+}()
+
+var uvVenv = func() *opts.Spec {
+	s := opts.New("f:hi:np:qv", "allow-existing", "allow-insecure-host=", "cache-dir=", "clear", "color=", "config-file=",
+		"default-index=", "directory=", "exclude-newer=", "extra-index-url=", "find-links=", "help", "index=", "index-strategy=",
+		"index-url=", "keyring-provider=", "link-mode=", "managed-python", "native-tls", "no-cache", "no-config", "no-index",
+		"no-managed-python", "no-progress", "no-project", "no-python-downloads", "offline", "project=", "prompt=", "python=",
+		"python-preference=", "quiet", "relocatable", "seed", "system-site-packages", "verbose")
+	s.Exact = true
+	return s
+}()
+
 // emptySpec parses the options of a program shellgate has no grammar for: no
 // option takes a value, so every option word is only looked at for its letters.
 var emptySpec = opts.New("")
@@ -298,6 +343,37 @@ func (c *Command) ParseOpts() {
 		}
 		c.Parsed = true
 		return
+	case "uv":
+		r := uvTop.Parse(c.Args, dyn)
+		if r.End < len(c.Args) && c.Args[r.End] == "venv" && !dyn(r.End) {
+			c.Global, c.Sub, c.SubAt = r.Opts, "venv", r.End
+			off := r.End + 1
+			sr := uvVenv.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+			c.Opts = shift(sr.Opts, off)
+			for _, i := range sr.Operands {
+				c.Operands = append(c.Operands, i+off)
+			}
+			c.OptsEnd, c.Parsed = len(c.Args), true
+			return
+		}
+	}
+	if IsPython(c.Name) {
+		// Sub is the module of -m; its arguments are read with its own grammar.
+		r := python.Parse(c.Args, dyn)
+		c.Opts, c.Operands, c.OptsEnd, c.Parsed = r.Opts, r.Operands, r.End, true
+		if m := c.Values("m"); len(m) > 0 && c.OptFlag(m[0])&ArgDynamic == 0 {
+			c.Sub, c.SubAt = m[0].Value, m[0].At
+			if s := pythonModules[c.Sub]; s != nil {
+				off := r.End
+				sr := s.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+				c.Opts = append(c.Opts, shift(sr.Opts, off)...)
+				c.Operands = c.Operands[:0]
+				for _, i := range sr.Operands {
+					c.Operands = append(c.Operands, i+off)
+				}
+			}
+		}
+		return
 	}
 	s, ok := specs[c.Name]
 	if !ok {
@@ -324,6 +400,11 @@ func shift(os []opts.Opt, off int) []opts.Opt {
 		os[k].At += off
 	}
 	return os
+}
+
+// IsPython reports the names CPython is run by: python, python3, python3.12 …
+func IsPython(name string) bool {
+	return name == "python" || strings.HasPrefix(name, "python2") || strings.HasPrefix(name, "python3")
 }
 
 // Values returns the values of the options among names (letters or full long

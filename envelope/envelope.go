@@ -65,11 +65,15 @@ type Data struct {
 	Command   string  `json:"command"`   // the command exactly as given
 	Directory string  `json:"directory"` // where it ran, relative to the project root
 
-	TimedOut       bool    `json:"timed_out"`
-	Cancelled      bool    `json:"cancelled"`        // the caller cancelled the run
-	Binary         bool    `json:"binary"`           // output looked binary; see FullOutputPath
-	FullOutputPath *string `json:"full_output_path"` // complete output, when truncated or binary
-	BackgroundPIDs []int   `json:"background_pids"`  // descendants still alive when the shell exited
+	TimedOut  bool `json:"timed_out"`
+	Cancelled bool `json:"cancelled"` // the caller cancelled the run
+	Binary    bool `json:"binary"`    // output looked binary; see FullOutputPath
+	// ControlsRemoved: terminal escape sequences or control characters were removed
+	// from Stdout or Stderr (or characters painted over by '\r' rendered away); the
+	// bytes as printed are in the full output file.
+	ControlsRemoved bool    `json:"controls_removed,omitempty"`
+	FullOutputPath  *string `json:"full_output_path"` // complete output, when truncated or binary
+	BackgroundPIDs  []int   `json:"background_pids"`  // descendants still alive when the shell exited
 	// Digest lists lines of the omitted middle of truncated output that look like
 	// errors, warnings or failures, with their line numbers in the full output.
 	Digest string `json:"digest,omitempty"`

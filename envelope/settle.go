@@ -295,6 +295,13 @@ func (e *Envelope) warnings() []warning {
 	case d.Truncated:
 		add(false, "Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.")
 	}
+	if d.ControlsRemoved && !d.Binary {
+		if d.FullOutputPath != nil {
+			add(true, "Terminal control sequences removed from the output shown; the full output file has the bytes as printed.")
+		} else {
+			add(true, "Terminal control sequences removed from the output shown.")
+		}
+	}
 	if d.FullOutputPath != nil {
 		add(true, "Full output: %s", *d.FullOutputPath)
 	}

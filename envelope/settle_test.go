@@ -185,3 +185,23 @@ func TestSummaryAndNotes(t *testing.T) {
 		t.Errorf("text:\n%s", e.Text)
 	}
 }
+
+// Removed terminal controls are said once in the text, and left to the field in Brief.
+func TestControlsRemovedNote(t *testing.T) {
+	path := "/tmp/x.stdout.log"
+	e := Envelope{Data: Data{Command: "ls --color=always", Stdout: "a\n", ExitCode: intp(0), ControlsRemoved: true, FullOutputPath: &path},
+		Stats: Stats{StdoutBytes: 12}}
+	e.Settle()
+	if strings.Count(e.Text, "Terminal control sequences removed") != 1 || !strings.Contains(e.Text, "bytes as printed") {
+		t.Errorf("%s", e.Text)
+	}
+	b := e.Brief()
+	if !b.Data.ControlsRemoved || strings.Contains(b.Text, "Terminal control") {
+		t.Errorf("Brief: controls_removed %v, text %q", b.Data.ControlsRemoved, b.Text)
+	}
+	quiet := Envelope{Data: Data{Command: "ls", Stdout: "a\n", ExitCode: intp(0)}, Stats: Stats{StdoutBytes: 2}}
+	quiet.Settle()
+	if strings.Contains(quiet.Text, "control") {
+		t.Errorf("%s", quiet.Text)
+	}
+}

@@ -132,9 +132,10 @@ func (a *Agent) Handle(in io.Reader, getenv func(string) string, decide Decider)
 	var v policy.Verdict
 	switch {
 	case strings.TrimSpace(call.Command) == "":
-		v = refuse("empty", "The command is empty or only whitespace; there is nothing to run.")
+		v = refuse("", "The command is empty or only whitespace; there is nothing to run.") // a bad parameter, as for Gate
 	case len(call.Command) > MaxCommand:
-		v = refuse("size", fmt.Sprintf("The command is %d bytes; shellgate checks commands of at most %d bytes. Write the script to a file in the project and run that file.", len(call.Command), MaxCommand))
+		// Rule parse, like the policy's own bound on input size.
+		v = refuse(policy.RuleParse, fmt.Sprintf("The command is %d bytes; shellgate checks commands of at most %d bytes. Write the script to a file in the project and run that file.", len(call.Command), MaxCommand))
 	case call.Dir != "" && !filepath.IsAbs(call.Dir):
 		return a.block(fmt.Sprintf("the working directory %q is not absolute", call.Dir))
 	default:

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/output"
 	"github.com/shellgate/shellgate/runner"
 )
 
@@ -39,6 +39,8 @@ type Spec struct {
 	// LogDir holds the output files; LogMax caps each.
 	LogDir string
 	LogMax int64
+	// Redact names secrets (name → value) replaced in the output if printed.
+	Redact map[string]string
 }
 
 // Job is one command running in, or ended in, a session.
@@ -92,6 +94,8 @@ func (j *Job) Finish(res runner.Result, err error) {
 		return
 	default:
 	}
+	j.Stdout.flush()
+	j.Stderr.flush()
 	j.res, j.startErr, j.ended = res, err, time.Now()
 	if j.spec.Input != nil {
 		j.spec.Input.Close()
@@ -397,7 +401,10 @@ func lastLines(s string, n int) string {
 }
 
 // text is output bytes as the model reads them: valid UTF-8.
-func text(b []byte) string { return strings.ToValidUTF8(string(b), string(utf8.RuneError)) }
+func text(b []byte) string {
+	t, _ := output.Text(b)
+	return t
+}
 
 func cutMarker(n int64, path string) string {
 	return fmt.Sprintf("\n... [%d bytes omitted; full output: %s] ...\n", n, path)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"sync"
 
@@ -15,6 +16,8 @@ import (
 type Log struct {
 	dir, name string
 	max       int64
+	red       *output.Redactor // nil: nothing to redact
+	tee       io.Writer        // also gets what is kept (a terminal's screen)
 
 	mu      sync.Mutex
 	f       *os.File // nil until the first byte, or after Remove
@@ -27,18 +30,44 @@ type Log struct {
 	removed bool
 }
 
-// NewLog returns a Log that will keep up to max bytes in a file in dir.
-func NewLog(dir, name string, max int64) *Log {
-	return &Log{dir: dir, name: name, max: max, changed: make(chan struct{})}
+// NewLog returns a Log that will keep up to max bytes in a file in dir, with
+// the values of secrets (name → value) replaced wherever they are printed.
+func NewLog(dir, name string, max int64, secrets map[string]string) *Log {
+	return &Log{dir: dir, name: name, max: max, red: output.NewRedactor(secrets), changed: make(chan struct{})}
 }
+
+// Tee sends what the log keeps, redacted, to w as well. Call it before the
+// first Write.
+func (l *Log) Tee(w io.Writer) { l.tee = w }
 
 // Write appends p. It never fails, so that a command is never blocked or killed
 // by its own log: bytes past the cap, or after a write error, are counted only.
 func (l *Log) Write(p []byte) (int, error) {
+	n := len(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.red != nil {
+		p = l.red.Feed(p)
+	}
+	l.append(p)
+	return n, nil
+}
+
+// flush writes what the redactor held back, at the stream's end.
+func (l *Log) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.red != nil {
+		l.append(l.red.Flush())
+	}
+}
+
+func (l *Log) append(p []byte) {
 	if l.removed || len(p) == 0 {
-		return len(p), nil
+		return
+	}
+	if l.tee != nil {
+		l.tee.Write(p)
 	}
 	if l.f == nil && l.err == nil {
 		l.f, l.err = output.CreateFile(l.dir, l.name)
@@ -58,7 +87,6 @@ func (l *Log) Write(p []byte) (int, error) {
 	l.total += int64(len(p))
 	close(l.changed)
 	l.changed = make(chan struct{})
-	return len(p), nil
 }
 
 // Total is the number of bytes written so far, kept or not.

@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestLogReads(t *testing.T) {
-	l := NewLog(t.TempDir(), "out", 1<<20)
+	l := NewLog(t.TempDir(), "out", 1<<20, nil)
 	defer l.Remove()
 	if l.Path() != "" {
 		t.Fatal("an empty log has a file")
@@ -40,7 +40,7 @@ func TestLogReads(t *testing.T) {
 		}
 	}
 	// Past the budget: head and tail, and the count of what was left out.
-	big := NewLog(t.TempDir(), "big", 1<<20)
+	big := NewLog(t.TempDir(), "big", 1<<20, nil)
 	defer big.Remove()
 	big.Write([]byte(strings.Repeat("x", 10000)))
 	s := big.readSince(0, 100)
@@ -50,7 +50,7 @@ func TestLogReads(t *testing.T) {
 }
 
 func TestLogCap(t *testing.T) {
-	l := NewLog(t.TempDir(), "out", 10)
+	l := NewLog(t.TempDir(), "out", 10, nil)
 	defer l.Remove()
 	l.Write([]byte("0123456789abcdef"))
 	if l.Total() != 16 {

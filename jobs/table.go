@@ -82,8 +82,8 @@ func (t *Table) New(spec Spec) (*Job, error) {
 		id:      fmt.Sprintf("call%d", t.seq), // not a job id: Get does not find it
 		spec:    spec,
 		started: time.Now(),
-		Stdout:  NewLog(spec.LogDir, "job-stdout", spec.LogMax),
-		Stderr:  NewLog(spec.LogDir, "job-stderr", spec.LogMax),
+		Stdout:  NewLog(spec.LogDir, "job-stdout", spec.LogMax, spec.Redact),
+		Stderr:  NewLog(spec.LogDir, "job-stderr", spec.LogMax, spec.Redact),
 		done:    make(chan struct{}),
 	}
 	t.jobs[j.id] = j

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -20,6 +21,29 @@ func BenchmarkCaptureThroughput(b *testing.B) {
 		if c.Total() >= perCapture {
 			removeSpill(b, c.Close())
 			c = New(Options{SpillDir: dir, Name: "stdout"})
+		}
+		c.Write(chunk)
+	}
+	removeSpill(b, c.Close())
+}
+
+// BenchmarkCaptureRedacting is BenchmarkCaptureThroughput with ten secret values to
+// redact (none occurring): run the two side by side for the cost of redaction.
+func BenchmarkCaptureRedacting(b *testing.B) {
+	chunk := filled(64<<10, "2026-11-22T09:00:00Z INFO compiling package 042 of 317 ...\n")
+	secrets := map[string]string{}
+	for i := range 10 {
+		secrets[fmt.Sprintf("TOKEN_%d", i)] = fmt.Sprintf("ghp_%036d", i)
+	}
+	dir := b.TempDir()
+	const perCapture = 256 << 20
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	c := New(Options{SpillDir: dir, Name: "stdout", Redact: secrets})
+	for b.Loop() {
+		if c.Total() >= perCapture {
+			removeSpill(b, c.Close())
+			c = New(Options{SpillDir: dir, Name: "stdout", Redact: secrets})
 		}
 		c.Write(chunk)
 	}

@@ -28,6 +28,11 @@ type Options struct {
 	// NoSpill keeps no file of text output, which the caller has shown in full as it
 	// arrived; binary output, which it cannot have shown, is still spilled.
 	NoSpill bool
+	// Redact maps variable names to secret values (see shell.Secrets) that must not
+	// reach a reader: each occurrence becomes [REDACTED:NAME], in Text and in the
+	// spill file alike, since a model given the file's path can read it. A value split
+	// between two writes is found too. Values shorter than 8 bytes are ignored.
+	Redact map[string]string
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
 	Name string
@@ -39,8 +44,9 @@ type Result struct {
 	// the head, a marker line saying how much was omitted and where the full output
 	// is, and the tail. It is always valid UTF-8, and "" when Binary: bytes that are
 	// not UTF-8 (a stray Latin-1 byte, a rune cut by "head -c") are shown as U+FFFD.
+	// It holds no terminal control but '\n' and '\t' (see Controls).
 	Text string
-	// Total counts every byte written, kept or not.
+	// Total counts every byte written, kept or not (after redaction, see Options.Redact).
 	Total int64
 	// Truncated: more bytes were written than the limit, so Text (if not Binary) has a gap.
 	Truncated bool
@@ -54,6 +60,10 @@ type Result struct {
 	SpillCapped bool
 	// SpillErr says why the spill file could not be created or completed.
 	SpillErr error
+	// Controls: terminal control was removed from Text: escape sequences (colour,
+	// cursor moves, window titles, hyperlinks), control characters, or characters
+	// painted over by '\r' or backspace. The bytes as printed are in the spill file.
+	Controls bool
 	// Digest lists the lines of the omitted middle of truncated text output that look
 	// like errors, warnings or failures, with their line numbers in the spill file.
 	Digest []Line
@@ -85,6 +95,9 @@ type Capture struct {
 	tail       ring
 
 	spill spillFile
+
+	redact *redactor    // nil: nothing to redact
+	held   atomic.Int64 // bytes the redactor holds back, counted in Total
 }
 
 // New returns a Capture configured by o.
@@ -98,7 +111,7 @@ func New(o Options) *Capture {
 	if o.SpillDir == "" {
 		o.SpillDir = DefaultSpillDir()
 	}
-	return &Capture{opts: o}
+	return &Capture{opts: o, redact: newRedactor(o.Redact)}
 }
 
 // Write records p. It always returns len(p), nil: a full disk or an unwritable spill
@@ -108,6 +121,20 @@ func (c *Capture) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	if c.closed || len(p) == 0 {
 		return len(p), nil
+	}
+	n := len(p)
+	if c.redact != nil {
+		p = c.redact.feed(p)
+		c.held.Store(int64(c.redact.held()))
+	}
+	c.write(p)
+	return n, nil
+}
+
+// write records p, which is what the reader may see.
+func (c *Capture) write(p []byte) {
+	if len(p) == 0 {
+		return
 	}
 	if start := c.total.Load(); start < nulWindow {
 		if bytes.IndexByte(p[:min(int64(len(p)), nulWindow-start)], 0) >= 0 {
@@ -119,7 +146,7 @@ func (c *Capture) Write(p []byte) (int, error) {
 	if c.overflowed {
 		c.spill.write(p)
 		c.tail.write(p)
-		return len(p), nil
+		return
 	}
 	kept := min(c.opts.Limit-len(c.buf), len(p))
 	c.keep(p[:kept])
@@ -137,7 +164,6 @@ func (c *Capture) Write(p []byte) (int, error) {
 		c.overflow()
 		c.tail.write(rest)
 	}
-	return len(p), nil
 }
 
 // keep appends p to buf, which has room for it, and checks the new text.
@@ -174,7 +200,7 @@ func (c *Capture) overflow() {
 }
 
 // Total reports the bytes written so far. It is safe to call from any goroutine.
-func (c *Capture) Total() int64 { return c.total.Load() }
+func (c *Capture) Total() int64 { return c.total.Load() + c.held.Load() }
 
 // Binary reports whether the output has looked binary so far. It is safe to call from
 // any goroutine. It never goes back to false; Close may still set it, if the final
@@ -193,6 +219,10 @@ func (c *Capture) CloseWithin(limit int) Result {
 	defer c.mu.Unlock()
 	if c.closed {
 		return c.result
+	}
+	if c.redact != nil {
+		c.write(c.redact.flush())
+		c.held.Store(0)
 	}
 	c.closed = true
 	limit = max(0, min(limit, c.opts.Limit))
@@ -226,16 +256,20 @@ func (c *Capture) CloseWithin(limit int) Result {
 	}
 	r.Binary = c.binary.Load()
 
-	if (r.Truncated && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
-		// It all fitted in memory but not in this share (or is binary): spill it now.
+	if !r.Binary && !r.Truncated {
+		r.Text, r.Controls = sanitize(head)
+	}
+	if ((r.Truncated || r.Controls) && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
+		// It all fitted in memory but not in this share, or is binary, or was changed
+		// for the text: spill it now, so that the bytes as printed are kept.
 		c.spill.start(c.opts)
 		c.spill.write(c.buf)
 	}
 	c.spill.close()
 	r.SpillPath, r.SpillCapped, r.SpillErr = c.spill.result()
-	if !r.Binary {
-		r.Text = c.text(head, tail, r)
-		if r.Truncated && r.SpillPath != "" {
+	if !r.Binary && r.Truncated {
+		r.Text, r.Controls = c.text(head, tail, r)
+		if r.SpillPath != "" {
 			r.Digest = digest(r.SpillPath, int64(len(head)), r.Total-int64(len(tail)))
 		}
 	}

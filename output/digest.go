@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"os"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -68,11 +67,15 @@ func clip(line []byte) string {
 	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
 		line = line[:len(line)-1]
 	}
-	s := string(line)
+	s, _ := sanitize(line)
 	if len(s) > maxDigestLine {
-		s = s[:maxDigestLine] + "…"
+		cut := maxDigestLine
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
-	return strings.ToValidUTF8(s, string(utf8.RuneError))
+	return s
 }
 
 // looksBad reports whether line contains one of digestWords, ignoring ASCII case.

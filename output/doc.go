@@ -12,6 +12,11 @@
 //     when the limit is first exceeded and capped at Options.SpillMax.
 //   - Output with a NUL byte in its first 8 KiB, or invalid UTF-8 in what is kept, is
 //     binary: it is never shown as text, and always spilled.
+//   - Terminal control (escape sequences, control characters) is removed from the
+//     text, '\r' and backspace rendered as a terminal would; output so changed is
+//     spilled as printed (Result.Controls).
+//   - Values of secrets (Options.Redact) become [REDACTED:NAME] before anything is
+//     kept, in the text and the spill file alike, even split between writes.
 //
 // Memory stays bounded (about Limit bytes) whatever the volume, and Write never
 // fails: a disk problem only means no spill file, reported in Result.SpillErr.

@@ -31,10 +31,11 @@ func splitText(text string, in []byte) (head, marker, tail string, ok bool) {
 		if strings.HasSuffix(t, "\uFFFD") {
 			tailLens = append(tailLens, len(t)-2, len(t)-1)
 		}
-		for _, hd := range []string{h, trimSep(h)} {
+		for _, hd := range []string{trimSep(h), h} { // the newline before the marker is usually added
 			for _, n := range tailLens {
-				// Bytes shown as U+FFFD change lengths: then only the order can be checked.
-				if utf8.Valid(in[:len(in)-incompleteSuffix(in)]) && int64(len(hd)+n)+omitted != int64(len(in)) {
+				// Bytes shown as U+FFFD, or controls removed, change lengths: then only
+				// the order can be checked.
+				if plain(in[:len(in)-incompleteSuffix(in)]) && int64(len(hd)+n)+omitted != int64(len(in)) {
 					continue
 				}
 				if bytes.HasPrefix(endText(in), []byte(hd)) && bytes.HasSuffix(endText(in), []byte(t)) {
@@ -57,9 +58,10 @@ func trimSep(h string) string {
 }
 
 // endText is what Text shows for in: bytes that are not UTF-8 (an incomplete final
-// rune, a stray byte) become U+FFFD.
+// rune, a stray byte) become U+FFFD, and terminal controls are removed.
 func endText(in []byte) []byte {
-	return []byte(strings.ToValidUTF8(string(in), "\uFFFD"))
+	s, _ := sanitize(in) // without Controls, only what no terminal shows was removed
+	return []byte(s)
 }
 
 // checkProperties asserts what must hold for any input whose Result is r:
@@ -83,11 +85,17 @@ func checkProperties(t *testing.T, in []byte, r Result, limit int) {
 		if !utf8.ValidString(r.Text) {
 			t.Errorf("Text is not valid UTF-8: %q", abbrev(r.Text))
 		}
+		if i := strings.IndexFunc(r.Text, isControl); i >= 0 {
+			t.Errorf("Text has control %q at %d: %q", r.Text[i:i+1], i, abbrev(r.Text))
+		}
 		if !r.Truncated {
-			if want := endText(in); r.Text != string(want) {
-				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(string(want)))
+			if want, _ := sanitize(in); r.Text != want {
+				t.Errorf("Text = %q, want %q", abbrev(r.Text), abbrev(want))
 			}
-		} else {
+		} else if whole, _ := sanitize(in); whole == strings.ToValidUTF8(string(in), "\uFFFD") {
+			// Else head and tail, sanitized apart, need not be a prefix and suffix of
+			// the whole sanitized: a '\r' or an escape sequence may span the cut.
+
 			head, _, tail, ok := splitText(r.Text, in)
 			switch {
 			case !ok:
@@ -96,12 +104,13 @@ func checkProperties(t *testing.T, in []byte, r Result, limit int) {
 				t.Errorf("head %q is not a prefix of the input", abbrev(head))
 			case !bytes.HasSuffix(endText(in), []byte(tail)):
 				t.Errorf("tail %q is not a suffix of the input", abbrev(tail))
-			case len(head) > limit/2 || len(tail) > limit-limit/2+utf8.UTFMax:
+			// A byte that is not UTF-8 is shown as U+FFFD, 3 bytes: count it as one.
+			case shownLen(head) > limit/2 || shownLen(tail) > limit-limit/2+utf8.UTFMax:
 				t.Errorf("head %d + tail %d bytes exceed limit %d", len(head), len(tail), limit)
 			}
 		}
 	}
-	if !r.Truncated && !r.Binary && r.SpillPath != "" {
+	if !r.Truncated && !r.Binary && !r.Controls && r.SpillPath != "" {
 		t.Errorf("spilled %s though nothing was cut", r.SpillPath)
 	}
 	if r.SpillPath != "" {
@@ -153,3 +162,11 @@ func abbrev(s string) string {
 func filled(size int, line string) []byte {
 	return bytes.Repeat([]byte(line), size/len(line)+1)[:size]
 }
+
+// isControl reports a character sanitize never leaves in Text.
+func isControl(r rune) bool {
+	return r < ' ' && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f
+}
+
+// shownLen is the length of text as captured bytes: a U+FFFD stands for one byte.
+func shownLen(text string) int { return len(text) - 2*strings.Count(text, "\uFFFD") }

@@ -3,26 +3,24 @@ package output
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
-// text assembles Result.Text from the head and tail shown (tail is nil unless the
-// output was truncated), with bytes that are not UTF-8 shown as U+FFFD.
-func (c *Capture) text(head, tail []byte, r Result) string {
-	if !r.Truncated {
-		return strings.ToValidUTF8(string(head), string(utf8.RuneError))
-	}
+// text assembles Result.Text of truncated output from the head and tail shown, and
+// reports whether sanitize removed anything from them.
+func (c *Capture) text(head, tail []byte, r Result) (string, bool) {
 	omitted := r.Total - int64(len(head)+len(tail))
 	m := marker(omitted, r, c.opts.SpillMax)
+	h, hc := sanitize(head)
+	t, tc := sanitize(tail)
 	var b strings.Builder
-	b.Grow(len(head) + 1 + len(m) + len(tail) + utf8.UTFMax)
-	b.WriteString(strings.ToValidUTF8(string(head), string(utf8.RuneError)))
+	b.Grow(len(h) + 1 + len(m) + len(t))
+	b.WriteString(h)
 	if len(head) > 0 && head[len(head)-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	b.WriteString(m)
-	b.WriteString(strings.ToValidUTF8(string(tail), string(utf8.RuneError)))
-	return b.String()
+	b.WriteString(t)
+	return b.String(), hc || tc
 }
 
 // marker is the line standing for the omitted middle of the output. It says where the

@@ -14,7 +14,8 @@ func (s Settings) Active() []RuleInfo {
 		case slices.Contains(s.Relax, r.ID),
 			r.ID == RuleNetwork && s.Network,
 			r.ID == RuleDedicated && !s.DedicatedTools,
-			r.ID == RuleUntrusted && s.Mode != ModeUntrusted:
+			r.ID == RuleUntrusted && s.Mode != ModeUntrusted,
+			fixed(r.ID): // the configuration's own patterns, or a misconfiguration
 			continue
 		}
 		out = append(out, r)

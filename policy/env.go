@@ -13,12 +13,30 @@ func (x *check) assignments(c *analysis.Command) {
 			x.ask(RuleDynamic, "`%s` assigns a variable whose name is only known at run time (rule dynamic), which could change how later commands run. Write the name literally.", c.Source)
 			continue
 		}
+		if a.Name == "GOBIN" && !a.Dynamic {
+			x.goBin(c, a.Value, 0) // judged as where go install writes
+			continue
+		}
 		if !specialVar(a.Name) || harmlessValue(a) {
 			continue
 		}
 		x.ask(RuleExecFlags, "`%s`: setting %s changes which programs, libraries, startup files or servers later commands use (rule code-execution): the user must approve it.", c.Source, a.Name)
 	}
 	x.inputAssignments(c)
+}
+
+// goBin judges a GOBIN setting (GOBIN=DIR before a command, exported, given to
+// env, or written by go env -w) as a write target: go install puts programs there.
+// The default place, ~/go/bin, is the user's own place for Go tools, where go
+// install writes anyway when GOBIN is unset, so naming it changes nothing.
+func (x *check) goBin(c *analysis.Command, dir string, f analysis.ArgFlag) {
+	if dir == "" {
+		return // unset: the default place
+	}
+	if pl, resolved := x.where(c, dir, f); pl == outside && x.home != "" && resolved == x.home+"/go/bin" {
+		return
+	}
+	x.writeTo(c, dir, f, "GOBIN (where go install puts programs)")
 }
 
 // specialVar reports variables that change how later commands run: which

@@ -116,7 +116,7 @@ func (x *check) network(c *analysis.Command) {
 				}
 			}
 		}
-	case name == "pip" || name == "pip3" || name == "python3" && len(c.Args) > 1 && c.Args[1] == "pip":
+	case name == "pip" || name == "pip3" || analysis.IsPython(name) && c.Sub == "pip": // python -m pip, -mpip
 		if len(c.Operands) == 0 {
 			return
 		}
@@ -145,7 +145,7 @@ func (x *check) network(c *analysis.Command) {
 				return
 			}
 		}
-	case name == "uv" || name == "poetry" || strings.HasPrefix(name, "python") && len(c.Args) > 1 && c.Args[0] == "-m" && c.Args[1] == "pip" || name == "uv" || name == "poetry":
+	case name == "uv" || name == "poetry" || analysis.IsPython(name) && c.Sub == "pip":
 		if len(c.Args) > 0 && c.Args[0] == "run" {
 			return // uv run, poetry run: the command is judged on its own
 		}

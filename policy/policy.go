@@ -105,6 +105,9 @@ func New(s Settings) (*Engine, error) {
 		if r == RuleParse {
 			return nil, fmt.Errorf("policy: rule %q cannot be relaxed: a command that does not parse is never run", r)
 		}
+		if fixed(r) {
+			return nil, fmt.Errorf("policy: rule %q cannot be relaxed: it is not a built-in rule but the configuration's own patterns or a misconfiguration; change those instead", r)
+		}
 		if !isRule(r) {
 			return nil, fmt.Errorf("policy: cannot relax unknown rule %q (known: %s)", r, strings.Join(ruleIDs(), ", "))
 		}
@@ -254,9 +257,12 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 		if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
 			continue
 		}
-		// The user's own rule, when it fires, explains the decision best.
+		// The user's own rule, when it fires, explains the decision best; then
+		// remote-code, the most specific (curl … | sudo sh is remote-code before
+		// it is network or privilege).
 		if best == nil || h.decision.rank() > best.decision.rank() ||
-			h.decision == best.decision && isUserRule(h.rule) && !isUserRule(best.rule) {
+			h.decision == best.decision && isUserRule(h.rule) && !isUserRule(best.rule) ||
+			h.decision == best.decision && h.rule == RuleRemoteCode && !isUserRule(best.rule) && best.rule != RuleRemoteCode {
 			best = h
 		}
 	}

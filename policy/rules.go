@@ -50,7 +50,16 @@ var rules = []RuleInfo{
 	{RuleLoseWork, Ask, "throws away work inside the project: git reset --hard, git clean -f, git checkout -- ., git stash drop, git branch -D"},
 	{RuleDedicated, Deny, "ls, cat, head, tail, grep, find, rg when the agent has its own tools (off by default)"},
 	{RuleUntrusted, Ask, "untrusted mode: anything outside the known read-only set"},
+	// Not rules of the built-in policy, but names a refusal can give: listed so that
+	// every rule a message names is in the table. They cannot be relaxed.
+	{RuleUserDeny, Deny, "matches a deny pattern of the shellgate configuration ([policy] deny)"},
+	{RuleUserAsk, Ask, "matches an ask pattern of the shellgate configuration ([policy] ask)"},
+	{RuleEnv, Deny, "shellgate itself is misconfigured (no project root, a relative directory): every command is refused"},
 }
+
+// fixed reports the listed names that are not built-in rules of their own and so
+// cannot be relaxed: the user's patterns (edit them instead) and misconfiguration.
+func fixed(id string) bool { return id == RuleEnv || isUserRule(id) }
 
 // Rules lists the built-in rules with one-line descriptions.
 func Rules() []RuleInfo {

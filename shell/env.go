@@ -60,16 +60,7 @@ func Env(base []string, o EnvOptions) []string {
 }
 
 func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
-	key := func(name string) string {
-		if foldCase {
-			return strings.ToUpper(name)
-		}
-		return name
-	}
-	keep := make(map[string]bool, len(o.KeepSecrets))
-	for _, name := range o.KeepSecrets {
-		keep[key(name)] = true
-	}
+	key, keep := keys(o, foldCase)
 
 	env := make([]string, 0, len(base)+len(Forced)+len(o.Extra))
 	index := make(map[string]int, cap(env)) // key → position in env
@@ -85,11 +76,7 @@ func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
 
 	for _, kv := range base {
 		name := nameOf(kv)
-		if name == "" || IsHijack(key(name)) {
-			continue
-		}
-		if !o.KeepAllSecrets && !keep[key(name)] &&
-			(IsSecret(name) || hasURLPassword(kv[len(name)+1:]) || LooksLikeKey(kv[len(name)+1:])) {
+		if name == "" || IsHijack(key(name)) || stripped(kv, name, o, keep[key(name)]) {
 			continue
 		}
 		set(kv)
@@ -101,6 +88,59 @@ func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
 		set(name + "=" + o.Extra[name])
 	}
 	return env
+}
+
+// stripped reports whether Env leaves out the variable kv, named name, as a secret.
+func stripped(kv, name string, o EnvOptions, kept bool) bool {
+	if o.KeepAllSecrets || kept {
+		return false
+	}
+	value := kv[len(name)+1:]
+	return IsSecret(name) || hasURLPassword(value) || LooksLikeKey(value)
+}
+
+// MinRedacted is the length from which a stripped secret's value is redacted from
+// output (see Secrets): shorter values ("1", "true", "dev") would hit ordinary text.
+const MinRedacted = 8
+
+// Secrets returns the variables of base that Env strips as secrets (not the
+// shell-hijacking ones), name → value, leaving out values shorter than MinRedacted:
+// the values to redact if a command prints them anyway, say by reading them from a
+// file. nil when there are none.
+func Secrets(base []string, o EnvOptions) map[string]string {
+	return secrets(base, o, runtime.GOOS == "windows")
+}
+
+func secrets(base []string, o EnvOptions, foldCase bool) map[string]string {
+	key, keep := keys(o, foldCase)
+	var found map[string]string
+	for _, kv := range base {
+		name := nameOf(kv)
+		if name == "" || len(kv)-len(name)-1 < MinRedacted || IsHijack(key(name)) || !stripped(kv, name, o, keep[key(name)]) {
+			continue
+		}
+		if found == nil {
+			found = map[string]string{}
+		}
+		found[name] = kv[len(name)+1:]
+	}
+	return found
+}
+
+// keys returns how variable names compare (case-insensitively on Windows) and the
+// set of o.KeepSecrets so compared.
+func keys(o EnvOptions, foldCase bool) (func(string) string, map[string]bool) {
+	key := func(name string) string {
+		if foldCase {
+			return strings.ToUpper(name)
+		}
+		return name
+	}
+	keep := make(map[string]bool, len(o.KeepSecrets))
+	for _, name := range o.KeepSecrets {
+		keep[key(name)] = true
+	}
+	return key, keep
 }
 
 // nameOf returns the name of a NAME=value entry, or "" if it has no '='. A leading

@@ -89,10 +89,10 @@ func IsHijack(name string) bool {
 }
 
 // keyPrefixes start values that are credentials whatever their variable is
-// called: OpenAI and Anthropic keys, GitHub tokens, Slack tokens, AWS access
-// key ids, GitLab and npm tokens.
+// called: OpenAI and Anthropic keys, GitHub tokens, Slack tokens (bot, user,
+// refresh, app-level), AWS access key ids, GitLab and npm tokens.
 var keyPrefixes = []string{
-	"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-",
+	"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xoxe.", "xapp-",
 	"AKIA", "ASIA", "glpat-", "npm_",
 }
 

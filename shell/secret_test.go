@@ -1,6 +1,9 @@
 package shell
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIsSecret(t *testing.T) {
 	tests := []struct {
@@ -70,5 +73,84 @@ func TestIsHijack(t *testing.T) {
 		if IsHijack(name) {
 			t.Errorf("IsHijack(%q) = true, want false", name)
 		}
+	}
+}
+
+// Names and values issue 10 lists: each is stripped by name or by the shape of
+// its value.
+func TestSecretCoverage(t *testing.T) {
+	for _, name := range []string{"GH_PAT", "GITHUB_PAT", "MY_TEAM_PAT", "SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK_URL", "TEAMS_WEBHOOK_URL",
+		"SENTRY_DSN", "DATADOG_DSN", "npm_config__authToken", "NPM_CONFIG__AUTHTOKEN", "registry_authToken", "NPM_TOKEN"} {
+		if !IsSecret(name) {
+			t.Errorf("IsSecret(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"PATTERN", "PATH", "DSNAME", "PATCH_LEVEL", "HOME"} {
+		if IsSecret(name) {
+			t.Errorf("IsSecret(%q) = true", name)
+		}
+	}
+	for _, v := range []string{
+		"sk-proj-abcdefghijklmnopqrstuvwxyz0123",
+		"sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+		"ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+		"github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+		"xoxb-123456789012-1234567890123-abcdefghijklmnop",
+		"xoxp-123456789012-1234567890123-abcdefghijklmnop",
+		"xoxe-1-abcdefghijklmnopqrstuvwxyz",
+		"xapp-1-A0123456789-0123456789-abcdef",
+		"AKIAIOSFODNN7EXAMPLE",
+		"ASIAIOSFODNN7EXAMPLE",
+		"glpat-abcdefghijklmnopqrst",
+		"npm_abcdefghijklmnopqrstuvwxyz012345",
+	} {
+		if !LooksLikeKey(v) {
+			t.Errorf("LooksLikeKey(%q) = false", v)
+		}
+	}
+	for _, v := range []string{"sk-short", "skeleton-abcdefghijklmnopqrstu", "AKIA", "xoxb-", "/usr/local/bin:/usr/bin", "ghp_with spaces in it here"} {
+		if LooksLikeKey(v) {
+			t.Errorf("LooksLikeKey(%q) = true", v)
+		}
+	}
+}
+
+// Secrets returns what Env strips as secret, for redaction: long enough values only,
+// not the variables kept on request, not the hijacking ones.
+func TestSecrets(t *testing.T) {
+	base := []string{
+		"GITHUB_TOKEN=ghp_0123456789abcdefghijklmnop",
+		"DB_PASS=hunter2hunter2",
+		"SHORT_TOKEN=abc", // too short to redact: "abc" is everywhere
+		"NOTE=sk-abcdefghijklmnop1234",
+		"REDIS_URL=redis://u:longpassword@host:6379",
+		"KEPT_TOKEN=keep-me-please",
+		"BASH_ENV=/tmp/evil-startup-file",
+		"PATH=/usr/local/bin:/usr/bin",
+		"HOME=/home/someone",
+	}
+	got := Secrets(base, EnvOptions{KeepSecrets: []string{"KEPT_TOKEN"}})
+	want := map[string]string{
+		"GITHUB_TOKEN": "ghp_0123456789abcdefghijklmnop",
+		"DB_PASS":      "hunter2hunter2",
+		"NOTE":         "sk-abcdefghijklmnop1234",
+		"REDIS_URL":    "redis://u:longpassword@host:6379",
+	}
+	if len(got) != len(want) {
+		t.Errorf("Secrets = %q, want %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Secrets[%s] = %q, want %q", k, got[k], v)
+		}
+	}
+	env := strings.Join(Env(base, EnvOptions{KeepSecrets: []string{"KEPT_TOKEN"}}), "\n")
+	for k := range got {
+		if strings.Contains(env, k+"=") {
+			t.Errorf("%s is in Secrets but Env keeps it", k)
+		}
+	}
+	if s := Secrets(base, EnvOptions{KeepAllSecrets: true}); s != nil {
+		t.Errorf("KeepAllSecrets: Secrets = %q", s)
 	}
 }

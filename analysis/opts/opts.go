@@ -38,6 +38,9 @@ type Spec struct {
 	OneDash bool
 	// Exact: long options are never abbreviated (git's global options).
 	Exact bool
+	// Final lists short options whose value ends the options: what follows is
+	// the operands, whatever it looks like (python -c CMD, python -m MODULE).
+	Final string
 }
 
 // grammar is a Spec's grammar as written, read into a table on first use:
@@ -179,15 +182,28 @@ func (s *Spec) Parse(args []string, dynamic func(int) bool) Result {
 			i = s.parseLong(&r, args, i)
 		} else {
 			i = s.parseShort(&r, args, i)
+			if s.final(r.Opts) {
+				i++
+				break
+			}
 		}
 	}
 	r.End = min(i, len(args))
-	if s.InOrder {
+	if s.InOrder || s.final(r.Opts) {
 		for j := r.End; j < len(args); j++ {
 			r.Operands = append(r.Operands, j)
 		}
 	}
 	return r
+}
+
+// final reports whether the last option found is one of s.Final, with its value.
+func (s *Spec) final(found []Opt) bool {
+	if s.Final == "" || len(found) == 0 {
+		return false
+	}
+	o := found[len(found)-1]
+	return o.HasValue && len(o.Name) == 1 && strings.Contains(s.Final, o.Name)
 }
 
 // parseLong reads the long option at args[i] and returns the index of the last

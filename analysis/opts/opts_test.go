@@ -9,6 +9,13 @@ import (
 // sortLike is a GNU tool with short and long options, values and none.
 var sortLike = New("o:t:i::rn", "output=", "output-format=", "in-place=?", "reverse", "numeric-sort", "target-directory=", "targets")
 
+// pythonLike stops at its first operand, or after the value of -c or -m.
+var pythonLike = func() *Spec {
+	s := New("c:Im:W:", "help")
+	s.InOrder, s.Exact, s.Final = true, true, "cm"
+	return s
+}()
+
 func TestParse(t *testing.T) {
 	for _, tt := range []struct {
 		args     string
@@ -38,6 +45,12 @@ func TestParse(t *testing.T) {
 		// GNU permutation, and -- ends options.
 		{"in -r -- -o x", sortLike, "r", []int{0, 3, 4}},
 		{"- -r", sortLike, "r", []int{0}},
+		// A Final option's value ends the options (python -m MOD, -c CMD).
+		{"-m venv --clear /x", pythonLike, "m=venv", []int{2, 3}},
+		{"-Imvenv -x", pythonLike, "I m=venv", []int{1}},
+		{"-I -c code -m x", pythonLike, "I c=code", []int{3, 4}},
+		{"-W ignore script.py -m x", pythonLike, "W=ignore", []int{2, 3, 4}},
+		{"-m", pythonLike, "m", nil},
 	} {
 		r := tt.spec.Parse(strings.Fields(tt.args), nil)
 		var got []string
