@@ -22,8 +22,11 @@ import (
 type SessionConfig struct {
 	// ID names the session in logs; the MCP server gives its session's id.
 	ID string
-	// Jobs bounds the session's jobs (zero: jobs' defaults).
+	// Jobs bounds the session's jobs (zero: the Gate's Sessions.Jobs).
 	Jobs jobs.Limits
+	// KeepExports carries exported variables to the next commands, as cd is
+	// carried (or the Gate's Sessions.KeepExports).
+	KeepExports bool
 }
 
 // Session is a sequence of calls that share a working directory, jobs and, on
@@ -39,19 +42,27 @@ type Session struct {
 	box  *box
 	jobs *jobs.Table
 
-	mu     sync.Mutex
-	cwd    string // relative to the root, POSIX separators
-	closed bool
+	keepExports bool
+
+	mu      sync.Mutex
+	cwd     string             // relative to the root, POSIX separators
+	exports map[string]*string // carried from earlier commands (KeepExports); nil: unset
+	closed  bool
 }
 
 // NewSession returns a new session of g, in the root. Gate.Close closes it too.
 func (g *Gate) NewSession(c SessionConfig) *Session {
 	sup := runner.NewSupervisor()
 	sup.KillGrace = g.cfg.KillGrace
+	limits := c.Jobs
+	if limits == (jobs.Limits{}) {
+		limits = g.cfg.Sessions.Jobs
+	}
 	s := &Session{
 		g: g, id: c.ID, sup: sup, cwd: ".",
-		box:  &box{mode: g.box.mode, wanted: g.box.wanted, sup: sup},
-		jobs: jobs.NewTable(c.Jobs),
+		box:         &box{mode: g.box.mode, wanted: g.box.wanted, sup: sup},
+		jobs:        jobs.NewTable(limits),
+		keepExports: c.KeepExports || g.cfg.Sessions.KeepExports,
 	}
 	g.sessMu.Lock()
 	defer g.sessMu.Unlock()
@@ -178,7 +189,8 @@ type call struct {
 	callOut  *detachable
 	callErr  *detachable
 	input    *os.File // our end of the command's stdin
-	cwd      *os.File // read end of the pipe the shell reports its directory on
+	report   *stateReport // what the shell reports on exit: its directory, its exports
+	env      []string     // the environment the command was given
 	cancel   context.CancelFunc
 	timedOut atomic.Bool
 	pid      atomic.Int64
@@ -281,26 +293,29 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 	var extra []*os.File
 	script := req.Command
 	if g.shell.Kind == shell.Bash {
-		r, w, err := os.Pipe()
+		rep, w, err := newStateReport()
 		if err != nil {
 			inW.Close()
 			return nil, err
 		}
 		defer w.Close()
-		c.cwd, extra = r, []*os.File{w}
-		script = cwdPrologue + script
+		c.report, extra = rep, []*os.File{w}
+		script = prologue(s.keepExports) + script
 	}
 	env, secrets := g.childEnv()
+	c.env = s.withExports(env)
 	job, jctx, err := c.newJob(req, inW, secrets)
 	if err != nil {
 		inW.Close()
-		c.closeCwd()
+		if c.report != nil {
+			c.report.take()
+		}
 		return nil, err
 	}
 	c.stdout, c.stderr = g.captures(a.budget, o, secrets)
 	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput)}
 	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput)}
-	spec := s.spec(a, script, env, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
+	spec := s.spec(a, script, c.env, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
 	spec.ExtraFiles = extra
 	c.run(jctx, job, spec, inW, nil)
 	return job, nil
@@ -392,7 +407,7 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 		screen.Close()
 		master.Close()
 	}()
-	spec := c.s.spec(c.a, req.Command, env, nil, nil, nil)
+	spec := c.s.spec(c.a, req.Command, c.s.withExports(env), nil, nil, nil)
 	spec.Terminal = slave
 	spec.Env = append(spec.Env, "TERM=xterm-256color", fmt.Sprintf("COLUMNS=%d", terminalCols), fmt.Sprintf("LINES=%d", terminalRows))
 	c.run(jctx, job, spec, master, drained)
@@ -405,18 +420,6 @@ type nopCloser struct{ *os.File }
 
 func (nopCloser) Close() error { return nil }
 
-// cwdPrologue makes bash report its final directory on fd 3, moved out of the
-// way to fd 87 so the command keeps fd 3 for itself. A command that replaces the
-// EXIT trap or execs another program reports nothing: the directory stays.
-const cwdPrologue = `exec 87>&3 3>&-; trap 'builtin printf "%s\0" "$PWD" >&87' EXIT; `
-
-func (c *call) closeCwd() {
-	if c.cwd != nil {
-		c.cwd.Close()
-		c.cwd = nil
-	}
-}
-
 // finish is the call's envelope once the command has ended in the call.
 func (c *call) finish(o runOptions) envelope.Envelope {
 	if c.timer != nil {
@@ -428,34 +431,15 @@ func (c *call) finish(o runOptions) envelope.Envelope {
 	}
 	c.s.jobs.Discard(c.job)
 	env := &c.a.env
-	c.s.follow(c.readCwd(), c.a.dir, env)
-	c.closeCwd()
-	return c.s.g.finish(env, res, err, c.stdout, c.stderr, c.a.budget, c.sess, o)
-}
-
-// readCwd returns the directory the shell reported, "" if none. The shell has
-// exited: what it wrote is in the pipe, whoever else still holds it.
-func (c *call) readCwd() string {
-	if c.cwd == nil {
-		return ""
-	}
-	c.cwd.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-	b := make([]byte, 4096)
-	n, _ := io.ReadFull(c.cwd, b)
-	dir, _, ok := cutNUL(b[:n])
-	if !ok {
-		return ""
-	}
-	return dir
-}
-
-func cutNUL(b []byte) (string, []byte, bool) {
-	for i, x := range b {
-		if x == 0 {
-			return string(b[:i]), b[i+1:], true
+	if c.report != nil {
+		if dir, vars, ok := parseReport(c.report.take()); ok {
+			c.s.follow(dir, c.a.dir, env)
+			if c.s.keepExports {
+				c.s.carryExports(c.env, vars)
+			}
 		}
 	}
-	return "", b, false
+	return c.s.g.finish(env, res, err, c.stdout, c.stderr, c.a.budget, c.sess, o)
 }
 
 // follow moves the session to dir, where the last command's shell ended after
@@ -495,11 +479,8 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 			}
 		}
 	}
-	if cwd := c.cwd; cwd != nil {
-		// Open until the job ends: its shell writes there on exit, and a closed
-		// pipe would kill it with SIGPIPE, losing its exit status.
-		go func() { <-c.job.Done(); cwd.Close() }()
-		c.cwd = nil
+	if c.report != nil {
+		c.report.closeAt(c.job.Done()) // a job's directory is not the session's
 	}
 	out := c.job.Read(ctx, jobs.ReadOptions{Limit: c.a.budget})
 	env := &c.a.env

@@ -305,3 +305,25 @@ func TestSessionAudit(t *testing.T) {
 		t.Errorf("a key typed into a job reached the audit log:\n%s", b)
 	}
 }
+
+func TestSessionKeepsExports(t *testing.T) {
+	s, l := session(t, shellgate.Config{Sessions: shellgate.SessionDefaults{KeepExports: true}}, shellgate.SessionConfig{})
+	must(t, os.MkdirAll(filepath.Join(l.root, "venv", "bin"), 0o755))
+	srun(t, s, shellgate.Request{Command: `export VIRTUAL_ENV="$PWD/venv" PATH="$PWD/venv/bin:$PATH" GREETING='a "quoted"
+two-line value'; export LD_PRELOAD=/x.so`})
+	env := srun(t, s, shellgate.Request{Command: `echo "$VIRTUAL_ENV|${PATH%%:*}|$GREETING|${LD_PRELOAD-unset}"`})
+	want := filepath.Join(l.root, "venv") + "|" + filepath.Join(l.root, "venv", "bin") + "|a \"quoted\"\ntwo-line value|unset\n"
+	if env.Data.Stdout != want {
+		t.Fatalf("carried exports: %q, want %q", env.Data.Stdout, want)
+	}
+	srun(t, s, shellgate.Request{Command: "unset GREETING"})
+	if env := srun(t, s, shellgate.Request{Command: `echo "${GREETING-unset}"`}); env.Data.Stdout != "unset\n" {
+		t.Fatalf("after unset: %q", env.Data.Stdout)
+	}
+	// Without KeepExports nothing carries over.
+	plain, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	srun(t, plain, shellgate.Request{Command: "export X=1"})
+	if env := srun(t, plain, shellgate.Request{Command: `echo "${X-unset}"`}); env.Data.Stdout != "unset\n" {
+		t.Fatalf("exports carried without KeepExports: %q", env.Data.Stdout)
+	}
+}
