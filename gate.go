@@ -522,8 +522,8 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
 		Env:       childEnv,
-		Stdout:    tee(stdout, "stdout", o.onOutput),
-		Stderr:    tee(stderr, "stderr", o.onOutput),
+		Stdout:    tee(stdout, "stdout", o.onOutput, secrets),
+		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
 		Timeout:   timeout,
 		KillGrace: g.cfg.KillGrace,
 	}

@@ -313,8 +313,8 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 		return nil, err
 	}
 	c.stdout, c.stderr = g.captures(a.budget, o, secrets)
-	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput)}
-	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput)}
+	c.callOut = &detachable{w: tee(c.stdout, "stdout", o.onOutput, secrets)}
+	c.callErr = &detachable{w: tee(c.stderr, "stderr", o.onOutput, secrets)}
 	spec := s.spec(a, script, c.env, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
 	spec.ExtraFiles = extra
 	c.run(jctx, job, spec, inW, nil)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/output"
 )
 
 // progressTail is how much of the newest combined output a progress message shows.
@@ -151,5 +152,6 @@ func newestLines(b []byte, n int) string {
 			b = b[i+1:]
 		}
 	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	text, _ := output.Text(b) // no escape sequences for the client to render
+	return text
 }

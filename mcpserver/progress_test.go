@@ -128,3 +128,11 @@ func TestNewestLines(t *testing.T) {
 		}
 	}
 }
+
+// A progress message carries no escape sequence for the client to obey.
+func TestProgressMessageIsPlainText(t *testing.T) {
+	got := newestLines([]byte("\x1b]0;owned\x07building\x1b[31m red\x1b[0m\r\x1b[2Kstep 2 of 3\n"), progressTail)
+	if got != "step 2 of 3\n" {
+		t.Errorf("progress message %q", got)
+	}
+}

@@ -137,5 +137,32 @@ func (r *renderer) sequence(b []byte) int {
 		}
 		return 1
 	}
+	r.eraseInLine(seq)
 	return n
+}
+
+// eraseInLine applies "erase in line" (CSI K, CSI 2K), which progress bars
+// send after '\r' to clear the last state: what it erases is not shown.
+func (r *renderer) eraseInLine(seq []byte) {
+	var params string
+	switch {
+	case len(seq) >= 3 && seq[0] == ansi.ESC && seq[1] == '[':
+		params = string(seq[2 : len(seq)-1])
+	case len(seq) >= 2 && seq[0] == 0x9b:
+		params = string(seq[1 : len(seq)-1])
+	default:
+		return
+	}
+	if seq[len(seq)-1] != 'K' {
+		return
+	}
+	switch params {
+	case "", "0": // from the cursor to the end
+		r.line = r.line[:min(r.col, len(r.line))]
+	case "2": // the whole line; the cursor stays
+		for i := range r.line {
+			r.line[i] = ' '
+		}
+		r.line = r.line[:min(r.col, len(r.line))]
+	}
 }

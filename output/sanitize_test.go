@@ -17,6 +17,8 @@ func TestSanitize(t *testing.T) {
 		{"empty", "", "", false},
 		{"carriage return overwrites", "a\rb\n", "b\n", true},
 		{"progress bar shows its last state", "10%\r20%\r100%\ndone\n", "100%\ndone\n", true},
+		{"erase to the end of the line", "downloading 50%\r\x1b[Kok\n", "ok\n", true},
+		{"erase the whole line", "abc\x1b[2Kd\n", "   d\n", true},
 		{"shorter overwrite keeps the rest, as a terminal does", "abcdef\rXY\n", "XYcdef\n", true},
 		{"crlf", "one\r\ntwo\r\n", "one\ntwo\n", false},
 		{"carriage return at the end", "abc\r", "abc", false},
