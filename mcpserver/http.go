@@ -76,11 +76,20 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		s.Close()
-		return err
-	case <-ctx.Done():
+	// Sessions end without a call of ours seeing it (deleted, or idle past
+	// sessionTimeout): look for them now and then, so their jobs die with them.
+	prune := time.NewTicker(pruneEvery)
+	defer prune.Stop()
+	for running := true; running; {
+		select {
+		case err := <-served:
+			s.Close()
+			return err
+		case <-prune.C:
+			s.pruneSessions()
+		case <-ctx.Done():
+			running = false
+		}
 	}
 	s.Close()
 	// Open event streams never end on their own: closing the sessions ends them, so
@@ -96,6 +105,9 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 	<-served
 	return nil
 }
+
+// pruneEvery is how often an HTTP server looks for sessions that ended.
+const pruneEvery = 5 * time.Second
 
 // sessionTimeout is how long an HTTP session may stay idle before it is closed.
 const sessionTimeout = 30 * time.Minute
