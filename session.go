@@ -188,7 +188,6 @@ type call struct {
 	stderr   *output.Capture
 	callOut  *detachable
 	callErr  *detachable
-	input    *os.File     // our end of the command's stdin
 	report   *stateReport // what the shell reports on exit: its directory, its exports
 	env      []string     // the environment the command was given
 	cancel   context.CancelFunc

@@ -136,7 +136,7 @@ func TestApprovalMessageBounded(t *testing.T) {
 func TestApprovalMessageControlsVisible(t *testing.T) {
 	cmd := "rm -rf ~\r\x1b[2Kgit status\b\b\u202e \x9b1m"
 	m := approvalMessage(shellgate.Question{Command: cmd, Rule: "catastrophic", Reason: "why", SessionKey: cmd})
-	if strings.ContainsAny(m, "\r\x1b\b\u202e\x9b") {
+	if strings.ContainsAny(m, "\r\x1b\b\u202e") || strings.Contains(m, "\x9b") {
 		t.Errorf("control characters reach the elicitation: %q", m)
 	}
 	for _, want := range []string{`rm -rf ~\r\e[2Kgit status\x08\x08\u202E \x9b1m`, `covered by "rm -rf ~\\r\\e[2Kgit`} {
