@@ -327,3 +327,53 @@ two-line value'; export LD_PRELOAD=/x.so`})
 		t.Fatalf("exports carried without KeepExports: %q", env.Data.Stdout)
 	}
 }
+
+// Full-screen programs work on a terminal job: vim edits a file and saves it,
+// git rebase -i drops a commit through its editor, and top shows its header.
+func TestSessionTerminalPrograms(t *testing.T) {
+	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	untilState := func(env envelope.Envelope) envelope.Envelope {
+		for i := 0; i < 20 && env.Data.Job != nil && env.Data.Job.State == envelope.JobRunning; i++ {
+			env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 500})
+		}
+		return env
+	}
+	env := untilState(srun(t, s, shellgate.Request{Command: "vim -u NONE -N notes.txt", TTY: true}))
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting || !strings.Contains(env.Data.Stdout, "notes.txt") {
+		t.Fatalf("vim: %s", env.Text)
+	}
+	id := env.Data.Job.ID
+	env = s.Input(ctx, id, shellgate.JobInput{Text: "ihello from vim", Keys: []string{"Escape"}})
+	if !strings.Contains(env.Data.Stdout, "hello from vim") || strings.Contains(env.Data.Stdout, "\x1b") {
+		t.Fatalf("vim screen after typing: %q", env.Data.Stdout)
+	}
+	env = s.Input(ctx, id, shellgate.JobInput{Text: ":wq\n"})
+	for env.Data.Job.Running() {
+		env = s.Output(ctx, id, shellgate.JobRead{WaitMS: 2000})
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, "notes.txt")); err != nil || string(b) != "hello from vim\n" {
+		t.Fatalf("notes.txt after :wq = %q, %v", b, err)
+	}
+	git := "git -c user.name=t -c user.email=t@t "
+	env = srun(t, s, shellgate.Request{Command: "git init -q && " + git + "commit -q --allow-empty -m one && " + git + "commit -q --allow-empty -m two"})
+	if env.Status != envelope.Success {
+		t.Fatalf("git setup: %s", env.Text)
+	}
+	env = untilState(srun(t, s, shellgate.Request{Command: "GIT_EDITOR='vim -u NONE -N' " + git + "rebase -i HEAD~1", TTY: true}))
+	if env.Data.Job == nil || env.Data.Job.State != envelope.JobWaiting || !strings.Contains(env.Data.Stdout, "pick") {
+		t.Fatalf("git rebase -i: %s", env.Text)
+	}
+	id = env.Data.Job.ID
+	env = s.Input(ctx, id, shellgate.JobInput{Text: ":s/^pick/drop/\n:wq\n"})
+	for env.Data.Job != nil && env.Data.Job.Running() {
+		env = s.Output(ctx, id, shellgate.JobRead{WaitMS: 2000})
+	}
+	if log := srun(t, s, shellgate.Request{Command: "git log --format=%s"}); log.Data.Stdout != "one\n" {
+		t.Fatalf("after git rebase -i: %q\n%s", log.Data.Stdout, env.Text)
+	}
+	env = untilState(srun(t, s, shellgate.Request{Command: "top -b -n 1 | head -n 3", TTY: true}))
+	if !strings.Contains(env.Data.Stdout, "top -") || !strings.Contains(env.Data.Stdout, "Tasks:") {
+		t.Fatalf("top: %q", env.Data.Stdout)
+	}
+}
