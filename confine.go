@@ -30,7 +30,11 @@ type SandboxConfig struct {
 	NoCaches bool
 	// TmpSize caps the session's private /tmp, in bytes (default 2 GiB).
 	TmpSize int64
-	Limits  sandbox.Limits
+	// HostPorts are ports of the host's loopback that commands reach on their
+	// own localhost when the network is off (a dev server, a database):
+	// shellgate forwards them into the session.
+	HostPorts []int
+	Limits    sandbox.Limits
 }
 
 // DefaultHidden are the secrets commands read as empty, relative to the home
@@ -182,8 +186,10 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
 		TempDir: sandboxTemp(g.root),
-		Limits:  c.Limits,
-		Visible: []string{g.cfg.SpillDir, g.shell.Path},
+		// Only needed with the network off; the helper ignores them otherwise.
+		HostPorts: c.HostPorts,
+		Limits:    c.Limits,
+		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
