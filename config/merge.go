@@ -384,7 +384,7 @@ func validEnvName(s string) bool {
 }
 
 // appendNew appends the values not already in list, keeping order.
-func appendNew[T comparable](list []T, vals ...T) []T {
+func appendNew(list []string, vals ...string) []string {
 	for _, v := range vals {
 		if !slices.Contains(list, v) {
 			list = append(list, v)

@@ -137,7 +137,7 @@ func (m *merger) hostPorts(f *parsedFile, ports []int64, trusted bool, ignore fu
 		if p < 1 || p > 65535 {
 			return f.errorAt("sandbox.host_ports", "entry %d, %d: want a TCP port, 1 to 65535", i+1, p)
 		}
-		if !slices.Contains(out.HostPorts, int(p)) {
+		if !slices.Contains(out.HostPorts, int(p)) && !slices.Contains(add, int(p)) {
 			add = append(add, int(p))
 		}
 	}
@@ -151,6 +151,6 @@ func (m *merger) hostPorts(f *parsedFile, ports []int64, trusted bool, ignore fu
 	if len(out.HostPorts)+len(add) > sandbox.MaxHostPorts {
 		return f.errorAt("sandbox.host_ports", "%d ports in all: at most %d can be forwarded", len(out.HostPorts)+len(add), sandbox.MaxHostPorts)
 	}
-	out.HostPorts = appendNew(out.HostPorts, add...)
+	out.HostPorts = append(out.HostPorts, add...)
 	return nil
 }
