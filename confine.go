@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -30,7 +33,11 @@ type SandboxConfig struct {
 	NoCaches bool
 	// TmpSize caps the session's private /tmp, in bytes (default 2 GiB).
 	TmpSize int64
-	Limits  sandbox.Limits
+	// HostPorts are ports of the host's loopback that commands reach on their
+	// own localhost when the network is off (a dev server, a database):
+	// shellgate forwards them into the session.
+	HostPorts []int
+	Limits    sandbox.Limits
 }
 
 // DefaultHidden are the secrets commands read as empty, relative to the home
@@ -199,8 +206,10 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
 		TempDir: sandboxTemp(g.root),
-		Limits:  c.Limits,
-		Visible: []string{g.cfg.SpillDir, g.shell.Path},
+		// Only needed with the network off; the helper ignores them otherwise.
+		HostPorts: c.HostPorts,
+		Limits:    c.Limits,
+		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
 	}
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
@@ -280,7 +289,8 @@ func (g *Gate) cacheDirs(home string) []string {
 
 // sandboxHint explains a failure that looks like the sandbox's doing, so that
 // the model does not take it for a broken tool, and says how it is allowed.
-func sandboxHint(d *envelope.Data, network bool) string {
+// hostPorts are the ports forwarded to the host's loopback ([sandbox] host_ports).
+func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 	if d.ExitCode != nil && *d.ExitCode == 0 {
 		return ""
 	}
@@ -298,8 +308,79 @@ func sandboxHint(d *envelope.Data, network bool) string {
 		return "The sandbox keeps this path read-only (outside the project root, or a protected path such as .git/hooks or .git/config). Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
 	case has("Permission denied", "Operation not permitted") && !has("sudo"):
 		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
-	case !network && has("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Name or service not known", "Connection refused", "getaddrinfo"):
-		return "The sandbox has no network but a loopback of this session's own: servers started by this session's commands answer on localhost, nothing else does. The user can turn the network on with --allow-network, BASH_ALLOW_NETWORK=true or [policy] network = true."
+	case !network && has(refusedMarks...):
+		return localPortHint(refusedPort(text), hostPorts)
+	case !network && len(hostPorts) > 0 && has("Connection reset by peer", "connection reset by peer", "ECONNRESET"):
+		return fmt.Sprintf("If this was a connection to a port forwarded to the host (%s), nothing answered on the host's loopback: the server there is not running, or listens elsewhere.", joinPorts(hostPorts))
+	case !network && has("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Name or service not known", "getaddrinfo"):
+		return "The sandbox has no network but a loopback of this session's own: servers started by this session's commands answer on localhost, nothing else does. " + networkOn
 	}
 	return ""
+}
+
+const networkOn = "The user can turn the network on with --allow-network, BASH_ALLOW_NETWORK=true or [policy] network = true."
+
+// refusedMarks are what clients print when nothing listens on a port: bash,
+// Python, psql and nc ("Connection refused"), Go ("connection refused"), Node
+// (ECONNREFUSED), curl.
+var refusedMarks = []string{"Connection refused", "connection refused", "ECONNREFUSED", "Couldn't connect to server", "Failed to connect to"}
+
+// localPorts find the port of a refused connection to the loopback in a
+// client's message, each capturing it: Node and Go ("127.0.0.1:3000",
+// "::1:3000"), wget ("|127.0.0.1|:3000"), bash ("/dev/tcp/localhost/3000"),
+// then curl, nc, psql and Python ("localhost port 3000", "… port=3000").
+var localPorts = []*regexp.Regexp{
+	regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|\[?::1\]?)\|?:(\d{1,5})\b`),
+	regexp.MustCompile(`/dev/tcp/(?:localhost|127\.0\.0\.1|::1)/(\d{1,5})\b`),
+	regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|::1)\b.*?\bport[ =](\d{1,5})\b`),
+}
+
+// refusedPort is the loopback port a refused connection in text was made to,
+// read from the lines that say so, else from a local address anywhere (a
+// traceback's source line); 0 when none is named.
+func refusedPort(text string) int {
+	port := func(re *regexp.Regexp, s string) int {
+		if m := re.FindStringSubmatch(s); m != nil {
+			if p, err := strconv.Atoi(m[1]); err == nil && p > 0 && p <= 65535 {
+				return p
+			}
+		}
+		return 0
+	}
+	for _, line := range strings.Split(text, "\n") {
+		refused := false
+		for _, m := range refusedMarks {
+			refused = refused || strings.Contains(line, m)
+		}
+		for _, re := range localPorts {
+			if p := port(re, line); refused && p > 0 {
+				return p
+			}
+		}
+	}
+	return port(localPorts[0], text)
+}
+
+// localPortHint explains a refused connection with the network off: the
+// session's loopback is its own, and a server of the host is reached through a
+// forwarded port.
+func localPortHint(port int, hostPorts []int) string {
+	if port > 0 && slices.Contains(hostPorts, port) {
+		return fmt.Sprintf("Port %d is forwarded to the host's loopback ([sandbox] host_ports), but nothing answered there: the server on the host is not running, or listens elsewhere.", port)
+	}
+	p, nothing, at := "PORT", "", ""
+	if port > 0 {
+		p = strconv.Itoa(port)
+		nothing, at = "Nothing answered on port "+p+" in this session. ", " on port "+p
+	}
+	return nothing + "The sandbox gives the session a loopback of its own: servers started by this session's commands answer on localhost, the host's do not, even on the host's localhost. " +
+		"To reach a server running on the host" + at + ", the user forwards its port into the session: [sandbox] host_ports = [" + p + "] in the configuration, or --host-port " + p + ". " + networkOn
+}
+
+func joinPorts(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ", ")
 }

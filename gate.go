@@ -607,7 +607,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := sandboxHint(d, g.cfg.Policy.Network); hint != "" {
+		if hint := sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...); hint != "" {
 			env.Note(hint)
 		}
 	}

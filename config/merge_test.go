@@ -1,7 +1,10 @@
 package config_test
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -344,5 +347,83 @@ tmp_size = "1GB"
 	write(t, filepath.Join(l.root, config.ProjectFileName), "[sandbox]\nmode = \"sometimes\"\n")
 	if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), "[sandbox] mode: unknown mode") {
 		t.Errorf("bad mode: %v", err)
+	}
+}
+
+// [sandbox] host_ports: each port forwarded lets commands reach a server of the
+// host, so an untrusted project file cannot add one; the user's files can.
+func TestSandboxHostPorts(t *testing.T) {
+	warnedAbout := func(src config.Sources, key string) bool {
+		for _, w := range src.Warnings {
+			if strings.Contains(w.Error(), key) {
+				return true
+			}
+		}
+		return false
+	}
+	l := newLab(t)
+	write(t, l.user, "[sandbox]\nhost_ports = [3000]\n")
+	project := filepath.Join(l.root, config.ProjectFileName)
+	for _, tc := range []struct {
+		name, project string
+		trust         bool
+		want          []int
+		warned        bool
+	}{
+		{"project adds a port", "[sandbox]\nhost_ports = [3000, 5432]\n", false, []int{3000}, true},
+		{"project adds only a port", "[sandbox]\nhost_ports = [22]\n", false, []int{3000}, true},
+		{"project repeats the user's port", "[sandbox]\nhost_ports = [3000]\n", false, []int{3000}, false},
+		{"trusted project adds a port", "[sandbox]\nhost_ports = [3000, 5432]\n", true, []int{3000, 5432}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write(t, project, tc.project)
+			opts := l.opts()
+			opts.TrustProject = tc.trust
+			cfg, src, err := config.Load(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cfg.Sandbox.HostPorts, tc.want) {
+				t.Errorf("host ports %v, want %v", cfg.Sandbox.HostPorts, tc.want)
+			}
+			if got := warnedAbout(src, "[sandbox] host_ports"); got != tc.warned {
+				t.Errorf("warned %v, want %v: %v", got, tc.warned, src.Warnings)
+			}
+		})
+	}
+
+	os.Remove(project)
+	extra := write(t, filepath.Join(t.TempDir(), "extra.toml"), "[sandbox]\nhost_ports = [5432, 3000]\n")
+	opts := l.opts()
+	opts.ConfigFile = extra
+	if cfg, _, err := config.Load(opts); err != nil || !slices.Equal(cfg.Sandbox.HostPorts, []int{3000, 5432}) {
+		t.Errorf("--config adds a port: %v %v", cfg.Sandbox.HostPorts, err)
+	}
+
+	for _, bad := range []struct{ toml, msg string }{
+		{"host_ports = [0]", "[sandbox] host_ports: entry 1, 0: want a TCP port, 1 to 65535"},
+		{"host_ports = [80, 65536]", "entry 2, 65536"},
+		{"host_ports = [\"3000\"]", "host_ports"},
+		{"host_ports = [" + strings.Repeat("1,", 40) + "2]", ""},
+	} {
+		write(t, l.user, "[sandbox]\n"+bad.toml+"\n")
+		_, _, err := config.Load(l.opts())
+		if bad.msg == "" {
+			if err != nil {
+				t.Errorf("%s: %v", bad.toml, err) // duplicates are one port
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%s: error %v, want %q", bad.toml, err, bad.msg)
+		}
+	}
+	ports := make([]string, 40)
+	for i := range ports {
+		ports[i] = strconv.Itoa(10000 + i)
+	}
+	write(t, l.user, "[sandbox]\nhost_ports = ["+strings.Join(ports, ", ")+"]\n")
+	if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), "at most 32") {
+		t.Errorf("40 ports: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type sandboxTable struct {
 	Memory   any      `toml:"memory"`
 	FileSize any      `toml:"file_size"`
 	CPUTime  *string  `toml:"cpu_time"`
+	// HostPorts are host loopback ports forwarded into a session whose
+	// network is off (a dev server, a database).
+	HostPorts []int64 `toml:"host_ports"`
 }
 
 // Ranks: a project file may move towards the stricter end only.
@@ -75,6 +79,10 @@ func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why strin
 		}
 	}
 
+	if err := m.hostPorts(f, s.HostPorts, trusted, ignore); err != nil {
+		return err
+	}
+
 	// Limits: a project file may only lower them.
 	lower := func(key string, cur, v int64) (int64, bool) {
 		if trusted || cur == 0 || (v > 0 && v <= cur) {
@@ -117,5 +125,32 @@ func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why strin
 		v, _ := lower("sandbox.cpu_time", int64(out.Limits.CPUTime), int64(d))
 		out.Limits.CPUTime = time.Duration(v)
 	}
+	return nil
+}
+
+// hostPorts adds [sandbox] host_ports. Each port forwarded lets commands reach
+// one more of the host's servers, so a project file may not add any.
+func (m *merger) hostPorts(f *parsedFile, ports []int64, trusted bool, ignore func(key, why string)) error {
+	out := &m.cfg.Sandbox
+	var add []int
+	for i, p := range ports {
+		if p < 1 || p > 65535 {
+			return f.errorAt("sandbox.host_ports", "entry %d, %d: want a TCP port, 1 to 65535", i+1, p)
+		}
+		if !slices.Contains(out.HostPorts, int(p)) && !slices.Contains(add, int(p)) {
+			add = append(add, int(p))
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if !trusted {
+		ignore("sandbox.host_ports", "forwarding a host port lets commands reach the host's servers")
+		return nil
+	}
+	if len(out.HostPorts)+len(add) > sandbox.MaxHostPorts {
+		return f.errorAt("sandbox.host_ports", "%d ports in all: at most %d can be forwarded", len(out.HostPorts)+len(add), sandbox.MaxHostPorts)
+	}
+	out.HostPorts = append(out.HostPorts, add...)
 	return nil
 }

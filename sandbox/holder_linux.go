@@ -51,7 +51,11 @@ func helperMain() int {
 		return 2
 	}
 	layers, missing := apply(m.Spec)
-	if err := h.ctl.send(&message{Op: "ready", Layers: layers, Missing: missing}, nil); err != nil {
+	ready := &message{Op: "ready", Layers: layers, Missing: missing}
+	lns := listenHostPorts(m.Spec, ready)
+	err = h.ctl.send(ready, unixRights(lns))
+	closeAll(lns) // shellgate holds them now
+	if err != nil {
 		return 2
 	}
 	go h.reap()

@@ -26,9 +26,11 @@ type message struct {
 	UID  int   `json:"uid,omitempty"`
 	GID  int   `json:"gid,omitempty"`
 
-	// ready (helper → shellgate): what was applied.
+	// ready (helper → shellgate): what was applied; with the listening
+	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
 	Layers  map[string]string `json:"layers,omitempty"`
 	Missing []string          `json:"missing,omitempty"`
+	Ports   []int             `json:"ports,omitempty"`
 
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.

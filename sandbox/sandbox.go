@@ -96,6 +96,11 @@ type Spec struct {
 	// Network shares the host's network; false gives the session a loopback of
 	// its own and nothing else.
 	Network bool
+	// HostPorts are ports of the host's loopback that commands reach on their
+	// own 127.0.0.1 and ::1 with the network off: shellgate forwards them (a
+	// dev server, a database). At most MaxHostPorts. With Network, commands
+	// reach the host's loopback anyway.
+	HostPorts []int
 	// TempDir, when inside /tmp, is created there for the commands' TMPDIR.
 	TempDir string
 	// TmpSize caps the session's /tmp, in bytes; 0 means DefaultTmpSize.
@@ -114,6 +119,9 @@ type Limits struct {
 	FileSize int64         // bytes one file may grow to
 	CPUTime  time.Duration // CPU time of one process
 }
+
+// MaxHostPorts bounds Spec.HostPorts.
+const MaxHostPorts = 32
 
 // DefaultProcs bounds a session's processes, so a fork bomb ends at the limit.
 const DefaultProcs = 2048
@@ -134,6 +142,9 @@ const (
 	LayerSecrets = "secrets" // "hidden"
 	LayerTmp     = "tmp"     // "private"
 	LayerProcs   = "procs"   // "cgroup" or "rlimit": the process limit
+	// LayerHostPorts lists the host ports forwarded into the session's
+	// loopback: "3000,5432". Absent when none are.
+	LayerHostPorts = "host_ports"
 )
 
 // Map is the report as the envelope carries it.

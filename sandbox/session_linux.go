@@ -27,6 +27,7 @@ type Session struct {
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
 	group  *cgroup
+	fwd    *forwarder // relays the host ports (forward_linux.go)
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -164,12 +165,13 @@ func (s *Session) setUp(spec Spec) error {
 	}
 	type result struct {
 		m   *message
+		oob []byte // the host ports' listening sockets
 		err error
 	}
 	got := make(chan result, 1)
 	go func() {
-		m, _, err := s.ctl.recv(make([]byte, 256))
-		got <- result{m, err}
+		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*MaxHostPorts)))
+		got <- result{m, oob, err}
 	}()
 	select {
 	case r := <-got:
@@ -180,6 +182,7 @@ func (s *Session) setUp(spec Spec) error {
 			layers[k] = v
 		}
 		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
+		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), &s.report)
 		return nil
 	case <-time.After(setupTimeout):
 		return errors.New("sandbox: the session helper did not set up within 10s")
@@ -415,6 +418,7 @@ func innerPID(pid int) int {
 // Close ends the session: the helper exits, and the kernel kills every process
 // left in it. Close returns when they are gone.
 func (s *Session) Close() error {
+	s.fwd.stop()
 	s.ctl.c.Close()
 	if s.helper != nil && s.helper.Process != nil {
 		s.helper.Process.Signal(syscall.SIGKILL)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shellgate/shellgate"
@@ -19,6 +21,7 @@ import (
 type commonFlags struct {
 	root, configFile, mode     string
 	sandbox, profile           string
+	hostPorts                  portsFlag
 	allowNetwork               bool
 	trustProject, noUserConfig bool
 	auditLog                   string // --audit-log, on the commands that run something
@@ -31,8 +34,29 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowNetwork, "allow-network", false, "allow network clients such as curl and git push (also BASH_ALLOW_NETWORK=true)")
 	fs.StringVar(&c.sandbox, "sandbox", "", "kernel sandbox: auto (default: what the kernel offers), on (refuse to run without every layer) or off")
 	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
+	fs.Var(&c.hostPorts, "host-port", "forward this port of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
+}
+
+// portsFlag is a repeatable TCP port flag.
+type portsFlag []int
+
+func (p *portsFlag) String() string {
+	s := make([]string, len(*p))
+	for i, n := range *p {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *portsFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("want a TCP port, 1 to 65535")
+	}
+	*p = append(*p, n)
+	return nil
 }
 
 // registerAudit adds --audit-log, for the commands that run commands.
@@ -77,6 +101,14 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 			return cfg, src, &usageError{fmt.Sprintf("--profile %q: want workspace-write, read-only or full-access", c.profile)}
 		}
 		cfg.Sandbox.Profile = p
+	}
+	for _, p := range c.hostPorts {
+		if !slices.Contains(cfg.Sandbox.HostPorts, p) {
+			cfg.Sandbox.HostPorts = append(cfg.Sandbox.HostPorts, p)
+		}
+	}
+	if len(cfg.Sandbox.HostPorts) > sandbox.MaxHostPorts {
+		return cfg, src, &usageError{fmt.Sprintf("--host-port: %d ports in all: at most %d can be forwarded", len(cfg.Sandbox.HostPorts), sandbox.MaxHostPorts)}
 	}
 	switch c.auditLog {
 	case "":

@@ -1,0 +1,71 @@
+package shellgate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// With the network off, a refused connection to a local port is explained: the
+// session's loopback is its own, and a host server is reached through
+// host_ports, named with the port the client printed.
+func TestSandboxHintLocalPort(t *testing.T) {
+	for _, c := range []struct {
+		name, stderr string
+		network      bool
+		hostPorts    []int
+		want         []string // in the hint; none: no hint
+		not          []string
+	}{
+		{name: "curl", stderr: "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server",
+			want: []string{"Nothing answered on port 3000", "[sandbox] host_ports = [3000]", "--host-port 3000", "loopback of its own"}},
+		{name: "curl by address", stderr: "curl: (7) Failed to connect to 127.0.0.1 port 5173 after 0 ms: Couldn't connect to server",
+			want: []string{"host_ports = [5173]", "--host-port 5173"}},
+		{name: "wget", stderr: "Resolving localhost (localhost)... 127.0.0.1\nConnecting to localhost (localhost)|127.0.0.1|:8080... failed: Connection refused.",
+			want: []string{"host_ports = [8080]"}},
+		{name: "node", stderr: "Error: connect ECONNREFUSED 127.0.0.1:3000\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)",
+			want: []string{"host_ports = [3000]"}},
+		{name: "node over ::1", stderr: "Error: connect ECONNREFUSED ::1:4200", want: []string{"host_ports = [4200]"}},
+		{name: "go", stderr: "dial tcp 127.0.0.1:6379: connect: connection refused", want: []string{"host_ports = [6379]"}},
+		{name: "bash", stderr: "bash: connect: Connection refused\nbash: line 1: /dev/tcp/localhost/9000: Connection refused",
+			want: []string{"host_ports = [9000]"}},
+		{name: "psql", stderr: "psql: error: connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?",
+			want: []string{"host_ports = [5432]", "--host-port 5432"}},
+		{name: "python requests", stderr: "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): Max retries exceeded with url: / (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f>: Failed to establish a new connection: [Errno 111] Connection refused'))",
+			want: []string{"host_ports = [8000]"}},
+		{name: "python traceback", stderr: "  File \"/p/check.py\", line 2, in <module>\n    urlopen(\"http://localhost:8001/health\")\nurllib.error.URLError: <urlopen error [Errno 111] Connection refused>",
+			want: []string{"host_ports = [8001]"}},
+		{name: "no port named", stderr: "ConnectionRefusedError: [Errno 111] Connection refused",
+			want: []string{"host_ports = [PORT]", "--host-port PORT"}, not: []string{"Nothing answered on port"}},
+		{name: "a remote port is not the loopback's", stderr: "curl: (7) Failed to connect to 10.0.0.5 port 443 after 0 ms: Couldn't connect to server",
+			want: []string{"host_ports = [PORT]"}, not: []string{"443"}},
+		{name: "forwarded, nothing on the host", stderr: "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server", hostPorts: []int{3000},
+			want: []string{"Port 3000 is forwarded", "not running"}, not: []string{"--host-port"}},
+		{name: "another port than the forwarded one", stderr: "dial tcp 127.0.0.1:5432: connect: connection refused", hostPorts: []int{3000},
+			want: []string{"host_ports = [5432]"}},
+		{name: "forwarded, reset", stderr: "curl: (56) Recv failure: Connection reset by peer", hostPorts: []int{3000, 5432},
+			want: []string{"forwarded to the host (3000, 5432)"}},
+		{name: "reset without forwarding", stderr: "curl: (56) Recv failure: Connection reset by peer"},
+		{name: "network on", stderr: "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server", network: true},
+		{name: "no network", stderr: "curl: (6) Could not resolve host: example.com", want: []string{"no network but a loopback", "--allow-network"}, not: []string{"host_ports"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			one := 1
+			got := sandboxHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.network, c.hostPorts...)
+			if len(c.want) == 0 && got != "" {
+				t.Errorf("hint %q, want none", got)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("hint lacks %q:\n%s", w, got)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(got, n) {
+					t.Errorf("hint has %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
