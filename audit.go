@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shellgate/shellgate/audit"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
 )
 
 // AuditLogEnv names the default audit log when AuditConfig sets neither Off nor

@@ -3,7 +3,6 @@ package shellgate
 import (
 	"time"
 
-	"github.com/shellgate/shellgate/jobs"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -78,5 +77,5 @@ type SessionDefaults struct {
 	// session's next commands, as cd is carried.
 	KeepExports bool
 	// Jobs bounds each session's jobs (zero: the jobs package's defaults).
-	Jobs jobs.Limits
+	Jobs JobLimits
 }

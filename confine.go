@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/runner"
 	"github.com/shellgate/shellgate/sandbox"
 )
 

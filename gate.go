@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/internal/output"
+	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/shell"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/runner"
 	"github.com/shellgate/shellgate/sandbox"
-	"github.com/shellgate/shellgate/shell"
 )
 
 // Gate runs requests under one configuration. It is safe for concurrent use.

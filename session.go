@@ -10,20 +10,25 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/jobs"
-	"github.com/shellgate/shellgate/output"
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/jobs"
+	"github.com/shellgate/shellgate/internal/output"
+	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/shell"
+	"github.com/shellgate/shellgate/internal/terminal"
 	"github.com/shellgate/shellgate/sandbox"
-	"github.com/shellgate/shellgate/shell"
-	"github.com/shellgate/shellgate/terminal"
 )
+
+// JobLimits bound a session's jobs: how many run at once, and how many ended
+// ones are remembered and for how long (zero fields: the defaults, 16, 32 and
+// 30 minutes).
+type JobLimits = jobs.Limits
 
 // SessionConfig configures a Session.
 type SessionConfig struct {
 	// ID names the session in logs; the MCP server gives its session's id.
 	ID string
 	// Jobs bounds the session's jobs (zero: the Gate's Sessions.Jobs).
-	Jobs jobs.Limits
+	Jobs JobLimits
 	// KeepExports carries exported variables to the next commands, as cd is
 	// carried (or the Gate's Sessions.KeepExports).
 	KeepExports bool
@@ -55,7 +60,7 @@ func (g *Gate) NewSession(c SessionConfig) *Session {
 	sup := runner.NewSupervisor()
 	sup.KillGrace = g.cfg.KillGrace
 	limits := c.Jobs
-	if limits == (jobs.Limits{}) {
+	if limits == (JobLimits{}) {
 		limits = g.cfg.Sessions.Jobs
 	}
 	s := &Session{

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/jobs"
+	"github.com/shellgate/shellgate/internal/jobs"
+	"github.com/shellgate/shellgate/internal/terminal"
 	"github.com/shellgate/shellgate/sandbox"
-	"github.com/shellgate/shellgate/terminal"
 )
 
 // JobRead says what Session.Output returns, and how long it may wait first.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/jobs"
 	"github.com/shellgate/shellgate/sandbox"
 )
 
@@ -132,7 +131,7 @@ func TestSessionYield(t *testing.T) {
 }
 
 func TestSessionJobLimitsAndClose(t *testing.T) {
-	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{Jobs: jobs.Limits{MaxRunning: 2}})
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{Jobs: shellgate.JobLimits{MaxRunning: 2}})
 	tag := newTag()
 	for i := range 2 {
 		env := srun(t, s, shellgate.Request{Command: fmt.Sprintf("sleep 600 # %s %d", tag, i), RunInBackground: true})

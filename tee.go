@@ -3,7 +3,7 @@ package shellgate
 import (
 	"io"
 
-	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // teeWriter feeds a stream's capture and then the caller's live output

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/shellgate/shellgate/audit"
+	"github.com/shellgate/shellgate/internal/audit"
 )
 
 // auditTable is [audit]: the log of every request.

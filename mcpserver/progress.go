@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // progressTail is how much of the newest combined output a progress message shows.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // A Session on macOS is a Seatbelt profile (see Seatbelt) that every command

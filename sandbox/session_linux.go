@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
 )
 

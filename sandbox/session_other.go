@@ -5,7 +5,7 @@ package sandbox
 import (
 	"os"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // Session is not available on this system; Start returns ErrUnsupported.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/windows"
 )
 

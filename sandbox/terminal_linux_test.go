@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // A command started in a session on a terminal has it as stdin, stdout,

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/shellgate/shellgate/shell"
+	"github.com/shellgate/shellgate/internal/shell"
 )
 
 func Example() {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // Log is one output stream of a job, kept whole in a file (up to a cap) so that

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/shell"
+	"github.com/shellgate/shellgate/internal/shell"
 )
 
 // Redacted replaces a secret in the log.

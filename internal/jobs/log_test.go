@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

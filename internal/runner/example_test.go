@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shellgate/shellgate/runner"
-	"github.com/shellgate/shellgate/shell"
+	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/shell"
 )
 
 func Example() {

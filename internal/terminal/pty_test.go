@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/runner"
-	"github.com/shellgate/shellgate/terminal"
+	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/terminal"
 )
 
 // session runs argv on a real pseudo-terminal whose output is drawn on a

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shellgate/shellgate/output"
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // A command's stdout is copied into a Capture; within the limit the Text is exactly

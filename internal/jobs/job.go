@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/output"
-	"github.com/shellgate/shellgate/runner"
+	"github.com/shellgate/shellgate/internal/output"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // Spec describes a job to the Table.
