@@ -438,8 +438,11 @@ func TestCloseKillsEverything(t *testing.T) {
 	l := newLab(t)
 	s := start(t, l.spec())
 	run(t, s, l.root, "setsid -f env -i sleep 6001.5 >/dev/null 2>&1; nohup sleep 6002.5 >/dev/null 2>&1 & (setsid sleep 6003.5 >/dev/null 2>&1 &) ; true")
-	if len(procsNamed("6001.5", "6002.5", "6003.5")) != 3 {
-		t.Fatalf("the escapes did not start: %v", procsNamed("6001.5", "6002.5", "6003.5"))
+	// The shell returns before its background children have all exec'd sleep.
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6001.5", "6002.5", "6003.5")) != 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the escapes did not start: %v", procsNamed("6001.5", "6002.5", "6003.5"))
+		}
 	}
 	must(t, s.Close())
 	if left := procsNamed("6001.5", "6002.5", "6003.5"); len(left) > 0 {
