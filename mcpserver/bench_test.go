@@ -16,23 +16,7 @@ import (
 // BenchmarkCallEchoHi is one in-process tools/call of `echo hi`: the SDK's JSON-RPC
 // over an in-memory pipe, this package, and the Gate running bash.
 func BenchmarkCallEchoHi(b *testing.B) {
-	gate, err := shellgate.New(shellgate.Config{Root: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer gate.Close()
-	srv, err := New(gate, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	ct, st := mcp.NewInMemoryTransports()
-	go srv.Serve(context.Background(), st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := benchClient(b, shellgate.Config{Root: b.TempDir()})
 	params := &mcp.CallToolParams{Name: DefaultToolName, Arguments: map[string]any{"command": "echo hi"}}
 	for b.Loop() {
 		if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
@@ -47,24 +31,7 @@ func BenchmarkCallEchoHi(b *testing.B) {
 func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	clients := map[string]*mcp.ClientSession{}
 	for _, mode := range []string{"auto", "off"} {
-		gate, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer gate.Close()
-		srv, err := New(gate, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer srv.Close()
-		ct, st := mcp.NewInMemoryTransports()
-		go srv.Serve(context.Background(), st)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		clients[mode] = cs
+		clients[mode] = benchClient(b, shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
 	}
 	params := &mcp.CallToolParams{Name: DefaultToolName, Arguments: map[string]any{"command": "echo hi"}}
 	call := func(mode string) time.Duration {
@@ -87,6 +54,29 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	b.ReportMetric(on[len(on)/2], "on-ms")
 	b.ReportMetric(off[len(off)/2], "off-ms")
 	b.ReportMetric(ratios[len(ratios)/2], "on/off")
+}
+
+// benchClient serves a Gate of cfg in-process and returns a connected client;
+// all of it is closed when the benchmark ends.
+func benchClient(b *testing.B, cfg shellgate.Config) *mcp.ClientSession {
+	gate, err := shellgate.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { gate.Close() })
+	srv, err := New(gate, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Serve(context.Background(), st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // BenchmarkOwnOverhead is what this package adds to a call: parsing the arguments
