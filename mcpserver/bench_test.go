@@ -97,3 +97,41 @@ func BenchmarkOwnOverhead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMCPLayer is what serving a call over MCP adds to running it: each
+// iteration runs `echo hi` through the in-process MCP client and, right
+// after, through the same kind of Session directly; the median of the
+// difference is the MCP layer's cost (JSON-RPC both ways, arguments, result).
+func BenchmarkMCPLayer(b *testing.B) {
+	cs := benchClient(b, shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	gate, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gate.Close()
+	sess := gate.NewSession(shellgate.SessionConfig{})
+	defer sess.Close()
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: DefaultToolName, Arguments: map[string]any{"command": "echo hi"}}
+	cs.CallTool(ctx, params) // both sandboxes start
+	sess.Run(ctx, shellgate.Request{Command: "echo hi"})
+	var diffs, direct []float64
+	for b.Loop() {
+		t0 := time.Now()
+		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		t1 := time.Now()
+		if env := sess.Run(ctx, shellgate.Request{Command: "echo hi"}); env.Status != envelope.Success {
+			b.Fatal(env.Text)
+		}
+		mcpTime, directTime := t1.Sub(t0), time.Since(t1)
+		diffs = append(diffs, float64(mcpTime-directTime)/1e6)
+		direct = append(direct, float64(directTime)/1e6)
+	}
+	slices.Sort(diffs)
+	slices.Sort(direct)
+	b.ReportMetric(diffs[len(diffs)/2], "mcp-layer-ms")
+	b.ReportMetric(diffs[len(diffs)*95/100], "mcp-layer-p95-ms")
+	b.ReportMetric(direct[len(direct)/2], "direct-ms")
+}
