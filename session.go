@@ -199,6 +199,8 @@ type call struct {
 	timedOut atomic.Bool
 	pid      atomic.Int64
 	timer    *time.Timer // the timeout; stopped when a default timeout no longer applies
+	asJob    bool        // a job from the start: in the background or on a terminal
+	noRoom   error       // why it could not go on as a job (the session's job limit)
 }
 
 // execute starts the command as a job and waits for it to end, to wait for
@@ -210,7 +212,7 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 	if failed != nil {
 		return *failed
 	}
-	c := &call{s: s, a: a, sess: sess}
+	c := &call{s: s, a: a, sess: sess, asJob: req.RunInBackground || req.TTY}
 	job, err := c.start(req, o)
 	if err != nil {
 		return *env.Fail(envelope.ExecutionError, fmt.Sprintf("Not run: %v.", err))
@@ -253,6 +255,10 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 			}
 			return c.finish(o)
 		case <-yield:
+			if err := c.s.jobs.Keep(job, false); err != nil {
+				c.noRoom = err // it stays a call: waits for its end or its timeout
+				continue
+			}
 			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldAfter))
 		case now := <-look.C:
 			// Waiting for input, and quiet: a prompt, not a program that also
@@ -263,7 +269,11 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 			// On a terminal, a program may wait for the terminal's answer to a
 			// query before it prints anything: give it a moment to start.
 			starting := req.TTY && printed == 0 && now.Sub(job.Started()) < time.Second
-			if now.Sub(quietSince) >= inputQuiet && !starting && job.Waiting() {
+			if now.Sub(quietSince) >= inputQuiet && !starting && c.noRoom == nil && job.Waiting() {
+				if err := c.s.jobs.Keep(job, false); err != nil {
+					c.noRoom = err
+					continue
+				}
 				return c.becomeJob(ctx, explicit, "") // the headline and its hint say it
 			}
 		}
@@ -333,7 +343,7 @@ func (c *call) newJob(req Request, input io.WriteCloser, secrets map[string]stri
 		Command: req.Command, Directory: c.a.env.Data.Directory, TTY: req.TTY,
 		Input: input, Kill: cancel, LogDir: g.cfg.SpillDir, LogMax: g.cfg.SpillMax, Redact: secrets,
 		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
-	})
+	}, c.asJob)
 	if err != nil {
 		cancel()
 		return nil, nil, err
@@ -435,6 +445,9 @@ func (c *call) finish(o runOptions) envelope.Envelope {
 	}
 	c.s.jobs.Discard(c.job)
 	env := &c.a.env
+	if c.noRoom != nil {
+		env.Note(fmt.Sprintf("It could not go on as a job (%v), so the call waited for it.", c.noRoom))
+	}
 	if c.report != nil {
 		if dir, vars, ok := parseReport(c.report.take()); ok {
 			c.s.follow(dir, c.a.dir, env)
@@ -473,7 +486,9 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if c.timer != nil && !explicit {
 		c.timer.Stop() // the default timeout was the call's; a given one is the job's
 	}
-	c.s.jobs.Keep(c.job)
+	if c.asJob {
+		c.s.jobs.Keep(c.job, true) // counted when it started
+	}
 	if c.stdout != nil { // not on a terminal
 		c.callOut.detach()
 		c.callErr.detach()

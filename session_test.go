@@ -143,6 +143,10 @@ func TestSessionJobLimitsAndClose(t *testing.T) {
 	if env.Error == nil || !strings.Contains(env.Error.Message, "2 jobs are running") {
 		t.Fatalf("third job: %s", env.Text)
 	}
+	// A foreground call still runs; it just cannot become a job.
+	if env := srun(t, s, shellgate.Request{Command: "sleep 0.3; echo hi", YieldAfterMS: ms(50)}); env.Data.Stdout != "hi\n" || !strings.Contains(env.Text, "could not go on as a job") {
+		t.Fatalf("foreground call at the job limit: %s", env.Text)
+	}
 	// The two shells (a forked child is a third until it execs sleep).
 	for deadline := time.Now().Add(5 * time.Second); countCmdline(t, string(tag)) != 2; {
 		if time.Now().After(deadline) {

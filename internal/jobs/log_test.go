@@ -15,6 +15,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLogReads(t *testing.T) {
 	l := NewLog(t.TempDir(), "out", 1<<20, nil)
 	defer l.Remove()
@@ -74,16 +81,26 @@ func TestLogCap(t *testing.T) {
 func TestTableLimitsAndKeep(t *testing.T) {
 	tab := NewTable(Limits{MaxRunning: 2, MaxFinished: 1, Keep: time.Hour})
 	spec := Spec{LogDir: t.TempDir(), LogMax: 1 << 20, Kill: func() {}}
-	a, _ := tab.New(spec)
-	b, _ := tab.New(spec)
-	if _, err := tab.New(spec); err == nil || !strings.Contains(err.Error(), "2 jobs are running") {
-		t.Fatalf("third job: %v", err)
-	}
+	a, _ := tab.New(spec, true)
+	b, _ := tab.New(spec, false)
 	if _, ok := tab.Get(a.ID()); ok || len(tab.List()) != 0 {
 		t.Fatal("a call not kept as a job is visible")
 	}
-	tab.Keep(a)
-	tab.Keep(b)
+	tab.Keep(a, true)
+	must(t, tab.Keep(b, false))
+	// Two jobs run: a third background job is refused, and a foreground call
+	// (bounded by its caller) starts but cannot become a job.
+	if _, err := tab.New(spec, true); err == nil || !strings.Contains(err.Error(), "2 jobs are running") {
+		t.Fatalf("third job: %v", err)
+	}
+	c, err := tab.New(spec, false)
+	if err != nil {
+		t.Fatalf("a foreground call: %v", err)
+	}
+	if err := tab.Keep(c, false); err == nil {
+		t.Fatal("a third job kept")
+	}
+	tab.Discard(c)
 	if a.ID() != "j1" || b.ID() != "j2" {
 		t.Fatalf("ids %s %s", a.ID(), b.ID())
 	}
@@ -102,7 +119,7 @@ func TestTableLimitsAndKeep(t *testing.T) {
 	if err := tab.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tab.New(spec); err == nil {
+	if _, err := tab.New(spec, false); err == nil {
 		t.Fatal("New after Close")
 	}
 }
@@ -110,8 +127,8 @@ func TestTableLimitsAndKeep(t *testing.T) {
 func TestReadWaits(t *testing.T) {
 	tab := NewTable(Limits{})
 	defer tab.Close(context.Background())
-	j, _ := tab.New(Spec{LogDir: t.TempDir(), LogMax: 1 << 20, Kill: func() {}})
-	tab.Keep(j)
+	j, _ := tab.New(Spec{LogDir: t.TempDir(), LogMax: 1 << 20, Kill: func() {}}, true)
+	tab.Keep(j, true)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		j.Stdout.Write([]byte("starting\n"))

@@ -58,24 +58,20 @@ func NewTable(l Limits) *Table {
 // ErrClosed is returned by New after Close.
 var ErrClosed = fmt.Errorf("the session has ended")
 
-// New registers a command about to start, or refuses it when the session
-// already runs its most. Call Finish on it when it ends; Keep to make it a job
-// the job calls can see, or Discard to forget it.
-func (t *Table) New(spec Spec) (*Job, error) {
+// New registers a command about to start. A call that is a job from the start
+// (asJob: in the background, on a terminal) is refused when the session
+// already runs its most jobs; a foreground call is bounded by its caller and
+// may become a job later (Keep). Call Finish on it when it ends; Keep to make
+// it a job the job calls can see, or Discard to forget it.
+func (t *Table) New(spec Spec, asJob bool) (*Job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, ErrClosed
 	}
 	t.pruneLocked(time.Now())
-	running := 0
-	for _, j := range t.jobs {
-		if !j.over() {
-			running++
-		}
-	}
-	if running >= t.limits.MaxRunning {
-		return nil, fmt.Errorf("%d jobs are running, the most this session allows; kill one first (list them to see which)", running)
+	if err := t.roomLocked(); asJob && err != nil {
+		return nil, err
 	}
 	t.seq++
 	j := &Job{
@@ -90,16 +86,35 @@ func (t *Table) New(spec Spec) (*Job, error) {
 	return j, nil
 }
 
-// Keep makes j a job, with an id of its own (j1, j2, …).
-func (t *Table) Keep(j *Job) {
+// roomLocked says why no more jobs may run, if so.
+func (t *Table) roomLocked() error {
+	running := 0
+	for _, j := range t.jobs {
+		if j.kept() && !j.over() {
+			running++
+		}
+	}
+	if running >= t.limits.MaxRunning {
+		return fmt.Errorf("%d jobs are running, the most this session allows; kill one first (list them to see which)", running)
+	}
+	return nil
+}
+
+// Keep makes j a job, with an id of its own (j1, j2, …), unless the session
+// already runs its most jobs (asJob calls were counted by New).
+func (t *Table) Keep(j *Job, asJob bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.roomLocked(); !asJob && err != nil {
+		return err
+	}
 	delete(t.jobs, j.id)
 	t.jobs2++
 	j.mu.Lock()
 	j.id = fmt.Sprintf("j%d", t.jobs2)
 	j.mu.Unlock()
 	t.jobs[j.id] = j
+	return nil
 }
 
 // Discard forgets a job and removes its files: one that never started, or a
