@@ -39,9 +39,13 @@ func WaitingForInput(pgid int, input *os.File) bool {
 	if !ok {
 		return false
 	}
-	for _, pid := range pids() {
+	members, tree := descendants(pgid)
+	if !tree { // no /proc/PID/task/TID/children: look at every process
+		members = pids()
+	}
+	for _, pid := range members {
 		st, ok := readStat(pid)
-		if !ok || st.dead() || st.pgrp != pgid && st.session != pgid {
+		if !ok || st.dead() || !tree && st.pgrp != pgid && st.session != pgid {
 			continue
 		}
 		if st.state != 'S' {
@@ -52,6 +56,43 @@ func WaitingForInput(pgid int, input *os.File) bool {
 		}
 	}
 	return false
+}
+
+// descendants returns pid and every process below it, from the kernel's lists
+// of children: a few files for a command's tree, where a scan of /proc reads
+// every process on the machine (which a session's calls, each looking every
+// 100 ms, would pay many times over). ok is false where the kernel keeps no
+// such lists (CONFIG_PROC_CHILDREN).
+func descendants(pid int) (all []int, ok bool) {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task"); err != nil {
+		return nil, true // gone: nothing waits
+	}
+	queue := []int{pid}
+	for len(queue) > 0 && len(all) < 4096 {
+		p := queue[0]
+		queue = queue[1:]
+		all = append(all, p)
+		dir := "/proc/" + strconv.Itoa(p) + "/task"
+		tids, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, t := range tids {
+			b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+			if err != nil {
+				if os.IsNotExist(err) && p == pid {
+					return nil, false
+				}
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	return all, true
 }
 
 // fileID is a file's identity: device and inode.
