@@ -140,7 +140,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		}
 		env, secrets := s.g.childEnv()
 		stdout, stderr := s.g.captures(a.budget, o, secrets)
-		res, err := s.sup.Run(ctx, s.spec(a, req.Command, env, o.stdio.in, o.stdio.out, o.stdio.err))
+		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.withExports(env), o.stdio.in, o.stdio.out, o.stdio.err))
 		return s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
 	}
 	return s.execute(ctx, a, req, o)
@@ -533,7 +533,7 @@ func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox
 	}
 	env.Stats = envelope.Stats{TimeMS: info.RuntimeMS, StdoutBytes: info.StdoutBytes, StderrBytes: info.StderrBytes}
 	for _, sl := range []jobs.Slice{out.Stdout, out.Stderr} {
-		if sl.Skipped > 0 {
+		if sl.Skipped > 0 && !info.TTY { // a terminal's read is its screen
 			d.Truncated = true
 			env.Note(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path))
 		}
@@ -568,7 +568,7 @@ func (d *detachable) detach() {
 	d.mu.Unlock()
 }
 
-// errUnknownJob is the message for a job id the session does not know.
+// unknownJob is the answer for a job id the session does not know.
 func (s *Session) unknownJob(id string, params map[string]any) envelope.Envelope {
 	known := ""
 	for _, j := range s.jobs.List() {
