@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/runner"
+)
+
+// treeSession starts a session whose commands get cgroups of their own, and a
+// Supervisor that runs commands in it; it skips, saying why, where cgroups
+// cannot be made.
+func treeSession(t *testing.T) (*Session, *runner.Supervisor, *lab) {
+	t.Helper()
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.group == nil {
+		t.Skipf("no writable cgroup here (procs: %s): a descendant that leaves its group and clears its environment lives until the session ends", s.Report().Layers[LayerProcs])
+	}
+	sup := runner.NewSupervisor()
+	sup.KillGrace = 200 * time.Millisecond
+	sup.SetLauncher(s)
+	t.Cleanup(func() { sup.Close() })
+	return s, sup, l
+}
+
+func bashRun(t *testing.T, sup *runner.Supervisor, ctx context.Context, dir, command string, timeout time.Duration) runner.Result {
+	t.Helper()
+	res, err := sup.Run(ctx, runner.Spec{
+		Argv:    []string{"/bin/bash", "--noprofile", "--norc", "-c", command},
+		Env:     []string{"PATH=/usr/bin:/bin"},
+		Dir:     dir,
+		Timeout: timeout,
+	})
+	must(t, err)
+	return res
+}
+
+// seen polls in the background until a process with arg in its command line
+// shows up; the returned func reports whether one did.
+func seen(arg string) func() bool {
+	found := make(chan struct{})
+	stop := make(chan struct{})
+	go func() {
+		for {
+			if len(procsNamed(arg)) > 0 {
+				close(found)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	return func() bool {
+		select {
+		case <-found:
+			return true
+		case <-time.After(time.Second):
+			close(stop)
+			return false
+		}
+	}
+}
+
+// A descendant that left the command's process group and cleared its
+// environment dies with the command on a timeout and on cancellation, while
+// the session lives on.
+func TestTreeDiesWithItsCommand(t *testing.T) {
+	s, sup, l := treeSession(t)
+	for _, c := range []struct {
+		name, arg string
+		timeout   time.Duration
+		cancel    bool
+	}{
+		{"timeout", "7001.5", time.Second, false},
+		{"cancel", "7004.5", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			started := seen(c.arg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				time.AfterFunc(time.Second, cancel)
+			}
+			res := bashRun(t, sup, ctx, l.root, "setsid -f env -i sleep "+c.arg+" >/dev/null 2>&1; sleep 100", c.timeout)
+			if !started() {
+				t.Fatalf("the escape never started: %+v", res)
+			}
+			if !res.TimedOut && !res.Cancelled {
+				t.Fatalf("not ended: %+v", res)
+			}
+			if left := procsNamed(c.arg); len(left) > 0 {
+				t.Errorf("survived its command: %v", left)
+			}
+			if !s.Alive() {
+				t.Error("the session ended with the command")
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
+				t.Errorf("command cgroups left: %v", dirs)
+			}
+		})
+	}
+}
+
+// What a command leaves running when it exits normally keeps running, in or
+// out of its group, until the Supervisor closes; the session outlives both.
+func TestTreeLeftRunningUntilClose(t *testing.T) {
+	s, sup, l := treeSession(t)
+	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
+	if res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("the command failed: %+v", res)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
+		t.Fatalf("%d of 2 background processes left after a normal exit", n)
+	}
+	must(t, sup.Close())
+	if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
+		t.Errorf("survived the Supervisor's Close: %v", left)
+	}
+	if !s.Alive() {
+		t.Error("the session ended with the Supervisor")
+	}
+}
+
+// The command is born in its cgroup, and no thread of the helper stays there:
+// a kill of the command's tree must not reach the session's PID 1.
+func TestCommandBornInItsCgroup(t *testing.T) {
+	s, _, l := treeSession(t)
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
+	w.Close()
+	must(t, err)
+	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
+	buf := make([]byte, 4096)
+	n, _ := r.Read(buf)
+	if want := fmt.Sprintf("/cmd-"); !strings.Contains(string(buf[:n]), want) {
+		t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
+	for _, task := range tasks {
+		if b, _ := os.ReadFile(task); strings.Contains(string(b), "/cmd-") {
+			t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
+		}
+	}
+	if tree := s.Tree(launched.PID()); len(tree) != 1 || tree[0] != launched.PID() {
+		t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
+	}
+}
