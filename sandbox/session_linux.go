@@ -26,7 +26,7 @@ type Session struct {
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
-	group  *cgroup // nil: no cgroup, and none per command (cgroup_linux.go)
+	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
 	fwd    *forwarder // relays the host ports (forward_linux.go)
 
 	mu      sync.Mutex
@@ -34,9 +34,9 @@ type Session struct {
 	started map[uint64]chan startReply
 	exits   map[uint64]chan uint32
 	trees   map[int]string // a command's PID → its own cgroup
-	dead    chan struct{} // closed when the helper is gone
-	gone    chan struct{} // closed when no more replies will come
-	errBuf  bytes.Buffer  // what the helper printed on stderr
+	dead    chan struct{}  // closed when the helper is gone
+	gone    chan struct{}  // closed when no more replies will come
+	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
 	waitErr error
 }

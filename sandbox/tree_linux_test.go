@@ -3,9 +3,11 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,7 +151,7 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
 	buf := make([]byte, 4096)
 	n, _ := r.Read(buf)
-	if want := fmt.Sprintf("/cmd-"); !strings.Contains(string(buf[:n]), want) {
+	if !strings.Contains(string(buf[:n]), "/cmd-") {
 		t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
 	}
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
@@ -160,5 +162,51 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 	}
 	if tree := s.Tree(launched.PID()); len(tree) != 1 || tree[0] != launched.PID() {
 		t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
+	}
+}
+
+// forkInCgroup starts the command inside its cgroup from the first
+// instruction (placed), and leaves no thread of the caller there. The test
+// process stands for the helper, its own cgroup for the session's.
+func TestForkInCgroup(t *testing.T) {
+	own, err := ownCgroups()
+	must(t, err)
+	g := &cgroup{}
+	if p, ok := own[""]; ok && isV2("/sys/fs/cgroup") {
+		g.dirs, g.v2 = []string{filepath.Join("/sys/fs/cgroup", p)}, true
+	} else if p, ok := own["pids"]; ok {
+		g.dirs = []string{filepath.Join("/sys/fs/cgroup/pids", p)}
+	} else {
+		t.Skip("no pids cgroup controller here")
+	}
+	dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
+	if err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer os.Remove(dir)
+	defer closeFiles(files)
+	var fds []int
+	for _, f := range files {
+		fds = append(fds, int(f.Fd()))
+	}
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
+	})
+	w.Close()
+	must(t, err)
+	out, _ := io.ReadAll(r)
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
+		t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+	for _, task := range tasks {
+		if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
+			t.Errorf("a thread stayed in the command's cgroup: %s", task)
+		}
 	}
 }
