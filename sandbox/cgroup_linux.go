@@ -61,8 +61,30 @@ func newCgroup(pid, procs int, memory int64) (*cgroup, error) {
 	return g, nil
 }
 
+// sweepStale removes the empty cgroups that sessions of shellgates now dead
+// left in parent — one killed with SIGKILL never removes its own. Only empty
+// ones go (rmdir fails on the others), so nothing is killed here.
+func sweepStale(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "shellgate-*-*"))
+	for _, dir := range dirs {
+		owner, err := strconv.Atoi(strings.Split(filepath.Base(dir), "-")[1])
+		if err != nil || owner == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(owner)); err == nil {
+			continue // its shellgate is alive (or the PID was reused: next time)
+		}
+		cmds, _ := filepath.Glob(filepath.Join(dir, "cmd-*"))
+		for _, cmd := range cmds {
+			os.Remove(cmd)
+		}
+		os.Remove(dir)
+	}
+}
+
 // make creates dir, writes the limits and moves pid in.
 func (g *cgroup) make(dir string, limits map[string]string, memory int64, memFile string, pid int, procsFile string) error {
+	sweepStale(filepath.Dir(dir))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}

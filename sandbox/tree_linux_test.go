@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -208,5 +209,36 @@ func TestForkInCgroup(t *testing.T) {
 		if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
 			t.Errorf("a thread stayed in the command's cgroup: %s", task)
 		}
+	}
+}
+
+// The empty cgroups of a shellgate that died without removing them (SIGKILL)
+// are removed by the next session's start; a live one's are kept.
+func TestStaleCgroupsSwept(t *testing.T) {
+	own, err := ownCgroups()
+	must(t, err)
+	p, ok := own["pids"]
+	if !ok {
+		t.Skip("no cgroup v1 pids controller here")
+	}
+	parent := filepath.Join("/sys/fs/cgroup/pids", p)
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
+	for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
+		}
+	}
+	defer os.Remove(live)
+	defer os.Remove(filepath.Join(stale, "cmd-1"))
+	defer os.Remove(stale)
+	sweepStale(parent)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a dead shellgate's cgroup was kept: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live shellgate's cgroup was swept: %v", err)
 	}
 }
