@@ -20,7 +20,10 @@ import (
 
 // A Session is one sandbox: its namespaces, its /tmp, its loopback and its
 // processes, held by a helper process. Commands started with Launch share it.
-// It is safe for concurrent use.
+// Where shellgate can make cgroups (Report: procs "cgroup"), each command runs
+// in one of its own, a runner.TreeLauncher: its timeout or cancellation ends
+// every process it started. Elsewhere a descendant that left its process group
+// and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
 	ctl    *conn
 	helper *exec.Cmd
