@@ -2,20 +2,26 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroup is a control group of the session's own, where shellgate may make one:
 // its process limit binds every user, root included, and its memory limit
 // covers the whole session.
 type cgroup struct {
-	dirs []string // one per hierarchy (v2: one)
+	dirs []string // one per hierarchy (v2: one); dirs[0] has the pids controller
+	v2   bool
 }
 
 // newCgroup puts pid in a new cgroup under our own, limited to procs tasks and,
@@ -30,6 +36,7 @@ func newCgroup(pid, procs int, memory int64) (*cgroup, error) {
 	if path, ok := own[""]; ok && isV2("/sys/fs/cgroup") {
 		dir := filepath.Join("/sys/fs/cgroup", path, name)
 		if err := g.make(dir, map[string]string{"pids.max": strconv.Itoa(procs)}, memory, "memory.max", pid, "cgroup.procs"); err == nil {
+			g.v2 = true
 			return g, nil
 		}
 	}
@@ -54,8 +61,30 @@ func newCgroup(pid, procs int, memory int64) (*cgroup, error) {
 	return g, nil
 }
 
+// sweepStale removes the empty cgroups that sessions of shellgates now dead
+// left in parent — one killed with SIGKILL never removes its own. Only empty
+// ones go (rmdir fails on the others), so nothing is killed here.
+func sweepStale(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "shellgate-*-*"))
+	for _, dir := range dirs {
+		owner, err := strconv.Atoi(strings.Split(filepath.Base(dir), "-")[1])
+		if err != nil || owner == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(owner)); err == nil {
+			continue // its shellgate is alive (or the PID was reused: next time)
+		}
+		cmds, _ := filepath.Glob(filepath.Join(dir, "cmd-*"))
+		for _, cmd := range cmds {
+			os.Remove(cmd)
+		}
+		os.Remove(dir)
+	}
+}
+
 // make creates dir, writes the limits and moves pid in.
 func (g *cgroup) make(dir string, limits map[string]string, memory int64, memFile string, pid int, procsFile string) error {
+	sweepStale(filepath.Dir(dir))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}
@@ -79,11 +108,16 @@ func (g *cgroup) make(dir string, limits map[string]string, memory int64, memFil
 	return nil
 }
 
-// remove deletes the cgroups once their processes are gone, which Session.Close
-// has waited for; a zombie being reaped may hold one for a moment.
+// remove deletes the cgroups, the commands' first, once their processes are
+// gone, which Session.Close has waited for; a zombie being reaped may hold one
+// for a moment.
 func (g *cgroup) remove() error {
 	var errs []error
-	for _, dir := range g.dirs {
+	var cmds []string
+	if len(g.dirs) > 0 {
+		cmds, _ = filepath.Glob(filepath.Join(g.dirs[0], "cmd-*"))
+	}
+	for _, dir := range append(cmds, g.dirs...) {
 		var err error
 		for range 50 {
 			if err = os.Remove(dir); err == nil || os.IsNotExist(err) {
@@ -127,4 +161,152 @@ func ownCgroups() (map[string]string, error) {
 func isV2(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	return err == nil && strings.Contains(" "+string(b)+" ", " pids")
+}
+
+// Each command of a session gets a cgroup of its own inside the session's
+// (dirs[0]), so that a timeout, a cancellation or a job kill ends everything
+// the command started, wherever it went: a descendant that leaves the process
+// group (setsid) and clears its environment (env -i) cannot leave its cgroup.
+// The command is born in it, so it has no moment to fork outside:
+//
+//   - v2: the helper starts it with clone3(CLONE_INTO_CGROUP) on a descriptor
+//     of the cgroup's directory.
+//   - v1: cgroups hold threads, so the helper moves the one thread that forks
+//     into the command's cgroup, forks, and moves it back into the session's.
+//
+// The descriptors are opened here, by shellgate: the kernel checks the
+// opener's credentials, not the helper's. Where that fails (a kernel without
+// clone3) the helper starts the command as before and shellgate moves it in
+// once it knows its PID, which leaves the command a few microseconds to fork
+// outside. Without a session cgroup there is none per command either, and such
+// a descendant lives until the session ends (Report: procs "rlimit").
+
+// cgroup kinds, as the spawn message names them.
+const (
+	cgroupV1 = "v1" // fds: the command's tasks file, the session's tasks file
+	cgroupV2 = "v2" // fd: the command's cgroup directory
+)
+
+// command makes the cgroup of command id and opens what the helper needs to
+// start the command in it; the caller closes the files once they are sent.
+func (g *cgroup) command(id uint64) (dir, kind string, files []*os.File, err error) {
+	dir = filepath.Join(g.dirs[0], fmt.Sprintf("cmd-%d", id))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", "", nil, err
+	}
+	open := func(path string, flag int) {
+		if err == nil {
+			var f *os.File
+			if f, err = os.OpenFile(path, flag, 0); err == nil {
+				files = append(files, f)
+			}
+		}
+	}
+	if g.v2 {
+		kind = cgroupV2
+		open(dir, os.O_RDONLY|syscall.O_DIRECTORY)
+	} else {
+		kind = cgroupV1
+		open(filepath.Join(dir, "tasks"), os.O_WRONLY)
+		open(filepath.Join(g.dirs[0], "tasks"), os.O_WRONLY)
+	}
+	if err != nil {
+		closeFiles(files)
+		os.Remove(dir)
+		return "", "", nil, err
+	}
+	return dir, kind, files, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// forkInCgroup runs fork so that the command starts in the cgroup that fds
+// (from command) name, and reports whether it did; see above. It holds the
+// helper's thread for the fork.
+func forkInCgroup(kind string, fds []int, sys *syscall.SysProcAttr, fork func(*syscall.SysProcAttr) (int, error)) (pid int, placed bool, err error) {
+	switch {
+	case kind == cgroupV2 && len(fds) == 1:
+		into := *sys
+		into.UseCgroupFD, into.CgroupFD = true, fds[0]
+		if pid, err = fork(&into); err == nil {
+			return pid, true, nil
+		}
+		// No clone3, or a program that cannot start: the plain fork tells.
+	case kind == cgroupV1 && len(fds) == 2:
+		type result struct {
+			pid    int
+			placed bool
+			err    error
+		}
+		done := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread()
+			tid := []byte(strconv.Itoa(unix.Gettid()))
+			if _, err := unix.Write(fds[0], tid); err != nil {
+				runtime.UnlockOSThread()
+				pid, err := fork(sys)
+				done <- result{pid, false, err}
+				return
+			}
+			pid, err := fork(sys)
+			if _, werr := unix.Write(fds[1], tid); werr == nil {
+				// Back in the session's cgroup: the thread may serve again.
+				// Otherwise it stays locked and ends with this goroutine, so
+				// that no part of the helper lives in a command's cgroup.
+				runtime.UnlockOSThread()
+			}
+			done <- result{pid, err == nil, err}
+		}()
+		r := <-done
+		return r.pid, r.placed, r.err
+	}
+	pid, err = fork(sys)
+	return pid, false, err
+}
+
+// commandTree lists the live processes of the command cgroup dir, as PIDs of
+// shellgate's namespace (the kernel translates them for the reader), without
+// zombies and without except. A cgroup that is gone has none.
+func commandTree(dir string, except int) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 1 || pid == except || zombie(pid) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// zombie reports whether pid has exited (or is gone) and awaits its reaper.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// killAll signals the processes of command cgroup dir; on v2 SIGKILL goes
+// through cgroup.kill (Linux 5.14+), which also catches a process forked
+// meanwhile.
+func (g *cgroup) killAll(dir string, except int, sig syscall.Signal) {
+	if g.v2 && sig == syscall.SIGKILL {
+		if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
+			return
+		}
+	}
+	for _, pid := range commandTree(dir, except) {
+		syscall.Kill(pid, sig)
+	}
 }

@@ -65,7 +65,7 @@ func helperMain() int {
 
 // serve starts the commands shellgate asks for until the control socket closes.
 func (h *helper) serve(uid, gid int) {
-	oob := make([]byte, syscall.CmsgSpace(8*4)) // stdin, stdout, stderr and a few extra fds
+	oob := make([]byte, syscall.CmsgSpace(10*4)) // stdin, stdout, stderr, a few extra fds, a cgroup's two
 	for {
 		m, got, err := h.ctl.recv(oob)
 		if err != nil {
@@ -85,6 +85,10 @@ func (h *helper) serve(uid, gid int) {
 // controlling terminal unless it runs on one) and answers with its PID as
 // credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
+	var cgroupFDs []int
+	if n := map[string]int{cgroupV1: 2, cgroupV2: 1}[m.Cgroup]; n > 0 && len(fds) >= n {
+		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
+	}
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err == nil {
@@ -122,9 +126,11 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	defer h.mu.Unlock()
 	var pid int
 	if err == nil {
-		pid, err = syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
-			Dir: m.Dir, Env: m.Env, Files: files,
-			Sys: sys,
+		pid, reply.Placed, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
+			return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
+				Dir: m.Dir, Env: m.Env, Files: files,
+				Sys: sys,
+			})
 		})
 	}
 	if err != nil {

@@ -45,11 +45,16 @@ type message struct {
 	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
 	// command's stdin, stdout, stderr and controlling terminal.
 	Terminal bool `json:"terminal,omitempty"`
+	// Cgroup: the last fds sent are those of the command's own cgroup, of
+	// this kind (cgroupV1, cgroupV2; see cgroup_linux.go).
+	Cgroup string `json:"cgroup,omitempty"`
 
 	// started (helper → shellgate), with the command's PID as credentials; or
 	// the errno that stopped it.
-	Errno int    `json:"errno,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Placed: the command was born in its cgroup.
+	Errno  int    `json:"errno,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Placed bool   `json:"placed,omitempty"`
 
 	// exit (helper → shellgate): the wait status of command ID.
 	Status uint32 `json:"status,omitempty"`

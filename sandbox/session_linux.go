@@ -20,29 +20,34 @@ import (
 
 // A Session is one sandbox: its namespaces, its /tmp, its loopback and its
 // processes, held by a helper process. Commands started with Launch share it.
-// It is safe for concurrent use.
+// Where shellgate can make cgroups (Report: procs "cgroup"), each command runs
+// in one of its own, a runner.TreeLauncher: its timeout or cancellation ends
+// every process it started. Elsewhere a descendant that left its process group
+// and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
 	ctl    *conn
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
-	group  *cgroup
+	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
 	fwd    *forwarder // relays the host ports (forward_linux.go)
 
 	mu      sync.Mutex
 	nextID  uint64
 	started map[uint64]chan startReply
 	exits   map[uint64]chan uint32
-	dead    chan struct{} // closed when the helper is gone
-	gone    chan struct{} // closed when no more replies will come
-	errBuf  bytes.Buffer  // what the helper printed on stderr
+	trees   map[int]string // a command's PID → its own cgroup
+	dead    chan struct{}  // closed when the helper is gone
+	gone    chan struct{}  // closed when no more replies will come
+	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
 	waitErr error
 }
 
 type startReply struct {
-	pid int
-	err error
+	pid    int
+	placed bool // born in its cgroup
+	err    error
 }
 
 // setupTimeout bounds how long a session may take to start.
@@ -70,6 +75,7 @@ func Start(spec Spec) (*Session, error) {
 		ctl:     &conn{c: fc.(*net.UnixConn)},
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan uint32{},
+		trees:   map[int]string{},
 		dead:    make(chan struct{}),
 		gone:    make(chan struct{}),
 	}
@@ -246,7 +252,7 @@ func parseStarted(m *message, oob []byte) startReply {
 	if err == nil && pid <= 0 {
 		err = errors.New("sandbox: the command's PID is not visible from here")
 	}
-	return startReply{pid: pid, err: err}
+	return startReply{pid: pid, placed: m.Placed, err: err}
 }
 
 // Alive reports whether the session still runs: a fork bomb that exhausts the
@@ -267,7 +273,10 @@ func (s *Session) NetPID() int { return s.helper.Process.Pid }
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
 
-var _ runner.TerminalLauncher = (*Session)(nil)
+var (
+	_ runner.TerminalLauncher = (*Session)(nil)
+	_ runner.TreeLauncher     = (*Session)(nil)
+)
 
 // Launch starts argv in the session; see runner.Launcher.
 func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
@@ -311,6 +320,16 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		fds = append(fds, int(f.Fd()))
 	}
 	m.Extra = len(extra)
+	var tree string // the command's own cgroup
+	if s.group != nil {
+		if dir, kind, files, err := s.group.command(id); err == nil {
+			tree, m.Cgroup = dir, kind
+			defer closeFiles(files)
+			for _, f := range files {
+				fds = append(fds, int(f.Fd()))
+			}
+		}
+	}
 	var oob []byte
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
@@ -334,9 +353,63 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	}
 	if r.err != nil {
 		s.forget(id)
+		if tree != "" {
+			os.Remove(tree)
+		}
 		return nil, r.err
 	}
-	return &launched{pid: r.pid, exit: exit, gone: s.gone}, nil
+	l := &launched{pid: r.pid, exit: exit, gone: s.gone}
+	if tree != "" {
+		if !r.placed && s.Contains(r.pid) {
+			os.WriteFile(tree+"/cgroup.procs", []byte(strconv.Itoa(r.pid)), 0)
+		}
+		s.mu.Lock()
+		s.trees[r.pid] = tree
+		s.mu.Unlock()
+		l.exited = func() { s.release(r.pid, tree) }
+	}
+	return l, nil
+}
+
+// Tree lists the live processes of command pid's cgroup — all it started,
+// wherever they went — as runner.TreeLauncher asks. A cgroup found empty is
+// removed.
+func (s *Session) Tree(pid int) []int {
+	tree := s.tree(pid)
+	if tree == "" {
+		return nil
+	}
+	pids := commandTree(tree, s.helper.Process.Pid)
+	if len(pids) == 0 {
+		s.release(pid, tree)
+	}
+	return pids
+}
+
+// KillTree signals every process of command pid's cgroup.
+func (s *Session) KillTree(pid int, sig syscall.Signal) {
+	if tree := s.tree(pid); tree != "" {
+		s.group.killAll(tree, s.helper.Process.Pid, sig)
+	}
+}
+
+func (s *Session) tree(pid int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trees[pid]
+}
+
+// release removes command pid's cgroup if nothing is left in it: a command
+// that left background processes keeps it until they are gone, or until Close.
+func (s *Session) release(pid int, tree string) {
+	if err := os.Remove(tree); err != nil && !os.IsNotExist(err) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.trees[pid] == tree {
+		delete(s.trees, pid)
+	}
 }
 
 func (s *Session) forget(id uint64) {
@@ -347,11 +420,12 @@ func (s *Session) forget(id uint64) {
 }
 
 type launched struct {
-	pid  int
-	exit chan uint32
-	gone chan struct{}
-	once sync.Once
-	ws   syscall.WaitStatus
+	pid    int
+	exit   chan uint32
+	gone   chan struct{}
+	exited func() // nil, or called once the command has exited
+	once   sync.Once
+	ws     syscall.WaitStatus
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -368,6 +442,9 @@ func (l *launched) Wait() (*int, string) {
 			default:
 				l.ws = syscall.WaitStatus(syscall.SIGKILL)
 			}
+		}
+		if l.exited != nil {
+			l.exited()
 		}
 	})
 	if l.ws.Signaled() {

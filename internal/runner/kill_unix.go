@@ -33,10 +33,11 @@ type procID struct {
 	Start uint64
 }
 
-// targets are the processes to end: whole process groups, and (Linux) processes
-// whose environment contains marker.
+// targets are the processes to end: whole process groups, the trees a
+// TreeLauncher holds, and (Linux) processes whose environment contains marker.
 type targets struct {
 	groups []int
+	trees  []tree
 	marker []byte
 	scope  func(pid int) bool // which processes the marker scan looks at; nil: all
 }
@@ -44,6 +45,9 @@ type targets struct {
 func (t targets) signal(sig unix.Signal) {
 	for _, g := range t.groups {
 		signalGroup(g, sig)
+	}
+	for _, tr := range t.trees {
+		tr.l.KillTree(tr.pid, sig)
 	}
 	for _, p := range markedProcs(t.marker, t.scope) {
 		unix.Kill(p.PID, sig)
@@ -56,6 +60,11 @@ func (t targets) alive() []procID {
 	for _, g := range t.groups {
 		live = append(live, groupMembers(g)...)
 	}
+	for _, tr := range t.trees {
+		for _, pid := range tr.l.Tree(tr.pid) {
+			live = append(live, procID{PID: pid})
+		}
+	}
 	return append(live, markedProcs(t.marker, t.scope)...)
 }
 
@@ -63,7 +72,7 @@ func (t targets) alive() []procID {
 // to whatever is left (including processes started meanwhile) and waits until
 // they are gone. It returns those still alive after all that (none, normally).
 func terminate(t targets, grace time.Duration) []procID {
-	if len(t.groups) == 0 && t.marker == nil {
+	if len(t.groups) == 0 && len(t.trees) == 0 && t.marker == nil {
 		return nil
 	}
 	// The common case, a Close after commands that left nothing: one look at

@@ -32,9 +32,10 @@ type procID struct {
 
 // targets on Windows are commands named by the PID they started with: their
 // job objects (see adopt), or, for a command without one, its process tree.
-// Markers are not used.
+// Markers and trees are not used: a job holds a command's tree.
 type targets struct {
 	groups []int
+	trees  []tree
 	marker []byte
 	scope  func(pid int) bool
 }

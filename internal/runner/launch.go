@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // A Launcher starts commands somewhere other than as direct children of this
@@ -29,6 +30,35 @@ type TerminalLauncher interface {
 	// command leads a new session whose terminal tty is. Like Launch, it must
 	// not keep tty open once it has returned.
 	LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error)
+}
+
+// A TreeLauncher is a Launcher that holds everything each command starts,
+// wherever it goes — another process group or session, a cleared environment,
+// where neither the group nor MarkerVar finds it (package sandbox: a cgroup
+// per command). A timeout, a cancellation and Close end the command's whole
+// tree with it; a command that exits normally leaves its tree running.
+type TreeLauncher interface {
+	Launcher
+	// Tree returns the live processes (PIDs as this process sees them) that
+	// command pid started, itself included, wherever they went; none once
+	// they are all gone.
+	Tree(pid int) []int
+	// KillTree sends sig to every process of command pid's tree.
+	KillTree(pid int, sig syscall.Signal)
+}
+
+// tree is a command whose processes a TreeLauncher holds.
+type tree struct {
+	l   TreeLauncher
+	pid int
+}
+
+// treeOf is the tree of command pid, if l holds one.
+func treeOf(l Launcher, pid int) []tree {
+	if tl, ok := l.(TreeLauncher); ok {
+		return []tree{{tl, pid}}
+	}
+	return nil
 }
 
 // Launched is a command a Launcher started.

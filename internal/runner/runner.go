@@ -18,8 +18,13 @@
 // found. Background processes left by a command that exited normally keep
 // running, are reported in Result.BackgroundPIDs, and are ended by Close.
 //
-// Limits: a descendant that both leaves the group and drops its environment
-// (env -i setsid …) cannot be found. PR_SET_CHILD_SUBREAPER would not fix that
+// A Launcher that is a TreeLauncher (package sandbox on Linux, with a cgroup
+// per command) holds each command's whole tree: on timeout, cancellation and
+// Close the tree dies too, whatever its processes did to their group, session
+// or environment.
+//
+// Limits: otherwise a descendant that both leaves the group and drops its
+// environment (env -i setsid …) cannot be found. PR_SET_CHILD_SUBREAPER would not fix that
 // safely: it is process-wide, and reparented orphans could not be told from
 // children other code in the process started with os/exec, so they could be
 // neither reaped nor killed without risk. On Windows each command runs in a

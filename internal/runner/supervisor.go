@@ -27,6 +27,7 @@ type Supervisor struct {
 	seq        uint64
 	running    sync.WaitGroup
 	background map[int][]procID // process groups left running, with the members seen
+	trees      []tree           // commands whose trees were left running
 	orphans    []*pump          // pipes still held by background processes, read and discarded
 }
 
@@ -143,7 +144,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}
 	if res.TimedOut || res.Cancelled {
-		terminate(targets{groups: []int{pgid}, marker: runPattern(marker), scope: scopeOf(launcher)}, spec.killGrace())
+		terminate(targets{groups: []int{pgid}, trees: treeOf(launcher, pgid), marker: runPattern(marker), scope: scopeOf(launcher)}, spec.killGrace())
 		<-exited
 	}
 	<-copied
@@ -154,10 +155,21 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		res.BackgroundPIDs = pidsOf(members)
 		s.keepBackground(pgid, members)
 	}
+	// What a tree holds beyond the group (setsid, env -i) lives on too, until
+	// Close; the tree is empty, at no cost, when the command left nothing.
+	var escaped []int
+	for _, tr := range treeOf(launcher, pgid) {
+		if escaped = tr.l.Tree(pgid); len(escaped) > 0 {
+			s.keepTree(tr)
+		}
+	}
 	if held := s.collect(pumps, busy, spec.drain()); held && !busy {
 		// The group is empty yet something holds the output pipes: a descendant
 		// that escaped the group. Report it too; Close will end it.
-		res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), scopeOf(launcher)))
+		res.BackgroundPIDs = escaped
+		if len(escaped) == 0 {
+			res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), scopeOf(launcher)))
+		}
 	}
 	res.Duration = time.Since(started)
 	return res, nil
@@ -197,6 +209,19 @@ func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.background[pgid] = members
 }
 
+// keepTree remembers a command tree left running, for Close.
+func (s *Supervisor) keepTree(tr tree) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.trees[:0]
+	for _, t := range s.trees {
+		if len(t.l.Tree(t.pid)) > 0 {
+			kept = append(kept, t)
+		}
+	}
+	s.trees = append(kept, tr)
+}
+
 // scopeOf limits the search for escaped descendants to a Launcher's processes.
 func scopeOf(l Launcher) func(int) bool {
 	if l == nil {
@@ -231,6 +256,7 @@ func (s *Supervisor) Close() error {
 		}
 	}
 	s.background = make(map[int][]procID)
+	t.trees, s.trees = s.trees, nil
 	orphans := s.orphans
 	s.orphans = nil
 	s.mu.Unlock()
