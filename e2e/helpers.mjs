@@ -1,7 +1,7 @@
 // Shared helpers for the end-to-end tests: they drive the real shellgate binary
 // (path in $SHELLGATE_BIN) with the official TypeScript MCP SDK.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, realpathSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,10 +16,18 @@ if (!BIN) {
 
 export const TOOL = 'run_shell_command';
 
+// The projects made by this test file, removed when it exits: a run by hand
+// leaves nothing in the temp dir either.
+const made = [];
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 // A fresh project: a root directory, a home without user config, and a --config file
 // that makes "touch *" need approval.
 export function project() {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'shellgate-e2e-')));
+  made.push(base);
   const root = join(base, 'root');
   const home = join(base, 'home');
   mkdirSync(root);
