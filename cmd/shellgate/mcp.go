@@ -32,6 +32,11 @@ Binding to a non-loopback address requires an explicit token. Host and Origin he
 are checked against DNS rebinding: loopback, the bound host and --allow-origin values
 are accepted.
 
+Each client connection is a session: cd carries over to its next call, and its jobs
+(run_in_background, yield_after_ms, tty, commands waiting for input) are read, typed
+into and stopped with the tools job_output, job_input, job_kill and job_list. When the
+connection ends, its jobs are killed.
+
 On stdin EOF, SIGINT or SIGTERM, commands still running are killed and the server
 exits. Only JSON-RPC is written to stdout; logs go to stderr.
 
