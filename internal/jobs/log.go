@@ -9,10 +9,13 @@ import (
 	"github.com/shellgate/shellgate/internal/output"
 )
 
-// Log is one output stream of a job, kept whole in a file (up to a cap) so that
-// it can be read from any offset, again and again, while memory stays bounded
-// whatever the job prints. The file is created at the first byte: most
-// commands of a session print little or nothing on one of their streams.
+// Log is one output stream of a job, kept in files so that it can be read
+// from any offset, again and again, while memory stays bounded whatever the
+// job prints. At most max bytes are kept on disk, the newest: the stream goes
+// to one file and then another of max/2 bytes each, and the older is dropped
+// when a third would begin, so a server that logs for days still shows its
+// latest lines. The first file is created at the first byte: most commands of
+// a session print little or nothing on one of their streams.
 type Log struct {
 	dir, name string
 	max       int64
@@ -20,18 +23,34 @@ type Log struct {
 	tee       io.Writer        // also gets what is kept (a terminal's screen)
 
 	mu      sync.Mutex
-	f       *os.File // nil until the first byte, or after Remove
-	r       *os.File // the same file, for reading
-	path    string
-	size    int64 // bytes in the file
-	total   int64 // bytes written, kept or not
-	err     error // why the file could not be written
+	segs    []*segment // oldest first; at most two
+	total   int64      // bytes written, kept or not
+	end     int64      // the offset after the last byte kept
+	err     error      // why the stream could not be kept (it is counted only)
 	changed chan struct{}
 	removed bool
 }
 
-// NewLog returns a Log that will keep up to max bytes in a file in dir, with
-// the values of secrets (name → value) replaced wherever they are printed.
+// segment is one file of a Log, holding the stream from offset start.
+type segment struct {
+	w, r  *os.File
+	path  string
+	start int64
+	size  int64
+}
+
+func (g *segment) close(remove bool) {
+	g.w.Close()
+	if remove {
+		os.Remove(g.path)
+	}
+	// g.r stays open for a read in flight (ReadAt on a removed file still
+	// works); it is collected with the segment.
+}
+
+// NewLog returns a Log that will keep the newest max bytes (at least) of a
+// stream in files in dir, with the values of secrets (name → value)
+// replaced wherever they are printed.
 func NewLog(dir, name string, max int64, secrets map[string]string) *Log {
 	return &Log{dir: dir, name: name, max: max, red: output.NewRedactor(secrets), changed: make(chan struct{})}
 }
@@ -41,7 +60,7 @@ func NewLog(dir, name string, max int64, secrets map[string]string) *Log {
 func (l *Log) Tee(w io.Writer) { l.tee = w }
 
 // Write appends p. It never fails, so that a command is never blocked or killed
-// by its own log: bytes past the cap, or after a write error, are counted only.
+// by its own log: bytes that cannot be written are counted only.
 func (l *Log) Write(p []byte) (int, error) {
 	n := len(p)
 	l.mu.Lock()
@@ -62,6 +81,8 @@ func (l *Log) flush() {
 	}
 }
 
+func (l *Log) segMax() int64 { return max(l.max/2, 1) }
+
 func (l *Log) append(p []byte) {
 	if l.removed || len(p) == 0 {
 		return
@@ -69,24 +90,50 @@ func (l *Log) append(p []byte) {
 	if l.tee != nil {
 		l.tee.Write(p)
 	}
-	if l.f == nil && l.err == nil {
-		l.f, l.err = output.CreateFile(l.dir, l.name)
-		if l.f != nil {
-			l.path = l.f.Name()
-			if l.r, l.err = os.Open(l.path); l.err != nil {
-				l.f.Close()
-				l.f = nil
-			}
-		}
-	}
-	if keep := min(int64(len(p)), l.max-l.size); keep > 0 && l.err == nil {
-		n, err := l.f.Write(p[:keep])
-		l.size += int64(n)
-		l.err = err
-	}
 	l.total += int64(len(p))
+	for len(p) > 0 && l.err == nil {
+		cur := l.current()
+		if cur == nil {
+			break
+		}
+		k := min(int64(len(p)), l.segMax()-cur.size)
+		n, err := cur.w.Write(p[:k])
+		cur.size += int64(n)
+		l.end += int64(n)
+		l.err = err
+		p = p[n:]
+	}
 	close(l.changed)
 	l.changed = make(chan struct{})
+}
+
+// current returns the segment to write to, starting a new one (and dropping
+// the oldest) when the last is full; nil after an error.
+func (l *Log) current() *segment {
+	if n := len(l.segs); n > 0 && l.segs[n-1].size < l.segMax() {
+		return l.segs[n-1]
+	}
+	w, err := output.CreateFile(l.dir, l.name)
+	if err != nil {
+		l.err = err
+		return nil
+	}
+	r, err := os.Open(w.Name())
+	if err != nil {
+		w.Close()
+		os.Remove(w.Name())
+		l.err = err
+		return nil
+	}
+	if len(l.segs) == 2 {
+		l.segs[0].close(true)
+		l.segs = l.segs[1:]
+	} else if len(l.segs) == 1 {
+		l.segs[0].w.Sync() // nothing more goes there
+	}
+	g := &segment{w: w, r: r, path: w.Name(), start: l.end}
+	l.segs = append(l.segs, g)
+	return g
 }
 
 // Total is the number of bytes written so far, kept or not.
@@ -96,11 +143,14 @@ func (l *Log) Total() int64 {
 	return l.total
 }
 
-// Path is the file holding the stream, "" while it is empty.
+// Path is the file holding the newest part of the stream, "" while it is empty.
 func (l *Log) Path() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.path
+	if len(l.segs) == 0 {
+		return ""
+	}
+	return l.segs[len(l.segs)-1].path
 }
 
 // Changed returns a channel closed at the next write.
@@ -110,37 +160,50 @@ func (l *Log) Changed() <-chan struct{} {
 	return l.changed
 }
 
-// state returns what a reader needs at once.
-func (l *Log) state() (r *os.File, size, total int64) {
+// state returns what a reader needs at once: the kept bytes are [first, end)
+// of the total written.
+func (l *Log) state() (segs []*segment, first, end, total int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.r, l.size, l.total
+	segs = append(segs, l.segs...)
+	first = l.end
+	if len(segs) > 0 {
+		first = segs[0].start
+	}
+	return segs, first, l.end, l.total
 }
 
 // readAt reads up to n bytes kept at offset off.
 func (l *Log) readAt(off int64, n int) []byte {
-	f, size, _ := l.state()
-	if f == nil || off >= size || n <= 0 {
+	segs, first, end, _ := l.state()
+	if off < first || off >= end || n <= 0 {
 		return nil
 	}
-	n = int(min(int64(n), size-off))
-	b := make([]byte, n)
-	m, _ := f.ReadAt(b, off)
-	return b[:m]
+	b := make([]byte, 0, min(int64(n), end-off))
+	for _, g := range segs {
+		if off >= g.start+g.size || len(b) == cap(b) {
+			continue
+		}
+		chunk := make([]byte, min(int64(cap(b)-len(b)), g.start+g.size-off))
+		m, _ := g.r.ReadAt(chunk, off-g.start)
+		b = append(b, chunk[:m]...)
+		off += int64(m)
+		if m < len(chunk) {
+			break
+		}
+	}
+	return b
 }
 
-// Remove deletes the file; later writes are counted only.
+// Remove deletes the files; later writes are counted only.
 func (l *Log) Remove() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.removed = true
-	if l.f != nil {
-		l.f.Close()
-		os.Remove(l.path)
-		l.f = nil
-		// l.r stays open for a read in flight (ReadAt on a closed file only
-		// fails); the removed file's space is freed when it is collected.
+	for _, g := range l.segs {
+		g.close(true)
 	}
+	l.segs = nil
 }
 
 // Slice is a piece of a stream as read: its text, and where the next read starts.
@@ -154,17 +217,21 @@ type Slice struct {
 // readSince returns the bytes from offset from to the end, at most limit of
 // them: the head and tail, with a marker for the middle, when there are more.
 func (l *Log) readSince(from int64, limit int) Slice {
-	f, size, total := l.state()
+	_, first, size, total := l.state()
 	s := Slice{Next: total, Path: l.Path()}
 	if from >= total {
 		return s
 	}
-	if f == nil || from >= size {
-		s.Skipped = total - from
+	if from < first { // dropped to keep the newest
+		s.Skipped += first - from
+		from = first
+	}
+	if from >= size {
+		s.Skipped += total - from
 		return s
 	}
 	n := size - from
-	s.Skipped = total - size
+	s.Skipped += total - size
 	if n <= int64(limit) {
 		s.Text = text(l.readAt(from, int(n)))
 		return s
@@ -181,11 +248,14 @@ func (l *Log) readSince(from int64, limit int) Slice {
 // limit bytes of them (the last ones), and the offset after the last complete
 // line looked at: a line still being written is left for the next read.
 func (l *Log) readLines(from int64, limit int, keep func([]byte) bool) Slice {
-	f, size, total := l.state()
+	_, first, size, total := l.state()
 	s := Slice{Next: from, Path: l.Path()}
-	if f == nil || from >= size {
-		if size == l.max { // capped: nothing more will be kept
-			s.Next, s.Skipped = total, max(0, total-from)
+	if from < first { // dropped to keep the newest
+		s.Skipped, from, s.Next = first-from, first, first
+	}
+	if from >= size {
+		if size < total { // not kept (a write error): nothing more will be
+			s.Next, s.Skipped = total, s.Skipped+max(0, total-from)
 		}
 		return s
 	}
@@ -235,12 +305,12 @@ func (l *Log) readLines(from int64, limit int, keep func([]byte) bool) Slice {
 
 // tailLines returns the last n lines kept, within limit bytes.
 func (l *Log) tailLines(n, limit int) Slice {
-	f, size, total := l.state()
+	_, first, size, total := l.state()
 	s := Slice{Next: total, Path: l.Path()}
-	if f == nil || n <= 0 {
+	if size <= first || n <= 0 {
 		return s
 	}
-	start := max(0, size-int64(limit))
+	start := max(first, size-int64(limit))
 	b := l.readAt(start, int(size-start))
 	b = bytes.TrimSuffix(b, []byte("\n"))
 	cut := len(b)

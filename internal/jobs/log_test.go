@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -56,26 +57,54 @@ func TestLogReads(t *testing.T) {
 	}
 }
 
+// A log keeps the newest bytes, at most its cap on disk, in two files.
 func TestLogCap(t *testing.T) {
-	l := NewLog(t.TempDir(), "out", 10, nil)
+	dir := t.TempDir()
+	l := NewLog(dir, "out", 10, nil)
 	defer l.Remove()
-	l.Write([]byte("0123456789abcdef"))
+	l.Write([]byte("0123456789abc"))
+	l.Write([]byte("def"))
 	if l.Total() != 16 {
 		t.Errorf("total %d, want 16", l.Total())
 	}
-	fi, err := os.Stat(l.Path())
-	if err != nil || fi.Size() != 10 {
-		t.Fatalf("file: %v %v, want 10 bytes", fi, err)
+	files, _ := os.ReadDir(dir)
+	var onDisk int64
+	for _, f := range files {
+		fi, _ := f.Info()
+		onDisk += fi.Size()
 	}
-	if s := l.readSince(0, 100); s.Text != "0123456789" || s.Skipped != 6 {
-		t.Errorf("capped read %q skipped %d", s.Text, s.Skipped)
+	if len(files) != 2 || onDisk > 10 {
+		t.Fatalf("%d files, %d bytes on disk; want 2 files, at most 10 bytes", len(files), onDisk)
 	}
-	path := l.Path()
+	if s := l.readSince(0, 100); s.Text != "abcdef" || s.Skipped != 10 || s.Next != 16 {
+		t.Errorf("read of a capped log: %q skipped %d next %d, want the newest 6 bytes", s.Text, s.Skipped, s.Next)
+	}
+	if s := l.readSince(12, 100); s.Text != "cdef" || s.Skipped != 0 {
+		t.Errorf("read from 12: %q skipped %d", s.Text, s.Skipped)
+	}
+	if s := l.tailLines(1, 100); s.Text != "abcdef\n" {
+		t.Errorf("tail: %q", s.Text)
+	}
 	l.Remove()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("Remove left %s", path)
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("Remove left %d files", len(files))
 	}
 	l.Write([]byte("more")) // counted, not kept, no panic
+}
+
+// A server that logs for long still shows its latest lines.
+func TestLogKeepsTheNewestLines(t *testing.T) {
+	l := NewLog(t.TempDir(), "out", 1000, nil)
+	defer l.Remove()
+	for i := range 1000 {
+		fmt.Fprintf(l, "request %d\n", i)
+	}
+	if s := l.tailLines(2, 1000); s.Text != "request 998\nrequest 999\n" {
+		t.Errorf("tail after rotation: %q", s.Text)
+	}
+	if s := l.readLines(0, 1000, regexp.MustCompile("request 99[0-9]$").Match); !strings.HasSuffix(s.Text, "request 999\n") || s.Skipped == 0 {
+		t.Errorf("filtered read after rotation: %q skipped %d", s.Text, s.Skipped)
+	}
 }
 
 func TestTableLimitsAndKeep(t *testing.T) {
