@@ -161,7 +161,13 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 			t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
 		}
 	}
-	if tree := s.Tree(launched.PID()); len(tree) != 1 || tree[0] != launched.PID() {
+	// cat may not have exited yet when its output is read: wait for the tree
+	// to be the shell (now sleep) alone.
+	tree := s.Tree(launched.PID())
+	for deadline := time.Now().Add(5 * time.Second); len(tree) != 1 && time.Now().Before(deadline); tree = s.Tree(launched.PID()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(tree) != 1 || tree[0] != launched.PID() {
 		t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
 	}
 }
