@@ -208,7 +208,46 @@ func (x *check) programFromStdin(c *analysis.Command) {
 			return
 		}
 	}
+	if _, interpreter := repls[c.Name]; interpreter && !x.hasStdin(c) && programOnStdin(c) {
+		// Nothing in the line feeds it: its program is the command's own stdin,
+		// which in a session is what is typed into the job later.
+		x.ask(RuleDynamic, "`%s`: %s reads its program from standard input, which is sent to it later and never checked (rule dynamic). Put the program on the command line (-c, -e) or in a file.", c.Source, c.Name)
+	}
 }
+
+// programOnStdin reports whether an interpreter's command line names standard
+// input as its program: `python3 -`, `node /dev/stdin`, `bash -s`, `perl -- -`.
+// A program given inline (-c, -e, -r) or a module (-m) is not.
+func programOnStdin(c *analysis.Command) bool {
+	for i, a := range c.Args {
+		if c.IsDynamic(i) {
+			return false
+		}
+		switch {
+		case a == "--":
+			continue
+		case analysis.IsStdinPath(a):
+			return true
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			if strings.ContainsAny(a[1:], "cemr") && c.Name != "bash" && c.Name != "sh" || strings.ContainsRune(a[1:], 'c') {
+				return false // inline program, or a module
+			}
+			if strings.ContainsRune(a[1:], 's') && shells[c.Name] {
+				return true // sh -s: commands from standard input
+			}
+		case strings.HasPrefix(a, "--"):
+			if a == "--command" || strings.HasPrefix(a, "--eval") || strings.HasPrefix(a, "--print") {
+				return false
+			}
+		default:
+			return false // a script file (judged elsewhere)
+		}
+	}
+	return false
+}
+
+// shells are the interpreters whose -s reads commands from standard input.
+var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true, "fish": true}
 
 func (x *check) resolveArg(c *analysis.Command, p string) string {
 	_, r := x.where(c, p, 0)
