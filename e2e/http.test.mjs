@@ -155,7 +155,7 @@ test('each HTTP session has its own directory and jobs, which die with it', asyn
     assert.equal(job.data.job.state, 'running');
     const none = await call(two.client, 'job_output', { job_id: job.data.job.id });
     assert.equal(none.error.code, 'NOT_FOUND');
-    const pid = findPid('4244.5');
+    const pid = await findPid('4244.5');
     await one.transport.terminateSession();
     await waitGone(pid);
   } finally {

@@ -16,7 +16,7 @@ test('the dev-server flow: start in the background, wait until ready, fetch, rea
     assert.equal(start.status, 'success', JSON.stringify(start));
     const id = start.data.job.id;
     assert.equal(start.data.job.state, 'running');
-    const pid = findCmdline(`http.server 0 --bind 127.0.0.1 --directory ${p.root}`);
+    const pid = await findCmdline(`http.server 0 --bind 127.0.0.1 --directory ${p.root}`);
 
     const ready = await call(client, 'job_output', { job_id: id, until: 'Serving HTTP on', wait_ms: 10000 });
     const m = /port (\d+)/.exec(ready.data.stdout);
@@ -97,8 +97,8 @@ test('closing the client kills every job', async () => {
   const started = await call(client, TOOL, { command: 'sleep 4242.5', run_in_background: true });
   assert.equal(started.data.job.state, 'running');
   await call(client, TOOL, { command: 'sleep 4243.5 & echo bg', yield_after_ms: 100 });
-  const a = findPid('4242.5');
-  const b = findPid('4243.5');
+  const a = await findPid('4242.5');
+  const b = await findPid('4243.5');
   await client.close();
   await waitGone(a);
   await waitGone(b);

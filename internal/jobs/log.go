@@ -162,10 +162,12 @@ func (l *Log) Changed() <-chan struct{} {
 
 // state returns what a reader needs at once: the kept bytes are [first, end)
 // of the total written.
-func (l *Log) state() (segs []*segment, first, end, total int64) {
+func (l *Log) state() (segs []segment, first, end, total int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	segs = append(segs, l.segs...)
+	for _, g := range l.segs {
+		segs = append(segs, *g) // sizes as of now: the writer goes on
+	}
 	first = l.end
 	if len(segs) > 0 {
 		first = segs[0].start
