@@ -78,6 +78,15 @@ func (g *Gate) NewSession(c SessionConfig) *Session {
 	return s
 }
 
+// Warm starts the session's sandbox now, in the background, so that its first
+// command does not wait for it (an MCP server calls it when a client connects).
+func (s *Session) Warm() {
+	if !s.g.sandboxed() {
+		return
+	}
+	go s.g.session(s.box, s.sup)
+}
+
 // ID is the session's id, as configured.
 func (s *Session) ID() string { return s.id }
 

@@ -106,6 +106,13 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "shellgate", Title: "shellgate", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// A client that connected will run commands: its sandbox starts now,
+		// not in its first call.
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			if sess := s.session(sessionKey(req.Session)); sess != nil {
+				sess.Warm()
+			}
+		},
 	})
 	s.mcp.AddTool(&mcp.Tool{
 		Name:         opts.ToolName,
