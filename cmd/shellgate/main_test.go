@@ -11,5 +11,15 @@ func TestMain(m *testing.M) {
 	// No test writes the user's own audit log, in-process or through the binaries
 	// they start (which inherit this): those about it name their file.
 	os.Setenv(shellgate.AuditLogEnv, "off")
-	os.Exit(m.Run())
+	// The binaries the tests start (and some kill with SIGKILL, which leaves no
+	// chance to clean up) make their temp dirs and spill files in a directory
+	// of this run's own, removed at the end: nothing is left in /tmp.
+	tmp, err := os.MkdirTemp("", "shellgate-cmd-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
 }
