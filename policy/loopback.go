@@ -59,6 +59,12 @@ func loopbackOnly(c *analysis.Command) bool {
 			if redirectingOption(c.Name, a) {
 				return false
 			}
+			if _, v, ok := strings.Cut(a, "="); ok && strings.Contains(v, "://") {
+				if !isLoopbackURL(v) {
+					return false // --url=http://elsewhere
+				}
+				urls++
+			}
 			value = valueOptions[c.Name][a] || len(a) > 2 && a[1] != '-' && valueOptions[c.Name]["-"+a[len(a)-1:]]
 		case hostLike.MatchString(a) && isLoopbackURL(a):
 			urls++
@@ -86,6 +92,9 @@ func redirectingOption(name, a string) bool {
 
 // isLoopbackURL reports whether a URL or host names this machine's loopback.
 func isLoopbackURL(u string) bool {
+	if strings.ContainsAny(u, "\\ \t") {
+		return false // parsers differ on these: http://evil\@127.0.0.1
+	}
 	if i := strings.Index(u, "://"); i >= 0 {
 		u = u[i+3:]
 	}

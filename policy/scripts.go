@@ -208,42 +208,89 @@ func (x *check) programFromStdin(c *analysis.Command) {
 			return
 		}
 	}
-	if _, interpreter := repls[c.Name]; interpreter && !x.hasStdin(c) && programOnStdin(c) {
+	if _, interpreter := repls[c.Name]; !interpreter {
+		return
+	}
+	named, onStdin := programOnStdin(c)
+	if !onStdin {
+		return
+	}
+	typedLater := "`%s`: %s reads its program from standard input, which is sent to it later and never checked (rule dynamic). Put the program on the command line (-c, -e) or in a file."
+	switch {
+	case !x.hasStdin(c):
 		// Nothing in the line feeds it: its program is the command's own stdin,
-		// which in a session is what is typed into the job later.
-		x.ask(RuleDynamic, "`%s`: %s reads its program from standard input, which is sent to it later and never checked (rule dynamic). Put the program on the command line (-c, -e) or in a file.", c.Source, c.Name)
+		// which in a session is what is typed into the job later. (With no
+		// operand at all it is a REPL, or `python3 --version`: not this rule's.)
+		if named {
+			x.ask(RuleDynamic, typedLater, c.Source, c.Name)
+		}
+	case x.stdinRedirectedFromStdin(c):
+		x.ask(RuleDynamic, typedLater, c.Source, c.Name) // python3 < /dev/stdin
+	default:
+		for _, i := range c.Feeds {
+			if p := &x.a.Commands[i]; !literalOutput(p) {
+				x.ask(RuleDynamic, "`%s`: %s runs as its program what `%s` prints, which shellgate cannot check (rule dynamic). Put the program on the command line (-c, -e) or in a file.", c.Source, c.Name, p.Source)
+				return
+			}
+		}
 	}
 }
 
-// programOnStdin reports whether an interpreter's command line names standard
-// input as its program: `python3 -`, `node /dev/stdin`, `bash -s`, `perl -- -`.
-// A program given inline (-c, -e, -r) or a module (-m) is not.
-func programOnStdin(c *analysis.Command) bool {
-	for i, a := range c.Args {
+// stdinRedirectedFromStdin reports `< /dev/stdin`: the redirect is no source
+// of its own, the input is the command's.
+func (x *check) stdinRedirectedFromStdin(c *analysis.Command) bool {
+	for _, r := range c.Redirects {
+		if (r.Op == "<" || r.Op == "0<") && !r.Dynamic && analysis.IsStdinPath(r.Target) {
+			return true
+		}
+	}
+	return false
+}
+
+// literalOutput reports whether a pipe producer prints only what the line
+// spells out: echo or printf with literal arguments.
+func literalOutput(c *analysis.Command) bool {
+	if c.Name != "echo" && c.Name != "printf" {
+		return false
+	}
+	for i := range c.Args {
 		if c.IsDynamic(i) {
 			return false
+		}
+	}
+	return true
+}
+
+// programOnStdin reports whether an interpreter's program is its standard
+// input: named, as in `python3 -`, `node /dev/stdin`, `bash -s`, `perl -- -`;
+// or not named, when no script file and no inline program (-c, -e, -r) or
+// module (-m) is given (`cat | python3`).
+func programOnStdin(c *analysis.Command) (named, onStdin bool) {
+	for i, a := range c.Args {
+		if c.IsDynamic(i) {
+			return false, false
 		}
 		switch {
 		case a == "--":
 			continue
 		case analysis.IsStdinPath(a):
-			return true
+			return true, true
 		case len(a) > 1 && a[0] == '-' && a[1] != '-':
 			if strings.ContainsAny(a[1:], "cemr") && c.Name != "bash" && c.Name != "sh" || strings.ContainsRune(a[1:], 'c') {
-				return false // inline program, or a module
+				return false, false // inline program, or a module
 			}
 			if strings.ContainsRune(a[1:], 's') && shells[c.Name] {
-				return true // sh -s: commands from standard input
+				return true, true // sh -s: commands from standard input
 			}
 		case strings.HasPrefix(a, "--"):
-			if a == "--command" || strings.HasPrefix(a, "--eval") || strings.HasPrefix(a, "--print") {
-				return false
+			if a == "--command" || strings.HasPrefix(a, "--eval") || strings.HasPrefix(a, "--print") || a == "--version" || a == "--help" {
+				return false, false
 			}
 		default:
-			return false // a script file (judged elsewhere)
+			return false, false // a script file (judged elsewhere)
 		}
 	}
-	return false
+	return false, true
 }
 
 // shells are the interpreters whose -s reads commands from standard input.
