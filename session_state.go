@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A stateReport is the pipe a session command's shell reports its state on as
@@ -92,23 +94,11 @@ func parseReport(b []byte) (dir string, vars map[string]string, ok bool) {
 	vars = map[string]string{}
 	for _, p := range parts[1 : len(parts)-1] {
 		name, value, found := strings.Cut(string(p), "=")
-		if found && validName(name) {
+		if found && syntax.ValidName(name) {
 			vars[name] = value
 		}
 	}
 	return string(parts[0]), vars, true
-}
-
-func validName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // notCarried are variables never carried to the next command: the shell's

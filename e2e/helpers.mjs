@@ -122,8 +122,8 @@ export function alive(pid) {
   }
 }
 
-export function waitGone(pid) {
-  return waitFor(() => !alive(pid), `process ${pid} to exit`, 5000);
+export function waitGone(pid, ms = 5000) {
+  return waitFor(() => !alive(pid), `process ${pid} to exit`, ms);
 }
 
 export function exited(child) {

@@ -157,7 +157,7 @@ test('each HTTP session has its own directory and jobs, which die with it', asyn
     assert.equal(none.error.code, 'NOT_FOUND');
     const pid = await findPid('4244.5');
     await one.transport.terminateSession();
-    await waitGone(pid);
+    await waitGone(pid, 15000); // found by the server's sweep for ended sessions
   } finally {
     await one.client.close();
     await two.client.close();

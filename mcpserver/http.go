@@ -107,7 +107,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 }
 
 // pruneEvery is how often an HTTP server looks for sessions that ended.
-const pruneEvery = 5 * time.Second
+const pruneEvery = time.Second
 
 // sessionTimeout is how long an HTTP session may stay idle before it is closed.
 const sessionTimeout = 30 * time.Minute
