@@ -611,6 +611,9 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 			env.Note(hint)
 		}
 	}
+	for _, n := range res.Notes {
+		env.Note(n)
+	}
 	return *env.Settle()
 }
 

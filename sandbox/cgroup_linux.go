@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -225,47 +224,30 @@ func closeFiles(fs []*os.File) {
 }
 
 // forkInCgroup runs fork so that the command starts in the cgroup that fds
-// (from command) name, and reports whether it did; see above. It holds the
-// helper's thread for the fork.
-func forkInCgroup(kind string, fds []int, sys *syscall.SysProcAttr, fork func(*syscall.SysProcAttr) (int, error)) (pid int, placed bool, err error) {
+// (from command) name, and reports whether it did; see above. It runs on the
+// launcher's thread, and fit is false when that thread could not leave the
+// command's cgroup again and must not start another command.
+func forkInCgroup(kind string, fds []int, sys *syscall.SysProcAttr, fork func(*syscall.SysProcAttr) (int, error)) (pid int, placed, fit bool, err error) {
 	switch {
 	case kind == cgroupV2 && len(fds) == 1:
 		into := *sys
 		into.UseCgroupFD, into.CgroupFD = true, fds[0]
 		if pid, err = fork(&into); err == nil {
-			return pid, true, nil
+			return pid, true, true, nil
 		}
 		// No clone3, or a program that cannot start: the plain fork tells.
 	case kind == cgroupV1 && len(fds) == 2:
-		type result struct {
-			pid    int
-			placed bool
-			err    error
-		}
-		done := make(chan result, 1)
-		go func() {
-			runtime.LockOSThread()
-			tid := []byte(strconv.Itoa(unix.Gettid()))
-			if _, err := unix.Write(fds[0], tid); err != nil {
-				runtime.UnlockOSThread()
-				pid, err := fork(sys)
-				done <- result{pid, false, err}
-				return
-			}
+		tid := []byte(strconv.Itoa(unix.Gettid()))
+		if _, err := unix.Write(fds[0], tid); err != nil {
 			pid, err := fork(sys)
-			if _, werr := unix.Write(fds[1], tid); werr == nil {
-				// Back in the session's cgroup: the thread may serve again.
-				// Otherwise it stays locked and ends with this goroutine, so
-				// that no part of the helper lives in a command's cgroup.
-				runtime.UnlockOSThread()
-			}
-			done <- result{pid, err == nil, err}
-		}()
-		r := <-done
-		return r.pid, r.placed, r.err
+			return pid, false, true, err
+		}
+		pid, err := fork(sys)
+		_, werr := unix.Write(fds[1], tid) // back in the session's cgroup
+		return pid, err == nil, werr == nil, err
 	}
 	pid, err = fork(sys)
-	return pid, false, err
+	return pid, false, true, err
 }
 
 // commandTree lists the live processes of the command cgroup dir, as PIDs of

@@ -30,7 +30,9 @@ func init() {
 // It exits when shellgate closes the control socket (or dies), and the kernel
 // then kills whatever is left in the session.
 type helper struct {
-	ctl *conn
+	ctl      *conn
+	mounts   *mounter
+	launcher *launcher
 
 	mu       sync.Mutex
 	commands map[int]uint64 // PID in the session → request ID
@@ -50,7 +52,8 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
-	layers, missing := apply(m.Spec)
+	layers, missing, mounts, launcher := apply(m.Spec)
+	h.mounts, h.launcher = mounts, launcher
 	ready := &message{Op: "ready", Layers: layers, Missing: missing}
 	lns := listenHostPorts(m.Spec, ready)
 	err = h.ctl.send(ready, unixRights(lns))
@@ -126,11 +129,15 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	defer h.mu.Unlock()
 	var pid int
 	if err == nil {
-		pid, reply.Placed, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
-			return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
-				Dir: m.Dir, Env: m.Env, Files: files,
-				Sys: sys,
+		h.mounts.protect() // what appeared since the last command: made by a job, or on the host
+		h.launcher.do(func() (fit bool) {
+			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
+				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
+					Dir: m.Dir, Env: m.Env, Files: files,
+					Sys: sys,
+				})
 			})
+			return fit
 		})
 	}
 	if err != nil {
@@ -199,7 +206,10 @@ func (h *helper) reapOne() bool {
 	delete(h.commands, pid)
 	h.mu.Unlock()
 	if ok {
-		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws)}, nil)
+		// The paths protected now appeared while the command ran, when the
+		// sandbox could not protect them yet.
+		created, _ := h.mounts.protect()
+		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created}, nil)
 	}
 	return true
 }

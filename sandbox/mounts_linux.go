@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +16,11 @@ type mounter struct {
 	spec   *Spec
 	masked []string // mount points whose host content is hidden (tmpfs over them)
 	keep   []kept   // paths to show again inside masked ones
+
+	mu        sync.Mutex
+	ready     bool            // the mount namespace is the session's own
+	protected map[string]bool // protected paths made read-only
+	pinned    map[string]bool // directories made mount points
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -26,7 +32,7 @@ type kept struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
 	add := func(p string, ro bool) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err == nil {
@@ -51,7 +57,9 @@ func (m *mounter) closeFDs() {
 
 // private stops mount events from travelling between the session and the host.
 func (m *mounter) private() error {
-	return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	m.ready = err == nil
+	return err
 }
 
 // tmpfs mounts an empty tmpfs at dir and records it as masked.
@@ -191,34 +199,85 @@ func (m *mounter) hide() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// protect makes the protected paths read-only, however they are reached: a bind
-// mount covers the file itself, not one name of it. The directories between a
-// writable path and a protected one (.git for .git/hooks) become mount points
-// too, still writable: a mount point cannot be renamed or removed, so `mv .git
-// g && mkdir -p .git/hooks` cannot put a fresh, writable hooks directory where
-// git will look.
-func (m *mounter) protect() error {
+// protect makes the protected paths that exist read-only, however they are
+// reached: a bind mount covers the file itself, not one name of it. The
+// directories between a writable path and a protected one (.git for
+// .git/hooks) become mount points too, still writable: a mount point cannot be
+// renamed or removed, so `mv .git g && mkdir -p .git/hooks` cannot put a
+// fresh, writable hooks directory where git will look.
+//
+// It runs when the session starts and again around every command, so that a
+// protected path that appears later (`git init` makes .git/hooks) is read-only
+// from then on; it returns the paths it protected this time.
+func (m *mounter) protect() ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready {
+		return nil, nil
+	}
+	var now []string
 	var errs []error
-	pinned := map[string]bool{}
 	for _, p := range m.spec.Protected {
+		if m.protected[p] {
+			continue
+		}
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
 		for _, dir := range m.between(p) {
-			if !pinned[dir] {
-				pinned[dir] = true
-				if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-					errs = append(errs, fmt.Errorf("pin %s: %w", dir, err))
+			if !m.pinned[dir] {
+				if err := bindSelf(dir, false); err != nil {
+					errs = append(errs, fmt.Errorf("pin %w", err))
+					continue
 				}
+				m.pinned[dir] = true
 			}
 		}
+		if err := bindSelf(p, true); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.protected[p] = true
+		now = append(now, p)
 	}
-	for _, p := range m.spec.Protected {
-		if _, err := os.Lstat(p); err == nil {
-			errs = append(errs, bindReadOnly(p, p))
+	return now, errors.Join(errs...)
+}
+
+// bindSelf binds path — the file or directory it names once symlinks are
+// resolved — onto itself, read-only if readOnly. It works on one open file
+// throughout, so that a command renaming things meanwhile cannot make it bind
+// one place onto another or make another mount read-only.
+func bindSelf(path string, readOnly bool) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Open(real, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err == unix.ENOSYS { // before Linux 5.2
+		if readOnly {
+			return bindReadOnly(real, real)
+		}
+		return unix.Mount(real, real, "", unix.MS_BIND|unix.MS_REC, "")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer unix.Close(tree)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("read-only %s: %w", path, err)
 		}
 	}
-	return errors.Join(errs...)
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // between lists the directories strictly between the writable path holding p

@@ -56,8 +56,10 @@ type message struct {
 	Error  string `json:"error,omitempty"`
 	Placed bool   `json:"placed,omitempty"`
 
-	// exit (helper → shellgate): the wait status of command ID.
-	Status uint32 `json:"status,omitempty"`
+	// exit (helper → shellgate): the wait status of command ID, and the
+	// protected paths that appeared while it ran, read-only only since.
+	Status    uint32   `json:"status,omitempty"`
+	Protected []string `json:"protected,omitempty"`
 }
 
 const maxFrame = 64 << 20 // far above any command line and environment

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 const fakeKey = "FAKEKEY-MARKER-1234"
@@ -106,6 +108,18 @@ func start(t *testing.T, spec Spec) *Session {
 // and exit status.
 func run(t *testing.T, s *Session, dir, command string, env ...string) (string, int) {
 	t.Helper()
+	l, out := launch(t, s, dir, command, env...)
+	code, sig := l.Wait()
+	if code == nil {
+		t.Fatalf("%s: killed by %s\n%s", command, sig, out())
+	}
+	return out(), *code
+}
+
+// launch starts a bash command line in the session and returns it and a
+// function that returns its combined output once it has ended.
+func launch(t *testing.T, s *Session, dir, command string, env ...string) (runner.Launched, func() string) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	must(t, err)
 	bash, err := exec.LookPath("bash")
@@ -117,13 +131,10 @@ func run(t *testing.T, s *Session, dir, command string, env ...string) (string, 
 		r.Close()
 		t.Fatalf("launch: %v", err)
 	}
-	out, _ := io.ReadAll(r)
-	r.Close()
-	code, sig := l.Wait()
-	if code == nil {
-		t.Fatalf("%s: killed by %s\n%s", command, sig, out)
-	}
-	return string(out), *code
+	var out []byte
+	done := make(chan struct{})
+	go func() { out, _ = io.ReadAll(r); r.Close(); close(done) }()
+	return l, func() string { <-done; return string(out) }
 }
 
 func must(t *testing.T, err error) {
@@ -559,6 +570,85 @@ func TestQuickCommands(t *testing.T) {
 		must(t, err)
 		if code, sig := p.Wait(); code == nil || *code != 0 {
 			t.Fatalf("true: %v %s", code, sig)
+		}
+	}
+}
+
+// A protected path that does not exist when the session starts (a project
+// without git, then `git init`) is read-only from the end of the command that
+// created it, and that command is told so; one a background job creates is
+// read-only from the next command on.
+func TestProtectedPathsCreatedLater(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	s := start(t, l.spec())
+
+	launched, out := launch(t, s, l.root, "mkdir -p .git/hooks && echo '[core]' > .git/config && echo made")
+	if code, _ := launched.Wait(); code == nil || *code != 0 || out() != "made\n" {
+		t.Fatalf("git init's part failed: %v %q", code, out())
+	}
+	notes := launched.(interface{ Notes() []string }).Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], ".git/hooks, .git/config") || strings.Contains(notes[0], l.root) {
+		t.Errorf("the command that created them was told %q", notes)
+	}
+	for _, cmd := range []string{
+		"echo x > .git/hooks/pre-commit",
+		"echo '[alias]' >> .git/config",
+		"mv .git g && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit",
+		"python3 -c 'open(\".git/hooks/post-merge\", \"w\")'",
+		"rm -rf .git/hooks",
+	} {
+		run(t, s, l.root, cmd)
+		if entries, _ := os.ReadDir(filepath.Join(l.root, ".git/hooks")); len(entries) != 0 {
+			t.Errorf("%s: .git/hooks now holds %v", cmd, entries)
+		}
+		if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); string(b) != "[core]\n" {
+			t.Errorf("%s: .git/config now %q", cmd, b)
+		}
+	}
+	if got, code := run(t, s, l.root, "echo ref > .git/HEAD && cat .git/HEAD"); code != 0 || got != "ref\n" {
+		t.Errorf("the rest of .git: %d %q", code, got)
+	}
+
+	// A background job makes .vscode after its command has ended.
+	run(t, s, l.root, "(sleep 0.3; mkdir .vscode) >/dev/null 2>&1 &")
+	for deadline := time.Now().Add(5 * time.Second); !isDir(filepath.Join(l.root, ".vscode")); {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not make .vscode")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	run(t, s, l.root, "echo {} > .vscode/tasks.json")
+	if entries, _ := os.ReadDir(filepath.Join(l.root, ".vscode")); len(entries) != 0 {
+		t.Errorf(".vscode, made by a job, now holds %v", entries)
+	}
+}
+
+// The helper keeps capabilities on the threads that do not start commands, to
+// protect paths that appear later. Commands cannot take it over: they cannot
+// trace it, read its memory or stop it.
+func TestHelperOutOfReach(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	const ptrace = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for tid in os.listdir("/proc/1/task"):
+    if libc.ptrace(16, int(tid), 0, 0) == 0:  # PTRACE_ATTACH
+        print("ATTACHED", tid)
+`
+	for _, cmd := range []string{
+		"python3 -c \"open('/proc/1/mem', 'rb').read(1); print('READ')\"",
+		"python3 -c '" + strings.ReplaceAll(ptrace, "'", `'"'"'`) + "'",
+		"for t in /proc/1/task/*; do kill -STOP ${t##*/}; done; python3 -c 'import os,signal\nfor t in os.listdir(\"/proc/1/task\"): os.kill(int(t), signal.SIGSTOP)'",
+		"nsenter -t 1 -m -- umount -l " + filepath.Join(l.home, ".ssh"),
+	} {
+		got, _ := run(t, s, l.root, cmd)
+		if strings.Contains(got, "READ") || strings.Contains(got, "ATTACHED") {
+			t.Errorf("%s: %s", cmd, got)
+		}
+		if got, _ := run(t, s, l.root, "echo ok; cat ~/.ssh/id_rsa"); !strings.HasPrefix(got, "ok\n") || strings.Contains(got, fakeKey) {
+			t.Errorf("after %s: %q", cmd, got)
 		}
 	}
 }

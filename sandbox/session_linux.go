@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,13 +30,14 @@ type Session struct {
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
+	root   string     // the first writable path: the project root
 	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
 	fwd    *forwarder // relays the host ports (forward_linux.go)
 
 	mu      sync.Mutex
 	nextID  uint64
 	started map[uint64]chan startReply
-	exits   map[uint64]chan uint32
+	exits   map[uint64]chan *message
 	trees   map[int]string // a command's PID → its own cgroup
 	dead    chan struct{}  // closed when the helper is gone
 	gone    chan struct{}  // closed when no more replies will come
@@ -74,10 +76,13 @@ func Start(spec Spec) (*Session, error) {
 	s := &Session{
 		ctl:     &conn{c: fc.(*net.UnixConn)},
 		started: map[uint64]chan startReply{},
-		exits:   map[uint64]chan uint32{},
+		exits:   map[uint64]chan *message{},
 		trees:   map[int]string{},
 		dead:    make(chan struct{}),
 		gone:    make(chan struct{}),
+	}
+	if len(spec.Writable) > 0 {
+		s.root = spec.Writable[0]
 	}
 	if err := s.startHelper(spec, theirs); err != nil {
 		fc.Close()
@@ -230,7 +235,7 @@ func (s *Session) dispatch() {
 		case "exit":
 			if ch, ok := s.exits[m.ID]; ok {
 				delete(s.exits, m.ID)
-				ch <- m.Status
+				ch <- m
 			}
 		}
 		s.mu.Unlock()
@@ -304,7 +309,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	}
 	s.nextID++
 	id := s.nextID
-	started, exit := make(chan startReply, 1), make(chan uint32, 1)
+	started, exit := make(chan startReply, 1), make(chan *message, 1)
 	s.started[id], s.exits[id] = started, exit
 	s.mu.Unlock()
 
@@ -358,7 +363,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		return nil, r.err
 	}
-	l := &launched{pid: r.pid, exit: exit, gone: s.gone}
+	l := &launched{pid: r.pid, exit: exit, gone: s.gone, root: s.root}
 	if tree != "" {
 		if !r.placed && s.Contains(r.pid) {
 			os.WriteFile(tree+"/cgroup.procs", []byte(strconv.Itoa(r.pid)), 0)
@@ -421,11 +426,14 @@ func (s *Session) forget(id uint64) {
 
 type launched struct {
 	pid    int
-	exit   chan uint32
+	root   string // the project root, to name protected paths by
+	exit   chan *message
 	gone   chan struct{}
 	exited func() // nil, or called once the command has exited
 	once   sync.Once
 	ws     syscall.WaitStatus
+	// protected paths that appeared while the command ran
+	protected []string
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -433,12 +441,12 @@ func (l *launched) PID() int { return l.pid }
 func (l *launched) Wait() (*int, string) {
 	l.once.Do(func() {
 		select {
-		case st := <-l.exit:
-			l.ws = syscall.WaitStatus(st)
+		case m := <-l.exit:
+			l.ws, l.protected = syscall.WaitStatus(m.Status), m.Protected
 		case <-l.gone: // the session ended, and the kernel killed everything in it
 			select {
-			case st := <-l.exit:
-				l.ws = syscall.WaitStatus(st)
+			case m := <-l.exit:
+				l.ws, l.protected = syscall.WaitStatus(m.Status), m.Protected
 			default:
 				l.ws = syscall.WaitStatus(syscall.SIGKILL)
 			}
@@ -452,6 +460,23 @@ func (l *launched) Wait() (*int, string) {
 	}
 	code := l.ws.ExitStatus()
 	return &code, ""
+}
+
+// Notes names the protected paths that the command created: the sandbox could
+// make them read-only only once it had ended, so what is in them now is the
+// command's doing.
+func (l *launched) Notes() []string {
+	if len(l.protected) == 0 {
+		return nil
+	}
+	names := make([]string, len(l.protected))
+	for i, p := range l.protected {
+		names[i] = p
+		if rel, err := filepath.Rel(l.root, p); err == nil && l.root != "" && filepath.IsLocal(rel) {
+			names[i] = rel
+		}
+	}
+	return []string{fmt.Sprintf("This command created %s, which the sandbox protects only from now on (read-only): review before using it outside the sandbox.", strings.Join(names, ", "))}
 }
 
 // Contains reports whether pid is a process of this session.

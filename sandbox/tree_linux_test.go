@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -199,11 +200,16 @@ func TestForkInCgroup(t *testing.T) {
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
-	pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+	runtime.LockOSThread() // as the helper's launcher thread is
+	pid, placed, fit, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
 		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
 	})
+	runtime.UnlockOSThread()
 	w.Close()
 	must(t, err)
+	if !fit {
+		t.Error("the forking thread could not leave the command's cgroup")
+	}
 	out, _ := io.ReadAll(r)
 	var ws syscall.WaitStatus
 	syscall.Wait4(pid, &ws, 0, nil)

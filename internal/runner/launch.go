@@ -69,6 +69,13 @@ type Launched interface {
 	Wait() (exitCode *int, signal string)
 }
 
+// A Noter is a Launched with something to say about its command once it has
+// exited, for the text the model reads: a sandbox that made paths read-only
+// which the command created.
+type Noter interface {
+	Notes() []string
+}
+
 // child is a command started as our own child with os/exec.
 type child struct{ cmd *exec.Cmd }
 

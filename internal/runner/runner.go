@@ -115,6 +115,8 @@ type Result struct {
 	// output pipes. They are left running; Supervisor.Close ends them, and also
 	// escaped descendants not listed here because they do not hold the pipes.
 	BackgroundPIDs []int
+	// Notes are what the Launcher had to say once the command exited (Noter).
+	Notes []string
 }
 
 func (s Spec) killGrace() time.Duration {

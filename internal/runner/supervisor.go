@@ -119,6 +119,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	exited := make(chan struct{})
 	go func() {
 		res.ExitCode, res.Signal = proc.Wait()
+		if n, ok := proc.(Noter); ok {
+			res.Notes = n.Notes()
+		}
 		close(exited)
 	}()
 	var timeout <-chan time.Time

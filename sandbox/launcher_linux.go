@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// A launcher is the one thread of the helper that starts commands. Only that
+// thread gives up its capabilities and is restricted by Landlock, and every
+// command is forked from it and inherits both. The helper's other threads keep
+// what they need to go on shaping the session while commands run: Landlock
+// forbids mounts to a restricted thread, and a protected path that a command
+// creates (`git init` makes .git/hooks) must still be bound read-only
+// afterwards. Restricting one thread also spares the all-thread calls, which
+// in a cgo build go through libpsx and spin.
+//
+// Commands cannot reach the other threads: the helper is not dumpable, a
+// restricted domain cannot ptrace or signal out of itself, and capabilities
+// the tracer lacks forbid ptrace too.
+type launcher struct {
+	ruleset int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
+	abi     int
+	work    chan func() bool
+	failed  error // what restricting the thread could not do
+}
+
+// newLauncher builds the session's Landlock ruleset and starts the thread. The
+// error says which layer is missing; the launcher works without it.
+func newLauncher(spec *Spec) (*launcher, error) {
+	l := &launcher{ruleset: -1, work: make(chan func() bool)}
+	var errs []error
+	if fd, abi, err := buildRuleset(spec); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
+	} else {
+		l.ruleset, l.abi = fd, abi
+	}
+	if err := l.start(); err != nil {
+		errs = append(errs, err)
+	}
+	return l, errors.Join(errs...)
+}
+
+// start locks a new thread, restricts it and serves the work sent to it until
+// a piece of work says the thread is no longer fit (it was left in a command's
+// cgroup): then the thread ends with its goroutine and a fresh one takes over.
+func (l *launcher) start() error {
+	ready := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		err := l.restrictThread()
+		ready <- err
+		for fn := range l.work {
+			if !fn() {
+				go l.start()
+				return
+			}
+		}
+	}()
+	return <-ready
+}
+
+// do runs fn on the launcher's thread and waits for it. fn returns false when
+// the thread must not serve again.
+func (l *launcher) do(fn func() (fit bool)) {
+	done := make(chan struct{})
+	l.work <- func() bool {
+		defer close(done)
+		return fn()
+	}
+	<-done
+}
+
+// restrictThread confines the calling thread, and so every command it forks:
+// no capabilities ever, no privilege gained at exec, writes only where the
+// ruleset allows, signals and abstract sockets only within the session.
+func (l *launcher) restrictThread() error {
+	var errs []error
+	if err := dropCapabilities(); err != nil {
+		errs = append(errs, fmt.Errorf("capabilities: %w", err))
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
+	}
+	if l.ruleset >= 0 {
+		if err := llsys.LandlockRestrictSelf(l.ruleset, 0); err != nil {
+			l.ruleset = -1
+			errs = append(errs, fmt.Errorf("%s: landlock_restrict_self: %w", LayerFS, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dropCapabilities empties the calling thread's bounding and ambient sets, so a
+// command — even one running as root in the session's user namespace — starts
+// with no capabilities: it cannot undo a mount or leave the namespaces.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("ambient: %w", err)
+	}
+	// Root in the session gains nothing at exec either, and no command can
+	// change that.
+	const secure = 1<<0 | 1<<1 | 1<<6 | 1<<7 // SECBIT_NOROOT, its lock, SECBIT_NO_CAP_AMBIENT_RAISE, its lock
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secure, 0, 0, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	last := lastCap()
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("bounding set: %w", err)
+		}
+	}
+	return nil
+}
+
+func lastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return unix.CAP_LAST_CAP
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return unix.CAP_LAST_CAP
+	}
+	return n
+}
+
+// Landlock access rights, as go-landlock groups them.
+const (
+	fsRead  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	fsWrite = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar |
+		llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo |
+		llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
+	fsFile = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile | llsys.AccessFSIoctlDev
+)
+
+// handledFS are the file system rights each Landlock ABI handles, up to the
+// ioctl right of ABI 5 (go-landlock's V7 set: pathname sockets are masked by
+// mounts instead).
+func handledFS(abi int) uint64 {
+	switch {
+	case abi >= 5:
+		return 1<<16 - 1
+	case abi >= 3:
+		return 1<<15 - 1
+	case abi == 2:
+		return 1<<14 - 1
+	}
+	return 1<<13 - 1
+}
+
+// devices commands may read, write and use ioctls on.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// buildRuleset makes the session's Landlock ruleset — everything readable and
+// executable, writable only the session's paths and a few devices — for the
+// kernel's ABI, best effort. It returns the ruleset and the ABI.
+func buildRuleset(spec *Spec) (int, int, error) {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return -1, 0, fmt.Errorf("no Landlock in this kernel: %w", err)
+	}
+	handled := handledFS(abi)
+	attr := llsys.RulesetAttr{HandledAccessFS: handled}
+	if abi >= 6 {
+		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
+	}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, 0, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	dirs, files := []string{"/tmp", "/dev/shm"}, []string{}
+	for _, p := range spec.Writable {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		} else if err == nil {
+			files = append(files, p)
+		}
+	}
+	rules := []struct {
+		paths  []string
+		access uint64
+	}{
+		{[]string{"/"}, fsRead},
+		{dirs, fsRead | fsWrite | llsys.AccessFSRefer},
+		{files, (fsRead | fsWrite) & fsFile},
+		{devices, (fsRead | fsWrite | llsys.AccessFSIoctlDev) & fsFile},
+		{[]string{"/dev/pts"}, fsRead | fsWrite | llsys.AccessFSIoctlDev},
+	}
+	for _, r := range rules {
+		access := r.access & handled
+		if access == 0 {
+			continue
+		}
+		for _, p := range r.paths {
+			if err := addRule(fd, p, access); err != nil && !errors.Is(err, unix.ENOENT) {
+				unix.Close(fd)
+				return -1, 0, fmt.Errorf("rule for %s: %w", p, err)
+			}
+		}
+	}
+	return fd, abi, nil
+}
+
+func addRule(ruleset int, path string, access uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return llsys.LandlockAddPathBeneathRule(ruleset, &llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}, 0)
+}
