@@ -304,7 +304,9 @@ func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 		return false
 	}
 	switch {
-	case has("Read-only file system"):
+	case has("Read-only file system"), has("Device or resource busy") && has(DefaultProtected...):
+		// A protected path, or a directory leading to one, is a mount point:
+		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
 		return "The sandbox keeps this path read-only (outside the project root, or a protected path such as .git/hooks or .git/config). Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
 	case has("Permission denied", "Operation not permitted") && !has("sudo"):
 		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."

@@ -62,3 +62,29 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 }
+
+// In a project without git, `git init` makes .git/hooks and .git/config: the
+// sandbox protects them from the end of that command, which the envelope says.
+func TestGitInitProtectedAfterwards(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: "git init -q && echo done"})
+	if env.Status != envelope.Success || !strings.Contains(env.Text, "This command created .git/hooks, .git/config, which the sandbox protects only from now on") {
+		t.Errorf("git init: %s\n%s", env.Status, env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`})
+	if _, err := os.Stat(filepath.Join(l.root, ".git/hooks/pre-commit")); err == nil || !strings.Contains(env.Text, "keeps this path read-only") {
+		t.Errorf("a hook was written after git init (%v):\n%s", err, env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/config", "a").write("[core]\n\tfsmonitor = echo pwned\n")'`})
+	if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf(".git/config was changed after git init:\n%s", env.Text)
+	}
+	if env := run(t, g, shellgate.Request{Command: "git config user.name agent"}); !strings.Contains(env.Text, "keeps this path read-only") {
+		t.Errorf("git config's failure is not explained:\n%s", env.Text)
+	}
+}

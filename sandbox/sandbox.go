@@ -85,8 +85,10 @@ type Spec struct {
 	// directories or single files. Paths that do not exist are skipped.
 	Writable []string
 	// Protected paths stay read-only even inside a writable one (.git/hooks,
-	// .git/config, .vscode, …). Only paths that exist when the session starts
-	// can be protected this way; the policy guards the others.
+	// .git/config, .vscode, …). On Linux a path that does not exist yet is protected
+	// once a command that created it ends (Launched's Notes say so), or when
+	// the next command starts; while it is being created only the policy
+	// guards it.
 	Protected []string
 	// Hidden paths read as empty: secret files and directories (~/.ssh, …).
 	Hidden []string
