@@ -17,11 +17,15 @@ import (
 
 // treeSession starts a session whose commands get cgroups of their own, and a
 // Supervisor that runs commands in it; it skips, saying why, where cgroups
-// cannot be made.
-func treeSession(t *testing.T) (*Session, *runner.Supervisor, *lab) {
+// cannot be made — except on a hierarchy the test mounted (ours), where it
+// fails.
+func treeSession(t *testing.T, ours bool) (*Session, *runner.Supervisor, *lab) {
 	t.Helper()
 	l := newLab(t)
 	s := start(t, l.spec())
+	if ours && (s.group == nil || !s.group.v2) {
+		t.Fatalf("no cgroup2 session on the test's cgroup2 (%s)", s.Report())
+	}
 	if s.group == nil {
 		t.Skipf("no writable cgroup here (procs: %s): a descendant that leaves its group and clears its environment lives until the session ends", s.Report().Layers[LayerProcs])
 	}
@@ -77,174 +81,177 @@ func seen(arg string) func() bool {
 // environment dies with the command on a timeout and on cancellation, while
 // the session lives on.
 func TestTreeDiesWithItsCommand(t *testing.T) {
-	s, sup, l := treeSession(t)
-	for _, c := range []struct {
-		name, arg string
-		timeout   time.Duration
-		cancel    bool
-	}{
-		{"timeout", "7001.5", time.Second, false},
-		{"cancel", "7004.5", 0, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			started := seen(c.arg)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if c.cancel {
-				time.AfterFunc(time.Second, cancel)
-			}
-			res := bashRun(t, sup, ctx, l.root, "setsid -f env -i sleep "+c.arg+" >/dev/null 2>&1; sleep 100", c.timeout)
-			if !started() {
-				t.Fatalf("the escape never started: %+v", res)
-			}
-			if !res.TimedOut && !res.Cancelled {
-				t.Fatalf("not ended: %+v", res)
-			}
-			if left := procsNamed(c.arg); len(left) > 0 {
-				t.Errorf("survived its command: %v", left)
-			}
-			if !s.Alive() {
-				t.Error("the session ended with the command")
-			}
-			if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
-				t.Errorf("command cgroups left: %v", dirs)
-			}
-		})
-	}
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, sup, l := treeSession(t, ours)
+		for _, c := range []struct {
+			name, arg string
+			timeout   time.Duration
+			cancel    bool
+		}{
+			{"timeout", "7001.5", time.Second, false},
+			{"cancel", "7004.5", 0, true},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				started := seen(c.arg)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if c.cancel {
+					time.AfterFunc(time.Second, cancel)
+				}
+				res := bashRun(t, sup, ctx, l.root, "setsid -f env -i sleep "+c.arg+" >/dev/null 2>&1; sleep 100", c.timeout)
+				if !started() {
+					t.Fatalf("the escape never started: %+v", res)
+				}
+				if !res.TimedOut && !res.Cancelled {
+					t.Fatalf("not ended: %+v", res)
+				}
+				if left := procsNamed(c.arg); len(left) > 0 {
+					t.Errorf("survived its command: %v", left)
+				}
+				if !s.Alive() {
+					t.Error("the session ended with the command")
+				}
+				if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
+					t.Errorf("command cgroups left: %v", dirs)
+				}
+			})
+		}
+	})
 }
 
 // What a command leaves running when it exits normally keeps running, in or
 // out of its group, until the Supervisor closes; the session outlives both.
 func TestTreeLeftRunningUntilClose(t *testing.T) {
-	s, sup, l := treeSession(t)
-	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
-	if res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("the command failed: %+v", res)
-	}
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, sup, l := treeSession(t, ours)
+		res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
+		if res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("the command failed: %+v", res)
 		}
-	}
-	time.Sleep(100 * time.Millisecond)
-	if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
-		t.Fatalf("%d of 2 background processes left after a normal exit", n)
-	}
-	must(t, sup.Close())
-	if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
-		t.Errorf("survived the Supervisor's Close: %v", left)
-	}
-	if !s.Alive() {
-		t.Error("the session ended with the Supervisor")
-	}
+		for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
+			t.Fatalf("%d of 2 background processes left after a normal exit", n)
+		}
+		must(t, sup.Close())
+		if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
+			t.Errorf("survived the Supervisor's Close: %v", left)
+		}
+		if !s.Alive() {
+			t.Error("the session ended with the Supervisor")
+		}
+	})
 }
 
 // The command is born in its cgroup, and no thread of the helper stays there:
 // a kill of the command's tree must not reach the session's PID 1.
 func TestCommandBornInItsCgroup(t *testing.T) {
-	s, _, l := treeSession(t)
-	r, w, err := os.Pipe()
-	must(t, err)
-	defer r.Close()
-	launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
-	w.Close()
-	must(t, err)
-	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
-	buf := make([]byte, 4096)
-	n, _ := r.Read(buf)
-	if !strings.Contains(string(buf[:n]), "/cmd-") {
-		t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
-	}
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
-	for _, task := range tasks {
-		if b, _ := os.ReadFile(task); strings.Contains(string(b), "/cmd-") {
-			t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, _, l := treeSession(t, ours)
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
+		w.Close()
+		must(t, err)
+		defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
+		if !launched.(interface{ Placed() bool }).Placed() {
+			t.Error("the command was moved into its cgroup after it started, not born there")
 		}
-	}
-	// cat may not have exited yet when its output is read: wait for the tree
-	// to be the shell (now sleep) alone.
-	tree := s.Tree(launched.PID())
-	for deadline := time.Now().Add(5 * time.Second); len(tree) != 1 && time.Now().Before(deadline); tree = s.Tree(launched.PID()) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(tree) != 1 || tree[0] != launched.PID() {
-		t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
-	}
+		buf := make([]byte, 4096)
+		n, _ := r.Read(buf)
+		if !strings.Contains(string(buf[:n]), "/cmd-") {
+			t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
+		}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
+		for _, task := range tasks {
+			if b, _ := os.ReadFile(task); strings.Contains(string(b), "/cmd-") {
+				t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
+			}
+		}
+		// cat may not have exited yet when its output is read: wait for the tree
+		// to be the shell (now sleep) alone.
+		tree := s.Tree(launched.PID())
+		for deadline := time.Now().Add(5 * time.Second); len(tree) != 1 && time.Now().Before(deadline); tree = s.Tree(launched.PID()) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(tree) != 1 || tree[0] != launched.PID() {
+			t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
+		}
+	})
 }
 
 // forkInCgroup starts the command inside its cgroup from the first
 // instruction (placed), and leaves no thread of the caller there. The test
 // process stands for the helper, its own cgroup for the session's.
 func TestForkInCgroup(t *testing.T) {
-	own, err := ownCgroups()
-	must(t, err)
-	g := &cgroup{}
-	if p, ok := own[""]; ok && isV2("/sys/fs/cgroup") {
-		g.dirs, g.v2 = []string{filepath.Join("/sys/fs/cgroup", p)}, true
-	} else if p, ok := own["pids"]; ok {
-		g.dirs = []string{filepath.Join("/sys/fs/cgroup/pids", p)}
-	} else {
-		t.Skip("no pids cgroup controller here")
-	}
-	dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
-	if err != nil {
-		t.Skipf("cannot make a cgroup here: %v", err)
-	}
-	defer os.Remove(dir)
-	defer closeFiles(files)
-	var fds []int
-	for _, f := range files {
-		fds = append(fds, int(f.Fd()))
-	}
-	r, w, err := os.Pipe()
-	must(t, err)
-	defer r.Close()
-	pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
-		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
-	})
-	w.Close()
-	must(t, err)
-	out, _ := io.ReadAll(r)
-	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, 0, nil)
-	if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
-		t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
-	}
-	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
-	for _, task := range tasks {
-		if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
-			t.Errorf("a thread stayed in the command's cgroup: %s", task)
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		parent, v2 := sessionParent(t)
+		g := &cgroup{dirs: []string{parent}, v2: v2}
+		dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
+		if err != nil && ours {
+			t.Fatal(err)
+		} else if err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
 		}
-	}
+		defer os.Remove(dir)
+		defer closeFiles(files)
+		var fds []int
+		for _, f := range files {
+			fds = append(fds, int(f.Fd()))
+		}
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+			return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
+		})
+		w.Close()
+		must(t, err)
+		out, _ := io.ReadAll(r)
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil)
+		if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
+			t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
+		}
+		tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+		for _, task := range tasks {
+			if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
+				t.Errorf("a thread stayed in the command's cgroup: %s", task)
+			}
+		}
+	})
 }
 
 // The empty cgroups of a shellgate that died without removing them (SIGKILL)
 // are removed by the next session's start; a live one's are kept.
 func TestStaleCgroupsSwept(t *testing.T) {
-	own, err := ownCgroups()
-	must(t, err)
-	p, ok := own["pids"]
-	if !ok {
-		t.Skip("no cgroup v1 pids controller here")
-	}
-	parent := filepath.Join("/sys/fs/cgroup/pids", p)
-	dead := exec.Command("true")
-	must(t, dead.Run())
-	stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
-	live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
-	for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Skipf("cannot make a cgroup here: %v", err)
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		parent, _ := sessionParent(t)
+		dead := exec.Command("true")
+		must(t, dead.Run())
+		stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
+		live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
+		for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
+			if err := os.Mkdir(dir, 0o755); err != nil && ours {
+				t.Fatal(err)
+			} else if err != nil {
+				t.Skipf("cannot make a cgroup here: %v", err)
+			}
 		}
-	}
-	defer os.Remove(live)
-	defer os.Remove(filepath.Join(stale, "cmd-1"))
-	defer os.Remove(stale)
-	sweepStale(parent)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("a dead shellgate's cgroup was kept: %v", err)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("a live shellgate's cgroup was swept: %v", err)
-	}
+		defer os.Remove(live)
+		defer os.Remove(filepath.Join(stale, "cmd-1"))
+		defer os.Remove(stale)
+		sweepStale(parent)
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Errorf("a dead shellgate's cgroup was kept: %v", err)
+		}
+		if _, err := os.Stat(live); err != nil {
+			t.Errorf("a live shellgate's cgroup was swept: %v", err)
+		}
+	})
 }
