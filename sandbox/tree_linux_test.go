@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -181,6 +183,42 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 		}
 		if len(tree) != 1 || tree[0] != launched.PID() {
 			t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
+		}
+	})
+}
+
+// Tree lists what the command started, a descendant that left its session
+// and cleared its environment included; KillTree ends them all.
+func TestTreeListsEscapees(t *testing.T) {
+	forEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, _, l := treeSession(t, ours)
+		launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5; exec sleep 7031.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
+		must(t, err)
+		defer func() { s.KillTree(launched.PID(), syscall.SIGKILL); launched.Wait() }()
+		var escapee int
+		for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5")) == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the command did not start: %v", procsNamed("7030.5", "7031.5"))
+			}
+			if found := procsNamed("7030.5"); len(found) == 1 {
+				escapee, _ = strconv.Atoi(strings.Fields(found[0])[0])
+			}
+		}
+		tree := s.Tree(launched.PID())
+		slices.Sort(tree)
+		want := []int{launched.PID(), escapee}
+		slices.Sort(want)
+		if !slices.Equal(tree, want) {
+			t.Errorf("Tree = %v, want the command and its escapee %v", tree, want)
+		}
+		s.KillTree(launched.PID(), syscall.SIGKILL)
+		if _, sig := launched.Wait(); sig != "SIGKILL" {
+			t.Errorf("the command ended by %q, want SIGKILL", sig)
+		}
+		for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5", "7031.5")) > 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
+			}
 		}
 	})
 }
