@@ -82,214 +82,214 @@ func seen(arg string) func() bool {
 // A descendant that left the command's process group and cleared its
 // environment dies with the command on a timeout and on cancellation, while
 // the session lives on.
-func TestTreeDiesWithItsCommand(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		s, sup, l := treeSession(t, ours)
-		for _, c := range []struct {
-			name, arg string
-			timeout   time.Duration
-			cancel    bool
-		}{
-			{"timeout", "7001.5", time.Second, false},
-			{"cancel", "7004.5", 0, true},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				started := seen(c.arg)
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				if c.cancel {
-					time.AfterFunc(time.Second, cancel)
-				}
-				res := bashRun(t, sup, ctx, l.root, "setsid -f env -i sleep "+c.arg+" >/dev/null 2>&1; sleep 100", c.timeout)
-				if !started() {
-					t.Fatalf("the escape never started: %+v", res)
-				}
-				if !res.TimedOut && !res.Cancelled {
-					t.Fatalf("not ended: %+v", res)
-				}
-				if left := procsNamed(c.arg); len(left) > 0 {
-					t.Errorf("survived its command: %v", left)
-				}
-				if !s.Alive() {
-					t.Error("the session ended with the command")
-				}
-				if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
-					t.Errorf("command cgroups left: %v", dirs)
-				}
-			})
-		}
-	})
+func TestTreeDiesWithItsCommand(t *testing.T) { forEachHierarchy(t, testTreeDiesWithItsCommand) }
+
+func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
+	s, sup, l := treeSession(t, ours)
+	for _, c := range []struct {
+		name, arg string
+		timeout   time.Duration
+		cancel    bool
+	}{
+		{"timeout", "7001.5", time.Second, false},
+		{"cancel", "7004.5", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			started := seen(c.arg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				time.AfterFunc(time.Second, cancel)
+			}
+			res := bashRun(t, sup, ctx, l.root, "setsid -f env -i sleep "+c.arg+" >/dev/null 2>&1; sleep 100", c.timeout)
+			if !started() {
+				t.Fatalf("the escape never started: %+v", res)
+			}
+			if !res.TimedOut && !res.Cancelled {
+				t.Fatalf("not ended: %+v", res)
+			}
+			if left := procsNamed(c.arg); len(left) > 0 {
+				t.Errorf("survived its command: %v", left)
+			}
+			if !s.Alive() {
+				t.Error("the session ended with the command")
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
+				t.Errorf("command cgroups left: %v", dirs)
+			}
+		})
+	}
 }
 
 // What a command leaves running when it exits normally keeps running, in or
 // out of its group, until the Supervisor closes; the session outlives both.
-func TestTreeLeftRunningUntilClose(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		s, sup, l := treeSession(t, ours)
-		res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
-		if res.ExitCode == nil || *res.ExitCode != 0 {
-			t.Fatalf("the command failed: %+v", res)
+func TestTreeLeftRunningUntilClose(t *testing.T) { forEachHierarchy(t, testTreeLeftRunningUntilClose) }
+
+func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
+	s, sup, l := treeSession(t, ours)
+	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
+	if res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("the command failed: %+v", res)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
 		}
-		for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-		if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
-			t.Fatalf("%d of 2 background processes left after a normal exit", n)
-		}
-		must(t, sup.Close())
-		if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
-			t.Errorf("survived the Supervisor's Close: %v", left)
-		}
-		if !s.Alive() {
-			t.Error("the session ended with the Supervisor")
-		}
-	})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
+		t.Fatalf("%d of 2 background processes left after a normal exit", n)
+	}
+	must(t, sup.Close())
+	if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
+		t.Errorf("survived the Supervisor's Close: %v", left)
+	}
+	if !s.Alive() {
+		t.Error("the session ended with the Supervisor")
+	}
 }
 
 // The command is born in its cgroup, and no thread of the helper stays there:
 // a kill of the command's tree must not reach the session's PID 1.
-func TestCommandBornInItsCgroup(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		s, _, l := treeSession(t, ours)
-		r, w, err := os.Pipe()
-		must(t, err)
-		defer r.Close()
-		launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
-		w.Close()
-		must(t, err)
-		defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
-		if !launched.(interface{ Placed() bool }).Placed() {
-			t.Error("the command was moved into its cgroup after it started, not born there")
+func TestCommandBornInItsCgroup(t *testing.T) { forEachHierarchy(t, testCommandBornInItsCgroup) }
+
+func testCommandBornInItsCgroup(t *testing.T, ours bool) {
+	s, _, l := treeSession(t, ours)
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
+	w.Close()
+	must(t, err)
+	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
+	if !launched.(interface{ Placed() bool }).Placed() {
+		t.Error("the command was moved into its cgroup after it started, not born there")
+	}
+	buf := make([]byte, 4096)
+	n, _ := r.Read(buf)
+	if !strings.Contains(string(buf[:n]), "/cmd-") {
+		t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
+	for _, task := range tasks {
+		if b, _ := os.ReadFile(task); strings.Contains(string(b), "/cmd-") {
+			t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
 		}
-		buf := make([]byte, 4096)
-		n, _ := r.Read(buf)
-		if !strings.Contains(string(buf[:n]), "/cmd-") {
-			t.Errorf("the command started outside its cgroup:\n%s", buf[:n])
-		}
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/cgroup", s.NetPID()))
-		for _, task := range tasks {
-			if b, _ := os.ReadFile(task); strings.Contains(string(b), "/cmd-") {
-				t.Errorf("a thread of the helper is in a command's cgroup: %s\n%s", task, b)
-			}
-		}
-		// cat may not have exited yet when its output is read: wait for the tree
-		// to be the shell (now sleep) alone.
-		tree := s.Tree(launched.PID())
-		for deadline := time.Now().Add(5 * time.Second); len(tree) != 1 && time.Now().Before(deadline); tree = s.Tree(launched.PID()) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if len(tree) != 1 || tree[0] != launched.PID() {
-			t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
-		}
-	})
+	}
+	// cat may not have exited yet when its output is read: wait for the tree
+	// to be the shell (now sleep) alone.
+	tree := s.Tree(launched.PID())
+	for deadline := time.Now().Add(5 * time.Second); len(tree) != 1 && time.Now().Before(deadline); tree = s.Tree(launched.PID()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(tree) != 1 || tree[0] != launched.PID() {
+		t.Errorf("Tree = %v, want [%d]", tree, launched.PID())
+	}
 }
 
 // Tree lists what the command started, a descendant that left its session
 // and cleared its environment included; KillTree ends them all.
-func TestTreeListsEscapees(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		s, _, l := treeSession(t, ours)
-		launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5; exec sleep 7031.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
-		must(t, err)
-		defer func() { s.KillTree(launched.PID(), syscall.SIGKILL); launched.Wait() }()
-		var escapee int
-		for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5")) == 0; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the command did not start: %v", procsNamed("7030.5", "7031.5"))
-			}
-			if found := procsNamed("7030.5"); len(found) == 1 {
-				escapee, _ = strconv.Atoi(strings.Fields(found[0])[0])
-			}
+func TestTreeListsEscapees(t *testing.T) { forEachHierarchy(t, testTreeListsEscapees) }
+
+func testTreeListsEscapees(t *testing.T, ours bool) {
+	s, _, l := treeSession(t, ours)
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5; exec sleep 7031.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
+	must(t, err)
+	defer func() { s.KillTree(launched.PID(), syscall.SIGKILL); launched.Wait() }()
+	var escapee int
+	for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not start: %v", procsNamed("7030.5", "7031.5"))
 		}
-		tree := s.Tree(launched.PID())
-		slices.Sort(tree)
-		want := []int{launched.PID(), escapee}
-		slices.Sort(want)
-		if !slices.Equal(tree, want) {
-			t.Errorf("Tree = %v, want the command and its escapee %v", tree, want)
+		if found := procsNamed("7030.5"); len(found) == 1 {
+			escapee, _ = strconv.Atoi(strings.Fields(found[0])[0])
 		}
-		s.KillTree(launched.PID(), syscall.SIGKILL)
-		if _, sig := launched.Wait(); sig != "SIGKILL" {
-			t.Errorf("the command ended by %q, want SIGKILL", sig)
+	}
+	tree := s.Tree(launched.PID())
+	slices.Sort(tree)
+	want := []int{launched.PID(), escapee}
+	slices.Sort(want)
+	if !slices.Equal(tree, want) {
+		t.Errorf("Tree = %v, want the command and its escapee %v", tree, want)
+	}
+	s.KillTree(launched.PID(), syscall.SIGKILL)
+	if _, sig := launched.Wait(); sig != "SIGKILL" {
+		t.Errorf("the command ended by %q, want SIGKILL", sig)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5", "7031.5")) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
 		}
-		for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5", "7031.5")) > 0; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
-			}
-		}
-	})
+	}
 }
 
 // forkInCgroup starts the command inside its cgroup from the first
 // instruction (placed), and leaves no thread of the caller there. The test
 // process stands for the helper, its own cgroup for the session's.
-func TestForkInCgroup(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		parent, v2 := sessionParent(t)
-		g := &cgroup{dirs: []string{parent}, v2: v2}
-		dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
-		if err != nil && ours {
-			t.Fatal(err)
-		} else if err != nil {
-			t.Skipf("cannot make a cgroup here: %v", err)
-		}
-		defer os.Remove(dir)
-		defer closeFiles(files)
-		var fds []int
-		for _, f := range files {
-			fds = append(fds, int(f.Fd()))
-		}
-		r, w, err := os.Pipe()
-		must(t, err)
-		defer r.Close()
-		pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
-			return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
-		})
-		w.Close()
-		must(t, err)
-		out, _ := io.ReadAll(r)
-		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, 0, nil)
-		if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
-			t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
-		}
-		tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
-		for _, task := range tasks {
-			if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
-				t.Errorf("a thread stayed in the command's cgroup: %s", task)
-			}
-		}
+func TestForkInCgroup(t *testing.T) { forEachHierarchy(t, testForkInCgroup) }
+
+func testForkInCgroup(t *testing.T, ours bool) {
+	parent, v2 := sessionParent(t)
+	g := &cgroup{dirs: []string{parent}, v2: v2}
+	dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
+	if err != nil && ours {
+		t.Fatal(err)
+	} else if err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer os.Remove(dir)
+	defer closeFiles(files)
+	var fds []int
+	for _, f := range files {
+		fds = append(fds, int(f.Fd()))
+	}
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close()
+	pid, placed, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
 	})
+	w.Close()
+	must(t, err)
+	out, _ := io.ReadAll(r)
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
+		t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+	for _, task := range tasks {
+		if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
+			t.Errorf("a thread stayed in the command's cgroup: %s", task)
+		}
+	}
 }
 
 // The empty cgroups of a shellgate that died without removing them (SIGKILL)
 // are removed by the next session's start; a live one's are kept.
-func TestStaleCgroupsSwept(t *testing.T) {
-	forEachHierarchy(t, func(t *testing.T, ours bool) {
-		parent, _ := sessionParent(t)
-		dead := exec.Command("true")
-		must(t, dead.Run())
-		stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
-		live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
-		for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
-			if err := os.Mkdir(dir, 0o755); err != nil && ours {
-				t.Fatal(err)
-			} else if err != nil {
-				t.Skipf("cannot make a cgroup here: %v", err)
-			}
+func TestStaleCgroupsSwept(t *testing.T) { forEachHierarchy(t, testStaleCgroupsSwept) }
+
+func testStaleCgroupsSwept(t *testing.T, ours bool) {
+	parent, _ := sessionParent(t)
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
+	live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
+	for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
+		if err := os.Mkdir(dir, 0o755); err != nil && ours {
+			t.Fatal(err)
+		} else if err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
 		}
-		defer os.Remove(live)
-		defer os.Remove(filepath.Join(stale, "cmd-1"))
-		defer os.Remove(stale)
-		sweepStale(parent)
-		if _, err := os.Stat(stale); !os.IsNotExist(err) {
-			t.Errorf("a dead shellgate's cgroup was kept: %v", err)
-		}
-		if _, err := os.Stat(live); err != nil {
-			t.Errorf("a live shellgate's cgroup was swept: %v", err)
-		}
-	})
+	}
+	defer os.Remove(live)
+	defer os.Remove(filepath.Join(stale, "cmd-1"))
+	defer os.Remove(stale)
+	sweepStale(parent)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a dead shellgate's cgroup was kept: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live shellgate's cgroup was swept: %v", err)
+	}
 }
