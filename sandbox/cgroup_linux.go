@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,16 @@ import (
 type cgroup struct {
 	dirs []string // one per hierarchy (v2: one); dirs[0] has the pids controller
 	v2   bool
+	// missing: controller → why the cgroup lacks it ("pids", "memory"). On v2
+	// the cgroup may lack them and still hold the session's processes, and
+	// give each command a cgroup of its own (makeV2).
+	missing map[string]string
 }
+
+// cgroupRoot is where the cgroup hierarchies are: a cgroup2 mount, or a
+// directory of v1 hierarchies, one per controller. Tests point it at a cgroup2
+// of their own to run the v2 code on a v1 machine.
+var cgroupRoot = "/sys/fs/cgroup"
 
 // newCgroup puts pid in a new cgroup under our own, limited to procs tasks and,
 // when memory > 0, to that many bytes.
@@ -31,19 +41,23 @@ func newCgroup(pid, procs int, memory int64) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &cgroup{}
-	if path, ok := own[""]; ok && isV2("/sys/fs/cgroup") {
-		dir := filepath.Join("/sys/fs/cgroup", path, name)
-		if err := g.make(dir, map[string]string{"pids.max": strconv.Itoa(procs)}, memory, "memory.max", pid, "cgroup.procs"); err == nil {
-			g.v2 = true
-			return g, nil
+	if isV2(cgroupRoot) {
+		path, ok := own[""]
+		if !ok {
+			return nil, errors.New("not in a cgroup2 hierarchy")
 		}
+		g := &cgroup{}
+		if err := g.makeV2(filepath.Join(cgroupRoot, path, name), pid, procs, memory); err != nil {
+			return nil, err
+		}
+		return g, nil
 	}
+	g := &cgroup{}
 	path, ok := own["pids"]
 	if !ok {
 		return nil, errors.New("no pids cgroup controller")
 	}
-	if err := g.make(filepath.Join("/sys/fs/cgroup/pids", path, name), map[string]string{"pids.max": strconv.Itoa(procs)}, 0, "", pid, "cgroup.procs"); err != nil {
+	if err := g.make(filepath.Join(cgroupRoot, "pids", path, name), map[string]string{"pids.max": strconv.Itoa(procs)}, 0, "", pid, "cgroup.procs"); err != nil {
 		return nil, err
 	}
 	if memory > 0 {
@@ -52,12 +66,67 @@ func newCgroup(pid, procs int, memory int64) (*cgroup, error) {
 			g.remove()
 			return nil, errors.New("no memory cgroup controller")
 		}
-		if err := g.make(filepath.Join("/sys/fs/cgroup/memory", mpath, name), nil, memory, "memory.limit_in_bytes", pid, "cgroup.procs"); err != nil {
+		if err := g.make(filepath.Join(cgroupRoot, "memory", mpath, name), nil, memory, "memory.limit_in_bytes", pid, "cgroup.procs"); err != nil {
 			g.remove()
 			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// makeV2 makes the session's cgroup dir on cgroup2, sets the limits its
+// controllers allow and moves pid in.
+//
+// Its controllers are those its parent, shellgate's own cgroup, enables in its
+// cgroup.subtree_control, which shellgate leaves alone: while processes live in
+// a cgroup (shellgate does, and often others: a terminal's scope, a service),
+// the kernel refuses to enable memory there (EBUSY), and enabling pids alone
+// makes it a thread root, below which a cgroup holds processes only as a
+// threaded one, which has no cgroup.kill. So where a cgroup is shellgate's
+// but its children get no controllers (a user's scope under systemd), the
+// limits they would hold are reported missing — the process limit falls back
+// to RLIMIT_NPROC — and the cgroup still does what needs no controller: it
+// holds the session, and each command gets one of its own, killed through
+// cgroup.kill.
+func (g *cgroup) makeV2(dir string, pid, procs int, memory int64) error {
+	sweepStale(filepath.Dir(dir))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	g.dirs, g.v2 = []string{dir}, true
+	// limit writes a limit where its controller is.
+	limit := func(file, value, controller string) error {
+		f, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			if g.missing == nil {
+				g.missing = map[string]string{}
+			}
+			g.missing[controller] = fmt.Sprintf("the %s controller is not enabled in %s", controller, filepath.Join(filepath.Dir(dir), "cgroup.subtree_control"))
+			return nil
+		}
+		if err == nil {
+			_, err = f.WriteString(value)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		return nil
+	}
+	err := limit("pids.max", strconv.Itoa(procs), "pids")
+	if err == nil && memory > 0 {
+		err = limit("memory.max", strconv.FormatInt(memory, 10), "memory")
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+	}
+	if err != nil {
+		g.remove()
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	return nil
 }
 
 // sweepStale removes the empty cgroups that sessions of shellgates now dead
@@ -156,10 +225,10 @@ func ownCgroups() (map[string]string, error) {
 	return out, sc.Err()
 }
 
-// isV2 reports whether dir is a cgroup2 mount with the pids controller on.
+// isV2 reports whether dir is a cgroup2 mount.
 func isV2(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-	return err == nil && strings.Contains(" "+string(b)+" ", " pids")
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
 }
 
 // Each command of a session gets a cgroup of its own inside the session's
@@ -178,7 +247,8 @@ func isV2(dir string) bool {
 // clone3) the helper starts the command as before and shellgate moves it in
 // once it knows its PID, which leaves the command a few microseconds to fork
 // outside. Without a session cgroup there is none per command either, and such
-// a descendant lives until the session ends (Report: procs "rlimit").
+// a descendant lives until the session ends (Report: procs "rlimit", and
+// Missing says why).
 
 // cgroup kinds, as the spawn message names them.
 const (
@@ -232,10 +302,16 @@ func forkInCgroup(kind string, fds []int, sys *syscall.SysProcAttr, fork func(*s
 	case kind == cgroupV2 && len(fds) == 1:
 		into := *sys
 		into.UseCgroupFD, into.CgroupFD = true, fds[0]
-		if pid, err = fork(&into); err == nil {
+		pid, err = fork(&into)
+		switch {
+		case err == nil:
 			return pid, true, true, nil
+		case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EBUSY) &&
+			!errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EINVAL):
+			return pid, false, true, err // the program cannot start: no second try
 		}
-		// No clone3, or a program that cannot start: the plain fork tells.
+		// No clone3, or the cgroup refused the command: a plain fork, and
+		// shellgate moves it in.
 	case kind == cgroupV1 && len(fds) == 2:
 		tid := []byte(strconv.Itoa(unix.Gettid()))
 		if _, err := unix.Write(fds[0], tid); err != nil {

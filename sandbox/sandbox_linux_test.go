@@ -27,6 +27,9 @@ const ownerEnv = "SHELLGATE_SANDBOX_TEST_OWNER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(ownerEnv) != "" {
+		if root := os.Getenv(cgroupRootEnv); root != "" {
+			cgroupRoot = root
+		}
 		os.Exit(owner())
 	}
 	os.Exit(m.Run())

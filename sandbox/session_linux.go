@@ -21,9 +21,10 @@ import (
 
 // A Session is one sandbox: its namespaces, its /tmp, its loopback and its
 // processes, held by a helper process. Commands started with Launch share it.
-// Where shellgate can make cgroups (Report: procs "cgroup"), each command runs
-// in one of its own, a runner.TreeLauncher: its timeout or cancellation ends
-// every process it started. Elsewhere a descendant that left its process group
+// Where shellgate can make cgroups (Report: procs "cgroup"; on cgroup2 also
+// without the pids controller, procs "rlimit"), each command runs in one of
+// its own, a runner.TreeLauncher: its timeout or cancellation ends every
+// process it started. Elsewhere a descendant that left its process group
 // and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
 	ctl    *conn
@@ -162,6 +163,15 @@ func (s *Session) setUp(spec Spec) error {
 	if g, err := newCgroup(pid, procs, spec.Limits.Memory); err == nil {
 		s.group = g
 		layers[LayerProcs] = "cgroup"
+		if why, ok := g.missing["pids"]; ok {
+			layers[LayerProcs] = "rlimit"
+			if os.Getuid() == 0 {
+				missing = append(missing, fmt.Sprintf("%s: %s (the process limit does not bind root)", LayerProcs, why))
+			}
+		}
+		if why, ok := g.missing["memory"]; ok {
+			missing = append(missing, "memory: "+why)
+		}
 	} else {
 		layers[LayerProcs] = "rlimit"
 		if os.Getuid() == 0 {
@@ -363,7 +373,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		return nil, r.err
 	}
-	l := &launched{pid: r.pid, exit: exit, gone: s.gone, root: s.root}
+	l := &launched{pid: r.pid, placed: r.placed, exit: exit, gone: s.gone, root: s.root}
 	if tree != "" {
 		if !r.placed && s.Contains(r.pid) {
 			os.WriteFile(tree+"/cgroup.procs", []byte(strconv.Itoa(r.pid)), 0)
@@ -426,6 +436,7 @@ func (s *Session) forget(id uint64) {
 
 type launched struct {
 	pid    int
+	placed bool   // born in its own cgroup
 	root   string // the project root, to name protected paths by
 	exit   chan *message
 	gone   chan struct{}
@@ -437,6 +448,10 @@ type launched struct {
 }
 
 func (l *launched) PID() int { return l.pid }
+
+// Placed reports whether the command was born in its own cgroup, rather than
+// moved there once started.
+func (l *launched) Placed() bool { return l.placed }
 
 func (l *launched) Wait() (*int, string) {
 	l.once.Do(func() {

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,11 +20,15 @@ import (
 
 // treeSession starts a session whose commands get cgroups of their own, and a
 // Supervisor that runs commands in it; it skips, saying why, where cgroups
-// cannot be made.
-func treeSession(t *testing.T) (*Session, *runner.Supervisor, *lab) {
+// cannot be made — except on a hierarchy the test mounted (ours), where it
+// fails.
+func treeSession(t *testing.T, ours bool) (*Session, *runner.Supervisor, *lab) {
 	t.Helper()
 	l := newLab(t)
 	s := start(t, l.spec())
+	if ours && (s.group == nil || !s.group.v2) {
+		t.Fatalf("no cgroup2 session on the test's cgroup2 (%s)", s.Report())
+	}
 	if s.group == nil {
 		t.Skipf("no writable cgroup here (procs: %s): a descendant that leaves its group and clears its environment lives until the session ends", s.Report().Layers[LayerProcs])
 	}
@@ -77,8 +83,10 @@ func seen(arg string) func() bool {
 // A descendant that left the command's process group and cleared its
 // environment dies with the command on a timeout and on cancellation, while
 // the session lives on.
-func TestTreeDiesWithItsCommand(t *testing.T) {
-	s, sup, l := treeSession(t)
+func TestTreeDiesWithItsCommand(t *testing.T) { forEachHierarchy(t, testTreeDiesWithItsCommand) }
+
+func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
+	s, sup, l := treeSession(t, ours)
 	for _, c := range []struct {
 		name, arg string
 		timeout   time.Duration
@@ -116,8 +124,10 @@ func TestTreeDiesWithItsCommand(t *testing.T) {
 
 // What a command leaves running when it exits normally keeps running, in or
 // out of its group, until the Supervisor closes; the session outlives both.
-func TestTreeLeftRunningUntilClose(t *testing.T) {
-	s, sup, l := treeSession(t)
+func TestTreeLeftRunningUntilClose(t *testing.T) { forEachHierarchy(t, testTreeLeftRunningUntilClose) }
+
+func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
+	s, sup, l := treeSession(t, ours)
 	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("the command failed: %+v", res)
@@ -142,8 +152,10 @@ func TestTreeLeftRunningUntilClose(t *testing.T) {
 
 // The command is born in its cgroup, and no thread of the helper stays there:
 // a kill of the command's tree must not reach the session's PID 1.
-func TestCommandBornInItsCgroup(t *testing.T) {
-	s, _, l := treeSession(t)
+func TestCommandBornInItsCgroup(t *testing.T) { forEachHierarchy(t, testCommandBornInItsCgroup) }
+
+func testCommandBornInItsCgroup(t *testing.T, ours bool) {
+	s, _, l := treeSession(t, ours)
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
@@ -151,6 +163,9 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 	w.Close()
 	must(t, err)
 	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
+	if !launched.(interface{ Placed() bool }).Placed() {
+		t.Error("the command was moved into its cgroup after it started, not born there")
+	}
 	buf := make([]byte, 4096)
 	n, _ := r.Read(buf)
 	if !strings.Contains(string(buf[:n]), "/cmd-") {
@@ -173,22 +188,54 @@ func TestCommandBornInItsCgroup(t *testing.T) {
 	}
 }
 
+// Tree lists what the command started, a descendant that left its session
+// and cleared its environment included; KillTree ends them all.
+func TestTreeListsEscapees(t *testing.T) { forEachHierarchy(t, testTreeListsEscapees) }
+
+func testTreeListsEscapees(t *testing.T, ours bool) {
+	s, _, l := treeSession(t, ours)
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5; exec sleep 7031.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
+	must(t, err)
+	defer func() { s.KillTree(launched.PID(), syscall.SIGKILL); launched.Wait() }()
+	var escapee int
+	for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not start: %v", procsNamed("7030.5", "7031.5"))
+		}
+		if found := procsNamed("7030.5"); len(found) == 1 {
+			escapee, _ = strconv.Atoi(strings.Fields(found[0])[0])
+		}
+	}
+	tree := s.Tree(launched.PID())
+	slices.Sort(tree)
+	want := []int{launched.PID(), escapee}
+	slices.Sort(want)
+	if !slices.Equal(tree, want) {
+		t.Errorf("Tree = %v, want the command and its escapee %v", tree, want)
+	}
+	s.KillTree(launched.PID(), syscall.SIGKILL)
+	if _, sig := launched.Wait(); sig != "SIGKILL" {
+		t.Errorf("the command ended by %q, want SIGKILL", sig)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5", "7031.5")) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
+		}
+	}
+}
+
 // forkInCgroup starts the command inside its cgroup from the first
 // instruction (placed), and leaves no thread of the caller there. The test
 // process stands for the helper, its own cgroup for the session's.
-func TestForkInCgroup(t *testing.T) {
-	own, err := ownCgroups()
-	must(t, err)
-	g := &cgroup{}
-	if p, ok := own[""]; ok && isV2("/sys/fs/cgroup") {
-		g.dirs, g.v2 = []string{filepath.Join("/sys/fs/cgroup", p)}, true
-	} else if p, ok := own["pids"]; ok {
-		g.dirs = []string{filepath.Join("/sys/fs/cgroup/pids", p)}
-	} else {
-		t.Skip("no pids cgroup controller here")
-	}
+func TestForkInCgroup(t *testing.T) { forEachHierarchy(t, testForkInCgroup) }
+
+func testForkInCgroup(t *testing.T, ours bool) {
+	parent, v2 := sessionParent(t)
+	g := &cgroup{dirs: []string{parent}, v2: v2}
 	dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
-	if err != nil {
+	if err != nil && ours {
+		t.Fatal(err)
+	} else if err != nil {
 		t.Skipf("cannot make a cgroup here: %v", err)
 	}
 	defer os.Remove(dir)
@@ -226,20 +273,18 @@ func TestForkInCgroup(t *testing.T) {
 
 // The empty cgroups of a shellgate that died without removing them (SIGKILL)
 // are removed by the next session's start; a live one's are kept.
-func TestStaleCgroupsSwept(t *testing.T) {
-	own, err := ownCgroups()
-	must(t, err)
-	p, ok := own["pids"]
-	if !ok {
-		t.Skip("no cgroup v1 pids controller here")
-	}
-	parent := filepath.Join("/sys/fs/cgroup/pids", p)
+func TestStaleCgroupsSwept(t *testing.T) { forEachHierarchy(t, testStaleCgroupsSwept) }
+
+func testStaleCgroupsSwept(t *testing.T, ours bool) {
+	parent, _ := sessionParent(t)
 	dead := exec.Command("true")
 	must(t, dead.Run())
 	stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
 	live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
 	for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := os.Mkdir(dir, 0o755); err != nil && ours {
+			t.Fatal(err)
+		} else if err != nil {
 			t.Skipf("cannot make a cgroup here: %v", err)
 		}
 	}
