@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -226,15 +227,19 @@ func (m *mounter) protect() ([]string, error) {
 		}
 		for _, dir := range m.between(p) {
 			if !m.pinned[dir] {
-				if err := bindSelf(dir, false); err != nil {
-					errs = append(errs, fmt.Errorf("pin %w", err))
+				if err := m.bindSelf(dir, false); err != nil {
+					if !errors.Is(err, errOutside) {
+						errs = append(errs, fmt.Errorf("pin %w", err))
+					}
 					continue
 				}
 				m.pinned[dir] = true
 			}
 		}
-		if err := bindSelf(p, true); err != nil {
-			errs = append(errs, err)
+		if err := m.bindSelf(p, true); err != nil {
+			if !errors.Is(err, errOutside) {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		m.protected[p] = true
@@ -243,14 +248,22 @@ func (m *mounter) protect() ([]string, error) {
 	return now, errors.Join(errs...)
 }
 
+// errOutside: the path leads out of the writable paths.
+var errOutside = errors.New("outside the writable paths")
+
 // bindSelf binds path — the file or directory it names once symlinks are
 // resolved — onto itself, read-only if readOnly. It works on one open file
 // throughout, so that a command renaming things meanwhile cannot make it bind
-// one place onto another or make another mount read-only.
-func bindSelf(path string, readOnly bool) error {
+// one place onto another or make another mount read-only. A path that leads
+// out of the writable paths is left alone: nothing writes there anyway, and a
+// command's symlink must not make the helper bind, say, / read-only.
+func (m *mounter) bindSelf(path string, readOnly bool) error {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return err
+	}
+	if !slices.ContainsFunc(m.spec.Writable, func(w string) bool { return real != w && under(real, w) }) {
+		return errOutside
 	}
 	fd, err := unix.Open(real, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -626,6 +626,13 @@ func TestProtectedPathsCreatedLater(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(l.root, ".vscode")); len(entries) != 0 {
 		t.Errorf(".vscode, made by a job, now holds %v", entries)
 	}
+
+	// A protected name made a symlink to the root itself does not make the
+	// helper bind the whole project read-only.
+	run(t, s, l.root, "ln -s . .envrc")
+	if got, code := run(t, s, l.root, "echo ok > x && cat x"); code != 0 || got != "ok\n" {
+		t.Errorf("after .envrc -> .: %d %q", code, got)
+	}
 }
 
 // The helper keeps capabilities on the threads that do not start commands, to
