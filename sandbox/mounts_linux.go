@@ -218,26 +218,34 @@ func (m *mounter) protect() ([]string, error) {
 	}
 	var now []string
 	var errs []error
+	pin := func(path string, resolve bool) bool {
+		if m.pinned[path] {
+			return true
+		}
+		err := m.bind(path, resolve, false)
+		if err != nil && !errors.Is(err, errOutside) {
+			errs = append(errs, fmt.Errorf("pin %w", err))
+		}
+		m.pinned[path] = err == nil
+		return err == nil
+	}
 	for _, p := range m.spec.Protected {
 		if m.protected[p] {
 			continue
 		}
-		if _, err := os.Lstat(p); err != nil {
+		fi, err := os.Lstat(p)
+		if err != nil {
 			continue
 		}
 		for _, dir := range m.between(p) {
-			if !m.pinned[dir] {
-				if err := m.bindSelf(dir, false); err != nil {
-					if !errors.Is(err, errOutside) {
-						errs = append(errs, fmt.Errorf("pin %w", err))
-					}
-					continue
-				}
-				m.pinned[dir] = true
-			}
+			pin(dir, true)
 		}
-		if err := m.bindSelf(p, true); err != nil {
-			if !errors.Is(err, errOutside) {
+		if fi.Mode()&os.ModeSymlink != 0 && !pin(p, false) {
+			continue // a symlink that could be replaced by a file of the command's
+		}
+		// The file or directory it is, or a symlink leads to.
+		if err := m.bind(p, true, true); err != nil && !errors.Is(err, errOutside) {
+			if !os.IsNotExist(err) { // a dangling symlink: its target is bound once it exists
 				errs = append(errs, err)
 			}
 			continue
@@ -251,16 +259,21 @@ func (m *mounter) protect() ([]string, error) {
 // errOutside: the path leads out of the writable paths.
 var errOutside = errors.New("outside the writable paths")
 
-// bindSelf binds path — the file or directory it names once symlinks are
-// resolved — onto itself, read-only if readOnly. It works on one open file
+// bind binds path onto itself, read-only if readOnly: with resolve, the file or
+// directory it names once symlinks are resolved; without, a symlink itself,
+// which then cannot be removed or replaced. It works on one open file
 // throughout, so that a command renaming things meanwhile cannot make it bind
 // one place onto another or make another mount read-only. A path that leads
-// out of the writable paths is left alone: nothing writes there anyway, and a
-// command's symlink must not make the helper bind, say, / read-only.
-func (m *mounter) bindSelf(path string, readOnly bool) error {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return err
+// out of the writable paths, or to one of them, is left alone: nothing writes
+// outside them anyway, and a command's symlink must not make the helper bind
+// the whole project read-only.
+func (m *mounter) bind(path string, resolve, readOnly bool) error {
+	real := path
+	if resolve {
+		var err error
+		if real, err = filepath.EvalSymlinks(path); err != nil {
+			return err
+		}
 	}
 	if !slices.ContainsFunc(m.spec.Writable, func(w string) bool { return real != w && under(real, w) }) {
 		return errOutside
@@ -271,7 +284,7 @@ func (m *mounter) bindSelf(path string, readOnly bool) error {
 	}
 	defer unix.Close(fd)
 	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
-	if err == unix.ENOSYS { // before Linux 5.2
+	if err == unix.ENOSYS && resolve { // before Linux 5.2; no mounts on symlinks
 		if readOnly {
 			return bindReadOnly(real, real)
 		}

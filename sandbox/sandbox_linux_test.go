@@ -662,3 +662,31 @@ for tid in os.listdir("/proc/1/task"):
 		}
 	}
 }
+
+// A protected name that is a symlink cannot be replaced, and what it leads to
+// in the root is read-only; one that leads out of the root stays as it is.
+func TestProtectedSymlink(t *testing.T) {
+	l := newLab(t)
+	must(t, os.MkdirAll(filepath.Join(l.root, "envs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(l.root, "envs/dev"), []byte("dev\n"), 0o644))
+	must(t, os.Symlink("envs/dev", filepath.Join(l.root, ".envrc")))
+	s := start(t, l.spec())
+	for _, cmd := range []string{
+		"rm -f .envrc; echo evil > .envrc",
+		"echo evil > x && mv -f x .envrc",
+		"python3 -c 'import os; open(\"x\", \"w\").write(\"evil\"); os.replace(\"x\", \".envrc\")'",
+		"echo evil >> envs/dev",
+		"ln -sfn x .envrc",
+	} {
+		run(t, s, l.root, cmd)
+		if link, err := os.Readlink(filepath.Join(l.root, ".envrc")); err != nil || link != "envs/dev" {
+			t.Errorf("%s: .envrc is now %q %v", cmd, link, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(l.root, "envs/dev")); string(b) != "dev\n" {
+			t.Errorf("%s: envs/dev now %q", cmd, b)
+		}
+	}
+	if got, code := run(t, s, l.root, "echo ok > envs/other && cat envs/other"); code != 0 || got != "ok\n" {
+		t.Errorf("the rest of envs: %d %q", code, got)
+	}
+}
