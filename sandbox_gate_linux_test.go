@@ -2,11 +2,13 @@ package shellgate_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
@@ -86,5 +88,30 @@ func TestGitInitProtectedAfterwards(t *testing.T) {
 	}
 	if env := run(t, g, shellgate.Request{Command: "git config user.name agent"}); !strings.Contains(env.Text, "keeps this path read-only") {
 		t.Errorf("git config's failure is not explained:\n%s", env.Text)
+	}
+}
+
+// A job that creates a protected path (.claude) is told, when it has ended,
+// that the sandbox protects it only from then on.
+func TestSessionJobCreatesProtectedPath(t *testing.T) {
+	requireSandbox(t)
+	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: `sleep 0.3; python3 -c 'import os; os.makedirs(".claude")'; echo made`, RunInBackground: true})
+	if env.Data.Job == nil {
+		t.Fatalf("background start: %s\n%s", env.Status, env.Text)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for env.Data.Job == nil || env.Data.Job.State == envelope.JobRunning {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not end:\n%s", env.Text)
+		}
+		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^made$", WaitMS: 1000})
+	}
+	if !strings.Contains(env.Text, "This command created .claude, which the sandbox protects only from now on") {
+		t.Errorf("the ended job's read does not say so:\n%s", env.Text)
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".claude")); err != nil {
+		t.Error(err)
 	}
 }

@@ -547,10 +547,15 @@ func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox
 			env.Note(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path))
 		}
 	}
-	if res, err := j.Result(); err == nil && len(res.BackgroundPIDs) > 0 && !info.Running() {
-		d.BackgroundPIDs = res.BackgroundPIDs
-		if sess != nil {
-			d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs)
+	if res, err := j.Result(); err == nil && !info.Running() {
+		if len(res.BackgroundPIDs) > 0 {
+			d.BackgroundPIDs = res.BackgroundPIDs
+			if sess != nil {
+				d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs)
+			}
+		}
+		for _, n := range res.Notes {
+			env.Note(n)
 		}
 	}
 }
