@@ -69,3 +69,24 @@ func TestSandboxHintLocalPort(t *testing.T) {
 		})
 	}
 }
+
+// A write the sandbox refused names what to do instead, for .git/config (git
+// -c), another protected path, and a path outside the root.
+func TestSandboxHintReadOnly(t *testing.T) {
+	for _, c := range []struct{ stderr, want string }{
+		{"error: could not write config file .git/config: Device or resource busy", "git -c user.name=NAME"},
+		{"error: could not lock config file .git/config: Read-only file system", "GIT_AUTHOR_EMAIL"},
+		{"bash: .git/hooks/pre-commit: Read-only file system", "protected paths read-only"},
+		{"mv: cannot move 'x' to '.envrc': Device or resource busy", "protected paths read-only"},
+		{"touch: cannot touch '/etc/x': Read-only file system", "outside the project root"},
+	} {
+		one := 1
+		if got := sandboxHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, false); !strings.Contains(got, c.want) {
+			t.Errorf("%s: hint %q lacks %q", c.stderr, got, c.want)
+		}
+	}
+	one := 1
+	if got := sandboxHint(&envelope.Data{Stderr: "umount: /mnt: target is busy (Device or resource busy)", ExitCode: &one}, false); got != "" {
+		t.Errorf("an EBUSY of no protected path got a hint: %q", got)
+	}
+}

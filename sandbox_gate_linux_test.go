@@ -23,7 +23,7 @@ func TestSandboxExplainsItself(t *testing.T) {
 	g := gate(t, shellgate.Config{Root: l.root})
 	for _, c := range []struct{ command, hint string }{
 		{`python3 -c 'open("/etc/shellgate-test", "w")'`, "the sandbox refused it"},
-		{`python3 -c 'open(".git/hooks/pre-commit", "w")'`, "keeps this path read-only"},
+		{`python3 -c 'open(".git/hooks/pre-commit", "w")'`, "keeps protected paths read-only"},
 		{`python3 -c 'import socket; socket.create_connection(("example.com", 80), 2)'`, "no network but a loopback"},
 	} {
 		env := run(t, g, shellgate.Request{Command: c.command})
@@ -79,14 +79,14 @@ func TestGitInitProtectedAfterwards(t *testing.T) {
 		t.Errorf("git init: %s\n%s", env.Status, env.Text)
 	}
 	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`})
-	if _, err := os.Stat(filepath.Join(l.root, ".git/hooks/pre-commit")); err == nil || !strings.Contains(env.Text, "keeps this path read-only") {
+	if _, err := os.Stat(filepath.Join(l.root, ".git/hooks/pre-commit")); err == nil || !strings.Contains(env.Text, "keeps protected paths read-only") {
 		t.Errorf("a hook was written after git init (%v):\n%s", err, env.Text)
 	}
 	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/config", "a").write("[core]\n\tfsmonitor = echo pwned\n")'`})
 	if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); strings.Contains(string(b), "fsmonitor") {
 		t.Errorf(".git/config was changed after git init:\n%s", env.Text)
 	}
-	if env := run(t, g, shellgate.Request{Command: "git config user.name agent"}); !strings.Contains(env.Text, "keeps this path read-only") {
+	if env := run(t, g, shellgate.Request{Command: "git config user.name agent"}); !strings.Contains(env.Text, "git -c user.name=NAME") {
 		t.Errorf("git config's failure is not explained:\n%s", env.Text)
 	}
 }
