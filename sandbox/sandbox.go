@@ -10,7 +10,10 @@
 // network is a loopback of the session's own. Commands of one session share
 // all of it, so a server started in the background answers the next command on
 // localhost. When the helper dies — Close, or shellgate itself killed with
-// SIGKILL — the kernel kills every process of the session.
+// SIGKILL — the kernel kills every process of the session. Commands start from
+// one thread of the helper, the only one without capabilities and under
+// Landlock; the others bind the protected paths that commands create read-only
+// as each command ends.
 //
 // The helper is this same executable started again: package sandbox's init
 // function recognises it by its argv[0] and never returns. Any program that
