@@ -268,4 +268,3 @@ func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 		}
 	}
 }
-
