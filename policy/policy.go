@@ -11,6 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // Decision is what the policy says about a command line.
@@ -122,7 +123,7 @@ func New(s Settings) (*Engine, error) {
 		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
 			return nil, fmt.Errorf("policy: writable path %q is not absolute", p)
 		}
-		e.writable = append(e.writable, analysis.ResolvePath(p))
+		e.writable = append(e.writable, realpath.Resolve(p))
 	}
 	return e, nil
 }
@@ -199,7 +200,7 @@ func (e *Engine) resolvedDir(d string) string {
 	if ok {
 		return r
 	}
-	r = analysis.ResolvePath(d)
+	r = realpath.Resolve(d)
 	if _, err := os.Stat(r); err == nil {
 		e.dirsMu.Lock()
 		if len(e.dirs) > 64 {
