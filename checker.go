@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -43,12 +42,12 @@ func (c *Checker) Root() string { return c.root }
 
 // Check returns the verdict Gate.Check would give, except that no private temp dir
 // is writable: the command will run in the agent's own shell, with its temp dir.
-func (c *Checker) Check(req Request) policy.Verdict {
+func (c *Checker) Check(req Request) Verdict {
 	abs, _, err := resolveDir(c.root, req.Directory)
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
-	return c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home})
+	return verdict(c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home}))
 }
 
 // resolveRoot makes the project root absolute and free of symlinks, and checks that
@@ -79,15 +78,4 @@ func resolveRoot(dir string) (string, error) {
 	}
 	f.Close()
 	return root, nil
-}
-
-// dirVerdict is the refusal of a directory that cannot be used: rule confinement for
-// one outside the root, no rule for one that is missing or not a directory (a bad
-// parameter). Gate.Check and Checker.Check agree on it.
-func dirVerdict(de *dirError) policy.Verdict {
-	v := policy.Verdict{Decision: policy.Deny, Reason: de.msg, Code: de.code}
-	if de.code == envelope.AccessDenied {
-		v.Rule = policy.RuleConfinement
-	}
-	return v
 }

@@ -40,9 +40,11 @@ type SandboxConfig struct {
 	Limits    sandbox.Limits
 }
 
-// DefaultHidden are the secrets commands read as empty, relative to the home
-// directory.
-var DefaultHidden = []string{
+// DefaultHidden returns the secrets commands read as empty, relative to the home
+// directory: a copy, so that no caller can change what every Gate hides.
+func DefaultHidden() []string { return slices.Clone(defaultHidden) }
+
+var defaultHidden = []string{
 	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
 	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
 	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
@@ -50,10 +52,12 @@ var DefaultHidden = []string{
 	".mozilla", ".config/google-chrome", ".config/chromium",
 }
 
-// DefaultProtected are the paths in the root that commands cannot change: they
+// DefaultProtected returns the paths in the root that commands cannot change: they
 // run later outside any check (git hooks and config, editor and agent settings,
-// CI workflows, direnv, shellgate's own project config).
-var DefaultProtected = []string{
+// CI workflows, direnv, shellgate's own project config). A copy, like DefaultHidden.
+func DefaultProtected() []string { return slices.Clone(defaultProtected) }
+
+var defaultProtected = []string{
 	".git/hooks", ".git/config", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer",
 	".husky", ".zed", ".github/workflows", ".shellgate.toml", ".envrc", ".npmrc",
 	".pre-commit-config.yaml", ".gitattributes", ".gitmodules",
@@ -219,11 +223,11 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		if !c.NoCaches {
 			spec.Writable = append(spec.Writable, g.cacheDirs(home)...)
 		}
-		for _, p := range append(DefaultProtected, c.Protect...) {
+		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
 	}
-	for _, h := range append(DefaultHidden, c.Hide...) {
+	for _, h := range append(DefaultHidden(), c.Hide...) {
 		if rest, ok := strings.CutPrefix(h, "~/"); ok {
 			h = filepath.Join(home, rest)
 		} else if !filepath.IsAbs(h) {

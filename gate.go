@@ -268,13 +268,13 @@ func (g *Gate) Close() error {
 // Check returns the policy verdict for req without running anything. A directory that
 // cannot be used yields a deny verdict saying why: rule confinement for one outside
 // the root, no rule for one that is missing or not a directory (a bad parameter).
-func (g *Gate) Check(req Request) policy.Verdict {
+func (g *Gate) Check(req Request) Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
 	v, _ := g.judge(req.Command, g.policyEnv(abs))
-	return v
+	return verdict(v)
 }
 
 // judge checks a command line. Where a sandbox is planned, the rules it
@@ -411,8 +411,8 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	dir, rel, err := resolveDir(g.root, wanted)
 	if err != nil {
-		de := err.(*dirError)
-		return nil, env.Fail(de.code, de.msg)
+		v := dirVerdict(err.(*dirError)) // the rule Check names, too
+		return nil, env.Refuse(envelope.Err{Code: v.Code, Rule: v.Rule, Message: v.Reason})
 	}
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel
 
@@ -429,7 +429,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
-		return nil, env.Refuse(envelope.Err{Code: denyCode(v), Rule: v.Rule, Message: v.Reason})
+		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
 		who, ok := g.approve(ctx, req, v, o.approver)
 		if !ok {
@@ -458,10 +458,10 @@ func (g *Gate) terminalVerdict(command string, v policy.Verdict, relied bool, b 
 	case g.confining(b):
 		return v, true
 	}
-	v = policy.Verdict{Decision: policy.Ask, Rule: policy.RuleDynamic, Command: command, Code: envelope.ApprovalRequired, SessionKey: "tty " + command,
+	v = policy.Verdict{Decision: policy.Ask, Rule: policy.RuleDynamic, Command: command, SessionKey: "tty " + command,
 		Reason: "`" + command + "` runs on a terminal, where what it does depends on the input sent to it later, which shellgate does not check, and no sandbox contains it (rule dynamic)."}
 	if g.cfg.Policy.Mode == policy.ModeNever {
-		v.Decision, v.Code, v.SessionKey = policy.Deny, envelope.InvalidParam, ""
+		v.Decision, v.SessionKey = policy.Deny, ""
 		v.Reason += " Approval mode is \"never\", so it cannot be approved; run the program non-interactively instead."
 	}
 	return v, false
@@ -488,19 +488,6 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	// Not the project's .shellgate.toml: a project file may not loosen the policy.
 	how := fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [\"%s *\"] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
 	return fmt.Sprintf("Approval required: %s No one could be asked to approve it. %s", v.Reason, how)
-}
-
-// denyCode is the error code of a refusal: ACCESS_DENIED for a path leaving the
-// root, POLICY_DENIED for any other rule (INVALID_PARAM would tell a model its
-// parameters were malformed).
-func denyCode(v policy.Verdict) envelope.Code {
-	switch {
-	case v.Code == envelope.AccessDenied:
-		return v.Code
-	case v.Rule == policy.RuleEnv: // the caller's mistake, not the command's
-		return envelope.ExecutionError
-	}
-	return envelope.PolicyDenied
 }
 
 func sessionKeyOr(v policy.Verdict, def string) string {

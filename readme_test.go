@@ -43,3 +43,30 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 		t.Fatal("no complete Go program in README.md")
 	}
 }
+
+// Every link in the README and docs/ leads to a file of this repository or to a
+// public address, and no section of a document outside it is cited (§): an outsider
+// can open everything the documentation points to.
+func TestDocsLinksResolve(t *testing.T) {
+	docs, _ := filepath.Glob("docs/*.md")
+	for _, doc := range append([]string{"README.md", "testdata/corpus/README.md"}, docs...) {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if i := strings.Index(text, "§"); i >= 0 {
+			t.Errorf("%s cites a section of a document outside the repository: %q", doc, text[max(0, i-40):min(len(text), i+20)])
+		}
+		for _, part := range strings.Split(text, "](")[1:] {
+			target, _, ok := strings.Cut(part, ")")
+			if !ok || strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") || strings.HasPrefix(target, "#") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), target)); err != nil {
+				t.Errorf("%s links to %s, which is not in the repository", doc, target)
+			}
+		}
+	}
+}

@@ -286,6 +286,9 @@ func TestSessionTerminalWithoutSandbox(t *testing.T) {
 func TestSessionAudit(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	s, _ := session(t, shellgate.Config{Audit: shellgate.AuditConfig{Path: log}}, shellgate.SessionConfig{ID: "sess-1"})
+	if s.ID() != "sess-1" {
+		t.Errorf("ID() = %q, want the configured sess-1", s.ID())
+	}
 	ctx := context.Background()
 	env := srun(t, s, shellgate.Request{Command: "cat", RunInBackground: true})
 	s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "export TOKEN=sk-abcdefghijklmnopqrstuvwxyz012345\n"})

@@ -21,7 +21,7 @@ type Options struct {
 	Vars map[string]string
 
 	// Resolve follows symlinks in an absolute, clean path whose tail may not
-	// exist yet. Nil means ResolvePath; the policy engine passes a cached one.
+	// exist yet. Nil means realpath.Resolve; the policy engine passes a cached one.
 	Resolve func(string) string
 
 	// Budget bounds the time the analysis may take; DefaultBudget when zero.

@@ -43,7 +43,7 @@ func contains(ds dirs, d string) bool {
 
 // join makes p absolute against every directory of ds: nil when p is relative
 // and the directory is unknown. It does not clean the result: ".." after a
-// symlink must be left for ResolvePath to follow.
+// symlink must be left for realpath.Resolve to follow.
 func (ds dirs) join(p string) []string {
 	if strings.HasPrefix(p, "/") {
 		return []string{p}
@@ -60,5 +60,5 @@ func (ds dirs) join(p string) []string {
 
 // Abs makes p absolute against the directories the command may start in. It
 // returns nil when p is relative and the directory is unknown. Symlinks are not
-// followed and ".." is kept (see ResolvePath).
+// followed and ".." is kept (see realpath.Resolve).
 func (c *Command) Abs(p string) []string { return dirs(c.Dirs).join(p) }

@@ -249,9 +249,12 @@ func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell b
 	return ok, fail
 }
 
-// CommandVars are environment variables whose value is a command line that a
-// program will run; their values are analysed as commands.
-var CommandVars = map[string]bool{
+// IsCommandVar reports whether name is an environment variable whose value is a
+// command line that a program will run (GIT_SSH_COMMAND, PAGER, CC …); the values
+// of such assignments are analysed as commands.
+func IsCommandVar(name string) bool { return commandVarNames[name] }
+
+var commandVarNames = map[string]bool{
 	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true,
 	"GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_ASKPASS": true, "GIT_PROXY_COMMAND": true,
 	"PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true,
@@ -263,7 +266,7 @@ var CommandVars = map[string]bool{
 // commandVars analyses the values of assignments that are commands.
 func (w *walker) commandVars(as []Assignment, at Pos, via []string) {
 	for _, a := range as {
-		if !CommandVars[a.Name] {
+		if !commandVarNames[a.Name] {
 			continue
 		}
 		if a.Dynamic {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // walker visits a syntax tree in execution order, emitting commands.
@@ -72,7 +74,7 @@ type trapDef struct {
 func newWalker(src string, o Options) *walker {
 	w := &walker{o: o, res: &Analysis{Commands: make([]Command, 0, 4)}, src: src, resolve: o.Resolve}
 	if w.resolve == nil {
-		w.resolve = ResolvePath
+		w.resolve = realpath.Resolve
 	}
 	start := o.Dir
 	if start == "" {

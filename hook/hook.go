@@ -62,7 +62,7 @@ func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
 	if v.Decision == policy.Ask && a.notesAsks {
 		_ = NoteAsked(chk.Root(), c.Command) // without it exec refuses: no worse than no hook
 	}
-	return v, nil
+	return v.Verdict, nil
 }
 
 // Agent is one agent's hook protocol.

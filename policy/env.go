@@ -51,7 +51,7 @@ func specialVar(n string) bool {
 		}
 	}
 	if strings.HasPrefix(n, "GIT_") {
-		return !harmlessGitVars[n] && !analysis.CommandVars[n] && !strings.HasPrefix(n, "GIT_AUTHOR_") &&
+		return !harmlessGitVars[n] && !analysis.IsCommandVar(n) && !strings.HasPrefix(n, "GIT_AUTHOR_") &&
 			!strings.HasPrefix(n, "GIT_COMMITTER_") && !strings.HasPrefix(n, "GIT_TRACE")
 	}
 	if strings.HasPrefix(n, "GO") {
@@ -125,7 +125,7 @@ func (x *check) inputAssignments(c *analysis.Command) {
 		return
 	}
 	for _, n := range names {
-		if n == "" || specialVar(n) || analysis.CommandVars[n] {
+		if n == "" || specialVar(n) || analysis.IsCommandVar(n) {
 			x.ask(RuleExecFlags, "`%s` sets %s from input or by reference, which changes how later commands run (rule code-execution): the user must approve it.", c.Source, n)
 			return
 		}

@@ -1,25 +1,21 @@
 package policy
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis"
 )
 
-// Where command names are folded to lower case (macOS, Windows), the name
-// tables must hold lower-case keys too.
-func init() {
+// names is a table of command names as looked up: where names are folded to lower
+// case (macOS, Windows), every key is also there in lower case.
+func names[V any](m map[string]V) map[string]V {
 	if !analysis.FoldsNames {
-		return
+		return m
 	}
-	for _, m := range []map[string]bool{privileged, interpreters, networkClients, diskTools, powerTools, escapeTools} {
-		for k, v := range m {
-			m[strings.ToLower(k)] = v
-		}
+	folded := maps.Clone(m)
+	for k, v := range m {
+		folded[strings.ToLower(k)] = v
 	}
-	for _, m := range []map[string]string{dedicatedTools, interactiveTools, repls} {
-		for k, v := range m {
-			m[strings.ToLower(k)] = v
-		}
-	}
+	return folded
 }

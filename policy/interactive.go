@@ -7,7 +7,7 @@ import (
 )
 
 // interactiveTools need a terminal; the value is what to do instead.
-var interactiveTools = map[string]string{
+var interactiveTools = names(map[string]string{
 	"vim": "edit with sed -i, or write the file with a here-document", "vi": "edit with sed -i, or write the file with a here-document",
 	"nvim": "edit with sed -i, or write the file with a here-document", "view": "read with cat or sed -n",
 	"vimdiff": "compare with diff -u", "nano": "edit with sed -i, or write the file with a here-document",
@@ -20,14 +20,14 @@ var interactiveTools = map[string]string{
 	"sftp": "use scp with -B", "crontab": "", "visudo": "", "vipw": "", "passwd": "", "ipython": "run a script with python3 -c or a file",
 	"irb": "run ruby -e", "ghci": "run runghc", "psql": "pass the query with -c", "mysql": "pass the query with -e",
 	"sqlite3": "pass the SQL as an argument", "gdb": "use gdb -batch", "lldb": "use lldb --batch",
-}
+})
 
 // repls start an interactive prompt when given no program.
-var repls = map[string]string{
+var repls = names(map[string]string{
 	"python": "-c", "python2": "-c", "python3": "-c", "node": "-e", "nodejs": "-e", "ruby": "-e",
 	"perl": "-e", "php": "-r", "lua": "-e", "R": "-e", "irb": "", "ghci": "", "ipython": "-c",
 	"bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c", "fish": "-c",
-}
+})
 
 func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
 	reason := "`" + c.Source + "` " + what + ", and commands run without a terminal (rule interactive)."

@@ -1,42 +1,42 @@
 package policy
 
 // dedicatedTools maps the commands of seed 001 §5.4 to the agent tool to use.
-var dedicatedTools = map[string]string{
+var dedicatedTools = names(map[string]string{
 	"ls": "LS", "cat": "Read", "head": "Read", "tail": "Read",
 	"grep": "Grep", "egrep": "Grep", "fgrep": "Grep", "rg": "Grep", "find": "Glob",
-}
+})
 
-var privileged = map[string]bool{
+var privileged = names(map[string]bool{
 	"sudo": true, "su": true, "doas": true, "pkexec": true, "run0": true, "sudoedit": true, "runuser": true,
-}
+})
 
 // interpreters run code they read: piping fetched text into one runs it.
-var interpreters = map[string]bool{
+var interpreters = names(map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true,
 	"fish": true, "yash": true, "rbash": true, "source": true, ".": true, "eval": true,
 	"perl": true, "ruby": true, "node": true, "nodejs": true, "php": true, "lua": true,
 	"Rscript": true, "pwsh": true, "powershell": true, "deno": true, "bun": true, "tclsh": true,
-}
+})
 
-var networkClients = map[string]bool{
+var networkClients = names(map[string]bool{
 	"curl": true, "wget": true, "nc": true, "ncat": true, "netcat": true, "socat": true,
 	"ssh": true, "scp": true, "sftp": true, "ftp": true, "telnet": true, "aria2c": true,
 	"lftp": true, "tftp": true, "http": true, "https": true, "xh": true, "mosh": true,
 	"ssh-copy-id": true, "rclone": true, "dig": true, "nslookup": true, "host": true, "drill": true,
 	"kdig": true, "ping": true, "ping6": true, "traceroute": true, "tracepath": true, "mtr": true,
 	"nmap": true, "whois": true, "arping": true,
-}
+})
 
 // diskTools partition, format or wipe disks.
-var diskTools = map[string]bool{
+var diskTools = names(map[string]bool{
 	"mke2fs": true, "mkswap": true, "mkdosfs": true, "mkntfs": true, "fdisk": true, "sfdisk": true,
 	"cfdisk": true, "gdisk": true, "sgdisk": true, "parted": true, "wipefs": true, "blkdiscard": true,
 	"Format-Volume": true, "Clear-Disk": true, "diskpart": true, "Initialize-Disk": true,
-}
+})
 
-var powerTools = map[string]bool{
+var powerTools = names(map[string]bool{
 	"shutdown": true, "reboot": true, "poweroff": true, "halt": true, "Stop-Computer": true, "Restart-Computer": true,
-}
+})
 
 // systemDirs are top-level directories whose recursive removal wrecks the system.
 var systemDirs = map[string]bool{
@@ -46,11 +46,11 @@ var systemDirs = map[string]bool{
 }
 
 // escapeTools hand work to a daemon that runs it outside every sandbox.
-var escapeTools = map[string]bool{
+var escapeTools = names(map[string]bool{
 	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "crontab": true,
 	"at": true, "batch": true, "launchctl": true, "machinectl": true, "lxc": true, "incus": true,
 	"docker-compose": true, "podman-compose": true, "xdg-open": true, "open": true, "gio": true,
-}
+})
 
 // readOnlyDocker are docker/podman subcommands that run nothing.
 var readOnlyDocker = map[string]bool{

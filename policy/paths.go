@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // place is where a path a command writes to lies.
@@ -28,7 +29,7 @@ var harmlessTargets = map[string]bool{
 // written exactly: /dev/fd/3, but not /dev/fd/../../etc, which the resolver
 // follows like any other path.
 func isHarmlessTarget(p string) bool {
-	return harmlessTargets[p] || analysis.IsDescriptorPath(p)
+	return harmlessTargets[p] || realpath.IsDescriptor(p)
 }
 
 // isDevice reports the device files whose writing destroys data or the system.
@@ -148,9 +149,9 @@ func (x *check) resolve(p string) string {
 	var r string
 	if x.root != "" && within(p, x.root) {
 		// The root is resolved already: only what lies below it can be a link.
-		r = analysis.ResolveIn(x.root, strings.TrimPrefix(p[len(x.root):], "/"))
+		r = realpath.ResolveIn(x.root, strings.TrimPrefix(p[len(x.root):], "/"))
 	} else {
-		r = analysis.ResolvePath(p)
+		r = realpath.Resolve(p)
 	}
 	if x.cache == nil {
 		x.cache = map[string]string{}

@@ -11,7 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/shellgate/shellgate/analysis"
-	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // Decision is what the policy says about a command line.
@@ -63,10 +63,6 @@ type Verdict struct {
 	Rule string `json:"rule,omitempty"`
 	// Reason is written for the model: what was refused and what to do instead.
 	Reason string `json:"reason,omitempty"`
-	// Code is the envelope error code a refusal carries: envelope.AccessDenied for
-	// confinement, envelope.InvalidParam for other denials (seed 001), and
-	// envelope.ApprovalRequired for ask.
-	Code envelope.Code `json:"code,omitempty"`
 	// Command is the offending sub-command's text; Line and Col its position.
 	Command string `json:"command,omitempty"`
 	Line    int    `json:"line,omitempty"`
@@ -127,7 +123,7 @@ func New(s Settings) (*Engine, error) {
 		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
 			return nil, fmt.Errorf("policy: writable path %q is not absolute", p)
 		}
-		e.writable = append(e.writable, analysis.ResolvePath(p))
+		e.writable = append(e.writable, realpath.Resolve(p))
 	}
 	return e, nil
 }
@@ -147,7 +143,7 @@ func (e *Engine) Check(command string, env Env) Verdict {
 func (e *Engine) CheckApproved(command string, env Env, approved func(key string) bool) Verdict {
 	for _, d := range []string{env.Root, env.Dir, env.Home, env.TempDir} {
 		if d != "" && !strings.HasPrefix(d, "/") && !isWindowsAbs(d) || env.Root == "" {
-			return Verdict{Decision: Deny, Rule: RuleEnv, Code: envelope.InvalidParam, Command: command, Commands: []analysis.Command{},
+			return Verdict{Decision: Deny, Rule: RuleEnv, Command: command, Commands: []analysis.Command{},
 				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}
 		}
 	}
@@ -175,7 +171,7 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 	}
 	a, err := analysis.Analyze(command, analysis.Options{Root: x.root, Dir: e.resolvedDir(dir), Home: home, Vars: vars, Resolve: x.resolve})
 	if err != nil {
-		v := Verdict{Decision: Deny, Rule: RuleParse, Code: envelope.InvalidParam, Command: command, Commands: []analysis.Command{},
+		v := Verdict{Decision: Deny, Rule: RuleParse, Command: command, Commands: []analysis.Command{},
 			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
 		var perr syntax.ParseError
 		if errors.As(err, &perr) {
@@ -204,7 +200,7 @@ func (e *Engine) resolvedDir(d string) string {
 	if ok {
 		return r
 	}
-	r = analysis.ResolvePath(d)
+	r = realpath.Resolve(d)
 	if _, err := os.Stat(r); err == nil {
 		e.dirsMu.Lock()
 		if len(e.dirs) > 64 {
@@ -274,15 +270,9 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 	switch {
 	case best.decision == Ask && x.e.s.Mode == ModeNever:
 		v.Decision = Deny
-		v.Code = envelope.InvalidParam
 		v.Reason += " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
 	case best.decision == Ask:
-		v.Code = envelope.ApprovalRequired
 		v.SessionKey = best.key
-	case best.rule == RuleConfinement:
-		v.Code = envelope.AccessDenied
-	default:
-		v.Code = envelope.InvalidParam
 	}
 	return v
 }

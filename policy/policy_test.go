@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -233,10 +232,8 @@ func TestBuiltinRules(t *testing.T) {
 func TestVerdictFields(t *testing.T) {
 	l := newLab(t)
 	e, _ := policy.New(policy.Settings{})
-	v := e.Check("git status\n  cd $ROOT/.. && ls", l.env())
 	v2 := e.Check(l.substitute("git status\n  cd $ROOT/.. && ls"), l.env())
-	_ = v
-	if v2.Decision != policy.Deny || v2.Code != envelope.AccessDenied || v2.Line != 2 || v2.Col != 3 || !strings.HasPrefix(v2.Command, "cd ") {
+	if v2.Decision != policy.Deny || v2.Rule != policy.RuleConfinement || v2.Line != 2 || v2.Col != 3 || !strings.HasPrefix(v2.Command, "cd ") {
 		t.Errorf("confinement verdict: %+v", v2)
 	}
 	if !strings.Contains(v2.Reason, "rule confinement") || !strings.Contains(v2.Reason, "outside the project root") {
@@ -246,11 +243,11 @@ func TestVerdictFields(t *testing.T) {
 		t.Errorf("commands: %+v", v2.Commands)
 	}
 	v3 := e.Check("sudo true", l.env())
-	if v3.Code != envelope.InvalidParam || v3.Rule != "privilege" {
+	if v3.Decision != policy.Deny || v3.Rule != "privilege" {
 		t.Errorf("privilege verdict: %+v", v3)
 	}
 	v4 := e.Check("docker run alpine", l.env())
-	if v4.Decision != policy.Ask || v4.Code != envelope.ApprovalRequired || v4.SessionKey != "docker run" {
+	if v4.Decision != policy.Ask || v4.SessionKey != "docker run" {
 		t.Errorf("ask verdict: %+v", v4)
 	}
 	v5 := e.Check("echo 'x", l.env())
@@ -369,7 +366,7 @@ func TestNewRejectsBadSettings(t *testing.T) {
 func TestBadEnv(t *testing.T) {
 	e, _ := policy.New(policy.Settings{})
 	for _, env := range []policy.Env{{}, {Root: "rel"}, {Root: "/r", Dir: "sub"}, {Root: "/r", Home: "~"}} {
-		if v := e.Check("ls", env); v.Decision != policy.Deny || v.Rule != "environment" || v.Code != envelope.InvalidParam {
+		if v := e.Check("ls", env); v.Decision != policy.Deny || v.Rule != "environment" {
 			t.Errorf("%+v: %+v", env, v)
 		}
 	}

@@ -60,7 +60,6 @@ var noOptions table
 // table is a grammar ready to look options up in.
 type table struct {
 	short [128]arity
-	known [128]bool
 	longs []long // sorted by name
 }
 
@@ -92,7 +91,6 @@ func newTable(short string, longs []string) *table {
 		if ch >= 128 || ch == ':' {
 			continue
 		}
-		t.known[ch] = true
 		switch {
 		case strings.HasPrefix(short[i+1:], "::"):
 			t.short[ch] = optional
@@ -288,9 +286,6 @@ func (s *Spec) parseShort(r *Result, args []string, i int) int {
 	}
 	return i
 }
-
-// Known reports whether the short option ch is in the spec.
-func (s *Spec) Known(ch byte) bool { return ch < 128 && s.grammar().known[ch] }
 
 // matches reports whether o is the option n, or a prefix that getopt refused
 // as ambiguous but that could stand for n.

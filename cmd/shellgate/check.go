@@ -148,7 +148,7 @@ type commandJSON struct {
 	Source  string   `json:"source"`
 }
 
-func checkReport(v policy.Verdict, root, dir string, p policy.Settings, src config.Sources) checkJSON {
+func checkReport(v shellgate.Verdict, root, dir string, p policy.Settings, src config.Sources) checkJSON {
 	out := checkJSON{
 		Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Code: string(v.Code),
 		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey,
@@ -170,7 +170,7 @@ func checkReport(v policy.Verdict, root, dir string, p policy.Settings, src conf
 	return out
 }
 
-func printVerdict(w io.Writer, v policy.Verdict, root string, p policy.Settings, src config.Sources) {
+func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settings, src config.Sources) {
 	fmt.Fprintf(w, "decision: %s\n", v.Decision)
 	if v.Rule != "" {
 		fmt.Fprintf(w, "rule:     %s\n", v.Rule)

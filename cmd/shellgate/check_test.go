@@ -201,11 +201,13 @@ func TestCheckJSON(t *testing.T) {
 		code     int
 		decision string
 		rule     string
+		errCode  string // what run's envelope says when it refuses
 		names    []string
 	}{
-		{"echo hi | tr a-z A-Z && cd sub && make test", exitCheckAllow, "allow", "", []string{"echo", "tr", "cd", "make"}},
-		{"npm publish", exitCheckAsk, "ask", "user.ask", []string{"npm"}},
-		{"true; sudo rm -rf /", exitCheckDeny, "deny", "privilege", []string{"true", "sudo", "rm"}},
+		{"echo hi | tr a-z A-Z && cd sub && make test", exitCheckAllow, "allow", "", "", []string{"echo", "tr", "cd", "make"}},
+		{"npm publish", exitCheckAsk, "ask", "user.ask", "APPROVAL_REQUIRED", []string{"npm"}},
+		{"true; sudo rm -rf /", exitCheckDeny, "deny", "privilege", "POLICY_DENIED", []string{"true", "sudo", "rm"}},
+		{"cd ../..", exitCheckDeny, "deny", "confinement", "ACCESS_DENIED", []string{"cd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
@@ -217,8 +219,8 @@ func TestCheckJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 			}
-			if got.Decision != tt.decision || got.Rule != tt.rule {
-				t.Errorf("decision %q rule %q, want %q %q", got.Decision, got.Rule, tt.decision, tt.rule)
+			if got.Decision != tt.decision || got.Rule != tt.rule || got.Code != tt.errCode {
+				t.Errorf("decision %q rule %q code %q, want %q %q %q", got.Decision, got.Rule, got.Code, tt.decision, tt.rule, tt.errCode)
 			}
 			if tt.decision != "allow" && got.Reason == "" {
 				t.Errorf("a %s needs a reason: %s", got.Decision, out)

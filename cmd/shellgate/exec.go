@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ SIGINT, SIGTERM and SIGHUP end the command's whole process group.
 
 Exit status: the command's own; 128+N if signal N killed it; 124 if it timed out;
 130 if interrupted; 125 if shellgate refused it (the reason is on stderr) or could
-not run it.
+not run it; 64 bad usage (an unknown flag, no command).
 
 Flags:
 `
@@ -44,8 +43,6 @@ const forever = time.Duration(math.MaxInt64)
 
 func cmdExec(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, execUsage); fs.PrintDefaults() }
 	var (
 		cf      commonFlags
 		timeout timeoutFlag
@@ -53,16 +50,14 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	cf.registerAudit(fs)
 	fs.Var(&timeout, "timeout", "end the command after this long, e.g. `30s` (default: never)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitShellgate
+	if help, err := parseFlags(fs, args, func(w io.Writer) { fmt.Fprint(w, execUsage) }, stdout); help {
+		return 0
+	} else if err != nil {
+		return usageFailure(stderr, "exec", err.Error())
 	}
 	words := fs.Args()
 	if len(words) == 0 {
-		fmt.Fprintln(stderr, "shellgate exec: no command given. Usage: shellgate exec [flags] COMMAND-LINE (see shellgate exec -h)")
-		return exitShellgate
+		return usageFailure(stderr, "exec", "no command given (shellgate exec [flags] COMMAND-LINE)")
 	}
 	command := words[0]
 	if len(words) > 1 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,23 +22,26 @@ Agents: claude-code (PreToolUse), gemini-cli (BeforeTool), cursor (beforeShellEx
 Install it with: shellgate install AGENT. See docs/integrations.md.
 
 Exit status: 0 with the answer on stdout; 2 (the agents' blocking status) with a
-message on stderr when the payload or the configuration is unusable.
+message on stderr when the arguments, the payload or the configuration are unusable.
 
 Flags:
 `
 
 func cmdHook(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, hookUsage); fs.PrintDefaults() }
 	var cf commonFlags
 	cf.register(fs)
-	agent, rest, code, ok := agentArg(fs, args, stderr)
-	if !ok {
-		return code
+	agent, rest, help, err := agentArg(fs, args, func(w io.Writer) { fmt.Fprint(w, hookUsage) }, stdout)
+	if help {
+		return 0
 	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "shellgate hook: unexpected arguments %q\n", rest)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("unexpected arguments %q", rest)
+	}
+	if err != nil {
+		// One line, as every usage error, but the blocking status: the agent
+		// reads any other as "go ahead".
+		usageFailure(stderr, "hook", err.Error())
 		return hook.ExitBlock
 	}
 	res := agent.Handle(os.Stdin, os.Getenv, func(c hook.Call) (policy.Verdict, error) {
@@ -66,31 +68,25 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 }
 
 // agentArg parses flags around the AGENT argument, which may come before or after
-// them. A usage problem returns ok false and the exit status; bad usage of a hook
-// blocks, since the agent reads any other status as "go ahead".
-func agentArg(fs *flag.FlagSet, args []string, stderr io.Writer) (*hook.Agent, []string, int, bool) {
+// them. help reports -h, whose usage is printed on stdout; err is bad usage.
+func agentArg(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io.Writer) (agent *hook.Agent, rest []string, help bool, err error) {
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, 0, false
-		}
-		return nil, nil, hook.ExitBlock, false
+	if help, err := parseFlags(fs, args, head, stdout); help || err != nil {
+		return nil, nil, help, err
 	}
-	rest := fs.Args()
+	rest = fs.Args()
 	if name == "" && len(rest) > 0 {
 		name, rest = rest[0], rest[1:]
 	}
 	agent, ok := hook.Lookup(name)
-	if !ok {
-		if name == "" {
-			fmt.Fprintf(stderr, "shellgate %s: no agent given; want one of %s\n", fs.Name(), strings.Join(hook.Names(), ", "))
-		} else {
-			fmt.Fprintf(stderr, "shellgate %s: unknown agent %q; want one of %s\n", fs.Name(), name, strings.Join(hook.Names(), ", "))
-		}
-		return nil, nil, hook.ExitBlock, false
+	switch {
+	case !ok && name == "":
+		return nil, nil, false, fmt.Errorf("no agent given; want one of %s", strings.Join(hook.Names(), ", "))
+	case !ok:
+		return nil, nil, false, fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(hook.Names(), ", "))
 	}
-	return agent, rest, 0, true
+	return agent, rest, false, nil
 }

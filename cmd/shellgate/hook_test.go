@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/shellgate/shellgate/hook"
 )
 
 // hookCase is one payload through the real binary's `shellgate hook AGENT`.
@@ -327,4 +329,28 @@ func BenchmarkHookClaudeCode(b *testing.B) {
 	b.ReportMetric(ms(quantile(viaBash, 0.5)), "bash-true-median-ms")
 	b.ReportMetric(ms(quantile(viaBash, 0.95)), "bash-true-p95-ms")
 	b.ReportMetric(0, "ns/op") // the interleaved total is not meaningful
+}
+
+// Bad usage of the hook is one line, like every command's, with the status that
+// blocks the tool call; -h prints the usage on stdout.
+func TestHookUsage(t *testing.T) {
+	see := "; see `shellgate hook -h`\n"
+	for _, tt := range []struct {
+		args []string
+		errs string
+	}{
+		{nil, "shellgate hook: no agent given; want one of claude-code, cursor, gemini-cli" + see},
+		{[]string{"vscode"}, `shellgate hook: unknown agent "vscode"; want one of claude-code, cursor, gemini-cli` + see},
+		{[]string{"claude-code", "--bogus"}, "shellgate hook: flag provided but not defined: -bogus" + see},
+		{[]string{"claude-code", "extra"}, `shellgate hook: unexpected arguments ["extra"]` + see},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch(append([]string{"hook"}, tt.args...), &out, &errb); code != hook.ExitBlock || errb.String() != tt.errs || out.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", tt.args, code, out.String(), errb.String(), hook.ExitBlock, tt.errs)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"hook", "-h"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Usage: shellgate hook AGENT") || errb.Len() != 0 {
+		t.Errorf("-h: exit %d, stdout %.60q, stderr %q", code, out.String(), errb.String())
+	}
 }

@@ -22,6 +22,9 @@ Adds "shellgate hook AGENT" to the agent's settings file (Claude Code:
 settings and hooks keep their place. The change is shown as a diff; --dry-run shows
 it without writing. Agents: claude-code, gemini-cli, cursor.
 
+Exit status: 0 changed, or nothing to change; 64 bad usage (unknown flag or agent);
+125 the settings file cannot be read, understood or written.
+
 Flags:
 `
 
@@ -39,8 +42,6 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 		name = "uninstall"
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, installUsage); fs.PrintDefaults() }
 	var (
 		settings = fs.String("settings", "", "the settings `FILE` to change (default: the agent's user settings)")
 		project  = fs.Bool("project", false, "change the project's settings file under --root (default: the current directory)")
@@ -48,16 +49,16 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 		command  = fs.String("command", "", "the hook command to write (default: this shellgate's absolute path, then hook AGENT)")
 		dryRun   = fs.Bool("dry-run", false, "show the change without writing it")
 	)
-	agent, rest, code, ok := agentArg(fs, args, stderr)
-	if !ok {
-		if code != 0 {
-			code = exitShellgate
-		}
-		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "shellgate %s: unexpected arguments %q\n", name, rest)
-		return exitShellgate
+	agent, rest, help, err := agentArg(fs, args, func(w io.Writer) { fmt.Fprint(w, installUsage) }, stdout)
+	switch {
+	case help:
+		return 0
+	case err != nil:
+		return usageFailure(stderr, name, err.Error())
+	case len(rest) > 0:
+		return usageFailure(stderr, name, fmt.Sprintf("unexpected arguments %q", rest))
+	case *settings != "" && *project:
+		return usageFailure(stderr, name, "--settings and --project both name the file; give one")
 	}
 	path, err := settingsPath(agent, *settings, *project, *root)
 	if err != nil {
@@ -104,8 +105,6 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 
 func settingsPath(agent *hook.Agent, file string, project bool, root string) (string, error) {
 	switch {
-	case file != "" && project:
-		return "", errors.New("--settings and --project both name the file; give one")
 	case file != "":
 		return filepath.Abs(file)
 	case project:

@@ -173,19 +173,24 @@ func TestInstallNewFileAndErrors(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"hooks": [}`), 0o644)
 	notObj := filepath.Join(dir, "hooks-array.json")
 	os.WriteFile(notObj, []byte(`{"hooks": []}`), 0o644)
+	usage := func(msg string) string { return msg + "; see `shellgate install -h`\n" }
 	for _, tc := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"install", "claude-code", "--settings", bad}, "not valid JSON"},
-		{[]string{"install", "claude-code", "--settings", notObj}, `"hooks" is not a JSON object`},
-		{[]string{"install", "vscode", "--settings", bad}, "unknown agent"},
-		{[]string{"install"}, "no agent given"},
-		{[]string{"install", "cursor", "--settings", bad, "--project"}, "give one"},
+		{[]string{"install", "claude-code", "--settings", bad}, exitShellgate, "not valid JSON"},
+		{[]string{"install", "claude-code", "--settings", notObj}, exitShellgate, `"hooks" is not a JSON object`},
+		// Bad usage: one line, exit 64, as every command.
+		{[]string{"install", "vscode", "--settings", bad}, exitUsage, usage(`shellgate install: unknown agent "vscode"; want one of claude-code, cursor, gemini-cli`)},
+		{[]string{"install"}, exitUsage, usage("shellgate install: no agent given; want one of claude-code, cursor, gemini-cli")},
+		{[]string{"install", "cursor", "--settings", bad, "--project"}, exitUsage, usage("shellgate install: --settings and --project both name the file; give one")},
+		{[]string{"install", "cursor", "--bogus"}, exitUsage, usage("shellgate install: flag provided but not defined: -bogus")},
+		{[]string{"install", "cursor", "extra"}, exitUsage, usage(`shellgate install: unexpected arguments ["extra"]`)},
 	} {
 		_, errs, code := runInstall(t, tc.args...)
-		if code != exitShellgate || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
+		if code != tc.code || !strings.Contains(errs, tc.want) || tc.code == exitUsage && errs != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.args, code, errs, tc.code, tc.want)
 		}
 	}
 	if b, _ := os.ReadFile(bad); string(b) != `{"hooks": [}` {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +54,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	head := func(w io.Writer) { fmt.Fprint(w, runUsage) }
 	help, err := parseFlags(fs, args, head, stdout)
 	command := commandLine(fs.Args())
+	if err != nil { // the flag package stopped at the bad flag: the command follows --
+		command = ""
+		if i := slices.Index(args, "--"); i >= 0 {
+			command = commandLine(args[i+1:])
+		}
+	}
 	req := shellgate.Request{Command: command, Directory: *dir, Description: *description}
 	// A usage error is one line, and still an envelope with --json.
 	usage := func(msg string) int {

@@ -151,6 +151,9 @@ func TestRunJSON(t *testing.T) {
 		if env.Status == envelope.Error && env.Error.Message == "" {
 			t.Errorf("%v: error without a message", args)
 		}
+		if strings.HasPrefix(env.Data.Command, "-") {
+			t.Errorf("%v: data.command %q is not the command", args, env.Data.Command)
+		}
 		// The user's own bad arguments are bad usage, in the envelope as in the status.
 		if env.Error != nil && env.Error.Code == envelope.InvalidParam && code != exitUsage {
 			t.Errorf("%v: INVALID_PARAM but exit %d, want %d", args, code, exitUsage)

@@ -3,20 +3,21 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // On a terminal an "ask" verdict prompts: yes runs the command, no refuses it.
-// util-linux's script gives the real binary a pseudo-terminal and types the answer.
+// The real binary runs on a pseudo-terminal that is its controlling terminal,
+// as in a shell; the test answers when the prompt appears.
 func TestRunPromptsOnTerminal(t *testing.T) {
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("needs script (util-linux)")
-	}
 	bin := buildBinary(t)
 	for _, tt := range []struct {
 		answer  string
@@ -32,23 +33,33 @@ func TestRunPromptsOnTerminal(t *testing.T) {
 			if err := os.WriteFile(cfg, []byte("[policy]\nask = [\"touch *\"]\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			line := bin + " run --no-user-config --root " + root + " --config " + cfg + " -- touch made"
-			cmd := exec.Command("script", "-qec", line, "/dev/null")
+			cmd := exec.Command(bin, "run", "--no-user-config", "--root", root, "--config", cfg, "--", "touch made")
 			cmd.Env = append(os.Environ(), "HOME="+home)
-			cmd.Stdin = strings.NewReader(tt.answer + "\n")
-			done := make(chan struct{})
-			var out []byte
-			var err error
-			go func() { out, err = cmd.CombinedOutput(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("no answer to the prompt")
+			term, err := pty.Start(cmd) // a new session whose controlling terminal is term
+			if err != nil {
+				t.Fatal(err)
 			}
+			defer term.Close()
+			stop := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+			defer stop.Stop()
+			var out bytes.Buffer
+			answered := false
+			buf := make([]byte, 4096)
+			for {
+				n, err := term.Read(buf)
+				out.Write(buf[:n])
+				if !answered && strings.Contains(out.String(), "Allow?") {
+					term.Write([]byte(tt.answer + "\n"))
+					answered = true
+				}
+				if err != nil { // EIO: the binary has exited and closed the terminal
+					break
+				}
+			}
+			waitErr := cmd.Wait()
 			_, statErr := os.Stat(filepath.Join(root, "made"))
-			if created := statErr == nil; created != tt.created || !strings.Contains(string(out), tt.prompt) {
-				t.Errorf("answer %q: created %v (err %v), output:\n%s", tt.answer, created, err, out)
+			if created := statErr == nil; !answered || created != tt.created || !strings.Contains(out.String(), tt.prompt) {
+				t.Errorf("answer %q: asked %v, created %v (exit %v), terminal:\n%s", tt.answer, answered, created, waitErr, out.String())
 			}
 		})
 	}

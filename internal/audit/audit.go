@@ -153,9 +153,6 @@ func (l *Log) syncer() {
 	}
 }
 
-// Path returns the absolute path of the log file.
-func (l *Log) Path() string { return l.path }
-
 func (l *Log) open() error {
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -220,11 +220,13 @@ func TestEscapedDescendants(t *testing.T) {
 func TestCloseKillsRunning(t *testing.T) {
 	s := NewSupervisor()
 	done := make(chan Result)
+	started := make(chan struct{})
 	go func() {
-		res, _ := s.Run(context.Background(), Spec{Argv: []string{bash(t), "-c", "sleep 300; echo never"}})
+		res, _ := s.Run(context.Background(), Spec{Argv: []string{bash(t), "-c", "sleep 300; echo never"},
+			Started: func(int) { close(started) }})
 		done <- res
 	}()
-	time.Sleep(200 * time.Millisecond)
+	<-started
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -290,9 +291,16 @@ func TestConcurrentRuns(t *testing.T) {
 // the pipe reaches the writer only during Drain, and never after Run returns.
 func TestDrainStopsAtDeadline(t *testing.T) {
 	s := newSupervisor(t)
+	// The background process says on a FIFO when it has written "late" (SIGPIPE
+	// ignored, in case the pipe is closed by then): the test waits for that, not
+	// for a guess at how long it takes.
+	wrote := filepath.Join(t.TempDir(), "wrote-late")
+	if err := syscall.Mkfifo(wrote, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out syncBuffer
 	res, err := s.Run(context.Background(), Spec{
-		Argv:   []string{bash(t), "-c", "(sleep 0.05; echo soon; sleep 1; echo late) & echo now"},
+		Argv:   []string{bash(t), "-c", `(trap '' PIPE; sleep 0.05; echo soon; sleep 1; echo late; echo done >"$1") 2>/dev/null & echo now`, "bash", wrote},
 		Stdout: &out, Drain: 500 * time.Millisecond, Timeout: 30 * time.Second,
 	})
 	if err != nil {
@@ -304,7 +312,19 @@ func TestDrainStopsAtDeadline(t *testing.T) {
 	if len(res.BackgroundPIDs) == 0 {
 		t.Errorf("no background PIDs reported: %+v", res)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { _, err := os.ReadFile(wrote); done <- err }() // returns when the writer closes it
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		if f, err := os.OpenFile(wrote, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close() // let the reader go
+		}
+		t.Fatal("the background process never wrote \"late\"")
+	}
 	if got := out.String(); got != "now\nsoon\n" {
 		t.Errorf("writer touched after Run returned: %q", got)
 	}

@@ -183,12 +183,6 @@ var waitCalls = map[int]int{
 	unix.SYS_EPOLL_PWAIT: callEpoll, unix.SYS_EPOLL_PWAIT2: callEpoll,
 }
 
-func init() {
-	for nr, kind := range waitCallsArch {
-		waitCalls[nr] = kind
-	}
-}
-
 // pollRdNorm is POLLRDNORM, which x/sys/unix does not define on every architecture.
 const pollRdNorm = 0x40
 
@@ -196,7 +190,11 @@ const pollRdNorm = 0x40
 const maxWatched = 4096
 
 func callWaitsOn(pid, nr int, args [6]uint64, want fileID) bool {
-	switch waitCalls[nr] {
+	kind, ok := waitCalls[nr]
+	if !ok {
+		kind = waitCallsArch[nr]
+	}
+	switch kind {
 	case callRead:
 		return isFile(pid, int(args[0]), want)
 	case callPoll:

@@ -19,7 +19,7 @@ type EnvOptions struct {
 	KeepAllSecrets bool
 }
 
-// Forced is what Env sets in every command's environment, after stripping and
+// forced is what Env sets in every command's environment, after stripping and
 // before Extra. Each value makes a tool that would wait for a person fail or
 // proceed instead:
 //
@@ -32,7 +32,7 @@ type EnvOptions struct {
 //   - DEBIAN_FRONTEND=noninteractive: apt and dpkg take default answers.
 //   - TERM=dumb, NO_COLOR=1: no cursor control or colour codes in captured output.
 //   - SHELLGATE=1: a command can tell it runs under shellgate.
-var Forced = []string{
+var forced = []string{
 	"SHELLGATE=1",
 	"PAGER=cat",
 	"GIT_PAGER=cat",
@@ -47,7 +47,7 @@ var Forced = []string{
 
 // Env builds a command's environment from base (usually os.Environ()): base minus
 // secret-looking variables (see IsSecret and below) and minus variables that make a
-// shell run code before the command (see IsHijack), then Forced, then o.Extra.
+// shell run code before the command (see IsHijack), then forced, then o.Extra.
 //
 // Besides the names IsSecret reports, a variable whose value is a URL with a password
 // in it (scheme://user:password@host) is stripped, e.g. REDIS_URL, and so is one
@@ -62,7 +62,7 @@ func Env(base []string, o EnvOptions) []string {
 func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
 	key, keep := keys(o, foldCase)
 
-	env := make([]string, 0, len(base)+len(Forced)+len(o.Extra))
+	env := make([]string, 0, len(base)+len(forced)+len(o.Extra))
 	index := make(map[string]int, cap(env)) // key → position in env
 	set := func(kv string) {
 		k := key(nameOf(kv))
@@ -81,7 +81,7 @@ func buildEnv(base []string, o EnvOptions, foldCase bool) []string {
 		}
 		set(kv)
 	}
-	for _, kv := range Forced {
+	for _, kv := range forced {
 		set(kv)
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Extra)) {

@@ -1,4 +1,7 @@
-package analysis
+// Package realpath resolves paths as the kernel would open them, for a command
+// about to run: symlinks followed, ".." after a link taken from its target, and
+// components that do not exist yet taken as written.
+package realpath
 
 import (
 	"os"
@@ -9,11 +12,11 @@ import (
 // maxLinks bounds symlink hops, as the kernel does (ELOOP).
 const maxLinks = 40
 
-// ResolvePath follows symlinks in the absolute path p the way the kernel would
+// Resolve follows symlinks in the absolute path p the way the kernel would
 // open it: ".." after a link goes to the link target's parent. Components that
 // do not exist yet are taken as written (they cannot be links), so a file about
 // to be created resolves to where it would be created.
-func ResolvePath(p string) string {
+func Resolve(p string) string {
 	links := 0
 	return resolve("/", p, &links)
 }
@@ -82,7 +85,7 @@ func resolve(base, p string, links *int) string {
 	return cur
 }
 
-// ResolveIn is ResolvePath for rel taken from base, a directory whose own path
+// ResolveIn is Resolve for rel taken from base, a directory whose own path
 // is already resolved: only the components of rel are looked at.
 func ResolveIn(base, rel string) string {
 	links := 0
@@ -117,9 +120,9 @@ func isProcMagic(p string) bool {
 	return false
 }
 
-// IsDescriptorPath reports a command's own file descriptor written exactly:
+// IsDescriptor reports a command's own file descriptor written exactly:
 // /dev/fd/3, /proc/self/fd/1, /proc/thread-self/fd/2 (not /dev/fd/../x).
-func IsDescriptorPath(p string) bool {
+func IsDescriptor(p string) bool {
 	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
 		if n, ok := strings.CutPrefix(p, prefix); ok {
 			return isDigits(n)

@@ -1,4 +1,4 @@
-package analysis
+package realpath
 
 import (
 	"os"
@@ -25,8 +25,8 @@ func TestResolveProcAndFd(t *testing.T) {
 		{"/proc/1/fd/0/..", "/proc/1/fd"},
 		{base + "/loop/x", base + "/loop/x"},
 	} {
-		if got := ResolvePath(tt.in); got != tt.want {
-			t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := Resolve(tt.in); got != tt.want {
+			t.Errorf("Resolve(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -39,9 +39,9 @@ func selfPID(t *testing.T) string {
 	return p
 }
 
-// FuzzResolvePath: whatever the input, the result is absolute and clean, and
+// FuzzResolve: whatever the input, the result is absolute and clean, and
 // resolving it again changes nothing.
-func FuzzResolvePath(f *testing.F) {
+func FuzzResolve(f *testing.F) {
 	for _, s := range []string{"/dev/fd/../../../etc", "/proc/self/fd/1/..", "/proc/self/cwd/x", "/proc/1/root/", "//a/./b/../c", "/dev/stdout", "/tmp/../..", "/proc/thread-self/task/1/fd/3"} {
 		f.Add(s)
 	}
@@ -49,12 +49,38 @@ func FuzzResolvePath(f *testing.F) {
 		if strings.IndexByte(p, 0) >= 0 || len(p) > 512 {
 			return
 		}
-		r := ResolvePath("/" + p)
+		r := Resolve("/" + p)
 		if !strings.HasPrefix(r, "/") || path.Clean(r) != r {
-			t.Fatalf("ResolvePath(%q) = %q: not absolute and clean", "/"+p, r)
+			t.Fatalf("Resolve(%q) = %q: not absolute and clean", "/"+p, r)
 		}
-		if again := ResolvePath(r); again != r {
-			t.Fatalf("ResolvePath(%q) = %q, but that resolves to %q", "/"+p, r, again)
+		if again := Resolve(r); again != r {
+			t.Fatalf("Resolve(%q) = %q, but that resolves to %q", "/"+p, r, again)
 		}
 	})
+}
+
+func TestResolve(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	out := filepath.Join(dir, "out")
+	root := filepath.Join(dir, "root")
+	os.MkdirAll(filepath.Join(out, "x"), 0o755)
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.Symlink(out, filepath.Join(root, "esc"))
+	os.Symlink("../sub", filepath.Join(root, "sub", "rel"))
+	os.Symlink("loop", filepath.Join(root, "loop"))
+	tests := map[string]string{
+		root + "/sub":           root + "/sub",
+		root + "/esc/new/file":  out + "/new/file",
+		root + "/esc/../victim": dir + "/victim", // ".." after a link leaves from its target
+		root + "/new/../sub":    root + "/sub",
+		root + "/sub/rel/./rel": root + "/sub",
+		root + "/loop/x":        root + "/loop/x",
+		"/":                     "/",
+		root + "//sub///":       root + "/sub",
+	}
+	for in, want := range tests {
+		if got := Resolve(in); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
