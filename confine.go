@@ -312,7 +312,7 @@ func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 		// A protected path, or a directory leading to one, is a mount point:
 		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
 		return "The sandbox keeps .git/config read-only: git runs programs it names (hooks, fsmonitor, pager). Give settings per command instead: `git -c user.name=NAME -c user.email=EMAIL commit …`, or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL; the user can change .git/config outside the sandbox."
-	case has(DefaultProtected...) && has("Read-only file system", "Device or resource busy"):
+	case has(DefaultProtected()...) && has("Read-only file system", "Device or resource busy"):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case has("Read-only file system"):
 		return "The sandbox keeps this path read-only: it is outside the project root. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
