@@ -425,10 +425,13 @@ func TestProcessLimit(t *testing.T) {
 	s := start(t, spec)
 	r, w, _ := os.Pipe()
 	defer r.Close()
-	_, err := s.Launch([]string{"/bin/sh", "-c", "for i in $(seq 150); do sleep 5 & done; wait"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, w)
+	sh, err := s.Launch([]string{"/bin/sh", "-c", "for i in $(seq 150); do sleep 30 & done; wait"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, w)
 	w.Close()
 	must(t, err)
-	time.Sleep(time.Second)
+	// dash exits when a fork fails: at the limit, with the sleeps left running.
+	if code, _ := sh.Wait(); code != nil && *code == 0 {
+		t.Fatal("150 processes started in a session limited to 100")
+	}
 	n := 0
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
