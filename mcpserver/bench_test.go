@@ -154,3 +154,30 @@ func BenchmarkMCPLayer(b *testing.B) {
 	b.ReportMetric(q(mcpMS, 0.95)/q(mcpMS, 0.5), "mcp-p95/median")
 	b.ReportMetric(q(directMS, 0.95)/q(directMS, 0.5), "direct-p95/median")
 }
+
+// BenchmarkSDKRoundTrip is the SDK alone, the floor under BenchmarkMCPLayer: a
+// tools/call over the same in-memory transport to a bare tool answering "hi".
+func BenchmarkSDKRoundTrip(b *testing.B) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "floor"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "t", Arguments: map[string]any{"command": "echo hi"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
