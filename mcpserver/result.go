@@ -49,15 +49,20 @@ func toolResult(env envelope.Envelope, maxMessage int, structured bool) (*mcp.Ca
 func fit(env *envelope.Envelope, maxMessage int, structured bool) ([]byte, error) {
 	budget := maxMessage - resultOverhead
 	size := func(e *envelope.Envelope) (int, []byte, error) {
+		var b []byte
+		if structured {
+			var err error
+			if b, err = json.Marshal(e.Brief()); err != nil {
+				return 0, nil, fmt.Errorf("encoding the envelope: %w", err)
+			}
+		}
+		// The text's JSON is at most 6 bytes a byte (\u00XX) and two quotes:
+		// when even that fits, it need not be encoded to be measured.
+		if len(b)+6*len(e.Text)+2 <= budget {
+			return len(b) + len(e.Text), b, nil
+		}
 		text, err := json.Marshal(e.Text)
-		if err != nil || !structured {
-			return len(text), nil, err
-		}
-		b, err := json.Marshal(e.Brief())
-		if err != nil {
-			return 0, nil, fmt.Errorf("encoding the envelope: %w", err)
-		}
-		return len(b) + len(text), b, nil
+		return len(b) + len(text), b, err
 	}
 	n, b, err := size(env)
 	if err != nil || n <= budget {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,51 +42,63 @@ func WaitingForInput(pgid int, input *os.File) bool {
 	}
 	members, tree := descendants(pgid)
 	if !tree { // no /proc/PID/task/TID/children: look at every process
-		members = pids()
+		for _, pid := range pids() {
+			members = append(members, member{pid: pid})
+		}
 	}
-	for _, pid := range members {
-		st, ok := readStat(pid)
+	for _, m := range members {
+		st, ok := readStat(m.pid)
 		if !ok || st.dead() || !tree && st.pgrp != pgid && st.session != pgid {
 			continue
 		}
 		if st.state != 'S' {
 			continue // running, stopped or in uninterruptible sleep: not waiting for a reader's input
 		}
-		if taskWaiting(pid, want) {
+		if taskWaiting(m, want) {
 			return true
 		}
 	}
 	return false
 }
 
+// A member is a process of a command's tree and, when known, its threads.
+type member struct {
+	pid  int
+	tids []string
+}
+
 // descendants returns pid and every process below it, from the kernel's lists
 // of children: a few files for a command's tree, where a scan of /proc reads
 // every process on the machine (which a session's calls, each looking every
 // 100 ms, would pay many times over). ok is false where the kernel keeps no
-// such lists (CONFIG_PROC_CHILDREN).
-func descendants(pid int) (all []int, ok bool) {
-	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task"); err != nil {
-		return nil, true // gone: nothing waits
-	}
+// such lists (CONFIG_PROC_CHILDREN). Every running call looks this often, so
+// the files are read with bare system calls (see readProcFile), and each
+// process's threads are listed once, for the children and the syscalls.
+func descendants(pid int) (all []member, ok bool) {
+	buf := procBufs.Get().(*[]byte)
+	defer procBufs.Put(buf)
 	queue := []int{pid}
 	for len(queue) > 0 && len(all) < 4096 {
 		p := queue[0]
 		queue = queue[1:]
-		all = append(all, p)
 		dir := "/proc/" + strconv.Itoa(p) + "/task"
-		tids, err := os.ReadDir(dir)
+		tids, err := dirNames(dir, *buf)
 		if err != nil {
+			if p == pid {
+				return nil, true // gone: nothing waits
+			}
 			continue
 		}
+		all = append(all, member{pid: p, tids: tids})
 		for _, t := range tids {
-			b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+			b, err := readProcFile(dir+"/"+t+"/children", buf)
 			if err != nil {
-				if os.IsNotExist(err) && p == pid {
+				if err == unix.ENOENT && p == pid {
 					return nil, false
 				}
 				continue
 			}
-			for _, f := range strings.Fields(string(b)) {
+			for f := range strings.FieldsSeq(string(b)) {
 				if c, err := strconv.Atoi(f); err == nil {
 					queue = append(queue, c)
 				}
@@ -93,6 +106,34 @@ func descendants(pid int) (all []int, ok bool) {
 		}
 	}
 	return all, true
+}
+
+// procBufs are buffers for readProcFile and dirNames.
+var procBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// dirNames lists a directory's entries (but . and ..), using buf's capacity
+// for the reads.
+func dirNames(dir string, buf []byte) ([]string, error) {
+	buf = buf[:cap(buf)]
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // fileID is a file's identity: device and inode.
@@ -122,22 +163,25 @@ func inputIdentity(f *os.File) (fileID, bool) {
 	return id, ok
 }
 
-// taskWaiting reports whether a thread of pid is blocked reading want.
-func taskWaiting(pid int, want fileID) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	d, err := os.Open(dir)
-	if err != nil {
-		return false
+// taskWaiting reports whether a thread of m is blocked reading want.
+func taskWaiting(m member, want fileID) bool {
+	buf := procBufs.Get().(*[]byte)
+	defer procBufs.Put(buf)
+	dir := "/proc/" + strconv.Itoa(m.pid) + "/task"
+	tids := m.tids
+	if tids == nil {
+		var err error
+		if tids, err = dirNames(dir, *buf); err != nil {
+			return false
+		}
 	}
-	tids, _ := d.Readdirnames(-1)
-	d.Close()
 	for _, tid := range tids {
-		b, err := os.ReadFile(dir + "/" + tid + "/syscall")
+		b, err := readProcFile(dir+"/"+tid+"/syscall", buf)
 		if err != nil {
 			continue
 		}
 		nr, args, ok := parseSyscall(b)
-		if ok && callWaitsOn(pid, nr, args, want) {
+		if ok && callWaitsOn(m.pid, nr, args, want) {
 			return true
 		}
 	}

@@ -297,6 +297,30 @@ func BenchmarkWaitingForInput(b *testing.B) {
 			}
 		}
 	})
+	// The common case, polled for every running call: a shell and its child,
+	// neither reading its input.
+	b.Run("not-waiting", func(b *testing.B) {
+		r2, w2, _ := os.Pipe()
+		defer w2.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		started, ended := make(chan int, 1), make(chan struct{})
+		go func() {
+			defer close(ended)
+			s.Run(ctx, Spec{Argv: []string{"bash", "-c", "sleep 100; echo ok"}, Stdin: r2, Started: func(p int) { started <- p }})
+		}()
+		pgid := <-started
+		r2.Close()
+		for len(groupMembers(pgid)) < 2 {
+			time.Sleep(time.Millisecond)
+		}
+		for b.Loop() {
+			if WaitingForInput(pgid, w2) {
+				b.Fatal("bash -c 'sleep 100' reported waiting")
+			}
+		}
+		cancel()
+		<-ended
+	})
 	w.Close()
 	<-done
 }
