@@ -145,9 +145,6 @@ func checkToolName(name string) error {
 
 func ptr[T any](v T) *T { return &v }
 
-// MCP returns the underlying SDK server, to connect other transports.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
 // Serve serves one session over t (for example &mcp.StdioTransport{}) until the
 // client disconnects (stdin EOF) or ctx is done, and returns once the session's calls
 // have returned. A disconnect cancels the session's calls (the SDK cancels their
