@@ -28,7 +28,6 @@ type launcher struct {
 	ruleset int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
 	abi     int
 	work    chan func() bool
-	failed  error // what restricting the thread could not do
 }
 
 // newLauncher builds the session's Landlock ruleset and starts the thread. The
