@@ -33,6 +33,7 @@ type BriefData struct {
 	FullOutputPath  *string `json:"full_output_path,omitempty"`
 	BackgroundPIDs  []int   `json:"background_pids,omitempty"`
 	Digest          string  `json:"digest,omitempty"`
+	Summary         string  `json:"summary,omitempty"`
 	Job             *Job    `json:"job,omitempty"`
 	Jobs            []Job   `json:"jobs,omitempty"`
 }

@@ -77,6 +77,10 @@ type Data struct {
 	// Digest lists lines of the omitted middle of truncated output that look like
 	// errors, warnings or failures, with their line numbers in the full output.
 	Digest string `json:"digest,omitempty"`
+	// Summary of truncated output, written by the MCP client's own model on the
+	// server's request (sampling; off by default), from what Stdout, Stderr and
+	// Digest show.
+	Summary string `json:"summary,omitempty"`
 	// Job is the job this command runs on as (a session's background command, one
 	// still running at yield_after_ms or waiting for input), or the job a job
 	// call was about.

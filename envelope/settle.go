@@ -176,6 +176,9 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 			b.WriteByte('\n')
 		}
 	}
+	if d.Summary != "" {
+		fmt.Fprintf(b, "\n--- SUMMARY (by the client's model, from the output below) ---\n%s\n", strings.TrimRight(d.Summary, "\n"))
+	}
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
 	if e.silent() {

@@ -46,6 +46,9 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	} else {
 		env = envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended; the command was not run."})
 	}
+	if s.opts.Summarize > 0 {
+		summarize(ctx, req.Session, &env, s.opts.Summarize)
+	}
 	s.log.Info("call", "command", envelope.CutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
 	return s.result(env)
 }

@@ -35,7 +35,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func httpServer(t *testing.T, o HTTPOptions) (*Server, *httptest.Server) {
 	t.Helper()
-	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	return httpServerWith(t, Options{}, o)
+}
+
+func httpServerWith(t *testing.T, opts Options, o HTTPOptions) (*Server, *httptest.Server) {
+	t.Helper()
+	srv, _ := newServer(t, shellgate.Config{}, opts)
 	if o.Token == "" {
 		o.Token = testToken
 	}

@@ -38,6 +38,12 @@ type Options struct {
 	// TextOnly leaves structuredContent (and the tool's outputSchema) out of results:
 	// for clients that would show the model both channels. See docs/mcp.md.
 	TextOnly bool
+	// Summarize, when > 0, asks the client's model for a summary of output that
+	// was cut, in at most that many tokens, through MCP sampling, for clients that
+	// offer it; it goes first in the text and in data.summary. Off by default:
+	// the client's user may pay for those tokens, and the digest of error-like
+	// lines is always there.
+	Summarize int
 }
 
 // Server serves a Gate's shell tool over MCP. One Server can serve many sessions

@@ -61,6 +61,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		verbose   = fs.Bool("verbose", false, "log every call on stderr")
 		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
 		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
+		summarize = fs.Int("summarize", 0, "when output is cut, ask the client's model (MCP sampling) for a summary of at most `TOKENS` tokens, put first (0: off)")
 		origins   originList
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
@@ -71,6 +72,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		return 0
 	} else if err != nil {
 		return usageFailure(stderr, "mcp", err.Error())
+	}
+	if *summarize < 0 {
+		return usageFailure(stderr, "mcp", fmt.Sprintf("--summarize %d: want a number of tokens, or 0 for none", *summarize))
 	}
 	if fs.NArg() > 0 {
 		return usageFailure(stderr, "mcp", fmt.Sprintf("unexpected arguments %q", fs.Args()))
@@ -124,7 +128,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Version: version()})
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Summarize: *summarize, Version: version()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate

@@ -258,3 +258,11 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	return s[int(q*float64(len(s)-1))]
 }
+
+// A negative --summarize budget is a usage error, said in one line.
+func TestMCPSummarizeFlag(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := cmdMCP([]string{"--summarize", "-5"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--summarize -5: want a number of tokens") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
