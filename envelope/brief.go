@@ -24,8 +24,8 @@ type BriefData struct {
 	ExitCode        *int    `json:"exit_code,omitempty"`
 	Signal          *string `json:"signal,omitempty"`
 	Truncated       bool    `json:"truncated,omitempty"`
-	Command         string  `json:"command"`
-	Directory       string  `json:"directory"`
+	Command         string  `json:"command,omitempty"` // empty for job_list
+	Directory       string  `json:"directory,omitempty"`
 	TimedOut        bool    `json:"timed_out,omitempty"`
 	Cancelled       bool    `json:"cancelled,omitempty"`
 	Binary          bool    `json:"binary,omitempty"`
