@@ -339,11 +339,14 @@ var refusedMarks = []string{"Connection refused", "connection refused", "ECONNRE
 // client's message, each capturing it: Node and Go ("127.0.0.1:3000",
 // "::1:3000"), wget ("|127.0.0.1|:3000"), bash ("/dev/tcp/localhost/3000"),
 // then curl, nc, psql and Python ("localhost port 3000", "… port=3000").
-var localPorts = []*regexp.Regexp{
-	regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|\[?::1\]?)\|?:(\d{1,5})\b`),
-	regexp.MustCompile(`/dev/tcp/(?:localhost|127\.0\.0\.1|::1)/(\d{1,5})\b`),
-	regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|::1)\b.*?\bport[ =](\d{1,5})\b`),
-}
+// They are compiled on first use, not at every start of the program.
+var localPorts = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|\[?::1\]?)\|?:(\d{1,5})\b`),
+		regexp.MustCompile(`/dev/tcp/(?:localhost|127\.0\.0\.1|::1)/(\d{1,5})\b`),
+		regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|::1)\b.*?\bport[ =](\d{1,5})\b`),
+	}
+})
 
 // refusedPort is the loopback port a refused connection in text was made to,
 // read from the lines that say so, else from a local address anywhere (a
@@ -362,13 +365,13 @@ func refusedPort(text string) int {
 		for _, m := range refusedMarks {
 			refused = refused || strings.Contains(line, m)
 		}
-		for _, re := range localPorts {
+		for _, re := range localPorts() {
 			if p := port(re, line); refused && p > 0 {
 				return p
 			}
 		}
 	}
-	return port(localPorts[0], text)
+	return port(localPorts()[0], text)
 }
 
 // localPortHint explains a refused connection with the network off: the

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/analysis"
 )
@@ -34,7 +35,9 @@ func set(xs ...string) map[string]bool {
 
 // hostLike is an argument an HTTP client takes for a URL: a scheme, or a bare
 // host with an optional port and path.
-var hostLike = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*://\S*|\[?[A-Za-z0-9.:-]+\]?(?::\d+)?(?:/\S*)?)$`)
+var hostLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*://\S*|\[?[A-Za-z0-9.:-]+\]?(?::\d+)?(?:/\S*)?)$`)
+})
 
 // loopbackOnly reports whether c is an HTTP client that only talks to loopback
 // addresses: every URL it is given is one, and no option could send it
@@ -66,7 +69,7 @@ func loopbackOnly(c *analysis.Command) bool {
 				urls++
 			}
 			value = valueOptions[c.Name][a] || len(a) > 2 && a[1] != '-' && valueOptions[c.Name]["-"+a[len(a)-1:]]
-		case hostLike.MatchString(a) && isLoopbackURL(a):
+		case hostLike().MatchString(a) && isLoopbackURL(a):
 			urls++
 		default:
 			return false // another host, or something curl would take for one

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/shell"
 )
@@ -69,29 +70,37 @@ func secretName(name string) bool {
 	return last != "FILE" && last != "PATH" && last != "DIR" && last != "FILES"
 }
 
-var (
-	// NAME=value, --name=value, name=value in a query string or form.
-	assignmentRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=`)
-	// "name": value, also with the quotes escaped inside a double-quoted word.
-	jsonKeyRE = regexp.MustCompile(`\\?"([A-Za-z_][A-Za-z0-9_.-]*)\\?"[ \t]*:[ \t]*`)
-	// Name: value, as an HTTP header or a YAML line.
-	headerRE = regexp.MustCompile(`(?:^|[\s"'])([A-Za-z][A-Za-z0-9_-]*):[ \t]*`)
-	// --name value (a separate word).
-	optionRE = regexp.MustCompile(`(?:^|\s)(--[A-Za-z][A-Za-z0-9_-]*)[ \t]+`)
-	// curl -u user:password, --user, --proxy-user.
-	userOptionRE = regexp.MustCompile(`(?:^|\s)(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)`)
-	// scheme://user:password@
-	urlRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'"]*:([^\s/?#@'"]*)@`)
-	// Runs of key characters, for LooksLikeKey.
-	keyRunRE = regexp.MustCompile(`[A-Za-z0-9_-]{16,}`)
-	jwtRE    = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)
-	pemRE    = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)`)
-	// Authorization schemes kept in front of the redacted credential.
-	schemeRE = regexp.MustCompile(`(?i)^(bearer|basic|token|digest|bot|negotiate)[ \t]+`)
-)
+// redactPatterns are compiled on first use, not when the program starts: most
+// runs of shellgate write no audit line.
+type redactPatterns struct {
+	assignment, jsonKey, header, option, userOption, url, keyRun, jwt, pem, scheme *regexp.Regexp
+}
+
+var patterns = sync.OnceValue(func() *redactPatterns {
+	return &redactPatterns{
+		// NAME=value, --name=value, name=value in a query string or form.
+		assignment: regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=`),
+		// "name": value, also with the quotes escaped inside a double-quoted word.
+		jsonKey: regexp.MustCompile(`\\?"([A-Za-z_][A-Za-z0-9_.-]*)\\?"[ \t]*:[ \t]*`),
+		// Name: value, as an HTTP header or a YAML line.
+		header: regexp.MustCompile(`(?:^|[\s"'])([A-Za-z][A-Za-z0-9_-]*):[ \t]*`),
+		// --name value (a separate word).
+		option: regexp.MustCompile(`(?:^|\s)(--[A-Za-z][A-Za-z0-9_-]*)[ \t]+`),
+		// curl -u user:password, --user, --proxy-user.
+		userOption: regexp.MustCompile(`(?:^|\s)(?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)`),
+		// scheme://user:password@
+		url: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'"]*:([^\s/?#@'"]*)@`),
+		// Runs of key characters, for LooksLikeKey.
+		keyRun: regexp.MustCompile(`[A-Za-z0-9_-]{16,}`),
+		jwt:    regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
+		pem:    regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(.*?)(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)`),
+		// Authorization schemes kept in front of the redacted credential.
+		scheme: regexp.MustCompile(`(?i)^(bearer|basic|token|digest|bot|negotiate)[ \t]+`),
+	}
+})
 
 func (r *redactor) assignments() {
-	for _, m := range assignmentRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().assignment.FindAllStringSubmatchIndex(r.s, -1) {
 		if end := r.valueEnd(m[1]); secretName(r.s[m[2]:m[3]]) && !reference(r.s[m[1]:end]) {
 			r.add(m[1], end)
 		}
@@ -99,7 +108,7 @@ func (r *redactor) assignments() {
 }
 
 func (r *redactor) jsonKeys() {
-	for _, m := range jsonKeyRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().jsonKey.FindAllStringSubmatchIndex(r.s, -1) {
 		if !secretName(r.s[m[2]:m[3]]) {
 			continue
 		}
@@ -133,12 +142,12 @@ func (r *redactor) jsonKeys() {
 }
 
 func (r *redactor) headers() {
-	for _, m := range headerRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().header.FindAllStringSubmatchIndex(r.s, -1) {
 		if !secretName(r.s[m[2]:m[3]]) {
 			continue
 		}
 		start := m[1]
-		if s := schemeRE.FindStringIndex(r.s[start:]); s != nil {
+		if s := patterns().scheme.FindStringIndex(r.s[start:]); s != nil {
 			start += s[1]
 		}
 		if start >= len(r.s) {
@@ -161,7 +170,7 @@ func (r *redactor) headers() {
 }
 
 func (r *redactor) options() {
-	for _, m := range optionRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().option.FindAllStringSubmatchIndex(r.s, -1) {
 		if !secretName(r.s[m[2]:m[3]]) || m[1] >= len(r.s) || r.s[m[1]] == '-' {
 			continue // --private --flag: a switch, not a value
 		}
@@ -172,7 +181,7 @@ func (r *redactor) options() {
 }
 
 func (r *redactor) userOptions() {
-	for _, m := range userOptionRE.FindAllStringIndex(r.s, -1) {
+	for _, m := range patterns().userOption.FindAllStringIndex(r.s, -1) {
 		end := r.valueEnd(m[1])
 		if i := strings.IndexByte(r.s[m[1]:end], ':'); i >= 0 {
 			r.add(m[1]+i+1, end)
@@ -181,24 +190,24 @@ func (r *redactor) userOptions() {
 }
 
 func (r *redactor) urls() {
-	for _, m := range urlRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().url.FindAllStringSubmatchIndex(r.s, -1) {
 		r.add(m[2], m[3])
 	}
 }
 
 func (r *redactor) keys() {
-	for _, m := range keyRunRE.FindAllStringIndex(r.s, -1) {
+	for _, m := range patterns().keyRun.FindAllStringIndex(r.s, -1) {
 		if shell.LooksLikeKey(r.s[m[0]:m[1]]) {
 			r.add(m[0], m[1])
 		}
 	}
-	for _, m := range jwtRE.FindAllStringIndex(r.s, -1) {
+	for _, m := range patterns().jwt.FindAllStringIndex(r.s, -1) {
 		r.add(m[0], m[1])
 	}
 }
 
 func (r *redactor) pem() {
-	for _, m := range pemRE.FindAllStringSubmatchIndex(r.s, -1) {
+	for _, m := range patterns().pem.FindAllStringSubmatchIndex(r.s, -1) {
 		r.add(m[4], m[5])
 	}
 }
