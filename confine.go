@@ -226,6 +226,10 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
+		spec.Quarantine = filepath.Join(g.root, quarantineDir)
+		for _, p := range inPlace {
+			spec.InPlace = append(spec.InPlace, filepath.Join(g.root, p))
+		}
 	}
 	for _, h := range append(DefaultHidden(), c.Hide...) {
 		if rest, ok := strings.CutPrefix(h, "~/"); ok {
@@ -290,6 +294,24 @@ func (g *Gate) cacheDirs(home string) []string {
 	}
 	return dirs
 }
+
+// keepCreated marks the environment of a command the user approved, for the
+// sandbox: the protected paths it creates stay where they are (read-only)
+// instead of being moved to the quarantine.
+func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
+	if p := env.Context.Policy; p != nil && p.Approved != "" && g.sandboxed() {
+		return append(childEnv[:len(childEnv):len(childEnv)], sandbox.KeepCreated)
+	}
+	return childEnv
+}
+
+// quarantineDir is where the sandbox moves protected paths that commands
+// create, in the root.
+const quarantineDir = ".shellgate-quarantine"
+
+// inPlace are the protected paths git makes (init, clone, submodule, lfs):
+// made read-only where they appear, not quarantined.
+var inPlace = []string{".git/hooks", ".git/config", ".gitmodules", ".gitattributes"}
 
 // sandboxHint explains a failure that looks like the sandbox's doing, so that
 // the model does not take it for a broken tool, and says how it is allowed.

@@ -508,7 +508,7 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
-		Env:       childEnv,
+		Env:       g.keepCreated(env, childEnv),
 		Stdout:    tee(stdout, "stdout", o.onOutput, secrets),
 		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
 		Timeout:   timeout,

@@ -91,8 +91,8 @@ func TestGitInitProtectedAfterwards(t *testing.T) {
 	}
 }
 
-// A job that creates a protected path (.claude) is told, when it has ended,
-// that the sandbox protects it only from then on.
+// A job that creates a protected path (.claude) unchecked finds it moved to the
+// quarantine, and its read says so once it has ended.
 func TestSessionJobCreatesProtectedPath(t *testing.T) {
 	requireSandbox(t)
 	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
@@ -108,10 +108,34 @@ func TestSessionJobCreatesProtectedPath(t *testing.T) {
 		}
 		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^made$", WaitMS: 1000})
 	}
-	if !strings.Contains(env.Text, "This command created .claude, which the sandbox protects only from now on") {
+	if !strings.Contains(env.Text, "moved .claude to .shellgate-quarantine/") {
 		t.Errorf("the ended job's read does not say so:\n%s", env.Text)
 	}
-	if _, err := os.Stat(filepath.Join(l.root, ".claude")); err != nil {
-		t.Error(err)
+	if _, err := os.Stat(filepath.Join(l.root, ".claude")); err == nil {
+		t.Error(".claude stayed in the root")
+	}
+	if got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine/*/.claude")); len(got) != 1 {
+		t.Errorf("quarantined: %v", got)
+	}
+}
+
+// A protected path created by code the policy could not check (the VS Code
+// auto-approve setting, written by python) is moved to the quarantine; the
+// same created by a command the user approved stays, read-only.
+func TestProtectedPathCreatedQuarantined(t *testing.T) {
+	requireSandbox(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := run(t, g, shellgate.Request{Command: `python3 -c 'import os; os.makedirs(".vscode"); open(".vscode/settings.json", "w").write("{\"chat.tools.autoApprove\": true}")'`})
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err == nil || !strings.Contains(env.Text, "moved .vscode to .shellgate-quarantine/") {
+		t.Errorf("the unchecked .vscode (%v):\n%s", err, env.Text)
+	}
+	approve := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce })
+	env = run(t, g, shellgate.Request{Command: `mkdir -p .vscode && echo '{}' > .vscode/launch.json`}, approve)
+	if env.Context.Policy == nil || env.Context.Policy.Approved == "" {
+		t.Fatalf("not asked: %+v\n%s", env.Context.Policy, env.Text)
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, ".vscode/launch.json")); err != nil || string(b) != "{}\n" || !strings.Contains(env.Text, "protects only from now on") {
+		t.Errorf("the approved .vscode (%q, %v):\n%s", b, err, env.Text)
 	}
 }

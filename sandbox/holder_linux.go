@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -36,6 +37,7 @@ type helper struct {
 
 	mu       sync.Mutex
 	commands map[int]uint64 // PID in the session → request ID
+	keep     map[int]bool   // commands started with KeepCreated
 }
 
 func helperMain() int {
@@ -46,7 +48,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
-	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}}
+	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int]bool{}}
 	m, _, err := h.ctl.recv(nil)
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
@@ -121,6 +123,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
 	reply := &message{Op: "started", ID: m.ID}
+	keep := slices.Contains(m.Env, KeepCreated)
+	m.Env = slices.DeleteFunc(m.Env, func(kv string) bool { return kv == KeepCreated })
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the
 	// command before then, because the kernel checks that the PID sent as
@@ -129,7 +133,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	defer h.mu.Unlock()
 	var pid int
 	if err == nil {
-		h.mounts.protect() // what appeared since the last command: made by a job, or on the host
+		// What appeared since the last command, made by a job (or on the host).
+		_, reply.Quarantined, _ = h.mounts.protect(true)
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -151,6 +156,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
+	h.keep[pid] = keep
 	// The kernel translates the PID into the receiver's PID namespace.
 	creds := syscall.UnixCredentials(&syscall.Ucred{Pid: int32(pid), Uid: uint32(uid), Gid: uint32(gid)})
 	if err := h.ctl.send(reply, creds); err != nil {
@@ -203,13 +209,15 @@ func (h *helper) reapOne() bool {
 		return false
 	}
 	id, ok := h.commands[pid]
+	keep := h.keep[pid]
 	delete(h.commands, pid)
+	delete(h.keep, pid)
 	h.mu.Unlock()
 	if ok {
-		// The paths protected now appeared while the command ran, when the
-		// sandbox could not protect them yet.
-		created, _ := h.mounts.protect()
-		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created}, nil)
+		// What appeared now appeared while the command ran, when the sandbox
+		// could not protect it yet.
+		created, moved, _ := h.mounts.protect(!keep)
+		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved}, nil)
 	}
 	return true
 }

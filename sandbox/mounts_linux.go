@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,7 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
+	moves     int             // paths quarantined
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -209,14 +211,15 @@ func (m *mounter) hide() (int, error) {
 //
 // It runs when the session starts and again around every command, so that a
 // protected path that appears later (`git init` makes .git/hooks) is read-only
-// from then on; it returns the paths it protected this time.
-func (m *mounter) protect() ([]string, error) {
+// from then on; it returns the paths it protected this time. With moveAside,
+// those of them that Spec.Quarantine takes are moved there instead, each into
+// a read-only directory of its own, and returned as moved ("path → where").
+func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var now []string
 	var errs []error
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
@@ -237,6 +240,14 @@ func (m *mounter) protect() ([]string, error) {
 		if err != nil {
 			continue
 		}
+		if moveAside && m.spec.Quarantine != "" && !slices.Contains(m.spec.InPlace, p) {
+			if to, err := m.quarantine(p); err == nil {
+				moved = append(moved, p+" → "+to)
+				continue
+			} else {
+				errs = append(errs, err) // protected where it is, then
+			}
+		}
 		for _, dir := range m.between(p) {
 			pin(dir, true)
 		}
@@ -253,7 +264,65 @@ func (m *mounter) protect() ([]string, error) {
 		m.protected[p] = true
 		now = append(now, p)
 	}
-	return now, errors.Join(errs...)
+	return now, moved, errors.Join(errs...)
+}
+
+// quarantine moves p, in the root, into a new directory of Spec.Quarantine and
+// makes that directory read-only: nothing can change what is in it, move it
+// back or remove it from the session. Every step resolves beneath the root
+// without symlinks, so a command cannot make the helper move p elsewhere.
+func (m *mounter) quarantine(p string) (string, error) {
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, p)
+	qrel, qerr := filepath.Rel(root, m.spec.Quarantine)
+	if err != nil || qerr != nil || !filepath.IsLocal(rel) || !filepath.IsLocal(qrel) {
+		return "", fmt.Errorf("quarantine %s: not in the root", p)
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(rootFD)
+	beneath := func(rel string) (int, error) {
+		return unix.Openat2(rootFD, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	}
+	if err := unix.Mkdirat(rootFD, qrel, 0o755); err != nil && err != unix.EEXIST {
+		return "", fmt.Errorf("quarantine: %w", err)
+	}
+	qFD, err := beneath(qrel)
+	if err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", m.spec.Quarantine, err)
+	}
+	defer unix.Close(qFD)
+	m.moves++
+	item := fmt.Sprintf("%s-%d-%d", time.Now().Format("20060102-150405"), os.Getpid(), m.moves)
+	if err := unix.Mkdirat(qFD, item, 0o755); err != nil {
+		return "", fmt.Errorf("quarantine: %w", err)
+	}
+	// The directories leading to p inside the item keep its relative path.
+	to := filepath.Join(qrel, item, rel)
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := os.MkdirAll(filepath.Join(m.spec.Quarantine, item, dir), 0o755); err != nil {
+			return "", err
+		}
+	}
+	fromFD, err := beneath(filepath.Dir(rel))
+	if err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	defer unix.Close(fromFD)
+	toFD, err := beneath(filepath.Dir(to))
+	if err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	defer unix.Close(toFD)
+	if err := unix.Renameat(fromFD, filepath.Base(rel), toFD, filepath.Base(rel)); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	if err := m.bind(filepath.Join(m.spec.Quarantine, item), true, true); err != nil {
+		return "", fmt.Errorf("quarantine %s: moved, but not made read-only: %w", p, err)
+	}
+	return to, nil
 }
 
 // errOutside: the path leads out of the writable paths.

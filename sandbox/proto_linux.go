@@ -57,9 +57,12 @@ type message struct {
 	Placed bool   `json:"placed,omitempty"`
 
 	// exit (helper → shellgate): the wait status of command ID, and the
-	// protected paths that appeared while it ran, read-only only since.
-	Status    uint32   `json:"status,omitempty"`
-	Protected []string `json:"protected,omitempty"`
+	// protected paths that appeared while it ran, read-only only since, or
+	// moved to the quarantine ("path → where"). Also with started: what was
+	// quarantined since the last command.
+	Status      uint32   `json:"status,omitempty"`
+	Protected   []string `json:"protected,omitempty"`
+	Quarantined []string `json:"quarantined,omitempty"`
 }
 
 const maxFrame = 64 << 20 // far above any command line and environment

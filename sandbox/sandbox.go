@@ -93,6 +93,16 @@ type Spec struct {
 	// the next command starts; while it is being created only the policy
 	// guards it.
 	Protected []string
+	// Quarantine, when set (a directory in the root), is where a protected path
+	// that appears while the session runs is moved, instead of being made
+	// read-only where it is — unless the command that created it was started
+	// with KeepCreated in its environment (the user approved it), or it is one
+	// of InPlace. A command could write anything there before the sandbox could
+	// protect it, and what it wrote would run later outside any check.
+	Quarantine string
+	// InPlace are protected paths made read-only where they appear rather than
+	// moved: what git init, clone, submodule and lfs create.
+	InPlace []string
 	// Hidden paths read as empty: secret files and directories (~/.ssh, …).
 	Hidden []string
 	// Visible paths stay readable even where the session hides what is around
@@ -112,6 +122,11 @@ type Spec struct {
 	TmpSize int64
 	Limits  Limits
 }
+
+// KeepCreated, in a command's environment, keeps the protected paths it creates
+// where they are (read-only) instead of moving them to the quarantine; the
+// helper removes it before the command starts.
+const KeepCreated = "SHELLGATE_SANDBOX_KEEP_CREATED=1"
 
 // DefaultTmpSize is the size of a session's /tmp.
 const DefaultTmpSize = 2 << 30

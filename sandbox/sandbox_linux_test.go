@@ -693,3 +693,106 @@ func TestProtectedSymlink(t *testing.T) {
 		t.Errorf("the rest of envs: %d %q", code, got)
 	}
 }
+
+// With a quarantine, a protected path a command creates is moved there, into a
+// read-only directory of its own, unless the command was approved (KeepCreated)
+// or the path is one git makes (InPlace); one a job creates between commands is
+// moved when the next starts.
+func TestQuarantine(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	spec := l.spec()
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"))
+	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	s := start(t, spec)
+	notesOf := func(l runner.Launched) string { return strings.Join(l.(interface{ Notes() []string }).Notes(), "\n") }
+	quarantined := func(name string) []string {
+		got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", name))
+		return got
+	}
+
+	cmd, out := launch(t, s, l.root, `python3 -c 'import os; os.makedirs(".vscode"); open(".vscode/settings.json", "w").write("{\"chat.tools.autoApprove\": true}")'`)
+	cmd.Wait()
+	out()
+	if _, err := os.Lstat(filepath.Join(l.root, ".vscode")); err == nil {
+		t.Error(".vscode stayed in the root")
+	}
+	moved := quarantined(".vscode")
+	if len(moved) != 1 || !strings.Contains(notesOf(cmd), "moved .vscode to .shellgate-quarantine/") {
+		t.Fatalf("quarantined %v; notes %q", moved, notesOf(cmd))
+	}
+	item := filepath.Dir(moved[0])
+	for _, attack := range []string{
+		"mv .shellgate-quarantine/*/.vscode .vscode",
+		"cp -a .shellgate-quarantine/*/.vscode .vscode2 && mv .vscode2 .vscode", // a copy is a new .vscode: moved too
+		"echo x > .shellgate-quarantine/*/.vscode/settings.json",
+		"rm -rf .shellgate-quarantine",
+	} {
+		run(t, s, l.root, attack)
+		if b, err := os.ReadFile(filepath.Join(moved[0], "settings.json")); err != nil || !strings.Contains(string(b), "autoApprove") {
+			t.Errorf("%s: the quarantined file is now %q %v", attack, b, err)
+		}
+	}
+	run(t, s, l.root, "true") // the copy made by an earlier command is moved when the next starts
+	if _, err := os.Lstat(filepath.Join(l.root, ".vscode")); err == nil {
+		t.Error("a copy of the quarantined .vscode is back in the root")
+	}
+	if entries, _ := os.ReadDir(item); len(entries) != 1 {
+		t.Errorf("the item holds %v", entries)
+	}
+
+	// Approved: kept where it is, read-only.
+	cmd, out = launch(t, s, l.root, "mkdir .claude && echo '{}' > .claude/settings.json", KeepCreated)
+	cmd.Wait()
+	out()
+	if _, err := os.Stat(filepath.Join(l.root, ".claude/settings.json")); err != nil || !strings.Contains(notesOf(cmd), "created .claude, which the sandbox protects only from now on") {
+		t.Errorf("an approved command's .claude: %v; notes %q", err, notesOf(cmd))
+	}
+	if got, _ := run(t, s, l.root, "echo x > .claude/settings.json; echo keep=$SHELLGATE_SANDBOX_KEEP_CREATED", KeepCreated); strings.Contains(got, "keep=1") {
+		t.Errorf("the keep marker reached the command: %q", got)
+	}
+
+	// What git makes stays in place.
+	run(t, s, l.root, "mkdir -p .git/hooks && echo '[core]' > .git/config")
+	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err != nil || len(quarantined(".git")) != 0 {
+		t.Errorf(".git/config: %v, quarantined %v", err, quarantined(".git"))
+	}
+
+	// A job's .envrc, made after its command ended, is moved when the next starts.
+	run(t, s, l.root, "(sleep 0.3; echo evil > .envrc) >/dev/null 2>&1 &")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(filepath.Join(l.root, ".envrc")); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("the job did not make .envrc")
+		}
+	}
+	cmd, out = launch(t, s, l.root, "true")
+	cmd.Wait()
+	out()
+	if len(quarantined(".envrc")) != 1 || !strings.Contains(notesOf(cmd), "Since the last command") {
+		t.Errorf(".envrc quarantined %v; notes %q", quarantined(".envrc"), notesOf(cmd))
+	}
+	l.outsideIntact(t, "quarantine")
+}
+
+// A quarantine directory a command replaced with a symlink out of the root does
+// not make the helper move anything there: the path is protected in place.
+func TestQuarantineSymlinked(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	spec := l.spec()
+	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	s := start(t, spec)
+	run(t, s, l.root, "ln -s "+l.outside+" .shellgate-quarantine && python3 -c 'import os; os.makedirs(\".vscode\")'")
+	l.outsideIntact(t, "symlinked quarantine")
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err != nil {
+		t.Errorf(".vscode: %v", err)
+	}
+	run(t, s, l.root, "echo x > .vscode/x")
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode/x")); err == nil {
+		t.Error(".vscode was not protected in place")
+	}
+}

@@ -48,9 +48,10 @@ type Session struct {
 }
 
 type startReply struct {
-	pid    int
-	placed bool // born in its cgroup
-	err    error
+	pid         int
+	placed      bool     // born in its cgroup
+	quarantined []string // protected paths moved aside since the last command
+	err         error
 }
 
 // setupTimeout bounds how long a session may take to start.
@@ -267,7 +268,7 @@ func parseStarted(m *message, oob []byte) startReply {
 	if err == nil && pid <= 0 {
 		err = errors.New("sandbox: the command's PID is not visible from here")
 	}
-	return startReply{pid: pid, placed: m.Placed, err: err}
+	return startReply{pid: pid, placed: m.Placed, quarantined: m.Quarantined, err: err}
 }
 
 // Alive reports whether the session still runs: a fork bomb that exhausts the
@@ -373,7 +374,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		return nil, r.err
 	}
-	l := &launched{pid: r.pid, placed: r.placed, exit: exit, gone: s.gone, root: s.root}
+	l := &launched{pid: r.pid, placed: r.placed, exit: exit, gone: s.gone, root: s.root, before: r.quarantined}
 	if tree != "" {
 		if !r.placed && s.Contains(r.pid) {
 			os.WriteFile(tree+"/cgroup.procs", []byte(strconv.Itoa(r.pid)), 0)
@@ -443,8 +444,9 @@ type launched struct {
 	exited func() // nil, or called once the command has exited
 	once   sync.Once
 	ws     syscall.WaitStatus
-	// protected paths that appeared while the command ran
-	protected []string
+	// protected paths that appeared while the command ran: made read-only, or
+	// moved to the quarantine ("path → where"); before it started, moved
+	protected, quarantined, before []string
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -457,11 +459,11 @@ func (l *launched) Wait() (*int, string) {
 	l.once.Do(func() {
 		select {
 		case m := <-l.exit:
-			l.ws, l.protected = syscall.WaitStatus(m.Status), m.Protected
+			l.ws, l.protected, l.quarantined = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined
 		case <-l.gone: // the session ended, and the kernel killed everything in it
 			select {
 			case m := <-l.exit:
-				l.ws, l.protected = syscall.WaitStatus(m.Status), m.Protected
+				l.ws, l.protected, l.quarantined = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined
 			default:
 				l.ws = syscall.WaitStatus(syscall.SIGKILL)
 			}
@@ -478,20 +480,38 @@ func (l *launched) Wait() (*int, string) {
 }
 
 // Notes names the protected paths that the command created: the sandbox could
-// make them read-only only once it had ended, so what is in them now is the
-// command's doing.
+// act on them only once it had ended, so what is in them is the command's
+// doing. Those the user did not approve are moved to the quarantine.
 func (l *launched) Notes() []string {
-	if len(l.protected) == 0 {
-		return nil
-	}
-	names := make([]string, len(l.protected))
-	for i, p := range l.protected {
-		names[i] = p
-		if rel, err := filepath.Rel(l.root, p); err == nil && l.root != "" && filepath.IsLocal(rel) {
-			names[i] = rel
+	rel := func(p string) string {
+		if r, err := filepath.Rel(l.root, p); err == nil && l.root != "" && filepath.IsLocal(r) {
+			return r
 		}
+		return p
 	}
-	return []string{fmt.Sprintf("This command created %s, which the sandbox protects only from now on (read-only): review before using it outside the sandbox.", strings.Join(names, ", "))}
+	moved := func(list []string) string {
+		names := make([]string, len(list))
+		for i, m := range list {
+			from, to, _ := strings.Cut(m, " → ")
+			names[i] = rel(from) + " to " + to
+		}
+		return strings.Join(names, ", ")
+	}
+	var notes []string
+	if len(l.before) > 0 {
+		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session (or someone on the host) created a protected path, which the sandbox could not protect while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.before)))
+	}
+	if len(l.quarantined) > 0 {
+		notes = append(notes, fmt.Sprintf("This command created a protected path, which the sandbox could not protect while it ran and which would run later outside any check: moved %s (read-only there). The user can review it and move it back; a command the user approves keeps what it creates.", moved(l.quarantined)))
+	}
+	if len(l.protected) > 0 {
+		names := make([]string, len(l.protected))
+		for i, p := range l.protected {
+			names[i] = rel(p)
+		}
+		notes = append(notes, fmt.Sprintf("This command created %s, which the sandbox protects only from now on (read-only): review before using it outside the sandbox.", strings.Join(names, ", ")))
+	}
+	return notes
 }
 
 // Contains reports whether pid is a process of this session.
