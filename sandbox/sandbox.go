@@ -88,10 +88,10 @@ type Spec struct {
 	// directories or single files. Paths that do not exist are skipped.
 	Writable []string
 	// Protected paths stay read-only even inside a writable one (.git/hooks,
-	// .git/config, .vscode, …). On Linux a path that does not exist yet is protected
-	// once a command that created it ends (Launched's Notes say so), or when
-	// the next command starts; while it is being created only the policy
-	// guards it.
+	// .git/config, .vscode, …). On Linux a path that does not exist yet is
+	// protected (or quarantined, see Quarantine) once a command that created it
+	// ends (Launched's Notes say so), or when the next command starts; while it
+	// is being created only the policy guards it.
 	Protected []string
 	// Quarantine, when set (a directory in the root), is where a protected path
 	// that appears while the session runs is moved, instead of being made
