@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -133,8 +134,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	defer h.mu.Unlock()
 	var pid int
 	if err == nil {
-		// What appeared since the last command, made by a job (or on the host).
-		_, reply.Quarantined, _ = h.mounts.protect(true)
+		// What appeared since the last command: made by a job of the session if
+		// one runs, else on the host (the user's own, kept in place).
+		_, reply.Quarantined, _ = h.mounts.protect(othersAlive())
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -164,6 +166,21 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		reply.Error, reply.Errno = "sandbox: could not report the command: "+err.Error(), 0
 		h.ctl.send(reply, nil)
 	}
+}
+
+// othersAlive reports whether any process of the session runs besides the
+// helper: the session's /proc lists only the session's processes.
+func othersAlive() bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 && !zombie(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookPath finds a program name without a slash in the command's PATH.

@@ -735,7 +735,6 @@ func TestQuarantine(t *testing.T) {
 			t.Errorf("%s: the quarantined file is now %q %v", attack, b, err)
 		}
 	}
-	run(t, s, l.root, "true") // the copy made by an earlier command is moved when the next starts
 	if _, err := os.Lstat(filepath.Join(l.root, ".vscode")); err == nil {
 		t.Error("a copy of the quarantined .vscode is back in the root")
 	}
@@ -760,8 +759,19 @@ func TestQuarantine(t *testing.T) {
 		t.Errorf(".git/config: %v, quarantined %v", err, quarantined(".git"))
 	}
 
+	// Made on the host while nothing of the session runs: the user's own, kept.
+	before := len(quarantined(".vscode"))
+	must(t, os.MkdirAll(filepath.Join(l.root, ".vscode"), 0o755))
+	run(t, s, l.root, "echo x > .vscode/x")
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err != nil || len(quarantined(".vscode")) != before {
+		t.Errorf("the host's .vscode: %v, quarantined %v", err, quarantined(".vscode"))
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode/x")); err == nil {
+		t.Error("the host's .vscode is writable in the session")
+	}
+
 	// A job's .envrc, made after its command ended, is moved when the next starts.
-	run(t, s, l.root, "(sleep 0.3; echo evil > .envrc) >/dev/null 2>&1 &")
+	run(t, s, l.root, "(sleep 0.3; echo evil > .envrc; sleep 30) >/dev/null 2>&1 &")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Lstat(filepath.Join(l.root, ".envrc")); err == nil {
 			break
