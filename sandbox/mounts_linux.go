@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,6 +234,20 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 		m.pinned[path] = err == nil
 		return err == nil
 	}
+	// Moves first: a directory pinned for one path (.git) would keep another
+	// (.git/config) from being renamed out of it.
+	for _, p := range m.spec.Protected {
+		if _, err := os.Lstat(p); err != nil || m.protected[p] || !moveAside || m.spec.Quarantine == "" {
+			continue
+		}
+		if !slices.Contains(m.spec.InPlace, p) || runsCode(p) {
+			if to, err := m.quarantine(p); err == nil {
+				moved = append(moved, p+" → "+to)
+			} else {
+				errs = append(errs, err) // protected where it is, then
+			}
+		}
+	}
 	for _, p := range m.spec.Protected {
 		if m.protected[p] {
 			continue
@@ -239,14 +255,6 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
-		}
-		if moveAside && m.spec.Quarantine != "" && !slices.Contains(m.spec.InPlace, p) {
-			if to, err := m.quarantine(p); err == nil {
-				moved = append(moved, p+" → "+to)
-				continue
-			} else {
-				errs = append(errs, err) // protected where it is, then
-			}
 		}
 		for _, dir := range m.between(p) {
 			pin(dir, true)
@@ -316,7 +324,15 @@ func (m *mounter) quarantine(p string) (string, error) {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
 	defer unix.Close(toFD)
-	if err := unix.Renameat(fromFD, filepath.Base(rel), toFD, filepath.Base(rel)); err != nil {
+	if err := unix.Renameat(fromFD, filepath.Base(rel), toFD, filepath.Base(rel)); err == unix.EXDEV {
+		// p is in a directory pinned earlier (.git): copied, then removed.
+		if err := copyTree(p, filepath.Join(m.spec.Quarantine, item, rel)); err != nil {
+			return "", fmt.Errorf("quarantine %s: %w", p, err)
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return "", fmt.Errorf("quarantine %s: copied, but not removed: %w", p, err)
+		}
+	} else if err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
 	if err := m.bind(filepath.Join(m.spec.Quarantine, item), true, true); err != nil {
@@ -422,4 +438,39 @@ func remountReadOnly(dst string) error {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// copyTree copies the file, symlink or directory tree at from to to, not
+// following symlinks.
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			return os.Mkdir(dst, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, dst)
+		case d.Type().IsRegular():
+			src, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, src)
+			return errors.Join(err, out.Close())
+		}
+		return nil // devices, fifos, sockets: not worth keeping
+	})
 }

@@ -806,3 +806,69 @@ func TestQuarantineSymlinked(t *testing.T) {
 		t.Error(".vscode was not protected in place")
 	}
 }
+
+// What git init makes stays in place; a hook or a config key that runs code,
+// written by the command that made .git, is quarantined.
+func TestQuarantineGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	for _, c := range []struct {
+		name, command string
+		moved         string // "" for none
+	}{
+		{"git init", "git init -q", ""},
+		{"a hook", `git init -q && python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`, ".git/hooks"},
+		{"fsmonitor", `git init -q && git config core.fsmonitor "touch $HOME/PWNED"`, ".git/config"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLab(t)
+			must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+			spec := l.spec()
+			spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+			spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+			s := start(t, spec)
+			cmd, out := launch(t, s, l.root, c.command)
+			cmd.Wait()
+			o := out()
+			got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".git", "*"))
+			switch {
+			case c.moved == "" && len(got) != 0:
+				t.Errorf("quarantined %v (%s)", got, o)
+			case c.moved != "" && (len(got) != 1 || filepath.Base(got[0]) != filepath.Base(c.moved)):
+				t.Errorf("quarantined %v, want %s (%s)", got, c.moved, o)
+			}
+			if _, err := os.Stat(filepath.Join(l.root, ".git/HEAD")); err != nil {
+				t.Errorf("the repository: %v", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); strings.Contains(string(b), "fsmonitor") {
+				t.Error("fsmonitor stayed in .git/config")
+			}
+			if b, _ := os.ReadFile(filepath.Join(l.root, ".git/hooks/pre-commit")); len(b) > 0 {
+				t.Error("the hook stayed in .git/hooks")
+			}
+		})
+	}
+}
+
+// A .git/config that appears in a .git pinned since the session started (its
+// hooks were protected) is quarantined too: copied out, then removed.
+func TestQuarantinePinnedGit(t *testing.T) {
+	l := newLab(t)
+	must(t, os.Remove(filepath.Join(l.root, ".git/config")))
+	spec := l.spec()
+	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	s := start(t, spec)
+	run(t, s, l.root, `printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config`)
+	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err == nil {
+		t.Error(".git/config stayed")
+	}
+	got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".git", "config"))
+	if len(got) != 1 {
+		t.Fatalf("quarantined %v", got)
+	}
+	if b, _ := os.ReadFile(got[0]); !strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("the quarantined config: %q", b)
+	}
+}

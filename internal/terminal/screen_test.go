@@ -216,7 +216,7 @@ func TestRealPrograms(t *testing.T) {
 	}{
 		{"printf with colours", []string{"printf", `\033[1;32mPASS\033[0m ok\r\n\033[31mFAIL\033[0m bad\r\n`}, nil,
 			func(s string) bool { return s == "PASS ok\nFAIL bad" }, "PASS ok / FAIL bad"},
-		{"top -b", []string{"top", "-b", "-n", "1", "-w", "80"}, []string{"TERM=xterm", "COLUMNS=80"},
+		{"top -b", []string{"top", "-b", "-n", "1", "-w", "80", "-p", "1"}, []string{"TERM=xterm", "COLUMNS=80"},
 			func(s string) bool {
 				return strings.HasPrefix(s, "top - ") && strings.Contains(s, "PID") && !strings.Contains(s, "\x1b")
 			}, "a top header, no escapes"},
