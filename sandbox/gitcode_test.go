@@ -31,7 +31,9 @@ func TestPlainGitConfig(t *testing.T) {
 		{"[core\n", false},
 	} {
 		p := filepath.Join(t.TempDir(), "config")
-		must(t, os.WriteFile(p, []byte(c.config), 0o644))
+		if err := os.WriteFile(p, []byte(c.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if got := plainGitConfig(p); got != c.plain {
 			t.Errorf("plainGitConfig(%q) = %v", c.config, got)
 		}
