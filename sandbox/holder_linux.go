@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,9 @@ type helper struct {
 	mu       sync.Mutex
 	commands map[int]uint64 // PID in the session → request ID
 	keep     map[int]bool   // commands started with KeepCreated
+	// jobsRan: a process of the session that was not a command (a job its
+	// command left behind) has ended since the last command started.
+	jobsRan atomic.Bool
 }
 
 func helperMain() int {
@@ -135,8 +139,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	var pid int
 	if err == nil {
 		// What appeared since the last command: made by a job of the session if
-		// one runs, else on the host (the user's own, kept in place).
-		_, reply.Quarantined, _ = h.mounts.protect(othersAlive())
+		// one runs or has run since, else on the host (the user's own, kept in
+		// place).
+		_, reply.Quarantined, _ = h.mounts.protect(h.jobsRan.Swap(false) || othersAlive())
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -168,15 +173,16 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 }
 
-// othersAlive reports whether any process of the session runs besides the
-// helper: the session's /proc lists only the session's processes.
+// othersAlive reports whether any process of the session is there besides the
+// helper, running or ended and not yet reaped: the session's /proc lists only
+// the session's processes.
 func othersAlive() bool {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return true
 	}
 	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 && !zombie(pid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 {
 			return true
 		}
 	}
@@ -226,6 +232,9 @@ func (h *helper) reapOne() bool {
 		return false
 	}
 	id, ok := h.commands[pid]
+	if !ok {
+		h.jobsRan.Store(true)
+	}
 	keep := h.keep[pid]
 	delete(h.commands, pid)
 	delete(h.keep, pid)

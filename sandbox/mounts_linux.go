@@ -280,6 +280,9 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 // back or remove it from the session. Every step resolves beneath the root
 // without symlinks, so a command cannot make the helper move p elsewhere.
 func (m *mounter) quarantine(p string) (string, error) {
+	if len(m.spec.Writable) == 0 {
+		return "", fmt.Errorf("quarantine %s: no project root", p)
+	}
 	root := m.spec.Writable[0]
 	rel, err := filepath.Rel(root, p)
 	qrel, qerr := filepath.Rel(root, m.spec.Quarantine)

@@ -703,7 +703,7 @@ func TestQuarantine(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	spec := l.spec()
-	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"))
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".cursor"))
 	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
 	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
 	s := start(t, spec)
@@ -768,6 +768,19 @@ func TestQuarantine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(l.root, ".vscode/x")); err == nil {
 		t.Error("the host's .vscode is writable in the session")
+	}
+
+	// A job that wrote .cursor after its command ended, and ended too before
+	// the next command: moved all the same.
+	run(t, s, l.root, "(sleep 0.2; mkdir .cursor) >/dev/null 2>&1 &")
+	for deadline := time.Now().Add(5 * time.Second); !isDir(filepath.Join(l.root, ".cursor")) || len(procsNamed("0.2")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not make .cursor and end")
+		}
+	}
+	run(t, s, l.root, "true")
+	if len(quarantined(".cursor")) != 1 {
+		t.Errorf("a finished job's .cursor was not moved: %v", quarantined(".cursor"))
 	}
 
 	// A job's .envrc, made after its command ended, is moved when the next starts.
