@@ -298,9 +298,11 @@ func (g *Gate) cacheDirs(home string) []string {
 // keepCreated marks the environment of a command the user approved, for the
 // sandbox: the protected paths it creates stay where they are (read-only)
 // instead of being moved to the quarantine.
+// Only shellgate sets it: one inherited from its own environment goes.
 func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
+	childEnv = slices.DeleteFunc(slices.Clone(childEnv), func(kv string) bool { return kv == sandbox.KeepCreated })
 	if p := env.Context.Policy; p != nil && p.Approved != "" && g.sandboxed() {
-		return append(childEnv[:len(childEnv):len(childEnv)], sandbox.KeepCreated)
+		return append(childEnv, sandbox.KeepCreated)
 	}
 	return childEnv
 }
