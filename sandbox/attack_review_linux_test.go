@@ -330,3 +330,48 @@ for i in range(200):
 		t.Error("the command's pre-commit hook stayed in .git/hooks")
 	}
 }
+
+// FINDING: .git/index is not protected, nor is the config of a repository
+// nested in the project: a gitlink entry for a nested repository makes plain
+// `git status` on the host run that repository's core.fsmonitor.
+func TestAttackNestedRepoGitlink(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.home)
+	cmd := exec.Command("git", "-C", l.root, "init", "-q")
+	cmd.Env = env
+	must(t, cmd.Run())
+	s := start(t, quarantineSpec(l))
+	pwned := filepath.Join(l.root, "PWNED")
+	run(t, s, l.root, `git init -q sub && git -C sub -c user.email=a@b -c user.name=a commit -q --allow-empty -m y &&
+git -C sub config core.fsmonitor "touch `+pwned+`; false" &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`)
+	s.Close()
+	cmd = exec.Command("git", "-C", l.root, "status")
+	cmd.Env = env
+	cmd.Run()
+	if exists(pwned) {
+		t.Error("git on the host ran a nested repository's fsmonitor through a gitlink in .git/index")
+	}
+}
+
+// FINDING (minor): a file quarantined with another hard link in the root can
+// still be changed through that link: the read-only item does not freeze what
+// the user will review.
+func TestAttackQuarantineHardLink(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, `mkdir .vscode && echo '{}' > .vscode/tasks.json && ln .vscode/tasks.json keep`)
+	run(t, s, l.root, `echo '{"evil": 1}' > keep`)
+	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*", ".vscode", "tasks.json"))
+	if len(got) != 1 {
+		t.Fatalf("quarantined %v", got)
+	}
+	if b, _ := os.ReadFile(got[0]); string(b) != "{}\n" {
+		t.Errorf("the quarantined file changed after it was quarantined: %q", b)
+	}
+}
