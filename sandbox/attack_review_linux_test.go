@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,5 +374,40 @@ func TestAttackQuarantineHardLink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(got[0]); string(b) != "{}\n" {
 		t.Errorf("the quarantined file changed after it was quarantined: %q", b)
+	}
+}
+
+// Not reproduced (kept as a regression test): bind resolves a protected symlink
+// by name and then opens the result by name, so a job swapping a directory on
+// the way for a symlink could make the helper bind a directory outside the
+// writable paths read-only in the session (~/.cache/go-build would break its
+// builds). The window between EvalSymlinks and open is too short to hit here.
+func TestAttackBindResolveRace(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	s := start(t, quarantineSpec(l))
+	script := `
+import os, ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.makedirs("d/outside")
+os.symlink("` + l.base + `", "e")
+if os.fork() == 0:
+    os.setsid()
+    for fd in (0, 1, 2): os.close(fd)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        libc.syscall(316, -100, b"d", -100, b"e", 2)  # renameat2 RENAME_EXCHANGE
+    os._exit(0)
+`
+	run(t, s, l.root, "touch .shellgate-quarantine && python3 -c '"+script+"'")
+	for i := 0; i < 200; i++ {
+		if i%2 == 0 {
+			run(t, s, l.root, "ln -sfn d/outside .vscode")
+		} else {
+			run(t, s, l.root, "true")
+		}
+		if got, _ := run(t, s, l.root, "grep -c ' "+l.outside+" ' /proc/self/mountinfo"); strings.TrimSpace(got) != "0" {
+			t.Fatalf("after %d commands, the helper bound %s (outside the root) in the session", i+1, l.outside)
+		}
 	}
 }
