@@ -58,7 +58,7 @@ var defaultHidden = []string{
 func DefaultProtected() []string { return slices.Clone(defaultProtected) }
 
 var defaultProtected = []string{
-	".git/hooks", ".git/config", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer",
+	".git/hooks", ".git/config", ".git/commondir", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer",
 	".husky", ".zed", ".github/workflows", ".shellgate.toml", ".envrc", ".npmrc",
 	".pre-commit-config.yaml", ".gitattributes", ".gitmodules",
 }

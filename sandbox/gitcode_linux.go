@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // runsCode reports whether a protected path that git makes in place (InPlace)
@@ -54,11 +55,15 @@ func plainKey(section, sub, key string) bool {
 
 // plainGitConfig reports whether the git config file at p sets only plain keys.
 func plainGitConfig(p string) bool {
-	f, err := os.Open(p)
+	// Not a FIFO to block on, nor a symlink to follow, nor a huge file.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return false
+	}
 	var section, sub string
 	lines := bufio.NewScanner(f)
 	for lines.Scan() {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,8 +83,12 @@ func (h *helper) serve(uid, gid int) {
 			return
 		}
 		fds := parseFDs(got)
-		if m.Op == "spawn" {
+		switch m.Op {
+		case "spawn":
 			h.spawn(m, fds, uid, gid)
+		case "close":
+			h.close()
+			return
 		}
 		for _, fd := range fds {
 			unix.Close(fd)
@@ -173,6 +178,21 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 }
 
+// close ends every process of the session, then moves aside the protected
+// paths that appeared since the last command, as the next command's start
+// would: a job may have written one and ended, and no command comes after.
+func (h *helper) close() {
+	moveAside := h.jobsRan.Load() || othersAlive()
+	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
+	for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
+		if !h.reapOne() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	h.mounts.protect(moveAside)
+	h.ctl.send(&message{Op: "closed"}, nil)
+}
+
 // othersAlive reports whether any process of the session is there besides the
 // helper, running or ended and not yet reaped: the session's /proc lists only
 // the session's processes.
@@ -235,7 +255,8 @@ func (h *helper) reapOne() bool {
 	if !ok {
 		h.jobsRan.Store(true)
 	}
-	keep := h.keep[pid]
+	// Approved, and nothing else of the session could have made it meanwhile.
+	keep := h.keep[pid] && !h.jobsRan.Load() && !othersAlive()
 	delete(h.commands, pid)
 	delete(h.keep, pid)
 	h.mu.Unlock()

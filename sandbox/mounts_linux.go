@@ -1,14 +1,15 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,8 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
-	moves     int             // paths quarantined
+	// gitAtStart is the root's .git as the session found it (nil inside: none).
+	gitAtStart *os.FileInfo
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -234,6 +236,23 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 		m.pinned[path] = err == nil
 		return err == nil
 	}
+	// A .git that is not a directory, which was not there at the start, points
+	// git elsewhere ("gitdir: …"), where a command can write the config git
+	// will run.
+	if len(m.spec.Writable) > 0 {
+		g := filepath.Join(m.spec.Writable[0], ".git")
+		fi, err := os.Lstat(g)
+		switch {
+		case m.gitAtStart == nil:
+			m.gitAtStart = &fi
+		case err == nil && !fi.IsDir() && *m.gitAtStart == nil && moveAside && m.spec.Quarantine != "":
+			if to, err := m.quarantine(g); err == nil {
+				moved = append(moved, g+" → "+to)
+			} else {
+				errs = append(errs, err)
+			}
+		}
+	}
 	// Moves first: a directory pinned for one path (.git) would keep another
 	// (.git/config) from being renamed out of it.
 	for _, p := range m.spec.Protected {
@@ -269,24 +288,36 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 			}
 			continue
 		}
+		// What git makes is judged again once frozen: a job may have swapped
+		// a hook in after the first look.
+		if moveAside && m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && runsCode(p) {
+			if err := unix.Unmount(p, unix.MNT_DETACH); err == nil {
+				if to, err := m.quarantine(p); err == nil {
+					moved = append(moved, p+" → "+to)
+					continue
+				}
+			}
+		}
 		m.protected[p] = true
 		now = append(now, p)
 	}
 	return now, moved, errors.Join(errs...)
 }
 
-// quarantine moves p, in the root, into a new directory of Spec.Quarantine and
-// makes that directory read-only: nothing can change what is in it, move it
-// back or remove it from the session. Every step resolves beneath the root
-// without symlinks, so a command cannot make the helper move p elsewhere.
+// quarantine moves p, in the root, out of the way and makes it read-only:
+// into a new directory of Spec.Quarantine, or, where that cannot be (p is in a
+// directory pinned earlier, the quarantine is not a directory), beside itself
+// under a name no tool reads (".shellgate-quarantined-config-…"). Nothing can
+// then change what it holds, move it back or remove it from the session. Every
+// step resolves beneath the root without symlinks and renames whole entries,
+// so a command cannot make the helper write anywhere else or copy anything.
 func (m *mounter) quarantine(p string) (string, error) {
 	if len(m.spec.Writable) == 0 {
 		return "", fmt.Errorf("quarantine %s: no project root", p)
 	}
 	root := m.spec.Writable[0]
 	rel, err := filepath.Rel(root, p)
-	qrel, qerr := filepath.Rel(root, m.spec.Quarantine)
-	if err != nil || qerr != nil || !filepath.IsLocal(rel) || !filepath.IsLocal(qrel) {
+	if err != nil || !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("quarantine %s: not in the root", p)
 	}
 	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -294,54 +325,119 @@ func (m *mounter) quarantine(p string) (string, error) {
 		return "", err
 	}
 	defer unix.Close(rootFD)
-	beneath := func(rel string) (int, error) {
-		return unix.Openat2(rootFD, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-	}
-	if err := unix.Mkdirat(rootFD, qrel, 0o755); err != nil && err != unix.EEXIST {
-		return "", fmt.Errorf("quarantine: %w", err)
-	}
-	qFD, err := beneath(qrel)
-	if err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", m.spec.Quarantine, err)
-	}
-	defer unix.Close(qFD)
-	m.moves++
-	item := fmt.Sprintf("%s-%d-%d", time.Now().Format("20060102-150405"), os.Getpid(), m.moves)
-	if err := unix.Mkdirat(qFD, item, 0o755); err != nil {
-		return "", fmt.Errorf("quarantine: %w", err)
-	}
-	// The directories leading to p inside the item keep its relative path.
-	to := filepath.Join(qrel, item, rel)
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := os.MkdirAll(filepath.Join(m.spec.Quarantine, item, dir), 0o755); err != nil {
-			return "", err
-		}
-	}
-	fromFD, err := beneath(filepath.Dir(rel))
+	fromFD, err := beneath(rootFD, filepath.Dir(rel))
 	if err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
 	defer unix.Close(fromFD)
-	toFD, err := beneath(filepath.Dir(to))
-	if err != nil {
+	name := filepath.Base(rel)
+	if to, err := m.intoQuarantine(rootFD, fromFD, rel); err == nil {
+		return to, nil
+	}
+	aside := ".shellgate-quarantined-" + name + "-" + randomName()
+	if err := unix.Renameat(fromFD, name, fromFD, aside); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
-	defer unix.Close(toFD)
-	if err := unix.Renameat(fromFD, filepath.Base(rel), toFD, filepath.Base(rel)); err == unix.EXDEV {
-		// p is in a directory pinned earlier (.git): copied, then removed.
-		if err := copyTree(p, filepath.Join(m.spec.Quarantine, item, rel)); err != nil {
-			return "", fmt.Errorf("quarantine %s: %w", p, err)
-		}
-		if err := os.RemoveAll(p); err != nil {
-			return "", fmt.Errorf("quarantine %s: copied, but not removed: %w", p, err)
-		}
-	} else if err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", p, err)
-	}
-	if err := m.bind(filepath.Join(m.spec.Quarantine, item), true, true); err != nil {
-		return "", fmt.Errorf("quarantine %s: moved, but not made read-only: %w", p, err)
+	to := filepath.Join(filepath.Dir(rel), aside)
+	if err := bindAt(fromFD, aside, true); err != nil {
+		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", p, to, err)
 	}
 	return to, nil
+}
+
+// intoQuarantine moves rel (its entry name in fromFD) into a new directory of
+// Spec.Quarantine, keeping its relative path, and binds that directory
+// read-only. It returns where, relative to the root.
+func (m *mounter) intoQuarantine(rootFD, fromFD int, rel string) (string, error) {
+	qrel, err := filepath.Rel(m.spec.Writable[0], m.spec.Quarantine)
+	if m.spec.Quarantine == "" || err != nil || !filepath.IsLocal(qrel) {
+		return "", errors.New("no quarantine in the root")
+	}
+	if err := unix.Mkdirat(rootFD, qrel, 0o755); err != nil && err != unix.EEXIST {
+		return "", err
+	}
+	qFD, err := beneath(rootFD, qrel)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(qFD)
+	item := time.Now().Format("20060102-150405") + "-" + randomName()
+	if err := unix.Mkdirat(qFD, item, 0o755); err != nil {
+		return "", err
+	}
+	dirFD, err := beneath(qFD, item)
+	if err != nil {
+		return "", err
+	}
+	defer func() { unix.Close(dirFD) }() // the last one opened
+	// The directories leading to it inside the item keep its relative path;
+	// each is made and opened through the last, never by name from the root.
+	for _, d := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		if d == "." {
+			continue
+		}
+		if err := unix.Mkdirat(dirFD, d, 0o755); err != nil {
+			return "", err
+		}
+		next, err := beneath(dirFD, d)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(dirFD)
+		dirFD = next
+	}
+	name := filepath.Base(rel)
+	if err := unix.Renameat(fromFD, name, dirFD, name); err != nil {
+		return "", err
+	}
+	itemFD, err := beneath(qFD, item)
+	if err == nil {
+		err = bindAt(itemFD, "", true)
+		unix.Close(itemFD)
+	}
+	to := filepath.Join(qrel, item, rel)
+	if err != nil {
+		return to, fmt.Errorf("moved to %s, but not made read-only: %w", to, err)
+	}
+	return to, nil
+}
+
+// beneath opens rel, a directory beneath dirFD, resolving no symlink and
+// never leaving dirFD.
+func beneath(dirFD int, rel string) (int, error) {
+	return unix.Openat2(dirFD, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// bindAt binds the entry name of dirFD ("" for dirFD itself), not following a
+// symlink, onto itself, read-only if readOnly.
+func bindAt(dirFD int, name string, readOnly bool) error {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE | unix.AT_SYMLINK_NOFOLLOW)
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	tree, err := unix.OpenTree(dirFD, name, flags)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return err
+		}
+	}
+	target := unix.MOVE_MOUNT_F_EMPTY_PATH
+	if name == "" {
+		target |= unix.MOVE_MOUNT_T_EMPTY_PATH
+	}
+	return unix.MoveMount(tree, "", dirFD, name, target)
+}
+
+// randomName is 8 random hex digits: a name a command cannot make first.
+func randomName() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // errOutside: the path leads out of the writable paths.
@@ -441,39 +537,4 @@ func remountReadOnly(dst string) error {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// copyTree copies the file, symlink or directory tree at from to to, not
-// following symlinks.
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(dst, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, dst)
-		case d.Type().IsRegular():
-			src, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, src)
-			return errors.Join(err, out.Close())
-		}
-		return nil // devices, fifos, sockets: not worth keeping
-	})
 }

@@ -802,7 +802,7 @@ func TestQuarantine(t *testing.T) {
 }
 
 // A quarantine directory a command replaced with a symlink out of the root does
-// not make the helper move anything there: the path is protected in place.
+// not make the helper move anything there: the path is moved aside in place.
 func TestQuarantineSymlinked(t *testing.T) {
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
@@ -811,12 +811,16 @@ func TestQuarantineSymlinked(t *testing.T) {
 	s := start(t, spec)
 	run(t, s, l.root, "ln -s "+l.outside+" .shellgate-quarantine && python3 -c 'import os; os.makedirs(\".vscode\")'")
 	l.outsideIntact(t, "symlinked quarantine")
-	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err != nil {
-		t.Errorf(".vscode: %v", err)
+	aside, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantined-.vscode-*"))
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err == nil || len(aside) != 1 {
+		t.Fatalf(".vscode still there (%v), moved aside to %v", err, aside)
 	}
-	run(t, s, l.root, "echo x > .vscode/x")
-	if _, err := os.Stat(filepath.Join(l.root, ".vscode/x")); err == nil {
-		t.Error(".vscode was not protected in place")
+	run(t, s, l.root, "echo x > .shellgate-quarantined-.vscode-*/x; mv .shellgate-quarantined-.vscode-* .vscode")
+	if _, err := os.Stat(filepath.Join(aside[0], "x")); err == nil {
+		t.Error("what was moved aside is writable")
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err == nil {
+		t.Error("what was moved aside was moved back")
 	}
 }
 
@@ -865,7 +869,8 @@ func TestQuarantineGit(t *testing.T) {
 }
 
 // A .git/config that appears in a .git pinned since the session started (its
-// hooks were protected) is quarantined too: copied out, then removed.
+// hooks were protected) is quarantined too: moved aside within .git, which a
+// rename cannot leave.
 func TestQuarantinePinnedGit(t *testing.T) {
 	l := newLab(t)
 	must(t, os.Remove(filepath.Join(l.root, ".git/config")))
@@ -877,7 +882,7 @@ func TestQuarantinePinnedGit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err == nil {
 		t.Error(".git/config stayed")
 	}
-	got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".git", "config"))
+	got, _ := filepath.Glob(filepath.Join(l.root, ".git", ".shellgate-quarantined-config-*")) // beside itself: .git is pinned
 	if len(got) != 1 {
 		t.Fatalf("quarantined %v", got)
 	}

@@ -45,6 +45,8 @@ type Session struct {
 	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
 	waitErr error
+	// closing is closed when the helper answers a close request.
+	closing chan struct{}
 }
 
 type startReply struct {
@@ -242,6 +244,11 @@ func (s *Session) dispatch() {
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
 				ch <- parseStarted(m, got)
+			}
+		case "closed":
+			if s.closing != nil {
+				close(s.closing)
+				s.closing = nil
 			}
 		case "exit":
 			if ch, ok := s.exits[m.ID]; ok {
@@ -556,6 +563,21 @@ func innerPID(pid int) int {
 // left in it. Close returns when they are gone.
 func (s *Session) Close() error {
 	s.fwd.stop()
+	// The helper ends what runs and moves aside what a job left, then
+	// answers; it is killed after a moment whatever it does.
+	s.mu.Lock()
+	closed, done := s.closed, make(chan struct{})
+	if !closed {
+		s.closing = done
+	}
+	s.mu.Unlock()
+	if !closed && s.ctl.send(&message{Op: "close"}, nil) == nil {
+		select {
+		case <-done:
+		case <-s.gone:
+		case <-time.After(2 * time.Second):
+		}
+	}
 	s.ctl.c.Close()
 	if s.helper != nil && s.helper.Process != nil {
 		s.helper.Process.Signal(syscall.SIGKILL)
