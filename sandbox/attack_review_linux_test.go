@@ -16,16 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// quarantineSpec is the lab's spec with the quarantine and git's in-place paths
-// as shellgate sets them.
-func quarantineSpec(l *lab) Spec {
-	spec := l.spec()
-	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".git/commondir"))
-	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
-	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
-	return spec
-}
-
 // waitFor polls until cond holds or 5s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -702,10 +702,8 @@ func TestQuarantine(t *testing.T) {
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
-	spec := l.spec()
-	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".cursor"))
-	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
-	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	spec := quarantineSpec(l)
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".cursor"))
 	s := start(t, spec)
 	notesOf := func(l runner.Launched) string { return strings.Join(l.(interface{ Notes() []string }).Notes(), "\n") }
 	quarantined := func(name string) []string {
@@ -806,8 +804,7 @@ func TestQuarantine(t *testing.T) {
 func TestQuarantineSymlinked(t *testing.T) {
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
-	spec := l.spec()
-	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	spec := quarantineSpec(l)
 	s := start(t, spec)
 	run(t, s, l.root, "ln -s "+l.outside+" .shellgate-quarantine && python3 -c 'import os; os.makedirs(\".vscode\")'")
 	l.outsideIntact(t, "symlinked quarantine")
@@ -841,9 +838,7 @@ func TestQuarantineGit(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLab(t)
 			must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
-			spec := l.spec()
-			spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
-			spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+			spec := quarantineSpec(l)
 			s := start(t, spec)
 			cmd, out := launch(t, s, l.root, c.command)
 			cmd.Wait()
@@ -874,9 +869,7 @@ func TestQuarantineGit(t *testing.T) {
 func TestQuarantinePinnedGit(t *testing.T) {
 	l := newLab(t)
 	must(t, os.Remove(filepath.Join(l.root, ".git/config")))
-	spec := l.spec()
-	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
-	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	spec := quarantineSpec(l)
 	s := start(t, spec)
 	run(t, s, l.root, `printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config`)
 	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err == nil {
@@ -889,4 +882,14 @@ func TestQuarantinePinnedGit(t *testing.T) {
 	if b, _ := os.ReadFile(got[0]); !strings.Contains(string(b), "fsmonitor") {
 		t.Errorf("the quarantined config: %q", b)
 	}
+}
+
+// quarantineSpec is the lab's spec with the quarantine and git's in-place paths
+// as shellgate sets them.
+func quarantineSpec(l *lab) Spec {
+	spec := l.spec()
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".git/commondir"))
+	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
+	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
+	return spec
 }
