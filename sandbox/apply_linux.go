@@ -39,7 +39,7 @@ func apply(spec *Spec) (layers map[string]string, missing []string, m *mounter, 
 		} else {
 			layers[LayerSecrets] = "hidden"
 		}
-		if _, _, err := m.protect(false); err != nil { // the user's own, as they are
+		if _, _, err := m.protect(nil); err != nil { // the user's own, as they are
 			miss("protected", err)
 		}
 		if err := m.proc(); err != nil {

@@ -26,8 +26,9 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
-	// gitAtStart is the root's .git as the session found it (nil inside: none).
-	gitAtStart *os.FileInfo
+	// gitAtStart: the root had a .git (directory, or a worktree's file) when
+	// the session started.
+	gitAtStart bool
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -40,6 +41,10 @@ type kept struct {
 
 func newMounter(spec *Spec) *mounter {
 	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
+	if len(spec.Writable) > 0 {
+		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
+		m.gitAtStart = err == nil
+	}
 	add := func(p string, ro bool) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err == nil {
@@ -215,14 +220,19 @@ func (m *mounter) hide() (int, error) {
 //
 // It runs when the session starts and again around every command, so that a
 // protected path that appears later (`git init` makes .git/hooks) is read-only
-// from then on; it returns the paths it protected this time. With moveAside,
+// from then on; it returns the paths it protected this time. If moveAside says so,
 // those of them that Spec.Quarantine takes are moved there instead, each into
 // a read-only directory of its own, and returned as moved ("path → where").
-func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
+func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
 		return nil, nil, nil
+	}
+	// Asked only when something new is there: most calls find nothing.
+	aside := func() bool { return false }
+	if moveAside != nil {
+		aside = sync.OnceValue(moveAside)
 	}
 	var errs []error
 	pin := func(path string, resolve bool) bool {
@@ -241,11 +251,7 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 	// will run.
 	if len(m.spec.Writable) > 0 {
 		g := filepath.Join(m.spec.Writable[0], ".git")
-		fi, err := os.Lstat(g)
-		switch {
-		case m.gitAtStart == nil:
-			m.gitAtStart = &fi
-		case err == nil && !fi.IsDir() && *m.gitAtStart == nil && moveAside && m.spec.Quarantine != "":
+		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && m.spec.Quarantine != "" && aside() {
 			if to, err := m.quarantine(g); err == nil {
 				moved = append(moved, g+" → "+to)
 			} else {
@@ -256,7 +262,7 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 	// Moves first: a directory pinned for one path (.git) would keep another
 	// (.git/config) from being renamed out of it.
 	for _, p := range m.spec.Protected {
-		if _, err := os.Lstat(p); err != nil || m.protected[p] || !moveAside || m.spec.Quarantine == "" {
+		if _, err := os.Lstat(p); err != nil || m.protected[p] || m.spec.Quarantine == "" || !aside() {
 			continue
 		}
 		if !slices.Contains(m.spec.InPlace, p) || runsCode(p) {
@@ -290,7 +296,7 @@ func (m *mounter) protect(moveAside bool) (now, moved []string, err error) {
 		}
 		// What git makes is judged again once frozen: a job may have swapped
 		// a hook in after the first look.
-		if moveAside && m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && runsCode(p) {
+		if m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && aside() && runsCode(p) {
 			if err := unix.Unmount(p, unix.MNT_DETACH); err == nil {
 				if to, err := m.quarantine(p); err == nil {
 					moved = append(moved, p+" → "+to)
@@ -467,7 +473,7 @@ func (m *mounter) bind(path string, resolve, readOnly bool) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	err = bindAt(fd, "", readOnly)
 	if err == unix.ENOSYS && resolve { // before Linux 5.2; no mounts on symlinks
 		if readOnly {
 			return bindReadOnly(real, real)
@@ -475,16 +481,6 @@ func (m *mounter) bind(path string, resolve, readOnly bool) error {
 		return unix.Mount(real, real, "", unix.MS_BIND|unix.MS_REC, "")
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer unix.Close(tree)
-	if readOnly {
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("read-only %s: %w", path, err)
-		}
-	}
-	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
