@@ -26,22 +26,6 @@ func prepareTerminal(cmd *exec.Cmd) error {
 	return nil
 }
 
-// procID names a process across time: a PID with its start time, so a reused PID
-// is not mistaken for the process seen earlier.
-type procID struct {
-	PID   int
-	Start uint64
-}
-
-// targets are the processes to end: whole process groups, the trees a
-// TreeLauncher holds, and (Linux) processes whose environment contains marker.
-type targets struct {
-	groups []int
-	trees  []tree
-	marker []byte
-	scope  func(pid int) bool // which processes the marker scan looks at; nil: all
-}
-
 func (t targets) signal(sig unix.Signal) {
 	for _, g := range t.groups {
 		signalGroup(g, sig)

@@ -25,21 +25,6 @@ func prepare(cmd *exec.Cmd) {
 // is future work).
 func prepareTerminal(*exec.Cmd) error { return ErrNoTerminal }
 
-type procID struct {
-	PID   int
-	Start uint64
-}
-
-// targets on Windows are commands named by the PID they started with: their
-// job objects (see adopt), or, for a command without one, its process tree.
-// Markers and trees are not used: a job holds a command's tree.
-type targets struct {
-	groups []int
-	trees  []tree
-	marker []byte
-	scope  func(pid int) bool
-}
-
 func (t targets) alive() []procID {
 	var live []procID
 	for _, pid := range t.groups {

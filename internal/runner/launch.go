@@ -148,3 +148,22 @@ func openStdin(in io.Reader) (stdin *os.File, copied <-chan struct{}, err error)
 	}()
 	return r, done, nil
 }
+
+// procID names a process across time: a PID with its start time, so a reused PID
+// is not mistaken for the process seen earlier.
+type procID struct {
+	PID   int
+	Start uint64
+}
+
+// targets are the processes to end: whole process groups, the trees a
+// TreeLauncher holds, and (Linux) processes whose environment contains marker.
+// On Windows they are commands named by the PID they started with — their job
+// objects (see adopt), or, without one, their process trees — and markers and
+// trees are not used: a job holds a command's tree.
+type targets struct {
+	groups []int
+	trees  []tree
+	marker []byte
+	scope  func(pid int) bool // which processes the marker scan looks at; nil: all
+}
