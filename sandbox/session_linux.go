@@ -506,10 +506,10 @@ func (l *launched) Notes() []string {
 	}
 	var notes []string
 	if len(l.before) > 0 {
-		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session created a protected path, which the sandbox could not protect while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.before)))
+		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session made a protected path the sandbox could not guard while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.before)))
 	}
 	if len(l.quarantined) > 0 {
-		notes = append(notes, fmt.Sprintf("This command created a protected path, which the sandbox could not protect while it ran and which would run later outside any check: moved %s (read-only there). The user can review it and move it back; a command the user approves keeps what it creates.", moved(l.quarantined)))
+		notes = append(notes, fmt.Sprintf("This command made a protected path the sandbox could not guard while it ran: moved %s (read-only there). The user can review it and move it back; approved commands keep what they create.", moved(l.quarantined)))
 	}
 	if len(l.protected) > 0 {
 		names := make([]string, len(l.protected))
