@@ -331,16 +331,19 @@ func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 		}
 		return false
 	}
+	// As bash, coreutils and Python say them, as Go does, and as Node does.
+	readOnly := has("Read-only file system", "read-only file system", "EROFS")
+	busy := has("Device or resource busy", "resource busy", "EBUSY")
 	switch {
-	case has(".git/config") && has("Read-only file system", "Device or resource busy"):
+	case has(".git/config") && (readOnly || busy):
 		// A protected path, or a directory leading to one, is a mount point:
 		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
 		return "The sandbox keeps .git/config read-only: git runs programs it names (hooks, fsmonitor, pager). Give settings per command instead: `git -c user.name=NAME -c user.email=EMAIL commit …`, or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL; the user can change .git/config outside the sandbox."
-	case has(DefaultProtected()...) && has("Read-only file system", "Device or resource busy"):
+	case has(DefaultProtected()...) && (readOnly || busy):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
-	case has("Read-only file system"):
+	case readOnly:
 		return "The sandbox keeps this path read-only: it is outside the project root. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
-	case has("Permission denied", "Operation not permitted") && !has("sudo"):
+	case has("Permission denied", "permission denied", "EACCES", "Operation not permitted", "operation not permitted", "EPERM") && !has("sudo"):
 		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
 	case !network && has(refusedMarks...):
 		return localPortHint(refusedPort(text), hostPorts)

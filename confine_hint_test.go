@@ -79,6 +79,11 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"bash: .git/hooks/pre-commit: Read-only file system", "protected paths read-only"},
 		{"mv: cannot move 'x' to '.envrc': Device or resource busy", "protected paths read-only"},
 		{"touch: cannot touch '/etc/x': Read-only file system", "outside the project root"},
+		{"Error: EROFS: read-only file system, open '/etc/x'", "outside the project root"},
+		{"open /etc/x: read-only file system", "outside the project root"},
+		{"Error: EBUSY: resource busy or locked, rename 'x' -> '.vscode'", "protected paths read-only"},
+		{"Error: EACCES: permission denied, open '/home/u/x'", "the sandbox refused it"},
+		{"open /home/u/x: permission denied", "the sandbox refused it"},
 	} {
 		one := 1
 		if got := sandboxHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, false); !strings.Contains(got, c.want) {
