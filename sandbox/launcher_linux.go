@@ -57,7 +57,14 @@ func (l *launcher) start() error {
 		ready <- err
 		for fn := range l.work {
 			if !fn() {
-				go l.start()
+				go func() {
+					// A thread that could not be confined as the first one was
+					// must start nothing: the session ends instead.
+					if err := l.start(); err != nil {
+						fmt.Fprintln(os.Stderr, "sandbox helper: a new launcher thread:", err)
+						os.Exit(3)
+					}
+				}()
 				return
 			}
 		}
