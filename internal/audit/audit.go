@@ -106,8 +106,10 @@ type Log struct {
 	f      *os.File
 	closed bool
 
-	dirty  chan struct{} // a line was written and not yet synced
-	synced chan struct{} // closed when the syncer has stopped
+	syncDelay time.Duration // SyncDelay; longer in a test
+	dirty     chan struct{} // a line was written and not yet synced
+	closing   chan struct{} // closed by Close: the syncer stops waiting
+	synced    chan struct{} // closed when the syncer has stopped
 }
 
 // SyncDelay bounds how long a written line may stay unsynced: the syncer
@@ -125,14 +127,14 @@ func Open(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log %s: %w", path, err)
 	}
-	l := &Log{path: abs, opts: opts}
+	l := &Log{path: abs, opts: opts, syncDelay: SyncDelay}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
-	l.dirty, l.synced = make(chan struct{}, 1), make(chan struct{})
+	l.dirty, l.closing, l.synced = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go l.syncer()
 	return l, nil
 }
@@ -140,11 +142,25 @@ func Open(path string, opts Options) (*Log, error) {
 // syncer fsyncs the file after lines were written, batching those written
 // within SyncDelay: a synchronous fsync per line cost ~3 ms per command on an
 // ordinary disk. The write itself is synchronous, so a crash of shellgate
-// loses nothing; only a crash of the machine within SyncDelay can.
+// loses nothing; only a crash of the machine within SyncDelay can. Close
+// cuts the wait short and syncs itself: a one-shot `shellgate run` must not
+// pay SyncDelay on its way out.
 func (l *Log) syncer() {
 	defer close(l.synced)
-	for range l.dirty {
-		time.Sleep(SyncDelay)
+	delay := time.NewTimer(time.Hour)
+	delay.Stop()
+	for {
+		select {
+		case <-l.closing:
+			return
+		case <-l.dirty:
+		}
+		delay.Reset(l.syncDelay)
+		select {
+		case <-l.closing:
+			return
+		case <-delay.C:
+		}
 		l.mu.Lock()
 		if l.f != nil {
 			l.f.Sync()
@@ -289,7 +305,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	close(l.dirty)
+	close(l.closing)
 	l.mu.Unlock()
 	<-l.synced
 	l.mu.Lock()

@@ -317,3 +317,24 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// Close syncs what was written itself instead of waiting for the syncer's
+// delay: a one-shot `shellgate run` would otherwise pay SyncDelay on exit.
+func TestCloseDoesNotWaitForTheSyncer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{})
+	must(t, err)
+	l.syncDelay = time.Hour
+	must(t, l.Write(Entry{Command: "echo hi", Decision: "allow"}))
+	done := make(chan error)
+	go func() { done <- l.Close() }()
+	select {
+	case err := <-done:
+		must(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("Close is waiting out the syncer's delay")
+	}
+	if got := lines(t, path); len(got) != 1 || got[0]["command"] != "echo hi" {
+		t.Errorf("the log holds %v", got)
+	}
+}
