@@ -1,11 +1,13 @@
 package shellgate_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"io"
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -81,6 +83,7 @@ func liveRow(t *testing.T, command string, guarded bool) {
 	must(t, err)
 	res := run(t, g, shellgate.Request{Command: command, TimeoutMS: &timeout})
 	must(t, g.Close())
+	hostGitStatus(t, l)
 
 	judge := func(what string, harmed bool) {
 		if harmed {
@@ -121,6 +124,21 @@ func liveRow(t *testing.T, command string, guarded bool) {
 	for pid, cmd := range tagged(tag.String()) {
 		judge("survived the gate: "+cmd, pid > 0)
 	}
+}
+
+// hostGitStatus runs `git status` in the root on the host, as the user will
+// after the agent's session: what a command planted for git to run outside
+// the sandbox (an fsmonitor, in the root's config or a nested repository's)
+// then does its harm, for the judge to see.
+func hostGitStatus(t *testing.T, l *corpus.Lab) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", l.Root, "status", "--short")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.Home)
+	cmd.Run()
 }
 
 func policyOf(e envelope.Envelope) string {

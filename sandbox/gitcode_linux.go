@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // runsCode reports whether a protected path that git makes in place (InPlace)
@@ -17,28 +18,49 @@ import (
 func runsCode(p string) bool {
 	switch filepath.Base(p) {
 	case "hooks":
-		entries, err := os.ReadDir(p)
-		if err != nil {
-			return true
-		}
-		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
-				return true
-			}
-		}
-		return false
+		return !sampleHooksAt(unix.AT_FDCWD, p)
 	case "config":
-		return !plainGitConfig(p)
+		return !plainGitConfigAt(unix.AT_FDCWD, p)
 	}
 	return false
 }
 
-// plainKey reports whether a git config key is one that git init and clone
-// write, or a user name and email: none of them runs anything.
+// sampleHooksAt reports whether the hooks directory name (in dirFD) holds
+// only git's samples, regular files named *.sample, which git never runs.
+func sampleHooksAt(dirFD int, name string) bool {
+	f, err := openAt(dirFD, name, unix.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// openAt opens name in dirFD for reading: not a symlink to follow, nor a FIFO
+// to block on.
+func openAt(dirFD int, name string, flags int) (*os.File, error) {
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// plainKey reports whether a git config key is one that git init, clone and
+// submodule write, or a user name and email: none of them runs anything.
 func plainKey(section, sub, key string) bool {
 	switch section {
 	case "core":
-		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf"}, key)
+		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf", "worktree"}, key)
 	case "extensions":
 		return sub == "" && key == "objectformat"
 	case "init":
@@ -49,14 +71,38 @@ func plainKey(section, sub, key string) bool {
 		return sub != "" && (key == "url" || key == "fetch")
 	case "branch":
 		return sub != "" && (key == "remote" || key == "merge")
+	case "submodule":
+		return sub != "" && (key == "url" || key == "active")
 	}
 	return false
 }
 
-// plainGitConfig reports whether the git config file at p sets only plain keys.
-func plainGitConfig(p string) bool {
-	// Not a FIFO to block on, nor a symlink to follow, nor a huge file.
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+// plainGitConfigAt reports whether the git config file name (in dirFD) sets
+// only plain keys.
+func plainGitConfigAt(dirFD int, name string) bool {
+	return scanGitConfig(dirFD, name, func(section, sub, key, _ string) bool { return plainKey(section, sub, key) })
+}
+
+// gitHashSize is the size of the object names of the repository whose config
+// file is name (in dirFD): 32 bytes for SHA-256, else 20 for SHA-1.
+func gitHashSize(dirFD int, name string) int {
+	size := 20
+	scanGitConfig(dirFD, name, func(section, sub, key, value string) bool {
+		if section == "extensions" && sub == "" && key == "objectformat" && strings.EqualFold(value, "sha256") {
+			size = 32
+		}
+		return true
+	})
+	return size
+}
+
+// scanGitConfig calls each for every key of the git config file name (in
+// dirFD), lower-cased but for the subsection, until it returns false. It
+// reports whether it read the whole file and each returned true: a file it
+// cannot read, or syntax it does not follow (continued lines, keys after a
+// section header on its line, quoting), ends it.
+func scanGitConfig(dirFD int, name string, each func(section, sub, key, value string) bool) bool {
+	f, err := openAt(dirFD, name, 0)
 	if err != nil {
 		return false
 	}
@@ -88,8 +134,8 @@ func plainGitConfig(p string) bool {
 			}
 			section = strings.ToLower(name)
 		default:
-			key, _, _ := strings.Cut(line, "=")
-			if !plainKey(section, sub, strings.ToLower(strings.TrimSpace(key))) {
+			key, value, _ := strings.Cut(line, "=")
+			if !each(section, sub, strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)) {
 				return false
 			}
 		}

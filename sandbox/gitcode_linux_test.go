@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // What git init and clone write is plain; any key that can run a program, or
@@ -34,8 +36,8 @@ func TestPlainGitConfig(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.config), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := plainGitConfig(p); got != c.plain {
-			t.Errorf("plainGitConfig(%q) = %v", c.config, got)
+		if got := plainGitConfigAt(unix.AT_FDCWD, p); got != c.plain {
+			t.Errorf("plainGitConfigAt(%q) = %v", c.config, got)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started.
 	gitAtStart bool
+	nested     nestedState
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -307,7 +309,8 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		m.protected[p] = true
 		now = append(now, p)
 	}
-	return now, moved, errors.Join(errs...)
+	nested, err := m.guardNested(aside)
+	return now, append(moved, nested...), errors.Join(append(errs, err)...)
 }
 
 // quarantine moves p, in the root, out of the way and makes it read-only:
@@ -345,6 +348,7 @@ func (m *mounter) quarantine(p string) (string, error) {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
 	to := filepath.Join(filepath.Dir(rel), aside)
+	unlinkOthers(fromFD, aside)
 	if err := bindAt(fromFD, aside, true); err != nil {
 		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", p, to, err)
 	}
@@ -396,6 +400,7 @@ func (m *mounter) intoQuarantine(rootFD, fromFD int, rel string) (string, error)
 	if err := unix.Renameat(fromFD, name, dirFD, name); err != nil {
 		return "", err
 	}
+	unlinkOthers(dirFD, name)
 	itemFD, err := beneath(qFD, item)
 	if err == nil {
 		err = bindAt(itemFD, "", true)
@@ -406,6 +411,78 @@ func (m *mounter) intoQuarantine(rootFD, fromFD int, rel string) (string, error)
 		return to, fmt.Errorf("moved to %s, but not made read-only: %w", to, err)
 	}
 	return to, nil
+}
+
+// Bounds on what unlinkOthers copies.
+const (
+	maxUnlinkEntries = 10000
+	maxUnlinkBytes   = 64 << 20
+	maxUnlinkDepth   = 64
+)
+
+// unlinkOthers replaces every file under name (in dirFD) that has another
+// hard link by a copy of its own, so that what was quarantined stays as it
+// was: a name left in the root (`ln .vscode/tasks.json keep`) would change it
+// still, read-only mount or not. Within bounds (entries, bytes, depth): past
+// them the rest keeps its links.
+func unlinkOthers(dirFD int, name string) {
+	entries, bytes := maxUnlinkEntries, int64(maxUnlinkBytes)
+	var walk func(dirFD int, name string, depth int)
+	walk = func(dirFD int, name string, depth int) {
+		var st unix.Stat_t
+		if entries--; entries < 0 || unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Nlink > 1 && st.Size <= bytes {
+				bytes -= st.Size
+				copyOver(dirFD, name, &st)
+			}
+		case unix.S_IFDIR:
+			if depth >= maxUnlinkDepth {
+				return
+			}
+			f, err := openAt(dirFD, name, unix.O_DIRECTORY)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			names, _ := f.Readdirnames(maxUnlinkEntries)
+			for _, n := range names {
+				walk(int(f.Fd()), n, depth+1)
+			}
+		}
+	}
+	walk(dirFD, name, 0)
+}
+
+// copyOver replaces the regular file name (in dirFD) by a copy under a
+// random name renamed over it, keeping its mode.
+func copyOver(dirFD int, name string, st *unix.Stat_t) error {
+	src, err := openAt(dirFD, name, 0)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp := ".shellgate-copy-" + randomName()
+	fd, err := unix.Openat(dirFD, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	unix.Fchmod(fd, st.Mode&0o777)
+	dst := os.NewFile(uintptr(fd), tmp)
+	_, err = io.Copy(dst, io.LimitReader(src, st.Size))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirFD, tmp, dirFD, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirFD, tmp, 0)
+	}
+	return err
 }
 
 // beneath opens rel, a directory beneath dirFD, resolving no symlink and

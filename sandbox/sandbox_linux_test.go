@@ -871,7 +871,12 @@ func TestQuarantinePinnedGit(t *testing.T) {
 	must(t, os.Remove(filepath.Join(l.root, ".git/config")))
 	spec := quarantineSpec(l)
 	s := start(t, spec)
-	run(t, s, l.root, `printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config`)
+	if out, code := run(t, s, l.root, `printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config && ln .git/config .git/keep`); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if out, code := run(t, s, l.root, `echo changed > .git/keep`); code != 0 { // a second name, to a copy no more
+		t.Fatalf("exit %d: %s", code, out)
+	}
 	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err == nil {
 		t.Error(".git/config stayed")
 	}

@@ -1,0 +1,403 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxNested bounds the nested repositories followed in one pass.
+const maxNested = 4096
+
+// gitPointer is the most of a .git file or a commondir file that is read.
+const gitPointer = 4096
+
+// nestedState is what guardNested remembers between passes.
+type nestedState struct {
+	// accepted: a nested work tree (relative to the root) → its git files
+	// when they were last judged or left as they were.
+	accepted map[string]acceptedRepo
+	// indexes: an index file → what it held when last read.
+	indexes map[string]indexRead
+}
+
+// acceptedRepo is a nested repository as it was accepted: the stamp of its
+// git files, and what in them runs code (the user's own fsmonitor, say), so
+// that rewriting a config (`git config user.name …`) without adding code to
+// it is no reason to move it.
+type acceptedRepo struct{ stamp, code string }
+
+type indexRead struct {
+	stamp string
+	links []string
+	err   error
+}
+
+// guardNested protects what the project's own .git and its protected paths
+// do not cover: the repositories nested in the project that git on the host
+// walks into. A gitlink in an index (an entry for a nested repository, which
+// any command can write, `git update-index --cacheinfo 160000,…`) makes plain
+// `git status` run `git status` in that directory, with that repository's own
+// config — core.fsmonitor and its like run programs. So every repository the
+// root's index names, and those their indexes name in turn, is judged as the
+// root's git paths are: a config key beyond what git writes, a hook that is
+// not a sample, or a .git file or commondir leading where it cannot be
+// followed beneath the root is moved to the quarantine when aside says so.
+// What was there when the session started, or unchanged since it was last
+// judged, is left alone; a pass costs a few stat calls per nested repository
+// and reads an index again only when it changed.
+func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
+	if len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
+		return nil, nil
+	}
+	root := m.spec.Writable[0]
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rootFD)
+	if m.nested.accepted == nil {
+		m.nested = nestedState{accepted: map[string]acceptedRepo{}, indexes: map[string]indexRead{}}
+	}
+	var errs []error
+	quarantine := func(rel string) {
+		if to, err := m.quarantine(filepath.Join(root, rel)); err == nil {
+			moved = append(moved, filepath.Join(root, rel)+" → "+to)
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	queue, seen := []string{"."}, map[string]bool{".": true}
+	var rootCommon string // the root's own git dir, guarded by the protected paths
+	for len(queue) > 0 {
+		work := queue[0]
+		queue = queue[1:]
+		repo, err := openRepo(rootFD, root, work)
+		if err != nil || repo == nil {
+			errs = append(errs, err)
+			continue
+		}
+		if work == "." {
+			rootCommon = repo.commonRel
+		} else if stamp := repo.stamp(rootCommon); m.nested.accepted[work].stamp != stamp {
+			paths, code := repo.runsCode(rootCommon)
+			if code != "" && code != m.nested.accepted[work].code && aside() {
+				for _, rel := range paths {
+					quarantine(rel)
+				}
+				delete(m.nested.accepted, work)
+				repo.close()
+				continue
+			}
+			m.nested.accepted[work] = acceptedRepo{stamp, code}
+		}
+		links, changed, indexErr := m.gitlinks(repo)
+		if indexErr != nil && changed && aside() && repo.gitRel != "" {
+			// An index made unreadable since the last pass: git cannot read
+			// it either, but nothing says it would not find gitlinks this
+			// reading missed.
+			quarantine(filepath.Join(repo.gitRel, "index"))
+			indexErr = nil
+		}
+		errs = append(errs, indexErr)
+		repo.close()
+		for _, link := range links {
+			if link != filepath.Clean(link) || !filepath.IsLocal(link) {
+				continue // git takes no such path
+			}
+			if child := filepath.Join(work, link); !seen[child] && len(seen) < maxNested {
+				seen[child] = true
+				queue = append(queue, child)
+			}
+		}
+	}
+	if len(seen) >= maxNested {
+		errs = append(errs, fmt.Errorf("more than %d nested repositories: the rest are not judged", maxNested))
+	}
+	return moved, errors.Join(errs...)
+}
+
+// gitlinks lists the gitlinks in repo's index (and its shared index, for a
+// split one), reading it again only when it changed since the last pass, and
+// says whether it did.
+func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err error) {
+	key := repo.gitPath("index")
+	f, err := openAt(repo.gitDir, "index", 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", key, err)
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, true, err
+	}
+	stamp := statStamp("index", &st)
+	if seen, ok := m.nested.indexes[key]; ok && seen.stamp == stamp {
+		return seen.links, false, seen.err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, true, fmt.Errorf("%s is not a regular file", key)
+	}
+	hash := gitHashSize(repo.commonDir, "config")
+	idx, err := readGitIndex(f, st.Size, hash)
+	if err == nil && idx.shared != "" {
+		var shared gitIndex
+		if sf, serr := openAt(repo.gitDir, idx.shared, 0); serr != nil {
+			err = serr
+		} else {
+			var sst unix.Stat_t
+			if err = unix.Fstat(int(sf.Fd()), &sst); err == nil {
+				shared, err = readGitIndex(sf, sst.Size, hash)
+			}
+			sf.Close()
+		}
+		idx.gitlinks = append(idx.gitlinks, shared.gitlinks...)
+	}
+	if err != nil {
+		err = fmt.Errorf("%s: %w", key, err)
+	}
+	m.nested.indexes[key] = indexRead{stamp, idx.gitlinks, err}
+	return idx.gitlinks, true, err
+}
+
+// gitRepo is a repository whose work tree is in the root, opened by
+// descriptors that never left the root (but for the root's own, which may be
+// a linked worktree of a repository elsewhere).
+type gitRepo struct {
+	work         string // the work tree, relative to the root
+	dotGit       unix.Stat_t
+	pointers     []string // the .git file and commondir contents, as read
+	gitDir       int      // the git dir: the index, config.worktree
+	commonDir    int      // config, hooks; gitDir when there is no commondir
+	gitRel       string   // the git dir relative to the root, "" when outside
+	commonRel    string   // the common dir relative to the root, "" when outside
+	badPointer   string   // a .git file or commondir that leads where it cannot be followed
+	rootAbsolute string
+}
+
+// openRepo opens the repository at work (relative to the root), or returns
+// nil if there is none.
+func openRepo(rootFD int, root, work string) (*gitRepo, error) {
+	workFD, err := beneath(rootFD, work)
+	if err != nil {
+		return nil, nil // not reachable without a symlink: git does not walk into it
+	}
+	defer unix.Close(workFD)
+	r := &gitRepo{work: work, gitDir: -1, commonDir: -1, rootAbsolute: root}
+	dotGit := filepath.Join(work, ".git")
+	if err := unix.Fstatat(workFD, ".git", &r.dotGit, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, nil
+	}
+	switch r.dotGit.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if r.gitDir, err = beneath(workFD, ".git"); err != nil {
+			return nil, err
+		}
+		r.gitRel = dotGit
+	case unix.S_IFREG:
+		to, ok := r.readPointer(workFD, ".git", "gitdir: ")
+		if r.gitDir, r.gitRel, ok = r.follow(rootFD, work, to, ok); !ok {
+			if work != "." {
+				r.badPointer = dotGit
+				return r, nil
+			}
+			// The root is a linked worktree of a repository elsewhere: its
+			// index says what the host's git walks into all the same.
+			path := to
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(root, path)
+			}
+			if r.gitDir, err = unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+				return nil, nil
+			}
+		}
+	default:
+		if work == "." {
+			return nil, nil
+		}
+		r.badPointer = dotGit
+		return r, nil
+	}
+	r.commonDir, r.commonRel = r.gitDir, r.gitRel
+	var st unix.Stat_t
+	if unix.Fstatat(r.gitDir, "commondir", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		to, ok := r.readPointer(r.gitDir, "commondir", "")
+		base := r.gitRel
+		if base == "" {
+			ok = false
+		}
+		var fd int
+		if fd, r.commonRel, ok = r.follow(rootFD, base, to, ok); ok {
+			r.commonDir = fd
+		} else if work != "." {
+			r.badPointer = filepath.Join(r.gitRel, "commondir")
+		} else {
+			r.commonRel = ""
+		}
+	}
+	return r, nil
+}
+
+// readPointer reads a small file that names another directory (a .git file,
+// commondir), with prefix before the path, as git does: trailing line ends
+// go, nothing else (a trailing space is part of the name).
+func (r *gitRepo) readPointer(dirFD int, name, prefix string) (string, bool) {
+	f, err := openAt(dirFD, name, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, gitPointer+1))
+	if err != nil || len(b) > gitPointer {
+		return "", false
+	}
+	r.pointers = append(r.pointers, string(b))
+	to, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), prefix)
+	return to, ok && to != ""
+}
+
+// follow opens to, a directory named by a pointer in base (relative to the
+// root): beneath the root, through no symlink.
+func (r *gitRepo) follow(rootFD int, base, to string, ok bool) (int, string, bool) {
+	if !ok {
+		return -1, "", false
+	}
+	rel := filepath.Join(base, to)
+	if filepath.IsAbs(to) {
+		var err error
+		if rel, err = filepath.Rel(r.rootAbsolute, to); err != nil {
+			return -1, "", false
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return -1, "", false
+	}
+	fd, err := beneath(rootFD, rel)
+	return fd, rel, err == nil
+}
+
+// stamp names what the repository's git files are now — the .git entry,
+// the pointers, config, config.worktree and each hook — by inode, size and
+// change time, which no command can set back.
+func (r *gitRepo) stamp(rootCommon string) string {
+	var b strings.Builder
+	b.WriteString(statStamp(".git", &r.dotGit))
+	b.WriteString(strings.Join(r.pointers, "\x00"))
+	if r.badPointer != "" {
+		return b.String()
+	}
+	add := func(dirFD int, name string) {
+		var st unix.Stat_t
+		if unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			b.WriteString(statStamp(name, &st))
+		}
+	}
+	add(r.gitDir, "config.worktree")
+	add(r.gitDir, "config")
+	if r.commonRel == rootCommon {
+		return b.String()
+	}
+	add(r.commonDir, "config.worktree")
+	add(r.commonDir, "config")
+	add(r.commonDir, "hooks")
+	b.WriteString(r.hooksStamp())
+	return b.String()
+}
+
+// runsCode lists, relative to the root, what in the repository would run
+// code on the host — a pointer leading where it cannot be followed, a config
+// with a key beyond what git writes, hooks that are not samples — and
+// describes that code, "" for none. The root's own git dir (rootCommon) is
+// left to the protected paths.
+func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
+	if r.badPointer != "" {
+		return []string{r.badPointer}, "pointer " + r.badPointer + "\x00" + strings.Join(r.pointers, "\x00")
+	}
+	var b strings.Builder
+	config := func(dirFD int, dirRel, name string) {
+		var st unix.Stat_t
+		if unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return
+		}
+		var keys strings.Builder
+		if !scanGitConfig(dirFD, name, func(section, sub, key, value string) bool {
+			if !plainKey(section, sub, key) {
+				fmt.Fprintf(&keys, "%s %q %s=%q\n", section, sub, key, value)
+			}
+			return true
+		}) {
+			keys.WriteString("unread " + statStamp(name, &st))
+		}
+		if keys.Len() > 0 {
+			paths = append(paths, filepath.Join(dirRel, name))
+			fmt.Fprintf(&b, "%s:\n%s", filepath.Join(dirRel, name), keys.String())
+		}
+	}
+	config(r.gitDir, r.gitRel, "config.worktree")
+	if r.gitDir != r.commonDir {
+		config(r.gitDir, r.gitRel, "config")
+	}
+	if r.commonRel != rootCommon {
+		if r.gitDir != r.commonDir {
+			config(r.commonDir, r.commonRel, "config.worktree")
+		}
+		config(r.commonDir, r.commonRel, "config")
+		var st unix.Stat_t
+		if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && !sampleHooksAt(r.commonDir, "hooks") {
+			paths = append(paths, filepath.Join(r.commonRel, "hooks"))
+			b.WriteString("hooks " + r.hooksStamp())
+		}
+	}
+	return paths, b.String()
+}
+
+// hooksStamp stamps each entry of the common dir's hooks.
+func (r *gitRepo) hooksStamp() string {
+	var b strings.Builder
+	if f, err := openAt(r.commonDir, "hooks", unix.O_DIRECTORY); err == nil {
+		names, _ := f.Readdirnames(-1)
+		slices.Sort(names)
+		for _, n := range names {
+			var st unix.Stat_t
+			if unix.Fstatat(int(f.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				b.WriteString(statStamp(n, &st))
+			}
+		}
+		f.Close()
+	}
+	return b.String()
+}
+
+// gitPath names a file of the git dir, for messages and as a cache key.
+func (r *gitRepo) gitPath(name string) string {
+	if r.gitRel == "" {
+		return filepath.Join(r.work, ".git", name)
+	}
+	return filepath.Join(r.gitRel, name)
+}
+
+func (r *gitRepo) close() {
+	if r.commonDir >= 0 && r.commonDir != r.gitDir {
+		unix.Close(r.commonDir)
+	}
+	if r.gitDir >= 0 {
+		unix.Close(r.gitDir)
+	}
+}
+
+// statStamp names a file's identity and last change; a directory's identity
+// only: entries come and go in it (index.lock) and are stamped on their own.
+func statStamp(name string, st *unix.Stat_t) string {
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return fmt.Sprintf("%s:%d:%d/;", name, st.Dev, st.Ino)
+	}
+	return fmt.Sprintf("%s:%d:%d:%o:%d:%d.%d;", name, st.Dev, st.Ino, st.Mode, st.Size, st.Ctim.Sec, st.Ctim.Nsec)
+}

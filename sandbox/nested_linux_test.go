@@ -1,0 +1,243 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// git runs git on the host in dir, as the user would after the session,
+// without the machine's or the user's config.
+func hostGit(t *testing.T, home, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func needGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+}
+
+// The gitlinks read from an index are those git lists, in every index format
+// git writes: versions 2, 3 (extended flags) and 4 (prefix-compressed paths),
+// a split index whose gitlinks sit in the shared index, SHA-256 object names.
+func TestReadGitIndex(t *testing.T) {
+	needGit(t)
+	long := strings.Repeat("d", 120) + "/" + strings.Repeat("e", 120) + "/" + strings.Repeat("f", 120)
+	for _, c := range []struct {
+		name   string
+		format string // --object-format
+		setup  []string
+	}{
+		{"version 2", "sha1", nil},
+		{"version 3", "sha1", []string{"add -N notes.txt"}},
+		{"version 4", "sha1", []string{"update-index --index-version 4"}},
+		{"split index", "sha1", []string{"update-index --split-index", "update-index --add --cacheinfo 160000,OID,late/link"}},
+		{"sha256", "sha256", []string{"update-index --index-version 4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			git := func(args ...string) string {
+				out, err := hostGit(t, dir, dir, args...)
+				if err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+				return out
+			}
+			git("init", "-q", "--object-format="+c.format)
+			oid := strings.Repeat("ab", 20)
+			if c.format == "sha256" {
+				oid = strings.Repeat("ab", 32)
+			}
+			for _, p := range []string{"a.txt", "sub/b.txt", long + "/c.txt", "notes.txt"} {
+				must(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
+				must(t, os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644))
+			}
+			git("add", "a.txt", "sub/b.txt", long+"/c.txt")
+			for _, link := range []string{"mod", "sub/nested", long + "/deep"} {
+				git("update-index", "--add", "--cacheinfo", "160000,"+oid+","+link)
+			}
+			for _, s := range c.setup {
+				git(strings.Fields(strings.ReplaceAll(s, "OID", oid))...)
+			}
+			var want []string
+			for _, line := range strings.Split(git("ls-files", "-s"), "\n") {
+				if strings.HasPrefix(line, "160000 ") {
+					want = append(want, line[strings.IndexByte(line, '\t')+1:])
+				}
+			}
+			got := readIndexFile(t, filepath.Join(dir, ".git"), "index", map[string]int{"sha1": 20, "sha256": 32}[c.format])
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) || len(want) < 3 {
+				t.Errorf("gitlinks %q, git lists %q", got, want)
+			}
+		})
+	}
+}
+
+// readIndexFile reads the index name in gitDir and its shared index, as
+// guardNested does.
+func readIndexFile(t *testing.T, gitDir, name string, hash int) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(gitDir, name))
+	must(t, err)
+	idx, err := readGitIndex(bytes.NewReader(b), int64(len(b)), hash)
+	must(t, err)
+	links := idx.gitlinks
+	if idx.shared != "" {
+		links = append(links, readIndexFile(t, gitDir, idx.shared, hash)...)
+	}
+	return links
+}
+
+// A cut or damaged index is an error, never a panic or a partial answer.
+func TestReadGitIndexDamaged(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	hostGit(t, dir, dir, "init", "-q")
+	hostGit(t, dir, dir, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("ab", 20)+",mod")
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	must(t, err)
+	for n := 0; n < len(b)-20; n++ {
+		if _, err := readGitIndex(bytes.NewReader(b[:n]), int64(n), 20); err == nil {
+			t.Errorf("an index cut to %d of %d bytes read without error", n, len(b))
+		}
+	}
+	bad := slices.Clone(b)
+	copy(bad[4:8], []byte{0, 0, 0, 9})
+	if _, err := readGitIndex(bytes.NewReader(bad), int64(len(bad)), 20); err == nil {
+		t.Error("index version 9 read without error")
+	}
+}
+
+func FuzzReadGitIndex(f *testing.F) {
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00"+strings.Repeat("\x00", 20)), 20)
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x01"+strings.Repeat("\x00", 60)+"\x00\x03\xff\xff\xff\x7fab\x00"), 20)
+	f.Fuzz(func(t *testing.T, b []byte, hash int) {
+		if hash != 20 && hash != 32 {
+			hash = 20
+		}
+		readGitIndex(bytes.NewReader(b), int64(len(b)), hash)
+	})
+}
+
+// gitLab is a lab whose root is a real repository with one commit.
+func gitLab(t *testing.T) *lab {
+	t.Helper()
+	needGit(t)
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README.md"}, {"commit", "-q", "-m", "x"}} {
+		if out, err := hostGit(t, l.home, l.root, args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return l
+}
+
+// Each way a command can make the host's `git status` at the root walk into a
+// repository whose config runs a program: the sandbox moves that config to
+// the quarantine when the command (or the session) ends.
+func TestNestedRepositoryAttacks(t *testing.T) {
+	// The fsmonitor the nested repository's config names: it runs on the host.
+	const monitor = `git -C %s config core.fsmonitor "touch $PWNED; false"`
+	for _, c := range []struct {
+		name     string
+		commands []string // run one after another in one session
+	}{
+		{"nested .git directory", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+		{"submodule-style .git file into .git/modules", []string{`mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/sub sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+		{"commondir to another repository", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
+git init -q --bare sub/evil && ` + fmtMonitor(monitor, "sub/evil") + ` && cp -r sub/.git/objects sub/.git/refs sub/evil/ && echo ../evil > sub/.git/commondir &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+		{"two levels down", []string{`git init -q sub && git init -q sub/inner && git -C sub/inner commit -q --allow-empty -m y &&
+` + fmtMonitor(monitor, "sub/inner") + ` && git -C sub update-index --add --cacheinfo 160000,$(git -C sub/inner rev-parse HEAD),inner &&
+git -C sub commit -q -m y && git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+		{"the gitlink in a split index's shared part", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && git update-index --split-index`}},
+		{"the config changed by a job after it was judged", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
+			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `) > /dev/null 2>&1 & disown`, `sleep 1`}},
+		{"a job, after the session's last command", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
+			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `; sleep 60) > /dev/null 2>&1 & disown; sleep 0.6`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := gitLab(t)
+			pwned := filepath.Join(l.base, "PWNED")
+			s := start(t, quarantineSpec(l))
+			for _, command := range c.commands {
+				if out, code := run(t, s, l.root, command, "PWNED="+pwned, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b"); code != 0 {
+					t.Fatalf("%s: exit %d\n%s", command, code, out)
+				}
+			}
+			s.Close()
+			if out, err := hostGit(t, l.home, l.root, "status"); err != nil {
+				t.Logf("git status: %v\n%s", err, out)
+			}
+			if exists(pwned) {
+				t.Error("git status on the host ran the nested repository's fsmonitor")
+			}
+		})
+	}
+}
+
+func fmtMonitor(format, dir string) string { return strings.Replace(format, "%s", dir, 1) }
+
+// What a user or an ordinary command does with nested repositories is left
+// as it is: the user's own, with an fsmonitor, from before the session; a
+// repository cloned into the project and added as a gitlink, whose config
+// git wrote; one an approved command set an fsmonitor in.
+func TestNestedRepositoriesLeftAlone(t *testing.T) {
+	l := gitLab(t)
+	git := func(dir string, args ...string) {
+		if out, err := hostGit(t, l.home, dir, args...); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	own := filepath.Join(l.root, "own")
+	git(l.root, "init", "-q", "own")
+	git(own, "commit", "-q", "--allow-empty", "-m", "y")
+	git(own, "config", "core.fsmonitor", "false")
+	git(l.root, "add", "own")
+	upstream := filepath.Join(l.base, "upstream")
+	git(l.base, "init", "-q", "upstream")
+	git(upstream, "commit", "-q", "--allow-empty", "-m", "y")
+	t.Cleanup(func() { os.RemoveAll(upstream) })
+
+	s := start(t, quarantineSpec(l))
+	env := []string{"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b"}
+	for _, command := range []string{
+		`git -C own status --short && git clone -q ` + upstream + ` vendored && git add vendored && git commit -q -m vendored`,
+		`git -C vendored log --oneline | grep -q y && git status --short`,
+	} {
+		if out, code := run(t, s, l.root, command, env...); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", command, code, out)
+		}
+	}
+	if out, code := run(t, s, l.root, `git -C vendored config core.fsmonitor false`, append(env, KeepCreated)...); code != 0 {
+		t.Fatalf("approved: exit %d\n%s", code, out)
+	}
+	run(t, s, l.root, "true", env...)
+	s.Close()
+	for _, config := range []string{"own/.git/config", "vendored/.git/config"} {
+		if b, err := os.ReadFile(filepath.Join(l.root, config)); err != nil || !strings.Contains(string(b), "fsmonitor") {
+			t.Errorf("%s: %v %q", config, err, b)
+		}
+	}
+	if q, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*")); len(q) > 0 {
+		t.Errorf("quarantined %q", q)
+	}
+}
