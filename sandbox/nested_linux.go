@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,22 +128,23 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 // says whether it did.
 func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err error) {
 	key := repo.gitPath("index")
-	f, err := openAt(repo.gitDir, "index", 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", key, err)
-	}
-	defer f.Close()
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, true, err
+	if err := unix.Fstatat(repo.gitDir, "index", &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, unix.ENOENT) {
+		return nil, false, nil
 	}
 	stamp := statStamp("index", &st)
 	if seen, ok := m.nested.indexes[key]; ok && seen.stamp == stamp {
 		return seen.links, false, seen.err
 	}
+	f, err := openAt(repo.gitDir, "index", 0)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", key, err)
+	}
+	defer f.Close()
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, true, err
+	}
+	stamp = statStamp("index", &st) // what is read, if it changed meanwhile
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, true, fmt.Errorf("%s is not a regular file", key)
 	}
@@ -305,9 +307,10 @@ func (r *gitRepo) stamp(rootCommon string) string {
 	if r.commonRel == rootCommon {
 		return b.String()
 	}
-	add(r.commonDir, "config.worktree")
-	add(r.commonDir, "config")
-	add(r.commonDir, "hooks")
+	if r.commonDir != r.gitDir {
+		add(r.commonDir, "config.worktree")
+		add(r.commonDir, "config")
+	}
 	b.WriteString(r.hooksStamp())
 	return b.String()
 }
@@ -359,21 +362,29 @@ func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
 	return paths, b.String()
 }
 
-// hooksStamp stamps each entry of the common dir's hooks.
+// hooksStamp stamps the common dir's hooks: the directory itself, whose
+// change time moves whenever an entry comes, goes or is renamed, and each
+// entry git could run (not a *.sample), whose own moves when it is written.
 func (r *gitRepo) hooksStamp() string {
-	var b strings.Builder
-	if f, err := openAt(r.commonDir, "hooks", unix.O_DIRECTORY); err == nil {
-		names, _ := f.Readdirnames(-1)
-		slices.Sort(names)
-		for _, n := range names {
-			var st unix.Stat_t
-			if unix.Fstatat(int(f.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				b.WriteString(statStamp(n, &st))
-			}
-		}
-		f.Close()
+	var st unix.Stat_t
+	if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return ""
 	}
-	return b.String()
+	b := []byte(fmt.Sprintf("hooks:%d:%d:%o:%d.%d;", st.Dev, st.Ino, st.Mode, st.Ctim.Sec, st.Ctim.Nsec))
+	fd, err := unix.Openat(r.commonDir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return string(b)
+	}
+	f := os.NewFile(uintptr(fd), "hooks")
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	slices.Sort(names)
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".sample") && unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			b = append(b, statStamp(n, &st)...)
+		}
+	}
+	return string(b)
 }
 
 // gitPath names a file of the git dir, for messages and as a cache key.

@@ -241,3 +241,37 @@ func TestNestedRepositoriesLeftAlone(t *testing.T) {
 		t.Errorf("quarantined %q", q)
 	}
 }
+
+// What guardNested adds to every command's start and end in a project with
+// nested repositories (three gitlinks, one two levels down), once their
+// indexes are read: a few stat calls each. The first pass reads the indexes.
+//
+//	go test -run '^$' -bench GuardNested ./sandbox
+func BenchmarkGuardNested(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git here")
+	}
+	root := b.TempDir()
+	t := &testing.T{}
+	for _, args := range [][]string{{"init", "-q"}, {"init", "-q", "a"}, {"init", "-q", "b"}, {"init", "-q", "a/c"}} {
+		if out, err := hostGit(t, root, root, args...); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	oid := strings.Repeat("ab", 20)
+	for _, c := range [][]string{{".", "a"}, {".", "b"}, {"a", "c"}} {
+		if out, err := hostGit(t, root, filepath.Join(root, c[0]), "update-index", "--add", "--cacheinfo", "160000,"+oid+","+c[1]); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+	m := newMounter(&Spec{Writable: []string{root}, Quarantine: filepath.Join(root, ".shellgate-quarantine")})
+	defer m.closeFDs()
+	no := func() bool { return false }
+	if _, err := m.guardNested(no); err != nil || len(m.nested.accepted) != 3 {
+		b.Fatalf("first pass: %v, accepted %v", err, m.nested.accepted)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		m.guardNested(no)
+	}
+}
