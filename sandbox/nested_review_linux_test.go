@@ -467,3 +467,43 @@ func craftIEOTIndex(n int, hidden string) []byte {
 	sum := sha1.Sum(b)
 	return append(b, sum[:]...)
 }
+
+// FINDING (false positive): the user's own nested repository, there before
+// the session but not yet named by a gitlink, is accepted only if the guard
+// reached it at the start. A sandboxed `git add own` (an embedded repository
+// added by an ordinary command) makes the guard judge it for the first time
+// and move the user's own hooks (installed by pre-commit, husky …), config
+// or .git file (a worktree of a repository elsewhere) to the quarantine,
+// breaking that repository. Fix: at the start, also accept the nested
+// repositories found by walking the work tree (bounded), or judge a
+// repository's files by their change time against the session's start.
+func TestNestedReviewUsersOwnNotYetLinked(t *testing.T) {
+	for name, setup := range map[string]func(l *lab, own string, git func(string, ...string)){
+		"hook": func(l *lab, own string, git func(string, ...string)) {
+			must(t, os.WriteFile(filepath.Join(own, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+		},
+		"config": func(l *lab, own string, git func(string, ...string)) {
+			git(own, "config", "core.editor", "vim")
+		},
+		"gitfile": func(l *lab, own string, git func(string, ...string)) {
+			must(t, os.RemoveAll(own))
+			elsewhere := filepath.Join(l.base, "elsewhere")
+			git(l.base, "init", "-q", "--separate-git-dir="+elsewhere, own)
+			git(own, "commit", "-q", "--allow-empty", "-m", "y")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
+				own := filepath.Join(l.root, "own")
+				git(l.root, "init", "-q", "own")
+				git(own, "commit", "-q", "--allow-empty", "-m", "y")
+				setup(l, own, git)
+			})
+			r.sh(t, `git add own 2>/dev/null; git ls-files -s own | grep -q ^160000`, `true`)
+			r.s.Close()
+			if q := r.quarantined(); len(q) > 0 {
+				t.Errorf("quarantined the user's own %q", q)
+			}
+		})
+	}
+}
