@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,22 +46,38 @@ func sampleHooksAt(dirFD int, name string) bool {
 	return true
 }
 
-// openAt opens name in dirFD for reading: not a symlink to follow, nor a FIFO
-// to block on.
+// openAt opens name in dirFD for reading: a directory with O_DIRECTORY in
+// flags, else a regular file — not a symlink to follow, nor a FIFO or device
+// to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
+// os.File would still wait for a writer's data).
 func openAt(dirFD int, name string, flags int) (*os.File, error) {
 	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, err
 	}
+	want := uint32(unix.S_IFREG)
+	if flags&unix.O_DIRECTORY != 0 {
+		want = unix.S_IFDIR
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != want {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: not a regular file or directory", name)
+	}
+	// Blocking again: a regular file or directory never waits, and os.File
+	// then reads it directly instead of through the poller.
+	unix.SetNonblock(fd, false)
 	return os.NewFile(uintptr(fd), name), nil
 }
 
 // plainKey reports whether a git config key is one that git init, clone and
-// submodule write, or a user name and email: none of them runs anything.
+// submodule write (but core.worktree, which moves the work tree), a user name
+// and email, or a common setting of how pull, push, fetch, merge and rebase
+// behave: none of them runs anything.
 func plainKey(section, sub, key string) bool {
 	switch section {
 	case "core":
-		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf", "worktree"}, key)
+		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "quotepath"}, key)
 	case "extensions":
 		return sub == "" && key == "objectformat"
 	case "init":
@@ -73,6 +90,20 @@ func plainKey(section, sub, key string) bool {
 		return sub != "" && (key == "remote" || key == "merge")
 	case "submodule":
 		return sub != "" && (key == "url" || key == "active")
+	case "pull":
+		return sub == "" && (key == "rebase" || key == "ff")
+	case "push":
+		return sub == "" && (key == "default" || key == "autosetupremote" || key == "followtags")
+	case "fetch":
+		return sub == "" && (key == "prune" || key == "prunetags")
+	case "merge":
+		return sub == "" && (key == "ff" || key == "conflictstyle")
+	case "rebase":
+		return sub == "" && (key == "autostash" || key == "autosquash")
+	case "status":
+		return sub == "" && (key == "showuntrackedfiles" || key == "short")
+	case "color", "advice":
+		return true
 	}
 	return false
 }

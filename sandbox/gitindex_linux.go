@@ -20,6 +20,13 @@ type gitIndex struct {
 const (
 	gitlinkMode  = 0o160000
 	maxIndexPath = 1 << 16 // longer than any path a filesystem takes
+	// maxIndexSize is more than any real index (Chromium's is ~40 MB): one
+	// larger, or a sparse one claiming billions of entries, is not read.
+	maxIndexSize = 256 << 20
+	// maxGitlinkBytes bounds the gitlink paths kept from one index.
+	maxGitlinkBytes = 16 << 20
+	// pathMax: git cannot lstat a longer path, so never walks into it.
+	pathMax = 4096
 )
 
 // readGitIndex reads an index of format version 2, 3 or 4, size bytes long,
@@ -45,9 +52,18 @@ func readGitIndex(r io.Reader, size int64, hashSize int) (gitIndex, error) {
 	count := binary.BigEndian.Uint32(head[8:12])
 	// ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each), name, flags (2).
 	fixed := 40 + hashSize + 2
+	if size > maxIndexSize || int64(count)*int64(fixed+2) > size {
+		return idx, fmt.Errorf("git index: %d entries in %d bytes: too large or not what it claims", count, size)
+	}
+	linkBytes := 0
+	// Where each entry starts: git reads them from these offsets when the
+	// index has an entry offset table (IEOT), which must agree.
+	starts := make([]uint32, 0, min(count, 1<<16))
+	offset := func() int64 { return size - left() }
 	entry := make([]byte, fixed+2)
 	var path []byte // the previous entry's path: version 4 shares its prefix
 	for i := uint32(0); i < count; i++ {
+		starts = append(starts, uint32(offset()))
 		if _, err := io.ReadFull(br, entry[:fixed]); err != nil {
 			return idx, fmt.Errorf("git index: entry %d: %w", i, err)
 		}
@@ -93,18 +109,36 @@ func readGitIndex(r io.Reader, size int64, hashSize int) (gitIndex, error) {
 				}
 			}
 		}
-		if mode&0o170000 == gitlinkMode {
+		if mode&0o170000 == gitlinkMode && len(path) < pathMax {
+			if linkBytes += len(path); linkBytes > maxGitlinkBytes {
+				return idx, errors.New("git index: too many gitlinks")
+			}
 			idx.gitlinks = append(idx.gitlinks, string(path))
 		}
 	}
 	// Extensions follow, each a signature and a size, as long as more than
 	// the trailing checksum is left (as git reads them); only "link" matters.
+	endOfEntries := offset()
 	var ext [8]byte
 	for left() >= int64(hashSize)+8 {
 		if _, err := io.ReadFull(br, ext[:]); err != nil {
 			return idx, fmt.Errorf("git index: extension: %w", err)
 		}
 		sig, n := string(ext[:4]), binary.BigEndian.Uint32(ext[4:])
+		switch sig {
+		case "IEOT", "EOIE":
+			if n > 1<<26 {
+				return idx, fmt.Errorf("git index: %s extension of %d bytes", sig, n)
+			}
+			body := make([]byte, n)
+			if _, err := io.ReadFull(br, body); err != nil {
+				return idx, fmt.Errorf("git index: %s extension: %w", sig, err)
+			}
+			if err := offsetsAgree(sig, body, starts, endOfEntries); err != nil {
+				return idx, err
+			}
+			continue
+		}
 		if sig == "link" {
 			if n < uint32(hashSize) {
 				return idx, errors.New("git index: short link extension")
@@ -124,6 +158,35 @@ func readGitIndex(r io.Reader, size int64, hashSize int) (gitIndex, error) {
 		return idx, errors.New("git index: no checksum at the end")
 	}
 	return idx, nil
+}
+
+// offsetsAgree checks an extension that tells git where to read from — EOIE,
+// where the extensions start; IEOT, where each block of entries does, for
+// threads to read them — against where the entries and extensions are when
+// read one after another, as here. Where they differ git would read another
+// index than this reading: an error.
+func offsetsAgree(sig string, body []byte, starts []uint32, endOfEntries int64) error {
+	if sig == "EOIE" {
+		if len(body) < 4 || int64(binary.BigEndian.Uint32(body)) != endOfEntries {
+			return errors.New("git index: the EOIE extension does not point at the end of the entries")
+		}
+		return nil
+	}
+	if len(body) < 4 || binary.BigEndian.Uint32(body) != 1 || (len(body)-4)%8 != 0 {
+		return errors.New("git index: an IEOT extension of an unknown form")
+	}
+	next := 0
+	for b := body[4:]; len(b) > 0; b = b[8:] {
+		off, n := binary.BigEndian.Uint32(b), int(binary.BigEndian.Uint32(b[4:]))
+		if next >= len(starts) || starts[next] != off || n > len(starts)-next {
+			return errors.New("git index: the IEOT extension does not match the entries")
+		}
+		next += n
+	}
+	if next != len(starts) {
+		return errors.New("git index: the IEOT extension does not cover the entries")
+	}
+	return nil
 }
 
 // countingReader counts the bytes read through it.

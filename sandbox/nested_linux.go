@@ -34,9 +34,10 @@ type nestedState struct {
 type acceptedRepo struct{ stamp, code string }
 
 type indexRead struct {
-	stamp string
-	links []string
-	err   error
+	stamp  string // the index's, and its shared part's
+	shared string // a split index's shared part
+	links  []string
+	err    error
 }
 
 // guardNested protects what the project's own .git and its protected paths
@@ -62,8 +63,10 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 		return nil, err
 	}
 	defer unix.Close(rootFD)
+	var rootCommon string // the root's own git dir, guarded by the protected paths
 	if m.nested.accepted == nil {
 		m.nested = nestedState{accepted: map[string]acceptedRepo{}, indexes: map[string]indexRead{}}
+		defer func() { m.acceptPresent(rootFD, root, rootCommon) }() // once the root's git dir is known
 	}
 	var errs []error
 	quarantine := func(rel string) {
@@ -73,54 +76,184 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 			errs = append(errs, err)
 		}
 	}
-	queue, seen := []string{"."}, map[string]bool{".": true}
-	var rootCommon string // the root's own git dir, guarded by the protected paths
+	// Each work tree to look at, with the index that named it.
+	type named struct {
+		work, by  string
+		byChanged bool
+	}
+	queue, seen := []named{{work: "."}}, map[string]bool{".": true}
+	failed := map[string]bool{} // indexes quarantined this pass
+	failIndex := func(index string, changed bool) {
+		// An index changed since the last pass that cannot be followed
+		// (unreadable, a path out of the root, too many repositories): git
+		// may find in it what this reading does not.
+		if index != "" && changed && !failed[index] && aside() {
+			failed[index] = true
+			quarantine(index)
+		}
+	}
+	found := 0
 	for len(queue) > 0 {
-		work := queue[0]
+		next := queue[0]
 		queue = queue[1:]
-		repo, err := openRepo(rootFD, root, work)
+		work := next.work
+		repo, err := openRepo(rootFD, root, work, m.spec.Writable)
 		if err != nil || repo == nil {
 			errs = append(errs, err)
 			continue
 		}
+		if found++; found > maxNested {
+			repo.close()
+			errs = append(errs, fmt.Errorf("more than %d nested repositories: the rest are not judged", maxNested))
+			failIndex(next.by, next.byChanged)
+			break
+		}
 		if work == "." {
 			rootCommon = repo.commonRel
-		} else if stamp := repo.stamp(rootCommon); m.nested.accepted[work].stamp != stamp {
-			paths, code := repo.runsCode(rootCommon)
-			if code != "" && code != m.nested.accepted[work].code && aside() {
-				for _, rel := range paths {
-					quarantine(rel)
-				}
-				delete(m.nested.accepted, work)
-				repo.close()
-				continue
-			}
-			m.nested.accepted[work] = acceptedRepo{stamp, code}
+		} else if !m.judge(work, repo, rootCommon, aside, quarantine) {
+			repo.close()
+			continue
 		}
 		links, changed, indexErr := m.gitlinks(repo)
-		if indexErr != nil && changed && aside() && repo.gitRel != "" {
-			// An index made unreadable since the last pass: git cannot read
-			// it either, but nothing says it would not find gitlinks this
-			// reading missed.
-			quarantine(filepath.Join(repo.gitRel, "index"))
-			indexErr = nil
+		index := ""
+		if repo.gitRel != "" {
+			index = filepath.Join(repo.gitRel, "index")
 		}
-		errs = append(errs, indexErr)
+		if indexErr != nil {
+			errs = append(errs, indexErr)
+			failIndex(index, changed)
+		}
+		m.judgeModules(repo, rootCommon, aside, quarantine)
 		repo.close()
 		for _, link := range links {
-			if link != filepath.Clean(link) || !filepath.IsLocal(link) {
-				continue // git takes no such path
+			// git takes an index's paths as they are: ./x and a/../x are x.
+			link = filepath.Clean(link)
+			if !filepath.IsLocal(link) {
+				failIndex(index, changed)
+				break
 			}
-			if child := filepath.Join(work, link); !seen[child] && len(seen) < maxNested {
+			if child := filepath.Join(work, link); !seen[child] {
 				seen[child] = true
-				queue = append(queue, child)
+				queue = append(queue, named{child, index, changed})
 			}
 		}
 	}
-	if len(seen) >= maxNested {
-		errs = append(errs, fmt.Errorf("more than %d nested repositories: the rest are not judged", maxNested))
-	}
 	return moved, errors.Join(errs...)
+}
+
+// Bounds on the walk for the user's own nested repositories at the start.
+const (
+	presentDepth = 3
+	presentDirs  = 5000
+)
+
+// acceptPresent accepts, as the user's own, the nested repositories that are
+// there when the session starts but that no index names yet, down to a few
+// levels: a command's `git add own` later must not move the user's own hooks
+// or config away.
+func (m *mounter) acceptPresent(rootFD int, root, rootCommon string) {
+	dirs := presentDirs
+	var walk func(dirFD int, rel string, depth int)
+	walk = func(dirFD int, rel string, depth int) {
+		f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		entries, _ := f.ReadDir(presentDirs)
+		for _, e := range entries {
+			if !e.IsDir() || e.Name() == ".git" || dirs <= 0 {
+				continue
+			}
+			dirs--
+			sub := filepath.Join(rel, e.Name())
+			if _, ok := m.nested.accepted[sub]; !ok {
+				if repo, err := openRepo(rootFD, root, sub, m.spec.Writable); err == nil && repo != nil {
+					m.judge(sub, repo, rootCommon, func() bool { return false }, nil)
+					repo.close()
+				}
+			}
+			if depth+1 < presentDepth {
+				if subFD, err := beneath(int(f.Fd()), e.Name()); err == nil {
+					walk(subFD, sub, depth+1)
+					unix.Close(subFD)
+				}
+			}
+		}
+	}
+	walk(rootFD, ".", 0)
+}
+
+// judge judges the nested repository at work once its git files changed since
+// they were last accepted, and moves what runs code to the quarantine if aside
+// says so. It reports whether the repository is still there to follow.
+func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func() bool, quarantine func(string)) bool {
+	stamp, was := repo.stamp(rootCommon), m.nested.accepted[key]
+	if was.stamp == stamp && was.code == "" {
+		return true
+	}
+	// Code accepted before (the user's own include.path, say) is looked at
+	// again each time: what it names can change without its config changing.
+	paths, code := repo.runsCode(rootCommon)
+	if was.stamp == stamp && code == was.code {
+		return true
+	}
+	if code != "" && code != was.code && aside() {
+		for _, rel := range paths {
+			quarantine(rel)
+		}
+		delete(m.nested.accepted, key)
+		return false
+	}
+	m.nested.accepted[key] = acceptedRepo{stamp, code}
+	return true
+}
+
+// judgeModules judges the submodules' git dirs under repo's modules/ — each a
+// directory with a HEAD, nested ones under their own modules/ — whether or not
+// a work tree points at them now: `git submodule update` connects one again
+// and runs its hooks.
+func (m *mounter) judgeModules(repo *gitRepo, rootCommon string, aside func() bool, quarantine func(string)) {
+	if repo.commonRel == "" {
+		return
+	}
+	budget := maxNested
+	var walk func(dirFD int, rel string, depth int)
+	walk = func(dirFD int, rel string, depth int) {
+		f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		names, _ := f.Readdirnames(-1)
+		for _, n := range names {
+			if budget--; budget < 0 || depth > 16 {
+				return
+			}
+			sub, err := beneath(int(f.Fd()), n)
+			if err != nil {
+				continue
+			}
+			subRel := filepath.Join(rel, n)
+			var st unix.Stat_t
+			if unix.Fstatat(sub, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				gitDir := &gitRepo{work: subRel, gitDir: sub, commonDir: sub, gitRel: subRel, commonRel: subRel, rootAbsolute: repo.rootAbsolute, modules: true}
+				if subRel != rootCommon && m.judge("modules:"+subRel, gitDir, rootCommon, aside, quarantine) {
+					if mods, err := beneath(sub, "modules"); err == nil {
+						walk(mods, filepath.Join(subRel, "modules"), depth+1)
+						unix.Close(mods)
+					}
+				}
+			} else {
+				walk(sub, subRel, depth+1) // a name with slashes: modules/a/b
+			}
+			unix.Close(sub)
+		}
+	}
+	if mods, err := beneath(repo.commonDir, "modules"); err == nil {
+		walk(mods, filepath.Join(repo.commonRel, "modules"), 0)
+		unix.Close(mods)
+	}
 }
 
 // gitlinks lists the gitlinks in repo's index (and its shared index, for a
@@ -133,7 +266,13 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 		return nil, false, nil
 	}
 	stamp := statStamp("index", &st)
-	if seen, ok := m.nested.indexes[key]; ok && seen.stamp == stamp {
+	seen, ok := m.nested.indexes[key]
+	if ok && seen.shared != "" { // a split index: the shared part can change too
+		if unix.Fstatat(repo.gitDir, seen.shared, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			stamp += statStamp(seen.shared, &st)
+		}
+	}
+	if ok && seen.stamp == stamp {
 		return seen.links, false, seen.err
 	}
 	f, err := openAt(repo.gitDir, "index", 0)
@@ -145,6 +284,7 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 		return nil, true, err
 	}
 	stamp = statStamp("index", &st) // what is read, if it changed meanwhile
+	var sharedName string
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, true, fmt.Errorf("%s is not a regular file", key)
 	}
@@ -152,12 +292,14 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 	idx, err := readGitIndex(f, st.Size, hash)
 	if err == nil && idx.shared != "" {
 		var shared gitIndex
+		sharedName = idx.shared
 		if sf, serr := openAt(repo.gitDir, idx.shared, 0); serr != nil {
 			err = serr
 		} else {
 			var sst unix.Stat_t
 			if err = unix.Fstat(int(sf.Fd()), &sst); err == nil {
 				shared, err = readGitIndex(sf, sst.Size, hash)
+				stamp += statStamp(idx.shared, &sst)
 			}
 			sf.Close()
 		}
@@ -166,7 +308,7 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 	if err != nil {
 		err = fmt.Errorf("%s: %w", key, err)
 	}
-	m.nested.indexes[key] = indexRead{stamp, idx.gitlinks, err}
+	m.nested.indexes[key] = indexRead{stamp, sharedName, idx.gitlinks, err}
 	return idx.gitlinks, true, err
 }
 
@@ -183,11 +325,12 @@ type gitRepo struct {
 	commonRel    string   // the common dir relative to the root, "" when outside
 	badPointer   string   // a .git file or commondir that leads where it cannot be followed
 	rootAbsolute string
+	modules      bool // a submodule's git dir found under modules/, no work tree known
 }
 
 // openRepo opens the repository at work (relative to the root), or returns
 // nil if there is none.
-func openRepo(rootFD int, root, work string) (*gitRepo, error) {
+func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error) {
 	workFD, err := beneath(rootFD, work)
 	if err != nil {
 		return nil, nil // not reachable without a symlink: git does not walk into it
@@ -207,6 +350,9 @@ func openRepo(rootFD int, root, work string) (*gitRepo, error) {
 	case unix.S_IFREG:
 		to, ok := r.readPointer(workFD, ".git", "gitdir: ")
 		if r.gitDir, r.gitRel, ok = r.follow(rootFD, work, to, ok); !ok {
+			if work != "." && filepath.IsAbs(to) && !slices.ContainsFunc(writable, func(w string) bool { return under(to, w) }) {
+				return nil, nil // a repository no command can write (the user's own, elsewhere)
+			}
 			if work != "." {
 				r.badPointer = dotGit
 				return r, nil
@@ -332,8 +478,12 @@ func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
 		}
 		var keys strings.Builder
 		if !scanGitConfig(dirFD, name, func(section, sub, key, value string) bool {
+			if section == "core" && sub == "" && key == "worktree" && r.ownWorkTree(value) {
+				return true
+			}
 			if !plainKey(section, sub, key) {
 				fmt.Fprintf(&keys, "%s %q %s=%q\n", section, sub, key, value)
+				keys.WriteString(r.targetStamp(dirRel, value))
 			}
 			return true
 		}) {
@@ -360,6 +510,53 @@ func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
 		}
 	}
 	return paths, b.String()
+}
+
+// ownWorkTree reports whether a core.worktree value (relative to the git dir)
+// names the work tree the guard follows the repository's gitlinks from: one
+// elsewhere would make git walk into repositories the guard does not see. A
+// submodule's git dir, found under modules/ with no work tree known, may
+// name any directory in the root: its work tree is judged through the
+// gitlinks that reach it.
+func (r *gitRepo) ownWorkTree(value string) bool {
+	rel := filepath.Join(r.gitRel, value)
+	if filepath.IsAbs(value) {
+		var err error
+		if rel, err = filepath.Rel(r.rootAbsolute, value); err != nil {
+			return false
+		}
+	}
+	return filepath.IsLocal(rel) && (r.modules || rel == r.work)
+}
+
+// targetStamp stamps what a config value may name — an included file, a
+// hooks directory, an fsmonitor script — relative to the config's directory,
+// the work tree or absolute, so that the user's own include.path accepted at
+// the start is judged again once the file it names changes.
+func (r *gitRepo) targetStamp(dirRel, value string) string {
+	var b strings.Builder
+	for _, p := range []string{value, filepath.Join(r.rootAbsolute, dirRel, value), filepath.Join(r.rootAbsolute, r.work, value)} {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil {
+			continue
+		}
+		b.WriteString(" " + statStamp(p, &st))
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			entries, _ := os.ReadDir(p)
+			for i, e := range entries {
+				if i == 256 {
+					break
+				}
+				if unix.Lstat(filepath.Join(p, e.Name()), &st) == nil {
+					b.WriteString(statStamp(e.Name(), &st))
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // hooksStamp stamps the common dir's hooks: the directory itself, whose

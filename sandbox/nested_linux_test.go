@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,9 @@ func TestReadGitIndex(t *testing.T) {
 		{"version 4", "sha1", []string{"update-index --index-version 4"}},
 		{"split index", "sha1", []string{"update-index --split-index", "update-index --add --cacheinfo 160000,OID,late/link"}},
 		{"sha256", "sha256", []string{"update-index --index-version 4"}},
+		// Entry offsets for threads to read from (IEOT, EOIE): written for
+		// 1000 entries or more.
+		{"offset table", "sha1", []string{"add many", "-c index.recordOffsetTable=true -c index.recordEndOfIndexEntries=true -c index.threads=4 update-index --index-version 3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -67,7 +71,18 @@ func TestReadGitIndex(t *testing.T) {
 				git("update-index", "--add", "--cacheinfo", "160000,"+oid+","+link)
 			}
 			for _, s := range c.setup {
+				if s == "add many" {
+					must(t, os.Mkdir(filepath.Join(dir, "many"), 0o755))
+					for i := range 1500 {
+						must(t, os.WriteFile(filepath.Join(dir, "many", strconv.Itoa(i)), nil, 0o644))
+					}
+				}
 				git(strings.Fields(strings.ReplaceAll(s, "OID", oid))...)
+			}
+			if c.name == "offset table" {
+				if b, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); !bytes.Contains(b, []byte("IEOT")) || !bytes.Contains(b, []byte("EOIE")) {
+					t.Fatal("git wrote no IEOT and EOIE extensions")
+				}
 			}
 			var want []string
 			for _, line := range strings.Split(git("ls-files", "-s"), "\n") {
