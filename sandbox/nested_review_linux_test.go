@@ -120,7 +120,7 @@ func (r *reviewSession) payload(t *testing.T, name string, b []byte) string {
 	return p
 }
 
-// FINDING: a nested repository's core.worktree (a key the guard takes as
+// FINDING (fixed): a nested repository's core.worktree (a key the guard takes as
 // plain: git writes it for absorbed submodules) moves its work tree, and git
 // looks for the gitlinks of its index there — the guard looks beneath the
 // repository's own directory. Here sub's work tree is x, sub's index names y,
@@ -139,7 +139,7 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`)
 	}
 }
 
-// FINDING: git takes an index path as it is (it checks paths when it adds
+// FINDING (fixed): git takes an index path as it is (it checks paths when it adds
 // them, not when it reads an index), so a crafted index entry "./evil",
 // "a/../evil" or "evil/" is a gitlink git status walks into — lstat and chdir
 // resolve it to evil — while the guard skips every path that is not clean
@@ -159,7 +159,7 @@ func TestNestedReviewUncleanGitlinkPath(t *testing.T) {
 	}
 }
 
-// FINDING: the index cache is keyed by the main index's stamp alone, but a
+// FINDING (fixed): the index cache is keyed by the main index's stamp alone, but a
 // split index's gitlinks live in sharedindex.<hash>, which git reads by name
 // and trusts as long as its last 20 bytes are still <hash> (the checksum is
 // not verified outside fsck). A command rewrites the shared index in place
@@ -177,7 +177,7 @@ s=$(ls .git/sharedindex.*) && { head -c -20 /tmp/i; tail -c 20 $s; } > /tmp/new 
 	}
 }
 
-// FINDING: a submodule's git dir in .git/modules/<name> is judged only while
+// FINDING (fixed): a submodule's git dir in .git/modules/<name> is judged only while
 // <path>/.git leads to it. A command removes lib/.git (or all of lib) and
 // plants a hook (or a config) in .git/modules/lib; the guard finds no
 // repository at the gitlink and judges nothing. The user's next
@@ -202,7 +202,7 @@ func TestNestedReviewModulesWithoutGitfile(t *testing.T) {
 	}
 }
 
-// FINDING: past maxNested gitlinks the guard stops following and only
+// FINDING (fixed): past maxNested gitlinks the guard stops following and only
 // reports an error, which protect drops; the rest is not judged. Git walks
 // only into populated gitlinks, so 4200 gitlinks to nothing, sorted before
 // the real one, cost git nothing and hide it from the guard. Fix: count
@@ -217,7 +217,7 @@ git update-index --add --cacheinfo 160000,$oid,zz`)
 	}
 }
 
-// FINDING: the guard opens pointers and the shared index with O_NONBLOCK,
+// FINDING (fixed): the guard opens pointers and the shared index with O_NONBLOCK,
 // but os.NewFile makes such a descriptor pollable, so reading a FIFO that a
 // job holds open for writing waits for data for ever: commondir (checked to
 // exist, not to be a regular file) and sharedindex.<hash> (read without the
@@ -250,7 +250,7 @@ mkfifo sub/.git/commondir`,
 	}
 }
 
-// FINDING: a nested repository's own config, there before the session, that
+// FINDING (fixed): a nested repository's own config, there before the session, that
 // includes another file (include.path) is accepted with that key; the
 // included file is neither stamped nor read. A command adds core.fsmonitor
 // to the included file and the config, unchanged, stays. Fix: follow
@@ -273,7 +273,7 @@ func TestNestedReviewUsersInclude(t *testing.T) {
 	}
 }
 
-// FINDING (false positive, arguable): an ordinary, harmless setting in a
+// FINDING (false positive, fixed): an ordinary, harmless setting in a
 // nested repository — `git -C sub config pull.rebase true`, `push.default`,
 // `diff.colorMoved` — is "a key beyond what git writes", so the whole config
 // (remote, branch tracking) goes to the quarantine and the nested repository
@@ -381,7 +381,7 @@ func TestNestedReviewOrdinaryWork(t *testing.T) {
 	}
 }
 
-// FINDING: the index reader takes the entry count from the header and reads
+// FINDING (fixed): the index reader takes the entry count from the header and reads
 // every entry, however many: a sparse .git/index of zeros (costing no disk)
 // whose header claims 2^28 entries is 16 GiB the helper reads at each pass
 // (about 40 s here; 2^32 entries, 256 GiB, take some ten minutes), holding
@@ -404,7 +404,7 @@ func TestNestedReviewHugeSparseIndex(t *testing.T) {
 	}
 }
 
-// FINDING: git reads the entries of an index with an IEOT extension (index
+// FINDING (fixed): git reads the entries of an index with an IEOT extension (index
 // entry offset table, written with EOIE when index.threads is on) from the
 // offsets that table gives, in threads — not one after another from the
 // header, as the guard does. A crafted index whose table sends the last
@@ -468,7 +468,7 @@ func craftIEOTIndex(n int, hidden string) []byte {
 	return append(b, sum[:]...)
 }
 
-// FINDING (false positive): the user's own nested repository, there before
+// FINDING (false positive, fixed): the user's own nested repository, there before
 // the session but not yet named by a gitlink, is accepted only if the guard
 // reached it at the start. A sandboxed `git add own` (an embedded repository
 // added by an ordinary command) makes the guard judge it for the first time
