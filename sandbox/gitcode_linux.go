@@ -173,3 +173,33 @@ func scanGitConfig(dirFD int, name string, each func(section, sub, key, value st
 	}
 	return lines.Err() == nil
 }
+
+// gitRunsFrom lists the paths in the root that the root's own git config
+// makes git on the host run or read config from — core.hooksPath (a
+// project's `.githooks`), an fsmonitor script, an included file — to be
+// protected like .git/hooks and .git/config: otherwise a command rewrites
+// the hook that the user's next `git commit` runs.
+func gitRunsFrom(root string) []string {
+	gitDir := filepath.Join(root, ".git")
+	var paths []string
+	scanGitConfig(unix.AT_FDCWD, filepath.Join(gitDir, "config"), func(section, sub, key, value string) bool {
+		value = strings.Trim(value, `"`)
+		var p string
+		switch {
+		case section == "core" && sub == "" && key == "hookspath":
+			p = filepath.Join(root, value) // relative to the work tree
+		case section == "core" && sub == "" && key == "fsmonitor" && !strings.ContainsAny(value, " \t;|&$`"):
+			p = filepath.Join(root, value)
+		case (section == "include" || section == "includeif") && key == "path":
+			p = filepath.Join(gitDir, value) // relative to the config file
+		}
+		if p != "" && filepath.IsAbs(value) {
+			p = filepath.Clean(value)
+		}
+		if p != "" && p != root && under(p, root) && !under(p, gitDir) {
+			paths = append(paths, p)
+		}
+		return true
+	})
+	return paths
+}

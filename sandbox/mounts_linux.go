@@ -46,6 +46,7 @@ func newMounter(spec *Spec) *mounter {
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart = err == nil
+		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0])...)
 	}
 	add := func(p string, ro bool) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)

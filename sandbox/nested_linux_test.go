@@ -290,3 +290,32 @@ func BenchmarkGuardNested(b *testing.B) {
 		m.guardNested(no)
 	}
 }
+
+// The hooks directory the root's own config names (core.hooksPath, a
+// project's .githooks) and the fsmonitor script it names are protected like
+// .git/hooks: a command cannot rewrite the hook the user's next commit runs.
+func TestRootConfigHooksPathProtected(t *testing.T) {
+	l := gitLab(t)
+	must(t, os.MkdirAll(filepath.Join(l.root, ".githooks"), 0o755))
+	must(t, os.WriteFile(filepath.Join(l.root, ".githooks", "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(l.root, "fsmon.sh"), []byte("#!/bin/sh\n"), 0o755))
+	for _, kv := range [][]string{{"core.hooksPath", ".githooks"}, {"core.fsmonitor", "fsmon.sh"}} {
+		if out, err := hostGit(t, l.home, l.root, "config", kv[0], kv[1]); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	s := start(t, quarantineSpec(l))
+	for _, command := range []string{
+		`echo 'touch PWNED' >> .githooks/pre-commit`,
+		`printf '#!/bin/sh\ntouch PWNED\n' > .githooks/post-commit && chmod +x .githooks/post-commit`,
+		`echo 'touch PWNED' >> fsmon.sh`,
+		`python3 -c 'open(".githooks/pre-commit", "a").write("touch PWNED")'`,
+	} {
+		if out, code := run(t, s, l.root, command); code == 0 {
+			t.Errorf("%s: succeeded\n%s", command, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.root, ".githooks", "pre-commit")); strings.Contains(string(b), "PWNED") {
+		t.Error("the hook the root's core.hooksPath names was changed")
+	}
+}
