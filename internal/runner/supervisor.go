@@ -149,7 +149,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}
 	if res.TimedOut || res.Cancelled {
-		terminate(targets{groups: []int{pgid}, trees: treeOf(launcher, pgid), marker: runPattern(marker), scope: scopeOf(launcher)}, spec.killGrace())
+		terminate(targets{groups: []int{pgid}, trees: treeOf(launcher, pgid), marker: runPattern(marker), scope: launcher}, spec.killGrace())
 		<-exited
 	}
 	<-copied
@@ -173,7 +173,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		// that escaped the group. Report it too; Close will end it.
 		res.BackgroundPIDs = escaped
 		if len(escaped) == 0 {
-			res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), scopeOf(launcher)))
+			res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), launcher))
 		}
 	}
 	res.Duration = time.Since(started)
@@ -227,14 +227,6 @@ func (s *Supervisor) keepTree(tr tree) {
 	s.trees = append(kept, tr)
 }
 
-// scopeOf limits the search for escaped descendants to a Launcher's processes.
-func scopeOf(l Launcher) func(int) bool {
-	if l == nil {
-		return nil
-	}
-	return l.Contains
-}
-
 // runPattern is what a process's environment contains when it descends from the
 // run with this marker ("NAME=value" + NUL terminator).
 func runPattern(marker string) []byte { return []byte(marker + "\x00") }
@@ -254,7 +246,7 @@ func (s *Supervisor) Close() error {
 	s.running.Wait()
 
 	s.mu.Lock()
-	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: scopeOf(s.launcher)}
+	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: s.launcher}
 	for g, ms := range s.background {
 		if len(liveOf(g, ms)) > 0 {
 			t.groups = append(t.groups, g)
