@@ -92,6 +92,17 @@ func (a *auditor) append(e audit.Entry) error {
 	return a.log.Write(e)
 }
 
+// sync fsyncs the lines written so far. Gate.Close has it done while it ends
+// the commands, so that close finds nothing left to sync.
+func (a *auditor) sync() {
+	a.mu.Lock()
+	l := a.log
+	a.mu.Unlock()
+	if l != nil {
+		l.Sync()
+	}
+}
+
 func (a *auditor) close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -237,6 +237,13 @@ func (g *Gate) Close() error {
 			sessErr = err
 		}
 	}
+	// The audit log's fsync waits on the disk: it overlaps with ending the
+	// commands and the sandbox instead of adding to them.
+	synced := make(chan struct{})
+	go func() {
+		defer close(synced)
+		g.auditLog.sync()
+	}()
 	g.startMu.Lock()
 	g.closed = true
 	started := g.started
@@ -248,6 +255,7 @@ func (g *Gate) Close() error {
 	if boxErr := g.box.close(); err == nil {
 		err = boxErr
 	}
+	<-synced
 	if auditErr := g.auditLog.close(); err == nil {
 		err = auditErr
 	}

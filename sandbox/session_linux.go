@@ -527,6 +527,57 @@ func (s *Session) Contains(pid int) bool {
 	return err == nil && s.pidNS != "" && link == s.pidNS
 }
 
+// Processes lists the session's processes, PIDs as shellgate sees them: the
+// helper's descendants, read from /proc/PID/task/TID/children (as the
+// session's PID 1 the helper inherits every orphan). It makes the search for
+// escaped descendants (runner.Lister) read a handful of processes instead of
+// every process of the host. ok is false where the kernel has no children
+// files. A process forked or reparented while the list is read may be missed;
+// Close ends it all the same.
+func (s *Session) Processes() (pids []int, ok bool) {
+	if s.helper == nil || s.helper.Process == nil || !childrenFiles() {
+		return nil, false
+	}
+	kids, ok := children(s.helper.Process.Pid)
+	if !ok {
+		return nil, false // the helper is gone: let the caller look everywhere
+	}
+	for len(kids) > 0 {
+		pid := kids[0]
+		kids = kids[1:]
+		pids = append(pids, pid)
+		grandkids, _ := children(pid)
+		kids = append(kids, grandkids...)
+	}
+	return pids, true
+}
+
+// childrenFiles reports whether the kernel has /proc/PID/task/TID/children
+// (CONFIG_PROC_CHILDREN).
+var childrenFiles = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/thread-self/children")
+	return err == nil
+})
+
+// children lists the children of every thread of pid; ok is false when pid is
+// gone.
+func children(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		b, _ := os.ReadFile(dir + t.Name() + "/children") // a thread that just ended has none
+		for _, f := range strings.Fields(string(b)) {
+			if kid, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, kid)
+			}
+		}
+	}
+	return kids, true
+}
+
 // InnerPIDs translates PIDs as shellgate sees them into the session's own
 // numbering, which its commands see; a PID outside the session is dropped.
 func (s *Session) InnerPIDs(pids []int) []int {

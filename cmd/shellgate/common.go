@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -173,4 +176,35 @@ func commandLine(args []string) string {
 		quoted[i] = quoteArg(a)
 	}
 	return strings.Join(quoted, " ")
+}
+
+// earlySignals catches signals from a background start: the first
+// signal.Notify of a process starts the runtime's signal-mask thread and waits
+// for it, ~1 ms of every one-shot `run` and `exec`, which then overlaps with
+// loading the configuration and making the Gate. Wait for it before
+// starting the command (wait); release lets the signals go.
+type earlySignals struct {
+	ready chan struct{}
+	ctx   context.Context
+	stop  context.CancelFunc
+}
+
+func catchSignals(sigs ...os.Signal) *earlySignals {
+	e := &earlySignals{ready: make(chan struct{})}
+	go func() {
+		defer close(e.ready)
+		e.ctx, e.stop = signal.NotifyContext(context.Background(), sigs...)
+	}()
+	return e
+}
+
+// wait waits until the signals are caught and returns the context they cancel.
+func (e *earlySignals) wait() context.Context {
+	<-e.ready
+	return e.ctx
+}
+
+func (e *earlySignals) release() {
+	<-e.ready
+	e.stop()
 }

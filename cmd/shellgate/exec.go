@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +41,8 @@ Flags:
 const forever = time.Duration(math.MaxInt64)
 
 func cmdExec(args []string, stdout, stderr io.Writer) int {
+	signals := catchSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signals.release()
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	var (
 		cf      commonFlags
@@ -80,8 +81,6 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		return exitShellgate
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	opts := []shellgate.Option{shellgate.WithStdio(os.Stdin, stdout, stderr)}
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
@@ -91,7 +90,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		// Claude Code runs it only once they approved.
 		opts = append(opts, shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce }))
 	}
-	env := gate.Run(ctx, shellgate.Request{Command: command, Directory: wd}, opts...)
+	env := gate.Run(signals.wait(), shellgate.Request{Command: command, Directory: wd}, opts...)
 	switch {
 	case env.Data.TimedOut:
 		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", timeout.d)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +39,8 @@ Flags:
 `
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
+	signals := catchSignals(os.Interrupt, syscall.SIGTERM)
+	defer signals.release()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var (
 		cf          commonFlags
@@ -103,9 +104,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gate.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	var opts []shellgate.Option
 	if !*asJSON {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
@@ -116,7 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		var session shellgate.SessionApprovals
 		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
 	}
-	env := gate.Run(ctx, req, opts...)
+	env := gate.Run(signals.wait(), req, opts...)
 	if env.Error != nil && env.Error.Code == envelope.InvalidParam {
 		// The request is the user's own arguments (a NUL byte, a command too
 		// long for one command line): bad usage, not a refusal.

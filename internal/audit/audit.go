@@ -102,9 +102,10 @@ type Log struct {
 	path string
 	opts Options
 
-	mu     sync.Mutex
-	f      *os.File
-	closed bool
+	mu       sync.Mutex
+	f        *os.File
+	closed   bool
+	unsynced bool // a line was written to f since its last fsync
 
 	syncDelay time.Duration // SyncDelay; longer in a test
 	dirty     chan struct{} // a line was written and not yet synced
@@ -162,15 +163,40 @@ func (l *Log) syncer() {
 		case <-delay.C:
 		}
 		l.mu.Lock()
-		if l.f != nil {
-			l.f.Sync()
-		}
+		l.syncLocked()
 		l.mu.Unlock()
 	}
 }
 
+// Sync fsyncs the lines written since the last sync now, without waiting for
+// the syncer. Close does too; a caller with other work to do before Close (a
+// Gate ending its commands) calls Sync beforehand, so that the two overlap.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.syncLocked()
+}
+
+func (l *Log) syncLocked() error {
+	if l.f == nil || !l.unsynced {
+		return nil
+	}
+	l.unsynced = false
+	return l.f.Sync()
+}
+
+// syncNewName is syncDir; a test counts its calls.
+var syncNewName = syncDir
+
 func (l *Log) open() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Most opens find the file there: only a new name needs its directory
+	// synced, an fsync that cost 1–5 ms of every one-shot `shellgate run`.
+	created := false
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		created = true
+		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	}
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
@@ -181,7 +207,9 @@ func (l *Log) open() error {
 		f.Chmod(0o600) // a file the user made: tighten it, as a new one would be
 	}
 	l.f = f
-	syncDir(filepath.Dir(l.path)) // the new name survives a crash too
+	if created {
+		syncNewName(filepath.Dir(l.path)) // the new name survives a crash too (and a rotation's renames)
+	}
 	return nil
 }
 
@@ -229,6 +257,7 @@ func (l *Log) append(line []byte) error {
 	if _, err := l.f.Write(line); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
+	l.unsynced = true
 	select {
 	case l.dirty <- struct{}{}:
 	default: // a sync is already due
@@ -245,7 +274,7 @@ func (l *Log) current() (int64, error) {
 		if errPath == nil && errFile == nil && os.SameFile(pi, fi) {
 			return fi.Size(), nil
 		}
-		l.f.Sync() // what the syncer had not synced yet
+		l.syncLocked() // what the syncer had not synced yet
 		l.f.Close()
 		l.f = nil
 	}
@@ -270,7 +299,7 @@ func (l *Log) rotate(need int64) error {
 		defer unlock()
 	}
 	// Under the lock, look again: another process may have rotated already.
-	l.f.Sync()
+	l.syncLocked()
 	l.f.Close()
 	l.f = nil
 	if pi, err := os.Stat(l.path); errors.Is(err, fs.ErrNotExist) || err == nil && (pi.Size() == 0 || pi.Size()+need <= l.opts.MaxBytes) {
@@ -313,7 +342,7 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
-	err := l.f.Sync()
+	err := l.syncLocked()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

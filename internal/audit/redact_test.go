@@ -3,6 +3,8 @@ package audit
 import (
 	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/corpus"
 )
 
 const (
@@ -108,4 +110,34 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("Redact changed %q without redacting: %q", s, got)
 		}
 	})
+}
+
+// Redact skips the patterns only where none could match: on every command of
+// the corpus and of TestRedact it gives what running them all gives.
+func TestRedactSkipsOnlyWhatCannotMatch(t *testing.T) {
+	var commands []string
+	for _, name := range []string{"legit.tsv", "attacks.tsv", "attacks-review.tsv"} {
+		for _, row := range corpus.Read(t, name) {
+			commands = append(commands, row.Command())
+		}
+	}
+	commands = append(commands, "echo "+openAIKey, "x "+jwt[:20]+"."+jwt[21:40], "curl -U a:b x", "p --user=a:b",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----")
+	skipped := 0
+	for _, c := range commands {
+		if got, want := Redact(c), redact(c); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", c, got, want)
+		}
+		if !maySecret(c) {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Error("no command skipped the patterns")
+	}
+	for _, c := range []string{"echo hi", "git status", "ls -la", "go test ./...", "npm test"} {
+		if maySecret(c) {
+			t.Errorf("%q runs the patterns", c)
+		}
+	}
 }

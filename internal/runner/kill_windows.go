@@ -72,4 +72,4 @@ func liveOf(pid int, _ []procID) []procID { return jobMembers(pid) }
 func unread(*os.File) int { return 0 }
 
 // markedProcs finds nothing on Windows: a command's descendants are in its job.
-func markedProcs([]byte, func(int) bool) []procID { return nil }
+func markedProcs([]byte, Launcher) []procID { return nil }

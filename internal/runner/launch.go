@@ -21,6 +21,17 @@ type Launcher interface {
 	Contains(pid int) bool
 }
 
+// A Lister is a Launcher that can list every process it holds (package
+// sandbox: a session's processes), PIDs as this process sees them. The search
+// for descendants that left their process group then reads only those, not
+// the environment of every process on the machine.
+type Lister interface {
+	Launcher
+	// Processes lists them; ok is false when it cannot, and every process
+	// that Contains accepts is searched instead.
+	Processes() (pids []int, ok bool)
+}
+
 // A TerminalLauncher is a Launcher that can also start a command on a terminal
 // (Spec.Terminal). A Launcher without it cannot run terminal commands.
 type TerminalLauncher interface {
@@ -165,5 +176,5 @@ type targets struct {
 	groups []int
 	trees  []tree
 	marker []byte
-	scope  func(pid int) bool // which processes the marker scan looks at; nil: all
+	scope  Launcher // the marker scan looks only at its processes; nil: all
 }

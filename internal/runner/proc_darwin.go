@@ -51,7 +51,7 @@ func liveOf(pgid int, ms []procID) []procID {
 
 // markedProcs returns the live processes of our user whose initial environment
 // (from KERN_PROCARGS2) has an entry starting with pattern.
-func markedProcs(pattern []byte, _ func(int) bool) []procID {
+func markedProcs(pattern []byte, _ Launcher) []procID {
 	if pattern == nil {
 		return nil
 	}

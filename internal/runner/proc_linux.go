@@ -129,19 +129,27 @@ func liveOf(pgid int, ms []procID) []procID {
 }
 
 // markedProcs returns the live processes whose initial environment has an entry
-// starting with pattern, among those scope accepts (nil: all). Only processes of our own user are readable, which are
-// the only ones we could have started. A process that replaced its environment
-// (env -i, execve with a fresh one) is not found.
-func markedProcs(pattern []byte, scope func(pid int) bool) []procID {
+// starting with pattern, among those of scope (nil: all): the ones it lists if
+// it is a Lister, else those its Contains accepts. Only processes of our own
+// user are readable, which are the only ones we could have started. A process
+// that replaced its environment (env -i, execve with a fresh one) is not found.
+func markedProcs(pattern []byte, scope Launcher) []procID {
 	if pattern == nil {
 		return nil
+	}
+	candidates, listed := []int(nil), false
+	if l, ok := scope.(Lister); ok {
+		candidates, listed = l.Processes()
+	}
+	if !listed {
+		candidates = pids()
 	}
 	self := os.Getpid()
 	var found []procID
 	bp := envBufs.Get().(*[]byte)
 	defer envBufs.Put(bp)
-	for _, pid := range pids() {
-		if pid == self || pid <= 1 || scope != nil && !scope(pid) {
+	for _, pid := range candidates {
+		if pid == self || pid <= 1 || scope != nil && !scope.Contains(pid) {
 			continue
 		}
 		env, err := readEnviron(pid, bp)

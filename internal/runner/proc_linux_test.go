@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -274,4 +275,48 @@ func TestCloseKillsStubbornBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireGone(t, "background ignoring SIGTERM", pid)
+}
+
+// lister is a Lister that holds exactly the processes it names.
+type lister struct {
+	Wrapper
+	pids []int
+	ok   bool
+}
+
+func (l lister) Processes() ([]int, bool) { return l.pids, l.ok }
+
+// The search for marked processes reads only what a Lister lists, and every
+// process when it cannot list them (or there is no Launcher).
+func TestMarkedProcsReadsWhatAListerLists(t *testing.T) {
+	marker := "SHELLGATE_TEST_MARK=" + strconv.Itoa(os.Getpid()) + "." + t.Name()
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = []string{marker}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	pattern := runPattern(marker)
+	for _, c := range []struct {
+		name  string
+		scope Launcher
+		found bool
+	}{
+		{"no launcher", nil, true},
+		{"lists it", lister{pids: []int{pid}, ok: true}, true},
+		{"lists others", lister{pids: []int{os.Getpid()}, ok: true}, false},
+		{"cannot list", lister{ok: false}, true},
+	} {
+		var got []int
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			// sleep may not have exec'd yet: its environment is ours until then.
+			if got = pidsOf(markedProcs(pattern, c.scope)); len(got) > 0 || !c.found || time.Now().After(deadline) {
+				break
+			}
+		}
+		if found := slices.Contains(got, pid); found != c.found {
+			t.Errorf("%s: found %v, want the marked process %d found: %v", c.name, got, pid, c.found)
+		}
+	}
 }

@@ -9,9 +9,9 @@ import "os"
 
 func enlargePipe(*os.File) {}
 
-func groupMembers(int) []procID                   { return nil }
-func liveOf(int, []procID) []procID               { return nil }
-func markedProcs([]byte, func(int) bool) []procID { return nil }
+func groupMembers(int) []procID             { return nil }
+func liveOf(int, []procID) []procID         { return nil }
+func markedProcs([]byte, Launcher) []procID { return nil }
 
 // unread is unknown here; an idle pipe is told only by its Read not returning.
 func unread(*os.File) int { return 0 }

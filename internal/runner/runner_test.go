@@ -358,3 +358,19 @@ func (s *slowCounter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*slowCounter)(nil)
+
+// Every Supervisor has an id of its own, which starts its commands' markers:
+// a Close must not mistake another supervisor's processes for its own.
+func TestSupervisorIDsDiffer(t *testing.T) {
+	seen := map[string]bool{}
+	for range 10000 {
+		id := NewSupervisor().id
+		if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("id %q: want 16 hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q given twice", id)
+		}
+		seen[id] = true
+	}
+}
