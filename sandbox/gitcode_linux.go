@@ -176,30 +176,48 @@ func scanGitConfig(dirFD int, name string, each func(section, sub, key, value st
 
 // gitRunsFrom lists the paths in the root that the root's own git config
 // makes git on the host run or read config from — core.hooksPath (a
-// project's `.githooks`), an fsmonitor script, an included file — to be
-// protected like .git/hooks and .git/config: otherwise a command rewrites
-// the hook that the user's next `git commit` runs.
+// project's `.githooks`), an fsmonitor script, an included file, and what an
+// included file names in turn — to be protected like .git/hooks and
+// .git/config: otherwise a command rewrites the hook that the user's next
+// `git commit` runs.
 func gitRunsFrom(root string) []string {
 	gitDir := filepath.Join(root, ".git")
 	var paths []string
-	scanGitConfig(unix.AT_FDCWD, filepath.Join(gitDir, "config"), func(section, sub, key, value string) bool {
-		value = strings.Trim(value, `"`)
-		var p string
-		switch {
-		case section == "core" && sub == "" && key == "hookspath":
-			p = filepath.Join(root, value) // relative to the work tree
-		case section == "core" && sub == "" && key == "fsmonitor" && !strings.ContainsAny(value, " \t;|&$`"):
-			p = filepath.Join(root, value)
-		case (section == "include" || section == "includeif") && key == "path":
-			p = filepath.Join(gitDir, value) // relative to the config file
-		}
-		if p != "" && filepath.IsAbs(value) {
-			p = filepath.Clean(value)
-		}
-		if p != "" && p != root && under(p, root) && !under(p, gitDir) {
-			paths = append(paths, p)
-		}
-		return true
-	})
+	var scan func(config string, depth int)
+	scan = func(config string, depth int) {
+		scanGitConfig(unix.AT_FDCWD, config, func(section, sub, key, value string) bool {
+			value = strings.Trim(value, `"`)
+			var p string
+			include := false
+			switch {
+			case section == "core" && sub == "" && key == "hookspath":
+				p = filepath.Join(root, value) // relative to the work tree
+			case section == "core" && sub == "" && key == "fsmonitor" && !gitBool(value) && !strings.ContainsAny(value, " \t;|&$`"):
+				p = filepath.Join(root, value) // a script, not the built-in daemon
+			case (section == "include" || section == "includeif") && key == "path":
+				p, include = filepath.Join(filepath.Dir(config), value), true // relative to the including file
+			}
+			if p != "" && filepath.IsAbs(value) {
+				p = filepath.Clean(value)
+			}
+			if p != "" && p != root && under(p, root) && !under(p, gitDir) {
+				paths = append(paths, p)
+			}
+			if include && depth < 4 {
+				scan(p, depth+1)
+			}
+			return true
+		})
+	}
+	scan(filepath.Join(gitDir, "config"), 0)
 	return paths
+}
+
+// gitBool reports whether a config value is one of git's boolean spellings.
+func gitBool(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off", "1", "0", "":
+		return true
+	}
+	return false
 }

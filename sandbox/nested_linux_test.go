@@ -299,7 +299,9 @@ func TestRootConfigHooksPathProtected(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(l.root, ".githooks"), 0o755))
 	must(t, os.WriteFile(filepath.Join(l.root, ".githooks", "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	must(t, os.WriteFile(filepath.Join(l.root, "fsmon.sh"), []byte("#!/bin/sh\n"), 0o755))
-	for _, kv := range [][]string{{"core.hooksPath", ".githooks"}, {"core.fsmonitor", "fsmon.sh"}} {
+	// The hooks path set in a file the config includes.
+	must(t, os.WriteFile(filepath.Join(l.root, "project.gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
+	for _, kv := range [][]string{{"include.path", "../project.gitconfig"}, {"core.fsmonitor", "fsmon.sh"}} {
 		if out, err := hostGit(t, l.home, l.root, "config", kv[0], kv[1]); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -309,6 +311,7 @@ func TestRootConfigHooksPathProtected(t *testing.T) {
 		`echo 'touch PWNED' >> .githooks/pre-commit`,
 		`printf '#!/bin/sh\ntouch PWNED\n' > .githooks/post-commit && chmod +x .githooks/post-commit`,
 		`echo 'touch PWNED' >> fsmon.sh`,
+		`printf '[core]\n\tfsmonitor = touch PWNED\n' >> project.gitconfig`,
 		`python3 -c 'open(".githooks/pre-commit", "a").write("touch PWNED")'`,
 	} {
 		if out, code := run(t, s, l.root, command); code == 0 {
@@ -317,5 +320,16 @@ func TestRootConfigHooksPathProtected(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(l.root, ".githooks", "pre-commit")); strings.Contains(string(b), "PWNED") {
 		t.Error("the hook the root's core.hooksPath names was changed")
+	}
+}
+
+// The built-in fsmonitor daemon (core.fsmonitor = true) names no script: no
+// file called "true" becomes protected.
+func TestGitRunsFromBooleanFsmonitor(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tfsmonitor = true\n\thooksPath = .githooks\n"), 0o644))
+	if got, want := gitRunsFrom(root), []string{filepath.Join(root, ".githooks")}; !slices.Equal(got, want) {
+		t.Errorf("gitRunsFrom = %q, want %q", got, want)
 	}
 }
