@@ -93,6 +93,8 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 		}
 	}
 	found := 0
+	judged := map[string]bool{} // git dirs judged as a work tree's
+	var withModules []string    // common dirs whose modules/ to judge
 	for len(queue) > 0 {
 		next := queue[0]
 		queue = queue[1:]
@@ -107,6 +109,10 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 			errs = append(errs, fmt.Errorf("more than %d nested repositories: the rest are not judged", maxNested))
 			failIndex(next.by, next.byChanged)
 			break
+		}
+		if repo.commonRel != "" && !judged[repo.commonRel] {
+			judged[repo.commonRel] = true
+			withModules = append(withModules, repo.commonRel)
 		}
 		if work == "." {
 			rootCommon = repo.commonRel
@@ -123,7 +129,6 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 			errs = append(errs, indexErr)
 			failIndex(index, changed)
 		}
-		m.judgeModules(repo, rootCommon, aside, quarantine)
 		repo.close()
 		for _, link := range links {
 			// git takes an index's paths as they are: ./x and a/../x are x.
@@ -137,6 +142,9 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 				queue = append(queue, named{child, index, changed})
 			}
 		}
+	}
+	for _, common := range withModules {
+		m.judgeModules(rootFD, root, common, rootCommon, judged, aside, quarantine)
 	}
 	return moved, errors.Join(errs...)
 }
@@ -155,33 +163,49 @@ func (m *mounter) acceptPresent(rootFD int, root, rootCommon string) {
 	dirs := presentDirs
 	var walk func(dirFD int, rel string, depth int)
 	walk = func(dirFD int, rel string, depth int) {
-		f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		entries, _ := f.ReadDir(presentDirs)
-		for _, e := range entries {
-			if !e.IsDir() || e.Name() == ".git" || dirs <= 0 {
-				continue
+		eachDir(dirFD, &dirs, func(fd int, name string) {
+			if name == ".git" {
+				return
 			}
-			dirs--
-			sub := filepath.Join(rel, e.Name())
+			sub := filepath.Join(rel, name)
 			if _, ok := m.nested.accepted[sub]; !ok {
-				if repo, err := openRepo(rootFD, root, sub, m.spec.Writable); err == nil && repo != nil {
+				if repo, _ := openRepo(rootFD, root, sub, m.spec.Writable); repo != nil {
 					m.judge(sub, repo, rootCommon, func() bool { return false }, nil)
 					repo.close()
 				}
 			}
 			if depth+1 < presentDepth {
-				if subFD, err := beneath(int(f.Fd()), e.Name()); err == nil {
-					walk(subFD, sub, depth+1)
-					unix.Close(subFD)
-				}
+				walk(fd, sub, depth+1)
 			}
-		}
+		})
 	}
 	walk(rootFD, ".", 0)
+}
+
+// eachDir calls fn with each subdirectory of dirFD, by name and opened beneath
+// it (a symlink is not followed), while *budget lasts; fn's fd is closed after.
+func eachDir(dirFD int, budget *int, fn func(fd int, name string)) {
+	f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	entries, _ := f.ReadDir(maxNested)
+	for _, e := range entries {
+		if *budget <= 0 {
+			return
+		}
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := beneath(int(f.Fd()), e.Name())
+		if err != nil {
+			continue
+		}
+		*budget--
+		fn(sub, e.Name())
+		unix.Close(sub)
+	}
 }
 
 // judge judges the nested repository at work once its git files changed since
@@ -209,49 +233,37 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func
 	return true
 }
 
-// judgeModules judges the submodules' git dirs under repo's modules/ — each a
+// judgeModules judges the submodules' git dirs under common/modules — each a
 // directory with a HEAD, nested ones under their own modules/ — whether or not
 // a work tree points at them now: `git submodule update` connects one again
-// and runs its hooks.
-func (m *mounter) judgeModules(repo *gitRepo, rootCommon string, aside func() bool, quarantine func(string)) {
-	if repo.commonRel == "" {
-		return
-	}
+// and runs its hooks. Those judged this pass as a work tree's (judged) are
+// skipped, their modules/ walked on their own.
+func (m *mounter) judgeModules(rootFD int, root, common, rootCommon string, judged map[string]bool, aside func() bool, quarantine func(string)) {
 	budget := maxNested
 	var walk func(dirFD int, rel string, depth int)
 	walk = func(dirFD int, rel string, depth int) {
-		f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
-		if err != nil {
+		if depth > 16 {
 			return
 		}
-		defer f.Close()
-		names, _ := f.Readdirnames(-1)
-		for _, n := range names {
-			if budget--; budget < 0 || depth > 16 {
+		eachDir(dirFD, &budget, func(fd int, name string) {
+			subRel := filepath.Join(rel, name)
+			var st unix.Stat_t
+			if unix.Fstatat(fd, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				walk(fd, subRel, depth+1) // a name with slashes: modules/a/b
 				return
 			}
-			sub, err := beneath(int(f.Fd()), n)
-			if err != nil {
-				continue
+			gitDir := &gitRepo{work: subRel, gitDir: fd, commonDir: fd, gitRel: subRel, commonRel: subRel, rootAbsolute: root, modules: true}
+			if judged[subRel] || !m.judge("modules:"+subRel, gitDir, rootCommon, aside, quarantine) {
+				return
 			}
-			subRel := filepath.Join(rel, n)
-			var st unix.Stat_t
-			if unix.Fstatat(sub, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-				gitDir := &gitRepo{work: subRel, gitDir: sub, commonDir: sub, gitRel: subRel, commonRel: subRel, rootAbsolute: repo.rootAbsolute, modules: true}
-				if subRel != rootCommon && m.judge("modules:"+subRel, gitDir, rootCommon, aside, quarantine) {
-					if mods, err := beneath(sub, "modules"); err == nil {
-						walk(mods, filepath.Join(subRel, "modules"), depth+1)
-						unix.Close(mods)
-					}
-				}
-			} else {
-				walk(sub, subRel, depth+1) // a name with slashes: modules/a/b
+			if mods, err := beneath(fd, "modules"); err == nil {
+				walk(mods, filepath.Join(subRel, "modules"), depth+1)
+				unix.Close(mods)
 			}
-			unix.Close(sub)
-		}
+		})
 	}
-	if mods, err := beneath(repo.commonDir, "modules"); err == nil {
-		walk(mods, filepath.Join(repo.commonRel, "modules"), 0)
+	if mods, err := beneath(rootFD, filepath.Join(common, "modules")); err == nil {
+		walk(mods, filepath.Join(common, "modules"), 0)
 		unix.Close(mods)
 	}
 }
@@ -284,15 +296,10 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 		return nil, true, err
 	}
 	stamp = statStamp("index", &st) // what is read, if it changed meanwhile
-	var sharedName string
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, true, fmt.Errorf("%s is not a regular file", key)
-	}
 	hash := gitHashSize(repo.commonDir, "config")
 	idx, err := readGitIndex(f, st.Size, hash)
 	if err == nil && idx.shared != "" {
 		var shared gitIndex
-		sharedName = idx.shared
 		if sf, serr := openAt(repo.gitDir, idx.shared, 0); serr != nil {
 			err = serr
 		} else {
@@ -308,7 +315,7 @@ func (m *mounter) gitlinks(repo *gitRepo) (links []string, changed bool, err err
 	if err != nil {
 		err = fmt.Errorf("%s: %w", key, err)
 	}
-	m.nested.indexes[key] = indexRead{stamp, sharedName, idx.gitlinks, err}
+	m.nested.indexes[key] = indexRead{stamp, idx.shared, idx.gitlinks, err}
 	return idx.gitlinks, true, err
 }
 
@@ -442,23 +449,38 @@ func (r *gitRepo) stamp(rootCommon string) string {
 	if r.badPointer != "" {
 		return b.String()
 	}
-	add := func(dirFD int, name string) {
+	for _, c := range r.configs(rootCommon) {
 		var st unix.Stat_t
-		if unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			b.WriteString(statStamp(name, &st))
+		if unix.Fstatat(c.dirFD, c.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			b.WriteString(statStamp(c.name, &st))
 		}
 	}
-	add(r.gitDir, "config.worktree")
-	add(r.gitDir, "config")
-	if r.commonRel == rootCommon {
-		return b.String()
+	if r.commonRel != rootCommon {
+		b.WriteString(r.hooksStamp())
 	}
-	if r.commonDir != r.gitDir {
-		add(r.commonDir, "config.worktree")
-		add(r.commonDir, "config")
-	}
-	b.WriteString(r.hooksStamp())
 	return b.String()
+}
+
+// gitFile is one of a repository's git files, by its directory.
+type gitFile struct {
+	dirFD        int
+	dirRel, name string
+}
+
+// configs lists the config files git reads for the repository but the root's
+// own (in rootCommon), which the protected paths guard.
+func (r *gitRepo) configs(rootCommon string) []gitFile {
+	files := []gitFile{{r.gitDir, r.gitRel, "config.worktree"}}
+	if r.gitDir != r.commonDir {
+		files = append(files, gitFile{r.gitDir, r.gitRel, "config"})
+	}
+	if r.commonRel != rootCommon {
+		if r.gitDir != r.commonDir {
+			files = append(files, gitFile{r.commonDir, r.commonRel, "config.worktree"})
+		}
+		files = append(files, gitFile{r.commonDir, r.commonRel, "config"})
+	}
+	return files
 }
 
 // runsCode lists, relative to the root, what in the repository would run
@@ -494,15 +516,10 @@ func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
 			fmt.Fprintf(&b, "%s:\n%s", filepath.Join(dirRel, name), keys.String())
 		}
 	}
-	config(r.gitDir, r.gitRel, "config.worktree")
-	if r.gitDir != r.commonDir {
-		config(r.gitDir, r.gitRel, "config")
+	for _, c := range r.configs(rootCommon) {
+		config(c.dirFD, c.dirRel, c.name)
 	}
 	if r.commonRel != rootCommon {
-		if r.gitDir != r.commonDir {
-			config(r.commonDir, r.commonRel, "config.worktree")
-		}
-		config(r.commonDir, r.commonRel, "config")
 		var st unix.Stat_t
 		if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && !sampleHooksAt(r.commonDir, "hooks") {
 			paths = append(paths, filepath.Join(r.commonRel, "hooks"))
