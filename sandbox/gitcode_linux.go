@@ -177,7 +177,8 @@ func scanGitConfig(dirFD int, name string, each func(section, sub, key, value st
 // gitRunsFrom lists the paths in the root that the root's own git config
 // makes git on the host run or read config from — core.hooksPath (a
 // project's `.githooks`), an fsmonitor script, an included file, and what an
-// included file names in turn — to be protected like .git/hooks and
+// included file names in turn; in the root's config, its config.worktree
+// and the user's global config — to be protected like .git/hooks and
 // .git/config: otherwise a command rewrites the hook that the user's next
 // `git commit` runs.
 func gitRunsFrom(root string) []string {
@@ -209,7 +210,15 @@ func gitRunsFrom(root string) []string {
 			return true
 		})
 	}
-	scan(filepath.Join(gitDir, "config"), 0)
+	// The user's own config too: a relative core.hooksPath there names a
+	// directory in every project.
+	configs := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
+	if home, err := os.UserHomeDir(); err == nil {
+		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	for _, c := range configs {
+		scan(c, 0)
+	}
 	return paths
 }
 

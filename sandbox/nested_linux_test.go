@@ -326,10 +326,22 @@ func TestRootConfigHooksPathProtected(t *testing.T) {
 // The built-in fsmonitor daemon (core.fsmonitor = true) names no script: no
 // file called "true" becomes protected.
 func TestGitRunsFromBooleanFsmonitor(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
 	root := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tfsmonitor = true\n\thooksPath = .githooks\n"), 0o644))
 	if got, want := gitRunsFrom(root), []string{filepath.Join(root, ".githooks")}; !slices.Equal(got, want) {
+		t.Errorf("gitRunsFrom = %q, want %q", got, want)
+	}
+}
+
+// A relative core.hooksPath in the user's global config names a directory in
+// every project, this one included.
+func TestGitRunsFromGlobalHooksPath(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	must(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .hooks\n"), 0o644))
+	if got, want := gitRunsFrom(root), []string{filepath.Join(root, ".hooks")}; !slices.Equal(got, want) {
 		t.Errorf("gitRunsFrom = %q, want %q", got, want)
 	}
 }
