@@ -126,19 +126,38 @@ func liveRow(t *testing.T, command string, guarded bool) {
 	}
 }
 
-// hostGitStatus runs `git status` in the root on the host, as the user will
-// after the agent's session: what a command planted for git to run outside
-// the sandbox (an fsmonitor, in the root's config or a nested repository's)
-// then does its harm, for the judge to see.
+// hostGitStatus runs `git status` on the host, as the user will after the
+// agent's session, in the root and in each directory of it that holds a
+// repository (a .git, or a HEAD: a bare one) — where the user may go and run
+// git: what a command planted for git to run outside the sandbox (an
+// fsmonitor, in the root's config or a nested repository's) then does its
+// harm, for the judge to see.
 func hostGitStatus(t *testing.T, l *corpus.Lab) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", l.Root, "status", "--short")
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.Home)
-	cmd.Run()
+	dirs := []string{l.Root}
+	filepath.WalkDir(l.Root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir() || len(dirs) > 50:
+			return nil
+		case d.Name() == ".git" || d.Name() == ".shellgate-quarantine":
+			return filepath.SkipDir
+		}
+		_, git := os.Lstat(filepath.Join(p, ".git"))
+		_, head := os.Lstat(filepath.Join(p, "HEAD"))
+		if p != l.Root && (git == nil || head == nil) {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for _, dir := range dirs {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, "git", "-C", dir, "status", "--short")
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+l.Home)
+		cmd.Run()
+		cancel()
+	}
 }
 
 func policyOf(e envelope.Envelope) string {

@@ -39,7 +39,7 @@ func apply(spec *Spec) (layers map[string]string, missing []string, m *mounter, 
 		} else {
 			layers[LayerSecrets] = "hidden"
 		}
-		if _, _, err := m.protect(nil); err != nil { // the user's own, as they are
+		if _, _, err := m.protect(passStart, nil); err != nil { // the user's own, as they are
 			miss("protected", err)
 		}
 		if err := m.proc(); err != nil {
@@ -47,6 +47,9 @@ func apply(spec *Spec) (layers map[string]string, missing []string, m *mounter, 
 		} else {
 			layers[LayerPID] = "pidns"
 		}
+		// Without inotify (the user's limit on instances), the repositories
+		// a command makes are found by a walk when the session closes.
+		m.watchRepos()
 	}
 	m.closeFDs()
 

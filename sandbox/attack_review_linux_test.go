@@ -264,9 +264,12 @@ func TestAttackQuarantineSymlinkInRootBlocked(t *testing.T) {
 	}
 }
 
-// FINDING: runsCode checks .git/hooks (and .git/config) by path, and bind then
-// binds whatever is there: a job that keeps adding and removing a hook while
-// git init's command ends gets it frozen read-only in place.
+// FINDING (fixed: a path git made and kept in place is judged again whenever
+// it changed, for the last time at the close; TestAttackWriteThroughHeldOpen):
+// runsCode checks .git/hooks (and .git/config) by path, and bind then binds
+// whatever is there: a job that keeps adding and removing a hook while git
+// init's command ends gets it frozen read-only in place — a link already
+// under way when the bind lands still completes.
 func TestAttackHooksCheckRace(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
@@ -302,6 +305,56 @@ time.sleep(0.2)
 			t.Fatalf("attempt %d: the job's pre-commit hook is in .git/hooks, protected in place", attempt)
 		}
 		os.RemoveAll(l.base)
+	}
+}
+
+// A read-only bind covers a path from then on, not a directory or file a job
+// opened before git's .git/hooks and .git/config were judged and frozen in
+// place: what the job writes through it afterwards is seen by the next
+// command's start, and, at the latest, when the session closes.
+func TestAttackWriteThroughHeldOpen(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	for name, c := range map[string]struct{ open, write, path string }{
+		"hooks directory": {`os.open(".git/hooks", os.O_RDONLY | os.O_DIRECTORY)`,
+			`h = os.open("pre-commit", os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=fd); os.write(h, b"#!/bin/sh\necho pwned\n")`, ".git/hooks/pre-commit"},
+		"config file": {`os.open(".git/config", os.O_WRONLY | os.O_APPEND)`,
+			`os.write(fd, b"[core]\n\tfsmonitor = touch pwned\n")`, ".git/config"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, closeFirst := range []bool{false, true} {
+				l := newLab(t)
+				must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
+				s := start(t, quarantineSpec(l))
+				script := `
+import os, time
+fd = ` + c.open + `
+if os.fork() == 0:
+    os.setsid()
+    for std in (0, 1, 2): os.close(std)
+    time.sleep(0.3)
+    ` + c.write + `
+    open("written", "w").close()
+    time.sleep(60)
+`
+				run(t, s, l.root, "git init -q && python3 -c '"+script+"'")
+				written := filepath.Join(l.root, "written")
+				waitFor(t, "the job's write", func() bool { return exists(written) })
+				if !closeFirst {
+					run(t, s, l.root, "true")
+				}
+				b, _ := os.ReadFile(filepath.Join(l.root, c.path))
+				if !closeFirst && strings.Contains(string(b), "pwned") {
+					t.Errorf("%s holds the job's code after the next command started", c.path)
+				}
+				s.Close()
+				if b, _ := os.ReadFile(filepath.Join(l.root, c.path)); strings.Contains(string(b), "pwned") {
+					t.Errorf("%s holds the job's code after the session (close first: %v)", c.path, closeFirst)
+				}
+				os.RemoveAll(l.base)
+			}
+		})
 	}
 }
 

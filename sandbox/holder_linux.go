@@ -147,7 +147,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// one runs or has run since, else on the host (the user's own, kept in
 		// place).
 		ran := h.jobsRan.Swap(false)
-		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
+		_, reply.Quarantined, _ = h.mounts.protect(passStart, func() bool { return ran || othersAlive() })
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -190,7 +190,7 @@ func (h *helper) close() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	h.mounts.protect(func() bool { return moveAside })
+	h.mounts.protect(passClose, func() bool { return moveAside })
 	h.ctl.send(&message{Op: "closed"}, nil)
 }
 
@@ -264,7 +264,7 @@ func (h *helper) reapOne() bool {
 	if ok {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
-		created, moved, _ := h.mounts.protect(func() bool { return !keep })
+		created, moved, _ := h.mounts.protect(passEnd, func() bool { return !keep })
 		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved}, nil)
 	}
 	return true

@@ -30,7 +30,12 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started.
 	gitAtStart bool
-	nested     nestedState
+	// reopened: InPlace paths protected while a command of the session could
+	// hold them open → their stamp (treeStamp) when judged.
+	reopened map[string]string
+	nested   nestedState
+	repos    *repoWatch    // where repositories appeared in the root
+	started  unix.Timespec // the session's start, as file change times count it
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -42,7 +47,7 @@ type kept struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, reopened: map[string]string{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart = err == nil
@@ -214,6 +219,16 @@ func (m *mounter) hide() (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// pass says when protect runs: it waits for the repositories watch (see
+// repoWatch) at a command's end and at the close, not before a command.
+type pass int
+
+const (
+	passStart pass = iota // the session's, or a command's
+	passEnd               // a command's
+	passClose             // the session's
+)
+
 // protect makes the protected paths that exist read-only, however they are
 // reached: a bind mount covers the file itself, not one name of it. The
 // directories between a writable path and a protected one (.git for
@@ -226,7 +241,7 @@ func (m *mounter) hide() (int, error) {
 // from then on; it returns the paths it protected this time. If moveAside says so,
 // those of them that Spec.Quarantine takes are moved there instead, each into
 // a read-only directory of its own, and returned as moved ("path → where").
-func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error) {
+func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
@@ -257,6 +272,25 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && m.spec.Quarantine != "" && aside() {
 			if to, err := m.quarantine(g); err == nil {
 				moved = append(moved, g+" → "+to)
+			} else {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// A read-only bind covers the paths from then on, not a write already
+	// under way nor a directory or file a job opened before: what git made
+	// and was judged in place is judged again once it changed, and at the
+	// close, when nothing of the session runs any more, for the last time.
+	for p, stamp := range m.reopened {
+		now := treeStamp(unix.AT_FDCWD, p, nil)
+		if now == stamp {
+			continue
+		}
+		m.reopened[p] = now
+		if runsCode(p) && aside() {
+			if to, err := m.unfreeze(p); err == nil {
+				moved = append(moved, p+" → "+to)
+				delete(m.protected, p) // judged again if it comes back
 			} else {
 				errs = append(errs, err)
 			}
@@ -298,20 +332,38 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 			continue
 		}
 		// What git makes is judged again once frozen: a job may have swapped
-		// a hook in after the first look.
+		// a hook in after the first look. Stamped first: what changes after
+		// the look is then seen by the next pass.
+		if m.spec.Quarantine != "" && moveAside != nil && slices.Contains(m.spec.InPlace, p) {
+			m.reopened[p] = treeStamp(unix.AT_FDCWD, p, nil)
+		}
 		if m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && aside() && runsCode(p) {
-			if err := unix.Unmount(p, unix.MNT_DETACH); err == nil {
-				if to, err := m.quarantine(p); err == nil {
-					moved = append(moved, p+" → "+to)
-					continue
-				}
+			if to, err := m.unfreeze(p); err == nil {
+				moved = append(moved, p+" → "+to)
+				continue
+			} else {
+				errs = append(errs, err)
 			}
 		}
 		m.protected[p] = true
 		now = append(now, p)
 	}
-	nested, err := m.guardNested(aside)
+	nested, err := m.guardNested(when, aside)
 	return now, append(moved, nested...), errors.Join(append(errs, err)...)
+}
+
+// unfreeze moves p, protected read-only where it is, to the quarantine; if
+// it cannot, p stays read-only.
+func (m *mounter) unfreeze(p string) (string, error) {
+	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	delete(m.reopened, p)
+	to, err := m.quarantine(p)
+	if err != nil {
+		return "", errors.Join(err, m.bind(p, true, true))
+	}
+	return to, nil
 }
 
 // quarantine moves p, in the root, out of the way and makes it read-only:

@@ -53,7 +53,7 @@ type indexRead struct {
 // What was there when the session started, or unchanged since it was last
 // judged, is left alone; a pass costs a few stat calls per nested repository
 // and reads an index again only when it changed.
-func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
+func (m *mounter) guardNested(when pass, aside func() bool) (moved []string, err error) {
 	if len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return nil, nil
 	}
@@ -66,7 +66,6 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 	var rootCommon string // the root's own git dir, guarded by the protected paths
 	if m.nested.accepted == nil {
 		m.nested = nestedState{accepted: map[string]acceptedRepo{}, indexes: map[string]indexRead{}}
-		defer func() { m.acceptPresent(rootFD, root, rootCommon) }() // once the root's git dir is known
 	}
 	var errs []error
 	quarantine := func(rel string) {
@@ -82,6 +81,15 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 		byChanged bool
 	}
 	queue, seen := []named{{work: "."}}, map[string]bool{".": true}
+	if m.repos != nil {
+		// Those no index names (yet): git enters them when run there.
+		for _, dir := range m.repos.dirs(when != passStart, when == passClose) {
+			if !seen[dir] {
+				seen[dir] = true
+				queue = append(queue, named{work: dir})
+			}
+		}
+	}
 	failed := map[string]bool{} // indexes quarantined this pass
 	failIndex := func(index string, changed bool) {
 		// An index changed since the last pass that cannot be followed
@@ -149,39 +157,6 @@ func (m *mounter) guardNested(aside func() bool) (moved []string, err error) {
 	return moved, errors.Join(errs...)
 }
 
-// Bounds on the walk for the user's own nested repositories at the start.
-const (
-	presentDepth = 3
-	presentDirs  = 5000
-)
-
-// acceptPresent accepts, as the user's own, the nested repositories that are
-// there when the session starts but that no index names yet, down to a few
-// levels: a command's `git add own` later must not move the user's own hooks
-// or config away.
-func (m *mounter) acceptPresent(rootFD int, root, rootCommon string) {
-	dirs := presentDirs
-	var walk func(dirFD int, rel string, depth int)
-	walk = func(dirFD int, rel string, depth int) {
-		eachDir(dirFD, &dirs, func(fd int, name string) {
-			if name == ".git" {
-				return
-			}
-			sub := filepath.Join(rel, name)
-			if _, ok := m.nested.accepted[sub]; !ok {
-				if repo, _ := openRepo(rootFD, root, sub, m.spec.Writable); repo != nil {
-					m.judge(sub, repo, rootCommon, func() bool { return false }, nil)
-					repo.close()
-				}
-			}
-			if depth+1 < presentDepth {
-				walk(fd, sub, depth+1)
-			}
-		})
-	}
-	walk(rootFD, ".", 0)
-}
-
 // eachDir calls fn with each subdirectory of dirFD, by name and opened beneath
 // it (a symlink is not followed), while *budget lasts; fn's fd is closed after.
 func eachDir(dirFD int, budget *int, fn func(fd int, name string)) {
@@ -222,7 +197,9 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func
 	if was.stamp == stamp && code == was.code {
 		return true
 	}
-	if code != "" && code != was.code && aside() {
+	// What runs code is the user's own if every file of it is older than
+	// the session: a command cannot set a change time back.
+	if code != "" && code != was.code && aside() && !m.beforeStart(repo) {
 		for _, rel := range paths {
 			quarantine(rel)
 		}
@@ -231,6 +208,12 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func
 	}
 	m.nested.accepted[key] = acceptedRepo{stamp, code}
 	return true
+}
+
+// beforeStart reports whether every git file of repo looked at was last
+// changed before the session started.
+func (m *mounter) beforeStart(repo *gitRepo) bool {
+	return m.started != (unix.Timespec{}) && later(m.started, repo.newest)
 }
 
 // judgeModules judges the submodules' git dirs under common/modules — each a
@@ -332,7 +315,21 @@ type gitRepo struct {
 	commonRel    string   // the common dir relative to the root, "" when outside
 	badPointer   string   // a .git file or commondir that leads where it cannot be followed
 	rootAbsolute string
-	modules      bool // a submodule's git dir found under modules/, no work tree known
+	modules      bool          // a submodule's git dir found under modules/, no work tree known
+	newest       unix.Timespec // the latest change time of a file looked at (saw)
+}
+
+// saw notes a file's change time, which no command can set back. A
+// directory's is not: it moves whenever an entry comes or goes (git's own
+// index.lock), while what runs code is in files.
+func (r *gitRepo) saw(st *unix.Stat_t) {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR && later(st.Ctim, r.newest) {
+		r.newest = st.Ctim
+	}
+}
+
+func later(a, b unix.Timespec) bool {
+	return a.Sec > b.Sec || a.Sec == b.Sec && a.Nsec > b.Nsec
 }
 
 // openRepo opens the repository at work (relative to the root), or returns
@@ -345,10 +342,20 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 	defer unix.Close(workFD)
 	r := &gitRepo{work: work, gitDir: -1, commonDir: -1, rootAbsolute: root}
 	dotGit := filepath.Join(work, ".git")
-	if err := unix.Fstatat(workFD, ".git", &r.dotGit, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	kind := uint32(0)
+	if err := unix.Fstatat(workFD, ".git", &r.dotGit, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		kind = r.dotGit.Mode & unix.S_IFMT
+		r.saw(&r.dotGit)
+	} else if work == "." || !bareRepo(workFD) {
 		return nil, nil
 	}
-	switch r.dotGit.Mode & unix.S_IFMT {
+	switch kind {
+	case 0: // a bare repository: git run in work takes work as its git dir
+		if r.gitDir, err = unix.Openat(workFD, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return nil, err
+		}
+		unix.Fstat(r.gitDir, &r.dotGit)
+		r.gitRel = work
 	case unix.S_IFDIR:
 		if r.gitDir, err = beneath(workFD, ".git"); err != nil {
 			return nil, err
@@ -384,6 +391,7 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 	r.commonDir, r.commonRel = r.gitDir, r.gitRel
 	var st unix.Stat_t
 	if unix.Fstatat(r.gitDir, "commondir", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		r.saw(&st)
 		to, ok := r.readPointer(r.gitDir, "commondir", "")
 		base := r.gitRel
 		if base == "" {
@@ -399,6 +407,36 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 		}
 	}
 	return r, nil
+}
+
+// bareRepo reports whether the directory dirFD is a repository to git as it
+// is (git's is_git_directory): a HEAD that names a branch or an object, and
+// objects/ and refs/, or a commondir that has them.
+func bareRepo(dirFD int) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(dirFD, "commondir", &st, unix.AT_SYMLINK_NOFOLLOW) != nil &&
+		(unix.Fstatat(dirFD, "objects", &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR ||
+			unix.Fstatat(dirFD, "refs", &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
+		return false
+	}
+	if unix.Fstatat(dirFD, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return true // git follows one into refs/
+	}
+	f, err := openAt(dirFD, "HEAD", 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 128)
+	n, _ := io.ReadFull(f, b)
+	head := strings.TrimRight(string(b[:n]), "\r\n")
+	if strings.HasPrefix(head, "ref:") {
+		return true
+	}
+	return (len(head) == 40 || len(head) == 64) && strings.Trim(head, "0123456789abcdef") == ""
 }
 
 // readPointer reads a small file that names another directory (a .git file,
@@ -452,6 +490,7 @@ func (r *gitRepo) stamp(rootCommon string) string {
 	for _, c := range r.configs(rootCommon) {
 		var st unix.Stat_t
 		if unix.Fstatat(c.dirFD, c.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			r.saw(&st)
 			b.WriteString(statStamp(c.name, &st))
 		}
 	}
@@ -560,6 +599,7 @@ func (r *gitRepo) targetStamp(dirRel, value string) string {
 		if unix.Lstat(p, &st) != nil {
 			continue
 		}
+		r.saw(&st)
 		b.WriteString(" " + statStamp(p, &st))
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			entries, _ := os.ReadDir(p)
@@ -568,6 +608,7 @@ func (r *gitRepo) targetStamp(dirRel, value string) string {
 					break
 				}
 				if unix.Lstat(filepath.Join(p, e.Name()), &st) == nil {
+					r.saw(&st)
 					b.WriteString(statStamp(e.Name(), &st))
 				}
 			}
@@ -576,25 +617,38 @@ func (r *gitRepo) targetStamp(dirRel, value string) string {
 	return b.String()
 }
 
-// hooksStamp stamps the common dir's hooks: the directory itself, whose
-// change time moves whenever an entry comes, goes or is renamed, and each
-// entry git could run (not a *.sample), whose own moves when it is written.
-func (r *gitRepo) hooksStamp() string {
+// hooksStamp stamps the common dir's hooks (see treeStamp).
+func (r *gitRepo) hooksStamp() string { return treeStamp(r.commonDir, "hooks", r.saw) }
+
+// treeStamp stamps a file, or a directory of hooks: the directory itself,
+// whose change time moves whenever an entry comes, goes or is renamed, and
+// each entry git could run (not a *.sample), whose own moves when it is
+// written. saw, if not nil, is shown each entry's stat.
+func treeStamp(dirFD int, name string, saw func(*unix.Stat_t)) string {
 	var st unix.Stat_t
-	if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	if unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return ""
 	}
-	b := []byte(fmt.Sprintf("hooks:%d:%d:%o:%d.%d;", st.Dev, st.Ino, st.Mode, st.Ctim.Sec, st.Ctim.Nsec))
-	fd, err := unix.Openat(r.commonDir, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if saw != nil {
+			saw(&st)
+		}
+		return statStamp(name, &st)
+	}
+	b := []byte(fmt.Sprintf("%s:%d:%d:%o:%d.%d;", name, st.Dev, st.Ino, st.Mode, st.Ctim.Sec, st.Ctim.Nsec))
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return string(b)
 	}
-	f := os.NewFile(uintptr(fd), "hooks")
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	names, _ := f.Readdirnames(-1)
 	slices.Sort(names)
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".sample") && unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if saw != nil {
+				saw(&st)
+			}
 			b = append(b, statStamp(n, &st)...)
 		}
 	}

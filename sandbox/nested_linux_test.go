@@ -160,34 +160,44 @@ func gitLab(t *testing.T) *lab {
 	return l
 }
 
-// Each way a command can make the host's `git status` at the root walk into a
-// repository whose config runs a program: the sandbox moves that config to
-// the quarantine when the command (or the session) ends.
+// Each way a command can make the host's `git status` — at the root, or in a
+// directory of the project the user goes into — run a program a nested
+// repository's config names: the sandbox moves that config to the quarantine
+// when the command (or the session) ends.
 func TestNestedRepositoryAttacks(t *testing.T) {
 	// The fsmonitor the nested repository's config names: it runs on the host.
 	const monitor = `git -C %s config core.fsmonitor "touch $PWNED; false"`
 	for _, c := range []struct {
 		name     string
 		commands []string // run one after another in one session
+		at       string   // where the user runs git status, "" for the root
 	}{
 		{"nested .git directory", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
-git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}, ""},
 		{"submodule-style .git file into .git/modules", []string{`mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/sub sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
-git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}, ""},
 		{"commondir to another repository", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
 git init -q --bare sub/evil && ` + fmtMonitor(monitor, "sub/evil") + ` && cp -r sub/.git/objects sub/.git/refs sub/evil/ && echo ../evil > sub/.git/commondir &&
-git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}, ""},
 		{"two levels down", []string{`git init -q sub && git init -q sub/inner && git -C sub/inner commit -q --allow-empty -m y &&
 ` + fmtMonitor(monitor, "sub/inner") + ` && git -C sub update-index --add --cacheinfo 160000,$(git -C sub/inner rev-parse HEAD),inner &&
-git -C sub commit -q -m y && git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}},
+git -C sub commit -q -m y && git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`}, ""},
 		{"the gitlink in a split index's shared part", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y && ` + fmtMonitor(monitor, "sub") + ` &&
-git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && git update-index --split-index`}},
+git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && git update-index --split-index`}, ""},
 		{"the config changed by a job after it was judged", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
 git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
-			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `) > /dev/null 2>&1 & disown`, `sleep 1`}},
+			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `) > /dev/null 2>&1 & disown`, `sleep 1`}, ""},
 		{"a job, after the session's last command", []string{`git init -q sub && git -C sub commit -q --allow-empty -m y &&
 git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
-			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `; sleep 60) > /dev/null 2>&1 & disown; sleep 0.6`}},
+			`(sleep 0.3; ` + fmtMonitor(monitor, "sub") + `; sleep 60) > /dev/null 2>&1 & disown; sleep 0.6`}, ""},
+		// No index names these: git finds them when the user runs it there.
+		{"a new repository deep in the project", []string{`git init -q src/a/b/c && ` + fmtMonitor(monitor, "src/a/b/c")}, "src/a/b/c"},
+		{"a new repository, the user in a directory below it", []string{`mkdir -p src && git init -q src && mkdir -p src/pkg/x && ` + fmtMonitor(monitor, "src")}, "src/pkg/x"},
+		{"a .git file into a git dir elsewhere in the project", []string{`mkdir -p .cache && git init -q --separate-git-dir=.cache/g docs && ` + fmtMonitor(monitor, "docs")}, "docs"},
+		{"made, then its parent renamed", []string{`git init -q tmp1/sub && ` + fmtMonitor(monitor, "tmp1/sub") + ` && mv tmp1 lib`}, "lib/sub"},
+		{"made by a job after its command", []string{`(sleep 0.3; git init -q later && ` + fmtMonitor(monitor, "later") + `) > /dev/null 2>&1 & disown`, `sleep 1`}, "later"},
+		{"made by a job after the session's last command", []string{`(sleep 0.3; git init -q late && ` + fmtMonitor(monitor, "late") + ` && touch late.done; sleep 60) > /dev/null 2>&1 & disown`}, "late"},
+		{"a bare repository whose work tree is elsewhere", []string{`mkdir -p w && git init -q --bare b && git -C b config core.bare false && git -C b config core.worktree ../w && ` + fmtMonitor(monitor, "b")}, "b"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := gitLab(t)
@@ -198,12 +208,16 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
 					t.Fatalf("%s: exit %d\n%s", command, code, out)
 				}
 			}
+			if c.at == "late" { // the job's work, after the command
+				done := filepath.Join(l.root, "late.done")
+				waitFor(t, "the job", func() bool { return exists(done) })
+			}
 			s.Close()
-			if out, err := hostGit(t, l.home, l.root, "status"); err != nil {
+			if out, err := hostGit(t, l.home, filepath.Join(l.root, c.at), "status"); err != nil {
 				t.Logf("git status: %v\n%s", err, out)
 			}
 			if exists(pwned) {
-				t.Error("git status on the host ran the nested repository's fsmonitor")
+				t.Errorf("git status on the host in %q ran the nested repository's fsmonitor", c.at)
 			}
 		})
 	}
@@ -212,7 +226,8 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
 func fmtMonitor(format, dir string) string { return strings.Replace(format, "%s", dir, 1) }
 
 // What a user or an ordinary command does with nested repositories is left
-// as it is: the user's own, with an fsmonitor, from before the session; a
+// as it is: the user's own, with an fsmonitor, from before the session (named
+// by a gitlink, or deep in the project where none names it); a new one; a
 // repository cloned into the project and added as a gitlink, whose config
 // git wrote; one an approved command set an fsmonitor in.
 func TestNestedRepositoriesLeftAlone(t *testing.T) {
@@ -227,6 +242,10 @@ func TestNestedRepositoriesLeftAlone(t *testing.T) {
 	git(own, "commit", "-q", "--allow-empty", "-m", "y")
 	git(own, "config", "core.fsmonitor", "false")
 	git(l.root, "add", "own")
+	deep := filepath.Join(l.root, "a/b/c/d/deep") // no index names it
+	git(l.root, "init", "-q", "a/b/c/d/deep")
+	git(deep, "config", "core.fsmonitor", "false")
+	must(t, os.WriteFile(filepath.Join(deep, ".git/hooks/pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	upstream := filepath.Join(l.base, "upstream")
 	git(l.base, "init", "-q", "upstream")
 	git(upstream, "commit", "-q", "--allow-empty", "-m", "y")
@@ -237,6 +256,7 @@ func TestNestedRepositoriesLeftAlone(t *testing.T) {
 	for _, command := range []string{
 		`git -C own status --short && git clone -q ` + upstream + ` vendored && git add vendored && git commit -q -m vendored`,
 		`git -C vendored log --oneline | grep -q y && git status --short`,
+		`git -C a/b/c/d/deep status --short && git init -q fresh && git -C fresh commit -q --allow-empty -m y && git -C fresh config pull.rebase true`,
 	} {
 		if out, code := run(t, s, l.root, command, env...); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", command, code, out)
@@ -247,7 +267,10 @@ func TestNestedRepositoriesLeftAlone(t *testing.T) {
 	}
 	run(t, s, l.root, "true", env...)
 	s.Close()
-	for _, config := range []string{"own/.git/config", "vendored/.git/config"} {
+	if !exists(filepath.Join(deep, ".git/hooks/pre-commit")) {
+		t.Error("the user's own hook in a repository no index names was moved")
+	}
+	for _, config := range []string{"own/.git/config", "vendored/.git/config", "a/b/c/d/deep/.git/config"} {
 		if b, err := os.ReadFile(filepath.Join(l.root, config)); err != nil || !strings.Contains(string(b), "fsmonitor") {
 			t.Errorf("%s: %v %q", config, err, b)
 		}
@@ -282,12 +305,12 @@ func BenchmarkGuardNested(b *testing.B) {
 	m := newMounter(&Spec{Writable: []string{root}, Quarantine: filepath.Join(root, ".shellgate-quarantine")})
 	defer m.closeFDs()
 	no := func() bool { return false }
-	if _, err := m.guardNested(no); err != nil || len(m.nested.accepted) != 3 {
+	if _, err := m.guardNested(passEnd, no); err != nil || len(m.nested.accepted) != 3 {
 		b.Fatalf("first pass: %v, accepted %v", err, m.nested.accepted)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		m.guardNested(no)
+		m.guardNested(passEnd, no)
 	}
 }
 

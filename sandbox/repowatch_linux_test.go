@@ -1,0 +1,116 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The watch finds each directory that came to hold a repository — made,
+// moved in, made in a directory made a moment before — and forgets those
+// that no longer do; past its bound of watched directories, the walk at the
+// close finds the rest.
+func TestRepoWatch(t *testing.T) {
+	root := t.TempDir()
+	mkdir := func(rel string) { must(t, os.MkdirAll(filepath.Join(root, rel), 0o755)) }
+	write := func(rel, content string) {
+		mkdir(filepath.Dir(rel))
+		must(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
+	}
+	mkdir("own/.git")
+	mkdir("src/pkg")
+	write("bare/HEAD", "ref: refs/heads/main\n")
+	mkdir(".shellgate-quarantine/x/.git") // never a candidate
+
+	w, err := newRepoWatch(root, filepath.Join(root, ".shellgate-quarantine"))
+	if err != nil {
+		t.Skip("no inotify here:", err)
+	}
+	t.Cleanup(func() { unix.Close(w.fd); unix.Close(w.rootFD) })
+	w.walk(".", true)
+	found := func(final bool) []string {
+		dirs := slices.Clone(w.dirs(true, final))
+		slices.Sort(dirs)
+		return dirs
+	}
+	check := func(step string, final bool, want ...string) {
+		t.Helper()
+		if got := found(final); !slices.Equal(got, want) {
+			t.Errorf("%s: found %q, want %q", step, got, want)
+		}
+	}
+	check("at the start", false, "bare", "own")
+
+	mkdir("src/pkg/new/.git")
+	write("src/deep/er/.git", "gitdir: ../../../own/.git\n")
+	check("made", false, "bare", "own", "src/deep/er", "src/pkg/new")
+
+	must(t, os.Rename(filepath.Join(root, "src"), filepath.Join(root, "lib")))
+	must(t, os.RemoveAll(filepath.Join(root, "own")))
+	check("moved and removed", false, "bare", "lib/deep/er", "lib/pkg/new")
+
+	// Moved in from outside the root, full already.
+	outside := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(outside, "v/w/.git"), 0o755))
+	must(t, os.Rename(filepath.Join(outside, "v"), filepath.Join(root, "v")))
+	check("moved in", false, "bare", "lib/deep/er", "lib/pkg/new", "v/w")
+
+	// Past the bound: nothing new is watched, and the close's walk finds
+	// what was made where no watch is.
+	w.limit = len(w.wds)
+	mkdir("far/away")
+	check("a directory past the bound", false, "bare", "lib/deep/er", "lib/pkg/new", "v/w")
+	mkdir("far/away/.git")
+	check("made past the bound", false, "bare", "lib/deep/er", "lib/pkg/new", "v/w")
+	check("at the close", true, "bare", "far/away", "lib/deep/er", "lib/pkg/new", "v/w")
+}
+
+// The first walk of a project (2000 directories, 10 files each), watching
+// each directory, beside the same tree walked by filepath.WalkDir; and a
+// pass once it is done (nothing new: one read of the queue, a stat or two
+// per repository).
+func BenchmarkRepoWatch(b *testing.B) {
+	root := b.TempDir()
+	for i := range 2000 {
+		dir := filepath.Join(root, "d"+strconv.Itoa(i%40), "e"+strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j := range 10 {
+			os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(j)), nil, 0o644)
+		}
+	}
+	os.MkdirAll(filepath.Join(root, "d1", "e1", ".git"), 0o755)
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			w, err := newRepoWatch(root, filepath.Join(root, ".shellgate-quarantine"))
+			if err != nil {
+				b.Skip("no inotify here:", err)
+			}
+			w.walk(".", true)
+			unix.Close(w.fd)
+			unix.Close(w.rootFD)
+		}
+	})
+	b.Run("WalkDir", func(b *testing.B) {
+		for b.Loop() {
+			filepath.WalkDir(root, func(string, os.DirEntry, error) error { return nil })
+		}
+	})
+	b.Run("pass", func(b *testing.B) {
+		w, err := newRepoWatch(root, filepath.Join(root, ".shellgate-quarantine"))
+		if err != nil {
+			b.Skip("no inotify here:", err)
+		}
+		defer unix.Close(w.rootFD)
+		defer unix.Close(w.fd)
+		w.walk(".", true)
+		for b.Loop() {
+			w.dirs(true, false)
+		}
+	})
+}
