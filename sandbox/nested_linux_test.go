@@ -197,6 +197,7 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
 		{"made, then its parent renamed", []string{`git init -q tmp1/sub && ` + fmtMonitor(monitor, "tmp1/sub") + ` && mv tmp1 lib`}, "lib/sub"},
 		{"made by a job after its command", []string{`(sleep 0.3; git init -q later && ` + fmtMonitor(monitor, "later") + `) > /dev/null 2>&1 & disown`, `sleep 1`}, "later"},
 		{"made by a job after the session's last command", []string{`(sleep 0.3; git init -q late && ` + fmtMonitor(monitor, "late") + ` && touch late.done; sleep 60) > /dev/null 2>&1 & disown`}, "late"},
+		{"in the quarantine directory, beside what it holds", []string{`git init -q sub && ` + fmtMonitor(monitor, "sub"), `git init -q .shellgate-quarantine/evil && ` + fmtMonitor(monitor, ".shellgate-quarantine/evil")}, ".shellgate-quarantine/evil"},
 		{"a bare repository whose work tree is elsewhere", []string{`mkdir -p w && git init -q --bare b && git -C b config core.bare false && git -C b config core.worktree ../w && ` + fmtMonitor(monitor, "b")}, "b"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -192,7 +192,7 @@ func (w *repoWatch) walk(rel string, watch bool) {
 }
 
 func (w *repoWatch) walkDepth(rel string, watch bool, depth int) {
-	if rel == w.quarantine || filepath.Base(rel) == ".git" {
+	if filepath.Base(rel) == ".git" {
 		return
 	}
 	if depth > maxWalkDepth || w.budget <= 0 {
@@ -204,6 +204,12 @@ func (w *repoWatch) walkDepth(rel string, watch bool, depth int) {
 		return // gone already, or reached through a symlink: git does not walk it
 	}
 	defer unix.Close(fd)
+	// What the quarantine holds was judged and is read-only; anything else
+	// a command put in the quarantine directory is looked at like the rest.
+	var fs unix.Statfs_t
+	if filepath.Dir(rel) == w.quarantine && unix.Fstatfs(fd, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0 {
+		return
+	}
 	if watch {
 		wd, err := -1, error(unix.ENOSPC)
 		if len(w.wds) < w.limit {

@@ -24,7 +24,7 @@ func TestRepoWatch(t *testing.T) {
 	mkdir("own/.git")
 	mkdir("src/pkg")
 	write("bare/HEAD", "ref: refs/heads/main\n")
-	mkdir(".shellgate-quarantine/x/.git") // never a candidate
+	mkdir(".shellgate-quarantine/x/.git") // made there by a command: not one of the quarantine's read-only items
 
 	w, err := newRepoWatch(root, filepath.Join(root, ".shellgate-quarantine"))
 	if err != nil {
@@ -43,14 +43,15 @@ func TestRepoWatch(t *testing.T) {
 			t.Errorf("%s: found %q, want %q", step, got, want)
 		}
 	}
-	check("at the start", false, "bare", "own")
+	check("at the start", false, ".shellgate-quarantine/x", "bare", "own")
 
 	mkdir("src/pkg/new/.git")
 	write("src/deep/er/.git", "gitdir: ../../../own/.git\n")
-	check("made", false, "bare", "own", "src/deep/er", "src/pkg/new")
+	check("made", false, ".shellgate-quarantine/x", "bare", "own", "src/deep/er", "src/pkg/new")
 
 	must(t, os.Rename(filepath.Join(root, "src"), filepath.Join(root, "lib")))
 	must(t, os.RemoveAll(filepath.Join(root, "own")))
+	must(t, os.RemoveAll(filepath.Join(root, ".shellgate-quarantine")))
 	check("moved and removed", false, "bare", "lib/deep/er", "lib/pkg/new")
 
 	// Moved in from outside the root, full already.
