@@ -9,6 +9,7 @@ package sandbox
 // attack that fails today.
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,96 @@ func TestRepoWatchReviewBadDotGitThenBare(t *testing.T) {
 			}
 			t.Logf("quarantined %q", r.quarantined())
 		})
+	}
+}
+
+// FINDING: the change-time rule trusts files older than the session, but a
+// command can leave such files for the next session: session 1 writes a git
+// dir without HEAD (config with an fsmonitor, objects/, refs/) — no .git,
+// no HEAD, so no candidate, nothing judged; session 2 renames the whole
+// directory to evil/.git and writes HEAD. A rename sets the change time of
+// the directory moved, not of the files in it, and saw() counts files only
+// (HEAD is not among those looked at): every file looked at is older than
+// session 2, so the fsmonitor is taken for the user's own. A writable cache
+// outside the root (never watched) serves as well as stash/ here. Fix: a
+// repository is the user's own only if it was there, at that path and with
+// the same .git/commondir/hooks inodes, when the session's first walk saw
+// it (record dev/ino of each candidate's git dir, common dir and hooks dir
+// in the first walk, before any command ends); count the ctime of the hooks
+// directory and of HEAD too.
+func TestRepoWatchReviewOldFilesFromEarlierSession(t *testing.T) {
+	t.Skip("FINDING: a git dir staged by an earlier session passes the change-time rule (confirmed failing without this skip)")
+	r := newReviewSession(t, nil)
+	r.sh(t, `mkdir -p stash/g/objects stash/g/refs/heads && git config -f stash/g/config core.repositoryformatversion 0 && git config -f stash/g/config core.fsmonitor "touch $PWNED; false"`)
+	r.again(t)
+	r.sh(t, `mkdir evil && mv stash/g evil/.git && echo 'ref: refs/heads/main' > evil/.git/HEAD && git -C evil status --short`)
+	if r.hostRanIn(t, "evil", "status") {
+		t.Error("git status in evil ran an fsmonitor whose config an earlier session wrote")
+	}
+}
+
+// FINDING: the same with the user's own repository (made on the host before
+// any session): session 1 leaves a hooks directory with a pre-commit in
+// stash/; session 2 swaps it in for own/.git/hooks. Its stamp changed, so it
+// is judged; every file looked at (config, pre-commit) is older than session
+// 2 — the hooks directory's own change time, which the rename set, is not
+// counted — so it stays. Fix: as above (the hooks directory's inode is not
+// the one the first walk saw; or count its change time: git itself never
+// renames or replaces hooks/).
+func TestRepoWatchReviewHooksDirFromEarlierSession(t *testing.T) {
+	t.Skip("FINDING: a hooks directory staged by an earlier session passes the change-time rule (confirmed failing without this skip)")
+	r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
+		git(l.root, "init", "-q", "own")
+		git(filepath.Join(l.root, "own"), "commit", "-q", "--allow-empty", "-m", "y")
+	})
+	r.sh(t, `mkdir -p stash/hooks && printf '#!/bin/sh\ntouch "%s"\n' "$PWNED" > stash/hooks/pre-commit && chmod +x stash/hooks/pre-commit`)
+	r.again(t)
+	r.sh(t, `mv own/.git/hooks stash/old && mv stash/hooks own/.git/hooks`)
+	if r.hostRanIn(t, "own", "commit", "-q", "--allow-empty", "-m", "x") {
+		t.Error("git commit in the user's own repository ran a pre-commit an earlier session wrote")
+	}
+}
+
+// FINDING: past maxWatched directories a repository is found only by the
+// walk at the close — and there judged with the close's aside, which is
+// false unless a job ran: what the last command made in an unwatched
+// directory is taken for the user's own and stays. The README says such a
+// repository is found at the close; it is found, and kept. Fix: at the
+// close, judge what the final walk found in unwatched directories with
+// aside true whenever any command ran since the directory was last walked
+// (a command, not only a job, may have made it) — or walk the unwatched
+// directories at every command's end as well (they are few: past the bound
+// only).
+//
+// Checked: with a job left running (the close's aside true) the same
+// repository is quarantined, so it is found and kept, not missed.
+func TestRepoWatchReviewPastWatchLimit(t *testing.T) {
+	t.Skip("FINDING: found only at the close, then kept for want of a job (confirmed failing without this skip)")
+	r := newReviewSession(t, nil)
+	r.sh(t, `mkdir many && cd many && seq 33000 | xargs mkdir`)
+	r.sh(t, evilRepo("many/33000/evil"))
+	if r.hostRanIn(t, "many/33000/evil", "status") {
+		t.Error("git status ran the fsmonitor of a repository made in a directory past the watch's bound")
+	}
+}
+
+// FINDING (a documented limit, but cheap to reach): a tree deeper than
+// maxWalkDepth, built where the walk never looks (under a directory named
+// .git; a writable cache would do) and moved into the root in one rename, is
+// read only to depth 256 from where it landed; what lies deeper is neither
+// watched nor listed in unwatched, so not even the close's walk finds it.
+// git add . in the root makes it a gitlink like any other. Fix: list a
+// directory the walk stops at (depth or budget) in unwatched, so that the
+// close walks on from it (with its own depth bound), and see the finding
+// above for the aside it is then judged with.
+//
+// Checked: missed even with a job left running (the close's aside true).
+func TestRepoWatchReviewDeepTreeMovedIn(t *testing.T) {
+	t.Skip("FINDING: deeper than maxWalkDepth from where a tree lands, never found (confirmed failing without this skip)")
+	r := newReviewSession(t, nil)
+	deep := strings.Repeat("a/", 260) + "evil"
+	r.sh(t, `mkdir -p junk/.git/`+deep+` && `+evilRepo("junk/.git/"+deep)+` && mv junk/.git/a top`)
+	if r.hostRanIn(t, "top/"+deep[2:], "status") {
+		t.Error("git status ran the fsmonitor of a repository moved in 261 directories deep")
 	}
 }
