@@ -9,6 +9,7 @@ package sandbox
 // attack that fails today.
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,5 +198,74 @@ func TestRepoWatchReviewDeepTreeMovedIn(t *testing.T) {
 	r.sh(t, `mkdir -p junk/.git/`+deep+` && `+evilRepo("junk/.git/"+deep)+` && mv junk/.git/a top`)
 	if r.hostRanIn(t, "top/"+deep[2:], "status") {
 		t.Error("git status ran the fsmonitor of a repository moved in 261 directories deep")
+	}
+}
+
+// blocked: ways to bring a planted repository in that the watch and the
+// change-time rule see — moved in whole from a writable cache outside the
+// root; planted in directories whose names were swapped back and forth
+// (the watch's path map must follow); HEAD a symlink; a config staged by an
+// earlier session linked or renamed into a new repository (link and
+// rename set the file's change time); made by a job while an approved
+// command runs; the user's own nested repository edited by a command.
+func TestRepoWatchReviewBlocked(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		earlier string // run in a session before, if not ""
+		command string
+		at      string
+	}{
+		{"moved in from a writable cache", "", `mkdir -p $CACHE/x && ` + evilRepo("$CACHE/x/evil") + ` && mv $CACHE/x lib`, "lib/evil"},
+		{"names swapped, then planted", "", `mkdir -p a/x b/y && mv a c && mv b a && mv c b && sleep 0.2 && ` + evilRepo("b/x/evil") + ` && ` + evilRepo("a/y/evil"), "b/x/evil"},
+		{"swapped after planting", "", evilRepo("a/evil") + ` && mkdir b && mv a c && mv b a && mv c b`, "b/evil"},
+		{"HEAD a symlink", "", bareEvil("evil") + ` && ln -sf refs/heads/main evil/HEAD`, "evil"},
+		{"old config hard-linked in", `mkdir stash && git config -f stash/config core.fsmonitor "touch $PWNED; false"`, `git init -q evil && ln -f stash/config evil/.git/config`, "evil"},
+		{"old config renamed in", `mkdir stash && git config -f stash/config core.fsmonitor "touch $PWNED; false"`, `git init -q evil && mv stash/config evil/.git/config`, "evil"},
+		{"old config copied with cp -p", `mkdir stash && git config -f stash/config core.fsmonitor "touch $PWNED; false" && touch -d 2001-01-01 stash/config`, `git init -q evil && cp -p stash/config evil/.git/config`, "evil"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newReviewSession(t, nil)
+			cache := filepath.Join(r.l.base, "cache")
+			must(t, os.Mkdir(cache, 0o755))
+			spec := quarantineSpec(r.l)
+			spec.Writable = append(spec.Writable, cache)
+			r.s.Close()
+			r.s = start(t, spec)
+			if c.earlier != "" {
+				r.sh(t, c.earlier)
+				r.s.Close()
+				r.s = start(t, spec)
+			}
+			r.sh(t, "CACHE="+cache+"; "+c.command)
+			if r.hostRanIn(t, c.at, "status") {
+				t.Errorf("git status in %s ran the planted fsmonitor", c.at)
+			}
+		})
+	}
+}
+
+// blocked: a job plants a repository while an approved command
+// (KeepCreated) runs; the approval does not cover what the job made.
+func TestRepoWatchReviewJobBesideApproved(t *testing.T) {
+	r := newReviewSession(t, nil)
+	r.sh(t, `(sleep 0.3; `+evilRepo("later")+`) > /dev/null 2>&1 & disown`)
+	if out, code := run(t, r.s, r.l.root, `sleep 1`, append([]string{"PWNED=" + r.pwned, KeepCreated}, reviewEnv...)...); code != 0 {
+		t.Fatalf("approved: exit %d\n%s", code, out)
+	}
+	if r.hostRanIn(t, "later", "status") {
+		t.Error("git status ran the fsmonitor a job planted while an approved command ran")
+	}
+}
+
+// blocked: the user's own nested repository, from before the session and
+// named by no index, given an fsmonitor by a command: its config changed
+// after the start.
+func TestRepoWatchReviewUsersOwnEdited(t *testing.T) {
+	r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
+		git(l.root, "init", "-q", "tools/own")
+	})
+	r.sh(t, `git -C tools/own config core.fsmonitor "touch $PWNED; false"`)
+	if r.hostRanIn(t, "tools/own", "status") {
+		t.Error("git status ran the fsmonitor a command set in the user's own repository")
 	}
 }
