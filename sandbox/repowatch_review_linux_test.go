@@ -207,7 +207,9 @@ func TestRepoWatchReviewDeepTreeMovedIn(t *testing.T) {
 // (the watch's path map must follow); HEAD a symlink; a config staged by an
 // earlier session linked or renamed into a new repository (link and
 // rename set the file's change time); made by a job while an approved
-// command runs; the user's own nested repository edited by a command.
+// command runs; the user's own nested repository edited by a command;
+// 30000 files made beside the planting (the kernel queue holds 16384
+// events: an overflow makes the watch walk the whole root again).
 func TestRepoWatchReviewBlocked(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -218,6 +220,7 @@ func TestRepoWatchReviewBlocked(t *testing.T) {
 		{"moved in from a writable cache", "", `mkdir -p $CACHE/x && ` + evilRepo("$CACHE/x/evil") + ` && mv $CACHE/x lib`, "lib/evil"},
 		{"names swapped, then planted", "", `mkdir -p a/x b/y && mv a c && mv b a && mv c b && sleep 0.2 && ` + evilRepo("b/x/evil") + ` && ` + evilRepo("a/y/evil"), "b/x/evil"},
 		{"swapped after planting", "", evilRepo("a/evil") + ` && mkdir b && mv a c && mv b a && mv c b`, "b/evil"},
+		{"inotify queue overflowed while planting", "", `mkdir f && (cd f && seq 30000 | xargs touch) & ` + evilRepo("q/evil") + `; wait`, "q/evil"},
 		{"HEAD a symlink", "", bareEvil("evil") + ` && ln -sf refs/heads/main evil/HEAD`, "evil"},
 		{"old config hard-linked in", `mkdir stash && git config -f stash/config core.fsmonitor "touch $PWNED; false"`, `git init -q evil && ln -f stash/config evil/.git/config`, "evil"},
 		{"old config renamed in", `mkdir stash && git config -f stash/config core.fsmonitor "touch $PWNED; false"`, `git init -q evil && mv stash/config evil/.git/config`, "evil"},
@@ -267,5 +270,80 @@ func TestRepoWatchReviewUsersOwnEdited(t *testing.T) {
 	r.sh(t, `git -C tools/own config core.fsmonitor "touch $PWNED; false"`)
 	if r.hostRanIn(t, "tools/own", "status") {
 		t.Error("git status ran the fsmonitor a command set in the user's own repository")
+	}
+}
+
+// FINDING (false positive): ordinary git commands write config keys that
+// plainKey does not list, so the repository they made or changed in the
+// session loses its whole config to the quarantine: a partial clone
+// (remote.origin.promisor, remote.origin.partialclonefilter — without them
+// every later fetch of a missing blob fails), sparse-checkout
+// (extensions.worktreeConfig, core.sparseCheckout in config.worktree), a
+// mirror clone (remote.origin.mirror), and a new repository made from the
+// user's own init.templateDir, whose hooks (git-secrets, a company's
+// pre-commit) are copied into every `git init` and `git clone`. Fix: add
+// the keys git itself writes — remote.*.promisor, remote.*.partialclonefilter,
+// remote.*.mirror, remote.*.pushurl, extensions.partialclone,
+// extensions.worktreeconfig, core.sparsecheckout, core.sparsecheckoutcone,
+// index.sparse — to plainKey (none names a program), and take hooks that are
+// byte-for-byte those of the user's init.templateDir (read on the host side,
+// where the command cannot write) as samples.
+func TestRepoWatchReviewOrdinaryGitKept(t *testing.T) {
+	t.Skip("FINDING (false positive): ordinary git config and the user's template hooks quarantined (confirmed failing without this skip)")
+	for _, c := range []struct {
+		name, command, file, want string
+	}{
+		{"partial clone", `git clone -q --filter=blob:none file://$UP part`, "part/.git/config", "promisor"},
+		{"sparse checkout", `git clone -q $UP sp && git -C sp sparse-checkout set d`, "sp/.git/config", "worktreeConfig"},
+		{"mirror clone", `git clone -q --mirror $UP m.git`, "m.git/config", "mirror"},
+		{"the user's init.templateDir", `git init -q fresh`, "fresh/.git/hooks/pre-commit", "secrets"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var up string
+			r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
+				up = filepath.Join(l.base, "up")
+				git(l.base, "init", "-q", "up")
+				git(up, "commit", "-q", "--allow-empty", "-m", "u")
+				git(up, "config", "uploadpack.allowFilter", "true")
+				if !strings.Contains(c.name, "templateDir") {
+					return
+				}
+				tmpl := filepath.Join(l.home, "tmpl", "hooks")
+				must(t, os.MkdirAll(tmpl, 0o755))
+				must(t, os.WriteFile(filepath.Join(tmpl, "pre-commit"), []byte("#!/bin/sh\n# git secrets --pre_commit_hook\n"), 0o755))
+				must(t, os.WriteFile(filepath.Join(l.home, ".gitconfig"), []byte("[init]\n\ttemplateDir = "+filepath.Dir(tmpl)+"\n"), 0o644))
+			})
+			r.sh(t, "UP="+up+"; "+c.command)
+			r.s.Close()
+			if b, err := os.ReadFile(filepath.Join(r.l.root, c.file)); err != nil || !strings.Contains(string(b), c.want) {
+				t.Errorf("%s lost what git wrote: %v %q; quarantined %q", c.file, err, b, r.quarantined())
+			}
+		})
+	}
+}
+
+// FINDING: a .git file whose gitdir is an absolute path outside the
+// writable paths is taken for "a repository no command can write" and not
+// judged — but /proc/self/cwd/… and /proc/self/root/<root>/… are such paths
+// to the guard and lead, for git on the host, back into the root: to a git
+// dir the command planted where the watch does not look (under a directory
+// named .git). Fix: resolve the pointer before deciding (open it with
+// O_PATH and compare the directory's dev/ino with the root's subtree, or
+// refuse any gitdir under /proc, /dev/fd and any path with a symlink in
+// it), and judge what it leads to whenever it is inside the root.
+func TestRepoWatchReviewProcGitdir(t *testing.T) {
+	for _, c := range []struct{ name, gitdir string }{
+		{"/proc/self/cwd", "/proc/self/cwd/x/.git/g"},
+		{"/proc/self/root", "/proc/self/root$PWD/evil/x/.git/g"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Skip("FINDING: a gitdir under /proc leads back into the root unjudged (confirmed failing without this skip)")
+			r := newReviewSession(t, nil)
+			r.sh(t, `mkdir -p evil/x/.git && git init -q --bare evil/x/.git/g && git config -f evil/x/.git/g/config core.bare false && git config -f evil/x/.git/g/config core.fsmonitor "touch $PWNED; false" && echo "gitdir: `+c.gitdir+`" > evil/.git && git -C evil status --short`)
+			if r.hostRanIn(t, "evil", "status") {
+				t.Errorf("git status in evil ran the fsmonitor of the git dir %s leads to", c.gitdir)
+			}
+			t.Logf("quarantined %q", r.quarantined())
+		})
 	}
 }
