@@ -77,15 +77,17 @@ func openAt(dirFD int, name string, flags int) (*os.File, error) {
 func plainKey(section, sub, key string) bool {
 	switch section {
 	case "core":
-		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "quotepath"}, key)
+		return sub == "" && slices.Contains([]string{"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase", "precomposeunicode", "symlinks", "autocrlf", "eol", "safecrlf", "quotepath", "sparsecheckout", "sparsecheckoutcone"}, key)
 	case "extensions":
-		return sub == "" && key == "objectformat"
+		return sub == "" && (key == "objectformat" || key == "partialclone" || key == "worktreeconfig")
+	case "index":
+		return sub == "" && key == "sparse"
 	case "init":
 		return sub == "" && key == "defaultbranch"
 	case "user":
 		return sub == "" && (key == "name" || key == "email")
-	case "remote":
-		return sub != "" && (key == "url" || key == "fetch")
+	case "remote": // what clone --filter and --mirror write too
+		return sub != "" && slices.Contains([]string{"url", "pushurl", "fetch", "mirror", "promisor", "partialclonefilter"}, key)
 	case "branch":
 		return sub != "" && (key == "remote" || key == "merge")
 	case "submodule":

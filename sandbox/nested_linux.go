@@ -79,11 +79,14 @@ func (m *mounter) guardNested(when pass, aside func() bool) (moved []string, err
 	type named struct {
 		work, by  string
 		byChanged bool
+		again     bool // looked at once this pass, its .git moved away
 	}
 	queue, seen := []named{{work: "."}}, map[string]bool{".": true}
+	var marks map[string]mark
 	if m.repos != nil {
 		// Those no index names (yet): git enters them when run there.
-		for _, dir := range m.repos.dirs(when != passStart, when == passClose) {
+		marks = m.repos.dirs(when != passStart, when == passClose)
+		for dir := range marks {
 			if !seen[dir] {
 				seen[dir] = true
 				queue = append(queue, named{work: dir})
@@ -124,7 +127,12 @@ func (m *mounter) guardNested(when pass, aside func() bool) (moved []string, err
 		}
 		if work == "." {
 			rootCommon = repo.commonRel
-		} else if !m.judge(work, repo, rootCommon, aside, quarantine) {
+		} else if !m.judge(work, repo, rootCommon, marks[work], aside, quarantine) {
+			if repo.badPointer != "" && !next.again {
+				// What git finds there without it: the directory itself
+				// as a bare repository, say.
+				queue = append(queue, named{work: work, again: true})
+			}
 			repo.close()
 			continue
 		}
@@ -147,7 +155,7 @@ func (m *mounter) guardNested(when pass, aside func() bool) (moved []string, err
 			}
 			if child := filepath.Join(work, link); !seen[child] {
 				seen[child] = true
-				queue = append(queue, named{child, index, changed})
+				queue = append(queue, named{work: child, by: index, byChanged: changed})
 			}
 		}
 	}
@@ -186,7 +194,7 @@ func eachDir(dirFD int, budget *int, fn func(fd int, name string)) {
 // judge judges the nested repository at work once its git files changed since
 // they were last accepted, and moves what runs code to the quarantine if aside
 // says so. It reports whether the repository is still there to follow.
-func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func() bool, quarantine func(string)) bool {
+func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, found mark, aside func() bool, quarantine func(string)) bool {
 	stamp, was := repo.stamp(rootCommon), m.nested.accepted[key]
 	if was.stamp == stamp && was.code == "" {
 		return true
@@ -197,9 +205,13 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, aside func
 	if was.stamp == stamp && code == was.code {
 		return true
 	}
-	// What runs code is the user's own if every file of it is older than
-	// the session: a command cannot set a change time back.
-	if code != "" && code != was.code && aside() && !m.beforeStart(repo) {
+	// What runs code is the user's own if it was there before the session,
+	// every file of it older: a command cannot set a change time back. What
+	// was found only at the close, where nothing watched, may be a command's.
+	if found == markUnseen {
+		aside = func() bool { return true }
+	}
+	if code != "" && code != was.code && aside() && (found != markOld || !m.beforeStart(repo)) {
 		for _, rel := range paths {
 			quarantine(rel)
 		}
@@ -236,7 +248,7 @@ func (m *mounter) judgeModules(rootFD int, root, common, rootCommon string, judg
 				return
 			}
 			gitDir := &gitRepo{work: subRel, gitDir: fd, commonDir: fd, gitRel: subRel, commonRel: subRel, rootAbsolute: root, modules: true}
-			if judged[subRel] || !m.judge("modules:"+subRel, gitDir, rootCommon, aside, quarantine) {
+			if judged[subRel] || !m.judge("modules:"+subRel, gitDir, rootCommon, markOld, aside, quarantine) {
 				return
 			}
 			if mods, err := beneath(fd, "modules"); err == nil {
@@ -346,7 +358,12 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 	if err := unix.Fstatat(workFD, ".git", &r.dotGit, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		kind = r.dotGit.Mode & unix.S_IFMT
 		r.saw(&r.dotGit)
-	} else if work == "." || !bareRepo(workFD) {
+	}
+	// git takes a .git directory that is no repository for nothing, and the
+	// directory itself as a bare one if it is.
+	if work != "." && (kind == 0 || kind == unix.S_IFDIR && !gitDirShape(workFD, ".git")) && gitDirShape(workFD, ".") {
+		kind = 0
+	} else if kind == 0 {
 		return nil, nil
 	}
 	switch kind {
@@ -364,7 +381,7 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 	case unix.S_IFREG:
 		to, ok := r.readPointer(workFD, ".git", "gitdir: ")
 		if r.gitDir, r.gitRel, ok = r.follow(rootFD, work, to, ok); !ok {
-			if work != "." && filepath.IsAbs(to) && !slices.ContainsFunc(writable, func(w string) bool { return under(to, w) }) {
+			if work != "." && filepath.IsAbs(to) && !leadsInto(to, writable) {
 				return nil, nil // a repository no command can write (the user's own, elsewhere)
 			}
 			if work != "." {
@@ -409,34 +426,31 @@ func openRepo(rootFD int, root, work string, writable []string) (*gitRepo, error
 	return r, nil
 }
 
-// bareRepo reports whether the directory dirFD is a repository to git as it
-// is (git's is_git_directory): a HEAD that names a branch or an object, and
-// objects/ and refs/, or a commondir that has them.
-func bareRepo(dirFD int) bool {
-	var st unix.Stat_t
-	if unix.Fstatat(dirFD, "commondir", &st, unix.AT_SYMLINK_NOFOLLOW) != nil &&
-		(unix.Fstatat(dirFD, "objects", &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR ||
-			unix.Fstatat(dirFD, "refs", &st, 0) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
-		return false
-	}
-	if unix.Fstatat(dirFD, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return false
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return true // git follows one into refs/
-	}
-	f, err := openAt(dirFD, "HEAD", 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 128)
-	n, _ := io.ReadFull(f, b)
-	head := strings.TrimRight(string(b[:n]), "\r\n")
-	if strings.HasPrefix(head, "ref:") {
+// leadsInto reports whether the absolute path p may lead into one of dirs:
+// it is beneath one, or leads there through a symlink, or through /proc or
+// /dev/fd, which lead where the process that opens them stands — the user's
+// git on the host, in the root.
+func leadsInto(p string, dirs []string) bool {
+	if under(p, "/proc") || under(p, "/dev") {
 		return true
 	}
-	return (len(head) == 40 || len(head) == 64) && strings.Trim(head, "0123456789abcdef") == ""
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		real = p
+	}
+	return slices.ContainsFunc(dirs, func(w string) bool { return under(p, w) || under(real, w) })
+}
+
+// gitDirShape reports whether the directory name (in dirFD) may be a
+// repository to git (is_git_directory), taken loosely so that no spelling
+// git accepts is missed: a HEAD, and objects and refs or a commondir, of any
+// kind.
+func gitDirShape(dirFD int, name string) bool {
+	has := func(entry string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(dirFD, filepath.Join(name, entry), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
 }
 
 // readPointer reads a small file that names another directory (a .git file,
@@ -496,6 +510,16 @@ func (r *gitRepo) stamp(rootCommon string) string {
 	}
 	if r.commonRel != rootCommon {
 		b.WriteString(r.hooksStamp())
+	}
+	// Not stamped, as they change with every commit, but counted as new:
+	// HEAD, and the hooks directory, which no git command renames — a git
+	// dir left without a HEAD by one session, or hooks staged elsewhere, are
+	// made a repository's by the next one with a rename or a new HEAD.
+	for _, f := range []gitFile{{r.gitDir, "", "HEAD"}, {r.commonDir, "", "hooks"}} {
+		var st unix.Stat_t
+		if unix.Fstatat(f.dirFD, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && later(st.Ctim, r.newest) {
+			r.newest = st.Ctim
+		}
 	}
 	return b.String()
 }

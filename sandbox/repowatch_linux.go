@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,6 +20,7 @@ const maxWatched = 1 << 15
 const (
 	maxWalkDepth = 256
 	maxWalked    = 200000
+	maxUnwatched = 4096 // directories the close's walk goes on from
 )
 
 // repoWatch finds the directories of the root where a repository may have
@@ -44,12 +46,13 @@ type repoWatch struct {
 
 	mu        sync.Mutex       // held while events are read and handled, and while walking
 	wds       map[int32]string // watch → its directory, relative to the root
-	marked    map[string]bool  // directories that held a .git or a HEAD when last seen
+	marked    map[string]mark  // directories that held a .git or a HEAD when last seen
 	unwatched []string         // directories (and all beneath) not watched
 	budget    int              // directories the walk under way may still read
+	started   unix.Timespec    // the session's start, as change times count it
 	snapshot  struct {         // marked, for a pass that does not wait
 		sync.Mutex
-		dirs []string
+		dirs map[string]mark
 	}
 }
 
@@ -60,7 +63,7 @@ func (m *mounter) watchRepos() error {
 	}
 	// What a command makes from now on has a later change time.
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &m.started)
-	w, err := newRepoWatch(m.spec.Writable[0], m.spec.Quarantine)
+	w, err := newRepoWatch(m.spec.Writable[0], m.spec.Quarantine, m.started)
 	if w == nil {
 		return err
 	}
@@ -72,7 +75,7 @@ func (m *mounter) watchRepos() error {
 
 // newRepoWatch makes a watch of root that has not walked yet; without
 // inotify (err), one that finds repositories by walking at the close.
-func newRepoWatch(root, quarantine string) (*repoWatch, error) {
+func newRepoWatch(root, quarantine string, started unix.Timespec) (*repoWatch, error) {
 	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -81,7 +84,7 @@ func newRepoWatch(root, quarantine string) (*repoWatch, error) {
 	if err != nil {
 		fd = -1 // the user's limit on instances
 	}
-	w := &repoWatch{fd: fd, rootFD: rootFD, limit: maxWatched, wds: map[int32]string{}, marked: map[string]bool{}}
+	w := &repoWatch{fd: fd, rootFD: rootFD, started: started, limit: maxWatched, wds: map[int32]string{}, marked: map[string]mark{}}
 	if fd < 0 {
 		w.unwatched = []string{"."}
 	}
@@ -93,7 +96,7 @@ func newRepoWatch(root, quarantine string) (*repoWatch, error) {
 
 // run walks the root once, then handles events as they come.
 func (w *repoWatch) run() {
-	w.walk(".", true)
+	w.walk(".", true, walkStart)
 	w.drain()
 	w.mu.Unlock()
 	if w.fd < 0 {
@@ -110,9 +113,10 @@ func (w *repoWatch) run() {
 	}
 }
 
-// dirs lists the directories that may hold a repository: with wait, after
-// the first walk and every event queued so far; without, as last known.
-func (w *repoWatch) dirs(wait, final bool) []string {
+// dirs lists the directories that may hold a repository, and how each was
+// found: with wait, after the first walk and every event queued so far (and,
+// if final, after a walk of what is not watched); without, as last known.
+func (w *repoWatch) dirs(wait, final bool) map[string]mark {
 	if wait {
 		w.mu.Lock()
 	} else if !w.mu.TryLock() {
@@ -123,8 +127,9 @@ func (w *repoWatch) dirs(wait, final bool) []string {
 	defer w.mu.Unlock()
 	w.drain()
 	if final {
-		for _, dir := range w.unwatched {
-			w.walk(dir, false)
+		// The list grows as walks stop at their bounds; so much and no more.
+		for i := 0; i < len(w.unwatched) && i < maxUnwatched; i++ {
+			w.walk(w.unwatched[i], false, walkClose)
 		}
 	}
 	for dir := range w.marked {
@@ -160,7 +165,7 @@ func (w *repoWatch) drain() {
 			off = end
 			switch {
 			case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-				w.walk(".", true) // what was dropped is unknown: all of it again
+				w.walk(".", true, walkStart) // what was dropped is unknown: all of it again
 			case ev.Mask&unix.IN_IGNORED != 0:
 				delete(w.wds, ev.Wd)
 			default:
@@ -169,10 +174,10 @@ func (w *repoWatch) drain() {
 					continue
 				}
 				if name == ".git" || name == "HEAD" {
-					w.marked[dir] = true
+					w.mark(dir, markMade)
 				}
 				if ev.Mask&unix.IN_ISDIR != 0 {
-					w.walk(filepath.Join(dir, name), true)
+					w.walk(filepath.Join(dir, name), true, walkMade)
 				}
 			}
 		}
@@ -183,20 +188,46 @@ func (w *repoWatch) drain() {
 // walk reads rel and every directory beneath it (but .git directories and
 // the quarantine), marking those that hold a .git or a HEAD and, with watch,
 // watching each before it is read.
-func (w *repoWatch) walk(rel string, watch bool) {
+func (w *repoWatch) walk(rel string, watch bool, how walkKind) {
 	if rel == "." && watch {
 		w.unwatched = nil // all of it again
 	}
 	w.budget = maxWalked
-	w.walkDepth(rel, watch, 0)
+	w.walkDepth(rel, watch, how, 0)
 }
 
-func (w *repoWatch) walkDepth(rel string, watch bool, depth int) {
+// walkKind says what a walk finds: what was there at the start (or made
+// since, by its change time), what was made or moved in since the start,
+// what the close's walk finds where nothing watched.
+type walkKind int
+
+const (
+	walkStart walkKind = iota
+	walkMade
+	walkClose
+)
+
+// mark says how a directory holding a repository was found.
+type mark int
+
+const (
+	markOld    mark = iota // its .git or HEAD there since before the session
+	markMade               // made or moved there while the session ran
+	markUnseen             // made while the session ran, where nothing watched: found at the close
+)
+
+// mark marks rel, never taking back what an earlier look found.
+func (w *repoWatch) mark(rel string, m mark) {
+	w.marked[rel] = max(w.marked[rel], m)
+}
+
+func (w *repoWatch) walkDepth(rel string, watch bool, how walkKind, depth int) {
 	if filepath.Base(rel) == ".git" {
 		return
 	}
 	if depth > maxWalkDepth || w.budget <= 0 {
-		return // see README's known limits
+		w.unwatched = append(w.unwatched, rel) // the close's walk goes on from here
+		return
 	}
 	w.budget--
 	fd, err := beneath(w.rootFD, rel)
@@ -230,23 +261,29 @@ func (w *repoWatch) walkDepth(rel string, watch bool, depth int) {
 	}
 	defer f.Close()
 	entries, _ := f.ReadDir(-1)
-	delete(w.marked, rel)
 	for _, e := range entries {
 		switch name := e.Name(); {
 		case name == ".git" || name == "HEAD":
-			w.marked[rel] = true
+			// A rename sets the change time of what it moves: a .git moved
+			// in whole, files and all older than the session, is new here.
+			var st unix.Stat_t
+			switch {
+			case how == walkMade:
+				w.mark(rel, markMade)
+			case unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !later(w.started, st.Ctim):
+				w.mark(rel, map[walkKind]mark{walkStart: markMade, walkClose: markUnseen}[how])
+			default:
+				w.mark(rel, markOld)
+			}
 		case e.IsDir():
-			w.walkDepth(filepath.Join(rel, name), watch, depth+1)
+			w.walkDepth(filepath.Join(rel, name), watch, how, depth+1)
 		}
 	}
 }
 
 // publish copies marked for passes that do not wait.
 func (w *repoWatch) publish() {
-	dirs := make([]string, 0, len(w.marked))
-	for d := range w.marked {
-		dirs = append(dirs, d)
-	}
+	dirs := maps.Clone(w.marked)
 	w.snapshot.Lock()
 	w.snapshot.dirs = dirs
 	w.snapshot.Unlock()
