@@ -14,17 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/helperstart"
 	"golang.org/x/sys/unix"
 )
 
-// helperArg0 is the argv[0] that makes this executable a session helper.
-const helperArg0 = "shellgate-sandbox-session"
-
-// ctlFD is the helper's end of the control socket.
-const ctlFD = 3
-
 func init() {
-	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
+	if len(os.Args) == 1 && os.Args[0] == helperstart.Arg0 {
 		os.Exit(helperMain())
 	}
 }
@@ -47,7 +42,7 @@ type helper struct {
 }
 
 func helperMain() int {
-	f := os.NewFile(ctlFD, "control")
+	f := os.NewFile(helperstart.CtlFD, "control")
 	fc, err := net.FileConn(f)
 	f.Close()
 	if err != nil {

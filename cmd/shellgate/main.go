@@ -16,6 +16,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	_ "github.com/shellgate/shellgate/cmd/shellgate/internal/early" // starts a run's sandbox helper early
+	"github.com/shellgate/shellgate/internal/helperstart"
 )
 
 // Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
@@ -48,7 +51,9 @@ func main() {
 	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "shellgate-exec" {
 		args = append([]string{"exec"}, args...)
 	}
-	os.Exit(dispatch(args, os.Stdout, os.Stderr))
+	code := dispatch(args, os.Stdout, os.Stderr)
+	helperstart.Discard() // a helper started early that no session took
+	os.Exit(code)
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
