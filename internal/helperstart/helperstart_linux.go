@@ -175,8 +175,8 @@ func Prestart(network bool) {
 }
 
 // Take returns the prestarted helper if there is one with that network
-// setting, waiting for its start to end; one with the other setting, or one
-// that has died, is discarded. It returns nil when there is none to take.
+// setting, waiting for its start to end; one with the other setting is
+// discarded. It returns nil when there is none to take.
 func Take(network bool) *Proc {
 	early.mu.Lock()
 	started := early.started
@@ -189,19 +189,12 @@ func Take(network bool) *Proc {
 	p := early.proc
 	early.proc = nil
 	early.mu.Unlock()
-	if p == nil {
+	if p != nil && p.Network != network {
+		p.Control.Close()
+		p.Kill()
 		return nil
 	}
-	select {
-	case <-p.Dead: // killed meanwhile: the caller starts another
-	default:
-		if p.Network == network {
-			return p
-		}
-	}
-	p.Control.Close()
-	p.Kill()
-	return nil
+	return p
 }
 
 // Discard ends a prestarted helper nobody took, and waits until it is gone.

@@ -115,17 +115,3 @@ func TestExitedKeepsWhatTheHelperPrinted(t *testing.T) {
 		t.Errorf("kept stderr %q", stderr)
 	}
 }
-
-// A prestarted helper that died before it was taken (killed by someone) is
-// no session: Take does not give it.
-func TestTakeSkipsADeadHelper(t *testing.T) {
-	pid := prestarted(t)
-	syscall.Kill(pid, syscall.SIGKILL)
-	early.mu.Lock()
-	dead := early.proc.Dead
-	early.mu.Unlock()
-	<-dead
-	if p := Take(false); p != nil {
-		t.Errorf("Take gave the dead helper %d", p.Process.Pid)
-	}
-}
