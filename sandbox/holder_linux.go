@@ -14,12 +14,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/helperstart"
 	"golang.org/x/sys/unix"
 )
 
+// helperArg0 is the argv[0] that makes this executable a session helper.
+const helperArg0 = "shellgate-sandbox-session"
+
+// ctlFD is the helper's end of the control socket.
+const ctlFD = 3
+
 func init() {
-	if len(os.Args) == 1 && os.Args[0] == helperstart.Arg0 {
+	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
 		os.Exit(helperMain())
 	}
 }
@@ -42,7 +47,7 @@ type helper struct {
 }
 
 func helperMain() int {
-	f := os.NewFile(helperstart.CtlFD, "control")
+	f := os.NewFile(ctlFD, "control")
 	fc, err := net.FileConn(f)
 	f.Close()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/helperstart"
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
 )
@@ -28,9 +28,8 @@ import (
 // and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
 	ctl    *conn
-	helper *os.Process
-	proc   *helperstart.Proc // the helper, started in its namespaces
-	pidNS  string            // the session's PID namespace, as /proc/PID/ns/pid reads
+	helper *exec.Cmd
+	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
 	root   string     // the first writable path: the project root
 	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
@@ -43,7 +42,9 @@ type Session struct {
 	trees   map[int]string // a command's PID → its own cgroup
 	dead    chan struct{}  // closed when the helper is gone
 	gone    chan struct{}  // closed when no more replies will come
+	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
+	waitErr error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
 }
@@ -61,33 +62,35 @@ const setupTimeout = 10 * time.Second
 // Start creates a session. The error says which step failed; a session that
 // started may still lack layers, which Report lists.
 func Start(spec Spec) (*Session, error) {
-	// A helper the shellgate command started ahead (helperstart.Prestart) has
-	// had nothing but its namespaces: it learns its spec only now.
-	proc := helperstart.Take(spec.Network)
-	if proc == nil {
-		var err error
-		if proc, err = helperstart.Start(spec.Network); err != nil {
-			return nil, err
-		}
-	}
-	fc, err := net.FileConn(proc.Control)
-	proc.Control.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		proc.Kill()
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
+	defer theirs.Close()
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		ours.Close()
+		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
 		return nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	s := &Session{
 		ctl:     &conn{c: fc.(*net.UnixConn)},
-		helper:  proc.Process,
-		proc:    proc,
-		dead:    proc.Dead,
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan *message{},
 		trees:   map[int]string{},
+		dead:    make(chan struct{}),
 		gone:    make(chan struct{}),
 	}
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
+	}
+	if err := s.startHelper(spec, theirs); err != nil {
+		fc.Close()
+		return nil, err
 	}
 	if err := s.setUp(spec); err != nil {
 		s.Close()
@@ -97,10 +100,60 @@ func Start(spec Spec) (*Session, error) {
 	return s, nil
 }
 
+// startHelper starts the helper in new namespaces. The thread that starts it
+// stays locked until the helper exits, because the parent-death signal follows
+// the thread, not the process: the helper dies with shellgate, and the kernel
+// then kills the whole session.
+func (s *Session) startHelper(spec Spec, theirs *os.File) error {
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+	if !spec.Network {
+		flags |= unix.CLONE_NEWNET
+	}
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{helperArg0},
+		// Nothing of shellgate's own environment reaches the session. One
+		// processor keeps the helper's threads few, under the process limit.
+		Env:        []string{"GOMAXPROCS=1"},
+		Dir:        "/",
+		ExtraFiles: []*os.File{theirs},
+		Stderr:     &lockedWriter{mu: &s.mu, b: &s.errBuf},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  flags,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			// Caps survive the exec of a non-root user only as ambient ones.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
+			Pdeathsig:   syscall.SIGKILL,
+			Setpgid:     true,
+		},
+	}
+	startErr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		startErr <- nil
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(s.dead)
+	}()
+	if err := <-startErr; err != nil {
+		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+	}
+	s.helper = cmd
+	return nil
+}
+
 // setUp moves the helper into a cgroup where it can, sends it the spec and
 // waits for its report.
 func (s *Session) setUp(spec Spec) error {
-	pid := s.helper.Pid
+	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
 	}
@@ -165,12 +218,13 @@ func (s *Session) helperError(step string, err error) error {
 	case <-s.dead:
 	case <-time.After(time.Second):
 	}
-	waitErr, stderr := s.proc.Exited()
-	if msg := bytes.TrimSpace(stderr); len(msg) > 0 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg := bytes.TrimSpace(s.errBuf.Bytes()); len(msg) > 0 {
 		return fmt.Errorf("sandbox: %s failed: %s", step, msg)
 	}
 	if err == nil {
-		err = waitErr
+		err = s.waitErr
 	}
 	return fmt.Errorf("sandbox: %s failed: %v", step, err)
 }
@@ -237,7 +291,7 @@ func (s *Session) Alive() bool {
 
 // NetPID is a process in the session's network namespace (its helper), whose
 // /proc/PID/net shows the session's sockets.
-func (s *Session) NetPID() int { return s.helper.Pid }
+func (s *Session) NetPID() int { return s.helper.Process.Pid }
 
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
@@ -348,7 +402,7 @@ func (s *Session) Tree(pid int) []int {
 	if tree == "" {
 		return nil
 	}
-	pids := commandTree(tree, s.helper.Pid)
+	pids := commandTree(tree, s.helper.Process.Pid)
 	if len(pids) == 0 {
 		s.release(pid, tree)
 	}
@@ -358,7 +412,7 @@ func (s *Session) Tree(pid int) []int {
 // KillTree signals every process of command pid's cgroup.
 func (s *Session) KillTree(pid int, sig syscall.Signal) {
 	if tree := s.tree(pid); tree != "" {
-		s.group.killAll(tree, s.helper.Pid, sig)
+		s.group.killAll(tree, s.helper.Process.Pid, sig)
 	}
 }
 
@@ -481,10 +535,10 @@ func (s *Session) Contains(pid int) bool {
 // files. A process forked or reparented while the list is read may be missed;
 // Close ends it all the same.
 func (s *Session) Processes() (pids []int, ok bool) {
-	if s.helper == nil || !childrenFiles() {
+	if s.helper == nil || s.helper.Process == nil || !childrenFiles() {
 		return nil, false
 	}
-	kids, ok := children(s.helper.Pid)
+	kids, ok := children(s.helper.Process.Pid)
 	if !ok {
 		return nil, false // the helper is gone: let the caller look everywhere
 	}
@@ -576,12 +630,27 @@ func (s *Session) Close() error {
 		}
 	}
 	s.ctl.c.Close()
-	if s.helper != nil {
-		s.helper.Signal(syscall.SIGKILL)
+	if s.helper != nil && s.helper.Process != nil {
+		s.helper.Process.Signal(syscall.SIGKILL)
 		<-s.dead
 	}
 	if s.group != nil {
 		return s.group.remove()
 	}
 	return nil
+}
+
+// lockedWriter collects the helper's stderr under the session's lock.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.b.Len() < 4096 {
+		w.b.Write(p[:min(len(p), 4096-w.b.Len())])
+	}
+	return len(p), nil
 }

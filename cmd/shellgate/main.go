@@ -16,9 +16,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-
-	_ "github.com/shellgate/shellgate/cmd/shellgate/internal/early" // starts a run's sandbox helper early
-	"github.com/shellgate/shellgate/internal/helperstart"
 )
 
 // Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
@@ -51,9 +48,7 @@ func main() {
 	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "shellgate-exec" {
 		args = append([]string{"exec"}, args...)
 	}
-	code := dispatch(args, os.Stdout, os.Stderr)
-	helperstart.Discard() // a helper started early that no session took
-	os.Exit(code)
+	os.Exit(dispatch(args, os.Stdout, os.Stderr))
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
