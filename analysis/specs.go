@@ -7,178 +7,340 @@ import (
 	"github.com/shellgate/shellgate/analysis/opts"
 )
 
-// specs are the option grammars of the programs whose options decide what
-// they run, change or read; a program not here is parsed with an empty spec
-// (every option without a value), and Command.Parsed is false. Built on first
-// use: a map built in init is paid by every start of shellgate, and of its
-// sandbox helper, whether it checks a command or not.
-var specs = sync.OnceValue(func() map[string]*opts.Spec {
-	return map[string]*opts.Spec{
+// specFor returns the option grammar of program name, if it has one: those
+// of the programs whose options decide what they run, change or read. A
+// program without one is parsed with an empty spec (every option without a
+// value), and Command.Parsed is false.
+//
+// Each is built when first asked for: building all ~100 took 0.7-1.2 ms, paid
+// by every one-shot check, hook or run whatever its command (`echo hi` needs
+// none), and a map built in init would be paid by every start of shellgate and
+// of its sandbox helper.
+func specFor(name string) (*opts.Spec, bool) {
+	if s, ok := builtSpecs.Load(name); ok {
+		return s.(*opts.Spec), true
+	}
+	build, ok := specMakers()[name]
+	if !ok {
+		return nil, false
+	}
+	s, _ := builtSpecs.LoadOrStore(name, build())
+	return s.(*opts.Spec), true
+}
+
+// builtSpecs holds the grammars specFor has built, by program name.
+var builtSpecs sync.Map
+
+// specMakers build the grammars specFor returns, by program name.
+var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
+	return map[string]func() *opts.Spec{
 		// coreutils and friends: GNU getopt_long, options anywhere.
-		"rm":       opts.New("dfiIrRv", "dir", "force", "interactive=?", "no-preserve-root", "one-file-system", "preserve-root=?", "recursive", "verbose", "help", "version"),
-		"rmdir":    opts.New("pv", "ignore-fail-on-non-empty", "parents", "verbose", "help", "version"),
-		"unlink":   opts.New("", "help", "version"),
-		"shred":    opts.New("fn:s:uvxz", "exact", "force", "iterations=", "random-source=", "remove=?", "size=", "verbose", "zero", "help", "version"),
-		"touch":    opts.New("acd:fhmr:t:", "date=", "no-create", "no-dereference", "reference=", "time=", "help", "version"),
-		"mkdir":    opts.New("m:pvZ", "context=?", "mode=", "parents", "verbose", "help", "version"),
-		"mkfifo":   opts.New("m:Z", "context=?", "mode=", "help", "version"),
-		"mknod":    opts.New("m:Z", "context=?", "mode=", "help", "version"),
-		"truncate": opts.New("cor:s:", "io-blocks", "no-create", "reference=", "size=", "help", "version"),
-		"tee":      opts.New("aip", "append", "ignore-interrupts", "output-error=?", "help", "version"),
-		"mv": opts.New("bfinS:t:TuvZ", "backup=?", "context", "debug", "exchange", "force", "interactive", "no-clobber", "no-copy",
-			"no-target-directory", "strip-trailing-slashes", "suffix=", "target-directory=", "update=?", "verbose", "help", "version"),
-		"cp": opts.New("abdfHilLnPpRrsS:t:TuvxZ", "archive", "attributes-only", "backup=?", "context=?", "copy-contents", "debug",
-			"dereference", "force", "interactive", "keep-directory-symlink", "link", "no-clobber", "no-dereference", "no-preserve=",
-			"no-target-directory", "one-file-system", "parents", "preserve=?", "recursive", "reflink=?", "remove-destination",
-			"sparse=", "strip-trailing-slashes", "suffix=", "symbolic-link", "target-directory=", "update=?", "verbose", "help", "version"),
-		"install": opts.New("bcCdDg:m:o:pPsS:t:TvZ", "backup=?", "compare", "context=?", "debug", "directory", "group=", "mode=", "owner=",
-			"preserve-context", "preserve-timestamps", "strip", "strip-program=", "suffix=", "target-directory=", "no-target-directory",
-			"verbose", "help", "version"),
-		"ln": opts.New("bdfFiLnPrsS:t:Tv", "backup=?", "directory", "force", "interactive", "logical", "no-dereference",
-			"no-target-directory", "physical", "relative", "symbolic", "suffix=", "target-directory=", "verbose", "help", "version"),
-		"chmod": opts.New("cfvRHLP", "changes", "no-preserve-root", "preserve-root", "quiet", "recursive", "reference=", "silent", "verbose", "help", "version"),
-		"chown": opts.New("cfhvRHLP", "changes", "dereference", "from=", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
-			"recursive", "reference=", "silent", "verbose", "help", "version"),
-		"chgrp": opts.New("cfhvRHLP", "changes", "dereference", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
-			"recursive", "reference=", "silent", "verbose", "help", "version"),
-		"chattr":  opts.New("p:v:RVf"),
-		"setfacl": opts.New("bkndRLPvhm:x:M:X:", "modify=", "remove=", "set=", "modify-file=", "remove-file=", "set-file=", "remove-all", "remove-default", "recursive", "test", "physical", "logical", "restore=", "no-mask", "mask", "default", "help", "version"),
-		"sort": opts.New("bcCdfghik:mMno:rRsS:t:T:uVz", "batch-size=", "buffer-size=", "check=?", "compress-program=", "debug",
-			"dictionary-order", "field-separator=", "files0-from=", "general-numeric-sort", "human-numeric-sort", "ignore-case",
-			"ignore-leading-blanks", "ignore-nonprinting", "key=", "merge", "month-sort", "numeric-sort", "output=", "parallel=",
-			"random-sort", "random-source=", "reverse", "sort=", "stable", "temporary-directory=", "unique", "version-sort",
-			"zero-terminated", "help", "version"),
-		"uniq": opts.New("cdDf:is:uw:z", "all-repeated=?", "check-chars=", "count", "group=?", "ignore-case", "repeated",
-			"skip-chars=", "skip-fields=", "unique", "zero-terminated", "help", "version"),
-		"split": opts.New("a:b:C:del:n:t:ux", "additional-suffix=", "bytes=", "elide-empty-files", "filter=", "hex-suffixes=?",
-			"line-bytes=", "lines=", "number=", "numeric-suffixes=?", "separator=", "suffix-length=", "unbuffered", "verbose", "help", "version"),
-		"csplit": opts.New("b:f:kn:szq", "digits=", "elide-empty-files", "keep-files", "prefix=", "quiet", "silent", "suffix-format=", "suppress-matched", "help", "version"),
-		"sed": opts.New("Ee:f:i::l:nrsuz", "binary", "debug", "expression=", "file=", "follow-symlinks", "in-place=?", "line-length=",
-			"null-data", "posix", "quiet", "regexp-extended", "sandbox", "separate", "silent", "unbuffered", "zero-terminated", "help", "version"),
-		"tar": opts.New("Ab:cC:dF:f:g:GhH:iI:jJkK:lL:mMN:oOpPrRsStT:uUvV:wWxX:zZ",
-			"absolute-names", "acls", "after-date=", "anchored", "append", "atime-preserve=?", "auto-compress", "backup=?",
-			"blocking-factor=", "bzip2", "catenate", "check-device", "checkpoint=?", "checkpoint-action=", "clamp-mtime", "compare",
-			"compress", "concatenate", "confirmation", "create", "delay-directory-restore", "delete", "dereference", "diff",
-			"directory=", "exclude=", "exclude-backups", "exclude-caches", "exclude-caches-all", "exclude-caches-under",
-			"exclude-from=", "exclude-ignore=", "exclude-ignore-recursive=", "exclude-tag=", "exclude-tag-all=", "exclude-tag-under=",
-			"exclude-vcs", "exclude-vcs-ignores", "extract", "file=", "files-from=", "force-local", "format=", "full-time", "get",
-			"group=", "group-map=", "gunzip", "gzip", "hard-dereference", "hole-detection=", "ignore-case", "ignore-command-error",
-			"ignore-failed-read", "ignore-zeros", "incremental", "index-file=", "info-script=", "interactive", "keep-directory-symlink",
-			"keep-newer-files", "keep-old-files", "label=", "level=", "list", "listed-incremental=", "lzip", "lzma", "lzop", "mode=",
-			"mtime=", "multi-volume", "new-volume-script=", "newer=", "newer-mtime=", "no-acls", "no-anchored", "no-auto-compress",
-			"no-check-device", "no-delay-directory-restore", "no-ignore-case", "no-ignore-command-error", "no-null", "no-overwrite-dir",
-			"no-quote-chars=", "no-recursion", "no-same-owner", "no-same-permissions", "no-seek", "no-selinux", "no-unquote",
-			"no-verbatim-files-from", "no-wildcards", "no-wildcards-match-slash", "no-xattrs", "null", "numeric-owner", "occurrence=?",
-			"old-archive", "one-file-system", "one-top-level=?", "overwrite", "overwrite-dir", "owner=", "owner-map=", "pax-option=",
-			"portability", "posix", "preserve-order", "preserve-permissions", "quote-chars=", "quoting-style=", "read-full-records",
-			"record-size=", "recursion", "recursive-unlink", "remove-files", "restrict", "rmt-command=", "rsh-command=", "same-order",
-			"same-owner", "same-permissions", "seek", "selinux", "show-defaults", "show-omitted-dirs", "show-snapshot-field-ranges",
-			"show-transformed-names", "show-stored-names", "skip-old-files", "sort=", "sparse", "sparse-version=", "starting-file=",
-			"strip-components=", "suffix=", "tape-length=", "to-command=", "to-stdout", "totals=?", "touch", "transform=", "uncompress",
-			"ungzip", "unlink-first", "unquote", "update", "use-compress-program=", "utc", "verbatim-files-from", "verbose", "verify",
-			"version", "volno-file=", "warning=", "wildcards", "wildcards-match-slash", "xattrs", "xattrs-exclude=", "xattrs-include=",
-			"xform=", "xz", "zstd", "help", "usage"),
-		"rsync": opts.New("ac:de:f:hlnoprtuvzB:CHIKLPRST:WxX", "rsh=", "rsync-path=", "filter=", "exclude=", "include=", "exclude-from=",
-			"include-from=", "files-from=", "log-file=", "partial-dir=", "temp-dir=", "backup-dir=", "suffix=", "chmod=",
-			"password-file=", "port=", "compare-dest=", "copy-dest=", "link-dest=", "remove-source-files", "archive", "verbose",
-			"recursive", "delete", "dry-run", "compress", "checksum", "progress", "partial", "quiet", "human-readable", "stats",
-			"itemize-changes", "times", "perms", "owner", "group", "links", "update", "inplace", "append", "backup", "out-format=",
-			"info=", "debug=", "timeout=", "contimeout=", "bwlimit=", "max-size=", "min-size=", "size-only", "existing",
-			"ignore-existing", "delete-after", "delete-before", "delete-during", "delete-excluded", "prune-empty-dirs", "relative",
-			"mkpath", "no-implied-dirs", "one-file-system", "sparse", "whole-file", "hard-links", "acls", "xattrs", "help", "version"),
-		"xargs": withInOrder(opts.New("0a:d:E:e::I:i::J:L:l::n:oP:pR:rs:tx", "arg-file=", "delimiter=", "eof=?", "exit", "interactive", "max-args=",
-			"max-chars=", "max-lines=?", "max-procs=", "no-run-if-empty", "null", "open-tty", "process-slot-var=", "replace=?",
-			"show-limits", "verbose", "help", "version")),
-		"make": opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
-			"debug=?", "directory=", "dry-run", "environment-overrides", "eval=", "file=", "help", "ignore-errors", "include-dir=",
-			"jobs=?", "jobserver-auth=", "jobserver-style=", "just-print", "keep-going", "load-average=?", "makefile=", "max-load=?",
-			"new-file=", "no-builtin-rules", "no-builtin-variables", "no-keep-going", "no-print-directory", "no-silent", "old-file=",
-			"output-sync=?", "print-data-base", "print-directory", "question", "quiet", "recon", "shuffle=?", "silent", "stop", "touch",
-			"trace", "version", "warn-undefined-variables", "what-if="),
-		"patch": opts.New("bB:cd:D:eEfF:g:i:lnNo:p:r:RsStTuvV:xY:z:Z", "backup", "backup-if-mismatch", "basename-prefix=", "batch",
-			"binary", "context", "directory=", "dry-run", "ed", "force", "forward", "fuzz=", "get=", "ifdef=", "ignore-whitespace",
-			"input=", "merge=?", "no-backup-if-mismatch", "normal", "output=", "posix", "prefix=", "quiet", "quoting-style=",
-			"read-only=", "reject-file=", "reject-format=", "remove-empty-files", "reverse", "set-time", "set-utc", "silent", "strip=",
-			"suffix=", "unified", "verbose", "version-control=", "help", "version"),
-		"curl": opts.New("o:O", "output=", "output-dir=", "remote-name", "config=", "upload-file=", "data=", "data-binary=", "cookie-jar=",
-			"dump-header=", "trace=", "trace-ascii=", "stderr=", "etag-save=", "libcurl=", "hsts=", "alt-svc=", "manual", "help", "version"),
-		"wget": opts.New("a:BcdFhi:knNo:O:P:qrSvVx", "output-document=", "directory-prefix=", "output-file=", "append-output=", "input-file=",
-			"execute=", "config=", "post-file=", "save-cookies=", "warc-file=", "rejected-log=", "help", "version"),
-		"unzip": opts.New("d:x:"),
+		"rm": func() *opts.Spec {
+			return opts.New("dfiIrRv", "dir", "force", "interactive=?", "no-preserve-root", "one-file-system", "preserve-root=?", "recursive", "verbose", "help", "version")
+		},
+		"rmdir": func() *opts.Spec {
+			return opts.New("pv", "ignore-fail-on-non-empty", "parents", "verbose", "help", "version")
+		},
+		"unlink": func() *opts.Spec { return opts.New("", "help", "version") },
+		"shred": func() *opts.Spec {
+			return opts.New("fn:s:uvxz", "exact", "force", "iterations=", "random-source=", "remove=?", "size=", "verbose", "zero", "help", "version")
+		},
+		"touch": func() *opts.Spec {
+			return opts.New("acd:fhmr:t:", "date=", "no-create", "no-dereference", "reference=", "time=", "help", "version")
+		},
+		"mkdir": func() *opts.Spec {
+			return opts.New("m:pvZ", "context=?", "mode=", "parents", "verbose", "help", "version")
+		},
+		"mkfifo": func() *opts.Spec { return opts.New("m:Z", "context=?", "mode=", "help", "version") },
+		"mknod":  func() *opts.Spec { return opts.New("m:Z", "context=?", "mode=", "help", "version") },
+		"truncate": func() *opts.Spec {
+			return opts.New("cor:s:", "io-blocks", "no-create", "reference=", "size=", "help", "version")
+		},
+		"tee": func() *opts.Spec {
+			return opts.New("aip", "append", "ignore-interrupts", "output-error=?", "help", "version")
+		},
+		"mv": func() *opts.Spec {
+			return opts.New("bfinS:t:TuvZ", "backup=?", "context", "debug", "exchange", "force", "interactive", "no-clobber", "no-copy",
+				"no-target-directory", "strip-trailing-slashes", "suffix=", "target-directory=", "update=?", "verbose", "help", "version")
+		},
+		"cp": func() *opts.Spec {
+			return opts.New("abdfHilLnPpRrsS:t:TuvxZ", "archive", "attributes-only", "backup=?", "context=?", "copy-contents", "debug",
+				"dereference", "force", "interactive", "keep-directory-symlink", "link", "no-clobber", "no-dereference", "no-preserve=",
+				"no-target-directory", "one-file-system", "parents", "preserve=?", "recursive", "reflink=?", "remove-destination",
+				"sparse=", "strip-trailing-slashes", "suffix=", "symbolic-link", "target-directory=", "update=?", "verbose", "help", "version")
+		},
+		"install": func() *opts.Spec {
+			return opts.New("bcCdDg:m:o:pPsS:t:TvZ", "backup=?", "compare", "context=?", "debug", "directory", "group=", "mode=", "owner=",
+				"preserve-context", "preserve-timestamps", "strip", "strip-program=", "suffix=", "target-directory=", "no-target-directory",
+				"verbose", "help", "version")
+		},
+		"ln": func() *opts.Spec {
+			return opts.New("bdfFiLnPrsS:t:Tv", "backup=?", "directory", "force", "interactive", "logical", "no-dereference",
+				"no-target-directory", "physical", "relative", "symbolic", "suffix=", "target-directory=", "verbose", "help", "version")
+		},
+		"chmod": func() *opts.Spec {
+			return opts.New("cfvRHLP", "changes", "no-preserve-root", "preserve-root", "quiet", "recursive", "reference=", "silent", "verbose", "help", "version")
+		},
+		"chown": func() *opts.Spec {
+			return opts.New("cfhvRHLP", "changes", "dereference", "from=", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
+				"recursive", "reference=", "silent", "verbose", "help", "version")
+		},
+		"chgrp": func() *opts.Spec {
+			return opts.New("cfhvRHLP", "changes", "dereference", "no-dereference", "no-preserve-root", "preserve-root", "quiet",
+				"recursive", "reference=", "silent", "verbose", "help", "version")
+		},
+		"chattr": func() *opts.Spec { return opts.New("p:v:RVf") },
+		"setfacl": func() *opts.Spec {
+			return opts.New("bkndRLPvhm:x:M:X:", "modify=", "remove=", "set=", "modify-file=", "remove-file=", "set-file=", "remove-all", "remove-default", "recursive", "test", "physical", "logical", "restore=", "no-mask", "mask", "default", "help", "version")
+		},
+		"sort": func() *opts.Spec {
+			return opts.New("bcCdfghik:mMno:rRsS:t:T:uVz", "batch-size=", "buffer-size=", "check=?", "compress-program=", "debug",
+				"dictionary-order", "field-separator=", "files0-from=", "general-numeric-sort", "human-numeric-sort", "ignore-case",
+				"ignore-leading-blanks", "ignore-nonprinting", "key=", "merge", "month-sort", "numeric-sort", "output=", "parallel=",
+				"random-sort", "random-source=", "reverse", "sort=", "stable", "temporary-directory=", "unique", "version-sort",
+				"zero-terminated", "help", "version")
+		},
+		"uniq": func() *opts.Spec {
+			return opts.New("cdDf:is:uw:z", "all-repeated=?", "check-chars=", "count", "group=?", "ignore-case", "repeated",
+				"skip-chars=", "skip-fields=", "unique", "zero-terminated", "help", "version")
+		},
+		"split": func() *opts.Spec {
+			return opts.New("a:b:C:del:n:t:ux", "additional-suffix=", "bytes=", "elide-empty-files", "filter=", "hex-suffixes=?",
+				"line-bytes=", "lines=", "number=", "numeric-suffixes=?", "separator=", "suffix-length=", "unbuffered", "verbose", "help", "version")
+		},
+		"csplit": func() *opts.Spec {
+			return opts.New("b:f:kn:szq", "digits=", "elide-empty-files", "keep-files", "prefix=", "quiet", "silent", "suffix-format=", "suppress-matched", "help", "version")
+		},
+		"sed": func() *opts.Spec {
+			return opts.New("Ee:f:i::l:nrsuz", "binary", "debug", "expression=", "file=", "follow-symlinks", "in-place=?", "line-length=",
+				"null-data", "posix", "quiet", "regexp-extended", "sandbox", "separate", "silent", "unbuffered", "zero-terminated", "help", "version")
+		},
+		"tar": func() *opts.Spec {
+			return opts.New("Ab:cC:dF:f:g:GhH:iI:jJkK:lL:mMN:oOpPrRsStT:uUvV:wWxX:zZ",
+				"absolute-names", "acls", "after-date=", "anchored", "append", "atime-preserve=?", "auto-compress", "backup=?",
+				"blocking-factor=", "bzip2", "catenate", "check-device", "checkpoint=?", "checkpoint-action=", "clamp-mtime", "compare",
+				"compress", "concatenate", "confirmation", "create", "delay-directory-restore", "delete", "dereference", "diff",
+				"directory=", "exclude=", "exclude-backups", "exclude-caches", "exclude-caches-all", "exclude-caches-under",
+				"exclude-from=", "exclude-ignore=", "exclude-ignore-recursive=", "exclude-tag=", "exclude-tag-all=", "exclude-tag-under=",
+				"exclude-vcs", "exclude-vcs-ignores", "extract", "file=", "files-from=", "force-local", "format=", "full-time", "get",
+				"group=", "group-map=", "gunzip", "gzip", "hard-dereference", "hole-detection=", "ignore-case", "ignore-command-error",
+				"ignore-failed-read", "ignore-zeros", "incremental", "index-file=", "info-script=", "interactive", "keep-directory-symlink",
+				"keep-newer-files", "keep-old-files", "label=", "level=", "list", "listed-incremental=", "lzip", "lzma", "lzop", "mode=",
+				"mtime=", "multi-volume", "new-volume-script=", "newer=", "newer-mtime=", "no-acls", "no-anchored", "no-auto-compress",
+				"no-check-device", "no-delay-directory-restore", "no-ignore-case", "no-ignore-command-error", "no-null", "no-overwrite-dir",
+				"no-quote-chars=", "no-recursion", "no-same-owner", "no-same-permissions", "no-seek", "no-selinux", "no-unquote",
+				"no-verbatim-files-from", "no-wildcards", "no-wildcards-match-slash", "no-xattrs", "null", "numeric-owner", "occurrence=?",
+				"old-archive", "one-file-system", "one-top-level=?", "overwrite", "overwrite-dir", "owner=", "owner-map=", "pax-option=",
+				"portability", "posix", "preserve-order", "preserve-permissions", "quote-chars=", "quoting-style=", "read-full-records",
+				"record-size=", "recursion", "recursive-unlink", "remove-files", "restrict", "rmt-command=", "rsh-command=", "same-order",
+				"same-owner", "same-permissions", "seek", "selinux", "show-defaults", "show-omitted-dirs", "show-snapshot-field-ranges",
+				"show-transformed-names", "show-stored-names", "skip-old-files", "sort=", "sparse", "sparse-version=", "starting-file=",
+				"strip-components=", "suffix=", "tape-length=", "to-command=", "to-stdout", "totals=?", "touch", "transform=", "uncompress",
+				"ungzip", "unlink-first", "unquote", "update", "use-compress-program=", "utc", "verbatim-files-from", "verbose", "verify",
+				"version", "volno-file=", "warning=", "wildcards", "wildcards-match-slash", "xattrs", "xattrs-exclude=", "xattrs-include=",
+				"xform=", "xz", "zstd", "help", "usage")
+		},
+		"rsync": func() *opts.Spec {
+			return opts.New("ac:de:f:hlnoprtuvzB:CHIKLPRST:WxX", "rsh=", "rsync-path=", "filter=", "exclude=", "include=", "exclude-from=",
+				"include-from=", "files-from=", "log-file=", "partial-dir=", "temp-dir=", "backup-dir=", "suffix=", "chmod=",
+				"password-file=", "port=", "compare-dest=", "copy-dest=", "link-dest=", "remove-source-files", "archive", "verbose",
+				"recursive", "delete", "dry-run", "compress", "checksum", "progress", "partial", "quiet", "human-readable", "stats",
+				"itemize-changes", "times", "perms", "owner", "group", "links", "update", "inplace", "append", "backup", "out-format=",
+				"info=", "debug=", "timeout=", "contimeout=", "bwlimit=", "max-size=", "min-size=", "size-only", "existing",
+				"ignore-existing", "delete-after", "delete-before", "delete-during", "delete-excluded", "prune-empty-dirs", "relative",
+				"mkpath", "no-implied-dirs", "one-file-system", "sparse", "whole-file", "hard-links", "acls", "xattrs", "help", "version")
+		},
+		"xargs": func() *opts.Spec {
+			return withInOrder(opts.New("0a:d:E:e::I:i::J:L:l::n:oP:pR:rs:tx", "arg-file=", "delimiter=", "eof=?", "exit", "interactive", "max-args=",
+				"max-chars=", "max-lines=?", "max-procs=", "no-run-if-empty", "null", "open-tty", "process-slot-var=", "replace=?",
+				"show-limits", "verbose", "help", "version"))
+		},
+		"make": func() *opts.Spec {
+			return opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
+				"debug=?", "directory=", "dry-run", "environment-overrides", "eval=", "file=", "help", "ignore-errors", "include-dir=",
+				"jobs=?", "jobserver-auth=", "jobserver-style=", "just-print", "keep-going", "load-average=?", "makefile=", "max-load=?",
+				"new-file=", "no-builtin-rules", "no-builtin-variables", "no-keep-going", "no-print-directory", "no-silent", "old-file=",
+				"output-sync=?", "print-data-base", "print-directory", "question", "quiet", "recon", "shuffle=?", "silent", "stop", "touch",
+				"trace", "version", "warn-undefined-variables", "what-if=")
+		},
+		"patch": func() *opts.Spec {
+			return opts.New("bB:cd:D:eEfF:g:i:lnNo:p:r:RsStTuvV:xY:z:Z", "backup", "backup-if-mismatch", "basename-prefix=", "batch",
+				"binary", "context", "directory=", "dry-run", "ed", "force", "forward", "fuzz=", "get=", "ifdef=", "ignore-whitespace",
+				"input=", "merge=?", "no-backup-if-mismatch", "normal", "output=", "posix", "prefix=", "quiet", "quoting-style=",
+				"read-only=", "reject-file=", "reject-format=", "remove-empty-files", "reverse", "set-time", "set-utc", "silent", "strip=",
+				"suffix=", "unified", "verbose", "version-control=", "help", "version")
+		},
+		"curl": func() *opts.Spec {
+			return opts.New("o:O", "output=", "output-dir=", "remote-name", "config=", "upload-file=", "data=", "data-binary=", "cookie-jar=",
+				"dump-header=", "trace=", "trace-ascii=", "stderr=", "etag-save=", "libcurl=", "hsts=", "alt-svc=", "manual", "help", "version")
+		},
+		"wget": func() *opts.Spec {
+			return opts.New("a:BcdFhi:knNo:O:P:qrSvVx", "output-document=", "directory-prefix=", "output-file=", "append-output=", "input-file=",
+				"execute=", "config=", "post-file=", "save-cookies=", "warc-file=", "rejected-log=", "help", "version")
+		},
+		"unzip": func() *opts.Spec { return opts.New("d:x:") },
 		// virtualenv DEST (argparse: options anywhere, unique prefixes).
-		"virtualenv": opts.New("hp:qv", "activators=", "always-copy", "app-data=", "clear", "copies", "creator=", "discovery=",
-			"download", "extra-search-dir=", "help", "never-download", "no-download", "no-pip", "no-periodic-update", "no-seed",
-			"no-setuptools", "no-vcs-ignore", "no-wheel", "pip=", "prompt=", "python=", "quiet", "read-only-app-data",
-			"reset-app-data", "seeder=", "setuptools=", "symlink-app-data", "symlinks", "system-site-packages", "try-first-with=",
-			"upgrade-embed-wheels", "verbose", "version", "wheel=", "with-traceback"),
-		"zip":    opts.New("b:n:x:i:I:t:TP:O:", "temp-path=", "suffixes=", "exclude=", "include=", "password=", "unzip-command=", "out=", "output-file="),
-		"gzip":   opts.New("cdfhklLnNqrS:tvV123456789", "stdout", "to-stdout", "decompress", "uncompress", "force", "help", "keep", "list", "license", "no-name", "name", "quiet", "recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "version", "fast", "best"),
-		"xxd":    opts.New("aAbCc:Eeg:hil:o:prs:uvR:d", "autoskip", "bits", "cols=", "EBCDIC", "groupsize=", "help", "include", "len=", "name=", "offset=", "postscript", "plain", "ps", "revert", "seek=", "uppercase", "version"),
-		"mktemp": opts.New("dp:qtu", "directory", "dry-run", "quiet", "suffix=", "tmpdir=?", "help", "version"),
-		"env": withInOrder(opts.New("0a:C:iP:S:u:v", "argv0=", "block-signal=?", "chdir=", "debug", "default-signal=?", "ignore-environment",
-			"ignore-signal=?", "list-signal-handling", "null", "split-string=", "unset=", "help", "version")),
-		"timeout": withInOrder(opts.New("fk:ps:v", "foreground", "kill-after=", "preserve-status", "signal=", "verbose", "help", "version")),
-		"nice":    withInOrder(opts.New("n:", "adjustment=", "help", "version")),
-		"stdbuf":  withInOrder(opts.New("e:i:o:", "error=", "input=", "output=", "help", "version")),
-		"nohup":   withInOrder(opts.New("", "help", "version")),
-		"setsid":  withInOrder(opts.New("cfw", "ctty", "fork", "wait", "help", "version")),
-		"ionice":  withInOrder(opts.New("c:n:p:P:tu:", "class=", "classdata=", "pid=", "pgid=", "ignore", "uid=", "help", "version")),
-		"time":    withInOrder(opts.New("af:o:pqv", "append", "format=", "output=", "portability", "quiet", "verbose", "help", "version")),
-		"flock":   withInOrder(opts.New("c:E:Fnosuw:x", "close", "command=", "conflict-exit-code=", "exclusive", "fcntl", "no-fork", "nonblock", "shared", "timeout=", "unlock", "verbose", "wait=", "help", "version")),
-		"chroot":  withInOrder(opts.New("", "groups=", "skip-chdir", "userspec=", "help", "version")),
-		"watch": withInOrder(opts.New("bcCd::egn:pq:rtwx", "beep", "color", "no-color", "differences=?", "errexit", "chgexit", "equexit=",
-			"interval=", "precise", "no-rerun", "no-title", "no-wrap", "exec", "no-linewrap", "help", "version")),
-		"taskset":     withInOrder(opts.New("acp", "all-tasks", "cpu-list", "pid", "help", "version")),
-		"prlimit":     withInOrder(opts.New("p:ohr", "as=?", "core=?", "cpu=?", "data=?", "fsize=?", "locks=?", "memlock=?", "msgqueue=?", "nice=?", "nofile=?", "nproc=?", "rss=?", "rtprio=?", "rttime=?", "sigpending=?", "stack=?", "pid=", "output=", "noheadings", "raw", "verbose", "help", "version")),
-		"chrt":        withInOrder(opts.New("abdefiopRrT:P:D:mv", "all-tasks", "batch", "deadline", "fifo", "idle", "other", "pid", "reset-on-fork", "rr", "sched-runtime=", "sched-period=", "sched-deadline=", "max", "verbose", "help", "version")),
-		"setarch":     withInOrder(opts.New("vRFZLXBIST3", "verbose", "addr-no-randomize", "fdpic-funcptrs", "mmap-page-zero", "addr-compat-layout", "read-implies-exec", "32bit", "short-inode", "whole-seconds", "sticky-timeouts", "3gb", "4gb", "uname-2.6", "list", "help", "version")),
-		"setpriv":     withInOrder(opts.New("d", "dump", "no-new-privs", "ambient-caps=", "inh-caps=", "bounding-set=", "ruid=", "euid=", "rgid=", "egid=", "reuid=", "regid=", "clear-groups", "keep-groups", "init-groups", "groups=", "securebits=", "pdeathsig=", "selinux-label=", "apparmor-profile=", "landlock-access=", "landlock-rule=", "reset-env", "help", "version")),
-		"unshare":     withInOrder(opts.New("m::u::i::n::p::U::C::T::frS:G:R:w:", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "fork", "kill-child=?", "mount-proc=?", "map-root-user", "map-current-user", "map-user=", "map-group=", "map-users=", "map-groups=", "map-auto", "propagation=", "setgroups=", "keep-caps", "setuid=", "setgid=", "root=", "wd=", "monotonic=", "boottime=", "help", "version")),
-		"nsenter":     withInOrder(opts.New("at:m::u::i::n::p::U::C::T::S:G:r::w::FZ", "all", "target=", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "setuid=", "setgid=", "preserve-credentials", "root=?", "wd=?", "no-fork", "follow-context", "help", "version")),
-		"runuser":     withInOrder(opts.New("c:fg:G:lmps:u:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "user=", "pty", "session-command=", "whitelist-environment=", "help", "version")),
-		"su":          withInOrder(opts.New("c:fg:G:lmps:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "pty", "session-command=", "whitelist-environment=", "help", "version")),
-		"sudo":        withInOrder(opts.New("AbC:D:Eeg:HhiKklnPp:R:r:SsT:t:U:u:Vv", "askpass", "background", "chdir=", "chroot=", "close-from=", "command-timeout=", "edit", "group=", "help", "host=", "list", "login", "non-interactive", "other-user=", "preserve-env=?", "preserve-groups", "prompt=", "remove-timestamp", "reset-timestamp", "role=", "set-home", "shell", "stdin", "type=", "user=", "validate", "version")),
-		"script":      opts.New("aB:c:eE:fI:l:m:O:qT:t::", "append", "command=", "echo=", "flush", "force", "log-in=", "log-io=", "log-out=", "log-timing=", "logging-format=", "output-limit=", "quiet", "return", "timing=?", "help", "version"),
-		"systemd-run": withInOrder(opts.New("p:E:M:H:u:GqrtPS", "unit=", "property=", "description=", "slice=", "setenv=", "uid=", "gid=", "nice=", "working-directory=", "machine=", "host=", "user", "system", "scope", "pty", "pipe", "wait", "collect", "quiet", "remain-after-exit", "same-dir", "shell", "service-type=", "on-calendar=", "on-active=", "help", "version")),
-		"firejail":    withInOrder(opts.New("")),
-		"command":     withInOrder(opts.New("pvV")),
-		"exec":        withInOrder(opts.New("a:cl")),
-		"doas":        withInOrder(opts.New("a:C:Lnsu:")),
-		"pkexec":      withInOrder(opts.New("", "user=", "disable-internal-agent", "keep-cwd", "help", "version")),
-		"strace":      withInOrder(opts.New("a:b:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ", "output=", "attach=", "trace=", "signal=", "env=", "user=", "trace-path=", "string-limit=", "summary-sort-by=")),
-		"ltrace":      withInOrder(opts.New("a:A:bcCDe:E:fF:hiLl:n:o:p:rs:Stu:Vw:x:X:", "output=", "library=", "indent=", "align=")),
-		"caffeinate":  withInOrder(opts.New("dimsuw:t:")),
-		"sg":          withInOrder(opts.New("c:")),
-		"tail":        opts.New("c:fFn:qs:vz", "bytes=", "follow=?", "lines=", "max-unchanged-stats=", "pid=", "quiet", "retry", "silent", "sleep-interval=", "verbose", "zero-terminated", "debug", "help", "version"),
-		"dmesg":       opts.New("CcDdEeF:f:HhkLl:n:PprSs:TtuwxV", "clear", "read-clear", "console-off", "show-delta", "reltime", "console-on", "file=", "facility=", "human", "json", "kernel", "color=?", "level=", "console-level=", "noescape", "nopager", "force-prefix", "raw", "syslog", "buffer-size=", "ctime", "notime", "since=", "until=", "userspace", "follow", "follow-new", "decode", "time-format=", "help", "version"),
-		"rg":          opts.New("e:f:g:m:t:T:A:B:C:j:M:", "pre=", "pre-glob=", "hostname-bin=", "regexp=", "file=", "glob=", "type=", "max-count=", "replace=", "help", "version"),
-		"ssh":         opts.New("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:"),
-		"scp":         opts.New("346ABCOpqRrsTvc:D:F:i:J:l:o:P:S:X:"),
-		"sftp":        opts.New("46AaCfNpqrvB:b:c:D:F:i:J:l:o:P:R:S:s:X:"),
-		"man":         opts.New("C:d:D:acfhiIklL:m:M:p:P:rR:S:s:tTuwWZE:H::X::", "pager=", "config-file=", "where", "path", "location", "whatis", "apropos", "local-file", "help", "version"),
-		"fd":          opts.New("HIsiLlpauFgd:t:e:E:x:X:j:c:o:S:", "exec=", "exec-batch=", "type=", "extension=", "exclude=", "max-depth=", "min-depth=", "exact-depth=", "threads=", "hidden", "no-ignore", "help", "version"),
-		"awk":         opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version"),
-		"gawk":        opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version"),
-		"mawk":        opts.New("f:F:v:W:"),
-		"nawk":        opts.New("f:F:v:"),
-		"read":        opts.New("a:d:ei:n:N:p:rst:u:"),
-		"printf":      opts.New("v:"),
-		"declare":     opts.New("aAfFgiIlnprtux"),
-		"typeset":     opts.New("aAfFgiIlnprtux"),
-		"local":       opts.New("aAfFgiIlnprtux"),
-		"shopt":       opts.New("opqsu"),
-		"parallel":    withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version")),
-		"nix-shell":   opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version"),
-		"ssh-keygen":  opts.New("ABb:C:cD:E:eF:f:gHhI:i:J:j:KkLlM:m:N:n:O:P:pQqR:r:s:t:U:uvV:w:Y:yz:Z:"),
-		"gpg":         opts.New("abcdeo:r:u:sv", "output=", "recipient=", "local-user=", "armor", "batch", "yes", "symmetric", "passphrase=", "pinentry-mode=", "decrypt", "encrypt", "sign", "detach-sign", "clearsign", "verify", "import", "export", "list-keys", "homedir=", "help", "version"),
-		"objcopy":     opts.New("I:O:B:j:R:K:N:GgSXxp", "input-target=", "output-target=", "target=", "only-section=", "remove-section=", "strip-all", "strip-debug", "help", "version"),
-		"strip":       opts.New("F:I:O:o:R:K:N:gsSpvxX", "output-format=", "input-target=", "target=", "remove-section=", "keep-symbol=", "strip-symbol=", "strip-all", "strip-debug", "preserve-dates", "help", "version"),
-		"npx":         withInOrder(opts.New("c:p:qy", "call=", "package=", "yes", "no", "quiet", "registry=", "prefix=", "ignore-existing", "no-install", "help", "version")),
-		"mapfile":     opts.New("C:c:d:n:O:s:tu:"),
-		"readarray":   opts.New("C:c:d:n:O:s:tu:"),
-		"compgen":     opts.New("abcdefgjksuvo:A:G:W:F:C:X:P:S:"),
-		"complete":    opts.New("abcdefgjksuvprDEIo:A:G:W:F:C:X:P:S:"),
-		"fzf":         opts.New("ef:imq:x", "filter=", "query=", "exact", "extended", "multi", "bash", "zsh", "fish", "height=", "layout=", "preview=", "bind=", "execute=", "help", "version"),
+		"virtualenv": func() *opts.Spec {
+			return opts.New("hp:qv", "activators=", "always-copy", "app-data=", "clear", "copies", "creator=", "discovery=",
+				"download", "extra-search-dir=", "help", "never-download", "no-download", "no-pip", "no-periodic-update", "no-seed",
+				"no-setuptools", "no-vcs-ignore", "no-wheel", "pip=", "prompt=", "python=", "quiet", "read-only-app-data",
+				"reset-app-data", "seeder=", "setuptools=", "symlink-app-data", "symlinks", "system-site-packages", "try-first-with=",
+				"upgrade-embed-wheels", "verbose", "version", "wheel=", "with-traceback")
+		},
+		"zip": func() *opts.Spec {
+			return opts.New("b:n:x:i:I:t:TP:O:", "temp-path=", "suffixes=", "exclude=", "include=", "password=", "unzip-command=", "out=", "output-file=")
+		},
+		"gzip": func() *opts.Spec {
+			return opts.New("cdfhklLnNqrS:tvV123456789", "stdout", "to-stdout", "decompress", "uncompress", "force", "help", "keep", "list", "license", "no-name", "name", "quiet", "recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "version", "fast", "best")
+		},
+		"xxd": func() *opts.Spec {
+			return opts.New("aAbCc:Eeg:hil:o:prs:uvR:d", "autoskip", "bits", "cols=", "EBCDIC", "groupsize=", "help", "include", "len=", "name=", "offset=", "postscript", "plain", "ps", "revert", "seek=", "uppercase", "version")
+		},
+		"mktemp": func() *opts.Spec {
+			return opts.New("dp:qtu", "directory", "dry-run", "quiet", "suffix=", "tmpdir=?", "help", "version")
+		},
+		"env": func() *opts.Spec {
+			return withInOrder(opts.New("0a:C:iP:S:u:v", "argv0=", "block-signal=?", "chdir=", "debug", "default-signal=?", "ignore-environment",
+				"ignore-signal=?", "list-signal-handling", "null", "split-string=", "unset=", "help", "version"))
+		},
+		"timeout": func() *opts.Spec {
+			return withInOrder(opts.New("fk:ps:v", "foreground", "kill-after=", "preserve-status", "signal=", "verbose", "help", "version"))
+		},
+		"nice": func() *opts.Spec { return withInOrder(opts.New("n:", "adjustment=", "help", "version")) },
+		"stdbuf": func() *opts.Spec {
+			return withInOrder(opts.New("e:i:o:", "error=", "input=", "output=", "help", "version"))
+		},
+		"nohup":  func() *opts.Spec { return withInOrder(opts.New("", "help", "version")) },
+		"setsid": func() *opts.Spec { return withInOrder(opts.New("cfw", "ctty", "fork", "wait", "help", "version")) },
+		"ionice": func() *opts.Spec {
+			return withInOrder(opts.New("c:n:p:P:tu:", "class=", "classdata=", "pid=", "pgid=", "ignore", "uid=", "help", "version"))
+		},
+		"time": func() *opts.Spec {
+			return withInOrder(opts.New("af:o:pqv", "append", "format=", "output=", "portability", "quiet", "verbose", "help", "version"))
+		},
+		"flock": func() *opts.Spec {
+			return withInOrder(opts.New("c:E:Fnosuw:x", "close", "command=", "conflict-exit-code=", "exclusive", "fcntl", "no-fork", "nonblock", "shared", "timeout=", "unlock", "verbose", "wait=", "help", "version"))
+		},
+		"chroot": func() *opts.Spec {
+			return withInOrder(opts.New("", "groups=", "skip-chdir", "userspec=", "help", "version"))
+		},
+		"watch": func() *opts.Spec {
+			return withInOrder(opts.New("bcCd::egn:pq:rtwx", "beep", "color", "no-color", "differences=?", "errexit", "chgexit", "equexit=",
+				"interval=", "precise", "no-rerun", "no-title", "no-wrap", "exec", "no-linewrap", "help", "version"))
+		},
+		"taskset": func() *opts.Spec {
+			return withInOrder(opts.New("acp", "all-tasks", "cpu-list", "pid", "help", "version"))
+		},
+		"prlimit": func() *opts.Spec {
+			return withInOrder(opts.New("p:ohr", "as=?", "core=?", "cpu=?", "data=?", "fsize=?", "locks=?", "memlock=?", "msgqueue=?", "nice=?", "nofile=?", "nproc=?", "rss=?", "rtprio=?", "rttime=?", "sigpending=?", "stack=?", "pid=", "output=", "noheadings", "raw", "verbose", "help", "version"))
+		},
+		"chrt": func() *opts.Spec {
+			return withInOrder(opts.New("abdefiopRrT:P:D:mv", "all-tasks", "batch", "deadline", "fifo", "idle", "other", "pid", "reset-on-fork", "rr", "sched-runtime=", "sched-period=", "sched-deadline=", "max", "verbose", "help", "version"))
+		},
+		"setarch": func() *opts.Spec {
+			return withInOrder(opts.New("vRFZLXBIST3", "verbose", "addr-no-randomize", "fdpic-funcptrs", "mmap-page-zero", "addr-compat-layout", "read-implies-exec", "32bit", "short-inode", "whole-seconds", "sticky-timeouts", "3gb", "4gb", "uname-2.6", "list", "help", "version"))
+		},
+		"setpriv": func() *opts.Spec {
+			return withInOrder(opts.New("d", "dump", "no-new-privs", "ambient-caps=", "inh-caps=", "bounding-set=", "ruid=", "euid=", "rgid=", "egid=", "reuid=", "regid=", "clear-groups", "keep-groups", "init-groups", "groups=", "securebits=", "pdeathsig=", "selinux-label=", "apparmor-profile=", "landlock-access=", "landlock-rule=", "reset-env", "help", "version"))
+		},
+		"unshare": func() *opts.Spec {
+			return withInOrder(opts.New("m::u::i::n::p::U::C::T::frS:G:R:w:", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "fork", "kill-child=?", "mount-proc=?", "map-root-user", "map-current-user", "map-user=", "map-group=", "map-users=", "map-groups=", "map-auto", "propagation=", "setgroups=", "keep-caps", "setuid=", "setgid=", "root=", "wd=", "monotonic=", "boottime=", "help", "version"))
+		},
+		"nsenter": func() *opts.Spec {
+			return withInOrder(opts.New("at:m::u::i::n::p::U::C::T::S:G:r::w::FZ", "all", "target=", "mount=?", "uts=?", "ipc=?", "net=?", "pid=?", "user=?", "cgroup=?", "time=?", "setuid=", "setgid=", "preserve-credentials", "root=?", "wd=?", "no-fork", "follow-context", "help", "version"))
+		},
+		"runuser": func() *opts.Spec {
+			return withInOrder(opts.New("c:fg:G:lmps:u:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "user=", "pty", "session-command=", "whitelist-environment=", "help", "version"))
+		},
+		"su": func() *opts.Spec {
+			return withInOrder(opts.New("c:fg:G:lmps:Pw:", "command=", "fast", "group=", "supp-group=", "login", "preserve-environment", "shell=", "pty", "session-command=", "whitelist-environment=", "help", "version"))
+		},
+		"sudo": func() *opts.Spec {
+			return withInOrder(opts.New("AbC:D:Eeg:HhiKklnPp:R:r:SsT:t:U:u:Vv", "askpass", "background", "chdir=", "chroot=", "close-from=", "command-timeout=", "edit", "group=", "help", "host=", "list", "login", "non-interactive", "other-user=", "preserve-env=?", "preserve-groups", "prompt=", "remove-timestamp", "reset-timestamp", "role=", "set-home", "shell", "stdin", "type=", "user=", "validate", "version"))
+		},
+		"script": func() *opts.Spec {
+			return opts.New("aB:c:eE:fI:l:m:O:qT:t::", "append", "command=", "echo=", "flush", "force", "log-in=", "log-io=", "log-out=", "log-timing=", "logging-format=", "output-limit=", "quiet", "return", "timing=?", "help", "version")
+		},
+		"systemd-run": func() *opts.Spec {
+			return withInOrder(opts.New("p:E:M:H:u:GqrtPS", "unit=", "property=", "description=", "slice=", "setenv=", "uid=", "gid=", "nice=", "working-directory=", "machine=", "host=", "user", "system", "scope", "pty", "pipe", "wait", "collect", "quiet", "remain-after-exit", "same-dir", "shell", "service-type=", "on-calendar=", "on-active=", "help", "version"))
+		},
+		"firejail": func() *opts.Spec { return withInOrder(opts.New("")) },
+		"command":  func() *opts.Spec { return withInOrder(opts.New("pvV")) },
+		"exec":     func() *opts.Spec { return withInOrder(opts.New("a:cl")) },
+		"doas":     func() *opts.Spec { return withInOrder(opts.New("a:C:Lnsu:")) },
+		"pkexec": func() *opts.Spec {
+			return withInOrder(opts.New("", "user=", "disable-internal-agent", "keep-cwd", "help", "version"))
+		},
+		"strace": func() *opts.Spec {
+			return withInOrder(opts.New("a:b:cCdDe:E:fFhiI:kno:O:p:P:qrs:S:tTu:U:vVwxX:yYzZ", "output=", "attach=", "trace=", "signal=", "env=", "user=", "trace-path=", "string-limit=", "summary-sort-by="))
+		},
+		"ltrace": func() *opts.Spec {
+			return withInOrder(opts.New("a:A:bcCDe:E:fF:hiLl:n:o:p:rs:Stu:Vw:x:X:", "output=", "library=", "indent=", "align="))
+		},
+		"caffeinate": func() *opts.Spec { return withInOrder(opts.New("dimsuw:t:")) },
+		"sg":         func() *opts.Spec { return withInOrder(opts.New("c:")) },
+		"tail": func() *opts.Spec {
+			return opts.New("c:fFn:qs:vz", "bytes=", "follow=?", "lines=", "max-unchanged-stats=", "pid=", "quiet", "retry", "silent", "sleep-interval=", "verbose", "zero-terminated", "debug", "help", "version")
+		},
+		"dmesg": func() *opts.Spec {
+			return opts.New("CcDdEeF:f:HhkLl:n:PprSs:TtuwxV", "clear", "read-clear", "console-off", "show-delta", "reltime", "console-on", "file=", "facility=", "human", "json", "kernel", "color=?", "level=", "console-level=", "noescape", "nopager", "force-prefix", "raw", "syslog", "buffer-size=", "ctime", "notime", "since=", "until=", "userspace", "follow", "follow-new", "decode", "time-format=", "help", "version")
+		},
+		"rg": func() *opts.Spec {
+			return opts.New("e:f:g:m:t:T:A:B:C:j:M:", "pre=", "pre-glob=", "hostname-bin=", "regexp=", "file=", "glob=", "type=", "max-count=", "replace=", "help", "version")
+		},
+		"ssh": func() *opts.Spec {
+			return opts.New("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:")
+		},
+		"scp":  func() *opts.Spec { return opts.New("346ABCOpqRrsTvc:D:F:i:J:l:o:P:S:X:") },
+		"sftp": func() *opts.Spec { return opts.New("46AaCfNpqrvB:b:c:D:F:i:J:l:o:P:R:S:s:X:") },
+		"man": func() *opts.Spec {
+			return opts.New("C:d:D:acfhiIklL:m:M:p:P:rR:S:s:tTuwWZE:H::X::", "pager=", "config-file=", "where", "path", "location", "whatis", "apropos", "local-file", "help", "version")
+		},
+		"fd": func() *opts.Spec {
+			return opts.New("HIsiLlpauFgd:t:e:E:x:X:j:c:o:S:", "exec=", "exec-batch=", "type=", "extension=", "exclude=", "max-depth=", "min-depth=", "exact-depth=", "threads=", "hidden", "no-ignore", "help", "version")
+		},
+		"awk": func() *opts.Spec {
+			return opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version")
+		},
+		"gawk": func() *opts.Spec {
+			return opts.New("bcCdDe:E:f:F:gi:l:L::MnNo::Op::PrsStv:V", "file=", "field-separator=", "assign=", "source=", "include=", "load=", "exec=", "bignum", "characters-as-bytes", "traditional", "copyright", "debug=?", "dump-variables=?", "gen-pot", "help", "lint=?", "non-decimal-data", "optimize", "no-optimize", "posix", "pretty-print=?", "profile=?", "re-interval", "sandbox", "use-lc-numeric", "version")
+		},
+		"mawk":    func() *opts.Spec { return opts.New("f:F:v:W:") },
+		"nawk":    func() *opts.Spec { return opts.New("f:F:v:") },
+		"read":    func() *opts.Spec { return opts.New("a:d:ei:n:N:p:rst:u:") },
+		"printf":  func() *opts.Spec { return opts.New("v:") },
+		"declare": func() *opts.Spec { return opts.New("aAfFgiIlnprtux") },
+		"typeset": func() *opts.Spec { return opts.New("aAfFgiIlnprtux") },
+		"local":   func() *opts.Spec { return opts.New("aAfFgiIlnprtux") },
+		"shopt":   func() *opts.Spec { return opts.New("opqsu") },
+		"parallel": func() *opts.Spec {
+			return withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version"))
+		},
+		"nix-shell": func() *opts.Spec {
+			return opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version")
+		},
+		"ssh-keygen": func() *opts.Spec {
+			return opts.New("ABb:C:cD:E:eF:f:gHhI:i:J:j:KkLlM:m:N:n:O:P:pQqR:r:s:t:U:uvV:w:Y:yz:Z:")
+		},
+		"gpg": func() *opts.Spec {
+			return opts.New("abcdeo:r:u:sv", "output=", "recipient=", "local-user=", "armor", "batch", "yes", "symmetric", "passphrase=", "pinentry-mode=", "decrypt", "encrypt", "sign", "detach-sign", "clearsign", "verify", "import", "export", "list-keys", "homedir=", "help", "version")
+		},
+		"objcopy": func() *opts.Spec {
+			return opts.New("I:O:B:j:R:K:N:GgSXxp", "input-target=", "output-target=", "target=", "only-section=", "remove-section=", "strip-all", "strip-debug", "help", "version")
+		},
+		"strip": func() *opts.Spec {
+			return opts.New("F:I:O:o:R:K:N:gsSpvxX", "output-format=", "input-target=", "target=", "remove-section=", "keep-symbol=", "strip-symbol=", "strip-all", "strip-debug", "preserve-dates", "help", "version")
+		},
+		"npx": func() *opts.Spec {
+			return withInOrder(opts.New("c:p:qy", "call=", "package=", "yes", "no", "quiet", "registry=", "prefix=", "ignore-existing", "no-install", "help", "version"))
+		},
+		"mapfile":   func() *opts.Spec { return opts.New("C:c:d:n:O:s:tu:") },
+		"readarray": func() *opts.Spec { return opts.New("C:c:d:n:O:s:tu:") },
+		"compgen":   func() *opts.Spec { return opts.New("abcdefgjksuvo:A:G:W:F:C:X:P:S:") },
+		"complete":  func() *opts.Spec { return opts.New("abcdefgjksuvprDEIo:A:G:W:F:C:X:P:S:") },
+		"fzf": func() *opts.Spec {
+			return opts.New("ef:imq:x", "filter=", "query=", "exact", "extended", "multi", "bash", "zsh", "fish", "height=", "layout=", "preview=", "bind=", "execute=", "help", "version")
+		},
 	}
 })
 
@@ -382,7 +544,7 @@ func (c *Command) ParseOpts() {
 		}
 		return
 	}
-	s, ok := specs()[c.Name]
+	s, ok := specFor(c.Name)
 	if !ok {
 		s = emptySpec
 		if _, wrapped := wrappers[c.Name]; wrapped {
@@ -449,7 +611,7 @@ func (c *Command) OptFlag(o opts.Opt) ArgFlag {
 // KnownProgram reports whether the analysis has a grammar for name or follows
 // what it runs (a wrapper, a shell, a runner).
 func KnownProgram(name string) bool {
-	_, spec := specs()[name]
+	_, spec := specMakers()[name]
 	_, wrapped := wrappers[name]
 	_, runner := subcommandRunners[name]
 	return spec || wrapped || runner || shells[name]

@@ -106,7 +106,7 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 	}
 	i := c.OptsEnd + u.skip
 	if c.Name == "flock" || c.Name == "chroot" || c.Name == "setarch" {
-		if s := specs()[c.Name]; s != nil && i < len(c.Args) {
+		if s, _ := specFor(c.Name); s != nil && i < len(c.Args) {
 			i += s.Parse(c.Args[i:], func(k int) bool { return c.IsDynamic(k + i) }).End
 		}
 	}
