@@ -213,6 +213,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		// Only needed with the network off; the helper ignores them otherwise.
 		HostPorts: c.HostPorts,
 		Limits:    c.Limits,
+		Home:      g.home, // the user's, whose git runs on the host
 		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
 	}
 	if !g.sessionTmp() {

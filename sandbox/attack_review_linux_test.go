@@ -242,7 +242,7 @@ func TestAttackGitConfigParsingBlocked(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "hooks")
 	must(t, os.Mkdir(dir, 0o755))
 	must(t, os.Symlink("/bin/true", filepath.Join(dir, "pre-commit.sample")))
-	if !runsCode(dir) {
+	if !runsCode(dir, nil) {
 		t.Error("a symlinked .sample hook passed")
 	}
 }

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,13 +15,14 @@ import (
 
 // runsCode reports whether a protected path that git makes in place (InPlace)
 // holds what would run code outside the sandbox, as one written by the command
-// rather than by git would: a hook that is not one of git's samples, or a git
-// config with a key beyond what init and clone write. Anything it cannot read
-// or parse counts as code.
-func runsCode(p string) bool {
+// rather than by git would: a hook that is not one of git's samples (nor one
+// git copied from the user's templates, known), or a git config with a key
+// beyond what init and clone write. Anything it cannot read or parse counts
+// as code.
+func runsCode(p string, known hookSet) bool {
 	switch filepath.Base(p) {
 	case "hooks":
-		return !sampleHooksAt(unix.AT_FDCWD, p)
+		return !sampleHooksAt(unix.AT_FDCWD, p, known)
 	case "config":
 		return !plainGitConfigAt(unix.AT_FDCWD, p)
 	}
@@ -27,8 +30,9 @@ func runsCode(p string) bool {
 }
 
 // sampleHooksAt reports whether the hooks directory name (in dirFD) holds
-// only git's samples, regular files named *.sample, which git never runs.
-func sampleHooksAt(dirFD int, name string) bool {
+// only git's samples, regular files named *.sample, which git never runs,
+// and hooks git copies from the user's templates (known), as they are there.
+func sampleHooksAt(dirFD int, name string, known hookSet) bool {
 	f, err := openAt(dirFD, name, unix.O_DIRECTORY)
 	if err != nil {
 		return false
@@ -39,11 +43,82 @@ func sampleHooksAt(dirFD int, name string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular() {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".sample") && !known.holds(int(f.Fd()), e.Name()) {
 			return false
 		}
 	}
 	return true
+}
+
+// hookSet is the hooks git init copies from the user's template directories
+// into every repository it makes, by name and content.
+type hookSet map[string]bool
+
+// maxTemplateHook bounds a template hook read.
+const maxTemplateHook = 1 << 20
+
+func hookKey(name string, content []byte) string {
+	sum := sha256.Sum256(content)
+	return name + "\x00" + string(sum[:])
+}
+
+// holds reports whether the regular file name (in dirFD) is one of the set.
+func (h hookSet) holds(dirFD int, name string) bool {
+	if len(h) == 0 {
+		return false
+	}
+	f, err := openAt(dirFD, name, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTemplateHook+1))
+	return err == nil && len(b) <= maxTemplateHook && h[hookKey(name, b)]
+}
+
+// templateHooks reads the hooks in the user's git template directories
+// (init.templateDir in the machine's and the user's config) as they are when
+// the session starts, before any command: one under a writable path is left
+// out, as a command could have made it there in an earlier session.
+func templateHooks(home string, writable []string) hookSet {
+	var dirs []string
+	configs := []string{"/etc/gitconfig"}
+	if home != "" {
+		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
+	}
+	for _, c := range configs {
+		scanGitConfig(unix.AT_FDCWD, c, func(section, sub, key, value string) bool {
+			if section == "init" && sub == "" && key == "templatedir" {
+				value = strings.Trim(value, `"`)
+				if rest, ok := strings.CutPrefix(value, "~/"); ok && home != "" {
+					value = filepath.Join(home, rest)
+				}
+				dirs = append(dirs, value)
+			}
+			return true
+		})
+	}
+	set := hookSet{}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) || leadsInto(d, writable) {
+			continue
+		}
+		hooks, err := openAt(unix.AT_FDCWD, filepath.Join(d, "hooks"), unix.O_DIRECTORY)
+		if err != nil {
+			continue
+		}
+		names, _ := hooks.Readdirnames(64)
+		for _, n := range names {
+			if f, err := openAt(int(hooks.Fd()), n, 0); err == nil {
+				if b, err := io.ReadAll(io.LimitReader(f, maxTemplateHook+1)); err == nil && len(b) <= maxTemplateHook {
+					set[hookKey(n, b)] = true
+				}
+				f.Close()
+			}
+		}
+		hooks.Close()
+	}
+	return set
 }
 
 // openAt opens name in dirFD for reading: a directory with O_DIRECTORY in
@@ -183,7 +258,7 @@ func scanGitConfig(dirFD int, name string, each func(section, sub, key, value st
 // and the user's global config — to be protected like .git/hooks and
 // .git/config: otherwise a command rewrites the hook that the user's next
 // `git commit` runs.
-func gitRunsFrom(root string) []string {
+func gitRunsFrom(root, home string) []string {
 	gitDir := filepath.Join(root, ".git")
 	var paths []string
 	var scan func(config string, depth int)
@@ -215,7 +290,7 @@ func gitRunsFrom(root string) []string {
 	// The user's own config too: a relative core.hooksPath there names a
 	// directory in every project.
 	configs := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home != "" {
 		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
 	}
 	for _, c := range configs {

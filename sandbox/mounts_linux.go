@@ -33,9 +33,11 @@ type mounter struct {
 	// reopened: InPlace paths protected while a command of the session could
 	// hold them open → their stamp (treeStamp) when judged.
 	reopened map[string]string
-	nested   nestedState
-	repos    *repoWatch    // where repositories appeared in the root
-	started  unix.Timespec // the session's start, as file change times count it
+	// templates: the hooks git init copies from the user's templates.
+	templates hookSet
+	nested    nestedState
+	repos     *repoWatch    // where repositories appeared in the root
+	started   unix.Timespec // the session's start, as file change times count it
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the
@@ -51,7 +53,8 @@ func newMounter(spec *Spec) *mounter {
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart = err == nil
-		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0])...)
+		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0], spec.Home)...)
+		m.templates = templateHooks(spec.Home, spec.Writable)
 	}
 	add := func(p string, ro bool) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -287,7 +290,7 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 			continue
 		}
 		m.reopened[p] = now
-		if runsCode(p) && aside() {
+		if runsCode(p, m.templates) && aside() {
 			if to, err := m.unfreeze(p); err == nil {
 				moved = append(moved, p+" → "+to)
 				delete(m.protected, p) // judged again if it comes back
@@ -302,7 +305,7 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 		if _, err := os.Lstat(p); err != nil || m.protected[p] || m.spec.Quarantine == "" || !aside() {
 			continue
 		}
-		if !slices.Contains(m.spec.InPlace, p) || runsCode(p) {
+		if !slices.Contains(m.spec.InPlace, p) || runsCode(p, m.templates) {
 			if to, err := m.quarantine(p); err == nil {
 				moved = append(moved, p+" → "+to)
 			} else {
@@ -337,7 +340,7 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 		if m.spec.Quarantine != "" && moveAside != nil && slices.Contains(m.spec.InPlace, p) {
 			m.reopened[p] = treeStamp(unix.AT_FDCWD, p, nil)
 		}
-		if m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && aside() && runsCode(p) {
+		if m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && aside() && runsCode(p, m.templates) {
 			if to, err := m.unfreeze(p); err == nil {
 				moved = append(moved, p+" → "+to)
 				continue

@@ -201,7 +201,7 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, found mark
 	}
 	// Code accepted before (the user's own include.path, say) is looked at
 	// again each time: what it names can change without its config changing.
-	paths, code := repo.runsCode(rootCommon)
+	paths, code := repo.runsCode(rootCommon, m.templates)
 	if was.stamp == stamp && code == was.code {
 		return true
 	}
@@ -551,7 +551,7 @@ func (r *gitRepo) configs(rootCommon string) []gitFile {
 // with a key beyond what git writes, hooks that are not samples — and
 // describes that code, "" for none. The root's own git dir (rootCommon) is
 // left to the protected paths.
-func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
+func (r *gitRepo) runsCode(rootCommon string, known hookSet) (paths []string, code string) {
 	if r.badPointer != "" {
 		return []string{r.badPointer}, "pointer " + r.badPointer + "\x00" + strings.Join(r.pointers, "\x00")
 	}
@@ -584,7 +584,7 @@ func (r *gitRepo) runsCode(rootCommon string) (paths []string, code string) {
 	}
 	if r.commonRel != rootCommon {
 		var st unix.Stat_t
-		if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && !sampleHooksAt(r.commonDir, "hooks") {
+		if unix.Fstatat(r.commonDir, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && !sampleHooksAt(r.commonDir, "hooks", known) {
 			paths = append(paths, filepath.Join(r.commonRel, "hooks"))
 			b.WriteString("hooks " + r.hooksStamp())
 		}

@@ -354,8 +354,21 @@ func TestGitRunsFromBooleanFsmonitor(t *testing.T) {
 	root := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tfsmonitor = true\n\thooksPath = .githooks\n"), 0o644))
-	if got, want := gitRunsFrom(root), []string{filepath.Join(root, ".githooks")}; !slices.Equal(got, want) {
+	if got, want := gitRunsFrom(root, os.Getenv("HOME")), []string{filepath.Join(root, ".githooks")}; !slices.Equal(got, want) {
 		t.Errorf("gitRunsFrom = %q, want %q", got, want)
+	}
+}
+
+// The user's global config is read where the session's helper runs, whose
+// environment is its own: a relative core.hooksPath there is protected in
+// the root as the root's own would be.
+func TestGlobalHooksPathProtectedInSession(t *testing.T) {
+	l := gitLab(t)
+	must(t, os.WriteFile(filepath.Join(l.home, ".gitconfig"), []byte("[core]\n\thooksPath = .hooks\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(l.root, ".hooks"), 0o755))
+	s := start(t, quarantineSpec(l))
+	if out, code := run(t, s, l.root, `printf '#!/bin/sh\ntouch PWNED\n' > .hooks/pre-commit`); code == 0 {
+		t.Errorf("wrote a hook into the directory the user's global core.hooksPath names\n%s", out)
 	}
 }
 
@@ -363,9 +376,8 @@ func TestGitRunsFromBooleanFsmonitor(t *testing.T) {
 // every project, this one included.
 func TestGitRunsFromGlobalHooksPath(t *testing.T) {
 	home, root := t.TempDir(), t.TempDir()
-	t.Setenv("HOME", home)
 	must(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .hooks\n"), 0o644))
-	if got, want := gitRunsFrom(root), []string{filepath.Join(root, ".hooks")}; !slices.Equal(got, want) {
+	if got, want := gitRunsFrom(root, home), []string{filepath.Join(root, ".hooks")}; !slices.Equal(got, want) {
 		t.Errorf("gitRunsFrom = %q, want %q", got, want)
 	}
 }

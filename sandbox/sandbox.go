@@ -105,6 +105,11 @@ type Spec struct {
 	InPlace []string
 	// Hidden paths read as empty: secret files and directories (~/.ssh, …).
 	Hidden []string
+	// Home is the user's home, where git on the host reads the user's own
+	// config: the hooks path it names is protected in the root too, and the
+	// hooks its template directory puts in a new repository are not taken
+	// for a command's. Empty: $HOME of the process that starts the session.
+	Home string
 	// Visible paths stay readable even where the session hides what is around
 	// them (the spill directory under /tmp, so the model can read full output).
 	Visible []string

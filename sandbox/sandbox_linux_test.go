@@ -75,6 +75,7 @@ func (l *lab) spec() Spec {
 		Writable:  []string{l.root},
 		Protected: []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config"), filepath.Join(l.root, ".vscode"), filepath.Join(l.root, ".envrc")},
 		Hidden:    []string{filepath.Join(l.home, ".ssh"), filepath.Join(l.home, ".aws"), filepath.Join(l.home, ".netrc")},
+		Home:      l.home,
 	}
 }
 

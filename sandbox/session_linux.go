@@ -88,6 +88,9 @@ func Start(spec Spec) (*Session, error) {
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
 	}
+	if spec.Home == "" { // the helper starts with an environment of its own
+		spec.Home, _ = os.UserHomeDir()
+	}
 	if err := s.startHelper(spec, theirs); err != nil {
 		fc.Close()
 		return nil, err
