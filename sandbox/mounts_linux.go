@@ -36,8 +36,7 @@ type mounter struct {
 	// templates: the hooks git init copies from the user's templates.
 	templates hookSet
 	nested    nestedState
-	repos     *repoWatch    // where repositories appeared in the root
-	started   unix.Timespec // the session's start, as file change times count it
+	repos     *repoWatch // where repositories appeared in the root, since when
 }
 
 // kept is a host path opened before the masks went up, to be bound back at the

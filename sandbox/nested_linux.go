@@ -225,7 +225,7 @@ func (m *mounter) judge(key string, repo *gitRepo, rootCommon string, found mark
 // beforeStart reports whether every git file of repo looked at was last
 // changed before the session started.
 func (m *mounter) beforeStart(repo *gitRepo) bool {
-	return m.started != (unix.Timespec{}) && later(m.started, repo.newest)
+	return m.repos != nil && later(m.repos.started, repo.newest)
 }
 
 // judgeModules judges the submodules' git dirs under common/modules — each a

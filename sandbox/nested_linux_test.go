@@ -224,6 +224,15 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
 	}
 }
 
+// besideRoot makes a repository with one commit ("y") in the lab, beside
+// the root, for commands to clone or add, and returns its path.
+func besideRoot(l *lab, git func(dir string, args ...string), name string) string {
+	dir := filepath.Join(l.base, name)
+	git(l.base, "init", "-q", name)
+	git(dir, "commit", "-q", "--allow-empty", "-m", "y")
+	return dir
+}
+
 func fmtMonitor(format, dir string) string { return strings.Replace(format, "%s", dir, 1) }
 
 // What a user or an ordinary command does with nested repositories is left
@@ -247,10 +256,7 @@ func TestNestedRepositoriesLeftAlone(t *testing.T) {
 	git(l.root, "init", "-q", "a/b/c/d/deep")
 	git(deep, "config", "core.fsmonitor", "false")
 	must(t, os.WriteFile(filepath.Join(deep, ".git/hooks/pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
-	upstream := filepath.Join(l.base, "upstream")
-	git(l.base, "init", "-q", "upstream")
-	git(upstream, "commit", "-q", "--allow-empty", "-m", "y")
-	t.Cleanup(func() { os.RemoveAll(upstream) })
+	upstream := besideRoot(l, git, "upstream")
 
 	s := start(t, quarantineSpec(l))
 	env := []string{"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b"}

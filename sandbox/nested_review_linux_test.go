@@ -190,9 +190,7 @@ s=$(ls .git/sharedindex.*) && { head -c -20 /tmp/i; tail -c 20 $s; } > /tmp/new 
 func TestNestedReviewModulesWithoutGitfile(t *testing.T) {
 	var upstream string
 	r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
-		upstream = filepath.Join(l.base, "up")
-		git(l.base, "init", "-q", "up")
-		git(upstream, "commit", "-q", "--allow-empty", "-m", "u")
+		upstream = besideRoot(l, git, "up")
 		git(l.root, "-c", "protocol.file.allow=always", "submodule", "-q", "add", upstream, "lib")
 		git(l.root, "commit", "-q", "-m", "lib")
 	})
@@ -358,9 +356,7 @@ func TestNestedReviewOrdinaryWork(t *testing.T) {
 	var upstream string
 	r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
 		upstream = filepath.Join(l.base, "up")
-		inner := filepath.Join(l.base, "inner")
-		git(l.base, "init", "-q", "inner")
-		git(inner, "commit", "-q", "--allow-empty", "-m", "i")
+		inner := besideRoot(l, git, "inner")
 		git(l.base, "init", "-q", "up")
 		git(upstream, "-c", "protocol.file.allow=always", "submodule", "-q", "add", inner, "inner")
 		git(upstream, "commit", "-q", "-m", "u")

@@ -62,8 +62,9 @@ func (m *mounter) watchRepos() error {
 		return nil
 	}
 	// What a command makes from now on has a later change time.
-	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &m.started)
-	w, err := newRepoWatch(m.spec.Writable[0], m.spec.Quarantine, m.started)
+	var started unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &started)
+	w, err := newRepoWatch(m.spec.Writable[0], m.spec.Quarantine, started)
 	if w == nil {
 		return err
 	}
@@ -98,6 +99,7 @@ func newRepoWatch(root, quarantine string, started unix.Timespec) (*repoWatch, e
 func (w *repoWatch) run() {
 	w.walk(".", true, walkStart)
 	w.drain()
+	w.publish()
 	w.mu.Unlock()
 	if w.fd < 0 {
 		return
@@ -109,6 +111,7 @@ func (w *repoWatch) run() {
 		}
 		w.mu.Lock()
 		w.drain()
+		w.publish()
 		w.mu.Unlock()
 	}
 }
@@ -182,7 +185,6 @@ func (w *repoWatch) drain() {
 			}
 		}
 	}
-	w.publish()
 }
 
 // walk reads rel and every directory beneath it (but .git directories and
@@ -271,7 +273,11 @@ func (w *repoWatch) walkDepth(rel string, watch bool, how walkKind, depth int) {
 			case how == walkMade:
 				w.mark(rel, markMade)
 			case unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !later(w.started, st.Ctim):
-				w.mark(rel, map[walkKind]mark{walkStart: markMade, walkClose: markUnseen}[how])
+				if how == walkClose {
+					w.mark(rel, markUnseen)
+				} else {
+					w.mark(rel, markMade)
+				}
 			default:
 				w.mark(rel, markOld)
 			}
@@ -281,7 +287,7 @@ func (w *repoWatch) walkDepth(rel string, watch bool, how walkKind, depth int) {
 	}
 }
 
-// publish copies marked for passes that do not wait.
+// publish copies marked for passes that do not wait, with w.mu held.
 func (w *repoWatch) publish() {
 	dirs := maps.Clone(w.marked)
 	w.snapshot.Lock()

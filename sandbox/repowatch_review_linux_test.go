@@ -301,9 +301,7 @@ func TestRepoWatchReviewOrdinaryGitKept(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var up string
 			r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
-				up = filepath.Join(l.base, "up")
-				git(l.base, "init", "-q", "up")
-				git(up, "commit", "-q", "--allow-empty", "-m", "u")
+				up = besideRoot(l, git, "up")
 				git(up, "config", "uploadpack.allowFilter", "true")
 				if !strings.Contains(c.name, "templateDir") {
 					return
