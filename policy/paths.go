@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/shellgate/shellgate/internal/protect"
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis"
@@ -119,27 +120,9 @@ func (x *check) placeOf(r string) place {
 }
 
 // isProtected reports whether rel (relative to the root) is a file that runs
-// later outside any check, or a directory holding such files.
-func isProtected(rel string) bool {
-	first, rest, _ := strings.Cut(rel, "/")
-	switch first {
-	case ".git":
-		return true // hooks, config, info/attributes: git runs what they say
-	case ".vscode", ".idea", ".claude", ".cursor", ".devcontainer", ".husky", ".zed":
-		return true
-	case ".github":
-		return rest == "" || rest == "workflows" || strings.HasPrefix(rest, "workflows/")
-	case ".shellgate.toml", ".envrc", ".npmrc", ".pre-commit-config.yaml", ".yarnrc", ".yarnrc.yml", ".pypirc",
-		"pip.conf", "pip.ini", "uv.toml", "bunfig.toml", ".bazelrc", ".tool-versions", ".mise.toml", "mise.toml":
-		// package managers' and runners' configuration: registries, scripts,
-		// hooks and toolchains that later commands obey
-		return rest == ""
-	case ".cargo", ".pip", ".config", ".bundle":
-		return true
-	}
-	base := rel[strings.LastIndexByte(rel, '/')+1:]
-	return base == ".gitattributes" || base == ".gitmodules" || base == ".envrc"
-}
+// later outside any check, or a directory holding such files (see package
+// protect, whose table the sandbox reads too).
+func isProtected(rel string) bool { return protect.Match(rel) }
 
 // resolve follows symlinks, remembering answers for the length of one check.
 func (x *check) resolve(p string) string {

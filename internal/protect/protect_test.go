@@ -1,0 +1,91 @@
+package protect
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestMatch(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{
+		{".git/hooks/pre-commit", true},
+		{".git/objects/ab/cd", true}, // the policy asks about every write in .git
+		{".vscode/tasks.json", true},
+		{"sub/pkg/.vscode/settings.json", true},
+		{"proj.code-workspace", true},
+		{"a/b/team.code-workspace", true},
+		{".gemini/settings.json", true},
+		{".codex/config.toml", true},
+		{"tools/.codex/config.toml", true},
+		{".mcp.json", true},
+		{"opencode.json", true},
+		{".opencode/plugin/x.ts", true},
+		{"lefthook.yml", true},
+		{".lintstagedrc.json", true},
+		{"lint-staged.config.mjs", true},
+		{".github/actions/setup/action.yml", true},
+		{".github/workflows/ci.yml", true},
+		{".github", true},
+		{".gitlab-ci.yml", true},
+		{".devcontainer.json", true},
+		{".yarnrc.yml", true},
+		{".yarn/releases/yarn-4.js", true},
+		{".cargo/config.toml", true},
+		{"rust-toolchain.toml", true},
+		{"sub/.envrc", true},
+		{"sub/.gitattributes", true},
+		{"./.husky/pre-commit", true},
+		{"a/../.claude/settings.json", true},
+		// Ordinary project files.
+		{".github/ISSUE_TEMPLATE/bug.md", false},
+		{"src/main.go", false},
+		{"sub/.npmrc", false}, // npm reads the root's and the home's
+		{"docs/vscode.md", false},
+		{".gitignore", false},
+		{"package.json", false},
+		{"sub/.github/workflows/ci.yml", false},
+		{"", false},
+	} {
+		if got := Match(c.rel); got != c.want {
+			t.Errorf("Match(%q) = %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
+
+// Every entry has a reason, and the kernel's and git's lists are drawn from
+// the one table.
+func TestTable(t *testing.T) {
+	for _, e := range Table {
+		if e.Why == "" {
+			t.Errorf("%s: no reason", e.Path)
+		}
+		if !Match(e.Path) && !slices.Contains([]string{"*.code-workspace", ".lintstagedrc.*", "lint-staged.config.*"}, e.Path) {
+			t.Errorf("%s does not match itself", e.Path)
+		}
+	}
+	root := RootPaths()
+	for _, p := range []string{".git/hooks", ".git/config", ".vscode", ".gemini", ".mcp.json", ".github/workflows", ".envrc"} {
+		if !slices.Contains(root, p) {
+			t.Errorf("RootPaths lacks %s", p)
+		}
+	}
+	for _, p := range []string{".git", ".github", "*.code-workspace"} {
+		if slices.Contains(root, p) {
+			t.Errorf("RootPaths has %s: the kernel would make it read-only", p)
+		}
+	}
+	if got := InPlace(); !slices.Equal(got, []string{".git/hooks", ".git/config", ".git/info", ".gitattributes", ".gitmodules"}) {
+		t.Errorf("InPlace = %v", got)
+	}
+}
+
+// BenchmarkMatch is the policy's cost per path a command names.
+func BenchmarkMatch(b *testing.B) {
+	for b.Loop() {
+		Match("src/internal/pkg/file.go")
+		Match(".git/hooks/pre-commit")
+		Match("sub/.vscode/tasks.json")
+	}
+}
