@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/policy"
 	"github.com/shellgate/shellgate/sandbox"
@@ -29,6 +31,10 @@ type SandboxConfig struct {
 	// Protect names more paths in the root that stay read-only, besides
 	// DefaultProtected.
 	Protect []string
+	// Visible names more paths commands see, read-only, besides what the view
+	// shows by default (the system, the toolchains in the home; see
+	// sandbox.Plan); "~/" stands for the home directory.
+	Visible []string
 	// NoCaches keeps the tool caches (Go, npm, pip, cargo …) read-only too.
 	NoCaches bool
 	// TmpSize caps the session's private /tmp, in bytes (default 2 GiB).
@@ -55,13 +61,7 @@ var defaultHidden = []string{
 // DefaultProtected returns the paths in the root that commands cannot change: they
 // run later outside any check (git hooks and config, editor and agent settings,
 // CI workflows, direnv, shellgate's own project config). A copy, like DefaultHidden.
-func DefaultProtected() []string { return slices.Clone(defaultProtected) }
-
-var defaultProtected = []string{
-	".git/hooks", ".git/config", ".git/commondir", ".vscode", ".idea", ".claude", ".cursor", ".devcontainer",
-	".husky", ".zed", ".github/workflows", ".shellgate.toml", ".envrc", ".npmrc",
-	".pre-commit-config.yaml", ".gitattributes", ".gitmodules",
-}
+func DefaultProtected() []string { return protect.RootPaths() }
 
 // contained are the rules whose asks the sandbox makes unnecessary: what they
 // guard against — code the parser cannot see — can only write inside the
@@ -216,19 +216,32 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		Home:      g.home, // the user's, whose git runs on the host
 		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
 	}
+	for _, v := range c.Visible {
+		if rest, ok := strings.CutPrefix(v, "~/"); ok {
+			v = filepath.Join(home, rest)
+		}
+		if filepath.IsAbs(v) {
+			spec.Visible = append(spec.Visible, filepath.Clean(v))
+		}
+	}
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
 		if !c.NoCaches {
-			spec.Writable = append(spec.Writable, g.cacheDirs(home)...)
+			spec.Caches = g.cacheDirs(home)
+			if log, err := audit.DefaultPath(); err == nil {
+				spec.CacheStore = filepath.Join(filepath.Dir(log), "caches")
+			}
+		} else {
+			spec.Visible = append(spec.Visible, g.cacheDirs(home)...)
 		}
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
-		for _, p := range inPlace {
+		for _, p := range protect.InPlace() {
 			spec.InPlace = append(spec.InPlace, filepath.Join(g.root, p))
 		}
 	}
@@ -244,6 +257,12 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		}
 	}
 	return spec
+}
+
+// SandboxPlan is the view the Linux sandbox builds for this Gate's commands,
+// step by step (see sandbox.Plan): what `shellgate doctor --plan` prints.
+func (g *Gate) SandboxPlan() []sandbox.Step {
+	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
 }
 
 // childHome is $HOME as commands see it.
@@ -312,10 +331,6 @@ func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
 // create, in the root.
 const quarantineDir = ".shellgate-quarantine"
 
-// inPlace are the protected paths git makes (init, clone, submodule, lfs):
-// made read-only where they appear, not quarantined.
-var inPlace = []string{".git/hooks", ".git/config", ".gitmodules", ".gitattributes"}
-
 // sandboxHint explains a failure that looks like the sandbox's doing, so that
 // the model does not take it for a broken tool, and says how it is allowed.
 // hostPorts are the ports forwarded to the host's loopback ([sandbox] host_ports).
@@ -352,6 +367,31 @@ func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 		return fmt.Sprintf("If this was a connection to a port forwarded to the host (%s), nothing answered on the host's loopback: the server there is not running, or listens elsewhere.", joinPorts(hostPorts))
 	case !network && has("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Name or service not known", "getaddrinfo"):
 		return "The sandbox has no network but a loopback of this session's own: servers started by this session's commands answer on localhost, nothing else does. " + networkOn
+	}
+	return ""
+}
+
+// missingPath finds the path a "no such file" message names: after a
+// program's name ("cat: /x: No such file…"), or quoted (Python's "…: '/x'").
+var missingPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[\s'"(])(/[^\s'":]+)['"]?(?::|\s)[^\n]*(?:No such file|not found)|(?:No such file or directory|ENOENT)[^\n]*?['"](/[^'"\n]+)['"]`)
+})
+
+// unseenHint explains a "no such file" for a path that exists on the host but
+// outside the sandbox's view (the view shows the project, the system and the
+// toolchains; see sandbox.Plan), and how the user shows it.
+func unseenHint(d *envelope.Data, root string) string {
+	if d.ExitCode != nil && *d.ExitCode == 0 {
+		return ""
+	}
+	for _, m := range missingPath().FindAllStringSubmatch(d.Stderr+"\n"+d.Stdout, 8) {
+		p := m[1] + m[2]
+		if strings.HasPrefix(p, root+"/") || p == root {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Sprintf("%s exists on this machine, but the sandbox shows commands only the project, the system and the toolchains. The user can show it with [sandbox] visible = [%q] in their configuration, or run with --sandbox off.", p, p)
+		}
 	}
 	return ""
 }

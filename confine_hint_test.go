@@ -1,6 +1,8 @@
 package shellgate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,5 +95,30 @@ func TestSandboxHintReadOnly(t *testing.T) {
 	one := 1
 	if got := sandboxHint(&envelope.Data{Stderr: "umount: /mnt: target is busy (Device or resource busy)", ExitCode: &one}, false); got != "" {
 		t.Errorf("an EBUSY of no protected path got a hint: %q", got)
+	}
+}
+
+// A path outside the view that the host has is explained; one the host lacks
+// too, or one in the root, is an ordinary failure.
+func TestUnseenHint(t *testing.T) {
+	one := 1
+	dir := t.TempDir()
+	there := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(there, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stderr, root string
+		want         bool
+	}{
+		{"cat: " + there + ": No such file or directory\n", "/work/proj", true},
+		{"FileNotFoundError: [Errno 2] No such file or directory: '" + there + "'\n", "/work/proj", true},
+		{"bash: " + there + ": No such file or directory\n", dir, false},
+		{"cat: /nonexistent/x: No such file or directory\n", "/work/proj", false},
+	} {
+		got := unseenHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root)
+		if (got != "") != c.want || c.want && !strings.Contains(got, there+" exists on this machine") {
+			t.Errorf("%q (root %s): %q", c.stderr, c.root, got)
+		}
 	}
 }

@@ -604,6 +604,8 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	if sess != nil {
 		if hint := sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...); hint != "" {
 			env.Note(hint)
+		} else if hint := unseenHint(d, g.root); hint != "" {
+			env.Note(hint)
 		}
 	}
 	for _, n := range res.Notes {

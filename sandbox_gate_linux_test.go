@@ -20,9 +20,12 @@ func TestSandboxExplainsItself(t *testing.T) {
 	requireSandbox(t)
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "hooks"), 0o755))
+	must(t, os.WriteFile(filepath.Join(l.outside, "victim"), []byte("v\n"), 0o644))
 	g := gate(t, shellgate.Config{Root: l.root})
 	for _, c := range []struct{ command, hint string }{
-		{`python3 -c 'open("/etc/shellgate-test", "w")'`, "the sandbox refused it"},
+		{`python3 -c 'open("/etc/shellgate-test", "w")'`, "keeps this path read-only: it is outside the project root"},
+		{`cat ` + l.outside + `/victim`, l.outside + "/victim exists on this machine, but the sandbox shows"},
+		{`python3 -c 'open("` + l.outside + `/victim")'`, "[sandbox] visible"},
 		{`python3 -c 'open(".git/hooks/pre-commit", "w")'`, "keeps protected paths read-only"},
 		{`python3 -c 'import socket; socket.create_connection(("example.com", 80), 2)'`, "no network but a loopback"},
 	} {
@@ -37,7 +40,7 @@ func TestSandboxExplainsItself(t *testing.T) {
 	}
 	// Stored code asks without the sandbox; in it, it runs, contained, and says so.
 	env := run(t, g, shellgate.Request{Command: `x=$(printf 'touch /etc/shellgate-%s' test); eval "$x"`})
-	if env.Context.Policy == nil || env.Context.Policy.Decision != "allow" || !env.Context.Policy.Sandboxed || !strings.Contains(env.Text, "the sandbox refused it") {
+	if env.Context.Policy == nil || env.Context.Policy.Decision != "allow" || !env.Context.Policy.Sandboxed || !strings.Contains(env.Text, "keeps this path read-only") {
 		t.Errorf("eval in the sandbox: %+v\n%s", env.Context.Policy, env.Text)
 	}
 	if _, err := os.Stat("/etc/shellgate-test"); err == nil {

@@ -400,7 +400,7 @@ const (
 // startTerminal starts the command on a pseudo-terminal: what it prints is
 // kept raw in the job's log and rendered on a screen, which reads return.
 func (c *call) startTerminal(req Request) (*jobs.Job, error) {
-	master, slave, err := runner.OpenTerminal(terminalCols, terminalRows)
+	master, slave, err := c.s.sup.OpenTerminal(terminalCols, terminalRows)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ type sandboxTable struct {
 	Profile  *string  `toml:"profile"` // read-only, workspace-write, full-access
 	Hide     []string `toml:"hide"`    // more secret paths, "~/…" or absolute
 	Protect  []string `toml:"protect"` // more read-only paths in the root, relative to it
+	Visible  []string `toml:"visible"` // more paths commands see read-only, "~/…" or absolute
 	Caches   *bool    `toml:"caches"`  // tool caches writable (default true)
 	TmpSize  any      `toml:"tmp_size"`
 	Procs    *int64   `toml:"procs"`
@@ -71,6 +72,18 @@ func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why strin
 		}
 	}
 	out.Protect = appendNew(out.Protect, s.Protect...)
+	for i, v := range s.Visible {
+		if !strings.HasPrefix(v, "~/") && !filepath.IsAbs(v) {
+			return f.errorAt("sandbox.visible", "entry %d, %q: want an absolute path or one starting with ~/", i+1, v)
+		}
+	}
+	if len(s.Visible) > 0 {
+		if trusted {
+			out.Visible = appendNew(out.Visible, s.Visible...)
+		} else {
+			ignore("sandbox.visible", "it shows commands more of the machine")
+		}
+	}
 	if s.Caches != nil {
 		if trusted || !*s.Caches {
 			out.NoCaches = !*s.Caches

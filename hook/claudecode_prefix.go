@@ -48,6 +48,9 @@ type ClaudeCodeBash struct {
 	// Allow is the snapshot the script may source (for policy.Settings.Allow: that
 	// one command).
 	Allow []string
+	// Visible is that snapshot file, which the sandbox's view must show (it
+	// shows nothing of ~/.claude otherwise).
+	Visible []string
 	// Command is the model's command, as the eval before the cwd step holds it;
 	// "" when the script does not have that shape.
 	Command string
@@ -85,6 +88,7 @@ func ParseClaudeCodeBash(script, home string, tmpDirs ...string) ClaudeCodeBash 
 			strings.HasPrefix(args[1], snapshots) && snapshotName(filepath.Base(args[1])) &&
 			filepath.Dir(args[1])+string(filepath.Separator) == snapshots {
 			w.Allow = append(w.Allow, args[0]+" "+args[1])
+			w.Visible = append(w.Visible, args[1])
 		}
 	}
 	return w

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,48 +9,39 @@ import (
 )
 
 // apply sets the session up from inside its namespaces, in the helper, before
-// any command runs: mounts, loopback, limits, then the launcher thread, which
-// gives up what commands must not inherit and restricts itself with Landlock.
-// Each layer that fails is reported missing, not fatal: the caller decides
-// whether a missing layer stops the session. The mounter stays to protect
-// paths that appear later.
-func apply(spec *Spec) (layers map[string]string, missing []string, m *mounter, l *launcher) {
+// any command runs: the view the plan's steps build, loopback, limits, then
+// the launcher thread, which gives up what commands must not inherit and
+// restricts itself with Landlock. A step that fails is reported missing, not
+// fatal: the caller decides whether a missing layer stops the session. The
+// mounter stays to protect paths that appear later.
+func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string, m *mounter, l *launcher) {
 	layers = map[string]string{}
 	miss := func(layer string, err error) { missing = append(missing, fmt.Sprintf("%s: %v", layer, err)) }
 
 	m = newMounter(spec)
 	if err := m.private(); err != nil {
 		miss("mounts", err)
+	} else if failed, err := buildView(steps); err != nil {
+		m.ready = false
+		miss("view", err)
 	} else {
-		if err := m.maskTemp(); err != nil {
-			miss(LayerTmp, err)
-		} else {
-			layers[LayerTmp] = "private"
+		proc := true
+		for _, f := range failed {
+			proc = proc && !strings.HasPrefix(f, string(OpProc)+" ")
+			missing = append(missing, "view: "+f)
 		}
-		if err := m.maskDaemons(); err != nil {
-			miss("sockets", err)
-		}
-		if err := m.reexpose(); err != nil {
-			miss("mounts", err)
-		}
-		if _, err := m.hide(); err != nil {
-			miss(LayerSecrets, err)
-		} else {
-			layers[LayerSecrets] = "hidden"
+		layers[LayerTmp] = "private"
+		layers[LayerSecrets] = "hidden"
+		if proc {
+			layers[LayerPID] = "pidns"
 		}
 		if _, _, err := m.protect(passStart, nil); err != nil { // the user's own, as they are
 			miss("protected", err)
-		}
-		if err := m.proc(); err != nil {
-			miss(LayerPID, fmt.Errorf("own /proc: %w", err))
-		} else {
-			layers[LayerPID] = "pidns"
 		}
 		// Without inotify (the user's limit on instances), the repositories
 		// a command makes are found by a walk when the session closes.
 		m.watchRepos()
 	}
-	m.closeFDs()
 
 	if spec.Network {
 		layers[LayerNet] = "host"
@@ -64,7 +54,7 @@ func apply(spec *Spec) (layers map[string]string, missing []string, m *mounter, 
 		miss("limits", err)
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
-	l, err := newLauncher(spec)
+	l, err := newLauncher(spec, WritableDirs(steps))
 	if err != nil {
 		missing = append(missing, err.Error())
 	}
@@ -118,12 +108,4 @@ func setLimits(l Limits) error {
 		}
 	}
 	return nil
-}
-
-// under reports whether path is dir or inside it.
-func under(path, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }

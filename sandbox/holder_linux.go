@@ -60,7 +60,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
-	layers, missing, mounts, launcher := apply(m.Spec)
+	layers, missing, mounts, launcher := apply(m.Spec, m.Steps)
 	h.mounts, h.launcher = mounts, launcher
 	ready := &message{Op: "ready", Layers: layers, Missing: missing}
 	lns := listenHostPorts(m.Spec, ready)
@@ -86,6 +86,8 @@ func (h *helper) serve(uid, gid int) {
 		switch m.Op {
 		case "spawn":
 			h.spawn(m, fds, uid, gid)
+		case "pty":
+			h.openPTY(m)
 		case "close":
 			h.close()
 			return
@@ -179,6 +181,43 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 }
 
+// openPTY opens a pseudo-terminal in the session's own devpts, so that a
+// terminal job's tty has a name in the session and no terminal of the host's
+// is in reach, and sends both ends.
+func (h *helper) openPTY(m *message) {
+	reply := &message{Op: "pty", ID: m.ID}
+	master, slave, err := sessionPTY(m.Cols, m.Rows)
+	if err != nil {
+		reply.Error = err.Error()
+		h.ctl.send(reply, nil)
+		return
+	}
+	defer unix.Close(master)
+	defer unix.Close(slave)
+	h.ctl.send(reply, syscall.UnixRights(master, slave))
+}
+
+func sessionPTY(cols, rows int) (master, slave int, err error) {
+	master, err = unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	if err = unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err == nil {
+		err = unix.IoctlSetWinsize(master, unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	}
+	if err == nil {
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(master), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+		if slave = int(r); errno != 0 {
+			err = errno
+		}
+	}
+	if err != nil {
+		unix.Close(master)
+		return -1, -1, fmt.Errorf("sandbox: a terminal in the session: %w", err)
+	}
+	return master, slave, nil
+}
+
 // close ends every process of the session, then moves aside the protected
 // paths that appeared since the last command, as the next command's start
 // would: a job may have written one and ended, and no command comes after.
@@ -265,7 +304,7 @@ func (h *helper) reapOne() bool {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
 		created, moved, _ := h.mounts.protect(passEnd, func() bool { return !keep })
-		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved}, nil)
+		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,10 +33,10 @@ type launcher struct {
 
 // newLauncher builds the session's Landlock ruleset and starts the thread. The
 // error says which layer is missing; the launcher works without it.
-func newLauncher(spec *Spec) (*launcher, error) {
+func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 	l := &launcher{ruleset: -1, work: make(chan func() bool)}
 	var errs []error
-	if fd, abi, err := buildRuleset(spec); err != nil {
+	if fd, abi, err := buildRuleset(spec, writable); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
 	} else {
 		l.ruleset, l.abi = fd, abi
@@ -84,12 +85,18 @@ func (l *launcher) do(fn func() (fit bool)) {
 }
 
 // restrictThread confines the calling thread, and so every command it forks:
-// no capabilities ever, no privilege gained at exec, writes only where the
-// ruleset allows, signals and abstract sockets only within the session.
+// no capabilities ever, no privilege gained at exec, a keyring of its own,
+// writes only where the ruleset allows, signals and abstract sockets only
+// within the session.
 func (l *launcher) restrictThread() error {
 	var errs []error
 	if err := dropCapabilities(); err != nil {
 		errs = append(errs, fmt.Errorf("capabilities: %w", err))
+	}
+	// A session keyring of its own: what the user's other programs keep in
+	// theirs (credential caches, Kerberos tickets) is not the commands' to read.
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+		errs = append(errs, fmt.Errorf("keyring: %w", errno))
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
@@ -161,13 +168,11 @@ func handledFS(abi int) uint64 {
 	return 1<<13 - 1
 }
 
-// devices commands may read, write and use ioctls on.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
-
 // buildRuleset makes the session's Landlock ruleset — everything readable and
-// executable, writable only the session's paths and a few devices — for the
-// kernel's ABI, best effort. It returns the ruleset and the ABI.
-func buildRuleset(spec *Spec) (int, int, error) {
+// executable, writable only the session's paths (the view's writable mounts,
+// and the writable files) and a few devices — for the kernel's ABI, best
+// effort. It returns the ruleset and the ABI.
+func buildRuleset(spec *Spec, writable []string) (int, int, error) {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
 		return -1, 0, fmt.Errorf("no Landlock in this kernel: %w", err)
@@ -182,7 +187,7 @@ func buildRuleset(spec *Spec) (int, int, error) {
 		return -1, 0, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
 	dirs, files := []string{"/tmp", "/dev/shm"}, []string{}
-	for _, p := range spec.Writable {
+	for _, p := range append(slices.Clone(spec.Writable), writable...) {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			dirs = append(dirs, p)
 		} else if err == nil {
@@ -196,7 +201,7 @@ func buildRuleset(spec *Spec) (int, int, error) {
 		{[]string{"/"}, fsRead},
 		{dirs, fsRead | fsWrite | llsys.AccessFSRefer},
 		{files, (fsRead | fsWrite) & fsFile},
-		{devices, (fsRead | fsWrite | llsys.AccessFSIoctlDev) & fsFile},
+		{append(slices.Clone(devices), "/dev/ptmx"), (fsRead | fsWrite | llsys.AccessFSIoctlDev) & fsFile},
 		{[]string{"/dev/pts"}, fsRead | fsWrite | llsys.AccessFSIoctlDev},
 	}
 	for _, r := range rules {

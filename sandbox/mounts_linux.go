@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +18,7 @@ import (
 
 // mounter builds the session's view of the filesystem in its mount namespace.
 type mounter struct {
-	spec   *Spec
-	masked []string // mount points whose host content is hidden (tmpfs over them)
-	keep   []kept   // paths to show again inside masked ones
+	spec *Spec
 
 	mu        sync.Mutex
 	ready     bool            // the mount namespace is the session's own
@@ -35,16 +32,9 @@ type mounter struct {
 	reopened map[string]string
 	// templates: the hooks git init copies from the user's templates.
 	templates hookSet
+	removed   []string // symlinks removed from .git since takeRemoved
 	nested    nestedState
 	repos     *repoWatch // where repositories appeared in the root, since when
-}
-
-// kept is a host path opened before the masks went up, to be bound back at the
-// same place: the project root under /tmp, the spill dir, …
-type kept struct {
-	path     string
-	fd       int
-	readOnly bool
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -55,26 +45,7 @@ func newMounter(spec *Spec) *mounter {
 		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0], spec.Home)...)
 		m.templates = templateHooks(spec.Home, spec.Writable)
 	}
-	add := func(p string, ro bool) {
-		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err == nil {
-			m.keep = append(m.keep, kept{p, fd, ro})
-		}
-	}
-	for _, p := range spec.Writable {
-		add(p, false)
-	}
-	for _, p := range spec.Visible {
-		add(p, true)
-	}
 	return m
-}
-
-func (m *mounter) closeFDs() {
-	for _, k := range m.keep {
-		unix.Close(k.fd)
-	}
-	m.keep = nil
 }
 
 // private stops mount events from travelling between the session and the host.
@@ -82,143 +53,6 @@ func (m *mounter) private() error {
 	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 	m.ready = err == nil
 	return err
-}
-
-// tmpfs mounts an empty tmpfs at dir and records it as masked.
-func (m *mounter) tmpfs(dir, opts string) error {
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("tmpfs on %s: %w", dir, err)
-	}
-	m.masked = append(m.masked, dir)
-	return nil
-}
-
-// maskTemp gives the session its own /tmp and /dev/shm, so the host's — and the
-// sockets of the daemons there (tmux, X11, ssh-agent) — are out of reach.
-func (m *mounter) maskTemp() error {
-	for _, w := range m.spec.Writable {
-		if under("/tmp", w) {
-			return fmt.Errorf("/tmp is inside writable path %s", w)
-		}
-	}
-	size := m.spec.TmpSize
-	if size <= 0 {
-		size = DefaultTmpSize
-	}
-	if err := m.tmpfs("/tmp", "mode=1777,size="+strconv.FormatInt(size, 10)); err != nil {
-		return err
-	}
-	if t := m.spec.TempDir; t != "" && t != "/tmp" && under(t, "/tmp") {
-		if err := os.MkdirAll(t, 0o777); err != nil {
-			return err
-		}
-		os.Chmod(t, 0o1777)
-	}
-	if isDir("/dev/shm") {
-		return m.tmpfs("/dev/shm", "mode=1777,size="+strconv.FormatInt(size, 10))
-	}
-	return nil
-}
-
-// maskDaemons hides the host's daemon sockets under /run: all of /run with the
-// network off (the Docker and D-Bus sockets, the user's runtime dir, database
-// sockets), the user's runtime dir and the container and bus sockets with it on.
-func (m *mounter) maskDaemons() error {
-	dirs := []string{"/run"}
-	if m.spec.Network {
-		dirs = []string{"/run/user", "/run/dbus", "/run/containerd", "/run/podman", "/run/docker"}
-	}
-	if fi, err := os.Lstat("/var/run"); err == nil && fi.IsDir() {
-		dirs = append(dirs, "/var/run") // a directory of its own, not the usual link to /run
-	}
-	var errs []error
-	for _, d := range dirs {
-		if isDir(d) {
-			errs = append(errs, m.tmpfs(d, "mode=755,size=1m"))
-		}
-	}
-	for _, sock := range []string{"/run/docker.sock", "/var/run/docker.sock"} {
-		if fi, err := os.Stat(sock); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			errs = append(errs, bindReadOnly(os.DevNull, sock))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// reexpose binds the kept paths back where the masks hid them.
-func (m *mounter) reexpose() error {
-	var errs []error
-	for _, k := range m.keep {
-		if !m.isMasked(k.path) {
-			continue
-		}
-		if err := makeMountPoint(k.path, k.fd); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
-		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			errs = append(errs, fmt.Errorf("bind %s: %w", k.path, err))
-			continue
-		}
-		if k.readOnly {
-			errs = append(errs, remountReadOnly(k.path))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (m *mounter) isMasked(p string) bool {
-	for _, d := range m.masked {
-		if under(p, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// makeMountPoint creates, inside a mask, an empty directory or file at path for
-// the kept path fd to be bound on.
-func makeMountPoint(path string, fd int) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return os.MkdirAll(path, 0o755)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// hide makes each existing secret read as empty: an empty read-only tmpfs over a
-// directory, the null device over a file. It returns how many it hid.
-func (m *mounter) hide() (int, error) {
-	n := 0
-	var errs []error
-	for _, p := range m.spec.Hidden {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue // absent, or already out of sight under a mask
-		}
-		if fi.IsDir() {
-			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=700,size=4k")
-		} else {
-			err = bindReadOnly(os.DevNull, p)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
-			continue
-		}
-		n++
-	}
-	return n, errors.Join(errs...)
 }
 
 // pass says when protect runs: it waits for the repositories watch (see
@@ -350,8 +184,84 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 		m.protected[p] = true
 		now = append(now, p)
 	}
+	if len(m.spec.Writable) > 0 {
+		m.removed = append(m.removed, unlinkGitSymlinks(m.spec.Writable[0])...)
+	}
 	nested, err := m.guardNested(when, aside)
 	return now, append(moved, nested...), errors.Join(append(errs, err)...)
+}
+
+// takeRemoved returns the symlinks protect removed from .git since the last
+// call.
+func (m *mounter) takeRemoved() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.removed
+	m.removed = nil
+	return r
+}
+
+// Bounds on the walk of .git for symlinks.
+const (
+	maxGitEntries = 20000
+	maxGitDepth   = 16
+)
+
+// unlinkGitSymlinks removes every symlink in the root's .git but its object
+// store: git never makes one there, and git on the host writes through them
+// (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc has the user's
+// next commit append to it). It returns what it removed, as notes.
+func unlinkGitSymlinks(root string) []string {
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(rootFD)
+	gitFD, err := beneath(rootFD, ".git")
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(gitFD)
+	var removed []string
+	entries := maxGitEntries
+	var walk func(dirFD int, rel string, depth int)
+	walk = func(dirFD int, rel string, depth int) {
+		f, err := openAt(dirFD, ".", unix.O_DIRECTORY)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		list, _ := f.ReadDir(entries)
+		for _, e := range list {
+			if entries--; entries < 0 {
+				return
+			}
+			name := e.Name()
+			switch {
+			case e.Type()&os.ModeSymlink != 0:
+				target, _ := readlinkAt(int(f.Fd()), name)
+				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
+					removed = append(removed, fmt.Sprintf(".git/%s%s (to %s)", rel, name, target))
+				}
+			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
+				if sub, err := beneath(int(f.Fd()), name); err == nil {
+					walk(sub, rel+name+"/", depth+1)
+					unix.Close(sub)
+				}
+			}
+		}
+	}
+	walk(gitFD, "", 0)
+	return removed
+}
+
+func readlinkAt(dirFD int, name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dirFD, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }
 
 // unfreeze moves p, protected read-only where it is, to the quarantine; if
@@ -632,12 +542,6 @@ func (m *mounter) between(p string) []string {
 		return dirs
 	}
 	return nil
-}
-
-// proc mounts a /proc of the session's PID namespace: commands see the
-// session's processes only, and not shellgate's environment.
-func (m *mounter) proc() error {
-	return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // bindReadOnly binds src onto dst and makes that mount read-only.

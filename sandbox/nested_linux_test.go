@@ -227,8 +227,8 @@ git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub`,
 // besideRoot makes a repository with one commit ("y") in the lab, beside
 // the root, for commands to clone or add, and returns its path.
 func besideRoot(l *lab, git func(dir string, args ...string), name string) string {
-	dir := filepath.Join(l.base, name)
-	git(l.base, "init", "-q", name)
+	dir := filepath.Join(l.shared, name)
+	git(l.shared, "init", "-q", name)
 	git(dir, "commit", "-q", "--allow-empty", "-m", "y")
 	return dir
 }
@@ -310,7 +310,6 @@ func BenchmarkGuardNested(b *testing.B) {
 		}
 	}
 	m := newMounter(&Spec{Writable: []string{root}, Quarantine: filepath.Join(root, ".shellgate-quarantine")})
-	defer m.closeFDs()
 	no := func() bool { return false }
 	if _, err := m.guardNested(passEnd, no); err != nil || len(m.nested.accepted) != 3 {
 		b.Fatalf("first pass: %v, accepted %v", err, m.nested.accepted)

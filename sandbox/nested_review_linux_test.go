@@ -115,7 +115,7 @@ func craftIndex(entries ...indexEntry) []byte {
 // and returns its path.
 func (r *reviewSession) payload(t *testing.T, name string, b []byte) string {
 	t.Helper()
-	p := filepath.Join(r.l.base, name)
+	p := filepath.Join(r.l.shared, name)
 	must(t, os.WriteFile(p, b, 0o644))
 	return p
 }
@@ -355,9 +355,9 @@ func TestNestedReviewQuarantineTampering(t *testing.T) {
 func TestNestedReviewOrdinaryWork(t *testing.T) {
 	var upstream string
 	r := newReviewSession(t, func(l *lab, git func(string, ...string)) {
-		upstream = filepath.Join(l.base, "up")
+		upstream = filepath.Join(l.shared, "up")
 		inner := besideRoot(l, git, "inner")
-		git(l.base, "init", "-q", "up")
+		git(l.shared, "init", "-q", "up")
 		git(upstream, "-c", "protocol.file.allow=always", "submodule", "-q", "add", inner, "inner")
 		git(upstream, "commit", "-q", "-m", "u")
 		git(l.root, "-c", "protocol.file.allow=always", "submodule", "-q", "add", upstream, "lib")
@@ -483,8 +483,8 @@ func TestNestedReviewUsersOwnNotYetLinked(t *testing.T) {
 		},
 		"gitfile": func(l *lab, own string, git func(string, ...string)) {
 			must(t, os.RemoveAll(own))
-			elsewhere := filepath.Join(l.base, "elsewhere")
-			git(l.base, "init", "-q", "--separate-git-dir="+elsewhere, own)
+			elsewhere := filepath.Join(l.shared, "elsewhere")
+			git(l.shared, "init", "-q", "--separate-git-dir="+elsewhere, own)
 			git(own, "commit", "-q", "--allow-empty", "-m", "y")
 		},
 	} {

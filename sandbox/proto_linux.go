@@ -23,8 +23,10 @@ type message struct {
 
 	// setup (shellgate → helper): the session's spec, and the user it runs as.
 	Spec *Spec `json:"spec,omitempty"`
-	UID  int   `json:"uid,omitempty"`
-	GID  int   `json:"gid,omitempty"`
+	// Steps build the session's view (Plan), made where the host is seen.
+	Steps []Step `json:"steps,omitempty"`
+	UID   int    `json:"uid,omitempty"`
+	GID   int    `json:"gid,omitempty"`
 
 	// ready (helper → shellgate): what was applied; with the listening
 	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
@@ -60,9 +62,18 @@ type message struct {
 	// protected paths that appeared while it ran, read-only only since, or
 	// moved to the quarantine ("path → where"). Also with started: what was
 	// quarantined since the last command.
-	Status      uint32   `json:"status,omitempty"`
+	Status uint32 `json:"status,omitempty"`
+
+	// pty (shellgate → helper, and back with the master and slave as
+	// ancillary fds): a pseudo-terminal of the session's own devpts, of
+	// Cols×Rows cells.
+	Cols        int      `json:"cols,omitempty"`
+	Rows        int      `json:"rows,omitempty"`
 	Protected   []string `json:"protected,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
+	// Removed: symlinks taken out of .git, where git on the host would
+	// write through them.
+	Removed []string `json:"removed,omitempty"`
 }
 
 const maxFrame = 64 << 20 // far above any command line and environment

@@ -30,6 +30,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -103,7 +104,16 @@ type Spec struct {
 	// InPlace are protected paths made read-only where they appear rather than
 	// moved: what git init, clone, submodule and lfs create.
 	InPlace []string
-	// Hidden paths read as empty: secret files and directories (~/.ssh, …).
+	// Caches are the tool caches builds write to (Go's, npm's, pip's …):
+	// commands write to a copy of the project's own over each (see CacheStore),
+	// never to the host's, which a host program reads and runs later.
+	Caches []string
+	// CacheStore is a host directory of shellgate's where those copies are kept,
+	// per project, between sessions. Empty: the caches are writable as they are.
+	CacheStore string
+	// Hidden paths read as empty where the view shows them anyway: secret files
+	// and directories (~/.ssh, …) in a home that is the project root. Elsewhere
+	// the view shows nothing of the home that toolchains do not need (see Plan).
 	Hidden []string
 	// Home is the user's home, where git on the host reads the user's own
 	// config: the hooks path it names is protected in the root too, and the
@@ -137,12 +147,30 @@ const KeepCreated = "SHELLGATE_SANDBOX_KEEP_CREATED=1"
 const DefaultTmpSize = 2 << 30
 
 // Limits bound what a session's processes may use; zero fields are unlimited,
-// except Procs, which defaults to DefaultProcs.
+// except Procs, which defaults to DefaultProcs, and Memory, to DefaultMemory.
 type Limits struct {
 	Procs    int           // processes and threads of the whole session
 	Memory   int64         // bytes of memory of the whole session (needs a cgroup)
 	FileSize int64         // bytes one file may grow to
 	CPUTime  time.Duration // CPU time of one process
+}
+
+// DefaultMemory is the memory limit of a session that sets none: half the
+// machine's memory, so that a runaway build fails in its session before the
+// machine swaps; 0 (none) where the machine's size is unknown.
+func DefaultMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb << 10 / 2
+		}
+	}
+	return 0
 }
 
 // MaxHostPorts bounds Spec.HostPorts.
@@ -167,6 +195,7 @@ const (
 	LayerSecrets = "secrets" // "hidden"
 	LayerTmp     = "tmp"     // "private"
 	LayerProcs   = "procs"   // "cgroup" or "rlimit": the process limit
+	LayerMemory  = "memory"  // the session's memory limit, "4096MiB"
 	// LayerHostPorts lists the host ports forwarded into the session's
 	// loopback: "3000,5432". Absent when none are.
 	LayerHostPorts = "host_ports"

@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 // lab is a project root and things around it. It lives in /var/tmp, which a
 // session shows read-only: there Landlock, not the session's own /tmp, is what
 // keeps commands out.
-type lab struct{ base, root, outside, home string }
+// A lab is a project root, a victim beside it, a home with secrets, and a
+// directory (shared) the session sees read-only: what tests stage for commands.
+type lab struct{ base, root, outside, home, shared string }
 
 func newLab(t *testing.T) *lab {
 	t.Helper()
@@ -51,7 +53,8 @@ func newLab(t *testing.T) *lab {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	l := &lab{base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside"), home: filepath.Join(base, "home")}
+	l := &lab{base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside"), home: filepath.Join(base, "home"), shared: filepath.Join(base, "shared")}
+	must(t, os.MkdirAll(l.shared, 0o755))
 	for path, content := range map[string]string{
 		"root/README.md":          "readme\n",
 		"root/.git/config":        "[core]\n",
@@ -76,6 +79,7 @@ func (l *lab) spec() Spec {
 		Protected: []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config"), filepath.Join(l.root, ".vscode"), filepath.Join(l.root, ".envrc")},
 		Hidden:    []string{filepath.Join(l.home, ".ssh"), filepath.Join(l.home, ".aws"), filepath.Join(l.home, ".netrc")},
 		Home:      l.home,
+		Visible:   []string{l.shared},
 	}
 }
 
@@ -395,7 +399,7 @@ func TestNoCapabilities(t *testing.T) {
 			t.Errorf("%s revealed a secret", cmd)
 		}
 	}
-	if got, _ := run(t, s, l.root, "cat ~/.ssh/id_rsa; ls "+l.outside); strings.Contains(got, "FAKEKEY") || !strings.Contains(got, "victim") {
+	if got, _ := run(t, s, l.root, "cat ~/.ssh/id_rsa; ls /usr/bin | grep -x bash"); strings.Contains(got, "FAKEKEY") || !strings.Contains(got, "bash") {
 		t.Errorf("after the mount attempts: %q", got)
 	}
 }

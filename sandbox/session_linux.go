@@ -50,6 +50,7 @@ type Session struct {
 }
 
 type startReply struct {
+	fds         []int // pty: the master and the slave
 	pid         int
 	placed      bool     // born in its cgroup
 	quarantined []string // protected paths moved aside since the last command
@@ -166,7 +167,19 @@ func (s *Session) setUp(spec Spec) error {
 	}
 	layers := map[string]string{}
 	var missing []string
-	if g, err := newCgroup(pid, procs, spec.Limits.Memory); err == nil {
+	// The default memory limit is best effort: without the memory controller
+	// the session keeps its per-command cgroups, and the report says so.
+	memory, byDefault := spec.Limits.Memory, spec.Limits.Memory == 0
+	if byDefault {
+		memory = DefaultMemory()
+	}
+	g, err := newCgroup(pid, procs, memory)
+	if err != nil && byDefault && memory > 0 {
+		if g, err = newCgroup(pid, procs, 0); err == nil {
+			g.missing["memory"] = "no memory cgroup controller: the default limit does not apply"
+		}
+	}
+	if err == nil {
 		s.group = g
 		layers[LayerProcs] = "cgroup"
 		if why, ok := g.missing["pids"]; ok {
@@ -177,17 +190,20 @@ func (s *Session) setUp(spec Spec) error {
 		}
 		if why, ok := g.missing["memory"]; ok {
 			missing = append(missing, "memory: "+why)
+		} else if memory > 0 {
+			layers[LayerMemory] = strconv.FormatInt(memory>>20, 10) + "MiB"
 		}
 	} else {
 		layers[LayerProcs] = "rlimit"
 		if os.Getuid() == 0 {
 			missing = append(missing, fmt.Sprintf("%s: %v (the process limit does not bind root)", LayerProcs, err))
 		}
-		if spec.Limits.Memory > 0 {
+		if memory > 0 {
 			missing = append(missing, fmt.Sprintf("memory: %v", err))
 		}
 	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, UID: os.Getuid(), GID: os.Getgid()}, nil); err != nil {
+	steps := Plan(spec, HostFacts())
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, nil); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
@@ -247,6 +263,16 @@ func (s *Session) dispatch() {
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
 				ch <- parseStarted(m, got)
+			}
+		case "pty":
+			if ch, ok := s.started[m.ID]; ok {
+				delete(s.started, m.ID)
+				r := startReply{fds: parseFDs(got)}
+				if m.Error != "" || len(r.fds) != 2 {
+					closeAll(r.fds)
+					r = startReply{err: fmt.Errorf("sandbox: no terminal: %s", m.Error)}
+				}
+				ch <- r
 			}
 		case "closed":
 			if s.closing != nil {
@@ -309,10 +335,45 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
 }
 
+// OpenTerminal opens a pseudo-terminal of cols×rows cells in the session's own
+// devpts (see runner.TerminalOpener): the command's tty is named there, and the
+// host's terminals are not in the session at all.
+func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
+	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
+		return nil, nil, fmt.Errorf("sandbox: terminal size %dx%d", cols, rows)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, errors.New("sandbox: the session has ended")
+	}
+	s.nextID++
+	id := s.nextID
+	got := make(chan startReply, 1)
+	s.started[id] = got
+	s.mu.Unlock()
+	if err := s.ctl.send(&message{Op: "pty", ID: id, Cols: cols, Rows: rows}, nil); err != nil {
+		s.forget(id)
+		return nil, nil, fmt.Errorf("sandbox: the session is gone: %w", err)
+	}
+	var r startReply
+	select {
+	case r = <-got:
+	case <-s.gone:
+		r.err = errors.New("sandbox: the session ended")
+	case <-time.After(setupTimeout):
+		s.forget(id)
+		r.err = errors.New("sandbox: the session did not open a terminal within 10s")
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return os.NewFile(uintptr(r.fds[0]), "/dev/ptmx"), os.NewFile(uintptr(r.fds[1]), "pty"), nil
+}
+
 // LaunchTerminal starts argv in the session on a terminal; see
-// runner.TerminalLauncher. The terminal is the one given, opened outside the
-// session: its name (tty) is that of the host's /dev/pts, which the session
-// shares.
+// runner.TerminalLauncher. The terminal is the one given: one OpenTerminal
+// opened has a name in the session; another works, nameless there.
 func (s *Session) LaunchTerminal(argv, env []string, dir string, tty *os.File) (runner.Launched, error) {
 	if tty == nil {
 		return nil, errors.New("sandbox: LaunchTerminal needs a terminal")
@@ -457,6 +518,7 @@ type launched struct {
 	// protected paths that appeared while the command ran: made read-only, or
 	// moved to the quarantine ("path → where"); before it started, moved
 	protected, quarantined, before []string
+	removed                        []string // symlinks taken out of .git
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -469,11 +531,11 @@ func (l *launched) Wait() (*int, string) {
 	l.once.Do(func() {
 		select {
 		case m := <-l.exit:
-			l.ws, l.protected, l.quarantined = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined
+			l.ws, l.protected, l.quarantined, l.removed = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed
 		case <-l.gone: // the session ended, and the kernel killed everything in it
 			select {
 			case m := <-l.exit:
-				l.ws, l.protected, l.quarantined = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined
+				l.ws, l.protected, l.quarantined, l.removed = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed
 			default:
 				l.ws = syscall.WaitStatus(syscall.SIGKILL)
 			}
@@ -513,6 +575,9 @@ func (l *launched) Notes() []string {
 	}
 	if len(l.quarantined) > 0 {
 		notes = append(notes, fmt.Sprintf("This command made a protected path the sandbox could not guard while it ran: moved %s (read-only there). The user can review it and move it back; approved commands keep what they create.", moved(l.quarantined)))
+	}
+	if len(l.removed) > 0 {
+		notes = append(notes, fmt.Sprintf("Removed symlinks from .git: %s. Git on the host writes through a symlink there, outside the project.", strings.Join(l.removed, ", ")))
 	}
 	if len(l.protected) > 0 {
 		names := make([]string, len(l.protected))

@@ -14,14 +14,15 @@ import (
 )
 
 // A command started in a session on a terminal has it as stdin, stdout,
-// stderr and controlling terminal. The slave is opened outside, so its name
-// is the host's /dev/pts/N, and /dev/tty reaches it.
+// stderr and controlling terminal. The terminal is the session's own
+// (OpenTerminal), so its name is a /dev/pts/N of the session, and /dev/tty
+// reaches it.
 func TestTerminal(t *testing.T) {
 	l := newLab(t)
 	s := start(t, l.spec())
 	bash, err := exec.LookPath("bash")
 	must(t, err)
-	master, slave, err := runner.OpenTerminal(90, 20)
+	master, slave, err := s.OpenTerminal(90, 20)
 	must(t, err)
 	defer master.Close()
 	read := make(chan string)

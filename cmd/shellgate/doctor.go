@@ -19,8 +19,9 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	var cf commonFlags
 	cf.register(fs)
+	plan := fs.Bool("plan", false, "print the steps that build the Linux sandbox's view of the filesystem, and exit")
 	head := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies.\n\n")
+		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies.\nWith --plan, prints the view the sandbox builds instead: every path a command sees.\n\n")
 	}
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0
@@ -30,6 +31,18 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		return usageFailure(stderr, "doctor", err.Error())
+	}
+	if *plan {
+		g, err := shellgate.New(cfg)
+		if err != nil {
+			return usageFailure(stderr, "doctor", err.Error())
+		}
+		defer g.Close()
+		fmt.Fprintln(stdout, "# The sandbox's view, built on an empty root; nothing else of the host is there.")
+		for _, s := range g.SandboxPlan() {
+			fmt.Fprintln(stdout, s)
+		}
+		return 0
 	}
 	fmt.Fprintf(stdout, "system:   %s/%s\n", runtime.GOOS, runtime.GOARCH)
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

@@ -137,6 +137,7 @@ func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFla
 			}
 		}
 		cfg.Policy.Allow = append(cfg.Policy.Allow, w.Allow...)
+		cfg.Sandbox.Visible = append(cfg.Sandbox.Visible, w.Visible...)
 		model = w.Command
 	}
 	cfg.DefaultTimeout, cfg.MaxTimeout = forever, forever

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,31 @@ func execBinary(t *testing.T) string {
 		t.Skip("builds the binary; POSIX shell commands")
 	}
 	return buildBinary(t)
+}
+
+// showInSandbox makes the user configuration in env show paths to sandboxed
+// commands ([sandbox] visible), as a user whose shellgate is not in a
+// toolchain's directory would.
+func showInSandbox(t *testing.T, env []string, paths ...string) []string {
+	t.Helper()
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			dir = v
+		}
+	}
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = strconv.Quote(p)
+	}
+	cfg := filepath.Join(dir, "shellgate", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[sandbox]\nvisible = ["+strings.Join(quoted, ", ")+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 func TestExecBinary(t *testing.T) {
@@ -97,7 +123,7 @@ func TestExecStdioMCPServer(t *testing.T) {
 	// argument, the quoted command line.
 	cmd := exec.Command(bin, "exec", quoteArgv([]string{bin, "mcp", "--root", root}))
 	cmd.Dir = root
-	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	cmd.Env = showInSandbox(t, hookEnv(t, "CLAUDE_PROJECT_DIR="+root), bin)
 	in, _ := cmd.StdinPipe()
 	outPipe, _ := cmd.StdoutPipe()
 	var errb bytes.Buffer
@@ -229,7 +255,7 @@ func TestExecWrapsHook(t *testing.T) {
 	})
 	cmd := exec.Command(bin, "exec", quoteArg(bin)+" hook claude-code")
 	cmd.Dir = root
-	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
+	cmd.Env = showInSandbox(t, hookEnv(t, "CLAUDE_PROJECT_DIR="+root), bin)
 	cmd.Stdin = strings.NewReader(payload)
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "privilege") {

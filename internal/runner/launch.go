@@ -32,6 +32,12 @@ type Lister interface {
 	Processes() (pids []int, ok bool)
 }
 
+// A TerminalOpener opens the pseudo-terminals for its own terminal commands: a
+// sandbox whose terminals are its own (see Supervisor.OpenTerminal).
+type TerminalOpener interface {
+	OpenTerminal(cols, rows int) (master, slave *os.File, err error)
+}
+
 // A TerminalLauncher is a Launcher that can also start a command on a terminal
 // (Spec.Terminal). A Launcher without it cannot run terminal commands.
 type TerminalLauncher interface {

@@ -193,6 +193,18 @@ func (s *Supervisor) begin() (string, Launcher, error) {
 	return fmt.Sprintf("%s=%s.%d", MarkerVar, s.id, s.seq), s.launcher, nil
 }
 
+// OpenTerminal opens a pseudo-terminal for Spec.Terminal: the launcher's own
+// where it has them (a TerminalOpener), else one of this process's.
+func (s *Supervisor) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
+	s.mu.Lock()
+	l := s.launcher
+	s.mu.Unlock()
+	if o, ok := l.(TerminalOpener); ok {
+		return o.OpenTerminal(cols, rows)
+	}
+	return OpenTerminal(cols, rows)
+}
+
 // SetLauncher makes l start the commands of later runs; nil starts them as
 // children of this process.
 func (s *Supervisor) SetLauncher(l Launcher) {

@@ -1,0 +1,411 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The session's view of the filesystem is a plan: Plan, a pure function of the
+// Spec and of Facts about the host, returns the steps that build it from an
+// empty root, and one executor applies them (view_linux.go). Nothing of the
+// host is there unless a step puts it there: the system's directories read-only
+// (their metadata too: chmod, chown, utime and xattrs fail on a read-only
+// mount), a /dev of a few devices and a terminal instance of the session's
+// own, an empty /run, private temp dirs, a home directory that shows the
+// toolchains and their non-secret settings, the tool caches as copy-on-write
+// overlays, and the project root and configured paths writable. `shellgate
+// doctor --plan` prints the plan.
+
+// StepOp is what a Step does.
+type StepOp string
+
+const (
+	// OpTmpfs mounts an empty tmpfs (writable if Write) of Size bytes.
+	OpTmpfs StepOp = "tmpfs"
+	// OpBind binds the host's Src at Path, read-only unless Write, however
+	// deep (every mount under Src comes along read-only).
+	OpBind StepOp = "bind"
+	// OpOverlay mounts Src (read-only) with the writable layer Upper on top:
+	// writes land in Upper, never in Src.
+	OpOverlay StepOp = "overlay"
+	// OpSymlink makes Path a symlink to Src.
+	OpSymlink StepOp = "symlink"
+	// OpFile writes Data to a read-only file at Path (a setting file with its
+	// credentials taken out).
+	OpFile StepOp = "file"
+	// OpDevpts mounts a terminal instance of the session's own at Path.
+	OpDevpts StepOp = "devpts"
+	// OpProc mounts the session's /proc.
+	OpProc StepOp = "proc"
+	// OpMask hides what is at Path (a host socket): the null device on a
+	// file, an empty read-only directory on a directory.
+	OpMask StepOp = "mask"
+	// OpReadOnly makes the mount at Path read-only, once it is populated.
+	OpReadOnly StepOp = "read-only"
+)
+
+// A Step is one piece of the session's view. Paths are absolute, as commands
+// see them; Src is a host path.
+type Step struct {
+	Op    StepOp `json:"op"`
+	Path  string `json:"path"`
+	Src   string `json:"src,omitempty"`
+	Upper string `json:"upper,omitempty"` // OpOverlay: a host directory of shellgate's
+	Data  []byte `json:"data,omitempty"`  // OpFile
+	Mode  uint32 `json:"mode,omitempty"`  // OpTmpfs: the root directory's mode
+	Size  int64  `json:"size,omitempty"`  // OpTmpfs: bytes
+	Write bool   `json:"write,omitempty"`
+	// Try: a Src that is gone by the time the step runs is skipped, not a
+	// missing layer (a cache removed meanwhile).
+	Try bool   `json:"try,omitempty"`
+	Why string `json:"why"`
+}
+
+// String is the step as `doctor --plan` prints it.
+func (s Step) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s %s", s.Op, s.Path)
+	switch s.Op {
+	case OpBind, OpOverlay:
+		if s.Src != s.Path && s.Src != "" {
+			b.WriteString(" ← " + s.Src)
+		}
+	case OpSymlink:
+		b.WriteString(" → " + s.Src)
+	}
+	if s.Op == OpBind || s.Op == OpTmpfs {
+		if s.Write {
+			b.WriteString(" (rw)")
+		} else {
+			b.WriteString(" (ro)")
+		}
+	}
+	if s.Why != "" {
+		b.WriteString("   # " + s.Why)
+	}
+	return b.String()
+}
+
+// Kind is what a host path is.
+type Kind uint8
+
+const (
+	Absent Kind = iota
+	Dir
+	File
+	Symlink
+	Socket
+	Other
+)
+
+// Host answers the plan's questions about the host's filesystem. It is an
+// interface so that the plan can be tested without one.
+type Host interface {
+	// Lstat says what path is, not following a final symlink; for a symlink,
+	// also where it points.
+	Lstat(path string) (kind Kind, target string)
+	// ReadFile reads a small file (a setting file to scrub); ok is false when
+	// it cannot, or when it is too big to be a setting file.
+	ReadFile(path string) (data []byte, ok bool)
+}
+
+// Facts are what the plan needs to know about the machine.
+type Facts struct {
+	Host Host
+	// Sockets are the pathname sockets listening on the host (the host's
+	// /proc/net/unix): daemons a command must not reach even where their
+	// directory is visible.
+	Sockets []string
+}
+
+// systemDirs are the host's top-level directories the view shows, read-only:
+// the system's programs, libraries and settings. Anything else at the top
+// (home directories, /root, /mnt, /media, /srv, /boot, a data disk) is absent
+// unless the Spec names a path in it.
+var systemDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt", "var", "nix", "snap", "gnu", "sys"}
+
+// maxHomeTmp bounds what commands write into the session's home (a history
+// file, `go env -w`): it is memory, and thrown away with the session.
+const maxHomeTmp = 64 << 20
+
+// Plan returns the steps that build the session's view. Every path the Spec
+// names is cleaned and absolute.
+func Plan(spec Spec, f Facts) []Step {
+	p := &planner{spec: spec, f: f}
+	p.system()
+	p.temps()
+	p.dev()
+	p.paths()
+	p.masks()
+	p.add(Step{Op: OpProc, Path: "/proc", Why: "the session's processes only"})
+	return p.steps
+}
+
+type planner struct {
+	spec  Spec
+	f     Facts
+	steps []Step
+}
+
+func (p *planner) add(s Step) { p.steps = append(p.steps, s) }
+
+func (p *planner) kind(path string) (Kind, string) {
+	if p.f.Host == nil {
+		return Absent, ""
+	}
+	return p.f.Host.Lstat(path)
+}
+
+// system shows the system's directories read-only, and the top-level
+// symlinks of a merged /usr as symlinks.
+func (p *planner) system() {
+	for _, name := range systemDirs {
+		path := "/" + name
+		switch k, target := p.kind(path); k {
+		case Dir:
+			p.add(Step{Op: OpBind, Path: path, Src: path, Why: "system, read-only"})
+		case Symlink:
+			p.add(Step{Op: OpSymlink, Path: path, Src: target, Why: "system"})
+		}
+	}
+	// /var/run is usually a symlink to /run, which is empty; a directory of its
+	// own holds daemons' sockets too.
+	if k, _ := p.kind("/var/run"); k == Dir {
+		p.add(Step{Op: OpTmpfs, Path: "/var/run", Mode: 0o755, Size: 1 << 20, Why: "daemons' sockets hidden"})
+	}
+	p.add(Step{Op: OpTmpfs, Path: "/run", Mode: 0o755, Size: 1 << 20, Write: false, Why: "daemons' sockets hidden"})
+	if p.spec.Network {
+		// With the host's network, names resolve through the host's resolver,
+		// whose file may live in /run (systemd-resolved).
+		if k, target := p.kind("/etc/resolv.conf"); k == Symlink {
+			t := target
+			if !filepath.IsAbs(t) {
+				t = filepath.Join("/etc", t)
+			}
+			if t = filepath.Clean(t); under(t, "/run") {
+				p.add(Step{Op: OpBind, Path: t, Src: t, Try: true, Why: "the host's resolver settings"})
+			}
+		}
+	}
+}
+
+// temps gives the session its own /tmp, /var/tmp and /dev/shm.
+func (p *planner) temps() {
+	size := p.spec.TmpSize
+	if size <= 0 {
+		size = DefaultTmpSize
+	}
+	p.add(Step{Op: OpTmpfs, Path: "/tmp", Mode: 0o1777, Size: size, Write: true, Why: "the session's own"})
+	if k, _ := p.kind("/var/tmp"); k == Dir {
+		p.add(Step{Op: OpTmpfs, Path: "/var/tmp", Mode: 0o1777, Size: size, Write: true, Why: "the session's own"})
+	}
+}
+
+// devices are the host's device nodes the view shows.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// dev builds a /dev of a few devices, a terminal instance of the session's own
+// and the fd links: no disk, console, serial port or other user's terminal.
+func (p *planner) dev() {
+	p.add(Step{Op: OpTmpfs, Path: "/dev", Mode: 0o755, Size: 1 << 20, Write: true, Why: "a few devices, nothing else of the host's"})
+	for _, d := range devices {
+		p.add(Step{Op: OpBind, Path: d, Src: d, Write: true, Why: "device"})
+	}
+	p.add(Step{Op: OpDevpts, Path: "/dev/pts", Why: "terminals of the session's own"})
+	p.add(Step{Op: OpSymlink, Path: "/dev/ptmx", Src: "pts/ptmx"})
+	for i, name := range []string{"stdin", "stdout", "stderr"} {
+		p.add(Step{Op: OpSymlink, Path: "/dev/" + name, Src: "/proc/self/fd/" + strconv.Itoa(i)})
+	}
+	p.add(Step{Op: OpSymlink, Path: "/dev/fd", Src: "/proc/self/fd"})
+	size := p.spec.TmpSize
+	if size <= 0 {
+		size = DefaultTmpSize
+	}
+	p.add(Step{Op: OpTmpfs, Path: "/dev/shm", Mode: 0o1777, Size: size, Write: true, Why: "the session's own"})
+	p.add(Step{Op: OpReadOnly, Path: "/dev"})
+}
+
+// home builds the user's home from nothing: a private, writable tmpfs
+// showing the toolchains' installs read-only, their settings with the
+// credentials taken out, and the tool caches. Where the project root is the
+// home itself (or holds it), the home is the project's, and only the secrets
+// Spec.Hidden names are hidden.
+func (p *planner) home() {
+	home := p.spec.Home
+	p.add(Step{Op: OpTmpfs, Path: home, Mode: 0o700, Size: maxHomeTmp, Write: true, Why: "the user's home, built from what toolchains need"})
+	var dirs []string // what the user's git config names in the home
+	for _, e := range homeEntries {
+		path := filepath.Join(home, e.rel)
+		k, _ := p.kind(path)
+		if k == Absent {
+			continue
+		}
+		switch {
+		case e.scrub && k != Dir:
+			data, ok := p.f.Host.ReadFile(path)
+			if !ok {
+				continue
+			}
+			data = ScrubSettings(data)
+			p.add(Step{Op: OpFile, Path: path, Data: data, Why: "settings, credentials taken out"})
+			if strings.Contains(e.rel, "git") {
+				dirs = append(dirs, gitDirs(data, home)...)
+			}
+		case !e.scrub:
+			p.add(Step{Op: OpBind, Path: path, Src: path, Why: e.why})
+		}
+	}
+	for _, d := range dirs {
+		if k, _ := p.kind(d); k == Dir && !p.shown(d) {
+			p.add(Step{Op: OpBind, Path: d, Src: d, Why: "named by the user's git config, read-only"})
+		}
+	}
+}
+
+// gitDirs are the directories in home that a git config names for every
+// repository: the template init copies hooks from, the global hooks.
+func gitDirs(config []byte, home string) []string {
+	var dirs []string
+	for _, line := range strings.Split(string(config), "\n") {
+		key, val, ok := strings.Cut(strings.TrimSpace(line), "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if !ok || key != "templatedir" && key != "hookspath" {
+			continue
+		}
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		if rest, ok := strings.CutPrefix(val, "~/"); ok {
+			val = filepath.Join(home, rest)
+		}
+		if val = filepath.Clean(val); filepath.IsAbs(val) && under(val, home) && val != home {
+			dirs = append(dirs, val)
+		}
+	}
+	return dirs
+}
+
+// paths shows the home, the caches as overlays, and the writable and visible
+// paths, shallowest first, so that a path inside another is mounted over it.
+func (p *planner) paths() {
+	type item struct {
+		path, why string
+		op        StepOp
+		write     bool
+	}
+	var items []item
+	if h := p.spec.Home; h != "" && h != "/" && !p.writable(h) {
+		items = append(items, item{path: h, op: OpTmpfs})
+	}
+	for i, w := range p.spec.Writable {
+		why := "writable"
+		if i == 0 {
+			why = "the project root"
+		}
+		items = append(items, item{w, why, OpBind, true})
+	}
+	for _, c := range p.spec.Caches {
+		if p.writable(c) {
+			continue
+		}
+		items = append(items, item{c, "tool cache", OpOverlay, true})
+	}
+	for _, v := range p.spec.Visible {
+		if !p.writable(v) {
+			items = append(items, item{v, "visible", OpBind, false})
+		}
+	}
+	slices.SortStableFunc(items, func(a, b item) int {
+		return strings.Count(a.path, "/") - strings.Count(b.path, "/")
+	})
+	for _, it := range items {
+		k, _ := p.kind(it.path)
+		switch {
+		case it.op == OpTmpfs:
+			p.home()
+		case it.op == OpOverlay && p.spec.CacheStore == "":
+			p.add(Step{Op: OpBind, Path: it.path, Src: it.path, Write: true, Try: true, Why: it.why + ", writable: no store for copies"})
+		case it.op == OpOverlay && k != Dir:
+			p.add(Step{Op: OpOverlay, Path: it.path, Upper: p.cacheLayer(it.path), Write: true,
+				Why: it.why + ": this project's own, kept between sessions (none on the host)"})
+		case it.op == OpOverlay:
+			p.add(Step{Op: OpOverlay, Path: it.path, Src: it.path, Upper: p.cacheLayer(it.path), Write: true,
+				Why: it.why + ": writes land in this project's copy, the host's stays as it is"})
+		case k == Absent || !it.write && p.shown(it.path):
+			continue
+		default:
+			p.add(Step{Op: it.op, Path: it.path, Src: it.path, Write: it.write, Why: it.why})
+		}
+	}
+}
+
+// cacheLayer is where the project's copy of a cache is kept.
+func (p *planner) cacheLayer(cache string) string {
+	root := ""
+	if len(p.spec.Writable) > 0 {
+		root = p.spec.Writable[0]
+	}
+	sum := sha256.Sum256([]byte(root))
+	name := strings.ReplaceAll(strings.TrimPrefix(cache, "/"), "/", "%")
+	return filepath.Join(p.spec.CacheStore, hex.EncodeToString(sum[:8]), name)
+}
+
+// writable reports whether path lies in one of the writable paths.
+func (p *planner) writable(path string) bool {
+	return slices.ContainsFunc(p.spec.Writable, func(w string) bool { return under(path, w) })
+}
+
+// shown reports whether the host's path is visible in the plan so far, and
+// not inside something the session writes to anyway.
+func (p *planner) shown(path string) bool {
+	for i := len(p.steps) - 1; i >= 0; i-- {
+		s := p.steps[i]
+		if !under(path, s.Path) {
+			continue
+		}
+		return (s.Op == OpBind || s.Op == OpOverlay) && under(path, s.Path)
+	}
+	return false
+}
+
+// masks hide the host's listening sockets wherever the view shows their
+// directory, and the secrets Spec.Hidden names where the view shows them (a
+// home that is the project root).
+func (p *planner) masks() {
+	var masked []string
+	for _, s := range p.f.Sockets {
+		if p.shown(s) && !p.writable(s) && !slices.Contains(masked, s) {
+			masked = append(masked, s)
+			p.add(Step{Op: OpMask, Path: s, Try: true, Why: "a host daemon's socket"})
+		}
+	}
+	for _, h := range p.spec.Hidden {
+		if k, _ := p.kind(h); k != Absent && p.shown(h) && !slices.Contains(masked, h) {
+			masked = append(masked, h)
+			p.add(Step{Op: OpMask, Path: h, Try: true, Why: "secret"})
+		}
+	}
+}
+
+// WritableDirs are the paths commands may write beneath in a plan: what
+// Landlock allows on top of the mounts.
+func WritableDirs(steps []Step) []string {
+	var dirs []string
+	for _, s := range steps {
+		if s.Write && (s.Op == OpTmpfs || s.Op == OpOverlay || s.Op == OpBind) && !slices.Contains(devices, s.Path) && s.Path != "/dev" {
+			dirs = append(dirs, s.Path)
+		}
+	}
+	return dirs
+}
+
+// under reports whether path is dir or inside it.
+func under(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}

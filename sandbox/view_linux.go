@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The executor of a plan (see Plan). In the session's mount namespace it
+// moves the host's tree aside (to hostDir, on a small staging tmpfs, as
+// bubblewrap does), builds the view on an empty tmpfs at newDir from the
+// steps, makes that tmpfs read-only and the session's root, and lets go of
+// the host's tree: what no step showed is not reachable by any path, /proc
+// and /dev/fd included.
+const (
+	hostDir = "/host"
+	newDir  = "/new"
+)
+
+// buildView applies steps and makes the result the root. It returns the
+// steps that failed, each with why; an error is a view that could not be
+// built at all (the namespace still sees the host).
+func buildView(steps []Step) (failed []string, err error) {
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k"); err != nil {
+		return nil, fmt.Errorf("staging tmpfs: %w", err)
+	}
+	for _, d := range []string{"/tmp" + hostDir, "/tmp" + newDir} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if err := pivotInto("/tmp", "/tmp"+hostDir); err != nil {
+		return nil, fmt.Errorf("pivot to the staging tmpfs: %w", err)
+	}
+	if err := unix.Mount("tmpfs", newDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return nil, fmt.Errorf("root tmpfs: %w", err)
+	}
+	for _, s := range steps {
+		if err := applyStep(s); err != nil {
+			if s.Try && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			failed = append(failed, fmt.Sprintf("%s %s: %v", s.Op, s.Path, err))
+		}
+	}
+	if err := setAttr(newDir, unix.MOUNT_ATTR_RDONLY, false); err != nil {
+		failed = append(failed, fmt.Sprintf("read-only root: %v", err))
+	}
+	if err := pivotInto(newDir, ""); err != nil {
+		return failed, fmt.Errorf("pivot to the view: %w", err)
+	}
+	return failed, nil
+}
+
+// pivotInto makes dir the root. With old, the old root stays at old;
+// without, it is detached (pivot_root(".", ".") stacks it on the new one).
+func pivotInto(dir, old string) error {
+	if err := unix.Chdir(dir); err != nil {
+		return err
+	}
+	if old != "" {
+		if err := unix.PivotRoot(".", strings.TrimPrefix(old, dir+"/")); err != nil {
+			return err
+		}
+		return unix.Chdir("/")
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return err
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return err
+	}
+	return unix.Chdir("/")
+}
+
+// applyStep applies one step under newDir, its sources under hostDir.
+func applyStep(s Step) error {
+	dst := newDir + s.Path
+	src := hostDir + s.Src
+	switch s.Op {
+	case OpTmpfs:
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		mode := s.Mode
+		if mode == 0 {
+			mode = 0o755
+		}
+		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+		if !s.Write {
+			flags |= unix.MS_NOEXEC
+		}
+		opts := fmt.Sprintf("mode=%o,size=%d", mode, max(s.Size, 4096))
+		if err := unix.Mount("tmpfs", dst, "tmpfs", flags, opts); err != nil {
+			return err
+		}
+		if !s.Write {
+			return setAttr(dst, unix.MOUNT_ATTR_RDONLY, false)
+		}
+		return nil
+	case OpBind:
+		attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+		if !s.Write {
+			attr |= unix.MOUNT_ATTR_RDONLY
+		}
+		if strings.HasPrefix(s.Path, "/dev/") {
+			attr &^= unix.MOUNT_ATTR_NODEV
+		}
+		return bindTree(src, dst, attr)
+	case OpOverlay:
+		return overlay(s, dst, src)
+	case OpSymlink:
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(s.Src, dst)
+	case OpFile:
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, s.Data, 0o644); err != nil {
+			return err
+		}
+		return bindTree(dst, dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	case OpDevpts:
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		return unix.Mount("devpts", dst, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	case OpProc:
+		if err := os.MkdirAll(dst, 0o555); err != nil {
+			return err
+		}
+		return unix.Mount("proc", dst, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	case OpMask:
+		var st unix.Stat_t
+		if err := unix.Lstat(dst, &st); err != nil {
+			return err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=700,size=4k")
+		}
+		return bindTree(hostDir+"/dev/null", dst, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID)
+	case OpReadOnly:
+		return setAttr(dst, unix.MOUNT_ATTR_RDONLY, false)
+	}
+	return fmt.Errorf("unknown step %q", s.Op)
+}
+
+// bindTree binds src, and every mount beneath it, at dst with attr set on all
+// of them: a read-only bind of /usr leaves nothing under it writable. The
+// mount point is made first, a directory or a file as src is.
+func bindTree(src, dst string, attr uint64) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	var st unix.Stat_t
+	if err := unix.Fstat(tree, &st); err != nil {
+		return err
+	}
+	if err := mountPoint(dst, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	if attr != 0 {
+		a := unix.MountAttr{Attr_set: attr}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &a); err != nil {
+			return err
+		}
+	}
+	return unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+// mountPoint makes an empty directory or file at path if nothing is there.
+func mountPoint(path string, dir bool) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if dir {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// setAttr sets attr on the mount at path (and those beneath it if recursive).
+func setAttr(path string, attr uint64, recursive bool) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	flags := unix.AT_EMPTY_PATH
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	a := unix.MountAttr{Attr_set: attr}
+	return unix.MountSetattr(fd, "", uint(flags), &a)
+}
+
+// overlay mounts the host's cache src with a writable layer of the project's
+// own on top (s.Upper on the host), so that a command's writes never reach a
+// file a host program reads or runs later. Where the host has no such cache,
+// or the kernel refuses (no overlayfs in a user namespace before Linux 5.11),
+// the project's layer alone is bound: a cache of its own, kept between
+// sessions, and the host's still untouched.
+func overlay(s Step, dst, src string) error {
+	upper, work := hostDir+s.Upper+"/upper", hostDir+s.Upper+"/work"
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(src); err == nil && fi.IsDir() && s.Src != "" {
+		opts := "lowerdir=" + escapeOverlay(src) + ",upperdir=" + escapeOverlay(upper) + ",workdir=" + escapeOverlay(work) + ",userxattr"
+		if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts) == nil {
+			return nil
+		}
+	}
+	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+}
+
+// escapeOverlay escapes the characters overlayfs's options give a meaning.
+func escapeOverlay(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`).Replace(p)
+}

@@ -1,0 +1,296 @@
+package sandbox
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The view is built from what the work needs: each test tries the attacks of
+// one class the review found around the old view (a host with holes plugged),
+// several spellings each, and checks the host, not what the command says.
+
+// Metadata of what the view shows read-only cannot change: Landlock does not
+// govern chmod, chown, utime or xattrs, a read-only mount does.
+func TestViewMetadataReadOnly(t *testing.T) {
+	l := newLab(t)
+	victim := filepath.Join(l.shared, "victim")
+	must(t, os.WriteFile(victim, []byte("v\n"), 0o644))
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	must(t, os.Chtimes(victim, old, old))
+	s := start(t, l.spec())
+	for _, cmd := range []string{
+		"chmod 4777 " + victim,
+		"chmod -R 777 " + l.shared,
+		"python3 -c 'import os; os.chmod(\"" + victim + "\", 0o6777)'",
+		"touch -d 2001-01-01 " + victim,
+		"python3 -c 'import os; os.utime(\"" + victim + "\", (0, 0))'",
+		"python3 -c 'import os; os.setxattr(\"" + victim + "\", \"user.x\", b\"1\")'",
+		"chown 65534 " + victim,
+		"chmod 000 /usr/bin/env /etc/hostname",
+		"chmod 777 .. ../..",
+	} {
+		run(t, s, l.root, cmd)
+	}
+	fi, err := os.Stat(victim)
+	must(t, err)
+	if fi.Mode() != 0o644 || !fi.ModTime().Equal(old) {
+		t.Errorf("victim changed: %v %v", fi.Mode(), fi.ModTime())
+	}
+	if n, _ := unix.Getxattr(victim, "user.x", nil); n > 0 {
+		t.Error("an xattr was set on the victim")
+	}
+	if fi, err := os.Stat("/usr/bin/env"); err != nil || fi.Mode().Perm() == 0 {
+		t.Errorf("/usr/bin/env: %v %v", fi.Mode(), err)
+	}
+	if fi, _ := os.Stat(l.base); fi.Mode().Perm() == 0o777 {
+		t.Error("the root's parent became world-writable")
+	}
+}
+
+// /dev holds a few devices and a terminal instance of the session's own:
+// no disk, no console, no terminal of the host's.
+func TestViewMinimalDev(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	got, _ := run(t, s, l.root, "ls -A /dev; echo --; ls -A /dev/pts")
+	devs, pts, _ := strings.Cut(got, "--\n")
+	want := "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+	if strings.Join(strings.Fields(devs), " ") != want {
+		t.Errorf("/dev: %q, want %q", devs, want)
+	}
+	if strings.TrimSpace(pts) != "ptmx" {
+		t.Errorf("/dev/pts holds %q: terminals not the session's own", pts)
+	}
+	// The devices work, and a terminal opened in the session has a name there.
+	if got, code := run(t, s, l.root, `head -c 4 /dev/zero | wc -c; echo x > /dev/null; python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s))'`); code != 0 || !strings.Contains(got, "4\n") || !strings.Contains(got, "/dev/pts/0") {
+		t.Errorf("devices: %q (exit %d)", got, code)
+	}
+	for _, dev := range []string{"/dev/vda", "/dev/sda", "/dev/console", "/dev/tty1", "/dev/ttyS0", "/dev/kmsg", "/dev/mem"} {
+		if got, code := run(t, s, l.root, "head -c 1 "+dev+" || mknod /dev/x c 1 1"); code == 0 {
+			t.Errorf("%s read: %q", dev, got)
+		}
+	}
+}
+
+// A host daemon's socket is out of reach wherever it lives: in the home
+// (not in the view), in /run (empty), or in a directory the view shows.
+func TestViewHostSockets(t *testing.T) {
+	l := newLab(t)
+	got := make(chan string, 8)
+	listen := func(path string) {
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		ln, err := net.Listen("unix", path)
+		must(t, err)
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				b := make([]byte, 64)
+				n, _ := c.Read(b)
+				got <- path + ": " + string(b[:n])
+				c.Close()
+			}
+		}()
+	}
+	socks := []string{filepath.Join(l.home, ".docker/desktop/docker.sock"), filepath.Join(l.home, ".1password/agent.sock"), filepath.Join(l.shared, "lxd/unix.socket")}
+	for _, p := range socks {
+		listen(p)
+	}
+	s := start(t, l.spec())
+	for _, p := range socks {
+		for _, cmd := range []string{
+			`python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"LEAK")' ` + p,
+			`printf LEAK | nc -U -q0 ` + p,
+			`python3 -c 'import socket,sys,os; s=socket.socket(socket.AF_UNIX); s.connect("/proc/self/root"+sys.argv[1]); s.sendall(b"LEAK")' ` + p,
+		} {
+			run(t, s, l.root, cmd)
+		}
+	}
+	select {
+	case m := <-got:
+		t.Errorf("a host socket was reached: %s", m)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// Credentials read as absent without being named anywhere, and the
+// settings files that hold some show their settings alone.
+func TestViewHomeShowsNoCredentials(t *testing.T) {
+	l := newLab(t)
+	files := map[string]string{
+		".claude/.credentials.json":                 `{"token":"` + fakeKey + `"}`,
+		".codex/auth.json":                          fakeKey,
+		".config/gemini/oauth_creds.json":           fakeKey,
+		".config/github-copilot/apps.json":          fakeKey,
+		".pgpass":                                   "db:5432:*:u:" + fakeKey,
+		".config/rclone/rclone.conf":                "pass = " + fakeKey,
+		".m2/settings.xml":                          "<password>" + fakeKey + "</password>",
+		".gradle/gradle.properties":                 "token=" + fakeKey,
+		".terraformrc":                              fakeKey,
+		".cache/huggingface/token":                  fakeKey,
+		".bash_history":                             "export TOKEN=" + fakeKey,
+		".local/state/shellgate/audit.jsonl":        fakeKey,
+		".config/shellgate/config.toml":             "# " + fakeKey,
+		".npmrc":                                    "registry=https://r.example/\n//r.example/:_authToken=" + fakeKey + "\n",
+		".gitconfig":                                "[user]\n\tname = U\n[credential]\n\thelper = !echo password=" + fakeKey + "\n",
+		".config/pip/pip.conf":                      "[global]\nindex-url = https://u:" + fakeKey + "@pypi.example/simple\n",
+		".yarnrc.yml":                               "npmAuthToken: " + fakeKey + "\n",
+		".cargo/config.toml":                        "[registry]\ntoken = \"" + fakeKey + "\"\n",
+		".cargo/bin/cargo-fake":                     "#!/bin/sh\necho toolchain-here\n",
+		".docker/config.json":                       fakeKey,
+		".kube/config":                              fakeKey,
+		".config/gh/hosts.yml":                      fakeKey,
+		".password-store/x.gpg":                     fakeKey,
+		".local/share/keyrings/login.keyring":       fakeKey,
+		".mozilla/firefox/p/logins.json":            fakeKey,
+		".vault-token":                              fakeKey,
+		"some-new-tool/credentials":                 fakeKey,
+		".config/some-new-tool/secrets.json":        fakeKey,
+		".local/share/some-new-tool/session.cookie": fakeKey,
+	}
+	for rel, content := range files {
+		p := filepath.Join(l.home, rel)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o755))
+	}
+	s := start(t, l.spec())
+	got, _ := run(t, s, l.root, "grep -r "+fakeKey+" ~ 2>&1; cat ~/.npmrc ~/.gitconfig ~/.config/pip/pip.conf; ~/.cargo/bin/cargo-fake; git config --global user.name")
+	if strings.Contains(got, fakeKey) {
+		t.Errorf("a credential is in the view:\n%s", got)
+	}
+	for _, want := range []string{"registry=https://r.example/", "name = U", "index-url = https://pypi.example/simple", "toolchain-here", "\nU\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the view lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// Commands get a session keyring of their own: a key the user's other
+// programs keep is not theirs to read.
+func TestViewOwnKeyring(t *testing.T) {
+	l := newLab(t)
+	payload := []byte("KEYRING-" + fakeKey)
+	id, err := unix.AddKey("user", "shellgate-test-"+strconv.Itoa(os.Getpid()), payload, unix.KEY_SPEC_SESSION_KEYRING)
+	if err != nil {
+		t.Skipf("no keyring here: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_SESSION_KEYRING, 0, 0)
+	if buf := make([]byte, 128); func() bool {
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		return err != nil || !bytes.Contains(buf[:n], payload)
+	}() {
+		t.Skip("the test's own key cannot be read back here")
+	}
+	s := start(t, l.spec())
+	cmd := `python3 -c 'import ctypes,sys; b=ctypes.create_string_buffer(256); n=ctypes.CDLL(None,use_errno=True).syscall(250, 11, int(sys.argv[1]), b, 256); print(b.raw[:max(n,0)])' ` + strconv.Itoa(id)
+	if got, _ := run(t, s, l.root, cmd); strings.Contains(got, "KEYRING-") {
+		t.Errorf("a command read the user's key: %s", got)
+	}
+}
+
+// A tool cache is warm in the session, and what a command writes there lands
+// in the project's own copy: the host's cache, which host programs read and
+// run later, is never written, and the next session of the project sees the
+// copy.
+func TestViewCachesCopyOnWrite(t *testing.T) {
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(filepath.Join(cache, "_cacache"), 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "_cacache", "warm"), []byte("warm\n"), 0o644))
+	spec := l.spec()
+	spec.Caches = []string{cache, filepath.Join(l.home, ".cache", "pip")}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	s := start(t, spec)
+	cmd := "cat ~/.npm/_cacache/warm && echo planted > ~/.npm/_update-notifier-last-checked && rm ~/.npm/_cacache/warm && " +
+		"ln -sf " + l.outside + "/victim ~/.npm/trap && mkdir -p ~/.cache/pip/wheels && echo built > ~/.cache/pip/wheels/w"
+	if got, code := run(t, s, l.root, cmd); code != 0 || !strings.HasPrefix(got, "warm\n") {
+		t.Fatalf("the cache in the session: %q (exit %d)", got, code)
+	}
+	s.Close()
+	entries, _ := os.ReadDir(cache)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "_cacache" || !exists(filepath.Join(cache, "_cacache", "warm")) {
+		t.Errorf("the host's cache changed: %v", names)
+	}
+	if exists(filepath.Join(l.home, ".cache", "pip")) {
+		t.Error("a cache the host lacked was made on the host")
+	}
+	s = start(t, spec)
+	if got, _ := run(t, s, l.root, "cat ~/.npm/_update-notifier-last-checked ~/.cache/pip/wheels/w; ls ~/.npm/_cacache"); got != "planted\nbuilt\n" {
+		t.Errorf("the next session of the project sees %q, want its own copy", got)
+	}
+}
+
+// Nothing a command leaves in .git makes the user's own git write outside the
+// root: symlinks there, made by any tool, are gone when the command ends, and
+// the command is told.
+func TestViewGitSymlinksRemoved(t *testing.T) {
+	l := newLab(t)
+	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "logs", "refs"), 0o755))
+	victim := filepath.Join(l.outside, "victim")
+	s := start(t, l.spec())
+	for _, c := range []struct{ name, cmd string }{
+		{"ln", "ln -sf " + victim + " .git/COMMIT_EDITMSG"},
+		{"python", `python3 -c 'import os; os.symlink("` + victim + `", ".git/logs/HEAD")'`},
+		{"deep", "mkdir -p .git/logs/refs/heads/a/b && ln -s ~/.bashrc .git/logs/refs/heads/a/b/main"},
+		{"moved in", "ln -s " + victim + " /tmp/l && mv /tmp/l .git/ORIG_HEAD"},
+		{"cp -s", "cp -s $PWD/README.md .git/FETCH_HEAD"},
+	} {
+		l2, out := launch(t, s, l.root, c.cmd)
+		if code, _ := l2.Wait(); code == nil || *code != 0 {
+			t.Errorf("%s: %s", c.name, out())
+		}
+		notes := strings.Join(l2.(interface{ Notes() []string }).Notes(), "\n")
+		if !strings.Contains(notes, "Removed symlinks from .git") {
+			t.Errorf("%s: not told: %q", c.name, notes)
+		}
+	}
+	// A background job's, found at the next command's start or the close.
+	run(t, s, l.root, "(sleep 0.3; ln -s "+victim+" .git/MERGE_MSG) &")
+	time.Sleep(600 * time.Millisecond)
+	run(t, s, l.root, "true")
+	s.Close()
+	err := filepath.WalkDir(filepath.Join(l.root, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSymlink != 0 {
+			t.Errorf("a symlink is left in .git: %s", p)
+		}
+		return nil
+	})
+	must(t, err)
+}
+
+// A session's memory is limited (by default to half the machine's): a command
+// that takes more is killed, and the session goes on.
+func TestViewMemoryLimit(t *testing.T) {
+	l := newLab(t)
+	spec := l.spec()
+	spec.Limits.Memory = 64 << 20
+	s := start(t, spec)
+	if s.Report().Layers[LayerMemory] != "64MiB" {
+		t.Skipf("no memory limit here: %s", s.Report())
+	}
+	lx, out := launch(t, s, l.root, `python3 -c "x = b'x' * (300 << 20); print('allocated')"`)
+	if code, _ := lx.Wait(); code != nil && *code == 0 || strings.Contains(out(), "allocated") {
+		t.Errorf("300 MiB in a 64 MiB session: %q", out())
+	}
+	if got, code := run(t, s, l.root, "echo alive"); code != 0 || got != "alive\n" {
+		t.Errorf("after the kill: %q %d", got, code)
+	}
+	if DefaultMemory() <= 0 {
+		t.Error("no default memory limit on Linux")
+	}
+}
