@@ -205,6 +205,7 @@ func (b *box) close() error {
 // sandboxSpec is the session's confinement from the Gate's configuration.
 func (g *Gate) sandboxSpec() sandbox.Spec {
 	c := g.cfg.Sandbox
+	os.MkdirAll(g.spill, 0o700) // the view shows what exists when it is built
 	home := g.childHome()
 	spec := sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
@@ -214,7 +215,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		HostPorts: c.HostPorts,
 		Limits:    c.Limits,
 		Home:      g.home, // the user's, whose git runs on the host
-		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
+		Visible:   []string{g.spill, g.shell.Path},
 	}
 	for _, v := range c.Visible {
 		if rest, ok := strings.CutPrefix(v, "~/"); ok {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,7 @@ type Gate struct {
 	policy *policy.Engine
 	sup    *runner.Supervisor
 	home   string
+	spill  string         // this Gate's spill directory, in cfg.SpillDir
 	box    *box           // the kernel sandbox
 	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
 	// settings are policy's: the configured ones, less what the sandbox contains.
@@ -91,6 +94,9 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
+	// The Gate's own spill directory: what it spills is not another Gate's
+	// (another project's session) to read, and its sandbox shows only this.
+	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
 	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
 		return nil, err
 	}
@@ -216,7 +222,7 @@ func (g *Gate) Info() Info {
 		MaxTimeout:     g.cfg.MaxTimeout,
 		OutputLimit:    g.cfg.OutputLimit,
 		MaxOutputLimit: g.cfg.MaxOutputLimit,
-		SpillDir:       g.cfg.SpillDir,
+		SpillDir:       g.spill,
 		Rules:          g.settings.Active(),
 		Sandboxed:      g.sandboxed(),
 	}
@@ -557,8 +563,8 @@ func (g *Gate) childEnv() ([]string, map[string]string) {
 // Secret values stripped from the environment (secrets) are redacted if the
 // command prints them anyway.
 func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
-	stdout = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
-	stderr = output.New(output.Options{Limit: budget, SpillDir: g.cfg.SpillDir, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
+	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
+	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
 	return stdout, stderr
 }
 

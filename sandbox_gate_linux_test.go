@@ -142,3 +142,28 @@ func TestProtectedPathCreatedQuarantined(t *testing.T) {
 		t.Errorf("the approved .vscode (%q, %v):\n%s", b, err, env.Text)
 	}
 }
+
+// Each Gate spills into a directory of its own, and its sandbox shows only
+// that one: another project's session cannot read this one's full output.
+func TestSpillPerSession(t *testing.T) {
+	requireSandbox(t)
+	spill := filepath.Join(visibleTempDir(t), "spill")
+	a, b := newLab(t), newLab(t)
+	ga := gate(t, shellgate.Config{Root: a.root, SpillDir: spill})
+	gb := gate(t, shellgate.Config{Root: b.root, SpillDir: spill})
+	env := run(t, ga, shellgate.Request{Command: "seq 1 30000; echo TOKEN=SPILL-MARKER-77; seq 1 30000"})
+	if env.Data.FullOutputPath == nil {
+		t.Fatalf("nothing spilled:\n%s", env.Text)
+	}
+	full := *env.Data.FullOutputPath
+	if got := run(t, ga, shellgate.Request{Command: "grep -c SPILL-MARKER " + full}); !strings.Contains(got.Data.Stdout, "1") {
+		t.Errorf("the session cannot read its own full output: %s", got.Text)
+	}
+	got := run(t, gb, shellgate.Request{Command: "grep -rh SPILL-MARKER " + spill + " " + filepath.Dir(full) + "; ls " + spill})
+	if strings.Contains(got.Data.Stdout, "SPILL-MARKER") {
+		t.Errorf("another session read this one's output:\n%s", got.Text)
+	}
+	if fi, err := os.Stat(filepath.Dir(full)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the session's spill dir: %v %v", fi.Mode(), err)
+	}
+}

@@ -6,8 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
+
+// SessionDirPrefix starts the name of a Gate's own spill directory inside the
+// spill directory: one per Gate, so that one session's output is not
+// another's to read.
+const SessionDirPrefix = "s-"
 
 // Sweep removes the spill files in dir ("" means DefaultSpillDir()) last modified more
 // than olderThan ago. Files that are not spill files, and anything that is not a
@@ -29,6 +35,17 @@ func Sweep(dir string, olderThan time.Duration) error {
 	cutoff := time.Now().Add(-olderThan)
 	var errs []error
 	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), SessionDirPrefix) {
+			// A Gate's own directory: its old files, then itself once empty.
+			sub := filepath.Join(dir, e.Name())
+			if err := Sweep(sub, olderThan); err != nil {
+				errs = append(errs, err)
+			}
+			if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+				os.Remove(sub) // fails while it holds anything
+			}
+			continue
+		}
 		if !e.Type().IsRegular() || !isSpillName(e.Name()) {
 			continue
 		}
