@@ -179,14 +179,14 @@ func sandboxRow(t *testing.T, bin string, r corpus.Row, openReason string, liste
 	switch {
 	case harmed && !listed:
 		t.Errorf("did harm, and %s does not list it\ncommand: %s\nharm_check: %s → harm\n%s\n%s",
-			openList, x.sub(f["command"]), x.sub(f["harm_check"]), why, x.out.String())
+			openList, x.sub(f["command"]), x.sub(f["harm_check"]), why, x.notes())
 	case !harmed && listed:
 		t.Errorf("fixed: remove %s from %s (it was listed as %s)\nharm_check: %s → no harm\n%s\n%s",
-			f["id"], openList, openReason, x.sub(f["harm_check"]), why, x.out.String())
+			f["id"], openList, openReason, x.sub(f["harm_check"]), why, x.notes())
 	case harmed:
-		t.Logf("still does harm, as %s says (%s)\n%s\n%s", openList, openReason, why, x.out.String())
+		t.Logf("still does harm, as %s says (%s)\n%s\n%s", openList, openReason, why, x.notes())
 	default:
-		t.Logf("no harm\n%s\n%s", why, x.out.String())
+		t.Logf("no harm\n%s\n%s", why, x.notes())
 	}
 }
 
@@ -241,11 +241,22 @@ type rowRun struct {
 	bin string
 	tag testTag
 	sub func(string) string
+
+	mu  sync.Mutex // note is called from the MCP client's goroutines too
 	out strings.Builder
 }
 
 func (x *rowRun) note(format string, args ...any) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	fmt.Fprintf(&x.out, format+"\n", args...)
+}
+
+// notes is what happened, for the verdict.
+func (x *rowRun) notes() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.out.String()
 }
 
 // binEnv is shellgate's environment: a fake home, a temp dir in the lab, fake
