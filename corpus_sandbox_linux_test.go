@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,36 +180,92 @@ func listen(t *testing.T) (net.Listener, net.PacketConn, *atomic.Int64) {
 			tcp.Close()
 			continue
 		}
-		t.Cleanup(func() { tcp.Close(); udp.Close() })
-		go func() {
-			for {
-				c, err := tcp.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					c.SetReadDeadline(time.Now().Add(5 * time.Second))
-					if n, _ := io.Copy(io.Discard, c); n > 0 {
-						heard.Add(n)
-					}
-				}()
+		ls := &listeners{got: func(network string, b []byte) {
+			n := int64(len(b))
+			if network == "udp" {
+				n++ // an empty datagram was heard too
 			}
-		}()
-		go func() {
-			buf := make([]byte, 64<<10)
-			for {
-				n, _, err := udp.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				heard.Add(int64(n) + 1)
-			}
-		}()
+			heard.Add(n)
+		}}
+		ls.stream("tcp", tcp)
+		ls.packets("udp", udp)
+		t.Cleanup(ls.stop)
 		return tcp, udp, &heard
 	}
 	t.Fatal("no port free for both TCP and UDP")
 	return nil, nil, nil
+}
+
+// listeners serve stream and packet sockets, passing got whatever arrives (a
+// connection's bytes at its end, or after 5 s; each datagram); stop closes
+// them and every connection, and waits for their goroutines.
+type listeners struct {
+	got func(network string, b []byte)
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	all []io.Closer
+}
+
+func (s *listeners) add(c io.Closer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.all == nil {
+		return false // stopped
+	}
+	s.all = append(s.all, c)
+	return true
+}
+
+func (s *listeners) stream(network string, ln net.Listener) {
+	s.mu.Lock()
+	s.all = append(s.all, ln)
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !s.add(c) {
+				c.Close()
+				return
+			}
+			s.wg.Go(func() {
+				defer c.Close()
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if b, _ := io.ReadAll(c); len(b) > 0 {
+					s.got(network, b)
+				}
+			})
+		}
+	})
+}
+
+func (s *listeners) packets(network string, pc net.PacketConn) {
+	s.mu.Lock()
+	s.all = append(s.all, pc)
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			s.got(network, buf[:n])
+		}
+	})
+}
+
+func (s *listeners) stop() {
+	s.mu.Lock()
+	all := s.all
+	s.all = nil
+	s.mu.Unlock()
+	for _, c := range all {
+		c.Close()
+	}
+	s.wg.Wait()
 }
 
 // snapshot records the state of every file under dir except those under skip.
@@ -292,8 +349,21 @@ func visibleTempDir(t *testing.T) string {
 	if err != nil {
 		return t.TempDir()
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { removeAll(dir) })
 	return dir
+}
+
+// removeAll removes dir, making each directory in it writable and readable
+// first: a command may have taken the permissions away (chmod 000), which stops
+// a user who is not root from removing what is in it.
+func removeAll(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }
 
 // Every row of the legitimate corpus that succeeds without the sandbox succeeds
