@@ -241,6 +241,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
+		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
 		for _, p := range protect.InPlace() {
 			spec.InPlace = append(spec.InPlace, filepath.Join(g.root, p))

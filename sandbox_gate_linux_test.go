@@ -78,7 +78,7 @@ func TestGitInitProtectedAfterwards(t *testing.T) {
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: "git init -q && echo done"})
-	if env.Status != envelope.Success || !strings.Contains(env.Text, "This command created .git/hooks, .git/config, which the sandbox protects only from now on") {
+	if env.Status != envelope.Success || !strings.Contains(env.Text, "This command created .git/hooks, .git/config, .git/info, which the sandbox protects only from now on") {
 		t.Errorf("git init: %s\n%s", env.Status, env.Text)
 	}
 	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`})

@@ -134,7 +134,8 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 	}
 	// Moves first: a directory pinned for one path (.git) would keep another
 	// (.git/config) from being renamed out of it.
-	for _, p := range m.spec.Protected {
+	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
+	for _, p := range protected {
 		if _, err := os.Lstat(p); err != nil || m.protected[p] || m.spec.Quarantine == "" || !aside() {
 			continue
 		}
@@ -146,7 +147,7 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 			}
 		}
 	}
-	for _, p := range m.spec.Protected {
+	for _, p := range protected {
 		if m.protected[p] {
 			continue
 		}
@@ -189,6 +190,30 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 	}
 	nested, err := m.guardNested(when, aside)
 	return now, append(moved, nested...), errors.Join(append(errs, err)...)
+}
+
+// rootMatches are the entries of the root whose names match Spec.Patterns
+// (a *.code-workspace): protected like the paths Spec.Protected names.
+func (m *mounter) rootMatches() []string {
+	if len(m.spec.Patterns) == 0 || len(m.spec.Writable) == 0 {
+		return nil
+	}
+	f, err := os.Open(m.spec.Writable[0])
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxGitEntries)
+	var ps []string
+	for _, n := range names {
+		for _, pat := range m.spec.Patterns {
+			if ok, _ := filepath.Match(pat, n); ok {
+				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
+				break
+			}
+		}
+	}
+	return ps
 }
 
 // takeRemoved returns the symlinks protect removed from .git since the last

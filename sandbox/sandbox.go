@@ -94,6 +94,9 @@ type Spec struct {
 	// ends (Launched's Notes say so), or when the next command starts; while it
 	// is being created only the policy guards it.
 	Protected []string
+	// Patterns are names of protected entries of the first writable path
+	// (the root), such as "*.code-workspace": protected like Protected.
+	Patterns []string
 	// Quarantine, when set (a directory in the root), is where a protected path
 	// that appears while the session runs is moved, instead of being made
 	// read-only where it is — unless the command that created it was started

@@ -191,6 +191,18 @@ func RootPaths() []string {
 	return ps
 }
 
+// RootPatterns are the entries that name a pattern of one name, protected at
+// the root by the kernel too: it matches them against the root's entries.
+func RootPatterns() []string {
+	var ps []string
+	for _, e := range Table {
+		if !e.PolicyOnly && strings.ContainsAny(e.Path, "*?[") && !strings.Contains(e.Path, "/") {
+			ps = append(ps, e.Path)
+		}
+	}
+	return ps
+}
+
 // InPlace are the root paths git creates: made read-only where they appear.
 func InPlace() []string {
 	var ps []string

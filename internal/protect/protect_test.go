@@ -89,3 +89,12 @@ func BenchmarkMatch(b *testing.B) {
 		Match("sub/.vscode/tasks.json")
 	}
 }
+
+func TestRootPatterns(t *testing.T) {
+	got := RootPatterns()
+	for _, want := range []string{"*.code-workspace", ".lintstagedrc.*", "lint-staged.config.*"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("RootPatterns %v lacks %s", got, want)
+		}
+	}
+}
