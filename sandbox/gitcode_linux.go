@@ -179,6 +179,12 @@ func plainKey(section, sub, key string) bool {
 		return sub == "" && (key == "autostash" || key == "autosquash")
 	case "status":
 		return sub == "" && (key == "showuntrackedfiles" || key == "short")
+	case "commit", "tag": // test fixtures turn signing off; signing runs gpg.program, not plain
+		return sub == "" && slices.Contains([]string{"gpgsign", "verbose", "cleanup", "sort"}, key)
+	case "diff":
+		return sub == "" && slices.Contains([]string{"renames", "algorithm", "mnemonicprefix", "noprefix", "context"}, key)
+	case "log":
+		return sub == "" && slices.Contains([]string{"date", "decorate", "follow", "abbrevcommit"}, key)
 	case "color", "advice":
 		return true
 	}

@@ -31,6 +31,9 @@ func TestPlainGitConfig(t *testing.T) {
 		{"[remote.origin]\n\turl = x\n", true},
 		{"[remote \"a\\\"b\"]\n\turl = x\n", false},
 		{"[core\n", false},
+		{"[commit]\n\tgpgsign = false\n[tag]\n\tgpgSign = false\n[diff]\n\trenames = true\n", true}, // a test fixture's
+		{"[gpg]\n\tprogram = evil\n", false},
+		{"[diff]\n\texternal = evil\n", false},
 	} {
 		p := filepath.Join(t.TempDir(), "config")
 		if err := os.WriteFile(p, []byte(c.config), 0o644); err != nil {
