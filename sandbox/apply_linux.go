@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // restricts itself with Landlock. A step that fails is reported missing, not
 // fatal: the caller decides whether a missing layer stops the session. The
 // mounter stays to protect paths that appear later.
-func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string, m *mounter, l *launcher) {
+func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string, m *mounter, l *launcher, err error) {
 	layers = map[string]string{}
 	miss := func(layer string, err error) { missing = append(missing, fmt.Sprintf("%s: %v", layer, err)) }
 
@@ -22,6 +23,10 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	if err := m.private(); err != nil {
 		miss("mounts", err)
 	} else if failed, err := buildView(steps); err != nil {
+		var half *halfBuilt
+		if errors.As(err, &half) {
+			return nil, nil, nil, nil, err
+		}
 		m.ready = false
 		miss("view", err)
 	} else {
@@ -54,14 +59,14 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 		miss("limits", err)
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
-	l, err := newLauncher(spec, WritableDirs(steps))
-	if err != nil {
-		missing = append(missing, err.Error())
+	l, lerr := newLauncher(spec, WritableDirs(steps))
+	if lerr != nil {
+		missing = append(missing, lerr.Error())
 	}
 	if l.ruleset >= 0 {
 		layers[LayerFS] = "landlock-v" + strconv.Itoa(l.abi)
 	}
-	return layers, missing, m, l
+	return layers, missing, m, l, nil
 }
 
 // loopbackUp brings up lo in the session's own network namespace.

@@ -60,7 +60,11 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
-	layers, missing, mounts, launcher := apply(m.Spec, m.Steps)
+	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		return 2
+	}
 	h.mounts, h.launcher = mounts, launcher
 	ready := &message{Op: "ready", Layers: layers, Missing: missing}
 	lns := listenHostPorts(m.Spec, ready)

@@ -36,8 +36,10 @@ func buildView(steps []Step) (failed []string, err error) {
 	if err := pivotInto("/tmp", "/tmp"+hostDir); err != nil {
 		return nil, fmt.Errorf("pivot to the staging tmpfs: %w", err)
 	}
+	// From here on the namespace's root is the staging tmpfs: a view that
+	// cannot be finished leaves nothing a command could run in.
 	if err := unix.Mount("tmpfs", newDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return nil, fmt.Errorf("root tmpfs: %w", err)
+		return nil, &halfBuilt{fmt.Errorf("root tmpfs: %w", err)}
 	}
 	for _, s := range steps {
 		if err := applyStep(s); err != nil {
@@ -51,10 +53,18 @@ func buildView(steps []Step) (failed []string, err error) {
 		failed = append(failed, fmt.Sprintf("read-only root: %v", err))
 	}
 	if err := pivotInto(newDir, ""); err != nil {
-		return failed, fmt.Errorf("pivot to the view: %w", err)
+		return failed, &halfBuilt{fmt.Errorf("pivot to the view: %w", err)}
 	}
 	return failed, nil
 }
+
+// halfBuilt is a view that failed once the host was moved aside: the
+// session cannot go on (its root is the staging tmpfs), unlike a view that
+// failed before, where the namespace still sees the host as it was.
+type halfBuilt struct{ err error }
+
+func (h *halfBuilt) Error() string { return "the view was left half built: " + h.err.Error() }
+func (h *halfBuilt) Unwrap() error { return h.err }
 
 // pivotInto makes dir the root. With old, the old root stays at old;
 // without, it is detached (pivot_root(".", ".") stacks it on the new one).

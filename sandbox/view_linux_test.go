@@ -294,3 +294,20 @@ func TestViewMemoryLimit(t *testing.T) {
 		t.Error("no default memory limit on Linux")
 	}
 }
+
+// A step that cannot be applied is reported missing, with the step and why,
+// and the rest of the view stands (the Gate in mode on then refuses).
+func TestViewStepFailureReported(t *testing.T) {
+	l := newLab(t)
+	spec := l.spec()
+	spec.Caches = []string{filepath.Join(l.home, ".npm")}
+	spec.CacheStore = "/proc/no-such-store" // cannot be made
+	s := start(t, spec)
+	missing := strings.Join(s.Report().Missing, "\n")
+	if !strings.Contains(missing, "view: overlay "+filepath.Join(l.home, ".npm")) {
+		t.Errorf("missing: %q", missing)
+	}
+	if got, code := run(t, s, l.root, "cat README.md; ls ~/.ssh 2>&1"); code == 0 || !strings.Contains(got, "readme") {
+		t.Errorf("the rest of the view: %q (exit %d)", got, code)
+	}
+}
