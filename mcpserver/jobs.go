@@ -162,12 +162,15 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 		return fail("Arguments must be a JSON object: %v.", err)
 	}
 	for k := range fields {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !slices.Contains(clientParams, k) {
 			if len(names) == 0 {
 				return fail("Unknown parameter '%s'; this tool takes none.", k)
 			}
 			return fail("Unknown parameter '%s'; the parameters are %s.", k, strings.Join(names, ", "))
 		}
+	}
+	if msg := checkClientParams(fields); msg != "" {
+		return fail("%s", msg)
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
