@@ -334,6 +334,9 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 	if max := g.shell.MaxScript(); len(req.Command) > max {
 		return 0, 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
 	}
+	if msg := requestTooLong(req); msg != "" {
+		return 0, 0, msg
+	}
 	timeout := g.cfg.DefaultTimeout
 	if req.TimeoutMS != nil {
 		max := g.cfg.MaxTimeout.Milliseconds()
@@ -374,7 +377,7 @@ func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.En
 func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	o := options(opts)
 	if req.RunInBackground || req.YieldAfter != 0 || req.YieldAfterMS != nil || req.TTY {
-		env := envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam,
+		env := envelope.NotRun(req.Command, envelope.CutParams(req.params(), envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam,
 			Message: "run_in_background, yield_after_ms and tty need a session (Gate.NewSession; every MCP connection has one)."})
 		return env
 	}
@@ -411,6 +414,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	timeout, budget, bad := g.validate(req)
 	if bad != "" {
+		env.Context.ParamsInput = envelope.CutParams(env.Context.ParamsInput, envelope.EchoLimit)
 		return nil, env.Fail(envelope.InvalidParam, bad)
 	}
 	wanted := req.Directory

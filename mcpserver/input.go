@@ -49,7 +49,8 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	var req shellgate.Request
 	input := map[string]any{}
 	fail := func(format string, args ...any) (shellgate.Request, *envelope.Envelope) {
-		env := envelope.NotRun(req.Command, input, envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
+		// What was refused may be what is too big to echo.
+		env := envelope.NotRun(req.Command, envelope.CutParams(input, envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
 		return req, &env
 	}
 	raw = bytes.TrimSpace(raw)
@@ -71,7 +72,7 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	var unknown []string
 	for k := range fields {
 		if !slices.Contains(params, k) && !slices.Contains(clientParams, k) {
-			unknown = append(unknown, "'"+k+"'")
+			unknown = append(unknown, "'"+envelope.CutMiddle(k, 64)+"'")
 		}
 	}
 	if len(unknown) > 0 {
