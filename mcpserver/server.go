@@ -171,6 +171,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 		err = <-ended
 	}
 	s.endSession(sessionKey(ss))
+	forgetSessionKey(ss)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		err = nil
 	}
@@ -247,12 +248,18 @@ func (s *Server) cancelSession(sessionID string) {
 // pruneSessions ends the shell sessions and removes the spill files of MCP
 // sessions that ended without saying so (an HTTP client that went away, its
 // session closed when idle).
+//
+// The keys are read before the live sessions: the SDK lists a session before any
+// handler of it runs, so a key read first belongs to a session listed then, and
+// one missing from the later snapshot has ended. The other order ends sessions
+// that connected between the two reads.
 func (s *Server) pruneSessions() {
+	keys := append(s.spills.keys(), s.sessions.keys()...)
 	live := map[string]bool{}
 	for ss := range s.mcp.Sessions() {
 		live[sessionKey(ss)] = true
 	}
-	for _, k := range append(s.spills.keys(), s.sessions.keys()...) {
+	for _, k := range keys {
 		if k != "" && !live[k] {
 			s.endSession(k)
 		}
