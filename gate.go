@@ -152,7 +152,9 @@ func (g *Gate) makeTemp() error {
 
 // setTemp points the commands' TMPDIR, TMP and TEMP at dir.
 func (g *Gate) setTemp(dir string, own bool) {
-	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir}
+	// MYCODEAGENT=1 tells scripts an agent runs them (seed 001 §5.6), so that
+	// they can turn interactive prompts off.
+	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir, "MYCODEAGENT": "1"}
 	for k, v := range g.cfg.Env { // the user's variables win
 		extra[k] = v
 	}
@@ -340,6 +342,9 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 	if max := g.shell.MaxScript(); len(req.Command) > max {
 		return 0, 0, fmt.Sprintf("Parameter 'command' is %d bytes; at most %d fit in one %s command line. Write the script to a file in the project and run that file.", len(req.Command), max, g.shell.Kind)
 	}
+	if msg := requestTooLong(req); msg != "" {
+		return 0, 0, msg
+	}
 	timeout := g.cfg.DefaultTimeout
 	if req.TimeoutMS != nil {
 		max := g.cfg.MaxTimeout.Milliseconds()
@@ -371,16 +376,16 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 // panics on bad input: every problem is an error envelope. Cancelling ctx kills the
 // command and everything it started. Every request is recorded in the audit log.
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
-	began := time.Now()
+	c, opts := g.startAudit(req, "", opts)
 	env := g.run(ctx, req, opts...)
-	g.audit(req, "", &env, began)
+	g.audit(c, &env)
 	return env
 }
 
 func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	o := options(opts)
 	if req.RunInBackground || req.YieldAfter != 0 || req.YieldAfterMS != nil || req.TTY {
-		env := envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam,
+		env := envelope.NotRun(req.Command, envelope.CutParams(req.params(), envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam,
 			Message: "run_in_background, yield_after_ms and tty need a session (Gate.NewSession; every MCP connection has one)."})
 		return env
 	}
@@ -417,6 +422,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	timeout, budget, bad := g.validate(req)
 	if bad != "" {
+		env.Context.ParamsInput = envelope.CutParams(env.Context.ParamsInput, envelope.EchoLimit)
 		return nil, env.Fail(envelope.InvalidParam, bad)
 	}
 	wanted := req.Directory
@@ -458,6 +464,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		return nil, env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
+	g.auditDecision(o.audit, &env) // before it starts: a kill -9 leaves this line
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
 }
 

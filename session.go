@@ -127,16 +127,16 @@ func (s *Session) Close() error {
 // unless req gives one, and may become a job (RunInBackground, YieldAfterMS,
 // TTY, or waiting for input).
 func (s *Session) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
-	began := time.Now()
+	c, opts := s.g.startAudit(req, s.id, opts)
 	env := s.run(ctx, req, opts...)
-	s.g.audit(req, s.id, &env, began)
+	s.g.audit(c, &env)
 	return env
 }
 
 func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	o := options(opts)
 	if msg := s.validate(req, o); msg != "" {
-		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.InvalidParam, Message: msg})
+		return envelope.NotRun(req.Command, envelope.CutParams(req.params(), envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: msg})
 	}
 	a, refused := s.g.admit(ctx, req, o, s.Cwd(), s.box)
 	if refused != nil {
@@ -594,6 +594,6 @@ func (s *Session) unknownJob(id string, params map[string]any) envelope.Envelope
 	if known == "" {
 		known = "none"
 	}
-	return envelope.NotRun("", params, envelope.Err{Code: envelope.NotFound,
-		Message: fmt.Sprintf("No job %q in this session (jobs: %s). Ended jobs are forgotten after a while.", id, known)})
+	return envelope.NotRun("", envelope.CutParams(params, envelope.EchoLimit), envelope.Err{Code: envelope.NotFound,
+		Message: fmt.Sprintf("No job %q in this session (jobs: %s). Ended jobs are forgotten after a while.", envelope.CutMiddle(id, 64), known)})
 }

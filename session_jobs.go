@@ -103,6 +103,12 @@ func (s *Session) readOptions(r JobRead) (jobs.ReadOptions, string) {
 	if r.MaxOutputBytes > 0 {
 		o.Limit = r.MaxOutputBytes
 	}
+	if msg := tooLong("filter", len(r.Filter), MaxPattern, "Match a shorter pattern."); msg != "" {
+		return o, msg
+	}
+	if msg := tooLong("until", len(r.Until), MaxPattern, "Wait for a shorter pattern."); msg != "" {
+		return o, msg
+	}
 	var err error
 	if r.Filter != "" {
 		if o.Filter, err = regexp.Compile(r.Filter); err != nil {
@@ -163,6 +169,13 @@ func (s *Session) input(ctx context.Context, id string, in JobInput) envelope.En
 			return jobFailure(j, params, envelope.InvalidParam, fmt.Sprintf("wait_ms must be between 0 and %d (got %d).", s.g.cfg.MaxTimeout.Milliseconds(), *in.WaitMS))
 		}
 		wait = time.Duration(*in.WaitMS) * time.Millisecond
+	}
+	if msg := tooLong("text", len(in.Text), MaxInputText, "Write a long text to a file in the project and have the job read that file."); msg != "" {
+		return jobFailure(j, params, envelope.InvalidParam, msg)
+	}
+	if len(in.Keys) > MaxInputKeys {
+		return jobFailure(j, params, envelope.InvalidParam,
+			fmt.Sprintf("Parameter 'keys' has %d keys; at most %d are accepted in one call.", len(in.Keys), MaxInputKeys))
 	}
 	if in.Text == "" && len(in.Keys) == 0 {
 		return jobFailure(j, params, envelope.InvalidParam, "Give text or keys to send.")
@@ -229,8 +242,9 @@ func jobEnvelope(j *jobs.Job, params map[string]any, cwd string) envelope.Envelo
 	}
 }
 
+// A refusal does not echo its parameters whole: one may be what was refused.
 func jobFailure(j *jobs.Job, params map[string]any, code envelope.Code, msg string) envelope.Envelope {
-	return envelope.NotRun(j.Command(), params, envelope.Err{Code: code, Message: msg})
+	return envelope.NotRun(j.Command(), envelope.CutParams(params, envelope.EchoLimit), envelope.Err{Code: code, Message: msg})
 }
 
 // sandbox returns the session's sandbox session, if one is running.

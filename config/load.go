@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -175,6 +176,8 @@ func defaults(root string) shellgate.Config {
 }
 
 // readFile reads and parses path. A missing file is nil, nil unless required.
+// Only a regular file (symlinks followed) is read, and no more than maxFileSize of
+// it: a FIFO or a link to /dev/zero in a cloned project must not hang every start.
 func readFile(path string, required bool) (*parsedFile, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -190,12 +193,13 @@ func readFile(path string, required bool) (*parsedFile, error) {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	case info.IsDir():
 		return nil, fmt.Errorf("config file %s is a directory, not a TOML file", path)
-	case info.Size() > maxFileSize:
-		return nil, fmt.Errorf("%s: file is larger than %d bytes; is it really a shellgate configuration?", path, maxFileSize)
 	}
-	data, err := os.ReadFile(abs)
+	if err := regular(path, info); err != nil {
+		return nil, err
+	}
+	data, err := readRegular(path, abs)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, err
 	}
 	pf, err := parseFile(path, data)
 	if err != nil {
@@ -203,6 +207,56 @@ func readFile(path string, required bool) (*parsedFile, error) {
 	}
 	pf.abs = abs
 	return pf, nil
+}
+
+// regular refuses what is not a regular file, or is larger than maxFileSize.
+func regular(path string, info fs.FileInfo) error {
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("config file %s is not a regular file (%s); shellgate reads only regular files", path, fileType(info.Mode()))
+	}
+	if info.Size() > maxFileSize {
+		return fmt.Errorf("%s: file is larger than %d bytes; is it really a shellgate configuration?", path, maxFileSize)
+	}
+	return nil
+}
+
+// readRegular reads abs if it is (still, once open) a regular file, at most
+// maxFileSize+1 bytes of it.
+func readRegular(path, abs string) ([]byte, error) {
+	f, err := os.OpenFile(abs, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if err := regular(path, info); err != nil { // replaced since the first look
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return data, nil // parseFile refuses more than maxFileSize
+}
+
+// fileType names a file's type for an error message.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeIrregular != 0:
+		return "an irregular file"
+	}
+	return m.Type().String()
 }
 
 func sameFile(a, b string) bool {

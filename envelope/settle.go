@@ -393,3 +393,53 @@ func duration(n int64) string {
 	}
 	return s
 }
+
+// EchoLimit is how much of a string parameter a refusal echoes in
+// context.params_input when the parameter was refused for its size.
+const EchoLimit = 256
+
+// CutParams returns params with every string but the command cut in the middle to
+// at most n bytes, and every list to its first 16 items (strings cut too): what a
+// call was refused for being too big is not echoed whole. params is not changed.
+func CutParams(params map[string]any, n int) map[string]any {
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		if k != "command" {
+			v = cutValue(v, n)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func cutValue(v any, n int) any {
+	const items = 16
+	switch x := v.(type) {
+	case string:
+		return CutMiddle(x, n)
+	case []string:
+		l := make([]any, 0, min(len(x), items+1))
+		for _, s := range x[:min(len(x), items)] {
+			l = append(l, CutMiddle(s, n))
+		}
+		if len(x) > items {
+			l = append(l, fmt.Sprintf("[… %d more]", len(x)-items))
+		}
+		return l
+	case []any:
+		l := make([]any, 0, min(len(x), items+1))
+		for _, e := range x[:min(len(x), items)] {
+			l = append(l, cutValue(e, n))
+		}
+		if len(x) > items {
+			l = append(l, fmt.Sprintf("[… %d more]", len(x)-items))
+		}
+		return l
+	case map[string]any:
+		if len(x) > items {
+			return fmt.Sprintf("[an object of %d keys]", len(x))
+		}
+		return CutParams(x, n)
+	}
+	return v
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,48 @@ type HTTPOptions struct {
 	// AllowOrigins are further Origin values browsers may send, such as
 	// "https://app.example.com". Loopback origins are always allowed.
 	AllowOrigins []string
+	// MaxSessions caps the MCP sessions open at once: each holds a sandbox
+	// helper and its jobs. A client starting one more is answered 503 (with
+	// Retry-After) until one ends. Default DefaultMaxSessions; negative: no cap.
+	MaxSessions int
+	// UnusedSessionTimeout closes a session that has run no tool call this long
+	// after it started: a client that initialized and went away. Default
+	// DefaultUnusedSessionTimeout. Sessions that ran a call are closed after
+	// 30 minutes idle.
+	UnusedSessionTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request in flight after
+	// this long. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// WriteTimeout ends a connection when one write of a response (a result, an
+	// event of a stream) cannot be sent for this long: a client that stops
+	// reading does not hold its session and a goroutine forever. Default
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+}
+
+// Defaults of HTTPOptions.
+const (
+	DefaultMaxSessions          = 64
+	DefaultUnusedSessionTimeout = 2 * time.Minute
+	DefaultIdleTimeout          = 2 * time.Minute
+	DefaultWriteTimeout         = 30 * time.Second
+	// readHeaderTimeout bounds how long a request's headers may take to arrive.
+	readHeaderTimeout = 10 * time.Second
+)
+
+func (o *HTTPOptions) defaults() {
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.UnusedSessionTimeout <= 0 {
+		o.UnusedSessionTimeout = DefaultUnusedSessionTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 }
 
 // NewToken returns a random bearer token (256 bits, hex).
@@ -45,7 +88,12 @@ func (s *Server) Handler(o HTTPOptions) (http.Handler, error) {
 	if o.Token == "" {
 		return nil, errors.New("mcpserver: HTTP needs a bearer token")
 	}
-	g := &guard{want: sha256.Sum256([]byte(o.Token)), bound: hostOnly(o.BoundHost), origins: map[string]bool{}, ending: s.cancelSession}
+	o.defaults()
+	g := &guard{want: sha256.Sum256([]byte(o.Token)), bound: hostOnly(o.BoundHost), origins: map[string]bool{}, ending: s.cancelSession,
+		maxSessions: o.MaxSessions, live: s.liveSessions, writeTimeout: o.WriteTimeout}
+	s.mu.Lock()
+	s.unusedTimeout = o.UnusedSessionTimeout
+	s.mu.Unlock()
 	for _, raw := range o.AllowOrigins {
 		origin, err := normalizeOrigin(raw)
 		if err != nil {
@@ -73,12 +121,13 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	o.defaults()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: o.IdleTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	// Sessions end without a call of ours seeing it (deleted, or idle past
 	// sessionTimeout): look for them now and then, so their jobs die with them.
-	prune := time.NewTicker(pruneEvery)
+	prune := time.NewTicker(min(pruneEvery, o.UnusedSessionTimeout/2))
 	defer prune.Stop()
 	for running := true; running; {
 		select {
@@ -86,6 +135,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 			s.Close()
 			return err
 		case <-prune.C:
+			s.closeUnused()
 			s.pruneSessions()
 		case <-ctx.Done():
 			running = false
@@ -119,22 +169,49 @@ type guard struct {
 	hosts   []string        // hosts of allowed origins
 	origins map[string]bool // normalized allowed origins
 	ending  func(sessionID string)
+
+	maxSessions  int        // < 0: no cap
+	live         func() int // MCP sessions open
+	mu           sync.Mutex
+	starting     int // requests that may open a session, in flight
+	writeTimeout time.Duration
 }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = newDeadlineWriter(w, g.writeTimeout)
+		defer w.(*deadlineWriter).done()
+		refuse := func(msg string, code int) {
+			// A refused client gets no connection to keep.
+			w.Header().Set("Connection", "close")
+			http.Error(w, msg, code)
+		}
 		if !g.hostAllowed(r.Host) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not allowed (DNS rebinding protection)", r.Host), http.StatusForbidden)
+			refuse(fmt.Sprintf("Forbidden: Host %q is not allowed (DNS rebinding protection)", r.Host), http.StatusForbidden)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed; start the server with --allow-origin %s to allow it", origin, origin), http.StatusForbidden)
+			refuse(fmt.Sprintf("Forbidden: Origin %q is not allowed; start the server with --allow-origin %s to allow it", origin, origin), http.StatusForbidden)
 			return
 		}
 		if !g.authorized(r.Header.Get("Authorization")) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shellgate"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
+			refuse("Unauthorized: a valid bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 			return
+		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && g.maxSessions >= 0 {
+			// It may open a session: count it until it is answered.
+			if !g.admit() {
+				w.Header().Set("Retry-After", "30")
+				http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server allows (--max-sessions); end one, or try again later", g.maxSessions), http.StatusServiceUnavailable)
+				return
+			}
+			// Counted as starting until the answer begins: by then the
+			// session it opened (if any) is counted as open.
+			var once sync.Once
+			admitted := func() { once.Do(g.admitted) }
+			w.(*deadlineWriter).answering = admitted
+			defer admitted()
 		}
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
 			// The client ends its session: kill its commands first, or the SDK
@@ -144,6 +221,73 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// admit reports whether one more session may open, counting it as starting.
+// Sessions starting are counted beside those open, so that a burst of clients
+// cannot pass the cap between the count and the session's creation.
+func (g *guard) admit() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.live()+g.starting >= g.maxSessions {
+		return false
+	}
+	g.starting++
+	return true
+}
+
+func (g *guard) admitted() {
+	g.mu.Lock()
+	g.starting--
+	g.mu.Unlock()
+}
+
+// deadlineWriter gives each write of a response (and each flush) a deadline:
+// a write that cannot go out for timeout ends the connection, and the handler
+// writing it returns. The server's own WriteTimeout would instead bound a whole
+// response, which for an event stream or a long call is wrong.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc        *http.ResponseController
+	timeout   time.Duration
+	answering func() // if not nil, called as the answer begins
+}
+
+func (d *deadlineWriter) WriteHeader(code int) {
+	d.begin()
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *deadlineWriter) begin() {
+	if d.answering != nil {
+		d.answering()
+	}
+}
+
+func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) *deadlineWriter {
+	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+func (d *deadlineWriter) arm() { _ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout)) }
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.begin()
+	d.arm()
+	return d.ResponseWriter.Write(b)
+}
+
+func (d *deadlineWriter) Flush() { _ = d.FlushError() }
+
+func (d *deadlineWriter) FlushError() error {
+	d.begin()
+	d.arm()
+	return d.rc.Flush()
+}
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// done arms the deadline for what the server writes after the handler (the end
+// of a chunked body), and for nothing later: the next request's writes arm their own.
+func (d *deadlineWriter) done() { d.arm() }
 
 // authorized compares the token in constant time (hashing first hides its length).
 func (g *guard) authorized(header string) bool {

@@ -15,6 +15,31 @@ import (
 // params are the tool's parameter names, in schema order.
 var params = []string{"command", "directory", "timeout_ms", "description", "max_output_bytes", "run_in_background", "yield_after_ms", "tty"}
 
+// clientParams are parameters that clients add to every tool on their own, which
+// each tool accepts and ignores (they are not listed in the schemas):
+//
+//   - wait_for_previous (Gemini CLI): true asks Gemini's scheduler to run the call
+//     after the calls before it in the same turn instead of beside them. Gemini acts
+//     on it before sending the call; by the time it arrives here it has done its
+//     work, and the server runs every call as it comes.
+var clientParams = []string{"wait_for_previous"}
+
+// checkClientParams checks the type of the client parameters present in fields
+// (each is a boolean) and returns a message for the first that is not.
+func checkClientParams(fields map[string]json.RawMessage) string {
+	for _, name := range clientParams {
+		v, ok := fields[name]
+		if !ok || bytes.Equal(v, []byte("null")) {
+			continue
+		}
+		var b bool
+		if json.Unmarshal(v, &b) != nil {
+			return fmt.Sprintf("Parameter '%s' must be true or false, not %s.", name, kind(v))
+		}
+	}
+	return ""
+}
+
 // parseArguments turns a tools/call "arguments" object into a Request. The SDK's
 // schema validation is not used (the tool is registered with the low-level
 // Server.AddTool) so that bad input becomes an INVALID_PARAM envelope the model
@@ -24,7 +49,8 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	var req shellgate.Request
 	input := map[string]any{}
 	fail := func(format string, args ...any) (shellgate.Request, *envelope.Envelope) {
-		env := envelope.NotRun(req.Command, input, envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
+		// What was refused may be what is too big to echo.
+		env := envelope.NotRun(req.Command, envelope.CutParams(input, envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
 		return req, &env
 	}
 	raw = bytes.TrimSpace(raw)
@@ -45,13 +71,16 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	json.Unmarshal(fields["command"], &req.Command) // for data.command, whatever else is wrong
 	var unknown []string
 	for k := range fields {
-		if !slices.Contains(params, k) {
-			unknown = append(unknown, "'"+k+"'")
+		if !slices.Contains(params, k) && !slices.Contains(clientParams, k) {
+			unknown = append(unknown, "'"+envelope.CutMiddle(k, 64)+"'")
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return fail("Unknown parameter %s; the parameters are %s.", strings.Join(unknown, ", "), strings.Join(params, ", "))
+	}
+	if msg := checkClientParams(fields); msg != "" {
+		return fail("%s", msg)
 	}
 	str := func(name string, dst *string) string {
 		v, ok := fields[name]

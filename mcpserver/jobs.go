@@ -150,7 +150,7 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 	fail := func(format string, args ...any) *envelope.Envelope {
 		input := map[string]any{}
 		json.Unmarshal(raw, &input)
-		env := envelope.NotRun("", input, envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
+		env := envelope.NotRun("", envelope.CutParams(input, envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
 		return &env
 	}
 	raw = bytes.TrimSpace(raw)
@@ -162,12 +162,15 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 		return fail("Arguments must be a JSON object: %v.", err)
 	}
 	for k := range fields {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !slices.Contains(clientParams, k) {
 			if len(names) == 0 {
-				return fail("Unknown parameter '%s'; this tool takes none.", k)
+				return fail("Unknown parameter '%s'; this tool takes none.", envelope.CutMiddle(k, 64))
 			}
-			return fail("Unknown parameter '%s'; the parameters are %s.", k, strings.Join(names, ", "))
+			return fail("Unknown parameter '%s'; the parameters are %s.", envelope.CutMiddle(k, 64), strings.Join(names, ", "))
 		}
+	}
+	if msg := checkClientParams(fields); msg != "" {
+		return fail("%s", msg)
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError

@@ -87,15 +87,15 @@ func fit(env *envelope.Envelope, maxMessage int, structured bool) ([]byte, error
 		}
 		keep /= 2
 	}
-	// Output alone cannot explain the size: the command itself is huge.
+	// Output alone cannot explain the size: the command or another parameter
+	// echoed is huge. (The Gate bounds each; this is the last guard.)
 	*env = orig
 	env.Data.Command = envelope.CutMiddle(orig.Data.Command, budget/8)
-	if _, ok := env.Context.ParamsInput["command"]; ok {
-		p := map[string]any{}
-		for k, v := range env.Context.ParamsInput {
-			p[k] = v
+	if env.Context.ParamsInput != nil {
+		p := envelope.CutParams(env.Context.ParamsInput, budget/64)
+		if _, ok := p["command"]; ok {
+			p["command"] = env.Data.Command
 		}
-		p["command"] = env.Data.Command
 		env.Context.ParamsInput = p
 	}
 	env.Settle()

@@ -68,6 +68,12 @@ type Server struct {
 	closed    bool
 	calls     sync.WaitGroup
 	bySession map[string]map[*int]context.CancelFunc // calls in flight, by session key
+
+	// unusedTimeout > 0 closes sessions (with an ID: HTTP ones) that have made
+	// no call this long after they were first seen (closeUnused).
+	unusedTimeout time.Duration
+	firstSeen     map[string]time.Time // sessions not known to have made a call
+	used          map[string]bool      // sessions that made a call
 }
 
 // New returns a Server offering one tool that runs commands through gate.
@@ -171,6 +177,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 		err = <-ended
 	}
 	s.endSession(sessionKey(ss))
+	forgetSessionKey(ss)
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		err = nil
 	}
@@ -200,6 +207,13 @@ func (s *Server) begin(ctx context.Context, sessionID string) (context.Context, 
 		return nil, nil, false
 	}
 	s.calls.Add(1)
+	if sessionID != "" {
+		if s.used == nil {
+			s.used = map[string]bool{}
+		}
+		s.used[sessionID] = true
+		delete(s.firstSeen, sessionID)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.base, cancel)
 	key := new(int) // identifies this call in bySession
@@ -247,15 +261,86 @@ func (s *Server) cancelSession(sessionID string) {
 // pruneSessions ends the shell sessions and removes the spill files of MCP
 // sessions that ended without saying so (an HTTP client that went away, its
 // session closed when idle).
+//
+// The keys are read before the live sessions: the SDK lists a session before any
+// handler of it runs, so a key read first belongs to a session listed then, and
+// one missing from the later snapshot has ended. The other order ends sessions
+// that connected between the two reads.
 func (s *Server) pruneSessions() {
+	keys := append(s.spills.keys(), s.sessions.keys()...)
 	live := map[string]bool{}
 	for ss := range s.mcp.Sessions() {
 		live[sessionKey(ss)] = true
 	}
-	for _, k := range append(s.spills.keys(), s.sessions.keys()...) {
+	for _, k := range keys {
 		if k != "" && !live[k] {
 			s.endSession(k)
 		}
+	}
+}
+
+// liveSessions counts the MCP sessions open: initialized (a request other than
+// initialize, server/discover say, makes a session of its own for its length),
+// and not ended (a DELETE ends its session here before the SDK has dropped it
+// from its list).
+func (s *Server) liveSessions() int {
+	n := 0
+	for ss := range s.mcp.Sessions() {
+		if ss.InitializeParams() != nil && !s.sessions.isEnded(sessionKey(ss)) {
+			n++
+		}
+	}
+	return n
+}
+
+// closeUnused closes the sessions that have made no call within unusedTimeout
+// of being first seen: a client that connected and went away would otherwise
+// hold its sandbox helper until the SDK's idle timeout (30 minutes).
+func (s *Server) closeUnused() {
+	now := time.Now()
+	var stale []*mcp.ServerSession
+	s.mu.Lock()
+	if s.unusedTimeout <= 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.firstSeen == nil {
+		s.firstSeen = map[string]time.Time{}
+	}
+	live := map[string]bool{}
+	for ss := range s.mcp.Sessions() {
+		key := ss.ID()
+		if key == "" {
+			continue
+		}
+		live[key] = true
+		if s.used[key] {
+			continue
+		}
+		seen, ok := s.firstSeen[key]
+		switch {
+		case !ok:
+			s.firstSeen[key] = now
+		case now.Sub(seen) >= s.unusedTimeout:
+			stale = append(stale, ss)
+			delete(s.firstSeen, key)
+		}
+	}
+	for key := range s.firstSeen {
+		if !live[key] {
+			delete(s.firstSeen, key)
+		}
+	}
+	for key := range s.used {
+		if !live[key] && len(s.bySession[key]) == 0 {
+			delete(s.used, key)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range stale {
+		s.log.Info("closing a session that ran nothing", "session", ss.ID(), "after", s.unusedTimeout)
+		ss.Close()
+		s.endSession(ss.ID())
 	}
 }
 

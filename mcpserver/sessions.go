@@ -52,6 +52,12 @@ func (ss *shellSessions) end(key string) {
 	}
 }
 
+func (ss *shellSessions) isEnded(key string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.ended[key]
+}
+
 func (ss *shellSessions) keys() []string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -1,8 +1,9 @@
 package mcpserver
 
 import (
-	"fmt"
+	"crypto/rand"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +18,10 @@ type spillFiles struct {
 	ending map[string]bool // sessions that ended with calls still in flight
 }
 
-// sessionKey names ss: its ID over HTTP; stdio and in-memory sessions have none.
+// sessionKey names ss: its ID over HTTP; stdio and in-memory sessions have none,
+// and get one of their own, random, until forgetSessionKey. (Their address would
+// not do: once a session is freed a new one may get it, and would inherit the
+// ended session's state — refused as ended — and its audit records' id.)
 func sessionKey(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
@@ -25,7 +29,29 @@ func sessionKey(ss *mcp.ServerSession) string {
 	if id := ss.ID(); id != "" {
 		return id
 	}
-	return fmt.Sprintf("%p", ss)
+	localKeys.mu.Lock()
+	defer localKeys.mu.Unlock()
+	if id, ok := localKeys.ids[ss]; ok {
+		return id
+	}
+	if localKeys.ids == nil {
+		localKeys.ids = map[*mcp.ServerSession]string{}
+	}
+	id := "local-" + strings.ToLower(rand.Text()[:16])
+	localKeys.ids[ss] = id
+	return id
+}
+
+// forgetSessionKey drops ss's key, once the session has ended.
+func forgetSessionKey(ss *mcp.ServerSession) {
+	localKeys.mu.Lock()
+	delete(localKeys.ids, ss)
+	localKeys.mu.Unlock()
+}
+
+var localKeys struct {
+	mu  sync.Mutex
+	ids map[*mcp.ServerSession]string
 }
 
 func (s *spillFiles) add(key, path string) {

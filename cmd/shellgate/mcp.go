@@ -31,7 +31,8 @@ $SHELLGATE_MCP_TOKEN or --token-file, else one is generated and printed on stder
 (--token still works but shows the token to every process on the machine).
 Binding to a non-loopback address requires an explicit token. Host and Origin headers
 are checked against DNS rebinding: loopback, the bound host and --allow-origin values
-are accepted.
+are accepted. At most --max-sessions HTTP sessions are open at once (503 past it); a
+session that runs nothing is closed after 2 minutes, one idle for 30 minutes too.
 
 Each client connection is a session: cd carries over to its next call, and its jobs
 (run_in_background, yield_after_ms, tty, commands waiting for input) are read, typed
@@ -62,6 +63,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
 		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
 		summarize = fs.Int("summarize", 0, "when output is cut, ask the client's model (MCP sampling) for a summary of at most `TOKENS` tokens, put first (0: off)")
+		maxSess   = fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "over HTTP, the most sessions open at once; a client past it gets 503 (-1: no cap)")
 		origins   originList
 	)
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
@@ -105,7 +107,10 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageFailure(stderr, "mcp", err.Error())
 		}
-		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins}
+		if *maxSess == 0 || *maxSess < -1 {
+			return usageFailure(stderr, "mcp", fmt.Sprintf("--max-sessions %d: want a number of sessions, or -1 for no cap", *maxSess))
+		}
+		httpOpts = mcpserver.HTTPOptions{Token: t, AllowOrigins: origins, MaxSessions: *maxSess}
 		if generated {
 			fmt.Fprintf(stderr, "shellgate mcp: bearer token (set SHELLGATE_MCP_TOKEN or --token-file to choose one): %s\n", t)
 		}
