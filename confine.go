@@ -216,6 +216,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		Home:      g.home, // the user's, whose git runs on the host
 		Visible:   []string{g.cfg.SpillDir, g.shell.Path},
 	}
+	spec.EgressPort, spec.EgressHandler = g.egressSpec() // egress.go
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
