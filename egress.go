@@ -247,3 +247,19 @@ func (g *Gate) networkHint(d *envelope.Data) string {
 	}
 	return sandboxHint(d, false, g.cfg.Sandbox.HostPorts...)
 }
+
+// networkAllowInfo is the allow-list for Info: as configured, the preset
+// named for what it stands for.
+func (g *Gate) networkAllowInfo() []string {
+	if !g.egressOn() {
+		return nil
+	}
+	out := make([]string, len(g.cfg.Network.Allow))
+	for i, e := range g.cfg.Network.Allow {
+		out[i] = e
+		if egress.IsPreset(e) {
+			out[i] = "the package registries configured on this machine (" + e + ")"
+		}
+	}
+	return out
+}

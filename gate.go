@@ -72,6 +72,9 @@ type Info struct {
 	// NetworkMode is off, on or allow-list (NetworkAllowList: the domains of
 	// Config.Network.Allow, through shellgate's proxy).
 	NetworkMode string
+	// NetworkAllow is the allow-list as configured (presets unresolved),
+	// with NetworkMode allow-list.
+	NetworkAllow []string
 	// Sandboxed: commands are meant to run in the kernel sandbox (Linux); whether a
 	// layer is missing shows in each envelope's context.sandbox.
 	Sandboxed bool
@@ -228,6 +231,7 @@ func (g *Gate) Info() Info {
 		SpillDir:       g.cfg.SpillDir,
 		Rules:          g.settings.Active(),
 		NetworkMode:    g.NetworkMode(),
+		NetworkAllow:   g.networkAllowInfo(),
 		Sandboxed:      g.sandboxed(),
 	}
 }
