@@ -1,6 +1,7 @@
 package shellgate_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 // Allow-listed egress (issue 19) against the registries this machine
@@ -27,9 +30,11 @@ import (
 type registry struct{ url, host string }
 
 // reachable checks from the host that the registry answers at all.
-func reachable(t *testing.T, r registry, path string) {
+func reachable(t testing.TB, r registry, path string) {
 	t.Helper()
-	c := &http.Client{Timeout: 15 * time.Second}
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	defer tr.CloseIdleConnections() // no goroutine outlives the check
+	c := &http.Client{Timeout: 15 * time.Second, Transport: tr}
 	resp, err := c.Get(strings.TrimSuffix(r.url, "/") + path)
 	if err != nil {
 		t.Skipf("the registry %s is not reachable from this machine, so this is not run: %v", r.url, err)
@@ -38,7 +43,7 @@ func reachable(t *testing.T, r registry, path string) {
 }
 
 // npmRegistry is npm's registry (npm config get registry).
-func npmRegistry(t *testing.T) registry {
+func npmRegistry(t testing.TB) registry {
 	t.Helper()
 	out, err := exec.Command("npm", "config", "get", "registry").Output()
 	if err != nil {
@@ -240,4 +245,68 @@ func TestNetworkModes(t *testing.T) {
 	if _, err := shellgate.New(shellgate.Config{Root: root, Network: shellgate.NetworkConfig{Allow: []string{"https://x.example/"}}}); err == nil {
 		t.Error("a URL in the allow-list was taken")
 	}
+}
+
+// BenchmarkEgressNpmInstall: npm install of the same package, from an empty
+// cache each time, through the proxy (allow-listed egress) and with the
+// network fully on, alternating; the median of their ratios is reported as
+// proxy/direct. Target: ≤ 1.2.
+func BenchmarkEgressNpmInstall(b *testing.B) {
+	requireSandboxB(b)
+	reg := npmRegistry(b)
+	root := b.TempDir()
+	newGate := func(cfg shellgate.Config) *shellgate.Gate {
+		cfg.Root, cfg.SpillDir, cfg.MaxTimeout = root, b.TempDir(), 5*time.Minute
+		g, err := shellgate.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { g.Close() })
+		return g
+	}
+	proxied := newGate(shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{reg.host}}})
+	on := shellgate.Config{}
+	on.Policy.Network = true
+	direct := newGate(on)
+	i := 0
+	install := func(g *shellgate.Gate) time.Duration {
+		i++
+		dir := "p" + strconv.Itoa(i)
+		start := time.Now()
+		env := g.Run(context.Background(), shellgate.Request{Command: "mkdir " + dir + " && cd " + dir + " && " + npmInstall, Timeout: 4 * time.Minute})
+		d := time.Since(start)
+		if env.Status != envelope.Success {
+			b.Fatalf("%s", env.Text)
+		}
+		return d
+	}
+	install(proxied) // each session started, and npm read from disk once
+	install(direct)
+	var ratios, viaProxy, onNet []float64
+	for b.Loop() {
+		p, d := install(proxied), install(direct)
+		ratios = append(ratios, float64(p)/float64(d))
+		viaProxy, onNet = append(viaProxy, float64(p.Milliseconds())), append(onNet, float64(d.Milliseconds()))
+	}
+	b.ReportMetric(median(ratios), "proxy/direct")
+	b.ReportMetric(median(viaProxy), "ms-proxy")
+	b.ReportMetric(median(onNet), "ms-direct")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func requireSandboxB(b *testing.B) {
+	b.Helper()
+	s, err := sandbox.Start(sandbox.Spec{})
+	if err != nil {
+		b.Skipf("no sandbox on this machine: %v", err)
+	}
+	s.Close()
 }
