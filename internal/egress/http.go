@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,8 +43,19 @@ func readHead(br *bufio.Reader) ([]byte, error) {
 
 // head is what the proxy reads of a request before deciding on it.
 type head struct {
-	method, target string
-	host           string // the Host header, "" if none
+	method, target, proto string
+	host                  string   // the Host header, "" if none
+	fields                []string // the header lines, "Name: value"
+}
+
+// field is the value of the header field name, "" if none.
+func (h head) field(name string) string {
+	for _, l := range h.fields {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func parseHead(b []byte) (head, error) {
@@ -54,9 +64,16 @@ func parseHead(b []byte) (head, error) {
 	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/1.") {
 		return head{}, fmt.Errorf("bad request line %q", lines[0])
 	}
-	h := head{method: f[0], target: f[1]}
+	h := head{method: f[0], target: f[1], proto: f[2]}
 	hosts := 0
 	for _, l := range lines[1:] {
+		if l == "" {
+			continue
+		}
+		if l[0] == ' ' || l[0] == '\t' {
+			return head{}, errors.New("obsolete header line folding")
+		}
+		h.fields = append(h.fields, l)
 		k, v, ok := strings.Cut(l, ":")
 		if ok && strings.EqualFold(strings.TrimSpace(k), "Host") {
 			h.host = strings.TrimSpace(v)
@@ -98,26 +115,26 @@ func (p *Proxy) http(ctx context.Context, c net.Conn, br *bufio.Reader) {
 	b, err := readHead(br)
 	if err != nil {
 		if errors.Is(err, errHeadTooLarge) {
-			reply(c, http.StatusRequestHeaderFieldsTooLarge, "shellgate: request head too large")
+			reply(c, statusHeadTooLarge, "shellgate: request head too large")
 		}
 		return
 	}
 	h, err := parseHead(b)
 	if err != nil {
-		reply(c, http.StatusBadRequest, "shellgate: "+err.Error())
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
 		return
 	}
-	if h.method != http.MethodConnect {
+	if h.method != "CONNECT" {
 		p.forward(ctx, c, br, "", nil, nil)
 		return
 	}
 	host, port, err := splitTarget(h.target)
 	if err != nil {
-		reply(c, http.StatusBadRequest, fmt.Sprintf("shellgate: CONNECT %s: %v", h.target, err))
+		reply(c, statusBadRequest, fmt.Sprintf("shellgate: CONNECT %s: %v", h.target, err))
 		return
 	}
 	if h.host != "" && !sameHost(hostOnly(h.host), host) {
-		p.refuse(c, "connect", host, port, &refusal{http.StatusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the CONNECT target %s", hostOnly(h.host), host)})
+		p.refuse(c, "connect", host, port, &refusal{statusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the CONNECT target %s", hostOnly(h.host), host)})
 		return
 	}
 	t, ref := p.decide(ctx, "https", host, port)
@@ -148,12 +165,15 @@ func (p *Proxy) refuse(c net.Conn, proto, host string, port int, r *refusal) {
 func (p *Proxy) failed(c net.Conn, proto string, t *target, err error) {
 	msg := fmt.Sprintf("shellgate: cannot connect to %s: %v", net.JoinHostPort(t.host, strconv.Itoa(t.port)), err)
 	p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: true, Reason: msg})
-	reply(c, http.StatusBadGateway, msg)
+	reply(c, statusBadGateway, msg)
 }
 
-// forward serves plain HTTP requests one after another. Outside a tunnel
-// (fixed empty) each names its origin in absolute form and is decided on;
-// inside the tunnel to fixed (remote and done given), each must be for fixed.
+// forward serves one plain HTTP request and its response, then ends the
+// connection (the request goes out with Connection: close; a client that
+// sent more requests sends them again on a new connection, where each is
+// decided on). Outside a tunnel (fixed empty) the request names its origin
+// in absolute form and is decided on here; inside the tunnel to fixed
+// (remote and done given) it must name fixed.
 func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed string, remote *counted, done func(string)) {
 	why := ""
 	defer func() {
@@ -161,97 +181,154 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 			done(why)
 		}
 	}()
-	var rbr *bufio.Reader
-	if remote != nil {
-		rbr = bufio.NewReader(remote)
+	b, err := readHead(br)
+	if err != nil {
+		if errors.Is(err, errHeadTooLarge) {
+			reply(c, statusHeadTooLarge, "shellgate: request head too large")
+		}
+		return
 	}
-	cur, viaProxy := "", false
+	c.SetReadDeadline(time.Time{})
+	h, err := parseHead(b)
+	if err != nil {
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
+		return
+	}
+	u, _ := url.Parse(h.target)
+	target := h.target // as the upstream proxy wants it
+	if fixed != "" {
+		name := h.host
+		if u != nil && u.Host != "" {
+			name = u.Host
+		}
+		if name == "" || !sameHost(hostOnly(name), fixed) || (h.host != "" && !sameHost(hostOnly(h.host), fixed)) {
+			why = fmt.Sprintf("shellgate: the request's Host %s differs from the CONNECT target %s", hostOnly(name), fixed)
+			reply(c, statusForbidden, why)
+			return
+		}
+		if u != nil && u.Host != "" {
+			target = u.RequestURI()
+		}
+	} else {
+		if u == nil || u.Scheme != "http" || u.Host == "" {
+			reply(c, statusBadRequest, "shellgate: this is a proxy: send http:// URLs in absolute form, or CONNECT")
+			return
+		}
+		host, port := u.Hostname(), 80
+		if ps := u.Port(); ps != "" {
+			if port, err = strconv.Atoi(ps); err != nil || port < 1 || port > 65535 {
+				reply(c, statusBadRequest, "shellgate: bad port in "+h.target)
+				return
+			}
+		}
+		if h.host != "" && !sameHost(hostOnly(h.host), host) {
+			p.refuse(c, "http", host, port, &refusal{statusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the URL's host %s", hostOnly(h.host), host)})
+			return
+		}
+		t, ref := p.decide(ctx, "http", host, port)
+		if ref != nil {
+			p.refuse(c, "http", host, port, ref)
+			return
+		}
+		if remote, done, err = p.open(ctx, "http", t, false); err != nil {
+			p.failed(c, "http", t, err)
+			return
+		}
+		if t.upstream == nil {
+			target = u.RequestURI()
+		}
+		if h.host == "" {
+			h.fields = append(h.fields, "Host: "+u.Host)
+		}
+	}
+	length, chunked, err := bodyOf(h)
+	if err != nil {
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
+		return
+	}
+	br.Discard(len(b))
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %s %s\r\n", h.method, target, h.proto)
+	for _, l := range h.fields {
+		k, _, _ := strings.Cut(l, ":")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "connection", "proxy-connection", "keep-alive", "proxy-authorization":
+			continue
+		}
+		out.WriteString(l + "\r\n")
+	}
+	out.WriteString("Connection: close\r\n\r\n")
+	if _, err := io.WriteString(remote, out.String()); err != nil {
+		return
+	}
+	// The response goes back as it comes, while the body goes out (a
+	// client may wait for 100 Continue); the end of the response is the end
+	// of the remote's connection.
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		io.Copy(c, remote)
+		c.Close()
+	}()
+	if chunked {
+		err = copyChunked(remote, br)
+	} else if length > 0 {
+		_, err = io.CopyN(remote, br, length)
+	}
+	if err != nil {
+		remote.Close()
+	}
+	<-answered
+}
+
+// bodyOf says how long the request's body is: chunked, or length bytes.
+func bodyOf(h head) (length int64, chunked bool, err error) {
+	if te := h.field("Transfer-Encoding"); te != "" {
+		if !strings.EqualFold(strings.TrimSpace(te), "chunked") {
+			return 0, false, fmt.Errorf("transfer encoding %q is not supported", te)
+		}
+		return 0, true, nil
+	}
+	if cl := h.field("Content-Length"); cl != "" {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil || n < 0 {
+			return 0, false, fmt.Errorf("bad Content-Length %q", cl)
+		}
+		return n, false, nil
+	}
+	return 0, false, nil
+}
+
+// copyChunked copies one chunked body, its trailer included.
+func copyChunked(dst io.Writer, br *bufio.Reader) error {
+	line := func() (string, error) {
+		l, err := br.ReadSlice('\n')
+		if err != nil {
+			return "", err
+		}
+		_, err = dst.Write(l)
+		return string(l), err
+	}
 	for {
-		b, err := readHead(br)
+		l, err := line()
 		if err != nil {
-			if errors.Is(err, errHeadTooLarge) {
-				reply(c, http.StatusRequestHeaderFieldsTooLarge, "shellgate: request head too large")
-			}
-			return
+			return err
 		}
-		c.SetReadDeadline(time.Time{})
-		h, err := parseHead(b)
-		if err != nil {
-			reply(c, http.StatusBadRequest, "shellgate: "+err.Error())
-			return
+		size, _, _ := strings.Cut(strings.TrimSpace(l), ";")
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad chunk size %q", size)
 		}
-		u, _ := url.Parse(h.target)
-		if fixed != "" {
-			name := h.host
-			if u != nil && u.Host != "" {
-				name = u.Host
-			}
-			if name == "" || !sameHost(hostOnly(name), fixed) || (h.host != "" && !sameHost(hostOnly(h.host), fixed)) {
-				why = fmt.Sprintf("shellgate: the request's Host %s differs from the CONNECT target %s", hostOnly(name), fixed)
-				reply(c, http.StatusForbidden, why)
-				return
-			}
-		} else {
-			if u == nil || u.Scheme != "http" || u.Host == "" {
-				reply(c, http.StatusBadRequest, "shellgate: this is a proxy: send http:// URLs in absolute form, or CONNECT")
-				return
-			}
-			host, port := u.Hostname(), 80
-			if ps := u.Port(); ps != "" {
-				if port, err = strconv.Atoi(ps); err != nil || port < 1 || port > 65535 {
-					reply(c, http.StatusBadRequest, "shellgate: bad port in "+h.target)
-					return
+		if n == 0 {
+			for { // the trailer, through its empty line
+				l, err := line()
+				if err != nil || strings.TrimSpace(l) == "" {
+					return err
 				}
 			}
-			if h.host != "" && !sameHost(hostOnly(h.host), host) {
-				p.refuse(c, "http", host, port, &refusal{http.StatusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the URL's host %s", hostOnly(h.host), host)})
-				return
-			}
-			if key := net.JoinHostPort(Normalize(host), strconv.Itoa(port)); key != cur {
-				if done != nil {
-					done("")
-					done = nil
-				}
-				t, ref := p.decide(ctx, "http", host, port)
-				if ref != nil {
-					p.refuse(c, "http", host, port, ref)
-					return
-				}
-				if remote, done, err = p.open(ctx, "http", t, false); err != nil {
-					p.failed(c, "http", t, err)
-					return
-				}
-				rbr, cur, viaProxy = bufio.NewReader(remote), key, t.upstream != nil
-			}
 		}
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		req.Header.Del("Proxy-Connection")
-		req.Header.Del("Proxy-Authorization")
-		if viaProxy {
-			err = req.WriteProxy(remote)
-		} else {
-			err = req.Write(remote)
-		}
-		if err != nil {
-			return
-		}
-		resp, err := http.ReadResponse(rbr, req)
-		for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-			if err = resp.Write(c); err == nil {
-				resp, err = http.ReadResponse(rbr, req)
-			}
-		}
-		if err != nil {
-			return
-		}
-		keep := !req.Close && !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols
-		err = resp.Write(c)
-		resp.Body.Close()
-		if err != nil || !keep {
-			return
+		if _, err := io.CopyN(dst, br, n+2); err != nil {
+			return err
 		}
 	}
 }

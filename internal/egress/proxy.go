@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -51,11 +50,15 @@ type Proxy struct {
 	Audit func(Event)
 }
 
-// FromEnvironment is the upstream proxy shellgate's own environment names
-// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as net/http reads them.
-func FromEnvironment(scheme, hostport string) (*url.URL, error) {
-	return http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: scheme, Host: hostport}})
-}
+// HTTP statuses the proxy answers with. The package does without net/http,
+// which would add its initialisation (and crypto/tls's) to every start of
+// shellgate, even a hook's.
+const (
+	statusBadRequest   = 400
+	statusForbidden    = 403
+	statusHeadTooLarge = 431
+	statusBadGateway   = 502
+)
 
 // Limits of a client's request head, and how long it has to send it.
 const (
@@ -116,7 +119,7 @@ type refusal struct {
 }
 
 func refusedName(host string) *refusal {
-	return &refusal{http.StatusForbidden, fmt.Sprintf("shellgate: %s is not on the network allow-list; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
+	return &refusal{statusForbidden, fmt.Sprintf("shellgate: %s is not on the network allow-list; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
 }
 
 // target is a checked destination: the addresses to dial, or the upstream
@@ -134,7 +137,7 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	t := &target{host: host, port: port}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !p.Allow.AllowsAddr(ip) {
-			return nil, &refusal{http.StatusForbidden, fmt.Sprintf("shellgate: the address %s is not on the network allow-list (connect by name instead); the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: the address %s is not on the network allow-list (connect by name instead); the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
 		}
 		t.addrs = []netip.Addr{ip.Unmap()}
 		return t, nil
@@ -148,7 +151,7 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	}
 	u, err := upstream(scheme, net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("shellgate: the host's proxy setting: %v", err)}
+		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: the host's proxy setting: %v", err)}
 	}
 	if u != nil {
 		t.upstream = u // it resolves the name, in its own network
@@ -160,11 +163,11 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	}
 	addrs, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return nil, &refusal{http.StatusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
+		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
 	}
 	for _, a := range addrs {
 		if Local(a) && !p.Allow.AllowsAddr(a) {
-			return nil, &refusal{http.StatusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a.Unmap(), a.Unmap(), a.Unmap().String())}
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a.Unmap(), a.Unmap(), a.Unmap().String())}
 		}
 		t.addrs = append(t.addrs, a.Unmap())
 	}
@@ -214,31 +217,38 @@ func (p *Proxy) dial(ctx context.Context, t *target, tunnel bool) (net.Conn, err
 // connectVia asks the upstream proxy on c for a tunnel to hostport.
 func connectVia(c net.Conn, u *url.URL, hostport string) (net.Conn, error) {
 	c.SetDeadline(time.Now().Add(dialTimeout))
-	req := "CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\n"
-	if u.User != nil {
-		pw, _ := u.User.Password()
-		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)) + "\r\n"
-	}
+	req := "CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\n" + proxyAuth(u)
 	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
 		c.Close()
 		return nil, err
 	}
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	head, err := readHead(br)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("the host's proxy: %w", err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	status, _, _ := strings.Cut(string(head), "\n")
+	status = strings.TrimSpace(status)
+	if f := strings.Fields(status); len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") || f[1] != "200" {
 		c.Close()
-		return nil, fmt.Errorf("the host's proxy %s answered %s", u.Redacted(), resp.Status)
+		return nil, fmt.Errorf("the host's proxy %s answered %q", u.Redacted(), status)
 	}
+	br.Discard(len(head))
 	c.SetDeadline(time.Time{})
 	if br.Buffered() > 0 {
 		return &bufConn{Conn: c, r: br}, nil
 	}
 	return c, nil
+}
+
+// proxyAuth is the Proxy-Authorization header line for u's user, if any.
+func proxyAuth(u *url.URL) string {
+	if u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)) + "\r\n"
 }
 
 // bufConn reads what a bufio.Reader holds before the connection itself.

@@ -336,29 +336,31 @@ func TestTunnelChecksWhatFollows(t *testing.T) {
 		t.Error("TLS to another server name went through")
 	}
 	c.Close()
-	// Plain HTTP in a tunnel: each request must be for the target.
-	c2, err := net.Dial("tcp", e.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	io.WriteString(c2, "CONNECT example.com:80 HTTP/1.1\r\n\r\nGET /ok HTTP/1.1\r\nHost: example.com\r\n\r\nGET /no HTTP/1.1\r\nHost: x.invalid\r\n\r\n")
-	br2 := bufio.NewReader(c2)
-	for i, want := range []string{"200 Connection established", "200 OK", "403 shellgate: the request's Host x.invalid differs from the CONNECT target example.com"} {
-		resp, err := http.ReadResponse(br2, &http.Request{Method: map[bool]string{true: "CONNECT", false: "GET"}[i == 0]})
+	// Plain HTTP in a tunnel: the request must be for the target.
+	for _, tc := range []struct{ host, want string }{
+		{"example.com", "200 OK"},
+		{"x.invalid", "403 shellgate: the request's Host x.invalid differs from the CONNECT target example.com"},
+	} {
+		c2, err := net.Dial("tcp", e.addr)
 		if err != nil {
-			t.Fatalf("answer %d: %v", i, err)
+			t.Fatal(err)
 		}
-		var b []byte
-		if i > 0 { // the tunnel's answer has no body: what follows is the remote's
-			b, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
+		io.WriteString(c2, "CONNECT example.com:80 HTTP/1.1\r\n\r\nGET /in HTTP/1.1\r\nHost: "+tc.host+"\r\n\r\n")
+		br2 := bufio.NewReader(c2)
+		if resp, err := http.ReadResponse(br2, &http.Request{Method: "CONNECT"}); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
 		}
-		if resp.Status != want {
-			t.Errorf("answer %d: %s %q, want %s", i, resp.Status, b, want)
+		resp, err := http.ReadResponse(br2, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("Host %s: %v", tc.host, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		c2.Close()
+		if resp.Status != tc.want {
+			t.Errorf("Host %s in the tunnel: %s %q, want %s", tc.host, resp.Status, b, tc.want)
 		}
 	}
-	c2.Close()
 	refusals := func(evs []Event) (r []Event) {
 		for _, ev := range evs {
 			if !ev.Allowed {
@@ -433,6 +435,59 @@ func TestSOCKS(t *testing.T) {
 	var b [2]byte
 	if _, err := io.ReadFull(c, b[:]); err != nil || b != [2]byte{5, 0xff} {
 		t.Errorf("username/password only: % x %v", b, err)
+	}
+}
+
+// Plain HTTP bodies, by length and chunked, go through whole; a client that
+// keeps its connection gets the next request through on a new one.
+func TestPlainBodies(t *testing.T) {
+	e := newEnv(t, "example.com")
+	c := e.client(t, "http")
+	for i, body := range []io.Reader{
+		strings.NewReader("by length"),
+		io.MultiReader(strings.NewReader("chunked, "), strings.NewReader("in two")), // no length: chunked
+	} {
+		resp, err := c.Post("http://example.com/p", "text/plain", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := map[int]string{0: `body="by length"`, 1: `body="chunked, in two"`}[i]
+		if !strings.HasSuffix(string(b), want) {
+			t.Errorf("%d: %q, want %s", i, b, want)
+		}
+	}
+}
+
+func TestUpstreamFromEnvironment(t *testing.T) {
+	env := map[string]string{"HTTPS_PROXY": "http://corp:3128", "http_proxy": "corp:8080", "NO_PROXY": ".internal.example, 10.0.0.0/8,db:5432,*.lan"}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct{ scheme, hostport, want string }{
+		{"https", "registry.npmjs.org:443", "http://corp:3128"},
+		{"http", "deb.debian.org:80", "http://corp:8080"},
+		{"https", "a.internal.example:443", ""},
+		{"https", "internal.example:443", ""},
+		{"https", "10.1.2.3:443", ""},
+		{"https", "11.1.2.3:443", "http://corp:3128"},
+		{"https", "db:5432", ""},
+		{"https", "db:5433", "http://corp:3128"},
+		{"https", "x.lan:443", ""},
+		{"https", "localhost:443", ""},
+		{"https", "[::1]:443", ""},
+	} {
+		u, err := proxyFor(getenv, tc.scheme, tc.hostport)
+		got := ""
+		if u != nil {
+			got = u.String()
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s %s: %q %v, want %q", tc.scheme, tc.hostport, got, err, tc.want)
+		}
+	}
+	env = map[string]string{}
+	if u, err := proxyFor(getenv, "https", "x.example:443"); u != nil || err != nil {
+		t.Errorf("no proxy set: %v %v", u, err)
 	}
 }
 

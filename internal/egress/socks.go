@@ -73,7 +73,7 @@ func (p *Proxy) socks(ctx context.Context, c net.Conn, br *bufio.Reader) {
 	t, ref := p.decide(ctx, "https", host, port)
 	if ref != nil {
 		code := byte(socksNotAllowed)
-		if ref.status != 403 {
+		if ref.status != statusForbidden {
 			code = socksUnreachable
 		}
 		p.audit(Event{Proto: "socks5", Domain: Normalize(host), Port: port, Reason: ref.msg})
