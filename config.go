@@ -66,6 +66,9 @@ type Config struct {
 	Policy policy.Settings
 	// Sandbox confines commands with the kernel; on by default where it can be.
 	Sandbox SandboxConfig
+	// Network allows, with the network off, the domains commands may reach
+	// through shellgate's proxy (allow-listed egress).
+	Network NetworkConfig
 	// Audit records every request in a log file; on by default.
 	Audit AuditConfig
 	// Sessions are the defaults of every Session (each MCP connection has one).

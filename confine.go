@@ -225,6 +225,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 			spec.Visible = append(spec.Visible, filepath.Clean(v))
 		}
 	}
+	spec.EgressPort, spec.EgressHandler = g.egressSpec() // egress.go
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}

@@ -55,6 +55,8 @@ type Gate struct {
 
 	sessMu   sync.Mutex
 	sessions map[*Session]bool // open sessions, closed with the Gate
+
+	egress egressGate // allow-listed egress (egress.go)
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -70,6 +72,12 @@ type Info struct {
 	MaxOutputLimit int // the most a call may ask for
 	SpillDir       string
 	Rules          []policy.RuleInfo // the rules in force (without those the sandbox contains)
+	// NetworkMode is off, on or allow-list (NetworkAllowList: the domains of
+	// Config.Network.Allow, through shellgate's proxy).
+	NetworkMode string
+	// NetworkAllow is the allow-list as configured (presets unresolved),
+	// with NetworkMode allow-list.
+	NetworkAllow []string
 	// Sandboxed: commands are meant to run in the kernel sandbox (Linux); whether a
 	// layer is missing shows in each envelope's context.sandbox.
 	Sandboxed bool
@@ -103,10 +111,14 @@ func New(cfg Config) (*Gate, error) {
 	if err := g.planSandbox(); err != nil {
 		return nil, err
 	}
+	if err := checkNetwork(cfg.Network); err != nil {
+		return nil, err
+	}
 	g.settings = cfg.Policy
 	if g.sandboxed() {
 		g.settings.Relax = append(slices.Clip(g.settings.Relax), contained...)
 		g.settings.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
+		g.settings.Egress = g.egressOn()                     // the proxy decides per domain
 		if g.policy, err = policy.New(g.settings); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
@@ -226,6 +238,8 @@ func (g *Gate) Info() Info {
 		MaxOutputLimit: g.cfg.MaxOutputLimit,
 		SpillDir:       g.spill,
 		Rules:          g.settings.Active(),
+		NetworkMode:    g.NetworkMode(),
+		NetworkAllow:   g.networkAllowInfo(),
 		Sandboxed:      g.sandboxed(),
 	}
 }
@@ -554,7 +568,9 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	if err != nil {
 		return nil, env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
 	}
-	env.Context.Sandbox = report.Map()
+	m := report.Map()
+	g.egressReport(m)
+	env.Context.Sandbox = m
 	return sess, nil
 }
 
@@ -564,7 +580,7 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 func (g *Gate) childEnv() ([]string, map[string]string) {
 	_, envOpts := g.temp()
 	base := os.Environ()
-	return shell.Env(base, envOpts), shell.Secrets(base, envOpts)
+	return g.egressEnv(shell.Env(base, envOpts)), shell.Secrets(base, envOpts)
 }
 
 // Secret values stripped from the environment (secrets) are redacted if the
@@ -615,7 +631,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...); hint != "" {
+		if hint := g.networkHint(d); hint != "" {
 			env.Note(hint)
 		} else if hint := unseenHint(d, g.root); hint != "" {
 			env.Note(hint)

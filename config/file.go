@@ -23,6 +23,7 @@ type fileConfig struct {
 	Secrets            secretsTable      `toml:"secrets"`
 	Policy             policyTable       `toml:"policy"`
 	Sandbox            sandboxTable      `toml:"sandbox"`
+	Network            networkTable      `toml:"network"`
 	Audit              auditTable        `toml:"audit"`
 	Session            sessionTable      `toml:"session"`
 }

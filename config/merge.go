@@ -73,6 +73,9 @@ func (m *merger) apply(f *parsedFile, trusted bool) error {
 	if err := m.sandbox(f, trusted, ignore); err != nil {
 		return err
 	}
+	if err := m.network(f, trusted, ignore); err != nil {
+		return err
+	}
 	if err := m.audit(f, trusted, dir, ignore); err != nil {
 		return err
 	}

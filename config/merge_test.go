@@ -427,3 +427,34 @@ func TestSandboxHostPorts(t *testing.T) {
 		t.Errorf("40 ports: %v", err)
 	}
 }
+
+// [network] allow: each domain is a place commands can send the project to,
+// so an untrusted project file cannot add one; the user's files can, and a
+// bad entry names its line.
+func TestNetworkAllow(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, "[network]\nallow = [\"registry.npmjs.org\", \"registries\"]\n")
+	project := write(t, filepath.Join(l.root, config.ProjectFileName), "[network]\nallow = [\"evil.example\"]\n")
+	cfg, src, err := config.Load(l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"registry.npmjs.org", "registries"}; !slices.Equal(cfg.Network.Allow, want) {
+		t.Errorf("allow %q, want %q", cfg.Network.Allow, want)
+	}
+	if len(src.Warnings) != 1 || !strings.Contains(src.Warnings[0].Error(), "[network] allow ignored") {
+		t.Errorf("warnings %v", src.Warnings)
+	}
+	opts := l.opts()
+	opts.TrustProject = true
+	if cfg, _, err := config.Load(opts); err != nil || !slices.Equal(cfg.Network.Allow, []string{"registry.npmjs.org", "registries", "evil.example"}) {
+		t.Errorf("trusted project: %q %v", cfg.Network.Allow, err)
+	}
+	os.Remove(project)
+	for _, bad := range []string{`allow = ["https://registry.npmjs.org"]`, `allow = ["*"]`, `allow = "x.example"`, `allowed = ["x.example"]`} {
+		write(t, l.user, "[network]\n"+bad+"\n")
+		if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), ":2:") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

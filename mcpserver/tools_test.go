@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ func TestToolsList(t *testing.T) {
 		cfg      shellgate.Config
 		wantName string
 		wantDesc []string
+		linux    bool // allow-listed egress needs the Linux sandbox
 	}{
 		{
 			name:     "defaults",
@@ -34,6 +36,13 @@ func TestToolsList(t *testing.T) {
 			wantDesc: []string{"Network: on", "mode auto.", "timeout_ms defaults to 5000", "max 60000", "1000 bytes per call"},
 		},
 		{
+			name:     "allow-listed network",
+			cfg:      shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{"registry.npmjs.org", "registries"}}},
+			wantName: "run_shell_command",
+			linux:    true,
+			wantDesc: []string{"Network: allow-listed: only registry.npmjs.org, the package registries configured on this machine (registries) are reachable, through the proxy HTTPS_PROXY names (no DNS)"},
+		},
+		{
 			name:     "never ask",
 			cfg:      shellgate.Config{Policy: policy.Settings{Mode: policy.ModeNever}},
 			wantName: "run_shell_command",
@@ -42,6 +51,9 @@ func TestToolsList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.linux && runtime.GOOS != "linux" {
+				t.Skip("allow-listed egress needs the Linux sandbox")
+			}
 			srv, root := newServer(t, tc.cfg, tc.opts)
 			cs := connect(t, srv, nil, nil)
 			res, err := cs.ListTools(context.Background(), nil)

@@ -9,8 +9,8 @@ import (
 )
 
 func (x *check) networkHit(c *analysis.Command, what string) {
-	if x.e.s.Network {
-		return
+	if x.e.s.Network || x.e.s.Egress {
+		return // the proxy decides, per domain
 	}
 	x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network (config network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
 }
@@ -24,6 +24,10 @@ func (x *check) network(c *analysis.Command) {
 		}
 	}
 	if packageFetches[name] != nil && x.installs(c) {
+		return
+	}
+	if what := fetchesToRun(c); what != "" {
+		x.networkHit(c, what)
 		return
 	}
 	switch {
@@ -202,6 +206,87 @@ func (x *check) installs(c *analysis.Command) bool {
 	}
 	x.networkHit(c, what+" downloads packages")
 	return true
+}
+
+// fetchesToRun names what a package runner or system package manager
+// downloads (npx -y, pnpm dlx, uvx, pipx run, go run PKG@VERSION, apt-get
+// install, uv pip install, bun add …), as npm install does; "" when c does
+// not. Offline flags are let through.
+func fetchesToRun(c *analysis.Command) string {
+	if c.Has("help", "h", "offline") || argIs(c, "--offline", "--help", "-h", "--dry-run", "--simulate") {
+		return ""
+	}
+	ops := make([]string, 0, len(c.Operands))
+	for _, i := range c.Operands {
+		ops = append(ops, c.Args[i])
+	}
+	first := func(n int) string {
+		if len(ops) > n {
+			return ops[n]
+		}
+		return ""
+	}
+	switch c.Name {
+	case "npx":
+		if c.Has("y", "yes", "p", "package") && len(ops) > 0 {
+			return "npx " + strings.Join(c.Args[:c.Operands[0]], " ") + " downloads the package it runs"
+		}
+	case "bunx", "uvx":
+		if len(ops) > 0 {
+			return c.Name + " downloads the package it runs"
+		}
+	case "npm":
+		if (first(0) == "exec" || first(0) == "x") && argIs(c, "-y", "--yes") {
+			return "npm " + first(0) + " --yes downloads the package it runs"
+		}
+	case "pnpm", "yarn":
+		if first(0) == "dlx" {
+			return c.Name + " dlx downloads the package it runs"
+		}
+	case "bun":
+		switch first(0) {
+		case "add", "install", "i", "update", "x":
+			return "bun " + first(0) + " downloads packages"
+		}
+	case "pipx":
+		switch first(0) {
+		case "run", "install", "upgrade", "inject":
+			return "pipx " + first(0) + " downloads packages"
+		}
+	case "uv":
+		switch {
+		case first(0) == "pip" && (first(1) == "install" || first(1) == "sync" || first(1) == "compile"),
+			first(0) == "tool" && (first(1) == "install" || first(1) == "run" || first(1) == "upgrade"),
+			first(0) == "python" && first(1) == "install":
+			return "uv " + first(0) + " " + first(1) + " downloads packages"
+		case first(0) == "sync" || first(0) == "lock":
+			return "uv " + first(0) + " downloads packages"
+		}
+	case "go":
+		if c.Sub == "run" && hasVersion(c) {
+			return "go run PACKAGE@VERSION downloads the module"
+		}
+	case "apt-get", "apt", "aptitude":
+		switch first(0) {
+		case "install", "update", "upgrade", "dist-upgrade", "full-upgrade", "source", "download", "build-dep", "reinstall":
+			return c.Name + " " + first(0) + " downloads packages"
+		}
+	}
+	return ""
+}
+
+// argIs reports whether one of args is an argument of c as written.
+func argIs(c *analysis.Command, args ...string) bool {
+	for i, a := range c.Args {
+		if c.Flags[i]&analysis.ArgDynamic == 0 {
+			for _, b := range args {
+				if a == b {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // hasVersion reports go install PKG@VERSION, which fetches the module.

@@ -30,6 +30,11 @@ type Settings struct {
 	// Network allows network clients (curl, wget, ssh, …). Remote-code patterns such
 	// as "curl … | sh" stay denied unless their own rule is relaxed.
 	Network bool
+	// Egress: with the network off, commands reach the network only through
+	// shellgate's allow-listing proxy, which decides per domain; the network
+	// rule then stops judging by program names. Remote-code patterns such as
+	// "curl … | sh" stay denied.
+	Egress bool
 	// PrivateLoopback: commands run in a network namespace of their own, whose
 	// loopback holds only their own servers (the sandbox), so an HTTP client
 	// that only talks to loopback is not network use. Without it the host's

@@ -53,7 +53,8 @@ func TestWrappersLookedThrough(t *testing.T) {
 		{"uv run pytest", allow, ""},
 		{"npx rm -rf /", deny, "catastrophic"},
 		{"npx -p x -c 'rm -rf /'", deny, "catastrophic"},
-		{"npx --yes tsc --noEmit", allow, ""},
+		{"npx tsc --noEmit", allow, ""},
+		{"npx --yes tsc --noEmit", deny, "network"}, // --yes downloads what is not installed
 		{"npm exec -- prettier --check .", allow, ""},
 		{"rg --hostname-bin='rm -rf /' x", deny, "catastrophic"},
 		{"rg --pre date x", ask, "code-execution"},

@@ -31,18 +31,50 @@ import (
 // helper is inside already, and a socket needs no capability (ports below 1024
 // excepted, which a user who is not root cannot forward).
 
+// The egress proxy (Spec.EgressPort) comes in the same way: the helper makes
+// its listening sockets after those of the host ports, and shellgate hands
+// each connection to them to Spec.EgressHandler instead of the host's port.
+
 // listenHostPorts runs in the helper: it makes the listening sockets of
-// spec.HostPorts in the session's network namespace, notes their ports in
-// ready.Ports and the ports it could not listen on in ready.Missing, and
-// returns the sockets. With the host's network there is nothing to forward.
+// spec.HostPorts, then of spec.EgressPort, in the session's network
+// namespace, notes their ports in ready.Ports (and how many are the
+// proxy's in ready.Egress) and the ports it could not listen on in
+// ready.Missing, and returns the sockets. With the host's network there is
+// nothing to forward.
 func listenHostPorts(spec *Spec, ready *message) []int {
-	if spec.Network || len(spec.HostPorts) == 0 {
+	if spec.Network || len(spec.HostPorts) == 0 && spec.EgressPort == 0 {
 		return nil
 	}
 	if ready.Layers[LayerNet] != "netns" {
-		ready.Missing = append(ready.Missing, LayerHostPorts+": the session has no loopback of its own to forward them into")
+		if len(spec.HostPorts) > 0 {
+			ready.Missing = append(ready.Missing, LayerHostPorts+": the session has no loopback of its own to forward them into")
+		}
+		if spec.EgressPort != 0 {
+			ready.Missing = append(ready.Missing, LayerEgress+": the session has no network of its own, so the allow-list is not enforced")
+		}
 		return nil
 	}
+	fds := listenPorts(spec, ready)
+	if spec.EgressPort != 0 {
+		fd, err := listenLoopback(unix.AF_INET, spec.EgressPort)
+		if err != nil {
+			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %v (commands have no way out)", LayerEgress, spec.EgressPort, err))
+			return fds
+		}
+		fds = append(fds, fd)
+		ready.Ports = append(ready.Ports, spec.EgressPort)
+		ready.Egress++
+		if fd6, err := listenLoopback(unix.AF_INET6, spec.EgressPort); err == nil {
+			fds = append(fds, fd6)
+			ready.Ports = append(ready.Ports, spec.EgressPort)
+			ready.Egress++
+		}
+	}
+	return fds
+}
+
+// listenPorts makes the listening sockets of spec.HostPorts.
+func listenPorts(spec *Spec, ready *message) []int {
 	var fds []int
 	for i, port := range spec.HostPorts {
 		if i >= MaxHostPorts {
@@ -125,10 +157,12 @@ type forwarder struct {
 const hostDialTimeout = 5 * time.Second
 
 // forwardHostPorts starts relaying from the sockets the helper sent, fds[i]
-// listening for ports[i]. It adds the forwarded ports to the report as
-// host_ports ("3000,5432") and what went wrong to its missing layers. The
-// forwarder owns the fds from here: they are closed when it stops, or now.
-func forwardHostPorts(ports, fds []int, r *Report) *forwarder {
+// listening for ports[i]; the last egress of them are the proxy's, whose
+// connections go to serve. It adds the forwarded ports to the report as
+// host_ports ("3000,5432"), the proxy's address as egress, and what went
+// wrong to its missing layers. The forwarder owns the fds from here: they
+// are closed when it stops, or now.
+func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, net.Conn), r *Report) *forwarder {
 	if len(fds) == 0 {
 		return nil
 	}
@@ -141,6 +175,24 @@ func forwardHostPorts(ports, fds []int, r *Report) *forwarder {
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	var forwarded []string
 	for i, fd := range fds {
+		if proxy := i >= len(fds)-egress; proxy {
+			if serve == nil { // a spec that came without its handler
+				unix.Close(fd)
+				continue
+			}
+			file := os.NewFile(uintptr(fd), "egress-"+strconv.Itoa(ports[i]))
+			ln, err := net.FileListener(file)
+			file.Close()
+			if err != nil {
+				r.Missing = append(r.Missing, fmt.Sprintf("%s: %v (commands have no way out)", LayerEgress, err))
+				continue
+			}
+			f.lns = append(f.lns, ln)
+			r.Layers[LayerEgress] = "127.0.0.1:" + strconv.Itoa(ports[i])
+			f.wg.Add(1)
+			go f.accept(ln, func(c *net.TCPConn) { serve(f.ctx, c) })
+			continue
+		}
 		file := os.NewFile(uintptr(fd), "host-port-"+strconv.Itoa(ports[i]))
 		ln, err := net.FileListener(file) // a duplicate of fd
 		file.Close()
@@ -153,7 +205,8 @@ func forwardHostPorts(ports, fds []int, r *Report) *forwarder {
 			forwarded = append(forwarded, p)
 		}
 		f.wg.Add(1)
-		go f.accept(ln, ports[i])
+		port := ports[i]
+		go f.accept(ln, func(c *net.TCPConn) { f.relay(c, port) })
 	}
 	if len(forwarded) > 0 {
 		r.Layers[LayerHostPorts] = strings.Join(forwarded, ",")
@@ -161,8 +214,9 @@ func forwardHostPorts(ports, fds []int, r *Report) *forwarder {
 	return f
 }
 
-// accept relays each connection a command makes to the listener.
-func (f *forwarder) accept(ln net.Listener, port int) {
+// accept hands each connection a command makes to the listener to serve:
+// a relay to the host's port, or the egress proxy.
+func (f *forwarder) accept(ln net.Listener, serve func(*net.TCPConn)) {
 	defer f.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -183,15 +237,17 @@ func (f *forwarder) accept(ln net.Listener, port int) {
 			return
 		}
 		f.wg.Add(1)
-		go f.relay(c.(*net.TCPConn), port)
+		go func() {
+			defer f.wg.Done()
+			defer f.untrack(c)
+			serve(c.(*net.TCPConn))
+		}()
 	}
 }
 
 // relay connects a command's connection to the host's port and copies both
 // ways until both sides are done, or either fails.
 func (f *forwarder) relay(inner *net.TCPConn, port int) {
-	defer f.wg.Done()
-	defer f.untrack(inner)
 	host, err := dialHost(f.ctx, port)
 	if err != nil {
 		// Nothing listens on the host: reset the command's connection, so it

@@ -33,6 +33,8 @@ type message struct {
 	Layers  map[string]string `json:"layers,omitempty"`
 	Missing []string          `json:"missing,omitempty"`
 	Ports   []int             `json:"ports,omitempty"`
+	// Egress: the last Egress of those sockets listen on Spec.EgressPort.
+	Egress int `json:"egress,omitempty"`
 
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.

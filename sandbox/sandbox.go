@@ -28,8 +28,10 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strings"
@@ -134,6 +136,15 @@ type Spec struct {
 	// dev server, a database). At most MaxHostPorts. With Network, commands
 	// reach the host's loopback anyway.
 	HostPorts []int
+	// EgressPort, with the network off, is a port of the session's own
+	// loopback (127.0.0.1 and ::1) where EgressHandler serves each connection
+	// commands make, outside the session: shellgate's allow-listing proxy,
+	// the one way out of allow-listed egress. The sockets are made as those
+	// of HostPorts are. 0: none.
+	EgressPort int
+	// EgressHandler serves one connection to EgressPort and closes it; it
+	// must return soon once ctx ends (the session closes).
+	EgressHandler func(ctx context.Context, c net.Conn) `json:"-"`
 	// TempDir, when inside /tmp, is created there for the commands' TMPDIR.
 	TempDir string
 	// TmpSize caps the session's /tmp, in bytes; 0 means DefaultTmpSize.
@@ -202,6 +213,9 @@ const (
 	// LayerHostPorts lists the host ports forwarded into the session's
 	// loopback: "3000,5432". Absent when none are.
 	LayerHostPorts = "host_ports"
+	// LayerEgress is where commands find the egress proxy: "127.0.0.1:3128".
+	// Absent without Spec.EgressPort.
+	LayerEgress = "egress"
 )
 
 // Map is the report as the envelope carries it.

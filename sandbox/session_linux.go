@@ -213,7 +213,7 @@ func (s *Session) setUp(spec Spec) error {
 	}
 	got := make(chan result, 1)
 	go func() {
-		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*MaxHostPorts)))
+		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
 		got <- result{m, oob, err}
 	}()
 	select {
@@ -225,7 +225,7 @@ func (s *Session) setUp(spec Spec) error {
 			layers[k] = v
 		}
 		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
-		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), &s.report)
+		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
 		return nil
 	case <-time.After(setupTimeout):
 		return errors.New("sandbox: the session helper did not set up within 10s")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/internal/egress"
 	"github.com/shellgate/shellgate/policy"
 	"github.com/shellgate/shellgate/sandbox"
 )
@@ -25,6 +26,7 @@ type commonFlags struct {
 	root, configFile, mode     string
 	sandbox, profile           string
 	hostPorts                  portsFlag
+	allowDomains               domainsFlag
 	allowNetwork               bool
 	trustProject, noUserConfig bool
 	auditLog                   string // --audit-log, on the commands that run something
@@ -37,6 +39,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowNetwork, "allow-network", false, "allow network clients such as curl and git push (also BASH_ALLOW_NETWORK=true)")
 	fs.StringVar(&c.sandbox, "sandbox", "", "kernel sandbox: auto (default: what the kernel offers), on (refuse to run without every layer) or off")
 	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
+	fs.Var(&c.allowDomains, "allow-domain", "with the network off, let commands reach `HOST` through shellgate's proxy (allow-listed egress): a host name, *.domain, an address, or \"registries\" (the package registries the tools here are configured with); repeatable")
 	fs.Var(&c.hostPorts, "host-port", "forward this port of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
@@ -59,6 +62,21 @@ func (p *portsFlag) Set(v string) error {
 		return fmt.Errorf("want a TCP port, 1 to 65535")
 	}
 	*p = append(*p, n)
+	return nil
+}
+
+// domainsFlag is a repeatable --allow-domain.
+type domainsFlag []string
+
+func (d *domainsFlag) String() string { return strings.Join(*d, ",") }
+
+func (d *domainsFlag) Set(v string) error {
+	if !egress.IsPreset(v) {
+		if _, err := egress.ParseAllow([]string{v}); err != nil {
+			return err
+		}
+	}
+	*d = append(*d, v)
 	return nil
 }
 
@@ -108,6 +126,11 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 	for _, p := range c.hostPorts {
 		if !slices.Contains(cfg.Sandbox.HostPorts, p) {
 			cfg.Sandbox.HostPorts = append(cfg.Sandbox.HostPorts, p)
+		}
+	}
+	for _, d := range c.allowDomains {
+		if !slices.Contains(cfg.Network.Allow, d) {
+			cfg.Network.Allow = append(cfg.Network.Allow, d)
 		}
 	}
 	if len(cfg.Sandbox.HostPorts) > sandbox.MaxHostPorts {

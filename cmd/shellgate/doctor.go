@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/sandbox"
@@ -75,6 +76,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%-9s %s\n", layer+":", v)
 		}
+		printNetwork(stdout, g, cfg)
 		if missing, _ := s["missing"].([]string); len(missing) > 0 {
 			fmt.Fprintln(stdout, "missing:")
 			for _, m := range missing {
@@ -87,6 +89,35 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "sandbox:  not run: %s\n", env.Text)
 	return 1
+}
+
+// printNetwork says how commands reach the network, and what the preset
+// "registries" resolves to on this machine, whether or not it is in use.
+func printNetwork(w io.Writer, g *shellgate.Gate, cfg shellgate.Config) {
+	mode := g.NetworkMode()
+	fmt.Fprintf(w, "%-9s %s\n", "network:", mode)
+	if mode == shellgate.NetworkAllowList {
+		if allow, err := g.NetworkAllow(); err != nil {
+			fmt.Fprintf(w, "          the allow-list: %v\n", err)
+		} else {
+			fmt.Fprintf(w, "          allowed: %s\n", strings.Join(allow, " "))
+		}
+	} else if len(cfg.Network.Allow) > 0 {
+		fmt.Fprintln(w, "          [network] allow is not in force: allow-listed egress needs the network off and the Linux sandbox")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, sources := shellgate.ResolveNetworkAllow(ctx, []string{"registries"}, nil)
+	fmt.Fprintln(w, "preset registries (--allow-domain registries):")
+	if len(sources) == 0 {
+		fmt.Fprintln(w, "  no package manager answered")
+	}
+	for _, s := range sources {
+		fmt.Fprintf(w, "  %-6s %s (from %s)\n", s.Tool+":", strings.Join(s.Hosts, " "), s.From)
+		if s.Note != "" {
+			fmt.Fprintf(w, "         %s\n", s.Note)
+		}
+	}
 }
 
 // sandboxMechanism is what confines commands on each system.

@@ -88,6 +88,19 @@ type Entry struct {
 	// "input" (Command is the text and keys sent) or "kill".
 	Job    string `json:"job,omitempty"`
 	Action string `json:"action,omitempty"`
+	// Egress is one connection through the allow-listing proxy (Action
+	// "egress", Decision allow or deny).
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is a connection a command asked the egress proxy for.
+type Egress struct {
+	Proto         string `json:"proto"` // http, connect, socks5
+	Domain        string `json:"domain"`
+	Port          int    `json:"port"`
+	Reason        string `json:"reason,omitempty"` // why it was refused or failed
+	SentBytes     int64  `json:"sent_bytes"`
+	ReceivedBytes int64  `json:"received_bytes"`
 }
 
 // Options bound the log's size on disk.

@@ -1,0 +1,334 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var errHeadTooLarge = errors.New("request head too large")
+
+// readHead returns the request head at the start of br (through the empty
+// line) without consuming it.
+func readHead(br *bufio.Reader) ([]byte, error) {
+	for n := 1; ; {
+		_, err := br.Peek(n)
+		b, _ := br.Peek(br.Buffered()) // all there is so far
+		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+			return b[:i+4], nil
+		}
+		if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
+			return b[:i+2], nil
+		}
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return nil, errHeadTooLarge
+			}
+			return nil, err
+		}
+		if n >= maxHead {
+			return nil, errHeadTooLarge
+		}
+		n = min(len(b)+1, maxHead)
+	}
+}
+
+// head is what the proxy reads of a request before deciding on it.
+type head struct {
+	method, target, proto string
+	host                  string   // the Host header, "" if none
+	fields                []string // the header lines, "Name: value"
+}
+
+// field is the value of the header field name, "" if none.
+func (h head) field(name string) string {
+	for _, l := range h.fields {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func parseHead(b []byte) (head, error) {
+	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+	f := strings.Fields(lines[0])
+	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/1.") {
+		return head{}, fmt.Errorf("bad request line %q", lines[0])
+	}
+	h := head{method: f[0], target: f[1], proto: f[2]}
+	hosts := 0
+	for _, l := range lines[1:] {
+		if l == "" {
+			continue
+		}
+		if l[0] == ' ' || l[0] == '\t' {
+			return head{}, errors.New("obsolete header line folding")
+		}
+		h.fields = append(h.fields, l)
+		k, v, ok := strings.Cut(l, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "Host") {
+			h.host = strings.TrimSpace(v)
+			hosts++
+		}
+	}
+	if hosts > 1 {
+		return head{}, errors.New("more than one Host header")
+	}
+	return h, nil
+}
+
+// hostOnly is the host of a Host header or authority, without its port.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// reply writes a one-line answer and the status line that carries it too:
+// some clients show only the status line of a refused CONNECT (Go shows the
+// text after the code).
+func reply(w io.Writer, status int, msg string) {
+	line := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, msg)
+	body := line + "\n"
+	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nProxy-Connection: close\r\n\r\n%s",
+		status, line, len(body), body)
+}
+
+// http serves a client that speaks HTTP to the proxy: CONNECT, or plain
+// requests in absolute form (GET http://host/path).
+func (p *Proxy) http(ctx context.Context, c net.Conn, br *bufio.Reader) {
+	b, err := readHead(br)
+	if err != nil {
+		if errors.Is(err, errHeadTooLarge) {
+			reply(c, statusHeadTooLarge, "shellgate: request head too large")
+		}
+		return
+	}
+	h, err := parseHead(b)
+	if err != nil {
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
+		return
+	}
+	if h.method != "CONNECT" {
+		p.forward(ctx, c, br, "", nil, nil)
+		return
+	}
+	host, port, err := splitTarget(h.target)
+	if err != nil {
+		reply(c, statusBadRequest, fmt.Sprintf("shellgate: CONNECT %s: %v", h.target, err))
+		return
+	}
+	if h.host != "" && !sameHost(hostOnly(h.host), host) {
+		p.refuse(c, "connect", host, port, &refusal{statusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the CONNECT target %s", hostOnly(h.host), host)})
+		return
+	}
+	t, ref := p.decide(ctx, "https", host, port)
+	if ref != nil {
+		p.refuse(c, "connect", host, port, ref)
+		return
+	}
+	remote, done, err := p.open(ctx, "connect", t, true)
+	if err != nil {
+		p.failed(c, "connect", t, err)
+		return
+	}
+	br.Discard(len(b))
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		done("")
+		return
+	}
+	p.tunnel(ctx, c, br, remote, t.host, done)
+}
+
+// refuse answers a refused request and reports it.
+func (p *Proxy) refuse(c net.Conn, proto, host string, port int, r *refusal) {
+	p.audit(Event{Proto: proto, Domain: Normalize(strings.Trim(host, "[]")), Port: port, Reason: r.msg})
+	reply(c, r.status, r.msg)
+}
+
+// failed answers and reports a connection that was allowed but failed.
+func (p *Proxy) failed(c net.Conn, proto string, t *target, err error) {
+	msg := fmt.Sprintf("shellgate: cannot connect to %s: %v", net.JoinHostPort(t.host, strconv.Itoa(t.port)), err)
+	p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: true, Reason: msg})
+	reply(c, statusBadGateway, msg)
+}
+
+// forward serves one plain HTTP request and its response, then ends the
+// connection (the request goes out with Connection: close; a client that
+// sent more requests sends them again on a new connection, where each is
+// decided on). Outside a tunnel (fixed empty) the request names its origin
+// in absolute form and is decided on here; inside the tunnel to fixed
+// (remote and done given) it must name fixed.
+func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed string, remote *counted, done func(string)) {
+	why := ""
+	defer func() {
+		if done != nil {
+			done(why)
+		}
+	}()
+	b, err := readHead(br)
+	if err != nil {
+		if errors.Is(err, errHeadTooLarge) {
+			reply(c, statusHeadTooLarge, "shellgate: request head too large")
+		}
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	h, err := parseHead(b)
+	if err != nil {
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
+		return
+	}
+	u, _ := url.Parse(h.target)
+	target := h.target // as the upstream proxy wants it
+	if fixed != "" {
+		name := h.host
+		if u != nil && u.Host != "" {
+			name = u.Host
+		}
+		if name == "" || !sameHost(hostOnly(name), fixed) || (h.host != "" && !sameHost(hostOnly(h.host), fixed)) {
+			why = fmt.Sprintf("shellgate: the request's Host %s differs from the CONNECT target %s", hostOnly(name), fixed)
+			reply(c, statusForbidden, why)
+			return
+		}
+		if u != nil && u.Host != "" {
+			target = u.RequestURI()
+		}
+	} else {
+		if u == nil || u.Scheme != "http" || u.Host == "" {
+			reply(c, statusBadRequest, "shellgate: this is a proxy: send http:// URLs in absolute form, or CONNECT")
+			return
+		}
+		host, port := u.Hostname(), 80
+		if ps := u.Port(); ps != "" {
+			if port, err = strconv.Atoi(ps); err != nil || port < 1 || port > 65535 {
+				reply(c, statusBadRequest, "shellgate: bad port in "+h.target)
+				return
+			}
+		}
+		if h.host != "" && !sameHost(hostOnly(h.host), host) {
+			p.refuse(c, "http", host, port, &refusal{statusForbidden, fmt.Sprintf("shellgate: the Host header %s differs from the URL's host %s", hostOnly(h.host), host)})
+			return
+		}
+		t, ref := p.decide(ctx, "http", host, port)
+		if ref != nil {
+			p.refuse(c, "http", host, port, ref)
+			return
+		}
+		if remote, done, err = p.open(ctx, "http", t, false); err != nil {
+			p.failed(c, "http", t, err)
+			return
+		}
+		if t.upstream == nil {
+			target = u.RequestURI()
+		}
+		if h.host == "" {
+			h.fields = append(h.fields, "Host: "+u.Host)
+		}
+	}
+	length, chunked, err := bodyOf(h)
+	if err != nil {
+		reply(c, statusBadRequest, "shellgate: "+err.Error())
+		return
+	}
+	br.Discard(len(b))
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %s %s\r\n", h.method, target, h.proto)
+	for _, l := range h.fields {
+		k, _, _ := strings.Cut(l, ":")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "connection", "proxy-connection", "keep-alive", "proxy-authorization":
+			continue
+		}
+		out.WriteString(l + "\r\n")
+	}
+	out.WriteString("Connection: close\r\n\r\n")
+	if _, err := io.WriteString(remote, out.String()); err != nil {
+		return
+	}
+	// The response goes back as it comes, while the body goes out (a
+	// client may wait for 100 Continue); the end of the response is the end
+	// of the remote's connection.
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		io.Copy(c, remote)
+		c.Close()
+	}()
+	if chunked {
+		err = copyChunked(remote, br)
+	} else if length > 0 {
+		_, err = io.CopyN(remote, br, length)
+	}
+	if err != nil {
+		remote.Close()
+	}
+	<-answered
+}
+
+// bodyOf says how long the request's body is: chunked, or length bytes.
+func bodyOf(h head) (length int64, chunked bool, err error) {
+	if te := h.field("Transfer-Encoding"); te != "" {
+		if !strings.EqualFold(strings.TrimSpace(te), "chunked") {
+			return 0, false, fmt.Errorf("transfer encoding %q is not supported", te)
+		}
+		return 0, true, nil
+	}
+	if cl := h.field("Content-Length"); cl != "" {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil || n < 0 {
+			return 0, false, fmt.Errorf("bad Content-Length %q", cl)
+		}
+		return n, false, nil
+	}
+	return 0, false, nil
+}
+
+// copyChunked copies one chunked body, its trailer included.
+func copyChunked(dst io.Writer, br *bufio.Reader) error {
+	line := func() (string, error) {
+		l, err := br.ReadSlice('\n')
+		if err != nil {
+			return "", err
+		}
+		_, err = dst.Write(l)
+		return string(l), err
+	}
+	for {
+		l, err := line()
+		if err != nil {
+			return err
+		}
+		size, _, _ := strings.Cut(strings.TrimSpace(l), ";")
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad chunk size %q", size)
+		}
+		if n == 0 {
+			for { // the trailer, through its empty line
+				l, err := line()
+				if err != nil || strings.TrimSpace(l) == "" {
+					return err
+				}
+			}
+		}
+		if _, err := io.CopyN(dst, br, n+2); err != nil {
+			return err
+		}
+	}
+}

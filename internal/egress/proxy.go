@@ -1,0 +1,453 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Resolver resolves names; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Event is one connection a client asked for: one per CONNECT, SOCKS5
+// request or plain-HTTP origin, when it ends or is refused.
+type Event struct {
+	Proto   string // "http" (plain, absolute-URI requests), "connect" or "socks5"
+	Domain  string // the name (or address) the client asked for
+	Port    int
+	Allowed bool
+	Reason  string // why it was refused, or why the connection failed
+	// Sent and Received count the bytes to and from the remote side.
+	Sent, Received int64
+}
+
+// Proxy is the allow-listing proxy. Its zero value refuses everything.
+type Proxy struct {
+	Allow *AllowList
+	// Resolver resolves the names clients ask for; nil: net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to an address ("ip:port") or to an upstream proxy; nil: a
+	// net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Upstream returns the host's own proxy for a URL's scheme and host:port,
+	// or nil to connect directly; nil: FromEnvironment.
+	Upstream func(scheme, hostport string) (*url.URL, error)
+	// Audit is called once per Event; it must not block for long.
+	Audit func(Event)
+}
+
+// HTTP statuses the proxy answers with. The package does without net/http,
+// which would add its initialisation (and crypto/tls's) to every start of
+// shellgate, even a hook's.
+const (
+	statusBadRequest   = 400
+	statusForbidden    = 403
+	statusHeadTooLarge = 431
+	statusBadGateway   = 502
+)
+
+// Limits of a client's request head, and how long it has to send it.
+const (
+	maxHead     = 64 << 10
+	headTimeout = 30 * time.Second
+	dialTimeout = 30 * time.Second
+)
+
+// Serve serves the connections ln accepts until ln is closed or ctx ends,
+// and returns when every one of them has ended.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.ServeConn(ctx, c)
+		}()
+	}
+}
+
+// ServeConn serves one client connection, HTTP or SOCKS5 by its first byte,
+// and closes it. It returns when the client and the remote side are done, or
+// when ctx ends.
+func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	c.SetReadDeadline(time.Now().Add(headTimeout))
+	br := bufio.NewReaderSize(c, maxHead)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == 5 {
+		p.socks(ctx, c, br)
+	} else {
+		p.http(ctx, c, br)
+	}
+}
+
+// refusal is why a target is not let through, with how to allow it.
+type refusal struct {
+	status int // HTTP status: 403 refused by the list, 502 not reachable
+	msg    string
+}
+
+func refusedName(host string) *refusal {
+	return &refusal{statusForbidden, fmt.Sprintf("shellgate: %s is not on the network allow-list; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
+}
+
+// target is a checked destination: the addresses to dial, or the upstream
+// proxy to ask.
+type target struct {
+	host     string // normalised
+	port     int
+	addrs    []netip.Addr
+	upstream *url.URL
+}
+
+// decide checks host:port against the allow-list and resolves it.
+func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*target, *refusal) {
+	host = Normalize(strings.Trim(host, "[]"))
+	t := &target{host: host, port: port}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if !p.Allow.AllowsAddr(ip) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: the address %s is not on the network allow-list (connect by name instead); the user can allow it with --allow-domain %s or [network] allow = [%q]", host, host, host)}
+		}
+		t.addrs = []netip.Addr{ip.Unmap()}
+		return t, nil
+	}
+	if checkName(host) != nil || !p.Allow.AllowsName(host) {
+		return nil, refusedName(host)
+	}
+	upstream := p.Upstream
+	if upstream == nil {
+		upstream = FromEnvironment
+	}
+	u, err := upstream(scheme, net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: the host's proxy setting: %v", err)}
+	}
+	if u != nil {
+		t.upstream = u // it resolves the name, in its own network
+		return t, nil
+	}
+	var r Resolver = net.DefaultResolver
+	if p.Resolver != nil {
+		r = p.Resolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
+	}
+	for _, a := range addrs {
+		if Local(a) && !p.Allow.AllowsAddr(a) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a.Unmap(), a.Unmap(), a.Unmap().String())}
+		}
+		t.addrs = append(t.addrs, a.Unmap())
+	}
+	return t, nil
+}
+
+func (p *Proxy) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p.Dial != nil {
+		return p.Dial
+	}
+	d := &net.Dialer{Timeout: dialTimeout}
+	return d.DialContext
+}
+
+// dial connects to t: its addresses in turn, or a tunnel through the
+// upstream proxy (tunnel), or the upstream proxy itself for plain requests.
+func (p *Proxy) dial(ctx context.Context, t *target, tunnel bool) (net.Conn, error) {
+	dial := p.dialer()
+	hostport := net.JoinHostPort(t.host, strconv.Itoa(t.port))
+	if t.upstream != nil {
+		if t.upstream.Scheme != "http" {
+			return nil, fmt.Errorf("the host's proxy %s: only http:// proxies are supported", t.upstream.Redacted())
+		}
+		addr := t.upstream.Host
+		if t.upstream.Port() == "" {
+			addr = net.JoinHostPort(t.upstream.Hostname(), "80")
+		}
+		c, err := dial(ctx, "tcp", addr)
+		if err != nil || !tunnel {
+			return c, err
+		}
+		return connectVia(c, t.upstream, hostport)
+	}
+	var first error
+	for _, a := range t.addrs {
+		c, err := dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(t.port)).String())
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+// connectVia asks the upstream proxy on c for a tunnel to hostport.
+func connectVia(c net.Conn, u *url.URL, hostport string) (net.Conn, error) {
+	c.SetDeadline(time.Now().Add(dialTimeout))
+	req := "CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\n" + proxyAuth(u)
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		c.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(c)
+	head, err := readHead(br)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("the host's proxy: %w", err)
+	}
+	status, _, _ := strings.Cut(string(head), "\n")
+	status = strings.TrimSpace(status)
+	if f := strings.Fields(status); len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") || f[1] != "200" {
+		c.Close()
+		return nil, fmt.Errorf("the host's proxy %s answered %q", u.Redacted(), status)
+	}
+	br.Discard(len(head))
+	c.SetDeadline(time.Time{})
+	if br.Buffered() > 0 {
+		return &bufConn{Conn: c, r: br}, nil
+	}
+	return c, nil
+}
+
+// proxyAuth is the Proxy-Authorization header line for u's user, if any.
+func proxyAuth(u *url.URL) string {
+	if u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)) + "\r\n"
+}
+
+// bufConn reads what a bufio.Reader holds before the connection itself.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (b *bufConn) CloseWrite() error { return closeWrite(b.Conn) }
+
+// counted counts the bytes to (Sent) and from (Received) the remote side.
+type counted struct {
+	net.Conn
+	sent, received atomic.Int64
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.received.Add(int64(n))
+	return n, err
+}
+
+func (c *counted) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.sent.Add(int64(n))
+	return n, err
+}
+
+func (c *counted) CloseWrite() error { return closeWrite(c.Conn) }
+
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
+}
+
+func (p *Proxy) audit(e Event) {
+	if p.Audit != nil {
+		p.Audit(e)
+	}
+}
+
+// open dials t for a client and arranges for ctx to close the connection.
+// The Event is reported when done is called: refused says why the proxy cut
+// the connection, "" when it ended by itself.
+func (p *Proxy) open(ctx context.Context, proto string, t *target, tunnel bool) (rc *counted, done func(refused string), err error) {
+	c, err := p.dial(ctx, t, tunnel)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc = &counted{Conn: c}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	var once sync.Once
+	return rc, func(refused string) {
+		once.Do(func() {
+			stop()
+			c.Close()
+			p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: refused == "", Reason: refused, Sent: rc.sent.Load(), Received: rc.received.Load()})
+		})
+	}, nil
+}
+
+// relay copies client (read through br) to remote and remote to client
+// until both directions end; an end of one direction is passed on as a
+// half-close, an error closes both.
+func relay(client net.Conn, br *bufio.Reader, remote net.Conn) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := io.Copy(client, remote); err == nil {
+			closeWrite(client)
+		} else {
+			client.Close()
+			remote.Close()
+		}
+	}()
+	if _, err := io.Copy(remote, br); err == nil {
+		closeWrite(remote)
+	} else {
+		client.Close()
+		remote.Close()
+	}
+	wg.Wait()
+}
+
+// tunnel relays a CONNECT or SOCKS5 connection to host once the client has
+// spoken: TLS whose server name (SNI) is another host than the one asked
+// for is refused; plain HTTP is served request by request, each of which
+// must name host; anything else is relayed as it is. A protocol whose server
+// speaks first waits for the client.
+func (p *Proxy) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, remote *counted, host string, done func(string)) {
+	client.SetReadDeadline(time.Time{})
+	first, err := br.Peek(1)
+	if err != nil {
+		done("")
+		return
+	}
+	switch {
+	case first[0] == 0x16: // a TLS handshake record
+		if sni, ok := peekSNI(br); ok && sni != "" && !sameHost(sni, host) {
+			done(fmt.Sprintf("the TLS server name %s differs from the target %s", sni, host))
+			return
+		}
+	case looksHTTP(br):
+		p.forward(ctx, client, br, host, remote, done)
+		return
+	}
+	relay(client, br, remote)
+	done("")
+}
+
+// sameHost compares host names as the allow-list does.
+func sameHost(a, b string) bool {
+	return Normalize(strings.Trim(a, "[]")) == Normalize(strings.Trim(b, "[]"))
+}
+
+// looksHTTP reports whether the client's first bytes are an HTTP method.
+func looksHTTP(br *bufio.Reader) bool {
+	b, _ := br.Peek(8)
+	i := bytes.IndexByte(b, ' ')
+	if i < 3 {
+		return false
+	}
+	for _, r := range b[:i] {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// peekSNI reads the server name of the TLS ClientHello at the head of br,
+// without consuming it. ok is false when the record cannot be read as one.
+func peekSNI(br *bufio.Reader) (string, bool) {
+	hdr, err := br.Peek(5)
+	if err != nil || hdr[0] != 0x16 {
+		return "", false
+	}
+	n := int(hdr[3])<<8 | int(hdr[4])
+	rec, err := br.Peek(5 + n)
+	if err != nil {
+		return "", false
+	}
+	b := rec[5:]
+	// Handshake: type 1 (ClientHello), length (3), version (2), random (32).
+	if len(b) < 38 || b[0] != 1 {
+		return "", false
+	}
+	b = b[38:]
+	skip := func(lenBytes int) bool {
+		if len(b) < lenBytes {
+			return false
+		}
+		l := 0
+		for _, x := range b[:lenBytes] {
+			l = l<<8 | int(x)
+		}
+		if len(b) < lenBytes+l {
+			return false
+		}
+		b = b[lenBytes+l:]
+		return true
+	}
+	if !skip(1) || !skip(2) || !skip(1) { // session id, cipher suites, compression
+		return "", false
+	}
+	if len(b) < 2 {
+		return "", true // no extensions
+	}
+	b = b[2:]
+	for len(b) >= 4 {
+		typ, l := int(b[0])<<8|int(b[1]), int(b[2])<<8|int(b[3])
+		if len(b) < 4+l {
+			return "", false
+		}
+		data := b[4 : 4+l]
+		b = b[4+l:]
+		if typ != 0 { // server_name
+			continue
+		}
+		if len(data) < 2 {
+			return "", false
+		}
+		data = data[2:]
+		for len(data) >= 3 {
+			nt, nl := data[0], int(data[1])<<8|int(data[2])
+			if len(data) < 3+nl {
+				return "", false
+			}
+			if nt == 0 {
+				return string(data[3 : 3+nl]), true
+			}
+			data = data[3+nl:]
+		}
+		return "", false
+	}
+	return "", true
+}
