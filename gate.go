@@ -52,6 +52,8 @@ type Gate struct {
 
 	sessMu   sync.Mutex
 	sessions map[*Session]bool // open sessions, closed with the Gate
+
+	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -79,6 +81,7 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	cfg.Root = root
+	cfg.Policy = withCheckpoints(cfg.Policy, cfg.Checkpoints, root)
 	if err := fillDefaults(&cfg); err != nil {
 		return nil, err
 	}
@@ -90,7 +93,8 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home,
+		cps: newGateCheckpoints(root, cfg.Checkpoints)}
 	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
 		return nil, err
 	}
@@ -382,7 +386,13 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	if refused != nil {
 		return *refused
 	}
-	return g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	cp, refused := g.checkpoint(a, "run", req.Command, "")
+	if refused != nil {
+		return *refused
+	}
+	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	cp.finish(&env, nil)
+	return env
 }
 
 func options(opts []Option) runOptions {
@@ -399,6 +409,9 @@ type admitted struct {
 	dir     string // absolute
 	timeout time.Duration
 	budget  int
+	// readOnly: the policy knows the command only reads (no checkpoint);
+	// undoable: it was allowed because a checkpoint is taken (rule lose-work).
+	readOnly, undoable bool
 }
 
 // admit validates req, resolves its directory (cwd, relative to the root, when
@@ -452,7 +465,8 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		return nil, env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
-	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
+	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget,
+		readOnly: v.ReadOnly, undoable: slices.Contains(v.Relaxed, policy.RuleLoseWork)}, nil
 }
 
 // terminalVerdict judges a terminal job the policy allowed: what a REPL or
