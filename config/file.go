@@ -25,6 +25,7 @@ type fileConfig struct {
 	Sandbox            sandboxTable      `toml:"sandbox"`
 	Audit              auditTable        `toml:"audit"`
 	Session            sessionTable      `toml:"session"`
+	Checkpoints        checkpointsTable  `toml:"checkpoints"`
 }
 
 type limitsTable struct {
