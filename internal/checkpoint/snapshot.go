@@ -87,6 +87,21 @@ func (s *Store) workPass() (string, map[string]uint32, error) {
 		return "", nil, err
 	}
 	ex := []string{"-c", "core.excludesFile=" + excludes}
+	// Small ignored files (.env): git lists the ignored files outside ignored
+	// directories, without entering those. It runs beside git add: the
+	// ignored files it lists are not in the index before or after.
+	type listing struct {
+		out []byte
+		err error
+	}
+	var lists chan listing
+	if s.o.IgnoredMaxSize >= 0 || len(s.o.KeepIgnored) > 0 {
+		lists = make(chan listing, 1)
+		go func() {
+			out, err := s.git(nil, s.root, index, append(ex, "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory")...)
+			lists <- listing{out, err}
+		}()
+	}
 	var out []byte
 	for tries := 0; ; tries++ {
 		out, err = s.git(nil, s.root, index, append(ex, "add", "-A", "-v")...)
@@ -105,39 +120,38 @@ func (s *Store) workPass() (string, map[string]uint32, error) {
 			return "", nil, err
 		}
 	}
+	var list listing
+	if lists != nil {
+		list = <-lists
+	}
 	if err != nil {
 		return "", nil, err
 	}
+	if list.err != nil {
+		return "", nil, list.err
+	}
 	modes := map[string]uint32{}
 	s.addedModes(s.root, out, modes)
-	// Small ignored files (.env): git lists the ignored files outside ignored
-	// directories, without entering those.
-	if s.o.IgnoredMaxSize >= 0 || len(s.o.KeepIgnored) > 0 {
-		list, err := s.git(nil, s.root, index, append(ex, "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory")...)
+	var keep bytes.Buffer
+	for _, p := range strings.Split(string(list.out), "\x00") {
+		if p == "" || strings.HasSuffix(p, "/") || strings.HasPrefix(p, stagePrefix) {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
+		if err != nil || !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if fi.Size() <= s.o.IgnoredMaxSize || fi.Size() <= MaxKeptIgnoredSize && s.keepIgnored(p) {
+			keep.WriteString(p)
+			keep.WriteByte(0)
+		}
+	}
+	if keep.Len() > 0 {
+		out, err := s.git(keep.Bytes(), s.root, index, append([]string{"--literal-pathspecs"}, append(ex, "add", "-f", "-v", "--pathspec-from-file=-", "--pathspec-file-nul")...)...)
 		if err != nil {
 			return "", nil, err
 		}
-		var keep bytes.Buffer
-		for _, p := range strings.Split(string(list), "\x00") {
-			if p == "" || strings.HasSuffix(p, "/") || strings.HasPrefix(p, stagePrefix) {
-				continue
-			}
-			fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
-			if err != nil || !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
-				continue
-			}
-			if fi.Size() <= s.o.IgnoredMaxSize || fi.Size() <= MaxKeptIgnoredSize && s.keepIgnored(p) {
-				keep.WriteString(p)
-				keep.WriteByte(0)
-			}
-		}
-		if keep.Len() > 0 {
-			out, err := s.git(keep.Bytes(), s.root, index, append([]string{"--literal-pathspecs"}, append(ex, "add", "-f", "-v", "--pathspec-from-file=-", "--pathspec-file-nul")...)...)
-			if err != nil {
-				return "", nil, err
-			}
-			s.addedModes(s.root, out, modes)
-		}
+		s.addedModes(s.root, out, modes)
 	}
 	tree, err := s.git(nil, s.root, index, "write-tree")
 	if err != nil {
@@ -307,5 +321,5 @@ func (s *Store) setRef(name, id string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return writeAtomic(p, []byte(id+"\n"))
+	return writeFile(p, []byte(id+"\n"), false)
 }

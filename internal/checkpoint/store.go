@@ -368,15 +368,20 @@ func (s *Store) rewriteLog(recs []Record) error {
 	return writeAtomic(s.logPath(), b.Bytes())
 }
 
-// writeAtomic writes a file through a temporary one and a rename.
-func writeAtomic(path string, data []byte) error {
+// writeAtomic writes a file through a temporary one and a rename, synced to
+// the disk first.
+func writeAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// writeFile writes a file through a temporary one and a rename; sync waits
+// for the disk (a ref need not: a lost one only lets git forget a checkpoint).
+func writeFile(path string, data []byte, sync bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
