@@ -119,10 +119,11 @@ func (c *Checkpoints) Undo(id int) (int, ChangeSummary, error) { return c.s.Rest
 // gateCheckpoints is a Gate's store, opened by the first command that needs
 // it; an open that failed is tried again by the next.
 type gateCheckpoints struct {
-	off  bool
-	opts checkpoint.Options
-	mu   sync.Mutex
-	cp   *Checkpoints
+	off     bool
+	opts    checkpoint.Options
+	mu      sync.Mutex
+	cp      *Checkpoints
+	pending sync.WaitGroup // jobs' checkpoints taken when they end; Close waits for them
 }
 
 func newGateCheckpoints(root string, c CheckpointConfig) *gateCheckpoints {
@@ -144,6 +145,9 @@ func (g *gateCheckpoints) open() (*Checkpoints, error) {
 	return g.cp, nil
 }
 
+// wait waits for the checkpoints of ended jobs (Close, once every job is gone).
+func (g *gateCheckpoints) wait() { g.pending.Wait() }
+
 // Checkpoints returns the Gate's checkpoints, or an error when they are off.
 func (g *Gate) Checkpoints() (*Checkpoints, error) {
 	if g.cps.off {
@@ -154,9 +158,10 @@ func (g *Gate) Checkpoints() (*Checkpoints, error) {
 
 // checkpointed is a command's checkpoint, taken before it started.
 type checkpointed struct {
-	cp    *Checkpoints
-	id    int
-	input bool // before input to a job: its changes are read when the input's wait ends
+	cp      *Checkpoints
+	id      int
+	input   bool            // before input to a job: its changes are read when the input's wait ends
+	pending *sync.WaitGroup // the Gate's, for a job's checkpoint when it ends
 }
 
 // checkpoint takes the checkpoint before an admitted command that may write;
@@ -177,7 +182,7 @@ func (g *Gate) checkpoint(a *admitted, label, command, session string) (*checkpo
 	if a.undoable {
 		a.env.Note(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): `shellgate undo %d` puts it back.", id, id))
 	}
-	return &checkpointed{cp: cp, id: id}, nil
+	return &checkpointed{cp: cp, id: id, pending: &g.cps.pending}, nil
 }
 
 // finish checkpoints the root after the command ended and puts what it changed
@@ -189,8 +194,10 @@ func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
 	}
 	if !c.input && env.Data.Job != nil && env.Data.Job.Running() {
 		env.Data.Changed = &envelope.Changed{Checkpoint: c.id, Pending: true}
-		if done != nil {
+		if done != nil && c.pending != nil {
+			c.pending.Add(1)
 			go func() {
+				defer c.pending.Done()
 				<-done
 				c.cp.s.Finish(c.id)
 			}()
