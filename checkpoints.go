@@ -3,7 +3,9 @@ package shellgate
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,4 +271,41 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 		return nil, &env
 	}
 	return &checkpointed{cp: cp, id: n, input: true}, nil
+}
+
+// undoCovers reports whether undo covers the git commands of a line the
+// policy allowed because lose-work is relaxed: not when one of them works in
+// a repository nested in the root (a checkpoint keeps a nested repository's
+// checked-out commit, not its files) or names its repository by option.
+func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
+	for _, c := range v.Commands {
+		if c.Name != "git" {
+			continue
+		}
+		for _, o := range c.Global {
+			switch o.Name {
+			case "C", "git-dir", "work-tree":
+				return false
+			}
+		}
+		d := c.Dir
+		if d == "" {
+			d = dir
+		}
+		if nestedRepo(g.root, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// nestedRepo reports a directory inside a repository nested in root (a .git
+// between it and the root).
+func nestedRepo(root, dir string) bool {
+	for d := filepath.Clean(dir); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -241,3 +241,27 @@ func TestSessionTerminalUndo(t *testing.T) {
 		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
 	}
 }
+
+// TestGateLoseWorkNested: in a repository nested in the root, whose files a
+// checkpoint does not keep, lose-work asks again; so does git -C.
+func TestGateLoseWorkNested(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	checkpointtest.Sh(t, l.root, "mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x")
+	for _, req := range []shellgate.Request{
+		{Command: "git reset --hard", Directory: "vendor"},
+		{Command: "cd vendor && git reset --hard"},
+		{Command: "git -C vendor reset --hard"},
+	} {
+		env := l.g.Run(context.Background(), req)
+		if env.Error == nil || env.Error.Rule != "lose-work" {
+			t.Errorf("%s in %q: %s", req.Command, req.Directory, env.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.root, "vendor", "x")); string(b) != "y\n" {
+		t.Errorf("the nested repository's change was thrown away: %q", b)
+	}
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
+	if env.Error != nil {
+		t.Errorf("in the root's own repository: %s", env.Text)
+	}
+}

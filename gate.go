@@ -54,6 +54,9 @@ type Gate struct {
 	sessions map[*Session]bool // open sessions, closed with the Gate
 
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
+	// keepWork is the policy with lose-work asking again, for what undo
+	// does not cover (undoCovers); nil when checkpoints did not relax it.
+	keepWork *policy.Engine
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -81,6 +84,7 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	cfg.Root = root
+	given := cfg.Policy
 	cfg.Policy = withCheckpoints(cfg.Policy, cfg.Checkpoints, root)
 	if err := fillDefaults(&cfg); err != nil {
 		return nil, err
@@ -106,6 +110,13 @@ func New(cfg Config) (*Gate, error) {
 		g.settings.Relax = append(slices.Clip(g.settings.Relax), contained...)
 		g.settings.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
 		if g.policy, err = policy.New(g.settings); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
+	if slices.Contains(g.settings.Relax, policy.RuleLoseWork) && !slices.Contains(given.Relax, policy.RuleLoseWork) {
+		keep := g.settings
+		keep.Relax = slices.DeleteFunc(slices.Clone(keep.Relax), func(r string) bool { return r == policy.RuleLoseWork })
+		if g.keepWork, err = policy.New(keep); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 	}
@@ -445,9 +456,16 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		// The sandbox this allow counted on could not be set up: judge as without it.
 		v, relied = g.strict.Check(req.Command, pe), false
 	}
+	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
+	if undoable && g.keepWork != nil && !g.undoCovers(v, dir) {
+		// A checkpoint would not keep what it throws away: ask as without one.
+		v, undoable = g.keepWork.Check(req.Command, pe), false
+		relied = relied && v.Decision == policy.Allow
+	}
 	if req.TTY && v.Decision == policy.Allow {
 		v, relied = g.terminalVerdict(req.Command, v, relied, b)
 	}
+	undoable = undoable && v.Decision == policy.Allow
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
@@ -467,7 +485,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	g.sweep()
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget,
-		readOnly: v.ReadOnly, undoable: slices.Contains(v.Relaxed, policy.RuleLoseWork)}, nil
+		readOnly: v.ReadOnly, undoable: undoable}, nil
 }
 
 // terminalVerdict judges a terminal job the policy allowed: what a REPL or
