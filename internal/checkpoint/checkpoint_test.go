@@ -95,3 +95,30 @@ func TestUndoLoseWork(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedRepositories: a nested repository with no commit, which git add
+// refuses, is left out instead of failing every checkpoint; the root's own
+// files are restored around it, and it is left as it is.
+func TestNestedRepositories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	checkpointtest.Sh(t, root, "mkdir empty && cd empty && git init -q && echo e > e")
+	s := open(t, root, filepath.Join(lab, "store"))
+	want := checkpointtest.State(t, root)
+	id, err := s.Snapshot("run", "rm", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Sh(t, root, "rm -rf src README.md")
+	if _, _, err := s.Restore(id); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}

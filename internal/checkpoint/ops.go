@@ -188,6 +188,9 @@ func (s *Store) Since(id int) (Summary, error) {
 	return sum, err
 }
 
+// crashHook, in tests, stops a restore at a step as a crash would.
+var crashHook = func(step string) error { return nil }
+
 // journal is a restore in progress.
 type journal struct {
 	Target string `json:"target"`
@@ -224,6 +227,9 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		j := journal{Target: r.Before, Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
 		b, _ := json.Marshal(j)
 		if err := writeAtomic(s.journalPath(), b); err != nil {
+			return err
+		}
+		if err := crashHook("journal"); err != nil {
 			return err
 		}
 		if err := s.apply(cur, j); err != nil {
@@ -310,7 +316,15 @@ func (s *Store) apply(cur string, j journal) error {
 			s.removeEmptyParents(dst)
 		}
 	}
-	for _, e := range writes {
+	if err := crashHook("deleted"); err != nil {
+		return err
+	}
+	for i, e := range writes {
+		if i == len(writes)/2 {
+			if err := crashHook("half"); err != nil {
+				return err
+			}
+		}
 		dst, rel, ok := s.dest(e.path)
 		if !ok {
 			continue

@@ -116,7 +116,7 @@ func (s *Store) workPass() (string, map[string]uint32, error) {
 		if err := os.WriteFile(filepath.Join(s.dir, "nested"), []byte(strings.Join(s.nested, "\n")+"\n"), 0o600); err != nil {
 			return "", nil, fmt.Errorf("checkpoint: %w", err)
 		}
-		if excludes, err = s.excludes(); err != nil {
+		if _, err := s.excludes(); err != nil { // the same file, which the next try reads
 			return "", nil, err
 		}
 	}
