@@ -24,6 +24,8 @@ func TestChangesAndUndo(t *testing.T) {
 	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
 	t.Setenv("HOME", filepath.Join(lab, "home"))
+	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
+	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
 	cli := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := dispatch(args, &out, &errb)
