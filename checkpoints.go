@@ -274,10 +274,17 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 }
 
 // undoCovers reports whether undo covers the git commands of a line the
-// policy allowed because lose-work is relaxed: not when one of them works in
-// a repository nested in the root (a checkpoint keeps a nested repository's
-// checked-out commit, not its files) or names its repository by option.
+// policy allowed because lose-work is relaxed: not when the root's .git is a
+// file (a worktree: the repository is elsewhere), nor when one of them works
+// in a repository nested in the root (a checkpoint keeps a nested
+// repository's checked-out commit, not its files) or names its repository by
+// option.
 func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
+	if fi, err := os.Lstat(filepath.Join(g.root, ".git")); err == nil && !fi.IsDir() {
+		// A worktree's or submodule's .git file: its index, refs and objects
+		// are outside the root, where no checkpoint reaches.
+		return false
+	}
 	for _, c := range v.Commands {
 		if c.Name != "git" {
 			continue

@@ -265,3 +265,21 @@ func TestGateLoseWorkNested(t *testing.T) {
 		t.Errorf("in the root's own repository: %s", env.Text)
 	}
 }
+
+// TestGateLoseWorkWorktree: in a worktree (a .git file), whose index, refs
+// and objects are outside the root, lose-work asks as without checkpoints.
+func TestGateLoseWorkWorktree(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	wt := filepath.Join(filepath.Dir(l.root), "wt")
+	checkpointtest.Sh(t, l.root, "git worktree add -q ../wt feature")
+	g, err := shellgate.New(shellgate.Config{Root: wt, SpillDir: filepath.Join(filepath.Dir(l.root), "spill"), TempDir: filepath.Join(filepath.Dir(l.root), "tmp"),
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: l.store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	env := g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
+	if env.Error == nil || env.Error.Rule != "lose-work" {
+		t.Errorf("git reset --hard in a worktree: %s", env.Text)
+	}
+}

@@ -129,6 +129,8 @@ func (s *Store) summarize(a, b string) (Summary, error) {
 		switch {
 		case e.path == "modes":
 			modesChanged = true
+		case e.path == "gitfile":
+			git = append(git, Change{kind, ".git"})
 		case strings.HasPrefix(e.path, "work/"):
 			p := strings.TrimPrefix(e.path, "work/")
 			seen["w"+p] = true

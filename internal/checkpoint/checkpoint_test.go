@@ -122,3 +122,43 @@ func TestNestedRepositories(t *testing.T) {
 		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
 	}
 }
+
+// TestWorktreeGitFile: a worktree's .git is a file pointing to its
+// repository; find -delete removes it with everything else, and undo puts
+// it back, so git works there again.
+func TestWorktreeGitFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab := checkpointtest.LabDir(t)
+	main := filepath.Join(lab, "main")
+	os.Mkdir(main, 0o755)
+	checkpointtest.MakeRepo(t, main)
+	checkpointtest.Sh(t, main, "git worktree add -q ../wt feature")
+	root := filepath.Join(lab, "wt")
+	checkpointtest.Sh(t, root, "echo change >> docs/feature.md && echo u > untracked.txt")
+	s := open(t, root, filepath.Join(lab, "store"))
+	want := checkpointtest.State(t, root)
+	wantStatus := checkpointtest.Sh(t, root, "git status --porcelain")
+	id, err := s.Snapshot("run", "find -delete", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Sh(t, root, "find . -delete")
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Git != 1 || sum.Changes[len(sum.Changes)-1] != (checkpoint.Change{Kind: checkpoint.Deleted, Path: ".git"}) {
+		t.Errorf("changes %+v: want .git deleted", sum)
+	}
+	if _, _, err := s.Restore(id); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+	if got := checkpointtest.Sh(t, root, "git status --porcelain"); got != wantStatus {
+		t.Errorf("git status after undo %q, want %q", got, wantStatus)
+	}
+}

@@ -281,7 +281,7 @@ func (s *Store) apply(cur string, j journal) error {
 	var writes []diffEntry
 	var list strings.Builder
 	for _, e := range entries {
-		if e.path == "modes" || e.status == 'D' || e.newMode == "160000" {
+		if e.path == "modes" || e.path == "gitfile" || e.status == 'D' || e.newMode == "160000" {
 			continue
 		}
 		writes = append(writes, e)
@@ -298,7 +298,19 @@ func (s *Store) apply(cur string, j journal) error {
 		}
 	}
 	// Deletions first: a file may make way for a directory of the same name.
-	for _, e := range entries {
+	var gitfile *diffEntry
+	for i, e := range entries {
+		if e.path == "gitfile" {
+			gitfile = &entries[i]
+			if e.status == 'D' {
+				if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil && fi.Mode().IsRegular() {
+					if err := os.Remove(filepath.Join(s.root, ".git")); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
 		if e.status != 'D' || e.path == "modes" {
 			continue
 		}
@@ -345,6 +357,28 @@ func (s *Store) apply(cur string, j journal) error {
 			}
 		}
 		if err := os.Rename(src, dst); err != nil {
+			return err
+		}
+	}
+	if gitfile != nil && gitfile.status != 'D' {
+		b, err := s.git(nil, "", "", "cat-file", "blob", gitfile.newID)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(s.root, ".git")
+		if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+			if err := os.RemoveAll(dst); err != nil {
+				return err
+			}
+		}
+		tmp := filepath.Join(stage, "gitfile")
+		if err := os.MkdirAll(stage, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
 			return err
 		}
 	}

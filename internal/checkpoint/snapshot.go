@@ -71,11 +71,25 @@ func (s *Store) snapshot() (string, error) {
 		}
 		s.modes.blob = h
 	}
-	return s.writeTree([]treeEntry{
+	entries := []treeEntry{
 		{"40000", "git", gitTree},
 		{"100644", "modes", s.modes.blob},
 		{"40000", "work", workTree},
-	})
+	}
+	// A .git file (a worktree's or a submodule's pointer to its repository),
+	// which git add never takes: kept as the blob "gitfile".
+	if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
+		b, err := os.ReadFile(filepath.Join(s.root, ".git"))
+		if err != nil {
+			return "", fmt.Errorf("checkpoint: %w", err)
+		}
+		h, err := s.writeObject("blob", b)
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, treeEntry{"100644", "gitfile", h})
+	}
+	return s.writeTree(entries)
 }
 
 // workPass adds the root's files to the work index and writes its tree; the
