@@ -283,3 +283,28 @@ func TestGateLoseWorkWorktree(t *testing.T) {
 		t.Errorf("git reset --hard in a worktree: %s", env.Text)
 	}
 }
+
+// TestSessionBackgroundJobChanges: a background job's checkpoint is taken
+// before it starts; what it changed is known once it ends.
+func TestSessionBackgroundJobChanges(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "bg"})
+	defer s.Close()
+	ctx := context.Background()
+	env := s.Run(ctx, shellgate.Request{Command: "sleep 0.2; rm README.md; echo gone", RunInBackground: true})
+	if env.Data.Job == nil || env.Data.Changed == nil || !env.Data.Changed.Pending {
+		t.Fatalf("background job: %+v\n%s", env.Data.Changed, env.Text)
+	}
+	out := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^gone", WaitMS: 10000})
+	if !strings.Contains(out.Text, "gone") {
+		t.Fatalf("the job did not end: %s", out.Text)
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := cp.Changes(env.Data.Changed.Checkpoint)
+	if err != nil || sum.Deleted != 1 || sum.Changes[0].Path != "README.md" {
+		t.Errorf("the job's changes: %+v %v", sum, err)
+	}
+}
