@@ -66,9 +66,13 @@ func initBare(b *testing.B, dir string) {
 // files against `git add -A && git write-tree` of the same tree, in the same
 // run: cold (an empty store, every file read) and warm (one file changed
 // since the last). A command costs two checkpoints (before and after);
-// cmd-ms reports that.
+// cmd-ms reports that. SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
 func BenchmarkCheckpoint(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	sizes := []int{1000, 10000}
+	if os.Getenv("SHELLGATE_BENCH_100K") == "1" {
+		sizes = append(sizes, 100000)
+	}
+	for _, n := range sizes {
 		root := benchTree(b, n)
 		lab := filepath.Dir(root)
 		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
