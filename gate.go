@@ -54,7 +54,7 @@ type Gate struct {
 	sessions map[*Session]bool // open sessions, closed with the Gate
 
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
-	// keepWork is the policy with lose-work asking again, for what undo
+	// keepWork is the configured policy, lose-work asking, for what undo
 	// does not cover (undoCovers); nil when checkpoints did not relax it.
 	keepWork *policy.Engine
 }
@@ -114,9 +114,9 @@ func New(cfg Config) (*Gate, error) {
 		}
 	}
 	if slices.Contains(g.settings.Relax, policy.RuleLoseWork) && !slices.Contains(given.Relax, policy.RuleLoseWork) {
-		keep := g.settings
-		keep.Relax = slices.DeleteFunc(slices.Clone(keep.Relax), func(r string) bool { return r == policy.RuleLoseWork })
-		if g.keepWork, err = policy.New(keep); err != nil {
+		// The configured policy, without what the sandbox contains either:
+		// stricter than needed in a sandbox, never looser.
+		if g.keepWork, err = policy.New(given); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 	}
