@@ -179,6 +179,14 @@ func BenchmarkStoreGrowth(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if out, err := exec.Command("git", "--git-dir", filepath.Join(s.Dir(), "git"), "gc", "-q").CombinedOutput(); err != nil {
+			b.Fatalf("gc: %v %s", err, out)
+		}
+		packed, err := s.Size()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(packed)/1024, "after-gc-KiB")
 		b.ReportMetric(float64(first)/1024, "first-KiB")
 		b.ReportMetric(float64(last-first)/commands, "B/command")
 		b.ReportMetric(float64(last)/1024, "after-1000-KiB")

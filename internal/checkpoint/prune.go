@@ -43,8 +43,9 @@ func (s *Store) prune() error {
 			gc = true
 		}
 		if !gc {
-			// Pack loose objects once there are many (git's own threshold).
-			if _, err := s.git(nil, "", "", "-c", "gc.auto=6700", "gc", "--auto", "--quiet"); err != nil {
+			// Pack loose objects once there are about a thousand: each takes a
+			// disk block of its own (4 KiB for a checkpoint's small tree).
+			if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "gc", "--auto", "--quiet"); err != nil {
 				return err
 			}
 		}
