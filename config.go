@@ -73,6 +73,9 @@ type Config struct {
 	Audit AuditConfig
 	// Sessions are the defaults of every Session (each MCP connection has one).
 	Sessions SessionDefaults
+	// Checkpoints keep the project root before each command that may write,
+	// so that what it changed can be seen and undone; on by default.
+	Checkpoints CheckpointConfig
 }
 
 // SessionDefaults configure the Gate's sessions.

@@ -57,6 +57,11 @@ type Gate struct {
 	sessions map[*Session]bool // open sessions, closed with the Gate
 
 	egress egressGate // allow-listed egress (egress.go)
+
+	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
+	// keepWork is the configured policy, lose-work asking, for what undo
+	// does not cover (undoCovers); nil when checkpoints did not relax it.
+	keepWork *policy.Engine
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -90,6 +95,8 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	cfg.Root = root
+	given := cfg.Policy
+	cfg.Policy = withCheckpoints(cfg.Policy, cfg.Checkpoints, root)
 	if err := fillDefaults(&cfg); err != nil {
 		return nil, err
 	}
@@ -101,7 +108,8 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home}
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home,
+		cps: newGateCheckpoints(root, cfg.Checkpoints)}
 	// The Gate's own spill directory: what it spills is not another Gate's
 	// (another project's session) to read, and its sandbox shows only this.
 	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
@@ -120,6 +128,13 @@ func New(cfg Config) (*Gate, error) {
 		g.settings.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
 		g.settings.Egress = g.egressOn()                     // the proxy decides per domain
 		if g.policy, err = policy.New(g.settings); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+	}
+	if slices.Contains(g.settings.Relax, policy.RuleLoseWork) && !slices.Contains(given.Relax, policy.RuleLoseWork) {
+		// The configured policy, without what the sandbox contains either:
+		// stricter than needed in a sandbox, never looser.
+		if g.keepWork, err = policy.New(given); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 	}
@@ -259,6 +274,7 @@ func (g *Gate) Close() error {
 			sessErr = err
 		}
 	}
+	g.cps.wait() // the checkpoints after the sessions' jobs, which have ended
 	// The audit log's fsync waits on the disk: it overlaps with ending the
 	// commands and the sandbox instead of adding to them.
 	synced := make(chan struct{})
@@ -407,7 +423,13 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	if refused != nil {
 		return *refused
 	}
-	return g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	cp, refused := g.checkpoint(a, "run", req.Command, "")
+	if refused != nil {
+		return *refused
+	}
+	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	cp.finish(&env, nil)
+	return env
 }
 
 func options(opts []Option) runOptions {
@@ -424,6 +446,9 @@ type admitted struct {
 	dir     string // absolute
 	timeout time.Duration
 	budget  int
+	// readOnly: the policy knows the command only reads (no checkpoint);
+	// undoable: it was allowed because a checkpoint is taken (rule lose-work).
+	readOnly, undoable bool
 }
 
 // admit validates req, resolves its directory (cwd, relative to the root, when
@@ -457,9 +482,16 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		// The sandbox this allow counted on could not be set up: judge as without it.
 		v, relied = g.strict.Check(req.Command, pe), false
 	}
+	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
+	if undoable && g.keepWork != nil && !g.undoCovers(v, dir) {
+		// A checkpoint would not keep what it throws away: ask as without one.
+		v, undoable = g.keepWork.Check(req.Command, pe), false
+		relied = relied && v.Decision == policy.Allow
+	}
 	if req.TTY && v.Decision == policy.Allow {
 		v, relied = g.terminalVerdict(req.Command, v, relied, b)
 	}
+	undoable = undoable && v.Decision == policy.Allow
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
@@ -479,7 +511,8 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	g.sweep()
 	g.auditDecision(o.audit, &env) // before it starts: a kill -9 leaves this line
-	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
+	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget,
+		readOnly: v.ReadOnly, undoable: undoable}, nil
 }
 
 // terminalVerdict judges a terminal job the policy allowed: what a REPL or

@@ -24,6 +24,8 @@ import (
 func TestMain(m *testing.M) {
 	// No test writes the user's own audit log: those about it name their file.
 	os.Setenv(shellgate.AuditLogEnv, "off")
+	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
+	os.Setenv(shellgate.CheckpointsEnv, "off")
 	goleak.VerifyTestMain(m)
 }
 

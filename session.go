@@ -142,6 +142,17 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 	if refused != nil {
 		return *refused
 	}
+	label := "run"
+	switch {
+	case req.TTY:
+		label = "terminal"
+	case req.RunInBackground:
+		label = "job"
+	}
+	cp, refused := s.g.checkpoint(a, label, req.Command, s.id)
+	if refused != nil {
+		return *refused
+	}
 	if o.stdio != nil { // connected to the caller's own files: nothing to keep as a job
 		sess, failed := s.g.confine(&a.env, s.box)
 		if failed != nil {
@@ -150,9 +161,24 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		env, secrets := s.g.childEnv()
 		stdout, stderr := s.g.captures(a.budget, o, secrets)
 		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.withExports(env), o.stdio.in, o.stdio.out, o.stdio.err))
-		return s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
+		out := s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
+		cp.finish(&out, nil)
+		return out
 	}
-	return s.execute(ctx, a, req, o)
+	out := s.execute(ctx, a, req, o)
+	cp.finish(&out, s.jobDone(out))
+	return out
+}
+
+// jobDone is the end of the job env describes, if it is one of the session's.
+func (s *Session) jobDone(env envelope.Envelope) <-chan struct{} {
+	if env.Data.Job == nil {
+		return nil
+	}
+	if j, ok := s.jobs.Get(env.Data.Job.ID); ok {
+		return j.Done()
+	}
+	return nil
 }
 
 // validate checks the fields only a session takes.

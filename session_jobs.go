@@ -143,7 +143,14 @@ const DefaultInputWait = time.Second
 // read, once it answered or WaitMS passed.
 func (s *Session) Input(ctx context.Context, id string, in JobInput) envelope.Envelope {
 	began := time.Now()
+	// What is typed into a job (a shell on a terminal) is never judged: it
+	// gets a checkpoint like a command.
+	cp, refused := s.g.checkpointInput(s, id, in)
+	if refused != nil {
+		return *refused
+	}
 	env := s.input(ctx, id, in)
+	cp.finish(&env, nil)
 	s.g.auditJob(s.id, id, "input", in.Text+strings.Join(in.Keys, " "), &env, began)
 	return env
 }

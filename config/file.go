@@ -26,6 +26,7 @@ type fileConfig struct {
 	Network            networkTable      `toml:"network"`
 	Audit              auditTable        `toml:"audit"`
 	Session            sessionTable      `toml:"session"`
+	Checkpoints        checkpointsTable  `toml:"checkpoints"`
 }
 
 type limitsTable struct {

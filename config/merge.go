@@ -82,6 +82,9 @@ func (m *merger) apply(f *parsedFile, trusted bool) error {
 	if err := m.session(f, trusted, ignore); err != nil {
 		return err
 	}
+	if err := m.checkpoints(f, trusted, dir, ignore); err != nil {
+		return err
+	}
 	return m.policy(f, trusted, dir, ignore)
 }
 

@@ -19,23 +19,24 @@ type Brief struct {
 
 // BriefData is Data without its zero values: the same fields in the same order.
 type BriefData struct {
-	Stdout          string  `json:"stdout,omitempty"`
-	Stderr          string  `json:"stderr,omitempty"`
-	ExitCode        *int    `json:"exit_code,omitempty"`
-	Signal          *string `json:"signal,omitempty"`
-	Truncated       bool    `json:"truncated,omitempty"`
-	Command         string  `json:"command,omitempty"` // empty for job_list
-	Directory       string  `json:"directory,omitempty"`
-	TimedOut        bool    `json:"timed_out,omitempty"`
-	Cancelled       bool    `json:"cancelled,omitempty"`
-	Binary          bool    `json:"binary,omitempty"`
-	ControlsRemoved bool    `json:"controls_removed,omitempty"`
-	FullOutputPath  *string `json:"full_output_path,omitempty"`
-	BackgroundPIDs  []int   `json:"background_pids,omitempty"`
-	Digest          string  `json:"digest,omitempty"`
-	Summary         string  `json:"summary,omitempty"`
-	Job             *Job    `json:"job,omitempty"`
-	Jobs            []Job   `json:"jobs,omitempty"`
+	Stdout          string   `json:"stdout,omitempty"`
+	Stderr          string   `json:"stderr,omitempty"`
+	ExitCode        *int     `json:"exit_code,omitempty"`
+	Signal          *string  `json:"signal,omitempty"`
+	Truncated       bool     `json:"truncated,omitempty"`
+	Command         string   `json:"command,omitempty"` // empty for job_list
+	Directory       string   `json:"directory,omitempty"`
+	TimedOut        bool     `json:"timed_out,omitempty"`
+	Cancelled       bool     `json:"cancelled,omitempty"`
+	Binary          bool     `json:"binary,omitempty"`
+	ControlsRemoved bool     `json:"controls_removed,omitempty"`
+	FullOutputPath  *string  `json:"full_output_path,omitempty"`
+	BackgroundPIDs  []int    `json:"background_pids,omitempty"`
+	Digest          string   `json:"digest,omitempty"`
+	Summary         string   `json:"summary,omitempty"`
+	Job             *Job     `json:"job,omitempty"`
+	Jobs            []Job    `json:"jobs,omitempty"`
+	Changed         *Changed `json:"changed,omitempty"`
 }
 
 // BriefContext is Context without what data already says (the directory, the command).

@@ -36,6 +36,9 @@ const (
 	Cancelled Code = "CANCELLED"
 	// SandboxUnavailable: sandbox mode "on", and a layer of it could not be applied.
 	SandboxUnavailable Code = "SANDBOX_UNAVAILABLE"
+	// CheckpointFailed: the checkpoint of the project before the command could
+	// not be taken, so it was not started.
+	CheckpointFailed Code = "CHECKPOINT_FAILED"
 )
 
 // Envelope is the whole response. JSON field names are seed 001's; the order puts
@@ -87,6 +90,30 @@ type Data struct {
 	Job *Job `json:"job,omitempty"`
 	// Jobs lists a session's jobs, for the list call.
 	Jobs []Job `json:"jobs,omitempty"`
+	// Changed is what the command changed in the project root, seen from the
+	// checkpoint taken before it (absent when checkpoints are off or the
+	// command only reads).
+	Changed *Changed `json:"changed,omitempty"`
+}
+
+// Changed sums up what a command changed in the project root.
+type Changed struct {
+	// Checkpoint is the command's number in the project's checkpoints:
+	// `shellgate undo N` puts the root back as it was before the command.
+	Checkpoint int `json:"checkpoint"`
+	// Counts of the root's files, .git's left out; Git counts those.
+	Added    int `json:"added"`
+	Modified int `json:"modified"`
+	Deleted  int `json:"deleted"`
+	Mode     int `json:"mode"`
+	Git      int `json:"git"`
+	// Paths are the first few changes, "deleted src/a.go"; More is how many
+	// more there are.
+	Paths []string `json:"paths,omitempty"`
+	More  int      `json:"more,omitempty"`
+	// Pending: the command goes on as a job; what it changes is known when it
+	// ends (`shellgate changes N`).
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Stats are measurements of the run.

@@ -308,6 +308,11 @@ func (e *Envelope) warnings() []warning {
 	if d.FullOutputPath != nil {
 		add(true, "Full output: %s", *d.FullOutputPath)
 	}
+	if c := d.Changed; c != nil {
+		if line := c.line(); line != "" {
+			add(true, "%s", line) // data.changed says it in Brief
+		}
+	}
 	for _, n := range e.notes {
 		add(false, "%s", n)
 	}
@@ -442,4 +447,40 @@ func cutValue(v any, n int) any {
 		return CutParams(x, n)
 	}
 	return v
+}
+
+// line says what a command changed, in one line: "Changed: deleted 1204
+// files (src/a.go, src/b.go …); `shellgate undo 7` puts them back". Nothing
+// for a command that changed nothing.
+func (c *Changed) line() string {
+	if c.Pending {
+		return ""
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{c.Deleted, "deleted"}, {c.Modified, "modified"}, {c.Added, "added"}, {c.Mode, "changed the mode of"}} {
+		switch {
+		case p.n == 1:
+			parts = append(parts, p.what+" 1 file")
+		case p.n > 1:
+			parts = append(parts, fmt.Sprintf("%s %d files", p.what, p.n))
+		}
+	}
+	if c.Git > 0 {
+		parts = append(parts, fmt.Sprintf("%d in .git", c.Git))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := "Changed: " + strings.Join(parts, ", ")
+	if len(c.Paths) > 0 {
+		s += " (" + strings.Join(c.Paths, ", ")
+		if c.More > 0 {
+			s += fmt.Sprintf(", %d more", c.More)
+		}
+		s += ")"
+	}
+	return s + fmt.Sprintf("; `shellgate undo %d` puts the project back as it was before.", c.Checkpoint)
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// the client's user may pay for those tokens, and the digest of error-like
 	// lines is always there.
 	Summarize int
+	// UndoTool offers the tool "undo", which lists the project's checkpoints
+	// and restores one (Gate.Checkpoints). Off by default: a client may not
+	// want its model to take back the user's own work; see docs/mcp.md.
+	UndoTool bool
 }
 
 // Server serves a Gate's shell tool over MCP. One Server can serve many sessions
@@ -139,6 +143,9 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 		},
 	}, s.call)
 	s.addJobTools(out)
+	if opts.UndoTool {
+		s.addUndoTool(out)
+	}
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -76,6 +77,13 @@ type Verdict struct {
 	SessionKey string `json:"session_key,omitempty"`
 	// Commands is everything the line would run (for `shellgate check`).
 	Commands []analysis.Command `json:"commands"`
+	// ReadOnly: every command of the line only reads (the set untrusted mode
+	// runs without asking), so it cannot change the project: no checkpoint is
+	// needed before it.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Relaxed names the relaxed rules (Settings.Relax) that fired: without
+	// them the decision could have been stricter.
+	Relaxed []string `json:"relaxed,omitempty"`
 }
 
 // Engine judges command lines under one Settings. It is safe for concurrent use.
@@ -243,11 +251,14 @@ type check struct {
 
 // verdict picks the hit that decides: deny over ask over allow, the first of each.
 func (x *check) verdict(approved func(string) bool) Verdict {
-	v := Verdict{Decision: Allow, Commands: x.a.Commands}
+	v := Verdict{Decision: Allow, Commands: x.a.Commands, ReadOnly: x.readOnly()}
 	var best *hit
 	for i := range x.hits {
 		h := &x.hits[i]
 		if x.e.relaxed[h.rule] {
+			if h.decision != Allow && !slices.Contains(v.Relaxed, h.rule) {
+				v.Relaxed = append(v.Relaxed, h.rule)
+			}
 			continue
 		}
 		if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
@@ -275,6 +286,19 @@ func (x *check) verdict(approved func(string) bool) Verdict {
 		v.SessionKey = best.key
 	}
 	return v
+}
+
+// readOnly reports a line whose every command only reads.
+func (x *check) readOnly() bool {
+	if x.a == nil || len(x.a.Findings) > 0 || len(x.a.Commands) == 0 {
+		return false
+	}
+	for i := range x.a.Commands {
+		if !safe(&x.a.Commands[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // add records a hit on the command being judged.

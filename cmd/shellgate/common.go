@@ -30,6 +30,7 @@ type commonFlags struct {
 	allowNetwork               bool
 	trustProject, noUserConfig bool
 	auditLog                   string // --audit-log, on the commands that run something
+	checkpoints                string // --checkpoints on|off
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.hostPorts, "host-port", "forward this port of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint the project before each command that may write, for `shellgate undo`: on (default) or off")
 }
 
 // portsFlag is a repeatable TCP port flag.
@@ -150,6 +152,15 @@ func (c *commonFlags) config(warnings io.Writer) (shellgate.Config, config.Sourc
 	// A log that cannot be written does not stop commands; say so once.
 	cfg.Audit.OnError = func(err error) {
 		fmt.Fprintf(warnings, "shellgate: warning: %v; commands still run, unaudited (this is reported once)\n", err)
+	}
+	switch c.checkpoints {
+	case "":
+	case "on":
+		cfg.Checkpoints.Off = false
+	case "off":
+		cfg.Checkpoints.Off = true
+	default:
+		return cfg, src, &usageError{fmt.Sprintf("--checkpoints %q: want on or off", c.checkpoints)}
 	}
 	switch m := policy.Mode(c.mode); m {
 	case "":

@@ -49,6 +49,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		fmt.Fprintf(stdout, "kernel:   %s\n", strings.TrimSpace(string(b)))
 	}
+	fmt.Fprintf(stdout, "undo:     %s\n", checkpointsLine(cfg))
 	g, err := shellgate.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stdout, "sandbox:  cannot tell: %v\n", err)
@@ -132,4 +133,31 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// checkpointsLine says where the project's checkpoints are, how big, and how
+// long they are kept.
+func checkpointsLine(cfg shellgate.Config) string {
+	cp, err := shellgate.OpenCheckpoints(cfg)
+	if err != nil {
+		return fmt.Sprintf("no checkpoints: %v", err)
+	}
+	recs, err := cp.Records()
+	if err != nil {
+		return fmt.Sprintf("checkpoints in %s: %v", cp.Dir(), err)
+	}
+	size, _ := cp.Size()
+	c := cfg.Checkpoints
+	maxCount, maxAge, maxSize := c.MaxCount, c.MaxAge, c.MaxSize
+	if maxCount == 0 {
+		maxCount = 1000
+	}
+	if maxAge == 0 {
+		maxAge = 7 * 24 * time.Hour
+	}
+	if maxSize == 0 {
+		maxSize = 2 << 30
+	}
+	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; the oldest pruned past %d commands, %s or %.0f MiB (shellgate changes, shellgate undo)",
+		cp.Dir(), len(recs), float64(size)/(1<<20), maxCount, maxAge, float64(maxSize)/(1<<20))
 }

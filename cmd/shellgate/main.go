@@ -7,6 +7,7 @@
 //	shellgate hook  AGENT                answer an agent's pre-tool hook
 //	shellgate exec  [flags] COMMAND      run a command as a prefix would, through the gate
 //	shellgate install|uninstall AGENT    add or remove the hook in the agent's settings
+//	shellgate changes|undo [flags] [N]   what commands changed in the project; take it back
 package main
 
 import (
@@ -35,6 +36,8 @@ Usage:
   shellgate exec  [flags] COMMAND      run COMMAND through the gate with its own stdio and exit status
   shellgate install|uninstall AGENT    add or remove the hook in AGENT's settings
   shellgate doctor                     say which sandbox layers this machine supports
+  shellgate changes [flags] [N]        what recent commands changed in the project (checkpoints)
+  shellgate undo    [flags] [N]        put the project back as it was before command N (the last)
   shellgate help  COMMAND              show a command's flags
   shellgate --version                  print the version
 
@@ -60,6 +63,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"hook":      cmdHook,
 		"exec":      cmdExec,
 		"doctor":    cmdDoctor,
+		"changes":   cmdChanges,
+		"undo":      cmdUndo,
 		"install":   cmdInstall,
 		"uninstall": cmdUninstall,
 	}

@@ -11,6 +11,8 @@ func TestMain(m *testing.M) {
 	// No test writes the user's own audit log, in-process or through the binaries
 	// they start (which inherit this): those about it name their file.
 	os.Setenv(shellgate.AuditLogEnv, "off")
+	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
+	os.Setenv(shellgate.CheckpointsEnv, "off")
 	// The binaries the tests start (and some kill with SIGKILL, which leaves no
 	// chance to clean up) make their temp dirs and spill files in a directory
 	// of this run's own, removed at the end: nothing is left in /tmp.

@@ -62,6 +62,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		verbose   = fs.Bool("verbose", false, "log every call on stderr")
 		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
 		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
+		undoTool  = fs.Bool("undo-tool", false, "offer the tool \"undo\": the model may list the project's checkpoints and restore one (off by default)")
 		summarize = fs.Int("summarize", 0, "when output is cut, ask the client's model (MCP sampling) for a summary of at most `TOKENS` tokens, put first (0: off)")
 		maxSess   = fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "over HTTP, the most sessions open at once; a client past it gets 503 (-1: no cap)")
 		origins   originList
@@ -133,7 +134,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Summarize: *summarize, Version: version()})
+	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Summarize: *summarize, UndoTool: *undoTool, Version: version()})
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate

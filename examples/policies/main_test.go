@@ -10,5 +10,7 @@ import (
 func TestMain(m *testing.M) {
 	// No test writes the user's own audit log.
 	os.Setenv(shellgate.AuditLogEnv, "off")
+	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
+	os.Setenv(shellgate.CheckpointsEnv, "off")
 	os.Exit(m.Run())
 }

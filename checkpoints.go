@@ -1,0 +1,318 @@
+package shellgate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// CheckpointsEnv sets the default checkpoint store when CheckpointConfig sets
+// neither Off nor Dir: a directory, or "off". Test suites set it so that they
+// never write the user's own store.
+const CheckpointsEnv = "SHELLGATE_CHECKPOINTS"
+
+// CheckpointConfig configures the checkpoints a Gate takes of the project root
+// before each command that may write (package internal/checkpoint: a git
+// object store of shellgate's own, outside the project). The zero value is the
+// default: on, in the user's state directory.
+type CheckpointConfig struct {
+	Off bool
+	// Dir holds every project's store ("": $SHELLGATE_CHECKPOINTS, else
+	// ~/.local/state/shellgate/checkpoints or the system's equivalent).
+	Dir string
+	// IgnoredMaxSize: files .gitignore ignores are kept up to this size (0:
+	// 64 KiB; negative: none); ignored directories are never entered.
+	IgnoredMaxSize int64
+	// KeepIgnored are base-name patterns of ignored files kept whatever
+	// their size, up to 16 MiB (nil: .env, .env.*, *.env, .envrc).
+	KeepIgnored []string
+	// MaxSize, MaxAge and MaxCount bound each project's store; the oldest
+	// checkpoints are pruned past them (0: 2 GiB, 7 days, 1000 commands).
+	MaxSize  int64
+	MaxAge   time.Duration
+	MaxCount int
+}
+
+// Aliases of the checkpoint package's types, for the library's users.
+type (
+	// CheckpointRecord is one command's checkpoints: id, time, command line.
+	CheckpointRecord = checkpoint.Record
+	// ChangeSummary is what changed between two checkpoints.
+	ChangeSummary = checkpoint.Summary
+	// Change is one path of a ChangeSummary.
+	Change = checkpoint.Change
+)
+
+// options turns c into the store's options for root; off reports checkpoints
+// turned off (by c or by $SHELLGATE_CHECKPOINTS).
+func (c CheckpointConfig) options(root string) (o checkpoint.Options, off bool) {
+	dir := c.Dir
+	if dir == "" && !c.Off {
+		if env := os.Getenv(CheckpointsEnv); env == "off" {
+			return o, true
+		} else {
+			dir = env
+		}
+	}
+	return checkpoint.Options{Root: root, Dir: dir, IgnoredMaxSize: c.IgnoredMaxSize, KeepIgnored: c.KeepIgnored,
+		MaxSize: c.MaxSize, MaxAge: c.MaxAge, MaxCount: c.MaxCount}, c.Off
+}
+
+// Checkpoints is one project's checkpoints, as `shellgate changes` and
+// `shellgate undo` and the MCP undo tool see them.
+type Checkpoints struct {
+	s *checkpoint.Store
+}
+
+// OpenCheckpoints opens the checkpoints of cfg.Root (the current directory if
+// empty) as cfg.Checkpoints configures them, finishing an undo that a crash
+// interrupted. It fails when checkpoints are off.
+func OpenCheckpoints(cfg Config) (*Checkpoints, error) {
+	root, err := resolveRoot(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	o, off := cfg.Checkpoints.options(root)
+	if off {
+		return nil, fmt.Errorf("checkpoints are off (--checkpoints off, [checkpoints] enabled = false or $%s=off)", CheckpointsEnv)
+	}
+	s, err := checkpoint.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	return &Checkpoints{s: s}, nil
+}
+
+// Root is the project root.
+func (c *Checkpoints) Root() string { return c.s.Root() }
+
+// Dir is where this project's checkpoints are kept.
+func (c *Checkpoints) Dir() string { return c.s.Dir() }
+
+// Size is the store's size on disk, in bytes.
+func (c *Checkpoints) Size() (int64, error) { return c.s.Size() }
+
+// Records lists the commands checkpointed, oldest first.
+func (c *Checkpoints) Records() ([]CheckpointRecord, error) { return c.s.Records() }
+
+// Record returns command id's record.
+func (c *Checkpoints) Record(id int) (CheckpointRecord, error) { return c.s.Record(id) }
+
+// Changes is what command id changed in the root.
+func (c *Checkpoints) Changes(id int) (ChangeSummary, error) { return c.s.Changes(id) }
+
+// Since is what changed in the root after command id ended (later commands,
+// the user's own edits): what Undo(id) would also take back.
+func (c *Checkpoints) Since(id int) (ChangeSummary, error) { return c.s.Since(id) }
+
+// Undo puts the root back as it was before command id ran, after
+// checkpointing it as it is now under a record of its own, whose id it
+// returns (undoing that one undoes the undo), with what the undo changed.
+func (c *Checkpoints) Undo(id int) (int, ChangeSummary, error) { return c.s.Restore(id) }
+
+// gateCheckpoints is a Gate's store, opened by the first command that needs
+// it; an open that failed is tried again by the next.
+type gateCheckpoints struct {
+	off     bool
+	opts    checkpoint.Options
+	mu      sync.Mutex
+	cp      *Checkpoints
+	pending sync.WaitGroup // jobs' checkpoints taken when they end; Close waits for them
+}
+
+func newGateCheckpoints(root string, c CheckpointConfig) *gateCheckpoints {
+	o, off := c.options(root)
+	return &gateCheckpoints{off: off, opts: o}
+}
+
+func (g *gateCheckpoints) open() (*Checkpoints, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cp != nil {
+		return g.cp, nil
+	}
+	s, err := checkpoint.Open(g.opts)
+	if err != nil {
+		return nil, err
+	}
+	g.cp = &Checkpoints{s: s}
+	return g.cp, nil
+}
+
+// wait waits for the checkpoints of ended jobs (Close, once every job is gone).
+func (g *gateCheckpoints) wait() { g.pending.Wait() }
+
+// Checkpoints returns the Gate's checkpoints, or an error when they are off.
+func (g *Gate) Checkpoints() (*Checkpoints, error) {
+	if g.cps.off {
+		return nil, fmt.Errorf("checkpoints are off")
+	}
+	return g.cps.open()
+}
+
+// checkpointed is a command's checkpoint, taken before it started.
+type checkpointed struct {
+	cp      *Checkpoints
+	id      int
+	input   bool            // before input to a job: its changes are read when the input's wait ends
+	pending *sync.WaitGroup // the Gate's, for a job's checkpoint when it ends
+}
+
+// checkpoint takes the checkpoint before an admitted command that may write;
+// a checkpoint that cannot be taken refuses the command (its envelope). label
+// says how it runs (run, job, terminal), session which session runs it.
+func (g *Gate) checkpoint(a *admitted, label, command, session string) (*checkpointed, *envelope.Envelope) {
+	if g.cps.off || a.readOnly {
+		return nil, nil
+	}
+	cp, err := g.cps.open()
+	var id int
+	if err == nil {
+		id, err = cp.s.Snapshot(label, command, session)
+	}
+	if err != nil {
+		return nil, a.env.Fail(envelope.CheckpointFailed, fmt.Sprintf("Not run: the checkpoint of the project before it could not be taken (%v), so the command was not started and nothing changed. The user can fix that or turn checkpoints off (--checkpoints off, or [checkpoints] enabled = false).", err))
+	}
+	if a.undoable {
+		a.env.Note(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): `shellgate undo %d` puts it back.", id, id))
+	}
+	return &checkpointed{cp: cp, id: id, pending: &g.cps.pending}, nil
+}
+
+// finish checkpoints the root after the command ended and puts what it changed
+// in env (settled again); a command that went on as a job gets only its
+// checkpoint's number, and its changes are taken when it ends.
+func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
+	if c == nil {
+		return
+	}
+	if !c.input && env.Data.Job != nil && env.Data.Job.Running() {
+		env.Data.Changed = &envelope.Changed{Checkpoint: c.id, Pending: true}
+		if done != nil && c.pending != nil {
+			c.pending.Add(1)
+			go func() {
+				defer c.pending.Done()
+				<-done
+				c.cp.s.Finish(c.id)
+			}()
+		}
+		env.Settle()
+		return
+	}
+	sum, err := c.cp.s.Finish(c.id)
+	if err != nil {
+		env.Note(fmt.Sprintf("What it changed could not be read (%v); checkpoint %d holds the project as it was before it.", err, c.id))
+		env.Data.Changed = &envelope.Changed{Checkpoint: c.id}
+		env.Settle()
+		return
+	}
+	env.Data.Changed = changed(c.id, sum)
+	env.Settle()
+}
+
+// maxChangedPaths is how many paths data.changed lists.
+const maxChangedPaths = 5
+
+func changed(id int, sum ChangeSummary) *envelope.Changed {
+	c := &envelope.Changed{Checkpoint: id, Added: sum.Added, Modified: sum.Modified, Deleted: sum.Deleted, Mode: sum.Mode, Git: sum.Git}
+	n := 0
+	for _, ch := range sum.Changes {
+		if len(ch.Path) > 5 && ch.Path[:5] == ".git/" {
+			continue // counted in Git; the model wants the project's own files
+		}
+		if n < maxChangedPaths {
+			c.Paths = append(c.Paths, ch.Kind+" "+ch.Path)
+		}
+		n++
+	}
+	c.More = n - len(c.Paths)
+	return c
+}
+
+// withCheckpoints relaxes rule lose-work where checkpoints are on: what it
+// asks about (git reset --hard, git clean -f …) is undone by `shellgate undo`.
+func withCheckpoints(p policy.Settings, c CheckpointConfig, root string) policy.Settings {
+	if _, off := c.options(root); off || slices.Contains(p.Relax, policy.RuleLoseWork) {
+		return p
+	}
+	p.Relax = append(slices.Clip(p.Relax), policy.RuleLoseWork)
+	return p
+}
+
+// checkpointInput takes the checkpoint before input is sent to job id of
+// session s; one that cannot be taken refuses the input.
+func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointed, *envelope.Envelope) {
+	if g.cps.off {
+		return nil, nil
+	}
+	if _, ok := s.jobs.Get(id); !ok {
+		return nil, nil // answered as an unknown job
+	}
+	sent := in.Text
+	for _, k := range in.Keys {
+		sent += "<" + k + ">"
+	}
+	cp, err := g.cps.open()
+	var n int
+	if err == nil {
+		n, err = cp.s.Snapshot("input", "job "+id+" input: "+sent, s.id)
+	}
+	if err != nil {
+		env := envelope.NotRun("", map[string]any{"job_id": id}, envelope.Err{Code: envelope.CheckpointFailed,
+			Message: fmt.Sprintf("Not sent: the checkpoint of the project before it could not be taken (%v). The user can fix that or turn checkpoints off (--checkpoints off).", err)})
+		return nil, &env
+	}
+	return &checkpointed{cp: cp, id: n, input: true}, nil
+}
+
+// undoCovers reports whether undo covers the git commands of a line the
+// policy allowed because lose-work is relaxed: not when the root's .git is a
+// file (a worktree: the repository is elsewhere), nor when one of them works
+// in a repository nested in the root (a checkpoint keeps a nested
+// repository's checked-out commit, not its files) or names its repository by
+// option.
+func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
+	if fi, err := os.Lstat(filepath.Join(g.root, ".git")); err == nil && !fi.IsDir() {
+		// A worktree's or submodule's .git file: its index, refs and objects
+		// are outside the root, where no checkpoint reaches.
+		return false
+	}
+	for _, c := range v.Commands {
+		if c.Name != "git" {
+			continue
+		}
+		for _, o := range c.Global {
+			switch o.Name {
+			case "C", "git-dir", "work-tree":
+				return false
+			}
+		}
+		d := c.Dir
+		if d == "" {
+			d = dir
+		}
+		if nestedRepo(g.root, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// nestedRepo reports a directory inside a repository nested in root (a .git
+// between it and the root).
+func nestedRepo(root, dir string) bool {
+	for d := filepath.Clean(dir); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+	}
+	return false
+}

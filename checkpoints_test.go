@@ -1,0 +1,310 @@
+package shellgate_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// cpLab is a repository with work to lose and a Gate with checkpoints on,
+// everything under /var/tmp.
+type cpLab struct {
+	root, store string
+	g           *shellgate.Gate
+}
+
+func newCPLab(t *testing.T, mode sandbox.Mode, mutate func(*shellgate.Config)) *cpLab {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := checkpointtest.LabDir(t)
+	l := &cpLab{root: filepath.Join(dir, "project"), store: filepath.Join(dir, "store")}
+	os.Mkdir(l.root, 0o755)
+	os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
+	checkpointtest.MakeRepo(t, l.root)
+	cfg := shellgate.Config{Root: l.root, SpillDir: filepath.Join(dir, "spill"), TempDir: filepath.Join(dir, "tmp"),
+		Sandbox:     shellgate.SandboxConfig{Mode: mode},
+		Checkpoints: shellgate.CheckpointConfig{Dir: l.store},
+		Env: map[string]string{"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+			"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	g, err := shellgate.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	l.g = g
+	return l
+}
+
+func (l *cpLab) undo(t *testing.T, id int) {
+	t.Helper()
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cp.Undo(id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGateUndo runs each way of losing work through the Gate — allowed
+// without a question, since checkpoints are on — and undoes it.
+func TestGateUndo(t *testing.T) {
+	cases := []struct{ name, cmd, text string }{
+		{"rm-rf-contents", `rm -rf ./*`, "deleted"},
+		{"reset-hard", `git reset --hard`, "modified"},
+		{"switch-f", `git switch -f feature`, "added"},
+		{"checkout-index", `git checkout-index -a -f`, "modified"},
+		{"read-tree-reset", `git read-tree -u --reset HEAD`, "modified"},
+		{"branch-gc", `git branch -D feature && git stash clear && git reflog expire --expire=now --all && git gc -q --prune=now`, "in .git"},
+		{"rmtree-objects", `python3 -c 'import shutil; shutil.rmtree(".git/objects")'`, "in .git"},
+		{"find-delete", `find . -delete`, "deleted"},
+		{"overwrite", `echo gone > README.md`, "modified 1 file (modified README.md)"},
+		{"sed-i", `sed -i 's/package/pkg/' src/pkg/f3.go`, "modified 1 file (modified src/pkg/f3.go)"},
+		{"clean-fdx", `git clean -fdx`, "deleted"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Contains(c.cmd, "python3") {
+				if _, err := exec.LookPath("python3"); err != nil {
+					t.Skip("no python3")
+				}
+			}
+			l := newCPLab(t, sandbox.Off, nil)
+			want, wantGit := checkpointtest.State(t, l.root), checkpointtest.GitView(t, l.root)
+			env := l.g.Run(context.Background(), shellgate.Request{Command: c.cmd})
+			if env.Error != nil {
+				t.Fatalf("%s: %s", c.cmd, env.Text)
+			}
+			ch := env.Data.Changed
+			if ch == nil || ch.Checkpoint == 0 {
+				t.Fatalf("no data.changed: %s", env.Text)
+			}
+			if !strings.Contains(env.Text, c.text) || !strings.Contains(env.Text, "shellgate undo") {
+				t.Errorf("text does not say %q and how to undo:\n%s", c.text, env.Text)
+			}
+			if strings.Contains(c.cmd, "git reset") || strings.Contains(c.cmd, "git clean") || strings.Contains(c.cmd, "branch -D") {
+				if !strings.Contains(env.Text, "rule lose-work") {
+					t.Errorf("the lose-work allow does not name the checkpoint:\n%s", env.Text)
+				}
+			}
+			l.undo(t, ch.Checkpoint)
+			if got := checkpointtest.State(t, l.root); got != want {
+				t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+			}
+			if got := checkpointtest.GitView(t, l.root); got != wantGit {
+				t.Errorf("git after undo:\n%s\nwant:\n%s", got, wantGit)
+			}
+		})
+	}
+}
+
+// TestGateReadOnlyNoCheckpoint: a command that only reads takes none.
+func TestGateReadOnlyNoCheckpoint(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	for _, cmd := range []string{"git status", "ls -la | grep src", "cat README.md && git log --oneline"} {
+		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error != nil || env.Data.Changed != nil {
+			t.Errorf("%s: changed %+v, %s", cmd, env.Data.Changed, env.Text)
+		}
+	}
+	if _, err := os.Stat(l.store); err == nil {
+		t.Errorf("read-only commands made a store")
+	}
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "touch new.txt"})
+	if env.Data.Changed == nil || env.Data.Changed.Added != 1 {
+		t.Errorf("touch: %+v", env.Data.Changed)
+	}
+}
+
+// TestGateCheckpointFails: a checkpoint that cannot be taken stops the
+// command before it starts.
+func TestGateCheckpointFails(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	if err := os.WriteFile(l.store, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "touch ran.txt"})
+	if env.Error == nil || env.Error.Code != envelope.CheckpointFailed {
+		t.Fatalf("want CHECKPOINT_FAILED: %s", env.Text)
+	}
+	if _, err := os.Stat(filepath.Join(l.root, "ran.txt")); err == nil {
+		t.Errorf("the command ran")
+	}
+}
+
+// TestGateCheckpointsOff: no checkpoint, and lose-work asks again.
+func TestGateCheckpointsOff(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, func(c *shellgate.Config) { c.Checkpoints.Off = true })
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "touch x"})
+	if env.Data.Changed != nil {
+		t.Errorf("changed with checkpoints off: %+v", env.Data.Changed)
+	}
+	env = l.g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
+	if env.Error == nil || env.Error.Rule != "lose-work" {
+		t.Errorf("git reset --hard without checkpoints: %s", env.Text)
+	}
+}
+
+// TestGateRmRoot: rm -rf of the root itself is what undo could restore but
+// the policy still asks about (without the sandbox its path is only known at
+// run time); approved, it is undone.
+func TestGateRmRoot(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	want := checkpointtest.State(t, l.root)
+	for _, cmd := range []string{`rm -rf "$(pwd)"`, `rm -rf .`, `rm -rf ` + l.root} {
+		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error == nil || env.Error.Code != envelope.ApprovalRequired {
+			t.Errorf("%s: want it refused for approval: %s", cmd, env.Text)
+		}
+	}
+	if got := checkpointtest.State(t, l.root); got != want {
+		t.Fatalf("a refused command changed the root")
+	}
+	yes := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce })
+	env := l.g.Run(context.Background(), shellgate.Request{Command: `rm -rf "$(pwd)"`}, yes)
+	// The checkpoint after it makes the root again, empty.
+	if entries, err := os.ReadDir(l.root); err != nil || len(entries) != 0 {
+		t.Fatalf("rm -rf $(pwd) left %d entries: %s", len(entries), env.Text)
+	}
+	if env.Data.Changed == nil {
+		t.Fatalf("no data.changed: %s", env.Text)
+	}
+	l.undo(t, env.Data.Changed.Checkpoint)
+	if got := checkpointtest.State(t, l.root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
+
+// TestGateRmRootSandboxed: in the sandbox, rm -rf "$(pwd)" is allowed (the
+// sandbox contains code known at run time) and undone.
+func TestGateRmRootSandboxed(t *testing.T) {
+	l := newCPLab(t, sandbox.On, nil)
+	want, wantGit := checkpointtest.State(t, l.root), checkpointtest.GitView(t, l.root)
+	env := l.g.Run(context.Background(), shellgate.Request{Command: `rm -rf "$(pwd)"`})
+	if env.Error != nil && env.Error.Code == envelope.SandboxUnavailable {
+		t.Skip("no sandbox here: " + env.Error.Message)
+	}
+	if env.Data.Changed == nil || env.Data.Changed.Deleted == 0 {
+		t.Fatalf("rm -rf $(pwd) in the sandbox: %s", env.Text)
+	}
+	l.undo(t, env.Data.Changed.Checkpoint)
+	if got := checkpointtest.State(t, l.root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+	if got := checkpointtest.GitView(t, l.root); got != wantGit {
+		t.Errorf("git after undo:\n%s\nwant:\n%s", got, wantGit)
+	}
+}
+
+// TestSessionTerminalUndo: git reset --hard typed into a shell on a terminal
+// job is checkpointed like a command, and undone.
+func TestSessionTerminalUndo(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	want := checkpointtest.State(t, l.root)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "t"})
+	defer s.Close()
+	ctx := context.Background()
+	env := s.Run(ctx, shellgate.Request{Command: "bash --norc --noprofile", TTY: true}, shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce }))
+	if env.Data.Job == nil {
+		t.Fatalf("no terminal job: %s", env.Text)
+	}
+	if env.Data.Changed == nil || !env.Data.Changed.Pending {
+		t.Errorf("a terminal job's checkpoint: %+v", env.Data.Changed)
+	}
+	wait := int64(3000)
+	in := s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "git reset -q --hard && echo RESET-DONE\n", WaitMS: &wait})
+	out := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^RESET-DONE", WaitMS: 10000})
+	if !strings.Contains(out.Text, "RESET-DONE") {
+		t.Fatalf("the typed command did not end: %s", out.Text)
+	}
+	if in.Data.Changed == nil {
+		t.Fatalf("input took no checkpoint: %s", in.Text)
+	}
+	if checkpointtest.State(t, l.root) == want {
+		t.Fatalf("the typed git reset --hard changed nothing: %s", in.Text)
+	}
+	l.undo(t, in.Data.Changed.Checkpoint)
+	if got := checkpointtest.State(t, l.root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
+
+// TestGateLoseWorkNested: in a repository nested in the root, whose files a
+// checkpoint does not keep, lose-work asks again; so does git -C.
+func TestGateLoseWorkNested(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	checkpointtest.Sh(t, l.root, "mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x")
+	for _, req := range []shellgate.Request{
+		{Command: "git reset --hard", Directory: "vendor"},
+		{Command: "cd vendor && git reset --hard"},
+		{Command: "git -C vendor reset --hard"},
+	} {
+		env := l.g.Run(context.Background(), req)
+		if env.Error == nil || env.Error.Rule != "lose-work" {
+			t.Errorf("%s in %q: %s", req.Command, req.Directory, env.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.root, "vendor", "x")); string(b) != "y\n" {
+		t.Errorf("the nested repository's change was thrown away: %q", b)
+	}
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
+	if env.Error != nil {
+		t.Errorf("in the root's own repository: %s", env.Text)
+	}
+}
+
+// TestGateLoseWorkWorktree: in a worktree (a .git file), whose index, refs
+// and objects are outside the root, lose-work asks as without checkpoints.
+func TestGateLoseWorkWorktree(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	wt := filepath.Join(filepath.Dir(l.root), "wt")
+	checkpointtest.Sh(t, l.root, "git worktree add -q ../wt feature")
+	g, err := shellgate.New(shellgate.Config{Root: wt, SpillDir: filepath.Join(filepath.Dir(l.root), "spill"), TempDir: filepath.Join(filepath.Dir(l.root), "tmp"),
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: l.store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	env := g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
+	if env.Error == nil || env.Error.Rule != "lose-work" {
+		t.Errorf("git reset --hard in a worktree: %s", env.Text)
+	}
+}
+
+// TestSessionBackgroundJobChanges: a background job's checkpoint is taken
+// before it starts; what it changed is known once it ends.
+func TestSessionBackgroundJobChanges(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "bg"})
+	defer s.Close()
+	ctx := context.Background()
+	env := s.Run(ctx, shellgate.Request{Command: "sleep 0.2; rm README.md; echo gone", RunInBackground: true})
+	if env.Data.Job == nil || env.Data.Changed == nil || !env.Data.Changed.Pending {
+		t.Fatalf("background job: %+v\n%s", env.Data.Changed, env.Text)
+	}
+	out := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^gone", WaitMS: 10000})
+	if !strings.Contains(out.Text, "gone") {
+		t.Fatalf("the job did not end: %s", out.Text)
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := cp.Changes(env.Data.Changed.Checkpoint)
+	if err != nil || sum.Deleted != 1 || sum.Changes[0].Path != "README.md" {
+		t.Errorf("the job's changes: %+v %v", sum, err)
+	}
+}

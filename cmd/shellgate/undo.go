@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shellgate/shellgate"
+)
+
+// undoTTY is where undo asks its question (tests answer it).
+var undoTTY = openTTY
+
+// recentChanges is how many commands `shellgate changes` lists by default.
+const recentChanges = 20
+
+// changeRecord is one command in `shellgate changes --json`.
+type changeRecord struct {
+	shellgate.CheckpointRecord
+	Changes *shellgate.ChangeSummary `json:"changes,omitempty"`
+	Error   string                   `json:"error,omitempty"`
+}
+
+// openStore loads the configuration as run would and opens the root's checkpoints.
+func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io.Writer), extra func(*flag.FlagSet)) (*shellgate.Checkpoints, []string, bool, int) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	var cf commonFlags
+	cf.register(fs)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
+	if extra != nil {
+		extra(fs)
+	}
+	if help, err := parseFlags(fs, args, head, stdout); help {
+		return nil, nil, false, 0
+	} else if err != nil {
+		return nil, nil, false, usageFailure(stderr, cmd, err.Error())
+	}
+	cfg, _, err := cf.config(stderr)
+	if err != nil {
+		if _, ok := err.(*usageError); ok {
+			return nil, nil, false, usageFailure(stderr, cmd, err.Error())
+		}
+		fmt.Fprintf(stderr, "shellgate %s: %v\n", cmd, err)
+		return nil, nil, false, 2
+	}
+	cp, err := shellgate.OpenCheckpoints(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate %s: %v\n", cmd, err)
+		return nil, nil, false, 2
+	}
+	return cp, fs.Args(), asJSON, -1
+}
+
+// commandID reads the optional command number; 0 means the last one.
+func commandID(cmd string, args []string, stderr io.Writer) (int, int) {
+	switch len(args) {
+	case 0:
+		return 0, -1
+	case 1:
+		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
+		if err != nil || n < 1 {
+			return 0, usageFailure(stderr, cmd, fmt.Sprintf("%q is not a command number (see `shellgate changes`)", args[0]))
+		}
+		return n, -1
+	}
+	return 0, usageFailure(stderr, cmd, "at most one command number")
+}
+
+// cmdChanges lists what recent commands changed in the root, or what one did.
+func cmdChanges(args []string, stdout, stderr io.Writer) int {
+	head := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: shellgate changes [flags] [N]
+
+Lists what each recent command run through shellgate changed in the project root
+(added, modified, deleted, mode; and how many files of .git), with its command line and
+time, newest last; with N, every path command N changed. "shellgate undo N" puts the
+root back as it was before command N.
+
+`)
+	}
+	cp, rest, asJSON, code := openStore("changes", args, stdout, stderr, head, nil)
+	if code >= 0 {
+		return code
+	}
+	id, code := commandID("changes", rest, stderr)
+	if code >= 0 {
+		return code
+	}
+	recs, err := cp.Records()
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate changes: %v\n", err)
+		return 2
+	}
+	if id != 0 {
+		r, err := cp.Record(id)
+		if err != nil {
+			fmt.Fprintf(stderr, "shellgate changes: %v\n", err)
+			return 2
+		}
+		recs = []shellgate.CheckpointRecord{r}
+	} else if len(recs) > recentChanges {
+		recs = recs[len(recs)-recentChanges:]
+	}
+	out := make([]changeRecord, len(recs))
+	for i, r := range recs {
+		out[i].CheckpointRecord = r
+		sum, err := cp.Changes(r.ID)
+		if err != nil {
+			out[i].Error = err.Error()
+			continue
+		}
+		out[i].Changes = &sum
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if id != 0 {
+			enc.Encode(out[0])
+		} else {
+			enc.Encode(out)
+		}
+		return 0
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(stdout, "No checkpoints yet for %s.\n", cp.Root())
+		return 0
+	}
+	for _, r := range out {
+		what := "?"
+		switch {
+		case r.Error != "":
+			what = "error: " + r.Error
+		case r.Changes != nil:
+			what = r.Changes.Text()
+		}
+		fmt.Fprintf(stdout, "%4d  %s  %-8s %s\n      %s\n", r.ID, r.Time.Local().Format(time.DateTime), r.Label, oneLine(r.Command), what)
+		if id != 0 && r.Changes != nil {
+			for _, c := range r.Changes.Changes {
+				fmt.Fprintf(stdout, "      %-8s %s\n", c.Kind, c.Path)
+			}
+		}
+	}
+	return 0
+}
+
+// oneLine shortens a command line for a listing.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}
+
+// cmdUndo puts the root back as it was before a command.
+func cmdUndo(args []string, stdout, stderr io.Writer) int {
+	head := func(w io.Writer) {
+		fmt.Fprint(w, `Usage: shellgate undo [flags] [N]
+
+Puts the project root back as it was before command N (see "shellgate changes"), the
+last one by default: every file kept in the checkpoint, .git included, byte for byte
+and with its mode; files made since are removed (what .gitignore ignores and the
+checkpoint left out stays as it is). The root as it is now is checkpointed first, so
+an undo is undone by "shellgate undo" again. If the root changed after command N
+(later commands, your own edits), it asks first; --yes answers for scripts.
+
+Exits 0 when undone, 1 when not (declined, or a question no one could answer), 2 on
+an error.
+
+`)
+	}
+	var yes bool
+	cp, rest, asJSON, code := openStore("undo", args, stdout, stderr, head, func(fs *flag.FlagSet) {
+		fs.BoolVar(&yes, "yes", false, "do not ask before overwriting changes made after the command")
+	})
+	if code >= 0 {
+		return code
+	}
+	id, code := commandID("undo", rest, stderr)
+	if code >= 0 {
+		return code
+	}
+	if id == 0 {
+		recs, err := cp.Records()
+		if err != nil {
+			fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+			return 2
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(stderr, "shellgate undo: no checkpoints yet for %s\n", cp.Root())
+			return 1
+		}
+		id = recs[len(recs)-1].ID
+	}
+	r, err := cp.Record(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+		return 2
+	}
+	since, err := cp.Since(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+		return 2
+	}
+	if !since.Empty() && !yes {
+		in, out := undoTTY()
+		if in == nil {
+			fmt.Fprintf(stderr, "shellgate undo: the root changed after command %d (%s): undoing it would take that back too. Run with --yes to do it anyway.\n", id, since.Text())
+			return 1
+		}
+		defer in.Close()
+		fmt.Fprintf(out, "The root changed after command %d (%s):\n", id, since.Text())
+		for i, c := range since.Changes {
+			if i == 10 {
+				fmt.Fprintf(out, "  … %d more\n", len(since.Changes)-i)
+				break
+			}
+			fmt.Fprintf(out, "  %-8s %s\n", c.Kind, c.Path)
+		}
+		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
+		answer, _ := bufio.NewReader(in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(stderr, "shellgate undo: not undone")
+			return 1
+		}
+	}
+	undo, sum, err := cp.Undo(id)
+	if err != nil {
+		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+		return 2
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
+		return 0
+	}
+	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)
+	return 0
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+)
+
+// TestChangesAndUndo: commands run by one-shot `shellgate run`s are listed
+// by `shellgate changes` and taken back by `shellgate undo`, which asks
+// before it overwrites what changed after the command.
+func TestChangesAndUndo(t *testing.T) {
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
+	t.Setenv("HOME", filepath.Join(lab, "home"))
+	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
+	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	cli := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := dispatch(args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	want := checkpointtest.State(t, root)
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "rm -rf src && git reset --hard"); code != 0 || !strings.Contains(stderr, "shellgate undo 1") {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "echo later > later.txt"); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	code, stdout, stderr := cli("changes", "--root", root, "--json")
+	var recs []changeRecord
+	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
+		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
+	}
+	if c := recs[0].Changes; recs[0].Command != "rm -rf src && git reset --hard" || c == nil || c.Modified != 2 || c.Git == 0 {
+		t.Errorf("command 1: %+v %+v", recs[0].CheckpointRecord, recs[0].Changes)
+	}
+	if c := recs[1].Changes; c == nil || c.Added != 1 || c.Changes[0].Path != "later.txt" {
+		t.Errorf("command 2: %+v", recs[1].Changes)
+	}
+	if code, stdout, _ := cli("changes", "--root", root, "2"); code != 0 || !strings.Contains(stdout, "added    later.txt") {
+		t.Errorf("changes 2: %d\n%s", code, stdout)
+	}
+	// Undoing command 1 would take back later.txt too: no one to ask, so no.
+	undoTTY = func() (io.ReadCloser, io.Writer) { return nil, nil }
+	defer func() { undoTTY = openTTY }()
+	if code, _, stderr := cli("undo", "--root", root, "1"); code != 1 || !strings.Contains(stderr, "--yes") {
+		t.Errorf("undo 1 without --yes: %d %s", code, stderr)
+	}
+	// Asked, the user says no, then yes.
+	var asked bytes.Buffer
+	undoTTY = func() (io.ReadCloser, io.Writer) { return io.NopCloser(strings.NewReader("n\n")), &asked }
+	if code, _, _ := cli("undo", "--root", root, "1"); code != 1 || !strings.Contains(asked.String(), "added    later.txt") {
+		t.Errorf("undo 1 declined: %d, asked %q", code, asked.String())
+	}
+	undoTTY = func() (io.ReadCloser, io.Writer) { return io.NopCloser(strings.NewReader("y\n")), io.Discard }
+	beforeUndo := checkpointtest.State(t, root)
+	code, stdout, stderr = cli("undo", "--root", root, "--json", "1")
+	var res struct{ Undone, Undo int }
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || res.Undone != 1 || res.Undo != 3 {
+		t.Fatalf("undo 1: %d %s %s", code, stdout, stderr)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo 1:\n%s", checkpointtest.DiffLines(want, got))
+	}
+	// The last command is the undo: undoing it puts back what it took back.
+	if code, stdout, stderr := cli("undo", "--root", root, "--yes"); code != 0 || !strings.Contains(stdout, "Undid command 3") {
+		t.Fatalf("undo: %d %s %s", code, stdout, stderr)
+	}
+	if got := checkpointtest.State(t, root); got != beforeUndo {
+		t.Errorf("the undo was not undone:\n%s", checkpointtest.DiffLines(beforeUndo, got))
+	}
+	if code, _, stderr := cli("undo", "--root", root, "99"); code != 2 || !strings.Contains(stderr, "no command 99") {
+		t.Errorf("undo 99: %d %s", code, stderr)
+	}
+	if code, _, stderr := cli("undo", "--root", root, "x"); code != exitUsage || !strings.Contains(stderr, "not a command number") {
+		t.Errorf("undo x: %d %s", code, stderr)
+	}
+	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
+		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
+	}
+}

@@ -1,0 +1,134 @@
+package config
+
+import (
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+)
+
+// checkpointsTable is [checkpoints]: the project kept before each command.
+type checkpointsTable struct {
+	Enabled        *bool    `toml:"enabled"`          // default true
+	Dir            *string  `toml:"dir"`              // default: the user state dir
+	MaxSize        any      `toml:"max_size"`         // per project, "2GB"
+	MaxAge         *string  `toml:"max_age"`          // "168h"
+	MaxCount       *int64   `toml:"max_count"`        // commands remembered
+	IgnoredMaxSize any      `toml:"ignored_max_size"` // ignored files kept up to this size
+	KeepIgnored    []string `toml:"keep_ignored"`     // ignored files kept whatever their size
+}
+
+// Bounds on [checkpoints].
+const (
+	maxCheckpointCount = 100000
+	maxCheckpointAge   = 10 * 365 * 24 * time.Hour
+	maxIgnoredSize     = 1 << 30
+)
+
+// checkpoints merges [checkpoints]. They are the user's way back from what an
+// agent did, so a project file may not turn them off, move them, or make them
+// keep less.
+func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore func(key, why string)) error {
+	c := &f.cfg.Checkpoints
+	out := &m.cfg.Checkpoints
+	if c.Enabled != nil {
+		if trusted || *c.Enabled {
+			out.Off = !*c.Enabled
+		} else {
+			ignore("checkpoints.enabled", "it turns checkpoints off")
+		}
+	}
+	if c.Dir != nil {
+		p, err := resolvePath(*c.Dir, dir, m.home)
+		if err != nil {
+			return f.errorAt("checkpoints.dir", "%v", err)
+		}
+		if trusted {
+			out.Dir = p
+		} else {
+			ignore("checkpoints.dir", "it moves the checkpoints")
+		}
+	}
+	if c.MaxSize != nil {
+		n, err := parseSize(c.MaxSize)
+		if err != nil {
+			return f.errorAt("checkpoints.max_size", "%v", err)
+		}
+		if n < 1<<20 {
+			return f.errorAt("checkpoints.max_size", "%d bytes is too small: want at least 1MB", n)
+		}
+		if cur := orDefault(out.MaxSize, checkpoint.DefaultMaxSize); !trusted && n < cur {
+			ignore("checkpoints.max_size", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxSize = n
+		}
+	}
+	if c.MaxAge != nil {
+		d, err := parseDuration(*c.MaxAge)
+		if err != nil {
+			return f.errorAt("checkpoints.max_age", "%v", err)
+		}
+		if d < time.Minute || d > maxCheckpointAge {
+			return f.errorAt("checkpoints.max_age", "%s is out of range: want 1m to %s", d, maxCheckpointAge)
+		}
+		if cur := time.Duration(orDefault(int64(out.MaxAge), int64(checkpoint.DefaultMaxAge))); !trusted && d < cur {
+			ignore("checkpoints.max_age", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxAge = d
+		}
+	}
+	if c.MaxCount != nil {
+		n := *c.MaxCount
+		if n < 1 || n > maxCheckpointCount {
+			return f.errorAt("checkpoints.max_count", "%d is out of range: want 1 to %d", n, maxCheckpointCount)
+		}
+		if cur := orDefault(int64(out.MaxCount), checkpoint.DefaultMaxCount); !trusted && n < cur {
+			ignore("checkpoints.max_count", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxCount = int(n)
+		}
+	}
+	if c.IgnoredMaxSize != nil {
+		n, err := parseSize(c.IgnoredMaxSize)
+		if err != nil {
+			return f.errorAt("checkpoints.ignored_max_size", "%v", err)
+		}
+		if n > maxIgnoredSize {
+			return f.errorAt("checkpoints.ignored_max_size", "%d bytes is out of range: want at most 1GB", n)
+		}
+		if n == 0 {
+			n = -1 // none; 0 is the default in CheckpointConfig
+		}
+		cur := orDefault(out.IgnoredMaxSize, checkpoint.DefaultIgnoredMaxSize)
+		if !trusted && (n < cur || cur < 0) {
+			ignore("checkpoints.ignored_max_size", "lowering it keeps fewer ignored files")
+		} else {
+			out.IgnoredMaxSize = n
+		}
+	}
+	if c.KeepIgnored != nil {
+		for i, p := range c.KeepIgnored {
+			if _, err := filepath.Match(p, ""); err != nil || p == "" {
+				return f.errorAt("checkpoints.keep_ignored", "pattern %d (%q) is not a valid file name pattern", i+1, p)
+			}
+		}
+		cur := out.KeepIgnored
+		if cur == nil {
+			cur = checkpoint.DefaultKeepIgnored
+		}
+		if trusted {
+			out.KeepIgnored = slices.Clone(c.KeepIgnored)
+		} else {
+			// A project may keep more, never less.
+			merged := slices.Clone(cur)
+			for _, p := range c.KeepIgnored {
+				if !slices.Contains(merged, p) {
+					merged = append(merged, p)
+				}
+			}
+			out.KeepIgnored = merged
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package config_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate/config"
+)
+
+// [checkpoints]: the user file sets it; a project file may not turn them
+// off, move them, or make them keep less, unless the user trusts it; it may
+// keep more.
+func TestCheckpointsTable(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, "[checkpoints]\ndir = \"~/cp\"\nmax_size = \"4GB\"\nmax_age = \"72h\"\nmax_count = 500\nignored_max_size = \"1MB\"\nkeep_ignored = [\".env\"]\n")
+	project := write(t, filepath.Join(l.root, config.ProjectFileName), `[checkpoints]
+enabled = false
+dir = "/var/tmp/elsewhere"
+max_size = "1GB"
+max_age = "1h"
+max_count = 10
+ignored_max_size = "1KB"
+keep_ignored = ["*.local"]
+`)
+	cfg, src, err := config.Load(l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Checkpoints
+	if c.Off || c.Dir != filepath.Join(l.home, "cp") || c.MaxSize != 4<<30 || c.MaxAge != 72*time.Hour || c.MaxCount != 500 || c.IgnoredMaxSize != 1<<20 {
+		t.Errorf("checkpoints %+v", c)
+	}
+	if !slices.Equal(c.KeepIgnored, []string{".env", "*.local"}) {
+		t.Errorf("keep_ignored %q: the project's pattern is added to the user's", c.KeepIgnored)
+	}
+	warned := map[string]int{}
+	for _, w := range src.Warnings {
+		warned[w.Key] = w.Line
+	}
+	for key, line := range map[string]int{"checkpoints.enabled": 2, "checkpoints.dir": 3, "checkpoints.max_size": 4,
+		"checkpoints.max_age": 5, "checkpoints.max_count": 6, "checkpoints.ignored_max_size": 7} {
+		if warned[key] != line {
+			t.Errorf("no warning for %s at %s:%d: %v", key, project, line, src.Warnings)
+		}
+	}
+	write(t, project, "[checkpoints]\nenabled = false\nmax_count = 10\n")
+	opts := l.opts()
+	opts.TrustProject = true
+	if cfg, _, err = config.Load(opts); err != nil || !cfg.Checkpoints.Off || cfg.Checkpoints.MaxCount != 10 {
+		t.Errorf("trusted: %v %+v", err, cfg.Checkpoints)
+	}
+}
+
+func TestCheckpointsTableErrors(t *testing.T) {
+	tests := []struct{ file, want string }{
+		{"[checkpoints]\nenabld = true\n", `:2: unknown key "enabld" in [checkpoints]; did you mean "enabled"?`},
+		{"[checkpoints]\nmax_size = \"12\"\n", `:2: [checkpoints] max_size: 12 bytes is too small`},
+		{"[checkpoints]\nmax_age = \"5s\"\n", `[checkpoints] max_age: 5s is out of range`},
+		{"[checkpoints]\nmax_count = 0\n", `[checkpoints] max_count: 0 is out of range`},
+		{"[checkpoints]\nkeep_ignored = [\"[\"]\n", `[checkpoints] keep_ignored: pattern 1 ("[") is not a valid file name pattern`},
+		{"[checkpoints]\nignored_max_size = \"2GB\"\n", `[checkpoints] ignored_max_size: 2147483648 bytes is out of range`},
+	}
+	for _, tt := range tests {
+		l := newLab(t)
+		write(t, l.user, tt.file)
+		_, _, err := config.Load(l.opts())
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package checkpoint_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+)
+
+// benchTree makes a committed repository of n files (100 a directory, ~1 KB
+// each, .git packed as after a gc) under /var/tmp.
+func benchTree(b *testing.B, n int) string {
+	b.Helper()
+	root := filepath.Join(checkpointtest.LabDir(b), "project")
+	body := make([]byte, 1000)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", i/100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		copy(body, fmt.Sprintf("file %d\n", i))
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i%100)), body, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	checkpointtest.Sh(b, root, "git init -q && git add -A && git -c gc.auto=0 commit -qm base && git gc -q")
+	return root
+}
+
+// plainGit is `git add -A && git write-tree` of root with an index and
+// object store of its own (the baseline the checkpoints are measured
+// against): the time it took.
+func plainGit(b *testing.B, root, gitDir string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	for _, args := range [][]string{{"add", "-A"}, {"write-tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_DIR="+gitDir, "GIT_WORK_TREE="+root, "GIT_INDEX_FILE="+gitDir+"/index",
+			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return time.Since(start)
+}
+
+func initBare(b *testing.B, dir string) {
+	b.Helper()
+	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
+		b.Fatalf("%v %s", err, out)
+	}
+}
+
+// BenchmarkCheckpoint measures a checkpoint of a root of 1 000 and 10 000
+// files against `git add -A && git write-tree` of the same tree, in the same
+// run: cold (an empty store, every file read) and warm (one file changed
+// since the last). A command costs two checkpoints (before and after);
+// cmd-ms reports that. SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
+func BenchmarkCheckpoint(b *testing.B) {
+	sizes := []int{1000, 10000}
+	if os.Getenv("SHELLGATE_BENCH_100K") == "1" {
+		sizes = append(sizes, 100000)
+	}
+	for _, n := range sizes {
+		root := benchTree(b, n)
+		lab := filepath.Dir(root)
+		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
+			var ours, git time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				store := filepath.Join(lab, fmt.Sprintf("cold-store-%d", i))
+				start := time.Now()
+				s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: store})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Snapshot("run", "bench", ""); err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+				plain := filepath.Join(lab, fmt.Sprintf("cold-git-%d", i))
+				initBare(b, plain)
+				git += plainGit(b, root, plain)
+				os.RemoveAll(store)
+				os.RemoveAll(plain)
+			}
+			report(b, ours, git, i)
+		})
+		b.Run(fmt.Sprintf("files=%d/warm", n), func(b *testing.B) {
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "warm-store")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			plain := filepath.Join(lab, "warm-git")
+			initBare(b, plain)
+			if _, err := s.Snapshot("run", "bench", ""); err != nil {
+				b.Fatal(err)
+			}
+			plainGit(b, root, plain)
+			var ours, cmd, git time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				// A command that changes one file: its checkpoint before,
+				// the change, the checkpoint after.
+				start := time.Now()
+				id, err := s.Snapshot("run", "bench", "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				before := time.Since(start)
+				os.WriteFile(filepath.Join(root, "d000", "f000.txt"), fmt.Appendf(nil, "change %d\n", i), 0o644)
+				start = time.Now()
+				if _, err := s.Finish(id); err != nil {
+					b.Fatal(err)
+				}
+				after := time.Since(start)
+				ours += after // one checkpoint of a root with one file changed
+				cmd += before + after
+				git += plainGit(b, root, plain)
+			}
+			report(b, ours, git, i)
+			b.ReportMetric(float64(cmd.Microseconds())/1000/float64(i), "cmd-ms")
+		})
+	}
+}
+
+func report(b *testing.B, ours, git time.Duration, n int) {
+	b.ReportMetric(float64(ours.Microseconds())/1000/float64(n), "checkpoint-ms")
+	b.ReportMetric(float64(git.Microseconds())/1000/float64(n), "git-ms")
+	b.ReportMetric(float64(ours)/float64(git), "ratio")
+}
+
+// BenchmarkStoreGrowth runs 1 000 small commands (each changes one small
+// file of a 1 000-file root, with its checkpoints before and after) and
+// reports how much the store grew, packs included.
+func BenchmarkStoreGrowth(b *testing.B) {
+	root := benchTree(b, 1000)
+	lab := filepath.Dir(root)
+	i := 0
+	for b.Loop() {
+		i++
+		s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, fmt.Sprintf("growth-%d", i))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Snapshot("run", "first", ""); err != nil {
+			b.Fatal(err)
+		}
+		first, err := s.Size()
+		if err != nil {
+			b.Fatal(err)
+		}
+		const commands = 1000
+		for c := 0; c < commands; c++ {
+			id, err := s.Snapshot("run", "edit", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := filepath.Join(root, fmt.Sprintf("d%03d", c%10), fmt.Sprintf("f%03d.txt", c%100))
+			os.WriteFile(p, fmt.Appendf(nil, "line %d\nsecond line of a small edit\n", c), 0o644)
+			if _, err := s.Finish(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+		last, err := s.Size()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, err := exec.Command("git", "--git-dir", filepath.Join(s.Dir(), "git"), "gc", "-q").CombinedOutput(); err != nil {
+			b.Fatalf("gc: %v %s", err, out)
+		}
+		packed, err := s.Size()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(packed)/1024, "after-gc-KiB")
+		b.ReportMetric(float64(first)/1024, "first-KiB")
+		b.ReportMetric(float64(last-first)/commands, "B/command")
+		b.ReportMetric(float64(last)/1024, "after-1000-KiB")
+	}
+}

@@ -1,0 +1,218 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Change kinds.
+const (
+	Added    = "added"
+	Modified = "modified"
+	Deleted  = "deleted"
+	Mode     = "mode" // only the mode (permissions, file ↔ symlink) changed
+)
+
+// Change is one path that differs between two checkpoints.
+type Change struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"` // relative to the root, slash-separated; .git's start with ".git/"
+}
+
+// Summary is what changed between two checkpoints.
+type Summary struct {
+	// Counts of the root's files, .git's left out.
+	Added    int `json:"added"`
+	Modified int `json:"modified"`
+	Deleted  int `json:"deleted"`
+	Mode     int `json:"mode"`
+	// Git is how many files of .git changed (objects, refs, index …).
+	Git int `json:"git"`
+	// Changes lists every path: the root's first, then .git's, each sorted.
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// Empty reports no change at all.
+func (s Summary) Empty() bool { return len(s.Changes) == 0 }
+
+// Text says it in a few words: "deleted 1204 files, modified 2; .git: 3 files".
+func (s Summary) Text() string {
+	var parts []string
+	add := func(n int, what string) {
+		switch {
+		case n == 1:
+			parts = append(parts, what+" 1 file")
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%s %d files", what, n))
+		}
+	}
+	add(s.Deleted, "deleted")
+	add(s.Modified, "modified")
+	add(s.Added, "added")
+	add(s.Mode, "changed the mode of")
+	out := strings.Join(parts, ", ")
+	if s.Git > 0 {
+		if out != "" {
+			out += "; "
+		}
+		out += fmt.Sprintf("changed %d file%s in .git", s.Git, plural(s.Git))
+	}
+	if out == "" {
+		return "changed nothing"
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// diffEntry is one line of git diff-tree --raw.
+type diffEntry struct {
+	oldMode, newMode string
+	oldID, newID     string
+	status           byte
+	path             string // in the checkpoint's tree: work/…, git/…, modes
+}
+
+// diffTrees lists what differs between two checkpoint trees.
+func (s *Store) diffTrees(a, b string) ([]diffEntry, error) {
+	if a == b {
+		return nil, nil
+	}
+	out, err := s.git(nil, "", "", "diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-abbrev", a, b)
+	if err != nil {
+		return nil, err
+	}
+	var entries []diffEntry
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) < 5 {
+			break
+		}
+		entries = append(entries, diffEntry{oldMode: meta[0], newMode: meta[1], oldID: meta[2], newID: meta[3], status: meta[4][0], path: fields[i+1]})
+	}
+	return entries, nil
+}
+
+// summarize turns the difference of two checkpoints into a Summary.
+func (s *Store) summarize(a, b string) (Summary, error) {
+	entries, err := s.diffTrees(a, b)
+	if err != nil {
+		return Summary{}, err
+	}
+	var sum Summary
+	var work, git []Change
+	seen := map[string]bool{}
+	modesChanged := false
+	for _, e := range entries {
+		var kind string
+		switch e.status {
+		case 'A':
+			kind = Added
+		case 'D':
+			kind = Deleted
+		case 'T':
+			kind = Mode
+		default:
+			kind = Modified
+			if e.oldID == e.newID {
+				kind = Mode
+			}
+		}
+		switch {
+		case e.path == "modes":
+			modesChanged = true
+		case e.path == "gitfile":
+			git = append(git, Change{kind, ".git"})
+		case strings.HasPrefix(e.path, "work/"):
+			p := strings.TrimPrefix(e.path, "work/")
+			seen["w"+p] = true
+			work = append(work, Change{kind, p})
+		case strings.HasPrefix(e.path, "git/"):
+			p := strings.TrimPrefix(e.path, "git/")
+			seen["g"+p] = true
+			git = append(git, Change{kind, ".git/" + p})
+		}
+	}
+	if modesChanged {
+		ma, errA := s.readManifest(a)
+		mb, errB := s.readManifest(b)
+		if errA != nil || errB != nil {
+			return Summary{}, fmt.Errorf("checkpoint: modes: %v %v", errA, errB)
+		}
+		for _, side := range []struct {
+			git    bool
+			prefix string
+			a, b   map[string]uint32
+		}{{false, "", ma.Work, mb.Work}, {true, ".git/", ma.Git, mb.Git}} {
+			key := "w"
+			if side.git {
+				key = "g"
+			}
+			for p := range union(side.a, side.b) {
+				if seen[key+p] {
+					continue
+				}
+				va, oka := side.a[p]
+				vb, okb := side.b[p]
+				if oka == okb && va == vb {
+					continue
+				}
+				c := Change{Mode, side.prefix + p}
+				if side.git {
+					git = append(git, c)
+				} else {
+					work = append(work, c)
+				}
+			}
+		}
+	}
+	sort.Slice(work, func(i, j int) bool { return work[i].Path < work[j].Path })
+	sort.Slice(git, func(i, j int) bool { return git[i].Path < git[j].Path })
+	for _, c := range work {
+		switch c.Kind {
+		case Added:
+			sum.Added++
+		case Deleted:
+			sum.Deleted++
+		case Modified:
+			sum.Modified++
+		case Mode:
+			sum.Mode++
+		}
+	}
+	sum.Git = len(git)
+	sum.Changes = append(work, git...)
+	return sum, nil
+}
+
+func union(a, b map[string]uint32) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// readManifest reads the modes of checkpoint tree.
+func (s *Store) readManifest(tree string) (manifest, error) {
+	var m manifest
+	out, err := s.git(nil, "", "", "cat-file", "blob", tree+":modes")
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		return m, fmt.Errorf("checkpoint: modes of %s: %w", tree, err)
+	}
+	return m, nil
+}

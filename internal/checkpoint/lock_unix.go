@@ -1,0 +1,19 @@
+//go:build unix
+
+package checkpoint
+
+import (
+	"os"
+	"syscall"
+)
+
+func lockFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -1,0 +1,101 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// manifest holds the exact permission bits of the files whose mode git's
+// tree does not say: every regular file that is not 0644 (0755 when its
+// owner may execute it), and under .git/objects not 0444 (git writes its
+// objects read-only).
+type manifest struct {
+	Work map[string]uint32 `json:"work,omitempty"`
+	Git  map[string]uint32 `json:"git,omitempty"`
+	blob string            // the id of its blob in the store, once written
+}
+
+// defaultPerm is the mode Restore gives a file of a tree when the manifest
+// names none for it.
+func defaultPerm(git bool, p string, exec bool) uint32 {
+	switch {
+	case exec:
+		return 0o755
+	case git && strings.HasPrefix(p, "objects/"):
+		return 0o444
+	}
+	return 0o644
+}
+
+// update records the modes git add saw (0: removed; else bit 31 and the
+// permission bits) and reports a change.
+func (m *manifest) update(git bool, seen map[string]uint32) bool {
+	tab := &m.Work
+	if git {
+		tab = &m.Git
+	}
+	changed := false
+	for p, v := range seen {
+		perm := v & 0o7777
+		_, had := (*tab)[p]
+		if v == 0 || perm == defaultPerm(git, p, perm&0o100 != 0) {
+			if had {
+				delete(*tab, p)
+				changed = true
+			}
+			continue
+		}
+		if (*tab)[p] != perm || !had {
+			if *tab == nil {
+				*tab = map[string]uint32{}
+			}
+			(*tab)[p] = perm
+			changed = true
+		}
+	}
+	return changed
+}
+
+// perm is the mode Restore gives path p of the work tree or .git.
+func (m *manifest) perm(git bool, p string, exec bool) uint32 {
+	tab := m.Work
+	if git {
+		tab = m.Git
+	}
+	if v, ok := tab[p]; ok {
+		return v
+	}
+	return defaultPerm(git, p, exec)
+}
+
+// bytes is the manifest's blob: JSON with sorted keys, so equal manifests
+// are one object.
+func (m *manifest) bytes() []byte {
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (m *manifest) save(p string) error {
+	return writeAtomic(p, m.bytes())
+}
+
+func loadManifest(p string) (manifest, error) {
+	var m manifest
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return m, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		// A damaged manifest: start over; the next checkpoints re-read modes
+		// only of what changes, so drop the indexes too.
+		return manifest{}, nil
+	}
+	return m, nil
+}

@@ -1,0 +1,482 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// locked runs f under the store's locks, with its records loaded.
+func (s *Store) locked(f func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.load(); err != nil {
+		return err
+	}
+	return f()
+}
+
+// Snapshot checkpoints the root before a command runs and records it; the
+// command's id is returned. label says what ran (run, job, terminal …),
+// session which session ran it.
+func (s *Store) Snapshot(label, command, session string) (int, error) {
+	var id int
+	err := s.locked(func() error {
+		tree, err := s.snapshot()
+		if err != nil {
+			return err
+		}
+		id, err = s.record(Record{Label: label, Command: command, Session: session, Before: tree})
+		return err
+	})
+	return id, err
+}
+
+// record appends r with the next id, and prunes past the bounds.
+func (s *Store) record(r Record) (int, error) {
+	r.ID = 1
+	if n := len(s.records); n > 0 {
+		r.ID = s.records[n-1].ID + 1
+	}
+	if last := s.lastID(); last >= r.ID {
+		r.ID = last + 1
+	}
+	r.Time = s.o.Now().UTC()
+	if err := s.setRef(strconv.Itoa(r.ID)+"-b", r.Before); err != nil {
+		return 0, err
+	}
+	if r.After != "" {
+		if err := s.setRef(strconv.Itoa(r.ID)+"-a", r.After); err != nil {
+			return 0, err
+		}
+		r.End = r.Time
+	}
+	if err := s.appendLog(r); err != nil {
+		return 0, err
+	}
+	s.records = append(s.records, r)
+	s.saveLastID(r.ID)
+	s.snaps++
+	if err := s.prune(); err != nil {
+		return r.ID, err
+	}
+	return r.ID, nil
+}
+
+// lastID is the highest id ever given (ids are not reused after a prune).
+func (s *Store) lastID() int {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "last"))
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func (s *Store) saveLastID(n int) {
+	os.WriteFile(filepath.Join(s.dir, "last"), []byte(strconv.Itoa(n)+"\n"), 0o600)
+}
+
+// Finish checkpoints the root after command id ended, and returns what it
+// changed.
+func (s *Store) Finish(id int) (Summary, error) {
+	var sum Summary
+	err := s.locked(func() error {
+		r, ok := s.find(id)
+		if !ok {
+			return fmt.Errorf("checkpoint: no command %d in the store", id)
+		}
+		tree, err := s.snapshot()
+		if err != nil {
+			return err
+		}
+		if err := s.setRef(strconv.Itoa(id)+"-a", tree); err != nil {
+			return err
+		}
+		end := s.o.Now().UTC()
+		if err := s.appendLog(Record{ID: id, After: tree, End: end}); err != nil {
+			return err
+		}
+		for i := range s.records {
+			if s.records[i].ID == id {
+				s.records[i].After, s.records[i].End = tree, end
+			}
+		}
+		sum, err = s.summarize(r.Before, tree)
+		return err
+	})
+	return sum, err
+}
+
+func (s *Store) find(id int) (Record, bool) {
+	for _, r := range s.records {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// afterOf is the state command id left: its own after-checkpoint, else the
+// next command's before-checkpoint, else the root now ("" then).
+func (s *Store) afterOf(id int) string {
+	for i, r := range s.records {
+		if r.ID != id {
+			continue
+		}
+		if r.After != "" {
+			return r.After
+		}
+		if i+1 < len(s.records) {
+			return s.records[i+1].Before
+		}
+	}
+	return ""
+}
+
+// Changes returns what command id changed: from its checkpoint to the one
+// taken when it ended (for a job, the next command's; for the last one still
+// running, the root now).
+func (s *Store) Changes(id int) (Summary, error) {
+	var sum Summary
+	err := s.locked(func() error {
+		r, ok := s.find(id)
+		if !ok {
+			return fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+		}
+		after := s.afterOf(id)
+		if after == "" {
+			var err error
+			if after, err = s.snapshot(); err != nil {
+				return err
+			}
+		}
+		var err error
+		sum, err = s.summarize(r.Before, after)
+		return err
+	})
+	return sum, err
+}
+
+// Since returns what changed in the root after command id ended: the later
+// commands' changes and the user's own, which Restore(id) would overwrite.
+func (s *Store) Since(id int) (Summary, error) {
+	var sum Summary
+	err := s.locked(func() error {
+		r, ok := s.find(id)
+		if !ok {
+			return fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+		}
+		from := r.After
+		if from == "" {
+			from = r.Before // a job: whatever it did is "since" too
+		}
+		now, err := s.snapshot()
+		if err != nil {
+			return err
+		}
+		sum, err = s.summarize(from, now)
+		return err
+	})
+	return sum, err
+}
+
+// crashHook, in tests, stops a restore at a step as a crash would.
+var crashHook = func(step string) error { return nil }
+
+// journal is a restore in progress.
+type journal struct {
+	Target string `json:"target"`
+	Stage  string `json:"stage"`
+	ID     int    `json:"id"` // the undo's own record
+}
+
+func (s *Store) journalPath() string { return filepath.Join(s.dir, "journal") }
+
+// Restore puts the root back as it was before command id ran. The current
+// state is checkpointed first, as a record of its own (label "undo"), whose id
+// is returned: restoring that one's checkpoint undoes the undo. What the
+// checkpoints leave out (ignored bulk) is left as it is. A crash part way is
+// finished by the next Open.
+func (s *Store) Restore(id int) (int, Summary, error) {
+	var undo int
+	var sum Summary
+	err := s.locked(func() error {
+		r, ok := s.find(id)
+		if !ok {
+			return fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+		}
+		cur, err := s.snapshot()
+		if err != nil {
+			return err
+		}
+		if sum, err = s.summarize(cur, r.Before); err != nil {
+			return err
+		}
+		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
+		if err != nil {
+			return err
+		}
+		j := journal{Target: r.Before, Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
+		b, _ := json.Marshal(j)
+		if err := writeAtomic(s.journalPath(), b); err != nil {
+			return err
+		}
+		if err := crashHook("journal"); err != nil {
+			return err
+		}
+		if err := s.apply(cur, j); err != nil {
+			return fmt.Errorf("checkpoint: restore stopped part way (the next shellgate run finishes it): %w", err)
+		}
+		return os.Remove(s.journalPath())
+	})
+	return undo, sum, err
+}
+
+// recover finishes a restore a crash interrupted: the root ends as the
+// restore meant it.
+func (s *Store) recover() error {
+	b, err := os.ReadFile(s.journalPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(b, &j); err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) {
+		return fmt.Errorf("checkpoint: the journal %s of an interrupted undo is damaged; remove it and check the root", s.journalPath())
+	}
+	os.RemoveAll(filepath.Join(s.root, j.Stage))
+	cur, err := s.snapshot()
+	if err != nil {
+		return err
+	}
+	if err := s.apply(cur, j); err != nil {
+		return fmt.Errorf("checkpoint: finishing an interrupted undo: %w", err)
+	}
+	return os.Remove(s.journalPath())
+}
+
+// apply changes the root from checkpoint cur to checkpoint j.Target: files
+// are staged in j.Stage inside the root, then renamed into place.
+func (s *Store) apply(cur string, j journal) error {
+	entries, err := s.diffTrees(cur, j.Target)
+	if err != nil {
+		return err
+	}
+	target, err := s.readManifest(j.Target)
+	if err != nil {
+		return err
+	}
+	stage := filepath.Join(s.root, j.Stage)
+	defer os.RemoveAll(stage)
+	var writes []diffEntry
+	var list strings.Builder
+	for _, e := range entries {
+		if e.path == "modes" || e.path == "gitfile" || e.status == 'D' || e.newMode == "160000" {
+			continue
+		}
+		writes = append(writes, e)
+		list.WriteString(e.path + "\x00")
+	}
+	if len(writes) > 0 {
+		index := filepath.Join(s.dir, "index.restore")
+		defer os.Remove(index)
+		if _, err := s.git(nil, s.root, index, "read-tree", j.Target); err != nil {
+			return err
+		}
+		if _, err := s.git([]byte(list.String()), s.root, index, "checkout-index", "-f", "-z", "--stdin", "--prefix="+j.Stage+"/"); err != nil {
+			return err
+		}
+	}
+	// Deletions first: a file may make way for a directory of the same name.
+	var gitfile *diffEntry
+	for i, e := range entries {
+		if e.path == "gitfile" {
+			gitfile = &entries[i]
+			if e.status == 'D' {
+				if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil && fi.Mode().IsRegular() {
+					if err := os.Remove(filepath.Join(s.root, ".git")); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		if e.status != 'D' || e.path == "modes" {
+			continue
+		}
+		dst, _, ok := s.dest(e.path)
+		if !ok {
+			continue
+		}
+		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if fi, lerr := os.Lstat(dst); lerr == nil && fi.IsDir() {
+				continue // a gitlink's directory: left as it is
+			}
+			return err
+		}
+		if strings.HasPrefix(e.path, "work/") {
+			s.removeEmptyParents(dst)
+		}
+	}
+	if err := crashHook("deleted"); err != nil {
+		return err
+	}
+	for i, e := range writes {
+		if i == len(writes)/2 {
+			if err := crashHook("half"); err != nil {
+				return err
+			}
+		}
+		dst, rel, ok := s.dest(e.path)
+		if !ok {
+			continue
+		}
+		git := strings.HasPrefix(e.path, "git/")
+		src := filepath.Join(stage, filepath.FromSlash(e.path))
+		if err := s.makeParents(dst); err != nil {
+			return err
+		}
+		if e.newMode != "120000" {
+			if err := os.Chmod(src, fs.FileMode(target.perm(git, rel, e.newMode == "100755"))); err != nil {
+				return err
+			}
+		}
+		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+			if err := os.RemoveAll(dst); err != nil {
+				return err
+			}
+		}
+		if err := os.Rename(src, dst); err != nil {
+			return err
+		}
+	}
+	if gitfile != nil && gitfile.status != 'D' {
+		b, err := s.git(nil, "", "", "cat-file", "blob", gitfile.newID)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(s.root, ".git")
+		if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+			if err := os.RemoveAll(dst); err != nil {
+				return err
+			}
+		}
+		tmp := filepath.Join(stage, "gitfile")
+		if err := os.MkdirAll(stage, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
+		}
+	}
+	// git wants these directories, which it made empty at init and no file
+	// of a checkpoint brings back once removed.
+	if fi, err := os.Lstat(filepath.Join(s.root, ".git", "HEAD")); err == nil && fi.Mode().IsRegular() {
+		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+			os.MkdirAll(filepath.Join(s.root, ".git", filepath.FromSlash(d)), 0o755)
+		}
+	}
+	// Modes that changed on files whose content did not.
+	written := map[string]bool{}
+	for _, e := range writes {
+		written[e.path] = true
+	}
+	for _, side := range []struct {
+		git    bool
+		prefix string
+		tab    map[string]uint32
+	}{{false, "work/", target.Work}, {true, "git/", target.Git}} {
+		for p, perm := range side.tab {
+			if written[side.prefix+p] {
+				continue
+			}
+			dst, _, ok := s.dest(side.prefix + p)
+			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() && uint32(fi.Mode().Perm()) != perm {
+				os.Chmod(dst, fs.FileMode(perm))
+			}
+		}
+	}
+	if cm, err := s.readManifest(cur); err == nil {
+		for _, side := range []struct {
+			git        bool
+			prefix     string
+			cur, wants map[string]uint32
+		}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
+			for p := range side.cur {
+				if _, ok := side.wants[p]; ok || written[side.prefix+p] {
+					continue
+				}
+				dst, _, ok := s.dest(side.prefix + p)
+				if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
+					os.Chmod(dst, fs.FileMode(defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0)))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dest maps a checkpoint path (work/…, git/…) to the root's file, and the
+// path relative to its pass.
+func (s *Store) dest(p string) (string, string, bool) {
+	switch {
+	case strings.HasPrefix(p, "work/"):
+		rel := strings.TrimPrefix(p, "work/")
+		return filepath.Join(s.root, filepath.FromSlash(rel)), rel, true
+	case strings.HasPrefix(p, "git/"):
+		rel := strings.TrimPrefix(p, "git/")
+		return filepath.Join(s.root, ".git", filepath.FromSlash(rel)), rel, true
+	}
+	return "", "", false
+}
+
+// makeParents makes the directories leading to dst inside the root, replacing
+// a file or a symlink in the way (never following one out of the root).
+func (s *Store) makeParents(dst string) error {
+	rel, err := filepath.Rel(s.root, filepath.Dir(dst))
+	if err != nil || rel == "." {
+		return err
+	}
+	cur := s.root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			if err := os.Remove(cur); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := os.Mkdir(cur, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeEmptyParents removes the directories above a deleted file of the
+// work tree that it left empty, up to the root.
+func (s *Store) removeEmptyParents(p string) {
+	for d := filepath.Dir(p); d != s.root && strings.HasPrefix(d, s.root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,441 @@
+// Package checkpoint keeps checkpoints of a project root so that what a shell
+// command changed there can be seen and taken back.
+//
+// A Store is a git repository of shellgate's own (the real git binary, with
+// its own GIT_DIR and index files, outside the project; the project's own
+// .git index, refs and config are only read, as files): every checkpoint is a
+// tree with three entries — "work", the root's files, tracked by the project
+// or not, less what its .gitignore files ignore (small ignored files such as
+// .env are kept); "git", the files of the root's .git directory (objects,
+// refs, HEAD, index, stashes, logs); and "modes", the exact permission bits of
+// the files whose mode git's 644/755 does not say. Content is deduplicated by
+// git's object store, and git's index stat cache makes a checkpoint read only
+// the files that changed since the last one.
+//
+// Each command gets a record: the checkpoint before it ran and, once it ended,
+// the one after. Restore puts the root back as a checkpoint had it, after
+// checkpointing the current state (so an undo can be undone), under a journal
+// that the next Open finishes if a crash interrupted it.
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults for Options' zero fields.
+const (
+	DefaultIgnoredMaxSize = 64 << 10           // ignored files up to 64 KiB are kept
+	DefaultMaxSize        = 2 << 30            // 2 GiB of store per project
+	DefaultMaxAge         = 7 * 24 * time.Hour // a week
+	DefaultMaxCount       = 1000               // commands remembered per project
+)
+
+// DefaultKeepIgnored are ignored files kept whatever their size (up to
+// MaxKeptIgnoredSize): environment files, which nothing regenerates.
+var DefaultKeepIgnored = []string{".env", ".env.*", "*.env", ".envrc"}
+
+// MaxKeptIgnoredSize bounds what KeepIgnored keeps.
+const MaxKeptIgnoredSize = 16 << 20
+
+// Options configure a Store.
+type Options struct {
+	// Root is the project root, absolute.
+	Root string
+	// Dir is the directory of all projects' stores (default DefaultDir()); each
+	// project's is Dir/<id>, id a hash of Root.
+	Dir string
+	// IgnoredMaxSize: files .gitignore ignores are kept up to this size
+	// (default DefaultIgnoredMaxSize; negative: none). Ignored directories
+	// (node_modules/, target/) are never entered.
+	IgnoredMaxSize int64
+	// KeepIgnored are base-name patterns (path.Match) of ignored files kept
+	// up to MaxKeptIgnoredSize whatever IgnoredMaxSize says (nil:
+	// DefaultKeepIgnored; empty, non-nil: none).
+	KeepIgnored []string
+	// MaxSize, MaxAge, MaxCount bound the store: past any of them the oldest
+	// records are pruned (zero fields: the defaults).
+	MaxSize  int64
+	MaxAge   time.Duration
+	MaxCount int
+	// Git is the git program (default "git" on PATH).
+	Git string
+	// Now is the clock (tests); nil: time.Now.
+	Now func() time.Time
+}
+
+// DefaultDir is where stores go by default: $XDG_STATE_HOME/shellgate/checkpoints,
+// else ~/.local/state/shellgate/checkpoints; ~/Library/Application
+// Support/shellgate/checkpoints on macOS; %LocalAppData%\shellgate\checkpoints on
+// Windows.
+func DefaultDir() (string, error) {
+	home, _ := os.UserHomeDir()
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		dir = os.Getenv("LocalAppData")
+		if dir == "" && home != "" {
+			dir = filepath.Join(home, "AppData", "Local")
+		}
+	case "darwin", "ios":
+		if home != "" {
+			dir = filepath.Join(home, "Library", "Application Support")
+		}
+	default:
+		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+			dir = x
+		} else if home != "" {
+			dir = filepath.Join(home, ".local", "state")
+		}
+	}
+	if dir == "" {
+		return "", errors.New("no home directory for the checkpoint store; set its directory")
+	}
+	return filepath.Join(dir, "shellgate", "checkpoints"), nil
+}
+
+// ProjectID names a root's store: the first 16 hex digits of its path's SHA-256.
+func ProjectID(root string) string {
+	h := sha256.Sum256([]byte(filepath.Clean(root)))
+	return hex.EncodeToString(h[:8])
+}
+
+// Record is one command's checkpoints.
+type Record struct {
+	ID      int       `json:"id"`
+	Time    time.Time `json:"time"`
+	Label   string    `json:"label,omitempty"` // run, job, terminal, undo …
+	Command string    `json:"command"`
+	Session string    `json:"session,omitempty"`
+	Before  string    `json:"before"`          // the checkpoint taken before it ran
+	After   string    `json:"after,omitempty"` // the one taken when it ended, if it did in a call
+	End     time.Time `json:"end,omitzero"`
+}
+
+// Store is one project's checkpoints. Its methods are safe for concurrent use,
+// and several processes may share a store (a file lock orders them, where the
+// system has one).
+type Store struct {
+	o       Options
+	root    string
+	dir     string // this project's store
+	gitDir  string
+	mu      sync.Mutex
+	modes   manifest // the current exact modes (see modes.go)
+	nested  []string // nested repositories without a commit, left out
+	snaps   int      // snapshots since Open, for the periodic bound check
+	records []Record // loaded under the lock
+}
+
+// Open opens (creating it if needed) the store of o.Root, and finishes a
+// restore a crash interrupted.
+func Open(o Options) (*Store, error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return nil, fmt.Errorf("checkpoint: root %q is not absolute", o.Root)
+	}
+	if o.Dir == "" {
+		d, err := DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		o.Dir = d
+	}
+	if o.IgnoredMaxSize == 0 {
+		o.IgnoredMaxSize = DefaultIgnoredMaxSize
+	}
+	if o.KeepIgnored == nil {
+		o.KeepIgnored = DefaultKeepIgnored
+	}
+	if o.MaxSize == 0 {
+		o.MaxSize = DefaultMaxSize
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.MaxCount == 0 {
+		o.MaxCount = DefaultMaxCount
+	}
+	if o.Git == "" {
+		o.Git = "git"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if _, err := exec.LookPath(o.Git); err != nil {
+		return nil, fmt.Errorf("checkpoint: git is needed for checkpoints: %w", err)
+	}
+	s := &Store{o: o, root: filepath.Clean(o.Root)}
+	s.dir = filepath.Join(o.Dir, ProjectID(s.root))
+	s.gitDir = filepath.Join(s.dir, "git")
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.init(); err != nil {
+		return nil, err
+	}
+	if err := s.recover(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dir is this project's store directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Root is the project root.
+func (s *Store) Root() string { return s.root }
+
+// init makes the store's repository, once.
+func (s *Store) init() error {
+	if _, err := os.Stat(filepath.Join(s.gitDir, "HEAD")); err != nil {
+		if _, err := s.git(nil, "", "", "init", "-q", "--bare", s.gitDir); err != nil {
+			return err
+		}
+	}
+	info := filepath.Join(s.gitDir, "info")
+	if err := os.MkdirAll(info, 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// $GIT_DIR/info/attributes wins over every .gitattributes of the root: no
+	// end-of-line conversion, filter or encoding, so what is kept is the bytes.
+	attrs := []byte("* -text -eol -filter -ident -working-tree-encoding -crlf\n")
+	if old, _ := os.ReadFile(filepath.Join(info, "attributes")); !bytes.Equal(old, attrs) {
+		if err := os.WriteFile(filepath.Join(info, "attributes"), attrs, 0o600); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "root"), []byte(s.root+"\n"), 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	m, err := loadManifest(filepath.Join(s.dir, "modes.json"))
+	if err != nil {
+		return err
+	}
+	s.modes = m
+	b, _ := os.ReadFile(filepath.Join(s.dir, "nested"))
+	s.nested = strings.Fields(string(b))
+	return nil
+}
+
+// git runs git on the store's repository, with the work tree and index given
+// (empty: none), stdin, and nothing from the user's or the system's config.
+func (s *Store) git(stdin []byte, work, index string, args ...string) ([]byte, error) {
+	base := []string{
+		"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.symlinks=true",
+		"-c", "core.filemode=true", "-c", "core.quotepath=false", "-c", "core.fsmonitor=false",
+		"-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "core.ignorecase=false",
+		"-c", "core.precomposeunicode=false", "-c", "core.protectNTFS=false", "-c", "core.protectHFS=false",
+	}
+	cmd := exec.Command(s.o.Git, append(base, args...)...)
+	cmd.Env = append(cleanEnv(),
+		"GIT_DIR="+s.gitDir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	if work != "" {
+		cmd.Env = append(cmd.Env, "GIT_WORK_TREE="+work)
+		cmd.Dir = work
+	} else {
+		cmd.Dir = s.dir
+	}
+	if index != "" {
+		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+index)
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, &gitError{args: args, msg: msg}
+	}
+	return out, nil
+}
+
+type gitError struct {
+	args []string
+	msg  string
+}
+
+func (e *gitError) Error() string {
+	return fmt.Sprintf("checkpoint: git %s: %s", strings.Join(e.args[:min(len(e.args), 2)], " "), e.msg)
+}
+
+// cleanEnv is the environment without git's own variables: the project's
+// GIT_DIR, an agent's GIT_INDEX_FILE must not lead the store's git astray.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// logPath is the file of records: one JSON line per record or end.
+func (s *Store) logPath() string { return filepath.Join(s.dir, "log.jsonl") }
+
+// load reads the records.
+func (s *Store) load() error {
+	f, err := os.Open(s.logPath())
+	if errors.Is(err, os.ErrNotExist) {
+		s.records = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer f.Close()
+	byID := map[int]int{}
+	var recs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID <= 0 {
+			continue // a torn last line
+		}
+		if i, ok := byID[r.ID]; ok {
+			if r.After != "" {
+				recs[i].After, recs[i].End = r.After, r.End
+			}
+			continue
+		}
+		if r.Before == "" {
+			continue
+		}
+		byID[r.ID] = len(recs)
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].ID < recs[j].ID })
+	s.records = recs
+	return nil
+}
+
+// appendLog adds lines to the record file.
+func (s *Store) appendLog(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// rewriteLog replaces the record file with recs.
+func (s *Store) rewriteLog(recs []Record) error {
+	var b bytes.Buffer
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		b.Write(append(line, '\n'))
+	}
+	return writeAtomic(s.logPath(), b.Bytes())
+}
+
+// writeAtomic writes a file through a temporary one and a rename, synced to
+// the disk first.
+func writeAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// writeFile writes a file through a temporary one and a rename; sync waits
+// for the disk (a ref need not: a lost one only lets git forget a checkpoint).
+func writeFile(path string, data []byte, sync bool) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Records returns the records, oldest first.
+func (s *Store) Records() ([]Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return append([]Record(nil), s.records...), nil
+}
+
+// Record returns record id.
+func (s *Store) Record(id int) (Record, error) {
+	recs, err := s.Records()
+	if err != nil {
+		return Record{}, err
+	}
+	for _, r := range recs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return Record{}, fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+}
+
+// lock takes the store's lock: the process's mutex is the caller's, this is
+// the file lock between processes.
+func (s *Store) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("checkpoint: lock: %w", err)
+	}
+	return func() { unlockFile(f); f.Close() }, nil
+}

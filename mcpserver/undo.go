@@ -1,0 +1,150 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// UndoTool is the tool that lists the checkpoints of the project and restores
+// one, when Options.UndoTool offers it.
+const UndoTool = "undo"
+
+type undoArgs struct {
+	ID      int  `json:"id"`
+	Confirm bool `json:"confirm"`
+}
+
+// addUndoTool registers the undo tool.
+func (s *Server) addUndoTool(out any) {
+	zero := 0.0
+	s.mcp.AddTool(&mcp.Tool{
+		Name:  UndoTool,
+		Title: "Undo",
+		Description: "Take back what shell commands changed in the project. Every command that may write gets a checkpoint of the project first (its number is data.changed.checkpoint). " +
+			"Without arguments: the recent commands and what each changed. With `id`: what command `id` changed and what changed after it, which undoing it would also take back; nothing is restored. " +
+			"With `id` and `confirm: true`: the project is put back as it was before command `id` (.git included); the state just before the undo is checkpointed, so the undo can be undone too.",
+		InputSchema: &jsonschema.Schema{Type: "object", PropertyOrder: []string{"id", "confirm"}, Properties: map[string]*jsonschema.Schema{
+			"id":      {Type: "integer", Minimum: &zero, Description: "The command's checkpoint number (data.changed.checkpoint)."},
+			"confirm": {Type: "boolean", Description: "Restore now. Default false: only say what would be restored."},
+		}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+		OutputSchema: out,
+		Annotations:  &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+	}, s.jobCall(func(ctx context.Context, _ *shellgate.Session, raw json.RawMessage) envelope.Envelope {
+		var a undoArgs
+		if env := decodeArgs(raw, &a, "id", "confirm"); env != nil {
+			return *env
+		}
+		return s.undo(a)
+	}))
+}
+
+// undo answers the undo tool.
+func (s *Server) undo(a undoArgs) envelope.Envelope {
+	params := map[string]any{}
+	if a.ID != 0 {
+		params["id"] = a.ID
+	}
+	if a.Confirm {
+		params["confirm"] = true
+	}
+	label := "undo"
+	if a.ID != 0 {
+		label = fmt.Sprintf("undo %d", a.ID)
+	}
+	fail := func(code envelope.Code, format string, args ...any) envelope.Envelope {
+		return envelope.NotRun(label, params, envelope.Err{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	cp, err := s.gate.Checkpoints()
+	if err != nil {
+		return fail(envelope.ExecutionError, "Checkpoints are off in this server (%v), so nothing can be undone.", err)
+	}
+	var b strings.Builder
+	switch {
+	case a.ID == 0 && a.Confirm:
+		return fail(envelope.InvalidParam, "Give the command's checkpoint number in 'id' to restore (call without arguments to list them).")
+	case a.ID == 0:
+		recs, err := cp.Records()
+		if err != nil {
+			return fail(envelope.ExecutionError, "%v", err)
+		}
+		if len(recs) > 20 {
+			recs = recs[len(recs)-20:]
+		}
+		if len(recs) == 0 {
+			b.WriteString("No checkpoints yet.\n")
+		}
+		for _, r := range recs {
+			what := "?"
+			if sum, err := cp.Changes(r.ID); err == nil {
+				what = sum.Text()
+			}
+			fmt.Fprintf(&b, "%d  %s  %s: %s\n", r.ID, r.Time.Local().Format(time.TimeOnly), oneLine(r.Command), what)
+		}
+	case !a.Confirm:
+		r, err := cp.Record(a.ID)
+		if err != nil {
+			return fail(envelope.NotFound, "%v", err)
+		}
+		sum, err := cp.Changes(a.ID)
+		if err != nil {
+			return fail(envelope.ExecutionError, "%v", err)
+		}
+		since, err := cp.Since(a.ID)
+		if err != nil {
+			return fail(envelope.ExecutionError, "%v", err)
+		}
+		fmt.Fprintf(&b, "Command %d (%s) %s.\n", a.ID, oneLine(r.Command), sum.Text())
+		listChanges(&b, sum.Changes)
+		if since.Empty() {
+			b.WriteString("Nothing changed after it.\n")
+		} else {
+			fmt.Fprintf(&b, "After it, the project %s; undoing command %d takes that back too:\n", since.Text(), a.ID)
+			listChanges(&b, since.Changes)
+		}
+		fmt.Fprintf(&b, "Nothing was restored: call undo with id %d and confirm true to restore.\n", a.ID)
+	default:
+		r, err := cp.Record(a.ID)
+		if err != nil {
+			return fail(envelope.NotFound, "%v", err)
+		}
+		undo, sum, err := cp.Undo(a.ID)
+		if err != nil {
+			return fail(envelope.ExecutionError, "%v", err)
+		}
+		fmt.Fprintf(&b, "Restored the project to before command %d (%s): %s.\nThe state just before the undo is checkpoint %d: undo it with id %d.\n", a.ID, oneLine(r.Command), sum.Text(), undo, undo)
+	}
+	zeroExit := 0
+	env := envelope.Envelope{
+		Data:    envelope.Data{Command: label, Stdout: b.String(), ExitCode: &zeroExit},
+		Stats:   envelope.Stats{StdoutBytes: int64(b.Len())},
+		Context: envelope.Context{ParamsInput: params},
+	}
+	return *env.Settle()
+}
+
+func listChanges(b *strings.Builder, changes []shellgate.Change) {
+	for i, c := range changes {
+		if i == 20 {
+			fmt.Fprintf(b, "  … %d more\n", len(changes)-i)
+			return
+		}
+		fmt.Fprintf(b, "  %s %s\n", c.Kind, c.Path)
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}

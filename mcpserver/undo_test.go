@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// TestUndoTool: the tool is listed only when asked for; it lists what
+// commands changed, previews an undo, and restores.
+func TestUndoTool(t *testing.T) {
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	cfg := shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
+	ctx := context.Background()
+
+	srv, _ := newServer(t, cfg, Options{})
+	tools, err := connect(t, srv, nil, nil).ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == UndoTool }) {
+		t.Errorf("the undo tool is listed by default")
+	}
+
+	srv, _ = newServer(t, cfg, Options{UndoTool: true})
+	cs := connect(t, srv, nil, nil)
+	want := checkpointtest.State(t, root)
+	env := call(t, ctx, cs, &mcp.CallToolParams{Arguments: args("command", "rm -rf src docs")})
+	if env.Data.Changed == nil || env.Data.Changed.Deleted != 5 || !strings.Contains(env.Text, "Changed: deleted 5 files") {
+		t.Fatalf("rm: %+v\n%s", env.Data.Changed, env.Text)
+	}
+	id := env.Data.Changed.Checkpoint
+	list := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args()})
+	if !strings.Contains(list.Text, fmt.Sprintf("%d  ", id)) || !strings.Contains(list.Text, "rm -rf src docs: deleted 5 files") {
+		t.Errorf("list:\n%s", list.Text)
+	}
+	preview := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args("id", id)})
+	if !strings.Contains(preview.Text, "deleted src/pkg/f1.go") || !strings.Contains(preview.Text, "Nothing was restored") {
+		t.Errorf("preview:\n%s", preview.Text)
+	}
+	if checkpointtest.State(t, root) == want {
+		t.Fatalf("the preview restored")
+	}
+	done := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args("id", id, "confirm", true)})
+	if done.Error != nil || !strings.Contains(done.Text, "Restored the project to before command") {
+		t.Errorf("undo:\n%s", done.Text)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+	bad := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args("confirm", true)})
+	if bad.Error == nil || bad.Error.Code != "INVALID_PARAM" {
+		t.Errorf("confirm without id: %s", bad.Text)
+	}
+}
