@@ -263,3 +263,14 @@ func (g *Gate) networkAllowInfo() []string {
 	}
 	return out
 }
+
+// egressHeld reports whether allow-listed egress, if configured, is in
+// force in b's session: without its proxy port (no network namespace, a
+// preset that failed) the policy must not leave the network to the proxy.
+func (g *Gate) egressHeld(b *box) bool {
+	if !g.egressOn() {
+		return true
+	}
+	_, r, err := g.session(b, b.sup)
+	return err == nil && r.Layers[sandbox.LayerEgress] != ""
+}
