@@ -618,7 +618,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := g.networkHint(d); hint != "" {
+		if hint := g.networkHint(d, time.Now().Add(-res.Duration)); hint != "" {
 			env.Note(hint)
 		}
 	}
