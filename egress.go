@@ -48,6 +48,41 @@ type egressGate struct {
 	proxy   *egress.Proxy
 	sources []egress.Source // what the presets resolved to
 	err     error
+
+	mu      sync.Mutex
+	refused []refusedAt // the latest refusals, for the envelopes' notes
+}
+
+// refusedAt is a connection the proxy refused, and when.
+type refusedAt struct {
+	at     time.Time
+	target string // "x.invalid:443"
+}
+
+// maxRefused bounds the refusals kept for notes.
+const maxRefused = 16
+
+// noteRefused keeps a refusal for the note of the command that made it.
+func (e *egressGate) noteRefused(ev egress.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refused = append(e.refused, refusedAt{time.Now(), net.JoinHostPort(ev.Domain, strconv.Itoa(ev.Port))})
+	if len(e.refused) > maxRefused {
+		e.refused = e.refused[len(e.refused)-maxRefused:]
+	}
+}
+
+// refusedSince lists the targets refused since t, each once.
+func (e *egressGate) refusedSince(t time.Time) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, r := range e.refused {
+		if !r.at.Before(t) && !slices.Contains(out, r.target) {
+			out = append(out, r.target)
+		}
+	}
+	return out
 }
 
 // checkNetwork checks the allow-list's entries in New.
@@ -205,6 +240,9 @@ func (g *Gate) egressReport(m map[string]any) {
 
 // auditEgress records one connection through the proxy.
 func (g *Gate) auditEgress(ev egress.Event) {
+	if !ev.Allowed {
+		g.egress.noteRefused(ev)
+	}
 	if g.auditLog == nil || g.auditLog.off {
 		return
 	}
@@ -229,8 +267,9 @@ func (g *Gate) NetworkAllow() ([]string, error) {
 }
 
 // networkHint explains a failure that looks like the sandbox's doing: with
-// allow-listed egress, the proxy's refusal or a client that ignored it.
-func (g *Gate) networkHint(d *envelope.Data) string {
+// allow-listed egress, the proxy's refusals since the command started, or a
+// client that ignored the proxy.
+func (g *Gate) networkHint(d *envelope.Data, started time.Time) string {
 	if !g.egressOn() {
 		return sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
 	}
@@ -238,7 +277,10 @@ func (g *Gate) networkHint(d *envelope.Data) string {
 		return ""
 	}
 	text := d.Stderr + d.Stdout
+	refused := g.egress.refusedSince(started)
 	switch {
+	case len(refused) > 0 && !strings.Contains(text, "is not on the network allow-list"):
+		return "The network is allow-listed, and shellgate's proxy refused " + strings.Join(refused, ", ") + " while this command ran: not on the allow-list, or an address of the host or its network. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
 	case strings.Contains(text, "is not on the network allow-list"):
 		return "The network is allow-listed: commands reach only the listed domains, through shellgate's proxy, which refused the domain named above. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
 	case strings.Contains(text, "Network is unreachable") || strings.Contains(text, "Could not resolve host") ||
@@ -262,4 +304,15 @@ func (g *Gate) networkAllowInfo() []string {
 		}
 	}
 	return out
+}
+
+// egressHeld reports whether allow-listed egress, if configured, is in
+// force in b's session: without its proxy port (no network namespace, a
+// preset that failed) the policy must not leave the network to the proxy.
+func (g *Gate) egressHeld(b *box) bool {
+	if !g.egressOn() {
+		return true
+	}
+	_, r, err := g.session(b, b.sup)
+	return err == nil && r.Layers[sandbox.LayerEgress] != ""
 }

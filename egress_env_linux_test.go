@@ -1,6 +1,8 @@
 package shellgate
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +44,24 @@ func TestEgressEnv(t *testing.T) {
 	g.cfg.Policy.Network = true
 	if got := g.egressEnv([]string{"HTTPS_PROXY=http://corp:8080"}); !slices.Equal(got, []string{"HTTPS_PROXY=http://corp:8080"}) {
 		t.Errorf("with the network on: %q", got)
+	}
+}
+
+// Without the proxy in the session (here: the allow-list could not be made),
+// the policy does not leave the network to it: curl is refused as with the
+// network off.
+func TestEgressNotHeldJudgesStrictly(t *testing.T) {
+	g, err := New(Config{Root: t.TempDir(), SpillDir: t.TempDir(), Network: NetworkConfig{Allow: []string{"x.example"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	g.egress.once.Do(func() { g.egress.err = errors.New("no list") })
+	env := g.Run(context.Background(), Request{Command: "curl -sS https://x.example/"})
+	if env.Error == nil || env.Error.Rule != "network" {
+		t.Errorf("curl without the proxy: %s %+v\n%s", env.Status, env.Error, env.Text)
+	}
+	if sb, ok := env.Context.Sandbox.(map[string]any); ok && sb["egress"] != nil {
+		t.Errorf("context.sandbox has an egress port: %v", sb)
 	}
 }

@@ -186,6 +186,12 @@ func TestEgressRefusals(t *testing.T) {
 			t.Errorf("%s: %s, want %q in:\n%s", tc.name, env.Status, tc.want, env.Text)
 		}
 	}
+	// curl says only "CONNECT tunnel failed, response 403": the note names
+	// what the proxy refused.
+	env = runFor(t, g, "curl -sS --max-time 20 https://x.invalid/")
+	if want := "shellgate's proxy refused x.invalid:443 while this command ran"; !strings.Contains(env.Text, want) {
+		t.Errorf("the note after a refused CONNECT lacks %q:\n%s", want, env.Text)
+	}
 	if n := hits.Load(); n > 0 {
 		t.Errorf("the host's server got %d requests through the proxy", n)
 	}

@@ -478,7 +478,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	pe := g.policyEnv(dir)
 	pe.Terminal = req.TTY
 	v, relied := g.judge(req.Command, pe)
-	if relied && !g.confining(b) {
+	if relied && (!g.confining(b) || !g.egressHeld(b)) {
 		// The sandbox this allow counted on could not be set up: judge as without it.
 		v, relied = g.strict.Check(req.Command, pe), false
 	}
@@ -664,7 +664,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := g.networkHint(d); hint != "" {
+		if hint := g.networkHint(d, time.Now().Add(-res.Duration)); hint != "" {
 			env.Note(hint)
 		} else if hint := unseenHint(d, g.root); hint != "" {
 			env.Note(hint)

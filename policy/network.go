@@ -213,7 +213,7 @@ func (x *check) installs(c *analysis.Command) bool {
 // install, uv pip install, bun add …), as npm install does; "" when c does
 // not. Offline flags are let through.
 func fetchesToRun(c *analysis.Command) string {
-	if c.Has("help", "h", "offline") || argIs(c, "--offline", "--help", "-h", "--dry-run", "--simulate") {
+	if !runners[c.Name] || c.Has("help", "h", "offline") || argIs(c, "--offline", "--help", "-h", "--dry-run", "--simulate") {
 		return ""
 	}
 	ops := make([]string, 0, len(c.Operands))
@@ -274,6 +274,10 @@ func fetchesToRun(c *analysis.Command) string {
 	}
 	return ""
 }
+
+// runners are the programs fetchesToRun knows.
+var runners = map[string]bool{"npx": true, "bunx": true, "uvx": true, "npm": true, "pnpm": true, "yarn": true,
+	"bun": true, "pipx": true, "uv": true, "go": true, "apt-get": true, "apt": true, "aptitude": true}
 
 // argIs reports whether one of args is an argument of c as written.
 func argIs(c *analysis.Command, args ...string) bool {
