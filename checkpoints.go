@@ -277,8 +277,9 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 // policy allowed because lose-work is relaxed: not when the root's .git is a
 // file (a worktree: the repository is elsewhere), nor when one of them works
 // in a repository nested in the root (a checkpoint keeps a nested
-// repository's checked-out commit, not its files) or names its repository by
-// option.
+// repository's checked-out commit, not its files), names its repository by
+// option, or cleans ignored files (git clean -x, -X: checkpoints leave the
+// ignored bulk out).
 func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 	if fi, err := os.Lstat(filepath.Join(g.root, ".git")); err == nil && !fi.IsDir() {
 		// A worktree's or submodule's .git file: its index, refs and objects
@@ -293,6 +294,15 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 			switch o.Name {
 			case "C", "git-dir", "work-tree":
 				return false
+			}
+		}
+		if c.Sub == "clean" {
+			// -x and -X remove ignored files, which checkpoints leave out
+			// (node_modules, build output) beyond the small ones.
+			for _, o := range c.Opts {
+				if o.Name == "x" || o.Name == "X" {
+					return false
+				}
 			}
 		}
 		d := c.Dir

@@ -73,7 +73,7 @@ func TestGateUndo(t *testing.T) {
 		{"find-delete", `find . -delete`, "deleted"},
 		{"overwrite", `echo gone > README.md`, "modified 1 file (modified README.md)"},
 		{"sed-i", `sed -i 's/package/pkg/' src/pkg/f3.go`, "modified 1 file (modified src/pkg/f3.go)"},
-		{"clean-fdx", `git clean -fdx`, "deleted"},
+		{"clean-fd", `git clean -fd`, "deleted"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,6 +108,19 @@ func TestGateUndo(t *testing.T) {
 				t.Errorf("git after undo:\n%s\nwant:\n%s", got, wantGit)
 			}
 		})
+	}
+}
+
+// Removing ignored files (git clean -x, -X) still asks: checkpoints leave the
+// ignored bulk out (node_modules, build output), so undo would not bring it
+// back.
+func TestGateCleanIgnoredAsks(t *testing.T) {
+	l := newCPLab(t, sandbox.Off, nil)
+	for _, cmd := range []string{"git clean -fdx", "git clean -ffdX", "git clean -f -d -x"} {
+		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error == nil || env.Context.Policy == nil || env.Context.Policy.Rule != "lose-work" {
+			t.Errorf("%s ran without asking:\n%s", cmd, env.Text)
+		}
 	}
 }
 

@@ -293,6 +293,7 @@ func (g *Gate) Close() error {
 	if boxErr := g.box.close(); err == nil {
 		err = boxErr
 	}
+	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
 	<-synced
 	if auditErr := g.auditLog.close(); err == nil {
 		err = auditErr
