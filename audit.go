@@ -1,12 +1,15 @@
 package shellgate
 
 import (
+	"crypto/rand"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // AuditLogEnv names the default audit log when AuditConfig sets neither Off nor
@@ -113,16 +116,57 @@ func (a *auditor) close() error {
 	return a.log.Close()
 }
 
-// audit records one request and its envelope in the audit log: for every request,
-// allowed, refused, failed or invalid. session is "" outside a session; began is
-// when the request arrived.
-func (g *Gate) audit(req Request, session string, env *envelope.Envelope, began time.Time) {
+// auditCall is one request's audit record: its decision line (if it runs) and
+// its result line share id.
+type auditCall struct {
+	id      string
+	req     Request
+	session string
+	began   time.Time
+}
+
+// startAudit begins the audit record of req, and returns it with opts plus the
+// option that has admit write its decision line.
+func (g *Gate) startAudit(req Request, session string, opts []Option) (*auditCall, []Option) {
+	c := &auditCall{req: req, session: session, began: time.Now()}
 	if g.auditLog == nil || g.auditLog.off {
+		return c, opts
+	}
+	c.id = strings.ToLower(rand.Text()[:16])
+	return c, append(opts[:len(opts):len(opts)], func(o *runOptions) { o.audit = c })
+}
+
+// auditDecision writes the decision line of an admitted request, before it starts.
+func (g *Gate) auditDecision(c *auditCall, env *envelope.Envelope) {
+	if c == nil || g.auditLog == nil || g.auditLog.off {
 		return
 	}
 	e := audit.Entry{
+		Event: audit.EventDecision, Call: c.id, Time: c.began, Session: c.session, Root: g.root,
+		Directory: env.Data.Directory, Command: c.req.Command, Description: c.req.Description,
+	}
+	if p := env.Context.Policy; p != nil {
+		e.Decision, e.Rule, e.Approved, e.ReliedOnSandbox = p.Decision, p.Rule, p.Approved, p.Sandboxed
+	}
+	if env.Data.Job != nil {
+		e.Job = env.Data.Job.ID
+	}
+	g.auditLog.write(e)
+}
+
+// audit records one request and its envelope in the audit log: for every request,
+// allowed, refused, failed or invalid. c.session is "" outside a session.
+func (g *Gate) audit(c *auditCall, env *envelope.Envelope) {
+	if g.auditLog == nil || g.auditLog.off {
+		return
+	}
+	req, began := c.req, c.began
+	e := audit.Entry{
+		Event:       audit.EventResult,
+		Call:        c.id,
+		Description: req.Description,
 		Time:        began,
-		Session:     session,
+		Session:     c.session,
 		Root:        g.root,
 		Directory:   env.Data.Directory,
 		Command:     req.Command,
@@ -164,7 +208,8 @@ func (g *Gate) auditJob(session, job, action, sent string, env *envelope.Envelop
 		return
 	}
 	e := audit.Entry{
-		Time: began, Session: session, Root: g.root, Directory: env.Data.Directory,
+		Event: audit.EventResult,
+		Time:  began, Session: session, Root: g.root, Directory: env.Data.Directory,
 		Command: sent, Job: job, Action: action, Status: string(env.Status),
 		ExitCode: env.Data.ExitCode, DurationMS: time.Since(began).Milliseconds(),
 	}
@@ -172,4 +217,27 @@ func (g *Gate) auditJob(session, job, action, sent string, env *envelope.Envelop
 		e.Error = string(env.Error.Code)
 	}
 	g.auditLog.write(e)
+}
+
+// LogHookDecision appends to cfg's audit log the decision a hook made for agent
+// about req: the agent's own shell runs the command (or not), so this line
+// (event "hook") is all the log holds of it.
+func LogHookDecision(cfg Config, root, agent string, req Request, v policy.Verdict) error {
+	a, err := newAuditor(cfg.Audit)
+	if err != nil || a.off {
+		return err
+	}
+	e := audit.Entry{
+		Event: audit.EventHook, Time: time.Now(), Root: root, Agent: agent,
+		Directory: req.Directory, Command: req.Command, Description: req.Description,
+		Decision: string(v.Decision), Rule: v.Rule,
+	}
+	err = a.append(e)
+	if cerr := a.close(); err == nil {
+		err = cerr
+	}
+	if err != nil && a.onError != nil {
+		a.onError(err)
+	}
+	return err
 }

@@ -81,7 +81,7 @@ func TestAuditEveryRequest(t *testing.T) {
 	}
 	for i, tt := range tests {
 		env := run(t, g, tt.req, tt.opts...)
-		lines := auditLines(t, path)
+		lines := resultLines(t, path)
 		if len(lines) != i+1 {
 			t.Fatalf("%q: %d lines after %d requests", tt.req.Command, len(lines), i+1)
 		}
@@ -105,7 +105,7 @@ func TestAuditEveryRequest(t *testing.T) {
 	}
 	// Checking is not a request: nothing is written.
 	g.Check(shellgate.Request{Command: "echo checked"})
-	if n := len(auditLines(t, path)); n != len(tests) {
+	if n := len(resultLines(t, path)); n != len(tests) {
 		t.Errorf("Check wrote to the audit log: %d lines", n)
 	}
 }
@@ -131,7 +131,7 @@ func TestAuditRedactsAndKeepsNoOutput(t *testing.T) {
 	if strings.Contains(string(data), key) || strings.Contains(string(data), "9f8e7d6c5b4a") {
 		t.Errorf("the secret is in the audit log:\n%s", data)
 	}
-	if strings.Contains(string(data), "output-marker-42\n") || strings.Count(string(data), "output-marker-42") != 1 {
+	if strings.Contains(string(data), "output-marker-42\n") || strings.Count(string(data), "output-marker-42") != 2 { // the decision and the result
 		t.Errorf("the output is in the audit log, or the command is not:\n%s", data)
 	}
 	if !strings.Contains(string(data), `"command":"OPENAI_API_KEY=[REDACTED] printenv`) {
@@ -153,7 +153,7 @@ func TestAuditOpensLazily(t *testing.T) {
 	}
 	run(t, g, shellgate.Request{Command: "true"})
 	must(t, g.Close())
-	if n := len(auditLines(t, path)); n != 1 {
+	if n := len(resultLines(t, path)); n != 1 {
 		t.Errorf("%d lines, want 1", n)
 	}
 }
@@ -191,7 +191,7 @@ func TestAuditWhere(t *testing.T) {
 	}
 	g = gate(t, shellgate.Config{Root: l.root})
 	run(t, g, shellgate.Request{Command: "true"})
-	if n := len(auditLines(t, envPath)); n != 1 {
+	if n := len(resultLines(t, envPath)); n != 1 {
 		t.Errorf("$%s: %d lines, want 1", shellgate.AuditLogEnv, n)
 	}
 
@@ -203,7 +203,7 @@ func TestAuditWhere(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", state)
 	g = gate(t, shellgate.Config{Root: l.root})
 	run(t, g, shellgate.Request{Command: "true"})
-	if n := len(auditLines(t, filepath.Join(state, "shellgate", "audit.jsonl"))); n != 1 {
+	if n := len(resultLines(t, filepath.Join(state, "shellgate", "audit.jsonl"))); n != 1 {
 		t.Errorf("default path: %d lines, want 1", n)
 	}
 	if fi, err := os.Stat(filepath.Join(state, "shellgate")); err != nil || fi.Mode().Perm() != 0o700 {

@@ -368,9 +368,9 @@ func (g *Gate) validate(req Request) (time.Duration, int, string) {
 // panics on bad input: every problem is an error envelope. Cancelling ctx kills the
 // command and everything it started. Every request is recorded in the audit log.
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
-	began := time.Now()
+	c, opts := g.startAudit(req, "", opts)
 	env := g.run(ctx, req, opts...)
-	g.audit(req, "", &env, began)
+	g.audit(c, &env)
 	return env
 }
 
@@ -456,6 +456,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		return nil, env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
+	g.auditDecision(o.audit, &env) // before it starts: a kill -9 leaves this line
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget}, nil
 }
 

@@ -18,6 +18,7 @@ type runOptions struct {
 	stdio    *stdio
 	onSpill  func(path string)
 	noSpill  bool
+	audit    *auditCall // the request's audit record, for its decision line
 }
 
 type stdio struct {

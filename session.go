@@ -127,9 +127,9 @@ func (s *Session) Close() error {
 // unless req gives one, and may become a job (RunInBackground, YieldAfterMS,
 // TTY, or waiting for input).
 func (s *Session) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
-	began := time.Now()
+	c, opts := s.g.startAudit(req, s.id, opts)
 	env := s.run(ctx, req, opts...)
-	s.g.audit(req, s.id, &env, began)
+	s.g.audit(c, &env)
 	return env
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/hook"
 	"github.com/shellgate/shellgate/policy"
@@ -22,6 +23,7 @@ func BenchmarkHandleClaudeCode(b *testing.B) {
 	root := b.TempDir()
 	b.Setenv("HOME", b.TempDir())
 	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	b.Setenv(shellgate.AuditLogEnv, "off")
 	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-bash.json"))
 	if err != nil {
 		b.Fatal(err)

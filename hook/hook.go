@@ -58,10 +58,14 @@ func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
 	if err != nil {
 		return policy.Verdict{}, err
 	}
-	v := chk.Check(shellgate.Request{Command: c.Command, Directory: c.Dir})
+	req := shellgate.Request{Command: c.Command, Directory: c.Dir}
+	v := chk.Check(req)
 	if v.Decision == policy.Ask && a.notesAsks {
 		_ = NoteAsked(chk.Root(), c.Command) // without it exec refuses: no worse than no hook
 	}
+	// The agent's shell runs it: this line is all the audit log will hold of it.
+	// A log that cannot be written does not change the answer (OnError says so).
+	_ = shellgate.LogHookDecision(cfg, chk.Root(), a.Name, req, v.Verdict)
 	return v.Verdict, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate"
 )
 
+// auditFile reads the result lines of the audit log at path.
 func auditFile(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -25,6 +26,9 @@ func auditFile(t *testing.T, path string) []map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("%v: %q", err, line)
+		}
+		if m["event"] == "decision" { // the line before a command starts; its result follows
+			continue
 		}
 		out = append(out, m)
 	}

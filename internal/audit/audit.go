@@ -35,20 +35,40 @@ const (
 	MaxCommand = 4 << 10
 )
 
+// Events of Entry.Event.
+const (
+	// EventDecision is written when a command passed the policy (and approval) and
+	// is about to start: a command still running when shellgate dies (kill -9)
+	// leaves this line, and no result line with its Call.
+	EventDecision = "decision"
+	// EventResult is what came of a request: one per request, run or not.
+	EventResult = "result"
+	// EventHook is a hook's decision for an agent's own shell (Agent names it):
+	// nothing runs through shellgate.
+	EventHook = "hook"
+)
+
 // Entry is one line of the log. The JSON names are stable: tools read them.
 type Entry struct {
-	Time      time.Time `json:"time"`    // when the request arrived, UTC
-	Session   string    `json:"session"` // the session it belongs to, if any
-	PID       int       `json:"pid"`     // shellgate's process
+	Event     string    `json:"event"`          // EventDecision, EventResult or EventHook
+	Call      string    `json:"call,omitempty"` // links a request's decision and result lines
+	Time      time.Time `json:"time"`           // when the request arrived, UTC
+	Session   string    `json:"session"`        // the session it belongs to, if any
+	PID       int       `json:"pid"`            // shellgate's process
 	Root      string    `json:"root"`
 	Directory string    `json:"directory"` // relative to the root
 	// Command is redacted (Redact) and capped at MaxCommand bytes by Write, which
 	// sets CommandBytes to the length of the command as given.
 	Command      string `json:"command"`
 	CommandBytes int    `json:"command_bytes"`
-	Decision     string `json:"decision"` // allow, ask, deny; "" when the request was invalid
-	Rule         string `json:"rule"`
-	Approved     string `json:"approved"` // "once" or "session" for an approved ask
+	// Description is the caller's description of the command, redacted and
+	// capped as the command is.
+	Description string `json:"description,omitempty"`
+	// Agent is the agent whose hook decided (EventHook).
+	Agent    string `json:"agent,omitempty"`
+	Decision string `json:"decision"` // allow, ask, deny; "" when the request was invalid
+	Rule     string `json:"rule"`
+	Approved string `json:"approved"` // "once" or "session" for an approved ask
 	// ReliedOnSandbox: the policy allowed it only because the sandbox contains it.
 	ReliedOnSandbox bool `json:"relied_on_sandbox"`
 	// Sandboxed is the envelope's context.sandbox: the layers applied, or "off";
@@ -225,6 +245,9 @@ func (l *Log) Write(e Entry) error {
 	}
 	e.CommandBytes = len(e.Command)
 	e.Command = capText(Redact(e.Command), MaxCommand)
+	if e.Description != "" {
+		e.Description = capText(Redact(e.Description), MaxCommand)
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -61,7 +61,7 @@ func TestWriteEntry(t *testing.T) {
 	l := open(t, path, Options{})
 	code := 3
 	when := time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600))
-	must(t, l.Write(Entry{Time: when, Session: "s1", Root: "/r", Directory: "sub", Command: "GITHUB_TOKEN=abc make\necho <b>",
+	must(t, l.Write(Entry{Event: EventResult, Call: "c1", Description: "build it with GITHUB_TOKEN=abc", Time: when, Session: "s1", Root: "/r", Directory: "sub", Command: "GITHUB_TOKEN=abc make\necho <b>",
 		Decision: "allow", Sandboxed: map[string]string{"fs": "landlock-v7"}, Status: "partial", ExitCode: &code, DurationMS: 12, StdoutBytes: 5}))
 	must(t, l.Write(Entry{Command: "sudo x", Decision: "deny", Rule: "privilege", Status: "error", Error: "POLICY_DENIED"}))
 
@@ -71,6 +71,7 @@ func TestWriteEntry(t *testing.T) {
 	}
 	first := got[0]
 	want := map[string]any{
+		"event": "result", "call": "c1", "description": "build it with GITHUB_TOKEN=[REDACTED]",
 		"time": "2025-01-02T02:04:05.000000006Z", "session": "s1", "pid": float64(os.Getpid()), "root": "/r", "directory": "sub",
 		"command": "GITHUB_TOKEN=[REDACTED] make\necho <b>", "command_bytes": float64(len("GITHUB_TOKEN=abc make\necho <b>")),
 		"decision": "allow", "rule": "", "approved": "", "relied_on_sandbox": false, "sandboxed": map[string]any{"fs": "landlock-v7"},
