@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
 	"github.com/charmbracelet/x/vt"
 )
 
@@ -85,6 +86,7 @@ func New(cols, rows, scrollback int, reply io.Writer) *Screen {
 		}
 		return false
 	})
+	boundCounts(s.emu, cols, rows)
 	s.replyCond = sync.NewCond(&s.replyMu)
 	s.done.Add(2)
 	go s.readReplies()
@@ -250,4 +252,45 @@ func (r *ring) lines() []string {
 	out := make([]string, 0, len(r.buf))
 	out = append(out, r.buf[r.start:]...)
 	return append(out, r.buf[:r.start]...)
+}
+
+// boundCounts caps the count of the control sequences whose work grows with it,
+// to what can change a cols×rows screen: the emulator does REP (ESC[999999999b,
+// repeat the last character) one character at a time, and moves to a tab stop or
+// erases one cell at a time, so a program printing such a count held the screen,
+// and a CPU, for hours. Beyond the cap nothing on the screen would differ (REP
+// fills the screen at cols×rows; more only scrolls the same line into history,
+// and the cap keeps where the cursor ends).
+func boundCounts(emu *vt.Emulator, cols, rows int) {
+	for cmd, max := range map[int]int{
+		'b': cols * rows, // REP
+		'I': cols,        // CHT: forward tab stops
+		'Z': cols,        // CBT: backward tab stops
+		'X': cols,        // ECH: erase characters
+		'@': cols,        // ICH: insert characters
+		'P': cols,        // DCH: delete characters
+		'L': rows,        // IL: insert lines
+		'M': rows,        // DL: delete lines
+		'S': rows,        // SU: scroll up
+		'T': rows,        // SD: scroll down
+	} {
+		// Registered last, so called first: it caps the count in place and
+		// leaves the sequence to the emulator's own handler, which sees the
+		// same parameters.
+		emu.RegisterCsiHandler(cmd, func(params ansi.Params) bool {
+			if len(params) > 0 {
+				v := int(params[0]) & parser.ParamMask
+				if v != parser.MissingParam && v > max {
+					capped := max
+					if cmd == 'b' {
+						// Keep the count's remainder by the width, so that the
+						// cursor ends where the whole repetition would leave it.
+						capped += (v - max) % cols
+					}
+					params[0] = ansi.Param(int(params[0])&^parser.ParamMask | capped)
+				}
+			}
+			return false
+		})
+	}
 }
