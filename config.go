@@ -54,7 +54,8 @@ type Config struct {
 	// that other programs share.
 	TempDir string
 
-	// Env adds variables to every command's environment (e.g. MYCODEAGENT=1).
+	// Env adds variables to every command's environment. MYCODEAGENT=1 (seed
+	// 001) is there unless Env gives MYCODEAGENT another value.
 	Env map[string]string
 	// KeepEnv names variables that look secret but should reach commands anyway.
 	KeepEnv []string

@@ -146,7 +146,9 @@ func (g *Gate) makeTemp() error {
 
 // setTemp points the commands' TMPDIR, TMP and TEMP at dir.
 func (g *Gate) setTemp(dir string, own bool) {
-	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir}
+	// MYCODEAGENT=1 tells scripts an agent runs them (seed 001 §5.6), so that
+	// they can turn interactive prompts off.
+	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir, "MYCODEAGENT": "1"}
 	for k, v := range g.cfg.Env { // the user's variables win
 		extra[k] = v
 	}
