@@ -411,8 +411,9 @@ type admitted struct {
 // request that may not run gets its refusal envelope instead.
 func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string, b *box) (*admitted, *envelope.Envelope) {
 	env := envelope.Envelope{
-		Data:    envelope.Data{Command: req.Command},
-		Context: envelope.Context{ParamsInput: req.params(), Shell: g.shell.Path},
+		Data: envelope.Data{Command: req.Command},
+		// Until the directory is resolved, the session's: where it would have run.
+		Context: envelope.Context{Cwd: cwd, ParamsInput: req.params(), Shell: g.shell.Path},
 	}
 	timeout, budget, bad := g.validate(req)
 	if bad != "" {
