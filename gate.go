@@ -287,6 +287,17 @@ func (g *Gate) Check(req Request) Verdict {
 	return verdict(v)
 }
 
+// CheckApproved is Check in a session whose user has approved some session
+// keys (approved reports which): an ask is about the first sub-command whose
+// key is not approved yet, and a line with all its asks approved is allowed.
+func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdict {
+	abs, _, err := resolveDir(g.root, req.Directory)
+	if err != nil {
+		return dirVerdict(err.(*dirError))
+	}
+	return verdict(g.policy.CheckApproved(req.Command, g.policyEnv(abs), approved))
+}
+
 // judge checks a command line. Where a sandbox is planned, the rules it
 // contains are relaxed; relied reports an allow that needed that.
 func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bool) {
@@ -434,9 +445,10 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	pe := g.policyEnv(dir)
 	pe.Terminal = req.TTY
 	v, relied := g.judge(req.Command, pe)
+	engine := g.policy // the engine whose verdict v is
 	if relied && !g.confining(b) {
 		// The sandbox this allow counted on could not be set up: judge as without it.
-		v, relied = g.strict.Check(req.Command, pe), false
+		v, relied, engine = g.strict.Check(req.Command, pe), false, g.strict
 	}
 	if req.TTY && v.Decision == policy.Allow {
 		v, relied = g.terminalVerdict(req.Command, v, relied, b)
@@ -446,9 +458,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	case policy.Deny:
 		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
-		who, ok := g.approve(ctx, req, v, o.approver)
-		if !ok {
-			return nil, env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
+		who, refusal := g.approveAll(ctx, req, v, engine, pe, o.approver)
+		if refusal != nil {
+			return nil, env.Refuse(*refusal)
 		}
 		env.Context.Policy.Approved = who
 	}
@@ -495,6 +507,41 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 		return "session", true
 	}
 	return "", false
+}
+
+// approveAll asks about v, then about each further ask of the line (another
+// rule, another sub-command) that the answers so far do not cover, so that no
+// command rides on another's approval. It returns "once" if any answer was
+// for this run only, else "session"; or the refusal of the first not approved.
+func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, engine *policy.Engine, pe policy.Env, a Approver) (string, *envelope.Err) {
+	approved := map[string]bool{}
+	asked := map[string]bool{}
+	who := "session"
+	for {
+		answer, ok := g.approve(ctx, req, v, a)
+		if !ok {
+			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, a != nil)}
+		}
+		if answer == "once" {
+			who = "once"
+		}
+		asked[askID(v)] = true
+		if v.SessionKey == "" {
+			// The engine cannot look past an ask that has no key: the others
+			// (if any) were shown to the user with the whole command line.
+			return who, nil
+		}
+		approved[v.SessionKey] = true
+		next := engine.CheckApproved(req.Command, pe, func(key string) bool { return approved[key] })
+		if next.Decision != policy.Ask || asked[askID(next)] {
+			return who, nil
+		}
+		v = next
+	}
+}
+
+func askID(v policy.Verdict) string {
+	return fmt.Sprintf("%s\x00%s\x00%d:%d\x00%s", v.Rule, v.Command, v.Line, v.Col, v.SessionKey)
 }
 
 func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
