@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 )
 
 // A line with several commands the policy asks about has each asked about, not
@@ -52,5 +54,28 @@ func TestApprovalAsksEveryRule(t *testing.T) {
 	run(t, g, shellgate.Request{Command: "touch g && mkdir h"}, always)
 	if n != 2 {
 		t.Errorf("asked %d times for two keys approved for the session, want 2", n)
+	}
+}
+
+// A command too long to be shown whole is not asked about (a question with its
+// middle cut asks the user to approve what they cannot see): it is refused.
+func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
+	l := newLab(t)
+	cfg := shellgate.Config{Root: l.root}
+	cfg.Policy.Ask = []string{"touch *"}
+	g := gate(t, cfg)
+	asked := 0
+	approve := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { asked++; return shellgate.AllowOnce })
+	for _, cmd := range []string{
+		"touch " + strings.Repeat("a", 100) + strings.Repeat(" b", 10<<10),
+		"touch a" + strings.Repeat(" \\\n b", 500),
+	} {
+		env := run(t, g, shellgate.Request{Command: cmd}, approve)
+		if asked != 0 || env.Error == nil || env.Error.Code != "APPROVAL_REQUIRED" || !strings.Contains(env.Error.Message, "too long to show") {
+			t.Errorf("asked %d times; %s", asked, envelope.CutMiddle(env.Text, 400))
+		}
+	}
+	if env := run(t, g, shellgate.Request{Command: "touch short"}, approve); asked != 1 || env.Error != nil {
+		t.Errorf("a short command: asked %d times; %s", asked, env.Text)
 	}
 }

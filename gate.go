@@ -500,7 +500,11 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 	if a == nil {
 		return "", false
 	}
-	switch a(ctx, Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}) {
+	q := Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}
+	if _, ok := q.Shown(); !ok {
+		return "", false // approveAll says why
+	}
+	switch a(ctx, q) {
 	case AllowOnce:
 		return "once", true
 	case AllowSession:
@@ -519,6 +523,11 @@ func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, en
 	who := "session"
 	for {
 		answer, ok := g.approve(ctx, req, v, a)
+		if _, shown := (Question{Command: req.Command}).Shown(); !ok && a != nil && !shown {
+			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
+				"Approval required: %s The command is too long to show for approval (%d bytes; at most %d bytes and %d lines are shown whole), so the user was not asked. Split it into shorter commands, or write it to a script file in the project and ask the user to review and allow that.",
+				v.Reason, len(req.Command), MaxShownCommand, MaxShownLines)}
+		}
 		if !ok {
 			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, a != nil)}
 		}
