@@ -324,6 +324,17 @@ func (g *Gate) Check(req Request) Verdict {
 	return verdict(v)
 }
 
+// CheckApproved is Check in a session whose user has approved some session
+// keys (approved reports which): an ask is about the first sub-command whose
+// key is not approved yet, and a line with all its asks approved is allowed.
+func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdict {
+	abs, _, err := resolveDir(g.root, req.Directory)
+	if err != nil {
+		return dirVerdict(err.(*dirError))
+	}
+	return verdict(g.policy.CheckApproved(req.Command, g.policyEnv(abs), approved))
+}
+
 // judge checks a command line. Where a sandbox is planned, the rules it
 // contains are relaxed; relied reports an allow that needed that.
 func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bool) {
@@ -457,8 +468,9 @@ type admitted struct {
 // request that may not run gets its refusal envelope instead.
 func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string, b *box) (*admitted, *envelope.Envelope) {
 	env := envelope.Envelope{
-		Data:    envelope.Data{Command: req.Command},
-		Context: envelope.Context{ParamsInput: req.params(), Shell: g.shell.Path},
+		Data: envelope.Data{Command: req.Command},
+		// Until the directory is resolved, the session's: where it would have run.
+		Context: envelope.Context{Cwd: cwd, ParamsInput: req.params(), Shell: g.shell.Path},
 	}
 	timeout, budget, bad := g.validate(req)
 	if bad != "" {
@@ -479,14 +491,15 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	pe := g.policyEnv(dir)
 	pe.Terminal = req.TTY
 	v, relied := g.judge(req.Command, pe)
+	engine := g.policy // the engine whose verdict v is
 	if relied && (!g.confining(b) || !g.egressHeld(b)) {
 		// The sandbox this allow counted on could not be set up: judge as without it.
-		v, relied = g.strict.Check(req.Command, pe), false
+		v, relied, engine = g.strict.Check(req.Command, pe), false, g.strict
 	}
 	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
 	if undoable && g.keepWork != nil && !g.undoCovers(v, dir) {
 		// A checkpoint would not keep what it throws away: ask as without one.
-		v, undoable = g.keepWork.Check(req.Command, pe), false
+		v, undoable, engine = g.keepWork.Check(req.Command, pe), false, g.keepWork
 		relied = relied && v.Decision == policy.Allow
 	}
 	if req.TTY && v.Decision == policy.Allow {
@@ -498,9 +511,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	case policy.Deny:
 		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
-		who, ok := g.approve(ctx, req, v, o.approver)
-		if !ok {
-			return nil, env.Refuse(envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, o.approver != nil)})
+		who, refusal := g.approveAll(ctx, req, v, engine, pe, o.approver)
+		if refusal != nil {
+			return nil, env.Refuse(*refusal)
 		}
 		env.Context.Policy.Approved = who
 	}
@@ -541,13 +554,57 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 	if a == nil {
 		return "", false
 	}
-	switch a(ctx, Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}) {
+	q := Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}
+	if _, ok := q.Shown(); !ok {
+		return "", false // approveAll says why
+	}
+	switch a(ctx, q) {
 	case AllowOnce:
 		return "once", true
 	case AllowSession:
 		return "session", true
 	}
 	return "", false
+}
+
+// approveAll asks about v, then about each further ask of the line (another
+// rule, another sub-command) that the answers so far do not cover, so that no
+// command rides on another's approval. It returns "once" if any answer was
+// for this run only, else "session"; or the refusal of the first not approved.
+func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, engine *policy.Engine, pe policy.Env, a Approver) (string, *envelope.Err) {
+	approved := map[string]bool{}
+	asked := map[string]bool{}
+	who := "session"
+	for {
+		answer, ok := g.approve(ctx, req, v, a)
+		if _, shown := (Question{Command: req.Command}).Shown(); !ok && a != nil && !shown {
+			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
+				"Approval required: %s The command is too long to show for approval (%d bytes; at most %d bytes and %d lines are shown whole), so the user was not asked. Split it into shorter commands, or write it to a script file in the project and ask the user to review and allow that.",
+				v.Reason, len(req.Command), MaxShownCommand, MaxShownLines)}
+		}
+		if !ok {
+			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, a != nil)}
+		}
+		if answer == "once" {
+			who = "once"
+		}
+		asked[askID(v)] = true
+		if v.SessionKey == "" {
+			// The engine cannot look past an ask that has no key: the others
+			// (if any) were shown to the user with the whole command line.
+			return who, nil
+		}
+		approved[v.SessionKey] = true
+		next := engine.CheckApproved(req.Command, pe, func(key string) bool { return approved[key] })
+		if next.Decision != policy.Ask || asked[askID(next)] {
+			return who, nil
+		}
+		v = next
+	}
+}
+
+func askID(v policy.Verdict) string {
+	return fmt.Sprintf("%s\x00%s\x00%d:%d\x00%s", v.Rule, v.Command, v.Line, v.Col, v.SessionKey)
 }
 
 func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -92,6 +94,53 @@ func (q Question) Why() string {
 		}
 	}
 	return q.Reason
+}
+
+// Limits on a command an approval question can show: one longer is not asked
+// about, since a person cannot judge what they are not shown whole.
+const (
+	MaxShownCommand = 8 << 10 // bytes
+	MaxShownLines   = 40      // lines, a run of blank lines counting as one
+)
+
+// Shown returns the command as a question shows it: every line after "│ ", so
+// that no line of it can pass for the question's own text (a planted "Why you
+// are asked" paragraph shows as part of the command); control characters
+// escaped (policy.Visible); a run of blank lines as one line saying how many.
+// ok is false when the command is over MaxShownCommand or MaxShownLines: it
+// must then not be asked about (Gate refuses it); text is then its head.
+func (q Question) Shown() (text string, ok bool) {
+	lines := strings.Split(policy.Visible(q.Command), "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimRight(lines[i], " \t")
+		if line == "" {
+			j := i
+			for j < len(lines) && strings.TrimSpace(lines[j]) == "" {
+				j++
+			}
+			if j-i > 1 {
+				fmt.Fprintf(&b, "│ [%d empty lines]\n", j-i)
+				i = j - 1
+				shown++
+				continue
+			}
+		}
+		b.WriteString("│ " + lines[i] + "\n")
+		shown++
+	}
+	text = strings.TrimSuffix(b.String(), "\n")
+	if len(q.Command) > MaxShownCommand || shown > MaxShownLines {
+		return envelope.CutMiddle(text, 2<<10), false
+	}
+	return text, true
+}
+
+// OneLine shows s on one line, for what a question quotes (a session key, a
+// reason): control characters escaped (policy.Visible), newlines as \n.
+func OneLine(s string) string {
+	return strings.ReplaceAll(policy.Visible(s), "\n", `\n`)
 }
 
 // Answer is an Approver's decision.

@@ -39,11 +39,16 @@ type BriefData struct {
 	Changed         *Changed `json:"changed,omitempty"`
 }
 
-// BriefContext is Context without what data already says (the directory, the command).
+// BriefContext is Context without what data already says (the command), but for
+// cwd and directory_resolved, which seed 001 requires of every context.
 type BriefContext struct {
+	// Cwd is the working directory, relative to the root (seed 001: required).
+	Cwd string `json:"cwd"`
 	// ParamsInput is the input as given, less the command (data.command has it).
 	ParamsInput map[string]any `json:"params_input,omitempty"`
-	Shell       string         `json:"shell,omitempty"`
+	// DirectoryResolved is the directory as resolved, relative to the root.
+	DirectoryResolved string `json:"directory_resolved"`
+	Shell             string `json:"shell,omitempty"`
 	// Policy is the decision, left out for a plain allow (the command ran); its
 	// reason is left out when error.message carries it.
 	Policy *PolicyInfo `json:"policy,omitempty"`
@@ -63,7 +68,7 @@ func (e *Envelope) Brief() Brief {
 		Text:    e.render(briefText),
 		Data:    BriefData(d), // the same fields; only the tags differ
 		Stats:   e.Stats,
-		Context: BriefContext{Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
+		Context: BriefContext{Cwd: e.Context.Cwd, DirectoryResolved: e.Context.DirectoryResolved, Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
 	}
 	if m, ok := e.Context.Sandbox.(map[string]any); ok && m["missing"] != nil {
 		b.Context.Sandbox = m

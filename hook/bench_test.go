@@ -48,3 +48,26 @@ func BenchmarkHandleClaudeCode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecideAuditLog is what logging a hook's decision costs (opening the
+// log, one line, the fsync at close), beside the same decision unlogged.
+//
+//	go test -run '^$' -bench DecideAuditLog ./hook
+func BenchmarkDecideAuditLog(b *testing.B) {
+	root := b.TempDir()
+	a, _ := hook.Lookup("gemini-cli")
+	c := hook.Call{Shell: true, Command: "git status && go test ./...", Dir: root}
+	for _, tc := range []struct {
+		name  string
+		audit shellgate.AuditConfig
+	}{{"off", shellgate.AuditConfig{Off: true}}, {"logged", shellgate.AuditConfig{Path: filepath.Join(b.TempDir(), "audit.jsonl")}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := shellgate.Config{Root: root, Audit: tc.audit}
+			for b.Loop() {
+				if _, err := a.Decide(cfg, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

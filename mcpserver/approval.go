@@ -11,7 +11,6 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/policy"
 )
 
 // The choices offered when the policy asks about a command.
@@ -83,16 +82,21 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 	return shellgate.AllowOnce
 }
 
-// approvalMessage shows the command (cut if huge: an elicitation is one message too)
-// and why the policy asks.
+// approvalMessage shows the command whole, as a block (Question.Shown: the Gate
+// does not ask about one too long to show; were it asked, its head is shown and
+// says it is cut), and why the policy asks, each quoted on one line.
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", policy.Visible(envelope.CutMiddle(q.Command, 16<<10)))
+	shown, ok := q.Shown()
+	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", shown)
+	if !ok {
+		fmt.Fprintf(&b, "(The command is %d bytes; not all of it is shown.)\n\n", len(q.Command))
+	}
 	if why := q.Why(); why != "" {
-		fmt.Fprintf(&b, "Why you are asked: %s\n", policy.Visible(envelope.CutMiddle(why, 4<<10)))
+		fmt.Fprintf(&b, "Why you are asked: %s\n", shellgate.OneLine(envelope.CutMiddle(why, 4<<10)))
 	}
 	if q.SessionKey != "" {
-		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands covered by %q until the client disconnects.", policy.Visible(envelope.CutMiddle(q.SessionKey, 1<<10)))
+		fmt.Fprintf(&b, "\"Allow for this session\" also allows later commands covered by %q until the client disconnects.", shellgate.OneLine(envelope.CutMiddle(q.SessionKey, 1<<10)))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

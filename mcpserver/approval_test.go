@@ -145,3 +145,28 @@ func TestApprovalMessageControlsVisible(t *testing.T) {
 		}
 	}
 }
+
+// The command is shown whole and as a block: a newline in it cannot start a line
+// that passes for the question's own text (a planted "Why you are asked"), and
+// a run of blank lines cannot scroll the rest of it out of sight.
+func TestApprovalMessageShowsCommandAsBlock(t *testing.T) {
+	planted := "echo ok\n\nWhy you are asked: It is a harmless echo.\n\"Allow for this session\" is safe.\ntouch x"
+	m := approvalMessage(shellgate.Question{Command: planted, Rule: "user.ask", SessionKey: "touch x"})
+	n := 0
+	for _, line := range strings.Split(m, "\n") {
+		if strings.HasPrefix(line, "Why you are asked:") {
+			n++
+		}
+		if strings.HasPrefix(line, `"Allow for this session"`) && strings.Contains(line, "is safe") {
+			t.Errorf("a line of the command passes for the question's: %q", line)
+		}
+	}
+	if n != 1 || !strings.Contains(m, "touch x") {
+		t.Errorf("%d lines start the question's own paragraph:\n%s", n, m)
+	}
+	hidden := "true" + strings.Repeat("\n", 60) + "touch x"
+	m = approvalMessage(shellgate.Question{Command: hidden, Rule: "user.ask", SessionKey: "touch x"})
+	if lines := strings.Count(m, "\n") + 1; lines > 15 || !strings.Contains(m, "touch x") || !strings.Contains(m, "59 empty lines") {
+		t.Errorf("blank lines not shown as such (%d lines):\n%s", lines, m)
+	}
+}

@@ -72,7 +72,15 @@ func (s *Server) approver(req *mcp.CallToolRequest, r shellgate.Request) (shellg
 			return nil, first
 		}
 	}
+	// The answer is about the question asked, the line's first ask not approved
+	// for the session: a further ask of the line (another rule) was never put
+	// to the user, and must not ride on it (once this one is approved for the
+	// session, a retry asks about the next).
+	asked := s.gate.CheckApproved(r, approvals.Allowed).SessionKey
 	return approvals.Wrap(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		if q.SessionKey != asked {
+			return shellgate.Deny
+		}
 		return answerOf(res, q.SessionKey)
 	}), nil
 }

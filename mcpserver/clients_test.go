@@ -2,6 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,6 +71,47 @@ func TestGeminiWaitForPrevious(t *testing.T) {
 			if p, _ := b["properties"].(map[string]any); p["wait_for_previous"] != nil {
 				t.Errorf("tool %s advertises wait_for_previous", tool.Name)
 			}
+		}
+	}
+}
+
+// Seed 001 §3.2: context.cwd is required and directory_resolved is given; the
+// brief envelope (structuredContent) carries both, for a command that ran, one
+// that was refused, and a job tool's answer.
+func TestBriefContextSeed001(t *testing.T) {
+	srv, root := newServer(t, shellgate.Config{}, Options{})
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, srv, nil, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		params        *mcp.CallToolParams
+		cwd, resolved string
+	}{
+		{&mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "echo hi", "directory", "sub")}, "sub", "sub"},
+		{&mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "cd sub")}, ".", "."},
+		{&mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "pwd")}, "sub", "sub"},
+		{&mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "sudo id")}, "sub", "sub"},
+		{&mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "true", "timeout_ms", 0)}, "sub", ""},
+		{&mcp.CallToolParams{Name: JobListTool, Arguments: map[string]any{}}, "sub", ""},
+	} {
+		res, err := cs.CallTool(ctx, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var brief struct {
+			Context map[string]any `json:"context"`
+		}
+		if err := json.Unmarshal(b, &brief); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := brief.Context["cwd"]; !ok || got != tc.cwd {
+			t.Errorf("%s %v: context.cwd = %v (present %v), want %q\n%s", tc.params.Name, tc.params.Arguments, got, ok, tc.cwd, b)
+		}
+		if tc.resolved != "" && brief.Context["directory_resolved"] != tc.resolved {
+			t.Errorf("%s %v: context.directory_resolved = %v, want %q\n%s", tc.params.Name, tc.params.Arguments, brief.Context["directory_resolved"], tc.resolved, b)
 		}
 	}
 }

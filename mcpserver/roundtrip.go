@@ -61,8 +61,8 @@ func (rt *roundTrips) answer(params *mcp.CallToolParamsRaw, req shellgate.Reques
 // askFirst returns the input-required result for req when the policy will ask about
 // it and the session has not approved it already.
 func (rt *roundTrips) askFirst(gate *shellgate.Gate, req shellgate.Request, approved *shellgate.SessionApprovals) (*mcp.CallToolResult, bool) {
-	v := gate.Check(req)
-	if v.Decision != policy.Ask || approved.Allowed(v.SessionKey) {
+	v := gate.CheckApproved(req, approved.Allowed)
+	if v.Decision != policy.Ask {
 		return nil, false
 	}
 	q := shellgate.Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}

@@ -33,12 +33,17 @@ func ExampleEngine_CheckApproved() {
 	e, _ := policy.New(policy.Settings{})
 	env := policy.Env{Root: "/project"}
 	session := map[string]bool{}
-	v := e.Check("docker build .", env)
+	v := e.Check("docker run alpine true", env)
 	fmt.Println(v.Decision, v.SessionKey)
 	session[v.SessionKey] = true // the user answered "always for this session"
-	v = e.CheckApproved("docker build -t app .", env, func(key string) bool { return session[key] })
+	approved := func(key string) bool { return session[key] }
+	v = e.CheckApproved("docker run ubuntu echo hi", env, approved)
 	fmt.Println(v.Decision)
+	// Options are part of what was approved: these ask again.
+	v = e.CheckApproved("docker run --privileged -v /:/host alpine sh", env, approved)
+	fmt.Println(v.Decision, v.SessionKey)
 	// Output:
-	// ask docker build
+	// ask docker run
 	// allow
+	// ask docker run --privileged -v /:/host
 }

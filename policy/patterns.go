@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/shellgate/shellgate/analysis"
 )
 
@@ -117,15 +119,68 @@ func sessionKey(rule string, c *analysis.Command) string {
 	}
 	if (rule == RuleEscape || rule == RuleUntrusted) && c.Kind == analysis.Simple && multiCommand[c.Name] {
 		if c.Sub != "" && c.Flags[c.SubAt]&analysis.ArgDynamic == 0 {
-			return c.Name + " " + c.Sub
+			return withOptions(c, c.SubAt)
 		}
 		if len(c.Operands) > 0 { // the first operand
 			i := c.Operands[0]
 			if c.Flags[i]&analysis.ArgDynamic != 0 {
 				return ""
 			}
-			return c.Name + " " + c.Args[i]
+			return withOptions(c, i)
 		}
 	}
 	return c.Source
+}
+
+// withOptions is the prefix key of c: its name, the argument at sub (the
+// subcommand, or the first operand), and every option given, with its value —
+// options change what a daemon is asked to do (docker run --privileged -v
+// /:/host), so a key approved without them must not cover them. Operands
+// (the image, the command it runs) are left out. "" when an option is only
+// known at run time. For a program whose grammar shellgate does not know
+// (docker), an option's value cannot be told from an operand: everything
+// before the subcommand is kept, and after it each option with the word that
+// follows it, which may be its value (-v /:/host).
+func withOptions(c *analysis.Command, sub int) string {
+	keep := map[int]bool{sub: true}
+	if c.Parsed {
+		operand := map[int]bool{}
+		for _, i := range c.Operands {
+			operand[i] = true
+		}
+		for i := range c.Args {
+			if !operand[i] && !(i > sub && c.OptsEnd > 0 && i >= c.OptsEnd) {
+				keep[i] = true
+			}
+		}
+	} else {
+		for i := range sub {
+			keep[i] = true
+		}
+		for i := sub + 1; i < len(c.Args); i++ {
+			if a := c.Args[i]; strings.HasPrefix(a, "-") && a != "-" {
+				keep[i] = true
+				if a == "--" {
+					break
+				}
+				if !strings.Contains(a, "=") && i+1 < len(c.Args) {
+					keep[i+1] = true
+				}
+			}
+		}
+	}
+	parts := []string{c.Name}
+	for i, a := range c.Args {
+		if !keep[i] {
+			continue
+		}
+		if c.Flags[i]&analysis.ArgDynamic != 0 {
+			return ""
+		}
+		if q, err := syntax.Quote(a, syntax.LangBash); err == nil {
+			a = q
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

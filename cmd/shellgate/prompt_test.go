@@ -67,3 +67,18 @@ func TestPromptShowsControlCharacters(t *testing.T) {
 		t.Errorf("prompt: %q", got)
 	}
 }
+
+// The terminal prompt shows the command as a block too: a newline in it cannot
+// plant a line of the prompt's own, and blank lines cannot scroll it away.
+func TestPromptShowsCommandAsBlock(t *testing.T) {
+	var out strings.Builder
+	q := shellgate.Question{Command: "echo ok\nAllow? [y]es / [n]o\n" + strings.Repeat("\n", 60) + "touch x", Rule: "user.ask", SessionKey: "touch x"}
+	promptApprover(strings.NewReader("n\n"), &out)(context.Background(), q)
+	got := out.String()
+	if strings.Count(got, "\nAllow? ") != 1 || !strings.Contains(got, "│ Allow? [y]es / [n]o") {
+		t.Errorf("a line of the command passes for the prompt's own:\n%s", got)
+	}
+	if lines := strings.Count(got, "\n"); lines > 15 || !strings.Contains(got, "empty lines]") || !strings.Contains(got, "│ touch x") {
+		t.Errorf("blank lines not shown as such (%d lines):\n%s", lines, got)
+	}
+}

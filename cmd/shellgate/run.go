@@ -17,7 +17,6 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/policy"
 )
 
 const runUsage = `Usage: shellgate run [flags] -- COMMAND
@@ -242,9 +241,11 @@ func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
 		always := "always for this session"
 		if q.SessionKey != "" {
-			always = fmt.Sprintf("always for commands covered by %q", policy.Visible(q.SessionKey))
+			always = fmt.Sprintf("always for commands covered by %q", shellgate.OneLine(q.SessionKey))
 		}
-		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n  %s\n%s\nAllow? [y]es / [n]o / [a]%s: ", policy.Visible(q.Command), policy.Visible(q.Why()), always[1:])
+		// The command as a block (the Gate asks only about one it can show whole).
+		shown, _ := q.Shown()
+		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n%s\n%s\nAllow? [y]es / [n]o / [a]%s: ", shown, shellgate.OneLine(q.Why()), always[1:])
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')

@@ -1,0 +1,81 @@
+package shellgate_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// A line with several commands the policy asks about has each asked about, not
+// only the first: the others used to ride on its approval.
+func TestApprovalAsksEveryRule(t *testing.T) {
+	l := newLab(t)
+	cfg := shellgate.Config{Root: l.root}
+	cfg.Policy.Ask = []string{"touch *", "mkdir *"}
+	g := gate(t, cfg)
+	var asked []string
+	answer := func(deny string) shellgate.Option {
+		asked = nil
+		return shellgate.WithApprover(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+			asked = append(asked, q.SessionKey)
+			if q.SessionKey == deny {
+				return shellgate.Deny
+			}
+			return shellgate.AllowOnce
+		})
+	}
+	env := run(t, g, shellgate.Request{Command: "touch a && mkdir b"}, answer(""))
+	if len(asked) != 2 || asked[0] != "touch *" || asked[1] != "mkdir *" {
+		t.Errorf("asked %q, want touch * then mkdir *", asked)
+	}
+	if env.Error != nil || env.Context.Policy == nil || env.Context.Policy.Approved != "once" {
+		t.Errorf("both approved: %s", env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: "touch c && mkdir d"}, answer("mkdir *"))
+	if env.Error == nil || env.Error.Code != "APPROVAL_REQUIRED" || env.Error.Rule == "" {
+		t.Errorf("second denied: %s", env.Text)
+	}
+	if _, err := os.Stat(filepath.Join(l.root, "c")); err == nil {
+		t.Error("the line ran although its second command was denied")
+	}
+	// "Allow for this session" of one is remembered; the other is still asked.
+	var session shellgate.SessionApprovals
+	n := 0
+	always := shellgate.WithApprover(session.Wrap(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		n++
+		return shellgate.AllowSession
+	}))
+	run(t, g, shellgate.Request{Command: "touch e && mkdir f"}, always)
+	run(t, g, shellgate.Request{Command: "touch g && mkdir h"}, always)
+	if n != 2 {
+		t.Errorf("asked %d times for two keys approved for the session, want 2", n)
+	}
+}
+
+// A command too long to be shown whole is not asked about (a question with its
+// middle cut asks the user to approve what they cannot see): it is refused.
+func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
+	l := newLab(t)
+	cfg := shellgate.Config{Root: l.root}
+	cfg.Policy.Ask = []string{"touch *"}
+	g := gate(t, cfg)
+	asked := 0
+	approve := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { asked++; return shellgate.AllowOnce })
+	for _, cmd := range []string{
+		"touch " + strings.Repeat("a", 100) + strings.Repeat(" b", 10<<10),
+		"touch a" + strings.Repeat(" \\\n b", 500),
+	} {
+		env := run(t, g, shellgate.Request{Command: cmd}, approve)
+		if asked != 0 || env.Error == nil || env.Error.Code != "APPROVAL_REQUIRED" || !strings.Contains(env.Error.Message, "too long to show") {
+			t.Errorf("asked %d times; %s", asked, envelope.CutMiddle(env.Text, 400))
+		}
+	}
+	if env := run(t, g, shellgate.Request{Command: "touch short"}, approve); asked != 1 || env.Error != nil {
+		t.Errorf("a short command: asked %d times; %s", asked, env.Text)
+	}
+}
