@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // EmptyTree is git's empty tree.
@@ -167,11 +168,8 @@ func (s *Store) workPass() (string, map[string]uint32, error) {
 		}
 		s.addedModes(s.root, out, modes)
 	}
-	tree, err := s.git(nil, s.root, index, "write-tree")
-	if err != nil {
-		return "", nil, err
-	}
-	return strings.TrimSpace(string(tree)), modes, nil
+	tree, err := s.writeIndexTree(s.root, index, len(modes) == 0)
+	return tree, modes, err
 }
 
 func errText(err error) string {
@@ -228,11 +226,43 @@ func (s *Store) gitPass() (string, map[string]uint32, error) {
 	}
 	modes := map[string]uint32{}
 	s.addedModes(dotgit, out, modes)
-	tree, err := s.git(nil, dotgit, index, "write-tree")
-	if err != nil {
-		return "", nil, err
+	tree, err := s.writeIndexTree(dotgit, index, len(modes) == 0)
+	return tree, modes, err
+}
+
+// indexTree is the tree last written from an index file, and the file's
+// size and time then.
+type indexTree struct {
+	tree string
+	size int64
+	mod  time.Time
+}
+
+// writeIndexTree is git write-tree of index, or, when git add changed
+// nothing (unchanged) and the file is as the last write-tree left it, that
+// tree again without starting git.
+func (s *Store) writeIndexTree(work, index string, unchanged bool) (string, error) {
+	s.treesMu.Lock()
+	last, ok := s.trees[index]
+	s.treesMu.Unlock()
+	fi, err := os.Stat(index)
+	if unchanged && ok && err == nil && fi.Size() == last.size && fi.ModTime().Equal(last.mod) {
+		return last.tree, nil
 	}
-	return strings.TrimSpace(string(tree)), modes, nil
+	out, err := s.git(nil, work, index, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	tree := strings.TrimSpace(string(out))
+	if fi, err := os.Stat(index); err == nil {
+		s.treesMu.Lock()
+		if s.trees == nil {
+			s.trees = map[string]indexTree{}
+		}
+		s.trees[index] = indexTree{tree, fi.Size(), fi.ModTime()}
+		s.treesMu.Unlock()
+	}
+	return tree, nil
 }
 
 // addedModes reads git add -v's lines ("add 'p'", "remove 'p'") and records

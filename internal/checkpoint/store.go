@@ -138,6 +138,9 @@ type Store struct {
 	nested  []string // nested repositories without a commit, left out
 	snaps   int      // snapshots since Open, for the periodic bound check
 	records []Record // loaded under the lock
+
+	treesMu sync.Mutex
+	trees   map[string]indexTree // by index file: the last tree written from it
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a
