@@ -3,6 +3,8 @@
 # staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
 # (Node.js and the official TypeScript SDK). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
+# On an idle 2-core machine it takes about 15 minutes, most of it the root
+# package's live sandbox and corpus suites under the race detector.
 #
 # Everything temporary (the binary, test dirs, spill files) goes in one directory,
 # removed on exit: nothing is left in /tmp.
@@ -75,7 +77,7 @@ step "go mod tidy -diff" go mod tidy -diff
 step "gofmt" gofmt_check
 step "go vet (linux, windows, darwin)" vet_all
 step "staticcheck $STATICCHECK_VERSION" go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
-step "go test -race" go test -race -count=1 ./...
+step "go test -race" go test -race -count=1 -timeout 40m ./...
 if [ -f e2e/package.json ]; then
   step "end-to-end MCP tests (official TypeScript SDK)" e2e
 fi
