@@ -3,8 +3,10 @@
 # staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
 # (Node.js and the official TypeScript SDK). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
-# On an idle 2-core machine it takes about 15 minutes, most of it the root
-# package's live sandbox and corpus suites under the race detector.
+# On an idle 2-core machine it takes about 20 minutes, most of it the root
+# package's live sandbox and corpus suites under the race detector. Packages
+# are tested one at a time (-p 1): the corpus's fork-bomb and exhaustion rows
+# would otherwise starve the sandbox package's process-limit tests beside them.
 #
 # Everything temporary (the binary, test dirs, spill files) goes in one directory,
 # removed on exit: nothing is left in /tmp.
@@ -77,7 +79,7 @@ step "go mod tidy -diff" go mod tidy -diff
 step "gofmt" gofmt_check
 step "go vet (linux, windows, darwin)" vet_all
 step "staticcheck $STATICCHECK_VERSION" go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
-step "go test -race" go test -race -count=1 -timeout 40m ./...
+step "go test -race" go test -race -count=1 -p 1 -timeout 40m ./...
 if [ -f e2e/package.json ]; then
   step "end-to-end MCP tests (official TypeScript SDK)" e2e
 fi
