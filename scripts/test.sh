@@ -3,7 +3,7 @@
 # staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
 # (Node.js and the official TypeScript SDK). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
-# On an idle 2-core machine it takes about 20 minutes, most of it the root
+# On an idle 2-core machine it takes about 13 minutes, most of it the root
 # package's live sandbox and corpus suites under the race detector. Packages
 # are tested one at a time (-p 1): the corpus's fork-bomb and exhaustion rows
 # would otherwise starve the sandbox package's process-limit tests beside them.
