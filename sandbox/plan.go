@@ -366,7 +366,7 @@ func (p *planner) shown(path string) bool {
 		if !under(path, s.Path) {
 			continue
 		}
-		return (s.Op == OpBind || s.Op == OpOverlay) && under(path, s.Path)
+		return s.Op == OpBind || s.Op == OpOverlay
 	}
 	return false
 }
