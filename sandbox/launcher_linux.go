@@ -86,8 +86,8 @@ func (l *launcher) do(fn func() (fit bool)) {
 
 // restrictThread confines the calling thread, and so every command it forks:
 // no capabilities ever, no privilege gained at exec, a keyring of its own,
-// writes only where the ruleset allows, signals and abstract sockets only
-// within the session.
+// no vsock or io_uring (seccomp), writes only where the ruleset allows,
+// signals and abstract sockets only within the session.
 func (l *launcher) restrictThread() error {
 	var errs []error
 	if err := dropCapabilities(); err != nil {
@@ -100,6 +100,8 @@ func (l *launcher) restrictThread() error {
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
+	} else if err := denySockets(); err != nil {
+		errs = append(errs, fmt.Errorf("seccomp: %w", err))
 	}
 	if l.ruleset >= 0 {
 		if err := llsys.LandlockRestrictSelf(l.ruleset, 0); err != nil {

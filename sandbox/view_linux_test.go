@@ -311,3 +311,28 @@ func TestViewStepFailureReported(t *testing.T) {
 		t.Errorf("the rest of the view: %q (exit %d)", got, code)
 	}
 }
+
+// What no mount or network namespace separates is refused: a vsock socket (a
+// virtual machine's channel to its host) and io_uring (whose operations open
+// sockets past the filter). Other sockets work.
+func TestViewNoVsockNoIOUring(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	got, _ := run(t, s, l.root, `python3 -c '
+import socket, ctypes, errno
+for fam, name in ((socket.AF_VSOCK, "vsock"), (socket.AF_UNIX, "unix"), (socket.AF_INET, "inet")):
+    try:
+        socket.socket(fam, socket.SOCK_STREAM).close(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+r = libc.syscall(425, 8, params)
+print("io_uring", "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
+'`)
+	for _, want := range []string{"vsock EAFNOSUPPORT", "unix ok", "inet ok", "io_uring EPERM"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q:\n%s", want, got)
+		}
+	}
+}
