@@ -25,7 +25,8 @@ import (
 type StepOp string
 
 const (
-	// OpTmpfs mounts an empty tmpfs (writable if Write) of Size bytes.
+	// OpTmpfs mounts an empty tmpfs of Size bytes; one that is not Write is
+	// made read-only by an OpReadOnly step once what it holds is mounted.
 	OpTmpfs StepOp = "tmpfs"
 	// OpBind binds the host's Src at Path, read-only unless Write, however
 	// deep (every mount under Src comes along read-only).
@@ -177,6 +178,7 @@ func (p *planner) system() {
 	// own holds daemons' sockets too.
 	if k, _ := p.kind("/var/run"); k == Dir {
 		p.add(Step{Op: OpTmpfs, Path: "/var/run", Mode: 0o755, Size: 1 << 20, Why: "daemons' sockets hidden"})
+		p.add(Step{Op: OpReadOnly, Path: "/var/run"})
 	}
 	p.add(Step{Op: OpTmpfs, Path: "/run", Mode: 0o755, Size: 1 << 20, Write: false, Why: "daemons' sockets hidden"})
 	if p.spec.Network {
@@ -192,6 +194,7 @@ func (p *planner) system() {
 			}
 		}
 	}
+	p.add(Step{Op: OpReadOnly, Path: "/run"})
 }
 
 // temps gives the session its own /tmp, /var/tmp and /dev/shm.

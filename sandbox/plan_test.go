@@ -229,6 +229,19 @@ func TestPlanResolver(t *testing.T) {
 	if s, ok := planOf(t, spec, workstation)[stub]; !ok || s.Op != OpBind || s.Write {
 		t.Errorf("with the network: %v, want a read-only bind", s)
 	}
+	// Its mount point is made in /run before /run becomes read-only.
+	bind, ro := -1, -1
+	for i, s := range Plan(spec, Facts{Host: workstation}) {
+		switch {
+		case s.Path == stub:
+			bind = i
+		case s.Path == "/run" && s.Op == OpReadOnly:
+			ro = i
+		}
+	}
+	if bind < 0 || ro < bind {
+		t.Errorf("the resolver bind at %d, /run made read-only at %d", bind, ro)
+	}
 }
 
 // Paths are mounted outermost first: a writable path inside a visible one,

@@ -105,13 +105,7 @@ func applyStep(s Step) error {
 			flags |= unix.MS_NOEXEC
 		}
 		opts := fmt.Sprintf("mode=%o,size=%d", mode, max(s.Size, 4096))
-		if err := unix.Mount("tmpfs", dst, "tmpfs", flags, opts); err != nil {
-			return err
-		}
-		if !s.Write {
-			return setAttr(dst, unix.MOUNT_ATTR_RDONLY, false)
-		}
-		return nil
+		return unix.Mount("tmpfs", dst, "tmpfs", flags, opts)
 	case OpBind:
 		attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
 		if !s.Write {

@@ -122,6 +122,9 @@ func TestViewHostSockets(t *testing.T) {
 		t.Errorf("a host socket was reached: %s", m)
 	case <-time.After(200 * time.Millisecond):
 	}
+	if out, code := run(t, s, l.root, "ls -A /run; touch /run/daemon.sock"); code == 0 || strings.TrimSpace(strings.Split(out, "\n")[0]) != "" && !strings.Contains(out, "Read-only") {
+		t.Errorf("/run: %q (exit %d), want empty and read-only", out, code)
+	}
 }
 
 // Credentials read as absent without being named anywhere, and the
