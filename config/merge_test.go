@@ -458,3 +458,32 @@ func TestNetworkAllow(t *testing.T) {
 		}
 	}
 }
+
+// [sandbox] visible shows commands more of the machine: the user's files may
+// add paths, an untrusted project file may not (it is ignored, with a
+// warning), and a relative path is refused.
+func TestSandboxVisible(t *testing.T) {
+	l := newLab(t)
+	write(t, l.user, "[sandbox]\nvisible = [\"~/notes\"]\n")
+	project := filepath.Join(l.root, config.ProjectFileName)
+	write(t, project, "[sandbox]\nvisible = [\"~/.ssh\"]\n")
+	cfg, src, err := config.Load(l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Sandbox.Visible, []string{"~/notes"}) {
+		t.Errorf("visible %v, want the user's only", cfg.Sandbox.Visible)
+	}
+	warned := false
+	for _, w := range src.Warnings {
+		warned = warned || strings.Contains(w.Error(), "sandbox.visible") || strings.Contains(w.Error(), "[sandbox] visible")
+	}
+	if !warned {
+		t.Errorf("the project's visible was ignored silently: %v", src.Warnings)
+	}
+	os.Remove(project)
+	write(t, l.user, "[sandbox]\nvisible = [\"notes\"]\n")
+	if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), "visible") {
+		t.Errorf("a relative visible path: %v", err)
+	}
+}
