@@ -1,11 +1,13 @@
 package shellgate_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The README's Go snippets that are whole programs compile as shown.
@@ -44,9 +46,10 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 	}
 }
 
-// Every link in the README and docs/ leads to a file of this repository or to a
-// public address, and no section of a document outside it is cited (§): an outsider
-// can open everything the documentation points to.
+// Every link in the README and docs/ leads to a file of this repository (and to a
+// heading there, where it names one) or to a public address, and no section of a
+// document outside it is cited (§): an outsider can open everything the
+// documentation points to.
 func TestDocsLinksResolve(t *testing.T) {
 	docs, _ := filepath.Glob("docs/*.md")
 	for _, doc := range append([]string{"README.md", "testdata/corpus/README.md"}, docs...) {
@@ -63,10 +66,61 @@ func TestDocsLinksResolve(t *testing.T) {
 			if !ok || strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") || strings.HasPrefix(target, "#") {
 				continue
 			}
-			target, _, _ = strings.Cut(target, "#")
-			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), target)); err != nil {
-				t.Errorf("%s links to %s, which is not in the repository", doc, target)
+			file, anchor, _ := strings.Cut(target, "#")
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), file)); err != nil {
+				t.Errorf("%s links to %s, which is not in the repository", doc, file)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(file, ".md") {
+				b, err := os.ReadFile(filepath.Join(filepath.Dir(doc), file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !headingAnchors(string(b))[anchor] {
+					t.Errorf("%s links to %s, which has no heading #%s", doc, file, anchor)
+				}
+			}
+		}
+		// Links within the document: [text](#anchor).
+		anchors := headingAnchors(text)
+		for _, part := range strings.Split(text, "](#")[1:] {
+			anchor, _, ok := strings.Cut(part, ")")
+			if ok && !anchors[anchor] {
+				t.Errorf("%s links to #%s, which is none of its headings", doc, anchor)
 			}
 		}
 	}
+}
+
+// headingAnchors returns the anchors GitHub gives a Markdown document's headings:
+// lower case, spaces as hyphens, punctuation other than - and _ dropped, a repeated
+// one suffixed -1, -2 … Headings inside fenced code blocks are not headings.
+func headingAnchors(doc string) map[string]bool {
+	anchors := map[string]bool{}
+	fenced := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var slug strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ':
+				slug.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				slug.WriteRune(r)
+			}
+		}
+		a := slug.String()
+		for n := 1; anchors[a]; n++ {
+			a = fmt.Sprintf("%s-%d", slug.String(), n)
+		}
+		anchors[a] = true
+	}
+	return anchors
 }
