@@ -24,7 +24,7 @@ Runs a command through the policy and the gate as if it were run directly: stdin
 stdout and stderr are the command's own (nothing is captured, no envelope), and the
 exit status is the command's. One argument is a shell command line; several are a
 program and its arguments, quoted as they are. For CLAUDE_CODE_SHELL_PREFIX, which
-passes one command line: see docs/integrations.md (the prefix must be one program,
+passes one command line: see docs/clients.md (the prefix must be one program,
 so link shellgate as shellgate-exec, which runs "shellgate exec").
 
 No timeout unless --timeout is given: a stdio MCP server runs as long as its client.

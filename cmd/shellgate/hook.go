@@ -19,7 +19,7 @@ unless --root is given; configuration as usual) and writes the agent's JSON answ
 on stdout. Other tools pass through. Nothing is run.
 
 Agents: claude-code (PreToolUse), gemini-cli (BeforeTool), cursor (beforeShellExecution).
-Install it with: shellgate install AGENT. See docs/integrations.md.
+Install it with: shellgate install AGENT. See docs/clients.md.
 
 Exit status: 0 with the answer on stdout; 2 (the agents' blocking status) with a
 message on stderr when the arguments, the payload or the configuration are unusable.
