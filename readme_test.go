@@ -1,6 +1,7 @@
 package shellgate_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/envelope"
 )
 
 // The Go snippets of the README and docs/ that are whole programs compile as shown
@@ -127,4 +131,99 @@ func headingAnchors(doc string) map[string]bool {
 		anchors[a] = true
 	}
 	return anchors
+}
+
+// codeBlocks returns the bodies of a Markdown document's fenced blocks of one
+// language, in order.
+func codeBlocks(t *testing.T, doc, lang string) []string {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, block := range strings.Split(string(b), "```"+lang+"\n")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		blocks = append(blocks, body)
+	}
+	return blocks
+}
+
+// The README starts with the two commands a newcomer runs on a fresh machine: one
+// runs a command through shellgate, one runs the tests; both name what is here.
+func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\n")
+	rest = strings.TrimLeft(rest, "\n")
+	if !strings.HasPrefix(rest, "```sh\n") {
+		t.Fatalf("README.md does not start with a sh block after its title:\n%.200s", rest)
+	}
+	body, _, _ := strings.Cut(strings.TrimPrefix(rest, "```sh\n"), "```")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], "go run ./cmd/shellgate run -- ") ||
+		!strings.HasPrefix(lines[1], "./scripts/test.sh ") {
+		t.Fatalf("README.md's first block is not the two commands (run, test):\n%s", body)
+	}
+	if _, err := os.Stat("cmd/shellgate/main.go"); err != nil {
+		t.Error(err)
+	}
+	if fi, err := os.Stat("scripts/test.sh"); err != nil || fi.Mode()&0o111 == 0 {
+		t.Errorf("scripts/test.sh is not an executable file: %v", err)
+	}
+}
+
+// The README's envelope example has only fields the envelope has, in its order.
+func TestReadmeEnvelopeExample(t *testing.T) {
+	blocks := codeBlocks(t, "README.md", "json")
+	if len(blocks) == 0 {
+		t.Fatal("no json block in README.md")
+	}
+	dec := json.NewDecoder(strings.NewReader(blocks[0]))
+	dec.DisallowUnknownFields()
+	var env envelope.Envelope
+	if err := dec.Decode(&env); err != nil {
+		t.Fatalf("README.md's envelope example: %v\n%s", err, blocks[0])
+	}
+	var last int
+	for _, key := range []string{`"status"`, `"text"`, `"data"`, `"stats"`, `"context"`} {
+		i := strings.Index(blocks[0], key)
+		if i < last {
+			t.Errorf("README.md's envelope example: %s is out of order", key)
+		}
+		last = i
+	}
+}
+
+// The shellgate configuration shown in the README and docs/ loads as it stands: the
+// strict loader would name any key that does not exist.
+func TestDocsConfigExamplesLoad(t *testing.T) {
+	docs, _ := filepath.Glob("docs/*.md")
+	n := 0
+	for _, doc := range append([]string{"README.md"}, docs...) {
+		for i, block := range codeBlocks(t, doc, "toml") {
+			if strings.Contains(block, "[mcp_servers.") { // Codex's configuration, not ours
+				continue
+			}
+			n++
+			dir := t.TempDir()
+			file := filepath.Join(dir, "example.toml")
+			if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := config.Load(config.LoadOptions{
+				ConfigFile: file, Root: dir, NoUserConfig: true, Home: dir,
+				LookupEnv: func(string) (string, bool) { return "", false },
+			})
+			if err != nil {
+				t.Errorf("%s toml block %d does not load: %v\n%s", doc, i+1, err, block)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no shellgate configuration in README.md or docs/")
+	}
 }
