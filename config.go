@@ -13,6 +13,7 @@ const (
 	DefaultOutputLimit    = 50 * 1024         // seed 000: 50 KB, here for stdout and stderr together
 	DefaultMaxOutputLimit = 512 * 1024        // what one call may ask for (max_output_bytes)
 	DefaultSpillMax       = int64(1) << 30    // 1 GiB per spill file
+	DefaultSpillTotal     = int64(2) << 30    // 2 GiB for one Gate's spill files together
 	DefaultSpillRetention = 24 * time.Hour
 	DefaultKillGrace      = 2 * time.Second
 )
@@ -45,6 +46,9 @@ type Config struct {
 	SpillDir string
 	// SpillMax caps one spill file; past it output is counted but not kept.
 	SpillMax int64
+	// SpillTotal caps one Gate's spill files together: the oldest are removed
+	// to make room for a new one. Default: DefaultSpillTotal.
+	SpillTotal int64
 	// SpillRetention is how long spill files are kept before they are swept.
 	SpillRetention time.Duration
 

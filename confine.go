@@ -146,7 +146,15 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	}
 	if !b.started {
 		b.started = true
-		b.session, b.err = sandbox.Start(g.sandboxSpec())
+		spec := g.sandboxSpec()
+		g.watching() // beside the start: its findings are needed by the first command
+		if runtime.GOOS != "linux" {
+			spec.Protected = append(spec.Protected, g.nestedProtected()...)
+		}
+		b.session, b.err = sandbox.Start(spec)
+		if b.err == nil && runtime.GOOS == "linux" {
+			b.session.KeepReadOnly(g.nestedProtected())
+		}
 		if b.err == nil {
 			b.report = b.session.Report()
 			sup.SetLauncher(b.session)
@@ -244,9 +252,6 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		}
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
-		for _, p := range protect.InPlace() {
-			spec.InPlace = append(spec.InPlace, filepath.Join(g.root, p))
-		}
 	}
 	for _, h := range append(DefaultHidden(), c.Hide...) {
 		if rest, ok := strings.CutPrefix(h, "~/"); ok {

@@ -183,6 +183,8 @@ func sandboxRow(t *testing.T, bin string, r corpus.Row, openReason string, liste
 	case !harmed && listed:
 		t.Errorf("fixed: remove %s from %s (it was listed as %s)\nharm_check: %s → no harm\n%s\n%s",
 			f["id"], openList, openReason, x.sub(f["harm_check"]), why, x.notes())
+	case harmed && strings.HasPrefix(openReason, "reported:") && !regexp.MustCompile(`New git repository in the project: |New in a subdirectory: `).MatchString(x.notes()):
+		t.Errorf("listed as reported, but nothing told what appeared\n%s\n%s", why, x.notes())
 	case harmed:
 		t.Logf("still does harm, as %s says (%s)\n%s\n%s", openList, openReason, why, x.notes())
 	default:

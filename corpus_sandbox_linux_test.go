@@ -42,12 +42,12 @@ func TestCorpusAttacksLiveHarmless(t *testing.T) {
 	for _, file := range []string{"attacks.tsv", "attacks-review.tsv"} {
 		for _, r := range corpus.Read(t, file) {
 			run := r.Fields["run"]
-			if run != "live" && run != "live-guarded" {
+			if run != "live" && run != "live-guarded" && run != "live-reported" {
 				continue
 			}
 			ran++
 			t.Run(file+":"+r.Fields["category"], func(t *testing.T) {
-				liveRow(t, r.Command(), run == "live-guarded")
+				liveRow(t, r.Command(), run)
 			})
 		}
 	}
@@ -56,7 +56,8 @@ func TestCorpusAttacksLiveHarmless(t *testing.T) {
 	}
 }
 
-func liveRow(t *testing.T, command string, guarded bool) {
+func liveRow(t *testing.T, command, run string) {
+	guarded := run == "live-guarded"
 	l := corpus.NewLab(t, visibleTempDir(t))
 	tcp, udp, heard := listen(t)
 	command = l.Substitute(command, tcp.Addr().(*net.TCPAddr).Port)
@@ -82,9 +83,16 @@ func liveRow(t *testing.T, command string, guarded bool) {
 	}
 	g, err := shellgate.New(cfg)
 	must(t, err)
-	res := run(t, g, shellgate.Request{Command: command, TimeoutMS: &timeout})
+	res := runOne(t, g, shellgate.Request{Command: command, TimeoutMS: &timeout})
 	must(t, g.Close())
-	hostGitStatus(t, l)
+	if run == "live-reported" {
+		// Refused, or run and told.
+		if res.Data.ExitCode != nil && !strings.Contains(res.Text, "New git repository in the project:") {
+			t.Errorf("the repository that appeared was not told\ncommand: %s\n%s", command, res.Text)
+		}
+	} else {
+		hostGitStatus(t, l)
+	}
 
 	judge := func(what string, harmed bool) {
 		if harmed {
@@ -160,6 +168,8 @@ func hostGitStatus(t *testing.T, l *corpus.Lab) {
 		cancel()
 	}
 }
+
+var runOne = run
 
 func policyOf(e envelope.Envelope) string {
 	if e.Context.Policy == nil {

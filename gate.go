@@ -33,6 +33,7 @@ type Gate struct {
 	sup    *runner.Supervisor
 	home   string
 	spill  string         // this Gate's spill directory, in cfg.SpillDir
+	quota  *output.Quota  // its bytes, cfg.SpillTotal
 	box    *box           // the kernel sandbox
 	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
 	// settings are policy's: the configured ones, less what the sandbox contains.
@@ -57,6 +58,7 @@ type Gate struct {
 	sessions map[*Session]bool // open sessions, closed with the Gate
 
 	egress egressGate // allow-listed egress (egress.go)
+	repos  *repos     // what appears in the root (repos.go)
 
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
 	// keepWork is the configured policy, lose-work asking, for what undo
@@ -113,6 +115,7 @@ func New(cfg Config) (*Gate, error) {
 	// The Gate's own spill directory: what it spills is not another Gate's
 	// (another project's session) to read, and its sandbox shows only this.
 	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
+	g.quota = output.NewQuota(cfg.SpillTotal)
 	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
 		return nil, err
 	}
@@ -141,6 +144,7 @@ func New(cfg Config) (*Gate, error) {
 	if err := g.makeTemp(); err != nil {
 		return nil, err
 	}
+	g.repos = g.newRepos()
 	g.sup = runner.NewSupervisor()
 	g.box.sup = g.sup
 	g.sup.KillGrace = cfg.KillGrace
@@ -220,6 +224,9 @@ func fillDefaults(c *Config) error {
 	if c.SpillMax == 0 {
 		c.SpillMax = DefaultSpillMax
 	}
+	if c.SpillTotal == 0 {
+		c.SpillTotal = max(DefaultSpillTotal, c.SpillMax)
+	}
 	if c.SpillRetention == 0 {
 		c.SpillRetention = DefaultSpillRetention
 	}
@@ -234,6 +241,8 @@ func fillDefaults(c *Config) error {
 		return fmt.Errorf("output limit %d must be positive and at most the max output limit %d", c.OutputLimit, c.MaxOutputLimit)
 	case c.SpillMax < 0:
 		return fmt.Errorf("spill max %d must be positive", c.SpillMax)
+	case c.SpillTotal < 0:
+		return fmt.Errorf("spill total %d must be positive", c.SpillTotal)
 	}
 	return nil
 }
@@ -294,6 +303,7 @@ func (g *Gate) Close() error {
 		err = boxErr
 	}
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
+	g.closeRepos()
 	<-synced
 	if auditErr := g.auditLog.close(); err == nil {
 		err = auditErr
@@ -441,6 +451,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	}
 	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
 	cp.finish(&env, nil)
+	g.noteAppeared(&env, "")
 	return env
 }
 
@@ -677,8 +688,8 @@ func (g *Gate) childEnv() ([]string, map[string]string) {
 // Secret values stripped from the environment (secrets) are redacted if the
 // command prints them anyway.
 func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
-	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
-	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
+	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
+	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
 	return stdout, stderr
 }
 
@@ -766,7 +777,7 @@ func noteSpills(env *envelope.Envelope, out, errOut output.Result) {
 			env.Note(fmt.Sprintf("Full %s: %s", r.name, r.res.SpillPath))
 		}
 		if r.res.SpillCapped {
-			env.Note(fmt.Sprintf("Full %s file stopped at its size cap; %d bytes were printed in all.", r.name, r.res.Total))
+			env.Note(fmt.Sprintf("Full %s file stopped at %d bytes (a file's cap, or the session's for all its files); %d bytes were printed in all.", r.name, r.res.SpillSize, r.res.Total))
 		}
 		if r.res.SpillErr != nil {
 			env.Note(fmt.Sprintf("Full %s could not be saved: %v", r.name, r.res.SpillErr))

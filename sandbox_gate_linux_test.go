@@ -68,9 +68,11 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// In a project without git, `git init` makes .git/hooks and .git/config: the
-// sandbox protects them from the end of that command, which the envelope says.
-func TestGitInitProtectedAfterwards(t *testing.T) {
+// In a project without git, what `git init` makes that git on the host would
+// run (.git/config, .git/hooks, .git/info) is moved to the quarantine when the
+// command ends, which the envelope says; git works without them, and what a
+// later command writes there is moved too.
+func TestGitInitQuarantined(t *testing.T) {
 	requireSandbox(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
@@ -78,19 +80,27 @@ func TestGitInitProtectedAfterwards(t *testing.T) {
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: "git init -q && echo done"})
-	if env.Status != envelope.Success || !strings.Contains(env.Text, "This command created .git/hooks, .git/config, .git/info, which the sandbox protects only from now on") {
+	if env.Status != envelope.Success || !strings.Contains(env.Text, "Moved .git/hooks, .git/config, .git/info to .shellgate-quarantine/ (read-only there)") || strings.Contains(env.Text, "New git repository") {
 		t.Errorf("git init: %s\n%s", env.Status, env.Text)
 	}
-	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`})
-	if _, err := os.Stat(filepath.Join(l.root, ".git/hooks/pre-commit")); err == nil || !strings.Contains(env.Text, "keeps protected paths read-only") {
-		t.Errorf("a hook was written after git init (%v):\n%s", err, env.Text)
+	for _, c := range []string{
+		`python3 -c 'import os; os.makedirs(".git/hooks", exist_ok=True); open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`,
+		`python3 -c 'open(".git/config", "a").write("[core]\n\tfsmonitor = echo pwned\n")'`,
+	} {
+		env = run(t, g, shellgate.Request{Command: c})
+		if !strings.Contains(env.Text, "Moved .git/") {
+			t.Errorf("%s: not told:\n%s", c, env.Text)
+		}
 	}
-	env = run(t, g, shellgate.Request{Command: `python3 -c 'open(".git/config", "a").write("[core]\n\tfsmonitor = echo pwned\n")'`})
+	if _, err := os.Stat(filepath.Join(l.root, ".git/hooks/pre-commit")); err == nil {
+		t.Error("a hook stayed in .git/hooks")
+	}
 	if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); strings.Contains(string(b), "fsmonitor") {
-		t.Errorf(".git/config was changed after git init:\n%s", env.Text)
+		t.Error("fsmonitor stayed in .git/config")
 	}
-	if env := run(t, g, shellgate.Request{Command: "git config user.name agent"}); !strings.Contains(env.Text, "git -c user.name=NAME") {
-		t.Errorf("git config's failure is not explained:\n%s", env.Text)
+	env = run(t, g, shellgate.Request{Command: "echo a > a && git add a && git -c user.name=a -c user.email=a@b commit -qm first && git log --format=%s"})
+	if env.Data.Stdout != "first\n" {
+		t.Errorf("git without its config:\n%s", env.Text)
 	}
 }
 
@@ -111,7 +121,7 @@ func TestSessionJobCreatesProtectedPath(t *testing.T) {
 		}
 		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^made$", WaitMS: 1000})
 	}
-	if !strings.Contains(env.Text, "moved .claude to .shellgate-quarantine/") {
+	if !strings.Contains(env.Text, "Moved .claude to .shellgate-quarantine/") {
 		t.Errorf("the ended job's read does not say so:\n%s", env.Text)
 	}
 	if _, err := os.Stat(filepath.Join(l.root, ".claude")); err == nil {
@@ -130,7 +140,7 @@ func TestProtectedPathCreatedQuarantined(t *testing.T) {
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: `python3 -c 'import os; os.makedirs(".vscode"); open(".vscode/settings.json", "w").write("{\"chat.tools.autoApprove\": true}")'`})
-	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err == nil || !strings.Contains(env.Text, "moved .vscode to .shellgate-quarantine/") {
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); err == nil || !strings.Contains(env.Text, "Moved .vscode to .shellgate-quarantine/") {
 		t.Errorf("the unchecked .vscode (%v):\n%s", err, env.Text)
 	}
 	approve := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce })

@@ -163,10 +163,12 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.withExports(env), o.stdio.in, o.stdio.out, o.stdio.err))
 		out := s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
 		cp.finish(&out, nil)
+		s.g.noteAppeared(&out, s.id)
 		return out
 	}
 	out := s.execute(ctx, a, req, o)
 	cp.finish(&out, s.jobDone(out))
+	s.g.noteAppeared(&out, s.id)
 	return out
 }
 

@@ -151,6 +151,7 @@ func (s *Session) Input(ctx context.Context, id string, in JobInput) envelope.En
 	}
 	env := s.input(ctx, id, in)
 	cp.finish(&env, nil)
+	s.g.noteAppeared(&env, s.id)
 	s.g.auditJob(s.id, id, "input", in.Text+strings.Join(in.Keys, " "), &env, began)
 	return env
 }

@@ -37,6 +37,7 @@ type limitsTable struct {
 	MaxOutputLimit any     `toml:"max_output_limit"`
 	SpillDir       *string `toml:"spill_dir"`
 	SpillMax       any     `toml:"spill_max"`
+	SpillTotal     any     `toml:"spill_total"`
 	SpillRetention *string `toml:"spill_retention"`
 }
 

@@ -171,6 +171,7 @@ func defaults(root string) shellgate.Config {
 		KillGrace:      shellgate.DefaultKillGrace,
 		OutputLimit:    shellgate.DefaultOutputLimit,
 		SpillMax:       shellgate.DefaultSpillMax,
+		SpillTotal:     shellgate.DefaultSpillTotal,
 		SpillRetention: shellgate.DefaultSpillRetention,
 	}
 }

@@ -69,6 +69,7 @@ func TestLoadDefaults(t *testing.T) {
 		KillGrace:      2 * time.Second,
 		OutputLimit:    50 * 1024,
 		SpillMax:       1 << 30,
+		SpillTotal:     2 << 30,
 		SpillRetention: 24 * time.Hour,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -92,6 +93,7 @@ kill_grace = "500ms"
 output_limit = "4KB"
 spill_dir = "~/spill"
 spill_max = 1048576
+spill_total = "8MB"
 spill_retention = "1h"
 
 [env]
@@ -127,6 +129,7 @@ writable = ["~/.cache/go-build", "cache", "/var/tmp/x/../y"]
 		OutputLimit:    4096,
 		SpillDir:       filepath.Join(l.home, "spill"),
 		SpillMax:       1 << 20,
+		SpillTotal:     8 << 20,
 		SpillRetention: time.Hour,
 		Env:            map[string]string{"MYCODEAGENT": "1"},
 		KeepEnv:        []string{"MY_PUBLIC_KEY_ID"},

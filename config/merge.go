@@ -171,6 +171,20 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 			m.cfg.SpillMax = n
 		}
 	}
+	if l.SpillTotal != nil {
+		n, err := parseSize(l.SpillTotal)
+		if err != nil {
+			return f.errorAt("limits.spill_total", "%v", err)
+		}
+		if n < minSpillMax || n > maxSpillMax {
+			return f.errorAt("limits.spill_total", "%d bytes is out of range: want 1KB to 1TB", n)
+		}
+		if !trusted && n > m.cfg.SpillTotal {
+			ignore("limits.spill_total", fmt.Sprintf("raising it from %d bytes loosens policy", m.cfg.SpillTotal))
+		} else {
+			m.cfg.SpillTotal = n
+		}
+	}
 	if l.SpillDir != nil {
 		p, err := resolvePath(*l.SpillDir, dir, m.home)
 		if err != nil {

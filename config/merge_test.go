@@ -274,6 +274,7 @@ func TestProjectFileMayNotRaiseLimits(t *testing.T) {
 	const project = `[limits]
 output_limit = "10MB"
 spill_max = "1TB"
+spill_total = "1TB"
 default_timeout = "10m"
 max_timeout = "10m"
 spill_retention = "48h"
@@ -284,7 +285,7 @@ spill_retention = "48h"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.OutputLimit != shellgate.DefaultOutputLimit || cfg.SpillMax != shellgate.DefaultSpillMax ||
+	if cfg.OutputLimit != shellgate.DefaultOutputLimit || cfg.SpillMax != shellgate.DefaultSpillMax || cfg.SpillTotal != shellgate.DefaultSpillTotal ||
 		cfg.DefaultTimeout != shellgate.DefaultTimeout || cfg.MaxTimeout != shellgate.MaxTimeout ||
 		cfg.SpillRetention != shellgate.DefaultSpillRetention {
 		t.Errorf("raised limits applied: %+v", cfg)
@@ -293,7 +294,7 @@ spill_retention = "48h"
 	for _, w := range src.Warnings {
 		keys[w.Key] = strings.Contains(w.Error(), "loosens policy")
 	}
-	for _, k := range []string{"limits.output_limit", "limits.spill_max", "limits.default_timeout", "limits.spill_retention"} {
+	for _, k := range []string{"limits.output_limit", "limits.spill_max", "limits.spill_total", "limits.default_timeout", "limits.spill_retention"} {
 		if !keys[k] {
 			t.Errorf("no loosening warning for %s: %v", k, src.Warnings)
 		}

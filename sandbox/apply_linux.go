@@ -40,12 +40,9 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 		if proc {
 			layers[LayerPID] = "pidns"
 		}
-		if _, _, err := m.protect(passStart, nil); err != nil { // the user's own, as they are
+		if _, _, err := m.protect(nil); err != nil { // the user's own, as they are
 			miss("protected", err)
 		}
-		// Without inotify (the user's limit on instances), the repositories
-		// a command makes are found by a walk when the session closes.
-		m.watchRepos()
 	}
 
 	if spec.Network {

@@ -153,7 +153,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// one runs or has run since, else on the host (the user's own, kept in
 		// place).
 		ran := h.jobsRan.Swap(false)
-		_, reply.Quarantined, _ = h.mounts.protect(passStart, func() bool { return ran || othersAlive() })
+		h.mounts.keep(m.Keep) // what fails to bind is gone or moved: the watch reports what appears
+		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -233,7 +234,7 @@ func (h *helper) close() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	h.mounts.protect(passClose, func() bool { return moveAside })
+	h.mounts.protect(func() bool { return moveAside })
 	h.ctl.send(&message{Op: "closed"}, nil)
 }
 
@@ -307,7 +308,7 @@ func (h *helper) reapOne() bool {
 	if ok {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
-		created, moved, _ := h.mounts.protect(passEnd, func() bool { return !keep })
+		created, moved, _ := h.mounts.protect(func() bool { return !keep })
 		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
 	return true

@@ -27,23 +27,15 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started.
 	gitAtStart bool
-	// reopened: InPlace paths protected while a command of the session could
-	// hold them open → their stamp (treeStamp) when judged.
-	reopened map[string]string
-	// templates: the hooks git init copies from the user's templates.
-	templates hookSet
-	removed   []string // symlinks removed from .git since takeRemoved
-	nested    nestedState
-	repos     *repoWatch // where repositories appeared in the root, since when
+	removed    []string // symlinks removed from .git since takeRemoved
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, reopened: map[string]string{}}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart = err == nil
 		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0], spec.Home)...)
-		m.templates = templateHooks(spec.Home, spec.Writable)
 	}
 	return m
 }
@@ -55,16 +47,6 @@ func (m *mounter) private() error {
 	return err
 }
 
-// pass says when protect runs: it waits for the repositories watch (see
-// repoWatch) at a command's end and at the close, not before a command.
-type pass int
-
-const (
-	passStart pass = iota // the session's, or a command's
-	passEnd               // a command's
-	passClose             // the session's
-)
-
 // protect makes the protected paths that exist read-only, however they are
 // reached: a bind mount covers the file itself, not one name of it. The
 // directories between a writable path and a protected one (.git for
@@ -73,11 +55,15 @@ const (
 // fresh, writable hooks directory where git will look.
 //
 // It runs when the session starts and again around every command, so that a
-// protected path that appears later (`git init` makes .git/hooks) is read-only
-// from then on; it returns the paths it protected this time. If moveAside says so,
-// those of them that Spec.Quarantine takes are moved there instead, each into
-// a read-only directory of its own, and returned as moved ("path → where").
-func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string, err error) {
+// protected path that appears later is dealt with before anything on the
+// host reads it; it returns the paths it protected this time. If moveAside
+// says so, those that appeared (all but the user's own, on the host between
+// commands, or those an approved command made) are moved to Spec.Quarantine
+// instead, each into a read-only directory of its own, and returned as moved
+// ("path → where"): what a command wrote there never reaches the host's
+// tools. git works without a config, hooks or info of its own, so `git init`
+// in a project without one still works.
+func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
@@ -85,7 +71,7 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 	}
 	// Asked only when something new is there: most calls find nothing.
 	aside := func() bool { return false }
-	if moveAside != nil {
+	if moveAside != nil && m.spec.Quarantine != "" {
 		aside = sync.OnceValue(moveAside)
 	}
 	var errs []error
@@ -105,28 +91,9 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 	// will run.
 	if len(m.spec.Writable) > 0 {
 		g := filepath.Join(m.spec.Writable[0], ".git")
-		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && m.spec.Quarantine != "" && aside() {
+		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && aside() {
 			if to, err := m.quarantine(g); err == nil {
 				moved = append(moved, g+" → "+to)
-			} else {
-				errs = append(errs, err)
-			}
-		}
-	}
-	// A read-only bind covers the paths from then on, not a write already
-	// under way nor a directory or file a job opened before: what git made
-	// and was judged in place is judged again once it changed, and at the
-	// close, when nothing of the session runs any more, for the last time.
-	for p, stamp := range m.reopened {
-		now := treeStamp(unix.AT_FDCWD, p, nil)
-		if now == stamp {
-			continue
-		}
-		m.reopened[p] = now
-		if runsCode(p, m.templates) && aside() {
-			if to, err := m.unfreeze(p); err == nil {
-				moved = append(moved, p+" → "+to)
-				delete(m.protected, p) // judged again if it comes back
 			} else {
 				errs = append(errs, err)
 			}
@@ -136,15 +103,13 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 	// (.git/config) from being renamed out of it.
 	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
 	for _, p := range protected {
-		if _, err := os.Lstat(p); err != nil || m.protected[p] || m.spec.Quarantine == "" || !aside() {
+		if _, err := os.Lstat(p); err != nil || m.protected[p] || !aside() {
 			continue
 		}
-		if !slices.Contains(m.spec.InPlace, p) || runsCode(p, m.templates) {
-			if to, err := m.quarantine(p); err == nil {
-				moved = append(moved, p+" → "+to)
-			} else {
-				errs = append(errs, err) // protected where it is, then
-			}
+		if to, err := m.quarantine(p); err == nil {
+			moved = append(moved, p+" → "+to)
+		} else {
+			errs = append(errs, err) // protected where it is, then
 		}
 	}
 	for _, p := range protected {
@@ -168,28 +133,37 @@ func (m *mounter) protect(when pass, moveAside func() bool) (now, moved []string
 			}
 			continue
 		}
-		// What git makes is judged again once frozen: a job may have swapped
-		// a hook in after the first look. Stamped first: what changes after
-		// the look is then seen by the next pass.
-		if m.spec.Quarantine != "" && moveAside != nil && slices.Contains(m.spec.InPlace, p) {
-			m.reopened[p] = treeStamp(unix.AT_FDCWD, p, nil)
-		}
-		if m.spec.Quarantine != "" && slices.Contains(m.spec.InPlace, p) && aside() && runsCode(p, m.templates) {
-			if to, err := m.unfreeze(p); err == nil {
-				moved = append(moved, p+" → "+to)
-				continue
-			} else {
-				errs = append(errs, err)
-			}
-		}
 		m.protected[p] = true
 		now = append(now, p)
 	}
 	if len(m.spec.Writable) > 0 {
 		m.removed = append(m.removed, unlinkGitSymlinks(m.spec.Writable[0])...)
 	}
-	nested, err := m.guardNested(when, aside)
-	return now, append(moved, nested...), errors.Join(append(errs, err)...)
+	return now, moved, errors.Join(errs...)
+}
+
+// keep makes paths read-only where they are, from now on: a nested
+// repository's git files, a subproject's protected entries, found when the
+// session started (see Session.KeepReadOnly). Unlike Spec.Protected, nothing
+// is pinned on the way to them, and what is not there is not waited for.
+func (m *mounter) keep(paths []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready {
+		return nil
+	}
+	var errs []error
+	for _, p := range paths {
+		if m.protected[p] {
+			continue
+		}
+		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
+			errs = append(errs, err)
+			continue
+		}
+		m.protected[p] = true
+	}
+	return errors.Join(errs...)
 }
 
 // rootMatches are the entries of the root whose names match Spec.Patterns
@@ -287,20 +261,6 @@ func readlinkAt(dirFD int, name string) (string, error) {
 		return "", err
 	}
 	return string(buf[:n]), nil
-}
-
-// unfreeze moves p, protected read-only where it is, to the quarantine; if
-// it cannot, p stays read-only.
-func (m *mounter) unfreeze(p string) (string, error) {
-	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", p, err)
-	}
-	delete(m.reopened, p)
-	to, err := m.quarantine(p)
-	if err != nil {
-		return "", errors.Join(err, m.bind(p, true, true))
-	}
-	return to, nil
 }
 
 // quarantine moves p, in the root, out of the way and makes it read-only:

@@ -69,9 +69,12 @@ type message struct {
 	// pty (shellgate → helper, and back with the master and slave as
 	// ancillary fds): a pseudo-terminal of the session's own devpts, of
 	// Cols×Rows cells.
-	Cols        int      `json:"cols,omitempty"`
-	Rows        int      `json:"rows,omitempty"`
-	Protected   []string `json:"protected,omitempty"`
+	Cols      int      `json:"cols,omitempty"`
+	Rows      int      `json:"rows,omitempty"`
+	Protected []string `json:"protected,omitempty"`
+	// Keep (spawn): paths made read-only where they are before the command
+	// starts (Session.KeepReadOnly).
+	Keep        []string `json:"keep,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
 	// Removed: symlinks taken out of .git, where git on the host would
 	// write through them.

@@ -102,13 +102,11 @@ type Spec struct {
 	// Quarantine, when set (a directory in the root), is where a protected path
 	// that appears while the session runs is moved, instead of being made
 	// read-only where it is — unless the command that created it was started
-	// with KeepCreated in its environment (the user approved it), or it is one
-	// of InPlace. A command could write anything there before the sandbox could
-	// protect it, and what it wrote would run later outside any check.
+	// with KeepCreated in its environment (the user approved it). A command
+	// could write anything there before the sandbox could protect it, and
+	// what it wrote would run later outside any check. git init's config,
+	// hooks and info go too: git works without them.
 	Quarantine string
-	// InPlace are protected paths made read-only where they appear rather than
-	// moved: what git init, clone, submodule and lfs create.
-	InPlace []string
 	// Caches are the tool caches builds write to (Go's, npm's, pip's …):
 	// commands write to a copy of the project's own over each (see CacheStore),
 	// never to the host's, which a host program reads and runs later.

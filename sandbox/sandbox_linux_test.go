@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -700,9 +701,9 @@ func TestProtectedSymlink(t *testing.T) {
 }
 
 // With a quarantine, a protected path a command creates is moved there, into a
-// read-only directory of its own, unless the command was approved (KeepCreated)
-// or the path is one git makes (InPlace); one a job creates between commands is
-// moved when the next starts.
+// read-only directory of its own, unless the command was approved
+// (KeepCreated); one a job creates between commands is moved when the next
+// starts.
 func TestQuarantine(t *testing.T) {
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
@@ -723,7 +724,7 @@ func TestQuarantine(t *testing.T) {
 		t.Error(".vscode stayed in the root")
 	}
 	moved := quarantined(".vscode")
-	if len(moved) != 1 || !strings.Contains(notesOf(cmd), "moved .vscode to .shellgate-quarantine/") {
+	if len(moved) != 1 || !strings.Contains(notesOf(cmd), "Moved .vscode to .shellgate-quarantine/") {
 		t.Fatalf("quarantined %v; notes %q", moved, notesOf(cmd))
 	}
 	item := filepath.Dir(moved[0])
@@ -756,9 +757,9 @@ func TestQuarantine(t *testing.T) {
 		t.Errorf("the keep marker reached the command: %q", got)
 	}
 
-	// What git makes stays in place.
+	// What git makes is moved like the rest.
 	run(t, s, l.root, "mkdir -p .git/hooks && echo '[core]' > .git/config")
-	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err != nil || len(quarantined(".git")) != 0 {
+	if _, err := os.Stat(filepath.Join(l.root, ".git/config")); err == nil || len(quarantined(".git")) != 2 {
 		t.Errorf(".git/config: %v, quarantined %v", err, quarantined(".git"))
 	}
 
@@ -826,19 +827,17 @@ func TestQuarantineSymlinked(t *testing.T) {
 	}
 }
 
-// What git init makes stays in place; a hook or a config key that runs code,
-// written by the command that made .git, is quarantined.
+// What git init makes at a root that had no .git (its config, hooks, info)
+// is moved to the quarantine, whatever it holds: no judging of keys or hooks,
+// and git still works without them.
 func TestQuarantineGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
-	for _, c := range []struct {
-		name, command string
-		moved         string // "" for none
-	}{
-		{"git init", "git init -q", ""},
-		{"a hook", `git init -q && python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`, ".git/hooks"},
-		{"fsmonitor", `git init -q && git config core.fsmonitor "touch $HOME/PWNED"`, ".git/config"},
+	for _, c := range []struct{ name, command string }{
+		{"git init", "git init -q"},
+		{"a hook", `git init -q && python3 -c 'open(".git/hooks/pre-commit", "w").write("#!/bin/sh\necho pwned\n")'`},
+		{"fsmonitor", `git init -q && git config core.fsmonitor "touch $HOME/PWNED"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLab(t)
@@ -849,20 +848,23 @@ func TestQuarantineGit(t *testing.T) {
 			cmd.Wait()
 			o := out()
 			got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".git", "*"))
-			switch {
-			case c.moved == "" && len(got) != 0:
-				t.Errorf("quarantined %v (%s)", got, o)
-			case c.moved != "" && (len(got) != 1 || filepath.Base(got[0]) != filepath.Base(c.moved)):
-				t.Errorf("quarantined %v, want %s (%s)", got, c.moved, o)
+			var names []string
+			for _, g := range got {
+				names = append(names, filepath.Base(g))
 			}
-			if _, err := os.Stat(filepath.Join(l.root, ".git/HEAD")); err != nil {
-				t.Errorf("the repository: %v", err)
+			slices.Sort(names)
+			names = slices.DeleteFunc(names, func(n string) bool { return n == "info" }) // where the templates have one
+			if !slices.Equal(names, []string{"config", "hooks"}) {
+				t.Errorf("quarantined %v (%s)", got, o)
 			}
 			if b, _ := os.ReadFile(filepath.Join(l.root, ".git/config")); strings.Contains(string(b), "fsmonitor") {
 				t.Error("fsmonitor stayed in .git/config")
 			}
 			if b, _ := os.ReadFile(filepath.Join(l.root, ".git/hooks/pre-commit")); len(b) > 0 {
 				t.Error("the hook stayed in .git/hooks")
+			}
+			if out, code := run(t, s, l.root, "echo a > a && git add a && git -c user.name=a -c user.email=a@b commit -qm x && git log --format=%s"); code != 0 || out != "x\n" {
+				t.Errorf("git after the move: %d %q", code, out)
 			}
 		})
 	}
@@ -894,12 +896,10 @@ func TestQuarantinePinnedGit(t *testing.T) {
 	}
 }
 
-// quarantineSpec is the lab's spec with the quarantine and git's in-place paths
-// as shellgate sets them.
+// quarantineSpec is the lab's spec with the quarantine as shellgate sets it.
 func quarantineSpec(l *lab) Spec {
 	spec := l.spec()
 	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".git/commondir"))
 	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
-	spec.InPlace = []string{filepath.Join(l.root, ".git/hooks"), filepath.Join(l.root, ".git/config")}
 	return spec
 }

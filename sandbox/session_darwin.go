@@ -123,3 +123,6 @@ func (s *Session) Close() error {
 	s.closed = true
 	return nil
 }
+
+// KeepReadOnly does nothing here: the profile protects what Spec names.
+func (*Session) KeepReadOnly([]string) {}

@@ -44,6 +44,7 @@ type Session struct {
 	gone    chan struct{}  // closed when no more replies will come
 	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
+	keep    []string // for the next command's start (KeepReadOnly)
 	waitErr error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
@@ -335,6 +336,17 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
 }
 
+// KeepReadOnly makes paths in the writable root read-only where they are,
+// before the next command starts: what runs code later below the root's top
+// (a nested repository's git config and hooks, a subproject's .claude), found
+// when the session started. Unlike Spec.Protected, a path missing then is not
+// waited for, nor moved when it appears.
+func (s *Session) KeepReadOnly(paths []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = append(s.keep, paths...)
+}
+
 // OpenTerminal opens a pseudo-terminal of cols×rows cells in the session's own
 // devpts (see runner.TerminalOpener): the command's tty is named there, and the
 // host's terminals are not in the session at all.
@@ -393,6 +405,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	id := s.nextID
 	started, exit := make(chan startReply, 1), make(chan *message, 1)
 	s.started[id], s.exits[id] = started, exit
+	m.Keep, s.keep = s.keep, nil
 	s.mu.Unlock()
 
 	m.Op, m.ID = "spawn", id
@@ -561,20 +574,32 @@ func (l *launched) Notes() []string {
 		}
 		return p
 	}
+	// "a, b to .shellgate-quarantine/" when each went into the quarantine
+	// (a dated directory of its own there), else where each went.
 	moved := func(list []string) string {
-		names := make([]string, len(list))
-		for i, m := range list {
+		var names, each []string
+		into := ""
+		for _, m := range list {
 			from, to, _ := strings.Cut(m, " → ")
-			names[i] = rel(from) + " to " + to
+			names, each = append(names, rel(from)), append(each, rel(from)+" to "+to)
+			q, _, ok := strings.Cut(to, "/")
+			if ok && !strings.HasPrefix(filepath.Base(to), ".shellgate-quarantined-") && (into == "" || into == q) {
+				into = q
+			} else {
+				into = "-" // beside itself (see mounter.quarantine), or mixed
+			}
 		}
-		return strings.Join(names, ", ")
+		if into != "-" && into != "" {
+			return strings.Join(names, ", ") + " to " + into + "/"
+		}
+		return strings.Join(each, ", ")
 	}
 	var notes []string
 	if len(l.before) > 0 {
 		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session made a protected path the sandbox could not guard while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.before)))
 	}
 	if len(l.quarantined) > 0 {
-		notes = append(notes, fmt.Sprintf("This command made a protected path the sandbox could not guard while it ran: moved %s (read-only there). The user can review it and move it back; approved commands keep what they create.", moved(l.quarantined)))
+		notes = append(notes, fmt.Sprintf("Moved %s (read-only there): this command made them where tools outside the sandbox run them. The user can review and move them back; approved commands keep what they make.", moved(l.quarantined)))
 	}
 	if len(l.removed) > 0 {
 		notes = append(notes, fmt.Sprintf("Removed symlinks from .git: %s. Git on the host writes through a symlink there, outside the project.", strings.Join(l.removed, ", ")))

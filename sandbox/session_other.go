@@ -38,3 +38,6 @@ func (*Session) InnerPIDs(pids []int) []int { return pids }
 
 // Close does nothing.
 func (*Session) Close() error { return nil }
+
+// KeepReadOnly does nothing here: the profile protects what Spec names.
+func (*Session) KeepReadOnly([]string) {}

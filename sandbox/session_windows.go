@@ -115,3 +115,6 @@ func (s *Session) Close() error {
 	}
 	return nil
 }
+
+// KeepReadOnly does nothing here: the profile protects what Spec names.
+func (*Session) KeepReadOnly([]string) {}

@@ -46,6 +46,10 @@ const (
 	// EventHook is a hook's decision for an agent's own shell (Agent names it):
 	// nothing runs through shellgate.
 	EventHook = "hook"
+	// EventAppeared is written when the watch of the root saw a git
+	// repository or a protected entry appear below its top level (Appeared
+	// lists them), after a command or when the Gate closed.
+	EventAppeared = "appeared"
 )
 
 // Entry is one line of the log. The JSON names are stable: tools read them.
@@ -91,6 +95,9 @@ type Entry struct {
 	// Egress is one connection through the allow-listing proxy (Action
 	// "egress", Decision allow or deny).
 	Egress *Egress `json:"egress,omitempty"`
+	// Appeared: what appeared in the root (EventAppeared), relative to it;
+	// "repository DIR" for a git repository.
+	Appeared []string `json:"appeared,omitempty"`
 }
 
 // Egress is a connection a command asked the egress proxy for.

@@ -25,6 +25,8 @@ type Options struct {
 	// SpillMax caps one spill file; past it bytes are counted, not kept.
 	// Zero or negative means DefaultSpillMax.
 	SpillMax int64
+	// Quota, if not nil, bounds the spill files of the session together.
+	Quota *Quota
 	// NoSpill keeps no file of text output, which the caller has shown in full as it
 	// arrived; binary output, which it cannot have shown, is still spilled.
 	NoSpill bool
@@ -56,8 +58,10 @@ type Result struct {
 	// SpillPath is the file holding the complete output (up to SpillMax), or "" if none
 	// was needed or it could not be written (see SpillErr).
 	SpillPath string
-	// SpillCapped: the output exceeded SpillMax, so the spill file holds only its start.
+	// SpillCapped: the output exceeded SpillMax, or the Quota's room, so the
+	// spill file holds only its first SpillSize bytes.
 	SpillCapped bool
+	SpillSize   int64
 	// SpillErr says why the spill file could not be created or completed.
 	SpillErr error
 	// Controls: terminal control was removed from Text: escape sequences (colour,
@@ -267,6 +271,7 @@ func (c *Capture) CloseWithin(limit int) Result {
 	}
 	c.spill.close()
 	r.SpillPath, r.SpillCapped, r.SpillErr = c.spill.result()
+	r.SpillSize = c.spill.written
 	if !r.Binary && r.Truncated {
 		r.Text, r.Controls = c.text(head, tail, r)
 		if r.SpillPath != "" {

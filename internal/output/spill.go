@@ -15,6 +15,7 @@ type spillFile struct {
 	f       *os.File
 	path    string
 	max     int64
+	quota   *Quota
 	written int64
 	capped  bool
 	err     error
@@ -22,7 +23,7 @@ type spillFile struct {
 
 // start creates the spill file in o.SpillDir.
 func (s *spillFile) start(o Options) {
-	s.started, s.max = true, o.SpillMax
+	s.started, s.max, s.quota = true, o.SpillMax, o.Quota
 	f, err := createSpill(o.SpillDir, o.Name)
 	if err != nil {
 		s.err = fmt.Errorf("cannot create spill file: %w", err)
@@ -39,11 +40,15 @@ func (s *spillFile) write(p []byte) {
 	if room := s.max - s.written; int64(len(p)) > room {
 		p, s.capped = p[:room], true
 	}
+	if got := s.quota.take(int64(len(p))); got < int64(len(p)) {
+		p, s.capped = p[:got], true
+	}
 	if len(p) == 0 {
 		return
 	}
 	n, err := s.f.Write(p)
 	s.written += int64(n)
+	s.quota.give(int64(len(p) - n))
 	if err != nil {
 		s.fail(fmt.Errorf("cannot write spill file: %w", err))
 	}
@@ -54,6 +59,7 @@ func (s *spillFile) write(p []byte) {
 func (s *spillFile) fail(err error) {
 	s.f.Close()
 	os.Remove(s.path)
+	s.quota.give(s.written)
 	s.f, s.path, s.err = nil, "", err
 }
 
@@ -66,6 +72,7 @@ func (s *spillFile) close() {
 		return
 	}
 	s.f = nil
+	s.quota.done(s.path, s.written)
 }
 
 func (s *spillFile) result() (path string, capped bool, err error) {

@@ -9,7 +9,7 @@ import (
 // reports whether sanitize removed anything from them.
 func (c *Capture) text(head, tail []byte, r Result) (string, bool) {
 	omitted := r.Total - int64(len(head)+len(tail))
-	m := marker(omitted, r, c.opts.SpillMax)
+	m := marker(omitted, r)
 	h, hc := sanitize(head)
 	t, tc := sanitize(tail)
 	var b strings.Builder
@@ -25,7 +25,7 @@ func (c *Capture) text(head, tail []byte, r Result) (string, bool) {
 
 // marker is the line standing for the omitted middle of the output. It says where the
 // complete output is, or why it is not.
-func marker(omitted int64, r Result, spillMax int64) string {
+func marker(omitted int64, r Result) string {
 	var where string
 	switch {
 	case r.SpillPath == "" && r.SpillErr != nil:
@@ -33,7 +33,7 @@ func marker(omitted int64, r Result, spillMax int64) string {
 	case r.SpillPath == "":
 		where = "full output not saved"
 	case r.SpillCapped:
-		where = fmt.Sprintf("full output (first %d bytes only): %s", spillMax, r.SpillPath)
+		where = fmt.Sprintf("full output (first %d bytes only): %s", r.SpillSize, r.SpillPath)
 	default:
 		where = "full output: " + r.SpillPath
 	}

@@ -3,7 +3,9 @@
 // hook runners' and package managers' configuration, CI definitions, direnv.
 // The policy asks before a command writes one (package policy), the Linux
 // sandbox keeps those at the root read-only and quarantines those that appear
-// (package sandbox), and the macOS profile denies writes to them.
+// (package sandbox), those below the root are kept read-only or reported when
+// they appear (package repowatch), and the macOS profile denies writes to
+// them.
 package protect
 
 import (
@@ -23,8 +25,9 @@ type Entry struct {
 	// PolicyOnly: the policy asks before a write, the kernel leaves it
 	// writable (git itself writes all of .git).
 	PolicyOnly bool
-	// InPlace: git creates it (init, clone, submodule, lfs); when it appears
-	// it is made read-only where it is instead of moved to the quarantine.
+	// InPlace: git creates it (init, clone, submodule). At the root it is
+	// quarantined like the rest when it appears (git works without it); in a
+	// subdirectory it comes with a repository, which is reported whole.
 	InPlace bool
 	Why     string
 }
@@ -198,17 +201,6 @@ func RootPatterns() []string {
 	for _, e := range Table {
 		if !e.PolicyOnly && strings.ContainsAny(e.Path, "*?[") && !strings.Contains(e.Path, "/") {
 			ps = append(ps, e.Path)
-		}
-	}
-	return ps
-}
-
-// InPlace are the root paths git creates: made read-only where they appear.
-func InPlace() []string {
-	var ps []string
-	for _, e := range Table {
-		if e.InPlace {
-			ps = append(ps, strings.TrimSuffix(e.Path, "/"))
 		}
 	}
 	return ps

@@ -1,0 +1,65 @@
+package repowatch
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// Past a Tree's share of watches, what appears is found when it closes.
+func TestPastShare(t *testing.T) {
+	w := shared()
+	if w.fd < 0 {
+		t.Skip("no inotify here")
+	}
+	w.mu.Lock()
+	old := w.share
+	w.share = 3
+	w.mu.Unlock()
+	t.Cleanup(func() { w.mu.Lock(); w.share = old; w.mu.Unlock() })
+	root := t.TempDir()
+	mk(t, root, "a/", "b/", "c/", "d/e/")
+	tr := Watch(root)
+	mk(t, root, gitDirShape("d/e/r/.git")...)
+	mk(t, root, gitDirShape("a/r/.git")...)
+	got := tr.Appeared()
+	want := []Repo{{Dir: "d/e/r", Git: "d/e/r/.git"}}
+	if cmp.Equal(got.Repos, want) {
+		t.Fatalf("Appeared %+v past the share", got)
+	}
+	all := append(got.Repos, tr.Close().Repos...)
+	wantAll := []Repo{{Dir: "a/r", Git: "a/r/.git"}, {Dir: "d/e/r", Git: "d/e/r/.git"}}
+	if diff := cmp.Diff(wantAll, all, cmpopts.SortSlices(func(a, b Repo) bool { return a.Dir < b.Dir })); diff != "" {
+		t.Errorf("Appeared then Close (-want +got):\n%s", diff)
+	}
+}
+
+// Two Trees on one root both hear of what appears; closing one leaves the
+// other watching.
+func TestTwoTrees(t *testing.T) {
+	if shared().fd < 0 {
+		t.Skip("no inotify here")
+	}
+	root := t.TempDir()
+	mk(t, root, "src/")
+	a, b := Watch(root), Watch(root)
+	mk(t, root, gitDirShape("src/one/.git")...)
+	want := []Repo{{Dir: "src/one", Git: "src/one/.git"}}
+	if got := a.Appeared(); !cmp.Equal(got.Repos, want) {
+		t.Errorf("a: %+v", got)
+	}
+	a.Close()
+	mk(t, root, gitDirShape("src/two/.git")...)
+	want = append(want, Repo{Dir: "src/two", Git: "src/two/.git"})
+	if got := b.Appeared(); !cmp.Equal(got.Repos, want) {
+		t.Errorf("b: %+v, want %+v", got, want)
+	}
+	b.Close()
+	w := shared()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := w.watching(); n != 0 {
+		t.Errorf("%d watches left after both closed", n)
+	}
+}

@@ -1,0 +1,185 @@
+package shellgate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/internal/protect"
+	"github.com/shellgate/shellgate/internal/repowatch"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// repos watches the root for what runs code later below its top level (see
+// package repowatch): what is there when the Gate starts is kept read-only
+// in the sandbox like the root's own; what appears is told in the envelope
+// of the command after which it was seen, and in the audit log.
+type repos struct {
+	start sync.Once
+	ready chan struct{} // closed once the first walk is done
+	tree  *repowatch.Tree
+}
+
+// newRepos is the watch of a Gate whose commands may write the root: it
+// starts with the first sandbox session.
+func (g *Gate) newRepos() *repos {
+	if !g.sandboxed() || g.cfg.Sandbox.Profile == sandbox.ReadOnly {
+		return nil
+	}
+	return &repos{ready: make(chan struct{})}
+}
+
+// watching starts the first walk of the root, if it has not started, to run
+// beside the sandbox's start.
+func (g *Gate) watching() {
+	if g.repos == nil {
+		return
+	}
+	g.repos.start.Do(func() {
+		go func() {
+			defer close(g.repos.ready)
+			g.repos.tree = repowatch.Watch(g.root, quarantineDir)
+		}()
+	})
+}
+
+// walked waits for the first walk, and reports whether there was one.
+func (g *Gate) walked() bool {
+	if g.repos == nil {
+		return false
+	}
+	select {
+	case <-g.repos.ready:
+		return true
+	default:
+	}
+	started := true
+	g.repos.start.Do(func() { started = false; close(g.repos.ready) })
+	<-g.repos.ready
+	return started && g.repos.tree != nil
+}
+
+// nestedProtected are the paths in the root the walk found that the sandbox
+// keeps read-only where they are: the git files of nested repositories that
+// run code (config, hooks, info, a .git file pointing elsewhere) and the
+// protected entries of subdirectories.
+func (g *Gate) nestedProtected() []string {
+	if !g.walked() {
+		return nil
+	}
+	start := g.repos.tree.AtStart()
+	var ps []string
+	for _, r := range start.Repos {
+		if r.Dir == "." {
+			continue // the root's own: DefaultProtected
+		}
+		git := filepath.Join(g.root, r.Git)
+		fi, err := os.Lstat(git)
+		switch {
+		case err != nil:
+		case !fi.IsDir():
+			ps = append(ps, git) // "gitdir: …": where git looks
+		default:
+			for _, p := range protect.RootPaths() {
+				if rest, ok := strings.CutPrefix(p, ".git/"); ok {
+					ps = append(ps, filepath.Join(git, rest))
+				}
+			}
+		}
+	}
+	for _, p := range start.Protected {
+		ps = append(ps, filepath.Join(g.root, p))
+	}
+	return existing(ps)
+}
+
+func existing(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// noteAppeared tells, in env, what appeared in the root since the last
+// command that was told: a few system calls when nothing did.
+func (g *Gate) noteAppeared(env *envelope.Envelope, session string) {
+	if !g.walked() {
+		return
+	}
+	f := withoutRoot(g.repos.tree.Appeared())
+	if f.Empty() {
+		return
+	}
+	for _, n := range appearedNotes(f) {
+		env.Note(n)
+	}
+	env.Settle()
+	g.auditAppeared(f, session)
+}
+
+// closeRepos stops the watch and logs what appeared that no command was told.
+func (g *Gate) closeRepos() {
+	if !g.walked() {
+		return
+	}
+	if f := withoutRoot(g.repos.tree.Close()); !f.Empty() {
+		g.auditAppeared(f, "")
+	}
+}
+
+// withoutRoot leaves out the root's own repository: what git init makes
+// there is the sandbox's to quarantine.
+func withoutRoot(f repowatch.Found) repowatch.Found {
+	f.Repos = slices.DeleteFunc(f.Repos, func(r repowatch.Repo) bool { return r.Dir == "." })
+	return f
+}
+
+// maxNamed is how many paths a note names.
+const maxNamed = 5
+
+// appearedNotes says what appeared, in a line or two.
+func appearedNotes(f repowatch.Found) []string {
+	var notes []string
+	if len(f.Repos) > 0 {
+		dirs := make([]string, len(f.Repos))
+		for i, r := range f.Repos {
+			dirs[i] = r.Dir
+		}
+		notes = append(notes, fmt.Sprintf("New git repository in the project: %s — the user's git will run its config and hooks: review them before running git there.", named(dirs)))
+	}
+	if len(f.Protected) > 0 {
+		notes = append(notes, fmt.Sprintf("New in a subdirectory: %s — tools started there run what it says: review it first.", named(f.Protected)))
+	}
+	return notes
+}
+
+// named lists the first maxNamed paths and counts the rest.
+func named(ps []string) string {
+	s := strings.Join(ps[:min(len(ps), maxNamed)], ", ")
+	if len(ps) > maxNamed {
+		s += fmt.Sprintf(" and %d more", len(ps)-maxNamed)
+	}
+	return s
+}
+
+// auditAppeared writes what appeared to the audit log.
+func (g *Gate) auditAppeared(f repowatch.Found, session string) {
+	if g.auditLog == nil || g.auditLog.off {
+		return
+	}
+	var ps []string
+	for _, r := range f.Repos {
+		ps = append(ps, "repository "+r.Dir)
+	}
+	ps = append(ps, f.Protected...)
+	g.auditLog.write(audit.Entry{Event: audit.EventAppeared, Time: time.Now().UTC(), Session: session, Root: g.root, Appeared: ps})
+}

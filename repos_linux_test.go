@@ -1,0 +1,109 @@
+package shellgate_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/audit"
+)
+
+// What runs code later below the root's top level: a nested repository's git
+// config and hooks, and a subproject's agent settings, are read-only in the
+// sandbox when they are there at the start (however a command writes); what
+// appears is told once, in the envelope of the command after which it was
+// seen, and in the audit log, never moved.
+func TestNestedAtStartAndAppeared(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	base := visibleTempDir(t)
+	root := filepath.Join(base, "root")
+	gitEnv := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+base)
+	for _, dir := range []string{root, filepath.Join(root, "vendor/old")} {
+		must(t, os.MkdirAll(dir, 0o755))
+		cmd := exec.Command("git", "init", "-q", dir)
+		cmd.Env = gitEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+	}
+	claude := filepath.Join(root, "packages/app/.claude/settings.json")
+	must(t, os.MkdirAll(filepath.Dir(claude), 0o755))
+	must(t, os.WriteFile(claude, []byte("{}\n"), 0o644))
+	oldConfig := filepath.Join(root, "vendor/old/.git/config")
+	before, err := os.ReadFile(oldConfig)
+	must(t, err)
+	log := filepath.Join(base, "audit.jsonl")
+	g := gate(t, shellgate.Config{Root: root, SpillDir: filepath.Join(base, "spill"),
+		Env: map[string]string{"HOME": base, "GIT_CONFIG_NOSYSTEM": "1"}, Audit: shellgate.AuditConfig{Path: log}})
+
+	// Spellings the policy cannot read: the kernel is the wall.
+	for _, c := range []string{
+		`python3 -c 'open("vendor/old/.git/config", "a").write("[core]\n\tfsmonitor = touch PWNED\n")'`,
+		`python3 -c 'import os; os.makedirs("vendor/old/.git/hooks", exist_ok=True); open("vendor/old/.git/hooks/pre-commit", "w").write("#!/bin/sh\n")'`,
+		`python3 -c 'open("packages/app/.claude/settings.json", "w").write("{\"hooks\": 1}")'`,
+		`python3 -c 'import os; os.rename("vendor/old/.git/config", "vendor/old/c")'`,
+	} {
+		run(t, g, shellgate.Request{Command: c})
+	}
+	if after, _ := os.ReadFile(oldConfig); string(after) != string(before) {
+		t.Errorf("the nested repository's config changed:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(root, "vendor/old/.git/hooks/pre-commit")); err == nil {
+		t.Error("a hook was written into the nested repository")
+	}
+	if b, _ := os.ReadFile(claude); string(b) != "{}\n" {
+		t.Errorf("the subproject's .claude/settings.json is now %q", b)
+	}
+	// The rest of that repository works.
+	if env := run(t, g, shellgate.Request{Command: "cd vendor/old && echo a > a && git add a && git -c user.name=a -c user.email=a@b commit -qm x && git log --format=%s"}); env.Data.Stdout != "x\n" {
+		t.Errorf("git in the nested repository:\n%s", env.Text)
+	}
+
+	env := run(t, g, shellgate.Request{Command: `git init -q vendor/new && python3 -c 'import os; os.makedirs("packages/b/.vscode")'`})
+	notes := env.Text
+	if !strings.Contains(notes, "New git repository in the project: vendor/new —") || !strings.Contains(notes, "New in a subdirectory: packages/b/.vscode —") {
+		t.Errorf("what appeared was not told:\n%s", env.Text)
+	}
+	if _, err := os.Stat(filepath.Join(root, "vendor/new/.git/config")); err != nil {
+		t.Errorf("the new repository was moved or changed: %v", err)
+	}
+	if env := run(t, g, shellgate.Request{Command: "true"}); strings.Contains(env.Text, "New ") {
+		t.Errorf("told again:\n%s", env.Text)
+	}
+	// A background job's repository, made after its call: told at the close.
+	run(t, g, shellgate.Request{Command: "(sleep 0.3; git init -q late) >/dev/null 2>&1 &"})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(root, "late/.git/HEAD")); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatal("the job made no repository")
+		}
+	}
+	must(t, g.Close())
+
+	var appeared []string
+	f, err := os.Open(log)
+	must(t, err)
+	defer f.Close()
+	for lines := bufio.NewScanner(f); lines.Scan(); {
+		var e audit.Entry
+		must(t, json.Unmarshal(lines.Bytes(), &e))
+		if e.Event == audit.EventAppeared {
+			appeared = append(appeared, e.Appeared...)
+		}
+	}
+	want := []string{"repository vendor/new", "packages/b/.vscode", "repository late"}
+	if !slices.Equal(appeared, want) {
+		t.Errorf("audit log's appeared lines: %q, want %q", appeared, want)
+	}
+}
