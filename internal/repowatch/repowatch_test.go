@@ -127,14 +127,28 @@ func TestHeadAlone(t *testing.T) {
 	}
 }
 
-// BenchmarkWatch is a session's start and close on a tree of many
-// directories: /usr/lib, or BENCH_TREE.
+// BenchmarkWatch is a session's first walk and its close on a tree (the
+// BENCH_TREE directory, else /usr/lib), beside filepath.WalkDir of it.
 func BenchmarkWatch(b *testing.B) {
 	root := os.Getenv("BENCH_TREE")
 	if root == "" {
 		root = "/usr/lib"
 	}
-	for b.Loop() {
-		Watch(root).Close()
-	}
+	b.Run("watch", func(b *testing.B) {
+		for b.Loop() {
+			Watch(root).Close()
+		}
+	})
+	b.Run("WalkDir", func(b *testing.B) {
+		for b.Loop() {
+			filepath.WalkDir(root, func(string, os.DirEntry, error) error { return nil })
+		}
+	})
+	b.Run("Appeared", func(b *testing.B) {
+		tr := Watch(root)
+		defer tr.Close()
+		for b.Loop() {
+			tr.Appeared()
+		}
+	})
 }
