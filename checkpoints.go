@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -235,16 +234,6 @@ func changed(id int, sum ChangeSummary) *envelope.Changed {
 	}
 	c.More = n - len(c.Paths)
 	return c
-}
-
-// withCheckpoints relaxes rule lose-work where checkpoints are on: what it
-// asks about (git reset --hard, git clean -f …) is undone by `shellgate undo`.
-func withCheckpoints(p policy.Settings, c CheckpointConfig, root string) policy.Settings {
-	if _, off := c.options(root); off || slices.Contains(p.Relax, policy.RuleLoseWork) {
-		return p
-	}
-	p.Relax = append(slices.Clip(p.Relax), policy.RuleLoseWork)
-	return p
 }
 
 // checkpointInput takes the checkpoint before input is sent to job id of

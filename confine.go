@@ -15,7 +15,6 @@ import (
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
-	"github.com/shellgate/shellgate/policy"
 	"github.com/shellgate/shellgate/sandbox"
 )
 
@@ -62,11 +61,6 @@ var defaultHidden = []string{
 // run later outside any check (git hooks and config, editor and agent settings,
 // CI workflows, direnv, shellgate's own project config). A copy, like DefaultHidden.
 func DefaultProtected() []string { return protect.RootPaths() }
-
-// contained are the rules whose asks the sandbox makes unnecessary: what they
-// guard against — code the parser cannot see — can only write inside the
-// root, only reach the session's loopback, and dies with the session.
-var contained = []string{policy.RuleDynamic, policy.RuleStoredCode, policy.RuleExecFlags}
 
 // box is the sandbox of a Gate or of one of its sessions: planned in New,
 // started by the first command. Its commands run through sup.

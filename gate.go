@@ -32,10 +32,12 @@ type Gate struct {
 	policy *policy.Engine
 	sup    *runner.Supervisor
 	home   string
-	spill  string         // this Gate's spill directory, in cfg.SpillDir
-	quota  *output.Quota  // its bytes, cfg.SpillTotal
-	box    *box           // the kernel sandbox
-	strict *policy.Engine // without the sandbox's relaxations, for Check's "relied on the sandbox"
+	spill  string        // this Gate's spill directory, in cfg.SpillDir
+	quota  *output.Quota // its bytes, cfg.SpillTotal
+	box    *box          // the kernel sandbox
+	// covers are what contains commands besides the policy, as planned
+	// (plannedCovers): each command is judged once, its verdict taken for them.
+	covers policy.Covers
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
 	auditLog *auditor // records every request (audit.go)
@@ -61,9 +63,6 @@ type Gate struct {
 	repos  *repos     // what appears in the root (repos.go)
 
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
-	// keepWork is the configured policy, lose-work asking, for what undo
-	// does not cover (undoCovers); nil when checkpoints did not relax it.
-	keepWork *policy.Engine
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -97,8 +96,6 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	cfg.Root = root
-	given := cfg.Policy
-	cfg.Policy = withCheckpoints(cfg.Policy, cfg.Checkpoints, root)
 	if err := fillDefaults(&cfg); err != nil {
 		return nil, err
 	}
@@ -110,7 +107,7 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, strict: chk.policy, home: chk.home,
+	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, home: chk.home,
 		cps: newGateCheckpoints(root, cfg.Checkpoints)}
 	// The Gate's own spill directory: what it spills is not another Gate's
 	// (another project's session) to read, and its sandbox shows only this.
@@ -125,21 +122,13 @@ func New(cfg Config) (*Gate, error) {
 	if err := checkNetwork(cfg.Network); err != nil {
 		return nil, err
 	}
-	g.settings = cfg.Policy
-	if g.sandboxed() {
-		g.settings.Relax = append(slices.Clip(g.settings.Relax), contained...)
-		g.settings.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
-		g.settings.Egress = g.egressOn()                     // the proxy decides per domain
-		if g.policy, err = policy.New(g.settings); err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
-		}
+	g.covers = g.plannedCovers()
+	g.settings = cfg.Policy // the rules in force, for Info
+	if g.covers.Checkpoint {
+		g.settings.Relax = append(slices.Clip(g.settings.Relax), policy.RuleLoseWork)
 	}
-	if slices.Contains(g.settings.Relax, policy.RuleLoseWork) && !slices.Contains(given.Relax, policy.RuleLoseWork) {
-		// The configured policy, without what the sandbox contains either:
-		// stricter than needed in a sandbox, never looser.
-		if g.keepWork, err = policy.New(given); err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
-		}
+	if g.covers.Sandbox {
+		g.settings.Relax = append(slices.Clip(g.settings.Relax), policy.SandboxRules...)
 	}
 	if err := g.makeTemp(); err != nil {
 		return nil, err
@@ -330,7 +319,7 @@ func (g *Gate) Check(req Request) Verdict {
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
-	v, _ := g.judge(req.Command, g.policyEnv(abs))
+	_, v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return verdict(v)
 }
 
@@ -342,17 +331,29 @@ func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdic
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
-	return verdict(g.policy.CheckApproved(req.Command, g.policyEnv(abs), approved))
+	return verdict(g.policy.Judge(req.Command, g.policyEnv(abs)).Verdict(g.covers, approved))
 }
 
-// judge checks a command line. Where a sandbox is planned, the rules it
-// contains are relaxed; relied reports an allow that needed that.
-func (g *Gate) judge(command string, pe policy.Env) (v policy.Verdict, relied bool) {
-	v = g.policy.Check(command, pe)
-	if g.policy == g.strict || v.Decision != policy.Allow {
-		return v, false
+// judge checks a command line once, and decides as the Gate plans to
+// contain it (plannedCovers); relied reports an allow that needed the
+// sandbox.
+func (g *Gate) judge(command string, pe policy.Env) (j *policy.Judgement, v policy.Verdict, relied bool) {
+	j = g.policy.Judge(command, pe)
+	v = j.Verdict(g.covers, nil)
+	return j, v, v.Decision == policy.Allow && j.Verdict(policy.Covers{Checkpoint: g.covers.Checkpoint}, nil).Decision != policy.Allow
+}
+
+// plannedCovers are what contains commands besides the policy, as planned:
+// the sandbox (it may turn out missing: admit decides again then) and the
+// checkpoints.
+func (g *Gate) plannedCovers() policy.Covers {
+	c := policy.Covers{Checkpoint: !g.cps.off}
+	if g.sandboxed() {
+		c.Sandbox = true
+		c.PrivateLoopback = runtime.GOOS == "linux" // a network namespace per session
+		c.Egress = g.egressOn()                     // the proxy decides per domain
 	}
-	return v, g.strict.Check(command, pe).Decision != policy.Allow
+	return c
 }
 
 func (g *Gate) policyEnv(dir string) policy.Env {
@@ -501,16 +502,18 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 
 	pe := g.policyEnv(dir)
 	pe.Terminal = req.TTY
-	v, relied := g.judge(req.Command, pe)
-	engine := g.policy // the engine whose verdict v is
+	j, v, relied := g.judge(req.Command, pe)
+	covers := g.covers
 	if relied && (!g.confining(b) || !g.egressHeld(b)) {
-		// The sandbox this allow counted on could not be set up: judge as without it.
-		v, relied, engine = g.strict.Check(req.Command, pe), false, g.strict
+		// The sandbox this allow counted on could not be set up: decide as without it.
+		covers = policy.Covers{Checkpoint: covers.Checkpoint}
+		v, relied = j.Verdict(covers, nil), false
 	}
 	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
-	if undoable && g.keepWork != nil && !g.undoCovers(v, dir) {
+	if undoable && covers.Checkpoint && !g.undoCovers(v, dir) {
 		// A checkpoint would not keep what it throws away: ask as without one.
-		v, undoable, engine = g.keepWork.Check(req.Command, pe), false, g.keepWork
+		covers.Checkpoint = false
+		v, undoable = j.Verdict(covers, nil), false
 		relied = relied && v.Decision == policy.Allow
 	}
 	if req.TTY && v.Decision == policy.Allow {
@@ -522,7 +525,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	case policy.Deny:
 		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
-		who, refusal := g.approveAll(ctx, req, v, engine, pe, o.approver)
+		who, refusal := g.approveAll(ctx, req, v, j, covers, o.approver)
 		if refusal != nil {
 			return nil, env.Refuse(*refusal)
 		}
@@ -582,7 +585,7 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 // rule, another sub-command) that the answers so far do not cover, so that no
 // command rides on another's approval. It returns "once" if any answer was
 // for this run only, else "session"; or the refusal of the first not approved.
-func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, engine *policy.Engine, pe policy.Env, a Approver) (string, *envelope.Err) {
+func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j *policy.Judgement, covers policy.Covers, a Approver) (string, *envelope.Err) {
 	approved := map[string]bool{}
 	asked := map[string]bool{}
 	who := "session"
@@ -606,7 +609,7 @@ func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, en
 			return who, nil
 		}
 		approved[v.SessionKey] = true
-		next := engine.CheckApproved(req.Command, pe, func(key string) bool { return approved[key] })
+		next := j.Verdict(covers, func(key string) bool { return approved[key] })
 		if next.Decision != policy.Ask || asked[askID(next)] {
 			return who, nil
 		}

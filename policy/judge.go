@@ -23,8 +23,9 @@ func (x *check) judge() {
 		allowed := x.userRules(c)
 		if allowed {
 			x.dropAsks(start)
-		} else if x.e.s.Mode == ModeUntrusted && !x.hasHits(start) && !safe(c) {
+		} else if x.e.s.Mode == ModeUntrusted && !safe(c) {
 			x.ask(RuleUntrusted, "`%s` is not in the read-only set that untrusted mode runs without asking (rule untrusted): the user must approve it.", c.Source)
+			x.hits[len(x.hits)-1].fallback = true // no other rule spoke, or what it said is moot
 		}
 	}
 	for _, f := range x.a.Findings {
@@ -42,15 +43,6 @@ func (x *check) dropAsks(start int) {
 		}
 	}
 	x.hits = kept
-}
-
-func (x *check) hasHits(start int) bool {
-	for _, h := range x.hits[start:] {
-		if !x.e.relaxed[h.rule] {
-			return true
-		}
-	}
-	return false
 }
 
 func (x *check) finding(f analysis.Finding) {

@@ -9,10 +9,17 @@ import (
 )
 
 func (x *check) networkHit(c *analysis.Command, what string) {
-	if x.e.s.Network || x.e.s.Egress {
-		return // the proxy decides, per domain
+	x.networkHitUnless(c, what, nil)
+}
+
+// networkHitUnless is networkHit, moot where covered says so; with
+// allow-listed egress the proxy decides, per domain.
+func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(Covers) bool) {
+	if x.e.s.Network {
+		return
 	}
 	x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network (config network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
+	x.hits[len(x.hits)-1].covered = func(cv Covers) bool { return cv.Egress || covered != nil && covered(cv) }
 }
 
 // network denies network clients while the network is off.
@@ -32,8 +39,12 @@ func (x *check) network(c *analysis.Command) {
 	}
 	switch {
 	case networkClients[name]:
-		if !infoOnly(c) && !(x.e.s.PrivateLoopback && loopbackOnly(c)) {
-			x.networkHit(c, name+" connects to the network")
+		if !infoOnly(c) {
+			var loopback func(Covers) bool
+			if loopbackOnly(c) {
+				loopback = func(cv Covers) bool { return cv.PrivateLoopback }
+			}
+			x.networkHitUnless(c, name+" connects to the network", loopback)
 		}
 	case name == "rsync":
 		for i, a := range c.Args {

@@ -140,7 +140,8 @@ func isWindowsAbs(p string) bool {
 	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
-// Check decides about command run under env.
+// Check decides about command run under env, with what Settings says
+// contains commands (PrivateLoopback, Egress) as its Covers.
 func (e *Engine) Check(command string, env Env) Verdict {
 	return e.CheckApproved(command, env, nil)
 }
@@ -149,10 +150,17 @@ func (e *Engine) Check(command string, env Env) Verdict {
 // some session keys: an ask whose every asking sub-command has an approved key
 // becomes allow. A deny stays a deny.
 func (e *Engine) CheckApproved(command string, env Env, approved func(key string) bool) Verdict {
+	return e.Judge(command, env).Verdict(Covers{PrivateLoopback: e.s.PrivateLoopback, Egress: e.s.Egress}, approved)
+}
+
+// Judge runs every rule over command once, keeping each hit: the verdict is
+// taken from them (Judgement.Verdict) as often as what contains the command
+// becomes known, without judging it again.
+func (e *Engine) Judge(command string, env Env) *Judgement {
 	for _, d := range []string{env.Root, env.Dir, env.Home, env.TempDir} {
 		if d != "" && !strings.HasPrefix(d, "/") && !isWindowsAbs(d) || env.Root == "" {
-			return Verdict{Decision: Deny, Rule: RuleEnv, Command: command, Commands: []analysis.Command{},
-				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}
+			return &Judgement{fixed: &Verdict{Decision: Deny, Rule: RuleEnv, Command: command, Commands: []analysis.Command{},
+				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}}
 		}
 	}
 	x := &check{e: e, terminal: env.Terminal}
@@ -171,7 +179,7 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		vars["TMPDIR"], vars["TMP"], vars["TEMP"] = tmp, tmp, tmp
 	}
 	if x.otherShell(command, familyOf(env.Shell)) {
-		return x.verdict(approved)
+		return &Judgement{x: x}
 	}
 	dir := env.Dir
 	if dir == "" {
@@ -189,11 +197,11 @@ func (e *Engine) CheckApproved(command string, env Env, approved func(key string
 		} else {
 			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Fix the command and retry."
 		}
-		return v
+		return &Judgement{fixed: &v}
 	}
 	x.a, x.home = a, home
 	x.judge()
-	return x.verdict(approved)
+	return &Judgement{x: x}
 }
 
 // resolvedDir resolves one of Env's directories; they rarely change, so the
@@ -229,6 +237,11 @@ type hit struct {
 	pos      analysis.Pos
 	text     string
 	key      string // session key, for ask
+	// covered: what, besides its rule's own Covers, makes it moot.
+	covered func(Covers) bool
+	// fallback: only when no other hit of its command counts (rule
+	// untrusted: a command no rule spoke about).
+	fallback bool
 }
 
 // check is the state of one Check call.
@@ -249,30 +262,52 @@ type check struct {
 	terminal    bool // Env.Terminal
 }
 
-// verdict picks the hit that decides: deny over ask over allow, the first of each.
-func (x *check) verdict(approved func(string) bool) Verdict {
+// verdict picks the hit that decides: deny over ask over allow, the first of
+// each, leaving out what is relaxed or what c covers.
+func (x *check) verdict(c Covers, approved func(string) bool) Verdict {
 	v := Verdict{Decision: Allow, Commands: x.a.Commands, ReadOnly: x.readOnly()}
 	var best *hit
-	for i := range x.hits {
-		h := &x.hits[i]
-		if x.e.relaxed[h.rule] {
-			if h.decision != Allow && !slices.Contains(v.Relaxed, h.rule) {
-				v.Relaxed = append(v.Relaxed, h.rule)
+	counts := map[int]bool{} // commands with a hit that counts
+	for pass := range 2 {    // the fallbacks once the rest is known
+		for i := range x.hits {
+			h := &x.hits[i]
+			if h.fallback != (pass == 1) {
+				continue
 			}
-			continue
-		}
-		if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
-			continue
-		}
-		// The user's own rule, when it fires, explains the decision best; then
-		// remote-code, the most specific (curl … | sudo sh is remote-code before
-		// it is network or privilege).
-		if best == nil || h.decision.rank() > best.decision.rank() ||
-			h.decision == best.decision && isUserRule(h.rule) && !isUserRule(best.rule) ||
-			h.decision == best.decision && h.rule == RuleRemoteCode && !isUserRule(best.rule) && best.rule != RuleRemoteCode {
-			best = h
+			if h.fallback && counts[h.cmd] {
+				continue
+			}
+			if x.e.relaxed[h.rule] || c.cover(h) {
+				if h.decision != Allow && !slices.Contains(v.Relaxed, h.rule) {
+					v.Relaxed = append(v.Relaxed, h.rule)
+				}
+				continue
+			}
+			counts[h.cmd] = true
+			if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
+				continue
+			}
+			x.consider(h, &best)
 		}
 	}
+	return x.decide(v, best)
+}
+
+// consider makes h the best hit if it decides before *best.
+func (x *check) consider(h *hit, best **hit) {
+	// The user's own rule, when it fires, explains the decision best; then
+	// remote-code, the most specific (curl … | sudo sh is remote-code before
+	// it is network or privilege).
+	b := *best
+	if b == nil || h.decision.rank() > b.decision.rank() ||
+		h.decision == b.decision && isUserRule(h.rule) && !isUserRule(b.rule) ||
+		h.decision == b.decision && h.rule == RuleRemoteCode && !isUserRule(b.rule) && b.rule != RuleRemoteCode {
+		*best = h
+	}
+}
+
+// decide fills v from the best hit.
+func (x *check) decide(v Verdict, best *hit) Verdict {
 	if best == nil || best.decision == Allow {
 		return v
 	}

@@ -1,0 +1,82 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+// A line is judged once; its verdict follows what contains it, as that
+// becomes known: the sandbox (code the parser cannot see, loopback, egress)
+// and checkpoints (lose-work), each dropping only its own rules' hits.
+func TestJudgementCovers(t *testing.T) {
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Root: "/work/p", Home: "/home/u"}
+	all := policy.Covers{Sandbox: true, PrivateLoopback: true, Egress: true, Checkpoint: true}
+	for _, c := range []struct {
+		command string
+		rule    string        // without covers
+		freeBy  policy.Covers // the least that allows it
+	}{
+		{`eval "$X"`, policy.RuleStoredCode, policy.Covers{Sandbox: true}},
+		{`curl -s http://localhost:3000/health`, policy.RuleNetwork, policy.Covers{PrivateLoopback: true}},
+		{`curl -s https://example.com`, policy.RuleNetwork, policy.Covers{Egress: true}},
+		{`git reset --hard`, policy.RuleLoseWork, policy.Covers{Checkpoint: true}},
+		{`rm -rf /`, policy.RuleCatastrophic, policy.Covers{}}, // nothing covers it
+	} {
+		j := e.Judge(c.command, env)
+		if v := j.Verdict(policy.Covers{}, nil); v.Decision == policy.Allow || v.Rule != c.rule {
+			t.Errorf("%s without covers: %s %s, want rule %s", c.command, v.Decision, v.Rule, c.rule)
+		}
+		want := policy.Allow
+		if c.freeBy == (policy.Covers{}) {
+			want = policy.Deny
+		}
+		if v := j.Verdict(all, nil); v.Decision != want {
+			t.Errorf("%s with every cover: %s %s", c.command, v.Decision, v.Rule)
+		}
+		if c.freeBy != (policy.Covers{}) {
+			if v := j.Verdict(c.freeBy, nil); v.Decision != policy.Allow {
+				t.Errorf("%s with %+v: %s %s", c.command, c.freeBy, v.Decision, v.Rule)
+			}
+			// Every other cover alone leaves it asked or denied.
+			for _, other := range []policy.Covers{{Sandbox: true}, {PrivateLoopback: true}, {Egress: true}, {Checkpoint: true}} {
+				if other == c.freeBy || c.freeBy == (policy.Covers{PrivateLoopback: true}) && other.Egress {
+					continue // egress decides per domain, loopback included
+				}
+				if v := j.Verdict(other, nil); v.Decision == policy.Allow {
+					t.Errorf("%s allowed by %+v", c.command, other)
+				}
+			}
+		}
+	}
+}
+
+// In untrusted mode a command no rule speaks about is asked about (rule
+// untrusted); one whose only hit the sandbox covers is asked about too,
+// rather than allowed unseen.
+func TestJudgementUntrustedFallback(t *testing.T) {
+	e, err := policy.New(policy.Settings{Mode: policy.ModeUntrusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Root: "/work/p", Home: "/home/u"}
+	sandbox := policy.Covers{Sandbox: true}
+	for command, want := range map[string]string{
+		`eval "$X"`:  policy.RuleUntrusted,
+		`make build`: policy.RuleUntrusted,
+	} {
+		if v := e.Judge(command, env).Verdict(sandbox, nil); v.Decision != policy.Ask || v.Rule != want {
+			t.Errorf("%s: %s %s, want ask %s", command, v.Decision, v.Rule, want)
+		}
+	}
+	if v := e.Judge("curl https://x.test", env).Verdict(sandbox, nil); v.Decision != policy.Deny || v.Rule != policy.RuleNetwork {
+		t.Errorf("curl: %s %s, want the network rule's deny", v.Decision, v.Rule)
+	}
+	if v := e.Judge("ls", env).Verdict(sandbox, nil); v.Decision != policy.Allow {
+		t.Errorf("ls: %s %s", v.Decision, v.Rule)
+	}
+}
