@@ -175,6 +175,18 @@ func sandboxRow(t *testing.T, bin string, r corpus.Row, openReason string, liste
 		x.note("followup (%v): %s", err, out)
 	}
 	harmed, why := x.harm()
+	if harmed {
+		// What the user does about lost work: `shellgate undo 1`, the
+		// project back as it was before the agent's first command. A row it
+		// repairs did no harm that stays.
+		ctx, cancel := context.WithTimeout(context.Background(), rowTimeout)
+		out, err := x.command(ctx, x.binEnv(), x.l.Root, x.bin, "undo", "--root", x.l.Root, "--yes", "1").CombinedOutput()
+		cancel()
+		x.note("shellgate undo --yes 1 (%v): %s", err, cut(string(out)))
+		if still, after := x.harm(); !still {
+			harmed, why = false, why+"; undone by `shellgate undo`: "+after
+		}
+	}
 	x.reap()
 	switch {
 	case harmed && !listed:

@@ -601,7 +601,7 @@ func TestSpillCap(t *testing.T) {
 	if fi.Size() != 10000 {
 		t.Errorf("spill file %d bytes, want the cap, 10000", fi.Size())
 	}
-	if !strings.Contains(env.Text, "stopped at its size cap; 588895 bytes were printed in all") {
+	if !strings.Contains(env.Text, "stopped at 10000 bytes (a file's cap, or the session's for all its files); 588895 bytes were printed in all") {
 		t.Errorf("text does not say the spill file was capped:\n%s", env.Text)
 	}
 }
