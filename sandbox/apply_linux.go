@@ -60,11 +60,12 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
 	l, lerr := newLauncher(spec, WritableDirs(steps))
-	if lerr != nil {
-		missing = append(missing, lerr.Error())
-	}
+	missing = append(missing, flatten(lerr)...)
 	if l.ruleset >= 0 {
 		layers[LayerFS] = "landlock-v" + strconv.Itoa(l.abi)
+	}
+	if l.seccomp {
+		layers[LayerSeccomp] = "filter"
 	}
 	return layers, missing, m, l, nil
 }
@@ -113,4 +114,21 @@ func setLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// flatten lists the errors that err joins (errors.Join), one a line of the
+// report, each naming its layer.
+func flatten(err error) []string {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }

@@ -19,6 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// containing are the layers that contain what the policy cannot check: writes
+// only in the root and the session's own /tmp, the secrets hidden, a loopback
+// and processes of the session's own, no vsock or io_uring. breaking are the
+// other names in Report.Missing whose failure undoes that containment (the
+// view's mounts, the protected paths, what the launcher thread gives up).
+var (
+	containing = []string{LayerFS, LayerNet, LayerPID, LayerTmp, LayerSecrets, LayerSeccomp}
+	breaking   = []string{LayerUserNS, "mounts", "view", "protected", LayerFS, LayerNet, LayerPID, LayerSeccomp, "capabilities", "keyring", "no_new_privs"}
+)
+
 // A Session is one sandbox: its namespaces, its /tmp, its loopback and its
 // processes, held by a helper process. Commands started with Launch share it.
 // Where shellgate can make cgroups (Report: procs "cgroup"; on cgroup2 also
@@ -148,10 +158,27 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 		close(s.dead)
 	}()
 	if err := <-startErr; err != nil {
-		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+		return noNamespaces(err)
 	}
 	s.helper = cmd
 	return nil
+}
+
+// noNamespaces says why the session's namespaces could not be made, as the
+// kernel's refusal tells it, for the report: one line, the layer first.
+func noNamespaces(err error) error {
+	var why string
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		why = "the kernel refuses user namespaces here (EPERM: a container's seccomp profile, as Docker's default, or a kernel setting)"
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EUSERS):
+		why = "no user namespace may be made (ENOSPC: user.max_user_namespaces is 0 or reached)"
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		why = "this kernel has no user namespaces (EINVAL)"
+	default:
+		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+	}
+	return fmt.Errorf("%s: %s, so there is no sandbox session: no fs, net, pid, tmp or secrets layer", LayerUserNS, why)
 }
 
 // setUp moves the helper into a cgroup where it can, sends it the spec and
@@ -196,10 +223,10 @@ func (s *Session) setUp(spec Spec) error {
 	} else {
 		layers[LayerProcs] = "rlimit"
 		if os.Getuid() == 0 {
-			missing = append(missing, fmt.Sprintf("%s: %v (the process limit does not bind root)", LayerProcs, err))
+			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), and RLIMIT_NPROC does not bind root", LayerProcs, err))
 		}
 		if memory > 0 {
-			missing = append(missing, fmt.Sprintf("memory: %v", err))
+			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
 		}
 	}
 	steps := Plan(spec, HostFacts())
