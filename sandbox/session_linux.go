@@ -44,6 +44,9 @@ type Session struct {
 	root   string     // the first writable path: the project root
 	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
 	fwd    *forwarder // relays the host ports (forward_linux.go)
+	// bare, where the kernel makes no user namespace, starts each command
+	// through the confining wrapper instead of a helper (bare_linux.go).
+	bare *runner.Wrapper
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -104,6 +107,13 @@ func Start(spec Spec) (*Session, error) {
 	}
 	if err := s.startHelper(spec, theirs); err != nil {
 		fc.Close()
+		var no *noUserNS
+		if errors.As(err, &no) {
+			// What needs no namespace still applies (bare_linux.go).
+			if s, berr := startBare(spec, no.why); berr == nil {
+				return s, nil
+			}
+		}
 		return nil, err
 	}
 	if err := s.setUp(spec); err != nil {
@@ -164,21 +174,26 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 	return nil
 }
 
+// noUserNS is the error of a session whose user namespace the kernel
+// refused: every other namespace of it is made in that one.
+type noUserNS struct{ why string }
+
+func (e *noUserNS) Error() string {
+	return LayerUserNS + ": " + e.why + ", so there is no sandbox session: no fs, net, pid, tmp or secrets layer"
+}
+
 // noNamespaces says why the session's namespaces could not be made, as the
 // kernel's refusal tells it, for the report: one line, the layer first.
 func noNamespaces(err error) error {
-	var why string
 	switch {
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		why = "the kernel refuses user namespaces here (EPERM: a container's seccomp profile, as Docker's default, or a kernel setting)"
+		return &noUserNS{"the kernel refuses user namespaces here (EPERM: a container's seccomp profile, as Docker's default, or a kernel setting)"}
 	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EUSERS):
-		why = "no user namespace may be made (ENOSPC: user.max_user_namespaces is 0 or reached)"
+		return &noUserNS{"no user namespace may be made (ENOSPC: user.max_user_namespaces is 0 or reached)"}
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
-		why = "this kernel has no user namespaces (EINVAL)"
-	default:
-		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+		return &noUserNS{"this kernel has no user namespaces (EINVAL)"}
 	}
-	return fmt.Errorf("%s: %s, so there is no sandbox session: no fs, net, pid, tmp or secrets layer", LayerUserNS, why)
+	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
 }
 
 // setUp moves the helper into a cgroup where it can, sends it the spec and
@@ -347,7 +362,12 @@ func (s *Session) Alive() bool {
 
 // NetPID is a process in the session's network namespace (its helper), whose
 // /proc/PID/net shows the session's sockets.
-func (s *Session) NetPID() int { return s.helper.Process.Pid }
+func (s *Session) NetPID() int {
+	if s.bare != nil {
+		return os.Getpid() // no network namespace: the host's
+	}
+	return s.helper.Process.Pid
+}
 
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
@@ -359,6 +379,9 @@ var (
 
 // Launch starts argv in the session; see runner.Launcher.
 func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
+	if s.bare != nil {
+		return s.bareLaunch(func() (runner.Launched, error) { return s.bare.Launch(argv, env, dir, stdin, stdout, stderr, extra...) })
+	}
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
 }
 
@@ -368,6 +391,9 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
 	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
 		return nil, nil, fmt.Errorf("sandbox: terminal size %dx%d", cols, rows)
+	}
+	if s.bare != nil {
+		return runner.OpenTerminal(cols, rows) // no devpts of the session's own
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -404,6 +430,9 @@ func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err erro
 func (s *Session) LaunchTerminal(argv, env []string, dir string, tty *os.File) (runner.Launched, error) {
 	if tty == nil {
 		return nil, errors.New("sandbox: LaunchTerminal needs a terminal")
+	}
+	if s.bare != nil {
+		return s.bareLaunch(func() (runner.Launched, error) { return s.bare.LaunchTerminal(argv, env, dir, tty) })
 	}
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir, Terminal: true}, tty, nil, nil)
 }
@@ -618,6 +647,9 @@ func (l *launched) Notes() []string {
 
 // Contains reports whether pid is a process of this session.
 func (s *Session) Contains(pid int) bool {
+	if s.bare != nil {
+		return true // commands are shellgate's children, as without a sandbox
+	}
 	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	return err == nil && s.pidNS != "" && link == s.pidNS
 }
@@ -676,6 +708,9 @@ func children(pid int) (kids []int, ok bool) {
 // InnerPIDs translates PIDs as shellgate sees them into the session's own
 // numbering, which its commands see; a PID outside the session is dropped.
 func (s *Session) InnerPIDs(pids []int) []int {
+	if s.bare != nil {
+		return pids // no PID namespace
+	}
 	out := make([]int, 0, len(pids))
 	for _, pid := range pids {
 		if inner := innerPID(pid); inner > 0 {
@@ -708,6 +743,15 @@ func innerPID(pid int) int {
 // Close ends the session: the helper exits, and the kernel kills every process
 // left in it. Close returns when they are gone.
 func (s *Session) Close() error {
+	if s.bare != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.closed {
+			s.closed = true
+			close(s.gone) // the runner's Supervisor ends the commands
+		}
+		return nil
+	}
 	s.fwd.stop()
 	// The helper ends what runs and moves aside what a job left, then
 	// answers; it is killed after a moment whatever it does.
