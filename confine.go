@@ -150,6 +150,9 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		if b.err == nil {
 			b.report = b.session.Report()
 			sup.SetLauncher(b.session)
+			if b.report.Layers[sandbox.LayerTmp] == "" && g.sessionTmp() && b.mode != sandbox.On {
+				g.useHostTemp() // a session without a mount namespace: /tmp is the host's
+			}
 		} else {
 			b.report = sandbox.Report{Missing: []string{b.err.Error()}}
 			if b.mode != sandbox.On {
