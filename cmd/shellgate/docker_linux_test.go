@@ -18,8 +18,9 @@ import (
 // run agents: Docker's seccomp profile refuses user namespaces, so there is
 // no sandbox session. The image is built here from the repository, with
 // nothing pulled: FROM scratch, a static shellgate and a static busybox for
-// the shell. What a user checks: `--sandbox auto` runs the command and
-// context.sandbox.missing says user namespaces are refused (EPERM); eval of
+// the shell. What a user checks: `--sandbox auto` runs the command,
+// context.sandbox.missing says user namespaces are refused (EPERM), and what
+// needs no namespace (the seccomp filter, Landlock) is applied; eval of
 // text the policy cannot read, which the sandbox would contain, is asked
 // again and does not run; `--sandbox on` refuses with SANDBOX_UNAVAILABLE.
 //
@@ -96,6 +97,13 @@ WORKDIR /proj
 	}
 	if m := strings.Join(r.missing(), "\n"); !strings.HasPrefix(m, "userns: ") || !strings.Contains(m, "EPERM") {
 		t.Errorf("auto: context.sandbox.missing = %q, want user namespaces refused (EPERM)", r.missing())
+	}
+	// What needs no namespace applies: the seccomp filter (Docker's profile
+	// lets a process add its own), Landlock where the profile allows it.
+	if m, _ := r.env.Context.Sandbox.(map[string]any); m["seccomp"] != "filter" {
+		t.Errorf("auto: context.sandbox = %v, want the seccomp filter applied", m)
+	} else {
+		t.Logf("in Docker with the default profile: context.sandbox = %v", m)
 	}
 
 	r, ran := run("auto", `eval "$SG_LAYER_CMD"`)

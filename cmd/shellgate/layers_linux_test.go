@@ -72,7 +72,8 @@ func runEnvelope(t *testing.T, cmd *exec.Cmd) (layerRun, string) {
 // Docker's default profile refuses user namespaces and an old kernel has no
 // Landlock), a sysctl forbids user namespaces, no cgroup hierarchy is
 // mounted. For each, what a user checks: `--sandbox auto` runs the command
-// and context.sandbox.missing names the layer and why, in one short line; a
+// and context.sandbox.missing names the layer and why, in one short line;
+// without user namespaces, Landlock and the seccomp filter still apply; a
 // command the policy lets through only because the sandbox contains it
 // (eval of text it cannot read) is asked again, naming the missing layer,
 // and does not run, unless the missing layer is a limit the policy does not
@@ -105,13 +106,15 @@ func TestMissingLayers(t *testing.T) {
 		// contained: the policy still counts on the sandbox (the missing
 		// layer is a limit, not containment).
 		contained bool
-		skip      string
+		// bare: no session, but what needs no namespace still applies.
+		bare bool
+		skip string
 	}{
 		{name: "user namespaces refused, as by Docker's seccomp profile", wrap: []string{without, "-userns", "--"},
-			layer: "userns", why: "EPERM"},
+			layer: "userns", why: "EPERM", bare: true},
 		{name: "user.max_user_namespaces is 0",
 			wrap:  []string{"unshare", "--user", "--map-root-user", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"},
-			layer: "userns", why: "ENOSPC"},
+			layer: "userns", why: "ENOSPC", bare: true},
 		{name: "no Landlock, as on an old kernel", wrap: []string{without, "-landlock", "--"},
 			layer: "fs", why: "no Landlock (ENOSYS)"},
 		{name: "no seccomp filters", wrap: []string{without, "-seccomp", "--"},
@@ -150,6 +153,25 @@ func TestMissingLayers(t *testing.T) {
 			}
 			if strings.Contains(entry, "\n") || len(entry) > 240 {
 				t.Errorf("auto: the %s entry is not one short line (%d bytes): %q", tc.layer, len(entry), entry)
+			}
+
+			if tc.bare {
+				// Landlock and the seccomp filter need no namespace: they
+				// apply, and a write the policy lets through (inline code it
+				// does not read) stops at the kernel.
+				m, _ := r.env.Context.Sandbox.(map[string]any)
+				if fs, _ := m["fs"].(string); !strings.HasPrefix(fs, "landlock-v") || m["seccomp"] != "filter" {
+					t.Errorf("auto without user namespaces: context.sandbox = %v, want fs landlock-vN and seccomp filter", m)
+				}
+				if _, err := exec.LookPath("python3"); err == nil {
+					victim := filepath.Join(visibleTempDir(t), "victim")
+					w := runWrapped(t, bin, tc.wrap, dir, "auto", `python3 -c "open('`+victim+`', 'w').write('harm')"`)
+					if _, err := os.Stat(victim); err == nil || w.env.Context.Policy == nil || w.env.Context.Policy.Decision != "allow" ||
+						!strings.Contains(w.env.Data.Stderr, "Permission denied") {
+						t.Errorf("auto without user namespaces: a write outside the root was not refused by the kernel (%s, policy %+v, stderr %q, victim %v)",
+							w.env.Status, w.env.Context.Policy, w.env.Data.Stderr, err)
+					}
+				}
 			}
 
 			// The policy: eval of what it cannot read runs only where the
