@@ -90,13 +90,16 @@ func startBare(spec Spec, noUserNS string) (*Session, error) {
 	if spec.Network {
 		res.Layers[LayerNet] = "host"
 	}
-	missing := LayerUserNS + ": " + noUserNS + ", so no mount, network or PID namespace: no net, pid, tmp or secrets layer"
+	missing := []string{LayerUserNS + ": " + noUserNS + ", so no mount, network or PID namespace: no net, pid, tmp or secrets layer"}
+	if spec.Limits.Memory > 0 || DefaultMemory() > 0 {
+		missing = append(missing, LayerMemory+": no cgroup without a session, so no memory limit")
+	}
 	wrapper := &runner.Wrapper{Argv: func(argv []string) []string {
 		return append([]string{"/proc/self/exe", bareFlag, string(arg), "--"}, argv...)
 	}}
 	return &Session{
 		bare:    wrapper,
-		report:  Report{Layers: res.Layers, Missing: append([]string{missing}, res.Missing...)},
+		report:  Report{Layers: res.Layers, Missing: append(missing, res.Missing...)},
 		root:    firstOf(spec.Writable),
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan *message{},
