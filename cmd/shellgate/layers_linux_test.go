@@ -163,6 +163,14 @@ func TestMissingLayers(t *testing.T) {
 				if fs, _ := m["fs"].(string); !strings.HasPrefix(fs, "landlock-v") || m["seccomp"] != "filter" {
 					t.Errorf("auto without user namespaces: context.sandbox = %v, want fs landlock-vN and seccomp filter", m)
 				}
+				// doctor says the same.
+				doctor := exec.Command(tc.wrap[0], append(tc.wrap[1:], bin, "doctor", "--no-user-config", "--root", dir)...)
+				doctor.Env = append(os.Environ(), "HOME="+visibleTempDir(t), "BASH_ALLOW_NETWORK=")
+				out, err := doctor.Output()
+				if err == nil || !strings.Contains(string(out), "no user namespaces here") || !strings.Contains(string(out), "fs:       landlock-v") ||
+					!strings.Contains(string(out), "seccomp:  filter") || !strings.Contains(string(out), "  - userns: ") {
+					t.Errorf("doctor without user namespaces (%v):\n%s", err, out)
+				}
 				if _, err := exec.LookPath("python3"); err == nil {
 					victim := filepath.Join(visibleTempDir(t), "victim")
 					w := runWrapped(t, bin, tc.wrap, dir, "auto", `python3 -c "open('`+victim+`', 'w').write('harm')"`)
