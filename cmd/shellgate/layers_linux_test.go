@@ -96,6 +96,12 @@ func TestMissingLayers(t *testing.T) {
 	if m := base.missing(); len(m) > 0 || base.env.Context.Sandbox == "off" {
 		t.Skipf("this machine lacks a layer already, so none can be taken away: %v", base.env.Context.Sandbox)
 	}
+	// With the network off, a connection to the loopback is allowed only
+	// because the session's loopback is its own (nothing listens on port 9).
+	const local = "curl -s http://127.0.0.1:9/"
+	if r := runWrapped(t, bin, nil, visibleTempDir(t), "auto", local); r.env.Context.Policy == nil || !r.env.Context.Policy.Sandboxed {
+		t.Fatalf("with every layer, %s: %s %+v %+v", local, r.env.Status, r.env.Context.Policy, r.env.Error)
+	}
 	root := os.Getuid() == 0
 	cases := []struct {
 		name string
@@ -200,6 +206,9 @@ func TestMissingLayers(t *testing.T) {
 				}
 				if r.env.Context.Policy.Sandboxed {
 					t.Errorf("auto: policy says sandboxed with %s missing: %+v", tc.layer, r.env.Context.Policy)
+				}
+				if r := runWrapped(t, bin, tc.wrap, dir, "auto", local); r.env.Error == nil || r.env.Error.Code != envelope.PolicyDenied || r.env.Error.Rule != "network" {
+					t.Errorf("auto, %s missing: %s got %s %+v, want POLICY_DENIED (network)", tc.layer, local, r.env.Status, r.env.Error)
 				}
 			}
 
