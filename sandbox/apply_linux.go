@@ -55,7 +55,7 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	} else {
 		layers[LayerNet] = "netns"
 	}
-	if err := setLimits(spec.Limits); err != nil {
+	if err := setLimits(spec.Limits, true); err != nil {
 		miss("limits", err)
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
@@ -91,8 +91,9 @@ func loopbackUp() error {
 // setLimits sets the per-process limits every command inherits. The process
 // count is counted per user within the session's user namespace; the kernel
 // does not apply it to the host's root, which the cgroup (set by shellgate)
-// covers.
-func setLimits(l Limits) error {
+// covers. Without nproc the process count is left alone: outside a user
+// namespace it would count every process of the user on the host.
+func setLimits(l Limits, nproc bool) error {
 	set := func(res int, v uint64) error {
 		return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
 	}
@@ -100,8 +101,10 @@ func setLimits(l Limits) error {
 	if procs <= 0 {
 		procs = DefaultProcs
 	}
-	if err := set(unix.RLIMIT_NPROC, uint64(procs)); err != nil {
-		return fmt.Errorf("processes: %w", err)
+	if nproc {
+		if err := set(unix.RLIMIT_NPROC, uint64(procs)); err != nil {
+			return fmt.Errorf("processes: %w", err)
+		}
 	}
 	if l.FileSize > 0 {
 		if err := set(unix.RLIMIT_FSIZE, uint64(l.FileSize)); err != nil {

@@ -27,7 +27,8 @@ import (
 // confines itself with what needs no namespace and then executes the
 // command: Landlock (writes only in the writable paths and the tool caches,
 // which are the host's here), the seccomp filter, no capabilities, no
-// privilege gained at exec, a keyring of its own, the process limits. The
+// privilege gained at exec, a keyring of its own, the file size and CPU time
+// limits. The
 // report says what applied and what did not; the policy, which counts on the
 // missing layers, asks as without a sandbox.
 
@@ -165,13 +166,10 @@ func bareMain(config string, argv []string) int {
 func confineBare(cfg bareConfig) bareResult {
 	r := bareResult{Layers: map[string]string{}}
 	miss := func(layer string, err error) { r.Missing = append(r.Missing, fmt.Sprintf("%s: %v", layer, err)) }
-	if err := setLimits(cfg.Limits); err != nil {
+	if err := setLimits(cfg.Limits, false); err != nil {
 		miss("limits", err)
 	}
-	r.Layers[LayerProcs] = "rlimit"
-	if os.Geteuid() == 0 {
-		r.Missing = append(r.Missing, LayerProcs+": no cgroup without a session, and RLIMIT_NPROC does not bind root")
-	}
+	r.Missing = append(r.Missing, LayerProcs+": no process limit: no cgroup without a session, and RLIMIT_NPROC would count the user's every process on the host")
 	ruleset, abi, rerr := buildRuleset(&Spec{Writable: cfg.Writable}, nil)
 	if rerr != nil {
 		miss(LayerFS, rerr)
