@@ -20,6 +20,12 @@
 // imports the package (through package shellgate) can therefore sandbox without
 // a separate binary; it must not be started with that argv[0] for other uses.
 //
+// Where the kernel makes no user namespace (a container with Docker's default
+// seccomp profile), a Linux Session is bare instead: each command is started
+// through this executable again, which restricts itself with what needs no
+// namespace — Landlock, the seccomp filter, no capabilities — before it
+// executes the command; Report says what is missing (bare_linux.go).
+//
 // On macOS a Session is a Seatbelt profile (SeatbeltProfile) that sandbox-exec
 // applies to each command; on Windows, a job object that kills the commands'
 // processes when it closes and holds the limits, and confines nothing else.
