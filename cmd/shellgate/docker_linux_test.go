@@ -20,7 +20,8 @@ import (
 // nothing pulled: FROM scratch, a static shellgate and a static busybox for
 // the shell. What a user checks: `--sandbox auto` runs the command,
 // context.sandbox.missing says user namespaces are refused (EPERM), and what
-// needs no namespace (the seccomp filter, Landlock) is applied; eval of
+// needs no namespace (the seccomp filter, Landlock) is applied: the project's
+// own script, which the policy lets run, cannot write /etc; eval of
 // text the policy cannot read, which the sandbox would contain, is asked
 // again and does not run; `--sandbox on` refuses with SANDBOX_UNAVAILABLE.
 //
@@ -80,18 +81,23 @@ WORKDIR /proj
 	}
 	t.Cleanup(func() { dockerCmd(1, "rmi", "-f", image).Run() })
 
-	// run starts shellgate in a new container with Docker's defaults, and
-	// says on stderr whether the command left its file in the root.
-	run := func(mode, command string) (layerRun, bool) {
+	// run starts shellgate in a new container with Docker's defaults, after
+	// the shell line before (outside shellgate), and says whether the command
+	// left its file in the root, and whether /etc/victim, outside it, exists.
+	run := func(mode, command, before string) (r layerRun, ran, harm bool) {
 		t.Helper()
 		cmd := dockerCmd(2, "run", "--rm", "-e", "SG_LAYER_CMD=touch evaluated", image, "sh", "-c",
-			`shellgate run --json --no-user-config --audit-log off --checkpoints off --sandbox "$1" -- "$2"; rc=$?; test -e evaluated && echo RAN >&2; exit $rc`,
+			before+`
+shellgate run --json --no-user-config --audit-log off --checkpoints off --sandbox "$1" -- "$2"; rc=$?
+test -e evaluated && echo RAN >&2
+test -e /etc/victim && echo HARM >&2
+exit $rc`,
 			"sh", mode, command)
 		r, stderr := runEnvelope(t, cmd)
-		return r, strings.Contains(stderr, "RAN")
+		return r, strings.Contains(stderr, "RAN"), strings.Contains(stderr, "HARM")
 	}
 
-	r, _ := run("auto", "echo hi")
+	r, _, _ := run("auto", "echo hi", "")
 	if r.code != 0 || r.env.Data.Stdout != "hi\n" {
 		t.Fatalf("auto: exit %d, %s %+v %+v", r.code, r.env.Status, r.env.Data, r.env.Error)
 	}
@@ -100,19 +106,34 @@ WORKDIR /proj
 	}
 	// What needs no namespace applies: the seccomp filter (Docker's profile
 	// lets a process add its own), Landlock where the profile allows it.
-	if m, _ := r.env.Context.Sandbox.(map[string]any); m["seccomp"] != "filter" {
+	m, _ := r.env.Context.Sandbox.(map[string]any)
+	if m["seccomp"] != "filter" {
 		t.Errorf("auto: context.sandbox = %v, want the seccomp filter applied", m)
 	} else {
 		t.Logf("in Docker with the default profile: context.sandbox = %v", m)
 	}
+	// The project's own script, which the policy lets run: with Landlock,
+	// its write outside the root fails, though root in the container may
+	// write /etc.
+	if fs, _ := m["fs"].(string); strings.HasPrefix(fs, "landlock-v") {
+		r, _, harm := run("auto", "sh build.sh", `printf 'echo pwned > /etc/victim\n' > build.sh`)
+		if harm || r.env.Context.Policy == nil || r.env.Context.Policy.Decision != "allow" || !strings.Contains(r.env.Data.Stderr, "Permission denied") {
+			t.Errorf("auto: the project's script wrote outside the root (harm %v): %s %+v stderr %q", harm, r.env.Status, r.env.Context.Policy, r.env.Data.Stderr)
+		}
+		if _, _, harm := run("off", "sh build.sh", `printf 'echo pwned > /etc/victim\n' > build.sh`); !harm {
+			t.Error("--sandbox off: the script could not write /etc/victim either, so the check above proves nothing")
+		}
+	} else {
+		t.Logf("no Landlock in this container (Docker's profile refuses it): fs = %q", fs)
+	}
 
-	r, ran := run("auto", `eval "$SG_LAYER_CMD"`)
+	r, ran, _ := run("auto", `eval "$SG_LAYER_CMD"`, "")
 	if r.env.Error == nil || r.env.Error.Code != envelope.ApprovalRequired || ran ||
 		!strings.Contains(r.env.Error.Message, "lacks a layer (userns: ") {
 		t.Errorf("auto: eval got %s %+v (ran %v), want APPROVAL_REQUIRED naming the userns layer, and not run", r.env.Status, r.env.Error, ran)
 	}
 
-	r, _ = run("on", "echo hi")
+	r, _, _ = run("on", "echo hi", "")
 	if r.code != exitShellgate || r.env.Error == nil || r.env.Error.Code != envelope.SandboxUnavailable ||
 		!strings.Contains(r.env.Error.Message, "userns: ") || r.env.Data.Stdout != "" {
 		t.Errorf("on: exit %d, %s %+v, stdout %q; want exit %d, SANDBOX_UNAVAILABLE naming userns", r.code, r.env.Status, r.env.Error, r.env.Data.Stdout, exitShellgate)
