@@ -152,6 +152,9 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		if b.err == nil {
 			b.report = b.session.Report()
 			sup.SetLauncher(b.session)
+			if b.report.Layers[sandbox.LayerTmp] == "" && g.sessionTmp() && b.mode != sandbox.On {
+				g.useHostTemp() // a session without a mount namespace: /tmp is the host's
+			}
 		} else {
 			b.report = sandbox.Report{Missing: []string{b.err.Error()}}
 			if b.mode != sandbox.On {
@@ -170,14 +173,28 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	return b.session, b.report, nil
 }
 
-// confining reports whether commands run with at least the filesystem layer,
-// starting the session if need be.
-func (g *Gate) confining(b *box) bool {
+// confining reports whether commands run contained: with every layer the
+// policy's sandbox relaxations count on (see contained), starting the session
+// if need be.
+func (g *Gate) confining(b *box) bool { return g.uncontained(b) == "" }
+
+// uncontained says why commands do not run contained: the sandbox is off, or
+// a layer is missing here (sandbox.Report.Uncontained); "" when they do.
+func (g *Gate) uncontained(b *box) string {
 	if !g.sandboxed() {
-		return false
+		return "the sandbox is off"
 	}
 	s, r, err := g.session(b, b.sup)
-	return err == nil && s != nil && r.Layers[sandbox.LayerFS] != ""
+	switch {
+	case err != nil:
+		return err.Error()
+	case s == nil:
+		if why := r.Uncontained(); why != "" {
+			return why
+		}
+		return "no sandbox session"
+	}
+	return r.Uncontained()
 }
 
 // useHostTemp gives commands a private host temp dir when the session's /tmp is

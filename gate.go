@@ -504,10 +504,16 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	pe.Terminal = req.TTY
 	j, v, relied := g.judge(req.Command, pe)
 	covers := g.covers
-	if relied && (!g.confining(b) || !g.egressHeld(b)) {
-		// The sandbox this allow counted on could not be set up: decide as without it.
-		covers = policy.Covers{Checkpoint: covers.Checkpoint}
-		v, relied = j.Verdict(covers, nil), false
+	if relied {
+		if why := g.uncontained(b); why != "" || !g.egressHeld(b) {
+			// The sandbox this allow counted on could not be set up, or lacks
+			// a layer it needs: decide as without it, and say which.
+			covers = policy.Covers{Checkpoint: covers.Checkpoint}
+			v, relied = j.Verdict(covers, nil), false
+			if why != "" && v.Decision != policy.Allow {
+				v.Reason += " The sandbox would contain it, but here it lacks a layer (" + why + ")."
+			}
+		}
 	}
 	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
 	if undoable && covers.Checkpoint && !g.undoCovers(v, dir) {
@@ -671,6 +677,7 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	}
 	sess, report, err := g.session(b, b.sup)
 	if err != nil {
+		env.Context.Sandbox = report.Map() // what is missing, as in auto mode
 		return nil, env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
 	}
 	m := report.Map()

@@ -52,16 +52,17 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	} else {
 		layers[LayerNet] = "netns"
 	}
-	if err := setLimits(spec.Limits); err != nil {
+	if err := setLimits(spec.Limits, true); err != nil {
 		miss("limits", err)
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
 	l, lerr := newLauncher(spec, WritableDirs(steps))
-	if lerr != nil {
-		missing = append(missing, lerr.Error())
-	}
+	missing = append(missing, flatten(lerr)...)
 	if l.ruleset >= 0 {
 		layers[LayerFS] = "landlock-v" + strconv.Itoa(l.abi)
+	}
+	if l.seccomp {
+		layers[LayerSeccomp] = "filter"
 	}
 	return layers, missing, m, l, nil
 }
@@ -87,8 +88,9 @@ func loopbackUp() error {
 // setLimits sets the per-process limits every command inherits. The process
 // count is counted per user within the session's user namespace; the kernel
 // does not apply it to the host's root, which the cgroup (set by shellgate)
-// covers.
-func setLimits(l Limits) error {
+// covers. Without nproc the process count is left alone: outside a user
+// namespace it would count every process of the user on the host.
+func setLimits(l Limits, nproc bool) error {
 	set := func(res int, v uint64) error {
 		return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
 	}
@@ -96,8 +98,10 @@ func setLimits(l Limits) error {
 	if procs <= 0 {
 		procs = DefaultProcs
 	}
-	if err := set(unix.RLIMIT_NPROC, uint64(procs)); err != nil {
-		return fmt.Errorf("processes: %w", err)
+	if nproc {
+		if err := set(unix.RLIMIT_NPROC, uint64(procs)); err != nil {
+			return fmt.Errorf("processes: %w", err)
+		}
 	}
 	if l.FileSize > 0 {
 		if err := set(unix.RLIMIT_FSIZE, uint64(l.FileSize)); err != nil {
@@ -110,4 +114,21 @@ func setLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// flatten lists the errors that err joins (errors.Join), one a line of the
+// report, each naming its layer.
+func flatten(err error) []string {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }

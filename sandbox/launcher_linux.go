@@ -28,6 +28,7 @@ import (
 type launcher struct {
 	ruleset int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
 	abi     int
+	seccomp bool // the thread's seccomp filter is in place
 	work    chan func() bool
 }
 
@@ -101,7 +102,9 @@ func (l *launcher) restrictThread() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
 	} else if err := denySockets(); err != nil {
-		errs = append(errs, fmt.Errorf("seccomp: %w", err))
+		errs = append(errs, fmt.Errorf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, errnoName(err)))
+	} else {
+		l.seccomp = true
 	}
 	if l.ruleset >= 0 {
 		if err := llsys.LandlockRestrictSelf(l.ruleset, 0); err != nil {
@@ -177,7 +180,7 @@ func handledFS(abi int) uint64 {
 func buildRuleset(spec *Spec, writable []string) (int, int, error) {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
-		return -1, 0, fmt.Errorf("no Landlock in this kernel: %w", err)
+		return -1, 0, fmt.Errorf("this kernel offers no Landlock (%s), so only the view's read-only mounts keep writes in the root", errnoName(err))
 	}
 	handled := handledFS(abi)
 	attr := llsys.RulesetAttr{HandledAccessFS: handled}
@@ -228,4 +231,16 @@ func addRule(ruleset int, path string, access uint64) error {
 	}
 	defer unix.Close(fd)
 	return llsys.LandlockAddPathBeneathRule(ruleset, &llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}, 0)
+}
+
+// errnoName names the errno in err as C does ("ENOSYS"), for a report read by
+// people who look it up; other errors as they are.
+func errnoName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		if name := unix.ErrnoName(errno); name != "" {
+			return name
+		}
+	}
+	return err.Error()
 }

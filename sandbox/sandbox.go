@@ -20,6 +20,12 @@
 // imports the package (through package shellgate) can therefore sandbox without
 // a separate binary; it must not be started with that argv[0] for other uses.
 //
+// Where the kernel makes no user namespace (a container with Docker's default
+// seccomp profile), a Linux Session is bare instead: each command is started
+// through this executable again, which restricts itself with what needs no
+// namespace — Landlock, the seccomp filter, no capabilities — before it
+// executes the command; Report says what is missing (bare_linux.go).
+//
 // On macOS a Session is a Seatbelt profile (SeatbeltProfile) that sandbox-exec
 // applies to each command; on Windows, a job object that kills the commands'
 // processes when it closes and holds the limits, and confines nothing else.
@@ -33,6 +39,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -214,7 +221,52 @@ const (
 	// LayerEgress is where commands find the egress proxy: "127.0.0.1:3128".
 	// Absent without Spec.EgressPort.
 	LayerEgress = "egress"
+	// LayerSeccomp is the system call filter (Linux): "filter" when vsock
+	// sockets and io_uring are refused.
+	LayerSeccomp = "seccomp"
 )
+
+// Uncontained says why the session does not contain code the policy cannot
+// check (a script it cannot read, eval of text known only at run time), whose
+// asks the policy drops in a sandbox: the first layer of those this system's
+// session is meant to give (containing) that is missing, with the report's
+// reason; "" when the session contains it.
+func (r Report) Uncontained() string {
+	for _, layer := range containing {
+		if r.Layers[layer] == "" {
+			if why := r.why(layer); why != "" {
+				return why
+			}
+			return layer + ": not applied"
+		}
+	}
+	for _, m := range r.Missing {
+		layer, _, _ := strings.Cut(m, ":")
+		if slices.Contains(breaking, layer) {
+			return m
+		}
+	}
+	return ""
+}
+
+// why is the first Missing entry about layer, or the session's own failure.
+func (r Report) why(layer string) string {
+	for _, m := range r.Missing {
+		if strings.HasPrefix(m, layer+":") {
+			return m
+		}
+	}
+	for _, m := range r.Missing {
+		if strings.HasPrefix(m, LayerUserNS+":") || strings.HasPrefix(m, "sandbox:") {
+			return m
+		}
+	}
+	return ""
+}
+
+// LayerUserNS names, in Missing, the user namespace that every other Linux
+// namespace of the session is made in: without it there is no session.
+const LayerUserNS = "userns"
 
 // Map is the report as the envelope carries it.
 func (r Report) Map() map[string]any {

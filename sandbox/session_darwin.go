@@ -14,6 +14,13 @@ import (
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
+// containing are the layers that contain what the policy cannot check (see
+// Report.Uncontained): here, the write confinement.
+var (
+	containing = []string{LayerFS}
+	breaking   []string
+)
+
 // A Session on macOS is a Seatbelt profile (see Seatbelt) that every command
 // of the Gate starts under: /usr/bin/sandbox-exec, started by the runner as it
 // starts any command — a child in a process group of its own, ended with it —

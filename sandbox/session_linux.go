@@ -19,6 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// containing are the layers that contain what the policy cannot check: writes
+// only in the root and the session's own /tmp, the secrets hidden, a loopback
+// and processes of the session's own, no vsock or io_uring. breaking are the
+// other names in Report.Missing whose failure undoes that containment (the
+// view's mounts, the protected paths, what the launcher thread gives up).
+var (
+	containing = []string{LayerFS, LayerNet, LayerPID, LayerTmp, LayerSecrets, LayerSeccomp}
+	breaking   = []string{LayerUserNS, "mounts", "view", "protected", LayerFS, LayerNet, LayerPID, LayerSeccomp, "capabilities", "keyring", "no_new_privs"}
+)
+
 // A Session is one sandbox: its namespaces, its /tmp, its loopback and its
 // processes, held by a helper process. Commands started with Launch share it.
 // Where shellgate can make cgroups (Report: procs "cgroup"; on cgroup2 also
@@ -34,6 +44,9 @@ type Session struct {
 	root   string     // the first writable path: the project root
 	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
 	fwd    *forwarder // relays the host ports (forward_linux.go)
+	// bare, where the kernel makes no user namespace, starts each command
+	// through the confining wrapper instead of a helper (bare_linux.go).
+	bare *runner.Wrapper
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -95,6 +108,13 @@ func Start(spec Spec) (*Session, error) {
 	}
 	if err := s.startHelper(spec, theirs); err != nil {
 		fc.Close()
+		var no *noUserNS
+		if errors.As(err, &no) {
+			// What needs no namespace still applies (bare_linux.go).
+			if s, berr := startBare(spec, no.why); berr == nil {
+				return s, nil
+			}
+		}
 		return nil, err
 	}
 	if err := s.setUp(spec); err != nil {
@@ -149,10 +169,32 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 		close(s.dead)
 	}()
 	if err := <-startErr; err != nil {
-		return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+		return noNamespaces(err)
 	}
 	s.helper = cmd
 	return nil
+}
+
+// noUserNS is the error of a session whose user namespace the kernel
+// refused: every other namespace of it is made in that one.
+type noUserNS struct{ why string }
+
+func (e *noUserNS) Error() string {
+	return LayerUserNS + ": " + e.why + ", so there is no sandbox session: no fs, net, pid, tmp or secrets layer"
+}
+
+// noNamespaces says why the session's namespaces could not be made, as the
+// kernel's refusal tells it, for the report: one line, the layer first.
+func noNamespaces(err error) error {
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return &noUserNS{"the kernel refuses user namespaces here (EPERM: a container's seccomp profile, as Docker's default, or a kernel setting)"}
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EUSERS):
+		return &noUserNS{"no user namespace may be made (ENOSPC: user.max_user_namespaces is 0 or reached)"}
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return &noUserNS{"this kernel has no user namespaces (EINVAL)"}
+	}
+	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
 }
 
 // setUp moves the helper into a cgroup where it can, sends it the spec and
@@ -197,10 +239,10 @@ func (s *Session) setUp(spec Spec) error {
 	} else {
 		layers[LayerProcs] = "rlimit"
 		if os.Getuid() == 0 {
-			missing = append(missing, fmt.Sprintf("%s: %v (the process limit does not bind root)", LayerProcs, err))
+			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), and RLIMIT_NPROC does not bind root", LayerProcs, err))
 		}
 		if memory > 0 {
-			missing = append(missing, fmt.Sprintf("memory: %v", err))
+			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
 		}
 	}
 	steps := Plan(spec, HostFacts())
@@ -321,7 +363,12 @@ func (s *Session) Alive() bool {
 
 // NetPID is a process in the session's network namespace (its helper), whose
 // /proc/PID/net shows the session's sockets.
-func (s *Session) NetPID() int { return s.helper.Process.Pid }
+func (s *Session) NetPID() int {
+	if s.bare != nil {
+		return os.Getpid() // no network namespace: the host's
+	}
+	return s.helper.Process.Pid
+}
 
 // Report says which layers the session applied.
 func (s *Session) Report() Report { return s.report }
@@ -333,6 +380,9 @@ var (
 
 // Launch starts argv in the session; see runner.Launcher.
 func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (runner.Launched, error) {
+	if s.bare != nil {
+		return s.bareLaunch(func() (runner.Launched, error) { return s.bare.Launch(argv, env, dir, stdin, stdout, stderr, extra...) })
+	}
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
 }
 
@@ -353,6 +403,9 @@ func (s *Session) KeepReadOnly(paths []string) {
 func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
 	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
 		return nil, nil, fmt.Errorf("sandbox: terminal size %dx%d", cols, rows)
+	}
+	if s.bare != nil {
+		return runner.OpenTerminal(cols, rows) // no devpts of the session's own
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -389,6 +442,9 @@ func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err erro
 func (s *Session) LaunchTerminal(argv, env []string, dir string, tty *os.File) (runner.Launched, error) {
 	if tty == nil {
 		return nil, errors.New("sandbox: LaunchTerminal needs a terminal")
+	}
+	if s.bare != nil {
+		return s.bareLaunch(func() (runner.Launched, error) { return s.bare.LaunchTerminal(argv, env, dir, tty) })
 	}
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir, Terminal: true}, tty, nil, nil)
 }
@@ -616,6 +672,9 @@ func (l *launched) Notes() []string {
 
 // Contains reports whether pid is a process of this session.
 func (s *Session) Contains(pid int) bool {
+	if s.bare != nil {
+		return true // commands are shellgate's children, as without a sandbox
+	}
 	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	return err == nil && s.pidNS != "" && link == s.pidNS
 }
@@ -674,6 +733,9 @@ func children(pid int) (kids []int, ok bool) {
 // InnerPIDs translates PIDs as shellgate sees them into the session's own
 // numbering, which its commands see; a PID outside the session is dropped.
 func (s *Session) InnerPIDs(pids []int) []int {
+	if s.bare != nil {
+		return pids // no PID namespace
+	}
 	out := make([]int, 0, len(pids))
 	for _, pid := range pids {
 		if inner := innerPID(pid); inner > 0 {
@@ -706,6 +768,15 @@ func innerPID(pid int) int {
 // Close ends the session: the helper exits, and the kernel kills every process
 // left in it. Close returns when they are gone.
 func (s *Session) Close() error {
+	if s.bare != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.closed {
+			s.closed = true
+			close(s.gone) // the runner's Supervisor ends the commands
+		}
+		return nil
+	}
 	s.fwd.stop()
 	// The helper ends what runs and moves aside what a job left, then
 	// answers; it is killed after a moment whatever it does.

@@ -8,6 +8,13 @@ import (
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
+// containing are the layers that contain what the policy cannot check (see
+// Report.Uncontained): here, the write confinement.
+var (
+	containing = []string{LayerFS}
+	breaking   []string
+)
+
 // Session is not available on this system; Start returns ErrUnsupported.
 type Session struct{}
 

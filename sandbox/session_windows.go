@@ -11,6 +11,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// containing are the layers that contain what the policy cannot check (see
+// Report.Uncontained): here, the write confinement.
+var (
+	containing = []string{LayerFS}
+	breaking   []string
+)
+
 // A Session on Windows is a job object that every command of the Gate runs in
 // (each in a job of its own nested in it; see package runner): created with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE and held only by this process, so Close —

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 STATICCHECK_VERSION=v0.8.2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/shellgate-test.XXXXXX")
-trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+dockerd_pid=""
+trap 'stop_dockerd; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export TMPDIR="$work"
 # The audit log of the binaries the tests run goes there too, not in ~/.local/state.
 export XDG_STATE_HOME="$work/state"
@@ -75,11 +76,49 @@ e2e() {
     (cd e2e && SHELLGATE_BIN="$bin" node --test --test-concurrency=1)
 }
 
+# docker_engine gives cmd/shellgate's TestDockerDefaultProfile (shellgate in a
+# container started with Docker's default profile) an engine when none answers
+# and dockerd is installed: one of this run's own, its socket and data in $work,
+# no network of its own (no iptables, no bridge), stopped on exit. With
+# SHELLGATE_TEST_DOCKER=1 it first installs Debian's docker.io and busybox-static
+# where this user may (about a minute and 280 MB). Without an engine the test is
+# skipped, and says so.
+docker_engine() {
+  docker info >/dev/null 2>&1 && return 0
+  if [ "${SHELLGATE_TEST_DOCKER:-}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing Docker (apt-get install docker.io busybox-static)"
+    apt-get install -y -qq docker.io busybox-static >/dev/null || return 1
+  fi
+  if ! command -v dockerd >/dev/null || [ "$(id -u)" != 0 ]; then
+    echo "no Docker engine: the container test will be skipped (SHELLGATE_TEST_DOCKER=1 installs one)"
+    return 0
+  fi
+  export DOCKER_HOST="unix://$work/docker.sock"
+  dockerd --host "$DOCKER_HOST" --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+    --data-root "$work/docker" --exec-root "$work/docker-exec" --pidfile "$work/docker.pid" >"$work/dockerd.log" 2>&1 &
+  dockerd_pid=$!
+  for _ in $(seq 60); do
+    docker info >/dev/null 2>&1 && { echo "started dockerd for this run"; return 0; }
+    sleep 0.5
+  done
+  echo "dockerd did not start:"
+  tail -5 "$work/dockerd.log"
+  return 1
+}
+
+stop_dockerd() {
+  [ -n "$dockerd_pid" ] || return 0
+  kill "$dockerd_pid" 2>/dev/null && wait "$dockerd_pid" 2>/dev/null
+  dockerd_pid=""
+}
+
 step "go mod tidy -diff" go mod tidy -diff
 step "gofmt" gofmt_check
 step "go vet (linux, windows, darwin)" vet_all
 step "staticcheck $STATICCHECK_VERSION" go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
+step "Docker engine for the container test" docker_engine
 step "go test -race" go test -race -count=1 -p 1 -timeout 40m ./...
+stop_dockerd
 if [ -f e2e/package.json ]; then
   step "end-to-end MCP tests (official TypeScript SDK)" e2e
 fi

@@ -69,8 +69,17 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case map[string]any:
-		fmt.Fprintf(stdout, "%-9s %s\n", "by:", sandboxMechanism[runtime.GOOS])
-		for _, layer := range []string{sandbox.LayerFS, sandbox.LayerTmp, sandbox.LayerSecrets, sandbox.LayerPID, sandbox.LayerNet, sandbox.LayerProcs} {
+		missing, _ := s["missing"].([]string)
+		by := sandboxMechanism[runtime.GOOS]
+		if runtime.GOOS == "linux" && len(missing) > 0 && strings.HasPrefix(missing[0], sandbox.LayerUserNS+":") {
+			by = "each command started through shellgate again, which restricts itself (no user namespaces here)"
+		}
+		fmt.Fprintf(stdout, "%-9s %s\n", "by:", by)
+		layers := []string{sandbox.LayerFS, sandbox.LayerTmp, sandbox.LayerSecrets, sandbox.LayerPID, sandbox.LayerNet, sandbox.LayerProcs}
+		if runtime.GOOS == "linux" {
+			layers = append(layers, sandbox.LayerSeccomp)
+		}
+		for _, layer := range layers {
 			v, _ := s[layer].(string)
 			if v == "" {
 				v = "missing"
@@ -78,7 +87,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%-9s %s\n", layer+":", v)
 		}
 		printNetwork(stdout, g, cfg)
-		if missing, _ := s["missing"].([]string); len(missing) > 0 {
+		if len(missing) > 0 {
 			fmt.Fprintln(stdout, "missing:")
 			for _, m := range missing {
 				fmt.Fprintf(stdout, "  - %s\n", m)

@@ -26,3 +26,12 @@ func (w Wrapper) Launch(argv, env []string, dir string, stdin, stdout, stderr *o
 // Contains reports true: the commands are this process's own children, and
 // their escaped descendants are looked for as without a Launcher.
 func (Wrapper) Contains(int) bool { return true }
+
+// LaunchTerminal starts the rewritten argv on tty, as Launch does, with tty as
+// its standard files and controlling terminal (see TerminalLauncher).
+func (w Wrapper) LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error) {
+	if w.Argv != nil {
+		argv = w.Argv(argv)
+	}
+	return startIn(w.Job, argv, env, dir, nil, nil, nil, tty)
+}

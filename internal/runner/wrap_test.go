@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,24 @@ func TestWrapperRewritesArgv(t *testing.T) {
 	}
 	if pgid != res.PID || pid != res.PID {
 		t.Errorf("command pid %d in group %d, want both %d (env execs the command in place)", pid, pgid, res.PID)
+	}
+}
+
+// A Wrapper starts a terminal command rewritten too, on the terminal: the
+// wrapping program and then the command have it as stdin and as their
+// controlling terminal.
+func TestWrapperTerminal(t *testing.T) {
+	sh := bash(t)
+	s := newSupervisor(t)
+	s.SetLauncher(Wrapper{Argv: func(argv []string) []string {
+		return append([]string{"/usr/bin/env", "WRAPPED=yes"}, argv...)
+	}})
+	r := startOnTerminal(t, s, Spec{}, sh, "-c", `echo "$WRAPPED"; test -t 0 && tty >/dev/null && echo on-a-tty`)
+	if res := r.wait(t); res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("exit %v %s", res.ExitCode, res.Signal)
+	}
+	r.waitOutput(t, "on-a-tty")
+	if !strings.Contains(r.output.String(), "yes") {
+		t.Errorf("the wrapper did not run: %q", r.output.String())
 	}
 }
