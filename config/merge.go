@@ -157,32 +157,25 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 			*o.dst = int(n)
 		}
 	}
-	if l.SpillMax != nil {
-		n, err := parseSize(l.SpillMax)
+	for _, o := range []struct {
+		key string
+		v   any
+		dst *int64
+	}{{"limits.spill_max", l.SpillMax, &m.cfg.SpillMax}, {"limits.spill_total", l.SpillTotal, &m.cfg.SpillTotal}} {
+		if o.v == nil {
+			continue
+		}
+		n, err := parseSize(o.v)
 		if err != nil {
-			return f.errorAt("limits.spill_max", "%v", err)
+			return f.errorAt(o.key, "%v", err)
 		}
 		if n < minSpillMax || n > maxSpillMax {
-			return f.errorAt("limits.spill_max", "%d bytes is out of range: want 1KB to 1TB", n)
+			return f.errorAt(o.key, "%d bytes is out of range: want 1KB to 1TB", n)
 		}
-		if !trusted && n > m.cfg.SpillMax {
-			ignore("limits.spill_max", fmt.Sprintf("raising it from %d bytes loosens policy", m.cfg.SpillMax))
+		if !trusted && n > *o.dst {
+			ignore(o.key, fmt.Sprintf("raising it from %d bytes loosens policy", *o.dst))
 		} else {
-			m.cfg.SpillMax = n
-		}
-	}
-	if l.SpillTotal != nil {
-		n, err := parseSize(l.SpillTotal)
-		if err != nil {
-			return f.errorAt("limits.spill_total", "%v", err)
-		}
-		if n < minSpillMax || n > maxSpillMax {
-			return f.errorAt("limits.spill_total", "%d bytes is out of range: want 1KB to 1TB", n)
-		}
-		if !trusted && n > m.cfg.SpillTotal {
-			ignore("limits.spill_total", fmt.Sprintf("raising it from %d bytes loosens policy", m.cfg.SpillTotal))
-		} else {
-			m.cfg.SpillTotal = n
+			*o.dst = n
 		}
 	}
 	if l.SpillDir != nil {
