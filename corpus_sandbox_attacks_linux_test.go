@@ -175,7 +175,7 @@ func sandboxRow(t *testing.T, bin string, r corpus.Row, openReason string, liste
 		x.note("followup (%v): %s", err, out)
 	}
 	harmed, why := x.harm()
-	if harmed {
+	if harmed && f["remedy"] == "undo" {
 		// What the user does about lost work: `shellgate undo 1`, the
 		// project back as it was before the agent's first command. A row it
 		// repairs did no harm that stays.
