@@ -261,6 +261,9 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
+		// What the root's and the user's git config make git run from the
+		// root (core.hooksPath, an fsmonitor script, included files).
+		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
 	}

@@ -35,7 +35,6 @@ func newMounter(spec *Spec) *mounter {
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart = err == nil
-		spec.Protected = append(spec.Protected, gitRunsFrom(spec.Writable[0], spec.Home)...)
 	}
 	return m
 }
@@ -554,4 +553,28 @@ func remountReadOnly(dst string) error {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// openAt opens name in dirFD for reading: a directory with O_DIRECTORY in
+// flags, else a regular file — not a symlink to follow, nor a FIFO or device
+// to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
+// os.File would still wait for a writer's data).
+func openAt(dirFD int, name string, flags int) (*os.File, error) {
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	want := uint32(unix.S_IFREG)
+	if flags&unix.O_DIRECTORY != 0 {
+		want = unix.S_IFDIR
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != want {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: not a regular file or directory", name)
+	}
+	// Blocking again: a regular file or directory never waits, and os.File
+	// then reads it directly instead of through the poller.
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), name), nil
 }

@@ -1,46 +1,41 @@
-package sandbox
+package protect
 
 import (
 	"bufio"
-	"fmt"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
-// openAt opens name in dirFD for reading: a directory with O_DIRECTORY in
-// flags, else a regular file — not a symlink to follow, nor a FIFO or device
-// to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
-// os.File would still wait for a writer's data).
-func openAt(dirFD int, name string, flags int) (*os.File, error) {
-	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
+// openRegular opens name for reading if it is a regular file: not a FIFO
+// or device to block on (O_NONBLOCK keeps the open itself from blocking),
+// nor a directory.
+func openRegular(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	want := uint32(unix.S_IFREG)
-	if flags&unix.O_DIRECTORY != 0 {
-		want = unix.S_IFDIR
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New(name + ": not a regular file")
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != want {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s: not a regular file or directory", name)
-	}
-	// Blocking again: a regular file or directory never waits, and os.File
-	// then reads it directly instead of through the poller.
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), name), nil
+	return f, nil
 }
 
-// scanGitConfig calls each for every key of the git config file name (in
-// dirFD), lower-cased but for the subsection, until it returns false. It
+// within reports whether p is dir or lies beneath it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// scanGitConfig calls each for every key of the git config file name,
+// lower-cased but for the subsection, until it returns false. It
 // reports whether it read the whole file and each returned true: a file it
 // cannot read, or syntax it does not follow (continued lines, keys after a
 // section header on its line, quoting), ends it.
-func scanGitConfig(dirFD int, name string, each func(section, sub, key, value string) bool) bool {
-	f, err := openAt(dirFD, name, 0)
+func scanGitConfig(name string, each func(section, sub, key, value string) bool) bool {
+	f, err := openRegular(name)
 	if err != nil {
 		return false
 	}
@@ -81,19 +76,19 @@ func scanGitConfig(dirFD int, name string, each func(section, sub, key, value st
 	return lines.Err() == nil
 }
 
-// gitRunsFrom lists the paths in the root that the root's own git config
+// GitRunsFrom lists the paths in the root that the root's own git config
 // makes git on the host run or read config from — core.hooksPath (a
 // project's `.githooks`), an fsmonitor script, an included file, and what an
 // included file names in turn; in the root's config, its config.worktree
 // and the user's global config — to be protected like .git/hooks and
 // .git/config: otherwise a command rewrites the hook that the user's next
 // `git commit` runs.
-func gitRunsFrom(root, home string) []string {
+func GitRunsFrom(root, home string) []string {
 	gitDir := filepath.Join(root, ".git")
 	var paths []string
 	var scan func(config string, depth int)
 	scan = func(config string, depth int) {
-		scanGitConfig(unix.AT_FDCWD, config, func(section, sub, key, value string) bool {
+		scanGitConfig(config, func(section, sub, key, value string) bool {
 			value = strings.Trim(value, `"`)
 			var p string
 			include := false
@@ -108,7 +103,7 @@ func gitRunsFrom(root, home string) []string {
 			if p != "" && filepath.IsAbs(value) {
 				p = filepath.Clean(value)
 			}
-			if p != "" && p != root && under(p, root) && !under(p, gitDir) {
+			if p != "" && p != root && within(p, root) && !within(p, gitDir) {
 				paths = append(paths, p)
 			}
 			if include && depth < 4 {

@@ -1,0 +1,35 @@
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// What the root's and the user's git config make git run from the root is
+// protected too: core.hooksPath, an fsmonitor script, included files and
+// what they name; not what lies outside the root or in .git, and a config
+// that is not a regular file is not read (nor waited on).
+func TestGitRunsFrom(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, ".git/config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n[include]\n\tpath = ../ci/git.inc\n")
+	write(filepath.Join(root, "ci/git.inc"), "[core]\n\tpager = x\n[include]\n\tpath = more.inc\n")
+	write(filepath.Join(root, "ci/more.inc"), "")
+	write(filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = hooks/local\n\tfsmonitor = true\n[include]\n\tpath = /etc/elsewhere\n")
+	got := GitRunsFrom(root, home)
+	slices.Sort(got)
+	want := []string{filepath.Join(root, ".githooks"), filepath.Join(root, "ci/git.inc"), filepath.Join(root, "ci/more.inc"),
+		filepath.Join(root, "hooks/local"), filepath.Join(root, "tools/fsmon.sh")}
+	if !slices.Equal(got, want) {
+		t.Errorf("GitRunsFrom = %q\nwant %q", got, want)
+	}
+}
