@@ -56,6 +56,9 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 				return policy.Verdict{}, fmt.Errorf("the project directory %s reports, %q, is not a directory", agent.Name, f.root)
 			}
 		}
+		if c.Prefixed && !prefixFlags(&f, c.PrefixFlags) {
+			c.Prefixed = false // flags exec would not take: decide as if unconfined
+		}
 		cfg, _, err := f.config(stderr)
 		if err != nil {
 			return policy.Verdict{}, err
@@ -89,4 +92,26 @@ func agentArg(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io.W
 		return nil, nil, false, fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(hook.Names(), ", "))
 	}
 	return agent, rest, false, nil
+}
+
+// prefixFlags applies the flags an agent's prefix passes to shellgate exec
+// (--sandbox off, say) over the hook's own, so that the hook decides as that
+// exec will. It reports false when exec would not take them.
+func prefixFlags(f *commonFlags, flags []string) bool {
+	if len(flags) == 0 {
+		return true
+	}
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var timeout timeoutFlag
+	saved := *f
+	f.register(fs) // which sets every flag to its default:
+	f.registerAudit(fs)
+	*f = saved // the hook's own stay unless the prefix gives them
+	fs.Var(&timeout, "timeout", "")
+	if fs.Parse(flags) != nil || fs.NArg() > 0 {
+		*f = saved
+		return false
+	}
+	return true
 }
