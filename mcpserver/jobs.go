@@ -133,14 +133,14 @@ func (s *Server) jobCall(h func(context.Context, *shellgate.Session, json.RawMes
 		key := sessionKey(req.Session)
 		ctx, done, ok := s.begin(ctx, key)
 		if !ok {
-			return s.result(envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
+			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
 		}
 		defer done()
 		sess := s.session(key)
 		if sess == nil {
-			return s.result(envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
+			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
 		}
-		return s.result(h(ctx, sess, req.Params.Arguments))
+		return s.result(req.Session, h(ctx, sess, req.Params.Arguments))
 	}
 }
 
