@@ -43,6 +43,9 @@ func TestOutputBudgetPerClient(t *testing.T) {
 				if tool.Name != DefaultToolName {
 					continue
 				}
+				if n := utf8.RuneCountInString(tool.Description); n > MaxDescription {
+					t.Errorf("the client's description is %d characters", n)
+				}
 				if !strings.Contains(tool.Description, tc.desc) {
 					t.Errorf("the description lacks %q:\n%s", tc.desc, tool.Description)
 				}

@@ -29,14 +29,16 @@ func TestToolDescriptionsFit(t *testing.T) {
 		name string
 		cfg  shellgate.Config
 		want []string // besides the essentials
+		opts Options
 	}{
-		{"defaults", shellgate.Config{}, nil},
-		{"long root", shellgate.Config{Root: long}, []string{long}},
-		{"no sandbox", shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, []string{"code-execution", "stored-code", "dynamic"}},
-		{"no sandbox, untrusted, long root", shellgate.Config{Root: long, Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Policy: policy.Settings{Mode: policy.ModeUntrusted}}, []string{"untrusted", long}},
-		{"never", shellgate.Config{Policy: policy.Settings{Mode: policy.ModeNever}}, []string{"nobody is asked"}},
-		{"network", shellgate.Config{Policy: policy.Settings{Network: true}}, []string{"Network: on"}},
-		{"allow-list", shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{"registry.npmjs.org", "pypi.org", "files.pythonhosted.org", "proxy.golang.org", "registries"}}}, []string{"pypi.org"}},
+		{"defaults", shellgate.Config{}, nil, Options{}},
+		{"undo tool", shellgate.Config{}, nil, Options{UndoTool: true}},
+		{"long root", shellgate.Config{Root: long}, []string{long}, Options{}},
+		{"no sandbox", shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, []string{"code-execution", "stored-code", "dynamic"}, Options{}},
+		{"no sandbox, untrusted, long root", shellgate.Config{Root: long, Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Policy: policy.Settings{Mode: policy.ModeUntrusted}}, []string{"untrusted", long}, Options{}},
+		{"never", shellgate.Config{Policy: policy.Settings{Mode: policy.ModeNever}}, []string{"nobody is asked"}, Options{}},
+		{"network", shellgate.Config{Policy: policy.Settings{Network: true}}, []string{"Network: on"}, Options{}},
+		{"allow-list", shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{"registry.npmjs.org", "pypi.org", "files.pythonhosted.org", "proxy.golang.org", "registries"}}}, []string{"pypi.org"}, Options{}},
 	}
 	// The essentials, in the order the model should meet them.
 	essentials := []string{"Runs a shell command", "timeout_ms", "killed", "run_in_background", "job_output", "job_kill",
@@ -46,10 +48,13 @@ func TestToolDescriptionsFit(t *testing.T) {
 			if tc.name == "allow-list" && runtime.GOOS != "linux" {
 				t.Skip("allow-listed egress needs the Linux sandbox")
 			}
-			srv, root := newServer(t, tc.cfg, Options{})
+			srv, root := newServer(t, tc.cfg, tc.opts)
 			res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.opts.UndoTool && len(res.Tools) != 6 {
+				t.Errorf("%d tools, want the undo tool among 6", len(res.Tools))
 			}
 			for _, tool := range res.Tools {
 				n := utf8.RuneCountInString(tool.Description)
