@@ -18,6 +18,11 @@ commands with the policy (the root is the project directory the agent reports,
 unless --root is given; configuration as usual) and writes the agent's JSON answer
 on stdout. Other tools pass through. Nothing is run.
 
+The agent's own shell runs what is allowed, with no sandbox, so what only a sandbox
+would contain is asked about (python3 -c, perl -e, reading ~/.ssh) — unless Claude
+Code's CLAUDE_CODE_SHELL_PREFIX runs commands through shellgate-exec: then the
+hook decides as that exec and its sandbox will.
+
 Agents: claude-code (PreToolUse), gemini-cli (BeforeTool), cursor (beforeShellExecution).
 Install it with: shellgate install AGENT. See docs/clients.md.
 
