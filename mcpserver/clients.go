@@ -95,6 +95,15 @@ func (s *Server) profile(ss *mcp.ServerSession) clientProfile {
 	return p
 }
 
+// profileKey carries a call's clientProfile in its context, for the job tools.
+type profileKey struct{}
+
+// profileOf is the clientProfile in ctx; the zero one when there is none.
+func profileOf(ctx context.Context) clientProfile {
+	p, _ := ctx.Value(profileKey{}).(clientProfile)
+	return p
+}
+
 // perClient adapts tools/list to the client that asks: no outputSchema for one
 // that gets text only. The tools are copied; the server's own stay as they are.
 func (s *Server) perClient(next mcp.MethodHandler) mcp.MethodHandler {

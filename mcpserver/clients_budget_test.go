@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -123,3 +124,38 @@ func TestFitText(t *testing.T) {
 		t.Errorf("head %d bytes, tail %d: want the tail kept more", head, tail)
 	}
 }
+
+// A job's output read by Claude Code keeps to its limits too: less of it than
+// another client gets, within Claude Code's characters, the last line kept.
+func TestJobOutputBudgetPerClient(t *testing.T) {
+	ctx := context.Background()
+	read := map[string]int{}
+	for _, client := range []string{"claude-code", "opencode"} {
+		srv, _ := newServer(t, shellgate.Config{}, Options{})
+		cs := connectAs(t, srv, client, nil, nil)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", "seq 1 700000; echo done", "run_in_background", true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := regexpJobID.FindStringSubmatch(res.Content[0].(*mcp.TextContent).Text)
+		if id == nil {
+			t.Fatalf("no job id in %s", res.Content[0].(*mcp.TextContent).Text)
+		}
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: JobOutputTool, Arguments: args("job_id", id[1], "wait_ms", 30000, "until", "^done$")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := modelReads(client, res)
+		read[client] = utf8.RuneCountInString(got)
+		t.Logf("%s: job_output of 4.8 MB: %d characters", client, read[client])
+		if !strings.Contains(got, "done") {
+			t.Errorf("%s: the last line is missing:\n%.300s", client, got)
+		}
+	}
+	if read["claude-code"] > claudeCodeText || read["claude-code"] >= read["opencode"] {
+		t.Errorf("Claude Code reads %d characters of a job's output, another client %d", read["claude-code"], read["opencode"])
+	}
+}
+
+// regexpJobID finds a job's id (j1, j2 …) in a result's text.
+var regexpJobID = regexp.MustCompile(`\b(j[0-9]+)\b`)
