@@ -54,7 +54,7 @@ func parseClaudeCode(payload []byte, getenv func(string) string) (Call, error) {
 		return Call{}, errors.New("the Bash call has no tool_input.command string")
 	}
 	c := Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: getenv("CLAUDE_PROJECT_DIR")}
-	c.Prefixed, c.PrefixFlags = shellgatePrefix(getenv("CLAUDE_CODE_SHELL_PREFIX"))
+	c.Prefixed, c.PrefixProgram, c.PrefixFlags = shellgatePrefix(getenv("CLAUDE_CODE_SHELL_PREFIX"))
 	return c, nil
 }
 
@@ -62,17 +62,17 @@ func parseClaudeCode(payload []byte, getenv func(string) string) (Call, error) {
 // the program is what comes before the last " -", and the rest its flags. It
 // reports whether that program is shellgate exec, which answers to the name
 // shellgate-exec; any other prefix leaves the command to the agent's shell.
-func shellgatePrefix(prefix string) (ok bool, flags []string) {
+func shellgatePrefix(prefix string) (ok bool, prog string, flags []string) {
 	prefix = strings.TrimSpace(prefix)
-	prog := prefix
+	prog = prefix
 	if i := strings.LastIndex(prefix, " -"); i >= 0 {
 		prog, flags = prefix[:i], strings.Fields(prefix[i+1:])
 	}
 	base := prog[strings.LastIndexAny(prog, `/\`)+1:]
 	if strings.TrimSuffix(base, ".exe") != "shellgate-exec" {
-		return false, nil
+		return false, "", nil
 	}
-	return true, flags
+	return true, prog, flags
 }
 
 type claudeCodeAnswer struct {

@@ -48,9 +48,12 @@ type Call struct {
 	// Prefixed: the agent runs the command through shellgate exec (Claude
 	// Code's CLAUDE_CODE_SHELL_PREFIX naming shellgate-exec), whose gate and
 	// sandbox then apply; otherwise the agent's own shell runs it, unconfined.
-	// PrefixFlags are the flags the prefix passes to shellgate exec.
-	Prefixed    bool
-	PrefixFlags []string
+	// PrefixProgram is the prefix's program as written and PrefixFlags the
+	// flags it passes to shellgate exec. The caller checks that the program
+	// is shellgate itself before trusting Prefixed.
+	Prefixed      bool
+	PrefixProgram string
+	PrefixFlags   []string
 }
 
 // Decider judges a shell Call. An error (a bad configuration, say) refuses it.

@@ -21,7 +21,7 @@ func TestParsePayloads(t *testing.T) {
 			map[string]string{"CLAUDE_PROJECT_DIR": "/p"}, Call{Shell: true, Command: "ls", Dir: "/p/sub", Root: "/p"}, false},
 		{"claude through shellgate's prefix", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p","tool_input":{"command":"ls"}}`,
 			map[string]string{"CLAUDE_CODE_SHELL_PREFIX": "/home/u/.local/bin/shellgate-exec --sandbox on"},
-			Call{Shell: true, Command: "ls", Dir: "/p", Prefixed: true, PrefixFlags: []string{"--sandbox", "on"}}, false},
+			Call{Shell: true, Command: "ls", Dir: "/p", Prefixed: true, PrefixProgram: "/home/u/.local/bin/shellgate-exec", PrefixFlags: []string{"--sandbox", "on"}}, false},
 		{"claude through another prefix", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p","tool_input":{"command":"ls"}}`,
 			map[string]string{"CLAUDE_CODE_SHELL_PREFIX": "/usr/local/bin/log-exec"}, Call{Shell: true, Command: "ls", Dir: "/p"}, false},
 		{"claude other tool", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}}`, nil, Call{}, false},

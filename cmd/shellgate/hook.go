@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/shellgate/shellgate/hook"
@@ -61,8 +62,10 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 				return policy.Verdict{}, fmt.Errorf("the project directory %s reports, %q, is not a directory", agent.Name, f.root)
 			}
 		}
-		if c.Prefixed && !prefixFlags(&f, c.PrefixFlags) {
-			c.Prefixed = false // flags exec would not take: decide as if unconfined
+		// Only this shellgate, under the name shellgate-exec, with flags exec
+		// takes, routes the command through a gate: anything else is no sandbox.
+		if c.Prefixed && (!isThisShellgate(c.PrefixProgram) || !prefixFlags(&f, c.PrefixFlags)) {
+			c.Prefixed = false
 		}
 		cfg, _, err := f.config(stderr)
 		if err != nil {
@@ -119,4 +122,26 @@ func prefixFlags(f *commonFlags, flags []string) bool {
 		return false
 	}
 	return true
+}
+
+// isThisShellgate reports whether prog (a path, or a name looked up in PATH) is
+// the running shellgate's executable, through any links.
+func isThisShellgate(prog string) bool {
+	if !strings.ContainsAny(prog, `/\\`) {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			return false
+		}
+		prog = p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(prog)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
 }

@@ -219,7 +219,8 @@ func TestHookBinary(t *testing.T) {
 // $TMPDIR, which the hook would refuse too. With CLAUDE_CODE_SHELL_PREFIX
 // naming shellgate-exec, whose sandbox hides ~/.ssh and keeps writes in the
 // project, they are allowed as shellgate exec allows them; with the prefix's
-// own --sandbox off, or a prefix that is not shellgate's, they are not.
+// own --sandbox off, or a prefix that is not this shellgate (another program
+// of that name, or none), they are not.
 func TestHookDecidesAsItsSandbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -272,7 +273,15 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 			if agent != "claude-code" || runtime.GOOS != "linux" {
 				return // only Claude Code has the prefix; only Linux a sandbox for sure
 			}
-			dir := t.TempDir()
+			// shellgate-exec as docs/clients.md installs it, a link to shellgate; and
+			// a program of that name that is not shellgate.
+			dir, other := t.TempDir(), t.TempDir()
+			if err := os.Symlink(bin, filepath.Join(dir, "shellgate-exec")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(other, "shellgate-exec"), []byte("#!/bin/sh\nexec /bin/sh -c \"$1\"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec"), filepath.Join(dir, "shellgate-exec") + " --checkpoints off"} {
 				penv := append(env, "CLAUDE_CODE_SHELL_PREFIX="+prefix)
 				for _, c := range unconfined {
@@ -284,7 +293,8 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 					t.Errorf("prefix %q: a write to $TMPDIR, the sandbox's own /tmp: %s\n%s", prefix, got, out)
 				}
 			}
-			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec") + " --sandbox off", filepath.Join(dir, "logger.sh"), filepath.Join(dir, "shellgate-exec") + " --no-such-flag"} {
+			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec") + " --sandbox off", filepath.Join(dir, "logger.sh"),
+				filepath.Join(dir, "shellgate-exec") + " --no-such-flag", filepath.Join(other, "shellgate-exec"), filepath.Join(dir, "missing", "shellgate-exec")} {
 				penv := append(env, "CLAUDE_CODE_SHELL_PREFIX="+prefix)
 				for _, c := range unconfined {
 					if got, out := ask(t, c.command, penv); got != "ask" {
