@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
 )
 
 // A Checker decides requests by the policy alone. It sets up none of what a Gate
@@ -16,15 +20,76 @@ import (
 type Checker struct {
 	root, home string
 	policy     *policy.Engine
+	tempDir    string // the commands' temp dir, when known ahead (NewGateChecker)
 }
 
-// NewChecker checks cfg.Root and cfg.Policy as New does.
+// NewChecker returns a Checker for commands that no sandbox of shellgate's will
+// contain: a hook's, whose agent runs them in its own shell. It checks cfg.Root
+// and cfg.Policy as New does and decides with policy.Settings.Unconfined: what
+// a sandbox would have contained is asked about — a program given on the command
+// line (python3 -c, perl -e …) and reading the secrets the sandbox hides
+// (DefaultHidden and cfg.Sandbox.Hide).
 func NewChecker(cfg Config) (*Checker, error) {
 	root, err := resolveRoot(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
-	return newChecker(root, cfg.Policy)
+	return newChecker(root, unconfined(cfg.Policy, cfg.Sandbox.Hide))
+}
+
+// NewGateChecker returns a Checker that decides as the Gate New(cfg) would: for
+// commands that shellgate itself will run, as `shellgate exec` runs an agent's
+// commands when it is the agent's shell prefix. Where that Gate will have a
+// sandbox, the rules the sandbox contains are relaxed as in the Gate; where it
+// will not, the Checker decides as NewChecker's.
+func NewGateChecker(cfg Config) (*Checker, error) {
+	root, err := resolveRoot(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	wanted, err := sandboxWanted(&cfg.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	if !wanted {
+		return newChecker(root, unconfined(cfg.Policy, cfg.Sandbox.Hide))
+	}
+	// As in New; the checkpoints' relaxing of lose-work is left out: the Gate
+	// asks again about what undo does not cover, and an ask here is noted for it.
+	s := cfg.Policy
+	s.Relax = append(slices.Clip(s.Relax), contained...)
+	s.PrivateLoopback = runtime.GOOS == "linux"
+	s.Egress = len(cfg.Network.Allow) > 0 && !s.Network && runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
+	c, err := newChecker(root, s)
+	if err == nil && runtime.GOOS == "linux" && cfg.TempDir == "" && cfg.Env["TMPDIR"] == "" {
+		c.tempDir = sandboxTemp(root) // the session's own /tmp, as makeTemp has it
+	}
+	return c, err
+}
+
+// unconfined is p for commands no sandbox contains.
+func unconfined(p policy.Settings, hide []string) policy.Settings {
+	home, _ := os.UserHomeDir()
+	p.Unconfined = true
+	if home != "" {
+		p.Secrets = secretPaths(home, hide)
+	}
+	return p
+}
+
+// secretPaths are the absolute paths of DefaultHidden and hide, relative to home
+// unless absolute.
+func secretPaths(home string, hide []string) []string {
+	var out []string
+	for _, h := range append(DefaultHidden(), hide...) {
+		if rest, ok := strings.CutPrefix(h, "~/"); ok {
+			h = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(h) {
+			h = filepath.Join(home, h)
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // newChecker is the policy part of a Gate, for a root already resolved.
@@ -41,13 +106,14 @@ func newChecker(root string, p policy.Settings) (*Checker, error) {
 func (c *Checker) Root() string { return c.root }
 
 // Check returns the verdict Gate.Check would give, except that no private temp dir
-// is writable: the command will run in the agent's own shell, with its temp dir.
+// is writable unless the Gate's is known ahead (a sandbox's own /tmp): otherwise
+// the command runs with a temp dir that is not known here.
 func (c *Checker) Check(req Request) Verdict {
 	abs, _, err := resolveDir(c.root, req.Directory)
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
-	return verdict(c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home}))
+	return verdict(c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home, TempDir: c.tempDir}))
 }
 
 // resolveRoot makes the project root absolute and free of symlinks, and checks that

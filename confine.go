@@ -80,19 +80,26 @@ type box struct {
 // planSandbox decides in New whether commands will be sandboxed, which changes
 // their temp dir and the policy's view of it.
 func (g *Gate) planSandbox() error {
-	c := &g.cfg.Sandbox
+	wanted, err := sandboxWanted(&g.cfg.Sandbox)
+	g.box = &box{mode: g.cfg.Sandbox.Mode, wanted: wanted}
+	return err
+}
+
+// sandboxWanted reports whether the profile and platform call for a sandbox,
+// once c's mode and profile are parsed; mode on without one is an error.
+func sandboxWanted(c *SandboxConfig) (bool, error) {
 	var err error
 	if c.Mode, err = sandbox.ParseMode(string(c.Mode)); err != nil {
-		return err
+		return false, err
 	}
 	if c.Profile, err = sandbox.ParseProfile(string(c.Profile)); err != nil {
-		return err
+		return false, err
 	}
-	g.box = &box{mode: c.Mode, wanted: c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandboxHere()}
-	if c.Mode == sandbox.On && !g.box.wanted {
-		return fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
+	wanted := c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandboxHere()
+	if c.Mode == sandbox.On && !wanted {
+		return false, fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
 	}
-	return nil
+	return wanted, nil
 }
 
 // sandboxHere reports whether package sandbox has a session for this system:
@@ -267,12 +274,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
 	}
-	for _, h := range append(DefaultHidden(), c.Hide...) {
-		if rest, ok := strings.CutPrefix(h, "~/"); ok {
-			h = filepath.Join(home, rest)
-		} else if !filepath.IsAbs(h) {
-			h = filepath.Join(home, h)
-		}
+	for _, h := range secretPaths(home, c.Hide) {
 		spec.Hidden = append(spec.Hidden, h)
 		if g.home != "" && g.home != home && strings.HasPrefix(h, home+"/") {
 			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, home+"/")))

@@ -3,6 +3,7 @@ package hook
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/shellgate/shellgate/policy"
 )
@@ -52,7 +53,26 @@ func parseClaudeCode(payload []byte, getenv func(string) string) (Call, error) {
 	case p.ToolInput.Command == nil:
 		return Call{}, errors.New("the Bash call has no tool_input.command string")
 	}
-	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: getenv("CLAUDE_PROJECT_DIR")}, nil
+	c := Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: getenv("CLAUDE_PROJECT_DIR")}
+	c.Prefixed, c.PrefixProgram, c.PrefixFlags = shellgatePrefix(getenv("CLAUDE_CODE_SHELL_PREFIX"))
+	return c, nil
+}
+
+// shellgatePrefix reads CLAUDE_CODE_SHELL_PREFIX as Claude Code does (docs/clients.md):
+// the program is what comes before the last " -", and the rest its flags. It
+// reports whether that program is shellgate exec, which answers to the name
+// shellgate-exec; any other prefix leaves the command to the agent's shell.
+func shellgatePrefix(prefix string) (ok bool, prog string, flags []string) {
+	prefix = strings.TrimSpace(prefix)
+	prog = prefix
+	if i := strings.LastIndex(prefix, " -"); i >= 0 {
+		prog, flags = prefix[:i], strings.Fields(prefix[i+1:])
+	}
+	base := prog[strings.LastIndexAny(prog, `/\`)+1:]
+	if strings.TrimSuffix(base, ".exe") != "shellgate-exec" {
+		return false, "", nil
+	}
+	return true, prog, flags
 }
 
 type claudeCodeAnswer struct {

@@ -45,16 +45,32 @@ type Call struct {
 	Dir string
 	// Root is the project directory the agent reports ("" when it reports none).
 	Root string
+	// Prefixed: the agent runs the command through shellgate exec (Claude
+	// Code's CLAUDE_CODE_SHELL_PREFIX naming shellgate-exec), whose gate and
+	// sandbox then apply; otherwise the agent's own shell runs it, unconfined.
+	// PrefixProgram is the prefix's program as written and PrefixFlags the
+	// flags it passes to shellgate exec. The caller checks that the program
+	// is shellgate itself before trusting Prefixed.
+	Prefixed      bool
+	PrefixProgram string
+	PrefixFlags   []string
 }
 
 // Decider judges a shell Call. An error (a bad configuration, say) refuses it.
 type Decider func(Call) (policy.Verdict, error)
 
 // Decide judges a Call by the policy of cfg, whose Root is the project, without
-// setting up a Gate: a hook runs nothing. An agent that puts asks to its user
-// notes them for shellgate exec (NoteAsked).
+// setting up a Gate: a hook runs nothing. It decides as the sandbox that will
+// really apply: the gate's of shellgate exec when the agent runs the command
+// through it (Call.Prefixed), else none — then what only a sandbox would contain
+// (python3 -c …, reading ~/.ssh) is asked about. An agent that puts asks to its
+// user notes them for shellgate exec (NoteAsked).
 func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
-	chk, err := shellgate.NewChecker(cfg)
+	newChecker := shellgate.NewChecker
+	if c.Prefixed {
+		newChecker = shellgate.NewGateChecker
+	}
+	chk, err := newChecker(cfg)
 	if err != nil {
 		return policy.Verdict{}, err
 	}

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -18,6 +19,11 @@ func TestParsePayloads(t *testing.T) {
 	}{
 		{"claude bash", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p/sub","tool_input":{"command":"ls"}}`,
 			map[string]string{"CLAUDE_PROJECT_DIR": "/p"}, Call{Shell: true, Command: "ls", Dir: "/p/sub", Root: "/p"}, false},
+		{"claude through shellgate's prefix", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p","tool_input":{"command":"ls"}}`,
+			map[string]string{"CLAUDE_CODE_SHELL_PREFIX": "/home/u/.local/bin/shellgate-exec --sandbox on"},
+			Call{Shell: true, Command: "ls", Dir: "/p", Prefixed: true, PrefixProgram: "/home/u/.local/bin/shellgate-exec", PrefixFlags: []string{"--sandbox", "on"}}, false},
+		{"claude through another prefix", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p","tool_input":{"command":"ls"}}`,
+			map[string]string{"CLAUDE_CODE_SHELL_PREFIX": "/usr/local/bin/log-exec"}, Call{Shell: true, Command: "ls", Dir: "/p"}, false},
 		{"claude other tool", "claude-code", `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"}}`, nil, Call{}, false},
 		{"claude other event", "claude-code", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, nil, Call{}, true},
 		{"claude no tool", "claude-code", `{"hook_event_name":"PreToolUse"}`, nil, Call{}, true},
@@ -42,7 +48,7 @@ func TestParsePayloads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := Lookup(tc.agent)
 			got, err := a.parse([]byte(tc.payload), env(tc.env))
-			if (err != nil) != tc.err || got != tc.want {
+			if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, %v; want %+v, error %v", got, err, tc.want, tc.err)
 			}
 		})

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,13 +16,14 @@ import (
 func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	r, bad := parseArguments(req.Params.Arguments, s.info.MaxTimeout.Milliseconds(), s.info.MaxOutputLimit)
 	if bad != nil {
-		return s.result(*bad)
+		return s.result(req.Session, *bad)
 	}
+	capped := s.budget(s.profile(req.Session), &r)
 	sessionID := sessionKey(req.Session)
 	s.pruneSessions()
 	ctx, done, ok := s.begin(ctx, sessionID)
 	if !ok {
-		return s.result(envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))
+		return s.result(req.Session, envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down; the command was not run."}))
 	}
 	defer done()
 
@@ -46,15 +48,22 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	} else {
 		env = envelope.NotRun(r.Command, nil, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended; the command was not run."})
 	}
+	if capped > 0 {
+		env.Note(fmt.Sprintf("max_output_bytes %d is more than %s shows its model in a result; %d were returned.", capped, s.profile(req.Session).Client, r.MaxOutputBytes))
+		env.Settle()
+	}
 	if s.opts.Summarize > 0 {
 		summarize(ctx, req.Session, &env, s.opts.Summarize)
 	}
 	s.log.Info("call", "command", envelope.CutMiddle(r.Command, 512), "status", env.Status, "time_ms", env.Stats.TimeMS)
-	return s.result(env)
+	return s.result(req.Session, env)
 }
 
-func (s *Server) result(env envelope.Envelope) (*mcp.CallToolResult, error) {
-	return toolResult(env, s.opts.MaxMessage, !s.opts.TextOnly)
+// result is env as a tool result for ss's client (profile).
+func (s *Server) result(ss *mcp.ServerSession, env envelope.Envelope) (*mcp.CallToolResult, error) {
+	p := s.profile(ss)
+	fitText(&env, p.MaxText, p.Client)
+	return toolResult(env, s.opts.MaxMessage, !p.TextOnly)
 }
 
 // approver returns how "ask" verdicts of this call are decided, in the client's

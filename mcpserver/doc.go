@@ -2,7 +2,9 @@
 // run_shell_command) over stdio or streamable HTTP with the official Go SDK, and maps
 // MCP's progress notifications, cancellation and elicitation onto a shellgate.Gate.
 //
-// Every call returns the standard envelope as the tool result's structuredContent,
-// with the envelope's text as the text content and isError set when the status is
-// "error". Bad input, timeouts and refusals are tool results, never JSON-RPC errors.
+// Every call returns the envelope's text as the text content and, for clients
+// that do not read it instead of the text, the envelope in brief as
+// structuredContent; isError is set when the status is "error". Results are
+// shaped, and output bounded, for the client that connected (clients.go). Bad
+// input, timeouts and refusals are tool results, never JSON-RPC errors.
 package mcpserver

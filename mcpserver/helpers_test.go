@@ -45,6 +45,12 @@ func newServer(t *testing.T, cfg shellgate.Config, opts Options) (*Server, strin
 // maxWrite, when not nil, records the largest message the server wrote.
 func connect(t *testing.T, srv *Server, copts *mcp.ClientOptions, maxWrite *atomic.Int64) *mcp.ClientSession {
 	t.Helper()
+	return connectAs(t, srv, "test-client", copts, maxWrite)
+}
+
+// connectAs is connect for a client that gives name as its clientInfo.name.
+func connectAs(t *testing.T, srv *Server, name string, copts *mcp.ClientOptions, maxWrite *atomic.Int64) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	var server mcp.Transport = st
 	if maxWrite != nil {
@@ -53,7 +59,7 @@ func connect(t *testing.T, srv *Server, copts *mcp.ClientOptions, maxWrite *atom
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, server) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, copts).Connect(context.Background(), ct, nil)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -76,6 +76,12 @@ func (s *Server) addJobTools(out any) {
 		if env := decodeArgs(raw, &a, "job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"); env != nil {
 			return *env
 		}
+		if p := profileOf(ctx); p.Output > 0 { // the client's output limits, as for a command
+			info := s.clientInfo(p)
+			if a.MaxOutputBytes == 0 || a.MaxOutputBytes > info.MaxOutputLimit {
+				a.MaxOutputBytes = min(info.OutputLimit, info.MaxOutputLimit)
+			}
+		}
 		return sess.Output(ctx, a.JobID, a.JobRead)
 	}))
 	s.mcp.AddTool(&mcp.Tool{
@@ -133,14 +139,15 @@ func (s *Server) jobCall(h func(context.Context, *shellgate.Session, json.RawMes
 		key := sessionKey(req.Session)
 		ctx, done, ok := s.begin(ctx, key)
 		if !ok {
-			return s.result(envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
+			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
 		}
 		defer done()
 		sess := s.session(key)
 		if sess == nil {
-			return s.result(envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
+			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
 		}
-		return s.result(h(ctx, sess, req.Params.Arguments))
+		ctx = context.WithValue(ctx, profileKey{}, s.profile(req.Session))
+		return s.result(req.Session, h(ctx, sess, req.Params.Arguments))
 	}
 }
 

@@ -35,9 +35,13 @@ type Options struct {
 	// KeepSpillFiles keeps the files holding a session's complete outputs after the
 	// session ends; by default they are removed then (and when the server closes).
 	KeepSpillFiles bool
-	// TextOnly leaves structuredContent (and the tool's outputSchema) out of results:
-	// for clients that would show the model both channels. See docs/mcp.md.
-	TextOnly bool
+	// TextOnly leaves structuredContent (and the tools' outputSchema) out of
+	// results for every client; Structured keeps them for every client.
+	// Neither: chosen per client at initialize (clientProfile): text only for
+	// Claude Code, Codex and Gemini CLI, whose models read the structured JSON
+	// instead of the text or besides it. See docs/mcp.md.
+	TextOnly   bool
+	Structured bool
 	// Summarize, when > 0, asks the client's model for a summary of output that
 	// was cut, in at most that many tokens, through MCP sampling, for clients that
 	// offer it; it goes first in the text and in data.summary. Off by default:
@@ -103,6 +107,9 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = MaxMessage
 	}
+	if opts.TextOnly && opts.Structured {
+		return nil, errors.New("mcpserver: TextOnly and Structured both set")
+	}
 	if opts.MaxMessage < 2*resultOverhead {
 		return nil, fmt.Errorf("mcpserver: MaxMessage %d is too small (at least %d)", opts.MaxMessage, 2*resultOverhead)
 	}
@@ -130,6 +137,7 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 			}
 		},
 	})
+	s.mcp.AddReceivingMiddleware(s.perClient)
 	s.mcp.AddTool(&mcp.Tool{
 		Name:         opts.ToolName,
 		Title:        "Shell",

@@ -26,27 +26,27 @@ func TestToolsList(t *testing.T) {
 		{
 			name:     "defaults",
 			wantName: "run_shell_command",
-			wantDesc: []string{"Network: OFF", "mode auto.", "timeout_ms defaults to 120000", "max 600000", "51200 bytes per call", "full_output_path", "catastrophic", "git commit -m"},
+			wantDesc: []string{"Network: OFF", "Mode auto;", "timeout_ms defaults to 120000", "max 600000", "51200 bytes a call", "full_output_path", "catastrophic", "git commit -m"},
 		},
 		{
 			name:     "Bash with network and short timeouts",
 			opts:     Options{ToolName: "Bash"},
 			cfg:      shellgate.Config{DefaultTimeout: 5e9, MaxTimeout: 60e9, OutputLimit: 1000, Policy: policy.Settings{Network: true}},
 			wantName: "Bash",
-			wantDesc: []string{"Network: on", "mode auto.", "timeout_ms defaults to 5000", "max 60000", "1000 bytes per call"},
+			wantDesc: []string{"Network: on", "Mode auto;", "timeout_ms defaults to 5000", "max 60000", "1000 bytes a call"},
 		},
 		{
 			name:     "allow-listed network",
 			cfg:      shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{"registry.npmjs.org", "registries"}}},
 			wantName: "run_shell_command",
 			linux:    true,
-			wantDesc: []string{"Network: allow-listed: only registry.npmjs.org, the package registries configured on this machine (registries) are reachable, through the proxy HTTPS_PROXY names (no DNS)"},
+			wantDesc: []string{"Network: allow-listed: only registry.npmjs.org, the package registries configured on this machine (registries), through HTTPS_PROXY"},
 		},
 		{
 			name:     "never ask",
 			cfg:      shellgate.Config{Policy: policy.Settings{Mode: policy.ModeNever}},
 			wantName: "run_shell_command",
-			wantDesc: []string{"mode never. Nobody is asked", "Needs approval (refused in this mode)", "sandbox-escape"},
+			wantDesc: []string{"Mode never, nobody is asked, so also refused:", "sandbox-escape"},
 		},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,7 @@ func (x *check) judge() {
 		c := &x.a.Commands[i]
 		start := len(x.hits)
 		x.command(c)
+		x.unconfined(c)
 		if files != nil && c.Kind == analysis.Simple && !c.Dynamic {
 			x.runsFetched(c, files)
 		}
@@ -132,7 +133,13 @@ func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who s
 	case device:
 		x.deny(RuleCatastrophic, "`%s`: %s would write to %s, a disk or kernel device, destroying data or the running system (rule catastrophic). Write to files inside the project.", c.Source, who, p)
 	case outside:
-		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). Keep changes inside the project, or write temporary files under $TMPDIR.", c.Source, who, p, x.root)
+		instead := "Keep changes inside the project, or write temporary files under $TMPDIR."
+		if !x.tempDir {
+			// No temp dir is known to be the command's (a hook's agent runs it in
+			// its own shell): a write under $TMPDIR would be refused too.
+			instead = "Keep changes inside the project: put temporary files in a scratch directory of the project and remove it afterwards."
+		}
+		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). %s", c.Source, who, p, x.root, instead)
 	case protected:
 		x.ask(RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
 	case unknown:

@@ -92,6 +92,7 @@ type Engine struct {
 	relaxed          map[string]bool
 	allow, ask, deny []pattern
 	writable         []string
+	secrets          []string // Settings.Secrets, resolved
 	dirsMu           sync.Mutex
 	dirs             map[string]string // resolved Env directories
 }
@@ -133,6 +134,12 @@ func New(s Settings) (*Engine, error) {
 		}
 		e.writable = append(e.writable, realpath.Resolve(p))
 	}
+	for _, p := range s.Secrets {
+		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
+			return nil, fmt.Errorf("policy: secret path %q is not absolute", p)
+		}
+		e.secrets = append(e.secrets, realpath.Resolve(p))
+	}
 	return e, nil
 }
 
@@ -169,6 +176,7 @@ func (e *Engine) Judge(command string, env Env) *Judgement {
 	x.writable = e.writable
 	vars := maps.Clone(env.Vars)
 	if env.TempDir != "" {
+		x.tempDir = true
 		tmp := e.resolvedDir(env.TempDir)
 		x.writable = append(append([]string(nil), e.writable...), tmp)
 		// The command's environment points TMPDIR there (Env.TempDir's contract), so
@@ -260,6 +268,7 @@ type check struct {
 	written     map[string]string
 	scriptsDone bool
 	terminal    bool // Env.Terminal
+	tempDir     bool // Env.TempDir is set: the command has a temp dir it may write
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of

@@ -46,4 +46,15 @@ type Settings struct {
 	// DedicatedTools denies ls, cat, head, tail, grep, find and rg with a hint to use
 	// the agent's own read and search tools (seed 001 §5.4).
 	DedicatedTools bool
+	// Unconfined: no sandbox will contain the commands, as when a hook's agent
+	// runs them in its own shell. What the policy otherwise leaves to the
+	// sandbox is then asked about: a program given on the command line, which
+	// the policy does not read (python3 -c, perl -e, node -e …; rule
+	// code-execution), and reading Secrets (rule secrets).
+	Unconfined bool
+	// Secrets are absolute paths where credentials are kept (the sandbox's
+	// hidden paths: ~/.ssh, ~/.aws …). With Unconfined, a command that names
+	// one, a path in one, or (reading recursively) a directory holding one is
+	// asked about.
+	Secrets []string
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/shellgate/shellgate/hook"
@@ -17,6 +18,11 @@ Answers AGENT's pre-tool hook: reads the hook's JSON payload on stdin, judges sh
 commands with the policy (the root is the project directory the agent reports,
 unless --root is given; configuration as usual) and writes the agent's JSON answer
 on stdout. Other tools pass through. Nothing is run.
+
+The agent's own shell runs what is allowed, with no sandbox, so what only a sandbox
+would contain is asked about (python3 -c, perl -e, reading ~/.ssh) — unless Claude
+Code's CLAUDE_CODE_SHELL_PREFIX runs commands through shellgate-exec: then the
+hook decides as that exec and its sandbox will.
 
 Agents: claude-code (PreToolUse), gemini-cli (BeforeTool), cursor (beforeShellExecution).
 Install it with: shellgate install AGENT. See docs/clients.md.
@@ -56,6 +62,11 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 				return policy.Verdict{}, fmt.Errorf("the project directory %s reports, %q, is not a directory", agent.Name, f.root)
 			}
 		}
+		// Only this shellgate, under the name shellgate-exec, with flags exec
+		// takes, routes the command through a gate: anything else is no sandbox.
+		if c.Prefixed && (!isThisShellgate(c.PrefixProgram) || !prefixFlags(&f, c.PrefixFlags)) {
+			c.Prefixed = false
+		}
 		cfg, _, err := f.config(stderr)
 		if err != nil {
 			return policy.Verdict{}, err
@@ -89,4 +100,48 @@ func agentArg(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io.W
 		return nil, nil, false, fmt.Errorf("unknown agent %q; want one of %s", name, strings.Join(hook.Names(), ", "))
 	}
 	return agent, rest, false, nil
+}
+
+// prefixFlags applies the flags an agent's prefix passes to shellgate exec
+// (--sandbox off, say) over the hook's own, so that the hook decides as that
+// exec will. It reports false when exec would not take them.
+func prefixFlags(f *commonFlags, flags []string) bool {
+	if len(flags) == 0 {
+		return true
+	}
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var timeout timeoutFlag
+	saved := *f
+	f.register(fs) // which sets every flag to its default:
+	f.registerAudit(fs)
+	*f = saved // the hook's own stay unless the prefix gives them
+	fs.Var(&timeout, "timeout", "")
+	if fs.Parse(flags) != nil || fs.NArg() > 0 {
+		*f = saved
+		return false
+	}
+	return true
+}
+
+// isThisShellgate reports whether prog (a path, or a name looked up in PATH) is
+// the running shellgate's executable, through any links.
+func isThisShellgate(prog string) bool {
+	if !strings.ContainsAny(prog, `/\\`) {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			return false
+		}
+		prog = p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(prog)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
 }

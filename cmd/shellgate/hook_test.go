@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func setPath(m map[string]any, path []string, v any) {
 func hookEnv(t *testing.T, extra ...string) []string {
 	home := t.TempDir()
 	return append(os.Environ(), append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"BASH_ALLOW_NETWORK=", "CLAUDE_PROJECT_DIR=", "GEMINI_PROJECT_DIR="}, extra...)...)
+		"BASH_ALLOW_NETWORK=", "CLAUDE_PROJECT_DIR=", "GEMINI_PROJECT_DIR=", "CLAUDE_CODE_SHELL_PREFIX="}, extra...)...)
 }
 
 func runHook(t *testing.T, bin, agent string, stdin []byte, env []string) (stdout, stderr string, code int) {
@@ -206,6 +207,100 @@ func TestHookBinary(t *testing.T) {
 						t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, a message on stderr only", code, stdout, stderr)
 					}
 				})
+			}
+		})
+	}
+}
+
+// A hook decides as the sandbox that will really apply. Without shellgate's
+// prefix the agent's own shell runs the command: a program given on the command
+// line and a read of ~/.ssh are not allowed (ask, or Gemini's deny saying
+// approval is required), and a write outside the root is not told to go to
+// $TMPDIR, which the hook would refuse too. With CLAUDE_CODE_SHELL_PREFIX
+// naming shellgate-exec, whose sandbox hides ~/.ssh and keeps writes in the
+// project, they are allowed as shellgate exec allows them; with the prefix's
+// own --sandbox off, or a prefix that is not this shellgate (another program
+// of that name, or none), they are not.
+func TestHookDecidesAsItsSandbox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	notAllowed := map[string]string{"claude-code": "ask", "gemini-cli": "deny", "cursor": "ask"}
+	unconfined := []struct{ command, rule string }{
+		{`python3 -c 'open("x","w")'`, "code-execution"},
+		{`perl -e 'print 1'`, "code-execution"},
+		{`cat ~/.ssh/id_rsa`, "secrets"},
+		{`grep -r key ~`, "secrets"},
+	}
+	for agent, spec := range hookAgents {
+		t.Run(agent, func(t *testing.T) {
+			root := t.TempDir()
+			env := hookEnv(t)
+			if spec.rootEnv != "" {
+				env = append(env, spec.rootEnv+"="+root)
+			}
+			ask := func(t *testing.T, command string, env []string) (string, string) {
+				t.Helper()
+				payload := editPayload(t, spec.shell, func(m map[string]any) {
+					setPath(m, spec.cwdPath, root)
+					setPath(m, spec.commandPath, command)
+					if agent == "cursor" {
+						m["workspace_roots"] = []any{root}
+					}
+				})
+				stdout, stderr, code := runHook(t, bin, agent, []byte(payload), env)
+				var answer map[string]any
+				if code != 0 || json.Unmarshal([]byte(stdout), &answer) != nil {
+					t.Fatalf("%s: exit %d, stdout %q, stderr %q", command, code, stdout, stderr)
+				}
+				return spec.decision(answer), stdout
+			}
+			for _, c := range unconfined {
+				if got, out := ask(t, c.command, env); got != notAllowed[agent] || !strings.Contains(out, "(rule "+c.rule+")") || !strings.Contains(out, "no sandbox") {
+					t.Errorf("without the prefix, %s: %s, want %s under rule %s saying no sandbox contains it\n%s", c.command, got, notAllowed[agent], c.rule, out)
+				}
+			}
+			for _, c := range []string{"echo hi", "python3 -m pytest", "ls ~", "cat README.md"} {
+				if got, out := ask(t, c, env); got != "allow" {
+					t.Errorf("without the prefix, %s: %s, want allow\n%s", c, got, out)
+				}
+			}
+			got, out := ask(t, "echo hi > /tmp/shellgate-hook-x", env)
+			if got != "deny" || strings.Contains(out, "TMPDIR") || !strings.Contains(out, "scratch directory of the project") {
+				t.Errorf("a write outside the root: %s, want deny with advice that a hook takes\n%s", got, out)
+			}
+			if agent != "claude-code" || runtime.GOOS != "linux" {
+				return // only Claude Code has the prefix; only Linux a sandbox for sure
+			}
+			// shellgate-exec as docs/clients.md installs it, a link to shellgate; and
+			// a program of that name that is not shellgate.
+			dir, other := t.TempDir(), t.TempDir()
+			if err := os.Symlink(bin, filepath.Join(dir, "shellgate-exec")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(other, "shellgate-exec"), []byte("#!/bin/sh\nexec /bin/sh -c \"$1\"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec"), filepath.Join(dir, "shellgate-exec") + " --checkpoints off"} {
+				penv := append(env, "CLAUDE_CODE_SHELL_PREFIX="+prefix)
+				for _, c := range unconfined {
+					if got, out := ask(t, c.command, penv); got != "allow" {
+						t.Errorf("prefix %q, %s: %s, want allow (the sandbox contains it)\n%s", prefix, c.command, got, out)
+					}
+				}
+				if got, out := ask(t, "echo hi > $TMPDIR/x", penv); got != "allow" {
+					t.Errorf("prefix %q: a write to $TMPDIR, the sandbox's own /tmp: %s\n%s", prefix, got, out)
+				}
+			}
+			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec") + " --sandbox off", filepath.Join(dir, "logger.sh"),
+				filepath.Join(dir, "shellgate-exec") + " --no-such-flag", filepath.Join(other, "shellgate-exec"), filepath.Join(dir, "missing", "shellgate-exec")} {
+				penv := append(env, "CLAUDE_CODE_SHELL_PREFIX="+prefix)
+				for _, c := range unconfined {
+					if got, out := ask(t, c.command, penv); got != "ask" {
+						t.Errorf("prefix %q, %s: %s, want ask (no sandbox)\n%s", prefix, c.command, got, out)
+					}
+				}
 			}
 		})
 	}

@@ -60,7 +60,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		tokenFile = fs.String("token-file", "", "read the HTTP bearer token from `FILE` (default: $SHELLGATE_MCP_TOKEN, else generated)")
 		toolName  = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
 		verbose   = fs.Bool("verbose", false, "log every call on stderr")
-		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text (false: the text alone; see docs/mcp.md)")
+		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text, to every client (false: the text alone, to every client; default: per client, the text alone to Claude Code, Codex and Gemini CLI, whose models read the JSON instead or besides; see docs/mcp.md)")
 		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
 		undoTool  = fs.Bool("undo-tool", false, "offer the tool \"undo\": the model may list the project's checkpoints and restore one (off by default)")
 		summarize = fs.Int("summarize", 0, "when output is cut, ask the client's model (MCP sampling) for a summary of at most `TOKENS` tokens, put first (0: off)")
@@ -134,7 +134,13 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
-	srv, err := mcpserver.New(gate, mcpserver.Options{ToolName: *toolName, Logger: log, TextOnly: !*structd, KeepSpillFiles: *keep, Summarize: *summarize, UndoTool: *undoTool, Version: version()})
+	opts := mcpserver.Options{ToolName: *toolName, Logger: log, KeepSpillFiles: *keep, Summarize: *summarize, UndoTool: *undoTool, Version: version()}
+	fs.Visit(func(f *flag.Flag) { // given: an override for every client
+		if f.Name == "structured-content" {
+			opts.TextOnly, opts.Structured = !*structd, *structd
+		}
+	})
+	srv, err := mcpserver.New(gate, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate

@@ -131,6 +131,44 @@ func TestMCPBinaryStdio(t *testing.T) {
 	}
 }
 
+// --structured-content is an override for every client; without it the shape
+// is the connecting client's (text only for Claude Code).
+func TestMCPStructuredContentFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		client     string
+		flags      []string
+		structured bool
+	}{
+		{"claude-code", nil, false},
+		{"claude-code", []string{"--structured-content=true"}, true},
+		{"opencode", nil, true},
+		{"opencode", []string{"--structured-content=false"}, false},
+	} {
+		t.Run(tc.client+strings.Join(tc.flags, ""), func(t *testing.T) {
+			cmd, _ := mcpCommand(t, bin, tc.flags...)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: tc.client, Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_shell_command", Arguments: map[string]any{"command": "echo hi"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.StructuredContent != nil; got != tc.structured {
+				t.Errorf("structuredContent %v, want %v", got, tc.structured)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasSuffix(text, "hi") {
+				t.Errorf("text %q", text)
+			}
+		})
+	}
+}
+
 // Everything on stdout is JSON-RPC, one message per line, each under 1 MiB, however
 // much the command prints; the command's output never reaches the server's stdout.
 func TestMCPStdoutIsOnlyJSONRPC(t *testing.T) {

@@ -1,0 +1,215 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+)
+
+// A clientProfile is how results are shaped for the client that connected, as
+// its clientInfo.name at initialize names it. Each client shows its model a
+// tool result its own way (measured in issue 21 with the real clients):
+//
+//   - Claude Code and Codex show the model JSON.stringify(structuredContent)
+//     when there is one, instead of the text: 262 and 296 characters for
+//     `echo hi` against the text's 80 and 113;
+//   - Gemini CLI shows both channels on an error (895 against 440);
+//   - other clients (opencode, Open WebUI, the Inspector, programs) show the
+//     text and may read the fields: they keep structuredContent.
+//
+// For the first three the text alone is the fewest characters and loses
+// nothing (the text is complete on its own), so they get text only, and their
+// tools/list has no outputSchema, which would oblige every result to carry
+// structuredContent (the TypeScript SDK that Claude Code and Gemini CLI use
+// refuses a result without it).
+type clientProfile struct {
+	// Client is the client's name as the docs give it; "" for an unknown one.
+	Client string
+	// TextOnly leaves structuredContent and outputSchema out.
+	TextOnly bool
+	// Output is the most output a call returns, stdout and stderr together
+	// (the default and the most max_output_bytes may ask), when the client
+	// shows its model less than the Gate's own limits allow; 0: the Gate's.
+	Output int
+	// MaxText is the most characters of text a result may have; output is cut
+	// further to fit (tail first kept) when the envelope's notes, a digest or
+	// a long command push it over. 0: no bound but the message size.
+	MaxText int
+}
+
+// Claude Code shows its model a tool result of up to about 48 000 characters
+// inline; a longer one becomes a preview of its first 2 KB (issue 21: 48 140
+// characters reached the model, 50 140 did not), losing the tail where errors
+// are. Its results stay under claudeCodeText characters, the output under
+// claudeCodeOutput bytes, which leaves room for the envelope's lines and a
+// digest (20 lines of at most 200 bytes).
+const (
+	claudeCodeText   = 40000
+	claudeCodeOutput = 34000
+)
+
+// knownClients are matched by the prefix of clientInfo.name: "claude-code",
+// "codex-mcp-client", "gemini-cli-mcp-client" (some Gemini CLI versions add
+// the server's name after it).
+var knownClients = []struct {
+	prefix  string
+	profile clientProfile
+}{
+	{"claude-code", clientProfile{Client: "Claude Code", TextOnly: true, Output: claudeCodeOutput, MaxText: claudeCodeText}},
+	{"codex-mcp-client", clientProfile{Client: "Codex", TextOnly: true}},
+	{"gemini-cli-mcp-client", clientProfile{Client: "Gemini CLI", TextOnly: true}},
+}
+
+// profileFor is the profile of a client by its clientInfo.name.
+func profileFor(name string) clientProfile {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, k := range knownClients {
+		if strings.HasPrefix(name, k.prefix) {
+			return k.profile
+		}
+	}
+	return clientProfile{}
+}
+
+// profile is the shape of results for ss's client, Options.TextOnly and
+// Options.Structured overriding it.
+func (s *Server) profile(ss *mcp.ServerSession) clientProfile {
+	var p clientProfile
+	if ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			p = profileFor(ip.ClientInfo.Name)
+		}
+	}
+	switch {
+	case s.opts.TextOnly:
+		p.TextOnly = true
+	case s.opts.Structured:
+		p.TextOnly = false
+	}
+	return p
+}
+
+// profileKey carries a call's clientProfile in its context, for the job tools.
+type profileKey struct{}
+
+// profileOf is the clientProfile in ctx; the zero one when there is none.
+func profileOf(ctx context.Context) clientProfile {
+	p, _ := ctx.Value(profileKey{}).(clientProfile)
+	return p
+}
+
+// perClient adapts tools/list to the client that asks: no outputSchema for one
+// that gets text only. The tools are copied; the server's own stay as they are.
+func (s *Server) perClient(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil {
+			return res, err
+		}
+		list, ok := res.(*mcp.ListToolsResult)
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		p := s.profile(ss)
+		if !ok || !p.TextOnly && p.Output == 0 {
+			return res, err
+		}
+		out := *list
+		out.Tools = make([]*mcp.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			c := *t
+			if p.TextOnly {
+				c.OutputSchema = nil
+			}
+			if c.Name == s.opts.ToolName && p.Output > 0 {
+				// The client's own output limits, in the description and the schema.
+				info := s.clientInfo(p)
+				d, err := describe(info)
+				if err != nil {
+					return nil, err
+				}
+				c.Description = d
+				c.InputSchema = inputSchema(info.DefaultTimeout.Milliseconds(), info.MaxTimeout.Milliseconds(), info.OutputLimit, info.MaxOutputLimit)
+			}
+			out.Tools[i] = &c
+		}
+		return &out, nil
+	}
+}
+
+// clientInfo is the Gate's Info with p's output limits.
+func (s *Server) clientInfo(p clientProfile) shellgate.Info {
+	info := s.info
+	if p.Output > 0 {
+		info.OutputLimit = min(info.OutputLimit, p.Output)
+		info.MaxOutputLimit = min(info.MaxOutputLimit, p.Output)
+	}
+	return info
+}
+
+// budget applies p's output limits to a call: its default, and a cap on what
+// max_output_bytes asks (more would not reach the model). It reports a cap.
+func (s *Server) budget(p clientProfile, r *shellgate.Request) (capped int) {
+	if p.Output == 0 {
+		return 0
+	}
+	info := s.clientInfo(p)
+	switch {
+	case r.MaxOutputBytes == 0:
+		r.MaxOutputBytes = info.OutputLimit
+	case r.MaxOutputBytes > info.MaxOutputLimit:
+		capped = r.MaxOutputBytes
+		r.MaxOutputBytes = info.MaxOutputLimit
+	}
+	return capped
+}
+
+// fitText cuts env's output further until its text has at most maxText
+// characters, keeping more of the tail, where errors are, than of the head.
+func fitText(env *envelope.Envelope, maxText int, client string) {
+	n := utf8.RuneCountInString(env.Text)
+	if maxText <= 0 || n <= maxText {
+		return
+	}
+	orig := *env
+	out := len(orig.Data.Stdout) + len(orig.Data.Stderr)
+	keep := out - (n - maxText) - 512
+	for {
+		keep = max(keep, 0)
+		*env = orig
+		so := keep * len(orig.Data.Stdout) / max(out, 1)
+		env.Data.Stdout = cutTail(orig.Data.Stdout, so)
+		env.Data.Stderr = cutTail(orig.Data.Stderr, keep-so)
+		env.Data.Truncated = true
+		where := "the rest is not kept"
+		if env.Data.FullOutputPath != nil {
+			where = "the whole output is in full_output_path"
+		}
+		env.Note(fmt.Sprintf("Output cut further to the %d characters %s shows its model; %s.", maxText, client, where))
+		env.Settle()
+		if utf8.RuneCountInString(env.Text) <= maxText || keep == 0 {
+			return
+		}
+		keep -= max(keep/4, 512)
+	}
+}
+
+// cutTail keeps about n bytes of s, a quarter from the head and the rest from
+// the tail, on UTF-8 boundaries, with a marker saying how much was cut.
+func cutTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/4, len(s)-(n-n/4)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", s[:head], tail-head, s[tail:])
+}

@@ -1,0 +1,91 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/policy"
+	"github.com/shellgate/shellgate/sandbox"
+)
+
+// Claude Code cuts an MCP tool's description at about 2 048 characters, and its
+// model never sees the rest. Every tool's description fits in MaxDescription
+// under every kind of configuration, a long project root included, and the run
+// tool's still says what the model needs: what runs where, the timeout, jobs,
+// output cut and where the whole output is, what is refused or asked, and what to
+// do instead — in that order, the essentials first.
+func TestToolDescriptionsFit(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("a-rather-long-project-directory-name/", 4))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configs := []struct {
+		name string
+		cfg  shellgate.Config
+		want []string // besides the essentials
+		opts Options
+	}{
+		{"defaults", shellgate.Config{}, nil, Options{}},
+		{"undo tool", shellgate.Config{}, nil, Options{UndoTool: true}},
+		{"long root", shellgate.Config{Root: long}, []string{long}, Options{}},
+		{"no sandbox", shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, []string{"code-execution", "stored-code", "dynamic"}, Options{}},
+		{"no sandbox, untrusted, long root", shellgate.Config{Root: long, Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Policy: policy.Settings{Mode: policy.ModeUntrusted}}, []string{"untrusted", long}, Options{}},
+		{"never", shellgate.Config{Policy: policy.Settings{Mode: policy.ModeNever}}, []string{"nobody is asked"}, Options{}},
+		{"network", shellgate.Config{Policy: policy.Settings{Network: true}}, []string{"Network: on"}, Options{}},
+		{"allow-list", shellgate.Config{Network: shellgate.NetworkConfig{Allow: []string{"registry.npmjs.org", "pypi.org", "files.pythonhosted.org", "proxy.golang.org", "registries"}}}, []string{"pypi.org"}, Options{}},
+	}
+	// The essentials, in the order the model should meet them.
+	essentials := []string{"Runs a shell command", "timeout_ms", "killed", "run_in_background", "job_output", "job_kill",
+		"bytes a call", "data.full_output_path", "Network:", "Refused:", "catastrophic", "the user is asked|nobody is asked", "Instead:", "Never retry"}
+	for _, tc := range configs {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "allow-list" && runtime.GOOS != "linux" {
+				t.Skip("allow-listed egress needs the Linux sandbox")
+			}
+			srv, root := newServer(t, tc.cfg, tc.opts)
+			res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.opts.UndoTool && len(res.Tools) != 6 {
+				t.Errorf("%d tools, want the undo tool among 6", len(res.Tools))
+			}
+			for _, tool := range res.Tools {
+				n := utf8.RuneCountInString(tool.Description)
+				if n > MaxDescription {
+					t.Errorf("%s: description of %d characters, over %d:\n%s", tool.Name, n, MaxDescription, tool.Description)
+				}
+				if tool.Name != DefaultToolName {
+					continue
+				}
+				t.Logf("%s: %d characters", tool.Name, n)
+				d, at := tool.Description, 0
+				for _, e := range essentials {
+					i := -1
+					for _, alt := range strings.Split(e, "|") {
+						if j := strings.Index(d[at:], alt); j >= 0 {
+							i = j
+							break
+						}
+					}
+					if i < 0 {
+						t.Errorf("the description lacks %q after position %d:\n%s", e, at, d)
+						continue
+					}
+					at += i
+				}
+				for _, w := range append(tc.want, root) {
+					if !strings.Contains(d, w) {
+						t.Errorf("the description lacks %q:\n%s", w, d)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package policy_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+// With Settings.Unconfined (a hook whose agent's own shell runs the command),
+// what only a sandbox would contain is asked about: a program given on the
+// command line, and reading the secrets; the same lines are allowed otherwise,
+// and programs run from files, or reading elsewhere, are not asked about.
+func TestUnconfined(t *testing.T) {
+	l := newLab(t)
+	ssh := filepath.Join(l.home, ".ssh")
+	confined, err := policy.New(policy.Settings{Secrets: []string{ssh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unconfined, err := policy.New(policy.Settings{Unconfined: true, Secrets: []string{ssh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ command, rule string }{
+		{`python3 -c 'open("x","w")'`, policy.RuleExecFlags},
+		{`python3 -Ic 'print(1)'`, policy.RuleExecFlags},
+		{`python3 -W error -c 'print(1)'`, policy.RuleExecFlags},
+		{`env FOO=1 python3 -c 'print(1)'`, policy.RuleExecFlags},
+		{`bash -c "perl -le 'print 1'"`, policy.RuleExecFlags},
+		{`node --eval 'require("fs")'`, policy.RuleExecFlags},
+		{`ruby -e 'puts 1'`, policy.RuleExecFlags},
+		{`php -r 'echo 1;'`, policy.RuleExecFlags},
+		{`cat ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat < ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`cp ~/.ssh/id_rsa .`, policy.RuleSecrets},
+		{`tar czf keys.tgz ~/.ssh`, policy.RuleSecrets},
+		{`cat ~/.ssh/*`, policy.RuleSecrets},
+		{`grep -r BEGIN ~`, policy.RuleSecrets},
+		{`tar czf home.tgz ~`, policy.RuleSecrets},
+		{`git -c core.sshCommand=true status --key=~/.ssh/id_rsa`, policy.RuleSecrets},
+	} {
+		v := unconfined.Check(tc.command, l.env())
+		if v.Decision != policy.Ask || v.Rule != tc.rule {
+			t.Errorf("unconfined %s: %s (%s), want ask under %s: %s", tc.command, v.Decision, v.Rule, tc.rule, v.Reason)
+		}
+		if v := confined.Check(tc.command, l.env()); v.Rule == tc.rule && v.Decision != policy.Allow {
+			t.Errorf("confined %s: %s (%s): %s", tc.command, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	for _, c := range []string{
+		"python3 script.py -c x", "python3 -m pytest", "python3 -", "perl script.pl", "node build.js", "echo -c",
+		"ls ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
+	} {
+		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
+			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	if _, err := policy.New(policy.Settings{Secrets: []string{"relative/.ssh"}}); err == nil {
+		t.Error("a relative secret path was accepted")
+	}
+}
