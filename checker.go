@@ -57,7 +57,7 @@ func NewGateChecker(cfg Config) (*Checker, error) {
 	// As in New; the checkpoints' relaxing of lose-work is left out: the Gate
 	// asks again about what undo does not cover, and an ask here is noted for it.
 	s := cfg.Policy
-	s.Relax = append(slices.Clip(s.Relax), contained...)
+	s.Relax = append(slices.Clip(s.Relax), policy.SandboxRules...)
 	s.PrivateLoopback = runtime.GOOS == "linux"
 	s.Egress = len(cfg.Network.Allow) > 0 && !s.Network && runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
 	c, err := newChecker(root, s)
