@@ -1,0 +1,109 @@
+package checkpoint_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+)
+
+// TestScanMatchesGit: the checkpoint's own walk takes exactly what
+// `git add -A && git write-tree` takes of the same root — the same tree id,
+// so the same paths, modes, symlinks, gitlinks and ignore rules (every kind
+// of pattern: anchored, negated, **, classes, escapes, directory-only,
+// deeper .gitignore files overriding, .git/info/exclude) — and of its .git,
+// the same as git add of every file there; again after the root changed.
+func TestScanMatchesGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.Sh(t, root, `set -e
+git init -q -b main
+cat > .gitignore <<'EOF'
+# a comment
+*.log
+!keep.log
+/build/
+docs/**/*.tmp
+**/cache
+a/**/b
+\#hash
+\!bang
+trailing\ 
+spaced   
+[abc].x
+[!a-c].y
+[[:digit:]]*.num
+sub/*.o
+*.d/
+odd[
+EOF
+printf 'x-by-info\n' >> .git/info/exclude
+mkdir -p build src/build docs/a/b x/cache a/x/y sub/deep sub/x/deep z.d nested empty lib
+for f in a.log keep.log Foo.LOG build/x src/build/x docs/a/b/c.tmp docs/c.tmp docs/c.md x/cache/f cache a/b a/x/y/b \
+  '#hash' '!bang' 'trailing ' 'spaced' a.x d.x a.y d.y 1foo.num sub/f.o sub/important.o sub/a.txt sub/keep.txt \
+  sub/deep/f sub/x/deep/f z.d/f f.d x-by-info 'odd[' 'with space' lib/f; do printf '%s\n' "$f" > "$f"; done
+printf '!important.o\n*.txt\n!/keep.txt\ndeep/\n' > sub/.gitignore
+printf '#!/bin/sh\n' > run.sh && chmod 755 run.sh
+chmod 600 lib/f
+ln -s run.sh link && ln -s lib dirlink && ln -s missing dangling
+mkfifo fifo
+(cd nested && git init -q && echo n > n && git add n && git -c user.name=t -c user.email=t@e commit -qm n)
+git add -A && git -c user.name=t -c user.email=t@e commit -qm base
+`)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), IgnoredMaxSize: -1, KeepIgnored: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) {
+		t.Helper()
+		id, err := s.Snapshot("run", step, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Record(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := filepath.Join(s.Dir(), "git")
+		ours := func(part string) string {
+			return strings.TrimSpace(checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' rev-parse "+r.Before+":"+part))
+		}
+		plain := filepath.Join(lab, "plain-"+step)
+		checkpointtest.Sh(t, lab, "git init -q --bare '"+plain+"' && cp '"+root+"/.git/info/exclude' '"+plain+"/info/exclude'")
+		want := func(work, excludes string) string {
+			return strings.TrimSpace(checkpointtest.Sh(t, work, "rm -f '"+plain+"/index' && GIT_DIR='"+plain+"' GIT_WORK_TREE=. git -c core.excludesFile="+excludes+" -c advice.addEmbeddedRepo=false add -A 2>/dev/null && GIT_DIR='"+plain+"' git write-tree"))
+		}
+		if got, w := ours("work"), want(root, "/dev/null"); got != w {
+			t.Errorf("%s: work tree %s, git's %s:\n%s", step, got, w,
+				checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' ls-tree -r "+got+" | sed 's/^/ours /'; GIT_DIR='"+plain+"' git ls-tree -r "+w+" | sed 's/^/git  /'"))
+		}
+		os.WriteFile(filepath.Join(plain, "info", "exclude"), nil, 0o644)
+		if got, w := ours("git"), want(filepath.Join(root, ".git"), "/dev/null"); got != w {
+			t.Errorf("%s: .git tree %s, git's %s", step, got, w)
+		}
+	}
+	check("first")
+	// Changes the walk must see from stat alone: content, a mode, a file
+	// replaced by a directory, a deletion, a new ignore rule, a new commit
+	// in the nested repository.
+	checkpointtest.Sh(t, root, `set -e
+printf 'changed\n' >> src/build/x
+chmod 755 docs/c.md
+rm cache && mkdir cache2 && echo c > cache2/f
+rm a.x
+echo 'lib/' >> .gitignore
+(cd nested && echo m > m && git add m && git -c user.name=t -c user.email=t@e commit -qm m)
+touch -d '2001-01-01' sub/keep.txt
+`)
+	check("second")
+	checkpointtest.Sh(t, root, "mkfifo fifo2 && printf 'again\\n' > src/build/x")
+	check("third")
+}
