@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -61,19 +60,32 @@ type scanEntry struct {
 
 	pending bool // to read (the walk's)
 	gone    bool // vanished before it could be read
+	reused  bool // modeTree: dir is the last checkpoint's, taken as it was
 }
 
 // scanDir is a directory's entries, sorted by name (bytes).
 type scanDir struct {
-	entries []scanEntry
-	tree    [sha1.Size]byte
-	prev    *scanDir // during a walk: the last checkpoint's, if any
+	entries  []scanEntry
+	tree     [sha1.Size]byte
+	ign      *ignoreList // its .gitignore, as read when it was walked
+	gitlinks bool        // it holds a nested repository, whose HEAD no watch sees
+	volatile bool        // it or a directory beneath holds one
+	prev     *scanDir    // during a walk: the last checkpoint's, if any
+}
+
+// walkPlan is what the watch of the root says of a walk: the directories
+// something happened in, and those with such a one beneath; the others are
+// taken as the last checkpoint had them.
+type walkPlan struct {
+	dirty map[string]bool
+	below map[string]bool
 }
 
 // scanPass walks one pass (the root's work tree, or its .git).
 type scanPass struct {
 	s       *Store
-	git     bool // the .git pass: no ignore files, no nested repositories
+	git     bool      // the .git pass: no ignore files, no nested repositories
+	plan    *walkPlan // nil: every directory is read
 	start   int64
 	sem     chan struct{}
 	wg      sync.WaitGroup
@@ -97,9 +109,13 @@ func (p *scanPass) fail(err error) {
 // scan walks dir (absolute) into a tree, reading only what changed since prev;
 // it returns the tree's directory (nil: no entries) and the exact modes of
 // the files whose mode git's trees do not say.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList) (*scanDir, map[string]uint32, bool, error) {
-	p := &scanPass{s: s, git: git, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, bool, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
 	p.sem = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	if p.unchanged("", prev) {
+		p.collectModes("", prev)
+		return prev, p.modes, false, nil
+	}
 	var ign *ignoreStack
 	if !git {
 		ign = &ignoreStack{global: global}
@@ -125,7 +141,11 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList) (*
 // scanDir; subdirectories go to other goroutines while there are spare
 // processors.
 func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
+	if p.plan != nil && prev != nil && !p.plan.dirty[rel] && !prev.gitlinks {
+		return p.passThrough(abs, rel, prev, ign)
+	}
 	d := &scanDir{prev: prev}
+	p.s.watch.add(p.pass(), rel, abs)
 	ents, stat, done, err := readDir(abs)
 	if err != nil {
 		if rel == "" {
@@ -139,7 +159,8 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 		for _, e := range ents {
 			if e.Name() == ".gitignore" && e.Type().IsRegular() {
 				if b, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
-					ign = ign.push(parseIgnore(rel, b))
+					d.ign = parseIgnore(rel, b)
+					ign = ign.push(d.ign)
 				}
 				break
 			}
@@ -173,6 +194,7 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 			sub := filepath.Join(abs, name)
 			if !p.git {
 				if id, repo := gitlink(sub); repo {
+					d.gitlinks = true
 					if id != nil {
 						d.entries = append(d.entries, scanEntry{name: name, mode: modeGitlink, id: *id})
 					}
@@ -185,17 +207,7 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 				prevSub = was.dir
 			}
 			d.entries = append(d.entries, scanEntry{name: name, mode: modeTree})
-			slot := &d.entries[len(d.entries)-1]
-			select {
-			case p.sem <- struct{}{}:
-				p.wg.Add(1)
-				go func() {
-					defer func() { <-p.sem; p.wg.Done() }()
-					slot.dir = p.walk(sub, path, prevSub, ign)
-				}()
-			default:
-				slot.dir = p.walk(sub, path, prevSub, ign)
-			}
+			p.subdir(&d.entries[len(d.entries)-1], sub, path, prevSub, ign)
 			continue
 		}
 		st, err := stat(name)
@@ -224,15 +236,9 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 				continue
 			}
 		}
-		if mode != modeSymlink {
-			if perm := uint32(st.mode.Perm()); perm != defaultPerm(p.git, path, perm&0o100 != 0) {
-				p.mu.Lock()
-				p.modes[path] = perm
-				p.mu.Unlock()
-			}
-		}
 		d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
 		ne := &d.entries[len(d.entries)-1]
+		p.noteMode(rel, path, ne)
 		if was != nil && was.mode == mode && was.st == st && !was.racy {
 			ne.id = was.id
 			continue
@@ -251,6 +257,108 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 		p.mu.Unlock()
 	}
 	return d
+}
+
+// pass is the watch's name of the pass.
+func (p *scanPass) pass() byte {
+	if p.git {
+		return 'g'
+	}
+	return 'w'
+}
+
+// unchanged reports a directory the watch saw nothing happen in or beneath,
+// taken as the last checkpoint had it.
+func (p *scanPass) unchanged(rel string, prev *scanDir) bool {
+	return p.plan != nil && prev != nil && !p.plan.dirty[rel] && !p.plan.below[rel] && !prev.volatile
+}
+
+// subdir fills slot, a subdirectory's entry: as it was, or walked (on
+// another goroutine while there are spare processors).
+func (p *scanPass) subdir(slot *scanEntry, abs, rel string, prev *scanDir, ign *ignoreStack) {
+	if p.unchanged(rel, prev) {
+		slot.dir, slot.id, slot.reused = prev, prev.tree, true
+		p.collectModes(rel, prev)
+		return
+	}
+	slot.reused = false
+	select {
+	case p.sem <- struct{}{}:
+		p.wg.Add(1)
+		go func() {
+			defer func() { <-p.sem; p.wg.Done() }()
+			slot.dir = p.walk(abs, rel, prev, ign)
+		}()
+	default:
+		slot.dir = p.walk(abs, rel, prev, ign)
+	}
+}
+
+// passThrough takes a directory nothing happened in, with something beneath
+// that did: its files as they were, its subdirectories each as it is.
+func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
+	d := &scanDir{prev: prev, ign: prev.ign}
+	if ign != nil {
+		ign = ign.push(prev.ign)
+	}
+	d.entries = append(make([]scanEntry, 0, len(prev.entries)), prev.entries...)
+	for i := range d.entries {
+		e := &d.entries[i]
+		path := e.name
+		if rel != "" {
+			path = rel + "/" + e.name
+		}
+		if e.mode == modeTree {
+			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
+			continue
+		}
+		p.noteMode(rel, path, e)
+	}
+	return d
+}
+
+// noteMode records the exact mode of a file of directory rel whose mode
+// git's tree does not say.
+func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
+	if e.mode == modeSymlink || e.mode == modeGitlink {
+		return
+	}
+	perm := uint32(e.st.mode.Perm())
+	def := uint32(0o644)
+	switch {
+	case perm&0o100 != 0:
+		def = 0o755
+	case p.git && (rel == "objects" || strings.HasPrefix(rel, "objects/")):
+		def = 0o444
+	}
+	if perm == def {
+		return
+	}
+	if path == "" {
+		path = e.name
+		if rel != "" {
+			path = rel + "/" + e.name
+		}
+	}
+	p.mu.Lock()
+	p.modes[path] = perm
+	p.mu.Unlock()
+}
+
+// collectModes notes the modes of a directory taken as it was.
+func (p *scanPass) collectModes(rel string, d *scanDir) {
+	for i := range d.entries {
+		e := &d.entries[i]
+		if e.mode == modeTree {
+			sub := e.name
+			if rel != "" {
+				sub = rel + "/" + e.name
+			}
+			p.collectModes(sub, e.dir)
+			continue
+		}
+		p.noteMode(rel, "", e)
+	}
 }
 
 // read reads, hashes and stores the files the walk found changed, on as many
@@ -313,13 +421,14 @@ func (p *scanPass) read() error {
 // entries differ from the last checkpoint's gets a new one. Entries that
 // vanished and directories left empty are dropped.
 func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
+	d.volatile = d.gitlinks
 	keep := d.entries[:0]
 	for i := range d.entries {
 		e := d.entries[i]
 		if e.gone {
 			continue
 		}
-		if e.mode == modeTree {
+		if e.mode == modeTree && !e.reused {
 			if e.dir == nil {
 				continue
 			}
@@ -331,6 +440,9 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 				continue
 			}
 			e.id = id
+		}
+		if e.mode == modeTree && e.dir.volatile || e.mode == modeGitlink {
+			d.volatile = true
 		}
 		keep = append(keep, e)
 	}
@@ -464,7 +576,8 @@ func (s *Store) streamBlob(r io.Reader, size int64) (string, bool, error) {
 	}
 	defer os.Remove(tmp.Name())
 	h := sha1.New()
-	z, _ := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
+	z := getZlib(tmp)
+	defer zlibs.Put(z)
 	head := fmt.Appendf(nil, "blob %d\x00", size)
 	h.Write(head)
 	z.Write(head)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,4 +107,63 @@ touch -d '2001-01-01' sub/keep.txt
 	check("second")
 	checkpointtest.Sh(t, root, "mkfifo fifo2 && printf 'again\\n' > src/build/x")
 	check("third")
+}
+
+// TestWarmMatchesCold: a store that has checkpointed the root before (its
+// walk taking what the watch of the root and the files' stat say did not
+// change as it was) takes the same checkpoint as a new store that reads
+// every file, after each kind of change a command makes.
+func TestWarmMatchesCold(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	checkpointtest.Sh(t, root, "mkdir -p deep/a/b/c && echo d > deep/a/b/c/f && echo e > deep/a/e")
+	warm := open(t, root, filepath.Join(lab, "warm"))
+	tree := func(s *checkpoint.Store) string {
+		id, err := s.Snapshot("run", "step", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Record(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Before
+	}
+	tree(warm)
+	steps := []string{
+		`printf 'same size\n' > deep/a/e && printf 'SAME SIZE\n' > deep/a/e`, // twice within the time resolution
+		`echo more >> deep/a/b/c/f`,
+		`mv deep/a deep/moved && echo after-move >> deep/moved/b/c/f`,
+		`rm -rf deep/moved/b && mkdir -p deep/moved/b && echo new > deep/moved/b/g`,
+		`mkdir -p other/sub && echo o > other/sub/o`,
+		`rm -rf deep/moved/b && mv other deep/moved/b`, // a watched directory moved in place of another
+		`mkdir -p docs && mv src/pkg/f1.go docs/ && chmod 700 docs/f1.go`,
+		`ln -sfn run.sh link.md && : > README.md`,
+		`rm -rf docs && echo file > docs`,
+		`rm docs && mkdir -p docs/x/y && echo z > docs/x/y/z`,
+		`echo 'deep/' >> .gitignore`,
+		`sed -i 's/deep.//' .gitignore && touch -d 2001-01-01 deep/moved/b/g`,
+		`git add -A && git -c user.name=t -c user.email=t@e commit -qm step && git gc -q`,
+		`python3 -c 'import mmap; f=open("run.sh","r+b"); m=mmap.mmap(f.fileno(),0); m[0:2]=b"#?"; m.flush(); m.close(); f.close()'`,
+		`git reset -q --hard HEAD~1 && git stash -q -u`,
+		`true`,
+	}
+	for i, step := range steps {
+		if strings.Contains(step, "python3") {
+			if _, err := exec.LookPath("python3"); err != nil {
+				continue
+			}
+		}
+		checkpointtest.Sh(t, root, step)
+		got := tree(warm)
+		cold := open(t, root, filepath.Join(lab, "cold", strconv.Itoa(i)))
+		if want := tree(cold); got != want {
+			t.Fatalf("after %q: the warm store took %s, a new one %s", step, got, want)
+		}
+	}
 }

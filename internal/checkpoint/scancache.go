@@ -25,26 +25,29 @@ const scanCacheMagic = "shellgate-scan-cache 1\n"
 func (s *Store) scanCachePath() string { return filepath.Join(s.dir, "scan-cache") }
 
 // loadScanCache reads the cache file when another process wrote it since
-// this one last read or wrote it.
-func (s *Store) loadScanCache() {
+// this one last read or wrote it; it reports whether the cache in memory was
+// replaced (so that the watch's account of what changed since does not
+// hold).
+func (s *Store) loadScanCache() bool {
 	fi, err := os.Stat(s.scanCachePath())
 	if err != nil {
 		s.cache, s.cacheStat = scanCache{}, nil
-		return
+		return true
 	}
 	if sameFileState(s.cacheStat, fi) {
-		return
+		return false
 	}
 	s.cache, s.cacheStat = scanCache{}, nil
 	b, err := os.ReadFile(s.scanCachePath())
 	if err != nil {
-		return
+		return true
 	}
 	c, ok := decodeScanCache(b, s.root)
 	if !ok {
-		return
+		return true
 	}
 	s.cache, s.cacheStat = c, fi
+	return true
 }
 
 // saveScanCache writes the cache file (no sync: a lost one is only a slower

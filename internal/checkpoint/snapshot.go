@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -25,7 +26,7 @@ const stagePrefix = ".shellgate-undo-"
 
 // snapshot checkpoints the root as it is now and returns the checkpoint's
 // tree. The caller holds the locks.
-func (s *Store) snapshot() (string, error) {
+func (s *Store) snapshot() (top string, err error) {
 	if fi, err := os.Lstat(s.root); errors.Is(err, fs.ErrNotExist) {
 		// The root itself was deleted (rm -rf "$(pwd)"): it is kept as empty.
 		if err := os.MkdirAll(s.root, 0o755); err != nil {
@@ -36,7 +37,23 @@ func (s *Store) snapshot() (string, error) {
 	} else if !fi.IsDir() {
 		return "", fmt.Errorf("checkpoint: the root %s is not a directory", s.root)
 	}
-	s.loadScanCache()
+	replaced := s.loadScanCache()
+	if s.watch == nil && !s.noWatch {
+		s.watch = newDirWatch(s)
+		s.noWatch = s.watch == nil
+	}
+	// What the watch saw since the last checkpoint; nothing that can be
+	// trusted when the cache came from another process's checkpoint.
+	workPlan, gitPlan := s.watch.plan('w'), s.watch.plan('g')
+	if replaced {
+		workPlan, gitPlan = nil, nil
+	}
+	defer func() {
+		if err != nil {
+			s.watch.failed('w')
+			s.watch.failed('g')
+		}
+	}()
 	var (
 		wg       sync.WaitGroup
 		gitDir   *scanDir
@@ -49,10 +66,10 @@ func (s *Store) snapshot() (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gitDir, gitModes, gitDirty, gitErr = s.scan(dotgit, true, s.cache.git, nil)
+			gitDir, gitModes, gitDirty, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
 		}()
 	}
-	workDir, workModes, workDirty, err := s.scan(s.root, false, s.cache.work, s.globalIgnore())
+	workDir, workModes, workDirty, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
 	if err == nil {
 		err = gitErr
@@ -98,7 +115,7 @@ func (s *Store) snapshot() (string, error) {
 		gitfile = h
 		entries = append(entries, treeEntry{"100644", "gitfile", h})
 	}
-	top, err := s.writeTree(entries)
+	top, err = s.writeTree(entries)
 	if err != nil {
 		return "", err
 	}
@@ -185,10 +202,11 @@ func (s *Store) writeObject(kind string, data []byte) (string, error) {
 		return "", err
 	}
 	var z bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed) // git's core.looseCompression
+	w := getZlib(&z)
 	w.Write([]byte(head))
 	w.Write(data)
 	w.Close()
+	zlibs.Put(w)
 	tmp, err := os.CreateTemp(dir, "tmp_obj_")
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -205,6 +223,19 @@ func (s *Store) writeObject(kind string, data []byte) (string, error) {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	return id, nil
+}
+
+// zlibs are compressors at git's level for loose objects
+// (core.looseCompression: best speed), each some hundreds of KiB to make.
+var zlibs sync.Pool
+
+func getZlib(dst io.Writer) *zlib.Writer {
+	if w, ok := zlibs.Get().(*zlib.Writer); ok {
+		w.Reset(dst)
+		return w
+	}
+	w, _ := zlib.NewWriterLevel(dst, zlib.BestSpeed)
+	return w
 }
 
 // setRef points refs/cp/name at id (a loose ref file, written in place).

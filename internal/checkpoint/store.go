@@ -143,6 +143,8 @@ type Store struct {
 	cacheStat os.FileInfo // the cache file as this process last read or wrote it
 	recent    []snapState // the last checkpoints taken in this process, newest last
 	fanouts   sync.Map    // object directories made
+	watch     *dirWatch   // what changed in the root since the last checkpoint (Linux)
+	noWatch   bool        // none could be had
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a
