@@ -92,10 +92,8 @@ type scanPass struct {
 	mu      sync.Mutex
 	err     error
 	pending []*scanEntry
-	paths   []string    // the pending entries' paths, absolute
-	was     []scanEntry // their last checkpoint's entries (name "" if none)
+	paths   []string // the pending entries' paths, absolute
 	modes   map[string]uint32
-	dirty   bool // anything the cache holds changed
 }
 
 func (p *scanPass) fail(err error) {
@@ -109,12 +107,13 @@ func (p *scanPass) fail(err error) {
 // scan walks dir (absolute) into a tree, reading only what changed since prev;
 // it returns the tree's directory (nil: no entries) and the exact modes of
 // the files whose mode git's trees do not say.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, bool, error) {
+// read is how many files it read.
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, int, error) {
 	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
 	p.sem = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
-		return prev, p.modes, false, nil
+		return prev, p.modes, 0, nil
 	}
 	var ign *ignoreStack
 	if !git {
@@ -123,18 +122,15 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	root := p.walk(dir, "", prev, ign)
 	p.wg.Wait()
 	if p.err != nil {
-		return nil, nil, false, p.err
+		return nil, nil, 0, p.err
 	}
 	if err := p.read(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, err
 	}
 	if _, err := p.trees(root); err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, err
 	}
-	if prev == nil {
-		p.dirty = true
-	}
-	return root, p.modes, p.dirty, nil
+	return root, p.modes, len(p.pending), nil
 }
 
 // walk reads directory abs (rel its path in the pass, "" the top) into a
@@ -245,15 +241,9 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 		}
 		ne.pending = true
 		ne.racy = st.mtime >= p.start || st.ctime >= p.start
-		var w scanEntry
-		if was != nil {
-			w = *was
-			w.dir = nil
-		}
 		p.mu.Lock()
 		p.pending = append(p.pending, ne)
 		p.paths = append(p.paths, filepath.Join(abs, name))
-		p.was = append(p.was, w)
 		p.mu.Unlock()
 	}
 	return d
@@ -405,15 +395,6 @@ func (p *scanPass) read() error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	for i, e := range p.pending {
-		// Read again only because it was racy, and found the same: the
-		// cache need not be written for it.
-		w := &p.was[i]
-		if w.name == "" || e.gone || w.mode != e.mode || w.st != e.st || w.id != e.id || w.racy != e.racy {
-			p.dirty = true
-			break
-		}
-	}
 	return nil
 }
 
@@ -453,7 +434,6 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 		d.tree = prev.tree
 		return d.tree, nil
 	}
-	p.dirty = true
 	id, err := p.s.writeRawTree(d.entries)
 	if err != nil {
 		return id, err
@@ -599,6 +579,7 @@ func (s *Store) streamBlob(r io.Reader, size int64) (string, bool, error) {
 	if _, err := os.Stat(p); err == nil {
 		return id, true, nil
 	}
+	s.fanouts.Delete(id[:2]) // git's gc may have removed it
 	if err := s.fanout(id); err != nil {
 		return "", false, err
 	}

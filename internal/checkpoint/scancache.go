@@ -12,9 +12,12 @@ import (
 // The scan cache is what the last checkpoint saw: each file's stat and blob,
 // each directory's tree. A process keeps it in memory; the file
 // "scan-cache" of the store hands it to the next process (a one-shot run).
-// Losing it costs one checkpoint that reads every file again, nothing else:
-// every id it holds is of an object the store has (the latest record's
-// checkpoint holds them all, and git's gc keeps what a record holds).
+// Losing it costs one checkpoint that reads every file again, nothing else.
+// The file is written once 64 files were read since it last was (an older
+// one only makes the next process read again the files changed since), and
+// before git's gc runs: then the cache is the checkpoint just recorded, so
+// every object it names is one the gc keeps, and a file whose stat is still
+// the cache's is still that blob.
 
 type scanCache struct {
 	work, git *scanDir
@@ -53,19 +56,13 @@ func (s *Store) loadScanCache() bool {
 // saveScanCache writes the cache file (no sync: a lost one is only a slower
 // checkpoint).
 func (s *Store) saveScanCache() {
+	s.unsaved = 0
 	b := encodeScanCache(s.cache, s.root)
 	if err := writeFile(s.scanCachePath(), b, false); err != nil {
 		s.cacheStat = nil
 		return
 	}
 	s.cacheStat, _ = os.Stat(s.scanCachePath())
-}
-
-// dropScanCache forgets the cache (after git's gc, which may have removed
-// objects of a checkpoint no record holds).
-func (s *Store) dropScanCache() {
-	s.cache, s.cacheStat = scanCache{}, nil
-	os.Remove(s.scanCachePath())
 }
 
 func encodeScanCache(c scanCache, root string) []byte {

@@ -58,7 +58,7 @@ func (s *Store) snapshot() (top string, err error) {
 		wg       sync.WaitGroup
 		gitDir   *scanDir
 		gitErr   error
-		gitDirty bool
+		gitRead  int
 		gitModes map[string]uint32
 	)
 	dotgit := filepath.Join(s.root, ".git")
@@ -66,10 +66,10 @@ func (s *Store) snapshot() (top string, err error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gitDir, gitModes, gitDirty, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
+			gitDir, gitModes, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
 		}()
 	}
-	workDir, workModes, workDirty, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
+	workDir, workModes, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
 	if err == nil {
 		err = gitErr
@@ -120,7 +120,8 @@ func (s *Store) snapshot() (top string, err error) {
 		return "", err
 	}
 	s.cache = scanCache{work: workDir, git: gitDir}
-	if workDirty || gitDirty || s.cacheStat == nil {
+	s.unsaved += workRead + gitRead
+	if s.unsaved >= 64 || s.cacheStat == nil {
 		s.saveScanCache()
 	}
 	s.remember(top, snapState{work: workDir, git: gitDir, modes: s.modes, gitfile: gitfile})
@@ -208,6 +209,13 @@ func (s *Store) writeObject(kind string, data []byte) (string, error) {
 	w.Close()
 	zlibs.Put(w)
 	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if errors.Is(err, fs.ErrNotExist) {
+		// git's gc removed the directory once it packed its objects
+		s.fanouts.Delete(id[:2])
+		if err = s.fanout(id); err == nil {
+			tmp, err = os.CreateTemp(dir, "tmp_obj_")
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}

@@ -141,6 +141,7 @@ type Store struct {
 
 	cache     scanCache   // what the last checkpoint saw (scancache.go)
 	cacheStat os.FileInfo // the cache file as this process last read or wrote it
+	unsaved   int         // files read since the cache file was written
 	recent    []snapState // the last checkpoints taken in this process, newest last
 	fanouts   sync.Map    // object directories made
 	watch     *dirWatch   // what changed in the root since the last checkpoint (Linux)
