@@ -167,3 +167,59 @@ func TestWarmMatchesCold(t *testing.T) {
 		}
 	}
 }
+
+// TestPrune: past MaxCount the oldest records go, their refs with them —
+// loose ones and those git's gc packed — and the store stays whole: git
+// fsck is clean, and the oldest record left restores.
+func TestPrune(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(s.Dir(), "git")
+	states := map[int]string{}
+	for i := range 8 {
+		if i == 4 {
+			checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' gc -q") // packs the refs
+		}
+		before := checkpointtest.State(t, root)
+		id, err := s.Snapshot("run", "edit", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		states[id] = before
+		checkpointtest.Sh(t, root, "echo "+strconv.Itoa(i)+" >> notes.txt")
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].ID != 6 {
+		t.Fatalf("records %+v: want the last 3", recs)
+	}
+	var want []string
+	for _, r := range recs {
+		want = append(want, "refs/cp/"+strconv.Itoa(r.ID)+"-a", "refs/cp/"+strconv.Itoa(r.ID)+"-b")
+	}
+	refs := strings.Fields(checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' for-each-ref --format='%(refname)' refs/cp | sort"))
+	if strings.Join(refs, " ") != strings.Join(want, " ") {
+		t.Errorf("refs %v, want %v", refs, want)
+	}
+	checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' fsck --strict --no-dangling")
+	if _, _, err := s.Restore(recs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointtest.State(t, root); got != states[recs[0].ID] {
+		t.Errorf("after restoring %d:\n%s", recs[0].ID, checkpointtest.DiffLines(states[recs[0].ID], got))
+	}
+}
