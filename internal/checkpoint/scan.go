@@ -110,7 +110,13 @@ func (p *scanPass) fail(err error) {
 // read is how many files it read.
 func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, int, error) {
 	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
-	p.sem = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+	// Goroutines pay off for a whole walk; for the few directories the
+	// watch names, a handoff between threads costs more than the reading.
+	spare := runtime.GOMAXPROCS(0) - 1
+	if plan != nil {
+		spare = 0
+	}
+	p.sem = make(chan struct{}, spare)
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
 		return prev, p.modes, 0, nil
@@ -358,37 +364,46 @@ func (p *scanPass) read() error {
 	if n == 0 {
 		return nil
 	}
-	workers := min(n, runtime.GOMAXPROCS(0))
+	workers := min((n+3)/4, runtime.GOMAXPROCS(0)) // one for a few files
 	var wg sync.WaitGroup
 	var next int
 	var mu sync.Mutex
 	errs := make(chan error, workers)
-	for range workers {
+	work := func() {
+		for {
+			mu.Lock()
+			i := next
+			next++
+			mu.Unlock()
+			if i >= n {
+				return
+			}
+			e := p.pending[i]
+			id, err := p.s.storeFile(p.paths[i], e.mode == modeSymlink)
+			if errors.Is(err, fs.ErrNotExist) {
+				e.gone = true
+				continue
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			e.id = id
+			e.pending = false
+		}
+	}
+	if workers == 1 {
+		work()
+	}
+	for range workers - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				e := p.pending[i]
-				id, err := p.s.storeFile(p.paths[i], e.mode == modeSymlink)
-				if errors.Is(err, fs.ErrNotExist) {
-					e.gone = true
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				e.id = id
-				e.pending = false
-			}
+			work()
 		}()
+	}
+	if workers > 1 {
+		work()
 	}
 	wg.Wait()
 	close(errs)

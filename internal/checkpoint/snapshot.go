@@ -63,11 +63,18 @@ func (s *Store) snapshot() (top string, err error) {
 	)
 	dotgit := filepath.Join(s.root, ".git")
 	if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		gitPass := func() {
 			gitDir, gitModes, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
-		}()
+		}
+		if workPlan != nil && gitPlan != nil {
+			gitPass() // the watch names the few directories to read: no handoff
+		} else {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				gitPass()
+			}()
+		}
 	}
 	workDir, workModes, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
