@@ -54,7 +54,10 @@ func (s *Store) prune() error {
 			// more than 4 loose objects in one of the 256 directories.
 			if ents, _ := os.ReadDir(filepath.Join(s.gitDir, "objects", "17")); len(ents) > 4 {
 				s.saveScanCache()
-				if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "gc", "--auto", "--quiet"); err != nil {
+				// In the foreground, under the store's lock: a gc left running
+				// in the background would pack refs while a checkpoint writes
+				// or drops them as files.
+				if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"); err != nil {
 					return err
 				}
 				s.fanouts.Clear() // gc removes the object directories it emptied

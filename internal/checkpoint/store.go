@@ -1,16 +1,17 @@
 // Package checkpoint keeps checkpoints of a project root so that what a shell
 // command changed there can be seen and taken back.
 //
-// A Store is a git repository of shellgate's own (the real git binary, with
-// its own GIT_DIR and index files, outside the project; the project's own
-// .git index, refs and config are only read, as files): every checkpoint is a
+// A Store is a git repository of shellgate's own, outside the project (the
+// project's own .git index, refs and config are only read, as files), whose
+// objects a checkpoint writes itself (scan.go): every checkpoint is a
 // tree with three entries — "work", the root's files, tracked by the project
 // or not, less what its .gitignore files ignore (small ignored files such as
 // .env are kept); "git", the files of the root's .git directory (objects,
 // refs, HEAD, index, stashes, logs); and "modes", the exact permission bits of
 // the files whose mode git's 644/755 does not say. Content is deduplicated by
-// git's object store, and git's index stat cache makes a checkpoint read only
-// the files that changed since the last one.
+// git's object store; a checkpoint reads only the files whose stat changed
+// since the last one, and on Linux only the directories inotify saw change.
+// The git binary restores, diffs checkpoints of another process, and packs.
 //
 // Each command gets a record: the checkpoint before it ran and, once it ended,
 // the one after. Restore puts the root back as a checkpoint had it, after
