@@ -85,6 +85,9 @@ func (s *Store) diffTrees(a, b string) ([]diffEntry, error) {
 	if a == b {
 		return nil, nil
 	}
+	if x, y := s.recalled(a), s.recalled(b); x != nil && y != nil {
+		return diffSnaps(x, y), nil
+	}
 	out, err := s.git(nil, "", "", "diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-abbrev", a, b)
 	if err != nil {
 		return nil, err
@@ -207,6 +210,9 @@ func union(a, b map[string]uint32) map[string]bool {
 // readManifest reads the modes of checkpoint tree.
 func (s *Store) readManifest(tree string) (manifest, error) {
 	var m manifest
+	if r := s.recalled(tree); r != nil {
+		return r.modes, nil
+	}
 	out, err := s.git(nil, "", "", "cat-file", "blob", tree+":modes")
 	if err != nil {
 		return m, err

@@ -31,35 +31,6 @@ func defaultPerm(git bool, p string, exec bool) uint32 {
 	return 0o644
 }
 
-// update records the modes git add saw (0: removed; else bit 31 and the
-// permission bits) and reports a change.
-func (m *manifest) update(git bool, seen map[string]uint32) bool {
-	tab := &m.Work
-	if git {
-		tab = &m.Git
-	}
-	changed := false
-	for p, v := range seen {
-		perm := v & 0o7777
-		_, had := (*tab)[p]
-		if v == 0 || perm == defaultPerm(git, p, perm&0o100 != 0) {
-			if had {
-				delete(*tab, p)
-				changed = true
-			}
-			continue
-		}
-		if (*tab)[p] != perm || !had {
-			if *tab == nil {
-				*tab = map[string]uint32{}
-			}
-			(*tab)[p] = perm
-			changed = true
-		}
-	}
-	return changed
-}
-
 // perm is the mode Restore gives path p of the work tree or .git.
 func (m *manifest) perm(git bool, p string, exec bool) uint32 {
 	tab := m.Work

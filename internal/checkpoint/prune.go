@@ -1,10 +1,13 @@
 package checkpoint
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // sizeEvery is how many checkpoints pass between two looks at the store's
@@ -37,52 +40,106 @@ func (s *Store) prune() error {
 			if err := s.drop(max(1, len(s.records)/4)); err != nil {
 				return err
 			}
+			s.saveScanCache() // see there
 			if _, err := s.git(nil, "", "", "gc", "--quiet", "--prune=now"); err != nil {
 				return err
 			}
+			s.fanouts.Clear()
 			gc = true
 		}
 		if !gc {
 			// Pack loose objects once there are about a thousand: each takes a
 			// disk block of its own (4 KiB for a checkpoint's small tree).
-			if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "gc", "--auto", "--quiet"); err != nil {
-				return err
+			// git's own estimate (gc --auto's), without starting git for it:
+			// more than 4 loose objects in one of the 256 directories.
+			if ents, _ := os.ReadDir(filepath.Join(s.gitDir, "objects", "17")); len(ents) > 4 {
+				s.saveScanCache()
+				// In the foreground, under the store's lock: a gc left running
+				// in the background would pack refs while a checkpoint writes
+				// or drops them as files.
+				if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"); err != nil {
+					return err
+				}
+				s.fanouts.Clear() // gc removes the object directories it emptied
 			}
 		}
 	}
 	return nil
 }
 
-// drop forgets the n oldest records.
+// drop forgets the n oldest records: their refs go (loose files, and lines
+// of packed-refs once git's gc packed them), without starting git.
 func (s *Store) drop(n int) error {
-	var del bytes.Buffer
+	gone := map[string]bool{}
 	for _, r := range s.records[:n] {
-		del.WriteString("delete refs/cp/" + strconv.Itoa(r.ID) + "-b\n")
-		if r.After != "" {
-			del.WriteString("delete refs/cp/" + strconv.Itoa(r.ID) + "-a\n")
+		for _, side := range []string{"-b", "-a"} {
+			name := strconv.Itoa(r.ID) + side
+			gone["refs/cp/"+name] = true
+			if err := os.Remove(filepath.Join(s.gitDir, "refs", "cp", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("checkpoint: %w", err)
+			}
 		}
 	}
-	if _, err := s.git(del.Bytes(), "", "", "update-ref", "--stdin"); err != nil {
-		return err
+	packed := filepath.Join(s.gitDir, "packed-refs")
+	if b, err := os.ReadFile(packed); err == nil {
+		var out bytes.Buffer
+		skip := false
+		for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			if line[0] == '^' { // the peeled id of the line before
+				if !skip {
+					out.Write(line)
+				}
+				continue
+			}
+			_, ref, _ := bytes.Cut(bytes.TrimRight(line, "\n"), []byte(" "))
+			skip = line[0] != '#' && gone[string(ref)]
+			if !skip {
+				out.Write(line)
+			}
+		}
+		if out.Len() != len(b) {
+			if err := writeAtomic(packed, out.Bytes()); err != nil {
+				return err
+			}
+		}
 	}
 	s.records = append([]Record(nil), s.records[n:]...)
 	return s.rewriteLog(s.records)
 }
 
-// Size is the store's size on disk in bytes, as git counts its objects.
+// Size is the store's size on disk in bytes, counted as git's count-objects
+// counts it (its size, size-pack and size-garbage): the loose objects, each
+// rounded up to a disk block, and the files of objects/pack.
 func (s *Store) Size() (int64, error) {
-	out, err := s.git(nil, "", "", "count-objects", "-v")
+	objects := filepath.Join(s.gitDir, "objects")
+	dirs, err := os.ReadDir(objects)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
-	var kib int64
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ": ")
-		if ok && (k == "size" || k == "size-pack" || k == "size-garbage") {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			kib += n
+	var total int64
+	for _, d := range dirs {
+		name := d.Name()
+		if !d.IsDir() || name == "info" {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(objects, name))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			fi, err := e.Info()
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if name == "pack" {
+				total += fi.Size()
+			} else {
+				total += (fi.Size() + 4095) &^ 4095
+			}
 		}
 	}
-	return kib << 10, nil
+	return total, nil
 }

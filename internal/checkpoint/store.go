@@ -1,16 +1,17 @@
 // Package checkpoint keeps checkpoints of a project root so that what a shell
 // command changed there can be seen and taken back.
 //
-// A Store is a git repository of shellgate's own (the real git binary, with
-// its own GIT_DIR and index files, outside the project; the project's own
-// .git index, refs and config are only read, as files): every checkpoint is a
+// A Store is a git repository of shellgate's own, outside the project (the
+// project's own .git index, refs and config are only read, as files), whose
+// objects a checkpoint writes itself (scan.go): every checkpoint is a
 // tree with three entries — "work", the root's files, tracked by the project
 // or not, less what its .gitignore files ignore (small ignored files such as
 // .env are kept); "git", the files of the root's .git directory (objects,
 // refs, HEAD, index, stashes, logs); and "modes", the exact permission bits of
 // the files whose mode git's 644/755 does not say. Content is deduplicated by
-// git's object store, and git's index stat cache makes a checkpoint read only
-// the files that changed since the last one.
+// git's object store; a checkpoint reads only the files whose stat changed
+// since the last one, and on Linux only the directories inotify saw change.
+// The git binary restores, diffs checkpoints of another process, and packs.
 //
 // Each command gets a record: the checkpoint before it ran and, once it ended,
 // the one after. Restore puts the root back as a checkpoint had it, after
@@ -134,13 +135,18 @@ type Store struct {
 	dir     string // this project's store
 	gitDir  string
 	mu      sync.Mutex
-	modes   manifest // the current exact modes (see modes.go)
-	nested  []string // nested repositories without a commit, left out
-	snaps   int      // snapshots since Open, for the periodic bound check
-	records []Record // loaded under the lock
+	modes   manifest    // the current exact modes (see modes.go)
+	snaps   int         // snapshots since Open, for the periodic bound check
+	records []Record    // loaded under the lock
+	logStat os.FileInfo // the record file as load last read it or this process wrote it
 
-	treesMu sync.Mutex
-	trees   map[string]indexTree // by index file: the last tree written from it
+	cache     scanCache   // what the last checkpoint saw (scancache.go)
+	cacheStat os.FileInfo // the cache file as this process last read or wrote it
+	unsaved   int         // files read since the cache file was written
+	recent    []snapState // the last checkpoints taken in this process, newest last
+	fanouts   sync.Map    // object directories made
+	watch     *dirWatch   // what changed in the root since the last checkpoint (Linux)
+	noWatch   bool        // none could be had
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a
@@ -233,8 +239,10 @@ func (s *Store) init() error {
 		return err
 	}
 	s.modes = m
-	b, _ := os.ReadFile(filepath.Join(s.dir, "nested"))
-	s.nested = strings.Fields(string(b))
+	// What the git-driven passes of earlier versions kept.
+	for _, old := range []string{"index.work", "index.git", "exclude", "nested"} {
+		os.Remove(filepath.Join(s.dir, old))
+	}
 	return nil
 }
 
@@ -303,6 +311,11 @@ func (s *Store) logPath() string { return filepath.Join(s.dir, "log.jsonl") }
 
 // load reads the records.
 func (s *Store) load() error {
+	fi, err := os.Stat(s.logPath())
+	if err == nil && sameFileState(s.logStat, fi) {
+		return nil // as this process last saw or left it
+	}
+	s.logStat = nil
 	f, err := os.Open(s.logPath())
 	if errors.Is(err, os.ErrNotExist) {
 		s.records = nil
@@ -335,6 +348,7 @@ func (s *Store) load() error {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].ID < recs[j].ID })
 	s.records = recs
+	s.logStat = fi
 	return nil
 }
 
@@ -353,9 +367,21 @@ func (s *Store) appendLog(v any) error {
 		err = cerr
 	}
 	if err != nil {
+		s.logStat = nil
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	s.logStat = s.statLog()
 	return nil
+}
+
+// statLog is the record file's state after this process wrote it, for load:
+// nil when load must read it again (it was changed by another before).
+func (s *Store) statLog() os.FileInfo {
+	if s.logStat == nil {
+		return nil
+	}
+	fi, _ := os.Stat(s.logPath())
+	return fi
 }
 
 // rewriteLog replaces the record file with recs.
@@ -368,7 +394,12 @@ func (s *Store) rewriteLog(recs []Record) error {
 		}
 		b.Write(append(line, '\n'))
 	}
-	return writeAtomic(s.logPath(), b.Bytes())
+	if err := writeAtomic(s.logPath(), b.Bytes()); err != nil {
+		s.logStat = nil
+		return err
+	}
+	s.logStat, _ = os.Stat(s.logPath())
+	return nil
 }
 
 // writeAtomic writes a file through a temporary one and a rename, synced to

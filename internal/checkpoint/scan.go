@@ -1,0 +1,730 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A checkpoint's passes are taken in-process: the root (or its .git) is
+// walked, each file stat'ed, and only a file whose stat differs from the
+// last checkpoint's (size, times, inode, mode) is read, hashed and written to
+// the store as a loose object, in git's own format. The directories' trees
+// are written only where an entry changed. What the last checkpoint saw is
+// kept in memory and, for the next process, in a file of the store
+// (scancache.go).
+
+// Git modes of tree entries.
+const (
+	modeFile    = 0o100644
+	modeExec    = 0o100755
+	modeSymlink = 0o120000
+	modeTree    = 0o40000
+	modeGitlink = 0o160000
+)
+
+// fileStat is what tells that a file changed.
+type fileStat struct {
+	size, mtime, ctime int64
+	ino                uint64
+	mode               fs.FileMode // type bits (dir, symlink, irregular) and permissions
+}
+
+// racyWindow: a file whose time is this close to the walk that saw it may
+// change again within the file system's time resolution without its stat
+// showing it; it is read again next time, as git does with "racily clean"
+// entries.
+const racyWindow = 2 * time.Second
+
+// scanEntry is one entry of a directory in a checkpoint.
+type scanEntry struct {
+	name string
+	mode uint32 // git's: modeFile, modeExec, modeSymlink, modeTree, modeGitlink
+	id   [sha1.Size]byte
+	st   fileStat
+	racy bool     // read again next time whatever its stat
+	dir  *scanDir // modeTree
+
+	pending bool // to read (the walk's)
+	gone    bool // vanished before it could be read
+	reused  bool // modeTree: dir is the last checkpoint's, taken as it was
+}
+
+// scanDir is a directory's entries, sorted by name (bytes).
+type scanDir struct {
+	entries  []scanEntry
+	tree     [sha1.Size]byte
+	ign      *ignoreList // its .gitignore, as read when it was walked
+	gitlinks bool        // it holds a nested repository, whose HEAD no watch sees
+	volatile bool        // it or a directory beneath holds one
+	prev     *scanDir    // during a walk: the last checkpoint's, if any
+}
+
+// walkPlan is what the watch of the root says of a walk: the directories
+// something happened in, and those with such a one beneath; the others are
+// taken as the last checkpoint had them.
+type walkPlan struct {
+	dirty map[string]bool
+	below map[string]bool
+}
+
+// scanPass walks one pass (the root's work tree, or its .git).
+type scanPass struct {
+	s       *Store
+	git     bool      // the .git pass: no ignore files, no nested repositories
+	plan    *walkPlan // nil: every directory is read
+	start   int64
+	sem     chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+	pending []*scanEntry
+	paths   []string // the pending entries' paths, absolute
+	modes   map[string]uint32
+}
+
+func (p *scanPass) fail(err error) {
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.mu.Unlock()
+}
+
+// scan walks dir (absolute) into a tree, reading only what changed since prev;
+// it returns the tree's directory (nil: no entries) and the exact modes of
+// the files whose mode git's trees do not say.
+// read is how many files it read.
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, int, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
+	// Goroutines pay off for a whole walk; for the few directories the
+	// watch names, a handoff between threads costs more than the reading.
+	spare := runtime.GOMAXPROCS(0) - 1
+	if plan != nil {
+		spare = 0
+	}
+	p.sem = make(chan struct{}, spare)
+	if p.unchanged("", prev) {
+		p.collectModes("", prev)
+		return prev, p.modes, 0, nil
+	}
+	var ign *ignoreStack
+	if !git {
+		ign = &ignoreStack{global: global}
+	}
+	root := p.walk(dir, "", prev, ign)
+	p.wg.Wait()
+	if p.err != nil {
+		return nil, nil, 0, p.err
+	}
+	if err := p.read(); err != nil {
+		return nil, nil, 0, err
+	}
+	if _, err := p.trees(root); err != nil {
+		return nil, nil, 0, err
+	}
+	return root, p.modes, len(p.pending), nil
+}
+
+// walk reads directory abs (rel its path in the pass, "" the top) into a
+// scanDir; subdirectories go to other goroutines while there are spare
+// processors.
+func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
+	if p.plan != nil && prev != nil && !p.plan.dirty[rel] && !prev.gitlinks {
+		return p.passThrough(abs, rel, prev, ign)
+	}
+	d := &scanDir{prev: prev}
+	p.s.watch.add(p.pass(), rel, abs)
+	ents, stat, done, err := readDir(abs)
+	if err != nil {
+		if rel == "" {
+			p.fail(fmt.Errorf("checkpoint: %w", err))
+		}
+		// git add too passes over a directory it cannot read
+		return d
+	}
+	defer done()
+	if ign != nil {
+		for _, e := range ents {
+			if e.Name() == ".gitignore" && e.Type().IsRegular() {
+				if b, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
+					d.ign = parseIgnore(rel, b)
+					ign = ign.push(d.ign)
+				}
+				break
+			}
+		}
+	}
+	d.entries = make([]scanEntry, 0, len(ents))
+	var old []scanEntry
+	if prev != nil {
+		old = prev.entries
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		path := name
+		if rel != "" {
+			path = rel + "/" + name
+		}
+		for len(old) > 0 && old[0].name < name {
+			old = old[1:]
+		}
+		var was *scanEntry
+		if len(old) > 0 && old[0].name == name {
+			was = &old[0]
+		}
+		if e.IsDir() {
+			if ign != nil && ign.excluded(path, true) {
+				continue
+			}
+			sub := filepath.Join(abs, name)
+			if !p.git {
+				if id, repo := gitlink(sub); repo {
+					d.gitlinks = true
+					if id != nil {
+						d.entries = append(d.entries, scanEntry{name: name, mode: modeGitlink, id: *id})
+					}
+					// a repository with no commit checked out is left out
+					continue
+				}
+			}
+			var prevSub *scanDir
+			if was != nil && was.mode == modeTree {
+				prevSub = was.dir
+			}
+			d.entries = append(d.entries, scanEntry{name: name, mode: modeTree})
+			p.subdir(&d.entries[len(d.entries)-1], sub, path, prevSub, ign)
+			continue
+		}
+		st, err := stat(name)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			p.fail(fmt.Errorf("checkpoint: %s: %w", path, err))
+			return d
+		}
+		var mode uint32
+		switch {
+		case st.mode&fs.ModeSymlink != 0:
+			mode = modeSymlink
+		case st.mode&(fs.ModeDir|fs.ModeIrregular) != 0:
+			continue // a socket, a pipe, a device (or a directory made since): git adds none
+		case st.mode&0o100 != 0:
+			mode = modeExec
+		default:
+			mode = modeFile
+		}
+		if ign != nil && ign.excluded(path, false) {
+			// Small ignored files (.env) are kept.
+			o := p.s.o
+			if !(st.size <= o.IgnoredMaxSize || st.size <= MaxKeptIgnoredSize && p.s.keepIgnored(path)) {
+				continue
+			}
+		}
+		d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
+		ne := &d.entries[len(d.entries)-1]
+		p.noteMode(rel, path, ne)
+		if was != nil && was.mode == mode && was.st == st && !was.racy {
+			ne.id = was.id
+			continue
+		}
+		ne.pending = true
+		ne.racy = st.mtime >= p.start || st.ctime >= p.start
+		p.mu.Lock()
+		p.pending = append(p.pending, ne)
+		p.paths = append(p.paths, filepath.Join(abs, name))
+		p.mu.Unlock()
+	}
+	return d
+}
+
+// pass is the watch's name of the pass.
+func (p *scanPass) pass() byte {
+	if p.git {
+		return 'g'
+	}
+	return 'w'
+}
+
+// unchanged reports a directory the watch saw nothing happen in or beneath,
+// taken as the last checkpoint had it.
+func (p *scanPass) unchanged(rel string, prev *scanDir) bool {
+	return p.plan != nil && prev != nil && !p.plan.dirty[rel] && !p.plan.below[rel] && !prev.volatile
+}
+
+// subdir fills slot, a subdirectory's entry: as it was, or walked (on
+// another goroutine while there are spare processors).
+func (p *scanPass) subdir(slot *scanEntry, abs, rel string, prev *scanDir, ign *ignoreStack) {
+	if p.unchanged(rel, prev) {
+		slot.dir, slot.id, slot.reused = prev, prev.tree, true
+		p.collectModes(rel, prev)
+		return
+	}
+	slot.reused = false
+	select {
+	case p.sem <- struct{}{}:
+		p.wg.Add(1)
+		go func() {
+			defer func() { <-p.sem; p.wg.Done() }()
+			slot.dir = p.walk(abs, rel, prev, ign)
+		}()
+	default:
+		slot.dir = p.walk(abs, rel, prev, ign)
+	}
+}
+
+// passThrough takes a directory nothing happened in, with something beneath
+// that did: its files as they were, its subdirectories each as it is.
+func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
+	d := &scanDir{prev: prev, ign: prev.ign}
+	if ign != nil {
+		ign = ign.push(prev.ign)
+	}
+	d.entries = append(make([]scanEntry, 0, len(prev.entries)), prev.entries...)
+	for i := range d.entries {
+		e := &d.entries[i]
+		path := e.name
+		if rel != "" {
+			path = rel + "/" + e.name
+		}
+		if e.mode == modeTree {
+			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
+			continue
+		}
+		p.noteMode(rel, path, e)
+	}
+	return d
+}
+
+// noteMode records the exact mode of a file of directory rel whose mode
+// git's tree does not say.
+func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
+	if e.mode == modeSymlink || e.mode == modeGitlink {
+		return
+	}
+	perm := uint32(e.st.mode.Perm())
+	def := uint32(0o644)
+	switch {
+	case perm&0o100 != 0:
+		def = 0o755
+	case p.git && (rel == "objects" || strings.HasPrefix(rel, "objects/")):
+		def = 0o444
+	}
+	if perm == def {
+		return
+	}
+	if path == "" {
+		path = e.name
+		if rel != "" {
+			path = rel + "/" + e.name
+		}
+	}
+	p.mu.Lock()
+	p.modes[path] = perm
+	p.mu.Unlock()
+}
+
+// collectModes notes the modes of a directory taken as it was.
+func (p *scanPass) collectModes(rel string, d *scanDir) {
+	for i := range d.entries {
+		e := &d.entries[i]
+		if e.mode == modeTree {
+			sub := e.name
+			if rel != "" {
+				sub = rel + "/" + e.name
+			}
+			p.collectModes(sub, e.dir)
+			continue
+		}
+		p.noteMode(rel, "", e)
+	}
+}
+
+// read reads, hashes and stores the files the walk found changed, on as many
+// processors as there are.
+func (p *scanPass) read() error {
+	n := len(p.pending)
+	if n == 0 {
+		return nil
+	}
+	workers := min((n+3)/4, runtime.GOMAXPROCS(0)) // one for a few files
+	var wg sync.WaitGroup
+	var next int
+	var mu sync.Mutex
+	errs := make(chan error, workers)
+	work := func() {
+		for {
+			mu.Lock()
+			i := next
+			next++
+			mu.Unlock()
+			if i >= n {
+				return
+			}
+			e := p.pending[i]
+			id, err := p.s.storeFile(p.paths[i], e.mode == modeSymlink)
+			if errors.Is(err, fs.ErrNotExist) {
+				e.gone = true
+				continue
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			e.id = id
+			e.pending = false
+		}
+	}
+	if workers == 1 {
+		work()
+	}
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	if workers > 1 {
+		work()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return nil
+}
+
+// trees writes the trees of d and beneath, bottom up: only a directory whose
+// entries differ from the last checkpoint's gets a new one. Entries that
+// vanished and directories left empty are dropped.
+func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
+	d.volatile = d.gitlinks
+	keep := d.entries[:0]
+	for i := range d.entries {
+		e := d.entries[i]
+		if e.gone {
+			continue
+		}
+		if e.mode == modeTree && !e.reused {
+			if e.dir == nil {
+				continue
+			}
+			id, err := p.trees(e.dir)
+			if err != nil {
+				return id, err
+			}
+			if len(e.dir.entries) == 0 {
+				continue
+			}
+			e.id = id
+		}
+		if e.mode == modeTree && e.dir.volatile || e.mode == modeGitlink {
+			d.volatile = true
+		}
+		keep = append(keep, e)
+	}
+	d.entries = keep
+	prev := d.prev
+	d.prev = nil // the history is not kept alive
+	if prev != nil && sameEntries(prev.entries, d.entries) {
+		d.tree = prev.tree
+		return d.tree, nil
+	}
+	id, err := p.s.writeRawTree(d.entries)
+	if err != nil {
+		return id, err
+	}
+	d.tree = id
+	return id, nil
+}
+
+func sameEntries(a, b []scanEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].name != b[i].name || a[i].mode != b[i].mode || a[i].id != b[i].id {
+			return false
+		}
+	}
+	return true
+}
+
+// writeRawTree writes the tree object of entries (sorted as git sorts them:
+// a directory's name as if it ended in a slash).
+func (s *Store) writeRawTree(entries []scanEntry) ([sha1.Size]byte, error) {
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	key := func(i int) string {
+		if entries[i].mode == modeTree {
+			return entries[i].name + "/"
+		}
+		return entries[i].name
+	}
+	sort.SliceStable(order, func(a, b int) bool { return key(order[a]) < key(order[b]) })
+	var b bytes.Buffer
+	for _, i := range order {
+		e := &entries[i]
+		b.WriteString(strconv.FormatUint(uint64(e.mode), 8))
+		b.WriteByte(' ')
+		b.WriteString(e.name)
+		b.WriteByte(0)
+		b.Write(e.id[:])
+	}
+	id, err := s.writeObject("tree", b.Bytes())
+	if err != nil {
+		return [sha1.Size]byte{}, err
+	}
+	var raw [sha1.Size]byte
+	hex.Decode(raw[:], []byte(id))
+	return raw, nil
+}
+
+// bigFile: files larger are streamed to the store rather than read whole.
+const bigFile = 32 << 20
+
+// storeFile writes the blob of the file (or the symlink's target) at path to
+// the store and returns its id.
+func (s *Store) storeFile(path string, symlink bool) ([sha1.Size]byte, error) {
+	var raw [sha1.Size]byte
+	var id string
+	var err error
+	if symlink {
+		var target string
+		if target, err = os.Readlink(path); err != nil {
+			return raw, err
+		}
+		id, err = s.writeObject("blob", []byte(target))
+	} else {
+		id, err = s.storeRegular(path)
+	}
+	if err != nil {
+		return raw, err
+	}
+	hex.Decode(raw[:], []byte(id))
+	return raw, nil
+}
+
+func (s *Store) storeRegular(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if fi.Size() <= bigFile {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return "", fmt.Errorf("checkpoint: %w", err)
+		}
+		return s.writeObject("blob", b)
+	}
+	for tries := 0; ; tries++ {
+		id, ok, err := s.streamBlob(f, fi.Size())
+		if err != nil || ok {
+			return id, err
+		}
+		// The file changed size while it was read: again, from its new size.
+		if tries == 3 {
+			return "", fmt.Errorf("checkpoint: %s keeps changing while it is read", path)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", err
+		}
+		if fi, err = f.Stat(); err != nil {
+			return "", err
+		}
+	}
+}
+
+// streamBlob writes a large file's blob to the store as it reads it; ok is
+// false when the file did not hold size bytes.
+func (s *Store) streamBlob(r io.Reader, size int64) (string, bool, error) {
+	dir := filepath.Join(s.gitDir, "objects")
+	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return "", false, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	h := sha1.New()
+	z := getZlib(tmp)
+	defer zlibs.Put(z)
+	head := fmt.Appendf(nil, "blob %d\x00", size)
+	h.Write(head)
+	z.Write(head)
+	n, err := io.Copy(io.MultiWriter(h, z), io.LimitReader(r, size+1))
+	if err == nil {
+		err = z.Close()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("checkpoint: %w", err)
+	}
+	if n != size {
+		return "", false, nil
+	}
+	id := hex.EncodeToString(h.Sum(nil))
+	p := s.objectPath(id)
+	if _, err := os.Stat(p); err == nil {
+		return id, true, nil
+	}
+	s.fanouts.Delete(id[:2]) // git's gc may have removed it
+	if err := s.fanout(id); err != nil {
+		return "", false, err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return "", false, fmt.Errorf("checkpoint: %w", err)
+	}
+	return id, true, nil
+}
+
+func (s *Store) objectPath(id string) string {
+	return filepath.Join(s.gitDir, "objects", id[:2], id[2:])
+}
+
+// fanout makes the object directory of id, once per process.
+func (s *Store) fanout(id string) error {
+	if _, ok := s.fanouts.Load(id[:2]); ok {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(s.gitDir, "objects", id[:2]), 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	s.fanouts.Store(id[:2], true)
+	return nil
+}
+
+// objectID is git's id of an object of kind holding data.
+func objectID(kind string, data []byte) string {
+	h := sha1.New()
+	writeHeader(h, kind, len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeHeader(h hash.Hash, kind string, n int) {
+	h.Write([]byte(kind))
+	h.Write([]byte{' '})
+	h.Write(strconv.AppendInt(nil, int64(n), 10))
+	h.Write([]byte{0})
+}
+
+// gitlink reports whether dir holds a repository git would take as a
+// gitlink (a .git directory, or a .git file naming one) and, if so, the
+// commit its HEAD names (nil: none, such a repository is left out).
+func gitlink(dir string) (*[sha1.Size]byte, bool) {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil, false
+	}
+	gitDir := dotgit
+	switch {
+	case fi.IsDir():
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return nil, false
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+		if !ok {
+			return nil, false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		gitDir = target
+	default:
+		return nil, false
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = c
+	}
+	// git's is_git_directory: objects and refs, and a HEAD.
+	if fi, err := os.Stat(filepath.Join(common, "objects")); err != nil || !fi.IsDir() {
+		return nil, false
+	}
+	if fi, err := os.Stat(filepath.Join(common, "refs")); err != nil || !fi.IsDir() {
+		return nil, false
+	}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return nil, false
+	}
+	return resolveRef(gitDir, common, strings.TrimSpace(string(head))), true
+}
+
+// resolveRef follows HEAD's content ("ref: refs/heads/main" or an id) to a
+// commit id: loose refs, then packed-refs. nil: unborn or unreadable.
+func resolveRef(gitDir, common, v string) *[sha1.Size]byte {
+	for range 8 {
+		ref, sym := strings.CutPrefix(v, "ref: ")
+		if !sym {
+			var raw [sha1.Size]byte
+			if len(v) != 2*sha1.Size {
+				return nil
+			}
+			if _, err := hex.Decode(raw[:], []byte(v)); err != nil {
+				return nil
+			}
+			return &raw
+		}
+		ref = strings.TrimSpace(ref)
+		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+			return nil
+		}
+		base := common
+		if !strings.HasPrefix(ref, "refs/heads/") && !strings.HasPrefix(ref, "refs/tags/") && !strings.HasPrefix(ref, "refs/remotes/") {
+			base = gitDir // per-worktree refs (refs/bisect …) are the worktree's
+		}
+		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(ref))); err == nil {
+			v = strings.TrimSpace(string(b))
+			continue
+		}
+		v = ""
+		if b, err := os.ReadFile(filepath.Join(common, "packed-refs")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
+					v = id
+					break
+				}
+			}
+		}
+		if v == "" {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd)
+
+package checkpoint
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// readDir lists dir's entries sorted by name, and a function that stats one
+// of them (not following a symlink). Without a change time or an inode here,
+// a file is taken as unchanged when its size, time and mode are.
+func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), func(), error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stat := func(name string) (fileStat, error) {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			return fileStat{}, err
+		}
+		mode := fi.Mode() & (fs.ModeDir | fs.ModeSymlink | fs.ModePerm)
+		if !fi.Mode().IsRegular() && fi.Mode()&(fs.ModeDir|fs.ModeSymlink) == 0 {
+			mode |= fs.ModeIrregular
+		}
+		return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: mode}, nil
+	}
+	return ents, stat, func() {}, nil
+}

@@ -1,0 +1,59 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
+package checkpoint
+
+import (
+	"io/fs"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// readDir lists dir's entries sorted by name, and a function that stats one
+// of them (not following a symlink) through the directory's descriptor, which
+// spares the kernel the walk of the whole path for each file.
+func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	fd := int(f.Fd())
+	stat := func(name string) (fileStat, error) {
+		var st unix.Stat_t
+		for {
+			err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return fileStat{}, &fs.PathError{Op: "lstat", Path: name, Err: err}
+			}
+			break
+		}
+		var mode fs.FileMode
+		switch uint32(st.Mode) & unix.S_IFMT {
+		case unix.S_IFREG:
+		case unix.S_IFDIR:
+			mode = fs.ModeDir
+		case unix.S_IFLNK:
+			mode = fs.ModeSymlink
+		default:
+			mode = fs.ModeIrregular
+		}
+		return fileStat{
+			size:  st.Size,
+			mtime: st.Mtim.Nano(),
+			ctime: st.Ctim.Nano(),
+			ino:   uint64(st.Ino),
+			mode:  mode | fs.FileMode(uint32(st.Mode)&0o777),
+		}, nil
+	}
+	return ents, stat, func() { f.Close() }, nil
+}
