@@ -2,7 +2,10 @@ package checkpoint
 
 import (
 	"bytes"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -33,6 +36,20 @@ type watchFD struct{ fd int }
 const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
+// watchShare bounds the directories one Store watches: an eighth of the
+// user's inotify watches, at most 4096 (with the 2048 of package repowatch's
+// watch of the same root, under the 8192 of the old kernels' default). A
+// project with more directories is walked whole at each checkpoint.
+var watchShare = sync.OnceValue(func() int {
+	limit := 8192
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 {
+			limit = n
+		}
+	}
+	return min(limit/8, 4096)
+})
+
 func newDirWatch(owner *Store) *dirWatch {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
@@ -56,7 +73,13 @@ func (w *dirWatch) add(pass byte, rel, abs string) {
 	if w == nil {
 		return
 	}
-	wd, err := unix.InotifyAddWatch(w.fd.fd, abs, watchMask)
+	w.mu.Lock()
+	full := len(w.paths) >= watchShare()
+	w.mu.Unlock()
+	wd, err := -1, error(unix.ENOSPC)
+	if !full {
+		wd, err = unix.InotifyAddWatch(w.fd.fd, abs, watchMask)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {

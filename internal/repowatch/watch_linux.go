@@ -39,9 +39,10 @@ var shared = sync.OnceValue(func() *watcher {
 		}
 	}
 	// A quarter of the user's watches for all of shellgate, and at most
-	// 4096 for one project, the levels nearest its top (see walk): the
-	// user's editor and other tools need theirs.
-	w.total, w.share = limit/4, min(limit/8, 4096)
+	// 2048 for one project, the levels nearest its top (see walk), where
+	// repositories are made: the user's editor and other tools need theirs,
+	// and the checkpoints watch the same root (package checkpoint).
+	w.total, w.share = limit/4, min(limit/16, 2048)
 	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
 		w.fd = fd
 	}
