@@ -3,11 +3,12 @@
 //
 // On Linux a Session is a set of namespaces — user, mount, PID, IPC and, with the
 // network off, network — held by a helper process that is PID 1 of the session
-// and starts every command of it. Inside: the project root and the configured
-// paths are writable and nothing else is (Landlock, and read-only bind mounts
-// for protected paths in the root); /tmp and /dev/shm are the session's own;
-// the user's secret files read as empty; /proc shows only the session; the
-// network is a loopback of the session's own. Commands of one session share
+// and starts every command of it. Its view of the files is built on an empty
+// root from a plan (Plan): the system read-only, a home showing only what
+// toolchains need (credentials absent), the project root and the configured
+// paths writable and nothing else (Landlock too), protected paths in the root
+// read-only; /tmp and /dev/shm are the session's own; /proc shows only the
+// session; the network is a loopback of the session's own. Commands of one session share
 // all of it, so a server started in the background answers the next command on
 // localhost. When the helper dies — Close, or shellgate itself killed with
 // SIGKILL — the kernel kills every process of the session. Commands start from
