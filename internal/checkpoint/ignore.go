@@ -189,10 +189,6 @@ func dowild(p, text string, pathname bool) int {
 			if pi >= len(p) || tch != p[pi] {
 				return wmNoMatch
 			}
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
 		case '?':
 			if pathname && tch == '/' {
 				return wmNoMatch
@@ -345,6 +341,10 @@ func dowild(p, text string, pathname bool) int {
 				}
 			}
 			if matched == negated || (pathname && tch == '/') {
+				return wmNoMatch
+			}
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 		}

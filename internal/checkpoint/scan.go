@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -618,21 +617,6 @@ func (s *Store) fanout(id string) error {
 	}
 	s.fanouts.Store(id[:2], true)
 	return nil
-}
-
-// objectID is git's id of an object of kind holding data.
-func objectID(kind string, data []byte) string {
-	h := sha1.New()
-	writeHeader(h, kind, len(data))
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func writeHeader(h hash.Hash, kind string, n int) {
-	h.Write([]byte(kind))
-	h.Write([]byte{' '})
-	h.Write(strconv.AppendInt(nil, int64(n), 10))
-	h.Write([]byte{0})
 }
 
 // gitlink reports whether dir holds a repository git would take as a
