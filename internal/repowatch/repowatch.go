@@ -65,7 +65,6 @@ type Tree struct {
 	unwatched []string        // directories (and all beneath) no watch covers
 	gitDirs   map[string]bool // git directories watched for their modules/ alone
 	lost      bool            // the kernel dropped events: walk it all at the close
-	truncated bool            // the start's walk stopped at maxWalked
 	closed    bool
 }
 
@@ -105,20 +104,10 @@ func (f *found) take(known map[string]bool) Found {
 			out.Protected = append(out.Protected, p)
 		}
 	}
-	slices.SortFunc(out.Repos, func(a, b Repo) int { return compareStrings(a.Dir, b.Dir) })
+	slices.SortFunc(out.Repos, func(a, b Repo) int { return strings.Compare(a.Dir, b.Dir) })
 	slices.Sort(out.Protected)
 	*f = found{}
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Watch walks root, recording what is there (AtStart), and watches it for
@@ -131,17 +120,12 @@ func Watch(root string, skip ...string) *Tree {
 	var start found
 	budget := maxWalked
 	t.walk(".", &start, true, &budget)
-	t.truncated = budget <= 0
 	t.start = start.take(t.known)
 	return t
 }
 
 // AtStart is what the walk found when the Tree was made.
 func (t *Tree) AtStart() Found { return t.start }
-
-// Truncated reports whether the project had more directories than one walk
-// reads: what lies past them is neither in AtStart nor reported.
-func (t *Tree) Truncated() bool { return t.truncated }
 
 // Appeared returns what appeared since the Tree was made or Appeared last
 // returned, as far as the watch saw it: a few system calls when nothing did.
