@@ -276,8 +276,15 @@ type check struct {
 func (x *check) verdict(c Covers, approved func(string) bool) Verdict {
 	v := Verdict{Decision: Allow, Commands: x.a.Commands, ReadOnly: x.readOnly()}
 	var best *hit
-	counts := map[int]bool{} // commands with a hit that counts
-	for pass := range 2 {    // the fallbacks once the rest is known
+	var counts map[int]bool // commands with a hit that counts, where a fallback asks
+	passes := 1
+	for i := range x.hits {
+		if x.hits[i].fallback {
+			counts, passes = map[int]bool{}, 2 // the fallbacks once the rest is known
+			break
+		}
+	}
+	for pass := range passes {
 		for i := range x.hits {
 			h := &x.hits[i]
 			if h.fallback != (pass == 1) {
@@ -292,7 +299,9 @@ func (x *check) verdict(c Covers, approved func(string) bool) Verdict {
 				}
 				continue
 			}
-			counts[h.cmd] = true
+			if counts != nil {
+				counts[h.cmd] = true
+			}
 			if h.decision == Ask && approved != nil && h.key != "" && approved(h.key) {
 				continue
 			}
