@@ -52,6 +52,9 @@ func TestNestedAtStartAndAppeared(t *testing.T) {
 		`python3 -c 'import os; os.makedirs("vendor/old/.git/hooks", exist_ok=True); open("vendor/old/.git/hooks/pre-commit", "w").write("#!/bin/sh\n")'`,
 		`python3 -c 'open("packages/app/.claude/settings.json", "w").write("{\"hooks\": 1}")'`,
 		`python3 -c 'import os; os.rename("vendor/old/.git/config", "vendor/old/c")'`,
+		// git itself, from a script on stdin: config.lock renamed over config.
+		`echo 'git -C vendor/old config core.fsmonitor "touch PWNED"' | bash`,
+		`python3 -c 'import os; os.link("vendor/old/.git/config", "keep")'; echo x >> keep`,
 	} {
 		run(t, g, shellgate.Request{Command: c})
 	}
