@@ -190,8 +190,12 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	if env := gates["auto"].Run(context.Background(), req); env.Context.Sandbox == "off" {
 		b.Skip("no sandbox here")
 	}
+	// SHELLGATE_BENCH_PAUSE (e.g. 300ms) waits before each pair, as an agent
+	// does between calls: caches and the CPU cool down between commands.
+	pause, _ := time.ParseDuration(os.Getenv("SHELLGATE_BENCH_PAUSE"))
 	var diffs, ratios []float64
 	for b.Loop() {
+		time.Sleep(pause)
 		t0 := time.Now()
 		if env := gates["auto"].Run(context.Background(), req); env.Status != envelope.Success {
 			b.Fatal(env.Text)
