@@ -49,20 +49,15 @@ func (g *Gate) watching() {
 	})
 }
 
-// walked waits for the first walk, and reports whether there was one.
+// walked waits for the first walk, and reports whether there was one: a
+// Gate whose sandbox never started has none.
 func (g *Gate) walked() bool {
 	if g.repos == nil {
 		return false
 	}
-	select {
-	case <-g.repos.ready:
-		return true
-	default:
-	}
-	started := true
-	g.repos.start.Do(func() { started = false; close(g.repos.ready) })
+	g.repos.start.Do(func() { close(g.repos.ready) })
 	<-g.repos.ready
-	return started && g.repos.tree != nil
+	return g.repos.tree != nil
 }
 
 // nestedProtected are the paths in the root the walk found that the sandbox
