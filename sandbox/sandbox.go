@@ -27,7 +27,7 @@
 // namespace — Landlock, the seccomp filter, no capabilities — before it
 // executes the command; Report says what is missing (bare_linux.go).
 //
-// On macOS a Session is a Seatbelt profile (SeatbeltProfile) that sandbox-exec
+// On macOS a Session is a Seatbelt profile (package internal/seatbelt) that sandbox-exec
 // applies to each command; on Windows, a job object that kills the commands'
 // processes when it closes and holds the limits, and confines nothing else.
 // Report says, per system, what is missing. Elsewhere Start reports
@@ -44,6 +44,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/seatbelt"
 )
 
 // Mode says how much confinement a Gate insists on.
@@ -297,6 +299,9 @@ func (r Report) String() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// SandboxExec is the only sandbox-exec used on macOS.
+const SandboxExec = seatbelt.Exec
 
 // ErrUnsupported is returned by Start where this package has no sandbox.
 var ErrUnsupported = errors.New("sandbox: not supported on this system")

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/seatbelt"
+
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
@@ -49,10 +51,10 @@ const probeTimeout = 10 * time.Second
 // that this system's sandbox-exec accepts it: a profile it rejects would fail
 // every command instead.
 func Start(spec Spec) (*Session, error) {
-	if _, err := os.Stat(SandboxExec); err != nil {
+	if _, err := os.Stat(seatbelt.Exec); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	sb, err := SeatbeltProfile(RealPaths(spec, filepath.EvalSymlinks))
+	sb, err := seatbelt.Build(seatbelt.RealPaths(seatbeltPolicy(spec), filepath.EvalSymlinks))
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func Start(spec Spec) (*Session, error) {
 	probe.Stderr = &stderr
 	probe.Env = []string{}
 	if err := probe.Start(); err != nil {
-		return nil, fmt.Errorf("sandbox: %s: %w", SandboxExec, err)
+		return nil, fmt.Errorf("sandbox: %s: %w", seatbelt.Exec, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- probe.Wait() }()
@@ -74,9 +76,16 @@ func Start(spec Spec) (*Session, error) {
 		err = errors.New("timed out")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %s refused the profile: %v: %s", SandboxExec, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("sandbox: %s refused the profile: %v: %s", seatbelt.Exec, err, strings.TrimSpace(stderr.String()))
 	}
 	return &Session{wrap: runner.Wrapper{Argv: sb.Command}, report: seatbeltReport(spec)}, nil
+}
+
+// seatbeltPolicy is what Seatbelt enforces of spec: Limits and TmpSize have
+// no Seatbelt equivalent.
+func seatbeltPolicy(spec Spec) seatbelt.Policy {
+	return seatbelt.Policy{TempDir: spec.TempDir, Writable: spec.Writable, Protected: spec.Protected,
+		Hidden: spec.Hidden, Visible: spec.Visible, Network: spec.Network}
 }
 
 // seatbeltReport says which guarantees Seatbelt gives and which it does not.

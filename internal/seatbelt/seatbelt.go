@@ -1,4 +1,7 @@
-package sandbox
+// Package seatbelt builds the macOS Seatbelt profile (SBPL, the language of
+// sandbox-exec) that confines a sandbox session's commands there: deny by
+// default, with every path passed as a parameter, never as profile text.
+package seatbelt
 
 import (
 	"fmt"
@@ -6,10 +9,10 @@ import (
 	"strings"
 )
 
-// SandboxExec is the only sandbox-exec used: one found in $PATH could be anyone's.
-const SandboxExec = "/usr/bin/sandbox-exec"
+// Exec is the only sandbox-exec used: one found in $PATH could be anyone's.
+const Exec = "/usr/bin/sandbox-exec"
 
-// Seatbelt is a Spec as macOS's Seatbelt enforces it: a profile in SBPL, the
+// Seatbelt is a Policy as macOS's Seatbelt enforces it: a profile in SBPL, the
 // Scheme-like language of sandbox-exec, and the parameters its rules read.
 //
 // Paths never appear in the profile: each rule names a parameter, (param "W0"),
@@ -39,16 +42,16 @@ const SandboxExec = "/usr/bin/sandbox-exec"
 //     inside the writable paths.
 type Seatbelt struct {
 	Profile string
-	Params  []SeatbeltParam // in the order the profile first names them
+	Params  []Param // in the order the profile first names them
 }
 
-// SeatbeltParam is one -D definition of sandbox-exec.
-type SeatbeltParam struct{ Key, Value string }
+// Param is one -D definition of sandbox-exec.
+type Param struct{ Key, Value string }
 
 // Command is argv run under sandbox-exec with this profile.
 func (s Seatbelt) Command(argv []string) []string {
 	cmd := make([]string, 0, 4+len(s.Params)+len(argv))
-	cmd = append(cmd, SandboxExec, "-p", s.Profile)
+	cmd = append(cmd, Exec, "-p", s.Profile)
 	for _, p := range s.Params {
 		cmd = append(cmd, "-D"+p.Key+"="+p.Value)
 	}
@@ -56,11 +59,21 @@ func (s Seatbelt) Command(argv []string) []string {
 	return append(cmd, argv...)
 }
 
-// SeatbeltProfile builds spec's Seatbelt profile. Paths must be absolute and
+// Policy is what a session allows: the paths of each kind, and the network.
+type Policy struct {
+	TempDir   string   // writable: the commands' TMPDIR
+	Writable  []string // writable, with what lies below
+	Protected []string // read-only, though inside a writable path
+	Hidden    []string // unreadable
+	Visible   []string // readable again, though inside a hidden path
+	Network   bool     // the host's network, not its loopback only
+}
+
+// Build builds p's Seatbelt profile. Paths must be absolute and
 // free of NUL, carriage return and newline; they are used as given, so the
 // caller resolves symlinks first (Seatbelt sees /private/tmp, not /tmp: see
-// RealPaths). Limits and TmpSize have no Seatbelt equivalent and are ignored.
-func SeatbeltProfile(spec Spec) (Seatbelt, error) {
+// RealPaths).
+func Build(spec Policy) (Seatbelt, error) {
 	var b sbpl
 	lists := []struct {
 		name  string
@@ -76,7 +89,7 @@ func SeatbeltProfile(spec Spec) (Seatbelt, error) {
 		for _, p := range l.paths {
 			clean, err := seatbeltPath(p)
 			if err != nil {
-				return Seatbelt{}, fmt.Errorf("sandbox: %s path %w", l.name, err)
+				return Seatbelt{}, fmt.Errorf("seatbelt: %s path %w", l.name, err)
 			}
 			*l.out = append(*l.out, clean)
 		}
@@ -84,7 +97,7 @@ func SeatbeltProfile(spec Spec) (Seatbelt, error) {
 	if spec.TempDir != "" {
 		clean, err := seatbeltPath(spec.TempDir)
 		if err != nil {
-			return Seatbelt{}, fmt.Errorf("sandbox: temp dir %w", err)
+			return Seatbelt{}, fmt.Errorf("seatbelt: temp dir %w", err)
 		}
 		b.writable = append([]string{clean}, b.writable...)
 	}
@@ -111,7 +124,7 @@ func seatbeltPath(p string) (string, error) {
 type sbpl struct {
 	writable, protected, hidden, visible []string
 	text                                 strings.Builder
-	params                               []SeatbeltParam
+	params                               []Param
 	keys                                 map[string]string // path → its parameter, per kind prefix
 }
 
@@ -126,7 +139,7 @@ func (b *sbpl) param(kind, p string) string {
 	}
 	k := fmt.Sprintf("%s%d", kind, len(b.keys))
 	b.keys[kind+"\x00"+p] = k
-	b.params = append(b.params, SeatbeltParam{k, p})
+	b.params = append(b.params, Param{k, p})
 	return k
 }
 
@@ -237,11 +250,11 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// RealPaths returns spec with each path also as the kernel names it, where that
+// RealPaths returns p with each path also as the kernel names it, where that
 // differs: Seatbelt compares resolved paths (/private/tmp for /tmp, /private/var
 // for /var). A path that does not exist yet is resolved through its nearest
 // existing parent. eval is filepath.EvalSymlinks but for tests.
-func RealPaths(spec Spec, eval func(string) (string, error)) Spec {
+func RealPaths(spec Policy, eval func(string) (string, error)) Policy {
 	both := func(paths []string) []string {
 		out := make([]string, 0, len(paths))
 		for _, p := range paths {

@@ -1,4 +1,4 @@
-package sandbox
+package seatbelt
 
 import (
 	"errors"
@@ -127,7 +127,7 @@ func ruleIndex(rs []string, subs ...string) int {
 	return -1
 }
 
-var seatbeltProject = Spec{
+var seatbeltProject = Policy{
 	Writable:  []string{"/Users/u/proj", "/Users/u/Library/Caches/go-build"},
 	Protected: []string{"/Users/u/proj/.git/hooks", "/Users/u/proj/.git/config", "/Users/u/proj/.vscode"},
 	Hidden:    []string{"/Users/u/.ssh", "/Users/u/.aws"},
@@ -136,7 +136,7 @@ var seatbeltProject = Spec{
 }
 
 func TestSeatbeltRulesAndOrder(t *testing.T) {
-	sb, err := SeatbeltProfile(seatbeltProject)
+	sb, err := Build(seatbeltProject)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestSeatbeltRulesAndOrder(t *testing.T) {
 func TestSeatbeltNetworkOn(t *testing.T) {
 	spec := seatbeltProject
 	spec.Network = true
-	sb, err := SeatbeltProfile(spec)
+	sb, err := Build(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestSeatbeltNetworkOn(t *testing.T) {
 }
 
 func TestSeatbeltReadOnly(t *testing.T) {
-	sb, err := SeatbeltProfile(Spec{TempDir: "/private/tmp/t", Hidden: []string{"/h"}})
+	sb, err := Build(Policy{TempDir: "/private/tmp/t", Hidden: []string{"/h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,14 +243,14 @@ func TestSeatbeltHostilePaths(t *testing.T) {
 	for i := range hostile {
 		plain[i] = fmt.Sprintf("/plain/%d", i)
 	}
-	mk := func(paths []string) Spec {
-		return Spec{Writable: paths, Protected: paths, Hidden: paths, Visible: paths, TempDir: paths[0]}
+	mk := func(paths []string) Policy {
+		return Policy{Writable: paths, Protected: paths, Hidden: paths, Visible: paths, TempDir: paths[0]}
 	}
-	bad, err := SeatbeltProfile(mk(hostile))
+	bad, err := Build(mk(hostile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := SeatbeltProfile(mk(plain))
+	good, err := Build(mk(plain))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,17 +293,17 @@ func TestSeatbeltHostilePaths(t *testing.T) {
 
 func TestSeatbeltRejectsBadPaths(t *testing.T) {
 	for _, tc := range []struct {
-		spec Spec
+		spec Policy
 		want string
 	}{
-		{Spec{Writable: []string{"/a\nb"}}, `writable path "/a\nb" contains a NUL or line break`},
-		{Spec{Hidden: []string{"/a\rb"}}, `hidden path "/a\rb" contains a NUL or line break`},
-		{Spec{Protected: []string{"/a\x00b"}}, `protected path "/a\x00b" contains a NUL or line break`},
-		{Spec{Visible: []string{"rel/dir"}}, `visible path "rel/dir" is not absolute`},
-		{Spec{Writable: []string{""}}, "writable path is empty"},
-		{Spec{TempDir: "/t\n"}, "temp dir"},
+		{Policy{Writable: []string{"/a\nb"}}, `writable path "/a\nb" contains a NUL or line break`},
+		{Policy{Hidden: []string{"/a\rb"}}, `hidden path "/a\rb" contains a NUL or line break`},
+		{Policy{Protected: []string{"/a\x00b"}}, `protected path "/a\x00b" contains a NUL or line break`},
+		{Policy{Visible: []string{"rel/dir"}}, `visible path "rel/dir" is not absolute`},
+		{Policy{Writable: []string{""}}, "writable path is empty"},
+		{Policy{TempDir: "/t\n"}, "temp dir"},
 	} {
-		_, err := SeatbeltProfile(tc.spec)
+		_, err := Build(tc.spec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.spec, err, tc.want)
 		}
@@ -346,7 +346,7 @@ func TestRealPaths(t *testing.T) {
 		}
 		return p, nil
 	}
-	got := RealPaths(Spec{
+	got := RealPaths(Policy{
 		Writable: []string{"/Users/u/p", "/tmp/w"},
 		Hidden:   []string{"/var/missing/deeper"},
 		TempDir:  "/var/folders/T/x",
