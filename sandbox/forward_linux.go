@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
+
+	"github.com/shellgate/shellgate/internal/relay"
 
 	"golang.org/x/sys/unix"
 )
@@ -140,29 +139,13 @@ func closeAll(fds []int) {
 	}
 }
 
-// forwarder relays the connections made to the session's listening sockets to
-// the host's loopback. stop ends it: the listeners and every connection close.
-type forwarder struct {
-	ctx    context.Context // cancelled by stop: ends dials in progress
-	cancel context.CancelFunc
-	lns    []net.Listener
-	wg     sync.WaitGroup // the accept loops and relays
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-}
-
-// hostDialTimeout bounds the dial of the host's port for one connection.
-const hostDialTimeout = 5 * time.Second
-
 // forwardHostPorts starts relaying from the sockets the helper sent, fds[i]
 // listening for ports[i]; the last egress of them are the proxy's, whose
 // connections go to serve. It adds the forwarded ports to the report as
 // host_ports ("3000,5432"), the proxy's address as egress, and what went
-// wrong to its missing layers. The forwarder owns the fds from here: they
-// are closed when it stops, or now.
-func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, net.Conn), r *Report) *forwarder {
+// wrong to its missing layers. The server owns the fds from here: they are
+// closed when it stops, or now.
+func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, net.Conn), r *Report) *relay.Server {
 	if len(fds) == 0 {
 		return nil
 	}
@@ -171,177 +154,34 @@ func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, 
 		r.Missing = append(r.Missing, fmt.Sprintf("%s: the session sent %d sockets for %d ports", LayerHostPorts, len(fds), len(ports)))
 		return nil
 	}
-	f := &forwarder{conns: map[net.Conn]struct{}{}}
-	f.ctx, f.cancel = context.WithCancel(context.Background())
+	srv := relay.New()
 	var forwarded []string
 	for i, fd := range fds {
-		if proxy := i >= len(fds)-egress; proxy {
-			if serve == nil { // a spec that came without its handler
-				unix.Close(fd)
-				continue
-			}
-			file := os.NewFile(uintptr(fd), "egress-"+strconv.Itoa(ports[i]))
-			ln, err := net.FileListener(file)
-			file.Close()
-			if err != nil {
-				r.Missing = append(r.Missing, fmt.Sprintf("%s: %v (commands have no way out)", LayerEgress, err))
-				continue
-			}
-			f.lns = append(f.lns, ln)
-			r.Layers[LayerEgress] = "127.0.0.1:" + strconv.Itoa(ports[i])
-			f.wg.Add(1)
-			go f.accept(ln, func(c *net.TCPConn) { serve(f.ctx, c) })
+		proxy := i >= len(fds)-egress
+		if proxy && serve == nil { // a spec that came without its handler
+			unix.Close(fd)
 			continue
 		}
-		file := os.NewFile(uintptr(fd), "host-port-"+strconv.Itoa(ports[i]))
+		file := os.NewFile(uintptr(fd), "port-"+strconv.Itoa(ports[i]))
 		ln, err := net.FileListener(file) // a duplicate of fd
 		file.Close()
-		if err != nil {
+		switch {
+		case err != nil && proxy:
+			r.Missing = append(r.Missing, fmt.Sprintf("%s: %v (commands have no way out)", LayerEgress, err))
+		case err != nil:
 			r.Missing = append(r.Missing, fmt.Sprintf("%s: port %d: %v", LayerHostPorts, ports[i], err))
-			continue
+		case proxy:
+			r.Layers[LayerEgress] = "127.0.0.1:" + strconv.Itoa(ports[i])
+			srv.Serve(ln, func(ctx context.Context, c *net.TCPConn) { serve(ctx, c) })
+		default:
+			if p := strconv.Itoa(ports[i]); len(forwarded) == 0 || forwarded[len(forwarded)-1] != p {
+				forwarded = append(forwarded, p)
+			}
+			srv.Serve(ln, srv.ToLoopback(ports[i]))
 		}
-		f.lns = append(f.lns, ln)
-		if p := strconv.Itoa(ports[i]); len(forwarded) == 0 || forwarded[len(forwarded)-1] != p {
-			forwarded = append(forwarded, p)
-		}
-		f.wg.Add(1)
-		port := ports[i]
-		go f.accept(ln, func(c *net.TCPConn) { f.relay(c, port) })
 	}
 	if len(forwarded) > 0 {
 		r.Layers[LayerHostPorts] = strings.Join(forwarded, ",")
 	}
-	return f
-}
-
-// accept hands each connection a command makes to the listener to serve:
-// a relay to the host's port, or the egress proxy.
-func (f *forwarder) accept(ln net.Listener, serve func(*net.TCPConn)) {
-	defer f.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) || f.ctx.Err() != nil {
-				return
-			}
-			// Out of descriptors, or the like: wait instead of spinning.
-			select {
-			case <-f.ctx.Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		if !f.track(c) {
-			c.Close()
-			return
-		}
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			defer f.untrack(c)
-			serve(c.(*net.TCPConn))
-		}()
-	}
-}
-
-// relay connects a command's connection to the host's port and copies both
-// ways until both sides are done, or either fails.
-func (f *forwarder) relay(inner *net.TCPConn, port int) {
-	host, err := dialHost(f.ctx, port)
-	if err != nil {
-		// Nothing listens on the host: reset the command's connection, so it
-		// fails at once ("Connection reset by peer") instead of reading an
-		// empty reply.
-		inner.SetLinger(0)
-		inner.Close()
-		return
-	}
-	if !f.track(host) {
-		host.Close()
-		inner.Close()
-		return
-	}
-	defer f.untrack(host)
-	splice(inner, host)
-}
-
-// dialHost connects to the host's loopback on port: 127.0.0.1, else ::1.
-func dialHost(ctx context.Context, port int) (*net.TCPConn, error) {
-	d := net.Dialer{Timeout: hostDialTimeout}
-	var first error
-	for _, addr := range []string{"127.0.0.1", "::1"} {
-		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-		if err == nil {
-			return c.(*net.TCPConn), nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return nil, first
-}
-
-// splice copies a to b and b to a. The end of one direction (EOF) is passed on
-// as a half-close, so a request-then-shutdown client still gets its answer;
-// an error in either direction closes both. Both are closed when it returns.
-func splice(a, b *net.TCPConn) {
-	done := make(chan struct{})
-	half := func(dst, src *net.TCPConn) {
-		if _, err := io.Copy(dst, src); err == nil {
-			dst.CloseWrite()
-		} else {
-			a.Close()
-			b.Close()
-		}
-	}
-	go func() {
-		defer close(done)
-		half(b, a)
-	}()
-	half(a, b)
-	<-done
-	a.Close()
-	b.Close()
-}
-
-// track records an open connection, so stop can close it; false once stopped.
-func (f *forwarder) track(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	f.conns[c] = struct{}{}
-	return true
-}
-
-func (f *forwarder) untrack(c net.Conn) {
-	c.Close()
-	f.mu.Lock()
-	delete(f.conns, c)
-	f.mu.Unlock()
-}
-
-// stop closes the listeners and every connection, and returns when every
-// goroutine of the forwarder has ended. A nil forwarder does nothing.
-func (f *forwarder) stop() {
-	if f == nil {
-		return
-	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return
-	}
-	f.closed = true
-	f.cancel()
-	for _, ln := range f.lns {
-		ln.Close()
-	}
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
+	return srv
 }

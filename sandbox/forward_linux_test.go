@@ -209,7 +209,7 @@ func TestHostPortsStop(t *testing.T) {
 		t.Fatalf("host read %q, %v", line, err)
 	}
 
-	s.fwd.stop()
+	s.fwd.Stop()
 	held.SetReadDeadline(time.Now().Add(3 * time.Second))
 	if n, err := held.Read(make([]byte, 10)); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Errorf("the relayed connection is still open after stop: %d, %v", n, err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cgroup"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -107,7 +109,7 @@ func (h *helper) serve(uid, gid int) {
 // credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	var cgroupFDs []int
-	if n := map[string]int{cgroupV1: 2, cgroupV2: 1}[m.Cgroup]; n > 0 && len(fds) >= n {
+	if n := cgroup.FDs(m.Cgroup); n > 0 && len(fds) >= n {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
 	}
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
@@ -156,7 +158,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		h.mounts.keep(m.Keep) // what fails to bind is gone or moved: the watch reports what appears
 		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
 		h.launcher.do(func() (fit bool) {
-			pid, reply.Placed, fit, err = forkInCgroup(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
+			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
 					Dir: m.Dir, Env: m.Env, Files: files,
 					Sys: sys,

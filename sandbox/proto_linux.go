@@ -50,7 +50,7 @@ type message struct {
 	// command's stdin, stdout, stderr and controlling terminal.
 	Terminal bool `json:"terminal,omitempty"`
 	// Cgroup: the last fds sent are those of the command's own cgroup, of
-	// this kind (cgroupV1, cgroupV2; see cgroup_linux.go).
+	// this kind (cgroup.V1, cgroup.V2).
 	Cgroup string `json:"cgroup,omitempty"`
 
 	// started (helper → shellgate), with the command's PID as credentials; or

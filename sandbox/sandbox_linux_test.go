@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cgroup"
+
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
@@ -29,7 +31,7 @@ const ownerEnv = "SHELLGATE_SANDBOX_TEST_OWNER"
 func TestMain(m *testing.M) {
 	if os.Getenv(ownerEnv) != "" {
 		if root := os.Getenv(cgroupRootEnv); root != "" {
-			cgroupRoot = root
+			cgroup.Root = root
 		}
 		os.Exit(owner())
 	}

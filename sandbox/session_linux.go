@@ -15,6 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/relay"
+
+	"github.com/shellgate/shellgate/internal/cgroup"
+
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
 )
@@ -41,9 +45,9 @@ type Session struct {
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	report Report
-	root   string     // the first writable path: the project root
-	group  *cgroup    // nil: no cgroup, and none per command (cgroup_linux.go)
-	fwd    *forwarder // relays the host ports (forward_linux.go)
+	root   string        // the first writable path: the project root
+	group  *cgroup.Group // nil: no cgroup, and none per command
+	fwd    *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
 	// bare, where the kernel makes no user namespace, starts each command
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
@@ -216,22 +220,22 @@ func (s *Session) setUp(spec Spec) error {
 	if byDefault {
 		memory = DefaultMemory()
 	}
-	g, err := newCgroup(pid, procs, memory)
+	g, err := cgroup.New(pid, procs, memory)
 	if err != nil && byDefault && memory > 0 {
-		if g, err = newCgroup(pid, procs, 0); err == nil {
-			g.missing["memory"] = "no memory cgroup controller: the default limit does not apply"
+		if g, err = cgroup.New(pid, procs, 0); err == nil {
+			g.Lack("memory", "no memory cgroup controller: the default limit does not apply")
 		}
 	}
 	if err == nil {
 		s.group = g
 		layers[LayerProcs] = "cgroup"
-		if why, ok := g.missing["pids"]; ok {
+		if why, ok := g.Missing["pids"]; ok {
 			layers[LayerProcs] = "rlimit"
 			if os.Getuid() == 0 {
 				missing = append(missing, fmt.Sprintf("%s: %s (the process limit does not bind root)", LayerProcs, why))
 			}
 		}
-		if why, ok := g.missing["memory"]; ok {
+		if why, ok := g.Missing["memory"]; ok {
 			missing = append(missing, "memory: "+why)
 		} else if memory > 0 {
 			layers[LayerMemory] = strconv.FormatInt(memory>>20, 10) + "MiB"
@@ -478,9 +482,9 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	m.Extra = len(extra)
 	var tree string // the command's own cgroup
 	if s.group != nil {
-		if dir, kind, files, err := s.group.command(id); err == nil {
+		if dir, kind, files, err := s.group.Command(id); err == nil {
 			tree, m.Cgroup = dir, kind
-			defer closeFiles(files)
+			defer cgroup.CloseFiles(files)
 			for _, f := range files {
 				fds = append(fds, int(f.Fd()))
 			}
@@ -535,7 +539,7 @@ func (s *Session) Tree(pid int) []int {
 	if tree == "" {
 		return nil
 	}
-	pids := commandTree(tree, s.helper.Process.Pid)
+	pids := cgroup.Tree(tree, s.helper.Process.Pid)
 	if len(pids) == 0 {
 		s.release(pid, tree)
 	}
@@ -545,7 +549,7 @@ func (s *Session) Tree(pid int) []int {
 // KillTree signals every process of command pid's cgroup.
 func (s *Session) KillTree(pid int, sig syscall.Signal) {
 	if tree := s.tree(pid); tree != "" {
-		s.group.killAll(tree, s.helper.Process.Pid, sig)
+		s.group.KillAll(tree, s.helper.Process.Pid, sig)
 	}
 }
 
@@ -777,7 +781,7 @@ func (s *Session) Close() error {
 		}
 		return nil
 	}
-	s.fwd.stop()
+	s.fwd.Stop()
 	// The helper ends what runs and moves aside what a job left, then
 	// answers; it is killed after a moment whatever it does.
 	s.mu.Lock()
@@ -799,7 +803,7 @@ func (s *Session) Close() error {
 		<-s.dead
 	}
 	if s.group != nil {
-		return s.group.remove()
+		return s.group.Remove()
 	}
 	return nil
 }

@@ -3,17 +3,16 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
 
 	"github.com/shellgate/shellgate/internal/runner"
 )
@@ -26,7 +25,7 @@ func treeSession(t *testing.T, ours bool) (*Session, *runner.Supervisor, *lab) {
 	t.Helper()
 	l := newLab(t)
 	s := start(t, l.spec())
-	if ours && (s.group == nil || !s.group.v2) {
+	if ours && (s.group == nil || !s.group.Unified()) {
 		t.Fatalf("no cgroup2 session on the test's cgroup2 (%s)", s.Report())
 	}
 	if s.group == nil {
@@ -83,7 +82,9 @@ func seen(arg string) func() bool {
 // A descendant that left the command's process group and cleared its
 // environment dies with the command on a timeout and on cancellation, while
 // the session lives on.
-func TestTreeDiesWithItsCommand(t *testing.T) { forEachHierarchy(t, testTreeDiesWithItsCommand) }
+func TestTreeDiesWithItsCommand(t *testing.T) {
+	cgrouptest.ForEachHierarchy(t, testTreeDiesWithItsCommand)
+}
 
 func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 	s, sup, l := treeSession(t, ours)
@@ -115,7 +116,7 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 			if !s.Alive() {
 				t.Error("the session ended with the command")
 			}
-			if dirs, _ := filepath.Glob(filepath.Join(s.group.dirs[0], "cmd-*")); len(dirs) > 0 {
+			if dirs, _ := filepath.Glob(filepath.Join(s.group.Dir(), "cmd-*")); len(dirs) > 0 {
 				t.Errorf("command cgroups left: %v", dirs)
 			}
 		})
@@ -124,7 +125,9 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 
 // What a command leaves running when it exits normally keeps running, in or
 // out of its group, until the Supervisor closes; the session outlives both.
-func TestTreeLeftRunningUntilClose(t *testing.T) { forEachHierarchy(t, testTreeLeftRunningUntilClose) }
+func TestTreeLeftRunningUntilClose(t *testing.T) {
+	cgrouptest.ForEachHierarchy(t, testTreeLeftRunningUntilClose)
+}
 
 func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
 	s, sup, l := treeSession(t, ours)
@@ -152,7 +155,9 @@ func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
 
 // The command is born in its cgroup, and no thread of the helper stays there:
 // a kill of the command's tree must not reach the session's PID 1.
-func TestCommandBornInItsCgroup(t *testing.T) { forEachHierarchy(t, testCommandBornInItsCgroup) }
+func TestCommandBornInItsCgroup(t *testing.T) {
+	cgrouptest.ForEachHierarchy(t, testCommandBornInItsCgroup)
+}
 
 func testCommandBornInItsCgroup(t *testing.T, ours bool) {
 	s, _, l := treeSession(t, ours)
@@ -190,7 +195,7 @@ func testCommandBornInItsCgroup(t *testing.T, ours bool) {
 
 // Tree lists what the command started, a descendant that left its session
 // and cleared its environment included; KillTree ends them all.
-func TestTreeListsEscapees(t *testing.T) { forEachHierarchy(t, testTreeListsEscapees) }
+func TestTreeListsEscapees(t *testing.T) { cgrouptest.ForEachHierarchy(t, testTreeListsEscapees) }
 
 func testTreeListsEscapees(t *testing.T, ours bool) {
 	s, _, l := treeSession(t, ours)
@@ -222,81 +227,5 @@ func testTreeListsEscapees(t *testing.T, ours bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
 		}
-	}
-}
-
-// forkInCgroup starts the command inside its cgroup from the first
-// instruction (placed), and leaves no thread of the caller there. The test
-// process stands for the helper, its own cgroup for the session's.
-func TestForkInCgroup(t *testing.T) { forEachHierarchy(t, testForkInCgroup) }
-
-func testForkInCgroup(t *testing.T, ours bool) {
-	parent, v2 := sessionParent(t)
-	g := &cgroup{dirs: []string{parent}, v2: v2}
-	dir, kind, files, err := g.command(uint64(time.Now().UnixNano()))
-	if err != nil && ours {
-		t.Fatal(err)
-	} else if err != nil {
-		t.Skipf("cannot make a cgroup here: %v", err)
-	}
-	defer os.Remove(dir)
-	defer closeFiles(files)
-	var fds []int
-	for _, f := range files {
-		fds = append(fds, int(f.Fd()))
-	}
-	r, w, err := os.Pipe()
-	must(t, err)
-	defer r.Close()
-	runtime.LockOSThread() // as the helper's launcher thread is
-	pid, placed, fit, err := forkInCgroup(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
-		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
-	})
-	runtime.UnlockOSThread()
-	w.Close()
-	must(t, err)
-	if !fit {
-		t.Error("the forking thread could not leave the command's cgroup")
-	}
-	out, _ := io.ReadAll(r)
-	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, 0, nil)
-	if !placed || !strings.Contains(string(out), "/"+filepath.Base(dir)+"\n") {
-		t.Errorf("placed %v; the command's cgroups:\n%s", placed, out)
-	}
-	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
-	for _, task := range tasks {
-		if b, _ := os.ReadFile(task); strings.Contains(string(b), filepath.Base(dir)) {
-			t.Errorf("a thread stayed in the command's cgroup: %s", task)
-		}
-	}
-}
-
-// The empty cgroups of a shellgate that died without removing them (SIGKILL)
-// are removed by the next session's start; a live one's are kept.
-func TestStaleCgroupsSwept(t *testing.T) { forEachHierarchy(t, testStaleCgroupsSwept) }
-
-func testStaleCgroupsSwept(t *testing.T, ours bool) {
-	parent, _ := sessionParent(t)
-	dead := exec.Command("true")
-	must(t, dead.Run())
-	stale := filepath.Join(parent, fmt.Sprintf("shellgate-%d-1", dead.Process.Pid))
-	live := filepath.Join(parent, fmt.Sprintf("shellgate-%d-2", os.Getppid()))
-	for _, dir := range []string{stale, filepath.Join(stale, "cmd-1"), live} {
-		if err := os.Mkdir(dir, 0o755); err != nil && ours {
-			t.Fatal(err)
-		} else if err != nil {
-			t.Skipf("cannot make a cgroup here: %v", err)
-		}
-	}
-	defer os.Remove(live)
-	defer os.Remove(filepath.Join(stale, "cmd-1"))
-	defer os.Remove(stale)
-	sweepStale(parent)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("a dead shellgate's cgroup was kept: %v", err)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("a live shellgate's cgroup was swept: %v", err)
 	}
 }

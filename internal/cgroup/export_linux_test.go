@@ -1,0 +1,4 @@
+package cgroup
+
+// SweepStale lets the tests sweep a parent of their own.
+var SweepStale = sweepStale
