@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/home"
 )
 
 // The session's view of the filesystem is a plan: Plan, a pure function of the
@@ -239,28 +241,28 @@ func (p *planner) dev() {
 // home itself (or holds it), the home is the project's, and only the secrets
 // Spec.Hidden names are hidden.
 func (p *planner) home() {
-	home := p.spec.Home
-	p.add(Step{Op: OpTmpfs, Path: home, Mode: 0o700, Size: maxHomeTmp, Write: true, Why: "the user's home, built from what toolchains need"})
+	homeDir := p.spec.Home
+	p.add(Step{Op: OpTmpfs, Path: homeDir, Mode: 0o700, Size: maxHomeTmp, Write: true, Why: "the user's home, built from what toolchains need"})
 	var dirs []string // what the user's git config names in the home
-	for _, e := range homeEntries {
-		path := filepath.Join(home, e.rel)
+	for _, e := range home.Entries {
+		path := filepath.Join(homeDir, e.Rel)
 		k, _ := p.kind(path)
 		if k == Absent {
 			continue
 		}
 		switch {
-		case e.scrub && k != Dir:
+		case e.Scrub && k != Dir:
 			data, ok := p.f.Host.ReadFile(path)
 			if !ok {
 				continue
 			}
-			data = ScrubSettings(data)
-			p.add(Step{Op: OpFile, Path: path, Data: data, Why: "settings, credentials taken out"})
-			if strings.Contains(e.rel, "git") {
-				dirs = append(dirs, gitDirs(data, home)...)
+			data = home.Scrub(data)
+			p.add(Step{Op: OpFile, Path: path, Data: data, Why: e.Why})
+			if strings.Contains(e.Rel, "git") {
+				dirs = append(dirs, gitDirs(data, homeDir)...)
 			}
-		case !e.scrub:
-			p.add(Step{Op: OpBind, Path: path, Src: path, Why: e.why})
+		case !e.Scrub:
+			p.add(Step{Op: OpBind, Path: path, Src: path, Why: e.Why})
 		}
 	}
 	for _, d := range dirs {

@@ -1,4 +1,7 @@
-package sandbox
+// Package home says what of the user's home directory a sandbox session
+// shows: toolchains and plain settings read-only, and settings files that
+// mix in credentials with the credentials taken out. The rest is absent.
+package home
 
 import (
 	"bytes"
@@ -7,7 +10,7 @@ import (
 	"sync"
 )
 
-// A homeEntry is a path in the user's home that the session's view shows:
+// An Entry is a path in the user's home that the session's view shows:
 // a toolchain's install or bin dir read-only, or (scrub) a settings file with
 // its credentials taken out. Caches are not here: the Gate names them
 // (Spec.Caches) and the view gives them copy-on-write. What is not here is not
@@ -15,14 +18,15 @@ import (
 // history, shellgate's own state and settings — so no list of secrets has to be
 // kept up: a toolchain missing from here fails visibly (not found), and the
 // user adds it with [sandbox] visible.
-type homeEntry struct {
-	rel   string
-	scrub bool
-	why   string
+type Entry struct {
+	Rel   string // relative to the home directory
+	Scrub bool   // a settings file shown by Scrub
+	Why   string
 }
 
-var homeEntries = func() []homeEntry {
-	var es []homeEntry
+// Entries is every path of the home a session shows.
+var Entries = func() []Entry {
+	var es []Entry
 	for _, rel := range []string{
 		".local/bin", ".local/lib", ".local/pipx", ".local/share/uv", ".local/share/mise", ".local/share/fnm",
 		".local/share/virtualenvs", ".local/share/coursier",
@@ -31,20 +35,20 @@ var homeEntries = func() []homeEntry {
 		".gradle/wrapper", ".dotnet", ".ghcup", ".cabal/bin", ".opam", ".juliaup", ".elan", ".nimble",
 		"miniconda3", "anaconda3", "miniforge3", ".cache/ms-playwright",
 	} {
-		es = append(es, homeEntry{rel: rel, why: "toolchain, read-only"})
+		es = append(es, Entry{Rel: rel, Why: "toolchain, read-only"})
 	}
 	for _, rel := range []string{
 		".tool-versions", ".config/mise", ".config/git/ignore", ".config/git/attributes", ".gitignore_global",
 		".editorconfig", ".inputrc",
 	} {
-		es = append(es, homeEntry{rel: rel, why: "settings, read-only"})
+		es = append(es, Entry{Rel: rel, Why: "settings, read-only"})
 	}
 	for _, rel := range []string{
 		".gitconfig", ".config/git/config", ".npmrc", ".yarnrc", ".yarnrc.yml", ".bunfig.toml",
 		".config/pip/pip.conf", ".pip/pip.conf", ".config/uv/uv.toml", ".condarc", ".gemrc",
 		".cargo/config.toml", ".cargo/config", ".config/go/env",
 	} {
-		es = append(es, homeEntry{rel: rel, scrub: true})
+		es = append(es, Entry{Rel: rel, Scrub: true, Why: "settings, credentials taken out"})
 	}
 	return es
 }()
@@ -69,12 +73,12 @@ func scrubPatterns() {
 	})
 }
 
-// ScrubSettings returns an INI, TOML, YAML or npmrc settings file without its
+// Scrub returns an INI, TOML, YAML or npmrc settings file without its
 // credentials: every line whose setting name says it holds one, every section
 // whose name does (git's [credential]), every line with a token-shaped value,
 // and the user:password part of every URL. What is left — registries,
 // mirrors, proxies, identities, aliases — is what builds need.
-func ScrubSettings(data []byte) []byte {
+func Scrub(data []byte) []byte {
 	scrubPatterns()
 	var out bytes.Buffer
 	skipSection := false
