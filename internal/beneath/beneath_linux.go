@@ -1,0 +1,316 @@
+// Package beneath works on a project's files through directory descriptors,
+// resolving no symlink and never leaving the directory it starts from, so
+// that a command renaming things at the same time cannot make the sandbox's
+// helper move, copy or bind anything elsewhere: quarantining what appeared,
+// binding paths read-only, removing symlinks from .git.
+package beneath
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Quarantine moves p, in root, out of the way and makes it read-only:
+// into a new directory of into (a directory of root), or, where that cannot be (p is in a
+// directory pinned earlier, the quarantine is not a directory), beside itself
+// under a name no tool reads (".shellgate-quarantined-config-…"). Nothing can
+// then change what it holds, move it back or remove it from the session. Every
+// step resolves beneath the root without symlinks and renames whole entries,
+// so a command cannot make the helper write anywhere else or copy anything.
+func Quarantine(root, into, p string) (string, error) {
+	if root == "" {
+		return "", fmt.Errorf("quarantine %s: no project root", p)
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("quarantine %s: not in the root", p)
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(rootFD)
+	fromFD, err := Dir(rootFD, filepath.Dir(rel))
+	if err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	defer unix.Close(fromFD)
+	name := filepath.Base(rel)
+	if to, err := intoQuarantine(root, into, rootFD, fromFD, rel); err == nil {
+		return to, nil
+	}
+	aside := ".shellgate-quarantined-" + name + "-" + RandomName()
+	if err := unix.Renameat(fromFD, name, fromFD, aside); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	to := filepath.Join(filepath.Dir(rel), aside)
+	unlinkOthers(fromFD, aside)
+	if err := Bind(fromFD, aside, true); err != nil {
+		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", p, to, err)
+	}
+	return to, nil
+}
+
+// intoQuarantine moves rel (its entry name in fromFD) into a new directory of
+// into, keeping its relative path, and binds that directory
+// read-only. It returns where, relative to the root.
+func intoQuarantine(root, into string, rootFD, fromFD int, rel string) (string, error) {
+	qrel, err := filepath.Rel(root, into)
+	if into == "" || err != nil || !filepath.IsLocal(qrel) {
+		return "", errors.New("no quarantine in the root")
+	}
+	if err := unix.Mkdirat(rootFD, qrel, 0o755); err != nil && err != unix.EEXIST {
+		return "", err
+	}
+	qFD, err := Dir(rootFD, qrel)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(qFD)
+	item := time.Now().Format("20060102-150405") + "-" + RandomName()
+	if err := unix.Mkdirat(qFD, item, 0o755); err != nil {
+		return "", err
+	}
+	dirFD, err := Dir(qFD, item)
+	if err != nil {
+		return "", err
+	}
+	defer func() { unix.Close(dirFD) }() // the last one opened
+	// The directories leading to it inside the item keep its relative path;
+	// each is made and opened through the last, never by name from the root.
+	for _, d := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		if d == "." {
+			continue
+		}
+		if err := unix.Mkdirat(dirFD, d, 0o755); err != nil {
+			return "", err
+		}
+		next, err := Dir(dirFD, d)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(dirFD)
+		dirFD = next
+	}
+	name := filepath.Base(rel)
+	if err := unix.Renameat(fromFD, name, dirFD, name); err != nil {
+		return "", err
+	}
+	unlinkOthers(dirFD, name)
+	itemFD, err := Dir(qFD, item)
+	if err == nil {
+		err = Bind(itemFD, "", true)
+		unix.Close(itemFD)
+	}
+	to := filepath.Join(qrel, item, rel)
+	if err != nil {
+		return to, fmt.Errorf("moved to %s, but not made read-only: %w", to, err)
+	}
+	return to, nil
+}
+
+// Bounds on what unlinkOthers copies.
+const (
+	maxUnlinkEntries = 10000
+	maxUnlinkBytes   = 64 << 20
+	maxUnlinkDepth   = 64
+)
+
+// unlinkOthers replaces every file under name (in dirFD) that has another
+// hard link by a copy of its own, so that what was quarantined stays as it
+// was: a name left in the root (`ln .vscode/tasks.json keep`) would change it
+// still, read-only mount or not. Within bounds (entries, bytes, depth): past
+// them the rest keeps its links.
+func unlinkOthers(dirFD int, name string) {
+	entries, bytes := maxUnlinkEntries, int64(maxUnlinkBytes)
+	var walk func(dirFD int, name string, depth int)
+	walk = func(dirFD int, name string, depth int) {
+		var st unix.Stat_t
+		if entries--; entries < 0 || unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Nlink > 1 && st.Size <= bytes {
+				bytes -= st.Size
+				copyOver(dirFD, name, &st)
+			}
+		case unix.S_IFDIR:
+			if depth >= maxUnlinkDepth {
+				return
+			}
+			f, err := Open(dirFD, name, unix.O_DIRECTORY)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			names, _ := f.Readdirnames(maxUnlinkEntries)
+			for _, n := range names {
+				walk(int(f.Fd()), n, depth+1)
+			}
+		}
+	}
+	walk(dirFD, name, 0)
+}
+
+// copyOver replaces the regular file name (in dirFD) by a copy under a
+// random name renamed over it, keeping its mode.
+func copyOver(dirFD int, name string, st *unix.Stat_t) error {
+	src, err := Open(dirFD, name, 0)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp := ".shellgate-copy-" + RandomName()
+	fd, err := unix.Openat(dirFD, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	unix.Fchmod(fd, st.Mode&0o777)
+	dst := os.NewFile(uintptr(fd), tmp)
+	_, err = io.Copy(dst, io.LimitReader(src, st.Size))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirFD, tmp, dirFD, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirFD, tmp, 0)
+	}
+	return err
+}
+
+// Dir opens rel, a directory beneath dirFD, resolving no symlink and
+// never leaving dirFD.
+func Dir(dirFD int, rel string) (int, error) {
+	return unix.Openat2(dirFD, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// Bind binds the entry name of dirFD ("" for dirFD itself), not following a
+// symlink, onto itself, read-only if readOnly.
+func Bind(dirFD int, name string, readOnly bool) error {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE | unix.AT_SYMLINK_NOFOLLOW)
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	tree, err := unix.OpenTree(dirFD, name, flags)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return err
+		}
+	}
+	target := unix.MOVE_MOUNT_F_EMPTY_PATH
+	if name == "" {
+		target |= unix.MOVE_MOUNT_T_EMPTY_PATH
+	}
+	return unix.MoveMount(tree, "", dirFD, name, target)
+}
+
+// RandomName is 8 random hex digits: a name a command cannot make first.
+func RandomName() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Bounds on the walk of .git for symlinks.
+const (
+	maxGitEntries = 20000
+	maxGitDepth   = 16
+)
+
+// UnlinkGitSymlinks removes every symlink in the root's .git but its object
+// store: git never makes one there, and git on the host writes through them
+// (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc has the user's
+// next commit append to it). It returns what it removed, as notes.
+func UnlinkGitSymlinks(root string) []string {
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(rootFD)
+	gitFD, err := Dir(rootFD, ".git")
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(gitFD)
+	var removed []string
+	entries := maxGitEntries
+	var walk func(dirFD int, rel string, depth int)
+	walk = func(dirFD int, rel string, depth int) {
+		f, err := Open(dirFD, ".", unix.O_DIRECTORY)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		list, _ := f.ReadDir(entries)
+		for _, e := range list {
+			if entries--; entries < 0 {
+				return
+			}
+			name := e.Name()
+			switch {
+			case e.Type()&os.ModeSymlink != 0:
+				target, _ := Readlink(int(f.Fd()), name)
+				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
+					removed = append(removed, fmt.Sprintf(".git/%s%s (to %s)", rel, name, target))
+				}
+			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
+				if sub, err := Dir(int(f.Fd()), name); err == nil {
+					walk(sub, rel+name+"/", depth+1)
+					unix.Close(sub)
+				}
+			}
+		}
+	}
+	walk(gitFD, "", 0)
+	return removed
+}
+
+func Readlink(dirFD int, name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dirFD, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// Open opens name in dirFD for reading: a directory with O_DIRECTORY in
+// flags, else a regular file — not a symlink to follow, nor a FIFO or device
+// to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
+// os.File would still wait for a writer's data).
+func Open(dirFD int, name string, flags int) (*os.File, error) {
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	want := uint32(unix.S_IFREG)
+	if flags&unix.O_DIRECTORY != 0 {
+		want = unix.S_IFDIR
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != want {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s: not a regular file or directory", name)
+	}
+	// Blocking again: a regular file or directory never waits, and os.File
+	// then reads it directly instead of through the poller.
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), name), nil
+}
