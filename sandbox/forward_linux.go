@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/shellgate/shellgate/internal/relay"
-
 	"golang.org/x/sys/unix"
 )
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
-
 	"golang.org/x/sys/unix"
 )
 

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
-
 	"github.com/shellgate/shellgate/internal/runner"
 )
 

@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/seatbelt"
-
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/seatbelt"
 )
 
 // containing are the layers that contain what the policy cannot check (see

@@ -15,10 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/relay"
-
 	"github.com/shellgate/shellgate/internal/cgroup"
-
+	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
 )
@@ -684,54 +682,16 @@ func (s *Session) Contains(pid int) bool {
 }
 
 // Processes lists the session's processes, PIDs as shellgate sees them: the
-// helper's descendants, read from /proc/PID/task/TID/children (as the
-// session's PID 1 the helper inherits every orphan). It makes the search for
-// escaped descendants (runner.Lister) read a handful of processes instead of
-// every process of the host. ok is false where the kernel has no children
-// files. A process forked or reparented while the list is read may be missed;
-// Close ends it all the same.
+// helper's descendants (as the session's PID 1 the helper inherits every
+// orphan). It makes the search for escaped descendants (runner.Lister) read
+// a handful of processes instead of every process of the host. ok is false
+// where the kernel has no lists of children, or the helper is gone: then the
+// caller looks everywhere.
 func (s *Session) Processes() (pids []int, ok bool) {
-	if s.helper == nil || s.helper.Process == nil || !childrenFiles() {
+	if s.helper == nil || s.helper.Process == nil {
 		return nil, false
 	}
-	kids, ok := children(s.helper.Process.Pid)
-	if !ok {
-		return nil, false // the helper is gone: let the caller look everywhere
-	}
-	for len(kids) > 0 {
-		pid := kids[0]
-		kids = kids[1:]
-		pids = append(pids, pid)
-		grandkids, _ := children(pid)
-		kids = append(kids, grandkids...)
-	}
-	return pids, true
-}
-
-// childrenFiles reports whether the kernel has /proc/PID/task/TID/children
-// (CONFIG_PROC_CHILDREN).
-var childrenFiles = sync.OnceValue(func() bool {
-	_, err := os.Stat("/proc/thread-self/children")
-	return err == nil
-})
-
-// children lists the children of every thread of pid; ok is false when pid is
-// gone.
-func children(pid int) (kids []int, ok bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, false
-	}
-	for _, t := range tasks {
-		b, _ := os.ReadFile(dir + t.Name() + "/children") // a thread that just ended has none
-		for _, f := range strings.Fields(string(b)) {
-			if kid, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, kid)
-			}
-		}
-	}
-	return kids, true
+	return runner.Descendants(s.helper.Process.Pid)
 }
 
 // InnerPIDs translates PIDs as shellgate sees them into the session's own
@@ -742,31 +702,11 @@ func (s *Session) InnerPIDs(pids []int) []int {
 	}
 	out := make([]int, 0, len(pids))
 	for _, pid := range pids {
-		if inner := innerPID(pid); inner > 0 {
+		if inner := runner.InnerPID(pid); inner > 0 {
 			out = append(out, inner)
 		}
 	}
 	return out
-}
-
-// innerPID reads the PID one namespace down from /proc/PID/status
-// ("NSpid: 4242 7"): the session's number for it.
-func innerPID(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			if len(f) < 2 {
-				return 0 // not in a namespace of ours
-			}
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
 }
 
 // Close ends the session: the helper exits, and the kernel kills every process

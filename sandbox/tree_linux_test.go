@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
-
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
