@@ -154,7 +154,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// one runs or has run since, else on the host (the user's own, kept in
 		// place).
 		ran := h.jobsRan.Swap(false)
-		h.mounts.keep(m.Keep) // what fails to bind is gone or moved: the watch reports what appears
+		reply.Unkept = h.mounts.keep(m.Keep) // what is gone or moved: the watch reports what appears
 		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {

@@ -143,25 +143,25 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 // keep makes paths read-only where they are, from now on: a nested
 // repository's git files, a subproject's protected entries, found when the
 // session started (see Session.KeepReadOnly). Unlike Spec.Protected, nothing
-// is pinned on the way to them, and what is not there is not waited for.
-func (m *mounter) keep(paths []string) error {
+// is pinned on the way to them, and what is not there is not waited for. It
+// returns what it could not make read-only, each with why.
+func (m *mounter) keep(paths []string) (failed []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
 		return nil
 	}
-	var errs []error
 	for _, p := range paths {
 		if m.protected[p] {
 			continue
 		}
 		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
-			errs = append(errs, err)
+			failed = append(failed, err.Error())
 			continue
 		}
 		m.protected[p] = true
 	}
-	return errors.Join(errs...)
+	return failed
 }
 
 // rootMatches are the entries of the root whose names match Spec.Patterns

@@ -74,7 +74,10 @@ type message struct {
 	Protected []string `json:"protected,omitempty"`
 	// Keep (spawn): paths made read-only where they are before the command
 	// starts (Session.KeepReadOnly).
-	Keep        []string `json:"keep,omitempty"`
+	Keep []string `json:"keep,omitempty"`
+	// Unkept (started): those of Keep that could not be made read-only, each
+	// "path: why".
+	Unkept      []string `json:"unkept,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
 	// Removed: symlinks taken out of .git, where git on the host would
 	// write through them.

@@ -904,3 +904,24 @@ func quarantineSpec(l *lab) Spec {
 	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
 	return spec
 }
+
+// KeepReadOnly makes what it names read-only from the next command on; what
+// it cannot, the command is told, with why, rather than left writable in
+// silence.
+func TestKeepReadOnlyTellsWhatItCouldNot(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	kept := filepath.Join(l.root, "sub", "config")
+	must(t, os.MkdirAll(filepath.Dir(kept), 0o755))
+	must(t, os.WriteFile(kept, []byte("[core]\n"), 0o644))
+	unkeepable := filepath.Join(l.root, strings.Repeat("x", 300)) // ENAMETOOLONG
+	s.KeepReadOnly([]string{kept, unkeepable})
+	launched, out := launch(t, s, l.root, "{ echo '[alias]' >> sub/config; } 2>/dev/null || echo refused")
+	if code, _ := launched.Wait(); code == nil || *code != 0 || out() != "refused\n" {
+		t.Errorf("the kept file was written: %v %q", code, out())
+	}
+	notes := strings.Join(launched.(interface{ Notes() []string }).Notes(), "\n")
+	if !strings.Contains(notes, "could not make these read-only") || !strings.Contains(notes, "file name too long") || strings.Contains(notes, "sub/config") {
+		t.Errorf("notes = %q", notes)
+	}
+}

@@ -70,6 +70,7 @@ type startReply struct {
 	pid         int
 	placed      bool     // born in its cgroup
 	quarantined []string // protected paths moved aside since the last command
+	unkept      []string // paths KeepReadOnly named that stay writable, with why
 	err         error
 }
 
@@ -349,7 +350,7 @@ func parseStarted(m *message, oob []byte) startReply {
 	if err == nil && pid <= 0 {
 		err = errors.New("sandbox: the command's PID is not visible from here")
 	}
-	return startReply{pid: pid, placed: m.Placed, quarantined: m.Quarantined, err: err}
+	return startReply{pid: pid, placed: m.Placed, quarantined: m.Quarantined, unkept: m.Unkept, err: err}
 }
 
 // Alive reports whether the session still runs: a fork bomb that exhausts the
@@ -516,7 +517,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		return nil, r.err
 	}
-	l := &launched{pid: r.pid, placed: r.placed, exit: exit, gone: s.gone, root: s.root, before: r.quarantined}
+	l := &launched{pid: r.pid, placed: r.placed, exit: exit, gone: s.gone, root: s.root, before: r.quarantined, unkept: r.unkept}
 	if tree != "" {
 		if !r.placed && s.Contains(r.pid) {
 			os.WriteFile(tree+"/cgroup.procs", []byte(strconv.Itoa(r.pid)), 0)
@@ -590,6 +591,7 @@ type launched struct {
 	// moved to the quarantine ("path → where"); before it started, moved
 	protected, quarantined, before []string
 	removed                        []string // symlinks taken out of .git
+	unkept                         []string // see startReply
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -661,6 +663,9 @@ func (l *launched) Notes() []string {
 	}
 	if len(l.removed) > 0 {
 		notes = append(notes, fmt.Sprintf("Removed symlinks from .git: %s. Git on the host writes through a symlink there, outside the project.", strings.Join(l.removed, ", ")))
+	}
+	if len(l.unkept) > 0 {
+		notes = append(notes, fmt.Sprintf("The sandbox could not make these read-only, so commands can change them: %s. The user's own git or tools run what is written there: review them before using them outside the sandbox.", strings.Join(l.unkept, "; ")))
 	}
 	if len(l.protected) > 0 {
 		names := make([]string, len(l.protected))
