@@ -6,11 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // A Checker decides requests by the policy alone. It sets up none of what a Gate
@@ -20,7 +18,10 @@ import (
 type Checker struct {
 	root, home string
 	policy     *policy.Engine
-	tempDir    string // the commands' temp dir, when known ahead (NewGateChecker)
+	// covers are what will contain the commands besides the policy, as in
+	// the Gate (NewGateChecker): their hits are dropped from the verdict.
+	covers  policy.Covers
+	tempDir string // the commands' temp dir, when known ahead (NewGateChecker)
 }
 
 // NewChecker returns a Checker for commands that no sandbox of shellgate's will
@@ -40,7 +41,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 // NewGateChecker returns a Checker that decides as the Gate New(cfg) would: for
 // commands that shellgate itself will run, as `shellgate exec` runs an agent's
 // commands when it is the agent's shell prefix. Where that Gate will have a
-// sandbox, the rules the sandbox contains are relaxed as in the Gate; where it
+// sandbox, the hits the sandbox contains are dropped as in the Gate; where it
 // will not, the Checker decides as NewChecker's.
 func NewGateChecker(cfg Config) (*Checker, error) {
 	root, err := resolveRoot(cfg.Root)
@@ -54,17 +55,17 @@ func NewGateChecker(cfg Config) (*Checker, error) {
 	if !wanted {
 		return newChecker(root, unconfined(cfg.Policy, cfg.Sandbox.Hide))
 	}
-	// As in New; the checkpoints' relaxing of lose-work is left out: the Gate
-	// asks again about what undo does not cover, and an ask here is noted for it.
-	s := cfg.Policy
-	s.Relax = append(slices.Clip(s.Relax), policy.SandboxRules...)
-	s.PrivateLoopback = runtime.GOOS == "linux"
-	s.Egress = len(cfg.Network.Allow) > 0 && !s.Network && runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
-	c, err := newChecker(root, s)
-	if err == nil && runtime.GOOS == "linux" && cfg.TempDir == "" && cfg.Env["TMPDIR"] == "" {
+	c, err := newChecker(root, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	// As plannedCovers; the checkpoints are left out: the Gate asks again
+	// about what undo does not cover, and an ask here is noted for it.
+	c.covers = policy.Covers{Sandbox: true, PrivateLoopback: runtime.GOOS == "linux", Egress: egressWanted(cfg, true)}
+	if runtime.GOOS == "linux" && cfg.TempDir == "" && cfg.Env["TMPDIR"] == "" {
 		c.tempDir = sandboxTemp(root) // the session's own /tmp, as makeTemp has it
 	}
-	return c, err
+	return c, nil
 }
 
 // unconfined is p for commands no sandbox contains.
@@ -99,7 +100,7 @@ func newChecker(root string, p policy.Settings) (*Checker, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	return &Checker{root: root, home: home, policy: eng}, nil
+	return &Checker{root: root, home: home, policy: eng, covers: policy.Covers{PrivateLoopback: p.PrivateLoopback, Egress: p.Egress}}, nil
 }
 
 // Root is the project root, absolute and free of symlinks.
@@ -113,7 +114,7 @@ func (c *Checker) Check(req Request) Verdict {
 	if err != nil {
 		return dirVerdict(err.(*dirError))
 	}
-	return verdict(c.policy.Check(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home, TempDir: c.tempDir}))
+	return verdict(c.policy.Judge(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home, TempDir: c.tempDir}).Verdict(c.covers, nil))
 }
 
 // resolveRoot makes the project root absolute and free of symlinks, and checks that

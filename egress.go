@@ -111,9 +111,13 @@ func (g *Gate) NetworkMode() string {
 
 // egressOn reports allow-listed egress: an allow-list, the network off, and a
 // session with a network of its own to enforce it.
-func (g *Gate) egressOn() bool {
-	return len(g.cfg.Network.Allow) > 0 && !g.cfg.Policy.Network && g.sandboxed() &&
-		runtime.GOOS == "linux" && g.cfg.Sandbox.Profile != sandbox.ReadOnly
+func (g *Gate) egressOn() bool { return egressWanted(g.cfg, g.sandboxed()) }
+
+// egressWanted reports whether cfg's commands, sandboxed or not, go out
+// through the egress proxy.
+func egressWanted(cfg Config, sandboxed bool) bool {
+	return len(cfg.Network.Allow) > 0 && !cfg.Policy.Network && sandboxed &&
+		runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
 }
 
 // egressPort is the proxy's port in the session: egressPort, or the next
