@@ -15,7 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // The overhead of a Gate (policy check, process group, capture, envelope) over a bare

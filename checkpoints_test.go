@@ -11,7 +11,7 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // cpLab is a repository with work to lose and a Gate with checkpoints on,

@@ -15,15 +15,50 @@ import (
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
-// SandboxConfig is how the kernel confines commands (see package sandbox). The
+// SandboxMode says how much confinement a Gate insists on: SandboxAuto (the
+// default) applies every layer the kernel offers and reports those it lacks,
+// SandboxOn refuses to run a command when a layer is missing, SandboxOff runs
+// commands unconfined (the policy still applies).
+type SandboxMode = sandbox.Mode
+
+// The sandbox modes.
+const (
+	SandboxAuto = sandbox.Auto
+	SandboxOn   = sandbox.On
+	SandboxOff  = sandbox.Off
+)
+
+// SandboxProfile is what a session's commands may change.
+type SandboxProfile = sandbox.Profile
+
+// The sandbox profiles.
+const (
+	// ReadOnly: nothing writable but the session's temp dirs; network off.
+	ReadOnly = sandbox.ReadOnly
+	// WorkspaceWrite: the project root, the temp dirs, tool caches and the
+	// configured writable paths (the default).
+	WorkspaceWrite = sandbox.WorkspaceWrite
+	// FullAccess: no sandbox; the policy still applies.
+	FullAccess = sandbox.FullAccess
+)
+
+// SandboxLimits bound what a session's processes may use (processes,
+// memory, file size, CPU time); zero fields take the defaults.
+type SandboxLimits = sandbox.Limits
+
+// SandboxStep is one step of the plan a session's view is built from
+// (Gate.SandboxPlan): a bind, a mask, a tmpfs, a Landlock rule, a limit.
+type SandboxStep = sandbox.Step
+
+// SandboxConfig is how the kernel confines commands (see internal/sandbox). The
 // zero value is the default: everything the kernel offers, the workspace-write
 // profile, the network as the policy says.
 type SandboxConfig struct {
-	Mode    sandbox.Mode    // auto (default), on or off
-	Profile sandbox.Profile // workspace-write (default), read-only or full-access
+	Mode    SandboxMode    // auto (default), on or off
+	Profile SandboxProfile // workspace-write (default), read-only or full-access
 	// Hide names more secret files and directories that commands read as empty,
 	// besides DefaultHidden; "~/" stands for the home directory.
 	Hide []string
@@ -42,7 +77,7 @@ type SandboxConfig struct {
 	// own localhost when the network is off (a dev server, a database):
 	// shellgate forwards them into the session.
 	HostPorts []int
-	Limits    sandbox.Limits
+	Limits    SandboxLimits
 }
 
 // DefaultHidden returns the secrets commands read as empty, relative to the home
@@ -102,7 +137,7 @@ func sandboxWanted(c *SandboxConfig) (bool, error) {
 	return wanted, nil
 }
 
-// sandboxHere reports whether package sandbox has a session for this system:
+// sandboxHere reports whether internal/sandbox has a session for this system:
 // Linux; macOS where sandbox-exec is; Windows (a job object, no more).
 func sandboxHere() bool {
 	switch runtime.GOOS {
@@ -285,7 +320,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 
 // SandboxPlan is the view the Linux sandbox builds for this Gate's commands,
 // step by step (see sandbox.Plan): what `shellgate doctor --plan` prints.
-func (g *Gate) SandboxPlan() []sandbox.Step {
+func (g *Gate) SandboxPlan() []SandboxStep {
 	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
 }
 

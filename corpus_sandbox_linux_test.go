@@ -18,8 +18,8 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/corpus"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // secretEnv is shellgate's own environment in the corpus's secret rows.

@@ -14,7 +14,7 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/egress"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // NetworkConfig is the network between off and on: allow-listed egress.

@@ -18,9 +18,9 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // Gate runs requests under one configuration. It is safe for concurrent use.

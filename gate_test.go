@@ -17,8 +17,8 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 func TestMain(m *testing.M) {

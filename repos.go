@@ -13,7 +13,7 @@ import (
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/repowatch"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // repos watches the root for what runs code later below its top level (see

@@ -13,9 +13,9 @@ import (
 	"github.com/shellgate/shellgate/internal/jobs"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
 	"github.com/shellgate/shellgate/internal/terminal"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // JobLimits bound a session's jobs: how many run at once, and how many ended

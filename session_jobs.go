@@ -10,8 +10,8 @@ import (
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/jobs"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/terminal"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // JobRead says what Session.Output returns, and how long it may wait first.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 func session(t *testing.T, cfg shellgate.Config, sc shellgate.SessionConfig) (*shellgate.Session, lab) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // sandboxTable is [sandbox]: how the kernel confines commands.

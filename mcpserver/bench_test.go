@@ -10,7 +10,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // BenchmarkCallEchoHi is one in-process tools/call of `echo hi`: the SDK's JSON-RPC

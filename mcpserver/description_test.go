@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // Claude Code cuts an MCP tool's description at about 2 048 characters, and its

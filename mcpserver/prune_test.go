@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // Pruning never ends a session that is still connected, however sessions come

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // TestUndoTool: the tool is listed only when asked for; it lists what

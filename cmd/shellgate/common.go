@@ -16,8 +16,8 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/internal/egress"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
-	"github.com/shellgate/shellgate/sandbox"
 )
 
 // commonFlags are the configuration flags of every command that builds a Gate, so

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // cmdDoctor says what this machine's kernel gives the sandbox, by starting a

@@ -118,7 +118,7 @@ func TestLeanBuildLeavesOutMCP(t *testing.T) {
 			t.Errorf("the lean build links %s", heavy)
 		}
 	}
-	for _, needed := range []string{"github.com/shellgate/shellgate/hook", "github.com/shellgate/shellgate/sandbox"} {
+	for _, needed := range []string{"github.com/shellgate/shellgate/hook", "github.com/shellgate/shellgate/internal/sandbox"} {
 		if !slices.Contains(deps, needed) {
 			t.Errorf("the lean build lacks %s", needed)
 		}
