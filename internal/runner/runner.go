@@ -42,7 +42,7 @@ import (
 // Defaults for Spec fields left zero.
 const (
 	DefaultKillGrace = 2 * time.Second
-	DefaultDrain     = 50 * time.Millisecond
+	DefaultDrain     = 5 * time.Millisecond
 )
 
 // MarkerVar is the environment variable that marks every process a Supervisor
