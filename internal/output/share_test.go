@@ -90,6 +90,32 @@ func TestDigest(t *testing.T) {
 	}
 }
 
+// wordStarts marks, for every byte, exactly the digest words that start with it
+// in either case, and looksBad finds each word wherever it is, in any case.
+func TestWordStarts(t *testing.T) {
+	for b := range 256 {
+		var want uint8
+		for i, w := range digestWords {
+			if byte(b)|0x20 == w[0] {
+				want |= 1 << i
+			}
+		}
+		if wordStarts[b] != want {
+			t.Errorf("wordStarts[%q] = %07b, want %07b", byte(b), wordStarts[b], want)
+		}
+	}
+	for _, w := range digestWords {
+		for _, line := range []string{w, "x " + strings.ToUpper(w) + " y", "..." + strings.ToUpper(w[:1]) + w[1:]} {
+			if !looksBad([]byte(line)) {
+				t.Errorf("looksBad(%q) = false", line)
+			}
+		}
+		if cut := w[:len(w)-1]; looksBad([]byte(cut + " " + cut)) {
+			t.Errorf("looksBad(%q) = true", cut)
+		}
+	}
+}
+
 func TestDigestBounded(t *testing.T) {
 	t.Parallel()
 	in := bytes.Repeat([]byte("error: again\n"), 100000)
