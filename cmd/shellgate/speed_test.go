@@ -254,6 +254,93 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 	interleave(b, "mcp-eof", mcpEOF, "mcp-eof-called", called(), "mcp-eof-called-off", called("--sandbox", "off"), "cat-eof", catEOF)
 }
 
+// BenchmarkMCPIdleRSS: the memory of an idle `shellgate mcp` after one call of
+// `echo hi` with the default sandbox, and of its session's helper (the same
+// executable, started again): resident (RSS), proportional (PSS: pages the
+// two share, the binary's text mostly, counted half each) and private, from
+// /proc/PID/smaps_rollup; medians. Targets: server and helper ≤ 20 MB
+// together, each further session's helper ≤ 5 MB private.
+func BenchmarkMCPIdleRSS(b *testing.B) {
+	bin := buildBinary(b)
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo hi"}}}`
+	)
+	figures := map[string][]float64{}
+	for b.Loop() {
+		cmd, _ := mcpCommand(b, bin)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		r := bufio.NewReader(stdout)
+		for _, line := range []string{initialize, initialized, echoHi} {
+			fmt.Fprintln(stdin, line)
+			if strings.Contains(line, `"id"`) {
+				if reply, err := r.ReadString('\n'); err != nil || strings.Contains(reply, `"isError":true`) {
+					b.Fatalf("%s: %v %s", line, err, reply)
+				}
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // idle
+		for who, pid := range map[string]int{"server": cmd.Process.Pid, "helper": childOf(cmd.Process.Pid)} {
+			for k, v := range smapsRollup(b, pid) {
+				figures[who+"-"+k+"-MB"] = append(figures[who+"-"+k+"-MB"], v)
+			}
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, v := range figures {
+		slices.Sort(v)
+		b.ReportMetric(v[len(v)/2], name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// childOf returns the first child of pid (0 if none): any of its threads
+// may have started it.
+func childOf(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		var child int
+		if fmt.Sscan(string(data), &child); child > 0 {
+			return child
+		}
+	}
+	return 0
+}
+
+// smapsRollup reads pid's rss, pss and private memory in MB (decimal).
+func smapsRollup(tb testing.TB, pid int) map[string]float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		tb.Skipf("no smaps_rollup for %d: %v", pid, err)
+	}
+	m := map[string]float64{}
+	for line := range strings.Lines(string(data)) {
+		var key string
+		var kb float64
+		if n, _ := fmt.Sscanf(line, "%s %f kB", &key, &kb); n != 2 {
+			continue
+		}
+		switch key {
+		case "Rss:":
+			m["rss"] += kb * 1024 / 1e6
+		case "Pss:":
+			m["pss"] += kb * 1024 / 1e6
+		case "Private_Clean:", "Private_Dirty:":
+			m["private"] += kb * 1024 / 1e6
+		}
+	}
+	return m
+}
+
 // BenchmarkMCPHTTPSigterm: an idle `shellgate mcp --http` with a client connected
 // (its event stream open) exiting on SIGTERM, from the signal to the exit, against
 // `sleep` killed by SIGTERM. Target: at once.
