@@ -3,7 +3,9 @@ package output
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,6 +115,46 @@ func TestWordStarts(t *testing.T) {
 		if cut := w[:len(w)-1]; looksBad([]byte(cut + " " + cut)) {
 			t.Errorf("looksBad(%q) = true", cut)
 		}
+	}
+}
+
+// looksBad agrees with the plain search it speeds up, on lines made of the
+// words' letters in both cases, whole words and cut ones.
+func TestLooksBadAgrees(t *testing.T) {
+	plain := func(line []byte) bool {
+		for i := range line {
+			for _, w := range digestWords {
+				if hasFoldPrefix(line[i:], w) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	pieces := append(slices.Clone(digestWords), "er", "wa", "fa", "pa", "ex", "tr", "ERRO", "Fata", "e", "x", " ", "\x00", "\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	hits := 0
+	for range 20000 {
+		var line []byte
+		for range r.IntN(6) {
+			p := []byte(pieces[r.IntN(len(pieces))])
+			for i := range p {
+				if r.IntN(2) == 0 {
+					p[i] = bytes.ToUpper(p[i : i+1])[0]
+				}
+			}
+			line = append(line, p...)
+		}
+		want := plain(line)
+		if looksBad(line) != want {
+			t.Fatalf("looksBad(%q) = %v, want %v", line, !want, want)
+		}
+		if want {
+			hits++
+		}
+	}
+	if hits < 1000 {
+		t.Errorf("only %d lines of 20000 had a word: the test proves little", hits)
 	}
 }
 
