@@ -115,6 +115,45 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 	}
 }
 
+// Capture through the whole Gate against `cat` into a file, alternating, with
+// the default sandbox and with --sandbox off: the median ratio of the Gate's
+// throughput to cat's (64 MiB each). Target: ≥ 0.8.
+func BenchmarkCaptureVsCat(b *testing.B) {
+	const n = 64 << 20
+	out := b.TempDir() + "/out"
+	for _, mode := range []string{"auto", "off"} {
+		g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		b.Run(mode, func(b *testing.B) {
+			req := shellgate.Request{Command: yesCommand(n)}
+			var ratios, gates []float64
+			for b.Loop() {
+				t0 := time.Now()
+				env := g.Run(context.Background(), req)
+				t1 := time.Now()
+				if env.Stats.StdoutBytes != n {
+					b.Fatalf("captured %d bytes: %s", env.Stats.StdoutBytes, env.Text)
+				}
+				os.Remove(*env.Data.FullOutputPath)
+				if err := exec.Command("bash", "-c", yesCommand(n)+" | cat > "+out).Run(); err != nil {
+					b.Fatal(err)
+				}
+				cat := time.Since(t1)
+				os.Remove(out)
+				gates = append(gates, n/t1.Sub(t0).Seconds()/1e6)
+				ratios = append(ratios, float64(cat)/float64(t1.Sub(t0)))
+			}
+			slices.Sort(ratios)
+			slices.Sort(gates)
+			b.ReportMetric(gates[len(gates)/2], "gate-MB/s")
+			b.ReportMetric(ratios[len(ratios)/2], "gate/cat")
+		})
+	}
+}
+
 // Peak resident memory while a command prints 1 GiB. Target ≤ 32 MiB RSS for the
 // whole process (the Go test binary included).
 func BenchmarkPeakRSS1GiB(b *testing.B) {
@@ -244,4 +283,45 @@ func BenchmarkWaitingForInput(b *testing.B) {
 	slices.Sort(trues)
 	b.ReportMetric(waits[len(waits)/2], "waiting-ms")
 	b.ReportMetric(trues[len(trues)/2], "true-ms")
+}
+
+// A call that leaves a job running in the background (`setsid sleep 30 &`,
+// `nohup sleep 30 &`: the job keeps the output pipes) beside a plain call of
+// `true` on the same Gate, alternating, with the default sandbox and with
+// --sandbox off; the median of each kind and of their ratio. Target: ≤ 2×.
+func BenchmarkBackgroundCall(b *testing.B) {
+	for _, mode := range []string{"auto", "off"} {
+		g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Close()
+		for _, bg := range []string{"setsid sleep 30 &", "nohup sleep 30 &"} {
+			b.Run(mode+"/"+strings.Fields(bg)[0], func(b *testing.B) {
+				ctx := context.Background()
+				var bgs, plains, ratios []float64
+				for b.Loop() {
+					t0 := time.Now()
+					env := g.Run(ctx, shellgate.Request{Command: bg})
+					t1 := time.Now()
+					if env.Status != envelope.Success || len(env.Data.BackgroundPIDs) == 0 {
+						b.Fatalf("%s: %s %v", bg, env.Status, env.Data.BackgroundPIDs)
+					}
+					if env := g.Run(ctx, shellgate.Request{Command: "true"}); env.Status != envelope.Success {
+						b.Fatal(env.Text)
+					}
+					on, off := t1.Sub(t0), time.Since(t1)
+					bgs = append(bgs, float64(on)/1e6)
+					plains = append(plains, float64(off)/1e6)
+					ratios = append(ratios, float64(on)/float64(off))
+				}
+				for _, s := range [][]float64{bgs, plains, ratios} {
+					slices.Sort(s)
+				}
+				b.ReportMetric(bgs[len(bgs)/2], "bg-ms")
+				b.ReportMetric(plains[len(plains)/2], "plain-ms")
+				b.ReportMetric(ratios[len(ratios)/2], "bg/plain")
+			})
+		}
+	}
 }

@@ -31,7 +31,11 @@ import (
 // replaces), a Go hello world (the least a Go program costs) and `shellgate
 // --version` (this binary starting and doing nothing).
 //
-// Targets: check and hook ≤ 5 ms median; run --json ≤ bash + 5 ms, reported as
+// hello-linked is the floor under check and hook in the default build: the
+// same hello world linking every package outside this module that shellgate
+// imports (testdata/linked), so it initialises them all and does nothing else.
+//
+// Targets: check and hook ≤ 5 ms median, and ≤ 1.3× hello; run --json ≤ bash + 5 ms, reported as
 // run-off-extra-ms (--sandbox off) and run-extra-ms (the default sandbox, which
 // starts a session helper process). The -lean metrics are the same binary built
 // with -tags shellgate_nomcp, without the MCP SDK and the HTTP stack (its sandbox
@@ -78,10 +82,15 @@ func BenchmarkCLI(b *testing.B) {
 		"run-lean", timed(nil, `"status": "success"`, lean, "run", "--json", "--root", root, "--", "echo hi"),
 		"version", timed(nil, "shellgate", bin, "--version"),
 		"hello", timed(nil, "hi", helloBinary(b)),
+		"hello-linked", timed(nil, "hi", linkedBinary(b)),
 		"bash-true", timed(nil, "", bash, "-c", "true"),
 		"bash-echo", timed(nil, "hi", bash, "-c", "echo hi"),
 	)
-	check, hook, checkLean, hookLean, runOff, run, runLean, bashTrue, bashEcho := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[9], m[10]
+	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linked, bashTrue, bashEcho := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11]
+	b.ReportMetric(float64(check)/float64(hello), "check/hello")
+	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
+	b.ReportMetric(float64(linked)/float64(hello), "hello-linked/hello")
+	b.ReportMetric(float64(check)/float64(linked), "check/hello-linked")
 	b.ReportMetric(float64(check)/float64(bashTrue), "check/bash-true")
 	b.ReportMetric(float64(hook)/float64(bashTrue), "hook/bash-true")
 	b.ReportMetric(float64(checkLean)/float64(bashTrue), "check-lean/bash-true")
@@ -160,24 +169,64 @@ func helloBinary(b *testing.B) string {
 	return bin
 }
 
+// linkedBinary builds testdata/linked: a hello world that links what shellgate
+// links from outside this module.
+func linkedBinary(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "linked")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/linked").CombinedOutput(); err != nil {
+		tb.Fatalf("go build ./testdata/linked: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The floor in BenchmarkCLI is only a floor if it links every package from
+// outside this module that the default build does: their initialisation is
+// what it measures.
+func TestLinkedFloorLinksAll(t *testing.T) {
+	deps := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		return strings.Fields(string(out))
+	}
+	floor := deps("./testdata/linked")
+	for _, p := range deps(".") {
+		if !strings.HasPrefix(p, "github.com/shellgate/shellgate") && !slices.Contains(floor, p) {
+			t.Errorf("testdata/linked does not link %s, which shellgate does", p)
+		}
+	}
+}
+
 // BenchmarkMCPStdinEOF: an idle `shellgate mcp` exiting when its client closes
-// stdin, from the close to the exit, against `cat` doing the same. Target ≤ 10 ms.
+// stdin, from the close to the exit, against `cat` doing the same: fresh
+// (mcp-eof), after one call of `echo hi` with the default sandbox, whose
+// session and helper are then up (mcp-eof-called), and the same with
+// --sandbox off (mcp-eof-called-off). Target ≤ 10 ms.
 func BenchmarkMCPStdinEOF(b *testing.B) {
 	bin := buildBinary(b)
 	catPath, err := exec.LookPath("cat")
 	if err != nil {
 		b.Skip("no cat")
 	}
-	// eof starts cmd, writes hello and waits for a line in reply, then closes stdin.
-	eof := func(cmd *exec.Cmd, hello string) time.Duration {
+	// eof starts cmd, writes each line and waits for a line in reply to each,
+	// then closes stdin.
+	eof := func(cmd *exec.Cmd, lines ...string) time.Duration {
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		fmt.Fprintln(stdin, hello)
-		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-			b.Fatal(err)
+		r := bufio.NewReader(stdout)
+		for _, line := range lines {
+			fmt.Fprintln(stdin, line)
+			if !strings.Contains(line, `"id"`) {
+				continue // a notification: no reply
+			}
+			if reply, err := r.ReadString('\n'); err != nil || strings.Contains(reply, `"isError":true`) {
+				b.Fatalf("%s: %v %s", line, err, reply)
+			}
 		}
 		start := time.Now()
 		stdin.Close()
@@ -186,12 +235,110 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo hi"}}}`
+	)
 	mcpEOF := func() time.Duration {
 		cmd, _ := mcpCommand(b, bin) // initialized: the server is up and idle
-		return eof(cmd, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+		return eof(cmd, initialize)
 	}
-	catEOF := func() time.Duration { return eof(exec.Command(catPath), "ready") }
-	interleave(b, "mcp-eof", mcpEOF, "cat-eof", catEOF)
+	called := func(args ...string) func() time.Duration {
+		return func() time.Duration {
+			cmd, _ := mcpCommand(b, bin, args...)
+			return eof(cmd, initialize, initialized, echoHi)
+		}
+	}
+	catEOF := func() time.Duration { return eof(exec.Command(catPath), `"id"`) }
+	interleave(b, "mcp-eof", mcpEOF, "mcp-eof-called", called(), "mcp-eof-called-off", called("--sandbox", "off"), "cat-eof", catEOF)
+}
+
+// BenchmarkMCPIdleRSS: the memory of an idle `shellgate mcp` after one call of
+// `echo hi` with the default sandbox, and of its session's helper (the same
+// executable, started again): resident (RSS), proportional (PSS: pages the
+// two share, the binary's text mostly, counted half each) and private, from
+// /proc/PID/smaps_rollup; medians. Targets: server and helper ≤ 20 MB
+// together, each further session's helper ≤ 5 MB private.
+func BenchmarkMCPIdleRSS(b *testing.B) {
+	bin := buildBinary(b)
+	const (
+		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
+		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo hi"}}}`
+	)
+	figures := map[string][]float64{}
+	for b.Loop() {
+		cmd, _ := mcpCommand(b, bin)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		r := bufio.NewReader(stdout)
+		for _, line := range []string{initialize, initialized, echoHi} {
+			fmt.Fprintln(stdin, line)
+			if strings.Contains(line, `"id"`) {
+				if reply, err := r.ReadString('\n'); err != nil || strings.Contains(reply, `"isError":true`) {
+					b.Fatalf("%s: %v %s", line, err, reply)
+				}
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // idle
+		for who, pid := range map[string]int{"server": cmd.Process.Pid, "helper": childOf(cmd.Process.Pid)} {
+			for k, v := range smapsRollup(b, pid) {
+				figures[who+"-"+k+"-MB"] = append(figures[who+"-"+k+"-MB"], v)
+			}
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, v := range figures {
+		slices.Sort(v)
+		b.ReportMetric(v[len(v)/2], name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// childOf returns the first child of pid (0 if none): any of its threads
+// may have started it.
+func childOf(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		var child int
+		if fmt.Sscan(string(data), &child); child > 0 {
+			return child
+		}
+	}
+	return 0
+}
+
+// smapsRollup reads pid's rss, pss and private memory in MB (decimal).
+func smapsRollup(tb testing.TB, pid int) map[string]float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		tb.Skipf("no smaps_rollup for %d: %v", pid, err)
+	}
+	m := map[string]float64{}
+	for line := range strings.Lines(string(data)) {
+		var key string
+		var kb float64
+		if n, _ := fmt.Sscanf(line, "%s %f kB", &key, &kb); n != 2 {
+			continue
+		}
+		switch key {
+		case "Rss:":
+			m["rss"] += kb * 1024 / 1e6
+		case "Pss:":
+			m["pss"] += kb * 1024 / 1e6
+		case "Private_Clean:", "Private_Dirty:":
+			m["private"] += kb * 1024 / 1e6
+		}
+	}
+	return m
 }
 
 // BenchmarkMCPHTTPSigterm: an idle `shellgate mcp --http` with a client connected

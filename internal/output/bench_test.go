@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
+	"time"
 )
 
 // BenchmarkCaptureThroughput streams text through a Capture in 64 KiB writes, as the
@@ -113,4 +115,30 @@ func removeSpill(b *testing.B, r Result) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCaptureClose: what closing a Capture that spilled 64 MiB of text
+// costs beside writing it: the close reads the omitted middle back for the
+// digest (at most maxDigestScan bytes of it).
+func BenchmarkCaptureClose(b *testing.B) {
+	chunk := filled(64<<10, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abc\n")
+	dir := b.TempDir()
+	const n = 64 << 20
+	var writes, closes []float64
+	for b.Loop() {
+		c := New(Options{SpillDir: dir, Name: "stdout"})
+		t0 := time.Now()
+		for c.Total() < n {
+			c.Write(chunk)
+		}
+		t1 := time.Now()
+		r := c.Close()
+		closes = append(closes, float64(time.Since(t1))/1e6)
+		writes = append(writes, float64(t1.Sub(t0))/1e6)
+		removeSpill(b, r)
+	}
+	slices.Sort(writes)
+	slices.Sort(closes)
+	b.ReportMetric(writes[len(writes)/2], "write-ms")
+	b.ReportMetric(closes[len(closes)/2], "close-ms")
 }

@@ -3,6 +3,7 @@ package output
 import (
 	"bufio"
 	"errors"
+	"math/bits"
 	"os"
 	"unicode/utf8"
 )
@@ -79,19 +80,29 @@ func clip(line []byte) string {
 }
 
 // looksBad reports whether line contains one of digestWords, ignoring ASCII case.
+// Most bytes start no word: one look in wordStarts passes them by.
 func looksBad(line []byte) bool {
-	for i := range line {
-		c := line[i] | 0x20
-		if c != 'e' && c != 'w' && c != 'f' && c != 'p' && c != 't' {
+	for i, b := range line {
+		if wordStarts[b] == 0 {
 			continue
 		}
-		for _, w := range digestWords {
-			if w[0] == c && hasFoldPrefix(line[i:], w) {
+		for ws := wordStarts[b]; ws != 0; ws &= ws - 1 {
+			if hasFoldPrefix(line[i:], digestWords[bits.TrailingZeros8(ws)]) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// wordStarts maps a byte to the digestWords (a bit each, by index) whose first
+// letter it is in either case. It is a constant table: nothing to build at start.
+var wordStarts = [256]uint8{
+	'e': 1<<0 | 1<<5, 'E': 1<<0 | 1<<5, // error, exception
+	'w': 1 << 1, 'W': 1 << 1, // warning
+	'f': 1<<2 | 1<<3, 'F': 1<<2 | 1<<3, // fail, fatal
+	'p': 1 << 4, 'P': 1 << 4, // panic
+	't': 1 << 6, 'T': 1 << 6, // traceback
 }
 
 func hasFoldPrefix(b []byte, w string) bool {

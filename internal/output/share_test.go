@@ -3,7 +3,9 @@ package output
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +89,72 @@ func TestDigest(t *testing.T) {
 	full, _ := os.ReadFile(r.SpillPath)
 	if got := strings.Split(string(full), "\n")[6999]; got != want[0].Text {
 		t.Errorf("line 7000 of the spill file is %q", got)
+	}
+}
+
+// wordStarts marks, for every byte, exactly the digest words that start with it
+// in either case, and looksBad finds each word wherever it is, in any case.
+func TestWordStarts(t *testing.T) {
+	for b := range 256 {
+		var want uint8
+		for i, w := range digestWords {
+			if byte(b)|0x20 == w[0] {
+				want |= 1 << i
+			}
+		}
+		if wordStarts[b] != want {
+			t.Errorf("wordStarts[%q] = %07b, want %07b", byte(b), wordStarts[b], want)
+		}
+	}
+	for _, w := range digestWords {
+		for _, line := range []string{w, "x " + strings.ToUpper(w) + " y", "..." + strings.ToUpper(w[:1]) + w[1:]} {
+			if !looksBad([]byte(line)) {
+				t.Errorf("looksBad(%q) = false", line)
+			}
+		}
+		if cut := w[:len(w)-1]; looksBad([]byte(cut + " " + cut)) {
+			t.Errorf("looksBad(%q) = true", cut)
+		}
+	}
+}
+
+// looksBad agrees with the plain search it speeds up, on lines made of the
+// words' letters in both cases, whole words and cut ones.
+func TestLooksBadAgrees(t *testing.T) {
+	plain := func(line []byte) bool {
+		for i := range line {
+			for _, w := range digestWords {
+				if hasFoldPrefix(line[i:], w) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	pieces := append(slices.Clone(digestWords), "er", "wa", "fa", "pa", "ex", "tr", "ERRO", "Fata", "e", "x", " ", "\x00", "\xff")
+	r := rand.New(rand.NewPCG(1, 2))
+	hits := 0
+	for range 20000 {
+		var line []byte
+		for range r.IntN(6) {
+			p := []byte(pieces[r.IntN(len(pieces))])
+			for i := range p {
+				if r.IntN(2) == 0 {
+					p[i] = bytes.ToUpper(p[i : i+1])[0]
+				}
+			}
+			line = append(line, p...)
+		}
+		want := plain(line)
+		if looksBad(line) != want {
+			t.Fatalf("looksBad(%q) = %v, want %v", line, !want, want)
+		}
+		if want {
+			hits++
+		}
+	}
+	if hits < 1000 {
+		t.Errorf("only %d lines of 20000 had a word: the test proves little", hits)
 	}
 }
 

@@ -10,18 +10,17 @@ const quietLimit = 2 * time.Second
 
 // collect waits for the pumps to reach EOF after the shell exited. While the
 // process group still has members (busy) it waits at most d; otherwise it waits
-// until no output has arrived for d, or quietLimit. Pumps still open then are
-// detached and kept by the supervisor, reading and discarding, so that a
-// background process writing to them neither blocks nor gets SIGPIPE. held
-// reports whether any was.
-func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) (held bool) {
+// until no output has arrived for d, or quietLimit. Whether it is busy is sent
+// on found, by a look that runs meanwhile, and is peeked at, not taken. Pumps
+// still open then are detached and kept by the supervisor, reading and
+// discarding, so that a background process writing to them neither blocks nor
+// gets SIGPIPE. held reports whether any was.
+func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Duration) (held bool) {
 	if len(pumps) == 0 {
 		return false
 	}
-	end := time.Now().Add(max(d, quietLimit))
-	if busy {
-		end = time.Now().Add(d)
-	}
+	start := time.Now()
+	end := start.Add(max(d, quietLimit))
 	tick := time.NewTimer(d)
 	defer tick.Stop()
 	idle := make([]idleWatch, len(pumps))
@@ -44,6 +43,13 @@ func (s *Supervisor) collect(pumps []*pump, busy bool, d time.Duration) (held bo
 		case <-c[0]:
 			continue
 		case <-c[1]:
+			continue
+		case l := <-found:
+			found <- l // for the caller
+			found = nil
+			if len(l.members) > 0 {
+				end = start.Add(d)
+			}
 			continue
 		case <-tick.C:
 		}

@@ -166,6 +166,23 @@ func TestBackgroundWriterKeepsRunning(t *testing.T) {
 	}
 }
 
+// A writer left in the process group that never stops printing is read for
+// Drain, not until the output goes quiet: the look for the group's members runs
+// beside the drain, and what it finds still bounds it.
+func TestBusyGroupDrainIsBounded(t *testing.T) {
+	s := newSupervisor(t)
+	// A drain long enough that the writer, however loaded the machine, does
+	// not pause that long: the output never goes quiet.
+	res, stdout, _ := runScript(t, s, `(trap '' PIPE; while :; do echo tick; done) 2>/dev/null & echo started`,
+		Spec{Drain: 300 * time.Millisecond})
+	if !strings.Contains(stdout, "started\n") || len(res.BackgroundPIDs) == 0 {
+		t.Fatalf("stdout %.40q… result %+v", stdout, res)
+	}
+	if res.Duration >= quietLimit {
+		t.Errorf("Run took %s: it read a busy group's output until quietLimit (%s), not for Drain", res.Duration, quietLimit)
+	}
+}
+
 // Descendants that left the process group (setsid) are found by the marker in
 // their environment: Close kills them after a normal exit, and a timeout kills them.
 func TestEscapedDescendants(t *testing.T) {

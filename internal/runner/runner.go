@@ -42,7 +42,10 @@ import (
 // Defaults for Spec fields left zero.
 const (
 	DefaultKillGrace = 2 * time.Second
-	DefaultDrain     = 50 * time.Millisecond
+	// DefaultDrain is short: every call that starts a background job holding
+	// the pipes waits it out, and what the job prints later is not captured
+	// however long it is.
+	DefaultDrain = 5 * time.Millisecond
 )
 
 // MarkerVar is the environment variable that marks every process a Supervisor

@@ -154,21 +154,22 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	<-copied
 
-	busy := false
-	if members := groupMembers(pgid); len(members) > 0 {
-		busy = true
-		res.BackgroundPIDs = pidsOf(members)
-		s.keepBackground(pgid, members)
+	// Who is left behind is looked up while the output drains: a pass over
+	// /proc costs as much as the drain itself on a busy machine.
+	found := make(chan leftBehind, 1)
+	go func() { found <- findLeft(launcher, pgid) }()
+	held := s.collect(pumps, found, spec.drain())
+	left := <-found
+	busy := len(left.members) > 0
+	if busy {
+		res.BackgroundPIDs = pidsOf(left.members)
+		s.keepBackground(pgid, left.members)
 	}
-	// What a tree holds beyond the group (setsid, env -i) lives on too, until
-	// Close; the tree is empty, at no cost, when the command left nothing.
-	var escaped []int
-	for _, tr := range treeOf(launcher, pgid) {
-		if escaped = tr.l.Tree(pgid); len(escaped) > 0 {
-			s.keepTree(tr)
-		}
+	for _, tr := range left.trees {
+		s.keepTree(tr)
 	}
-	if held := s.collect(pumps, busy, spec.drain()); held && !busy {
+	escaped := left.escaped
+	if held && !busy {
 		// The group is empty yet something holds the output pipes: a descendant
 		// that escaped the group. Report it too; Close will end it.
 		res.BackgroundPIDs = escaped
@@ -178,6 +179,28 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	res.Duration = time.Since(started)
 	return res, nil
+}
+
+// leftBehind is what a command that exited left running: the members of its
+// process group, and the trees holding processes beyond it (escaped: those
+// of the last such tree).
+type leftBehind struct {
+	members []procID
+	trees   []tree
+	escaped []int
+}
+
+// findLeft looks for what the command with process group pgid left running.
+// What a tree holds beyond the group (setsid, env -i) lives on too, until
+// Close; the tree is empty, at no cost, when the command left nothing.
+func findLeft(launcher Launcher, pgid int) leftBehind {
+	l := leftBehind{members: groupMembers(pgid)}
+	for _, tr := range treeOf(launcher, pgid) {
+		if pids := tr.l.Tree(pgid); len(pids) > 0 {
+			l.trees, l.escaped = append(l.trees, tr), pids
+		}
+	}
+	return l
 }
 
 // begin registers a run and returns the marker for its environment and the
