@@ -129,9 +129,10 @@ func (g *Gate) egressPort() int {
 }
 
 // ResolveNetworkAllow expands the presets of an allow-list ("registries")
-// into what they name on this machine, running the tools in env (nil: this
-// process's): the entries, and the sources of the preset's.
-func ResolveNetworkAllow(ctx context.Context, allow []string, env []string) ([]string, []egress.Source) {
+// into what they name on this machine for the project at root, running the
+// tools in env (nil: this process's): the entries, and the sources of the
+// preset's.
+func ResolveNetworkAllow(ctx context.Context, allow []string, root string, env []string) ([]string, []egress.Source) {
 	var out []string
 	var sources []egress.Source
 	for _, e := range allow {
@@ -140,7 +141,7 @@ func ResolveNetworkAllow(ctx context.Context, allow []string, env []string) ([]s
 			continue
 		}
 		if sources == nil {
-			sources = egress.Registries(ctx, egress.Command(env))
+			sources = egress.Registries(ctx, egress.Machine{Run: egress.Command(env), Dir: root, Env: env})
 		}
 	}
 	for _, s := range sources {
@@ -156,7 +157,7 @@ func (g *Gate) egressProxy() (*egress.Proxy, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var entries []string
-		entries, e.sources = ResolveNetworkAllow(ctx, g.cfg.Network.Allow, nil)
+		entries, e.sources = ResolveNetworkAllow(ctx, g.cfg.Network.Allow, g.root, nil)
 		list, err := egress.ParseAllow(entries)
 		if err != nil {
 			e.err = err
