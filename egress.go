@@ -118,6 +118,20 @@ func (g *Gate) egressOn() bool {
 		runtime.GOOS == "linux" && g.cfg.Sandbox.Profile != sandbox.ReadOnly
 }
 
+// egressNotEnforced says why an allow-list configured with the network off
+// is not in force.
+func (g *Gate) egressNotEnforced() string {
+	switch {
+	case g.cfg.Sandbox.Profile == sandbox.ReadOnly:
+		return "the read-only profile has no network: the allow-list is not used"
+	case runtime.GOOS == "windows":
+		return "Windows cannot confine a command's network (a job object does not): the allow-list is not enforced, and only the policy's network rule, which refuses network clients by name, stands between commands and the network"
+	case runtime.GOOS == "darwin":
+		return "shellgate does not run its proxy on macOS yet: the network stays off (Seatbelt allows the host's loopback only)"
+	}
+	return "allow-listed egress needs the sandbox's network namespace: the network stays off"
+}
+
 // egressPort is the proxy's port in the session: egressPort, or the next
 // one no host port takes.
 func (g *Gate) egressPort() int {
@@ -393,6 +407,9 @@ func sortedKeys(m map[string]string) []string {
 func (g *Gate) egressReport(m map[string]any) {
 	mode := g.NetworkMode()
 	m["network"] = mode
+	if mode == NetworkOff && len(g.cfg.Network.Allow) > 0 {
+		m["allow_not_enforced"] = g.egressNotEnforced()
+	}
 	if mode != NetworkAllowList {
 		return
 	}
