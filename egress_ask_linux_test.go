@@ -124,3 +124,22 @@ func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
 		})
 	}
 }
+
+// Connections that come together to a domain not on the list are one
+// question: the others wait for its answer, and "once" covers the rest of
+// the command.
+func TestEgressAsksOnceForConcurrentConnections(t *testing.T) {
+	requireSandbox(t)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hi")
+	}))
+	defer host.Close()
+	url := "http://localhost:" + strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port) + "/"
+	fetch := "curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" " + url
+	g := gate(t, shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}})
+	q := &questions{answer: shellgate.AllowOnce}
+	env := run(t, g, shellgate.Request{Command: fetch + " & " + fetch + " & " + fetch + "; wait"}, shellgate.WithApprover(q.approve))
+	if env.Data.Stdout != "hihihi" || q.count() != 1 {
+		t.Errorf("stdout %q after %d questions, want hihihi after one:\n%s", env.Data.Stdout, q.count(), env.Text)
+	}
+}
