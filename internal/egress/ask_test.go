@@ -21,8 +21,15 @@ type asker struct {
 func (a *asker) ask(ctx context.Context, host string, port int) error {
 	a.mu.Lock()
 	a.asked = append(a.asked, net.JoinHostPort(host, strconv.Itoa(port)))
+	answer := a.answer
 	a.mu.Unlock()
-	return a.answer(ctx)
+	return answer(ctx)
+}
+
+func (a *asker) answerWith(answer func(context.Context) error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.answer = answer
 }
 
 func (a *asker) questions() []string {
@@ -58,9 +65,8 @@ func TestAskAboutUnlistedName(t *testing.T) {
 		{"an IP literal is not asked about", func(context.Context) error { return nil }, 0, "https://203.0.113.7/", "", "the address 203.0.113.7 is not on the network allow-list", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, "example.com")
 			a := &asker{answer: tc.answer}
-			e.proxy.Ask, e.proxy.AskTimeout = a.ask, tc.timeout
+			e := newEnvWith(t, func(p *Proxy) { p.Ask, p.AskTimeout = a.ask, tc.timeout }, "example.com")
 			c := e.client(t, "http")
 			body, err := get(t, c, tc.url)
 			got := body
@@ -84,13 +90,12 @@ func TestAskAboutUnlistedName(t *testing.T) {
 
 // SOCKS5 clients are asked about too; a refusal is reply 2.
 func TestAskOverSOCKS(t *testing.T) {
-	e := newEnv(t, "example.com")
 	a := &asker{answer: func(context.Context) error { return nil }}
-	e.proxy.Ask = a.ask
+	e := newEnvWith(t, func(p *Proxy) { p.Ask = a.ask }, "example.com")
 	if got, err := get(t, e.client(t, "socks5"), "https://www.example.com/s"); err != nil || !strings.HasPrefix(got, "origin: GET /s") {
 		t.Errorf("allowed over SOCKS5: %q, %v", got, err)
 	}
-	a.answer = func(context.Context) error { return errors.New("the user declined it") }
+	a.answerWith(func(context.Context) error { return errors.New("the user declined it") })
 	if _, err := get(t, e.client(t, "socks5"), "https://www.example.com/s"); err == nil {
 		t.Error("declined over SOCKS5, and let through")
 	}
