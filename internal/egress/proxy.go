@@ -39,7 +39,8 @@ type Event struct {
 	Sent, Received int64
 }
 
-// Proxy is the allow-listing proxy. Its zero value refuses everything.
+// Proxy is the allow-listing proxy. Its zero value refuses everything. Its
+// fields must not change once it serves: each connection works on a copy.
 type Proxy struct {
 	Allow *AllowList
 	// Resolver resolves the names clients ask for; nil: net.DefaultResolver.
