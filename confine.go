@@ -110,6 +110,8 @@ type box struct {
 	session *sandbox.Session
 	report  sandbox.Report
 	err     error // why the session could not start
+
+	egress egressCalls // its commands, for the egress proxy (egress.go)
 }
 
 // planSandbox decides in New whether commands will be sandboxed, which changes
@@ -183,6 +185,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	if !b.started {
 		b.started = true
 		spec := g.sandboxSpec()
+		spec.EgressHandler = g.egressHandler(b)
 		g.watching() // beside the start: its findings are needed by the first command
 		if runtime.GOOS != "linux" {
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)

@@ -2,6 +2,7 @@ package shellgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/egress"
 	"github.com/shellgate/shellgate/internal/sandbox"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // NetworkConfig is the network between off and on: allow-listed egress.
@@ -120,6 +122,20 @@ func egressWanted(cfg Config, sandboxed bool) bool {
 		runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
 }
 
+// egressNotEnforced says why an allow-list configured with the network off
+// is not in force.
+func (g *Gate) egressNotEnforced() string {
+	switch {
+	case g.cfg.Sandbox.Profile == sandbox.ReadOnly:
+		return "the read-only profile has no network: the allow-list is not used"
+	case runtime.GOOS == "windows":
+		return "Windows cannot confine a command's network (a job object does not): the allow-list is not enforced, and only the policy's network rule, which refuses network clients by name, stands between commands and the network"
+	case runtime.GOOS == "darwin":
+		return "shellgate does not run its proxy on macOS yet: the network stays off (Seatbelt allows the host's loopback only)"
+	}
+	return "allow-listed egress needs the sandbox's network namespace: the network stays off"
+}
+
 // egressPort is the proxy's port in the session: egressPort, or the next
 // one no host port takes.
 func (g *Gate) egressPort() int {
@@ -131,9 +147,10 @@ func (g *Gate) egressPort() int {
 }
 
 // ResolveNetworkAllow expands the presets of an allow-list ("registries")
-// into what they name on this machine, running the tools in env (nil: this
-// process's): the entries, and the sources of the preset's.
-func ResolveNetworkAllow(ctx context.Context, allow []string, env []string) ([]string, []egress.Source) {
+// into what they name on this machine for the project at root, running the
+// tools in env (nil: this process's): the entries, and the sources of the
+// preset's.
+func ResolveNetworkAllow(ctx context.Context, allow []string, root string, env []string) ([]string, []egress.Source) {
 	var out []string
 	var sources []egress.Source
 	for _, e := range allow {
@@ -142,7 +159,7 @@ func ResolveNetworkAllow(ctx context.Context, allow []string, env []string) ([]s
 			continue
 		}
 		if sources == nil {
-			sources = egress.Registries(ctx, egress.Command(env))
+			sources = egress.Registries(ctx, egress.Machine{Run: egress.Command(env), Dir: root, Env: env})
 		}
 	}
 	for _, s := range sources {
@@ -158,28 +175,188 @@ func (g *Gate) egressProxy() (*egress.Proxy, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var entries []string
-		entries, e.sources = ResolveNetworkAllow(ctx, g.cfg.Network.Allow, nil)
+		entries, e.sources = ResolveNetworkAllow(ctx, g.cfg.Network.Allow, g.root, nil)
 		list, err := egress.ParseAllow(entries)
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.proxy = &egress.Proxy{Allow: list, Audit: g.auditEgress}
+		e.proxy = &egress.Proxy{Allow: list}
 	})
 	return e.proxy, e.err
 }
 
 // egressSpec is what the session needs for allow-listed egress: the
-// proxy's port in it and the handler of its connections.
+// proxy's port in it and the handler of its connections (for the Gate's
+// own sandbox session; egressHandler makes another's).
 func (g *Gate) egressSpec() (int, func(context.Context, net.Conn)) {
+	h := g.egressHandler(g.box)
+	if h == nil {
+		return 0, nil // Report says egress is missing; the network stays off
+	}
+	return g.egressPort(), h
+}
+
+// egressHandler serves the proxy's connections from b's sandbox session:
+// it asks b's commands' approver about a domain not on the list, and names
+// b's command in the audit log.
+func (g *Gate) egressHandler(b *box) func(context.Context, net.Conn) {
 	if !g.egressOn() {
-		return 0, nil
+		return nil
 	}
 	p, err := g.egressProxy()
 	if err != nil {
-		return 0, nil // Report says egress is missing; the network stays off
+		return nil
 	}
-	return g.egressPort(), p.ServeConn
+	q := *p
+	q.Ask = func(ctx context.Context, host string, port int) error { return g.askEgress(ctx, b, host, port) }
+	q.Audit = func(ev egress.Event) { g.auditEgress(b, ev) }
+	return q.ServeConn
+}
+
+// egressRule is the Question.Rule of a domain not on the allow-list.
+const egressRule = "egress"
+
+// egressCalls are the commands running in one sandbox session (a box), for
+// its proxy: whose approver is asked about a domain not on the allow-list,
+// and which command the audit log names for a connection.
+type egressCalls struct {
+	mu      sync.Mutex
+	session string          // the Session's id
+	running []*egressCall   // in the order they started
+	ended   []*egressCall   // the latest ended, for connections reported after
+	allowed map[string]bool // domains allowed for the session
+	turn    chan struct{}   // one question at a time: a person answers them
+}
+
+// egressCall is one command, from before it starts to its end.
+type egressCall struct {
+	id, command string // the audit log's call id, and the command line
+	approver    Approver
+	start, end  time.Time
+	answered    map[string]bool // domains allowed (true) or declined for this command
+}
+
+// maxEnded bounds the ended calls kept for connections reported late.
+const maxEnded = 16
+
+// egressCall notes command as running in b's sandbox session until the
+// returned func is called: its connections through the proxy are its own,
+// and its approver (if any) is asked about domains not on the list.
+func (g *Gate) egressCall(b *box, o runOptions, command, session string) (ended func()) {
+	if !g.egressOn() {
+		return func() {}
+	}
+	c := &egressCall{command: command, approver: o.approver, start: time.Now(), answered: map[string]bool{}}
+	if o.audit != nil {
+		c.id = o.audit.id
+	}
+	e := &b.egress
+	e.mu.Lock()
+	e.session = session
+	e.running = append(e.running, c)
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			c.end = time.Now()
+			e.running = slices.DeleteFunc(e.running, func(x *egressCall) bool { return x == c })
+			e.ended = append(e.ended, c)
+			if len(e.ended) > maxEnded {
+				e.ended = e.ended[len(e.ended)-maxEnded:]
+			}
+		})
+	}
+}
+
+// afterJob calls ended when the job done says ends, or now if there is none.
+func afterJob(done <-chan struct{}, ended func()) {
+	if done == nil {
+		ended()
+		return
+	}
+	go func() {
+		<-done
+		ended()
+	}()
+}
+
+// at returns the calls that were running at t. Locked by mu.
+func (e *egressCalls) at(t time.Time) []*egressCall {
+	var out []*egressCall
+	for _, c := range slices.Concat(e.ended, e.running) {
+		if !c.start.After(t) && (c.end.IsZero() || !c.end.Before(t)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// askEgress decides about a domain not on the allow-list for b's proxy: an
+// earlier answer of the session or of a running command, else the approver
+// of the latest command that has one; in approval mode never, no one is
+// asked. The proxy holds the connection meanwhile, until ctx ends.
+func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) error {
+	if g.cfg.Policy.Mode == policy.ModeNever {
+		return egress.ErrNotAsked
+	}
+	e := &b.egress
+	e.mu.Lock()
+	if e.turn == nil {
+		e.turn = make(chan struct{}, 1)
+	}
+	turn := e.turn
+	e.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-turn }()
+
+	e.mu.Lock()
+	var asker *egressCall
+	allowed, known := e.allowed[host], e.allowed[host]
+	for _, c := range e.running {
+		if ok, was := c.answered[host]; was {
+			allowed, known = allowed || ok, true
+		}
+		if c.approver != nil {
+			asker = c
+		}
+	}
+	e.mu.Unlock()
+	switch {
+	case allowed:
+		return nil
+	case known:
+		return errors.New("the user declined it earlier in this command")
+	case asker == nil:
+		return egress.ErrNotAsked
+	}
+	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Reason: fmt.Sprintf(
+		"It connects to %s (port %d), which is not on the network allow-list. Allow %s for this session? Once: for the rest of this command; for the session: for its later commands too.",
+		host, port, host)}
+	answer := asker.approver(ctx, q)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case answer == AllowSession:
+		if e.allowed == nil {
+			e.allowed = map[string]bool{}
+		}
+		e.allowed[host] = true
+		return nil
+	case answer == AllowOnce:
+		asker.answered[host] = true
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	asker.answered[host] = false
+	return errors.New("the user declined it")
 }
 
 // egressEnv points commands at the proxy: the variables most clients read,
@@ -234,6 +411,9 @@ func sortedKeys(m map[string]string) []string {
 func (g *Gate) egressReport(m map[string]any) {
 	mode := g.NetworkMode()
 	m["network"] = mode
+	if mode == NetworkOff && len(g.cfg.Network.Allow) > 0 {
+		m["allow_not_enforced"] = g.egressNotEnforced()
+	}
 	if mode != NetworkAllowList {
 		return
 	}
@@ -242,22 +422,42 @@ func (g *Gate) egressReport(m map[string]any) {
 	}
 }
 
-// auditEgress records one connection through the proxy.
-func (g *Gate) auditEgress(ev egress.Event) {
+// auditEgress records one connection through b's proxy, with the command
+// that made it.
+func (g *Gate) auditEgress(b *box, ev egress.Event) {
 	if !ev.Allowed {
 		g.egress.noteRefused(ev)
 	}
 	if g.auditLog == nil || g.auditLog.off {
 		return
 	}
-	decision := "allow"
-	if !ev.Allowed {
-		decision = "deny"
-	}
-	g.auditLog.write(audit.Entry{
-		Time: time.Now(), Root: g.root, Action: "egress", Decision: decision, Rule: "network",
+	e := audit.Entry{
+		Event: audit.EventEgress, Time: ev.Start, Root: g.root, Action: "egress", Decision: "allow", Rule: "network",
 		Egress: &audit.Egress{Proto: ev.Proto, Domain: ev.Domain, Port: ev.Port, Reason: ev.Reason, SentBytes: ev.Sent, ReceivedBytes: ev.Received},
-	})
+	}
+	if !ev.Allowed {
+		e.Decision = "deny"
+	}
+	calls := &b.egress
+	calls.mu.Lock()
+	e.Session = calls.session
+	at := calls.at(ev.Start)
+	if ev.Approved {
+		e.Approved = "once"
+		if calls.allowed[ev.Domain] {
+			e.Approved = "session"
+		}
+	}
+	calls.mu.Unlock()
+	switch {
+	case len(at) == 1:
+		e.Call, e.Command = at[0].id, at[0].command
+	case len(at) > 1:
+		for _, c := range at {
+			e.Egress.Calls = append(e.Egress.Calls, c.id)
+		}
+	}
+	g.auditLog.write(e)
 }
 
 // NetworkAllow is the allow-list in force, presets resolved (resolving them

@@ -253,6 +253,17 @@ func TestNetworkModes(t *testing.T) {
 	}
 }
 
+// Where an allow-list is configured but not in force, context.sandbox says
+// why (on Windows: that nothing confines the network).
+func TestNetworkAllowNotEnforced(t *testing.T) {
+	requireSandbox(t)
+	ro := shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"x.example"}}, Sandbox: shellgate.SandboxConfig{Profile: "read-only"}}
+	if sb, ok := run(t, gate(t, ro), shellgate.Request{Command: "true"}).Context.Sandbox.(map[string]any); !ok ||
+		sb["network"] != shellgate.NetworkOff || !strings.Contains(fmt.Sprint(sb["allow_not_enforced"]), "read-only profile has no network") {
+		t.Errorf("read-only with an allow-list: context.sandbox %v", sb)
+	}
+}
+
 // BenchmarkEgressNpmInstall: npm install of the same package, from an empty
 // cache each time, through the proxy (allow-listed egress) and with the
 // network fully on, alternating; the median of their ratios is reported as

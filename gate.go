@@ -450,7 +450,9 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	if refused != nil {
 		return *refused
 	}
+	ended := g.egressCall(g.box, o, req.Command, "")
 	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	ended()
 	cp.finish(&env, nil)
 	g.noteAppeared(&env, "")
 	return env

@@ -160,13 +160,17 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		}
 		env, secrets := s.g.childEnv()
 		stdout, stderr := s.g.captures(a.budget, o, secrets)
+		ended := s.g.egressCall(s.box, o, req.Command, s.id)
 		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.withExports(env), o.stdio.in, o.stdio.out, o.stdio.err))
+		ended()
 		out := s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
 		cp.finish(&out, nil)
 		s.g.noteAppeared(&out, s.id)
 		return out
 	}
+	ended := s.g.egressCall(s.box, o, req.Command, s.id)
 	out := s.execute(ctx, a, req, o)
+	afterJob(s.jobDone(out), ended) // egress.go
 	cp.finish(&out, s.jobDone(out))
 	s.g.noteAppeared(&out, s.id)
 	return out

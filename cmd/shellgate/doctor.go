@@ -117,7 +117,7 @@ func printNetwork(w io.Writer, g *shellgate.Gate, cfg shellgate.Config) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, sources := shellgate.ResolveNetworkAllow(ctx, []string{"registries"}, nil)
+	_, sources := shellgate.ResolveNetworkAllow(ctx, []string{"registries"}, g.Info().Root, nil)
 	fmt.Fprintln(w, "preset registries (--allow-domain registries):")
 	if len(sources) == 0 {
 		fmt.Fprintln(w, "  no package manager answered")

@@ -50,6 +50,9 @@ const (
 	// repository or a protected entry appear below its top level (Appeared
 	// lists them), after a command or when the Gate closed.
 	EventAppeared = "appeared"
+	// EventEgress is one connection through the egress proxy (Egress), with
+	// the call of the command that made it.
+	EventEgress = "egress"
 )
 
 // Entry is one line of the log. The JSON names are stable: tools read them.
@@ -108,6 +111,9 @@ type Egress struct {
 	Reason        string `json:"reason,omitempty"` // why it was refused or failed
 	SentBytes     int64  `json:"sent_bytes"`
 	ReceivedBytes int64  `json:"received_bytes"`
+	// Calls are the calls running in the session when the connection came
+	// in, when there were several (with one, Entry.Call and Command name it).
+	Calls []string `json:"calls,omitempty"`
 }
 
 // Options bound the log's size on disk.

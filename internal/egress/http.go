@@ -164,7 +164,7 @@ func (p *Proxy) refuse(c net.Conn, proto, host string, port int, r *refusal) {
 // failed answers and reports a connection that was allowed but failed.
 func (p *Proxy) failed(c net.Conn, proto string, t *target, err error) {
 	msg := fmt.Sprintf("shellgate: cannot connect to %s: %v", net.JoinHostPort(t.host, strconv.Itoa(t.port)), err)
-	p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: true, Reason: msg})
+	p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: true, Approved: t.approved, Reason: msg})
 	reply(c, statusBadGateway, msg)
 }
 

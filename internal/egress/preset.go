@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"net/url"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -49,23 +50,67 @@ func Command(env []string) Run {
 // presetTimeout bounds one tool's answer (npm takes a second on a slow disk).
 const presetTimeout = 15 * time.Second
 
+// Machine is where the preset reads the toolchains' configuration: their
+// own answers, and the files and variables of those that have no command
+// to tell it (cargo, Maven).
+type Machine struct {
+	Run Run
+	// Dir is the project root: cargo reads .cargo/config.toml there and in
+	// every directory above, Maven the project's pom.xml.
+	Dir string
+	// Home is the user's home directory ("": this process's).
+	Home string
+	// Env is the environment the tools see (nil: this process's).
+	Env []string
+}
+
+// getenv is the value of key in m's environment.
+func (m Machine) getenv(key string) string {
+	if m.Env == nil {
+		return os.Getenv(key)
+	}
+	v := ""
+	for _, kv := range m.Env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// environ is m's environment.
+func (m Machine) environ() []string {
+	if m.Env == nil {
+		return os.Environ()
+	}
+	return m.Env
+}
+
+func (m Machine) home() string {
+	if m.Home != "" {
+		return m.Home
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
 // Registries resolves the preset: for each toolchain that answers, the
 // hosts its configuration names; a tool that is not installed is left out.
-func Registries(ctx context.Context, run Run) []Source {
-	finders := []func(context.Context, Run) *Source{npmSource, goSource, pipSource, cargoSource, gemSource, mavenSource}
+func Registries(ctx context.Context, m Machine) []Source {
+	finders := []func(context.Context, Machine) *Source{npmSource, goSource, pipSource, cargoSource, gemSource, mavenSource}
 	out := make([]*Source, len(finders))
 	var wg sync.WaitGroup
 	for i, f := range finders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = f(ctx, run)
+			out[i] = f(ctx, m)
 		}()
 	}
 	wg.Wait()
 	var srcs []Source
 	for _, s := range out {
-		if s != nil && len(s.Hosts) > 0 {
+		if s != nil && (len(s.Hosts) > 0 || s.Note != "") {
 			srcs = append(srcs, *s)
 		}
 	}
@@ -92,7 +137,8 @@ func addHost(hosts []string, h string) []string {
 	return hosts
 }
 
-func npmSource(ctx context.Context, run Run) *Source {
+func npmSource(ctx context.Context, m Machine) *Source {
+	run := m.Run
 	out, err := run(ctx, "npm", "config", "get", "registry")
 	if err != nil {
 		return nil
@@ -102,7 +148,8 @@ func npmSource(ctx context.Context, run Run) *Source {
 	return s
 }
 
-func goSource(ctx context.Context, run Run) *Source {
+func goSource(ctx context.Context, m Machine) *Source {
+	run := m.Run
 	out, err := run(ctx, "go", "env", "GOPROXY", "GOSUMDB")
 	if err != nil {
 		return nil
@@ -134,7 +181,8 @@ func goSource(ctx context.Context, run Run) *Source {
 	return s
 }
 
-func pipSource(ctx context.Context, run Run) *Source {
+func pipSource(ctx context.Context, m Machine) *Source {
+	run := m.Run
 	out, err := run(ctx, "python3", "-m", "pip", "config", "list")
 	if err != nil {
 		if out, err = run(ctx, "pip", "config", "list"); err != nil {
@@ -158,16 +206,8 @@ func pipSource(ctx context.Context, run Run) *Source {
 	return s
 }
 
-func cargoSource(ctx context.Context, run Run) *Source {
-	if _, err := run(ctx, "cargo", "--version"); err != nil {
-		return nil
-	}
-	// A source replacement in .cargo/config.toml is not read: the default.
-	return &Source{Tool: "cargo", From: "default", Hosts: []string{"index.crates.io", "static.crates.io", "crates.io"},
-		Note: "a source replacement in .cargo/config.toml is not read; allow its host by name"}
-}
-
-func gemSource(ctx context.Context, run Run) *Source {
+func gemSource(ctx context.Context, m Machine) *Source {
+	run := m.Run
 	out, err := run(ctx, "gem", "sources", "--list")
 	if err != nil {
 		return nil
@@ -182,14 +222,6 @@ func gemSource(ctx context.Context, run Run) *Source {
 		s.Hosts = addHost(s.Hosts, "index.rubygems.org")
 	}
 	return s
-}
-
-func mavenSource(ctx context.Context, run Run) *Source {
-	if _, err := run(ctx, "mvn", "--version"); err != nil {
-		return nil
-	}
-	return &Source{Tool: "maven", From: "default", Hosts: []string{"repo.maven.apache.org", "repo1.maven.org"},
-		Note: "mirrors in ~/.m2/settings.xml are not read; allow their hosts by name"}
 }
 
 func firstLine(s string) string {

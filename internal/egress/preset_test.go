@@ -23,7 +23,8 @@ func TestRegistries(t *testing.T) {
 		return "", errors.New("not installed")
 	}
 	got := map[string][]string{}
-	for _, s := range Registries(context.Background(), run) {
+	empty := varTmp(t)
+	for _, s := range Registries(context.Background(), Machine{Run: run, Dir: empty, Home: empty, Env: []string{}}) {
 		got[s.Tool] = s.Hosts
 	}
 	want := map[string][]string{
@@ -51,7 +52,7 @@ func TestGoSumDBForms(t *testing.T) {
 		{"https://proxy.golang.org,direct\nsum.golang.org+033de0ae+Ac4zctda0e5eza+HJyk9SxEdh+s3Ux18htTTAD8OuAn8\n", []string{"proxy.golang.org", "sum.golang.org"}},
 		{"https://a.example|https://b.example\ngosum.io+ce6e7565+AY5q https://sum.mirror.example/\n", []string{"a.example", "b.example", "sum.mirror.example"}},
 	} {
-		s := goSource(context.Background(), func(context.Context, string, ...string) (string, error) { return tc.env, nil })
+		s := goSource(context.Background(), Machine{Run: func(context.Context, string, ...string) (string, error) { return tc.env, nil }})
 		if !slices.Equal(s.Hosts, tc.want) {
 			t.Errorf("%q: %q, want %q", tc.env, s.Hosts, tc.want)
 		}

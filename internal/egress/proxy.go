@@ -31,11 +31,16 @@ type Event struct {
 	Port    int
 	Allowed bool
 	Reason  string // why it was refused, or why the connection failed
+	// Approved: the name is not on the list, and Ask let it through.
+	Approved bool
+	// Start is when the client's connection came in.
+	Start time.Time
 	// Sent and Received count the bytes to and from the remote side.
 	Sent, Received int64
 }
 
-// Proxy is the allow-listing proxy. Its zero value refuses everything.
+// Proxy is the allow-listing proxy. Its zero value refuses everything. Its
+// fields must not change once it serves: each connection works on a copy.
 type Proxy struct {
 	Allow *AllowList
 	// Resolver resolves the names clients ask for; nil: net.DefaultResolver.
@@ -48,7 +53,21 @@ type Proxy struct {
 	Upstream func(scheme, hostport string) (*url.URL, error)
 	// Audit is called once per Event; it must not block for long.
 	Audit func(Event)
+	// Ask, if set, is asked about a name the allow-list does not hold (a
+	// person, through the Gate's approver) while the proxy holds the
+	// client's connection: nil lets it through; ErrNotAsked refuses it as
+	// if there were no Ask; another error refuses it and says why. It must
+	// return when ctx ends, which it does after AskTimeout.
+	Ask func(ctx context.Context, host string, port int) error
+	// AskTimeout bounds one Ask; 0 means DefaultAskTimeout.
+	AskTimeout time.Duration
 }
+
+// DefaultAskTimeout is how long a connection waits for the answer to Ask.
+const DefaultAskTimeout = 2 * time.Minute
+
+// ErrNotAsked is Ask's answer when there is no one to ask.
+var ErrNotAsked = errors.New("no one to ask")
 
 // HTTP statuses the proxy answers with. The package does without net/http,
 // which would add its initialisation (and crypto/tls's) to every start of
@@ -94,6 +113,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 // and closes it. It returns when the client and the remote side are done, or
 // when ctx ends.
 func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
+	p = p.from(time.Now())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.Close()
@@ -110,6 +130,18 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 	} else {
 		p.http(ctx, c, br)
 	}
+}
+
+// from is p for one connection that came in at start: its Events say so.
+func (p *Proxy) from(start time.Time) *Proxy {
+	q := *p
+	if p.Audit != nil {
+		q.Audit = func(e Event) {
+			e.Start = start
+			p.Audit(e)
+		}
+	}
+	return &q
 }
 
 // refusal is why a target is not let through, with how to allow it.
@@ -129,6 +161,7 @@ type target struct {
 	port     int
 	addrs    []netip.Addr
 	upstream *url.URL
+	approved bool // not on the list: Ask let it through
 }
 
 // decide checks host:port against the allow-list and resolves it.
@@ -142,8 +175,16 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 		t.addrs = []netip.Addr{ip.Unmap()}
 		return t, nil
 	}
-	if checkName(host) != nil || !p.Allow.AllowsName(host) {
+	if checkName(host) != nil {
 		return nil, refusedName(host)
+	}
+	if !p.Allow.AllowsName(host) {
+		if err := p.ask(ctx, host, port); errors.Is(err, ErrNotAsked) {
+			return nil, refusedName(host)
+		} else if err != nil {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s is not on the network allow-list, and %v; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, err, host, host)}
+		}
+		t.approved = true
 	}
 	upstream := p.Upstream
 	if upstream == nil {
@@ -172,6 +213,24 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 		t.addrs = append(t.addrs, a.Unmap())
 	}
 	return t, nil
+}
+
+// ask asks p.Ask about host, for at most AskTimeout, holding the client.
+func (p *Proxy) ask(ctx context.Context, host string, port int) error {
+	if p.Ask == nil {
+		return ErrNotAsked
+	}
+	timeout := p.AskTimeout
+	if timeout <= 0 {
+		timeout = DefaultAskTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := p.Ask(ctx, host, port)
+	if err != nil && !errors.Is(err, ErrNotAsked) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no one answered the question whether to allow it within %s", timeout)
+	}
+	return err
 }
 
 func (p *Proxy) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -309,7 +368,7 @@ func (p *Proxy) open(ctx context.Context, proto string, t *target, tunnel bool) 
 		once.Do(func() {
 			stop()
 			c.Close()
-			p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: refused == "", Reason: refused, Sent: rc.sent.Load(), Received: rc.received.Load()})
+			p.audit(Event{Proto: proto, Domain: t.host, Port: t.port, Allowed: refused == "", Approved: t.approved, Reason: refused, Sent: rc.sent.Load(), Received: rc.received.Load()})
 		})
 	}, nil
 }

@@ -73,6 +73,12 @@ type env struct {
 
 func newEnv(t *testing.T, allow ...string) *env {
 	t.Helper()
+	return newEnvWith(t, nil, allow...)
+}
+
+// newEnvWith is newEnv whose proxy set changes before it serves.
+func newEnvWith(t *testing.T, set func(*Proxy), allow ...string) *env {
+	t.Helper()
 	a, err := ParseAllow(allow)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +121,9 @@ func newEnv(t *testing.T, allow ...string) *env {
 			e.changed.Broadcast()
 			e.mu.Unlock()
 		},
+	}
+	if set != nil {
+		set(e.proxy)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

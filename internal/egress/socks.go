@@ -87,7 +87,7 @@ func (p *Proxy) socks(ctx context.Context, c net.Conn, br *bufio.Reader) {
 		if errors.As(err, &op) && op.Op == "dial" {
 			code = socksRefused
 		}
-		p.audit(Event{Proto: "socks5", Domain: t.host, Port: t.port, Allowed: true, Reason: "shellgate: cannot connect: " + err.Error()})
+		p.audit(Event{Proto: "socks5", Domain: t.host, Port: t.port, Allowed: true, Approved: t.approved, Reason: "shellgate: cannot connect: " + err.Error()})
 		socksReply(c, code)
 		return
 	}

@@ -84,7 +84,8 @@ func Start(spec Spec) (*Session, error) {
 // no Seatbelt equivalent.
 func seatbeltPolicy(spec Spec) seatbelt.Policy {
 	return seatbelt.Policy{TempDir: spec.TempDir, Writable: spec.Writable, Protected: spec.Protected,
-		Hidden: spec.Hidden, Visible: spec.Visible, Network: spec.Network}
+		Hidden: spec.Hidden, Visible: spec.Visible, Network: spec.Network,
+		EgressPort: spec.EgressPort, HostPorts: spec.HostPorts}
 }
 
 // seatbeltReport says which guarantees Seatbelt gives and which it does not.

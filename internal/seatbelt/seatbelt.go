@@ -39,7 +39,9 @@ const Exec = "/usr/bin/sandbox-exec"
 //     the host's loopback only — Seatbelt has no network namespace, so
 //     "localhost" is 127.0.0.1 and ::1 of the whole machine, shared with every
 //     local service, not a loopback of the session's own — and unix sockets
-//     inside the writable paths.
+//     inside the writable paths; with EgressPort (allow-listed egress, the
+//     proxy listening on the host's loopback), only that port and HostPorts
+//     of the loopback, and no DNS.
 type Seatbelt struct {
 	Profile string
 	Params  []Param // in the order the profile first names them
@@ -67,6 +69,10 @@ type Policy struct {
 	Hidden    []string // unreadable
 	Visible   []string // readable again, though inside a hidden path
 	Network   bool     // the host's network, not its loopback only
+	// EgressPort, without Network, is the egress proxy's port on the host's
+	// loopback: then only it and HostPorts may be reached there, and no DNS.
+	EgressPort int
+	HostPorts  []int
 }
 
 // Build builds p's Seatbelt profile. Paths must be absolute and
@@ -101,7 +107,7 @@ func Build(spec Policy) (Seatbelt, error) {
 		}
 		b.writable = append([]string{clean}, b.writable...)
 	}
-	b.build(spec.Network)
+	b.build(spec.Network, loopbackPorts(spec))
 	return Seatbelt{Profile: b.text.String(), Params: b.params}, nil
 }
 
@@ -165,7 +171,18 @@ func (b *sbpl) rule(action, ops string, filters []string) {
 	}
 }
 
-func (b *sbpl) build(network bool) {
+// loopbackPorts are the host loopback ports commands may connect to with
+// allow-listed egress: the proxy's, then the forwarded ones; nil without it.
+func loopbackPorts(spec Policy) []int {
+	if spec.Network || spec.EgressPort == 0 {
+		return nil
+	}
+	return append([]int{spec.EgressPort}, spec.HostPorts...)
+}
+
+// build writes the profile; ports, for allow-listed egress, are the only
+// loopback ports commands may connect to (nil: all of them).
+func (b *sbpl) build(network bool, ports []int) {
 	b.line("(version 1)")
 	b.line("; shellgate: generated; the last matching rule wins")
 	b.line("(deny default)")
@@ -202,10 +219,19 @@ func (b *sbpl) build(network bool) {
 		b.line(`(allow network-outbound (remote unix-socket (path-literal "/private/var/run/mDNSResponder")))`)
 		b.line(`(allow mach-lookup (global-name "com.apple.SystemConfiguration.DNSConfiguration") (global-name "com.apple.SystemConfiguration.configd") (global-name "com.apple.dnssd.service") (global-name "com.apple.networkd") (global-name "com.apple.trustd.agent") (global-name "com.apple.SecurityServer") (global-name "com.apple.ocspd") (global-name "com.apple.bsd.dirhelper"))`)
 	} else {
-		b.line("; network: off but the host's loopback")
+		outbound := []string{`(remote ip "localhost:*")`}
+		if len(ports) > 0 {
+			b.line("; network: allow-listed: the egress proxy's port and the forwarded ones on the host's loopback; no DNS")
+			outbound = nil
+			for _, p := range ports {
+				outbound = append(outbound, fmt.Sprintf(`(remote ip "localhost:%d")`, p))
+			}
+		} else {
+			b.line("; network: off but the host's loopback")
+		}
 		b.line("(allow system-socket)")
 		b.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
-		b.line(`(allow network-outbound (remote ip "localhost:*"))`)
+		b.rule("allow", "network-outbound", outbound)
 		b.rule("allow", "network-bind", unixSockets("local", sockets))
 	}
 	b.rule("allow", "network-outbound", unixSockets("remote", sockets))

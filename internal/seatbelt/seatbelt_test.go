@@ -202,6 +202,31 @@ func TestSeatbeltNetworkOn(t *testing.T) {
 	}
 }
 
+// Allow-listed egress: the loopback narrows to the proxy's port and the
+// forwarded ones, and there is no DNS; the network on ignores the port.
+func TestSeatbeltEgress(t *testing.T) {
+	spec := seatbeltProject
+	spec.EgressPort, spec.HostPorts = 3128, []int{5432}
+	sb, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := profileRules(t, sb)
+	if i := ruleIndex(rs, `(allow network-outbound (remote ip "localhost:3128") (remote ip "localhost:5432"))`); i < 0 {
+		t.Errorf("no rule for the proxy's and the forwarded port:\n%s", strings.Join(rs, "\n"))
+	}
+	for _, r := range rs {
+		if strings.Contains(r, "network-outbound") && strings.Contains(r, "localhost:*") ||
+			strings.Contains(r, "mDNSResponder") || strings.Contains(r, "DNSConfiguration") || strings.Contains(r, "network*") {
+			t.Errorf("allow-listed egress, yet %s", r)
+		}
+	}
+	spec.Network = true
+	if sb, _ := Build(spec); strings.Contains(sb.Profile, "localhost:3128") {
+		t.Errorf("network on, yet a rule for the proxy's port:\n%s", sb.Profile)
+	}
+}
+
 func TestSeatbeltReadOnly(t *testing.T) {
 	sb, err := Build(Policy{TempDir: "/private/tmp/t", Hidden: []string{"/h"}})
 	if err != nil {

@@ -1,0 +1,145 @@
+package shellgate_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
+)
+
+// questions is an approver that answers with answer and keeps what it was
+// asked.
+type questions struct {
+	mu     sync.Mutex
+	asked  []shellgate.Question
+	answer shellgate.Answer
+}
+
+func (q *questions) approve(_ context.Context, x shellgate.Question) shellgate.Answer {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.asked = append(q.asked, x)
+	return q.answer
+}
+
+func (q *questions) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.asked)
+}
+
+// A connection to a domain not on the allow-list is asked about through the
+// call's approver while the proxy holds it: yes lets it through (and, for
+// the session, the next commands without asking), no refuses it with the
+// proxy's message; approval mode never asks no one. Each connection is one
+// audit line naming the session and the command.
+//
+// The domain is "localhost" and the allow-list holds 127.0.0.1, the address
+// it resolves to: the name is what is asked about, and nothing leaves this
+// machine.
+func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
+	requireSandbox(t)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello from the host")
+	}))
+	defer host.Close()
+	port := strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port)
+	// --noproxy '': localhost goes through the proxy despite NO_PROXY.
+	fetch := "curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" -w ' (%{http_code})' http://localhost:" + port + "/"
+
+	for _, tc := range []struct {
+		name   string
+		mode   policy.Mode
+		answer shellgate.Answer
+		asked  int // questions over the two commands
+		want   string
+		ok     bool
+	}{
+		{"allowed for the session", policy.ModeAuto, shellgate.AllowSession, 1, "hello from the host (200)", true},
+		{"allowed once", policy.ModeUntrusted, shellgate.AllowOnce, 2, "hello from the host (200)", true},
+		{"declined", policy.ModeAuto, shellgate.Deny, 2, `localhost is not on the network allow-list, and the user declined it; the user can allow it with --allow-domain localhost or [network] allow = ["localhost"]` + "\n (403)", false},
+		{"mode never", policy.ModeNever, shellgate.AllowSession, 0, `shellgate: localhost is not on the network allow-list; the user can allow it with --allow-domain localhost or [network] allow = ["localhost"]` + "\n (403)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+			cfg := shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}},
+				Audit: shellgate.AuditConfig{Path: logPath}}
+			cfg.Policy.Mode = tc.mode
+			cfg.Policy.Allow = []string{"curl *"} // untrusted mode would ask about curl itself
+			s := gate(t, cfg).NewSession(shellgate.SessionConfig{ID: "sess-1"})
+			defer s.Close()
+			q := &questions{answer: tc.answer}
+			for i := range 2 {
+				env := s.Run(context.Background(), shellgate.Request{Command: fetch}, shellgate.WithApprover(q.approve))
+				out := env.Data.Stdout + env.Data.Stderr
+				if env.Status != envelope.Success || !strings.Contains(out, tc.want) {
+					t.Errorf("command %d: %s, want %q in:\n%s", i+1, env.Status, tc.want, env.Text)
+				}
+			}
+			if n := q.count(); n != tc.asked {
+				t.Errorf("asked %d times, want %d: %+v", n, tc.asked, q.asked)
+			}
+			for _, x := range q.asked {
+				if x.Command != fetch || x.SessionKey != "network localhost" || !strings.Contains(x.Why(), "Allow localhost for this session?") {
+					t.Errorf("question %+v, why %q", x, x.Why())
+				}
+			}
+
+			// One egress line a connection, naming the session, the
+			// command and its call (whose decision line is there too).
+			calls := map[any]bool{}
+			var egress []map[string]any
+			for _, l := range auditLines(t, logPath) {
+				switch l["event"] {
+				case "decision":
+					calls[l["call"]] = true
+				case "egress":
+					egress = append(egress, l)
+				}
+			}
+			if len(egress) != 2 {
+				t.Fatalf("%d egress lines, want 2: %v", len(egress), egress)
+			}
+			decision := map[bool]string{true: "allow", false: "deny"}[tc.ok]
+			for _, l := range egress {
+				e, _ := l["egress"].(map[string]any)
+				if l["session"] != "sess-1" || l["command"] != fetch || !calls[l["call"]] || l["decision"] != decision ||
+					e["domain"] != "localhost" || e["port"] != float64(host.Listener.Addr().(*net.TCPAddr).Port) {
+					t.Errorf("egress line %v", l)
+				}
+				if sent, _ := e["sent_bytes"].(float64); tc.ok && (sent == 0 || e["received_bytes"].(float64) < float64(len("hello from the host"))) {
+					t.Errorf("bytes: %v", e)
+				}
+			}
+		})
+	}
+}
+
+// Connections that come together to a domain not on the list are one
+// question: the others wait for its answer, and "once" covers the rest of
+// the command.
+func TestEgressAsksOnceForConcurrentConnections(t *testing.T) {
+	requireSandbox(t)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hi")
+	}))
+	defer host.Close()
+	url := "http://localhost:" + strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port) + "/"
+	fetch := "curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" " + url
+	g := gate(t, shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}})
+	q := &questions{answer: shellgate.AllowOnce}
+	env := run(t, g, shellgate.Request{Command: fetch + " & " + fetch + " & " + fetch + "; wait"}, shellgate.WithApprover(q.approve))
+	if env.Data.Stdout != "hihihi" || q.count() != 1 {
+		t.Errorf("stdout %q after %d questions, want hihihi after one:\n%s", env.Data.Stdout, q.count(), env.Text)
+	}
+}
