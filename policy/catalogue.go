@@ -23,6 +23,9 @@ type fact struct {
 	// also names more programs by a predicate (mkfs.*, python3.12).
 	also func(name string) bool
 	test func(x *check, c *analysis.Command) string
+	// rule is the rule a holding fact is reported under, where the
+	// catalogue's facts differ in it.
+	rule string
 	// loopback: what the fact reports is moot where only the session's
 	// private loopback is reached (a network client aimed at 127.0.0.1).
 	loopback        bool
@@ -33,11 +36,15 @@ type fact struct {
 type catalogue struct {
 	facts []fact
 	by    map[string][]int
+	also  []int // the facts with a name predicate
 }
 
 func newCatalogue(facts ...fact) *catalogue {
 	k := &catalogue{facts: facts, by: map[string][]int{}}
 	for i, f := range facts {
+		if f.also != nil {
+			k.also = append(k.also, i)
+		}
 		for _, p := range f.programs {
 			k.by[p] = append(k.by[p], i)
 			if l := strings.ToLower(p); analysis.FoldsNames && l != p {
@@ -55,8 +62,8 @@ func (k *catalogue) first(x *check, c *analysis.Command) (*fact, string) {
 			return &k.facts[i], what
 		}
 	}
-	for i := range k.facts {
-		if f := &k.facts[i]; f.also != nil && f.also(c.Name) {
+	for _, i := range k.also {
+		if f := &k.facts[i]; f.also(c.Name) {
 			if what := f.test(x, c); what != "" {
 				return f, what
 			}

@@ -8,8 +8,9 @@ import (
 
 // catalogues are every table of facts, by the rule that reads it.
 var catalogues = map[string]*catalogue{
-	"network":  networkFacts,
-	"fetchers": fetchers,
+	"network":   networkFacts,
+	"fetchers":  fetchers,
+	"execution": execFacts,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its
