@@ -8,9 +8,10 @@ import (
 
 // catalogues are every table of facts, by the rule that reads it.
 var catalogues = map[string]*catalogue{
-	"network":   networkFacts,
-	"fetchers":  fetchers,
-	"execution": execFacts,
+	"network":     networkFacts,
+	"fetchers":    fetchers,
+	"execution":   execFacts,
+	"interactive": interactiveFacts,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its
