@@ -8,10 +8,11 @@ import (
 
 // catalogues are every table of facts, by the rule that reads it.
 var catalogues = map[string]*catalogue{
-	"network":     networkFacts,
-	"fetchers":    fetchers,
-	"execution":   execFacts,
-	"interactive": interactiveFacts,
+	"network":      networkFacts,
+	"fetchers":     fetchers,
+	"execution":    execFacts,
+	"interactive":  interactiveFacts,
+	"catastrophic": catastrophicFacts,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its
