@@ -13,6 +13,7 @@ var catalogues = map[string]*catalogue{
 	"execution":    execFacts,
 	"interactive":  interactiveFacts,
 	"catastrophic": catastrophicFacts,
+	"untrusted":    safeFacts,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its
