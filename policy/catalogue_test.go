@@ -14,6 +14,7 @@ var catalogues = map[string]*catalogue{
 	"interactive":  interactiveFacts,
 	"catastrophic": catastrophicFacts,
 	"untrusted":    safeFacts,
+	"lose-work":    loseWorkFacts,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its
