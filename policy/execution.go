@@ -167,7 +167,7 @@ func (x *check) gitExecution(c *analysis.Command) {
 		switch o.Name {
 		case "c":
 			key, val, _ := strings.Cut(o.Value, "=")
-			if gitKeyRedirects(strings.ToLower(key), val) {
+			if analysis.GitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git -c %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
 		case "exec-path", "config-env":
@@ -179,7 +179,7 @@ func (x *check) gitExecution(c *analysis.Command) {
 	if c.Sub == "clone" {
 		for _, o := range c.Values("c", "config") {
 			key, val, _ := strings.Cut(o.Value, "=")
-			if gitKeyRedirects(strings.ToLower(key), val) {
+			if analysis.GitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git clone --config %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
 		}
@@ -216,7 +216,7 @@ func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) 
 		if len(ops) > 1 {
 			val = ops[1].path
 		}
-		if gitKeyRedirects(key, val) || analysis.GitKeyRunsCommand(key, val) || strings.HasPrefix(key, "alias.") {
+		if analysis.GitKey(key, val)&(analysis.GitRuns|analysis.GitRedirects) != 0 || strings.HasPrefix(key, "alias.") {
 			x.ask(RuleExecFlags, "`%s` sets %s, which makes git run a program later (rule code-execution): the user must approve it.", c.Source, key)
 		}
 	case "clone", "fetch", "pull", "ls-remote", "submodule", "push", "remote":
@@ -250,17 +250,6 @@ func hasArg(args []string, opts ...string) bool {
 				return true
 			}
 		}
-	}
-	return false
-}
-
-// gitKeyRedirects reports config keys that point git at programs or config to
-// run from elsewhere, whatever their value.
-func gitKeyRedirects(key, val string) bool {
-	switch {
-	case key == "core.hookspath", key == "core.worktree", key == "include.path", strings.HasPrefix(key, "includeif."),
-		key == "protocol.allow" && val == "always", strings.HasPrefix(key, "protocol.") && strings.HasSuffix(key, ".allow") && val == "always":
-		return true
 	}
 	return false
 }

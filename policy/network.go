@@ -124,7 +124,7 @@ var gitNetworkSubs = map[string]string{
 
 func rsyncRemote(_ *check, c *analysis.Command) string {
 	for i, a := range c.Args {
-		if c.Flags[i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && isRemote(a) {
+		if c.Flags[i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && analysis.IsRemote(a) {
 			return "rsync copies to or from the remote " + a
 		}
 	}
@@ -146,11 +146,11 @@ func gitNetworkConfig(_ *check, c *analysis.Command) string {
 		return ""
 	}
 	for _, o := range c.Global {
-		if o.Name == "c" && gitKeyReachesNetwork(o.Value) {
+		if o.Name == "c" && analysis.GitKeyReachesNetwork(o.Value) {
 			return "git -c " + o.Value + " points git at a remote"
 		}
 	}
-	if c.Sub == "config" && len(c.Operands) > 1 && gitKeyReachesNetwork(operand(c, 0)+"="+operand(c, 1)) {
+	if c.Sub == "config" && len(c.Operands) > 1 && analysis.GitKeyReachesNetwork(operand(c, 0)+"="+operand(c, 1)) {
 		return "git config " + operand(c, 0) + " points git at a remote"
 	}
 	return ""
@@ -174,7 +174,7 @@ func gitNetworkOperands(_ *check, c *analysis.Command) string {
 		return when(!local, "git ls-remote talks to a remote repository")
 	case "clone":
 		for i, a := range rest {
-			if c.Flags[len(c.Args)-len(rest)+i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && isRemote(a) {
+			if c.Flags[len(c.Args)-len(rest)+i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && analysis.IsRemote(a) {
 				return "git clone talks to the remote " + a
 			}
 		}
@@ -424,35 +424,6 @@ func offlineSubcommand(c *analysis.Command) bool {
 		return sub == "completion" || sub == "help" || sub == "version" || sub == "config" || sub == "alias"
 	}
 	return sub == "help" || sub == "version" || sub == "completion"
-}
-
-// gitKeyReachesNetwork reports config (KEY=VALUE) that points git at a remote:
-// remote.X.url, url.X.insteadOf, http.proxy.
-func gitKeyReachesNetwork(kv string) bool {
-	key, val, _ := strings.Cut(strings.ToLower(kv), "=")
-	switch {
-	case strings.HasPrefix(key, "remote.") && (strings.HasSuffix(key, ".url") || strings.HasSuffix(key, ".pushurl")):
-		return isRemote(val)
-	case strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")):
-		return true
-	case key == "http.proxy" || key == "https.proxy" || strings.HasPrefix(key, "http.") && strings.HasSuffix(key, ".proxy"):
-		return true
-	}
-	return false
-}
-
-// isRemote reports a repository or rsync location on another host:
-// scheme://…, user@host:path or host:path.
-func isRemote(a string) bool {
-	if strings.Contains(a, "://") {
-		return !strings.HasPrefix(a, "file://")
-	}
-	if strings.HasPrefix(a, "ext::") || strings.HasPrefix(a, "fd::") {
-		return true
-	}
-	colon := strings.IndexByte(a, ':')
-	slash := strings.IndexByte(a, '/')
-	return colon > 0 && (slash < 0 || colon < slash)
 }
 
 // gitRest is what follows git's subcommand.

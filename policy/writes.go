@@ -111,12 +111,12 @@ var writers = map[string]func(c *analysis.Command) []target{
 			return nil
 		}
 		d := argTargets(c, ops[len(ops)-1:])
-		if isRemote(d[0].path) {
+		if analysis.IsRemote(d[0].path) {
 			d = nil
 		}
 		if c.Has("remove-source-files") {
 			for _, src := range argTargets(c, ops[:len(ops)-1]) {
-				if !isRemote(src.path) {
+				if !analysis.IsRemote(src.path) {
 					d = append(d, src) // the sources are deleted
 				}
 			}
