@@ -351,6 +351,11 @@ func withInOrder(s *opts.Spec) *opts.Spec {
 	return s
 }
 
+func exactInOrder(s *opts.Spec) *opts.Spec {
+	s.InOrder, s.Exact = true, true
+	return s
+}
+
 // gitGlobal are git's own options, before the subcommand. git reads them
 // exactly, one at a time, and stops at the first word that is not one.
 var gitGlobal = func() *opts.Spec {
@@ -407,6 +412,23 @@ var gitSpecs = sync.OnceValue(func() map[string]*opts.Spec {
 		"clean":       opts.New("de:finqxX", "dry-run", "exclude=", "force", "interactive", "quiet"),
 		"branch":      opts.New("acdDfilmMrtuvC", "all", "copy", "delete", "force", "list", "move", "remotes", "set-upstream-to=", "track=?", "verbose", "show-current", "contains=", "merged=?"),
 		"maintenance": opts.New("q", "auto", "quiet", "schedule=", "task=", "scheduler="),
+	}
+})
+
+// containerGlobal are the own options of the container clients, before
+// their subcommand (cobra/pflag: never abbreviated). What follows is not
+// parsed: each subcommand has its own options, which a session key keeps.
+var containerGlobal = sync.OnceValue(func() map[string]*opts.Spec {
+	return map[string]*opts.Spec{
+		"docker": exactInOrder(opts.New("c:DH:l:hv", "config=", "context=", "debug", "host=", "log-level=", "tls", "tlscacert=",
+			"tlscert=", "tlskey=", "tlsverify", "help", "version")),
+		"podman": exactInOrder(opts.New("c:hrv", "cdi-spec-dir=", "cgroup-manager=", "config=", "conmon=", "connection=", "db-backend=",
+			"events-backend=", "help", "hooks-dir=", "identity=", "imagestore=", "log-level=", "module=", "network-cmd-path=",
+			"network-config-dir=", "out=", "remote", "root=", "runroot=", "runtime=", "runtime-flag=", "ssh=", "storage-driver=",
+			"storage-opt=", "syslog", "tmpdir=", "transient-store", "url=", "version", "volumepath=")),
+		"nerdctl": exactInOrder(opts.New("a:H:hn:v", "address=", "bridge-ip=", "cgroup-manager=", "cni-netconfpath=", "cni-path=", "data-root=",
+			"debug", "debug-full", "experimental", "help", "host=", "host-gateway-ip=", "hosts-dir=", "insecure-registry", "namespace=",
+			"snapshotter=", "storage-driver=", "version")),
 	}
 })
 
@@ -478,25 +500,10 @@ func (c *Command) ParseOpts() {
 	dyn := func(i int) bool { return c.Flags[i]&ArgDynamic != 0 }
 	switch c.Name {
 	case "git":
-		g := gitGlobal.Parse(c.Args, dyn)
-		c.Global = g.Opts
-		if g.End >= len(c.Args) {
-			c.Parsed = true
-			return
-		}
-		c.Sub, c.SubAt = c.Args[g.End], g.End
-		rest, off := c.Args[g.End+1:], g.End+1
-		s, ok := gitSpecs()[c.Sub]
-		if !ok {
-			s = emptySpec
-		}
-		c.Parsed = ok
-		r := s.Parse(rest, func(i int) bool { return dyn(i + off) })
-		c.Opts = shift(r.Opts, off)
-		c.Operands = make([]int, len(r.Operands))
-		for k, i := range r.Operands {
-			c.Operands[k] = i + off
-		}
+		c.parseGlobalSub(gitGlobal, func(sub string) (*opts.Spec, bool) { s, ok := gitSpecs()[sub]; return s, ok }, dyn)
+		return
+	case "docker", "podman", "nerdctl":
+		c.parseGlobalSub(containerGlobal()[c.Name], func(string) (*opts.Spec, bool) { return nil, false }, dyn)
 		return
 	case "go":
 		r := goTop.Parse(c.Args, dyn)
@@ -561,6 +568,31 @@ func (c *Command) ParseOpts() {
 				c.Opts = append(c.Opts, opts.Opt{Name: "TT", Value: c.Args[i+1], HasValue: true, At: i + 1})
 			}
 		}
+	}
+}
+
+// parseGlobalSub reads a program's own options with global, then those of
+// its subcommand with the spec subSpec gives (an empty one, and Parsed
+// false, when it gives none).
+func (c *Command) parseGlobalSub(global *opts.Spec, subSpec func(string) (*opts.Spec, bool), dyn func(int) bool) {
+	g := global.Parse(c.Args, dyn)
+	c.Global = g.Opts
+	if g.End >= len(c.Args) {
+		c.Parsed = true
+		return
+	}
+	c.Sub, c.SubAt = c.Args[g.End], g.End
+	off := g.End + 1
+	s, ok := subSpec(c.Sub)
+	if !ok {
+		s = emptySpec
+	}
+	c.Parsed = ok
+	r := s.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+	c.Opts = shift(r.Opts, off)
+	c.Operands = make([]int, len(r.Operands))
+	for k, i := range r.Operands {
+		c.Operands[k] = i + off
 	}
 }
 

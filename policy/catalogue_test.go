@@ -15,6 +15,7 @@ var catalogues = map[string]*catalogue{
 	"catastrophic": catastrophicFacts,
 	"untrusted":    safeFacts,
 	"lose-work":    loseWorkFacts,
+	"daemon reads": daemonReads,
 }
 
 // TestCatalogueExamples checks every fact of every catalogue against its

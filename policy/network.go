@@ -73,12 +73,9 @@ var networkFacts = newCatalogue(
 	fact{programs: []string{"psql", "mysql", "redis-cli", "mongosh", "mongo", "clickhouse-client"}, test: databaseServer,
 		match:    []string{"psql -h db -c 'select 1'", "mysql -hdb -e 'select 1'", "redis-cli -u redis://x", "psql postgres://db/x"},
 		notMatch: []string{"psql -c 'select 1'", "redis-cli ping"}},
-	fact{programs: []string{"docker", "podman"},
-		test: func(_ *check, c *analysis.Command) string {
-			return when(oneOf(subOf(c), "pull", "push", "login", "search", "logout"), c.Name+" "+subOf(c)+" talks to a registry")
-		},
-		match:    []string{"docker pull alpine", "podman push x", "docker login"},
-		notMatch: []string{"docker ps", "docker image pull-x"}},
+	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerNetwork,
+		match:    []string{"docker pull alpine", "podman push x", "docker login", "docker -c x pull alpine", "docker manifest inspect alpine", "docker trust inspect alpine"},
+		notMatch: []string{"docker ps", "docker image pull-x", "docker --context=x ps", "docker manifest annotate x y", "docker -H tcp://h ps"}},
 	fact{programs: []string{"git"}, test: gitNetworkConfig,
 		match:    []string{"git -c remote.o.url=http://x/y.git ls-remote o", "git -c http.proxy=http://p status", "git config url.http://evil/.insteadOf https://github.com/"},
 		notMatch: []string{"git -c user.name=x commit -m m", "git config remote.o.url ./local", "git config user.name x"}},
@@ -112,6 +109,17 @@ var networkFacts = newCatalogue(
 		match:    []string{"uv pip list --index-url http://x", "poetry source add -f x", "uv venv --find-links=./w"},
 		notMatch: []string{"uv run --index-url http://x pytest", "uv venv .venv"}},
 )
+
+// containerNetwork: container clients talking to a registry.
+func containerNetwork(_ *check, c *analysis.Command) string {
+	switch sub := c.Sub; {
+	case oneOf(sub, "pull", "push", "login", "search", "logout"):
+		return c.Name + " " + sub + " talks to a registry"
+	case oneOf(sub, "manifest", "trust") && subOf(c) == "inspect":
+		return c.Name + " " + sub + " inspect talks to a registry"
+	}
+	return ""
+}
 
 // gitNetworkSubs are the git subcommands that always reach a remote.
 var gitNetworkSubs = map[string]string{
