@@ -132,22 +132,46 @@ func (w *walker) parallel(idx int) {
 		w.run(in, input{})
 		return
 	}
+	if i == sep {
+		w.parallelLines(c, sep)
+		return
+	}
 	if !allStatic(c.Flags[i:sep]) {
 		w.findAt(FindEval, c, "parallel runs a command only known at run time")
 		return
 	}
 	text := strings.Join(c.Args[i:sep], " ")
-	for k := sep + 1; k < len(c.Args); k++ {
+	fromFile := false
+	for k := sep; k < len(c.Args); k++ {
 		if strings.HasPrefix(c.Args[k], ":::") {
+			fromFile = c.Args[k] == "::::" || c.Args[k] == "::::+"
 			continue
 		}
-		if c.Flags[k]&ArgDynamic != 0 {
-			text += ` "$parallel_arg"` // only known at run time
+		if fromFile || c.Flags[k]&ArgDynamic != 0 {
+			text += ` "$parallel_arg"` // a file's lines, or only known at run time
 			continue
 		}
 		text += " '" + strings.ReplaceAll(c.Args[k], "'", `'\''`) + "'"
 	}
 	w.nestedVia(text, "parallel", c.Pos, c.Via, true, nil)
+}
+
+// parallelLines follows parallel with no command: each argument after :::
+// is a command line it runs; those after :::: name files of command lines.
+func (w *walker) parallelLines(c Command, sep int) {
+	fromFile := false
+	for k := sep; k < len(c.Args); k++ {
+		a := c.Args[k]
+		if strings.HasPrefix(a, ":::") {
+			fromFile = a == "::::" || a == "::::+"
+			continue
+		}
+		if fromFile || c.Flags[k]&ArgDynamic != 0 {
+			w.findAt(FindEval, c, "parallel runs command lines only known at run time")
+			continue
+		}
+		w.nestedVia(a, "parallel", c.Pos, c.Via, true, nil)
+	}
 }
 
 // subcommandRunners run the command after a subcommand in the project's

@@ -113,7 +113,10 @@ func init() {
 	add(stay(func(w *walker, idx int, c Command, _ input) { w.execOptions(idx, c.Name) }), "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp", "split", "fd")
 	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.findExec(idx, stdin) }), "find")
 	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.xargs(idx, stdin) }), "xargs")
-	add(stay(func(w *walker, idx int, _ Command, _ input) { w.parallel(idx) }), "parallel")
+	add(stay(func(w *walker, idx int, _ Command, _ input) {
+		w.parallel(idx)
+		w.execOptions(idx, "parallel") // --ssh CMD
+	}), "parallel")
 	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.sqlite(idx, stdin) }), "sqlite3")
 	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.vimCommands(idx, stdin) }), "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim")
 	add(stay(func(w *walker, _ int, c Command, _ input) {

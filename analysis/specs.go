@@ -314,7 +314,8 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 		"local":   func() *opts.Spec { return opts.New("aAfFgiIlnprtux") },
 		"shopt":   func() *opts.Spec { return opts.New("opqsu") },
 		"parallel": func() *opts.Spec {
-			return withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version"))
+			return withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version",
+				"basefile=", "bf=", "return=", "transferfile=", "tf=", "wd=", "slf=", "sshloginfile=", "ssh=", "sshdelay=", "arg-sep=", "arg-file-sep="))
 		},
 		"nix-shell": func() *opts.Spec {
 			return opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version")
@@ -431,6 +432,12 @@ var containerGlobal = sync.OnceValue(func() map[string]*opts.Spec {
 			"snapshotter=", "storage-driver=", "version")),
 	}
 })
+
+// scriptBSD is script's command line as BSD and macOS read it (script
+// [-adeFkpqr] [-t time] [-T fmt] [file [command …]]), with util-linux's
+// options that take a value too, so either spelling finds FILE.
+var scriptBSD = withInOrder(opts.New("aB:c:deE:fFI:kl:m:O:pqrt:T:", "append", "command=", "echo=", "flush", "force", "log-in=", "log-io=",
+	"log-out=", "log-timing=", "logging-format=", "output-limit=", "quiet", "return", "timing=?", "help", "version"))
 
 // goTop is the go command's own options, before the subcommand (go -C DIR).
 var goTop = func() *opts.Spec {

@@ -100,13 +100,6 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 		}
 		return in, in
 	}
-	if c.Name == "script" {
-		// util-linux: script [FILE]; BSD: script [FILE [COMMAND …]].
-		if i+1 >= len(c.Args) {
-			return in, in
-		}
-		i++
-	}
 	if c.Name == "watch" {
 		if !allStatic(c.Flags[i:]) {
 			w.findAt(FindEval, c, c.Name+" runs a command only known at run time")
@@ -141,6 +134,11 @@ func (w *walker) wrapperStrings(c Command, u wrapper) int {
 // wrappedAt is the index of the command a wrapper runs: after its options,
 // the operands it takes first, and options that may follow those.
 func wrappedAt(c Command, u wrapper) int {
+	if c.Name == "script" {
+		// util-linux: script [FILE]; BSD: script [options] [FILE [COMMAND …]],
+		// options ending at FILE (util-linux refuses the command; judged anyway).
+		return scriptBSD.Parse(c.Args, c.IsDynamic).End + 1
+	}
 	i := c.OptsEnd + u.skip
 	if c.Name == "flock" || c.Name == "chroot" || c.Name == "setarch" {
 		if s, _ := specFor(c.Name); s != nil && i < len(c.Args) {
@@ -151,6 +149,18 @@ func wrappedAt(c Command, u wrapper) int {
 		i++ // the CPU mask or list
 	}
 	return i
+}
+
+// ScriptFile is the index of the typescript file script writes (script
+// [options] FILE [COMMAND …]), or -1 when it writes the default one.
+func ScriptFile(c *Command) int {
+	if c.Name != "script" {
+		return -1
+	}
+	if i := scriptBSD.Parse(c.Args, c.IsDynamic).End; i < len(c.Args) {
+		return i
+	}
+	return -1
 }
 
 // wrapperEffects records what a wrapper does before running its command:

@@ -76,6 +76,17 @@ var networkFacts = newCatalogue(
 	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerNetwork,
 		match:    []string{"docker pull alpine", "podman push x", "docker login", "docker -c x pull alpine", "docker manifest inspect alpine", "docker trust inspect alpine"},
 		notMatch: []string{"docker ps", "docker image pull-x", "docker --context=x ps", "docker manifest annotate x y", "docker -H tcp://h ps"}},
+	fact{programs: []string{"parallel"},
+		test: func(_ *check, c *analysis.Command) string {
+			for _, o := range c.Values("S", "sshlogin", "slf", "sshloginfile") {
+				if o.Value != ":" && o.Value != "" {
+					return "parallel runs commands on the remote hosts " + o.Value
+				}
+			}
+			return ""
+		},
+		match:    []string{"parallel -S host echo ::: a", "parallel --sshlogin 2/h1,h2 ls ::: x", "parallel --slf hosts.txt echo ::: a"},
+		notMatch: []string{"parallel -S : echo ::: a", "parallel echo ::: a"}},
 	fact{programs: []string{"git"}, test: gitNetworkConfig,
 		match:    []string{"git -c remote.o.url=http://x/y.git ls-remote o", "git -c http.proxy=http://p status", "git config url.http://evil/.insteadOf https://github.com/"},
 		notMatch: []string{"git -c user.name=x commit -m m", "git config remote.o.url ./local", "git config user.name x"}},
