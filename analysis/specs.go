@@ -539,6 +539,15 @@ func (c *Command) ParseOpts() {
 			c.OptsEnd, c.Parsed = len(c.Args), true
 			return
 		}
+		// uv's own options, then the subcommand's words as any program's.
+		off := r.End
+		sr := emptySpec.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+		c.Opts = append(r.Opts, shift(sr.Opts, off)...)
+		for _, i := range sr.Operands {
+			c.Operands = append(c.Operands, i+off)
+		}
+		c.OptsEnd, c.Parsed = off+sr.End, false
+		return
 	}
 	if IsPython(c.Name) {
 		// Sub is the module of -m; its arguments are read with its own grammar.

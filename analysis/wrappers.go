@@ -252,6 +252,8 @@ func (w *walker) dirOptions(idx int) {
 		}
 	case "go":
 		found = c.GlobalValues("C")
+	case "uv":
+		found = c.Values("directory")
 	}
 	for _, o := range found {
 		w.chdirTo(idx, o.Value, c.OptFlag(o))
