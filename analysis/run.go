@@ -30,6 +30,9 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if subs, ok := subcommandRunners[c.Name]; ok && len(c.Operands) > 0 {
 		w.runner(idx, subs)
 	}
+	if l, ok := languageOf(c.Name); ok {
+		w.interpreterCode(c, l)
+	}
 	if f := followers[c.Name]; f != nil {
 		return f(w, idx, c, stdin, in)
 	}
