@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/analysis/opts"
@@ -426,23 +427,31 @@ var remoteServices = map[string]string{
 	"s3cmd": "S3", "oc": "an OpenShift cluster", "eksctl": "AWS",
 }
 
+// offlineSubs are the subcommands of remote-service clients that stay
+// local; the clients not listed have help, version and completion.
+var offlineSubs = map[string][]string{
+	"terraform": {"fmt", "validate", "version", "graph", "show", "output"},
+	"tofu":      {"fmt", "validate", "version", "graph", "show", "output"},
+	"kubectl":   {"completion", "kustomize"}, // and version --client
+	"oc":        {"completion", "kustomize"},
+	"helm":      {"template", "lint", "create", "package", "completion", "env"},
+	"gh":        {"completion", "help", "version", "config", "alias"},
+	"glab":      {"completion", "help", "version", "config", "alias"},
+}
+
 // offlineSubcommand reports remote-service subcommands that stay local.
 func offlineSubcommand(c *analysis.Command) bool {
 	if len(c.Operands) == 0 {
 		return c.Name != "ansible" && c.Name != "ansible-playbook"
 	}
-	sub := c.Args[c.Operands[0]]
-	switch c.Name {
-	case "terraform", "tofu":
-		return sub == "fmt" || sub == "validate" || sub == "version" || sub == "graph" || sub == "show" || sub == "output"
-	case "kubectl", "oc":
-		return sub == "version" && c.Has("client") || sub == "completion" || sub == "kustomize"
-	case "helm":
-		return sub == "template" || sub == "lint" || sub == "create" || sub == "package" || sub == "completion" || sub == "env"
-	case "gh", "glab":
-		return sub == "completion" || sub == "help" || sub == "version" || sub == "config" || sub == "alias"
+	sub := subOf(c)
+	if (c.Name == "kubectl" || c.Name == "oc") && sub == "version" && c.Has("client") {
+		return true
 	}
-	return sub == "help" || sub == "version" || sub == "completion"
+	if subs, ok := offlineSubs[c.Name]; ok {
+		return slices.Contains(subs, sub)
+	}
+	return oneOf(sub, "help", "version", "completion")
 }
 
 // gitRest is what follows git's subcommand.
