@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // A fact is one entry of a policy catalogue: for the programs it names, test

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // catastrophic denies what destroys the system rather than the project.

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // escape asks before handing work to a daemon that runs it outside every sandbox.

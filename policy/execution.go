@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // execution asks about options, config and tools that run other programs.

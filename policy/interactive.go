@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // interactiveTools need a terminal; the value is what to do instead.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // loseWork asks before git commands that throw away work inside the root —

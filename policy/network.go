@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 func (x *check) networkHit(c *analysis.Command, what string) {

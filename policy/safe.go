@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // readOnly are commands that only read, whatever their arguments, unless an

@@ -3,7 +3,7 @@ package analysis
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 )
 
 // wrapper describes a program that runs another command given as its

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 )
 
 // specFor returns the option grammar of program name, if it has one: those
