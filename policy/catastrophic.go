@@ -2,56 +2,79 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // catastrophic denies what destroys the system rather than the project.
 func (x *check) catastrophic(c *analysis.Command) {
-	name := c.Name
-	switch {
-	case strings.HasPrefix(name, "mkfs") || diskTools[name]:
-		x.deny(RuleCatastrophic, "`%s` would format, partition or wipe a disk (rule catastrophic). Nothing in a project needs this; ask the user.", c.Source)
-	case powerTools[name]:
-		x.deny(RuleCatastrophic, "`%s` would power off or restart the machine (rule catastrophic). Do not stop the host; ask the user.", c.Source)
-	case name == "systemctl" || name == "loginctl":
-		for _, a := range c.Args {
-			switch a {
-			case "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "emergency", "rescue", "soft-reboot":
-				x.deny(RuleCatastrophic, "`%s` would stop or restart the machine (rule catastrophic). Do not stop the host; ask the user.", c.Source)
-				return
-			}
-		}
-	case name == "init" || name == "telinit":
-		if len(c.Args) > 0 && (c.Args[0] == "0" || c.Args[0] == "6" || c.Args[0] == "1" || c.Args[0] == "S") {
-			x.deny(RuleCatastrophic, "`%s` would change the machine's runlevel (rule catastrophic). Ask the user.", c.Source)
-		}
-	case name == "kill" || name == "pkill" || name == "killall":
-		for _, a := range c.Args {
-			if a == "-1" && name == "kill" || a == "1" && name == "kill" || a == "init" || a == "systemd" {
-				x.deny(RuleCatastrophic, "`%s` would kill every process or init (rule catastrophic). Kill the specific process you started.", c.Source)
-				return
-			}
-		}
-	case name == "rm":
+	switch c.Name {
+	case "rm":
 		x.rmCatastrophic(c)
-	case name == "chmod" || name == "chown" || name == "chgrp":
-		if !recursive(c) {
-			return
-		}
-		for i, a := range c.Args {
-			if c.Flags[i]&analysis.ArgDynamic == 0 && x.isSystemRoot(c, a, c.Flags[i]) {
-				x.deny(RuleCatastrophic, "`%s` would change the permissions or owner of the whole system (rule catastrophic). Change specific files inside the project.", c.Source)
-				return
+	case "dd":
+		x.ddCatastrophic(c)
+	}
+	if _, what := catastrophicFacts.first(x, c); what != "" {
+		x.deny(RuleCatastrophic, "`%s` %s", c.Source, what)
+	}
+}
+
+// catastrophicFacts are the commands that wreck the machine, and when.
+var catastrophicFacts = newCatalogue(
+	fact{programs: keys(diskTools), also: func(n string) bool { return strings.HasPrefix(n, "mkfs") },
+		test: func(*check, *analysis.Command) string {
+			return "would format, partition or wipe a disk (rule catastrophic). Nothing in a project needs this; ask the user."
+		},
+		match: []string{"mkfs.ext4 /dev/sda1", "wipefs -a /dev/sdb", "parted /dev/sda rm 1"}, notMatch: []string{"mkdir x", "fdisk-helper"}},
+	fact{programs: keys(powerTools),
+		test: func(*check, *analysis.Command) string {
+			return "would power off or restart the machine (rule catastrophic). Do not stop the host; ask the user."
+		},
+		match: []string{"shutdown -h now", "reboot"}, notMatch: []string{"uptime"}},
+	fact{programs: []string{"systemctl", "loginctl"},
+		test: func(_ *check, c *analysis.Command) string {
+			stops := slices.ContainsFunc(c.Args, func(a string) bool {
+				return oneOf(a, "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "emergency", "rescue", "soft-reboot")
+			})
+			return when(stops, "would stop or restart the machine (rule catastrophic). Do not stop the host; ask the user.")
+		},
+		match: []string{"systemctl reboot", "systemctl --force poweroff", "loginctl suspend"}, notMatch: []string{"systemctl status x", "systemctl restart nginx"}},
+	fact{programs: []string{"init", "telinit"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(oneOf(first(c.Args), "0", "6", "1", "S"), "would change the machine's runlevel (rule catastrophic). Ask the user.")
+		},
+		match: []string{"init 0", "telinit 6"}, notMatch: []string{"init --version", "telinit 3"}},
+	fact{programs: []string{"kill", "pkill", "killall"},
+		test: func(_ *check, c *analysis.Command) string {
+			all := slices.ContainsFunc(c.Args, func(a string) bool {
+				return (a == "-1" || a == "1") && c.Name == "kill" || a == "init" || a == "systemd"
+			})
+			return when(all, "would kill every process or init (rule catastrophic). Kill the specific process you started.")
+		},
+		match: []string{"kill -9 -1", "kill 1", "pkill init", "killall systemd"}, notMatch: []string{"kill 1234", "pkill -1 myserver"}},
+	fact{programs: []string{"chmod", "chown", "chgrp"},
+		test: func(x *check, c *analysis.Command) string {
+			if !recursive(c) {
+				return ""
 			}
-		}
-	case name == "dd":
-		for i, a := range c.Args {
-			if v, ok := strings.CutPrefix(a, "of="); ok && c.Flags[i]&analysis.ArgDynamic == 0 {
-				if pl, _ := x.where(c, v, c.Flags[i]); pl == device {
-					x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, v)
+			for i, a := range c.Args {
+				if c.Flags[i]&analysis.ArgDynamic == 0 && x.isSystemRoot(c, a, c.Flags[i]) {
+					return "would change the permissions or owner of the whole system (rule catastrophic). Change specific files inside the project."
 				}
+			}
+			return ""
+		},
+		match: []string{"chmod -R 777 /", "chown -R me ~", "chgrp --recursive x /*"}, notMatch: []string{"chmod 777 /", "chmod -R u+w src"}},
+)
+
+// ddCatastrophic denies dd writing a device.
+func (x *check) ddCatastrophic(c *analysis.Command) {
+	for i, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "of="); ok && c.Flags[i]&analysis.ArgDynamic == 0 {
+			if pl, _ := x.where(c, v, c.Flags[i]); pl == device {
+				x.deny(RuleCatastrophic, "`%s` would overwrite the device %s (rule catastrophic). Write to a file inside the project.", c.Source, v)
 			}
 		}
 	}

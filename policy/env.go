@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // assignments judge environment assignments: prefix, plain or export.

@@ -2,96 +2,123 @@ package policy
 
 import (
 	"os"
+	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // execution asks about options, config and tools that run other programs.
 func (x *check) execution(c *analysis.Command) {
-	name := c.Name
 	for _, o := range c.ExecOpts {
-		x.ask(RuleExecFlags, "`%s`: %s %s runs another program (rule code-execution): the user must approve it. Run that program directly instead.", c.Source, name, o)
+		x.ask(RuleExecFlags, "`%s`: %s %s runs another program (rule code-execution): the user must approve it. Run that program directly instead.", c.Source, c.Name, o)
 	}
-	switch name {
+	switch c.Name {
 	case "sed":
-		scripts := sedScripts(c)
-		for _, f := range values(c, "f", "file") {
-			text, ok := x.programFile(c, f)
-			if !ok {
-				return
-			}
-			scripts = append(scripts, text)
-			for _, w := range sedWriteFiles(text) {
-				x.writeTo(c, w, f.flag, "the sed script "+f.path)
-			}
-		}
-		for _, s := range scripts {
-			if sedExecutes(s) {
-				x.ask(RuleExecFlags, "`%s`: the sed script runs shell commands (the e command or s///e) (rule code-execution): the user must approve it.", c.Source)
-				return
-			}
-		}
+		x.sedExecution(c)
 	case "awk", "gawk", "mawk", "nawk":
-		p, _ := awkProgram(c)
-		for _, f := range values(c, "f", "file") {
-			text, ok := x.programFile(c, f)
-			if !ok {
-				return
-			}
-			p += "\n" + text
-			if strings.Contains(text, ">") {
-				x.ask(RuleDynamic, "`%s`: the awk program in %s may write files (print >), which shellgate does not follow in program files (rule dynamic). Put the program on the command line.", c.Source, f.path)
-			}
-		}
-		if awkRunsCommands(p) {
-			x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
-		}
-	case "make", "gmake":
-		for _, a := range c.Args {
-			if a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" {
-				x.ask(RuleExecFlags, "`%s`: make --eval adds rules that run commands (rule code-execution): the user must approve it.", c.Source)
-				return
-			}
-		}
-	case "gdb", "lldb", "strace", "ltrace":
-		for _, a := range c.Args {
-			if a == "-ex" || a == "-x" || a == "--command" || a == "-ix" || a == "-o" && name == "lldb" || strings.HasPrefix(a, "--eval-command") {
-				x.ask(RuleExecFlags, "`%s`: the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.", c.Source)
-				return
-			}
-		}
+		x.awkExecution(c)
 	case "git":
 		x.gitExecution(c)
-	case "npm", "pnpm", "yarn":
-		if len(c.Args) >= 2 && c.Args[0] == "pkg" && c.Args[1] == "set" {
-			for _, a := range c.Args[2:] {
-				if strings.HasPrefix(a, "scripts.") || strings.HasPrefix(a, "bin") {
-					x.ask(RuleProtected, "`%s` changes package scripts, which run later on npm install/test (rule protected-paths): the user must approve it.", c.Source)
-					return
-				}
-			}
-		}
-		if len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && (c.Args[1] == "set" || c.Args[1] == "edit" || c.Args[1] == "delete")) {
-			x.ask(RuleExecFlags, "`%s` changes npm configuration or scripts that run later (rule code-execution): the user must approve it.", c.Source)
-		}
-	case "go":
-		if c.Sub == "env" && c.Has("w", "u") {
-			x.ask(RuleExecFlags, "`%s` writes go's configuration file, which every later go command reads (rule code-execution): the user must approve it. Set the variable for one command instead.", c.Source)
-		}
-	case "pip", "pip3":
-		if len(c.Operands) > 1 && c.Args[c.Operands[0]] == "config" && (c.Args[c.Operands[1]] == "set" || c.Args[c.Operands[1]] == "edit" || c.Args[c.Operands[1]] == "unset") {
-			x.ask(RuleExecFlags, "`%s` changes pip's configuration file, which every later pip command obeys (rule code-execution): the user must approve it.", c.Source)
-		}
-	case "enable":
-		for _, a := range c.Args {
-			if strings.HasPrefix(a, "-") && strings.Contains(a, "f") {
-				x.ask(RuleExecFlags, "`%s` loads a shared library into the shell (rule code-execution): the user must approve it.", c.Source)
-				return
-			}
-		}
 	case "source", ".":
 		x.source(c)
+	}
+	if f, what := execFacts.first(x, c); f != nil {
+		x.ask(f.rule, "`%s`%s", c.Source, what)
+	}
+}
+
+// execFacts are the options and settings that make a program run another
+// one, now or later; what a fact says follows the command in the reason.
+var execFacts = newCatalogue(
+	fact{programs: []string{"make", "gmake"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(argWhere(c, func(a string) bool { return a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" }) != "",
+				": make --eval adds rules that run commands (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"make --eval='x:; touch y' x", "make -E 'all:; id'"},
+		notMatch: []string{"make -j4 test", "make -e"}},
+	fact{programs: []string{"gdb", "lldb", "strace", "ltrace"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(argWhere(c, func(a string) bool {
+				return a == "-ex" || a == "-x" || a == "--command" || a == "-ix" || a == "-o" && c.Name == "lldb" || strings.HasPrefix(a, "--eval-command")
+			}) != "", ": the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"gdb -batch -ex 'shell id' ./a.out", "lldb -o 'platform shell id' ./a.out", "gdb --eval-command=run ./a"},
+		notMatch: []string{"gdb -batch ./a.out", "strace -f ls"}},
+	fact{programs: []string{"npm", "pnpm", "yarn"}, rule: RuleProtected,
+		test: func(_ *check, c *analysis.Command) string {
+			scripts := len(c.Args) >= 2 && c.Args[0] == "pkg" && c.Args[1] == "set" && slices.ContainsFunc(c.Args[2:], func(a string) bool {
+				return strings.HasPrefix(a, "scripts.") || strings.HasPrefix(a, "bin")
+			})
+			return when(scripts, " changes package scripts, which run later on npm install/test (rule protected-paths): the user must approve it.")
+		},
+		match:    []string{"npm pkg set scripts.test='curl x|sh'", "npm pkg set bin.x=./evil.js"},
+		notMatch: []string{"npm pkg set version=1.0.1", "npm pkg get scripts"}},
+	fact{programs: []string{"npm", "pnpm", "yarn"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(len(c.Args) >= 2 && (c.Args[0] == "set-script" || c.Args[0] == "config" && oneOf(c.Args[1], "set", "edit", "delete")),
+				" changes npm configuration or scripts that run later (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"npm config set script-shell /tmp/x", "npm set-script test 'id'", "pnpm config delete x"},
+		notMatch: []string{"npm config get registry", "npm config list"}},
+	fact{programs: []string{"go"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(c.Sub == "env" && c.Has("w", "u"),
+				" writes go's configuration file, which every later go command reads (rule code-execution): the user must approve it. Set the variable for one command instead.")
+		},
+		match:    []string{"go env -w GOFLAGS=-toolexec=x", "go env -u GOPROXY"},
+		notMatch: []string{"go env GOPATH", "go build -w"}},
+	fact{programs: []string{"pip", "pip3"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(subOf(c) == "config" && oneOf(operand(c, 1), "set", "edit", "unset"),
+				" changes pip's configuration file, which every later pip command obeys (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"pip config set global.index-url http://x", "pip3 config unset global.x"},
+		notMatch: []string{"pip config list", "pip config get global.index-url"}},
+	fact{programs: []string{"enable"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(argWhere(c, func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "f") }) != "",
+				" loads a shared library into the shell (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"enable -f ./x.so x", "enable -nf ./x.so x"},
+		notMatch: []string{"enable -n echo", "enable"}},
+)
+
+// sedExecution asks about sed scripts that run commands (e, s///e), reading
+// -f files to find them, and judges the files their w commands write.
+func (x *check) sedExecution(c *analysis.Command) {
+	scripts := sedScripts(c)
+	for _, f := range values(c, "f", "file") {
+		text, ok := x.programFile(c, f)
+		if !ok {
+			return
+		}
+		scripts = append(scripts, text)
+		for _, w := range sedWriteFiles(text) {
+			x.writeTo(c, w, f.flag, "the sed script "+f.path)
+		}
+	}
+	if slices.ContainsFunc(scripts, sedExecutes) {
+		x.ask(RuleExecFlags, "`%s`: the sed script runs shell commands (the e command or s///e) (rule code-execution): the user must approve it.", c.Source)
+	}
+}
+
+// awkExecution asks about awk programs that run commands, reading -f files.
+func (x *check) awkExecution(c *analysis.Command) {
+	p, _ := awkProgram(c)
+	for _, f := range values(c, "f", "file") {
+		text, ok := x.programFile(c, f)
+		if !ok {
+			return
+		}
+		p += "\n" + text
+		if strings.Contains(text, ">") {
+			x.ask(RuleDynamic, "`%s`: the awk program in %s may write files (print >), which shellgate does not follow in program files (rule dynamic). Put the program on the command line.", c.Source, f.path)
+		}
+	}
+	if awkRunsCommands(p) {
+		x.ask(RuleExecFlags, "`%s`: the awk program runs shell commands (system() or a | pipe) (rule code-execution): the user must approve it.", c.Source)
 	}
 }
 
@@ -140,7 +167,7 @@ func (x *check) gitExecution(c *analysis.Command) {
 		switch o.Name {
 		case "c":
 			key, val, _ := strings.Cut(o.Value, "=")
-			if gitKeyRedirects(strings.ToLower(key), val) {
+			if analysis.GitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git -c %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
 		case "exec-path", "config-env":
@@ -152,7 +179,7 @@ func (x *check) gitExecution(c *analysis.Command) {
 	if c.Sub == "clone" {
 		for _, o := range c.Values("c", "config") {
 			key, val, _ := strings.Cut(o.Value, "=")
-			if gitKeyRedirects(strings.ToLower(key), val) {
+			if analysis.GitKeyRedirects(strings.ToLower(key), val) {
 				x.ask(RuleExecFlags, "`%s`: git clone --config %s changes where git finds programs or config to run (rule code-execution): the user must approve it.", c.Source, key)
 			}
 		}
@@ -189,7 +216,7 @@ func (x *check) gitSubExecution(c *analysis.Command, sub string, rest []string) 
 		if len(ops) > 1 {
 			val = ops[1].path
 		}
-		if gitKeyRedirects(key, val) || analysis.GitKeyRunsCommand(key, val) || strings.HasPrefix(key, "alias.") {
+		if analysis.GitKey(key, val)&(analysis.GitRuns|analysis.GitRedirects) != 0 || strings.HasPrefix(key, "alias.") {
 			x.ask(RuleExecFlags, "`%s` sets %s, which makes git run a program later (rule code-execution): the user must approve it.", c.Source, key)
 		}
 	case "clone", "fetch", "pull", "ls-remote", "submodule", "push", "remote":
@@ -223,17 +250,6 @@ func hasArg(args []string, opts ...string) bool {
 				return true
 			}
 		}
-	}
-	return false
-}
-
-// gitKeyRedirects reports config keys that point git at programs or config to
-// run from elsewhere, whatever their value.
-func gitKeyRedirects(key, val string) bool {
-	switch {
-	case key == "core.hookspath", key == "core.worktree", key == "include.path", strings.HasPrefix(key, "includeif."),
-		key == "protocol.allow" && val == "always", strings.HasPrefix(key, "protocol.") && strings.HasSuffix(key, ".allow") && val == "always":
-		return true
 	}
 	return false
 }

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // names is a table of command names as looked up: where names are folded to lower

@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // interactiveTools need a terminal; the value is what to do instead.
@@ -43,82 +44,104 @@ func (x *check) interactive(c *analysis.Command) {
 	if x.terminal {
 		return
 	}
-	name := c.Name
-	has := c.Has
-	// Single-dash long options (gdb -batch, emacs -batch) are not bundles.
-	word := func(ws ...string) bool { return hasArg(c.Args, ws...) }
-	switch name {
-	case "emacs":
-		if !has("batch", "script", "version") && !word("-batch", "-script") {
-			x.interactiveHit(c, "opens an editor", "edit with sed -i, or use emacs --batch")
-		}
-		return
-	case "top":
-		if !has("b", "version") {
-			x.interactiveHit(c, "is a full-screen monitor", "use top -b -n 1 or ps aux")
-		}
-		return
-	case "man":
-		if !c.PipedOut && !has("P", "pager", "H", "html", "f", "k", "w", "where", "path", "location", "whatis", "apropos", "help", "version") {
-			x.interactiveHit(c, "opens a pager", "use `man -P cat "+strings.Join(c.Args, " ")+"`")
-		}
-		return
-	case "tail":
-		if has("f", "F", "follow", "retry") {
-			x.interactiveHit(c, "follows the file forever", "read the end once with tail -n 100")
-		}
-		return
-	case "journalctl", "dmesg":
-		// dmesg -f is --facility; it follows with -w/-W.
-		if name == "journalctl" && has("f", "follow") || name == "dmesg" && has("w", "W", "follow", "follow-new") {
-			x.interactiveHit(c, "follows the log forever", "read it once with -n 100")
-		}
-		return
-	case "crontab":
-		if has("e") {
-			x.interactiveHit(c, "opens an editor", "")
-		}
-		return
-	case "ssh":
-		if !infoOnly(c) && sshCommandless(c) {
-			x.interactiveHit(c, "opens an interactive remote shell", "pass the remote command as an argument")
-		}
-		return
-	case "git":
-		x.gitInteractive(c)
-		return
-	case "gdb", "lldb":
-		if !has("batch", "version", "v") && !word("-batch", "-version") {
-			x.interactiveHit(c, "starts a debugger prompt", interactiveTools[name])
-		}
-		return
-	case "psql", "mysql", "sqlite3":
-		if len(c.Args) == 0 || name == "psql" && !has("c", "f", "command", "file", "l", "list") ||
-			name == "mysql" && !has("e", "execute") || name == "sqlite3" && countOperands(c) < 2 {
-			if !x.hasStdin(c) && !infoOnly(c) {
-				x.interactiveHit(c, "opens an interactive prompt", interactiveTools[name])
+	if _, said := interactiveFacts.first(x, c); said != "" {
+		what, instead, _ := strings.Cut(said, "\n")
+		x.interactiveHit(c, what, instead)
+	}
+}
+
+// instead joins what a command does and what to do instead, for
+// interactive's facts.
+func instead(what, do string) string { return what + "\n" + do }
+
+// interactiveSpecial are the programs whose options decide whether they need
+// a terminal; the rest of interactiveTools always do.
+var interactiveSpecial = []string{"emacs", "top", "man", "tail", "journalctl", "dmesg", "crontab", "ssh", "git", "gdb", "lldb", "psql", "mysql", "sqlite3"}
+
+// interactiveFacts are the programs that wait for a terminal, and when.
+var interactiveFacts = newCatalogue(
+	fact{programs: []string{"emacs"},
+		test: func(_ *check, c *analysis.Command) string {
+			// Single-dash long options (emacs -batch) are not bundles.
+			return when(!c.Has("batch", "script", "version") && !hasArg(c.Args, "-batch", "-script"),
+				instead("opens an editor", "edit with sed -i, or use emacs --batch"))
+		},
+		match: []string{"emacs x.txt", "emacs -nw"}, notMatch: []string{"emacs --batch -l x.el", "emacs -batch x"}},
+	fact{programs: []string{"top"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!c.Has("b", "version"), instead("is a full-screen monitor", "use top -b -n 1 or ps aux"))
+		},
+		match: []string{"top", "top -d 1"}, notMatch: []string{"top -b -n 1", "top -bn1"}},
+	fact{programs: []string{"man"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!c.PipedOut && !c.Has("P", "pager", "H", "html", "f", "k", "w", "where", "path", "location", "whatis", "apropos", "help", "version"),
+				instead("opens a pager", "use `man -P cat "+strings.Join(c.Args, " ")+"`"))
+		},
+		match: []string{"man ls", "man 5 crontab"}, notMatch: []string{"man ls | cat", "man -P cat ls", "man -k socket"}},
+	fact{programs: []string{"tail"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(c.Has("f", "F", "follow", "retry"), instead("follows the file forever", "read the end once with tail -n 100"))
+		},
+		match: []string{"tail -f log", "tail --follow=name log", "tail -n5 -F log"}, notMatch: []string{"tail -n 5 log", "tail log"}},
+	fact{programs: []string{"journalctl", "dmesg"},
+		test: func(_ *check, c *analysis.Command) string {
+			// dmesg -f is --facility; it follows with -w/-W.
+			follows := c.Name == "journalctl" && c.Has("f", "follow") || c.Name == "dmesg" && c.Has("w", "W", "follow", "follow-new")
+			return when(follows, instead("follows the log forever", "read it once with -n 100"))
+		},
+		match: []string{"journalctl -f", "dmesg -w", "journalctl -u x --follow"}, notMatch: []string{"journalctl -n 100", "dmesg -f kern"}},
+	fact{programs: []string{"crontab"},
+		test:  func(_ *check, c *analysis.Command) string { return when(c.Has("e"), instead("opens an editor", "")) },
+		match: []string{"crontab -e"}, notMatch: []string{"crontab -l"}},
+	fact{programs: []string{"ssh"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!infoOnly(c) && sshCommandless(c), instead("opens an interactive remote shell", "pass the remote command as an argument"))
+		},
+		match: []string{"ssh host", "ssh -p 22 user@host"}, notMatch: []string{"ssh host uptime", "ssh -V"}},
+	fact{programs: []string{"git"}, test: gitInteractive,
+		match: []string{"git add -p", "git rebase -i HEAD~2", "git commit", "git commit --patch", "git stash -p", "git clean -i",
+			"git mergetool", "git difftool HEAD~1", "git checkout -p x"},
+		notMatch: []string{"git add x", "git commit -m msg", "GIT_EDITOR=true git commit", "git stash show -p", "git clean -fd",
+			"git difftool -y HEAD~1", "git rebase main"}},
+	fact{programs: []string{"gdb", "lldb"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!c.Has("batch", "version", "v") && !hasArg(c.Args, "-batch", "-version"),
+				instead("starts a debugger prompt", interactiveTools[c.Name]))
+		},
+		match: []string{"gdb ./a.out", "lldb ./a.out"}, notMatch: []string{"gdb -batch -ex bt ./a.out", "lldb --batch ./a", "gdb --version"}},
+	fact{programs: []string{"psql", "mysql", "sqlite3"},
+		test: func(x *check, c *analysis.Command) string {
+			name, has := c.Name, c.Has
+			prompt := len(c.Args) == 0 || name == "psql" && !has("c", "f", "command", "file", "l", "list") ||
+				name == "mysql" && !has("e", "execute") || name == "sqlite3" && countOperands(c) < 2
+			return when(prompt && !x.hasStdin(c) && !infoOnly(c), instead("opens an interactive prompt", interactiveTools[name]))
+		},
+		match: []string{"psql", "mysql -u root db", "sqlite3 x.db"}, notMatch: []string{"psql -c 'select 1'", "sqlite3 x.db .tables", "mysql db < dump.sql"}},
+	fact{programs: slices.DeleteFunc(keys(interactiveTools), func(n string) bool { return slices.Contains(interactiveSpecial, n) }),
+		test: func(_ *check, c *analysis.Command) string {
+			if c.Name == "fzf" && c.Has("f", "filter", "bash", "zsh", "fish", "version", "help") {
+				return "" // filters once, or prints its shell integration
 			}
-		}
-		return
+			return when(!infoOnly(c), instead("needs a terminal", interactiveTools[c.Name]))
+		},
+		match: []string{"vim x", "less README.md", "htop", "fzf", "watch ls"}, notMatch: []string{"vim --version", "fzf -f x", "nano --help"}},
+	fact{programs: slices.DeleteFunc(keys(repls), func(n string) bool { _, tool := interactiveTools[n]; return tool }),
+		also:     func(n string) bool { return strings.HasPrefix(n, "python3.") && repls[n] == "" },
+		test:     replPrompt,
+		match:    []string{"python3", "node", "bash", "python3.12", "python3 -i x.py"},
+		notMatch: []string{"python3 x.py", "node -e 1", "bash -c true", "echo 1 | python3", "bash -i x.sh", "python3 --version"}},
+)
+
+// replPrompt: an interpreter given no program, or asked for a prompt (-i).
+func replPrompt(x *check, c *analysis.Command) string {
+	flag, ok := repls[c.Name]
+	if !ok {
+		flag = "-c"
 	}
-	if instead, ok := interactiveTools[name]; ok {
-		if name == "fzf" && has("f", "filter", "bash", "zsh", "fish", "version", "help") {
-			return // filters once, or prints its shell integration
-		}
-		if !infoOnly(c) {
-			x.interactiveHit(c, "needs a terminal", instead)
-		}
-		return
-	}
-	if flag, ok := repls[name]; ok || strings.HasPrefix(name, "python3.") {
-		if !ok {
-			flag = "-c"
-		}
-		if countOperands(c) == 0 && !x.hasStdin(c) && !has("c", "e", "m", "r", "eval", "p", "print", "version", "V", "help", "h") ||
-			has("i") && name != "bash" && name != "sh" && name != "perl" && name != "ruby" {
-			x.interactiveHit(c, "starts an interactive prompt", "pass the program with "+flag+" or run a file")
-		}
-	}
+	has := c.Has
+	prompt := countOperands(c) == 0 && !x.hasStdin(c) && !has("c", "e", "m", "r", "eval", "p", "print", "version", "V", "help", "h") ||
+		has("i") && c.Name != "bash" && c.Name != "sh" && c.Name != "perl" && c.Name != "ruby"
+	return when(prompt, instead("starts an interactive prompt", "pass the program with "+flag+" or run a file"))
 }
 
 // hasStdin reports whether a command's standard input comes from a pipe, a
@@ -149,43 +172,36 @@ func countOperands(c *analysis.Command) int {
 // sshCommandless reports ssh HOST with no remote command.
 func sshCommandless(c *analysis.Command) bool { return len(c.Operands) <= 1 }
 
-func (x *check) gitInteractive(c *analysis.Command) {
+// gitInteractive: git subcommands that open an editor, a hunk picker or a
+// merge tool.
+func gitInteractive(_ *check, c *analysis.Command) string {
 	sub, has := c.Sub, c.Has
 	switch sub {
 	case "add":
-		if has("i", "p", "e", "interactive", "patch", "edit") {
-			x.interactiveHit(c, "opens an interactive hunk picker", "add whole files with git add PATH, or apply a prepared patch with git apply --cached")
-		}
+		return when(has("i", "p", "e", "interactive", "patch", "edit"),
+			instead("opens an interactive hunk picker", "add whole files with git add PATH, or apply a prepared patch with git apply --cached"))
 	case "rebase":
-		if has("i", "interactive", "edit-todo") {
-			x.interactiveHit(c, "opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script")
-		}
+		return when(has("i", "interactive", "edit-todo"),
+			instead("opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script"))
 	case "commit":
 		if has("p", "patch", "interactive") {
-			x.interactiveHit(c, "opens an interactive hunk picker", "stage files with git add, then git commit -m")
-			return
+			return instead("opens an interactive hunk picker", "stage files with git add, then git commit -m")
 		}
-		if !has("m", "F", "C", "message", "file", "reuse-message", "no-edit", "fixup", "dry-run") && !assigns(c, "GIT_EDITOR") {
-			x.interactiveHit(c, "opens an editor for the message", "pass the message with -m")
-		}
+		return when(!has("m", "F", "C", "message", "file", "reuse-message", "no-edit", "fixup", "dry-run") && !assigns(c, "GIT_EDITOR"),
+			instead("opens an editor for the message", "pass the message with -m"))
 	case "checkout", "reset", "stash", "restore":
-		if sub == "stash" && len(c.Operands) > 0 && c.Args[c.Operands[0]] != "push" && c.Args[c.Operands[0]] != "save" {
-			return // git stash show -p prints a patch
+		if sub == "stash" && len(c.Operands) > 0 && subOf(c) != "push" && subOf(c) != "save" {
+			return "" // git stash show -p prints a patch
 		}
-		if has("p", "patch") {
-			x.interactiveHit(c, "opens an interactive hunk picker", "name the paths instead")
-		}
+		return when(has("p", "patch"), instead("opens an interactive hunk picker", "name the paths instead"))
 	case "clean":
-		if has("i", "interactive") {
-			x.interactiveHit(c, "asks interactively", "use git clean -n to list, then -f with paths")
-		}
+		return when(has("i", "interactive"), instead("asks interactively", "use git clean -n to list, then -f with paths"))
 	case "mergetool":
-		x.interactiveHit(c, "opens a merge tool", "resolve conflicts by editing files, then git add")
+		return instead("opens a merge tool", "resolve conflicts by editing files, then git add")
 	case "difftool":
-		if !has("y", "no-prompt", "x", "extcmd", "t", "tool") {
-			x.interactiveHit(c, "prompts before each file", "use git diff")
-		}
+		return when(!has("y", "no-prompt", "x", "extcmd", "t", "tool"), instead("prompts before each file", "use git diff"))
 	}
+	return ""
 }
 
 func assigns(c *analysis.Command, name string) bool {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // loopbackClients are the HTTP clients whose requests to the session's own

@@ -4,63 +4,79 @@ import (
 	"os"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // loseWork asks before git commands that throw away work inside the root —
 // uncommitted changes, untracked files, stashes, unmerged branches — which no
 // sandbox stops because they stay inside the project.
 func (x *check) loseWork(c *analysis.Command) {
-	if c.Name != "git" || c.Sub == "" || c.Has("help", "h") {
-		return
-	}
-	first := ""
-	if len(c.Operands) > 0 {
-		first = c.Args[c.Operands[0]]
-	}
-	what := ""
-	switch c.Sub {
-	case "reset":
-		if c.Has("hard", "merge") {
-			what = "every uncommitted change to tracked files"
-		}
-	case "clean":
-		if c.Has("n", "dry-run") || !c.Has("f", "force") {
-			break
-		}
-		what = "untracked files"
-		if c.Has("x") {
-			what = "untracked and ignored files"
-		}
-		if c.Has("d") {
-			what += ", directories included"
-		}
-	case "checkout":
-		if c.Has("f", "force") {
-			what = "uncommitted changes to tracked files"
-		} else if x.wholesale(c, dashDashPaths(c)) {
-			what = "uncommitted changes to every file under the paths it names"
-		}
-	case "restore":
-		if (!c.Has("S", "staged") || c.Has("W", "worktree")) && x.wholesale(c, c.Operands) {
-			what = "uncommitted changes to every file under the paths it names"
-		}
-	case "stash":
-		if first == "drop" || first == "clear" {
-			what = "stashed changes"
-		}
-	case "branch":
-		if c.Has("D") || c.Has("d", "delete") && c.Has("f", "force") {
-			what = "commits of the branch that are not merged anywhere"
-		}
-	case "worktree":
-		if first == "remove" && c.Has("f", "force") {
-			what = "uncommitted changes in the worktree"
-		}
-	}
-	if what != "" {
+	if _, what := loseWorkFacts.first(x, c); what != "" {
 		x.ask(RuleLoseWork, "`%s` would throw away %s, which cannot be recovered (rule lose-work): the user must approve it. Commit or stash first, or name exactly what to discard.", c.Source, what)
 	}
+}
+
+// gitSub reports git running subcommand sub, not asked for help.
+func gitSub(c *analysis.Command, sub string) bool {
+	return c.Name == "git" && c.Sub == sub && !c.Has("help", "h")
+}
+
+// loseWorkFacts are the git commands that discard work, and what they discard.
+var loseWorkFacts = newCatalogue(
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "reset") && c.Has("hard", "merge"), "every uncommitted change to tracked files")
+		},
+		match: []string{"git reset --hard", "git reset --merge HEAD~1"}, notMatch: []string{"git reset", "git reset --soft HEAD~1"}},
+	fact{programs: []string{"git"}, test: gitCleanLoses,
+		match: []string{"git clean -fd", "git clean -fx", "git clean --force"}, notMatch: []string{"git clean -n", "git clean -fn", "git clean"}},
+	fact{programs: []string{"git"},
+		test: func(x *check, c *analysis.Command) string {
+			if !gitSub(c, "checkout") {
+				return ""
+			}
+			if c.Has("f", "force") {
+				return "uncommitted changes to tracked files"
+			}
+			return when(x.wholesale(c, dashDashPaths(c)), "uncommitted changes to every file under the paths it names")
+		},
+		match: []string{"git checkout -f main", "git checkout -- .", "git checkout ."}, notMatch: []string{"git checkout main", "git checkout -- README.md"}},
+	fact{programs: []string{"git"},
+		test: func(x *check, c *analysis.Command) string {
+			return when(gitSub(c, "restore") && (!c.Has("S", "staged") || c.Has("W", "worktree")) && x.wholesale(c, c.Operands),
+				"uncommitted changes to every file under the paths it names")
+		},
+		match: []string{"git restore .", "git restore -SW ."}, notMatch: []string{"git restore --staged .", "git restore README.md"}},
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "stash") && oneOf(subOf(c), "drop", "clear"), "stashed changes")
+		},
+		match: []string{"git stash drop", "git stash clear"}, notMatch: []string{"git stash pop", "git stash list"}},
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "branch") && (c.Has("D") || c.Has("d", "delete") && c.Has("f", "force")), "commits of the branch that are not merged anywhere")
+		},
+		match: []string{"git branch -D x", "git branch -d -f x", "git branch --delete --force x"}, notMatch: []string{"git branch -d x", "git branch x"}},
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "worktree") && subOf(c) == "remove" && c.Has("f", "force"), "uncommitted changes in the worktree")
+		},
+		match: []string{"git worktree remove -f ../wt"}, notMatch: []string{"git worktree remove ../wt", "git worktree list"}},
+)
+
+// gitCleanLoses: git clean -f deletes untracked (-x: and ignored) files.
+func gitCleanLoses(_ *check, c *analysis.Command) string {
+	if !gitSub(c, "clean") || c.Has("n", "dry-run") || !c.Has("f", "force") {
+		return ""
+	}
+	what := "untracked files"
+	if c.Has("x") {
+		what = "untracked and ignored files"
+	}
+	if c.Has("d") {
+		what += ", directories included"
+	}
+	return what
 }
 
 // dashDashPaths are the indexes of the paths after "--" (git checkout -- f),

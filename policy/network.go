@@ -1,11 +1,12 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 func (x *check) networkHit(c *analysis.Command, what string) {
@@ -24,155 +25,242 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 
 // network denies network clients while the network is off.
 func (x *check) network(c *analysis.Command) {
-	name := c.Name
 	for _, a := range c.Assigns {
 		if a.Name == "DOCKER_HOST" || a.Name == "CONTAINER_HOST" {
 			x.networkHit(c, a.Name+" points the container client at another host")
 		}
 	}
-	if packageFetches[name] != nil && x.installs(c) {
+	if packageFetches[c.Name] != nil && x.installs(c) {
 		return
 	}
-	if what := fetchesToRun(c); what != "" {
+	if _, what := fetchers.first(x, c); what != "" {
 		x.networkHit(c, what)
 		return
 	}
-	switch {
-	case networkClients[name]:
-		if !infoOnly(c) {
-			var loopback func(Covers) bool
-			if loopbackOnly(c) {
-				loopback = func(cv Covers) bool { return cv.PrivateLoopback }
-			}
-			x.networkHitUnless(c, name+" connects to the network", loopback)
-		}
-	case name == "rsync":
-		for i, a := range c.Args {
-			if c.Flags[i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && isRemote(a) {
-				x.networkHit(c, "rsync copies to or from the remote "+a)
-				return
-			}
-		}
-	case name == "openssl":
-		if len(c.Args) > 0 && (c.Args[0] == "s_client" || c.Args[0] == "s_server" || c.Args[0] == "s_time" || c.Args[0] == "ocsp") {
-			x.networkHit(c, "openssl "+c.Args[0]+" opens a network connection")
-		}
-	case remoteServices[name] != "":
-		if !infoOnly(c) && !c.Has("help", "version") && !offlineSubcommand(c) {
-			x.networkHit(c, name+" talks to "+remoteServices[name])
-		}
-	case name == "psql" || name == "mysql" || name == "redis-cli" || name == "mongosh" || name == "mongo" || name == "clickhouse-client":
-		for _, a := range c.Args {
-			if a == "-h" || strings.HasPrefix(a, "--host") || strings.HasPrefix(a, "-h") && len(a) > 2 || strings.Contains(a, "://") || a == "-u" && name == "redis-cli" {
-				x.networkHit(c, name+" connects to a database server")
-				return
-			}
-		}
-	case name == "docker" || name == "podman":
-		if len(c.Operands) > 0 {
-			switch sub := c.Args[c.Operands[0]]; sub {
-			case "pull", "push", "login", "search", "logout":
-				x.networkHit(c, name+" "+sub+" talks to a registry")
-			}
-		}
-	case name == "git":
-		sub, rest := c.Sub, gitRest(c)
-		if c.Has("help", "h") {
-			return
-		}
-		for _, o := range c.Global {
-			if o.Name == "c" && gitKeyReachesNetwork(o.Value) {
-				x.networkHit(c, "git -c "+o.Value+" points git at a remote")
-				return
-			}
-		}
-		switch sub {
-		case "daemon", "remote-http", "remote-https", "remote-ftp", "http-fetch", "http-push", "upload-pack", "send-email", "imap-send", "credential-cache--daemon":
-			x.networkHit(c, "git "+sub+" opens network connections")
-			return
-		case "lfs":
-			if len(c.Operands) > 0 {
-				switch c.Args[c.Operands[0]] {
-				case "pull", "fetch", "push", "clone":
-					x.networkHit(c, "git lfs "+c.Args[c.Operands[0]]+" talks to a remote")
+	f, what := networkFacts.first(x, c)
+	if f == nil {
+		return
+	}
+	var loopback func(Covers) bool
+	if f.loopback && loopbackOnly(c) {
+		loopback = func(cv Covers) bool { return cv.PrivateLoopback }
+	}
+	x.networkHitUnless(c, what, loopback)
+}
+
+// networkFacts are the programs that reach the network, and when.
+var networkFacts = newCatalogue(
+	fact{programs: keys(networkClients), loopback: true,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!infoOnly(c), c.Name+" connects to the network")
+		},
+		match:    []string{"curl https://example.com", "ssh host ls", "nc -l 8080", "dig example.com"},
+		notMatch: []string{"curl --version", "ssh -V"}},
+	fact{programs: []string{"rsync"}, test: rsyncRemote,
+		match:    []string{"rsync -a src/ host:dst/", "rsync -a rsync://host/m/ dst/", "rsync -e ssh u@h:/x ."},
+		notMatch: []string{"rsync -a src/ dst/", "rsync -a ./a:b/ dst/"}},
+	fact{programs: []string{"openssl"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(len(c.Args) > 0 && oneOf(c.Args[0], "s_client", "s_server", "s_time", "ocsp"), "openssl "+first(c.Args)+" opens a network connection")
+		},
+		match:    []string{"openssl s_client -connect example.com:443", "openssl ocsp -url http://x"},
+		notMatch: []string{"openssl rand -hex 8", "openssl x509 -in c.pem -noout -text"}},
+	fact{programs: keys(remoteServices),
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!infoOnly(c) && !c.Has("help", "version") && !offlineSubcommand(c), c.Name+" talks to "+remoteServices[c.Name])
+		},
+		match:    []string{"kubectl get pods", "gh pr list", "terraform apply", "ansible all -m ping", "kubectl version -o json"},
+		notMatch: []string{"kubectl version --client", "terraform fmt", "helm template ./chart", "gh --version", "aws help"}},
+	fact{programs: []string{"psql", "mysql", "redis-cli", "mongosh", "mongo", "clickhouse-client"}, test: databaseServer,
+		match:    []string{"psql -h db -c 'select 1'", "mysql -hdb -e 'select 1'", "redis-cli -u redis://x", "psql postgres://db/x"},
+		notMatch: []string{"psql -c 'select 1'", "redis-cli ping"}},
+	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerNetwork,
+		match:    []string{"docker pull alpine", "podman push x", "docker login", "docker -c x pull alpine", "docker manifest inspect alpine", "docker trust inspect alpine"},
+		notMatch: []string{"docker ps", "docker image pull-x", "docker --context=x ps", "docker manifest annotate x y", "docker -H tcp://h ps"}},
+	fact{programs: []string{"parallel"},
+		test: func(_ *check, c *analysis.Command) string {
+			for _, o := range c.Values("S", "sshlogin", "slf", "sshloginfile") {
+				if o.Value != ":" && o.Value != "" {
+					return "parallel runs commands on the remote hosts " + o.Value
 				}
 			}
-			return
-		case "config":
-			if len(c.Operands) > 1 && gitKeyReachesNetwork(c.Args[c.Operands[0]]+"="+c.Args[c.Operands[1]]) {
-				x.networkHit(c, "git config "+c.Args[c.Operands[0]]+" points git at a remote")
+			return ""
+		},
+		match:    []string{"parallel -S host echo ::: a", "parallel --sshlogin 2/h1,h2 ls ::: x", "parallel --slf hosts.txt echo ::: a"},
+		notMatch: []string{"parallel -S : echo ::: a", "parallel echo ::: a"}},
+	fact{programs: []string{"git"}, test: gitNetworkConfig,
+		match:    []string{"git -c remote.o.url=http://x/y.git ls-remote o", "git -c http.proxy=http://p status", "git config url.http://evil/.insteadOf https://github.com/"},
+		notMatch: []string{"git -c user.name=x commit -m m", "git config remote.o.url ./local", "git config user.name x"}},
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(!c.Has("help", "h") && gitNetworkSubs[c.Sub] != "", "git "+c.Sub+" "+gitNetworkSubs[c.Sub])
+		},
+		match:    []string{"git push", "git fetch origin", "git pull", "git daemon --export-all", "git send-email x.patch"},
+		notMatch: []string{"git status", "git push -h", "git log"}},
+	fact{programs: []string{"git"}, test: gitNetworkOperands,
+		match: []string{"git ls-remote origin", "git archive --remote=x HEAD", "git clone https://x/y.git", "git remote update",
+			"git remote show origin", "git submodule update --init", "git lfs pull"},
+		notMatch: []string{"git ls-remote ./other", "git archive HEAD", "git clone ./a b", "git remote -v", "git remote show",
+			"git submodule status", "git lfs ls-files"}},
+	fact{programs: []string{"pip", "pip3"}, also: analysis.IsPython, test: pipIndex,
+		match:    []string{"pip install --index-url http://x y", "pip download -d dl http://h/x.tar.gz", "python3 -m pip install -i http://x y"},
+		notMatch: []string{"pip show -f x", "pip install --no-index --find-links ./wheels x", "python3 -c 'print(1)'"}},
+	fact{programs: []string{"npm", "pnpm", "yarn", "npx"},
+		test: func(_ *check, c *analysis.Command) string {
+			if subOf(c) == "config" {
+				return "" // configuration is judged as such
 			}
-			return
+			a := argWhere(c, func(a string) bool {
+				return strings.HasPrefix(a, "--registry") || strings.Contains(a, "://") && !strings.HasPrefix(a, "file:")
+			})
+			return when(a != "", c.Name+" fetches from "+a)
+		},
+		match:    []string{"npm view x --registry http://r/", "yarn add https://x/y.tgz"},
+		notMatch: []string{"npm config set registry http://r/", "npm test", "npm i file:../x"}},
+	fact{programs: []string{"uv", "poetry"}, test: chosenIndex,
+		match:    []string{"uv pip list --index-url http://x", "poetry source add -f x", "uv venv --find-links=./w"},
+		notMatch: []string{"uv run --index-url http://x pytest", "uv venv .venv"}},
+)
+
+// containerNetwork: container clients talking to a registry.
+func containerNetwork(_ *check, c *analysis.Command) string {
+	switch sub := c.Sub; {
+	case oneOf(sub, "pull", "push", "login", "search", "logout"):
+		return c.Name + " " + sub + " talks to a registry"
+	case oneOf(sub, "manifest", "trust") && subOf(c) == "inspect":
+		return c.Name + " " + sub + " inspect talks to a registry"
+	}
+	return ""
+}
+
+// gitNetworkSubs are the git subcommands that always reach a remote.
+var gitNetworkSubs = map[string]string{
+	"push": "talks to a remote repository", "pull": "talks to a remote repository", "fetch": "talks to a remote repository",
+	"daemon": "opens network connections", "remote-http": "opens network connections", "remote-https": "opens network connections",
+	"remote-ftp": "opens network connections", "http-fetch": "opens network connections", "http-push": "opens network connections",
+	"upload-pack": "opens network connections", "send-email": "opens network connections", "imap-send": "opens network connections",
+	"credential-cache--daemon": "opens network connections",
+}
+
+func rsyncRemote(_ *check, c *analysis.Command) string {
+	for i, a := range c.Args {
+		if c.Flags[i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && analysis.IsRemote(a) {
+			return "rsync copies to or from the remote " + a
 		}
-		switch sub {
-		case "push", "pull", "fetch":
-			x.networkHit(c, "git "+sub+" talks to a remote repository")
-		case "ls-remote", "archive":
-			// A remote by name or URL; only a path (./repo, /x) stays local.
-			if sub == "archive" && c.Has("remote") || sub == "ls-remote" && !(len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], ".") || len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], "/")) {
-				x.networkHit(c, "git "+sub+" talks to a remote repository")
+	}
+	return ""
+}
+
+func databaseServer(_ *check, c *analysis.Command) string {
+	for _, a := range c.Args {
+		if a == "-h" || strings.HasPrefix(a, "--host") || strings.HasPrefix(a, "-h") && len(a) > 2 || strings.Contains(a, "://") || a == "-u" && c.Name == "redis-cli" {
+			return c.Name + " connects to a database server"
+		}
+	}
+	return ""
+}
+
+// gitNetworkConfig: git -c KEY=VALUE and git config KEY VALUE that point git at a remote.
+func gitNetworkConfig(_ *check, c *analysis.Command) string {
+	if c.Has("help", "h") {
+		return ""
+	}
+	for _, o := range c.Global {
+		if o.Name == "c" && analysis.GitKeyReachesNetwork(o.Value) {
+			return "git -c " + o.Value + " points git at a remote"
+		}
+	}
+	if c.Sub == "config" && len(c.Operands) > 1 && analysis.GitKeyReachesNetwork(operand(c, 0)+"="+operand(c, 1)) {
+		return "git config " + operand(c, 0) + " points git at a remote"
+	}
+	return ""
+}
+
+// gitNetworkOperands: git subcommands that reach a remote depending on what
+// follows them.
+func gitNetworkOperands(_ *check, c *analysis.Command) string {
+	if c.Has("help", "h") {
+		return ""
+	}
+	rest := gitRest(c)
+	switch c.Sub {
+	case "lfs":
+		return when(oneOf(subOf(c), "pull", "fetch", "push", "clone"), "git lfs "+subOf(c)+" talks to a remote")
+	case "archive":
+		return when(c.Has("remote"), "git archive talks to a remote repository")
+	case "ls-remote":
+		// A remote by name or URL; only a path (./repo, /x) stays local.
+		local := strings.HasPrefix(subOf(c), ".") || strings.HasPrefix(subOf(c), "/")
+		return when(!local, "git ls-remote talks to a remote repository")
+	case "clone":
+		for i, a := range rest {
+			if c.Flags[len(c.Args)-len(rest)+i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && analysis.IsRemote(a) {
+				return "git clone talks to the remote " + a
 			}
-		case "clone":
-			for i, a := range rest {
-				if c.Flags[len(c.Args)-len(rest)+i]&analysis.ArgDynamic == 0 && !strings.HasPrefix(a, "-") && isRemote(a) {
-					x.networkHit(c, "git "+sub+" talks to the remote "+a)
-					return
-				}
-			}
-		case "remote":
-			if len(rest) > 0 && (rest[0] == "update" || rest[0] == "prune" || rest[0] == "show" && len(rest) > 1) {
-				x.networkHit(c, "git remote "+rest[0]+" talks to a remote repository")
-			}
-		case "submodule":
-			for _, a := range rest {
-				if a == "update" || a == "sync" || a == "add" {
-					x.networkHit(c, "git submodule "+a+" fetches from remote repositories")
-					return
-				}
-			}
 		}
-	case name == "pip" || name == "pip3" || analysis.IsPython(name) && c.Sub == "pip": // python -m pip, -mpip
-		if len(c.Operands) == 0 {
-			return
-		}
-		sub := c.Args[c.Operands[0]]
-		if sub == "pip" && len(c.Operands) > 1 {
-			sub = c.Args[c.Operands[1]]
-		}
-		if sub != "install" && sub != "download" && sub != "wheel" && sub != "index" {
-			return // pip show -f: files, not find-links
-		}
-		for i, a := range c.Args {
-			offline := c.Has("no-index") // --find-links then names local directories
-			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.Contains(a, "://") || !offline && (strings.HasPrefix(a, "--index") || strings.HasPrefix(a, "--extra-index") ||
-				strings.HasPrefix(a, "--find-links") || a == "-i" || a == "-f" || strings.HasPrefix(a, "--trusted-host"))) {
-				x.networkHit(c, name+" "+sub+" fetches from "+a)
-				return
-			}
-		}
-	case name == "npm" || name == "pnpm" || name == "yarn" || name == "npx":
-		if len(c.Operands) > 0 && c.Args[c.Operands[0]] == "config" {
-			return // configuration is judged as such
-		}
-		for i, a := range c.Args {
-			if c.Flags[i]&analysis.ArgDynamic == 0 && (strings.HasPrefix(a, "--registry") || strings.Contains(a, "://") && !strings.HasPrefix(a, "file:")) {
-				x.networkHit(c, name+" fetches from "+a)
-				return
-			}
-		}
-	case name == "uv" || name == "poetry" || analysis.IsPython(name) && c.Sub == "pip":
-		if len(c.Args) > 0 && c.Args[0] == "run" {
-			return // uv run, poetry run: the command is judged on its own
-		}
-		for _, a := range c.Args {
-			for _, o := range []string{"--index-url", "--extra-index-url", "-i", "--find-links", "-f", "--trusted-host"} {
-				if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && strings.HasPrefix(a, o) && len(a) > 2 && strings.Contains(a, "://") {
-					x.networkHit(c, name+" "+o+" installs packages from a chosen index")
-					return
-				}
+	case "remote":
+		return when(len(rest) > 0 && (rest[0] == "update" || rest[0] == "prune" || rest[0] == "show" && len(rest) > 1), "git remote "+first(rest)+" talks to a remote repository")
+	case "submodule":
+		for _, a := range rest {
+			if a == "update" || a == "sync" || a == "add" {
+				return "git submodule " + a + " fetches from remote repositories"
 			}
 		}
 	}
+	return ""
+}
+
+// pipIndex: pip install|download|wheel|index from an index or URL.
+func pipIndex(_ *check, c *analysis.Command) string {
+	if analysis.IsPython(c.Name) && c.Sub != "pip" || len(c.Operands) == 0 {
+		return ""
+	}
+	sub := subOf(c)
+	if sub == "pip" && len(c.Operands) > 1 {
+		sub = operand(c, 1)
+	}
+	if sub != "install" && sub != "download" && sub != "wheel" && sub != "index" {
+		return "" // pip show -f: files, not find-links
+	}
+	offline := c.Has("no-index") // --find-links then names local directories
+	a := argWhere(c, func(a string) bool {
+		return strings.Contains(a, "://") || !offline && (strings.HasPrefix(a, "--index") || strings.HasPrefix(a, "--extra-index") ||
+			strings.HasPrefix(a, "--find-links") || a == "-i" || a == "-f" || strings.HasPrefix(a, "--trusted-host"))
+	})
+	return when(a != "", c.Name+" "+sub+" fetches from "+a)
+}
+
+// chosenIndex: uv and poetry given an index or find-links to install from.
+func chosenIndex(_ *check, c *analysis.Command) string {
+	if len(c.Args) > 0 && c.Args[0] == "run" {
+		return "" // uv run, poetry run: the command is judged on its own
+	}
+	for _, a := range c.Args {
+		for _, o := range []string{"--index-url", "--extra-index-url", "-i", "--find-links", "-f", "--trusted-host"} {
+			if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && strings.HasPrefix(a, o) && len(a) > 2 && strings.Contains(a, "://") {
+				return c.Name + " " + o + " installs packages from a chosen index"
+			}
+		}
+	}
+	return ""
+}
+
+// argWhere is the first argument of c as written for which ok holds, or "".
+func argWhere(c *analysis.Command, ok func(string) bool) string {
+	for i, a := range c.Args {
+		if c.Flags[i]&analysis.ArgDynamic == 0 && ok(a) {
+			return a
+		}
+	}
+	return ""
+}
+
+// first is s[0], or "".
+func first(s []string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return ""
 }
 
 // packageFetches are the subcommands that download packages, by program.
@@ -219,76 +307,91 @@ func (x *check) installs(c *analysis.Command) bool {
 	return true
 }
 
-// fetchesToRun names what a package runner or system package manager
-// downloads (npx -y, pnpm dlx, uvx, pipx run, go run PKG@VERSION, apt-get
-// install, uv pip install, bun add …), as npm install does; "" when c does
-// not. Offline flags are let through.
-func fetchesToRun(c *analysis.Command) string {
-	if !runners[c.Name] || c.Has("help", "h", "offline") || argIs(c, "--offline", "--help", "-h", "--dry-run", "--simulate") {
-		return ""
-	}
-	ops := make([]string, 0, len(c.Operands))
-	for _, i := range c.Operands {
-		ops = append(ops, c.Args[i])
-	}
-	first := func(n int) string {
-		if len(ops) > n {
-			return ops[n]
-		}
-		return ""
-	}
-	switch c.Name {
-	case "npx":
-		if c.Has("y", "yes", "p", "package") && len(ops) > 0 {
-			return "npx " + strings.Join(c.Args[:c.Operands[0]], " ") + " downloads the package it runs"
-		}
-	case "bunx", "uvx":
-		if len(ops) > 0 {
-			return c.Name + " downloads the package it runs"
-		}
-	case "npm":
-		if (first(0) == "exec" || first(0) == "x") && argIs(c, "-y", "--yes") {
-			return "npm " + first(0) + " --yes downloads the package it runs"
-		}
-	case "pnpm", "yarn":
-		if first(0) == "dlx" {
-			return c.Name + " dlx downloads the package it runs"
-		}
-	case "bun":
-		switch first(0) {
-		case "add", "install", "i", "update", "x":
-			return "bun " + first(0) + " downloads packages"
-		}
-	case "pipx":
-		switch first(0) {
-		case "run", "install", "upgrade", "inject":
-			return "pipx " + first(0) + " downloads packages"
-		}
-	case "uv":
-		switch {
-		case first(0) == "pip" && (first(1) == "install" || first(1) == "sync" || first(1) == "compile"),
-			first(0) == "tool" && (first(1) == "install" || first(1) == "run" || first(1) == "upgrade"),
-			first(0) == "python" && first(1) == "install":
-			return "uv " + first(0) + " " + first(1) + " downloads packages"
-		case first(0) == "sync" || first(0) == "lock":
-			return "uv " + first(0) + " downloads packages"
-		}
-	case "go":
-		if c.Sub == "run" && hasVersion(c) {
-			return "go run PACKAGE@VERSION downloads the module"
-		}
-	case "apt-get", "apt", "aptitude":
-		switch first(0) {
-		case "install", "update", "upgrade", "dist-upgrade", "full-upgrade", "source", "download", "build-dep", "reinstall":
-			return c.Name + " " + first(0) + " downloads packages"
-		}
-	}
-	return ""
+// fetchers are the package runners and system package managers that
+// download what they run or install (npx -y, pnpm dlx, uvx, pipx run, go run
+// PKG@VERSION, apt-get install, uv pip install, bun add …), as npm install
+// does. Offline flags are let through.
+var fetchers = newCatalogue(
+	fact{programs: []string{"npx"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && c.Has("y", "yes", "p", "package") && len(c.Operands) > 0,
+				"npx "+strings.Join(c.Args[:max(first1(c.Operands), 0)], " ")+" downloads the package it runs")
+		},
+		match:    []string{"npx -y cowsay", "npx --yes cowsay hi", "npx -p cowsay cowsay hi"},
+		notMatch: []string{"npx cowsay", "npx -y --offline cowsay", "npx -y"}},
+	fact{programs: []string{"bunx", "uvx"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && len(c.Operands) > 0, c.Name+" downloads the package it runs")
+		},
+		match:    []string{"uvx ruff check", "bunx cowsay"},
+		notMatch: []string{"uvx --help", "uvx --offline ruff"}},
+	fact{programs: []string{"npm"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && oneOf(subOf(c), "exec", "x") && argIs(c, "-y", "--yes"), "npm "+subOf(c)+" --yes downloads the package it runs")
+		},
+		match:    []string{"npm exec -y cowsay", "npm x --yes cowsay"},
+		notMatch: []string{"npm exec cowsay", "npm test -y"}},
+	fact{programs: []string{"pnpm", "yarn"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && subOf(c) == "dlx", c.Name+" dlx downloads the package it runs")
+		},
+		match:    []string{"pnpm dlx create-vite", "yarn dlx cowsay"},
+		notMatch: []string{"pnpm test", "yarn dlx --offline cowsay"}},
+	fact{programs: []string{"bun"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && oneOf(subOf(c), "add", "install", "i", "update", "x"), "bun "+subOf(c)+" downloads packages")
+		},
+		match:    []string{"bun add zod", "bun install", "bun x cowsay"},
+		notMatch: []string{"bun run build", "bun test"}},
+	fact{programs: []string{"pipx"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && oneOf(subOf(c), "run", "install", "upgrade", "inject"), "pipx "+subOf(c)+" downloads packages")
+		},
+		match:    []string{"pipx run black .", "pipx install ruff"},
+		notMatch: []string{"pipx list", "pipx run --help black"}},
+	fact{programs: []string{"uv"},
+		test: func(_ *check, c *analysis.Command) string {
+			a, b := operand(c, 0), operand(c, 1)
+			two := a == "pip" && oneOf(b, "install", "sync", "compile") || a == "tool" && oneOf(b, "install", "run", "upgrade") || a == "python" && b == "install"
+			switch {
+			case !online(c):
+				return ""
+			case two:
+				return "uv " + a + " " + b + " downloads packages"
+			case a == "sync" || a == "lock":
+				return "uv " + a + " downloads packages"
+			}
+			return ""
+		},
+		match:    []string{"uv pip install x", "uv tool run ruff", "uv python install 3.12", "uv sync", "uv lock"},
+		notMatch: []string{"uv pip list", "uv sync --offline", "uv run pytest", "uv lock --dry-run"}},
+	fact{programs: []string{"go"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && c.Sub == "run" && hasVersion(c), "go run PACKAGE@VERSION downloads the module")
+		},
+		match:    []string{"go run golang.org/x/tools/cmd/stringer@latest", "go run example.com/x@v1.2.3 -v"},
+		notMatch: []string{"go run .", "go run ./cmd/x", "go run example.com/x@v1 -h"}},
+	fact{programs: []string{"apt-get", "apt", "aptitude"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(online(c) && oneOf(subOf(c), "install", "update", "upgrade", "dist-upgrade", "full-upgrade", "source", "download", "build-dep", "reinstall"),
+				c.Name+" "+subOf(c)+" downloads packages")
+		},
+		match:    []string{"apt-get install -y jq", "apt update", "aptitude upgrade"},
+		notMatch: []string{"apt list --installed", "apt-get install --simulate jq", "apt-cache search jq"}},
+)
+
+// online reports that c is not asked for help, to stay offline, or for a dry run.
+func online(c *analysis.Command) bool {
+	return !c.Has("help", "h", "offline") && !argIs(c, "--offline", "--help", "-h", "--dry-run", "--simulate")
 }
 
-// runners are the programs fetchesToRun knows.
-var runners = map[string]bool{"npx": true, "bunx": true, "uvx": true, "npm": true, "pnpm": true, "yarn": true,
-	"bun": true, "pipx": true, "uv": true, "go": true, "apt-get": true, "apt": true, "aptitude": true}
+// first1 is s[0], or -1.
+func first1(s []int) int {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return -1
+}
 
 // argIs reports whether one of args is an argument of c as written.
 func argIs(c *analysis.Command, args ...string) bool {
@@ -324,52 +427,31 @@ var remoteServices = map[string]string{
 	"s3cmd": "S3", "oc": "an OpenShift cluster", "eksctl": "AWS",
 }
 
+// offlineSubs are the subcommands of remote-service clients that stay
+// local; the clients not listed have help, version and completion.
+var offlineSubs = map[string][]string{
+	"terraform": {"fmt", "validate", "version", "graph", "show", "output"},
+	"tofu":      {"fmt", "validate", "version", "graph", "show", "output"},
+	"kubectl":   {"completion", "kustomize"}, // and version --client
+	"oc":        {"completion", "kustomize"},
+	"helm":      {"template", "lint", "create", "package", "completion", "env"},
+	"gh":        {"completion", "help", "version", "config", "alias"},
+	"glab":      {"completion", "help", "version", "config", "alias"},
+}
+
 // offlineSubcommand reports remote-service subcommands that stay local.
 func offlineSubcommand(c *analysis.Command) bool {
 	if len(c.Operands) == 0 {
 		return c.Name != "ansible" && c.Name != "ansible-playbook"
 	}
-	sub := c.Args[c.Operands[0]]
-	switch c.Name {
-	case "terraform", "tofu":
-		return sub == "fmt" || sub == "validate" || sub == "version" || sub == "graph" || sub == "show" || sub == "output"
-	case "kubectl", "oc":
-		return sub == "version" && c.Has("client") || sub == "completion" || sub == "kustomize"
-	case "helm":
-		return sub == "template" || sub == "lint" || sub == "create" || sub == "package" || sub == "completion" || sub == "env"
-	case "gh", "glab":
-		return sub == "completion" || sub == "help" || sub == "version" || sub == "config" || sub == "alias"
-	}
-	return sub == "help" || sub == "version" || sub == "completion"
-}
-
-// gitKeyReachesNetwork reports config (KEY=VALUE) that points git at a remote:
-// remote.X.url, url.X.insteadOf, http.proxy.
-func gitKeyReachesNetwork(kv string) bool {
-	key, val, _ := strings.Cut(strings.ToLower(kv), "=")
-	switch {
-	case strings.HasPrefix(key, "remote.") && (strings.HasSuffix(key, ".url") || strings.HasSuffix(key, ".pushurl")):
-		return isRemote(val)
-	case strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")):
-		return true
-	case key == "http.proxy" || key == "https.proxy" || strings.HasPrefix(key, "http.") && strings.HasSuffix(key, ".proxy"):
+	sub := subOf(c)
+	if (c.Name == "kubectl" || c.Name == "oc") && sub == "version" && c.Has("client") {
 		return true
 	}
-	return false
-}
-
-// isRemote reports a repository or rsync location on another host:
-// scheme://…, user@host:path or host:path.
-func isRemote(a string) bool {
-	if strings.Contains(a, "://") {
-		return !strings.HasPrefix(a, "file://")
+	if subs, ok := offlineSubs[c.Name]; ok {
+		return slices.Contains(subs, sub)
 	}
-	if strings.HasPrefix(a, "ext::") || strings.HasPrefix(a, "fd::") {
-		return true
-	}
-	colon := strings.IndexByte(a, ':')
-	slash := strings.IndexByte(a, '/')
-	return colon > 0 && (slash < 0 || colon < slash)
+	return oneOf(sub, "help", "version", "completion")
 }
 
 // gitRest is what follows git's subcommand.

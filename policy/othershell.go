@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // shellFamily is how the policy reads a command line, from the program that

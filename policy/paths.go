@@ -4,7 +4,7 @@ import (
 	"github.com/shellgate/shellgate/internal/protect"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/internal/realpath"
 )
 

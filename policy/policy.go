@@ -11,7 +11,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/internal/realpath"
 )
 
@@ -76,7 +76,7 @@ type Verdict struct {
 	// only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
 	// Commands is everything the line would run (for `shellgate check`).
-	Commands []analysis.Command `json:"commands"`
+	Commands []Command `json:"commands"`
 	// ReadOnly: every command of the line only reads (the set untrusted mode
 	// runs without asking), so it cannot change the project: no checkpoint is
 	// needed before it.
@@ -146,6 +146,11 @@ func New(s Settings) (*Engine, error) {
 func isWindowsAbs(p string) bool {
 	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
+
+// Command is one simple command a line would run, as the analysis found it:
+// its program, arguments, options, directory, redirections and the
+// wrappers it was found behind. (The analysis itself is internal.)
+type Command = analysis.Command
 
 // Check decides about command run under env, with what Settings says
 // contains commands (PrivateLoopback, Egress) as its Covers.

@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // readOnly are commands that only read, whatever their arguments, unless an
@@ -45,58 +46,73 @@ func safe(c *analysis.Command) bool {
 	if c.Dynamic || len(c.ExecOpts) > 0 {
 		return false
 	}
-	switch c.Name {
-	case "git":
-		if len(c.Global) > 0 && (hasOpt(c.Global, "c", "exec-path", "config-env") || c.Has("output")) {
-			return false
-		}
-		sub, rest := c.Sub, gitRest(c)
-		switch sub {
-		case "branch", "tag", "remote", "stash":
-			for _, a := range rest {
-				if !strings.HasPrefix(a, "-") && a != "list" && a != "show" || a == "-d" || a == "-D" || a == "-m" || a == "-M" || a == "-c" || a == "-C" || a == "--delete" || a == "-f" {
-					return false
-				}
-			}
-			return true
-		case "config":
-			return hasArg(rest, "--get", "--list", "-l", "--get-all", "--get-regexp")
-		}
-		return gitReadOnly[sub]
-	case "go":
-		if len(c.Args) == 0 {
-			return true
-		}
-		switch c.Args[0] {
-		case "version", "list", "doc":
-			return true
-		case "env":
-			return !hasArg(c.Args, "-w", "-u")
-		}
-		return false
-	case "find":
-		return len(findTargets(c)) == 0 && !hasArg(c.Args, "-exec", "-execdir", "-ok", "-okdir")
-	case "sed":
-		return len(sedTargets(c)) == 0 && !func() bool {
-			for _, s := range sedScripts(c) {
-				if sedExecutes(s) {
-					return true
-				}
-			}
-			return false
-		}()
-	case "sort":
-		return len(c.Values("o", "output")) == 0
-	case "tail":
-		return !c.Has("f", "F", "follow", "retry")
-	case "printf":
-		return !hasArg(c.Args, "-v")
-	case "command":
-		return hasArg(c.Args, "-v", "-V")
-	case "env", "timeout", "nice", "time", "xargs":
-		return true // what they run is judged as a command of its own
-	case "uniq":
-		return len(c.Operands) < 2
+	if _, known := safeFacts.by[c.Name]; known {
+		f, _ := safeFacts.first(nil, c)
+		return f != nil
 	}
 	return readOnly[c.Name]
+}
+
+// safeFacts are the programs that only read with some arguments and not
+// others; a program here is safe only when its fact holds.
+var safeFacts = newCatalogue(
+	fact{programs: []string{"git"}, test: gitSafe,
+		match:    []string{"git status", "git log -p", "git branch -a", "git config --get user.name", "git stash list", "git remote -v"},
+		notMatch: []string{"git commit -m x", "git -c core.pager=x log", "git branch -D x", "git config user.name x", "git stash drop", "git -C . log --output=x"}},
+	fact{programs: []string{"go"},
+		test: func(_ *check, c *analysis.Command) string {
+			ok := len(c.Args) == 0 || oneOf(c.Args[0], "version", "list", "doc") || c.Args[0] == "env" && !hasArg(c.Args, "-w", "-u")
+			return when(ok, "reads")
+		},
+		match: []string{"go version", "go list ./...", "go env GOPATH"}, notMatch: []string{"go build ./...", "go env -w X=1"}},
+	fact{programs: []string{"find"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(len(findTargets(c)) == 0 && !hasArg(c.Args, "-exec", "-execdir", "-ok", "-okdir"), "reads")
+		},
+		match: []string{"find . -name '*.go'"}, notMatch: []string{"find . -delete", "find . -fprint out", "find . -exec ls {} +"}},
+	fact{programs: []string{"sed"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(len(sedTargets(c)) == 0 && !slices.ContainsFunc(sedScripts(c), sedExecutes), "reads")
+		},
+		match: []string{"sed -n 1,5p x", "sed s/a/b/ x"}, notMatch: []string{"sed -i s/a/b/ x", "sed 's/a/b/w out' x", "sed 1e x"}},
+	fact{programs: []string{"sort"},
+		test:  func(_ *check, c *analysis.Command) string { return when(len(c.Values("o", "output")) == 0, "reads") },
+		match: []string{"sort -u x"}, notMatch: []string{"sort -o x x", "sort --output=y x"}},
+	fact{programs: []string{"tail"},
+		test:  func(_ *check, c *analysis.Command) string { return when(!c.Has("f", "F", "follow", "retry"), "reads") },
+		match: []string{"tail -n 5 x"}, notMatch: []string{"tail -f x"}},
+	fact{programs: []string{"printf"},
+		test:  func(_ *check, c *analysis.Command) string { return when(!hasArg(c.Args, "-v"), "reads") },
+		match: []string{"printf '%s\\n' x"}, notMatch: []string{"printf -v PATH /tmp"}},
+	fact{programs: []string{"command"},
+		test:  func(_ *check, c *analysis.Command) string { return when(hasArg(c.Args, "-v", "-V"), "reads") },
+		match: []string{"command -v git"}, notMatch: []string{"command rm x"}},
+	fact{programs: []string{"env", "timeout", "nice", "time", "xargs"},
+		// What they run is judged as a command of its own.
+		test:  func(*check, *analysis.Command) string { return "runs what is judged on its own" },
+		match: []string{"env FOO=1 ls", "timeout 5 ls"}, notMatch: []string{"nohup ls"}},
+	fact{programs: []string{"uniq"},
+		test:  func(_ *check, c *analysis.Command) string { return when(len(c.Operands) < 2, "reads") },
+		match: []string{"uniq -c x"}, notMatch: []string{"uniq x out"}},
+)
+
+// gitSafe: git subcommands that only read, and branch, tag, remote and stash
+// when they list.
+func gitSafe(_ *check, c *analysis.Command) string {
+	if len(c.Global) > 0 && (hasOpt(c.Global, "c", "exec-path", "config-env") || c.Has("output")) {
+		return ""
+	}
+	rest := gitRest(c)
+	switch c.Sub {
+	case "branch", "tag", "remote", "stash":
+		for _, a := range rest {
+			if !strings.HasPrefix(a, "-") && a != "list" && a != "show" || oneOf(a, "-d", "-D", "-m", "-M", "-c", "-C", "--delete", "-f") {
+				return ""
+			}
+		}
+		return "lists"
+	case "config":
+		return when(hasArg(rest, "--get", "--list", "-l", "--get-all", "--get-regexp"), "reads")
+	}
+	return when(gitReadOnly[c.Sub], "reads")
 }

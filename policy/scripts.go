@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // fetched returns the files network clients of the line write, resolved.

@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // sedScriptTargets are the sed scripts given with -e/--expression, or the
@@ -30,69 +30,66 @@ func sedScripts(c *analysis.Command) []string {
 func sedCommands(script string, f func(cmd byte, rest string) bool) {
 	s := script
 	for len(s) > 0 {
-		s = strings.TrimLeft(s, " \t\n;{}!")
-		// Address: line numbers, $, /regex/, \cregexc, ranges, steps.
-		for len(s) > 0 {
-			switch ch := s[0]; {
-			case ch >= '0' && ch <= '9' || ch == '$' || ch == ',' || ch == '~' || ch == '+' || ch == ' ' || ch == '!':
-				s = s[1:]
-			case ch == '/' || ch == '\\':
-				delim := byte('/')
-				if ch == '\\' && len(s) > 1 {
-					delim, s = s[1], s[1:]
-				}
-				s = skipDelimited(s[1:], delim)
-				for len(s) > 0 && (s[0] == 'I' || s[0] == 'M') {
-					s = s[1:]
-				}
-			default:
-				goto command
-			}
-		}
-	command:
+		s = skipSedAddress(strings.TrimLeft(s, " \t\n;{}!"))
 		if len(s) == 0 {
 			return
 		}
-		cmd := s[0]
-		s = s[1:]
-		switch cmd {
-		case 's', 'y':
-			if len(s) == 0 {
-				return
-			}
-			delim := s[0]
-			s = skipDelimited(s[1:], delim)
-			s = skipDelimited(s, delim)
-			end := strings.IndexAny(s, ";\n}")
-			flags := s
-			if end >= 0 {
-				flags, s = s[:end], s[end:]
-			} else {
-				s = ""
-			}
-			if !f(cmd, flags) {
-				return
-			}
-		case 'a', 'i', 'c', 'r', 'R', 'w', 'W', 'e', 'b', 't', 'T', ':', 'q', 'Q', 'l', 'L', 'v', 'F', 'z':
-			end := strings.IndexByte(s, '\n')
-			if cmd == 'b' || cmd == 't' || cmd == 'T' || cmd == 'q' || cmd == 'Q' || cmd == 'l' || cmd == 'L' {
-				end = strings.IndexAny(s, ";\n}")
-			}
-			arg := s
-			if end >= 0 {
-				arg, s = s[:end], s[end:]
-			} else {
-				s = ""
-			}
-			if !f(cmd, arg) {
-				return
-			}
-		default:
-			if !f(cmd, "") {
-				return
-			}
+		cmd, rest := s[0], s[1:]
+		if (cmd == 's' || cmd == 'y') && rest == "" {
+			return
+		}
+		var arg string
+		arg, s = sedArgument(cmd, rest)
+		if !f(cmd, arg) {
+			return
 		}
 	}
+}
+
+// skipSedAddress removes the address before a sed command: line numbers, $,
+// /regex/, \cregexc, ranges, steps.
+func skipSedAddress(s string) string {
+	for len(s) > 0 {
+		switch ch := s[0]; {
+		case ch >= '0' && ch <= '9' || strings.IndexByte("$,~+ !", ch) >= 0:
+			s = s[1:]
+		case ch == '/' || ch == '\\':
+			delim := byte('/')
+			if ch == '\\' && len(s) > 1 {
+				delim, s = s[1], s[1:]
+			}
+			s = strings.TrimLeft(skipDelimited(s[1:], delim), "IM")
+		default:
+			return s
+		}
+	}
+	return s
+}
+
+// sedArgument splits what follows a sed command letter into the command's
+// argument (an s command's flags, a file name, a label, text) and the rest
+// of the script.
+func sedArgument(cmd byte, s string) (arg, rest string) {
+	var end int
+	switch {
+	case cmd == 's' || cmd == 'y':
+		if len(s) == 0 {
+			return "", ""
+		}
+		delim := s[0]
+		s = skipDelimited(skipDelimited(s[1:], delim), delim)
+		end = strings.IndexAny(s, ";\n}")
+	case strings.IndexByte("btTqQlL", cmd) >= 0:
+		end = strings.IndexAny(s, ";\n}")
+	case strings.IndexByte("aicrRwWe:vFz", cmd) >= 0:
+		end = strings.IndexByte(s, '\n')
+	default:
+		return "", s
+	}
+	if end < 0 {
+		return s, ""
+	}
+	return s[:end], s[end:]
 }
 
 func skipDelimited(s string, delim byte) string {

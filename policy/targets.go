@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // sedTargets: with -i, the files edited in place; and the files of w commands.

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // What the policy lets through because a sandbox contains it, asked about when

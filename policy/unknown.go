@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // opaqueShells run command text shellgate does not analyse.

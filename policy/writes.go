@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // target is a path a command writes or changes: an argument, or part of one.
@@ -111,12 +111,12 @@ var writers = map[string]func(c *analysis.Command) []target{
 			return nil
 		}
 		d := argTargets(c, ops[len(ops)-1:])
-		if isRemote(d[0].path) {
+		if analysis.IsRemote(d[0].path) {
 			d = nil
 		}
 		if c.Has("remove-source-files") {
 			for _, src := range argTargets(c, ops[:len(ops)-1]) {
-				if !isRemote(src.path) {
+				if !analysis.IsRemote(src.path) {
 					d = append(d, src) // the sources are deleted
 				}
 			}
@@ -133,6 +133,11 @@ var writers = map[string]func(c *analysis.Command) []target{
 		return append(nth(c, 0), values(c, "O", "out", "output-file")...)
 	},
 	"unzip":      func(c *analysis.Command) []target { return values(c, "d") },
+	"7z":         sevenZipTargets,
+	"7za":        sevenZipTargets,
+	"7zr":        sevenZipTargets,
+	"7zz":        sevenZipTargets,
+	"script":     scriptTargets,
 	"mktemp":     mktempTargets,
 	"git":        gitTargets,
 	"go":         goTargets,
@@ -356,4 +361,33 @@ func (x *check) symlinkTargets(c *analysis.Command) {
 		}
 		x.writeTo(c, t, c.Flags[i], "a symlink to "+c.Args[i])
 	}
+}
+
+// sevenZipTargets are what 7-Zip writes: the directory of -oDIR (extracting)
+// and -wDIR (its work files), and the archive that a, u, d and rn change.
+// Its switches are written attached (-o/tmp/x), in any place.
+func sevenZipTargets(c *analysis.Command) []target {
+	var out []target
+	var words []int
+	for i, a := range c.Args {
+		switch {
+		case len(a) > 2 && (strings.HasPrefix(a, "-o") || strings.HasPrefix(a, "-w")):
+			out = append(out, target{a[2:], c.Flags[i]})
+		case !strings.HasPrefix(a, "-") || c.Flags[i]&analysis.ArgDynamic != 0:
+			words = append(words, i)
+		}
+	}
+	if len(words) > 1 && oneOf(c.Args[words[0]], "a", "u", "d", "rn") {
+		out = append(out, target{c.Args[words[1]], c.Flags[words[1]]})
+	}
+	return out
+}
+
+// scriptTargets: script writes its typescript FILE and util-linux's logs.
+func scriptTargets(c *analysis.Command) []target {
+	out := values(c, "O", "log-out", "I", "log-in", "B", "log-io", "log-timing")
+	if i := analysis.ScriptFile(c); i >= 0 {
+		out = append(out, target{c.Args[i], c.Flags[i]})
+	}
+	return out
 }

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/analysis"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/policy"
 )
 

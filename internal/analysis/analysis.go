@@ -8,7 +8,7 @@ package analysis
 import (
 	"time"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 )
 
 // Options describe where a command line starts. All paths are absolute.

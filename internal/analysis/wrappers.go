@@ -3,7 +3,7 @@ package analysis
 import (
 	"strings"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 )
 
 // wrapper describes a program that runs another command given as its
@@ -81,28 +81,63 @@ var shells = map[string]bool{
 	"ash": true, "yash": true, "posh": true, "rbash": true, "fish": true,
 }
 
+// unwrap follows the command a wrapper runs.
 func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 	in := w.cwd
 	c := w.res.Commands[idx]
 	if c.Name == "env" {
 		return w.envWrapper(idx, stdin)
 	}
-	// Options whose value is a command line: su -c 'cmd', flock f -c 'cmd'.
-	if len(u.str) > 0 {
-		n := w.optionCommands(c, c.Name+" -c", true, u.str...)
-		if c.Name == "flock" && c.OptsEnd < len(c.Args) {
-			// flock [options] FILE -c CMD: options may follow the lock file.
-			rest := c
-			rest.Args, rest.Flags = c.Args[c.OptsEnd+1:], c.Flags[c.OptsEnd+1:]
-			rest.ParseOpts()
-			n += w.optionCommands(rest, "flock -c", true, u.str...)
+	if len(u.str) > 0 && w.wrapperStrings(c, u) > 0 || c.Has(u.none...) {
+		return in, in
+	}
+	i := wrappedAt(c, u)
+	if i >= len(c.Args) {
+		if u.shell {
+			sh := inner(&Command{Args: []string{"sh"}, Flags: []ArgFlag{0}, Pos: c.Pos, Source: c.Source, Via: c.Via}, 0, c.Name)
+			sh.Feeds = c.Feeds
+			return w.run(sh, stdin)
 		}
-		if n > 0 {
+		return in, in
+	}
+	if c.Name == "watch" {
+		if !allStatic(c.Flags[i:]) {
+			w.findAt(FindEval, c, c.Name+" runs a command only known at run time")
 			return in, in
 		}
+		return w.nestedVia(strings.Join(c.Args[i:], " "), c.Name, c.Pos, c.Via, true, nil)
 	}
-	if c.Has(u.none...) {
-		return in, in
+	cwd := w.cwd
+	w.wrapperEffects(idx, c)
+	ok, fail = w.run(inner(&c, i, c.Name), stdin)
+	w.cwd = cwd
+	if c.Name == "command" || c.Name == "builtin" || c.Name == "exec" {
+		return ok, fail // these run builtins such as cd in this shell
+	}
+	return in, in
+}
+
+// wrapperStrings analyses the options of a wrapper whose value is a command
+// line (su -c 'cmd', flock f -c 'cmd') and reports how many there were.
+func (w *walker) wrapperStrings(c Command, u wrapper) int {
+	n := w.optionCommands(c, c.Name+" -c", true, u.str...)
+	if c.Name == "flock" && c.OptsEnd < len(c.Args) {
+		// flock [options] FILE -c CMD: options may follow the lock file.
+		rest := c
+		rest.Args, rest.Flags = c.Args[c.OptsEnd+1:], c.Flags[c.OptsEnd+1:]
+		rest.ParseOpts()
+		n += w.optionCommands(rest, "flock -c", true, u.str...)
+	}
+	return n
+}
+
+// wrappedAt is the index of the command a wrapper runs: after its options,
+// the operands it takes first, and options that may follow those.
+func wrappedAt(c Command, u wrapper) int {
+	if c.Name == "script" {
+		// util-linux: script [FILE]; BSD: script [options] [FILE [COMMAND …]],
+		// options ending at FILE (util-linux refuses the command; judged anyway).
+		return scriptBSD.Parse(c.Args, c.IsDynamic).End + 1
 	}
 	i := c.OptsEnd + u.skip
 	if c.Name == "flock" || c.Name == "chroot" || c.Name == "setarch" {
@@ -113,52 +148,40 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 	if c.Name == "taskset" && i < len(c.Args) && !c.Has("p", "pid") {
 		i++ // the CPU mask or list
 	}
-	if i >= len(c.Args) {
-		if u.shell {
-			sh := inner(&Command{Args: []string{"sh"}, Flags: []ArgFlag{0}, Pos: c.Pos, Source: c.Source, Via: c.Via}, 0, c.Name)
-			sh.Feeds = c.Feeds
-			return w.run(sh, stdin)
-		}
-		return in, in
+	return i
+}
+
+// ScriptFile is the index of the typescript file script writes (script
+// [options] FILE [COMMAND …]), or -1 when it writes the default one.
+func ScriptFile(c *Command) int {
+	if c.Name != "script" {
+		return -1
 	}
-	if c.Name == "script" {
-		// util-linux: script [FILE]; BSD: script [FILE [COMMAND …]].
-		if i+1 >= len(c.Args) {
-			return in, in
-		}
-		i++
+	if i := scriptBSD.Parse(c.Args, c.IsDynamic).End; i < len(c.Args) {
+		return i
 	}
-	if c.Name == "watch" {
-		if !allStatic(c.Flags[i:]) {
-			w.findAt(FindEval, c, c.Name+" runs a command only known at run time")
-			return in, in
-		}
-		return w.nestedVia(strings.Join(c.Args[i:], " "), c.Name, c.Pos, c.Via, true, nil)
-	}
-	if c.Name == "time" {
+	return -1
+}
+
+// wrapperEffects records what a wrapper does before running its command:
+// time -o writes a file; sudo -D, unshare -w and chroot change directory.
+func (w *walker) wrapperEffects(idx int, c Command) {
+	switch c.Name {
+	case "time":
 		cc := &w.res.Commands[idx]
 		for _, o := range c.Values("o", "output") {
 			cc.Redirects = append(cc.Redirects, Redirect{Op: "time -o", Target: o.Value, Write: true, Dynamic: c.OptFlag(o)&ArgDynamic != 0})
 		}
-	}
-	cwd := w.cwd
-	if c.Name == "sudo" {
+	case "sudo":
 		if vals := c.Values("D", "chdir"); len(vals) > 0 {
 			o := vals[len(vals)-1]
 			w.chdirTo(idx, o.Value, c.OptFlag(o))
 		}
-	}
-	if c.Name == "unshare" || c.Name == "nsenter" || c.Name == "chroot" {
+	case "unshare", "nsenter", "chroot":
 		for _, o := range c.Values("w", "wd", "R", "r", "root") {
 			w.chdirTo(idx, o.Value, c.OptFlag(o))
 		}
 	}
-	ok, fail = w.run(inner(&c, i, c.Name), stdin)
-	w.cwd = cwd
-	if c.Name == "command" || c.Name == "builtin" || c.Name == "exec" {
-		return ok, fail // these run builtins such as cd in this shell
-	}
-	return in, in
 }
 
 // envWrapper follows env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… [COMMAND…].
@@ -229,6 +252,8 @@ func (w *walker) dirOptions(idx int) {
 		}
 	case "go":
 		found = c.GlobalValues("C")
+	case "uv":
+		found = c.Values("directory")
 	}
 	for _, o := range found {
 		w.chdirTo(idx, o.Value, c.OptFlag(o))

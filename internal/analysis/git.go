@@ -77,63 +77,6 @@ func (w *walker) gitConfigSet(c Command) {
 	w.gitValue(c, c.Args[k], c.Args[v])
 }
 
-// GitKeyRunsCommand reports whether git runs the value of config key (lower
-// case) as a command: core.pager, core.fsmonitor, alias.x=!cmd, diff.x.textconv…
-func GitKeyRunsCommand(key, val string) bool {
-	section, rest, _ := strings.Cut(key, ".")
-	sub, name := "", rest
-	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		sub, name = rest[:i], rest[i+1:]
-	}
-	isBool := func() bool {
-		switch strings.ToLower(val) {
-		case "true", "false", "yes", "no", "on", "off", "1", "0", "":
-			return true
-		}
-		return false
-	}
-	switch section {
-	case "alias":
-		return strings.HasPrefix(val, "!")
-	case "core":
-		switch name {
-		case "fsmonitor":
-			return !isBool()
-		case "pager", "sshcommand", "editor", "askpass", "gitproxy", "alternaterefscommand":
-			return true
-		}
-	case "sequence":
-		return name == "editor"
-	case "diff":
-		return name == "external" || sub != "" && (name == "textconv" || name == "command")
-	case "difftool", "mergetool", "browser", "man":
-		return name == "cmd"
-	case "merge":
-		return sub != "" && name == "driver"
-	case "filter":
-		return name == "clean" || name == "smudge" || name == "process"
-	case "pager":
-		return !isBool()
-	case "credential":
-		return name == "helper" && strings.HasPrefix(val, "!")
-	case "gpg":
-		return name == "program"
-	case "uploadpack":
-		return name == "packobjectshook"
-	case "interactive":
-		return name == "difffilter"
-	case "web":
-		return name == "browser"
-	case "remote":
-		return name == "uploadpack" || name == "receivepack" || name == "proxy" && strings.Contains(val, " ")
-	case "sendemail":
-		return strings.HasSuffix(name, "cmd")
-	case "trailer":
-		return sub != "" && (name == "cmd" || name == "command")
-	}
-	return false
-}
-
 // gitSubmoduleForeach follows git submodule [--quiet] foreach [--recursive] CMD…,
 // which runs CMD in a shell in every submodule.
 func (w *walker) gitSubmoduleForeach(idx, from int) {

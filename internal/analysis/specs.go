@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shellgate/shellgate/analysis/opts"
+	"github.com/shellgate/shellgate/internal/analysis/opts"
 )
 
 // specFor returns the option grammar of program name, if it has one: those
@@ -314,7 +314,8 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 		"local":   func() *opts.Spec { return opts.New("aAfFgiIlnprtux") },
 		"shopt":   func() *opts.Spec { return opts.New("opqsu") },
 		"parallel": func() *opts.Spec {
-			return withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version"))
+			return withInOrder(opts.New("0a:d:E:I:j:kn:N:P:qrS:tuvX", "arg-file=", "delimiter=", "jobs=", "keep-order", "max-args=", "sshlogin=", "null", "quote", "tag", "verbose", "dry-run", "halt=", "timeout=", "joblog=", "results=", "colsep=", "bar", "eta", "progress", "pipe", "line-buffer", "group", "ungroup", "workdir=", "env=", "help", "version",
+				"basefile=", "bf=", "return=", "transferfile=", "tf=", "wd=", "slf=", "sshloginfile=", "ssh=", "sshdelay=", "arg-sep=", "arg-file-sep="))
 		},
 		"nix-shell": func() *opts.Spec {
 			return opts.New("p:A:I:E:", "run=", "command=", "packages=", "pure", "attr=", "expr=", "arg=", "argstr=", "keep=", "help", "version")
@@ -348,6 +349,11 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 // command the wrapper runs.
 func withInOrder(s *opts.Spec) *opts.Spec {
 	s.InOrder = true
+	return s
+}
+
+func exactInOrder(s *opts.Spec) *opts.Spec {
+	s.InOrder, s.Exact = true, true
 	return s
 }
 
@@ -409,6 +415,29 @@ var gitSpecs = sync.OnceValue(func() map[string]*opts.Spec {
 		"maintenance": opts.New("q", "auto", "quiet", "schedule=", "task=", "scheduler="),
 	}
 })
+
+// containerGlobal are the own options of the container clients, before
+// their subcommand (cobra/pflag: never abbreviated). What follows is not
+// parsed: each subcommand has its own options, which a session key keeps.
+var containerGlobal = sync.OnceValue(func() map[string]*opts.Spec {
+	return map[string]*opts.Spec{
+		"docker": exactInOrder(opts.New("c:DH:l:hv", "config=", "context=", "debug", "host=", "log-level=", "tls", "tlscacert=",
+			"tlscert=", "tlskey=", "tlsverify", "help", "version")),
+		"podman": exactInOrder(opts.New("c:hrv", "cdi-spec-dir=", "cgroup-manager=", "config=", "conmon=", "connection=", "db-backend=",
+			"events-backend=", "help", "hooks-dir=", "identity=", "imagestore=", "log-level=", "module=", "network-cmd-path=",
+			"network-config-dir=", "out=", "remote", "root=", "runroot=", "runtime=", "runtime-flag=", "ssh=", "storage-driver=",
+			"storage-opt=", "syslog", "tmpdir=", "transient-store", "url=", "version", "volumepath=")),
+		"nerdctl": exactInOrder(opts.New("a:H:hn:v", "address=", "bridge-ip=", "cgroup-manager=", "cni-netconfpath=", "cni-path=", "data-root=",
+			"debug", "debug-full", "experimental", "help", "host=", "host-gateway-ip=", "hosts-dir=", "insecure-registry", "namespace=",
+			"snapshotter=", "storage-driver=", "version")),
+	}
+})
+
+// scriptBSD is script's command line as BSD and macOS read it (script
+// [-adeFkpqr] [-t time] [-T fmt] [file [command …]]), with util-linux's
+// options that take a value too, so either spelling finds FILE.
+var scriptBSD = withInOrder(opts.New("aB:c:deE:fFI:kl:m:O:pqrt:T:", "append", "command=", "echo=", "flush", "force", "log-in=", "log-io=",
+	"log-out=", "log-timing=", "logging-format=", "output-limit=", "quiet", "return", "timing=?", "help", "version"))
 
 // goTop is the go command's own options, before the subcommand (go -C DIR).
 var goTop = func() *opts.Spec {
@@ -478,25 +507,10 @@ func (c *Command) ParseOpts() {
 	dyn := func(i int) bool { return c.Flags[i]&ArgDynamic != 0 }
 	switch c.Name {
 	case "git":
-		g := gitGlobal.Parse(c.Args, dyn)
-		c.Global = g.Opts
-		if g.End >= len(c.Args) {
-			c.Parsed = true
-			return
-		}
-		c.Sub, c.SubAt = c.Args[g.End], g.End
-		rest, off := c.Args[g.End+1:], g.End+1
-		s, ok := gitSpecs()[c.Sub]
-		if !ok {
-			s = emptySpec
-		}
-		c.Parsed = ok
-		r := s.Parse(rest, func(i int) bool { return dyn(i + off) })
-		c.Opts = shift(r.Opts, off)
-		c.Operands = make([]int, len(r.Operands))
-		for k, i := range r.Operands {
-			c.Operands[k] = i + off
-		}
+		c.parseGlobalSub(gitGlobal, func(sub string) (*opts.Spec, bool) { s, ok := gitSpecs()[sub]; return s, ok }, dyn)
+		return
+	case "docker", "podman", "nerdctl":
+		c.parseGlobalSub(containerGlobal()[c.Name], func(string) (*opts.Spec, bool) { return nil, false }, dyn)
 		return
 	case "go":
 		r := goTop.Parse(c.Args, dyn)
@@ -525,6 +539,15 @@ func (c *Command) ParseOpts() {
 			c.OptsEnd, c.Parsed = len(c.Args), true
 			return
 		}
+		// uv's own options, then the subcommand's words as any program's.
+		off := r.End
+		sr := emptySpec.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+		c.Opts = append(r.Opts, shift(sr.Opts, off)...)
+		for _, i := range sr.Operands {
+			c.Operands = append(c.Operands, i+off)
+		}
+		c.OptsEnd, c.Parsed = off+sr.End, false
+		return
 	}
 	if IsPython(c.Name) {
 		// Sub is the module of -m; its arguments are read with its own grammar.
@@ -561,6 +584,31 @@ func (c *Command) ParseOpts() {
 				c.Opts = append(c.Opts, opts.Opt{Name: "TT", Value: c.Args[i+1], HasValue: true, At: i + 1})
 			}
 		}
+	}
+}
+
+// parseGlobalSub reads a program's own options with global, then those of
+// its subcommand with the spec subSpec gives (an empty one, and Parsed
+// false, when it gives none).
+func (c *Command) parseGlobalSub(global *opts.Spec, subSpec func(string) (*opts.Spec, bool), dyn func(int) bool) {
+	g := global.Parse(c.Args, dyn)
+	c.Global = g.Opts
+	if g.End >= len(c.Args) {
+		c.Parsed = true
+		return
+	}
+	c.Sub, c.SubAt = c.Args[g.End], g.End
+	off := g.End + 1
+	s, ok := subSpec(c.Sub)
+	if !ok {
+		s = emptySpec
+	}
+	c.Parsed = ok
+	r := s.Parse(c.Args[off:], func(i int) bool { return dyn(i + off) })
+	c.Opts = shift(r.Opts, off)
+	c.Operands = make([]int, len(r.Operands))
+	for k, i := range r.Operands {
+		c.Operands[k] = i + off
 	}
 }
 

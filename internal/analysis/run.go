@@ -19,15 +19,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	}
 	if body, isAlias := w.aliases[c.Name]; isAlias && c.Path == c.Name && strings.HasPrefix(c.Source, c.Name) &&
 		w.depth < maxDepth && !w.calling["alias "+c.Name] {
-		// Where aliases are expanded (shopt -s expand_aliases), the name is
-		// replaced by the body, in this shell, with the state of now.
-		if w.calling == nil {
-			w.calling = map[string]bool{}
-		}
-		w.calling["alias "+c.Name] = true
-		ok, fail := w.nestedVia(body+c.Source[len(c.Name):], "alias "+c.Name, c.Pos, c.Via, false, nil)
-		delete(w.calling, "alias "+c.Name)
-		return ok, fail
+		return w.expandAlias(c, body)
 	}
 	if fd, isFunc := w.funcs[c.Name]; isFunc && c.Path == c.Name {
 		return w.callFunc(c, fd)
@@ -38,46 +30,60 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if subs, ok := subcommandRunners[c.Name]; ok && len(c.Operands) > 0 {
 		w.runner(idx, subs)
 	}
-	switch c.Name {
-	case "cd", "pushd", "popd":
-		return w.cd(idx)
-	case "eval":
-		if allStatic(c.Flags) {
-			return w.nestedVia(strings.Join(c.Args, " "), "eval", c.Pos, c.Via, false, nil)
+	if l, ok := languageOf(c.Name); ok {
+		w.interpreterCode(c, l)
+	}
+	if f := followers[c.Name]; f != nil {
+		return f(w, idx, c, stdin, in)
+	}
+	if shells[c.Name] {
+		return w.shell(idx, stdin)
+	}
+	return in, in
+}
+
+// expandAlias runs the body of alias c.Name in its place: where aliases are
+// expanded (shopt -s expand_aliases), the name is replaced by the body, in
+// this shell, with the state of now.
+func (w *walker) expandAlias(c Command, body string) (ok, fail dirs) {
+	if w.calling == nil {
+		w.calling = map[string]bool{}
+	}
+	w.calling["alias "+c.Name] = true
+	ok, fail = w.nestedVia(body+c.Source[len(c.Name):], "alias "+c.Name, c.Pos, c.Via, false, nil)
+	delete(w.calling, "alias "+c.Name)
+	return ok, fail
+}
+
+// A follower follows what one builtin or program runs or changes, given the
+// directories the shell was in before it (in); it returns those after it.
+type follower func(w *walker, idx int, c Command, stdin input, in dirs) (ok, fail dirs)
+
+// followers are the builtins and programs whose arguments run commands or
+// change the shell's state, by name. Set in init: they call back into run.
+var followers map[string]follower
+
+func init() {
+	followers = map[string]follower{}
+	add := func(f follower, names ...string) {
+		for _, n := range names {
+			followers[n] = f
 		}
-		w.findAt(FindEval, c, "eval of text only known at run time")
-	case "source", ".":
-		if len(c.Args) > 0 && IsStdinPath(c.Args[0]) && c.Args[0] != "-" && stdin.present {
-			if stdin.known {
-				return w.nestedVia(stdin.text, c.Name, c.Pos, c.Via, false, nil)
-			}
-			w.findAt(FindEval, c, c.Name+" of input only known at run time")
+	}
+	// stay wraps a follower that leaves the directory as it was.
+	stay := func(f func(w *walker, idx int, c Command, stdin input)) follower {
+		return func(w *walker, idx int, c Command, stdin input, in dirs) (dirs, dirs) {
+			f(w, idx, c, stdin)
+			return in, in
 		}
-	case "trap":
-		w.trap(c)
-	case "alias":
-		for i, a := range c.Args {
-			name, val, ok := strings.Cut(a, "=")
-			if !ok {
-				continue
-			}
-			if c.Flags[i]&ArgDynamic != 0 {
-				w.findAt(FindAlias, c, "alias "+name+" is only known at run time")
-				continue
-			}
-			w.nestedVia(val, "alias "+name, c.Pos, c.Via, true, nil)
-			if w.aliases == nil {
-				w.aliases = map[string]string{}
-			}
-			w.aliases[name] = val
-		}
-	case "hash":
-		for _, a := range c.Args {
-			if strings.HasPrefix(a, "-") && strings.Contains(a, "p") {
-				w.findAt(FindHash, c, "hash -p makes a command name run another program")
-			}
-		}
-	case "mapfile", "readarray", "compgen", "complete":
+	}
+	add(func(w *walker, idx int, _ Command, _ input, _ dirs) (dirs, dirs) { return w.cd(idx) }, "cd", "pushd", "popd")
+	add(followEval, "eval")
+	add(followSource, "source", ".")
+	add(stay(func(w *walker, _ int, c Command, _ input) { w.trap(c) }), "trap")
+	add(stay(func(w *walker, _ int, c Command, _ input) { w.alias(c) }), "alias")
+	add(stay(func(w *walker, _ int, c Command, _ input) { w.hash(c) }), "hash")
+	add(stay(func(w *walker, _ int, c Command, _ input) {
 		// -C CMD runs CMD (mapfile: every -c lines; compgen: to list words).
 		w.optionCommands(c, c.Name+" -C", false, "C")
 		w.subscripts(c)
@@ -86,55 +92,101 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 				w.unknownVar(a)
 			}
 		}
-	case "man":
+	}), "mapfile", "readarray", "compgen", "complete")
+	add(stay(func(w *walker, idx int, c Command, _ input) {
 		// man -P PAGER runs PAGER through a shell, like $MANPAGER.
 		w.optionCommands(c, "man -P", true, "P", "pager")
 		w.execOptions(idx, "man") // -H BROWSER
-	case "test", "[", "wait", "unset":
-		w.subscripts(c)
-	case "export", "declare", "typeset", "local", "readonly":
-		// Run as a plain command (command export X=1, builtin declare …):
-		// the same assignments as the declaration clause.
-		cc := &w.res.Commands[idx]
-		for i, a := range c.Args {
-			if x, ok := wordAssignment(word{val: a, flags: c.Flags[i]}); ok {
-				x.Export = true
-				cc.Assigns = append(cc.Assigns, x)
-				w.assignVar(x, c.Pos)
-			}
-		}
-	case "read", "getopts", "printf":
+	}), "man")
+	add(stay(func(w *walker, _ int, c Command, _ input) { w.subscripts(c) }), "test", "[", "wait", "unset")
+	add(stay(func(w *walker, idx int, c Command, _ input) { w.declare(idx, c) }), "export", "declare", "typeset", "local", "readonly")
+	add(stay(func(w *walker, _ int, c Command, _ input) {
 		for i, a := range c.Args {
 			if isName(a) && (c.Name != "printf" || i > 0 && c.Args[i-1] == "-v") {
 				w.unknownVar(a)
 			}
 		}
 		w.subscripts(c)
-	case "git":
-		w.git(idx)
-	case "make", "gmake", "tar", "npm", "pnpm", "yarn", "go":
+	}), "read", "getopts", "printf")
+	add(stay(func(w *walker, idx int, _ Command, _ input) { w.git(idx) }), "git")
+	add(stay(func(w *walker, idx int, c Command, _ input) {
 		w.dirOptions(idx)
 		w.execOptions(idx, c.Name)
-	case "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp", "split", "fd":
-		w.execOptions(idx, c.Name)
-	case "find":
-		w.findExec(idx, stdin)
-	case "xargs":
-		w.xargs(idx, stdin)
-	case "parallel":
+	}), "make", "gmake", "tar", "npm", "pnpm", "yarn", "go")
+	add(stay(func(w *walker, idx int, c Command, _ input) { w.execOptions(idx, c.Name) }), "sort", "rsync", "rg", "zip", "scp", "ssh", "sftp", "split", "fd")
+	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.findExec(idx, stdin) }), "find")
+	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.xargs(idx, stdin) }), "xargs")
+	add(stay(func(w *walker, idx int, _ Command, _ input) {
 		w.parallel(idx)
-	case "sqlite3":
-		w.sqlite(idx, stdin)
-	case "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim":
-		w.vimCommands(idx, stdin)
-	case "nix-shell":
+		w.execOptions(idx, "parallel") // --ssh CMD
+	}), "parallel")
+	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.sqlite(idx, stdin) }), "sqlite3")
+	add(stay(func(w *walker, idx int, _ Command, stdin input) { w.vimCommands(idx, stdin) }), "ex", "vi", "vim", "nvim", "view", "vimdiff", "gvim", "rvim", "evim")
+	add(stay(func(w *walker, _ int, c Command, _ input) {
 		w.optionCommands(c, "nix-shell --run", true, "run", "command")
-	default:
-		if shells[c.Name] {
-			return w.shell(idx, stdin)
+	}), "nix-shell")
+}
+
+// followEval follows eval of text known now.
+func followEval(w *walker, _ int, c Command, _ input, in dirs) (ok, fail dirs) {
+	if allStatic(c.Flags) {
+		return w.nestedVia(strings.Join(c.Args, " "), "eval", c.Pos, c.Via, false, nil)
+	}
+	w.findAt(FindEval, c, "eval of text only known at run time")
+	return in, in
+}
+
+// followSource follows source /dev/stdin fed by a here-document.
+func followSource(w *walker, _ int, c Command, stdin input, in dirs) (ok, fail dirs) {
+	if len(c.Args) > 0 && IsStdinPath(c.Args[0]) && c.Args[0] != "-" && stdin.present {
+		if stdin.known {
+			return w.nestedVia(stdin.text, c.Name, c.Pos, c.Via, false, nil)
 		}
+		w.findAt(FindEval, c, c.Name+" of input only known at run time")
 	}
 	return in, in
+}
+
+// alias follows alias NAME=VALUE: the value is analysed as commands now and
+// remembered for where the name is run.
+func (w *walker) alias(c Command) {
+	for i, a := range c.Args {
+		name, val, ok := strings.Cut(a, "=")
+		if !ok {
+			continue
+		}
+		if c.Flags[i]&ArgDynamic != 0 {
+			w.findAt(FindAlias, c, "alias "+name+" is only known at run time")
+			continue
+		}
+		w.nestedVia(val, "alias "+name, c.Pos, c.Via, true, nil)
+		if w.aliases == nil {
+			w.aliases = map[string]string{}
+		}
+		w.aliases[name] = val
+	}
+}
+
+// hash: hash -p PATH NAME makes NAME run another program.
+func (w *walker) hash(c Command) {
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "-") && strings.Contains(a, "p") {
+			w.findAt(FindHash, c, "hash -p makes a command name run another program")
+		}
+	}
+}
+
+// declare follows export, declare … run as a plain command (command export
+// X=1, builtin declare …): the same assignments as the declaration clause.
+func (w *walker) declare(idx int, c Command) {
+	cc := &w.res.Commands[idx]
+	for i, a := range c.Args {
+		if x, ok := wordAssignment(word{val: a, flags: c.Flags[i]}); ok {
+			x.Export = true
+			cc.Assigns = append(cc.Assigns, x)
+			w.assignVar(x, c.Pos)
+		}
+	}
 }
 
 // optionCommands analyses the values of c's options among names as command

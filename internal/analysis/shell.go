@@ -16,45 +16,7 @@ const shellOptionLetters = "abcefhiklmnoprstuvxBCDEHOPT"
 func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 	in := w.cwd
 	c := w.res.Commands[idx]
-	cflag, stdinFlag := false, false
-	i := 0
-loop:
-	for i < len(c.Args) {
-		a := c.Args[i]
-		switch {
-		case a == "--" || a == "-":
-			i++
-			break loop
-		case a == "--rcfile" || a == "--init-file":
-			i += 2
-		case strings.HasPrefix(a, "--") && shellLongOptions[a]:
-			i++
-		case strings.HasPrefix(a, "--"):
-			break loop // not an option a shell knows: judged as commands below
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			if strings.Trim(a[1:], shellOptionLetters) != "" {
-				// Not an option a shell knows: it would refuse to start, but
-				// judge the word as the commands it might be.
-				break loop
-			}
-			i++
-			for _, ch := range a[1:] {
-				switch ch {
-				case 'c':
-					cflag = true
-				case 's':
-					stdinFlag = true
-				case 'o', 'O':
-					i++
-				}
-			}
-		default:
-			break loop
-		}
-	}
-	if i < len(c.Args) && len(c.Args[i]) > 1 && (c.Args[i][0] == '-' || c.Args[i][0] == '+') {
-		cflag = true
-	}
+	i, cflag, stdinFlag := shellOptions(c.Args)
 	label := c.Name + " -c"
 	seed := c.Assigns
 	if i < len(c.Args) && !cflag && c.Flags[i]&ArgDynamic == 0 && IsStdinPath(c.Args[i]) {
@@ -81,6 +43,54 @@ loop:
 		w.findAt(FindStdinShell, c, c.Name+" reads commands from a pipe")
 	}
 	return in, in
+}
+
+// shellOptions reads a shell's options: i is the first argument after them
+// (the -c string, or the script), cflag and stdinFlag report -c and -s.
+func shellOptions(args []string) (i int, cflag, stdinFlag bool) {
+	i = shellOptionsEnd(args, func(ch rune) {
+		cflag = cflag || ch == 'c'
+		stdinFlag = stdinFlag || ch == 's'
+	})
+	if i < len(args) && len(args[i]) > 1 && (args[i][0] == '-' || args[i][0] == '+') {
+		// Not an option a shell knows: it would refuse to start, but judge
+		// the word as the commands it might be.
+		cflag = true
+	}
+	return i, cflag, stdinFlag
+}
+
+// shellOptionsEnd is the index of the first argument after a shell's
+// options, calling letter for each option letter.
+func shellOptionsEnd(args []string, letter func(rune)) int {
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			return i + 1
+		case a == "--rcfile" || a == "--init-file":
+			i += 2
+		case strings.HasPrefix(a, "--") && shellLongOptions[a]:
+			i++
+		case strings.HasPrefix(a, "--"):
+			return i // not an option a shell knows: judged as commands below
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.Trim(a[1:], shellOptionLetters) != "" {
+				return i
+			}
+			i++
+			for _, ch := range a[1:] {
+				letter(ch)
+				if ch == 'o' || ch == 'O' {
+					i++
+				}
+			}
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 func (w *walker) trap(c Command) {

@@ -85,6 +85,26 @@ func (w *walker) sqliteLine(idx int, line string) {
 // or standard input: :!cmd runs a shell command.
 func (w *walker) vimCommands(idx int, stdin input) {
 	c := w.res.Commands[idx]
+	cmds := w.exCommands(c)
+	if stdin.present && stdin.known {
+		cmds = append(cmds, strings.Split(stdin.text, "\n")...)
+	}
+	for _, cmd := range cmds {
+		for _, part := range strings.Split(cmd, "|") {
+			p := strings.TrimLeft(part, ": \t")
+			p = strings.TrimPrefix(strings.TrimPrefix(p, "silent!"), "silent")
+			p = strings.TrimLeft(p, " \t")
+			if strings.HasPrefix(p, "!") {
+				w.nestedVia(p[1:], c.Name+" :!", c.Pos, c.Via, true, nil)
+			} else if exMayRun(p) {
+				w.findAt(FindEval, c, c.Name+" runs the ex command "+strings.TrimSpace(part)+", which can start programs")
+			}
+		}
+	}
+}
+
+// exCommands are the ex commands given to vi on its command line.
+func (w *walker) exCommands(c Command) []string {
 	var cmds []string
 	for i := 0; i < len(c.Args); i++ {
 		a := c.Args[i]
@@ -105,21 +125,20 @@ func (w *walker) vimCommands(idx int, stdin input) {
 			cmds = append(cmds, a[2:])
 		}
 	}
-	if stdin.present && stdin.known {
-		cmds = append(cmds, strings.Split(stdin.text, "\n")...)
+	return cmds
+}
+
+// exMayRun reports an ex command (after any :silent) that can start programs
+// other than by :!cmd: filters, system(), interpreters, :source, :terminal.
+func exMayRun(p string) bool {
+	if strings.Contains(p, "!") && !strings.HasPrefix(p, "q") && !strings.HasPrefix(p, "w") && !strings.HasPrefix(p, "x") ||
+		strings.Contains(p, "system(") || strings.HasPrefix(p, "r !") || strings.HasPrefix(p, "w !") {
+		return true
 	}
-	for _, cmd := range cmds {
-		for _, part := range strings.Split(cmd, "|") {
-			p := strings.TrimLeft(part, ": \t")
-			p = strings.TrimPrefix(strings.TrimPrefix(p, "silent!"), "silent")
-			p = strings.TrimLeft(p, " \t")
-			if strings.HasPrefix(p, "!") {
-				w.nestedVia(p[1:], c.Name+" :!", c.Pos, c.Via, true, nil)
-			} else if strings.Contains(p, "!") && !strings.HasPrefix(p, "q") && !strings.HasPrefix(p, "w") && !strings.HasPrefix(p, "x") ||
-				strings.Contains(p, "system(") || strings.HasPrefix(p, "r !") || strings.HasPrefix(p, "w !") || strings.HasPrefix(p, "py") ||
-				strings.HasPrefix(p, "lua") || strings.HasPrefix(p, "perl") || strings.HasPrefix(p, "ruby") || strings.HasPrefix(p, "so") || strings.HasPrefix(p, "term") {
-				w.findAt(FindEval, c, c.Name+" runs the ex command "+strings.TrimSpace(part)+", which can start programs")
-			}
+	for _, cmd := range []string{"py", "lua", "perl", "ruby", "so", "term"} {
+		if strings.HasPrefix(p, cmd) {
+			return true
 		}
 	}
+	return false
 }

@@ -28,6 +28,8 @@ var execOpts = map[string][]execOpt{
 	"man":   {{name: "H"}, {name: "html"}},
 	"fd":    {{name: "x"}, {name: "exec"}, {name: "X"}, {name: "exec-batch"}},
 
+	"parallel": {{name: "ssh"}},
+
 	"git difftool":  {{name: "x"}, {name: "extcmd"}},
 	"git rebase":    {{name: "x"}, {name: "exec"}},
 	"git grep":      {{name: "O"}, {name: "open-files-in-pager"}},

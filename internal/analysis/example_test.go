@@ -3,7 +3,7 @@ package analysis_test
 import (
 	"fmt"
 
-	"github.com/shellgate/shellgate/analysis"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 func ExampleAnalyze() {

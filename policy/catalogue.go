@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/shellgate/shellgate/internal/analysis"
+)
+
+// A fact is one entry of a policy catalogue: for the programs it names, test
+// says what the command does that the catalogue's rule is about, "" when the
+// fact does not hold. Facts are knowledge, not procedure: the rule that reads
+// a catalogue decides what a holding fact means (deny, ask, or allow).
+//
+// match and notMatch are command lines the fact must hold for and must not
+// (near misses, other spellings): TestCatalogueExamples analyses each and
+// checks the fact against its commands, so an entry and its examples cannot
+// drift apart (the idea of Codex's execpolicy, whose rules carry match and
+// not_match examples).
+type fact struct {
+	programs []string
+	// also names more programs by a predicate (mkfs.*, python3.12).
+	also func(name string) bool
+	test func(x *check, c *analysis.Command) string
+	// rule is the rule a holding fact is reported under, where the
+	// catalogue's facts differ in it.
+	rule string
+	// loopback: what the fact reports is moot where only the session's
+	// private loopback is reached (a network client aimed at 127.0.0.1).
+	loopback        bool
+	match, notMatch []string
+}
+
+// catalogue is a table of facts looked up by program name, in order.
+type catalogue struct {
+	facts []fact
+	by    map[string][]int
+	also  []int // the facts with a name predicate
+}
+
+func newCatalogue(facts ...fact) *catalogue {
+	k := &catalogue{facts: facts, by: map[string][]int{}}
+	for i, f := range facts {
+		if f.also != nil {
+			k.also = append(k.also, i)
+		}
+		for _, p := range f.programs {
+			k.by[p] = append(k.by[p], i)
+			if l := strings.ToLower(p); analysis.FoldsNames && l != p {
+				k.by[l] = append(k.by[l], i)
+			}
+		}
+	}
+	return k
+}
+
+// first returns the first fact that holds for c and what it says, or nil.
+func (k *catalogue) first(x *check, c *analysis.Command) (*fact, string) {
+	for _, i := range k.by[c.Name] {
+		if what := k.facts[i].test(x, c); what != "" {
+			return &k.facts[i], what
+		}
+	}
+	for _, i := range k.also {
+		if f := &k.facts[i]; f.also(c.Name) {
+			if what := f.test(x, c); what != "" {
+				return f, what
+			}
+		}
+	}
+	return nil, ""
+}
+
+// covers reports whether f applies to program name at all.
+func (f *fact) covers(name string) bool {
+	for _, p := range f.programs {
+		if p == name || analysis.FoldsNames && strings.EqualFold(p, name) {
+			return true
+		}
+	}
+	return f.also != nil && f.also(name)
+}
+
+// subOf is the first operand of c ("" when there is none): the subcommand of
+// programs that take one after their own options.
+func subOf(c *analysis.Command) string { return operand(c, 0) }
+
+// operand is c's operand n, or "".
+func operand(c *analysis.Command, n int) string {
+	if len(c.Operands) > n {
+		return c.Args[c.Operands[n]]
+	}
+	return ""
+}
+
+// oneOf reports whether s is among set.
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// when returns what if ok, else "": the shape of a fact's test.
+func when(ok bool, what string) string {
+	if ok {
+		return what
+	}
+	return ""
+}
+
+// keys are the names of a table of programs, sorted.
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
