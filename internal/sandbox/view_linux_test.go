@@ -339,3 +339,29 @@ print("io_uring", "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
 		}
 	}
 }
+
+// No file in the root leaves the session set-user-ID or set-group-ID, by any
+// of the calls that set a mode: on the host it would lend the user's identity
+// to whoever runs it. Plain modes still change.
+func TestViewNoSetIDModes(t *testing.T) {
+	l := newLab(t)
+	s := start(t, l.spec())
+	got, _ := run(t, s, l.root, `cp /usr/bin/id tool; mkdir shared
+for spell in "chmod u+s tool" "chmod 4755 tool" "chmod g+s shared" "install -m 6755 /usr/bin/id tool2" \
+	"python3 -c 'import os; os.chmod(\"tool\", 0o4755)'" \
+	"python3 -c 'import os; fd = os.open(\"tool\", os.O_RDONLY); os.fchmod(fd, 0o2755)'" \
+	"python3 -c 'import os, stat; os.mknod(\"node\", stat.S_IFREG | 0o4755)'" \
+	"chmod 700 tool"; do
+	if sh -c "$spell" 2>/dev/null; then echo "ok: $spell"; else echo "refused: $spell"; fi
+done
+find . -perm /6000 -printf "set-id: %p\n"`)
+	for _, want := range []string{"refused: chmod u+s tool", "refused: chmod 4755 tool", "refused: chmod g+s shared", "refused: install -m 6755",
+		"refused: python3 -c 'import os; os.chmod", "refused: python3 -c 'import os; fd", "refused: python3 -c 'import os, stat", "ok: chmod 700 tool"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "set-id:") {
+		t.Errorf("a set-id file was made:\n%s", got)
+	}
+}
