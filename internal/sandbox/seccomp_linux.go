@@ -71,7 +71,9 @@ func socketsAndModes() []unix.SockFilter {
 	}
 	var prog []insn
 	labels := map[string]int{}
-	emit := func(code uint16, k uint32, jt, jf string) { prog = append(prog, insn{unix.SockFilter{Code: code, K: k}, jt, jf}) }
+	emit := func(code uint16, k uint32, jt, jf string) {
+		prog = append(prog, insn{unix.SockFilter{Code: code, K: k}, jt, jf})
+	}
 	label := func(name string) { labels[name] = len(prog) }
 
 	emit(ld, archAt, "", "")
