@@ -3,21 +3,20 @@ package repowatch
 import (
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/inotify"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Past a Tree's share of watches, what appears is found when it closes.
 func TestPastShare(t *testing.T) {
-	w := shared()
-	if w.fd < 0 {
+	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}
-	w.mu.Lock()
-	old := w.share
-	w.share = 3
-	w.mu.Unlock()
-	t.Cleanup(func() { w.mu.Lock(); w.share = old; w.mu.Unlock() })
+	old := share
+	share = func() int { return 3 }
+	t.Cleanup(func() { share = old })
 	root := t.TempDir()
 	mk(t, root, "a/", "b/", "c/", "d/e/")
 	tr := Watch(root)
@@ -38,7 +37,7 @@ func TestPastShare(t *testing.T) {
 // Two Trees on one root both hear of what appears; closing one leaves the
 // other watching.
 func TestTwoTrees(t *testing.T) {
-	if shared().fd < 0 {
+	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}
 	root := t.TempDir()
@@ -56,10 +55,7 @@ func TestTwoTrees(t *testing.T) {
 		t.Errorf("b: %+v, want %+v", got, want)
 	}
 	b.Close()
-	w := shared()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := w.watching(); n != 0 {
+	if n := a.sub.Watching() + b.sub.Watching(); n != 0 {
 		t.Errorf("%d watches left after both closed", n)
 	}
 }
