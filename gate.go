@@ -272,7 +272,7 @@ func (g *Gate) Close() error {
 			sessErr = err
 		}
 	}
-	g.cps.wait() // the checkpoints after the sessions' jobs, which have ended
+	g.cps.close() // the checkpoints after the sessions' jobs, which have ended
 	// The audit log's fsync waits on the disk: it overlaps with ending the
 	// commands and the sandbox instead of adding to them.
 	synced := make(chan struct{})

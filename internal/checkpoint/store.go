@@ -206,6 +206,16 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
+// Close lets go of the watch of the root (its share of the process's inotify
+// watches); a checkpoint taken after it walks the whole root and watches it
+// again.
+func (s *Store) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watch.close()
+	s.watch = nil
+}
+
 // Dir is this project's store directory.
 func (s *Store) Dir() string { return s.dir }
 
