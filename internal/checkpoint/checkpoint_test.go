@@ -4,11 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/inotify"
+	"github.com/shellgate/shellgate/internal/inotify/inotifytest"
 )
 
 func open(t testing.TB, root, dir string) *checkpoint.Store {
@@ -156,5 +159,26 @@ func TestWorktreeGitFile(t *testing.T) {
 	restore(t, s, id, want)
 	if got := checkpointtest.Sh(t, root, "git status --porcelain"); got != wantStatus {
 		t.Errorf("git status after undo %q, want %q", got, wantStatus)
+	}
+}
+
+// TestWatchOverflow: when the kernel's queue of inotify events overflowed,
+// what it dropped is still seen: the next checkpoint walks the whole root.
+func TestWatchOverflow(t *testing.T) {
+	if !inotify.Available() {
+		t.Skip("no inotify here")
+	}
+	lab, root := checkpointtest.Project(t)
+	s := open(t, root, filepath.Join(lab, "store"))
+	snapshot(t, s, "first") // every directory watched
+	id := snapshot(t, s, "flood")
+	inotifytest.Overflow(t, filepath.Join(root, "src", "pkg"))
+	checkpointtest.Sh(t, root, "echo unseen >> run.sh") // its event is dropped: the queue is full
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []checkpoint.Change{{Kind: checkpoint.Modified, Path: "run.sh"}}; !slices.Equal(sum.Changes, want) {
+		t.Errorf("changes %+v, want %+v", sum.Changes, want)
 	}
 }

@@ -1,9 +1,11 @@
 package repowatch
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/inotify"
+	"github.com/shellgate/shellgate/internal/inotify/inotifytest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -57,5 +59,22 @@ func TestTwoTrees(t *testing.T) {
 	b.Close()
 	if n := a.sub.Watching() + b.sub.Watching(); n != 0 {
 		t.Errorf("%d watches left after both closed", n)
+	}
+}
+
+// After the kernel dropped events, what appeared unseen is found when the
+// Tree closes: it walks the whole root.
+func TestOverflowWalksAtClose(t *testing.T) {
+	if !inotify.Available() {
+		t.Skip("no inotify here")
+	}
+	root := t.TempDir()
+	mk(t, root, "busy/", "quiet/")
+	tr := Watch(root)
+	inotifytest.Overflow(t, filepath.Join(root, "busy"))
+	mk(t, root, gitDirShape("quiet/r/.git")...) // its events are dropped: the queue is full
+	all := append(tr.Appeared().Repos, tr.Close().Repos...)
+	if want := []Repo{{Dir: "quiet/r", Git: "quiet/r/.git"}}; !cmp.Equal(all, want) {
+		t.Errorf("found %+v, want %+v", all, want)
 	}
 }
