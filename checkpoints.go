@@ -146,8 +146,16 @@ func (g *gateCheckpoints) open() (*Checkpoints, error) {
 	return g.cp, nil
 }
 
-// wait waits for the checkpoints of ended jobs (Close, once every job is gone).
-func (g *gateCheckpoints) wait() { g.pending.Wait() }
+// close waits for the checkpoints of ended jobs (the Gate's Close, once every
+// job is gone), then lets go of the store's watch of the root.
+func (g *gateCheckpoints) close() {
+	g.pending.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cp != nil {
+		g.cp.s.Close()
+	}
+}
 
 // Checkpoints returns the Gate's checkpoints, or an error when they are off.
 func (g *Gate) Checkpoints() (*Checkpoints, error) {

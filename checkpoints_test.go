@@ -23,14 +23,9 @@ type cpLab struct {
 
 func newCPLab(t *testing.T, mode sandbox.Mode, mutate func(*shellgate.Config)) *cpLab {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	dir := checkpointtest.LabDir(t)
-	l := &cpLab{root: filepath.Join(dir, "project"), store: filepath.Join(dir, "store")}
-	os.Mkdir(l.root, 0o755)
+	dir, root := checkpointtest.Project(t)
+	l := &cpLab{root: root, store: filepath.Join(dir, "store")}
 	os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
-	checkpointtest.MakeRepo(t, l.root)
 	cfg := shellgate.Config{Root: l.root, SpillDir: filepath.Join(dir, "spill"), TempDir: filepath.Join(dir, "tmp"),
 		Sandbox:     shellgate.SandboxConfig{Mode: mode},
 		Checkpoints: shellgate.CheckpointConfig{Dir: l.store},
@@ -48,7 +43,17 @@ func newCPLab(t *testing.T, mode sandbox.Mode, mutate func(*shellgate.Config)) *
 	return l
 }
 
-func (l *cpLab) undo(t *testing.T, id int) {
+// labState is the root as a user checks it: every file with its mode and
+// content, and what git says (status, stashes, branches, tags, HEAD, fsck).
+type labState struct{ files, git string }
+
+func (l *cpLab) state(t *testing.T) labState {
+	t.Helper()
+	return labState{checkpointtest.State(t, l.root), checkpointtest.GitView(t, l.root)}
+}
+
+// undo undoes command id and checks that the root is as want.
+func (l *cpLab) undo(t *testing.T, id int, want labState) {
 	t.Helper()
 	cp, err := l.g.Checkpoints()
 	if err != nil {
@@ -56,6 +61,13 @@ func (l *cpLab) undo(t *testing.T, id int) {
 	}
 	if _, _, err := cp.Undo(id); err != nil {
 		t.Fatal(err)
+	}
+	got := l.state(t)
+	if got.files != want.files {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want.files, got.files))
+	}
+	if got.git != want.git {
+		t.Errorf("git after undo:\n%s\nwant:\n%s", got.git, want.git)
 	}
 }
 
@@ -72,8 +84,13 @@ func TestGateUndo(t *testing.T) {
 		{"rmtree-objects", `python3 -c 'import shutil; shutil.rmtree(".git/objects")'`, "in .git"},
 		{"find-delete", `find . -delete`, "deleted"},
 		{"overwrite", `echo gone > README.md`, "modified 1 file (modified README.md)"},
-		{"sed-i", `sed -i 's/package/pkg/' src/pkg/f3.go`, "modified 1 file (modified src/pkg/f3.go)"},
+		{"sed-i", `sed -i 's/package/pkg/' src/pkg/f3.go`, "(modified src/pkg/f3.go)"},
 		{"clean-fd", `git clean -fd`, "deleted"},
+		{"truncate-commit", `: > src/pkg/f3.go && git commit -qam truncated`, "(modified src/pkg/f3.go)"},
+		{"checkout-dot", `git checkout -- .`, "(modified src/pkg/f2.go)"},
+		{"restore-dir", `git restore --staged --worktree src`, "modified"},
+		{"stash-drop", `git stash drop`, "in .git"},
+		{"rm-r-tracked", `rm -r src`, "deleted"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +100,7 @@ func TestGateUndo(t *testing.T) {
 				}
 			}
 			l := newCPLab(t, sandbox.Off, nil)
-			want, wantGit := checkpointtest.State(t, l.root), checkpointtest.GitView(t, l.root)
+			want := l.state(t)
 			env := l.g.Run(context.Background(), shellgate.Request{Command: c.cmd})
 			if env.Error != nil {
 				t.Fatalf("%s: %s", c.cmd, env.Text)
@@ -95,18 +112,13 @@ func TestGateUndo(t *testing.T) {
 			if !strings.Contains(env.Text, c.text) || !strings.Contains(env.Text, "shellgate undo") {
 				t.Errorf("text does not say %q and how to undo:\n%s", c.text, env.Text)
 			}
-			if strings.Contains(c.cmd, "git reset") || strings.Contains(c.cmd, "git clean") || strings.Contains(c.cmd, "branch -D") {
+			if strings.Contains(c.cmd, "git reset") || strings.Contains(c.cmd, "git clean") || strings.Contains(c.cmd, "branch -D") ||
+				strings.Contains(c.cmd, "checkout --") || strings.Contains(c.cmd, "restore") || strings.Contains(c.cmd, "stash drop") {
 				if !strings.Contains(env.Text, "rule lose-work") {
 					t.Errorf("the lose-work allow does not name the checkpoint:\n%s", env.Text)
 				}
 			}
-			l.undo(t, ch.Checkpoint)
-			if got := checkpointtest.State(t, l.root); got != want {
-				t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
-			}
-			if got := checkpointtest.GitView(t, l.root); got != wantGit {
-				t.Errorf("git after undo:\n%s\nwant:\n%s", got, wantGit)
-			}
+			l.undo(t, ch.Checkpoint, want)
 		})
 	}
 }
@@ -176,14 +188,14 @@ func TestGateCheckpointsOff(t *testing.T) {
 // run time); approved, it is undone.
 func TestGateRmRoot(t *testing.T) {
 	l := newCPLab(t, sandbox.Off, nil)
-	want := checkpointtest.State(t, l.root)
+	want := l.state(t)
 	for _, cmd := range []string{`rm -rf "$(pwd)"`, `rm -rf .`, `rm -rf ` + l.root} {
 		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
 		if env.Error == nil || env.Error.Code != envelope.ApprovalRequired {
 			t.Errorf("%s: want it refused for approval: %s", cmd, env.Text)
 		}
 	}
-	if got := checkpointtest.State(t, l.root); got != want {
+	if got := l.state(t); got != want {
 		t.Fatalf("a refused command changed the root")
 	}
 	yes := shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce })
@@ -195,17 +207,14 @@ func TestGateRmRoot(t *testing.T) {
 	if env.Data.Changed == nil {
 		t.Fatalf("no data.changed: %s", env.Text)
 	}
-	l.undo(t, env.Data.Changed.Checkpoint)
-	if got := checkpointtest.State(t, l.root); got != want {
-		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
-	}
+	l.undo(t, env.Data.Changed.Checkpoint, want)
 }
 
 // TestGateRmRootSandboxed: in the sandbox, rm -rf "$(pwd)" is allowed (the
 // sandbox contains code known at run time) and undone.
 func TestGateRmRootSandboxed(t *testing.T) {
 	l := newCPLab(t, sandbox.On, nil)
-	want, wantGit := checkpointtest.State(t, l.root), checkpointtest.GitView(t, l.root)
+	want := l.state(t)
 	env := l.g.Run(context.Background(), shellgate.Request{Command: `rm -rf "$(pwd)"`})
 	if env.Error != nil && env.Error.Code == envelope.SandboxUnavailable {
 		t.Skip("no sandbox here: " + env.Error.Message)
@@ -213,20 +222,14 @@ func TestGateRmRootSandboxed(t *testing.T) {
 	if env.Data.Changed == nil || env.Data.Changed.Deleted == 0 {
 		t.Fatalf("rm -rf $(pwd) in the sandbox: %s", env.Text)
 	}
-	l.undo(t, env.Data.Changed.Checkpoint)
-	if got := checkpointtest.State(t, l.root); got != want {
-		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
-	}
-	if got := checkpointtest.GitView(t, l.root); got != wantGit {
-		t.Errorf("git after undo:\n%s\nwant:\n%s", got, wantGit)
-	}
+	l.undo(t, env.Data.Changed.Checkpoint, want)
 }
 
 // TestSessionTerminalUndo: git reset --hard typed into a shell on a terminal
 // job is checkpointed like a command, and undone.
 func TestSessionTerminalUndo(t *testing.T) {
 	l := newCPLab(t, sandbox.Off, nil)
-	want := checkpointtest.State(t, l.root)
+	want := l.state(t)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "t"})
 	defer s.Close()
 	ctx := context.Background()
@@ -246,13 +249,10 @@ func TestSessionTerminalUndo(t *testing.T) {
 	if in.Data.Changed == nil {
 		t.Fatalf("input took no checkpoint: %s", in.Text)
 	}
-	if checkpointtest.State(t, l.root) == want {
+	if l.state(t) == want {
 		t.Fatalf("the typed git reset --hard changed nothing: %s", in.Text)
 	}
-	l.undo(t, in.Data.Changed.Checkpoint)
-	if got := checkpointtest.State(t, l.root); got != want {
-		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
-	}
+	l.undo(t, in.Data.Changed.Checkpoint, want)
 }
 
 // TestGateLoseWorkNested: in a repository nested in the root, whose files a

@@ -1,6 +1,7 @@
 package shellgate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -192,33 +193,17 @@ func (g *Gate) temp() (string, shell.EnvOptions) {
 }
 
 func fillDefaults(c *Config) error {
-	if c.DefaultTimeout == 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout == 0 {
-		c.MaxTimeout = MaxTimeout
-	}
-	if c.KillGrace == 0 {
-		c.KillGrace = DefaultKillGrace
-	}
-	if c.OutputLimit == 0 {
-		c.OutputLimit = DefaultOutputLimit
-	}
-	if c.MaxOutputLimit == 0 {
-		c.MaxOutputLimit = max(DefaultMaxOutputLimit, c.OutputLimit)
-	}
+	c.DefaultTimeout = cmp.Or(c.DefaultTimeout, DefaultTimeout)
+	c.MaxTimeout = cmp.Or(c.MaxTimeout, MaxTimeout)
+	c.KillGrace = cmp.Or(c.KillGrace, DefaultKillGrace)
+	c.OutputLimit = cmp.Or(c.OutputLimit, DefaultOutputLimit)
+	c.MaxOutputLimit = cmp.Or(c.MaxOutputLimit, max(DefaultMaxOutputLimit, c.OutputLimit))
 	if c.SpillDir == "" {
 		c.SpillDir = output.DefaultSpillDir()
 	}
-	if c.SpillMax == 0 {
-		c.SpillMax = DefaultSpillMax
-	}
-	if c.SpillTotal == 0 {
-		c.SpillTotal = max(DefaultSpillTotal, c.SpillMax)
-	}
-	if c.SpillRetention == 0 {
-		c.SpillRetention = DefaultSpillRetention
-	}
+	c.SpillMax = cmp.Or(c.SpillMax, DefaultSpillMax)
+	c.SpillTotal = cmp.Or(c.SpillTotal, max(DefaultSpillTotal, c.SpillMax))
+	c.SpillRetention = cmp.Or(c.SpillRetention, DefaultSpillRetention)
 	switch {
 	case c.DefaultTimeout < time.Millisecond || c.MaxTimeout < time.Millisecond:
 		return fmt.Errorf("timeouts must be at least 1ms (default %s, max %s)", c.DefaultTimeout, c.MaxTimeout)
@@ -272,7 +257,7 @@ func (g *Gate) Close() error {
 			sessErr = err
 		}
 	}
-	g.cps.wait() // the checkpoints after the sessions' jobs, which have ended
+	g.cps.close() // the checkpoints after the sessions' jobs, which have ended
 	// The audit log's fsync waits on the disk: it overlaps with ending the
 	// commands and the sandbox instead of adding to them.
 	synced := make(chan struct{})

@@ -15,10 +15,7 @@ import (
 func TestRestoreCrash(t *testing.T) {
 	for _, step := range []string{"journal", "deleted", "half"} {
 		t.Run(step, func(t *testing.T) {
-			lab := checkpointtest.LabDir(t)
-			root := filepath.Join(lab, "project")
-			os.Mkdir(root, 0o755)
-			checkpointtest.MakeRepo(t, root)
+			lab, root := checkpointtest.Project(t)
 			dir := filepath.Join(lab, "store")
 			s, err := Open(Options{Root: root, Dir: dir})
 			if err != nil {

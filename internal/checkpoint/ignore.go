@@ -173,6 +173,7 @@ const (
 	wmAbortToStarStar
 )
 
+// dowild is git's dowild(): one of the wm results.
 func dowild(p, text string, pathname bool) int {
 	pi, ti := 0, 0
 	for ; pi < len(p); pi, ti = pi+1, ti+1 {
@@ -194,155 +195,38 @@ func dowild(p, text string, pathname bool) int {
 				return wmNoMatch
 			}
 		case '*':
-			var matchSlash bool
-			pi++
-			if pi < len(p) && p[pi] == '*' {
-				prev := pi - 2
-				for pi < len(p) && p[pi] == '*' {
-					pi++
-				}
-				if (prev < 0 || p[prev] == '/') &&
-					(pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/')) {
-					if pi < len(p) && p[pi] == '/' && dowild(p[pi+1:], text[ti:], pathname) == wmMatch {
-						return wmMatch
-					}
-					matchSlash = true
-				} else {
-					matchSlash = !pathname
-				}
-			} else {
-				matchSlash = !pathname
-			}
-			if pi == len(p) {
+			var alone bool
+			pi, alone = stars(p, pi)
+			matchSlash := alone || !pathname
+			switch {
+			case alone && pi < len(p) && p[pi] == '/' && dowild(p[pi+1:], text[ti:], pathname) == wmMatch:
+				return wmMatch // "**/" matched no directory
+			case pi == len(p):
 				// A trailing "**" matches everything, a trailing "*" what
 				// has no more slashes.
 				if !matchSlash && strings.IndexByte(text[ti:], '/') >= 0 {
 					return wmNoMatch
 				}
 				return wmMatch
-			}
-			if !matchSlash && p[pi] == '/' {
+			case !matchSlash && p[pi] == '/':
 				// One star then a slash: the rest of this directory's name.
 				j := strings.IndexByte(text[ti:], '/')
 				if j < 0 {
 					return wmNoMatch
 				}
 				ti += j
-				// the slash is matched by the loop's next round
-				continue
+				continue // the slash is matched by the loop's next round
 			}
-			for {
-				if ti >= len(text) {
-					break
-				}
-				if !isGlobSpecial(p[pi]) {
-					// Skip ahead to the literal that follows the star.
-					for ti < len(text) && (matchSlash || text[ti] != '/') && text[ti] != p[pi] {
-						ti++
-					}
-					if ti >= len(text) || text[ti] != p[pi] {
-						return wmNoMatch
-					}
-				}
-				if m := dowild(p[pi:], text[ti:], pathname); m != wmNoMatch {
-					if !matchSlash || m != wmAbortToStarStar {
-						return m
-					}
-				} else if !matchSlash && text[ti] == '/' {
-					return wmAbortToStarStar
-				}
-				ti++
-			}
-			return wmAbortAll
+			return afterStar(p[pi:], text, ti, matchSlash, pathname)
 		case '[':
-			pi++
-			if pi >= len(p) {
+			end, in, ok := bracket(p, pi, tch)
+			if !ok {
 				return wmAbortAll
 			}
-			pch = p[pi]
-			if pch == '^' {
-				pch = '!'
-			}
-			negated := pch == '!'
-			if negated {
-				pi++
-				if pi >= len(p) {
-					return wmAbortAll
-				}
-				pch = p[pi]
-			}
-			var prev byte
-			matched := false
-			for {
-				switch {
-				case pch == '\\':
-					pi++
-					if pi >= len(p) {
-						return wmAbortAll
-					}
-					pch = p[pi]
-					if tch == pch {
-						matched = true
-					}
-				case pch == '-' && prev != 0 && pi+1 < len(p) && p[pi+1] != ']':
-					pi++
-					pch = p[pi]
-					if pch == '\\' {
-						pi++
-						if pi >= len(p) {
-							return wmAbortAll
-						}
-						pch = p[pi]
-					}
-					if tch <= pch && tch >= prev {
-						matched = true
-					}
-					pch = 0 // prev becomes 0
-				case pch == '[' && pi+1 < len(p) && p[pi+1] == ':':
-					s := pi + 2
-					j := s
-					for j < len(p) && p[j] != ']' {
-						j++
-					}
-					if j >= len(p) {
-						return wmAbortAll
-					}
-					if j-s-1 < 0 || p[j-1] != ':' {
-						// no ":]": a plain '['
-						pi = s - 2
-						pch = '['
-						if tch == pch {
-							matched = true
-						}
-						break
-					}
-					pi = j
-					m, ok := charClass(p[s:j-1], tch)
-					if !ok {
-						return wmAbortAll
-					}
-					if m {
-						matched = true
-					}
-					pch = 0
-				default:
-					if tch == pch {
-						matched = true
-					}
-				}
-				prev = pch
-				pi++
-				if pi >= len(p) {
-					return wmAbortAll
-				}
-				pch = p[pi]
-				if pch == ']' {
-					break
-				}
-			}
-			if matched == negated || (pathname && tch == '/') {
+			if !in || (pathname && tch == '/') {
 				return wmNoMatch
 			}
+			pi = end
 		default:
 			if tch != pch {
 				return wmNoMatch
@@ -355,38 +239,151 @@ func dowild(p, text string, pathname bool) int {
 	return wmMatch
 }
 
+// stars reads the run of stars that starts at p[pi]: where the pattern goes
+// on, and whether it is a "**" alone between slashes (or the pattern's
+// ends), which matches across them.
+func stars(p string, pi int) (end int, alone bool) {
+	pi++
+	if pi >= len(p) || p[pi] != '*' {
+		return pi, false
+	}
+	prev := pi - 2
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	alone = (prev < 0 || p[prev] == '/') &&
+		(pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/'))
+	return pi, alone
+}
+
+// afterStar matches rest, what follows a star, against text from each
+// position from ti on.
+func afterStar(rest, text string, ti int, matchSlash, pathname bool) int {
+	for ; ti < len(text); ti++ {
+		if !isGlobSpecial(rest[0]) {
+			// Skip ahead to the literal that follows the star.
+			for ti < len(text) && (matchSlash || text[ti] != '/') && text[ti] != rest[0] {
+				ti++
+			}
+			if ti >= len(text) || text[ti] != rest[0] {
+				return wmNoMatch
+			}
+		}
+		if m := dowild(rest, text[ti:], pathname); m != wmNoMatch {
+			if !matchSlash || m != wmAbortToStarStar {
+				return m
+			}
+		} else if !matchSlash && text[ti] == '/' {
+			return wmAbortToStarStar
+		}
+	}
+	return wmAbortAll
+}
+
+// bracket matches the bracket expression at p[pi] ('[') against tch: the
+// index of its closing ']', whether tch is in the set it names, and false
+// for an expression never closed or naming an unknown class.
+func bracket(p string, pi int, tch byte) (end int, in, ok bool) {
+	pi++
+	if pi >= len(p) {
+		return pi, false, false
+	}
+	negated := p[pi] == '!' || p[pi] == '^'
+	if negated {
+		pi++
+		if pi >= len(p) {
+			return pi, false, false
+		}
+	}
+	var prev byte
+	matched := false
+	for {
+		var m bool
+		if pi, prev, m, ok = bracketItem(p, pi, prev, tch); !ok {
+			return pi, false, false
+		}
+		matched = matched || m
+		pi++
+		if pi >= len(p) {
+			return pi, false, false
+		}
+		if p[pi] == ']' {
+			return pi, matched != negated, true
+		}
+	}
+}
+
+// bracketItem matches the item of a bracket expression at p[pi] (after
+// prev) against tch: where it ends, what is prev to the next item (0 after a
+// range or a class), whether tch matched, and false where it is malformed.
+func bracketItem(p string, pi int, prev, tch byte) (end int, last byte, m, ok bool) {
+	pch := p[pi]
+	switch {
+	case pch == '\\':
+		pi, pch, ok = escaped(p, pi)
+		return pi, pch, ok && tch == pch, ok
+	case pch == '-' && prev != 0 && pi+1 < len(p) && p[pi+1] != ']':
+		pi, pch, ok = escaped(p, pi+1)
+		return pi, 0, ok && tch <= pch && tch >= prev, ok
+	case pch == '[' && pi+1 < len(p) && p[pi+1] == ':':
+		return posixClass(p, pi, tch)
+	}
+	return pi, pch, tch == pch, true
+}
+
+// escaped is the byte at p[pi], or the one after it if it is a backslash,
+// and its index; false past the end.
+func escaped(p string, pi int) (int, byte, bool) {
+	if p[pi] == '\\' {
+		pi++
+		if pi >= len(p) {
+			return pi, 0, false
+		}
+	}
+	return pi, p[pi], true
+}
+
+// posixClass matches "[:name:]" at p[pi] against tch, as bracketItem; a
+// '[' not followed by a closed class is a plain '['.
+func posixClass(p string, pi int, tch byte) (end int, last byte, m, ok bool) {
+	s := pi + 2
+	j := strings.IndexByte(p[s:], ']')
+	if j < 0 {
+		return pi, 0, false, false
+	}
+	j += s
+	if j == s || p[j-1] != ':' {
+		return pi, '[', tch == '[', true
+	}
+	m, ok = charClass(p[s:j-1], tch)
+	return j, 0, m, ok
+}
+
 func isGlobSpecial(c byte) bool { return c == '*' || c == '?' || c == '[' || c == '\\' }
 
 // charClass is [:name:] of c; ok false for an unknown name.
 func charClass(name string, c byte) (m, ok bool) {
-	lower := c >= 'a' && c <= 'z'
-	upper := c >= 'A' && c <= 'Z'
-	digit := c >= '0' && c <= '9'
-	switch name {
-	case "alnum":
-		return lower || upper || digit, true
-	case "alpha":
-		return lower || upper, true
-	case "blank":
-		return c == ' ' || c == '\t', true
-	case "cntrl":
-		return c < 0x20 || c == 0x7f, true
-	case "digit":
-		return digit, true
-	case "graph":
-		return c > 0x20 && c < 0x7f, true
-	case "lower":
-		return lower, true
-	case "print":
-		return c >= 0x20 && c < 0x7f, true
-	case "punct":
-		return c > 0x20 && c < 0x7f && !lower && !upper && !digit, true
-	case "space":
-		return c == ' ' || (c >= '\t' && c <= '\r'), true
-	case "upper":
-		return upper, true
-	case "xdigit":
-		return digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'), true
-	}
-	return false, false
+	class, ok := charClasses[name]
+	return ok && class(c), ok
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isPrint(c byte) bool { return c >= 0x20 && c < 0x7f }
+
+// charClasses are the classes of git's wildmatch, in the C locale.
+var charClasses = map[string]func(c byte) bool{
+	"alnum":  func(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) },
+	"alpha":  func(c byte) bool { return isLower(c) || isUpper(c) },
+	"blank":  func(c byte) bool { return c == ' ' || c == '\t' },
+	"cntrl":  func(c byte) bool { return c < 0x20 || c == 0x7f },
+	"digit":  isDigit,
+	"graph":  func(c byte) bool { return isPrint(c) && c != ' ' },
+	"lower":  isLower,
+	"print":  isPrint,
+	"punct":  func(c byte) bool { return isPrint(c) && c != ' ' && !isLower(c) && !isUpper(c) && !isDigit(c) },
+	"space":  func(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') },
+	"upper":  isUpper,
+	"xdigit": func(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') },
 }

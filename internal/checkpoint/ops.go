@@ -278,6 +278,44 @@ func (s *Store) apply(cur string, j journal) error {
 	}
 	stage := filepath.Join(s.root, j.Stage)
 	defer os.RemoveAll(stage)
+	writes, err := s.stageWrites(entries, j)
+	if err != nil {
+		return err
+	}
+	// Deletions first: a file may make way for a directory of the same name.
+	gitfile, err := s.applyDeletes(entries)
+	if err != nil {
+		return err
+	}
+	if err := crashHook("deleted"); err != nil {
+		return err
+	}
+	if err := s.applyWrites(writes, stage, target); err != nil {
+		return err
+	}
+	if gitfile != nil && gitfile.status != 'D' {
+		if err := s.restoreGitfile(gitfile.newID, stage); err != nil {
+			return err
+		}
+	}
+	// git wants these directories, which it made empty at init and no file
+	// of a checkpoint brings back once removed.
+	if fi, err := os.Lstat(filepath.Join(s.root, ".git", "HEAD")); err == nil && fi.Mode().IsRegular() {
+		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+			os.MkdirAll(filepath.Join(s.root, ".git", filepath.FromSlash(d)), 0o755)
+		}
+	}
+	written := map[string]bool{}
+	for _, e := range writes {
+		written[e.path] = true
+	}
+	s.restoreModes(cur, target, written)
+	return nil
+}
+
+// stageWrites checks out the files of checkpoint j.Target that entries add
+// or change into j.Stage, and returns those entries.
+func (s *Store) stageWrites(entries []diffEntry, j journal) ([]diffEntry, error) {
 	var writes []diffEntry
 	var list strings.Builder
 	for _, e := range entries {
@@ -287,25 +325,30 @@ func (s *Store) apply(cur string, j journal) error {
 		writes = append(writes, e)
 		list.WriteString(e.path + "\x00")
 	}
-	if len(writes) > 0 {
-		index := filepath.Join(s.dir, "index.restore")
-		defer os.Remove(index)
-		if _, err := s.git(nil, s.root, index, "read-tree", j.Target); err != nil {
-			return err
-		}
-		if _, err := s.git([]byte(list.String()), s.root, index, "checkout-index", "-f", "-z", "--stdin", "--prefix="+j.Stage+"/"); err != nil {
-			return err
-		}
+	if len(writes) == 0 {
+		return nil, nil
 	}
-	// Deletions first: a file may make way for a directory of the same name.
-	var gitfile *diffEntry
+	index := filepath.Join(s.dir, "index.restore")
+	defer os.Remove(index)
+	if _, err := s.git(nil, s.root, index, "read-tree", j.Target); err != nil {
+		return nil, err
+	}
+	if _, err := s.git([]byte(list.String()), s.root, index, "checkout-index", "-f", "-z", "--stdin", "--prefix="+j.Stage+"/"); err != nil {
+		return nil, err
+	}
+	return writes, nil
+}
+
+// applyDeletes removes from the root what entries delete, and returns the
+// entry of the .git file, if any.
+func (s *Store) applyDeletes(entries []diffEntry) (gitfile *diffEntry, err error) {
 	for i, e := range entries {
 		if e.path == "gitfile" {
 			gitfile = &entries[i]
 			if e.status == 'D' {
 				if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil && fi.Mode().IsRegular() {
 					if err := os.Remove(filepath.Join(s.root, ".git")); err != nil {
-						return err
+						return nil, err
 					}
 				}
 			}
@@ -314,23 +357,35 @@ func (s *Store) apply(cur string, j journal) error {
 		if e.status != 'D' || e.path == "modes" {
 			continue
 		}
-		dst, _, ok := s.dest(e.path)
-		if !ok {
-			continue
-		}
-		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if fi, lerr := os.Lstat(dst); lerr == nil && fi.IsDir() {
-				continue // a gitlink's directory: left as it is
-			}
-			return err
-		}
-		if strings.HasPrefix(e.path, "work/") {
-			s.removeEmptyParents(dst)
+		if err := s.deleteEntry(e.path); err != nil {
+			return nil, err
 		}
 	}
-	if err := crashHook("deleted"); err != nil {
+	return gitfile, nil
+}
+
+// deleteEntry removes the root's file of checkpoint path p, and the
+// directories of the work tree it leaves empty.
+func (s *Store) deleteEntry(p string) error {
+	dst, _, ok := s.dest(p)
+	if !ok {
+		return nil
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if fi, lerr := os.Lstat(dst); lerr == nil && fi.IsDir() {
+			return nil // a gitlink's directory: left as it is
+		}
 		return err
 	}
+	if strings.HasPrefix(p, "work/") {
+		s.removeEmptyParents(dst)
+	}
+	return nil
+}
+
+// applyWrites renames the staged files into place, with the modes target
+// gives them.
+func (s *Store) applyWrites(writes []diffEntry, stage string, target manifest) error {
 	for i, e := range writes {
 		if i == len(writes)/2 {
 			if err := crashHook("half"); err != nil {
@@ -360,40 +415,35 @@ func (s *Store) apply(cur string, j journal) error {
 			return err
 		}
 	}
-	if gitfile != nil && gitfile.status != 'D' {
-		b, err := s.git(nil, "", "", "cat-file", "blob", gitfile.newID)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(s.root, ".git")
-		if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
-			if err := os.RemoveAll(dst); err != nil {
-				return err
-			}
-		}
-		tmp := filepath.Join(stage, "gitfile")
-		if err := os.MkdirAll(stage, 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, dst); err != nil {
+	return nil
+}
+
+// restoreGitfile puts back the root's .git file, blob id, through stage.
+func (s *Store) restoreGitfile(id, stage string) error {
+	b, err := s.git(nil, "", "", "cat-file", "blob", id)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(s.root, ".git")
+	if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+		if err := os.RemoveAll(dst); err != nil {
 			return err
 		}
 	}
-	// git wants these directories, which it made empty at init and no file
-	// of a checkpoint brings back once removed.
-	if fi, err := os.Lstat(filepath.Join(s.root, ".git", "HEAD")); err == nil && fi.Mode().IsRegular() {
-		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-			os.MkdirAll(filepath.Join(s.root, ".git", filepath.FromSlash(d)), 0o755)
-		}
+	tmp := filepath.Join(stage, "gitfile")
+	if err := os.MkdirAll(stage, 0o700); err != nil {
+		return err
 	}
-	// Modes that changed on files whose content did not.
-	written := map[string]bool{}
-	for _, e := range writes {
-		written[e.path] = true
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
 	}
+	return os.Rename(tmp, dst)
+}
+
+// restoreModes sets the modes that changed on files whose content did not
+// (those not written): target's exact modes, and git's defaults where cur
+// had an exact mode that target has not.
+func (s *Store) restoreModes(cur string, target manifest, written map[string]bool) {
 	for _, side := range []struct {
 		git    bool
 		prefix string
@@ -409,24 +459,25 @@ func (s *Store) apply(cur string, j journal) error {
 			}
 		}
 	}
-	if cm, err := s.readManifest(cur); err == nil {
-		for _, side := range []struct {
-			git        bool
-			prefix     string
-			cur, wants map[string]uint32
-		}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
-			for p := range side.cur {
-				if _, ok := side.wants[p]; ok || written[side.prefix+p] {
-					continue
-				}
-				dst, _, ok := s.dest(side.prefix + p)
-				if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
-					os.Chmod(dst, fs.FileMode(defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0)))
-				}
+	cm, err := s.readManifest(cur)
+	if err != nil {
+		return
+	}
+	for _, side := range []struct {
+		git        bool
+		prefix     string
+		cur, wants map[string]uint32
+	}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
+		for p := range side.cur {
+			if _, ok := side.wants[p]; ok || written[side.prefix+p] {
+				continue
+			}
+			dst, _, ok := s.dest(side.prefix + p)
+			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
+				os.Chmod(dst, fs.FileMode(defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0)))
 			}
 		}
 	}
-	return nil
 }
 
 // dest maps a checkpoint path (work/…, git/…) to the root's file, and the

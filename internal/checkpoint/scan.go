@@ -157,15 +157,8 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 	}
 	defer done()
 	if ign != nil {
-		for _, e := range ents {
-			if e.Name() == ".gitignore" && e.Type().IsRegular() {
-				if b, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
-					d.ign = parseIgnore(rel, b)
-					ign = ign.push(d.ign)
-				}
-				break
-			}
-		}
+		d.ign = readIgnore(abs, rel, ents)
+		ign = ign.push(d.ign)
 	}
 	d.entries = make([]scanEntry, 0, len(ents))
 	var old []scanEntry
@@ -189,26 +182,7 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 			was = &old[0]
 		}
 		if e.IsDir() {
-			if ign != nil && ign.excluded(path, true) {
-				continue
-			}
-			sub := filepath.Join(abs, name)
-			if !p.git {
-				if id, repo := gitlink(sub); repo {
-					d.gitlinks = true
-					if id != nil {
-						d.entries = append(d.entries, scanEntry{name: name, mode: modeGitlink, id: *id})
-					}
-					// a repository with no commit checked out is left out
-					continue
-				}
-			}
-			var prevSub *scanDir
-			if was != nil && was.mode == modeTree {
-				prevSub = was.dir
-			}
-			d.entries = append(d.entries, scanEntry{name: name, mode: modeTree})
-			p.subdir(&d.entries[len(d.entries)-1], sub, path, prevSub, ign)
+			p.dirEntry(d, filepath.Join(abs, name), path, was, ign)
 			continue
 		}
 		st, err := stat(name)
@@ -219,39 +193,92 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 			p.fail(fmt.Errorf("checkpoint: %s: %w", path, err))
 			return d
 		}
-		var mode uint32
-		switch {
-		case st.mode&fs.ModeSymlink != 0:
-			mode = modeSymlink
-		case st.mode&(fs.ModeDir|fs.ModeIrregular) != 0:
-			continue // a socket, a pipe, a device (or a directory made since): git adds none
-		case st.mode&0o100 != 0:
-			mode = modeExec
-		default:
-			mode = modeFile
-		}
-		if ign != nil && ign.excluded(path, false) {
-			// Small ignored files (.env) are kept.
-			o := p.s.o
-			if !(st.size <= o.IgnoredMaxSize || st.size <= MaxKeptIgnoredSize && p.s.keepIgnored(path)) {
-				continue
-			}
-		}
-		d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
-		ne := &d.entries[len(d.entries)-1]
-		p.noteMode(rel, path, ne)
-		if was != nil && was.mode == mode && was.st == st && !was.racy {
-			ne.id = was.id
-			continue
-		}
-		ne.pending = true
-		ne.racy = st.mtime >= p.start || st.ctime >= p.start
-		p.mu.Lock()
-		p.pending = append(p.pending, ne)
-		p.paths = append(p.paths, filepath.Join(abs, name))
-		p.mu.Unlock()
+		p.fileEntry(d, abs, rel, path, name, st, was, ign)
 	}
 	return d
+}
+
+// readIgnore reads the .gitignore among a directory's entries, if any.
+func readIgnore(abs, rel string, ents []fs.DirEntry) *ignoreList {
+	for _, e := range ents {
+		if e.Name() == ".gitignore" && e.Type().IsRegular() {
+			if b, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
+				return parseIgnore(rel, b)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// dirEntry adds subdirectory sub (path in the pass) to d, unless ignored:
+// a nested repository as its checked-out commit, any other walked.
+func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *ignoreStack) {
+	if ign != nil && ign.excluded(path, true) {
+		return
+	}
+	if !p.git {
+		if id, repo := gitlink(sub); repo {
+			d.gitlinks = true
+			if id != nil {
+				d.entries = append(d.entries, scanEntry{name: filepath.Base(sub), mode: modeGitlink, id: *id})
+			}
+			// a repository with no commit checked out is left out
+			return
+		}
+	}
+	var prevSub *scanDir
+	if was != nil && was.mode == modeTree {
+		prevSub = was.dir
+	}
+	d.entries = append(d.entries, scanEntry{name: filepath.Base(sub), mode: modeTree})
+	p.subdir(&d.entries[len(d.entries)-1], sub, path, prevSub, ign)
+}
+
+// fileEntry adds the file name of directory abs (rel; path in the pass) to
+// d, unless git adds no such file or it is ignored and not kept: its id as
+// the last checkpoint had it when its stat did not change, else to read.
+func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileStat, was *scanEntry, ign *ignoreStack) {
+	mode, ok := gitMode(st)
+	if !ok {
+		return
+	}
+	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
+		return
+	}
+	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
+	ne := &d.entries[len(d.entries)-1]
+	p.noteMode(rel, path, ne)
+	if was != nil && was.mode == mode && was.st == st && !was.racy {
+		ne.id = was.id
+		return
+	}
+	ne.pending = true
+	ne.racy = st.mtime >= p.start || st.ctime >= p.start
+	p.mu.Lock()
+	p.pending = append(p.pending, ne)
+	p.paths = append(p.paths, filepath.Join(abs, name))
+	p.mu.Unlock()
+}
+
+// gitMode is the mode git's tree gives a file of this stat; false for what
+// git adds none of: a socket, a pipe, a device (or a directory made since).
+func gitMode(st fileStat) (uint32, bool) {
+	switch {
+	case st.mode&fs.ModeSymlink != 0:
+		return modeSymlink, true
+	case st.mode&(fs.ModeDir|fs.ModeIrregular) != 0:
+		return 0, false
+	case st.mode&0o100 != 0:
+		return modeExec, true
+	}
+	return modeFile, true
+}
+
+// keptIgnored reports whether an ignored file of this path and size is
+// kept: a small one (.env), or one KeepIgnored names.
+func (s *Store) keptIgnored(path string, size int64) bool {
+	return size <= s.o.IgnoredMaxSize || size <= MaxKeptIgnoredSize && s.keepIgnored(path)
 }
 
 // pass is the watch's name of the pass.

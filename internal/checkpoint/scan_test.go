@@ -114,21 +114,11 @@ touch -d '2001-01-01' sub/keep.txt
 // change as it was) takes the same checkpoint as a new store that reads
 // every file, after each kind of change a command makes.
 func TestWarmMatchesCold(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
+	lab, root := checkpointtest.Project(t)
 	checkpointtest.Sh(t, root, "mkdir -p deep/a/b/c && echo d > deep/a/b/c/f && echo e > deep/a/e")
 	warm := open(t, root, filepath.Join(lab, "warm"))
 	tree := func(s *checkpoint.Store) string {
-		id, err := s.Snapshot("run", "step", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := s.Record(id)
+		r, err := s.Record(snapshot(t, s, "step"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,13 +162,7 @@ func TestWarmMatchesCold(t *testing.T) {
 // loose ones and those git's gc packed — and the store stays whole: git
 // fsck is clean, and the oldest record left restores.
 func TestPrune(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
+	lab, root := checkpointtest.Project(t)
 	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -190,10 +174,7 @@ func TestPrune(t *testing.T) {
 			checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' gc -q") // packs the refs
 		}
 		before := checkpointtest.State(t, root)
-		id, err := s.Snapshot("run", "edit", "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := snapshot(t, s, "edit")
 		states[id] = before
 		checkpointtest.Sh(t, root, "echo "+strconv.Itoa(i)+" >> notes.txt")
 		if _, err := s.Finish(id); err != nil {
@@ -216,10 +197,5 @@ func TestPrune(t *testing.T) {
 		t.Errorf("refs %v, want %v", refs, want)
 	}
 	checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' fsck --strict --no-dangling")
-	if _, _, err := s.Restore(recs[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := checkpointtest.State(t, root); got != states[recs[0].ID] {
-		t.Errorf("after restoring %d:\n%s", recs[0].ID, checkpointtest.DiffLines(states[recs[0].ID], got))
-	}
+	restore(t, s, recs[0].ID, states[recs[0].ID])
 }

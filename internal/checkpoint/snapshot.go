@@ -84,23 +84,8 @@ func (s *Store) snapshot() (top string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if !maps.Equal(s.modes.Work, workModes) || !maps.Equal(s.modes.Git, gitModes) || s.modes.blob == "" {
-		m := manifest{Work: workModes, Git: gitModes}
-		if len(m.Work) == 0 {
-			m.Work = nil
-		}
-		if len(m.Git) == 0 {
-			m.Git = nil
-		}
-		if err := m.save(filepath.Join(s.dir, "modes.json")); err != nil {
-			return "", err
-		}
-		h, err := s.writeObject("blob", m.bytes())
-		if err != nil {
-			return "", err
-		}
-		m.blob = h
-		s.modes = m
+	if err := s.setModes(workModes, gitModes); err != nil {
+		return "", err
 	}
 	entries := []treeEntry{
 		{"40000", "git", treeOf(gitDir)},
@@ -133,6 +118,31 @@ func (s *Store) snapshot() (top string, err error) {
 	}
 	s.remember(top, snapState{work: workDir, git: gitDir, modes: s.modes, gitfile: gitfile})
 	return top, nil
+}
+
+// setModes makes the exact modes of the passes the current manifest, saved
+// and written as a blob, unless they are the current one's.
+func (s *Store) setModes(work, git map[string]uint32) error {
+	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) && s.modes.blob != "" {
+		return nil
+	}
+	m := manifest{Work: work, Git: git}
+	if len(m.Work) == 0 {
+		m.Work = nil
+	}
+	if len(m.Git) == 0 {
+		m.Git = nil
+	}
+	if err := m.save(filepath.Join(s.dir, "modes.json")); err != nil {
+		return err
+	}
+	h, err := s.writeObject("blob", m.bytes())
+	if err != nil {
+		return err
+	}
+	m.blob = h
+	s.modes = m
+	return nil
 }
 
 // treeOf is a pass's tree id (the empty tree for none).

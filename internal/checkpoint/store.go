@@ -22,6 +22,7 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -162,23 +163,13 @@ func Open(o Options) (*Store, error) {
 		}
 		o.Dir = d
 	}
-	if o.IgnoredMaxSize == 0 {
-		o.IgnoredMaxSize = DefaultIgnoredMaxSize
-	}
-	if o.KeepIgnored == nil {
+	o.IgnoredMaxSize = cmp.Or(o.IgnoredMaxSize, DefaultIgnoredMaxSize)
+	o.MaxSize = cmp.Or(o.MaxSize, DefaultMaxSize)
+	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
+	o.MaxCount = cmp.Or(o.MaxCount, DefaultMaxCount)
+	o.Git = cmp.Or(o.Git, "git")
+	if o.KeepIgnored == nil { // empty, not nil: none
 		o.KeepIgnored = DefaultKeepIgnored
-	}
-	if o.MaxSize == 0 {
-		o.MaxSize = DefaultMaxSize
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxCount == 0 {
-		o.MaxCount = DefaultMaxCount
-	}
-	if o.Git == "" {
-		o.Git = "git"
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -204,6 +195,16 @@ func Open(o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Close lets go of the watch of the root (its share of the process's inotify
+// watches); a checkpoint taken after it walks the whole root and watches it
+// again.
+func (s *Store) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watch.close()
+	s.watch = nil
 }
 
 // Dir is this project's store directory.

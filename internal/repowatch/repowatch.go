@@ -9,9 +9,9 @@
 // is protected like the root's (by the caller); what appears is reported,
 // never judged or moved: the user is told, and decides.
 //
-// One inotify instance serves every Tree of the process, each watching at
-// most its share of the user's watches; past it, and after events were lost,
-// what a Tree could not watch is walked when it closes.
+// The process's one inotify instance (package inotify) serves every Tree,
+// each watching at most its share of the watches; past it, and after events
+// were lost, what a Tree could not watch is walked when it closes.
 package repowatch
 
 import (
@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shellgate/shellgate/internal/inotify"
 	"github.com/shellgate/shellgate/internal/protect"
 )
 
@@ -56,7 +57,7 @@ const (
 type Tree struct {
 	root string
 	skip []string // relative directories not walked (the quarantine)
-	w    *watcher
+	sub  *inotify.Sub
 
 	mu        sync.Mutex
 	start     Found
@@ -114,7 +115,7 @@ func (f *found) take(known map[string]bool) Found {
 // what appears. skip names directories relative to the root not to look in.
 // Without inotify the Tree still finds what appeared, when it closes.
 func Watch(root string, skip ...string) *Tree {
-	t := &Tree{root: root, skip: skip, known: map[string]bool{}, gitDirs: map[string]bool{}, w: shared()}
+	t := &Tree{root: root, skip: skip, known: map[string]bool{}, gitDirs: map[string]bool{}, sub: inotify.Subscribe(share())}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var start found
@@ -130,9 +131,9 @@ func (t *Tree) AtStart() Found { return t.start }
 // Appeared returns what appeared since the Tree was made or Appeared last
 // returned, as far as the watch saw it: a few system calls when nothing did.
 func (t *Tree) Appeared() Found {
-	t.w.drain()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.drain()
 	t.confirm()
 	return t.appeared.take(t.known)
 }
@@ -140,14 +141,14 @@ func (t *Tree) Appeared() Found {
 // Close stops watching and returns what appeared and was not yet returned,
 // walking what no watch covered.
 func (t *Tree) Close() Found {
-	t.w.drain()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return Found{}
 	}
+	t.drain()
 	t.closed = true
-	t.w.forget(t)
+	t.sub.Close()
 	dirs := t.unwatched
 	if t.lost {
 		dirs = []string{"."}
@@ -250,7 +251,7 @@ func (w *walker) dir(q queued) {
 	}
 	defer d.close()
 	watch := q.watch
-	if watch && !t.w.add(t, q.rel, d.watchPath(full)) {
+	if watch && !t.watch(q.rel, d.watchPath(full)) {
 		t.unwatched = append(t.unwatched, q.rel) // it and all beneath
 		watch = false
 	}
@@ -283,7 +284,7 @@ func (w *walker) dir(q queued) {
 // git keeps its submodules' git directories, and watches g for a modules/
 // made later.
 func (w *walker) modules(g dir, rel string, watch bool, depth int) {
-	if watch && w.t.w.add(w.t, rel, g.watchPath(filepath.Join(w.t.root, rel))) {
+	if watch && w.t.watch(rel, g.watchPath(filepath.Join(w.t.root, rel))) {
 		w.t.gitDirs[rel] = true
 	}
 	w.queue = append(w.queue, queued{filepath.Join(rel, "modules"), watch, depth + 1})

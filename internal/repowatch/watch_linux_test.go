@@ -1,7 +1,11 @@
 package repowatch
 
 import (
+	"path/filepath"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/inotify"
+	"github.com/shellgate/shellgate/internal/inotify/inotifytest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -9,15 +13,12 @@ import (
 
 // Past a Tree's share of watches, what appears is found when it closes.
 func TestPastShare(t *testing.T) {
-	w := shared()
-	if w.fd < 0 {
+	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}
-	w.mu.Lock()
-	old := w.share
-	w.share = 3
-	w.mu.Unlock()
-	t.Cleanup(func() { w.mu.Lock(); w.share = old; w.mu.Unlock() })
+	old := share
+	share = func() int { return 3 }
+	t.Cleanup(func() { share = old })
 	root := t.TempDir()
 	mk(t, root, "a/", "b/", "c/", "d/e/")
 	tr := Watch(root)
@@ -38,7 +39,7 @@ func TestPastShare(t *testing.T) {
 // Two Trees on one root both hear of what appears; closing one leaves the
 // other watching.
 func TestTwoTrees(t *testing.T) {
-	if shared().fd < 0 {
+	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}
 	root := t.TempDir()
@@ -56,10 +57,24 @@ func TestTwoTrees(t *testing.T) {
 		t.Errorf("b: %+v, want %+v", got, want)
 	}
 	b.Close()
-	w := shared()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := w.watching(); n != 0 {
+	if n := a.sub.Watching() + b.sub.Watching(); n != 0 {
 		t.Errorf("%d watches left after both closed", n)
+	}
+}
+
+// After the kernel dropped events, what appeared unseen is found when the
+// Tree closes: it walks the whole root.
+func TestOverflowWalksAtClose(t *testing.T) {
+	if !inotify.Available() {
+		t.Skip("no inotify here")
+	}
+	root := t.TempDir()
+	mk(t, root, "busy/", "quiet/")
+	tr := Watch(root)
+	inotifytest.Overflow(t, filepath.Join(root, "busy"))
+	mk(t, root, gitDirShape("quiet/r/.git")...) // its events are dropped: the queue is full
+	all := append(tr.Appeared().Repos, tr.Close().Repos...)
+	if want := []Repo{{Dir: "quiet/r", Git: "quiet/r/.git"}}; !cmp.Equal(all, want) {
+		t.Errorf("found %+v, want %+v", all, want)
 	}
 }

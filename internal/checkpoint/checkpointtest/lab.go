@@ -53,6 +53,22 @@ func Sh(t testing.TB, dir, script string) string {
 	return string(out)
 }
 
+// Project makes a lab (LabDir) holding MakeRepo's repository in
+// lab/project; it skips the test where there is no git.
+func Project(t testing.TB) (lab, root string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	lab = LabDir(t)
+	root = filepath.Join(lab, "project")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	MakeRepo(t, root)
+	return lab, root
+}
+
 // MakeRepo fills root with a repository holding every kind of work a
 // command can lose: commits on two branches, a tag, a stash, a staged and an
 // unstaged change, an untracked file, an executable, a symlink, an ignored
