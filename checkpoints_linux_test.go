@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/sandbox"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // A Gate whose sandbox session watches the root for nested repositories and
