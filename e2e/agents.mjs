@@ -2,7 +2,7 @@
 // devDependencies) against the model stand-in of fakemodel.mjs, each in a lab
 // under /var/tmp with its own HOME, so nothing of the user's is read or touched.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './helpers.mjs';
@@ -53,12 +53,13 @@ const shellgateArgs = (l) => ['mcp', '--root', l.root];
 // AGENTS says, for each agent, how to configure it for the stand-in and run it
 // non-interactively: setup(lab, modelURL, mode) writes its settings and returns
 // { env, args }. mode is 'mcp' (shellgate as an MCP server) or 'hook' (shellgate
-// as the hook before the agent's own shell tool).
+// as the hook before the agent's own shell tool; Claude Code also 'prefix': the
+// hook and shellgate-exec as CLAUDE_CODE_SHELL_PREFIX).
 export const AGENTS = {
   'claude-code': {
     bin: 'claude',
     // The MCP tool as Claude Code names it, and its own shell tool.
-    tool: { mcp: (n) => n === 'mcp__shellgate__run_shell_command', hook: (n) => n === 'Bash' },
+    tool: { mcp: (n) => n === 'mcp__shellgate__run_shell_command', hook: (n) => n === 'Bash', prefix: (n) => n === 'Bash' },
     setup(l, url, mode) {
       const env = {
         ...baseEnv(l),
@@ -78,8 +79,24 @@ export const AGENTS = {
       } else {
         // As `shellgate install claude-code` writes it (docs/clients.md).
         mkdirSync(join(l.home, '.claude'), { recursive: true });
-        const hook = { type: 'command', command: `${BIN} hook claude-code`, timeout: 10 };
-        writeFileSync(join(l.home, '.claude', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] } }));
+        let bin = BIN;
+        const settings = {};
+        if (mode === 'prefix') {
+          // As docs/clients.md sets the prefix up: shellgate-exec in ~/.local/bin.
+          // Claude Code runs hook commands through the prefix too, so the hook's
+          // binary must be one the sandbox shows (the test's build is under
+          // /var/tmp or /tmp, which it hides): a copy there as well.
+          const dir = join(l.home, '.local', 'bin');
+          mkdirSync(dir, { recursive: true });
+          bin = join(dir, 'shellgate');
+          copyFileSync(BIN, bin);
+          chmodSync(bin, 0o755);
+          symlinkSync(bin, join(dir, 'shellgate-exec'));
+          settings.env = { CLAUDE_CODE_SHELL_PREFIX: join(dir, 'shellgate-exec') };
+        }
+        const hook = { type: 'command', command: `${bin} hook claude-code`, timeout: 10 };
+        settings.hooks = { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] };
+        writeFileSync(join(l.home, '.claude', 'settings.json'), JSON.stringify(settings));
         env.CLAUDE_PROJECT_DIR = l.root;
       }
       return { env, args };
@@ -150,13 +167,15 @@ export const AGENTS = {
 
 // runAgent runs agent once against a fresh stand-in that makes calls (an array of
 // tool arguments) in turn, and resolves to { results, offered, code, stdout, stderr }.
-// setup is passed on to the agent's setup (Codex: { approve: false }).
-export async function runAgent(agent, calls, { mode = 'mcp', timeoutMs = 150000, setup = {} } = {}) {
+// setup is passed on to the agent's setup (Codex: { approve: false }); before(lab),
+// when given, runs before the agent starts.
+export async function runAgent(agent, calls, { mode = 'mcp', timeoutMs = 150000, setup = {}, before } = {}) {
   const a = AGENTS[agent];
   const l = lab(agent);
   const model = await startModel({ wantTool: a.tool[mode], calls });
   try {
     const { env, args } = a.setup(l, model.url, mode, setup);
+    if (before) before(l);
     const child = spawn(bin(a.bin), args, { cwd: l.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

@@ -5,6 +5,8 @@
 // is skipped with the reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AGENTS, missing, runAgent } from './agents.mjs';
 
 // Output of 5 MiB: 655 360 lines of 8 bytes, the last one 1655360.
@@ -163,3 +165,37 @@ for (const agent of Object.keys(HOOK_CALLS)) {
     });
   });
 }
+
+// The hook with the prefix: Claude Code runs each command through
+// `shellgate exec` in the sandbox, and the hook decides as that sandbox will.
+test("claude-code: what the model reads with shellgate's hook and prefix", { skip: missing('claude-code') || false, timeout: 240000 }, async (t) => {
+  const calls = [
+    { command: 'echo hi', description: 'Say hi' },
+    { command: 'python3 -c "print(6*7)"', description: 'Compute' },
+    { command: 'cat ~/.ssh/id_rsa; echo end', description: 'Read a key' },
+    { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
+  ];
+  const run = await runAgent('claude-code', calls, {
+    mode: 'prefix',
+    // A key the sandbox must hide.
+    before: (l) => {
+      mkdirSync(join(l.home, '.ssh'));
+      writeFileSync(join(l.home, '.ssh', 'id_rsa'), 'PRIVATE-KEY-MATERIAL\n');
+    },
+  });
+  assert.equal(run.code, 0, `claude-code exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+  const result = (i) => {
+    const r = run.results[i];
+    assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
+    measured.push(`claude-code prefix ${calls[i].command}: ${r.text.length}`);
+    return r.text;
+  };
+  await t.test('echo hi runs', () => has(result(0), /^hi$/));
+  await t.test('python3 -c runs, in the sandbox', () => has(result(1), /^42$/));
+  await t.test('~/.ssh is hidden', () => {
+    const text = result(2);
+    lacks(text, /PRIVATE-KEY-MATERIAL/);
+    has(text, /end$/);
+  });
+  await t.test('sudo is denied', () => has(result(3), /shellgate \(privilege\)/));
+});
