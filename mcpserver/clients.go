@@ -43,15 +43,29 @@ type clientProfile struct {
 	MaxText int
 }
 
-// Claude Code shows its model a tool result of up to about 48 000 characters
-// inline; a longer one becomes a preview of its first 2 KB (issue 21: 48 140
-// characters reached the model, 50 140 did not), losing the tail where errors
-// are. Its results stay under claudeCodeText characters, the output under
-// claudeCodeOutput bytes, which leaves room for the envelope's lines and a
-// digest (20 lines of at most 200 bytes).
+// Each client cuts a long tool result on its own before its model reads it
+// (measured with the real clients, e2e/agents.test.mjs):
+//
+//   - Claude Code shows up to about 48 000 characters inline; a longer result
+//     becomes a preview of its first 2 KB (48 140 characters reached the
+//     model, 50 140 did not), losing the tail where errors are;
+//   - Codex 0.171 keeps about 12 000 characters, its head and tail halves,
+//     and drops the middle (11 524 reached its model whole, 12 017 were cut):
+//     with stderr after a long stdout, stdout's end is lost;
+//   - Gemini CLI 0.61 keeps the first 8 000 and the last 32 000 characters of
+//     a result over 40 000 (its truncateToolOutputThreshold).
+//
+// So each one's results stay under its Text characters, the output under its
+// Output bytes, which leaves room for the envelope's lines and a digest (20
+// lines of at most 200 bytes); shellgate's own cut then keeps both streams'
+// ends and names the file with the whole output.
 const (
 	claudeCodeText   = 40000
 	claudeCodeOutput = 34000
+	codexText        = 10000
+	codexOutput      = 8000
+	geminiText       = 38000
+	geminiOutput     = 32000
 )
 
 // knownClients are matched by the prefix of clientInfo.name: "claude-code",
@@ -62,8 +76,8 @@ var knownClients = []struct {
 	profile clientProfile
 }{
 	{"claude-code", clientProfile{Client: "Claude Code", TextOnly: true, Output: claudeCodeOutput, MaxText: claudeCodeText}},
-	{"codex-mcp-client", clientProfile{Client: "Codex", TextOnly: true}},
-	{"gemini-cli-mcp-client", clientProfile{Client: "Gemini CLI", TextOnly: true}},
+	{"codex-mcp-client", clientProfile{Client: "Codex", TextOnly: true, Output: codexOutput, MaxText: codexText}},
+	{"gemini-cli-mcp-client", clientProfile{Client: "Gemini CLI", TextOnly: true, Output: geminiOutput, MaxText: geminiText}},
 }
 
 // profileFor is the profile of a client by its clientInfo.name.

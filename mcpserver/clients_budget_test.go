@@ -13,25 +13,27 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 )
 
-// Claude Code shows its model a result of up to about 48 000 characters, and
-// only a 2 KB preview of the head of a longer one. As Claude Code, 4.8 MB of
-// output comes back in at most 40 000 characters of text, the notes included,
-// with its head and its last line and the file holding the whole of it; an
-// explicit max_output_bytes above that is capped, and said so; its tools/list
-// gives these limits. Another client keeps the Gate's 50 KB. Run with -v for
-// the figures docs/mcp.md quotes.
+// Claude Code, Codex and Gemini CLI each cut a long result before their model
+// reads it (clients.go). As each of them, 4.8 MB of output comes back within
+// the characters that client shows whole, the notes included, with its head
+// and its last line and the file holding the whole of it; an explicit
+// max_output_bytes above that is capped, and said so; its tools/list gives
+// these limits. Another client keeps the Gate's 50 KB. Run with -v for the
+// figures docs/mcp.md quotes.
 func TestOutputBudgetPerClient(t *testing.T) {
 	ctx := context.Background()
 	seq := args("command", "seq 1 700000")
 	for _, tc := range []struct {
-		client       string
+		client, name string // clientInfo.name, the name notes give
 		maxText      int    // the most characters of text
 		desc         string // in the tool description
 		schemaMax    float64
 		capped, more bool // max_output_bytes 200000: capped with a note; more than the default returned
 	}{
-		{"claude-code", claudeCodeText, "at most 34000 bytes a call, head and tail (max_output_bytes up to 34000)", claudeCodeOutput, true, false},
-		{"opencode", 52 << 10, "at most 51200 bytes a call, head and tail (max_output_bytes up to 524288)", 524288, false, true},
+		{"claude-code", "Claude Code", claudeCodeText, "at most 34000 bytes a call, head and tail (max_output_bytes up to 34000)", claudeCodeOutput, true, false},
+		{"codex-mcp-client", "Codex", codexText, "at most 8000 bytes a call, head and tail (max_output_bytes up to 8000)", codexOutput, true, false},
+		{"gemini-cli-mcp-client-shellgate", "Gemini CLI", geminiText, "at most 32000 bytes a call, head and tail (max_output_bytes up to 32000)", geminiOutput, true, false},
+		{"opencode", "", 52 << 10, "at most 51200 bytes a call, head and tail (max_output_bytes up to 524288)", 524288, false, true},
 	} {
 		t.Run(tc.client, func(t *testing.T) {
 			srv, _ := newServer(t, shellgate.Config{}, Options{})
@@ -79,7 +81,7 @@ func TestOutputBudgetPerClient(t *testing.T) {
 			big := text(args("command", "seq 1 700000", "max_output_bytes", 200000))
 			nBig := utf8.RuneCountInString(big)
 			t.Logf("seq 1 700000 with max_output_bytes 200000: %d characters", nBig)
-			if tc.capped != strings.Contains(big, "max_output_bytes 200000 is more than Claude Code shows its model") || tc.capped && nBig > tc.maxText {
+			if tc.capped != strings.Contains(big, "max_output_bytes 200000 is more than "+tc.name+" shows its model") || tc.capped && nBig > tc.maxText {
 				t.Errorf("max_output_bytes 200000: %d characters, capped %v:\n%.400s", nBig, tc.capped, big)
 			}
 			if tc.more != (nBig > n+10000) {

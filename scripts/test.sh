@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of shellgate: go mod tidy, gofmt, go vet (linux, windows, darwin),
 # staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
-# (Node.js and the official TypeScript SDK). Each step says when it starts; the run
+# (Node.js: the official TypeScript SDK, and the real Claude Code, Codex, Gemini CLI
+# and MCP Inspector, installed from npm into e2e/node_modules, 1.1 GB). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
 # On an idle 2-core machine it takes about 13 minutes, most of it the root
 # package's live sandbox and corpus suites under the race detector. Packages
@@ -121,7 +122,7 @@ step "Docker engine for the container test" docker_engine
 step "go test -race" go test -race -count=1 -p 1 -timeout 40m ./...
 stop_dockerd
 if [ -f e2e/package.json ]; then
-  step "end-to-end MCP tests (official TypeScript SDK)" e2e
+  step "end-to-end MCP tests (TypeScript SDK, Claude Code, Codex, Gemini CLI, Inspector)" e2e
 fi
 
 printf '\n=== summary\n'

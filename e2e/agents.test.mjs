@@ -1,0 +1,201 @@
+// The real agents — Claude Code, Codex and Gemini CLI, from npm — run shellgate
+// (as an MCP server, and as the hook before their own shell tool) against a local
+// stand-in for their model API, which calls the tool and records what comes back:
+// these tests check what each model really reads. An agent that cannot run here
+// is skipped with the reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AGENTS, missing, runAgent } from './agents.mjs';
+
+// Output of 5 MiB: 655 360 lines of 8 bytes, the last one 1655360.
+const FIVE_MB = 'seq 1000001 1655360';
+
+// has and lacks assert on what the model read, quoting only its ends when they
+// fail: a result can be 45 000 characters.
+const excerpt = (text) => (text.length > 1200 ? `${text.slice(0, 600)}\n[…]\n${text.slice(-600)}` : text);
+function has(text, re) {
+  assert.ok(re.test(text), `${re} is not in what the model read (${text.length} characters):\n${excerpt(text)}`);
+}
+function lacks(text, re) {
+  assert.ok(!re.test(text), `${re} is in what the model read (${text.length} characters):\n${excerpt(text)}`);
+}
+
+// plain is the text a result holds, unwrapped from Gemini CLI's JSON.
+const plain = (r) => (r.response ? Object.values(r.response).join('\n') : r.text);
+
+const SCENARIOS = [
+  {
+    name: 'echo hi',
+    args: { command: 'echo hi' },
+    check(text, agent, n) {
+      has(text, /Command succeeded: echo hi\n/);
+      has(text, /--- STDOUT \(3 bytes\) ---\nhi\n?(<\/untrusted_context>)?$/);
+      // The text alone: with structuredContent these agents show their model the JSON.
+      lacks(text, /"status"\s*:/);
+      assert.ok(n < 300, `${n} characters for echo hi`);
+    },
+  },
+  {
+    name: 'refusal',
+    args: { command: 'sudo apt-get install cowsay' },
+    check(text, agent, n) {
+      has(text, /Command not run/);
+      has(text, /elevated privileges \(rule privilege\)/);
+      has(text, /Work as the current user inside the project/);
+      assert.ok(n < 600, `${n} characters for a refusal`);
+    },
+  },
+  {
+    name: 'timeout',
+    args: { command: 'sleep 30', timeout_ms: 1000 },
+    check(text, agent, n) {
+      has(text, /Timed out after 1s: sleep 30/);
+      has(text, /the command and everything it started were killed/);
+      assert.ok(n < 800, `${n} characters for a timeout`);
+    },
+  },
+  {
+    name: '5 MB of output',
+    args: { command: FIVE_MB },
+    check(text, agent, n) {
+      // Bounded, the tail kept, the whole output's file named, and nothing cut
+      // by the agent on the way (Codex and Gemini CLI cut the middle out of a
+      // long result, Claude Code keeps only the head).
+      assert.ok(n < 40000, `${n} characters for 5 MB`);
+      has(text, /\n1000001\n/);
+      has(text, /\n1655360(\n|$)/);
+      has(text, /\[Full output: \/\S*spill\S*\.stdout\.log\]/);
+      lacks(text, /tokens truncated|Output too large/);
+    },
+  },
+  {
+    name: '5 MB, then 9 KB on stderr',
+    args: { command: `${FIVE_MB}; seq 1 2000 >&2` },
+    check(text) {
+      // Both streams' last lines reach the model.
+      has(text, /\n1655360(\n|$)/);
+      has(text, /\n1999\n2000(\n|$)/);
+      lacks(text, /tokens truncated|Output too large/);
+    },
+  },
+];
+
+// The characters each model read, per call, for docs/clients.md.
+const measured = [];
+process.on('exit', () => {
+  if (measured.length) console.log(`# characters the model read\n${measured.map((m) => `# ${m}`).join('\n')}`);
+});
+
+for (const agent of Object.keys(AGENTS)) {
+  const why = missing(agent);
+  test(`${agent}: what the model reads from shellgate's MCP tool`, { skip: why || false, timeout: 240000 }, async (t) => {
+    // Gemini CLI adds wait_for_previous to every MCP tool and tells its model to set it.
+    const calls = SCENARIOS.map((s) => (agent === 'gemini-cli' ? { ...s.args, wait_for_previous: true } : s.args));
+    const run = await runAgent(agent, calls);
+    assert.equal(run.code, 0, `${agent} exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+    // The tool as the model is shown it: the essentials within the first 2 000
+    // characters, where Claude Code cuts descriptions.
+    const head = run.offered.description.slice(0, 2000);
+    for (const needle of [/timeout_ms/, /run_in_background/, /Refused/, /full_output_path/]) has(head, needle);
+    measured.push(`${agent} mcp: tool description ${run.offered.description.length} characters`);
+    if (agent === 'gemini-cli') {
+      assert.ok(!run.offered.tools.includes('run_shell_command'), `Gemini CLI's own shell is offered too: ${run.offered.tools}`);
+    }
+    for (const [i, s] of SCENARIOS.entries()) {
+      await t.test(s.name, () => {
+        const r = run.results[i];
+        assert.ok(r, `no result of call ${i} (${s.name}) reached the model; ${run.results.length} did:\n${run.stderr.slice(-2000)}`);
+        measured.push(`${agent} mcp ${s.name}: ${r.text.length}`);
+        // Bounds on what the model read; content in the text it holds (Gemini
+        // CLI gives its model the result as a JSON object).
+        s.check(plain(r), agent, r.text.length);
+      });
+    }
+  });
+}
+
+// docs/clients.md: without default_tools_approval_mode = "approve", Codex asks
+// before every call of the server's tools; `codex exec` cannot ask, so it refuses.
+test('codex: without default_tools_approval_mode no call reaches shellgate', { skip: missing('codex') || false, timeout: 240000 }, async () => {
+  const run = await runAgent('codex', [{ command: 'echo hi' }], { setup: { approve: false } });
+  assert.ok(run.results[0], `no result reached the model:\n${run.stderr.slice(-2000)}`);
+  has(run.results[0].text, /requires approval/);
+  lacks(run.results[0].text, /Command succeeded/);
+});
+
+// The hooks: the agent's own shell tool, with `shellgate hook AGENT` deciding.
+const HOOK_CALLS = {
+  'claude-code': [
+    { command: 'echo hi', description: 'Say hi' },
+    { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
+    { command: 'python3 -c "print(6*7)"', description: 'Compute' },
+  ],
+  'gemini-cli': [
+    { command: 'echo hi', description: 'Say hi' },
+    { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
+    { command: 'python3 -c "print(6*7)"', description: 'Compute' },
+  ],
+};
+
+for (const agent of Object.keys(HOOK_CALLS)) {
+  const why = missing(agent);
+  test(`${agent}: what the model reads with shellgate's hook`, { skip: why || false, timeout: 240000 }, async (t) => {
+    const run = await runAgent(agent, HOOK_CALLS[agent], { mode: 'hook' });
+    assert.equal(run.code, 0, `${agent} exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+    const result = (i) => {
+      const r = run.results[i];
+      assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
+      measured.push(`${agent} hook ${HOOK_CALLS[agent][i].command}: ${r.text.length}`);
+      return r.text;
+    };
+    await t.test('allowed: echo hi runs', () => {
+      has(result(0), /\bhi\b/);
+    });
+    await t.test('denied: the model reads the reason and the rule', () => {
+      const text = result(1);
+      has(text, /shellgate \(privilege\)/);
+      has(text, /elevated privileges/);
+    });
+    await t.test('no sandbox behind the hook: python3 -c is not allowed outright', () => {
+      const text = result(2);
+      lacks(text, /^\s*42\s*$/m);
+      has(text, /code-execution|permission|approv/i);
+    });
+  });
+}
+
+// The hook with the prefix: Claude Code runs each command through
+// `shellgate exec` in the sandbox, and the hook decides as that sandbox will.
+test("claude-code: what the model reads with shellgate's hook and prefix", { skip: missing('claude-code') || false, timeout: 240000 }, async (t) => {
+  const calls = [
+    { command: 'echo hi', description: 'Say hi' },
+    { command: 'python3 -c "print(6*7)"', description: 'Compute' },
+    { command: 'cat ~/.ssh/id_rsa; echo end', description: 'Read a key' },
+    { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
+  ];
+  const run = await runAgent('claude-code', calls, {
+    mode: 'prefix',
+    // A key the sandbox must hide.
+    before: (l) => {
+      mkdirSync(join(l.home, '.ssh'));
+      writeFileSync(join(l.home, '.ssh', 'id_rsa'), 'PRIVATE-KEY-MATERIAL\n');
+    },
+  });
+  assert.equal(run.code, 0, `claude-code exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+  const result = (i) => {
+    const r = run.results[i];
+    assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
+    measured.push(`claude-code prefix ${calls[i].command}: ${r.text.length}`);
+    return r.text;
+  };
+  await t.test('echo hi runs', () => has(result(0), /^hi$/));
+  await t.test('python3 -c runs, in the sandbox', () => has(result(1), /^42$/));
+  await t.test('~/.ssh is hidden', () => {
+    const text = result(2);
+    lacks(text, /PRIVATE-KEY-MATERIAL/);
+    has(text, /end$/);
+  });
+  await t.test('sudo is denied', () => has(result(3), /shellgate \(privilege\)/));
+});
