@@ -37,15 +37,24 @@ type segment struct {
 	path  string
 	start int64
 	size  int64
+	// readers are reads in flight (readAt); the last one closes r of a
+	// segment dropped meanwhile, so a removed file is let go at once, not
+	// at a garbage collection. Both under the Log's lock.
+	readers int
+	dropped bool
 }
 
+// close ends the segment, under the Log's lock: r stays open for a read in
+// flight (ReadAt on a removed file still works) until it ends.
 func (g *segment) close(remove bool) {
 	g.w.Close()
 	if remove {
 		os.Remove(g.path)
 	}
-	// g.r stays open for a read in flight (ReadAt on a removed file still
-	// works); it is collected with the segment.
+	g.dropped = true
+	if g.readers == 0 {
+		g.r.Close()
+	}
 }
 
 // NewLog returns a Log that will keep the newest max bytes (at least) of a
@@ -162,22 +171,50 @@ func (l *Log) Changed() <-chan struct{} {
 
 // state returns what a reader needs at once: the kept bytes are [first, end)
 // of the total written.
-func (l *Log) state() (segs []segment, first, end, total int64) {
+func (l *Log) state() (first, end, total int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first = l.end
+	if len(l.segs) > 0 {
+		first = l.segs[0].start
+	}
+	return first, l.end, l.total
+}
+
+// A segRead is a segment as a read found it: its size then (the writer goes
+// on), and the segment, held open for the read until done.
+type segRead struct {
+	g           *segment
+	start, size int64
+}
+
+// reading holds the segments open for one read; done lets them go.
+func (l *Log) reading() (segs []segRead, first, end int64, done func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, g := range l.segs {
-		segs = append(segs, *g) // sizes as of now: the writer goes on
+		g.readers++
+		segs = append(segs, segRead{g, g.start, g.size})
 	}
 	first = l.end
 	if len(segs) > 0 {
 		first = segs[0].start
 	}
-	return segs, first, l.end, l.total
+	return segs, first, l.end, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, s := range segs {
+			if s.g.readers--; s.g.readers == 0 && s.g.dropped {
+				s.g.r.Close()
+			}
+		}
+	}
 }
 
 // readAt reads up to n bytes kept at offset off.
 func (l *Log) readAt(off int64, n int) []byte {
-	segs, first, end, _ := l.state()
+	segs, first, end, done := l.reading()
+	defer done()
 	if off < first || off >= end || n <= 0 {
 		return nil
 	}
@@ -187,7 +224,7 @@ func (l *Log) readAt(off int64, n int) []byte {
 			continue
 		}
 		chunk := make([]byte, min(int64(cap(b)-len(b)), g.start+g.size-off))
-		m, _ := g.r.ReadAt(chunk, off-g.start)
+		m, _ := g.g.r.ReadAt(chunk, off-g.start)
 		b = append(b, chunk[:m]...)
 		off += int64(m)
 		if m < len(chunk) {
@@ -219,7 +256,7 @@ type Slice struct {
 // readSince returns the bytes from offset from to the end, at most limit of
 // them: the head and tail, with a marker for the middle, when there are more.
 func (l *Log) readSince(from int64, limit int) Slice {
-	_, first, size, total := l.state()
+	first, size, total := l.state()
 	s := Slice{Next: total, Path: l.Path()}
 	if from >= total {
 		return s
@@ -250,7 +287,7 @@ func (l *Log) readSince(from int64, limit int) Slice {
 // limit bytes of them (the last ones), and the offset after the last complete
 // line looked at: a line still being written is left for the next read.
 func (l *Log) readLines(from int64, limit int, keep func([]byte) bool) Slice {
-	_, first, size, total := l.state()
+	first, size, total := l.state()
 	s := Slice{Next: from, Path: l.Path()}
 	if from < first { // dropped to keep the newest
 		s.Skipped, from, s.Next = first-from, first, first
@@ -307,7 +344,7 @@ func (l *Log) readLines(from int64, limit int, keep func([]byte) bool) Slice {
 
 // tailLines returns the last n lines kept, within limit bytes.
 func (l *Log) tailLines(n, limit int) Slice {
-	_, first, size, total := l.state()
+	first, size, total := l.state()
 	s := Slice{Next: total, Path: l.Path()}
 	if size <= first || n <= 0 {
 		return s

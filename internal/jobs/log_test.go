@@ -180,3 +180,39 @@ func TestReadWaits(t *testing.T) {
 		t.Fatalf("state after Finish: %s", out.Info.State)
 	}
 }
+
+// openUnder counts this process's descriptors open on files in dir, removed
+// ones included.
+func openUnder(t *testing.T, dir string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// A file the log drops (rotated out, or removed with the log) is let go at
+// once, not held open until a garbage collection: a server with many
+// finished jobs would otherwise hold their deleted files' space.
+func TestLogLetsGoOfDroppedFiles(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLog(dir, "out", 10, nil)
+	for range 10 {
+		l.Write([]byte("0123456789"))
+	}
+	l.readSince(0, 100) // a read leaves nothing open either
+	if n := openUnder(t, dir); n > 4 {
+		t.Errorf("%d descriptors open on the log's files; the two kept need at most 4", n)
+	}
+	l.Remove()
+	if n := openUnder(t, dir); n != 0 {
+		t.Errorf("%d descriptors still open on removed files", n)
+	}
+}
