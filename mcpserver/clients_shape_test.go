@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -109,7 +110,7 @@ func TestShapePerClient(t *testing.T) {
 				if resBoth.StructuredContent == nil || resText.StructuredContent != nil {
 					t.Errorf("%s: the overrides do not hold: Structured gave %v, TextOnly gave %v", k.name, resBoth.StructuredContent != nil, resText.StructuredContent != nil)
 				}
-				n, nBoth, nText := utf8.RuneCountInString(got), utf8.RuneCountInString(modelReads(c.name, resBoth)), utf8.RuneCountInString(modelReads(c.name, resText))
+				n, nBoth, nText := shapeLen(got), shapeLen(modelReads(c.name, resBoth)), shapeLen(modelReads(c.name, resText))
 				t.Logf("%-8s model reads %4d characters (with structuredContent %4d, text only %4d)", k.name, n, nBoth, nText)
 				if n > min(nBoth, nText) {
 					t.Errorf("%s: the model reads %d characters, but %d with another shape", k.name, n, min(nBoth, nText))
@@ -117,4 +118,11 @@ func TestShapePerClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shapeLen counts the characters of a result with each number as one digit:
+// the calls compared differ in their timings ("took 9ms", "took 10ms"), not
+// in their shape.
+func shapeLen(s string) int {
+	return utf8.RuneCountInString(regexp.MustCompile(`[0-9]+`).ReplaceAllString(s, "0"))
 }
