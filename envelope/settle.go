@@ -128,8 +128,8 @@ func (e *Envelope) render(v view) string {
 	d := e.Data
 	head := e.headline()
 	switch {
-	case v == briefText || d.Jobs != nil:
-		b.WriteString(head + ".\n") // the command is data.command
+	case v == briefText || d.Jobs != nil || d.Command == "":
+		b.WriteString(head + ".\n") // the command is data.command, or there is none
 	default:
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}

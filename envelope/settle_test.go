@@ -62,6 +62,12 @@ func TestTextFormat(t *testing.T) {
 	if failed.Text != want {
 		t.Errorf("failure text:\n%s\nwant:\n%s", failed.Text, want)
 	}
+	// A call with no command (a job tool's unknown id) names none.
+	none := Envelope{Error: &Err{Code: NotFound, Message: "No job j9."}}
+	none.Settle()
+	if want = "Command not run.\nError NOT_FOUND: No job j9."; none.Text != want {
+		t.Errorf("text without a command:\n%q\nwant:\n%q", none.Text, want)
+	}
 }
 
 func TestTextWarnings(t *testing.T) {
