@@ -19,9 +19,13 @@ type Entry struct {
 	// Path is a name or a slash-separated path ("…/" for a directory and
 	// all it holds), or a pattern of one name ("*.code-workspace").
 	Path string
-	// Nested: protected at any depth too, where tools find it in a
-	// subdirectory (an editor opened on a subproject, a nested repository).
-	Nested bool
+	// RootOnly: protected at the root alone. The others are protected at
+	// any depth too: tools look for their settings from the directory they
+	// run in upwards (npm, cargo, rustup, direnv, mise), and editors and
+	// agents are opened on subprojects. What only a repository's top obeys
+	// (git's own files, CI) is root-only; a nested repository's are
+	// watched as a repository.
+	RootOnly bool
 	// PolicyOnly: the policy asks before a write, the kernel leaves it
 	// writable (git itself writes all of .git).
 	PolicyOnly bool
@@ -35,56 +39,65 @@ type Entry struct {
 // Table is every protected path. Each entry's Why says what runs it; the
 // table test checks examples of each.
 var Table = []Entry{
-	{Path: ".git/", PolicyOnly: true, Why: "git runs what its hooks, config and attributes say"},
-	{Path: ".git/hooks/", InPlace: true, Why: "git runs hooks at commit, checkout, merge"},
-	{Path: ".git/config", InPlace: true, Why: "fsmonitor, pager, editor, aliases, filters run programs"},
-	{Path: ".git/config.worktree", Why: "as .git/config"},
-	{Path: ".git/commondir", Why: "moves git's config elsewhere"},
-	{Path: ".git/info/", InPlace: true, Why: "attributes name filters; exclude hides files from git status"},
-	{Path: ".gitattributes", Nested: true, InPlace: true, Why: "names filter and diff drivers git runs"},
-	{Path: ".gitmodules", Nested: true, InPlace: true, Why: "submodule commands and update programs"},
-	{Path: ".githooks/", Why: "the usual core.hooksPath"},
+	{Path: ".git/", RootOnly: true, PolicyOnly: true, Why: "git runs what its hooks, config and attributes say"},
+	{Path: ".git/hooks/", RootOnly: true, InPlace: true, Why: "git runs hooks at commit, checkout, merge"},
+	{Path: ".git/config", RootOnly: true, InPlace: true, Why: "fsmonitor, pager, editor, aliases, filters run programs"},
+	{Path: ".git/config.worktree", RootOnly: true, Why: "as .git/config"},
+	{Path: ".git/commondir", RootOnly: true, Why: "moves git's config elsewhere"},
+	{Path: ".git/info/", RootOnly: true, InPlace: true, Why: "attributes name filters; exclude hides files from git status"},
+	{Path: ".gitattributes", InPlace: true, Why: "names filter and diff drivers git runs"},
+	{Path: ".gitmodules", InPlace: true, Why: "submodule commands and update programs"},
+	{Path: ".githooks/", RootOnly: true, Why: "the usual core.hooksPath"},
 	// Editors and agents: tasks, hooks and MCP servers they start on their own.
-	{Path: ".vscode/", Nested: true, Why: "tasks run on folder open, settings name programs"},
-	{Path: "*.code-workspace", Nested: true, Why: "workspace tasks and settings"},
-	{Path: ".idea/", Nested: true, Why: "run configurations, startup tasks"},
-	{Path: ".zed/", Nested: true, Why: "tasks and language servers"},
+	{Path: ".vscode/", Why: "tasks run on folder open, settings name programs"},
+	{Path: "*.code-workspace", Why: "workspace tasks and settings"},
+	{Path: ".idea/", Why: "run configurations, startup tasks"},
+	{Path: ".zed/", Why: "tasks and language servers"},
 	{Path: ".devcontainer/", Why: "postCreate and postStart commands"},
 	{Path: ".devcontainer.json", Why: "postCreate and postStart commands"},
-	{Path: ".claude/", Nested: true, Why: "Claude Code hooks and MCP servers"},
-	{Path: ".mcp.json", Nested: true, Why: "MCP servers clients start"},
-	{Path: ".gemini/", Nested: true, Why: "Gemini CLI hooks and MCP servers"},
-	{Path: ".codex/", Nested: true, Why: "Codex MCP servers and profiles"},
-	{Path: ".cursor/", Nested: true, Why: "Cursor hooks and MCP servers"},
-	{Path: ".opencode/", Nested: true, Why: "opencode plugins and MCP servers"},
-	{Path: "opencode.json", Nested: true, Why: "opencode MCP servers"},
-	{Path: "opencode.jsonc", Nested: true, Why: "opencode MCP servers"},
+	{Path: ".claude/", Why: "Claude Code hooks and MCP servers"},
+	{Path: ".mcp.json", Why: "MCP servers clients start"},
+	{Path: ".gemini/", Why: "Gemini CLI hooks and MCP servers"},
+	{Path: ".codex/", Why: "Codex MCP servers and profiles"},
+	{Path: ".cursor/", Why: "Cursor hooks and MCP servers"},
+	{Path: ".opencode/", Why: "opencode plugins and MCP servers"},
+	{Path: "opencode.json", Why: "opencode MCP servers"},
+	{Path: "opencode.jsonc", Why: "opencode MCP servers"},
 	{Path: ".continue/", Why: "Continue MCP servers"},
+	{Path: ".qwen/", Why: "Qwen Code hooks and MCP servers"},
+	{Path: ".amazonq/", Why: "Amazon Q MCP servers"},
+	{Path: ".kiro/", Why: "Kiro hooks and MCP servers"},
+	{Path: ".roo/", Why: "Roo Code MCP servers"},
+	{Path: ".windsurf/", Why: "Windsurf workflows and MCP servers"},
+	{Path: "crush.json", Why: "Crush MCP servers and language servers"},
+	{Path: ".crush.json", Why: "Crush MCP servers and language servers"},
+	{Path: ".aider.conf.yml", Why: "commands aider runs (lint, test)"},
 	{Path: ".shellgate.toml", Why: "shellgate's own project settings"},
 	// Hook runners: what a protected hook runs.
-	{Path: ".husky/", Why: "git hooks husky installs"},
-	{Path: ".pre-commit-config.yaml", Why: "pre-commit hooks"},
-	{Path: "lefthook.yml", Why: "lefthook hooks"},
-	{Path: ".lefthook.yml", Why: "lefthook hooks"},
-	{Path: "lefthook-local.yml", Why: "lefthook hooks"},
+	{Path: ".husky/", RootOnly: true, Why: "git hooks husky installs"},
+	{Path: ".pre-commit-config.yaml", RootOnly: true, Why: "pre-commit hooks"},
+	{Path: "lefthook.*", Why: "lefthook hooks (yml, yaml, toml, json)"},
+	{Path: ".lefthook.*", Why: "lefthook hooks"},
+	{Path: "lefthook-local.*", Why: "lefthook hooks"},
+	{Path: ".lefthook-local.*", Why: "lefthook hooks"},
 	{Path: ".lefthook/", Why: "lefthook scripts"},
 	{Path: ".lintstagedrc", Why: "commands lint-staged runs at commit"},
 	{Path: ".lintstagedrc.*", Why: "commands lint-staged runs at commit"},
 	{Path: "lint-staged.config.*", Why: "commands lint-staged runs at commit"},
-	{Path: ".simple-git-hooks.json", Why: "git hooks"},
+	{Path: ".simple-git-hooks.json", RootOnly: true, Why: "git hooks"},
 	// CI: what the project's pipelines run, with its secrets.
-	{Path: ".github", PolicyOnly: true, Why: "renaming it moves the workflows"},
-	{Path: ".github/workflows/", Why: "CI workflows"},
-	{Path: ".github/actions/", Why: "local actions workflows use"},
-	{Path: ".gitlab-ci.yml", Why: "CI pipeline"},
-	{Path: ".gitlab/", Why: "CI includes"},
-	{Path: ".circleci/", Why: "CI pipeline"},
-	{Path: ".buildkite/", Why: "CI pipeline"},
-	{Path: "azure-pipelines.yml", Why: "CI pipeline"},
-	{Path: "bitbucket-pipelines.yml", Why: "CI pipeline"},
-	{Path: ".travis.yml", Why: "CI pipeline"},
+	{Path: ".github", RootOnly: true, PolicyOnly: true, Why: "renaming it moves the workflows"},
+	{Path: ".github/workflows/", RootOnly: true, Why: "CI workflows"},
+	{Path: ".github/actions/", RootOnly: true, Why: "local actions workflows use"},
+	{Path: ".gitlab-ci.yml", RootOnly: true, Why: "CI pipeline"},
+	{Path: ".gitlab/", RootOnly: true, Why: "CI includes"},
+	{Path: ".circleci/", RootOnly: true, Why: "CI pipeline"},
+	{Path: ".buildkite/", RootOnly: true, Why: "CI pipeline"},
+	{Path: "azure-pipelines.yml", RootOnly: true, Why: "CI pipeline"},
+	{Path: "bitbucket-pipelines.yml", RootOnly: true, Why: "CI pipeline"},
+	{Path: ".travis.yml", RootOnly: true, Why: "CI pipeline"},
 	// Environments and package managers: what later commands obey.
-	{Path: ".envrc", Nested: true, Why: "direnv runs it on cd"},
+	{Path: ".envrc", Why: "direnv runs it on cd"},
 	{Path: ".npmrc", Why: "registries and scripts npm obeys"},
 	{Path: ".yarnrc", Why: "yarn settings"},
 	{Path: ".yarnrc.yml", Why: "yarnPath and plugins yarn runs"},
@@ -106,6 +119,9 @@ var Table = []Entry{
 	{Path: ".pip/", Why: "pip settings"},
 	{Path: ".config/", Why: "tools' settings in the project"},
 	{Path: ".bundle/", Why: "bundler settings"},
+	{Path: ".mvn/", Why: "JVM options (a -javaagent) and the wrapper maven runs"},
+	{Path: "gradle.properties", Why: "JVM options the gradle daemon starts with"},
+	{Path: "gradle/wrapper/", Why: "the gradle distribution the wrapper downloads and runs"},
 }
 
 // Match reports whether rel, a clean slash-separated path relative to the
@@ -131,7 +147,7 @@ func Lookup(rel string) (Entry, bool) {
 		comp, _, _ := strings.Cut(rest, "/")
 		for _, list := range [2][]int{idx.byFirst[comp], idx.patterns} {
 			for _, i := range list {
-				if e := Table[i]; (first || e.Nested) && e.matches(rest) {
+				if e := Table[i]; (first || !e.RootOnly) && e.matches(rest) {
 					return e, true
 				}
 			}

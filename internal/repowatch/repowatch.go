@@ -298,7 +298,7 @@ func nestedProtected(name string) bool {
 		return false // most names: one lookup in a table of bytes
 	}
 	e, ok := protect.Lookup(name)
-	return ok && e.Nested && !e.PolicyOnly && !e.InPlace
+	return ok && !e.RootOnly && !e.PolicyOnly && !e.InPlace
 }
 
 // nestedNames is what a name of a nested entry may look like: its first
@@ -309,7 +309,7 @@ var nestedNames = sync.OnceValue(func() (n struct {
 }) {
 	for _, e := range protect.Table {
 		switch rest, ok := strings.CutPrefix(e.Path, "*"); {
-		case !e.Nested:
+		case e.RootOnly:
 		case ok && !strings.ContainsAny(rest, "*?[/"):
 			n.suffixes = append(n.suffixes, rest)
 		case ok || strings.ContainsAny(e.Path[:1], "?["):
