@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -14,6 +16,7 @@ import (
 // A line with several commands the policy asks about has each asked about, not
 // only the first: the others used to ride on its approval.
 func TestApprovalAsksEveryRule(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	cfg := shellgate.Config{Root: l.root}
 	cfg.Policy.Ask = []string{"touch *", "mkdir *"}
@@ -60,6 +63,7 @@ func TestApprovalAsksEveryRule(t *testing.T) {
 // A command too long to be shown whole is not asked about (a question with its
 // middle cut asks the user to approve what they cannot see): it is refused.
 func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	cfg := shellgate.Config{Root: l.root}
 	cfg.Policy.Ask = []string{"touch *"}

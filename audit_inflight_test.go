@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 )
 
@@ -26,6 +28,7 @@ func resultLines(t *testing.T, path string) []map[string]any {
 // still has a line; the result line follows, with the same call id. The
 // description is logged with both.
 func TestAuditDecisionBeforeRunning(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	g := gate(t, shellgate.Config{Root: l.root, Audit: shellgate.AuditConfig{Path: path}})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -50,6 +52,7 @@ func asJSON(t *testing.T, v any) any {
 // command, a refused one, an approved one, an invalid request, one with a bad
 // directory.
 func TestAuditEveryRequest(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg := shellgate.Config{Root: l.root, Audit: shellgate.AuditConfig{Path: path}}
@@ -118,6 +121,7 @@ func jsonEqual(t *testing.T, a, b any) bool {
 
 // A secret in a command is not in the log; the command's output is never there.
 func TestAuditRedactsAndKeepsNoOutput(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	g := gate(t, shellgate.Config{Root: l.root, Audit: shellgate.AuditConfig{Path: path}})
@@ -142,6 +146,7 @@ func TestAuditRedactsAndKeepsNoOutput(t *testing.T) {
 // The log is opened by the first request, not by New or Check (shellgate check
 // must not pay for it), and closed by Close.
 func TestAuditOpensLazily(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	dir := filepath.Join(t.TempDir(), "state")
 	path := filepath.Join(dir, "audit.jsonl")
@@ -161,6 +166,7 @@ func TestAuditOpensLazily(t *testing.T) {
 // A log that cannot be written never fails a command and leaves its envelope as
 // it would be; the first failure is reported once.
 func TestAuditFailureDoesNotFailCommands(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	notDir := filepath.Join(t.TempDir(), "file")
 	must(t, os.WriteFile(notDir, nil, 0o600))
@@ -180,6 +186,7 @@ func TestAuditFailureDoesNotFailCommands(t *testing.T) {
 
 // Off, the environment's default, and the user's state directory.
 func TestAuditWhere(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	envPath := filepath.Join(t.TempDir(), "from-env.jsonl")
 	t.Setenv(shellgate.AuditLogEnv, envPath)

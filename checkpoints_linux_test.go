@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
@@ -15,6 +17,7 @@ import (
 // the process, not one per watcher (a user has 128), and lets go of its
 // watches when it closes.
 func TestCheckpointsShareInotify(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	l := newCPLab(t, sandbox.On, nil)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "inotify"})

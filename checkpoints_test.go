@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
@@ -74,6 +76,7 @@ func (l *cpLab) undo(t *testing.T, id int, want labState) {
 // TestGateUndo runs each way of losing work through the Gate — allowed
 // without a question, since checkpoints are on — and undoes it.
 func TestGateUndo(t *testing.T) {
+	lane.Live(t)
 	cases := []struct{ name, cmd, text string }{
 		{"rm-rf-contents", `rm -rf ./*`, "deleted"},
 		{"reset-hard", `git reset --hard`, "modified"},
@@ -127,6 +130,7 @@ func TestGateUndo(t *testing.T) {
 // ignored bulk out (node_modules, build output), so undo would not bring it
 // back.
 func TestGateCleanIgnoredAsks(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	for _, cmd := range []string{"git clean -fdx", "git clean -ffdX", "git clean -f -d -x"} {
 		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
@@ -138,6 +142,7 @@ func TestGateCleanIgnoredAsks(t *testing.T) {
 
 // TestGateReadOnlyNoCheckpoint: a command that only reads takes none.
 func TestGateReadOnlyNoCheckpoint(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	for _, cmd := range []string{"git status", "ls -la | grep src", "cat README.md && git log --oneline"} {
 		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
@@ -157,6 +162,7 @@ func TestGateReadOnlyNoCheckpoint(t *testing.T) {
 // TestGateCheckpointFails: a checkpoint that cannot be taken stops the
 // command before it starts.
 func TestGateCheckpointFails(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	if err := os.WriteFile(l.store, []byte("not a directory"), 0o600); err != nil {
 		t.Fatal(err)
@@ -172,6 +178,7 @@ func TestGateCheckpointFails(t *testing.T) {
 
 // TestGateCheckpointsOff: no checkpoint, and lose-work asks again.
 func TestGateCheckpointsOff(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, func(c *shellgate.Config) { c.Checkpoints.Off = true })
 	env := l.g.Run(context.Background(), shellgate.Request{Command: "touch x"})
 	if env.Data.Changed != nil {
@@ -187,6 +194,7 @@ func TestGateCheckpointsOff(t *testing.T) {
 // the policy still asks about (without the sandbox its path is only known at
 // run time); approved, it is undone.
 func TestGateRmRoot(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	want := l.state(t)
 	for _, cmd := range []string{`rm -rf "$(pwd)"`, `rm -rf .`, `rm -rf ` + l.root} {
@@ -213,6 +221,7 @@ func TestGateRmRoot(t *testing.T) {
 // TestGateRmRootSandboxed: in the sandbox, rm -rf "$(pwd)" is allowed (the
 // sandbox contains code known at run time) and undone.
 func TestGateRmRootSandboxed(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.On, nil)
 	want := l.state(t)
 	env := l.g.Run(context.Background(), shellgate.Request{Command: `rm -rf "$(pwd)"`})
@@ -228,6 +237,7 @@ func TestGateRmRootSandboxed(t *testing.T) {
 // TestSessionTerminalUndo: git reset --hard typed into a shell on a terminal
 // job is checkpointed like a command, and undone.
 func TestSessionTerminalUndo(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	want := l.state(t)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "t"})
@@ -258,6 +268,7 @@ func TestSessionTerminalUndo(t *testing.T) {
 // TestGateLoseWorkNested: in a repository nested in the root, whose files a
 // checkpoint does not keep, lose-work asks again; so does git -C.
 func TestGateLoseWorkNested(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	checkpointtest.Sh(t, l.root, "mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x")
 	for _, req := range []shellgate.Request{
@@ -282,6 +293,7 @@ func TestGateLoseWorkNested(t *testing.T) {
 // TestGateLoseWorkWorktree: in a worktree (a .git file), whose index, refs
 // and objects are outside the root, lose-work asks as without checkpoints.
 func TestGateLoseWorkWorktree(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	wt := filepath.Join(filepath.Dir(l.root), "wt")
 	checkpointtest.Sh(t, l.root, "git worktree add -q ../wt feature")
@@ -300,6 +312,7 @@ func TestGateLoseWorkWorktree(t *testing.T) {
 // TestSessionBackgroundJobChanges: a background job's checkpoint is taken
 // before it starts; what it changed is known once it ends.
 func TestSessionBackgroundJobChanges(t *testing.T) {
+	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "bg"})
 	defer s.Close()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/corpus"
 )
@@ -39,6 +41,7 @@ var needsLimits = map[string]string{
 // the timeout, and background processes — even ones that left the process group with
 // setsid — do not outlive the Gate.
 func TestCorpusProcStageLive(t *testing.T) {
+	lane.Live(t)
 	ran := 0
 	for _, row := range readAttacks(t) {
 		if row.stage != "proc" {

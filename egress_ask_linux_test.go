@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
@@ -48,6 +50,7 @@ func (q *questions) count() int {
 // it resolves to: the name is what is asked about, and nothing leaves this
 // machine.
 func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from the host")
@@ -129,6 +132,7 @@ func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
 // question: the others wait for its answer, and "once" covers the rest of
 // the command.
 func TestEgressAsksOnceForConcurrentConnections(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hi")

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // The proxy variables replace those of shellgate's own environment (the
@@ -51,6 +53,7 @@ func TestEgressEnv(t *testing.T) {
 // the policy does not leave the network to it: curl is refused as with the
 // network off.
 func TestEgressNotHeldJudgesStrictly(t *testing.T) {
+	lane.Live(t)
 	g, err := New(Config{Root: t.TempDir(), SpillDir: t.TempDir(), Network: NetworkConfig{Allow: []string{"x.example"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -99,6 +101,7 @@ func runFor(t *testing.T, g *shellgate.Gate, command string) envelope.Envelope {
 const npmInstall = "npm install --no-audit --no-fund --no-update-notifier --fetch-retries=0 --cache ./.npm-cache is-number@7.0.0"
 
 func TestEgressNpmInstall(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	reg := npmRegistry(t)
 
@@ -126,6 +129,7 @@ func TestEgressNpmInstall(t *testing.T) {
 }
 
 func TestEgressGoModDownload(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	reg, hosts := goProxy(t)
 	download := "GOTOOLCHAIN=local GOFLAGS=-modcacherw GOMODCACHE=$PWD/modcache GOPROXY=" + reg.url + " go mod download -x rsc.io/quote@v1.5.2"
@@ -151,6 +155,7 @@ func TestEgressGoModDownload(t *testing.T) {
 // leaves this machine: the proxy refuses before it dials, and the session
 // has no route.
 func TestEgressRefusals(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	var hits atomic.Int32
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -208,6 +213,7 @@ print(urllib.request.urlopen("http://localhost:%d/" % s.server_port).status)'`)
 // Host ports still forward with allow-listed egress, and the proxy's port
 // moves aside for one that takes it.
 func TestEgressWithHostPorts(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from the host")
@@ -256,6 +262,7 @@ func TestNetworkModes(t *testing.T) {
 // Where an allow-list is configured but not in force, context.sandbox says
 // why (on Windows: that nothing confines the network).
 func TestNetworkAllowNotEnforced(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	ro := shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"x.example"}}, Sandbox: shellgate.SandboxConfig{Profile: "read-only"}}
 	if sb, ok := run(t, gate(t, ro), shellgate.Request{Command: "true"}).Context.Sandbox.(map[string]any); !ok ||

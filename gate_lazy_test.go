@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -36,6 +38,7 @@ func TestSweepOnlyWhenRunning(t *testing.T) {
 // A closed Gate runs nothing, whether or not it ran anything before (Close skips the
 // process search when nothing ran, which must not open a gap).
 func TestRunAfterCloseHavingRun(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	for _, ranBefore := range []bool{false, true} {
 		g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir()})

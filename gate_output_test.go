@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
@@ -15,6 +17,7 @@ import (
 // One budget for the whole call: a big stdout leaves room for all of a small
 // stderr, and the two together stay within the budget.
 func TestOneOutputBudgetPerCall(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 4000})
 	env := run(t, g, shellgate.Request{Command: "seq 1 100000; echo 'the one error' >&2"})
@@ -37,6 +40,7 @@ func TestOneOutputBudgetPerCall(t *testing.T) {
 }
 
 func TestMaxOutputBytes(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 1000, MaxOutputLimit: 100000})
 	env := run(t, g, shellgate.Request{Command: "seq 1 10000", MaxOutputBytes: 60000})
@@ -65,6 +69,7 @@ func TestStrayByteIsText(t *testing.T) {
 
 // Lines that look like errors in the omitted middle are listed with their numbers.
 func TestDigestOfTruncatedOutput(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 2000})
 	env := run(t, g, shellgate.Request{Command: `seq 1 5000 | sed '2500s/.*/main.go:12: error: undefined: x/'`})
@@ -91,6 +96,7 @@ func TestHugeCommandNotEchoed(t *testing.T) {
 }
 
 func TestTimeoutSaysSoFirst(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: "sleep 10", TimeoutMS: ms(1000)})
@@ -101,6 +107,7 @@ func TestTimeoutSaysSoFirst(t *testing.T) {
 
 // Go callers may give the timeout as a time.Duration.
 func TestRequestTimeout(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: "sleep 10", Timeout: 300 * time.Millisecond})
@@ -142,6 +149,7 @@ func TestCheckDirectoryRules(t *testing.T) {
 // Terminal control sequences in the output never reach the text the model reads;
 // the spill file keeps the bytes as printed.
 func TestOutputControlsRemoved(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	env := run(t, g, shellgate.Request{Command: `printf '\033]0;pwned\007\033[2J\033[31mred\033[0m\n10%%\r100%%\n\233' ; printf '日本語 😀\n'`})
@@ -165,6 +173,7 @@ func TestOutputControlsRemoved(t *testing.T) {
 // A secret stripped from the environment but printed anyway (read from a file) is
 // redacted in the output and in the spill file the model may read.
 func TestStrippedSecretRedacted(t *testing.T) {
+	lane.Live(t)
 	const token = "ghp_RedactMe0123456789abcdefghijkl"
 	t.Setenv("SHELLGATE_TEST_GITHUB_TOKEN", token)
 	l := newLab(t)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -164,6 +166,7 @@ func sortedKeys(m map[string]any) []string {
 
 // Seed 001 §4 and §6: every status rule and error code.
 func TestStatusRulesAndErrorCodes(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 1000})
 	tests := []struct {
@@ -224,6 +227,7 @@ func TestStatusRulesAndErrorCodes(t *testing.T) {
 }
 
 func TestDirectoryInsideRoot(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	for _, dir := range []string{"sub", "./sub/", "inner", "sub/../sub", l.root + "/sub"} {
@@ -244,6 +248,7 @@ func TestDirectoryInsideRoot(t *testing.T) {
 // Seed 002 §5: `python -c "import time; time.sleep(10)"` with a 2 s timeout is killed
 // and reported; and nothing it started survives, with or without the sandbox.
 func TestTimeoutKillsEverything(t *testing.T) {
+	lane.Live(t)
 	for _, mode := range []sandbox.Mode{sandbox.Auto, sandbox.Off} {
 		t.Run(string(mode), func(t *testing.T) {
 			l := newLab(t)
@@ -297,6 +302,7 @@ func alive(pid int) bool {
 }
 
 func TestCancellation(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	tag := newTag()
 	g := gate(t, shellgate.Config{Root: l.root, Env: tag.env()})
@@ -332,6 +338,7 @@ func TestCancellation(t *testing.T) {
 // Seed 003: a background job doesn't hold the call open; its PID is reported as
 // the next command sees it, and the Gate kills it when closed.
 func TestBackgroundReturnsAtOnce(t *testing.T) {
+	lane.Live(t)
 	for _, mode := range []sandbox.Mode{sandbox.Auto, sandbox.Off} {
 		t.Run(string(mode), func(t *testing.T) {
 			l := newLab(t)
@@ -365,6 +372,7 @@ func TestBackgroundReturnsAtOnce(t *testing.T) {
 }
 
 func TestTruncationSpillsFullOutput(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root, OutputLimit: 4096})
 	env := run(t, g, shellgate.Request{Command: "seq 1 100000"})
@@ -412,6 +420,7 @@ func TestBinaryOutput(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	t.Setenv("MY_SERVICE_API_KEY", "sk-secret")
 	t.Setenv("GITHUB_TOKEN", "ghp_secret")
@@ -428,6 +437,7 @@ func TestEnvironment(t *testing.T) {
 
 // stdin is closed and there is no terminal: commands that want input fail at once.
 func TestNoInputNoTerminal(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	for _, cmd := range []string{
@@ -445,6 +455,7 @@ func TestNoInputNoTerminal(t *testing.T) {
 
 // Seed 000's test cases.
 func TestSeed000Cases(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, exec.Command("git", "init", "-q", l.root).Run())
 	g := gate(t, shellgate.Config{Root: l.root})
@@ -464,6 +475,7 @@ func TestSeed000Cases(t *testing.T) {
 }
 
 func TestApproval(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	var cfg shellgate.Config
 	cfg.Root = l.root
@@ -523,6 +535,7 @@ func TestStartFailure(t *testing.T) {
 }
 
 func TestLiveOutput(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
 	var got strings.Builder

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -17,6 +19,7 @@ import (
 // is in [sandbox] host_ports, and context.sandbox says it is forwarded; without
 // it curl fails and the text says how to forward the port.
 func TestHostPortsThroughGate(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "hello from the host")

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/audit"
 )
@@ -21,6 +23,7 @@ import (
 // appears is told once, in the envelope of the command after which it was
 // seen, and in the audit log, never moved.
 func TestNestedAtStartAndAppeared(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")

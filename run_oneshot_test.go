@@ -5,12 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
 
 // The one-call Run works in the current directory and leaves nothing running.
 func TestOneCallRun(t *testing.T) {
+	lane.Live(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
 	tag := newTag() // in the sandbox the command sees PIDs of its own namespace: find it by its environment

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -17,6 +19,7 @@ import (
 // A failure the sandbox caused is explained in the text, with how to allow it;
 // an allow that relied on the sandbox says so.
 func TestSandboxExplainsItself(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "hooks"), 0o755))
@@ -54,6 +57,7 @@ func TestSandboxExplainsItself(t *testing.T) {
 
 // `shellgate doctor` names every layer and exits 0 when all apply.
 func TestDoctor(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	cmd := exec.Command("go", "run", "./cmd/shellgate", "doctor", "--no-user-config", "--root", t.TempDir())
 	var out bytes.Buffer
@@ -73,6 +77,7 @@ func TestDoctor(t *testing.T) {
 // command ends, which the envelope says; git works without them, and what a
 // later command writes there is moved too.
 func TestGitInitQuarantined(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
@@ -107,6 +112,7 @@ func TestGitInitQuarantined(t *testing.T) {
 // A job that creates a protected path (.claude) unchecked finds it moved to the
 // quarantine, and its read says so once it has ended.
 func TestSessionJobCreatesProtectedPath(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
@@ -136,6 +142,7 @@ func TestSessionJobCreatesProtectedPath(t *testing.T) {
 // auto-approve setting, written by python) is moved to the quarantine; the
 // same created by a command the user approved stays, read-only.
 func TestProtectedPathCreatedQuarantined(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	l := newLab(t)
 	g := gate(t, shellgate.Config{Root: l.root})
@@ -156,6 +163,7 @@ func TestProtectedPathCreatedQuarantined(t *testing.T) {
 // Each Gate spills into a directory of its own, and its sandbox shows only
 // that one: another project's session cannot read this one's full output.
 func TestSpillPerSession(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	spill := filepath.Join(visibleTempDir(t), "spill")
 	a, b := newLab(t), newLab(t)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 )
@@ -35,6 +37,7 @@ func waitCount(t *testing.T, s string, want int) int {
 // and cleared its environment; a background process that a command which
 // exited normally left keeps running in the open session, and dies at Close.
 func TestTimeoutKillsEscapedTree(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	g := gate(t, shellgate.Config{})
 	env := run(t, g, shellgate.Request{Command: "sleep 7012.5 >/dev/null 2>&1 &"})
@@ -65,6 +68,7 @@ func TestTimeoutKillsEscapedTree(t *testing.T) {
 
 // Killing a session's job kills what the job started, however it escaped.
 func TestJobKillKillsEscapedTree(t *testing.T) {
+	lane.Live(t)
 	requireSandbox(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	env := srun(t, s, shellgate.Request{Command: "setsid -f env -i sleep 7013.5; sleep 100", RunInBackground: true})

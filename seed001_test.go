@@ -3,12 +3,15 @@ package shellgate_test
 import (
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 )
 
 // Seed 001 §5.6: every command gets MYCODEAGENT=1 (scripts turn interactive
 // prompts off by it), unless the configuration gives it another value.
 func TestSeed001MyCodeAgent(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	for _, tc := range []struct {
 		env  map[string]string

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -31,6 +33,7 @@ func srun(t *testing.T, s *shellgate.Session, req shellgate.Request) envelope.En
 }
 
 func TestSessionCdPersists(t *testing.T) {
+	lane.Live(t)
 	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	env := srun(t, s, shellgate.Request{Command: "cd sub"})
 	if env.Status != envelope.Success || s.Cwd() != "sub" {
@@ -68,6 +71,7 @@ func TestSessionCdPersists(t *testing.T) {
 }
 
 func TestSessionBackgroundJob(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	env := srun(t, s, shellgate.Request{Command: `for i in 1 2 3; do echo line $i; sleep 0.2; done; echo ready >&2; sleep 30`, RunInBackground: true})
@@ -110,6 +114,7 @@ func TestSessionBackgroundJob(t *testing.T) {
 }
 
 func TestSessionYield(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	env := srun(t, s, shellgate.Request{Command: "echo first; sleep 0.6; echo second; exit 3", YieldAfterMS: ms(200)})
@@ -131,6 +136,7 @@ func TestSessionYield(t *testing.T) {
 }
 
 func TestSessionJobLimitsAndClose(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{Jobs: shellgate.JobLimits{MaxRunning: 2}})
 	tag := newTag()
 	for i := range 2 {
@@ -181,9 +187,12 @@ func countCmdline(t *testing.T, s string) int {
 }
 
 func TestSessionOutputBounded(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{OutputLimit: 1000}, shellgate.SessionConfig{})
 	ctx := context.Background()
-	env := srun(t, s, shellgate.Request{Command: "seq 1 200000; sleep 30", RunInBackground: true})
+	// The pause keeps the output out of the call's own envelope, which would
+	// count as read: the read below is to start at the first line.
+	env := srun(t, s, shellgate.Request{Command: "sleep 1; seq 1 200000; sleep 30", RunInBackground: true})
 	id := env.Data.Job.ID
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -199,6 +208,7 @@ func TestSessionOutputBounded(t *testing.T) {
 }
 
 func TestSessionWaitingForInput(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	start := time.Now()
@@ -240,6 +250,7 @@ func TestSessionWaitingForInput(t *testing.T) {
 }
 
 func TestSessionTerminal(t *testing.T) {
+	lane.Live(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	env := srun(t, s, shellgate.Request{Command: "python3 -q", TTY: true})
@@ -284,6 +295,7 @@ func TestSessionTerminalWithoutSandbox(t *testing.T) {
 }
 
 func TestSessionAudit(t *testing.T) {
+	lane.Live(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	s, _ := session(t, shellgate.Config{Audit: shellgate.AuditConfig{Path: log}}, shellgate.SessionConfig{ID: "sess-1"})
 	if s.ID() != "sess-1" {
@@ -318,6 +330,7 @@ func TestSessionAudit(t *testing.T) {
 }
 
 func TestSessionKeepsExports(t *testing.T) {
+	lane.Live(t)
 	s, l := session(t, shellgate.Config{Sessions: shellgate.SessionDefaults{KeepExports: true}}, shellgate.SessionConfig{})
 	must(t, os.MkdirAll(filepath.Join(l.root, "venv", "bin"), 0o755))
 	srun(t, s, shellgate.Request{Command: `export VIRTUAL_ENV="$PWD/venv" PATH="$PWD/venv/bin:$PATH" GREETING='a "quoted"
@@ -342,6 +355,7 @@ two-line value'; export LD_PRELOAD=/x.so`})
 // Full-screen programs work on a terminal job: vim edits a file and saves it,
 // git rebase -i drops a commit through its editor, and top shows its header.
 func TestSessionTerminalPrograms(t *testing.T) {
+	lane.Live(t)
 	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
 	ctx := context.Background()
 	untilState := func(env envelope.Envelope) envelope.Envelope {

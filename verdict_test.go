@@ -3,6 +3,8 @@ package shellgate_test
 import (
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
@@ -11,6 +13,7 @@ import (
 // Check's code is the one Run's refusal carries, whichever rule or directory
 // refuses; the policy decides and the facade alone picks the code.
 func TestCheckCodeIsRunCode(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	ask := policy.Settings{Ask: []string{"touch *"}}
 	tests := []struct {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -27,6 +29,7 @@ func answering(res *mcp.ElicitResult, asked *atomic.Int32, message *atomic.Value
 }
 
 func TestElicitation(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		name       string
 		answer     *mcp.ElicitResult // nil: the client does not support elicitation
@@ -84,6 +87,7 @@ func TestElicitation(t *testing.T) {
 // "Allow for this session" approves later commands with the same prefix in that
 // session without asking again, and never in another session.
 func TestSessionApproval(t *testing.T) {
+	lane.Live(t)
 	srv, root := newServer(t, shellgate.Config{}, Options{})
 	var askedA, askedB atomic.Int32
 	a := connect(t, srv, answering(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow_session"}}, &askedA, nil), nil)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -16,6 +18,7 @@ import (
 // A stdio (or in-memory) session's id in the audit log is its own, not a Go
 // pointer that the next session may reuse; the description is logged.
 func TestAuditSessionIDs(t *testing.T) {
+	lane.Live(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	srv, _ := newServer(t, shellgate.Config{Audit: shellgate.AuditConfig{Path: log}}, Options{})
 	seen := map[string]bool{}

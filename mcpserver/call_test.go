@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -15,6 +17,7 @@ import (
 )
 
 func TestEchoHi(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "echo hi", "description", "greet")})
@@ -30,6 +33,7 @@ func TestEchoHi(t *testing.T) {
 }
 
 func TestResults(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		name       string
 		args       map[string]any
@@ -76,6 +80,7 @@ func TestResults(t *testing.T) {
 
 // A slow call must not hold up a fast one: calls run concurrently.
 func TestConcurrentCalls(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{ProgressInterval: time.Millisecond})
 	started := make(chan struct{})
 	var once sync.Once

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -73,6 +75,7 @@ func waitGone(t *testing.T, pids ...int) {
 // Cancelling a call (notifications/cancelled) kills the command and what it
 // started in the background.
 func TestCancelKillsCommand(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -97,6 +100,7 @@ func TestCancelKillsCommand(t *testing.T) {
 // When the client goes away (stdin EOF in stdio mode) commands in flight are killed
 // and Serve returns.
 func TestStdinEOFKillsCommand(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	// Two pipes, as a stdio server has: closing toServer is stdin's EOF.
 	fromServer, serverOut := io.Pipe()
@@ -126,6 +130,7 @@ func TestStdinEOFKillsCommand(t *testing.T) {
 
 // Closing the server (SIGTERM, SIGINT) kills commands in flight.
 func TestServeContextKillsCommand(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -150,6 +155,7 @@ func TestServeContextKillsCommand(t *testing.T) {
 
 // Stopping the HTTP server kills commands in flight, then ServeListener returns.
 func TestServeListenerStopKillsCommand(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -180,6 +186,7 @@ func TestServeListenerStopKillsCommand(t *testing.T) {
 // A client ending its HTTP session (DELETE) kills that session's commands, and only
 // those.
 func TestHTTPSessionEndKillsCommand(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	h, err := srv.Handler(HTTPOptions{Token: testToken})
 	if err != nil {

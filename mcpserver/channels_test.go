@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -17,6 +19,7 @@ import (
 // on its own and the structured one no bigger than the text plus a little. Run with
 // -v to see the figures docs/mcp.md quotes.
 func TestChannelSizes(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	cases := []struct {

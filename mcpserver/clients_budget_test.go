@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -21,6 +23,7 @@ import (
 // these limits. Another client keeps the Gate's 50 KB. Run with -v for the
 // figures docs/mcp.md quotes.
 func TestOutputBudgetPerClient(t *testing.T) {
+	lane.Live(t)
 	ctx := context.Background()
 	seq := args("command", "seq 1 700000")
 	for _, tc := range []struct {
@@ -130,6 +133,7 @@ func TestFitText(t *testing.T) {
 // A job's output read by Claude Code keeps to its limits too: less of it than
 // another client gets, within Claude Code's characters, the last line kept.
 func TestJobOutputBudgetPerClient(t *testing.T) {
+	lane.Live(t)
 	ctx := context.Background()
 	read := map[string]int{}
 	for _, client := range []string{"claude-code", "opencode"} {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -41,6 +43,7 @@ func modelReads(client string, res *mcp.CallToolResult) string {
 // structuredContent for others. The Options (--structured-content) override it
 // for every client. Run with -v for the figures docs/mcp.md quotes.
 func TestShapePerClient(t *testing.T) {
+	lane.Live(t)
 	calls := []struct {
 		name string
 		args map[string]any

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -18,6 +20,7 @@ import (
 // to set it: each tool accepts it (and ignores it), and still refuses a name it
 // does not know.
 func TestGeminiWaitForPrevious(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	ctx := context.Background()
@@ -79,6 +82,7 @@ func TestGeminiWaitForPrevious(t *testing.T) {
 // brief envelope (structuredContent) carries both, for a command that ran, one
 // that was refused, and a job tool's answer.
 func TestBriefContextSeed001(t *testing.T) {
+	lane.Live(t)
 	srv, root := newServer(t, shellgate.Config{}, Options{})
 	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -169,6 +171,7 @@ func noSandbox() shellgate.Config {
 // A client that sends a call and never reads the answer does not hold the
 // connection (and the goroutine writing to it) forever: each write has a deadline.
 func TestHTTPWriteDeadline(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, noSandbox(), Options{})
 	url, closed := realServer(t, srv, HTTPOptions{WriteTimeout: 200 * time.Millisecond})
 	c := dialRaw(t, url)
@@ -228,6 +231,7 @@ func TestHTTPSessionCap(t *testing.T) {
 // A session that never runs a command is closed after UnusedSessionTimeout; one
 // that ran a command is kept.
 func TestHTTPUnusedSessionClosed(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, noSandbox(), Options{})
 	url, _ := realServer(t, srv, HTTPOptions{UnusedSessionTimeout: 300 * time.Millisecond})
 	unused, err := httpClient(t, url, bearer{token: testToken}, nil)

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -64,6 +66,7 @@ func httpClient(t *testing.T, url string, rt http.RoundTripper, copts *mcp.Clien
 }
 
 func TestHTTP(t *testing.T) {
+	lane.Live(t)
 	_, ts := httpServer(t, HTTPOptions{})
 	var asked atomic.Int32
 	cs, err := httpClient(t, ts.URL, bearer{token: testToken},

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -12,6 +14,7 @@ import (
 )
 
 func TestJobTools(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	ctx := context.Background()

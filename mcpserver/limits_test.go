@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -19,6 +21,7 @@ import (
 // report EXECUTION_ERROR, because the result echoing it passed 1 MiB; 3 MB of
 // job_input was typed into the job before the same failure.
 func TestOversizedInputsRefusedUpFront(t *testing.T) {
+	lane.Live(t)
 	srv, root := newServer(t, shellgate.Config{}, Options{})
 	var maxWrite atomic.Int64
 	cs := connect(t, srv, nil, &maxWrite)

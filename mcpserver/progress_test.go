@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -36,6 +38,7 @@ func progressRecorder() (*mcp.ClientOptions, func() []received) {
 // A command printing for 3 seconds sends progress with its newest lines, at most
 // once a second, and nothing after the result.
 func TestProgress(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	copts, got := progressRecorder()
 	cs := connect(t, srv, copts, nil)
@@ -81,6 +84,7 @@ func TestProgress(t *testing.T) {
 
 // Without a progress token, no notification is sent.
 func TestNoProgressToken(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	copts, got := progressRecorder()
 	cs := connect(t, srv, copts, nil)
@@ -92,6 +96,7 @@ func TestNoProgressToken(t *testing.T) {
 
 // Binary output is reported as byte counts, not as text.
 func TestProgressBinary(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	copts, got := progressRecorder()
 	cs := connect(t, srv, copts, nil)

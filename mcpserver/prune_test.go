@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -17,6 +19,7 @@ import (
 // reading the keys it holds, so a session that connected in between (its shell
 // session made at initialize) was ended — ~1 % of sessions created in bursts.
 func TestPruneKeepsNewSessions(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, Options{})
 	stop := make(chan struct{})
 	pruned := make(chan struct{})

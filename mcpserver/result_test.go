@@ -6,12 +6,15 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate/envelope"
 )
 
 func TestFit(t *testing.T) {
+	lane.Live(t)
 	zero := 0
 	tests := []struct {
 		name    string

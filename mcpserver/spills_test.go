@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -13,6 +15,7 @@ import (
 
 // A session's spill files go when it ends, unless the server keeps them.
 func TestSpillFilesRemovedWithTheSession(t *testing.T) {
+	lane.Live(t)
 	for _, keep := range []bool{false, true} {
 		srv, _ := newServer(t, shellgate.Config{OutputLimit: 1000}, Options{KeepSpillFiles: keep})
 		ct, st := mcp.NewInMemoryTransports()
@@ -43,6 +46,7 @@ func TestSpillFilesRemovedWithTheSession(t *testing.T) {
 // Files of a session that ended unannounced (gone from the server's sessions) are
 // removed at the next call of any session.
 func TestSpillFilesOfVanishedSessions(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
 	orphan := filepath.Join(t.TempDir(), "0123456789abcdef0123456789abcdef.stdout.log")

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 )
 
@@ -52,6 +54,7 @@ func TestCheckLine(t *testing.T) {
 // Malformed lines are answered and skipped; the session goes on and answers the
 // requests around them.
 func TestStdioSurvivesMalformedLines(t *testing.T) {
+	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -41,6 +43,7 @@ func sampler(t *testing.T, opts Options, answer func(*mcp.CreateMessageParams) (
 // through sampling: the request carries the visible output and the digest and
 // the budget, and the answer goes first in the text and in data.summary.
 func TestSummaryBySampling(t *testing.T) {
+	lane.Live(t)
 	var mu sync.Mutex
 	var asked []*mcp.CreateMessageParams
 	cs := sampler(t, Options{Summarize: 300}, func(p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
@@ -77,6 +80,7 @@ func TestSummaryBySampling(t *testing.T) {
 // client without sampling, one on a protocol version without it and a server
 // without --summarize are never asked.
 func TestSummaryWithout(t *testing.T) {
+	lane.Live(t)
 	ctx := context.Background()
 	cs := sampler(t, Options{Summarize: 300}, func(*mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 		return nil, errors.New("the user declined")

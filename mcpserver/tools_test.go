@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -15,6 +17,7 @@ import (
 )
 
 func TestToolsList(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		name     string
 		opts     Options

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -19,6 +21,7 @@ import (
 // TestUndoTool: the tool is listed only when asked for; it lists what
 // commands changed, previews an undo, and restores.
 func TestUndoTool(t *testing.T) {
+	lane.Live(t)
 	lab := checkpointtest.LabDir(t)
 	root := filepath.Join(lab, "project")
 	os.Mkdir(root, 0o755)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -447,6 +449,7 @@ func TestConcurrentChecks(t *testing.T) {
 // TestLargeInputs: long pipelines, chains, nesting and arithmetic finish (the
 // test timeout is the bound) with a decision; BenchmarkCheckLarge times them.
 func TestLargeInputs(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	e, _ := policy.New(policy.Settings{})
 	for _, in := range largeInputs() {

@@ -114,12 +114,30 @@ stop_dockerd() {
   dockerd_pid=""
 }
 
+# fuzz_smoke runs each fuzz target for a few seconds: enough to catch a target
+# that no longer builds or fails on its seeds' first mutations.
+fuzz_smoke() {
+  local ok=0 file pkg name
+  while IFS=: read -r file name; do
+    pkg=./$(dirname "$file")
+    echo "fuzz $name ($pkg)"
+    go test -run '^$' -fuzz "^${name}\$" -fuzztime "${FUZZTIME:-3s}" "$pkg" >"$work/fuzz.log" 2>&1 || { cat "$work/fuzz.log"; ok=1; }
+  done < <(git grep -e '^func Fuzz' -- '*_test.go' | sed -E 's/^([^:]+):func (Fuzz[A-Za-z0-9_]+).*/\1:\2/')
+  return $ok
+}
+
+echo "shellgate's tests take about 20 minutes on an idle 2-core machine: the fast lane"
+echo "(go test -short ./..., about a minute) first, then the live suites under the race"
+echo "detector (most of the time), then the end-to-end tests with the real agents."
+
 step "go mod tidy -diff" go mod tidy -diff
 step "gofmt" gofmt_check
 step "go vet (linux, windows, darwin)" vet_all
 step "staticcheck $STATICCHECK_VERSION" go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ./...
 step "Docker engine for the container test" docker_engine
-step "go test -race" go test -race -count=1 -p 1 -timeout 40m ./...
+step "go test -short (the fast lane)" go test -short -count=1 ./...
+step "fuzz smoke (each target, ${FUZZTIME:-3s})" fuzz_smoke
+step "go test -race (the live suites)" go test -race -count=1 -p 1 -timeout 40m ./...
 stop_dockerd
 if [ -f e2e/package.json ]; then
   step "end-to-end MCP tests (TypeScript SDK, Claude Code, Codex, Gemini CLI, Inspector)" e2e

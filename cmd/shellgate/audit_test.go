@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 )
 
@@ -36,6 +38,7 @@ func auditFile(t *testing.T, path string) []map[string]any {
 }
 
 func TestRunAuditLog(t *testing.T) {
+	lane.Live(t)
 	log := filepath.Join(t.TempDir(), "a", "audit.jsonl")
 	code, stdout, _ := runCLI(t, "--audit-log", log, "--", "echo hi")
 	lines := auditFile(t, log)
@@ -71,6 +74,7 @@ func TestRunAuditLog(t *testing.T) {
 
 // A log that cannot be written: the command runs as ever, and stderr says so once.
 func TestRunAuditLogUnwritable(t *testing.T) {
+	lane.Live(t)
 	notDir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/envelope"
 )
 
 // --host-port forwards a host port into the sandbox; a bad one is a usage error.
 func TestRunHostPort(t *testing.T) {
+	lane.Live(t)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "host server")
 	}))

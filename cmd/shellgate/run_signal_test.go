@@ -13,11 +13,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // Ctrl-C on `shellgate run` kills the command and everything it started, prints the
 // output so far and exits 130.
 func TestRunInterrupt(t *testing.T) {
+	lane.Live(t)
 	bin := buildBinary(t)
 	home := t.TempDir()
 	cmd := exec.Command(bin, "run", "--root", t.TempDir(), "--", "sleep 300.07 & echo started; sleep 200")

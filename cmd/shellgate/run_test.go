@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -23,6 +25,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestRunExitStatus(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		args       []string
 		code       int
@@ -125,6 +128,7 @@ func outputLines(stderr string) int {
 
 // With --json the envelope is the only thing on stdout, even for errors.
 func TestRunJSON(t *testing.T) {
+	lane.Live(t)
 	for _, args := range [][]string{
 		{"--json", "--", "echo hi; echo err >&2"},
 		{"--json", "--", "sudo -n true"}, // refused; harmless even if it ran
@@ -174,6 +178,7 @@ func TestRunConfigErrors(t *testing.T) {
 
 // Output streamed to the user in full leaves no spill file and no note that it was cut.
 func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
+	lane.Live(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the default spill dir is
 	code, stdout, stderr := runCLI(t, "--", "seq 1 100000")

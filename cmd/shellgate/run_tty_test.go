@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/creack/pty"
 )
 
@@ -18,6 +20,7 @@ import (
 // The real binary runs on a pseudo-terminal that is its controlling terminal,
 // as in a shell; the test answers when the prompt appears.
 func TestRunPromptsOnTerminal(t *testing.T) {
+	lane.Live(t)
 	bin := buildBinary(t)
 	for _, tt := range []struct {
 		answer  string

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -114,6 +116,7 @@ func buildLean(tb testing.TB) string {
 // start of a Go binary initialises every package linked into it, and those are
 // most of what a hook or a check pays before doing anything.
 func TestLeanBuildLeavesOutMCP(t *testing.T) {
+	lane.Live(t)
 	out, err := exec.Command("go", "list", "-deps", "-tags", "shellgate_nomcp", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
@@ -184,6 +187,7 @@ func linkedBinary(tb testing.TB) string {
 // outside this module that the default build does: their initialisation is
 // what it measures.
 func TestLinkedFloorLinksAll(t *testing.T) {
+	lane.Live(t)
 	deps := func(pkg string) []string {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {

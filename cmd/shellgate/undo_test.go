@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 )
@@ -17,6 +19,7 @@ import (
 // by `shellgate changes` and taken back by `shellgate undo`, which asks
 // before it overwrites what changed after the command.
 func TestChangesAndUndo(t *testing.T) {
+	lane.Live(t)
 	lab := checkpointtest.LabDir(t)
 	root := filepath.Join(lab, "project")
 	os.Mkdir(root, 0o755)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // lines reads every line of the log files at path, path.1, …, oldest first,
@@ -150,6 +152,7 @@ func TestRotationOversizedLine(t *testing.T) {
 // open files, separate locks), rotating all the while: every line is whole and
 // none is lost.
 func TestConcurrentWriters(t *testing.T) {
+	lane.Live(t)
 	path := filepath.Join(t.TempDir(), FileName)
 	logs := []*Log{open(t, path, Options{MaxBytes: 16 << 10, Keep: MaxKeep}), open(t, path, Options{MaxBytes: 16 << 10, Keep: MaxKeep})}
 	const writers, each = 16, 25

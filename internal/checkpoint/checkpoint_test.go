@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/inotify"
@@ -49,6 +51,7 @@ func restore(t testing.TB, s *checkpoint.Store, id int, want string) {
 // restores the checkpoint before it: every file byte for byte with its
 // mode, .git included, git fsck clean and git status as before.
 func TestUndoLoseWork(t *testing.T) {
+	lane.Live(t)
 	cases := []struct{ name, cmd string }{
 		{"rm-rf-contents", `rm -rf ./* ./.env ./.gitignore`},
 		{"reset-hard", `git reset -q --hard`},
@@ -121,6 +124,7 @@ func TestUndoLoseWork(t *testing.T) {
 // refuses, is left out instead of failing every checkpoint; the root's own
 // files are restored around it, and it is left as it is.
 func TestNestedRepositories(t *testing.T) {
+	lane.Live(t)
 	lab, root := checkpointtest.Project(t)
 	checkpointtest.Sh(t, root, "mkdir empty && cd empty && git init -q && echo e > e")
 	s := open(t, root, filepath.Join(lab, "store"))
@@ -134,6 +138,7 @@ func TestNestedRepositories(t *testing.T) {
 // repository; find -delete removes it with everything else, and undo puts
 // it back, so git works there again.
 func TestWorktreeGitFile(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -165,6 +170,7 @@ func TestWorktreeGitFile(t *testing.T) {
 // TestWatchOverflow: when the kernel's queue of inotify events overflowed,
 // what it dropped is still seen: the next checkpoint walks the whole root.
 func TestWatchOverflow(t *testing.T) {
+	lane.Live(t)
 	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}

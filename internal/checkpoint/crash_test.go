@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 )
 
@@ -13,6 +15,7 @@ import (
 // finished by the next Open: the root ends as the restore meant it, with
 // nothing of its staging left.
 func TestRestoreCrash(t *testing.T) {
+	lane.Live(t)
 	for _, step := range []string{"journal", "deleted", "half"} {
 		t.Run(step, func(t *testing.T) {
 			lab, root := checkpointtest.Project(t)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 )
@@ -19,6 +21,7 @@ import (
 // deeper .gitignore files overriding, .git/info/exclude) — and of its .git,
 // the same as git add of every file there; again after the root changed.
 func TestScanMatchesGit(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -114,6 +117,7 @@ touch -d '2001-01-01' sub/keep.txt
 // change as it was) takes the same checkpoint as a new store that reads
 // every file, after each kind of change a command makes.
 func TestWarmMatchesCold(t *testing.T) {
+	lane.Live(t)
 	lab, root := checkpointtest.Project(t)
 	checkpointtest.Sh(t, root, "mkdir -p deep/a/b/c && echo d > deep/a/b/c/f && echo e > deep/a/e")
 	warm := open(t, root, filepath.Join(lab, "warm"))
@@ -162,6 +166,7 @@ func TestWarmMatchesCold(t *testing.T) {
 // loose ones and those git's gc packed — and the store stays whole: git
 // fsck is clean, and the oldest record left restores.
 func TestPrune(t *testing.T) {
+	lane.Live(t)
 	lab, root := checkpointtest.Project(t)
 	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 3})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/inotify/inotifytest"
 	"go.uber.org/goleak"
 )
@@ -222,6 +224,7 @@ func TestDeletedDir(t *testing.T) {
 // When the kernel's queue overflows, every watcher hears of it, the one
 // whose directory was quiet too: what it watched may have changed unseen.
 func TestOverflow(t *testing.T) {
+	lane.Live(t)
 	need(t)
 	dir := labDir(t)
 	busy, quiet := filepath.Join(dir, "busy"), filepath.Join(dir, "quiet")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 func lines(n int) []byte {
@@ -21,6 +23,7 @@ func lines(n int) []byte {
 }
 
 func TestCaptureSizes(t *testing.T) {
+	lane.Live(t)
 	t.Parallel()
 	tests := []struct {
 		name      string
@@ -143,6 +146,7 @@ func TestCaptureMarker(t *testing.T) {
 }
 
 func TestCaptureBinary(t *testing.T) {
+	lane.Live(t)
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := make([]byte, 3<<20)
@@ -215,6 +219,7 @@ func TestCaptureBinaryLive(t *testing.T) {
 
 // TestCaptureSplitRunes writes every valid UTF-8 text split at every byte: never binary.
 func TestCaptureSplitRunes(t *testing.T) {
+	lane.Live(t)
 	t.Parallel()
 	in := []byte("aé€😀 日本\n")
 	for cut := range len(in) + 1 {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 func TestShare(t *testing.T) {
@@ -159,6 +161,7 @@ func TestLooksBadAgrees(t *testing.T) {
 }
 
 func TestDigestBounded(t *testing.T) {
+	lane.Live(t)
 	t.Parallel()
 	in := bytes.Repeat([]byte("error: again\n"), 100000)
 	c := New(Options{SpillDir: t.TempDir()})

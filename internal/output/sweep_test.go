@@ -6,9 +6,12 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 func TestSweep(t *testing.T) {
+	lane.Live(t)
 	t.Parallel()
 	dir := t.TempDir()
 	old := time.Now().Add(-48 * time.Hour)

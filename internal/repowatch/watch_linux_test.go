@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/inotify"
 	"github.com/shellgate/shellgate/internal/inotify/inotifytest"
 
@@ -65,6 +67,7 @@ func TestTwoTrees(t *testing.T) {
 // After the kernel dropped events, what appeared unseen is found when the
 // Tree closes: it walks the whole root.
 func TestOverflowWalksAtClose(t *testing.T) {
+	lane.Live(t)
 	if !inotify.Available() {
 		t.Skip("no inotify here")
 	}

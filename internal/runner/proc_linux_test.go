@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // alive reports whether pid exists in /proc and is not a zombie.
@@ -62,6 +64,7 @@ func requireGroupEmpty(t *testing.T, pgid int) {
 }
 
 func TestTimeoutKillsGroup(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	tests := []struct {
 		name   string
@@ -152,6 +155,7 @@ func TestBackgroundProcess(t *testing.T) {
 // A background process that keeps writing after Run returned is not killed by
 // SIGPIPE: its output is read and discarded until Close.
 func TestBackgroundWriterKeepsRunning(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	flag := filepath.Join(t.TempDir(), "flag")
 	res, stdout, _ := runScript(t, s,
@@ -186,6 +190,7 @@ func TestBusyGroupDrainIsBounded(t *testing.T) {
 // Descendants that left the process group (setsid) are found by the marker in
 // their environment: Close kills them after a normal exit, and a timeout kills them.
 func TestEscapedDescendants(t *testing.T) {
+	lane.Live(t)
 	if _, err := os.Stat("/usr/bin/setsid"); err != nil {
 		t.Skip("no setsid")
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // termRun is a command running on a pseudo-terminal: output collects what the
@@ -117,6 +119,7 @@ func TestTerminalInput(t *testing.T) {
 
 // On timeout the group on the terminal is killed, as without one.
 func TestTerminalTimeout(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	r := startOnTerminal(t, s, Spec{Timeout: 300 * time.Millisecond, KillGrace: 200 * time.Millisecond},
 		bash(t), "--noprofile", "--norc", "-c", `trap '' TERM HUP; sleep 600 & sleep 601; wait`)

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes and reads of a test.
@@ -89,6 +91,7 @@ func describe(code *int) string {
 }
 
 func TestExitStatus(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	tests := []struct {
 		script string
@@ -172,6 +175,7 @@ func TestFailingWriterDoesNotBlock(t *testing.T) {
 }
 
 func TestStdinClosed(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	res, stdout, _ := runScript(t, s, `read x; echo "read=$? x=[$x]"; cat; echo "cat=$?"`, Spec{})
 	if stdout != "read=1 x=[]\ncat=0\n" || res.TimedOut {
@@ -270,6 +274,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestConcurrentRuns(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	sh := bash(t)
 	var wg sync.WaitGroup
@@ -290,6 +295,7 @@ func TestConcurrentRuns(t *testing.T) {
 // After the shell exits, output written by a background process that still holds
 // the pipe reaches the writer only during Drain, and never after Run returns.
 func TestDrainStopsAtDeadline(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	// The background process says on a FIFO when it has written "late" (SIGPIPE
 	// ignored, in case the pipe is closed by then): the test waits for that, not
@@ -333,6 +339,7 @@ func TestDrainStopsAtDeadline(t *testing.T) {
 // Output of a command whose process group is empty at exit is read to the end,
 // even though the writer is slow.
 func TestSlowWriterGetsEverything(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	w := &slowCounter{delay: 20 * time.Millisecond}
 	res, err := s.Run(context.Background(), Spec{

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // fileTree is a TreeLauncher whose trees are the command and the processes
@@ -45,6 +47,7 @@ func (f fileTree) KillTree(pid int, sig syscall.Signal) {
 // A TreeLauncher's tree ends with its command on a timeout and at Close, and
 // is left running after a normal exit.
 func TestTreeLauncher(t *testing.T) {
+	lane.Live(t)
 	const escape = `setsid -f env -i /bin/sh -c 'echo $$ > %s; exec sleep 60' >/dev/null 2>&1; `
 	for _, c := range []struct {
 		name, then string

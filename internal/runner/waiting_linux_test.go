@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // pipeRun is a command whose stdin is a pipe we hold the write end of.
@@ -132,6 +134,7 @@ func TestWaitingForInputPipe(t *testing.T) {
 
 // Commands busy with something else, or waiting on another file, are not.
 func TestNotWaitingForInputPipe(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	sh := bash(t)
 	py := needProgram(t, "python3")
@@ -159,6 +162,7 @@ func TestNotWaitingForInputPipe(t *testing.T) {
 
 // On a terminal, line-editing prompts wait in read or select on it.
 func TestWaitingForInputTerminal(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	sh := bash(t)
 	py := needProgram(t, "python3")
@@ -195,6 +199,7 @@ func TestWaitingForInputTerminal(t *testing.T) {
 }
 
 func TestNotWaitingForInputTerminal(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	needProgram(t, "top")
 	pid := make(chan int, 1)
@@ -245,6 +250,7 @@ func TestParseSyscall(t *testing.T) {
 // An interactive shell runs each command in a process group of its own, in the
 // same session: the command is what waits, or not.
 func TestWaitingForInputJobControl(t *testing.T) {
+	lane.Live(t)
 	s := newSupervisor(t)
 	pid := make(chan int, 1)
 	r := startOnTerminal(t, s, Spec{Env: []string{"TERM=xterm", "PATH=" + os.Getenv("PATH"), "PS1=$ "}, Started: func(p int) { pid <- p }},

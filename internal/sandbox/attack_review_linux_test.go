@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -33,6 +35,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 // nothing: after the session, plain `git status` on the host runs the
 // command's core.fsmonitor.
 func TestAttackGitCommondir(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -60,6 +63,7 @@ echo ../evil > .git/commondir`)
 // FINDING: a .git that is a file ("gitdir: …") in a project that had no .git
 // does the same: nothing protected is ever created.
 func TestAttackGitFile(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -82,6 +86,7 @@ git -C evil config core.bare false && echo 'gitdir: evil' > .git`)
 // or the predictable item name is taken), the new protected path falls back to
 // being protected in place: the command's .vscode stays in the project.
 func TestAttackQuarantineUnusable(t *testing.T) {
+	lane.Live(t)
 	for _, c := range []struct{ name, prep string }{
 		{"file", "touch .shellgate-quarantine"},
 		{"item taken", `mkdir .shellgate-quarantine && for s in 0 1 2 3 4 5; do mkdir -p .shellgate-quarantine/$(date -d "+$s sec" +%Y%m%d-%H%M%S)-1-1; done`},
@@ -104,6 +109,7 @@ func TestAttackQuarantineUnusable(t *testing.T) {
 // exits is taken for the user's own: kept in place at the next command, and
 // left in the project if the session just closes.
 func TestAttackJobThenExit(t *testing.T) {
+	lane.Live(t)
 	for _, next := range []string{"next command", "close"} {
 		t.Run(next, func(t *testing.T) {
 			l := newLab(t)
@@ -127,6 +133,7 @@ func TestAttackJobThenExit(t *testing.T) {
 // approved (KeepCreated) command runs has it kept in place as the approved
 // command's.
 func TestAttackKeepCreatedLaundering(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".claude")))
 	s := start(t, quarantineSpec(l))
@@ -142,6 +149,7 @@ func TestAttackKeepCreatedLaundering(t *testing.T) {
 // command's exit is never reported, nor is any later command started.
 // Blocked (.git/hooks): os.ReadDir opens with O_DIRECTORY.
 func TestAttackFIFOHangsHelper(t *testing.T) {
+	lane.Live(t)
 	for _, name := range []string{".git/config", ".git/hooks"} {
 		t.Run(name, func(t *testing.T) {
 			l := newLab(t)
@@ -166,6 +174,7 @@ func TestAttackFIFOHangsHelper(t *testing.T) {
 // while the copy runs: a job that swaps the copy's destination for a symlink
 // makes the helper write the command's files outside the writable paths.
 func TestAttackCopyTreeRace(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.Remove(filepath.Join(l.root, ".git/config"))) // .git stays pinned by its hooks
 	s := start(t, quarantineSpec(l))
@@ -218,6 +227,7 @@ func TestAttackSparseCopy(t *testing.T) {
 // directory of the root (or the root itself) does not make the helper move the
 // command's .vscode there or make that directory read-only.
 func TestAttackQuarantineSymlinkInRootBlocked(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	must(t, os.MkdirAll(filepath.Join(l.root, "src"), 0o755))
@@ -236,6 +246,7 @@ func TestAttackQuarantineSymlinkInRootBlocked(t *testing.T) {
 // then bound where it was, a job that kept adding and removing a hook while
 // git init's command ended got it frozen read-only in place.
 func TestAttackHooksCheckRace(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -277,6 +288,7 @@ time.sleep(0.2)
 // command ended, into what was moved to the quarantine, never into what git
 // on the host reads.
 func TestAttackWriteThroughHeldOpen(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -326,6 +338,7 @@ if os.fork() == 0:
 // .git/hooks created in a pinned .git) falls back to protecting the hooks in
 // place, pre-commit hook and all.
 func TestAttackDeepTreeCopyFails(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git/hooks"))) // .git stays pinned by its config
 	s := start(t, quarantineSpec(l))
@@ -344,6 +357,7 @@ for i in range(200):
 // link in the root could still be changed through that link: the read-only
 // item did not freeze what the user will review.
 func TestAttackQuarantineHardLink(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	s := start(t, quarantineSpec(l))
@@ -364,6 +378,7 @@ func TestAttackQuarantineHardLink(t *testing.T) {
 // writable paths read-only in the session (~/.cache/go-build would break its
 // builds). The window between EvalSymlinks and open is too short to hit here.
 func TestAttackBindResolveRace(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	s := start(t, quarantineSpec(l))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -15,6 +17,7 @@ import (
 // nowhere else, vsock sockets are refused, and the report says what applies
 // and that the namespaces are missing.
 func TestBareSession(t *testing.T) {
+	lane.Live(t)
 	if _, err := llsys.LandlockGetABIVersion(); err != nil {
 		t.Skipf("no Landlock here: %v", err)
 	}

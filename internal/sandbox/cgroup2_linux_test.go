@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
 )
@@ -24,6 +26,7 @@ const cgroupRootEnv = "SHELLGATE_SANDBOX_TEST_CGROUP_ROOT"
 // file that would enable them; Close kills what the commands left and removes
 // every cgroup.
 func TestCgroupV2Session(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.MountCgroup2(t)
 	parent, _ := cgrouptest.SessionParent(t)
 	l := newLab(t)
@@ -85,6 +88,7 @@ func TestCgroupV2Session(t *testing.T) {
 // after the PIDs were read — here, a chain of processes that each fork the
 // next and exit.
 func TestCgroupV2KillWhileForking(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.MountCgroup2(t)
 	s, _, l := treeSession(t, true)
 	r, w, err := os.Pipe()
@@ -125,6 +129,7 @@ func TestCgroupV2KillWhileForking(t *testing.T) {
 // The cgroups of a shellgate killed with SIGKILL, which never removes them,
 // go when the next session starts.
 func TestDeadOwnersCgroupsSwept(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
 		parent, _ := cgrouptest.SessionParent(t)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")

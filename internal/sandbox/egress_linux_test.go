@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"go.uber.org/goleak"
 )
 
@@ -16,6 +18,7 @@ import (
 // connection a command makes to it goes to Spec.EgressHandler, outside the
 // session; Close ends the handlers that still run, and no goroutine is left.
 func TestEgressPort(t *testing.T) {
+	lane.Live(t)
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, before) }) // the last cleanup
 	l := newLab(t)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"go.uber.org/goleak"
 )
 
@@ -73,6 +75,7 @@ func talk(addr string, port int) string {
 // ::1 where the session has IPv6, and over HTTP with curl; a port not in the
 // list stays out of reach, and the report names what is forwarded.
 func TestHostPorts(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	forwarded, other := newHostServer(t, true), newHostServer(t, true)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

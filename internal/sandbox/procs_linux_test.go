@@ -7,12 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // Processes lists every process of the session, however it left its group,
 // session and environment, and nothing outside it: the runner's search for
 // escaped descendants reads only those.
 func TestProcessesListsTheSession(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	if _, err := os.Stat("/proc/thread-self/children"); err != nil {

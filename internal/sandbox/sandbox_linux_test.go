@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/runner"
 )
@@ -156,6 +158,7 @@ func must(t *testing.T, err error) {
 
 // Writes outside the root fail whatever tool or path makes them; inside they work.
 func TestWritesConfined(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	if s.Report().Layers[LayerFS] == "" {
@@ -197,6 +200,7 @@ func TestWritesConfined(t *testing.T) {
 // Protected paths inside the root stay read-only however they are reached,
 // while the rest of .git is writable.
 func TestProtectedPaths(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	hooks := filepath.Join(l.root, ".git/hooks")
@@ -238,6 +242,7 @@ func TestProtectedPaths(t *testing.T) {
 // The session's /tmp is its own: shared by its commands, invisible to the host
 // and to other sessions, and the host's /tmp with its sockets is out of reach.
 func TestPrivateTmp(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	if s.Report().Layers[LayerTmp] != "private" {
@@ -286,6 +291,7 @@ func TestPrivateTmp(t *testing.T) {
 
 // Secret files read as empty, and shellgate's own environment is out of reach.
 func TestSecretsHidden(t *testing.T) {
+	lane.Live(t)
 	t.Setenv("SHELLGATE_TEST_OPENAI_API_KEY", fakeKey)
 	l := newLab(t)
 	s := start(t, l.spec())
@@ -306,6 +312,7 @@ func TestSecretsHidden(t *testing.T) {
 // With the network off a command reaches nothing outside its session, by any
 // protocol; within the session, a server started by one command answers the next.
 func TestNetwork(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	if s.Report().Layers[LayerNet] != "netns" {
@@ -388,6 +395,7 @@ func TestNetworkOn(t *testing.T) {
 
 // Commands run without capabilities: they cannot undo the mounts.
 func TestNoCapabilities(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	got, _ := run(t, s, l.root, "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status")
@@ -426,6 +434,7 @@ func TestLaunchErrors(t *testing.T) {
 
 // A fork bomb stops at the session's process limit.
 func TestProcessLimit(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	spec := l.spec()
 	spec.Limits.Procs = 100
@@ -459,6 +468,7 @@ func TestProcessLimit(t *testing.T) {
 // Close kills every process of the session, however it left its group,
 // session and environment.
 func TestCloseKillsEverything(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	run(t, s, l.root, "setsid -f env -i sleep 6001.5 >/dev/null 2>&1; nohup sleep 6002.5 >/dev/null 2>&1 & (setsid sleep 6003.5 >/dev/null 2>&1 &) ; true")
@@ -476,6 +486,7 @@ func TestCloseKillsEverything(t *testing.T) {
 
 // When shellgate itself is killed with SIGKILL, the session dies with it.
 func TestOwnerKilled(t *testing.T) {
+	lane.Live(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), ownerEnv+"=1")
 	out, err := cmd.StdoutPipe()
@@ -576,6 +587,7 @@ func TestStdin(t *testing.T) {
 // command's PID before it can reap it (the kernel refuses credentials naming a
 // PID that is gone, and the report was once lost that way).
 func TestQuickCommands(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	for range 300 {
@@ -592,6 +604,7 @@ func TestQuickCommands(t *testing.T) {
 // created it, and that command is told so; one a background job creates is
 // read-only from the next command on.
 func TestProtectedPathsCreatedLater(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
@@ -649,6 +662,7 @@ func TestProtectedPathsCreatedLater(t *testing.T) {
 // protect paths that appear later. Commands cannot take it over: they cannot
 // trace it, read its memory or stop it.
 func TestHelperOutOfReach(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	const ptrace = `import ctypes, os
@@ -676,6 +690,7 @@ for tid in os.listdir("/proc/1/task"):
 // A protected name that is a symlink cannot be replaced, and what it leads to
 // in the root is read-only; one that leads out of the root stays as it is.
 func TestProtectedSymlink(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, "envs"), 0o755))
 	must(t, os.WriteFile(filepath.Join(l.root, "envs/dev"), []byte("dev\n"), 0o644))
@@ -706,6 +721,7 @@ func TestProtectedSymlink(t *testing.T) {
 // (KeepCreated); one a job creates between commands is moved when the next
 // starts.
 func TestQuarantine(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".git")))
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
@@ -809,6 +825,7 @@ func TestQuarantine(t *testing.T) {
 // A quarantine directory a command replaced with a symlink out of the root does
 // not make the helper move anything there: the path is moved aside in place.
 func TestQuarantineSymlinked(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	spec := quarantineSpec(l)
@@ -832,6 +849,7 @@ func TestQuarantineSymlinked(t *testing.T) {
 // is moved to the quarantine, whatever it holds: no judging of keys or hooks,
 // and git still works without them.
 func TestQuarantineGit(t *testing.T) {
+	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -909,6 +927,7 @@ func quarantineSpec(l *lab) Spec {
 // it cannot, the command is told, with why, rather than left writable in
 // silence.
 func TestKeepReadOnlyTellsWhatItCouldNot(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	kept := filepath.Join(l.root, "sub", "config")

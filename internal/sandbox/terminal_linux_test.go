@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
@@ -81,6 +83,7 @@ func TestTerminal(t *testing.T) {
 // A sandboxed command blocked reading its stdin pipe is seen waiting for
 // input; one sleeping is not.
 func TestWaitingForInputInSession(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	sup := runner.NewSupervisor()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
 	"github.com/shellgate/shellgate/internal/runner"
 )
@@ -82,6 +84,7 @@ func seen(arg string) func() bool {
 // environment dies with the command on a timeout and on cancellation, while
 // the session lives on.
 func TestTreeDiesWithItsCommand(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.ForEachHierarchy(t, testTreeDiesWithItsCommand)
 }
 
@@ -125,6 +128,7 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 // What a command leaves running when it exits normally keeps running, in or
 // out of its group, until the Supervisor closes; the session outlives both.
 func TestTreeLeftRunningUntilClose(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.ForEachHierarchy(t, testTreeLeftRunningUntilClose)
 }
 
@@ -155,6 +159,7 @@ func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
 // The command is born in its cgroup, and no thread of the helper stays there:
 // a kill of the command's tree must not reach the session's PID 1.
 func TestCommandBornInItsCgroup(t *testing.T) {
+	lane.Live(t)
 	cgrouptest.ForEachHierarchy(t, testCommandBornInItsCgroup)
 }
 
@@ -194,7 +199,10 @@ func testCommandBornInItsCgroup(t *testing.T, ours bool) {
 
 // Tree lists what the command started, a descendant that left its session
 // and cleared its environment included; KillTree ends them all.
-func TestTreeListsEscapees(t *testing.T) { cgrouptest.ForEachHierarchy(t, testTreeListsEscapees) }
+func TestTreeListsEscapees(t *testing.T) {
+	lane.Live(t)
+	cgrouptest.ForEachHierarchy(t, testTreeListsEscapees)
+}
 
 func testTreeListsEscapees(t *testing.T, ours bool) {
 	s, _, l := treeSession(t, ours)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -20,6 +22,7 @@ import (
 // Metadata of what the view shows read-only cannot change: Landlock does not
 // govern chmod, chown, utime or xattrs, a read-only mount does.
 func TestViewMetadataReadOnly(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	victim := filepath.Join(l.shared, "victim")
 	must(t, os.WriteFile(victim, []byte("v\n"), 0o644))
@@ -58,6 +61,7 @@ func TestViewMetadataReadOnly(t *testing.T) {
 // /dev holds a few devices and a terminal instance of the session's own:
 // no disk, no console, no terminal of the host's.
 func TestViewMinimalDev(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	got, _ := run(t, s, l.root, "ls -A /dev; echo --; ls -A /dev/pts")
@@ -83,6 +87,7 @@ func TestViewMinimalDev(t *testing.T) {
 // A host daemon's socket is out of reach wherever it lives: in the home
 // (not in the view), in /run (empty), or in a directory the view shows.
 func TestViewHostSockets(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	got := make(chan string, 8)
 	listen := func(path string) {
@@ -130,6 +135,7 @@ func TestViewHostSockets(t *testing.T) {
 // Credentials read as absent without being named anywhere, and the
 // settings files that hold some show their settings alone.
 func TestViewHomeShowsNoCredentials(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	files := map[string]string{
 		".claude/.credentials.json":                 `{"token":"` + fakeKey + `"}`,
@@ -182,6 +188,7 @@ func TestViewHomeShowsNoCredentials(t *testing.T) {
 // Commands get a session keyring of their own: a key the user's other
 // programs keep is not theirs to read.
 func TestViewOwnKeyring(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	payload := []byte("KEYRING-" + fakeKey)
 	id, err := unix.AddKey("user", "shellgate-test-"+strconv.Itoa(os.Getpid()), payload, unix.KEY_SPEC_SESSION_KEYRING)
@@ -207,6 +214,7 @@ func TestViewOwnKeyring(t *testing.T) {
 // run later, is never written, and the next session of the project sees the
 // copy.
 func TestViewCachesCopyOnWrite(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	cache := filepath.Join(l.home, ".npm")
 	must(t, os.MkdirAll(filepath.Join(cache, "_cacache"), 0o755))
@@ -242,6 +250,7 @@ func TestViewCachesCopyOnWrite(t *testing.T) {
 // root: symlinks there, made by any tool, are gone when the command ends, and
 // the command is told.
 func TestViewGitSymlinksRemoved(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "logs", "refs"), 0o755))
 	victim := filepath.Join(l.outside, "victim")
@@ -279,6 +288,7 @@ func TestViewGitSymlinksRemoved(t *testing.T) {
 // A session's memory is limited (by default to half the machine's): a command
 // that takes more is killed, and the session goes on.
 func TestViewMemoryLimit(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	spec := l.spec()
 	spec.Limits.Memory = 64 << 20
@@ -319,6 +329,7 @@ func TestViewStepFailureReported(t *testing.T) {
 // virtual machine's channel to its host) and io_uring (whose operations open
 // sockets past the filter). Other sockets work.
 func TestViewNoVsockNoIOUring(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	got, _ := run(t, s, l.root, `python3 -c '
@@ -344,6 +355,7 @@ print("io_uring", "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
 // of the calls that set a mode: on the host it would lend the user's identity
 // to whoever runs it. Plain modes still change.
 func TestViewNoSetIDModes(t *testing.T) {
+	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	got, _ := run(t, s, l.root, `cp /usr/bin/id tool; mkdir shared

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/terminal"
 )
@@ -91,6 +93,7 @@ func TestCursorQueryAnswered(t *testing.T) {
 
 // Keys typed into a REPL on the terminal: a line, then Ctrl-D to leave.
 func TestREPLWithKeys(t *testing.T) {
+	lane.Live(t)
 	s := runOnScreen(t, 80, 24, "python3", "-q")
 	s.waitScreen(t, "the prompt", func(text string) bool { return strings.HasSuffix(text, ">>>") })
 	enter, _ := terminal.Keys("Enter")

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/lane"
+
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
@@ -26,6 +28,7 @@ func render(t *testing.T, cols, rows int, in string) *Screen {
 }
 
 func TestText(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		name, in, want string
 	}{
@@ -207,6 +210,7 @@ func TestWriteAfterClose(t *testing.T) {
 
 // Real programs' terminal output renders to what a person sees.
 func TestRealPrograms(t *testing.T) {
+	lane.Live(t)
 	tests := []struct {
 		name    string
 		argv    []string

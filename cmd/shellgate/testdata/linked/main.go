@@ -22,6 +22,7 @@ import (
 	_ "encoding/binary"
 	_ "encoding/hex"
 	_ "encoding/json"
+	_ "encoding/xml"
 	_ "errors"
 	_ "flag"
 
