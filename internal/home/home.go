@@ -5,7 +5,9 @@ package home
 
 import (
 	"bytes"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -67,10 +69,128 @@ var (
 
 func scrubPatterns() {
 	scrubOnce.Do(func() {
-		secretName = regexp.MustCompile(`(?i)auth|token|passw|secret|credential|extraheader|cookie|private[-_]?key|api[-_]?key`)
-		tokenShape = regexp.MustCompile(`\b(?:gh[pousr]_|github_pat_|glpat-|npm_|xox[abprs]-|hf_|sk-|AKIA)[A-Za-z0-9_\-]{12,}`)
+		secretName = regexp.MustCompile(`(?i)auth|token|pass(w|$|phrase)|pwd|secret|credential|extraheader|cookie|private[-_]?key|api[-_]?key`)
+		tokenShape = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY|\b(?:gh[pousr]_|github_pat_|glpat-|npm_|xox[abprs]-|hf_|sk-|AKIA)[A-Za-z0-9_\-]{12,}`)
 		urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s"']+@`)
 	})
+}
+
+// Show returns the settings file rel (relative to the home) as a session
+// sees it. git's, npm's and pip's are shown by an allow-list: the sections and
+// keys builds need (identity, registries, mirrors, proxies, certificates'
+// paths, filters, hooks' paths), nothing else, so a credential under a name
+// no list foresaw (sendemail.smtpPass, npm's key=, a token in an alias)
+// stays out. The other formats go through Scrub.
+func Show(rel string, data []byte) []byte {
+	switch path.Base(rel) {
+	case ".gitconfig", "config":
+		if strings.Contains(rel, "git") {
+			return allowINI(data, gitKeep)
+		}
+	case ".npmrc":
+		return allowKeys(data, npmKeep)
+	case "pip.conf":
+		return allowINI(data, pipKeep)
+	}
+	return Scrub(data)
+}
+
+// gitKeep: section (lowercase, without its subsection) → the keys shown ("*":
+// all of them). Left out: credential, sendemail, alias (an alias may carry a
+// token), http's headers and cookies, and every section not named.
+var gitKeep = map[string][]string{
+	"user": {"name", "email", "signingkey", "useconfigonly"}, "author": {"*"}, "committer": {"*"},
+	"core": {"*"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
+	"merge": {"*"}, "rebase": {"*"}, "diff": {"*"}, "branch": {"*"}, "status": {"*"}, "log": {"*"},
+	"advice": {"*"}, "safe": {"*"}, "help": {"*"}, "column": {"*"}, "commit": {"*"}, "tag": {"*"},
+	"gpg": {"*"}, "interactive": {"*"}, "pager": {"*"}, "format": {"*"}, "filter": {"*"}, "lfs": {"*"},
+	"url": {"insteadof", "pushinsteadof"}, "include": {"path"}, "includeif": {"path"}, "submodule": {"*"},
+	"protocol": {"allow"}, "transfer": {"*"}, "receive": {"*"}, "feature": {"*"}, "maintenance": {"*"},
+	"http": {"proxy", "sslcainfo", "sslcapath", "sslverify", "sslbackend", "postbuffer", "version", "lowspeedlimit", "lowspeedtime", "followredirects"},
+}
+
+// npmKeep are the .npmrc keys shown; a scope's registry (@scope:registry) too.
+// Left out: _auth, _authToken, _password, username, email, key, cert, otp and
+// every //host/:… setting, which are per-registry credentials.
+var npmKeep = map[string][]string{"": {
+	"registry", "strict-ssl", "cafile", "ca", "proxy", "https-proxy", "noproxy", "no-proxy", "save-exact",
+	"save-prefix", "engine-strict", "legacy-peer-deps", "fund", "audit", "update-notifier", "loglevel",
+	"progress", "prefer-offline", "prefer-online", "package-lock", "lockfile-version", "init-author-name",
+	"init-author-url", "init-license", "init-version", "git", "script-shell", "node-linker",
+	"auto-install-peers", "strict-peer-dependencies", "shamefully-hoist", "public-hoist-pattern",
+	"store-dir", "virtual-store-dir", "cache", "prefix", "ignore-scripts", "omit", "include", "fetch-retries",
+	"fetch-timeout", "maxsockets", "color", "unicode", "sign-git-tag", "tag-version-prefix",
+}}
+
+// pipKeep: pip.conf's sections and the keys shown.
+var pipKeep = func() map[string][]string {
+	keys := []string{"index-url", "extra-index-url", "trusted-host", "find-links", "timeout", "retries",
+		"no-cache-dir", "cache-dir", "disable-pip-version-check", "require-virtualenv",
+		"break-system-packages", "proxy", "cert", "no-binary", "only-binary", "prefer-binary", "pre",
+		"upgrade-strategy", "user", "no-index", "progress-bar"}
+	m := map[string][]string{}
+	for _, sec := range []string{"global", "install", "download", "wheel", "list", "freeze", "index", "search"} {
+		m[sec] = keys
+	}
+	return m
+}()
+
+// allowINI keeps an INI file's comments, blank lines, the headers of the
+// sections in keep and their keys it names, each value with any URL's
+// user:password taken out; a continued line goes with its key.
+func allowINI(data []byte, keep map[string][]string) []byte {
+	scrubPatterns()
+	var out bytes.Buffer
+	var section []string // nil: a section not shown
+	shown := false       // the last key line was shown (for its continuations)
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || t[0] == '#' || t[0] == ';':
+			out.WriteString(line)
+			continue
+		case t[0] == '[':
+			name := strings.ToLower(strings.Trim(t, "[] \t"))
+			name, _, _ = strings.Cut(name, " ")
+			name, _, _ = strings.Cut(name, ".")
+			section = keep[name]
+			if line = urlUserinfo.ReplaceAllString(line, "$1"); section != nil && !tokenShape.MatchString(line) {
+				out.WriteString(line)
+			} else {
+				section = nil
+			}
+			continue
+		}
+		key, _, _ := strings.Cut(t, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		continued := shown && strings.HasSuffix(strings.TrimRight(strings.TrimSuffix(line, "\n"), " \t"), "\\")
+		line = urlUserinfo.ReplaceAllString(line, "$1")
+		shown = section != nil && (slices.Contains(section, "*") || slices.Contains(section, key)) && !tokenShape.MatchString(line)
+		if shown || continued {
+			out.WriteString(line)
+		}
+	}
+	return out.Bytes()
+}
+
+// allowKeys keeps a key=value file's comments, blank lines and the keys in
+// keep[""] (and scoped registries), each value with any URL's user:password
+// taken out.
+func allowKeys(data []byte, keep map[string][]string) []byte {
+	scrubPatterns()
+	var out bytes.Buffer
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		key, _, _ := strings.Cut(t, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		scoped := strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry")
+		line = urlUserinfo.ReplaceAllString(line, "$1")
+		if t == "" || t[0] == '#' || t[0] == ';' ||
+			(slices.Contains(keep[""], key) || scoped) && !tokenShape.MatchString(line) {
+			out.WriteString(line)
+		}
+	}
+	return out.Bytes()
 }
 
 // Scrub returns an INI, TOML, YAML or npmrc settings file without its

@@ -256,7 +256,7 @@ func (p *planner) home() {
 			if !ok {
 				continue
 			}
-			data = home.Scrub(data)
+			data = home.Show(e.Rel, data)
 			p.add(Step{Op: OpFile, Path: path, Data: data, Why: e.Why})
 			if strings.Contains(e.Rel, "git") {
 				dirs = append(dirs, gitDirs(data, homeDir)...)
