@@ -385,6 +385,9 @@ func TestCorpusLegitLiveInSandbox(t *testing.T) {
 	requireSandbox(t)
 	for _, r := range corpus.Read(t, "legit.tsv") {
 		t.Run(r.Fields["category"]+":"+r.Fields["command"], func(t *testing.T) {
+			if r.Fields["category"] == "daemon" {
+				t.Skip("a daemon's reads (docker ps) need its socket, which the sandbox shows only where the user forwards it")
+			}
 			outcome := func(mode sandbox.Mode) (envelope.Envelope, bool) {
 				l := corpus.NewLab(t, visibleTempDir(t))
 				env := map[string]string{"HOME": l.Home, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
