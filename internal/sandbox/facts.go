@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,41 @@ func (osHost) ReadFile(path string) ([]byte, bool) {
 // HostFacts gathers what Plan needs to know about this machine (on Linux;
 // elsewhere no plan is applied, and doctor --plan shows what Linux would do).
 func HostFacts() Facts {
-	return Facts{Host: osHost{}, Sockets: listeningSockets()}
+	f := Facts{Host: osHost{}, Sockets: listeningSockets()}
+	if os.Geteuid() == 0 {
+		f.Private = rootPrivate([]string{"/etc", "/var"}, 4, 20000)
+	}
+	return f
+}
+
+// rootPrivate lists what below dirs (to depth levels, at most max entries
+// looked at) others may not read: a directory so found is listed whole.
+func rootPrivate(dirs []string, depth, max int) []string {
+	var private []string
+	for _, top := range dirs {
+		filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if max--; err != nil || max < 0 {
+				return filepath.SkipAll
+			}
+			if d.Type()&fs.ModeSymlink != 0 || p == top {
+				return nil
+			}
+			info, err := d.Info()
+			switch {
+			case err != nil:
+				return nil
+			case info.Mode().Perm()&0o004 == 0:
+				private = append(private, p)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+			case d.IsDir() && strings.Count(p[len(top):], "/") >= depth:
+				return filepath.SkipDir
+			}
+			return nil
+		})
+	}
+	return private
 }
 
 // listeningSockets reads the pathname sockets bound in the caller's network

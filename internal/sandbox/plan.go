@@ -124,6 +124,11 @@ type Facts struct {
 	// /proc/net/unix): daemons a command must not reach even where their
 	// directory is visible.
 	Sockets []string
+	// Private, where the session runs as the host's root, are the files and
+	// directories of the system's /etc and /var that only root (or a group)
+	// may read (/etc/shadow, /etc/ssl/private): the view shows the system
+	// as a user who is not root would see it.
+	Private []string
 }
 
 // systemDirs are the host's top-level directories the view shows, read-only:
@@ -385,6 +390,12 @@ func (p *planner) masks() {
 		if p.shown(s) && !p.writable(s) && !slices.Contains(masked, s) {
 			masked = append(masked, s)
 			p.add(Step{Op: OpMask, Path: s, Try: true, Why: "a host daemon's socket"})
+		}
+	}
+	for _, h := range p.f.Private {
+		if p.shown(h) && !slices.Contains(masked, h) {
+			masked = append(masked, h)
+			p.add(Step{Op: OpMask, Path: h, Try: true, Why: "readable by root alone"})
 		}
 	}
 	for _, h := range p.spec.Hidden {

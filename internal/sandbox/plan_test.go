@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -273,5 +275,53 @@ func BenchmarkPlan(b *testing.B) {
 	spec.Writable = []string{b.TempDir()}
 	for b.Loop() {
 		Plan(spec, HostFacts())
+	}
+}
+
+// Run as the host's root, the session sees the system as another user would:
+// what only root may read in /etc and /var is masked, and nothing else.
+func TestPlanMasksRootPrivate(t *testing.T) {
+	f := Facts{Host: workstation, Private: []string{"/etc/shadow", "/etc/ssl/private", "/var/lib/secretd", "/srv/private"}}
+	steps := Plan(workstationSpec, f)
+	masked := map[string]bool{}
+	for _, s := range steps {
+		if s.Op == OpMask {
+			masked[s.Path] = true
+		}
+	}
+	for p, want := range map[string]bool{"/etc/shadow": true, "/etc/ssl/private": true, "/var/lib/secretd": true, "/srv/private": false} {
+		if masked[p] != want {
+			t.Errorf("%s masked %v, want %v", p, masked[p], want)
+		}
+	}
+}
+
+// rootPrivate finds what others may not read, a directory whole, and
+// nothing readable.
+func TestRootPrivate(t *testing.T) {
+	dir := t.TempDir()
+	for _, e := range []struct {
+		path string
+		mode os.FileMode
+	}{{"etc", 0o755}, {"etc/shadow", 0o640}, {"etc/passwd", 0o644}, {"etc/ssl", 0o755}, {"etc/ssl/private", 0o700}} {
+		full := filepath.Join(dir, e.path)
+		var err error
+		if e.mode&0o100 != 0 {
+			err = os.Mkdir(full, e.mode)
+		} else {
+			err = os.WriteFile(full, nil, e.mode)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc/ssl/private/key.pem"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := rootPrivate([]string{filepath.Join(dir, "etc")}, 4, 100)
+	want := []string{filepath.Join(dir, "etc/shadow"), filepath.Join(dir, "etc/ssl/private")}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("rootPrivate = %q, want %q", got, want)
 	}
 }
