@@ -91,13 +91,13 @@ func TestToLoopbackNothingListens(t *testing.T) {
 	s := relay.New()
 	defer s.Stop()
 	s.Serve(front, s.ToLoopback(p))
+	// The reset may come before the dial has returned, or at the first read.
 	c, err := net.Dial("tcp", front.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Read(make([]byte, 1))
 	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err = c.Read(make([]byte, 1))
 	if err == nil || !strings.Contains(err.Error(), "reset") {
 		t.Errorf("read = %v, want a connection reset", err)
 	}
