@@ -382,12 +382,14 @@ func (p *planner) shown(path string) bool {
 }
 
 // masks hide the host's listening sockets wherever the view shows their
-// directory, and the secrets Spec.Hidden names where the view shows them (a
+// directory, the project's own included (a host process listens there: a
+// session's sockets are made later, in its own network namespace), and the
+// secrets Spec.Hidden names where the view shows them (a
 // home that is the project root).
 func (p *planner) masks() {
 	var masked []string
 	for _, s := range p.f.Sockets {
-		if p.shown(s) && !p.writable(s) && !slices.Contains(masked, s) {
+		if p.shown(s) && !slices.Contains(masked, s) {
 			masked = append(masked, s)
 			p.add(Step{Op: OpMask, Path: s, Try: true, Why: "a host daemon's socket"})
 		}
