@@ -530,6 +530,9 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if c.asJob {
 		c.s.jobs.Keep(c.job, true) // counted when it started
 	}
+	if pid := int(c.pid.Load()); c.sess != nil && pid > 0 {
+		c.sess.Detach(pid)
+	}
 	if c.stdout != nil { // not on a terminal
 		c.callOut.detach()
 		c.callErr.detach()

@@ -114,9 +114,14 @@ func TestAttackJobThenExit(t *testing.T) {
 		t.Run(next, func(t *testing.T) {
 			l := newLab(t)
 			must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
-			s := start(t, quarantineSpec(l))
+			spec := quarantineSpec(l)
+			s := start(t, spec)
 			run(t, s, l.root, `(sleep 0.3; mkdir .vscode; echo '{"evil": 1}' > .vscode/tasks.json) >/dev/null 2>&1 &`)
-			waitFor(t, "the job's .vscode", func() bool { return exists(filepath.Join(l.root, ".vscode/tasks.json")) })
+			// The guard may have moved it already: it acts while jobs run.
+			waitFor(t, "the job's .vscode", func() bool {
+				moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "tasks.json"))
+				return exists(filepath.Join(l.root, ".vscode/tasks.json")) || len(moved) > 0
+			})
 			time.Sleep(300 * time.Millisecond) // the job has exited
 			if next == "next command" {
 				run(t, s, l.root, "true")

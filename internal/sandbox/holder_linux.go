@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -42,9 +43,43 @@ type helper struct {
 	mu       sync.Mutex
 	commands map[int]uint64 // PID in the session → request ID
 	keep     map[int]bool   // commands started with KeepCreated
+	jobs     map[int]bool   // commands whose calls have returned (detach)
 	// jobsRan: a process of the session that was not a command (a job its
 	// command left behind) has ended since the last command started.
 	jobsRan atomic.Bool
+	// guarded: protected paths the guard moved aside since the last
+	// command started, for its reply.
+	guarded []string
+}
+
+// guardEvery is how often the guard looks while the session has processes.
+const guardEvery = 200 * time.Millisecond
+
+// guard acts while anything runs in the session, not only when a command
+// ends: a background job writes after its call has returned, and shellgate
+// may be killed (SIGKILL) while a command runs, when no end comes. Every
+// guardEvery it removes symlinks from .git (git never makes one, so a
+// command in flight loses nothing) and, when no command is in flight (only
+// jobs run, which no call's end covers: see Session.Detach), moves aside the protected paths
+// that appeared, as the next command's start would.
+func (h *helper) guard() {
+	t := time.NewTicker(guardEvery)
+	defer t.Stop()
+	for range t.C {
+		if !othersAlive() {
+			continue
+		}
+		h.mu.Lock()
+		// No call in flight, nor an approved command (which keeps what it
+		// makes) running on as a job.
+		if len(h.commands) == len(h.jobs) && !slices.Contains(slices.Collect(maps.Values(h.keep)), true) {
+			_, moved, _ := h.mounts.protect(func() bool { return true })
+			h.guarded = append(h.guarded, moved...)
+		} else {
+			h.mounts.sweepGit()
+		}
+		h.mu.Unlock()
+	}
 }
 
 func helperMain() int {
@@ -55,7 +90,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
-	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int]bool{}}
+	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int]bool{}, jobs: map[int]bool{}}
 	m, _, err := h.ctl.recv(nil)
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
@@ -75,6 +110,7 @@ func helperMain() int {
 		return 2
 	}
 	go h.reap()
+	go h.guard()
 	h.serve(m.UID, m.GID)
 	return 0
 }
@@ -93,6 +129,12 @@ func (h *helper) serve(uid, gid int) {
 			h.spawn(m, fds, uid, gid)
 		case "pty":
 			h.openPTY(m)
+		case "detach":
+			h.mu.Lock()
+			if _, ok := h.commands[m.Job]; ok {
+				h.jobs[m.Job] = true
+			}
+			h.mu.Unlock()
 		case "close":
 			h.close()
 			return
@@ -156,6 +198,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		ran := h.jobsRan.Swap(false)
 		reply.Unkept = h.mounts.keep(m.Keep) // what is gone or moved: the watch reports what appears
 		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
+		reply.Quarantined, h.guarded = append(h.guarded, reply.Quarantined...), nil
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
 				return syscall.ForkExec(argv0, m.Argv, &syscall.ProcAttr{
@@ -305,6 +348,7 @@ func (h *helper) reapOne() bool {
 	keep := h.keep[pid] && !h.jobsRan.Load() && !othersAlive()
 	delete(h.commands, pid)
 	delete(h.keep, pid)
+	delete(h.jobs, pid)
 	h.mu.Unlock()
 	if ok {
 		// What appeared now appeared while the command ran, when the sandbox

@@ -197,6 +197,16 @@ func (m *mounter) quarantine(p string) (string, error) {
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
 }
 
+// sweepGit removes the symlinks in the root's .git, as protect does, and
+// nothing else: safe while a command runs (git never makes one there).
+func (m *mounter) sweepGit() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ready && len(m.spec.Writable) > 0 {
+		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0])...)
+	}
+}
+
 // takeRemoved returns the symlinks protect removed from .git since the last
 // call.
 func (m *mounter) takeRemoved() []string {

@@ -77,7 +77,10 @@ type message struct {
 	Keep []string `json:"keep,omitempty"`
 	// Unkept (started): those of Keep that could not be made read-only, each
 	// "path: why".
-	Unkept      []string `json:"unkept,omitempty"`
+	Unkept []string `json:"unkept,omitempty"`
+	// Job (detach): the PID, in the session, of a command whose call has
+	// returned while it runs on: a job, which no call's end covers.
+	Job         int      `json:"job,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
 	// Removed: symlinks taken out of .git, where git on the host would
 	// write through them.

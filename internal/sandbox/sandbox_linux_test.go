@@ -944,3 +944,41 @@ func TestKeepReadOnlyTellsWhatItCouldNot(t *testing.T) {
 		t.Errorf("notes = %q", notes)
 	}
 }
+
+// The guard does not wait for a call's end that will not come: what a job
+// makes after its call returned is moved aside while the job runs on, and
+// the next command is told. A command still in flight keeps what it makes
+// until it ends.
+func TestGuardActsWhileJobsRun(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	spec := quarantineSpec(l)
+	s := start(t, spec)
+	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .vscode; echo '{}' > .vscode/tasks.json; sleep 30")
+	s.Detach(job.PID())
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "tasks.json"))
+		if len(moved) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a job's .vscode was not moved aside while the job ran")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".vscode")); !os.IsNotExist(err) {
+		t.Errorf(".vscode is still in the root: %v", err)
+	}
+	next, _ := launch(t, s, l.root, "true")
+	next.Wait()
+	if notes := strings.Join(next.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, ".vscode") {
+		t.Errorf("the next command was not told: %q", notes)
+	}
+	s.KillTree(job.PID(), syscall.SIGKILL)
+
+	// A command in flight: its .vscode stays until it ends.
+	cmd, out := launch(t, s, l.root, "mkdir .vscode && sleep 1 && test -d .vscode && echo kept")
+	if code, _ := cmd.Wait(); code == nil || *code != 0 || out() != "kept\n" {
+		t.Errorf("a command's own .vscode was moved while it ran: %v %q", code, out())
+	}
+}

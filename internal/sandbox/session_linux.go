@@ -400,6 +400,19 @@ func (s *Session) KeepReadOnly(paths []string) {
 	s.keep = append(s.keep, paths...)
 }
 
+// Detach tells the session that the command pid (as shellgate sees it) runs
+// on after its call returned, as a job: what appears from now while only
+// jobs run is dealt with at once, not at the end of a call that will not
+// come.
+func (s *Session) Detach(pid int) {
+	if s.bare != nil {
+		return
+	}
+	if inner := s.InnerPIDs([]int{pid}); len(inner) == 1 {
+		s.ctl.send(&message{Op: "detach", Job: inner[0]}, nil)
+	}
+}
+
 // OpenTerminal opens a pseudo-terminal of cols×rows cells in the session's own
 // devpts (see runner.TerminalOpener): the command's tty is named there, and the
 // host's terminals are not in the session at all.

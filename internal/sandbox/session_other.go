@@ -48,3 +48,6 @@ func (*Session) Close() error { return nil }
 
 // KeepReadOnly does nothing here: the profile protects what Spec names.
 func (*Session) KeepReadOnly([]string) {}
+
+// Detach does nothing here: no command boundary is acted on.
+func (*Session) Detach(int) {}

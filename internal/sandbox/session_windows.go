@@ -125,3 +125,6 @@ func (s *Session) Close() error {
 
 // KeepReadOnly does nothing here: the profile protects what Spec names.
 func (*Session) KeepReadOnly([]string) {}
+
+// Detach does nothing here: no command boundary is acted on.
+func (*Session) Detach(int) {}
