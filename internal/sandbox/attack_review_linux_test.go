@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
-
 	"golang.org/x/sys/unix"
 )
 

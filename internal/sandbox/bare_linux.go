@@ -16,6 +16,7 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -186,7 +187,7 @@ func confineBare(cfg bareConfig) bareResult {
 		miss("no_new_privs", err)
 		return r // neither seccomp nor Landlock without it
 	}
-	if err := denySockets(); err != nil {
+	if err := seccomp.Install(); err != nil {
 		r.Missing = append(r.Missing, fmt.Sprintf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, errnoName(err)))
 	} else {
 		r.Layers[LayerSeccomp] = "filter"

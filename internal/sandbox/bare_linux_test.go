@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shellgate/shellgate/internal/lane"
-
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // A bare session — what Start falls back to where the kernel makes no user

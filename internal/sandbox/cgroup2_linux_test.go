@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/lane"
-
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // cgroupRootEnv points an owner process (TestMain) at a cgroup hierarchy.

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/lane"
-
 	"go.uber.org/goleak"
 )
 

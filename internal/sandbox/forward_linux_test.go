@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
-
 	"go.uber.org/goleak"
 )
 

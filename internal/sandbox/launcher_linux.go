@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -101,7 +102,7 @@ func (l *launcher) restrictThread() error {
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
-	} else if err := denySockets(); err != nil {
+	} else if err := seccomp.Install(); err != nil {
 		errs = append(errs, fmt.Errorf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, errnoName(err)))
 	} else {
 		l.seccomp = true

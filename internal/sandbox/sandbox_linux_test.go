@@ -17,9 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/lane"
-
 	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
 )
 

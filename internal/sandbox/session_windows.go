@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/shellgate/shellgate/internal/jobobject"
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/windows"
 )
@@ -52,7 +53,7 @@ func Start(spec Spec) (*Session, error) {
 
 // jobLimits is the job object's limit information for l.
 func jobLimits(l Limits) windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION {
-	s := jobLimitsOf(l)
+	s := jobobject.Of(jobobject.Limits(l), DefaultProcs)
 	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
 	info.BasicLimitInformation.LimitFlags = s.Flags
 	info.BasicLimitInformation.ActiveProcessLimit = s.ActiveProcesses
@@ -75,7 +76,7 @@ func windowsReport(spec Spec) Report {
 	r.Missing = append(r.Missing,
 		"pid: no process isolation on Windows: commands see the user's other processes",
 		"tmp: the temp dir is a private directory of the host's, not the session's own")
-	r.Missing = append(r.Missing, jobLimitsOf(spec.Limits).Missing...)
+	r.Missing = append(r.Missing, jobobject.Of(jobobject.Limits(spec.Limits), DefaultProcs).Missing...)
 	return r
 }
 

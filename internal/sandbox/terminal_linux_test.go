@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
-
 	"github.com/shellgate/shellgate/internal/runner"
 )
 

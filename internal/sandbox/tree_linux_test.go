@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/lane"
-
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
+	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
 )
 

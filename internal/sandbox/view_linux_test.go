@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
-
 	"golang.org/x/sys/unix"
 )
 

@@ -1,4 +1,6 @@
-package sandbox
+// Package seccomp installs the filter a sandbox session's commands run under:
+// it refuses what the mounts and the network namespace do not cover.
+package seccomp
 
 import (
 	"errors"
@@ -21,7 +23,7 @@ type modeCall struct{ nr, arg uint32 }
 var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runtime.GOARCH],
 	modeCall{unix.SYS_FCHMOD, 1}, modeCall{unix.SYS_FCHMODAT, 2}, modeCall{452, 2}, modeCall{unix.SYS_MKNODAT, 2})
 
-// denySockets installs, on the calling thread and so on every command it
+// Install installs, on the calling thread and so on every command it
 // forks, a seccomp filter that refuses what the mounts and the network
 // namespace do not cover:
 //   - vsock sockets (a VM's channel to its host, which no network namespace
@@ -34,7 +36,7 @@ var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runti
 //
 // Everything else is allowed; a system call of another architecture is
 // refused.
-func denySockets() error {
+func Install() error {
 	if auditArch == 0 {
 		return errors.New("no seccomp filter for " + runtime.GOARCH)
 	}
@@ -48,7 +50,7 @@ func denySockets() error {
 	return nil
 }
 
-// socketsAndModes is denySockets' program.
+// socketsAndModes is Install's program.
 func socketsAndModes() []unix.SockFilter {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
