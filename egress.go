@@ -354,6 +354,8 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case answer == NotAsked:
+		return egress.ErrNotAsked
 	}
 	asker.answered[host] = false
 	return errors.New("the user declined it")

@@ -71,6 +71,7 @@ func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
 		{"allowed for the session", policy.ModeAuto, shellgate.AllowSession, 1, "hello from the host (200)", true},
 		{"allowed once", policy.ModeUntrusted, shellgate.AllowOnce, 2, "hello from the host (200)", true},
 		{"declined", policy.ModeAuto, shellgate.Deny, 2, `localhost is not on the network allow-list, and the user declined it; the user can allow it with --allow-domain localhost or [network] allow = ["localhost"]` + "\n (403)", false},
+		{"no one could be asked", policy.ModeAuto, shellgate.NotAsked, 2, `shellgate: localhost is not on the network allow-list; the user can allow it with --allow-domain localhost or [network] allow = ["localhost"]` + "\n (403)", false},
 		{"mode never", policy.ModeNever, shellgate.AllowSession, 0, `shellgate: localhost is not on the network allow-list; the user can allow it with --allow-domain localhost or [network] allow = ["localhost"]` + "\n (403)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -557,21 +557,23 @@ func (g *Gate) terminalVerdict(command string, v policy.Verdict, relied bool, b 
 }
 
 // approve asks the approver about an "ask" verdict.
-func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a Approver) (string, bool) {
+func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a Approver) (answer string, ok, asked bool) {
 	if a == nil {
-		return "", false
+		return "", false, false
 	}
 	q := Question{Command: req.Command, Rule: v.Rule, Reason: v.Reason, SessionKey: v.SessionKey}
 	if _, ok := q.Shown(); !ok {
-		return "", false // approveAll says why
+		return "", false, true // approveAll says why
 	}
 	switch a(ctx, q) {
 	case AllowOnce:
-		return "once", true
+		return "once", true, true
 	case AllowSession:
-		return "session", true
+		return "session", true, true
+	case NotAsked:
+		return "", false, false
 	}
-	return "", false
+	return "", false, true
 }
 
 // approveAll asks about v, then about each further ask of the line (another
@@ -583,14 +585,14 @@ func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j 
 	asked := map[string]bool{}
 	who := "session"
 	for {
-		answer, ok := g.approve(ctx, req, v, a)
+		answer, ok, put := g.approve(ctx, req, v, a)
 		if _, shown := (Question{Command: req.Command}).Shown(); !ok && a != nil && !shown {
 			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
 				"Approval required: %s The command is too long to show for approval (%d bytes; at most %d bytes and %d lines are shown whole), so the user was not asked. Split it into shorter commands, or write it to a script file in the project and ask the user to review and allow that.",
 				v.Reason, len(req.Command), MaxShownCommand, MaxShownLines)}
 		}
 		if !ok {
-			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, a != nil)}
+			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, put)}
 		}
 		if answer == "once" {
 			who = "once"

@@ -497,8 +497,14 @@ func TestApproval(t *testing.T) {
 		return answer
 	}
 	env = run(t, g, shellgate.Request{Command: "touch a"}, shellgate.WithApprover(approver))
-	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || fileExists(l.root+"/a") {
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || fileExists(l.root+"/a") || !strings.Contains(env.Error.Message, "The user declined") {
 		t.Fatalf("declined: %+v", env.Error)
+	}
+	answer = shellgate.NotAsked // a client that can be asked only between calls
+	env = run(t, g, shellgate.Request{Command: "touch a"}, shellgate.WithApprover(approver))
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || fileExists(l.root+"/a") ||
+		!strings.Contains(env.Error.Message, "No one could be asked") || strings.Contains(env.Error.Message, "declined") {
+		t.Fatalf("not asked: %+v", env.Error)
 	}
 	answer = shellgate.AllowOnce
 	env = run(t, g, shellgate.Request{Command: "touch a"}, shellgate.WithApprover(approver))

@@ -153,6 +153,10 @@ const (
 	AllowOnce
 	// AllowSession runs it, and lets SessionApprovals remember its SessionKey.
 	AllowSession
+	// NotAsked refuses it because no one could be asked (a client that can
+	// be asked only between calls): the refusal says so, not that the user
+	// declined.
+	NotAsked
 )
 
 // Approver decides a "ask" verdict, for example by prompting a person. It should

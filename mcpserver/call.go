@@ -88,7 +88,7 @@ func (s *Server) approver(req *mcp.CallToolRequest, r shellgate.Request) (shellg
 	asked := s.gate.CheckApproved(r, approvals.Allowed).SessionKey
 	return approvals.Wrap(func(_ context.Context, q shellgate.Question) shellgate.Answer {
 		if q.SessionKey != asked {
-			return shellgate.Deny
+			return shellgate.NotAsked // the client can be asked only between calls
 		}
 		return answerOf(res, q.SessionKey)
 	}), nil
