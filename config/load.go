@@ -85,25 +85,10 @@ func Load(opts LoadOptions) (shellgate.Config, Sources, error) {
 		home, _ = os.UserHomeDir() // only needed if a path uses ~; resolvePath says so then
 	}
 
-	var user, explicit *parsedFile
-	var err error
-	if !opts.NoUserConfig {
-		path := opts.UserConfig
-		if path == "" {
-			path = DefaultUserConfig()
-		}
-		if path != "" {
-			if user, err = readFile(path, false); err != nil {
-				return shellgate.Config{}, src, err
-			}
-		}
+	user, explicit, err := readOwnFiles(opts)
+	if err != nil {
+		return shellgate.Config{}, src, err
 	}
-	if opts.ConfigFile != "" {
-		if explicit, err = readFile(opts.ConfigFile, true); err != nil {
-			return shellgate.Config{}, src, err
-		}
-	}
-
 	root, err := findRoot(opts.Root, home, explicit, user)
 	if err != nil {
 		return shellgate.Config{}, src, err
@@ -149,17 +134,50 @@ func Load(opts LoadOptions) (shellgate.Config, Sources, error) {
 		return shellgate.Config{}, src, err
 	}
 
-	if v, ok := lookup("BASH_ALLOW_NETWORK"); ok && v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return shellgate.Config{}, src, fmt.Errorf("environment: BASH_ALLOW_NETWORK=%q: want true or false", v)
-		}
-		if on && !m.cfg.Policy.Network {
-			m.cfg.Policy.Network = true
-			src.NetworkFromEnv = true
-		}
+	if src.NetworkFromEnv, err = networkFromEnv(lookup, &m.cfg); err != nil {
+		return shellgate.Config{}, src, err
 	}
 	return m.cfg, src, nil
+}
+
+// readOwnFiles reads the user's file (unless opts say not to) and the
+// --config file, either nil where there is none.
+func readOwnFiles(opts LoadOptions) (user, explicit *parsedFile, err error) {
+	if !opts.NoUserConfig {
+		path := opts.UserConfig
+		if path == "" {
+			path = DefaultUserConfig()
+		}
+		if path != "" {
+			if user, err = readFile(path, false); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if opts.ConfigFile != "" {
+		if explicit, err = readFile(opts.ConfigFile, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	return user, explicit, nil
+}
+
+// networkFromEnv turns the network on where BASH_ALLOW_NETWORK (seed 001)
+// says so and the files did not, and reports whether it did.
+func networkFromEnv(lookup func(string) (string, bool), cfg *shellgate.Config) (bool, error) {
+	v, ok := lookup("BASH_ALLOW_NETWORK")
+	if !ok || v == "" {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("environment: BASH_ALLOW_NETWORK=%q: want true or false", v)
+	}
+	if on && !cfg.Policy.Network {
+		cfg.Policy.Network = true
+		return true, nil
+	}
+	return false, nil
 }
 
 // defaults is the built-in layer: every limit at its documented default.
