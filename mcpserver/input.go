@@ -100,26 +100,8 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 			return fail("%s", msg)
 		}
 	}
-	if v, ok := fields["timeout_ms"]; ok && !bytes.Equal(v, []byte("null")) {
-		ms, ok := integer(v)
-		if !ok {
-			return fail("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
-		}
-		req.TimeoutMS = &ms
-	}
-	if v, ok := fields["max_output_bytes"]; ok && !bytes.Equal(v, []byte("null")) {
-		n, ok := integer(v)
-		if !ok || n < 1 || n > math.MaxInt32 {
-			return fail("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, v)
-		}
-		req.MaxOutputBytes = int(n)
-	}
-	if v, ok := fields["yield_after_ms"]; ok && !bytes.Equal(v, []byte("null")) {
-		ms, ok := integer(v)
-		if !ok {
-			return fail("yield_after_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
-		}
-		req.YieldAfterMS = &ms
+	if msg := numbers(fields, &req, maxTimeoutMS, maxOutput); msg != "" {
+		return fail("%s", msg)
 	}
 	for _, b := range []struct {
 		name string
@@ -161,4 +143,34 @@ func kind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// numbers reads the integer parameters into req, or says which is wrong.
+func numbers(fields map[string]json.RawMessage, req *shellgate.Request, maxTimeoutMS int64, maxOutput int) string {
+	given := func(name string) (json.RawMessage, bool) {
+		v, ok := fields[name]
+		return v, ok && !bytes.Equal(v, []byte("null"))
+	}
+	if v, ok := given("timeout_ms"); ok {
+		ms, ok := integer(v)
+		if !ok {
+			return fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+		}
+		req.TimeoutMS = &ms
+	}
+	if v, ok := given("max_output_bytes"); ok {
+		n, ok := integer(v)
+		if !ok || n < 1 || n > math.MaxInt32 {
+			return fmt.Sprintf("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, v)
+		}
+		req.MaxOutputBytes = int(n)
+	}
+	if v, ok := given("yield_after_ms"); ok {
+		ms, ok := integer(v)
+		if !ok {
+			return fmt.Sprintf("yield_after_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+		}
+		req.YieldAfterMS = &ms
+	}
+	return ""
 }
