@@ -34,6 +34,17 @@ var (
 )
 
 func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why string)) error {
+	for _, part := range []func(*parsedFile, bool, func(key, why string)) error{m.sandboxLevels, m.sandboxPaths, m.sandboxLimits} {
+		if err := part(f, trusted, ignore); err != nil {
+			return err
+		}
+	}
+	return m.hostPorts(f, f.cfg.Sandbox.HostPorts, trusted, ignore)
+}
+
+// sandboxLevels merges the mode and the profile: a project file may only
+// strengthen them.
+func (m *merger) sandboxLevels(f *parsedFile, trusted bool, ignore func(key, why string)) error {
 	s := &f.cfg.Sandbox
 	out := &m.cfg.Sandbox
 	if s.Mode != nil {
@@ -60,6 +71,14 @@ func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why strin
 			ignore("sandbox.profile", "it weakens the sandbox")
 		}
 	}
+	return nil
+}
+
+// sandboxPaths merges hide, protect, visible and caches: a project file may
+// hide and protect more, not show more.
+func (m *merger) sandboxPaths(f *parsedFile, trusted bool, ignore func(key, why string)) error {
+	s := &f.cfg.Sandbox
+	out := &m.cfg.Sandbox
 	for i, h := range s.Hide {
 		if !strings.HasPrefix(h, "~/") && !filepath.IsAbs(h) {
 			return f.errorAt("sandbox.hide", "entry %d, %q: want an absolute path or one starting with ~/", i+1, h)
@@ -91,12 +110,14 @@ func (m *merger) sandbox(f *parsedFile, trusted bool, ignore func(key, why strin
 			ignore("sandbox.caches", "it makes more of the home directory writable")
 		}
 	}
+	return nil
+}
 
-	if err := m.hostPorts(f, s.HostPorts, trusted, ignore); err != nil {
-		return err
-	}
-
-	// Limits: a project file may only lower them.
+// sandboxLimits merges the sizes, processes and CPU time: a project file may
+// only lower them.
+func (m *merger) sandboxLimits(f *parsedFile, trusted bool, ignore func(key, why string)) error {
+	s := &f.cfg.Sandbox
+	out := &m.cfg.Sandbox
 	lower := func(key string, cur, v int64) (int64, bool) {
 		if trusted || cur == 0 || (v > 0 && v <= cur) {
 			return v, true
