@@ -50,44 +50,8 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 			ignore("checkpoints.dir", "it moves the checkpoints")
 		}
 	}
-	if c.MaxSize != nil {
-		n, err := parseSize(c.MaxSize)
-		if err != nil {
-			return f.errorAt("checkpoints.max_size", "%v", err)
-		}
-		if n < 1<<20 {
-			return f.errorAt("checkpoints.max_size", "%d bytes is too small: want at least 1MB", n)
-		}
-		if cur := orDefault(out.MaxSize, checkpoint.DefaultMaxSize); !trusted && n < cur {
-			ignore("checkpoints.max_size", "lowering it drops older checkpoints sooner")
-		} else {
-			out.MaxSize = n
-		}
-	}
-	if c.MaxAge != nil {
-		d, err := parseDuration(*c.MaxAge)
-		if err != nil {
-			return f.errorAt("checkpoints.max_age", "%v", err)
-		}
-		if d < time.Minute || d > maxCheckpointAge {
-			return f.errorAt("checkpoints.max_age", "%s is out of range: want 1m to %s", d, maxCheckpointAge)
-		}
-		if cur := time.Duration(orDefault(int64(out.MaxAge), int64(checkpoint.DefaultMaxAge))); !trusted && d < cur {
-			ignore("checkpoints.max_age", "lowering it drops older checkpoints sooner")
-		} else {
-			out.MaxAge = d
-		}
-	}
-	if c.MaxCount != nil {
-		n := *c.MaxCount
-		if n < 1 || n > maxCheckpointCount {
-			return f.errorAt("checkpoints.max_count", "%d is out of range: want 1 to %d", n, maxCheckpointCount)
-		}
-		if cur := orDefault(int64(out.MaxCount), checkpoint.DefaultMaxCount); !trusted && n < cur {
-			ignore("checkpoints.max_count", "lowering it drops older checkpoints sooner")
-		} else {
-			out.MaxCount = int(n)
-		}
+	if err := m.checkpointBounds(f, trusted, ignore); err != nil {
+		return err
 	}
 	if c.IgnoredMaxSize != nil {
 		n, err := parseSize(c.IgnoredMaxSize)
@@ -128,6 +92,53 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 				}
 			}
 			out.KeepIgnored = merged
+		}
+	}
+	return nil
+}
+
+// checkpointBounds merges max_size, max_age and max_count: a project file
+// may raise them (keep more), not lower them.
+func (m *merger) checkpointBounds(f *parsedFile, trusted bool, ignore func(key, why string)) error {
+	c := &f.cfg.Checkpoints
+	out := &m.cfg.Checkpoints
+	if c.MaxSize != nil {
+		n, err := parseSize(c.MaxSize)
+		if err != nil {
+			return f.errorAt("checkpoints.max_size", "%v", err)
+		}
+		if n < 1<<20 {
+			return f.errorAt("checkpoints.max_size", "%d bytes is too small: want at least 1MB", n)
+		}
+		if cur := orDefault(out.MaxSize, checkpoint.DefaultMaxSize); !trusted && n < cur {
+			ignore("checkpoints.max_size", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxSize = n
+		}
+	}
+	if c.MaxAge != nil {
+		d, err := parseDuration(*c.MaxAge)
+		if err != nil {
+			return f.errorAt("checkpoints.max_age", "%v", err)
+		}
+		if d < time.Minute || d > maxCheckpointAge {
+			return f.errorAt("checkpoints.max_age", "%s is out of range: want 1m to %s", d, maxCheckpointAge)
+		}
+		if cur := time.Duration(orDefault(int64(out.MaxAge), int64(checkpoint.DefaultMaxAge))); !trusted && d < cur {
+			ignore("checkpoints.max_age", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxAge = d
+		}
+	}
+	if c.MaxCount != nil {
+		n := *c.MaxCount
+		if n < 1 || n > maxCheckpointCount {
+			return f.errorAt("checkpoints.max_count", "%d is out of range: want 1 to %d", n, maxCheckpointCount)
+		}
+		if cur := orDefault(int64(out.MaxCount), checkpoint.DefaultMaxCount); !trusted && n < cur {
+			ignore("checkpoints.max_count", "lowering it drops older checkpoints sooner")
+		} else {
+			out.MaxCount = int(n)
 		}
 	}
 	return nil
