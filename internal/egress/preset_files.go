@@ -33,18 +33,9 @@ type cargoConfig struct {
 	} `toml:"registries"`
 }
 
-// cargoSource reads cargo's configuration as cargo does
-// (doc.rust-lang.org/cargo/reference/config.html): .cargo/config.toml (or
-// the older .cargo/config) in the project root and every directory above,
-// then $CARGO_HOME/config.toml; and CARGO_REGISTRIES_<NAME>_INDEX. crates.io
-// replaced by a mirror (source replacement) is the mirror; replaced by a
-// local registry or a vendored directory, nothing; alternative registries
-// are added.
-func cargoSource(ctx context.Context, m Machine) *Source {
-	if _, err := m.Run(ctx, "cargo", "--version"); err != nil {
-		return nil
-	}
-	s := &Source{Tool: "cargo"}
+// cargoConfigFiles are the config files cargo reads, nearest first: those
+// of the project directory and every parent, then $CARGO_HOME's.
+func cargoConfigFiles(m Machine) []string {
 	var files []string
 	for dir := m.Dir; dir != ""; {
 		files = append(files, filepath.Join(dir, ".cargo", "config.toml"), filepath.Join(dir, ".cargo", "config"))
@@ -61,6 +52,22 @@ func cargoSource(ctx context.Context, m Machine) *Source {
 	if cargoHome != "" {
 		files = append(files, filepath.Join(cargoHome, "config.toml"), filepath.Join(cargoHome, "config"))
 	}
+	return files
+}
+
+// cargoSource reads cargo's configuration as cargo does
+// (doc.rust-lang.org/cargo/reference/config.html): .cargo/config.toml (or
+// the older .cargo/config) in the project root and every directory above,
+// then $CARGO_HOME/config.toml; and CARGO_REGISTRIES_<NAME>_INDEX. crates.io
+// replaced by a mirror (source replacement) is the mirror; replaced by a
+// local registry or a vendored directory, nothing; alternative registries
+// are added.
+func cargoSource(ctx context.Context, m Machine) *Source {
+	if _, err := m.Run(ctx, "cargo", "--version"); err != nil {
+		return nil
+	}
+	s := &Source{Tool: "cargo"}
+	files := cargoConfigFiles(m)
 	// The nearest file wins a key; files further up fill in what it lacks.
 	replace := map[string]string{} // source → the source replacing it
 	at := map[string]string{}      // source → its host; "" for a local one
