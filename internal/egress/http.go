@@ -168,6 +168,41 @@ func (p *Proxy) failed(c net.Conn, proto string, t *target, err error) {
 	reply(c, statusBadGateway, msg)
 }
 
+// inTunnel checks a request sent inside a CONNECT tunnel to fixed: its Host
+// (and absolute URL) must name the tunnel's host. It returns the target to
+// send, or why the request is refused.
+func inTunnel(h head, u *url.URL, fixed string) (target, why string) {
+	name := h.host
+	if u != nil && u.Host != "" {
+		name = u.Host
+	}
+	if name == "" || !sameHost(hostOnly(name), fixed) || (h.host != "" && !sameHost(hostOnly(h.host), fixed)) {
+		return "", fmt.Sprintf("shellgate: the request's Host %s differs from the CONNECT target %s", hostOnly(name), fixed)
+	}
+	if u != nil && u.Host != "" {
+		return u.RequestURI(), ""
+	}
+	return h.target, ""
+}
+
+// forwardedHead is the request head sent on: the request line for target,
+// the client's fields but the hop-by-hop ones and its proxy credentials, and
+// Connection: close.
+func forwardedHead(h head, target string) string {
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %s %s\r\n", h.method, target, h.proto)
+	for _, l := range h.fields {
+		k, _, _ := strings.Cut(l, ":")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "connection", "proxy-connection", "keep-alive", "proxy-authorization":
+			continue
+		}
+		out.WriteString(l + "\r\n")
+	}
+	out.WriteString("Connection: close\r\n\r\n")
+	return out.String()
+}
+
 // forward serves one plain HTTP request and its response, then ends the
 // connection (the request goes out with Connection: close; a client that
 // sent more requests sends them again on a new connection, where each is
@@ -197,17 +232,9 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 	u, _ := url.Parse(h.target)
 	target := h.target // as the upstream proxy wants it
 	if fixed != "" {
-		name := h.host
-		if u != nil && u.Host != "" {
-			name = u.Host
-		}
-		if name == "" || !sameHost(hostOnly(name), fixed) || (h.host != "" && !sameHost(hostOnly(h.host), fixed)) {
-			why = fmt.Sprintf("shellgate: the request's Host %s differs from the CONNECT target %s", hostOnly(name), fixed)
+		if target, why = inTunnel(h, u, fixed); why != "" {
 			reply(c, statusForbidden, why)
 			return
-		}
-		if u != nil && u.Host != "" {
-			target = u.RequestURI()
 		}
 	} else {
 		if u == nil || u.Scheme != "http" || u.Host == "" {
@@ -247,18 +274,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 		return
 	}
 	br.Discard(len(b))
-	var out strings.Builder
-	fmt.Fprintf(&out, "%s %s %s\r\n", h.method, target, h.proto)
-	for _, l := range h.fields {
-		k, _, _ := strings.Cut(l, ":")
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "connection", "proxy-connection", "keep-alive", "proxy-authorization":
-			continue
-		}
-		out.WriteString(l + "\r\n")
-	}
-	out.WriteString("Connection: close\r\n\r\n")
-	if _, err := io.WriteString(remote, out.String()); err != nil {
+	if _, err := io.WriteString(remote, forwardedHead(h, target)); err != nil {
 		return
 	}
 	// The response goes back as it comes, while the body goes out (a
