@@ -87,19 +87,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
 	}
 	started := time.Now()
-	var proc Launched
-	switch {
-	case launcher == nil:
-		proc, err = startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.Terminal, spec.ExtraFiles...)
-	case spec.Terminal != nil:
-		if tl, ok := launcher.(TerminalLauncher); ok {
-			proc, err = tl.LaunchTerminal(spec.Argv, env, spec.Dir, spec.Terminal)
-		} else {
-			err = errors.New("this launcher cannot start commands on a terminal")
-		}
-	default:
-		proc, err = launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
-	}
+	proc, err := launch(launcher, spec, env, stdin, &pipes)
 	pipes.closeChildEnds()
 	if spec.Terminal != nil {
 		spec.Terminal.Close() // the command has its own; ours would keep the master from seeing the end
@@ -159,26 +147,47 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	found := make(chan leftBehind, 1)
 	go func() { found <- findLeft(launcher, pgid) }()
 	held := s.collect(pumps, found, spec.drain())
-	left := <-found
+	res.BackgroundPIDs = s.keepLeft(<-found, held, pgid, marker, launcher)
+	res.Duration = time.Since(started)
+	return res, nil
+}
+
+// launch starts spec's command: as a child of ours, or through launcher
+// (on a terminal where spec has one).
+func launch(launcher Launcher, spec Spec, env []string, stdin *os.File, pipes *pipeSet) (Launched, error) {
+	switch {
+	case launcher == nil:
+		return startChild(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.Terminal, spec.ExtraFiles...)
+	case spec.Terminal != nil:
+		if tl, ok := launcher.(TerminalLauncher); ok {
+			return tl.LaunchTerminal(spec.Argv, env, spec.Dir, spec.Terminal)
+		}
+		return nil, errors.New("this launcher cannot start commands on a terminal")
+	}
+	return launcher.Launch(spec.Argv, env, spec.Dir, stdin, pipes.child[0], pipes.child[1], spec.ExtraFiles...)
+}
+
+// keepLeft keeps what the command left running (its group's members, its
+// trees) for Close to end, and returns their PIDs. held: something still
+// held the output pipes when the drain ended, though the group may be
+// empty: a descendant that escaped the group, reported too.
+func (s *Supervisor) keepLeft(left leftBehind, held bool, pgid int, marker string, launcher Launcher) []int {
+	var pids []int
 	busy := len(left.members) > 0
 	if busy {
-		res.BackgroundPIDs = pidsOf(left.members)
+		pids = pidsOf(left.members)
 		s.keepBackground(pgid, left.members)
 	}
 	for _, tr := range left.trees {
 		s.keepTree(tr)
 	}
-	escaped := left.escaped
 	if held && !busy {
-		// The group is empty yet something holds the output pipes: a descendant
-		// that escaped the group. Report it too; Close will end it.
-		res.BackgroundPIDs = escaped
-		if len(escaped) == 0 {
-			res.BackgroundPIDs = pidsOf(markedProcs(runPattern(marker), launcher))
+		pids = left.escaped
+		if len(pids) == 0 {
+			pids = pidsOf(markedProcs(runPattern(marker), launcher))
 		}
 	}
-	res.Duration = time.Since(started)
-	return res, nil
+	return pids
 }
 
 // leftBehind is what a command that exited left running: the members of its
