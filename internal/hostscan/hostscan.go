@@ -45,6 +45,9 @@ func RootPrivate(dirs []string, depth, max int) []string {
 			if d.Type()&fs.ModeSymlink != 0 || p == top {
 				return nil
 			}
+			if d.IsDir() && p == "/var/tmp" {
+				return filepath.SkipDir // a view shows a /var/tmp of its own
+			}
 			info, err := d.Info()
 			switch {
 			case err != nil:

@@ -394,8 +394,14 @@ func (p *planner) masks() {
 			p.add(Step{Op: OpMask, Path: s, Try: true, Why: "a host daemon's socket"})
 		}
 	}
+	// What the work needs is never masked: a project (or a path shown on
+	// purpose) inside a private directory, as a root user's /var/tmp/proj
+	// may be.
+	needed := func(h string) bool {
+		return slices.ContainsFunc(append(slices.Clone(p.spec.Writable), p.spec.Visible...), func(w string) bool { return under(w, h) || under(h, w) })
+	}
 	for _, h := range p.f.Private {
-		if p.shown(h) && !slices.Contains(masked, h) {
+		if p.shown(h) && !needed(h) && !slices.Contains(masked, h) {
 			masked = append(masked, h)
 			p.add(Step{Op: OpMask, Path: h, Try: true, Why: "readable by root alone"})
 		}

@@ -281,7 +281,7 @@ func BenchmarkPlan(b *testing.B) {
 // Run as the host's root, the session sees the system as another user would:
 // what only root may read in /etc and /var is masked, and nothing else.
 func TestPlanMasksRootPrivate(t *testing.T) {
-	f := Facts{Host: workstation, Private: []string{"/etc/shadow", "/etc/ssl/private", "/var/lib/secretd", "/srv/private"}}
+	f := Facts{Host: workstation, Private: []string{"/etc/shadow", "/etc/ssl/private", "/var/lib/secretd", "/srv/private", "/home/u", "/home/u/proj/.secret"}}
 	steps := Plan(workstationSpec, f)
 	masked := map[string]bool{}
 	for _, s := range steps {
@@ -289,7 +289,8 @@ func TestPlanMasksRootPrivate(t *testing.T) {
 			masked[s.Path] = true
 		}
 	}
-	for p, want := range map[string]bool{"/etc/shadow": true, "/etc/ssl/private": true, "/var/lib/secretd": true, "/srv/private": false} {
+	// The project and what holds it are never masked, private or not.
+	for p, want := range map[string]bool{"/etc/shadow": true, "/etc/ssl/private": true, "/var/lib/secretd": true, "/srv/private": false, "/home/u": false, "/home/u/proj/.secret": false} {
 		if masked[p] != want {
 			t.Errorf("%s masked %v, want %v", p, masked[p], want)
 		}
