@@ -248,7 +248,7 @@ func (g *Gate) useHostTemp() {
 	if tmp, _ := g.temp(); tmp != sandboxTemp(g.root) {
 		return // one the user configured
 	}
-	if d, err := os.MkdirTemp("", "shellgate-tmp-"); err == nil {
+	if d, err := newOwnTemp(); err == nil {
 		g.setTemp(d, true)
 	}
 }

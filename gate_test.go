@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -652,5 +653,30 @@ func TestPrivateTempDir(t *testing.T) {
 	must(t, g.Close())
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("temp dir %s left after Close: %v", tmp, err)
+	}
+}
+
+// A shellgate killed with SIGKILL cannot remove its private temp dir: the
+// next Gate removes the dirs whose owner is dead, and no live one's.
+func TestDeadOwnersTempDirsSwept(t *testing.T) {
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	stale := filepath.Join(os.TempDir(), fmt.Sprintf("shellgate-tmp-%d-test", dead.Process.Pid))
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("shellgate-tmp-%d-test", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		must(t, os.MkdirAll(filepath.Join(d, "left"), 0o700))
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	g, err := shellgate.New(shellgate.Config{Root: newLab(t).root, SpillDir: t.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}})
+	must(t, err)
+	defer g.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a dead owner's temp dir was kept: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live owner's temp dir was removed: %v", err)
+	}
+	if tmp := g.Info().TempDir; !strings.Contains(filepath.Base(tmp), fmt.Sprintf("shellgate-tmp-%d-", os.Getpid())) {
+		t.Errorf("the temp dir %q does not name its owner", tmp)
 	}
 }
