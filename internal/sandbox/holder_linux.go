@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -52,6 +51,17 @@ type helper struct {
 	guarded []string
 }
 
+// anyKept reports whether an approved command (KeepCreated) runs, with h.mu
+// held.
+func (h *helper) anyKept() bool {
+	for _, k := range h.keep {
+		if k {
+			return true
+		}
+	}
+	return false
+}
+
 // guardEvery is how often the guard looks while the session has processes.
 const guardEvery = 200 * time.Millisecond
 
@@ -72,7 +82,7 @@ func (h *helper) guard() {
 		h.mu.Lock()
 		// No call in flight, nor an approved command (which keeps what it
 		// makes) running on as a job.
-		if len(h.commands) == len(h.jobs) && !slices.Contains(slices.Collect(maps.Values(h.keep)), true) {
+		if len(h.commands) == len(h.jobs) && !h.anyKept() {
 			_, moved, _ := h.mounts.protect(func() bool { return true })
 			h.guarded = append(h.guarded, moved...)
 		} else {
