@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate/internal/corpus"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // Every row of attacks-sandbox.tsv, run as the adversarial review ran it — the
@@ -389,11 +390,34 @@ func (x *rowRun) runKilled(r corpus.Row, after string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	kill := time.AfterFunc(time.Duration(s*float64(time.Second)), func() { cmd.Process.Kill() })
+	var left []int
+	kill := time.AfterFunc(time.Duration(s*float64(time.Second)), func() {
+		left, _ = runner.Descendants(cmd.Process.Pid)
+		cmd.Process.Kill()
+	})
 	defer kill.Stop()
 	err = cmd.Wait()
 	x.note("shellgate run, SIGKILL after %ss (%v): %s", after, err, brief(out.Bytes()))
+	// What shellgate left ends on its own (its session's helper cleans up):
+	// harm is checked once it has.
+	if gone := waitGone(left, 10*time.Second); !gone {
+		x.note("processes of the killed shellgate still there after 10s: %v", left)
+	}
 	return nil
+}
+
+// waitGone waits until none of pids runs (a zombie counts as gone).
+func waitGone(pids []int, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		alive := slices.ContainsFunc(pids, func(pid int) bool {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			_, rest, _ := bytes.Cut(b, []byte(") "))
+			return err == nil && len(rest) > 0 && rest[0] != 'Z'
+		})
+		if !alive || time.Now().After(deadline) {
+			return !alive
+		}
+	}
 }
 
 // runOnTerminal is `tty:y`: shellgate run on a pseudo-terminal, the user

@@ -130,7 +130,8 @@ func (h *helper) serve(uid, gid int) {
 	oob := make([]byte, syscall.CmsgSpace(10*4)) // stdin, stdout, stderr, a few extra fds, a cgroup's two
 	for {
 		m, got, err := h.ctl.recv(oob)
-		if err != nil {
+		if err != nil { // shellgate is gone, killed perhaps mid-command
+			h.end()
 			return
 		}
 		fds := parseFDs(got)
@@ -277,10 +278,19 @@ func sessionPTY(cols, rows int) (master, slave int, err error) {
 	return master, slave, nil
 }
 
-// close ends every process of the session, then moves aside the protected
+// close ends the session (see end) and says so.
+func (h *helper) close() {
+	h.end()
+	h.ctl.send(&message{Op: "closed"}, nil)
+}
+
+// end ends every process of the session, then moves aside the protected
 // paths that appeared since the last command, as the next command's start
 // would: a job may have written one and ended, and no command comes after.
-func (h *helper) close() {
+// It runs too when shellgate dies (SIGKILL) while a command runs, when no
+// command's end will come: what the command made at the root never stays
+// for the host's tools to read.
+func (h *helper) end() {
 	moveAside := h.jobsRan.Load() || othersAlive()
 	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
 	for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
@@ -289,7 +299,6 @@ func (h *helper) close() {
 		}
 	}
 	h.mounts.protect(func() bool { return moveAside })
-	h.ctl.send(&message{Op: "closed"}, nil)
 }
 
 // othersAlive reports whether any process of the session is there besides the

@@ -128,10 +128,10 @@ func Start(spec Spec) (*Session, error) {
 	return s, nil
 }
 
-// startHelper starts the helper in new namespaces. The thread that starts it
-// stays locked until the helper exits, because the parent-death signal follows
-// the thread, not the process: the helper dies with shellgate, and the kernel
-// then kills the whole session.
+// startHelper starts the helper in new namespaces. It has no parent-death
+// signal: when shellgate dies, its end of the control socket closes, and the
+// helper ends the session itself (kills everything, moves aside what a command
+// in flight made at the root) before it exits.
 func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
@@ -153,13 +153,11 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 			// Caps survive the exec of a non-root user only as ambient ones.
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
-			Pdeathsig:   syscall.SIGKILL,
 			Setpgid:     true,
 		},
 	}
 	startErr := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
 		if err := cmd.Start(); err != nil {
 			startErr <- err
 			return
