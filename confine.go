@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/shellgate/shellgate/envelope"
-	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -186,6 +186,13 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		b.started = true
 		spec := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
+		if spec.CacheStore != "" {
+			if err := g.caches.hold(filepath.Dir(spec.CacheStore), g.root); err != nil {
+				spec.CacheStore = "" // the caches as they are, read-only: a build still runs
+				spec.Visible = append(spec.Visible, spec.Caches...)
+				spec.Caches = nil
+			}
+		}
 		g.watching() // beside the start: its findings are needed by the first command
 		if runtime.GOOS != "linux" {
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)
@@ -297,8 +304,8 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
 		if !c.NoCaches {
 			spec.Caches = g.cacheDirs(home)
-			if log, err := audit.DefaultPath(); err == nil {
-				spec.CacheStore = filepath.Join(filepath.Dir(log), "caches")
+			if store := cacheStore(); store != "" {
+				spec.CacheStore = cachestore.DirFor(store, g.root)
 			}
 		} else {
 			spec.Visible = append(spec.Visible, g.cacheDirs(home)...)

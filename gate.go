@@ -64,6 +64,8 @@ type Gate struct {
 	repos  *repos     // what appears in the root (repos.go)
 
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
+
+	caches gateCaches // the project's copies of the tool caches (caches.go)
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.
@@ -293,6 +295,7 @@ func (g *Gate) Close() error {
 	if boxErr := g.box.close(); err == nil {
 		err = boxErr
 	}
+	g.caches.close()
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
 	g.closeRepos()
 	<-synced

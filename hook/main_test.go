@@ -10,5 +10,14 @@ import (
 func TestMain(m *testing.M) {
 	// No test writes the user's own audit log (Decide logs each decision).
 	os.Setenv(shellgate.AuditLogEnv, "off")
-	os.Exit(m.Run())
+	// Nor the user's own state (the tool caches' copies of the projects the
+	// tests make): a directory of this run's own, outside /tmp, removed at the end.
+	state, err := os.MkdirTemp("/var/tmp", "shellgate-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }

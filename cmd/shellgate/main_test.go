@@ -21,7 +21,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("TMPDIR", tmp)
+	// Nor the user's own state (the tool caches' copies of the projects the
+	// tests make): a directory of this run's own, outside /tmp, removed at the end.
+	state, err := os.MkdirTemp("/var/tmp", "shellgate-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
 	os.RemoveAll(tmp)
+	os.RemoveAll(state)
 	os.Exit(code)
 }

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -354,13 +352,8 @@ func (p *planner) paths() {
 
 // cacheLayer is where the project's copy of a cache is kept.
 func (p *planner) cacheLayer(cache string) string {
-	root := ""
-	if len(p.spec.Writable) > 0 {
-		root = p.spec.Writable[0]
-	}
-	sum := sha256.Sum256([]byte(root))
 	name := strings.ReplaceAll(strings.TrimPrefix(cache, "/"), "/", "%")
-	return filepath.Join(p.spec.CacheStore, hex.EncodeToString(sum[:8]), name)
+	return filepath.Join(p.spec.CacheStore, name)
 }
 
 // writable reports whether path lies in one of the writable paths.

@@ -121,8 +121,9 @@ type Spec struct {
 	// commands write to a copy of the project's own over each (see CacheStore),
 	// never to the host's, which a host program reads and runs later.
 	Caches []string
-	// CacheStore is a host directory of shellgate's where those copies are kept,
-	// per project, between sessions. Empty: the caches are writable as they are.
+	// CacheStore is the project's host directory (of shellgate's) where those
+	// copies are kept between sessions (see internal/cachestore). Empty: the
+	// caches are writable as they are.
 	CacheStore string
 	// Hidden paths read as empty where the view shows them anyway: secret files
 	// and directories (~/.ssh, …) in a home that is the project root. Elsewhere

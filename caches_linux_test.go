@@ -1,0 +1,55 @@
+package shellgate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/cachestore"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// A project's copies of the tool caches are kept in shellgate's state under
+// the project's name, and go when the project does: a later Gate's start
+// removes them, so the store does not grow with every directory shellgate
+// ever ran in.
+func TestCacheCopiesGoWithTheirProject(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	store := filepath.Join(os.Getenv("XDG_STATE_HOME"), "shellgate", "caches") // TestMain's
+	gone := newLab(t)
+	g := gate(t, shellgate.Config{Root: gone.root})
+	// As a build writes its cache (the policy names no path).
+	env := run(t, g, shellgate.Request{Command: `python3 -c 'import os; p = os.path.expanduser("~/.npm/shellgate-test"); os.makedirs(os.path.dirname(p), exist_ok=True); open(p, "w").write("warm\n")' && cat ~/.npm/shellgate-test`})
+	if env.Text == "" || env.Data.Stdout != "warm\n" {
+		t.Fatalf("a write to npm's cache: %s", env.Text)
+	}
+	dir := cachestore.DirFor(store, gone.root)
+	if b, err := os.ReadFile(filepath.Join(dir, "root")); err != nil || string(b) != gone.root+"\n" {
+		t.Fatalf("the project's copies are not named after it: %q %v", b, err)
+	}
+	if home, _ := os.UserHomeDir(); exists(filepath.Join(home, ".npm", "shellgate-test")) {
+		t.Error("the host's cache was written")
+	}
+	must(t, g.Close())
+	must(t, os.RemoveAll(gone.root))
+
+	// A day later, another project's first command.
+	day := time.Now().Add(-cachestore.SweepEvery - time.Minute)
+	must(t, os.Chtimes(filepath.Join(store, cachestore.StampFile), day, day))
+	other := newLab(t)
+	run(t, gate(t, shellgate.Config{Root: other.root}), shellgate.Request{Command: "true"})
+	if exists(dir) {
+		t.Errorf("the removed project's copies are still kept: %s", dir)
+	}
+	if !exists(cachestore.DirFor(store, other.root)) {
+		t.Error("the project in use has no copies")
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

@@ -1,0 +1,167 @@
+// Package cachestore keeps the projects' copies of the tool caches: the
+// sandbox lays each project's own layer over the host's Go, npm, pip … caches
+// (see sandbox.Spec.CacheStore), so that builds stay warm and the host's
+// caches are never written. A project's copies live in one directory of the
+// store, named after its root; Sweep removes the directories no project needs
+// any more, so the store does not grow with every directory shellgate ever
+// ran in.
+package cachestore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// MaxUnused is how long a project's copies are kept unused before Sweep
+// removes them: after that a build starts from the host's caches again.
+const MaxUnused = 30 * 24 * time.Hour
+
+// rootFile names, in a project's directory, the project root it belongs to.
+const rootFile = "root"
+
+// lockFile is held (shared) while a project's copies are in use.
+const lockFile = "lock"
+
+// Project is a project's directory in the store, held until Close: Sweep
+// never removes it meanwhile.
+type Project struct {
+	dir  string
+	lock *os.File
+}
+
+// Dir is where the project's copies go, one directory per cache.
+func (p *Project) Dir() string { return p.dir }
+
+// Close releases the project's directory.
+func (p *Project) Close() error {
+	if p == nil || p.lock == nil {
+		return nil
+	}
+	return p.lock.Close()
+}
+
+// DirFor is the directory of store that holds root's copies.
+func DirFor(store, root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(store, hex.EncodeToString(sum[:8]))
+}
+
+// Open returns root's directory in store, made if need be, marked with the
+// root and the time of use, and held until Close.
+func Open(store, root string) (*Project, error) {
+	dir := DirFor(store, root)
+	for range 3 { // a Sweep may remove the directory between making and holding it
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		lock, err := holdShared(filepath.Join(dir, lockFile))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, rootFile), []byte(root+"\n"), 0o600); err != nil {
+			lock.Close()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		now := time.Now()
+		os.Chtimes(dir, now, now)
+		return &Project{dir: dir, lock: lock}, nil
+	}
+	return nil, errors.New("cachestore: the project's directory kept being removed")
+}
+
+// SweepBatch bounds the directories one Sweep removes, so that no start pays
+// for a long backlog at once: the next one goes on.
+const SweepBatch = 16
+
+// Sweep removes from store up to SweepBatch project directories that nothing
+// needs: those whose project root is gone, those with no root recorded (made
+// before roots were), and those unused for longer than maxUnused. A directory
+// in use (see Open) stays. It returns the removed directories.
+func Sweep(store string, maxUnused time.Duration) (removed []string) {
+	entries, err := os.ReadDir(store)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		dir := filepath.Join(store, e.Name())
+		if len(removed) == SweepBatch {
+			break
+		}
+		if !e.IsDir() || !unneeded(dir, maxUnused) {
+			continue
+		}
+		lock, ok := holdExclusive(filepath.Join(dir, lockFile))
+		if !ok {
+			continue // in use
+		}
+		err := removeAll(dir)
+		lock.Close()
+		if err == nil {
+			removed = append(removed, dir)
+		}
+	}
+	return removed
+}
+
+// SweepEvery is how often SweepIfDue looks through the store.
+const SweepEvery = 24 * time.Hour
+
+// StampFile, in the store, records when SweepIfDue last looked.
+const StampFile = "swept"
+
+// SweepIfDue sweeps the store (see Sweep) if it was not swept in the last
+// SweepEvery, or if the last sweep left a backlog: the cost at a start is one
+// stat most days.
+func SweepIfDue(store string, maxUnused time.Duration) (removed []string) {
+	stamp := filepath.Join(store, StampFile)
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < SweepEvery {
+		return nil
+	}
+	removed = Sweep(store, maxUnused)
+	if len(removed) < SweepBatch {
+		if os.MkdirAll(store, 0o700) == nil {
+			os.WriteFile(stamp, nil, 0o600)
+			now := time.Now()
+			os.Chtimes(stamp, now, now)
+		}
+	}
+	return removed
+}
+
+// unneeded reports whether a project directory may go, before its lock is
+// tried.
+func unneeded(dir string, maxUnused time.Duration) bool {
+	b, err := os.ReadFile(filepath.Join(dir, rootFile))
+	if err != nil {
+		return true
+	}
+	root := string(b[:max(len(b)-1, 0)])
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && time.Since(fi.ModTime()) > maxUnused
+}
+
+// removeAll removes dir, making its directories writable first where need
+// be: an overlay's work directory holds one that is mode 000.
+func removeAll(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
