@@ -342,8 +342,32 @@ func (g *Gate) childHome() string {
 	return g.home
 }
 
-// cacheDirs are the tool caches ordinary builds write to. The Go caches are
-// created if missing, as go itself would.
+// toolCaches are the tool caches ordinary builds write to besides Go's: where
+// each is by default (relative to the home) and the variables that move it,
+// the first one set winning ("VAR/sub": in sub of the directory VAR names).
+var toolCaches = []struct {
+	home string
+	env  []string
+}{
+	{".npm", []string{"npm_config_cache", "NPM_CONFIG_CACHE"}},
+	{".cache/pip", []string{"PIP_CACHE_DIR", "XDG_CACHE_HOME/pip"}},
+	{".cache/yarn", []string{"YARN_CACHE_FOLDER", "XDG_CACHE_HOME/yarn"}},
+	{".cache/pnpm", []string{"XDG_CACHE_HOME/pnpm"}},
+	{".local/share/pnpm", []string{"PNPM_HOME", "XDG_DATA_HOME/pnpm"}},
+	{".cargo/registry", []string{"CARGO_HOME/registry"}},
+	{".cargo/git", []string{"CARGO_HOME/git"}},
+	{".m2/repository", nil},
+	{".gradle/caches", []string{"GRADLE_USER_HOME/caches"}},
+	{".cache/node-gyp", []string{"XDG_CACHE_HOME/node-gyp"}},
+	{".bun/install/cache", []string{"BUN_INSTALL_CACHE_DIR"}},
+	{".cache/deno", []string{"DENO_DIR", "XDG_CACHE_HOME/deno"}},
+	{".cache/uv", []string{"UV_CACHE_DIR", "XDG_CACHE_HOME/uv"}},
+	{".cache/pypoetry", []string{"POETRY_CACHE_DIR", "XDG_CACHE_HOME/pypoetry"}},
+}
+
+// cacheDirs are the tool caches ordinary builds write to, where the
+// commands' environment puts them. The Go caches are created if missing, as
+// go itself would.
 func (g *Gate) cacheDirs(home string) []string {
 	env := func(k string) string {
 		if v, ok := g.cfg.Env[k]; ok {
@@ -373,13 +397,21 @@ func (g *Gate) cacheDirs(home string) []string {
 			dirs = append(dirs, d)
 		}
 	}
-	if home == "" {
-		return dirs
-	}
-	for _, rel := range []string{".npm", ".cache/pip", ".cache/yarn", ".cache/pnpm", ".local/share/pnpm",
-		".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches", ".cache/node-gyp",
-		".bun/install/cache", ".cache/deno", ".cache/uv", ".cache/pypoetry"} {
-		dirs = append(dirs, filepath.Join(home, rel))
+	for _, c := range toolCaches {
+		dir := ""
+		if home != "" {
+			dir = filepath.Join(home, c.home)
+		}
+		for _, e := range c.env {
+			name, sub, _ := strings.Cut(e, "/")
+			if v := env(name); filepath.IsAbs(v) {
+				dir = filepath.Join(v, sub)
+				break
+			}
+		}
+		if dir != "" && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
 	}
 	return dirs
 }
@@ -424,6 +456,10 @@ func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
 		// A protected path, or a directory leading to one, is a mount point:
 		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
 		return "The sandbox keeps .git/config read-only: git runs programs it names (hooks, fsmonitor, pager). Give settings per command instead: `git -c user.name=NAME -c user.email=EMAIL commit …`, or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL; the user can change .git/config outside the sandbox."
+	case has(".git/modules/", ".git/worktrees/") && has("config") && (readOnly || busy):
+		// git submodule update rewrites core.worktree in each submodule's
+		// config, every time.
+		return "The sandbox keeps the config of a submodule or worktree read-only (in .git/modules or .git/worktrees): git runs programs it names. `git submodule update` rewrites it each time: check out the recorded commit instead, `git -C PATH checkout --detach $(git rev-parse HEAD:PATH)`, or the user runs it outside the sandbox."
 	case has(DefaultProtected()...) && (readOnly || busy):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case readOnly:

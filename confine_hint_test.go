@@ -73,12 +73,14 @@ func TestSandboxHintLocalPort(t *testing.T) {
 }
 
 // A write the sandbox refused names what to do instead, for .git/config (git
-// -c), another protected path, and a path outside the root.
+// -c), a submodule's config, another protected path, and a path outside the root.
 func TestSandboxHintReadOnly(t *testing.T) {
 	for _, c := range []struct{ stderr, want string }{
 		{"error: could not write config file .git/config: Device or resource busy", "git -c user.name=NAME"},
 		{"error: could not lock config file .git/config: Read-only file system", "GIT_AUTHOR_EMAIL"},
 		{"bash: .git/hooks/pre-commit: Read-only file system", "protected paths read-only"},
+		{"error: could not write config file /p/.git/modules/libs/lib/config: Device or resource busy", "checkout --detach $(git rev-parse HEAD:PATH)"},
+		{"error: could not lock config file .git/worktrees/w/config.worktree: Read-only file system", "config of a submodule or worktree"},
 		{"mv: cannot move 'x' to '.envrc': Device or resource busy", "protected paths read-only"},
 		{"touch: cannot touch '/etc/x': Read-only file system", "outside the project root"},
 		{"Error: EROFS: read-only file system, open '/etc/x'", "outside the project root"},

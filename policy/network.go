@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -99,9 +100,11 @@ var networkFacts = newCatalogue(
 		notMatch: []string{"git status", "git push -h", "git log"}},
 	fact{programs: []string{"git"}, test: gitNetworkOperands,
 		match: []string{"git ls-remote origin", "git archive --remote=x HEAD", "git clone https://x/y.git", "git remote update",
-			"git remote show origin", "git submodule update --init", "git lfs pull"},
+			"git remote show origin", "git submodule update --init", "git lfs pull", "git submodule add https://x/y.git lib",
+			"git submodule add -b main ../lib libs/lib", "git submodule add git@host:x/y"},
 		notMatch: []string{"git ls-remote ./other", "git archive HEAD", "git clone ./a b", "git remote -v", "git remote show",
-			"git submodule status", "git lfs ls-files"}},
+			"git submodule status", "git lfs ls-files", "git submodule add /srv/lib libs/lib", "git submodule add --name l -- /srv/lib",
+			"git submodule sync", "git submodule update --no-fetch"}},
 	fact{programs: []string{"pip", "pip3"}, also: analysis.IsPython, test: pipIndex,
 		match:    []string{"pip install --index-url http://x y", "pip download -d dl http://h/x.tar.gz", "python3 -m pip install -i http://x y"},
 		notMatch: []string{"pip show -f x", "pip install --no-index --find-links ./wheels x", "python3 -c 'print(1)'"}},
@@ -201,10 +204,34 @@ func gitNetworkOperands(_ *check, c *analysis.Command) string {
 	case "remote":
 		return when(len(rest) > 0 && (rest[0] == "update" || rest[0] == "prune" || rest[0] == "show" && len(rest) > 1), "git remote "+first(rest)+" talks to a remote repository")
 	case "submodule":
-		for _, a := range rest {
-			if a == "update" || a == "sync" || a == "add" {
-				return "git submodule " + a + " fetches from remote repositories"
+		for i, a := range rest {
+			switch {
+			case a == "update" && !slices.Contains(rest[i:], "--no-fetch") && !slices.Contains(rest[i:], "-N"):
+				return "git submodule update fetches from remote repositories"
+			case a == "add":
+				// ./x and ../x are relative to the superproject's remote, if it has one.
+				repo := submoduleRepository(rest[i+1:])
+				if repo == "" || analysis.IsRemote(repo) || strings.HasPrefix(repo, "./") || strings.HasPrefix(repo, "../") {
+					return "git submodule add fetches from " + cmp.Or(repo, "a remote repository")
+				}
+				return "" // a repository on this machine: `git submodule add /srv/lib`
 			}
+		}
+	}
+	return ""
+}
+
+// submoduleRepository is the repository operand of `git submodule add`'s
+// arguments, past its options (those that take a value take the next one).
+func submoduleRepository(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-b" || a == "--branch" || a == "--name" || a == "--reference" || a == "--depth":
+			i++
+		case a == "--":
+			return strings.Join(args[i+1:min(i+2, len(args))], "")
+		case !strings.HasPrefix(a, "-"):
+			return a
 		}
 	}
 	return ""
