@@ -409,11 +409,19 @@ func (g *Gate) cacheDirs(home string) []string {
 				break
 			}
 		}
-		if dir != "" && !slices.Contains(dirs, dir) {
+		if dir != "" && !slices.Contains(dirs, dir) && !holdsHome(dir, home) {
 			dirs = append(dirs, dir)
 		}
 	}
 	return dirs
+}
+
+// holdsHome reports whether dir is the home or a directory above it (a
+// variable set to one by mistake): shown as a cache it would show the whole
+// home, credentials included.
+func holdsHome(dir, home string) bool {
+	dir = filepath.Clean(dir)
+	return dir == "/" || home != "" && (dir == home || strings.HasPrefix(home, dir+"/"))
 }
 
 // keepCreated marks the environment of a command the user approved, for the
