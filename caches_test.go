@@ -29,7 +29,7 @@ func TestCacheDirsFollowTheEnvironment(t *testing.T) {
 		{"PIP_CACHE_DIR wins", map[string]string{"XDG_CACHE_HOME": "$T/c", "PIP_CACHE_DIR": "/p"}, []string{"/p"}, []string{"$T/c/pip"}},
 		{"CARGO_HOME", map[string]string{"CARGO_HOME": "/opt/cargo"}, []string{"/opt/cargo/registry", "/opt/cargo/git"}, []string{"/home/u/.cargo/git"}},
 		{"relative is ignored", map[string]string{"npm_config_cache": "cache"}, []string{"/home/u/.npm"}, []string{"cache"}},
-		{"the home is no cache", map[string]string{"npm_config_cache": "/home/u", "PIP_CACHE_DIR": "/home", "YARN_CACHE_FOLDER": "/"}, nil, []string{"/home/u", "/home", "/"}},
+		{"the home is no cache", map[string]string{"npm_config_cache": "/home/u", "PIP_CACHE_DIR": "/home", "YARN_CACHE_FOLDER": "/", "GOMODCACHE": "/home/u/"}, nil, []string{"/home/u", "/home", "/", "/home/u/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir() // the Go caches are made if missing

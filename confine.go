@@ -393,7 +393,7 @@ func (g *Gate) cacheDirs(home string) []string {
 	}
 	var dirs []string
 	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && os.MkdirAll(d, 0o755) == nil {
+		if d != "" && filepath.IsAbs(d) && !holdsHome(d, home) && os.MkdirAll(d, 0o755) == nil {
 			dirs = append(dirs, d)
 		}
 	}
