@@ -186,6 +186,9 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		b.started = true
 		spec := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
+		if l, ok := protect.LinkedGitDir(g.root); ok && len(spec.GitDirs) > 0 {
+			l.Prepare()
+		}
 		if spec.CacheStore != "" {
 			if err := g.caches.hold(filepath.Dir(spec.CacheStore), g.root); err != nil {
 				spec.CacheStore = "" // the caches as they are, read-only: a build still runs
@@ -316,6 +319,13 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		// What the root's and the user's git config make git run from the
 		// root (core.hooksPath, an fsmonitor script, included files).
 		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home)...)
+		// A linked worktree's git directory is elsewhere: commits write there.
+		if l, ok := protect.LinkedGitDir(g.root); ok {
+			spec.Visible = append(spec.Visible, l.Common)
+			spec.Writable = append(spec.Writable, l.Writable...)
+			spec.Protected = append(spec.Protected, l.Protected...)
+			spec.GitDirs = l.Swept()
+		}
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, quarantineDir)
 	}

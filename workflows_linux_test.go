@@ -243,3 +243,62 @@ func diffLines(before, after string) string {
 	}
 	return out.String()
 }
+
+// An agent working in a linked worktree (`git worktree add`, as agents often
+// do) commits, rebases and stashes in the default sandbox: the worktree's
+// git directory and the objects, refs and reflogs it shares with the main
+// worktree are writable. What would make the user's own git run code or
+// write elsewhere is not: its commondir and config.worktree stay read-only
+// and symlinks there are removed.
+func TestGitWorkInALinkedWorktree(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	base, _ := workLab(t)
+	id := []string{"GIT_AUTHOR_NAME=U", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=U", "GIT_COMMITTER_EMAIL=u@example.com"}
+	main := filepath.Join(base, "main")
+	must(t, os.MkdirAll(main, 0o755))
+	host(t, main, id, "git", "init", "-q", "-b", "main")
+	must(t, os.WriteFile(filepath.Join(main, "a.txt"), []byte("a\n"), 0o644))
+	host(t, main, id, "git", "add", ".")
+	host(t, main, id, "git", "commit", "-qm", "init")
+	host(t, main, id, "git", "worktree", "add", "-q", "../feature", "-b", "feature")
+	root := filepath.Join(base, "feature")
+	gitDir := filepath.Join(main, ".git", "worktrees", "feature")
+	victim := filepath.Join(base, "victim")
+	must(t, os.WriteFile(victim, []byte("v\n"), 0o644))
+
+	g := gate(t, shellgate.Config{Root: root, Env: map[string]string{"GIT_AUTHOR_NAME": "U", "GIT_AUTHOR_EMAIL": "u@example.com", "GIT_COMMITTER_NAME": "U", "GIT_COMMITTER_EMAIL": "u@example.com"}})
+	works(t, g, []step{
+		{"echo b >> a.txt && git commit -qam b && git log --format=%s", "b\ninit\n"},
+		{"echo c >> a.txt && git stash -q && git stash pop -q && git commit -qam c && git rebase -q HEAD~1 && git log --format=%s -1", "c\n"},
+		{"git branch side && git branch --list side", "side"},
+	})
+	for _, attack := range []string{
+		`printf '../../../evil\n' > "$(git rev-parse --git-dir)/commondir"`,
+		`python3 -c 'import subprocess, os; d = subprocess.check_output(["git", "rev-parse", "--git-dir"], text=True).strip(); open("c", "w").write("../../../evil\n"); os.replace("c", d + "/commondir")'`,
+		`printf '[core]\n\tfsmonitor = touch ` + victim + `.pwned\n' >> "$(git rev-parse --git-dir)/config.worktree"`,
+		`python3 -c 'import os, sys; os.symlink(sys.argv[1], sys.argv[2] + "/logs/refs-trap")' ` + victim + ` "$(git rev-parse --git-dir)"`,
+		`ln -s ` + victim + ` "$(git rev-parse --git-common-dir)/refs/heads/trap"`,
+	} {
+		run(t, g, shellgate.Request{Command: attack})
+	}
+	must(t, g.Close())
+	if b, _ := os.ReadFile(filepath.Join(gitDir, "commondir")); string(b) != "../..\n" {
+		t.Errorf("the worktree's commondir was changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(gitDir, "config.worktree")); len(b) != 0 {
+		t.Errorf("the worktree's config.worktree was written: %q", b)
+	}
+	for _, p := range []string{filepath.Join(gitDir, "logs", "refs-trap"), filepath.Join(main, ".git", "refs", "heads", "trap")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("a symlink is left for the user's git: %s", p)
+		}
+	}
+	host(t, root, nil, "git", "-c", "extensions.worktreeConfig=true", "status")
+	if _, err := os.Stat(victim + ".pwned"); err == nil {
+		t.Error("the user's git ran a command's fsmonitor")
+	}
+	if got := host(t, main, nil, "git", "log", "--format=%s", "feature"); got != "c\nb\ninit\n" {
+		t.Errorf("the feature branch as the main worktree sees it: %q", got)
+	}
+}

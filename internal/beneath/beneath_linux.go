@@ -235,21 +235,33 @@ const (
 )
 
 // UnlinkGitSymlinks removes every symlink in the root's .git but its object
-// store: git never makes one there, and git on the host writes through them
-// (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc has the user's
-// next commit append to it). It returns what it removed, as notes.
-func UnlinkGitSymlinks(root string) []string {
-	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer unix.Close(rootFD)
-	gitFD, err := Dir(rootFD, ".git")
-	if err != nil {
-		return nil
-	}
-	defer unix.Close(gitFD)
+// store, and in the other git directories named (absolute, outside the root: a
+// linked worktree's): git never makes one there, and git on the host writes
+// through them (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc
+// has the user's next commit append to it). It returns what it removed, as
+// notes.
+func UnlinkGitSymlinks(root string, gitDirs ...string) []string {
 	var removed []string
+	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		if gitFD, err := Dir(rootFD, ".git"); err == nil {
+			removed = unlinkSymlinks(gitFD, ".git/", removed)
+			unix.Close(gitFD)
+		}
+		unix.Close(rootFD)
+	}
+	for _, d := range gitDirs {
+		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			removed = unlinkSymlinks(fd, d+"/", removed)
+			unix.Close(fd)
+		}
+	}
+	return removed
+}
+
+// unlinkSymlinks removes the symlinks under dirFD (named label… in the
+// notes), but in a top-level objects directory, within maxGitEntries and
+// maxGitDepth.
+func unlinkSymlinks(dirFD int, label string, removed []string) []string {
 	entries := maxGitEntries
 	var walk func(dirFD int, rel string, depth int)
 	walk = func(dirFD int, rel string, depth int) {
@@ -268,7 +280,7 @@ func UnlinkGitSymlinks(root string) []string {
 			case e.Type()&os.ModeSymlink != 0:
 				target, _ := Readlink(int(f.Fd()), name)
 				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
-					removed = append(removed, fmt.Sprintf(".git/%s%s (to %s)", rel, name, target))
+					removed = append(removed, fmt.Sprintf("%s%s%s (to %s)", label, rel, name, target))
 				}
 			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 				if sub, err := Dir(int(f.Fd()), name); err == nil {
@@ -278,7 +290,7 @@ func UnlinkGitSymlinks(root string) []string {
 			}
 		}
 	}
-	walk(gitFD, "", 0)
+	walk(dirFD, "", 0)
 	return removed
 }
 

@@ -115,6 +115,9 @@ func GitRunsFrom(root, home string) []string {
 	// The user's own config too: a relative core.hooksPath there names a
 	// directory in every project.
 	configs := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
+	if l, ok := LinkedGitDir(root); ok { // a linked worktree's, outside the root
+		configs = []string{filepath.Join(l.Common, "config"), filepath.Join(l.GitDir, "config.worktree")}
+	}
 	if home != "" {
 		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))
 	}

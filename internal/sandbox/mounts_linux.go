@@ -135,7 +135,7 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		now = append(now, p)
 	}
 	if len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0])...)
+		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
 	}
 	return now, moved, errors.Join(errs...)
 }
@@ -203,7 +203,7 @@ func (m *mounter) sweepGit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ready && len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0])...)
+		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
 	}
 }
 

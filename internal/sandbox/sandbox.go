@@ -106,6 +106,11 @@ type Spec struct {
 	// ends (Launched's Notes say so), or when the next command starts; while it
 	// is being created only the policy guards it.
 	Protected []string
+	// GitDirs are directories outside the root that git on the host reads
+	// for the root and the session may write (a linked worktree's git
+	// directory, the refs and reflogs it shares): symlinks there are removed
+	// as in the root's .git.
+	GitDirs []string
 	// Patterns are names of protected entries of the first writable path
 	// (the root), such as "*.code-workspace": protected like Protected.
 	Patterns []string

@@ -1,0 +1,101 @@
+package protect
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Linked is what a sandbox must show of a repository whose git directory lies
+// outside the root: the root's .git is then a file ("gitdir: …"), as git
+// leaves it in a linked worktree (`git worktree add`, how agents often work)
+// or in a submodule opened as a project of its own.
+type Linked struct {
+	// GitDir is the root's own git directory (HEAD, index, logs), written by
+	// every commit: writable.
+	GitDir string
+	// Common is the directory it shares with the main worktree (its
+	// commondir); GitDir itself for a submodule. Shown read-only but for
+	// Writable.
+	Common string
+	// Writable are what commits write: GitDir, and the common objects, refs
+	// and reflogs.
+	Writable []string
+	// Protected are the files in GitDir that make git run code or look
+	// elsewhere (config, hooks, commondir …): read-only like the root's.
+	Protected []string
+}
+
+// Swept are the directories a session writes where git on the host follows
+// symlinks (reflogs, refs, HEAD): swept of symlinks as the root's .git is.
+func (l Linked) Swept() []string {
+	var dirs []string
+	for _, d := range l.Writable {
+		if filepath.Base(d) != "objects" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// LinkedGitDir reads the root's .git when it is a file naming a git
+// directory outside the root; ok is false otherwise (a .git directory, none,
+// or one inside the root, which the root's rules cover).
+func LinkedGitDir(root string) (l Linked, ok bool) {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil || len(b) > 4096 {
+		return Linked{}, false
+	}
+	rest, found := bytes.CutPrefix(b, []byte("gitdir:"))
+	if !found {
+		return Linked{}, false
+	}
+	gitDir := strings.TrimSpace(string(rest))
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(root, gitDir)
+	}
+	gitDir = filepath.Clean(gitDir)
+	if within(gitDir, root) {
+		return Linked{}, false
+	}
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return Linked{}, false
+	}
+	l = Linked{GitDir: gitDir, Common: gitDir, Writable: []string{gitDir}}
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		if fi, err := os.Stat(common); err == nil && fi.IsDir() {
+			l.Common = filepath.Clean(common)
+		}
+	}
+	if l.Common != gitDir {
+		for _, d := range []string{"objects", "refs", "logs"} {
+			if fi, err := os.Stat(filepath.Join(l.Common, d)); err == nil && fi.IsDir() {
+				l.Writable = append(l.Writable, filepath.Join(l.Common, d))
+			}
+		}
+	}
+	for _, name := range []string{"config", "config.worktree", "commondir", "gitdir", "hooks", "info"} {
+		l.Protected = append(l.Protected, filepath.Join(gitDir, name))
+	}
+	return l, true
+}
+
+// Prepare makes GitDir's config.worktree, empty, where there is none, so that
+// it is protected from the start: git reads it (once extensions.worktreeConfig
+// is on, today or later), and one a command made would stay outside the root,
+// where no quarantine reaches. An empty file sets nothing.
+func (l Linked) Prepare() error {
+	f, err := os.OpenFile(filepath.Join(l.GitDir, "config.worktree"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) // O_EXCL: never through a symlink
+	if err != nil {
+		if os.IsExist(err) {
+			return nil
+		}
+		return err
+	}
+	return f.Close()
+}
