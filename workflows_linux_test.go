@@ -279,10 +279,15 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		`printf '[core]\n\tfsmonitor = touch ` + victim + `.pwned\n' >> "$(git rev-parse --git-dir)/config.worktree"`,
 		`python3 -c 'import os, sys; os.symlink(sys.argv[1], sys.argv[2] + "/logs/refs-trap")' ` + victim + ` "$(git rev-parse --git-dir)"`,
 		`ln -s ` + victim + ` "$(git rev-parse --git-common-dir)/refs/heads/trap"`,
+		`python3 -c 'open(".g" + "it", "w").write("gitdir: evil\n")'`,
+		`python3 -c 'import os; open("g", "w").write("gitdir: evil\n"); os.replace("g", ".git")'`,
 	} {
 		run(t, g, shellgate.Request{Command: attack})
 	}
 	must(t, g.Close())
+	if b, _ := os.ReadFile(filepath.Join(root, ".git")); string(b) != "gitdir: "+gitDir+"\n" {
+		t.Errorf("the worktree's .git was changed: %q", b)
+	}
 	if b, _ := os.ReadFile(filepath.Join(gitDir, "commondir")); string(b) != "../..\n" {
 		t.Errorf("the worktree's commondir was changed: %q", b)
 	}

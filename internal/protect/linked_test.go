@@ -51,8 +51,8 @@ func TestLinkedGitDir(t *testing.T) {
 	if slices.Contains(l.Swept(), common+"/objects") || !slices.Contains(l.Swept(), gitDir) {
 		t.Errorf("swept %v", l.Swept())
 	}
-	for _, p := range []string{"config.worktree", "commondir", "config", "hooks"} {
-		if !slices.Contains(l.Protected, filepath.Join(gitDir, p)) {
+	for _, p := range []string{filepath.Join(feature, ".git"), gitDir + "/config.worktree", gitDir + "/commondir", gitDir + "/config", gitDir + "/hooks"} {
+		if !slices.Contains(l.Protected, p) {
 			t.Errorf("%s is not protected: %v", p, l.Protected)
 		}
 	}
