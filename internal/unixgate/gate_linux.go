@@ -12,6 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// HostNetwork, as Guard's noSupervisor, says that the session shares the
+// host's network namespace, where the host's sockets are the session's, as
+// the user asked: the layer then reads "host", as the network's does.
+const HostNetwork = "host"
+
 // Guard keeps the commands the calling thread forks from here on away from
 // the host's pathname unix sockets, and says how: "landlock-v9" when the
 // thread's Landlock domain (landlockABI, 0 without one) handles the right,
@@ -22,6 +27,9 @@ import (
 func Guard(landlockABI int, noSupervisor string) (string, error) {
 	if landlockABI >= 9 {
 		return "landlock-v9", nil
+	}
+	if noSupervisor == HostNetwork {
+		return "host", nil
 	}
 	why := fmt.Sprintf("Landlock (ABI %d < 9) does not govern connect, and ", landlockABI)
 	if landlockABI == 0 {
