@@ -62,7 +62,16 @@ func InstallNotify() (listener int, err error) {
 	}
 	filter := unixSends()
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&prog)))
+	// Once the supervisor holds a call, only a fatal signal ends the
+	// caller's wait: a call restarted after a signal would be done twice (a
+	// datagram sent again, stream data repeated). Kernels before 5.19 lack it.
+	var fd uintptr
+	var errno unix.Errno
+	for _, flags := range []uintptr{unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER} {
+		if fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog))); errno != unix.EINVAL {
+			break
+		}
+	}
 	runtime.KeepAlive(filter)
 	if errno != 0 {
 		return -1, errno

@@ -2,7 +2,10 @@ package unixgate
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,7 +172,7 @@ func TestHostSocketsUnreachable(t *testing.T) {
 			t.Errorf("%s: %s, want refused", a.name, got)
 		}
 	}
-	for _, name := range []string{"own stream", "own datagram sendto", "own datagram sendmsg", "own seqpacket", "own stream by symlink", "own datagram sendmmsg", "own stream rights"} {
+	for _, name := range []string{"own stream", "own datagram sendto", "own datagram sendmsg", "own seqpacket", "own stream by symlink", "own datagram sendmmsg", "own stream rights", "own stream under signals"} {
 		if got := results[name]; got != "ok" {
 			t.Errorf("%s: %s, want ok", name, got)
 		}
@@ -328,7 +331,69 @@ func attacker(lab string) int {
 		return unix.Sendmsg(fd, []byte("x"), unix.UnixRights(0), nil, 0)
 	}))
 	fmt.Printf("race: %s\n", race(lab))
+	report("own stream under signals", underSignals(in+"seq.sock"))
 	return 0
+}
+
+// underSignals sends numbered records over a stream with sendmsg while
+// signals rain on the sender, and checks that every record arrives once, in
+// order: a call the supervisor performed must not be restarted after a
+// signal and performed again.
+func underSignals(path string) error {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	const records = 10000
+	got := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		var rec [8]byte
+		for i := uint64(0); i < records; i++ {
+			if _, err := io.ReadFull(c, rec[:]); err != nil {
+				got <- fmt.Errorf("record %d: %w", i, err)
+				return
+			}
+			if n := binary.LittleEndian.Uint64(rec[:]); n != i {
+				got <- fmt.Errorf("record %d reads %d", i, n)
+				return
+			}
+		}
+		got <- nil
+	}()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		return err
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				unix.Kill(os.Getpid(), unix.SIGURG)
+			}
+		}
+	}()
+	for i := uint64(0); i < records; i++ {
+		rec := binary.LittleEndian.AppendUint64(nil, i)
+		if n, err := unix.SendmsgN(fd, rec, nil, nil, 0); err != nil || n != len(rec) {
+			return fmt.Errorf("sendmsg %d: %d %v", i, n, err)
+		}
+	}
+	return <-got
 }
 
 // race swaps a symlink between the session's server and the host's while
