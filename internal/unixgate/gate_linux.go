@@ -70,26 +70,31 @@ type seccompResp struct {
 	flags uint32
 }
 
-// serve answers the filter's notifications until the listener fails.
-func serve(listener int) {
-	slots := make(chan struct{}, maxHandlers)
+func serve(listener int) { receive(listener, make(chan struct{}, maxHandlers)) }
+
+// receive takes the next notification, leaves the one after to a new
+// goroutine and answers its own on the thread it runs on: a goroutine
+// started to answer would wait for a free P (the caller holds one in its
+// system call) until the runtime takes one back, milliseconds at times.
+func receive(listener int, slots chan struct{}) {
+	n := new(seccompNotif)
 	for {
-		n := new(seccompNotif)
-		if err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n)); err != nil {
-			if err == unix.EINTR || err == unix.ENOENT { // the caller died meanwhile
-				continue
-			}
+		*n = seccompNotif{}
+		err := ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n))
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR && err != unix.ENOENT { // ENOENT: the caller died meanwhile
 			fmt.Fprintln(os.Stderr, "unixgate: the listener failed:", err)
 			return
 		}
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots }()
-			val, errno := handle(listener, n)
-			r := seccompResp{id: n.id, val: val, error: -int32(errno)}
-			ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) // ENOENT: the caller is gone or was interrupted
-		}()
 	}
+	slots <- struct{}{}
+	defer func() { <-slots }()
+	go receive(listener, slots)
+	val, errno := handle(listener, n)
+	r := seccompResp{id: n.id, val: val, error: -int32(errno)}
+	ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&r)) // ENOENT: the caller is gone
 }
 
 func ioctl(fd int, req uint, arg unsafe.Pointer) error {
@@ -101,21 +106,20 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 
 // A caller is the thread whose call is being handled.
 type caller struct {
-	tid   int
-	pidfd int
-	mem   *os.File
+	tid        int
+	pidfd, mem int
 }
 
 // open reaches the caller and checks, afterwards, that the notification is
 // still live: the thread ID was not reused by then.
 func open(listener int, n *seccompNotif) (*caller, unix.Errno) {
-	c := &caller{tid: int(n.pid), pidfd: -1}
+	c := &caller{tid: int(n.pid), pidfd: -1, mem: -1}
 	var err error
 	if c.pidfd, err = unix.PidfdOpen(c.tid, unix.O_EXCL); err != nil { // PIDFD_THREAD
 		c.pidfd, err = unix.PidfdOpen(c.tid, 0)
 	}
 	if err == nil {
-		c.mem, err = os.OpenFile("/proc/"+strconv.Itoa(c.tid)+"/mem", os.O_RDWR, 0)
+		c.mem, err = unix.Open("/proc/"+strconv.Itoa(c.tid)+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	}
 	if err == nil {
 		err = ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&n.id))
@@ -128,11 +132,10 @@ func open(listener int, n *seccompNotif) (*caller, unix.Errno) {
 }
 
 func (c *caller) close() {
-	if c.pidfd >= 0 {
-		unix.Close(c.pidfd)
-	}
-	if c.mem != nil {
-		c.mem.Close()
+	for _, fd := range []int{c.pidfd, c.mem} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
@@ -142,14 +145,18 @@ func (c *caller) read(addr uint64, n int) ([]byte, unix.Errno) {
 	if n == 0 {
 		return b, 0
 	}
-	if _, err := c.mem.ReadAt(b, int64(addr)); err != nil {
-		return nil, unix.EFAULT
+	for done := 0; done < n; {
+		r, err := unix.Pread(c.mem, b[done:], int64(addr)+int64(done))
+		if err != nil || r == 0 {
+			return nil, unix.EFAULT
+		}
+		done += r
 	}
 	return b, 0
 }
 
 func (c *caller) write(addr uint64, b []byte) unix.Errno {
-	if _, err := c.mem.WriteAt(b, int64(addr)); err != nil {
+	if r, err := unix.Pwrite(c.mem, b, int64(addr)); err != nil || r != len(b) {
 		return unix.EFAULT
 	}
 	return 0

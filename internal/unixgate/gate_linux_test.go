@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(session())
 	case "attacker":
 		os.Exit(attacker(os.Getenv("LAB")))
+	case "caller":
+		os.Exit(callMany())
 	}
 	os.Exit(m.Run())
 }
