@@ -175,11 +175,7 @@ func handle(listener int, n *seccompNotif) (int64, unix.Errno) {
 		return 0, errnoOf(err, unix.EBADF)
 	}
 	defer unix.Close(fd)
-	domain, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if err != nil {
-		return 0, errnoOf(err, unix.ENOTSOCK)
-	}
-	s := &sock{c: c, fd: fd, unix: domain == unix.AF_UNIX}
+	s := &sock{c: c, fd: fd}
 	switch n.nr {
 	case unix.SYS_CONNECT:
 		return 0, s.connect(n.args[1], n.args[2])

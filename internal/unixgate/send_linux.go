@@ -22,9 +22,8 @@ const (
 
 // A sock is the caller's socket, as the supervisor holds it.
 type sock struct {
-	c    *caller
-	fd   int
-	unix bool // AF_UNIX: its addresses are paths
+	c  *caller
+	fd int
 }
 
 // route checks where addr leads and returns what to use instead: for a
@@ -33,8 +32,12 @@ type sock struct {
 // that the kernel reaches that file and no other. done releases it.
 func (s *sock) route(addr []byte) (_ []byte, done func(), _ unix.Errno) {
 	done = func() {}
-	if !s.unix || len(addr) <= 2 || binary.NativeEndian.Uint16(addr) != unix.AF_UNIX || addr[2] == 0 {
+	if len(addr) <= 2 || binary.NativeEndian.Uint16(addr) != unix.AF_UNIX || addr[2] == 0 {
 		return addr, done, 0 // not a path: abstract names and others stay in the session's namespaces
+	}
+	// Only a unix socket takes the address as a path (another refuses it).
+	if domain, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || domain != unix.AF_UNIX {
+		return addr, done, 0
 	}
 	path := addr[2:]
 	for i, b := range path {
