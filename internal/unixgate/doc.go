@@ -15,6 +15,14 @@
 // resolves the command's path again, so no race (a symlink swapped, the
 // address rewritten, the fd replaced) gets past the check, which is why the
 // supervisor does not answer "continue", not even for other families.
+//
+// Known limits: sock_diag gives a socket file's inode number in 32 bits, so
+// on a file system with larger numbers a host socket whose number matches a
+// session socket's in those bits, on the same device, would pass; a socket
+// bound in a network namespace a command made itself is refused; a server
+// sees the helper as its peer (SO_PEERCRED), and explicit credentials
+// (SCM_CREDENTIALS) are refused; the supervisor performs a call with the
+// helper's capabilities in the session's own namespaces.
 package unixgate
 
 // Layer names the guard in a sandbox report: "landlock-v9" or "supervisor".
