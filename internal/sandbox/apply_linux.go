@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,6 +64,9 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	}
 	if l.seccomp {
 		layers[LayerSeccomp] = "filter"
+	}
+	if l.unix != "" {
+		layers[unixgate.Layer] = l.unix
 	}
 	return layers, missing, m, l, nil
 }

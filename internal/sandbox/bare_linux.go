@@ -17,6 +17,7 @@ import (
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seccomp"
+	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
 
@@ -195,10 +196,15 @@ func confineBare(cfg bareConfig) bareResult {
 	if ruleset >= 0 {
 		if err := llsys.LandlockRestrictSelf(ruleset, 0); err != nil {
 			miss(LayerFS, fmt.Errorf("landlock_restrict_self: %s", errnoName(err)))
+			abi = 0
 		} else {
 			r.Layers[LayerFS] = "landlock-v" + strconv.Itoa(abi)
 		}
 		unix.Close(ruleset)
+	}
+	how, err := unixgate.Guard(abi, "a bare session has no helper to supervise")
+	if r.Missing = append(r.Missing, flatten(err)...); how != "" {
+		r.Layers[unixgate.Layer] = how
 	}
 	return r
 }

@@ -11,6 +11,7 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/shellgate/shellgate/internal/seccomp"
+	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,16 +28,20 @@ import (
 // restricted domain cannot ptrace or signal out of itself, and capabilities
 // the tracer lacks forbid ptrace too.
 type launcher struct {
-	ruleset int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
-	abi     int
-	seccomp bool // the thread's seccomp filter is in place
-	work    chan func() bool
+	ruleset      int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
+	abi          int
+	seccomp      bool   // the thread's seccomp filter is in place
+	unix, noGate string // how host unix sockets are kept out (unixgate), or why no supervisor can
+	work         chan func() bool
 }
 
 // newLauncher builds the session's Landlock ruleset and starts the thread. The
 // error says which layer is missing; the launcher works without it.
 func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 	l := &launcher{ruleset: -1, work: make(chan func() bool)}
+	if spec.Network {
+		l.noGate = unixgate.HostNetwork
+	}
 	var errs []error
 	if fd, abi, err := buildRuleset(spec, writable); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
@@ -89,7 +94,8 @@ func (l *launcher) do(fn func() (fit bool)) {
 // restrictThread confines the calling thread, and so every command it forks:
 // no capabilities ever, no privilege gained at exec, a keyring of its own,
 // no vsock or io_uring (seccomp), writes only where the ruleset allows,
-// signals and abstract sockets only within the session.
+// signals and abstract sockets only within the session, and no host
+// pathname unix socket (unixgate).
 func (l *launcher) restrictThread() error {
 	var errs []error
 	if err := dropCapabilities(); err != nil {
@@ -109,11 +115,13 @@ func (l *launcher) restrictThread() error {
 	}
 	if l.ruleset >= 0 {
 		if err := llsys.LandlockRestrictSelf(l.ruleset, 0); err != nil {
-			l.ruleset = -1
+			l.ruleset, l.abi = -1, 0
 			errs = append(errs, fmt.Errorf("%s: landlock_restrict_self: %w", LayerFS, err))
 		}
 	}
-	return errors.Join(errs...)
+	var err error
+	l.unix, err = unixgate.Guard(l.abi, l.noGate)
+	return errors.Join(append(errs, err)...)
 }
 
 // dropCapabilities empties the calling thread's bounding and ambient sets, so a
@@ -140,14 +148,10 @@ func dropCapabilities() error {
 
 func lastCap() int {
 	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return unix.CAP_LAST_CAP
+	if n, nerr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && nerr == nil {
+		return n
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return unix.CAP_LAST_CAP
-	}
-	return n
+	return unix.CAP_LAST_CAP
 }
 
 // Landlock access rights, as go-landlock groups them.
@@ -159,19 +163,12 @@ const (
 	fsFile = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile | llsys.AccessFSIoctlDev
 )
 
-// handledFS are the file system rights each Landlock ABI handles, up to the
-// ioctl right of ABI 5 (go-landlock's V7 set: pathname sockets are masked by
-// mounts instead).
+// handledFS are the file system rights each Landlock ABI handles, the low
+// bits: 13 at ABI 1, then REFER (2), TRUNCATE (3), IOCTL_DEV (5) and
+// RESOLVE_UNIX (9), which no rule grants: commands reach only the unix
+// sockets bound in the session's domain (unixgate).
 func handledFS(abi int) uint64 {
-	switch {
-	case abi >= 5:
-		return 1<<16 - 1
-	case abi >= 3:
-		return 1<<15 - 1
-	case abi == 2:
-		return 1<<14 - 1
-	}
-	return 1<<13 - 1
+	return 1<<[...]int{13, 13, 14, 15, 15, 16, 16, 16, 16, 17}[min(max(abi, 0), 9)] - 1
 }
 
 // buildRuleset makes the session's Landlock ruleset — everything readable and

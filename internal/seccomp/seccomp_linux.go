@@ -50,72 +50,144 @@ func Install() error {
 	return nil
 }
 
-// socketsAndModes is Install's program.
-func socketsAndModes() []unix.SockFilter {
-	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		and = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
-		ret = unix.BPF_RET | unix.BPF_K
-		// x32Bit marks the x32 ABI's system call numbers on amd64.
-		x32Bit = 0x40000000
-		// Offsets in struct seccomp_data: the low half of each argument.
-		nrAt, archAt, argsAt = 0, 4, 16
-		setID                = unix.S_ISUID | unix.S_ISGID
-	)
-	refuse := func(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
-	// Jumps are written to labels and resolved below: a jump counts the
-	// instructions it skips, forward only.
-	type insn struct {
-		unix.SockFilter
-		jt, jf string
+// InstallNotify installs, on the calling thread and so on every command it
+// forks, a second filter that hands the system calls which can reach a unix
+// socket by its path — connect, sendto with an address, sendmsg and
+// sendmmsg (whose address lies in memory the filter cannot read) — to a
+// supervisor, and returns the listener the supervisor reads them from
+// (SECCOMP_FILTER_FLAG_NEW_LISTENER). Everything else is allowed.
+func InstallNotify() (listener int, err error) {
+	if auditArch == 0 {
+		return -1, errors.New("no seccomp filter for " + runtime.GOARCH)
 	}
-	var prog []insn
-	labels := map[string]int{}
-	emit := func(code uint16, k uint32, jt, jf string) {
-		prog = append(prog, insn{unix.SockFilter{Code: code, K: k}, jt, jf})
+	filter := unixSends()
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	// Once the supervisor holds a call, only a fatal signal ends the
+	// caller's wait: a call restarted after a signal would be done twice (a
+	// datagram sent again, stream data repeated). Kernels before 5.19 lack it.
+	var fd uintptr
+	var errno unix.Errno
+	for _, flags := range []uintptr{unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER} {
+		if fd, _, errno = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog))); errno != unix.EINVAL {
+			break
+		}
 	}
-	label := func(name string) { labels[name] = len(prog) }
+	runtime.KeepAlive(filter)
+	if errno != 0 {
+		return -1, errno
+	}
+	unix.CloseOnExec(int(fd))
+	return int(fd), nil
+}
 
-	emit(ld, archAt, "", "")
-	emit(jeq, auditArch, "", "enosys")
-	emit(ld, nrAt, "", "")
-	emit(jge, x32Bit, "enosys", "")
-	emit(jeq, unix.SYS_IO_URING_SETUP, "eperm", "")
-	emit(jeq, unix.SYS_SOCKET, "socket", "")
-	for _, c := range modeCalls {
-		emit(jeq, c.nr, "mode"+string(rune('0'+c.arg)), "")
-	}
-	emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
-	label("socket")
-	emit(ld, argsAt, "", "")
-	emit(jeq, unix.AF_VSOCK, "eafnosupport", "allow")
-	for _, arg := range []uint32{1, 2} {
-		label("mode" + string(rune('0'+arg)))
-		emit(ld, argsAt+8*arg, "", "")
-		emit(and, setID, "", "")
-		emit(jeq, 0, "allow", "eperm")
-	}
-	label("allow")
-	emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
-	label("eperm")
-	emit(ret, refuse(unix.EPERM), "", "")
-	label("eafnosupport")
-	emit(ret, refuse(unix.EAFNOSUPPORT), "", "")
-	label("enosys")
-	emit(ret, refuse(unix.ENOSYS), "", "")
+// BPF instructions, and the offsets in struct seccomp_data: the low half of
+// each argument.
+const (
+	ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	and = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+	ret = unix.BPF_RET | unix.BPF_K
+	// x32Bit marks the x32 ABI's system call numbers on amd64.
+	x32Bit = 0x40000000
 
-	out := make([]unix.SockFilter, len(prog))
-	for i, in := range prog {
+	nrAt, archAt, argsAt = 0, 4, 16
+)
+
+// An assembler writes a program whose jumps go to labels, resolved by
+// program: a jump counts the instructions it skips, forward only.
+type assembler struct {
+	prog   []insn
+	labels map[string]int
+}
+
+type insn struct {
+	unix.SockFilter
+	jt, jf string
+}
+
+func (a *assembler) emit(code uint16, k uint32, jt, jf string) {
+	a.prog = append(a.prog, insn{unix.SockFilter{Code: code, K: k}, jt, jf})
+}
+
+func (a *assembler) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	a.labels[name] = len(a.prog)
+}
+
+func (a *assembler) program() []unix.SockFilter {
+	out := make([]unix.SockFilter, len(a.prog))
+	for i, in := range a.prog {
 		jump := func(to string) uint8 {
 			if to == "" {
 				return 0
 			}
-			return uint8(labels[to] - i - 1)
+			return uint8(a.labels[to] - i - 1)
 		}
 		in.Jt, in.Jf = jump(in.jt), jump(in.jf)
 		out[i] = in.SockFilter
 	}
 	return out
+}
+
+// socketsAndModes is Install's program.
+func socketsAndModes() []unix.SockFilter {
+	const setID = unix.S_ISUID | unix.S_ISGID
+	refuse := func(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
+	var a assembler
+	a.emit(ld, archAt, "", "")
+	a.emit(jeq, auditArch, "", "enosys")
+	a.emit(ld, nrAt, "", "")
+	a.emit(jge, x32Bit, "enosys", "")
+	a.emit(jeq, unix.SYS_IO_URING_SETUP, "eperm", "")
+	a.emit(jeq, unix.SYS_SOCKET, "socket", "")
+	for _, c := range modeCalls {
+		a.emit(jeq, c.nr, "mode"+string(rune('0'+c.arg)), "")
+	}
+	a.emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
+	a.label("socket")
+	a.emit(ld, argsAt, "", "")
+	a.emit(jeq, unix.AF_VSOCK, "eafnosupport", "allow")
+	for _, arg := range []uint32{1, 2} {
+		a.label("mode" + string(rune('0'+arg)))
+		a.emit(ld, argsAt+8*arg, "", "")
+		a.emit(and, setID, "", "")
+		a.emit(jeq, 0, "allow", "eperm")
+	}
+	a.label("allow")
+	a.emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
+	a.label("eperm")
+	a.emit(ret, refuse(unix.EPERM), "", "")
+	a.label("eafnosupport")
+	a.emit(ret, refuse(unix.EAFNOSUPPORT), "", "")
+	a.label("enosys")
+	a.emit(ret, refuse(unix.ENOSYS), "", "")
+	return a.program()
+}
+
+// unixSends is InstallNotify's program. Another architecture's calls and
+// x32's are the first filter's to refuse; sendto without an address (send)
+// cannot name a socket, and its arguments are the registers' copies, so it
+// is allowed here.
+func unixSends() []unix.SockFilter {
+	var a assembler
+	a.emit(ld, archAt, "", "")
+	a.emit(jeq, auditArch, "", "allow")
+	a.emit(ld, nrAt, "", "")
+	a.emit(jge, x32Bit, "allow", "")
+	a.emit(jeq, unix.SYS_CONNECT, "notify", "")
+	a.emit(jeq, unix.SYS_SENDMSG, "notify", "")
+	a.emit(jeq, unix.SYS_SENDMMSG, "notify", "")
+	a.emit(jeq, unix.SYS_SENDTO, "", "allow")
+	a.emit(ld, argsAt+8*4, "", "") // dest_addr, both halves
+	a.emit(jeq, 0, "", "notify")
+	a.emit(ld, argsAt+8*4+4, "", "")
+	a.emit(jeq, 0, "allow", "notify")
+	a.label("notify")
+	a.emit(ret, unix.SECCOMP_RET_USER_NOTIF, "", "")
+	a.label("allow")
+	a.emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
+	return a.program()
 }

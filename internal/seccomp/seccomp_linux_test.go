@@ -10,7 +10,12 @@ import (
 // every path ends in a return: the kernel would refuse the filter otherwise,
 // and every command would go unconfined by it.
 func TestProgramIsWellFormed(t *testing.T) {
-	prog := socketsAndModes()
+	for name, prog := range map[string][]unix.SockFilter{"sockets and modes": socketsAndModes(), "unix sends": unixSends()} {
+		t.Run(name, func(t *testing.T) { wellFormed(t, prog) })
+	}
+}
+
+func wellFormed(t *testing.T, prog []unix.SockFilter) {
 	for i, in := range prog {
 		if in.Code&0x07 == unix.BPF_JMP {
 			for _, off := range []uint8{in.Jt, in.Jf} {
