@@ -22,8 +22,9 @@ type Linked struct {
 	// Writable are what commits write: GitDir, and the common objects, refs
 	// and reflogs.
 	Writable []string
-	// Protected are the files in GitDir that make git run code or look
-	// elsewhere (config, hooks, commondir …): read-only like the root's.
+	// Protected are the root's .git file and the files in GitDir that make
+	// git run code or look elsewhere (config, hooks, commondir …): read-only
+	// like the root's.
 	Protected []string
 }
 
@@ -79,6 +80,9 @@ func LinkedGitDir(root string) (l Linked, ok bool) {
 			}
 		}
 	}
+	// The root's .git file too: rewritten, it points the user's git at a
+	// git directory a command made.
+	l.Protected = append(l.Protected, filepath.Join(root, ".git"))
 	for _, name := range []string{"config", "config.worktree", "commondir", "gitdir", "hooks", "info"} {
 		l.Protected = append(l.Protected, filepath.Join(gitDir, name))
 	}
