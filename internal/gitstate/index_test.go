@@ -130,7 +130,9 @@ func describe(ix *Index) string {
 	return b.String()
 }
 
-func modeString(m uint32) string { return strings.TrimSpace(strings.ToLower(string(rune('0'+m>>15&7)) + string(rune('0'+m>>12&7)) + string(rune('0'+m>>9&7)) + string(rune('0'+m>>6&7)) + string(rune('0'+m>>3&7)) + string(rune('0'+m&7)))) }
+func modeString(m uint32) string {
+	return strings.TrimSpace(strings.ToLower(string(rune('0'+m>>15&7)) + string(rune('0'+m>>12&7)) + string(rune('0'+m>>9&7)) + string(rune('0'+m>>6&7)) + string(rune('0'+m>>3&7)) + string(rune('0'+m&7))))
+}
 
 // lsFiles is git's view: a tag (H, S skip-worktree, h assume-unchanged),
 // the mode and the path.
