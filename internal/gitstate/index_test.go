@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -125,13 +126,9 @@ func describe(ix *Index) string {
 		case e.AssumeValid:
 			tag = "h"
 		}
-		b.WriteString(tag + " " + strings.TrimLeft(strings.Fields(modeString(e.Mode))[0], "0") + " " + e.Path + "\n")
+		b.WriteString(tag + " " + strconv.FormatUint(uint64(e.Mode), 8) + " " + e.Path + "\n")
 	}
 	return b.String()
-}
-
-func modeString(m uint32) string {
-	return strings.TrimSpace(strings.ToLower(string(rune('0'+m>>15&7)) + string(rune('0'+m>>12&7)) + string(rune('0'+m>>9&7)) + string(rune('0'+m>>6&7)) + string(rune('0'+m>>3&7)) + string(rune('0'+m&7))))
 }
 
 // lsFiles is git's view: a tag (H, S skip-worktree, h assume-unchanged),
