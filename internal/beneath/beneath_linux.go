@@ -268,7 +268,7 @@ func UnlinkGitSymlinks(root string) []string {
 			case e.Type()&os.ModeSymlink != 0:
 				target, _ := Readlink(int(f.Fd()), name)
 				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
-					removed = append(removed, fmt.Sprintf(".git/%s%s (to %s)", rel, name, target))
+					removed = append(removed, fmt.Sprintf("removed the symlink .git/%s%s (to %s), which git writes through", rel, name, target))
 				}
 			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 				if sub, err := Dir(int(f.Fd()), name); err == nil {
