@@ -75,6 +75,7 @@ type Index struct {
 	Entries    []Entry
 	Extensions []Extension
 	skipHash   bool // the trailer is zeros (index.skipHash)
+	size       int  // of the file read
 }
 
 // Split reports whether ix is a split index's main file (a "link" extension),
@@ -107,7 +108,7 @@ func Parse(data []byte) (*Index, error) {
 		}
 		ix, err := parse(body, hs)
 		if err == nil {
-			ix.skipHash = zero
+			ix.skipHash, ix.size = zero, len(data)
 			return ix, nil
 		}
 		if firstErr == nil {
@@ -288,17 +289,17 @@ func (ix *Index) Encode(dropped []string) ([]byte, error) {
 	if ix.Split() {
 		return nil, errors.New("index: a split index cannot be rewritten here")
 	}
-	var out bytes.Buffer
-	out.WriteString("DIRC")
-	binary.Write(&out, binary.BigEndian, ix.Version)
-	binary.Write(&out, binary.BigEndian, uint32(len(ix.Entries)))
+	out := make([]byte, 0, ix.size)
+	out = append(out, "DIRC"...)
+	out = binary.BigEndian.AppendUint32(out, ix.Version)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(ix.Entries)))
 	prev := ""
 	for i := range ix.Entries {
 		e := &ix.Entries[i]
 		if len(e.fixed) != statSize+ix.HashSize {
 			return nil, fmt.Errorf("index: entry %q has no stat data", e.Path)
 		}
-		out.Write(e.fixed)
+		out = append(out, e.fixed...)
 		flags := uint16(min(len(e.Path), nameMask)) | uint16(e.Stage&3)<<12
 		if e.AssumeValid {
 			flags |= flagValid
@@ -315,24 +316,24 @@ func (ix *Index) Encode(dropped []string) ([]byte, error) {
 			flags |= flagExtended
 			flagBytes = 4
 		}
-		binary.Write(&out, binary.BigEndian, flags)
+		out = binary.BigEndian.AppendUint16(out, flags)
 		if ext != 0 {
-			binary.Write(&out, binary.BigEndian, ext)
+			out = binary.BigEndian.AppendUint16(out, ext)
 		}
 		if ix.Version == 4 {
 			common := 0
 			for common < len(prev) && common < len(e.Path) && prev[common] == e.Path[common] {
 				common++
 			}
-			out.Write(encodeVarint(uint64(len(prev) - common)))
-			out.WriteString(e.Path[common:])
-			out.WriteByte(0)
+			out = append(out, encodeVarint(uint64(len(prev)-common))...)
+			out = append(out, e.Path[common:]...)
+			out = append(out, 0)
 			prev = e.Path
 			continue
 		}
-		out.WriteString(e.Path)
+		out = append(out, e.Path...)
 		pad := entrySize(flagBytes, ix.HashSize, len(e.Path)) - (statSize + ix.HashSize + flagBytes + len(e.Path))
-		out.Write(make([]byte, pad))
+		out = append(out, make([]byte, pad)...)
 	}
 	for _, x := range ix.Extensions {
 		data := x.Data
@@ -346,11 +347,11 @@ func (ix *Index) Encode(dropped []string) ([]byte, error) {
 		default:
 			continue
 		}
-		out.WriteString(x.Sig)
-		binary.Write(&out, binary.BigEndian, uint32(len(data)))
-		out.Write(data)
+		out = append(out, x.Sig...)
+		out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
+		out = append(out, data...)
 	}
-	body := out.Bytes()
+	body := out
 	if ix.skipHash {
 		return append(body, make([]byte, ix.HashSize)...), nil
 	}

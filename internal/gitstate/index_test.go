@@ -35,6 +35,7 @@ func git(t testing.TB, dir string, args ...string) string {
 }
 
 func requireGit(t testing.TB) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git here")
 	}
@@ -226,4 +227,59 @@ func runGit(dir string, args ...string) string {
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_EDITOR=true")
 	out, _ := cmd.CombinedOutput()
 	return string(out)
+}
+
+// bigIndex is an index of 20 000 entries in 200 directories, as git writes
+// it.
+func bigIndex(b *testing.B) []byte {
+	requireGit(b)
+	d := lab(b)
+	git(b, d, "init", "-q")
+	var list strings.Builder
+	oid := strings.TrimSpace(git(b, d, "hash-object", "-w", "--stdin"))
+	for i := range 20000 {
+		list.WriteString("100644 " + oid + "\tsrc/pkg" + strconv.Itoa(i/100) + "/file" + strconv.Itoa(i) + ".go\n")
+	}
+	cmd := exec.Command("git", "update-index", "--index-info")
+	cmd.Dir, cmd.Stdin = d, strings.NewReader(list.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	git(b, d, "write-tree")
+	data, err := os.ReadFile(filepath.Join(d, ".git/index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkParse reads a large project's index, what the sandbox does after
+// each command that wrote it.
+func BenchmarkParse(b *testing.B) {
+	data := bigIndex(b)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseEncode reads and rewrites it, what the sandbox does after a
+// command that set a flag there.
+func BenchmarkParseEncode(b *testing.B) {
+	data := bigIndex(b)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		ix, err := Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix.Entries[5].SkipWorktree = false
+		if _, err := ix.Encode([]string{"src/pkg1/file100.go"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -110,8 +110,8 @@ type news struct {
 func (n news) any() bool { return len(n.drop)+len(n.clear) > 0 || n.exts || n.split }
 
 // newIn finds what ix holds that t does not know, for git directory gd;
-// sparse says skip-worktree is git's own there (a sparse checkout), for
-// entries whose file is absent.
+// sparse says skip-worktree and sparse directory entries are git's own
+// there (a sparse checkout), for paths absent from the worktree.
 func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse bool) (n news) {
 	if ix.Split() {
 		n.split = !t.base[flagKey(gd, "link", "")]
@@ -121,7 +121,7 @@ func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse b
 		e := &ix.Entries[i]
 		switch {
 		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)],
-			e.SparseDir() && !t.base[flagKey(gd, "sparse-dir", e.Path)]:
+			e.SparseDir() && !t.base[flagKey(gd, "sparse-dir", e.Path)] && !(sparse && absent(e.Path)):
 			n.drop = append(n.drop, i)
 		case e.AssumeValid && !t.base[flagKey(gd, "assume-unchanged", e.Path)],
 			e.SkipWorktree && !t.base[flagKey(gd, "skip-worktree", e.Path)] && !(sparse && absent(e.Path)):
