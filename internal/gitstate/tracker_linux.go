@@ -105,13 +105,18 @@ type news struct {
 	clear []int // entries with a flag newly set
 	exts  bool  // FSMN or UNTR newly there
 	split bool  // newly a split index, which is not rewritten here
+	// pending: gitlinks not known with no repository at their paths yet, to
+	// look at again even if the index does not change
+	pending bool
 }
 
 func (n news) any() bool { return len(n.drop)+len(n.clear) > 0 || n.exts || n.split }
 
 // newIn finds what ix holds that t does not know, for git directory gd;
 // sparse says skip-worktree and sparse directory entries are git's own
-// there (a sparse checkout), for paths absent from the worktree.
+// there (a sparse checkout), for paths absent from the worktree. A gitlink
+// counts once a repository is at its path: git status recurses into none
+// before (git checkout of a branch with a submodule makes such a gitlink).
 func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse bool) (n news) {
 	if ix.Split() {
 		n.split = !t.base[flagKey(gd, "link", "")]
@@ -120,6 +125,8 @@ func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse b
 	for i := range ix.Entries {
 		e := &ix.Entries[i]
 		switch {
+		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)] && absent(e.Path+"/.git"):
+			n.pending = true
 		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)],
 			e.SparseDir() && !t.base[flagKey(gd, "sparse-dir", e.Path)] && !(sparse && absent(e.Path)):
 			n.drop = append(n.drop, i)
@@ -136,8 +143,9 @@ func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse b
 	return n
 }
 
-// learn makes everything ix holds known.
-func (t *Tracker) learn(ix *Index, gd string) {
+// learn makes everything ix holds known; a gitlink with no repository at
+// its path only if all.
+func (t *Tracker) learn(ix *Index, gd string, absent func(string) bool, all bool) {
 	if ix.Split() {
 		t.base[flagKey(gd, "link", "")] = true
 	}
@@ -147,7 +155,7 @@ func (t *Tracker) learn(ix *Index, gd string) {
 				t.base[flagKey(gd, what, e.Path)] = true
 			}
 		}
-		mark("gitlink", e.Gitlink())
+		mark("gitlink", e.Gitlink() && (all || !absent(e.Path+"/.git")))
 		mark("sparse-dir", e.SparseDir())
 		mark("assume-unchanged", e.AssumeValid)
 		mark("skip-worktree", e.SkipWorktree)
@@ -165,19 +173,32 @@ func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine 
 		return nil, nil, nil
 	}
 	// Git reads the index of .git at the root, and a linked worktree's in
-	// that worktree.
+	// that worktree, which its gitdir file names; where it names none,
+	// nothing counts as absent there.
 	worktree := t.root
 	if gd != ".git" {
 		worktree = ""
+		if f, err := beneath.Open(gdFD, "gitdir", 0); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(f, 4096))
+			f.Close()
+			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
+				worktree = filepath.Dir(p)
+			}
+		}
 	}
 	sparse := fileExists(gdFD, "info/sparse-checkout")
 	absent := func(p string) bool {
-		return worktree == "" || !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
+		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
 	}
 	if err == nil {
 		if n := t.newIn(ix, gd, absent, sparse); !n.any() || !aside() {
-			t.learn(ix, gd)
-			t.clean[gd] = id
+			// The user's or an approved command's gitlinks are known, repository
+			// or not.
+			all := n.any() || n.pending && !aside()
+			t.learn(ix, gd, absent, all)
+			if !n.pending || all {
+				t.clean[gd] = id
+			}
 			return nil, nil, nil
 		}
 	} else if !aside() {
@@ -274,8 +295,8 @@ func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse
 // checkTodos moves aside a todo list holding exec lines that are not known.
 func (t *Tracker) checkTodos(gdFD int, gd string, aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
 	for _, name := range TodoFiles {
-		f, err := openBeneath(gdFD, name)
-		if err != nil {
+		f, oerr := openBeneath(gdFD, name)
+		if oerr != nil {
 			continue
 		}
 		data, rerr := io.ReadAll(io.LimitReader(f, maxTodoBytes))

@@ -31,7 +31,7 @@ func TestTrackerIndex(t *testing.T) {
 	}
 	// What a command does.
 	oid := strings.TrimSpace(git(t, d, "rev-parse", "HEAD"))
-	os.MkdirAll(filepath.Join(d, "sub"), 0o755)
+	git(t, d, "init", "-q", "sub") // a repository the command made
 	git(t, d, "update-index", "--add", "--cacheinfo", "160000,"+oid+",sub")
 	git(t, d, "update-index", "--skip-worktree", "dir/sub/c.txt")
 	git(t, d, "update-index", "--assume-unchanged", "dir/sub/d.txt")
@@ -128,5 +128,30 @@ func TestTrackerTodo(t *testing.T) {
 				t.Fatalf("moved %q notes %q, todo gone %v; want moved %v", moved, notes, gone, tc.moved)
 			}
 		})
+	}
+}
+
+// A gitlink with no repository at its path (git checkout of a branch that
+// has a submodule) runs nothing and stays; once a command makes a
+// repository there, it goes, even though the index did not change again.
+// One the session started with stays, repository or not.
+func TestTrackerGitlinkByRepository(t *testing.T) {
+	requireGit(t)
+	d := repo(t, "2", "sha1") // dir/link: a gitlink with no repository, from the start
+	tr := New(d)
+	q := lab(t)
+	oid := strings.TrimSpace(git(t, d, "rev-parse", "HEAD"))
+	git(t, d, "update-index", "--add", "--cacheinfo", "160000,"+oid+",vendor/lib")
+	if _, notes, _ := tr.Check(yes, moveTo(t, q)); len(notes) > 0 {
+		t.Fatalf("a gitlink with no repository was undone: %q", notes)
+	}
+	git(t, filepath.Join(d), "init", "-q", "vendor/lib")
+	git(t, filepath.Join(d), "init", "-q", "dir/link")
+	_, notes, _ := tr.Check(yes, moveTo(t, q))
+	if len(notes) != 1 || !strings.Contains(notes[0], "dropped the gitlinks vendor/lib (") {
+		t.Fatalf("notes %q", notes)
+	}
+	if got := lsFiles(t, d); strings.Contains(got, "vendor/lib") || !strings.Contains(got, "dir/link") {
+		t.Fatalf("git ls-files:\n%s", got)
 	}
 }
