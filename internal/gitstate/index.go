@@ -76,6 +76,7 @@ type Index struct {
 	Extensions []Extension
 	skipHash   bool // the trailer is zeros (index.skipHash)
 	size       int  // of the file read
+	partial    bool // Scan's: only the flagged entries
 }
 
 // Split reports whether ix is a split index's main file (a "link" extension),
@@ -92,7 +93,13 @@ func (ix *Index) Split() bool {
 // Parse reads an index file. The object name width is the one whose checksum
 // matches the trailer; a zero trailer (index.skipHash) takes the width with
 // which the file parses to its end.
-func Parse(data []byte) (*Index, error) {
+func Parse(data []byte) (*Index, error) { return read(data, false) }
+
+// Scan is Parse keeping only the entries Flagged says, for a look that
+// allocates little: what it returns cannot be encoded.
+func Scan(data []byte) (*Index, error) { return read(data, true) }
+
+func read(data []byte, flaggedOnly bool) (*Index, error) {
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return nil, errors.New("index: no DIRC signature")
 	}
@@ -106,7 +113,7 @@ func Parse(data []byte) (*Index, error) {
 		if !zero && !bytes.Equal(sum(hs, body), trailer) {
 			continue
 		}
-		ix, err := parse(body, hs)
+		ix, err := parse(body, hs, flaggedOnly)
 		if err == nil {
 			ix.skipHash, ix.size = zero, len(data)
 			return ix, nil
@@ -131,9 +138,10 @@ func sum(hashSize int, b []byte) []byte {
 }
 
 // parse reads the header, entries and extensions of body (the file without
-// its trailer).
-func parse(body []byte, hs int) (*Index, error) {
-	ix := &Index{Version: binary.BigEndian.Uint32(body[4:8]), HashSize: hs}
+// its trailer); with flaggedOnly, it keeps only the entries Flagged says,
+// allocating nothing for the others.
+func parse(body []byte, hs int, flaggedOnly bool) (*Index, error) {
+	ix := &Index{Version: binary.BigEndian.Uint32(body[4:8]), HashSize: hs, partial: flaggedOnly}
 	if ix.Version < 2 || ix.Version > 4 {
 		return nil, fmt.Errorf("index: version %d", ix.Version)
 	}
@@ -141,16 +149,21 @@ func parse(body []byte, hs int) (*Index, error) {
 	if uint64(n) > uint64(len(body))/uint64(statSize+hs+3) {
 		return nil, fmt.Errorf("index: %d entries cannot fit in %d bytes", n, len(body))
 	}
-	ix.Entries = make([]Entry, 0, n)
+	if !flaggedOnly {
+		ix.Entries = make([]Entry, 0, n)
+	}
 	off := 12
-	prev := ""
+	var name []byte // the last entry's, which version 4 names build on
 	for i := uint32(0); i < n; i++ {
-		e, size, err := parseEntry(body[off:], ix.Version, hs, prev, i > 0)
+		e, size, err := parseEntry(body[off:], ix.Version, hs, &name, i > 0)
 		if err != nil {
 			return nil, fmt.Errorf("index: entry %d: %w", i, err)
 		}
-		ix.Entries = append(ix.Entries, e)
-		prev, off = e.Path, off+size
+		if !flaggedOnly || e.Flagged() {
+			e.Path = string(name)
+			ix.Entries = append(ix.Entries, e)
+		}
+		off += size
 	}
 	// Extensions while a header fits, as git reads them; git ignores what
 	// is left after them.
@@ -173,9 +186,15 @@ func parse(body []byte, hs int) (*Index, error) {
 	return ix, nil
 }
 
+// Flagged reports whether e is one a session may not add unseen: a gitlink,
+// a sparse directory, or an entry git assumes unchanged or skips.
+func (e *Entry) Flagged() bool {
+	return e.Gitlink() || e.SparseDir() || e.AssumeValid || e.SkipWorktree
+}
+
 // parseEntry reads one entry as git's create_from_disk does, returning it
-// and its size on disk.
-func parseEntry(b []byte, version uint32, hs int, prev string, hasPrev bool) (Entry, int, error) {
+// (without its Path: its name is left in *name) and its size on disk.
+func parseEntry(b []byte, version uint32, hs int, name *[]byte, hasPrev bool) (Entry, int, error) {
 	fixed := statSize + hs
 	if len(b) < fixed+2 {
 		return Entry{}, 0, errors.New("truncated")
@@ -205,10 +224,10 @@ func parseEntry(b []byte, version uint32, hs int, prev string, hasPrev bool) (En
 		nameAt += used
 		keep := 0
 		if hasPrev {
-			if strip > uint64(len(prev)) {
+			if strip > uint64(len(*name)) {
 				return Entry{}, 0, errors.New("malformed name field")
 			}
-			keep = len(prev) - int(strip)
+			keep = len(*name) - int(strip)
 		}
 		if length == nameMask {
 			end := bytes.IndexByte(b[nameAt:], 0)
@@ -220,7 +239,7 @@ func parseEntry(b []byte, version uint32, hs int, prev string, hasPrev bool) (En
 		if length < keep || len(b) < nameAt+length-keep+1 {
 			return Entry{}, 0, errors.New("truncated name")
 		}
-		e.Path = prev[:keep] + string(b[nameAt:nameAt+length-keep])
+		*name = append((*name)[:keep], b[nameAt:nameAt+length-keep]...)
 		return e, nameAt + length - keep + 1, nil
 	}
 	if length == nameMask {
@@ -234,7 +253,7 @@ func parseEntry(b []byte, version uint32, hs int, prev string, hasPrev bool) (En
 	if len(b) < size {
 		return Entry{}, 0, errors.New("truncated name")
 	}
-	e.Path = string(b[nameAt : nameAt+length])
+	*name = b[nameAt : nameAt+length]
 	return e, size, nil
 }
 
@@ -288,6 +307,9 @@ func encodeVarint(v uint64) []byte {
 func (ix *Index) Encode(dropped []string) ([]byte, error) {
 	if ix.Split() {
 		return nil, errors.New("index: a split index cannot be rewritten here")
+	}
+	if ix.partial {
+		return nil, errors.New("index: a scanned index cannot be encoded")
 	}
 	out := make([]byte, 0, ix.size)
 	out = append(out, "DIRC"...)

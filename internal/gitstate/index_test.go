@@ -91,6 +91,13 @@ func TestIndexAsGitWritesIt(t *testing.T) {
 					if got, want := describe(ix), lsFiles(t, d); got != want {
 						t.Fatalf("parsed:\n%s\ngit ls-files:\n%s", got, want)
 					}
+					scanned, err := Scan(data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := describe(scanned), flagged(describe(ix)); got != want || want == "" {
+						t.Fatalf("scanned:\n%s\nwant the flagged entries:\n%s", got, want)
+					}
 					out, err := ix.Encode(nil)
 					if err != nil {
 						t.Fatal(err)
@@ -114,6 +121,17 @@ func TestIndexAsGitWritesIt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flagged keeps the lines of describe's that Scan keeps.
+func flagged(described string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(described, "\n") {
+		if strings.HasPrefix(line, "S ") || strings.HasPrefix(line, "h ") || strings.Contains(line, " 160000 ") || strings.Contains(line, " 40000 ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // describe lists entries as lsFiles does.
@@ -201,7 +219,7 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := Parse(data)
 		if err != nil && len(data) >= 12 && string(data[:4]) == "DIRC" {
-			ix, err = parse(data, 20) // past the checksum, which mutations rarely keep
+			ix, err = parse(data, 20, false) // past the checksum, which mutations rarely keep
 		}
 		if err != nil {
 			return
@@ -279,6 +297,19 @@ func BenchmarkParseEncode(b *testing.B) {
 		}
 		ix.Entries[5].SkipWorktree = false
 		if _, err := ix.Encode([]string{"src/pkg1/file100.go"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScan looks at it as the sandbox does after each command that
+// wrote it: only the flagged entries are kept.
+func BenchmarkScan(b *testing.B) {
+	data := bigIndex(b)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Scan(data); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -168,7 +168,7 @@ func (t *Tracker) learn(ix *Index, gd string, absent func(string) bool, all bool
 }
 
 func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
-	ix, id, err := readIndex(gdFD, "index")
+	ix, id, err := readIndex(gdFD, "index", Scan)
 	if err != nil && errors.Is(err, unix.ENOENT) || id == t.clean[gd] && id != (fileID{}) {
 		return nil, nil, nil
 	}
@@ -229,7 +229,7 @@ func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse
 			unix.Unlinkat(gdFD, "index.lock", 0)
 		}
 	}()
-	ix, _, err := readIndex(gdFD, "index")
+	ix, _, err := readIndex(gdFD, "index", Parse)
 	var n news
 	if err == nil {
 		n = t.newIn(ix, gd, absent, sparse)
@@ -276,8 +276,9 @@ func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse
 		return moved, nil, fmt.Errorf("%s: %w", index, err)
 	}
 	locked = false
-	if _, id, err := readIndex(gdFD, "index"); err == nil {
-		t.clean[gd] = id
+	var st unix.Stat_t
+	if unix.Fstatat(gdFD, "index", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		t.clean[gd] = idOf(&st)
 	}
 	var did []string
 	if len(dropped) > 0 {
@@ -328,9 +329,9 @@ func (t *Tracker) checkTodos(gdFD int, gd string, aside func() bool, quarantine 
 	return moved, notes, err
 }
 
-// readIndex reads and parses name in gdFD, a regular file not reached
-// through a symlink.
-func readIndex(gdFD int, name string) (*Index, fileID, error) {
+// readIndex reads name in gdFD, a regular file not reached through a
+// symlink, and parses it with parse (Parse or Scan).
+func readIndex(gdFD int, name string, parse func([]byte) (*Index, error)) (*Index, fileID, error) {
 	f, err := beneath.Open(gdFD, name, 0)
 	if err != nil {
 		return nil, fileID{}, err
@@ -340,16 +341,20 @@ func readIndex(gdFD int, name string) (*Index, fileID, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, fileID{}, err
 	}
-	id := fileID{int64(st.Dev), int64(st.Ino), st.Size, st.Ctim.Sec, st.Ctim.Nsec}
+	id := idOf(&st)
 	if st.Size > maxIndexBytes {
 		return nil, id, fmt.Errorf("%s: larger than %d bytes", name, maxIndexBytes)
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
+	data := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, id, err
 	}
-	ix, err := Parse(data)
+	ix, err := parse(data)
 	return ix, id, err
+}
+
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{int64(st.Dev), int64(st.Ino), st.Size, st.Ctim.Sec, st.Ctim.Nsec}
 }
 
 // openBeneath opens rel (with slashes) in dirFD, a regular file, through no
