@@ -601,7 +601,7 @@ type launched struct {
 	// protected paths that appeared while the command ran: made read-only, or
 	// moved to the quarantine ("path → where"); before it started, moved
 	protected, quarantined, before []string
-	removed                        []string // symlinks taken out of .git
+	removed                        []string // what was undone in .git
 	unkept                         []string // see startReply
 }
 
