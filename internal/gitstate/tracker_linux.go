@@ -14,14 +14,16 @@ import (
 
 // Bounds on what is read.
 const (
-	maxIndexBytes = 1 << 30
-	maxTodoBytes  = 64 << 20
-	maxWorktrees  = 1000
+	maxIndexBytes  = 1 << 30
+	maxTodoBytes   = 64 << 20
+	maxWorktrees   = 1000 // and submodules in a directory
+	maxModuleDepth = 8
 )
 
 // Tracker remembers a project's git state as the session started with it
 // and as approved commands (or the user, between commands) left it, and
-// undoes what else appears: in .git and each .git/worktrees/* directory, the
+// undoes what else appears: in .git, each .git/worktrees/* directory and
+// each submodule's git directory under .git/modules, the
 // index's gitlinks, sparse directory entries, skip-worktree and
 // assume-unchanged flags, and its fsmonitor and untracked caches (which can
 // also say a changed file is unchanged); and the exec lines of the
@@ -81,20 +83,45 @@ func gitDirs(rootFD int) []string {
 	}
 	unix.Close(gd)
 	dirs := []string{".git"}
-	wt, err := beneath.Dir(rootFD, ".git/worktrees")
-	if err != nil {
-		return dirs
+	if wt, err := beneath.Dir(rootFD, ".git/worktrees"); err == nil {
+		f, err := beneath.Open(wt, ".", unix.O_DIRECTORY)
+		unix.Close(wt)
+		if err == nil {
+			names, _ := f.Readdirnames(maxWorktrees)
+			f.Close()
+			slices.Sort(names)
+			for _, n := range names {
+				dirs = append(dirs, ".git/worktrees/"+n)
+			}
+		}
 	}
-	defer unix.Close(wt)
-	f, err := beneath.Open(wt, ".", unix.O_DIRECTORY)
-	if err != nil {
-		return dirs
+	return append(dirs, moduleDirs(rootFD, ".git/modules", 0)...)
+}
+
+// moduleDirs lists the submodules' git directories under rel: those holding
+// a HEAD (a submodule's name may have slashes), and theirs in turn.
+func moduleDirs(rootFD int, rel string, depth int) []string {
+	if depth > maxModuleDepth {
+		return nil
 	}
-	defer f.Close()
+	d, err := beneath.Dir(rootFD, rel)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(d)
+	if fileExists(d, "HEAD") {
+		return append([]string{rel}, moduleDirs(rootFD, rel+"/modules", depth+1)...)
+	}
+	f, err := beneath.Open(d, ".", unix.O_DIRECTORY)
+	if err != nil {
+		return nil
+	}
 	names, _ := f.Readdirnames(maxWorktrees)
+	f.Close()
 	slices.Sort(names)
+	var dirs []string
 	for _, n := range names {
-		dirs = append(dirs, ".git/worktrees/"+n)
+		dirs = append(dirs, moduleDirs(rootFD, rel+"/"+n, depth+1)...)
 	}
 	return dirs
 }

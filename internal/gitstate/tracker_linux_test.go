@@ -155,3 +155,30 @@ func TestTrackerGitlinkByRepository(t *testing.T) {
 		t.Fatalf("git ls-files:\n%s", got)
 	}
 }
+
+// A submodule's git directory under .git/modules is looked at as the
+// root's: the user's git status in the root runs git status in it.
+func TestTrackerSubmodule(t *testing.T) {
+	requireGit(t)
+	src := lab(t)
+	git(t, src, "init", "-q")
+	os.WriteFile(filepath.Join(src, "f.txt"), []byte("f"), 0o644)
+	git(t, src, "add", "f.txt")
+	git(t, src, "commit", "-qm", "f")
+	d := lab(t)
+	git(t, d, "init", "-q")
+	git(t, d, "-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "vendor/lib")
+	git(t, d, "commit", "-qm", "lib")
+	tr := New(d)
+	q := lab(t)
+	lib := filepath.Join(d, "vendor/lib")
+	git(t, lib, "update-index", "--skip-worktree", "f.txt")
+	os.WriteFile(filepath.Join(lib, "f.txt"), []byte("changed"), 0o644)
+	_, notes, err := tr.Check(yes, moveTo(t, q))
+	if err != nil || len(notes) != 1 || !strings.HasPrefix(notes[0], ".git/modules/vendor/lib/index: cleared skip-worktree on f.txt") {
+		t.Fatalf("notes %q, err %v", notes, err)
+	}
+	if st := git(t, d, "status", "--porcelain"); !strings.Contains(st, " M vendor/lib") {
+		t.Fatalf("git status in the root: %q", st)
+	}
+}
