@@ -224,6 +224,9 @@ func FuzzIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if sc, err := Scan(data); err == nil && describe(sc) != flagged(describe(ix)) {
+			t.Fatalf("Scan kept\n%s\nnot the flagged entries of\n%s", describe(sc), describe(ix))
+		}
 		out, err := ix.Encode([]string{"dir/link"})
 		if err != nil {
 			return
