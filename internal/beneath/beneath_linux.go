@@ -280,7 +280,7 @@ func unlinkSymlinks(dirFD int, label string, removed []string) []string {
 			case e.Type()&os.ModeSymlink != 0:
 				target, _ := Readlink(int(f.Fd()), name)
 				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
-					removed = append(removed, fmt.Sprintf("%s%s%s (to %s)", label, rel, name, target))
+					removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
 				}
 			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 				if sub, err := Dir(int(f.Fd()), name); err == nil {

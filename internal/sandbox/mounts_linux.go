@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/shellgate/shellgate/internal/beneath"
+	"github.com/shellgate/shellgate/internal/gitstate"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,14 +27,15 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started.
 	gitAtStart bool
-	removed    []string // symlinks removed from .git since takeRemoved
+	removed    []string // what was undone in .git since takeRemoved
+	git        *gitstate.Tracker
 }
 
 func newMounter(spec *Spec) *mounter {
 	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
-		m.gitAtStart = err == nil
+		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0])
 	}
 	return m
 }
@@ -109,6 +111,10 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		} else {
 			errs = append(errs, err) // protected where it is, then
 		}
+	}
+	if m.git != nil { // what the session did not start with, as aside decides
+		gm, notes, err := m.git.Check(aside, m.quarantine)
+		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
 	for _, p := range protected {
 		if m.protected[p] {

@@ -82,8 +82,8 @@ type message struct {
 	// returned while it runs on: a job, which no call's end covers.
 	Job         int      `json:"job,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
-	// Removed: symlinks taken out of .git, where git on the host would
-	// write through them.
+	// Removed: what was undone in .git (symlinks git on the host would
+	// write through, index entries and flags; see gitstate.Tracker).
 	Removed []string `json:"removed,omitempty"`
 }
 

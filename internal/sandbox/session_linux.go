@@ -601,7 +601,7 @@ type launched struct {
 	// protected paths that appeared while the command ran: made read-only, or
 	// moved to the quarantine ("path → where"); before it started, moved
 	protected, quarantined, before []string
-	removed                        []string // symlinks taken out of .git
+	removed                        []string // what was undone in .git
 	unkept                         []string // see startReply
 }
 
@@ -673,7 +673,7 @@ func (l *launched) Notes() []string {
 		notes = append(notes, fmt.Sprintf("Moved %s (read-only there): this command made them where tools outside the sandbox run them. The user can review and move them back; approved commands keep what they make.", moved(l.quarantined)))
 	}
 	if len(l.removed) > 0 {
-		notes = append(notes, fmt.Sprintf("Removed symlinks from .git: %s. Git on the host writes through a symlink there, outside the project.", strings.Join(l.removed, ", ")))
+		notes = append(notes, fmt.Sprintf("Undid in .git what git on the host would act on outside the sandbox: %s.", strings.Join(l.removed, "; ")))
 	}
 	if len(l.unkept) > 0 {
 		notes = append(notes, fmt.Sprintf("The sandbox could not make these read-only, so commands can change them: %s. The user's own git or tools run what is written there: review them before using them outside the sandbox.", strings.Join(l.unkept, "; ")))

@@ -266,7 +266,7 @@ func TestViewGitSymlinksRemoved(t *testing.T) {
 			t.Errorf("%s: %s", c.name, out())
 		}
 		notes := strings.Join(l2.(interface{ Notes() []string }).Notes(), "\n")
-		if !strings.Contains(notes, "Removed symlinks from .git") {
+		if !strings.Contains(notes, "removed the symlink .git/") {
 			t.Errorf("%s: not told: %q", c.name, notes)
 		}
 	}

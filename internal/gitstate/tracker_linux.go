@@ -1,0 +1,415 @@
+package gitstate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/shellgate/shellgate/internal/beneath"
+	"golang.org/x/sys/unix"
+)
+
+// Bounds on what is read.
+const (
+	maxIndexBytes  = 1 << 30
+	maxTodoBytes   = 64 << 20
+	maxWorktrees   = 1000 // and submodules in a directory
+	maxModuleDepth = 8
+)
+
+// Tracker remembers a project's git state as the session started with it
+// and as approved commands (or the user, between commands) left it, and
+// undoes what else appears: in .git, each .git/worktrees/* directory and
+// each submodule's git directory under .git/modules, the
+// index's gitlinks, sparse directory entries, skip-worktree and
+// assume-unchanged flags, and its fsmonitor and untracked caches (which can
+// also say a changed file is unchanged); and the exec lines of the
+// sequencer's todo lists. Every path is resolved beneath the root without
+// symlinks (package beneath).
+type Tracker struct {
+	root  string
+	base  map[string]bool   // what is known: see the key functions below
+	clean map[string]fileID // index files last seen with nothing new, by git directory
+}
+
+type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
+
+func flagKey(gd, what, path string) string { return gd + "\x00" + what + "\x00" + path }
+func execKey(cmd string) string            { return "exec\x00" + cmd }
+
+// New takes the state of root's git directory as the session's start.
+func New(root string) *Tracker {
+	t := &Tracker{root: root, base: map[string]bool{}, clean: map[string]fileID{}}
+	t.Check(func() bool { return false }, nil)
+	return t
+}
+
+// Check compares the git state with what is known. What is new is, if
+// aside says so, undone — entries dropped and flags cleared in a rewritten
+// index, a todo list with new exec lines (or an index that cannot be read
+// here) moved aside with quarantine — and told in notes, moved naming
+// "path → where"; else it becomes known (the user's, or an approved
+// command's).
+func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
+	rootFD, err := unix.Open(t.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, nil
+	}
+	defer unix.Close(rootFD)
+	var errs []error
+	for _, gd := range gitDirs(rootFD) {
+		gdFD, err := beneath.Dir(rootFD, gd)
+		if err != nil {
+			continue
+		}
+		m, n, err := t.checkIndex(gdFD, gd, aside, quarantine)
+		moved, notes, errs = append(moved, m...), append(notes, n...), append(errs, err)
+		m, n, err = t.checkTodos(gdFD, gd, aside, quarantine)
+		moved, notes, errs = append(moved, m...), append(notes, n...), append(errs, err)
+		unix.Close(gdFD)
+	}
+	return moved, notes, errors.Join(errs...)
+}
+
+// gitDirs lists the root's git directory and its linked worktrees', relative
+// to the root.
+func gitDirs(rootFD int) []string {
+	gd, err := beneath.Dir(rootFD, ".git")
+	if err != nil {
+		return nil
+	}
+	unix.Close(gd)
+	dirs := []string{".git"}
+	if wt, err := beneath.Dir(rootFD, ".git/worktrees"); err == nil {
+		f, err := beneath.Open(wt, ".", unix.O_DIRECTORY)
+		unix.Close(wt)
+		if err == nil {
+			names, _ := f.Readdirnames(maxWorktrees)
+			f.Close()
+			slices.Sort(names)
+			for _, n := range names {
+				dirs = append(dirs, ".git/worktrees/"+n)
+			}
+		}
+	}
+	return append(dirs, moduleDirs(rootFD, ".git/modules", 0)...)
+}
+
+// moduleDirs lists the submodules' git directories under rel: those holding
+// a HEAD (a submodule's name may have slashes), and theirs in turn.
+func moduleDirs(rootFD int, rel string, depth int) []string {
+	if depth > maxModuleDepth {
+		return nil
+	}
+	d, err := beneath.Dir(rootFD, rel)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(d)
+	if fileExists(d, "HEAD") {
+		return append([]string{rel}, moduleDirs(rootFD, rel+"/modules", depth+1)...)
+	}
+	f, err := beneath.Open(d, ".", unix.O_DIRECTORY)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(maxWorktrees)
+	f.Close()
+	slices.Sort(names)
+	var dirs []string
+	for _, n := range names {
+		dirs = append(dirs, moduleDirs(rootFD, rel+"/"+n, depth+1)...)
+	}
+	return dirs
+}
+
+// news is what an index holds that is not known.
+type news struct {
+	drop  []int // gitlinks and sparse directories
+	clear []int // entries with a flag newly set
+	exts  bool  // FSMN or UNTR newly there
+	split bool  // newly a split index, which is not rewritten here
+	// pending: gitlinks not known with no repository at their paths yet, to
+	// look at again even if the index does not change
+	pending bool
+}
+
+func (n news) any() bool { return len(n.drop)+len(n.clear) > 0 || n.exts || n.split }
+
+// newIn finds what ix holds that t does not know, for git directory gd;
+// sparse says skip-worktree and sparse directory entries are git's own
+// there (a sparse checkout), for paths absent from the worktree. A gitlink
+// counts once a repository is at its path: git status recurses into none
+// before (git checkout of a branch with a submodule makes such a gitlink).
+func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse bool) (n news) {
+	if ix.Split() {
+		n.split = !t.base[flagKey(gd, "link", "")]
+		return n // its entries are partly in the shared index
+	}
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		switch {
+		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)] && absent(e.Path+"/.git"):
+			n.pending = true
+		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)],
+			e.SparseDir() && !t.base[flagKey(gd, "sparse-dir", e.Path)] && !(sparse && absent(e.Path)):
+			n.drop = append(n.drop, i)
+		case e.AssumeValid && !t.base[flagKey(gd, "assume-unchanged", e.Path)],
+			e.SkipWorktree && !t.base[flagKey(gd, "skip-worktree", e.Path)] && !(sparse && absent(e.Path)):
+			n.clear = append(n.clear, i)
+		}
+	}
+	for _, x := range ix.Extensions {
+		if (x.Sig == "FSMN" || x.Sig == "UNTR") && !t.base[flagKey(gd, x.Sig, "")] {
+			n.exts = true
+		}
+	}
+	return n
+}
+
+// learn makes everything ix holds known; a gitlink with no repository at
+// its path only if all.
+func (t *Tracker) learn(ix *Index, gd string, absent func(string) bool, all bool) {
+	if ix.Split() {
+		t.base[flagKey(gd, "link", "")] = true
+	}
+	for _, e := range ix.Entries {
+		mark := func(what string, on bool) {
+			if on {
+				t.base[flagKey(gd, what, e.Path)] = true
+			}
+		}
+		mark("gitlink", e.Gitlink() && (all || !absent(e.Path+"/.git")))
+		mark("sparse-dir", e.SparseDir())
+		mark("assume-unchanged", e.AssumeValid)
+		mark("skip-worktree", e.SkipWorktree)
+	}
+	for _, x := range ix.Extensions {
+		if x.Sig == "FSMN" || x.Sig == "UNTR" {
+			t.base[flagKey(gd, x.Sig, "")] = true
+		}
+	}
+}
+
+func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
+	ix, id, err := readIndex(gdFD, "index", Scan)
+	if err != nil && errors.Is(err, unix.ENOENT) || id == t.clean[gd] && id != (fileID{}) {
+		return nil, nil, nil
+	}
+	// Git reads the index of .git at the root, and a linked worktree's in
+	// that worktree, which its gitdir file names; where it names none,
+	// nothing counts as absent there.
+	worktree := t.root
+	if gd != ".git" {
+		worktree = ""
+		if f, err := beneath.Open(gdFD, "gitdir", 0); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(f, 4096))
+			f.Close()
+			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
+				worktree = filepath.Dir(p)
+			}
+		}
+	}
+	sparse := fileExists(gdFD, "info/sparse-checkout")
+	absent := func(p string) bool {
+		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
+	}
+	if err == nil {
+		if n := t.newIn(ix, gd, absent, sparse); !n.any() || !aside() {
+			// The user's or an approved command's gitlinks are known, repository
+			// or not.
+			all := n.any() || n.pending && !aside()
+			t.learn(ix, gd, absent, all)
+			if !n.pending || all {
+				t.clean[gd] = id
+			}
+			return nil, nil, nil
+		}
+	} else if !aside() {
+		return nil, nil, nil // the user's, which git may read where this does not
+	}
+	return t.fixIndex(gdFD, gd, absent, sparse, quarantine)
+}
+
+// fixIndex rewrites gd's index without what is new, under git's own lock
+// (index.lock: a stale one a command left is moved aside first), or moves
+// an index it cannot read or rewrite aside.
+func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
+	index := filepath.Join(t.root, gd, "index")
+	lock, err := unix.Openat(gdFD, "index.lock", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err == unix.EEXIST && quarantine != nil {
+		if to, qerr := quarantine(index + ".lock"); qerr == nil {
+			moved = append(moved, index+".lock → "+to)
+			lock, err = unix.Openat(gdFD, "index.lock", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		}
+	}
+	if err != nil {
+		return moved, nil, fmt.Errorf("%s: %w", index+".lock", err)
+	}
+	locked := true
+	defer func() {
+		unix.Close(lock)
+		if locked {
+			unix.Unlinkat(gdFD, "index.lock", 0)
+		}
+	}()
+	ix, _, err := readIndex(gdFD, "index", Parse)
+	var n news
+	if err == nil {
+		n = t.newIn(ix, gd, absent, sparse)
+	}
+	if err != nil || n.split {
+		why := "it is a split index"
+		if err != nil {
+			why = err.Error()
+		}
+		if quarantine == nil {
+			return moved, nil, fmt.Errorf("%s: %s", index, why)
+		}
+		to, qerr := quarantine(index)
+		if qerr != nil {
+			return moved, nil, qerr
+		}
+		return append(moved, index+" → "+to), []string{fmt.Sprintf("%s/index could not be checked here (%s), so it was moved aside: git status shows every file as new until `git reset`", gd, why)}, nil
+	}
+	var dropped, cleared []string
+	for _, i := range n.clear {
+		e := &ix.Entries[i]
+		if e.AssumeValid && !t.base[flagKey(gd, "assume-unchanged", e.Path)] {
+			e.AssumeValid = false
+			cleared = append(cleared, "assume-unchanged on "+e.Path)
+		}
+		if e.SkipWorktree && !t.base[flagKey(gd, "skip-worktree", e.Path)] && !(sparse && absent(e.Path)) {
+			e.SkipWorktree = false
+			cleared = append(cleared, "skip-worktree on "+e.Path)
+		}
+	}
+	for _, i := range slices.Backward(n.drop) {
+		dropped = append(dropped, ix.Entries[i].Path)
+		ix.Entries = slices.Delete(ix.Entries, i, i+1)
+	}
+	slices.Reverse(dropped)
+	data, err := ix.Encode(dropped)
+	if err == nil {
+		err = writeAll(lock, data)
+	}
+	if err == nil {
+		err = unix.Renameat(gdFD, "index.lock", gdFD, "index")
+	}
+	if err != nil {
+		return moved, nil, fmt.Errorf("%s: %w", index, err)
+	}
+	locked = false
+	var st unix.Stat_t
+	if unix.Fstatat(gdFD, "index", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		t.clean[gd] = idOf(&st)
+	}
+	var did []string
+	if len(dropped) > 0 {
+		did = append(did, "dropped the gitlinks "+strings.Join(dropped, ", ")+" (git status in the root would run the config of the repositories they name; the files stay)")
+	}
+	if len(cleared) > 0 {
+		did = append(did, "cleared "+strings.Join(cleared, ", ")+" (they hid changes from git status and git diff)")
+	}
+	if n.exts {
+		did = append(did, "dropped its fsmonitor and untracked caches (git rebuilds them)")
+	}
+	return moved, []string{gd + "/index: " + strings.Join(did, "; ")}, nil
+}
+
+// checkTodos moves aside a todo list holding exec lines that are not known.
+func (t *Tracker) checkTodos(gdFD int, gd string, aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
+	for _, name := range TodoFiles {
+		f, oerr := openBeneath(gdFD, name)
+		if oerr != nil {
+			continue
+		}
+		data, rerr := io.ReadAll(io.LimitReader(f, maxTodoBytes))
+		f.Close()
+		var unknown []string
+		for _, c := range ExecLines(data) {
+			if !t.base[execKey(c)] {
+				unknown = append(unknown, c)
+			}
+		}
+		if rerr != nil || len(unknown) == 0 {
+			continue
+		}
+		if !aside() || quarantine == nil {
+			for _, c := range unknown {
+				t.base[execKey(c)] = true
+			}
+			continue
+		}
+		p := filepath.Join(t.root, gd, name)
+		to, qerr := quarantine(p)
+		if qerr != nil {
+			err = errors.Join(err, qerr)
+			continue
+		}
+		moved = append(moved, p+" → "+to)
+		notes = append(notes, fmt.Sprintf("%s/%s held exec lines no approved command left (%s): moved aside, so that git on the host cannot run them at `git rebase --continue`; `git rebase --abort` still works", gd, name, strings.Join(unknown, "; ")))
+	}
+	return moved, notes, err
+}
+
+// readIndex reads name in gdFD, a regular file not reached through a
+// symlink, and parses it with parse (Parse or Scan).
+func readIndex(gdFD int, name string, parse func([]byte) (*Index, error)) (*Index, fileID, error) {
+	f, err := beneath.Open(gdFD, name, 0)
+	if err != nil {
+		return nil, fileID{}, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fileID{}, err
+	}
+	id := idOf(&st)
+	if st.Size > maxIndexBytes {
+		return nil, id, fmt.Errorf("%s: larger than %d bytes", name, maxIndexBytes)
+	}
+	data := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, id, err
+	}
+	ix, err := parse(data)
+	return ix, id, err
+}
+
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{int64(st.Dev), int64(st.Ino), st.Size, st.Ctim.Sec, st.Ctim.Nsec}
+}
+
+// openBeneath opens rel (with slashes) in dirFD, a regular file, through no
+// symlink.
+func openBeneath(dirFD int, rel string) (interface {
+	io.Reader
+	Close() error
+}, error) {
+	d, err := beneath.Dir(dirFD, filepath.Dir(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(d)
+	return beneath.Open(d, filepath.Base(rel), 0)
+}
+
+func fileExists(dirFD int, rel string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirFD, rel, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
