@@ -281,6 +281,9 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		`ln -s ` + victim + ` "$(git rev-parse --git-common-dir)/refs/heads/trap"`,
 		`python3 -c 'open(".g" + "it", "w").write("gitdir: evil\n")'`,
 		`python3 -c 'import os; open("g", "w").write("gitdir: evil\n"); os.replace("g", ".git")'`,
+		// The worktree's own index and todo lists, as the root's .git's.
+		`git update-index --skip-worktree a.txt && echo hidden >> a.txt`,
+		`python3 -c 'import os, subprocess; d = subprocess.check_output(["git", "rev-parse", "--git-dir"], text=True).strip() + "/rebase-merge"; os.makedirs(d, exist_ok=True); open(d + "/git-rebase-todo", "w").write("exec touch ` + victim + `.todo\n")'`,
 	} {
 		run(t, g, shellgate.Request{Command: attack})
 	}
@@ -298,6 +301,12 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("a symlink is left for the user's git: %s", p)
 		}
+	}
+	if got := host(t, root, nil, "git", "ls-files", "-v", "a.txt"); got != "H a.txt\n" {
+		t.Errorf("the worktree's index keeps a flag a command set: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "rebase-merge", "git-rebase-todo")); err == nil {
+		t.Error("a todo list with exec lines is left in the worktree's git directory")
 	}
 	host(t, root, nil, "git", "-c", "extensions.worktreeConfig=true", "status")
 	if _, err := os.Stat(victim + ".pwned"); err == nil {

@@ -30,7 +30,8 @@ const (
 // sequencer's todo lists. Every path is resolved beneath the root without
 // symlinks (package beneath).
 type Tracker struct {
-	root  string
+	root   string
+	linked []string // git directories outside the root: a linked worktree's
 	base  map[string]bool   // what is known: see the key functions below
 	clean map[string]fileID // index files last seen with nothing new, by git directory
 }
@@ -40,9 +41,11 @@ type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
 func flagKey(gd, what, path string) string { return gd + "\x00" + what + "\x00" + path }
 func execKey(cmd string) string            { return "exec\x00" + cmd }
 
-// New takes the state of root's git directory as the session's start.
-func New(root string) *Tracker {
-	t := &Tracker{root: root, base: map[string]bool{}, clean: map[string]fileID{}}
+// New takes the state of root's git directory as the session's start, and
+// of the linked ones (absolute: a linked worktree's git directory, when the
+// root is one).
+func New(root string, linked ...string) *Tracker {
+	t := &Tracker{root: root, linked: linked, base: map[string]bool{}, clean: map[string]fileID{}}
 	t.Check(func() bool { return false }, nil)
 	return t
 }
@@ -60,8 +63,13 @@ func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, erro
 	}
 	defer unix.Close(rootFD)
 	var errs []error
-	for _, gd := range gitDirs(rootFD) {
-		gdFD, err := beneath.Dir(rootFD, gd)
+	for _, gd := range append(gitDirs(rootFD), t.linked...) {
+		var gdFD int
+		if filepath.IsAbs(gd) {
+			gdFD, err = unix.Open(gd, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		} else {
+			gdFD, err = beneath.Dir(rootFD, gd)
+		}
 		if err != nil {
 			continue
 		}
@@ -345,6 +353,9 @@ func (t *Tracker) checkTodos(gdFD int, gd string, aside func() bool, quarantine 
 			continue
 		}
 		p := filepath.Join(t.root, gd, name)
+		if filepath.IsAbs(gd) {
+			p = filepath.Join(gd, name)
+		}
 		to, qerr := quarantine(p)
 		if qerr != nil {
 			err = errors.Join(err, qerr)

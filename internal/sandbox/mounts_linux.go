@@ -35,7 +35,7 @@ func newMounter(spec *Spec) *mounter {
 	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
-		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0])
+		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
 	}
 	return m
 }
@@ -197,6 +197,11 @@ func (m *mounter) rootMatches() []string {
 // quarantine moves p, which appeared in the root, into Spec.Quarantine
 // (see beneath.Quarantine).
 func (m *mounter) quarantine(p string) (string, error) {
+	for _, d := range m.spec.GitDirs { // a linked worktree's: beside itself
+		if under(p, d) {
+			return beneath.Quarantine(d, "", p)
+		}
+	}
 	if len(m.spec.Writable) == 0 {
 		return "", fmt.Errorf("quarantine %s: no project root", p)
 	}

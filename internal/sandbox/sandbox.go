@@ -107,9 +107,10 @@ type Spec struct {
 	// is being created only the policy guards it.
 	Protected []string
 	// GitDirs are directories outside the root that git on the host reads
-	// for the root and the session may write (a linked worktree's git
-	// directory, the refs and reflogs it shares): symlinks there are removed
-	// as in the root's .git.
+	// for the root and the session may write, the root's own git directory
+	// first (a linked worktree's; then the refs and reflogs it shares):
+	// symlinks there are removed as in the root's .git, and the first is
+	// tracked as the root's .git is (see gitstate).
 	GitDirs []string
 	// Patterns are names of protected entries of the first writable path
 	// (the root), such as "*.code-workspace": protected like Protected.
