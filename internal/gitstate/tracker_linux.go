@@ -31,9 +31,9 @@ const (
 // symlinks (package beneath).
 type Tracker struct {
 	root   string
-	linked []string // git directories outside the root: a linked worktree's
-	base  map[string]bool   // what is known: see the key functions below
-	clean map[string]fileID // index files last seen with nothing new, by git directory
+	linked []string          // git directories outside the root: a linked worktree's
+	base   map[string]bool   // what is known: see the key functions below
+	clean  map[string]fileID // index files last seen with nothing new, by git directory
 }
 
 type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
