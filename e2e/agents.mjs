@@ -2,7 +2,7 @@
 // devDependencies) against the model stand-in of fakemodel.mjs, each in a lab
 // under /var/tmp with its own HOME, so nothing of the user's is read or touched.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './helpers.mjs';
@@ -79,22 +79,19 @@ export const AGENTS = {
       } else {
         // As `shellgate install claude-code` writes it (docs/clients.md).
         mkdirSync(join(l.home, '.claude'), { recursive: true });
-        let bin = BIN;
         const settings = {};
         if (mode === 'prefix') {
-          // As docs/clients.md sets the prefix up: shellgate-exec in ~/.local/bin.
-          // Claude Code runs hook commands through the prefix too, so the hook's
-          // binary must be one the sandbox shows (the test's build is under
-          // /var/tmp or /tmp, which it hides): a copy there as well.
+          // As docs/clients.md sets the prefix up: shellgate-exec in ~/.local/bin,
+          // a link to the shellgate that answers the hook. The hook command stays
+          // the test's build, under /var/tmp or /tmp, which the sandbox hides:
+          // Claude Code runs hook commands through the prefix too, and shellgate
+          // exec must answer its own hook outside the sandbox.
           const dir = join(l.home, '.local', 'bin');
           mkdirSync(dir, { recursive: true });
-          bin = join(dir, 'shellgate');
-          copyFileSync(BIN, bin);
-          chmodSync(bin, 0o755);
-          symlinkSync(bin, join(dir, 'shellgate-exec'));
+          symlinkSync(BIN, join(dir, 'shellgate-exec'));
           settings.env = { CLAUDE_CODE_SHELL_PREFIX: join(dir, 'shellgate-exec') };
         }
-        const hook = { type: 'command', command: `${bin} hook claude-code`, timeout: 10 };
+        const hook = { type: 'command', command: `${BIN} hook claude-code`, timeout: 10 };
         settings.hooks = { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] };
         writeFileSync(join(l.home, '.claude', 'settings.json'), JSON.stringify(settings));
         env.CLAUDE_PROJECT_DIR = l.root;
