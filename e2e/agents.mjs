@@ -60,7 +60,7 @@ export const AGENTS = {
     bin: 'claude',
     // The MCP tool as Claude Code names it, and its own shell tool.
     tool: { mcp: (n) => n === 'mcp__shellgate__run_shell_command', hook: (n) => n === 'Bash', prefix: (n) => n === 'Bash' },
-    setup(l, url, mode) {
+    setup(l, url, mode, { approveAsks = false } = {}) {
       const env = {
         ...baseEnv(l),
         ANTHROPIC_BASE_URL: url,
@@ -95,6 +95,15 @@ export const AGENTS = {
         settings.hooks = { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] };
         writeFileSync(join(l.home, '.claude', 'settings.json'), JSON.stringify(settings));
         env.CLAUDE_PROJECT_DIR = l.root;
+        if (approveAsks) {
+          // Headless, Claude Code puts a permission question (a hook's "ask") to
+          // an MCP tool named by --permission-prompt-tool: this one approves
+          // every question, as a user would in the dialog, and logs it.
+          writeFileSync(join(l.root, 'approve.mjs'), APPROVER);
+          const config = join(l.base, 'approver.json');
+          writeFileSync(config, JSON.stringify({ mcpServers: { approver: { command: process.execPath, args: [join(l.root, 'approve.mjs')] } } }));
+          args.push('--mcp-config', config, '--permission-prompt-tool', 'mcp__approver__approve');
+        }
       }
       return { env, args };
     },
@@ -161,6 +170,26 @@ export const AGENTS = {
     },
   },
 };
+
+// APPROVER is a stdio MCP server with one tool, approve, answering Claude Code's
+// permission questions with "allow" and appending each to approved.log beside it.
+// Plain JSON-RPC, no imports: it runs in shellgate's sandbox (Claude Code starts
+// MCP servers through the prefix too), from the project directory.
+const APPROVER = `import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const { id, method, params } = JSON.parse(line);
+  if (id === undefined) return;
+  if (method === 'initialize') return send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'approver', version: '1' } } });
+  if (method === 'tools/list') return send({ id, result: { tools: [{ name: 'approve', description: 'Answers permission questions.', inputSchema: { type: 'object', properties: { tool_name: { type: 'string' }, input: { type: 'object' } }, required: ['tool_name', 'input'] } }] } });
+  if (method === 'tools/call') {
+    appendFileSync(new URL('approved.log', import.meta.url), JSON.stringify(params.arguments) + '\\n');
+    return send({ id, result: { content: [{ type: 'text', text: JSON.stringify({ behavior: 'allow', updatedInput: params.arguments.input }) }] } });
+  }
+  send({ id, result: {} });
+});
+`;
 
 // runAgent runs agent once against a fresh stand-in that makes calls (an array of
 // tool arguments) in turn, and resolves to { results, offered, code, stdout, stderr }.

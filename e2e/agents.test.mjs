@@ -208,3 +208,26 @@ test("claude-code: what the model reads with shellgate's hook and prefix", { ski
     assert.deepEqual(hooks.map((r) => [r.command, r.decision]), calls.map((c, i) => [c.command, i === 3 ? 'deny' : 'allow']));
   });
 });
+
+// An ask with the hook and the prefix: the hook asks (rule sandbox-escape), the
+// user approves in Claude Code's permission flow (headless: the tool named by
+// --permission-prompt-tool), and shellgate exec, which cannot see that answer,
+// takes the note the hook left as the approval: the command runs, once.
+test('claude-code: an ask the user approves runs through the prefix', { skip: missing('claude-code') || false, timeout: 240000 }, async () => {
+  const call = { command: './bin/docker run alpine true', description: 'Run a container' };
+  const run = await runAgent('claude-code', [call], {
+    mode: 'prefix',
+    setup: { approveAsks: true },
+    before: (l) => {
+      mkdirSync(join(l.root, 'bin'));
+      writeFileSync(join(l.root, 'bin', 'docker'), '#!/bin/sh\necho docker ran\n', { mode: 0o755 });
+    },
+  });
+  assert.equal(run.code, 0, `claude-code exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+  const approved = readFileSync(join(run.lab.root, 'approved.log'), 'utf8');
+  assert.match(approved, /docker run alpine true/, 'the user was asked');
+  const r = run.results[0];
+  assert.ok(r, `no result reached the model:\n${run.stderr.slice(-2000)}`);
+  measured.push(`claude-code prefix, approved ask ${call.command}: ${r.text.length}`);
+  has(r.text, /^docker ran$/);
+});
