@@ -336,9 +336,8 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	case asker == nil:
 		return egress.ErrNotAsked
 	}
-	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Reason: fmt.Sprintf(
-		"It connects to %s (port %d), which is not on the network allow-list. Allow %s for this session? Once: for the rest of this command; for the session: for its later commands too.",
-		host, port, host)}
+	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Domain: host, Port: port,
+		Reason: fmt.Sprintf("It connects to %s (port %d), which is not on the network allow-list.", host, port)}
 	answer := asker.approver(ctx, q)
 	e.mu.Lock()
 	defer e.mu.Unlock()

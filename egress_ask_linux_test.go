@@ -94,7 +94,8 @@ func TestEgressAsksAboutUnlistedDomain(t *testing.T) {
 				t.Errorf("asked %d times, want %d: %+v", n, tc.asked, q.asked)
 			}
 			for _, x := range q.asked {
-				if x.Command != fetch || x.SessionKey != "network localhost" || !strings.Contains(x.Why(), "Allow localhost for this session?") {
+				if x.Command != fetch || x.Domain != "localhost" || x.Port != host.Listener.Addr().(*net.TCPAddr).Port ||
+					x.SessionKey != "network localhost" || !strings.Contains(x.Why(), "not on the network allow-list") {
 					t.Errorf("question %+v, why %q", x, x.Why())
 				}
 			}

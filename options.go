@@ -77,6 +77,12 @@ type Question struct {
 	// subcommand prefix for daemons and untrusted mode ("docker run"); never a bare
 	// program name (policy.Verdict.SessionKey).
 	SessionKey string
+	// Domain is set when the question is not the command line but a connection
+	// it makes, through the proxy of allow-listed egress, to a domain not on the
+	// allow-list (Rule "egress"), on Port: "allow once" then lets Command reach
+	// it until it ends, "allow for this session" the session's later commands too.
+	Domain string
+	Port   int
 }
 
 // Why says, for a person, why the command needs approval: Reason is written for the

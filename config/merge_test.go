@@ -458,6 +458,13 @@ func TestNetworkAllow(t *testing.T) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
+	// An empty entry is refused, saying so, not skipped.
+	for _, bad := range []string{`allow = [""]`, `allow = ["registry.npmjs.org", " "]`} {
+		write(t, l.user, "[network]\n"+bad+"\n")
+		if _, _, err := config.Load(l.opts()); err == nil || !strings.Contains(err.Error(), ":2:") || !strings.Contains(err.Error(), "is empty") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
 }
 
 // [sandbox] visible shows commands more of the machine: the user's files may

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/shellgate/shellgate/internal/egress"
@@ -20,7 +21,9 @@ func (m *merger) network(f *parsedFile, trusted bool, ignore func(key, why strin
 	var add []string
 	for i, e := range f.cfg.Network.Allow {
 		if !egress.IsPreset(e) {
-			if _, err := egress.ParseAllow([]string{e}); err != nil {
+			if _, err := egress.ParseAllow([]string{e}); errors.Is(err, egress.ErrEmptyEntry) {
+				return f.errorAt("network.allow", "entry %d is empty: want a host name, \"*.\" and a domain, an address, a prefix or the preset %q", i+1, egress.PresetRegistries)
+			} else if err != nil {
 				return f.errorAt("network.allow", "entry %d, %q: want a host name, \"*.\" and a domain, an address, a prefix or the preset %q", i+1, e, egress.PresetRegistries)
 			}
 		}

@@ -2,7 +2,7 @@
 // devDependencies) against the model stand-in of fakemodel.mjs, each in a lab
 // under /var/tmp with its own HOME, so nothing of the user's is read or touched.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './helpers.mjs';
@@ -60,7 +60,7 @@ export const AGENTS = {
     bin: 'claude',
     // The MCP tool as Claude Code names it, and its own shell tool.
     tool: { mcp: (n) => n === 'mcp__shellgate__run_shell_command', hook: (n) => n === 'Bash', prefix: (n) => n === 'Bash' },
-    setup(l, url, mode) {
+    setup(l, url, mode, { approveAsks = false } = {}) {
       const env = {
         ...baseEnv(l),
         ANTHROPIC_BASE_URL: url,
@@ -79,25 +79,31 @@ export const AGENTS = {
       } else {
         // As `shellgate install claude-code` writes it (docs/clients.md).
         mkdirSync(join(l.home, '.claude'), { recursive: true });
-        let bin = BIN;
         const settings = {};
         if (mode === 'prefix') {
-          // As docs/clients.md sets the prefix up: shellgate-exec in ~/.local/bin.
-          // Claude Code runs hook commands through the prefix too, so the hook's
-          // binary must be one the sandbox shows (the test's build is under
-          // /var/tmp or /tmp, which it hides): a copy there as well.
+          // As docs/clients.md sets the prefix up: shellgate-exec in ~/.local/bin,
+          // a link to the shellgate that answers the hook. The hook command stays
+          // the test's build, under /var/tmp or /tmp, which the sandbox hides:
+          // Claude Code runs hook commands through the prefix too, and shellgate
+          // exec must answer its own hook outside the sandbox.
           const dir = join(l.home, '.local', 'bin');
           mkdirSync(dir, { recursive: true });
-          bin = join(dir, 'shellgate');
-          copyFileSync(BIN, bin);
-          chmodSync(bin, 0o755);
-          symlinkSync(bin, join(dir, 'shellgate-exec'));
+          symlinkSync(BIN, join(dir, 'shellgate-exec'));
           settings.env = { CLAUDE_CODE_SHELL_PREFIX: join(dir, 'shellgate-exec') };
         }
-        const hook = { type: 'command', command: `${bin} hook claude-code`, timeout: 10 };
+        const hook = { type: 'command', command: `${BIN} hook claude-code`, timeout: 10 };
         settings.hooks = { PreToolUse: [{ matcher: 'Bash', hooks: [hook] }] };
         writeFileSync(join(l.home, '.claude', 'settings.json'), JSON.stringify(settings));
         env.CLAUDE_PROJECT_DIR = l.root;
+        if (approveAsks) {
+          // Headless, Claude Code puts a permission question (a hook's "ask") to
+          // an MCP tool named by --permission-prompt-tool: this one approves
+          // every question, as a user would in the dialog, and logs it.
+          writeFileSync(join(l.root, 'approve.mjs'), APPROVER);
+          const config = join(l.base, 'approver.json');
+          writeFileSync(config, JSON.stringify({ mcpServers: { approver: { command: process.execPath, args: [join(l.root, 'approve.mjs')] } } }));
+          args.push('--mcp-config', config, '--permission-prompt-tool', 'mcp__approver__approve');
+        }
       }
       return { env, args };
     },
@@ -164,6 +170,26 @@ export const AGENTS = {
     },
   },
 };
+
+// APPROVER is a stdio MCP server with one tool, approve, answering Claude Code's
+// permission questions with "allow" and appending each to approved.log beside it.
+// Plain JSON-RPC, no imports: it runs in shellgate's sandbox (Claude Code starts
+// MCP servers through the prefix too), from the project directory.
+const APPROVER = `import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const { id, method, params } = JSON.parse(line);
+  if (id === undefined) return;
+  if (method === 'initialize') return send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'approver', version: '1' } } });
+  if (method === 'tools/list') return send({ id, result: { tools: [{ name: 'approve', description: 'Answers permission questions.', inputSchema: { type: 'object', properties: { tool_name: { type: 'string' }, input: { type: 'object' } }, required: ['tool_name', 'input'] } }] } });
+  if (method === 'tools/call') {
+    appendFileSync(new URL('approved.log', import.meta.url), JSON.stringify(params.arguments) + '\\n');
+    return send({ id, result: { content: [{ type: 'text', text: JSON.stringify({ behavior: 'allow', updatedInput: params.arguments.input }) }] } });
+  }
+  send({ id, result: {} });
+});
+`;
 
 // runAgent runs agent once against a fresh stand-in that makes calls (an array of
 // tool arguments) in turn, and resolves to { results, offered, code, stdout, stderr }.

@@ -5,7 +5,7 @@
 // is skipped with the reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENTS, missing, runAgent } from './agents.mjs';
 
@@ -168,6 +168,9 @@ for (const agent of Object.keys(HOOK_CALLS)) {
 
 // The hook with the prefix: Claude Code runs each command through
 // `shellgate exec` in the sandbox, and the hook decides as that sandbox will.
+// Claude Code runs hook commands through the prefix as well; the hook's binary
+// is the test's build, which the sandbox hides (/tmp, /var/tmp): shellgate exec
+// answers its own hook outside the sandbox, or Claude Code would go on without it.
 test("claude-code: what the model reads with shellgate's hook and prefix", { skip: missing('claude-code') || false, timeout: 240000 }, async (t) => {
   const calls = [
     { command: 'echo hi', description: 'Say hi' },
@@ -198,4 +201,33 @@ test("claude-code: what the model reads with shellgate's hook and prefix", { ski
     has(text, /end$/);
   });
   await t.test('sudo is denied', () => has(result(3), /shellgate \(privilege\)/));
+  await t.test('the hook decided each command, outside the sandbox', () => {
+    // Its audit lines, in the lab's home, which the sandbox does not show.
+    const log = readFileSync(join(run.lab.home, '.local', 'state', 'shellgate', 'audit.jsonl'), 'utf8');
+    const hooks = log.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.event === 'hook');
+    assert.deepEqual(hooks.map((r) => [r.command, r.decision]), calls.map((c, i) => [c.command, i === 3 ? 'deny' : 'allow']));
+  });
+});
+
+// An ask with the hook and the prefix: the hook asks (rule sandbox-escape), the
+// user approves in Claude Code's permission flow (headless: the tool named by
+// --permission-prompt-tool), and shellgate exec, which cannot see that answer,
+// takes the note the hook left as the approval: the command runs, once.
+test('claude-code: an ask the user approves runs through the prefix', { skip: missing('claude-code') || false, timeout: 240000 }, async () => {
+  const call = { command: './bin/docker run alpine true', description: 'Run a container' };
+  const run = await runAgent('claude-code', [call], {
+    mode: 'prefix',
+    setup: { approveAsks: true },
+    before: (l) => {
+      mkdirSync(join(l.root, 'bin'));
+      writeFileSync(join(l.root, 'bin', 'docker'), '#!/bin/sh\necho docker ran\n', { mode: 0o755 });
+    },
+  });
+  assert.equal(run.code, 0, `claude-code exited with ${run.code}:\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
+  const approved = readFileSync(join(run.lab.root, 'approved.log'), 'utf8');
+  assert.match(approved, /docker run alpine true/, 'the user was asked');
+  const r = run.results[0];
+  assert.ok(r, `no result reached the model:\n${run.stderr.slice(-2000)}`);
+  measured.push(`claude-code prefix, approved ask ${call.command}: ${r.text.length}`);
+  has(r.text, /^docker ran$/);
 });

@@ -161,7 +161,13 @@ async function phaseLoad(srv) {
       }
       latencies.push(Date.now() - t);
       if (ok(res)) good++;
-      else bad.push(`${JSON.stringify(args)}: ${res.content?.[0]?.text?.slice(0, 200)}`);
+      else {
+        // What the check read, not only the text's head: status, flags, both ends.
+        const e = res.structuredContent ?? {};
+        const d = e.data ?? {};
+        bad.push(`${JSON.stringify(args)}: status ${e.status}, error ${e.error?.code}, truncated ${d.truncated}, full_output_path ${d.full_output_path}, ` +
+          `stdout ${d.stdout?.length} chars ending ${JSON.stringify(d.stdout?.slice(-40))}, stderr ${JSON.stringify(d.stderr?.slice(-200))}; text ${JSON.stringify(res.content?.[0]?.text?.slice(0, 200))}`);
+      }
       if (args.run_in_background && res.structuredContent.data.job?.id) {
         const out = await client.callTool({ name: 'job_output', arguments: { job_id: res.structuredContent.data.job.id, wait_ms: 10000, until: '^bg-' } });
         if (/bg-s\d+c\d+/.test(out.content[0].text)) jobsRead++;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { BIN, TOOL, project, stdioClient, findPid, alive, waitGone, exited } from './helpers.mjs';
 
@@ -169,6 +170,38 @@ test('an ask command goes through elicitation', async (t) => {
       await client.close();
     }
   });
+});
+
+// With allow-listed egress, a connection to a domain not on the list is asked
+// about through elicitation: the question is the domain, for the session.
+test('an unlisted domain is asked about through elicitation', async (t) => {
+  const web = createServer((req, res) => res.end('hello from the host'));
+  await new Promise((resolve) => web.listen(0, '127.0.0.1', resolve));
+  const port = web.address().port;
+  const p = project();
+  // The address is allowed, the name localhost is not: shellgate's proxy asks about it.
+  p.args.push('--allow-domain', '127.0.0.1');
+  const asked = [];
+  const { client } = await stdioClient(p, (params) => {
+    asked.push(params);
+    return { action: 'accept', content: { decision: 'allow_session' } };
+  });
+  try {
+    const { tools } = await client.listTools();
+    if (!/Network: allow-listed/.test(tools.find((x) => x.name === TOOL).description)) return t.skip('allow-listed egress needs the Linux sandbox');
+    const fetch = `curl -sS --max-time 60 --noproxy '' -x "$HTTP_PROXY" http://localhost:${port}/`;
+    for (let i = 0; i < 2; i++) {
+      const res = await client.callTool({ name: TOOL, arguments: { command: fetch } });
+      assert.equal(res.structuredContent.data.stdout, 'hello from the host', res.structuredContent.text);
+    }
+    assert.equal(asked.length, 1, 'asked once, then allowed for the session');
+    const { message, requestedSchema } = asked[0];
+    assert.equal(message, `Allow localhost for this session?\n\n│ ${fetch}\n\nThis command connects to it, on port ${port}; it is not on the network allow-list.`);
+    assert.deepEqual(requestedSchema.properties.decision.enumNames, ['Only this command', 'This session', 'Deny']);
+  } finally {
+    await client.close();
+    web.close();
+  }
 });
 
 // Raw JSON-RPC over the binary's own pipes, to control stdin precisely and see every

@@ -94,6 +94,38 @@ func ParseClaudeCodeBash(script, home string, tmpDirs ...string) ClaudeCodeBash 
 	return w
 }
 
+// CommandWords reads line as a shell would run it when it is one simple command
+// of literal words, as a hook command in Claude Code's settings usually is
+// (`/usr/local/bin/shellgate hook claude-code`), which Claude Code hands
+// CLAUDE_CODE_SHELL_PREFIX as one argument. It returns the words, with a leading
+// ~/ of the first expanded to home as the shell would, and false for anything
+// more: several commands, a pipe, a redirect, an assignment, an expansion or a
+// glob. The caller can then know what that line would run without running a shell.
+func CommandWords(line, home string) ([]string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil || len(f.Stmts) != 1 || len(f.Stmts[0].Redirs) > 0 {
+		return nil, false
+	}
+	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 {
+		return nil, false
+	}
+	var tilde bool
+	if l, ok := c.Args[0].Parts[0].(*syntax.Lit); ok && strings.HasPrefix(l.Value, "~/") && home != "" {
+		// Only the first part: ~ is expanded at the start of a word alone.
+		c.Args[0].Parts[0] = &syntax.Lit{Value: strings.TrimPrefix(l.Value, "~")}
+		tilde = true
+	}
+	words := callArgs(f.Stmts[0])
+	if words == nil {
+		return nil, false
+	}
+	if tilde {
+		words[0] = filepath.Join(home, words[0])
+	}
+	return words, true
+}
+
 // lastStep is the right-most command of a && list.
 func lastStep(s *syntax.Stmt) *syntax.Stmt {
 	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plain(s) {

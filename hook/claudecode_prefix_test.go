@@ -68,3 +68,42 @@ func TestShapedNames(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandWords(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string // nil: not one simple command of literal words
+	}{
+		{"/usr/local/bin/shellgate hook claude-code", []string{"/usr/local/bin/shellgate", "hook", "claude-code"}},
+		{`'/opt/my tools/shellgate' hook claude-code --mode never`, []string{"/opt/my tools/shellgate", "hook", "claude-code", "--mode", "never"}},
+		{`"/opt/x/shellgate" hook\ a`, []string{"/opt/x/shellgate", "hook a"}},
+		{"shellgate hook claude-code", []string{"shellgate", "hook", "claude-code"}},
+		{"~/.local/bin/shellgate hook claude-code", []string{filepath.Join("/home/u", ".local/bin/shellgate"), "hook", "claude-code"}},
+		{"shellgate hook ~/x", nil}, // ~ elsewhere: left to the shell
+		{"~root/bin/shellgate hook", nil},
+		{"'~/bin/shellgate' hook", []string{"~/bin/shellgate", "hook"}}, // quoted: a relative path, as the shell reads it
+		{"shellgate hook claude-code; rm -rf ~", nil},
+		{"shellgate hook claude-code && id", nil},
+		{"shellgate hook claude-code | tee x", nil},
+		{"shellgate hook claude-code > /tmp/x", nil},
+		{"shellgate hook claude-code < /etc/passwd", nil},
+		{"X=1 shellgate hook claude-code", nil},
+		{"shellgate hook $(id)", nil},
+		{"shellgate hook `id`", nil},
+		{`shellgate hook "$HOME"`, nil},
+		{`"$CLAUDE_PROJECT_DIR"/shellgate hook claude-code`, nil},
+		{"shellgate hook claude-*", nil},
+		{"shellgate hook claude-code &", nil},
+		{"! shellgate hook claude-code", nil},
+		{"(shellgate hook claude-code)", nil},
+		{"shellgate hook claude-code\nid", nil},
+		{"", nil},
+		{"'unterminated", nil},
+	}
+	for _, tc := range tests {
+		got, ok := CommandWords(tc.line, "/home/u")
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("CommandWords(%q) = %q, %v; want %q", tc.line, got, ok, tc.want)
+		}
+	}
+}

@@ -21,19 +21,31 @@ const (
 )
 
 // approvalSchema is the elicitation form: one choice, defaulting to "allow once".
-var approvalSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"decision": map[string]any{
-			"type":        "string",
-			"title":       "Decision",
-			"description": "Allow this command once, allow commands like it for the rest of this session, or deny it.",
-			"enum":        []string{choiceAllowOnce, choiceAllowSession, choiceDeny},
-			"enumNames":   []string{"Allow once", "Allow for this session", "Deny"},
-			"default":     choiceAllowOnce,
+var approvalSchema = decisionSchema(
+	"Allow this command once, allow commands like it for the rest of this session, or deny it.",
+	"Allow once", "Allow for this session", "Deny")
+
+// domainSchema is the form asking about a domain not on the network
+// allow-list: the same choices, named for what they allow.
+var domainSchema = decisionSchema(
+	"Allow the domain for the rest of this command, for this session, or deny it.",
+	"Only this command", "This session", "Deny")
+
+func decisionSchema(description string, names ...string) map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{
+				"type":        "string",
+				"title":       "Decision",
+				"description": description,
+				"enum":        []string{choiceAllowOnce, choiceAllowSession, choiceDeny},
+				"enumNames":   names,
+				"default":     choiceAllowOnce,
+			},
 		},
-	},
-	"required": []string{"decision"},
+		"required": []string{"decision"},
+	}
 }
 
 // canElicit reports whether the client declared form elicitation support.
@@ -62,6 +74,9 @@ func elicitApprover(ss *mcp.ServerSession, log *slog.Logger) shellgate.Approver 
 
 // approvalRequest is the elicitation asking about q.
 func approvalRequest(q shellgate.Question) *mcp.ElicitParams {
+	if q.Domain != "" {
+		return &mcp.ElicitParams{Message: approvalMessage(q), RequestedSchema: domainSchema}
+	}
 	return &mcp.ElicitParams{Message: approvalMessage(q), RequestedSchema: approvalSchema}
 }
 
@@ -88,6 +103,12 @@ func answerOf(res *mcp.ElicitResult, sessionKey string) shellgate.Answer {
 func approvalMessage(q shellgate.Question) string {
 	var b strings.Builder
 	shown, ok := q.Shown()
+	if q.Domain != "" {
+		// The question is the domain; the command is what connects to it.
+		domain := shellgate.OneLine(q.Domain)
+		fmt.Fprintf(&b, "Allow %s for this session?\n\n%s\n\nThis command connects to it, on port %d; it is not on the network allow-list.", domain, shown, q.Port)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", shown)
 	if !ok {
 		fmt.Fprintf(&b, "(The command is %d bytes; not all of it is shown.)\n\n", len(q.Command))

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/internal/lane"
 
@@ -172,5 +174,31 @@ func TestApprovalMessageShowsCommandAsBlock(t *testing.T) {
 	m = approvalMessage(shellgate.Question{Command: hidden, Rule: "user.ask", SessionKey: "touch x"})
 	if lines := strings.Count(m, "\n") + 1; lines > 15 || !strings.Contains(m, "touch x") || !strings.Contains(m, "59 empty lines") {
 		t.Errorf("blank lines not shown as such (%d lines):\n%s", lines, m)
+	}
+}
+
+// A domain not on the network allow-list is the question itself, short: the
+// domain, for the session, then the command that connects to it; the choices
+// are named for what they allow.
+func TestApprovalMessageDomain(t *testing.T) {
+	q := shellgate.Question{Command: "npm install left-pad", Rule: "egress", SessionKey: "network registry.npmjs.org",
+		Domain: "registry.npmjs.org", Port: 443, Reason: "It connects to registry.npmjs.org (port 443), which is not on the network allow-list."}
+	req := approvalRequest(q)
+	want := "Allow registry.npmjs.org for this session?\n\n│ npm install left-pad\n\nThis command connects to it, on port 443; it is not on the network allow-list."
+	if req.Message != want {
+		t.Errorf("message %q, want %q", req.Message, want)
+	}
+	if n := utf8.RuneCountInString(req.Message); n > 160 {
+		t.Errorf("%d characters for a domain question", n)
+	}
+	names := func(schema any) []string {
+		return schema.(map[string]any)["properties"].(map[string]any)["decision"].(map[string]any)["enumNames"].([]string)
+	}
+	if got := names(req.RequestedSchema); !slices.Equal(got, []string{"Only this command", "This session", "Deny"}) {
+		t.Errorf("choices %q", got)
+	}
+	q.Domain = ""
+	if got := names(approvalRequest(q).RequestedSchema); !slices.Equal(got, []string{"Allow once", "Allow for this session", "Deny"}) {
+		t.Errorf("a command's choices %q", got)
 	}
 }

@@ -74,7 +74,9 @@ func (d *domainsFlag) String() string { return strings.Join(*d, ",") }
 
 func (d *domainsFlag) Set(v string) error {
 	if !egress.IsPreset(v) {
-		if _, err := egress.ParseAllow([]string{v}); err != nil {
+		if _, err := egress.ParseAllow([]string{v}); errors.Is(err, egress.ErrEmptyEntry) {
+			return fmt.Errorf("no domain given; want a host name (example.com), *.example.com, an address, a prefix or %q", egress.PresetRegistries)
+		} else if err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,9 @@ stdout and stderr are the command's own (nothing is captured, no envelope), and 
 exit status is the command's. One argument is a shell command line; several are a
 program and its arguments, quoted as they are. For CLAUDE_CODE_SHELL_PREFIX, which
 passes one command line: see docs/clients.md (the prefix must be one program,
-so link shellgate as shellgate-exec, which runs "shellgate exec").
+so link shellgate as shellgate-exec, which runs "shellgate exec"). A command that
+is exactly this shellgate's "hook AGENT …" (Claude Code runs its hooks through the
+prefix too) is answered here, outside the sandbox: the hook only decides.
 
 No timeout unless --timeout is given: a stdio MCP server runs as long as its client.
 SIGINT, SIGTERM and SIGHUP end the command's whole process group.
@@ -41,8 +43,6 @@ Flags:
 const forever = time.Duration(math.MaxInt64)
 
 func cmdExec(args []string, stdout, stderr io.Writer) int {
-	signals := catchSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signals.release()
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	var (
 		cf      commonFlags
@@ -60,6 +60,14 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if len(words) == 0 {
 		return usageFailure(stderr, "exec", "no command given (shellgate exec [flags] COMMAND-LINE)")
 	}
+	if hookArgs, ok := ownHook(words); ok {
+		// Claude Code runs hook commands through its prefix too: shellgate's own
+		// hook answers here, outside the sandbox, which would hide its binary
+		// (under /tmp, say) and the notes and audit log it writes.
+		return cmdHook(hookArgs, stdout, stderr)
+	}
+	signals := catchSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signals.release()
 	command := words[0]
 	if len(words) > 1 {
 		command = quoteArgv(words)
@@ -145,6 +153,25 @@ func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFla
 		cfg.DefaultTimeout = timeout.d
 	}
 	return cfg, model, nil
+}
+
+// ownHook returns the arguments of `shellgate hook` when words (one command line,
+// or a program and its arguments) run exactly this shellgate's hook and nothing
+// else. Nothing else can pass: the line must be one simple command of literal
+// words, and its program this very executable (not a look-alike, not a copy); what
+// runs is then the hook's code in this process, which decides and runs nothing.
+func ownHook(words []string) ([]string, bool) {
+	if len(words) == 1 {
+		home, _ := os.UserHomeDir()
+		var ok bool
+		if words, ok = hook.CommandWords(words[0], home); !ok {
+			return nil, false
+		}
+	}
+	if len(words) < 2 || words[1] != "hook" || isExecAlias(words[0]) || !isThisShellgate(words[0]) {
+		return nil, false
+	}
+	return words[2:], true
 }
 
 // quoteArgv makes one POSIX command line of a program and its arguments.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shellgate/shellgate"
 )
 
 // execIn runs the real binary's `shellgate exec` in a fresh root with no user
@@ -227,8 +229,10 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "Approval required") {
 		t.Errorf("an ask nobody asked: exit %d, stderr %q", code, errs)
 	}
-	hookCmd := exec.Command(bin, "hook", "claude-code")
-	hookCmd.Env = append(hookEnv(t), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "CLAUDE_PROJECT_DIR="+root)
+	// The hook as Claude Code runs it with the prefix set: through the prefix.
+	hookCmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(quoteArg(bin)+" hook claude-code"))
+	hookCmd.Dir = root
+	hookCmd.Env = append(hookEnv(t), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "CLAUDE_PROJECT_DIR="+root, "CLAUDE_CODE_SHELL_PREFIX="+alias)
 	hookCmd.Stdin = strings.NewReader(editPayload(t, "claude-code-bash.json", func(m map[string]any) {
 		m["cwd"] = root
 		m["tool_input"].(map[string]any)["command"] = asked
@@ -244,22 +248,64 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	}
 }
 
-// The prefix also wraps hook commands: shellgate's own hook still reads its
-// payload on stdin and answers on stdout through exec.
+// Claude Code runs hook commands through the prefix too, as bash -c "'PREFIX'
+// 'HOOK COMMAND'". shellgate's own hook answers outside the sandbox, whose view
+// hides its binary (here under /var/tmp) and the audit log and notes it writes;
+// anything else dressed as it runs through the gate as usual.
 func TestExecWrapsHook(t *testing.T) {
 	bin := execBinary(t)
-	root := t.TempDir()
+	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
+	if err := os.Symlink(bin, alias); err != nil {
+		t.Fatal(err)
+	}
+	root, home := t.TempDir(), visibleTempDir(t)
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	os.MkdirAll(filepath.Dir(key), 0o700)
+	if err := os.WriteFile(key, []byte("PRIVATE-KEY-MATERIAL\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auditLog := filepath.Join(visibleTempDir(t), "audit.jsonl")
+	env := append(hookEnv(t), "HOME="+home, "CLAUDE_PROJECT_DIR="+root, "CLAUDE_CODE_SHELL_PREFIX="+alias, shellgate.AuditLogEnv+"="+auditLog)
+	prefixed := func(line, stdin string) (string, string, int) {
+		cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg(line))
+		cmd.Dir = root
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(stdin)
+		return runCmd(t, cmd)
+	}
 	payload := editPayload(t, "claude-code-bash.json", func(m map[string]any) {
 		m["cwd"] = root
 		m["tool_input"].(map[string]any)["command"] = "sudo rm -rf build"
 	})
-	cmd := exec.Command(bin, "exec", quoteArg(bin)+" hook claude-code")
-	cmd.Dir = root
-	cmd.Env = showInSandbox(t, hookEnv(t, "CLAUDE_PROJECT_DIR="+root), bin)
-	cmd.Stdin = strings.NewReader(payload)
-	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "privilege") {
-		t.Errorf("err %v, stdout %q", err, out)
+	for _, line := range []string{quoteArg(bin) + " hook claude-code", quoteArg(bin) + " hook --mode never claude-code"} {
+		out, errs, code := prefixed(line, payload)
+		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "privilege") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the hook's deny", line, code, out, errs)
+		}
+	}
+	if b, _ := os.ReadFile(auditLog); strings.Count(string(b), `"event":"hook"`) != 2 {
+		t.Errorf("the hook's decisions are not in the audit log:\n%s", b)
+	}
+	// A hook line that exec cannot vouch for runs in the sandbox, which hides the
+	// key and the binary: a look-alike in the project, this shellgate asked to
+	// run something else, or its hook with more on the line.
+	fake := filepath.Join(root, "shellgate")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\ncat "+quoteArg(key)+"; echo fake ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		quoteArg(fake) + " hook claude-code",
+		quoteArg(bin) + " run -- cat " + quoteArg(key),
+		quoteArg(bin) + " hook claude-code; cat " + quoteArg(key),
+		quoteArg(bin) + " hook claude-code < " + quoteArg(key),
+	} {
+		out, errs, _ := prefixed(line, payload)
+		if strings.Contains(out+errs, "PRIVATE-KEY") || strings.Contains(out, "permissionDecision") {
+			t.Errorf("%s ran outside the sandbox: stdout %q, stderr %q", line, out, errs)
+		}
+	}
+	if out, errs, code := prefixed(quoteArg(fake)+" hook claude-code", payload); code != 0 || out != "fake ran\n" {
+		t.Errorf("the look-alike: exit %d, stdout %q, stderr %q; want it run, in the sandbox", code, out, errs)
 	}
 
 	// A guard hook written as Claude Code's documentation suggests, through the
@@ -270,7 +316,7 @@ func TestExecWrapsHook(t *testing.T) {
 	if err := os.WriteFile(guard, []byte("#!/bin/sh\necho guard read: $(cat)\nexit 2\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.Command(bin, "exec", `"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh`)
+	cmd := exec.Command(bin, "exec", `"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh`)
 	cmd.Dir = root
 	cmd.Env = hookEnv(t, "CLAUDE_PROJECT_DIR="+root)
 	cmd.Stdin = strings.NewReader("{}")

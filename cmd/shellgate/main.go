@@ -48,10 +48,16 @@ func main() {
 	args := os.Args[1:]
 	// Installed as shellgate-exec, it is the one program CLAUDE_CODE_SHELL_PREFIX
 	// can name (the prefix is quoted as a single word).
-	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "shellgate-exec" {
+	if isExecAlias(os.Args[0]) {
 		args = append([]string{"exec"}, args...)
 	}
 	os.Exit(dispatch(args, os.Stdout, os.Stderr))
+}
+
+// isExecAlias reports whether prog is named shellgate-exec, and so runs as
+// `shellgate exec`.
+func isExecAlias(prog string) bool {
+	return strings.TrimSuffix(filepath.Base(prog), ".exe") == "shellgate-exec"
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {

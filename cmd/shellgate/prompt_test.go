@@ -37,6 +37,24 @@ func TestPromptApprover(t *testing.T) {
 	}
 }
 
+// A domain not on the network allow-list: the prompt asks about the domain, for
+// the session, and shows the command that connects to it.
+func TestPromptApproverDomain(t *testing.T) {
+	q := shellgate.Question{Command: "npm install left-pad", Rule: "egress", SessionKey: "network registry.npmjs.org",
+		Domain: "registry.npmjs.org", Port: 443, Reason: "It connects to registry.npmjs.org (port 443), which is not on the network allow-list."}
+	for answer, want := range map[string]shellgate.Answer{"a\n": shellgate.AllowSession, "y\n": shellgate.AllowOnce, "n\n": shellgate.Deny} {
+		var out bytes.Buffer
+		if got := promptApprover(strings.NewReader(answer), &out)(context.Background(), q); got != want {
+			t.Errorf("answer %q: %v, want %v", answer, got, want)
+		}
+		want := "\nshellgate: this command connects to registry.npmjs.org, on port 443, which is not on the network allow-list:\n" +
+			"│ npm install left-pad\nAllow registry.npmjs.org for this session? [a]lways / [y]es, this command only / [n]o: "
+		if out.String() != want {
+			t.Errorf("prompt %q, want %q", out.String(), want)
+		}
+	}
+}
+
 // A cancelled call stops waiting for the answer: it is a denial.
 func TestPromptApproverCancelled(t *testing.T) {
 	r, w := io.Pipe() // nobody answers

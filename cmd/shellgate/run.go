@@ -245,7 +245,12 @@ func promptApprover(in io.Reader, out io.Writer) shellgate.Approver {
 		}
 		// The command as a block (the Gate asks only about one it can show whole).
 		shown, _ := q.Shown()
-		fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n%s\n%s\nAllow? [y]es / [n]o / [a]%s: ", shown, shellgate.OneLine(q.Why()), always[1:])
+		if q.Domain != "" {
+			domain := shellgate.OneLine(q.Domain)
+			fmt.Fprintf(out, "\nshellgate: this command connects to %s, on port %d, which is not on the network allow-list:\n%s\nAllow %s for this session? [a]lways / [y]es, this command only / [n]o: ", domain, q.Port, shown, domain)
+		} else {
+			fmt.Fprintf(out, "\nshellgate: this command needs your approval:\n%s\n%s\nAllow? [y]es / [n]o / [a]%s: ", shown, shellgate.OneLine(q.Why()), always[1:])
+		}
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := bufio.NewReader(in).ReadString('\n')

@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate/internal/lane"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/hook"
 )
 
 // runCLI runs `shellgate run ARGS` in a fresh project root with no user config.
@@ -173,6 +174,30 @@ func TestRunConfigErrors(t *testing.T) {
 	code, _, stderr := runCLI(t, "--config", bad, "--", "true")
 	if code != exitShellgate || !strings.Contains(stderr, `netwrok`) || !strings.Contains(stderr, "bad.toml:2") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// --allow-domain with nothing in it is bad usage that says so, on every command
+// that takes it (the hook's with its blocking status): not an allow-list that
+// silently lacks the domain the user meant.
+func TestAllowDomainEmpty(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run", "--allow-domain", "", "--", "true"}, exitUsage},
+		{[]string{"run", "--allow-domain", "registry.npmjs.org", "--allow-domain", " ", "--", "true"}, exitUsage},
+		{[]string{"check", "--allow-domain=", "--", "true"}, exitUsage},
+		{[]string{"exec", "--allow-domain", "", "true"}, exitUsage},
+		{[]string{"hook", "claude-code", "--allow-domain", ""}, hook.ExitBlock},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(tc.args, &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String(), "-allow-domain: no domain given; want a host name") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and the flag named", tc.args, code, errb.String(), tc.code)
+		}
 	}
 }
 

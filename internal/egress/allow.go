@@ -8,6 +8,7 @@
 package egress
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -27,14 +28,19 @@ type AllowList struct {
 	entries  []string // as normalised, for reports
 }
 
-// ParseAllow checks and normalises entries. An empty list allows nothing.
+// ErrEmptyEntry is an allow-list entry with nothing in it ("", or spaces):
+// refused rather than skipped, since whoever wrote it meant some domain.
+var ErrEmptyEntry = errors.New("an empty entry; want a host name (example.com), \"*.\" and a domain, an address or a prefix")
+
+// ParseAllow checks and normalises entries. An empty list allows nothing; an
+// empty entry is an error (ErrEmptyEntry).
 func ParseAllow(entries []string) (*AllowList, error) {
 	a := &AllowList{exact: map[string]bool{}}
 	for _, e := range entries {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			continue
+		if strings.TrimSpace(e) == "" {
+			return nil, fmt.Errorf("network allow %q: %w", e, ErrEmptyEntry)
 		}
+		e = strings.TrimSpace(e)
 		if p, err := netip.ParsePrefix(e); err == nil {
 			a.prefixes = append(a.prefixes, p.Masked())
 			a.add(p.Masked().String())

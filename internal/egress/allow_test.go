@@ -1,13 +1,15 @@
 package egress
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 )
 
 func TestAllowList(t *testing.T) {
-	a, err := ParseAllow([]string{"Registry.NPMJS.org.", "*.Example.com", "10.1.2.3", "192.168.7.0/24", "[::1]", " "})
+	a, err := ParseAllow([]string{"Registry.NPMJS.org.", "*.Example.com", "10.1.2.3", "192.168.7.0/24", "[::1]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +66,16 @@ func TestParseAllowRejects(t *testing.T) {
 	for _, e := range []string{"*", "*.", "a.*.com", "exa mple.com", "https://registry.npmjs.org", "host:443", "a..b", "*example.com"} {
 		if _, err := ParseAllow([]string{e}); err == nil {
 			t.Errorf("ParseAllow(%q) accepted it", e)
+		}
+	}
+	// An empty entry is refused as such, not skipped: whoever wrote it meant a
+	// domain, and would otherwise get none and no word.
+	for _, e := range []string{"", " ", "\t\n"} {
+		a, err := ParseAllow([]string{"example.com", e})
+		if !errors.Is(err, ErrEmptyEntry) || a != nil {
+			t.Errorf("ParseAllow(%q): %v; want ErrEmptyEntry", e, err)
+		} else if !strings.Contains(err.Error(), "empty entry") {
+			t.Errorf("ParseAllow(%q): %q does not say the entry is empty", e, err)
 		}
 	}
 }
