@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/egress"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -477,23 +478,9 @@ func (g *Gate) NetworkAllow() ([]string, error) {
 // client that ignored the proxy.
 func (g *Gate) networkHint(d *envelope.Data, started time.Time) string {
 	if !g.egressOn() {
-		return sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
+		return hint.Sandbox(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
 	}
-	if d.ExitCode != nil && *d.ExitCode == 0 {
-		return ""
-	}
-	text := d.Stderr + d.Stdout
-	refused := g.egress.refusedSince(started)
-	switch {
-	case len(refused) > 0 && !strings.Contains(text, "is not on the network allow-list"):
-		return "The network is allow-listed, and shellgate's proxy refused " + strings.Join(refused, ", ") + " while this command ran: not on the allow-list, or an address of the host or its network. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
-	case strings.Contains(text, "is not on the network allow-list"):
-		return "The network is allow-listed: commands reach only the listed domains, through shellgate's proxy, which refused the domain named above. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
-	case strings.Contains(text, "Network is unreachable") || strings.Contains(text, "Could not resolve host") ||
-		strings.Contains(text, "Temporary failure in name resolution") || strings.Contains(text, "getaddrinfo") || strings.Contains(text, "ENOTFOUND"):
-		return "The network is allow-listed: there is no DNS and no route out of the sandbox; clients reach the allowed domains only through shellgate's proxy, which HTTPS_PROXY, HTTP_PROXY and ALL_PROXY name. Use a client that honours them (curl, npm, pip, go, cargo, git over HTTPS do)."
-	}
-	return sandboxHint(d, false, g.cfg.Sandbox.HostPorts...)
+	return hint.Egress(d, g.egress.refusedSince(started), g.cfg.Sandbox.HostPorts...)
 }
 
 // networkAllowInfo is the allow-list for Info: as configured, the preset

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -749,10 +750,10 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := g.networkHint(d, time.Now().Add(-res.Duration)); hint != "" {
-			env.Note(hint)
-		} else if hint := unseenHint(d, g.root); hint != "" {
-			env.Note(hint)
+		if h := g.networkHint(d, time.Now().Add(-res.Duration)); h != "" {
+			env.Note(h)
+		} else if h := hint.Unseen(d, g.root); h != "" {
+			env.Note(h)
 		}
 	}
 	for _, n := range res.Notes {
