@@ -80,15 +80,7 @@ type SandboxConfig struct {
 
 // DefaultHidden returns the secrets commands read as empty, relative to the home
 // directory: a copy, so that no caller can change what every Gate hides.
-func DefaultHidden() []string { return slices.Clone(defaultHidden) }
-
-var defaultHidden = []string{
-	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
-	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
-	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
-	".password-store", ".local/share/keyrings", ".vault-token", ".config/op",
-	".mozilla", ".config/google-chrome", ".config/chromium",
-}
+func DefaultHidden() []string { return protect.Secrets() }
 
 // DefaultProtected returns the paths in the root that commands cannot change: they
 // run later outside any check (git hooks and config, editor and agent settings,
@@ -130,40 +122,16 @@ func sandboxWanted(c *SandboxConfig) (bool, error) {
 	if c.Profile, err = sandbox.ParseProfile(string(c.Profile)); err != nil {
 		return false, err
 	}
-	wanted := c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandboxHere()
+	wanted := c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandbox.Here()
 	if c.Mode == sandbox.On && !wanted {
 		return false, fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
 	}
 	return wanted, nil
 }
 
-// sandboxHere reports whether internal/sandbox has a session for this system:
-// Linux; macOS where sandbox-exec is; Windows (a job object, no more).
-func sandboxHere() bool {
-	switch runtime.GOOS {
-	case "linux", "windows":
-		return true
-	case "darwin":
-		_, err := os.Stat(sandbox.SandboxExec)
-		return err == nil
-	}
-	return false
-}
-
 // sessionTmp reports whether the session has a /tmp of its own (Linux): on
 // macOS and Windows the commands' temp dir is a private host directory.
 func (g *Gate) sessionTmp() bool { return g.sandboxed() && runtime.GOOS == "linux" }
-
-// sandboxTemp is the commands' TMPDIR in the session: its own /tmp, or a
-// directory in it when the project itself lies in /tmp, so that the policy,
-// which lets commands write in the temp dir, still keeps them out of the
-// root's parents.
-func sandboxTemp(root string) string {
-	if root == "/tmp" || strings.HasPrefix(root, "/tmp/") {
-		return "/tmp/shellgate-tmp"
-	}
-	return "/tmp"
-}
 
 // sandboxed reports whether commands are meant to run in the sandbox.
 func (g *Gate) sandboxed() bool { return g.box.wanted }
@@ -243,7 +211,7 @@ func (g *Gate) uncontained(b *box) string {
 // useHostTemp gives commands a private host temp dir when the session's /tmp is
 // not there after all.
 func (g *Gate) useHostTemp() {
-	if tmp, _ := g.temp(); tmp != sandboxTemp(g.root) {
+	if tmp, _ := g.temp(); tmp != sandbox.SessionTemp(g.root) {
 		return // one the user configured
 	}
 	if d, err := newOwnTemp(); err == nil {
@@ -272,7 +240,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	spec := sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
-		TempDir: sandboxTemp(g.root),
+		TempDir: sandbox.SessionTemp(g.root),
 		// Only needed with the network off; the helper ignores them otherwise.
 		HostPorts: c.HostPorts,
 		Limits:    c.Limits,
@@ -293,13 +261,13 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if !c.NoCaches {
-			spec.Caches = g.cacheDirs(home)
+		if caches := sandbox.CacheDirs(home, g.getenv); !c.NoCaches {
+			spec.Caches = caches
 			if log, err := audit.DefaultPath(); err == nil {
 				spec.CacheStore = filepath.Join(filepath.Dir(log), "caches")
 			}
 		} else {
-			spec.Visible = append(spec.Visible, g.cacheDirs(home)...)
+			spec.Visible = append(spec.Visible, caches...)
 		}
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
@@ -308,9 +276,9 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		// root (core.hooksPath, an fsmonitor script, included files).
 		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home)...)
 		spec.Patterns = protect.RootPatterns()
-		spec.Quarantine = filepath.Join(g.root, quarantineDir)
+		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 	}
-	for _, h := range secretPaths(home, c.Hide) {
+	for _, h := range protect.SecretPaths(home, c.Hide) {
 		spec.Hidden = append(spec.Hidden, h)
 		if g.home != "" && g.home != home && strings.HasPrefix(h, home+"/") {
 			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, home+"/")))
@@ -325,54 +293,21 @@ func (g *Gate) SandboxPlan() []SandboxStep {
 	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
 }
 
+// getenv is a variable of the commands' environment: the configured one, else
+// shellgate's own.
+func (g *Gate) getenv(k string) string {
+	if v, ok := g.cfg.Env[k]; ok {
+		return v
+	}
+	return os.Getenv(k)
+}
+
 // childHome is $HOME as commands see it.
 func (g *Gate) childHome() string {
 	if h := g.cfg.Env["HOME"]; h != "" {
 		return h
 	}
 	return g.home
-}
-
-// cacheDirs are the tool caches ordinary builds write to. The Go caches are
-// created if missing, as go itself would.
-func (g *Gate) cacheDirs(home string) []string {
-	env := func(k string) string {
-		if v, ok := g.cfg.Env[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	}
-	goCache := env("GOCACHE")
-	if goCache == "" {
-		if x := env("XDG_CACHE_HOME"); x != "" {
-			goCache = filepath.Join(x, "go-build")
-		} else if home != "" {
-			goCache = filepath.Join(home, ".cache", "go-build")
-		}
-	}
-	modCache := env("GOMODCACHE")
-	if modCache == "" {
-		if gp := filepath.SplitList(env("GOPATH")); len(gp) > 0 && gp[0] != "" {
-			modCache = filepath.Join(gp[0], "pkg", "mod")
-		} else if home != "" {
-			modCache = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
-	var dirs []string
-	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && os.MkdirAll(d, 0o755) == nil {
-			dirs = append(dirs, d)
-		}
-	}
-	if home == "" {
-		return dirs
-	}
-	for _, rel := range []string{".npm", ".cache/pip", ".cache/yarn", ".cache/pnpm", ".local/share/pnpm",
-		".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches", ".cache/node-gyp",
-		".bun/install/cache", ".cache/deno", ".cache/uv", ".cache/pypoetry"} {
-		dirs = append(dirs, filepath.Join(home, rel))
-	}
-	return dirs
 }
 
 // keepCreated marks the environment of a command the user approved, for the
@@ -386,7 +321,3 @@ func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
 	}
 	return childEnv
 }
-
-// quarantineDir is where the sandbox moves protected paths that commands
-// create, in the root.
-const quarantineDir = ".shellgate-quarantine"

@@ -150,7 +150,7 @@ func (g *Gate) makeTemp() error {
 		dir = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
 	}
 	if dir == "" && g.sessionTmp() {
-		g.setTemp(sandboxTemp(g.root), false)
+		g.setTemp(sandbox.SessionTemp(g.root), false)
 		return nil
 	}
 	own := false

@@ -44,7 +44,7 @@ func (g *Gate) watching() {
 	g.repos.start.Do(func() {
 		go func() {
 			defer close(g.repos.ready)
-			g.repos.tree = repowatch.Watch(g.root, quarantineDir)
+			g.repos.tree = repowatch.Watch(g.root, sandbox.QuarantineDir)
 		}()
 	})
 }
