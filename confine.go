@@ -14,6 +14,7 @@ import (
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
+	"github.com/shellgate/shellgate/internal/tempdir"
 )
 
 // SandboxMode says how much confinement a Gate insists on: SandboxAuto (the
@@ -214,7 +215,7 @@ func (g *Gate) useHostTemp() {
 	if tmp, _ := g.temp(); tmp != sandbox.SessionTemp(g.root) {
 		return // one the user configured
 	}
-	if d, err := newOwnTemp(); err == nil {
+	if d, err := tempdir.New(); err == nil {
 		g.setTemp(d, true)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
+	"github.com/shellgate/shellgate/internal/tempdir"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -155,7 +156,7 @@ func (g *Gate) makeTemp() error {
 	}
 	own := false
 	if dir == "" {
-		d, err := newOwnTemp()
+		d, err := tempdir.New()
 		if err != nil {
 			return fmt.Errorf("temp dir for commands: %w", err)
 		}
@@ -170,23 +171,6 @@ func (g *Gate) makeTemp() error {
 	}
 	g.setTemp(abs, own)
 	return nil
-}
-
-// newOwnTemp makes a Gate's private temp dir, named with this process's PID
-// so that a later Gate removes what a killed shellgate left (Close removes
-// its own), after removing those of dead owners.
-func newOwnTemp() (string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "shellgate-tmp-*-*"))
-	for _, d := range dirs {
-		owner, err := strconv.Atoi(strings.SplitN(filepath.Base(d), "-", 4)[2])
-		if err != nil || owner == os.Getpid() || alive(owner) {
-			continue
-		}
-		if fi, err := os.Lstat(d); err == nil && ours(fi) {
-			os.RemoveAll(d)
-		}
-	}
-	return os.MkdirTemp("", "shellgate-tmp-"+strconv.Itoa(os.Getpid())+"-")
 }
 
 // setTemp points the commands' TMPDIR, TMP and TEMP at dir.
