@@ -431,7 +431,7 @@ func (g *Gate) auditEgress(b *box, ev egress.Event) {
 	if !ev.Allowed {
 		g.egress.noteRefused(ev)
 	}
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return
 	}
 	e := audit.Entry{
@@ -460,7 +460,7 @@ func (g *Gate) auditEgress(b *box, ev egress.Event) {
 			e.Egress.Calls = append(e.Egress.Calls, c.id)
 		}
 	}
-	g.auditLog.write(e)
+	g.auditLog.Write(e)
 }
 
 // NetworkAllow is the allow-list in force, presets resolved (resolving them

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
@@ -43,7 +44,7 @@ type Gate struct {
 	covers policy.Covers
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
-	auditLog *auditor // records every request (audit.go)
+	auditLog *audit.Lazy // records every request (audit.go); nil: off
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -116,7 +117,7 @@ func New(cfg Config) (*Gate, error) {
 	// (another project's session) to read, and its sandbox shows only this.
 	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
 	g.quota = output.NewQuota(cfg.SpillTotal)
-	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
+	if g.auditLog, err = openAudit(cfg.Audit); err != nil {
 		return nil, err
 	}
 	if err := g.planSandbox(); err != nil {
@@ -265,7 +266,7 @@ func (g *Gate) Close() error {
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
-		g.auditLog.sync()
+		g.auditLog.Sync()
 	}()
 	g.startMu.Lock()
 	g.closed = true
@@ -281,7 +282,7 @@ func (g *Gate) Close() error {
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
 	g.closeRepos()
 	<-synced
-	if auditErr := g.auditLog.close(); err == nil {
+	if auditErr := g.auditLog.Close(); err == nil {
 		err = auditErr
 	}
 	g.tmpMu.RLock()
