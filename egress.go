@@ -7,8 +7,6 @@ import (
 	"net"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,40 +50,7 @@ type egressGate struct {
 	sources []egress.Source // what the presets resolved to
 	err     error
 
-	mu      sync.Mutex
-	refused []refusedAt // the latest refusals, for the envelopes' notes
-}
-
-// refusedAt is a connection the proxy refused, and when.
-type refusedAt struct {
-	at     time.Time
-	target string // "x.invalid:443"
-}
-
-// maxRefused bounds the refusals kept for notes.
-const maxRefused = 16
-
-// noteRefused keeps a refusal for the note of the command that made it.
-func (e *egressGate) noteRefused(ev egress.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.refused = append(e.refused, refusedAt{time.Now(), net.JoinHostPort(ev.Domain, strconv.Itoa(ev.Port))})
-	if len(e.refused) > maxRefused {
-		e.refused = e.refused[len(e.refused)-maxRefused:]
-	}
-}
-
-// refusedSince lists the targets refused since t, each once.
-func (e *egressGate) refusedSince(t time.Time) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for _, r := range e.refused {
-		if !r.at.Before(t) && !slices.Contains(out, r.target) {
-			out = append(out, r.target)
-		}
-	}
-	return out
+	refused egress.Refusals // the latest refusals, for the envelopes' notes
 }
 
 // checkNetwork checks the allow-list's entries in New.
@@ -362,52 +327,12 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	return errors.New("the user declined it")
 }
 
-// egressEnv points commands at the proxy: the variables most clients read,
-// and the settings of the tools that read their own.
+// egressEnv points commands at the proxy, when the network is allow-listed.
 func (g *Gate) egressEnv(env []string) []string {
 	if !g.egressOn() {
 		return env
 	}
-	port := strconv.Itoa(g.egressPort())
-	httpProxy, socks := "http://127.0.0.1:"+port, "socks5h://127.0.0.1:"+port
-	noProxy := "localhost,127.0.0.1,::1"
-	set := map[string]string{
-		"HTTP_PROXY": httpProxy, "HTTPS_PROXY": httpProxy, "ALL_PROXY": socks, "NO_PROXY": noProxy,
-		"http_proxy": httpProxy, "https_proxy": httpProxy, "all_proxy": socks, "no_proxy": noProxy,
-		// npm reads its own settings before the environment's proxies.
-		"npm_config_proxy": httpProxy, "npm_config_https_proxy": httpProxy, "npm_config_noproxy": noProxy,
-		"YARN_HTTP_PROXY": httpProxy, "YARN_HTTPS_PROXY": httpProxy,
-		"PIP_PROXY":        httpProxy,
-		"CARGO_HTTP_PROXY": httpProxy,
-		// GOPROXY stays as it is: go honours HTTPS_PROXY.
-	}
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		_, ok := set[k]
-		return ok
-	})
-	for _, k := range sortedKeys(set) {
-		out = append(out, k+"="+set[k])
-	}
-	// git: http.proxy through GIT_CONFIG_COUNT, after the ones already given.
-	n := 0
-	for _, kv := range out {
-		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") })
-	return append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=http.proxy", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, httpProxy),
-		fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1))
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return egress.ClientEnv(env, g.egressPort())
 }
 
 // egressReport adds the network mode and the allow-list to context.sandbox.
@@ -429,7 +354,7 @@ func (g *Gate) egressReport(m map[string]any) {
 // that made it.
 func (g *Gate) auditEgress(b *box, ev egress.Event) {
 	if !ev.Allowed {
-		g.egress.noteRefused(ev)
+		g.egress.refused.Note(ev)
 	}
 	if g.auditLog == nil {
 		return
@@ -480,7 +405,7 @@ func (g *Gate) networkHint(d *envelope.Data, started time.Time) string {
 	if !g.egressOn() {
 		return hint.Sandbox(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
 	}
-	return hint.Egress(d, g.egress.refusedSince(started), g.cfg.Sandbox.HostPorts...)
+	return hint.Egress(d, g.egress.refused.Since(started), g.cfg.Sandbox.HostPorts...)
 }
 
 // networkAllowInfo is the allow-list for Info: as configured, the preset
