@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
@@ -33,87 +32,22 @@ type AuditConfig struct {
 	OnError func(error)
 }
 
-// auditor is a Gate's audit log, opened by the first request so that a Gate that
-// only checks commands never touches the file.
-type auditor struct {
-	off     bool
-	path    string
-	pathErr error // no path: no home directory for the default
-	opts    audit.Options
-	onError func(error)
-
-	reported sync.Once // OnError is called once
-
-	mu     sync.Mutex
-	log    *audit.Log
-	closed bool
-}
-
-func newAuditor(c AuditConfig) (*auditor, error) {
-	a := &auditor{opts: audit.Options{MaxBytes: c.MaxBytes, Keep: c.Keep}, onError: c.OnError, off: c.Off, path: c.Path}
-	if err := a.opts.Check(); err != nil {
+// openAudit is the audit log c describes, opened by its first entry: nil
+// when it is off.
+func openAudit(c AuditConfig) (*audit.Lazy, error) {
+	opts := audit.Options{MaxBytes: c.MaxBytes, Keep: c.Keep}
+	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	if a.path == "" && !a.off {
-		a.path = os.Getenv(AuditLogEnv)
-		a.off = a.path == "off"
+	path, off := c.Path, c.Off
+	if path == "" && !off {
+		path = os.Getenv(AuditLogEnv)
+		off = path == "off"
 	}
-	if a.path == "" && !a.off {
-		a.path, a.pathErr = audit.DefaultPath()
+	if off {
+		return nil, nil
 	}
-	return a, nil
-}
-
-// write appends e, opening the log on first use; a log that could not be opened
-// is tried again at the next request.
-func (a *auditor) write(e audit.Entry) {
-	if err := a.append(e); err != nil {
-		// Outside the lock: OnError may do anything, even run a command.
-		a.reported.Do(func() {
-			if a.onError != nil {
-				a.onError(err)
-			}
-		})
-	}
-}
-
-func (a *auditor) append(e audit.Entry) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.closed:
-		return nil
-	case a.pathErr != nil:
-		return a.pathErr
-	case a.log == nil:
-		l, err := audit.Open(a.path, a.opts)
-		if err != nil {
-			return err
-		}
-		a.log = l
-	}
-	return a.log.Write(e)
-}
-
-// sync fsyncs the lines written so far. Gate.Close has it done while it ends
-// the commands, so that close finds nothing left to sync.
-func (a *auditor) sync() {
-	a.mu.Lock()
-	l := a.log
-	a.mu.Unlock()
-	if l != nil {
-		l.Sync()
-	}
-}
-
-func (a *auditor) close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.closed = true
-	if a.log == nil {
-		return nil
-	}
-	return a.log.Close()
+	return audit.NewLazy(path, opts, c.OnError)
 }
 
 // auditCall is one request's audit record: its decision line (if it runs) and
@@ -129,7 +63,7 @@ type auditCall struct {
 // option that has admit write its decision line.
 func (g *Gate) startAudit(req Request, session string, opts []Option) (*auditCall, []Option) {
 	c := &auditCall{req: req, session: session, began: time.Now()}
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return c, opts
 	}
 	c.id = strings.ToLower(rand.Text()[:16])
@@ -138,7 +72,7 @@ func (g *Gate) startAudit(req Request, session string, opts []Option) (*auditCal
 
 // auditDecision writes the decision line of an admitted request, before it starts.
 func (g *Gate) auditDecision(c *auditCall, env *envelope.Envelope) {
-	if c == nil || g.auditLog == nil || g.auditLog.off {
+	if c == nil || g.auditLog == nil {
 		return
 	}
 	e := audit.Entry{
@@ -151,13 +85,13 @@ func (g *Gate) auditDecision(c *auditCall, env *envelope.Envelope) {
 	if env.Data.Job != nil {
 		e.Job = env.Data.Job.ID
 	}
-	g.auditLog.write(e)
+	g.auditLog.Write(e)
 }
 
 // audit records one request and its envelope in the audit log: for every request,
 // allowed, refused, failed or invalid. c.session is "" outside a session.
 func (g *Gate) audit(c *auditCall, env *envelope.Envelope) {
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return
 	}
 	req, began := c.req, c.began
@@ -198,13 +132,13 @@ func (g *Gate) audit(c *auditCall, env *envelope.Envelope) {
 	if env.Data.Job != nil {
 		e.Job = env.Data.Job.ID
 	}
-	g.auditLog.write(e)
+	g.auditLog.Write(e)
 }
 
 // auditJob records a job call that acts on a job (input sent, a kill): what
 // a REPL or shell on a terminal runs is typed into it.
 func (g *Gate) auditJob(session, job, action, sent string, env *envelope.Envelope, began time.Time) {
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return
 	}
 	e := audit.Entry{
@@ -216,15 +150,15 @@ func (g *Gate) auditJob(session, job, action, sent string, env *envelope.Envelop
 	if env.Error != nil {
 		e.Error = string(env.Error.Code)
 	}
-	g.auditLog.write(e)
+	g.auditLog.Write(e)
 }
 
 // LogHookDecision appends to cfg's audit log the decision a hook made for agent
 // about req: the agent's own shell runs the command (or not), so this line
 // (event "hook") is all the log holds of it.
 func LogHookDecision(cfg Config, root, agent string, req Request, v policy.Verdict) error {
-	a, err := newAuditor(cfg.Audit)
-	if err != nil || a.off {
+	a, err := openAudit(cfg.Audit)
+	if err != nil || a == nil {
 		return err
 	}
 	e := audit.Entry{
@@ -232,12 +166,12 @@ func LogHookDecision(cfg Config, root, agent string, req Request, v policy.Verdi
 		Directory: req.Directory, Command: req.Command, Description: req.Description,
 		Decision: string(v.Decision), Rule: v.Rule,
 	}
-	err = a.append(e)
-	if cerr := a.close(); err == nil {
+	err = a.Append(e)
+	if cerr := a.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && a.onError != nil {
-		a.onError(err)
+	if err != nil && cfg.Audit.OnError != nil {
+		cfg.Audit.OnError(err)
 	}
 	return err
 }

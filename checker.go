@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
+	"github.com/shellgate/shellgate/internal/protect"
+	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -63,7 +64,7 @@ func NewGateChecker(cfg Config) (*Checker, error) {
 	// about what undo does not cover, and an ask here is noted for it.
 	c.covers = policy.Covers{Sandbox: true, PrivateLoopback: runtime.GOOS == "linux", Egress: egressWanted(cfg, true)}
 	if runtime.GOOS == "linux" && cfg.TempDir == "" && cfg.Env["TMPDIR"] == "" {
-		c.tempDir = sandboxTemp(root) // the session's own /tmp, as makeTemp has it
+		c.tempDir = sandbox.SessionTemp(root) // the session's own /tmp, as makeTemp has it
 	}
 	return c, nil
 }
@@ -73,24 +74,9 @@ func unconfined(p policy.Settings, hide []string) policy.Settings {
 	home, _ := os.UserHomeDir()
 	p.Unconfined = true
 	if home != "" {
-		p.Secrets = secretPaths(home, hide)
+		p.Secrets = protect.SecretPaths(home, hide)
 	}
 	return p
-}
-
-// secretPaths are the absolute paths of DefaultHidden and hide, relative to home
-// unless absolute.
-func secretPaths(home string, hide []string) []string {
-	var out []string
-	for _, h := range append(DefaultHidden(), hide...) {
-		if rest, ok := strings.CutPrefix(h, "~/"); ok {
-			h = filepath.Join(home, rest)
-		} else if !filepath.IsAbs(h) {
-			h = filepath.Join(home, h)
-		}
-		out = append(out, h)
-	}
-	return out
 }
 
 // newChecker is the policy part of a Gate, for a root already resolved.

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
+	"github.com/shellgate/shellgate/internal/tempdir"
 )
 
 // SandboxMode says how much confinement a Gate insists on: SandboxAuto (the
@@ -82,15 +81,7 @@ type SandboxConfig struct {
 
 // DefaultHidden returns the secrets commands read as empty, relative to the home
 // directory: a copy, so that no caller can change what every Gate hides.
-func DefaultHidden() []string { return slices.Clone(defaultHidden) }
-
-var defaultHidden = []string{
-	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
-	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
-	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
-	".password-store", ".local/share/keyrings", ".vault-token", ".config/op",
-	".mozilla", ".config/google-chrome", ".config/chromium",
-}
+func DefaultHidden() []string { return protect.Secrets() }
 
 // DefaultProtected returns the paths in the root that commands cannot change: they
 // run later outside any check (git hooks and config, editor and agent settings,
@@ -132,40 +123,16 @@ func sandboxWanted(c *SandboxConfig) (bool, error) {
 	if c.Profile, err = sandbox.ParseProfile(string(c.Profile)); err != nil {
 		return false, err
 	}
-	wanted := c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandboxHere()
+	wanted := c.Mode != sandbox.Off && c.Profile != sandbox.FullAccess && sandbox.Here()
 	if c.Mode == sandbox.On && !wanted {
 		return false, fmt.Errorf("sandbox mode on: no sandbox on %s with profile %s", runtime.GOOS, c.Profile)
 	}
 	return wanted, nil
 }
 
-// sandboxHere reports whether internal/sandbox has a session for this system:
-// Linux; macOS where sandbox-exec is; Windows (a job object, no more).
-func sandboxHere() bool {
-	switch runtime.GOOS {
-	case "linux", "windows":
-		return true
-	case "darwin":
-		_, err := os.Stat(sandbox.SandboxExec)
-		return err == nil
-	}
-	return false
-}
-
 // sessionTmp reports whether the session has a /tmp of its own (Linux): on
 // macOS and Windows the commands' temp dir is a private host directory.
 func (g *Gate) sessionTmp() bool { return g.sandboxed() && runtime.GOOS == "linux" }
-
-// sandboxTemp is the commands' TMPDIR in the session: its own /tmp, or a
-// directory in it when the project itself lies in /tmp, so that the policy,
-// which lets commands write in the temp dir, still keeps them out of the
-// root's parents.
-func sandboxTemp(root string) string {
-	if root == "/tmp" || strings.HasPrefix(root, "/tmp/") {
-		return "/tmp/shellgate-tmp"
-	}
-	return "/tmp"
-}
 
 // sandboxed reports whether commands are meant to run in the sandbox.
 func (g *Gate) sandboxed() bool { return g.box.wanted }
@@ -255,10 +222,10 @@ func (g *Gate) uncontained(b *box) string {
 // useHostTemp gives commands a private host temp dir when the session's /tmp is
 // not there after all.
 func (g *Gate) useHostTemp() {
-	if tmp, _ := g.temp(); tmp != sandboxTemp(g.root) {
+	if tmp, _ := g.temp(); tmp != sandbox.SessionTemp(g.root) {
 		return // one the user configured
 	}
-	if d, err := newOwnTemp(); err == nil {
+	if d, err := tempdir.New(); err == nil {
 		g.setTemp(d, true)
 	}
 }
@@ -284,7 +251,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	spec := sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
-		TempDir: sandboxTemp(g.root),
+		TempDir: sandbox.SessionTemp(g.root),
 		// Only needed with the network off; the helper ignores them otherwise.
 		HostPorts: c.HostPorts,
 		Limits:    c.Limits,
@@ -305,13 +272,13 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if !c.NoCaches {
-			spec.Caches = g.cacheDirs(home)
+		if caches := sandbox.CacheDirs(home, g.getenv); !c.NoCaches {
+			spec.Caches = caches
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
 			}
 		} else {
-			spec.Visible = append(spec.Visible, g.cacheDirs(home)...)
+			spec.Visible = append(spec.Visible, caches...)
 		}
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
@@ -327,9 +294,9 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 			spec.GitDirs = l.Swept()
 		}
 		spec.Patterns = protect.RootPatterns()
-		spec.Quarantine = filepath.Join(g.root, quarantineDir)
+		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 	}
-	for _, h := range secretPaths(home, c.Hide) {
+	for _, h := range protect.SecretPaths(home, c.Hide) {
 		spec.Hidden = append(spec.Hidden, h)
 		if g.home != "" && g.home != home && strings.HasPrefix(h, home+"/") {
 			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, home+"/")))
@@ -344,94 +311,21 @@ func (g *Gate) SandboxPlan() []SandboxStep {
 	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
 }
 
+// getenv is a variable of the commands' environment: the configured one, else
+// shellgate's own.
+func (g *Gate) getenv(k string) string {
+	if v, ok := g.cfg.Env[k]; ok {
+		return v
+	}
+	return os.Getenv(k)
+}
+
 // childHome is $HOME as commands see it.
 func (g *Gate) childHome() string {
 	if h := g.cfg.Env["HOME"]; h != "" {
 		return h
 	}
 	return g.home
-}
-
-// toolCaches are the tool caches ordinary builds write to besides Go's: where
-// each is by default (relative to the home) and the variables that move it,
-// the first one set winning ("VAR/sub": in sub of the directory VAR names).
-var toolCaches = []struct {
-	home string
-	env  []string
-}{
-	{".npm", []string{"npm_config_cache", "NPM_CONFIG_CACHE"}},
-	{".cache/pip", []string{"PIP_CACHE_DIR", "XDG_CACHE_HOME/pip"}},
-	{".cache/yarn", []string{"YARN_CACHE_FOLDER", "XDG_CACHE_HOME/yarn"}},
-	{".cache/pnpm", []string{"XDG_CACHE_HOME/pnpm"}},
-	{".local/share/pnpm", []string{"PNPM_HOME", "XDG_DATA_HOME/pnpm"}},
-	{".cargo/registry", []string{"CARGO_HOME/registry"}},
-	{".cargo/git", []string{"CARGO_HOME/git"}},
-	{".m2/repository", nil},
-	{".gradle/caches", []string{"GRADLE_USER_HOME/caches"}},
-	{".cache/node-gyp", []string{"XDG_CACHE_HOME/node-gyp"}},
-	{".bun/install/cache", []string{"BUN_INSTALL_CACHE_DIR"}},
-	{".cache/deno", []string{"DENO_DIR", "XDG_CACHE_HOME/deno"}},
-	{".cache/uv", []string{"UV_CACHE_DIR", "XDG_CACHE_HOME/uv"}},
-	{".cache/pypoetry", []string{"POETRY_CACHE_DIR", "XDG_CACHE_HOME/pypoetry"}},
-}
-
-// cacheDirs are the tool caches ordinary builds write to, where the
-// commands' environment puts them. The Go caches are created if missing, as
-// go itself would.
-func (g *Gate) cacheDirs(home string) []string {
-	env := func(k string) string {
-		if v, ok := g.cfg.Env[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	}
-	goCache := env("GOCACHE")
-	if goCache == "" {
-		if x := env("XDG_CACHE_HOME"); x != "" {
-			goCache = filepath.Join(x, "go-build")
-		} else if home != "" {
-			goCache = filepath.Join(home, ".cache", "go-build")
-		}
-	}
-	modCache := env("GOMODCACHE")
-	if modCache == "" {
-		if gp := filepath.SplitList(env("GOPATH")); len(gp) > 0 && gp[0] != "" {
-			modCache = filepath.Join(gp[0], "pkg", "mod")
-		} else if home != "" {
-			modCache = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
-	var dirs []string
-	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && !holdsHome(d, home) && os.MkdirAll(d, 0o755) == nil {
-			dirs = append(dirs, d)
-		}
-	}
-	for _, c := range toolCaches {
-		dir := ""
-		if home != "" {
-			dir = filepath.Join(home, c.home)
-		}
-		for _, e := range c.env {
-			name, sub, _ := strings.Cut(e, "/")
-			if v := env(name); filepath.IsAbs(v) {
-				dir = filepath.Join(v, sub)
-				break
-			}
-		}
-		if dir != "" && !slices.Contains(dirs, dir) && !holdsHome(dir, home) {
-			dirs = append(dirs, dir)
-		}
-	}
-	return dirs
-}
-
-// holdsHome reports whether dir is the home or a directory above it (a
-// variable set to one by mistake): shown as a cache it would show the whole
-// home, credentials included.
-func holdsHome(dir, home string) bool {
-	dir = filepath.Clean(dir)
-	return dir == "/" || home != "" && (dir == home || strings.HasPrefix(home, dir+"/"))
 }
 
 // keepCreated marks the environment of a command the user approved, for the
@@ -444,147 +338,4 @@ func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
 		return append(childEnv, sandbox.KeepCreated)
 	}
 	return childEnv
-}
-
-// quarantineDir is where the sandbox moves protected paths that commands
-// create, in the root.
-const quarantineDir = ".shellgate-quarantine"
-
-// sandboxHint explains a failure that looks like the sandbox's doing, so that
-// the model does not take it for a broken tool, and says how it is allowed.
-// hostPorts are the ports forwarded to the host's loopback ([sandbox] host_ports).
-func sandboxHint(d *envelope.Data, network bool, hostPorts ...int) string {
-	if d.ExitCode != nil && *d.ExitCode == 0 {
-		return ""
-	}
-	text := d.Stderr + d.Stdout
-	has := func(subs ...string) bool {
-		for _, s := range subs {
-			if strings.Contains(text, s) {
-				return true
-			}
-		}
-		return false
-	}
-	// As bash, coreutils and Python say them, as Go does, and as Node does.
-	readOnly := has("Read-only file system", "read-only file system", "EROFS")
-	busy := has("Device or resource busy", "resource busy", "EBUSY")
-	switch {
-	case has(".git/config") && (readOnly || busy):
-		// A protected path, or a directory leading to one, is a mount point:
-		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
-		return "The sandbox keeps .git/config read-only: git runs programs it names (hooks, fsmonitor, pager). Give settings per command instead: `git -c user.name=NAME -c user.email=EMAIL commit …`, or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL; the user can change .git/config outside the sandbox."
-	case has(".git/modules/", ".git/worktrees/") && has("config") && (readOnly || busy):
-		// git submodule update rewrites core.worktree in each submodule's
-		// config, every time.
-		return "The sandbox keeps the config of a submodule or worktree read-only (in .git/modules or .git/worktrees): git runs programs it names. `git submodule update` rewrites it each time: check out the recorded commit instead, `git -C PATH checkout --detach $(git rev-parse HEAD:PATH)`, or the user runs it outside the sandbox."
-	case has(DefaultProtected()...) && (readOnly || busy):
-		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
-	case readOnly:
-		return "The sandbox keeps this path read-only: it is outside the project root. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
-	case has("Permission denied", "permission denied", "EACCES", "Operation not permitted", "operation not permitted", "EPERM") && !has("sudo"):
-		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
-	case !network && has(refusedMarks...):
-		return localPortHint(refusedPort(text), hostPorts)
-	case !network && len(hostPorts) > 0 && has("Connection reset by peer", "connection reset by peer", "ECONNRESET"):
-		return fmt.Sprintf("If this was a connection to a port forwarded to the host (%s), nothing answered on the host's loopback: the server there is not running, or listens elsewhere.", joinPorts(hostPorts))
-	case !network && has("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Name or service not known", "getaddrinfo"):
-		return "The sandbox has no network but a loopback of this session's own: servers started by this session's commands answer on localhost, nothing else does. " + networkOn
-	}
-	return ""
-}
-
-// missingPath finds the path a "no such file" message names: after a
-// program's name ("cat: /x: No such file…"), or quoted (Python's "…: '/x'").
-var missingPath = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:^|[\s'"(])(/[^\s'":]+)['"]?(?::|\s)[^\n]*(?:No such file|not found)|(?:No such file or directory|ENOENT)[^\n]*?['"](/[^'"\n]+)['"]`)
-})
-
-// unseenHint explains a "no such file" for a path that exists on the host but
-// outside the sandbox's view (the view shows the project, the system and the
-// toolchains; see sandbox.Plan), and how the user shows it.
-func unseenHint(d *envelope.Data, root string) string {
-	if d.ExitCode != nil && *d.ExitCode == 0 {
-		return ""
-	}
-	for _, m := range missingPath().FindAllStringSubmatch(d.Stderr+"\n"+d.Stdout, 8) {
-		p := m[1] + m[2]
-		if strings.HasPrefix(p, root+"/") || p == root {
-			continue
-		}
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Sprintf("%s exists on this machine, but the sandbox shows commands only the project, the system and the toolchains. The user can show it with [sandbox] visible = [%q] in their configuration, or run with --sandbox off.", p, p)
-		}
-	}
-	return ""
-}
-
-const networkOn = "The user can turn the network on with --allow-network, BASH_ALLOW_NETWORK=true or [policy] network = true."
-
-// refusedMarks are what clients print when nothing listens on a port: bash,
-// Python, psql and nc ("Connection refused"), Go ("connection refused"), Node
-// (ECONNREFUSED), curl.
-var refusedMarks = []string{"Connection refused", "connection refused", "ECONNREFUSED", "Couldn't connect to server", "Failed to connect to"}
-
-// localPorts find the port of a refused connection to the loopback in a
-// client's message, each capturing it: Node and Go ("127.0.0.1:3000",
-// "::1:3000"), wget ("|127.0.0.1|:3000"), bash ("/dev/tcp/localhost/3000"),
-// then curl, nc, psql and Python ("localhost port 3000", "… port=3000").
-// They are compiled on first use, not at every start of the program.
-var localPorts = sync.OnceValue(func() []*regexp.Regexp {
-	return []*regexp.Regexp{
-		regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|\[?::1\]?)\|?:(\d{1,5})\b`),
-		regexp.MustCompile(`/dev/tcp/(?:localhost|127\.0\.0\.1|::1)/(\d{1,5})\b`),
-		regexp.MustCompile(`(?:^|[^\w:.])(?:localhost|127\.0\.0\.1|::1)\b.*?\bport[ =](\d{1,5})\b`),
-	}
-})
-
-// refusedPort is the loopback port a refused connection in text was made to,
-// read from the lines that say so, else from a local address anywhere (a
-// traceback's source line); 0 when none is named.
-func refusedPort(text string) int {
-	port := func(re *regexp.Regexp, s string) int {
-		if m := re.FindStringSubmatch(s); m != nil {
-			if p, err := strconv.Atoi(m[1]); err == nil && p > 0 && p <= 65535 {
-				return p
-			}
-		}
-		return 0
-	}
-	for _, line := range strings.Split(text, "\n") {
-		refused := false
-		for _, m := range refusedMarks {
-			refused = refused || strings.Contains(line, m)
-		}
-		for _, re := range localPorts() {
-			if p := port(re, line); refused && p > 0 {
-				return p
-			}
-		}
-	}
-	return port(localPorts()[0], text)
-}
-
-// localPortHint explains a refused connection with the network off: the
-// session's loopback is its own, and a server of the host is reached through a
-// forwarded port.
-func localPortHint(port int, hostPorts []int) string {
-	if port > 0 && slices.Contains(hostPorts, port) {
-		return fmt.Sprintf("Port %d is forwarded to the host's loopback ([sandbox] host_ports), but nothing answered there: the server on the host is not running, or listens elsewhere.", port)
-	}
-	p, nothing, at := "PORT", "", ""
-	if port > 0 {
-		p = strconv.Itoa(port)
-		nothing, at = "Nothing answered on port "+p+" in this session. ", " on port "+p
-	}
-	return nothing + "The sandbox gives the session a loopback of its own: servers started by this session's commands answer on localhost, the host's do not, even on the host's localhost. " +
-		"To reach a server running on the host" + at + ", the user forwards its port into the session: [sandbox] host_ports = [" + p + "] in the configuration, or --host-port " + p + ". " + networkOn
-}
-
-func joinPorts(ports []int) string {
-	s := make([]string, len(ports))
-	for i, p := range ports {
-		s[i] = strconv.Itoa(p)
-	}
-	return strings.Join(s, ", ")
 }

@@ -670,48 +670,14 @@ func (x *rowRun) mcpSession(r corpus.Row) error {
 		if len(step) == 0 || json.Unmarshal(step[0], &op) != nil {
 			x.t.Fatalf("bad step %s", step)
 		}
-		str := func(i int) string {
-			var s string
-			if i >= len(step) || json.Unmarshal(step[i], &s) != nil {
-				x.t.Fatalf("step %s: argument %d is not a string", step, i)
-			}
-			return s
-		}
-		num := func(i int) float64 {
-			var n float64
-			if i >= len(step) || json.Unmarshal(step[i], &n) != nil {
-				x.t.Fatalf("step %s: argument %d is not a number", step, i)
-			}
-			return n
-		}
+		str := func(i int) string { return stepArg[string](x.t, step, i, "string") }
+		num := func(i int) float64 { return stepArg[float64](x.t, step, i, "number") }
 		switch op {
 		case "call", "bg", "tty":
-			args := map[string]any{"command": expandGenerated(str(1))}
-			opts := map[string]any{}
-			if len(step) > 2 && json.Unmarshal(step[2], &opts) != nil {
-				x.t.Fatalf("step %s: bad options", step)
-			}
-			timeout := 120 * time.Second
+			args, elicit, timeout := shellCall(x.t, op, step)
 			mu.Lock()
-			answer = "decline" // what a user not asked about it would answer
-			for k, v := range opts {
-				switch k {
-				case "elicit":
-					answer, _ = v.(string)
-				case "rpc_timeout":
-					s, _ := v.(float64)
-					timeout = time.Duration(s * float64(time.Second))
-				default:
-					args[k] = v
-				}
-			}
+			answer = elicit
 			mu.Unlock()
-			if op == "bg" {
-				args["run_in_background"] = true
-			}
-			if op == "tty" {
-				args["tty"] = true
-			}
 			call("run_shell_command", args, timeout)
 		case "job_input":
 			call("job_input", map[string]any{"job_id": job, "text": str(1)}, 30*time.Second)
@@ -744,6 +710,48 @@ func (x *rowRun) mcpSession(r corpus.Row) error {
 		}
 	}
 	return nil
+}
+
+// stepArg is argument i of an mcp row's step, a T (what names it): the row is
+// broken when it is not one.
+func stepArg[T any](t *testing.T, step []json.RawMessage, i int, what string) T {
+	var v T
+	if i >= len(step) || json.Unmarshal(step[i], &v) != nil {
+		t.Fatalf("step %s: argument %d is not a %s", step, i, what)
+	}
+	return v
+}
+
+// shellCall reads an mcp row's step "call", "bg" or "tty": run_shell_command's
+// arguments, the answer to an elicitation while it runs, and the call's
+// timeout. Its options are arguments, but elicit (the answer; "decline",
+// what a user not asked about it would answer, by default) and rpc_timeout
+// (seconds, 120 by default).
+func shellCall(t *testing.T, op string, step []json.RawMessage) (args map[string]any, answer string, timeout time.Duration) {
+	args = map[string]any{"command": expandGenerated(stepArg[string](t, step, 1, "string"))}
+	opts := map[string]any{}
+	if len(step) > 2 && json.Unmarshal(step[2], &opts) != nil {
+		t.Fatalf("step %s: bad options", step)
+	}
+	answer, timeout = "decline", 120*time.Second
+	for k, v := range opts {
+		switch k {
+		case "elicit":
+			answer, _ = v.(string)
+		case "rpc_timeout":
+			s, _ := v.(float64)
+			timeout = time.Duration(s * float64(time.Second))
+		default:
+			args[k] = v
+		}
+	}
+	if op == "bg" {
+		args["run_in_background"] = true
+	}
+	if op == "tty" {
+		args["tty"] = true
+	}
+	return args, answer, timeout
 }
 
 // expandGenerated expands the placeholders of commands too big for the

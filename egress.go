@@ -7,14 +7,13 @@ import (
 	"net"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/egress"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -51,40 +50,7 @@ type egressGate struct {
 	sources []egress.Source // what the presets resolved to
 	err     error
 
-	mu      sync.Mutex
-	refused []refusedAt // the latest refusals, for the envelopes' notes
-}
-
-// refusedAt is a connection the proxy refused, and when.
-type refusedAt struct {
-	at     time.Time
-	target string // "x.invalid:443"
-}
-
-// maxRefused bounds the refusals kept for notes.
-const maxRefused = 16
-
-// noteRefused keeps a refusal for the note of the command that made it.
-func (e *egressGate) noteRefused(ev egress.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.refused = append(e.refused, refusedAt{time.Now(), net.JoinHostPort(ev.Domain, strconv.Itoa(ev.Port))})
-	if len(e.refused) > maxRefused {
-		e.refused = e.refused[len(e.refused)-maxRefused:]
-	}
-}
-
-// refusedSince lists the targets refused since t, each once.
-func (e *egressGate) refusedSince(t time.Time) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for _, r := range e.refused {
-		if !r.at.Before(t) && !slices.Contains(out, r.target) {
-			out = append(out, r.target)
-		}
-	}
-	return out
+	refused egress.Refusals // the latest refusals, for the envelopes' notes
 }
 
 // checkNetwork checks the allow-list's entries in New.
@@ -360,52 +326,12 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	return errors.New("the user declined it")
 }
 
-// egressEnv points commands at the proxy: the variables most clients read,
-// and the settings of the tools that read their own.
+// egressEnv points commands at the proxy, when the network is allow-listed.
 func (g *Gate) egressEnv(env []string) []string {
 	if !g.egressOn() {
 		return env
 	}
-	port := strconv.Itoa(g.egressPort())
-	httpProxy, socks := "http://127.0.0.1:"+port, "socks5h://127.0.0.1:"+port
-	noProxy := "localhost,127.0.0.1,::1"
-	set := map[string]string{
-		"HTTP_PROXY": httpProxy, "HTTPS_PROXY": httpProxy, "ALL_PROXY": socks, "NO_PROXY": noProxy,
-		"http_proxy": httpProxy, "https_proxy": httpProxy, "all_proxy": socks, "no_proxy": noProxy,
-		// npm reads its own settings before the environment's proxies.
-		"npm_config_proxy": httpProxy, "npm_config_https_proxy": httpProxy, "npm_config_noproxy": noProxy,
-		"YARN_HTTP_PROXY": httpProxy, "YARN_HTTPS_PROXY": httpProxy,
-		"PIP_PROXY":        httpProxy,
-		"CARGO_HTTP_PROXY": httpProxy,
-		// GOPROXY stays as it is: go honours HTTPS_PROXY.
-	}
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		k, _, _ := strings.Cut(kv, "=")
-		_, ok := set[k]
-		return ok
-	})
-	for _, k := range sortedKeys(set) {
-		out = append(out, k+"="+set[k])
-	}
-	// git: http.proxy through GIT_CONFIG_COUNT, after the ones already given.
-	n := 0
-	for _, kv := range out {
-		if v, ok := strings.CutPrefix(kv, "GIT_CONFIG_COUNT="); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") })
-	return append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=http.proxy", n), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, httpProxy),
-		fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+1))
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return egress.ClientEnv(env, g.egressPort())
 }
 
 // egressReport adds the network mode and the allow-list to context.sandbox.
@@ -427,9 +353,9 @@ func (g *Gate) egressReport(m map[string]any) {
 // that made it.
 func (g *Gate) auditEgress(b *box, ev egress.Event) {
 	if !ev.Allowed {
-		g.egress.noteRefused(ev)
+		g.egress.refused.Note(ev)
 	}
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return
 	}
 	e := audit.Entry{
@@ -458,7 +384,7 @@ func (g *Gate) auditEgress(b *box, ev egress.Event) {
 			e.Egress.Calls = append(e.Egress.Calls, c.id)
 		}
 	}
-	g.auditLog.write(e)
+	g.auditLog.Write(e)
 }
 
 // NetworkAllow is the allow-list in force, presets resolved (resolving them
@@ -476,23 +402,9 @@ func (g *Gate) NetworkAllow() ([]string, error) {
 // client that ignored the proxy.
 func (g *Gate) networkHint(d *envelope.Data, started time.Time) string {
 	if !g.egressOn() {
-		return sandboxHint(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
+		return hint.Sandbox(d, g.cfg.Policy.Network, g.cfg.Sandbox.HostPorts...)
 	}
-	if d.ExitCode != nil && *d.ExitCode == 0 {
-		return ""
-	}
-	text := d.Stderr + d.Stdout
-	refused := g.egress.refusedSince(started)
-	switch {
-	case len(refused) > 0 && !strings.Contains(text, "is not on the network allow-list"):
-		return "The network is allow-listed, and shellgate's proxy refused " + strings.Join(refused, ", ") + " while this command ran: not on the allow-list, or an address of the host or its network. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
-	case strings.Contains(text, "is not on the network allow-list"):
-		return "The network is allow-listed: commands reach only the listed domains, through shellgate's proxy, which refused the domain named above. Work with what is allowed, or ask the user to allow the domain (--allow-domain HOST, or [network] allow = [\"HOST\"] in their config)."
-	case strings.Contains(text, "Network is unreachable") || strings.Contains(text, "Could not resolve host") ||
-		strings.Contains(text, "Temporary failure in name resolution") || strings.Contains(text, "getaddrinfo") || strings.Contains(text, "ENOTFOUND"):
-		return "The network is allow-listed: there is no DNS and no route out of the sandbox; clients reach the allowed domains only through shellgate's proxy, which HTTPS_PROXY, HTTP_PROXY and ALL_PROXY name. Use a client that honours them (curl, npm, pip, go, cargo, git over HTTPS do)."
-	}
-	return sandboxHint(d, false, g.cfg.Sandbox.HostPorts...)
+	return hint.Egress(d, g.egress.refused.Since(started), g.cfg.Sandbox.HostPorts...)
 }
 
 // networkAllowInfo is the allow-list for Info: as configured, the preset

@@ -17,10 +17,13 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
+	"github.com/shellgate/shellgate/internal/tempdir"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -41,7 +44,7 @@ type Gate struct {
 	covers policy.Covers
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
-	auditLog *auditor // records every request (audit.go)
+	auditLog *audit.Lazy // records every request (audit.go); nil: off
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -116,7 +119,7 @@ func New(cfg Config) (*Gate, error) {
 	// (another project's session) to read, and its sandbox shows only this.
 	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
 	g.quota = output.NewQuota(cfg.SpillTotal)
-	if g.auditLog, err = newAuditor(cfg.Audit); err != nil {
+	if g.auditLog, err = openAudit(cfg.Audit); err != nil {
 		return nil, err
 	}
 	if err := g.planSandbox(); err != nil {
@@ -151,12 +154,12 @@ func (g *Gate) makeTemp() error {
 		dir = g.cfg.Env["TMPDIR"] // a TMPDIR the user configured is the commands' temp dir
 	}
 	if dir == "" && g.sessionTmp() {
-		g.setTemp(sandboxTemp(g.root), false)
+		g.setTemp(sandbox.SessionTemp(g.root), false)
 		return nil
 	}
 	own := false
 	if dir == "" {
-		d, err := newOwnTemp()
+		d, err := tempdir.New()
 		if err != nil {
 			return fmt.Errorf("temp dir for commands: %w", err)
 		}
@@ -171,23 +174,6 @@ func (g *Gate) makeTemp() error {
 	}
 	g.setTemp(abs, own)
 	return nil
-}
-
-// newOwnTemp makes a Gate's private temp dir, named with this process's PID
-// so that a later Gate removes what a killed shellgate left (Close removes
-// its own), after removing those of dead owners.
-func newOwnTemp() (string, error) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "shellgate-tmp-*-*"))
-	for _, d := range dirs {
-		owner, err := strconv.Atoi(strings.SplitN(filepath.Base(d), "-", 4)[2])
-		if err != nil || owner == os.Getpid() || alive(owner) {
-			continue
-		}
-		if fi, err := os.Lstat(d); err == nil && ours(fi) {
-			os.RemoveAll(d)
-		}
-	}
-	return os.MkdirTemp("", "shellgate-tmp-"+strconv.Itoa(os.Getpid())+"-")
 }
 
 // setTemp points the commands' TMPDIR, TMP and TEMP at dir.
@@ -282,7 +268,7 @@ func (g *Gate) Close() error {
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
-		g.auditLog.sync()
+		g.auditLog.Sync()
 	}()
 	g.startMu.Lock()
 	g.closed = true
@@ -299,7 +285,7 @@ func (g *Gate) Close() error {
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
 	g.closeRepos()
 	<-synced
-	if auditErr := g.auditLog.close(); err == nil {
+	if auditErr := g.auditLog.Close(); err == nil {
 		err = auditErr
 	}
 	g.tmpMu.RLock()
@@ -752,10 +738,10 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	d.Digest = digest(out, errOut)
 	noteSpills(env, out, errOut)
 	if sess != nil {
-		if hint := g.networkHint(d, time.Now().Add(-res.Duration)); hint != "" {
-			env.Note(hint)
-		} else if hint := unseenHint(d, g.root); hint != "" {
-			env.Note(hint)
+		if h := g.networkHint(d, time.Now().Add(-res.Duration)); h != "" {
+			env.Note(h)
+		} else if h := hint.Unseen(d, g.root); h != "" {
+			env.Note(h)
 		}
 	}
 	for _, n := range res.Notes {

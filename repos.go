@@ -44,7 +44,7 @@ func (g *Gate) watching() {
 	g.repos.start.Do(func() {
 		go func() {
 			defer close(g.repos.ready)
-			g.repos.tree = repowatch.Watch(g.root, quarantineDir)
+			g.repos.tree = repowatch.Watch(g.root, sandbox.QuarantineDir)
 		}()
 	})
 }
@@ -168,7 +168,7 @@ func named(ps []string) string {
 
 // auditAppeared writes what appeared to the audit log.
 func (g *Gate) auditAppeared(f repowatch.Found, session string) {
-	if g.auditLog == nil || g.auditLog.off {
+	if g.auditLog == nil {
 		return
 	}
 	var ps []string
@@ -176,5 +176,5 @@ func (g *Gate) auditAppeared(f repowatch.Found, session string) {
 		ps = append(ps, "repository "+r.Dir)
 	}
 	ps = append(ps, f.Protected...)
-	g.auditLog.write(audit.Entry{Event: audit.EventAppeared, Time: time.Now().UTC(), Session: session, Root: g.root, Appeared: ps})
+	g.auditLog.Write(audit.Entry{Event: audit.EventAppeared, Time: time.Now().UTC(), Session: session, Root: g.root, Appeared: ps})
 }

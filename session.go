@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
+	"github.com/shellgate/shellgate/internal/shellstate"
 	"github.com/shellgate/shellgate/internal/terminal"
 )
 
@@ -48,11 +49,11 @@ type Session struct {
 	jobs *jobs.Table
 
 	keepExports bool
+	exports     shellstate.Exports // carried from earlier commands (KeepExports)
 
-	mu      sync.Mutex
-	cwd     string             // relative to the root, POSIX separators
-	exports map[string]*string // carried from earlier commands (KeepExports); nil: unset
-	closed  bool
+	mu     sync.Mutex
+	cwd    string // relative to the root, POSIX separators
+	closed bool
 }
 
 // NewSession returns a new session of g, in the root. Gate.Close closes it too.
@@ -161,7 +162,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		env, secrets := s.g.childEnv()
 		stdout, stderr := s.g.captures(a.budget, o, secrets)
 		ended := s.g.egressCall(s.box, o, req.Command, s.id)
-		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.withExports(env), o.stdio.in, o.stdio.out, o.stdio.err))
+		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.exports.Apply(env), o.stdio.in, o.stdio.out, o.stdio.err))
 		ended()
 		out := s.g.finish(&a.env, res, err, stdout, stderr, a.budget, sess, o)
 		cp.finish(&out, nil)
@@ -234,8 +235,8 @@ type call struct {
 	stderr   *output.Capture
 	callOut  *detachable
 	callErr  *detachable
-	report   *stateReport // what the shell reports on exit: its directory, its exports
-	env      []string     // the environment the command was given
+	report   *shellstate.Report // what the shell reports on exit: its directory, its exports
+	env      []string           // the environment the command was given
 	cancel   context.CancelFunc
 	timedOut atomic.Bool
 	pid      atomic.Int64
@@ -348,22 +349,22 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 	var extra []*os.File
 	script := req.Command
 	if g.shell.Kind == shell.Bash {
-		rep, w, err := newStateReport()
+		rep, w, err := shellstate.NewReport()
 		if err != nil {
 			inW.Close()
 			return nil, err
 		}
 		defer w.Close()
 		c.report, extra = rep, []*os.File{w}
-		script = prologue(s.keepExports) + script
+		script = shellstate.Prologue(s.keepExports) + script
 	}
 	env, secrets := g.childEnv()
-	c.env = s.withExports(env)
+	c.env = s.exports.Apply(env)
 	job, jctx, err := c.newJob(req, inW, secrets)
 	if err != nil {
 		inW.Close()
 		if c.report != nil {
-			c.report.take()
+			c.report.Take()
 		}
 		return nil, err
 	}
@@ -462,7 +463,7 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 		screen.Close()
 		master.Close()
 	}()
-	spec := c.s.spec(c.a, req.Command, c.s.withExports(env), nil, nil, nil)
+	spec := c.s.spec(c.a, req.Command, c.s.exports.Apply(env), nil, nil, nil)
 	spec.Terminal = slave
 	spec.Env = append(spec.Env, "TERM=xterm-256color", fmt.Sprintf("COLUMNS=%d", terminalCols), fmt.Sprintf("LINES=%d", terminalRows))
 	c.run(jctx, job, spec, master, drained)
@@ -490,10 +491,10 @@ func (c *call) finish(o runOptions) envelope.Envelope {
 		env.Note(fmt.Sprintf("It could not go on as a job (%v), so the call waited for it.", c.noRoom))
 	}
 	if c.report != nil {
-		if dir, vars, ok := parseReport(c.report.take()); ok {
+		if dir, vars, ok := shellstate.Parse(c.report.Take()); ok {
 			c.s.follow(dir, c.a.dir, env)
 			if c.s.keepExports {
-				c.s.carryExports(c.env, vars)
+				c.s.exports.Carry(c.env, vars)
 			}
 		}
 	}
@@ -543,7 +544,7 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 		}
 	}
 	if c.report != nil {
-		c.report.closeAt(c.job.Done()) // a job's directory is not the session's
+		c.report.CloseAt(c.job.Done()) // a job's directory is not the session's
 	}
 	out := c.job.Read(ctx, jobs.ReadOptions{Limit: c.a.budget})
 	env := &c.a.env

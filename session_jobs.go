@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/hostscan"
 	"github.com/shellgate/shellgate/internal/jobs"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/terminal"
@@ -268,7 +269,7 @@ func (s *Session) listening(port int) bool {
 	if sb := s.sandbox(); sb != nil {
 		pid = sb.NetPID()
 	}
-	return listening(pid, port)
+	return hostscan.TCPListening(pid, port)
 }
 
 // sendInput writes in to the job.

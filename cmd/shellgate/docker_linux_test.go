@@ -52,41 +52,14 @@ func TestDockerDefaultProfile(t *testing.T) {
 		t.Skip("needs a statically linked busybox for the image's shell: install Debian's busybox-static")
 	}
 
-	ctx := visibleTempDir(t)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(ctx, "bin"), 0o755))
-	build := exec.Command("go", "build", "-o", filepath.Join(ctx, "bin", "shellgate"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(busybox)
-	must(err)
-	must(os.WriteFile(filepath.Join(ctx, "bin", "busybox"), b, 0o755))
-	must(os.WriteFile(filepath.Join(ctx, "Dockerfile"), []byte(`FROM scratch
-COPY bin /bin
-RUN ["/bin/busybox", "--install", "-s", "/bin"]
-RUN ["/bin/busybox", "mkdir", "-p", "-m", "1777", "/tmp"]
-ENV PATH=/bin HOME=/root
-WORKDIR /proj
-`), 0o644))
-	image := "shellgate-layers-test:" + strconv.Itoa(os.Getpid())
-	if out, err := dockerCmd(5, "build", "-q", "-t", image, ctx).CombinedOutput(); err != nil {
-		t.Fatalf("docker build: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { dockerCmd(1, "rmi", "-f", image).Run() })
+	image := buildImage(t, dockerCmd, busybox)
 
 	// run starts shellgate in a new container with Docker's defaults, after
 	// the shell line before (outside shellgate), and says whether the command
 	// left its file in the root, and whether /etc/victim, outside it, exists.
 	run := func(mode, command, before string) (r layerRun, ran, harm bool) {
 		t.Helper()
-		cmd := dockerCmd(2, "run", "--rm", "-e", "SG_LAYER_CMD=touch evaluated", image, "sh", "-c",
+		cmd := dockerCmd(2, "run", "--rm", "-e", evalEnv, image, "sh", "-c",
 			before+`
 shellgate run --json --no-user-config --audit-log off --checkpoints off --sandbox "$1" -- "$2"; rc=$?
 test -e evaluated && echo RAN >&2
@@ -127,7 +100,7 @@ exit $rc`,
 		t.Logf("no Landlock in this container (Docker's profile refuses it): fs = %q", fs)
 	}
 
-	r, ran, _ := run("auto", `eval "$SG_LAYER_CMD"`, "")
+	r, ran, _ := run("auto", evalCmd, "")
 	if r.env.Error == nil || r.env.Error.Code != envelope.ApprovalRequired || ran ||
 		!strings.Contains(r.env.Error.Message, "lacks a layer (userns: ") {
 		t.Errorf("auto: eval got %s %+v (ran %v), want APPROVAL_REQUIRED naming the userns layer, and not run", r.env.Status, r.env.Error, ran)
@@ -138,6 +111,42 @@ exit $rc`,
 		!strings.Contains(r.env.Error.Message, "userns: ") || r.env.Data.Stdout != "" {
 		t.Errorf("on: exit %d, %s %+v, stdout %q; want exit %d, SANDBOX_UNAVAILABLE naming userns", r.code, r.env.Status, r.env.Error, r.env.Data.Stdout, exitShellgate)
 	}
+}
+
+// buildImage builds TestDockerDefaultProfile's image from this repository,
+// with nothing pulled: FROM scratch, a static shellgate, busybox for the
+// shell. It is removed when t ends.
+func buildImage(t *testing.T, dockerCmd func(time.Duration, ...string) *exec.Cmd, busybox string) string {
+	t.Helper()
+	ctx := visibleTempDir(t)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(ctx, "bin"), 0o755))
+	build := exec.Command("go", "build", "-o", filepath.Join(ctx, "bin", "shellgate"), ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(busybox)
+	must(err)
+	must(os.WriteFile(filepath.Join(ctx, "bin", "busybox"), b, 0o755))
+	must(os.WriteFile(filepath.Join(ctx, "Dockerfile"), []byte(`FROM scratch
+COPY bin /bin
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN ["/bin/busybox", "mkdir", "-p", "-m", "1777", "/tmp"]
+ENV PATH=/bin HOME=/root
+WORKDIR /proj
+`), 0o644))
+	image := "shellgate-layers-test:" + strconv.Itoa(os.Getpid())
+	if out, err := dockerCmd(5, "build", "-q", "-t", image, ctx).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { dockerCmd(1, "rmi", "-f", image).Run() })
+	return image
 }
 
 // static reports whether the executable at path needs no dynamic loader.

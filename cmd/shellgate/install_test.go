@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -86,9 +85,8 @@ var existingSettings = map[string]string{
 
 func runInstall(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := dispatch(args, &out, &errb)
-	return out.String(), errb.String(), code
+	code, stdout, stderr := cli(args...)
+	return stdout, stderr, code
 }
 
 // install, install again, uninstall: the other hooks stay where they were, the

@@ -87,35 +87,15 @@ func TestMissingLayers(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", without, "./testdata/without").CombinedOutput(); err != nil {
 		t.Fatalf("go build without: %v\n%s", err, out)
 	}
-	// The command the sandbox contains and the policy cannot read: eval of
-	// text from the environment. It leaves a file in the root when it runs.
-	const evalCmd = `eval "$SG_LAYER_CMD"`
-	evalEnv := "SG_LAYER_CMD=touch evaluated"
-
 	base := runWrapped(t, bin, nil, visibleTempDir(t), "auto", "echo hi")
 	if m := base.missing(); len(m) > 0 || base.env.Context.Sandbox == "off" {
 		t.Skipf("this machine lacks a layer already, so none can be taken away: %v", base.env.Context.Sandbox)
 	}
-	// With the network off, a connection to the loopback is allowed only
-	// because the session's loopback is its own (nothing listens on port 9).
-	const local = "curl -s http://127.0.0.1:9/"
-	if r := runWrapped(t, bin, nil, visibleTempDir(t), "auto", local); r.env.Context.Policy == nil || !r.env.Context.Policy.Sandboxed {
-		t.Fatalf("with every layer, %s: %s %+v %+v", local, r.env.Status, r.env.Context.Policy, r.env.Error)
+	if r := runWrapped(t, bin, nil, visibleTempDir(t), "auto", localCmd); r.env.Context.Policy == nil || !r.env.Context.Policy.Sandboxed {
+		t.Fatalf("with every layer, %s: %s %+v %+v", localCmd, r.env.Status, r.env.Context.Policy, r.env.Error)
 	}
 	root := os.Getuid() == 0
-	cases := []struct {
-		name string
-		wrap []string
-		// layer and why: the report's entry starts with layer+": " and
-		// contains why.
-		layer, why string
-		// contained: the policy still counts on the sandbox (the missing
-		// layer is a limit, not containment).
-		contained bool
-		// bare: no session, but what needs no namespace still applies.
-		bare bool
-		skip string
-	}{
+	cases := []missingLayer{
 		{name: "user namespaces refused, as by Docker's seccomp profile", wrap: []string{without, "-userns", "--"},
 			layer: "userns", why: "EPERM", bare: true},
 		{name: "user.max_user_namespaces is 0",
@@ -142,87 +122,133 @@ func TestMissingLayers(t *testing.T) {
 				t.Skipf("cannot take the layer away here: %q: %v %s", tc.wrap, err, out)
 			}
 			dir := visibleTempDir(t)
-
-			// auto: runs, and says what is missing.
-			r := runWrapped(t, bin, tc.wrap, dir, "auto", "echo hi")
-			if r.code != 0 || r.env.Status != envelope.Success || r.env.Data.Stdout != "hi\n" {
-				t.Fatalf("auto: exit %d, %s %+v %+v", r.code, r.env.Status, r.env.Data, r.env.Error)
-			}
-			var entry string
-			for _, m := range r.missing() {
-				if strings.HasPrefix(m, tc.layer+": ") {
-					entry = m
-				}
-			}
-			if entry == "" || !strings.Contains(entry, tc.why) {
-				t.Fatalf("auto: context.sandbox.missing = %q, want a %q entry saying %q", r.missing(), tc.layer, tc.why)
-			}
-			if strings.Contains(entry, "\n") || len(entry) > 240 {
-				t.Errorf("auto: the %s entry is not one short line (%d bytes): %q", tc.layer, len(entry), entry)
-			}
-
+			r := tc.checkAuto(t, bin, dir)
 			if tc.bare {
-				// Landlock and the seccomp filter need no namespace: they
-				// apply, and a write the policy lets through (inline code it
-				// does not read) stops at the kernel.
-				m, _ := r.env.Context.Sandbox.(map[string]any)
-				if fs, _ := m["fs"].(string); !strings.HasPrefix(fs, "landlock-v") || m["seccomp"] != "filter" {
-					t.Errorf("auto without user namespaces: context.sandbox = %v, want fs landlock-vN and seccomp filter", m)
-				}
-				// doctor says the same.
-				doctor := exec.Command(tc.wrap[0], append(tc.wrap[1:], bin, "doctor", "--no-user-config", "--root", dir)...)
-				doctor.Env = append(os.Environ(), "HOME="+visibleTempDir(t), "BASH_ALLOW_NETWORK=")
-				out, err := doctor.Output()
-				if err == nil || !strings.Contains(string(out), "no user namespaces here") || !strings.Contains(string(out), "fs:       landlock-v") ||
-					!strings.Contains(string(out), "seccomp:  filter") || !strings.Contains(string(out), "  - userns: ") {
-					t.Errorf("doctor without user namespaces (%v):\n%s", err, out)
-				}
-				if _, err := exec.LookPath("python3"); err == nil {
-					victim := filepath.Join(visibleTempDir(t), "victim")
-					w := runWrapped(t, bin, tc.wrap, dir, "auto", `python3 -c "open('`+victim+`', 'w').write('harm')"`)
-					if _, err := os.Stat(victim); err == nil || w.env.Context.Policy == nil || w.env.Context.Policy.Decision != "allow" ||
-						!strings.Contains(w.env.Data.Stderr, "Permission denied") {
-						t.Errorf("auto without user namespaces: a write outside the root was not refused by the kernel (%s, policy %+v, stderr %q, victim %v)",
-							w.env.Status, w.env.Context.Policy, w.env.Data.Stderr, err)
-					}
-				}
+				tc.checkBare(t, bin, dir, r)
 			}
-
-			// The policy: eval of what it cannot read runs only where the
-			// sandbox contains it.
-			r = runWrapped(t, bin, tc.wrap, dir, "auto", evalCmd, evalEnv)
-			_, ranErr := os.Stat(filepath.Join(dir, "evaluated"))
-			ran := ranErr == nil
-			if tc.contained {
-				if r.env.Status != envelope.Success || r.env.Context.Policy == nil || !r.env.Context.Policy.Sandboxed || !ran {
-					t.Errorf("auto, %s missing: %s was not run as contained (%s, policy %+v, ran %v)", tc.layer, evalCmd, r.env.Status, r.env.Context.Policy, ran)
-				}
-			} else {
-				if r.env.Error == nil || r.env.Error.Code != envelope.ApprovalRequired || r.env.Error.Rule != "stored-code" || ran {
-					t.Fatalf("auto, %s missing: %s got %s %+v (ran %v), want APPROVAL_REQUIRED (stored-code) and not run", tc.layer, evalCmd, r.env.Status, r.env.Error, ran)
-				}
-				if !strings.Contains(r.env.Error.Message, "lacks a layer ("+tc.layer+": ") {
-					t.Errorf("auto: the ask does not say which layer is missing: %s", r.env.Error.Message)
-				}
-				if r.env.Context.Policy.Sandboxed {
-					t.Errorf("auto: policy says sandboxed with %s missing: %+v", tc.layer, r.env.Context.Policy)
-				}
-				if r := runWrapped(t, bin, tc.wrap, dir, "auto", local); r.env.Error == nil || r.env.Error.Code != envelope.PolicyDenied || r.env.Error.Rule != "network" {
-					t.Errorf("auto, %s missing: %s got %s %+v, want POLICY_DENIED (network)", tc.layer, local, r.env.Status, r.env.Error)
-				}
-			}
-
-			// on: refuses, and says why.
-			r = runWrapped(t, bin, tc.wrap, dir, "on", "echo hi")
-			if r.code != exitShellgate || r.env.Error == nil || r.env.Error.Code != envelope.SandboxUnavailable || r.env.Data.Stdout != "" {
-				t.Fatalf("on: exit %d, %s %+v, stdout %q; want exit %d and SANDBOX_UNAVAILABLE", r.code, r.env.Status, r.env.Error, r.env.Data.Stdout, exitShellgate)
-			}
-			if !strings.Contains(r.env.Error.Message, tc.layer+": ") || !strings.Contains(r.env.Error.Message, tc.why) {
-				t.Errorf("on: the refusal does not say %q is missing (%s): %s", tc.layer, tc.why, r.env.Error.Message)
-			}
-			if !strings.Contains(strings.Join(r.missing(), "\n"), tc.layer+": ") {
-				t.Errorf("on: context.sandbox.missing = %q, want the %s entry", r.missing(), tc.layer)
-			}
+			tc.checkEval(t, bin, dir)
+			tc.checkOn(t, bin, dir)
 		})
+	}
+}
+
+// missingLayer is one case of TestMissingLayers: a layer taken away.
+type missingLayer struct {
+	name string
+	wrap []string
+	// layer and why: the report's entry starts with layer+": " and
+	// contains why.
+	layer, why string
+	// contained: the policy still counts on the sandbox (the missing
+	// layer is a limit, not containment).
+	contained bool
+	// bare: no session, but what needs no namespace still applies.
+	bare bool
+	skip string
+}
+
+const (
+	// evalCmd is the command the sandbox contains and the policy cannot
+	// read: eval of text from the environment (evalEnv). It leaves a file in
+	// the root when it runs.
+	evalCmd = `eval "$SG_LAYER_CMD"`
+	evalEnv = "SG_LAYER_CMD=touch evaluated"
+	// localCmd: with the network off, a connection to the loopback is
+	// allowed only because the session's loopback is its own (nothing
+	// listens on port 9).
+	localCmd = "curl -s http://127.0.0.1:9/"
+)
+
+// checkAuto: --sandbox auto runs the command, and context.sandbox.missing
+// says what is missing, in one short line. It returns the run.
+func (tc missingLayer) checkAuto(t *testing.T, bin, dir string) layerRun {
+	t.Helper()
+	r := runWrapped(t, bin, tc.wrap, dir, "auto", "echo hi")
+	if r.code != 0 || r.env.Status != envelope.Success || r.env.Data.Stdout != "hi\n" {
+		t.Fatalf("auto: exit %d, %s %+v %+v", r.code, r.env.Status, r.env.Data, r.env.Error)
+	}
+	var entry string
+	for _, m := range r.missing() {
+		if strings.HasPrefix(m, tc.layer+": ") {
+			entry = m
+		}
+	}
+	if entry == "" || !strings.Contains(entry, tc.why) {
+		t.Fatalf("auto: context.sandbox.missing = %q, want a %q entry saying %q", r.missing(), tc.layer, tc.why)
+	}
+	if strings.Contains(entry, "\n") || len(entry) > 240 {
+		t.Errorf("auto: the %s entry is not one short line (%d bytes): %q", tc.layer, len(entry), entry)
+	}
+	return r
+}
+
+// checkBare: Landlock and the seccomp filter need no namespace: they apply
+// (r, the auto run, and doctor say so), and a write the policy lets through
+// (inline code it does not read) stops at the kernel.
+func (tc missingLayer) checkBare(t *testing.T, bin, dir string, r layerRun) {
+	t.Helper()
+	m, _ := r.env.Context.Sandbox.(map[string]any)
+	if fs, _ := m["fs"].(string); !strings.HasPrefix(fs, "landlock-v") || m["seccomp"] != "filter" {
+		t.Errorf("auto without user namespaces: context.sandbox = %v, want fs landlock-vN and seccomp filter", m)
+	}
+	doctor := exec.Command(tc.wrap[0], append(tc.wrap[1:], bin, "doctor", "--no-user-config", "--root", dir)...)
+	doctor.Env = append(os.Environ(), "HOME="+visibleTempDir(t), "BASH_ALLOW_NETWORK=")
+	out, err := doctor.Output()
+	if err == nil || !strings.Contains(string(out), "no user namespaces here") || !strings.Contains(string(out), "fs:       landlock-v") ||
+		!strings.Contains(string(out), "seccomp:  filter") || !strings.Contains(string(out), "  - userns: ") {
+		t.Errorf("doctor without user namespaces (%v):\n%s", err, out)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		return
+	}
+	victim := filepath.Join(visibleTempDir(t), "victim")
+	w := runWrapped(t, bin, tc.wrap, dir, "auto", `python3 -c "open('`+victim+`', 'w').write('harm')"`)
+	if _, err := os.Stat(victim); err == nil || w.env.Context.Policy == nil || w.env.Context.Policy.Decision != "allow" ||
+		!strings.Contains(w.env.Data.Stderr, "Permission denied") {
+		t.Errorf("auto without user namespaces: a write outside the root was not refused by the kernel (%s, policy %+v, stderr %q, victim %v)",
+			w.env.Status, w.env.Context.Policy, w.env.Data.Stderr, err)
+	}
+}
+
+// checkEval: the policy lets eval of what it cannot read run only where the
+// sandbox contains it; otherwise it asks, naming the missing layer, and a
+// connection to the loopback is refused.
+func (tc missingLayer) checkEval(t *testing.T, bin, dir string) {
+	t.Helper()
+	r := runWrapped(t, bin, tc.wrap, dir, "auto", evalCmd, evalEnv)
+	_, ranErr := os.Stat(filepath.Join(dir, "evaluated"))
+	ran := ranErr == nil
+	if tc.contained {
+		if r.env.Status != envelope.Success || r.env.Context.Policy == nil || !r.env.Context.Policy.Sandboxed || !ran {
+			t.Errorf("auto, %s missing: %s was not run as contained (%s, policy %+v, ran %v)", tc.layer, evalCmd, r.env.Status, r.env.Context.Policy, ran)
+		}
+		return
+	}
+	if r.env.Error == nil || r.env.Error.Code != envelope.ApprovalRequired || r.env.Error.Rule != "stored-code" || ran {
+		t.Fatalf("auto, %s missing: %s got %s %+v (ran %v), want APPROVAL_REQUIRED (stored-code) and not run", tc.layer, evalCmd, r.env.Status, r.env.Error, ran)
+	}
+	if !strings.Contains(r.env.Error.Message, "lacks a layer ("+tc.layer+": ") {
+		t.Errorf("auto: the ask does not say which layer is missing: %s", r.env.Error.Message)
+	}
+	if r.env.Context.Policy.Sandboxed {
+		t.Errorf("auto: policy says sandboxed with %s missing: %+v", tc.layer, r.env.Context.Policy)
+	}
+	if r := runWrapped(t, bin, tc.wrap, dir, "auto", localCmd); r.env.Error == nil || r.env.Error.Code != envelope.PolicyDenied || r.env.Error.Rule != "network" {
+		t.Errorf("auto, %s missing: %s got %s %+v, want POLICY_DENIED (network)", tc.layer, localCmd, r.env.Status, r.env.Error)
+	}
+}
+
+// checkOn: --sandbox on refuses, and says why.
+func (tc missingLayer) checkOn(t *testing.T, bin, dir string) {
+	t.Helper()
+	r := runWrapped(t, bin, tc.wrap, dir, "on", "echo hi")
+	if r.code != exitShellgate || r.env.Error == nil || r.env.Error.Code != envelope.SandboxUnavailable || r.env.Data.Stdout != "" {
+		t.Fatalf("on: exit %d, %s %+v, stdout %q; want exit %d and SANDBOX_UNAVAILABLE", r.code, r.env.Status, r.env.Error, r.env.Data.Stdout, exitShellgate)
+	}
+	if !strings.Contains(r.env.Error.Message, tc.layer+": ") || !strings.Contains(r.env.Error.Message, tc.why) {
+		t.Errorf("on: the refusal does not say %q is missing (%s): %s", tc.layer, tc.why, r.env.Error.Message)
+	}
+	if !strings.Contains(strings.Join(r.missing(), "\n"), tc.layer+": ") {
+		t.Errorf("on: context.sandbox.missing = %q, want the %s entry", r.missing(), tc.layer)
 	}
 }

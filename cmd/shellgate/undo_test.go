@@ -29,11 +29,6 @@ func TestChangesAndUndo(t *testing.T) {
 	t.Setenv("HOME", filepath.Join(lab, "home"))
 	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
 	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
-	cli := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := dispatch(args, &out, &errb)
-		return code, out.String(), errb.String()
-	}
 	want := checkpointtest.State(t, root)
 	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "rm -rf src && git reset --hard"); code != 0 || !strings.Contains(stderr, "shellgate undo 1") {
 		t.Fatalf("run: %d %s", code, stderr)
@@ -41,20 +36,7 @@ func TestChangesAndUndo(t *testing.T) {
 	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "echo later > later.txt"); code != 0 {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
-	code, stdout, stderr := cli("changes", "--root", root, "--json")
-	var recs []changeRecord
-	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
-		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
-	}
-	if c := recs[0].Changes; recs[0].Command != "rm -rf src && git reset --hard" || c == nil || c.Modified != 2 || c.Git == 0 {
-		t.Errorf("command 1: %+v %+v", recs[0].CheckpointRecord, recs[0].Changes)
-	}
-	if c := recs[1].Changes; c == nil || c.Added != 1 || c.Changes[0].Path != "later.txt" {
-		t.Errorf("command 2: %+v", recs[1].Changes)
-	}
-	if code, stdout, _ := cli("changes", "--root", root, "2"); code != 0 || !strings.Contains(stdout, "added    later.txt") {
-		t.Errorf("changes 2: %d\n%s", code, stdout)
-	}
+	checkChanges(t, root)
 	// Undoing command 1 would take back later.txt too: no one to ask, so no.
 	undoTTY = func() (io.ReadCloser, io.Writer) { return nil, nil }
 	defer func() { undoTTY = openTTY }()
@@ -69,7 +51,7 @@ func TestChangesAndUndo(t *testing.T) {
 	}
 	undoTTY = func() (io.ReadCloser, io.Writer) { return io.NopCloser(strings.NewReader("y\n")), io.Discard }
 	beforeUndo := checkpointtest.State(t, root)
-	code, stdout, stderr = cli("undo", "--root", root, "--json", "1")
+	code, stdout, stderr := cli("undo", "--root", root, "--json", "1")
 	var res struct{ Undone, Undo int }
 	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || res.Undone != 1 || res.Undo != 3 {
 		t.Fatalf("undo 1: %d %s %s", code, stdout, stderr)
@@ -93,4 +75,31 @@ func TestChangesAndUndo(t *testing.T) {
 	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
 		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
 	}
+}
+
+// checkChanges: `shellgate changes` lists TestChangesAndUndo's two commands,
+// as JSON and one by number.
+func checkChanges(t *testing.T, root string) {
+	t.Helper()
+	code, stdout, stderr := cli("changes", "--root", root, "--json")
+	var recs []changeRecord
+	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
+		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
+	}
+	if c := recs[0].Changes; recs[0].Command != "rm -rf src && git reset --hard" || c == nil || c.Modified != 2 || c.Git == 0 {
+		t.Errorf("command 1: %+v %+v", recs[0].CheckpointRecord, recs[0].Changes)
+	}
+	if c := recs[1].Changes; c == nil || c.Added != 1 || c.Changes[0].Path != "later.txt" {
+		t.Errorf("command 2: %+v", recs[1].Changes)
+	}
+	if code, stdout, _ := cli("changes", "--root", root, "2"); code != 0 || !strings.Contains(stdout, "added    later.txt") {
+		t.Errorf("changes 2: %d\n%s", code, stdout)
+	}
+}
+
+// cli runs `shellgate ARGS` in this process, as main would.
+func cli(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = dispatch(args, &out, &errb)
+	return code, out.String(), errb.String()
 }

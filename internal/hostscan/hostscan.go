@@ -1,6 +1,8 @@
 // Package hostscan reads what the host holds that a sandbox's view must
 // hide though it shows the directory: the pathname sockets daemons listen
-// on, and the files only root may read.
+// on, and the files only root may read. It also tells whether a TCP port
+// listens in a process's network namespace (TCPListening): a session's
+// server, which cannot be dialled from the host.
 package hostscan
 
 import (

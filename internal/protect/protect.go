@@ -5,7 +5,8 @@
 // sandbox keeps those at the root read-only and quarantines those that appear
 // (package sandbox), those below the root are kept read-only or reported when
 // they appear (package repowatch), and the macOS profile denies writes to
-// them.
+// them. Beside it, the table of the home's secrets (Secrets), which the
+// sandbox shows empty and the policy guards where no sandbox does.
 package protect
 
 import (

@@ -60,16 +60,8 @@ const (
 	Off Mode = "off"
 )
 
-// ParseMode checks a mode name.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case Auto, On, Off:
-		return m, nil
-	case "":
-		return Auto, nil
-	}
-	return "", fmt.Errorf("sandbox mode %q: want auto, on or off", s)
-}
+// ParseMode checks a mode name; "" is Auto.
+func ParseMode(s string) (Mode, error) { return parseName("mode", s, Auto, Auto, On, Off) }
 
 // Profile is what a session may change (seed 000's per-agent permissions).
 type Profile string
@@ -84,15 +76,25 @@ const (
 	FullAccess Profile = "full-access"
 )
 
-// ParseProfile checks a profile name.
+// ParseProfile checks a profile name; "" is WorkspaceWrite.
 func ParseProfile(s string) (Profile, error) {
-	switch p := Profile(s); p {
-	case ReadOnly, WorkspaceWrite, FullAccess:
-		return p, nil
-	case "":
-		return WorkspaceWrite, nil
+	return parseName("profile", s, WorkspaceWrite, ReadOnly, WorkspaceWrite, FullAccess)
+}
+
+// parseName checks the name s of a setting (what) against names; "" is def.
+func parseName[T ~string](what, s string, def T, names ...T) (T, error) {
+	if s == "" {
+		return def, nil
 	}
-	return "", fmt.Errorf("sandbox profile %q: want read-only, workspace-write or full-access", s)
+	if slices.Contains(names, T(s)) {
+		return T(s), nil
+	}
+	want := make([]string, len(names))
+	for i, n := range names {
+		want[i] = string(n)
+	}
+	last := len(want) - 1
+	return "", fmt.Errorf("sandbox %s %q: want %s or %s", what, s, strings.Join(want[:last], ", "), want[last])
 }
 
 // Spec is what one session confines its commands to. Paths are absolute.

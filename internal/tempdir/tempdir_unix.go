@@ -1,6 +1,6 @@
 //go:build !windows
 
-package shellgate
+package tempdir
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package shellgate
+package hint
 
 import (
 	"os"
@@ -54,7 +54,7 @@ func TestSandboxHintLocalPort(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			one := 1
-			got := sandboxHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.network, c.hostPorts...)
+			got := Sandbox(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.network, c.hostPorts...)
 			if len(c.want) == 0 && got != "" {
 				t.Errorf("hint %q, want none", got)
 			}
@@ -90,12 +90,12 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"open /home/u/x: permission denied", "the sandbox refused it"},
 	} {
 		one := 1
-		if got := sandboxHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, false); !strings.Contains(got, c.want) {
+		if got := Sandbox(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, false); !strings.Contains(got, c.want) {
 			t.Errorf("%s: hint %q lacks %q", c.stderr, got, c.want)
 		}
 	}
 	one := 1
-	if got := sandboxHint(&envelope.Data{Stderr: "umount: /mnt: target is busy (Device or resource busy)", ExitCode: &one}, false); got != "" {
+	if got := Sandbox(&envelope.Data{Stderr: "umount: /mnt: target is busy (Device or resource busy)", ExitCode: &one}, false); got != "" {
 		t.Errorf("an EBUSY of no protected path got a hint: %q", got)
 	}
 }
@@ -118,9 +118,44 @@ func TestUnseenHint(t *testing.T) {
 		{"bash: " + there + ": No such file or directory\n", dir, false},
 		{"cat: /nonexistent/x: No such file or directory\n", "/work/proj", false},
 	} {
-		got := unseenHint(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root)
+		got := Unseen(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root)
 		if (got != "") != c.want || c.want && !strings.Contains(got, there+" exists on this machine") {
 			t.Errorf("%q (root %s): %q", c.stderr, c.root, got)
 		}
+	}
+}
+
+// With the network allow-listed, a failure names what the proxy refused while
+// the command ran, or says that only the proxy leads out; a command that
+// succeeded gets no hint.
+func TestEgressHint(t *testing.T) {
+	zero, one := 0, 1
+	for _, c := range []struct {
+		name, stderr string
+		exit         *int
+		refused      []string
+		want         string // in the hint; "": no hint
+	}{
+		{name: "refused by the proxy", stderr: "curl: (56) CONNECT tunnel failed, response 403", exit: &one,
+			refused: []string{"evil.example:443", "10.0.0.1:80"}, want: "proxy refused evil.example:443, 10.0.0.1:80 while this command ran"},
+		{name: "the proxy's own message", stderr: "evil.example is not on the network allow-list", exit: &one,
+			refused: []string{"evil.example:443"}, want: "refused the domain named above"},
+		{name: "a client that ignores the proxy", stderr: "curl: (6) Could not resolve host: example.com", exit: &one,
+			want: "no DNS and no route out of the sandbox"},
+		{name: "node without the proxy", stderr: "Error: getaddrinfo ENOTFOUND registry.example", exit: &one,
+			want: "HTTPS_PROXY, HTTP_PROXY and ALL_PROXY"},
+		{name: "a sandbox failure", stderr: "touch: cannot touch '/etc/x': Read-only file system", exit: &one,
+			want: "outside the project root"},
+		{name: "a refused local port", stderr: "dial tcp 127.0.0.1:6379: connect: connection refused", exit: &one,
+			want: "host_ports = [6379]"},
+		{name: "succeeded", stderr: "curl: (6) Could not resolve host: example.com", exit: &zero, refused: []string{"x:443"}},
+		{name: "nothing to explain", stderr: "make: *** [all] Error 2", exit: &one},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Egress(&envelope.Data{Stderr: c.stderr, ExitCode: c.exit}, c.refused)
+			if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+				t.Errorf("hint %q, want one with %q", got, c.want)
+			}
+		})
 	}
 }

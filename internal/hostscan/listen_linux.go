@@ -1,4 +1,4 @@
-package shellgate
+package hostscan
 
 import (
 	"bufio"
@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// listening reports whether a TCP socket listens on port in the network
+// TCPListening reports whether a TCP socket listens on port in the network
 // namespace of process pid (0: our own), from /proc/PID/net/tcp and tcp6: the
 // session's namespace cannot be dialled from here, but it can be read.
-func listening(pid, port int) bool {
+func TCPListening(pid, port int) bool {
 	proc := "self"
 	if pid > 0 {
 		proc = strconv.Itoa(pid)

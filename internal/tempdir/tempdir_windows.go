@@ -1,4 +1,4 @@
-package shellgate
+package tempdir
 
 import "io/fs"
 

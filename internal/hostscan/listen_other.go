@@ -1,6 +1,6 @@
 //go:build !linux
 
-package shellgate
+package hostscan
 
 import (
 	"net"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// listening reports whether something accepts connections on localhost:port;
+// TCPListening reports whether something accepts connections on localhost:port;
 // commands share the host's network here.
-func listening(_, port int) bool {
+func TCPListening(_, port int) bool {
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 200*time.Millisecond)
 	if err != nil {
 		return false

@@ -1,4 +1,8 @@
-package shellgate
+// Package shellstate carries a session's shell state from one command to the
+// next, as a terminal would: the directory and exported variables bash
+// reports as it exits (Prologue, Report, Parse), and which of those
+// variables the next commands inherit (Exports).
+package shellstate
 
 import (
 	"bytes"
@@ -11,12 +15,12 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// A stateReport is the pipe a session command's shell reports its state on as
-// it exits (see prologue): its directory and, with KeepExports, its exported
+// A Report is the pipe a session command's shell reports its state on as
+// it exits (see Prologue): its directory and, with exports, its exported
 // variables. It is read as the shell writes, so a large report never blocks
 // the shell's exit; whatever the command itself writes there is only data,
 // checked before use.
-type stateReport struct {
+type Report struct {
 	r    *os.File
 	mu   sync.Mutex
 	buf  []byte
@@ -26,18 +30,18 @@ type stateReport struct {
 // maxReport bounds a report: a directory and the exported variables.
 const maxReport = 1 << 20
 
-// newStateReport returns a report and the pipe end to give the shell as fd 3.
-func newStateReport() (*stateReport, *os.File, error) {
+// NewReport returns a report and the pipe end to give the shell as fd 3.
+func NewReport() (*Report, *os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &stateReport{r: r, done: make(chan struct{})}
+	s := &Report{r: r, done: make(chan struct{})}
 	go s.collect()
 	return s, w, nil
 }
 
-func (s *stateReport) collect() {
+func (s *Report) collect() {
 	defer close(s.done)
 	b := make([]byte, 32<<10)
 	for {
@@ -53,9 +57,9 @@ func (s *stateReport) collect() {
 	}
 }
 
-// take returns the report once the shell has exited: what is still in the
+// Take returns the report once the shell has exited: what is still in the
 // pipe is read (background processes may hold it open, so not to its end).
-func (s *stateReport) take() []byte {
+func (s *Report) Take() []byte {
 	s.r.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	<-s.done
 	s.r.Close()
@@ -64,20 +68,20 @@ func (s *stateReport) take() []byte {
 	return s.buf
 }
 
-// closeAt keeps the pipe read (and its report dropped) until done: a job's
+// CloseAt keeps the pipe read (and its report dropped) until done: a job's
 // shell writes there on exit, and a closed pipe would kill it with SIGPIPE.
-func (s *stateReport) closeAt(done <-chan struct{}) {
+func (s *Report) CloseAt(done <-chan struct{}) {
 	go func() {
 		<-done
 		s.r.Close()
 	}()
 }
 
-// prologue makes bash report its state on exit on fd 3, moved out of the way to
+// Prologue makes bash report its state on exit on fd 3, moved out of the way to
 // fd 87 so the command keeps fd 3 for itself: the directory, NUL, and with
 // exports each exported NAME=value, NUL. A command that replaces the EXIT
 // trap or execs another program reports nothing, and nothing changes.
-func prologue(exports bool) string {
+func Prologue(exports bool) string {
 	report := `builtin printf "%s\0" "$PWD"`
 	if exports {
 		report += `; for __sg_n in $(compgen -e); do builtin printf "%s=%s\0" "$__sg_n" "${!__sg_n}"; done`
@@ -85,8 +89,8 @@ func prologue(exports bool) string {
 	return `exec 87>&3 3>&-; trap '{ ` + report + `; } >&87' EXIT; `
 }
 
-// parseReport splits a report into the directory and the exported variables.
-func parseReport(b []byte) (dir string, vars map[string]string, ok bool) {
+// Parse splits a report into the directory and the exported variables.
+func Parse(b []byte) (dir string, vars map[string]string, ok bool) {
 	parts := bytes.Split(b, []byte{0})
 	if len(parts) < 2 { // no NUL after the directory: no (whole) report
 		return "", nil, false
@@ -112,49 +116,59 @@ var notCarried = map[string]bool{
 	"TMPDIR": true, "TMP": true, "TEMP": true, "HOME": true,
 }
 
+// carried reports whether a variable the shell exported goes to the next
+// commands.
 func carried(name string) bool {
 	return !notCarried[name] && !strings.HasPrefix(name, "BASH_FUNC_") && !strings.HasPrefix(name, "SHELLGATE_")
 }
 
-// carryExports records how the command's exported variables differ from the
-// environment it was given (env), for the next commands.
-func (s *Session) carryExports(env []string, vars map[string]string) {
+// Exports are the variables carried from earlier commands to the next: a
+// value, or nil for one unset. The zero value carries nothing; it is safe
+// for concurrent use.
+type Exports struct {
+	mu sync.Mutex
+	m  map[string]*string
+}
+
+// Carry records how a command's exported variables (vars, from its report)
+// differ from the environment it was given (env), for the next commands.
+func (e *Exports) Carry(env []string, vars map[string]string) {
 	given := map[string]string{}
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			given[k] = v
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exports == nil {
-		s.exports = map[string]*string{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]*string{}
 	}
 	for k, v := range vars {
 		if carried(k) && given[k] != v {
-			s.exports[k] = &v
+			e.m[k] = &v
 		}
 	}
 	for k := range given {
 		if _, still := vars[k]; !still && carried(k) {
-			s.exports[k] = nil // unset
+			e.m[k] = nil // unset
 		}
 	}
 }
 
-// withExports applies the variables carried from earlier commands to env.
-func (s *Session) withExports(env []string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.exports) == 0 {
+// Apply applies the variables carried from earlier commands to env.
+func (e *Exports) Apply(env []string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.m) == 0 {
 		return env
 	}
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		_, carriedOver := s.exports[k]
+		_, carriedOver := e.m[k]
 		return carriedOver
 	})
-	for k, v := range s.exports {
+	for k, v := range e.m {
 		if v != nil {
 			env = append(env, k+"="+*v)
 		}

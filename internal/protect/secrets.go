@@ -1,0 +1,37 @@
+package protect
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// secrets are the home's files and directories that hold credentials, relative
+// to the home: the sandbox shows them empty, and the policy asks before an
+// unconfined command reads one.
+var secrets = []string{
+	".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json", ".kube",
+	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".git-credentials", ".config/git/credentials",
+	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
+	".password-store", ".local/share/keyrings", ".vault-token", ".config/op",
+	".mozilla", ".config/google-chrome", ".config/chromium",
+}
+
+// Secrets returns the secrets' table, relative to the home: a copy, so that
+// no caller can change what every session hides.
+func Secrets() []string { return slices.Clone(secrets) }
+
+// SecretPaths are the absolute paths of Secrets and more (the user's own):
+// relative to home unless absolute, "~/" standing for home.
+func SecretPaths(home string, more []string) []string {
+	var out []string
+	for _, h := range append(Secrets(), more...) {
+		if rest, ok := strings.CutPrefix(h, "~/"); ok {
+			h = filepath.Join(home, rest)
+		} else if !filepath.IsAbs(h) {
+			h = filepath.Join(home, h)
+		}
+		out = append(out, h)
+	}
+	return out
+}
