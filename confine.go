@@ -11,6 +11,7 @@ import (
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/cachestore"
+	"github.com/shellgate/shellgate/internal/home"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -247,7 +248,7 @@ func (b *box) close() error {
 func (g *Gate) sandboxSpec() sandbox.Spec {
 	c := g.cfg.Sandbox
 	os.MkdirAll(g.spill, 0o700) // the view shows what exists when it is built
-	home := g.childHome()
+	childHome := g.childHome()
 	spec := sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
@@ -260,7 +261,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	}
 	for _, v := range c.Visible {
 		if rest, ok := strings.CutPrefix(v, "~/"); ok {
-			v = filepath.Join(home, rest)
+			v = filepath.Join(childHome, rest)
 		}
 		if filepath.IsAbs(v) {
 			spec.Visible = append(spec.Visible, filepath.Clean(v))
@@ -272,7 +273,7 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if caches := sandbox.CacheDirs(home, g.getenv); !c.NoCaches {
+		if caches := home.Caches(childHome, g.getenv); !c.NoCaches {
 			spec.Caches = caches
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
@@ -296,10 +297,10 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 	}
-	for _, h := range protect.SecretPaths(home, c.Hide) {
+	for _, h := range protect.SecretPaths(childHome, c.Hide) {
 		spec.Hidden = append(spec.Hidden, h)
-		if g.home != "" && g.home != home && strings.HasPrefix(h, home+"/") {
-			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, home+"/")))
+		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
+			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
 		}
 	}
 	return spec

@@ -1,0 +1,93 @@
+package home
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The tool caches a session may write: Go's where the commands' environment
+// puts them (created, as go would), else under the home; a relative one is
+// no cache; the others under the home.
+func TestCaches(t *testing.T) {
+	lab := t.TempDir()
+	home := filepath.Join(lab, "home")
+	for _, c := range []struct {
+		name      string
+		env       map[string]string
+		home      string
+		goDirs    []string // the Go caches, first
+		wantOther bool     // .npm and the rest follow
+	}{
+		{name: "defaults", home: home, goDirs: []string{filepath.Join(home, ".cache", "go-build"), filepath.Join(home, "go", "pkg", "mod")}, wantOther: true},
+		{name: "GOCACHE and GOMODCACHE", home: home,
+			env:    map[string]string{"GOCACHE": filepath.Join(lab, "gc"), "GOMODCACHE": filepath.Join(lab, "mod")},
+			goDirs: []string{filepath.Join(lab, "gc"), filepath.Join(lab, "mod")}, wantOther: true},
+		{name: "XDG_CACHE_HOME and GOPATH", home: home,
+			env:    map[string]string{"XDG_CACHE_HOME": filepath.Join(lab, "xdg"), "GOPATH": filepath.Join(lab, "gp") + string(filepath.ListSeparator) + filepath.Join(lab, "gp2")},
+			goDirs: []string{filepath.Join(lab, "xdg", "go-build"), filepath.Join(lab, "gp", "pkg", "mod")}, wantOther: true},
+		{name: "a relative GOCACHE is none", home: home, env: map[string]string{"GOCACHE": "rel"},
+			goDirs: []string{filepath.Join(home, "go", "pkg", "mod")}, wantOther: true},
+		{name: "no home", env: map[string]string{"GOCACHE": filepath.Join(lab, "gc2")}, goDirs: []string{filepath.Join(lab, "gc2")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Caches(c.home, func(k string) string { return c.env[k] })
+			if len(got) < len(c.goDirs) || !slices.Equal(got[:len(c.goDirs)], c.goDirs) {
+				t.Fatalf("CacheDirs = %q, want the Go caches %q first", got, c.goDirs)
+			}
+			for _, d := range c.goDirs {
+				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+					t.Errorf("Go cache %s not created: %v", d, err)
+				}
+			}
+			rest := got[len(c.goDirs):]
+			if c.wantOther != slices.Contains(rest, filepath.Join(c.home, ".npm")) || !c.wantOther && len(rest) > 0 {
+				t.Errorf("the other caches: %q (want them: %v)", rest, c.wantOther)
+			}
+		})
+	}
+}
+
+// The tool caches are where the commands' environment puts them: a variable
+// that moves one moves its copy-on-write overlay, and one set to the home (or
+// above it) shows no cache rather than the whole home.
+func TestCachesFollowTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		env       map[string]string
+		want, not []string
+	}{
+		{"defaults", nil, []string{"/home/u/.npm", "/home/u/.cache/pip", "/home/u/.cargo/registry"}, nil},
+		{"npm moved", map[string]string{"npm_config_cache": "/srv/npm"}, []string{"/srv/npm"}, []string{"/home/u/.npm"}},
+		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "$T/c"}, []string{"$T/c/pip", "$T/c/uv", "$T/c/go-build", "$T/c/deno"}, []string{"/home/u/.cache/pip"}},
+		{"PIP_CACHE_DIR wins", map[string]string{"XDG_CACHE_HOME": "$T/c", "PIP_CACHE_DIR": "/p"}, []string{"/p"}, []string{"$T/c/pip"}},
+		{"CARGO_HOME", map[string]string{"CARGO_HOME": "/opt/cargo"}, []string{"/opt/cargo/registry", "/opt/cargo/git"}, []string{"/home/u/.cargo/git"}},
+		{"relative is ignored", map[string]string{"npm_config_cache": "cache"}, []string{"/home/u/.npm"}, []string{"cache"}},
+		{"the home is no cache", map[string]string{"npm_config_cache": "/home/u", "PIP_CACHE_DIR": "/home", "YARN_CACHE_FOLDER": "/", "GOMODCACHE": "/home/u/"},
+			nil, []string{"/home/u", "/home", "/", "/home/u/"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir() // the Go caches are made if missing
+			env := map[string]string{"GOCACHE": tmp + "/go-build", "GOMODCACHE": tmp + "/mod"}
+			if _, ok := c.env["XDG_CACHE_HOME"]; ok {
+				env["GOCACHE"] = ""
+			}
+			for k, v := range c.env {
+				env[k] = strings.ReplaceAll(v, "$T", tmp)
+			}
+			got := Caches("/home/u", func(k string) string { return env[k] })
+			for _, w := range c.want {
+				if w = strings.ReplaceAll(w, "$T", tmp); !slices.Contains(got, w) {
+					t.Errorf("lacks %s: %v", w, got)
+				}
+			}
+			for _, n := range c.not {
+				if slices.Contains(got, strings.ReplaceAll(n, "$T", tmp)) {
+					t.Errorf("has %s: %v", n, got)
+				}
+			}
+		})
+	}
+}
