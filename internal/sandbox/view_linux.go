@@ -219,8 +219,19 @@ func setAttr(path string, attr uint64, recursive bool) error {
 // or the kernel refuses (no overlayfs in a user namespace before Linux 5.11),
 // the project's layer alone is bound: a cache of its own, kept between
 // sessions, and the host's still untouched.
+//
+// The overlay is volatile where the kernel can (Linux 5.10): unmounting a
+// plain one syncs the whole filesystem under its upper layer, which the
+// helper's exit waited for (30–100 ms on a busy machine, most of a
+// sandboxed call's exit on EOF). A cache loses nothing by it but after a
+// crash (see clearVolatile).
 func overlay(s Step, dst, src string) error {
-	upper, work := hostDir+s.Upper+"/upper", hostDir+s.Upper+"/work"
+	layer := hostDir + s.Upper
+	upper, work := layer+"/upper", layer+"/work"
+	volatile, err := clearVolatile(layer)
+	if err != nil {
+		return err
+	}
 	for _, d := range []string{upper, work} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
@@ -231,12 +242,53 @@ func overlay(s Step, dst, src string) error {
 	}
 	if fi, err := os.Stat(src); err == nil && fi.IsDir() && s.Src != "" {
 		opts := "lowerdir=" + escapeOverlay(src) + ",upperdir=" + escapeOverlay(upper) + ",workdir=" + escapeOverlay(work) + ",userxattr"
-		if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts) == nil {
-			return nil
+		tries := []string{opts}
+		if volatile {
+			tries = []string{opts + ",volatile", opts}
+		}
+		for _, o := range tries {
+			if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, o) == nil {
+				return nil
+			}
 		}
 	}
 	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
+
+// clearVolatile readies a cache layer that a volatile overlay used. Such a
+// mount leaves work/work/incompat/volatile behind, and the kernel will not
+// mount the layer again while it is there: had the machine crashed, what
+// the upper layer held only in memory would be lost, and its files torn.
+// The layer records the boot it was last mounted in (bootFile): within the
+// same boot nothing was lost, and the marker goes; after a reboot the layer
+// is emptied, as a cache is rebuilt on use. Without a boot ID to record, the
+// overlay may not be volatile.
+func clearVolatile(layer string) (volatile bool, err error) {
+	boot, err := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return false, nil // a crash could not be told apart: plain overlays only
+	}
+	marker := layer + "/work/work/incompat"
+	if _, err := os.Lstat(marker); err == nil {
+		if last, _ := os.ReadFile(layer + "/" + bootFile); string(last) != string(boot) {
+			if err := os.RemoveAll(layer + "/upper"); err != nil {
+				return false, err
+			}
+		}
+		// Only the marker: another session of the project may have the
+		// layer mounted (the kernel checks the marker only at a mount).
+		if err := os.RemoveAll(marker); err != nil {
+			return false, err
+		}
+	}
+	if err := os.MkdirAll(layer, 0o700); err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(layer+"/"+bootFile, boot, 0o600)
+}
+
+// bootFile, in a cache layer, holds the boot ID of its last mount.
+const bootFile = "boot_id"
 
 // escapeOverlay escapes the characters overlayfs's options give a meaning.
 func escapeOverlay(p string) string {
