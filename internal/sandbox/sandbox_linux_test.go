@@ -954,7 +954,9 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	spec := quarantineSpec(l)
 	s := start(t, spec)
-	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .vscode; echo '{}' > .vscode/tasks.json; sleep 30")
+	// .vscode appears whole (a rename): a look between a mkdir and the
+	// write into it would move it aside empty.
+	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/tasks.json; mv .v .vscode; sleep 30")
 	s.Detach(job.PID())
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "tasks.json"))
@@ -986,7 +988,7 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	waitEmpty(t, s)
 	time.Sleep(3 * guardEvery) // the guard has seen the session empty
-	job, _ = launch(t, s, l.root, "sleep 0.5; mkdir .vscode; echo '{}' > .vscode/settings.json; sleep 30")
+	job, _ = launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/settings.json; mv .v .vscode; sleep 30")
 	s.Detach(job.PID())
 	defer s.KillTree(job.PID(), syscall.SIGKILL)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
