@@ -248,6 +248,7 @@ func overlay(s Step, dst, src string) error {
 		}
 		for _, o := range tries {
 			if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, o) == nil {
+				os.RemoveAll(layer + volatileMarker) // see clearVolatile
 				return nil
 			}
 		}
@@ -255,37 +256,41 @@ func overlay(s Step, dst, src string) error {
 	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
-// clearVolatile readies a cache layer that a volatile overlay used. Such a
-// mount leaves work/work/incompat/volatile behind, and the kernel will not
-// mount the layer again while it is there: had the machine crashed, what
-// the upper layer held only in memory would be lost, and its files torn.
-// The layer records the boot it was last mounted in (bootFile): within the
-// same boot nothing was lost, and the marker goes; after a reboot the layer
-// is emptied, as a cache is rebuilt on use. Without a boot ID to record, the
-// overlay may not be volatile.
+// clearVolatile readies a cache layer for a volatile overlay. Had the
+// machine crashed while one was mounted, what its upper layer held only in
+// memory would be lost and its files torn; the layer records the boot it was
+// last mounted in (bootFile), and one from another boot is emptied, as a cache
+// is rebuilt on use. The kernel's own guard, a marker the mount leaves in
+// work/work/incompat that makes it refuse the layer, goes right after the
+// mount (see overlay): it would also keep the user's tools from removing the
+// layer, inside a directory of mode 0. A marker left there (a helper killed
+// between the two) goes here. Without a boot ID to record, the overlay may not
+// be volatile.
 func clearVolatile(layer string) (volatile bool, err error) {
 	boot, err := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return false, nil // a crash could not be told apart: plain overlays only
 	}
-	marker := layer + "/work/work/incompat"
-	if _, err := os.Lstat(marker); err == nil {
-		if last, _ := os.ReadFile(layer + "/" + bootFile); string(last) != string(boot) {
-			if err := os.RemoveAll(layer + "/upper"); err != nil {
+	if last, err := os.ReadFile(layer + "/" + bootFile); err == nil && string(last) != string(boot) {
+		for _, d := range []string{"/upper", "/work"} {
+			if err := os.RemoveAll(layer + d); err != nil {
 				return false, err
 			}
 		}
-		// Only the marker: another session of the project may have the
-		// layer mounted (the kernel checks the marker only at a mount).
-		if err := os.RemoveAll(marker); err != nil {
-			return false, err
-		}
+	}
+	// Only the marker: another session of the project may have the layer
+	// mounted (the kernel checks the marker only at a mount).
+	if err := os.RemoveAll(layer + volatileMarker); err != nil {
+		return false, err
 	}
 	if err := os.MkdirAll(layer, 0o700); err != nil {
 		return false, err
 	}
 	return true, os.WriteFile(layer+"/"+bootFile, boot, 0o600)
 }
+
+// volatileMarker is where a volatile overlay's mount marks its work dir.
+const volatileMarker = "/work/work/incompat"
 
 // bootFile, in a cache layer, holds the boot ID of its last mount.
 const bootFile = "boot_id"
