@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/mcpserver"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -203,6 +204,20 @@ func TestLinkedFloorLinksAll(t *testing.T) {
 	}
 }
 
+// The MCP lines the one-process benchmarks send: a call of `echo hi` after
+// the handshake.
+const (
+	initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + mcpserver.DefaultToolName + `","arguments":{"command":"echo hi"}}}`
+)
+
+// failedReply reports whether a reply to a request is an error: the
+// protocol's (an unknown tool, say) or the tool's.
+func failedReply(reply string) bool {
+	return strings.Contains(reply, `"error":{`) || strings.Contains(reply, `"isError":true`)
+}
+
 // BenchmarkMCPStdinEOF: an idle `shellgate mcp` exiting when its client closes
 // stdin, from the close to the exit, against `cat` doing the same: fresh
 // (mcp-eof), after one call of `echo hi` with the default sandbox, whose
@@ -228,7 +243,7 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 			if !strings.Contains(line, `"id"`) {
 				continue // a notification: no reply
 			}
-			if reply, err := r.ReadString('\n'); err != nil || strings.Contains(reply, `"isError":true`) {
+			if reply, err := r.ReadString('\n'); err != nil || failedReply(reply) {
 				b.Fatalf("%s: %v %s", line, err, reply)
 			}
 		}
@@ -239,11 +254,6 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	const (
-		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
-		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-		echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo hi"}}}`
-	)
 	mcpEOF := func() time.Duration {
 		cmd, _ := mcpCommand(b, bin) // initialized: the server is up and idle
 		return eof(cmd, initialize)
@@ -266,11 +276,6 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 // together, each further session's helper ≤ 5 MB private.
 func BenchmarkMCPIdleRSS(b *testing.B) {
 	bin := buildBinary(b)
-	const (
-		initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`
-		initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-		echoHi      = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo hi"}}}`
-	)
 	figures := map[string][]float64{}
 	for b.Loop() {
 		cmd, _ := mcpCommand(b, bin)
@@ -283,7 +288,7 @@ func BenchmarkMCPIdleRSS(b *testing.B) {
 		for _, line := range []string{initialize, initialized, echoHi} {
 			fmt.Fprintln(stdin, line)
 			if strings.Contains(line, `"id"`) {
-				if reply, err := r.ReadString('\n'); err != nil || strings.Contains(reply, `"isError":true`) {
+				if reply, err := r.ReadString('\n'); err != nil || failedReply(reply) {
 					b.Fatalf("%s: %v %s", line, err, reply)
 				}
 			}

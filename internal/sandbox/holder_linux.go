@@ -49,6 +49,8 @@ type helper struct {
 	// guarded: protected paths the guard moved aside since the last
 	// command started, for its reply.
 	guarded []string
+	// guarding: the guard runs (see guard).
+	guarding bool
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -72,14 +74,22 @@ const guardEvery = 200 * time.Millisecond
 // command in flight loses nothing) and, when no command is in flight (only
 // jobs run, which no call's end covers: see Session.Detach), moves aside the protected paths
 // that appeared, as the next command's start would.
+//
+// It runs only while the session has processes, so that an idle session
+// costs no wake-ups: spawn starts it (with h.mu held) and it stops itself,
+// under the same lock, once the session is empty. Every process of the
+// session descends from a command that spawn started, so none can appear
+// while it is stopped.
 func (h *helper) guard() {
 	t := time.NewTicker(guardEvery)
 	defer t.Stop()
 	for range t.C {
-		if !othersAlive() {
-			continue
-		}
 		h.mu.Lock()
+		if !othersAlive() {
+			h.guarding = false
+			h.mu.Unlock()
+			return
+		}
 		// No call in flight, nor an approved command (which keeps what it
 		// makes) running on as a job.
 		if len(h.commands) == len(h.jobs) && !h.anyKept() {
@@ -120,7 +130,6 @@ func helperMain() int {
 		return 2
 	}
 	go h.reap()
-	go h.guard()
 	h.serve(m.UID, m.GID)
 	return 0
 }
@@ -232,6 +241,10 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 	h.commands[pid] = m.ID
 	h.keep[pid] = keep
+	if !h.guarding {
+		h.guarding = true
+		go h.guard()
+	}
 	// The kernel translates the PID into the receiver's PID namespace.
 	creds := syscall.UnixCredentials(&syscall.Ucred{Pid: int32(pid), Uid: uint32(uid), Gid: uint32(gid)})
 	if err := h.ctl.send(reply, creds); err != nil {

@@ -954,7 +954,9 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	spec := quarantineSpec(l)
 	s := start(t, spec)
-	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .vscode; echo '{}' > .vscode/tasks.json; sleep 30")
+	// .vscode appears whole (a rename): a look between a mkdir and the
+	// write into it would move it aside empty.
+	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/tasks.json; mv .v .vscode; sleep 30")
 	s.Detach(job.PID())
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "tasks.json"))
@@ -979,5 +981,35 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	cmd, out := launch(t, s, l.root, "mkdir .vscode && sleep 1 && test -d .vscode && echo kept")
 	if code, _ := cmd.Wait(); code == nil || *code != 0 || out() != "kept\n" {
 		t.Errorf("a command's own .vscode was moved while it ran: %v %q", code, out())
+	}
+
+	// Once the session is empty the guard stops; the next command starts it
+	// again, and its job is guarded as the first one was.
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	waitEmpty(t, s)
+	time.Sleep(3 * guardEvery) // the guard has seen the session empty
+	job, _ = launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/settings.json; mv .v .vscode; sleep 30")
+	s.Detach(job.PID())
+	defer s.KillTree(job.PID(), syscall.SIGKILL)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "settings.json")); len(moved) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a job started after the session was empty was not guarded")
+		}
+	}
+}
+
+// waitEmpty waits until the session has no process besides its helper.
+func waitEmpty(t testing.TB, s *Session) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if pids, ok := s.Processes(); ok && len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session's processes did not end")
+		}
 	}
 }

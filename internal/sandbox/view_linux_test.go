@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -242,6 +243,71 @@ func TestViewCachesCopyOnWrite(t *testing.T) {
 	s = start(t, spec)
 	if got, _ := run(t, s, l.root, "cat ~/.npm/_update-notifier-last-checked ~/.cache/pip/wheels/w; ls ~/.npm/_cacache"); got != "planted\nbuilt\n" {
 		t.Errorf("the next session of the project sees %q, want its own copy", got)
+	}
+}
+
+// A cache's overlay is volatile (its unmount syncs nothing, so the helper
+// exits at once), and the layer mounts again in the next session of the same
+// boot; a layer last mounted in another boot, which a crash may have torn, is
+// emptied first.
+func TestViewCacheOverlayVolatile(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "host"), []byte("host\n"), 0o644))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	mounted := `awk '$5 == "` + cache + `" {print $9, $NF}' /proc/self/mountinfo`
+	session := func(cmd string) string {
+		s := start(t, spec)
+		defer s.Close()
+		got, code := run(t, s, l.root, mounted+"; "+cmd)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", cmd, code, got)
+		}
+		return got
+	}
+	got := session("echo mine > ~/.npm/mine")
+	if !strings.HasPrefix(got, "overlay ") {
+		t.Skipf("no overlay here: %q", got)
+	}
+	var uts unix.Utsname
+	must(t, unix.Uname(&uts))
+	var major, minor int
+	fmt.Sscanf(unix.ByteSliceToString(uts.Release[:]), "%d.%d", &major, &minor)
+	if !strings.Contains(got, "volatile") && major*100+minor >= 510 {
+		t.Errorf("the cache's overlay is not volatile on Linux %d.%d: %q", major, minor, got)
+	}
+	// Nothing is left in the layer that its owner could not remove without
+	// privileges: the mount's marker sits in a directory of mode 0.
+	layers, _ := filepath.Glob(filepath.Join(spec.CacheStore, "*", "*npm"))
+	if len(layers) != 1 {
+		t.Fatalf("the layer: %v", layers)
+	}
+	if _, err := os.Lstat(filepath.Join(layers[0], volatileMarker)); !os.IsNotExist(err) {
+		t.Errorf("the overlay's marker is left in the layer: %v", err)
+	}
+	if got := session("cat ~/.npm/host ~/.npm/mine"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nmine\n") {
+		t.Errorf("the next session of the same boot: %q, want the overlay with the copy", got)
+	}
+	// Two sessions of the project at once: the second's start leaves the
+	// first's overlay working.
+	first := start(t, spec)
+	session("true")
+	if got, code := run(t, first, l.root, "echo again > ~/.npm/again && cat ~/.npm/again"); code != 0 || got != "again\n" {
+		t.Errorf("the first session's cache after a second session started: %q (exit %d)", got, code)
+	}
+	first.Close()
+	boot := filepath.Join(layers[0], bootFile)
+	must(t, os.WriteFile(boot, []byte("another boot\n"), 0o600))
+	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nhost\n") {
+		t.Errorf("after another boot: %q, want the overlay with the copy emptied", got)
+	}
+	now, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if last, _ := os.ReadFile(boot); string(last) != string(now) {
+		t.Error("the layer does not record this boot")
 	}
 }
 
