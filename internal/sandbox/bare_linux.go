@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/shellgate/shellgate/internal/fsrules"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +173,7 @@ func confineBare(cfg bareConfig) bareResult {
 		miss("limits", err)
 	}
 	r.Missing = append(r.Missing, LayerProcs+": no process limit: no cgroup without a session, and RLIMIT_NPROC would count the user's every process on the host")
-	ruleset, abi, rerr := buildRuleset(&Spec{Writable: cfg.Writable}, nil)
+	ruleset, abi, rerr := fsrules.Build(cfg.Writable, devices)
 	if rerr != nil {
 		miss(LayerFS, rerr)
 	}
@@ -189,13 +190,13 @@ func confineBare(cfg bareConfig) bareResult {
 		return r // neither seccomp nor Landlock without it
 	}
 	if err := seccomp.Install(); err != nil {
-		r.Missing = append(r.Missing, fmt.Sprintf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, errnoName(err)))
+		r.Missing = append(r.Missing, fmt.Sprintf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, fsrules.ErrnoName(err)))
 	} else {
 		r.Layers[LayerSeccomp] = "filter"
 	}
 	if ruleset >= 0 {
 		if err := llsys.LandlockRestrictSelf(ruleset, 0); err != nil {
-			miss(LayerFS, fmt.Errorf("landlock_restrict_self: %s", errnoName(err)))
+			miss(LayerFS, fmt.Errorf("landlock_restrict_self: %s", fsrules.ErrnoName(err)))
 			abi = 0
 		} else {
 			r.Layers[LayerFS] = "landlock-v" + strconv.Itoa(abi)

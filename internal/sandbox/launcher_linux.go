@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/shellgate/shellgate/internal/fsrules"
 	"os"
 	"runtime"
 	"slices"
@@ -43,7 +44,7 @@ func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 		l.noGate = unixgate.HostNetwork
 	}
 	var errs []error
-	if fd, abi, err := buildRuleset(spec, writable); err != nil {
+	if fd, abi, err := fsrules.Build(append(slices.Clone(spec.Writable), writable...), devices); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
 	} else {
 		l.ruleset, l.abi = fd, abi
@@ -109,7 +110,7 @@ func (l *launcher) restrictThread() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
 	} else if err := seccomp.Install(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, errnoName(err)))
+		errs = append(errs, fmt.Errorf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, fsrules.ErrnoName(err)))
 	} else {
 		l.seccomp = true
 	}
@@ -152,93 +153,4 @@ func lastCap() int {
 		return n
 	}
 	return unix.CAP_LAST_CAP
-}
-
-// Landlock access rights, as go-landlock groups them.
-const (
-	fsRead  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
-	fsWrite = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar |
-		llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo |
-		llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
-	fsFile = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile | llsys.AccessFSIoctlDev
-)
-
-// handledFS are the file system rights each Landlock ABI handles, the low
-// bits: 13 at ABI 1, then REFER (2), TRUNCATE (3), IOCTL_DEV (5) and
-// RESOLVE_UNIX (9), which no rule grants: commands reach only the unix
-// sockets bound in the session's domain (unixgate).
-func handledFS(abi int) uint64 {
-	return 1<<[...]int{13, 13, 14, 15, 15, 16, 16, 16, 16, 17}[min(max(abi, 0), 9)] - 1
-}
-
-// buildRuleset makes the session's Landlock ruleset — everything readable and
-// executable, writable only the session's paths (the view's writable mounts,
-// and the writable files) and a few devices — for the kernel's ABI, best
-// effort. It returns the ruleset and the ABI.
-func buildRuleset(spec *Spec, writable []string) (int, int, error) {
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil {
-		return -1, 0, fmt.Errorf("this kernel offers no Landlock (%s), so only the view's read-only mounts keep writes in the root", errnoName(err))
-	}
-	handled := handledFS(abi)
-	attr := llsys.RulesetAttr{HandledAccessFS: handled}
-	if abi >= 6 {
-		attr.Scoped = llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal
-	}
-	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return -1, 0, fmt.Errorf("landlock_create_ruleset: %w", err)
-	}
-	dirs, files := []string{"/tmp", "/dev/shm"}, []string{}
-	for _, p := range append(slices.Clone(spec.Writable), writable...) {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			dirs = append(dirs, p)
-		} else if err == nil {
-			files = append(files, p)
-		}
-	}
-	rules := []struct {
-		paths  []string
-		access uint64
-	}{
-		{[]string{"/"}, fsRead},
-		{dirs, fsRead | fsWrite | llsys.AccessFSRefer},
-		{files, (fsRead | fsWrite) & fsFile},
-		{append(slices.Clone(devices), "/dev/ptmx"), (fsRead | fsWrite | llsys.AccessFSIoctlDev) & fsFile},
-		{[]string{"/dev/pts"}, fsRead | fsWrite | llsys.AccessFSIoctlDev},
-	}
-	for _, r := range rules {
-		access := r.access & handled
-		if access == 0 {
-			continue
-		}
-		for _, p := range r.paths {
-			if err := addRule(fd, p, access); err != nil && !errors.Is(err, unix.ENOENT) {
-				unix.Close(fd)
-				return -1, 0, fmt.Errorf("rule for %s: %w", p, err)
-			}
-		}
-	}
-	return fd, abi, nil
-}
-
-func addRule(ruleset int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return llsys.LandlockAddPathBeneathRule(ruleset, &llsys.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}, 0)
-}
-
-// errnoName names the errno in err as C does ("ENOSYS"), for a report read by
-// people who look it up; other errors as they are.
-func errnoName(err error) string {
-	var errno unix.Errno
-	if errors.As(err, &errno) {
-		if name := unix.ErrnoName(errno); name != "" {
-			return name
-		}
-	}
-	return err.Error()
 }

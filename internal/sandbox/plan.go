@@ -262,7 +262,7 @@ func (p *planner) home() {
 			data = home.Show(e.Rel, data)
 			p.add(Step{Op: OpFile, Path: path, Data: data, Why: e.Why})
 			if strings.Contains(e.Rel, "git") {
-				dirs = append(dirs, gitDirs(data, homeDir)...)
+				dirs = append(dirs, home.GitDirs(data, homeDir)...)
 			}
 		case !e.Scrub:
 			p.add(Step{Op: OpBind, Path: path, Src: path, Why: e.Why})
@@ -273,27 +273,6 @@ func (p *planner) home() {
 			p.add(Step{Op: OpBind, Path: d, Src: d, Why: "named by the user's git config, read-only"})
 		}
 	}
-}
-
-// gitDirs are the directories in home that a git config names for every
-// repository: the template init copies hooks from, the global hooks.
-func gitDirs(config []byte, home string) []string {
-	var dirs []string
-	for _, line := range strings.Split(string(config), "\n") {
-		key, val, ok := strings.Cut(strings.TrimSpace(line), "=")
-		key = strings.ToLower(strings.TrimSpace(key))
-		if !ok || key != "templatedir" && key != "hookspath" {
-			continue
-		}
-		val = strings.Trim(strings.TrimSpace(val), `"`)
-		if rest, ok := strings.CutPrefix(val, "~/"); ok {
-			val = filepath.Join(home, rest)
-		}
-		if val = filepath.Clean(val); filepath.IsAbs(val) && under(val, home) && val != home {
-			dirs = append(dirs, val)
-		}
-	}
-	return dirs
 }
 
 // paths shows the home, the caches as overlays, and the writable and visible

@@ -498,8 +498,11 @@ func TestOwnerKilled(t *testing.T) {
 		cmd.Wait()
 		t.Skipf("the owner could not start a session: %s", line)
 	}
-	if len(procsNamed("6004.5", "6005.5")) != 2 {
-		t.Fatalf("the session's processes did not start: %v", procsNamed("6004.5", "6005.5"))
+	// The escaped one may not have exec'd sleep yet.
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6004.5", "6005.5")) != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session's processes did not start: %v", procsNamed("6004.5", "6005.5"))
+		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/shellgate/shellgate/internal/hint"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -635,57 +634,10 @@ func (l *launched) Wait() (*int, string) {
 	return &code, ""
 }
 
-// Notes names the protected paths that the command created: the sandbox could
-// act on them only once it had ended, so what is in them is the command's
-// doing. Those the user did not approve are moved to the quarantine.
+// Notes tells what the sandbox did around the command (see hint.Did).
 func (l *launched) Notes() []string {
-	rel := func(p string) string {
-		if r, err := filepath.Rel(l.root, p); err == nil && l.root != "" && filepath.IsLocal(r) {
-			return r
-		}
-		return p
-	}
-	// "a, b to .shellgate-quarantine/" when each went into the quarantine
-	// (a dated directory of its own there), else where each went.
-	moved := func(list []string) string {
-		var names, each []string
-		into := ""
-		for _, m := range list {
-			from, to, _ := strings.Cut(m, " → ")
-			names, each = append(names, rel(from)), append(each, rel(from)+" to "+to)
-			q, _, ok := strings.Cut(to, "/")
-			if ok && !strings.HasPrefix(filepath.Base(to), ".shellgate-quarantined-") && (into == "" || into == q) {
-				into = q
-			} else {
-				into = "-" // beside itself (see mounter.quarantine), or mixed
-			}
-		}
-		if into != "-" && into != "" {
-			return strings.Join(names, ", ") + " to " + into + "/"
-		}
-		return strings.Join(each, ", ")
-	}
-	var notes []string
-	if len(l.before) > 0 {
-		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session made a protected path the sandbox could not guard while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.before)))
-	}
-	if len(l.quarantined) > 0 {
-		notes = append(notes, fmt.Sprintf("Moved %s (read-only there): this command made them where tools outside the sandbox run them. The user can review and move them back; approved commands keep what they make.", moved(l.quarantined)))
-	}
-	if len(l.removed) > 0 {
-		notes = append(notes, fmt.Sprintf("Undid in .git what git on the host would act on outside the sandbox: %s.", strings.Join(l.removed, "; ")))
-	}
-	if len(l.unkept) > 0 {
-		notes = append(notes, fmt.Sprintf("The sandbox could not make these read-only, so commands can change them: %s. The user's own git or tools run what is written there: review them before using them outside the sandbox.", strings.Join(l.unkept, "; ")))
-	}
-	if len(l.protected) > 0 {
-		names := make([]string, len(l.protected))
-		for i, p := range l.protected {
-			names[i] = rel(p)
-		}
-		notes = append(notes, fmt.Sprintf("This command created %s, which the sandbox protects only from now on (read-only): review before using it outside the sandbox.", strings.Join(names, ", ")))
-	}
-	return notes
+	return hint.Did{Root: l.root, Before: l.before, Quarantined: l.quarantined, Removed: l.removed,
+		Unkept: l.unkept, Protected: l.protected}.Notes()
 }
 
 // Contains reports whether pid is a process of this session.

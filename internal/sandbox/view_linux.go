@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"golang.org/x/sys/unix"
 )
 
@@ -224,11 +225,12 @@ func setAttr(path string, attr uint64, recursive bool) error {
 // plain one syncs the whole filesystem under its upper layer, which the
 // helper's exit waited for (30–100 ms on a busy machine, most of a
 // sandboxed call's exit on EOF). A cache loses nothing by it but after a
-// crash (see clearVolatile).
+// crash (see cachestore.ReadyLayer).
 func overlay(s Step, dst, src string) error {
 	layer := hostDir + s.Upper
 	upper, work := layer+"/upper", layer+"/work"
-	volatile, err := clearVolatile(layer)
+	boot, _ := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
+	volatile, err := cachestore.ReadyLayer(layer, boot)
 	if err != nil {
 		return err
 	}
@@ -248,52 +250,13 @@ func overlay(s Step, dst, src string) error {
 		}
 		for _, o := range tries {
 			if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, o) == nil {
-				os.RemoveAll(layer + volatileMarker) // see clearVolatile
+				os.RemoveAll(layer + cachestore.VolatileMarker) // see ReadyLayer
 				return nil
 			}
 		}
 	}
 	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
-
-// clearVolatile readies a cache layer for a volatile overlay. Had the
-// machine crashed while one was mounted, what its upper layer held only in
-// memory would be lost and its files torn; the layer records the boot it was
-// last mounted in (bootFile), and one from another boot is emptied, as a cache
-// is rebuilt on use. The kernel's own guard, a marker the mount leaves in
-// work/work/incompat that makes it refuse the layer, goes right after the
-// mount (see overlay): it would also keep the user's tools from removing the
-// layer, inside a directory of mode 0. A marker left there (a helper killed
-// between the two) goes here. Without a boot ID to record, the overlay may not
-// be volatile.
-func clearVolatile(layer string) (volatile bool, err error) {
-	boot, err := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return false, nil // a crash could not be told apart: plain overlays only
-	}
-	if last, err := os.ReadFile(layer + "/" + bootFile); err == nil && string(last) != string(boot) {
-		for _, d := range []string{"/upper", "/work"} {
-			if err := os.RemoveAll(layer + d); err != nil {
-				return false, err
-			}
-		}
-	}
-	// Only the marker: another session of the project may have the layer
-	// mounted (the kernel checks the marker only at a mount).
-	if err := os.RemoveAll(layer + volatileMarker); err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(layer, 0o700); err != nil {
-		return false, err
-	}
-	return true, os.WriteFile(layer+"/"+bootFile, boot, 0o600)
-}
-
-// volatileMarker is where a volatile overlay's mount marks its work dir.
-const volatileMarker = "/work/work/incompat"
-
-// bootFile, in a cache layer, holds the boot ID of its last mount.
-const bootFile = "boot_id"
 
 // escapeOverlay escapes the characters overlayfs's options give a meaning.
 func escapeOverlay(p string) string {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"net"
 	"os"
 	"path/filepath"
@@ -282,11 +283,11 @@ func TestViewCacheOverlayVolatile(t *testing.T) {
 	}
 	// Nothing is left in the layer that its owner could not remove without
 	// privileges: the mount's marker sits in a directory of mode 0.
-	layers, _ := filepath.Glob(filepath.Join(spec.CacheStore, "*", "*npm"))
+	layers, _ := filepath.Glob(filepath.Join(spec.CacheStore, "*npm"))
 	if len(layers) != 1 {
 		t.Fatalf("the layer: %v", layers)
 	}
-	if _, err := os.Lstat(filepath.Join(layers[0], volatileMarker)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(layers[0], cachestore.VolatileMarker)); !os.IsNotExist(err) {
 		t.Errorf("the overlay's marker is left in the layer: %v", err)
 	}
 	if got := session("cat ~/.npm/host ~/.npm/mine"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nmine\n") {
@@ -300,7 +301,7 @@ func TestViewCacheOverlayVolatile(t *testing.T) {
 		t.Errorf("the first session's cache after a second session started: %q (exit %d)", got, code)
 	}
 	first.Close()
-	boot := filepath.Join(layers[0], bootFile)
+	boot := filepath.Join(layers[0], cachestore.BootFile)
 	must(t, os.WriteFile(boot, []byte("another boot\n"), 0o600))
 	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nhost\n") {
 		t.Errorf("after another boot: %q, want the overlay with the copy emptied", got)

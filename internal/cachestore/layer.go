@@ -1,0 +1,42 @@
+package cachestore
+
+import "os"
+
+// ReadyLayer readies a project's cache layer (a directory of the store) for
+// a volatile overlay, boot being the machine's boot ID. Had the machine
+// crashed while one was mounted, what its upper layer held only in memory
+// would be lost and its files torn: the layer records the boot it was last
+// mounted in (BootFile), and one from another boot is emptied, as a cache is
+// rebuilt on use. The kernel's own guard, a marker the mount leaves in
+// work/work/incompat that makes it refuse the layer, goes right after the
+// mount (the sandbox's overlay does it): it would also keep the user's tools
+// from removing the layer, inside a directory of mode 0. A marker left there
+// (a helper killed between the two) goes here. Without a boot ID, the
+// overlay may not be volatile.
+func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
+	if len(boot) == 0 {
+		return false, nil // a crash could not be told apart: plain overlays only
+	}
+	if last, err := os.ReadFile(layer + "/" + BootFile); err == nil && string(last) != string(boot) {
+		for _, d := range []string{"/upper", "/work"} {
+			if err := os.RemoveAll(layer + d); err != nil {
+				return false, err
+			}
+		}
+	}
+	// Only the marker: another session of the project may have the layer
+	// mounted (the kernel checks the marker only at a mount).
+	if err := os.RemoveAll(layer + VolatileMarker); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(layer, 0o700); err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(layer+"/"+BootFile, boot, 0o600)
+}
+
+// VolatileMarker is where a volatile overlay's mount marks its work dir.
+const VolatileMarker = "/work/work/incompat"
+
+// BootFile, in a cache layer, holds the boot ID of its last mount.
+const BootFile = "boot_id"
