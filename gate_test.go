@@ -29,14 +29,8 @@ func TestMain(m *testing.M) {
 	os.Setenv(shellgate.AuditLogEnv, "off")
 	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
 	os.Setenv(shellgate.CheckpointsEnv, "off")
-	// Nor the user's own state (the tool caches' copies of the projects the
-	// tests make): a directory of this run's own, outside /tmp, removed at the end.
-	state, err := os.MkdirTemp("/var/tmp", "shellgate-test-state-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(state) }))
+	removeState := lane.PrivateState() // nor the user's own state
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }))
 }
 
 // lab is a project root with a subdirectory, a file, a symlink that escapes, and a

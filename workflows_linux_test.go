@@ -43,6 +43,22 @@ func host(t *testing.T, dir string, env []string, args ...string) string {
 	return string(out)
 }
 
+// gitID is who commits in the labs.
+var gitID = []string{"GIT_AUTHOR_NAME=U", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=U", "GIT_COMMITTER_EMAIL=u@example.com"}
+
+// hostRepo makes a repository at dir on the host, its files committed with
+// message msg on branch main.
+func hostRepo(t *testing.T, dir, msg string, files map[string]string) {
+	t.Helper()
+	must(t, os.MkdirAll(dir, 0o755))
+	host(t, dir, gitID, "git", "init", "-q", "-b", "main")
+	for name, body := range files {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	host(t, dir, gitID, "git", "add", ".")
+	host(t, dir, gitID, "git", "commit", "-qm", msg)
+}
+
 // step is one call an agent makes, and what its output shows when it works.
 type step struct{ command, want string }
 
@@ -82,21 +98,13 @@ func TestGitWorkInTheSandbox(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
 	base, root := workLab(t)
-	id := []string{"GIT_AUTHOR_NAME=U", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=U", "GIT_COMMITTER_EMAIL=u@example.com"}
 	lib := filepath.Join(base, "lib")
-	must(t, os.MkdirAll(lib, 0o755))
-	host(t, lib, id, "git", "init", "-q", "-b", "main")
-	must(t, os.WriteFile(filepath.Join(lib, "lib.txt"), []byte("lib\n"), 0o644))
-	host(t, lib, id, "git", "add", ".")
-	host(t, lib, id, "git", "commit", "-qm", "lib")
-	host(t, root, id, "git", "init", "-q", "-b", "main")
+	hostRepo(t, lib, "lib", map[string]string{"lib.txt": "lib\n"})
+	hostRepo(t, root, "init", map[string]string{"a.txt": "a\n", ".gitignore": "testdata/fixture/\n"})
 	host(t, root, nil, "git", "config", "user.name", "U")
 	host(t, root, nil, "git", "config", "user.email", "u@example.com")
-	must(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(root, ".gitignore"), []byte("testdata/fixture/\n"), 0o644))
-	host(t, root, id, "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "libs/lib")
-	host(t, root, id, "git", "add", ".")
-	host(t, root, id, "git", "commit", "-qm", "init")
+	host(t, root, gitID, "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "libs/lib")
+	host(t, root, gitID, "git", "commit", "-qm", "lib added")
 	// As a clone with --recurse-submodules leaves it (core.worktree set in the
 	// submodule's config, which the sandbox keeps read-only).
 	host(t, root, nil, "git", "submodule", "update")
@@ -115,7 +123,7 @@ func TestGitWorkInTheSandbox(t *testing.T) {
 	works(t, g, []step{
 		{"git checkout -q -b feature && echo b >> a.txt && git commit -qam b && git checkout -q main && " +
 			"echo c >> a.txt && git commit -qam c && git rebase feature; git status --short", "UU a.txt"},
-		{`printf 'a\nb\nc\n' > a.txt && git add a.txt && GIT_EDITOR=true git rebase --continue && git log --format=%s`, "c\nb\ninit\n"},
+		{`printf 'a\nb\nc\n' > a.txt && git add a.txt && GIT_EDITOR=true git rebase --continue && git log --format=%s`, "c\nb\nlib added\ninit\n"},
 		{"echo x >> a.txt && git stash -q && git diff --quiet && git stash pop -q && git diff --stat", "a.txt"},
 		{"echo y >> a.txt && git stash -q && git stash list && git checkout -q a.txt && git stash pop -q && git commit -qam y && git stash list", "stash@{0}"},
 		{"git submodule status && git -C libs/lib checkout -q -b work && echo more >> libs/lib/lib.txt && " +
@@ -129,7 +137,7 @@ func TestGitWorkInTheSandbox(t *testing.T) {
 			"git -C testdata/fixture log --format=%s -1", "Fixture\nmore\n"},
 	})
 	must(t, g.Close())
-	if got := host(t, root, nil, "git", "log", "--format=%s"); got != "bump lib\ny\nc\nb\ninit\n" {
+	if got := host(t, root, nil, "git", "log", "--format=%s"); got != "bump lib\ny\nc\nb\nlib added\ninit\n" {
 		t.Errorf("the host's git log: %q", got)
 	}
 	if got := host(t, root, nil, "git", "status", "--porcelain"); got != "" {
@@ -254,20 +262,20 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
 	base, _ := workLab(t)
-	id := []string{"GIT_AUTHOR_NAME=U", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=U", "GIT_COMMITTER_EMAIL=u@example.com"}
 	main := filepath.Join(base, "main")
-	must(t, os.MkdirAll(main, 0o755))
-	host(t, main, id, "git", "init", "-q", "-b", "main")
-	must(t, os.WriteFile(filepath.Join(main, "a.txt"), []byte("a\n"), 0o644))
-	host(t, main, id, "git", "add", ".")
-	host(t, main, id, "git", "commit", "-qm", "init")
-	host(t, main, id, "git", "worktree", "add", "-q", "../feature", "-b", "feature")
+	hostRepo(t, main, "init", map[string]string{"a.txt": "a\n"})
+	host(t, main, gitID, "git", "worktree", "add", "-q", "../feature", "-b", "feature")
 	root := filepath.Join(base, "feature")
 	gitDir := filepath.Join(main, ".git", "worktrees", "feature")
 	victim := filepath.Join(base, "victim")
 	must(t, os.WriteFile(victim, []byte("v\n"), 0o644))
 
-	g := gate(t, shellgate.Config{Root: root, Env: map[string]string{"GIT_AUTHOR_NAME": "U", "GIT_AUTHOR_EMAIL": "u@example.com", "GIT_COMMITTER_NAME": "U", "GIT_COMMITTER_EMAIL": "u@example.com"}})
+	env := map[string]string{}
+	for _, kv := range gitID {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	g := gate(t, shellgate.Config{Root: root, Env: env})
 	works(t, g, []step{
 		{"echo b >> a.txt && git commit -qam b && git log --format=%s", "b\ninit\n"},
 		{"echo c >> a.txt && git stash -q && git stash pop -q && git commit -qam c && git rebase -q HEAD~1 && git log --format=%s -1", "c\n"},

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"github.com/shellgate/shellgate/internal/lane"
 	"os"
 	"testing"
 
@@ -10,14 +11,8 @@ import (
 func TestMain(m *testing.M) {
 	// No test writes the user's own audit log (Decide logs each decision).
 	os.Setenv(shellgate.AuditLogEnv, "off")
-	// Nor the user's own state (the tool caches' copies of the projects the
-	// tests make): a directory of this run's own, outside /tmp, removed at the end.
-	state, err := os.MkdirTemp("/var/tmp", "shellgate-test-state-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
+	removeState := lane.PrivateState() // nor the user's own state
 	code := m.Run()
-	os.RemoveAll(state)
+	removeState()
 	os.Exit(code)
 }

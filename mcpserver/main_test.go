@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"github.com/shellgate/shellgate/internal/lane"
 	"os"
 	"testing"
 
@@ -12,14 +13,8 @@ func TestMain(m *testing.M) {
 	os.Setenv(shellgate.AuditLogEnv, "off")
 	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
 	os.Setenv(shellgate.CheckpointsEnv, "off")
-	// Nor the user's own state (the tool caches' copies of the projects the
-	// tests make): a directory of this run's own, outside /tmp, removed at the end.
-	state, err := os.MkdirTemp("/var/tmp", "shellgate-test-state-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
+	removeState := lane.PrivateState() // nor the user's own state
 	code := m.Run()
-	os.RemoveAll(state)
+	removeState()
 	os.Exit(code)
 }
