@@ -78,14 +78,15 @@ func (g *Gate) NetworkMode() string {
 }
 
 // egressOn reports allow-listed egress: an allow-list, the network off, and a
-// session with a network of its own to enforce it.
+// session that can enforce it (a network of its own on Linux, a Seatbelt
+// profile that lets commands reach only the proxy's port on macOS).
 func (g *Gate) egressOn() bool { return egressWanted(g.cfg, g.sandboxed()) }
 
 // egressWanted reports whether cfg's commands, sandboxed or not, go out
 // through the egress proxy.
 func egressWanted(cfg Config, sandboxed bool) bool {
 	return len(cfg.Network.Allow) > 0 && !cfg.Policy.Network && sandboxed &&
-		runtime.GOOS == "linux" && cfg.Sandbox.Profile != sandbox.ReadOnly
+		(runtime.GOOS == "linux" || runtime.GOOS == "darwin") && cfg.Sandbox.Profile != sandbox.ReadOnly
 }
 
 // egressNotEnforced says why an allow-list configured with the network off
@@ -96,8 +97,6 @@ func (g *Gate) egressNotEnforced() string {
 		return "the read-only profile has no network: the allow-list is not used"
 	case runtime.GOOS == "windows":
 		return "Windows cannot confine a command's network (a job object does not): the allow-list is not enforced, and only the policy's network rule, which refuses network clients by name, stands between commands and the network"
-	case runtime.GOOS == "darwin":
-		return "shellgate does not run its proxy on macOS yet: the network stays off (Seatbelt allows the host's loopback only)"
 	}
 	return "allow-listed egress needs the sandbox's network namespace: the network stays off"
 }

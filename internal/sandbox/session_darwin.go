@@ -2,15 +2,19 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seatbelt"
 )
@@ -38,6 +42,7 @@ var (
 type Session struct {
 	wrap   runner.Wrapper
 	report Report
+	proxy  *relay.Server // the egress proxy's listener on the host's loopback
 
 	mu     sync.Mutex
 	closed bool
@@ -53,8 +58,11 @@ func Start(spec Spec) (*Session, error) {
 	if _, err := os.Stat(seatbelt.Exec); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	report := seatbeltReport(spec)
+	proxy := serveEgress(&spec, &report)
 	sb, err := seatbelt.Build(seatbelt.RealPaths(seatbeltPolicy(spec), filepath.EvalSymlinks))
 	if err != nil {
+		proxy.Stop()
 		return nil, err
 	}
 	argv := sb.Command([]string{"/usr/bin/true"})
@@ -75,9 +83,33 @@ func Start(spec Spec) (*Session, error) {
 		err = errors.New("timed out")
 	}
 	if err != nil {
+		proxy.Stop()
 		return nil, fmt.Errorf("sandbox: %s refused the profile: %v: %s", seatbelt.Exec, err, strings.TrimSpace(stderr.String()))
 	}
-	return &Session{wrap: runner.Wrapper{Argv: sb.Command}, report: seatbeltReport(spec)}, nil
+	return &Session{wrap: runner.Wrapper{Argv: sb.Command}, report: report, proxy: proxy}, nil
+}
+
+// serveEgress serves the egress proxy (Spec.EgressHandler) on the host's
+// loopback at Spec.EgressPort, the one port the profile lets commands reach
+// besides the host ports. Where that port is taken, the allow-list is not in
+// force and the network stays off: spec loses its EgressPort and report says
+// why. The loopback is the host's, so other local programs reach the proxy
+// too, which lets them no further than the allow-list.
+func serveEgress(spec *Spec, report *Report) *relay.Server {
+	if spec.EgressHandler == nil || spec.EgressPort == 0 || spec.Network {
+		spec.EgressPort = 0
+		return nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(spec.EgressPort)))
+	if err != nil {
+		report.Missing = append(report.Missing, fmt.Sprintf("%s: port %d: %v (commands have no way out)", LayerEgress, spec.EgressPort, err))
+		spec.EgressPort = 0
+		return nil
+	}
+	report.Layers[LayerEgress] = ln.Addr().String()
+	proxy, handle := relay.New(), spec.EgressHandler
+	proxy.Serve(ln, func(ctx context.Context, c *net.TCPConn) { handle(ctx, c) })
+	return proxy
 }
 
 // seatbeltPolicy is what Seatbelt enforces of spec: Limits and TmpSize have
@@ -137,6 +169,7 @@ func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.proxy.Stop()
 	return nil
 }
 
