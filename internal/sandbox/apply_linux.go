@@ -56,7 +56,10 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	if err := setLimits(spec.Limits, true); err != nil {
 		miss("limits", err)
 	}
-	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // its /proc entries and memory stay closed to commands
+	// Its /proc entries and memory stay closed to commands.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		miss(LayerPID, fmt.Errorf("PR_SET_DUMPABLE: %w: the helper's /proc entries and memory are open to commands", err))
+	}
 	l, lerr := newLauncher(spec, WritableDirs(steps))
 	missing = append(missing, flatten(lerr)...)
 	if l.ruleset >= 0 {

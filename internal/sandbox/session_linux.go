@@ -145,7 +145,7 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 		Env:        []string{"GOMAXPROCS=1"},
 		Dir:        "/",
 		ExtraFiles: []*os.File{theirs},
-		Stderr:     &lockedWriter{mu: &s.mu, b: &s.errBuf},
+		Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  flags,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
@@ -716,13 +716,14 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// lockedWriter collects the helper's stderr under the session's lock.
-type lockedWriter struct {
+// helperStderr collects the helper's stderr, its first 4 KiB, under the
+// session's lock.
+type helperStderr struct {
 	mu *sync.Mutex
 	b  *bytes.Buffer
 }
 
-func (w *lockedWriter) Write(p []byte) (int, error) {
+func (w *helperStderr) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.b.Len() < 4096 {

@@ -1,6 +1,6 @@
 package sandbox
 
-// Adversarial review of the session helper's quarantine and protection of
+// Attacks on the session helper's quarantine and protection of
 // paths created while commands run. Tests named TestAttack… that fail show a
 // way through; those marked "blocked" are regression tests for attacks that
 // fail today.
