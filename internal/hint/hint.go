@@ -51,8 +51,15 @@ func Sandbox(d *envelope.Data, network bool, hostPorts ...int) string {
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case readOnly:
 		return "The sandbox keeps this path read-only: it is outside the project root. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
+	case !network && has("Permission denied", "permission denied", "EACCES") && has("connect", "socket"):
+		// unixgate refuses a host's unix socket with EACCES.
+		return "If this was a connection to a unix socket this session did not bind (a host daemon's: Docker, a database, an agent), the sandbox refused it: commands reach only their own session's sockets. The user can run it outside the sandbox (--sandbox off)."
 	case has("Permission denied", "permission denied", "EACCES", "Operation not permitted", "operation not permitted", "EPERM") && !has("sudo"):
-		return "If this was a write outside the project root, $TMPDIR or the tool caches, the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
+		socket := ""
+		if !network {
+			socket = " or a connection to a unix socket this session did not bind"
+		}
+		return "If this was a write outside the project root, $TMPDIR or the tool caches" + socket + ", the sandbox refused it. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
 	case !network && has(refusedMarks...):
 		return localPortHint(refusedPort(text), hostPorts)
 	case !network && len(hostPorts) > 0 && has("Connection reset by peer", "connection reset by peer", "ECONNRESET"):

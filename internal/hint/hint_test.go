@@ -87,6 +87,10 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"open /etc/x: read-only file system", "outside the project root"},
 		{"Error: EBUSY: resource busy or locked, rename 'x' -> '.vscode'", "protected paths read-only"},
 		{"Error: EACCES: permission denied, open '/home/u/x'", "the sandbox refused it"},
+		{"dial unix /srv/app.sock: connect: permission denied", "unix socket this session did not bind"},
+		{"PermissionError: [Errno 13] Permission denied", "or a connection to a unix socket this session did not bind, the sandbox refused it"},
+		{"Error: connect EACCES /var/tmp/pg/.s.PGSQL.5432", "unix socket this session did not bind"},
+		{"  File \"<string>\", line 1, in <module>\n    s.connect(\"/run/x.sock\")\nPermissionError: [Errno 13] Permission denied", "unix socket this session did not bind"},
 		{"open /home/u/x: permission denied", "the sandbox refused it"},
 	} {
 		one := 1
