@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
@@ -70,6 +71,9 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	}
 	if l.unix != "" {
 		layers[unixgate.Layer] = l.unix
+	}
+	if l.copyup {
+		layers[copyup.Layer] = "copy-up"
 	}
 	return layers, missing, m, l, nil
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"github.com/shellgate/shellgate/internal/unixgate"
@@ -203,6 +204,7 @@ func confineBare(cfg bareConfig) bareResult {
 		}
 		unix.Close(ruleset)
 	}
+	r.Missing = append(r.Missing, copyup.Layer+": a bare session has no helper to supervise, so a write through a hard link changes the file for its names outside the root too")
 	how, err := unixgate.Guard(abi, "a bare session has no helper to supervise")
 	if r.Missing = append(r.Missing, flatten(err)...); how != "" {
 		r.Layers[unixgate.Layer] = how

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/copyup"
+	"github.com/shellgate/shellgate/internal/notify"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
@@ -31,8 +33,10 @@ import (
 type launcher struct {
 	ruleset      int // the Landlock ruleset, kept to restrict a replacement thread; -1 without
 	abi          int
-	seccomp      bool   // the thread's seccomp filter is in place
-	unix, noGate string // how host unix sockets are kept out (unixgate), or why no supervisor can
+	seccomp      bool           // the thread's seccomp filter is in place
+	unix, noGate string         // how host unix sockets are kept out (unixgate), or why no supervisor can
+	opener       *copyup.Opener // writes through hard links (copyup); nil without
+	copyup       bool           // the thread's write opens are handed to opener
 	work         chan func() bool
 }
 
@@ -48,6 +52,10 @@ func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
 	} else {
 		l.ruleset, l.abi = fd, abi
+	}
+	var err error
+	if l.opener, err = copyup.New(l.ruleset); err != nil {
+		errs = append(errs, err)
 	}
 	if err := l.start(); err != nil {
 		errs = append(errs, err)
@@ -120,9 +128,47 @@ func (l *launcher) restrictThread() error {
 			errs = append(errs, fmt.Errorf("%s: landlock_restrict_self: %w", LayerFS, err))
 		}
 	}
-	var err error
-	l.unix, err = unixgate.Guard(l.abi, l.noGate)
-	return errors.Join(append(errs, err)...)
+	return errors.Join(append(errs, l.supervise())...)
+}
+
+// supervise hands the calls the kernel cannot judge alone to a supervisor
+// in this process: those that reach a unix socket by its path (unless
+// Landlock or the host's network settle it) and the opens that may write
+// through a hard link.
+func (l *launcher) supervise() error {
+	var calls seccomp.Calls
+	how, sockets, err := unixgate.Plan(l.abi, l.noGate)
+	if l.unix = how; sockets {
+		calls |= seccomp.UnixSends
+	}
+	if l.opener != nil {
+		calls |= seccomp.WriteOpens
+	}
+	if calls == 0 {
+		return err
+	}
+	listener, ierr := seccomp.InstallNotify(calls)
+	if ierr != nil {
+		var errs []error
+		if sockets {
+			l.unix = ""
+			errs = append(errs, unixgate.Unsupervised(l.abi, ierr))
+		}
+		if l.opener != nil {
+			errs = append(errs, fmt.Errorf("%s: the kernel takes no notifying seccomp filter (%s), so a write through a hard link changes the file for its names outside the root too", copyup.Layer, fsrules.ErrnoName(ierr)))
+		}
+		return errors.Join(errs...)
+	}
+	l.copyup = l.opener != nil
+	// A goroutine never runs on a locked thread, and Go makes new threads
+	// from a clean one: the filter stays on this thread.
+	go notify.Serve(listener, func(c *notify.Caller, n *notify.Notif) notify.Result {
+		if unixgate.Handles(n.Nr) {
+			return unixgate.Handle(c, n)
+		}
+		return l.opener.Handle(c, n)
+	})
+	return err
 }
 
 // dropCapabilities empties the calling thread's bounding and ambient sets, so a

@@ -23,6 +23,13 @@ type modeCall struct{ nr, arg uint32 }
 var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runtime.GOARCH],
 	modeCall{unix.SYS_FCHMOD, 1}, modeCall{unix.SYS_FCHMODAT, 2}, modeCall{452, 2}, modeCall{unix.SYS_MKNODAT, 2})
 
+// openCalls can write an existing file by its path, with the argument
+// holding their flags, 0 for those that always may (creat and truncate) or
+// whose flags the filter cannot read (openat2). open and creat exist on
+// amd64 only (2 and 85 there); openat2 is 437 on both.
+var openCalls = append(map[string][]modeCall{"amd64": {{2, 1}, {85, 0}}}[runtime.GOARCH],
+	modeCall{unix.SYS_OPENAT, 2}, modeCall{437, 0}, modeCall{unix.SYS_TRUNCATE, 0})
+
 // Install installs, on the calling thread and so on every command it
 // forks, a seccomp filter that refuses what the mounts and the network
 // namespace do not cover:
@@ -50,17 +57,30 @@ func Install() error {
 	return nil
 }
 
+// Calls says which system calls a notifying filter hands to its supervisor.
+type Calls uint8
+
+const (
+	// UnixSends are the calls that can reach a unix socket by its path:
+	// connect, sendto with an address, sendmsg and sendmmsg (whose address
+	// lies in memory the filter cannot read).
+	UnixSends Calls = 1 << iota
+	// WriteOpens are the calls that can write an existing file by its path:
+	// open, openat and creat with write access or O_TRUNC, unless O_CREAT
+	// and O_EXCL make a new file; openat2, whose flags lie in memory; and
+	// truncate.
+	WriteOpens
+)
+
 // InstallNotify installs, on the calling thread and so on every command it
-// forks, a second filter that hands the system calls which can reach a unix
-// socket by its path — connect, sendto with an address, sendmsg and
-// sendmmsg (whose address lies in memory the filter cannot read) — to a
-// supervisor, and returns the listener the supervisor reads them from
-// (SECCOMP_FILTER_FLAG_NEW_LISTENER). Everything else is allowed.
-func InstallNotify() (listener int, err error) {
+// forks, a second filter that hands calls to a supervisor, and returns the
+// listener the supervisor reads them from (SECCOMP_FILTER_FLAG_NEW_LISTENER).
+// Everything else is allowed.
+func InstallNotify(calls Calls) (listener int, err error) {
 	if auditArch == 0 {
 		return -1, errors.New("no seccomp filter for " + runtime.GOARCH)
 	}
-	filter := unixSends()
+	filter := notified(calls)
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	// Once the supervisor holds a call, only a fatal signal ends the
 	// caller's wait: a call restarted after a signal would be done twice (a
@@ -167,24 +187,52 @@ func socketsAndModes() []unix.SockFilter {
 	return a.program()
 }
 
-// unixSends is InstallNotify's program. Another architecture's calls and
+// notified is InstallNotify's program. Another architecture's calls and
 // x32's are the first filter's to refuse; sendto without an address (send)
 // cannot name a socket, and its arguments are the registers' copies, so it
 // is allowed here.
-func unixSends() []unix.SockFilter {
+func notified(calls Calls) []unix.SockFilter {
 	var a assembler
 	a.emit(ld, archAt, "", "")
 	a.emit(jeq, auditArch, "", "allow")
 	a.emit(ld, nrAt, "", "")
 	a.emit(jge, x32Bit, "allow", "")
-	a.emit(jeq, unix.SYS_CONNECT, "notify", "")
-	a.emit(jeq, unix.SYS_SENDMSG, "notify", "")
-	a.emit(jeq, unix.SYS_SENDMMSG, "notify", "")
-	a.emit(jeq, unix.SYS_SENDTO, "", "allow")
-	a.emit(ld, argsAt+8*4, "", "") // dest_addr, both halves
-	a.emit(jeq, 0, "", "notify")
-	a.emit(ld, argsAt+8*4+4, "", "")
-	a.emit(jeq, 0, "allow", "notify")
+	if calls&UnixSends != 0 {
+		a.emit(jeq, unix.SYS_CONNECT, "notify", "")
+		a.emit(jeq, unix.SYS_SENDMSG, "notify", "")
+		a.emit(jeq, unix.SYS_SENDMMSG, "notify", "")
+		a.emit(jeq, unix.SYS_SENDTO, "sendto", "")
+	}
+	if calls&WriteOpens != 0 {
+		for _, c := range openCalls {
+			switch c.arg {
+			case 0:
+				a.emit(jeq, c.nr, "notify", "")
+			default:
+				a.emit(jeq, c.nr, "flags"+string(rune('0'+c.arg)), "")
+			}
+		}
+	}
+	a.emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
+	if calls&UnixSends != 0 {
+		a.label("sendto")
+		a.emit(ld, argsAt+8*4, "", "") // dest_addr, both halves
+		a.emit(jeq, 0, "", "notify")
+		a.emit(ld, argsAt+8*4+4, "", "")
+		a.emit(jeq, 0, "allow", "notify")
+	}
+	if calls&WriteOpens != 0 {
+		const writes, fresh = unix.O_WRONLY | unix.O_RDWR | unix.O_TRUNC, unix.O_CREAT | unix.O_EXCL
+		for _, arg := range []uint32{1, 2} {
+			a.label("flags" + string(rune('0'+arg)))
+			a.emit(ld, argsAt+8*arg, "", "")
+			a.emit(and, writes, "", "")
+			a.emit(jeq, 0, "allow", "")
+			a.emit(ld, argsAt+8*arg, "", "")
+			a.emit(and, fresh, "", "")
+			a.emit(jeq, fresh, "allow", "notify")
+		}
+	}
 	a.label("notify")
 	a.emit(ret, unix.SECCOMP_RET_USER_NOTIF, "", "")
 	a.label("allow")

@@ -10,7 +10,10 @@ import (
 // every path ends in a return: the kernel would refuse the filter otherwise,
 // and every command would go unconfined by it.
 func TestProgramIsWellFormed(t *testing.T) {
-	for name, prog := range map[string][]unix.SockFilter{"sockets and modes": socketsAndModes(), "unix sends": unixSends()} {
+	for name, prog := range map[string][]unix.SockFilter{
+		"sockets and modes": socketsAndModes(), "unix sends": notified(UnixSends),
+		"write opens": notified(WriteOpens), "both": notified(UnixSends | WriteOpens),
+	} {
 		t.Run(name, func(t *testing.T) { wellFormed(t, prog) })
 	}
 }

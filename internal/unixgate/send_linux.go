@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/shellgate/shellgate/internal/notify"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +23,7 @@ const (
 
 // A sock is the caller's socket, as the supervisor holds it.
 type sock struct {
-	c  *caller
+	c  *notify.Caller
 	fd int
 }
 
@@ -46,7 +47,7 @@ func (s *sock) route(addr []byte) (_ []byte, done func(), _ unix.Errno) {
 			break
 		}
 	}
-	file, errno := s.c.resolve(string(path))
+	file, errno := resolve(s.c, string(path))
 	if errno != 0 {
 		return nil, done, errno
 	}
@@ -84,7 +85,7 @@ func (s *sock) address(at, n uint64) ([]byte, unix.Errno) {
 	if n > maxAddr {
 		return nil, unix.EINVAL
 	}
-	return s.c.read(at, int(n))
+	return s.c.Read(at, int(n))
 }
 
 func (s *sock) connect(at, n uint64) unix.Errno {
@@ -140,7 +141,7 @@ func (s *sock) send(data, addr, control []byte, flags int) (int64, unix.Errno) {
 	runtime.KeepAlive(addr)
 	runtime.KeepAlive(control)
 	if errno == unix.EPIPE && flags&unix.MSG_NOSIGNAL == 0 {
-		unix.PidfdSendSignal(s.c.pidfd, unix.SIGPIPE, nil, 0)
+		s.c.Signal(unix.SIGPIPE)
 	}
 	if errno != 0 {
 		return 0, errno
@@ -163,7 +164,7 @@ func (s *sock) data(iovs [][2]uint64) ([]byte, unix.Errno) {
 	out := make([]byte, 0, total)
 	for _, v := range iovs {
 		n := min(v[1], total-uint64(len(out)))
-		b, errno := s.c.read(v[0], int(n))
+		b, errno := s.c.Read(v[0], int(n))
 		if errno != 0 {
 			return nil, errno
 		}
@@ -177,7 +178,7 @@ func (s *sock) data(iovs [][2]uint64) ([]byte, unix.Errno) {
 const msghdrSize, mmsghdrSize = 56, 64
 
 func (s *sock) sendmsg(at uint64, flags int) (int64, unix.Errno) {
-	h, errno := s.c.read(at, msghdrSize)
+	h, errno := s.c.Read(at, msghdrSize)
 	if errno != 0 {
 		return 0, errno
 	}
@@ -186,14 +187,14 @@ func (s *sock) sendmsg(at uint64, flags int) (int64, unix.Errno) {
 	iovAt, iovLen, ctlAt, ctlLen := u64(16), u64(24), u64(32), u64(40)
 	var addr []byte
 	if name != 0 {
-		if addr, errno = s.c.read(name, int(min(nameLen, maxAddr))); errno != 0 {
+		if addr, errno = s.c.Read(name, int(min(nameLen, maxAddr))); errno != 0 {
 			return 0, errno
 		}
 	}
 	if iovLen > maxIov {
 		return 0, unix.EMSGSIZE
 	}
-	raw, errno := s.c.read(iovAt, int(iovLen)*16)
+	raw, errno := s.c.Read(iovAt, int(iovLen)*16)
 	if errno != 0 {
 		return 0, errno
 	}
@@ -208,11 +209,11 @@ func (s *sock) sendmsg(at uint64, flags int) (int64, unix.Errno) {
 	if ctlLen > maxControl {
 		return 0, unix.ENOBUFS
 	}
-	control, errno := s.c.read(ctlAt, int(ctlLen))
+	control, errno := s.c.Read(ctlAt, int(ctlLen))
 	if errno != 0 {
 		return 0, errno
 	}
-	control, fds, errno := s.c.translate(control)
+	control, fds, errno := translate(s.c, control)
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
@@ -231,7 +232,7 @@ func (s *sock) sendmmsg(at uint64, n uint32, flags int) (int64, unix.Errno) {
 		hdr := at + uint64(sent)*mmsghdrSize
 		r, errno := s.sendmsg(hdr, flags)
 		if errno == 0 {
-			errno = s.c.write(hdr+msghdrSize, binary.NativeEndian.AppendUint32(nil, uint32(r)))
+			errno = s.c.Write(hdr+msghdrSize, binary.NativeEndian.AppendUint32(nil, uint32(r)))
 		}
 		if errno != 0 {
 			if sent == 0 {
@@ -247,7 +248,7 @@ func (s *sock) sendmmsg(at uint64, n uint32, flags int) (int64, unix.Errno) {
 // descriptors of SCM_RIGHTS are the caller's, fetched (and returned, to
 // close after the send). Credentials are refused: the supervisor may claim
 // any, the caller only its own.
-func (c *caller) translate(control []byte) ([]byte, []int, unix.Errno) {
+func translate(c *notify.Caller, control []byte) ([]byte, []int, unix.Errno) {
 	if len(control) == 0 {
 		return nil, nil, 0
 	}
@@ -265,8 +266,8 @@ func (c *caller) translate(control []byte) ([]byte, []int, unix.Errno) {
 		switch m.Header.Type {
 		case unix.SCM_RIGHTS:
 			for i := 0; i+4 <= len(m.Data); i += 4 {
-				fd, err := unix.PidfdGetfd(c.pidfd, int(int32(binary.NativeEndian.Uint32(m.Data[i:]))), 0)
-				if err != nil {
+				fd, errno := c.Getfd(int(int32(binary.NativeEndian.Uint32(m.Data[i:]))))
+				if errno != 0 {
 					return nil, fds, unix.EBADF
 				}
 				fds = append(fds, fd)

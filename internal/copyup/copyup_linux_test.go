@@ -1,0 +1,283 @@
+package copyup
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/shellgate/shellgate/internal/notify"
+	"github.com/shellgate/shellgate/internal/seccomp"
+	"golang.org/x/sys/unix"
+)
+
+// The test binary plays three parts, chosen by roleEnv: the test, a session
+// (whose locked thread is guarded and runs a script) and a racer, a Go
+// program the script may start.
+const roleEnv = "COPYUP_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "session":
+		os.Exit(session(os.Args[len(os.Args)-1]))
+	case "racer":
+		os.Exit(racer(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	case "raw":
+		os.Exit(raw(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	case "opener":
+		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	}
+	os.Exit(m.Run())
+}
+
+// session guards a locked thread and runs the script from it with bash.
+func session(script string) int {
+	runtime.LockOSThread()
+	unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	o, err := New(-1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "opener:", err)
+		return 3
+	}
+	listener, err := seccomp.InstallNotify(seccomp.WriteOpens)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "filter:", err)
+		return 3
+	}
+	go notify.Serve(listener, o.Handle)
+	cmd := exec.Command("bash", "--noprofile", "--norc", "-c", script)
+	cmd.Env = append(os.Environ(), roleEnv+"=racer")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "script:", err)
+		return 1
+	}
+	return 0
+}
+
+// runSession runs script in a guarded session in dir and returns its
+// standard output.
+func runSession(t *testing.T, dir, script string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", script)
+	cmd.Env = append(os.Environ(), roleEnv+"=session", "COPYUP_BIN="+os.Args[0])
+	cmd.Dir = dir
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Run(); err != nil {
+		if strings.Contains(errs.String(), "filter:") || strings.Contains(errs.String(), "opener:") {
+			t.Skip("no notifying seccomp filter here:", errs.String())
+		}
+		t.Fatalf("session: %v\n%s%s", err, out.String(), errs.String())
+	}
+	if errs.Len() > 0 {
+		t.Logf("stderr: %s", errs.String())
+	}
+	return out.String()
+}
+
+func lab(t *testing.T) (root, store string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "copyup-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	root, store = filepath.Join(dir, "root"), filepath.Join(dir, "store")
+	for _, d := range []string{root + "/nm", store} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, store
+}
+
+// link makes store/name and a hard link to it at root/nm/name.
+func link(t *testing.T, root, store, name string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(store, name), []byte("original\n"), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(store, name), filepath.Join(root, "nm", name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every way of writing a file through a hard link writes a copy: the
+// store's file is unchanged, the root's has what was written and a name of
+// its own, with its mode and times kept.
+func TestWritesThroughAHardLinkCopyUp(t *testing.T) {
+	root, store := lab(t)
+	writes := map[string]string{
+		"append":         `echo PWN >> nm/append.js`,
+		"truncate":       `echo PWN > nm/truncate.js`,
+		"r+":             `python3 -c "f=open('nm/rplus.js','r+'); f.write('PWN')"`,
+		"dd notrunc":     `echo PWN | dd of=nm/dd.js conv=notrunc status=none`,
+		"truncate(2)":    `python3 -c "import os; os.truncate('nm/truncsys.js', 3)"`,
+		"O_CREAT":        `python3 -c "import os; os.close(os.open('nm/creat.js', os.O_CREAT|os.O_WRONLY|os.O_TRUNC))"`,
+		"rdonly trunc":   `python3 -c "import os; os.close(os.open('nm/rdtrunc.js', os.O_RDONLY|os.O_TRUNC))"`,
+		"proc self cwd":  `echo PWN >> /proc/self/cwd/nm/procself.js`,
+		"absolute":       `echo PWN >> "$PWD/nm/absolute.js"`,
+		"symlink":        `ln -s nm/symlink.js sl && echo PWN >> sl`,
+		"dotdot":         `mkdir -p d && echo PWN >> d/../nm/dotdot.js`,
+		"dev fd reopen":  `exec 3<nm/devfd.js; echo PWN >> /dev/fd/3`,
+		"proc fd reopen": `exec 4<nm/procfd.js; echo PWN > /proc/self/fd/4`,
+		"mmap": `python3 -c "
+import mmap
+f=open('nm/mmap.js','r+b'); m=mmap.mmap(f.fileno(),0); m[0:3]=b'PWN'; m.flush()"`,
+		"cp over": `echo PWN > src.txt && cp src.txt nm/cp.js`,
+		"racer":   `"$COPYUP_BIN" nm/racer.js safe.txt`,
+		"openat2": `COPYUP_TEST_ROLE=raw "$COPYUP_BIN" openat2 nm/openat2.js`,
+		"creat":   `COPYUP_TEST_ROLE=raw "$COPYUP_BIN" creat nm/creatsys.js`,
+		"open":    `COPYUP_TEST_ROLE=raw "$COPYUP_BIN" open nm/opensys.js`,
+	}
+	var script strings.Builder
+	names := map[string]string{}
+	for what, sh := range writes {
+		name := strings.Fields(strings.NewReplacer("nm/", " ", "'", " ", `"`, " ", ";", " ", ")", " ").Replace(sh[strings.Index(sh, "nm/"):]))[0]
+		names[what] = name
+		link(t, root, store, name, 0o644)
+		fmt.Fprintf(&script, "( %s ) || echo 'FAILED: %s'\n", sh, what)
+	}
+	before, _ := os.Stat(filepath.Join(store, "append.js"))
+	out := runSession(t, root, script.String())
+	if strings.Contains(out, "FAILED") {
+		t.Errorf("some writes failed:\n%s", out)
+	}
+	for what, name := range names {
+		if b, _ := os.ReadFile(filepath.Join(store, name)); string(b) != "original\n" {
+			t.Errorf("%s: the store's file became %q", what, b)
+		}
+		if what == "racer" { // which name each open found is the race's
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, "nm", name), &st); err != nil || st.Nlink != 1 {
+			t.Errorf("%s: the root's file has %d names (%v)", what, st.Nlink, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "nm", name)); string(b) == "original\n" && !strings.Contains("truncate(2) O_CREAT rdonly trunc creat", what) {
+			t.Errorf("%s: the root's file was not written", what)
+		}
+	}
+	after, _ := os.Stat(filepath.Join(root, "nm/append.js"))
+	if after.Mode() != before.Mode() {
+		t.Errorf("mode %v, was %v", after.Mode(), before.Mode())
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "nm/append.js")); string(b) != "original\nPWN\n" {
+		t.Errorf("append wrote %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "nm/truncsys.js")); string(b) != "ori" {
+		t.Errorf("truncate(2) left %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "nm/.shellgate-copyup-*")); len(left) > 0 {
+		t.Errorf("copies left behind: %v", left)
+	}
+}
+
+// racer opens its two paths for writing with O_TRUNC from one buffer, while
+// another thread swaps the buffer's contents between them: whatever the
+// kernel would have read, the linked file is never truncated in place.
+func racer(linked, safe string) int {
+	buf := make([]byte, 64)
+	set := func(s string) { copy(buf, s+"\x00") }
+	set(safe)
+	var stop atomic.Bool
+	go func() {
+		for !stop.Load() {
+			set(linked)
+			set(safe)
+		}
+	}()
+	p := uintptr(unsafe.Pointer(&buf[0]))
+	cwd := unix.AT_FDCWD
+	for i := 0; i < 2000; i++ {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd), p, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644, 0, 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+		}
+	}
+	stop.Store(true)
+	time.Sleep(time.Millisecond)
+	runtime.KeepAlive(buf)
+	return 0
+}
+
+// Ordinary writes behave as without the guard: the standard streams by
+// their /dev and /proc names, a symlink to one, /dev/null, a FIFO, a new
+// file with the caller's umask, an empty file marked modified by `>`, and a
+// descriptor that stays open across exec unless O_CLOEXEC was asked.
+func TestOrdinaryWritesUnchanged(t *testing.T) {
+	root, _ := lab(t)
+	os.WriteFile(filepath.Join(root, "empty"), nil, 0o644)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(root, "empty"), old, old)
+	out := runSession(t, root, `
+echo stdout > /dev/stdout
+echo fd1 > /dev/fd/1
+echo self > /proc/self/fd/1
+echo thread > /proc/thread-self/fd/1
+ln -s /dev/stdout out.log && echo symlinked > out.log
+echo gone > /dev/null
+{ echo tee | tee /dev/fd/3 >/dev/null; } 3>&1
+(umask 077; echo x > private)
+stat -c %a private
+> empty
+mkfifo p; (cat p &) ; echo through-fifo > p; wait
+python3 -c "
+import os, subprocess
+a = os.open('keep', os.O_WRONLY|os.O_CREAT, 0o644)
+b = os.open('shut', os.O_WRONLY|os.O_CREAT|os.O_CLOEXEC, 0o644)
+os.set_inheritable(a, True)
+print('inherited', subprocess.run(['bash','-c','ls /proc/self/fd/%d /proc/self/fd/%d 2>/dev/null | wc -l' % (a, b)], close_fds=False, capture_output=True, text=True).stdout.strip())
+print('cloexec', os.get_inheritable(b))
+"
+echo $((1+1)) > n && cat n
+`)
+	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if st, _ := os.Stat(filepath.Join(root, "empty")); !st.ModTime().After(old.Add(time.Minute)) {
+		t.Errorf("`> empty` left the modification time at %v", st.ModTime())
+	}
+}
+
+// raw writes "PWN" to path by the system call named: openat2, creat or
+// open (the last two on amd64 only; elsewhere it writes by openat).
+func raw(call, path string) int {
+	var fd int
+	var err error
+	switch call {
+	case "openat2":
+		fd, err = unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_WRONLY | unix.O_APPEND | unix.O_CLOEXEC})
+	case "creat", "open":
+		p, _ := unix.BytePtrFromString(path)
+		nr, flags := uintptr(sysCreat), uintptr(0o644)
+		if call == "open" {
+			nr, flags = sysOpen, unix.O_RDWR
+		}
+		if runtime.GOARCH != "amd64" {
+			fd, err = unix.Open(path, unix.O_RDWR, 0)
+			break
+		}
+		r, _, errno := unix.Syscall(nr, uintptr(unsafe.Pointer(p)), flags, 0o644)
+		if fd = int(r); errno != 0 {
+			err = errno
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, call, err)
+		return 1
+	}
+	unix.Write(fd, []byte("PWN"))
+	unix.Close(fd)
+	return 0
+}

@@ -1,0 +1,27 @@
+// Package copyup keeps a sandboxed command's writes from reaching a file
+// outside the project through a hard link: a file in the root that shares
+// its inode with another name (pnpm's and uv's stores link their files into
+// node_modules and .venv, `git clone --local` links objects) is copied and
+// the copy put in its place before the command writes, as an overlay copies
+// up a lower file. Neither Landlock nor a mount can tell such a file from
+// any other in the root, so the copy is made where the file is opened.
+//
+// A notifying seccomp filter (seccomp.WriteOpens) hands every open that may
+// write an existing file, and truncate, to Opener.Handle, which performs the
+// call itself and places the file in the caller's table. It resolves the
+// caller's path as the caller would (its working directory, its root, its
+// /proc/self) and opens on a thread confined as the commands are (the same
+// Landlock ruleset, no capabilities), so the call is allowed exactly when the
+// command's own would be. It opens without O_TRUNC, checks the opened file
+// (so no path swapped in meanwhile escapes the check), breaks a link of a
+// regular file, and only then truncates.
+//
+// Known limits: links within the root are broken too (the two names then
+// differ after a write through one); extended attributes and set-ID bits
+// are not copied; chmod, chown, utimes and xattr calls on a linked file
+// still change it for every name; a write through a magic link of another
+// process (/proc/PID/fd/N of a process other than the caller) is refused.
+package copyup
+
+// Layer names the guard in a sandbox report: "copy-up" when it runs.
+const Layer = "hard_links"

@@ -1,0 +1,274 @@
+package copyup
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/shellgate/shellgate/internal/notify"
+	"golang.org/x/sys/unix"
+)
+
+// largeFile is the kernel's O_LARGEFILE, which open, openat and creat add on
+// 64-bit systems (Go's constant is 0 there); without it a file over 2 GiB
+// does not open.
+var largeFile = map[string]uint64{"amd64": 0o100000, "arm64": 0o400000}[runtime.GOARCH]
+
+// Calls open and creat exist on amd64 only.
+const (
+	sysOpen    = 2
+	sysCreat   = 85
+	sysOpenat2 = 437
+)
+
+// A call is an open the caller asked for, read from its arguments.
+type call struct {
+	dirfd      int
+	path       string
+	how        unix.OpenHow
+	truncateTo int64 // truncate(2): the length; -1 for an open
+	openat2    bool  // its flags are checked as openat2 checks them
+}
+
+// Handles says whether Handle performs call nr.
+func Handles(nr int32) bool {
+	switch nr {
+	case unix.SYS_OPENAT, sysOpenat2, unix.SYS_TRUNCATE:
+		return true
+	case sysOpen, sysCreat:
+		return runtime.GOARCH == "amd64"
+	}
+	return false
+}
+
+// Handle performs an open, openat, openat2, creat or truncate for the
+// caller: the opened file is placed in its table, a link of a regular file
+// the call may write broken first. What needs the caller's memory and
+// descriptors is done here; the rest, and the answer, on a confined thread.
+func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
+	k, errno := parse(c, n)
+	if errno != 0 {
+		return notify.Fail(errno)
+	}
+	t, errno := locate(c, k)
+	if errno != 0 {
+		return notify.Fail(errno)
+	}
+	if !o.dispatch(func() { o.finish(c, t, k, false) }) {
+		t.close()
+		return notify.Fail(unix.EAGAIN)
+	}
+	return notify.Result{Later: true}
+}
+
+// finish opens t on a confined thread and answers the call, or, where the
+// path holds a magic link (which this process's /proc resolves to its own
+// files), walks the path first, as the caller's kernel would.
+func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
+	fd, errno := openTarget(c, t, k)
+	t.close()
+	if !walked && (errno == unix.ELOOP || errno == unix.EXDEV) && k.how.Resolve == 0 {
+		go func() {
+			t, errno := walk(c, k)
+			if errno == 0 {
+				if o.dispatch(func() { o.finish(c, t, k, true) }) {
+					return
+				}
+				t.close()
+				errno = unix.EAGAIN
+			}
+			c.Answer(notify.Fail(errno))
+		}()
+		return
+	}
+	switch {
+	case errno != 0:
+		c.Answer(notify.Fail(errno))
+	case k.truncateTo >= 0:
+		errno = errnoOf(unix.Ftruncate(fd, k.truncateTo))
+		unix.Close(fd)
+		c.Answer(notify.Result{Errno: errno, FD: -1})
+	default:
+		c.Answer(notify.Result{FD: fd, CloseOnExec: k.how.Flags&unix.O_CLOEXEC != 0})
+	}
+}
+
+// parse reads the call's arguments; a path longer than PATH_MAX or an
+// unreadable one fails as the kernel would fail it.
+func parse(c *notify.Caller, n *notify.Notif) (*call, unix.Errno) {
+	a := n.Args
+	k := &call{dirfd: unix.AT_FDCWD, truncateTo: -1}
+	var pathAt uint64
+	switch n.Nr {
+	case sysOpen:
+		pathAt, k.how = a[0], unix.OpenHow{Flags: a[1] | largeFile, Mode: a[2]}
+	case sysCreat:
+		pathAt, k.how = a[0], unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC | largeFile, Mode: a[1]}
+	case unix.SYS_OPENAT:
+		k.dirfd, pathAt, k.how = int(int32(a[0])), a[1], unix.OpenHow{Flags: a[2] | largeFile, Mode: a[3]}
+	case sysOpenat2:
+		k.dirfd, pathAt, k.openat2 = int(int32(a[0])), a[1], true
+		if a[3] < 24 || a[3] > 4096 {
+			return nil, map[bool]unix.Errno{true: unix.EINVAL, false: unix.E2BIG}[a[3] < 24]
+		}
+		b, errno := c.Read(a[2], int(a[3]))
+		if errno != 0 {
+			return nil, errno
+		}
+		if bytes.ContainsFunc(b[24:], func(r rune) bool { return r != 0 }) {
+			return nil, unix.E2BIG
+		}
+		k.how = unix.OpenHow{Flags: binary.NativeEndian.Uint64(b), Mode: binary.NativeEndian.Uint64(b[8:]), Resolve: binary.NativeEndian.Uint64(b[16:])}
+	case unix.SYS_TRUNCATE:
+		if int64(a[1]) < 0 {
+			return nil, unix.EINVAL
+		}
+		pathAt, k.truncateTo, k.how = a[0], int64(a[1]), unix.OpenHow{Flags: unix.O_WRONLY | largeFile}
+	default:
+		return nil, unix.ENOSYS
+	}
+	path, errno := c.ReadString(pathAt, unix.PathMax-1)
+	if errno != 0 {
+		return nil, errno
+	}
+	if path == "" {
+		return nil, unix.ENOENT
+	}
+	k.path = path
+	return k, 0
+}
+
+// maxBreaks bounds the links broken for one open: another link can be put
+// in the path's place after each break, by a command racing this one.
+const maxBreaks = 4
+
+// create opens t, creating a file as k asks with the caller's umask, which
+// is read only when a file is made: an existing one is opened first.
+func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+	f := k.how.Flags
+	switch {
+	case f&unix.O_TMPFILE == unix.O_TMPFILE:
+	case f&unix.O_CREAT != 0 && f&(unix.O_EXCL|unix.O_DIRECTORY) == 0:
+		how := k.how
+		how.Flags &^= unix.O_CREAT
+		if fd, errno := t.open(how, k.openat2); errno != unix.ENOENT {
+			return fd, errno
+		}
+	case f&unix.O_CREAT == 0:
+		return t.open(k.how, k.openat2)
+	}
+	unix.Umask(callerUmask(c))
+	return t.open(k.how, k.openat2)
+}
+
+// openTarget opens t as k asks; it runs on a confined thread.
+func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+	writes := k.how.Flags&unix.O_PATH == 0
+	var st unix.Stat_t
+	for tries := 0; ; tries++ {
+		fd, errno := create(c, t, k)
+		if errno == unix.ENXIO {
+			fd, errno = controllingTTY(c, t, k)
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
+			return fd, 0
+		}
+		if errno == 0 && st.Nlink <= 1 {
+			if k.how.Flags&unix.O_TRUNC != 0 {
+				errno = truncate(fd, k.how.Flags, st.Size)
+			}
+			if errno == 0 {
+				return fd, 0
+			}
+		}
+		var name string
+		switch {
+		case errno != 0:
+		case tries == maxBreaks:
+			errno = unix.EBUSY
+		default:
+			if name, errno = breakLink(fd, &st); errno == 0 && t.file >= 0 {
+				errno = t.retarget(name) // the magic link still names the old file
+			}
+		}
+		unix.Close(fd)
+		if errno != 0 {
+			return -1, errno
+		}
+	}
+}
+
+// truncate does what O_TRUNC does to a regular file: empties it and marks it
+// modified, also when it was empty.
+func truncate(fd int, flags uint64, size int64) unix.Errno {
+	w := fd
+	if flags&unix.O_ACCMODE == unix.O_RDONLY { // O_TRUNC asks for write permission even so
+		var err error
+		if w, err = unix.Open("/proc/thread-self/fd/"+strconv.Itoa(fd), unix.O_WRONLY|unix.O_CLOEXEC, 0); err != nil {
+			return errnoOf(err)
+		}
+		defer unix.Close(w)
+	}
+	if err := unix.Ftruncate(w, 0); err != nil {
+		return errnoOf(err)
+	}
+	if size == 0 {
+		return setTimes(w, unix.Timespec{Nsec: unix.UTIME_OMIT}, unix.Timespec{Nsec: unix.UTIME_NOW})
+	}
+	return 0
+}
+
+// controllingTTY opens the caller's controlling terminal, a pseudo-terminal
+// of the session, when t is /dev/tty, which names the opener's own: this
+// thread has none. Otherwise it fails as /dev/tty does without one.
+func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+	p, errno := t.open(unix.OpenHow{Flags: unix.O_PATH}, false)
+	if errno != 0 {
+		return -1, unix.ENXIO
+	}
+	var st unix.Stat_t
+	err := unix.Fstat(p, &st)
+	unix.Close(p)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(5, 0) {
+		return -1, unix.ENXIO
+	}
+	stat, _ := os.ReadFile(c.Proc() + "stat")
+	_, fields, _ := strings.Cut(string(stat), ") ")
+	f := strings.Fields(fields)
+	if len(f) < 5 {
+		return -1, unix.ENXIO
+	}
+	nr, _ := strconv.ParseUint(f[4], 10, 32) // tty_nr
+	major, minor := unix.Major(nr), unix.Minor(nr)
+	if major < 136 || major > 143 { // Unix98 pseudo-terminal slaves
+		return -1, unix.ENXIO
+	}
+	tty := &target{dir: unix.AT_FDCWD, file: -1, name: "/dev/pts/" + strconv.Itoa(int((major-136)*256+minor)), resolve: unix.RESOLVE_NO_SYMLINKS}
+	fd, errno := tty.open(k.how, k.openat2)
+	if errno == 0 && (unix.Fstat(fd, &st) != nil || st.Rdev != nr) {
+		unix.Close(fd)
+		return -1, unix.ENXIO
+	}
+	return fd, errno
+}
+
+// callerUmask is the caller's umask, 022 if unknown.
+func callerUmask(c *notify.Caller) int {
+	if m, err := strconv.ParseUint(callerField(c, "Umask:"), 8, 32); err == nil {
+		return int(m)
+	}
+	return 0o22
+}
+
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	return notify.ErrnoOf(err, unix.EIO)
+}

@@ -1,0 +1,283 @@
+package notify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Notif is one call handed over: struct seccomp_notif with its
+// seccomp_data.
+type Notif struct {
+	ID    uint64
+	Pid   uint32 // the calling thread, in the listener's PID namespace
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+// A Result is what the caller's call returns: Val, or the error Errno, or,
+// when FD is 0 or more, that descriptor of ours, installed in the caller's
+// table (close-on-exec if CloseOnExec) and returned as the call's value. The
+// server closes FD afterwards. Later says that the handler took the call
+// over and answers it itself, with Caller.Answer.
+type Result struct {
+	Val         int64
+	Errno       unix.Errno
+	FD          int
+	CloseOnExec bool
+	Later       bool
+}
+
+// Value and Fail are a result without a descriptor.
+func Value(v int64) Result     { return Result{Val: v, FD: -1} }
+func Fail(e unix.Errno) Result { return Result{Errno: e, FD: -1} }
+
+// A Handler performs a call for its caller.
+type Handler func(c *Caller, n *Notif) Result
+
+// maxHandlers bounds the calls handled at once: a call may block (a connect,
+// the open of a FIFO).
+const maxHandlers = 128
+
+// Serve answers the listener's calls with h until the listener fails (every
+// caller is gone and the listener is closed).
+func Serve(listener int, h Handler) { receive(listener, h, make(chan struct{}, maxHandlers)) }
+
+// receive takes the next notification, leaves the one after to a new
+// goroutine and answers its own on the thread it runs on: a goroutine
+// started to answer would wait for a free P (the caller holds one in its
+// system call) until the runtime takes one back, milliseconds at times.
+func receive(listener int, h Handler, slots chan struct{}) {
+	n := new(Notif)
+	for {
+		*n = Notif{}
+		err := Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n))
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR && err != unix.ENOENT { // ENOENT: the caller died meanwhile
+			fmt.Fprintln(os.Stderr, "notify: the listener failed:", err)
+			return
+		}
+	}
+	slots <- struct{}{}
+	defer func() { <-slots }()
+	go receive(listener, h, slots)
+	c := &Caller{Tid: int(n.Pid), listener: listener, id: n.ID, pidfd: -1, mem: -1}
+	if r := h(c, n); !r.Later {
+		c.Answer(r)
+	}
+}
+
+// Answer answers the caller's call with r, and lets the caller go.
+func (c *Caller) Answer(r Result) {
+	answer(c.listener, c.id, r)
+	c.close()
+}
+
+// seccompResp and seccompAddfd are struct seccomp_notif_resp and struct
+// seccomp_notif_addfd.
+type seccompResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+type seccompAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+// answer sends r; an ENOENT means the caller is gone.
+func answer(listener int, id uint64, r Result) {
+	if r.FD >= 0 {
+		defer unix.Close(r.FD)
+		add := seccompAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(r.FD)}
+		if r.CloseOnExec {
+			add.newfdFlags = unix.O_CLOEXEC
+		}
+		// With FLAG_SEND the descriptor's number is the answer, atomically
+		// (5.14); before, it is placed first and then sent.
+		err := Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		if err == nil {
+			return
+		}
+		if err != unix.EINVAL {
+			r = Fail(ErrnoOf(err, unix.EMFILE))
+		} else {
+			add.flags = 0
+			fd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+			r = Result{Val: int64(fd)}
+			if errno != 0 {
+				r = Fail(ErrnoOf(errno, unix.EMFILE))
+			}
+		}
+	}
+	resp := seccompResp{id: id, val: r.Val, error: -int32(r.Errno)}
+	Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+// Ioctl is ioctl(2) with a pointer argument.
+func Ioctl(fd int, req uint, arg unsafe.Pointer) error {
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg)); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// A Caller is the thread whose call is being handled. Its pidfd and memory
+// are opened when first needed, and what is read from it is checked to come
+// from the caller: the notification is still live, so the thread ID was not
+// reused meanwhile.
+type Caller struct {
+	Tid        int
+	listener   int
+	id         uint64
+	pidfd, mem int
+}
+
+// valid says whether the notification is still live.
+func (c *Caller) valid() unix.Errno {
+	if err := Ioctl(c.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&c.id)); err != nil {
+		return ErrnoOf(err, unix.ENOENT)
+	}
+	return 0
+}
+
+func (c *Caller) close() {
+	for _, fd := range []*int{&c.pidfd, &c.mem} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// Proc is the caller's directory in /proc, with a trailing slash.
+func (c *Caller) Proc() string { return "/proc/" + strconv.Itoa(c.Tid) + "/" }
+
+// Read copies n bytes at addr of the caller's memory.
+func (c *Caller) Read(addr uint64, n int) ([]byte, unix.Errno) {
+	b := make([]byte, n)
+	if n == 0 {
+		return b, 0
+	}
+	if r, errno := c.readv(addr, b); errno != 0 || r < n {
+		return nil, unix.EFAULT
+	}
+	return b, c.valid()
+}
+
+// readv reads what it can of len(b) bytes at addr: up to the first page
+// that is not mapped (the remote side is given page by page, and the kernel
+// stops at the first it cannot read).
+func (c *Caller) readv(addr uint64, b []byte) (int, unix.Errno) {
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	var remote []unix.RemoteIovec
+	for at, end := addr, addr+uint64(len(b)); at < end; {
+		next := min(end, (at/4096+1)*4096)
+		remote = append(remote, unix.RemoteIovec{Base: uintptr(at), Len: int(next - at)})
+		at = next
+	}
+	r, err := unix.ProcessVMReadv(c.Tid, local, remote, 0)
+	if err != nil {
+		return 0, ErrnoOf(err, unix.EFAULT)
+	}
+	return r, 0
+}
+
+// ReadString reads the NUL-terminated string at addr, at most max bytes
+// before the NUL (ENAMETOOLONG past it), as the kernel reads a path: up to
+// the page that is not mapped.
+func (c *Caller) ReadString(addr uint64, max int) (string, unix.Errno) {
+	if addr == 0 {
+		return "", unix.EFAULT
+	}
+	b := make([]byte, max+1)
+	r, errno := c.readv(addr, b)
+	if errno != 0 {
+		return "", errno
+	}
+	i := bytes.IndexByte(b[:r], 0)
+	switch {
+	case i >= 0:
+		return string(b[:i]), c.valid()
+	case r < len(b):
+		return "", unix.EFAULT
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+// Write copies b to addr of the caller's memory.
+func (c *Caller) Write(addr uint64, b []byte) unix.Errno {
+	if c.mem < 0 {
+		fd, err := unix.Open(c.Proc()+"mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return unix.EFAULT
+		}
+		c.mem = fd
+		if errno := c.valid(); errno != 0 {
+			return errno
+		}
+	}
+	if r, err := unix.Pwrite(c.mem, b, int64(addr)); err != nil || r != len(b) {
+		return unix.EFAULT
+	}
+	return 0
+}
+
+// Getfd duplicates the caller's descriptor fd into this process.
+func (c *Caller) Getfd(fd int) (int, unix.Errno) {
+	if errno := c.openPidfd(); errno != 0 {
+		return -1, errno
+	}
+	d, err := unix.PidfdGetfd(c.pidfd, fd, 0)
+	if err != nil {
+		return -1, ErrnoOf(err, unix.EBADF)
+	}
+	return d, 0
+}
+
+// Signal sends sig to the caller.
+func (c *Caller) Signal(sig unix.Signal) unix.Errno {
+	if errno := c.openPidfd(); errno != 0 {
+		return errno
+	}
+	return ErrnoOf(unix.PidfdSendSignal(c.pidfd, sig, nil, 0), 0)
+}
+
+func (c *Caller) openPidfd() unix.Errno {
+	if c.pidfd < 0 {
+		p, err := unix.PidfdOpen(c.Tid, unix.O_EXCL) // PIDFD_THREAD
+		if err != nil {
+			p, err = unix.PidfdOpen(c.Tid, 0)
+		}
+		if err != nil {
+			return ErrnoOf(err, unix.ESRCH)
+		}
+		c.pidfd = p
+		return c.valid()
+	}
+	return 0
+}
+
+// ErrnoOf is err's errno, or otherwise.
+func ErrnoOf(err error, otherwise unix.Errno) unix.Errno {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return otherwise
+}
