@@ -13,20 +13,23 @@ import (
 type Opener struct {
 	ruleset int
 	idle    chan *worker
+	busy    chan struct{} // a token per worker at work
 }
 
 // A worker is one confined thread; it runs what is sent to it.
 type worker struct{ jobs chan func() }
 
-// maxWorkers matches the calls handled at once: an open may block (a FIFO
-// waiting for its reader), and each blocked one holds a thread.
+// maxWorkers bounds the opens performed at once: an open may block (a FIFO
+// waiting for its reader), and each blocked one holds a thread. Past it,
+// further calls wait: a session that blocks that many opens stalls itself
+// rather than the helper's thread count.
 const maxWorkers = 128
 
 // New returns an Opener whose threads are restricted by the Landlock ruleset
 // (a descriptor; -1 for none). It starts one thread to see that the
 // confinement holds.
 func New(ruleset int) (*Opener, error) {
-	o := &Opener{ruleset: ruleset, idle: make(chan *worker, maxWorkers)}
+	o := &Opener{ruleset: ruleset, idle: make(chan *worker, maxWorkers), busy: make(chan struct{}, maxWorkers)}
 	w, err := o.start()
 	if err != nil {
 		return nil, fmt.Errorf("%s: a confined thread: %w", Layer, err)
@@ -38,16 +41,21 @@ func New(ruleset int) (*Opener, error) {
 // dispatch runs fn on an idle worker, or a new one; false if no thread
 // could be confined.
 func (o *Opener) dispatch(fn func()) bool {
+	o.busy <- struct{}{}
 	var w *worker
 	select {
 	case w = <-o.idle:
 	default:
 		var err error
 		if w, err = o.start(); err != nil {
+			<-o.busy
 			return false
 		}
 	}
-	w.jobs <- fn
+	w.jobs <- func() {
+		defer func() { <-o.busy }()
+		fn()
+	}
 	return true
 }
 
