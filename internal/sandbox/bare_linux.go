@@ -19,6 +19,7 @@ import (
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seccomp"
+	"github.com/shellgate/shellgate/internal/supervisor"
 	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
@@ -205,9 +206,9 @@ func confineBare(cfg bareConfig) bareResult {
 		unix.Close(ruleset)
 	}
 	r.Missing = append(r.Missing, copyup.Layer+": a bare session has no helper to supervise, so a write through a hard link changes the file for its names outside the root too")
-	how, err := unixgate.Guard(abi, "a bare session has no helper to supervise")
-	if r.Missing = append(r.Missing, flatten(err)...); how != "" {
-		r.Layers[unixgate.Layer] = how
+	g, err := supervisor.Supervise(abi, "a bare session has no helper to supervise", nil)
+	if r.Missing = append(r.Missing, flatten(err)...); g.Unix != "" {
+		r.Layers[unixgate.Layer] = g.Unix
 	}
 	return r
 }

@@ -12,8 +12,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/shellgate/shellgate/internal/copyup"
-	"github.com/shellgate/shellgate/internal/notify"
 	"github.com/shellgate/shellgate/internal/seccomp"
+	"github.com/shellgate/shellgate/internal/supervisor"
 	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
 )
@@ -128,47 +128,9 @@ func (l *launcher) restrictThread() error {
 			errs = append(errs, fmt.Errorf("%s: landlock_restrict_self: %w", LayerFS, err))
 		}
 	}
-	return errors.Join(append(errs, l.supervise())...)
-}
-
-// supervise hands the calls the kernel cannot judge alone to a supervisor
-// in this process: those that reach a unix socket by its path (unless
-// Landlock or the host's network settle it) and the opens that may write
-// through a hard link.
-func (l *launcher) supervise() error {
-	var calls seccomp.Calls
-	how, sockets, err := unixgate.Plan(l.abi, l.noGate)
-	if l.unix = how; sockets {
-		calls |= seccomp.UnixSends
-	}
-	if l.opener != nil {
-		calls |= seccomp.WriteOpens
-	}
-	if calls == 0 {
-		return err
-	}
-	listener, ierr := seccomp.InstallNotify(calls)
-	if ierr != nil {
-		var errs []error
-		if sockets {
-			l.unix = ""
-			errs = append(errs, unixgate.Unsupervised(l.abi, ierr))
-		}
-		if l.opener != nil {
-			errs = append(errs, fmt.Errorf("%s: the kernel takes no notifying seccomp filter (%s), so a write through a hard link changes the file for its names outside the root too", copyup.Layer, fsrules.ErrnoName(ierr)))
-		}
-		return errors.Join(errs...)
-	}
-	l.copyup = l.opener != nil
-	// A goroutine never runs on a locked thread, and Go makes new threads
-	// from a clean one: the filter stays on this thread.
-	go notify.Serve(listener, func(c *notify.Caller, n *notify.Notif) notify.Result {
-		if unixgate.Handles(n.Nr) {
-			return unixgate.Handle(c, n)
-		}
-		return l.opener.Handle(c, n)
-	})
-	return err
+	g, err := supervisor.Supervise(l.abi, l.noGate, l.opener)
+	l.unix, l.copyup = g.Unix, g.CopyUp
+	return errors.Join(append(errs, err)...)
 }
 
 // dropCapabilities empties the calling thread's bounding and ambient sets, so a

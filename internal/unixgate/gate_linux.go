@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/notify"
-	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,23 +45,6 @@ func notGoverned(landlockABI int) string {
 		return "without Landlock ABI 9 nothing governs connect, and "
 	}
 	return fmt.Sprintf("Landlock (ABI %d < 9) does not govern connect, and ", landlockABI)
-}
-
-// Guard is Plan carried out for the calling thread alone: it installs the
-// filter and serves it from this process's other threads.
-func Guard(landlockABI int, noSupervisor string) (string, error) {
-	how, supervise, err := Plan(landlockABI, noSupervisor)
-	if !supervise {
-		return how, err
-	}
-	listener, err := seccomp.InstallNotify(seccomp.UnixSends)
-	if err != nil {
-		return "", Unsupervised(landlockABI, err)
-	}
-	// A goroutine never runs on a locked thread, and Go makes new threads
-	// from a clean one: the filter stays on the caller.
-	go notify.Serve(listener, Handle)
-	return how, nil
 }
 
 // Handle performs the caller's call itself, on the caller's own socket, and

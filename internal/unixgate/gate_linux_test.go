@@ -19,6 +19,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/shellgate/shellgate/internal/notify"
+	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -182,6 +184,24 @@ func TestHostSocketsUnreachable(t *testing.T) {
 	if got := results["race"]; !strings.HasPrefix(got, "ok ") {
 		t.Errorf("race: %s", got)
 	}
+}
+
+// Guard is Plan carried out for the calling thread alone, as the tests
+// need it: it installs the
+// filter and serves it from this process's other threads.
+func Guard(landlockABI int, noSupervisor string) (string, error) {
+	how, supervise, err := Plan(landlockABI, noSupervisor)
+	if !supervise {
+		return how, err
+	}
+	listener, err := seccomp.InstallNotify(seccomp.UnixSends)
+	if err != nil {
+		return "", Unsupervised(landlockABI, err)
+	}
+	// A goroutine never runs on a locked thread, and Go makes new threads
+	// from a clean one: the filter stays on the caller.
+	go notify.Serve(listener, Handle)
+	return how, nil
 }
 
 // An attack tries to reach a host socket from the session; it returns the
