@@ -239,8 +239,11 @@ print('inherited', subprocess.run(['bash','-c','ls /proc/self/fd/%d /proc/self/f
 print('cloexec', os.get_inheritable(b))
 "
 echo $((1+1)) > n && cat n
+echo 500 > /proc/self/oom_score_adj && echo oom $(cat /proc/self/oom_score_adj)
+(cd /proc/self && echo 600 > ../self/oom_score_adj && echo oom $(cat /proc/self/oom_score_adj))
+echo helper $(cat /proc/$PPID/oom_score_adj)
 `)
-	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n"} {
+	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n", "oom 500\n", "oom 600\n", "helper 0\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

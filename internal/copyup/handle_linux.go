@@ -70,6 +70,11 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	fd, errno := openTarget(c, t, k)
 	t.close()
+	if !walked && errno == 0 && onProcFS(fd) {
+		// /proc/self led to this process's entries, not the caller's.
+		unix.Close(fd)
+		errno = unix.ELOOP
+	}
 	if !walked && (errno == unix.ELOOP || errno == unix.EXDEV) && k.how.Resolve == 0 {
 		go func() {
 			t, errno := walk(c, k)
@@ -256,6 +261,13 @@ func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		return -1, unix.ENXIO
 	}
 	return fd, errno
+}
+
+// onProcFS says whether fd is a file of a proc file system, where the
+// kernel's /proc/self is this process: such an open is walked again.
+func onProcFS(fd int) bool {
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC
 }
 
 // callerUmask is the caller's umask, 022 if unknown.

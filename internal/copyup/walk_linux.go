@@ -141,9 +141,8 @@ func (w *walker) isRoot(dir int) bool {
 // onProc says whether dir is on a proc file system, where a symlink below
 // /proc itself is magic.
 func onProc(dir int) bool {
-	var fs unix.Statfs_t
 	var st unix.Stat_t
-	return unix.Fstatfs(dir, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC && unix.Fstat(dir, &st) == nil && st.Ino != procRootIno
+	return onProcFS(dir) && unix.Fstat(dir, &st) == nil && st.Ino != procRootIno
 }
 
 const procRootIno = 1
@@ -151,9 +150,8 @@ const procRootIno = 1
 // self is what /proc/self or /proc/thread-self mean for the caller, when
 // dir is a /proc.
 func (w *walker) self(dir int, name string) (string, bool) {
-	var fs unix.Statfs_t
 	var st unix.Stat_t
-	if unix.Fstatfs(dir, &fs) != nil || fs.Type != unix.PROC_SUPER_MAGIC || unix.Fstat(dir, &st) != nil || st.Ino != procRootIno || w.tgid == "" {
+	if !onProcFS(dir) || unix.Fstat(dir, &st) != nil || st.Ino != procRootIno || w.tgid == "" {
 		return "", false
 	}
 	if name == "self" {
