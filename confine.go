@@ -271,9 +271,15 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
+	for _, h := range protect.SecretPaths(childHome, c.Hide) {
+		spec.Hidden = append(spec.Hidden, h)
+		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
+			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
+		}
+	}
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if caches := home.Caches(childHome, g.getenv); !c.NoCaches {
+		if caches := home.Caches(childHome, spec.Hidden, g.getenv); !c.NoCaches {
 			spec.Caches = caches
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
@@ -296,12 +302,6 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		}
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
-	}
-	for _, h := range protect.SecretPaths(childHome, c.Hide) {
-		spec.Hidden = append(spec.Hidden, h)
-		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
-			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
-		}
 	}
 	return spec
 }

@@ -34,8 +34,12 @@ var toolCaches = []struct {
 // where getenv (the commands' environment) puts them. The Go caches are
 // created if missing, as go itself would. A variable that names the home (or
 // a directory above it) names no cache: as one, the whole home would show,
-// credentials included.
-func Caches(home string, getenv func(string) string) []string {
+// credentials included. Nor does one that names a directory in a secret of
+// secrets (absolute paths: ~/.ssh/x) or one holding a secret (~/.config
+// holds ~/.config/gh): a cache shows the host's directory as it is, what
+// appears there later included, where the view shows no secret (and where
+// the sandbox has no mount namespace, a cache is writable in place).
+func Caches(home string, secrets []string, getenv func(string) string) []string {
 	goCache := getenv("GOCACHE")
 	if goCache == "" {
 		if x := getenv("XDG_CACHE_HOME"); x != "" {
@@ -54,7 +58,7 @@ func Caches(home string, getenv func(string) string) []string {
 	}
 	var dirs []string
 	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && !holdsHome(d, home) && os.MkdirAll(d, 0o755) == nil {
+		if d != "" && filepath.IsAbs(d) && !refused(d, home, secrets) && os.MkdirAll(d, 0o755) == nil {
 			dirs = append(dirs, d)
 		}
 	}
@@ -70,11 +74,51 @@ func Caches(home string, getenv func(string) string) []string {
 				break
 			}
 		}
-		if dir != "" && !slices.Contains(dirs, dir) && !holdsHome(dir, home) {
+		if dir != "" && !slices.Contains(dirs, dir) && !refused(dir, home, secrets) {
 			dirs = append(dirs, dir)
 		}
 	}
 	return dirs
+}
+
+// refused reports whether dir may not be a cache: it holds the home, or holds
+// or lies in one of secrets, as written or where symlinks lead.
+func refused(dir, home string, secrets []string) bool {
+	if holdsHome(dir, home) {
+		return true
+	}
+	dirs := withReal(filepath.Clean(dir))
+	for _, s := range secrets {
+		for _, s := range withReal(filepath.Clean(s)) {
+			if slices.ContainsFunc(dirs, func(d string) bool { return within(d, s) || within(s, d) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withReal is p, and where symlinks lead when that differs (the nearest
+// existing directory above a path that does not exist yet, resolved).
+func withReal(p string) []string {
+	rest := ""
+	for at := p; ; at = filepath.Dir(at) {
+		if real, err := filepath.EvalSymlinks(at); err == nil {
+			if real = filepath.Join(real, rest); real != p {
+				return []string{p, real}
+			}
+			return []string{p}
+		}
+		if at == filepath.Dir(at) {
+			return []string{p}
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+	}
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // holdsHome reports whether dir is the home or a directory above it.
