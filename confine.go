@@ -152,10 +152,10 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	}
 	if !b.started {
 		b.started = true
-		spec := g.sandboxSpec()
+		spec, linked := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
-		if l, ok := protect.LinkedGitDir(g.root); ok && len(spec.GitDirs) > 0 {
-			l.Prepare()
+		if linked.GitDir != "" {
+			linked.Prepare()
 		}
 		if spec.CacheStore != "" {
 			if err := g.caches.hold(filepath.Dir(spec.CacheStore), g.root); err != nil {
@@ -244,12 +244,14 @@ func (b *box) close() error {
 	return err
 }
 
-// sandboxSpec is the session's confinement from the Gate's configuration.
-func (g *Gate) sandboxSpec() sandbox.Spec {
+// sandboxSpec is the session's confinement from the Gate's configuration,
+// and the root's linked git directory it shows (the zero Linked when there
+// is none, or the view is read-only): the root's .git read once.
+func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	c := g.cfg.Sandbox
 	os.MkdirAll(g.spill, 0o700) // the view shows what exists when it is built
 	childHome := g.childHome()
-	spec := sandbox.Spec{
+	spec = sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
 		TempDir: sandbox.SessionTemp(g.root),
@@ -290,26 +292,28 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
-		// What the root's and the user's git config make git run from the
-		// root (core.hooksPath, an fsmonitor script, included files).
-		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home)...)
 		// A linked worktree's git directory is elsewhere: commits write there.
 		if l, ok := protect.LinkedGitDir(g.root); ok {
+			linked = l
 			spec.Visible = append(spec.Visible, l.Common)
 			spec.Writable = append(spec.Writable, l.Writable...)
 			spec.Protected = append(spec.Protected, l.Protected...)
 			spec.GitDirs = l.Swept()
 		}
+		// What the root's and the user's git config make git run from the
+		// root (core.hooksPath, an fsmonitor script, included files).
+		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home, linked)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 	}
-	return spec
+	return spec, linked
 }
 
 // SandboxPlan is the view the Linux sandbox builds for this Gate's commands,
 // step by step (see sandbox.Plan): what `shellgate doctor --plan` prints.
 func (g *Gate) SandboxPlan() []SandboxStep {
-	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
+	spec, _ := g.sandboxSpec()
+	return sandbox.Plan(spec, sandbox.HostFacts())
 }
 
 // getenv is a variable of the commands' environment: the configured one, else
