@@ -164,6 +164,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 				spec.Caches = nil
 			}
 		}
+		g.takeUntold(spec.QuarantineLog)
 		g.watching() // beside the start: its findings are needed by the first command
 		if runtime.GOOS != "linux" {
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)
@@ -305,6 +306,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home, linked)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
+		spec.QuarantineLog = quarantineLog(g.root)
 	}
 	return spec, linked
 }
