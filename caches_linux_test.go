@@ -73,6 +73,12 @@ func TestCacheVariablesShowNoSecret(t *testing.T) {
 		"PIP_CACHE_DIR":    home + "/.password-store/work",
 		"npm_config_cache": home + "/.docker",
 	}})
+	refused := strings.Join(g.RefusedCaches(), "\n")
+	for _, d := range []string{home + "/.password-store/work: lies in the secret", home + "/.docker: holds the secret"} {
+		if !strings.Contains(refused, d) {
+			t.Errorf("doctor --plan's refused caches lack %q:\n%s", d, refused)
+		}
+	}
 	env := run(t, g, shellgate.Request{Command: "cat ~/.password-store/work/db.gpg"})
 	if strings.Contains(env.Text, "PASS-MARKER") {
 		t.Errorf("a secret in a cache variable's directory was read:\n%s", env.Text)

@@ -274,15 +274,10 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
-	for _, h := range protect.SecretPaths(childHome, c.Hide) {
-		spec.Hidden = append(spec.Hidden, h)
-		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
-			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
-		}
-	}
+	spec.Hidden = g.hidden(childHome)
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if caches := home.Caches(childHome, spec.Hidden, g.getenv); !c.NoCaches {
+		if caches, _ := home.Caches(childHome, spec.Hidden, g.getenv); !c.NoCaches {
 			spec.Caches = caches
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
@@ -309,6 +304,28 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		spec.QuarantineLog = quarantineLog(g.root)
 	}
 	return spec, linked
+}
+
+// hidden are the secrets the view never shows: the built-in ones and the
+// user's ([sandbox] hide), in the commands' home and in the user's own.
+func (g *Gate) hidden(childHome string) []string {
+	var hidden []string
+	for _, h := range protect.SecretPaths(childHome, g.cfg.Sandbox.Hide) {
+		hidden = append(hidden, h)
+		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
+			hidden = append(hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
+		}
+	}
+	return hidden
+}
+
+// RefusedCaches are the tool caches the commands' environment names that the
+// sandbox does not show, each with why ("DIR: lies in the secret ~/.ssh"):
+// what `shellgate doctor --plan` lists after the plan.
+func (g *Gate) RefusedCaches() []string {
+	childHome := g.childHome()
+	_, refused := home.Caches(childHome, g.hidden(childHome), g.getenv)
+	return refused
 }
 
 // SandboxPlan is the view the Linux sandbox builds for this Gate's commands,

@@ -39,7 +39,8 @@ var toolCaches = []struct {
 // holds ~/.config/gh): a cache shows the host's directory as it is, what
 // appears there later included, where the view shows no secret (and where
 // the sandbox has no mount namespace, a cache is writable in place).
-func Caches(home string, secrets []string, getenv func(string) string) []string {
+// refused says which were refused, and why ("DIR: why").
+func Caches(home string, secrets []string, getenv func(string) string) (dirs, refused []string) {
 	goCache := getenv("GOCACHE")
 	if goCache == "" {
 		if x := getenv("XDG_CACHE_HOME"); x != "" {
@@ -56,9 +57,15 @@ func Caches(home string, secrets []string, getenv func(string) string) []string 
 			modCache = filepath.Join(home, "go", "pkg", "mod")
 		}
 	}
-	var dirs []string
+	ok := func(dir string) bool {
+		why := refusal(dir, home, secrets)
+		if why != "" && !slices.Contains(refused, dir+": "+why) {
+			refused = append(refused, dir+": "+why)
+		}
+		return why == ""
+	}
 	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && !refused(d, home, secrets) && os.MkdirAll(d, 0o755) == nil {
+		if d != "" && filepath.IsAbs(d) && ok(d) && os.MkdirAll(d, 0o755) == nil {
 			dirs = append(dirs, d)
 		}
 	}
@@ -74,28 +81,33 @@ func Caches(home string, secrets []string, getenv func(string) string) []string 
 				break
 			}
 		}
-		if dir != "" && !slices.Contains(dirs, dir) && !refused(dir, home, secrets) {
+		if dir != "" && !slices.Contains(dirs, dir) && ok(dir) {
 			dirs = append(dirs, dir)
 		}
 	}
-	return dirs
+	return dirs, refused
 }
 
-// refused reports whether dir may not be a cache: it holds the home, or holds
-// or lies in one of secrets, as written or where symlinks lead.
-func refused(dir, home string, secrets []string) bool {
+// refusal says why dir may not be a cache: it holds the home, or holds or
+// lies in one of secrets, as written or where symlinks lead; "" when it may.
+func refusal(dir, home string, secrets []string) string {
 	if holdsHome(dir, home) {
-		return true
+		return "holds the home"
 	}
 	dirs := withReal(filepath.Clean(dir))
 	for _, s := range secrets {
-		for _, s := range withReal(filepath.Clean(s)) {
-			if slices.ContainsFunc(dirs, func(d string) bool { return within(d, s) || within(s, d) }) {
-				return true
+		for _, real := range withReal(filepath.Clean(s)) {
+			for _, d := range dirs {
+				if within(d, real) {
+					return "lies in the secret " + s
+				}
+				if within(real, d) {
+					return "holds the secret " + s
+				}
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // withReal is p, and where symlinks lead when that differs (the nearest

@@ -33,7 +33,7 @@ func TestCaches(t *testing.T) {
 		{name: "no home", env: map[string]string{"GOCACHE": filepath.Join(lab, "gc2")}, goDirs: []string{filepath.Join(lab, "gc2")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := Caches(c.home, nil, func(k string) string { return c.env[k] })
+			got, _ := Caches(c.home, nil, func(k string) string { return c.env[k] })
 			if len(got) < len(c.goDirs) || !slices.Equal(got[:len(c.goDirs)], c.goDirs) {
 				t.Fatalf("CacheDirs = %q, want the Go caches %q first", got, c.goDirs)
 			}
@@ -77,7 +77,7 @@ func TestCachesFollowTheEnvironment(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = strings.ReplaceAll(v, "$T", tmp)
 			}
-			got := Caches("/home/u", nil, func(k string) string { return env[k] })
+			got, _ := Caches("/home/u", nil, func(k string) string { return env[k] })
 			for _, w := range c.want {
 				if w = strings.ReplaceAll(w, "$T", tmp); !slices.Contains(got, w) {
 					t.Errorf("lacks %s: %v", w, got)
@@ -130,10 +130,13 @@ func TestCachesKeepOutOfSecrets(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = expand(v)
 			}
-			got := Caches(home, secrets, func(k string) string { return env[k] })
+			got, refused := Caches(home, secrets, func(k string) string { return env[k] })
 			for _, n := range c.not {
 				if n = expand(n); slices.Contains(got, n) {
 					t.Errorf("has %s: %v", n, got)
+				}
+				if !slices.ContainsFunc(refused, func(r string) bool { return strings.HasPrefix(r, n+": ") && strings.Contains(r, " the secret ") }) {
+					t.Errorf("%s is not said to be refused for a secret: %q", n, refused)
 				}
 			}
 			for _, w := range c.want {
