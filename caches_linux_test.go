@@ -3,6 +3,7 @@ package shellgate_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,39 @@ func TestCacheCopiesGoWithTheirProject(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// A cache variable that points into a secret directory, or at one that holds
+// a secret, does not bring the secret into the view: not a secret there when
+// the session starts (~/.password-store/work), nor one the user makes on the
+// host while it runs (a docker login writing ~/.docker/config.json).
+func TestCacheVariablesShowNoSecret(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	base := visibleTempDir(t)
+	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
+	for _, d := range []string{root, home + "/.password-store/work", home + "/.docker"} {
+		must(t, os.MkdirAll(d, 0o700))
+	}
+	must(t, os.WriteFile(home+"/.password-store/work/db.gpg", []byte("PASS-MARKER\n"), 0o600))
+	g := gate(t, shellgate.Config{Root: root, Env: map[string]string{
+		"HOME":             home,
+		"PIP_CACHE_DIR":    home + "/.password-store/work",
+		"npm_config_cache": home + "/.docker",
+	}})
+	refused := strings.Join(g.RefusedCaches(), "\n")
+	for _, d := range []string{home + "/.password-store/work: lies in the secret", home + "/.docker: holds the secret"} {
+		if !strings.Contains(refused, d) {
+			t.Errorf("doctor --plan's refused caches lack %q:\n%s", d, refused)
+		}
+	}
+	env := run(t, g, shellgate.Request{Command: "cat ~/.password-store/work/db.gpg"})
+	if strings.Contains(env.Text, "PASS-MARKER") {
+		t.Errorf("a secret in a cache variable's directory was read:\n%s", env.Text)
+	}
+	must(t, os.WriteFile(home+"/.docker/config.json", []byte("DOCKER-MARKER\n"), 0o600))
+	env = run(t, g, shellgate.Request{Command: "cat ~/.docker/config.json"})
+	if strings.Contains(env.Text, "DOCKER-MARKER") {
+		t.Errorf("a secret made on the host while the session ran was read through a cache variable:\n%s", env.Text)
+	}
 }

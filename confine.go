@@ -152,10 +152,10 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	}
 	if !b.started {
 		b.started = true
-		spec := g.sandboxSpec()
+		spec, linked := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
-		if l, ok := protect.LinkedGitDir(g.root); ok && len(spec.GitDirs) > 0 {
-			l.Prepare()
+		if linked.GitDir != "" {
+			linked.Prepare()
 		}
 		if spec.CacheStore != "" {
 			if err := g.caches.hold(filepath.Dir(spec.CacheStore), g.root); err != nil {
@@ -164,6 +164,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 				spec.Caches = nil
 			}
 		}
+		g.takeUntold(spec.QuarantineLog)
 		g.watching() // beside the start: its findings are needed by the first command
 		if runtime.GOOS != "linux" {
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)
@@ -244,12 +245,14 @@ func (b *box) close() error {
 	return err
 }
 
-// sandboxSpec is the session's confinement from the Gate's configuration.
-func (g *Gate) sandboxSpec() sandbox.Spec {
+// sandboxSpec is the session's confinement from the Gate's configuration,
+// and the root's linked git directory it shows (the zero Linked when there
+// is none, or the view is read-only): the root's .git read once.
+func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	c := g.cfg.Sandbox
 	os.MkdirAll(g.spill, 0o700) // the view shows what exists when it is built
 	childHome := g.childHome()
-	spec := sandbox.Spec{
+	spec = sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
 		TmpSize: c.TmpSize,
 		TempDir: sandbox.SessionTemp(g.root),
@@ -271,9 +274,10 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 	if !g.sessionTmp() {
 		spec.TempDir, _ = g.temp() // a host directory, writable in the session
 	}
+	spec.Hidden = g.hidden(childHome)
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
-		if caches := home.Caches(childHome, g.getenv); !c.NoCaches {
+		if caches, _ := home.Caches(childHome, spec.Hidden, g.getenv); !c.NoCaches {
 			spec.Caches = caches
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
@@ -284,32 +288,51 @@ func (g *Gate) sandboxSpec() sandbox.Spec {
 		for _, p := range append(DefaultProtected(), c.Protect...) {
 			spec.Protected = append(spec.Protected, filepath.Join(g.root, p))
 		}
-		// What the root's and the user's git config make git run from the
-		// root (core.hooksPath, an fsmonitor script, included files).
-		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home)...)
 		// A linked worktree's git directory is elsewhere: commits write there.
 		if l, ok := protect.LinkedGitDir(g.root); ok {
+			linked = l
 			spec.Visible = append(spec.Visible, l.Common)
 			spec.Writable = append(spec.Writable, l.Writable...)
 			spec.Protected = append(spec.Protected, l.Protected...)
 			spec.GitDirs = l.Swept()
 		}
+		// What the root's and the user's git config make git run from the
+		// root (core.hooksPath, an fsmonitor script, included files).
+		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home, linked)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
+		spec.QuarantineLog = quarantineLog(g.root)
 	}
-	for _, h := range protect.SecretPaths(childHome, c.Hide) {
-		spec.Hidden = append(spec.Hidden, h)
+	return spec, linked
+}
+
+// hidden are the secrets the view never shows: the built-in ones and the
+// user's ([sandbox] hide), in the commands' home and in the user's own.
+func (g *Gate) hidden(childHome string) []string {
+	var hidden []string
+	for _, h := range protect.SecretPaths(childHome, g.cfg.Sandbox.Hide) {
+		hidden = append(hidden, h)
 		if g.home != "" && g.home != childHome && strings.HasPrefix(h, childHome+"/") {
-			spec.Hidden = append(spec.Hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
+			hidden = append(hidden, filepath.Join(g.home, strings.TrimPrefix(h, childHome+"/")))
 		}
 	}
-	return spec
+	return hidden
+}
+
+// RefusedCaches are the tool caches the commands' environment names that the
+// sandbox does not show, each with why ("DIR: lies in the secret ~/.ssh"):
+// what `shellgate doctor --plan` lists after the plan.
+func (g *Gate) RefusedCaches() []string {
+	childHome := g.childHome()
+	_, refused := home.Caches(childHome, g.hidden(childHome), g.getenv)
+	return refused
 }
 
 // SandboxPlan is the view the Linux sandbox builds for this Gate's commands,
 // step by step (see sandbox.Plan): what `shellgate doctor --plan` prints.
 func (g *Gate) SandboxPlan() []SandboxStep {
-	return sandbox.Plan(g.sandboxSpec(), sandbox.HostFacts())
+	spec, _ := g.sandboxSpec()
+	return sandbox.Plan(spec, sandbox.HostFacts())
 }
 
 // getenv is a variable of the commands' environment: the configured one, else

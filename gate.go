@@ -69,6 +69,7 @@ type Gate struct {
 	cps *gateCheckpoints // the checkpoints taken before commands (checkpoints.go)
 
 	caches gateCaches // the project's copies of the tool caches (caches.go)
+	untold untold     // an earlier session's quarantine moves no one told (untold.go)
 }
 
 // Info describes the rules a Gate enforces, for tool descriptions and help texts.

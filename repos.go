@@ -105,8 +105,10 @@ func existing(ps []string) []string {
 }
 
 // noteAppeared tells, in env, what appeared in the root since the last
-// command that was told: a few system calls when nothing did.
+// command that was told (and what an earlier session moved aside untold):
+// a few system calls when nothing did.
 func (g *Gate) noteAppeared(env *envelope.Envelope, session string) {
+	g.noteUntold(env)
 	if !g.walked() {
 		return
 	}

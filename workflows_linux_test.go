@@ -269,6 +269,11 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 	gitDir := filepath.Join(main, ".git", "worktrees", "feature")
 	victim := filepath.Join(base, "victim")
 	must(t, os.WriteFile(victim, []byte("v\n"), 0o644))
+	// As a clone leaves them: refs packed in the main repository's packed-refs.
+	host(t, main, gitID, "git", "branch", "old")
+	host(t, main, gitID, "git", "pack-refs", "--all")
+	packed, err := os.ReadFile(filepath.Join(main, ".git", "packed-refs"))
+	must(t, err)
 
 	env := map[string]string{}
 	for _, kv := range gitID {
@@ -292,6 +297,15 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		// The worktree's own index and todo lists, as the root's .git's.
 		`git update-index --skip-worktree a.txt && echo hidden >> a.txt`,
 		`python3 -c 'import os, subprocess; d = subprocess.check_output(["git", "rev-parse", "--git-dir"], text=True).strip() + "/rebase-merge"; os.makedirs(d, exist_ok=True); open(d + "/git-rebase-todo", "w").write("exec touch ` + victim + `.todo\n")'`,
+		// The main repository's git directory stays read-only but for
+		// objects, refs and logs: its packed-refs too (git rewrites it by
+		// a lock file and a rename in that directory, which would let a
+		// command make anything there), so git pack-refs and a branch
+		// deletion fail in a linked worktree rather than write there.
+		`printf '[core]\n\tfsmonitor = touch ` + victim + `.main\n' > "$(git rev-parse --git-common-dir)/config.worktree"`,
+		`printf '0000000000000000000000000000000000000000 refs/heads/main\n' > p && mv -f p "$(git rev-parse --git-common-dir)/packed-refs"`,
+		`git pack-refs --all`,
+		`git branch -D old`,
 	} {
 		run(t, g, shellgate.Request{Command: attack})
 	}
@@ -317,8 +331,14 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		t.Error("a todo list with exec lines is left in the worktree's git directory")
 	}
 	host(t, root, nil, "git", "-c", "extensions.worktreeConfig=true", "status")
-	if _, err := os.Stat(victim + ".pwned"); err == nil {
-		t.Error("the user's git ran a command's fsmonitor")
+	host(t, main, nil, "git", "-c", "extensions.worktreeConfig=true", "status")
+	for _, p := range []string{victim + ".pwned", victim + ".main"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the user's git ran a command's fsmonitor: %s", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(main, ".git", "packed-refs")); string(b) != string(packed) {
+		t.Errorf("the main repository's packed-refs was changed:\n%s", b)
 	}
 	if got := host(t, main, nil, "git", "log", "--format=%s", "feature"); got != "c\nb\ninit\n" {
 		t.Errorf("the feature branch as the main worktree sees it: %q", got)

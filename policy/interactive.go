@@ -100,9 +100,9 @@ var interactiveFacts = newCatalogue(
 		match: []string{"ssh host", "ssh -p 22 user@host"}, notMatch: []string{"ssh host uptime", "ssh -V"}},
 	fact{programs: []string{"git"}, test: gitInteractive,
 		match: []string{"git add -p", "git rebase -i HEAD~2", "git commit", "git commit --patch", "git stash -p", "git clean -i",
-			"git mergetool", "git difftool HEAD~1", "git checkout -p x"},
+			"git mergetool", "git difftool HEAD~1", "git checkout -p x", "git rebase --edit-todo", "GIT_SEQUENCE_EDITOR=true git commit"},
 		notMatch: []string{"git add x", "git commit -m msg", "GIT_EDITOR=true git commit", "git stash show -p", "git clean -fd",
-			"git difftool -y HEAD~1", "git rebase main"}},
+			"git difftool -y HEAD~1", "git rebase main", "GIT_SEQUENCE_EDITOR=true git rebase -i HEAD~2", "git -c core.editor=true rebase -i main"}},
 	fact{programs: []string{"gdb", "lldb"},
 		test: func(_ *check, c *analysis.Command) string {
 			return when(!c.Has("batch", "version", "v") && !hasArg(c.Args, "-batch", "-version"),
@@ -181,13 +181,16 @@ func gitInteractive(_ *check, c *analysis.Command) string {
 		return when(has("i", "p", "e", "interactive", "patch", "edit"),
 			instead("opens an interactive hunk picker", "add whole files with git add PATH, or apply a prepared patch with git apply --cached"))
 	case "rebase":
-		return when(has("i", "interactive", "edit-todo"),
-			instead("opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script"))
+		// The plan's editor is GIT_SEQUENCE_EDITOR, else git's editor: one
+		// given on the line edits without a person (its value is checked as
+		// a command of its own, so GIT_SEQUENCE_EDITOR=vim is still denied).
+		return when(has("i", "interactive", "edit-todo") && !editorGiven(c, "GIT_SEQUENCE_EDITOR", "sequence.editor", "GIT_EDITOR", "core.editor"),
+			instead("opens an editor on the rebase plan", "use a non-interactive rebase, or GIT_SEQUENCE_EDITOR with a sed script: `GIT_SEQUENCE_EDITOR='sed -i 2s/^pick/fixup/' git rebase -i HEAD~2`"))
 	case "commit":
 		if has("p", "patch", "interactive") {
 			return instead("opens an interactive hunk picker", "stage files with git add, then git commit -m")
 		}
-		return when(!has("m", "F", "C", "message", "file", "reuse-message", "no-edit", "fixup", "dry-run") && !assigns(c, "GIT_EDITOR"),
+		return when(!has("m", "F", "C", "message", "file", "reuse-message", "no-edit", "fixup", "dry-run") && !editorGiven(c, "GIT_EDITOR", "core.editor"),
 			instead("opens an editor for the message", "pass the message with -m"))
 	case "checkout", "reset", "stash", "restore":
 		if sub == "stash" && len(c.Operands) > 0 && subOf(c) != "push" && subOf(c) != "save" {
@@ -207,6 +210,22 @@ func gitInteractive(_ *check, c *analysis.Command) string {
 func assigns(c *analysis.Command, name string) bool {
 	for _, a := range c.Assigns {
 		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// editorGiven reports whether the command line gives git its editor: names
+// are environment variables (GIT_EDITOR) and git config keys (core.editor),
+// set by an assignment before git or by git -c.
+func editorGiven(c *analysis.Command, names ...string) bool {
+	if slices.ContainsFunc(c.Assigns, func(a analysis.Assignment) bool { return slices.Contains(names, a.Name) }) {
+		return true
+	}
+	for _, o := range c.Global {
+		key, _, _ := strings.Cut(o.Value, "=")
+		if o.Name == "c" && o.HasValue && slices.Contains(names, strings.ToLower(key)) {
 			return true
 		}
 	}

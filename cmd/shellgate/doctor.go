@@ -43,6 +43,9 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		for _, s := range g.SandboxPlan() {
 			fmt.Fprintln(stdout, s)
 		}
+		for _, r := range g.RefusedCaches() {
+			fmt.Fprintln(stdout, "# not a tool cache, not shown: "+r)
+		}
 		return 0
 	}
 	fmt.Fprintf(stdout, "system:   %s/%s\n", runtime.GOOS, runtime.GOARCH)

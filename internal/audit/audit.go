@@ -50,6 +50,10 @@ const (
 	// repository or a protected entry appear below its top level (Appeared
 	// lists them), after a command or when the Gate closed.
 	EventAppeared = "appeared"
+	// EventQuarantined is written as a session starts for what an earlier
+	// session in the root moved into the quarantine that no envelope told
+	// (shellgate was killed, or closed while a job ran): Moved lists them.
+	EventQuarantined = "quarantined"
 	// EventEgress is one connection through the egress proxy (Egress), with
 	// the call of the command that made it.
 	EventEgress = "egress"
@@ -101,6 +105,9 @@ type Entry struct {
 	// Appeared: what appeared in the root (EventAppeared), relative to it;
 	// "repository DIR" for a git repository.
 	Appeared []string `json:"appeared,omitempty"`
+	// Moved: what went into the quarantine untold (EventQuarantined), "path →
+	// where", relative to the root.
+	Moved []string `json:"moved,omitempty"`
 }
 
 // Egress is a connection a command asked the egress proxy for.

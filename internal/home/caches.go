@@ -34,8 +34,13 @@ var toolCaches = []struct {
 // where getenv (the commands' environment) puts them. The Go caches are
 // created if missing, as go itself would. A variable that names the home (or
 // a directory above it) names no cache: as one, the whole home would show,
-// credentials included.
-func Caches(home string, getenv func(string) string) []string {
+// credentials included. Nor does one that names a directory in a secret of
+// secrets (absolute paths: ~/.ssh/x) or one holding a secret (~/.config
+// holds ~/.config/gh): a cache shows the host's directory as it is, what
+// appears there later included, where the view shows no secret (and where
+// the sandbox has no mount namespace, a cache is writable in place).
+// refused says which were refused, and why ("DIR: why").
+func Caches(home string, secrets []string, getenv func(string) string) (dirs, refused []string) {
 	goCache := getenv("GOCACHE")
 	if goCache == "" {
 		if x := getenv("XDG_CACHE_HOME"); x != "" {
@@ -52,9 +57,15 @@ func Caches(home string, getenv func(string) string) []string {
 			modCache = filepath.Join(home, "go", "pkg", "mod")
 		}
 	}
-	var dirs []string
+	ok := func(dir string) bool {
+		why := refusal(dir, home, secrets)
+		if why != "" && !slices.Contains(refused, dir+": "+why) {
+			refused = append(refused, dir+": "+why)
+		}
+		return why == ""
+	}
 	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && !holdsHome(d, home) && os.MkdirAll(d, 0o755) == nil {
+		if d != "" && filepath.IsAbs(d) && ok(d) && os.MkdirAll(d, 0o755) == nil {
 			dirs = append(dirs, d)
 		}
 	}
@@ -70,11 +81,56 @@ func Caches(home string, getenv func(string) string) []string {
 				break
 			}
 		}
-		if dir != "" && !slices.Contains(dirs, dir) && !holdsHome(dir, home) {
+		if dir != "" && !slices.Contains(dirs, dir) && ok(dir) {
 			dirs = append(dirs, dir)
 		}
 	}
-	return dirs
+	return dirs, refused
+}
+
+// refusal says why dir may not be a cache: it holds the home, or holds or
+// lies in one of secrets, as written or where symlinks lead; "" when it may.
+func refusal(dir, home string, secrets []string) string {
+	if holdsHome(dir, home) {
+		return "holds the home"
+	}
+	dirs := withReal(filepath.Clean(dir))
+	for _, s := range secrets {
+		for _, real := range withReal(filepath.Clean(s)) {
+			for _, d := range dirs {
+				if within(d, real) {
+					return "lies in the secret " + s
+				}
+				if within(real, d) {
+					return "holds the secret " + s
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// withReal is p, and where symlinks lead when that differs (the nearest
+// existing directory above a path that does not exist yet, resolved).
+func withReal(p string) []string {
+	rest := ""
+	for at := p; ; at = filepath.Dir(at) {
+		if real, err := filepath.EvalSymlinks(at); err == nil {
+			if real = filepath.Join(real, rest); real != p {
+				return []string{p, real}
+			}
+			return []string{p}
+		}
+		if at == filepath.Dir(at) {
+			return []string{p}
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+	}
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // holdsHome reports whether dir is the home or a directory above it.

@@ -33,7 +33,7 @@ func TestCaches(t *testing.T) {
 		{name: "no home", env: map[string]string{"GOCACHE": filepath.Join(lab, "gc2")}, goDirs: []string{filepath.Join(lab, "gc2")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := Caches(c.home, func(k string) string { return c.env[k] })
+			got, _ := Caches(c.home, nil, func(k string) string { return c.env[k] })
 			if len(got) < len(c.goDirs) || !slices.Equal(got[:len(c.goDirs)], c.goDirs) {
 				t.Fatalf("CacheDirs = %q, want the Go caches %q first", got, c.goDirs)
 			}
@@ -77,7 +77,7 @@ func TestCachesFollowTheEnvironment(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = strings.ReplaceAll(v, "$T", tmp)
 			}
-			got := Caches("/home/u", func(k string) string { return env[k] })
+			got, _ := Caches("/home/u", nil, func(k string) string { return env[k] })
 			for _, w := range c.want {
 				if w = strings.ReplaceAll(w, "$T", tmp); !slices.Contains(got, w) {
 					t.Errorf("lacks %s: %v", w, got)
@@ -87,6 +87,65 @@ func TestCachesFollowTheEnvironment(t *testing.T) {
 				if slices.Contains(got, strings.ReplaceAll(n, "$T", tmp)) {
 					t.Errorf("has %s: %v", n, got)
 				}
+			}
+		})
+	}
+}
+
+// A variable that puts a cache in a secret, or around one, names no cache:
+// its overlay would show the host's directory, what appears there later
+// included; a Go cache there is not even made on the host. Symlinks are
+// followed both ways; a look-alike name is no secret.
+func TestCachesKeepOutOfSecrets(t *testing.T) {
+	lab := t.TempDir()
+	home := filepath.Join(lab, "home")
+	for _, d := range []string{".ssh", ".config/gh", "keys"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(lab, "to-ssh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, "keys"), filepath.Join(home, ".aws")); err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".config/gh"), filepath.Join(home, ".aws")}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		not  []string // $H: the home, $L: the lab
+		want []string
+	}{
+		{"the secret itself", map[string]string{"npm_config_cache": "$H/.ssh"}, []string{"$H/.ssh"}, nil},
+		{"inside a secret", map[string]string{"npm_config_cache": "$H/.ssh/x", "GOCACHE": "$H/.ssh/go-build"}, []string{"$H/.ssh/x", "$H/.ssh/go-build"}, nil},
+		{"holding a secret", map[string]string{"npm_config_cache": "$H/.config", "XDG_CACHE_HOME": "$H/.config/gh"}, []string{"$H/.config", "$H/.config/gh/pip"}, nil},
+		{"through a symlink to a secret", map[string]string{"YARN_CACHE_FOLDER": "$L/to-ssh/y"}, []string{"$L/to-ssh/y"}, nil},
+		{"where a secret symlink leads", map[string]string{"PIP_CACHE_DIR": "$H/keys/pip"}, []string{"$H/keys/pip"}, nil},
+		{"a look-alike", map[string]string{"npm_config_cache": "$H/.sshx", "GOCACHE": "$H/.config/ghx"}, nil, []string{"$H/.sshx", "$H/.config/ghx"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"GOMODCACHE": lab + "/mod"}
+			expand := strings.NewReplacer("$H", home, "$L", lab).Replace
+			for k, v := range c.env {
+				env[k] = expand(v)
+			}
+			got, refused := Caches(home, secrets, func(k string) string { return env[k] })
+			for _, n := range c.not {
+				if n = expand(n); slices.Contains(got, n) {
+					t.Errorf("has %s: %v", n, got)
+				}
+				if !slices.ContainsFunc(refused, func(r string) bool { return strings.HasPrefix(r, n+": ") && strings.Contains(r, " the secret ") }) {
+					t.Errorf("%s is not said to be refused for a secret: %q", n, refused)
+				}
+			}
+			for _, w := range c.want {
+				if w = expand(w); !slices.Contains(got, w) {
+					t.Errorf("lacks %s: %v", w, got)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(home, ".ssh", "go-build")); err == nil {
+				t.Error("a Go cache was made inside ~/.ssh on the host")
 			}
 		})
 	}

@@ -82,8 +82,10 @@ func scanGitConfig(name string, each func(section, sub, key, value string) bool)
 // included file names in turn; in the root's config, its config.worktree
 // and the user's global config — to be protected like .git/hooks and
 // .git/config: otherwise a command rewrites the hook that the user's next
-// `git commit` runs.
-func GitRunsFrom(root, home string) []string {
+// `git commit` runs. linked is what LinkedGitDir read of the root (the zero
+// Linked where the root's .git is a directory): read once per session, so
+// that every part of the session's view follows the same .git.
+func GitRunsFrom(root, home string, linked Linked) []string {
 	gitDir := filepath.Join(root, ".git")
 	var paths []string
 	var scan func(config string, depth int)
@@ -115,8 +117,8 @@ func GitRunsFrom(root, home string) []string {
 	// The user's own config too: a relative core.hooksPath there names a
 	// directory in every project.
 	configs := []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}
-	if l, ok := LinkedGitDir(root); ok { // a linked worktree's, outside the root
-		configs = []string{filepath.Join(l.Common, "config"), filepath.Join(l.GitDir, "config.worktree")}
+	if linked.GitDir != "" { // a linked worktree's, outside the root
+		configs = []string{filepath.Join(linked.Common, "config"), filepath.Join(linked.GitDir, "config.worktree")}
 	}
 	if home != "" {
 		configs = append(configs, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"))

@@ -25,11 +25,43 @@ func TestGitRunsFrom(t *testing.T) {
 	write(filepath.Join(root, "ci/git.inc"), "[core]\n\tpager = x\n[include]\n\tpath = more.inc\n")
 	write(filepath.Join(root, "ci/more.inc"), "")
 	write(filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = hooks/local\n\tfsmonitor = true\n[include]\n\tpath = /etc/elsewhere\n")
-	got := GitRunsFrom(root, home)
+	got := GitRunsFrom(root, home, Linked{})
 	slices.Sort(got)
 	want := []string{filepath.Join(root, ".githooks"), filepath.Join(root, "ci/git.inc"), filepath.Join(root, "ci/more.inc"),
 		filepath.Join(root, "hooks/local"), filepath.Join(root, "tools/fsmon.sh")}
 	if !slices.Equal(got, want) {
+		t.Errorf("GitRunsFrom = %q\nwant %q", got, want)
+	}
+}
+
+// In a linked worktree, what git runs from the root is named by the main
+// repository's config and the worktree's config.worktree, as LinkedGitDir
+// read them at the session's start: the root's .git is not read again, so a
+// .git file changed meanwhile does not make the protected paths disagree with
+// the rest of the view.
+func TestGitRunsFromLinked(t *testing.T) {
+	base := t.TempDir()
+	root, common := filepath.Join(base, "feature"), filepath.Join(base, "main", ".git")
+	gitDir := filepath.Join(common, "worktrees", "feature")
+	for p, s := range map[string]string{
+		filepath.Join(root, ".git"):                     "gitdir: " + gitDir + "\n",
+		filepath.Join(gitDir, "commondir"):              "../..\n",
+		filepath.Join(gitDir, "config.worktree"):        "[core]\n\tfsmonitor = tools/fsmon.sh\n",
+		filepath.Join(common, "config"):                 "[core]\n\thooksPath = .githooks\n",
+		filepath.Join(base, "other", "config"):          "[core]\n\thooksPath = other-hooks\n",
+		filepath.Join(base, "other", "config.worktree"): "",
+	} {
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	l, ok := LinkedGitDir(root)
+	if !ok {
+		t.Fatal("the worktree's git directory is not found")
+	}
+	must(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+filepath.Join(base, "other")+"\n"), 0o644))
+	got := GitRunsFrom(root, "", l)
+	slices.Sort(got)
+	if want := []string{filepath.Join(root, ".githooks"), filepath.Join(root, "tools/fsmon.sh")}; !slices.Equal(got, want) {
 		t.Errorf("GitRunsFrom = %q\nwant %q", got, want)
 	}
 }

@@ -18,7 +18,7 @@ func TestGitRunsFromFIFO(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := GitRunsFrom(root, home); len(got) != 0 {
+	if got := GitRunsFrom(root, home, Linked{}); len(got) != 0 {
 		t.Errorf("GitRunsFrom = %q", got)
 	}
 }

@@ -15,14 +15,16 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"golang.org/x/sys/unix"
 )
 
 // helperArg0 is the argv[0] that makes this executable a session helper.
 const helperArg0 = "shellgate-sandbox-session"
 
-// ctlFD is the helper's end of the control socket.
-const ctlFD = 3
+// ctlFD is the helper's end of the control socket; logFD the quarantine log
+// (Spec.QuarantineLog), when the spec names one.
+const ctlFD, logFD = 3, 4
 
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
@@ -51,6 +53,8 @@ type helper struct {
 	guarded []string
 	// guarding: the guard runs (see guard).
 	guarding bool
+	// log is the quarantine log (Spec.QuarantineLog), or nil.
+	log *os.File
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -103,6 +107,7 @@ func (h *helper) guard() {
 }
 
 func helperMain() int {
+	syscall.CloseOnExec(logFD) // before anything starts: no command may write the log
 	f := os.NewFile(ctlFD, "control")
 	fc, err := net.FileConn(f)
 	f.Close()
@@ -115,6 +120,9 @@ func helperMain() int {
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
+	}
+	if m.Spec.QuarantineLog != "" {
+		h.log = os.NewFile(logFD, "quarantine-log")
 	}
 	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps)
 	if err != nil {
@@ -236,7 +244,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		} else if os.IsNotExist(err) {
 			reply.Errno = int(syscall.ENOENT)
 		}
-		h.ctl.send(reply, nil)
+		h.send(reply, nil)
 		return
 	}
 	h.commands[pid] = m.ID
@@ -247,7 +255,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	}
 	// The kernel translates the PID into the receiver's PID namespace.
 	creds := syscall.UnixCredentials(&syscall.Ucred{Pid: int32(pid), Uid: uint32(uid), Gid: uint32(gid)})
-	if err := h.ctl.send(reply, creds); err != nil {
+	if err := h.send(reply, creds); err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		reply.Error, reply.Errno = "sandbox: could not report the command: "+err.Error(), 0
 		h.ctl.send(reply, nil)
@@ -311,7 +319,34 @@ func (h *helper) end() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	h.mounts.protect(func() bool { return moveAside })
+	_, moved, _ := h.mounts.protect(func() bool { return moveAside })
+	// What no command's start will tell now: the guard's moves since the
+	// last one, and these. The next session in the root reports them.
+	h.mu.Lock()
+	moved, h.guarded = append(h.guarded, moved...), nil
+	h.mu.Unlock()
+	h.logUntold(moved)
+}
+
+// send sends m to shellgate. When shellgate cannot hear it (killed), what m
+// says was moved into the quarantine goes to the log instead.
+func (h *helper) send(m *message, oob []byte) error {
+	err := h.ctl.send(m, oob)
+	if err != nil {
+		h.logUntold(m.Quarantined)
+	}
+	return err
+}
+
+// logUntold writes moves no envelope will tell to the quarantine log, for
+// the next session in the root to tell.
+func (h *helper) logUntold(moved []string) {
+	if h.log == nil || len(moved) == 0 || len(h.mounts.spec.Writable) == 0 {
+		return
+	}
+	if err := quarantinelog.Write(h.log, h.mounts.spec.Writable[0], moved); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: the quarantine log:", err)
+	}
 }
 
 // othersAlive reports whether any process of the session is there besides the
@@ -386,7 +421,7 @@ func (h *helper) reapOne() bool {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
 		created, moved, _ := h.mounts.protect(func() bool { return !keep })
-		h.ctl.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
+		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
 	return true
 }

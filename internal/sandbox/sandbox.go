@@ -125,6 +125,11 @@ type Spec struct {
 	// what it wrote would run later outside any check. git init's config,
 	// hooks and info go too: git works without them.
 	Quarantine string
+	// QuarantineLog, when set, is shellgate's log (see internal/quarantinelog)
+	// of what the session moves into the quarantine when it ends, where no
+	// envelope tells it: the helper appends to it through a descriptor, and
+	// the next session in the root reports it.
+	QuarantineLog string
 	// Caches are the tool caches builds write to (Go's, npm's, pip's …):
 	// commands write to a copy of the project's own over each (see CacheStore),
 	// never to the host's, which a host program reads and runs later.

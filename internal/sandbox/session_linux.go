@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/shellgate/shellgate/internal/hint"
+	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"net"
 	"os"
 	"os/exec"
@@ -108,7 +109,16 @@ func Start(spec Spec) (*Session, error) {
 	if spec.Home == "" { // the helper starts with an environment of its own
 		spec.Home, _ = os.UserHomeDir()
 	}
-	if err := s.startHelper(spec, theirs); err != nil {
+	files := []*os.File{theirs}
+	if spec.QuarantineLog != "" {
+		if f, err := quarantinelog.Open(spec.QuarantineLog); err == nil {
+			defer f.Close() // the helper holds it
+			files = append(files, f)
+		} else {
+			spec.QuarantineLog = "" // the helper must not take fd 4 for it
+		}
+	}
+	if err := s.startHelper(spec, files); err != nil {
 		fc.Close()
 		var no *noUserNS
 		if errors.As(err, &no) {
@@ -131,7 +141,9 @@ func Start(spec Spec) (*Session, error) {
 // signal: when shellgate dies, its end of the control socket closes, and the
 // helper ends the session itself (kills everything, moves aside what a command
 // in flight made at the root) before it exits.
-func (s *Session) startHelper(spec Spec, theirs *os.File) error {
+// files are the helper's end of the control socket and, with
+// Spec.QuarantineLog, the log.
+func (s *Session) startHelper(spec Spec, files []*os.File) error {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !spec.Network {
@@ -144,7 +156,7 @@ func (s *Session) startHelper(spec Spec, theirs *os.File) error {
 		// processor keeps the helper's threads few, under the process limit.
 		Env:        []string{"GOMAXPROCS=1"},
 		Dir:        "/",
-		ExtraFiles: []*os.File{theirs},
+		ExtraFiles: files,
 		Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  flags,
