@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/benchfloor"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/mcpserver"
 
@@ -222,7 +223,8 @@ func failedReply(reply string) bool {
 // stdin, from the close to the exit, against `cat` doing the same: fresh
 // (mcp-eof), after one call of `echo hi` with the default sandbox, whose
 // session and helper are then up (mcp-eof-called), and the same with
-// --sandbox off (mcp-eof-called-off). Target ≤ 10 ms.
+// --sandbox off (mcp-eof-called-off); beside them the kernel's floor
+// (floor-helper, below). Target ≤ 10 ms.
 func BenchmarkMCPStdinEOF(b *testing.B) {
 	bin := buildBinary(b)
 	catPath, err := exec.LookPath("cat")
@@ -265,7 +267,25 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 		}
 	}
 	catEOF := func() time.Duration { return eof(exec.Command(catPath), `"id"`) }
-	interleave(b, "mcp-eof", mcpEOF, "mcp-eof-called", called(), "mcp-eof-called-off", called("--sandbox", "off"), "cat-eof", catEOF)
+	runs := []any{"mcp-eof", mcpEOF, "mcp-eof-called", called(), "mcp-eof-called-off", called("--sandbox", "off"), "cat-eof", catEOF}
+	// The floor under the sandbox's part: a shell holding what the helper
+	// holds (its namespaces, ~50 mounts, the caches' overlays) exiting the
+	// same way, no shellgate code in it. Called minus called-off is what
+	// the sandbox adds; floor-helper minus cat-eof is what the kernel's
+	// teardown alone costs.
+	floor := func() time.Duration {
+		d, err := benchfloor.Helper.Time(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	if _, err := benchfloor.Helper.Time(b.TempDir()); err == nil {
+		runs = append(runs, "floor-helper", floor)
+	} else {
+		b.Logf("no floor here: %v", err)
+	}
+	interleave(b, runs...)
 }
 
 // BenchmarkMCPIdleRSS: the memory of an idle `shellgate mcp` after one call of
