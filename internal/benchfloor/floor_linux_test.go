@@ -3,6 +3,7 @@ package benchfloor
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -34,5 +35,23 @@ func TestExitMountsOnlyInItsNamespace(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("layers made for a refused floor: %v", entries)
+	}
+}
+
+// A spawn in a cgroup of its own starts, and leaves no cgroup behind.
+func TestSpawnInCgroup(t *testing.T) {
+	own, _, err := ownCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := (Spawn{InCgroup: true}).Time(); err != nil {
+		t.Skipf("no cgroup of our own here: %v", err)
+	}
+	if d, err := (Spawn{}).Time(); err != nil || d <= 0 {
+		t.Errorf("plain spawn: %v, %v", d, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(own, "benchfloor-*"))
+	if len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
 	}
 }
