@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/benchfloor"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/mcpserver"
 
@@ -223,8 +222,8 @@ func failedReply(reply string) bool {
 // stdin, from the close to the exit, against `cat` doing the same: fresh
 // (mcp-eof), after one call of `echo hi` with the default sandbox, whose
 // session and helper are then up (mcp-eof-called), and the same with
-// --sandbox off (mcp-eof-called-off); beside them the kernel's floor
-// (floor-helper, below). Target ≤ 10 ms.
+// --sandbox off (mcp-eof-called-off); beside them the floors (go-eof,
+// floor-helper: testdata/eoffloor). Target ≤ 10 ms.
 func BenchmarkMCPStdinEOF(b *testing.B) {
 	bin := buildBinary(b)
 	catPath, err := exec.LookPath("cat")
@@ -268,24 +267,33 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 	}
 	catEOF := func() time.Duration { return eof(exec.Command(catPath), `"id"`) }
 	runs := []any{"mcp-eof", mcpEOF, "mcp-eof-called", called(), "mcp-eof-called-off", called("--sandbox", "off"), "cat-eof", catEOF}
-	// The floor under the sandbox's part: a shell holding what the helper
-	// holds (its namespaces, ~50 mounts, the caches' overlays) exiting the
-	// same way, no shellgate code in it. Called minus called-off is what
-	// the sandbox adds; floor-helper minus cat-eof is what the kernel's
-	// teardown alone costs.
-	floor := func() time.Duration {
-		d, err := benchfloor.Helper.Time(b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return d
-	}
-	if _, err := benchfloor.Helper.Time(b.TempDir()); err == nil {
-		runs = append(runs, "floor-helper", floor)
+	// The floors: a Go program that only exits (go-eof), and one that holds
+	// as its child a shell with what the helper holds (its namespaces, ~50
+	// mounts, the caches' overlays) and ends it at EOF (floor-helper): no
+	// shellgate code, the same exit measured the same way.
+	if floor, err := eofFloor(b); err == nil {
+		runs = append(runs,
+			"go-eof", func() time.Duration { return eof(exec.Command(floor, "-plain"), `"id"`) },
+			"floor-helper", func() time.Duration { return eof(exec.Command(floor, b.TempDir()), `"id"`) })
 	} else {
 		b.Logf("no floor here: %v", err)
 	}
 	interleave(b, runs...)
+}
+
+// eofFloor builds testdata/eoffloor and checks that it can hold its
+// helper-like child here.
+func eofFloor(b *testing.B) (string, error) {
+	bin := filepath.Join(b.TempDir(), "eoffloor")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/eoffloor").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./testdata/eoffloor: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, b.TempDir())
+	cmd.Stdin = strings.NewReader("")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	return bin, nil
 }
 
 // BenchmarkMCPIdleRSS: the memory of an idle `shellgate mcp` after one call of

@@ -37,4 +37,17 @@ var Helper = Exit{NS: true, NoNet: true, Binds: 50, Overlays: 2}
 // until it is ready, closes its stdin and returns how long it took from
 // there to be reaped: its exit with the teardown of all it held. An error
 // says this machine cannot make it (no user namespaces, say).
-func (e Exit) Time(dir string) (time.Duration, error) { return e.time(dir) }
+func (e Exit) Time(dir string) (time.Duration, error) {
+	stop, err := e.Start(dir)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = stop()
+	return time.Since(start), err
+}
+
+// Start starts the shell described by e, with its layers under dir, and
+// returns once it is ready; stop closes its stdin and waits until it is
+// reaped.
+func (e Exit) Start(dir string) (stop func() error, err error) { return e.start(dir) }

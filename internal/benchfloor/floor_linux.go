@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
-func (e Exit) time(dir string) (time.Duration, error) {
+func (e Exit) start(dir string) (func() error, error) {
 	if e.Binds+e.Overlays > 0 && !e.NS {
-		return 0, errors.New("mounts outside a mount namespace would be the host's")
+		return nil, errors.New("mounts outside a mount namespace would be the host's")
 	}
 	var script strings.Builder
 	if e.Binds+e.Overlays > 0 {
@@ -27,7 +26,7 @@ func (e Exit) time(dir string) (time.Duration, error) {
 		layer := filepath.Join(dir, fmt.Sprintf("overlay-%d", i))
 		for _, d := range []string{"lower", "upper", "work", "at"} {
 			if err := os.MkdirAll(filepath.Join(layer, d), 0o700); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		// As the helper mounts a cache: volatile, user xattrs (view_linux.go).
@@ -47,28 +46,27 @@ func (e Exit) time(dir string) (time.Duration, error) {
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return 0, fmt.Errorf("%q did not get ready: %v %s", script.String(), err, stderr.String())
+		return nil, fmt.Errorf("%q did not get ready: %v %s", script.String(), err, stderr.String())
 	}
-	start := time.Now()
-	stdin.Close()
-	err = cmd.Wait()
-	d := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("%q: %v %s", script.String(), err, stderr.String())
-	}
-	return d, nil
+	return func() error {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			return fmt.Errorf("%q: %v %s", script.String(), err, stderr.String())
+		}
+		return nil
+	}, nil
 }
