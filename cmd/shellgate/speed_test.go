@@ -39,14 +39,15 @@ import (
 // imports (testdata/linked), so it initialises them all and does nothing else.
 //
 // bwrap-echo is `bash -c 'echo hi'` in a minimal bubblewrap sandbox (where
-// bwrap is installed): what a sandboxed one-shot run is measured against.
+// bwrap is installed), codex-echo the same in `codex sandbox` (where codex
+// is on PATH): what a sandboxed one-shot run is measured against.
 //
 // Targets: check and hook ≤ 5 ms median, and ≤ 1.3× hello; run --json ≤ bash + 5 ms, reported as
 // run-off-extra-ms (--sandbox off) and run-extra-ms (the default sandbox, which
 // starts a session helper process). The -lean metrics are the same binary built
 // with -tags shellgate_nomcp, without the MCP SDK and the HTTP stack (its sandbox
 // helper, the same executable, starts faster too); the sandboxed run ≤ 3×
-// bwrap-echo (run/bwrap).
+// bwrap-echo (run/bwrap) and ≤ 1.0× codex-echo (run/codex).
 func BenchmarkCLI(b *testing.B) {
 	bin, lean := buildBinary(b), buildLean(b)
 	bash, err := exec.LookPath("bash")
@@ -87,6 +88,14 @@ func BenchmarkCLI(b *testing.B) {
 	} else {
 		b.Log("no bwrap here: run/bwrap is not measured")
 	}
+	// Codex's sandbox around the same bash, where codex is on PATH: the
+	// other baseline of the issue (target ≤ 1.0×).
+	codexEcho := func() time.Duration { return 0 }
+	if codex, err := exec.LookPath("codex"); err == nil {
+		codexEcho = timed(nil, "hi", codex, "sandbox", "--", bash, "-c", "echo hi")
+	} else {
+		b.Log("no codex here: run/codex is not measured")
+	}
 	m := interleave(b,
 		"check", timed(nil, "decision: allow", bin, "check", "--root", root, "--", "echo hi"),
 		"hook", timed(payload, `"permissionDecision":"allow"`, bin, "hook", "claude-code"),
@@ -101,8 +110,9 @@ func BenchmarkCLI(b *testing.B) {
 		"bash-true", timed(nil, "", bash, "-c", "true"),
 		"bash-echo", timed(nil, "hi", bash, "-c", "echo hi"),
 		"bwrap-echo", bwrapEcho,
+		"codex-echo", codexEcho,
 	)
-	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linked, bashTrue, bashEcho, bwrap := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11], m[12]
+	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linked, bashTrue, bashEcho, bwrap, codex := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11], m[12], m[13]
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
 	b.ReportMetric(float64(linked)/float64(hello), "hello-linked/hello")
@@ -117,6 +127,9 @@ func BenchmarkCLI(b *testing.B) {
 	b.ReportMetric(float64(runLean-bashEcho)/1e6, "run-lean-extra-ms")
 	if bwrap > 0 {
 		b.ReportMetric(float64(run)/float64(bwrap), "run/bwrap")
+	}
+	if codex > 0 {
+		b.ReportMetric(float64(run)/float64(codex), "run/codex")
 	}
 }
 
