@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,6 +340,37 @@ func TestMarkedProcsReadsWhatAListerLists(t *testing.T) {
 		}
 		if found := slices.Contains(got, pid); found != c.found {
 			t.Errorf("%s: found %v, want the marked process %d found: %v", c.name, got, pid, c.found)
+		}
+	}
+}
+
+// looker is a Launcher that counts the processes the search for marked ones
+// asks it about: each is one read of /proc.
+type looker struct {
+	Wrapper
+	asked *atomic.Int64
+}
+
+func (l looker) Contains(int) bool { l.asked.Add(1); return true }
+
+// Close looks through /proc for escaped descendants only when the
+// supervisor started a command: one that started none (a Gate whose
+// commands all ran in its sessions) has nothing to find, and its exit
+// does not wait for a pass over every process of the machine.
+func TestCloseLooksOnlyAfterACommand(t *testing.T) {
+	for _, ran := range []bool{false, true} {
+		var asked atomic.Int64
+		s := NewSupervisor()
+		s.SetLauncher(looker{asked: &asked})
+		if ran {
+			runScript(t, s, "true", Spec{})
+		}
+		asked.Store(0)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if looked := asked.Load() > 0; looked != ran {
+			t.Errorf("a command started: %v; Close looked at %d processes", ran, asked.Load())
 		}
 	}
 }

@@ -290,7 +290,13 @@ func (s *Supervisor) Close() error {
 	s.running.Wait()
 
 	s.mu.Lock()
-	t := targets{marker: []byte(MarkerVar + "=" + s.id + "."), scope: s.launcher}
+	t := targets{scope: s.launcher}
+	if s.seq > 0 {
+		// Only a process this supervisor started carries its marker: with
+		// none started there is nothing to look for, and no pass over /proc
+		// (a Gate whose commands all ran in its sessions' supervisors).
+		t.marker = []byte(MarkerVar + "=" + s.id + ".")
+	}
 	for g, ms := range s.background {
 		if len(liveOf(g, ms)) > 0 {
 			t.groups = append(t.groups, g)

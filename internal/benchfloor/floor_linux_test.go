@@ -1,0 +1,57 @@
+package benchfloor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Each kind of exit is made as described, or Time says why not: a mount
+// that fails fails the shell before it is ready.
+func TestExitKinds(t *testing.T) {
+	for _, k := range Kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			d, err := k.Exit.Time(t.TempDir())
+			var perm *os.SyscallError
+			if errors.As(err, &perm) || errors.Is(err, os.ErrPermission) {
+				t.Skipf("no namespaces here: %v", err)
+			}
+			if err != nil || d <= 0 {
+				t.Fatalf("%v, %v", d, err)
+			}
+		})
+	}
+}
+
+// Mounts are made only in a mount namespace of the shell's own, never on
+// the host.
+func TestExitMountsOnlyInItsNamespace(t *testing.T) {
+	dir := t.TempDir()
+	for _, e := range []Exit{{Binds: 1}, {Overlays: 1}} {
+		if _, err := e.Time(dir); err == nil {
+			t.Errorf("%+v: mounted without a namespace", e)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("layers made for a refused floor: %v", entries)
+	}
+}
+
+// A spawn in a cgroup of its own starts, and leaves no cgroup behind.
+func TestSpawnInCgroup(t *testing.T) {
+	own, _, err := ownCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := (Spawn{InCgroup: true}).Time(); err != nil {
+		t.Skipf("no cgroup of our own here: %v", err)
+	}
+	if d, err := (Spawn{}).Time(); err != nil || d <= 0 {
+		t.Errorf("plain spawn: %v, %v", d, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(own, "benchfloor-*"))
+	if len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+}
