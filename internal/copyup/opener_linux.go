@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/caps"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,9 +98,7 @@ func (o *Opener) confine() error {
 			return fmt.Errorf("landlock_restrict_self: %w", err)
 		}
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var none [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &none[0]); err != nil {
+	if err := caps.Clear(); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/caps"
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seccomp"
@@ -181,7 +182,7 @@ func confineBare(cfg bareConfig) bareResult {
 	}
 	// Without capabilities (a user other than root), there are none to give
 	// up, and no right to change the bounding set.
-	if err := dropCapabilities(); err != nil && os.Geteuid() == 0 {
+	if err := caps.Drop(); err != nil && os.Geteuid() == 0 {
 		miss("capabilities", err)
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {

@@ -7,10 +7,9 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/shellgate/shellgate/internal/caps"
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"github.com/shellgate/shellgate/internal/supervisor"
@@ -107,7 +106,7 @@ func (l *launcher) do(fn func() (fit bool)) {
 // pathname unix socket (unixgate).
 func (l *launcher) restrictThread() error {
 	var errs []error
-	if err := dropCapabilities(); err != nil {
+	if err := caps.Drop(); err != nil {
 		errs = append(errs, fmt.Errorf("capabilities: %w", err))
 	}
 	// A session keyring of its own: what the user's other programs keep in
@@ -131,34 +130,4 @@ func (l *launcher) restrictThread() error {
 	g, err := supervisor.Supervise(l.abi, l.noGate, l.opener)
 	l.unix, l.copyup = g.Unix, g.CopyUp
 	return errors.Join(append(errs, err)...)
-}
-
-// dropCapabilities empties the calling thread's bounding and ambient sets, so a
-// command — even one running as root in the session's user namespace — starts
-// with no capabilities: it cannot undo a mount or leave the namespaces.
-func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("ambient: %w", err)
-	}
-	// Root in the session gains nothing at exec either, and no command can
-	// change that.
-	const secure = 1<<0 | 1<<1 | 1<<6 | 1<<7 // SECBIT_NOROOT, its lock, SECBIT_NO_CAP_AMBIENT_RAISE, its lock
-	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secure, 0, 0, 0); err != nil {
-		return fmt.Errorf("securebits: %w", err)
-	}
-	last := lastCap()
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("bounding set: %w", err)
-		}
-	}
-	return nil
-}
-
-func lastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if n, nerr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && nerr == nil {
-		return n
-	}
-	return unix.CAP_LAST_CAP
 }

@@ -446,16 +446,9 @@ func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err erro
 		s.forget(id)
 		return nil, nil, fmt.Errorf("sandbox: the session is gone: %w", err)
 	}
-	var r startReply
-	select {
-	case r = <-got:
-	case <-s.gone:
-		r.err = errors.New("sandbox: the session ended")
-	case <-time.After(setupTimeout):
-		s.forget(id)
-		r.err = errors.New("sandbox: the session did not open a terminal within 10s")
-	}
+	r := s.await(got, "open a terminal")
 	if r.err != nil {
+		s.forget(id)
 		return nil, nil, r.err
 	}
 	return os.NewFile(uintptr(r.fds[0]), "/dev/ptmx"), os.NewFile(uintptr(r.fds[1]), "pty"), nil
@@ -524,14 +517,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		s.forget(id)
 		return nil, fmt.Errorf("sandbox: the session is gone: %w", err)
 	}
-	var r startReply
-	select {
-	case r = <-started:
-	case <-s.gone:
-		r.err = errors.New("sandbox: the session ended")
-	case <-time.After(setupTimeout):
-		r.err = errors.New("sandbox: the session did not start the command within 10s")
-	}
+	r := s.await(started, "start the command")
 	if r.err != nil {
 		s.forget(id)
 		if tree != "" {
@@ -550,6 +536,19 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		l.exited = func() { s.release(r.pid, tree) }
 	}
 	return l, nil
+}
+
+// await waits for the helper's answer to a request, what says what it asked
+// for in the error when none comes.
+func (s *Session) await(got chan startReply, what string) startReply {
+	select {
+	case r := <-got:
+		return r
+	case <-s.gone:
+		return startReply{err: errors.New("sandbox: the session ended")}
+	case <-time.After(setupTimeout):
+		return startReply{err: errors.New("sandbox: the session did not " + what + " within 10s")}
+	}
 }
 
 // Tree lists the live processes of command pid's cgroup — all it started,
