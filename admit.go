@@ -86,7 +86,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	}
 	dir, rel, err := resolveDir(g.root, wanted)
 	if err != nil {
-		v := dirVerdict(err.(*dirError)) // the rule Check names, too
+		v := dirVerdict(err) // the rule Check names, too
 		return nil, env.Refuse(envelope.Err{Code: v.Code, Rule: v.Rule, Message: v.Reason})
 	}
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel

@@ -21,9 +21,10 @@ type dirError struct {
 func (e *dirError) Error() string { return e.msg }
 
 // resolveDir turns the request's directory into an absolute path inside root (symlinks
-// followed) and its POSIX form relative to root. root must already be absolute and
-// free of symlinks.
-func resolveDir(root, dir string) (abs, rel string, err error) {
+// followed) and its POSIX form relative to root, or says why it cannot (with the
+// envelope code: a typed error, so that no caller asserts its type). root must
+// already be absolute and free of symlinks.
+func resolveDir(root, dir string) (abs, rel string, _ *dirError) {
 	if dir == "" {
 		dir = "."
 	}
@@ -69,7 +70,7 @@ func resolveDir(root, dir string) (abs, rel string, err error) {
 	return real, filepath.ToSlash(r), nil
 }
 
-func accessDenied(dir, resolved, root string) error {
+func accessDenied(dir, resolved, root string) *dirError {
 	return &dirError{envelope.AccessDenied, fmt.Sprintf(
 		"Access denied. Path must be within project root: directory '%s' resolves to %s, outside %s.", dir, resolved, root)}
 }

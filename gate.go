@@ -220,7 +220,7 @@ func (g *Gate) Close() error {
 func (g *Gate) Check(req Request) Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
-		return dirVerdict(err.(*dirError))
+		return dirVerdict(err)
 	}
 	_, v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return verdict(v)
@@ -232,7 +232,7 @@ func (g *Gate) Check(req Request) Verdict {
 func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdict {
 	abs, _, err := resolveDir(g.root, req.Directory)
 	if err != nil {
-		return dirVerdict(err.(*dirError))
+		return dirVerdict(err)
 	}
 	return verdict(g.policy.Judge(req.Command, g.policyEnv(abs)).Verdict(g.covers, approved))
 }
