@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // dirError is a directory parameter that cannot be used, with its envelope code.
@@ -85,7 +86,7 @@ func within(root, path string) bool {
 	if !strings.HasSuffix(r, string(filepath.Separator)) {
 		r += string(filepath.Separator)
 	}
-	if isCaseInsensitiveFS {
+	if analysis.FoldsNames { // the one case-fold fact
 		return strings.HasPrefix(strings.ToLower(path), strings.ToLower(r))
 	}
 	return strings.HasPrefix(path, r)
