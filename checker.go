@@ -98,7 +98,7 @@ func (c *Checker) Root() string { return c.root }
 func (c *Checker) Check(req Request) Verdict {
 	abs, _, err := resolveDir(c.root, req.Directory)
 	if err != nil {
-		return dirVerdict(err.(*dirError))
+		return dirVerdict(err)
 	}
 	return verdict(c.policy.Judge(req.Command, policy.Env{Root: c.root, Dir: abs, Home: c.home, TempDir: c.tempDir}).Verdict(c.covers, nil))
 }

@@ -1,8 +1,11 @@
 package shellgate
 
 import (
+	"cmp"
+	"fmt"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -89,4 +92,33 @@ type SessionDefaults struct {
 	KeepExports bool
 	// Jobs bounds each session's jobs (zero: the jobs package's defaults).
 	Jobs JobLimits
+}
+
+func fillDefaults(c *Config) error {
+	c.DefaultTimeout = cmp.Or(c.DefaultTimeout, DefaultTimeout)
+	c.MaxTimeout = cmp.Or(c.MaxTimeout, MaxTimeout)
+	c.KillGrace = cmp.Or(c.KillGrace, DefaultKillGrace)
+	c.OutputLimit = cmp.Or(c.OutputLimit, DefaultOutputLimit)
+	c.MaxOutputLimit = cmp.Or(c.MaxOutputLimit, max(DefaultMaxOutputLimit, c.OutputLimit))
+	if c.SpillDir == "" {
+		c.SpillDir = output.DefaultSpillDir()
+	}
+	c.SpillMax = cmp.Or(c.SpillMax, DefaultSpillMax)
+	c.SpillTotal = cmp.Or(c.SpillTotal, max(DefaultSpillTotal, c.SpillMax))
+	c.SpillRetention = cmp.Or(c.SpillRetention, DefaultSpillRetention)
+	switch {
+	case c.DefaultTimeout < time.Millisecond || c.MaxTimeout < time.Millisecond:
+		return fmt.Errorf("timeouts must be at least 1ms (default %s, max %s)", c.DefaultTimeout, c.MaxTimeout)
+	case c.DefaultTimeout > c.MaxTimeout:
+		return fmt.Errorf("default timeout %s is longer than the max timeout %s", c.DefaultTimeout, c.MaxTimeout)
+	case c.KillGrace < 0 || c.KillGrace > 2*time.Second:
+		return fmt.Errorf("kill grace %s must be between 0 and 2s", c.KillGrace)
+	case c.OutputLimit < 0 || c.MaxOutputLimit < c.OutputLimit:
+		return fmt.Errorf("output limit %d must be positive and at most the max output limit %d", c.OutputLimit, c.MaxOutputLimit)
+	case c.SpillMax < 0:
+		return fmt.Errorf("spill max %d must be positive", c.SpillMax)
+	case c.SpillTotal < 0:
+		return fmt.Errorf("spill total %d must be positive", c.SpillTotal)
+	}
+	return nil
 }

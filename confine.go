@@ -363,3 +363,21 @@ func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
 	}
 	return childEnv
 }
+
+// confine starts (or finds) the sandbox session of b and records in env what it
+// applied; in sandbox mode "on" a missing layer refuses the command.
+func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envelope.Envelope) {
+	if !g.sandboxed() {
+		env.Context.Sandbox = "off"
+		return nil, nil
+	}
+	sess, report, err := g.session(b, b.sup)
+	if err != nil {
+		env.Context.Sandbox = report.Map() // what is missing, as in auto mode
+		return nil, env.Fail(envelope.SandboxUnavailable, fmt.Sprintf("Not run: %v. Run `shellgate doctor` to see what this machine supports, or use --sandbox auto to run with what is available.", err))
+	}
+	m := report.Map()
+	g.egressReport(m)
+	env.Context.Sandbox = m
+	return sess, nil
+}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/analysis"
 )
 
 // dirError is a directory parameter that cannot be used, with its envelope code.
@@ -21,9 +22,10 @@ type dirError struct {
 func (e *dirError) Error() string { return e.msg }
 
 // resolveDir turns the request's directory into an absolute path inside root (symlinks
-// followed) and its POSIX form relative to root. root must already be absolute and
-// free of symlinks.
-func resolveDir(root, dir string) (abs, rel string, err error) {
+// followed) and its POSIX form relative to root, or says why it cannot (with the
+// envelope code: a typed error, so that no caller asserts its type). root must
+// already be absolute and free of symlinks.
+func resolveDir(root, dir string) (abs, rel string, _ *dirError) {
 	if dir == "" {
 		dir = "."
 	}
@@ -69,7 +71,7 @@ func resolveDir(root, dir string) (abs, rel string, err error) {
 	return real, filepath.ToSlash(r), nil
 }
 
-func accessDenied(dir, resolved, root string) error {
+func accessDenied(dir, resolved, root string) *dirError {
 	return &dirError{envelope.AccessDenied, fmt.Sprintf(
 		"Access denied. Path must be within project root: directory '%s' resolves to %s, outside %s.", dir, resolved, root)}
 }
@@ -84,7 +86,7 @@ func within(root, path string) bool {
 	if !strings.HasSuffix(r, string(filepath.Separator)) {
 		r += string(filepath.Separator)
 	}
-	if isCaseInsensitiveFS {
+	if analysis.FoldsNames { // the one case-fold fact
 		return strings.HasPrefix(strings.ToLower(path), strings.ToLower(r))
 	}
 	return strings.HasPrefix(path, r)

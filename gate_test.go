@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,7 +127,7 @@ func TestEnvelopeJSONShape(t *testing.T) {
 	}
 	top, data := keys(run(t, g, shellgate.Request{Command: "true"}))
 	want := []string{"context", "data", "stats", "status", "text"}
-	if diff := cmp.Diff(want, sortedKeys(top)); diff != "" {
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(top))); diff != "" {
 		t.Errorf("top-level keys: %s", diff)
 	}
 	for _, k := range []string{"stdout", "stderr", "exit_code", "signal", "truncated", "command", "directory",
@@ -149,21 +151,6 @@ func TestEnvelopeJSONShape(t *testing.T) {
 	if !ok || errObj["code"] != "INVALID_PARAM" || errObj["message"] == "" {
 		t.Errorf("error = %#v", top["error"])
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := range ks {
-		for j := i + 1; j < len(ks); j++ {
-			if ks[j] < ks[i] {
-				ks[i], ks[j] = ks[j], ks[i]
-			}
-		}
-	}
-	return ks
 }
 
 // Seed 001 §4 and §6: every status rule and error code.

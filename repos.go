@@ -1,7 +1,6 @@
 package shellgate
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/audit"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/repowatch"
 	"github.com/shellgate/shellgate/internal/sandbox"
@@ -116,7 +116,7 @@ func (g *Gate) noteAppeared(env *envelope.Envelope, session string) {
 	if f.Empty() {
 		return
 	}
-	for _, n := range appearedNotes(f) {
+	for _, n := range (hint.Appeared{Repos: repoDirs(f), Protected: f.Protected}).Notes() {
 		env.Note(n)
 	}
 	env.Settle()
@@ -140,32 +140,13 @@ func withoutRoot(f repowatch.Found) repowatch.Found {
 	return f
 }
 
-// maxNamed is how many paths a note names.
-const maxNamed = 5
-
-// appearedNotes says what appeared, in a line or two.
-func appearedNotes(f repowatch.Found) []string {
-	var notes []string
-	if len(f.Repos) > 0 {
-		dirs := make([]string, len(f.Repos))
-		for i, r := range f.Repos {
-			dirs[i] = r.Dir
-		}
-		notes = append(notes, fmt.Sprintf("New git repository in the project: %s — the user's git will run its config and hooks: review them before running git there.", named(dirs)))
+// repoDirs are the directories of the repositories found.
+func repoDirs(f repowatch.Found) []string {
+	dirs := make([]string, len(f.Repos))
+	for i, r := range f.Repos {
+		dirs[i] = r.Dir
 	}
-	if len(f.Protected) > 0 {
-		notes = append(notes, fmt.Sprintf("New in a subdirectory: %s — tools started there run what it says: review it first.", named(f.Protected)))
-	}
-	return notes
-}
-
-// named lists the first maxNamed paths and counts the rest.
-func named(ps []string) string {
-	s := strings.Join(ps[:min(len(ps), maxNamed)], ", ")
-	if len(ps) > maxNamed {
-		s += fmt.Sprintf(" and %d more", len(ps)-maxNamed)
-	}
-	return s
+	return dirs
 }
 
 // auditAppeared writes what appeared to the audit log.

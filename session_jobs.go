@@ -12,7 +12,6 @@ import (
 	"github.com/shellgate/shellgate/internal/hostscan"
 	"github.com/shellgate/shellgate/internal/jobs"
 	"github.com/shellgate/shellgate/internal/sandbox"
-	"github.com/shellgate/shellgate/internal/terminal"
 )
 
 // JobRead says what Session.Output returns, and how long it may wait first.
@@ -192,7 +191,7 @@ func (s *Session) input(ctx context.Context, id string, in JobInput) envelope.En
 	if !j.Info().Running() {
 		return jobFailure(j, params, envelope.ExecutionError, fmt.Sprintf("Job %s has ended; it reads no more input. Its output is still there to read.", id))
 	}
-	if err := sendInput(j, in); err != nil {
+	if err := j.Type(in.Text, in.Keys); err != nil {
 		code := envelope.InvalidParam
 		if errors.Is(err, jobs.ErrInputClosed) {
 			code = envelope.ExecutionError
@@ -272,42 +271,53 @@ func (s *Session) listening(port int) bool {
 	return hostscan.TCPListening(pid, port)
 }
 
-// sendInput writes in to the job.
-func sendInput(j *jobs.Job, in JobInput) error {
-	tty := j.Info().TTY
-	if in.Text != "" {
-		text := in.Text
-		if tty {
-			text = strings.ReplaceAll(text, "\n", "\r")
-		}
-		if err := j.Send([]byte(text)); err != nil {
-			return err
+// fillJob puts a job read into env.
+func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox.Session) {
+	info := out.Info
+	info.Command, info.Directory = "", "" // data.command and data.directory say them
+	d := &env.Data
+	d.Job = &info
+	d.Stdout, d.Stderr = out.Stdout.Text, out.Stderr.Text
+	if out.Screen != "" || info.TTY {
+		d.Stdout = out.Screen
+	}
+	d.ExitCode = info.ExitCode
+	if info.Signal != "" {
+		sig := info.Signal
+		d.Signal = &sig
+	}
+	env.Stats = envelope.Stats{TimeMS: info.RuntimeMS, StdoutBytes: info.StdoutBytes, StderrBytes: info.StderrBytes}
+	for _, sl := range []jobs.Slice{out.Stdout, out.Stderr} {
+		if sl.Skipped > 0 && !info.TTY { // a terminal's read is its screen
+			d.Truncated = true
+			env.Note(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path))
 		}
 	}
-	for _, k := range in.Keys {
-		b, err := terminal.Keys(k)
-		if err != nil {
-			return err
-		}
-		if !tty { // a pipe has no line discipline: do what a terminal would
-			switch string(b) {
-			case "\x04": // Ctrl-D: end of input
-				if err := j.CloseInput(); err != nil {
-					return err
-				}
-				continue
-			case "\x03": // Ctrl-C: interrupt
-				if err := j.Interrupt(); err != nil {
-					return err
-				}
-				continue
-			case "\r": // Enter ends a line
-				b = []byte("\n")
+	if res, err := j.Result(); err == nil && !info.Running() {
+		if len(res.BackgroundPIDs) > 0 {
+			d.BackgroundPIDs = res.BackgroundPIDs
+			if sess != nil {
+				d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs)
 			}
 		}
-		if err := j.Send(b); err != nil {
-			return err
+		for _, n := range res.Notes {
+			env.Note(n)
 		}
 	}
-	return nil
+}
+
+// unknownJob is the answer for a job id the session does not know.
+func (s *Session) unknownJob(id string, params map[string]any) envelope.Envelope {
+	known := ""
+	for _, j := range s.jobs.List() {
+		if known != "" {
+			known += ", "
+		}
+		known += j.ID()
+	}
+	if known == "" {
+		known = "none"
+	}
+	return envelope.NotRun("", envelope.CutParams(params, envelope.EchoLimit), envelope.Err{Code: envelope.NotFound,
+		Message: fmt.Sprintf("No job %q in this session (jobs: %s). Ended jobs are forgotten after a while.", envelope.CutMiddle(id, 64), known)})
 }

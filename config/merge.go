@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -193,7 +194,7 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 }
 
 func (m *merger) env(f *parsedFile, trusted bool, ignore func(key, why string)) error {
-	for _, name := range sortedKeys(f.cfg.Env) {
+	for _, name := range slices.Sorted(maps.Keys(f.cfg.Env)) {
 		key := "env." + name
 		if !validEnvName(name) {
 			return f.errorAt(key, "not a valid environment variable name (letters, digits and _, not starting with a digit)")
@@ -410,13 +411,4 @@ func appendNew(list []string, vals ...string) []string {
 		}
 	}
 	return list
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

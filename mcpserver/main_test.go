@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
-	"github.com/shellgate/shellgate/internal/lane"
 	"os"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 func TestMain(m *testing.M) {
@@ -14,7 +16,5 @@ func TestMain(m *testing.M) {
 	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
 	os.Setenv(shellgate.CheckpointsEnv, "off")
 	removeState := lane.PrivateState() // nor the user's own state
-	code := m.Run()
-	removeState()
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }))
 }

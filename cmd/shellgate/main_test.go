@@ -1,11 +1,13 @@
 package main
 
 import (
-	"github.com/shellgate/shellgate/internal/lane"
 	"os"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 func TestMain(m *testing.M) {
@@ -23,8 +25,8 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	removeState := lane.PrivateState() // nor the user's own state
-	code := m.Run()
-	os.RemoveAll(tmp)
-	removeState()
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+		os.RemoveAll(tmp)
+		removeState()
+	}))
 }

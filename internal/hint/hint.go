@@ -2,7 +2,9 @@
 // sandbox's doing (a read-only path, a refused connection, a path outside
 // the view) or the egress proxy's, so that the model does not take it for a
 // broken tool, and says what the user can change. A hint is one note of the
-// envelope: "" when nothing fits, or when the command succeeded.
+// envelope: "" when nothing fits, or when the command succeeded. Did and
+// Appeared word the notes of what the sandbox did around a command and of
+// what appeared in the project for review.
 package hint
 
 import (

@@ -105,6 +105,7 @@ func TestToLoopbackNothingListens(t *testing.T) {
 
 // Serve after Stop closes the listener it is given.
 func TestServeAfterStop(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	s := relay.New()
 	s.Stop()
 	ln := listen(t)

@@ -1,5 +1,0 @@
-//go:build !windows && !darwin
-
-package shellgate
-
-const isCaseInsensitiveFS = false

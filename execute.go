@@ -1,0 +1,108 @@
+package shellgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/hint"
+	"github.com/shellgate/shellgate/internal/output"
+	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox"
+)
+
+// execute runs the command and fills env from the result.
+func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
+	sess, failed := g.confine(env, g.box)
+	if failed != nil {
+		return *failed
+	}
+	childEnv, secrets := g.childEnv()
+	stdout, stderr := g.captures(budget, o, secrets)
+	spec := runner.Spec{
+		Argv:      g.shell.Argv(command),
+		Dir:       dir,
+		Env:       g.keepCreated(env, childEnv),
+		Stdout:    tee(stdout, "stdout", o.onOutput, secrets),
+		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
+		Timeout:   timeout,
+		KillGrace: g.cfg.KillGrace,
+	}
+	if o.stdio != nil {
+		spec.Stdin, spec.Stdout, spec.Stderr = o.stdio.in, o.stdio.out, o.stdio.err
+	}
+	res, err := g.sup.Run(ctx, spec)
+	env.Context.TimeoutMS = timeout.Milliseconds()
+	return g.finish(env, res, err, stdout, stderr, budget, sess, o)
+}
+
+// captures returns the bounded sinks of a call's stdout and stderr. Each may
+// need the whole budget; who gets what is settled at the end. Secret values
+// stripped from the environment (secrets) are redacted if the command prints
+// them anyway.
+func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
+	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
+	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
+	return stdout, stderr
+}
+
+// finish fills env from how the command ended and what it printed.
+func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdout, stderr *output.Capture, budget int, sess *sandbox.Session, o runOptions) envelope.Envelope {
+	outShare, errShare := output.Share(budget, stdout.Total(), stderr.Total())
+	out, errOut := stdout.CloseWithin(outShare), stderr.CloseWithin(errShare)
+	for _, r := range []output.Result{out, errOut} {
+		if r.SpillPath != "" && o.onSpill != nil {
+			o.onSpill(r.SpillPath)
+		}
+	}
+	env.Stats = envelope.Stats{TimeMS: res.Duration.Milliseconds(), StdoutBytes: out.Total, StderrBytes: errOut.Total}
+	if err != nil {
+		code := envelope.ExecutionError
+		switch {
+		case errors.Is(err, runner.ErrClosed):
+			return *env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return *env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
+		case errors.Is(err, fs.ErrPermission):
+			code = envelope.PermissionDenied
+		}
+		return *env.Fail(code, fmt.Sprintf("Command failed: could not start %s: %v", g.shell.Path, err))
+	}
+	d := &env.Data
+	d.Stdout, d.Stderr = out.Text, errOut.Text
+	d.ExitCode = res.ExitCode
+	if res.Signal != "" {
+		sig := res.Signal
+		d.Signal = &sig
+	}
+	d.TimedOut, d.Cancelled = res.TimedOut, res.Cancelled
+	d.Truncated = out.Truncated || errOut.Truncated
+	d.Binary = out.Binary || errOut.Binary
+	d.ControlsRemoved = out.Controls || errOut.Controls
+	d.BackgroundPIDs = res.BackgroundPIDs
+	if sess != nil {
+		d.BackgroundPIDs = sess.InnerPIDs(res.BackgroundPIDs) // the numbers the next command can kill
+	}
+	d.Digest = output.DigestText(out, errOut)
+	first, notes := output.Spills(out, errOut)
+	if first != "" {
+		d.FullOutputPath = &first
+	}
+	for _, n := range notes {
+		env.Note(n)
+	}
+	if sess != nil {
+		if h := g.networkHint(d, time.Now().Add(-res.Duration)); h != "" {
+			env.Note(h)
+		} else if h := hint.Unseen(d, g.root); h != "" {
+			env.Note(h)
+		}
+	}
+	for _, n := range res.Notes {
+		env.Note(n)
+	}
+	return *env.Settle()
+}
