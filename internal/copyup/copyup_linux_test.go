@@ -3,6 +3,7 @@ package copyup
 import (
 	"bytes"
 	"fmt"
+	"go.uber.org/goleak"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	case "opener":
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // session guards a locked thread and runs the script from it with bash.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"go.uber.org/goleak"
 	"io"
 	"net"
 	"os"
@@ -38,7 +39,9 @@ func TestMain(m *testing.M) {
 	case "caller":
 		os.Exit(callMany())
 	}
-	os.Exit(m.Run())
+	// A benchmark guards threads of this process for good: their
+	// supervisors serve until the process ends.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/shellgate/shellgate/internal/notify.receive"))
 }
 
 // session guards a locked thread, says so, waits for the host to bind its
