@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"go.uber.org/goleak"
 	"io"
 	"io/fs"
 	"net"
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(owner())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // lab is a project root and things around it. It lives in /var/tmp, which a
