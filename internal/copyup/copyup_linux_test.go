@@ -265,6 +265,14 @@ func raw(call, path string) int {
 	var err error
 	switch call {
 	case "openat2":
+		// A read by openat2, handed over too, leaves the link alone.
+		r, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		var st unix.Stat_t
+		if err != nil || unix.Fstat(r, &st) != nil || st.Nlink != 2 {
+			fmt.Fprintln(os.Stderr, "openat2 for reading:", err, st.Nlink)
+			return 1
+		}
+		unix.Close(r)
 		fd, err = unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_WRONLY | unix.O_APPEND | unix.O_CLOEXEC})
 	case "creat", "open":
 		p, _ := unix.BytePtrFromString(path)

@@ -171,7 +171,9 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 
 // openTarget opens t as k asks; it runs on a confined thread.
 func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
-	writes := k.how.Flags&unix.O_PATH == 0
+	// openat2 hands over reads too: only a write or O_TRUNC breaks a link.
+	f := k.how.Flags
+	writes := f&unix.O_PATH == 0 && (f&unix.O_ACCMODE != unix.O_RDONLY || f&unix.O_TRUNC != 0)
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
 		fd, errno := create(c, t, k)
