@@ -247,8 +247,13 @@ echo $((1+1)) > n && cat n
 echo 500 > /proc/self/oom_score_adj && echo oom $(cat /proc/self/oom_score_adj)
 (cd /proc/self && echo 600 > ../self/oom_score_adj && echo oom $(cat /proc/self/oom_score_adj))
 echo helper $(cat /proc/$PPID/oom_score_adj)
+deep=$(printf 'dir/%.0s' $(seq 100))x; mkdir -p "$(dirname $deep)" && echo long-path > "$deep" && cat "$deep"
+python3 -c "
+import os
+try: os.open('a' * 5000, os.O_WRONLY)
+except OSError as e: print('too long', e.errno == 36)"
 `)
-	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n", "oom 500\n", "oom 600\n", "helper 0\n"} {
+	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n", "oom 500\n", "oom 600\n", "helper 0\n", "long-path\n", "too long True\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

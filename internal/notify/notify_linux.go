@@ -205,17 +205,24 @@ func (c *Caller) ReadString(addr uint64, max int) (string, unix.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
-	b := make([]byte, max+1)
-	r, errno := c.readv(addr, b)
-	if errno != 0 {
-		return "", errno
-	}
-	i := bytes.IndexByte(b[:r], 0)
-	switch {
-	case i >= 0:
-		return string(b[:i]), c.valid()
-	case r < len(b):
-		return "", unix.EFAULT
+	// Most paths are short: a small read first, the rest only if needed.
+	b := make([]byte, min(256, max+1))
+	done := 0
+	for _, upTo := range []int{len(b), max + 1} {
+		if done >= upTo {
+			continue
+		}
+		b = append(b, make([]byte, upTo-len(b))...)
+		r, errno := c.readv(addr+uint64(done), b[done:upTo])
+		if errno != 0 {
+			return "", errno
+		}
+		if i := bytes.IndexByte(b[done:done+r], 0); i >= 0 {
+			return string(b[:done+i]), c.valid()
+		}
+		if done += r; done < upTo {
+			return "", unix.EFAULT // an unmapped page before the NUL
+		}
 	}
 	return "", unix.ENAMETOOLONG
 }
