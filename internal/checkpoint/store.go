@@ -137,7 +137,6 @@ type Store struct {
 	gitDir  string
 	mu      sync.Mutex
 	modes   manifest    // the current exact modes (see modes.go)
-	snaps   int         // snapshots since Open, for the periodic bound check
 	records []Record    // loaded under the lock
 	logStat os.FileInfo // the record file as load last read it or this process wrote it
 
