@@ -37,6 +37,12 @@ func TestChangesAndUndo(t *testing.T) {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
 	checkChanges(t, root)
+	// doctor says where the store is, how much it holds, and its bounds.
+	if code, stdout, stderr := cli("doctor", "--root", root, "--sandbox", "off"); !strings.Contains(stdout,
+		"undo:     checkpoints in "+filepath.Join(lab, "store")) || !strings.Contains(stdout, ": 2 commands, ") ||
+		!strings.Contains(stdout, "pruned past 1000 commands, 168h0m0s or 2048 MiB") {
+		t.Errorf("doctor: %d\n%s%s", code, stdout, stderr)
+	}
 	// Undoing command 1 would take back later.txt too: no one to ask, so no.
 	undoTTY = func() (io.ReadCloser, io.Writer) { return nil, nil }
 	defer func() { undoTTY = openTTY }()
