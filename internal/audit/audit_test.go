@@ -373,3 +373,32 @@ func TestDirectorySyncedForNewNamesOnly(t *testing.T) {
 		t.Errorf("the last line is %v", got[len(got)-1])
 	}
 }
+
+// TestHugeCommandRedactedOnlyWhereKept: a command of 1 MiB is redacted only
+// in the part the line keeps (redacting all of it took seconds of CPU before
+// the cap threw it away): writing it costs what writing its first 12 KiB
+// does. A secret that starts just before the cap is still redacted.
+func TestHugeCommandRedactedOnlyWhereKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l := open(t, path, Options{})
+	filler := strings.Repeat("x=1 ", (MaxCommand-40)/4)
+	huge := filler + "API_TOKEN=s3cr3t-" + strings.Repeat("k", 1<<20)
+	allocated := func(cmd string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		must(t, l.Write(Entry{Command: cmd, Description: cmd}))
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	allocated(huge) // the patterns compiled
+	head := huge[:3*MaxCommand]
+	if h, n := allocated(head), allocated(huge); n > 2*h {
+		t.Errorf("writing the 1 MiB command allocated %d KiB, its first 12 KiB %d KiB: all of it was redacted", n>>10, h>>10)
+	}
+	e := lines(t, path)[2]
+	for _, field := range []string{"command", "description"} {
+		if s := e[field].(string); strings.Contains(s, "s3cr3t") || !strings.Contains(s, "API_TOKEN=") {
+			t.Errorf("%s ends %q: the secret at the cap is not redacted", field, s[len(s)-60:])
+		}
+	}
+}
