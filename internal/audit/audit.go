@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -53,6 +54,10 @@ const (
 	// EventEgress is one connection through the egress proxy (Egress), with
 	// the call of the command that made it.
 	EventEgress = "egress"
+	// EventGap follows a line cut short (a write that filled the disk, a
+	// writer killed mid-line): that line is incomplete and not JSON; the
+	// gap line ends it, so that the next entry is whole.
+	EventGap = "gap"
 )
 
 // Entry is one line of the log. The JSON names are stable: tools read them.
@@ -152,6 +157,7 @@ type Log struct {
 	f        *os.File
 	closed   bool
 	unsynced bool // a line was written to f since its last fsync
+	checkEnd bool // f may end in a line cut short: opened, or a write failed
 
 	syncDelay time.Duration // SyncDelay; longer in a test
 	dirty     chan struct{} // a line was written and not yet synced
@@ -252,7 +258,7 @@ func (l *Log) open() error {
 	} else if err == nil && fi.Mode().Perm()&0o077 != 0 {
 		f.Chmod(0o600) // a file the user made: tighten it, as a new one would be
 	}
-	l.f = f
+	l.f, l.checkEnd = f, !created
 	if created {
 		syncNewName(filepath.Dir(l.path)) // the new name survives a crash too (and a rotation's renames)
 	}
@@ -303,15 +309,41 @@ func (l *Log) append(line []byte) error {
 			return rotateErr
 		}
 	}
+	if l.checkEnd {
+		line = l.endTornLine(line)
+	}
 	if _, err := l.f.Write(line); err != nil {
+		l.checkEnd = true // a part of the line may be in the file
 		return fmt.Errorf("audit log: %w", err)
 	}
+	l.checkEnd = false
 	l.unsynced = true
 	select {
 	case l.dirty <- struct{}{}:
 	default: // a sync is already due
 	}
 	return rotateErr
+}
+
+// endTornLine returns line, preceded by a newline and a gap entry where the
+// file does not end in a newline: its last line was cut short.
+func (l *Log) endTornLine(line []byte) []byte {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return line
+	}
+	defer f.Close()
+	last := make([]byte, 1)
+	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
+		return line
+	} else if _, err := f.ReadAt(last, fi.Size()-1); err != nil || last[0] == '\n' {
+		return line
+	}
+	gap, err := json.Marshal(Entry{Event: EventGap, Time: time.Now().UTC(), PID: os.Getpid(), Status: "error", Error: "TORN_LINE"})
+	if err != nil {
+		return line
+	}
+	return slices.Concat([]byte("\n"), gap, []byte("\n"), line)
 }
 
 // current makes sure l.f is the file now at l.path — another process may have

@@ -402,3 +402,33 @@ func TestHugeCommandRedactedOnlyWhereKept(t *testing.T) {
 		}
 	}
 }
+
+// TestTornLineRepaired: a line cut short (a write that filled the disk, a
+// writer killed mid-line) is not merged with the next one: the next Write
+// ends it, says so in a line of its own (event "gap"), and its own entry is
+// a whole line — from this process's failed write or from another's.
+func TestTornLineRepaired(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	whole := `{"event":"result","command":"echo before"}` + "\n"
+	torn := `{"event":"result","command":"echo cut sh`
+	if err := os.WriteFile(path, []byte(whole+torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path, Options{})
+	must(t, l.Write(Entry{Event: EventResult, Command: "echo after"}))
+	must(t, l.Write(Entry{Event: EventResult, Command: "echo later"}))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(got) != 5 || got[0]+"\n" != whole || got[1] != torn {
+		t.Fatalf("want the whole line, the torn one ended, a gap, the two new entries; got:\n%s", b)
+	}
+	for i, want := range map[int]string{2: EventGap, 3: EventResult, 4: EventResult} {
+		var e Entry
+		if err := json.Unmarshal([]byte(got[i]), &e); err != nil || e.Event != want {
+			t.Errorf("line %d %q: want a whole %s entry (%v)", i+1, got[i], want, err)
+		}
+	}
+}
