@@ -678,6 +678,9 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	m := report.Map()
 	g.egressReport(m)
 	env.Context.Sandbox = m
+	if b.takeRestarted() {
+		env.Note(restartNote)
+	}
 	return sess, nil
 }
 
