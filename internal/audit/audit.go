@@ -54,6 +54,12 @@ const (
 	// EventEgress is one connection through the egress proxy (Egress), with
 	// the call of the command that made it.
 	EventEgress = "egress"
+	// EventRefused stands for Count refused requests (Rules: how many each
+	// rule refused) that were not written one by one: past a burst,
+	// refusals are summarized, so that a flood of them cannot rotate the
+	// earlier lines out of the log. Command, Rule and Session are the
+	// last one's; Time the first one's.
+	EventRefused = "refused"
 	// EventGap follows a line cut short (a write that filled the disk, a
 	// writer killed mid-line): that line is incomplete and not JSON; the
 	// gap line ends it, so that the next entry is whole.
@@ -106,6 +112,9 @@ type Entry struct {
 	// Appeared: what appeared in the root (EventAppeared), relative to it;
 	// "repository DIR" for a git repository.
 	Appeared []string `json:"appeared,omitempty"`
+	// Count and Rules summarize refused requests (EventRefused).
+	Count int            `json:"count,omitempty"`
+	Rules map[string]int `json:"rules,omitempty"`
 }
 
 // Egress is a connection a command asked the egress proxy for.
