@@ -1,9 +1,11 @@
 package shellgate
 
 import (
+	"cmp"
 	"crypto/rand"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
@@ -57,6 +59,91 @@ type auditCall struct {
 	req     Request
 	session string
 	began   time.Time
+	decided bool // admitted: its decision line was written
+}
+
+// Refused requests are written one by one up to a burst of refusedBurst,
+// which refills at refusedRate a second; past it they are counted, and
+// written as one summary line (event "refused") per refusedSummary of them,
+// or when one is written in full again, or at Close. A flood of refusals
+// (9 800 refused calls) used to rotate every earlier line out of the log.
+const (
+	refusedBurst   = 100
+	refusedRate    = 1.0
+	refusedSummary = 500
+)
+
+// refusals is the budget of refused lines, and the summary being counted.
+type refusals struct {
+	mu      sync.Mutex
+	tokens  float64
+	refill  time.Time
+	pending *audit.Entry // the summary being counted; nil: none
+}
+
+// admit reports whether the refusal e is written in full; a summary due
+// first (or one that is full) is returned to be written before it.
+func (r *refusals) admit(e audit.Entry) (full bool, summary *audit.Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.refill.IsZero() {
+		r.tokens = refusedBurst
+	} else {
+		r.tokens = min(refusedBurst, r.tokens+now.Sub(r.refill).Seconds()*refusedRate)
+	}
+	r.refill = now
+	if r.tokens >= 1 {
+		r.tokens--
+		summary, r.pending = r.pending, nil
+		return true, summary
+	}
+	if r.pending == nil {
+		r.pending = &audit.Entry{Event: audit.EventRefused, Time: e.Time, Root: e.Root, Rules: map[string]int{}}
+	}
+	p := r.pending
+	p.Count++
+	p.Rules[cmp.Or(e.Rule, e.Error)]++
+	p.Session, p.Command, p.Rule, p.Error, p.Decision = e.Session, e.Command, e.Rule, e.Error, e.Decision
+	if p.Count >= refusedSummary {
+		summary, r.pending = p, nil
+	}
+	return false, summary
+}
+
+// flush returns the summary being counted, if any.
+func (r *refusals) flush() *audit.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pending
+	r.pending = nil
+	return p
+}
+
+// writeResult writes a result line; a refused request's goes through the
+// refusals' budget.
+func (g *Gate) writeResult(c *auditCall, e audit.Entry) {
+	if c.decided || e.Error == "" {
+		g.auditLog.Write(e)
+		return
+	}
+	full, summary := g.refused.admit(e)
+	if summary != nil {
+		g.auditLog.Write(*summary)
+	}
+	if full {
+		g.auditLog.Write(e)
+	}
+}
+
+// flushRefusals writes the summary of refusals still being counted.
+func (g *Gate) flushRefusals() {
+	if g.auditLog == nil {
+		return
+	}
+	if p := g.refused.flush(); p != nil {
+		g.auditLog.Write(*p)
+	}
 }
 
 // startAudit begins the audit record of req, and returns it with opts plus the
@@ -75,6 +162,7 @@ func (g *Gate) auditDecision(c *auditCall, env *envelope.Envelope) {
 	if c == nil || g.auditLog == nil {
 		return
 	}
+	c.decided = true
 	e := audit.Entry{
 		Event: audit.EventDecision, Call: c.id, Time: c.began, Session: c.session, Root: g.root,
 		Directory: env.Data.Directory, Command: c.req.Command, Description: c.req.Description,
@@ -132,7 +220,7 @@ func (g *Gate) audit(c *auditCall, env *envelope.Envelope) {
 	if env.Data.Job != nil {
 		e.Job = env.Data.Job.ID
 	}
-	g.auditLog.Write(e)
+	g.writeResult(c, e)
 }
 
 // auditJob records a job call that acts on a job (input sent, a kill): what

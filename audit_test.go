@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -219,5 +220,46 @@ func TestAuditWhere(t *testing.T) {
 
 	if _, err := shellgate.New(shellgate.Config{Root: l.root, Audit: shellgate.AuditConfig{Keep: -1}}); err == nil || !strings.Contains(err.Error(), "keep") {
 		t.Errorf("a bad Keep: %v", err)
+	}
+}
+
+// TestAuditRefusalFlood: a flood of refused requests does not rotate the
+// earlier lines out of the log (9 800 refused calls erased every file): past
+// a burst, refusals are counted into summary lines, and the command that ran
+// before the flood is still there after it.
+func TestAuditRefusalFlood(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	g := gate(t, shellgate.Config{Root: l.root, Audit: shellgate.AuditConfig{Path: path, MaxBytes: 64 << 10, Keep: 2}})
+	run(t, g, shellgate.Request{Command: "echo evidence-before-the-flood"})
+	const flood = 2000
+	for i := range flood {
+		env := run(t, g, shellgate.Request{Command: fmt.Sprintf("sudo rm -rf /srv/%d", i)})
+		if env.Error == nil || env.Error.Code != envelope.PolicyDenied {
+			t.Fatalf("not refused: %s", env.Text)
+		}
+	}
+	must(t, g.Close())
+	var all []map[string]any
+	for _, p := range []string{path + ".2", path + ".1", path} {
+		all = append(all, auditLines(t, p)...)
+	}
+	evidence, full, summarized := false, 0, 0
+	for _, e := range all {
+		switch {
+		case e["command"] == "echo evidence-before-the-flood":
+			evidence = true
+		case e["event"] == "refused" && e["count"] != nil:
+			summarized += int(e["count"].(float64))
+		case e["error"] == "POLICY_DENIED":
+			full++
+		}
+	}
+	if !evidence {
+		t.Errorf("the flood of %d refusals rotated the earlier command out of the log", flood)
+	}
+	if full+summarized != flood {
+		t.Errorf("%d refusals written in full and %d summarized, want %d in all", full, summarized, flood)
 	}
 }

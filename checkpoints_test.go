@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,8 +74,9 @@ func (l *cpLab) undo(t *testing.T, id int, want labState) {
 	}
 }
 
-// TestGateUndo runs each way of losing work through the Gate — allowed
-// without a question, since checkpoints are on — and undoes it.
+// TestGateUndo runs each way of losing work through the Gate, with the
+// sandbox and without — allowed without a question, since checkpoints are
+// on — and undoes it.
 func TestGateUndo(t *testing.T) {
 	lane.Live(t)
 	cases := []struct{ name, cmd, text string }{
@@ -95,35 +97,44 @@ func TestGateUndo(t *testing.T) {
 		{"stash-drop", `git stash drop`, "in .git"},
 		{"rm-r-tracked", `rm -r src`, "deleted"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if strings.Contains(c.cmd, "python3") {
-				if _, err := exec.LookPath("python3"); err != nil {
-					t.Skip("no python3")
-				}
-			}
-			l := newCPLab(t, sandbox.Off, nil)
-			want := l.state(t)
-			env := l.g.Run(context.Background(), shellgate.Request{Command: c.cmd})
-			if env.Error != nil {
-				t.Fatalf("%s: %s", c.cmd, env.Text)
-			}
-			ch := env.Data.Changed
-			if ch == nil || ch.Checkpoint == 0 {
-				t.Fatalf("no data.changed: %s", env.Text)
-			}
-			if !strings.Contains(env.Text, c.text) || !strings.Contains(env.Text, "shellgate undo") {
-				t.Errorf("text does not say %q and how to undo:\n%s", c.text, env.Text)
-			}
-			if strings.Contains(c.cmd, "git reset") || strings.Contains(c.cmd, "git clean") || strings.Contains(c.cmd, "branch -D") ||
-				strings.Contains(c.cmd, "checkout --") || strings.Contains(c.cmd, "restore") || strings.Contains(c.cmd, "stash drop") {
-				if !strings.Contains(env.Text, "rule lose-work") {
-					t.Errorf("the lose-work allow does not name the checkpoint:\n%s", env.Text)
-				}
-			}
-			l.undo(t, ch.Checkpoint, want)
-		})
+	for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.On} {
+		for _, c := range cases {
+			t.Run("sandbox-"+string(mode)+"/"+c.name, func(t *testing.T) { gateUndo(t, mode, c.cmd, c.text) })
+		}
 	}
+}
+
+// gateUndo runs cmd through a Gate in sandbox mode, expects text in its
+// result, and undoes it.
+func gateUndo(t *testing.T, mode sandbox.Mode, cmd, text string) {
+	if strings.Contains(cmd, "python3") {
+		if _, err := exec.LookPath("python3"); err != nil {
+			t.Skip("no python3")
+		}
+	}
+	l := newCPLab(t, mode, nil)
+	want := l.state(t)
+	env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
+	if env.Error != nil && env.Error.Code == envelope.SandboxUnavailable {
+		t.Skip("no sandbox here: " + env.Error.Message)
+	}
+	if env.Error != nil {
+		t.Fatalf("%s: %s", cmd, env.Text)
+	}
+	ch := env.Data.Changed
+	if ch == nil || ch.Checkpoint == 0 {
+		t.Fatalf("no data.changed: %s", env.Text)
+	}
+	if !strings.Contains(env.Text, text) || !strings.Contains(env.Text, "shellgate undo") {
+		t.Errorf("text does not say %q and how to undo:\n%s", text, env.Text)
+	}
+	if strings.Contains(cmd, "git reset") || strings.Contains(cmd, "git clean") || strings.Contains(cmd, "branch -D") ||
+		strings.Contains(cmd, "checkout --") || strings.Contains(cmd, "restore") || strings.Contains(cmd, "stash drop") {
+		if !strings.Contains(env.Text, "rule lose-work") {
+			t.Errorf("the lose-work allow does not name the checkpoint:\n%s", env.Text)
+		}
+	}
+	l.undo(t, ch.Checkpoint, want)
 }
 
 // Removing ignored files (git clean -x, -X) still asks: checkpoints leave the
@@ -332,5 +343,69 @@ func TestSessionBackgroundJobChanges(t *testing.T) {
 	sum, err := cp.Changes(env.Data.Changed.Checkpoint)
 	if err != nil || sum.Deleted != 1 || sum.Changes[0].Path != "README.md" {
 		t.Errorf("the job's changes: %+v %v", sum, err)
+	}
+}
+
+// TestGateStoreOutOfReach: a sandboxed command cannot write the checkpoint
+// store (it could otherwise rewrite what undo restores), and a store placed
+// inside the root, where every command may write, is refused before any
+// command runs.
+func TestGateStoreOutOfReach(t *testing.T) {
+	lane.Live(t)
+	l := newCPLab(t, sandbox.On, nil)
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "touch made.txt"})
+	if env.Error != nil && env.Error.Code == envelope.SandboxUnavailable {
+		t.Skip("no sandbox here: " + env.Error.Message)
+	}
+	if env.Data.Changed == nil {
+		t.Fatalf("no checkpoint: %s", env.Text)
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := checkpointtest.State(t, cp.Dir())
+	// The path is known only at run time, so the policy lets the sandbox
+	// judge: the commands run, and change nothing in the store.
+	for _, cmd := range []string{
+		`echo x > "$d/forged"`,
+		`rm -rf "$d/git/refs" "$d/git/objects"`,
+		`echo {} >> "$d/log.jsonl"`,
+	} {
+		cmd = "d=$(echo " + cp.Dir() + "); " + cmd
+		if env := l.g.Run(context.Background(), shellgate.Request{Command: cmd}); env.Error != nil {
+			t.Errorf("%s: want it run in the sandbox:\n%s", cmd, env.Text)
+		}
+	}
+	// What the store held is all there; what changed is only what the
+	// commands' own checkpoints wrote (new records, the scan cache).
+	after := checkpointtest.State(t, cp.Dir())
+	for _, line := range strings.Split(before, "\n") {
+		name := strings.Fields(line)[0]
+		if !strings.Contains(after, line+"\n") && !strings.HasSuffix(after, line) && !slices.Contains([]string{"last", "log.jsonl", "scan-cache", "modes.json"}, name) {
+			t.Errorf("the store lost or changed %s", line)
+		}
+	}
+	if log, _ := os.ReadFile(filepath.Join(cp.Dir(), "log.jsonl")); strings.Contains(after, "forged") || strings.Contains(string(log), "\n{}\n") {
+		t.Errorf("a sandboxed command wrote the store:\n%s\n%s", after, log)
+	}
+
+	for _, dir := range []string{filepath.Join(l.root, ".checkpoints"), l.root} {
+		g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: filepath.Join(filepath.Dir(l.root), "spill"), TempDir: filepath.Join(filepath.Dir(l.root), "tmp"),
+			Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: dir}})
+		if err != nil {
+			if !strings.Contains(err.Error(), "inside the project root") {
+				t.Errorf("store %s: %v", dir, err)
+			}
+			continue
+		}
+		env := g.Run(context.Background(), shellgate.Request{Command: "touch inside.txt"})
+		g.Close()
+		if env.Error == nil || env.Error.Code != envelope.CheckpointFailed || !strings.Contains(env.Text, "inside the project root") {
+			t.Errorf("store %s: want CHECKPOINT_FAILED naming the root:\n%s", dir, env.Text)
+		}
+		if _, err := os.Stat(filepath.Join(l.root, "inside.txt")); err == nil {
+			t.Errorf("store %s: the command ran", dir)
+		}
 	}
 }

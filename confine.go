@@ -102,6 +102,9 @@ type box struct {
 	session *sandbox.Session
 	report  sandbox.Report
 	err     error // why the session could not start
+	// restarted: the session died and a new one started; the next
+	// command's result says so (takeRestarted).
+	restarted bool
 
 	egress egressCalls // its commands, for the egress proxy (egress.go)
 }
@@ -148,7 +151,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		// The session died (a fork bomb took its helper down, with everything
 		// in it): the next command gets a new one.
 		b.session.Close()
-		b.session, b.started = nil, false
+		b.session, b.started, b.restarted = nil, false, true
 	}
 	if !b.started {
 		b.started = true
@@ -195,6 +198,21 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		}
 	}
 	return b.session, b.report, nil
+}
+
+// restartNote is told to the model with the first command of a new session
+// that replaced one that died: what it relied on there is gone.
+const restartNote = "The sandbox session had ended (a command took it down, e.g. by exhausting its process limit), so this command runs in a new sandbox session: the background jobs, terminal jobs and /tmp files of the old one are gone."
+
+// takeRestarted reports, once, that the session was replaced by a new one.
+func (b *box) takeRestarted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.restarted && b.session != nil
+	if r {
+		b.restarted = false
+	}
+	return r
 }
 
 // confining reports whether commands run contained: with every layer the
@@ -379,5 +397,8 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	m := report.Map()
 	g.egressReport(m)
 	env.Context.Sandbox = m
+	if b.takeRestarted() {
+		env.Note(restartNote)
+	}
 	return sess, nil
 }

@@ -37,6 +37,7 @@ type Gate struct {
 	// settings are policy's: the configured ones, less what the sandbox contains.
 	settings policy.Settings
 	auditLog *audit.Lazy // records every request (audit.go); nil: off
+	refused  refusals    // the budget of refused requests' lines (audit.go)
 
 	tmpMu  sync.RWMutex
 	tmp    string // the commands' TMPDIR
@@ -176,6 +177,7 @@ func (g *Gate) Close() error {
 		}
 	}
 	g.cps.close() // the checkpoints after the sessions' jobs, which have ended
+	g.flushRefusals()
 	// The audit log's fsync waits on the disk: it overlaps with ending the
 	// commands and the sandbox instead of adding to them.
 	synced := make(chan struct{})

@@ -6,7 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -184,4 +187,63 @@ func TestSpillPerSession(t *testing.T) {
 	if fi, err := os.Stat(filepath.Dir(full)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("the session's spill dir: %v %v", fi.Mode(), err)
 	}
+}
+
+// TestSandboxRestartReported: a sandbox session that died (a command took
+// its helper down) is replaced by the next command, and that command's
+// result says so: the jobs and the /tmp of the old one are gone.
+func TestSandboxRestartReported(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newLab(t)
+	before := sandboxHelpers(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	if env := run(t, g, shellgate.Request{Command: "echo first > \"$TMPDIR/x\""}); env.Error != nil {
+		t.Fatalf("first command: %s", env.Text)
+	}
+	var ours []int
+	for _, pid := range sandboxHelpers(t) {
+		if !slices.Contains(before, pid) {
+			ours = append(ours, pid)
+		}
+	}
+	if len(ours) != 1 {
+		t.Fatalf("want this gate's one helper, found %v (before: %v)", ours, before)
+	}
+	must(t, syscall.Kill(ours[0], syscall.SIGKILL))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(ours[0])); err != nil {
+			break // reaped: the gate's session knows it ended
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed helper lives on")
+		}
+	}
+	env := run(t, g, shellgate.Request{Command: "cat \"$TMPDIR/x\" 2>&1; echo ran"})
+	if !strings.Contains(env.Data.Stdout, "ran") || !strings.Contains(env.Text, "new sandbox session") {
+		t.Errorf("the command after the sandbox died does not say it runs in a new one:\n%s", env.Text)
+	}
+	if env := run(t, g, shellgate.Request{Command: "echo later"}); strings.Contains(env.Text, "new sandbox session") {
+		t.Errorf("told again:\n%s", env.Text)
+	}
+}
+
+// sandboxHelpers lists the sandbox helpers this process started.
+func sandboxHelpers(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); bytes.HasPrefix(cmdline, []byte("shellgate-sandbox-session\x00")) &&
+			len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -68,14 +68,33 @@ func (ss *shellSessions) keys() []string {
 	return keys
 }
 
-// closeAll closes every shell session; none opens afterwards.
+// closeAll closes every shell session, side by side: each close waits for
+// its sandbox to go (tens of milliseconds, most of it the kernel's), and
+// hundreds one after another held a server's exit for seconds. None opens
+// afterwards.
 func (ss *shellSessions) closeAll() {
 	ss.mu.Lock()
 	ss.closed = true
 	open := ss.open
 	ss.open = nil
 	ss.mu.Unlock()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, closeTogether)
 	for _, sess := range open {
-		sess.Close()
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if beforeSessionClose != nil {
+				beforeSessionClose()
+			}
+			sess.Close()
+		})
 	}
+	wg.Wait()
 }
+
+// closeTogether bounds the sessions closeAll closes at once.
+const closeTogether = 32
+
+// beforeSessionClose, if set (tests), runs before each close of closeAll.
+var beforeSessionClose func()

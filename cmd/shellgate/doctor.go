@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
@@ -160,16 +162,9 @@ func checkpointsLine(cfg shellgate.Config) string {
 	}
 	size, _ := cp.Size()
 	c := cfg.Checkpoints
-	maxCount, maxAge, maxSize := c.MaxCount, c.MaxAge, c.MaxSize
-	if maxCount == 0 {
-		maxCount = 1000
-	}
-	if maxAge == 0 {
-		maxAge = 7 * 24 * time.Hour
-	}
-	if maxSize == 0 {
-		maxSize = 2 << 30
-	}
+	maxCount := cmp.Or(c.MaxCount, checkpoint.DefaultMaxCount)
+	maxAge := cmp.Or(c.MaxAge, checkpoint.DefaultMaxAge)
+	maxSize := cmp.Or(c.MaxSize, checkpoint.DefaultMaxSize)
 	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; the oldest pruned past %d commands, %s or %.0f MiB (shellgate changes, shellgate undo)",
 		cp.Dir(), len(recs), float64(size)/(1<<20), maxCount, maxAge, float64(maxSize)/(1<<20))
 }

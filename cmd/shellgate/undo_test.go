@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // TestChangesAndUndo: commands run by one-shot `shellgate run`s are listed
@@ -37,6 +39,12 @@ func TestChangesAndUndo(t *testing.T) {
 		t.Fatalf("run: %d %s", code, stderr)
 	}
 	checkChanges(t, root)
+	// doctor says where the store is, how much it holds, and its bounds.
+	if code, stdout, stderr := cli("doctor", "--root", root, "--sandbox", "off"); !strings.Contains(stdout,
+		"undo:     checkpoints in "+filepath.Join(lab, "store")) || !strings.Contains(stdout, ": 2 commands, ") ||
+		!strings.Contains(stdout, "pruned past 1000 commands, 168h0m0s or 2048 MiB") {
+		t.Errorf("doctor: %d\n%s%s", code, stdout, stderr)
+	}
 	// Undoing command 1 would take back later.txt too: no one to ask, so no.
 	undoTTY = func() (io.ReadCloser, io.Writer) { return nil, nil }
 	defer func() { undoTTY = openTTY }()
@@ -102,4 +110,52 @@ func cli(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = dispatch(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// TestChangesAcrossSessionsAndRuns: a session's commands (as the MCP
+// server runs them) and one-shot runs share one numbering and one list;
+// `shellgate undo` takes back either.
+func TestChangesAcrossSessionsAndRuns(t *testing.T) {
+	lane.Live(t)
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	store := filepath.Join(lab, "store")
+	t.Setenv(shellgate.CheckpointsEnv, store)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
+	t.Setenv("HOME", filepath.Join(lab, "home"))
+	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
+	t.Setenv("TMPDIR", filepath.Join(lab, "tmp"))
+	want := checkpointtest.State(t, root)
+
+	g, err := shellgate.New(shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: filepath.Join(lab, "tmp"),
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.NewSession(shellgate.SessionConfig{ID: "mcp-1"})
+	env := s.Run(context.Background(), shellgate.Request{Command: "echo session > session.txt"})
+	g.Close()
+	if env.Data.Changed == nil || env.Data.Changed.Checkpoint != 1 {
+		t.Fatalf("the session's command: %+v\n%s", env.Data.Changed, env.Text)
+	}
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "echo run > run.txt"); code != 0 || !strings.Contains(stderr, "shellgate undo 2") {
+		t.Fatalf("run after the session: %d %s", code, stderr)
+	}
+	code, stdout, stderr := cli("changes", "--root", root, "--json")
+	var recs []changeRecord
+	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
+		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
+	}
+	if recs[0].Session != "mcp-1" || recs[0].Changes == nil || recs[0].Changes.Changes[0].Path != "session.txt" ||
+		recs[1].ID != 2 || recs[1].Changes == nil || recs[1].Changes.Changes[0].Path != "run.txt" {
+		t.Errorf("changes: %+v %+v / %+v %+v", recs[0].CheckpointRecord, recs[0].Changes, recs[1].CheckpointRecord, recs[1].Changes)
+	}
+	if code, stdout, stderr := cli("undo", "--root", root, "--yes", "1"); code != 0 || !strings.Contains(stdout, "Undid command 1") {
+		t.Fatalf("undo 1: %d %s %s", code, stdout, stderr)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo 1:\n%s", checkpointtest.DiffLines(want, got))
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -57,6 +58,16 @@ const (
 	// EventEgress is one connection through the egress proxy (Egress), with
 	// the call of the command that made it.
 	EventEgress = "egress"
+	// EventRefused stands for Count refused requests (Rules: how many each
+	// rule refused) that were not written one by one: past a burst,
+	// refusals are summarized, so that a flood of them cannot rotate the
+	// earlier lines out of the log. Command, Rule and Session are the
+	// last one's; Time the first one's.
+	EventRefused = "refused"
+	// EventGap follows a line cut short (a write that filled the disk, a
+	// writer killed mid-line): that line is incomplete and not JSON; the
+	// gap line ends it, so that the next entry is whole.
+	EventGap = "gap"
 )
 
 // Entry is one line of the log. The JSON names are stable: tools read them.
@@ -108,6 +119,9 @@ type Entry struct {
 	// Moved: what went into the quarantine untold (EventQuarantined), "path →
 	// where", relative to the root.
 	Moved []string `json:"moved,omitempty"`
+	// Count and Rules summarize refused requests (EventRefused).
+	Count int            `json:"count,omitempty"`
+	Rules map[string]int `json:"rules,omitempty"`
 }
 
 // Egress is a connection a command asked the egress proxy for.
@@ -159,6 +173,7 @@ type Log struct {
 	f        *os.File
 	closed   bool
 	unsynced bool // a line was written to f since its last fsync
+	checkEnd bool // f may end in a line cut short: opened, or a write failed
 
 	syncDelay time.Duration // SyncDelay; longer in a test
 	dirty     chan struct{} // a line was written and not yet synced
@@ -259,7 +274,7 @@ func (l *Log) open() error {
 	} else if err == nil && fi.Mode().Perm()&0o077 != 0 {
 		f.Chmod(0o600) // a file the user made: tighten it, as a new one would be
 	}
-	l.f = f
+	l.f, l.checkEnd = f, !created
 	if created {
 		syncNewName(filepath.Dir(l.path)) // the new name survives a crash too (and a rotation's renames)
 	}
@@ -277,9 +292,9 @@ func (l *Log) Write(e Entry) error {
 		e.PID = os.Getpid()
 	}
 	e.CommandBytes = len(e.Command)
-	e.Command = capText(Redact(e.Command), MaxCommand)
+	e.Command = capText(Redact(keepPart(e.Command)), MaxCommand)
 	if e.Description != "" {
-		e.Description = capText(Redact(e.Description), MaxCommand)
+		e.Description = capText(Redact(keepPart(e.Description)), MaxCommand)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -310,15 +325,41 @@ func (l *Log) append(line []byte) error {
 			return rotateErr
 		}
 	}
+	if l.checkEnd {
+		line = l.endTornLine(line)
+	}
 	if _, err := l.f.Write(line); err != nil {
+		l.checkEnd = true // a part of the line may be in the file
 		return fmt.Errorf("audit log: %w", err)
 	}
+	l.checkEnd = false
 	l.unsynced = true
 	select {
 	case l.dirty <- struct{}{}:
 	default: // a sync is already due
 	}
 	return rotateErr
+}
+
+// endTornLine returns line, preceded by a newline and a gap entry where the
+// file does not end in a newline: its last line was cut short.
+func (l *Log) endTornLine(line []byte) []byte {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return line
+	}
+	defer f.Close()
+	last := make([]byte, 1)
+	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
+		return line
+	} else if _, err := f.ReadAt(last, fi.Size()-1); err != nil || last[0] == '\n' {
+		return line
+	}
+	gap, err := json.Marshal(Entry{Event: EventGap, Time: time.Now().UTC(), PID: os.Getpid(), Status: "error", Error: "TORN_LINE"})
+	if err != nil {
+		return line
+	}
+	return slices.Concat([]byte("\n"), gap, []byte("\n"), line)
 }
 
 // current makes sure l.f is the file now at l.path — another process may have
@@ -404,6 +445,21 @@ func (l *Log) Close() error {
 	}
 	l.f = nil
 	return err
+}
+
+// keepPart is the part of s that capText may keep, with as much again after
+// it: redaction costs about a microsecond a byte (a 1 MiB command took
+// 1–4 s), so only what is kept is redacted, and a secret that starts in it
+// is seen whole (a PEM block cut short is redacted to the end).
+func keepPart(s string) string {
+	if len(s) <= 2*MaxCommand {
+		return s
+	}
+	cut := 2 * MaxCommand
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // capText cuts s to at most max bytes, at a character boundary, marking the cut.

@@ -373,3 +373,62 @@ func TestDirectorySyncedForNewNamesOnly(t *testing.T) {
 		t.Errorf("the last line is %v", got[len(got)-1])
 	}
 }
+
+// TestHugeCommandRedactedOnlyWhereKept: a command of 1 MiB is redacted only
+// in the part the line keeps (redacting all of it took seconds of CPU before
+// the cap threw it away): writing it costs what writing its first 12 KiB
+// does. A secret that starts just before the cap is still redacted.
+func TestHugeCommandRedactedOnlyWhereKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l := open(t, path, Options{})
+	filler := strings.Repeat("x=1 ", (MaxCommand-40)/4)
+	huge := filler + "API_TOKEN=s3cr3t-" + strings.Repeat("k", 1<<20)
+	allocated := func(cmd string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		must(t, l.Write(Entry{Command: cmd, Description: cmd}))
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	allocated(huge) // the patterns compiled
+	head := huge[:3*MaxCommand]
+	if h, n := allocated(head), allocated(huge); n > 2*h {
+		t.Errorf("writing the 1 MiB command allocated %d KiB, its first 12 KiB %d KiB: all of it was redacted", n>>10, h>>10)
+	}
+	e := lines(t, path)[2]
+	for _, field := range []string{"command", "description"} {
+		if s := e[field].(string); strings.Contains(s, "s3cr3t") || !strings.Contains(s, "API_TOKEN=") {
+			t.Errorf("%s ends %q: the secret at the cap is not redacted", field, s[len(s)-60:])
+		}
+	}
+}
+
+// TestTornLineRepaired: a line cut short (a write that filled the disk, a
+// writer killed mid-line) is not merged with the next one: the next Write
+// ends it, says so in a line of its own (event "gap"), and its own entry is
+// a whole line — from this process's failed write or from another's.
+func TestTornLineRepaired(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	whole := `{"event":"result","command":"echo before"}` + "\n"
+	torn := `{"event":"result","command":"echo cut sh`
+	if err := os.WriteFile(path, []byte(whole+torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path, Options{})
+	must(t, l.Write(Entry{Event: EventResult, Command: "echo after"}))
+	must(t, l.Write(Entry{Event: EventResult, Command: "echo later"}))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(got) != 5 || got[0]+"\n" != whole || got[1] != torn {
+		t.Fatalf("want the whole line, the torn one ended, a gap, the two new entries; got:\n%s", b)
+	}
+	for i, want := range map[int]string{2: EventGap, 3: EventResult, 4: EventResult} {
+		var e Entry
+		if err := json.Unmarshal([]byte(got[i]), &e); err != nil || e.Event != want {
+			t.Errorf("line %d %q: want a whole %s entry (%v)", i+1, got[i], want, err)
+		}
+	}
+}

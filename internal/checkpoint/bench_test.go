@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,6 +77,11 @@ func initBare(b *testing.B, dir string) {
 //     the change, the checkpoint after it and what changed — cmd-ms is that
 //     whole cost (cmd-cpu-ms the CPU time it took, which the machine's other
 //     work does not inflate); checkpoint-ms the one after, against git's;
+//     floor-ms is the wall time of spinning on one core for the CPU time
+//     each command took, right after it: what the machine makes of that
+//     much CPU at its present load, with no I/O or lock to wait for
+//     (cmd-p50-ms and floor-p50-ms, their medians, are not moved by the
+//     odd stall of a shared machine);
 //   - warm-new-process: the same command in a new process (`shellgate run`):
 //     the store opened afresh, its cache read from its file, the root walked.
 //
@@ -135,7 +141,8 @@ func BenchmarkCheckpoint(b *testing.B) {
 					b.Fatal(err)
 				}
 				plainGit(b, root, plain)
-				var ours, cmd, cpu, git time.Duration
+				var ours, cmd, cpu, git, floor time.Duration
+				var cmds, floors []time.Duration
 				i := 0
 				for b.Loop() {
 					i++
@@ -162,7 +169,12 @@ func BenchmarkCheckpoint(b *testing.B) {
 						b.Fatal(err)
 					}
 					after := time.Since(start)
-					cpu += beforeCPU + cpuTime() - startCPU
+					cmdCPU := beforeCPU + cpuTime() - startCPU
+					cpu += cmdCPU
+					f := spin(cmdCPU)
+					floor += f
+					floors = append(floors, f)
+					cmds = append(cmds, before+after)
 					if sum.Modified != 1 {
 						b.Fatalf("the command changed one file; the checkpoints say %+v", sum)
 					}
@@ -175,9 +187,42 @@ func BenchmarkCheckpoint(b *testing.B) {
 				report(b, ours, git, i)
 				b.ReportMetric(float64(cmd.Microseconds())/1000/float64(i), "cmd-ms")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(i), "cmd-cpu-ms")
+				b.ReportMetric(ms(median(cmds)), "cmd-p50-ms")
+				b.ReportMetric(ms(slices.Max(cmds)), "cmd-max-ms")
+				if floor > 0 {
+					b.ReportMetric(float64(floor.Microseconds())/1000/float64(i), "floor-ms")
+					b.ReportMetric(ms(median(floors)), "floor-p50-ms")
+				}
 			})
 		}
 	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+var spinSink int
+
+// spin keeps one core busy until this process has used cpu more CPU time,
+// and returns the wall time that took (0 where there is no CPU clock).
+func spin(cpu time.Duration) time.Duration {
+	start, startCPU := time.Now(), cpuTime()
+	if startCPU == 0 {
+		return 0
+	}
+	x := 0
+	for cpuTime()-startCPU < cpu {
+		for j := range 20000 {
+			x += j
+		}
+	}
+	spinSink = x
+	return time.Since(start)
 }
 
 func report(b *testing.B, ours, git time.Duration, n int) {

@@ -66,8 +66,7 @@ func (s *Store) record(r Record) (int, error) {
 	}
 	s.records = append(s.records, r)
 	s.saveLastID(r.ID)
-	s.snaps++
-	if err := s.prune(); err != nil {
+	if err := s.prune(r.ID); err != nil {
 		return r.ID, err
 	}
 	return r.ID, nil

@@ -10,13 +10,15 @@ import (
 	"strconv"
 )
 
-// sizeEvery is how many checkpoints pass between two looks at the store's
+// sizeEvery is how many commands pass between two looks at the store's
 // size (git count-objects), and two chances for git to pack loose objects.
 const sizeEvery = 64
 
 // prune drops the oldest records past MaxCount or MaxAge and, every
-// sizeEvery checkpoints, past MaxSize; git then forgets what no record holds.
-func (s *Store) prune() error {
+// sizeEvery commands, past MaxSize; git then forgets what no record holds.
+// Counted by the command's id, which the store keeps, not per process: a
+// store only one-shot runs use (one command a process) is bounded too.
+func (s *Store) prune(id int) error {
 	now := s.o.Now()
 	drop := 0
 	for drop < len(s.records)-1 && (len(s.records)-drop > s.o.MaxCount || now.Sub(s.records[drop].Time) > s.o.MaxAge) {
@@ -28,7 +30,7 @@ func (s *Store) prune() error {
 			return err
 		}
 	}
-	if s.snaps%sizeEvery == 0 {
+	if id%sizeEvery == 0 {
 		for tries := 0; tries < 8; tries++ {
 			size, err := s.Size()
 			if err != nil {

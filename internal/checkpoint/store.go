@@ -109,6 +109,30 @@ func DefaultDir() (string, error) {
 	return filepath.Join(dir, "shellgate", "checkpoints"), nil
 }
 
+// within reports whether p is root or lies beneath it, symlinks followed as
+// far as the path exists.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(resolveExisting(root), resolveExisting(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolveExisting follows the symlinks of the longest part of the absolute
+// path p that exists, and takes the rest as written.
+func resolveExisting(p string) string {
+	p = filepath.Clean(p)
+	for rest := ""; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // ProjectID names a root's store: the first 16 hex digits of its path's SHA-256.
 func ProjectID(root string) string {
 	h := sha256.Sum256([]byte(filepath.Clean(root)))
@@ -137,7 +161,6 @@ type Store struct {
 	gitDir  string
 	mu      sync.Mutex
 	modes   manifest    // the current exact modes (see modes.go)
-	snaps   int         // snapshots since Open, for the periodic bound check
 	records []Record    // loaded under the lock
 	logStat os.FileInfo // the record file as load last read it or this process wrote it
 
@@ -179,6 +202,11 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{o: o, root: filepath.Clean(o.Root)}
 	s.dir = filepath.Join(o.Dir, ProjectID(s.root))
+	if within(s.root, s.dir) {
+		// Every command may write the root: it could rewrite what undo
+		// restores, and each checkpoint would hold the store again.
+		return nil, fmt.Errorf("checkpoint: the store %s is inside the project root %s; set another directory for checkpoints", o.Dir, s.root)
+	}
 	s.gitDir = filepath.Join(s.dir, "git")
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)

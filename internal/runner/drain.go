@@ -60,6 +60,9 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 				allIdle = false
 			}
 		}
+		if allIdle && !settled(pumps, end.Sub(now)) {
+			allIdle = false // it had output in hand: there may be more
+		}
 		if !now.Before(end) || allIdle {
 			break
 		}
@@ -73,6 +76,23 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 		}
 	}
 	return held
+}
+
+// settled settles the pumps that look idle (see pump.settle), within wait,
+// and reports whether they were: none had output in hand.
+func settled(pumps []*pump, wait time.Duration) bool {
+	quiet := true
+	for _, p := range pumps {
+		if p.finished() {
+			continue
+		}
+		before := p.total.Load()
+		p.settle(max(wait, 0))
+		if p.total.Load() != before {
+			quiet = false
+		}
+	}
+	return quiet
 }
 
 // idleWatch tells whether a pump has been waiting for data, in one and the same
@@ -120,6 +140,7 @@ func stopPumps(pumps []*pump, wait time.Duration) {
 		if p.finished() {
 			continue
 		}
+		p.stopping.Store(true)
 		if p.r.SetReadDeadline(time.Now()) == nil {
 			<-p.done
 		} else {

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // bufSize is the read size. Large reads keep throughput high: a pipe holds up to
@@ -27,10 +29,18 @@ type pump struct {
 	total   atomic.Int64  // bytes read so far
 	reads   atomic.Uint64 // Read calls started; tells one long wait from many short ones
 	reading atomic.Bool   // inside Read, i.e. waiting for a writer or about to get data
+
+	passed   chan struct{} // a token after each Read's data is delivered (settle)
+	stopping atomic.Bool   // a read deadline means stop, not settle's nudge
 }
 
+// afterRead, if set (tests), runs between a Read's return and the pump's
+// noting it: where a goroutine can wait for a thread or a P for milliseconds
+// on a busy machine, its data in hand and its reading flag still set.
+var afterRead atomic.Pointer[func(n int)]
+
 func startPump(r *os.File, w io.Writer) *pump {
-	p := &pump{r: r, w: w, done: make(chan struct{})}
+	p := &pump{r: r, w: w, done: make(chan struct{}), passed: make(chan struct{}, 1)}
 	go p.run()
 	return p
 }
@@ -46,16 +56,27 @@ func (p *pump) run() {
 		p.reads.Add(1)
 		p.reading.Store(true)
 		n, err := p.r.Read(buf)
+		if f := afterRead.Load(); f != nil {
+			(*f)(n)
+		}
 		p.reading.Store(false)
 		if n > 0 {
 			p.total.Add(int64(n))
 			p.deliver(buf[:n])
+		}
+		select { // for settle: whatever this Read got is delivered
+		case p.passed <- struct{}{}:
+		default:
 		}
 		if n >= 64<<10 && !enlarged {
 			// A full default-size pipe: a fast writer. Only now is enlarging it
 			// worth its cost, which every short command would otherwise pay.
 			enlargePipe(p.r)
 			enlarged = true
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && !p.stopping.Load() {
+			p.r.SetReadDeadline(time.Time{}) // settle's nudge: read on
+			continue
 		}
 		if err != nil {
 			return
@@ -72,6 +93,31 @@ func (p *pump) deliver(b []byte) {
 	// A failing writer must not stop the reading, or the command would block on a
 	// full pipe: keep reading and discard.
 	_, p.writeErr = p.w.Write(b)
+}
+
+// settle makes sure that what the pump has read is delivered: a pump that
+// looks idle — inside Read, nothing in the pipe — may be a goroutine that has
+// the command's last output in hand and is still waiting to run. A read
+// deadline of now ends a Read that is really waiting; settle waits for the
+// Read in flight to end, its data delivered, at most wait. It reports
+// whether it knows (false without read deadlines, on Windows' pipes).
+func (p *pump) settle(wait time.Duration) bool {
+	select {
+	case <-p.passed: // a token from before: not the Read in flight
+	default:
+	}
+	if p.r.SetReadDeadline(time.Now()) != nil {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-p.passed:
+	case <-p.done:
+	case <-t.C:
+		return false
+	}
+	return true
 }
 
 // detach stops delivery to the writer; once it returns the writer is not touched.

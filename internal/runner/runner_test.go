@@ -381,3 +381,23 @@ func TestSupervisorIDsDiffer(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestDataInHandAtExit: a pump that got the command's last output but has
+// not yet noted so (its goroutine descheduled between the Read and the
+// bookkeeping, as on a loaded machine) looks like a pump waiting on an empty
+// pipe; the output it holds still reaches the writer before Run returns.
+func TestDataInHandAtExit(t *testing.T) {
+	lane.Live(t)
+	hold := func(n int) {
+		if n > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	afterRead.Store(&hold)
+	defer afterRead.Store(nil)
+	s := newSupervisor(t)
+	res, stdout, _ := runScript(t, s, "seq 1 3", Spec{})
+	if res.ExitCode == nil || *res.ExitCode != 0 || stdout != "1\n2\n3\n" {
+		t.Errorf("exit %s, stdout %q, want the whole output", describe(res.ExitCode), stdout)
+	}
+}

@@ -1,0 +1,143 @@
+package checkpoint_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+)
+
+// TestSizeBoundAcrossProcesses: a store used only by one-shot processes
+// (`shellgate run`, the hook's `shellgate exec`: one Open and one command
+// each) is held to MaxSize too, and git packs it, not only a store one long
+// session fills.
+func TestSizeBoundAcrossProcesses(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	const commands = 70 // past the size check every 64 checkpoints
+	for i := range commands {
+		s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxSize: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := snapshot(t, s, "edit")
+		checkpointtest.Sh(t, root, "echo "+strconv.Itoa(i)+" >> notes.txt")
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	recs, err := s.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) >= commands/2 {
+		t.Errorf("%d records kept of %d, with MaxSize 1 byte: the size bound was never looked at", len(recs), commands)
+	}
+	loose := checkpointtest.Sh(t, lab, "git --git-dir '"+filepath.Join(s.Dir(), "git")+"' count-objects -v | sed -n 's/^count: //p'")
+	if n, _ := strconv.Atoi(strings.TrimSpace(loose)); n > 100 {
+		t.Errorf("%d loose objects: the store past its size was not packed", n)
+	}
+}
+
+// TestPruneByAge: records older than MaxAge go at the next checkpoint; the
+// oldest one left still restores.
+func TestPruneByAge(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxAge: 24 * time.Hour,
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	states := map[int]string{}
+	for i, step := range []time.Duration{0, time.Hour, 20 * time.Hour, 10 * time.Hour} {
+		now = now.Add(step)
+		states[i+1] = checkpointtest.State(t, root)
+		id := snapshot(t, s, "edit")
+		checkpointtest.Sh(t, root, "echo "+strconv.Itoa(i)+" >> notes.txt")
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At 31 h, the commands of 0 h and 1 h are past a day; those of 21 h and 31 h stay.
+	if len(recs) != 2 || recs[0].ID != 3 {
+		t.Fatalf("records %+v: want 3 and 4", recs)
+	}
+	restore(t, s, 3, states[3])
+}
+
+// TestIgnoredKept: of what .gitignore ignores, a checkpoint keeps the files
+// up to IgnoredMaxSize and those KeepIgnored names (.env.* by default)
+// whatever their size; undo brings those back and leaves the rest — the
+// ignored bulk — as it finds it, neither restored nor removed.
+func TestIgnoredKept(t *testing.T) {
+	lane.Live(t)
+	cases := []struct {
+		name     string
+		o        checkpoint.Options
+		restored []string // deleted by the command, back after undo
+		lost     []string // deleted by the command, still gone after undo
+	}{
+		{"defaults", checkpoint.Options{},
+			[]string{"small.log", ".env.local"}, []string{"big.bin", "my.key"}},
+		{"larger threshold", checkpoint.Options{IgnoredMaxSize: 200 << 10},
+			[]string{"small.log", ".env.local", "big.bin", "my.key"}, nil},
+		{"none by size", checkpoint.Options{IgnoredMaxSize: -1},
+			[]string{".env.local"}, []string{"small.log", "big.bin", "my.key"}},
+		{"own exceptions", checkpoint.Options{KeepIgnored: []string{"*.key"}},
+			[]string{"small.log", "my.key"}, []string{".env.local", "big.bin"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			checkpointtest.Sh(t, root, `printf '*.bin\n*.key\n.env.local\n' >> .gitignore && git add .gitignore && git commit -qm ignore
+printf 'small\n' > small.log && for f in big.bin my.key .env.local; do head -c 102400 /dev/zero > $f; done
+printf 'kept as is\n' > node_modules/dep/new.js`)
+			c.o.Root, c.o.Dir = root, filepath.Join(lab, "store")
+			s, err := checkpoint.Open(c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			id := snapshot(t, s, "rm")
+			checkpointtest.Sh(t, root, "rm small.log big.bin my.key .env.local && echo changed > node_modules/dep/index.js")
+			if _, err := s.Finish(id); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Restore(id); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.restored {
+				if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+					t.Errorf("%s was not restored: %v", f, err)
+				}
+			}
+			for _, f := range c.lost {
+				if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+					t.Errorf("%s was restored: the checkpoint kept it", f)
+				}
+			}
+			for f, want := range map[string]string{"node_modules/dep/index.js": "changed\n", "node_modules/dep/new.js": "kept as is\n"} {
+				if b, _ := os.ReadFile(filepath.Join(root, f)); string(b) != want {
+					t.Errorf("undo touched the ignored bulk: %s is %q", f, b)
+				}
+			}
+		})
+	}
+}
