@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/shellgate/shellgate/internal/hint"
+	"github.com/shellgate/shellgate/internal/pidfd"
 	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"net"
 	"os"
@@ -167,8 +168,8 @@ func (s *Session) startHelper(spec Spec, files []*os.File) error {
 			Setpgid:     true,
 		},
 	}
-	pidfd := -1
-	cmd.SysProcAttr.PidFD = &pidfd
+	pfd := -1
+	cmd.SysProcAttr.PidFD = &pfd
 	startErr := make(chan error, 1)
 	go func() {
 		if err := cmd.Start(); err != nil {
@@ -176,7 +177,7 @@ func (s *Session) startHelper(spec Spec, files []*os.File) error {
 			return
 		}
 		startErr <- nil
-		awaitExit(pidfd)
+		pidfd.AwaitExit(pfd)
 		err := cmd.Wait()
 		s.mu.Lock()
 		s.waitErr = err
@@ -188,32 +189,6 @@ func (s *Session) startHelper(spec Spec, files []*os.File) error {
 	}
 	s.helper = cmd
 	return nil
-}
-
-// awaitExit returns once the process of pidfd (ours to close; -1: none) has
-// exited. It parks on the runtime's poller, where a wait(2) would block an
-// OS thread for the helper's whole life: one thread per session, 500 for 500
-// abandoned HTTP sessions. Wait then reaps the process at once.
-func awaitExit(pidfd int) {
-	if pidfd < 0 {
-		return
-	}
-	if err := unix.SetNonblock(pidfd, true); err != nil {
-		unix.Close(pidfd)
-		return
-	}
-	f := os.NewFile(uintptr(pidfd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	waited := false
-	rc.Read(func(uintptr) bool { // a pidfd is readable once its process exited
-		done := waited
-		waited = true
-		return done
-	})
 }
 
 // noUserNS is the error of a session whose user namespace the kernel
