@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(raw(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "opener":
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	case "unlinker":
+		os.Exit(unlinker(os.Args[len(os.Args)-1]))
 	}
 	os.Exit(m.Run())
 }
@@ -282,5 +284,65 @@ func raw(call, path string) int {
 	}
 	unix.Write(fd, []byte("PWN"))
 	unix.Close(fd)
+	return 0
+}
+
+// A file whose names in the root are gone keeps its name outside: a write
+// through a descriptor still open on it (reopened by /proc/self/fd, /dev/fd
+// or an O_PATH descriptor, or an open that races the unlink) must not reach
+// it, though it has one link left.
+func TestAFileNamedOnlyOutsideIsNotWritten(t *testing.T) {
+	root, store := lab(t)
+	writes := map[string]string{
+		"proc fd":   `exec 3<nm/procfd.js; rm nm/procfd.js; echo PWN >> /proc/self/fd/3`,
+		"dev fd":    `exec 4<nm/devfd.js; mv nm/devfd.js nm/moved.js; rm nm/moved.js; echo PWN > /dev/fd/4`,
+		"O_PATH":    `python3 -c "import os; p=os.open('nm/opath.js', os.O_PATH); os.unlink('nm/opath.js'); os.write(os.open('/proc/self/fd/%d' % p, os.O_WRONLY|os.O_APPEND), b'PWN')"`,
+		"truncate":  `exec 5<nm/trunc.js; rm nm/trunc.js; python3 -c "import os; os.truncate('/proc/self/fd/5', 0)"`,
+		"unlinker":  `COPYUP_TEST_ROLE=unlinker "$COPYUP_BIN" nm/unlinker.js`,
+		"same name": `exec 6<nm/same.js; rm nm/same.js; echo mine > nm/same.js; echo PWN >> /proc/self/fd/6`,
+	}
+	var script strings.Builder
+	for what, sh := range writes {
+		name := strings.Fields(strings.NewReplacer("nm/", " ", "'", " ", ";", " ").Replace(sh[strings.Index(sh, "nm/"):]))[0]
+		link(t, root, store, name, 0o644)
+		fmt.Fprintf(&script, "( %s ) 2>/dev/null && echo 'WROTE: %s'\n", sh, what)
+	}
+	out := runSession(t, root, script.String()+"true\n")
+	for what, sh := range writes {
+		name := strings.Fields(strings.NewReplacer("nm/", " ", "'", " ", ";", " ").Replace(sh[strings.Index(sh, "nm/"):]))[0]
+		if b, _ := os.ReadFile(filepath.Join(store, name)); string(b) != "original\n" {
+			t.Errorf("%s: the store's file became %q (%s)", what, b, out)
+		}
+	}
+	// A file deleted everywhere is the command's alone: writing it is fine.
+	if out := runSession(t, root, `echo x > own && exec 3<own && rm own && echo y >> /proc/self/fd/3 && echo written`); out != "written\n" {
+		t.Errorf("a file of no name was not written: %q", out)
+	}
+}
+
+// unlinker keeps putting path's file (by a descriptor of it) back at path
+// and removing it, while another thread opens path for writing: an open
+// that finds the name and counts the links after the unlink must not hand
+// out the file, which then has only its name outside.
+func unlinker(path string) int {
+	keep, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 1
+	}
+	var stop atomic.Bool
+	go func() {
+		self := fmt.Sprintf("/proc/self/fd/%d", keep)
+		for !stop.Load() {
+			unix.Linkat(unix.AT_FDCWD, self, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+			unix.Unlink(path)
+		}
+	}()
+	for i := 0; i < 3000; i++ {
+		if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0); err == nil {
+			unix.Write(fd, []byte("PWN"))
+			unix.Close(fd)
+		}
+	}
+	stop.Store(true)
 	return 0
 }

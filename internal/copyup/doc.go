@@ -20,7 +20,9 @@
 // differ after a write through one); extended attributes and set-ID bits
 // are not copied; chmod, chown, utimes and xattr calls on a linked file
 // still change it for every name; a write through a magic link of another
-// process (/proc/PID/fd/N of a process other than the caller) is refused.
+// process (/proc/PID/fd/N of a process other than the caller) is refused,
+// as is one through a descriptor whose name was removed while the file has
+// another (its other name may be outside the root).
 package copyup
 
 // Layer names the guard in a sandbox report: "copy-up" when it runs.

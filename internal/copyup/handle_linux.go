@@ -3,7 +3,9 @@ package copyup
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -184,7 +186,7 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
 			return fd, 0
 		}
-		if errno == 0 && st.Nlink <= 1 {
+		if errno == 0 && soleName(fd, &st) {
 			if k.how.Flags&unix.O_TRUNC != 0 {
 				errno = truncate(fd, k.how.Flags, st.Size)
 			}
@@ -207,6 +209,35 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			return -1, errno
 		}
 	}
+}
+
+// soleName says whether the name fd was opened by is its file's only one
+// (or it has none). One link is not enough: a name unlinked in the root
+// after the open (`exec 3<f; rm f; echo >>/proc/self/fd/3`, or racing the
+// open) leaves the file one name, outside. Checked after the fstat that
+// counted the links, and a removed name never comes back, so the file had
+// that one name, this one, when counted. A file whose name ends in
+// " (deleted)" counts as removed.
+func soleName(fd int, st *unix.Stat_t) bool {
+	if st.Nlink != 1 {
+		return st.Nlink == 0
+	}
+	self := "/proc/thread-self/fd/" + strconv.Itoa(fd)
+	p, err := os.Readlink(self)
+	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+		return false
+	}
+	// An unlink drops the count before it removes the name, both while it
+	// holds the directory: a lookup that misses there waits for it to end.
+	dir, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(p), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return false
+	}
+	var none unix.Stat_t
+	unix.Fstatat(dir, ".shellgate-copyup-"+strconv.FormatUint(rand.Uint64(), 36), &none, unix.AT_SYMLINK_NOFOLLOW)
+	unix.Close(dir)
+	q, err := os.Readlink(self)
+	return err == nil && q == p // not removed, nor moved, meanwhile
 }
 
 // truncate does what O_TRUNC does to a regular file: empties it and marks it
