@@ -3,6 +3,7 @@ package copyup
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/creack/pty"
 	"github.com/shellgate/shellgate/internal/notify"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
@@ -345,4 +347,56 @@ func unlinker(path string) int {
 	}
 	stop.Store(true)
 	return 0
+}
+
+// /dev/tty is the caller's terminal, never the helper's: a command with
+// none (after setsid) gets ENXIO, though the helper was started from the
+// user's terminal, and a command with a terminal of its own writes there.
+func TestDevTTYIsTheCallers(t *testing.T) {
+	root, _ := lab(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$", `python3 -c "
+import os, errno
+os.setsid()
+try:
+    os.open('/dev/tty', os.O_RDWR)
+    print('opened')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+" > none.txt 2>&1
+python3 -c "
+import os, fcntl, termios, select
+m, s = os.openpty()
+if os.fork() == 0:
+    os.setsid()
+    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+    fd = os.open('/dev/tty', os.O_WRONLY)
+    os.write(fd, b'own-terminal')
+    os._exit(0)
+os.wait()
+print(os.read(m, 100).decode() if select.select([m], [], [], 20)[0] else 'nothing')
+" > own.txt 2>&1`)
+	cmd.Env = append(os.Environ(), roleEnv+"=session")
+	cmd.Dir = root
+	helperTTY, err := pty.Start(cmd) // the session is its terminal's leader
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer helperTTY.Close()
+	seen := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(helperTTY)
+		seen <- string(b)
+	}()
+	cmd.Wait()
+	helperTTY.Close()
+	onHelpers := <-seen
+	if strings.Contains(onHelpers, "filter:") || strings.Contains(onHelpers, "opener:") {
+		t.Skip("no notifying seccomp filter here:", onHelpers)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "none.txt")); string(b) != "ENXIO\n" {
+		t.Errorf("a command without a terminal opened /dev/tty: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "own.txt")); !strings.Contains(string(b), "own-terminal") {
+		t.Errorf("a command's own terminal did not get its write: %q (helper's terminal: %q)", b, onHelpers)
+	}
 }

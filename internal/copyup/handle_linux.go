@@ -177,6 +177,12 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
 		fd, errno := create(c, t, k)
+		if errno == 0 && writes && isDevTTY(fd) {
+			// This process's terminal: the one the helper was started
+			// from, the user's, which is not the caller's.
+			unix.Close(fd)
+			errno = unix.ENXIO
+		}
 		if errno == unix.ENXIO {
 			fd, errno = controllingTTY(c, t, k)
 		}
@@ -260,6 +266,15 @@ func truncate(fd int, flags uint64, size int64) unix.Errno {
 	return 0
 }
 
+// devTTY is /dev/tty's device number.
+var devTTY = unix.Mkdev(5, 0)
+
+// isDevTTY says whether fd is open on /dev/tty.
+func isDevTTY(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == devTTY
+}
+
 // controllingTTY opens the caller's controlling terminal, a pseudo-terminal
 // of the session, when t is /dev/tty, which names the opener's own: this
 // thread has none. Otherwise it fails as /dev/tty does without one.
@@ -271,7 +286,7 @@ func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	var st unix.Stat_t
 	err := unix.Fstat(p, &st)
 	unix.Close(p)
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(5, 0) {
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != devTTY {
 		return -1, unix.ENXIO
 	}
 	stat, _ := os.ReadFile(c.Proc() + "stat")
