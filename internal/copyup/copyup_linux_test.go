@@ -400,3 +400,30 @@ print(os.read(m, 100).decode() if select.select([m], [], [], 20)[0] else 'nothin
 		t.Errorf("a command's own terminal did not get its write: %q (helper's terminal: %q)", b, onHelpers)
 	}
 }
+
+// A command killed while its open of a FIFO waits for a reader leaves no
+// thread of the helper waiting: more of them than the helper runs at once
+// do not stall the session's later writes. A FIFO whose reader comes is
+// written as without the guard, blocking.
+func TestAbandonedFIFOOpensDoNotStallTheSession(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, fmt.Sprintf(`
+for i in $(seq %d); do mkfifo f$i; timeout 1 sh -c "echo x > f$i" & done; wait
+timeout 30 sh -c 'echo ok > after' && cat after || echo stalled
+sleep 1; echo threads $(ls /proc/$PPID/task | wc -l)
+mkfifo g; (sleep 0.5; timeout 30 cat g) & timeout 30 python3 -c "
+import os, fcntl
+fd = os.open('g', os.O_WRONLY)
+print('blocking', fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK == 0)
+os.write(fd, b'through\n')"; wait
+`, maxWorkers+4))
+	for _, want := range []string{"ok\n", "blocking True\n", "through\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var threads int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "threads "):], "threads %d", &threads); err != nil || threads >= maxWorkers {
+		t.Errorf("the helper has %d threads after its callers are gone (%v)", threads, err)
+	}
+}

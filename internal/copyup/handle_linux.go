@@ -161,14 +161,14 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	case f&unix.O_CREAT != 0 && f&(unix.O_EXCL|unix.O_DIRECTORY) == 0:
 		how := k.how
 		how.Flags &^= unix.O_CREAT
-		if fd, errno := t.open(how, k.openat2); errno != unix.ENOENT {
+		if fd, errno := openWaiting(c, t, how, k.openat2); errno != unix.ENOENT {
 			return fd, errno
 		}
 	case f&unix.O_CREAT == 0:
-		return t.open(k.how, k.openat2)
+		return openWaiting(c, t, k.how, k.openat2)
 	}
 	unix.Umask(callerUmask(c))
-	return t.open(k.how, k.openat2)
+	return openWaiting(c, t, k.how, k.openat2)
 }
 
 // openTarget opens t as k asks; it runs on a confined thread.
