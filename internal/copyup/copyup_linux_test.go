@@ -427,3 +427,24 @@ os.write(fd, b'through\n')"; wait
 		t.Errorf("the helper has %d threads after its callers are gone (%v)", threads, err)
 	}
 }
+
+// openat2 answers as the kernel does: a mode without O_CREAT is refused,
+// one with O_CREAT opens an existing file as well as it makes a new one.
+func TestOpenat2ChecksItsMode(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `python3 -c "
+import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def openat2(path, flags, mode):
+    how = struct.pack('QQQ', flags, mode, 0)
+    r = libc.syscall(437, -100, path, how, ctypes.c_size_t(len(how)))
+    return 'fd' if r >= 0 else errno.errorcode[ctypes.get_errno()]
+open('existing', 'w').close()
+print('mode alone', openat2(b'existing', os.O_WRONLY, 0o644))
+print('creat existing', openat2(b'existing', os.O_WRONLY|os.O_CREAT, 0o644))
+print('creat new', openat2(b'new', os.O_WRONLY|os.O_CREAT, 0o644))
+"`)
+	if want := "mode alone EINVAL\ncreat existing fd\ncreat new fd\n"; out != want {
+		t.Errorf("got\n%swant\n%s", out, want)
+	}
+}

@@ -161,6 +161,7 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	case f&unix.O_CREAT != 0 && f&(unix.O_EXCL|unix.O_DIRECTORY) == 0:
 		how := k.how
 		how.Flags &^= unix.O_CREAT
+		how.Mode = 0
 		if fd, errno := openWaiting(c, t, how, k.openat2); errno != unix.ENOENT {
 			return fd, errno
 		}
