@@ -448,3 +448,36 @@ print('creat new', openat2(b'new', os.O_WRONLY|os.O_CREAT, 0o644))
 		t.Errorf("got\n%swant\n%s", out, want)
 	}
 }
+
+// A command that chroots itself (in a user namespace of its own) stays in
+// its root: ".." of a relative path, or of a symlink, stops there as the
+// kernel stops it, and names inside still work.
+func TestChrootedCallerStaysInItsRoot(t *testing.T) {
+	root, _ := lab(t)
+	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
+	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
+	out := runSession(t, root, `python3 -c "
+import ctypes, os
+if ctypes.CDLL(None).unshare(0x10000000) != 0:
+    print('no user namespace'); raise SystemExit
+os.chdir('jail'); os.chroot('.'); os.chdir('/sub')
+for name in ['../../v', '../v']:
+    try:
+        open(name, 'a').write('ESCAPED\n')
+    except OSError:
+        pass
+os.symlink('../../../v', 'esc')
+open('esc', 'a').write('via-symlink\n')
+open('../in-jail', 'w').write('ok')
+print(open('/in-jail').read(), open('/v').read().strip())
+"`)
+	if strings.Contains(out, "no user namespace") {
+		t.Skip("no user namespace for the command here")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "v")); string(b) != "outside-jail\n" {
+		t.Errorf("a chrooted command wrote above its root: %q", b)
+	}
+	if want := "ok ESCAPED\nESCAPED\nvia-symlink\n"; out != want {
+		t.Errorf("inside the jail: got %q, want %q", out, want)
+	}
+}

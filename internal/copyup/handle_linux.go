@@ -55,6 +55,15 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
+	if !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
+		// ".." from the caller's working directory stops at its root,
+		// not at this process's: the path is walked, which knows it.
+		if k.how.Resolve != 0 {
+			return notify.Fail(unix.EXDEV) // the walker follows what these flags forbid
+		}
+		go o.walkAndFinish(c, k)
+		return notify.Result{Later: true}
+	}
 	t, errno := locate(c, k)
 	if errno != 0 {
 		return notify.Fail(errno)
@@ -78,17 +87,7 @@ func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 		errno = unix.ELOOP
 	}
 	if !walked && (errno == unix.ELOOP || errno == unix.EXDEV) && k.how.Resolve == 0 {
-		go func() {
-			t, errno := walk(c, k)
-			if errno == 0 {
-				if o.dispatch(func() { o.finish(c, t, k, true) }) {
-					return
-				}
-				t.close()
-				errno = unix.EAGAIN
-			}
-			c.Answer(notify.Fail(errno))
-		}()
+		go o.walkAndFinish(c, k)
 		return
 	}
 	switch {
@@ -101,6 +100,27 @@ func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	default:
 		c.Answer(notify.Result{FD: fd, CloseOnExec: k.how.Flags&unix.O_CLOEXEC != 0})
 	}
+}
+
+// walkAndFinish walks the call's path as the caller's kernel would and
+// opens what it names on a confined thread.
+func (o *Opener) walkAndFinish(c *notify.Caller, k *call) {
+	t, errno := walk(c, k)
+	if errno == 0 {
+		if o.dispatch(func() { o.finish(c, t, k, true) }) {
+			return
+		}
+		t.close()
+		errno = unix.EAGAIN
+	}
+	c.Answer(notify.Fail(errno))
+}
+
+// chrooted says whether the caller's root is not this process's (a chroot
+// in a user namespace of the command's own), or is not known.
+func chrooted(c *notify.Caller) bool {
+	var caller, own unix.Stat_t
+	return unix.Stat(c.Proc()+"root", &caller) != nil || unix.Stat("/", &own) != nil || caller.Dev != own.Dev || caller.Ino != own.Ino
 }
 
 // parse reads the call's arguments; a path longer than PATH_MAX or an
