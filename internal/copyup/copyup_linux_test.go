@@ -481,3 +481,33 @@ print(open('/in-jail').read(), open('/v').read().strip())
 		t.Errorf("inside the jail: got %q, want %q", out, want)
 	}
 }
+
+// The helper's own /proc entries, which its threads may open past the
+// ptrace checks the caller's kernel makes, are never opened for a command:
+// not by their path, a bind mount or a reopened O_PATH descriptor. The
+// command's own still are.
+func TestHelpersProcEntriesStayClosed(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `python3 -c "
+import os, sys
+helper = os.getppid()
+def tryopen(what, path, flags):
+    try:
+        os.close(os.open(path, flags)); print('OPENED', what)
+    except OSError:
+        pass
+tryopen('mem', '/proc/%d/mem' % helper, os.O_RDWR)
+tryopen('fdinfo', '/proc/%d/fdinfo' % helper, os.O_RDONLY|os.O_TRUNC|os.O_DIRECTORY)
+tryopen('task mem', '/proc/%d/task/%d/mem' % (helper, helper), os.O_RDWR)
+p = os.open('/proc/%d/mem' % helper, os.O_PATH)
+tryopen('O_PATH reopen', '/proc/self/fd/%d' % p, os.O_RDWR)
+d = os.open('/proc/%d' % helper, os.O_PATH|os.O_DIRECTORY)
+tryopen('dirfd', '/proc/self/fd/%d/mem' % d, os.O_RDWR)
+tryopen('own', '/proc/self/oom_score_adj', os.O_WRONLY)
+tryopen('own by ID', '/proc/%d/oom_score_adj' % os.getpid(), os.O_WRONLY)
+print('done')
+" $PPID`)
+	if out != "OPENED own\nOPENED own by ID\ndone\n" {
+		t.Errorf("got %q, want only the command's own entry opened", out)
+	}
+}

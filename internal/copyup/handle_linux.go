@@ -81,6 +81,11 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	fd, errno := openTarget(c, t, k)
 	t.close()
+	if walked && errno == 0 && !t.ownProc && onProcFS(fd) {
+		// Maybe this process's own /proc entry, which its threads may open.
+		unix.Close(fd)
+		errno = unix.EACCES
+	}
 	if !walked && errno == 0 && onProcFS(fd) {
 		// /proc/self led to this process's entries, not the caller's.
 		unix.Close(fd)

@@ -20,6 +20,7 @@ type target struct {
 	name    string
 	resolve uint64
 	file    int
+	ownProc bool // walked: a /proc file here is the caller's (walker.walk)
 }
 
 func (t *target) close() {
