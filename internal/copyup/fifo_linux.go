@@ -23,8 +23,8 @@ func openWaiting(c *notify.Caller, t *target, how unix.OpenHow, openat2 bool) (i
 	fd, errno := t.open(try, openat2)
 	var st unix.Stat_t
 	switch {
-	case errno == 0 && unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFCHR && st.Mode&unix.S_IFMT != unix.S_IFBLK:
-		// A file or a FIFO with a reader: only the flag differs.
+	case errno == 0 && unix.Fstat(fd, &st) == nil && (st.Mode&unix.S_IFMT != unix.S_IFCHR && st.Mode&unix.S_IFMT != unix.S_IFBLK || unix.Major(st.Rdev) == memDevices):
+		// A file, a FIFO with a reader, /dev/null: only the flag differs.
 		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
 			unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
 		}
@@ -50,6 +50,10 @@ func openWaiting(c *notify.Caller, t *target, how unix.OpenHow, openat2 bool) (i
 	go release(c, p, done)
 	return (&target{dir: -1, file: p}).open(how, openat2)
 }
+
+// memDevices is the major number of /dev/null, /dev/zero, /dev/urandom,
+// whose open O_NONBLOCK does not change.
+const memDevices = 1
 
 // release opens the FIFO p for reading, so that a writer waiting for a
 // reader goes on, once the caller is gone; it returns when done is closed.
