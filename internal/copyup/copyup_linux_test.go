@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go.uber.org/goleak"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/creack/pty"
 	"github.com/shellgate/shellgate/internal/notify"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
@@ -34,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(raw(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "opener":
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	case "unlinker":
+		os.Exit(unlinker(os.Args[len(os.Args)-1]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -301,4 +305,227 @@ func raw(call, path string) int {
 	unix.Write(fd, []byte("PWN"))
 	unix.Close(fd)
 	return 0
+}
+
+// A file whose names in the root are gone keeps its name outside: a write
+// through a descriptor still open on it (reopened by /proc/self/fd, /dev/fd
+// or an O_PATH descriptor, or an open that races the unlink) must not reach
+// it, though it has one link left.
+func TestAFileNamedOnlyOutsideIsNotWritten(t *testing.T) {
+	root, store := lab(t)
+	writes := map[string]string{
+		"proc fd":   `exec 3<nm/procfd.js; rm nm/procfd.js; echo PWN >> /proc/self/fd/3`,
+		"dev fd":    `exec 4<nm/devfd.js; mv nm/devfd.js nm/moved.js; rm nm/moved.js; echo PWN > /dev/fd/4`,
+		"O_PATH":    `python3 -c "import os; p=os.open('nm/opath.js', os.O_PATH); os.unlink('nm/opath.js'); os.write(os.open('/proc/self/fd/%d' % p, os.O_WRONLY|os.O_APPEND), b'PWN')"`,
+		"truncate":  `exec 5<nm/trunc.js; rm nm/trunc.js; python3 -c "import os; os.truncate('/proc/self/fd/5', 0)"`,
+		"unlinker":  `COPYUP_TEST_ROLE=unlinker "$COPYUP_BIN" nm/unlinker.js`,
+		"same name": `exec 6<nm/same.js; rm nm/same.js; echo mine > nm/same.js; echo PWN >> /proc/self/fd/6`,
+	}
+	var script strings.Builder
+	for what, sh := range writes {
+		name := strings.Fields(strings.NewReplacer("nm/", " ", "'", " ", ";", " ").Replace(sh[strings.Index(sh, "nm/"):]))[0]
+		link(t, root, store, name, 0o644)
+		fmt.Fprintf(&script, "( %s ) 2>/dev/null && echo 'WROTE: %s'\n", sh, what)
+	}
+	out := runSession(t, root, script.String()+"true\n")
+	for what, sh := range writes {
+		name := strings.Fields(strings.NewReplacer("nm/", " ", "'", " ", ";", " ").Replace(sh[strings.Index(sh, "nm/"):]))[0]
+		if b, _ := os.ReadFile(filepath.Join(store, name)); string(b) != "original\n" {
+			t.Errorf("%s: the store's file became %q (%s)", what, b, out)
+		}
+	}
+	// A file deleted everywhere is the command's alone: writing it is fine.
+	if out := runSession(t, root, `echo x > own && exec 3<own && rm own && echo y >> /proc/self/fd/3 && echo written`); out != "written\n" {
+		t.Errorf("a file of no name was not written: %q", out)
+	}
+}
+
+// unlinker keeps putting path's file (by a descriptor of it) back at path
+// and removing it, while another thread opens path for writing: an open
+// that finds the name and counts the links after the unlink must not hand
+// out the file, which then has only its name outside.
+func unlinker(path string) int {
+	keep, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 1
+	}
+	var stop atomic.Bool
+	go func() {
+		self := fmt.Sprintf("/proc/self/fd/%d", keep)
+		for !stop.Load() {
+			unix.Linkat(unix.AT_FDCWD, self, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+			unix.Unlink(path)
+		}
+	}()
+	for i := 0; i < 3000; i++ {
+		if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0); err == nil {
+			unix.Write(fd, []byte("PWN"))
+			unix.Close(fd)
+		}
+	}
+	stop.Store(true)
+	return 0
+}
+
+// /dev/tty is the caller's terminal, never the helper's: a command with
+// none (after setsid) gets ENXIO, though the helper was started from the
+// user's terminal, and a command with a terminal of its own writes there.
+func TestDevTTYIsTheCallers(t *testing.T) {
+	root, _ := lab(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$", `python3 -c "
+import os, errno
+os.setsid()
+try:
+    os.open('/dev/tty', os.O_RDWR)
+    print('opened')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+" > none.txt 2>&1
+python3 -c "
+import os, fcntl, termios, select
+m, s = os.openpty()
+if os.fork() == 0:
+    os.setsid()
+    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+    fd = os.open('/dev/tty', os.O_WRONLY)
+    os.write(fd, b'own-terminal')
+    os._exit(0)
+os.wait()
+print(os.read(m, 100).decode() if select.select([m], [], [], 20)[0] else 'nothing')
+" > own.txt 2>&1`)
+	cmd.Env = append(os.Environ(), roleEnv+"=session")
+	cmd.Dir = root
+	helperTTY, err := pty.Start(cmd) // the session is its terminal's leader
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer helperTTY.Close()
+	seen := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(helperTTY)
+		seen <- string(b)
+	}()
+	cmd.Wait()
+	helperTTY.Close()
+	onHelpers := <-seen
+	if strings.Contains(onHelpers, "filter:") || strings.Contains(onHelpers, "opener:") {
+		t.Skip("no notifying seccomp filter here:", onHelpers)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "none.txt")); string(b) != "ENXIO\n" {
+		t.Errorf("a command without a terminal opened /dev/tty: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "own.txt")); !strings.Contains(string(b), "own-terminal") {
+		t.Errorf("a command's own terminal did not get its write: %q (helper's terminal: %q)", b, onHelpers)
+	}
+}
+
+// A command killed while its open of a FIFO waits for a reader leaves no
+// thread of the helper waiting: more of them than the helper runs at once
+// do not stall the session's later writes. A FIFO whose reader comes is
+// written as without the guard, blocking.
+func TestAbandonedFIFOOpensDoNotStallTheSession(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, fmt.Sprintf(`
+for i in $(seq %d); do mkfifo f$i; timeout 1 sh -c "echo x > f$i" & done; wait
+timeout 30 sh -c 'echo ok > after' && cat after || echo stalled
+sleep 1; echo threads $(ls /proc/$PPID/task | wc -l)
+mkfifo g; (sleep 0.5; timeout 30 cat g) & timeout 30 python3 -c "
+import os, fcntl
+fd = os.open('g', os.O_WRONLY)
+print('blocking', fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK == 0)
+os.write(fd, b'through\n')"; wait
+`, maxWorkers+4))
+	for _, want := range []string{"ok\n", "blocking True\n", "through\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var threads int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "threads "):], "threads %d", &threads); err != nil || threads >= maxWorkers {
+		t.Errorf("the helper has %d threads after its callers are gone (%v)", threads, err)
+	}
+}
+
+// openat2 answers as the kernel does: a mode without O_CREAT is refused,
+// one with O_CREAT opens an existing file as well as it makes a new one.
+func TestOpenat2ChecksItsMode(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `python3 -c "
+import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def openat2(path, flags, mode):
+    how = struct.pack('QQQ', flags, mode, 0)
+    r = libc.syscall(437, -100, path, how, ctypes.c_size_t(len(how)))
+    return 'fd' if r >= 0 else errno.errorcode[ctypes.get_errno()]
+open('existing', 'w').close()
+print('mode alone', openat2(b'existing', os.O_WRONLY, 0o644))
+print('creat existing', openat2(b'existing', os.O_WRONLY|os.O_CREAT, 0o644))
+print('creat new', openat2(b'new', os.O_WRONLY|os.O_CREAT, 0o644))
+"`)
+	if want := "mode alone EINVAL\ncreat existing fd\ncreat new fd\n"; out != want {
+		t.Errorf("got\n%swant\n%s", out, want)
+	}
+}
+
+// A command that chroots itself (in a user namespace of its own) stays in
+// its root: ".." of a relative path, or of a symlink, stops there as the
+// kernel stops it, and names inside still work.
+func TestChrootedCallerStaysInItsRoot(t *testing.T) {
+	root, _ := lab(t)
+	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
+	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
+	out := runSession(t, root, `python3 -c "
+import ctypes, os
+if ctypes.CDLL(None).unshare(0x10000000) != 0:
+    print('no user namespace'); raise SystemExit
+os.chdir('jail'); os.chroot('.'); os.chdir('/sub')
+for name in ['../../v', '../v']:
+    try:
+        open(name, 'a').write('ESCAPED\n')
+    except OSError:
+        pass
+os.symlink('../../../v', 'esc')
+open('esc', 'a').write('via-symlink\n')
+open('../in-jail', 'w').write('ok')
+print(open('/in-jail').read(), open('/v').read().strip())
+"`)
+	if strings.Contains(out, "no user namespace") {
+		t.Skip("no user namespace for the command here")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "v")); string(b) != "outside-jail\n" {
+		t.Errorf("a chrooted command wrote above its root: %q", b)
+	}
+	if want := "ok ESCAPED\nESCAPED\nvia-symlink\n"; out != want {
+		t.Errorf("inside the jail: got %q, want %q", out, want)
+	}
+}
+
+// The helper's own /proc entries, which its threads may open past the
+// ptrace checks the caller's kernel makes, are never opened for a command:
+// not by their path, a bind mount or a reopened O_PATH descriptor. The
+// command's own still are.
+func TestHelpersProcEntriesStayClosed(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `python3 -c "
+import os, sys
+helper = os.getppid()
+def tryopen(what, path, flags):
+    try:
+        os.close(os.open(path, flags)); print('OPENED', what)
+    except OSError:
+        pass
+tryopen('mem', '/proc/%d/mem' % helper, os.O_RDWR)
+tryopen('fdinfo', '/proc/%d/fdinfo' % helper, os.O_RDONLY|os.O_TRUNC|os.O_DIRECTORY)
+tryopen('task mem', '/proc/%d/task/%d/mem' % (helper, helper), os.O_RDWR)
+p = os.open('/proc/%d/mem' % helper, os.O_PATH)
+tryopen('O_PATH reopen', '/proc/self/fd/%d' % p, os.O_RDWR)
+d = os.open('/proc/%d' % helper, os.O_PATH|os.O_DIRECTORY)
+tryopen('dirfd', '/proc/self/fd/%d/mem' % d, os.O_RDWR)
+tryopen('own', '/proc/self/oom_score_adj', os.O_WRONLY)
+tryopen('own by ID', '/proc/%d/oom_score_adj' % os.getpid(), os.O_WRONLY)
+print('done')
+" $PPID`)
+	if out != "OPENED own\nOPENED own by ID\ndone\n" {
+		t.Errorf("got %q, want only the command's own entry opened", out)
+	}
 }

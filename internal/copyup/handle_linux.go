@@ -3,7 +3,9 @@ package copyup
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -53,6 +55,15 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
+	if !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
+		// ".." from the caller's working directory stops at its root,
+		// not at this process's: the path is walked, which knows it.
+		if k.how.Resolve != 0 {
+			return notify.Fail(unix.EXDEV) // the walker follows what these flags forbid
+		}
+		go o.walkAndFinish(c, k)
+		return notify.Result{Later: true}
+	}
 	t, errno := locate(c, k)
 	if errno != 0 {
 		return notify.Fail(errno)
@@ -70,23 +81,18 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	fd, errno := openTarget(c, t, k)
 	t.close()
+	if walked && errno == 0 && !t.ownProc && onProcFS(fd) {
+		// Maybe this process's own /proc entry, which its threads may open.
+		unix.Close(fd)
+		errno = unix.EACCES
+	}
 	if !walked && errno == 0 && onProcFS(fd) {
 		// /proc/self led to this process's entries, not the caller's.
 		unix.Close(fd)
 		errno = unix.ELOOP
 	}
 	if !walked && (errno == unix.ELOOP || errno == unix.EXDEV) && k.how.Resolve == 0 {
-		go func() {
-			t, errno := walk(c, k)
-			if errno == 0 {
-				if o.dispatch(func() { o.finish(c, t, k, true) }) {
-					return
-				}
-				t.close()
-				errno = unix.EAGAIN
-			}
-			c.Answer(notify.Fail(errno))
-		}()
+		go o.walkAndFinish(c, k)
 		return
 	}
 	switch {
@@ -99,6 +105,27 @@ func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	default:
 		c.Answer(notify.Result{FD: fd, CloseOnExec: k.how.Flags&unix.O_CLOEXEC != 0})
 	}
+}
+
+// walkAndFinish walks the call's path as the caller's kernel would and
+// opens what it names on a confined thread.
+func (o *Opener) walkAndFinish(c *notify.Caller, k *call) {
+	t, errno := walk(c, k)
+	if errno == 0 {
+		if o.dispatch(func() { o.finish(c, t, k, true) }) {
+			return
+		}
+		t.close()
+		errno = unix.EAGAIN
+	}
+	c.Answer(notify.Fail(errno))
+}
+
+// chrooted says whether the caller's root is not this process's (a chroot
+// in a user namespace of the command's own), or is not known.
+func chrooted(c *notify.Caller) bool {
+	var caller, own unix.Stat_t
+	return unix.Stat(c.Proc()+"root", &caller) != nil || unix.Stat("/", &own) != nil || caller.Dev != own.Dev || caller.Ino != own.Ino
 }
 
 // parse reads the call's arguments; a path longer than PATH_MAX or an
@@ -159,14 +186,15 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	case f&unix.O_CREAT != 0 && f&(unix.O_EXCL|unix.O_DIRECTORY) == 0:
 		how := k.how
 		how.Flags &^= unix.O_CREAT
-		if fd, errno := t.open(how, k.openat2); errno != unix.ENOENT {
+		how.Mode = 0
+		if fd, errno := openWaiting(c, t, how, k.openat2); errno != unix.ENOENT {
 			return fd, errno
 		}
 	case f&unix.O_CREAT == 0:
-		return t.open(k.how, k.openat2)
+		return openWaiting(c, t, k.how, k.openat2)
 	}
 	unix.Umask(callerUmask(c))
-	return t.open(k.how, k.openat2)
+	return openWaiting(c, t, k.how, k.openat2)
 }
 
 // openTarget opens t as k asks; it runs on a confined thread.
@@ -177,6 +205,12 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
 		fd, errno := create(c, t, k)
+		if errno == 0 && writes && isDevTTY(fd) {
+			// This process's terminal: the one the helper was started
+			// from, the user's, which is not the caller's.
+			unix.Close(fd)
+			errno = unix.ENXIO
+		}
 		if errno == unix.ENXIO {
 			fd, errno = controllingTTY(c, t, k)
 		}
@@ -186,7 +220,7 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
 			return fd, 0
 		}
-		if errno == 0 && st.Nlink <= 1 {
+		if errno == 0 && soleName(fd, &st) {
 			if k.how.Flags&unix.O_TRUNC != 0 {
 				errno = truncate(fd, k.how.Flags, st.Size)
 			}
@@ -211,6 +245,35 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	}
 }
 
+// soleName says whether the name fd was opened by is its file's only one
+// (or it has none). One link is not enough: a name unlinked in the root
+// after the open (`exec 3<f; rm f; echo >>/proc/self/fd/3`, or racing the
+// open) leaves the file one name, outside. Checked after the fstat that
+// counted the links, and a removed name never comes back, so the file had
+// that one name, this one, when counted. A file whose name ends in
+// " (deleted)" counts as removed.
+func soleName(fd int, st *unix.Stat_t) bool {
+	if st.Nlink != 1 {
+		return st.Nlink == 0
+	}
+	self := "/proc/thread-self/fd/" + strconv.Itoa(fd)
+	p, err := os.Readlink(self)
+	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
+		return false
+	}
+	// An unlink drops the count before it removes the name, both while it
+	// holds the directory: a lookup that misses there waits for it to end.
+	dir, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(p), &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return false
+	}
+	var none unix.Stat_t
+	unix.Fstatat(dir, ".shellgate-copyup-"+strconv.FormatUint(rand.Uint64(), 36), &none, unix.AT_SYMLINK_NOFOLLOW)
+	unix.Close(dir)
+	q, err := os.Readlink(self)
+	return err == nil && q == p // not removed, nor moved, meanwhile
+}
+
 // truncate does what O_TRUNC does to a regular file: empties it and marks it
 // modified, also when it was empty.
 func truncate(fd int, flags uint64, size int64) unix.Errno {
@@ -231,6 +294,15 @@ func truncate(fd int, flags uint64, size int64) unix.Errno {
 	return 0
 }
 
+// devTTY is /dev/tty's device number.
+var devTTY = unix.Mkdev(5, 0)
+
+// isDevTTY says whether fd is open on /dev/tty.
+func isDevTTY(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == devTTY
+}
+
 // controllingTTY opens the caller's controlling terminal, a pseudo-terminal
 // of the session, when t is /dev/tty, which names the opener's own: this
 // thread has none. Otherwise it fails as /dev/tty does without one.
@@ -242,7 +314,7 @@ func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	var st unix.Stat_t
 	err := unix.Fstat(p, &st)
 	unix.Close(p)
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(5, 0) {
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != devTTY {
 		return -1, unix.ENXIO
 	}
 	stat, _ := os.ReadFile(c.Proc() + "stat")

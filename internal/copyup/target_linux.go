@@ -20,6 +20,7 @@ type target struct {
 	name    string
 	resolve uint64
 	file    int
+	ownProc bool // walked: a /proc file here is the caller's (walker.walk)
 }
 
 func (t *target) close() {
@@ -94,8 +95,8 @@ func (t *target) open(how unix.OpenHow, openat2 bool) (int, unix.Errno) {
 		flags = flags&^unix.O_TRUNC | unix.O_NOCTTY
 	}
 	h := unix.OpenHow{Flags: flags | unix.O_CLOEXEC}
-	if flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 {
-		h.Mode = how.Mode
+	if openat2 || flags&(unix.O_CREAT|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 {
+		h.Mode = how.Mode // openat2 refuses a mode it would not use: so does this
 	}
 	dir, name := t.dir, t.name
 	if t.file >= 0 {

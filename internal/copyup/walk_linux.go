@@ -51,9 +51,20 @@ func walk(c *notify.Caller, k *call) (*target, unix.Errno) {
 	return w.walk(start, k.path, follow)
 }
 
-// walk resolves path from dir, which it takes over.
+// walk resolves path from dir, which it takes over. It also tells whether
+// a /proc directory it ends in is known to be the caller's own (reached
+// from a /proc by the caller's process or thread ID, or by a name that is
+// no process's): a thread of this process passes the ptrace checks on this
+// process's /proc entries (mem, fdinfo) that the caller's kernel makes, so
+// one reached otherwise (another process's, a bind mount, a descriptor)
+// must not be opened here.
 func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 	names := strings.Split(path, "/")
+	own := !onProcFS(dir) || w.isProcRoot(dir)
+	found := func(t *target) (*target, unix.Errno) {
+		t.ownProc = own
+		return t, 0
+	}
 	for {
 		for len(names) > 0 && (names[0] == "" || names[0] == ".") && !lastName(names) {
 			names = names[1:]
@@ -63,7 +74,7 @@ func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 		last := lastName(names)
 		if name == "" || name == "." || name == ".." && w.isRoot(dir) {
 			if last {
-				return &target{dir: dir, name: ".", file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS}, 0
+				return found(&target{dir: dir, name: ".", file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS})
 			}
 			continue
 		}
@@ -74,11 +85,11 @@ func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 			}
 		}
 		if last && !follow {
-			return &target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS}, 0
+			return found(&target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS})
 		}
 		fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == unix.ENOENT && last {
-			return &target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS}, 0
+			return found(&target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS})
 		}
 		if err != nil {
 			unix.Close(dir)
@@ -94,8 +105,9 @@ func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 			if errno != 0 {
 				return nil, errno
 			}
+			own = !onProcFS(file) // a descriptor's /proc directory is of no known process
 			if last {
-				return &target{dir: -1, file: file}, 0
+				return found(&target{dir: -1, file: file})
 			}
 			dir = file
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -110,12 +122,22 @@ func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 				if dir, err = unix.Dup(w.root); err != nil {
 					return nil, errnoOf(err)
 				}
+				own = !onProcFS(dir) || w.isProcRoot(dir)
 			}
 			names = append(strings.Split(link, "/"), names...)
 		case last:
 			unix.Close(fd)
-			return &target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS}, 0
+			return found(&target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS})
 		default:
+			switch {
+			case !onProcFS(fd) || w.isProcRoot(fd):
+				own = true
+			case w.isProcRoot(dir): // /proc/NAME: a process's own, or none's
+				_, numeric := strconv.Atoi(name)
+				own = numeric != nil || name == w.tgid || name == strconv.Itoa(w.c.Tid)
+			case !onProcFS(dir): // a /proc directory mounted elsewhere
+				own = false
+			}
 			unix.Close(dir)
 			dir = fd
 		}
@@ -146,6 +168,12 @@ func onProc(dir int) bool {
 }
 
 const procRootIno = 1
+
+// isProcRoot says whether dir is the root of a proc file system.
+func (w *walker) isProcRoot(dir int) bool {
+	var st unix.Stat_t
+	return onProcFS(dir) && unix.Fstat(dir, &st) == nil && st.Ino == procRootIno
+}
 
 // self is what /proc/self or /proc/thread-self mean for the caller, when
 // dir is a /proc.

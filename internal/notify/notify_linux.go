@@ -156,6 +156,10 @@ func (c *Caller) valid() unix.Errno {
 	return 0
 }
 
+// Live says whether the call still waits for its answer: false once the
+// caller is gone.
+func (c *Caller) Live() bool { return c.valid() == 0 }
+
 func (c *Caller) close() {
 	for _, fd := range []*int{&c.pidfd, &c.mem} {
 		if *fd >= 0 {
