@@ -256,8 +256,12 @@ python3 -c "
 import os
 try: os.open('a' * 5000, os.O_WRONLY)
 except OSError as e: print('too long', e.errno == 36)"
+python3 -c "
+import ctypes
+l = ctypes.CDLL(None, use_errno=True)
+print('landlock', l.syscall(444, None, ctypes.c_size_t(0), 1), ctypes.get_errno())"
 `)
-	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n", "oom 500\n", "oom 600\n", "helper 0\n", "long-path\n", "too long True\n"} {
+	for _, want := range []string{"stdout\n", "fd1\n", "self\n", "thread\n", "symlinked\n", "tee\n", "600\n", "through-fifo\n", "inherited 1\n", "cloexec False\n", "2\n", "oom 500\n", "oom 600\n", "helper 0\n", "long-path\n", "too long True\n", "landlock -1 38\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

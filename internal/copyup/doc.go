@@ -22,11 +22,12 @@
 // still change it for every name; a write through a magic link of another
 // process (/proc/PID/fd/N of a process other than the caller) is refused,
 // as is one through a descriptor whose name was removed while the file has
-// another (its other name may be outside the root). A command that
-// restricts itself further with Landlock keeps, for these opens, only the
-// session's ruleset: no kernel interface tells a caller's domain, and a
-// check made by the caller's own kernel (SECCOMP_USER_NOTIF_FLAG_CONTINUE)
-// would resolve the path again, after the link was counted.
+// another (its other name may be outside the root). A command cannot
+// restrict itself further with Landlock (the filter answers ENOSYS, as a
+// kernel without it would): these opens run under the session's domain
+// only, since no kernel interface tells a caller's, and letting the
+// caller's kernel do them (SECCOMP_USER_NOTIF_FLAG_CONTINUE) would resolve
+// the path again after the link was counted.
 package copyup
 
 // Layer names the guard in a sandbox report: "copy-up" when it runs.
