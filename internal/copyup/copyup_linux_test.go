@@ -279,10 +279,10 @@ func raw(call, path string) int {
 	switch call {
 	case "openat2":
 		// A read by openat2, handed over too, leaves the link alone.
-		r, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		r, rerr := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
 		var st unix.Stat_t
-		if err != nil || unix.Fstat(r, &st) != nil || st.Nlink != 2 {
-			fmt.Fprintln(os.Stderr, "openat2 for reading:", err, st.Nlink)
+		if rerr != nil || unix.Fstat(r, &st) != nil || st.Nlink != 2 {
+			fmt.Fprintln(os.Stderr, "openat2 for reading:", rerr, st.Nlink)
 			return 1
 		}
 		unix.Close(r)
