@@ -113,31 +113,38 @@ func TestGitInitQuarantined(t *testing.T) {
 }
 
 // A job that creates a protected path (.claude) unchecked finds it moved to the
-// quarantine, and its read says so once it has ended.
+// quarantine, and its read says so once it has ended: whether the job's end
+// moved it or the guard did while the job ran on.
 func TestSessionJobCreatesProtectedPath(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
-	s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
-	ctx := context.Background()
-	env := srun(t, s, shellgate.Request{Command: `sleep 0.3; python3 -c 'import os; os.makedirs(".claude")'; echo made`, RunInBackground: true})
-	if env.Data.Job == nil {
-		t.Fatalf("background start: %s\n%s", env.Status, env.Text)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for env.Data.Job == nil || env.Data.Job.State == envelope.JobRunning {
-		if time.Now().After(deadline) {
-			t.Fatalf("the job did not end:\n%s", env.Text)
-		}
-		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^made$", WaitMS: 1000})
-	}
-	if !strings.Contains(env.Text, "Moved .claude to .shellgate-quarantine/") {
-		t.Errorf("the ended job's read does not say so:\n%s", env.Text)
-	}
-	if _, err := os.Stat(filepath.Join(l.root, ".claude")); err == nil {
-		t.Error(".claude stayed in the root")
-	}
-	if got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine/*/.claude")); len(got) != 1 {
-		t.Errorf("quarantined: %v", got)
+	for name, after := range map[string]string{"at its end": "", "while it runs": "sleep 1; "} {
+		t.Run(name, func(t *testing.T) {
+			s, l := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+			ctx := context.Background()
+			env := srun(t, s, shellgate.Request{Command: `sleep 0.3; python3 -c 'import os; os.makedirs(".claude")'; ` + after + `echo made`, RunInBackground: true})
+			if env.Data.Job == nil {
+				t.Fatalf("background start: %s\n%s", env.Status, env.Text)
+			}
+			var reads []string
+			deadline := time.Now().Add(10 * time.Second)
+			for env.Data.Job == nil || env.Data.Job.State == envelope.JobRunning {
+				if time.Now().After(deadline) {
+					t.Fatalf("the job did not end:\n%s", env.Text)
+				}
+				env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{Until: "^made$", WaitMS: 1000})
+				reads = append(reads, env.Text)
+			}
+			if !strings.Contains(env.Text, "Moved .claude to .shellgate-quarantine/") {
+				t.Errorf("the ended job's read does not say so; the reads:\n%s", strings.Join(reads, "\n---\n"))
+			}
+			if _, err := os.Stat(filepath.Join(l.root, ".claude")); err == nil {
+				t.Error(".claude stayed in the root")
+			}
+			if got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine/*/.claude")); len(got) != 1 {
+				t.Errorf("quarantined: %v", got)
+			}
+		})
 	}
 }
 

@@ -342,17 +342,39 @@ func (l *Log) append(line []byte) error {
 }
 
 // endTornLine returns line, preceded by a newline and a gap entry where the
-// file does not end in a newline: its last line was cut short.
+// file does not end in a newline: its last line was cut short. Another
+// writer's append in flight looks the same until its write(2) ends (the
+// kernel grows the file a page at a time), so the end must stay still for a
+// moment before it counts as cut short.
 func (l *Log) endTornLine(line []byte) []byte {
 	f, err := os.Open(l.path)
 	if err != nil {
 		return line
 	}
 	defer f.Close()
-	last := make([]byte, 1)
-	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
-		return line
-	} else if _, err := f.ReadAt(last, fi.Size()-1); err != nil || last[0] == '\n' {
+	end := func() (size int64, last byte) {
+		b := make([]byte, 1)
+		fi, err := f.Stat()
+		if err != nil || fi.Size() == 0 {
+			return 0, '\n'
+		}
+		if _, err := f.ReadAt(b, fi.Size()-1); err != nil {
+			return 0, '\n'
+		}
+		return fi.Size(), b[0]
+	}
+	size, last := end()
+	for still := 0; last != '\n' && still < 3; {
+		time.Sleep(2 * time.Millisecond)
+		s, b := end()
+		if s == size && b == last {
+			still++
+		} else {
+			still = 0
+		}
+		size, last = s, b
+	}
+	if last == '\n' {
 		return line
 	}
 	gap, err := json.Marshal(Entry{Event: EventGap, Time: time.Now().UTC(), PID: os.Getpid(), Status: "error", Error: "TORN_LINE"})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -383,19 +384,26 @@ func TestHugeCommandRedactedOnlyWhereKept(t *testing.T) {
 	l := open(t, path, Options{})
 	filler := strings.Repeat("x=1 ", (MaxCommand-40)/4)
 	huge := filler + "API_TOKEN=s3cr3t-" + strings.Repeat("k", 1<<20)
+	// The least of five writes: a GC between two empties the regexp
+	// package's pools, and refilling them costs as much as a write.
 	allocated := func(cmd string) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		must(t, l.Write(Entry{Command: cmd, Description: cmd}))
-		runtime.ReadMemStats(&after)
-		return after.TotalAlloc - before.TotalAlloc
+		least := uint64(math.MaxUint64)
+		for range 5 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			must(t, l.Write(Entry{Command: cmd, Description: cmd}))
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		return least
 	}
 	allocated(huge) // the patterns compiled
 	head := huge[:3*MaxCommand]
 	if h, n := allocated(head), allocated(huge); n > 2*h {
 		t.Errorf("writing the 1 MiB command allocated %d KiB, its first 12 KiB %d KiB: all of it was redacted", n>>10, h>>10)
 	}
-	e := lines(t, path)[2]
+	all := lines(t, path)
+	e := all[len(all)-1] // the last whole write
 	for _, field := range []string{"command", "description"} {
 		if s := e[field].(string); strings.Contains(s, "s3cr3t") || !strings.Contains(s, "API_TOKEN=") {
 			t.Errorf("%s ends %q: the secret at the cap is not redacted", field, s[len(s)-60:])

@@ -413,6 +413,12 @@ func (h *helper) reapOne() bool {
 	}
 	// Approved, and nothing else of the session could have made it meanwhile.
 	keep := h.keep[pid] && !h.jobsRan.Load() && !othersAlive()
+	// A job's end also tells what the guard moved while it ran (no call was
+	// in flight then), rather than leaving that to the next call's start.
+	var guarded []string
+	if h.jobs[pid] {
+		guarded, h.guarded = h.guarded, nil
+	}
 	delete(h.commands, pid)
 	delete(h.keep, pid)
 	delete(h.jobs, pid)
@@ -421,6 +427,7 @@ func (h *helper) reapOne() bool {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
 		created, moved, _ := h.mounts.protect(func() bool { return !keep })
+		moved = append(guarded, moved...)
 		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
 	return true
