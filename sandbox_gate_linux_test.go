@@ -27,8 +27,11 @@ func TestSandboxExplainsItself(t *testing.T) {
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "hooks"), 0o755))
 	must(t, os.WriteFile(filepath.Join(l.outside, "victim"), []byte("v\n"), 0o644))
-	g := gate(t, shellgate.Config{Root: l.root})
+	must(t, os.WriteFile(filepath.Join(l.outside, "token"), []byte("t\n"), 0o600))
+	g := gate(t, shellgate.Config{Root: l.root, Sandbox: shellgate.SandboxConfig{Hide: []string{filepath.Join(l.outside, "token")}}})
 	for _, c := range []struct{ command, hint string }{
+		// A secret is never offered for showing.
+		{`cat ` + l.outside + `/token`, l.outside + "/token holds credentials: the sandbox never shows them"},
 		{`python3 -c 'open("/etc/shellgate-test", "w")'`, "keeps this path read-only: it is outside the project root"},
 		{`cat ` + l.outside + `/victim`, l.outside + "/victim exists on this machine, but the sandbox shows"},
 		{`python3 -c 'open("` + l.outside + `/victim")'`, "[sandbox] visible"},

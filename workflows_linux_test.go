@@ -307,7 +307,11 @@ func TestGitWorkInALinkedWorktree(t *testing.T) {
 		`git pack-refs --all`,
 		`git branch -D old`,
 	} {
-		run(t, g, shellgate.Request{Command: attack})
+		env := run(t, g, shellgate.Request{Command: attack})
+		// The model is told why, and not to widen the sandbox for it.
+		if attack == "git pack-refs --all" && (!strings.Contains(env.Text, "packed-refs read-only in a linked worktree") || strings.Contains(env.Text, "[policy] writable")) {
+			t.Errorf("%s: the hint:\n%s", attack, env.Text)
+		}
 	}
 	must(t, g.Close())
 	if b, _ := os.ReadFile(filepath.Join(root, ".git")); string(b) != "gitdir: "+gitDir+"\n" {

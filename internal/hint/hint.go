@@ -49,6 +49,10 @@ func Sandbox(d *envelope.Data, network bool, hostPorts ...int) string {
 		// git submodule update rewrites core.worktree in each submodule's
 		// config, every time.
 		return "The sandbox keeps the config of a submodule or worktree read-only (in .git/modules or .git/worktrees): git runs programs it names. `git submodule update` rewrites it each time: check out the recorded commit instead, `git -C PATH checkout --detach $(git rev-parse HEAD:PATH)`, or the user runs it outside the sandbox."
+	case has("packed-refs") && (readOnly || busy):
+		// In a linked worktree the main repository's git directory is
+		// read-only but for objects, refs and logs.
+		return "The sandbox keeps the main repository's packed-refs read-only in a linked worktree (git rewrites it by a rename in a directory where git looks for its config). Committing, creating branches and fetching work; deleting a packed branch or `git pack-refs` is for the user to run outside the sandbox."
 	case has(protect.RootPaths()...) && (readOnly || busy):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case readOnly:
@@ -100,8 +104,11 @@ var missingPath = sync.OnceValue(func() *regexp.Regexp {
 
 // Unseen explains a "no such file" for a path that exists on the host but
 // outside the sandbox's view (the view shows the project, the system and the
-// toolchains; see sandbox.Plan), and how the user shows it.
-func Unseen(d *envelope.Data, root string) string {
+// toolchains; see sandbox.Plan), and how the user shows it. A credential (in
+// or under one of secrets) is never offered for showing: the model is told to
+// work without it, not to ask for a setting that would hand it to every
+// command.
+func Unseen(d *envelope.Data, root string, secrets []string) string {
 	if d.ExitCode != nil && *d.ExitCode == 0 {
 		return ""
 	}
@@ -110,9 +117,15 @@ func Unseen(d *envelope.Data, root string) string {
 		if strings.HasPrefix(p, root+"/") || p == root {
 			continue
 		}
-		if _, err := os.Lstat(p); err == nil {
-			return fmt.Sprintf("%s exists on this machine, but the sandbox shows commands only the project, the system and the toolchains. The user can show it with [sandbox] visible = [%q] in their configuration, or run with --sandbox off.", p, p)
+		if _, err := os.Lstat(p); err != nil {
+			continue
 		}
+		for _, s := range secrets {
+			if p == s || strings.HasPrefix(p, s+"/") {
+				return fmt.Sprintf("%s holds credentials: the sandbox never shows them to commands. Work without it, or leave this step to the user.", p)
+			}
+		}
+		return fmt.Sprintf("%s exists on this machine, but the sandbox shows commands only the project, the system and the toolchains. The user can show it with [sandbox] visible = [%q] in their configuration, or run with --sandbox off.", p, p)
 	}
 	return ""
 }

@@ -82,6 +82,7 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"error: could not write config file /p/.git/modules/libs/lib/config: Device or resource busy", "checkout --detach $(git rev-parse HEAD:PATH)"},
 		{"error: could not lock config file .git/worktrees/w/config.worktree: Read-only file system", "config of a submodule or worktree"},
 		{"mv: cannot move 'x' to '.envrc': Device or resource busy", "protected paths read-only"},
+		{"fatal: Unable to create '/w/main/.git/packed-refs.lock': Read-only file system", "for the user to run outside the sandbox"},
 		{"touch: cannot touch '/etc/x': Read-only file system", "outside the project root"},
 		{"Error: EROFS: read-only file system, open '/etc/x'", "outside the project root"},
 		{"open /etc/x: read-only file system", "outside the project root"},
@@ -113,17 +114,28 @@ func TestUnseenHint(t *testing.T) {
 	if err := os.WriteFile(there, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	key := filepath.Join(dir, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{filepath.Join(dir, ".ssh"), filepath.Join(dir, ".netrc")}
 	for _, c := range []struct {
 		stderr, root string
-		want         bool
+		want         string // the start of the hint; "" for none
 	}{
-		{"cat: " + there + ": No such file or directory\n", "/work/proj", true},
-		{"FileNotFoundError: [Errno 2] No such file or directory: '" + there + "'\n", "/work/proj", true},
-		{"bash: " + there + ": No such file or directory\n", dir, false},
-		{"cat: /nonexistent/x: No such file or directory\n", "/work/proj", false},
+		{"cat: " + there + ": No such file or directory\n", "/work/proj", there + " exists on this machine"},
+		{"FileNotFoundError: [Errno 2] No such file or directory: '" + there + "'\n", "/work/proj", there + " exists on this machine"},
+		{"bash: " + there + ": No such file or directory\n", dir, ""},
+		{"cat: /nonexistent/x: No such file or directory\n", "/work/proj", ""},
+		// A credential is never offered for showing.
+		{"cat: " + key + ": No such file or directory\n", "/work/proj", key + " holds credentials"},
+		{"ls: cannot access '" + filepath.Dir(key) + "': No such file or directory\n", "/work/proj", filepath.Dir(key) + " holds credentials"},
 	} {
-		got := Unseen(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root)
-		if (got != "") != c.want || c.want && !strings.Contains(got, there+" exists on this machine") {
+		got := Unseen(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root, secrets)
+		if !strings.HasPrefix(got, c.want) || (got == "") != (c.want == "") || strings.Contains(got, "credentials") && strings.Contains(got, "visible") {
 			t.Errorf("%q (root %s): %q", c.stderr, c.root, got)
 		}
 	}
