@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(racer(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "raw":
 		os.Exit(raw(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
+	case "rawmode":
+		os.Exit(rawMode(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "opener":
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "unlinker":
@@ -308,6 +310,111 @@ func raw(call, path string) int {
 	}
 	unix.Write(fd, []byte("PWN"))
 	unix.Close(fd)
+	return 0
+}
+
+// Every way of changing a linked file's mode changes a copy's: a mode is the
+// inode's, so `chmod 000` of a package store's file in node_modules would
+// break every project linked to it. The store's file keeps its mode; the
+// root's gets the new one, a name of its own and the same bytes.
+func TestModeChangesThroughAHardLinkCopyUp(t *testing.T) {
+	root, store := lab(t)
+	changes := []struct{ what, name, sh string }{
+		{"chmod", "chmod.js", `chmod 600 nm/chmod.js`},
+		{"symbolic", "symbolic.js", `chmod go-r nm/symbolic.js`},
+		{"python", "python.js", `python3 -c "import os; os.chmod('nm/python.js', 0o600)"`},
+		{"dir fd", "dirfd.js", `python3 -c "import os; os.chmod('dirfd.js', 0o600, dir_fd=os.open('nm', os.O_RDONLY))"`},
+		{"fchmod", "fchmod.js", `python3 -c "import os; os.fchmod(os.open('nm/fchmod.js', os.O_RDONLY), 0o600)"`},
+		{"proc fd path", "procfd.js", `exec 3<nm/procfd.js; chmod 600 /proc/self/fd/3`},
+		{"symlink", "symlink.js", `ln -s nm/symlink.js sl && chmod 600 sl`},
+		{"find exec", "findexec.js", `find nm -name findexec.js -exec chmod 600 {} +`},
+		{"chmod -R", "recursive.js", `mkdir -p nm/sub && mv nm/recursive.js nm/sub/ && chmod -R go-r nm/sub && mv nm/sub/recursive.js nm/`},
+		{"fchmodat2 path", "fchmodat2.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmodat2 nm/fchmodat2.js`},
+		{"fchmodat2 fd", "empty.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmodat2-empty nm/empty.js`},
+	}
+	var script strings.Builder
+	for _, c := range changes {
+		link(t, root, store, c.name, 0o644)
+		fmt.Fprintf(&script, "( %s ) || echo 'FAILED: %s'\n", c.sh, c.what)
+	}
+	out := runSession(t, root, script.String())
+	if strings.Contains(out, "FAILED") {
+		t.Errorf("some changes failed:\n%s", out)
+	}
+	for _, c := range changes {
+		what, name := c.what, c.name
+		if st, err := os.Stat(filepath.Join(store, name)); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s: the store's %s has mode %v (%v)", what, name, st.Mode(), err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, "nm", name), &st); err != nil || st.Nlink != 1 || st.Mode&0o777 != 0o600 {
+			t.Errorf("%s: the root's %s has mode %o and %d names (%v)", what, name, st.Mode&0o777, st.Nlink, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "nm", name)); string(b) != "original\n" {
+			t.Errorf("%s: the root's file holds %q", what, b)
+		}
+	}
+}
+
+// A change of mode of a file with one name, a directory, a symlink or a
+// descriptor behaves as the kernel's own: the same modes and the same errors.
+func TestOrdinaryModeChangesUnchanged(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `
+echo x > own && chmod 640 own && stat -c 'own %a' own
+mkdir d && chmod 700 d && stat -c 'dir %a' d
+chmod 600 missing 2>/dev/null || echo missing failed
+(umask 077; touch u) && chmod u+x u && stat -c 'u %a' u
+python3 -c "import os; os.chmod('.', 0o755); print('cwd', oct(os.stat('.').st_mode & 0o777))"
+ln -s own link
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmod-opath own
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmodat2-nofollow link
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmodat2-flags own
+`)
+	for _, want := range []string{"own 640\n", "dir 700\n", "missing failed\n", "u 700\n", "cwd 0o755\n",
+		"fchmod-opath EBADF\n", "fchmodat2-nofollow ENOTSUP\n", "fchmodat2-flags EINVAL\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// rawMode changes path's mode to 0600 by the call named, or prints the
+// error a call the kernel refuses gets: fchmodat2 by path or by an O_PATH
+// descriptor and an empty path, fchmod of an O_PATH descriptor, fchmodat2
+// of a symlink not followed, fchmodat2 with an unknown flag.
+func rawMode(call, path string) int {
+	fchmodat2 := func(dirfd int, path string, flags int) error {
+		p, _ := unix.BytePtrFromString(path)
+		_, _, errno := unix.Syscall6(452, uintptr(dirfd), uintptr(unsafe.Pointer(p)), 0o600, uintptr(flags), 0, 0)
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	var err error
+	switch call {
+	case "fchmodat2":
+		err = fchmodat2(unix.AT_FDCWD, path, 0)
+	case "fchmodat2-empty", "fchmod-opath":
+		fd, oerr := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			fmt.Fprintln(os.Stderr, call, oerr)
+			return 1
+		}
+		if call == "fchmod-opath" {
+			err = unix.Fchmod(fd, 0o600)
+		} else {
+			err = fchmodat2(fd, "", unix.AT_EMPTY_PATH)
+		}
+	case "fchmodat2-nofollow":
+		err = fchmodat2(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW)
+	case "fchmodat2-flags":
+		err = fchmodat2(unix.AT_FDCWD, path, 0x10000)
+	}
+	if err != nil {
+		fmt.Println(call, unix.ErrnoName(err.(unix.Errno)))
+	}
 	return 0
 }
 

@@ -30,6 +30,10 @@ var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runti
 var openCalls = append(map[string][]modeCall{"amd64": {{2, 1}, {85, 0}}}[runtime.GOARCH],
 	modeCall{unix.SYS_OPENAT, 2}, modeCall{437, 0}, modeCall{unix.SYS_TRUNCATE, 0})
 
+// chmodCalls change a file's mode, which all its names share: chmod exists
+// on amd64 only (90 there); fchmodat2 is 452 on both.
+var chmodCalls = append(map[string][]uint32{"amd64": {90}}[runtime.GOARCH], unix.SYS_FCHMOD, unix.SYS_FCHMODAT, 452)
+
 // Install installs, on the calling thread and so on every command it
 // forks, a seccomp filter that refuses what the mounts and the network
 // namespace do not cover:
@@ -68,9 +72,10 @@ const (
 	// WriteOpens are the calls that can write an existing file by its path:
 	// open, openat and creat with write access or O_TRUNC, unless O_CREAT
 	// and O_EXCL make a new file; openat2, whose flags lie in memory; and
-	// truncate. Landlock's calls fail with ENOSYS, as on a kernel without
-	// it: the supervisor performs these opens under the session's domain,
-	// and could not keep one a command added for itself.
+	// truncate; and those that change a file's mode (chmod, fchmod,
+	// fchmodat, fchmodat2). Landlock's calls fail with ENOSYS, as on a
+	// kernel without it: the supervisor performs these calls under the
+	// session's domain, and could not keep one a command added for itself.
 	WriteOpens
 )
 
@@ -208,6 +213,9 @@ func notified(calls Calls) []unix.SockFilter {
 	if calls&WriteOpens != 0 {
 		for _, nr := range []uint32{unix.SYS_LANDLOCK_CREATE_RULESET, unix.SYS_LANDLOCK_ADD_RULE, unix.SYS_LANDLOCK_RESTRICT_SELF} {
 			a.emit(jeq, nr, "enosys", "")
+		}
+		for _, nr := range chmodCalls {
+			a.emit(jeq, nr, "notify", "")
 		}
 		for _, c := range openCalls {
 			switch c.arg {
