@@ -60,6 +60,12 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
+	return o.perform(c, k)
+}
+
+// perform finds k's path as the caller would and finishes the call on a
+// confined thread; the answer comes later.
+func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 	if !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
 		// ".." from the caller's working directory stops at its root,
 		// not at this process's: the path is walked, which knows it.

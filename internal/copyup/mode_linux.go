@@ -53,7 +53,8 @@ func (o *Opener) handleMode(c *notify.Caller, n *notify.Notif) notify.Result {
 		if flags&unix.AT_EMPTY_PATH != 0 {
 			if path, errno := c.ReadString(pathAt, unix.PathMax-1); errno == 0 && path == "" {
 				if k.dirfd == unix.AT_FDCWD {
-					return o.modeOfPath(c, k, ".")
+					k.path = "."
+					return o.perform(c, k)
 				}
 				return o.modeOfDescriptor(c, k.dirfd, k.mode, false)
 			}
@@ -68,26 +69,8 @@ func (o *Opener) handleMode(c *notify.Caller, n *notify.Notif) notify.Result {
 	if path == "" {
 		return notify.Fail(unix.ENOENT)
 	}
-	return o.modeOfPath(c, k, path)
-}
-
-// modeOfPath finds the file as the caller would (see Handle) and changes
-// its mode on a confined thread.
-func (o *Opener) modeOfPath(c *notify.Caller, k *call, path string) notify.Result {
 	k.path = path
-	if path[0] != '/' && chrooted(c) {
-		go o.walkAndFinish(c, k)
-		return notify.Result{Later: true}
-	}
-	t, errno := locate(c, k)
-	if errno != 0 {
-		return notify.Fail(errno)
-	}
-	if !o.dispatch(func() { o.finish(c, t, k, false) }) {
-		t.close()
-		return notify.Fail(unix.EAGAIN)
-	}
-	return notify.Result{Later: true}
+	return o.perform(c, k)
 }
 
 // modeOfDescriptor changes the mode of the file the caller's descriptor fd
