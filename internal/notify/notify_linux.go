@@ -100,34 +100,32 @@ type seccompAddfd struct {
 	newfdFlags uint32
 }
 
-// answer sends r; an ENOENT means the caller is gone.
+// answer sends r; an ENOENT means the caller is gone. A descriptor is placed
+// in the caller's table first and ours closed before the answer lets the
+// caller go (rather than placed and sent at once, SECCOMP_ADDFD_FLAG_SEND):
+// our copy of a file open for writing, held while the caller runs on, makes
+// its exec of that file fail (`go build -o app && ./app`: text file busy).
 func answer(listener int, id uint64, r Result) {
 	if r.FD >= 0 {
-		defer unix.Close(r.FD)
-		add := seccompAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(r.FD)}
+		add := seccompAddfd{id: id, srcfd: uint32(r.FD)}
 		if r.CloseOnExec {
 			add.newfdFlags = unix.O_CLOEXEC
 		}
-		// With FLAG_SEND the descriptor's number is the answer, atomically
-		// (5.14); before, it is placed first and then sent.
-		err := Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
-		if err == nil {
-			return
-		}
-		if err != unix.EINVAL {
-			r = Fail(ErrnoOf(err, unix.EMFILE))
-		} else {
-			add.flags = 0
-			fd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
-			r = Result{Val: int64(fd)}
-			if errno != 0 {
-				r = Fail(ErrnoOf(errno, unix.EMFILE))
-			}
+		fd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+		unix.Close(r.FD)
+		r = Value(int64(fd))
+		if errno != 0 {
+			r = Fail(ErrnoOf(errno, unix.EMFILE))
 		}
 	}
+	beforeSend()
 	resp := seccompResp{id: id, val: r.Val, error: -int32(r.Errno)}
 	Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
+
+// beforeSend runs just before an answer is sent; tests see what is still
+// open then.
+var beforeSend = func() {}
 
 // Ioctl is ioctl(2) with a pointer argument.
 func Ioctl(fd int, req uint, arg unsafe.Pointer) error {
