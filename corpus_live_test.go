@@ -60,8 +60,10 @@ func TestCorpusProcStageLive(t *testing.T) {
 			must(t, err)
 			start := time.Now()
 			env := run(t, g, shellgate.Request{Command: row.command, TimeoutMS: ms(1500)})
-			if time.Since(start) > 5*time.Second {
-				t.Errorf("took %s", time.Since(start))
+			// Not a speed check: a command that was not stopped runs for
+			// minutes; a loaded machine adds seconds to the 1.5 s.
+			if time.Since(start) > 30*time.Second {
+				t.Errorf("took %s: the command was not stopped at its timeout", time.Since(start))
 			}
 			must(t, g.Close())
 			for pid, cmd := range tagged(tag) {

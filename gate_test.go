@@ -245,11 +245,13 @@ func TestTimeoutKillsEverything(t *testing.T) {
 			g := gate(t, shellgate.Config{Root: l.root, Env: tag.env(), Sandbox: shellgate.SandboxConfig{Mode: mode}})
 			start := time.Now()
 			env := run(t, g, shellgate.Request{
-				Command:   `echo started; python3 -c "import time; time.sleep(10)" & (trap '' TERM; sleep 100) & wait`,
+				Command:   `echo started; python3 -c "import time; time.sleep(100)" & (trap '' TERM; sleep 100) & wait`,
 				TimeoutMS: ms(2000),
 			})
-			if took := time.Since(start); took > 6*time.Second {
-				t.Errorf("took %s", took)
+			// Not a speed check: a call that waited for its children would
+			// take 100 s; a loaded machine adds seconds to the 2 s.
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("took %s: the call waited for what it started", took)
 			}
 			if !env.Data.TimedOut || env.Status != envelope.Partial || env.Data.ExitCode != nil {
 				t.Fatalf("status %s timed_out %v exit %v:\n%s", env.Status, env.Data.TimedOut, env.Data.ExitCode, env.Text)
@@ -336,7 +338,8 @@ func TestBackgroundReturnsAtOnce(t *testing.T) {
 			must(t, err)
 			start := time.Now()
 			env := run(t, g, shellgate.Request{Command: "sleep 300 & echo started"})
-			if took := time.Since(start); took > 2*time.Second {
+			// Not a speed check: a call held open by its job would take 300 s.
+			if took := time.Since(start); took > 30*time.Second {
 				t.Errorf("took %s: a background job held the call open", took)
 			}
 			if env.Status != envelope.Success || env.Data.Stdout != "started\n" {
@@ -434,10 +437,10 @@ func TestNoInputNoTerminal(t *testing.T) {
 		`python3 -c 'input()' 2>/dev/null; echo rc=$?`,
 		`exec 3</dev/tty 2>/dev/null; echo rc=$?`,
 	} {
-		start := time.Now()
+		// A command waiting for input would wait until its timeout.
 		env := run(t, g, shellgate.Request{Command: cmd, TimeoutMS: ms(10000)})
-		if env.Data.TimedOut || time.Since(start) > 5*time.Second || strings.TrimSpace(env.Data.Stdout) == "rc=0" {
-			t.Errorf("%s: %q timed_out=%v after %s", cmd, env.Data.Stdout, env.Data.TimedOut, time.Since(start))
+		if env.Data.TimedOut || strings.TrimSpace(env.Data.Stdout) == "rc=0" {
+			t.Errorf("%s: %q timed_out=%v", cmd, env.Data.Stdout, env.Data.TimedOut)
 		}
 	}
 }
@@ -535,7 +538,7 @@ func TestLiveOutput(t *testing.T) {
 	g := gate(t, shellgate.Config{Root: l.root})
 	var got strings.Builder
 	first := make(chan time.Time, 1)
-	env := run(t, g, shellgate.Request{Command: "echo one; sleep 0.5; echo two"}, shellgate.WithOutput(func(o shellgate.Output) {
+	env := run(t, g, shellgate.Request{Command: "echo one; sleep 2; echo two"}, shellgate.WithOutput(func(o shellgate.Output) {
 		select {
 		case first <- time.Now():
 		default:
@@ -545,8 +548,8 @@ func TestLiveOutput(t *testing.T) {
 	if got.String() != "one\ntwo\n" || env.Data.Stdout != "one\ntwo\n" {
 		t.Errorf("live %q envelope %q", got.String(), env.Data.Stdout)
 	}
-	// "one" is printed half a second before the command ends.
-	if since := time.Since(<-first); since < 300*time.Millisecond {
+	// "one" is printed 2 s before the command ends.
+	if since := time.Since(<-first); since < time.Second {
 		t.Errorf("first output arrived %s before the end, not live", since)
 	}
 }

@@ -71,8 +71,9 @@ func TestProgress(t *testing.T) {
 		if n.params.Progress <= prev.params.Progress {
 			t.Errorf("progress went from %v to %v; it must increase", prev.params.Progress, n.params.Progress)
 		}
-		// Sent at most once a second; allow for delivery jitter.
-		if gap := n.at.Sub(prev.at); gap < 700*time.Millisecond {
+		// Sent at most once a second, not per line; one delivery delayed by
+		// a loaded machine brings the next closer.
+		if gap := n.at.Sub(prev.at); gap < 300*time.Millisecond {
 			t.Errorf("notifications %d and %d only %v apart", i-1, i, gap)
 		}
 	}

@@ -24,8 +24,9 @@ func TestAnalysisCostIsBounded(t *testing.T) {
 		if v.Decision != policy.Deny || v.Rule != "parse" || !strings.Contains(v.Reason, "too costly to analyse") {
 			t.Errorf("%s: got %s (%s): %.200s; want a deny for cost", name, v.Decision, v.Rule, v.Reason)
 		}
-		// Generous: the bound is about minutes versus milliseconds.
-		if took > 2*time.Second {
+		// Generous: the bound is about minutes versus milliseconds, on a
+		// machine that may be loaded and under -race.
+		if took > 20*time.Second {
 			t.Errorf("%s: took %v", name, took)
 		}
 	}

@@ -164,13 +164,10 @@ func TestHostPortsEdges(t *testing.T) {
 			t.Errorf("missing does not say %q:\n%s", p, missing)
 		}
 	}
-	begin := time.Now()
+	// A reset, not the read's 5 s timeout (which says nothing).
 	got, code := run(t, s, l.root, talk("127.0.0.1", closedPort)+" 2>&1")
 	if code == 0 || !strings.Contains(got, "reset") {
 		t.Errorf("forwarded port with nothing on the host: exit %d, %q; want a reset", code, got)
-	}
-	if d := time.Since(begin); d > 3*time.Second {
-		t.Errorf("the refused forward took %v", d)
 	}
 
 	spec.Network, spec.HostPorts = true, []int{closedPort}
