@@ -228,40 +228,46 @@ func RandomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Bounds on the walk of .git for symlinks.
+// Bounds on the walk of .git for symlinks and hard links.
 const (
 	maxGitEntries = 20000
 	maxGitDepth   = 16
 )
 
-// UnlinkGitSymlinks removes every symlink in the root's .git but its object
-// store, and in the other git directories named (absolute, outside the root: a
-// linked worktree's): git never makes one there, and git on the host writes
-// through them (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc
-// has the user's next commit append to it). It returns what it removed, as
-// notes.
-func UnlinkGitSymlinks(root string, gitDirs ...string) []string {
+// SweepGit removes every symlink in the root's .git but its object store,
+// and replaces every regular file there with another name by a copy of its
+// own; it does the same in nested, git directories beneath the root (relative
+// to it: a nested repository's .git), and in gitDirs (absolute, outside the
+// root: a linked worktree's). Git makes neither there, and git on the host
+// writes through both: a .git/logs/HEAD or COMMIT_EDITMSG that leads to
+// ~/.bashrc, or shares its file with a package store's (pnpm links one into
+// node_modules), has the user's next commit write into it. It returns what it
+// undid, as notes.
+func SweepGit(root string, nested []string, gitDirs ...string) []string {
 	var removed []string
 	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		if gitFD, err := Dir(rootFD, ".git"); err == nil {
-			removed = unlinkSymlinks(gitFD, ".git/", removed)
-			unix.Close(gitFD)
+		for _, rel := range append([]string{".git"}, nested...) {
+			if gitFD, err := Dir(rootFD, rel); err == nil {
+				removed = sweepGitDir(gitFD, rel+"/", removed)
+				unix.Close(gitFD)
+			}
 		}
 		unix.Close(rootFD)
 	}
 	for _, d := range gitDirs {
 		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-			removed = unlinkSymlinks(fd, d+"/", removed)
+			removed = sweepGitDir(fd, d+"/", removed)
 			unix.Close(fd)
 		}
 	}
 	return removed
 }
 
-// unlinkSymlinks removes the symlinks under dirFD (named label… in the
-// notes), but in a top-level objects directory, within maxGitEntries and
-// maxGitDepth.
-func unlinkSymlinks(dirFD int, label string, removed []string) []string {
+// sweepGitDir removes the symlinks under dirFD (named label… in the notes)
+// and copies its files that have other names, but in a top-level objects
+// directory (git links objects, `clone --local`, and never writes one in
+// place), within maxGitEntries and maxGitDepth.
+func sweepGitDir(dirFD int, label string, removed []string) []string {
 	entries := maxGitEntries
 	var walk func(dirFD int, rel string, depth int)
 	walk = func(dirFD int, rel string, depth int) {
@@ -281,6 +287,12 @@ func unlinkSymlinks(dirFD int, label string, removed []string) []string {
 				target, _ := Readlink(int(f.Fd()), name)
 				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
 					removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
+				}
+			case e.Type().IsRegular():
+				var st unix.Stat_t
+				if unix.Fstatat(int(f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+					st.Nlink > 1 && copyOver(int(f.Fd()), name, &st) == nil {
+					removed = append(removed, fmt.Sprintf("copied %s%s%s, a hard link git would write through to its %d other names", label, rel, name, st.Nlink-1))
 				}
 			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 				if sub, err := Dir(int(f.Fd()), name); err == nil {

@@ -28,7 +28,10 @@ type mounter struct {
 	// the session started.
 	gitAtStart bool
 	removed    []string // what was undone in .git since takeRemoved
-	git        *gitstate.Tracker
+	// nestedGit: the git directories of the nested repositories found when
+	// the session started (relative to the root), swept as the root's .git.
+	nestedGit []string
+	git       *gitstate.Tracker
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -141,7 +144,7 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		now = append(now, p)
 	}
 	if len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
+		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 	return now, moved, errors.Join(errs...)
 }
@@ -158,6 +161,7 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		return nil
 	}
 	for _, p := range paths {
+		m.noteNestedGit(p)
 		if m.protected[p] {
 			continue
 		}
@@ -168,6 +172,22 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		m.protected[p] = true
 	}
 	return failed
+}
+
+// noteNestedGit records the git directory that p, a nested repository's
+// git file kept read-only (its .git/config, hooks, info), is in: git on the
+// host writes the rest of it (logs/HEAD, COMMIT_EDITMSG) when the user commits
+// there, through a symlink or a hard link a command left, as at the root.
+func (m *mounter) noteNestedGit(p string) {
+	if len(m.spec.Writable) == 0 {
+		return
+	}
+	dir := filepath.Dir(p)
+	rel, err := filepath.Rel(m.spec.Writable[0], dir)
+	if filepath.Base(dir) != ".git" || err != nil || rel == ".git" || !filepath.IsLocal(rel) || slices.Contains(m.nestedGit, rel) {
+		return
+	}
+	m.nestedGit = append(m.nestedGit, rel)
 }
 
 // rootMatches are the entries of the root whose names match Spec.Patterns
@@ -208,13 +228,14 @@ func (m *mounter) quarantine(p string) (string, error) {
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
 }
 
-// sweepGit removes the symlinks in the root's .git, as protect does, and
-// nothing else: safe while a command runs (git never makes one there).
+// sweepGit removes the symlinks in the root's .git and the nested ones, and
+// copies their hard links, as protect does, and nothing else: safe while a
+// command runs (git never makes either there).
 func (m *mounter) sweepGit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ready && len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
+		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 }
 
