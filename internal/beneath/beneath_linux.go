@@ -228,11 +228,13 @@ func RandomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Bounds on the walk of .git for symlinks and hard links.
-const (
-	maxGitEntries = 20000
-	maxGitDepth   = 16
-)
+// maxGitDepth bounds the walk of .git for symlinks and hard links: deeper
+// than any path git can open (each level takes a name and a slash of
+// PATH_MAX). The walk has no bound on entries: one would let a command hide a
+// symlink behind entries of its own (20001 files in .git/bjunk, which the
+// directory lists before COMMIT_EDITMSG), and a command that fills .git only
+// makes its own session's sweeps slower.
+const maxGitDepth = unix.PathMax / 2
 
 // SweepGit removes every symlink in the root's .git but its object store,
 // and replaces every regular file there with another name by a copy of its
@@ -266,39 +268,43 @@ func SweepGit(root string, nested []string, gitDirs ...string) []string {
 // sweepGitDir removes the symlinks under dirFD (named label… in the notes)
 // and copies its files that have other names, but in a top-level objects
 // directory (git links objects, `clone --local`, and never writes one in
-// place), within maxGitEntries and maxGitDepth.
+// place), within maxGitDepth.
 func sweepGitDir(dirFD int, label string, removed []string) []string {
-	entries := maxGitEntries
 	var walk func(dirFD int, rel string, depth int)
+	sweep := func(dir *os.File, e os.DirEntry, rel string, depth int) {
+		name, fd := e.Name(), int(dir.Fd())
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			target, _ := Readlink(fd, name)
+			if unix.Unlinkat(fd, name, 0) == nil {
+				removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
+			}
+		case e.Type().IsRegular():
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+				st.Nlink > 1 && copyOver(fd, name, &st) == nil {
+				removed = append(removed, fmt.Sprintf("copied %s%s%s, a hard link git would write through to its %d other names", label, rel, name, st.Nlink-1))
+			}
+		case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
+			if sub, err := Dir(fd, name); err == nil {
+				walk(sub, rel+name+"/", depth+1)
+				unix.Close(sub)
+			}
+		}
+	}
 	walk = func(dirFD int, rel string, depth int) {
 		f, err := Open(dirFD, ".", unix.O_DIRECTORY)
 		if err != nil {
 			return
 		}
 		defer f.Close()
-		list, _ := f.ReadDir(entries)
-		for _, e := range list {
-			if entries--; entries < 0 {
-				return
+		for {
+			list, err := f.ReadDir(1024)
+			for _, e := range list {
+				sweep(f, e, rel, depth)
 			}
-			name := e.Name()
-			switch {
-			case e.Type()&os.ModeSymlink != 0:
-				target, _ := Readlink(int(f.Fd()), name)
-				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
-					removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
-				}
-			case e.Type().IsRegular():
-				var st unix.Stat_t
-				if unix.Fstatat(int(f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
-					st.Nlink > 1 && copyOver(int(f.Fd()), name, &st) == nil {
-					removed = append(removed, fmt.Sprintf("copied %s%s%s, a hard link git would write through to its %d other names", label, rel, name, st.Nlink-1))
-				}
-			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
-				if sub, err := Dir(int(f.Fd()), name); err == nil {
-					walk(sub, rel+name+"/", depth+1)
-					unix.Close(sub)
-				}
+			if err != nil {
+				return
 			}
 		}
 	}

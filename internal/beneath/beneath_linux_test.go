@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -133,5 +134,33 @@ func TestSweepGitHardLinks(t *testing.T) {
 	must(t, syscall.Stat(shared, &st))
 	if st.Nlink != 3 { // the store's, the object store's, and the one beside evil/lib's target
 		t.Errorf("the store's file has %d names, want 3", st.Nlink)
+	}
+}
+
+// No number of entries a command makes in .git, nor a depth git can name,
+// hides a symlink from the sweep: 20001 files in a directory listed before
+// COMMIT_EDITMSG, and a reflog twenty levels down (a branch a/b/…/t that a
+// command made the current one).
+func TestSweepGitHasNoBlindSpot(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
+	junk := filepath.Join(root, ".git/bjunk")
+	must(t, os.MkdirAll(junk, 0o755))
+	for i := range 20001 {
+		must(t, os.WriteFile(filepath.Join(junk, strconv.Itoa(i)), nil, 0o644))
+	}
+	deep := filepath.Join(root, ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s")
+	must(t, os.MkdirAll(deep, 0o755))
+	for _, l := range []string{".git/COMMIT_EDITMSG", ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t"} {
+		must(t, os.Symlink(victim, filepath.Join(root, l)))
+	}
+	if removed := SweepGit(root, nil); len(removed) != 2 {
+		t.Errorf("removed %q, want both symlinks", removed)
+	}
+	for _, l := range []string{".git/COMMIT_EDITMSG", ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t"} {
+		if _, err := os.Lstat(filepath.Join(root, l)); err == nil {
+			t.Errorf("%s is still there", l)
+		}
 	}
 }
