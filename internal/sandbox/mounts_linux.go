@@ -13,9 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxRootEntries bounds the root's entries matched against Spec.Patterns.
-const maxRootEntries = 20000
-
 // mounter builds the session's view of the filesystem in its mount namespace.
 type mounter struct {
 	spec *Spec
@@ -201,14 +198,22 @@ func (m *mounter) rootMatches() []string {
 		return nil
 	}
 	defer f.Close()
-	names, _ := f.Readdirnames(maxRootEntries)
+	// Every entry, however many: a bound would let a command hide a
+	// workspace file behind entries of its own (40 000 files, which the
+	// directory lists before it).
 	var ps []string
-	for _, n := range names {
-		for _, pat := range m.spec.Patterns {
-			if ok, _ := filepath.Match(pat, n); ok {
-				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
-				break
+	for {
+		names, err := f.Readdirnames(1024)
+		for _, n := range names {
+			for _, pat := range m.spec.Patterns {
+				if ok, _ := filepath.Match(pat, n); ok {
+					ps = append(ps, filepath.Join(m.spec.Writable[0], n))
+					break
+				}
 			}
+		}
+		if err != nil {
+			break
 		}
 	}
 	return ps
