@@ -268,10 +268,10 @@ func SweepGit(root string, nested []string, gitDirs ...string) []string {
 // sweepGitDir removes the symlinks under dirFD (named label… in the notes)
 // and copies its files that have other names, but in a top-level objects
 // directory (git links objects, `clone --local`, and never writes one in
-// place), within maxGitDepth.
+// place) and, for hard links, in a submodule's, within maxGitDepth.
 func sweepGitDir(dirFD int, label string, removed []string) []string {
-	var walk func(dirFD int, rel string, depth int)
-	sweep := func(dir *os.File, e os.DirEntry, rel string, depth int) {
+	var walk func(dirFD int, rel string, depth int, objects bool)
+	sweep := func(dir *os.File, e os.DirEntry, rel string, depth int, objects bool) {
 		name, fd := e.Name(), int(dir.Fd())
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
@@ -279,7 +279,7 @@ func sweepGitDir(dirFD int, label string, removed []string) []string {
 			if unix.Unlinkat(fd, name, 0) == nil {
 				removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
 			}
-		case e.Type().IsRegular():
+		case e.Type().IsRegular() && !objects:
 			var st unix.Stat_t
 			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
 				st.Nlink > 1 && copyOver(fd, name, &st) == nil {
@@ -287,12 +287,12 @@ func sweepGitDir(dirFD int, label string, removed []string) []string {
 			}
 		case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 			if sub, err := Dir(fd, name); err == nil {
-				walk(sub, rel+name+"/", depth+1)
+				walk(sub, rel+name+"/", depth+1, objects || submoduleObjects(rel, name))
 				unix.Close(sub)
 			}
 		}
 	}
-	walk = func(dirFD int, rel string, depth int) {
+	walk = func(dirFD int, rel string, depth int, objects bool) {
 		f, err := Open(dirFD, ".", unix.O_DIRECTORY)
 		if err != nil {
 			return
@@ -301,15 +301,32 @@ func sweepGitDir(dirFD int, label string, removed []string) []string {
 		for {
 			list, err := f.ReadDir(1024)
 			for _, e := range list {
-				sweep(f, e, rel, depth)
+				sweep(f, e, rel, depth, objects)
 			}
 			if err != nil {
 				return
 			}
 		}
 	}
-	walk(dirFD, "", 0)
+	walk(dirFD, "", 0, false)
 	return removed
+}
+
+// submoduleObjects says whether name in rel (within a git directory) is a
+// submodule's object store, .git/modules/…/objects, whose files a local
+// clone links (git submodule add of a repository on the same disk): git
+// never writes one in place. A directory of that name below a logs or refs
+// directory is a ref's (a branch objects/main), whose reflog git appends to.
+func submoduleObjects(rel, name string) bool {
+	if name != "objects" || !strings.HasPrefix(rel, "modules/") {
+		return false
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == "logs" || part == "refs" {
+			return false
+		}
+	}
+	return true
 }
 
 func Readlink(dirFD int, name string) (string, error) {

@@ -95,28 +95,32 @@ func must(t *testing.T, err error) {
 // A file in .git that shares its inode with a name elsewhere (a package
 // store's, linked into the root by pnpm) becomes a file of its own, in the
 // root's .git and in a nested repository's, so that git appending to it
-// leaves the other name as it was; the object store's links stay (git never
-// writes an object in place), and a nested .git reached through a symlink is
-// not walked.
+// leaves the other name as it was; the object stores' links stay, the root's
+// and a submodule's (git never writes an object in place), but not a reflog's
+// of a branch named objects/main; and a nested .git reached through a symlink
+// is not walked.
 func TestSweepGitHardLinks(t *testing.T) {
 	root, store := t.TempDir(), t.TempDir()
 	shared := filepath.Join(store, "index.js")
 	must(t, os.WriteFile(shared, []byte("module.exports = 1\n"), 0o644))
 	elsewhere := filepath.Join(store, "repo/.git")
-	for _, d := range []string{".git/logs", ".git/objects/pack", "vendor/lib/.git/logs", "evil"} {
+	for _, d := range []string{".git/logs/refs/heads/objects", ".git/objects/pack", ".git/modules/lib/objects/pack",
+		".git/modules/lib/logs/refs/heads/objects", "vendor/lib/.git/logs", "evil"} {
 		must(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	must(t, os.MkdirAll(elsewhere, 0o755))
-	for _, l := range []string{".git/logs/HEAD", ".git/objects/pack/p.pack", "vendor/lib/.git/COMMIT_EDITMSG", "vendor/lib/.git/logs/HEAD"} {
+	copied := []string{".git/logs/HEAD", ".git/logs/refs/heads/objects/main", ".git/modules/lib/logs/refs/heads/objects/main",
+		"vendor/lib/.git/COMMIT_EDITMSG", "vendor/lib/.git/logs/HEAD"}
+	for _, l := range append([]string{".git/objects/pack/p.pack", ".git/modules/lib/objects/pack/p.pack"}, copied...) {
 		must(t, os.Link(shared, filepath.Join(root, l)))
 	}
 	must(t, os.Link(shared, filepath.Join(elsewhere, "COMMIT_EDITMSG")))
 	must(t, os.Symlink(filepath.Join(store, "repo"), filepath.Join(root, "evil/lib")))
 	notes := SweepGit(root, []string{"vendor/lib/.git", "evil/lib/.git"})
-	if len(notes) != 3 {
-		t.Errorf("notes %q, want three copies", notes)
+	if len(notes) != len(copied) {
+		t.Errorf("notes %q, want %d copies", notes, len(copied))
 	}
-	for _, l := range []string{".git/logs/HEAD", "vendor/lib/.git/COMMIT_EDITMSG", "vendor/lib/.git/logs/HEAD"} {
+	for _, l := range copied {
 		p := filepath.Join(root, l)
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 		must(t, err)
@@ -132,8 +136,8 @@ func TestSweepGitHardLinks(t *testing.T) {
 	}
 	var st syscall.Stat_t
 	must(t, syscall.Stat(shared, &st))
-	if st.Nlink != 3 { // the store's, the object store's, and the one beside evil/lib's target
-		t.Errorf("the store's file has %d names, want 3", st.Nlink)
+	if st.Nlink != 4 { // the store's, the two object stores', and the one beside evil/lib's target
+		t.Errorf("the store's file has %d names, want 4", st.Nlink)
 	}
 }
 

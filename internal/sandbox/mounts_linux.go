@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/shellgate/shellgate/internal/beneath"
@@ -26,7 +27,8 @@ type mounter struct {
 	gitAtStart bool
 	removed    []string // what was undone in .git since takeRemoved
 	// nestedGit: the git directories of the nested repositories found when
-	// the session started (relative to the root), swept as the root's .git.
+	// the session started, and the one the root's .git file names in the
+	// root (relative to it), swept as the root's .git.
 	nestedGit []string
 	git       *gitstate.Tracker
 }
@@ -36,6 +38,7 @@ func newMounter(spec *Spec) *mounter {
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
+		m.noteNestedGit(filepath.Join(spec.Writable[0], ".git")) // a .git file naming a directory in the root
 	}
 	return m
 }
@@ -171,17 +174,31 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	return failed
 }
 
-// noteNestedGit records the git directory that p, a nested repository's
-// git file kept read-only (its .git/config, hooks, info), is in: git on the
-// host writes the rest of it (logs/HEAD, COMMIT_EDITMSG) when the user commits
-// there, through a symlink or a hard link a command left, as at the root.
+// noteNestedGit records the git directory of the nested repository p is a
+// git file of, kept read-only: its .git/config, hooks or info, or its .git
+// file naming a git directory elsewhere in the root (git init
+// --separate-git-dir). Git on the host writes the rest of that directory
+// (logs/HEAD, COMMIT_EDITMSG) when the user commits there, through a symlink
+// or a hard link a command left, as at the root.
 func (m *mounter) noteNestedGit(p string) {
 	if len(m.spec.Writable) == 0 {
 		return
 	}
-	dir := filepath.Dir(p)
-	rel, err := filepath.Rel(m.spec.Writable[0], dir)
-	if filepath.Base(dir) != ".git" || err != nil || rel == ".git" || !filepath.IsLocal(rel) || slices.Contains(m.nestedGit, rel) {
+	root, dir := m.spec.Writable[0], filepath.Dir(p)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && filepath.Base(p) == ".git" {
+		b, err := os.ReadFile(p) // read-only from now on: what it names stays
+		rest, found := strings.CutPrefix(string(b), "gitdir:")
+		if err != nil || !found || len(b) > 4096 {
+			return
+		}
+		if dir = strings.TrimSpace(rest); !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(p), dir)
+		}
+	} else if filepath.Base(dir) != ".git" {
+		return
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(dir))
+	if err != nil || rel == ".git" || strings.HasPrefix(rel, ".git/") || !filepath.IsLocal(rel) || slices.Contains(m.nestedGit, rel) {
 		return
 	}
 	m.nestedGit = append(m.nestedGit, rel)
