@@ -228,70 +228,105 @@ func RandomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Bounds on the walk of .git for symlinks.
-const (
-	maxGitEntries = 20000
-	maxGitDepth   = 16
-)
+// maxGitDepth bounds the walk of .git for symlinks and hard links: deeper
+// than any path git can open (each level takes a name and a slash of
+// PATH_MAX). The walk has no bound on entries: one would let a command hide a
+// symlink behind entries of its own (20001 files in .git/bjunk, which the
+// directory lists before COMMIT_EDITMSG), and a command that fills .git only
+// makes its own session's sweeps slower.
+const maxGitDepth = unix.PathMax / 2
 
-// UnlinkGitSymlinks removes every symlink in the root's .git but its object
-// store, and in the other git directories named (absolute, outside the root: a
-// linked worktree's): git never makes one there, and git on the host writes
-// through them (a .git/logs/HEAD or COMMIT_EDITMSG that leads to ~/.bashrc
-// has the user's next commit append to it). It returns what it removed, as
-// notes.
-func UnlinkGitSymlinks(root string, gitDirs ...string) []string {
+// SweepGit removes every symlink in the root's .git but its object store,
+// and replaces every regular file there with another name by a copy of its
+// own; it does the same in nested, git directories beneath the root (relative
+// to it: a nested repository's .git), and in gitDirs (absolute, outside the
+// root: a linked worktree's). Git makes neither there, and git on the host
+// writes through both: a .git/logs/HEAD or COMMIT_EDITMSG that leads to
+// ~/.bashrc, or shares its file with a package store's (pnpm links one into
+// node_modules), has the user's next commit write into it. It returns what it
+// undid, as notes.
+func SweepGit(root string, nested []string, gitDirs ...string) []string {
 	var removed []string
 	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		if gitFD, err := Dir(rootFD, ".git"); err == nil {
-			removed = unlinkSymlinks(gitFD, ".git/", removed)
-			unix.Close(gitFD)
+		for _, rel := range append([]string{".git"}, nested...) {
+			if gitFD, err := Dir(rootFD, rel); err == nil {
+				removed = sweepGitDir(gitFD, rel+"/", removed)
+				unix.Close(gitFD)
+			}
 		}
 		unix.Close(rootFD)
 	}
 	for _, d := range gitDirs {
 		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-			removed = unlinkSymlinks(fd, d+"/", removed)
+			removed = sweepGitDir(fd, d+"/", removed)
 			unix.Close(fd)
 		}
 	}
 	return removed
 }
 
-// unlinkSymlinks removes the symlinks under dirFD (named label… in the
-// notes), but in a top-level objects directory, within maxGitEntries and
-// maxGitDepth.
-func unlinkSymlinks(dirFD int, label string, removed []string) []string {
-	entries := maxGitEntries
-	var walk func(dirFD int, rel string, depth int)
-	walk = func(dirFD int, rel string, depth int) {
+// sweepGitDir removes the symlinks under dirFD (named label… in the notes)
+// and copies its files that have other names, but in a top-level objects
+// directory (git links objects, `clone --local`, and never writes one in
+// place) and, for hard links, in a submodule's, within maxGitDepth.
+func sweepGitDir(dirFD int, label string, removed []string) []string {
+	var walk func(dirFD int, rel string, depth int, objects bool)
+	sweep := func(dir *os.File, e os.DirEntry, rel string, depth int, objects bool) {
+		name, fd := e.Name(), int(dir.Fd())
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			target, _ := Readlink(fd, name)
+			if unix.Unlinkat(fd, name, 0) == nil {
+				removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
+			}
+		case e.Type().IsRegular() && !objects:
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+				st.Nlink > 1 && copyOver(fd, name, &st) == nil {
+				removed = append(removed, fmt.Sprintf("copied %s%s%s, a hard link git would write through to its %d other names", label, rel, name, st.Nlink-1))
+			}
+		case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
+			if sub, err := Dir(fd, name); err == nil {
+				walk(sub, rel+name+"/", depth+1, objects || submoduleObjects(rel, name))
+				unix.Close(sub)
+			}
+		}
+	}
+	walk = func(dirFD int, rel string, depth int, objects bool) {
 		f, err := Open(dirFD, ".", unix.O_DIRECTORY)
 		if err != nil {
 			return
 		}
 		defer f.Close()
-		list, _ := f.ReadDir(entries)
-		for _, e := range list {
-			if entries--; entries < 0 {
-				return
+		for {
+			list, err := f.ReadDir(1024)
+			for _, e := range list {
+				sweep(f, e, rel, depth, objects)
 			}
-			name := e.Name()
-			switch {
-			case e.Type()&os.ModeSymlink != 0:
-				target, _ := Readlink(int(f.Fd()), name)
-				if unix.Unlinkat(int(f.Fd()), name, 0) == nil {
-					removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
-				}
-			case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
-				if sub, err := Dir(int(f.Fd()), name); err == nil {
-					walk(sub, rel+name+"/", depth+1)
-					unix.Close(sub)
-				}
+			if err != nil {
+				return
 			}
 		}
 	}
-	walk(dirFD, "", 0)
+	walk(dirFD, "", 0, false)
 	return removed
+}
+
+// submoduleObjects says whether name in rel (within a git directory) is a
+// submodule's object store, .git/modules/…/objects, whose files a local
+// clone links (git submodule add of a repository on the same disk): git
+// never writes one in place. A directory of that name below a logs or refs
+// directory is a ref's (a branch objects/main), whose reflog git appends to.
+func submoduleObjects(rel, name string) bool {
+	if name != "objects" || !strings.HasPrefix(rel, "modules/") {
+		return false
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == "logs" || part == "refs" {
+			return false
+		}
+	}
+	return true
 }
 
 func Readlink(dirFD int, name string) (string, error) {

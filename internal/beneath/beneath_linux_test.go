@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // Every symlink in .git goes but those of the object store, wherever it
 // points; what a symlink points to is left as it was, and the notes say where
 // each led.
-func TestUnlinkGitSymlinks(t *testing.T) {
+func TestSweepGit(t *testing.T) {
 	root := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "bashrc")
 	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
@@ -23,7 +24,7 @@ func TestUnlinkGitSymlinks(t *testing.T) {
 	for _, l := range []string{".git/logs/HEAD", ".git/COMMIT_EDITMSG", ".git/refs/heads/x", ".git/objects/pack/p"} {
 		must(t, os.Symlink(victim, filepath.Join(root, l)))
 	}
-	removed := UnlinkGitSymlinks(root)
+	removed := SweepGit(root, nil)
 	slices.Sort(removed)
 	var want []string
 	for _, p := range []string{".git/COMMIT_EDITMSG", ".git/logs/HEAD", ".git/refs/heads/x"} {
@@ -41,7 +42,7 @@ func TestUnlinkGitSymlinks(t *testing.T) {
 	// A .git that is itself a symlink is not walked: its target is elsewhere.
 	other := t.TempDir()
 	must(t, os.Symlink(filepath.Join(root, ".git"), filepath.Join(other, ".git")))
-	if got := UnlinkGitSymlinks(other); len(got) != 0 {
+	if got := SweepGit(other, nil); len(got) != 0 {
 		t.Errorf("walked through a symlinked .git: %q", got)
 	}
 }
@@ -88,5 +89,82 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file in .git that shares its inode with a name elsewhere (a package
+// store's, linked into the root by pnpm) becomes a file of its own, in the
+// root's .git and in a nested repository's, so that git appending to it
+// leaves the other name as it was; the object stores' links stay, the root's
+// and a submodule's (git never writes an object in place), but not a reflog's
+// of a branch named objects/main; and a nested .git reached through a symlink
+// is not walked.
+func TestSweepGitHardLinks(t *testing.T) {
+	root, store := t.TempDir(), t.TempDir()
+	shared := filepath.Join(store, "index.js")
+	must(t, os.WriteFile(shared, []byte("module.exports = 1\n"), 0o644))
+	elsewhere := filepath.Join(store, "repo/.git")
+	for _, d := range []string{".git/logs/refs/heads/objects", ".git/objects/pack", ".git/modules/lib/objects/pack",
+		".git/modules/lib/logs/refs/heads/objects", "vendor/lib/.git/logs", "evil"} {
+		must(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	must(t, os.MkdirAll(elsewhere, 0o755))
+	copied := []string{".git/logs/HEAD", ".git/logs/refs/heads/objects/main", ".git/modules/lib/logs/refs/heads/objects/main",
+		"vendor/lib/.git/COMMIT_EDITMSG", "vendor/lib/.git/logs/HEAD"}
+	for _, l := range append([]string{".git/objects/pack/p.pack", ".git/modules/lib/objects/pack/p.pack"}, copied...) {
+		must(t, os.Link(shared, filepath.Join(root, l)))
+	}
+	must(t, os.Link(shared, filepath.Join(elsewhere, "COMMIT_EDITMSG")))
+	must(t, os.Symlink(filepath.Join(store, "repo"), filepath.Join(root, "evil/lib")))
+	notes := SweepGit(root, []string{"vendor/lib/.git", "evil/lib/.git"})
+	if len(notes) != len(copied) {
+		t.Errorf("notes %q, want %d copies", notes, len(copied))
+	}
+	for _, l := range copied {
+		p := filepath.Join(root, l)
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		must(t, err)
+		_, err = f.WriteString("0000 1111 user commit\n")
+		must(t, err)
+		must(t, f.Close())
+		if b, _ := os.ReadFile(p); string(b) != "module.exports = 1\n0000 1111 user commit\n" {
+			t.Errorf("%s holds %q", l, b)
+		}
+	}
+	if b, _ := os.ReadFile(shared); string(b) != "module.exports = 1\n" {
+		t.Errorf("git's write reached the store: %q", b)
+	}
+	var st syscall.Stat_t
+	must(t, syscall.Stat(shared, &st))
+	if st.Nlink != 4 { // the store's, the two object stores', and the one beside evil/lib's target
+		t.Errorf("the store's file has %d names, want 4", st.Nlink)
+	}
+}
+
+// No number of entries a command makes in .git, nor a depth git can name,
+// hides a symlink from the sweep: 20001 files in a directory listed before
+// COMMIT_EDITMSG, and a reflog twenty levels down (a branch a/b/…/t that a
+// command made the current one).
+func TestSweepGitHasNoBlindSpot(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
+	junk := filepath.Join(root, ".git/bjunk")
+	must(t, os.MkdirAll(junk, 0o755))
+	for i := range 20001 {
+		must(t, os.WriteFile(filepath.Join(junk, strconv.Itoa(i)), nil, 0o644))
+	}
+	deep := filepath.Join(root, ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s")
+	must(t, os.MkdirAll(deep, 0o755))
+	for _, l := range []string{".git/COMMIT_EDITMSG", ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t"} {
+		must(t, os.Symlink(victim, filepath.Join(root, l)))
+	}
+	if removed := SweepGit(root, nil); len(removed) != 2 {
+		t.Errorf("removed %q, want both symlinks", removed)
+	}
+	for _, l := range []string{".git/COMMIT_EDITMSG", ".git/logs/refs/heads/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t"} {
+		if _, err := os.Lstat(filepath.Join(root, l)); err == nil {
+			t.Errorf("%s is still there", l)
+		}
 	}
 }

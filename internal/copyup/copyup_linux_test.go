@@ -382,7 +382,8 @@ COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" fchmodat2-flags own
 // rawMode changes path's mode to 0600 by the call named, or prints the
 // error a call the kernel refuses gets: fchmodat2 by path or by an O_PATH
 // descriptor and an empty path, fchmod of an O_PATH descriptor, fchmodat2
-// of a symlink not followed, fchmodat2 with an unknown flag.
+// of a symlink not followed, fchmodat2 with an unknown flag; or sets its
+// user.new by setxattrat.
 func rawMode(call, path string) int {
 	fchmodat2 := func(dirfd int, path string, flags int) error {
 		p, _ := unix.BytePtrFromString(path)
@@ -411,6 +412,19 @@ func rawMode(call, path string) int {
 		err = fchmodat2(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW)
 	case "fchmodat2-flags":
 		err = fchmodat2(unix.AT_FDCWD, path, 0x10000)
+	case "setxattrat": // struct xattr_args: value, size, flags
+		p, _ := unix.BytePtrFromString(path)
+		name, _ := unix.BytePtrFromString("user.new")
+		value := []byte("1")
+		args := struct {
+			value       uint64
+			size, flags uint32
+		}{uint64(uintptr(unsafe.Pointer(&value[0]))), 1, 0}
+		// AT_FDCWD is -100: ^99.
+		_, _, errno := unix.Syscall6(463, uintptr(^uintptr(99)), uintptr(unsafe.Pointer(p)), 0, uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
+		if errno != 0 {
+			err = errno
+		}
 	}
 	if err != nil {
 		fmt.Println(call, unix.ErrnoName(err.(unix.Errno)))
@@ -638,5 +652,104 @@ print('done')
 " $PPID`)
 	if out != "OPENED own\nOPENED own by ID\ndone\n" {
 		t.Errorf("got %q, want only the command's own entry opened", out)
+	}
+}
+
+// Every way of changing a linked file's extended attributes changes a
+// copy's: they are the inode's, and a POSIX ACL is its mode too (setfacl
+// o+rw would make a package store's file world-writable). The store's file
+// keeps its mode and attributes; the root's gets the change and a name of its
+// own. setxattrat and removexattrat, whose arguments lie in memory, fail as
+// on a kernel without them.
+func TestXattrChangesThroughAHardLinkCopyUp(t *testing.T) {
+	root, store := lab(t)
+	// user::rw- group::r-- other::rw-, as setfacl -m o::rw writes it.
+	const acl = `b"\x02\x00\x00\x00\x01\x00\x06\x00\xff\xff\xff\xff\x04\x00\x04\x00\xff\xff\xff\xff\x20\x00\x06\x00\xff\xff\xff\xff"`
+	changes := []struct{ what, name, sh string }{
+		{"acl", "acl.js", `python3 -c 'import os; os.setxattr("nm/acl.js", "system.posix_acl_access", ` + acl + `)'`},
+		{"setxattr", "set.js", `python3 -c 'import os; os.setxattr("nm/set.js", "user.new", b"1")'`},
+		{"lsetxattr", "lset.js", `python3 -c 'import os; os.setxattr("nm/lset.js", "user.new", b"1", follow_symlinks=False)'`},
+		{"fsetxattr", "fset.js", `python3 -c 'import os; os.setxattr(os.open("nm/fset.js", os.O_RDONLY), "user.new", b"1")'`},
+		{"symlink", "symlink.js", `ln -s nm/symlink.js sl && python3 -c 'import os; os.setxattr("sl", "user.new", b"1")'`},
+		{"proc fd path", "procfd.js", `exec 3<nm/procfd.js; python3 -c 'import os; os.setxattr("/proc/self/fd/3", "user.new", b"1")'`},
+		{"removexattr", "remove.js", `python3 -c 'import os; os.removexattr("nm/remove.js", "user.old")'`},
+		{"fremovexattr", "fremove.js", `python3 -c 'import os; os.removexattr(os.open("nm/fremove.js", os.O_RDONLY), "user.old")'`},
+		{"setxattrat", "at.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" setxattrat nm/at.js`},
+	}
+	var script strings.Builder
+	for _, c := range changes {
+		link(t, root, store, c.name, 0o644)
+		if err := unix.Setxattr(filepath.Join(store, c.name), "user.old", []byte("kept"), 0); err != nil {
+			t.Skip("no user extended attributes here:", err)
+		}
+		fmt.Fprintf(&script, "( %s ) || echo 'FAILED: %s'\n", c.sh, c.what)
+	}
+	out := runSession(t, root, script.String())
+	if strings.Count(out, "FAILED") != 0 {
+		t.Errorf("some changes failed:\n%s", out)
+	}
+	for _, c := range changes {
+		what, name := c.what, c.name
+		storeFile, rootFile := filepath.Join(store, name), filepath.Join(root, "nm", name)
+		if st, err := os.Stat(storeFile); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s: the store's %s has mode %v (%v)", what, name, st.Mode(), err)
+		}
+		buf := make([]byte, 64)
+		if n, err := unix.Getxattr(storeFile, "user.old", buf); err != nil || string(buf[:n]) != "kept" {
+			t.Errorf("%s: the store's user.old went (%v)", what, err)
+		}
+		if _, err := unix.Getxattr(storeFile, "user.new", buf); err == nil {
+			t.Errorf("%s: the store's %s got user.new", what, name)
+		}
+		if name == "at.js" {
+			if !strings.Contains(out, "setxattrat ENOSYS") {
+				t.Errorf("setxattrat was not refused:\n%s", out)
+			}
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(rootFile, &st); err != nil || st.Nlink != 1 {
+			t.Errorf("%s: the root's %s has %d names (%v)", what, name, st.Nlink, err)
+		}
+		if b, _ := os.ReadFile(rootFile); string(b) != "original\n" {
+			t.Errorf("%s: the root's file holds %q", what, b)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(root, "nm/acl.js")); err != nil || st.Mode().Perm() != 0o646 {
+		t.Errorf("the ACL did not reach the root's file: %v (%v)", st.Mode(), err)
+	}
+}
+
+// Extended attributes of a file with one name, or of a symlink, behave as
+// the kernel's own: the same values and the same errors.
+func TestOrdinaryXattrChangesUnchanged(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `
+echo x > own && ln -s own link
+python3 -c '
+import errno, os
+def try_(what, f):
+    try:
+        f(); print(what, "ok")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+try_("set", lambda: os.setxattr("own", "user.a", b"1"))
+print("get", os.getxattr("own", "user.a"))
+try_("create again", lambda: os.setxattr("own", "user.a", b"2", os.XATTR_CREATE))
+try_("replace missing", lambda: os.setxattr("own", "user.b", b"2", os.XATTR_REPLACE))
+try_("remove missing", lambda: os.removexattr("own", "user.b"))
+try_("symlink nofollow", lambda: os.setxattr("link", "user.a", b"1", follow_symlinks=False))
+try_("bad namespace", lambda: os.setxattr("own", "nonsense.a", b"1"))
+try_("missing file", lambda: os.setxattr("missing", "user.a", b"1"))
+try_("remove", lambda: os.removexattr("own", "user.a"))
+print("left", os.listxattr("own"), os.stat("own").st_nlink)
+'
+`)
+	for _, want := range []string{"set ok\n", "get b'1'\n", "create again EEXIST\n", "replace missing ENODATA\n",
+		"remove missing ENODATA\n", "symlink nofollow EPERM\n", "bad namespace ENOTSUP\n", "missing file ENOENT\n",
+		"remove ok\n", "left [] 1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -7,7 +7,8 @@
 // any other in the root, so the copy is made where the file is opened.
 //
 // A notifying seccomp filter (seccomp.WriteOpens) hands every open that may
-// write an existing file, truncate and the chmod calls to Opener.Handle,
+// write an existing file, truncate, the chmod calls and the setxattr and
+// removexattr calls to Opener.Handle,
 // which performs the call itself and places the file in the caller's table. It resolves the
 // caller's path as the caller would (its working directory, its root, its
 // /proc/self) and opens on a thread confined as the commands are (the same
@@ -17,9 +18,10 @@
 // regular file, and only then truncates.
 //
 // Known limits: links within the root are broken too (the two names then
-// differ after a write through one); extended attributes and set-ID bits
-// are not copied; chown, utimes and xattr calls on a linked file still
-// change it for every name (a change of mode is handled: mode_linux.go); a write through a magic link of another
+// differ after a write through one); set-ID bits and extended attributes
+// other than the user's own and ACLs are not copied; chown and utimes on a
+// linked file still change it for every name (a change of mode or of
+// extended attributes is handled: mode_linux.go); a write through a magic link of another
 // process (/proc/PID/fd/N of a process other than the caller) is refused,
 // as is one through a descriptor whose name was removed while the file has
 // another (its other name may be outside the root). A command cannot

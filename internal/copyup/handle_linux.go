@@ -33,8 +33,9 @@ type call struct {
 	how        unix.OpenHow
 	truncateTo int64 // truncate(2): the length; -1 for an open
 	openat2    bool  // its flags are checked as openat2 checks them
-	chmod      bool  // a change of mode to mode (mode_linux.go), not an open
-	mode       uint32
+	// meta, when set, makes the call a change of the file's metadata
+	// (mode_linux.go), not an open.
+	meta *change
 }
 
 // Handles says whether Handle performs call nr.
@@ -45,16 +46,17 @@ func Handles(nr int32) bool {
 	case sysOpen, sysCreat:
 		return runtime.GOARCH == "amd64"
 	}
-	return isModeCall(nr)
+	return isMetaCall(nr)
 }
 
 // Handle performs an open, openat, openat2, creat or truncate for the
 // caller: the opened file is placed in its table, a link of a regular file
-// the call may write broken first; or a change of mode (handleMode). What needs the caller's memory and
-// descriptors is done here; the rest, and the answer, on a confined thread.
+// the call may write broken first; or a change of mode or of extended
+// attributes (handleMeta). What needs the caller's memory and descriptors is
+// done here; the rest, and the answer, on a confined thread.
 func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
-	if isModeCall(n.Nr) {
-		return o.handleMode(c, n)
+	if isMetaCall(n.Nr) {
+		return o.handleMeta(c, n)
 	}
 	k, errno := parse(c, n)
 	if errno != 0 {
@@ -109,8 +111,8 @@ func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	switch {
 	case errno != 0:
 		c.Answer(notify.Fail(errno))
-	case k.chmod:
-		errno = modeAlone(fd, k.mode)
+	case k.meta != nil:
+		errno = alone(fd, k.meta)
 		unix.Close(fd)
 		c.Answer(notify.Result{Errno: errno, FD: -1})
 	case k.truncateTo >= 0:

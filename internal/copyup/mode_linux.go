@@ -14,10 +14,12 @@ const (
 	sysFchmodat2 = 452
 )
 
-// isModeCall says whether nr changes a file's mode.
-func isModeCall(nr int32) bool {
+// isMetaCall says whether nr changes a file's mode or extended attributes.
+func isMetaCall(nr int32) bool {
 	switch nr {
-	case unix.SYS_FCHMOD, unix.SYS_FCHMODAT, sysFchmodat2:
+	case unix.SYS_FCHMOD, unix.SYS_FCHMODAT, sysFchmodat2,
+		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
+		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
 		return true
 	case sysChmod:
 		return runtime.GOARCH == "amd64"
@@ -25,24 +27,39 @@ func isModeCall(nr int32) bool {
 	return false
 }
 
-// handleMode performs chmod, fchmod, fchmodat or fchmodat2 for the caller.
-// A mode is the inode's, shared by every name: a regular file with a name
-// outside the root (a package store's) gets one of its own first, so the
-// store's file keeps its mode. Set-ID bits never reach here: the first
-// filter refuses them.
-func (o *Opener) handleMode(c *notify.Caller, n *notify.Notif) notify.Result {
+// A change of a file's metadata, made through path (its
+// /proc/thread-self/fd link) once the file has no other name.
+type change struct {
+	do func(path string) error
+	// symlink answers the call for a symlink not followed.
+	symlink unix.Errno
+}
+
+// The kernel's XATTR_SIZE_MAX and XATTR_NAME_MAX.
+const (
+	maxXattrValue = 64 << 10
+	xattrNameMax  = 255
+)
+
+// handleMeta performs chmod, fchmod, fchmodat, fchmodat2, and the setxattr
+// and removexattr calls for the caller. A mode and extended attributes are
+// the inode's, shared by every name, and a POSIX ACL (system.posix_acl_access)
+// is a mode too: a regular file with a name outside the root (a package
+// store's) gets one of its own first, so the store's file keeps its own.
+// Set-ID bits never reach here: the first filter refuses them.
+func (o *Opener) handleMeta(c *notify.Caller, n *notify.Notif) notify.Result {
 	a := n.Args
-	k := &call{dirfd: unix.AT_FDCWD, truncateTo: -1, chmod: true, how: unix.OpenHow{Flags: unix.O_PATH}}
+	k := &call{dirfd: unix.AT_FDCWD, truncateTo: -1, how: unix.OpenHow{Flags: unix.O_PATH}}
 	var pathAt uint64
 	switch n.Nr {
 	case sysChmod:
-		pathAt, k.mode = a[0], uint32(a[1])
+		pathAt, k.meta = a[0], chmod(uint32(a[1]))
 	case unix.SYS_FCHMOD:
-		return o.modeOfDescriptor(c, int(int32(a[0])), uint32(a[1]), true)
+		return o.metaOfDescriptor(c, int(int32(a[0])), chmod(uint32(a[1])), true)
 	case unix.SYS_FCHMODAT:
-		k.dirfd, pathAt, k.mode = int(int32(a[0])), a[1], uint32(a[2])
+		k.dirfd, pathAt, k.meta = int(int32(a[0])), a[1], chmod(uint32(a[2]))
 	case sysFchmodat2:
-		k.dirfd, pathAt, k.mode = int(int32(a[0])), a[1], uint32(a[2])
+		k.dirfd, pathAt, k.meta = int(int32(a[0])), a[1], chmod(uint32(a[2]))
 		flags := a[3]
 		if flags&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 			return notify.Fail(unix.EINVAL)
@@ -53,12 +70,24 @@ func (o *Opener) handleMode(c *notify.Caller, n *notify.Notif) notify.Result {
 		if flags&unix.AT_EMPTY_PATH != 0 {
 			if path, errno := c.ReadString(pathAt, unix.PathMax-1); errno == 0 && path == "" {
 				if k.dirfd == unix.AT_FDCWD {
-					k.path = "."
-					return o.perform(c, k)
+					return o.metaOfPath(c, k, ".")
 				}
-				return o.modeOfDescriptor(c, k.dirfd, k.mode, false)
+				return o.metaOfDescriptor(c, k.dirfd, k.meta, false)
 			}
 		}
+	case unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
+		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
+		ch, errno := xattr(c, n)
+		if errno != 0 {
+			return notify.Fail(errno)
+		}
+		switch n.Nr {
+		case unix.SYS_FSETXATTR, unix.SYS_FREMOVEXATTR:
+			return o.metaOfDescriptor(c, int(int32(a[0])), ch, true)
+		case unix.SYS_LSETXATTR, unix.SYS_LREMOVEXATTR:
+			k.how.Flags |= unix.O_NOFOLLOW
+		}
+		pathAt, k.meta = a[0], ch
 	default:
 		return notify.Fail(unix.ENOSYS)
 	}
@@ -69,24 +98,68 @@ func (o *Opener) handleMode(c *notify.Caller, n *notify.Notif) notify.Result {
 	if path == "" {
 		return notify.Fail(unix.ENOENT)
 	}
+	return o.metaOfPath(c, k, path)
+}
+
+// chmod sets the mode; fchmodat2's answer for a symlink not followed is
+// EOPNOTSUPP.
+func chmod(mode uint32) *change {
+	return &change{do: func(p string) error { return unix.Fchmodat(unix.AT_FDCWD, p, mode&0o7777, 0) }, symlink: unix.EOPNOTSUPP}
+}
+
+// xattr reads a setxattr or removexattr call's name (its second argument)
+// and value from the caller's memory: the change it asks for. The kernel
+// refuses user.* attributes on a symlink with EPERM, as the answer says.
+func xattr(c *notify.Caller, n *notify.Notif) (*change, unix.Errno) {
+	a := n.Args
+	name, errno := c.ReadString(a[1], xattrNameMax)
+	if errno == unix.ENAMETOOLONG {
+		return nil, unix.ERANGE // the kernel's answer
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	if name == "" {
+		return nil, unix.ERANGE
+	}
+	switch n.Nr {
+	case unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
+		return &change{do: func(p string) error { return unix.Removexattr(p, name) }, symlink: unix.EPERM}, 0
+	}
+	if a[3] > maxXattrValue {
+		return nil, unix.E2BIG
+	}
+	var value []byte
+	if a[3] > 0 {
+		if value, errno = c.Read(a[2], int(a[3])); errno != 0 {
+			return nil, errno
+		}
+	}
+	flags := int(a[4])
+	return &change{do: func(p string) error { return unix.Setxattr(p, name, value, flags) }, symlink: unix.EPERM}, 0
+}
+
+// metaOfPath finds the file as the caller would (see Handle) and changes
+// its metadata on a confined thread.
+func (o *Opener) metaOfPath(c *notify.Caller, k *call, path string) notify.Result {
 	k.path = path
 	return o.perform(c, k)
 }
 
-// modeOfDescriptor changes the mode of the file the caller's descriptor fd
-// is open on. fchmod refuses an O_PATH descriptor; fchmodat2 with
-// AT_EMPTY_PATH takes one.
-func (o *Opener) modeOfDescriptor(c *notify.Caller, fd int, mode uint32, fchmod bool) notify.Result {
+// metaOfDescriptor changes the metadata of the file the caller's
+// descriptor fd is open on. fchmod, fsetxattr and fremovexattr refuse an
+// O_PATH descriptor (noPath); fchmodat2 with AT_EMPTY_PATH takes one.
+func (o *Opener) metaOfDescriptor(c *notify.Caller, fd int, ch *change, noPath bool) notify.Result {
 	own, errno := c.Getfd(fd)
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
-	if fl, err := unix.FcntlInt(uintptr(own), unix.F_GETFL, 0); err != nil || fchmod && fl&unix.O_PATH != 0 {
+	if fl, err := unix.FcntlInt(uintptr(own), unix.F_GETFL, 0); err != nil || noPath && fl&unix.O_PATH != 0 {
 		unix.Close(own)
 		return notify.Fail(unix.EBADF)
 	}
 	if !o.dispatch(func() {
-		errno := modeAlone(own, mode)
+		errno := alone(own, ch)
 		unix.Close(own)
 		c.Answer(notify.Result{Errno: errno, FD: -1})
 	}) {
@@ -96,11 +169,11 @@ func (o *Opener) modeOfDescriptor(c *notify.Caller, fd int, mode uint32, fchmod 
 	return notify.Result{Later: true}
 }
 
-// modeAlone sets the mode of the file fd is open on (any kind of
-// descriptor), once the file has no name but the one fd was opened by; it
-// runs on a confined thread, where the mounts refuse what they refuse the
-// caller (a read-only file system). fd stays open.
-func modeAlone(fd int, mode uint32) unix.Errno {
+// alone makes ch on the file fd is open on (any kind of descriptor), once
+// the file has no name but the one fd was opened by; it runs on a confined
+// thread, where the mounts refuse what they refuse the caller (a read-only
+// file system). fd stays open.
+func alone(fd int, ch *change) unix.Errno {
 	cur := fd
 	defer func() {
 		if cur != fd {
@@ -114,7 +187,7 @@ func modeAlone(fd int, mode uint32) unix.Errno {
 		}
 		switch {
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			return unix.EOPNOTSUPP // fchmodat2's answer for a symlink not followed
+			return ch.symlink
 		case st.Mode&unix.S_IFMT == unix.S_IFREG && !soleName(cur, &st):
 			if tries == maxBreaks {
 				return unix.EBUSY
@@ -133,6 +206,6 @@ func modeAlone(fd int, mode uint32) unix.Errno {
 			cur = next
 			continue
 		}
-		return errnoOf(unix.Fchmodat(unix.AT_FDCWD, "/proc/thread-self/fd/"+strconv.Itoa(cur), mode&0o7777, 0))
+		return errnoOf(ch.do("/proc/thread-self/fd/" + strconv.Itoa(cur)))
 	}
 }

@@ -157,17 +157,42 @@ func replace(self, p string, st *unix.Stat_t) unix.Errno {
 	return errno
 }
 
-// copyFile copies src's bytes, mode (without set-ID bits) and times to dst.
+// copyFile copies src's bytes, extended attributes, mode (without set-ID
+// bits) and times to dst.
 func copyFile(dst, src int, st *unix.Stat_t) unix.Errno {
 	if unix.IoctlFileClone(dst, src) != nil {
 		if errno := copyBytes(dst, src); errno != 0 {
 			return errno
 		}
 	}
+	copyXattrs(dst, src)
 	if err := unix.Fchmod(dst, st.Mode&0o1777); err != nil {
 		return errnoOf(err)
 	}
 	return setTimes(dst, st.Atim, st.Mtim)
+}
+
+// copyXattrs copies the extended attributes of src it may set to dst: the
+// user's own (user.*) and ACLs; security.* and trusted.* ones are left out.
+func copyXattrs(dst, src int) {
+	size, err := unix.Flistxattr(src, nil)
+	if err != nil || size <= 0 {
+		return
+	}
+	list := make([]byte, size)
+	if size, err = unix.Flistxattr(src, list); err != nil {
+		return
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(list[:size]), "\x00"), "\x00") {
+		n, err := unix.Fgetxattr(src, name, nil)
+		if err != nil {
+			continue
+		}
+		value := make([]byte, n)
+		if n, err = unix.Fgetxattr(src, name, value); err == nil {
+			unix.Fsetxattr(dst, name, value[:n], 0)
+		}
+	}
 }
 
 // setTimes sets fd's access and modification times.

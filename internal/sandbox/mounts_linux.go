@@ -6,15 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/shellgate/shellgate/internal/beneath"
 	"github.com/shellgate/shellgate/internal/gitstate"
 	"golang.org/x/sys/unix"
 )
-
-// maxRootEntries bounds the root's entries matched against Spec.Patterns.
-const maxRootEntries = 20000
 
 // mounter builds the session's view of the filesystem in its mount namespace.
 type mounter struct {
@@ -28,7 +26,11 @@ type mounter struct {
 	// the session started.
 	gitAtStart bool
 	removed    []string // what was undone in .git since takeRemoved
-	git        *gitstate.Tracker
+	// nestedGit: the git directories of the nested repositories found when
+	// the session started, and the one the root's .git file names in the
+	// root (relative to it), swept as the root's .git.
+	nestedGit []string
+	git       *gitstate.Tracker
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -36,6 +38,7 @@ func newMounter(spec *Spec) *mounter {
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
+		m.noteNestedGit(filepath.Join(spec.Writable[0], ".git")) // a .git file naming a directory in the root
 	}
 	return m
 }
@@ -141,7 +144,7 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		now = append(now, p)
 	}
 	if len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
+		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 	return now, moved, errors.Join(errs...)
 }
@@ -158,6 +161,7 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		return nil
 	}
 	for _, p := range paths {
+		m.noteNestedGit(p)
 		if m.protected[p] {
 			continue
 		}
@@ -168,6 +172,36 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		m.protected[p] = true
 	}
 	return failed
+}
+
+// noteNestedGit records the git directory of the nested repository p is a
+// git file of, kept read-only: its .git/config, hooks or info, or its .git
+// file naming a git directory elsewhere in the root (git init
+// --separate-git-dir). Git on the host writes the rest of that directory
+// (logs/HEAD, COMMIT_EDITMSG) when the user commits there, through a symlink
+// or a hard link a command left, as at the root.
+func (m *mounter) noteNestedGit(p string) {
+	if len(m.spec.Writable) == 0 {
+		return
+	}
+	root, dir := m.spec.Writable[0], filepath.Dir(p)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && filepath.Base(p) == ".git" {
+		b, err := os.ReadFile(p) // read-only from now on: what it names stays
+		rest, found := strings.CutPrefix(string(b), "gitdir:")
+		if err != nil || !found || len(b) > 4096 {
+			return
+		}
+		if dir = strings.TrimSpace(rest); !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(p), dir)
+		}
+	} else if filepath.Base(dir) != ".git" {
+		return
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(dir))
+	if err != nil || rel == ".git" || strings.HasPrefix(rel, ".git/") || !filepath.IsLocal(rel) || slices.Contains(m.nestedGit, rel) {
+		return
+	}
+	m.nestedGit = append(m.nestedGit, rel)
 }
 
 // rootMatches are the entries of the root whose names match Spec.Patterns
@@ -181,14 +215,22 @@ func (m *mounter) rootMatches() []string {
 		return nil
 	}
 	defer f.Close()
-	names, _ := f.Readdirnames(maxRootEntries)
+	// Every entry, however many: a bound would let a command hide a
+	// workspace file behind entries of its own (40 000 files, which the
+	// directory lists before it).
 	var ps []string
-	for _, n := range names {
-		for _, pat := range m.spec.Patterns {
-			if ok, _ := filepath.Match(pat, n); ok {
-				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
-				break
+	for {
+		names, err := f.Readdirnames(1024)
+		for _, n := range names {
+			for _, pat := range m.spec.Patterns {
+				if ok, _ := filepath.Match(pat, n); ok {
+					ps = append(ps, filepath.Join(m.spec.Writable[0], n))
+					break
+				}
 			}
+		}
+		if err != nil {
+			break
 		}
 	}
 	return ps
@@ -208,13 +250,14 @@ func (m *mounter) quarantine(p string) (string, error) {
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
 }
 
-// sweepGit removes the symlinks in the root's .git, as protect does, and
-// nothing else: safe while a command runs (git never makes one there).
+// sweepGit removes the symlinks in the root's .git and the nested ones, and
+// copies their hard links, as protect does, and nothing else: safe while a
+// command runs (git never makes either there).
 func (m *mounter) sweepGit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ready && len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.UnlinkGitSymlinks(m.spec.Writable[0], m.spec.GitDirs...)...)
+		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 }
 

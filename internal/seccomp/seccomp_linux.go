@@ -30,9 +30,16 @@ var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runti
 var openCalls = append(map[string][]modeCall{"amd64": {{2, 1}, {85, 0}}}[runtime.GOARCH],
 	modeCall{unix.SYS_OPENAT, 2}, modeCall{437, 0}, modeCall{unix.SYS_TRUNCATE, 0})
 
-// chmodCalls change a file's mode, which all its names share: chmod exists
-// on amd64 only (90 there); fchmodat2 is 452 on both.
-var chmodCalls = append(map[string][]uint32{"amd64": {90}}[runtime.GOARCH], unix.SYS_FCHMOD, unix.SYS_FCHMODAT, 452)
+// metaCalls change a file's mode or extended attributes, which all its
+// names share: chmod exists on amd64 only (90 there); fchmodat2 is 452 on
+// both.
+var metaCalls = append(map[string][]uint32{"amd64": {90}}[runtime.GOARCH], unix.SYS_FCHMOD, unix.SYS_FCHMODAT, 452,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR)
+
+// xattrAtCalls are setxattrat and removexattrat (463 and 466 on both, Linux
+// 6.13): refused with ENOSYS, as an older kernel would, since their
+// arguments lie in memory; libc's setxattr does not use them.
+var xattrAtCalls = []uint32{463, 466}
 
 // Install installs, on the calling thread and so on every command it
 // forks, a seccomp filter that refuses what the mounts and the network
@@ -73,9 +80,11 @@ const (
 	// open, openat and creat with write access or O_TRUNC, unless O_CREAT
 	// and O_EXCL make a new file; openat2, whose flags lie in memory; and
 	// truncate; and those that change a file's mode (chmod, fchmod,
-	// fchmodat, fchmodat2). Landlock's calls fail with ENOSYS, as on a
-	// kernel without it: the supervisor performs these calls under the
-	// session's domain, and could not keep one a command added for itself.
+	// fchmodat, fchmodat2) or extended attributes (setxattr, removexattr and
+	// their l and f forms; setxattrat and removexattrat fail with ENOSYS).
+	// Landlock's calls fail with ENOSYS, as on a kernel without it: the
+	// supervisor performs these calls under the session's domain, and could
+	// not keep one a command added for itself.
 	WriteOpens
 )
 
@@ -211,10 +220,10 @@ func notified(calls Calls) []unix.SockFilter {
 		a.emit(jeq, unix.SYS_SENDTO, "sendto", "")
 	}
 	if calls&WriteOpens != 0 {
-		for _, nr := range []uint32{unix.SYS_LANDLOCK_CREATE_RULESET, unix.SYS_LANDLOCK_ADD_RULE, unix.SYS_LANDLOCK_RESTRICT_SELF} {
+		for _, nr := range append([]uint32{unix.SYS_LANDLOCK_CREATE_RULESET, unix.SYS_LANDLOCK_ADD_RULE, unix.SYS_LANDLOCK_RESTRICT_SELF}, xattrAtCalls...) {
 			a.emit(jeq, nr, "enosys", "")
 		}
-		for _, nr := range chmodCalls {
+		for _, nr := range metaCalls {
 			a.emit(jeq, nr, "notify", "")
 		}
 		for _, c := range openCalls {

@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// A workspace file at the root is found however many entries a command made
+// there first: 40 000 files, which the directory may list before it.
+func TestRootMatchesEveryEntry(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40000 {
+		if err := os.WriteFile(filepath.Join(root, "j"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []string
+	for _, n := range []string{"a.code-workspace", "f.code-workspace", "z.code-workspace"} {
+		p := filepath.Join(root, n)
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	m := newMounter(&Spec{Writable: []string{root}, Patterns: []string{"*.code-workspace"}})
+	got := m.rootMatches()
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("matched %q, want %q", got, want)
+	}
+}
+
+// The git directories swept as the root's .git are those of the nested
+// repositories kept read-only: a .git directory's, or the one a .git file
+// names elsewhere in the root; not one outside the root (read-only there),
+// nor the root's own or its submodules' (swept with it), nor a directory
+// that is no repository's.
+func TestNestedGitDirs(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		"vendor/lib/.git/config": "",
+		"vendor/lib/.git/hooks":  "",
+		"sep/.git":               "gitdir: ../.gitdirs/sep\n",
+		"abs/.git":               "gitdir: " + filepath.Join(root, ".gitdirs/abs") + "\n",
+		"out/.git":               "gitdir: " + outside + "\n",
+		"sub/.git":               "gitdir: ../.git/modules/sub\n",
+		"up/.git":                "gitdir: ../../elsewhere\n",
+		"junk/.git":              "not a gitdir line\n",
+		"packages/app/.claude":   "",
+		".git/config":            "",
+	}
+	m := newMounter(&Spec{Writable: []string{root}})
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.noteNestedGit(p)
+	}
+	slices.Sort(m.nestedGit)
+	if want := []string{".gitdirs/abs", ".gitdirs/sep", "vendor/lib/.git"}; !slices.Equal(m.nestedGit, want) {
+		t.Errorf("swept %q, want %q", m.nestedGit, want)
+	}
+}
+
+// A root whose .git is a file naming a git directory inside it has that
+// directory swept, as a .git directory would be.
+func TestRootGitFileDirSwept(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: .rootgit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m := newMounter(&Spec{Writable: []string{root}}); !slices.Equal(m.nestedGit, []string{".rootgit"}) {
+		t.Errorf("swept %q, want .rootgit", m.nestedGit)
+	}
+}
