@@ -96,11 +96,14 @@ func Show(rel string, data []byte) []byte {
 }
 
 // gitKeep: section (lowercase, without its subsection) → the keys shown ("*":
-// all of them). Left out: credential, sendemail, alias (an alias may carry a
-// token), http's headers and cookies, and every section not named.
+// all of them, "-key": but that one). Left out: credential, sendemail, alias
+// (an alias may carry a token), http's headers and cookies, core.sshCommand
+// (a command line for ssh, which may carry a key's passphrase or a proxy's
+// password, and is of no use where ~/.ssh is absent), and every section not
+// named.
 var gitKeep = map[string][]string{
 	"user": {"name", "email", "signingkey", "useconfigonly"}, "author": {"*"}, "committer": {"*"},
-	"core": {"*"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
+	"core": {"*", "-sshcommand"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
 	"merge": {"*"}, "rebase": {"*"}, "diff": {"*"}, "branch": {"*"}, "status": {"*"}, "log": {"*"},
 	"advice": {"*"}, "safe": {"*"}, "help": {"*"}, "column": {"*"}, "commit": {"*"}, "tag": {"*"},
 	"gpg": {"*"}, "interactive": {"*"}, "pager": {"*"}, "format": {"*"}, "filter": {"*"}, "lfs": {"*"},
@@ -165,7 +168,7 @@ func allowINI(data []byte, keep map[string][]string) []byte {
 		key = strings.ToLower(strings.TrimSpace(key))
 		continued := shown && strings.HasSuffix(strings.TrimRight(strings.TrimSuffix(line, "\n"), " \t"), "\\")
 		line = urlUserinfo.ReplaceAllString(line, "$1")
-		shown = section != nil && (slices.Contains(section, "*") || slices.Contains(section, key)) && !tokenShape.MatchString(line)
+		shown = section != nil && (slices.Contains(section, "*") || slices.Contains(section, key)) && !slices.Contains(section, "-"+key) && !tokenShape.MatchString(line)
 		if shown || continued {
 			out.WriteString(line)
 		}
