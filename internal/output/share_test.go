@@ -138,7 +138,7 @@ func TestLooksBadAgrees(t *testing.T) {
 	hits := 0
 	for range 20000 {
 		var line []byte
-		for range r.IntN(6) {
+		for range r.IntN(14) {
 			p := []byte(pieces[r.IntN(len(pieces))])
 			for i := range p {
 				if r.IntN(2) == 0 {
