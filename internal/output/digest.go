@@ -201,9 +201,10 @@ func wordAt(b []byte) int {
 	for ; i+9 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:]) | fold
 		y := binary.LittleEndian.Uint64(b[i+1:]) | fold
-		m := has(x, 'e')&(has(y, 'r')|has(y, 'x')) |
+		r := has(y, 'r')
+		m := (has(x, 'e')&(r|has(y, 'x')) |
 			(has(x, 'w')|has(x, 'f')|has(x, 'p'))&has(y, 'a') |
-			has(x, 't')&has(y, 'r')
+			has(x, 't')&r) & tops
 		for ; m != 0; m &= m - 1 {
 			// A set bit may be false (has can mark a byte above a match);
 			// wordStarts and hasFoldPrefix decide.
@@ -235,12 +236,14 @@ func startsWord(b []byte) bool {
 const fold = 0x2020202020202020
 
 // has marks with its top bit each byte of x equal to c, and perhaps bytes
-// above one that is (a borrow), never missing one.
+// above one that is (a borrow), never missing one; its other bits mean
+// nothing until masked with tops, which wordAt does once for all of them.
 func has(x uint64, c byte) uint64 {
-	const ones, tops = 0x0101010101010101, 0x8080808080808080
 	v := x ^ (ones * uint64(c))
-	return (v - ones) &^ v & tops
+	return (v - ones) &^ v
 }
+
+const ones, tops = 0x0101010101010101, 0x8080808080808080
 
 // wordStarts maps a byte to the digestWords (a bit each, by index) whose first
 // letter it is in either case. It is a constant table: nothing to build at start.
