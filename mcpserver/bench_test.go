@@ -38,7 +38,10 @@ func BenchmarkCallEchoHi(b *testing.B) {
 // p95/median (target ≤ 2). Beside them, after the same gaps, the kernel's
 // floor (package benchfloor): `true` started in a cgroup made for it, as
 // each sandboxed command is, against a plain `true`: what the sandbox's
-// cgroups cost whatever shellgate does.
+// cgroups cost whatever shellgate does; and the same `true` started by a
+// sleeping peer process asked over a socket (benchfloor.Peer), as the
+// session's helper is asked, against a plain one: what any sandbox whose
+// commands start in a second process pays.
 func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	clients := map[string]*mcp.ClientSession{}
 	for _, mode := range []string{"auto", "off"} {
@@ -62,6 +65,13 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	}
 	_, err := benchfloor.Spawn{InCgroup: true}.Time()
 	floor := err == nil
+	var peer *benchfloor.Peer
+	if floor {
+		if peer, err = benchfloor.StartPeer(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { peer.Close() })
+	}
 	gaps := []time.Duration{0}
 	for _, g := range strings.Split(cmp.Or(os.Getenv("SHELLGATE_BENCH_GAPS"), "10ms,200ms"), ",") {
 		d, err := time.ParseDuration(g)
@@ -72,7 +82,7 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	}
 	for _, gap := range gaps {
 		b.Run("gap-"+gap.String(), func(b *testing.B) {
-			var ratios, diffs, on, off, floorRatios, floorDiffs []float64
+			var ratios, diffs, on, off, floorRatios, floorDiffs, peerRatios, peerDiffs []float64
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			after := func(f func() time.Duration) time.Duration { time.Sleep(gap); return f() }
 			i := 0
@@ -88,6 +98,15 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 				if floor {
 					c, p := after(func() time.Duration { return spawn(benchfloor.Spawn{InCgroup: true}) }), after(func() time.Duration { return spawn(benchfloor.Spawn{}) })
 					floorRatios, floorDiffs = append(floorRatios, float64(c)/float64(p)), append(floorDiffs, ms(c-p))
+					r := after(func() time.Duration {
+						d, err := peer.Time()
+						if err != nil {
+							b.Fatal(err)
+						}
+						return d
+					})
+					p = after(func() time.Duration { return spawn(benchfloor.Spawn{}) })
+					peerRatios, peerDiffs = append(peerRatios, float64(r)/float64(p)), append(peerDiffs, ms(r-p))
 				}
 			}
 			q := func(xs []float64, p float64) float64 { slices.Sort(xs); return xs[int(p*float64(len(xs)-1))] }
@@ -99,6 +118,8 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 			if floor {
 				b.ReportMetric(q(floorDiffs, 0.5), "floor-cgroup-extra-ms")
 				b.ReportMetric(q(floorRatios, 0.5), "floor-cgroup/plain")
+				b.ReportMetric(q(peerDiffs, 0.5), "floor-peer-extra-ms")
+				b.ReportMetric(q(peerRatios, 0.5), "floor-peer/plain")
 			}
 			b.ReportMetric(0, "ns/op")
 		})

@@ -55,3 +55,34 @@ func TestSpawnInCgroup(t *testing.T) {
 		t.Errorf("cgroups left: %v", left)
 	}
 }
+
+// A Peer answers each request once its `true` has run in a cgroup of its own,
+// leaves no cgroup behind, and ends with Close.
+func TestPeer(t *testing.T) {
+	own, _, err := ownCgroup()
+	if err != nil {
+		t.Skip(err)
+	}
+	p, err := StartPeer()
+	if err != nil {
+		t.Skipf("no peer here: %v", err)
+	}
+	for range 3 {
+		if d, err := p.Time(); err != nil || d <= 0 {
+			t.Errorf("round trip: %v, %v", d, err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if st := p.cmd.ProcessState; st == nil || !st.Exited() {
+		t.Errorf("the peer has not exited: %v", st)
+	}
+	if _, err := p.Time(); err == nil {
+		t.Error("a closed peer answered")
+	}
+	left, _ := filepath.Glob(filepath.Join(own, "benchfloor-*"))
+	if len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+}

@@ -99,6 +99,9 @@ type Capture struct {
 	tail       ring
 
 	spill spillFile
+	// dig finds the digest's lines past the head as they are written, once the
+	// output has overflowed into a spill file; nil before.
+	dig *digester
 
 	redact *redactor    // nil: nothing to redact
 	held   atomic.Int64 // bytes the redactor holds back, counted in Total
@@ -149,6 +152,7 @@ func (c *Capture) write(p []byte) {
 
 	if c.overflowed {
 		c.spill.write(p)
+		c.digest(p)
 		c.tail.write(p)
 		return
 	}
@@ -166,7 +170,16 @@ func (c *Capture) write(p []byte) {
 	}
 	if len(rest) > 0 {
 		c.overflow()
+		c.digest(rest)
 		c.tail.write(rest)
+	}
+}
+
+// digest feeds p to the digester while its lines can still reach a digest: text
+// output with a spill file.
+func (c *Capture) digest(p []byte) {
+	if c.dig != nil && c.spill.f != nil && !c.binary.Load() {
+		c.dig.feed(p)
 	}
 }
 
@@ -201,6 +214,12 @@ func (c *Capture) overflow() {
 		before = c.buf[half-1]
 	}
 	c.tail = ring{buf: c.buf[half:], before: before}
+	// The digest looks at lines from the one holding the head's end on; Close
+	// looks at any before it in buf[:headLen], which stays.
+	start := bytes.LastIndexByte(c.buf[:c.headLen], '\n') + 1
+	lines := int64(bytes.Count(c.buf[:start], []byte{'\n'}))
+	c.dig = newDigester(int64(start), lines+1, int64(c.headLen)+maxDigestScan)
+	c.digest(c.buf[start:])
 }
 
 // Total reports the bytes written so far. It is safe to call from any goroutine.
@@ -275,12 +294,49 @@ func (c *Capture) CloseWithin(limit int) Result {
 	if !r.Binary && r.Truncated {
 		r.Text, r.Controls = c.text(head, tail, r)
 		if r.SpillPath != "" {
-			r.Digest = digest(r.SpillPath, int64(len(head)), r.Total-int64(len(tail)))
+			r.Digest = c.digestLines(int64(len(head)), min(r.Total-int64(len(tail)), r.SpillSize))
 		}
 	}
 	c.result = r
 	c.buf, c.tail = nil, ring{}
 	return r
+}
+
+// digestLines returns the digest's lines: those starting in [from, to) that look
+// like errors, at most maxDigestScan bytes from from. Those past the head's end
+// were found as they were written; any before it are in memory.
+func (c *Capture) digestLines(from, to int64) []Line {
+	to = min(to, from+maxDigestScan)
+	start, kept := int64(len(c.buf)), c.buf // it all fitted in memory
+	if c.dig != nil {
+		start, kept = c.dig.start0, c.buf[:c.headLen]
+	}
+	var out []Line
+	if from < start {
+		// The lines starting in [from, start): whole in kept, since start is a
+		// line start (or the end of everything).
+		first := from
+		if from > 0 && kept[from-1] != '\n' {
+			nl := bytes.IndexByte(kept[from:start], '\n')
+			if nl < 0 {
+				first = start
+			} else {
+				first = from + int64(nl) + 1
+			}
+		}
+		if first < start {
+			d := newDigester(first, int64(bytes.Count(kept[:first], []byte{'\n'}))+1, min(to, start))
+			d.feed(kept[first:start])
+			out = d.lines(from, to, out)
+		}
+	}
+	if c.dig != nil {
+		out = c.dig.lines(from, to, out)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Share splits an output budget between two streams that printed a and b bytes:

@@ -1,10 +1,9 @@
 package output
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
+	"encoding/binary"
 	"math/bits"
-	"os"
 	"unicode/utf8"
 )
 
@@ -19,45 +18,154 @@ const (
 	maxDigestLines = 20
 	maxDigestLine  = 200
 	maxDigestScan  = 64 << 20 // bytes of the omitted middle looked at
+	// maxDigestRaw is how much of a line is kept for its text: clip shows at most
+	// maxDigestLine bytes of it once terminal control is removed.
+	maxDigestRaw = 1 << 10
+	// longestWord is the length of the longest of digestWords.
+	longestWord = 9
 )
 
 // digestWords mark a line worth showing from the omitted middle (matched ignoring
 // ASCII case).
 var digestWords = []string{"error", "warning", "fail", "fatal", "panic", "exception", "traceback"}
 
-// digest returns the lines starting in [from, to) of the file at path that look like
-// errors, warnings or failures: what a reader of the head and tail would miss most.
-// It is deterministic, reads at most maxDigestScan bytes of the middle, and returns
-// nil if the file cannot be read.
-func digest(path string, from, to int64) []Line {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	to = min(to, from+maxDigestScan)
-	var out []Line
-	var off int64
-	for n := int64(1); off < to; n++ {
-		line, err := r.ReadSlice('\n')
-		if len(line) == 0 {
-			break
-		}
-		// Judge the line by its first 64 KiB; the buffer is reused by the next read.
-		if off >= from && looksBad(line) {
-			if len(out) == maxDigestLines {
-				break
+// A digester finds, as the output is written, the lines that look like errors,
+// warnings or failures: what a reader of the head and tail would miss most. It
+// is fed the stream from a line start on and keeps the first maxDigestLines such
+// lines that start before end, so that closing a capture need not read its
+// spill file back: the bytes are looked at once, while the command runs.
+type digester struct {
+	start0 int64 // the offset it started at
+	off    int64 // stream offset of the next byte fed
+	n      int64 // number of the line holding off
+	start  int64 // offset where that line starts
+	end    int64 // lines starting at or after end are not looked at
+
+	bad  bool   // the line holding off has a word
+	head []byte // the first maxDigestRaw bytes of that line seen so far
+	// last holds the last bytes fed of that line, up to longestWord-1, for a
+	// word split between two feeds.
+	last []byte
+
+	found []found
+}
+
+// found is a line of the digest and where it starts.
+type found struct {
+	at   int64
+	line Line
+	raw  []byte // its first bytes, up to maxDigestRaw; complete once the line is
+}
+
+// newDigester starts at offset off, a line start, which is line n.
+func newDigester(off, n, end int64) *digester {
+	return &digester{start0: off, off: off, n: n, start: off, end: end}
+}
+
+// full reports that nothing more fed can change the digest: the last line
+// found, if any, is complete, and no other is looked for. One line more than a
+// digest holds is looked for: the first, where the digester started, may
+// start before the middle, which a head cut inside a line begins.
+func (d *digester) full() bool {
+	return !d.bad && (len(d.found) == maxDigestLines+1 || d.start >= d.end)
+}
+
+// feed looks at p, the next bytes of the stream. A clean stretch costs one
+// look in wordStarts a byte and a count of its newlines.
+func (d *digester) feed(p []byte) {
+	for len(p) > 0 && !d.full() {
+		if !d.bad {
+			w := -1
+			if d.splitWord(p) {
+				w = 0
+			} else if w = wordAt(p); w < 0 {
+				d.skip(p)
+				return
 			}
-			out = append(out, Line{N: n, Text: clip(line)})
+			if ln := bytes.LastIndexByte(p[:w], '\n'); ln >= 0 {
+				d.nextLine(p[:ln+1])
+				p = p[ln+1:]
+				if d.start >= d.end {
+					return
+				}
+			}
+			d.bad = true
+			d.found = append(d.found, found{at: d.start, line: Line{N: d.n}, raw: d.head})
+			d.head = nil
 		}
-		off += int64(len(line))
-		for errors.Is(err, bufio.ErrBufferFull) { // the rest of a very long line
-			line, err = r.ReadSlice('\n')
-			off += int64(len(line))
+		// The line holding d.off is the last one found: keep its text.
+		f := &d.found[len(d.found)-1]
+		nl := bytes.IndexByte(p, '\n')
+		if nl < 0 {
+			f.raw = appendUpTo(f.raw, p, maxDigestRaw)
+			d.off += int64(len(p))
+			return
 		}
-		if err != nil {
+		f.raw = appendUpTo(f.raw, p[:nl+1], maxDigestRaw)
+		d.nextLine(p[:nl+1])
+		p = p[nl+1:]
+	}
+	d.off += int64(len(p))
+}
+
+// skip passes over p, which holds no word but perhaps the end of one split
+// with what comes next.
+func (d *digester) skip(p []byte) {
+	if ln := bytes.LastIndexByte(p, '\n'); ln >= 0 {
+		d.nextLine(p[:ln+1])
+		p = p[ln+1:]
+	}
+	d.head = appendUpTo(d.head, p, maxDigestRaw)
+	d.keepLast(p)
+	d.off += int64(len(p))
+}
+
+// nextLine moves past p, which ends with a newline, to the line after it.
+func (d *digester) nextLine(p []byte) {
+	d.n += int64(bytes.Count(p, []byte{'\n'}))
+	d.off += int64(len(p))
+	d.start, d.bad, d.head, d.last = d.off, false, nil, d.last[:0]
+}
+
+// appendUpTo appends to b as much of p as keeps it at most max bytes long.
+func appendUpTo(b, p []byte, max int) []byte {
+	return append(b, p[:min(len(p), max-len(b))]...)
+}
+
+// splitWord reports whether a word starts in the bytes kept from the previous
+// feed of this line and ends in seg.
+func (d *digester) splitWord(seg []byte) bool {
+	if len(d.last) == 0 {
+		return false
+	}
+	var b [2 * longestWord]byte
+	j := copy(b[:], d.last)
+	k := j + copy(b[j:], seg[:min(len(seg), longestWord-1)])
+	i := wordAt(b[:k])
+	return i >= 0 && i < j
+}
+
+// keepLast keeps the last bytes of seg, of the line still being written.
+func (d *digester) keepLast(seg []byte) {
+	if len(seg) >= longestWord-1 {
+		d.last = append(d.last[:0], seg[len(seg)-(longestWord-1):]...)
+		return
+	}
+	d.last = append(d.last, seg...)
+	if extra := len(d.last) - (longestWord - 1); extra > 0 {
+		d.last = d.last[:copy(d.last, d.last[extra:])]
+	}
+}
+
+// lines returns the lines found that start in [from, to), with their text.
+func (d *digester) lines(from, to int64, out []Line) []Line {
+	for _, f := range d.found {
+		if len(out) == maxDigestLines {
 			break
+		}
+		if f.at >= from && f.at < to {
+			f.line.Text = clip(f.raw)
+			out = append(out, f.line)
 		}
 	}
 	return out
@@ -80,20 +188,62 @@ func clip(line []byte) string {
 }
 
 // looksBad reports whether line contains one of digestWords, ignoring ASCII case.
-// Most bytes start no word: one look in wordStarts passes them by.
-func looksBad(line []byte) bool {
-	for i, b := range line {
-		if wordStarts[b] == 0 {
-			continue
-		}
-		for ws := wordStarts[b]; ws != 0; ws &= ws - 1 {
-			if hasFoldPrefix(line[i:], digestWords[bits.TrailingZeros8(ws)]) {
-				return true
+func looksBad(line []byte) bool { return wordAt(line) >= 0 }
+
+// wordAt returns where the first of digestWords in b starts, ignoring ASCII
+// case, or -1. It looks at eight positions at a time for the first two letters
+// of a word (er, wa, fa, pa, ex, tr), with no branch for the bytes that start
+// none (a byte at a time, the branch on each 'e' or 't' missed often enough to
+// cost more than the look itself); where a pair is, one look in wordStarts
+// tells which words to try.
+func wordAt(b []byte) int {
+	i := 0
+	for ; i+9 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) | fold
+		y := binary.LittleEndian.Uint64(b[i+1:]) | fold
+		r := has(y, 'r')
+		m := (has(x, 'e')&(r|has(y, 'x')) |
+			(has(x, 'w')|has(x, 'f')|has(x, 'p'))&has(y, 'a') |
+			has(x, 't')&r) & tops
+		for ; m != 0; m &= m - 1 {
+			// A set bit may be false (has can mark a byte above a match);
+			// wordStarts and hasFoldPrefix decide.
+			if j := i + bits.TrailingZeros64(m)/8; startsWord(b[j:]) {
+				return j
 			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if wordStarts[b[i]] != 0 && startsWord(b[i:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// startsWord reports whether b starts with one of digestWords, ignoring ASCII case.
+func startsWord(b []byte) bool {
+	for ws := wordStarts[b[0]]; ws != 0; ws &= ws - 1 {
+		if hasFoldPrefix(b, digestWords[bits.TrailingZeros8(ws)]) {
+			return true
 		}
 	}
 	return false
 }
+
+// fold sets the bit that makes an ASCII capital letter small, in every byte;
+// other bytes change too, which can only mark more bytes for startsWord.
+const fold = 0x2020202020202020
+
+// has marks with its top bit each byte of x equal to c, and perhaps bytes
+// above one that is (a borrow), never missing one; its other bits mean
+// nothing until masked with tops, which wordAt does once for all of them.
+func has(x uint64, c byte) uint64 {
+	v := x ^ (ones * uint64(c))
+	return (v - ones) &^ v
+}
+
+const ones, tops = 0x0101010101010101, 0x8080808080808080
 
 // wordStarts maps a byte to the digestWords (a bit each, by index) whose first
 // letter it is in either case. It is a constant table: nothing to build at start.

@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkLaunchAfterGap: a session's command after an idle gap, as an agent
+// calls, the sandbox's own part of a sandboxed call: Launch of `true` (the
+// request to the helper, its start in a cgroup, the answer) and Wait (the
+// helper's report of its exit), beside a plain `true` after the same gap;
+// medians, and the context switches of all the helper's threads per command.
+//
+//	go test -run '^$' -bench LaunchAfterGap -benchtime 12x ./internal/sandbox
+func BenchmarkLaunchAfterGap(b *testing.B) {
+	root, err := os.MkdirTemp("/var/tmp", "shellgate-gap-bench-") // the session hides the host's /tmp
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	s, err := Start(Spec{Writable: []string{root}})
+	if err != nil {
+		b.Skipf("no sandbox: %v", err)
+	}
+	defer s.Close()
+	pid := s.helper.Process.Pid
+	for _, gap := range []time.Duration{0, 200 * time.Millisecond, 2 * time.Second} {
+		b.Run("gap-"+gap.String(), func(b *testing.B) {
+			var launch, wait, plain, switches []float64
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+			for b.Loop() {
+				time.Sleep(gap)
+				sw0, _ := threadCost(b, pid)
+				t0 := time.Now()
+				l, err := s.Launch([]string{"/usr/bin/true"}, []string{"PATH=/usr/bin:/bin"}, root, nil, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				l.Wait()
+				t2 := time.Now()
+				sw1, _ := threadCost(b, pid)
+				time.Sleep(gap)
+				t3 := time.Now()
+				if err := exec.Command("/usr/bin/true").Run(); err != nil {
+					b.Fatal(err)
+				}
+				launch, wait = append(launch, ms(t1.Sub(t0))), append(wait, ms(t2.Sub(t1)))
+				plain, switches = append(plain, ms(time.Since(t3))), append(switches, float64(sw1-sw0))
+			}
+			median := func(x []float64) float64 { slices.Sort(x); return x[len(x)/2] }
+			b.ReportMetric(median(launch), "launch-ms")
+			b.ReportMetric(median(wait), "wait-ms")
+			b.ReportMetric(median(plain), "plain-ms")
+			b.ReportMetric(median(switches), "helper-switches")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
