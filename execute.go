@@ -21,7 +21,7 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 		return *failed
 	}
 	childEnv, secrets := g.childEnv()
-	stdout, stderr := g.captures(budget, o, secrets)
+	stdout, stderr := g.captures(budget, o, secrets, nil, nil)
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
 		Dir:       dir,
@@ -42,11 +42,14 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 // captures returns the bounded sinks of a call's stdout and stderr. Each may
 // need the whole budget; who gets what is settled at the end. Secret values
 // stripped from the environment (secrets) are redacted if the command prints
-// them anyway.
-func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
-	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
-	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
-	return stdout, stderr
+// them anyway. Streams kept whole elsewhere (a session call's job logs: out
+// and errs; nil if none) are not written again: their files become the
+// spill files.
+func (g *Gate) captures(budget int, o runOptions, secrets map[string]string, outs, errs output.Store) (stdout, stderr *output.Capture) {
+	opts := func(name string, store output.Store) output.Options {
+		return output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: name, Redact: secrets, Store: store}
+	}
+	return output.New(opts("stdout", outs)), output.New(opts("stderr", errs))
 }
 
 // finish fills env from how the command ended and what it printed.

@@ -1,0 +1,81 @@
+package shellgate_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// A session call's large output is on disk once, while the call runs and
+// after it, in the file the envelope names; nothing removed stays open.
+func TestSessionOutputOnDiskOnce(t *testing.T) {
+	lane.Live(t)
+	spill := t.TempDir()
+	s, _ := session(t, shellgate.Config{SpillDir: spill}, shellgate.SessionConfig{})
+	const size = 8 << 20
+	// When the last byte has reached the call, every copy kept so far holds it.
+	var whenAll int64 = -1
+	watch := shellgate.WithOutput(func(o shellgate.Output) {
+		if o.Stream == "stdout" && o.Total == size {
+			whenAll = bytesUnder(t, spill)
+		}
+	})
+	env := s.Run(context.Background(), shellgate.Request{Command: "yes 0123456789abcde | head -c 8388608"}, watch)
+	if env.Data.FullOutputPath == nil {
+		t.Fatalf("no full output file: %s", env.Text)
+	}
+	if whenAll < 0 {
+		t.Fatalf("the output never reached %d bytes: %s", size, env.Text)
+	}
+	if whenAll > size+size/8 {
+		t.Errorf("%d bytes on disk for an output of %d while the call ran: written twice", whenAll, size)
+	}
+	if after := bytesUnder(t, spill); after != size {
+		t.Errorf("%d bytes on disk after the call for an output of %d", after, size)
+	}
+	got, err := os.ReadFile(*env.Data.FullOutputPath)
+	if err != nil || len(got) != size || !bytes.Equal(got[:32], []byte("0123456789abcde\n0123456789abcde\n")) {
+		t.Fatalf("the full output file has %d bytes (%v), not the output", len(got), err)
+	}
+	for _, f := range openDeleted(t, spill) {
+		t.Errorf("a removed output file is still open: %s", f)
+	}
+}
+
+// bytesUnder sums the sizes of the files under dir.
+func bytesUnder(t *testing.T, dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// openDeleted lists the files under dir that this process holds open after
+// they were removed: disk space no one can see, held until they are closed.
+func openDeleted(t *testing.T, dir string) []string {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+"/") && strings.HasSuffix(target, " (deleted)") {
+			held = append(held, target)
+		}
+	}
+	return held
+}
