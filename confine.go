@@ -371,13 +371,13 @@ func (g *Gate) childHome() string {
 }
 
 // keepCreated marks the environment of a command the user approved, for the
-// sandbox: the protected paths it creates stay where they are (read-only)
-// instead of being moved to the quarantine.
+// sandbox: the protected paths the approval named (keep) stay where they are
+// (read-only) if it creates them; others it creates go to the quarantine.
 // Only shellgate sets it: one inherited from its own environment goes.
-func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
-	childEnv = slices.DeleteFunc(slices.Clone(childEnv), func(kv string) bool { return kv == sandbox.KeepCreated })
-	if p := env.Context.Policy; p != nil && p.Approved != "" && g.sandboxed() {
-		return append(childEnv, sandbox.KeepCreated)
+func (g *Gate) keepCreated(keep []string, childEnv []string) []string {
+	childEnv = slices.DeleteFunc(slices.Clone(childEnv), sandbox.IsKeepCreated)
+	if len(keep) > 0 && g.sandboxed() {
+		return append(childEnv, sandbox.KeepCreated(keep))
 	}
 	return childEnv
 }

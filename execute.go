@@ -14,8 +14,9 @@ import (
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
-// execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
+// execute runs the admitted command and fills its envelope from the result.
+func (g *Gate) execute(ctx context.Context, a *admitted, command string, o runOptions) envelope.Envelope {
+	env, timeout, budget := &a.env, a.timeout, a.budget
 	sess, failed := g.confine(env, g.box)
 	if failed != nil {
 		return *failed
@@ -24,8 +25,8 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 	stdout, stderr := g.captures(budget, o, secrets, nil, nil)
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
-		Dir:       dir,
-		Env:       g.keepCreated(env, childEnv),
+		Dir:       a.dir,
+		Env:       g.keepCreated(a.keep, childEnv),
 		Stdout:    tee(stdout, "stdout", o.onOutput, secrets),
 		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
 		Timeout:   timeout,

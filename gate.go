@@ -313,7 +313,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 		return *refused
 	}
 	ended := g.egressCall(g.box, o, req.Command, "")
-	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	env := g.execute(ctx, a, req.Command, o)
 	ended()
 	cp.finish(&env, nil)
 	g.noteAppeared(&env, "")

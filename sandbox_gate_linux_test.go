@@ -170,6 +170,34 @@ func TestProtectedPathCreatedQuarantined(t *testing.T) {
 	}
 }
 
+// An approval keeps only the protected paths the user was shown: the
+// .vscode/settings.json the question named stays, the .claude the same
+// command made unasked (by code the policy cannot read) is quarantined.
+func TestApprovalKeepsOnlyShownPaths(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	var shown []string
+	approve := shellgate.WithApprover(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		shown = append(shown, q.Reason)
+		return shellgate.AllowOnce
+	})
+	env := run(t, g, shellgate.Request{Command: `mkdir -p .vscode && echo '{}' > .vscode/settings.json && python3 -c 'import os; os.makedirs(".claude"); open(".claude/settings.json", "w").write("{}")'`}, approve)
+	if env.Context.Policy == nil || env.Context.Policy.Approved == "" {
+		t.Fatalf("not asked: %s", env.Text)
+	}
+	if asked := strings.Join(shown, "\n"); !strings.Contains(asked, ".vscode/settings.json") || strings.Contains(asked, ".claude") {
+		t.Fatalf("the questions were not the test's premise: %q", shown)
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, ".vscode/settings.json")); err != nil || string(b) != "{}\n" {
+		t.Errorf("the approved .vscode/settings.json: %q %v\n%s", b, err, env.Text)
+	}
+	if _, err := os.Lstat(filepath.Join(l.root, ".claude")); err == nil || !strings.Contains(env.Text, "Moved .claude to .shellgate-quarantine/") {
+		t.Errorf("the .claude no question named (%v):\n%s", err, env.Text)
+	}
+}
+
 // Each Gate spills into a directory of its own, and its sandbox shows only
 // that one: another project's session cannot read this one's full output.
 func TestSpillPerSession(t *testing.T) {

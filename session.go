@@ -210,7 +210,7 @@ func (s *Session) spec(a *admitted, command string, env []string, in io.Reader, 
 	return runner.Spec{
 		Argv:      s.g.shell.Argv(command),
 		Dir:       a.dir,
-		Env:       s.g.keepCreated(&a.env, env),
+		Env:       s.g.keepCreated(a.keep, env),
 		Stdin:     in,
 		Stdout:    out,
 		Stderr:    errw,
