@@ -263,6 +263,40 @@ func TestSandboxRestartReported(t *testing.T) {
 	}
 }
 
+// A command sent right after the sandbox's helper died, before the session
+// has seen it go, runs in a new session (and says so) instead of failing
+// with "the session ended".
+func TestSandboxRestartRightAway(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	before := sandboxHelpers(t)
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ours := func() []int {
+		var pids []int
+		for _, pid := range sandboxHelpers(t) {
+			if !slices.Contains(before, pid) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	for round := range 3 { // the race is narrow: try it more than once
+		if env := srun(t, s, shellgate.Request{Command: "echo up"}); env.Error != nil {
+			t.Fatalf("round %d, before the kill: %s", round, env.Text)
+		}
+		helpers := ours()
+		if len(helpers) != 1 {
+			t.Fatalf("round %d: want the session's one helper, found %v", round, helpers)
+		}
+		must(t, syscall.Kill(helpers[0], syscall.SIGKILL))
+		env := srun(t, s, shellgate.Request{Command: "echo ran"})
+		if env.Data.Stdout != "ran\n" || !strings.Contains(env.Text, "new sandbox session") {
+			t.Fatalf("round %d, right after the helper was killed:\n%s", round, env.Text)
+		}
+		before = append(before, helpers[0])
+	}
+}
+
 // sandboxHelpers lists the sandbox helpers this process started.
 func sandboxHelpers(t *testing.T) []int {
 	t.Helper()
