@@ -198,6 +198,11 @@ func (g *Gate) Close() error {
 	}
 	g.caches.close()
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
+	if filepath.Clean(g.cfg.SpillDir) == filepath.Clean(output.DefaultSpillDir()) {
+		// The shared temp dir's, made for this Gate's: gone with the last
+		// Gate's dir, unless a spill file is kept there.
+		os.Remove(g.cfg.SpillDir)
+	}
 	g.closeRepos()
 	<-synced
 	if auditErr := g.auditLog.Close(); err == nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -78,4 +79,35 @@ func openDeleted(t *testing.T, dir string) []string {
 		}
 	}
 	return held
+}
+
+// A Gate that spilled nothing leaves no empty spill directory in the temp
+// dir; one whose spill file is kept leaves it, with the file.
+func TestSpillRootRemovedWhenEmpty(t *testing.T) {
+	lane.Live(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	shared := filepath.Join(os.TempDir(), "shellgate-spill-"+strconv.Itoa(os.Getuid()))
+	for _, tc := range []struct {
+		command string
+		kept    bool
+	}{
+		{"echo hi", false},
+		{"seq 1 100000", true},
+	} {
+		g, err := shellgate.New(shellgate.Config{Root: newLab(t).root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := g.Run(context.Background(), shellgate.Request{Command: tc.command})
+		if _, err := os.Stat(shared); err != nil {
+			t.Fatalf("%s: no spill directory while the Gate runs (%v): %s", tc.command, err, env.Text)
+		}
+		g.Close()
+		if _, err := os.Stat(shared); (err == nil) != tc.kept {
+			t.Errorf("%s: spill directory after Close: %v, want kept=%v", tc.command, err, tc.kept)
+		}
+		if tc.kept && (env.Data.FullOutputPath == nil || !strings.HasPrefix(*env.Data.FullOutputPath, shared+"/")) {
+			t.Errorf("%s: the full output is not kept in %s: %s", tc.command, shared, env.Text)
+		}
+	}
 }
