@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/lane"
 )
 
@@ -109,5 +110,26 @@ func TestSpillRootRemovedWhenEmpty(t *testing.T) {
 		if tc.kept && (env.Data.FullOutputPath == nil || !strings.HasPrefix(*env.Data.FullOutputPath, shared+"/")) {
 			t.Errorf("%s: the full output is not kept in %s: %s", tc.command, shared, env.Text)
 		}
+	}
+}
+
+// A live session's full output files stay within SpillTotal together: the
+// oldest go to make room for the newest, which is whole.
+func TestSessionSpillTotal(t *testing.T) {
+	lane.Live(t)
+	spill := t.TempDir()
+	s, _ := session(t, shellgate.Config{SpillDir: spill, SpillTotal: 1 << 20}, shellgate.SessionConfig{})
+	var last envelope.Envelope
+	for range 4 {
+		last = srun(t, s, shellgate.Request{Command: "yes 0123456789abcde | head -c 409600"})
+		if n := bytesUnder(t, spill); n > 1<<20 {
+			t.Fatalf("%d bytes of full output files, over SpillTotal (1 MiB): %s", n, last.Text)
+		}
+	}
+	if last.Data.FullOutputPath == nil {
+		t.Fatalf("no full output file: %s", last.Text)
+	}
+	if fi, err := os.Stat(*last.Data.FullOutputPath); err != nil || fi.Size() != 409600 {
+		t.Errorf("the newest full output file: %v %v", fi, err)
 	}
 }
