@@ -64,6 +64,9 @@ type admitted struct {
 	// readOnly: the policy knows the command only reads (no checkpoint);
 	// undoable: it was allowed because a checkpoint is taken (rule lose-work).
 	readOnly, undoable bool
+	// keep: the protected paths the user approved the command to write, which
+	// the sandbox keeps where they are if it creates them.
+	keep []string
 }
 
 // admit validates req, resolves its directory (cwd, relative to the root, when
@@ -117,16 +120,17 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		v, relied = g.terminalVerdict(req.Command, v, relied, b)
 	}
 	undoable = undoable && v.Decision == policy.Allow
+	var keep []string
 	env.Context.Policy = &envelope.PolicyInfo{Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Sandboxed: relied}
 	switch v.Decision {
 	case policy.Deny:
 		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
-		who, refusal := g.approveAll(ctx, req, v, j, covers, o.approver)
+		who, paths, refusal := g.approveAll(ctx, req, v, j, covers, o.approver)
 		if refusal != nil {
 			return nil, env.Refuse(*refusal)
 		}
-		env.Context.Policy.Approved = who
+		env.Context.Policy.Approved, keep = who, paths
 	}
 	if ctx.Err() != nil {
 		return nil, env.Fail(envelope.Cancelled, "Command was cancelled before it could start.")
@@ -137,7 +141,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	g.sweep()
 	g.auditDecision(o.audit, &env) // before it starts: a kill -9 leaves this line
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget,
-		readOnly: v.ReadOnly, undoable: undoable}, nil
+		readOnly: v.ReadOnly, undoable: undoable, keep: keep}, nil
 }
 
 // terminalVerdict judges a terminal job the policy allowed: what a REPL or

@@ -31,21 +31,24 @@ func (g *Gate) approve(ctx context.Context, req Request, v policy.Verdict, a App
 // approveAll asks about v, then about each further ask of the line (another
 // rule, another sub-command) that the answers so far do not cover, so that no
 // command rides on another's approval. It returns "once" if any answer was
-// for this run only, else "session"; or the refusal of the first not approved.
-func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j *policy.Judgement, covers policy.Covers, a Approver) (string, *envelope.Err) {
+// for this run only, else "session", and the protected paths the questions
+// named; or the refusal of the first not approved.
+func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j *policy.Judgement, covers policy.Covers, a Approver) (string, []string, *envelope.Err) {
+	var shownPaths []string
 	approved := map[string]bool{}
 	asked := map[string]bool{}
 	who := "session"
 	for {
 		answer, ok, put := g.approve(ctx, req, v, a)
 		if _, shown := (Question{Command: req.Command}).Shown(); !ok && a != nil && !shown {
-			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
+			return "", nil, &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
 				"Approval required: %s The command is too long to show for approval (%d bytes; at most %d bytes and %d lines are shown whole), so the user was not asked. Split it into shorter commands, or write it to a script file in the project and ask the user to review and allow that.",
 				v.Reason, len(req.Command), MaxShownCommand, MaxShownLines)}
 		}
 		if !ok {
-			return "", &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, put)}
+			return "", nil, &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, put)}
 		}
+		shownPaths = append(shownPaths, v.Paths...)
 		if answer == "once" {
 			who = "once"
 		}
@@ -53,12 +56,12 @@ func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j 
 		if v.SessionKey == "" {
 			// The engine cannot look past an ask that has no key: the others
 			// (if any) were shown to the user with the whole command line.
-			return who, nil
+			return who, shownPaths, nil
 		}
 		approved[v.SessionKey] = true
 		next := j.Verdict(covers, func(key string) bool { return approved[key] })
 		if next.Decision != policy.Ask || asked[askID(next)] {
-			return who, nil
+			return who, shownPaths, nil
 		}
 		v = next
 	}

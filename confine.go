@@ -1,6 +1,7 @@
 package shellgate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,6 +180,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		if b.err == nil {
 			b.report = b.session.Report()
 			sup.SetLauncher(b.session)
+			sup.OnLauncherGone(func() (runner.Launcher, string, error) { return g.renewSession(b, sup) })
 			if b.report.Layers[sandbox.LayerTmp] == "" && g.sessionTmp() && b.mode != sandbox.On {
 				g.useHostTemp() // a session without a mount namespace: /tmp is the host's
 			}
@@ -203,6 +205,25 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 // restartNote is told to the model with the first command of a new session
 // that replaced one that died: what it relied on there is gone.
 const restartNote = "The sandbox session had ended (a command took it down, e.g. by exhausting its process limit), so this command runs in a new sandbox session: the background jobs, terminal jobs and /tmp files of the old one are gone."
+
+// renewSession replaces b's session for a command that could not start in it
+// because it had just ended (the session had not seen it yet when the
+// command was admitted): the command starts in the new one, and its result
+// says so.
+func (g *Gate) renewSession(b *box, sup *runner.Supervisor) (runner.Launcher, string, error) {
+	sess, _, err := g.session(b, sup)
+	if err != nil {
+		return nil, "", err
+	}
+	if sess == nil { // not without the sandbox the command was admitted for
+		return nil, "", errors.New("no new sandbox session")
+	}
+	note := ""
+	if b.takeRestarted() {
+		note = restartNote
+	}
+	return sess, note, nil
+}
 
 // takeRestarted reports, once, that the session was replaced by a new one.
 func (b *box) takeRestarted() bool {
@@ -371,13 +392,13 @@ func (g *Gate) childHome() string {
 }
 
 // keepCreated marks the environment of a command the user approved, for the
-// sandbox: the protected paths it creates stay where they are (read-only)
-// instead of being moved to the quarantine.
+// sandbox: the protected paths the approval named (keep) stay where they are
+// (read-only) if it creates them; others it creates go to the quarantine.
 // Only shellgate sets it: one inherited from its own environment goes.
-func (g *Gate) keepCreated(env *envelope.Envelope, childEnv []string) []string {
-	childEnv = slices.DeleteFunc(slices.Clone(childEnv), func(kv string) bool { return kv == sandbox.KeepCreated })
-	if p := env.Context.Policy; p != nil && p.Approved != "" && g.sandboxed() {
-		return append(childEnv, sandbox.KeepCreated)
+func (g *Gate) keepCreated(keep []string, childEnv []string) []string {
+	childEnv = slices.DeleteFunc(slices.Clone(childEnv), sandbox.IsKeepCreated)
+	if len(keep) > 0 && g.sandboxed() {
+		return append(childEnv, sandbox.KeepCreated(keep))
 	}
 	return childEnv
 }

@@ -14,18 +14,19 @@ import (
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
-// execute runs the command and fills env from the result.
-func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir string, timeout time.Duration, budget int, o runOptions) envelope.Envelope {
+// execute runs the admitted command and fills its envelope from the result.
+func (g *Gate) execute(ctx context.Context, a *admitted, command string, o runOptions) envelope.Envelope {
+	env, timeout, budget := &a.env, a.timeout, a.budget
 	sess, failed := g.confine(env, g.box)
 	if failed != nil {
 		return *failed
 	}
 	childEnv, secrets := g.childEnv()
-	stdout, stderr := g.captures(budget, o, secrets)
+	stdout, stderr := g.captures(budget, o, secrets, nil, nil)
 	spec := runner.Spec{
 		Argv:      g.shell.Argv(command),
-		Dir:       dir,
-		Env:       g.keepCreated(env, childEnv),
+		Dir:       a.dir,
+		Env:       g.keepCreated(a.keep, childEnv),
 		Stdout:    tee(stdout, "stdout", o.onOutput, secrets),
 		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
 		Timeout:   timeout,
@@ -42,11 +43,14 @@ func (g *Gate) execute(ctx context.Context, env *envelope.Envelope, command, dir
 // captures returns the bounded sinks of a call's stdout and stderr. Each may
 // need the whole budget; who gets what is settled at the end. Secret values
 // stripped from the environment (secrets) are redacted if the command prints
-// them anyway.
-func (g *Gate) captures(budget int, o runOptions, secrets map[string]string) (stdout, stderr *output.Capture) {
-	stdout = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stdout", Redact: secrets})
-	stderr = output.New(output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: "stderr", Redact: secrets})
-	return stdout, stderr
+// them anyway. Streams kept whole elsewhere (a session call's job logs: out
+// and errs; nil if none) are not written again: their files become the
+// spill files.
+func (g *Gate) captures(budget int, o runOptions, secrets map[string]string, outs, errs output.Store) (stdout, stderr *output.Capture) {
+	opts := func(name string, store output.Store) output.Options {
+		return output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: name, Redact: secrets, Store: store}
+	}
+	return output.New(opts("stdout", outs)), output.New(opts("stderr", errs))
 }
 
 // finish fills env from how the command ended and what it printed.

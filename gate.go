@@ -198,6 +198,11 @@ func (g *Gate) Close() error {
 	}
 	g.caches.close()
 	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
+	if filepath.Clean(g.cfg.SpillDir) == filepath.Clean(output.DefaultSpillDir()) {
+		// The shared temp dir's, made for this Gate's: gone with the last
+		// Gate's dir, unless a spill file is kept there.
+		os.Remove(g.cfg.SpillDir)
+	}
 	g.closeRepos()
 	<-synced
 	if auditErr := g.auditLog.Close(); err == nil {
@@ -313,7 +318,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 		return *refused
 	}
 	ended := g.egressCall(g.box, o, req.Command, "")
-	env := g.execute(ctx, &a.env, req.Command, a.dir, a.timeout, a.budget, o)
+	env := g.execute(ctx, a, req.Command, o)
 	ended()
 	cp.finish(&env, nil)
 	g.noteAppeared(&env, "")

@@ -173,6 +173,34 @@ func TestProtectedPathCreatedQuarantined(t *testing.T) {
 	}
 }
 
+// An approval keeps only the protected paths the user was shown: the
+// .vscode/settings.json the question named stays, the .claude the same
+// command made unasked (by code the policy cannot read) is quarantined.
+func TestApprovalKeepsOnlyShownPaths(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	var shown []string
+	approve := shellgate.WithApprover(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		shown = append(shown, q.Reason)
+		return shellgate.AllowOnce
+	})
+	env := run(t, g, shellgate.Request{Command: `mkdir -p .vscode && echo '{}' > .vscode/settings.json && python3 -c 'import os; os.makedirs(".claude"); open(".claude/settings.json", "w").write("{}")'`}, approve)
+	if env.Context.Policy == nil || env.Context.Policy.Approved == "" {
+		t.Fatalf("not asked: %s", env.Text)
+	}
+	if asked := strings.Join(shown, "\n"); !strings.Contains(asked, ".vscode/settings.json") || strings.Contains(asked, ".claude") {
+		t.Fatalf("the questions were not the test's premise: %q", shown)
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, ".vscode/settings.json")); err != nil || string(b) != "{}\n" {
+		t.Errorf("the approved .vscode/settings.json: %q %v\n%s", b, err, env.Text)
+	}
+	if _, err := os.Lstat(filepath.Join(l.root, ".claude")); err == nil || !strings.Contains(env.Text, "Moved .claude to .shellgate-quarantine/") {
+		t.Errorf("the .claude no question named (%v):\n%s", err, env.Text)
+	}
+}
+
 // Each Gate spills into a directory of its own, and its sandbox shows only
 // that one: another project's session cannot read this one's full output.
 func TestSpillPerSession(t *testing.T) {
@@ -235,6 +263,40 @@ func TestSandboxRestartReported(t *testing.T) {
 	}
 	if env := run(t, g, shellgate.Request{Command: "echo later"}); strings.Contains(env.Text, "new sandbox session") {
 		t.Errorf("told again:\n%s", env.Text)
+	}
+}
+
+// A command sent right after the sandbox's helper died, before the session
+// has seen it go, runs in a new session (and says so) instead of failing
+// with "the session ended".
+func TestSandboxRestartRightAway(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	before := sandboxHelpers(t)
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ours := func() []int {
+		var pids []int
+		for _, pid := range sandboxHelpers(t) {
+			if !slices.Contains(before, pid) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	for round := range 3 { // the race is narrow: try it more than once
+		if env := srun(t, s, shellgate.Request{Command: "echo up"}); env.Error != nil {
+			t.Fatalf("round %d, before the kill: %s", round, env.Text)
+		}
+		helpers := ours()
+		if len(helpers) != 1 {
+			t.Fatalf("round %d: want the session's one helper, found %v", round, helpers)
+		}
+		must(t, syscall.Kill(helpers[0], syscall.SIGKILL))
+		env := srun(t, s, shellgate.Request{Command: "echo ran"})
+		if env.Data.Stdout != "ran\n" || !strings.Contains(env.Text, "new sandbox session") {
+			t.Fatalf("round %d, right after the helper was killed:\n%s", round, env.Text)
+		}
+		before = append(before, helpers[0])
 	}
 }
 

@@ -154,7 +154,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 			return *failed
 		}
 		env, secrets := s.g.childEnv()
-		stdout, stderr := s.g.captures(a.budget, o, secrets)
+		stdout, stderr := s.g.captures(a.budget, o, secrets, nil, nil)
 		ended := s.g.egressCall(s.box, o, req.Command, s.id)
 		res, err := s.sup.Run(ctx, s.spec(a, req.Command, s.exports.Apply(env), o.stdio.in, o.stdio.out, o.stdio.err))
 		ended()
@@ -210,7 +210,7 @@ func (s *Session) spec(a *admitted, command string, env []string, in io.Reader, 
 	return runner.Spec{
 		Argv:      s.g.shell.Argv(command),
 		Dir:       a.dir,
-		Env:       s.g.keepCreated(&a.env, env),
+		Env:       s.g.keepCreated(a.keep, env),
 		Stdin:     in,
 		Stdout:    out,
 		Stderr:    errw,

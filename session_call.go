@@ -157,7 +157,7 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 		}
 		return nil, err
 	}
-	c.stdout, c.stderr = g.captures(a.budget, o, secrets)
+	c.stdout, c.stderr = g.captures(a.budget, o, secrets, job.Stdout, job.Stderr)
 	c.callOut = output.NewDetachable(tee(c.stdout, "stdout", o.onOutput, secrets))
 	c.callErr = output.NewDetachable(tee(c.stderr, "stderr", o.onOutput, secrets))
 	spec := s.spec(a, script, c.env, inR, io.MultiWriter(job.Stdout, c.callOut), io.MultiWriter(job.Stderr, c.callErr))
@@ -218,7 +218,9 @@ func (c *call) finish(o runOptions) envelope.Envelope {
 	if c.timedOut.Load() {
 		res.TimedOut, res.Cancelled = true, false
 	}
-	c.s.jobs.Discard(c.job)
+	// The captures take the job's files as their spill files before the
+	// job's are removed.
+	defer c.s.jobs.Discard(c.job)
 	env := &c.a.env
 	if c.noRoom != nil {
 		env.Note(fmt.Sprintf("It could not go on as a job (%v), so the call waited for it.", c.noRoom))
@@ -249,11 +251,8 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if c.stdout != nil { // not on a terminal
 		c.callOut.Detach()
 		c.callErr.Detach()
-		for _, r := range []output.Result{c.stdout.Close(), c.stderr.Close()} {
-			if r.SpillPath != "" {
-				os.Remove(r.SpillPath) // the job's own files have it all
-			}
-		}
+		c.stdout.Close() // a job's logs are not handed over: they have it all
+		c.stderr.Close()
 	}
 	if c.report != nil {
 		c.report.CloseAt(c.job.Done()) // a job's directory is not the session's

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,7 +17,7 @@ func (x *check) escape(c *analysis.Command) {
 		return
 	}
 	if (c.Name == "pre-commit" || c.Name == "prek") && len(c.Operands) > 0 && strings.HasPrefix(c.Args[c.Operands[0]], "install") {
-		x.ask(RuleProtected, "`%s` installs git hooks, which run later outside any check (rule protected-paths): the user must approve it.", c.Source)
+		x.askWrite(filepath.Join(x.root, ".git", "hooks"), "`%s` installs git hooks, which run later outside any check (rule protected-paths): the user must approve it.", c.Source)
 		return
 	}
 	if !escapeTools[c.Name] || infoOnly(c) {
@@ -142,6 +143,6 @@ func (x *check) gitEscape(c *analysis.Command) {
 	case c.Sub == "maintenance" && (op == "start" || op == "register"):
 		x.ask(RuleEscape, "`%s` schedules git to run in the background from the system's scheduler, outside shellgate (rule sandbox-escape): the user must approve it.", c.Source)
 	case c.Sub == "lfs" && op == "install":
-		x.ask(RuleProtected, "`%s` installs git hooks, which run later outside any check (rule protected-paths): the user must approve it.", c.Source)
+		x.askWrite(filepath.Join(x.root, ".git", "hooks"), "`%s` installs git hooks, which run later outside any check (rule protected-paths): the user must approve it.", c.Source)
 	}
 }

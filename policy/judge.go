@@ -141,7 +141,7 @@ func (x *check) writeTo(c *analysis.Command, p string, f analysis.ArgFlag, who s
 		}
 		x.deny(RuleConfinement, "`%s`: %s would change %s, which is outside the project root %s (rule confinement). %s", c.Source, who, p, x.root, instead)
 	case protected:
-		x.ask(RuleProtected, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
+		x.askWrite(resolved, "`%s`: %s would write %s, which runs later outside any check (rule protected-paths): the user must approve it.", c.Source, who, resolved)
 	case unknown:
 		x.ask(RuleDynamic, "`%s`: %s would change %s, a path only known at run time (rule dynamic). Write the path literally.", c.Source, who, p)
 	}

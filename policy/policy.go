@@ -84,6 +84,10 @@ type Verdict struct {
 	// Relaxed names the relaxed rules (Settings.Relax) that fired: without
 	// them the decision could have been stricter.
 	Relaxed []string `json:"relaxed,omitempty"`
+	// Paths are the protected paths an ask names (rule protected-paths): what
+	// the user is shown the command will create, which the sandbox then keeps
+	// (read-only) instead of moving it to the quarantine.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Engine judges command lines under one Settings. It is safe for concurrent use.
@@ -250,6 +254,7 @@ type hit struct {
 	pos      analysis.Pos
 	text     string
 	key      string // session key, for ask
+	path     string // the protected path an ask names, if any
 	// covered: what, besides its rule's own Covers, makes it moot.
 	covered func(Covers) bool
 	// fallback: only when no other hit of its command counts (rule
@@ -342,6 +347,9 @@ func (x *check) decide(v Verdict, best *hit) Verdict {
 		v.Reason += " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
 	case best.decision == Ask:
 		v.SessionKey = best.key
+		if best.path != "" {
+			v.Paths = []string{best.path}
+		}
 	}
 	return v
 }
@@ -369,5 +377,12 @@ func (x *check) deny(rule, format string, args ...any) {
 	x.add(Deny, rule, fmt.Sprintf(format, args...))
 }
 func (x *check) ask(rule, format string, args ...any) { x.add(Ask, rule, fmt.Sprintf(format, args...)) }
+
+// askWrite asks about a command that writes the protected path, which the
+// question names.
+func (x *check) askWrite(path, format string, args ...any) {
+	x.ask(RuleProtected, format, args...)
+	x.hits[len(x.hits)-1].path = path
+}
 
 func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }

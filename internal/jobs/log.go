@@ -16,6 +16,10 @@ import (
 // when a third would begin, so a server that logs for days still shows its
 // latest lines. The first file is created at the first byte: most commands of
 // a session print little or nothing on one of their streams.
+//
+// A call's log (see Whole) is one file instead, holding the stream from its
+// first byte up to max: the call's spill file once it ends (Handover), so that
+// a call's output is on disk once.
 type Log struct {
 	dir, name string
 	max       int64
@@ -29,6 +33,7 @@ type Log struct {
 	err     error      // why the stream could not be kept (it is counted only)
 	changed chan struct{}
 	removed bool
+	whole   bool // one file from the first byte, up to max; then counted only
 }
 
 // segment is one file of a Log, holding the stream from offset start.
@@ -45,9 +50,10 @@ type segment struct {
 }
 
 // close ends the segment, under the Log's lock: r stays open for a read in
-// flight (ReadAt on a removed file still works) until it ends.
-func (g *segment) close(remove bool) {
-	g.w.Close()
+// flight (ReadAt on a removed file still works) until it ends. It returns
+// the error of closing the written file.
+func (g *segment) close(remove bool) error {
+	err := g.w.Close()
 	if remove {
 		os.Remove(g.path)
 	}
@@ -55,6 +61,7 @@ func (g *segment) close(remove bool) {
 	if g.readers == 0 {
 		g.r.Close()
 	}
+	return err
 }
 
 // NewLog returns a Log that will keep the newest max bytes (at least) of a
@@ -90,7 +97,62 @@ func (l *Log) flush() {
 	}
 }
 
-func (l *Log) segMax() int64 { return max(l.max/2, 1) }
+// Whole makes l a call's log: one file from the first byte, up to max bytes,
+// past which bytes are counted only, as in a spill file. Call it before the
+// first Write.
+func (l *Log) Whole() { l.whole = true }
+
+// Rotate makes a call's log a job's, which keeps the newest bytes: from now
+// on the stream goes on in files of max/2 bytes. If the call's file had
+// reached max, it is dropped, since the bytes after it are not kept in order.
+func (l *Log) Rotate() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.whole {
+		return
+	}
+	l.whole = false
+	if l.end < l.total && l.err == nil {
+		for _, g := range l.segs {
+			g.close(true)
+		}
+		l.segs, l.end = nil, l.total
+	}
+}
+
+// Handover gives a call's file up to the caller, which then owns it (the
+// call's capture keeps it as its spill file): its path and the bytes in it,
+// "" if the stream is empty, or why the file is incomplete (removed then). A
+// job's log gives up nothing: its files are read until it is forgotten.
+func (l *Log) Handover() (path string, size int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.whole || l.removed || len(l.segs) == 0 && l.err == nil {
+		return "", 0, nil
+	}
+	l.removed = true
+	if l.err != nil {
+		for _, g := range l.segs {
+			g.close(true)
+		}
+		l.segs = nil
+		return "", 0, l.err
+	}
+	g := l.segs[0]
+	l.segs = nil
+	if err := g.close(false); err != nil {
+		os.Remove(g.path)
+		return "", 0, err
+	}
+	return g.path, g.size, nil
+}
+
+func (l *Log) segMax() int64 {
+	if l.whole {
+		return max(l.max, 1)
+	}
+	return max(l.max/2, 1)
+}
 
 func (l *Log) append(p []byte) {
 	if l.removed || len(p) == 0 {
@@ -121,6 +183,8 @@ func (l *Log) append(p []byte) {
 func (l *Log) current() *segment {
 	if n := len(l.segs); n > 0 && l.segs[n-1].size < l.segMax() {
 		return l.segs[n-1]
+	} else if n > 0 && l.whole {
+		return nil // full: the rest is counted only
 	}
 	w, err := output.CreateFile(l.dir, l.name)
 	if err != nil {

@@ -216,3 +216,34 @@ func TestLogLetsGoOfDroppedFiles(t *testing.T) {
 		t.Errorf("%d descriptors still open on removed files", n)
 	}
 }
+
+// A call's log is one file up to its cap, handed over whole as the call's
+// spill file; one that goes on as a job keeps its newest bytes from then.
+func TestCallLog(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLog(dir, "out", 10, nil)
+	l.Whole()
+	l.Write([]byte("0123456789abc"))
+	path, size, err := l.Handover()
+	b, _ := os.ReadFile(path)
+	if err != nil || size != 10 || string(b) != "0123456789" {
+		t.Fatalf("handed over %q (%d bytes, %v), want the first 10 bytes", b, size, err)
+	}
+	l.Remove() // the caller owns the file now
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a handed-over file was removed with the log: %v", err)
+	}
+
+	job := NewLog(dir, "job", 10, nil)
+	defer job.Remove()
+	job.Whole()
+	job.Write([]byte("0123456789abc")) // past the call's cap: "abc" is counted only
+	job.Rotate()
+	job.Write([]byte("de"))
+	if s := job.readSince(0, 100); s.Text != "de" || s.Skipped != 13 || s.Next != 15 {
+		t.Errorf("a capped call gone on as a job reads %q, skipped %d, next %d", s.Text, s.Skipped, s.Next)
+	}
+	if path, _, _ := job.Handover(); path != "" {
+		t.Errorf("a job's log handed over %s", path)
+	}
+}

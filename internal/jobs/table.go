@@ -82,6 +82,10 @@ func (t *Table) New(spec Spec, asJob bool) (*Job, error) {
 		Stderr:  NewLog(spec.LogDir, "job-stderr", spec.LogMax, spec.Redact),
 		done:    make(chan struct{}),
 	}
+	if !asJob { // a call's output is one file, its spill file if it stays a call
+		j.Stdout.Whole()
+		j.Stderr.Whole()
+	}
 	t.jobs[j.id] = j
 	return j, nil
 }
@@ -109,6 +113,8 @@ func (t *Table) Keep(j *Job, asJob bool) error {
 		return err
 	}
 	delete(t.jobs, j.id)
+	j.Stdout.Rotate()
+	j.Stderr.Rotate()
 	t.jobs2++
 	j.mu.Lock()
 	j.id = fmt.Sprintf("j%d", t.jobs2)

@@ -35,9 +35,22 @@ type Options struct {
 	// spill file alike, since a model given the file's path can read it. A value split
 	// between two writes is found too. Values shorter than 8 bytes are ignored.
 	Redact map[string]string
+	// Store, if not nil, already keeps the whole stream in a file (a session
+	// call's job log): the Capture writes no file of its own, and takes the
+	// store's as its spill file when it needs one, so that an output is on
+	// disk once.
+	Store Store
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
 	Name string
+}
+
+// A Store keeps every byte written to a Capture (after redaction, as the
+// Capture does) in a file of at most SpillMax bytes.
+type Store interface {
+	// Handover gives the file up to the caller: its path and the bytes in it,
+	// "" if there is none, or why it could not be kept whole.
+	Handover() (path string, size int64, err error)
 }
 
 // Result is what a Capture holds once closed.
@@ -162,6 +175,7 @@ func (c *Capture) write(p []byte) {
 	switch {
 	case c.spill.started:
 		c.spill.write(p)
+	case c.opts.Store != nil: // the store's file is the spill file, at Close
 	case len(rest) > 0 && !c.opts.NoSpill || c.binary.Load():
 		// Spill lazily, from the first byte: all of it is still in buf.
 		c.spill.start(c.opts)
@@ -282,7 +296,10 @@ func (c *Capture) CloseWithin(limit int) Result {
 	if !r.Binary && !r.Truncated {
 		r.Text, r.Controls = sanitize(head)
 	}
-	if ((r.Truncated || r.Controls) && !c.opts.NoSpill || r.Binary) && !c.spill.started && !c.overflowed {
+	needed := (r.Truncated || r.Controls) && !c.opts.NoSpill || r.Binary
+	if needed && c.opts.Store != nil {
+		c.spill.adopt(c.opts, r.Total)
+	} else if needed && !c.spill.started && !c.overflowed {
 		// It all fitted in memory but not in this share, or is binary, or was changed
 		// for the text: spill it now, so that the bytes as printed are kept.
 		c.spill.start(c.opts)

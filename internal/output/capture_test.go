@@ -405,3 +405,34 @@ func TestCaptureRelativeSpillDir(t *testing.T) {
 		t.Errorf("SpillPath = %q, SpillErr = %v; want an absolute path", r.SpillPath, r.SpillErr)
 	}
 }
+
+// fileStore is a Store holding its bytes in one file, as a call's job log.
+type fileStore struct{ path string }
+
+func (s fileStore) Handover() (string, int64, error) {
+	info, err := os.Stat(s.path)
+	if err != nil {
+		return "", 0, err
+	}
+	return s.path, info.Size(), nil
+}
+
+// A capture whose stream is kept whole elsewhere writes no file: the
+// store's is its spill file, counted in the quota.
+func TestCaptureStore(t *testing.T) {
+	dir := t.TempDir()
+	out := strings.Repeat("line\n", 100)
+	stored := filepath.Join(dir, "stored.log")
+	if err := os.WriteFile(stored, []byte(out[:300]), 0o600); err != nil { // a store capped at 300
+		t.Fatal(err)
+	}
+	c := New(Options{Limit: 100, SpillDir: dir, Store: fileStore{stored}, Quota: NewQuota(1 << 20)})
+	c.Write([]byte(out))
+	r := c.Close()
+	if r.SpillPath != stored || !r.SpillCapped || r.SpillSize != 300 || r.SpillErr != nil {
+		t.Fatalf("spill %q capped %v size %d err %v, want the store's file of 300 bytes", r.SpillPath, r.SpillCapped, r.SpillSize, r.SpillErr)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 1 {
+		t.Errorf("%d files in the spill directory, want the store's only", len(files))
+	}
+}

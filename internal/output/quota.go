@@ -65,3 +65,21 @@ func (q *Quota) give(n int64) {
 	defer q.mu.Unlock()
 	q.used -= n
 }
+
+// adopt records a complete file of size bytes written without the quota,
+// making room for it as take does, and cuts it to the room there is: it
+// returns the bytes the file keeps.
+func (q *Quota) adopt(path string, size int64) int64 {
+	if q == nil {
+		return size
+	}
+	kept := q.take(size)
+	if kept < size && os.Truncate(path, kept) != nil {
+		q.mu.Lock()
+		q.used += size - kept // it stays whole: count what is there
+		q.mu.Unlock()
+		kept = size
+	}
+	q.done(path, kept)
+	return kept
+}

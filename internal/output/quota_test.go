@@ -10,14 +10,32 @@ import (
 // A session's spill files together stay within its Quota: a new one makes
 // room by removing the oldest complete files, and stops, capped, when even
 // that is not enough; the marker says how much it holds.
+// The same holds for files a Store kept (a session call's job log).
 func TestQuota(t *testing.T) {
 	t.Parallel()
+	for _, stored := range []bool{false, true} {
+		t.Run(map[bool]string{false: "own files", true: "a store's files"}[stored], func(t *testing.T) { quotaHolds(t, stored) })
+	}
+}
+
+func quotaHolds(t *testing.T, stored bool) {
 	dir := t.TempDir()
 	q := NewQuota(100)
 	spill := func(n int) Result {
-		c := New(Options{Limit: 20, SpillDir: dir, Quota: q, Name: "stdout"})
-		c.Write(bytes.Repeat([]byte("x"), n-1))
-		c.Write([]byte("\n"))
+		out := append(bytes.Repeat([]byte("x"), n-1), '\n')
+		o := Options{Limit: 20, SpillDir: dir, Quota: q, Name: "stdout"}
+		if stored {
+			f, err := CreateFile(dir, "job-stdout")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(out)
+			f.Close()
+			o.Store = fileStore{f.Name()}
+		}
+		c := New(o)
+		c.Write(out[:n-1])
+		c.Write(out[n-1:])
 		return c.Close()
 	}
 	a := spill(60)

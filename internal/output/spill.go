@@ -32,6 +32,22 @@ func (s *spillFile) start(o Options) {
 	s.f, s.path = f, f.Name()
 }
 
+// adopt takes the file of o.Store, holding the stream's total bytes, as the
+// spill file (already complete), within the quota's room.
+func (s *spillFile) adopt(o Options, total int64) {
+	s.started, s.max, s.quota = true, o.SpillMax, o.Quota
+	path, size, err := o.Store.Handover()
+	switch {
+	case err != nil:
+		s.err = fmt.Errorf("cannot write spill file: %w", err)
+		return
+	case path == "":
+		return
+	}
+	s.path, s.written = path, s.quota.adopt(path, size)
+	s.capped = s.written < total
+}
+
 // write appends p, up to max bytes in all.
 func (s *spillFile) write(p []byte) {
 	if s.f == nil || len(p) == 0 {

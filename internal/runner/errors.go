@@ -10,6 +10,12 @@ import (
 // ErrClosed is returned by Run after the Supervisor was closed.
 var ErrClosed = errors.New("runner: supervisor closed")
 
+// ErrLauncherGone, matched (errors.Is) by a Launcher's error, says that it
+// can start nothing more (a sandbox session whose helper died): Run asks the
+// Supervisor's renew function (OnLauncherGone) for another, and starts the
+// command there.
+var ErrLauncherGone = errors.New("runner: launcher gone")
+
 // ErrNoTerminal is why a terminal command cannot start on Windows.
 var ErrNoTerminal = errors.New("runner: terminal jobs are not supported on Windows yet")
 

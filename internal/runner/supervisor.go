@@ -26,6 +26,7 @@ type Supervisor struct {
 
 	mu         sync.Mutex
 	launcher   Launcher // nil: commands are children of this process
+	renew      func() (Launcher, string, error)
 	closed     bool
 	closing    chan struct{} // closed by Close: running commands are ended
 	seq        uint64
@@ -88,6 +89,13 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	started := time.Now()
 	proc, err := launch(launcher, spec, env, stdin, &pipes)
+	var renewed string
+	if errors.Is(err, ErrLauncherGone) && spec.Terminal == nil { // a terminal is the old launcher's
+		if l, note, ok := s.renewLauncher(launcher); ok {
+			launcher, renewed = l, note
+			proc, err = launch(launcher, spec, env, stdin, &pipes)
+		}
+	}
 	pipes.closeChildEnds()
 	if spec.Terminal != nil {
 		spec.Terminal.Close() // the command has its own; ours would keep the master from seeing the end
@@ -149,6 +157,9 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	held := s.collect(pumps, found, spec.drain())
 	res.BackgroundPIDs = s.keepLeft(<-found, held, pgid, marker, launcher)
 	res.Duration = time.Since(started)
+	if renewed != "" {
+		res.Notes = append([]string{renewed}, res.Notes...)
+	}
 	return res, nil
 }
 
@@ -243,6 +254,30 @@ func (s *Supervisor) SetLauncher(l Launcher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.launcher = l
+}
+
+// OnLauncherGone sets how Run replaces a launcher that is gone (its Launch
+// failed with ErrLauncherGone) before the command started: renew returns the
+// launcher to start it with (the one it sets with SetLauncher), and a note
+// for the command's Result, which is told that what ran in the old one is
+// gone.
+func (s *Supervisor) OnLauncherGone(renew func() (Launcher, string, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.renew = renew
+}
+
+// renewLauncher asks for a launcher to replace old, which is gone; ok if there
+// is a new one.
+func (s *Supervisor) renewLauncher(old Launcher) (l Launcher, note string, ok bool) {
+	s.mu.Lock()
+	renew := s.renew
+	s.mu.Unlock()
+	if renew == nil {
+		return nil, "", false
+	}
+	l, note, err := renew()
+	return l, note, err == nil && l != nil && l != old
 }
 
 func (s *Supervisor) keepBackground(pgid int, members []procID) {

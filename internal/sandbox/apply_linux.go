@@ -42,7 +42,7 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 		if proc {
 			layers[LayerPID] = "pidns"
 		}
-		if _, _, err := m.protect(nil); err != nil { // the user's own, as they are
+		if _, _, err := m.protect(nil, nil); err != nil { // the user's own, as they are
 			miss("protected", err)
 		}
 	}

@@ -81,7 +81,7 @@ func TestGitWorkflowsAcrossCalls(t *testing.T) {
 			s := start(t, quarantineSpec(l))
 			var env []string
 			if c.approved {
-				env = append(env, KeepCreated)
+				env = append(env, KeepCreated(nil))
 			}
 			run(t, s, l.root, c.first, env...)
 			l2, out := launch(t, s, l.root, c.then)

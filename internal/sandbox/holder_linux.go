@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,9 +41,9 @@ type helper struct {
 	launcher *launcher
 
 	mu       sync.Mutex
-	commands map[int]uint64 // PID in the session → request ID
-	keep     map[int]bool   // commands started with KeepCreated
-	jobs     map[int]bool   // commands whose calls have returned (detach)
+	commands map[int]uint64   // PID in the session → request ID
+	keep     map[int][]string // commands started with KeepCreated: the paths it names
+	jobs     map[int]bool     // commands whose calls have returned (detach)
 	// jobsRan: a process of the session that was not a command (a job its
 	// command left behind) has ended since the last command started.
 	jobsRan atomic.Bool
@@ -59,14 +58,7 @@ type helper struct {
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
 // held.
-func (h *helper) anyKept() bool {
-	for _, k := range h.keep {
-		if k {
-			return true
-		}
-	}
-	return false
-}
+func (h *helper) anyKept() bool { return len(h.keep) > 0 }
 
 // guardEvery is how often the guard looks while the session has processes.
 const guardEvery = 200 * time.Millisecond
@@ -97,7 +89,7 @@ func (h *helper) guard() {
 		// No call in flight, nor an approved command (which keeps what it
 		// makes) running on as a job.
 		if len(h.commands) == len(h.jobs) && !h.anyKept() {
-			_, moved, _ := h.mounts.protect(func() bool { return true })
+			_, moved, _ := h.mounts.protect(func() bool { return true }, nil)
 			h.guarded = append(h.guarded, moved...)
 		} else {
 			h.mounts.sweepGit()
@@ -115,7 +107,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
-	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int]bool{}, jobs: map[int]bool{}}
+	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}}
 	m, _, err := h.ctl.recv(nil)
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
@@ -210,8 +202,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
 	reply := &message{Op: "started", ID: m.ID}
-	keep := slices.Contains(m.Env, KeepCreated)
-	m.Env = slices.DeleteFunc(m.Env, func(kv string) bool { return kv == KeepCreated })
+	env, keep, approved := takeKeepCreated(m.Env)
+	m.Env = env
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the
 	// command before then, because the kernel checks that the PID sent as
@@ -225,7 +217,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// place).
 		ran := h.jobsRan.Swap(false)
 		reply.Unkept = h.mounts.keep(m.Keep) // what is gone or moved: the watch reports what appears
-		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() })
+		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() }, nil)
 		reply.Quarantined, h.guarded = append(h.guarded, reply.Quarantined...), nil
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
@@ -248,7 +240,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
-	h.keep[pid] = keep
+	if approved {
+		h.keep[pid] = keep
+	}
 	if !h.guarding {
 		h.guarding = true
 		go h.guard()
@@ -319,7 +313,7 @@ func (h *helper) end() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	_, moved, _ := h.mounts.protect(func() bool { return moveAside })
+	_, moved, _ := h.mounts.protect(func() bool { return moveAside }, nil)
 	// What no command's start will tell now: the guard's moves since the
 	// last one, and these. The next session in the root reports them.
 	h.mu.Lock()
@@ -412,7 +406,8 @@ func (h *helper) reapOne() bool {
 		h.jobsRan.Store(true)
 	}
 	// Approved, and nothing else of the session could have made it meanwhile.
-	keep := h.keep[pid] && !h.jobsRan.Load() && !othersAlive()
+	shown, approved := h.keep[pid]
+	keep := approved && !h.jobsRan.Load() && !othersAlive()
 	// A job's end also tells what the guard moved while it ran (no call was
 	// in flight then), rather than leaving that to the next call's start.
 	var guarded []string
@@ -426,7 +421,12 @@ func (h *helper) reapOne() bool {
 	if ok {
 		// What appeared now appeared while the command ran, when the sandbox
 		// could not protect it yet.
-		created, moved, _ := h.mounts.protect(func() bool { return !keep })
+		// Of the protected paths, only those the approval named are kept.
+		var kept func(string) bool
+		if keep {
+			kept = func(p string) bool { return named(shown, p) }
+		}
+		created, moved, _ := h.mounts.protect(func() bool { return !keep }, kept)
 		moved = append(guarded, moved...)
 		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}

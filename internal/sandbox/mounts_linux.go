@@ -62,11 +62,12 @@ func (m *mounter) private() error {
 // host reads it; it returns the paths it protected this time. If moveAside
 // says so, those that appeared (all but the user's own, on the host between
 // commands, or those an approved command made) are moved to Spec.Quarantine
-// instead, each into a read-only directory of its own, and returned as moved
+// instead, each into a read-only directory of its own — and so are those that
+// kept, if not nil, does not keep (an approval did not name them) — and returned as moved
 // ("path → where"): what a command wrote there never reaches the host's
 // tools. git works without a config, hooks or info of its own, so `git init`
 // in a project without one still works.
-func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error) {
+func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (now, moved []string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.ready {
@@ -76,6 +77,11 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 	aside := func() bool { return false }
 	if moveAside != nil && m.spec.Quarantine != "" {
 		aside = sync.OnceValue(moveAside)
+	}
+	// A protected path goes as aside says, and one not kept (not named by
+	// the approval that kept the rest) goes anyway.
+	asidePath := func(p string) bool {
+		return aside() || kept != nil && m.spec.Quarantine != "" && !kept(p)
 	}
 	var errs []error
 	pin := func(path string, resolve bool) bool {
@@ -94,7 +100,7 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 	// will run.
 	if len(m.spec.Writable) > 0 {
 		g := filepath.Join(m.spec.Writable[0], ".git")
-		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && aside() {
+		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && asidePath(g) {
 			if to, err := m.quarantine(g); err == nil {
 				moved = append(moved, g+" → "+to)
 			} else {
@@ -106,7 +112,7 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 	// (.git/config) from being renamed out of it.
 	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
 	for _, p := range protected {
-		if _, err := os.Lstat(p); err != nil || m.protected[p] || !aside() {
+		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
 			continue
 		}
 		if to, err := m.quarantine(p); err == nil {

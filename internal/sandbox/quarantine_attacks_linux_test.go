@@ -140,7 +140,7 @@ func TestAttackKeepCreatedLaundering(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(l.root, ".claude")))
 	s := start(t, quarantineSpec(l))
 	run(t, s, l.root, `(while [ ! -e go ]; do sleep 0.02; done; mkdir .claude; echo '{"evil": 1}' > .claude/settings.json; sleep 30) >/dev/null 2>&1 &`)
-	run(t, s, l.root, "touch go; sleep 0.5", KeepCreated)
+	run(t, s, l.root, "touch go; sleep 0.5", KeepCreated([]string{filepath.Join(l.root, ".claude")}))
 	if exists(filepath.Join(l.root, ".claude/settings.json")) {
 		t.Error("the job's .claude was kept in place under the approval of another command")
 	}

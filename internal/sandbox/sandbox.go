@@ -36,6 +36,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -174,10 +175,48 @@ type Spec struct {
 	Limits  Limits
 }
 
-// KeepCreated, in a command's environment, keeps the protected paths it creates
-// where they are (read-only) instead of moving them to the quarantine; the
-// helper removes it before the command starts.
-const KeepCreated = "SHELLGATE_SANDBOX_KEEP_CREATED=1"
+// keepCreatedVar marks the command of an approval (see KeepCreated).
+const keepCreatedVar = "SHELLGATE_SANDBOX_KEEP_CREATED"
+
+// KeepCreated is the entry, in a command's environment, of a command the user
+// approved having been shown the protected paths it writes (paths): those it
+// creates, or the entries holding them, stay where they are (read-only)
+// instead of going to the quarantine; any other protected path it creates
+// goes there as any command's. What git's state gains (a rebase's todo) is
+// kept as the approved command's. The helper removes it before the command
+// starts.
+func KeepCreated(paths []string) string {
+	b, _ := json.Marshal(paths) // JSON: no NUL or newline in the value
+	return keepCreatedVar + "=" + string(b)
+}
+
+// IsKeepCreated reports whether kv is a KeepCreated entry.
+func IsKeepCreated(kv string) bool { return strings.HasPrefix(kv, keepCreatedVar+"=") }
+
+// takeKeepCreated removes the KeepCreated entry from env: approved, it was
+// there, and the paths it names.
+func takeKeepCreated(env []string) (rest, paths []string, approved bool) {
+	rest = slices.DeleteFunc(env, func(kv string) bool {
+		if !IsKeepCreated(kv) {
+			return false
+		}
+		approved = json.Unmarshal([]byte(strings.TrimPrefix(kv, keepCreatedVar+"=")), &paths) == nil
+		return true
+	})
+	return rest, paths, approved
+}
+
+// named reports whether p is one of paths, or holds or is held by one: a
+// protected entry (.vscode) the approved command made to write a path it
+// was shown (.vscode/settings.json).
+func named(paths []string, p string) bool {
+	for _, n := range paths {
+		if n == p || strings.HasPrefix(n, p+string(os.PathSeparator)) || strings.HasPrefix(p, n+string(os.PathSeparator)) {
+			return true
+		}
+	}
+	return false
+}
 
 // DefaultTmpSize is the size of a session's /tmp.
 const DefaultTmpSize = 2 << 30

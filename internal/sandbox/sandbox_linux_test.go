@@ -766,14 +766,20 @@ func TestQuarantine(t *testing.T) {
 		t.Errorf("the item holds %v", entries)
 	}
 
-	// Approved: kept where it is, read-only.
-	cmd, out = launch(t, s, l.root, "mkdir .claude && echo '{}' > .claude/settings.json", KeepCreated)
+	// Approved, having been shown .claude/settings.json: that is kept where
+	// it is, read-only; the .cursor it also made, which the user was not
+	// shown, is moved.
+	shown := KeepCreated([]string{filepath.Join(l.root, ".claude/settings.json")})
+	cmd, out = launch(t, s, l.root, "mkdir .claude .cursor && echo '{}' > .claude/settings.json && echo '{}' > .cursor/mcp.json", shown)
 	cmd.Wait()
 	out()
 	if _, err := os.Stat(filepath.Join(l.root, ".claude/settings.json")); err != nil || !strings.Contains(notesOf(cmd), "created .claude, which the sandbox protects only from now on") {
 		t.Errorf("an approved command's .claude: %v; notes %q", err, notesOf(cmd))
 	}
-	if got, _ := run(t, s, l.root, "echo x > .claude/settings.json; echo keep=$SHELLGATE_SANDBOX_KEEP_CREATED", KeepCreated); strings.Contains(got, "keep=1") {
+	if _, err := os.Lstat(filepath.Join(l.root, ".cursor")); err == nil || len(quarantined(".cursor")) != 1 || !strings.Contains(notesOf(cmd), "Moved .cursor to .shellgate-quarantine/") {
+		t.Errorf("the .cursor an approval did not name stayed (%v), quarantined %v; notes %q", err, quarantined(".cursor"), notesOf(cmd))
+	}
+	if got, _ := run(t, s, l.root, "echo x > .claude/settings.json; echo keep=$SHELLGATE_SANDBOX_KEEP_CREATED", shown); !strings.Contains(got, "keep=\n") {
 		t.Errorf("the keep marker reached the command: %q", got)
 	}
 
@@ -796,6 +802,7 @@ func TestQuarantine(t *testing.T) {
 
 	// A job that wrote .cursor after its command ended, and ended too before
 	// the next command: moved all the same.
+	cursors := len(quarantined(".cursor"))
 	run(t, s, l.root, "(sleep 0.2; mkdir .cursor) >/dev/null 2>&1 &")
 	for deadline := time.Now().Add(5 * time.Second); !isDir(filepath.Join(l.root, ".cursor")) || len(procsNamed("0.2")) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -803,7 +810,7 @@ func TestQuarantine(t *testing.T) {
 		}
 	}
 	run(t, s, l.root, "true")
-	if len(quarantined(".cursor")) != 1 {
+	if len(quarantined(".cursor")) != cursors+1 {
 		t.Errorf("a finished job's .cursor was not moved: %v", quarantined(".cursor"))
 	}
 

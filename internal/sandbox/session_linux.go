@@ -477,7 +477,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, errors.New("sandbox: the session has ended")
+		return nil, goneError("sandbox: the session has ended")
 	}
 	s.nextID++
 	id := s.nextID
@@ -519,7 +519,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	runtime.KeepAlive(extra)
 	if err != nil {
 		s.forget(id)
-		return nil, fmt.Errorf("sandbox: the session is gone: %w", err)
+		return nil, s.sendFailed(err)
 	}
 	r := s.await(started, "start the command")
 	if r.err != nil {
@@ -542,6 +542,25 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	return l, nil
 }
 
+// goneError is a request's error once the session's helper is gone: the
+// runner then starts the command in a new session (runner.ErrLauncherGone).
+type goneError string
+
+func (e goneError) Error() string { return string(e) }
+
+func (goneError) Is(target error) bool { return target == runner.ErrLauncherGone }
+
+// sendFailed is the error of a request the helper could not be sent: gone,
+// if it is gone (the reply reader sees it at once).
+func (s *Session) sendFailed(err error) error {
+	select {
+	case <-s.gone:
+		return fmt.Errorf("%w: %v", goneError("sandbox: the session is gone"), err)
+	case <-time.After(time.Second):
+		return fmt.Errorf("sandbox: the session is gone: %w", err)
+	}
+}
+
 // await waits for the helper's answer to a request, what says what it asked
 // for in the error when none comes.
 func (s *Session) await(got chan startReply, what string) startReply {
@@ -549,7 +568,7 @@ func (s *Session) await(got chan startReply, what string) startReply {
 	case r := <-got:
 		return r
 	case <-s.gone:
-		return startReply{err: errors.New("sandbox: the session ended")}
+		return startReply{err: goneError("sandbox: the session ended")}
 	case <-time.After(setupTimeout):
 		return startReply{err: errors.New("sandbox: the session did not " + what + " within 10s")}
 	}
