@@ -54,6 +54,7 @@ var Table = []Entry{
 	{Path: "*.code-workspace", Why: "workspace tasks and settings"},
 	{Path: ".idea/", Why: "run configurations, startup tasks"},
 	{Path: ".zed/", Why: "tasks and language servers"},
+	{Path: ".helix/", Why: "language servers and formatters Helix starts"},
 	{Path: ".devcontainer/", Why: "postCreate and postStart commands"},
 	{Path: ".devcontainer.json", Why: "postCreate and postStart commands"},
 	{Path: ".claude/", Why: "Claude Code hooks and MCP servers"},
@@ -97,6 +98,10 @@ var Table = []Entry{
 	{Path: "azure-pipelines.yml", RootOnly: true, Why: "CI pipeline"},
 	{Path: "bitbucket-pipelines.yml", RootOnly: true, Why: "CI pipeline"},
 	{Path: ".travis.yml", RootOnly: true, Why: "CI pipeline"},
+	{Path: ".gitpod.yml", RootOnly: true, Why: "tasks a Gitpod workspace runs at start"},
+	// Other version control systems' hooks and settings, as git's.
+	{Path: ".hg/hgrc", RootOnly: true, Why: "Mercurial hooks and extensions"},
+	{Path: ".jj/repo/config.toml", RootOnly: true, Why: "Jujutsu's settings (fsmonitor, signing programs)"},
 	// Environments and package managers: what later commands obey.
 	{Path: ".envrc", Why: "direnv runs it on cd"},
 	{Path: ".npmrc", Why: "registries and scripts npm obeys"},
@@ -105,6 +110,9 @@ var Table = []Entry{
 	{Path: ".yarn/releases/", Why: "the yarn yarnPath runs"},
 	{Path: ".yarn/plugins/", Why: "yarn plugins"},
 	{Path: ".pnpmfile.cjs", Why: "hooks pnpm runs at install"},
+	{Path: "pnpm-workspace.yaml", Why: "pnpm settings (scriptShell, pnpmfile), as .npmrc's"},
+	{Path: "devbox.json", Why: "the init hook devbox shell runs"},
+	{Path: ".pdm-python", Why: "the interpreter pdm runs"},
 	{Path: "bunfig.toml", Why: "bun preload scripts"},
 	{Path: ".pypirc", Why: "upload credentials and targets"},
 	{Path: "pip.conf", Why: "index pip installs from"},
@@ -114,6 +122,7 @@ var Table = []Entry{
 	{Path: "rust-toolchain", Why: "the toolchain rustup runs"},
 	{Path: "rust-toolchain.toml", Why: "the toolchain rustup runs"},
 	{Path: ".bazelrc", Why: "bazel startup options"},
+	{Path: ".bazeliskrc", Why: "where bazelisk downloads the bazel it runs"},
 	{Path: ".tool-versions", Why: "toolchains asdf and mise run"},
 	{Path: ".mise.toml", Why: "mise tasks and hooks"},
 	{Path: "mise.toml", Why: "mise tasks and hooks"},
@@ -122,6 +131,8 @@ var Table = []Entry{
 	{Path: ".bundle/", Why: "bundler settings"},
 	{Path: ".mvn/", Why: "JVM options (a -javaagent) and the wrapper maven runs"},
 	{Path: "gradle.properties", Why: "JVM options the gradle daemon starts with"},
+	{Path: ".jvmopts", Why: "JVM options sbt starts with (a -javaagent)"},
+	{Path: ".sbtopts", Why: "options sbt starts with"},
 	{Path: "gradle/wrapper/", Why: "the gradle distribution the wrapper downloads and runs"},
 }
 
