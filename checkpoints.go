@@ -90,6 +90,10 @@ func OpenCheckpoints(cfg Config) (*Checkpoints, error) {
 	return &Checkpoints{s: s}, nil
 }
 
+// Close stops what the checkpoints run in the background (git packing the
+// store after an undo); the store stays valid, and a later command packs.
+func (c *Checkpoints) Close() { c.s.Close() }
+
 // Root is the project root.
 func (c *Checkpoints) Root() string { return c.s.Root() }
 
