@@ -226,6 +226,34 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
+// Look says what the store of o.Root holds without making or changing
+// anything (shellgate doctor): its directory, its records and its size;
+// exists is false when no command was checkpointed there yet. An undo a
+// crash interrupted is left for Open to finish.
+func Look(o Options) (dir string, recs []Record, size int64, exists bool, err error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return "", nil, 0, false, fmt.Errorf("checkpoint: root %q is not absolute", o.Root)
+	}
+	if o.Dir == "" {
+		if o.Dir, err = DefaultDir(); err != nil {
+			return "", nil, 0, false, err
+		}
+	}
+	s := &Store{o: o, root: filepath.Clean(o.Root)}
+	s.dir = filepath.Join(o.Dir, ProjectID(s.root))
+	s.gitDir = filepath.Join(s.dir, "git")
+	if _, err := os.Stat(filepath.Join(s.gitDir, "HEAD")); errors.Is(err, os.ErrNotExist) {
+		return s.dir, nil, 0, false, nil
+	}
+	// Without the lock: the record file is replaced whole or appended to,
+	// and a torn last line is skipped.
+	if err := s.load(); err != nil {
+		return s.dir, nil, 0, true, err
+	}
+	size, err = s.Size()
+	return s.dir, s.records, size, true, err
+}
+
 // Close lets go of the watch of the root (its share of the process's inotify
 // watches), and stops git packing the store in the background, if it does
 // (a later checkpoint packs again); a checkpoint taken after it walks the
