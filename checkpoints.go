@@ -90,6 +90,34 @@ func OpenCheckpoints(cfg Config) (*Checkpoints, error) {
 	return &Checkpoints{s: s}, nil
 }
 
+// Close stops what the checkpoints run in the background (git packing the
+// store after an undo); the store stays valid, and a later command packs.
+func (c *Checkpoints) Close() { c.s.Close() }
+
+// CheckpointsStatus is what a project's checkpoint store holds.
+type CheckpointsStatus struct {
+	Dir      string // the project's store
+	Exists   bool   // false: no command was checkpointed there yet
+	Commands int    // commands recorded
+	Size     int64  // bytes on disk
+}
+
+// LookCheckpoints says what the checkpoint store of cfg.Root holds without
+// opening it: nothing is made or changed (an undo a crash interrupted is
+// left for the next open to finish). It fails when checkpoints are off.
+func LookCheckpoints(cfg Config) (CheckpointsStatus, error) {
+	root, err := resolveRoot(cfg.Root)
+	if err != nil {
+		return CheckpointsStatus{}, err
+	}
+	o, off := cfg.Checkpoints.options(root)
+	if off {
+		return CheckpointsStatus{}, fmt.Errorf("checkpoints are off (--checkpoints off, [checkpoints] enabled = false or $%s=off)", CheckpointsEnv)
+	}
+	dir, recs, size, exists, err := checkpoint.Look(o)
+	return CheckpointsStatus{Dir: dir, Exists: exists, Commands: len(recs), Size: size}, err
+}
+
 // Root is the project root.
 func (c *Checkpoints) Root() string { return c.s.Root() }
 

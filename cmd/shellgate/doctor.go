@@ -150,21 +150,21 @@ func orDefault(s, def string) string {
 }
 
 // checkpointsLine says where the project's checkpoints are, how big, and how
-// long they are kept.
+// long they are kept; it only looks (a project without a store keeps none).
 func checkpointsLine(cfg shellgate.Config) string {
-	cp, err := shellgate.OpenCheckpoints(cfg)
-	if err != nil {
+	st, err := shellgate.LookCheckpoints(cfg)
+	if err != nil && st.Dir == "" {
 		return fmt.Sprintf("no checkpoints: %v", err)
 	}
-	recs, err := cp.Records()
 	if err != nil {
-		return fmt.Sprintf("checkpoints in %s: %v", cp.Dir(), err)
+		return fmt.Sprintf("checkpoints in %s: %v", st.Dir, err)
 	}
-	size, _ := cp.Size()
 	c := cfg.Checkpoints
-	maxCount := cmp.Or(c.MaxCount, checkpoint.DefaultMaxCount)
-	maxAge := cmp.Or(c.MaxAge, checkpoint.DefaultMaxAge)
-	maxSize := cmp.Or(c.MaxSize, checkpoint.DefaultMaxSize)
-	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; the oldest pruned past %d commands, %s or %.0f MiB (shellgate changes, shellgate undo)",
-		cp.Dir(), len(recs), float64(size)/(1<<20), maxCount, maxAge, float64(maxSize)/(1<<20))
+	bounds := fmt.Sprintf("the oldest pruned past %d commands, %s or %.0f MiB (shellgate changes, shellgate undo)",
+		cmp.Or(c.MaxCount, checkpoint.DefaultMaxCount), cmp.Or(c.MaxAge, checkpoint.DefaultMaxAge),
+		float64(cmp.Or(c.MaxSize, checkpoint.DefaultMaxSize))/(1<<20))
+	if !st.Exists {
+		return fmt.Sprintf("checkpoints in %s: none yet (the first command that may write makes the store); %s", st.Dir, bounds)
+	}
+	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; %s", st.Dir, st.Commands, float64(st.Size)/(1<<20), bounds)
 }

@@ -88,6 +88,7 @@ root back as it was before command N.
 	if code >= 0 {
 		return code
 	}
+	defer cp.Close() // stops git packing the store, if an undo started it
 	id, code := commandID("changes", rest, stderr)
 	if code >= 0 {
 		return code
@@ -182,6 +183,7 @@ an error.
 	if code >= 0 {
 		return code
 	}
+	defer cp.Close() // stops git packing the store, if an undo started it
 	id, code := commandID("undo", rest, stderr)
 	if code >= 0 {
 		return code

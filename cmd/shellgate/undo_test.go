@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +33,15 @@ func TestChangesAndUndo(t *testing.T) {
 	t.Setenv("HOME", filepath.Join(lab, "home"))
 	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
 	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	// doctor only looks: a project no command ran in has no store, and
+	// doctor makes none.
+	if code, stdout, stderr := cli("doctor", "--root", root, "--sandbox", "off"); !strings.Contains(stdout,
+		"undo:     checkpoints in "+filepath.Join(lab, "store")) || !strings.Contains(stdout, ": none yet") {
+		t.Errorf("doctor before any command: %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(lab, "store")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("doctor made the checkpoint store: %v", err)
+	}
 	want := checkpointtest.State(t, root)
 	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "rm -rf src && git reset --hard"); code != 0 || !strings.Contains(stderr, "shellgate undo 1") {
 		t.Fatalf("run: %d %s", code, stderr)

@@ -9,3 +9,5 @@ import "os"
 func lockFile(*os.File) error { return nil }
 
 func unlockFile(*os.File) {}
+
+func tryLockFile(*os.File) bool { return true }

@@ -19,51 +19,64 @@ const sizeEvery = 64
 // Counted by the command's id, which the store keeps, not per process: a
 // store only one-shot runs use (one command a process) is bounded too.
 func (s *Store) prune(id int) error {
-	now := s.o.Now()
-	drop := 0
-	for drop < len(s.records)-1 && (len(s.records)-drop > s.o.MaxCount || now.Sub(s.records[drop].Time) > s.o.MaxAge) {
-		drop++
+	// While git packs in the background, refs stay as they are (it reads
+	// them as it starts); the records past the bounds go at a later command.
+	if !s.packBusy() {
+		now := s.o.Now()
+		drop := 0
+		for drop < len(s.records)-1 && (len(s.records)-drop > s.o.MaxCount || now.Sub(s.records[drop].Time) > s.o.MaxAge) {
+			drop++
+		}
+		if drop > 0 {
+			if err := s.drop(drop); err != nil {
+				return err
+			}
+		}
 	}
-	gc := false
-	if drop > 0 {
-		if err := s.drop(drop); err != nil {
+	if id%sizeEvery != 0 {
+		return nil
+	}
+	size, err := s.Size()
+	if err != nil {
+		return err
+	}
+	if size > s.o.MaxSize && len(s.records) > 1 {
+		return s.shrink(size)
+	}
+	// Packing loose objects (each takes a disk block of its own, 4 KiB for
+	// a checkpoint's small tree) runs beside the commands: the first pack
+	// of a new 10 000-file project's objects takes seconds.
+	if pack, full := s.loosePacked(); pack {
+		s.startPack(full)
+	}
+	return nil
+}
+
+// shrink drops the oldest quarter of the records until the store is within
+// MaxSize, and has git forget what no record holds, in the foreground: git's
+// gc removes what no ref reaches, which no checkpoint may write beside it.
+func (s *Store) shrink(size int64) error {
+	s.stopPack() // gc packs it all again
+	f, err := os.OpenFile(filepath.Join(s.dir, "pack.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil { // another process's pack
+		return fmt.Errorf("checkpoint: lock: %w", err)
+	}
+	defer unlockFile(f)
+	for tries := 0; tries < 8 && size > s.o.MaxSize && len(s.records) > 1; tries++ {
+		if err := s.drop(max(1, len(s.records)/4)); err != nil {
 			return err
 		}
-	}
-	if id%sizeEvery == 0 {
-		for tries := 0; tries < 8; tries++ {
-			size, err := s.Size()
-			if err != nil {
-				return err
-			}
-			if size <= s.o.MaxSize || len(s.records) <= 1 {
-				break
-			}
-			if err := s.drop(max(1, len(s.records)/4)); err != nil {
-				return err
-			}
-			s.saveScanCache() // see there
-			if _, err := s.git(nil, "", "", "gc", "--quiet", "--prune=now"); err != nil {
-				return err
-			}
-			s.fanouts.Clear()
-			gc = true
+		s.saveScanCache() // see there
+		if _, err := s.git(nil, "", "", "gc", "--quiet", "--prune=now"); err != nil {
+			return err
 		}
-		if !gc {
-			// Pack loose objects once there are about a thousand: each takes a
-			// disk block of its own (4 KiB for a checkpoint's small tree).
-			// git's own estimate (gc --auto's), without starting git for it:
-			// more than 4 loose objects in one of the 256 directories.
-			if ents, _ := os.ReadDir(filepath.Join(s.gitDir, "objects", "17")); len(ents) > 4 {
-				s.saveScanCache()
-				// In the foreground, under the store's lock: a gc left running
-				// in the background would pack refs while a checkpoint writes
-				// or drops them as files.
-				if _, err := s.git(nil, "", "", "-c", "gc.auto=1000", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"); err != nil {
-					return err
-				}
-				s.fanouts.Clear() // gc removes the object directories it emptied
-			}
+		s.fanouts.Clear()
+		if size, err = s.Size(); err != nil {
+			return err
 		}
 	}
 	return nil

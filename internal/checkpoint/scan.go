@@ -620,14 +620,22 @@ func (s *Store) streamBlob(r io.Reader, size int64) (string, bool, error) {
 	if _, err := os.Stat(p); err == nil {
 		return id, true, nil
 	}
-	s.fanouts.Delete(id[:2]) // git's gc may have removed it
-	if err := s.fanout(id); err != nil {
-		return "", false, err
+	// git's prune-packed, packing in the background, may remove the object
+	// directory once it emptied it, even between its making and the rename:
+	// it looks at each directory once, so a second try holds.
+	for try := 0; ; try++ {
+		s.fanouts.Delete(id[:2])
+		if err := s.fanout(id); err != nil {
+			return "", false, err
+		}
+		err := os.Rename(tmp.Name(), p)
+		if err == nil {
+			return id, true, nil
+		}
+		if try > 0 || !errors.Is(err, fs.ErrNotExist) {
+			return "", false, fmt.Errorf("checkpoint: %w", err)
+		}
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return "", false, fmt.Errorf("checkpoint: %w", err)
-	}
-	return id, true, nil
 }
 
 func (s *Store) objectPath(id string) string {

@@ -171,6 +171,7 @@ type Store struct {
 	fanouts   sync.Map    // object directories made
 	watch     *dirWatch   // what changed in the root since the last checkpoint (Linux)
 	noWatch   bool        // none could be had
+	pack      *packJob    // git packing in the background (pack.go)
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a
@@ -225,12 +226,42 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
+// Look says what the store of o.Root holds without making or changing
+// anything (shellgate doctor): its directory, its records and its size;
+// exists is false when no command was checkpointed there yet. An undo a
+// crash interrupted is left for Open to finish.
+func Look(o Options) (dir string, recs []Record, size int64, exists bool, err error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return "", nil, 0, false, fmt.Errorf("checkpoint: root %q is not absolute", o.Root)
+	}
+	if o.Dir == "" {
+		if o.Dir, err = DefaultDir(); err != nil {
+			return "", nil, 0, false, err
+		}
+	}
+	s := &Store{o: o, root: filepath.Clean(o.Root)}
+	s.dir = filepath.Join(o.Dir, ProjectID(s.root))
+	s.gitDir = filepath.Join(s.dir, "git")
+	if _, err := os.Stat(filepath.Join(s.gitDir, "HEAD")); errors.Is(err, os.ErrNotExist) {
+		return s.dir, nil, 0, false, nil
+	}
+	// Without the lock: the record file is replaced whole or appended to,
+	// and a torn last line is skipped.
+	if err := s.load(); err != nil {
+		return s.dir, nil, 0, true, err
+	}
+	size, err = s.Size()
+	return s.dir, s.records, size, true, err
+}
+
 // Close lets go of the watch of the root (its share of the process's inotify
-// watches); a checkpoint taken after it walks the whole root and watches it
-// again.
+// watches), and stops git packing the store in the background, if it does
+// (a later checkpoint packs again); a checkpoint taken after it walks the
+// whole root and watches it again.
 func (s *Store) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.stopPack()
 	s.watch.close()
 	s.watch = nil
 }
@@ -278,6 +309,25 @@ func (s *Store) init() error {
 // git runs git on the store's repository, with the work tree and index given
 // (empty: none), stdin, and nothing from the user's or the system's config.
 func (s *Store) git(stdin []byte, work, index string, args ...string) ([]byte, error) {
+	cmd := s.gitCmd(work, index, args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, &gitError{args: args, msg: msg}
+	}
+	return out, nil
+}
+
+// gitCmd is git with args on the store's repository (see git), not started.
+func (s *Store) gitCmd(work, index string, args ...string) *exec.Cmd {
 	base := []string{
 		"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.symlinks=true",
 		"-c", "core.filemode=true", "-c", "core.quotepath=false", "-c", "core.fsmonitor=false",
@@ -297,20 +347,7 @@ func (s *Store) git(stdin []byte, work, index string, args ...string) ([]byte, e
 	if index != "" {
 		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+index)
 	}
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out, &gitError{args: args, msg: msg}
-	}
-	return out, nil
+	return cmd
 }
 
 type gitError struct {

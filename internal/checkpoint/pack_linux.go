@@ -1,0 +1,12 @@
+package checkpoint
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// dieWithParent has the kernel kill cmd when the thread that started it, and
+// so shellgate, is gone: a background pack never outlives the process.
+func dieWithParent(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
