@@ -16,16 +16,7 @@ import (
 //
 //	go test -run '^$' -bench LaunchAfterGap -benchtime 12x ./internal/sandbox
 func BenchmarkLaunchAfterGap(b *testing.B) {
-	root, err := os.MkdirTemp("/var/tmp", "shellgate-gap-bench-") // the session hides the host's /tmp
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	s, err := Start(Spec{Writable: []string{root}})
-	if err != nil {
-		b.Skipf("no sandbox: %v", err)
-	}
-	defer s.Close()
+	s, root := benchSession(b, "gap")
 	pid := s.helper.Process.Pid
 	for _, gap := range []time.Duration{0, 200 * time.Millisecond, 2 * time.Second} {
 		b.Run("gap-"+gap.String(), func(b *testing.B) {
@@ -59,4 +50,20 @@ func BenchmarkLaunchAfterGap(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// benchSession starts a session whose root is a new directory under /var/tmp
+// (the session hides the host's /tmp); both are gone when b ends.
+func benchSession(b *testing.B, name string) (*Session, string) {
+	root, err := os.MkdirTemp("/var/tmp", "shellgate-"+name+"-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(root) })
+	s, err := Start(Spec{Writable: []string{root}})
+	if err != nil {
+		b.Skipf("no sandbox: %v", err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s, root
 }

@@ -43,16 +43,7 @@ func TestIdleSessionSleeps(t *testing.T) {
 //
 //	go test -run '^$' -bench IdleHelper -benchtime 10x ./internal/sandbox
 func BenchmarkIdleHelper(b *testing.B) {
-	root, err := os.MkdirTemp("/var/tmp", "shellgate-idle-bench-") // the session hides the host's /tmp
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	s, err := Start(Spec{Writable: []string{root}})
-	if err != nil {
-		b.Skipf("no sandbox: %v", err)
-	}
-	defer s.Close()
+	s, root := benchSession(b, "idle")
 	l, err := s.Launch([]string{"/bin/sh", "-c", "sleep 0.3 & true"}, []string{"PATH=/usr/bin:/bin"}, root, nil, nil, nil)
 	if err != nil {
 		b.Fatal(err)
