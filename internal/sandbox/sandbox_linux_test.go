@@ -979,7 +979,10 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	if notes := strings.Join(next.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, ".vscode") {
 		t.Errorf("the next command was not told: %q", notes)
 	}
+	// The job's end moves what appeared meanwhile, as a command's end does:
+	// it must be over before the command below makes its .vscode.
 	s.KillTree(job.PID(), syscall.SIGKILL)
+	job.Wait()
 
 	// A command in flight: its .vscode stays until it ends.
 	cmd, out := launch(t, s, l.root, "mkdir .vscode && sleep 1 && test -d .vscode && echo kept")
