@@ -243,13 +243,15 @@ func TestTimeoutKillsEverything(t *testing.T) {
 			l := newLab(t)
 			tag := newTag()
 			g := gate(t, shellgate.Config{Root: l.root, Env: tag.env(), Sandbox: shellgate.SandboxConfig{Mode: mode}})
-			start := time.Now()
+			// Killed at the timeout, not waited out: python would say so
+			// after its sleep. (How long the call took measures the machine
+			// too: the first call also starts the sandbox.)
 			env := run(t, g, shellgate.Request{
-				Command:   `echo started; python3 -c "import time; time.sleep(10)" & (trap '' TERM; sleep 100) & wait`,
+				Command:   `echo started; python3 -c "import time; time.sleep(10); print('slept')" & (trap '' TERM; sleep 100) & wait`,
 				TimeoutMS: ms(2000),
 			})
-			if took := time.Since(start); took > 6*time.Second {
-				t.Errorf("took %s", took)
+			if strings.Contains(env.Data.Stdout, "slept") {
+				t.Errorf("python's sleep ran out: the call was not ended at its timeout:\n%s", env.Text)
 			}
 			if !env.Data.TimedOut || env.Status != envelope.Partial || env.Data.ExitCode != nil {
 				t.Fatalf("status %s timed_out %v exit %v:\n%s", env.Status, env.Data.TimedOut, env.Data.ExitCode, env.Text)
@@ -334,11 +336,11 @@ func TestBackgroundReturnsAtOnce(t *testing.T) {
 			tag := newTag()
 			g, err := shellgate.New(shellgate.Config{Root: l.root, SpillDir: t.TempDir(), Env: tag.env(), Sandbox: shellgate.SandboxConfig{Mode: mode}})
 			must(t, err)
-			start := time.Now()
+			// The call ends on its own (success, not a timeout) while the job
+			// runs on (the next command sees it): it did not wait for the
+			// job. How long it took measures the machine too: the first call
+			// also starts the sandbox.
 			env := run(t, g, shellgate.Request{Command: "sleep 300 & echo started"})
-			if took := time.Since(start); took > 2*time.Second {
-				t.Errorf("took %s: a background job held the call open", took)
-			}
 			if env.Status != envelope.Success || env.Data.Stdout != "started\n" {
 				t.Fatalf("%s %q", env.Status, env.Data.Stdout)
 			}
