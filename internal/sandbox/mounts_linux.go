@@ -102,10 +102,12 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 	// Moves first: a directory pinned for one path (.git) would keep another
 	// (.git/config) from being renamed out of it.
 	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
+	seen := map[string]bool{} // found by the moves, moved or not
 	for _, p := range protected {
 		if _, err := os.Lstat(p); err != nil || m.protected[p] || !aside() {
 			continue
 		}
+		seen[p] = true
 		if to, err := m.quarantine(p); err == nil {
 			moved = append(moved, p+" → "+to)
 		} else {
@@ -123,6 +125,19 @@ func (m *mounter) protect(moveAside func() bool) (now, moved []string, err error
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
+		}
+		// Made since the moves looked (a command or a job runs on): moved
+		// as those were, not pinned in place for good.
+		if !seen[p] && aside() {
+			to, err := m.quarantine(p)
+			if err == nil {
+				moved = append(moved, p+" → "+to)
+				continue
+			}
+			errs = append(errs, err) // protected where it is, then
+			if fi, err = os.Lstat(p); err != nil {
+				continue
+			}
 		}
 		for _, dir := range m.between(p) {
 			pin(dir, true)
