@@ -72,7 +72,12 @@ func (p *Pump) Drained() bool {
 	if err != nil {
 		return true
 	}
-	p.mu.Lock()
+	// A copy in flight is not drained; and waiting for it could wait on a
+	// write to the log that blocks (its screen answering into a full
+	// terminal).
+	if !p.mu.TryLock() {
+		return false
+	}
 	defer p.mu.Unlock()
 	pending := false
 	rc.Control(func(fd uintptr) { pending, _ = readable(int(fd), 0) })
