@@ -36,6 +36,10 @@ type call struct {
 	timer    *time.Timer // the timeout; stopped when a default timeout no longer applies
 	asJob    bool        // a job from the start: in the background or on a terminal
 	noRoom   error       // why it could not go on as a job (the session's job limit)
+	// printed, when set, reports whether all the command printed so far
+	// has reached its job's log (a terminal's pump): waiting for input is
+	// said only then, so that the prompt it waits at is in the read.
+	printed func() bool
 }
 
 // execute starts the command as a job and waits for it to end, to wait for
@@ -191,7 +195,9 @@ func (c *call) run(jctx context.Context, job *jobs.Job, spec runner.Spec, input 
 	spec.Started = func(pid int) { c.pid.Store(int64(pid)); close(started) }
 	job.Waiting = func() bool {
 		pid := int(c.pid.Load())
-		return pid > 0 && runner.WaitingForInput(pid, input)
+		// In this order: what it printed before it began to wait is then
+		// in the log, or still in the terminal for printed to see.
+		return pid > 0 && runner.WaitingForInput(pid, input) && (c.printed == nil || c.printed())
 	}
 	go func() {
 		res, err := c.s.sup.Run(jctx, spec)

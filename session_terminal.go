@@ -2,7 +2,6 @@ package shellgate
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -42,10 +41,12 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 		return screen.Text()
 	}
 	drained := make(chan struct{})
+	pump := terminal.NewPump(master, job.Stdout)
+	c.printed = pump.Drained
 	go func() {
 		defer close(drained)
-		job.Stdout.Tee(screen)      // the screen shows what the log keeps: secrets redacted
-		io.Copy(job.Stdout, master) // until EIO: the terminal is closed
+		job.Stdout.Tee(screen) // the screen shows what the log keeps: secrets redacted
+		pump.Run()             // until EIO: the terminal is closed
 	}()
 	go func() {
 		<-job.Done()

@@ -25,7 +25,8 @@ type Options struct {
 	Resolve func(string) string
 
 	// Budget bounds the time the analysis may take; DefaultBudget when zero.
-	// Past it, Analyze fails with ErrCost.
+	// Past it, Analyze fails with ErrCost. On Linux it is the CPU time the
+	// analysis uses, so that a loaded machine does not change a verdict.
 	Budget time.Duration
 }
 

@@ -48,7 +48,9 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	w.deadline = time.Now().Add(budget)
+	elapsed, stop := startClock()
+	defer stop()
+	w.overSpent = func() bool { return elapsed() > budget }
 	w.stmts(f.Stmts)
 	for _, t := range w.traps {
 		w.nestedVia(t.text, "trap", t.at, t.via, false, nil)
@@ -60,6 +62,12 @@ func Analyze(src string, o Options) (*Analysis, error) {
 		return nil, fmt.Errorf("%w: it took longer than the %v allowed", ErrCost, budget)
 	}
 	return w.res, nil
+}
+
+// wallClock measures the time that passes since it was called.
+func wallClock() (elapsed func() time.Duration, stop func()) {
+	start := time.Now()
+	return func() time.Duration { return time.Since(start) }, func() {}
 }
 
 // nesting is the deepest nesting of ( and { outside single quotes: an upper

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"time"
-
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/shellgate/shellgate/internal/realpath"
@@ -28,12 +26,12 @@ type walker struct {
 	aliases map[string]string   // alias bodies
 	ints    map[string]bool     // variables declared -i
 
-	fn         string // enclosing function
-	bg         int    // inside a background statement
-	pipe       int    // inside a pipeline
-	cond       int    // inside a branch that may or may not run
-	feeds      []int  // commands whose output the statement being walked reads
-	deadline   time.Time
+	fn         string      // enclosing function
+	bg         int         // inside a background statement
+	pipe       int         // inside a pipeline
+	cond       int         // inside a branch that may or may not run
+	feeds      []int       // commands whose output the statement being walked reads
+	overSpent  func() bool // whether the budget is spent
 	overBudget bool
 	costly     string // why the analysis stopped early, when not for time
 	steps      int    // statements walked, to look at the clock now and then
@@ -219,7 +217,7 @@ func (w *walker) stmts(ss []*syntax.Stmt) (ok, fail dirs) {
 
 func (w *walker) stmt(s *syntax.Stmt) (ok, fail dirs) {
 	in := w.cwd
-	if w.steps++; w.steps&1023 == 0 && !w.overBudget && time.Now().After(w.deadline) {
+	if w.steps++; w.steps&1023 == 0 && !w.overBudget && w.overSpent != nil && w.overSpent() {
 		w.overBudget = true
 	}
 	if w.overBudget {

@@ -174,3 +174,29 @@ func TestOpenTerminalSize(t *testing.T) {
 		t.Error("OpenTerminal(70000, 10) succeeded")
 	}
 }
+
+// Run closes the terminal it is given even when the command is not started
+// (here the supervisor is closed): reading the master then ends, instead of
+// waiting for ever on a terminal only Run still held.
+func TestTerminalClosedWhenNotStarted(t *testing.T) {
+	master, slave, err := OpenTerminal(80, 24)
+	if err != nil {
+		t.Skip("no pseudo-terminal:", err)
+	}
+	defer master.Close()
+	s := NewSupervisor()
+	s.Close()
+	if _, err := s.Run(context.Background(), Spec{Argv: []string{"true"}, Terminal: slave}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run on a closed supervisor: %v, want ErrClosed", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, master)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading the master did not end: the terminal was left open")
+	}
+}

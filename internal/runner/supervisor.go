@@ -53,6 +53,11 @@ func NewSupervisor() *Supervisor {
 // The error is non-nil only if the command did not start: a *StartError, ErrClosed,
 // or the context's error if ctx was done before the start.
 func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
+	if spec.Terminal != nil {
+		// Closed however Run returns, not started included: the caller's
+		// read of the master ends only once no one holds the terminal.
+		defer spec.Terminal.Close()
+	}
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return Result{}, &StartError{Program: `""`, Err: errors.New("empty argv")}
 	}
@@ -72,7 +77,6 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	env = append(env[:len(env):len(env)], marker)
 
 	if spec.Terminal != nil {
-		defer spec.Terminal.Close()
 		if spec.Stdin != nil || spec.Stdout != nil || spec.Stderr != nil {
 			return Result{}, &StartError{Program: spec.Argv[0], Err: errors.New("a terminal command takes no Stdin, Stdout or Stderr: its input and output go through the terminal")}
 		}

@@ -111,10 +111,12 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	// Moves first: a directory pinned for one path (.git) would keep another
 	// (.git/config) from being renamed out of it.
 	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
+	seen := map[string]bool{} // found by the moves, moved or not
 	for _, p := range protected {
 		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
 			continue
 		}
+		seen[p] = true
 		if to, err := m.quarantine(p); err == nil {
 			moved = append(moved, p+" → "+to)
 		} else {
@@ -132,6 +134,19 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
+		}
+		// Made since the moves looked (a command or a job runs on): moved
+		// as those were, not pinned in place for good.
+		if !seen[p] && aside() {
+			to, err := m.quarantine(p)
+			if err == nil {
+				moved = append(moved, p+" → "+to)
+				continue
+			}
+			errs = append(errs, err) // protected where it is, then
+			if fi, err = os.Lstat(p); err != nil {
+				continue
+			}
 		}
 		for _, dir := range m.between(p) {
 			pin(dir, true)

@@ -823,7 +823,8 @@ func TestQuarantine(t *testing.T) {
 		t.Errorf("a finished job's .cursor was not moved: %v", quarantined(".cursor"))
 	}
 
-	// A job's .envrc, made after its command ended, is moved when the next starts.
+	// A job's .envrc, made after its command ended, is moved (by the guard
+	// or when the next starts) and the next command is told.
 	run(t, s, l.root, "(sleep 0.3; echo evil > .envrc; sleep 30) >/dev/null 2>&1 &")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Lstat(filepath.Join(l.root, ".envrc")); err == nil || len(quarantined(".envrc")) > 0 { // the guard's, maybe
@@ -995,7 +996,10 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	if notes := strings.Join(next.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, ".vscode") {
 		t.Errorf("the next command was not told: %q", notes)
 	}
+	// The job's end moves what appeared meanwhile, as a command's end does:
+	// it must be over before the command below makes its .vscode.
 	s.KillTree(job.PID(), syscall.SIGKILL)
+	job.Wait()
 
 	// A command in flight: its .vscode stays until it ends.
 	cmd, out := launch(t, s, l.root, "mkdir .vscode && sleep 1 && test -d .vscode && echo kept")
