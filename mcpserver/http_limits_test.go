@@ -233,7 +233,9 @@ func TestHTTPSessionCap(t *testing.T) {
 func TestHTTPUnusedSessionClosed(t *testing.T) {
 	lane.Live(t)
 	srv, _ := newServer(t, noSandbox(), Options{})
-	url, _ := realServer(t, srv, HTTPOptions{UnusedSessionTimeout: 300 * time.Millisecond})
+	// Long enough for the used session's first call to start on a loaded
+	// machine; the unused one is waited for.
+	url, _ := realServer(t, srv, HTTPOptions{UnusedSessionTimeout: 3 * time.Second})
 	unused, err := httpClient(t, url, bearer{token: testToken}, nil)
 	if err != nil {
 		t.Fatal(err)
