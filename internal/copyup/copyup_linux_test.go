@@ -356,6 +356,73 @@ func TestModeChangesThroughAHardLinkCopyUp(t *testing.T) {
 	}
 }
 
+// Every way of setting a linked file's times sets a copy's: times are the
+// inode's, and build tools compare them, so a store's file keeps its own.
+func TestTimesThroughAHardLinkCopyUp(t *testing.T) {
+	root, store := lab(t)
+	changes := []struct{ what, name, sh string }{
+		{"python", "python.js", `python3 -c "import os; os.utime('nm/python.js', (0, 0))"`},
+		{"now", "now.js", `python3 -c "import os; os.utime('nm/now.js')"`},
+		{"dir fd", "dirfd.js", `python3 -c "import os; os.utime('dirfd.js', (0, 0), dir_fd=os.open('nm', os.O_RDONLY))"`},
+		{"futimens", "futimens.js", `python3 -c "import os; os.utime(os.open('nm/futimens.js', os.O_RDONLY), (0, 0))"`},
+		{"proc fd path", "procfd.js", `exec 3<nm/procfd.js; python3 -c "import os; os.utime('/proc/self/fd/3', (0, 0))"`},
+		{"touch", "touch.js", `touch -d @0 nm/touch.js`},
+		{"touch -h", "touchh.js", `touch -h -d @0 nm/touchh.js`},
+		{"symlink", "symlink.js", `ln -s nm/symlink.js sl && python3 -c "import os; os.utime('sl', (0, 0))"`},
+		{"perl", "perl.js", `perl -e 'utime 0, 0, "nm/perl.js" or die'`},
+		{"utimes", "utimes.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" utimes nm/utimes.js`},
+		{"utime", "utime.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" utime nm/utime.js`},
+		{"futimesat", "futimesat.js", `COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" futimesat nm/futimesat.js`},
+	}
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	var script strings.Builder
+	for _, c := range changes {
+		link(t, root, store, c.name, 0o644)
+		if err := os.Chtimes(filepath.Join(store, c.name), old, old); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&script, "( %s ) || echo 'FAILED: %s'\n", c.sh, c.what)
+	}
+	out := runSession(t, root, script.String())
+	if strings.Contains(out, "FAILED") {
+		t.Errorf("some changes failed:\n%s", out)
+	}
+	for _, c := range changes {
+		if st, err := os.Stat(filepath.Join(store, c.name)); err != nil || !st.ModTime().Equal(old) {
+			t.Errorf("%s: the store's %s was modified at %v (%v)", c.what, c.name, st.ModTime(), err)
+		}
+		var st unix.Stat_t
+		err := unix.Stat(filepath.Join(root, "nm", c.name), &st)
+		now := c.what == "now"
+		if err != nil || st.Nlink != 1 || !now && st.Mtim.Sec != 0 || now && st.Mtim.Sec <= old.Unix() {
+			t.Errorf("%s: the root's %s has mtime %d and %d names (%v)", c.what, c.name, st.Mtim.Sec, st.Nlink, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "nm", c.name)); string(b) != "original\n" {
+			t.Errorf("%s: the root's file holds %q", c.what, b)
+		}
+	}
+}
+
+// Times set on a file with one name, on a symlink itself, or refused, are
+// as the kernel's own.
+func TestOrdinaryTimesUnchanged(t *testing.T) {
+	root, _ := lab(t)
+	out := runSession(t, root, `
+echo x > own && touch -d @1000 own && stat -c 'own %Y' own
+ln -s own link && touch -h -d @2000 link && stat -c 'link %Y' link && stat -L -c 'target %Y' link
+touch -d @3000 missing/x 2>/dev/null || echo missing failed
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" futimens-opath own
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" utimensat-badnsec own
+COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" utimensat-omit own && stat -c 'omit %Y' own
+`)
+	for _, want := range []string{"own 1000\n", "link 2000\n", "target 1000\n", "missing failed\n",
+		"futimens-opath EBADF\n", "utimensat-badnsec EINVAL\n", "omit 1000\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // A change of mode of a file with one name, a directory, a symlink or a
 // descriptor behaves as the kernel's own: the same modes and the same errors.
 func TestOrdinaryModeChangesUnchanged(t *testing.T) {
@@ -425,6 +492,34 @@ func rawMode(call, path string) int {
 		if errno != 0 {
 			err = errno
 		}
+	case "utimes", "utime", "futimesat":
+		p, _ := unix.BytePtrFromString(path)
+		zero := make([]byte, 32) // two zero timevals, or a zero utimbuf
+		nr, args := map[string]uintptr{"utimes": 235, "utime": 132, "futimesat": 261}[call], []uintptr{uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&zero[0])), 0}
+		if call == "futimesat" {
+			args = []uintptr{^uintptr(99), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&zero[0]))} // AT_FDCWD
+		}
+		if runtime.GOARCH != "amd64" { // the legacy calls exist on amd64 only
+			err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{{}, {}}, 0)
+			break
+		}
+		if _, _, errno := unix.Syscall(nr, args[0], args[1], args[2]); errno != 0 {
+			err = errno
+		}
+	case "futimens-opath":
+		fd, oerr := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			fmt.Fprintln(os.Stderr, call, oerr)
+			return 1
+		}
+		ts := []unix.Timespec{{}, {}}
+		if _, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); errno != 0 {
+			err = errno
+		}
+	case "utimensat-badnsec":
+		err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{{Nsec: 2e9}, {}}, 0)
+	case "utimensat-omit":
+		err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}, 0)
 	}
 	if err != nil {
 		fmt.Println(call, unix.ErrnoName(err.(unix.Errno)))

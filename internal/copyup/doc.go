@@ -19,11 +19,11 @@
 //
 // Known limits: links within the root are broken too (the two names then
 // differ after a write through one); set-ID bits and extended attributes
-// other than the user's own and ACLs are not copied; chown and utimes on a
-// linked file still change it for every name (a change of mode or of
-// extended attributes is handled: mode_linux.go); a write through a magic link of another
-// process (/proc/PID/fd/N of a process other than the caller) is refused,
-// as is one through a descriptor whose name was removed while the file has
+// other than the user's own and ACLs are not copied; chown on a linked
+// file still changes it for every name (a change of mode, times or
+// extended attributes is handled: mode_linux.go, times_linux.go); a write
+// through a magic link of another process (/proc/PID/fd/N of a process
+// other than the caller) is refused, as is one through a descriptor whose name was removed while the file has
 // another (its other name may be outside the root). A command cannot
 // restrict itself further with Landlock (the filter answers ENOSYS, as a
 // kernel without it would): these opens run under the session's domain

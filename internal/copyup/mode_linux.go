@@ -8,20 +8,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Calls chmod exists on amd64 only; fchmodat2 is 452 on both.
+// Calls chmod, utime, utimes and futimesat exist on amd64 only; fchmodat2
+// is 452 on both.
 const (
 	sysChmod     = 90
+	sysUtime     = 132
+	sysUtimes    = 235
+	sysFutimesat = 261
 	sysFchmodat2 = 452
 )
 
-// isMetaCall says whether nr changes a file's mode or extended attributes.
+// isMetaCall says whether nr changes a file's mode, times or extended
+// attributes.
 func isMetaCall(nr int32) bool {
 	switch nr {
 	case unix.SYS_FCHMOD, unix.SYS_FCHMODAT, sysFchmodat2,
 		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
-		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR:
+		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR,
+		unix.SYS_UTIMENSAT:
 		return true
-	case sysChmod:
+	case sysChmod, sysUtime, sysUtimes, sysFutimesat:
 		return runtime.GOARCH == "amd64"
 	}
 	return false
@@ -31,8 +37,13 @@ func isMetaCall(nr int32) bool {
 // /proc/thread-self/fd link) once the file has no other name.
 type change struct {
 	do func(path string) error
-	// symlink answers the call for a symlink not followed.
+	// symlink answers the call for a symlink not followed, unless onLink
+	// makes the change on the symlink itself, named in its directory.
 	symlink unix.Errno
+	onLink  func(dir int, name string) error
+	// noop: the file is found, then nothing changes (utimensat with both
+	// times UTIME_OMIT), as the kernel does, which checks no permission.
+	noop bool
 }
 
 // The kernel's XATTR_SIZE_MAX and XATTR_NAME_MAX.
@@ -88,6 +99,8 @@ func (o *Opener) handleMeta(c *notify.Caller, n *notify.Notif) notify.Result {
 			k.how.Flags |= unix.O_NOFOLLOW
 		}
 		pathAt, k.meta = a[0], ch
+	case unix.SYS_UTIMENSAT, sysUtime, sysUtimes, sysFutimesat:
+		return o.handleTimes(c, n, k)
 	default:
 		return notify.Fail(unix.ENOSYS)
 	}
@@ -180,12 +193,17 @@ func alone(fd int, ch *change) unix.Errno {
 			unix.Close(cur)
 		}
 	}()
+	if ch.noop {
+		return 0
+	}
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
 		if err := unix.Fstat(cur, &st); err != nil {
 			return errnoOf(err)
 		}
 		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK && ch.onLink != nil:
+			return onLink(cur, ch)
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 			return ch.symlink
 		case st.Mode&unix.S_IFMT == unix.S_IFREG && !soleName(cur, &st):

@@ -30,11 +30,12 @@ var modeCalls = append(map[string][]modeCall{"amd64": {{90, 1}, {133, 1}}}[runti
 var openCalls = append(map[string][]modeCall{"amd64": {{2, 1}, {85, 0}}}[runtime.GOARCH],
 	modeCall{unix.SYS_OPENAT, 2}, modeCall{437, 0}, modeCall{unix.SYS_TRUNCATE, 0})
 
-// metaCalls change a file's mode or extended attributes, which all its
-// names share: chmod exists on amd64 only (90 there); fchmodat2 is 452 on
-// both.
-var metaCalls = append(map[string][]uint32{"amd64": {90}}[runtime.GOARCH], unix.SYS_FCHMOD, unix.SYS_FCHMODAT, 452,
-	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR)
+// metaCalls change a file's mode, times or extended attributes, which all
+// its names share: chmod, utime, utimes and futimesat exist on amd64 only
+// (90, 132, 235 and 261 there); fchmodat2 is 452 on both.
+var metaCalls = append(map[string][]uint32{"amd64": {90, 132, 235, 261}}[runtime.GOARCH], unix.SYS_FCHMOD, unix.SYS_FCHMODAT, 452,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR,
+	unix.SYS_UTIMENSAT)
 
 // xattrAtCalls are setxattrat and removexattrat (463 and 466 on both, Linux
 // 6.13): refused with ENOSYS, as an older kernel would, since their
@@ -80,8 +81,9 @@ const (
 	// open, openat and creat with write access or O_TRUNC, unless O_CREAT
 	// and O_EXCL make a new file; openat2, whose flags lie in memory; and
 	// truncate; and those that change a file's mode (chmod, fchmod,
-	// fchmodat, fchmodat2) or extended attributes (setxattr, removexattr and
-	// their l and f forms; setxattrat and removexattrat fail with ENOSYS).
+	// fchmodat, fchmodat2), times (utimensat, utime, utimes, futimesat) or
+	// extended attributes (setxattr, removexattr and their l and f forms;
+	// setxattrat and removexattrat fail with ENOSYS).
 	// Landlock's calls fail with ENOSYS, as on a kernel without it: the
 	// supervisor performs these calls under the session's domain, and could
 	// not keep one a command added for itself.
