@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/creack/pty"
+	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/notify"
 	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
@@ -125,6 +126,7 @@ func link(t *testing.T, root, store, name string, mode os.FileMode) {
 // store's file is unchanged, the root's has what was written and a name of
 // its own, with its mode and times kept.
 func TestWritesThroughAHardLinkCopyUp(t *testing.T) {
+	lane.Live(t)
 	root, store := lab(t)
 	writes := map[string]string{
 		"append":         `echo PWN >> nm/append.js`,
@@ -225,6 +227,7 @@ func racer(linked, safe string) int {
 // file with the caller's umask, an empty file marked modified by `>`, and a
 // descriptor that stays open across exec unless O_CLOEXEC was asked.
 func TestOrdinaryWritesUnchanged(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	os.WriteFile(filepath.Join(root, "empty"), nil, 0o644)
 	old := time.Now().Add(-time.Hour)
@@ -318,6 +321,7 @@ func raw(call, path string) int {
 // break every project linked to it. The store's file keeps its mode; the
 // root's gets the new one, a name of its own and the same bytes.
 func TestModeChangesThroughAHardLinkCopyUp(t *testing.T) {
+	lane.Live(t)
 	root, store := lab(t)
 	changes := []struct{ what, name, sh string }{
 		{"chmod", "chmod.js", `chmod 600 nm/chmod.js`},
@@ -359,6 +363,7 @@ func TestModeChangesThroughAHardLinkCopyUp(t *testing.T) {
 // Every way of setting a linked file's times sets a copy's: times are the
 // inode's, and build tools compare them, so a store's file keeps its own.
 func TestTimesThroughAHardLinkCopyUp(t *testing.T) {
+	lane.Live(t)
 	root, store := lab(t)
 	changes := []struct{ what, name, sh string }{
 		{"python", "python.js", `python3 -c "import os; os.utime('nm/python.js', (0, 0))"`},
@@ -406,6 +411,7 @@ func TestTimesThroughAHardLinkCopyUp(t *testing.T) {
 // Times set on a file with one name, on a symlink itself, or refused, are
 // as the kernel's own.
 func TestOrdinaryTimesUnchanged(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, `
 echo x > own && touch -d @1000 own && stat -c 'own %Y' own
@@ -426,6 +432,7 @@ COPYUP_TEST_ROLE=rawmode "$COPYUP_BIN" utimensat-omit own && stat -c 'omit %Y' o
 // A change of mode of a file with one name, a directory, a symlink or a
 // descriptor behaves as the kernel's own: the same modes and the same errors.
 func TestOrdinaryModeChangesUnchanged(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, `
 echo x > own && chmod 640 own && stat -c 'own %a' own
@@ -532,6 +539,7 @@ func rawMode(call, path string) int {
 // or an O_PATH descriptor, or an open that races the unlink) must not reach
 // it, though it has one link left.
 func TestAFileNamedOnlyOutsideIsNotWritten(t *testing.T) {
+	lane.Live(t)
 	root, store := lab(t)
 	writes := map[string]string{
 		"proc fd":   `exec 3<nm/procfd.js; rm nm/procfd.js; echo PWN >> /proc/self/fd/3`,
@@ -591,6 +599,7 @@ func unlinker(path string) int {
 // none (after setsid) gets ENXIO, though the helper was started from the
 // user's terminal, and a command with a terminal of its own writes there.
 func TestDevTTYIsTheCallers(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$", `python3 -c "
 import os, errno
@@ -644,6 +653,7 @@ print(os.read(m, 100).decode() if select.select([m], [], [], 20)[0] else 'nothin
 // do not stall the session's later writes. A FIFO whose reader comes is
 // written as without the guard, blocking.
 func TestAbandonedFIFOOpensDoNotStallTheSession(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, fmt.Sprintf(`
 for i in $(seq %d); do mkfifo f$i; timeout 1 sh -c "echo x > f$i" & done; wait
@@ -669,6 +679,7 @@ os.write(fd, b'through\n')"; wait
 // openat2 answers as the kernel does: a mode without O_CREAT is refused,
 // one with O_CREAT opens an existing file as well as it makes a new one.
 func TestOpenat2ChecksItsMode(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, `python3 -c "
 import ctypes, errno, os, struct
@@ -691,6 +702,7 @@ print('creat new', openat2(b'new', os.O_WRONLY|os.O_CREAT, 0o644))
 // its root: ".." of a relative path, or of a symlink, stops there as the
 // kernel stops it, and names inside still work.
 func TestChrootedCallerStaysInItsRoot(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
 	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
@@ -725,6 +737,7 @@ print(open('/in-jail').read(), open('/v').read().strip())
 // not by their path, a bind mount or a reopened O_PATH descriptor. The
 // command's own still are.
 func TestHelpersProcEntriesStayClosed(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, `python3 -c "
 import os, sys
@@ -757,6 +770,7 @@ print('done')
 // own. setxattrat and removexattrat, whose arguments lie in memory, fail as
 // on a kernel without them.
 func TestXattrChangesThroughAHardLinkCopyUp(t *testing.T) {
+	lane.Live(t)
 	root, store := lab(t)
 	// user::rw- group::r-- other::rw-, as setfacl -m o::rw writes it.
 	const acl = `b"\x02\x00\x00\x00\x01\x00\x06\x00\xff\xff\xff\xff\x04\x00\x04\x00\xff\xff\xff\xff\x20\x00\x06\x00\xff\xff\xff\xff"`
@@ -818,6 +832,7 @@ func TestXattrChangesThroughAHardLinkCopyUp(t *testing.T) {
 // Extended attributes of a file with one name, or of a symlink, behave as
 // the kernel's own: the same values and the same errors.
 func TestOrdinaryXattrChangesUnchanged(t *testing.T) {
+	lane.Live(t)
 	root, _ := lab(t)
 	out := runSession(t, root, `
 echo x > own && ln -s own link
