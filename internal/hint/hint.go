@@ -37,26 +37,45 @@ func Sandbox(d *envelope.Data, network bool, hostPorts ...int) string {
 		}
 		return false
 	}
+	if h := readOnlyHint(has); h != "" {
+		return h
+	}
+	return refusalHint(has, text, network, hostPorts)
+}
+
+// readOnlyHint explains a write the view's read-only mounts refused: a
+// protected path, or a path outside the root.
+func readOnlyHint(has func(...string) bool) string {
 	// As bash, coreutils and Python say them, as Go does, and as Node does.
 	readOnly := has("Read-only file system", "read-only file system", "EROFS")
 	busy := has("Device or resource busy", "resource busy", "EBUSY")
 	switch {
-	case has(".git/config") && (readOnly || busy):
+	case !readOnly && !busy:
+		return ""
+	case has(".git/config"):
 		// A protected path, or a directory leading to one, is a mount point:
 		// replacing it by a rename (git's config.lock) or removing it is EBUSY.
 		return "The sandbox keeps .git/config read-only: git runs programs it names (hooks, fsmonitor, pager). Give settings per command instead: `git -c user.name=NAME -c user.email=EMAIL commit …`, or GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL; the user can change .git/config outside the sandbox."
-	case has(".git/modules/", ".git/worktrees/") && has("config") && (readOnly || busy):
+	case has(".git/modules/", ".git/worktrees/") && has("config"):
 		// git submodule update rewrites core.worktree in each submodule's
 		// config, every time.
 		return "The sandbox keeps the config of a submodule or worktree read-only (in .git/modules or .git/worktrees): git runs programs it names. `git submodule update` rewrites it each time: check out the recorded commit instead, `git -C PATH checkout --detach $(git rev-parse HEAD:PATH)`, or the user runs it outside the sandbox."
-	case has("packed-refs") && (readOnly || busy):
+	case has("packed-refs"):
 		// In a linked worktree the main repository's git directory is
 		// read-only but for objects, refs and logs.
 		return "The sandbox keeps the main repository's packed-refs read-only in a linked worktree (git rewrites it by a rename in a directory where git looks for its config). Committing, creating branches and fetching work; deleting a packed branch or `git pack-refs` is for the user to run outside the sandbox."
-	case has(protect.RootPaths()...) && (readOnly || busy):
+	case has(protect.RootPaths()...):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case readOnly:
 		return "The sandbox keeps this path read-only: it is outside the project root. Write inside the project instead; the user can add writable paths with [policy] writable or run with --sandbox off."
+	}
+	return ""
+}
+
+// refusalHint explains what else the sandbox refuses: a host's unix socket,
+// a write Landlock refused, the network.
+func refusalHint(has func(...string) bool, text string, network bool, hostPorts []int) string {
+	switch {
 	case !network && has("Permission denied", "permission denied", "EACCES") && has("connect", "socket"):
 		// unixgate refuses a host's unix socket with EACCES.
 		return "If this was a connection to a unix socket this session did not bind (a host daemon's: Docker, a database, an agent), the sandbox refused it: commands reach only their own session's sockets. The user can run it outside the sandbox (--sandbox off)."
