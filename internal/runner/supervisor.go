@@ -126,28 +126,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		close(exited)
 	}()
-	var timeout <-chan time.Time
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Cancelled = true
-	case <-s.closing:
-		res.Cancelled = true
-	}
-	if res.TimedOut || res.Cancelled {
-		select {
-		case <-exited: // it exited just as the timer fired: that is no kill
-			res.TimedOut, res.Cancelled = false, false
-		default:
-		}
-	}
+	res.TimedOut, res.Cancelled = s.stopped(ctx, spec.Timeout, exited)
 	if res.TimedOut || res.Cancelled {
 		terminate(targets{groups: []int{pgid}, trees: treeOf(launcher, pgid), marker: runPattern(marker), scope: launcher}, spec.killGrace())
 		<-exited
@@ -165,6 +144,34 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		res.Notes = append([]string{renewed}, res.Notes...)
 	}
 	return res, nil
+}
+
+// stopped waits for the command to exit, to time out or to be cancelled
+// (ctx, or the supervisor closing), and says which of the last two ended the
+// wait: neither when it exited just as the timer fired, which is no kill.
+func (s *Supervisor) stopped(ctx context.Context, timeout time.Duration, exited <-chan struct{}) (timedOut, cancelled bool) {
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-exited:
+		return false, false
+	case <-timer:
+		timedOut = true
+	case <-ctx.Done():
+		cancelled = true
+	case <-s.closing:
+		cancelled = true
+	}
+	select {
+	case <-exited:
+		return false, false
+	default:
+		return timedOut, cancelled
+	}
 }
 
 // launch starts spec's command: as a child of ours, or through launcher
