@@ -83,7 +83,8 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	asidePath := func(p string) bool {
 		return aside() || kept != nil && m.spec.Quarantine != "" && !kept(p)
 	}
-	var errs []error
+	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
+	moved, seen, errs := m.moveNew(protected, asidePath)
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
 			return true
@@ -94,34 +95,6 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		}
 		m.pinned[path] = err == nil
 		return err == nil
-	}
-	// A .git that is not a directory, which was not there at the start, points
-	// git elsewhere ("gitdir: …"), where a command can write the config git
-	// will run.
-	if len(m.spec.Writable) > 0 {
-		g := filepath.Join(m.spec.Writable[0], ".git")
-		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && asidePath(g) {
-			if to, err := m.quarantine(g); err == nil {
-				moved = append(moved, g+" → "+to)
-			} else {
-				errs = append(errs, err)
-			}
-		}
-	}
-	// Moves first: a directory pinned for one path (.git) would keep another
-	// (.git/config) from being renamed out of it.
-	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
-	seen := map[string]bool{} // found by the moves, moved or not
-	for _, p := range protected {
-		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
-			continue
-		}
-		seen[p] = true
-		if to, err := m.quarantine(p); err == nil {
-			moved = append(moved, p+" → "+to)
-		} else {
-			errs = append(errs, err) // protected where it is, then
-		}
 	}
 	if m.git != nil { // what the session did not start with, as aside decides
 		gm, notes, err := m.git.Check(aside, m.quarantine)
@@ -148,26 +121,66 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 				continue
 			}
 		}
-		for _, dir := range m.between(p) {
-			pin(dir, true)
+		if m.bindInPlace(p, fi, pin, &errs) {
+			m.protected[p] = true
+			now = append(now, p)
 		}
-		if fi.Mode()&os.ModeSymlink != 0 && !pin(p, false) {
-			continue // a symlink that could be replaced by a file of the command's
-		}
-		// The file or directory it is, or a symlink leads to.
-		if err := m.bind(p, true, true); err != nil && !errors.Is(err, errOutside) {
-			if !os.IsNotExist(err) { // a dangling symlink: its target is bound once it exists
-				errs = append(errs, err)
-			}
-			continue
-		}
-		m.protected[p] = true
-		now = append(now, p)
 	}
 	if len(m.spec.Writable) > 0 {
 		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 	return now, moved, errors.Join(errs...)
+}
+
+// moveNew moves to the quarantine the protected paths that appeared, as
+// asidePath says of each: the root's .git when it is not a directory and
+// was not there at the start (it points git elsewhere, "gitdir: …", where a
+// command can write the config git will run), then the rest. Moves come
+// before any pinning: a directory pinned for one path (.git) would keep
+// another (.git/config) from being renamed out of it. It returns what it
+// moved ("path → where") and what it looked at.
+func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (moved []string, seen map[string]bool, errs []error) {
+	seen = map[string]bool{}
+	move := func(p string) {
+		if to, err := m.quarantine(p); err == nil {
+			moved = append(moved, p+" → "+to)
+		} else {
+			errs = append(errs, err) // protected where it is, then
+		}
+	}
+	if len(m.spec.Writable) > 0 {
+		g := filepath.Join(m.spec.Writable[0], ".git")
+		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && asidePath(g) {
+			move(g)
+		}
+	}
+	for _, p := range protected {
+		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
+			continue
+		}
+		seen[p] = true
+		move(p)
+	}
+	return moved, seen, errs
+}
+
+// bindInPlace makes p (fi) read-only where it is, pinning the directories
+// leading to it, and says whether it is protected now.
+func (m *mounter) bindInPlace(p string, fi os.FileInfo, pin func(string, bool) bool, errs *[]error) bool {
+	for _, dir := range m.between(p) {
+		pin(dir, true)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 && !pin(p, false) {
+		return false // a symlink that could be replaced by a file of the command's
+	}
+	// The file or directory it is, or a symlink leads to.
+	if err := m.bind(p, true, true); err != nil && !errors.Is(err, errOutside) {
+		if !os.IsNotExist(err) { // a dangling symlink: its target is bound once it exists
+			*errs = append(*errs, err)
+		}
+		return false
+	}
+	return true
 }
 
 // keep makes paths read-only where they are, from now on: a nested
