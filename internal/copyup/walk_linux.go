@@ -111,37 +111,59 @@ func (w *walker) walk(dir int, path string, follow bool) (*target, unix.Errno) {
 			}
 			dir = file
 		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			link, err := readlink(fd)
-			unix.Close(fd)
-			if w.links++; err != nil || w.links > maxLinks {
-				unix.Close(dir)
-				return nil, unix.ELOOP
-			}
-			if strings.HasPrefix(link, "/") {
-				unix.Close(dir)
-				if dir, err = unix.Dup(w.root); err != nil {
-					return nil, errnoOf(err)
+			more, errno := w.symlink(fd, &dir, &own)
+			if errno != 0 {
+				if dir >= 0 {
+					unix.Close(dir)
 				}
-				own = !onProcFS(dir) || w.isProcRoot(dir)
+				return nil, errno
 			}
-			names = append(strings.Split(link, "/"), names...)
+			names = append(more, names...)
 		case last:
 			unix.Close(fd)
 			return found(&target{dir: dir, name: name, file: -1, resolve: unix.RESOLVE_NO_MAGICLINKS})
 		default:
-			switch {
-			case !onProcFS(fd) || w.isProcRoot(fd):
-				own = true
-			case w.isProcRoot(dir): // /proc/NAME: a process's own, or none's
-				_, numeric := strconv.Atoi(name)
-				own = numeric != nil || name == w.tgid || name == strconv.Itoa(w.c.Tid)
-			case !onProcFS(dir): // a /proc directory mounted elsewhere
-				own = false
-			}
+			own = w.ownBelow(dir, fd, name, own)
 			unix.Close(dir)
 			dir = fd
 		}
 	}
+}
+
+// symlink reads the symlink fd, which it closes, and returns the names it
+// leads to; an absolute one starts again at the caller's root, which
+// replaces *dir (-1 if it could not), and own says of it as walk does.
+func (w *walker) symlink(fd int, dir *int, own *bool) ([]string, unix.Errno) {
+	link, err := readlink(fd)
+	unix.Close(fd)
+	if w.links++; err != nil || w.links > maxLinks {
+		return nil, unix.ELOOP
+	}
+	if strings.HasPrefix(link, "/") {
+		unix.Close(*dir)
+		root, err := unix.Dup(w.root)
+		if *dir = root; err != nil {
+			*dir = -1
+			return nil, errnoOf(err)
+		}
+		*own = !onProcFS(root) || w.isProcRoot(root)
+	}
+	return strings.Split(link, "/"), 0
+}
+
+// ownBelow says whether the directory fd, reached from dir by name, is the
+// caller's own as walk means it; own is dir's.
+func (w *walker) ownBelow(dir, fd int, name string, own bool) bool {
+	switch {
+	case !onProcFS(fd) || w.isProcRoot(fd):
+		return true
+	case w.isProcRoot(dir): // /proc/NAME: a process's own, or none's
+		_, numeric := strconv.Atoi(name)
+		return numeric != nil || name == w.tgid || name == strconv.Itoa(w.c.Tid)
+	case !onProcFS(dir): // a /proc directory mounted elsewhere
+		return false
+	}
+	return own
 }
 
 // lastName says whether nothing but "" and "." is left.
