@@ -104,6 +104,12 @@ func (o *Opener) handleMeta(c *notify.Caller, n *notify.Notif) notify.Result {
 	default:
 		return notify.Fail(unix.ENOSYS)
 	}
+	return o.metaAt(c, k, pathAt)
+}
+
+// metaAt reads the call's path at pathAt, as the kernel does (an empty one
+// is ENOENT), and makes k's change there (metaOfPath).
+func (o *Opener) metaAt(c *notify.Caller, k *call, pathAt uint64) notify.Result {
 	path, errno := c.ReadString(pathAt, unix.PathMax-1)
 	if errno != 0 {
 		return notify.Fail(errno)

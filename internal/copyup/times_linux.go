@@ -29,7 +29,7 @@ func (o *Opener) handleTimes(c *notify.Caller, n *notify.Notif, k *call) notify.
 		if flags&^uint64(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 			return notify.Fail(unix.EINVAL)
 		}
-		if ts, errno = timespecs(c, timesAt); errno != 0 {
+		if ts, errno = readTimes(c, timesAt, false); errno != 0 {
 			return notify.Fail(errno)
 		}
 		if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
@@ -67,7 +67,7 @@ func (o *Opener) handleTimes(c *notify.Caller, n *notify.Notif, k *call) notify.
 		if n.Nr == sysFutimesat {
 			k.dirfd, pathAt, timesAt = int(int32(a[0])), a[1], a[2]
 		}
-		if ts, errno = timevals(c, timesAt); errno != 0 {
+		if ts, errno = readTimes(c, timesAt, true); errno != 0 {
 			return notify.Fail(errno)
 		}
 		if pathAt == 0 && n.Nr == sysFutimesat { // the descriptor's file
@@ -75,19 +75,13 @@ func (o *Opener) handleTimes(c *notify.Caller, n *notify.Notif, k *call) notify.
 		}
 	}
 	k.meta = retime(ts)
-	path, errno := c.ReadString(pathAt, unix.PathMax-1)
-	if errno != 0 {
-		return notify.Fail(errno)
-	}
-	if path == "" {
-		return notify.Fail(unix.ENOENT)
-	}
-	return o.metaOfPath(c, k, path)
+	return o.metaAt(c, k, pathAt)
 }
 
-// timespecs reads utimensat's two timespecs at addr (nil for none: now),
-// each nanoseconds within a second or UTIME_NOW or UTIME_OMIT.
-func timespecs(c *notify.Caller, addr uint64) ([]unix.Timespec, unix.Errno) {
+// readTimes reads the two times at addr (nil for none: now): utimensat's
+// timespecs, nanoseconds within a second or UTIME_NOW or UTIME_OMIT, or, if
+// micro, utimes' timevals, microseconds within a second.
+func readTimes(c *notify.Caller, addr uint64, micro bool) ([]unix.Timespec, unix.Errno) {
 	if addr == 0 {
 		return nil, 0
 	}
@@ -97,31 +91,16 @@ func timespecs(c *notify.Caller, addr uint64) ([]unix.Timespec, unix.Errno) {
 	}
 	ts := make([]unix.Timespec, 2)
 	for i := range ts {
-		ts[i] = unix.Timespec{Sec: int64(binary.NativeEndian.Uint64(b[16*i:])), Nsec: int64(binary.NativeEndian.Uint64(b[16*i+8:]))}
-		if ns := ts[i].Nsec; ns != unix.UTIME_NOW && ns != unix.UTIME_OMIT && (ns < 0 || ns >= 1e9) {
+		sec, frac := int64(binary.NativeEndian.Uint64(b[16*i:])), int64(binary.NativeEndian.Uint64(b[16*i+8:]))
+		switch {
+		case micro && (frac < 0 || frac >= 1e6):
+			return nil, unix.EINVAL
+		case micro:
+			frac *= 1000
+		case frac != unix.UTIME_NOW && frac != unix.UTIME_OMIT && (frac < 0 || frac >= 1e9):
 			return nil, unix.EINVAL
 		}
-	}
-	return ts, 0
-}
-
-// timevals reads utimes' two timevals at addr (nil for none: now), each
-// microseconds within a second.
-func timevals(c *notify.Caller, addr uint64) ([]unix.Timespec, unix.Errno) {
-	if addr == 0 {
-		return nil, 0
-	}
-	b, errno := c.Read(addr, 32)
-	if errno != 0 {
-		return nil, errno
-	}
-	ts := make([]unix.Timespec, 2)
-	for i := range ts {
-		us := int64(binary.NativeEndian.Uint64(b[16*i+8:]))
-		if us < 0 || us >= 1e6 {
-			return nil, unix.EINVAL
-		}
-		ts[i] = unix.Timespec{Sec: int64(binary.NativeEndian.Uint64(b[16*i:])), Nsec: us * 1000}
+		ts[i] = unix.Timespec{Sec: sec, Nsec: frac}
 	}
 	return ts, 0
 }
