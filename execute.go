@@ -101,7 +101,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 	if sess != nil {
 		if h := g.networkHint(d, time.Now().Add(-res.Duration)); h != "" {
 			env.Note(h)
-		} else if h := hint.Unseen(d, g.root, g.hidden(g.childHome())); h != "" {
+		} else if h := hint.Unseen(d, g.root, func() []string { return g.hidden(g.childHome()) }); h != "" {
 			env.Note(h)
 		}
 	}

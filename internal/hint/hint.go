@@ -124,10 +124,10 @@ var missingPath = sync.OnceValue(func() *regexp.Regexp {
 // Unseen explains a "no such file" for a path that exists on the host but
 // outside the sandbox's view (the view shows the project, the system and the
 // toolchains; see sandbox.Plan), and how the user shows it. A credential (in
-// or under one of secrets) is never offered for showing: the model is told to
-// work without it, not to ask for a setting that would hand it to every
-// command.
-func Unseen(d *envelope.Data, root string, secrets []string) string {
+// or under one of secrets(), asked only for such a path) is never offered for
+// showing: the model is told to work without it, not to ask for a setting
+// that would hand it to every command.
+func Unseen(d *envelope.Data, root string, secrets func() []string) string {
 	if d.ExitCode != nil && *d.ExitCode == 0 {
 		return ""
 	}
@@ -139,7 +139,7 @@ func Unseen(d *envelope.Data, root string, secrets []string) string {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		for _, s := range secrets {
+		for _, s := range secrets() {
 			if p == s || strings.HasPrefix(p, s+"/") {
 				return fmt.Sprintf("%s holds credentials: the sandbox never shows them to commands. Work without it, or leave this step to the user.", p)
 			}

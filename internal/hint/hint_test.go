@@ -134,7 +134,7 @@ func TestUnseenHint(t *testing.T) {
 		{"cat: " + key + ": No such file or directory\n", "/work/proj", key + " holds credentials"},
 		{"ls: cannot access '" + filepath.Dir(key) + "': No such file or directory\n", "/work/proj", filepath.Dir(key) + " holds credentials"},
 	} {
-		got := Unseen(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root, secrets)
+		got := Unseen(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, c.root, func() []string { return secrets })
 		if !strings.HasPrefix(got, c.want) || (got == "") != (c.want == "") || strings.Contains(got, "credentials") && strings.Contains(got, "visible") {
 			t.Errorf("%q (root %s): %q", c.stderr, c.root, got)
 		}
