@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/shellgate/shellgate/internal/confine"
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/unixgate"
 	"golang.org/x/sys/unix"
@@ -54,7 +56,7 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	} else {
 		layers[LayerNet] = "netns"
 	}
-	if err := setLimits(spec.Limits, true); err != nil {
+	if err := rlimits(spec.Limits, true).Set(); err != nil {
 		miss("limits", err)
 	}
 	// Its /proc entries and memory stay closed to commands.
@@ -62,7 +64,7 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 		miss(LayerPID, fmt.Errorf("PR_SET_DUMPABLE: %w: the helper's /proc entries and memory are open to commands", err))
 	}
 	l, lerr := newLauncher(spec, WritableDirs(steps))
-	missing = append(missing, flatten(lerr)...)
+	missing = append(missing, confine.Flatten(lerr)...)
 	if l.ruleset >= 0 {
 		layers[LayerFS] = "landlock-v" + strconv.Itoa(l.abi)
 	}
@@ -96,50 +98,15 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// setLimits sets the per-process limits every command inherits. The process
-// count is counted per user within the session's user namespace; the kernel
-// does not apply it to the host's root, which the cgroup (set by shellgate)
-// covers. Without nproc the process count is left alone: outside a user
-// namespace it would count every process of the user on the host.
-func setLimits(l Limits, nproc bool) error {
-	set := func(res int, v uint64) error {
-		return unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v})
+// rlimits are the per-process limits of l that every command inherits. The
+// process count, counted per user within the session's user namespace, is
+// left alone without one (inUserNS false): there it would count every
+// process of the user on the host. The kernel does not apply it to the
+// host's root, which the cgroup (set by shellgate) covers.
+func rlimits(l Limits, inUserNS bool) confine.Rlimits {
+	r := confine.Rlimits{FileSize: l.FileSize, CPUTime: l.CPUTime}
+	if inUserNS {
+		r.Procs = cmp.Or(max(l.Procs, 0), DefaultProcs)
 	}
-	procs := l.Procs
-	if procs <= 0 {
-		procs = DefaultProcs
-	}
-	if nproc {
-		if err := set(unix.RLIMIT_NPROC, uint64(procs)); err != nil {
-			return fmt.Errorf("processes: %w", err)
-		}
-	}
-	if l.FileSize > 0 {
-		if err := set(unix.RLIMIT_FSIZE, uint64(l.FileSize)); err != nil {
-			return fmt.Errorf("file size: %w", err)
-		}
-	}
-	if l.CPUTime > 0 {
-		if err := set(unix.RLIMIT_CPU, uint64(max(1, l.CPUTime.Seconds()))); err != nil {
-			return fmt.Errorf("CPU time: %w", err)
-		}
-	}
-	return nil
-}
-
-// flatten lists the errors that err joins (errors.Join), one a line of the
-// report, each naming its layer.
-func flatten(err error) []string {
-	if err == nil {
-		return nil
-	}
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []string{err.Error()}
-	}
-	var out []string
-	for _, e := range j.Unwrap() {
-		out = append(out, flatten(e)...)
-	}
-	return out
+	return r
 }

@@ -8,13 +8,9 @@ import (
 	"runtime"
 	"slices"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"github.com/shellgate/shellgate/internal/caps"
+	"github.com/shellgate/shellgate/internal/confine"
 	"github.com/shellgate/shellgate/internal/copyup"
-	"github.com/shellgate/shellgate/internal/seccomp"
-	"github.com/shellgate/shellgate/internal/supervisor"
 	"github.com/shellgate/shellgate/internal/unixgate"
-	"golang.org/x/sys/unix"
 )
 
 // A launcher is the one thread of the helper that starts commands. Only that
@@ -99,35 +95,14 @@ func (l *launcher) do(fn func() (fit bool)) {
 	<-done
 }
 
-// restrictThread confines the calling thread, and so every command it forks:
-// no capabilities ever, no privilege gained at exec, a keyring of its own,
-// no vsock or io_uring (seccomp), writes only where the ruleset allows,
-// signals and abstract sockets only within the session, and no host
-// pathname unix socket (unixgate).
+// restrictThread confines the calling thread, and so every command it forks
+// (see package confine): writes only where the ruleset allows, signals and
+// abstract sockets only within the session, no host pathname unix socket.
 func (l *launcher) restrictThread() error {
-	var errs []error
-	if err := caps.Drop(); err != nil {
-		errs = append(errs, fmt.Errorf("capabilities: %w", err))
+	a, err := confine.Self(confine.Thread{Ruleset: l.ruleset, ABI: l.abi, NoSupervisor: l.noGate, Opener: l.opener})
+	if a.Landlock == 0 {
+		l.ruleset, l.abi = -1, 0
 	}
-	// A session keyring of its own: what the user's other programs keep in
-	// theirs (credential caches, Kerberos tickets) is not the commands' to read.
-	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
-		errs = append(errs, fmt.Errorf("keyring: %w", errno))
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		errs = append(errs, fmt.Errorf("no_new_privs: %w", err))
-	} else if err := seccomp.Install(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: the kernel takes no seccomp filter (%s), so vsock sockets and io_uring stay open to commands", LayerSeccomp, fsrules.ErrnoName(err)))
-	} else {
-		l.seccomp = true
-	}
-	if l.ruleset >= 0 {
-		if err := llsys.LandlockRestrictSelf(l.ruleset, 0); err != nil {
-			l.ruleset, l.abi = -1, 0
-			errs = append(errs, fmt.Errorf("%s: landlock_restrict_self: %w", LayerFS, err))
-		}
-	}
-	g, err := supervisor.Supervise(l.abi, l.noGate, l.opener)
-	l.unix, l.copyup = g.Unix, g.CopyUp
-	return errors.Join(append(errs, err)...)
+	l.seccomp, l.unix, l.copyup = a.Seccomp, a.Unix, a.CopyUp
+	return err
 }

@@ -23,8 +23,8 @@
 //
 // Where the kernel makes no user namespace (a container with Docker's default
 // seccomp profile), a Linux Session is bare instead: each command is started
-// through this executable again, which restricts itself with what needs no
-// namespace — Landlock, the seccomp filter, no capabilities — before it
+// through package confine's wrapper, which restricts itself with what needs
+// no namespace — Landlock, the seccomp filter, no capabilities — before it
 // executes the command; Report says what is missing (bare_linux.go).
 //
 // On macOS a Session is a Seatbelt profile (package internal/seatbelt) that sandbox-exec
