@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,34 +51,13 @@ func listenHostPorts(spec *Spec, ready *message) []int {
 		}
 		return nil
 	}
-	fds := listenPorts(spec, ready)
-	if spec.EgressPort != 0 {
-		fd, err := listenLoopback(unix.AF_INET, spec.EgressPort)
-		if err != nil {
-			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %v (commands have no way out)", LayerEgress, spec.EgressPort, err))
-			return fds
-		}
-		fds = append(fds, fd)
-		ready.Ports = append(ready.Ports, spec.EgressPort)
-		ready.Egress++
-		if fd6, err := listenLoopback(unix.AF_INET6, spec.EgressPort); err == nil {
-			fds = append(fds, fd6)
-			ready.Ports = append(ready.Ports, spec.EgressPort)
-			ready.Egress++
-		}
-	}
-	return fds
-}
-
-// listenPorts makes the listening sockets of spec.HostPorts.
-func listenPorts(spec *Spec, ready *message) []int {
 	var fds []int
 	for i, port := range spec.HostPorts {
 		if i >= MaxHostPorts {
 			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: more than %d ports; %d and later are not forwarded", LayerHostPorts, MaxHostPorts, port))
 			break
 		}
-		fd, err := listenLoopback(unix.AF_INET, port)
+		got, err := relay.ListenLoopback(port)
 		if err != nil {
 			why := err.Error()
 			if errors.Is(err, unix.EACCES) {
@@ -88,41 +66,24 @@ func listenPorts(spec *Spec, ready *message) []int {
 			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %s", LayerHostPorts, port, why))
 			continue
 		}
-		fds = append(fds, fd)
-		ready.Ports = append(ready.Ports, port)
-		// IPv6 where the session's loopback has it: clients that resolve
-		// localhost to ::1 first (Node, Python's asyncio) connect there.
-		if fd6, err := listenLoopback(unix.AF_INET6, port); err == nil {
-			fds = append(fds, fd6)
+		fds = append(fds, got...)
+		for range got {
 			ready.Ports = append(ready.Ports, port)
 		}
 	}
-	return fds
-}
-
-// listenLoopback makes a socket listening on the loopback address of family.
-func listenLoopback(family, port int) (int, error) {
-	if port < 1 || port > 65535 {
-		return -1, fmt.Errorf("not a port number")
+	if spec.EgressPort == 0 {
+		return fds
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	got, err := relay.ListenLoopback(spec.EgressPort)
 	if err != nil {
-		return -1, fmt.Errorf("socket: %w", err)
+		ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %v (commands have no way out)", LayerEgress, spec.EgressPort, err))
 	}
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
-	if family == unix.AF_INET6 {
-		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
-		sa = &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}
+	for _, fd := range got {
+		fds = append(fds, fd)
+		ready.Ports = append(ready.Ports, spec.EgressPort)
+		ready.Egress++
 	}
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("bind: %w", err)
-	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("listen: %w", err)
-	}
-	return fd, nil
+	return fds
 }
 
 func unixRights(fds []int) []byte {
@@ -161,9 +122,11 @@ func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, 
 			unix.Close(fd)
 			continue
 		}
-		file := os.NewFile(uintptr(fd), "port-"+strconv.Itoa(ports[i]))
-		ln, err := net.FileListener(file) // a duplicate of fd
-		file.Close()
+		handle := srv.ToLoopback(ports[i])
+		if proxy {
+			handle = func(ctx context.Context, c *net.TCPConn) { serve(ctx, c) }
+		}
+		err := srv.ServeFD(fd, ports[i], handle)
 		switch {
 		case err != nil && proxy:
 			r.Missing = append(r.Missing, fmt.Sprintf("%s: %v (commands have no way out)", LayerEgress, err))
@@ -171,12 +134,10 @@ func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, 
 			r.Missing = append(r.Missing, fmt.Sprintf("%s: port %d: %v", LayerHostPorts, ports[i], err))
 		case proxy:
 			r.Layers[LayerEgress] = "127.0.0.1:" + strconv.Itoa(ports[i])
-			srv.Serve(ln, func(ctx context.Context, c *net.TCPConn) { serve(ctx, c) })
 		default:
 			if p := strconv.Itoa(ports[i]); len(forwarded) == 0 || forwarded[len(forwarded)-1] != p {
 				forwarded = append(forwarded, p)
 			}
-			srv.Serve(ln, srv.ToLoopback(ports[i]))
 		}
 	}
 	if len(forwarded) > 0 {
