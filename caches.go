@@ -1,6 +1,7 @@
 package shellgate
 
 import (
+	"context"
 	"path/filepath"
 	"sync"
 
@@ -23,6 +24,9 @@ func cacheStore() string {
 type gateCaches struct {
 	mu      sync.Mutex
 	project *cachestore.Project
+	// stopSweep stops the store's sweep, and swept is closed once it has.
+	stopSweep context.CancelFunc
+	swept     chan struct{}
 }
 
 // hold opens the project's directory in the store once: the sessions'
@@ -33,17 +37,31 @@ func (c *gateCaches) hold(store, root string) error {
 	if c.project != nil || store == "" {
 		return nil
 	}
-	// The copies no project needs any more (its root gone, unused for a
-	// month), looked for once a day.
-	cachestore.SweepIfDue(store, cachestore.MaxUnused)
 	p, err := cachestore.Open(store, root)
 	c.project = p
+	if c.swept == nil {
+		// The copies no project needs any more (its root gone, unused for a
+		// month), looked for once a day, beside the session's start and its
+		// commands, not before them: removing a copy of a Go module cache
+		// takes longer than the command. Close stops it; the next Gate
+		// goes on.
+		ctx, stop := context.WithCancel(context.Background())
+		c.stopSweep, c.swept = stop, make(chan struct{})
+		go func(done chan struct{}) {
+			defer close(done)
+			cachestore.SweepIfDue(ctx, store, cachestore.MaxUnused)
+		}(c.swept)
+	}
 	return err
 }
 
 func (c *gateCaches) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.swept != nil {
+		c.stopSweep()
+		<-c.swept
+	}
 	c.project.Close()
 	c.project = nil
 }

@@ -41,7 +41,12 @@ func TestCacheCopiesGoWithTheirProject(t *testing.T) {
 	day := time.Now().Add(-cachestore.SweepEvery - time.Minute)
 	must(t, os.Chtimes(filepath.Join(store, cachestore.StampFile), day, day))
 	other := newLab(t)
-	run(t, gate(t, shellgate.Config{Root: other.root}), shellgate.Request{Command: "true"})
+	// The sweep runs beside the first session; Close stops it.
+	og := gate(t, shellgate.Config{Root: other.root})
+	run(t, og, shellgate.Request{Command: "true"})
+	for deadline := time.Now().Add(100 * time.Second); exists(dir) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if exists(dir) {
 		t.Errorf("the removed project's copies are still kept: %s", dir)
 	}

@@ -8,12 +8,15 @@
 package cachestore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -81,32 +84,46 @@ func Open(store, root string) (*Project, error) {
 // for a long backlog at once: the next one goes on.
 const SweepBatch = 16
 
+// trashPrefix names the directories a sweep took out of use and did not
+// finish removing (stopped, or killed): the next sweep goes on with them.
+const trashPrefix = "trash-"
+
 // Sweep removes from store up to SweepBatch project directories that nothing
 // needs: those whose project root is gone, those with no root recorded (made
 // before roots were), and those unused for longer than maxUnused. A directory
-// in use (see Open) stays. It returns the removed directories.
-func Sweep(store string, maxUnused time.Duration) (removed []string) {
+// in use (see Open) stays. It returns the removed directories. Each goes out
+// of use at once (renamed); its files go after, until ctx is done: the rest
+// at the next sweep.
+func Sweep(ctx context.Context, store string, maxUnused time.Duration) (removed []string) {
 	entries, err := os.ReadDir(store)
 	if err != nil {
 		return nil
 	}
 	for _, e := range entries {
-		dir := filepath.Join(store, e.Name())
-		if len(removed) == SweepBatch {
+		if len(removed) == SweepBatch || ctx.Err() != nil {
 			break
 		}
-		if !e.IsDir() || !unneeded(dir, maxUnused) {
+		dir := filepath.Join(store, e.Name())
+		if !e.IsDir() {
 			continue
 		}
-		lock, ok := holdExclusive(filepath.Join(dir, lockFile))
-		if !ok {
-			continue // in use
+		if !strings.HasPrefix(e.Name(), trashPrefix) {
+			if !unneeded(dir, maxUnused) {
+				continue
+			}
+			lock, ok := holdExclusive(filepath.Join(dir, lockFile))
+			if !ok {
+				continue // in use
+			}
+			trash := filepath.Join(store, trashPrefix+e.Name()+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+			err := os.Rename(dir, trash)
+			lock.Close()
+			if err != nil {
+				continue
+			}
+			removed, dir = append(removed, dir), trash
 		}
-		err := removeAll(dir)
-		lock.Close()
-		if err == nil {
-			removed = append(removed, dir)
-		}
+		removeAll(ctx, dir)
 	}
 	return removed
 }
@@ -120,13 +137,13 @@ const StampFile = "swept"
 // SweepIfDue sweeps the store (see Sweep) if it was not swept in the last
 // SweepEvery, or if the last sweep left a backlog: the cost at a start is one
 // stat most days.
-func SweepIfDue(store string, maxUnused time.Duration) (removed []string) {
+func SweepIfDue(ctx context.Context, store string, maxUnused time.Duration) (removed []string) {
 	stamp := filepath.Join(store, StampFile)
 	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < SweepEvery {
 		return nil
 	}
-	removed = Sweep(store, maxUnused)
-	if len(removed) < SweepBatch {
+	removed = Sweep(ctx, store, maxUnused)
+	if len(removed) < SweepBatch && ctx.Err() == nil {
 		if os.MkdirAll(store, 0o700) == nil {
 			os.WriteFile(stamp, nil, 0o600)
 			now := time.Now()
@@ -152,16 +169,31 @@ func unneeded(dir string, maxUnused time.Duration) bool {
 }
 
 // removeAll removes dir, making its directories writable first where need
-// be: an overlay's work directory holds one that is mode 000.
-func removeAll(dir string) error {
-	if os.RemoveAll(dir) == nil {
-		return nil
+// be (an overlay's work directory holds one that is mode 000), and stops
+// between two directories once ctx is done.
+func removeAll(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrPermission) && os.Chmod(dir, 0o700) == nil {
+		entries, err = os.ReadDir(dir)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			if errors.Is(os.Remove(p), fs.ErrPermission) && os.Chmod(dir, 0o700) == nil {
+				os.Remove(p)
+			}
+		} else if err := removeAll(ctx, p); err != nil {
+			return err
 		}
-		return nil
-	})
-	return os.RemoveAll(dir)
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package cachestore_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,7 +75,7 @@ func TestSweep(t *testing.T) {
 	must(t, err)
 	defer held.Close()
 
-	removed := cachestore.Sweep(store, cachestore.MaxUnused)
+	removed := cachestore.Sweep(context.Background(), store, cachestore.MaxUnused)
 	slices.Sort(removed)
 	want := []string{goneDir, old, legacy}
 	slices.Sort(want)
@@ -92,7 +93,7 @@ func TestSweep(t *testing.T) {
 		}
 	}
 	must(t, held.Close())
-	if removed := cachestore.Sweep(store, cachestore.MaxUnused); !slices.Equal(removed, []string{held.Dir()}) {
+	if removed := cachestore.Sweep(context.Background(), store, cachestore.MaxUnused); !slices.Equal(removed, []string{held.Dir()}) {
 		t.Errorf("once released, removed %v", removed)
 	}
 }
@@ -103,10 +104,10 @@ func TestSweepBatch(t *testing.T) {
 	for i := range cachestore.SweepBatch + 3 {
 		must(t, os.MkdirAll(filepath.Join(store, "legacy"+string(rune('a'+i))), 0o700))
 	}
-	if n := len(cachestore.Sweep(store, cachestore.MaxUnused)); n != cachestore.SweepBatch {
+	if n := len(cachestore.Sweep(context.Background(), store, cachestore.MaxUnused)); n != cachestore.SweepBatch {
 		t.Errorf("first sweep removed %d", n)
 	}
-	if n := len(cachestore.Sweep(store, cachestore.MaxUnused)); n != 3 {
+	if n := len(cachestore.Sweep(context.Background(), store, cachestore.MaxUnused)); n != 3 {
 		t.Errorf("second sweep removed %d", n)
 	}
 }
@@ -120,19 +121,52 @@ func TestSweepIfDue(t *testing.T) {
 		}
 	}
 	legacy(cachestore.SweepBatch + 1)
-	if n := len(cachestore.SweepIfDue(store, cachestore.MaxUnused)); n != cachestore.SweepBatch {
+	if n := len(cachestore.SweepIfDue(context.Background(), store, cachestore.MaxUnused)); n != cachestore.SweepBatch {
 		t.Fatalf("first look removed %d", n)
 	}
-	if n := len(cachestore.SweepIfDue(store, cachestore.MaxUnused)); n != 1 {
+	if n := len(cachestore.SweepIfDue(context.Background(), store, cachestore.MaxUnused)); n != 1 {
 		t.Fatalf("the backlog's look removed %d", n)
 	}
 	legacy(1)
-	if n := len(cachestore.SweepIfDue(store, cachestore.MaxUnused)); n != 0 {
+	if n := len(cachestore.SweepIfDue(context.Background(), store, cachestore.MaxUnused)); n != 0 {
 		t.Errorf("a look within the day removed %d", n)
 	}
 	day := time.Now().Add(-cachestore.SweepEvery - time.Minute)
 	must(t, os.Chtimes(filepath.Join(store, cachestore.StampFile), day, day))
-	if n := len(cachestore.SweepIfDue(store, cachestore.MaxUnused)); n != 1 {
+	if n := len(cachestore.SweepIfDue(context.Background(), store, cachestore.MaxUnused)); n != 1 {
 		t.Errorf("a look a day later removed %d", n)
 	}
+}
+
+// A sweep stops once its context is done (its Gate closes): it removes
+// nothing more and records no look. What a stopped or killed sweep left of
+// a directory it had taken out of use goes at the next one.
+func TestSweepStopped(t *testing.T) {
+	store := filepath.Join(labDir(t), "store")
+	legacy := filepath.Join(store, "00112233aabbccdd")
+	must(t, os.MkdirAll(filepath.Join(legacy, "root%.npm", "upper"), 0o700))
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	if removed := cachestore.SweepIfDue(stopped, store, cachestore.MaxUnused); len(removed) != 0 || !exists(legacy) {
+		t.Errorf("a stopped sweep removed %v", removed)
+	}
+	if exists(filepath.Join(store, cachestore.StampFile)) {
+		t.Error("a stopped sweep recorded a look")
+	}
+	left := filepath.Join(store, "trash-8899aabbccddeeff-1")
+	must(t, os.MkdirAll(filepath.Join(left, "root%.npm", "work", "work"), 0o755))
+	must(t, os.WriteFile(filepath.Join(left, "root%.npm", "work", "file"), []byte("x"), 0o600))
+	must(t, os.Chmod(filepath.Join(left, "root%.npm", "work", "work"), 0)) // as overlayfs leaves it
+	removed := cachestore.SweepIfDue(context.Background(), store, cachestore.MaxUnused)
+	if !slices.Equal(removed, []string{legacy}) || exists(legacy) || exists(left) {
+		t.Errorf("the next sweep removed %v; legacy there: %v, the stopped one's rest there: %v", removed, exists(legacy), exists(left))
+	}
+	if entries, _ := os.ReadDir(store); len(entries) != 1 { // the stamp
+		t.Errorf("left in the store: %v", entries)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
