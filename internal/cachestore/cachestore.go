@@ -8,6 +8,7 @@
 package cachestore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +101,14 @@ func Sweep(ctx context.Context, store string, maxUnused time.Duration) (removed 
 	if err != nil {
 		return nil
 	}
+	// What an earlier sweep left first, lest it pile up behind a backlog.
+	trash := func(e fs.DirEntry) int {
+		if strings.HasPrefix(e.Name(), trashPrefix) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int { return cmp.Compare(trash(a), trash(b)) })
 	for _, e := range entries {
 		if len(removed) == SweepBatch || ctx.Err() != nil {
 			break
