@@ -119,6 +119,10 @@ func Start(spec Spec) (*Session, error) {
 			spec.QuarantineLog = "" // the helper must not take fd 4 for it
 		}
 	}
+	// What the plan needs of the host (as root, a walk of /etc and /var),
+	// gathered while the helper starts, which takes as long.
+	facts := make(chan Facts, 1)
+	go func() { facts <- HostFacts() }()
 	if err := s.startHelper(spec, files); err != nil {
 		fc.Close()
 		var no *noUserNS
@@ -130,7 +134,7 @@ func Start(spec Spec) (*Session, error) {
 		}
 		return nil, err
 	}
-	if err := s.setUp(spec); err != nil {
+	if err := s.setUp(spec, facts); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -214,8 +218,8 @@ func noNamespaces(err error) error {
 }
 
 // setUp moves the helper into a cgroup where it can, sends it the spec and
-// waits for its report.
-func (s *Session) setUp(spec Spec) error {
+// the plan made with facts, and waits for its report.
+func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
@@ -261,7 +265,7 @@ func (s *Session) setUp(spec Spec) error {
 			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
 		}
 	}
-	steps := Plan(spec, HostFacts())
+	steps := Plan(spec, <-facts)
 	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, nil); err != nil {
 		return s.helperError("sending the setup", err)
 	}
