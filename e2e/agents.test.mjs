@@ -5,7 +5,7 @@
 // is skipped with the reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENTS, missing, runAgent } from './agents.mjs';
 
@@ -132,6 +132,12 @@ const HOOK_CALLS = {
     { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
     { command: 'python3 -c "print(6*7)"', description: 'Compute' },
   ],
+  // Codex's own shell tool, exec_command, takes cmd.
+  codex: [
+    { cmd: 'echo hi' },
+    { cmd: 'sudo apt-get install cowsay' },
+    { cmd: 'python3 -c "print(6*7)"' },
+  ],
   'gemini-cli': [
     { command: 'echo hi', description: 'Say hi' },
     { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
@@ -147,7 +153,8 @@ for (const agent of Object.keys(HOOK_CALLS)) {
     const result = (i) => {
       const r = run.results[i];
       assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
-      measured.push(`${agent} hook ${HOOK_CALLS[agent][i].command}: ${r.text.length}`);
+      const command = HOOK_CALLS[agent][i].command ?? HOOK_CALLS[agent][i].cmd;
+      measured.push(`${agent} hook ${command}: ${r.text.length}`);
       return r.text;
     };
     await t.test('allowed: echo hi runs', () => {
@@ -165,6 +172,37 @@ for (const agent of Object.keys(HOOK_CALLS)) {
     });
   });
 }
+
+// Codex: what the hook refuses does not run, what it allows does; a hook Codex
+// does not trust is skipped without a word, so docs/clients.md says how to trust it.
+test('codex: a command the hook refuses does not run, one it allows does', { skip: missing('codex') || false, timeout: 240000 }, async (t) => {
+  const calls = [
+    { cmd: 'touch allowed.txt' },
+    { cmd: 'touch denied.txt && sudo true' },
+    { cmd: `python3 -c "open('asked.txt', 'w')"` },
+  ];
+  const run = await runAgent('codex', calls, { mode: 'hook' });
+  assert.equal(run.code, 0, `codex exited with ${run.code}:\n${run.stderr.slice(-2000)}`);
+  const made = (f) => existsSync(join(run.lab.root, f));
+  await t.test('allowed: it ran', () => {
+    assert.ok(made('allowed.txt'), `allowed.txt was not made; the model read:\n${run.results[0]?.text}`);
+  });
+  await t.test('denied: it did not run, and the model reads why', () => {
+    assert.ok(!made('denied.txt'), 'denied.txt was made: the refused line ran');
+    has(run.results[1].text, /^Command blocked by PreToolUse hook: shellgate \(privilege\)/);
+    lacks(run.results[1].text, /\.\. Command:/);
+  });
+  await t.test('asked: refused, saying approval is needed and how to give it', () => {
+    assert.ok(!made('asked.txt'), 'asked.txt was made: the asked command ran');
+    has(run.results[2].text, /rule code-execution/);
+    has(run.results[2].text, /Approval required, and Codex's hook cannot ask for it/);
+    has(run.results[2].text, /\[policy\] allow = /);
+  });
+  const untrusted = await runAgent('codex', [calls[1]], { mode: 'hook', setup: { trust: false } });
+  await t.test('a hook Codex does not trust is skipped', () => {
+    assert.ok(existsSync(join(untrusted.lab.root, 'denied.txt')), `the untrusted hook refused; the model read:\n${untrusted.results[0]?.text}`);
+  });
+});
 
 // The hook with the prefix: Claude Code runs each command through
 // `shellgate exec` in the sandbox, and the hook decides as that sandbox will.

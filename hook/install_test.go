@@ -1,6 +1,10 @@
 package hook
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -79,6 +83,32 @@ func TestInstallRefusesOtherShapes(t *testing.T) {
 	for _, data := range []string{`[]`, `{"hooks": 1}`, `{"hooks": {"beforeShellExecution": {}}}`, `{"a": 1} {"b": 2}`, `{"a": }`} {
 		if _, err := a.Install([]byte(data), "shellgate hook cursor"); err == nil {
 			t.Errorf("%s: no error", data)
+		}
+	}
+}
+
+// `shellgate install AGENT` on an empty file writes what docs/clients.md shows,
+// under the heading of the agent's section.
+func TestInstallWritesWhatDocsShow(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, heading := range map[string]string{"codex": "## Codex\n", "gemini-cli": "## Gemini CLI\n", "cursor": "## Cursor\n"} {
+		a, _ := Lookup(name)
+		got, err := a.Install(nil, "/usr/local/bin/shellgate hook "+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(doc), heading)
+		_, block, ok2 := strings.Cut(section, "```json\n")
+		block, _, ok3 := strings.Cut(block, "```")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("%s: docs/clients.md has no JSON block under %q", name, heading)
+		}
+		var want, have any
+		if json.Unmarshal([]byte(block), &want) != nil || json.Unmarshal(got, &have) != nil || !reflect.DeepEqual(want, have) {
+			t.Errorf("%s: install writes\n%s\ndocs/clients.md shows\n%s", name, got, block)
 		}
 	}
 }
