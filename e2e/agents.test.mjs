@@ -28,6 +28,7 @@ const plain = (r) => (r.response ? Object.values(r.response).join('\n') : r.text
 const SCENARIOS = [
   {
     name: 'echo hi',
+    doc: '`echo hi`',
     args: { command: 'echo hi' },
     check(text, agent, n) {
       has(text, /Command succeeded: echo hi\n/);
@@ -39,6 +40,7 @@ const SCENARIOS = [
   },
   {
     name: 'refusal',
+    doc: '`sudo apt-get install cowsay`',
     args: { command: 'sudo apt-get install cowsay' },
     check(text, agent, n) {
       has(text, /Command not run/);
@@ -49,6 +51,7 @@ const SCENARIOS = [
   },
   {
     name: 'timeout',
+    doc: '`sleep 30`',
     args: { command: 'sleep 30', timeout_ms: 1000 },
     check(text, agent, n) {
       has(text, /Timed out after 1s: sleep 30/);
@@ -58,6 +61,7 @@ const SCENARIOS = [
   },
   {
     name: '5 MB of output',
+    doc: '5 MiB of output',
     args: { command: FIVE_MB },
     check(text, agent, n) {
       // Bounded, the tail kept, the whole output's file named, and nothing cut
@@ -72,6 +76,7 @@ const SCENARIOS = [
   },
   {
     name: '5 MB, then 9 KB on stderr',
+    doc: 'the same, then 9 KB on stderr',
     args: { command: `${FIVE_MB}; seq 1 2000 >&2` },
     check(text) {
       // Both streams' last lines reach the model.
@@ -84,6 +89,36 @@ const SCENARIOS = [
 
 // The characters each model read, per call, for docs/clients.md.
 const measured = [];
+
+// docs/clients.md's tables of the characters each model reads, so that the page
+// cannot drift from what the agents do: a figure may differ from the page by 2 %
+// or 24 characters, whichever is more (a run's wall time, process group id and
+// spill file name vary in length).
+const clientsDoc = readFileSync(new URL('../docs/clients.md', import.meta.url), 'utf8');
+const COLUMN = { 'claude-code': 'Claude Code', codex: 'Codex', 'gemini-cli': 'Gemini CLI' };
+function documented(header, row, agent) {
+  const lines = clientsDoc.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(header));
+  assert.ok(start >= 0, `docs/clients.md has no table headed ${header}`);
+  const cells = (l) => l.split('|').slice(1, -1).map((c) => c.trim());
+  const col = cells(lines[start]).findIndex((c) => c.startsWith(COLUMN[agent]));
+  assert.ok(col > 0, `docs/clients.md's table ${header} has no column for ${COLUMN[agent]}`);
+  for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
+    const c = cells(lines[i]);
+    if (!c[0].startsWith(row)) continue;
+    const m = /^(\d[\d ]*)/.exec(c[col]);
+    assert.ok(m, `docs/clients.md, ${header} / ${row} / ${COLUMN[agent]}: no figure in ${JSON.stringify(c[col])}`);
+    return Number(m[1].replace(/ /g, ''));
+  }
+  assert.fail(`docs/clients.md's table ${header} has no row ${row}`);
+}
+function asDocumented(header, row, agent, n) {
+  const want = documented(header, row, agent);
+  const slack = Math.max(24, Math.round(want * 0.02));
+  assert.ok(Math.abs(n - want) <= slack, `the model read ${n} characters; docs/clients.md (${row}, ${COLUMN[agent]}) says ${want}: update the page`);
+}
+const MCP_TABLE = '| call | Claude Code | Codex | Gemini CLI |';
+const HOOK_TABLE = '| call | Claude Code (`Bash`)';
 process.on('exit', () => {
   if (measured.length) console.log(`# characters the model read\n${measured.map((m) => `# ${m}`).join('\n')}`);
 });
@@ -100,6 +135,7 @@ for (const agent of Object.keys(AGENTS)) {
     const head = run.offered.description.slice(0, 2000);
     for (const needle of [/timeout_ms/, /run_in_background/, /Refused/, /full_output_path/]) has(head, needle);
     measured.push(`${agent} mcp: tool description ${run.offered.description.length} characters`);
+    asDocumented(MCP_TABLE, "the tool's description", agent, run.offered.description.length);
     if (agent === 'gemini-cli') {
       assert.ok(!run.offered.tools.includes('run_shell_command'), `Gemini CLI's own shell is offered too: ${run.offered.tools}`);
     }
@@ -108,6 +144,7 @@ for (const agent of Object.keys(AGENTS)) {
         const r = run.results[i];
         assert.ok(r, `no result of call ${i} (${s.name}) reached the model; ${run.results.length} did:\n${run.stderr.slice(-2000)}`);
         measured.push(`${agent} mcp ${s.name}: ${r.text.length}`);
+        asDocumented(MCP_TABLE, s.doc, agent, r.text.length);
         // Bounds on what the model read; content in the text it holds (Gemini
         // CLI gives its model the result as a JSON object).
         s.check(plain(r), agent, r.text.length);
@@ -155,6 +192,7 @@ for (const agent of Object.keys(HOOK_CALLS)) {
       assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
       const command = HOOK_CALLS[agent][i].command ?? HOOK_CALLS[agent][i].cmd;
       measured.push(`${agent} hook ${command}: ${r.text.length}`);
+      asDocumented(HOOK_TABLE, `\`${command}\``, agent, r.text.length);
       return r.text;
     };
     await t.test('allowed: echo hi runs', () => {
