@@ -319,3 +319,27 @@ func sandboxHelpers(t *testing.T) []int {
 	}
 	return pids
 }
+
+// A command that writes two protected paths is one question naming both, and
+// the approval keeps both: the question used to name only the first, and the
+// second was quarantined although the user approved the command that wrote it.
+func TestApprovalNamesEveryPathOfACommand(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	var shown []string
+	approve := shellgate.WithApprover(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		shown = append(shown, q.Reason)
+		return shellgate.AllowOnce
+	})
+	env := run(t, g, shellgate.Request{Command: `echo '{}' | tee .envrc .mcp.json`}, approve)
+	if len(shown) != 1 || !strings.Contains(shown[0], filepath.Join(l.root, ".envrc")) || !strings.Contains(shown[0], filepath.Join(l.root, ".mcp.json")) {
+		t.Errorf("want one question naming .envrc and .mcp.json, got %q", shown)
+	}
+	for _, f := range []string{".envrc", ".mcp.json"} {
+		if b, err := os.ReadFile(filepath.Join(l.root, f)); err != nil || string(b) != "{}\n" {
+			t.Errorf("the approved %s: %q %v\n%s", f, b, err, env.Text)
+		}
+	}
+}
