@@ -94,10 +94,15 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	started := time.Now()
 	proc, err := launch(launcher, spec, env, stdin, &pipes)
 	renewed := spec.TerminalNote
-	if errors.Is(err, ErrLauncherGone) && spec.Terminal == nil { // a terminal is the old launcher's
-		if l, note, ok := s.renewLauncher(launcher); ok {
+	if errors.Is(err, ErrLauncherGone) {
+		switch l, note, ok := s.renewLauncher(launcher); {
+		case ok && spec.Terminal == nil:
 			launcher, renewed = l, note
 			proc, err = launch(launcher, spec, env, stdin, &pipes)
+		case ok:
+			// The terminal is the old launcher's: the next call opens one in
+			// the new launcher.
+			err = fmt.Errorf("%w; the command was not started, as its terminal was in the old one: run it again (%s)", err, note)
 		}
 	}
 	pipes.closeChildEnds()
