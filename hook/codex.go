@@ -3,6 +3,8 @@ package hook
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/shellgate/shellgate/policy"
@@ -12,8 +14,9 @@ import (
 // ~/.codex/hooks.json. The payload is Claude Code's with Codex's extras:
 // session_id, turn_id, transcript_path, cwd, model, permission_mode,
 // hook_event_name, tool_name, tool_use_id and tool_input; Codex names its shell
-// tool Bash, with tool_input.command. Codex gives hooks no project directory, so
-// the root is cwd. Codex 0.171 takes only permissionDecision "deny" (with a
+// tool Bash, with tool_input.command. Codex gives hooks no project directory,
+// and cwd is the call's workdir, so the root is the git work tree holding cwd
+// (Codex's own default project root), else cwd. Codex 0.171 takes only permissionDecision "deny" (with a
 // reason, which its model reads): "allow" and "ask" are rejected as unsupported
 // and the hook counted as failed, which runs the command. So an allow is no
 // decision ({}: Codex's own approval and sandbox apply), and an ask is a deny
@@ -47,7 +50,25 @@ func parseCodex(payload []byte, _ func(string) string) (Call, error) {
 	case p.ToolInput.Command == nil:
 		return Call{}, errors.New("the Bash call has no tool_input.command string")
 	}
-	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd}, nil
+	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: gitRoot(p.Cwd)}, nil
+}
+
+// gitRoot is the nearest directory at or above dir holding .git, where Codex
+// finds the project root by default (project_root_markers); "" for none, and
+// then the root is dir. Codex sets cwd to the call's workdir, which may be a
+// subdirectory of the project.
+func gitRoot(dir string) string {
+	if !filepath.IsAbs(dir) {
+		return "" // refused as a relative cwd
+	}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // codexAnswer is Codex's PreToolUse output; an empty one decides nothing.

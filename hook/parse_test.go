@@ -1,7 +1,10 @@
 package hook
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,5 +86,27 @@ func TestCodexAnswers(t *testing.T) {
 		if got := strings.TrimSpace(string(res.Stdout)); got != tc.want || res.Exit != 0 {
 			t.Errorf("%s: got %s (exit %d)\nwant %s", tc.v.Decision, got, res.Exit, tc.want)
 		}
+	}
+}
+
+// Codex's cwd is the call's workdir: the root is the git work tree above it.
+func TestCodexRootIsTheGitWorkTree(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := Lookup("codex")
+	payload := func(cwd string) []byte {
+		return []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":` + strconv.Quote(cwd) + `,"tool_input":{"command":"ls"}}`)
+	}
+	if c, err := a.parse(payload(sub), nil); err != nil || c.Root != "" || c.Dir != sub {
+		t.Errorf("no .git: %+v, %v; want no root (cwd is the root)", c, err)
+	}
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := a.parse(payload(sub), nil); err != nil || c.Root != root || c.Dir != sub {
+		t.Errorf("under a .git: %+v, %v; want root %s", c, err, root)
 	}
 }
