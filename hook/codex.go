@@ -27,6 +27,7 @@ var codex = &Agent{
 	answer: answerCodex,
 	settings: settingsSpec{
 		userFile:    ".codex/hooks.json",
+		homeEnv:     "CODEX_HOME",
 		projectFile: ".codex/hooks.json",
 		event:       "PreToolUse",
 		matcher:     "Bash",

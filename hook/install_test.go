@@ -112,3 +112,24 @@ func TestInstallWritesWhatDocsShow(t *testing.T) {
 		}
 	}
 }
+
+// The user settings are where the agent reads them: Codex's in $CODEX_HOME
+// when it is set.
+func TestUserSettings(t *testing.T) {
+	env := func(k string) string { return map[string]string{"CODEX_HOME": "/srv/codex"}[k] }
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		agent  string
+		getenv func(string) string
+		want   string
+	}{
+		{"codex", none, "/home/u/.codex/hooks.json"},
+		{"codex", env, "/srv/codex/hooks.json"},
+		{"claude-code", env, "/home/u/.claude/settings.json"},
+	} {
+		a, _ := Lookup(tc.agent)
+		if got := a.UserSettings("/home/u", tc.getenv); got != filepath.FromSlash(tc.want) {
+			t.Errorf("%s: %s, want %s", tc.agent, got, tc.want)
+		}
+	}
+}
