@@ -319,3 +319,71 @@ func sandboxHelpers(t *testing.T) []int {
 	}
 	return pids
 }
+
+// A command that writes two protected paths is one question naming both, and
+// the approval keeps both: the question used to name only the first, and the
+// second was quarantined although the user approved the command that wrote it.
+func TestApprovalNamesEveryPathOfACommand(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	var shown []string
+	approve := shellgate.WithApprover(func(_ context.Context, q shellgate.Question) shellgate.Answer {
+		shown = append(shown, q.Reason)
+		return shellgate.AllowOnce
+	})
+	env := run(t, g, shellgate.Request{Command: `echo '{}' | tee .envrc .mcp.json`}, approve)
+	if len(shown) != 1 || !strings.Contains(shown[0], filepath.Join(l.root, ".envrc")) || !strings.Contains(shown[0], filepath.Join(l.root, ".mcp.json")) {
+		t.Errorf("want one question naming .envrc and .mcp.json, got %q", shown)
+	}
+	for _, f := range []string{".envrc", ".mcp.json"} {
+		if b, err := os.ReadFile(filepath.Join(l.root, f)); err != nil || string(b) != "{}\n" {
+			t.Errorf("the approved %s: %q %v\n%s", f, b, err, env.Text)
+		}
+	}
+}
+
+// A terminal job sent right after the sandbox's helper died runs in a new
+// session (and says so), as a plain command does, instead of failing with
+// "the session ended": its terminal is opened in the new session.
+func TestSandboxRestartTerminal(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	before := sandboxHelpers(t)
+	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
+	ours := func() []int {
+		var pids []int
+		for _, pid := range sandboxHelpers(t) {
+			if !slices.Contains(before, pid) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	for round := range 2 {
+		if env := srun(t, s, shellgate.Request{Command: "echo up"}); env.Error != nil {
+			t.Fatalf("round %d, before the kill: %s", round, env.Text)
+		}
+		helpers := ours()
+		if len(helpers) != 1 {
+			t.Fatalf("round %d: want the session's one helper, found %v", round, helpers)
+		}
+		must(t, syscall.Kill(helpers[0], syscall.SIGKILL))
+		if round == 1 { // the session has seen it go
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat("/proc/" + strconv.Itoa(helpers[0])); err != nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the killed helper lives on")
+				}
+			}
+		}
+		env := srun(t, s, shellgate.Request{Command: "tty; [ -t 0 ] && echo interactive", TTY: true})
+		if env.Error != nil || !strings.Contains(env.Data.Stdout, "interactive") || !strings.Contains(env.Text, "new sandbox session") {
+			t.Fatalf("round %d, a terminal job right after the helper was killed:\n%s", round, env.Text)
+		}
+		before = append(before, helpers[0])
+	}
+}

@@ -22,7 +22,7 @@ const (
 // startTerminal starts the command on a pseudo-terminal: what it prints is
 // kept raw in the job's log and rendered on a screen, which reads return.
 func (c *call) startTerminal(req Request) (*jobs.Job, error) {
-	master, slave, err := c.s.sup.OpenTerminal(terminalCols, terminalRows)
+	master, slave, renewed, err := c.s.sup.OpenTerminal(terminalCols, terminalRows)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (c *call) startTerminal(req Request) (*jobs.Job, error) {
 		master.Close()
 	}()
 	spec := c.s.spec(c.a, req.Command, c.s.exports.Apply(env), nil, nil, nil)
-	spec.Terminal = slave
+	spec.Terminal, spec.TerminalNote = slave, renewed // a new sandbox session: the model is told
 	spec.Env = append(spec.Env, "TERM=xterm-256color", fmt.Sprintf("COLUMNS=%d", terminalCols), fmt.Sprintf("LINES=%d", terminalRows))
 	c.run(jctx, job, spec, master, drained)
 	return job, nil

@@ -110,28 +110,45 @@ export const AGENTS = {
   },
   codex: {
     bin: 'codex',
-    // Codex offers an MCP server's tools in a namespace, mcp__shellgate.
-    tool: { mcp: (n) => n === 'run_shell_command' },
-    setup(l, url, mode, { approve = true } = {}) {
+    // Codex offers an MCP server's tools in a namespace, mcp__shellgate; its
+    // own shell tool is exec_command (the hook sees it as Bash).
+    tool: { mcp: (n) => n === 'run_shell_command', hook: (n) => n === 'exec_command' },
+    setup(l, url, mode, { approve = true, trust = true } = {}) {
       const codexHome = join(l.home, '.codex');
       mkdirSync(codexHome, { recursive: true });
       const q = JSON.stringify;
-      // As docs/clients.md says, default_tools_approval_mode included.
-      writeFileSync(join(codexHome, 'config.toml'), [
-        'model = "stand-in"',
-        'model_provider = "standin"',
-        '[model_providers.standin]',
-        'name = "stand-in"',
-        `base_url = ${q(`${url}/v1`)}`,
-        'wire_api = "responses"',
+      const args = ['exec', '--skip-git-repo-check', '-C', l.root, 'Run the command.'];
+      const mcp = [
         '[mcp_servers.shellgate]',
         `command = ${q(BIN)}`,
         `args = ${q(shellgateArgs(l))}`,
         'tool_timeout_sec = 600',
+        // As docs/clients.md says, default_tools_approval_mode included.
         ...(approve ? ['default_tools_approval_mode = "approve"'] : []),
+      ];
+      // The hook: its own shell runs commands in its workspace-write sandbox,
+      // as a user would run it, and hooks.json as `shellgate install codex`
+      // writes it.
+      const hook = ['sandbox_mode = "workspace-write"'];
+      writeFileSync(join(codexHome, 'config.toml'), [
+        'model = "stand-in"',
+        'model_provider = "standin"',
+        ...(mode === 'hook' ? hook : []),
+        '[model_providers.standin]',
+        'name = "stand-in"',
+        `base_url = ${q(`${url}/v1`)}`,
+        'wire_api = "responses"',
+        ...(mode === 'mcp' ? mcp : []),
         '',
       ].join('\n'));
-      return { env: { ...baseEnv(l), CODEX_HOME: codexHome }, args: ['exec', '--skip-git-repo-check', '-C', l.root, 'Run the command.'] };
+      if (mode === 'hook') {
+        const entry = { type: 'command', command: `${BIN} hook codex`, timeout: 10 };
+        writeFileSync(join(codexHome, 'hooks.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [entry] }] } }));
+        // Headless, a hook runs only when trusted (the TUI's /hooks records
+        // that) or with this flag, which docs/clients.md gives for automation.
+        if (trust) args.splice(1, 0, '--dangerously-bypass-hook-trust');
+      }
+      return { env: { ...baseEnv(l), CODEX_HOME: codexHome }, args };
     },
   },
   'gemini-cli': {

@@ -5,7 +5,7 @@
 // is skipped with the reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENTS, missing, runAgent } from './agents.mjs';
 
@@ -28,6 +28,7 @@ const plain = (r) => (r.response ? Object.values(r.response).join('\n') : r.text
 const SCENARIOS = [
   {
     name: 'echo hi',
+    doc: '`echo hi`',
     args: { command: 'echo hi' },
     check(text, agent, n) {
       has(text, /Command succeeded: echo hi\n/);
@@ -39,6 +40,7 @@ const SCENARIOS = [
   },
   {
     name: 'refusal',
+    doc: '`sudo apt-get install cowsay`',
     args: { command: 'sudo apt-get install cowsay' },
     check(text, agent, n) {
       has(text, /Command not run/);
@@ -49,6 +51,7 @@ const SCENARIOS = [
   },
   {
     name: 'timeout',
+    doc: '`sleep 30`',
     args: { command: 'sleep 30', timeout_ms: 1000 },
     check(text, agent, n) {
       has(text, /Timed out after 1s: sleep 30/);
@@ -58,6 +61,7 @@ const SCENARIOS = [
   },
   {
     name: '5 MB of output',
+    doc: '5 MiB of output',
     args: { command: FIVE_MB },
     check(text, agent, n) {
       // Bounded, the tail kept, the whole output's file named, and nothing cut
@@ -72,6 +76,7 @@ const SCENARIOS = [
   },
   {
     name: '5 MB, then 9 KB on stderr',
+    doc: 'the same, then 9 KB on stderr',
     args: { command: `${FIVE_MB}; seq 1 2000 >&2` },
     check(text) {
       // Both streams' last lines reach the model.
@@ -84,6 +89,36 @@ const SCENARIOS = [
 
 // The characters each model read, per call, for docs/clients.md.
 const measured = [];
+
+// docs/clients.md's tables of the characters each model reads, so that the page
+// cannot drift from what the agents do: a figure may differ from the page by 2 %
+// or 24 characters, whichever is more (a run's wall time, process group id and
+// spill file name vary in length).
+const clientsDoc = readFileSync(new URL('../docs/clients.md', import.meta.url), 'utf8');
+const COLUMN = { 'claude-code': 'Claude Code', codex: 'Codex', 'gemini-cli': 'Gemini CLI' };
+function documented(header, row, agent) {
+  const lines = clientsDoc.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(header));
+  assert.ok(start >= 0, `docs/clients.md has no table headed ${header}`);
+  const cells = (l) => l.split('|').slice(1, -1).map((c) => c.trim());
+  const col = cells(lines[start]).findIndex((c) => c.startsWith(COLUMN[agent]));
+  assert.ok(col > 0, `docs/clients.md's table ${header} has no column for ${COLUMN[agent]}`);
+  for (let i = start + 2; i < lines.length && lines[i].startsWith('|'); i++) {
+    const c = cells(lines[i]);
+    if (!c[0].startsWith(row)) continue;
+    const m = /^(\d[\d ]*)/.exec(c[col]);
+    assert.ok(m, `docs/clients.md, ${header} / ${row} / ${COLUMN[agent]}: no figure in ${JSON.stringify(c[col])}`);
+    return Number(m[1].replace(/ /g, ''));
+  }
+  assert.fail(`docs/clients.md's table ${header} has no row ${row}`);
+}
+function asDocumented(header, row, agent, n) {
+  const want = documented(header, row, agent);
+  const slack = Math.max(24, Math.round(want * 0.02));
+  assert.ok(Math.abs(n - want) <= slack, `the model read ${n} characters; docs/clients.md (${row}, ${COLUMN[agent]}) says ${want}: update the page`);
+}
+const MCP_TABLE = '| call | Claude Code | Codex | Gemini CLI |';
+const HOOK_TABLE = '| call | Claude Code (`Bash`)';
 process.on('exit', () => {
   if (measured.length) console.log(`# characters the model read\n${measured.map((m) => `# ${m}`).join('\n')}`);
 });
@@ -100,6 +135,7 @@ for (const agent of Object.keys(AGENTS)) {
     const head = run.offered.description.slice(0, 2000);
     for (const needle of [/timeout_ms/, /run_in_background/, /Refused/, /full_output_path/]) has(head, needle);
     measured.push(`${agent} mcp: tool description ${run.offered.description.length} characters`);
+    asDocumented(MCP_TABLE, "the tool's description", agent, run.offered.description.length);
     if (agent === 'gemini-cli') {
       assert.ok(!run.offered.tools.includes('run_shell_command'), `Gemini CLI's own shell is offered too: ${run.offered.tools}`);
     }
@@ -108,6 +144,7 @@ for (const agent of Object.keys(AGENTS)) {
         const r = run.results[i];
         assert.ok(r, `no result of call ${i} (${s.name}) reached the model; ${run.results.length} did:\n${run.stderr.slice(-2000)}`);
         measured.push(`${agent} mcp ${s.name}: ${r.text.length}`);
+        asDocumented(MCP_TABLE, s.doc, agent, r.text.length);
         // Bounds on what the model read; content in the text it holds (Gemini
         // CLI gives its model the result as a JSON object).
         s.check(plain(r), agent, r.text.length);
@@ -132,6 +169,12 @@ const HOOK_CALLS = {
     { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
     { command: 'python3 -c "print(6*7)"', description: 'Compute' },
   ],
+  // Codex's own shell tool, exec_command, takes cmd.
+  codex: [
+    { cmd: 'echo hi' },
+    { cmd: 'sudo apt-get install cowsay' },
+    { cmd: 'python3 -c "print(6*7)"' },
+  ],
   'gemini-cli': [
     { command: 'echo hi', description: 'Say hi' },
     { command: 'sudo apt-get install cowsay', description: 'Install cowsay' },
@@ -147,7 +190,9 @@ for (const agent of Object.keys(HOOK_CALLS)) {
     const result = (i) => {
       const r = run.results[i];
       assert.ok(r, `no result of call ${i} reached the model:\n${run.stderr.slice(-2000)}`);
-      measured.push(`${agent} hook ${HOOK_CALLS[agent][i].command}: ${r.text.length}`);
+      const command = HOOK_CALLS[agent][i].command ?? HOOK_CALLS[agent][i].cmd;
+      measured.push(`${agent} hook ${command}: ${r.text.length}`);
+      asDocumented(HOOK_TABLE, `\`${command}\``, agent, r.text.length);
       return r.text;
     };
     await t.test('allowed: echo hi runs', () => {
@@ -165,6 +210,37 @@ for (const agent of Object.keys(HOOK_CALLS)) {
     });
   });
 }
+
+// Codex: what the hook refuses does not run, what it allows does; a hook Codex
+// does not trust is skipped without a word, so docs/clients.md says how to trust it.
+test('codex: a command the hook refuses does not run, one it allows does', { skip: missing('codex') || false, timeout: 240000 }, async (t) => {
+  const calls = [
+    { cmd: 'touch allowed.txt' },
+    { cmd: 'touch denied.txt && sudo true' },
+    { cmd: `python3 -c "open('asked.txt', 'w')"` },
+  ];
+  const run = await runAgent('codex', calls, { mode: 'hook' });
+  assert.equal(run.code, 0, `codex exited with ${run.code}:\n${run.stderr.slice(-2000)}`);
+  const made = (f) => existsSync(join(run.lab.root, f));
+  await t.test('allowed: it ran', () => {
+    assert.ok(made('allowed.txt'), `allowed.txt was not made; the model read:\n${run.results[0]?.text}`);
+  });
+  await t.test('denied: it did not run, and the model reads why', () => {
+    assert.ok(!made('denied.txt'), 'denied.txt was made: the refused line ran');
+    has(run.results[1].text, /^Command blocked by PreToolUse hook: shellgate \(privilege\)/);
+    lacks(run.results[1].text, /\.\. Command:/);
+  });
+  await t.test('asked: refused, saying approval is needed and how to give it', () => {
+    assert.ok(!made('asked.txt'), 'asked.txt was made: the asked command ran');
+    has(run.results[2].text, /rule code-execution/);
+    has(run.results[2].text, /Approval required, and Codex's hook cannot ask for it/);
+    has(run.results[2].text, /\[policy\] allow = /);
+  });
+  const untrusted = await runAgent('codex', [calls[1]], { mode: 'hook', setup: { trust: false } });
+  await t.test('a hook Codex does not trust is skipped', () => {
+    assert.ok(existsSync(join(untrusted.lab.root, 'denied.txt')), `the untrusted hook refused; the model read:\n${untrusted.results[0]?.text}`);
+  });
+});
 
 // The hook with the prefix: Claude Code runs each command through
 // `shellgate exec` in the sandbox, and the hook decides as that sandbox will.

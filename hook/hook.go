@@ -1,12 +1,13 @@
 // Package hook answers coding agents' pre-tool hooks with shellgate's policy: Claude
-// Code's PreToolUse, Gemini CLI's BeforeTool and Cursor's beforeShellExecution.
+// Code's and Codex's PreToolUse, Gemini CLI's BeforeTool and Cursor's
+// beforeShellExecution.
 //
 // Each agent has its own file, which reads that agent's documented payload into a
 // Call and writes the verdict in that agent's documented answer; the decision itself
 // is the caller's (the CLI passes Agent.Decide, which checks Calls with
 // shellgate.Checker, the same policy as every other face). Handle ties them together and fails closed: a payload that
 // cannot be read is refused with a message on stderr and exit status 2, the
-// blocking status of all three agents. The same files merge the hook into each
+// blocking status of every agent here. The same files merge the hook into each
 // agent's settings (install.go).
 package hook
 
@@ -32,7 +33,7 @@ const (
 	maxPayload = 4 << 20
 )
 
-// ExitBlock is the exit status that blocks the tool call in all three agents,
+// ExitBlock is the exit status that blocks the tool call in every agent here,
 // with stderr as the reason.
 const ExitBlock = 2
 
@@ -87,7 +88,7 @@ func (a *Agent) Decide(cfg shellgate.Config, c Call) (policy.Verdict, error) {
 
 // Agent is one agent's hook protocol.
 type Agent struct {
-	// Name is the agent as the CLI names it: "claude-code", "gemini-cli", "cursor".
+	// Name is the agent as the CLI names it: "claude-code", "codex", "gemini-cli", "cursor".
 	Name string
 	// parse reads a payload; getenv gives the hook's environment, where some
 	// agents report the project directory.
@@ -105,6 +106,7 @@ type Agent struct {
 
 var agents = map[string]*Agent{
 	claudeCode.Name: claudeCode,
+	codex.Name:      codex,
 	geminiCLI.Name:  geminiCLI,
 	cursor.Name:     cursor,
 }

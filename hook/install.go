@@ -3,13 +3,17 @@ package hook
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
 
 // settingsSpec is where an agent keeps its hooks and the shape of one entry.
 type settingsSpec struct {
-	userFile    string // relative to the home directory
+	userFile string // relative to the home directory
+	// homeEnv names a variable that moves the agent's own directory (Codex's
+	// CODEX_HOME, for ~/.codex): userFile's base name is then looked up in it.
+	homeEnv     string
 	projectFile string // relative to the project root
 	event       string // the key under "hooks"
 	matcher     string // the tool matcher of the group; "" for none
@@ -19,8 +23,12 @@ type settingsSpec struct {
 	flat        bool // Cursor: entries sit directly under the event, with "version": 1 at the top
 }
 
-// UserSettings is the agent's settings file in home.
-func (a *Agent) UserSettings(home string) string {
+// UserSettings is the agent's settings file in home, or in the directory the
+// agent's own variable names (getenv), as the agent reads it.
+func (a *Agent) UserSettings(home string, getenv func(string) string) string {
+	if d := getenv(a.settings.homeEnv); a.settings.homeEnv != "" && d != "" {
+		return filepath.Join(d, path.Base(a.settings.userFile))
+	}
 	return filepath.Join(home, filepath.FromSlash(a.settings.userFile))
 }
 

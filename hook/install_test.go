@@ -1,6 +1,10 @@
 package hook
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -79,6 +83,53 @@ func TestInstallRefusesOtherShapes(t *testing.T) {
 	for _, data := range []string{`[]`, `{"hooks": 1}`, `{"hooks": {"beforeShellExecution": {}}}`, `{"a": 1} {"b": 2}`, `{"a": }`} {
 		if _, err := a.Install([]byte(data), "shellgate hook cursor"); err == nil {
 			t.Errorf("%s: no error", data)
+		}
+	}
+}
+
+// `shellgate install AGENT` on an empty file writes what docs/clients.md shows,
+// under the heading of the agent's section.
+func TestInstallWritesWhatDocsShow(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "clients.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, heading := range map[string]string{"codex": "## Codex\n", "gemini-cli": "## Gemini CLI\n", "cursor": "## Cursor\n"} {
+		a, _ := Lookup(name)
+		got, err := a.Install(nil, "/usr/local/bin/shellgate hook "+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(doc), heading)
+		_, block, ok2 := strings.Cut(section, "```json\n")
+		block, _, ok3 := strings.Cut(block, "```")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("%s: docs/clients.md has no JSON block under %q", name, heading)
+		}
+		var want, have any
+		if json.Unmarshal([]byte(block), &want) != nil || json.Unmarshal(got, &have) != nil || !reflect.DeepEqual(want, have) {
+			t.Errorf("%s: install writes\n%s\ndocs/clients.md shows\n%s", name, got, block)
+		}
+	}
+}
+
+// The user settings are where the agent reads them: Codex's in $CODEX_HOME
+// when it is set.
+func TestUserSettings(t *testing.T) {
+	env := func(k string) string { return map[string]string{"CODEX_HOME": "/srv/codex"}[k] }
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		agent  string
+		getenv func(string) string
+		want   string
+	}{
+		{"codex", none, "/home/u/.codex/hooks.json"},
+		{"codex", env, "/srv/codex/hooks.json"},
+		{"claude-code", env, "/home/u/.claude/settings.json"},
+	} {
+		a, _ := Lookup(tc.agent)
+		if got := a.UserSettings("/home/u", tc.getenv); got != filepath.FromSlash(tc.want) {
+			t.Errorf("%s: %s, want %s", tc.agent, got, tc.want)
 		}
 	}
 }

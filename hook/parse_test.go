@@ -1,8 +1,14 @@
 package hook
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/policy"
 )
 
 func TestParsePayloads(t *testing.T) {
@@ -28,6 +34,12 @@ func TestParsePayloads(t *testing.T) {
 		{"claude other event", "claude-code", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, nil, Call{}, true},
 		{"claude no tool", "claude-code", `{"hook_event_name":"PreToolUse"}`, nil, Call{}, true},
 		{"claude input not an object", "claude-code", `{"tool_name":"Bash","tool_input":"ls"}`, nil, Call{}, true},
+		{"codex bash: the root is cwd", "codex", `{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/p/sub","turn_id":"t","tool_input":{"command":"ls"}}`,
+			map[string]string{"CLAUDE_PROJECT_DIR": "/p", "CLAUDE_CODE_SHELL_PREFIX": "/x/shellgate-exec"}, Call{Shell: true, Command: "ls", Dir: "/p/sub"}, false},
+		{"codex apply_patch", "codex", `{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`, nil, Call{}, false},
+		{"codex mcp tool", "codex", `{"hook_event_name":"PreToolUse","tool_name":"mcp__shellgate__run_shell_command","tool_input":{"command":"ls"}}`, nil, Call{}, false},
+		{"codex other event", "codex", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, nil, Call{}, true},
+		{"codex no command", "codex", `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}`, nil, Call{}, true},
 		{"gemini dir_path relative to the root", "gemini-cli", `{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","cwd":"/p/a","tool_input":{"command":"ls","dir_path":"b"}}`,
 			map[string]string{"GEMINI_PROJECT_DIR": "/p"}, Call{Shell: true, Command: "ls", Dir: "/p/b", Root: "/p"}, false},
 		{"gemini dir_path absolute", "gemini-cli", `{"tool_name":"run_shell_command","cwd":"/p","tool_input":{"command":"ls","dir_path":"/p/c"}}`,
@@ -52,5 +64,49 @@ func TestParsePayloads(t *testing.T) {
 				t.Errorf("got %+v, %v; want %+v, error %v", got, err, tc.want, tc.err)
 			}
 		})
+	}
+}
+
+// Codex 0.171 takes only "deny" (with a reason): an allow is no decision and an
+// ask a deny that says approval is needed and how the user can give it.
+func TestCodexAnswers(t *testing.T) {
+	tests := []struct {
+		v    policy.Verdict
+		want string
+	}{
+		{policy.Verdict{Decision: policy.Allow}, `{}`},
+		{policy.Verdict{Decision: policy.Deny, Rule: "privilege", Reason: "No sudo."},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate (privilege): No sudo"}}`},
+		{policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "Hands work to docker.", SessionKey: "docker run"},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate (sandbox-escape): Hands work to docker. Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow such commands by adding [policy] allow = [\"docker run *\"] to ~/.config/shellgate/config.toml"}}`},
+	}
+	a, _ := Lookup("codex")
+	for _, tc := range tests {
+		res := a.encode(a.answer(tc.v))
+		if got := strings.TrimSpace(string(res.Stdout)); got != tc.want || res.Exit != 0 {
+			t.Errorf("%s: got %s (exit %d)\nwant %s", tc.v.Decision, got, res.Exit, tc.want)
+		}
+	}
+}
+
+// Codex's cwd is the call's workdir: the root is the git work tree above it.
+func TestCodexRootIsTheGitWorkTree(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := Lookup("codex")
+	payload := func(cwd string) []byte {
+		return []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":` + strconv.Quote(cwd) + `,"tool_input":{"command":"ls"}}`)
+	}
+	if c, err := a.parse(payload(sub), nil); err != nil || c.Root != "" || c.Dir != sub {
+		t.Errorf("no .git: %+v, %v; want no root (cwd is the root)", c, err)
+	}
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := a.parse(payload(sub), nil); err != nil || c.Root != root || c.Dir != sub {
+		t.Errorf("under a .git: %+v, %v; want root %s", c, err, root)
 	}
 }

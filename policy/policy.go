@@ -286,6 +286,7 @@ type check struct {
 func (x *check) verdict(c Covers, approved func(string) bool) Verdict {
 	v := Verdict{Decision: Allow, Commands: x.a.Commands, ReadOnly: x.readOnly()}
 	var best *hit
+	var asksPaths []*hit    // the hits that count and name a protected path
 	var counts map[int]bool // commands with a hit that counts, where a fallback asks
 	passes := 1
 	for i := range x.hits {
@@ -316,9 +317,12 @@ func (x *check) verdict(c Covers, approved func(string) bool) Verdict {
 				continue
 			}
 			x.consider(h, &best)
+			if h.path != "" {
+				asksPaths = append(asksPaths, h)
+			}
 		}
 	}
-	return x.decide(v, best)
+	return x.decide(v, best, asksPaths)
 }
 
 // consider makes h the best hit if it decides before *best.
@@ -334,8 +338,9 @@ func (x *check) consider(h *hit, best **hit) {
 	}
 }
 
-// decide fills v from the best hit.
-func (x *check) decide(v Verdict, best *hit) Verdict {
+// decide fills v from the best hit; withPaths are the hits that count and name
+// a protected path, of which those of best's command and key are one question.
+func (x *check) decide(v Verdict, best *hit, withPaths []*hit) Verdict {
 	if best == nil || best.decision == Allow {
 		return v
 	}
@@ -348,7 +353,17 @@ func (x *check) decide(v Verdict, best *hit) Verdict {
 	case best.decision == Ask:
 		v.SessionKey = best.key
 		if best.path != "" {
+			// The command writes each: the question names every one, and
+			// an approval keeps exactly those (the first is in the reason).
 			v.Paths = []string{best.path}
+			for _, h := range withPaths {
+				if h.decision == Ask && h.rule == best.rule && h.cmd == best.cmd && h.key == best.key && !slices.Contains(v.Paths, h.path) {
+					v.Paths = append(v.Paths, h.path)
+				}
+			}
+			if len(v.Paths) > 1 {
+				v.Reason += fmt.Sprintf(" It would also write %s, protected the same way.", strings.Join(v.Paths[1:], ", "))
+			}
 		}
 	}
 	return v

@@ -24,7 +24,8 @@ would contain is asked about (python3 -c, perl -e, reading ~/.ssh) — unless Cl
 Code's CLAUDE_CODE_SHELL_PREFIX runs commands through shellgate-exec: then the
 hook decides as that exec and its sandbox will.
 
-Agents: claude-code (PreToolUse), gemini-cli (BeforeTool), cursor (beforeShellExecution).
+Agents: claude-code and codex (PreToolUse), gemini-cli (BeforeTool), cursor
+(beforeShellExecution).
 Install it with: shellgate install AGENT. See docs/clients.md.
 
 Exit status: 0 with the answer on stdout; 2 (the agents' blocking status) with a

@@ -45,6 +45,19 @@ var hookAgents = map[string]struct {
 		},
 		shell: "claude-code-bash.json", other: "claude-code-write.json", pass: "",
 	},
+	"codex": {
+		commandPath: []string{"tool_input", "command"}, cwdPath: []string{"cwd"},
+		// Codex takes only "deny"; no decision ({}) lets the command go on.
+		decision: func(m map[string]any) string {
+			h, ok := m["hookSpecificOutput"].(map[string]any)
+			if !ok {
+				return "allow"
+			}
+			s, _ := h["permissionDecision"].(string)
+			return s
+		},
+		shell: "codex-bash.json", other: "codex-apply-patch.json", pass: "",
+	},
 	"gemini-cli": {
 		commandPath: []string{"tool_input", "command"}, cwdPath: []string{"cwd"}, rootEnv: "GEMINI_PROJECT_DIR",
 		decision: func(m map[string]any) string { s, _ := m["decision"].(string); return s },
@@ -122,7 +135,7 @@ func TestHookBinary(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildBinary(t)
-	askWord := map[string]string{"claude-code": "ask", "gemini-cli": "deny", "cursor": "ask"} // Gemini documents no ask
+	askWord := map[string]string{"claude-code": "ask", "codex": "deny", "gemini-cli": "deny", "cursor": "ask"} // Codex and Gemini take no ask
 	for agent, spec := range hookAgents {
 		t.Run(agent, func(t *testing.T) {
 			schema := loadSchema(t, agent)
@@ -226,7 +239,7 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildBinary(t)
-	notAllowed := map[string]string{"claude-code": "ask", "gemini-cli": "deny", "cursor": "ask"}
+	notAllowed := map[string]string{"claude-code": "ask", "codex": "deny", "gemini-cli": "deny", "cursor": "ask"}
 	unconfined := []struct{ command, rule string }{
 		{`python3 -c 'open("x","w")'`, "code-execution"},
 		{`perl -e 'print 1'`, "code-execution"},
@@ -434,8 +447,8 @@ func TestHookUsage(t *testing.T) {
 		args []string
 		errs string
 	}{
-		{nil, "shellgate hook: no agent given; want one of claude-code, cursor, gemini-cli" + see},
-		{[]string{"vscode"}, `shellgate hook: unknown agent "vscode"; want one of claude-code, cursor, gemini-cli` + see},
+		{nil, "shellgate hook: no agent given; want one of claude-code, codex, cursor, gemini-cli" + see},
+		{[]string{"vscode"}, `shellgate hook: unknown agent "vscode"; want one of claude-code, codex, cursor, gemini-cli` + see},
 		{[]string{"claude-code", "--bogus"}, "shellgate hook: flag provided but not defined: -bogus" + see},
 		{[]string{"claude-code", "extra"}, `shellgate hook: unexpected arguments ["extra"]` + see},
 	} {

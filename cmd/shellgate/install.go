@@ -17,10 +17,10 @@ const installUsage = `Usage: shellgate install   AGENT [--settings FILE | --proj
        shellgate uninstall AGENT [--settings FILE | --project] [--dry-run]
 
 Adds "shellgate hook AGENT" to the agent's settings file (Claude Code:
-~/.claude/settings.json, Gemini CLI: ~/.gemini/settings.json, Cursor:
-~/.cursor/hooks.json), or removes it. The file is merged, not replaced: other
+~/.claude/settings.json, Codex: ~/.codex/hooks.json or $CODEX_HOME/hooks.json,
+Gemini CLI: ~/.gemini/settings.json, Cursor: ~/.cursor/hooks.json), or removes it. The file is merged, not replaced: other
 settings and hooks keep their place. The change is shown as a diff; --dry-run shows
-it without writing. Agents: claude-code, gemini-cli, cursor.
+it without writing. Agents: claude-code, codex, gemini-cli, cursor.
 
 Exit status: 0 changed, or nothing to change; 64 bad usage (unknown flag or agent);
 125 the settings file cannot be read, understood or written.
@@ -118,7 +118,7 @@ func settingsPath(agent *hook.Agent, file string, project bool, root string) (st
 	if err != nil {
 		return "", fmt.Errorf("no home directory for the user settings (give --settings FILE): %v", err)
 	}
-	return agent.UserSettings(home), nil
+	return agent.UserSettings(home, os.Getenv), nil
 }
 
 // hookCommand runs this very binary, so that the agent finds it whatever its PATH.

@@ -180,8 +180,8 @@ func TestInstallNewFileAndErrors(t *testing.T) {
 		{[]string{"install", "claude-code", "--settings", bad}, exitShellgate, "not valid JSON"},
 		{[]string{"install", "claude-code", "--settings", notObj}, exitShellgate, `"hooks" is not a JSON object`},
 		// Bad usage: one line, exit 64, as every command.
-		{[]string{"install", "vscode", "--settings", bad}, exitUsage, usage(`shellgate install: unknown agent "vscode"; want one of claude-code, cursor, gemini-cli`)},
-		{[]string{"install"}, exitUsage, usage("shellgate install: no agent given; want one of claude-code, cursor, gemini-cli")},
+		{[]string{"install", "vscode", "--settings", bad}, exitUsage, usage(`shellgate install: unknown agent "vscode"; want one of claude-code, codex, cursor, gemini-cli`)},
+		{[]string{"install"}, exitUsage, usage("shellgate install: no agent given; want one of claude-code, codex, cursor, gemini-cli")},
 		{[]string{"install", "cursor", "--settings", bad, "--project"}, exitUsage, usage("shellgate install: --settings and --project both name the file; give one")},
 		{[]string{"install", "cursor", "--bogus"}, exitUsage, usage("shellgate install: flag provided but not defined: -bogus")},
 		{[]string{"install", "cursor", "extra"}, exitUsage, usage(`shellgate install: unexpected arguments ["extra"]`)},

@@ -32,7 +32,7 @@ Usage:
   shellgate run   [flags] -- COMMAND   check, run and report a command
   shellgate check [flags] -- COMMAND   show the policy decision without running it
   shellgate mcp   [flags]              serve the shell tool over MCP (stdio, or --http ADDR)
-  shellgate hook  AGENT                answer AGENT's pre-tool hook (claude-code, gemini-cli, cursor)
+  shellgate hook  AGENT                answer AGENT's pre-tool hook (claude-code, codex, gemini-cli, cursor)
   shellgate exec  [flags] COMMAND      run COMMAND through the gate with its own stdio and exit status
   shellgate install|uninstall AGENT    add or remove the hook in AGENT's settings
   shellgate doctor                     say which sandbox layers this machine supports

@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -198,5 +199,76 @@ func TestTerminalClosedWhenNotStarted(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("reading the master did not end: the terminal was left open")
+	}
+}
+
+// goneLauncher is a terminal launcher whose session has ended: opening a
+// terminal, or starting a command on one, fails with ErrLauncherGone as
+// package sandbox's does.
+type goneLauncher struct {
+	plainLauncher
+	opens bool // OpenTerminal works (it died after)
+}
+
+func (g goneLauncher) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
+	if g.opens {
+		return OpenTerminal(cols, rows)
+	}
+	return nil, nil, fmt.Errorf("sandbox: the session ended: %w", ErrLauncherGone)
+}
+
+func (goneLauncher) LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error) {
+	return nil, fmt.Errorf("sandbox: the session ended: %w", ErrLauncherGone)
+}
+
+// liveLauncher starts terminal commands as children of this process.
+type liveLauncher struct{ plainLauncher }
+
+func (liveLauncher) LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error) {
+	return startChild(argv, env, dir, nil, nil, nil, tty)
+}
+
+// A terminal command whose launcher is gone is handled as a plain one: the
+// launcher is replaced before the terminal is opened, and the Result says so;
+// when it went between the opening and the start, the error says to run it
+// again, and the next one gets the new launcher.
+func TestTerminalLauncherGone(t *testing.T) {
+	lane.Live(t)
+	for _, died := range []string{"before the terminal", "after the terminal"} {
+		t.Run(died, func(t *testing.T) {
+			s := newSupervisor(t)
+			s.SetLauncher(goneLauncher{opens: died == "after the terminal"})
+			renewed := 0
+			s.OnLauncherGone(func() (Launcher, string, error) {
+				renewed++
+				s.SetLauncher(liveLauncher{})
+				return liveLauncher{}, "a new session", nil
+			})
+			master, slave, note, err := s.OpenTerminal(80, 24)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer master.Close()
+			go io.Copy(io.Discard, master)
+			res, err := s.Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 3"}, Terminal: slave, TerminalNote: note})
+			if died == "before the terminal" {
+				if err != nil || res.ExitCode == nil || *res.ExitCode != 3 || len(res.Notes) == 0 || res.Notes[0] != "a new session" || renewed != 1 {
+					t.Errorf("Run: %v, %+v, renewed %d; want exit 3 with the note, renewed once", err, res, renewed)
+				}
+				return
+			}
+			if !errors.Is(err, ErrLauncherGone) || !strings.Contains(err.Error(), "run it again (a new session)") || renewed != 1 {
+				t.Fatalf("Run: %v, renewed %d; want ErrLauncherGone saying to run it again", err, renewed)
+			}
+			master2, slave2, note, err := s.OpenTerminal(80, 24)
+			if err != nil || note != "" {
+				t.Fatalf("the next terminal: %v, note %q", err, note)
+			}
+			defer master2.Close()
+			go io.Copy(io.Discard, master2)
+			if res, err := s.Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 4"}, Terminal: slave2}); err != nil || res.ExitCode == nil || *res.ExitCode != 4 {
+				t.Errorf("run again: %v, %+v", err, res)
+			}
+		})
 	}
 }

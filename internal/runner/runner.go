@@ -87,6 +87,10 @@ type Spec struct {
 	// terminal is gone, and returns when the command exits without waiting for
 	// any output. Not supported on Windows.
 	Terminal *os.File
+	// TerminalNote is the note of the Supervisor's OpenTerminal that opened
+	// Terminal after replacing a launcher that was gone; Run puts it first in
+	// Result.Notes, as it does when it replaces one itself.
+	TerminalNote string
 
 	// Started, if set, is called once the command has started, with its PID,
 	// which is also the number of its process group and session (the pgid that

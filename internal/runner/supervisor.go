@@ -93,11 +93,16 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	started := time.Now()
 	proc, err := launch(launcher, spec, env, stdin, &pipes)
-	var renewed string
-	if errors.Is(err, ErrLauncherGone) && spec.Terminal == nil { // a terminal is the old launcher's
-		if l, note, ok := s.renewLauncher(launcher); ok {
+	renewed := spec.TerminalNote
+	if errors.Is(err, ErrLauncherGone) {
+		switch l, note, ok := s.renewLauncher(launcher); {
+		case ok && spec.Terminal == nil:
 			launcher, renewed = l, note
 			proc, err = launch(launcher, spec, env, stdin, &pipes)
+		case ok:
+			// The terminal is the old launcher's: the next call opens one in
+			// the new launcher.
+			err = fmt.Errorf("%w; the command was not started, as its terminal was in the old one: run it again (%s)", err, note)
 		}
 	}
 	pipes.closeChildEnds()
@@ -248,11 +253,24 @@ func (s *Supervisor) begin() (string, Launcher, error) {
 }
 
 // OpenTerminal opens a pseudo-terminal for Spec.Terminal: the launcher's own
-// where it has them (a TerminalOpener), else one of this process's.
-func (s *Supervisor) OpenTerminal(cols, rows int) (master, slave *os.File, err error) {
+// where it has them (a TerminalOpener), else one of this process's. A
+// launcher that is gone is replaced first, as Run replaces it for a command
+// without a terminal; note then says so, for Spec.TerminalNote.
+func (s *Supervisor) OpenTerminal(cols, rows int) (master, slave *os.File, note string, err error) {
 	s.mu.Lock()
 	l := s.launcher
 	s.mu.Unlock()
+	master, slave, err = openTerminal(l, cols, rows)
+	if errors.Is(err, ErrLauncherGone) {
+		if nl, n, ok := s.renewLauncher(l); ok {
+			note = n
+			master, slave, err = openTerminal(nl, cols, rows)
+		}
+	}
+	return master, slave, note, err
+}
+
+func openTerminal(l Launcher, cols, rows int) (master, slave *os.File, err error) {
 	if o, ok := l.(TerminalOpener); ok {
 		return o.OpenTerminal(cols, rows)
 	}

@@ -1,0 +1,101 @@
+package hook
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/shellgate/shellgate/policy"
+)
+
+// Codex CLI: a PreToolUse command hook (developers.openai.com/codex/hooks), in
+// ~/.codex/hooks.json. The payload is Claude Code's with Codex's extras:
+// session_id, turn_id, transcript_path, cwd, model, permission_mode,
+// hook_event_name, tool_name, tool_use_id and tool_input; Codex names its shell
+// tool Bash, with tool_input.command. Codex gives hooks no project directory,
+// and cwd is the call's workdir, so the root is the git work tree holding cwd
+// (Codex's own default project root), else cwd. Codex 0.171 takes only permissionDecision "deny" (with a
+// reason, which its model reads): "allow" and "ask" are rejected as unsupported
+// and the hook counted as failed, which runs the command. So an allow is no
+// decision ({}: Codex's own approval and sandbox apply), and an ask is a deny
+// that says what approval would take.
+var codex = &Agent{
+	Name:   "codex",
+	parse:  parseCodex,
+	answer: answerCodex,
+	settings: settingsSpec{
+		userFile:    ".codex/hooks.json",
+		homeEnv:     "CODEX_HOME",
+		projectFile: ".codex/hooks.json",
+		event:       "PreToolUse",
+		matcher:     "Bash",
+		timeoutKey:  "timeout", // seconds
+		timeout:     10,
+	},
+}
+
+func parseCodex(payload []byte, _ func(string) string) (Call, error) {
+	var p claudeCodePayload // the same fields, as Codex documents them
+	if err := decodeObject(payload, &p); err != nil {
+		return Call{}, err
+	}
+	switch {
+	case p.HookEventName != "" && p.HookEventName != "PreToolUse":
+		return Call{}, fmt.Errorf("hook_event_name is %q; this hook answers PreToolUse only", p.HookEventName)
+	case p.ToolName == "":
+		return Call{}, errors.New("the hook payload has no tool_name")
+	case p.ToolName != "Bash":
+		return Call{}, nil
+	case p.ToolInput.Command == nil:
+		return Call{}, errors.New("the Bash call has no tool_input.command string")
+	}
+	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: gitRoot(p.Cwd)}, nil
+}
+
+// gitRoot is the nearest directory at or above dir holding .git, where Codex
+// finds the project root by default (project_root_markers); "" for none, and
+// then the root is dir. Codex sets cwd to the call's workdir, which may be a
+// subdirectory of the project.
+func gitRoot(dir string) string {
+	if !filepath.IsAbs(dir) {
+		return "" // refused as a relative cwd
+	}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// codexAnswer is Codex's PreToolUse output; an empty one decides nothing.
+type codexAnswer struct {
+	HookSpecificOutput *codexDecision `json:"hookSpecificOutput,omitempty"`
+}
+
+type codexDecision struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason"`
+}
+
+func answerCodex(v policy.Verdict) any {
+	var why string
+	switch v.Decision {
+	case policy.Allow:
+		return codexAnswer{}
+	case policy.Ask:
+		// The model reads this after Codex's "Command blocked by PreToolUse hook:".
+		why = reason(v) + " Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it." +
+			allowHint(v, " The user can allow such commands by adding")
+	default:
+		why = reason(v)
+	}
+	// Codex writes "<reason>. Command: <command>": one full stop, not two.
+	why = strings.TrimSuffix(why, ".")
+	return codexAnswer{&codexDecision{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: why}}
+}
