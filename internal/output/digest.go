@@ -228,10 +228,6 @@ func startsWord(b []byte) bool {
 	return false
 }
 
-// fold sets the bit that makes an ASCII capital letter small, in every byte;
-// other bytes change too, which can only mark more bytes for startsWord.
-const fold = 0x2020202020202020
-
 // wordStarts maps a byte to the digestWords (a bit each, by index) whose first
 // letter it is in either case. It is a constant table: nothing to build at start.
 var wordStarts = [256]uint8{

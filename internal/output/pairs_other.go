@@ -41,3 +41,7 @@ func has(x uint64, c byte) uint64 {
 }
 
 const ones, tops = 0x0101010101010101, 0x8080808080808080
+
+// fold sets the bit that makes an ASCII capital letter small, in every byte;
+// other bytes change too, which can only mark more bytes for startsWord.
+const fold = 0x2020202020202020
