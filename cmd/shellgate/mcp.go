@@ -151,7 +151,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *addr == "" {
-		if err := srv.Serve(ctx, mcpserver.StdioTransport(os.Stdin, stdout)); err != nil {
+		trim := newIdleTrim(idleFree, debug.FreeOSMemory)
+		defer trim.stop()
+		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 			return exitShellgate
 		}

@@ -142,3 +142,25 @@ func BenchmarkCaptureClose(b *testing.B) {
 	b.ReportMetric(writes[len(writes)/2], "write-ms")
 	b.ReportMetric(closes[len(closes)/2], "close-ms")
 }
+
+// BenchmarkDigestScan: the digest's search alone, over 256 KiB of lines
+// holding none of its words: hex (CaptureClose's and the root package's
+// CaptureVsCat's text) and English, whose many e, t, w, f and p make the
+// pairs it looks for common. The pure-Go search of other processors is
+// `-tags purego`.
+func BenchmarkDigestScan(b *testing.B) {
+	for _, tc := range []struct{ name, line string }{
+		{"hex", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abc\n"},
+		{"english", "The quick brown fox jumps over the lazy dog; tests pass, a parser reads every token.\n"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			buf := filled(256<<10, tc.line)
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				if wordAt(buf) >= 0 {
+					b.Fatal("a word found in text without one")
+				}
+			}
+		})
+	}
+}

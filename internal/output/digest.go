@@ -2,7 +2,6 @@ package output
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -191,27 +190,25 @@ func clip(line []byte) string {
 func looksBad(line []byte) bool { return wordAt(line) >= 0 }
 
 // wordAt returns where the first of digestWords in b starts, ignoring ASCII
-// case, or -1. It looks at eight positions at a time for the first two letters
-// of a word (er, wa, fa, pa, ex, tr), with no branch for the bytes that start
-// none (a byte at a time, the branch on each 'e' or 't' missed often enough to
-// cost more than the look itself); where a pair is, one look in wordStarts
-// tells which words to try.
+// case, or -1. pairScan finds where a word's first two letters (er, ex, tr,
+// wa, fa, pa) are, sixteen positions at a time; only there does one look in
+// wordStarts tell which words to try.
 func wordAt(b []byte) int {
 	i := 0
-	for ; i+9 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:]) | fold
-		y := binary.LittleEndian.Uint64(b[i+1:]) | fold
-		r := has(y, 'r')
-		m := (has(x, 'e')&(r|has(y, 'x')) |
-			(has(x, 'w')|has(x, 'f')|has(x, 'p'))&has(y, 'a') |
-			has(x, 't')&r) & tops
+	for {
+		j, m := pairScan(b[i:])
+		i += j
+		if m == 0 {
+			break
+		}
 		for ; m != 0; m &= m - 1 {
-			// A set bit may be false (has can mark a byte above a match);
+			// A set bit may be false (a byte folded into a letter);
 			// wordStarts and hasFoldPrefix decide.
-			if j := i + bits.TrailingZeros64(m)/8; startsWord(b[j:]) {
-				return j
+			if k := i + bits.TrailingZeros32(m); startsWord(b[k:]) {
+				return k
 			}
 		}
+		i += 16
 	}
 	for ; i < len(b); i++ {
 		if wordStarts[b[i]] != 0 && startsWord(b[i:]) {
@@ -230,20 +227,6 @@ func startsWord(b []byte) bool {
 	}
 	return false
 }
-
-// fold sets the bit that makes an ASCII capital letter small, in every byte;
-// other bytes change too, which can only mark more bytes for startsWord.
-const fold = 0x2020202020202020
-
-// has marks with its top bit each byte of x equal to c, and perhaps bytes
-// above one that is (a borrow), never missing one; its other bits mean
-// nothing until masked with tops, which wordAt does once for all of them.
-func has(x uint64, c byte) uint64 {
-	v := x ^ (ones * uint64(c))
-	return (v - ones) &^ v
-}
-
-const ones, tops = 0x0101010101010101, 0x8080808080808080
 
 // wordStarts maps a byte to the digestWords (a bit each, by index) whose first
 // letter it is in either case. It is a constant table: nothing to build at start.
