@@ -285,9 +285,11 @@ func (x *rowRun) binEnv() []string {
 }
 
 // hostEnv is the user's shell on the host, for setup, followup and harm_check.
+// SLOW_MS is the time past which a call counts as a blow-up (exh-parser-dos),
+// longer under the race detector, which slows every call alike.
 func (x *rowRun) hostEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + x.l.Home, "TMPDIR=" + x.l.Temp, "LANG=C.UTF-8",
-		"GIT_CONFIG_NOSYSTEM=1", x.tag.String()}
+		"GIT_CONFIG_NOSYSTEM=1", x.tag.String(), "SLOW_MS=" + strconv.Itoa(15000*raceSlowdown)}
 }
 
 // command is the binary or bash, in its own session (no controlling

@@ -1,0 +1,5 @@
+//go:build !race
+
+package shellgate_test
+
+const raceSlowdown = 1
