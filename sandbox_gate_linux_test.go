@@ -274,15 +274,7 @@ func TestSandboxRestartRightAway(t *testing.T) {
 	requireSandbox(t)
 	before := sandboxHelpers(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
-	ours := func() []int {
-		var pids []int
-		for _, pid := range sandboxHelpers(t) {
-			if !slices.Contains(before, pid) {
-				pids = append(pids, pid)
-			}
-		}
-		return pids
-	}
+	ours := func() []int { return helpersSince(t, before) }
 	for round := range 3 { // the race is narrow: try it more than once
 		if env := srun(t, s, shellgate.Request{Command: "echo up"}); env.Error != nil {
 			t.Fatalf("round %d, before the kill: %s", round, env.Text)
@@ -301,6 +293,17 @@ func TestSandboxRestartRightAway(t *testing.T) {
 }
 
 // sandboxHelpers lists the sandbox helpers this process started.
+// helpersSince lists the sandbox helpers that were not among before.
+func helpersSince(t *testing.T, before []int) []int {
+	var pids []int
+	for _, pid := range sandboxHelpers(t) {
+		if !slices.Contains(before, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 func sandboxHelpers(t *testing.T) []int {
 	t.Helper()
 	var pids []int
@@ -352,15 +355,7 @@ func TestSandboxRestartTerminal(t *testing.T) {
 	requireSandbox(t)
 	before := sandboxHelpers(t)
 	s, _ := session(t, shellgate.Config{}, shellgate.SessionConfig{})
-	ours := func() []int {
-		var pids []int
-		for _, pid := range sandboxHelpers(t) {
-			if !slices.Contains(before, pid) {
-				pids = append(pids, pid)
-			}
-		}
-		return pids
-	}
+	ours := func() []int { return helpersSince(t, before) }
 	for round := range 2 {
 		if env := srun(t, s, shellgate.Request{Command: "echo up"}); env.Error != nil {
 			t.Fatalf("round %d, before the kill: %s", round, env.Text)

@@ -39,6 +39,18 @@ type claudeCodePayload struct {
 }
 
 func parseClaudeCode(payload []byte, getenv func(string) string) (Call, error) {
+	c, err := parsePreToolUseBash(payload)
+	if err != nil || !c.Shell {
+		return c, err
+	}
+	c.Root = getenv("CLAUDE_PROJECT_DIR")
+	c.Prefixed, c.PrefixProgram, c.PrefixFlags = shellgatePrefix(getenv("CLAUDE_CODE_SHELL_PREFIX"))
+	return c, nil
+}
+
+// parsePreToolUseBash reads a PreToolUse payload as Claude Code and Codex
+// send it: a Bash call's command and directory, or no shell call.
+func parsePreToolUseBash(payload []byte) (Call, error) {
 	var p claudeCodePayload
 	if err := decodeObject(payload, &p); err != nil {
 		return Call{}, err
@@ -53,9 +65,7 @@ func parseClaudeCode(payload []byte, getenv func(string) string) (Call, error) {
 	case p.ToolInput.Command == nil:
 		return Call{}, errors.New("the Bash call has no tool_input.command string")
 	}
-	c := Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: getenv("CLAUDE_PROJECT_DIR")}
-	c.Prefixed, c.PrefixProgram, c.PrefixFlags = shellgatePrefix(getenv("CLAUDE_CODE_SHELL_PREFIX"))
-	return c, nil
+	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd}, nil
 }
 
 // shellgatePrefix reads CLAUDE_CODE_SHELL_PREFIX as Claude Code does (docs/clients.md):

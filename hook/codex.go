@@ -1,8 +1,6 @@
 package hook
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,21 +35,11 @@ var codex = &Agent{
 }
 
 func parseCodex(payload []byte, _ func(string) string) (Call, error) {
-	var p claudeCodePayload // the same fields, as Codex documents them
-	if err := decodeObject(payload, &p); err != nil {
-		return Call{}, err
+	c, err := parsePreToolUseBash(payload) // the same fields, as Codex documents them
+	if c.Shell {
+		c.Root = gitRoot(c.Dir)
 	}
-	switch {
-	case p.HookEventName != "" && p.HookEventName != "PreToolUse":
-		return Call{}, fmt.Errorf("hook_event_name is %q; this hook answers PreToolUse only", p.HookEventName)
-	case p.ToolName == "":
-		return Call{}, errors.New("the hook payload has no tool_name")
-	case p.ToolName != "Bash":
-		return Call{}, nil
-	case p.ToolInput.Command == nil:
-		return Call{}, errors.New("the Bash call has no tool_input.command string")
-	}
-	return Call{Shell: true, Command: *p.ToolInput.Command, Dir: p.Cwd, Root: gitRoot(p.Cwd)}, nil
+	return c, err
 }
 
 // gitRoot is the nearest directory at or above dir holding .git, where Codex
