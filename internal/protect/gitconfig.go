@@ -134,6 +134,21 @@ func GitRunsFrom(root, home string, linked Linked) []string {
 	return paths
 }
 
+// NestedRunsFrom is GitRunsFrom for a repository nested in the root, top
+// being its work tree: its git directory is its .git, or the one its .git
+// file names (a submodule's, in the root's .git/modules).
+func NestedRunsFrom(top, home string) []string {
+	var l Linked
+	if b, err := os.ReadFile(filepath.Join(top, ".git")); err == nil && len(b) <= 4096 {
+		gitDir, ok := gitFileDir(top, b)
+		if !ok {
+			return nil
+		}
+		l = Linked{GitDir: gitDir, Common: gitDir}
+	}
+	return GitRunsFrom(top, home, l)
+}
+
 // valuePaths are the paths in root that a config value's words name, as git
 // runs them from the top of the work tree (a hooks directory, a script, the
 // file a shell command reads): an absolute word, one with a slash or a

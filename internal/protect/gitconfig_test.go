@@ -70,3 +70,23 @@ func TestGitRunsFromLinked(t *testing.T) {
 		t.Errorf("GitRunsFrom = %q\nwant %q", got, want)
 	}
 }
+
+// A nested repository's config names paths in its own work tree, whether its
+// git directory is its .git or the one its .git file names (a submodule's).
+func TestNestedRunsFrom(t *testing.T) {
+	root := t.TempDir()
+	for p, s := range map[string]string{
+		"a/.git/config":                  "[core]\n\thooksPath = .githooks\n",
+		"b/.git":                         "gitdir: ../.git/modules/b\n",
+		".git/modules/b/config":          "[filter \"s\"]\n\tclean = ./clean.sh\n",
+		".git/modules/b/config.worktree": "",
+	} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, p), []byte(s), 0o644))
+	}
+	for dir, want := range map[string]string{"a": "a/.githooks", "b": "b/clean.sh"} {
+		if got := NestedRunsFrom(filepath.Join(root, dir), ""); !slices.Equal(got, []string{filepath.Join(root, want)}) {
+			t.Errorf("NestedRunsFrom(%s) = %q, want %s", dir, got, want)
+		}
+	}
+}
