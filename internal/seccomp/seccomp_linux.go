@@ -67,7 +67,13 @@ var inodeIoctls = []uint32{
 //     user's identity to anyone who runs it (writing a file clears the bits,
 //     so only chmod and mknod can set them);
 //   - the ioctls that set an inode's flags, version or fs-verity
-//     (inodeIoctls), with EPERM: no build sets them.
+//     (inodeIoctls), with EPERM: no build sets them;
+//   - the kernel's keyrings (add_key, request_key, keyctl), with ENOSYS, as
+//     a kernel without them: keys are found by the number /proc/keys
+//     lists and checked against the user's host uid, which the session's
+//     shares, so a session keyring of its own (joined before this filter)
+//     does not keep a command from reading or revoking a key the user's
+//     other programs made readable to the user.
 //
 // Everything else is allowed; a system call of another architecture is
 // refused.
@@ -198,6 +204,9 @@ func socketsAndModes() []unix.SockFilter {
 	a.emit(jeq, unix.SYS_IO_URING_SETUP, "eperm", "")
 	a.emit(jeq, unix.SYS_SOCKET, "socket", "")
 	a.emit(jeq, unix.SYS_IOCTL, "ioctl", "")
+	for _, nr := range []uint32{unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL} {
+		a.emit(jeq, nr, "enosys", "")
+	}
 	for _, c := range modeCalls {
 		a.emit(jeq, c.nr, "mode"+string(rune('0'+c.arg)), "")
 	}
