@@ -75,6 +75,9 @@ func (g *Gate) nestedProtected() []string {
 			continue // the root's own: DefaultProtected
 		}
 		git := filepath.Join(g.root, r.Git)
+		// What its config makes git run from its work tree (a hooks
+		// directory, a filter's script), as the root's.
+		ps = append(ps, protect.NestedRunsFrom(filepath.Join(g.root, r.Dir), g.home)...)
 		fi, err := os.Lstat(git)
 		switch {
 		case err != nil:

@@ -236,8 +236,8 @@ func RandomName() string {
 // makes its own session's sweeps slower.
 const maxGitDepth = unix.PathMax / 2
 
-// SweepGit removes every symlink in the root's .git but its object store,
-// and replaces every regular file there with another name by a copy of its
+// SweepGit removes every symlink and FIFO in the root's .git but its object
+// store, and replaces every regular file there with another name by a copy of its
 // own; it does the same in nested, git directories beneath the root (relative
 // to it: a nested repository's .git), and in gitDirs (absolute, outside the
 // root: a linked worktree's). Git makes neither there, and git on the host
@@ -278,6 +278,12 @@ func sweepGitDir(dirFD int, label string, removed []string) []string {
 			target, _ := Readlink(fd, name)
 			if unix.Unlinkat(fd, name, 0) == nil {
 				removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
+			}
+		case e.Type()&os.ModeNamedPipe != 0:
+			// Git opens its files there to write them: a FIFO in place of
+			// logs/HEAD or COMMIT_EDITMSG hangs the user's next commit.
+			if unix.Unlinkat(fd, name, 0) == nil {
+				removed = append(removed, fmt.Sprintf("removed the FIFO %s%s%s, which would hang git", label, rel, name))
 			}
 		case e.Type().IsRegular() && !objects:
 			var st unix.Stat_t

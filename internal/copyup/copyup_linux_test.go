@@ -2,6 +2,7 @@ package copyup
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go.uber.org/goleak"
 	"io"
@@ -404,6 +405,40 @@ func TestTimesThroughAHardLinkCopyUp(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(root, "nm", c.name)); string(b) != "original\n" {
 			t.Errorf("%s: the root's file holds %q", c.what, b)
+		}
+	}
+}
+
+// A symlink's own times, set through a name it shares with a store's
+// symlink (a hard link to a symlink), are set on a symlink of the root's
+// own, to the same target: the store's keeps its times.
+func TestSymlinkTimesThroughAHardLinkCopyUp(t *testing.T) {
+	lane.Live(t)
+	root, store := lab(t)
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	oldTS := []unix.Timespec{unix.NsecToTimespec(old.UnixNano()), unix.NsecToTimespec(old.UnixNano())}
+	for _, name := range []string{"touch", "python"} {
+		if err := errors.Join(os.Symlink("target-"+name, filepath.Join(store, name)),
+			unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(store, name), oldTS, unix.AT_SYMLINK_NOFOLLOW),
+			os.Link(filepath.Join(store, name), filepath.Join(root, "nm", name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := runSession(t, root, `touch -h -d @0 nm/touch || echo FAILED touch
+python3 -c "import os; os.utime('nm/python', (0, 0), follow_symlinks=False)" || echo FAILED python
+`)
+	if strings.Contains(out, "FAILED") {
+		t.Errorf("some changes failed:\n%s", out)
+	}
+	for _, name := range []string{"touch", "python"} {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(store, name), &st); err != nil || st.Mtim.Sec != old.Unix() {
+			t.Errorf("%s: the store's symlink has mtime %d (%v)", name, st.Mtim.Sec, err)
+		}
+		err := unix.Lstat(filepath.Join(root, "nm", name), &st)
+		target, _ := os.Readlink(filepath.Join(root, "nm", name))
+		if err != nil || st.Nlink != 1 || st.Mtim.Sec != 0 || target != "target-"+name {
+			t.Errorf("%s: the root's symlink to %q has mtime %d and %d names (%v)", name, target, st.Mtim.Sec, st.Nlink, err)
 		}
 	}
 }

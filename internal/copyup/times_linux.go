@@ -2,6 +2,7 @@ package copyup
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -149,5 +150,30 @@ func onLink(fd int, ch *change) unix.Errno {
 	if unix.Fstat(fd, &want) != nil || unix.Fstatat(dir, filepath.Base(p), &at, unix.AT_SYMLINK_NOFOLLOW) != nil || at.Dev != want.Dev || at.Ino != want.Ino {
 		return unix.ENOENT // moved meanwhile
 	}
+	if want.Nlink > 1 { // a hard link to a symlink: its inode is every name's
+		if errno := replaceLink(dir, filepath.Base(p), &want); errno != 0 {
+			return errno
+		}
+	}
 	return errnoOf(ch.onLink(dir, filepath.Base(p)))
+}
+
+// replaceLink puts a symlink of its own, to the same target and with the
+// same times, in place of name in dir, a symlink st with other names.
+func replaceLink(dir int, name string, st *unix.Stat_t) unix.Errno {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return errnoOf(err)
+	}
+	tmp := ".shellgate-copyup-" + strconv.FormatUint(rand.Uint64(), 36)
+	if err := unix.Symlinkat(string(buf[:n]), dir, tmp); err != nil {
+		return errnoOf(err)
+	}
+	utimensat(dir, tmp, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	if err := unix.Renameat(dir, tmp, dir, name); err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+		return errnoOf(err)
+	}
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // openRegular opens name for reading if it is a regular file: not a FIFO
@@ -77,39 +78,43 @@ func scanGitConfig(name string, each func(section, sub, key, value string) bool)
 }
 
 // GitRunsFrom lists the paths in the root that the root's own git config
-// makes git on the host run or read config from — core.hooksPath (a
-// project's `.githooks`), an fsmonitor script, an included file, and what an
-// included file names in turn; in the root's config, its config.worktree
-// and the user's global config — to be protected like .git/hooks and
-// .git/config: otherwise a command rewrites the hook that the user's next
-// `git commit` runs. linked is what LinkedGitDir read of the root (the zero
+// makes git on the host run or read config from — in the root's config, its
+// config.worktree and the user's global config — to be protected like
+// .git/hooks and .git/config: otherwise a command rewrites the hook, filter
+// or fsmonitor script that the user's next `git commit` or `git add` runs.
+// Every key counts, not a list of those that run programs: git grows new
+// ones (filter.*.clean, diff.*.textconv, merge.*.driver, core.sshCommand,
+// an alias's `!sh tools/x`), and a word of any value that names a path in
+// the root (one that exists, or any with a slash) is protected, .git's
+// files included (an fsmonitor script kept in .git); an included file is
+// read in turn. linked is what LinkedGitDir read of the root (the zero
 // Linked where the root's .git is a directory): read once per session, so
 // that every part of the session's view follows the same .git.
 func GitRunsFrom(root, home string, linked Linked) []string {
 	gitDir := filepath.Join(root, ".git")
 	var paths []string
+	add := func(p string) {
+		if p != root && p != gitDir && within(p, root) {
+			paths = append(paths, p)
+		}
+	}
 	var scan func(config string, depth int)
 	scan = func(config string, depth int) {
 		scanGitConfig(config, func(section, sub, key, value string) bool {
 			value = strings.Trim(value, `"`)
-			var p string
-			include := false
-			switch {
-			case section == "core" && sub == "" && key == "hookspath":
-				p = filepath.Join(root, value) // relative to the work tree
-			case section == "core" && sub == "" && key == "fsmonitor" && !gitBool(value) && !strings.ContainsAny(value, " \t;|&$`"):
-				p = filepath.Join(root, value) // a script, not the built-in daemon
-			case (section == "include" || section == "includeif") && key == "path":
-				p, include = filepath.Join(filepath.Dir(config), value), true // relative to the including file
+			if (section == "include" || section == "includeif") && key == "path" {
+				p := value // relative to the including file
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(config), value)
+				}
+				add(filepath.Clean(p))
+				if depth < 4 {
+					scan(p, depth+1)
+				}
+				return true
 			}
-			if p != "" && filepath.IsAbs(value) {
-				p = filepath.Clean(value)
-			}
-			if p != "" && p != root && within(p, root) && !within(p, gitDir) {
-				paths = append(paths, p)
-			}
-			if include && depth < 4 {
-				scan(p, depth+1)
+			for _, p := range valuePaths(root, value) {
+				add(p)
 			}
 			return true
 		})
@@ -129,11 +134,44 @@ func GitRunsFrom(root, home string, linked Linked) []string {
 	return paths
 }
 
-// gitBool reports whether a config value is one of git's boolean spellings.
-func gitBool(v string) bool {
-	switch strings.ToLower(v) {
-	case "true", "false", "yes", "no", "on", "off", "1", "0", "":
-		return true
+// NestedRunsFrom is GitRunsFrom for a repository nested in the root, top
+// being its work tree: its git directory is its .git, or the one its .git
+// file names (a submodule's, in the root's .git/modules).
+func NestedRunsFrom(top, home string) []string {
+	var l Linked
+	if b, err := os.ReadFile(filepath.Join(top, ".git")); err == nil && len(b) <= 4096 {
+		gitDir, ok := gitFileDir(top, b)
+		if !ok {
+			return nil
+		}
+		l = Linked{GitDir: gitDir, Common: gitDir}
 	}
-	return false
+	return GitRunsFrom(top, home, l)
+}
+
+// valuePaths are the paths in root that a config value's words name, as git
+// runs them from the top of the work tree (a hooks directory, a script, the
+// file a shell command reads): an absolute word, one with a slash or a
+// leading dot (`.githooks`), or a bare word naming what exists there (`sh
+// conv.sh`). Options, URLs,
+// variables and patterns name no file.
+func valuePaths(root, value string) []string {
+	words := strings.FieldsFunc(value, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(";|&()<>'\"`=,", r)
+	})
+	var ps []string
+	for _, w := range words {
+		w = strings.TrimLeft(w, "!") // an alias's shell command
+		if w == "" || w[0] == '-' || strings.Contains(w, "://") || strings.ContainsAny(w, "$~*?[") {
+			continue
+		}
+		p := filepath.Clean(w)
+		if !filepath.IsAbs(w) {
+			p = filepath.Join(root, w)
+		}
+		if _, err := os.Lstat(p); err == nil || strings.Contains(w, "/") || w[0] == '.' {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }

@@ -48,16 +48,8 @@ func LinkedGitDir(root string) (l Linked, ok bool) {
 	if err != nil || len(b) > 4096 {
 		return Linked{}, false
 	}
-	rest, found := bytes.CutPrefix(b, []byte("gitdir:"))
-	if !found {
-		return Linked{}, false
-	}
-	gitDir := strings.TrimSpace(string(rest))
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(root, gitDir)
-	}
-	gitDir = filepath.Clean(gitDir)
-	if within(gitDir, root) {
+	gitDir, found := gitFileDir(root, b)
+	if !found || within(gitDir, root) {
 		return Linked{}, false
 	}
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
@@ -87,6 +79,20 @@ func LinkedGitDir(root string) (l Linked, ok bool) {
 		l.Protected = append(l.Protected, filepath.Join(gitDir, name))
 	}
 	return l, true
+}
+
+// gitFileDir is the git directory a .git file's content b names, made
+// absolute from root.
+func gitFileDir(root string, b []byte) (string, bool) {
+	rest, found := bytes.CutPrefix(b, []byte("gitdir:"))
+	if !found {
+		return "", false
+	}
+	gitDir := strings.TrimSpace(string(rest))
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(root, gitDir)
+	}
+	return filepath.Clean(gitDir), true
 }
 
 // Prepare makes GitDir's config.worktree, empty, where there is none, so that

@@ -74,6 +74,10 @@ var Table = []Entry{
 	{Path: "crush.json", Why: "Crush MCP servers and language servers"},
 	{Path: ".crush.json", Why: "Crush MCP servers and language servers"},
 	{Path: ".aider.conf.yml", Why: "commands aider runs (lint, test)"},
+	{Path: ".kilocode/", Why: "Kilo Code MCP servers"},
+	{Path: ".clinerules/", Why: "Cline hooks"},
+	{Path: ".junie/", Why: "Junie MCP servers"},
+	{Path: ".idx/", Why: "the onStart commands a Firebase Studio (IDX) workspace runs"},
 	{Path: ".shellgate.toml", Why: "shellgate's own project settings"},
 	// Hook runners: what a protected hook runs.
 	{Path: ".husky/", RootOnly: true, Why: "git hooks husky installs"},
@@ -91,6 +95,7 @@ var Table = []Entry{
 	{Path: ".github", RootOnly: true, PolicyOnly: true, Why: "renaming it moves the workflows"},
 	{Path: ".github/workflows/", RootOnly: true, Why: "CI workflows"},
 	{Path: ".github/actions/", RootOnly: true, Why: "local actions workflows use"},
+	{Path: ".github/hooks/", RootOnly: true, Why: "Copilot CLI and coding agent hooks"},
 	{Path: ".gitlab-ci.yml", RootOnly: true, Why: "CI pipeline"},
 	{Path: ".gitlab/", RootOnly: true, Why: "CI includes"},
 	{Path: ".circleci/", RootOnly: true, Why: "CI pipeline"},

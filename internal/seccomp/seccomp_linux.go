@@ -42,6 +42,20 @@ var metaCalls = append(map[string][]uint32{"amd64": {90, 132, 235, 261}}[runtime
 // arguments lie in memory; libc's setxattr does not use them.
 var xattrAtCalls = []uint32{463, 466}
 
+// inodeIoctls change what every name of a file shares and neither a mode
+// nor the copy-up covers: its flags (`chattr +d`, +S, +A …), its version
+// (generation) and its fs-verity state (read-only for good). Through a
+// read-only descriptor, on a file in the root hard-linked to a package
+// store's, they change the store's file. The encodings are amd64's and
+// arm64's, with the 32-bit SETFLAGS and SETVERSION that 64-bit kernels take
+// too.
+var inodeIoctls = []uint32{
+	0x40086602, 0x40046602, // FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS
+	0x40087602, 0x40047602, // FS_IOC_SETVERSION, FS_IOC32_SETVERSION
+	0x401c5820, // FS_IOC_FSSETXATTR
+	0x40806685, // FS_IOC_ENABLE_VERITY
+}
+
 // Install installs, on the calling thread and so on every command it
 // forks, a seccomp filter that refuses what the mounts and the network
 // namespace do not cover:
@@ -51,7 +65,15 @@ var xattrAtCalls = []uint32{463, 466}
 //   - a set-user-ID or set-group-ID mode: a file in the root keeps its mode
 //     on the host, where `cp /usr/bin/id t && chmod u+s t` would leave the
 //     user's identity to anyone who runs it (writing a file clears the bits,
-//     so only chmod and mknod can set them).
+//     so only chmod and mknod can set them);
+//   - the ioctls that set an inode's flags, version or fs-verity
+//     (inodeIoctls), with EPERM: no build sets them;
+//   - the kernel's keyrings (add_key, request_key, keyctl), with ENOSYS, as
+//     a kernel without them: keys are found by the number /proc/keys
+//     lists and checked against the user's host uid, which the session's
+//     shares, so a session keyring of its own (joined before this filter)
+//     does not keep a command from reading or revoking a key the user's
+//     other programs made readable to the user.
 //
 // Everything else is allowed; a system call of another architecture is
 // refused.
@@ -181,6 +203,10 @@ func socketsAndModes() []unix.SockFilter {
 	a.emit(jge, x32Bit, "enosys", "")
 	a.emit(jeq, unix.SYS_IO_URING_SETUP, "eperm", "")
 	a.emit(jeq, unix.SYS_SOCKET, "socket", "")
+	a.emit(jeq, unix.SYS_IOCTL, "ioctl", "")
+	for _, nr := range []uint32{unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL} {
+		a.emit(jeq, nr, "enosys", "")
+	}
 	for _, c := range modeCalls {
 		a.emit(jeq, c.nr, "mode"+string(rune('0'+c.arg)), "")
 	}
@@ -188,6 +214,12 @@ func socketsAndModes() []unix.SockFilter {
 	a.label("socket")
 	a.emit(ld, argsAt, "", "")
 	a.emit(jeq, unix.AF_VSOCK, "eafnosupport", "allow")
+	a.label("ioctl")
+	a.emit(ld, argsAt+8, "", "") // the request: an unsigned int
+	for _, cmd := range inodeIoctls {
+		a.emit(jeq, cmd, "eperm", "")
+	}
+	a.emit(ret, unix.SECCOMP_RET_ALLOW, "", "")
 	for _, arg := range []uint32{1, 2} {
 		a.label("mode" + string(rune('0'+arg)))
 		a.emit(ld, argsAt+8*arg, "", "")
