@@ -231,7 +231,8 @@ func (s *Store) prunePacked(j *packJob) error {
 }
 
 // runPackStep runs one git process of a pack; it dies with this process
-// where the system can say so (Linux), and is killed by stopPack.
+// where the system can say so (Linux: a parent-death signal; Windows: a
+// kill-on-close job object), and is killed by stopPack.
 func (s *Store) runPackStep(j *packJob, step string, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := s.gitCmd("", "", args...)
 	cmd.Stdin = stdin // pack-objects reads objects (or with --all, revisions) from it
@@ -253,6 +254,7 @@ func (s *Store) runPackStep(j *packJob, step string, stdin io.Reader, args ...st
 		j.mu.Unlock()
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	afterStart(cmd.Process) // Windows: into a job object that dies with shellgate
 	j.proc = cmd.Process
 	j.mu.Unlock()
 	herr := packHook(step, cmd.Process.Pid)
