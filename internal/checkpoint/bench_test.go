@@ -106,6 +106,17 @@ func BenchmarkFirstPack(b *testing.B) {
 	b.ReportMetric(ms(before[len(before)/2]), "cmd-p50-ms")
 }
 
+// diffFiles is `git diff-files --quiet` of root (its own index, which
+// writes nothing): the time it took.
+func diffFiles(b *testing.B, root string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	cmd := exec.Command("git", "diff-files", "--quiet")
+	cmd.Dir = root
+	cmd.Run() // exit 1: the changed file
+	return time.Since(start)
+}
+
 func initBare(b *testing.B, dir string) {
 	b.Helper()
 	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
@@ -130,6 +141,10 @@ func initBare(b *testing.B, dir string) {
 //     odd stall of a shared machine);
 //   - warm-new-process: the same command in a new process (`shellgate run`):
 //     the store opened afresh, its cache read from its file, the root walked.
+//     cmd-ratio is its cmd-ms against git-ms; stat-floor-ms is `git
+//     diff-files` of the root, in turn with it: git's own index check, which
+//     stats every tracked file and reads none, the least a process that
+//     knows nothing of what changed since the last one pays.
 //
 // SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
 func BenchmarkCheckpoint(b *testing.B) {
@@ -187,7 +202,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 					b.Fatal(err)
 				}
 				plainGit(b, root, plain)
-				var ours, cmd, cpu, git, floor time.Duration
+				var ours, cmd, cpu, git, floor, statFloor time.Duration
 				var cmds, floors []time.Duration
 				i := 0
 				for b.Loop() {
@@ -229,8 +244,15 @@ func BenchmarkCheckpoint(b *testing.B) {
 					if i%2 == 1 {
 						git += plainGit(b, root, plain)
 					}
+					if fresh {
+						statFloor += diffFiles(b, root)
+					}
 				}
 				report(b, ours, git, i)
+				if fresh {
+					b.ReportMetric(float64(cmd)/float64(git), "cmd-ratio")
+					b.ReportMetric(ms(statFloor)/float64(i), "stat-floor-ms")
+				}
 				b.ReportMetric(float64(cmd.Microseconds())/1000/float64(i), "cmd-ms")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(i), "cmd-cpu-ms")
 				b.ReportMetric(ms(median(cmds)), "cmd-p50-ms")

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,15 @@ import (
 // makes one of all that the checkpoints hold (git gc --auto's
 // gc.autoPackLimit, 50, for a store that packs more often).
 const packLimit = 20
+
+// packBatch bounds the loose objects one git pack-objects of an incremental
+// pack takes: each batch is packed, and its loose copies removed, before
+// the next starts, so a pack stopped early (Close at the end of a short
+// one-shot run) keeps what it did, and the next one goes on from there
+// instead of starting again — else a 10 000-file project's first ~10 000
+// objects would never be packed by runs shorter than the pack. A variable
+// for the tests.
+var packBatch = 2000
 
 // packHook lets tests stop a pack at a step, as a crash or a kill would:
 // "started" (git pack-objects runs, pid given), "packed" (its pack is in
@@ -118,10 +128,10 @@ func (s *Store) stopPack() {
 	s.pack = nil
 }
 
-// packObjects packs: git pack-objects writes a pack of the objects the refs
-// reach (incremental: of those still loose only; full: of all, and then the
-// packs there were before go), and git prune-packed removes the loose
-// objects a pack holds. Stopped anywhere — killed, or the process gone — it
+// packObjects packs: incremental, the loose objects, a batch at a time
+// (packLoose); full, git pack-objects writes a pack of all the objects the
+// refs reach, and then the packs there were before go. Either way git
+// prune-packed then removes the loose objects a pack holds. Stopped anywhere — killed, or the process gone — it
 // leaves every object where a reader finds it: a pack is in place, its
 // index written last, before anything it holds is removed; what a killed
 // pack-objects leaves (temporary files, a pack without its index) is removed
@@ -132,20 +142,20 @@ func (s *Store) stopPack() {
 func (s *Store) packObjects(j *packJob, full bool) error {
 	packDir := filepath.Join(s.gitDir, "objects", "pack")
 	s.removePackLeftovers(packDir)
+	if !full {
+		return s.packLoose(j, packDir)
+	}
 	old, _ := filepath.Glob(filepath.Join(packDir, "pack-*.pack"))
 	args := []string{"pack-objects", "--all", "--reflog", "--indexed-objects", "--non-empty", "--local", "--quiet",
 		"--delta-base-offset", "--threads=1"} // one core: the other is the command's
-	if !full {
-		args = append(args, "--unpacked", "--incremental")
-	}
-	out, err := s.runPackStep(j, "started", append(args, filepath.Join(packDir, "pack"))...)
+	out, err := s.runPackStep(j, "started", nil, append(args, filepath.Join(packDir, "pack"))...)
 	if err != nil {
 		return err
 	}
 	if err := packHook("packed", 0); err != nil {
 		return err
 	}
-	if name := strings.TrimSpace(string(out)); full && name != "" {
+	if name := strings.TrimSpace(string(out)); name != "" {
 		kept := filepath.Join(packDir, "pack-"+name+".pack")
 		for _, p := range old {
 			if p != kept {
@@ -153,7 +163,67 @@ func (s *Store) packObjects(j *packJob, full bool) error {
 			}
 		}
 	}
-	if _, err := s.runPackStep(j, "pruning", "prune-packed", "--quiet"); err != nil {
+	return s.prunePacked(j)
+}
+
+// packLoose packs the loose objects packBatch at a time, each batch named
+// to git pack-objects on its standard input (every loose object, reached
+// by a ref or not: a full pack drops those no ref reaches), then removed
+// by prune-packed; it stops when none is left, or when stopped.
+func (s *Store) packLoose(j *packJob, packDir string) error {
+	for {
+		ids := s.looseObjects(packBatch)
+		if len(ids) == 0 {
+			return nil
+		}
+		args := []string{"pack-objects", "--non-empty", "--local", "--quiet", "--delta-base-offset", "--threads=1",
+			filepath.Join(packDir, "pack")}
+		if _, err := s.runPackStep(j, "started", strings.NewReader(strings.Join(ids, "\n")+"\n"), args...); err != nil {
+			return err
+		}
+		if err := packHook("packed", 0); err != nil {
+			return err
+		}
+		if err := s.prunePacked(j); err != nil {
+			return err
+		}
+		if len(ids) < packBatch {
+			return nil
+		}
+	}
+}
+
+// looseObjects lists up to n of the store's loose objects.
+func (s *Store) looseObjects(n int) []string {
+	var ids []string
+	objects := filepath.Join(s.gitDir, "objects")
+	for i := 0; i < 256 && len(ids) < n; i++ {
+		fan := fmt.Sprintf("%02x", i)
+		names, _ := os.ReadDir(filepath.Join(objects, fan))
+		for _, e := range names {
+			if len(ids) == n {
+				break
+			}
+			if name := e.Name(); len(name) == 38 && isHex(name) {
+				ids = append(ids, fan+name)
+			}
+		}
+	}
+	return ids
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// prunePacked removes the loose objects a pack holds.
+func (s *Store) prunePacked(j *packJob) error {
+	if _, err := s.runPackStep(j, "pruning", nil, "prune-packed", "--quiet"); err != nil {
 		return err
 	}
 	s.fanouts.Clear() // prune-packed removed the directories it emptied
@@ -161,10 +231,11 @@ func (s *Store) packObjects(j *packJob, full bool) error {
 }
 
 // runPackStep runs one git process of a pack; it dies with this process
-// where the system can say so (Linux), and is killed by stopPack.
-func (s *Store) runPackStep(j *packJob, step string, args ...string) ([]byte, error) {
+// where the system can say so (Linux: a parent-death signal; Windows: a
+// kill-on-close job object), and is killed by stopPack.
+func (s *Store) runPackStep(j *packJob, step string, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := s.gitCmd("", "", args...)
-	cmd.Stdin = nil // pack-objects reads revisions from it: none
+	cmd.Stdin = stdin // pack-objects reads objects (or with --all, revisions) from it
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	var stdout strings.Builder
@@ -183,6 +254,7 @@ func (s *Store) runPackStep(j *packJob, step string, args ...string) ([]byte, er
 		j.mu.Unlock()
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	afterStart(cmd.Process) // Windows: into a job object that dies with shellgate
 	j.proc = cmd.Process
 	j.mu.Unlock()
 	herr := packHook(step, cmd.Process.Pid)

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -10,3 +11,6 @@ import (
 func dieWithParent(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// afterStart: nothing more on Linux (see dieWithParent).
+func afterStart(*os.Process) {}

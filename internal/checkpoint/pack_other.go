@@ -1,10 +1,16 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package checkpoint
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
-// dieWithParent: elsewhere the kernel has no parent-death signal; Close
-// stops a background pack, and a process killed outright leaves git to
-// finish it.
+// dieWithParent: elsewhere (macOS, the BSDs) the kernel has no
+// parent-death signal; Close stops a background pack, and a shellgate
+// killed outright (SIGKILL) leaves git to finish its pack, which then ends
+// by itself: its work is a valid store either way.
 func dieWithParent(*exec.Cmd) {}
+
+func afterStart(*os.Process) {}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 )
@@ -18,12 +19,19 @@ import (
 // before git's gc runs: then the cache is the checkpoint just recorded, so
 // every object it names is one the gc keeps, and a file whose stat is still
 // the cache's is still that blob.
+//
+// The file ends in a CRC-32C of all before it: a torn or damaged file is
+// dropped whole (the next checkpoint reads every file), never half trusted —
+// a flipped bit in a blob id would otherwise put a wrong file in a
+// checkpoint without a word.
 
 type scanCache struct {
 	work, git *scanDir
 }
 
-const scanCacheMagic = "shellgate-scan-cache 1\n"
+const scanCacheMagic = "shellgate-scan-cache 2\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (s *Store) scanCachePath() string { return filepath.Join(s.dir, "scan-cache") }
 
@@ -77,7 +85,7 @@ func encodeScanCache(c scanCache, root string) []byte {
 		b = append(b, 1)
 		b = encodeDir(b, d)
 	}
-	return b
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 func encodeDir(b []byte, d *scanDir) []byte {
@@ -146,10 +154,14 @@ func (r *cacheReader) bytes(n uint64) []byte {
 
 func decodeScanCache(b []byte, root string) (scanCache, bool) {
 	var c scanCache
-	if !bytes.HasPrefix(b, []byte(scanCacheMagic)) {
+	if len(b) < len(scanCacheMagic)+4 || !bytes.HasPrefix(b, []byte(scanCacheMagic)) {
 		return c, false
 	}
-	r := &cacheReader{b: b[len(scanCacheMagic):]}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return c, false
+	}
+	r := &cacheReader{b: body[len(scanCacheMagic):]}
 	if string(r.bytes(r.uvarint())) != root || r.err != nil {
 		return c, false
 	}
