@@ -98,12 +98,12 @@ func Show(rel string, data []byte) []byte {
 // gitKeep: section (lowercase, without its subsection) → the keys shown ("*":
 // all of them, "-key": but that one). Left out: credential, sendemail, alias
 // (an alias may carry a token), http's headers and cookies, core.sshCommand
-// (a command line for ssh, which may carry a key's passphrase or a proxy's
-// password, and is of no use where ~/.ssh is absent), and every section not
-// named.
+// and core.askPass (command lines that may carry a key's passphrase, a
+// proxy's password or a token, and are of no use where the credentials they
+// unlock are absent), and every section not named.
 var gitKeep = map[string][]string{
 	"user": {"name", "email", "signingkey", "useconfigonly"}, "author": {"*"}, "committer": {"*"},
-	"core": {"*", "-sshcommand"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
+	"core": {"*", "-sshcommand", "-askpass"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
 	"merge": {"*"}, "rebase": {"*"}, "diff": {"*"}, "branch": {"*"}, "status": {"*"}, "log": {"*"},
 	"advice": {"*"}, "safe": {"*"}, "help": {"*"}, "column": {"*"}, "commit": {"*"}, "tag": {"*"},
 	"gpg": {"*"}, "interactive": {"*"}, "pager": {"*"}, "format": {"*"}, "filter": {"*"}, "lfs": {"*"},

@@ -34,11 +34,11 @@ func TestShowAllowsOnlyWhatBuildsNeed(t *testing.T) {
 		leak    []string
 	}{
 		{".gitconfig", "[user]\n\tname = U\n\temail = u@x\n[sendemail]\n\tsmtpServer = s\n\tsmtpPass = hunter2\n" +
-			"[alias]\n\tpub = !curl -H 'X-Key: k3y-0123' https://x\n[core]\n\teditor = vim\n\tsshCommand = ssh -o ProxyCommand='curl -H X-Key:SSHCMD-SECRET4 x'\n" +
+			"[alias]\n\tpub = !curl -H 'X-Key: k3y-0123' https://x\n[core]\n\teditor = vim\n\tsshCommand = ssh -o ProxyCommand='curl -H X-Key:SSHCMD-SECRET4 x'\n\taskPass = /opt/pass-helper --token ASKPASS-SECRET5\n" +
 			"[url \"https://u:pw@git.example/\"]\n\tinsteadOf = ex:\n[http]\n\tproxy = http://proxy:3128\n\textraHeader = Authorization: Basic eA==\n" +
 			"[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n[mystery]\n\tkey = value\n",
 			[]string{"name = U", "email = u@x", "editor = vim", "[url \"https://git.example/\"]", "insteadOf = ex:", "proxy = http://proxy:3128", "clean = git-lfs"},
-			[]string{"hunter2", "smtp", "k3y-0123", "alias", "u:pw", "extraHeader", "eA==", "mystery", "SSHCMD-SECRET4"}},
+			[]string{"hunter2", "smtp", "k3y-0123", "alias", "u:pw", "extraHeader", "eA==", "mystery", "SSHCMD-SECRET4", "ASKPASS-SECRET5"}},
 		{".config/git/config", "[credential]\n\thelper = store\n[init]\n\tdefaultBranch = main\n",
 			[]string{"defaultBranch = main"}, []string{"helper", "credential"}},
 		{".npmrc", "registry=https://npm.example/\n@corp:registry=https://npm.corp/\nkey=\"-----BEGIN PRIVATE KEY-----\\nMIIE\"\ncert=xyz\n" +
