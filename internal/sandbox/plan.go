@@ -149,6 +149,9 @@ func Plan(spec Spec, f Facts) []Step {
 	p.paths()
 	p.masks()
 	p.add(Step{Op: OpProc, Path: "/proc", Why: "the session's processes only"})
+	// The keyring calls are refused (seccomp), but /proc/keys would still name
+	// every key of the user's, as it does on the host.
+	p.add(Step{Op: OpMask, Path: "/proc/keys", Try: true, Why: "the names of the user's keys"})
 	return p.steps
 }
 

@@ -208,6 +208,10 @@ func TestViewOwnKeyring(t *testing.T) {
 	if got, _ := run(t, s, l.root, cmd); strings.Contains(got, "KEYRING-") {
 		t.Errorf("a command read the user's key: %s", got)
 	}
+	// Nor its name: /proc/keys lists every key the user may view.
+	if got, _ := run(t, s, l.root, "cat /proc/keys"); strings.Contains(got, "shellgate-test-") {
+		t.Errorf("a command listed the user's keys: %s", got)
+	}
 }
 
 // A tool cache is warm in the session, and what a command writes there lands
