@@ -705,8 +705,14 @@ func (x *rowRun) mcpSession(r corpus.Row) error {
 			x.note("disconnect: %v", cs.Close())
 		case "kill9":
 			closed = true
+			left, _ := runner.Descendants(server.Process.Pid)
 			server.Process.Kill()
 			x.note("SIGKILL to the server: %v", cs.Close())
+			// What the server left ends on its own (its session's helper
+			// cleans up): harm is checked once it has, as for runKilled.
+			if !waitGone(left, 10*time.Second) {
+				x.note("processes of the killed server still there after 10s: %v", left)
+			}
 		default:
 			x.t.Fatalf("unknown step %s", step)
 		}
