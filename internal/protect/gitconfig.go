@@ -113,7 +113,7 @@ func GitRunsFrom(root, home string, linked Linked) []string {
 				}
 				return true
 			}
-			for _, p := range valuePaths(root, value) {
+			for _, p := range valuePaths(root, value, section == "core" && key == "hookspath") {
 				add(p)
 			}
 			return true
@@ -155,10 +155,15 @@ func NestedRunsFrom(top, home string) []string {
 // leading dot (`.githooks`), or a bare word naming what exists there (`sh
 // conv.sh`). Options, URLs,
 // variables and patterns name no file.
-func valuePaths(root, value string) []string {
+func valuePaths(root, value string, isPath bool) []string {
 	words := strings.FieldsFunc(value, func(r rune) bool {
 		return unicode.IsSpace(r) || strings.ContainsRune(";|&()<>'\"`=,", r)
 	})
+	// A value of one bare word is a name, not a file of the project: a
+	// branch (init.defaultBranch = main), a mode (core.autocrlf = input), a
+	// program git finds on PATH; a directory or a build output so named stays
+	// writable. Only a key whose value is a path (core.hooksPath) names one.
+	bareNames := len(words) > 1 || isPath
 	var ps []string
 	for _, w := range words {
 		w = strings.TrimLeft(w, "!") // an alias's shell command
@@ -169,7 +174,7 @@ func valuePaths(root, value string) []string {
 		if !filepath.IsAbs(w) {
 			p = filepath.Join(root, w)
 		}
-		if _, err := os.Lstat(p); err == nil || strings.Contains(w, "/") || w[0] == '.' {
+		if _, err := os.Lstat(p); err == nil && bareNames || strings.Contains(w, "/") || w[0] == '.' {
 			ps = append(ps, p)
 		}
 	}

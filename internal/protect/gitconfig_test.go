@@ -11,7 +11,8 @@ import (
 // protected too: core.hooksPath, an fsmonitor script, included files and
 // what they name, and any word of any key that names a path in the root (a
 // filter's or textconv's script, an fsmonitor script in .git); not what lies
-// outside the root, options, URLs or a bare word naming nothing there, and a
+// outside the root, options, URLs, a bare word naming nothing there or a
+// value of one bare word (a branch, a mode: main, input), and a
 // config that is not a regular file is not read (nor waited on).
 func TestGitRunsFrom(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
@@ -25,7 +26,11 @@ func TestGitRunsFrom(t *testing.T) {
 	}
 	write(filepath.Join(root, ".git/config"), "[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon.sh\n[include]\n\tpath = ../ci/git.inc\n"+
 		"[filter \"strip\"]\n\tclean = ./scripts/clean.sh --flag\n[diff \"conv\"]\n\ttextconv = sh conv.sh\n[alias]\n\tb = !.git/b.sh\n"+
-		"[remote \"origin\"]\n\turl = https://example.com/x/y.git\n[user]\n\tname = nobody\n")
+		"[remote \"origin\"]\n\turl = https://example.com/x/y.git\n[user]\n\tname = nobody\n"+
+		"[init]\n\tdefaultBranch = main\n[core]\n\tautocrlf = input\n\thooksPath = githooks\n")
+	write(filepath.Join(root, "main"), "") // a build output, named as the branch
+	write(filepath.Join(root, "input/data.csv"), "")
+	write(filepath.Join(root, "githooks/pre-commit"), "")
 	write(filepath.Join(root, "conv.sh"), "")
 	write(filepath.Join(root, "ci/git.inc"), "[core]\n\tpager = x\n[include]\n\tpath = more.inc\n")
 	write(filepath.Join(root, "ci/more.inc"), "")
@@ -33,7 +38,7 @@ func TestGitRunsFrom(t *testing.T) {
 	got := GitRunsFrom(root, home, Linked{})
 	slices.Sort(got)
 	want := []string{filepath.Join(root, ".git/b.sh"), filepath.Join(root, ".githooks"), filepath.Join(root, "ci/git.inc"), filepath.Join(root, "ci/more.inc"),
-		filepath.Join(root, "conv.sh"), filepath.Join(root, "hooks/local"), filepath.Join(root, "scripts/clean.sh"), filepath.Join(root, "tools/fsmon.sh")}
+		filepath.Join(root, "conv.sh"), filepath.Join(root, "githooks"), filepath.Join(root, "hooks/local"), filepath.Join(root, "scripts/clean.sh"), filepath.Join(root, "tools/fsmon.sh")}
 	if !slices.Equal(got, want) {
 		t.Errorf("GitRunsFrom = %q\nwant %q", got, want)
 	}
