@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/inherit"
 )
 
 // Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
@@ -45,6 +47,9 @@ Run "shellgate run -h" for flags and exit statuses. Bad usage exits with 64.
 `
 
 func main() {
+	// Commands get only what shellgate hands them, never a descriptor the
+	// agent that started shellgate left open across exec.
+	inherit.Stop(3)
 	args := os.Args[1:]
 	// Installed as shellgate-exec, it is the one program CLAUDE_CODE_SHELL_PREFIX
 	// can name (the prefix is quoted as a single word).

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/shellgate/shellgate/internal/fsrules"
+	"github.com/shellgate/shellgate/internal/inherit"
 	"github.com/shellgate/shellgate/internal/unixgate"
 )
 
@@ -23,8 +24,8 @@ import (
 const wrapperFlag = "--shellgate-sandbox-bare"
 
 func init() {
-	if len(os.Args) >= 4 && os.Args[1] == wrapperFlag && os.Args[3] == "--" {
-		os.Exit(wrapperMain(os.Args[2], os.Args[4:]))
+	if len(os.Args) >= 5 && os.Args[1] == wrapperFlag && os.Args[4] == "--" {
+		os.Exit(wrapperMain(os.Args[2], os.Args[3], os.Args[5:]))
 	}
 }
 
@@ -49,19 +50,32 @@ type Result struct {
 	Missing []string
 }
 
-// Argv is the command line that runs argv (none: exit 0) under cfg.
-func Argv(cfg Config, argv ...string) ([]string, error) {
+// Argv is the command line that runs argv (none: exit 0) under cfg, handing
+// it descriptors 3 to 3+files-1 (exec.Cmd's ExtraFiles) and no others.
+func Argv(cfg Config, files int, argv ...string) ([]string, error) {
 	arg, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return append([]string{"/proc/self/exe", wrapperFlag, string(arg), "--"}, argv...), nil
+	return append([]string{"/proc/self/exe", wrapperFlag, string(arg), strconv.Itoa(files), "--"}, argv...), nil
 }
 
-func wrapperMain(config string, argv []string) int {
+func wrapperMain(config, files string, argv []string) int {
 	runtime.LockOSThread() // the exec must come from the confined thread
 	var cfg Config
-	if err := json.Unmarshal([]byte(config), &cfg); err != nil {
+	n, err := strconv.Atoi(files)
+	if err == nil && n < 0 {
+		err = fmt.Errorf("%d descriptors to hand", n)
+	}
+	if err == nil {
+		err = json.Unmarshal([]byte(config), &cfg)
+	}
+	if err == nil {
+		// Whatever else the process that started this one left open across
+		// exec stays out of the command's reach.
+		err = inherit.Stop(3 + n)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "shellgate sandbox:", err)
 		return 126
 	}

@@ -5,7 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -14,7 +17,7 @@ import (
 // wrapped runs argv through the wrapper (this test binary) under cfg.
 func wrapped(t *testing.T, cfg Config, argv ...string) (string, int) {
 	t.Helper()
-	line, err := Argv(cfg, argv...)
+	line, err := Argv(cfg, 0, argv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +100,54 @@ func TestWrapperBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(exe, wrapperFlag, "{not json", "--", "/bin/echo", "ran").CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 126 || strings.Contains(string(out), "ran") {
-		t.Errorf("bad config: %v, %q; want exit 126, nothing run", err, out)
+	for _, args := range [][2]string{{"{not json", "0"}, {"{}", "x"}, {"{}", "-1"}, {"{}", ""}} {
+		out, err := exec.Command(exe, wrapperFlag, args[0], args[1], "--", "/bin/echo", "ran").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 126 || strings.Contains(string(out), "ran") {
+			t.Errorf("config %q, files %q: %v, %q; want exit 126, nothing run", args[0], args[1], err, out)
+		}
+	}
+}
+
+// The wrapper hands the command the descriptors it was told of and no other
+// one left open across exec by the process that started it: written through,
+// such a one changes a file outside the writable paths.
+func TestWrapperHandsOnlyItsFiles(t *testing.T) {
+	lab, err := os.MkdirTemp("/var/tmp", "confine-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(lab) })
+	victim := filepath.Join(lab, "agent.log")
+	// No O_CLOEXEC, as a careless parent leaves it.
+	fd, err := syscall.Open(victim, syscall.O_CREAT|syscall.O_WRONLY|syscall.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	handed, err := os.Create(filepath.Join(lab, "handed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer handed.Close()
+	n := strconv.Itoa(fd)
+	line, err := Argv(Config{Writable: []string{lab}, NoSupervisor: "a test"}, 1,
+		"/bin/sh", "-c", "echo pwned >&"+n+"; echo handed >&3; ls /proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(line[0], line[1:]...)
+	cmd.ExtraFiles = []*os.File{handed}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if slices.Contains(strings.Fields(string(out)), n) {
+		t.Errorf("the command holds descriptor %s: %s", n, out)
+	}
+	if b, _ := os.ReadFile(victim); len(b) != 0 {
+		t.Errorf("written through an inherited descriptor: %q", b)
+	}
+	if b, _ := os.ReadFile(handed.Name()); string(b) != "handed\n" {
+		t.Errorf("the handed descriptor: %q", b)
 	}
 }

@@ -7,8 +7,9 @@ import "os"
 // its argv: a confining program such as macOS's sandbox-exec then executes the
 // command.
 type Wrapper struct {
-	// Argv rewrites a command's argv; nil leaves it as it is.
-	Argv func(argv []string) []string
+	// Argv rewrites a command's argv, given how many descriptors it is
+	// handed past its standard files (3 to 3+files-1); nil leaves it as it is.
+	Argv func(argv []string, files int) []string
 	// Job, on Windows, is a job object handle (windows.Handle) that every
 	// command's own job is nested in, so that its limits bind them all and
 	// closing it ends them all; 0 means none. Elsewhere it must be 0.
@@ -18,7 +19,7 @@ type Wrapper struct {
 // Launch starts the rewritten argv.
 func (w Wrapper) Launch(argv, env []string, dir string, stdin, stdout, stderr *os.File, extra ...*os.File) (Launched, error) {
 	if w.Argv != nil {
-		argv = w.Argv(argv)
+		argv = w.Argv(argv, len(extra))
 	}
 	return startIn(w.Job, argv, env, dir, stdin, stdout, stderr, nil, extra...)
 }
@@ -31,7 +32,7 @@ func (Wrapper) Contains(int) bool { return true }
 // its standard files and controlling terminal (see TerminalLauncher).
 func (w Wrapper) LaunchTerminal(argv, env []string, dir string, tty *os.File) (Launched, error) {
 	if w.Argv != nil {
-		argv = w.Argv(argv)
+		argv = w.Argv(argv, 0)
 	}
 	return startIn(w.Job, argv, env, dir, nil, nil, nil, tty)
 }

@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,17 +18,27 @@ func TestWrapperRewritesArgv(t *testing.T) {
 	sh := bash(t)
 	s := newSupervisor(t)
 	var seen []string
-	s.SetLauncher(Wrapper{Argv: func(argv []string) []string {
-		seen = argv
+	seenFiles := -1
+	s.SetLauncher(Wrapper{Argv: func(argv []string, files int) []string {
+		seen, seenFiles = argv, files
 		return append([]string{"/usr/bin/env", "WRAPPED=yes"}, argv...)
 	}})
 	var out syncBuffer
+	handed, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer handed.Close()
 	res, err := s.Run(context.Background(), Spec{
-		Argv:   []string{sh, "-c", `echo "$WRAPPED $(ps -o pgid= -p $$ | tr -d ' ') $$"`},
-		Stdout: &out,
+		Argv:       []string{sh, "-c", `echo "$WRAPPED $(ps -o pgid= -p $$ | tr -d ' ') $$"`},
+		Stdout:     &out,
+		ExtraFiles: []*os.File{handed},
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seenFiles != 1 {
+		t.Errorf("Argv told of %d handed descriptors, want 1", seenFiles)
 	}
 	if !slices.Equal(seen, []string{sh, "-c", `echo "$WRAPPED $(ps -o pgid= -p $$ | tr -d ' ') $$"`}) {
 		t.Errorf("Argv got %q", seen)
@@ -51,7 +62,7 @@ func TestWrapperRewritesArgv(t *testing.T) {
 func TestWrapperTerminal(t *testing.T) {
 	sh := bash(t)
 	s := newSupervisor(t)
-	s.SetLauncher(Wrapper{Argv: func(argv []string) []string {
+	s.SetLauncher(Wrapper{Argv: func(argv []string, _ int) []string {
 		return append([]string{"/usr/bin/env", "WRAPPED=yes"}, argv...)
 	}})
 	r := startOnTerminal(t, s, Spec{}, sh, "-c", `echo "$WRAPPED"; test -t 0 && tty >/dev/null && echo on-a-tty`)

@@ -40,7 +40,7 @@ func startBare(spec Spec, noUserNS string) (*Session, error) {
 	if filepath.IsAbs(spec.TempDir) {
 		cfg.Writable = append(cfg.Writable, spec.TempDir)
 	}
-	argv, err := confine.Argv(cfg)
+	argv, err := confine.Argv(cfg, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func startBare(spec Spec, noUserNS string) (*Session, error) {
 		cfg.Expect = append(cfg.Expect, layer)
 	}
 	cfg.Probe = false
-	if argv, err = confine.Argv(cfg); err != nil {
+	if _, err = confine.Argv(cfg, 0); err != nil {
 		return nil, err
 	}
 	if spec.Network {
@@ -74,7 +74,10 @@ func startBare(spec Spec, noUserNS string) (*Session, error) {
 	if spec.Limits.Memory > 0 || DefaultMemory() > 0 {
 		missing = append(missing, LayerMemory+": no cgroup without a session, so no memory limit")
 	}
-	wrapper := &runner.Wrapper{Argv: func(cmd []string) []string { return append(slices.Clip(argv), cmd...) }}
+	wrapper := &runner.Wrapper{Argv: func(cmd []string, files int) []string {
+		argv, _ := confine.Argv(cfg, files, cmd...) // cfg encoded above
+		return argv
+	}}
 	return &Session{
 		bare:    wrapper,
 		report:  Report{Layers: res.Layers, Missing: append(missing, res.Missing...)},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/inherit"
 	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"golang.org/x/sys/unix"
 )
@@ -99,7 +100,13 @@ func (h *helper) guard() {
 }
 
 func helperMain() int {
-	syscall.CloseOnExec(logFD) // before anything starts: no command may write the log
+	// Before anything starts: no command may write the log, nor anything else
+	// the process that started shellgate left open across exec (commands are
+	// handed their descriptors one by one).
+	if err := inherit.Stop(ctlFD); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		return 2
+	}
 	f := os.NewFile(ctlFD, "control")
 	fc, err := net.FileConn(f)
 	f.Close()

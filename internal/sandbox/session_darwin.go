@@ -86,7 +86,7 @@ func Start(spec Spec) (*Session, error) {
 		proxy.Stop()
 		return nil, fmt.Errorf("sandbox: %s refused the profile: %v: %s", seatbelt.Exec, err, strings.TrimSpace(stderr.String()))
 	}
-	return &Session{wrap: runner.Wrapper{Argv: sb.Command}, report: report, proxy: proxy}, nil
+	return &Session{wrap: runner.Wrapper{Argv: func(argv []string, _ int) []string { return sb.Command(argv) }}, report: report, proxy: proxy}, nil
 }
 
 // serveEgress serves the egress proxy (Spec.EgressHandler) on the host's

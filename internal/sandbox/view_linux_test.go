@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,6 +212,37 @@ func TestViewOwnKeyring(t *testing.T) {
 	// Nor its name: /proc/keys lists every key the user may view.
 	if got, _ := run(t, s, l.root, "cat /proc/keys"); strings.Contains(got, "shellgate-test-") {
 		t.Errorf("a command listed the user's keys: %s", got)
+	}
+}
+
+// A descriptor the process that started the session left open across exec
+// (an agent's log file, outside the root) never reaches a command: written
+// through, it would change a host file that no path rule sees.
+func TestViewNoInheritedDescriptors(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	victim := filepath.Join(l.outside, "agent.log")
+	// No O_CLOEXEC, as a careless parent leaves it.
+	fd, err := unix.Open(victim, unix.O_CREAT|unix.O_WRONLY|unix.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	s := start(t, l.spec())
+	n := strconv.Itoa(fd)
+	for _, cmd := range []string{
+		"echo pwned >&" + n,
+		"echo pwned > /proc/self/fd/" + n,
+		"echo pwned >> /dev/fd/" + n,
+		`python3 -c 'import os,sys; os.write(int(sys.argv[1]), b"pwned")' ` + n,
+	} {
+		run(t, s, l.root, cmd)
+	}
+	if got, _ := run(t, s, l.root, "ls /proc/self/fd"); slices.Contains(strings.Fields(got), n) {
+		t.Errorf("a command holds descriptor %s: %s", n, got)
+	}
+	if b, err := os.ReadFile(victim); err != nil || len(b) != 0 {
+		t.Errorf("the host file behind an inherited descriptor: %q, %v", b, err)
 	}
 }
 

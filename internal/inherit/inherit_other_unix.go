@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package inherit
+
+func stop(first int) error { return stopListed(first, "/dev/fd") }
