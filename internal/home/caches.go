@@ -57,8 +57,14 @@ func Caches(home string, secrets []string, getenv func(string) string) (dirs, re
 			modCache = filepath.Join(home, "go", "pkg", "mod")
 		}
 	}
+	// Each secret's real path once, not once per cache: resolving is an
+	// lstat per component, and there are dozens of each.
+	reals := make([][]string, len(secrets))
+	for i, s := range secrets {
+		reals[i] = withReal(filepath.Clean(s))
+	}
 	ok := func(dir string) bool {
-		why := refusal(dir, home, secrets)
+		why := refusal(dir, home, secrets, reals)
 		if why != "" && !slices.Contains(refused, dir+": "+why) {
 			refused = append(refused, dir+": "+why)
 		}
@@ -89,14 +95,15 @@ func Caches(home string, secrets []string, getenv func(string) string) (dirs, re
 }
 
 // refusal says why dir may not be a cache: it holds the home, or holds or
-// lies in one of secrets, as written or where symlinks lead; "" when it may.
-func refusal(dir, home string, secrets []string) string {
+// lies in one of secrets, as written or where symlinks lead (reals[i]:
+// withReal of secrets[i]); "" when it may.
+func refusal(dir, home string, secrets []string, reals [][]string) string {
 	if holdsHome(dir, home) {
 		return "holds the home"
 	}
 	dirs := withReal(filepath.Clean(dir))
-	for _, s := range secrets {
-		for _, real := range withReal(filepath.Clean(s)) {
+	for i, s := range secrets {
+		for _, real := range reals[i] {
 			for _, d := range dirs {
 				if within(d, real) {
 					return "lies in the secret " + s
