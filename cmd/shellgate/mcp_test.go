@@ -56,9 +56,14 @@ func TestMCPUsage(t *testing.T) {
 	}
 }
 
-// buildBinary builds shellgate into a temporary directory.
+// buildBinary builds shellgate into a temporary directory; $SHELLGATE_TEST_BIN
+// names a binary to use instead (another build to compare, or one a profiler
+// must still find when the run ends).
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
+	if bin := os.Getenv("SHELLGATE_TEST_BIN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(visibleTempDir(tb), "shellgate")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"os"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/hostscan"
 )
@@ -51,10 +52,57 @@ func (osHost) ReadFile(path string) ([]byte, bool) {
 
 // HostFacts gathers what Plan needs to know about this machine (on Linux;
 // elsewhere no plan is applied, and doctor --plan shows what Linux would do).
-func HostFacts() Facts {
+// Sessions that start together (an HTTP server's burst of new clients)
+// share gatherings: as root each walks /etc and /var.
+func HostFacts() Facts { return hostFacts.get(gatherFacts) }
+
+var hostFacts sharedFacts
+
+func gatherFacts() Facts {
 	f := Facts{Host: osHost{}, Sockets: hostscan.ListeningSockets()}
 	if os.Geteuid() == 0 {
 		f.Private = hostscan.RootPrivate([]string{"/etc", "/var"}, 4, 20000)
 	}
 	return f
+}
+
+// sharedFacts shares gatherings among concurrent callers without handing
+// anyone facts older than its call: a caller that arrives while a gathering
+// runs waits for the next one, which every caller arriving meanwhile shares.
+type sharedFacts struct {
+	mu      sync.Mutex
+	running bool
+	next    *factsCall // what callers arriving now get; not started yet
+}
+
+type factsCall struct {
+	done chan struct{}
+	f    Facts
+}
+
+func (s *sharedFacts) get(gather func() Facts) Facts {
+	s.mu.Lock()
+	if s.next == nil {
+		s.next = &factsCall{done: make(chan struct{})}
+	}
+	c := s.next
+	if !s.running {
+		s.running, s.next = true, nil
+		go s.run(c, gather)
+	}
+	s.mu.Unlock()
+	<-c.done
+	return c.f
+}
+
+// run gathers for c, then for whoever arrived meanwhile, until nobody did.
+func (s *sharedFacts) run(c *factsCall, gather func() Facts) {
+	for c != nil {
+		c.f = gather()
+		close(c.done)
+		s.mu.Lock()
+		c, s.next = s.next, nil
+		s.running = c != nil
+		s.mu.Unlock()
+	}
 }
