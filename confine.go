@@ -371,7 +371,7 @@ func (g *Gate) RefusedCaches() []string {
 // step by step (see sandbox.Plan): what `shellgate doctor --plan` prints.
 func (g *Gate) SandboxPlan() []SandboxStep {
 	spec, _ := g.sandboxSpec()
-	return sandbox.Plan(spec, sandbox.HostFacts())
+	return sandbox.Plan(spec, sandbox.SessionFacts(spec))
 }
 
 // getenv is a variable of the commands' environment: the configured one, else

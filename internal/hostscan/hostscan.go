@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -66,4 +67,22 @@ func RootPrivate(dirs []string, depth, max int) []string {
 		})
 	}
 	return private
+}
+
+// ClosedWay is the highest directory between dir and path (both excluded)
+// that others may not search, or "" if there is none, if path is not beneath
+// dir, or if it is beneath one of skip.
+func ClosedWay(dir, path string, skip []string) string {
+	beneath := func(p, d string) bool { return strings.HasPrefix(p, d+"/") }
+	if path == "" || !beneath(path, dir) || slices.ContainsFunc(skip, func(o string) bool { return path == o || beneath(path, o) }) {
+		return ""
+	}
+	at := dir
+	for _, name := range strings.Split(strings.TrimPrefix(filepath.Dir(path), dir+"/"), "/") {
+		at = filepath.Join(at, name)
+		if fi, err := os.Stat(at); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			return at
+		}
+	}
+	return ""
 }

@@ -36,3 +36,31 @@ func TestRootPrivate(t *testing.T) {
 		t.Errorf("RootPrivate = %q, want %q", got, want)
 	}
 }
+
+// ClosedWay finds the highest directory on the way to a path that others may
+// not enter, beneath dir, and nothing beneath a directory it skips.
+func TestClosedWay(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "open/shut/inner/proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"open/shut", "open/shut/inner"} {
+		if err := os.Chmod(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "open/shut/inner/proj"): filepath.Join(dir, "open/shut"),
+		filepath.Join(dir, "open/shut"):            "", // itself bound, not gone through
+		filepath.Join(dir, "open/x"):               "",
+		"/elsewhere/proj":                          "",
+		"":                                         "",
+	} {
+		if got := ClosedWay(dir, path, []string{"/var/tmp"}); got != want {
+			t.Errorf("ClosedWay(%q) = %q, want %q", path, got, want)
+		}
+	}
+	if got := ClosedWay("/var", "/var/tmp/a/b", []string{"/var/tmp"}); got != "" {
+		t.Errorf("beneath the view's own /var/tmp: %q", got)
+	}
+}

@@ -3,9 +3,12 @@ package sandbox
 import (
 	"io"
 	"os"
-	"sync"
+	"slices"
+	"strings"
 
+	"github.com/shellgate/shellgate/internal/fresh"
 	"github.com/shellgate/shellgate/internal/hostscan"
+	"github.com/shellgate/shellgate/internal/idmap"
 )
 
 // osHost is the running host, as Plan asks about it.
@@ -54,55 +57,46 @@ func (osHost) ReadFile(path string) ([]byte, bool) {
 // elsewhere no plan is applied, and doctor --plan shows what Linux would do).
 // Sessions that start together (an HTTP server's burst of new clients)
 // share gatherings: as root each walks /etc and /var.
-func HostFacts() Facts { return hostFacts.get(gatherFacts) }
+func HostFacts() Facts { return hostFacts.Get(gatherFacts) }
 
-var hostFacts sharedFacts
+var hostFacts fresh.Shared[Facts]
+
+// rootDirs are the system directories that hold what only root may read.
+var rootDirs = []string{"/etc", "/var"}
 
 func gatherFacts() Facts {
 	f := Facts{Host: osHost{}, Sockets: hostscan.ListeningSockets()}
 	if os.Geteuid() == 0 {
-		f.Private = hostscan.RootPrivate([]string{"/etc", "/var"}, 4, 20000)
+		var walk []string
+		for _, d := range rootDirs {
+			if idmap.Works(d) {
+				f.AsOthers = append(f.AsOthers, d)
+			} else {
+				walk = append(walk, d)
+			}
+		}
+		f.Private = hostscan.RootPrivate(walk, 4, 20000)
 	}
 	return f
 }
 
-// sharedFacts shares gatherings among concurrent callers without handing
-// anyone facts older than its call: a caller that arrives while a gathering
-// runs waits for the next one, which every caller arriving meanwhile shares.
-type sharedFacts struct {
-	mu      sync.Mutex
-	running bool
-	next    *factsCall // what callers arriving now get; not started yet
-}
+// viewsOwn are the directories in rootDirs that the view replaces with its
+// own (Plan's temps and system): what lies beneath them is not the host's.
+var viewsOwn = []string{"/var/tmp", "/var/run"}
 
-type factsCall struct {
-	done chan struct{}
-	f    Facts
-}
-
-func (s *sharedFacts) get(gather func() Facts) Facts {
-	s.mu.Lock()
-	if s.next == nil {
-		s.next = &factsCall{done: make(chan struct{})}
+// SessionFacts are HostFacts for a session of spec, with the directories of
+// those shown as others see them that others may not enter but that hold
+// something the session needs (a project in /var/lib/private/proj): the
+// view shows an empty directory there, holding only what is needed.
+func SessionFacts(spec Spec) Facts {
+	f := HostFacts()
+	needed := slices.Concat(spec.Writable, spec.Visible, spec.Caches, []string{spec.Home, spec.TempDir})
+	for _, d := range f.AsOthers {
+		for _, p := range needed {
+			if c := hostscan.ClosedWay(d, p, viewsOwn); c != "" && !slices.ContainsFunc(f.Closed, func(o string) bool { return c == o || strings.HasPrefix(c, o+"/") }) {
+				f.Closed = append(slices.Clip(f.Closed), c)
+			}
+		}
 	}
-	c := s.next
-	if !s.running {
-		s.running, s.next = true, nil
-		go s.run(c, gather)
-	}
-	s.mu.Unlock()
-	<-c.done
-	return c.f
-}
-
-// run gathers for c, then for whoever arrived meanwhile, until nobody did.
-func (s *sharedFacts) run(c *factsCall, gather func() Facts) {
-	for c != nil {
-		c.f = gather()
-		close(c.done)
-		s.mu.Lock()
-		c, s.next = s.next, nil
-		s.running = c != nil
-		s.mu.Unlock()
-	}
+	return f
 }

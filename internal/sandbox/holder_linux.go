@@ -115,10 +115,16 @@ func helperMain() int {
 		return 2
 	}
 	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}}
-	m, _, err := h.ctl.recv(nil)
+	m, oob, err := h.ctl.recv(make([]byte, syscall.CmsgSpace(4*len(rootDirs))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
+	}
+	trees := parseFDs(oob) // one for each step that shows a tree as others see it
+	for i := range m.Steps {
+		if m.Steps[i].AsOthers && len(trees) > 0 {
+			m.Steps[i].tree, trees = os.NewFile(uintptr(trees[0]), m.Steps[i].Path), trees[1:]
+		}
 	}
 	if m.Spec.QuarantineLog != "" {
 		h.log = os.NewFile(logFD, "quarantine-log")

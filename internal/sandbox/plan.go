@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -61,6 +62,10 @@ type Step struct {
 	Mode  uint32 `json:"mode,omitempty"`  // OpTmpfs: the root directory's mode
 	Size  int64  `json:"size,omitempty"`  // OpTmpfs: bytes
 	Write bool   `json:"write,omitempty"`
+	// AsOthers: an OpBind of a tree shellgate hands the session (package
+	// idmap), where every file shows as nobody's.
+	AsOthers bool     `json:"as_others,omitempty"`
+	tree     *os.File // the helper's descriptor of that tree
 	// Try: a Src that is gone by the time the step runs is skipped, not a
 	// missing layer (a cache removed meanwhile).
 	Try bool   `json:"try,omitempty"`
@@ -127,6 +132,14 @@ type Facts struct {
 	// may read (/etc/shadow, /etc/ssl/private): the view shows the system
 	// as a user who is not root would see it.
 	Private []string
+	// AsOthers are the system directories shown as a user who is not root
+	// sees them by construction (package idmap: every file owned by nobody),
+	// which Private then leaves out.
+	AsOthers []string
+	// Closed are directories of AsOthers that others may not enter but that
+	// hold a path the session needs: the view shows each empty but for
+	// those paths.
+	Closed []string
 }
 
 // systemDirs are the host's top-level directories the view shows, read-only:
@@ -144,9 +157,15 @@ const maxHomeTmp = 64 << 20
 func Plan(spec Spec, f Facts) []Step {
 	p := &planner{spec: spec, f: f}
 	p.system()
+	for _, c := range f.Closed {
+		p.add(Step{Op: OpTmpfs, Path: c, Mode: 0o755, Size: 1 << 20, Why: "others may not enter it: only what the session needs in it"})
+	}
 	p.temps()
 	p.dev()
 	p.paths()
+	for _, c := range f.Closed {
+		p.add(Step{Op: OpReadOnly, Path: c})
+	}
 	p.masks()
 	p.add(Step{Op: OpProc, Path: "/proc", Why: "the session's processes only"})
 	// The keyring calls are refused (seccomp), but /proc/keys would still name
@@ -177,7 +196,11 @@ func (p *planner) system() {
 		path := "/" + name
 		switch k, target := p.kind(path); k {
 		case Dir:
-			p.add(Step{Op: OpBind, Path: path, Src: path, Why: "system, read-only"})
+			if slices.Contains(p.f.AsOthers, path) {
+				p.add(Step{Op: OpBind, Path: path, Src: path, AsOthers: true, Why: "system, read-only, every file nobody's: what only root may read is not readable"})
+			} else {
+				p.add(Step{Op: OpBind, Path: path, Src: path, Why: "system, read-only"})
+			}
 		case Symlink:
 			p.add(Step{Op: OpSymlink, Path: path, Src: target, Why: "system"})
 		}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -294,5 +295,36 @@ func TestPlanMasksRootPrivate(t *testing.T) {
 		if masked[p] != want {
 			t.Errorf("%s masked %v, want %v", p, masked[p], want)
 		}
+	}
+}
+
+// Where /etc and /var are shown as others see them, they are bound from the
+// trees shellgate hands the session, with no masks; a directory others may
+// not enter that holds the project is an empty tmpfs until the project is
+// bound in it, then read-only.
+func TestPlanAsOthers(t *testing.T) {
+	spec := workstationSpec
+	spec.Writable = []string{"/var/lib/private/proj"}
+	host := fakeHost{entries: maps.Clone(workstation.entries), files: workstation.files}
+	host.entries["/var/lib/private/proj"] = "dir"
+	f := Facts{Host: host, AsOthers: []string{"/etc", "/var"}, Closed: []string{"/var/lib/private"}}
+	steps := Plan(spec, f)
+	at := map[string]int{}
+	for i, s := range steps {
+		switch {
+		case s.Op == OpBind && (s.Path == "/etc" || s.Path == "/var"):
+			if !s.AsOthers {
+				t.Errorf("%s bound as the host shows it", s.Path)
+			}
+		case s.Op == OpMask && strings.HasPrefix(s.Path, "/etc/"):
+			t.Errorf("a mask in /etc: %v", s)
+		}
+		at[string(s.Op)+" "+s.Path] = i
+	}
+	tmpfs, ok1 := at["tmpfs /var/lib/private"]
+	root, ok2 := at["bind /var/lib/private/proj"]
+	ro, ok3 := at["read-only /var/lib/private"]
+	if !ok1 || !ok2 || !ok3 || !(at["bind /var"] < tmpfs && tmpfs < root && root < ro) {
+		t.Errorf("want bind /var, tmpfs, the project, read-only in that order: %v", steps)
 	}
 }

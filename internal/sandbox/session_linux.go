@@ -11,12 +11,15 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/hostscan"
+	"github.com/shellgate/shellgate/internal/idmap"
 	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
@@ -122,7 +125,7 @@ func Start(spec Spec) (*Session, error) {
 	// What the plan needs of the host (as root, a walk of /etc and /var),
 	// gathered while the helper starts, which takes as long.
 	facts := make(chan Facts, 1)
-	go func() { facts <- HostFacts() }()
+	go func() { facts <- SessionFacts(spec) }()
 	if err := s.startHelper(spec, files); err != nil {
 		fc.Close()
 		var no *noUserNS
@@ -265,8 +268,13 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
 		}
 	}
-	steps := Plan(spec, <-facts)
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, nil); err != nil {
+	steps, trees := planWithTrees(spec, <-facts)
+	fds := make([]int, len(trees))
+	for i, t := range trees {
+		fds[i] = int(t.Fd())
+		defer t.Close() // sent: the helper holds them
+	}
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
@@ -768,4 +776,24 @@ func (w *helperStderr) Write(p []byte) (int, error) {
 		w.b.Write(p[:min(len(p), 4096-w.b.Len())])
 	}
 	return len(p), nil
+}
+
+// planWithTrees plans the view, with the trees of the steps that show a
+// directory as others see it (package idmap), in the order of the steps. If
+// they cannot be made now, the directories are walked for what only root
+// may read instead, as where no tree can be made at all.
+func planWithTrees(spec Spec, f Facts) ([]Step, []*os.File) {
+	steps := Plan(spec, f)
+	var dirs []string
+	for _, st := range steps {
+		if st.AsOthers {
+			dirs = append(dirs, st.Src)
+		}
+	}
+	trees, err := idmap.Trees(dirs)
+	if err != nil {
+		f.AsOthers, f.Private = nil, append(slices.Clip(f.Private), hostscan.RootPrivate(rootDirs, 4, 20000)...)
+		return Plan(spec, f), nil
+	}
+	return steps, trees
 }

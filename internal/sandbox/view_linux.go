@@ -44,7 +44,9 @@ func buildView(steps []Step) (failed []string, err error) {
 	}
 	for _, s := range steps {
 		if err := applyStep(s); err != nil {
-			if s.Try && errors.Is(err, os.ErrNotExist) {
+			// A mask out of reach (beneath a directory shown as others see
+			// it, which others may not enter) is out of the commands' too.
+			if s.Try && (errors.Is(err, os.ErrNotExist) || s.Op == OpMask && errors.Is(err, os.ErrPermission)) {
 				continue
 			}
 			failed = append(failed, fmt.Sprintf("%s %s: %v", s.Op, s.Path, err))
@@ -108,6 +110,16 @@ func applyStep(s Step) error {
 		opts := fmt.Sprintf("mode=%o,size=%d", mode, max(s.Size, 4096))
 		return unix.Mount("tmpfs", dst, "tmpfs", flags, opts)
 	case OpBind:
+		if s.AsOthers { // made read-only, nosuid and nodev by shellgate
+			if s.tree == nil {
+				return errors.New("no tree handed for it")
+			}
+			defer s.tree.Close()
+			if err := mountPoint(dst, true); err != nil {
+				return err
+			}
+			return unix.MoveMount(int(s.tree.Fd()), "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
 		attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
 		if !s.Write {
 			attr |= unix.MOUNT_ATTR_RDONLY

@@ -479,3 +479,69 @@ find . -perm /6000 -printf "set-id: %p\n"`)
 		t.Errorf("a set-id file was made:\n%s", got)
 	}
 }
+
+// varLab makes a directory under /var/lib (the host's /var, not the view's
+// own /var/tmp) that others may enter, removed at the end.
+func varLab(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the host's root sees /etc and /var as others do: only root runs this")
+	}
+	dir, err := os.MkdirTemp("/var/lib", "shellgate-sandbox-test-")
+	if err != nil {
+		t.Skipf("no lab in /var/lib: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	return dir
+}
+
+// Run as the host's root, a command reads in /etc and /var only what others
+// may read, however deep it lies: files show as nobody's, so a file only
+// its owner may read is nobody's to read, not root's.
+func TestViewRootSeesWhatOthersSee(t *testing.T) {
+	lane.Live(t)
+	dir := varLab(t)
+	deep := filepath.Join(dir, "a/b/c/d/e")
+	must(t, os.MkdirAll(deep, 0o755))
+	must(t, os.WriteFile(filepath.Join(deep, "secret.key"), []byte("SECRET-"+fakeKey), 0o600))
+	must(t, os.WriteFile(filepath.Join(deep, "public.txt"), []byte("public\n"), 0o644))
+	l := newLab(t)
+	s := start(t, l.spec())
+	for _, cmd := range []string{
+		"cat " + deep + "/secret.key",
+		"cd " + dir + "/a/b && cat c/d/e/secret.key",
+		"python3 -c 'print(open(\"" + deep + "/secret.key\").read())'",
+		"cat /etc/shadow",
+	} {
+		if got, _ := run(t, s, l.root, cmd+" 2>&1"); strings.Contains(got, "SECRET-") || strings.Contains(got, "root:") {
+			t.Errorf("%s: read what only root may: %s", cmd, got)
+		}
+	}
+	if got, code := run(t, s, l.root, "cat "+deep+"/public.txt && head -c 5 /etc/passwd"); code != 0 || got != "public\nroot:" {
+		t.Errorf("what others may read: exit %d, %q", code, got)
+	}
+}
+
+// A project beneath a directory of /var that others may not enter still
+// works: the view shows that directory empty but for the way to the
+// project, so nothing else in it is there to read.
+func TestViewRootProjectInPrivateVar(t *testing.T) {
+	lane.Live(t)
+	dir := varLab(t)
+	private := filepath.Join(dir, "private")
+	root := filepath.Join(private, "proj")
+	must(t, os.MkdirAll(root, 0o755))
+	must(t, os.Chmod(private, 0o700))
+	must(t, os.WriteFile(filepath.Join(private, "other.key"), []byte("SECRET-"+fakeKey), 0o600))
+	l := newLab(t)
+	spec := l.spec()
+	spec.Writable = []string{root}
+	s := start(t, spec)
+	if got, code := run(t, s, root, "echo made > f && cat "+root+"/f"); code != 0 || got != "made\n" {
+		t.Errorf("in the project: exit %d, %q", code, got)
+	}
+	if got, _ := run(t, s, root, "cat "+private+"/other.key 2>&1; ls -A "+private); strings.Contains(got, "SECRET-") || !strings.Contains(got, "No such file") || strings.Contains(got, "other.key\n") {
+		t.Errorf("beside the project: %s", got)
+	}
+}
