@@ -41,7 +41,8 @@ func BenchmarkCallEchoHi(b *testing.B) {
 // cgroups cost whatever shellgate does; and the same `true` started by a
 // sleeping peer process asked over a socket (benchfloor.Peer), as the
 // session's helper is asked, against a plain one: what any sandbox whose
-// commands start in a second process pays.
+// commands start in a second process pays; and that peer living in user,
+// mount and PID namespaces of its own (nspeer), as the helper does.
 func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	clients := map[string]*mcp.ClientSession{}
 	for _, mode := range []string{"auto", "off"} {
@@ -65,12 +66,17 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	}
 	_, err := benchfloor.Spawn{InCgroup: true}.Time()
 	floor := err == nil
-	var peer *benchfloor.Peer
+	var peer, nsPeer *benchfloor.Peer
 	if floor {
-		if peer, err = benchfloor.StartPeer(); err != nil {
+		if peer, err = benchfloor.StartPeer(false); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { peer.Close() })
+		if nsPeer, err = benchfloor.StartPeer(true); err != nil {
+			b.Logf("no peer in namespaces here: %v", err)
+		} else {
+			b.Cleanup(func() { nsPeer.Close() })
+		}
 	}
 	gaps := []time.Duration{0}
 	for _, g := range strings.Split(cmp.Or(os.Getenv("SHELLGATE_BENCH_GAPS"), "10ms,200ms"), ",") {
@@ -82,7 +88,7 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	}
 	for _, gap := range gaps {
 		b.Run("gap-"+gap.String(), func(b *testing.B) {
-			var ratios, diffs, on, off, floorRatios, floorDiffs, peerRatios, peerDiffs []float64
+			var ratios, diffs, on, off, floorRatios, floorDiffs, peerRatios, peerDiffs, nsRatios, nsDiffs []float64
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			after := func(f func() time.Duration) time.Duration { time.Sleep(gap); return f() }
 			i := 0
@@ -98,15 +104,21 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 				if floor {
 					c, p := after(func() time.Duration { return spawn(benchfloor.Spawn{InCgroup: true}) }), after(func() time.Duration { return spawn(benchfloor.Spawn{}) })
 					floorRatios, floorDiffs = append(floorRatios, float64(c)/float64(p)), append(floorDiffs, ms(c-p))
-					r := after(func() time.Duration {
+					ask := func(peer *benchfloor.Peer) time.Duration {
 						d, err := peer.Time()
 						if err != nil {
 							b.Fatal(err)
 						}
 						return d
-					})
+					}
+					r := after(func() time.Duration { return ask(peer) })
 					p = after(func() time.Duration { return spawn(benchfloor.Spawn{}) })
 					peerRatios, peerDiffs = append(peerRatios, float64(r)/float64(p)), append(peerDiffs, ms(r-p))
+					if nsPeer != nil {
+						r = after(func() time.Duration { return ask(nsPeer) })
+						p = after(func() time.Duration { return spawn(benchfloor.Spawn{}) })
+						nsRatios, nsDiffs = append(nsRatios, float64(r)/float64(p)), append(nsDiffs, ms(r-p))
+					}
 				}
 			}
 			q := func(xs []float64, p float64) float64 { slices.Sort(xs); return xs[int(p*float64(len(xs)-1))] }
@@ -120,6 +132,10 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 				b.ReportMetric(q(floorRatios, 0.5), "floor-cgroup/plain")
 				b.ReportMetric(q(peerDiffs, 0.5), "floor-peer-extra-ms")
 				b.ReportMetric(q(peerRatios, 0.5), "floor-peer/plain")
+			}
+			if nsPeer != nil {
+				b.ReportMetric(q(nsDiffs, 0.5), "floor-nspeer-extra-ms")
+				b.ReportMetric(q(nsRatios, 0.5), "floor-nspeer/plain")
 			}
 			b.ReportMetric(0, "ns/op")
 		})

@@ -32,44 +32,58 @@ type fact struct {
 	match, notMatch []string
 }
 
-// catalogue is a table of facts looked up by program name, in order.
+// catalogue is a table of facts looked up by program name, in order. It
+// keeps no index: a catalogue has at most a few dozen facts, a lookup
+// compares a name with their programs (well under a microsecond), and a
+// one-shot `check` or hook, which looks up a handful of names, would spend
+// more building maps for every catalogue as the process starts than it
+// saves.
 type catalogue struct {
 	facts []fact
-	by    map[string][]int
-	also  []int // the facts with a name predicate
 }
 
-func newCatalogue(facts ...fact) *catalogue {
-	k := &catalogue{facts: facts, by: map[string][]int{}}
-	for i, f := range facts {
-		if f.also != nil {
-			k.also = append(k.also, i)
-		}
-		for _, p := range f.programs {
-			k.by[p] = append(k.by[p], i)
-			if l := strings.ToLower(p); analysis.FoldsNames && l != p {
-				k.by[l] = append(k.by[l], i)
+func newCatalogue(facts ...fact) *catalogue { return &catalogue{facts: facts} }
+
+// first returns the first fact that holds for c and what it says, or nil:
+// first the facts that name c's program, in order, then those whose
+// predicate takes it.
+func (k *catalogue) first(x *check, c *analysis.Command) (*fact, string) {
+	for i := range k.facts {
+		if f := &k.facts[i]; f.names(c.Name) {
+			if what := f.test(x, c); what != "" {
+				return f, what
 			}
 		}
 	}
-	return k
-}
-
-// first returns the first fact that holds for c and what it says, or nil.
-func (k *catalogue) first(x *check, c *analysis.Command) (*fact, string) {
-	for _, i := range k.by[c.Name] {
-		if what := k.facts[i].test(x, c); what != "" {
-			return &k.facts[i], what
-		}
-	}
-	for _, i := range k.also {
-		if f := &k.facts[i]; f.also(c.Name) {
+	for i := range k.facts {
+		if f := &k.facts[i]; f.also != nil && f.also(c.Name) {
 			if what := f.test(x, c); what != "" {
 				return f, what
 			}
 		}
 	}
 	return nil, ""
+}
+
+// names reports whether a fact of k names program name.
+func (k *catalogue) names(name string) bool {
+	for i := range k.facts {
+		if k.facts[i].names(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// names reports whether f lists program name, as names are looked up: where
+// they fold to lower case, a listed name also in lower case.
+func (f *fact) names(name string) bool {
+	for _, p := range f.programs {
+		if p == name || analysis.FoldsNames && strings.EqualFold(p, name) && strings.ToLower(p) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // covers reports whether f applies to program name at all.

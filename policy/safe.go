@@ -46,7 +46,7 @@ func safe(c *analysis.Command) bool {
 	if c.Dynamic || len(c.ExecOpts) > 0 {
 		return false
 	}
-	if _, known := safeFacts.by[c.Name]; known {
+	if safeFacts.names(c.Name) {
 		f, _ := safeFacts.first(nil, c)
 		return f != nil
 	}

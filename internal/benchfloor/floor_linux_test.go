@@ -2,6 +2,7 @@ package benchfloor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,29 +58,42 @@ func TestSpawnInCgroup(t *testing.T) {
 }
 
 // A Peer answers each request once its `true` has run in a cgroup of its own,
-// leaves no cgroup behind, and ends with Close.
+// leaves no cgroup behind, and ends with Close; one in namespaces lives in
+// user, mount and PID namespaces other than this process's.
 func TestPeer(t *testing.T) {
 	own, _, err := ownCgroup()
 	if err != nil {
 		t.Skip(err)
 	}
-	p, err := StartPeer()
-	if err != nil {
-		t.Skipf("no peer here: %v", err)
-	}
-	for range 3 {
-		if d, err := p.Time(); err != nil || d <= 0 {
-			t.Errorf("round trip: %v, %v", d, err)
+	for _, inNamespaces := range []bool{false, true} {
+		p, err := StartPeer(inNamespaces)
+		if err != nil {
+			t.Skipf("no peer here (namespaces %v): %v", inNamespaces, err)
 		}
-	}
-	if err := p.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if st := p.cmd.ProcessState; st == nil || !st.Exited() {
-		t.Errorf("the peer has not exited: %v", st)
-	}
-	if _, err := p.Time(); err == nil {
-		t.Error("a closed peer answered")
+		for range 3 {
+			if d, err := p.Time(); err != nil || d <= 0 {
+				t.Errorf("namespaces %v: round trip: %v, %v", inNamespaces, d, err)
+			}
+		}
+		for _, ns := range []string{"user", "mnt", "pid"} {
+			mine, _ := os.Readlink("/proc/self/ns/" + ns)
+			its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", p.cmd.Process.Pid, ns))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (its != mine) != inNamespaces {
+				t.Errorf("namespaces %v: the peer's %s namespace is %s, this process's %s", inNamespaces, ns, its, mine)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("namespaces %v: Close: %v", inNamespaces, err)
+		}
+		if st := p.cmd.ProcessState; st == nil || !st.Exited() {
+			t.Errorf("namespaces %v: the peer has not exited: %v", inNamespaces, st)
+		}
+		if _, err := p.Time(); err == nil {
+			t.Errorf("namespaces %v: a closed peer answered", inNamespaces)
+		}
 	}
 	left, _ := filepath.Glob(filepath.Join(own, "benchfloor-*"))
 	if len(left) > 0 {

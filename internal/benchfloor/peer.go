@@ -12,7 +12,9 @@ type Peer struct{ peer }
 
 // StartPeer starts a Peer: this executable again, which it must let run its
 // package initialisation (a test binary or a program importing this package).
-func StartPeer() (*Peer, error) { return startPeer() }
+// With inNamespaces the peer lives in user, mount and PID namespaces of its
+// own, as the sandbox's helper does, so that each `true` is born in them.
+func StartPeer(inNamespaces bool) (*Peer, error) { return startPeer(inNamespaces) }
 
 // Time asks the peer for one `true` and returns how long the round trip took.
 func (p *Peer) Time() (time.Duration, error) { return p.time() }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -44,7 +45,7 @@ type peer struct {
 	sock *os.File
 }
 
-func startPeer() (*Peer, error) {
+func startPeer(inNamespaces bool) (*Peer, error) {
 	if _, err := (Spawn{InCgroup: true}).time(); err != nil {
 		return nil, err // no cgroup to make here: the peer could not either
 	}
@@ -59,6 +60,14 @@ func startPeer() (*Peer, error) {
 	mine, theirs := os.NewFile(uintptr(fds[0]), "peer"), os.NewFile(uintptr(fds[1]), "peer")
 	defer theirs.Close()
 	cmd := &exec.Cmd{Path: exe, Args: []string{peerArg0}, ExtraFiles: []*os.File{theirs}, Stderr: os.Stderr}
+	if inNamespaces {
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		mine.Close()
 		return nil, err

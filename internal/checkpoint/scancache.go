@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // The scan cache is what the last checkpoint saw: each file's stat and blob,
@@ -31,7 +32,9 @@ type scanCache struct {
 
 const scanCacheMagic = "shellgate-scan-cache 2\n"
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is built on first use, so that a process that never reads or
+// writes the scan cache (a hook's `check`) does not build it as it starts.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (s *Store) scanCachePath() string { return filepath.Join(s.dir, "scan-cache") }
 
@@ -85,7 +88,7 @@ func encodeScanCache(c scanCache, root string) []byte {
 		b = append(b, 1)
 		b = encodeDir(b, d)
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
 func encodeDir(b []byte, d *scanDir) []byte {
@@ -158,7 +161,7 @@ func decodeScanCache(b []byte, root string) (scanCache, bool) {
 		return c, false
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.Checksum(body, castagnoli()) != sum {
 		return c, false
 	}
 	r := &cacheReader{b: body[len(scanCacheMagic):]}

@@ -26,8 +26,10 @@ type Entry struct {
 	Why   string
 }
 
-// Entries is every path of the home a session shows.
-var Entries = func() []Entry {
+// Entries is every path of the home a session shows. It and the tables below
+// are built on first use: a process that starts no session (a hook's `check`)
+// does not build them as it starts.
+var Entries = sync.OnceValue(func() []Entry {
 	var es []Entry
 	for _, rel := range []string{
 		".local/bin", ".local/lib", ".local/pipx", ".local/share/uv", ".local/share/mise", ".local/share/fnm",
@@ -53,7 +55,7 @@ var Entries = func() []Entry {
 		es = append(es, Entry{Rel: rel, Scrub: true, Why: "settings, credentials taken out"})
 	}
 	return es
-}()
+})
 
 // Shapes of credentials in settings files. A setting whose name says it holds
 // one (npm's _auth, _authToken and //host/:_password, git's http.extraHeader
@@ -85,12 +87,12 @@ func Show(rel string, data []byte) []byte {
 	switch path.Base(rel) {
 	case ".gitconfig", "config":
 		if strings.Contains(rel, "git") {
-			return allowINI(data, gitKeep)
+			return allowINI(data, gitKeep())
 		}
 	case ".npmrc":
-		return allowKeys(data, npmKeep)
+		return allowKeys(data, npmKeep())
 	case "pip.conf":
-		return allowINI(data, pipKeep)
+		return allowINI(data, pipKeep())
 	}
 	return Scrub(data)
 }
@@ -101,32 +103,36 @@ func Show(rel string, data []byte) []byte {
 // and core.askPass (command lines that may carry a key's passphrase, a
 // proxy's password or a token, and are of no use where the credentials they
 // unlock are absent), and every section not named.
-var gitKeep = map[string][]string{
-	"user": {"name", "email", "signingkey", "useconfigonly"}, "author": {"*"}, "committer": {"*"},
-	"core": {"*", "-sshcommand", "-askpass"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
-	"merge": {"*"}, "rebase": {"*"}, "diff": {"*"}, "branch": {"*"}, "status": {"*"}, "log": {"*"},
-	"advice": {"*"}, "safe": {"*"}, "help": {"*"}, "column": {"*"}, "commit": {"*"}, "tag": {"*"},
-	"gpg": {"*"}, "interactive": {"*"}, "pager": {"*"}, "format": {"*"}, "filter": {"*"}, "lfs": {"*"},
-	"url": {"insteadof", "pushinsteadof"}, "include": {"path"}, "includeif": {"path"}, "submodule": {"*"},
-	"protocol": {"allow"}, "transfer": {"*"}, "receive": {"*"}, "feature": {"*"}, "maintenance": {"*"},
-	"http": {"proxy", "sslcainfo", "sslcapath", "sslverify", "sslbackend", "postbuffer", "version", "lowspeedlimit", "lowspeedtime", "followredirects"},
-}
+var gitKeep = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"user": {"name", "email", "signingkey", "useconfigonly"}, "author": {"*"}, "committer": {"*"},
+		"core": {"*", "-sshcommand", "-askpass"}, "init": {"*"}, "color": {"*"}, "pull": {"*"}, "push": {"*"}, "fetch": {"*"},
+		"merge": {"*"}, "rebase": {"*"}, "diff": {"*"}, "branch": {"*"}, "status": {"*"}, "log": {"*"},
+		"advice": {"*"}, "safe": {"*"}, "help": {"*"}, "column": {"*"}, "commit": {"*"}, "tag": {"*"},
+		"gpg": {"*"}, "interactive": {"*"}, "pager": {"*"}, "format": {"*"}, "filter": {"*"}, "lfs": {"*"},
+		"url": {"insteadof", "pushinsteadof"}, "include": {"path"}, "includeif": {"path"}, "submodule": {"*"},
+		"protocol": {"allow"}, "transfer": {"*"}, "receive": {"*"}, "feature": {"*"}, "maintenance": {"*"},
+		"http": {"proxy", "sslcainfo", "sslcapath", "sslverify", "sslbackend", "postbuffer", "version", "lowspeedlimit", "lowspeedtime", "followredirects"},
+	}
+})
 
 // npmKeep are the .npmrc keys shown; a scope's registry (@scope:registry) too.
 // Left out: _auth, _authToken, _password, username, email, key, cert, otp and
 // every //host/:… setting, which are per-registry credentials.
-var npmKeep = map[string][]string{"": {
-	"registry", "strict-ssl", "cafile", "ca", "proxy", "https-proxy", "noproxy", "no-proxy", "save-exact",
-	"save-prefix", "engine-strict", "legacy-peer-deps", "fund", "audit", "update-notifier", "loglevel",
-	"progress", "prefer-offline", "prefer-online", "package-lock", "lockfile-version", "init-author-name",
-	"init-author-url", "init-license", "init-version", "git", "script-shell", "node-linker",
-	"auto-install-peers", "strict-peer-dependencies", "shamefully-hoist", "public-hoist-pattern",
-	"store-dir", "virtual-store-dir", "cache", "prefix", "ignore-scripts", "omit", "include", "fetch-retries",
-	"fetch-timeout", "maxsockets", "color", "unicode", "sign-git-tag", "tag-version-prefix",
-}}
+var npmKeep = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{"": {
+		"registry", "strict-ssl", "cafile", "ca", "proxy", "https-proxy", "noproxy", "no-proxy", "save-exact",
+		"save-prefix", "engine-strict", "legacy-peer-deps", "fund", "audit", "update-notifier", "loglevel",
+		"progress", "prefer-offline", "prefer-online", "package-lock", "lockfile-version", "init-author-name",
+		"init-author-url", "init-license", "init-version", "git", "script-shell", "node-linker",
+		"auto-install-peers", "strict-peer-dependencies", "shamefully-hoist", "public-hoist-pattern",
+		"store-dir", "virtual-store-dir", "cache", "prefix", "ignore-scripts", "omit", "include", "fetch-retries",
+		"fetch-timeout", "maxsockets", "color", "unicode", "sign-git-tag", "tag-version-prefix",
+	}}
+})
 
 // pipKeep: pip.conf's sections and the keys shown.
-var pipKeep = func() map[string][]string {
+var pipKeep = sync.OnceValue(func() map[string][]string {
 	keys := []string{"index-url", "extra-index-url", "trusted-host", "find-links", "timeout", "retries",
 		"no-cache-dir", "cache-dir", "disable-pip-version-check", "require-virtualenv",
 		"break-system-packages", "proxy", "cert", "no-binary", "only-binary", "prefer-binary", "pre",
@@ -136,7 +142,7 @@ var pipKeep = func() map[string][]string {
 		m[sec] = keys
 	}
 	return m
-}()
+})
 
 // allowINI keeps an INI file's comments, blank lines, the headers of the
 // sections in keep and their keys it names, each value with any URL's

@@ -273,7 +273,7 @@ func (p *planner) home() {
 	homeDir := p.spec.Home
 	p.add(Step{Op: OpTmpfs, Path: homeDir, Mode: 0o700, Size: maxHomeTmp, Write: true, Why: "the user's home, built from what toolchains need"})
 	var dirs []string // what the user's git config names in the home
-	for _, e := range home.Entries {
+	for _, e := range home.Entries() {
 		path := filepath.Join(homeDir, e.Rel)
 		k, _ := p.kind(path)
 		if k == Absent {
