@@ -131,6 +131,7 @@ type CheckpointsStatus struct {
 	Exists   bool   // false: no command was checkpointed there yet
 	Commands int    // commands recorded
 	Size     int64  // bytes on disk
+	Keeper   int    // the pid of the root's checkpoint keeper; 0: none runs
 }
 
 // LookCheckpoints says what the checkpoint store of cfg.Root holds without
@@ -146,7 +147,8 @@ func LookCheckpoints(cfg Config) (CheckpointsStatus, error) {
 		return CheckpointsStatus{}, fmt.Errorf("checkpoints are off (--checkpoints off, [checkpoints] enabled = false or $%s=off)", CheckpointsEnv)
 	}
 	dir, recs, size, exists, err := checkpoint.Look(o)
-	return CheckpointsStatus{Dir: dir, Exists: exists, Commands: len(recs), Size: size}, err
+	pid, _ := keeper.Running(o)
+	return CheckpointsStatus{Dir: dir, Exists: exists, Commands: len(recs), Size: size, Keeper: pid}, err
 }
 
 // Root is the project root.

@@ -29,3 +29,6 @@ func Start([]string, Args) error { return ErrUnsupported }
 
 // Serve fails.
 func Serve(Args) error { return ErrUnsupported }
+
+// Running is false.
+func Running(checkpoint.Options) (int, bool) { return 0, false }

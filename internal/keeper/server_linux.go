@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -53,7 +55,9 @@ func Serve(a Args) error {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil
 	}
-	os.Remove(sock) // a dead keeper's
+	lock.Truncate(0)
+	lock.WriteString(strconv.Itoa(os.Getpid()) + "\n") // for Running
+	os.Remove(sock)                                    // a dead keeper's
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {
 		return err
@@ -274,4 +278,25 @@ func readLine(r *bufio.Reader, v any) error {
 		return err
 	}
 	return json.Unmarshal(line, v)
+}
+
+// Running says whether a keeper serves the store of o, and its pid, without
+// asking it (shellgate doctor): its lock is held while it lives.
+func Running(o checkpoint.Options) (pid int, ok bool) {
+	dir, err := checkpoint.StoreDir(o)
+	if err != nil {
+		return 0, false
+	}
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return 0, false
+	}
+	b, _ := os.ReadFile(f.Name())
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, true
 }
