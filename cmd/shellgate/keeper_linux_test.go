@@ -263,6 +263,12 @@ func TestCheckpointKeeper(t *testing.T) {
 	checkpointtest.Sh(t, lab, "cp "+bin+" shellgate.new && mv shellgate.new shellgate")
 	kept.waitGone(pid, "its binary was replaced")
 
+	// Its store removed.
+	kept.run("touch t.txt")
+	pid = kept.waitKeeper()
+	os.RemoveAll(filepath.Dir(kept.socket()))
+	kept.waitGone(pid, "its store was removed")
+
 	// Its root removed.
 	kept.run("touch t.txt")
 	pid = kept.waitKeeper()
