@@ -1,15 +1,18 @@
 package shellgate
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/keeper"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -38,6 +41,34 @@ type CheckpointConfig struct {
 	MaxSize  int64
 	MaxAge   time.Duration
 	MaxCount int
+	// Keeper is the command that starts the root's checkpoint keeper
+	// (`shellgate checkpoint-keeper`, package internal/keeper: a process
+	// that keeps the store and its watch of the root open between one-shot
+	// runs, so that their checkpoints read only what changed); nil: none,
+	// every checkpoint is taken in-process. The shellgate command sets it
+	// for run and exec.
+	Keeper []string
+	// KeeperIdle is how long the keeper waits for the next command before it
+	// exits (0: DefaultKeeperIdle, or no keeper when $SHELLGATE_CHECKPOINTS
+	// is set, as in test suites; negative: no keeper).
+	KeeperIdle time.Duration
+}
+
+// DefaultKeeperIdle is how long a checkpoint keeper outlives the last
+// command of its root.
+const DefaultKeeperIdle = 10 * time.Minute
+
+// keeperIdle is the keeper's idle time, 0 when there is to be no keeper.
+func (c CheckpointConfig) keeperIdle() time.Duration {
+	switch {
+	case c.Off || len(c.Keeper) == 0 || c.KeeperIdle < 0:
+		return 0
+	case c.KeeperIdle > 0:
+		return c.KeeperIdle
+	case os.Getenv(CheckpointsEnv) != "":
+		return 0
+	}
+	return DefaultKeeperIdle
 }
 
 // Aliases of the checkpoint package's types, for the library's users.
@@ -100,6 +131,7 @@ type CheckpointsStatus struct {
 	Exists   bool   // false: no command was checkpointed there yet
 	Commands int    // commands recorded
 	Size     int64  // bytes on disk
+	Keeper   int    // the pid of the root's checkpoint keeper; 0: none runs
 }
 
 // LookCheckpoints says what the checkpoint store of cfg.Root holds without
@@ -115,7 +147,8 @@ func LookCheckpoints(cfg Config) (CheckpointsStatus, error) {
 		return CheckpointsStatus{}, fmt.Errorf("checkpoints are off (--checkpoints off, [checkpoints] enabled = false or $%s=off)", CheckpointsEnv)
 	}
 	dir, recs, size, exists, err := checkpoint.Look(o)
-	return CheckpointsStatus{Dir: dir, Exists: exists, Commands: len(recs), Size: size}, err
+	pid, _ := keeper.Running(o)
+	return CheckpointsStatus{Dir: dir, Exists: exists, Commands: len(recs), Size: size, Keeper: pid}, err
 }
 
 // Root is the project root.
@@ -153,11 +186,68 @@ type gateCheckpoints struct {
 	mu      sync.Mutex
 	cp      *Checkpoints
 	pending sync.WaitGroup // jobs' checkpoints taken when they end; Close waits for them
+
+	keeperCmd  []string      // starts the root's keeper; nil: none
+	keeperIdle time.Duration // its idle time
+	dialed     bool          // the keeper was looked for
+	keeper     *keeper.Client
 }
 
 func newGateCheckpoints(root string, c CheckpointConfig) *gateCheckpoints {
 	o, off := c.options(root)
-	return &gateCheckpoints{off: off, opts: o}
+	g := &gateCheckpoints{off: off, opts: o}
+	if idle := c.keeperIdle(); idle > 0 && !off {
+		g.keeperCmd, g.keeperIdle = c.Keeper, idle
+	}
+	return g
+}
+
+// viaKeeper is the root's keeper, looked for once: nil when there is none
+// (the first run starts one, for the next runs, and checkpoints in-process
+// itself), or when it refused this client (another build or options: it
+// quits, and the next run starts another).
+func (g *gateCheckpoints) viaKeeper() *keeper.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.keeperCmd == nil || g.dialed {
+		return g.keeper
+	}
+	g.dialed = true
+	k, err := keeper.Dial(g.opts)
+	if err == nil {
+		g.keeper = k
+		return k
+	}
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		keeper.Start(g.keeperCmd, keeper.Args{Options: g.opts, Idle: g.keeperIdle})
+	}
+	return nil
+}
+
+// dropKeeper forgets a keeper that failed: the Gate's checkpoints are taken
+// in-process from then on.
+func (g *gateCheckpoints) dropKeeper() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.keeper.Close()
+	g.keeper = nil
+}
+
+// snapshot takes the checkpoint before a command: by the keeper, or else
+// in-process.
+func (g *gateCheckpoints) snapshot(label, command, session string) (*Checkpoints, *keeper.Client, int, error) {
+	if k := g.viaKeeper(); k != nil {
+		if id, err := k.Snapshot(label, command, session); err == nil {
+			return nil, k, id, nil
+		}
+		g.dropKeeper()
+	}
+	cp, err := g.open()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	id, err := cp.s.Snapshot(label, command, session)
+	return cp, nil, id, err
 }
 
 func (g *gateCheckpoints) open() (*Checkpoints, error) {
@@ -183,6 +273,8 @@ func (g *gateCheckpoints) close() {
 	if g.cp != nil {
 		g.cp.s.Close()
 	}
+	g.keeper.Close()
+	g.keeper = nil
 }
 
 // Checkpoints returns the Gate's checkpoints, or an error when they are off.
@@ -195,7 +287,9 @@ func (g *Gate) Checkpoints() (*Checkpoints, error) {
 
 // checkpointed is a command's checkpoint, taken before it started.
 type checkpointed struct {
-	cp      *Checkpoints
+	g       *gateCheckpoints
+	cp      *Checkpoints   // the store it was taken in, or nil:
+	k       *keeper.Client // the keeper that took it
 	id      int
 	input   bool            // before input to a job: its changes are read when the input's wait ends
 	pending *sync.WaitGroup // the Gate's, for a job's checkpoint when it ends
@@ -208,18 +302,14 @@ func (g *Gate) checkpoint(a *admitted, label, command, session string) (*checkpo
 	if g.cps.off || a.readOnly {
 		return nil, nil
 	}
-	cp, err := g.cps.open()
-	var id int
-	if err == nil {
-		id, err = cp.s.Snapshot(label, command, session)
-	}
+	cp, k, id, err := g.cps.snapshot(label, command, session)
 	if err != nil {
 		return nil, a.env.Fail(envelope.CheckpointFailed, fmt.Sprintf("Not run: the checkpoint of the project before it could not be taken (%v), so the command was not started and nothing changed. The user can fix that or turn checkpoints off (--checkpoints off, or [checkpoints] enabled = false).", err))
 	}
 	if a.undoable {
 		a.env.Note(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): `shellgate undo %d` puts it back.", id, id))
 	}
-	return &checkpointed{cp: cp, id: id, pending: &g.cps.pending}, nil
+	return &checkpointed{g: g.cps, cp: cp, k: k, id: id, pending: &g.cps.pending}, nil
 }
 
 // finish checkpoints the root after the command ended and puts what it changed
@@ -236,13 +326,13 @@ func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
 			go func() {
 				defer c.pending.Done()
 				<-done
-				c.cp.s.Finish(c.id)
+				c.summary()
 			}()
 		}
 		env.Settle()
 		return
 	}
-	sum, err := c.cp.s.Finish(c.id)
+	sum, err := c.summary()
 	if err != nil {
 		env.Note(fmt.Sprintf("What it changed could not be read (%v); checkpoint %d holds the project as it was before it.", err, c.id))
 		env.Data.Changed = &envelope.Changed{Checkpoint: c.id}
@@ -251,6 +341,25 @@ func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
 	}
 	env.Data.Changed = changed(c.id, sum)
 	env.Settle()
+}
+
+// summary takes the checkpoint after the command, by the keeper that took the
+// one before if it still can, else in-process.
+func (c *checkpointed) summary() (ChangeSummary, error) {
+	if c.k != nil {
+		if sum, err := c.k.Finish(c.id); err == nil {
+			return sum, nil
+		}
+		c.g.dropKeeper()
+	}
+	if c.cp == nil {
+		cp, err := c.g.open()
+		if err != nil {
+			return ChangeSummary{}, err
+		}
+		c.cp = cp
+	}
+	return c.cp.s.Finish(c.id)
 }
 
 // maxChangedPaths is how many paths data.changed lists.
@@ -295,7 +404,7 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 			Message: fmt.Sprintf("Not sent: the checkpoint of the project before it could not be taken (%v). The user can fix that or turn checkpoints off (--checkpoints off).", err)})
 		return nil, &env
 	}
-	return &checkpointed{cp: cp, id: n, input: true}, nil
+	return &checkpointed{g: g.cps, cp: cp, id: n, input: true}, nil
 }
 
 // undoCovers reports whether undo covers the git commands of a line the

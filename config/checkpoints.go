@@ -17,6 +17,7 @@ type checkpointsTable struct {
 	MaxCount       *int64   `toml:"max_count"`        // commands remembered
 	IgnoredMaxSize any      `toml:"ignored_max_size"` // ignored files kept up to this size
 	KeepIgnored    []string `toml:"keep_ignored"`     // ignored files kept whatever their size
+	KeeperIdle     *string  `toml:"keeper_idle"`      // "10m"; "0" or "off": no keeper
 }
 
 // Bounds on [checkpoints].
@@ -24,6 +25,7 @@ const (
 	maxCheckpointCount = 100000
 	maxCheckpointAge   = 10 * 365 * 24 * time.Hour
 	maxIgnoredSize     = 1 << 30
+	maxKeeperIdle      = 24 * time.Hour
 )
 
 // checkpoints merges [checkpoints]. They are the user's way back from what an
@@ -52,6 +54,23 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 	}
 	if err := m.checkpointBounds(f, trusted, ignore); err != nil {
 		return err
+	}
+	if c.KeeperIdle != nil {
+		d := time.Duration(-1) // none
+		if v := *c.KeeperIdle; v != "0" && v != "off" {
+			var err error
+			if d, err = parseDuration(v); err != nil {
+				return f.errorAt("checkpoints.keeper_idle", "%v", err)
+			}
+			if d < time.Second || d > maxKeeperIdle {
+				return f.errorAt("checkpoints.keeper_idle", "%s is out of range: want 1s to %s, or \"0\" for no keeper", d, maxKeeperIdle)
+			}
+		}
+		if trusted || d < 0 {
+			out.KeeperIdle = d
+		} else {
+			ignore("checkpoints.keeper_idle", "it keeps a process running")
+		}
 	}
 	if c.IgnoredMaxSize != nil {
 		n, err := parseSize(c.IgnoredMaxSize)

@@ -54,6 +54,31 @@ keep_ignored = ["*.local"]
 	}
 }
 
+// keeper_idle: the user's file sets the keeper's idle time or turns it off;
+// a project file may turn it off, not start one.
+func TestCheckpointsKeeperIdle(t *testing.T) {
+	tests := []struct {
+		user, project string
+		want          time.Duration
+	}{
+		{"", "", 0},
+		{"keeper_idle = \"30s\"", "", 30 * time.Second},
+		{"keeper_idle = \"0\"", "", -1},
+		{"keeper_idle = \"off\"", "", -1},
+		{"keeper_idle = \"off\"", "keeper_idle = \"1h\"", -1},
+		{"", "keeper_idle = \"off\"", -1},
+	}
+	for _, tt := range tests {
+		l := newLab(t)
+		write(t, l.user, "[checkpoints]\n"+tt.user+"\n")
+		write(t, filepath.Join(l.root, config.ProjectFileName), "[checkpoints]\n"+tt.project+"\n")
+		cfg, _, err := config.Load(l.opts())
+		if err != nil || cfg.Checkpoints.KeeperIdle != tt.want {
+			t.Errorf("user %q, project %q: %v, keeper idle %v, want %v", tt.user, tt.project, err, cfg.Checkpoints.KeeperIdle, tt.want)
+		}
+	}
+}
+
 func TestCheckpointsTableErrors(t *testing.T) {
 	tests := []struct{ file, want string }{
 		{"[checkpoints]\nenabld = true\n", `:2: unknown key "enabld" in [checkpoints]; did you mean "enabled"?`},
@@ -62,6 +87,8 @@ func TestCheckpointsTableErrors(t *testing.T) {
 		{"[checkpoints]\nmax_count = 0\n", `[checkpoints] max_count: 0 is out of range`},
 		{"[checkpoints]\nkeep_ignored = [\"[\"]\n", `[checkpoints] keep_ignored: pattern 1 ("[") is not a valid file name pattern`},
 		{"[checkpoints]\nignored_max_size = \"2GB\"\n", `[checkpoints] ignored_max_size: 2147483648 bytes is out of range`},
+		{"[checkpoints]\nkeeper_idle = \"48h\"\n", `[checkpoints] keeper_idle: 48h0m0s is out of range`},
+		{"[checkpoints]\nkeeper_idle = \"soon\"\n", `[checkpoints] keeper_idle:`},
 	}
 	for _, tt := range tests {
 		l := newLab(t)

@@ -166,5 +166,9 @@ func checkpointsLine(cfg shellgate.Config) string {
 	if !st.Exists {
 		return fmt.Sprintf("checkpoints in %s: none yet (the first command that may write makes the store); %s", st.Dir, bounds)
 	}
-	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; %s", st.Dir, st.Commands, float64(st.Size)/(1<<20), bounds)
+	keeper := "no keeper runs"
+	if st.Keeper > 0 {
+		keeper = fmt.Sprintf("a keeper (pid %d) watches the root for one-shot runs", st.Keeper)
+	}
+	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; %s; %s", st.Dir, st.Commands, float64(st.Size)/(1<<20), keeper, bounds)
 }

@@ -122,6 +122,7 @@ func execConfig(cf commonFlags, command string, oneLine bool, timeout timeoutFla
 	if err != nil {
 		return cfg, "", err
 	}
+	withKeeper(&cfg)
 	if project != "" {
 		// Hook commands are written as "$CLAUDE_PROJECT_DIR"/.claude/hooks/…: with
 		// its value known, the policy sees which program that is.

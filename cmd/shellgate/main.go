@@ -78,6 +78,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"undo":      cmdUndo,
 		"install":   cmdInstall,
 		"uninstall": cmdUninstall,
+
+		keeperCommand: cmdKeeper,
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

@@ -97,6 +97,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		ms := timeout.d.Milliseconds()
 		req.TimeoutMS = &ms
 	}
+	withKeeper(&cfg)
 	gate, err := shellgate.New(cfg)
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())

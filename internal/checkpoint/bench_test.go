@@ -1,17 +1,56 @@
 package checkpoint_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/keeper"
 )
+
+// taker takes a command's checkpoints: a Store, or a keeper's Client.
+type taker interface {
+	Snapshot(label, command, session string) (int, error)
+	Finish(id int) (checkpoint.Summary, error)
+}
+
+// startKeeper starts this test binary as the keeper of o's store, waits for
+// it to answer, and ends it when the benchmark does; it returns its pid.
+func startKeeper(b *testing.B, o checkpoint.Options) int {
+	b.Helper()
+	if runtime.GOOS != "linux" {
+		b.Skip("no keeper on", runtime.GOOS)
+	}
+	args, _ := json.Marshal(keeper.Args{Options: o, Idle: time.Hour})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), keeperEnv+"="+string(args))
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		c, err := keeper.Dial(o)
+		if err == nil {
+			c.Close()
+			return cmd.Process.Pid
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the keeper does not answer: %v", err)
+		}
+	}
+}
 
 // benchTree makes a committed repository of n files (100 a directory, ~1 KB
 // each, .git packed as after a gc) under /var/tmp.
@@ -145,6 +184,12 @@ func initBare(b *testing.B, dir string) {
 //     diff-files` of the root, in turn with it: git's own index check, which
 //     stats every tracked file and reads none, the least a process that
 //     knows nothing of what changed since the last one pays.
+//   - warm-keeper (Linux): the same command in a new process that asks the
+//     root's keeper (package keeper: another process, this test binary,
+//     holding the store and its watch) for both checkpoints over a new
+//     connection, as `shellgate run` does; keeper-cpu-ms is the keeper's CPU
+//     time a command, cmd-cpu-ms the asking process's. Paired with git and
+//     git diff-files as warm-new-process is.
 //
 // SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
 func BenchmarkCheckpoint(b *testing.B) {
@@ -185,16 +230,19 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 			report(b, ours, git, i)
 		})
-		for _, fresh := range []bool{false, true} {
-			name := "warm"
-			if fresh {
-				name = "warm-new-process"
-			}
+		for _, name := range []string{"warm", "warm-new-process", "warm-keeper"} {
+			fresh, kept := name == "warm-new-process", name == "warm-keeper"
 			b.Run(fmt.Sprintf("files=%d/%s", n, name), func(b *testing.B) {
 				dir := filepath.Join(lab, name+"-store")
+				var s taker
 				s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: dir})
 				if err != nil {
 					b.Fatal(err)
+				}
+				var keeperPID int
+				if kept {
+					s.(*checkpoint.Store).Close()
+					keeperPID = startKeeper(b, checkpoint.Options{Root: root, Dir: dir})
 				}
 				plain := filepath.Join(lab, name+"-git")
 				initBare(b, plain)
@@ -202,6 +250,17 @@ func BenchmarkCheckpoint(b *testing.B) {
 					b.Fatal(err)
 				}
 				plainGit(b, root, plain)
+				if kept { // its first walk, the cold one, done before the count
+					c, err := keeper.Dial(checkpoint.Options{Root: root, Dir: dir})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := c.Snapshot("run", "bench", ""); err != nil {
+						b.Fatal(err)
+					}
+					c.Close()
+				}
+				keeperCPU := procCPU(keeperPID)
 				var ours, cmd, cpu, git, floor, statFloor time.Duration
 				var cmds, floors []time.Duration
 				i := 0
@@ -210,10 +269,17 @@ func BenchmarkCheckpoint(b *testing.B) {
 					// A command that changes one file: its checkpoint before,
 					// the change, the checkpoint after.
 					start, startCPU := time.Now(), cpuTime()
-					if fresh {
+					switch {
+					case fresh:
 						if s, err = checkpoint.Open(checkpoint.Options{Root: root, Dir: dir}); err != nil {
 							b.Fatal(err)
 						}
+					case kept:
+						c, err := keeper.Dial(checkpoint.Options{Root: root, Dir: dir})
+						if err != nil {
+							b.Fatal(err)
+						}
+						s = c
 					}
 					id, err := s.Snapshot("run", "bench", "")
 					if err != nil {
@@ -244,12 +310,18 @@ func BenchmarkCheckpoint(b *testing.B) {
 					if i%2 == 1 {
 						git += plainGit(b, root, plain)
 					}
-					if fresh {
+					if c, ok := s.(*keeper.Client); ok {
+						c.Close()
+					}
+					if fresh || kept {
 						statFloor += diffFiles(b, root)
 					}
 				}
 				report(b, ours, git, i)
-				if fresh {
+				if kept {
+					b.ReportMetric(ms(procCPU(keeperPID)-keeperCPU)/float64(i), "keeper-cpu-ms")
+				}
+				if fresh || kept {
 					b.ReportMetric(float64(cmd)/float64(git), "cmd-ratio")
 					b.ReportMetric(ms(statFloor)/float64(i), "stat-floor-ms")
 				}

@@ -42,6 +42,16 @@ func (s *Store) Snapshot(label, command, session string) (int, error) {
 	return id, err
 }
 
+// Prime walks the root as a checkpoint would, recording nothing, so that the
+// next checkpoint of this Store reads only what changed since (a process kept
+// for that: package keeper).
+func (s *Store) Prime() error {
+	return s.locked(func() error {
+		_, err := s.snapshot()
+		return err
+	})
+}
+
 // record appends r with the next id, and prunes past the bounds.
 func (s *Store) record(r Record) (int, error) {
 	r.ID = 1

@@ -76,7 +76,7 @@ type Options struct {
 	// Git is the git program (default "git" on PATH).
 	Git string
 	// Now is the clock (tests); nil: time.Now.
-	Now func() time.Time
+	Now func() time.Time `json:"-"`
 }
 
 // DefaultDir is where stores go by default: $XDG_STATE_HOME/shellgate/checkpoints,
@@ -224,6 +224,22 @@ func Open(o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// StoreDir is the directory Open would use for o.Root's store, without
+// opening or making it.
+func StoreDir(o Options) (string, error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return "", fmt.Errorf("checkpoint: root %q is not absolute", o.Root)
+	}
+	if o.Dir == "" {
+		d, err := DefaultDir()
+		if err != nil {
+			return "", err
+		}
+		o.Dir = d
+	}
+	return filepath.Join(o.Dir, ProjectID(filepath.Clean(o.Root))), nil
 }
 
 // Look says what the store of o.Root holds without making or changing

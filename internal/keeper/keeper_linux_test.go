@@ -1,0 +1,123 @@
+package keeper
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+)
+
+// serveEnv makes this test binary a keeper: its value is the JSON Args.
+const serveEnv = "SHELLGATE_TEST_KEEPER"
+
+func TestMain(m *testing.M) {
+	if a := os.Getenv(serveEnv); a != "" {
+		var args Args
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			panic(err)
+		}
+		if err := Serve(args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// startTestKeeper runs this binary as the keeper of o and waits until it
+// answers; it returns the process, waited for by the caller.
+func startTestKeeper(t *testing.T, o checkpoint.Options) *exec.Cmd {
+	t.Helper()
+	args, _ := json.Marshal(Args{Options: o, Idle: time.Hour})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveEnv+"="+string(args))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // a no-op after the test waited
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := Running(o); ok {
+			if _, err := os.Stat(filepath.Join(mustStoreDir(t, o), SocketName)); err == nil {
+				return cmd
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the keeper does not listen")
+		}
+	}
+}
+
+func mustStoreDir(t *testing.T, o checkpoint.Options) string {
+	dir, err := checkpoint.StoreDir(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestKeeperAnswersAsTheStore: a keeper's checkpoints are the store's (the
+// records an in-process Store then reads, the changes it computes), and a
+// client of other options is refused and makes it quit.
+func TestKeeperAnswersAsTheStore(t *testing.T) {
+	lab, root := checkpointtest.Project(t)
+	o := checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store")}
+	cmd := startTestKeeper(t, o)
+	c, err := Dial(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PID() != cmd.Process.Pid {
+		t.Errorf("the keeper's pid %d, its peer credentials say %d", cmd.Process.Pid, c.PID())
+	}
+	id, err := c.Snapshot("run", "rm README.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(root, "README.md"))
+	sum, err := c.Finish(id)
+	c.Close()
+	if err != nil || sum.Deleted != 1 || sum.Changes[0] != (checkpoint.Change{Kind: checkpoint.Deleted, Path: "README.md"}) {
+		t.Fatalf("finish: %v %+v", err, sum)
+	}
+	s, err := checkpoint.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Record(id)
+	if err != nil || r.Command != "rm README.md" || r.After == "" {
+		t.Errorf("record %d as the store has it: %v %+v", id, err, r)
+	}
+	if got, err := s.Changes(id); err != nil || fmt.Sprint(got) != fmt.Sprint(sum) {
+		t.Errorf("the store's changes %+v (%v), the keeper's %+v", got, err, sum)
+	}
+	if _, ok := Running(o); !ok {
+		t.Error("Running: no keeper")
+	}
+
+	other := o
+	other.MaxCount = 5
+	if c, err := Dial(other); err == nil || !strings.Contains(err.Error(), "other checkpoint options") {
+		c.Close()
+		t.Errorf("a client of other options: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the keeper refused a client and then: %v", err)
+	}
+	if _, ok := Running(o); ok {
+		t.Error("Running after the keeper quit")
+	}
+	if _, err := Dial(o); err == nil {
+		t.Error("a keeper answers after it quit")
+	}
+}

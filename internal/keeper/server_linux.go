@@ -1,0 +1,309 @@
+package keeper
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+)
+
+// watchEvery is how often a keeper looks whether it should end.
+const watchEvery = time.Second
+
+// Serve is the keeper of a.Options' store until it should end (see the
+// package doc); it returns nil when another keeper already serves the store.
+func Serve(a Args) error {
+	if a.Idle <= 0 {
+		return errors.New("keeper: no idle time")
+	}
+	sock, err := Socket(a.Options)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(sock)
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	me, err := build(exe)
+	if err != nil {
+		return err
+	}
+	// Its live heap is mostly the scan cache, kept from one request to the
+	// next; collecting at 100 % growth had it spend ~2 ms of a command's ~5
+	// in the collector (warm-keeper benchmark, 10 000 files). The soft limit
+	// bounds what the laxer pacing costs in memory.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(512 << 20)
+	s, err := checkpoint.Open(a.Options)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// One keeper a store: the lock is held until this process is gone.
+	lock, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil
+	}
+	lock.Truncate(0)
+	lock.WriteString(strconv.Itoa(os.Getpid()) + "\n") // for Running
+	os.Remove(sock)                                    // a dead keeper's
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	ln.SetUnlinkOnClose(false) // removed below only while it is still this one's
+	sockInfo, err := os.Lstat(sock)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	rootInfo, err := os.Stat(a.Options.Root)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	k := &keeper{s: s, build: me, options: optionsKey(a.Options), quit: make(chan string, 1), open: map[*net.UnixConn]bool{}}
+	k.touch()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go k.accept(ln)
+	// Walk the root now, under the store's lock as a request would, so that
+	// the next run's checkpoint reads only what changed since.
+	k.conns.Add(1)
+	go func() {
+		defer k.conns.Done()
+		s.Prime()
+	}()
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-sigs:
+			done = true
+		case <-k.quit:
+			done = true
+		case <-tick.C:
+			done = k.idleFor() >= a.Idle ||
+				!same(a.Options.Root, rootInfo, os.Stat) ||
+				!same(sock, sockInfo, os.Lstat) ||
+				!exists(filepath.Join(dir, "git", "HEAD")) ||
+				!sameBuild(exe, me)
+		}
+	}
+	ln.Close()
+	if same(sock, sockInfo, os.Lstat) {
+		os.Remove(sock)
+	}
+	// A request under way is answered; a client waiting between its two
+	// requests finds the connection closed and checkpoints in-process.
+	k.mu.Lock()
+	k.closing = true
+	for c := range k.open {
+		c.SetReadDeadline(time.Now())
+	}
+	k.mu.Unlock()
+	k.conns.Wait()
+	return nil
+}
+
+func same(p string, was os.FileInfo, stat func(string) (os.FileInfo, error)) bool {
+	fi, err := stat(p)
+	return err == nil && os.SameFile(fi, was)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func sameBuild(exe, was string) bool {
+	b, err := build(exe)
+	return err == nil && b == was
+}
+
+type keeper struct {
+	s       *checkpoint.Store
+	build   string
+	options string
+	quit    chan string
+	last    atomic.Int64 // unix nanoseconds of the last request's end
+	active  atomic.Int32 // connections open
+	conns   sync.WaitGroup
+
+	mu      sync.Mutex
+	open    map[*net.UnixConn]bool
+	closing bool
+}
+
+func (k *keeper) touch() { k.last.Store(time.Now().UnixNano()) }
+
+// idleFor is how long no client was connected.
+func (k *keeper) idleFor() time.Duration {
+	if k.active.Load() > 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, k.last.Load()))
+}
+
+func (k *keeper) accept(ln *net.UnixListener) {
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		k.mu.Lock()
+		if k.closing {
+			k.mu.Unlock()
+			c.Close()
+			return
+		}
+		k.open[c] = true
+		k.conns.Add(1)
+		k.active.Add(1)
+		k.mu.Unlock()
+		go func() {
+			defer k.conns.Done()
+			defer func() {
+				c.Close()
+				k.mu.Lock()
+				delete(k.open, c)
+				k.mu.Unlock()
+				k.touch()
+				k.active.Add(-1)
+			}()
+			k.serve(c)
+		}()
+	}
+}
+
+// serve answers one client: its hello, then its requests, one at a time.
+func (k *keeper) serve(c *net.UnixConn) {
+	cred, err := peerCred(c)
+	if err != nil || int(cred.Uid) != os.Getuid() {
+		return
+	}
+	r := bufio.NewReader(c)
+	var h hello
+	if readLine(r, &h) != nil {
+		return
+	}
+	w := welcome{OK: true}
+	switch {
+	case h.Protocol != Protocol:
+		w = welcome{Why: fmt.Sprintf("protocol %d, not %d", h.Protocol, Protocol)}
+	case h.Build != k.build:
+		w = welcome{Why: "another build of shellgate"}
+	case h.Options != k.options:
+		w = welcome{Why: "other checkpoint options"}
+	}
+	if !w.OK {
+		select {
+		case k.quit <- w.Why:
+		default:
+		}
+	}
+	var mu sync.Mutex // the busy lines and the answer
+	send := func(v any) error {
+		b, _ := json.Marshal(v)
+		mu.Lock()
+		defer mu.Unlock()
+		c.SetWriteDeadline(time.Now().Add(Silence))
+		_, err := c.Write(append(b, '\n'))
+		return err
+	}
+	if send(w) != nil || !w.OK {
+		return
+	}
+	for {
+		var q request
+		if readLine(r, &q) != nil {
+			return
+		}
+		stop := make(chan struct{})
+		go func() {
+			t := time.NewTicker(busyEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					send(reply{Busy: true})
+				}
+			}
+		}()
+		rep := k.do(q)
+		close(stop)
+		if send(rep) != nil {
+			return
+		}
+	}
+}
+
+func (k *keeper) do(q request) reply {
+	switch q.Op {
+	case "snapshot":
+		id, err := k.s.Snapshot(q.Label, q.Command, q.Session)
+		if err != nil {
+			return reply{Err: err.Error()}
+		}
+		return reply{ID: id}
+	case "finish":
+		sum, err := k.s.Finish(q.ID)
+		if err != nil {
+			return reply{Err: err.Error()}
+		}
+		return reply{Summary: &sum}
+	}
+	return reply{Err: fmt.Sprintf("keeper: unknown request %q", q.Op)}
+}
+
+// readLine reads one JSON line into v (no deadline: a client between its two
+// requests waits for its command).
+func readLine(r *bufio.Reader, v any) error {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(line, v)
+}
+
+// Running says whether a keeper serves the store of o, and its pid, without
+// asking it (shellgate doctor): its lock is held while it lives.
+func Running(o checkpoint.Options) (pid int, ok bool) {
+	dir, err := checkpoint.StoreDir(o)
+	if err != nil {
+		return 0, false
+	}
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return 0, false
+	}
+	b, _ := os.ReadFile(f.Name())
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, true
+}
