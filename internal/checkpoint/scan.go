@@ -217,7 +217,11 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 	if ign != nil && ign.excluded(path, true) {
 		return
 	}
-	if !p.git {
+	// A directory the watch saw nothing happen in, a plain one last time,
+	// has not become a repository since: making its .git is something
+	// happening in it. Not looking saves a stat per clean subdirectory.
+	clean := was != nil && was.mode == modeTree && p.unchanged(path, was.dir)
+	if !p.git && !clean {
 		if id, repo := gitlink(sub); repo {
 			d.gitlinks = true
 			if id != nil {
