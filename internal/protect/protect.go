@@ -66,6 +66,7 @@ var Table = []Entry{
 	{Path: "opencode.json", Why: "opencode MCP servers"},
 	{Path: "opencode.jsonc", Why: "opencode MCP servers"},
 	{Path: ".continue/", Why: "Continue MCP servers"},
+	{Path: ".factory/", Why: "Factory Droid hooks and MCP servers"},
 	{Path: ".qwen/", Why: "Qwen Code hooks and MCP servers"},
 	{Path: ".amazonq/", Why: "Amazon Q MCP servers"},
 	{Path: ".kiro/", Why: "Kiro hooks and MCP servers"},
@@ -131,6 +132,13 @@ var Table = []Entry{
 	{Path: ".tool-versions", Why: "toolchains asdf and mise run"},
 	{Path: ".mise.toml", Why: "mise tasks and hooks"},
 	{Path: "mise.toml", Why: "mise tasks and hooks"},
+	// mise reads every name below as the same settings (hooks, env._.source):
+	// local and per-environment files, and the directory forms.
+	{Path: "mise.*.toml", Why: "mise hooks (mise.local.toml, mise.<env>.toml)"},
+	{Path: ".mise.*.toml", Why: "mise hooks"},
+	{Path: ".mise/", Why: "mise settings (.mise/config.toml) and hooks"},
+	{Path: "mise/config.toml", Why: "mise hooks"},
+	{Path: "mise/config.local.toml", Why: "mise hooks"},
 	{Path: ".pip/", Why: "pip settings"},
 	{Path: ".config/", Why: "tools' settings in the project"},
 	{Path: ".bundle/", Why: "bundler settings"},
