@@ -67,6 +67,8 @@ var Table = []Entry{
 	{Path: "opencode.jsonc", Why: "opencode MCP servers"},
 	{Path: ".continue/", Why: "Continue MCP servers"},
 	{Path: ".factory/", Why: "Factory Droid hooks and MCP servers"},
+	{Path: ".augment/", Why: "Augment (Auggie) hooks"},
+	{Path: ".tabnine/", Why: "Tabnine CLI hooks (.tabnine/agent/settings.json)"},
 	{Path: ".qwen/", Why: "Qwen Code hooks and MCP servers"},
 	{Path: ".amazonq/", Why: "Amazon Q MCP servers"},
 	{Path: ".kiro/", Why: "Kiro hooks and MCP servers"},
