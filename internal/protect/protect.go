@@ -69,6 +69,7 @@ var Table = []Entry{
 	{Path: ".factory/", Why: "Factory Droid hooks and MCP servers"},
 	{Path: ".augment/", Why: "Augment (Auggie) hooks"},
 	{Path: ".tabnine/", Why: "Tabnine CLI hooks (.tabnine/agent/settings.json)"},
+	{Path: ".openhands/", Why: "OpenHands' setup.sh, run as each session starts, and hooks"},
 	{Path: ".qwen/", Why: "Qwen Code hooks and MCP servers"},
 	{Path: ".amazonq/", Why: "Amazon Q MCP servers"},
 	{Path: ".kiro/", Why: "Kiro hooks and MCP servers"},
