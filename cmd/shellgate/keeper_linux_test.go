@@ -234,9 +234,13 @@ func TestCheckpointKeeper(t *testing.T) {
 		t.Errorf("doctor does not name keeper %d:\n%s", pid, stdout)
 	}
 	// Another build (this test's binary) is refused, and the keeper quits.
-	if c, err := keeper.Dial(kept.options()); err == nil || !strings.Contains(err.Error(), "another build") {
-		c.Close()
+	if c, err := keeper.Dial(kept.options()); err != nil {
+		t.Errorf("dialling the keeper: %v", err)
+	} else if _, err := c.Snapshot("test", "another build", ""); err == nil || !strings.Contains(err.Error(), "another build") {
 		t.Errorf("a client of another build: %v", err)
+		c.Close()
+	} else {
+		c.Close()
 	}
 	kept.waitGone(pid, "a client of another build")
 	if _, err := os.Stat(kept.socket()); err == nil {

@@ -29,6 +29,8 @@ type Client struct {
 	conn *net.UnixConn
 	r    *bufio.Reader
 	pid  int // the keeper, from the socket's credentials
+	// welcomed: the keeper's answer to the greeting has been read.
+	welcomed bool
 }
 
 // Dial connects to the keeper of o's store and checks that it is one of this
@@ -54,14 +56,10 @@ func Dial(o checkpoint.Options) (*Client, error) {
 		return nil, fmt.Errorf("keeper: %s is not served by this user (%v)", sock, err)
 	}
 	c := &Client{conn: uc, r: bufio.NewReader(uc), pid: int(cred.Pid)}
-	var w welcome
-	if err := c.exchange(hello{Protocol: Protocol, Build: me, Options: optionsKey(o)}, &w); err != nil {
-		c.Close()
+	// The welcome is read with the first answer: one round trip fewer. A
+	// keeper that refuses reads nothing after the greeting.
+	if err := c.send(hello{Protocol: Protocol, Build: me, Options: optionsKey(o)}); err != nil {
 		return nil, err
-	}
-	if !w.OK {
-		c.Close()
-		return nil, fmt.Errorf("keeper: refused: %s", w.Why)
 	}
 	return c, nil
 }
@@ -111,11 +109,41 @@ func (c *Client) Finish(id int) (checkpoint.Summary, error) {
 func (c *Client) exchange(v any, out any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	b, _ := json.Marshal(v)
-	c.conn.SetWriteDeadline(time.Now().Add(Silence))
-	if _, err := c.conn.Write(append(b, '\n')); err != nil {
+	sent := c.write(v) // a keeper that refused may have closed already: its reason first
+	if !c.welcomed {
+		var w welcome
+		if err := c.read(&w); err != nil {
+			return err
+		}
+		if !w.OK {
+			c.conn.Close()
+			return fmt.Errorf("keeper: refused: %s", w.Why)
+		}
+		c.welcomed = true
+	}
+	if sent != nil {
+		return c.fail(sent)
+	}
+	return c.read(out)
+}
+
+// send writes v as a line, closing the connection if it cannot.
+func (c *Client) send(v any) error {
+	if err := c.write(v); err != nil {
 		return c.fail(err)
 	}
+	return nil
+}
+
+func (c *Client) write(v any) error {
+	b, _ := json.Marshal(v)
+	c.conn.SetWriteDeadline(time.Now().Add(Silence))
+	_, err := c.conn.Write(append(b, '\n'))
+	return err
+}
+
+// read reads the next line that is not a busy one into out.
+func (c *Client) read(out any) error {
 	for {
 		c.conn.SetReadDeadline(time.Now().Add(Silence))
 		line, err := c.r.ReadBytes('\n')
