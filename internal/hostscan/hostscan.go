@@ -74,7 +74,7 @@ func RootPrivate(dirs []string, depth, max int) []string {
 // dir, or if it is beneath one of skip.
 func ClosedWay(dir, path string, skip []string) string {
 	beneath := func(p, d string) bool { return strings.HasPrefix(p, d+"/") }
-	if path == "" || !beneath(path, dir) || slices.ContainsFunc(skip, func(o string) bool { return path == o || beneath(path, o) }) {
+	if path == "" || !beneath(path, dir) || slices.ContainsFunc(skip, func(o string) bool { return beneath(path, o) }) {
 		return ""
 	}
 	at := dir

@@ -80,20 +80,31 @@ func gatherFacts() Facts {
 	return f
 }
 
-// viewsOwn are the directories in rootDirs that the view replaces with its
-// own (Plan's temps and system): what lies beneath them is not the host's.
-var viewsOwn = []string{"/var/tmp", "/var/run"}
-
 // SessionFacts are HostFacts for a session of spec, with the directories of
 // those shown as others see them that others may not enter but that hold
-// something the session needs (a project in /var/lib/private/proj): the
-// view shows an empty directory there, holding only what is needed.
+// something the view puts there (a project in /var/lib/private/proj, a
+// directory the user's git config names): the view shows an empty
+// directory there, holding only those. What the view puts there is read
+// from its plan, not listed: whatever a step mounts beneath such a
+// directory, except beneath a tmpfs of the view's own (/var/tmp).
 func SessionFacts(spec Spec) Facts {
 	f := HostFacts()
-	needed := slices.Concat(spec.Writable, spec.Visible, spec.Caches, []string{spec.Home, spec.TempDir})
-	for _, d := range f.AsOthers {
-		for _, p := range needed {
-			if c := hostscan.ClosedWay(d, p, viewsOwn); c != "" && !slices.ContainsFunc(f.Closed, func(o string) bool { return c == o || strings.HasPrefix(c, o+"/") }) {
+	if len(f.AsOthers) == 0 {
+		return f
+	}
+	steps := Plan(spec, f)
+	var own []string
+	for _, st := range steps {
+		if st.Op == OpTmpfs {
+			own = append(own, st.Path)
+		}
+	}
+	for _, st := range steps {
+		if st.Op == OpMask || st.Op == OpReadOnly {
+			continue // a mask out of reach is out of the commands' too
+		}
+		for _, d := range f.AsOthers {
+			if c := hostscan.ClosedWay(d, st.Path, own); c != "" && !slices.ContainsFunc(f.Closed, func(o string) bool { return c == o || strings.HasPrefix(c, o+"/") }) {
 				f.Closed = append(slices.Clip(f.Closed), c)
 			}
 		}

@@ -541,6 +541,15 @@ func TestViewRootProjectInPrivateVar(t *testing.T) {
 	if got, code := run(t, s, root, "echo made > f && cat "+root+"/f"); code != 0 || got != "made\n" {
 		t.Errorf("in the project: exit %d, %q", code, got)
 	}
+	// What else the view puts there counts too, read from the plan: a
+	// home in it (the project elsewhere), its tmpfs mounted at the home.
+	homeDir := filepath.Join(private, "home")
+	must(t, os.MkdirAll(homeDir, 0o700))
+	spec = l.spec()
+	spec.Home, spec.Hidden = homeDir, nil
+	if got, code := run(t, start(t, spec), l.root, "echo x > "+homeDir+"/.history && cat "+homeDir+"/.history"); code != 0 || got != "x\n" {
+		t.Errorf("the home: exit %d, %q", code, got)
+	}
 	if got, _ := run(t, s, root, "cat "+private+"/other.key 2>&1; ls -A "+private); strings.Contains(got, "SECRET-") || !strings.Contains(got, "No such file") || strings.Contains(got, "other.key\n") {
 		t.Errorf("beside the project: %s", got)
 	}
