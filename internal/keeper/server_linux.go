@@ -48,12 +48,11 @@ func Serve(a Args) error {
 	// bounds what the laxer pacing costs in memory.
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(512 << 20)
-	s, err := checkpoint.Open(a.Options)
-	if err != nil {
+	// One keeper a store: the lock is held until this process is gone. A
+	// second one started meanwhile ends here, before it opens the store.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	defer s.Close()
-	// One keeper a store: the lock is held until this process is gone.
 	lock, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
@@ -62,6 +61,11 @@ func Serve(a Args) error {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil
 	}
+	s, err := checkpoint.Open(a.Options)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	lock.Truncate(0)
 	lock.WriteString(strconv.Itoa(os.Getpid()) + "\n") // for Running
 	os.Remove(sock)                                    // a dead keeper's
