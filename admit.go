@@ -139,6 +139,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		return nil, env.Fail(envelope.Cancelled, "Command was not started: shellgate is shutting down.")
 	}
 	g.sweep()
+	g.spill.Make()                 // held from the first command, so a kill leaves nothing a sweep keeps
 	g.auditDecision(o.audit, &env) // before it starts: a kill -9 leaves this line
 	return &admitted{env: env, dir: dir, timeout: timeout, budget: budget,
 		readOnly: v.ReadOnly, undoable: undoable, keep: keep}, nil

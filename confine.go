@@ -289,7 +289,7 @@ func (b *box) close() error {
 // is none, or the view is read-only): the root's .git read once.
 func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	c := g.cfg.Sandbox
-	os.MkdirAll(g.spill, 0o700) // the view shows what exists when it is built
+	g.spill.Make() // the view shows what exists when it is built; unmade, a spill says why
 	childHome := g.childHome()
 	spec = sandbox.Spec{
 		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
@@ -299,7 +299,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		HostPorts: c.HostPorts,
 		Limits:    c.Limits,
 		Home:      g.home, // the user's, whose git runs on the host
-		Visible:   []string{g.spill, g.shell.Path},
+		Visible:   []string{g.spill.Path, g.shell.Path},
 	}
 	for _, v := range c.Visible {
 		if rest, ok := strings.CutPrefix(v, "~/"); ok {

@@ -48,7 +48,7 @@ func (g *Gate) execute(ctx context.Context, a *admitted, command string, o runOp
 // spill files.
 func (g *Gate) captures(budget int, o runOptions, secrets map[string]string, outs, errs output.Store) (stdout, stderr *output.Capture) {
 	opts := func(name string, store output.Store) output.Options {
-		return output.Options{Limit: budget, SpillDir: g.spill, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: name, Redact: secrets, Store: store}
+		return output.Options{Limit: budget, SpillDir: g.spill.Path, SpillMax: g.cfg.SpillMax, Quota: g.quota, NoSpill: o.noSpill, Name: name, Redact: secrets, Store: store}
 	}
 	return output.New(opts("stdout", outs)), output.New(opts("stderr", errs))
 }

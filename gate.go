@@ -2,12 +2,9 @@ package shellgate
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -28,9 +25,9 @@ type Gate struct {
 	policy *policy.Engine
 	sup    *runner.Supervisor
 	home   string
-	spill  string        // this Gate's spill directory, in cfg.SpillDir
-	quota  *output.Quota // its bytes, cfg.SpillTotal
-	box    *box          // the kernel sandbox
+	spill  *output.SessionDir // this Gate's spill directory, in cfg.SpillDir
+	quota  *output.Quota      // its bytes, cfg.SpillTotal
+	box    *box               // the kernel sandbox
 	// covers are what contains commands besides the policy, as planned
 	// (plannedCovers): each command is judged once, its verdict taken for them.
 	covers policy.Covers
@@ -111,7 +108,7 @@ func New(cfg Config) (*Gate, error) {
 		cps: newGateCheckpoints(root, cfg.Checkpoints)}
 	// The Gate's own spill directory: what it spills is not another Gate's
 	// (another project's session) to read, and its sandbox shows only this.
-	g.spill = filepath.Join(cfg.SpillDir, output.SessionDirPrefix+strconv.FormatUint(rand.Uint64(), 36))
+	g.spill = output.NewSessionDir(cfg.SpillDir)
 	g.quota = output.NewQuota(cfg.SpillTotal)
 	if g.auditLog, err = openAudit(cfg.Audit); err != nil {
 		return nil, err
@@ -153,7 +150,7 @@ func (g *Gate) Info() Info {
 		MaxTimeout:     g.cfg.MaxTimeout,
 		OutputLimit:    g.cfg.OutputLimit,
 		MaxOutputLimit: g.cfg.MaxOutputLimit,
-		SpillDir:       g.spill,
+		SpillDir:       g.spill.Path,
 		Rules:          g.settings.Active(),
 		NetworkMode:    g.NetworkMode(),
 		NetworkAllow:   g.networkAllowInfo(),
@@ -197,12 +194,7 @@ func (g *Gate) Close() error {
 		err = boxErr
 	}
 	g.caches.close()
-	os.Remove(g.spill) // made for the sandbox's view; kept if anything spilled
-	if filepath.Clean(g.cfg.SpillDir) == filepath.Clean(output.DefaultSpillDir()) {
-		// The shared temp dir's, made for this Gate's: gone with the last
-		// Gate's dir, unless a spill file is kept there.
-		os.Remove(g.cfg.SpillDir)
-	}
+	g.spill.Close() // kept if anything spilled
 	g.closeRepos()
 	<-synced
 	if auditErr := g.auditLog.Close(); err == nil {

@@ -176,7 +176,7 @@ func (c *call) newJob(req Request, input io.WriteCloser, secrets map[string]stri
 	jctx, cancel := context.WithCancel(context.Background())
 	job, err := c.s.jobs.New(jobs.Spec{
 		Command: req.Command, Directory: c.a.env.Data.Directory, TTY: req.TTY,
-		Input: input, Kill: cancel, LogDir: g.spill, LogMax: g.cfg.SpillMax, Redact: secrets,
+		Input: input, Kill: cancel, LogDir: g.spill.Path, LogMax: g.cfg.SpillMax, Redact: secrets,
 		Interrupt: func() error { return interruptGroup(int(c.pid.Load())) },
 	}, c.asJob)
 	if err != nil {

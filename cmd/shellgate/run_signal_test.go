@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,4 +96,63 @@ func zombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && strings.HasPrefix(s[i+1:], " Z")
+}
+
+// A `shellgate run` killed with SIGKILL cannot remove its own spill directory;
+// the next run's sweep does, once it is past the grace of a new one, and
+// leaves the one of a run still going.
+func TestRunKilledSpillDirSwept(t *testing.T) {
+	lane.Live(t)
+	bin := buildBinary(t)
+	home, tmp := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "TMPDIR="+tmp)
+	spill := filepath.Join(tmp, "shellgate-spill-"+strconv.Itoa(os.Getuid()))
+	start := func() (*exec.Cmd, string) {
+		t.Helper()
+		before, _ := filepath.Glob(filepath.Join(spill, "s-*"))
+		cmd := exec.Command(bin, "run", "--root", t.TempDir(), "--", "echo started; sleep 200")
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := filepath.Glob(filepath.Join(spill, "s-*"))
+		for _, d := range after {
+			if !slices.Contains(before, d) {
+				return cmd, d
+			}
+		}
+		t.Fatalf("no spill directory of the run in %s: %v", spill, after)
+		return nil, ""
+	}
+	killed, killedDir := start()
+	syscall.Kill(-killed.Process.Pid, syscall.SIGKILL)
+	killed.Wait()
+	running, runningDir := start()
+	defer syscall.Kill(-running.Process.Pid, syscall.SIGKILL)
+	old := time.Now().Add(-2 * time.Minute)
+	for _, d := range []string{killedDir, runningDir} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := exec.Command(bin, "run", "--root", t.TempDir(), "--", "true")
+	next.Env = env
+	if out, err := next.CombinedOutput(); err != nil {
+		t.Fatalf("the next run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(killedDir); !os.IsNotExist(err) {
+		t.Errorf("the killed run's spill directory is still there after the next run: %v", err)
+	}
+	if _, err := os.Stat(runningDir); err != nil {
+		t.Errorf("the running run's spill directory was swept: %v", err)
+	}
 }

@@ -113,13 +113,18 @@ func createSpill(dir, name string) (*os.File, error) {
 }
 
 // prepareDir creates dir, mode 0700, if needed. The default directory lives in the
-// shared temp dir, so it must also be ours and private; see checkPrivateDir.
+// shared temp dir, so before anything is made in it (a session's directory),
+// it must be ours and private: whoever owned it could swap what we make there
+// for a link to a directory of theirs. See checkPrivateDir.
 func prepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	dir = filepath.Clean(dir)
+	if shared := filepath.Clean(DefaultSpillDir()); dir == shared || filepath.Dir(dir) == shared {
+		if err := os.MkdirAll(shared, 0o700); err != nil {
+			return err
+		}
+		if err := checkPrivateDir(shared); err != nil {
+			return err
+		}
 	}
-	if filepath.Clean(dir) == filepath.Clean(DefaultSpillDir()) {
-		return checkPrivateDir(dir)
-	}
-	return nil
+	return os.MkdirAll(dir, 0o700)
 }

@@ -10,11 +10,6 @@ import (
 	"time"
 )
 
-// SessionDirPrefix starts the name of a Gate's own spill directory inside the
-// spill directory: one per Gate, so that one session's output is not
-// another's to read.
-const SessionDirPrefix = "s-"
-
 // Sweep removes the spill files in dir ("" means DefaultSpillDir()) last modified more
 // than olderThan ago. Files that are not spill files, and anything that is not a
 // regular file, are left alone. A missing dir is not an error: nothing has spilled.
@@ -36,12 +31,13 @@ func Sweep(dir string, olderThan time.Duration) error {
 	var errs []error
 	for _, e := range entries {
 		if e.IsDir() && strings.HasPrefix(e.Name(), SessionDirPrefix) {
-			// A Gate's own directory: its old files, then itself once empty.
+			// A session's own directory: its old files, then itself once
+			// empty and its owner gone.
 			sub := filepath.Join(dir, e.Name())
 			if err := Sweep(sub, olderThan); err != nil {
 				errs = append(errs, err)
 			}
-			if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			if info, err := e.Info(); err == nil && unowned(sub, info.ModTime(), cutoff) {
 				os.Remove(sub) // fails while it holds anything
 			}
 			continue
