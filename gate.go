@@ -2,7 +2,6 @@ package shellgate
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/shell"
+	"github.com/shellgate/shellgate/internal/tempdir"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -204,7 +204,7 @@ func (g *Gate) Close() error {
 	tmp, own := g.tmp, g.ownTmp
 	g.tmpMu.RUnlock()
 	if own {
-		if rmErr := os.RemoveAll(tmp); err == nil {
+		if rmErr := tempdir.Remove(tmp); err == nil {
 			err = rmErr
 		}
 	}

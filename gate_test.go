@@ -648,25 +648,31 @@ func TestPrivateTempDir(t *testing.T) {
 	}
 }
 
-// A shellgate killed with SIGKILL cannot remove its private temp dir: the
-// next Gate removes the dirs whose owner is dead, and no live one's.
+// A Gate's temp dir is held while it lives: a new Gate removes those left
+// by owners that are gone (killed before Close), never a live Gate's.
 func TestDeadOwnersTempDirsSwept(t *testing.T) {
 	dead := exec.Command("true")
 	must(t, dead.Run())
 	stale := filepath.Join(os.TempDir(), fmt.Sprintf("shellgate-tmp-%d-test", dead.Process.Pid))
-	live := filepath.Join(os.TempDir(), fmt.Sprintf("shellgate-tmp-%d-test", os.Getppid()))
+	must(t, os.MkdirAll(filepath.Join(stale, "left"), 0o700))
+	t.Cleanup(func() { os.RemoveAll(stale) })
+	off := shellgate.SandboxConfig{Mode: sandbox.Off}
+	first, err := shellgate.New(shellgate.Config{Root: newLab(t).root, SpillDir: t.TempDir(), Sandbox: off})
+	must(t, err)
+	defer first.Close()
+	live := first.Info().TempDir
+	old := time.Now().Add(-2 * time.Minute)
 	for _, d := range []string{stale, live} {
-		must(t, os.MkdirAll(filepath.Join(d, "left"), 0o700))
-		t.Cleanup(func() { os.RemoveAll(d) })
+		must(t, os.Chtimes(d, old, old))
 	}
-	g, err := shellgate.New(shellgate.Config{Root: newLab(t).root, SpillDir: t.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}})
+	g, err := shellgate.New(shellgate.Config{Root: newLab(t).root, SpillDir: t.TempDir(), Sandbox: off})
 	must(t, err)
 	defer g.Close()
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("a dead owner's temp dir was kept: %v", err)
 	}
 	if _, err := os.Stat(live); err != nil {
-		t.Errorf("a live owner's temp dir was removed: %v", err)
+		t.Errorf("a live Gate's temp dir was removed: %v", err)
 	}
 	if tmp := g.Info().TempDir; !strings.Contains(filepath.Base(tmp), fmt.Sprintf("shellgate-tmp-%d-", os.Getpid())) {
 		t.Errorf("the temp dir %q does not name its owner", tmp)

@@ -5,19 +5,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"time"
 
 	"math/rand/v2"
+
+	"github.com/shellgate/shellgate/internal/held"
 )
 
 // SessionDirPrefix starts the name of a Gate's own spill directory inside the
 // spill directory: one per Gate, so that one session's output is not
 // another's to read.
 const SessionDirPrefix = "s-"
-
-// claimGrace is how young a session directory Sweep leaves alone even when
-// nobody holds it: its owner may be between making it and taking hold.
-const claimGrace = time.Minute
 
 // A SessionDir is one owner's (a Gate's) spill directory inside a spill
 // directory. It is made on first need and held while its owner lives, so
@@ -27,7 +24,7 @@ type SessionDir struct {
 	Path string
 
 	mu   sync.Mutex
-	hold *os.File // the held directory; nil until made
+	hold *held.Dir // nil until made
 }
 
 // NewSessionDir names a new session directory in spillDir; nothing is made yet.
@@ -47,15 +44,11 @@ func (d *SessionDir) Make() error {
 	if err := prepareDir(d.Path); err != nil {
 		return err
 	}
-	f, err := os.Open(d.Path)
+	h, err := held.Hold(d.Path)
 	if err != nil {
 		return err
 	}
-	if err := holdDir(f); err != nil {
-		f.Close()
-		return err
-	}
-	d.hold = f
+	d.hold = h
 	return nil
 }
 
@@ -69,8 +62,6 @@ func (d *SessionDir) Close() {
 	if parent := filepath.Dir(d.Path); filepath.Clean(parent) == filepath.Clean(DefaultSpillDir()) {
 		os.Remove(parent) // fails while another owner's directory or a kept file is there
 	}
-	if d.hold != nil {
-		d.hold.Close()
-		d.hold = nil
-	}
+	d.hold.Close()
+	d.hold = nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/held"
 )
 
 // Sweep removes the spill files in dir ("" means DefaultSpillDir()) last modified more
@@ -37,7 +39,8 @@ func Sweep(dir string, olderThan time.Duration) error {
 			if err := Sweep(sub, olderThan); err != nil {
 				errs = append(errs, err)
 			}
-			if info, err := e.Info(); err == nil && unowned(sub, info.ModTime(), cutoff) {
+			// Where a holder cannot be told (no flock), by age alone.
+			if info, err := e.Info(); err == nil && (held.Unheld(sub, info.ModTime()) || !held.Supported && info.ModTime().Before(cutoff)) {
 				os.Remove(sub) // fails while it holds anything
 			}
 			continue

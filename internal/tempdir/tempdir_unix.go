@@ -3,17 +3,10 @@
 package tempdir
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"syscall"
 )
-
-// alive reports whether a process pid exists (perhaps another user's).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // ours reports whether fi is a directory of this user's.
 func ours(fi fs.FileInfo) bool {

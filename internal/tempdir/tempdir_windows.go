@@ -2,8 +2,6 @@ package tempdir
 
 import "io/fs"
 
-// alive: a stale temp dir is left alone on Windows, where a PID's process
-// cannot be told from a reused one cheaply.
-func alive(int) bool { return true }
-
+// ours: a stale temp dir is left alone on Windows, where a holder cannot be
+// told (package held).
 func ours(fs.FileInfo) bool { return false }
