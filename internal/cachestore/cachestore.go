@@ -68,7 +68,7 @@ func Open(store, root string) (*Project, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, rootFile), []byte(root+"\n"), 0o600); err != nil {
+		if err := writeChanged(filepath.Join(dir, rootFile), []byte(root+"\n")); err != nil {
 			lock.Close()
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -206,4 +206,14 @@ func removeAll(ctx context.Context, dir string) error {
 		return err
 	}
 	return nil
+}
+
+// writeChanged writes data to the file at path, mode 0600, unless it holds
+// that already. Not writing it again spares a disk write at every session
+// start: on ext4, a file truncated and rewritten is flushed at close.
+func writeChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		return nil
+	}
+	return os.WriteFile(path, data, 0o600)
 }

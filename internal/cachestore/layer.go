@@ -17,7 +17,8 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 	if len(boot) == 0 {
 		return false, nil // a crash could not be told apart: plain overlays only
 	}
-	if last, err := os.ReadFile(layer + "/" + BootFile); err == nil && string(last) != string(boot) {
+	last, err := os.ReadFile(layer + "/" + BootFile)
+	if err == nil && string(last) != string(boot) {
 		for _, d := range []string{"/upper", "/work"} {
 			if err := os.RemoveAll(layer + d); err != nil {
 				return false, err
@@ -31,6 +32,9 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 	}
 	if err := os.MkdirAll(layer, 0o700); err != nil {
 		return false, err
+	}
+	if string(last) == string(boot) {
+		return true, nil // not written again (see writeChanged)
 	}
 	return true, os.WriteFile(layer+"/"+BootFile, boot, 0o600)
 }
