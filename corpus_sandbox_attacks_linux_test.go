@@ -109,8 +109,12 @@ func readOpenList(t *testing.T, rows []corpus.Row) map[string]string {
 }
 
 // buildShellgate builds cmd/shellgate outside /tmp (which the sandbox hides),
-// removed when t ends.
+// removed when t ends; $SHELLGATE_TEST_BIN names a binary to use instead (to
+// profile one that outlives the test, or to try another build).
 func buildShellgate(t *testing.T) string {
+	if bin := os.Getenv("SHELLGATE_TEST_BIN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(visibleTempDir(t), "shellgate")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/shellgate").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

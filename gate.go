@@ -218,9 +218,9 @@ func (g *Gate) Close() error {
 // cannot be used yields a deny verdict saying why: rule confinement for one outside
 // the root, no rule for one that is missing or not a directory (a bad parameter).
 func (g *Gate) Check(req Request) Verdict {
-	abs, _, err := resolveDir(g.root, req.Directory)
-	if err != nil {
-		return dirVerdict(err)
+	abs, refusal := g.checkable(req)
+	if refusal != nil {
+		return *refusal
 	}
 	_, v, _ := g.judge(req.Command, g.policyEnv(abs))
 	return verdict(v)
@@ -230,11 +230,26 @@ func (g *Gate) Check(req Request) Verdict {
 // keys (approved reports which): an ask is about the first sub-command whose
 // key is not approved yet, and a line with all its asks approved is allowed.
 func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdict {
-	abs, _, err := resolveDir(g.root, req.Directory)
-	if err != nil {
-		return dirVerdict(err)
+	abs, refusal := g.checkable(req)
+	if refusal != nil {
+		return *refusal
 	}
 	return verdict(g.policy.Judge(req.Command, g.policyEnv(abs)).Verdict(g.covers, approved))
+}
+
+// checkable is the directory req runs in, or the refusal Run would give a
+// request it does not take (bad parameters, first: judging a line Run refuses
+// is wasted, and one of 1 MiB takes seconds) or a directory it cannot use.
+func (g *Gate) checkable(req Request) (dir string, refusal *Verdict) {
+	if _, _, msg := g.validate(req); msg != "" {
+		return "", &Verdict{Verdict: policy.Verdict{Decision: policy.Deny, Reason: msg}, Code: envelope.InvalidParam}
+	}
+	abs, _, err := resolveDir(g.root, req.Directory)
+	if err != nil {
+		v := dirVerdict(err)
+		return "", &v
+	}
+	return abs, nil
 }
 
 // judge checks a command line once, and decides as the Gate plans to

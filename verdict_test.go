@@ -1,6 +1,7 @@
 package shellgate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/lane"
@@ -31,6 +32,10 @@ func TestCheckCodeIsRunCode(t *testing.T) {
 		{"ask in mode never", policy.Settings{Mode: policy.ModeNever, Ask: ask.Ask}, shellgate.Request{Command: "touch x"}, envelope.PolicyDenied},
 		{"directory outside", policy.Settings{}, shellgate.Request{Command: "true", Directory: ".."}, envelope.AccessDenied},
 		{"directory missing", policy.Settings{}, shellgate.Request{Command: "true", Directory: "nope"}, envelope.NotFound},
+		// A request Run does not take is refused before it is judged.
+		{"blank command", policy.Settings{}, shellgate.Request{Command: " \n"}, envelope.InvalidParam},
+		{"1 MiB command", policy.Settings{}, shellgate.Request{Command: strings.Repeat("true;", 1<<20/5)}, envelope.InvalidParam},
+		{"timeout out of range", policy.Settings{}, shellgate.Request{Command: "true", TimeoutMS: ms(-1)}, envelope.InvalidParam},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,6 +43,9 @@ func TestCheckCodeIsRunCode(t *testing.T) {
 			v := g.Check(tt.req)
 			if v.Code != tt.want {
 				t.Errorf("Check: %s rule %q code %q, want code %q", v.Decision, v.Rule, v.Code, tt.want)
+			}
+			if a := g.CheckApproved(tt.req, func(string) bool { return false }); a.Code != v.Code {
+				t.Errorf("CheckApproved: code %q, Check's %q", a.Code, v.Code)
 			}
 			env := run(t, g, tt.req)
 			var got envelope.Code
