@@ -450,6 +450,11 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 				}
 			}
 		}
+		if slices.Contains(c.Via, "find -execdir") || slices.Contains(c.Via, "find -okdir") {
+			// It runs in the directory of each file found, anywhere below
+			// the directories the line names.
+			return false
+		}
 		if len(c.Dirs) == 0 {
 			// Where it starts is not known from the line: perhaps in a
 			// nested repository.

@@ -291,6 +291,7 @@ func TestGateLoseWorkNested(t *testing.T) {
 		{Command: "(cd vendor; git reset --hard)"},
 		{Command: `bash -c "cd vendor; git reset --hard"`},
 		{Command: "pushd vendor; git reset --hard"},
+		{Command: `find . -name x -path "./vendor/*" -execdir git reset --hard \;`},
 		{Command: "GIT_DIR=vendor/.git GIT_WORK_TREE=vendor git reset --hard"},
 		{Command: "export GIT_DIR=vendor/.git GIT_WORK_TREE=vendor; git reset --hard"},
 	} {
