@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -421,6 +422,16 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 		return false
 	}
 	for _, c := range v.Commands {
+		for _, a := range c.Assigns {
+			if slices.Contains(gitPlaces, a.Name) {
+				// git then works in the repository the variable names,
+				// perhaps a nested one, whose working files no checkpoint
+				// keeps; it lasts for the line (export), so any command's.
+				return false
+			}
+		}
+	}
+	for _, c := range v.Commands {
 		if c.Name != "git" {
 			continue
 		}
@@ -439,16 +450,30 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 				}
 			}
 		}
-		d := c.Dir
-		if d == "" {
-			d = dir
-		}
-		if nestedRepo(g.root, d) {
+		if slices.Contains(c.Via, "find -execdir") || slices.Contains(c.Via, "find -okdir") {
+			// It runs in the directory of each file found, anywhere below
+			// the directories the line names.
 			return false
+		}
+		if len(c.Dirs) == 0 {
+			// Where it starts is not known from the line: perhaps in a
+			// nested repository.
+			return false
+		}
+		for _, d := range c.Dirs {
+			// Every directory it may start in: after `cd sub; git …` (a
+			// subshell, bash -c, pushd) the root too, should cd fail.
+			if nestedRepo(g.root, d) {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// gitPlaces are the variables that point git at another repository or
+// work tree than the one its directory is in.
+var gitPlaces = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"}
 
 // nestedRepo reports a directory inside a repository nested in root (a .git
 // between it and the root).

@@ -286,18 +286,30 @@ func TestGateLoseWorkNested(t *testing.T) {
 		{Command: "git reset --hard", Directory: "vendor"},
 		{Command: "cd vendor && git reset --hard"},
 		{Command: "git -C vendor reset --hard"},
+		// Where git starts, or which repository it works in, spelled so
+		// that the line does not say it for certain.
+		{Command: "(cd vendor; git reset --hard)"},
+		{Command: `bash -c "cd vendor; git reset --hard"`},
+		{Command: "pushd vendor; git reset --hard"},
+		{Command: `find . -name x -path "./vendor/*" -execdir git reset --hard \;`},
+		{Command: "GIT_DIR=vendor/.git GIT_WORK_TREE=vendor git reset --hard"},
+		{Command: "export GIT_DIR=vendor/.git GIT_WORK_TREE=vendor; git reset --hard"},
 	} {
 		env := l.g.Run(context.Background(), req)
-		if env.Error == nil || env.Error.Rule != "lose-work" {
+		if env.Error == nil || env.Error.Rule != "lose-work" && !strings.HasPrefix(req.Command, "GIT_DIR=") && !strings.HasPrefix(req.Command, "export GIT_DIR=") {
+			// Without a sandbox, setting GIT_DIR asks already (rule
+			// code-execution); with one, lose-work must.
 			t.Errorf("%s in %q: %s", req.Command, req.Directory, env.Text)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(l.root, "vendor", "x")); string(b) != "y\n" {
 		t.Errorf("the nested repository's change was thrown away: %q", b)
 	}
-	env := l.g.Run(context.Background(), shellgate.Request{Command: "git reset --hard"})
-	if env.Error != nil {
-		t.Errorf("in the root's own repository: %s", env.Text)
+	for _, cmd := range []string{"git reset --hard", "(cd docs; git reset --hard)"} {
+		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error != nil {
+			t.Errorf("%s in the root's own repository: %s", cmd, env.Text)
+		}
 	}
 }
 

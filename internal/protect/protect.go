@@ -81,6 +81,8 @@ var Table = []Entry{
 	{Path: ".kilocode/", Why: "Kilo Code MCP servers"},
 	{Path: ".clinerules/", Why: "Cline hooks"},
 	{Path: ".junie/", Why: "Junie MCP servers"},
+	{Path: ".amp/", Why: "Amp's workspace settings: tool permissions and MCP servers, merged with the user's"},
+	{Path: ".trae/", Why: "Trae's project MCP servers (.trae/mcp.json)"},
 	{Path: ".idx/", Why: "the onStart commands a Firebase Studio (IDX) workspace runs"},
 	{Path: ".shellgate.toml", Why: "shellgate's own project settings"},
 	// Hook runners: what a protected hook runs.

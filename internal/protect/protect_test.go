@@ -47,6 +47,8 @@ func TestMatch(t *testing.T) {
 		{"lefthook-local.yaml", true},
 		{".qwen/settings.json", true},
 		{".kiro/settings/mcp.json", true},
+		{".amp/settings.json", true},
+		{".trae/mcp.json", true},
 		{".mvn/jvm.config", true},
 		{"gradle.properties", true},
 		{"gradle/wrapper/gradle-wrapper.properties", true},
