@@ -70,6 +70,12 @@ type scanDir struct {
 	gitlinks bool        // it holds a nested repository, whose HEAD no watch sees
 	volatile bool        // it or a directory beneath holds one
 	prev     *scanDir    // during a walk: the last checkpoint's, if any
+	// odd counts the files in it and beneath whose exact mode the manifest
+	// keeps (noteMode), when oddKnown (a directory read from the scan cache
+	// file is not): a directory taken as it was with none adds nothing to
+	// the manifest, and is not gone through again file by file.
+	odd      int
+	oddKnown bool
 }
 
 // walkPlan is what the watch of the root says of a walk: the directories
@@ -252,7 +258,9 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	}
 	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
 	ne := &d.entries[len(d.entries)-1]
-	p.noteMode(rel, path, ne)
+	if p.noteMode(rel, path, ne) {
+		d.odd++
+	}
 	if was != nil && was.mode == mode && was.st == st && !was.racy {
 		ne.id = was.id
 		return
@@ -338,16 +346,18 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
 			continue
 		}
-		p.noteMode(rel, path, e)
+		if p.noteMode(rel, path, e) {
+			d.odd++
+		}
 	}
 	return d
 }
 
 // noteMode records the exact mode of a file of directory rel whose mode
-// git's tree does not say.
-func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
+// git's tree does not say, and reports whether it did.
+func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
-		return
+		return false
 	}
 	perm := uint32(e.st.mode.Perm())
 	def := uint32(0o644)
@@ -358,7 +368,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
 		def = 0o444
 	}
 	if perm == def {
-		return
+		return false
 	}
 	if path == "" {
 		path = e.name
@@ -369,10 +379,14 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
 	p.mu.Lock()
 	p.modes[path] = perm
 	p.mu.Unlock()
+	return true
 }
 
 // collectModes notes the modes of a directory taken as it was.
 func (p *scanPass) collectModes(rel string, d *scanDir) {
+	if d.oddKnown && d.odd == 0 {
+		return
+	}
 	for i := range d.entries {
 		e := &d.entries[i]
 		if e.mode == modeTree {
@@ -448,6 +462,7 @@ func (p *scanPass) read() error {
 // vanished and directories left empty are dropped.
 func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 	d.volatile = d.gitlinks
+	d.oddKnown = true // d.odd counts its own files so far
 	keep := d.entries[:0]
 	for i := range d.entries {
 		e := d.entries[i]
@@ -466,6 +481,10 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 				continue
 			}
 			e.id = id
+		}
+		if e.mode == modeTree {
+			d.odd += e.dir.odd
+			d.oddKnown = d.oddKnown && e.dir.oddKnown
 		}
 		if e.mode == modeTree && e.dir.volatile || e.mode == modeGitlink {
 			d.volatile = true

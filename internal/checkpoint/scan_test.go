@@ -132,6 +132,12 @@ func TestWarmMatchesCold(t *testing.T) {
 	steps := []string{
 		`printf 'same size\n' > deep/a/e && printf 'SAME SIZE\n' > deep/a/e`, // twice within the time resolution
 		`echo more >> deep/a/b/c/f`,
+		// exact modes (the manifest) of a directory taken as it was
+		`mkdir -p perm/a/b && echo p > perm/a/b/p && chmod 600 perm/a/b/p && echo q > perm/q`,
+		`echo again >> src/pkg/f2.go`,
+		`chmod 640 perm/a/b/p`,
+		`echo again >> src/pkg/f3.go && chmod 644 perm/a/b/p && chmod 700 perm/q`,
+		`echo again >> src/pkg/f4.go`,
 		`mv deep/a deep/moved && echo after-move >> deep/moved/b/c/f`,
 		`rm -rf deep/moved/b && mkdir -p deep/moved/b && echo new > deep/moved/b/g`,
 		`mkdir -p other/sub && echo o > other/sub/o`,
