@@ -70,6 +70,12 @@ type scanDir struct {
 	gitlinks bool        // it holds a nested repository, whose HEAD no watch sees
 	volatile bool        // it or a directory beneath holds one
 	prev     *scanDir    // during a walk: the last checkpoint's, if any
+	// odd counts the files in it and beneath whose exact mode the manifest
+	// keeps (noteMode), when oddKnown (a directory read from the scan cache
+	// file is not): a directory taken as it was with none adds nothing to
+	// the manifest, and is not gone through again file by file.
+	odd      int
+	oddKnown bool
 }
 
 // walkPlan is what the watch of the root says of a walk: the directories
@@ -78,6 +84,24 @@ type scanDir struct {
 type walkPlan struct {
 	dirty map[string]bool
 	below map[string]bool
+	// names: of a dirty directory, the only entries that may have changed
+	// (absent: any may have)
+	names map[string]map[string]bool
+	// kids: of a directory, its subdirectories in dirty or below
+	kids map[string]map[string]bool
+}
+
+// knownKids reports whether every subdirectory of rel the watch saw
+// something happen in or beneath is one of prev's entries: one the last
+// checkpoint left out (empty then) makes a directory read again.
+func (w *walkPlan) knownKids(rel string, prev *scanDir) bool {
+	for name := range w.kids[rel] {
+		i := sort.Search(len(prev.entries), func(i int) bool { return prev.entries[i].name >= name })
+		if i == len(prev.entries) || prev.entries[i].name != name || prev.entries[i].mode != modeTree {
+			return false
+		}
+	}
+	return true
 }
 
 // scanPass walks one pass (the root's work tree, or its .git).
@@ -142,8 +166,13 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 // scanDir; subdirectories go to other goroutines while there are spare
 // processors.
 func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
-	if p.plan != nil && prev != nil && !p.plan.dirty[rel] && !prev.gitlinks {
-		return p.passThrough(abs, rel, prev, ign)
+	if p.plan != nil && prev != nil && !prev.gitlinks {
+		if !p.plan.dirty[rel] && p.plan.knownKids(rel, prev) {
+			return p.passThrough(abs, rel, prev, ign)
+		}
+		if names, ok := p.plan.names[rel]; ok {
+			return p.walkNames(abs, rel, prev, ign, names)
+		}
 	}
 	d := &scanDir{prev: prev}
 	p.s.watch.add(p.pass(), rel, abs)
@@ -196,6 +225,100 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 		p.fileEntry(d, abs, rel, path, name, st, was, ign)
 	}
 	return d
+}
+
+// statEntry stats entry name of directory abs and adds it to d as walk
+// does (without a listing: its stat says whether it is a directory); false
+// when it failed (the pass fails).
+func (p *scanPass) statEntry(d *scanDir, abs, rel, path, name string, stat func(string) (fileStat, error), was *scanEntry, ign *ignoreStack) bool {
+	st, err := stat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		p.fail(fmt.Errorf("checkpoint: %s: %w", path, err))
+		return false
+	}
+	if st.mode&fs.ModeDir != 0 {
+		p.dirEntry(d, filepath.Join(abs, name), path, was, ign)
+		return true
+	}
+	p.fileEntry(d, abs, rel, path, name, st, was, ign)
+	return true
+}
+
+// walkNames reads again, of a directory the watch saw something happen in,
+// only the entries its events named, and those whose stat was too recent to
+// be trusted (racy); the others are taken as they were, as passThrough
+// takes them: one lstat per named entry, not per entry.
+func (p *scanPass) walkNames(abs, rel string, prev *scanDir, ign *ignoreStack, names map[string]bool) *scanDir {
+	d := &scanDir{prev: prev, ign: prev.ign}
+	p.s.watch.add(p.pass(), rel, abs)
+	stat, done, err := statDir(abs)
+	if err != nil {
+		if rel == "" {
+			p.fail(fmt.Errorf("checkpoint: %w", err))
+		}
+		return d
+	}
+	defer done()
+	if ign != nil {
+		ign = ign.push(prev.ign)
+	}
+	kids := p.plan.kids[rel]
+	look := make([]string, 0, len(names)+len(kids))
+	for n := range names {
+		if n != ".git" {
+			look = append(look, n)
+		}
+	}
+	for n := range kids {
+		if !names[n] && n != ".git" {
+			look = append(look, n)
+		}
+	}
+	sort.Strings(look)
+	// Room for every entry: subdir keeps a pointer to its slot.
+	d.entries = make([]scanEntry, 0, len(prev.entries)+len(look))
+	old := prev.entries
+	for len(old) > 0 || len(look) > 0 {
+		var name string
+		var was *scanEntry
+		switch {
+		case len(look) == 0 || len(old) > 0 && old[0].name < look[0]:
+			was, old = &old[0], old[1:]
+			name = was.name
+			if !was.racy {
+				d.entries = append(d.entries, *was)
+				e := &d.entries[len(d.entries)-1]
+				path := joinRel(rel, e.name)
+				if e.mode == modeTree {
+					p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
+				} else if p.noteMode(rel, path, e) {
+					d.odd++
+				}
+				continue
+			}
+		case len(old) > 0 && old[0].name == look[0]:
+			was, old = &old[0], old[1:]
+			name, look = look[0], look[1:]
+		default:
+			name, look = look[0], look[1:]
+		}
+		// (a changed .gitignore makes the watch walk the whole pass)
+		if !p.statEntry(d, abs, rel, joinRel(rel, name), name, stat, was, ign) {
+			return d
+		}
+	}
+	return d
+}
+
+// joinRel is entry name's path in the pass, in directory rel.
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
 }
 
 // readIgnore reads the .gitignore among a directory's entries, if any.
@@ -252,7 +375,9 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	}
 	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
 	ne := &d.entries[len(d.entries)-1]
-	p.noteMode(rel, path, ne)
+	if p.noteMode(rel, path, ne) {
+		d.odd++
+	}
 	if was != nil && was.mode == mode && was.st == st && !was.racy {
 		ne.id = was.id
 		return
@@ -338,16 +463,18 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
 			continue
 		}
-		p.noteMode(rel, path, e)
+		if p.noteMode(rel, path, e) {
+			d.odd++
+		}
 	}
 	return d
 }
 
 // noteMode records the exact mode of a file of directory rel whose mode
-// git's tree does not say.
-func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
+// git's tree does not say, and reports whether it did.
+func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
-		return
+		return false
 	}
 	perm := uint32(e.st.mode.Perm())
 	def := uint32(0o644)
@@ -358,7 +485,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
 		def = 0o444
 	}
 	if perm == def {
-		return
+		return false
 	}
 	if path == "" {
 		path = e.name
@@ -369,10 +496,14 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) {
 	p.mu.Lock()
 	p.modes[path] = perm
 	p.mu.Unlock()
+	return true
 }
 
 // collectModes notes the modes of a directory taken as it was.
 func (p *scanPass) collectModes(rel string, d *scanDir) {
+	if d.oddKnown && d.odd == 0 {
+		return
+	}
 	for i := range d.entries {
 		e := &d.entries[i]
 		if e.mode == modeTree {
@@ -448,6 +579,7 @@ func (p *scanPass) read() error {
 // vanished and directories left empty are dropped.
 func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 	d.volatile = d.gitlinks
+	d.oddKnown = true // d.odd counts its own files so far
 	keep := d.entries[:0]
 	for i := range d.entries {
 		e := d.entries[i]
@@ -466,6 +598,10 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 				continue
 			}
 			e.id = id
+		}
+		if e.mode == modeTree {
+			d.odd += e.dir.odd
+			d.oddKnown = d.oddKnown && e.dir.oddKnown
 		}
 		if e.mode == modeTree && e.dir.volatile || e.mode == modeGitlink {
 			d.volatile = true

@@ -132,6 +132,19 @@ func TestWarmMatchesCold(t *testing.T) {
 	steps := []string{
 		`printf 'same size\n' > deep/a/e && printf 'SAME SIZE\n' > deep/a/e`, // twice within the time resolution
 		`echo more >> deep/a/b/c/f`,
+		// exact modes (the manifest) of a directory taken as it was
+		`mkdir -p perm/a/b && echo p > perm/a/b/p && chmod 600 perm/a/b/p && echo q > perm/q`,
+		`echo again >> src/pkg/f2.go`,
+		`chmod 640 perm/a/b/p`,
+		`echo again >> src/pkg/f3.go && chmod 644 perm/a/b/p && chmod 700 perm/q`,
+		`echo again >> src/pkg/f4.go`,
+		// a directory the last checkpoint left out (empty), written in
+		`mkdir -p src/pkg/empty`,
+		`echo x > src/pkg/empty/f`,
+		// entries read by name (and past the names kept: whole)
+		`mkdir -p many && for i in $(seq 300); do echo $i > many/f$i; done`,
+		`for i in $(seq 0 7 300); do echo x >> many/f$i; done && rm many/f1 && ln -s f2 many/f1 && chmod 755 many/f3`,
+		`for i in $(seq 300); do echo y >> many/f$i; done`,
 		`mv deep/a deep/moved && echo after-move >> deep/moved/b/c/f`,
 		`rm -rf deep/moved/b && mkdir -p deep/moved/b && echo new > deep/moved/b/g`,
 		`mkdir -p other/sub && echo o > other/sub/o`,

@@ -16,6 +16,12 @@ func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), fu
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	stat, done, _ := statDir(dir)
+	return ents, stat, done, nil
+}
+
+// statDir is readDir's stat function without the listing.
+func statDir(dir string) (func(name string) (fileStat, error), func(), error) {
 	stat := func(name string) (fileStat, error) {
 		fi, err := os.Lstat(filepath.Join(dir, name))
 		if err != nil {
@@ -27,5 +33,5 @@ func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), fu
 		}
 		return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: mode}, nil
 	}
-	return ents, stat, func() {}, nil
+	return stat, func() {}, nil
 }

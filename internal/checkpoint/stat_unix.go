@@ -24,8 +24,22 @@ func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), fu
 		return nil, nil, nil, err
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, statIn(f), func() { f.Close() }, nil
+}
+
+// statDir is readDir's stat function without the listing.
+func statDir(dir string) (func(name string) (fileStat, error), func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return statIn(f), func() { f.Close() }, nil
+}
+
+// statIn stats an entry of the open directory f, not following a symlink.
+func statIn(f *os.File) func(name string) (fileStat, error) {
 	fd := int(f.Fd())
-	stat := func(name string) (fileStat, error) {
+	return func(name string) (fileStat, error) {
 		var st unix.Stat_t
 		for {
 			err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -55,5 +69,4 @@ func readDir(dir string) ([]fs.DirEntry, func(name string) (fileStat, error), fu
 			mode:  mode | fs.FileMode(uint32(st.Mode)&0o777),
 		}, nil
 	}
-	return ents, stat, func() { f.Close() }, nil
 }

@@ -20,14 +20,24 @@ import (
 type dirWatch struct {
 	sub *inotify.Sub // its watches are named by pass ('w' or 'g') and path in it
 
-	mu      sync.Mutex
-	dirty   map[string]bool // keys as the watches are named, since the last drain
-	full    [2]bool         // work, git: the next walk of the pass is a whole one
-	healthy [2]bool         // the pass's last walk left every directory watched
+	mu    sync.Mutex
+	dirty map[string]bool // keys as the watches are named, since the last drain
+	// names: of a dirty directory, the entries its events named; whole: one
+	// an event without a name concerned (the directory itself: moved,
+	// removed, its mode), or that was made, moved or removed as an entry of
+	// its parent, or with too many names: it is read again whole.
+	names   map[string]map[string]bool
+	whole   map[string]bool
+	full    [2]bool // work, git: the next walk of the pass is a whole one
+	healthy [2]bool // the pass's last walk left every directory watched
 }
 
 const watchMask = inotify.Modify | inotify.Attrib | inotify.CloseWrite | inotify.Create | inotify.Delete |
 	inotify.DeleteSelf | inotify.MoveSelf | inotify.MovedFrom | inotify.MovedTo | inotify.OnlyDir | inotify.DontFollow
+
+// maxNames bounds the entries of one directory a walk looks at by name;
+// past it the directory is read whole.
+const maxNames = 256
 
 // watchShare bounds the directories one Store watches: half the process's
 // watches, at most 4096 (with the 2048 of package repowatch's watch of the
@@ -41,7 +51,8 @@ func newDirWatch(owner *Store) *dirWatch {
 	if !inotify.Available() {
 		return nil
 	}
-	w := &dirWatch{sub: inotify.Subscribe(watchShare()), dirty: map[string]bool{}}
+	w := &dirWatch{sub: inotify.Subscribe(watchShare()), dirty: map[string]bool{},
+		names: map[string]map[string]bool{}, whole: map[string]bool{}}
 	runtime.AddCleanup(owner, (*inotify.Sub).Close, w.sub)
 	return w
 }
@@ -90,7 +101,8 @@ func (w *dirWatch) plan(pass byte) *walkPlan {
 	full := w.full[i] || !w.healthy[i]
 	w.full[i] = false
 	w.healthy[i] = true // until a watch fails during this walk (add sets full)
-	p := &walkPlan{dirty: map[string]bool{}, below: map[string]bool{}}
+	p := &walkPlan{dirty: map[string]bool{}, below: map[string]bool{}, names: map[string]map[string]bool{},
+		kids: map[string]map[string]bool{}}
 	for k := range w.dirty {
 		if k[0] != pass {
 			continue
@@ -98,6 +110,11 @@ func (w *dirWatch) plan(pass byte) *walkPlan {
 		delete(w.dirty, k)
 		rel := k[1:]
 		p.dirty[rel] = true
+		if names := w.names[k]; names != nil && !w.whole[k] {
+			p.names[rel] = names
+		}
+		delete(w.names, k)
+		delete(w.whole, k)
 		for {
 			j := strings.LastIndexByte(rel, '/')
 			if j < 0 {
@@ -112,6 +129,23 @@ func (w *dirWatch) plan(pass byte) *walkPlan {
 	}
 	if full {
 		return nil
+	}
+	// A directory something happened in or beneath is a child its parent's
+	// walk must visit, even one the last checkpoint left out (it was empty).
+	for _, set := range []map[string]bool{p.dirty, p.below} {
+		for rel := range set {
+			if rel == "" {
+				continue
+			}
+			parent, name := "", rel
+			if j := strings.LastIndexByte(rel, '/'); j >= 0 {
+				parent, name = rel[:j], rel[j+1:]
+			}
+			if p.kids[parent] == nil {
+				p.kids[parent] = map[string]bool{}
+			}
+			p.kids[parent][name] = true
+		}
 	}
 	return p
 }
@@ -136,7 +170,15 @@ func (w *dirWatch) event(e inotify.Event) {
 	key := e.Dir
 	w.dirty[key] = true
 	if e.Name == "" {
+		w.whole[key] = true
 		return
+	}
+	if names := w.names[key]; names == nil {
+		w.names[key] = map[string]bool{e.Name: true}
+	} else if len(names) < maxNames {
+		names[e.Name] = true
+	} else {
+		w.whole[key] = true
 	}
 	child := key + "/" + e.Name
 	if len(key) == 1 {
@@ -145,6 +187,7 @@ func (w *dirWatch) event(e inotify.Event) {
 	// The entry itself: a directory made again under the same name has no
 	// watch of its own yet.
 	w.dirty[child] = true
+	w.whole[child] = true
 	switch {
 	case e.Name == ".gitignore" && key[0] == 'w':
 		w.full[0] = true // ignore rules changed: every directory may be concerned

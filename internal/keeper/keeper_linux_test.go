@@ -38,8 +38,15 @@ func TestMain(m *testing.M) {
 // answers; it returns the process, waited for by the caller.
 func startTestKeeper(t *testing.T, o checkpoint.Options) *exec.Cmd {
 	t.Helper()
-	args, _ := json.Marshal(Args{Options: o, Idle: time.Hour})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startKeeperAs(t, os.Args[0], o, time.Hour)
+}
+
+// startKeeperAs is startTestKeeper with executable exe (this binary or a
+// copy) and idle time idle.
+func startKeeperAs(t *testing.T, exe string, o checkpoint.Options, idle time.Duration) *exec.Cmd {
+	t.Helper()
+	args, _ := json.Marshal(Args{Options: o, Idle: idle})
+	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), serveEnv+"="+string(args))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -133,4 +140,86 @@ func refusal(o checkpoint.Options) string {
 		return err.Error()
 	}
 	return "accepted"
+}
+
+// TestKeeperEnds: a keeper sleeps until something happens (no look every
+// second), and each thing it ends on wakes it: it exits, its socket gone,
+// with an idle time of an hour (but for the idle case), within the minute
+// the test waits.
+func TestKeeperEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		idle time.Duration
+		do   func(t *testing.T, root, store, exe string)
+	}{
+		{"idle time", 300 * time.Millisecond, func(t *testing.T, root, store, exe string) {}},
+		{"root removed", time.Hour, func(t *testing.T, root, store, exe string) { must(t, os.RemoveAll(root)) }},
+		{"root renamed", time.Hour, func(t *testing.T, root, store, exe string) { must(t, os.Rename(root, root+"-moved")) }},
+		{"store removed", time.Hour, func(t *testing.T, root, store, exe string) {
+			// as rm -rf would, while the keeper may still write its first
+			// checkpoint's objects in it
+			for try := 0; os.RemoveAll(store) != nil; try++ {
+				if try == 20 {
+					t.Fatal("the store cannot be removed")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}},
+		{"store's HEAD removed", time.Hour, func(t *testing.T, root, store, exe string) {
+			must(t, os.Remove(filepath.Join(store, "git", "HEAD")))
+		}},
+		{"socket replaced", time.Hour, func(t *testing.T, root, store, exe string) {
+			sock := filepath.Join(store, SocketName)
+			must(t, os.Remove(sock))
+			must(t, os.WriteFile(sock, nil, 0o600))
+		}},
+		{"executable replaced", time.Hour, func(t *testing.T, root, store, exe string) {
+			copyFile(t, os.Args[0], exe+".new")
+			must(t, os.Rename(exe+".new", exe))
+		}},
+		{"executable touched", time.Hour, func(t *testing.T, root, store, exe string) {
+			later := time.Now().Add(time.Minute)
+			must(t, os.Chtimes(exe, later, later))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			o := checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store")}
+			exe := filepath.Join(lab, "bin", "keeper")
+			must(t, os.MkdirAll(filepath.Dir(exe), 0o755))
+			copyFile(t, os.Args[0], exe)
+			// A copy of this binary, which may be replaced (and which this
+			// binary, of another build, cannot ask: the keeper walks the
+			// root as it starts, and then waits).
+			cmd := startKeeperAs(t, exe, o, tc.idle)
+			tc.do(t, root, mustStoreDir(t, o), exe)
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Errorf("the keeper ended: %v", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the keeper did not end")
+			}
+			if _, ok := Running(o); ok {
+				t.Error("Running after the keeper ended")
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	must(t, err)
+	must(t, os.WriteFile(to, b, 0o755))
 }

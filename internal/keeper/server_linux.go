@@ -20,7 +20,8 @@ import (
 	"github.com/shellgate/shellgate/internal/checkpoint"
 )
 
-// watchEvery is how often a keeper looks whether it should end.
+// watchEvery is how often a keeper whose watch of what it ends on could not
+// be set up (or failed) looks whether it should end.
 const watchEvery = time.Second
 
 // Serve is the keeper of a.Options' store until it should end (see the
@@ -84,7 +85,8 @@ func Serve(a Args) error {
 		ln.Close()
 		return err
 	}
-	k := &keeper{s: s, build: me, options: optionsKey(a.Options), quit: make(chan string, 1), open: map[*net.UnixConn]bool{}}
+	k := &keeper{s: s, build: me, options: optionsKey(a.Options), quit: make(chan string, 1), idle: make(chan struct{}, 1),
+		open: map[*net.UnixConn]bool{}}
 	k.touch()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -97,21 +99,56 @@ func Serve(a Args) error {
 		defer k.conns.Done()
 		s.Prime()
 	}()
-	tick := time.NewTicker(watchEvery)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-sigs:
-			done = true
-		case <-k.quit:
-			done = true
-		case <-tick.C:
-			done = k.idleFor() >= a.Idle ||
+	// Asleep until something happens: a request's end re-arms the idle
+	// deadline, and the watch of what it ends on wakes it to look. Without
+	// that watch (out of inotify instances) it looks every watchEvery.
+	var wake <-chan struct{}
+	var tick <-chan time.Time
+	if ends, err := watchEnds(a.Options.Root, dir, exe); err == nil {
+		defer ends.close()
+		wake = ends.wake
+	} else {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	deadline := time.NewTimer(a.Idle)
+	defer deadline.Stop()
+	// A look first: what happened before the watch was set up woke nothing.
+	for look := true; ; {
+		if look {
+			if k.idleFor() >= a.Idle ||
 				!same(a.Options.Root, rootInfo, os.Stat) ||
 				!same(sock, sockInfo, os.Lstat) ||
 				!exists(filepath.Join(dir, "git", "HEAD")) ||
-				!sameBuild(exe, me)
+				!sameBuild(exe, me) {
+				break
+			}
 		}
+		// While a client is connected idleFor is 0: a full Idle from now,
+		// and its connection's end re-arms it from then.
+		deadline.Reset(a.Idle - k.idleFor())
+		look = true
+		select {
+		case <-sigs:
+		case <-k.quit:
+		case _, ok := <-wake:
+			if !ok { // the watch failed: look every watchEvery from now
+				wake = nil
+				t := time.NewTicker(watchEvery)
+				defer t.Stop()
+				tick = t.C
+			}
+			continue
+		case <-tick:
+			continue
+		case <-k.idle: // nothing to look at: only the deadline moves
+			look = false
+			continue
+		case <-deadline.C:
+			continue
+		}
+		break // a signal, or told to quit
 	}
 	ln.Close()
 	if same(sock, sockInfo, os.Lstat) {
@@ -149,8 +186,9 @@ type keeper struct {
 	build   string
 	options string
 	quit    chan string
-	last    atomic.Int64 // unix nanoseconds of the last request's end
-	active  atomic.Int32 // connections open
+	idle    chan struct{} // a connection ended: the idle deadline is re-armed
+	last    atomic.Int64  // unix nanoseconds of the last request's end
+	active  atomic.Int32  // connections open
 	conns   sync.WaitGroup
 
 	mu      sync.Mutex
@@ -193,6 +231,10 @@ func (k *keeper) accept(ln *net.UnixListener) {
 				k.mu.Unlock()
 				k.touch()
 				k.active.Add(-1)
+				select {
+				case k.idle <- struct{}{}:
+				default:
+				}
 			}()
 			k.serve(c)
 		}()
