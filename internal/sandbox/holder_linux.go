@@ -48,6 +48,12 @@ type helper struct {
 	// jobsRan: a process of the session that was not a command (a job its
 	// command left behind) has ended since the last command started.
 	jobsRan atomic.Bool
+	// settled: the last command's end looked at the protected paths with
+	// no other process of the session left, and nothing was reaped since:
+	// nothing of the session can have written there after that look, so
+	// the session's end need not look again (see end).
+	settled bool
+	reaps   uint64 // processes reaped so far
 	// guarded: protected paths the guard moved aside since the last
 	// command started, for its reply.
 	guarded []string
@@ -319,14 +325,21 @@ func (h *helper) close() {
 // command's end will come: what the command made at the root never stays
 // for the host's tools to read.
 func (h *helper) end() {
+	h.mu.Lock()
+	settled := h.settled
+	h.mu.Unlock()
 	moveAside := h.jobsRan.Load() || othersAlive()
+	settled = settled && !moveAside
 	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
 	for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
 		if !h.reapOne() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	_, moved, _ := h.mounts.protect(func() bool { return moveAside }, nil)
+	var moved []string
+	if !settled { // else the last command's end looked after the session's last write
+		_, moved, _ = h.mounts.protect(func() bool { return moveAside }, nil)
+	}
 	// What no command's start will tell now: the guard's moves since the
 	// last one, and these. The next session in the root reports them.
 	h.mu.Lock()
@@ -418,6 +431,12 @@ func (h *helper) reapOne() bool {
 	if !ok {
 		h.jobsRan.Store(true)
 	}
+	h.settled = false
+	h.reaps++
+	// Alone now: every process spawn starts is reaped here, so if none is
+	// left and none is reaped while the look below runs, it saw the last of
+	// what the session wrote.
+	alone, reaps := ok && !othersAlive(), h.reaps
 	// Approved, and nothing else of the session could have made it meanwhile.
 	shown, approved := h.keep[pid]
 	keep := approved && !h.jobsRan.Load() && !othersAlive()
@@ -440,6 +459,11 @@ func (h *helper) reapOne() bool {
 			kept = func(p string) bool { return named(shown, p) }
 		}
 		created, moved, _ := h.mounts.protect(func() bool { return !keep }, kept)
+		if alone {
+			h.mu.Lock()
+			h.settled = h.reaps == reaps && !othersAlive()
+			h.mu.Unlock()
+		}
 		moved = append(guarded, moved...)
 		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
