@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -54,9 +55,6 @@ type helper struct {
 	guarding bool
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
-	// born has a token once spawn has started a process, for a reaper
-	// that found none to wait for.
-	born chan struct{}
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -102,7 +100,6 @@ func (h *helper) guard() {
 }
 
 func helperMain() int {
-	shortSlices()
 	// Before anything starts: no command may write the log, nor anything else
 	// the process that started shellgate left open across exec (commands are
 	// handed their descriptors one by one).
@@ -117,7 +114,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
-	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, born: make(chan struct{}, 1)}
+	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}}
 	m, oob, err := h.ctl.recv(make([]byte, syscall.CmsgSpace(4*len(rootDirs))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
@@ -256,10 +253,6 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
-	select {
-	case h.born <- struct{}{}:
-	default:
-	}
 	if approved {
 		h.keep[pid] = keep
 	}
@@ -401,27 +394,13 @@ func lookPath(name string, env []string) (string, error) {
 
 // reap collects every process of the session as it exits — as PID 1 it inherits
 // the orphans — and reports the commands' exits.
-//
-// It waits in waitid itself, without reaping (WNOWAIT: reapOne reaps under
-// h.mu), so that the kernel wakes this thread when a process ends. SIGCHLD
-// through os/signal passed each exit from the signalled thread to the signal
-// goroutine and on to this one, a wake of a parked thread each, which after
-// an idle gap waits for a core. With no child at all, it waits until spawn
-// starts one (born).
 func (h *helper) reap() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
 	for {
 		for h.reapOne() {
 		}
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		switch err {
-		case nil, unix.EINTR:
-		case unix.ECHILD:
-			<-h.born
-		default: // not seen: look again a little later rather than never
-			fmt.Fprintln(os.Stderr, "sandbox helper: waitid:", err)
-			time.Sleep(10 * time.Millisecond)
-		}
+		<-sigs
 	}
 }
 

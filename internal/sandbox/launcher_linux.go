@@ -65,7 +65,6 @@ func (l *launcher) start() error {
 	ready := make(chan error)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		shortSliceForLauncher()
 		err := l.restrictThread()
 		ready <- err
 		for fn := range l.work {
