@@ -27,9 +27,9 @@ func TestIdleSessionSleeps(t *testing.T) {
 	pid := s.helper.Process.Pid
 	var last int
 	for i := 0; i < 10; i++ {
-		before, _ := threadCost(t, pid)
+		before, _, _ := threadCost(t, pid)
 		time.Sleep(time.Second)
-		after, _ := threadCost(t, pid)
+		after, _, _ := threadCost(t, pid)
 		if last = int(after - before); last <= 1 {
 			return
 		}
@@ -52,19 +52,20 @@ func BenchmarkIdleHelper(b *testing.B) {
 	waitEmpty(b, s)
 	time.Sleep(time.Second) // the guard's last look
 	pid := s.helper.Process.Pid
-	switches0, cpu0 := threadCost(b, pid)
+	switches0, cpu0, _ := threadCost(b, pid)
 	b.ResetTimer()
 	for b.Loop() {
 		time.Sleep(time.Second)
 	}
-	switches, cpu := threadCost(b, pid)
+	switches, cpu, _ := threadCost(b, pid)
 	b.ReportMetric(float64(switches-switches0)/float64(b.N), "wakeups/s")
 	b.ReportMetric(float64(cpu-cpu0)/1e3/float64(b.N), "cpu-µs/s")
 }
 
-// threadCost sums the context switches and the CPU time (ns) of every
-// thread of a process, as /proc/PID/task/*/ says.
-func threadCost(b testing.TB, pid int) (switches, cpu int64) {
+// threadCost sums the context switches, the CPU time (ns) and the time spent
+// runnable, waiting for a core (ns), of every thread of a process, as
+// /proc/PID/task/*/ says.
+func threadCost(b testing.TB, pid int) (switches, cpu, waited int64) {
 	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	if err != nil || len(tasks) == 0 {
 		b.Fatalf("no threads of %d: %v", pid, err)
@@ -79,11 +80,12 @@ func threadCost(b testing.TB, pid int) (switches, cpu int64) {
 			}
 		}
 		if ss, err := os.ReadFile(filepath.Join(task, "schedstat")); err == nil {
-			if f := strings.Fields(string(ss)); len(f) > 0 {
+			if f := strings.Fields(string(ss)); len(f) > 1 {
 				n, _ := strconv.ParseInt(f[0], 10, 64)
-				cpu += n
+				w, _ := strconv.ParseInt(f[1], 10, 64)
+				cpu, waited = cpu+n, waited+w
 			}
 		}
 	}
-	return switches, cpu
+	return switches, cpu, waited
 }
