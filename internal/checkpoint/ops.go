@@ -89,8 +89,20 @@ func (s *Store) lastID() int {
 	return n
 }
 
+// saveLastID writes n over the last one in place, never emptying the file
+// first: ext4 flushes a file truncated to nothing and written again at its
+// close, a disk write in every command's path (0.6 ms here), and ids only
+// grow, so the new one covers the old.
 func (s *Store) saveLastID(n int) {
-	os.WriteFile(filepath.Join(s.dir, "last"), []byte(strconv.Itoa(n)+"\n"), 0o600)
+	f, err := os.OpenFile(filepath.Join(s.dir, "last"), os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	b := []byte(strconv.Itoa(n) + "\n")
+	if _, err := f.WriteAt(b, 0); err == nil {
+		f.Truncate(int64(len(b))) // nothing left of a longer one
+	}
 }
 
 // Finish checkpoints the root after command id ended, and returns what it
