@@ -103,19 +103,14 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 			// The sandbox this allow counted on could not be set up, or lacks
 			// a layer it needs: decide as without it, and say which.
 			covers = policy.Covers{Checkpoint: covers.Checkpoint}
-			v, relied = j.Verdict(covers, nil), false
+			v, relied = g.decide(j, covers, dir, nil), false
 			if why != "" && v.Decision != policy.Allow {
 				v.Reason += " The sandbox would contain it, but here it lacks a layer (" + why + ")."
 			}
 		}
 	}
+	// Relaxed for lose-work only where a checkpoint keeps what it throws away.
 	undoable := slices.Contains(v.Relaxed, policy.RuleLoseWork)
-	if undoable && covers.Checkpoint && !g.undoCovers(v, dir) {
-		// A checkpoint would not keep what it throws away: ask as without one.
-		covers.Checkpoint = false
-		v, undoable = j.Verdict(covers, nil), false
-		relied = relied && v.Decision == policy.Allow
-	}
 	if req.TTY && v.Decision == policy.Allow {
 		v, relied = g.terminalVerdict(req.Command, v, relied, b)
 	}

@@ -295,11 +295,16 @@ func TestGateLoseWorkNested(t *testing.T) {
 		{Command: "GIT_DIR=vendor/.git GIT_WORK_TREE=vendor git reset --hard"},
 		{Command: "export GIT_DIR=vendor/.git GIT_WORK_TREE=vendor; git reset --hard"},
 	} {
+		// Check and CheckApproved (an MCP client's question) decide as Run.
+		check, approved := l.g.Check(req), l.g.CheckApproved(req, func(string) bool { return false })
 		env := l.g.Run(context.Background(), req)
 		if env.Error == nil || env.Error.Rule != "lose-work" && !strings.HasPrefix(req.Command, "GIT_DIR=") && !strings.HasPrefix(req.Command, "export GIT_DIR=") {
 			// Without a sandbox, setting GIT_DIR asks already (rule
 			// code-execution); with one, lose-work must.
 			t.Errorf("%s in %q: %s", req.Command, req.Directory, env.Text)
+		}
+		if env.Error != nil && (check.Code != env.Error.Code || check.Rule != env.Error.Rule || approved.Rule != env.Error.Rule) {
+			t.Errorf("%s in %q: Check %s %q, CheckApproved %s %q, Run %s %q", req.Command, req.Directory, check.Code, check.Rule, approved.Decision, approved.Rule, env.Error.Code, env.Error.Rule)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(l.root, "vendor", "x")); string(b) != "y\n" {

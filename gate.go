@@ -234,7 +234,7 @@ func (g *Gate) CheckApproved(req Request, approved func(key string) bool) Verdic
 	if refusal != nil {
 		return *refusal
 	}
-	return verdict(g.policy.Judge(req.Command, g.policyEnv(abs)).Verdict(g.covers, approved))
+	return verdict(g.decide(g.policy.Judge(req.Command, g.policyEnv(abs)), g.covers, abs, approved))
 }
 
 // checkable is the directory req runs in, or the refusal Run would give a
@@ -257,8 +257,21 @@ func (g *Gate) checkable(req Request) (dir string, refusal *Verdict) {
 // sandbox.
 func (g *Gate) judge(command string, pe policy.Env) (j *policy.Judgement, v policy.Verdict, relied bool) {
 	j = g.policy.Judge(command, pe)
-	v = j.Verdict(g.covers, nil)
-	return j, v, v.Decision == policy.Allow && j.Verdict(policy.Covers{Checkpoint: g.covers.Checkpoint}, nil).Decision != policy.Allow
+	v = g.decide(j, g.covers, pe.Dir, nil)
+	return j, v, v.Decision == policy.Allow && g.decide(j, policy.Covers{Checkpoint: g.covers.Checkpoint}, pe.Dir, nil).Decision != policy.Allow
+}
+
+// decide is j's verdict under covers (and approved), run in dir; an allow
+// that counts on checkpoints for a line undo would not cover (undoCovers) is
+// decided as without them. Check, CheckApproved and Run all decide here, so
+// they agree.
+func (g *Gate) decide(j *policy.Judgement, covers policy.Covers, dir string, approved func(string) bool) policy.Verdict {
+	v := j.Verdict(covers, approved)
+	if covers.Checkpoint && slices.Contains(v.Relaxed, policy.RuleLoseWork) && !g.undoCovers(v, dir) {
+		covers.Checkpoint = false
+		v = j.Verdict(covers, approved)
+	}
+	return v
 }
 
 // plannedCovers are what contains commands besides the policy, as planned:
