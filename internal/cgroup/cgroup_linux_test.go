@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,5 +96,97 @@ func testStaleCgroupsSwept(t *testing.T, ours bool) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("a live shellgate's cgroup was swept: %v", err)
+	}
+}
+
+// On a hybrid machine (v1 controllers, the cgroup2 hierarchy mounted at
+// unified/), a command is born in a cgroup2 cgroup of the session's, by
+// clone3 — no thread of the helper migrates, which waits for an RCU grace
+// period after idle — and keeps the v1 cgroups of the process that forks it
+// (the helper's: the session's), whose limits bind it; cgroup.kill ends what
+// it started, and Remove leaves nothing.
+func TestCommandsBornInUnified(t *testing.T) {
+	if cgroup.IsV2(cgroup.Root) || !cgroup.IsV2(filepath.Join(cgroup.Root, "unified")) {
+		t.Skip("not a hybrid cgroup machine (v1 with cgroup2 at unified/)")
+	}
+	if os.Getuid() != 0 {
+		t.Skip("making v1 cgroups needs root")
+	}
+	session := exec.Command("sleep", "100")
+	if err := session.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := cgroup.New(session.Process.Pid, 100, 0)
+	if err != nil {
+		session.Process.Kill()
+		session.Wait()
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer func() {
+		session.Process.Kill()
+		session.Wait()
+		if err := g.Remove(); err != nil {
+			t.Errorf("Remove: %v", err)
+		}
+	}()
+	dir, kind, files, err := g.Command(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cgroup.CloseFiles(files)
+	if kind != cgroup.V2 || !strings.HasPrefix(dir, filepath.Join(cgroup.Root, "unified")+"/") {
+		t.Fatalf("command cgroup %s of kind %s, want one in unified/ born into by clone3", dir, kind)
+	}
+	var fds []int
+	for _, f := range files {
+		fds = append(fds, int(f.Fd()))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	runtime.LockOSThread()
+	// The command reports its cgroups, then leaves a descendant in a
+	// session of its own that only the cgroup can find.
+	script := "cat /proc/self/cgroup; setsid sleep 100 & echo $!; wait"
+	pid, placed, _, err := cgroup.Fork(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec("/bin/sh", []string{"sh", "-c", script}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
+	})
+	runtime.UnlockOSThread()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !placed {
+		t.Error("the command was not born in its cgroup")
+	}
+	time.Sleep(100 * time.Millisecond)
+	cgroup.CloseFiles(files)
+	g.KillAll(dir, 0, syscall.SIGKILL)
+	out, _ := io.ReadAll(r)
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	forker, _ := os.ReadFile("/proc/thread-self/cgroup")
+	for _, l := range lines[:len(lines)-1] {
+		switch {
+		case strings.HasPrefix(l, "0::"):
+			if !strings.HasSuffix(l, "/"+filepath.Base(dir)) {
+				t.Errorf("cgroup2 line %q: not the command's cgroup %s", l, dir)
+			}
+		case strings.Contains(l, ":pids:"):
+			if !strings.Contains(string(forker), l+"\n") {
+				t.Errorf("pids line %q: not the forker's\n%s", l, forker)
+			}
+		}
+	}
+	left, _ := strconv.Atoi(lines[len(lines)-1])
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(left, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left <= 0 || syscall.Kill(left, 0) == nil {
+		t.Errorf("the command's setsid descendant %d outlived cgroup.kill", left)
 	}
 }

@@ -19,7 +19,7 @@ import (
 func BenchmarkLaunchAfterGap(b *testing.B) {
 	s, root := benchSession(b, "gap")
 	pid := s.helper.Process.Pid
-	for _, gap := range []time.Duration{0, 200 * time.Millisecond, 2 * time.Second} {
+	for _, gap := range []time.Duration{0, 10 * time.Millisecond, 200 * time.Millisecond, 2 * time.Second} {
 		b.Run("gap-"+gap.String(), func(b *testing.B) {
 			var launch, wait, plain, switches, waited []float64
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
