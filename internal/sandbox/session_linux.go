@@ -233,9 +233,58 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 	}
 	layers := map[string]string{}
 	var missing []string
-	// The default memory limit is best effort: without the memory controller
-	// the session keeps its per-command cgroups, and the report says so.
-	memory, byDefault := spec.Limits.Memory, spec.Limits.Memory == 0
+	// The helper moves into its cgroup while it sets up its view: on v1 a
+	// move waits for an RCU grace period, ~10 ms after the machine was idle.
+	// It forks nothing before its first command, which waits for both.
+	grouped := make(chan struct{})
+	go func() {
+		defer close(grouped)
+		missing = s.joinCgroup(pid, procs, spec.Limits.Memory, layers)
+	}()
+	defer func() { <-grouped }()
+	steps, trees := planWithTrees(spec, <-facts)
+	fds := make([]int, len(trees))
+	for i, t := range trees {
+		fds[i] = int(t.Fd())
+		defer t.Close() // sent: the helper holds them
+	}
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
+		return s.helperError("sending the setup", err)
+	}
+	type result struct {
+		m   *message
+		oob []byte // the host ports' listening sockets
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
+		got <- result{m, oob, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil || r.m.Op != "ready" {
+			return s.helperError("setting up", r.err)
+		}
+		<-grouped
+		for k, v := range r.m.Layers {
+			layers[k] = v
+		}
+		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
+		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
+		return nil
+	case <-time.After(setupTimeout):
+		return errors.New("sandbox: the session helper did not set up within 10s")
+	}
+}
+
+// joinCgroup puts the helper pid in a cgroup of the session's where it can,
+// limited to procs processes and memory bytes (0: the default, best effort:
+// without the memory controller the session keeps its per-command cgroups,
+// and the report says so), records the layers that gives in layers and
+// returns what is missing.
+func (s *Session) joinCgroup(pid, procs int, memory int64, layers map[string]string) (missing []string) {
+	byDefault := memory == 0
 	if byDefault {
 		memory = DefaultMemory()
 	}
@@ -268,39 +317,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
 		}
 	}
-	steps, trees := planWithTrees(spec, <-facts)
-	fds := make([]int, len(trees))
-	for i, t := range trees {
-		fds[i] = int(t.Fd())
-		defer t.Close() // sent: the helper holds them
-	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
-		return s.helperError("sending the setup", err)
-	}
-	type result struct {
-		m   *message
-		oob []byte // the host ports' listening sockets
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
-		got <- result{m, oob, err}
-	}()
-	select {
-	case r := <-got:
-		if r.err != nil || r.m.Op != "ready" {
-			return s.helperError("setting up", r.err)
-		}
-		for k, v := range r.m.Layers {
-			layers[k] = v
-		}
-		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
-		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
-		return nil
-	case <-time.After(setupTimeout):
-		return errors.New("sandbox: the session helper did not set up within 10s")
-	}
+	return missing
 }
 
 func (s *Session) helperError(step string, err error) error {
