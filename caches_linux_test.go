@@ -94,3 +94,30 @@ func TestCacheVariablesShowNoSecret(t *testing.T) {
 		t.Errorf("a secret made on the host while the session ran was read through a cache variable:\n%s", env.Text)
 	}
 }
+
+// A session makes nothing in the user's home for caches the user has not
+// got: Go's caches missing on the host are the project's own in the view,
+// where a build writes them, and stay missing on the host, as does the plan
+// `doctor --plan` shows.
+func TestMissingCachesStayMissing(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	base := visibleTempDir(t)
+	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
+	for _, d := range []string{root, home} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
+	g := gate(t, shellgate.Config{Root: root, Env: map[string]string{"HOME": home}})
+	g.SandboxPlan()
+	// As a build writes its caches (the policy names no path).
+	env := run(t, g, shellgate.Request{Command: `python3 -c 'import os; h = os.path.expanduser("~"); os.makedirs(h + "/go/pkg/mod/cache", exist_ok=True); os.makedirs(h + "/.cache/go-build", exist_ok=True); open(h + "/.cache/go-build/x", "w").write("warm\n")' && cat ~/.cache/go-build/x`})
+	if env.Data.Stdout != "warm\n" {
+		t.Fatalf("a build's write to Go's caches: %s", env.Text)
+	}
+	must(t, g.Close())
+	for _, d := range []string{home + "/go", home + "/.cache"} {
+		if exists(d) {
+			t.Errorf("%s was made on the host", d)
+		}
+	}
+}

@@ -317,7 +317,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	if c.Profile != sandbox.ReadOnly {
 		spec.Writable = append([]string{g.root}, g.cfg.Policy.WritablePaths...)
 		if caches, _ := home.Caches(childHome, spec.Hidden, g.getenv); !c.NoCaches {
-			spec.Caches = caches
+			spec.Caches, spec.MakeCaches = caches, home.GoCaches(childHome, g.getenv)
 			if store := cacheStore(); store != "" {
 				spec.CacheStore = cachestore.DirFor(store, g.root)
 			}

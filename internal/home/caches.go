@@ -1,7 +1,6 @@
 package home
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,8 +30,9 @@ var toolCaches = []struct {
 }
 
 // Caches are the tool caches ordinary builds write to, for the sandbox (its Spec.Caches),
-// where getenv (the commands' environment) puts them. The Go caches are
-// created if missing, as go itself would. A variable that names the home (or
+// where getenv (the commands' environment) puts them, whether they exist or
+// not: the view shows a missing one as the project's own, and nothing is made
+// on the host (see GoCaches for a session without a view). A variable that names the home (or
 // a directory above it) names no cache: as one, the whole home would show,
 // credentials included. Nor does one that names a directory in a secret of
 // secrets (absolute paths: ~/.ssh/x) or one holding a secret (~/.config
@@ -41,22 +41,6 @@ var toolCaches = []struct {
 // the sandbox has no mount namespace, a cache is writable in place).
 // refused says which were refused, and why ("DIR: why").
 func Caches(home string, secrets []string, getenv func(string) string) (dirs, refused []string) {
-	goCache := getenv("GOCACHE")
-	if goCache == "" {
-		if x := getenv("XDG_CACHE_HOME"); x != "" {
-			goCache = filepath.Join(x, "go-build")
-		} else if home != "" {
-			goCache = filepath.Join(home, ".cache", "go-build")
-		}
-	}
-	modCache := getenv("GOMODCACHE")
-	if modCache == "" {
-		if gp := filepath.SplitList(getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-			modCache = filepath.Join(gp[0], "pkg", "mod")
-		} else if home != "" {
-			modCache = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
 	// Each secret's real path once, not once per cache: resolving is an
 	// lstat per component, and there are dozens of each.
 	reals := make([][]string, len(secrets))
@@ -70,8 +54,8 @@ func Caches(home string, secrets []string, getenv func(string) string) (dirs, re
 		}
 		return why == ""
 	}
-	for _, d := range []string{goCache, modCache} {
-		if d != "" && filepath.IsAbs(d) && ok(d) && os.MkdirAll(d, 0o755) == nil {
+	for _, d := range GoCaches(home, getenv) {
+		if ok(d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -92,6 +76,35 @@ func Caches(home string, secrets []string, getenv func(string) string) (dirs, re
 		}
 	}
 	return dirs, refused
+}
+
+// GoCaches are Go's build and module caches where getenv puts them: the ones
+// a session without a view, which writes to the host's caches in place, makes
+// when missing, as go itself would, so that its Landlock rules can grant them.
+func GoCaches(home string, getenv func(string) string) []string {
+	goCache := getenv("GOCACHE")
+	if goCache == "" {
+		if x := getenv("XDG_CACHE_HOME"); x != "" {
+			goCache = filepath.Join(x, "go-build")
+		} else if home != "" {
+			goCache = filepath.Join(home, ".cache", "go-build")
+		}
+	}
+	modCache := getenv("GOMODCACHE")
+	if modCache == "" {
+		if gp := filepath.SplitList(getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
+			modCache = filepath.Join(gp[0], "pkg", "mod")
+		} else if home != "" {
+			modCache = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	var dirs []string
+	for _, d := range []string{goCache, modCache} {
+		if d != "" && filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // refusal says why dir may not be a cache: it holds the home, or holds or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,11 @@ import (
 // what applies here. noUserNS says why the kernel made no user namespace.
 func startBare(spec Spec, noUserNS string) (*Session, error) {
 	const noHelper = "a bare session has no helper to supervise"
+	for _, c := range spec.MakeCaches {
+		if slices.Contains(spec.Caches, c) {
+			os.MkdirAll(c, 0o755)
+		}
+	}
 	cfg := confine.Config{
 		Writable:     slices.Concat(spec.Writable, spec.Caches),
 		Devices:      devices,

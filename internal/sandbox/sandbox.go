@@ -135,6 +135,10 @@ type Spec struct {
 	// commands write to a copy of the project's own over each (see CacheStore),
 	// never to the host's, which a host program reads and runs later.
 	Caches []string
+	// MakeCaches are the caches of Caches a session without a view (a bare
+	// one, writing to the host's caches in place) makes if missing, as their
+	// tool would (Go's), so that its Landlock rules can grant them.
+	MakeCaches []string
 	// CacheStore is the project's host directory (of shellgate's) where those
 	// copies are kept between sessions (see internal/cachestore). Empty: the
 	// caches are writable as they are.
