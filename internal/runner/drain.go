@@ -23,6 +23,15 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 	end := start.Add(max(d, quietLimit))
 	tick := time.NewTimer(d)
 	defer tick.Stop()
+	hardEnd := start.Add(quietLimit)
+	// What is in the pipes now, the shell's last output among it, is read
+	// whatever the drain: d bounds only what comes later.
+	owed := make([]int64, len(pumps))
+	for i, p := range pumps {
+		if !p.finished() {
+			owed[i] = p.mark(time.Until(hardEnd))
+		}
+	}
 	idle := make([]idleWatch, len(pumps))
 	for i, p := range pumps {
 		idle[i].check(p) // a Read already waiting now and still at the tick has waited d
@@ -60,10 +69,18 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 				allIdle = false
 			}
 		}
-		if allIdle && !settled(pumps, end.Sub(now)) {
+		if allIdle && (!readOwed(pumps, owed) || !settled(pumps, end.Sub(now))) {
 			allIdle = false // it had output in hand: there may be more
 		}
-		if !now.Before(end) || allIdle {
+		if !now.Before(end) && !allIdle && now.Before(hardEnd) && !readOwed(pumps, owed) {
+			tick.Reset(time.Millisecond) // a starved pump: what it owes first
+			continue
+		}
+		if allIdle {
+			break
+		}
+		if !now.Before(end) {
+			settled(pumps, hardEnd.Sub(now)) // what a pump has in hand is delivered
 			break
 		}
 		tick.Reset(min(d, end.Sub(now)))
@@ -76,6 +93,17 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 		}
 	}
 	return held
+}
+
+// readOwed reports whether each pump has read, or reached EOF after, what owed
+// says was in its pipe.
+func readOwed(pumps []*pump, owed []int64) bool {
+	for i, p := range pumps {
+		if !p.finished() && p.total.Load() < owed[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // settled settles the pumps that look idle (see pump.settle), within wait,

@@ -32,6 +32,11 @@ type pump struct {
 
 	passed   chan struct{} // a token after each Read's data is delivered (settle)
 	stopping atomic.Bool   // a read deadline means stop, not settle's nudge
+
+	// marking: mark asked for where the pipe stands; marked gets it, from
+	// between two Reads, where nothing read is still in hand.
+	marking atomic.Bool
+	marked  chan int64
 }
 
 // afterRead, if set (tests), runs between a Read's return and the pump's
@@ -40,7 +45,7 @@ type pump struct {
 var afterRead atomic.Pointer[func(n int)]
 
 func startPump(r *os.File, w io.Writer) *pump {
-	p := &pump{r: r, w: w, done: make(chan struct{}), passed: make(chan struct{}, 1)}
+	p := &pump{r: r, w: w, done: make(chan struct{}), passed: make(chan struct{}, 1), marked: make(chan int64, 1)}
 	go p.run()
 	return p
 }
@@ -63,6 +68,9 @@ func (p *pump) run() {
 		if n > 0 {
 			p.total.Add(int64(n))
 			p.deliver(buf[:n])
+		}
+		if p.marking.CompareAndSwap(true, false) {
+			p.marked <- p.total.Load() + int64(unread(p.r))
 		}
 		select { // for settle: whatever this Read got is delivered
 		case p.passed <- struct{}{}:
@@ -118,6 +126,27 @@ func (p *pump) settle(wait time.Duration) bool {
 		return false
 	}
 	return true
+}
+
+// mark returns how many bytes the pump will have read once it has read
+// everything in its pipe now (the total so far, what it has in hand, and
+// what is unread), or -1 when it reaches EOF first or cannot say within
+// wait. It nudges the Read in flight, as settle does.
+func (p *pump) mark(wait time.Duration) int64 {
+	p.marking.Store(true)
+	if p.r.SetReadDeadline(time.Now()) != nil {
+		p.marking.Store(false)
+		return -1
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case n := <-p.marked:
+		return n
+	case <-p.done:
+	case <-t.C:
+	}
+	return -1
 }
 
 // detach stops delivery to the writer; once it returns the writer is not touched.

@@ -401,3 +401,32 @@ func TestDataInHandAtExit(t *testing.T) {
 		t.Errorf("exit %s, stdout %q, want the whole output", describe(res.ExitCode), stdout)
 	}
 }
+
+// TestLastOutputBeforeBackgroundJob: a command that ends leaving a job that
+// holds the pipes gets the drain's short window for what the job prints
+// later, but what the shell itself wrote before it exited is read whole,
+// however slow the pump: here each read waits 30 ms, far past the window,
+// with up to 64 KB of the shell's 70 KB still in the pipe at its exit.
+func TestLastOutputBeforeBackgroundJob(t *testing.T) {
+	lane.Live(t)
+	slow := func(n int) {
+		if n > 0 {
+			time.Sleep(30 * time.Millisecond)
+		}
+	}
+	s := newSupervisor(t)
+	afterRead.Store(&slow)
+	defer afterRead.Store(nil)
+	res, stdout, _ := runScript(t, s, `sleep 30 & for i in $(seq 100000 109999); do echo $i; done`, Spec{})
+	if len(res.BackgroundPIDs) == 0 {
+		t.Errorf("no background PIDs: %+v", res)
+	}
+	var want strings.Builder
+	for i := 100000; i <= 109999; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if stdout != want.String() {
+		first, last, _ := strings.Cut(stdout, "\n")
+		t.Errorf("stdout: %d bytes of the shell's %d (first line %q, last %q)", len(stdout), want.Len(), first, last[max(0, len(last)-14):])
+	}
+}
