@@ -33,24 +33,7 @@ func testForkInCgroup(t *testing.T, ours bool) {
 	}
 	defer os.Remove(dir)
 	defer cgroup.CloseFiles(files)
-	var fds []int
-	for _, f := range files {
-		fds = append(fds, int(f.Fd()))
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	runtime.LockOSThread() // as the helper's launcher thread is
-	pid, placed, fit, err := cgroup.Fork(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
-		return syscall.ForkExec("/bin/cat", []string{"cat", "/proc/self/cgroup"}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
-	})
-	runtime.UnlockOSThread()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid, placed, fit, r := fork(t, kind, files, "/bin/cat", "cat", "/proc/self/cgroup")
 	if !fit {
 		t.Error("the forking thread could not leave the command's cgroup")
 	}
@@ -137,27 +120,9 @@ func TestCommandsBornInUnified(t *testing.T) {
 	if kind != cgroup.V2 || !strings.HasPrefix(dir, filepath.Join(cgroup.Root, "unified")+"/") {
 		t.Fatalf("command cgroup %s of kind %s, want one in unified/ born into by clone3", dir, kind)
 	}
-	var fds []int
-	for _, f := range files {
-		fds = append(fds, int(f.Fd()))
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	runtime.LockOSThread()
 	// The command reports its cgroups, then leaves a descendant in a
 	// session of its own that only the cgroup can find.
-	script := "cat /proc/self/cgroup; setsid sleep 100 & echo $!; wait"
-	pid, placed, _, err := cgroup.Fork(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
-		return syscall.ForkExec("/bin/sh", []string{"sh", "-c", script}, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
-	})
-	runtime.UnlockOSThread()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid, placed, _, r := fork(t, kind, files, "/bin/sh", "sh", "-c", "cat /proc/self/cgroup; setsid sleep 100 & echo $!; wait")
 	if !placed {
 		t.Error("the command was not born in its cgroup")
 	}
@@ -189,4 +154,30 @@ func TestCommandsBornInUnified(t *testing.T) {
 	if left <= 0 || syscall.Kill(left, 0) == nil {
 		t.Errorf("the command's setsid descendant %d outlived cgroup.kill", left)
 	}
+}
+
+// fork starts argv (path) as a command in the cgroup of kind whose files
+// Command opened, from a locked thread as the helper's launcher does, and
+// returns what cgroup.Fork says and the read end of the command's stdout.
+func fork(t *testing.T, kind string, files []*os.File, path string, argv ...string) (pid int, placed, fit bool, stdout *os.File) {
+	t.Helper()
+	var fds []int
+	for _, f := range files {
+		fds = append(fds, int(f.Fd()))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	runtime.LockOSThread()
+	pid, placed, fit, err = cgroup.Fork(kind, fds, &syscall.SysProcAttr{}, func(sys *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec(path, argv, &syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}, Sys: sys})
+	})
+	runtime.UnlockOSThread()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid, placed, fit, r
 }
