@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +118,119 @@ func TestUndoLoseWork(t *testing.T) {
 				t.Errorf("undoing the undo changed nothing")
 			}
 		})
+	}
+}
+
+// TestUndoNestedLoseWork: a repository nested in the root is kept as the
+// root is — its working files, tracked or not, its small ignored files and
+// its .git — so each way of losing work there is undone byte for byte, with
+// git fsck clean and git status as before; the changes are told as the
+// nested repository's files and its .git's.
+func TestUndoNestedLoseWork(t *testing.T) {
+	lane.Live(t)
+	cases := []struct{ name, cmd string }{
+		{"rm-uncommitted", `rm vendor/lib/notes.txt vendor/lib/src/pkg/f2.go vendor/lib/.env`},
+		{"checkout-dot-piped", `echo "cd vendor/lib; git checkout -- ." | bash`},
+		{"reset-hard-C", `git -C vendor/lib reset -q --hard`},
+		{"clean-fd", `(cd vendor/lib; git clean -q -fd)`},
+		{"rm-objects", `rm -rf vendor/lib/.git/objects`},
+		{"rm-git", `rm -rf vendor/lib/.git`},
+		{"branch-gc", `cd vendor/lib && git branch -q -D feature && git stash clear && git reflog expire --expire=now --all && git gc -q --prune=now`},
+		{"stash-drop", `git -C vendor/lib stash drop -q`},
+		{"chmod", `chmod 644 vendor/lib/.env && chmod 600 vendor/lib/run.sh`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			lib := filepath.Join(root, "vendor", "lib")
+			os.MkdirAll(lib, 0o755)
+			checkpointtest.MakeRepo(t, lib)
+			s := open(t, root, filepath.Join(lab, "store"))
+			// a first checkpoint, so that the one before the command is
+			// the watch's incremental one
+			snapshot(t, s, "first")
+			checkpointtest.Sh(t, lib, "echo later >> notes.txt")
+			wantFiles, wantGit := checkpointtest.State(t, root), checkpointtest.GitView(t, lib)
+			id := snapshot(t, s, c.cmd)
+			checkpointtest.Sh(t, root, c.cmd)
+			sum, err := s.Finish(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Empty() {
+				t.Fatalf("%s: no change seen", c.cmd)
+			}
+			for _, ch := range sum.Changes {
+				if !strings.HasPrefix(ch.Path, "vendor/lib/") {
+					t.Errorf("%s: change %+v outside the nested repository", c.cmd, ch)
+				}
+			}
+			if checkpointtest.State(t, root) == wantFiles {
+				t.Fatalf("%s changed nothing on disk", c.cmd)
+			}
+			if _, _, err := s.Restore(id); err != nil {
+				t.Fatal(err)
+			}
+			if got := checkpointtest.State(t, root); got != wantFiles {
+				t.Errorf("files after undo differ:\n%s", checkpointtest.DiffLines(wantFiles, got))
+			}
+			if got := checkpointtest.GitView(t, lib); got != wantGit {
+				t.Errorf("git in the nested repository after undo:\n%s\nwant:\n%s", got, wantGit)
+			}
+			checkpointtest.Sh(t, lab, "git --git-dir '"+filepath.Join(s.Dir(), "git")+"' fsck --strict --no-dangling")
+		})
+	}
+}
+
+// TestUndoOldGitlink: a checkpoint of the old format, which kept a nested
+// repository as a gitlink (its checked-out commit), still restores: the
+// root's files come back, and the nested repository's directory is left as
+// it is, its working files and .git untouched.
+func TestUndoOldGitlink(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	lib := filepath.Join(root, "vendor", "lib")
+	os.MkdirAll(lib, 0o755)
+	checkpointtest.MakeRepo(t, lib)
+	s := open(t, root, filepath.Join(lab, "store"))
+	r, err := s.Record(snapshot(t, s, "new format"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same checkpoint as the old format wrote it: vendor/lib a gitlink,
+	// no "nested" tree.
+	old := strings.TrimSpace(checkpointtest.Sh(t, lab, `set -e
+g() { git --git-dir '`+filepath.Join(s.Dir(), "git")+`' "$@"; }
+head=$(git -C '`+lib+`' rev-parse HEAD)
+vendor=$(g ls-tree `+r.Before+`:work/vendor | sed "s/^040000 tree [0-9a-f]*\tlib$/160000 commit $head\tlib/" | g mktree)
+work=$(g ls-tree `+r.Before+`:work | sed "s/^\(040000 tree \)[0-9a-f]*\(\tvendor\)$/\1$vendor\2/" | g mktree)
+g ls-tree `+r.Before+` | awk -F'\t' '$2 != "nested"' | sed "s/^\(040000 tree \)[0-9a-f]*\(\twork\)$/\1$work\2/" | g mktree
+`))
+	if strings.Contains(checkpointtest.Sh(t, lab, "git --git-dir '"+filepath.Join(s.Dir(), "git")+"' ls-tree -r "+old), "\tnested/") {
+		t.Fatal("the old-format tree has a nested tree")
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir(), "log.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"id":%d,"time":"2026-01-01T00:00:00Z","label":"run","command":"old","before":%q}`+"\n", r.ID+1, old)
+	f.Close()
+
+	checkpointtest.Sh(t, root, "rm README.md src/pkg/f1.go && echo lib-change >> vendor/lib/notes.txt && rm vendor/lib/src/pkg/f2.go")
+	wantLib, wantGit := checkpointtest.State(t, lib), checkpointtest.GitView(t, lib)
+	if _, _, err := s.Restore(r.ID + 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"README.md", "src/pkg/f1.go"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s not restored: %v", f, err)
+		}
+	}
+	if got := checkpointtest.State(t, lib); got != wantLib {
+		t.Errorf("the nested repository's files changed:\n%s", checkpointtest.DiffLines(wantLib, got))
+	}
+	if got := checkpointtest.GitView(t, lib); got != wantGit {
+		t.Errorf("git in the nested repository:\n%s\nwant:\n%s", got, wantGit)
 	}
 }
 

@@ -214,6 +214,12 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.mode = os.FileMode(r.uvarint())
 			e.racy = r.bytes(1)[0] == 1
 		}
+		if e.mode == modeTree {
+			d.repos += e.dir.repos
+		}
+		if e.name == ".git" {
+			d.repos++
+		}
 		d.entries = append(d.entries, e)
 	}
 	return d
