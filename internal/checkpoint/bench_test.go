@@ -74,6 +74,21 @@ func benchTree(b *testing.B, n int) string {
 		}
 	}
 	checkpointtest.Sh(b, root, "git init -q && git add -A && git -c gc.auto=0 commit -qm base && git gc -q")
+	if os.Getenv("SHELLGATE_BENCH_NESTED") == "1" {
+		// a repository nested in the root, of a tenth as many files
+		lib := filepath.Join(root, "vendor", "lib")
+		for i := 0; i < n/10; i++ {
+			dir := filepath.Join(lib, fmt.Sprintf("d%03d", i/100))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			copy(body, fmt.Sprintf("nested %d\n", i))
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i%100)), body, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		checkpointtest.Sh(b, lib, "git init -q && git add -A && git -c gc.auto=0 -c user.name=t -c user.email=t@e commit -qm base && git gc -q")
+	}
 	// Past the window in which a checkpoint reads a file again whatever its
 	// stat (a file changed this close to it may change again unseen): the
 	// benchmarks measure a project whose files are not all brand new.
@@ -192,6 +207,9 @@ func initBare(b *testing.B, dir string) {
 //     git diff-files as warm-new-process is.
 //
 // SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
+// SHELLGATE_BENCH_NESTED=1 puts a repository of a tenth as many files
+// (committed, packed) at vendor/lib of each root; the command still
+// changes a file of the root's own.
 func BenchmarkCheckpoint(b *testing.B) {
 	sizes := []int{1000, 10000}
 	if os.Getenv("SHELLGATE_BENCH_100K") == "1" {

@@ -182,6 +182,35 @@ func TestUndoNestedLoseWork(t *testing.T) {
 	}
 }
 
+// TestUndoSubmodule: a submodule's checkout (a .git file naming the root's
+// .git/modules) is kept as a nested repository: its uncommitted work, its
+// .git file and its repository come back after they were thrown away.
+func TestUndoSubmodule(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	up := filepath.Join(lab, "upstream")
+	os.Mkdir(up, 0o755)
+	checkpointtest.MakeRepo(t, up)
+	checkpointtest.Sh(t, root, "git -c protocol.file.allow=always submodule add -q '"+up+"' sub && git commit -qm sub && echo work >> sub/README.md && echo u > sub/untracked.txt")
+	if b, err := os.ReadFile(filepath.Join(root, "sub", ".git")); err != nil || !strings.HasPrefix(string(b), "gitdir: ../.git/modules/") {
+		t.Fatalf("sub/.git: %q %v", b, err)
+	}
+	s := open(t, root, filepath.Join(lab, "store"))
+	want, wantGit := checkpointtest.State(t, root), checkpointtest.GitView(t, filepath.Join(root, "sub"))
+	id := snapshot(t, s, "lose")
+	checkpointtest.Sh(t, root, "git -C sub reset -q --hard && git -C sub clean -qfd && rm sub/.git")
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	restore(t, s, id, want)
+	if got := checkpointtest.GitView(t, filepath.Join(root, "sub")); got != wantGit {
+		t.Errorf("git in the submodule after undo:\n%s\nwant:\n%s", got, wantGit)
+	}
+	if !checkpoint.Covers(root, filepath.Join(root, "sub")) {
+		t.Error("Covers: the submodule is not covered")
+	}
+}
+
 // TestUndoOldGitlink: a checkpoint of the old format, which kept a nested
 // repository as a gitlink (its checked-out commit), still restores: the
 // root's files come back, and the nested repository's directory is left as
@@ -300,5 +329,28 @@ func TestWatchOverflow(t *testing.T) {
 	}
 	if want := []checkpoint.Change{{Kind: checkpoint.Modified, Path: "run.sh"}}; !slices.Equal(sum.Changes, want) {
 		t.Errorf("changes %+v, want %+v", sum.Changes, want)
+	}
+}
+
+// TestCovers: what a checkpoint keeps whole, where git may work: the root,
+// a nested repository, what does not exist yet; not a directory the root
+// ignores, a worktree of a repository outside the root, a symlink, a place
+// outside the root.
+func TestCovers(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	out := filepath.Join(lab, "outside")
+	checkpointtest.Sh(t, root, `set -e
+mkdir -p vendor/lib && git -C vendor/lib init -q && mkdir vendor/lib/src
+mkdir -p node_modules/dep && git -C node_modules/dep init -q
+git init -q `+out+` && git -C `+out+` commit -q --allow-empty -m o && git -C `+out+` worktree add -q `+root+`/wt
+ln -s vendor link`)
+	for p, want := range map[string]bool{
+		"": true, "src/pkg": true, "vendor/lib": true, "vendor/lib/src": true, "vendor/lib/.git": true,
+		".git": true, "new/dir": true, "node_modules/dep": false, "wt": false, "link/lib": false, "..": false,
+	} {
+		if got := checkpoint.Covers(root, filepath.Join(root, p)); got != want {
+			t.Errorf("Covers(%q) = %v, want %v", p, got, want)
+		}
 	}
 }
