@@ -354,3 +354,33 @@ ln -s vendor link`)
 		}
 	}
 }
+
+// TestNestedWorktree: a worktree inside the root of a repository outside
+// it keeps its files and its .git file, which is never followed: nothing of
+// the outside repository is read into the checkpoint, and undo puts the
+// files and the .git file back.
+func TestNestedWorktree(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	out := filepath.Join(lab, "outside")
+	os.Mkdir(out, 0o755)
+	checkpointtest.MakeRepo(t, out)
+	checkpointtest.Sh(t, out, "git worktree add -q '"+root+"/wt' feature && echo change >> '"+root+"/wt/docs/feature.md' && printf 'secret-outside\\n' > .git/info/exclude")
+	s := open(t, root, filepath.Join(lab, "store"))
+	want := checkpointtest.State(t, root)
+	id := snapshot(t, s, "rm")
+	checkpointtest.Sh(t, root, "rm -rf wt/docs wt/.git")
+	restore(t, s, id, want)
+	store := filepath.Join(s.Dir(), "git")
+	r, err := s.Record(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' ls-tree -r --name-only "+r.Before)
+	if !strings.Contains(listing, "\nnested/wt\n") || strings.Contains(listing, "nested/wt/") {
+		t.Errorf("the worktree's .git file is not kept as a blob, or something behind it was read:\n%s", listing)
+	}
+	if checkpointtest.Sh(t, filepath.Join(root, "wt"), "git status --porcelain") != " M docs/feature.md\n" {
+		t.Error("git in the worktree after undo does not see its change")
+	}
+}
