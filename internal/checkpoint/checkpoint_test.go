@@ -347,7 +347,7 @@ git init -q `+out+` && git -C `+out+` commit -q --allow-empty -m o && git -C `+o
 ln -s vendor link`)
 	for p, want := range map[string]bool{
 		"": true, "src/pkg": true, "vendor/lib": true, "vendor/lib/src": true, "vendor/lib/.git": true,
-		".git": true, "new/dir": true, "node_modules/dep": false, "wt": false, "link/lib": false, "..": false,
+		".git": true, "new/dir": true, "node_modules/new/dir": false, "build.log": false, "node_modules/dep": false, "wt": false, "link/lib": false, "..": false,
 	} {
 		if got := checkpoint.Covers(root, filepath.Join(root, p)); got != want {
 			t.Errorf("Covers(%q) = %v, want %v", p, got, want)

@@ -14,7 +14,8 @@ import (
 // .git directory, or a .git file naming a directory inside root (a
 // submodule's, in the root's .git/modules); a worktree's .git file pointing
 // out of the root is not followed, and is not covered. What does not exist
-// yet is taken as covered from where it would be made.
+// yet is covered unless the rules where it would be made ignore it; an
+// ignored file is not (only the small ones are kept).
 func Covers(root, path string) bool {
 	root, path = filepath.Clean(root), filepath.Clean(path)
 	rel, err := filepath.Rel(root, path)
@@ -33,7 +34,8 @@ func Covers(root, path string) bool {
 	if ents, err := os.ReadDir(root); err == nil {
 		ign = ign.push(readIgnore(root, "", ents))
 	}
-	for _, name := range strings.Split(filepath.ToSlash(rel), "/") {
+	names := strings.Split(filepath.ToSlash(rel), "/")
+	for i, name := range names {
 		abs = filepath.Join(abs, name)
 		walked = joinRel(walked, name)
 		if name == ".git" {
@@ -43,7 +45,19 @@ func Covers(root, path string) bool {
 		}
 		fi, err := os.Lstat(abs)
 		if err != nil {
-			return true // made by the command: kept from then on
+			// made by the command: kept from then on, unless ignored
+			for j := i; ; {
+				if names[j] == ".git" {
+					return true
+				}
+				if ign.excluded(walked, true) {
+					return false
+				}
+				if j++; j == len(names) {
+					return true
+				}
+				walked = joinRel(walked, names[j])
+			}
 		}
 		if !fi.IsDir() {
 			return fi.Mode().IsRegular() && !ign.excluded(walked, false)
