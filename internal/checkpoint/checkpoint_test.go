@@ -263,9 +263,9 @@ g ls-tree `+r.Before+` | awk -F'\t' '$2 != "nested"' | sed "s/^\(040000 tree \)[
 	}
 }
 
-// TestNestedRepositories: a nested repository with no commit, which git add
-// refuses, is left out instead of failing every checkpoint; the root's own
-// files are restored around it, and it is left as it is.
+// TestNestedRepositories: a nested repository with no commit (which git add
+// refuses as a gitlink) is kept as any other; the root's own files are
+// restored around it.
 func TestNestedRepositories(t *testing.T) {
 	lane.Live(t)
 	lab, root := checkpointtest.Project(t)

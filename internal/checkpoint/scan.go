@@ -884,12 +884,12 @@ func (s *Store) gitfileTarget(dir string) string {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(dir, target)
 	}
-	return InsideRoot(s.root, target)
+	return insideRoot(s.root, target)
 }
 
-// InsideRoot is path with its symlinks resolved when that is inside root
+// insideRoot is path with its symlinks resolved when that is inside root
 // (itself resolved), else "".
-func InsideRoot(root, path string) string {
+func insideRoot(root, path string) string {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return ""
