@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/keeper"
 	"github.com/shellgate/shellgate/policy"
@@ -409,38 +410,43 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 }
 
 // undoCovers reports whether undo covers the git commands of a line the
-// policy allowed because lose-work is relaxed: not when the root's .git is a
-// file (a worktree: the repository is elsewhere), nor when one of them works
-// in a repository nested in the root (a checkpoint keeps a nested
-// repository's checked-out commit, not its files), names its repository by
-// option, or cleans ignored files (git clean -x, -X: checkpoints leave the
-// ignored bulk out).
+// policy allowed because lose-work is relaxed: every place a git command
+// may work in — where it starts, what git -C, --git-dir, --work-tree and
+// GIT_DIR and its kin name — must be known from the line and one a
+// checkpoint keeps whole (checkpoint.Covers: inside the root, not ignored,
+// its repository's .git inside the root: the root's own or a nested
+// repository's, whose working files and .git a checkpoint keeps as the
+// root's). Not when the root's .git is a file (a worktree: the repository
+// is elsewhere), nor for git clean -x/-X (checkpoints leave the ignored
+// bulk out).
 func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 	if fi, err := os.Lstat(filepath.Join(g.root, ".git")); err == nil && !fi.IsDir() {
 		// A worktree's or submodule's .git file: its index, refs and objects
 		// are outside the root, where no checkpoint reaches.
 		return false
 	}
+	// The variables that point git elsewhere, as set on the line: on a
+	// command (for it) or exported (for the rest of the line, so for any
+	// git command).
+	var exported []analysis.Assignment
 	for _, c := range v.Commands {
 		for _, a := range c.Assigns {
 			if slices.Contains(gitPlaces, a.Name) {
-				// git then works in the repository the variable names,
-				// perhaps a nested one, whose working files no checkpoint
-				// keeps; it lasts for the line (export), so any command's.
-				return false
+				if a.Dynamic || !staticPath(a.Value) {
+					return false
+				}
+				if a.Export || c.Name != "git" {
+					exported = append(exported, a)
+				}
 			}
 		}
 	}
+	gits := 0
 	for _, c := range v.Commands {
 		if c.Name != "git" {
 			continue
 		}
-		for _, o := range c.Global {
-			switch o.Name {
-			case "C", "git-dir", "work-tree":
-				return false
-			}
-		}
+		gits++
 		if c.Sub == "clean" {
 			// -x and -X remove ignored files, which checkpoints leave out
 			// (node_modules, build output) beyond the small ones.
@@ -456,14 +462,22 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 			return false
 		}
 		if len(c.Dirs) == 0 {
-			// Where it starts is not known from the line: perhaps in a
-			// nested repository.
+			// Where it starts is not known from the line.
 			return false
 		}
 		for _, d := range c.Dirs {
 			// Every directory it may start in: after `cd sub; git …` (a
 			// subshell, bash -c, pushd) the root too, should cd fail.
-			if nestedRepo(g.root, d) {
+			if !g.gitCovered(c, d, exported) {
+				return false
+			}
+		}
+	}
+	// Variables set for no git command of the line may still reach one it
+	// starts (a script): they must name kept places from where the line is.
+	if len(exported) > 0 && gits == 0 {
+		for _, a := range exported {
+			if !checkpoint.Covers(g.root, placeIn(dir, a.Value)) {
 				return false
 			}
 		}
@@ -471,17 +485,64 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 	return true
 }
 
+// gitCovered reports whether git command c, started in directory d, works
+// only in places a checkpoint keeps: d after its -C options, the
+// directories its --git-dir and --work-tree and GIT_DIR and its kin name.
+func (g *Gate) gitCovered(c analysis.Command, d string, exported []analysis.Assignment) bool {
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(g.root, d)
+	}
+	if d != g.root && !strings.HasPrefix(d, g.root+string(filepath.Separator)) {
+		// started outside the root: confinement's to judge, as before
+		return true
+	}
+	var named []string
+	for _, o := range c.Global {
+		switch o.Name {
+		case "C", "git-dir", "work-tree":
+			if o.At < len(c.Flags) && c.Flags[o.At]&(analysis.ArgDynamic|analysis.ArgGlob) != 0 || !staticPath(o.Value) || o.Value == "" {
+				return false
+			}
+			if o.Name == "C" {
+				d = placeIn(d, o.Value)
+			} else {
+				named = append(named, o.Value)
+			}
+		}
+	}
+	if !checkpoint.Covers(g.root, d) {
+		return false
+	}
+	for _, a := range c.Assigns {
+		if slices.Contains(gitPlaces, a.Name) {
+			named = append(named, a.Value)
+		}
+	}
+	for _, a := range exported {
+		named = append(named, a.Value)
+	}
+	for _, n := range named {
+		if !checkpoint.Covers(g.root, placeIn(d, n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// placeIn is path p as a program started in dir finds it.
+func placeIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// staticPath reports a path the line spells out: nothing the shell or git
+// expands later (a variable, a glob, ~).
+func staticPath(p string) bool {
+	return !strings.ContainsAny(p, "$`*?[]{}~")
+}
+
 // gitPlaces are the variables that point git at another repository or
 // work tree than the one its directory is in.
 var gitPlaces = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"}
-
-// nestedRepo reports a directory inside a repository nested in root (a .git
-// between it and the root).
-func nestedRepo(root, dir string) bool {
-	for d := filepath.Clean(dir); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-	}
-	return false
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/sandbox"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // cpLab is a repository with work to lose and a Gate with checkpoints on,
@@ -276,39 +277,87 @@ func TestSessionTerminalUndo(t *testing.T) {
 	l.undo(t, in.Data.Changed.Checkpoint, want)
 }
 
-// TestGateLoseWorkNested: in a repository nested in the root, whose files a
-// checkpoint does not keep, lose-work asks again; so does git -C.
+// TestGateLoseWorkNested: a checkpoint keeps a repository nested in the
+// root as the root (its working files and .git), so lose-work is relaxed
+// for git there, however the line gets there, and undo brings its work
+// back; it still asks where the line does not say for certain that git
+// works in a place a checkpoint keeps (find -execdir, a variable), where
+// it names one outside the root or ignored, or a worktree whose repository
+// is outside the root, and for git clean -x.
 func TestGateLoseWorkNested(t *testing.T) {
 	lane.Live(t)
 	l := newCPLab(t, sandbox.Off, nil)
-	checkpointtest.Sh(t, l.root, "mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x")
+	outside := filepath.Join(filepath.Dir(l.root), "outside")
+	checkpointtest.Sh(t, l.root, `set -e
+mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x && echo u > untracked
+cd .. && git init -q `+outside+` && git -C `+outside+` commit -q --allow-empty -m o && git -C `+outside+` worktree add -q `+l.root+`/wt
+mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d && git add d && git commit -qm d && echo e > d`)
+	decide := func(req shellgate.Request) *envelope.Envelope {
+		t.Helper()
+		// Check and CheckApproved (an MCP client's question) decide as Run.
+		check, approved := l.g.Check(req), l.g.CheckApproved(req, func(string) bool { return false })
+		env := l.g.Run(context.Background(), req)
+		if env.Error != nil && (check.Code != env.Error.Code || check.Rule != env.Error.Rule || approved.Rule != env.Error.Rule) ||
+			env.Error == nil && (check.Decision != policy.Allow || approved.Decision != policy.Allow) {
+			t.Errorf("%s in %q: Check %s %s %q, CheckApproved %s %q, Run %s", req.Command, req.Directory, check.Decision, check.Code, check.Rule, approved.Decision, approved.Rule, env.Text)
+		}
+		return &env
+	}
 	for _, req := range []shellgate.Request{
 		{Command: "git reset --hard", Directory: "vendor"},
 		{Command: "cd vendor && git reset --hard"},
 		{Command: "git -C vendor reset --hard"},
-		// Where git starts, or which repository it works in, spelled so
-		// that the line does not say it for certain.
 		{Command: "(cd vendor; git reset --hard)"},
 		{Command: `bash -c "cd vendor; git reset --hard"`},
 		{Command: "pushd vendor; git reset --hard"},
-		{Command: `find . -name x -path "./vendor/*" -execdir git reset --hard \;`},
-		{Command: "GIT_DIR=vendor/.git GIT_WORK_TREE=vendor git reset --hard"},
-		{Command: "export GIT_DIR=vendor/.git GIT_WORK_TREE=vendor; git reset --hard"},
+		{Command: "git -C vendor clean -fd"},
+		{Command: `d=vendor; git -C "$d" checkout -- .`}, // the line says what $d is
 	} {
-		// Check and CheckApproved (an MCP client's question) decide as Run.
-		check, approved := l.g.Check(req), l.g.CheckApproved(req, func(string) bool { return false })
-		env := l.g.Run(context.Background(), req)
-		if env.Error == nil || env.Error.Rule != "lose-work" && !strings.HasPrefix(req.Command, "GIT_DIR=") && !strings.HasPrefix(req.Command, "export GIT_DIR=") {
-			// Without a sandbox, setting GIT_DIR asks already (rule
-			// code-execution); with one, lose-work must.
+		want := l.state(t)
+		env := decide(req)
+		if env.Error != nil {
 			t.Errorf("%s in %q: %s", req.Command, req.Directory, env.Text)
+			continue
 		}
-		if env.Error != nil && (check.Code != env.Error.Code || check.Rule != env.Error.Rule || approved.Rule != env.Error.Rule) {
-			t.Errorf("%s in %q: Check %s %q, CheckApproved %s %q, Run %s %q", req.Command, req.Directory, check.Code, check.Rule, approved.Decision, approved.Rule, env.Error.Code, env.Error.Rule)
+		if env.Data.Changed == nil || l.state(t) == want {
+			t.Errorf("%s in %q changed nothing: %s", req.Command, req.Directory, env.Text)
+			continue
+		}
+		l.undo(t, env.Data.Changed.Checkpoint, want)
+	}
+	for _, c := range []struct {
+		req  shellgate.Request
+		rule string // "": asked or refused by another rule first
+	}{
+		// Where git starts, or which repository it works in, spelled so
+		// that the line does not say it for certain, or outside the root,
+		// or in what a checkpoint leaves out.
+		{shellgate.Request{Command: `find . -name x -path "./vendor/*" -execdir git reset --hard \;`}, "lose-work"},
+		{shellgate.Request{Command: `cd "$D"; git reset --hard`}, ""},           // rule dynamic
+		{shellgate.Request{Command: `git -C "$D" reset --hard`}, ""},            // rule dynamic or lose-work
+		{shellgate.Request{Command: "git -C " + outside + " reset --hard"}, ""}, // confinement
+		{shellgate.Request{Command: "git --git-dir=" + outside + "/.git --work-tree=vendor reset --hard"}, ""},
+		{shellgate.Request{Command: "git -C wt reset --hard"}, "lose-work"}, // a worktree of a repository outside
+		{shellgate.Request{Command: "cd wt && git reset --hard"}, "lose-work"},
+		{shellgate.Request{Command: "git reset --hard", Directory: "wt"}, "lose-work"},
+		{shellgate.Request{Command: "git -C node_modules/dep reset --hard"}, "lose-work"}, // ignored: not kept
+		{shellgate.Request{Command: "git -C vendor clean -fdx"}, "lose-work"},
+		// Without a sandbox, setting GIT_DIR asks already (rule
+		// code-execution).
+		{shellgate.Request{Command: "GIT_DIR=" + outside + "/.git git reset --hard"}, ""},
+		{shellgate.Request{Command: "GIT_DIR=vendor/.git GIT_WORK_TREE=vendor git reset --hard"}, ""},
+		{shellgate.Request{Command: "export GIT_DIR=vendor/.git GIT_WORK_TREE=vendor; git reset --hard"}, ""},
+	} {
+		env := decide(c.req)
+		if env.Error == nil || c.rule != "" && env.Error.Rule != c.rule {
+			t.Errorf("%s in %q: %s", c.req.Command, c.req.Directory, env.Text)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(l.root, "vendor", "x")); string(b) != "y\n" {
-		t.Errorf("the nested repository's change was thrown away: %q", b)
+		t.Errorf("the nested repository's change was lost: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.root, "node_modules", "dep", "d")); string(b) != "e\n" {
+		t.Errorf("the ignored nested repository's change was thrown away: %q", b)
 	}
 	for _, cmd := range []string{"git reset --hard", "(cd docs; git reset --hard)"} {
 		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})

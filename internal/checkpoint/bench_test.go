@@ -57,28 +57,39 @@ func startKeeper(b *testing.B, o checkpoint.Options) int {
 func benchTree(b *testing.B, n int) string {
 	b.Helper()
 	root := filepath.Join(checkpointtest.LabDir(b), "project")
-	body := make([]byte, 1000)
-	for i := range body {
-		body[i] = 'a' + byte(i%26)
-	}
-	for i := 0; i < n; i++ {
-		dir := filepath.Join(root, fmt.Sprintf("d%03d", i/100))
-		if i%100 == 0 {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-		}
-		copy(body, fmt.Sprintf("file %d\n", i))
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i%100)), body, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillTree(b, root, n, "file")
 	checkpointtest.Sh(b, root, "git init -q && git add -A && git -c gc.auto=0 commit -qm base && git gc -q")
+	if os.Getenv("SHELLGATE_BENCH_NESTED") == "1" {
+		// a repository nested in the root, of a tenth as many files
+		lib := filepath.Join(root, "vendor", "lib")
+		fillTree(b, lib, n/10, "nested")
+		checkpointtest.Sh(b, lib, "git init -q && git add -A && git -c gc.auto=0 -c user.name=t -c user.email=t@e commit -qm base && git gc -q")
+	}
 	// Past the window in which a checkpoint reads a file again whatever its
 	// stat (a file changed this close to it may change again unseen): the
 	// benchmarks measure a project whose files are not all brand new.
 	time.Sleep(2500 * time.Millisecond)
 	return root
+}
+
+// fillTree writes n files of ~1 KB in dir, 100 a directory.
+func fillTree(b *testing.B, dir string, n int, word string) {
+	body := make([]byte, 1000)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	for i := 0; i < n; i++ {
+		sub := filepath.Join(dir, fmt.Sprintf("d%03d", i/100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		copy(body, fmt.Sprintf("%s %d\n", word, i))
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.txt", i%100)), body, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // plainGit is `git add -A && git write-tree` of root with an index and
@@ -192,6 +203,9 @@ func initBare(b *testing.B, dir string) {
 //     git diff-files as warm-new-process is.
 //
 // SHELLGATE_BENCH_100K=1 adds a root of 100 000 files.
+// SHELLGATE_BENCH_NESTED=1 puts a repository of a tenth as many files
+// (committed, packed) at vendor/lib of each root; the command still
+// changes a file of the root's own.
 func BenchmarkCheckpoint(b *testing.B) {
 	sizes := []int{1000, 10000}
 	if os.Getenv("SHELLGATE_BENCH_100K") == "1" {

@@ -18,17 +18,18 @@ const (
 // Change is one path that differs between two checkpoints.
 type Change struct {
 	Kind string `json:"kind"`
-	Path string `json:"path"` // relative to the root, slash-separated; .git's start with ".git/"
+	Path string `json:"path"` // relative to the root, slash-separated; .git's start with ".git/" (a nested repository's: "vendor/lib/.git/")
 }
 
 // Summary is what changed between two checkpoints.
 type Summary struct {
-	// Counts of the root's files, .git's left out.
+	// Counts of the root's files, .git's (and nested repositories' .git's) left out.
 	Added    int `json:"added"`
 	Modified int `json:"modified"`
 	Deleted  int `json:"deleted"`
 	Mode     int `json:"mode"`
-	// Git is how many files of .git changed (objects, refs, index …).
+	// Git is how many files of .git changed (objects, refs, index …), a
+	// nested repository's .git's too.
 	Git int `json:"git"`
 	// Changes lists every path: the root's first, then .git's, each sorted.
 	Changes []Change `json:"changes,omitempty"`
@@ -138,6 +139,10 @@ func (s *Store) summarize(a, b string) (Summary, error) {
 			p := strings.TrimPrefix(e.path, "work/")
 			seen["w"+p] = true
 			work = append(work, Change{kind, p})
+		case strings.HasPrefix(e.path, "nested/"):
+			p := workPath(e.path)
+			seen["w"+p] = true
+			git = append(git, Change{kind, p})
 		case strings.HasPrefix(e.path, "git/"):
 			p := strings.TrimPrefix(e.path, "git/")
 			seen["g"+p] = true
@@ -169,7 +174,7 @@ func (s *Store) summarize(a, b string) (Summary, error) {
 					continue
 				}
 				c := Change{Mode, side.prefix + p}
-				if side.git {
+				if side.git || strings.Contains("/"+p, "/.git/") {
 					git = append(git, c)
 				} else {
 					work = append(work, c)

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // snapState is a checkpoint this process took, as its walk left it: what
@@ -77,7 +78,8 @@ func entriesOf(d *scanDir) []scanEntry {
 }
 
 func diffDirs(out *[]diffEntry, prefix string, a, b *scanDir) {
-	if a != nil && b != nil && a.tree == b.tree && len(a.entries) > 0 && len(b.entries) > 0 {
+	// (a directory's tree leaves its nested repositories' .git out)
+	if a != nil && b != nil && a.tree == b.tree && len(a.entries) > 0 && len(b.entries) > 0 && a.repos == 0 && b.repos == 0 {
 		return
 	}
 	ea, eb := entriesOf(a), entriesOf(b)
@@ -94,8 +96,8 @@ func diffDirs(out *[]diffEntry, prefix string, a, b *scanDir) {
 			ea, eb = ea[1:], eb[1:]
 			switch {
 			case x.mode == modeTree && y.mode == modeTree:
-				if x.id != y.id {
-					diffDirs(out, prefix+x.name+"/", x.dir, y.dir)
+				if x.id != y.id || x.dir != nil && x.dir.repos > 0 || y.dir != nil && y.dir.repos > 0 {
+					diffDirs(out, entryPath(prefix, x.name)+"/", x.dir, y.dir)
 				}
 			case x.mode == modeTree || y.mode == modeTree:
 				gone(out, prefix, x, 'D')
@@ -106,10 +108,20 @@ func diffDirs(out *[]diffEntry, prefix string, a, b *scanDir) {
 					status = 'T'
 				}
 				*out = append(*out, diffEntry{oldMode: fmt.Sprintf("%06o", x.mode), newMode: fmt.Sprintf("%06o", y.mode),
-					oldID: hex.EncodeToString(x.id[:]), newID: hex.EncodeToString(y.id[:]), status: status, path: prefix + x.name})
+					oldID: hex.EncodeToString(x.id[:]), newID: hex.EncodeToString(y.id[:]), status: status, path: entryPath(prefix, x.name)})
 			}
 		}
 	}
+}
+
+// entryPath is the checkpoint's path of entry name of the directory whose
+// entries' paths start with prefix: a nested repository's .git is in the
+// "nested" tree, as the checkpoint's tree has it.
+func entryPath(prefix, name string) string {
+	if name == ".git" && len(prefix) > len("work/") && strings.HasPrefix(prefix, "work/") {
+		return "nested/" + nestedName(prefix[len("work/"):len(prefix)-1])
+	}
+	return prefix + name
 }
 
 // gone lists e (and all beneath, for a directory) as added or deleted.
@@ -117,13 +129,13 @@ func gone(out *[]diffEntry, prefix string, e *scanEntry, status byte) {
 	if e.mode == modeTree {
 		if e.dir != nil {
 			for i := range e.dir.entries {
-				gone(out, prefix+e.name+"/", &e.dir.entries[i], status)
+				gone(out, entryPath(prefix, e.name)+"/", &e.dir.entries[i], status)
 			}
 		}
 		return
 	}
 	mode, id := fmt.Sprintf("%06o", e.mode), hex.EncodeToString(e.id[:])
-	d := diffEntry{oldMode: mode, newMode: "000000", oldID: id, newID: zeroID, status: status, path: prefix + e.name}
+	d := diffEntry{oldMode: mode, newMode: "000000", oldID: id, newID: zeroID, status: status, path: entryPath(prefix, e.name)}
 	if status == 'A' {
 		d.oldMode, d.newMode, d.oldID, d.newID = "000000", mode, zeroID, id
 	}

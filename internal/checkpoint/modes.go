@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 )
 
 // manifest holds the exact permission bits of the files whose mode git's
@@ -25,7 +24,7 @@ func defaultPerm(git bool, p string, exec bool) uint32 {
 	switch {
 	case exec:
 		return 0o755
-	case git && strings.HasPrefix(p, "objects/"):
+	case inObjects(git, p):
 		return 0o444
 	}
 	return 0o644

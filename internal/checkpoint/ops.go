@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -293,6 +294,7 @@ func (s *Store) apply(cur string, j journal) error {
 	if err != nil {
 		return err
 	}
+	entries, kept := keepGitlinks(entries)
 	target, err := s.readManifest(j.Target)
 	if err != nil {
 		return err
@@ -330,8 +332,75 @@ func (s *Store) apply(cur string, j journal) error {
 	for _, e := range writes {
 		written[e.path] = true
 	}
-	s.restoreModes(cur, target, written)
+	// The same in each nested repository the undo touched.
+	repos := map[string]bool{}
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.path, "nested/"); ok {
+			enc, _, _ := strings.Cut(rest, "/")
+			repos[nestedPath(enc)] = true
+		}
+	}
+	for r := range repos {
+		dot := filepath.Join(s.root, filepath.FromSlash(r), ".git")
+		if fi, err := os.Lstat(filepath.Join(dot, "HEAD")); err == nil && fi.Mode().IsRegular() {
+			for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+				os.MkdirAll(filepath.Join(dot, filepath.FromSlash(d)), 0o755)
+			}
+		}
+	}
+	s.restoreModes(cur, target, written, kept)
 	return nil
+}
+
+// keepGitlinks drops from entries what would empty a directory that
+// target, a checkpoint of the old format, kept as a gitlink (a nested
+// repository's commit): such a directory is left as it is, its working
+// files and .git. It returns the gitlinks' paths (of the work tree).
+func keepGitlinks(entries []diffEntry) ([]diffEntry, []string) {
+	var links []string
+	for _, e := range entries {
+		if e.newMode == "160000" && strings.HasPrefix(e.path, "work/") {
+			links = append(links, strings.TrimPrefix(e.path, "work/"))
+		}
+	}
+	if len(links) == 0 {
+		return entries, nil
+	}
+	out := entries[:0:0]
+	for _, e := range entries {
+		if e.status == 'D' && underAny(workPath(e.path), links) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, links
+}
+
+// workPath is the root's path (slash-separated) of checkpoint path p of the
+// work tree or of a nested repository's .git; "" for others.
+func workPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "work/"); ok {
+		return rest
+	}
+	if rest, ok := strings.CutPrefix(p, "nested/"); ok {
+		enc, sub, _ := strings.Cut(rest, "/")
+		r := nestedPath(enc) + "/.git"
+		if sub != "" {
+			r += "/" + sub
+		}
+		return r
+	}
+	return ""
+}
+
+// underAny reports p below one of dirs.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p != "" && strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // stageWrites checks out the files of checkpoint j.Target that entries add
@@ -398,7 +467,7 @@ func (s *Store) deleteEntry(p string) error {
 		}
 		return err
 	}
-	if strings.HasPrefix(p, "work/") {
+	if strings.HasPrefix(p, "work/") || strings.HasPrefix(p, "nested/") {
 		s.removeEmptyParents(dst)
 	}
 	return nil
@@ -464,7 +533,7 @@ func (s *Store) restoreGitfile(id, stage string) error {
 // restoreModes sets the modes that changed on files whose content did not
 // (those not written): target's exact modes, and git's defaults where cur
 // had an exact mode that target has not.
-func (s *Store) restoreModes(cur string, target manifest, written map[string]bool) {
+func (s *Store) restoreModes(cur string, target manifest, written map[string]bool, kept []string) {
 	for _, side := range []struct {
 		git    bool
 		prefix string
@@ -490,7 +559,7 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 		cur, wants map[string]uint32
 	}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
 		for p := range side.cur {
-			if _, ok := side.wants[p]; ok || written[side.prefix+p] {
+			if _, ok := side.wants[p]; ok || written[side.prefix+p] || !side.git && underAny(p, kept) {
 				continue
 			}
 			dst, _, ok := s.dest(side.prefix + p)
@@ -511,6 +580,14 @@ func (s *Store) dest(p string) (string, string, bool) {
 	case strings.HasPrefix(p, "git/"):
 		rel := strings.TrimPrefix(p, "git/")
 		return filepath.Join(s.root, ".git", filepath.FromSlash(rel)), rel, true
+	case strings.HasPrefix(p, "nested/"):
+		// a nested repository's .git: its manifest entries are the work
+		// tree's, by the path in the root
+		rel := workPath(p)
+		if rel == "" || path.IsAbs(rel) || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
+			return "", "", false
+		}
+		return filepath.Join(s.root, filepath.FromSlash(rel)), rel, true
 	}
 	return "", "", false
 }

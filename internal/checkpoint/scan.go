@@ -64,12 +64,15 @@ type scanEntry struct {
 
 // scanDir is a directory's entries, sorted by name (bytes).
 type scanDir struct {
-	entries  []scanEntry
-	tree     [sha1.Size]byte
-	ign      *ignoreList // its .gitignore, as read when it was walked
-	gitlinks bool        // it holds a nested repository, whose HEAD no watch sees
-	volatile bool        // it or a directory beneath holds one
-	prev     *scanDir    // during a walk: the last checkpoint's, if any
+	entries []scanEntry
+	tree    [sha1.Size]byte
+	ign     *ignoreList // its .gitignore, as read when it was walked
+	// repos counts the nested repositories in it and beneath: entries
+	// named .git of the work pass (a nested repository's .git directory,
+	// walked as the root's is, or its .git file), which its tree leaves
+	// out (the checkpoint's "nested" tree holds them).
+	repos int
+	prev  *scanDir // during a walk: the last checkpoint's, if any
 	// odd counts the files in it and beneath whose exact mode the manifest
 	// keeps (noteMode), when oddKnown (a directory read from the scan cache
 	// file is not): a directory taken as it was with none adds nothing to
@@ -166,11 +169,13 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 // scanDir; subdirectories go to other goroutines while there are spare
 // processors.
 func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
-	if p.plan != nil && prev != nil && !prev.gitlinks {
+	if p.plan != nil && prev != nil {
 		if !p.plan.dirty[rel] && p.plan.knownKids(rel, prev) {
 			return p.passThrough(abs, rel, prev, ign)
 		}
-		if names, ok := p.plan.names[rel]; ok {
+		// A .git made, removed or moved here makes it a repository or not:
+		// read whole.
+		if names, ok := p.plan.names[rel]; ok && !(ign != nil && rel != "" && names[".git"]) {
 			return p.walkNames(abs, rel, prev, ign, names)
 		}
 	}
@@ -186,6 +191,9 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 	}
 	defer done()
 	if ign != nil {
+		if rel != "" && hasGit(ents) {
+			ign = p.s.repoIgnore(abs, rel)
+		}
 		d.ign = readIgnore(abs, rel, ents)
 		ign = ign.push(d.ign)
 	}
@@ -196,7 +204,9 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 	}
 	for _, e := range ents {
 		name := e.Name()
-		if name == ".git" {
+		if name == ".git" && (ign == nil || rel == "") {
+			// the root's .git is a pass of its own; git's own
+			// directories hold no repository of the project's
 			continue
 		}
 		path := name
@@ -215,6 +225,14 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 			continue
 		}
 		st, err := stat(name)
+		if err == nil && name == ".git" {
+			// a nested repository's .git file: kept as it is, never
+			// followed; a symlink is no repository of git's
+			if st.mode.IsRegular() {
+				p.fileEntry(d, abs, rel, path, name, st, was, nil)
+			}
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -243,6 +261,12 @@ func (p *scanPass) statEntry(d *scanDir, abs, rel, path, name string, stat func(
 		p.dirEntry(d, filepath.Join(abs, name), path, was, ign)
 		return true
 	}
+	if name == ".git" {
+		if st.mode.IsRegular() {
+			p.fileEntry(d, abs, rel, path, name, st, was, nil)
+		}
+		return true
+	}
 	p.fileEntry(d, abs, rel, path, name, st, was, ign)
 	return true
 }
@@ -262,18 +286,19 @@ func (p *scanPass) walkNames(abs, rel string, prev *scanDir, ign *ignoreStack, n
 		return d
 	}
 	defer done()
+	skipGit := ign == nil || rel == ""
 	if ign != nil {
-		ign = ign.push(prev.ign)
+		ign = p.stackOf(abs, rel, prev, ign)
 	}
 	kids := p.plan.kids[rel]
 	look := make([]string, 0, len(names)+len(kids))
 	for n := range names {
-		if n != ".git" {
+		if n != ".git" || !skipGit {
 			look = append(look, n)
 		}
 	}
 	for n := range kids {
-		if !names[n] && n != ".git" {
+		if !names[n] && (n != ".git" || !skipGit) {
 			look = append(look, n)
 		}
 	}
@@ -293,7 +318,11 @@ func (p *scanPass) walkNames(abs, rel string, prev *scanDir, ign *ignoreStack, n
 				e := &d.entries[len(d.entries)-1]
 				path := joinRel(rel, e.name)
 				if e.mode == modeTree {
-					p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
+					sign := ign
+					if ign != nil && e.name == ".git" {
+						sign = nil
+					}
+					p.subdir(e, filepath.Join(abs, e.name), path, e.dir, sign)
 				} else if p.noteMode(rel, path, e) {
 					d.odd++
 				}
@@ -334,25 +363,15 @@ func readIgnore(abs, rel string, ents []fs.DirEntry) *ignoreList {
 	return nil
 }
 
-// dirEntry adds subdirectory sub (path in the pass) to d, unless ignored:
-// a nested repository as its checked-out commit, any other walked.
+// dirEntry adds subdirectory sub (path in the pass) to d, unless ignored,
+// and walks it; a nested repository's .git directory (reached only in the
+// work pass, in a directory holding one) is walked as the root's .git is:
+// every file, no ignore rules.
 func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *ignoreStack) {
-	if ign != nil && ign.excluded(path, true) {
+	if ign != nil && filepath.Base(sub) == ".git" {
+		ign = nil
+	} else if ign != nil && ign.excluded(path, true) {
 		return
-	}
-	// A directory the watch saw nothing happen in, a plain one last time,
-	// has not become a repository since: making its .git is something
-	// happening in it. Not looking saves a stat per clean subdirectory.
-	clean := was != nil && was.mode == modeTree && p.unchanged(path, was.dir)
-	if !p.git && !clean {
-		if id, repo := gitlink(sub); repo {
-			d.gitlinks = true
-			if id != nil {
-				d.entries = append(d.entries, scanEntry{name: filepath.Base(sub), mode: modeGitlink, id: *id})
-			}
-			// a repository with no commit checked out is left out
-			return
-		}
 	}
 	var prevSub *scanDir
 	if was != nil && was.mode == modeTree {
@@ -421,7 +440,7 @@ func (p *scanPass) pass() byte {
 // unchanged reports a directory the watch saw nothing happen in or beneath,
 // taken as the last checkpoint had it.
 func (p *scanPass) unchanged(rel string, prev *scanDir) bool {
-	return p.plan != nil && prev != nil && !p.plan.dirty[rel] && !p.plan.below[rel] && !prev.volatile
+	return p.plan != nil && prev != nil && !p.plan.dirty[rel] && !p.plan.below[rel]
 }
 
 // subdir fills slot, a subdirectory's entry: as it was, or walked (on
@@ -450,7 +469,7 @@ func (p *scanPass) subdir(slot *scanEntry, abs, rel string, prev *scanDir, ign *
 func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack) *scanDir {
 	d := &scanDir{prev: prev, ign: prev.ign}
 	if ign != nil {
-		ign = ign.push(prev.ign)
+		ign = p.stackOf(abs, rel, prev, ign)
 	}
 	d.entries = append(make([]scanEntry, 0, len(prev.entries)), prev.entries...)
 	for i := range d.entries {
@@ -460,7 +479,11 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 			path = rel + "/" + e.name
 		}
 		if e.mode == modeTree {
-			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, ign)
+			sign := ign
+			if ign != nil && e.name == ".git" {
+				sign = nil
+			}
+			p.subdir(e, filepath.Join(abs, e.name), path, e.dir, sign)
 			continue
 		}
 		if p.noteMode(rel, path, e) {
@@ -481,17 +504,19 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	switch {
 	case perm&0o100 != 0:
 		def = 0o755
-	case p.git && (rel == "objects" || strings.HasPrefix(rel, "objects/")):
-		def = 0o444
+	default:
+		if path == "" {
+			path = joinRel(rel, e.name)
+		}
+		if inObjects(p.git, path) {
+			def = 0o444
+		}
 	}
 	if perm == def {
 		return false
 	}
 	if path == "" {
-		path = e.name
-		if rel != "" {
-			path = rel + "/" + e.name
-		}
+		path = joinRel(rel, e.name)
 	}
 	p.mu.Lock()
 	p.modes[path] = perm
@@ -578,7 +603,7 @@ func (p *scanPass) read() error {
 // entries differ from the last checkpoint's gets a new one. Entries that
 // vanished and directories left empty are dropped.
 func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
-	d.volatile = d.gitlinks
+	d.repos = 0
 	d.oddKnown = true // d.odd counts its own files so far
 	keep := d.entries[:0]
 	for i := range d.entries {
@@ -603,8 +628,11 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 			d.odd += e.dir.odd
 			d.oddKnown = d.oddKnown && e.dir.oddKnown
 		}
-		if e.mode == modeTree && e.dir.volatile || e.mode == modeGitlink {
-			d.volatile = true
+		if e.mode == modeTree {
+			d.repos += e.dir.repos
+		}
+		if e.name == ".git" && !p.git {
+			d.repos++
 		}
 		keep = append(keep, e)
 	}
@@ -615,7 +643,7 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 		d.tree = prev.tree
 		return d.tree, nil
 	}
-	id, err := p.s.writeRawTree(d.entries)
+	id, err := p.s.writeRawTree(d.entries, !p.git)
 	if err != nil {
 		return id, err
 	}
@@ -637,10 +665,14 @@ func sameEntries(a, b []scanEntry) bool {
 
 // writeRawTree writes the tree object of entries (sorted as git sorts them:
 // a directory's name as if it ended in a slash).
-func (s *Store) writeRawTree(entries []scanEntry) ([sha1.Size]byte, error) {
-	order := make([]int, len(entries))
-	for i := range order {
-		order[i] = i
+// A nested repository's .git (work) is left out: git takes no path
+// through a .git, and the checkpoint's "nested" tree holds it.
+func (s *Store) writeRawTree(entries []scanEntry, work bool) ([sha1.Size]byte, error) {
+	order := make([]int, 0, len(entries))
+	for i := range entries {
+		if !work || entries[i].name != ".git" {
+			order = append(order, i)
+		}
 	}
 	key := func(i int) string {
 		if entries[i].mode == modeTree {
@@ -794,96 +826,90 @@ func (s *Store) fanout(id string) error {
 	return nil
 }
 
-// gitlink reports whether dir holds a repository git would take as a
-// gitlink (a .git directory, or a .git file naming one) and, if so, the
-// commit its HEAD names (nil: none, such a repository is left out).
-func gitlink(dir string) (*[sha1.Size]byte, bool) {
-	dotgit := filepath.Join(dir, ".git")
-	fi, err := os.Lstat(dotgit)
-	if err != nil {
-		return nil, false
-	}
-	gitDir := dotgit
-	switch {
-	case fi.IsDir():
-	case fi.Mode().IsRegular():
-		b, err := os.ReadFile(dotgit)
-		if err != nil {
-			return nil, false
+// hasGit reports a .git among a directory's entries that makes it a
+// repository of its own: a directory, or a file (a submodule's or a
+// worktree's pointer to its repository).
+func hasGit(ents []fs.DirEntry) bool {
+	for _, e := range ents {
+		if e.Name() == ".git" {
+			return e.IsDir() || e.Type().IsRegular()
 		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
-		if !ok {
-			return nil, false
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		gitDir = target
-	default:
-		return nil, false
 	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = c
-	}
-	// git's is_git_directory: objects and refs, and a HEAD.
-	if fi, err := os.Stat(filepath.Join(common, "objects")); err != nil || !fi.IsDir() {
-		return nil, false
-	}
-	if fi, err := os.Stat(filepath.Join(common, "refs")); err != nil || !fi.IsDir() {
-		return nil, false
-	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
-		return nil, false
-	}
-	return resolveRef(gitDir, common, strings.TrimSpace(string(head))), true
+	return false
 }
 
-// resolveRef follows HEAD's content ("ref: refs/heads/main" or an id) to a
-// commit id: loose refs, then packed-refs. nil: unborn or unreadable.
-func resolveRef(gitDir, common, v string) *[sha1.Size]byte {
-	for range 8 {
-		ref, sym := strings.CutPrefix(v, "ref: ")
-		if !sym {
-			var raw [sha1.Size]byte
-			if len(v) != 2*sha1.Size {
-				return nil
-			}
-			if _, err := hex.Decode(raw[:], []byte(v)); err != nil {
-				return nil
-			}
-			return &raw
-		}
-		ref = strings.TrimSpace(ref)
-		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-			return nil
-		}
-		base := common
-		if !strings.HasPrefix(ref, "refs/heads/") && !strings.HasPrefix(ref, "refs/tags/") && !strings.HasPrefix(ref, "refs/remotes/") {
-			base = gitDir // per-worktree refs (refs/bisect …) are the worktree's
-		}
-		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(ref))); err == nil {
-			v = strings.TrimSpace(string(b))
-			continue
-		}
-		v = ""
-		if b, err := os.ReadFile(filepath.Join(common, "packed-refs")); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
-					v = id
-					break
-				}
-			}
-		}
-		if v == "" {
-			return nil
+// stackOf is the ignore rules for the entries of directory rel, walked
+// before as prev: a nested repository's own (prev holds its .git), else
+// ign's with prev's .gitignore.
+func (p *scanPass) stackOf(abs, rel string, prev *scanDir, ign *ignoreStack) *ignoreStack {
+	if rel != "" {
+		i := sort.Search(len(prev.entries), func(i int) bool { return prev.entries[i].name >= ".git" })
+		if i < len(prev.entries) && prev.entries[i].name == ".git" {
+			ign = p.s.repoIgnore(abs, rel)
 		}
 	}
-	return nil
+	return ign.push(prev.ign)
+}
+
+// repoIgnore is the ignore rules of a repository nested at abs (rel): its
+// own, as git in it has them — none of the root's .gitignore files, its
+// info/exclude. A .git file is followed to its repository's info/exclude
+// only inside the root (a submodule's, in the root's .git/modules); one
+// pointing out of the root is never read.
+func (s *Store) repoIgnore(abs, rel string) *ignoreStack {
+	dir := filepath.Join(abs, ".git")
+	fi, err := os.Lstat(dir)
+	if err == nil && fi.Mode().IsRegular() {
+		dir = s.gitfileTarget(abs)
+	}
+	if dir == "" {
+		return &ignoreStack{}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "info", "exclude"))
+	return &ignoreStack{global: parseIgnore(rel, b)}
+}
+
+// gitfileTarget is the directory the .git file in dir names, when it is
+// inside the root (symlinks resolved); "" otherwise.
+func (s *Store) gitfileTarget(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	return insideRoot(s.root, target)
+}
+
+// insideRoot is path with its symlinks resolved when that is inside root
+// (itself resolved), else "".
+func insideRoot(root, path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return ""
+	}
+	if real != r && !strings.HasPrefix(real, r+string(filepath.Separator)) {
+		return ""
+	}
+	return real
+}
+
+// inObjects reports a file of a git directory's objects (which git writes
+// read-only): path in the .git pass, or in the work pass inside a nested
+// repository's .git.
+func inObjects(git bool, path string) bool {
+	if git {
+		return strings.HasPrefix(path, "objects/")
+	}
+	return strings.Contains("/"+path, "/.git/objects/")
 }

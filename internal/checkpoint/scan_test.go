@@ -16,10 +16,12 @@ import (
 
 // TestScanMatchesGit: the checkpoint's own walk takes exactly what
 // `git add -A && git write-tree` takes of the same root — the same tree id,
-// so the same paths, modes, symlinks, gitlinks and ignore rules (every kind
+// so the same paths, modes, symlinks and ignore rules (every kind
 // of pattern: anchored, negated, **, classes, escapes, directory-only,
 // deeper .gitignore files overriding, .git/info/exclude) — and of its .git,
-// the same as git add of every file there; again after the root changed.
+// the same as git add of every file there; a nested repository as git add
+// in it takes its files, and its .git as the root's; again after the root
+// changed.
 func TestScanMatchesGit(t *testing.T) {
 	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -85,11 +87,23 @@ git add -A && git -c user.name=t -c user.email=t@e commit -qm base
 		want := func(work, excludes string) string {
 			return strings.TrimSpace(checkpointtest.Sh(t, work, "rm -f '"+plain+"/index' && GIT_DIR='"+plain+"' GIT_WORK_TREE=. git -c core.excludesFile="+excludes+" -c advice.addEmbeddedRepo=false add -A 2>/dev/null && GIT_DIR='"+plain+"' git write-tree"))
 		}
-		if got, w := ours("work"), want(root, "/dev/null"); got != w {
+		// The nested repository, which git takes as a gitlink, is kept
+		// as a tree of its files and, in the "nested" tree, its .git:
+		// each as git add -A of its own.
+		without := func(gitDir, tree string) string {
+			return strings.TrimSpace(checkpointtest.Sh(t, lab, "g() { git --git-dir '"+gitDir+"' \"$@\"; }; g ls-tree "+tree+" | awk -F'\\t' '$2 != \"nested\"' | g mktree"))
+		}
+		if got, w := without(store, ours("work")), without(plain, want(root, "/dev/null")); got != w {
 			t.Errorf("%s: work tree %s, git's %s:\n%s", step, got, w,
 				checkpointtest.Sh(t, lab, "git --git-dir '"+store+"' ls-tree -r "+got+" | sed 's/^/ours /'; GIT_DIR='"+plain+"' git ls-tree -r "+w+" | sed 's/^/git  /'"))
 		}
 		os.WriteFile(filepath.Join(plain, "info", "exclude"), nil, 0o644)
+		if got, w := ours("work/nested"), want(filepath.Join(root, "nested"), "/dev/null"); got != w {
+			t.Errorf("%s: the nested repository's tree %s, git's %s", step, got, w)
+		}
+		if got, w := ours("nested/nested"), want(filepath.Join(root, "nested", ".git"), "/dev/null"); got != w {
+			t.Errorf("%s: the nested repository's .git tree %s, git's %s", step, got, w)
+		}
 		if got, w := ours("git"), want(filepath.Join(root, ".git"), "/dev/null"); got != w {
 			t.Errorf("%s: .git tree %s, git's %s", step, got, w)
 		}
@@ -158,6 +172,15 @@ func TestWarmMatchesCold(t *testing.T) {
 		`git add -A && git -c user.name=t -c user.email=t@e commit -qm step && git gc -q`,
 		`python3 -c 'import mmap; f=open("run.sh","r+b"); m=mmap.mmap(f.fileno(),0); m[0:2]=b"#?"; m.flush(); m.close(); f.close()'`,
 		`git reset -q --hard HEAD~1 && git stash -q -u`,
+		// a nested repository: made, committed in, its rules changed, its
+		// .git's objects and then its .git removed
+		`mkdir -p vendor/lib && git -C vendor/lib init -q && echo a > vendor/lib/a`,
+		`git -C vendor/lib add -A && git -C vendor/lib -c user.name=t -c user.email=t@e commit -qm a`,
+		`echo b >> vendor/lib/a && printf 'x\n' > vendor/lib/.gitignore && echo i > vendor/lib/x`,
+		`echo '*.tmp' >> vendor/lib/.git/info/exclude && echo t > vendor/lib/t.tmp && printf '%070000d' 0 > vendor/lib/big.tmp`,
+		`git -C vendor/lib -c user.name=t -c user.email=t@e commit -qam b && git -C vendor/lib gc -q`,
+		`rm -rf vendor/lib/.git/objects`,
+		`rm -rf vendor/lib/.git`,
 		`true`,
 	}
 	for i, step := range steps {

@@ -30,7 +30,9 @@ type scanCache struct {
 	work, git *scanDir
 }
 
-const scanCacheMagic = "shellgate-scan-cache 2\n"
+// 3: a nested repository's .git is an entry of its directory (an
+// older build would take it into the tree)
+const scanCacheMagic = "shellgate-scan-cache 3\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.
@@ -213,6 +215,12 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.ino = r.uvarint()
 			e.st.mode = os.FileMode(r.uvarint())
 			e.racy = r.bytes(1)[0] == 1
+		}
+		if e.mode == modeTree {
+			d.repos += e.dir.repos
+		}
+		if e.name == ".git" {
+			d.repos++
 		}
 		d.entries = append(d.entries, e)
 	}

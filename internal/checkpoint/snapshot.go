@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -92,6 +93,15 @@ func (s *Store) snapshot() (top string, err error) {
 		{"100644", "modes", s.modes.blob},
 		{"40000", "work", treeOf(workDir)},
 	}
+	if workDir != nil && workDir.repos > 0 {
+		var nested []treeEntry
+		reposOf(workDir, "", &nested)
+		h, err := s.writeTree(nested)
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, treeEntry{"40000", "nested", h})
+	}
 	// A .git file (a worktree's or a submodule's pointer to its repository),
 	// which git add never takes: kept as the blob "gitfile".
 	gitfile := ""
@@ -118,6 +128,38 @@ func (s *Store) snapshot() (top string, err error) {
 	}
 	s.remember(top, snapState{work: workDir, git: gitDir, modes: s.modes, gitfile: gitfile})
 	return top, nil
+}
+
+// reposOf lists the nested repositories in d (path rel) and beneath as the
+// entries of the checkpoint's "nested" tree: named by their path
+// (nestedName), a .git directory's tree or a .git file's blob.
+func reposOf(d *scanDir, rel string, out *[]treeEntry) {
+	for i := range d.entries {
+		e := &d.entries[i]
+		switch {
+		case e.name == ".git":
+			mode := "40000"
+			if e.mode != modeTree {
+				mode = fmt.Sprintf("%o", e.mode)
+			} else if e.dir == nil || len(e.dir.entries) == 0 {
+				continue
+			}
+			*out = append(*out, treeEntry{mode, nestedName(rel), hex.EncodeToString(e.id[:])})
+		case e.mode == modeTree && e.dir != nil && e.dir.repos > 0:
+			reposOf(e.dir, joinRel(rel, e.name), out)
+		}
+	}
+}
+
+// nestedName is the name in the "nested" tree of the repository at path p
+// of the root: its slashes (and percent signs) escaped.
+func nestedName(p string) string {
+	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(p)
+}
+
+// nestedPath is the inverse of nestedName.
+func nestedPath(name string) string {
+	return strings.NewReplacer("%2F", "/", "%25", "%").Replace(name)
 }
 
 // setModes makes the exact modes of the passes the current manifest, saved

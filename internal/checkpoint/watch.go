@@ -193,7 +193,8 @@ func (w *dirWatch) event(e inotify.Event) {
 		w.full[0] = true // ignore rules changed: every directory may be concerned
 	case key == "w" && e.Name == ".git":
 		w.full[1] = true // a new .git has no watches yet
-	case key == "ginfo" && e.Name == "exclude":
+	case key == "ginfo" && e.Name == "exclude",
+		key[0] == 'w' && strings.HasSuffix(key, "/.git/info") && e.Name == "exclude": // a nested repository's
 		w.full[0] = true
 	}
 }
