@@ -114,7 +114,11 @@ func (s *Store) snapshot() (top string, err error) {
 	s.cache = scanCache{work: workDir, git: gitDir}
 	s.unsaved += workRead + gitRead
 	if s.unsaved >= 64 || s.cacheStat == nil {
-		s.saveScanCache()
+		if s.deferUpkeep {
+			s.due.cache = true // Upkeep writes it
+		} else {
+			s.saveScanCache()
+		}
 	}
 	s.remember(top, snapState{work: workDir, git: gitDir, modes: s.modes, gitfile: gitfile})
 	return top, nil
