@@ -38,6 +38,9 @@ func (s *Store) prune(id int) error {
 	return s.bound(size, true)
 }
 
+// pruneSlack: past MaxCount (MaxAge), the records go down to 31/32 of it.
+const pruneSlack = 32
+
 // pruneRecords drops the oldest records past MaxCount or MaxAge, unless git
 // packs in the background: then they are left for later (due.records).
 func (s *Store) pruneRecords() error {
@@ -49,8 +52,16 @@ func (s *Store) pruneRecords() error {
 	}
 	s.due.records = false
 	now := s.o.Now()
+	n := len(s.records)
+	if n == 0 || n <= s.o.MaxCount && now.Sub(s.records[0].Time) <= s.o.MaxAge {
+		return nil
+	}
+	// Past a bound, a slice of the oldest goes at once (a 32nd of the
+	// count, of the age): the record file is rewritten and synced once
+	// every ~30 commands of a full store, not at each.
+	count, age := s.o.MaxCount-s.o.MaxCount/pruneSlack, s.o.MaxAge-s.o.MaxAge/pruneSlack
 	drop := 0
-	for drop < len(s.records)-1 && (len(s.records)-drop > s.o.MaxCount || now.Sub(s.records[drop].Time) > s.o.MaxAge) {
+	for drop < n-1 && (n-drop > count || now.Sub(s.records[drop].Time) > age) {
 		drop++
 	}
 	if drop > 0 {
