@@ -44,16 +44,16 @@ const pruneSlack = 32
 // pruneRecords drops the oldest records past MaxCount or MaxAge, unless git
 // packs in the background: then they are left for later (due.records).
 func (s *Store) pruneRecords() error {
-	// While git packs in the background, refs stay as they are (it reads
-	// them as it starts); the records past the bounds go at a later command.
-	if s.packBusy() {
-		s.due.records = true
-		return nil
-	}
 	s.due.records = false
 	now := s.o.Now()
 	n := len(s.records)
 	if n == 0 || n <= s.o.MaxCount && now.Sub(s.records[0].Time) <= s.o.MaxAge {
+		return nil
+	}
+	// While git packs in the background, refs stay as they are (it reads
+	// them as it starts); the records past the bounds go at a later command.
+	if s.packBusy() {
+		s.due.records = true
 		return nil
 	}
 	// Past a bound, a slice of the oldest goes at once (a 32nd of the
