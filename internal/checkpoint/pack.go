@@ -88,8 +88,9 @@ func (s *Store) tryPackLock() (*os.File, bool) {
 }
 
 // startPack starts packing in the background, unless a pack runs. full
-// packs all that the checkpoints hold into one pack.
-func (s *Store) startPack(full bool) {
+// packs all that the checkpoints hold into one pack. saveCache: the scan
+// cache file is written first (false: the caller just wrote it).
+func (s *Store) startPack(full, saveCache bool) {
 	if s.packBusy() {
 		return
 	}
@@ -102,7 +103,9 @@ func (s *Store) startPack(full bool) {
 	// The scan cache names objects the next checkpoint reuses without
 	// writing them again: the file is made to name the last checkpoint's,
 	// which a ref holds, so a full pack keeps them (see there).
-	s.saveScanCache()
+	if saveCache {
+		s.saveScanCache()
+	}
 	go func() {
 		defer close(j.done)
 		defer f.Close()

@@ -237,7 +237,7 @@ func TestPackStopped(t *testing.T) {
 			states := map[int]string{}
 			pack := func(full bool) error {
 				s.mu.Lock()
-				s.startPack(full)
+				s.startPack(full, true)
 				s.mu.Unlock()
 				return s.waitPack(t)
 			}
@@ -352,7 +352,7 @@ func TestPackDiesWithProcess(t *testing.T) {
 	defer s.Close()
 	fsck(t, s)
 	s.mu.Lock()
-	s.startPack(false)
+	s.startPack(false, true)
 	s.mu.Unlock()
 	if err := s.waitPack(t); err != nil {
 		t.Fatal(err)
@@ -381,7 +381,7 @@ func packChild(t *testing.T, arg string) {
 		return nil
 	})
 	s.mu.Lock()
-	s.startPack(false)
+	s.startPack(false, true)
 	s.mu.Unlock()
 	time.Sleep(time.Hour)
 }
@@ -421,7 +421,7 @@ func TestPackResumes(t *testing.T) {
 		return nil
 	})
 	s.mu.Lock()
-	s.startPack(false)
+	s.startPack(false, true)
 	s.mu.Unlock()
 	s.waitPack(t)
 	for _, pid := range pids {
@@ -436,7 +436,7 @@ func TestPackResumes(t *testing.T) {
 	fsck(t, s)
 	setPackHook(t, func(string, int) error { return nil })
 	s.mu.Lock()
-	s.startPack(false)
+	s.startPack(false, true)
 	s.mu.Unlock()
 	if err := s.waitPack(t); err != nil {
 		t.Fatal(err)

@@ -70,7 +70,12 @@ func (s *Store) loadScanCache() bool {
 // checkpoint).
 func (s *Store) saveScanCache() {
 	s.unsaved = 0
-	b := encodeScanCache(s.cache, s.root)
+	s.due.cache = false
+	s.writeScanCache(encodeScanCache(s.cache, s.root))
+}
+
+// writeScanCache writes b, an encoded cache, as the cache file.
+func (s *Store) writeScanCache(b []byte) {
 	if err := writeFile(s.scanCachePath(), b, false); err != nil {
 		s.cacheStat = nil
 		return

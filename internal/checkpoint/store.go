@@ -172,6 +172,9 @@ type Store struct {
 	watch     *dirWatch   // what changed in the root since the last checkpoint (Linux)
 	noWatch   bool        // none could be had
 	pack      *packJob    // git packing in the background (pack.go)
+
+	deferUpkeep bool      // DeferUpkeep (prune.go)
+	due         upkeepDue // what Upkeep is to do
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,4 +223,63 @@ func copyFile(t *testing.T, from, to string) {
 	b, err := os.ReadFile(from)
 	must(t, err)
 	must(t, os.WriteFile(to, b, 0o755))
+}
+
+// TestKeeperAnswersBeforeUpkeep: the keeper answers a checkpoint before
+// the store's upkeep — the records past MaxCount are still there when the
+// answer to the checkpoint before a command arrives (a keeper that pruned
+// in the command's path would have dropped one) — and does the upkeep
+// after its answers: the store is held to MaxCount again soon after, and
+// when the keeper ends.
+func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
+	lab, root := checkpointtest.Project(t)
+	o := checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 2}
+	cmd := startTestKeeper(t, o)
+	records := func() int {
+		_, recs, _, _, err := checkpoint.Look(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs)
+	}
+	for i := 1; i <= 4; i++ {
+		c, err := Dial(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := c.Snapshot("run", fmt.Sprint("edit ", i), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := records(); n != min(i, 3) {
+			t.Fatalf("command %d: %d records at the keeper's answer, MaxCount 2: want %d (the upkeep after the answer)", i, n, min(i, 3))
+		}
+		must(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte(fmt.Sprint(i)), 0o644))
+		if _, err := c.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		for deadline := time.Now().Add(time.Minute); records() > 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("command %d: %d records a minute after its answer: no upkeep", i, records())
+			}
+		}
+	}
+	// A client gone between its two requests: its record is pruned at the
+	// connection's end, or as the keeper ends.
+	c, err := Dial(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Snapshot("run", "the last", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := records(); n != 2 {
+		t.Errorf("%d records after the keeper ended, MaxCount 2", n)
+	}
 }

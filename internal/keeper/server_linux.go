@@ -67,6 +67,10 @@ func Serve(a Args) error {
 		return err
 	}
 	defer s.Close()
+	// The bounds' upkeep (a stat of every loose object every 64 commands,
+	// the scan cache file encoded whole) waits until a command's answer is
+	// out, off the path of the commands (upkeep below).
+	s.DeferUpkeep()
 	lock.Truncate(0)
 	lock.WriteString(strconv.Itoa(os.Getpid()) + "\n") // for Running
 	os.Remove(sock)                                    // a dead keeper's
@@ -86,7 +90,12 @@ func Serve(a Args) error {
 		return err
 	}
 	k := &keeper{s: s, build: me, options: optionsKey(a.Options), quit: make(chan string, 1), idle: make(chan struct{}, 1),
-		open: map[*net.UnixConn]bool{}}
+		tidy: make(chan struct{}, 1), open: map[*net.UnixConn]bool{}}
+	tidied, stopTidy := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(tidied)
+		k.upkeep(stopTidy)
+	}()
 	k.touch()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -98,6 +107,7 @@ func Serve(a Args) error {
 	go func() {
 		defer k.conns.Done()
 		s.Prime()
+		k.kick()
 	}()
 	// Asleep until something happens: a request's end re-arms the idle
 	// deadline, and the watch of what it ends on wakes it to look. Without
@@ -163,6 +173,9 @@ func Serve(a Args) error {
 	}
 	k.mu.Unlock()
 	k.conns.Wait()
+	close(stopTidy)
+	<-tidied
+	s.Upkeep() // what the last answers left
 	return nil
 }
 
@@ -187,6 +200,7 @@ type keeper struct {
 	options string
 	quit    chan string
 	idle    chan struct{} // a connection ended: the idle deadline is re-armed
+	tidy    chan struct{} // an answer is out: the store's upkeep may be due
 	last    atomic.Int64  // unix nanoseconds of the last request's end
 	active  atomic.Int32  // connections open
 	conns   sync.WaitGroup
@@ -197,6 +211,29 @@ type keeper struct {
 }
 
 func (k *keeper) touch() { k.last.Store(time.Now().UnixNano()) }
+
+// kick has the store's upkeep done (see upkeep).
+func (k *keeper) kick() {
+	select {
+	case k.tidy <- struct{}{}:
+	default: // one pending does it all
+	}
+}
+
+// upkeep does the store's upkeep (checkpoint.Store.Upkeep) when kicked:
+// after the answer to a checkpoint after a command, when a connection ends
+// (a client gone between its requests), and once the first walk is done —
+// never between a request and its answer.
+func (k *keeper) upkeep(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-k.tidy:
+			k.s.Upkeep()
+		}
+	}
+}
 
 // idleFor is how long no client was connected.
 func (k *keeper) idleFor() time.Duration {
@@ -231,6 +268,7 @@ func (k *keeper) accept(ln *net.UnixListener) {
 				k.mu.Unlock()
 				k.touch()
 				k.active.Add(-1)
+				k.kick()
 				select {
 				case k.idle <- struct{}{}:
 				default:
@@ -299,7 +337,11 @@ func (k *keeper) serve(c *net.UnixConn) {
 		}()
 		rep := k.do(q)
 		close(stop)
-		if send(rep) != nil {
+		err := send(rep)
+		if q.Op == "finish" {
+			k.kick()
+		}
+		if err != nil {
 			return
 		}
 	}
