@@ -73,12 +73,23 @@ func Serve(a Args) error {
 	s.DeferUpkeep()
 	lock.Truncate(0)
 	lock.WriteString(strconv.Itoa(os.Getpid()) + "\n") // for Running
-	os.Remove(sock)                                    // a dead keeper's
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	// The socket takes its name once it listens: bound under another name
+	// first, so that a client never finds it bound and not yet listening
+	// (ECONNREFUSED, and the run checkpoints in-process). The rename
+	// replaces a dead keeper's. (A name no longer than the socket's: a unix
+	// socket's path has a bound.)
+	bound := filepath.Join(filepath.Dir(sock), "ks.new")
+	os.Remove(bound)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: bound, Net: "unix"})
 	if err != nil {
 		return err
 	}
 	ln.SetUnlinkOnClose(false) // removed below only while it is still this one's
+	if err := os.Rename(bound, sock); err != nil {
+		ln.Close()
+		os.Remove(bound)
+		return err
+	}
 	sockInfo, err := os.Lstat(sock)
 	if err != nil {
 		ln.Close()
