@@ -297,7 +297,17 @@ func (s *Store) apply(cur string, j journal) error {
 	if err != nil {
 		return err
 	}
+	// The stage is a directory of our own, made fresh: whatever a command
+	// left at its (predictable) name — a symlink to a directory outside the
+	// root, which git's checkout-index --prefix follows, as would the write
+	// of the .git file — is removed first, never followed.
 	stage := filepath.Join(s.root, j.Stage)
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		return err
+	}
 	defer os.RemoveAll(stage)
 	writes, err := s.stageWrites(entries, j)
 	if err != nil {
