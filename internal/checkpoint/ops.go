@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -486,7 +487,7 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 			}
 			dst, _, ok := s.dest(side.prefix + p)
 			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() && uint32(fi.Mode().Perm()) != perm {
-				os.Chmod(dst, fs.FileMode(perm))
+				chmodOwn(dst, fi, fs.FileMode(perm))
 			}
 		}
 	}
@@ -505,10 +506,49 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 			}
 			dst, _, ok := s.dest(side.prefix + p)
 			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
-				os.Chmod(dst, fs.FileMode(defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0)))
+				if perm := defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0); fi.Mode().Perm() != fs.FileMode(perm) {
+					chmodOwn(dst, fi, fs.FileMode(perm))
+				}
 			}
 		}
 	}
+}
+
+// chmodOwn sets the permission bits of dst, the regular file fi. A file with
+// more names than this one (a command may hard-link a package store's file
+// outside the root in its place: the content is the checkpoint's, only the
+// mode differs) gets a copy of its own first, with its bytes and times, so
+// its other names keep their mode.
+func chmodOwn(dst string, fi fs.FileInfo, perm fs.FileMode) error {
+	if links(fi) <= 1 {
+		return os.Chmod(dst, perm)
+	}
+	src, err := os.Open(dst)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), stagePrefix+"copy-*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, src)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // dest maps a checkpoint path (work/…, git/…) to the root's file, and the

@@ -44,3 +44,36 @@ func TestRestoreStageSymlink(t *testing.T) {
 		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
 	}
 }
+
+// TestRestoreModeHardLink: a command that puts, in place of a file kept at
+// 0600, a hard link to a file outside the root with the same bytes (a
+// package store's) leaves undo only a mode to restore: the outside file
+// keeps its own, and the root's file gets the checkpoint's.
+func TestRestoreModeHardLink(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	store := filepath.Join(lab, "outside", "index.js")
+	if err := os.MkdirAll(filepath.Dir(store), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(store, []byte("module.exports = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Sh(t, root, "cp "+store+" lp.js && chmod 600 lp.js")
+	s := open(t, root, filepath.Join(lab, "store"))
+	want := checkpointtest.State(t, root)
+	id := snapshot(t, s, "link")
+	checkpointtest.Sh(t, root, "rm lp.js && ln "+store+" lp.js")
+	if sum, err := s.Finish(id); err != nil || sum.Empty() {
+		t.Fatalf("finish: %v, %+v", err, sum)
+	}
+	if _, _, err := s.Restore(id); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(store); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("undo changed the mode of a file outside the root through a hard link: %v %v", fi.Mode(), err)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
