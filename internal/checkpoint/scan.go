@@ -693,7 +693,7 @@ func (s *Store) storeFile(path string, symlink bool) ([sha1.Size]byte, error) {
 }
 
 func (s *Store) storeRegular(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
@@ -794,6 +794,10 @@ func (s *Store) fanout(id string) error {
 	return nil
 }
 
+// smallGitFile bounds what gitlink reads of a nested repository's .git file,
+// HEAD, commondir and refs: a few lines each.
+const smallGitFile = 64 << 10
+
 // gitlink reports whether dir holds a repository git would take as a
 // gitlink (a .git directory, or a .git file naming one) and, if so, the
 // commit its HEAD names (nil: none, such a repository is left out).
@@ -807,7 +811,7 @@ func gitlink(dir string) (*[sha1.Size]byte, bool) {
 	switch {
 	case fi.IsDir():
 	case fi.Mode().IsRegular():
-		b, err := os.ReadFile(dotgit)
+		b, err := readSmall(dotgit, smallGitFile)
 		if err != nil {
 			return nil, false
 		}
@@ -824,7 +828,7 @@ func gitlink(dir string) (*[sha1.Size]byte, bool) {
 		return nil, false
 	}
 	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readSmall(filepath.Join(gitDir, "commondir"), smallGitFile); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
@@ -838,7 +842,7 @@ func gitlink(dir string) (*[sha1.Size]byte, bool) {
 	if fi, err := os.Stat(filepath.Join(common, "refs")); err != nil || !fi.IsDir() {
 		return nil, false
 	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	head, err := readSmall(filepath.Join(gitDir, "HEAD"), smallGitFile)
 	if err != nil {
 		return nil, false
 	}
@@ -868,19 +872,18 @@ func resolveRef(gitDir, common, v string) *[sha1.Size]byte {
 		if !strings.HasPrefix(ref, "refs/heads/") && !strings.HasPrefix(ref, "refs/tags/") && !strings.HasPrefix(ref, "refs/remotes/") {
 			base = gitDir // per-worktree refs (refs/bisect …) are the worktree's
 		}
-		if b, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(ref))); err == nil {
+		if b, err := readSmall(filepath.Join(base, filepath.FromSlash(ref)), smallGitFile); err == nil {
 			v = strings.TrimSpace(string(b))
 			continue
 		}
 		v = ""
-		if b, err := os.ReadFile(filepath.Join(common, "packed-refs")); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
-					v = id
-					break
-				}
+		scanLines(filepath.Join(common, "packed-refs"), func(line string) bool {
+			if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
+				v = id
+				return true
 			}
-		}
+			return false
+		})
 		if v == "" {
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/lane"
@@ -75,5 +76,40 @@ func TestRestoreModeHardLink(t *testing.T) {
 	}
 	if got := checkpointtest.State(t, root); got != want {
 		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
+
+// TestNestedRepoSpecialFiles: a command that leaves a nested repository
+// whose HEAD, commondir or packed-refs is a FIFO, or a symlink to /dev/zero
+// does not make the next checkpoint wait forever
+// (holding the store's lock: every later run, changes and undo of the
+// project would wait behind it) nor read without end.
+func TestNestedRepoSpecialFiles(t *testing.T) {
+	lane.Live(t)
+	for _, c := range []struct{ name, sh string }{
+		{"fifo-head", "mkfifo sub/g/HEAD"},
+		{"devzero-head", "ln -s /dev/zero sub/g/HEAD"},
+		{"fifo-commondir", "echo 'ref: refs/heads/main' > sub/g/HEAD && mkfifo sub/g/commondir"},
+		{"fifo-ref", "echo 'ref: refs/heads/main' > sub/g/HEAD && mkdir -p sub/g/refs/heads && mkfifo sub/g/refs/heads/main"},
+		{"fifo-packed-refs", "echo 'ref: refs/heads/main' > sub/g/HEAD && mkfifo sub/g/packed-refs"},
+		{"devzero-packed-refs", "echo 'ref: refs/heads/main' > sub/g/HEAD && ln -s /dev/zero sub/g/packed-refs"},
+		{"fifo-gitfile", "rm sub/.git && mkfifo sub/.git"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			s := open(t, root, filepath.Join(lab, "store"))
+			id := snapshot(t, s, c.name)
+			checkpointtest.Sh(t, root, "mkdir -p sub/g/objects sub/g/refs && echo 'gitdir: g' > sub/.git && "+c.sh)
+			done := make(chan error, 1)
+			go func() { _, err := s.Finish(id); done <- err }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the checkpoint after the command did not end in 60 s")
+			}
+		})
 	}
 }
