@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/lane"
 )
@@ -111,5 +112,21 @@ func TestNestedRepoSpecialFiles(t *testing.T) {
 				t.Fatal("the checkpoint after the command did not end in 60 s")
 			}
 		})
+	}
+}
+
+// TestShowPath: a name holding terminal control is quoted for display; an
+// ordinary one (spaces, non-ASCII letters) is shown as it is.
+func TestShowPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"src/a b.go":         "src/a b.go",
+		"docs/café.md":       "docs/café.md",
+		"x\x1b]52;c;cHc=\ay": `"x\x1b]52;c;cHc=\ay"`,
+		"a\u009bb":           `"a\u009bb"`,
+		"bad\xffname":        `"bad\xffname"`,
+	} {
+		if got := checkpoint.ShowPath(in); got != want {
+			t.Errorf("ShowPath(%q) = %s, want %s", in, got, want)
+		}
 	}
 }
