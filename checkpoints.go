@@ -375,7 +375,7 @@ func changed(id int, sum ChangeSummary) *envelope.Changed {
 			continue // counted in Git; the model wants the project's own files
 		}
 		if n < maxChangedPaths {
-			c.Paths = append(c.Paths, ch.Kind+" "+ch.Path)
+			c.Paths = append(c.Paths, ch.Kind+" "+checkpoint.ShowPath(ch.Path))
 		}
 		n++
 	}

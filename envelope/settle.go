@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // Fail makes e an error envelope with the given code and message and settles it.
@@ -314,6 +316,9 @@ func (e *Envelope) warnings() []warning {
 		}
 	}
 	for _, n := range e.notes {
+		// A note may name what a command made (a repository's directory, a
+		// path moved aside): no terminal control in its name reaches the text.
+		n, _ = output.Text([]byte(n))
 		add(false, "%s", n)
 	}
 	if j := d.Job; j != nil && j.State == JobWaiting {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/output"
 )
 
 // undoTTY is where undo asks its question (tests answer it).
@@ -143,7 +145,7 @@ root back as it was before command N.
 		fmt.Fprintf(stdout, "%4d  %s  %-8s %s\n      %s\n", r.ID, r.Time.Local().Format(time.DateTime), r.Label, oneLine(r.Command), what)
 		if id != 0 && r.Changes != nil {
 			for _, c := range r.Changes.Changes {
-				fmt.Fprintf(stdout, "      %-8s %s\n", c.Kind, c.Path)
+				fmt.Fprintf(stdout, "      %-8s %s\n", c.Kind, checkpoint.ShowPath(c.Path))
 			}
 		}
 	}
@@ -152,6 +154,7 @@ root back as it was before command N.
 
 // oneLine shortens a command line for a listing.
 func oneLine(s string) string {
+	s, _ = output.Text([]byte(s)) // the agent's command line: no terminal control reaches the user's terminal
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 100 {
 		s = s[:97] + "..."
@@ -223,7 +226,7 @@ an error.
 				fmt.Fprintf(out, "  … %d more\n", len(since.Changes)-i)
 				break
 			}
-			fmt.Fprintf(out, "  %-8s %s\n", c.Kind, c.Path)
+			fmt.Fprintf(out, "  %-8s %s\n", c.Kind, checkpoint.ShowPath(c.Path))
 		}
 		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
 		answer, _ := bufio.NewReader(in).ReadString('\n')

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Change kinds.
@@ -226,4 +228,21 @@ func (s *Store) readManifest(tree string) (manifest, error) {
 		return m, fmt.Errorf("checkpoint: modes of %s: %w", tree, err)
 	}
 	return m, nil
+}
+
+// ShowPath is a checkpoint's path as text for a person's terminal or a
+// model: a name holding a control character or bytes that are not UTF-8 is
+// quoted, as Go quotes a string. A command names its files, and a terminal
+// obeys what a name like "x\x1b]52;c;…\a" says (here: write the clipboard)
+// when `shellgate changes` or `shellgate run` prints it.
+func ShowPath(p string) string {
+	if !utf8.ValidString(p) {
+		return strconv.Quote(p)
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return strconv.Quote(p)
+		}
+	}
+	return p
 }

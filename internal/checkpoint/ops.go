@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -299,7 +300,17 @@ func (s *Store) apply(cur string, j journal) error {
 	if err != nil {
 		return err
 	}
+	// The stage is a directory of our own, made fresh: whatever a command
+	// left at its (predictable) name — a symlink to a directory outside the
+	// root, which git's checkout-index --prefix follows, as would the write
+	// of the .git file — is removed first, never followed.
 	stage := filepath.Join(s.root, j.Stage)
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		return err
+	}
 	defer os.RemoveAll(stage)
 	writes, err := s.stageWrites(entries, j)
 	if err != nil {
@@ -545,7 +556,7 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 			}
 			dst, _, ok := s.dest(side.prefix + p)
 			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() && uint32(fi.Mode().Perm()) != perm {
-				os.Chmod(dst, fs.FileMode(perm))
+				chmodOwn(dst, fi, fs.FileMode(perm))
 			}
 		}
 	}
@@ -564,10 +575,49 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 			}
 			dst, _, ok := s.dest(side.prefix + p)
 			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
-				os.Chmod(dst, fs.FileMode(defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0)))
+				if perm := defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0); fi.Mode().Perm() != fs.FileMode(perm) {
+					chmodOwn(dst, fi, fs.FileMode(perm))
+				}
 			}
 		}
 	}
+}
+
+// chmodOwn sets the permission bits of dst, the regular file fi. A file with
+// more names than this one (a command may hard-link a package store's file
+// outside the root in its place: the content is the checkpoint's, only the
+// mode differs) gets a copy of its own first, with its bytes and times, so
+// its other names keep their mode.
+func chmodOwn(dst string, fi fs.FileInfo, perm fs.FileMode) error {
+	if links(fi) <= 1 {
+		return os.Chmod(dst, perm)
+	}
+	src, err := os.Open(dst)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), stagePrefix+"copy-*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, src)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // dest maps a checkpoint path (work/…, git/…) to the root's file, and the

@@ -354,7 +354,7 @@ func joinRel(rel, name string) string {
 func readIgnore(abs, rel string, ents []fs.DirEntry) *ignoreList {
 	for _, e := range ents {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {
-			if b, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
+			if b, err := readSmall(filepath.Join(abs, ".gitignore"), maxIgnoreFile); err == nil {
 				return parseIgnore(rel, b)
 			}
 			return nil
@@ -725,7 +725,7 @@ func (s *Store) storeFile(path string, symlink bool) ([sha1.Size]byte, error) {
 }
 
 func (s *Store) storeRegular(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
@@ -865,15 +865,15 @@ func (s *Store) repoIgnore(abs, rel string) *ignoreStack {
 	if dir == "" {
 		return &ignoreStack{}
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "info", "exclude"))
+	b, _ := readSmall(filepath.Join(dir, "info", "exclude"), maxIgnoreFile)
 	return &ignoreStack{global: parseIgnore(rel, b)}
 }
 
 // gitfileTarget is the directory the .git file in dir names, when it is
 // inside the root (symlinks resolved); "" otherwise.
 func (s *Store) gitfileTarget(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil || len(b) > 4096 {
+	b, err := readSmall(filepath.Join(dir, ".git"), 4096)
+	if err != nil {
 		return ""
 	}
 	line, _, _ := strings.Cut(string(b), "\n")

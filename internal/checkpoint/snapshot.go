@@ -107,7 +107,7 @@ func (s *Store) snapshot() (top string, err error) {
 	// which git add never takes: kept as the blob "gitfile".
 	gitfile := ""
 	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
-		b, err := os.ReadFile(dotgit)
+		b, err := readSmall(dotgit, 1<<20)
 		if err != nil {
 			return "", fmt.Errorf("checkpoint: %w", err)
 		}
@@ -205,7 +205,7 @@ func treeOf(d *scanDir) string {
 // files in.
 func (s *Store) globalIgnore() *ignoreList {
 	var b bytes.Buffer
-	own, _ := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude"))
+	own, _ := readSmall(filepath.Join(s.root, ".git", "info", "exclude"), maxIgnoreFile)
 	b.Write(own)
 	b.WriteString("\n/" + stagePrefix + "*/\n")
 	return parseIgnore("", b.Bytes())

@@ -3,6 +3,7 @@ package protect
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,23 @@ func openRegular(name string) (*os.File, error) {
 		return nil, errors.New(name + ": not a regular file")
 	}
 	return f, nil
+}
+
+// readGitFile reads a .git file or a commondir: a regular file of at most 4
+// KiB. A command may leave a FIFO there, which os.ReadFile would wait on
+// forever, or a symlink to /dev/zero, which it would read until shellgate
+// runs out of memory, at the next session's start.
+func readGitFile(name string) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4097))
+	if err == nil && len(b) > 4096 {
+		err = errors.New(name + ": too long for a .git file")
+	}
+	return b, err
 }
 
 // within reports whether p is dir or lies beneath it.
@@ -139,7 +157,7 @@ func GitRunsFrom(root, home string, linked Linked) []string {
 // file names (a submodule's, in the root's .git/modules).
 func NestedRunsFrom(top, home string) []string {
 	var l Linked
-	if b, err := os.ReadFile(filepath.Join(top, ".git")); err == nil && len(b) <= 4096 {
+	if b, err := readGitFile(filepath.Join(top, ".git")); err == nil {
 		gitDir, ok := gitFileDir(top, b)
 		if !ok {
 			return nil

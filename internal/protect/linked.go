@@ -44,8 +44,8 @@ func (l Linked) Swept() []string {
 // directory outside the root; ok is false otherwise (a .git directory, none,
 // or one inside the root, which the root's rules cover).
 func LinkedGitDir(root string) (l Linked, ok bool) {
-	b, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil || len(b) > 4096 {
+	b, err := readGitFile(filepath.Join(root, ".git"))
+	if err != nil {
 		return Linked{}, false
 	}
 	gitDir, found := gitFileDir(root, b)
@@ -56,7 +56,7 @@ func LinkedGitDir(root string) (l Linked, ok bool) {
 		return Linked{}, false
 	}
 	l = Linked{GitDir: gitDir, Common: gitDir, Writable: []string{gitDir}}
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if c, err := readGitFile(filepath.Join(gitDir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)

@@ -54,6 +54,7 @@ var Table = []Entry{
 	{Path: "*.code-workspace", Why: "workspace tasks and settings"},
 	{Path: ".idea/", Why: "run configurations, startup tasks"},
 	{Path: ".zed/", Why: "tasks and language servers"},
+	{Path: ".theia/", Why: "Theia IDE tasks (run on folder open) and settings, as .vscode"},
 	{Path: ".helix/", Why: "language servers and formatters Helix starts"},
 	{Path: ".devcontainer/", Why: "postCreate and postStart commands"},
 	{Path: ".devcontainer.json", Why: "postCreate and postStart commands"},

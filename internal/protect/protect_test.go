@@ -55,6 +55,7 @@ func TestMatch(t *testing.T) {
 		{"pnpm-workspace.yaml", true},
 		{"packages/app/pnpm-workspace.yaml", true},
 		{".helix/languages.toml", true},
+		{".theia/tasks.json", true},
 		{".bazeliskrc", true},
 		{".jvmopts", true},
 		{".sbtopts", true},
