@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -51,22 +50,4 @@ func readSmall(path string, max int64) ([]byte, error) {
 		err = errTooLong
 	}
 	return b, err
-}
-
-// scanLines calls line for each line of the regular file path until it
-// returns true, holding one line at a time.
-func scanLines(path string, line func(string) bool) error {
-	f, err := openRegular(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for sc.Scan() {
-		if line(sc.Text()) {
-			return nil
-		}
-	}
-	return sc.Err()
 }
