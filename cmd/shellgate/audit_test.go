@@ -95,3 +95,18 @@ func TestAuditLogFlagHelp(t *testing.T) {
 		}
 	}
 }
+
+// The common flags name their values as the README does (--host-port N,
+// --checkpoints on|off), not with words taken from a back-quoted phrase.
+func TestCommonFlagPlaceholders(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "mcp", "doctor", "changes", "undo"} {
+		var out, errb bytes.Buffer
+		dispatch([]string{cmd, "-h"}, &out, &errb)
+		help := out.String() + errb.String()
+		for _, want := range []string{"-host-port N\n", "-checkpoints on|off\n"} {
+			if !strings.Contains(help, want) {
+				t.Errorf("shellgate %s -h does not show %q:\n%s", cmd, strings.TrimSpace(want), help)
+			}
+		}
+	}
+}

@@ -41,10 +41,10 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sandbox, "sandbox", "", "kernel sandbox: auto (default: what the kernel offers), on (refuse to run without every layer) or off")
 	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
 	fs.Var(&c.allowDomains, "allow-domain", "with the network off, let commands reach `HOST` through shellgate's proxy (allow-listed egress): a host name, *.domain, an address, or \"registries\" (the package registries the tools here are configured with); repeatable")
-	fs.Var(&c.hostPorts, "host-port", "forward this port of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
+	fs.Var(&c.hostPorts, "host-port", "forward port `N` of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
-	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint the project before each command that may write, for `shellgate undo`: on (default) or off")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoints `on|off`: checkpoint the project before each command that may write, for shellgate undo (default on)")
 }
 
 // portsFlag is a repeatable TCP port flag.

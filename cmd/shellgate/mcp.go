@@ -40,7 +40,9 @@ into and stopped with the tools job_output, job_input, job_kill and job_list. Wh
 connection ends, its jobs are killed.
 
 On stdin EOF, SIGINT or SIGTERM, commands still running are killed and the server
-exits. Only JSON-RPC is written to stdout; logs go to stderr.
+exits; requests not yet answered at EOF are dropped, so to try it by hand keep stdin
+open until the replies are in: (echo '{...}'; echo '{...}'; sleep 2) | shellgate mcp.
+Only JSON-RPC is written to stdout; logs go to stderr.
 
 Flags:
 `
