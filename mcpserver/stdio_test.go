@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func TestCheckLine(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"q"}`, -32600, `"q"`},
 	}
 	for _, tt := range tests {
-		reply := check([]byte(tt.line))
+		reply, _ := check([]byte(tt.line))
 		if tt.code == 0 {
 			if reply != nil {
 				t.Errorf("%s: refused: %s", tt.line, reply)
@@ -99,4 +101,66 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		t.Fatal("server did not end at EOF")
 	}
 	outW.Close()
+}
+
+// A client that writes its requests and closes stdin at once (a pipe, a
+// person trying the server by hand) gets every answer before the session
+// ends.
+func TestStdioAnswersWhatWasReadBeforeEOF(t *testing.T) {
+	lane.Live(t)
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"run_shell_command","arguments":{"command":"echo piped"}}}`,
+	}, "\n") + "\n"
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background(), StdioTransport(strings.NewReader(in), &out)) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session did not end at EOF")
+	}
+	ids := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+			ids[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{`1`, `2`, `"three"`} {
+		if !ids[id] {
+			t.Errorf("request %s not answered; stdout:\n%.2000s", id, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "piped") {
+		t.Errorf("the call's output is not in the answers:\n%.2000s", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by the server's goroutines and read by
+// the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -39,10 +39,10 @@ Each client connection is a session: cd carries over to its next call, and its j
 into and stopped with the tools job_output, job_input, job_kill and job_list. When the
 connection ends, its jobs are killed.
 
-On stdin EOF, SIGINT or SIGTERM, commands still running are killed and the server
-exits; requests not yet answered at EOF are dropped, so to try it by hand keep stdin
-open until the replies are in: (echo '{...}'; echo '{...}'; sleep 2) | shellgate mcp.
-Only JSON-RPC is written to stdout; logs go to stderr.
+At stdin EOF the requests already read are answered first, for up to a second, so
+printf '{...}\n{...}\n' | shellgate mcp gets its replies; then, as on SIGINT or SIGTERM,
+commands still running are killed and the server exits. Only JSON-RPC is written to
+stdout; logs go to stderr.
 
 Flags:
 `
