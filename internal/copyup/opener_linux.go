@@ -26,11 +26,17 @@ type worker struct{ jobs chan func() }
 // rather than the helper's thread count.
 const maxWorkers = 128
 
+// maxIdle bounds the workers kept waiting for the next open: after a burst
+// (a build's parallel writes, or FIFO opens a command abandoned) the rest
+// end, and their threads with them, rather than the helper holding up to
+// maxWorkers threads for the rest of the session.
+const maxIdle = 8
+
 // New returns an Opener whose threads are restricted by the Landlock ruleset
 // (a descriptor; -1 for none). It starts one thread to see that the
 // confinement holds.
 func New(ruleset int) (*Opener, error) {
-	o := &Opener{ruleset: ruleset, idle: make(chan *worker, maxWorkers), busy: make(chan struct{}, maxWorkers)}
+	o := &Opener{ruleset: ruleset, idle: make(chan *worker, maxIdle), busy: make(chan struct{}, maxWorkers)}
 	w, err := o.start()
 	if err != nil {
 		return nil, fmt.Errorf("%s: a confined thread: %w", Layer, err)
