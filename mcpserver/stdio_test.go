@@ -2,12 +2,10 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -115,9 +113,11 @@ func TestStdioAnswersWhatWasReadBeforeEOF(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"run_shell_command","arguments":{"command":"echo piped"}}}`,
 	}, "\n") + "\n"
-	var out syncBuffer
+	outR, outW := io.Pipe()
+	replies := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(outR); replies <- string(b) }()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(context.Background(), StdioTransport(strings.NewReader(in), &out)) }()
+	go func() { done <- srv.Serve(context.Background(), StdioTransport(strings.NewReader(in), outW)) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -126,8 +126,10 @@ func TestStdioAnswersWhatWasReadBeforeEOF(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the session did not end at EOF")
 	}
+	outW.Close()
+	out := <-replies
 	ids := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var m struct {
 			ID     json.RawMessage
 			Result json.RawMessage
@@ -138,29 +140,10 @@ func TestStdioAnswersWhatWasReadBeforeEOF(t *testing.T) {
 	}
 	for _, id := range []string{`1`, `2`, `"three"`} {
 		if !ids[id] {
-			t.Errorf("request %s not answered; stdout:\n%.2000s", id, out.String())
+			t.Errorf("request %s not answered; stdout:\n%.2000s", id, out)
 		}
 	}
-	if !strings.Contains(out.String(), "piped") {
-		t.Errorf("the call's output is not in the answers:\n%.2000s", out.String())
+	if !strings.Contains(out, "piped") {
+		t.Errorf("the call's output is not in the answers:\n%.2000s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer written by the server's goroutines and read by
-// the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
