@@ -419,7 +419,7 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 // root's). Not when the root's .git is a file (a worktree: the repository
 // is elsewhere), nor for git clean -x/-X (checkpoints leave the ignored
 // bulk out).
-func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
+func (g *Gate) undoCovers(v policy.Verdict, dir string, confined bool) bool {
 	if fi, err := os.Lstat(filepath.Join(g.root, ".git")); err == nil && !fi.IsDir() {
 		// A worktree's or submodule's .git file: its index, refs and objects
 		// are outside the root, where no checkpoint reaches.
@@ -468,7 +468,7 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 		for _, d := range c.Dirs {
 			// Every directory it may start in: after `cd sub; git …` (a
 			// subshell, bash -c, pushd) the root too, should cd fail.
-			if !g.gitCovered(c, d, exported) {
+			if !g.gitCovered(c, d, exported, confined) {
 				return false
 			}
 		}
@@ -477,7 +477,7 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 	// starts (a script): they must name kept places from where the line is.
 	if len(exported) > 0 && gits == 0 {
 		for _, a := range exported {
-			if !checkpoint.Covers(g.root, placeIn(dir, a.Value)) {
+			if !g.covered(placeIn(dir, a.Value), confined) {
 				return false
 			}
 		}
@@ -488,7 +488,7 @@ func (g *Gate) undoCovers(v policy.Verdict, dir string) bool {
 // gitCovered reports whether git command c, started in directory d, works
 // only in places a checkpoint keeps: d after its -C options, the
 // directories its --git-dir and --work-tree and GIT_DIR and its kin name.
-func (g *Gate) gitCovered(c analysis.Command, d string, exported []analysis.Assignment) bool {
+func (g *Gate) gitCovered(c analysis.Command, d string, exported []analysis.Assignment, confined bool) bool {
 	if !filepath.IsAbs(d) {
 		d = filepath.Join(g.root, d)
 	}
@@ -510,7 +510,7 @@ func (g *Gate) gitCovered(c analysis.Command, d string, exported []analysis.Assi
 			}
 		}
 	}
-	if !checkpoint.Covers(g.root, d) {
+	if !g.covered(d, confined) {
 		return false
 	}
 	for _, a := range c.Assigns {
@@ -522,11 +522,23 @@ func (g *Gate) gitCovered(c analysis.Command, d string, exported []analysis.Assi
 		named = append(named, a.Value)
 	}
 	for _, n := range named {
-		if !checkpoint.Covers(g.root, placeIn(d, n)) {
+		if !g.covered(placeIn(d, n), confined) {
 			return false
 		}
 	}
 	return true
+}
+
+// covered is checkpoint.Covers of place and, where no sandbox keeps writes
+// in the root (confined false), only of a place that is there now: one the
+// line makes may be a symlink out of the root (`python3 -c
+// 'os.symlink(...)'`, which no rule reads), where git would throw away work
+// no checkpoint holds.
+func (g *Gate) covered(place string, confined bool) bool {
+	if _, err := os.Lstat(place); err != nil && !confined {
+		return false
+	}
+	return checkpoint.Covers(g.root, place)
 }
 
 // placeIn is path p as a program started in dir finds it.

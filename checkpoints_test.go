@@ -342,6 +342,10 @@ mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d &&
 		{shellgate.Request{Command: "git reset --hard", Directory: "wt"}, "lose-work"},
 		{shellgate.Request{Command: "git -C node_modules/dep reset --hard"}, "lose-work"}, // ignored: not kept
 		{shellgate.Request{Command: "git -C vendor clean -fdx"}, "lose-work"},
+		// A place the line makes may be a symlink out of the root, which
+		// without a sandbox git would follow.
+		{shellgate.Request{Command: `python3 -c 'import os; os.symlink("` + outside + `", "link")'; git -C link reset --hard`}, "lose-work"},
+		{shellgate.Request{Command: `python3 -c 'import os; os.symlink("` + outside + `", "link")'; cd link && git reset --hard`}, "lose-work"},
 		// Without a sandbox, setting GIT_DIR asks already (rule
 		// code-execution).
 		{shellgate.Request{Command: "GIT_DIR=" + outside + "/.git git reset --hard"}, ""},
@@ -359,7 +363,7 @@ mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d &&
 	if b, _ := os.ReadFile(filepath.Join(l.root, "node_modules", "dep", "d")); string(b) != "e\n" {
 		t.Errorf("the ignored nested repository's change was thrown away: %q", b)
 	}
-	for _, cmd := range []string{"git reset --hard", "(cd docs; git reset --hard)"} {
+	for _, cmd := range []string{"git reset --hard", "(cd src; git reset --hard)"} {
 		env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
 		if env.Error != nil {
 			t.Errorf("%s in the root's own repository: %s", cmd, env.Text)

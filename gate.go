@@ -267,7 +267,7 @@ func (g *Gate) judge(command string, pe policy.Env) (j *policy.Judgement, v poli
 // they agree.
 func (g *Gate) decide(j *policy.Judgement, covers policy.Covers, dir string, approved func(string) bool) policy.Verdict {
 	v := j.Verdict(covers, approved)
-	if covers.Checkpoint && slices.Contains(v.Relaxed, policy.RuleLoseWork) && !g.undoCovers(v, dir) {
+	if covers.Checkpoint && slices.Contains(v.Relaxed, policy.RuleLoseWork) && !g.undoCovers(v, dir, covers.Sandbox) {
 		covers.Checkpoint = false
 		v = j.Verdict(covers, approved)
 	}
