@@ -87,7 +87,9 @@ func TestCgroupV2Session(t *testing.T) {
 // ignore SIGTERM, left the group and fork while they die: cgroup.kill takes
 // the cgroup as a whole, where signals sent PID by PID miss what was forked
 // after the PIDs were read — here, a chain of processes that each fork the
-// next and exit.
+// next and exit a moment later. (The moment lets a scan of /proc see the
+// chain on a host with many processes, where a scan takes longer than a
+// fork.)
 func TestCgroupV2KillWhileForking(t *testing.T) {
 	lane.Live(t)
 	cgrouptest.MountCgroup2(t)
@@ -95,7 +97,7 @@ func TestCgroupV2KillWhileForking(t *testing.T) {
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
-	script := `trap "" TERM; setsid -f sh -c 'f() { f & }; f' 7021.5 >/dev/null 2>&1; echo started; exec sleep 7022.5`
+	script := `trap "" TERM; setsid -f sh -c 'f() { f & sleep 0.05; }; f' 7021.5 >/dev/null 2>&1; echo started; exec sleep 7022.5`
 	launched, err := s.Launch([]string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
 	w.Close()
 	must(t, err)
