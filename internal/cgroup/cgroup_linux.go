@@ -44,6 +44,21 @@ var Root = "/sys/fs/cgroup"
 // New puts pid in a new cgroup under our own, limited to procs tasks and,
 // when memory > 0, to that many bytes.
 func New(pid, procs int, memory int64) (*Group, error) {
+	g, err := Make(procs, memory)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Join(pid); err != nil {
+		g.Remove()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Make makes a new cgroup under our own, limited to procs tasks and, when
+// memory > 0, to that many bytes, with nothing in it yet: a process is born
+// in it (BirthFD, cgroup2) or joins it (Join).
+func Make(procs int, memory int64) (*Group, error) {
 	name := fmt.Sprintf("shellgate-%d-%d", os.Getpid(), time.Now().UnixNano())
 	own, err := Own()
 	if err != nil {
@@ -55,7 +70,7 @@ func New(pid, procs int, memory int64) (*Group, error) {
 			return nil, errors.New("not in a cgroup2 hierarchy")
 		}
 		g := &Group{}
-		if err := g.makeV2(filepath.Join(Root, path, name), pid, procs, memory); err != nil {
+		if err := g.makeV2(filepath.Join(Root, path, name), procs, memory); err != nil {
 			return nil, err
 		}
 		return g, nil
@@ -65,7 +80,7 @@ func New(pid, procs int, memory int64) (*Group, error) {
 	if !ok {
 		return nil, errors.New("no pids cgroup controller")
 	}
-	if err := g.make(filepath.Join(Root, "pids", path, name), map[string]string{"pids.max": strconv.Itoa(procs)}, 0, "", pid, "cgroup.procs"); err != nil {
+	if err := g.make(filepath.Join(Root, "pids", path, name), map[string]string{"pids.max": strconv.Itoa(procs)}); err != nil {
 		return nil, err
 	}
 	if memory > 0 {
@@ -74,7 +89,7 @@ func New(pid, procs int, memory int64) (*Group, error) {
 			g.Remove()
 			return nil, errors.New("no memory cgroup controller")
 		}
-		if err := g.make(filepath.Join(Root, "memory", mpath, name), nil, memory, "memory.limit_in_bytes", pid, "cgroup.procs"); err != nil {
+		if err := g.make(filepath.Join(Root, "memory", mpath, name), map[string]string{"memory.limit_in_bytes": strconv.FormatInt(memory, 10)}); err != nil {
 			g.Remove()
 			return nil, err
 		}
@@ -83,6 +98,29 @@ func New(pid, procs int, memory int64) (*Group, error) {
 		g.makeUnified(filepath.Join(Root, "unified"), path, name)
 	}
 	return g, nil
+}
+
+// BirthFD opens the group's directory for a process to be born in by
+// clone3(CLONE_INTO_CGROUP) (syscall.SysProcAttr.UseCgroupFD): on cgroup2
+// only, where a migration into the group — which waits for an RCU grace
+// period once the machine has been idle, 10–28 ms measured — is then never
+// needed. ok is false on v1, where Join must move the process.
+func (g *Group) BirthFD() (fd int, ok bool) {
+	if !g.v2 {
+		return -1, false
+	}
+	fd, err := unix.Open(g.dirs[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return fd, err == nil
+}
+
+// Join moves pid into the group, in every hierarchy.
+func (g *Group) Join(pid int) error {
+	for _, dir := range g.dirs {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	return nil
 }
 
 // makeUnified makes, on a hybrid machine, the cgroup2 directory the
@@ -114,8 +152,8 @@ func (g *Group) Dir() string { return g.dirs[0] }
 // Unified reports whether the group is on cgroup2.
 func (g *Group) Unified() bool { return g.v2 }
 
-// makeV2 makes the session's cgroup dir on cgroup2, sets the limits its
-// controllers allow and moves pid in.
+// makeV2 makes the session's cgroup dir on cgroup2 and sets the limits its
+// controllers allow.
 //
 // Its controllers are those its parent, shellgate's own cgroup, enables in its
 // cgroup.subtree_control, which shellgate leaves alone: while processes live in
@@ -128,7 +166,7 @@ func (g *Group) Unified() bool { return g.v2 }
 // to RLIMIT_NPROC — and the cgroup still does what needs no controller: it
 // holds the session, and each command gets one of its own, killed through
 // cgroup.kill.
-func (g *Group) makeV2(dir string, pid, procs int, memory int64) error {
+func (g *Group) makeV2(dir string, procs int, memory int64) error {
 	sweepStale(filepath.Dir(dir))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup: %w", err)
@@ -155,9 +193,6 @@ func (g *Group) makeV2(dir string, pid, procs int, memory int64) error {
 	err := limit("pids.max", strconv.Itoa(procs), "pids")
 	if err == nil && memory > 0 {
 		err = limit("memory.max", strconv.FormatInt(memory, 10), "memory")
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 	}
 	if err != nil {
 		g.Remove()
@@ -195,28 +230,18 @@ func sweepStale(parent string) {
 	}
 }
 
-// make creates dir, writes the limits and moves pid in.
-func (g *Group) make(dir string, limits map[string]string, memory int64, memFile string, pid int, procsFile string) error {
+// make creates dir in a v1 hierarchy and writes the limits there.
+func (g *Group) make(dir string, limits map[string]string) error {
 	sweepStale(filepath.Dir(dir))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}
 	g.dirs = append(g.dirs, dir)
-	if memory > 0 {
-		if limits == nil {
-			limits = map[string]string{}
-		}
-		limits[memFile] = strconv.FormatInt(memory, 10)
-	}
 	for file, v := range limits {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
 			g.Remove()
 			return fmt.Errorf("cgroup %s: %w", file, err)
 		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, procsFile), []byte(strconv.Itoa(pid)), 0); err != nil {
-		g.Remove()
-		return fmt.Errorf("cgroup: %w", err)
 	}
 	return nil
 }

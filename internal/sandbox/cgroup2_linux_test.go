@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
 	"github.com/shellgate/shellgate/internal/lane"
+	"golang.org/x/sys/unix"
 )
 
 // cgroupRootEnv points an owner process (TestMain) at a cgroup hierarchy.
@@ -188,4 +190,46 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 			t.Errorf("the dead owner's cgroup %s was kept: %v", left[0], err)
 		}
 	})
+}
+
+// On cgroup2 the session's helper is born in the session's cgroup (clone3
+// with CLONE_INTO_CGROUP) instead of moved into it: a move waits for an RCU
+// grace period, 10–28 ms once the machine has been idle, on every session
+// start — every one-shot run. Nothing writes the cgroup's cgroup.procs.
+func TestHelperBornInCgroupV2(t *testing.T) {
+	lane.Live(t)
+	cgrouptest.MountCgroup2(t)
+	// Every write to a file of the test's cgroup2 mount, as it happens.
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		t.Skipf("no fanotify here (%v): what writes the cgroup files cannot be seen", err)
+	}
+	defer unix.Close(fan)
+	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_MODIFY, unix.AT_FDCWD, cgroup.Root); err != nil {
+		t.Skipf("cannot watch the cgroup2 mount (%v)", err)
+	}
+	s, _, l := treeSession(t, true)
+	out, code := run(t, s, l.root, "cat /proc/self/cgroup")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	buf := make([]byte, 64<<10)
+	n, _ := unix.Read(fan, buf)
+	for off := 0; off+int(unsafe.Sizeof(unix.FanotifyEventMetadata{})) <= n; {
+		ev := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[off]))
+		off += int(ev.Event_len)
+		if ev.Fd < 0 {
+			continue
+		}
+		file, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", ev.Fd))
+		unix.Close(int(ev.Fd))
+		if filepath.Base(file) == "cgroup.procs" && strings.HasPrefix(file, s.group.Dir()) {
+			t.Errorf("the helper was moved into its cgroup (%s written), not born in it", file)
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.helper.Process.Pid))
+	must(t, err)
+	if want := "0::" + strings.TrimPrefix(s.group.Dir(), cgroup.Root) + "\n"; !strings.Contains(string(b), want) {
+		t.Errorf("the helper is not in the session's cgroup %s:\n%s", want, b)
+	}
 }

@@ -2,11 +2,9 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
-	"github.com/shellgate/shellgate/internal/hint"
-	"github.com/shellgate/shellgate/internal/pidfd"
-	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"net"
 	"os"
 	"os/exec"
@@ -18,8 +16,11 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/hostscan"
 	"github.com/shellgate/shellgate/internal/idmap"
+	"github.com/shellgate/shellgate/internal/pidfd"
+	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
 	"golang.org/x/sys/unix"
@@ -126,8 +127,12 @@ func Start(spec Spec) (*Session, error) {
 	// gathered while the helper starts, which takes as long.
 	facts := make(chan Facts, 1)
 	go func() { facts <- SessionFacts(spec) }()
-	if err := s.startHelper(spec, files); err != nil {
+	cg := s.makeCgroup(spec.Limits)
+	if err := s.startHelper(spec, files, cg); err != nil {
 		fc.Close()
+		if s.group != nil {
+			s.group.Remove()
+		}
 		var no *noUserNS
 		if errors.As(err, &no) {
 			// What needs no namespace still applies (bare_linux.go).
@@ -137,7 +142,7 @@ func Start(spec Spec) (*Session, error) {
 		}
 		return nil, err
 	}
-	if err := s.setUp(spec, facts); err != nil {
+	if err := s.setUp(spec, facts, cg); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -151,41 +156,64 @@ func Start(spec Spec) (*Session, error) {
 // in flight made at the root) before it exits.
 // files are the helper's end of the control socket and, with
 // Spec.QuarantineLog, the log.
-func (s *Session) startHelper(spec Spec, files []*os.File) error {
+func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) error {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !spec.Network {
 		flags |= unix.CLONE_NEWNET
 	}
-	cmd := &exec.Cmd{
-		Path: "/proc/self/exe",
-		Args: []string{helperArg0},
-		// Nothing of shellgate's own environment reaches the session. One
-		// processor keeps the helper's threads few, under the process limit.
-		Env:        []string{"GOMAXPROCS=1"},
-		Dir:        "/",
-		ExtraFiles: files,
-		Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:  flags,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			// Caps survive the exec of a non-root user only as ambient ones.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
-			Setpgid:     true,
-		},
+	birth := -1
+	if s.group != nil {
+		if fd, ok := s.group.BirthFD(); ok {
+			defer unix.Close(fd)
+			birth = fd
+		}
 	}
 	pfd := -1
-	cmd.SysProcAttr.PidFD = &pfd
+	command := func(birth int) *exec.Cmd {
+		return &exec.Cmd{
+			Path: "/proc/self/exe",
+			Args: []string{helperArg0},
+			// Nothing of shellgate's own environment reaches the session. One
+			// processor keeps the helper's threads few, under the process limit.
+			Env:        []string{"GOMAXPROCS=1"},
+			Dir:        "/",
+			ExtraFiles: files,
+			Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
+			SysProcAttr: &syscall.SysProcAttr{
+				Cloneflags:  flags,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+				// Caps survive the exec of a non-root user only as ambient ones.
+				AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
+				Setpgid:     true,
+				PidFD:       &pfd,
+				UseCgroupFD: birth >= 0,
+				CgroupFD:    birth,
+			},
+		}
+	}
+	var cmd *exec.Cmd
 	startErr := make(chan error, 1)
 	go func() {
-		if err := cmd.Start(); err != nil {
+		cmd = command(birth)
+		err := cmd.Start()
+		if err != nil && birth >= 0 {
+			// Born elsewhere, then moved in: the cgroup may refuse a birth
+			// it would allow as a move, and the namespaces must not be
+			// blamed for that.
+			birth = -1
+			cmd = command(birth)
+			err = cmd.Start()
+		}
+		if err != nil {
 			startErr <- err
 			return
 		}
+		cg.born = birth >= 0
 		startErr <- nil
 		pidfd.AwaitExit(pfd)
-		err := cmd.Wait()
+		err = cmd.Wait()
 		s.mu.Lock()
 		s.waitErr = err
 		s.mu.Unlock()
@@ -220,26 +248,26 @@ func noNamespaces(err error) error {
 	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
 }
 
-// setUp moves the helper into a cgroup where it can, sends it the spec and
-// the plan made with facts, and waits for its report.
-func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
+// setUp moves the helper into its cgroup where it was not born in it, sends
+// it the spec and the plan made with facts, and waits for its report.
+func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
 	}
-	procs := spec.Limits.Procs
-	if procs <= 0 {
-		procs = DefaultProcs
-	}
-	layers := map[string]string{}
-	var missing []string
-	// The helper moves into its cgroup while it sets up its view: on v1 a
-	// move waits for an RCU grace period, ~10 ms after the machine was idle.
-	// It forks nothing before its first command, which waits for both.
+	// The helper moves into its cgroup while it sets up its view: a move
+	// waits for an RCU grace period, ~10 ms after the machine was idle. It
+	// forks nothing before its first command, which waits for both.
 	grouped := make(chan struct{})
 	go func() {
 		defer close(grouped)
-		missing = s.joinCgroup(pid, procs, spec.Limits.Memory, layers)
+		if s.group != nil && !cg.born {
+			if err := s.group.Join(pid); err != nil {
+				s.group.Remove()
+				s.group = nil
+				cg.noCgroup(err)
+			}
+		}
 	}()
 	defer func() { <-grouped }()
 	steps, trees := planWithTrees(spec, <-facts)
@@ -267,10 +295,11 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 			return s.helperError("setting up", r.err)
 		}
 		<-grouped
+		layers := cg.layers
 		for k, v := range r.m.Layers {
 			layers[k] = v
 		}
-		s.report = Report{Layers: layers, Missing: append(missing, r.m.Missing...)}
+		s.report = Report{Layers: layers, Missing: append(cg.missing, r.m.Missing...)}
 		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
 		return nil
 	case <-time.After(setupTimeout):
@@ -278,46 +307,64 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts) error {
 	}
 }
 
-// joinCgroup puts the helper pid in a cgroup of the session's where it can,
-// limited to procs processes and memory bytes (0: the default, best effort:
-// without the memory controller the session keeps its per-command cgroups,
-// and the report says so), records the layers that gives in layers and
-// returns what is missing.
-func (s *Session) joinCgroup(pid, procs int, memory int64, layers map[string]string) (missing []string) {
+// sessionCgroup is what the session's cgroup gives: the layers it makes,
+// what is missing, and whether the helper was born in it.
+type sessionCgroup struct {
+	layers  map[string]string
+	missing []string
+	memory  int64
+	born    bool
+}
+
+// makeCgroup makes the session's cgroup where it can (s.group), before the
+// helper starts, so that on cgroup2 the helper is born in it: limited to
+// limits.Procs processes and limits.Memory bytes (0: the default, best
+// effort: without the memory controller the session keeps its per-command
+// cgroups, and the report says so).
+func (s *Session) makeCgroup(limits Limits) *sessionCgroup {
+	procs := cmp.Or(max(limits.Procs, 0), DefaultProcs)
+	memory := limits.Memory
 	byDefault := memory == 0
 	if byDefault {
 		memory = DefaultMemory()
 	}
-	g, err := cgroup.New(pid, procs, memory)
+	cg := &sessionCgroup{layers: map[string]string{}, memory: memory}
+	g, err := cgroup.Make(procs, memory)
 	if err != nil && byDefault && memory > 0 {
-		if g, err = cgroup.New(pid, procs, 0); err == nil {
+		if g, err = cgroup.Make(procs, 0); err == nil {
 			g.Lack("memory", "no memory cgroup controller: the default limit does not apply")
 		}
 	}
-	if err == nil {
-		s.group = g
-		layers[LayerProcs] = "cgroup"
-		if why, ok := g.Missing["pids"]; ok {
-			layers[LayerProcs] = "rlimit"
-			if os.Getuid() == 0 {
-				missing = append(missing, fmt.Sprintf("%s: %s (the process limit does not bind root)", LayerProcs, why))
-			}
-		}
-		if why, ok := g.Missing["memory"]; ok {
-			missing = append(missing, "memory: "+why)
-		} else if memory > 0 {
-			layers[LayerMemory] = strconv.FormatInt(memory>>20, 10) + "MiB"
-		}
-	} else {
-		layers[LayerProcs] = "rlimit"
+	if err != nil {
+		cg.noCgroup(err)
+		return cg
+	}
+	s.group = g
+	cg.layers[LayerProcs] = "cgroup"
+	if why, ok := g.Missing["pids"]; ok {
+		cg.layers[LayerProcs] = "rlimit"
 		if os.Getuid() == 0 {
-			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), and RLIMIT_NPROC does not bind root", LayerProcs, err))
-		}
-		if memory > 0 {
-			missing = append(missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
+			cg.missing = append(cg.missing, fmt.Sprintf("%s: %s (the process limit does not bind root)", LayerProcs, why))
 		}
 	}
-	return missing
+	if why, ok := g.Missing["memory"]; ok {
+		cg.missing = append(cg.missing, "memory: "+why)
+	} else if memory > 0 {
+		cg.layers[LayerMemory] = strconv.FormatInt(memory>>20, 10) + "MiB"
+	}
+	return cg
+}
+
+// noCgroup records that the session has no cgroup, for err.
+func (cg *sessionCgroup) noCgroup(err error) {
+	cg.layers = map[string]string{LayerProcs: "rlimit"}
+	cg.missing = nil
+	if os.Getuid() == 0 {
+		cg.missing = append(cg.missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), and RLIMIT_NPROC does not bind root", LayerProcs, err))
+	}
+	if cg.memory > 0 {
+		cg.missing = append(cg.missing, fmt.Sprintf("%s: shellgate cannot make a cgroup (%v), so the session has no memory limit", LayerMemory, err))
+	}
 }
 
 func (s *Session) helperError(step string, err error) error {
