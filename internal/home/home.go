@@ -42,7 +42,7 @@ var Entries = sync.OnceValue(func() []Entry {
 		es = append(es, Entry{Rel: rel, Why: "toolchain, read-only"})
 	}
 	for _, rel := range []string{
-		".tool-versions", ".config/mise", ".config/git/ignore", ".config/git/attributes", ".gitignore_global",
+		".tool-versions", ".config/git/ignore", ".config/git/attributes", ".gitignore_global",
 		".editorconfig", ".inputrc",
 	} {
 		es = append(es, Entry{Rel: rel, Why: "settings, read-only"})
@@ -51,6 +51,8 @@ var Entries = sync.OnceValue(func() []Entry {
 		".gitconfig", ".config/git/config", ".npmrc", ".yarnrc", ".yarnrc.yml", ".bunfig.toml",
 		".config/pip/pip.conf", ".pip/pip.conf", ".config/uv/uv.toml", ".condarc", ".gemrc",
 		".cargo/config.toml", ".cargo/config", ".config/go/env",
+		// mise's global config, whose [env] may set a token for every project.
+		".config/mise/config.toml", ".config/mise/config.local.toml", ".config/mise/settings.toml",
 	} {
 		es = append(es, Entry{Rel: rel, Scrub: true, Why: "settings, credentials taken out"})
 	}
