@@ -283,7 +283,7 @@ func (x *rowRun) notes() string {
 func (x *rowRun) binEnv() []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + x.l.Home, "TMPDIR=" + x.l.Temp, "LANG=C.UTF-8", x.tag.String()}
 	for _, name := range secretEnv {
-		env = append(env, name+"=FAKEENV-"+name)
+		env = append(env, name+"="+secretValue(name, "FAKEENV-"+name))
 	}
 	return env
 }

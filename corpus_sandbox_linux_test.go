@@ -3,6 +3,7 @@ package shellgate_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -23,7 +24,24 @@ import (
 )
 
 // secretEnv is shellgate's own environment in the corpus's secret rows.
-var secretEnv = []string{"GH_PAT", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN"}
+var secretEnv = []string{"GH_PAT", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN",
+	"AZURE_STORAGE_CONNECTION_STRING", "ConnectionStrings__Default", "SPRING_DATASOURCE_URL"}
+
+// secretShape is where a variable whose name does not say it holds a
+// credential holds it: a field of a connection string or of a URL's query.
+var secretShape = map[string]string{
+	"AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https;AccountName=lab;AccountKey=%s",
+	"ConnectionStrings__Default":      "Server=db;Database=app;User Id=sa;Password=%s;",
+	"SPRING_DATASOURCE_URL":           "jdbc:postgresql://db:5432/app?user=app&password=%s",
+}
+
+// secretValue is variable name's value holding the fake secret.
+func secretValue(name, fake string) string {
+	if f, ok := secretShape[name]; ok {
+		return fmt.Sprintf(f, fake)
+	}
+	return fake
+}
 
 // Every live row of the attack corpus, run with the default configuration — the
 // policy and the sandbox together — does no harm, judged as the corpus README
@@ -36,7 +54,7 @@ func TestCorpusAttacksLiveHarmless(t *testing.T) {
 	}
 	requireSandbox(t)
 	for _, name := range secretEnv {
-		t.Setenv(name, "value-"+corpus.FakeKey)
+		t.Setenv(name, secretValue(name, "value-"+corpus.FakeKey))
 	}
 	ran := 0
 	for _, file := range []string{"attacks.tsv", "attacks-review.tsv"} {

@@ -141,3 +141,30 @@ printf 'kept as is\n' > node_modules/dep/new.js`)
 		})
 	}
 }
+
+// TestUndoLeavesBulkAGitignoreRewriteShowed: a command that rewrites
+// .gitignore (`printf 'dist/\n' > .gitignore`, > for >>) makes the user's
+// ignored bulk part of the checkpoint after it; undo to before it puts
+// .gitignore back and must leave that bulk where it is, as it leaves all
+// ignored bulk — not delete it as files the command made. What the command
+// made that the old rules do not ignore still goes.
+func TestUndoLeavesBulkAGitignoreRewriteShowed(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	checkpointtest.Sh(t, root, `set -e
+printf '*.db\ndata/\n' >> .gitignore && mkdir -p data/raw sub && printf 'deep/\n' > sub/.gitignore && git add -A && git commit -qm ignore
+head -c 102400 /dev/urandom > big.db && head -c 102400 /dev/urandom > data/raw/set.csv
+head -c 102400 /dev/urandom > node_modules/dep/big.js && mkdir -p sub/deep && head -c 102400 /dev/urandom > sub/deep/x.bin
+md5sum big.db data/raw/set.csv node_modules/dep/big.js sub/deep/x.bin > ../sums`)
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	id := snapshot(t, s, "rewrite .gitignore")
+	checkpointtest.Sh(t, root, `printf 'dist/\n' > .gitignore && rm sub/.gitignore && echo made > made.txt`)
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Restore(id); err != nil {
+		t.Fatal(err)
+	}
+	checkpointtest.Sh(t, root, `md5sum -c --quiet ../sums && grep -q '^data/$' .gitignore && test -f sub/.gitignore && ! test -e made.txt`)
+}

@@ -107,11 +107,17 @@ func (s *Store) diffTrees(a, b string) ([]diffEntry, error) {
 	return entries, nil
 }
 
-// summarize turns the difference of two checkpoints into a Summary.
-func (s *Store) summarize(a, b string) (Summary, error) {
+// summarize turns the difference of two checkpoints into a Summary; an undo
+// from a to b first drops what it leaves (keep: keepLeftOut).
+func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diffEntry, error)) (Summary, error) {
 	entries, err := s.diffTrees(a, b)
 	if err != nil {
 		return Summary{}, err
+	}
+	for _, k := range keep {
+		if entries, err = k(entries, b); err != nil {
+			return Summary{}, err
+		}
 	}
 	var sum Summary
 	var work, git []Change

@@ -240,7 +240,7 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		if err != nil {
 			return err
 		}
-		if sum, err = s.summarize(cur, r.Before); err != nil {
+		if sum, err = s.summarize(cur, r.Before, s.keepLeftOut); err != nil {
 			return err
 		}
 		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
@@ -296,6 +296,9 @@ func (s *Store) apply(cur string, j journal) error {
 		return err
 	}
 	entries, kept := keepGitlinks(entries)
+	if entries, err = s.keepLeftOut(entries, j.Target); err != nil {
+		return err
+	}
 	target, err := s.readManifest(j.Target)
 	if err != nil {
 		return err
@@ -385,6 +388,109 @@ func keepGitlinks(entries []diffEntry) ([]diffEntry, []string) {
 		out = append(out, e)
 	}
 	return out, links
+}
+
+// keepLeftOut drops from entries the deletion of each root file that
+// checkpoint target, by its own ignore rules (its .gitignore files and
+// .git/info/exclude), would have left out for being ignored bulk: such a file
+// is missing from target because target did not keep it, not because it was
+// not there. A command that rewrote .gitignore (`echo dist/ > .gitignore`)
+// makes the user's ignored files — a database, a dataset, node_modules —
+// part of every checkpoint after it; undo to before it must leave them, as
+// it leaves all ignored bulk, not delete them for being new.
+func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, error) {
+	var paths []string
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.path, "work/"); ok && e.status == 'D' {
+			paths = append(paths, rest)
+			for d := path.Dir(rest); d != "."; d = path.Dir(d) {
+				dirs[d] = true
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return entries, nil
+	}
+	// The ignore files target holds, read in one git process.
+	names := []string{"git/info/exclude", "work/.gitignore"}
+	for d := range dirs {
+		if !strings.ContainsAny(d, "\n\r") { // one name a line
+			names = append(names, "work/"+d+"/.gitignore")
+		}
+	}
+	var in strings.Builder
+	for _, n := range names {
+		in.WriteString(target + ":" + n + "\n")
+	}
+	out, err := s.git([]byte(in.String()), "", "", "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, n := range names {
+		header, rest, ok := strings.Cut(string(out), "\n")
+		if !ok {
+			return nil, fmt.Errorf("checkpoint: reading the ignore files of %s: short answer", target)
+		}
+		if !strings.HasSuffix(header, " missing") && !strings.HasSuffix(header, " ambiguous") {
+			// ID TYPE SIZE, then the content: a blob's are rules; a tree
+			// where a .gitignore would be has none.
+			f := strings.Fields(header)
+			size := -1
+			if len(f) == 3 {
+				size, _ = strconv.Atoi(f[2])
+			}
+			if size < 0 || size+1 > len(rest) {
+				return nil, fmt.Errorf("checkpoint: reading the ignore files of %s: bad answer %q", target, header)
+			}
+			if f[1] == "blob" {
+				files[n] = []byte(rest[:size])
+			}
+			rest = rest[size+1:]
+		}
+		out = []byte(rest)
+	}
+	global := parseIgnore("", append(files["git/info/exclude"], "\n/"+stagePrefix+"*/\n"...))
+	stacks := map[string]*ignoreStack{".": (&ignoreStack{global: global}).push(parseIgnore("", files["work/.gitignore"]))}
+	var stackOf func(dir string) *ignoreStack
+	stackOf = func(dir string) *ignoreStack {
+		if st, ok := stacks[dir]; ok {
+			return st
+		}
+		st := stackOf(path.Dir(dir))
+		if b, ok := files["work/"+dir+"/.gitignore"]; ok {
+			st = st.push(parseIgnore(dir, b))
+		}
+		stacks[dir] = st
+		return st
+	}
+	leftOut := func(p string) bool {
+		// Ignored itself, or beneath an ignored directory, whose files git
+		// never looks at.
+		var parts []string
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			parts = append(parts, d)
+		}
+		for i := len(parts) - 1; i >= 0; i-- {
+			if stackOf(path.Dir(parts[i])).excluded(parts[i], true) {
+				return true
+			}
+		}
+		if !stackOf(path.Dir(p)).excluded(p, false) {
+			return false
+		}
+		fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
+		return err == nil && !s.keptIgnored(p, fi.Size())
+	}
+	out2 := entries[:0:0]
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.path, "work/"); ok && e.status == 'D' && leftOut(rest) {
+			continue
+		}
+		out2 = append(out2, e)
+	}
+	return out2, nil
 }
 
 // workPath is the root's path (slash-separated) of checkpoint path p of the

@@ -42,7 +42,7 @@ var Entries = sync.OnceValue(func() []Entry {
 		es = append(es, Entry{Rel: rel, Why: "toolchain, read-only"})
 	}
 	for _, rel := range []string{
-		".tool-versions", ".config/mise", ".config/git/ignore", ".config/git/attributes", ".gitignore_global",
+		".tool-versions", ".config/git/ignore", ".config/git/attributes", ".gitignore_global",
 		".editorconfig", ".inputrc",
 	} {
 		es = append(es, Entry{Rel: rel, Why: "settings, read-only"})
@@ -51,6 +51,8 @@ var Entries = sync.OnceValue(func() []Entry {
 		".gitconfig", ".config/git/config", ".npmrc", ".yarnrc", ".yarnrc.yml", ".bunfig.toml",
 		".config/pip/pip.conf", ".pip/pip.conf", ".config/uv/uv.toml", ".condarc", ".gemrc",
 		".cargo/config.toml", ".cargo/config", ".config/go/env",
+		// mise's global config, whose [env] may set a token for every project.
+		".config/mise/config.toml", ".config/mise/config.local.toml", ".config/mise/settings.toml",
 	} {
 		es = append(es, Entry{Rel: rel, Scrub: true, Why: "settings, credentials taken out"})
 	}
@@ -71,8 +73,8 @@ var (
 
 func scrubPatterns() {
 	scrubOnce.Do(func() {
-		secretName = regexp.MustCompile(`(?i)auth|token|pass(w|$|phrase)|pwd|secret|credential|extraheader|cookie|private[-_]?key|api[-_]?key`)
-		tokenShape = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY|\b(?:gh[pousr]_|github_pat_|glpat-|npm_|xox[abprs]-|hf_|sk-|AKIA)[A-Za-z0-9_\-]{12,}`)
+		secretName = regexp.MustCompile(`(?i)auth|token|pass(w|phrase|\b|$)|pwd|secret|credential|extraheader|cookie|private[-_]?key|api[-_]?key`)
+		tokenShape = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY|\b(?:gh[pousr]_|github_pat_|glpat-|npm_|xox[abprs]-|hf_|sk-|AKIA)[A-Za-z0-9_\-]{12,}|://\S*/t/[^/\s"']{8,}`)
 		urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s"']+@`)
 	})
 }
@@ -152,11 +154,27 @@ func allowINI(data []byte, keep map[string][]string) []byte {
 	var out bytes.Buffer
 	var section []string // nil: a section not shown
 	shown := false       // the last key line was shown (for its continuations)
+	cont := false        // the last line ended in a backslash: this one goes on its value
 	for _, line := range strings.SplitAfter(string(data), "\n") {
 		t := strings.TrimSpace(line)
+		key, _, _ := strings.Cut(t, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if cont {
+			// A value's next line goes only where its key went, and only
+			// if it would go read as a line of its own (a backslash in a
+			// comment continues nothing).
+			cont = continues(line)
+			line = urlUserinfo.ReplaceAllString(line, "$1")
+			if shown = shown && showKey(section, key, line); shown {
+				out.WriteString(line)
+			}
+			continue
+		}
 		switch {
 		case t == "" || t[0] == '#' || t[0] == ';':
-			out.WriteString(line)
+			if !tokenShape.MatchString(line) {
+				out.WriteString(line)
+			}
 			continue
 		case t[0] == '[':
 			name := strings.ToLower(strings.Trim(t, "[] \t"))
@@ -170,16 +188,26 @@ func allowINI(data []byte, keep map[string][]string) []byte {
 			}
 			continue
 		}
-		key, _, _ := strings.Cut(t, "=")
-		key = strings.ToLower(strings.TrimSpace(key))
-		continued := shown && strings.HasSuffix(strings.TrimRight(strings.TrimSuffix(line, "\n"), " \t"), "\\")
+		cont = continues(line)
 		line = urlUserinfo.ReplaceAllString(line, "$1")
-		shown = section != nil && (slices.Contains(section, "*") || slices.Contains(section, key)) && !slices.Contains(section, "-"+key) && !tokenShape.MatchString(line)
-		if shown || continued {
+		if shown = showKey(section, key, line); shown {
 			out.WriteString(line)
 		}
 	}
 	return out.Bytes()
+}
+
+// showKey says whether a key's line is shown in a section that keeps keys.
+func showKey(section []string, key, line string) bool {
+	return section != nil && (slices.Contains(section, "*") || slices.Contains(section, key)) &&
+		!slices.Contains(section, "-"+key) && !tokenShape.MatchString(line)
+}
+
+// continues says whether an INI line's value goes on to the next line: it
+// ends in an odd number of backslashes, as git reads a value.
+func continues(line string) bool {
+	t := strings.TrimRight(line, "\r\n")
+	return (len(t)-len(strings.TrimRight(t, "\\")))%2 == 1
 }
 
 // allowKeys keeps a key=value file's comments, blank lines and the keys in
@@ -194,8 +222,8 @@ func allowKeys(data []byte, keep map[string][]string) []byte {
 		key = strings.ToLower(strings.TrimSpace(key))
 		scoped := strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry")
 		line = urlUserinfo.ReplaceAllString(line, "$1")
-		if t == "" || t[0] == '#' || t[0] == ';' ||
-			(slices.Contains(keep[""], key) || scoped) && !tokenShape.MatchString(line) {
+		if (t == "" || t[0] == '#' || t[0] == ';' || slices.Contains(keep[""], key) || scoped) &&
+			!tokenShape.MatchString(line) {
 			out.WriteString(line)
 		}
 	}
@@ -203,16 +231,36 @@ func allowKeys(data []byte, keep map[string][]string) []byte {
 }
 
 // Scrub returns an INI, TOML, YAML or npmrc settings file without its
-// credentials: every line whose setting name says it holds one, every section
-// whose name does (git's [credential]), every line with a token-shaped value,
-// and the user:password part of every URL. What is left — registries,
-// mirrors, proxies, identities, aliases — is what builds need.
+// credentials: every line that names one anywhere (a setting's name, a key of
+// an inline table or a flow mapping — bun's `registry = { url = …, token = … }`,
+// a .yarnrc's quoted `"//host/:_authToken" "…"`), every line with a
+// token-shaped value, what continues such a line (a YAML block or mapping
+// indented beneath it, a TOML multi-line string), every section whose name
+// names one (git's [credential]), and the user:password part of every URL.
+// What is left — registries, mirrors, proxies, identities, aliases — is what
+// builds need.
 func Scrub(data []byte) []byte {
 	scrubPatterns()
 	var out bytes.Buffer
 	skipSection := false
+	under := -1       // ≥ 0: lines indented deeper than this continue a dropped line
+	underKey := false // the dropped line is a key, whose list may be as deep
+	closer := ""      // the end of a dropped line's TOML multi-line string
 	for _, line := range strings.SplitAfter(string(data), "\n") {
 		t := strings.TrimSpace(line)
+		if closer != "" {
+			if strings.Contains(line, closer) {
+				closer = ""
+			}
+			continue
+		}
+		ind := len(line) - len(strings.TrimLeft(line, " \t"))
+		if under >= 0 {
+			if t == "" || ind > under || ind == under && underKey && (t == "-" || strings.HasPrefix(t, "- ")) {
+				continue
+			}
+			under = -1
+		}
 		if strings.HasPrefix(t, "[") {
 			skipSection = secretName.MatchString(t)
 			if skipSection {
@@ -221,16 +269,14 @@ func Scrub(data []byte) []byte {
 		} else if skipSection && t != "" && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, ";") {
 			continue
 		}
-		// The setting's name: before '=' (INI, TOML, npmrc, whose keys hold
-		// ':' as in //host/:_authToken), else before ':' (YAML).
-		key := t
-		if i := strings.IndexByte(t, '='); i >= 0 {
-			key = t[:i]
-		} else if i := strings.IndexByte(t, ':'); i >= 0 {
-			key = t[:i]
-		}
 		line = urlUserinfo.ReplaceAllString(line, "$1")
-		if secretName.MatchString(key) || tokenShape.MatchString(line) {
+		if secretName.MatchString(line) || tokenShape.MatchString(line) {
+			under, underKey = ind, t != "-" && !strings.HasPrefix(t, "- ")
+			for _, q := range []string{`"""`, `'''`} {
+				if strings.Count(line, q)%2 == 1 {
+					closer = q
+				}
+			}
 			continue
 		}
 		out.WriteString(line)

@@ -24,6 +24,35 @@ func TestScrub(t *testing.T) {
 	}
 }
 
+// A credential goes however the file's syntax holds it: in an inline table
+// or a flow mapping beside settings builds need (bun's documented
+// `registry = { url, token }`), under a quoted key (.yarnrc), in a YAML block
+// or a TOML multi-line string below its name, in a URL's path (conda's
+// /t/TOKEN/); a git value's next line goes only where its key went.
+func TestShowHidesCredentialsWhateverTheSyntax(t *testing.T) {
+	for _, c := range []struct{ rel, in, keep string }{
+		{".bunfig.toml", "[install]\nregistry = { url = \"https://registry.npmjs.org\", token = \"MARK1\" }\n" +
+			"[install.scopes]\nmyorg = { username = \"me\", password = \"MARK2\", url = \"https://r.myorg/\" }\n" +
+			"other = { pass = \"MARK3\" }\nexact = true\n", "exact = true"},
+		{".yarnrc.yml", "npmScopes: {myorg: {npmAuthToken: MARK1}}\nnpmRegistries:\n  \"https://npm.example.com\":\n" +
+			"    npmAuthIdent: >-\n      user:MARK2\n    npmAlwaysAuth: true\n  \"https://b\":\n    npmAuthIdent: |\n      MARK3\n" +
+			"yarnPath: .yarn/releases/y.cjs\n", "yarnPath: .yarn/releases/y.cjs"},
+		{".condarc", "channels:\n  - https://conda.anaconda.org/t/MARK1-0000-1111/mychannel\n  - conda-forge\n", "- conda-forge"},
+		{".yarnrc", "\"//npm.example.com/:_authToken\" \"MARK1\"\nregistry \"https://npm.example.com\"\n", "registry \"https://npm.example.com\""},
+		{".cargo/config.toml", "[registries]\nmy = { index = \"sparse+https://my/\", token = \"MARK1\" }\n" +
+			"[registry]\nglobal-credential-providers = [\"cargo:token\"]\n[x]\ntoken = \"\"\"\nMARK2\n\"\"\"\n" +
+			"[net]\nretry = 3\nauth = '''\nMARK3\n'''\n[build]\njobs = 4\n", "jobs = 4"},
+		{".gitconfig", "[core]\n\tsshCommand = sshpass -p \\\nMARK1 ssh\n\teditor = vim # a comment \\\n\taskPass = /bin/MARK2\n" +
+			"# ghp_MARK3aaaaaaaaaaaaaaaaaaaa\n[user]\n\tname = U\n", "name = U"},
+		{".npmrc", "# //r/:_authToken=npm_MARK1aaaaaaaaaaaaaaaa\nfund=false\n", "fund=false"},
+	} {
+		got := string(Show(c.rel, []byte(c.in)))
+		if strings.Contains(got, "MARK") || !strings.Contains(got, c.keep) {
+			t.Errorf("%s shown as:\n%s\nwant no MARK and %q", c.rel, got, c.keep)
+		}
+	}
+}
+
 // git's, npm's and pip's settings are shown by an allow-list: what builds
 // need stays, and a credential under a name no list foresaw goes with every
 // other key nobody named.

@@ -15,6 +15,11 @@ var secrets = []string{
 	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
 	".password-store", ".local/share/keyrings", ".vault-token", ".config/op",
 	".mozilla", ".config/google-chrome", ".config/chromium",
+	// Inside toolchains the sandbox shows whole: uv's credential store (`uv
+	// auth login`), the global npmrc of a user prefix (`npm config set
+	// --global` with prefix ~/.npm-global), .NET's certificate store (the
+	// private keys of `dotnet dev-certs`).
+	".local/share/uv/credentials", ".npm-global/etc/npmrc", ".dotnet/corefx/cryptography/x509stores",
 }
 
 // Secrets returns the secrets' table, relative to the home: a copy, so that

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/protect"
 	"golang.org/x/sys/unix"
 )
 
@@ -140,47 +141,55 @@ func TestViewHomeShowsNoCredentials(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
 	files := map[string]string{
-		".claude/.credentials.json":                 `{"token":"` + fakeKey + `"}`,
-		".codex/auth.json":                          fakeKey,
-		".config/gemini/oauth_creds.json":           fakeKey,
-		".config/github-copilot/apps.json":          fakeKey,
-		".pgpass":                                   "db:5432:*:u:" + fakeKey,
-		".config/rclone/rclone.conf":                "pass = " + fakeKey,
-		".m2/settings.xml":                          "<password>" + fakeKey + "</password>",
-		".gradle/gradle.properties":                 "token=" + fakeKey,
-		".terraformrc":                              fakeKey,
-		".cache/huggingface/token":                  fakeKey,
-		".bash_history":                             "export TOKEN=" + fakeKey,
-		".local/state/shellgate/audit.jsonl":        fakeKey,
-		".config/shellgate/config.toml":             "# " + fakeKey,
-		".npmrc":                                    "registry=https://r.example/\n//r.example/:_authToken=" + fakeKey + "\n",
-		".gitconfig":                                "[user]\n\tname = U\n[credential]\n\thelper = !echo password=" + fakeKey + "\n",
-		".config/pip/pip.conf":                      "[global]\nindex-url = https://u:" + fakeKey + "@pypi.example/simple\n",
-		".yarnrc.yml":                               "npmAuthToken: " + fakeKey + "\n",
-		".cargo/config.toml":                        "[registry]\ntoken = \"" + fakeKey + "\"\n",
-		".cargo/bin/cargo-fake":                     "#!/bin/sh\necho toolchain-here\n",
-		".docker/config.json":                       fakeKey,
-		".kube/config":                              fakeKey,
-		".config/gh/hosts.yml":                      fakeKey,
-		".password-store/x.gpg":                     fakeKey,
-		".local/share/keyrings/login.keyring":       fakeKey,
-		".mozilla/firefox/p/logins.json":            fakeKey,
-		".vault-token":                              fakeKey,
-		"some-new-tool/credentials":                 fakeKey,
-		".config/some-new-tool/secrets.json":        fakeKey,
-		".local/share/some-new-tool/session.cookie": fakeKey,
+		".claude/.credentials.json":                        `{"token":"` + fakeKey + `"}`,
+		".codex/auth.json":                                 fakeKey,
+		".config/gemini/oauth_creds.json":                  fakeKey,
+		".config/github-copilot/apps.json":                 fakeKey,
+		".pgpass":                                          "db:5432:*:u:" + fakeKey,
+		".config/rclone/rclone.conf":                       "pass = " + fakeKey,
+		".m2/settings.xml":                                 "<password>" + fakeKey + "</password>",
+		".gradle/gradle.properties":                        "token=" + fakeKey,
+		".terraformrc":                                     fakeKey,
+		".cache/huggingface/token":                         fakeKey,
+		".bash_history":                                    "export TOKEN=" + fakeKey,
+		".local/state/shellgate/audit.jsonl":               fakeKey,
+		".config/shellgate/config.toml":                    "# " + fakeKey,
+		".npmrc":                                           "registry=https://r.example/\n//r.example/:_authToken=" + fakeKey + "\n",
+		".gitconfig":                                       "[user]\n\tname = U\n[credential]\n\thelper = !echo password=" + fakeKey + "\n",
+		".config/pip/pip.conf":                             "[global]\nindex-url = https://u:" + fakeKey + "@pypi.example/simple\n",
+		".yarnrc.yml":                                      "npmAuthToken: " + fakeKey + "\n",
+		".cargo/config.toml":                               "[registry]\ntoken = \"" + fakeKey + "\"\n",
+		".cargo/bin/cargo-fake":                            "#!/bin/sh\necho toolchain-here\n",
+		".docker/config.json":                              fakeKey,
+		".kube/config":                                     fakeKey,
+		".config/gh/hosts.yml":                             fakeKey,
+		".password-store/x.gpg":                            fakeKey,
+		".local/share/keyrings/login.keyring":              fakeKey,
+		".mozilla/firefox/p/logins.json":                   fakeKey,
+		".vault-token":                                     fakeKey,
+		".local/share/uv/credentials/credentials.toml":     "[[credential]]\nservice = \"https://p.example/\"\npassword = \"" + fakeKey + "\"\n",
+		".local/share/uv/python/.lock":                     "",
+		".npm-global/etc/npmrc":                            "//r.example/:_authToken=" + fakeKey + "\n",
+		".dotnet/corefx/cryptography/x509stores/my/ab.pfx": fakeKey,
+		".config/mise/config.toml":                         "[tools]\nnode = \"22\"\n[env]\nGITHUB_TOKEN = \"" + fakeKey + "\"\n",
+		".bunfig.toml":                                     "[install]\nregistry = { url = \"https://r.example/\", token = \"" + fakeKey + "\" }\n",
+		"some-new-tool/credentials":                        fakeKey,
+		".config/some-new-tool/secrets.json":               fakeKey,
+		".local/share/some-new-tool/session.cookie":        fakeKey,
 	}
 	for rel, content := range files {
 		p := filepath.Join(l.home, rel)
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, []byte(content), 0o755))
 	}
-	s := start(t, l.spec())
-	got, _ := run(t, s, l.root, "grep -r "+fakeKey+" ~ 2>&1; cat ~/.npmrc ~/.gitconfig ~/.config/pip/pip.conf; ~/.cargo/bin/cargo-fake; git config --global user.name")
+	spec := l.spec()
+	spec.Hidden = protect.SecretPaths(l.home, nil) // what a Gate hides
+	s := start(t, spec)
+	got, _ := run(t, s, l.root, "grep -r "+fakeKey+" ~ 2>&1; cat ~/.npmrc ~/.gitconfig ~/.config/pip/pip.conf ~/.config/mise/config.toml; ~/.cargo/bin/cargo-fake; git config --global user.name")
 	if strings.Contains(got, fakeKey) {
 		t.Errorf("a credential is in the view:\n%s", got)
 	}
-	for _, want := range []string{"registry=https://r.example/", "name = U", "index-url = https://pypi.example/simple", "toolchain-here", "\nU\n"} {
+	for _, want := range []string{"registry=https://r.example/", "name = U", "index-url = https://pypi.example/simple", "toolchain-here", "\nU\n", `node = "22"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the view lacks %q:\n%s", want, got)
 		}

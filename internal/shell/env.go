@@ -51,7 +51,9 @@ var forced = []string{
 //
 // Besides the names IsSecret reports, a variable whose value is a URL with a password
 // in it (scheme://user:password@host) is stripped, e.g. REDIS_URL, and so is one
-// whose value looks like a key (LooksLikeKey: sk-…, ghp_…, xoxb-…, AKIA…).
+// whose value looks like a key (LooksLikeKey: sk-…, ghp_…, xoxb-…, AKIA…), or holds
+// one as a field of a connection string or a URL's query (hasFieldPassword:
+// Password=…, AccountKey=…, ?password=…, &sig=…).
 //
 // On Windows variable names are case-insensitive: "Path" and "PATH" are one
 // variable, and the later setting replaces the earlier one in place.
@@ -96,7 +98,7 @@ func stripped(kv, name string, o EnvOptions, kept bool) bool {
 		return false
 	}
 	value := kv[len(name)+1:]
-	return IsSecret(name) || hasURLPassword(value) || LooksLikeKey(value)
+	return IsSecret(name) || hasURLPassword(value) || hasFieldPassword(value) || LooksLikeKey(value)
 }
 
 // MinRedacted is the length from which a stripped secret's value is redacted from
@@ -151,6 +153,37 @@ func nameOf(kv string) string {
 		return ""
 	}
 	return kv[:i+min(1, len(kv))]
+}
+
+// credentialFields name the fields of a connection string or a URL's query
+// that hold a credential (compared lower-case, spaces dropped): ADO.NET's and
+// ODBC's Password= and Pwd=, Azure's AccountKey=, SharedAccessKey= and a SAS
+// URL's sig=, libpq's and JDBC's ?password=, an API's ?key= or ?token=.
+var credentialFields = map[string]bool{
+	"password": true, "passwd": true, "pwd": true, "pass": true, "userpassword": true,
+	"accountkey": true, "sharedaccesskey": true, "sharedaccesssignature": true, "sig": true,
+	"key": true, "apikey": true, "api_key": true, "token": true, "access_token": true, "accesstoken": true,
+	"secret": true, "client_secret": true, "clientsecret": true, "auth": true, "private_key": true,
+}
+
+// hasFieldPassword reports whether value holds a credential as a field of a
+// connection string (`Server=db;Password=…`,
+// `AccountName=a;AccountKey=…`) or of a URL's query
+// (`jdbc:postgresql://db/app?user=u&password=…`, `…?sv=…&sig=…`): the
+// variable's name need not say so (AZURE_STORAGE_CONNECTION_STRING,
+// ConnectionStrings__Default, SPRING_DATASOURCE_URL).
+func hasFieldPassword(value string) bool {
+	for _, f := range strings.FieldsFunc(value, func(r rune) bool { return r == ';' || r == '&' || r == '?' }) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		k = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(k), " ", ""))
+		if credentialFields[k] || strings.HasSuffix(k, "password") {
+			return true
+		}
+	}
+	return false
 }
 
 // hasURLPassword reports whether value looks like scheme://user:password@host.

@@ -162,6 +162,44 @@ func TestEnvWindowsCaseInsensitive(t *testing.T) {
 	}
 }
 
+// A credential in a field of the value goes whatever the variable is called:
+// connection strings (.NET's ConnectionStrings__X, Azure's), JDBC and libpq
+// URLs with the password in the query, an Azure SAS URL.
+func TestHasFieldPassword(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  bool
+	}{
+		{"Server=db;Database=app;User Id=sa;Password=s3cret;", true},
+		{"Driver={ODBC};Server=db;UID=sa;PWD=s3cret", true},
+		{"DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==;EndpointSuffix=core.windows.net", true},
+		{"Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc=", true},
+		{"jdbc:postgresql://db:5432/app?user=app&password=s3cret", true},
+		{"postgresql://app@db/app?sslmode=require&password=s3cret", true},
+		{"https://a.blob.core.windows.net/c?sv=2022-11-02&sig=abc%3D", true},
+		{"-Djavax.net.ssl.trustStorePassword=changeit", true},
+		{"https://maps.example/api?key=AIzaXYZ", true},
+		{"Server=db;Database=app;Password=", false},
+		{"rs=0:di=01;34:ln=01;36:mh=00", false},
+		{"https://example.com/search?q=a&page=2", false},
+		{"-tags=netgo -ldflags=-s", false},
+		{"/usr/local/bin:/usr/bin", false},
+	} {
+		if got := hasFieldPassword(tt.value); got != tt.want {
+			t.Errorf("hasFieldPassword(%q) = %v, want %v", tt.value, got, tt.want)
+		}
+	}
+	env := Env([]string{"PATH=/usr/bin", "AZURE_STORAGE_CONNECTION_STRING=AccountName=a;AccountKey=abcdefgh==", "ConnectionStrings__Default=Server=db;Password=s3cretpw"}, EnvOptions{})
+	for _, name := range []string{"AZURE_STORAGE_CONNECTION_STRING", "ConnectionStrings__Default"} {
+		if _, ok := lookup(env, name); ok {
+			t.Errorf("%s reaches the command", name)
+		}
+	}
+	if _, ok := lookup(env, "PATH"); !ok {
+		t.Error("PATH went")
+	}
+}
+
 func TestHasURLPassword(t *testing.T) {
 	tests := []struct {
 		value string
