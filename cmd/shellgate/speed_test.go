@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/mcpserver"
 
@@ -97,8 +96,7 @@ func BenchmarkCLI(b *testing.B) {
 	// an RCU grace period once the machine has been idle).
 	bwrapCgroup := func() time.Duration { return 0 }
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
-		if own, err := cgroup.Own(); err == nil && !cgroup.IsV2(cgroup.Root) && own["pids"] != "" && os.Getuid() == 0 {
-			parent := filepath.Join(cgroup.Root, "pids", own["pids"])
+		if parent, ok := v1PidsCgroup(); ok {
 			n := 0
 			bwrapCgroup = func() time.Duration {
 				n++
