@@ -12,12 +12,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Drop empties the calling thread's bounding and ambient sets, so a
-// command — even one running as root in the session's user namespace — starts
-// with no capabilities: it cannot undo a mount or leave the namespaces.
+// Drop empties the calling thread's bounding, ambient and inheritable sets,
+// so a command — even one running as root in the session's user namespace —
+// starts with no capabilities and carries none it could be given back: it
+// cannot undo a mount or leave the namespaces. The thread keeps its effective
+// and permitted sets until exec (Clear takes them).
 func Drop() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("ambient: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var sets [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &sets[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if sets[0].Inheritable|sets[1].Inheritable != 0 {
+		sets[0].Inheritable, sets[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &sets[0]); err != nil {
+			return fmt.Errorf("inheritable: %w", err)
+		}
 	}
 	// Root in the session gains nothing at exec either, and no command can
 	// change that.

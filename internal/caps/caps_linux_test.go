@@ -2,6 +2,7 @@ package caps
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -44,5 +45,43 @@ func TestDropAndClear(t *testing.T) {
 		if v := status[set]; strings.Trim(v, "0") != "" || v == "" {
 			t.Errorf("%s = %q after Drop and Clear, want none", set, v)
 		}
+	}
+}
+
+// Drop alone leaves a program started after it no capability to be given
+// back: the inheritable set a thread was started with (the sandbox's helper
+// holds ambient capabilities, which need it) is emptied too.
+func TestDropEmptiesInheritable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("raising the inheritable set needs CAP_SETPCAP")
+	}
+	done := make(chan string)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var sets [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &sets[0]); err != nil {
+			done <- "capget: " + err.Error()
+			return
+		}
+		sets[0].Inheritable = 1<<unix.CAP_SYS_ADMIN | 1<<unix.CAP_DAC_OVERRIDE
+		if err := unix.Capset(&hdr, &sets[0]); err != nil {
+			done <- "capset: " + err.Error()
+			return
+		}
+		if err := Drop(); err != nil {
+			done <- "Drop: " + err.Error()
+			return
+		}
+		out, err := exec.Command("grep", "^CapInh", "/proc/self/status").Output()
+		if err != nil {
+			done <- "grep: " + err.Error()
+			return
+		}
+		done <- strings.TrimSpace(string(out))
+	}()
+	got := <-done
+	if _, v, ok := strings.Cut(got, ":"); !ok || strings.Trim(strings.TrimSpace(v), "0") != "" {
+		t.Errorf("a program started after Drop: %q, want no inheritable capability", got)
 	}
 }
