@@ -110,6 +110,28 @@ func TestTimeoutText(t *testing.T) {
 	}
 }
 
+// No line of the text ends in blanks: not a blank command's headline, not the
+// lines of a command that end in blanks.
+func TestTextLineEnds(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"   ":                                    "Command not run.\nError INVALID_PARAM: empty.",
+		" \t\n":                                  "Command not run.\nError INVALID_PARAM: empty.",
+		"ls  ":                                   "Command not run: ls\nError INVALID_PARAM: empty.",
+		"for x in a; do  \r\n  echo $x \ndone\n": "Command not run: for x in a; do\n  echo $x\ndone\nError INVALID_PARAM: empty.",
+	} {
+		e := NotRun(cmd, nil, Err{Code: InvalidParam, Message: "empty."})
+		if e.Text != want || e.Data.Command != cmd {
+			t.Errorf("%q:\n%q\nwant\n%q", cmd, e.Text, want)
+		}
+	}
+	if got := shortCommand(strings.Repeat("x", maxHeadline) + "   \n"); got != strings.Repeat("x", maxHeadline) {
+		t.Errorf("command of %d bytes and blanks: %q", maxHeadline, got)
+	}
+	if got := shortCommand(strings.Repeat("x", maxHeadline+6) + "   \n"); got != strings.Repeat("x", maxHeadline)+"… (310 bytes in all)" {
+		t.Errorf("long command: %q", got)
+	}
+}
+
 func TestDuration(t *testing.T) {
 	for n, want := range map[int64]string{1000: "1s", 1500: "1.5s", 250: "250ms", 120000: "2m", 90000: "1m30s", 3600000: "1h"} {
 		if got := duration(n); got != want {
