@@ -329,7 +329,11 @@ func (e *Envelope) warnings() []warning {
 		for i, p := range d.BackgroundPIDs {
 			pids[i] = fmt.Sprint(p)
 		}
-		add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+		if e.bgStopped {
+			add(false, "Background processes stopped at exit: %s", strings.Join(pids, ", "))
+		} else {
+			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+		}
 	}
 	return w
 }

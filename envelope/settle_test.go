@@ -81,6 +81,11 @@ func TestTextWarnings(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
 		}
 	}
+	// A one-shot run stops them as it ends, and says so.
+	e.BackgroundStopped()
+	if !strings.Contains(e.Text, "\n[Background processes stopped at exit: 42, 43]") || strings.Contains(e.Text, "still running") {
+		t.Errorf("stopped background processes:\n%s", e.Text)
+	}
 	notRun := Envelope{Data: Data{Command: "rm -rf /"}}
 	notRun.Fail(InvalidParam, "Command blocked by safety rules.")
 	if notRun.Text != "Command not run: rm -rf /\nError INVALID_PARAM: Command blocked by safety rules." {

@@ -123,6 +123,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
+	if len(env.Data.BackgroundPIDs) > 0 {
+		env.BackgroundStopped() // by gate.Close, deferred: a one-shot run leaves nothing behind
+	}
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
@@ -133,10 +136,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())
 	}
-	if n := len(env.Data.BackgroundPIDs); n > 0 {
-		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.
-		fmt.Fprintf(stderr, "shellgate: stopping %d background process(es) the command left running; "+
-			"shellgate run leaves nothing behind (use shellgate mcp for jobs that outlive one command).\n", n)
+	if len(env.Data.BackgroundPIDs) > 0 {
+		fmt.Fprintln(stderr, "shellgate: run leaves nothing behind; shellgate mcp keeps jobs that outlive one command.")
 	}
 	return exitStatus(env)
 }
