@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,6 +75,16 @@ func commandID(cmd string, args []string, stderr io.Writer) (int, int) {
 	return 0, usageFailure(stderr, cmd, "at most one command number")
 }
 
+// listHint adds to the error of a command number the checkpoints do not
+// hold where to see those they do.
+func listHint(err error) error {
+	var none *shellgate.NoCheckpointError
+	if errors.As(err, &none) && none.Last > 0 {
+		return fmt.Errorf("%w (`shellgate changes` lists them)", err)
+	}
+	return err
+}
+
 // cmdChanges lists what recent commands changed in the root, or what one did.
 func cmdChanges(args []string, stdout, stderr io.Writer) int {
 	head := func(w io.Writer) {
@@ -103,7 +114,7 @@ root back as it was before command N.
 	if id != 0 {
 		r, err := cp.Record(id)
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate changes: %v\n", err)
+			fmt.Fprintf(stderr, "shellgate changes: %v\n", listHint(err))
 			return 2
 		}
 		recs = []shellgate.CheckpointRecord{r}
@@ -205,7 +216,7 @@ an error.
 	}
 	r, err := cp.Record(id)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+		fmt.Fprintf(stderr, "shellgate undo: %v\n", listHint(err))
 		return 2
 	}
 	since, err := cp.Since(id)
