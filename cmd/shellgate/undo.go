@@ -32,8 +32,9 @@ type changeRecord struct {
 // openStore loads the configuration as run would and opens the root's checkpoints.
 func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io.Writer), extra func(*flag.FlagSet)) (*shellgate.Checkpoints, []string, bool, int) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	var cf commonFlags
-	cf.register(fs)
+	var cf commonFlags // which root, and its configuration: no command is run
+	cf.registerFiles(fs)
+	cf.registerCheckpoints(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	if extra != nil {
