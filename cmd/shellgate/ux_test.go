@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -68,6 +70,36 @@ func TestSubcommandFlags(t *testing.T) {
 			if code := dispatch([]string{tc.cmd, tc.not[0] + "=auto"}, &out, &errb); code != exitUsage {
 				t.Errorf("shellgate %s %s=auto: exit %d, want %d", tc.cmd, tc.not[0], code, exitUsage)
 			}
+		}
+	}
+}
+
+// --version says something useful without a version or commit recorded (a
+// build with -buildvcs=false, as GOFLAGS may set): that it is a development
+// build, and the Go and system that built it; otherwise the version, the
+// commit once.
+func TestVersionLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"--version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "shellgate ") ||
+		!strings.Contains(out.String(), runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("--version: %d %q", code, out.String())
+	}
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		main     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"(devel)", nil, "shellgate (devel): a development build, no version or commit recorded (built with -buildvcs=false, or outside a git checkout); go1.26.8 linux/amd64"},
+		{"", []debug.BuildSetting{{Key: "-tags", Value: "shellgate_nomcp"}}, "shellgate (devel): a development build, no version or commit recorded (built with -buildvcs=false, or outside a git checkout); go1.26.8 linux/amd64, -tags shellgate_nomcp"},
+		{"(devel)", vcs, "shellgate (devel) 0123456789ab+dirty (go1.26.8 linux/amd64)"},
+		{"v0.0.0-20261128170000-0123456789ab+dirty", vcs, "shellgate v0.0.0-20261128170000-0123456789ab+dirty (go1.26.8 linux/amd64)"},
+		{"v1.2.3", nil, "shellgate v1.2.3 (go1.26.8 linux/amd64)"},
+	} {
+		info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.main}, Settings: tc.settings}
+		if got := versionText(info, "linux/amd64"); got != tc.want {
+			t.Errorf("%q %v:\n%s\nwant\n%s", tc.main, tc.settings, got, tc.want)
 		}
 	}
 }
