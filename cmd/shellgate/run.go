@@ -105,9 +105,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer gate.Close()
 
 	var opts []shellgate.Option
+	live := &liveOutput{stdout: stdout, stderr: stderr}
 	if !*asJSON {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
-		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)), shellgate.WithoutSpillFiles())
+		opts = append(opts, shellgate.WithOutput(live.write), shellgate.WithoutSpillFiles())
 	}
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
@@ -135,6 +136,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			shown.Settle()
 		}
 		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())
+		live.sayWithheld(stderr, env.Data.FullOutputPath != nil)
 	}
 	if len(env.Data.BackgroundPIDs) > 0 {
 		fmt.Fprintln(stderr, "shellgate: run leaves nothing behind; shellgate mcp keeps jobs that outlive one command.")
@@ -170,20 +172,42 @@ func (t *timeoutFlag) Set(s string) error {
 	return nil
 }
 
-// liveOutput copies output to the terminal as it arrives; binary output is counted,
-// not printed.
-func liveOutput(stdout, stderr io.Writer) func(shellgate.Output) {
-	var mu sync.Mutex
-	return func(o shellgate.Output) {
-		mu.Lock()
-		defer mu.Unlock()
-		if o.Binary {
-			return
-		}
-		if o.Stream == "stderr" {
-			stderr.Write(o.Data)
-		} else {
-			stdout.Write(o.Data)
+// liveOutput copies output to the terminal as it arrives; binary output is
+// counted, not printed.
+type liveOutput struct {
+	mu             sync.Mutex
+	stdout, stderr io.Writer
+	withheld       [2]int64 // bytes of binary output not written to stdout, stderr
+}
+
+func (l *liveOutput) write(o shellgate.Output) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, i := l.stdout, 0
+	if o.Stream == "stderr" {
+		w, i = l.stderr, 1
+	}
+	if o.Binary {
+		l.withheld[i] += int64(len(o.Data))
+		return
+	}
+	w.Write(o.Data)
+}
+
+// sayWithheld tells, on stderr, of binary output withheld from a stream that
+// is not a terminal (a pipe, a file), where the bytes may have been expected:
+// on a terminal the summary's "Binary output" says enough. kept: the full
+// output file has them.
+func (l *liveOutput) sayWithheld(stderr io.Writer, kept bool) {
+	where := ""
+	if kept {
+		where = " (the full output file has them)"
+	}
+	for i, name := range []string{"stdout", "stderr"} {
+		w := []io.Writer{l.stdout, l.stderr}[i]
+		if n := l.withheld[i]; n > 0 && !isTerminal(w) {
+			fmt.Fprintf(stderr, "shellgate: %d bytes of binary output withheld from %s: shellgate run writes text only%s; "+
+				"shellgate exec passes output through as it is.\n", n, name, where)
 		}
 	}
 }

@@ -103,3 +103,20 @@ func TestVersionLine(t *testing.T) {
 		}
 	}
 }
+
+// Binary output is not written by run, a terminal or not (the envelope's
+// rules); where stdout is a pipe or a file, where the bytes may have been
+// expected, a line on stderr says how many were withheld and what passes
+// them through.
+func TestRunBinaryWithheldSaysSo(t *testing.T) {
+	lane.Live(t)
+	code, stdout, stderr := runCLI(t, "--", `printf 'a\0b'`)
+	want := "\nshellgate: 3 bytes of binary output withheld from stdout: shellgate run writes text only (the full output file has them); " +
+		"shellgate exec passes output through as it is.\n"
+	if code != 0 || stdout != "" || !strings.HasSuffix(stderr, want) || !strings.Contains(stderr, "[Binary output: not shown as text.]") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, _, stderr := runCLI(t, "--json", "--", `printf 'a\0b'`); stderr != "" {
+		t.Errorf("--json: stderr %q", stderr)
+	}
+}
