@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -118,5 +119,35 @@ func TestRunBinaryWithheldSaysSo(t *testing.T) {
 	}
 	if _, _, stderr := runCLI(t, "--json", "--", `printf 'a\0b'`); stderr != "" {
 		t.Errorf("--json: stderr %q", stderr)
+	}
+}
+
+// No line shellgate writes for a model or a person ends in blanks: the
+// envelope's text with --json, the summary without, for the common calls and
+// blank commands (which are bad usage, INVALID_PARAM with --json).
+func TestRunTextLineEnds(t *testing.T) {
+	lane.Live(t)
+	blanks := func(what, s string) {
+		t.Helper()
+		for i, l := range strings.Split(s, "\n") {
+			if strings.TrimRight(l, " \t") != l {
+				t.Errorf("%s: line %d ends in blanks: %q\n%s", what, i+1, l, s)
+			}
+		}
+	}
+	for _, cmd := range []string{"echo hi", "echo hi   ", "   ", "", " \t\n", "exit 3", "sudo true", "sleep 30 &  ",
+		`printf 'a\0b'`, "for x in a; do  \n echo $x \ndone\n"} {
+		code, stdout, _ := runCLI(t, "--json", "--", cmd)
+		var env envelope.Envelope
+		if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+			t.Fatalf("%q: %v\n%s", cmd, err, stdout)
+		}
+		blanks(fmt.Sprintf("--json %q", cmd), env.Text)
+		if strings.TrimSpace(cmd) == "" && (code != exitUsage || env.Error == nil || env.Error.Code != envelope.InvalidParam || env.Text !=
+			"Command not run.\nError INVALID_PARAM: the command is empty (shellgate run [flags] -- COMMAND)") {
+			t.Errorf("--json %q: exit %d\n%s", cmd, code, env.Text)
+		}
+		_, _, stderr := runCLI(t, "--", cmd)
+		blanks(fmt.Sprintf("%q", cmd), stderr)
 	}
 }
