@@ -2,17 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/shellgate/shellgate"
-	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/lane"
-	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
 // TestTextLineEnds: no line of the text a model reads ends in blanks, for the
@@ -20,13 +15,7 @@ import (
 // a command whose lines end in blanks, refusals, jobs, the undo tool's.
 func TestTextLineEnds(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	cfg := shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
-		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
-	srv, _ := newServer(t, cfg, Options{UndoTool: true})
+	srv, _ := newServer(t, checkpointLab(t), Options{UndoTool: true})
 	cs := connect(t, srv, nil, nil)
 	ctx := context.Background()
 	calls := []struct {

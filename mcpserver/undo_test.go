@@ -22,12 +22,8 @@ import (
 // commands changed, previews an undo, and restores.
 func TestUndoTool(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	cfg := shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
-		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
+	cfg := checkpointLab(t)
+	root := cfg.Root
 	ctx := context.Background()
 
 	srv, _ := newServer(t, cfg, Options{})
@@ -76,4 +72,16 @@ func TestUndoTool(t *testing.T) {
 			t.Errorf("undo %v:\n%s\nwant it to end:\n%s", a, bad.Text, want)
 		}
 	}
+}
+
+// checkpointLab is the configuration of a Gate on a fresh repository, with
+// checkpoints in a store of its own and no sandbox (the checkpoints' work is
+// the same either way).
+func checkpointLab(t *testing.T) shellgate.Config {
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	return shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
 }
