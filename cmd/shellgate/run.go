@@ -206,8 +206,7 @@ func (l *liveOutput) sayWithheld(stderr io.Writer, kept bool) {
 	for i, name := range []string{"stdout", "stderr"} {
 		w := []io.Writer{l.stdout, l.stderr}[i]
 		if n := l.withheld[i]; n > 0 && !isTerminal(w) {
-			fmt.Fprintf(stderr, "shellgate: %d bytes of binary output withheld from %s: shellgate run writes text only%s; "+
-				"shellgate exec passes output through as it is.\n", n, name, where)
+			fmt.Fprintf(stderr, "shellgate: %d bytes of binary output withheld from %s%s; shellgate exec passes output through as is.\n", n, name, where)
 		}
 	}
 }

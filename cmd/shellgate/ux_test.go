@@ -112,8 +112,7 @@ func TestVersionLine(t *testing.T) {
 func TestRunBinaryWithheldSaysSo(t *testing.T) {
 	lane.Live(t)
 	code, stdout, stderr := runCLI(t, "--", `printf 'a\0b'`)
-	want := "\nshellgate: 3 bytes of binary output withheld from stdout: shellgate run writes text only (the full output file has them); " +
-		"shellgate exec passes output through as it is.\n"
+	want := "\nshellgate: 3 bytes of binary output withheld from stdout (the full output file has them); shellgate exec passes output through as is.\n"
 	if code != 0 || stdout != "" || !strings.HasSuffix(stderr, want) || !strings.Contains(stderr, "[Binary output: not shown as text.]") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
