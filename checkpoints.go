@@ -81,6 +81,9 @@ type (
 	ChangeSummary = checkpoint.Summary
 	// Change is one path of a ChangeSummary.
 	Change = checkpoint.Change
+	// NoCheckpointError is the error of Record for a command number the
+	// project's checkpoints do not hold; it says which they hold.
+	NoCheckpointError = checkpoint.NoRecordError
 )
 
 // options turns c into the store's options for root; off reports checkpoints

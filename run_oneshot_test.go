@@ -11,7 +11,8 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 )
 
-// The one-call Run works in the current directory and leaves nothing running.
+// The one-call Run works in the current directory and leaves nothing running,
+// and its text says so.
 func TestOneCallRun(t *testing.T) {
 	lane.Live(t)
 	dir := t.TempDir()
@@ -21,7 +22,8 @@ func TestOneCallRun(t *testing.T) {
 	t.Setenv(name, value)
 	env := shellgate.Run(t.Context(), shellgate.Request{Command: "pwd; sleep 30 & echo started"})
 	lines := strings.Fields(env.Data.Stdout)
-	if env.Status != envelope.Success || len(lines) != 2 || !strings.HasSuffix(lines[0], dirName(dir)) {
+	if env.Status != envelope.Success || len(lines) != 2 || !strings.HasSuffix(lines[0], dirName(dir)) ||
+		!strings.Contains(env.Text, "[Background processes stopped at exit: ") || strings.Contains(env.Text, "still running") {
 		t.Fatalf("%s\n%s", env.Status, env.Text)
 	}
 	for pid, cmd := range tagged(tag.String()) {

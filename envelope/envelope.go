@@ -51,12 +51,21 @@ type Envelope struct {
 	Stats   Stats   `json:"stats"`
 	Context Context `json:"context"`
 
-	notes []string // extra warning lines for the text; see Note
+	notes     []string // extra warning lines for the text; see Note
+	bgStopped bool     // the background processes were stopped; see BackgroundStopped
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
 // second spill file, a capped one). Call it before Settle.
 func (e *Envelope) Note(s string) { e.notes = append(e.notes, s) }
+
+// BackgroundStopped says in the text that the processes of data.background_pids
+// are stopped as the run ends (a one-shot run's Gate closes), not left running,
+// and settles e again.
+func (e *Envelope) BackgroundStopped() {
+	e.bgStopped = true
+	e.Settle()
+}
 
 // Data is what the command produced.
 type Data struct {

@@ -130,8 +130,8 @@ func (e *Envelope) render(v view) string {
 	d := e.Data
 	head := e.headline()
 	switch {
-	case v == briefText || d.Jobs != nil || d.Command == "":
-		b.WriteString(head + ".\n") // the command is data.command, or there is none
+	case v == briefText || d.Jobs != nil || strings.TrimSpace(d.Command) == "":
+		b.WriteString(head + ".\n") // the command is data.command, or there is none (a blank one)
 	default:
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
@@ -329,7 +329,11 @@ func (e *Envelope) warnings() []warning {
 		for i, p := range d.BackgroundPIDs {
 			pids[i] = fmt.Sprint(p)
 		}
-		add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+		if e.bgStopped {
+			add(false, "Background processes stopped at exit: %s", strings.Join(pids, ", "))
+		} else {
+			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+		}
 	}
 	return w
 }
@@ -362,8 +366,11 @@ func size(n int64) string {
 const maxHeadline = 300
 
 // shortCommand is the command for the text's first line: whole if short, else its
-// first bytes (cut at a rune boundary) and its length.
+// first bytes (cut at a rune boundary) and its length; no line of it ends in
+// blanks (data.command has them).
 func shortCommand(cmd string) string {
+	all := len(cmd)
+	cmd = trimLineEnds(cmd)
 	if len(cmd) <= maxHeadline {
 		return cmd
 	}
@@ -371,7 +378,20 @@ func shortCommand(cmd string) string {
 	for cut > 0 && !utf8.RuneStart(cmd[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… (%d bytes in all)", cmd[:cut], len(cmd))
+	return fmt.Sprintf("%s… (%d bytes in all)", cmd[:cut], all)
+}
+
+// trimLineEnds removes the blanks that end s and each of its lines.
+func trimLineEnds(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if !strings.Contains(s, " \n") && !strings.Contains(s, "\t\n") && !strings.Contains(s, "\r\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // CutMiddle keeps about n bytes of s, half from the head and half from the tail, on

@@ -81,6 +81,11 @@ func TestTextWarnings(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
 		}
 	}
+	// A one-shot run stops them as it ends, and says so.
+	e.BackgroundStopped()
+	if !strings.Contains(e.Text, "\n[Background processes stopped at exit: 42, 43]") || strings.Contains(e.Text, "still running") {
+		t.Errorf("stopped background processes:\n%s", e.Text)
+	}
 	notRun := Envelope{Data: Data{Command: "rm -rf /"}}
 	notRun.Fail(InvalidParam, "Command blocked by safety rules.")
 	if notRun.Text != "Command not run: rm -rf /\nError INVALID_PARAM: Command blocked by safety rules." {
@@ -107,6 +112,28 @@ func TestTimeoutText(t *testing.T) {
 	if loud.Status != Partial || !strings.HasPrefix(loud.Text, "Timed out after 1m30s: make\n") ||
 		!strings.Contains(loud.Text, "output it printed before is kept") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
 		t.Errorf("timeout with output, %s:\n%s", loud.Status, loud.Text)
+	}
+}
+
+// No line of the text ends in blanks: not a blank command's headline, not the
+// lines of a command that end in blanks.
+func TestTextLineEnds(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"   ":                                    "Command not run.\nError INVALID_PARAM: empty.",
+		" \t\n":                                  "Command not run.\nError INVALID_PARAM: empty.",
+		"ls  ":                                   "Command not run: ls\nError INVALID_PARAM: empty.",
+		"for x in a; do  \r\n  echo $x \ndone\n": "Command not run: for x in a; do\n  echo $x\ndone\nError INVALID_PARAM: empty.",
+	} {
+		e := NotRun(cmd, nil, Err{Code: InvalidParam, Message: "empty."})
+		if e.Text != want || e.Data.Command != cmd {
+			t.Errorf("%q:\n%q\nwant\n%q", cmd, e.Text, want)
+		}
+	}
+	if got := shortCommand(strings.Repeat("x", maxHeadline) + "   \n"); got != strings.Repeat("x", maxHeadline) {
+		t.Errorf("command of %d bytes and blanks: %q", maxHeadline, got)
+	}
+	if got := shortCommand(strings.Repeat("x", maxHeadline+6) + "   \n"); got != strings.Repeat("x", maxHeadline)+"… (310 bytes in all)" {
+		t.Errorf("long command: %q", got)
 	}
 }
 

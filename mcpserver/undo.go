@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 	case !a.Confirm:
 		r, err := cp.Record(a.ID)
 		if err != nil {
-			return fail(envelope.NotFound, "%v", err)
+			return noRecord(fail, err)
 		}
 		sum, err := cp.Changes(a.ID)
 		if err != nil {
@@ -114,7 +115,7 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 	default:
 		r, err := cp.Record(a.ID)
 		if err != nil {
-			return fail(envelope.NotFound, "%v", err)
+			return noRecord(fail, err)
 		}
 		undo, sum, err := cp.Undo(a.ID)
 		if err != nil {
@@ -129,6 +130,26 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 		Context: envelope.Context{ParamsInput: params},
 	}
 	return *env.Settle()
+}
+
+// noRecord is the envelope of a checkpoint number the project's checkpoints
+// do not hold, or of an error reading them.
+func noRecord(fail func(envelope.Code, string, ...any) envelope.Envelope, err error) envelope.Envelope {
+	var none *shellgate.NoCheckpointError
+	if !errors.As(err, &none) {
+		return fail(envelope.ExecutionError, "%v", err)
+	}
+	if none.Last == 0 {
+		return fail(envelope.NotFound, "%s.", capitalized(err.Error()))
+	}
+	return fail(envelope.NotFound, "%s. Call undo without an id to list them.", capitalized(err.Error()))
+}
+
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func listChanges(b *strings.Builder, changes []shellgate.Change) {

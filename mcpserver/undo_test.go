@@ -22,12 +22,8 @@ import (
 // commands changed, previews an undo, and restores.
 func TestUndoTool(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	cfg := shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
-		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
+	cfg := checkpointLab(t)
+	root := cfg.Root
 	ctx := context.Background()
 
 	srv, _ := newServer(t, cfg, Options{})
@@ -69,4 +65,23 @@ func TestUndoTool(t *testing.T) {
 	if bad.Error == nil || bad.Error.Code != "INVALID_PARAM" {
 		t.Errorf("confirm without id: %s", bad.Text)
 	}
+	// A number the checkpoints do not hold: which they hold, and how to list them.
+	for _, a := range []map[string]any{args("id", 99), args("id", 99, "confirm", true)} {
+		bad = call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: a})
+		if want := fmt.Sprintf("Error NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", id, id+1); bad.Error == nil || !strings.HasSuffix(bad.Text, want) {
+			t.Errorf("undo %v:\n%s\nwant it to end:\n%s", a, bad.Text, want)
+		}
+	}
+}
+
+// checkpointLab is the configuration of a Gate on a fresh repository, with
+// checkpoints in a store of its own and no sandbox (the checkpoints' work is
+// the same either way).
+func checkpointLab(t *testing.T) shellgate.Config {
+	lab := checkpointtest.LabDir(t)
+	root := filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	return shellgate.Config{Root: root, SpillDir: filepath.Join(lab, "spill"), TempDir: lab,
+		Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: shellgate.CheckpointConfig{Dir: filepath.Join(lab, "store")}}
 }

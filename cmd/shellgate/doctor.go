@@ -20,8 +20,10 @@ import (
 // session as `run` would and reporting each layer, and why one is missing.
 func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	var cf commonFlags
-	cf.register(fs)
+	var cf commonFlags // as run's, but no command of the user's is judged: no --mode
+	cf.registerFiles(fs)
+	cf.registerSandbox(fs)
+	cf.registerCheckpoints(fs)
 	plan := fs.Bool("plan", false, "print the steps that build the Linux sandbox's view of the filesystem, and exit")
 	head := func(w io.Writer) {
 		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies.\nWith --plan, prints the view the sandbox builds instead: every path a command sees.\n\n")

@@ -11,10 +11,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -91,7 +93,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "-version", "--version", "version":
-		fmt.Fprintln(stdout, "shellgate", version())
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help":
 		switch {
@@ -113,20 +115,57 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 }
 
 // version is the module version this binary was built from ("(devel)" for a build
-// in a clone), with the commit when the build recorded one.
+// in a clone), with the commit when the build recorded one and the version does
+// not already name it.
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
 	}
-	v := info.Main.Version
+	return moduleVersion(info)
+}
+
+func moduleVersion(info *debug.BuildInfo) string {
+	v := cmp.Or(info.Main.Version, "(devel)")
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 && !strings.Contains(v, s.Value[:12]) {
 			v += " " + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
+			if buildSetting(info, "vcs.modified") == "true" {
+				v += "+dirty"
+			}
 		}
 	}
 	return v
+}
+
+// versionLine is what --version prints: the version, the Go that built it, for
+// which system, and the build tags. A build that recorded neither a version nor
+// a commit says it is a development build, and why it knows no more.
+func versionLine() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "shellgate (unknown) " + runtime.Version()
+	}
+	return versionText(info, runtime.GOOS+"/"+runtime.GOARCH)
+}
+
+func versionText(info *debug.BuildInfo, system string) string {
+	built := info.GoVersion + " " + system
+	if tags := buildSetting(info, "-tags"); tags != "" {
+		built += ", -tags " + tags
+	}
+	v := moduleVersion(info)
+	if v == "(devel)" {
+		return "shellgate (devel): a development build, no version or commit recorded (built with -buildvcs=false, or outside a git checkout); " + built
+	}
+	return "shellgate " + v + " (" + built + ")"
+}
+
+func buildSetting(info *debug.BuildInfo, key string) string {
+	for _, s := range info.Settings {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
 }

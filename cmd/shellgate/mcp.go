@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -47,6 +48,28 @@ stdout; logs go to stderr.
 Flags:
 `
 
+// optionalBool is a boolean flag whose default is decided elsewhere: its help
+// shows no "(default …)", and set says whether it was given.
+type optionalBool struct{ v, set bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.v)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.v, b.set = v, true
+	return nil
+}
+
+func (b *optionalBool) IsBoolFlag() bool { return true }
+
 // originList collects repeated --allow-origin flags.
 type originList []string
 
@@ -62,13 +85,14 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		tokenFile = fs.String("token-file", "", "read the HTTP bearer token from `FILE` (default: $SHELLGATE_MCP_TOKEN, else generated)")
 		toolName  = fs.String("tool-name", mcpserver.DefaultToolName, "name of the tool, e.g. Bash")
 		verbose   = fs.Bool("verbose", false, "log every call on stderr")
-		structd   = fs.Bool("structured-content", true, "send the envelope as structuredContent beside the text, to every client (false: the text alone, to every client; default: per client, the text alone to Claude Code, Codex and Gemini CLI, whose models read the JSON instead or besides; see docs/mcp.md)")
+		structd   optionalBool
 		keep      = fs.Bool("keep-spill-files", false, "keep the files of a session's complete outputs after it ends (default: removed then)")
 		undoTool  = fs.Bool("undo-tool", false, "offer the tool \"undo\": the model may list the project's checkpoints and restore one (off by default)")
 		summarize = fs.Int("summarize", 0, "when output is cut, ask the client's model (MCP sampling) for a summary of at most `TOKENS` tokens, put first (0: off)")
 		maxSess   = fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "over HTTP, the most sessions open at once; a client past it gets 503 (-1: no cap)")
 		origins   originList
 	)
+	fs.Var(&structd, "structured-content", "true: send the envelope as structuredContent beside the text, to every client; false: the text alone, to every client (default: per client, the text alone to Claude Code, Codex and Gemini CLI, whose models read the JSON instead or besides; see docs/mcp.md)")
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
 	cf.registerAudit(fs)
@@ -137,11 +161,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// whatever they left in the background.
 	defer gate.Close()
 	opts := mcpserver.Options{ToolName: *toolName, Logger: log, KeepSpillFiles: *keep, Summarize: *summarize, UndoTool: *undoTool, Version: version()}
-	fs.Visit(func(f *flag.Flag) { // given: an override for every client
-		if f.Name == "structured-content" {
-			opts.TextOnly, opts.Structured = !*structd, *structd
-		}
-	})
+	if structd.set { // an override for every client
+		opts.TextOnly, opts.Structured = !structd.v, structd.v
+	}
 	srv, err := mcpserver.New(gate, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)

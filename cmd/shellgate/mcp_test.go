@@ -136,6 +136,23 @@ func TestMCPBinaryStdio(t *testing.T) {
 	}
 }
 
+// The help says what --structured-content's default is: the client's shape,
+// not "(default true)".
+func TestMCPStructuredContentHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"mcp", "-h"}, &out, &errb); code != 0 {
+		t.Skipf("mcp -h: exit %d %s", code, errb.String()) // built without the MCP server
+	}
+	_, help, _ := strings.Cut(out.String(), "  -structured-content")
+	help, _, _ = strings.Cut(help, "\n  -")
+	if !strings.Contains(help, "default: per client") || strings.Contains(help, "(default true)") || strings.Contains(help, "(default false)") {
+		t.Errorf("-structured-content%s", help)
+	}
+	if code := dispatch([]string{"mcp", "--structured-content=maybe"}, &out, &errb); code != exitUsage {
+		t.Errorf("--structured-content=maybe: exit %d", code)
+	}
+}
+
 // --structured-content is an override for every client; without it the shape
 // is the connecting client's (text only for Claude Code).
 func TestMCPStructuredContentFlag(t *testing.T) {
@@ -150,6 +167,7 @@ func TestMCPStructuredContentFlag(t *testing.T) {
 	}{
 		{"claude-code", nil, false},
 		{"claude-code", []string{"--structured-content=true"}, true},
+		{"claude-code", []string{"--structured-content"}, true},
 		{"opencode", nil, true},
 		{"opencode", []string{"--structured-content=false"}, false},
 	} {

@@ -105,9 +105,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer gate.Close()
 
 	var opts []shellgate.Option
+	live := &liveOutput{stdout: stdout, stderr: stderr}
 	if !*asJSON {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
-		opts = append(opts, shellgate.WithOutput(liveOutput(stdout, stderr)), shellgate.WithoutSpillFiles())
+		opts = append(opts, shellgate.WithOutput(live.write), shellgate.WithoutSpillFiles())
 	}
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
@@ -123,6 +124,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
+	if len(env.Data.BackgroundPIDs) > 0 {
+		env.BackgroundStopped() // by gate.Close, deferred: a one-shot run leaves nothing behind
+	}
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
@@ -132,11 +136,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			shown.Settle()
 		}
 		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())
+		live.sayWithheld(stderr, env.Data.FullOutputPath != nil)
 	}
-	if n := len(env.Data.BackgroundPIDs); n > 0 {
-		// gate.Close, deferred, ends them: a one-shot run leaves nothing behind.
-		fmt.Fprintf(stderr, "shellgate: stopping %d background process(es) the command left running; "+
-			"shellgate run leaves nothing behind (use shellgate mcp for jobs that outlive one command).\n", n)
+	if len(env.Data.BackgroundPIDs) > 0 {
+		fmt.Fprintln(stderr, "shellgate: run leaves nothing behind; shellgate mcp keeps jobs that outlive one command.")
 	}
 	return exitStatus(env)
 }
@@ -169,20 +172,41 @@ func (t *timeoutFlag) Set(s string) error {
 	return nil
 }
 
-// liveOutput copies output to the terminal as it arrives; binary output is counted,
-// not printed.
-func liveOutput(stdout, stderr io.Writer) func(shellgate.Output) {
-	var mu sync.Mutex
-	return func(o shellgate.Output) {
-		mu.Lock()
-		defer mu.Unlock()
-		if o.Binary {
-			return
-		}
-		if o.Stream == "stderr" {
-			stderr.Write(o.Data)
-		} else {
-			stdout.Write(o.Data)
+// liveOutput copies output to the terminal as it arrives; binary output is
+// counted, not printed.
+type liveOutput struct {
+	mu             sync.Mutex
+	stdout, stderr io.Writer
+	withheld       [2]int64 // bytes of binary output not written to stdout, stderr
+}
+
+func (l *liveOutput) write(o shellgate.Output) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, i := l.stdout, 0
+	if o.Stream == "stderr" {
+		w, i = l.stderr, 1
+	}
+	if o.Binary {
+		l.withheld[i] += int64(len(o.Data))
+		return
+	}
+	w.Write(o.Data)
+}
+
+// sayWithheld tells, on stderr, of binary output withheld from a stream that
+// is not a terminal (a pipe, a file), where the bytes may have been expected:
+// on a terminal the summary's "Binary output" says enough. kept: the full
+// output file has them.
+func (l *liveOutput) sayWithheld(stderr io.Writer, kept bool) {
+	where := ""
+	if kept {
+		where = " (the full output file has them)"
+	}
+	for i, name := range []string{"stdout", "stderr"} {
+		w := []io.Writer{l.stdout, l.stderr}[i]
+		if n := l.withheld[i]; n > 0 && !isTerminal(w) {
+			fmt.Fprintf(stderr, "shellgate: %d bytes of binary output withheld from %s%s; shellgate exec passes output through as is.\n", n, name, where)
 		}
 	}
 }

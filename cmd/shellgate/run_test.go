@@ -48,7 +48,7 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--timeout", "30", "--", "true"}, exitUsage, "", `"30" has no unit: write 30s for seconds`},
 		{[]string{"--timeout", "soon", "--", "true"}, exitUsage, "", `"soon" is not a duration`},
 		{[]string{"--mode", "sometimes", "--", "true"}, exitUsage, "", `--mode "sometimes": want auto, untrusted or never`},
-		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "stopping 1 background process(es)"},
+		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "[Background processes stopped at exit: "},
 		{[]string{"--bogus", "--", "true"}, exitUsage, "", "flag provided but not defined: -bogus"},
 		{nil, exitUsage, "", "no command given"},
 		{[]string{"--", ""}, exitUsage, "", "the command is empty"},

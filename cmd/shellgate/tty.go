@@ -15,3 +15,9 @@ func openTTY() (io.ReadCloser, io.Writer) {
 	}
 	return openConsole()
 }
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,8 +32,9 @@ type changeRecord struct {
 // openStore loads the configuration as run would and opens the root's checkpoints.
 func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io.Writer), extra func(*flag.FlagSet)) (*shellgate.Checkpoints, []string, bool, int) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	var cf commonFlags
-	cf.register(fs)
+	var cf commonFlags // which root, and its configuration: no command is run
+	cf.registerFiles(fs)
+	cf.registerCheckpoints(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	if extra != nil {
@@ -74,6 +76,16 @@ func commandID(cmd string, args []string, stderr io.Writer) (int, int) {
 	return 0, usageFailure(stderr, cmd, "at most one command number")
 }
 
+// listHint adds to the error of a command number the checkpoints do not
+// hold where to see those they do.
+func listHint(err error) error {
+	var none *shellgate.NoCheckpointError
+	if errors.As(err, &none) && none.Last > 0 {
+		return fmt.Errorf("%w (`shellgate changes` lists them)", err)
+	}
+	return err
+}
+
 // cmdChanges lists what recent commands changed in the root, or what one did.
 func cmdChanges(args []string, stdout, stderr io.Writer) int {
 	head := func(w io.Writer) {
@@ -103,7 +115,7 @@ root back as it was before command N.
 	if id != 0 {
 		r, err := cp.Record(id)
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate changes: %v\n", err)
+			fmt.Fprintf(stderr, "shellgate changes: %v\n", listHint(err))
 			return 2
 		}
 		recs = []shellgate.CheckpointRecord{r}
@@ -205,7 +217,7 @@ an error.
 	}
 	r, err := cp.Record(id)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
+		fmt.Fprintf(stderr, "shellgate undo: %v\n", listHint(err))
 		return 2
 	}
 	since, err := cp.Since(id)

@@ -85,8 +85,12 @@ func TestChangesAndUndo(t *testing.T) {
 	if got := checkpointtest.State(t, root); got != beforeUndo {
 		t.Errorf("the undo was not undone:\n%s", checkpointtest.DiffLines(beforeUndo, got))
 	}
-	if code, _, stderr := cli("undo", "--root", root, "99"); code != 2 || !strings.Contains(stderr, "no command 99") {
-		t.Errorf("undo 99: %d %s", code, stderr)
+	// A number the checkpoints do not hold: which they hold, and where they are listed.
+	for _, cmd := range []string{"undo", "changes"} {
+		want := "shellgate " + cmd + ": no command 99: the checkpoints hold commands 1 to 4 (`shellgate changes` lists them)\n"
+		if code, _, stderr := cli(cmd, "--root", root, "99"); code != 2 || stderr != want {
+			t.Errorf("%s 99: %d %q\nwant %q", cmd, code, stderr, want)
+		}
 	}
 	if code, _, stderr := cli("undo", "--root", root, "x"); code != exitUsage || !strings.Contains(stderr, "not a command number") {
 		t.Errorf("undo x: %d %s", code, stderr)

@@ -384,3 +384,20 @@ func TestNestedWorktree(t *testing.T) {
 		t.Error("git in the worktree after undo does not see its change")
 	}
 }
+
+// A command number the store does not hold: the error says which it holds,
+// with no package prefix (it is shown to users as it is).
+func TestNoRecordError(t *testing.T) {
+	for _, tc := range []struct {
+		err  checkpoint.NoRecordError
+		want string
+	}{
+		{checkpoint.NoRecordError{ID: 3}, "no command 3: there are no checkpoints yet"},
+		{checkpoint.NoRecordError{ID: 99, First: 1, Last: 5}, "no command 99: the checkpoints hold commands 1 to 5"},
+		{checkpoint.NoRecordError{ID: 2, First: 7, Last: 7}, "no command 2: it was pruned; the checkpoints hold command 7"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

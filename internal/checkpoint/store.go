@@ -542,7 +542,36 @@ func (s *Store) Record(id int) (Record, error) {
 			return r, nil
 		}
 	}
-	return Record{}, fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+	e := &NoRecordError{ID: id}
+	if len(recs) > 0 {
+		e.First, e.Last = recs[0].ID, recs[len(recs)-1].ID
+	}
+	return Record{}, e
+}
+
+// NoRecordError is a command number the store has no record of.
+type NoRecordError struct {
+	ID int
+	// First and Last are the numbers of the oldest and newest records kept;
+	// 0 when there are none.
+	First, Last int
+}
+
+func (e *NoRecordError) Error() string {
+	switch {
+	case e.Last == 0:
+		return fmt.Sprintf("no command %d: there are no checkpoints yet", e.ID)
+	case e.ID < e.First:
+		return fmt.Sprintf("no command %d: it was pruned; the checkpoints hold %s", e.ID, e.kept())
+	}
+	return fmt.Sprintf("no command %d: the checkpoints hold %s", e.ID, e.kept())
+}
+
+func (e *NoRecordError) kept() string {
+	if e.First == e.Last {
+		return fmt.Sprintf("command %d", e.First)
+	}
+	return fmt.Sprintf("commands %d to %d", e.First, e.Last)
 }
 
 // lock takes the store's lock: the process's mutex is the caller's, this is

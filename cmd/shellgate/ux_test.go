@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// A one-shot run stops what its command left in the background, and its text
+// says so rather than "still running", with --json or without.
+func TestRunBackgroundStoppedText(t *testing.T) {
+	lane.Live(t)
+	_, _, stderr := runCLI(t, "--", "sleep 30 & echo started")
+	if !strings.Contains(stderr, "\n[Background processes stopped at exit: ") || strings.Contains(stderr, "still running") ||
+		!strings.HasSuffix(stderr, "\nshellgate: run leaves nothing behind; shellgate mcp keeps jobs that outlive one command.\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	_, stdout, _ := runCLI(t, "--json", "--", "sleep 30 & echo started")
+	var env envelope.Envelope
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil || len(env.Data.BackgroundPIDs) != 1 ||
+		!strings.Contains(env.Text, "\n[Background processes stopped at exit: ") || strings.Contains(env.Text, "still running") {
+		t.Errorf("--json: %v\n%s", err, stdout)
+	}
+}
+
+// Each subcommand's help lists the flags that matter to it: changes and undo
+// start no sandbox and judge no command, doctor judges none.
+func TestSubcommandFlags(t *testing.T) {
+	files := []string{"-root", "-config", "-trust-project", "-no-user-config", "-checkpoints"}
+	sandbox := []string{"-allow-network", "-sandbox", "-profile", "-allow-domain", "-host-port"}
+	for _, tc := range []struct {
+		cmd       string
+		have, not []string
+	}{
+		{"changes", files, append([]string{"-mode"}, sandbox...)},
+		{"undo", files, append([]string{"-mode"}, sandbox...)},
+		{"doctor", append(files, sandbox...), []string{"-mode"}},
+		{"run", append(append(files, sandbox...), "-mode"), nil},
+		{"check", append(append(files, sandbox...), "-mode"), nil},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch([]string{tc.cmd, "-h"}, &out, &errb); code != 0 {
+			t.Fatalf("%s -h: exit %d %s", tc.cmd, code, errb.String())
+		}
+		flags := map[string]bool{}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f, ok := strings.CutPrefix(l, "  -"); ok {
+				flags["-"+strings.Fields(f)[0]] = true
+			}
+		}
+		for _, f := range tc.have {
+			if !flags[f] {
+				t.Errorf("shellgate %s -h lacks %s", tc.cmd, f)
+			}
+		}
+		for _, f := range tc.not {
+			if flags[f] {
+				t.Errorf("shellgate %s -h lists %s, which does nothing for it", tc.cmd, f)
+			}
+		}
+		// A flag not listed is not taken either.
+		if len(tc.not) > 0 {
+			var out, errb bytes.Buffer
+			if code := dispatch([]string{tc.cmd, tc.not[0] + "=auto"}, &out, &errb); code != exitUsage {
+				t.Errorf("shellgate %s %s=auto: exit %d, want %d", tc.cmd, tc.not[0], code, exitUsage)
+			}
+		}
+	}
+}
+
+// --version says something useful without a version or commit recorded (a
+// build with -buildvcs=false, as GOFLAGS may set): that it is a development
+// build, and the Go and system that built it; otherwise the version, the
+// commit once.
+func TestVersionLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"--version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "shellgate ") ||
+		!strings.Contains(out.String(), runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("--version: %d %q", code, out.String())
+	}
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		main     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"(devel)", nil, "shellgate (devel): a development build, no version or commit recorded (built with -buildvcs=false, or outside a git checkout); go1.26.8 linux/amd64"},
+		{"", []debug.BuildSetting{{Key: "-tags", Value: "shellgate_nomcp"}}, "shellgate (devel): a development build, no version or commit recorded (built with -buildvcs=false, or outside a git checkout); go1.26.8 linux/amd64, -tags shellgate_nomcp"},
+		{"(devel)", vcs, "shellgate (devel) 0123456789ab+dirty (go1.26.8 linux/amd64)"},
+		{"v0.0.0-20261128170000-0123456789ab+dirty", vcs, "shellgate v0.0.0-20261128170000-0123456789ab+dirty (go1.26.8 linux/amd64)"},
+		{"v1.2.3", nil, "shellgate v1.2.3 (go1.26.8 linux/amd64)"},
+	} {
+		info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.main}, Settings: tc.settings}
+		if got := versionText(info, "linux/amd64"); got != tc.want {
+			t.Errorf("%q %v:\n%s\nwant\n%s", tc.main, tc.settings, got, tc.want)
+		}
+	}
+}
+
+// Binary output is not written by run, a terminal or not (the envelope's
+// rules); where stdout is a pipe or a file, where the bytes may have been
+// expected, a line on stderr says how many were withheld and what passes
+// them through.
+func TestRunBinaryWithheldSaysSo(t *testing.T) {
+	lane.Live(t)
+	code, stdout, stderr := runCLI(t, "--", `printf 'a\0b'`)
+	want := "\nshellgate: 3 bytes of binary output withheld from stdout (the full output file has them); shellgate exec passes output through as is.\n"
+	if code != 0 || stdout != "" || !strings.HasSuffix(stderr, want) || !strings.Contains(stderr, "[Binary output: not shown as text.]") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, _, stderr := runCLI(t, "--json", "--", `printf 'a\0b'`); stderr != "" {
+		t.Errorf("--json: stderr %q", stderr)
+	}
+}
+
+// No line shellgate writes for a model or a person ends in blanks: the
+// envelope's text with --json, the summary without, for the common calls and
+// blank commands (which are bad usage, INVALID_PARAM with --json).
+func TestRunTextLineEnds(t *testing.T) {
+	lane.Live(t)
+	blanks := func(what, s string) {
+		t.Helper()
+		for i, l := range strings.Split(s, "\n") {
+			if strings.TrimRight(l, " \t") != l {
+				t.Errorf("%s: line %d ends in blanks: %q\n%s", what, i+1, l, s)
+			}
+		}
+	}
+	for _, cmd := range []string{"echo hi", "echo hi   ", "   ", "", " \t\n", "exit 3", "sudo true", "sleep 30 &  ",
+		`printf 'a\0b'`, "for x in a; do  \n echo $x \ndone\n"} {
+		code, stdout, _ := runCLI(t, "--json", "--", cmd)
+		var env envelope.Envelope
+		if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+			t.Fatalf("%q: %v\n%s", cmd, err, stdout)
+		}
+		blanks(fmt.Sprintf("--json %q", cmd), env.Text)
+		if strings.TrimSpace(cmd) == "" && (code != exitUsage || env.Error == nil || env.Error.Code != envelope.InvalidParam || env.Text !=
+			"Command not run.\nError INVALID_PARAM: the command is empty (shellgate run [flags] -- COMMAND)") {
+			t.Errorf("--json %q: exit %d\n%s", cmd, code, env.Text)
+		}
+		_, _, stderr := runCLI(t, "--", cmd)
+		blanks(fmt.Sprintf("%q", cmd), stderr)
+	}
+}
