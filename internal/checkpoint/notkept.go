@@ -153,6 +153,7 @@ func notKeptSkips(entries []diffEntry, now, target manifest) ([]diffEntry, []Not
 		}
 		left = append(left, NotRestored{Path: p, Why: why})
 	}
+	sort.Slice(left, func(i, j int) bool { return left[i].Path < left[j].Path })
 	return out, left
 }
 
