@@ -24,15 +24,7 @@ import (
 // before it overwrites what changed after the command.
 func TestChangesAndUndo(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
-	t.Setenv("HOME", filepath.Join(lab, "home"))
-	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
-	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	lab, root := undoLab(t)
 	// doctor only looks: a project no command ran in has no store, and
 	// doctor makes none.
 	if code, stdout, stderr := cli("doctor", "--root", root, "--sandbox", "off"); !strings.Contains(stdout,
@@ -94,6 +86,23 @@ func TestChangesAndUndo(t *testing.T) {
 	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
 		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
 	}
+}
+
+// undoLab is a lab (under /var/tmp) holding checkpointtest's repository in
+// lab/project, with the checkpoint store, the user's config and home, and
+// the temporary directory in it.
+func undoLab(t *testing.T) (lab, root string) {
+	t.Helper()
+	lab = checkpointtest.LabDir(t)
+	root = filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
+	t.Setenv("HOME", filepath.Join(lab, "home"))
+	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
+	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	return lab, root
 }
 
 // checkChanges: `shellgate changes` lists TestChangesAndUndo's two commands,
@@ -176,15 +185,7 @@ func TestChangesAcrossSessionsAndRuns(t *testing.T) {
 // saying which path it did not restore and why.
 func TestChangesAndUndoNotKept(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
-	t.Setenv("HOME", filepath.Join(lab, "home"))
-	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
-	t.Setenv("TMPDIR", filepath.Join(lab, "tmp"))
+	_, root := undoLab(t)
 	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "truncate -s 1T big.img && rm README.md"); code != 0 ||
 		!strings.Contains(stderr, "added big.img (not kept, 1.0 TiB)") {
 		t.Fatalf("run: %d %s", code, stderr)
