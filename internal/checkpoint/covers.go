@@ -94,15 +94,29 @@ func Covers(root, path string, maxFileSize int64) bool {
 }
 
 // bigBeneath reports a file over max among what a checkpoint keeps of the
-// repository at abs (rel in the root; ign its ignore rules): its working
-// files, not ignored, nested repositories' included, and its .git's less
-// objects/ (git's objects are never rewritten in place: git reset, clean,
-// checkout, stash drop and branch -D leave them; a pack over max stays
-// where it is).
+// repository at abs (rel in the root; ign its ignore rules, its own
+// .gitignore's included): its working files, not ignored, nested
+// repositories' included, and its .git's less objects/ (git's objects are
+// never rewritten in place: git reset, clean, checkout, stash drop and
+// branch -D leave them; a pack over max stays where it is).
 func bigBeneath(s *Store, abs, rel string, ign *ignoreStack, max int64) bool {
-	ents, err := os.ReadDir(abs)
+	return bigIn(s, abs, rel, ign, max, true)
+}
+
+// bigIn is bigBeneath of directory abs, listed once and its entries stat'ed
+// through its descriptor, as a checkpoint's walk does; ign is its parent's
+// rules (top: its own already).
+func bigIn(s *Store, abs, rel string, ign *ignoreStack, max int64, top bool) bool {
+	ents, stat, done, err := readDir(abs)
 	if err != nil {
 		return false
+	}
+	defer done()
+	if !top {
+		if hasGit(ents) {
+			ign = s.repoIgnore(abs, rel)
+		}
+		ign = ign.push(readIgnore(abs, rel, ents))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -113,25 +127,14 @@ func bigBeneath(s *Store, abs, rel string, ign *ignoreStack, max int64) bool {
 				return true
 			}
 		case e.IsDir():
-			if ign.excluded(path, true) {
-				continue
-			}
-			sub := filepath.Join(abs, name)
-			sign := ign
-			if subEnts, err := os.ReadDir(sub); err == nil {
-				if hasGit(subEnts) {
-					sign = s.repoIgnore(sub, path)
-				}
-				sign = sign.push(readIgnore(sub, path, subEnts))
-			}
-			if bigBeneath(s, sub, path, sign, max) {
+			if !ign.excluded(path, true) && bigIn(s, filepath.Join(abs, name), path, ign, max, false) {
 				return true
 			}
 		case e.Type().IsRegular():
 			if ign.excluded(path, false) {
 				continue // ignored: git leaves it unless -x, which is never covered
 			}
-			if fi, err := e.Info(); err == nil && fi.Size() > max {
+			if st, err := stat(name); err == nil && st.size > max {
 				return true
 			}
 		}
