@@ -38,6 +38,11 @@ type CheckpointConfig struct {
 	// KeepIgnored are base-name patterns of ignored files kept whatever
 	// their size, up to 16 MiB (nil: .env, .env.*, *.env, .envrc).
 	KeepIgnored []string
+	// MaxFileSize: a file larger (its stat size: a sparse file counts at
+	// its apparent size) is not read into a checkpoint; it is recorded as
+	// not kept, undo leaves it as it is, and lose-work is not relaxed where
+	// git could take it (0: 256 MiB).
+	MaxFileSize int64
 	// MaxSize, MaxAge and MaxCount bound each project's store; the oldest
 	// checkpoints are pruned past them (0: 2 GiB, 7 days, 1000 commands).
 	MaxSize  int64
@@ -98,7 +103,7 @@ func (c CheckpointConfig) options(root string) (o checkpoint.Options, off bool) 
 		}
 	}
 	return checkpoint.Options{Root: root, Dir: dir, IgnoredMaxSize: c.IgnoredMaxSize, KeepIgnored: c.KeepIgnored,
-		MaxSize: c.MaxSize, MaxAge: c.MaxAge, MaxCount: c.MaxCount}, c.Off
+		MaxFileSize: c.MaxFileSize, MaxSize: c.MaxSize, MaxAge: c.MaxAge, MaxCount: c.MaxCount}, c.Off
 }
 
 // Checkpoints is one project's checkpoints, as `shellgate changes` and
@@ -378,7 +383,7 @@ func changed(id int, sum ChangeSummary) *envelope.Changed {
 			continue // counted in Git; the model wants the project's own files
 		}
 		if n < maxChangedPaths {
-			c.Paths = append(c.Paths, ch.Kind+" "+checkpoint.ShowPath(ch.Path))
+			c.Paths = append(c.Paths, ch.Text())
 		}
 		n++
 	}
@@ -541,7 +546,7 @@ func (g *Gate) covered(place string, confined bool) bool {
 	if _, err := os.Lstat(place); err != nil && !confined {
 		return false
 	}
-	return checkpoint.Covers(g.root, place)
+	return checkpoint.Covers(g.root, place, g.cps.opts.MaxFileSize)
 }
 
 // placeIn is path p as a program started in dir finds it.

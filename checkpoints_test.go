@@ -479,3 +479,51 @@ func TestGateStoreOutOfReach(t *testing.T) {
 		}
 	}
 }
+
+// TestGateLoseWorkNotKept: a file over max_file_size (a sparse terabyte a
+// command made) is not read into the checkpoint; data.changed says it was
+// added and not kept; rule lose-work does not count on undo where git could
+// take it (git clean -fd would delete it for good), and asks; and undo
+// leaves it, saying so.
+func TestGateLoseWorkNotKept(t *testing.T) {
+	lane.Live(t)
+	l := newCPLab(t, sandbox.Off, nil)
+	ctx := context.Background()
+	readme, _ := os.ReadFile(filepath.Join(l.root, "README.md"))
+	env := l.g.Run(ctx, shellgate.Request{Command: "truncate -s 1T big.img && echo x >> README.md"})
+	if env.Error != nil || env.Data.Changed == nil {
+		t.Fatalf("truncate: %s", env.Text)
+	}
+	c := env.Data.Changed
+	if c.Added != 1 || c.Modified != 1 || !slices.Contains(c.Paths, "added big.img (not kept, 1.0 TiB)") {
+		t.Errorf("data.changed %+v", c)
+	}
+	for _, cmd := range []string{"git clean -fd", "git reset --hard", "git -C src checkout -- ."} {
+		env := l.g.Run(ctx, shellgate.Request{Command: cmd})
+		if env.Error == nil || env.Error.Rule != policy.RuleLoseWork {
+			t.Errorf("%s beside a file checkpoints do not keep: %s", cmd, env.Text)
+		}
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sum, err := cp.Undo(c.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(l.root, "big.img")); err != nil || fi.Size() != 1<<40 {
+		t.Errorf("undo did not leave big.img: %v %v", fi, err)
+	}
+	if len(sum.NotRestored) != 1 || sum.NotRestored[0].Path != "big.img" || sum.Modified != 1 {
+		t.Errorf("undo: %+v", sum)
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.root, "README.md")); string(b) != string(readme) {
+		t.Errorf("README.md not restored: %q", b)
+	}
+	// Gone, git clean -fd is trusted to undo again.
+	os.Remove(filepath.Join(l.root, "big.img"))
+	if env := l.g.Run(ctx, shellgate.Request{Command: "git clean -fd"}); env.Error != nil {
+		t.Errorf("git clean -fd with no big file: %s", env.Text)
+	}
+}

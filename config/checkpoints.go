@@ -17,6 +17,7 @@ type checkpointsTable struct {
 	MaxCount       *int64   `toml:"max_count"`        // commands remembered
 	IgnoredMaxSize any      `toml:"ignored_max_size"` // ignored files kept up to this size
 	KeepIgnored    []string `toml:"keep_ignored"`     // ignored files kept whatever their size
+	MaxFileSize    any      `toml:"max_file_size"`    // files over it are not read, "256MB"
 	KeeperIdle     *string  `toml:"keeper_idle"`      // "10m"; "0" or "off": no keeper
 }
 
@@ -25,6 +26,8 @@ const (
 	maxCheckpointCount = 100000
 	maxCheckpointAge   = 10 * 365 * 24 * time.Hour
 	maxIgnoredSize     = 1 << 30
+	minMaxFileSize     = 1 << 20
+	maxMaxFileSize     = 64 << 30
 	maxKeeperIdle      = 24 * time.Hour
 )
 
@@ -88,6 +91,22 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 			ignore("checkpoints.ignored_max_size", "lowering it keeps fewer ignored files")
 		} else {
 			out.IgnoredMaxSize = n
+		}
+	}
+	if c.MaxFileSize != nil {
+		n, err := parseSize(c.MaxFileSize)
+		if err != nil {
+			return f.errorAt("checkpoints.max_file_size", "%v", err)
+		}
+		if n < minMaxFileSize || n > maxMaxFileSize {
+			return f.errorAt("checkpoints.max_file_size", "%d bytes is out of range: want 1MB to 64GB", n)
+		}
+		// Lower, checkpoints keep less; higher, a file the project holds
+		// (a sparse terabyte a command made) stalls every checkpoint.
+		if trusted {
+			out.MaxFileSize = n
+		} else if n != orDefault(out.MaxFileSize, checkpoint.DefaultMaxFileSize) {
+			ignore("checkpoints.max_file_size", "lower, checkpoints keep less; higher, a big file in the project stalls each checkpoint")
 		}
 	}
 	if c.KeepIgnored != nil {

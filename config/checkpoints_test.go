@@ -89,6 +89,10 @@ func TestCheckpointsTableErrors(t *testing.T) {
 		{"[checkpoints]\nignored_max_size = \"2GB\"\n", `[checkpoints] ignored_max_size: 2147483648 bytes is out of range`},
 		{"[checkpoints]\nkeeper_idle = \"48h\"\n", `[checkpoints] keeper_idle: 48h0m0s is out of range`},
 		{"[checkpoints]\nkeeper_idle = \"soon\"\n", `[checkpoints] keeper_idle:`},
+		{"[checkpoints]\nmax_file_size = \"12KB\"\n", `:2: [checkpoints] max_file_size: 12288 bytes is out of range: want 1MB to 64GB`},
+		{"[checkpoints]\nmax_file_size = \"1TB\"\n", `[checkpoints] max_file_size:`},
+		{"[checkpoints]\nmax_file_size = \"big\"\n", `[checkpoints] max_file_size:`},
+		{"[checkpoints]\nmax_file_sise = \"1GB\"\n", `:2: unknown key "max_file_sise" in [checkpoints]; did you mean "max_file_size"?`},
 	}
 	for _, tt := range tests {
 		l := newLab(t)
@@ -96,6 +100,42 @@ func TestCheckpointsTableErrors(t *testing.T) {
 		_, _, err := config.Load(l.opts())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}
+
+// max_file_size: the user's file sets it (a size, as a string or bytes); a
+// project file may neither lower it (checkpoints keep less) nor raise it (a
+// big file it holds would stall each checkpoint), unless trusted.
+func TestCheckpointsMaxFileSize(t *testing.T) {
+	tests := []struct {
+		user, project string
+		trusted       bool
+		want          int64
+		warned        bool
+	}{
+		{"", "", false, 0, false},
+		{"max_file_size = \"1GB\"", "", false, 1 << 30, false},
+		{"max_file_size = 67108864", "", false, 64 << 20, false},
+		{"", "max_file_size = \"16MB\"", false, 0, true},
+		{"", "max_file_size = \"8GB\"", false, 0, true},
+		{"max_file_size = \"1GB\"", "max_file_size = \"1GB\"", false, 1 << 30, false},
+		{"max_file_size = \"1GB\"", "max_file_size = \"2GB\"", false, 1 << 30, true},
+		{"", "max_file_size = \"16MB\"", true, 16 << 20, false},
+	}
+	for _, tt := range tests {
+		l := newLab(t)
+		write(t, l.user, "[checkpoints]\n"+tt.user+"\n")
+		write(t, filepath.Join(l.root, config.ProjectFileName), "[checkpoints]\n"+tt.project+"\n")
+		opts := l.opts()
+		opts.TrustProject = tt.trusted
+		cfg, src, err := config.Load(opts)
+		if err != nil || cfg.Checkpoints.MaxFileSize != tt.want {
+			t.Errorf("user %q, project %q: %v, max file size %d, want %d", tt.user, tt.project, err, cfg.Checkpoints.MaxFileSize, tt.want)
+		}
+		warned := slices.ContainsFunc(src.Warnings, func(w config.ConfigError) bool { return w.Key == "checkpoints.max_file_size" })
+		if warned != tt.warned {
+			t.Errorf("user %q, project %q: warned %v, want %v (%v)", tt.user, tt.project, warned, tt.warned, src.Warnings)
 		}
 	}
 }

@@ -122,6 +122,12 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 			return fail(envelope.ExecutionError, "%v", err)
 		}
 		fmt.Fprintf(&b, "Restored the project to before command %d (%s): %s.\nThe state just before the undo is checkpoint %d: undo it with id %d.\n", a.ID, oneLine(r.Command), sum.Text(), undo, undo)
+		if len(sum.NotRestored) > 0 {
+			fmt.Fprintf(&b, "Not restored (%d, left as they are):\n", len(sum.NotRestored))
+			for _, l := range sum.NotRestored {
+				fmt.Fprintf(&b, "  %s: %s\n", l.Path, l.Why)
+			}
+		}
 	}
 	zeroExit := 0
 	env := envelope.Envelope{
@@ -158,7 +164,7 @@ func listChanges(b *strings.Builder, changes []shellgate.Change) {
 			fmt.Fprintf(b, "  … %d more\n", len(changes)-i)
 			return
 		}
-		fmt.Fprintf(b, "  %s %s\n", c.Kind, c.Path)
+		fmt.Fprintf(b, "  %s\n", c.Text())
 	}
 }
 

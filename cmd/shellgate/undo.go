@@ -157,7 +157,7 @@ root back as it was before command N.
 		fmt.Fprintf(stdout, "%4d  %s  %-8s %s\n      %s\n", r.ID, r.Time.Local().Format(time.DateTime), r.Label, oneLine(r.Command), what)
 		if id != 0 && r.Changes != nil {
 			for _, c := range r.Changes.Changes {
-				fmt.Fprintf(stdout, "      %-8s %s\n", c.Kind, checkpoint.ShowPath(c.Path))
+				fmt.Fprintf(stdout, "      %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), notKeptNote(c))
 			}
 		}
 	}
@@ -238,7 +238,7 @@ an error.
 				fmt.Fprintf(out, "  … %d more\n", len(since.Changes)-i)
 				break
 			}
-			fmt.Fprintf(out, "  %-8s %s\n", c.Kind, checkpoint.ShowPath(c.Path))
+			fmt.Fprintf(out, "  %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), notKeptNote(c))
 		}
 		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
 		answer, _ := bufio.NewReader(in).ReadString('\n')
@@ -259,5 +259,25 @@ an error.
 		return 0
 	}
 	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)
+	writeNotRestored(stdout, sum.NotRestored)
 	return 0
+}
+
+// notKeptNote marks a change of a file over max_file_size.
+func notKeptNote(c shellgate.Change) string {
+	if !c.NotKept {
+		return ""
+	}
+	return " (not kept, " + checkpoint.ShowSize(c.Size) + ")"
+}
+
+// writeNotRestored says which paths an undo left as they are, and why.
+func writeNotRestored(w io.Writer, left []checkpoint.NotRestored) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Not restored (%d, left as they are):\n", len(left))
+	for _, l := range left {
+		fmt.Fprintf(w, "  %s: %s\n", checkpoint.ShowPath(l.Path), l.Why)
+	}
 }

@@ -24,15 +24,7 @@ import (
 // before it overwrites what changed after the command.
 func TestChangesAndUndo(t *testing.T) {
 	lane.Live(t)
-	lab := checkpointtest.LabDir(t)
-	root := filepath.Join(lab, "project")
-	os.Mkdir(root, 0o755)
-	checkpointtest.MakeRepo(t, root)
-	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
-	t.Setenv("HOME", filepath.Join(lab, "home"))
-	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
-	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	lab, root := undoLab(t)
 	// doctor only looks: a project no command ran in has no store, and
 	// doctor makes none.
 	if code, stdout, stderr := cli("doctor", "--root", root, "--sandbox", "off"); !strings.Contains(stdout,
@@ -98,6 +90,23 @@ func TestChangesAndUndo(t *testing.T) {
 	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
 		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
 	}
+}
+
+// undoLab is a lab (under /var/tmp) holding checkpointtest's repository in
+// lab/project, with the checkpoint store, the user's config and home, and
+// the temporary directory in it.
+func undoLab(t *testing.T) (lab, root string) {
+	t.Helper()
+	lab = checkpointtest.LabDir(t)
+	root = filepath.Join(lab, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	t.Setenv(shellgate.CheckpointsEnv, filepath.Join(lab, "store"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(lab, "config"))
+	t.Setenv("HOME", filepath.Join(lab, "home"))
+	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
+	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
+	return lab, root
 }
 
 // checkChanges: `shellgate changes` lists TestChangesAndUndo's two commands,
@@ -172,5 +181,39 @@ func TestChangesAcrossSessionsAndRuns(t *testing.T) {
 	}
 	if got := checkpointtest.State(t, root); got != want {
 		t.Errorf("after undo 1:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
+
+// TestChangesAndUndoNotKept: a sparse terabyte a command made is listed by
+// `shellgate changes` as added and not kept, and `shellgate undo` leaves it,
+// saying which path it did not restore and why.
+func TestChangesAndUndoNotKept(t *testing.T) {
+	lane.Live(t)
+	_, root := undoLab(t)
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "truncate -s 1T big.img && rm README.md"); code != 0 ||
+		!strings.Contains(stderr, "added big.img (not kept, 1.0 TiB)") {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	if code, stdout, _ := cli("changes", "--root", root, "1"); code != 0 || !strings.Contains(stdout, "added    big.img (not kept, 1.0 TiB)") ||
+		!strings.Contains(stdout, "(1 not kept: over max_file_size)") {
+		t.Errorf("changes 1: %d\n%s", code, stdout)
+	}
+	code, stdout, stderr := cli("undo", "--root", root, "--yes")
+	if code != 0 || !strings.Contains(stdout, "Not restored (1, left as they are):\n  big.img: made since, 1.0 TiB, over max_file_size") ||
+		!strings.Contains(stdout, "Undid command 1 (truncate -s 1T big.img && rm README.md): added 1 file.") {
+		t.Errorf("undo: %d\n%s%s", code, stdout, stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "big.img")); err != nil || fi.Size() != 1<<40 {
+		t.Errorf("big.img after undo: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "README.md")); err != nil {
+		t.Errorf("README.md not restored: %v", err)
+	}
+	code, stdout, _ = cli("undo", "--root", root, "--yes", "--json", "1")
+	var res struct {
+		Changes shellgate.ChangeSummary
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || len(res.Changes.NotRestored) != 1 || res.Changes.NotRestored[0].Path != "big.img" {
+		t.Errorf("undo --json: %d %s", code, stdout)
 	}
 }

@@ -21,6 +21,26 @@ const (
 type Change struct {
 	Kind string `json:"kind"`
 	Path string `json:"path"` // relative to the root, slash-separated; .git's start with ".git/" (a nested repository's: "vendor/lib/.git/")
+	// NotKept: the file is over the size checkpoints keep (max_file_size)
+	// on one side or both: its content is in neither, and undo leaves it
+	// as it is. Size is its stat size (the newer side's).
+	NotKept bool  `json:"not_kept,omitempty"`
+	Size    int64 `json:"size,omitempty"`
+}
+
+// Text is the change in a few words: "added big.img (not kept, 1.0 TiB)".
+func (c Change) Text() string {
+	t := c.Kind + " " + ShowPath(c.Path)
+	if c.NotKept {
+		t += " (not kept, " + ShowSize(c.Size) + ")"
+	}
+	return t
+}
+
+// NotRestored is a path undo left as it is, and why.
+type NotRestored struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
 }
 
 // Summary is what changed between two checkpoints.
@@ -35,6 +55,20 @@ type Summary struct {
 	Git int `json:"git"`
 	// Changes lists every path: the root's first, then .git's, each sorted.
 	Changes []Change `json:"changes,omitempty"`
+	// NotRestored (an undo's): the paths it left as they are, files over
+	// the size checkpoints keep; Changes leaves them out.
+	NotRestored []NotRestored `json:"not_restored,omitempty"`
+}
+
+// notKept counts the changes of files not kept.
+func (s Summary) notKept() int {
+	n := 0
+	for _, c := range s.Changes {
+		if c.NotKept {
+			n++
+		}
+	}
+	return n
 }
 
 // Empty reports no change at all.
@@ -61,6 +95,9 @@ func (s Summary) Text() string {
 			out += "; "
 		}
 		out += fmt.Sprintf("changed %d file%s in .git", s.Git, plural(s.Git))
+	}
+	if n := s.notKept(); n > 0 {
+		out += fmt.Sprintf(" (%d not kept: over max_file_size)", n)
 	}
 	if out == "" {
 		return "changed nothing"
@@ -142,19 +179,19 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 		case e.path == "modes":
 			modesChanged = true
 		case e.path == "gitfile":
-			git = append(git, Change{kind, ".git"})
+			git = append(git, Change{Kind: kind, Path: ".git"})
 		case strings.HasPrefix(e.path, "work/"):
 			p := strings.TrimPrefix(e.path, "work/")
 			seen["w"+p] = true
-			work = append(work, Change{kind, p})
+			work = append(work, Change{Kind: kind, Path: p})
 		case strings.HasPrefix(e.path, "nested/"):
 			p := workPath(e.path)
 			seen["w"+p] = true
-			git = append(git, Change{kind, p})
+			git = append(git, Change{Kind: kind, Path: p})
 		case strings.HasPrefix(e.path, "git/"):
 			p := strings.TrimPrefix(e.path, "git/")
 			seen["g"+p] = true
-			git = append(git, Change{kind, ".git/" + p})
+			git = append(git, Change{Kind: kind, Path: ".git/" + p})
 		}
 	}
 	if modesChanged {
@@ -163,6 +200,9 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 		if errA != nil || errB != nil {
 			return Summary{}, fmt.Errorf("checkpoint: modes: %v %v", errA, errB)
 		}
+		markNotKept(work, ma.NotKeptWork, mb.NotKeptWork, "")
+		markNotKept(git, ma.NotKeptWork, mb.NotKeptWork, "")
+		markNotKept(git, ma.NotKeptGit, mb.NotKeptGit, ".git/")
 		for _, side := range []struct {
 			git    bool
 			prefix string
@@ -181,7 +221,7 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 				if oka == okb && va == vb {
 					continue
 				}
-				c := Change{Mode, side.prefix + p}
+				c := Change{Kind: Mode, Path: side.prefix + p}
 				if side.git || strings.Contains("/"+p, "/.git/") {
 					git = append(git, c)
 				} else {
@@ -207,6 +247,26 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 	sum.Git = len(git)
 	sum.Changes = append(work, git...)
 	return sum, nil
+}
+
+// markNotKept marks the changes of files a or b lists as not kept (keys:
+// the path less prefix). A change of a file not kept changes the manifest
+// too, so summarize reads both then.
+func markNotKept(changes []Change, a, b map[string]notKeptFile, prefix string) {
+	if len(a) == 0 && len(b) == 0 {
+		return
+	}
+	for i := range changes {
+		key, ok := strings.CutPrefix(changes[i].Path, prefix)
+		if !ok || prefix == "" && strings.HasPrefix(key, ".git/") {
+			continue
+		}
+		if n, ok := b[key]; ok {
+			changes[i].NotKept, changes[i].Size = true, n.Size
+		} else if n, ok := a[key]; ok {
+			changes[i].NotKept, changes[i].Size = true, n.Size
+		}
+	}
 }
 
 func union(a, b map[string]uint32) map[string]bool {

@@ -206,7 +206,7 @@ func TestUndoSubmodule(t *testing.T) {
 	if got := checkpointtest.GitView(t, filepath.Join(root, "sub")); got != wantGit {
 		t.Errorf("git in the submodule after undo:\n%s\nwant:\n%s", got, wantGit)
 	}
-	if !checkpoint.Covers(root, filepath.Join(root, "sub")) {
+	if !checkpoint.Covers(root, filepath.Join(root, "sub"), 0) {
 		t.Error("Covers: the submodule is not covered")
 	}
 }
@@ -349,7 +349,7 @@ ln -s vendor link`)
 		"": true, "src/pkg": true, "vendor/lib": true, "vendor/lib/src": true, "vendor/lib/.git": true,
 		".git": true, "new/dir": true, "node_modules/new/dir": false, "build.log": false, "node_modules/dep": false, "wt": false, "link/lib": false, "..": false,
 	} {
-		if got := checkpoint.Covers(root, filepath.Join(root, p)); got != want {
+		if got := checkpoint.Covers(root, filepath.Join(root, p), 0); got != want {
 			t.Errorf("Covers(%q) = %v, want %v", p, got, want)
 		}
 	}

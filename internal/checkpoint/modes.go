@@ -12,10 +12,16 @@ import (
 // tree does not say: every regular file that is not 0644 (0755 when its
 // owner may execute it), and under .git/objects not 0444 (git writes its
 // objects read-only).
+//
+// It also lists the files a checkpoint did not keep, over
+// Options.MaxFileSize (notkept.go), by their path in the pass: the work
+// tree's (a nested repository's .git's among them) and .git's.
 type manifest struct {
-	Work map[string]uint32 `json:"work,omitempty"`
-	Git  map[string]uint32 `json:"git,omitempty"`
-	blob string            // the id of its blob in the store, once written
+	Work        map[string]uint32      `json:"work,omitempty"`
+	Git         map[string]uint32      `json:"git,omitempty"`
+	NotKeptWork map[string]notKeptFile `json:"not_kept_work,omitempty"`
+	NotKeptGit  map[string]notKeptFile `json:"not_kept_git,omitempty"`
+	blob        string                 // the id of its blob in the store, once written
 }
 
 // defaultPerm is the mode Restore gives a file of a tree when the manifest

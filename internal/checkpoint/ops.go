@@ -255,9 +255,11 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		if err := crashHook("journal"); err != nil {
 			return err
 		}
-		if err := s.apply(cur, j); err != nil {
+		left, err := s.apply(cur, j)
+		if err != nil {
 			return fmt.Errorf("checkpoint: restore stopped part way (the next shellgate run finishes it): %w", err)
 		}
+		sum.leaveOut(left)
 		return os.Remove(s.journalPath())
 	})
 	return undo, sum, err
@@ -282,57 +284,68 @@ func (s *Store) recover() error {
 	if err != nil {
 		return err
 	}
-	if err := s.apply(cur, j); err != nil {
+	if _, err := s.apply(cur, j); err != nil {
 		return fmt.Errorf("checkpoint: finishing an interrupted undo: %w", err)
 	}
 	return os.Remove(s.journalPath())
 }
 
 // apply changes the root from checkpoint cur to checkpoint j.Target: files
-// are staged in j.Stage inside the root, then renamed into place.
-func (s *Store) apply(cur string, j journal) error {
+// are staged in j.Stage inside the root, then renamed into place. It
+// returns the paths it left as they are: files over the size checkpoints
+// keep (notKeptSkips).
+func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 	entries, err := s.diffTrees(cur, j.Target)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, kept := keepGitlinks(entries)
 	if entries, err = s.keepLeftOut(entries, j.Target); err != nil {
-		return err
+		return nil, err
 	}
 	target, err := s.readManifest(j.Target)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	now, err := s.readManifest(cur)
+	if err != nil {
+		return nil, err
+	}
+	entries, left := notKeptSkips(entries, now, target)
 	// The stage is a directory of our own, made fresh: whatever a command
 	// left at its (predictable) name — a symlink to a directory outside the
 	// root, which git's checkout-index --prefix follows, as would the write
 	// of the .git file — is removed first, never followed.
 	stage := filepath.Join(s.root, j.Stage)
 	if err := os.RemoveAll(stage); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.Mkdir(stage, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(stage)
 	writes, err := s.stageWrites(entries, j)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Deletions first: a file may make way for a directory of the same name.
 	gitfile, err := s.applyDeletes(entries)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := crashHook("deleted"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.applyWrites(writes, stage, target); err != nil {
-		return err
+		return nil, err
 	}
-	if gitfile != nil && gitfile.status != 'D' {
+	if gitfile != nil && gitfile.status != 'D' && len(now.NotKeptGit) > 0 {
+		// The .git file would replace a .git directory holding files not
+		// kept: it is left as it is.
+		left = append(left, NotRestored{".git", "a directory holding files over max_file_size, which checkpoints do not keep: left as it is, not replaced by the .git file the checkpoint had"})
+	} else if gitfile != nil && gitfile.status != 'D' {
 		if err := s.restoreGitfile(gitfile.newID, stage); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// git wants these directories, which it made empty at init and no file
@@ -362,8 +375,8 @@ func (s *Store) apply(cur string, j journal) error {
 			}
 		}
 	}
-	s.restoreModes(cur, target, written, kept)
-	return nil
+	s.restoreModes(now, target, written, kept)
+	return left, nil
 }
 
 // keepGitlinks drops from entries what would empty a directory that
@@ -650,14 +663,20 @@ func (s *Store) restoreGitfile(id, stage string) error {
 // restoreModes sets the modes that changed on files whose content did not
 // (those not written): target's exact modes, and git's defaults where cur
 // had an exact mode that target has not.
-func (s *Store) restoreModes(cur string, target manifest, written map[string]bool, kept []string) {
+func (s *Store) restoreModes(cm, target manifest, written map[string]bool, kept []string) {
+	// A file not kept, then or now, is left as it is, its mode too.
+	notKept := func(p string) bool {
+		_, a := cm.notKept(p)
+		_, b := target.notKept(p)
+		return a || b
+	}
 	for _, side := range []struct {
 		git    bool
 		prefix string
 		tab    map[string]uint32
 	}{{false, "work/", target.Work}, {true, "git/", target.Git}} {
 		for p, perm := range side.tab {
-			if written[side.prefix+p] {
+			if written[side.prefix+p] || notKept(side.prefix+p) {
 				continue
 			}
 			dst, _, ok := s.dest(side.prefix + p)
@@ -666,17 +685,13 @@ func (s *Store) restoreModes(cur string, target manifest, written map[string]boo
 			}
 		}
 	}
-	cm, err := s.readManifest(cur)
-	if err != nil {
-		return
-	}
 	for _, side := range []struct {
 		git        bool
 		prefix     string
 		cur, wants map[string]uint32
 	}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
 		for p := range side.cur {
-			if _, ok := side.wants[p]; ok || written[side.prefix+p] || !side.git && underAny(p, kept) {
+			if _, ok := side.wants[p]; ok || written[side.prefix+p] || !side.git && underAny(p, kept) || notKept(side.prefix+p) {
 				continue
 			}
 			dst, _, ok := s.dest(side.prefix + p)

@@ -59,6 +59,10 @@ type scanEntry struct {
 
 	pending bool // to read (the walk's)
 	gone    bool // vanished before it could be read
+	// notKept: a regular file over Options.MaxFileSize, not read; its id
+	// is a stub blob of its stat (notKeptStub), and the manifest lists it.
+	notKept bool
+	lateBig bool // found over the size only as it was read (read)
 	reused  bool // modeTree: dir is the last checkpoint's, taken as it was
 }
 
@@ -119,7 +123,9 @@ type scanPass struct {
 	err     error
 	pending []*scanEntry
 	paths   []string // the pending entries' paths, absolute
+	rels    []string // and in the pass
 	modes   map[string]uint32
+	big     map[string]notKeptFile // the files not kept, by path in the pass
 }
 
 func (p *scanPass) fail(err error) {
@@ -131,11 +137,11 @@ func (p *scanPass) fail(err error) {
 }
 
 // scan walks dir (absolute) into a tree, reading only what changed since prev;
-// it returns the tree's directory (nil: no entries) and the exact modes of
-// the files whose mode git's trees do not say.
-// read is how many files it read.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, int, error) {
-	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}}
+// it returns the tree's directory (nil: no entries), the exact modes of
+// the files whose mode git's trees do not say, and the files it did not keep
+// (over Options.MaxFileSize). read is how many files it read.
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, map[string]notKeptFile, int, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}}
 	// Goroutines pay off for a whole walk; for the few directories the
 	// watch names, a handoff between threads costs more than the reading.
 	spare := runtime.GOMAXPROCS(0) - 1
@@ -145,7 +151,7 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	p.sem = make(chan struct{}, spare)
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
-		return prev, p.modes, 0, nil
+		return prev, p.modes, p.big, 0, nil
 	}
 	var ign *ignoreStack
 	if !git {
@@ -154,15 +160,15 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	root := p.walk(dir, "", prev, ign)
 	p.wg.Wait()
 	if p.err != nil {
-		return nil, nil, 0, p.err
+		return nil, nil, nil, 0, p.err
 	}
 	if err := p.read(); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	if _, err := p.trees(root); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
-	return root, p.modes, len(p.pending), nil
+	return root, p.modes, p.big, len(p.pending), nil
 }
 
 // walk reads directory abs (rel its path in the pass, "" the top) into a
@@ -392,20 +398,25 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
 		return
 	}
-	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
+	// The stat size decides: a sparse file counts at its apparent size,
+	// which is what reading it would cost.
+	over := mode != modeSymlink && st.size > p.s.o.MaxFileSize
+	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st, notKept: over})
 	ne := &d.entries[len(d.entries)-1]
 	if p.noteMode(rel, path, ne) {
 		d.odd++
 	}
-	if was != nil && was.mode == mode && was.st == st && !was.racy {
+	// (a stub is its stat's alone: never racy)
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over {
 		ne.id = was.id
 		return
 	}
 	ne.pending = true
-	ne.racy = st.mtime >= p.start || st.ctime >= p.start
+	ne.racy = !over && (st.mtime >= p.start || st.ctime >= p.start)
 	p.mu.Lock()
 	p.pending = append(p.pending, ne)
 	p.paths = append(p.paths, filepath.Join(abs, name))
+	p.rels = append(p.rels, path)
 	p.mu.Unlock()
 }
 
@@ -494,10 +505,20 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 }
 
 // noteMode records the exact mode of a file of directory rel whose mode
-// git's tree does not say, and reports whether it did.
+// git's tree does not say, and a file not kept, and reports whether it did.
 func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
 		return false
+	}
+	if e.notKept {
+		if path == "" {
+			path = joinRel(rel, e.name)
+		}
+		p.mu.Lock()
+		p.big[path] = notKeptOf(e.st)
+		p.mu.Unlock()
+		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		return true
 	}
 	perm := uint32(e.st.mode.Perm())
 	def := uint32(0o644)
@@ -565,7 +586,24 @@ func (p *scanPass) read() error {
 				return
 			}
 			e := p.pending[i]
-			id, err := p.s.storeFile(p.paths[i], e.mode == modeSymlink)
+			var id [sha1.Size]byte
+			var err error
+			if e.notKept {
+				id, err = p.s.storeStub(e.st)
+			} else {
+				id, err = p.s.storeFile(p.paths[i], e.mode == modeSymlink)
+			}
+			var grown *overSizeError
+			if errors.As(err, &grown) {
+				// It grew over the size since the walk's stat: not kept
+				// either, at the size it was found at.
+				e.st.size = grown.size
+				e.notKept, e.lateBig, e.racy = true, true, false
+				p.mu.Lock()
+				p.big[p.rels[i]] = notKeptOf(e.st)
+				p.mu.Unlock()
+				id, err = p.s.storeStub(e.st)
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				e.gone = true
 				continue
@@ -610,6 +648,11 @@ func (p *scanPass) trees(d *scanDir) ([sha1.Size]byte, error) {
 		e := d.entries[i]
 		if e.gone {
 			continue
+		}
+		if e.lateBig {
+			// the manifest now lists it: collectModes must visit d
+			e.lateBig = false
+			d.odd++
 		}
 		if e.mode == modeTree && !e.reused {
 			if e.dir == nil {
@@ -724,6 +767,17 @@ func (s *Store) storeFile(path string, symlink bool) ([sha1.Size]byte, error) {
 	return raw, nil
 }
 
+// overSizeError is storeRegular's when the file is over Options.MaxFileSize
+// as it is opened (it grew since the walk's stat).
+type overSizeError struct{ size int64 }
+
+func (e *overSizeError) Error() string {
+	return fmt.Sprintf("checkpoint: file of %d bytes, over the size checkpoints keep", e.size)
+}
+
+// storeRegular stores the regular file at path; one over Options.MaxFileSize
+// is not read (overSizeError), and no more than that is ever read of one
+// that grows while it is.
 func (s *Store) storeRegular(path string) (string, error) {
 	f, err := openRegular(path)
 	if err != nil {
@@ -734,10 +788,20 @@ func (s *Store) storeRegular(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	max := s.o.MaxFileSize
+	if max <= 0 {
+		max = DefaultMaxFileSize
+	}
+	if fi.Size() > max {
+		return "", &overSizeError{fi.Size()}
+	}
 	if fi.Size() <= bigFile {
-		b, err := io.ReadAll(f)
+		b, err := io.ReadAll(io.LimitReader(f, max+1))
 		if err != nil {
 			return "", fmt.Errorf("checkpoint: %w", err)
+		}
+		if int64(len(b)) > max {
+			return "", &overSizeError{int64(len(b))}
 		}
 		return s.writeObject("blob", b)
 	}
@@ -755,6 +819,9 @@ func (s *Store) storeRegular(path string) (string, error) {
 		}
 		if fi, err = f.Stat(); err != nil {
 			return "", err
+		}
+		if fi.Size() > max {
+			return "", &overSizeError{fi.Size()}
 		}
 	}
 }

@@ -31,8 +31,9 @@ type scanCache struct {
 }
 
 // 3: a nested repository's .git is an entry of its directory (an
-// older build would take it into the tree)
-const scanCacheMagic = "shellgate-scan-cache 3\n"
+// older build would take it into the tree); 4: a file's flags say whether
+// it was kept (an older build would take a stub for its content)
+const scanCacheMagic = "shellgate-scan-cache 4\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.
@@ -116,11 +117,14 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		b = binary.AppendVarint(b, e.st.ctime)
 		b = binary.AppendUvarint(b, e.st.ino)
 		b = binary.AppendUvarint(b, uint64(e.st.mode))
-		racy := byte(0)
+		flags := byte(0)
 		if e.racy {
-			racy = 1
+			flags |= 1
 		}
-		b = append(b, racy)
+		if e.notKept {
+			flags |= 2
+		}
+		b = append(b, flags)
 	}
 	return b
 }
@@ -219,7 +223,8 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.ctime = r.varint()
 			e.st.ino = r.uvarint()
 			e.st.mode = os.FileMode(r.uvarint())
-			e.racy = r.bytes(1)[0] == 1
+			flags := r.bytes(1)[0]
+			e.racy, e.notKept = flags&1 != 0, flags&2 != 0
 		}
 		if e.mode == modeTree {
 			d.repos += e.dir.repos

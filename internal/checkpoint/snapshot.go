@@ -62,11 +62,12 @@ func (s *Store) snapshot() (top string, err error) {
 		gitErr   error
 		gitRead  int
 		gitModes map[string]uint32
+		gitBig   map[string]notKeptFile
 	)
 	dotgit := filepath.Join(s.root, ".git")
 	if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
 		gitPass := func() {
-			gitDir, gitModes, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
+			gitDir, gitModes, gitBig, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
 		}
 		if workPlan != nil && gitPlan != nil {
 			gitPass() // the watch names the few directories to read: no handoff
@@ -78,7 +79,7 @@ func (s *Store) snapshot() (top string, err error) {
 			}()
 		}
 	}
-	workDir, workModes, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
+	workDir, workModes, workBig, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
 	if err == nil {
 		err = gitErr
@@ -86,7 +87,7 @@ func (s *Store) snapshot() (top string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.setModes(workModes, gitModes); err != nil {
+	if err := s.setModes(workModes, gitModes, workBig, gitBig); err != nil {
 		return "", err
 	}
 	entries := []treeEntry{
@@ -167,18 +168,26 @@ func nestedPath(name string) string {
 	return strings.NewReplacer("%2F", "/", "%25", "%").Replace(name)
 }
 
-// setModes makes the exact modes of the passes the current manifest, saved
-// and written as a blob, unless they are the current one's.
-func (s *Store) setModes(work, git map[string]uint32) error {
-	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) && s.modes.blob != "" {
+// setModes makes the exact modes of the passes, and the files they did not
+// keep, the current manifest, saved and written as a blob, unless they are
+// the current one's.
+func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string]notKeptFile) error {
+	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) &&
+		maps.Equal(s.modes.NotKeptWork, workBig) && maps.Equal(s.modes.NotKeptGit, gitBig) && s.modes.blob != "" {
 		return nil
 	}
-	m := manifest{Work: work, Git: git}
+	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig}
 	if len(m.Work) == 0 {
 		m.Work = nil
 	}
 	if len(m.Git) == 0 {
 		m.Git = nil
+	}
+	if len(m.NotKeptWork) == 0 {
+		m.NotKeptWork = nil
+	}
+	if len(m.NotKeptGit) == 0 {
+		m.NotKeptGit = nil
 	}
 	if err := m.save(filepath.Join(s.dir, "modes.json")); err != nil {
 		return err

@@ -44,6 +44,14 @@ const (
 	DefaultMaxSize        = 2 << 30            // 2 GiB of store per project
 	DefaultMaxAge         = 7 * 24 * time.Hour // a week
 	DefaultMaxCount       = 1000               // commands remembered per project
+	// DefaultMaxFileSize: a file larger (by its stat size: a sparse file
+	// counts at its apparent size) is not read into a checkpoint. Above
+	// GitHub's 100 MB limit for a file, so what a project tracks is kept,
+	// and a git pack of a repository with a long history up to it; reading
+	// and deflating it takes a second or two once, and it is an eighth of
+	// DefaultMaxSize, so a few versions of such a file would already prune
+	// the older checkpoints.
+	DefaultMaxFileSize = 256 << 20
 )
 
 // DefaultKeepIgnored are ignored files kept whatever their size (up to
@@ -68,6 +76,11 @@ type Options struct {
 	// up to MaxKeptIgnoredSize whatever IgnoredMaxSize says (nil:
 	// DefaultKeepIgnored; empty, non-nil: none).
 	KeepIgnored []string
+	// MaxFileSize: a file (of the work tree or of .git) whose stat size is
+	// larger is not read: the checkpoint records it as not kept (its path
+	// and stat), undo leaves it as it is, and changes mark it (default
+	// DefaultMaxFileSize).
+	MaxFileSize int64
 	// MaxSize, MaxAge, MaxCount bound the store: past any of them the oldest
 	// records are pruned (zero fields: the defaults).
 	MaxSize  int64
@@ -192,6 +205,9 @@ func Open(o Options) (*Store, error) {
 	}
 	o.IgnoredMaxSize = cmp.Or(o.IgnoredMaxSize, DefaultIgnoredMaxSize)
 	o.MaxSize = cmp.Or(o.MaxSize, DefaultMaxSize)
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
 	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
 	o.MaxCount = cmp.Or(o.MaxCount, DefaultMaxCount)
 	o.Git = cmp.Or(o.Git, "git")
