@@ -6,8 +6,6 @@
 package beneath
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -221,13 +219,6 @@ func Bind(dirFD int, name string, readOnly bool) error {
 	return unix.MoveMount(tree, "", dirFD, name, target)
 }
 
-// RandomName is 8 random hex digits: a name a command cannot make first.
-func RandomName() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // maxGitDepth bounds the walk of .git for symlinks and hard links: deeper
 // than any path git can open (each level takes a name and a slash of
 // PATH_MAX). The walk has no bound on entries: one would let a command hide a
@@ -333,37 +324,4 @@ func submoduleObjects(rel, name string) bool {
 		}
 	}
 	return true
-}
-
-func Readlink(dirFD int, name string) (string, error) {
-	buf := make([]byte, 4096)
-	n, err := unix.Readlinkat(dirFD, name, buf)
-	if err != nil {
-		return "", err
-	}
-	return string(buf[:n]), nil
-}
-
-// Open opens name in dirFD for reading: a directory with O_DIRECTORY in
-// flags, else a regular file — not a symlink to follow, nor a FIFO or device
-// to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
-// os.File would still wait for a writer's data).
-func Open(dirFD int, name string, flags int) (*os.File, error) {
-	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
-	if err != nil {
-		return nil, err
-	}
-	want := uint32(unix.S_IFREG)
-	if flags&unix.O_DIRECTORY != 0 {
-		want = unix.S_IFDIR
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != want {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s: not a regular file or directory", name)
-	}
-	// Blocking again: a regular file or directory never waits, and os.File
-	// then reads it directly instead of through the poller.
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), name), nil
 }

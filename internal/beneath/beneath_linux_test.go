@@ -85,13 +85,6 @@ func TestOpenAndDirStayBeneath(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A file in .git that shares its inode with a name elsewhere (a package
 // store's, linked into the root by pnpm) becomes a file of its own, in the
 // root's .git and in a nested repository's, so that git appending to it

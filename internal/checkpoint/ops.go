@@ -1,16 +1,23 @@
 package checkpoint
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/beneath"
 )
 
 // locked runs f under the store's locks, with its records loaded.
@@ -276,10 +283,9 @@ func (s *Store) recover() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	var j journal
-	if err := json.Unmarshal(b, &j); err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) {
+	if err := json.Unmarshal(b, &j); err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) || strings.ContainsAny(j.Stage, `/\`) {
 		return fmt.Errorf("checkpoint: the journal %s of an interrupted undo is damaged; remove it and check the root", s.journalPath())
 	}
-	os.RemoveAll(filepath.Join(s.root, j.Stage))
 	cur, err := s.snapshot()
 	if err != nil {
 		return err
@@ -294,6 +300,14 @@ func (s *Store) recover() error {
 // are staged in j.Stage inside the root, then renamed into place. It
 // returns the paths it left as they are: files over the size checkpoints
 // keep (notKeptSkips).
+//
+// Every step works through directories held open from the root, resolving
+// no symlink beneath it (package beneath): a command still running (a job)
+// that turns a directory into a symlink out of the root between a look and a
+// write makes the step fail or act on the directory it first opened, never
+// on what the symlink points to. A symlink where the checkpoint has a
+// directory is a change like any other: it is removed, not followed, and
+// the directory made.
 func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 	entries, err := s.diffTrees(cur, j.Target)
 	if err != nil {
@@ -312,31 +326,45 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	entries, left := notKeptSkips(entries, now, target)
+	root, err := beneath.OpenRoot(s.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	// The stage is a directory of our own, made fresh: whatever a command
 	// left at its (predictable) name — a symlink to a directory outside the
-	// root, which git's checkout-index --prefix follows, as would the write
-	// of the .git file — is removed first, never followed.
-	stage := filepath.Join(s.root, j.Stage)
-	if err := os.RemoveAll(stage); err != nil {
+	// root — is removed first, never followed, and the files are written
+	// through the directory made, by names in it.
+	if err := root.RemoveAll(j.Stage); err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(stage, 0o700); err != nil {
+	if err := root.Mkdir(j.Stage, 0o700); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
-	writes, err := s.stageWrites(entries, j)
+	stage, err := root.OpenDir(j.Stage)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		stage.Close()
+		root.RemoveAll(j.Stage)
+	}()
+	if err := crashHook("stage"); err != nil {
+		return nil, err
+	}
+	writes, err := s.stageWrites(entries, stage, target)
 	if err != nil {
 		return nil, err
 	}
 	// Deletions first: a file may make way for a directory of the same name.
-	gitfile, err := s.applyDeletes(entries)
+	gitfile, err := s.applyDeletes(root, entries)
 	if err != nil {
 		return nil, err
 	}
 	if err := crashHook("deleted"); err != nil {
 		return nil, err
 	}
-	if err := s.applyWrites(writes, stage, target); err != nil {
+	if err := s.applyWrites(root, writes, stage); err != nil {
 		return nil, err
 	}
 	if gitfile != nil && gitfile.status != 'D' && len(now.NotKeptGit) > 0 {
@@ -344,20 +372,16 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		// kept: it is left as it is.
 		left = append(left, NotRestored{".git", "a directory holding files over max_file_size, which checkpoints do not keep: left as it is, not replaced by the .git file the checkpoint had"})
 	} else if gitfile != nil && gitfile.status != 'D' {
-		if err := s.restoreGitfile(gitfile.newID, stage); err != nil {
+		if err := s.restoreGitfile(root, gitfile.newID, stage); err != nil {
 			return nil, err
 		}
 	}
 	// git wants these directories, which it made empty at init and no file
 	// of a checkpoint brings back once removed.
-	if fi, err := os.Lstat(filepath.Join(s.root, ".git", "HEAD")); err == nil && fi.Mode().IsRegular() {
-		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-			os.MkdirAll(filepath.Join(s.root, ".git", filepath.FromSlash(d)), 0o755)
-		}
-	}
+	makeGitDirs(root, ".git")
 	written := map[string]bool{}
-	for _, e := range writes {
-		written[e.path] = true
+	for _, w := range writes {
+		written[w.path] = true
 	}
 	// The same in each nested repository the undo touched.
 	repos := map[string]bool{}
@@ -368,15 +392,42 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		}
 	}
 	for r := range repos {
-		dot := filepath.Join(s.root, filepath.FromSlash(r), ".git")
-		if fi, err := os.Lstat(filepath.Join(dot, "HEAD")); err == nil && fi.Mode().IsRegular() {
-			for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-				os.MkdirAll(filepath.Join(dot, filepath.FromSlash(d)), 0o755)
-			}
+		if filepath.IsLocal(filepath.FromSlash(r)) {
+			makeGitDirs(root, path.Join(r, ".git"))
 		}
 	}
-	s.restoreModes(now, target, written, kept)
+	s.restoreModes(root, now, target, written, kept)
 	return left, nil
+}
+
+// makeGitDirs makes, in the git directory dot (of the root, when its HEAD is
+// a file), the directories git made empty at init; an entry on the way that
+// is not a directory is left as it is.
+func makeGitDirs(root *beneath.Root, dot string) {
+	d, err := root.OpenDir(dot)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if st, err := d.Lstat("HEAD"); err != nil || !st.Mode.IsRegular() {
+		return
+	}
+	for _, rel := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		cur, err := d.OpenDir(".")
+		for _, part := range strings.Split(rel, "/") {
+			if err != nil {
+				break
+			}
+			cur.Mkdir(part, 0o755) // there already: opened below
+			var next *beneath.Root
+			next, err = cur.OpenDir(part)
+			cur.Close()
+			cur = next
+		}
+		if err == nil {
+			cur.Close()
+		}
+	}
 }
 
 // keepGitlinks drops from entries what would empty a directory that
@@ -533,41 +584,166 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// stageWrites checks out the files of checkpoint j.Target that entries add
-// or change into j.Stage, and returns those entries.
-func (s *Store) stageWrites(entries []diffEntry, j journal) ([]diffEntry, error) {
-	var writes []diffEntry
-	var list strings.Builder
+// staged is a file of the checkpoint restored: its checkpoint path, and its
+// name in the stage.
+type staged struct {
+	diffEntry
+	name string
+}
+
+// maxLink bounds a symlink's target read from the store.
+const maxLink = 64 << 10
+
+// stageWrites writes the files of checkpoint j.Target that entries add or
+// change into stage, each under a name of its own there (its number), with
+// the mode target gives it, and returns them. The blobs are read from the
+// store by git cat-file; nothing but this process writes in the root.
+func (s *Store) stageWrites(entries []diffEntry, stage *beneath.Root, target manifest) ([]staged, error) {
+	var writes []staged
 	for _, e := range entries {
 		if e.path == "modes" || e.path == "gitfile" || e.status == 'D' || e.newMode == "160000" {
 			continue
 		}
-		writes = append(writes, e)
-		list.WriteString(e.path + "\x00")
+		if _, _, ok := s.dest(e.path); !ok {
+			continue
+		}
+		writes = append(writes, staged{e, strconv.Itoa(len(writes))})
 	}
 	if len(writes) == 0 {
 		return nil, nil
 	}
-	index := filepath.Join(s.dir, "index.restore")
-	defer os.Remove(index)
-	if _, err := s.git(nil, s.root, index, "read-tree", j.Target); err != nil {
+	b, err := s.openBlobs()
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.git([]byte(list.String()), s.root, index, "checkout-index", "-f", "-z", "--stdin", "--prefix="+j.Stage+"/"); err != nil {
-		return nil, err
+	defer b.close()
+	for _, w := range writes {
+		if err := s.stageOne(b, w, stage, target); err != nil {
+			return nil, err
+		}
 	}
 	return writes, nil
 }
 
+// stageOne writes w into stage.
+func (s *Store) stageOne(b *blobReader, w staged, stage *beneath.Root, target manifest) error {
+	if w.newMode == "120000" {
+		var link bytes.Buffer
+		if err := b.copy(w.newID, &link, maxLink); err != nil {
+			return err
+		}
+		return fresh(stage, w.name, func() error { return stage.Symlink(link.String(), w.name) })
+	}
+	_, rel, _ := s.dest(w.path)
+	perm := fs.FileMode(target.perm(strings.HasPrefix(w.path, "git/"), rel, w.newMode == "100755"))
+	var f *os.File
+	err := fresh(stage, w.name, func() (err error) {
+		f, err = stage.Create(w.name, 0o600)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = b.copy(w.newID, f, -1)
+	if err == nil {
+		err = f.Chmod(perm) // on the descriptor: the umask aside
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fresh runs make, which makes name in stage, and, while something is in
+// its way there (the stage is in the root: a command may make names in it
+// as soon as it is made), removes that, never following it, and tries again.
+func fresh(stage *beneath.Root, name string, make func() error) error {
+	for try := 0; ; try++ {
+		err := make()
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 16 {
+			return err
+		}
+		if err := stage.RemoveAll(name); err != nil {
+			return err
+		}
+	}
+}
+
+// blobReader reads blobs from the store through one git cat-file --batch.
+type blobReader struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+}
+
+func (s *Store) openBlobs() (*blobReader, error) {
+	b := &blobReader{cmd: s.gitCmd("", "", "cat-file", "--batch")}
+	b.cmd.Stderr = &b.stderr
+	in, err := b.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := b.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("checkpoint: git cat-file: %w", err)
+	}
+	b.in, b.out = in, bufio.NewReaderSize(out, 64<<10)
+	return b, nil
+}
+
+// copy writes blob id to w; at most max bytes of it (-1: no bound).
+func (b *blobReader) copy(id string, w io.Writer, max int64) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("checkpoint: git cat-file %s: %s %s", id, fmt.Sprintf(format, args...), strings.TrimSpace(b.stderr.String()))
+	}
+	if _, err := io.WriteString(b.in, id+"\n"); err != nil {
+		return fail("%v", err)
+	}
+	line, err := b.out.ReadString('\n')
+	if err != nil {
+		return fail("%v", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != id || f[1] != "blob" {
+		return fail("%q", strings.TrimSpace(line))
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || n < 0 || max >= 0 && n > max {
+		return fail("size %q", f[2])
+	}
+	if _, err := io.CopyN(w, b.out, n); err != nil {
+		return fail("%v", err)
+	}
+	if c, err := b.out.ReadByte(); err != nil || c != '\n' {
+		return fail("no end of object")
+	}
+	return nil
+}
+
+func (b *blobReader) close() {
+	b.in.Close()
+	io.Copy(io.Discard, b.out)
+	b.cmd.Wait()
+}
+
+// splitRel is rel's directory ("." for the root's) and name.
+func splitRel(rel string) (string, string) {
+	return filepath.Dir(rel), filepath.Base(rel)
+}
+
 // applyDeletes removes from the root what entries delete, and returns the
 // entry of the .git file, if any.
-func (s *Store) applyDeletes(entries []diffEntry) (gitfile *diffEntry, err error) {
+func (s *Store) applyDeletes(root *beneath.Root, entries []diffEntry) (gitfile *diffEntry, err error) {
 	for i, e := range entries {
 		if e.path == "gitfile" {
 			gitfile = &entries[i]
 			if e.status == 'D' {
-				if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil && fi.Mode().IsRegular() {
-					if err := os.Remove(filepath.Join(s.root, ".git")); err != nil {
+				if st, err := root.Lstat(".git"); err == nil && st.Mode.IsRegular() {
+					if err := root.Remove(".git"); err != nil {
 						return nil, err
 					}
 				}
@@ -577,7 +753,7 @@ func (s *Store) applyDeletes(entries []diffEntry) (gitfile *diffEntry, err error
 		if e.status != 'D' || e.path == "modes" {
 			continue
 		}
-		if err := s.deleteEntry(e.path); err != nil {
+		if err := s.deleteEntry(root, e.path); err != nil {
 			return nil, err
 		}
 	}
@@ -585,104 +761,183 @@ func (s *Store) applyDeletes(entries []diffEntry) (gitfile *diffEntry, err error
 }
 
 // deleteEntry removes the root's file of checkpoint path p, and the
-// directories of the work tree it leaves empty.
-func (s *Store) deleteEntry(p string) error {
-	dst, _, ok := s.dest(p)
+// directories of the work tree it leaves empty. A directory on the way that
+// is not one (a symlink now) holds no file of the root to remove.
+func (s *Store) deleteEntry(root *beneath.Root, p string) error {
+	rel, _, ok := s.dest(p)
 	if !ok {
 		return nil
 	}
-	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if fi, lerr := os.Lstat(dst); lerr == nil && fi.IsDir() {
+	dirRel, name := splitRel(rel)
+	dir, err := root.OpenDir(dirRel)
+	if err != nil {
+		return nil
+	}
+	defer dir.Close()
+	if err := dir.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if st, lerr := dir.Lstat(name); lerr == nil && st.Mode.IsDir() {
 			return nil // a gitlink's directory: left as it is
 		}
 		return err
 	}
 	if strings.HasPrefix(p, "work/") || strings.HasPrefix(p, "nested/") {
-		s.removeEmptyParents(dst)
+		removeEmptyParents(root, dirRel)
 	}
 	return nil
 }
 
-// applyWrites renames the staged files into place, with the modes target
-// gives them.
-func (s *Store) applyWrites(writes []diffEntry, stage string, target manifest) error {
-	for i, e := range writes {
+// dirs holds the directory of the root a pass last opened (or made), by
+// its path: the paths come sorted, so files of one directory follow each
+// other, and one descriptor is held however many directories there are.
+type dirs struct {
+	root *beneath.Root
+	make bool // MakeDir: what is in the way is replaced
+	rel  string
+	dir  *beneath.Root
+}
+
+func (d *dirs) get(rel string) (*beneath.Root, error) {
+	if d.dir != nil && d.rel == rel {
+		return d.dir, nil
+	}
+	d.close()
+	var r *beneath.Root
+	var err error
+	if d.make {
+		r, err = d.root.MakeDir(rel, 0o755)
+	} else {
+		r, err = d.root.OpenDir(rel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.rel, d.dir = rel, r
+	return r, nil
+}
+
+func (d *dirs) close() {
+	if d.dir != nil {
+		d.dir.Close()
+		d.dir = nil
+	}
+}
+
+// applyWrites renames the staged files into place. The directories leading
+// to each are made, what stands in their way removed (a file; a symlink,
+// never followed), and a directory where the file goes removed whole.
+func (s *Store) applyWrites(root *beneath.Root, writes []staged, stage *beneath.Root) error {
+	parents := dirs{root: root, make: true}
+	defer parents.close()
+	for i, w := range writes {
 		if i == len(writes)/2 {
 			if err := crashHook("half"); err != nil {
 				return err
 			}
 		}
-		dst, rel, ok := s.dest(e.path)
-		if !ok {
-			continue
-		}
-		git := strings.HasPrefix(e.path, "git/")
-		src := filepath.Join(stage, filepath.FromSlash(e.path))
-		if err := s.makeParents(dst); err != nil {
+		rel, _, _ := s.dest(w.path)
+		dirRel, name := splitRel(rel)
+		dir, err := parents.get(dirRel)
+		if err != nil {
 			return err
 		}
-		if e.newMode != "120000" {
-			if err := os.Chmod(src, fs.FileMode(target.perm(git, rel, e.newMode == "100755"))); err != nil {
-				return err
-			}
-		}
-		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
-			if err := os.RemoveAll(dst); err != nil {
-				return err
-			}
-		}
-		if err := os.Rename(src, dst); err != nil {
+		if err := renameOver(stage, w.name, dir, name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// renameOver renames from (in stage) to name of dir, replacing a directory
+// there (removed whole, beneath dir).
+func renameOver(stage *beneath.Root, from string, dir *beneath.Root, name string) error {
+	var err error
+	for try := 0; try < 8; try++ {
+		if st, lerr := dir.Lstat(name); lerr == nil && st.Mode.IsDir() {
+			if err := dir.RemoveAll(name); err != nil {
+				return err
+			}
+		}
+		if err = stage.Rename(from, dir, name); err == nil {
+			return nil
+		}
+		if st, lerr := dir.Lstat(name); lerr != nil || !st.Mode.IsDir() {
+			return err
+		}
+	}
+	return err
+}
+
 // restoreGitfile puts back the root's .git file, blob id, through stage.
-func (s *Store) restoreGitfile(id, stage string) error {
+func (s *Store) restoreGitfile(root *beneath.Root, id string, stage *beneath.Root) error {
 	b, err := s.git(nil, "", "", "cat-file", "blob", id)
 	if err != nil {
 		return err
 	}
-	dst := filepath.Join(s.root, ".git")
-	if fi, err := os.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
-		if err := os.RemoveAll(dst); err != nil {
+	if st, err := root.Lstat(".git"); err == nil && !st.Mode.IsRegular() {
+		if err := root.RemoveAll(".git"); err != nil {
 			return err
 		}
 	}
-	tmp := filepath.Join(stage, "gitfile")
-	if err := os.MkdirAll(stage, 0o700); err != nil {
+	const tmp = "gitfile"
+	var f *os.File
+	err = fresh(stage, tmp, func() (err error) {
+		f, err = stage.Create(tmp, 0o644)
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, dst)
+	return stage.Rename(tmp, root, ".git")
 }
 
 // restoreModes sets the modes that changed on files whose content did not
 // (those not written): target's exact modes, and git's defaults where cur
 // had an exact mode that target has not.
-func (s *Store) restoreModes(cm, target manifest, written map[string]bool, kept []string) {
+func (s *Store) restoreModes(root *beneath.Root, cm, target manifest, written map[string]bool, kept []string) {
 	// A file not kept, then or now, is left as it is, its mode too.
 	notKept := func(p string) bool {
 		_, a := cm.notKept(p)
 		_, b := target.notKept(p)
 		return a || b
 	}
+	open := dirs{root: root}
+	defer open.close()
+	fix := func(p string, perm func(beneath.Stat) uint32) {
+		rel, _, ok := s.dest(p)
+		if !ok {
+			return
+		}
+		dirRel, name := splitRel(rel)
+		dir, err := open.get(dirRel)
+		if err != nil {
+			return
+		}
+		if st, err := dir.Lstat(name); err == nil && st.Mode.IsRegular() {
+			if want := fs.FileMode(perm(st)); st.Mode.Perm() != want {
+				chmodOwn(dir, name, st, want)
+			}
+		}
+	}
 	for _, side := range []struct {
-		git    bool
 		prefix string
 		tab    map[string]uint32
-	}{{false, "work/", target.Work}, {true, "git/", target.Git}} {
-		for p, perm := range side.tab {
+	}{{"work/", target.Work}, {"git/", target.Git}} {
+		for _, p := range slices.Sorted(maps.Keys(side.tab)) { // a directory's files together
+			perm := side.tab[p]
 			if written[side.prefix+p] || notKept(side.prefix+p) {
 				continue
 			}
-			dst, _, ok := s.dest(side.prefix + p)
-			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() && uint32(fi.Mode().Perm()) != perm {
-				chmodOwn(dst, fi, fs.FileMode(perm))
-			}
+			fix(side.prefix+p, func(beneath.Stat) uint32 { return perm })
 		}
 	}
 	for _, side := range []struct {
@@ -690,112 +945,89 @@ func (s *Store) restoreModes(cm, target manifest, written map[string]bool, kept 
 		prefix     string
 		cur, wants map[string]uint32
 	}{{false, "work/", cm.Work, target.Work}, {true, "git/", cm.Git, target.Git}} {
-		for p := range side.cur {
+		for _, p := range slices.Sorted(maps.Keys(side.cur)) {
 			if _, ok := side.wants[p]; ok || written[side.prefix+p] || !side.git && underAny(p, kept) || notKept(side.prefix+p) {
 				continue
 			}
-			dst, _, ok := s.dest(side.prefix + p)
-			if fi, err := os.Lstat(dst); ok && err == nil && fi.Mode().IsRegular() {
-				if perm := defaultPerm(side.git, p, fi.Mode().Perm()&0o100 != 0); fi.Mode().Perm() != fs.FileMode(perm) {
-					chmodOwn(dst, fi, fs.FileMode(perm))
-				}
-			}
+			fix(side.prefix+p, func(st beneath.Stat) uint32 { return defaultPerm(side.git, p, st.Mode.Perm()&0o100 != 0) })
 		}
 	}
 }
 
-// chmodOwn sets the permission bits of dst, the regular file fi. A file with
-// more names than this one (a command may hard-link a package store's file
-// outside the root in its place: the content is the checkpoint's, only the
-// mode differs) gets a copy of its own first, with its bytes and times, so
-// its other names keep their mode.
-func chmodOwn(dst string, fi fs.FileInfo, perm fs.FileMode) error {
-	if links(fi) <= 1 {
-		return os.Chmod(dst, perm)
+// chmodOwn sets the permission bits of name in dir, the regular file st. A
+// file with more names than this one (a command may hard-link a package
+// store's file outside the root in its place: the content is the
+// checkpoint's, only the mode differs) gets a copy of its own first, with
+// its bytes and times, so its other names keep their mode.
+func chmodOwn(dir *beneath.Root, name string, st beneath.Stat, perm fs.FileMode) error {
+	if st.Links <= 1 {
+		return dir.Chmod(name, perm)
 	}
-	src, err := os.Open(dst)
+	src, err := dir.OpenFile(name)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), stagePrefix+"copy-*")
+	tmp := stagePrefix + "copy-" + beneath.RandomName()
+	dst, err := dir.Create(tmp, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(tmp, src)
+	_, err = io.Copy(dst, src)
 	if err == nil {
-		err = tmp.Chmod(perm)
+		err = dst.Chmod(perm)
 	}
-	if cerr := tmp.Close(); err == nil {
+	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())
+		err = dir.Chtimes(tmp, st.ModTime, st.ModTime)
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
+		err = dir.Rename(tmp, dir, name)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		dir.Remove(tmp)
 	}
 	return err
 }
 
-// dest maps a checkpoint path (work/…, git/…) to the root's file, and the
-// path relative to its pass.
+// dest maps a checkpoint path (work/…, git/…, nested/…) to the root's file,
+// relative to the root (a local path), and the path relative to its pass.
 func (s *Store) dest(p string) (string, string, bool) {
+	var rel, pass string
 	switch {
 	case strings.HasPrefix(p, "work/"):
-		rel := strings.TrimPrefix(p, "work/")
-		return filepath.Join(s.root, filepath.FromSlash(rel)), rel, true
+		pass = strings.TrimPrefix(p, "work/")
+		rel = pass
 	case strings.HasPrefix(p, "git/"):
-		rel := strings.TrimPrefix(p, "git/")
-		return filepath.Join(s.root, ".git", filepath.FromSlash(rel)), rel, true
+		pass = strings.TrimPrefix(p, "git/")
+		rel = ".git/" + pass
 	case strings.HasPrefix(p, "nested/"):
 		// a nested repository's .git: its manifest entries are the work
 		// tree's, by the path in the root
-		rel := workPath(p)
-		if rel == "" || path.IsAbs(rel) || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", "", false
-		}
-		return filepath.Join(s.root, filepath.FromSlash(rel)), rel, true
+		rel = workPath(p)
+		pass = rel
+	default:
+		return "", "", false
 	}
-	return "", "", false
+	if rel == "" || path.Clean(rel) != rel || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return "", "", false
+	}
+	return filepath.FromSlash(rel), pass, true
 }
 
-// makeParents makes the directories leading to dst inside the root, replacing
-// a file or a symlink in the way (never following one out of the root).
-func (s *Store) makeParents(dst string) error {
-	rel, err := filepath.Rel(s.root, filepath.Dir(dst))
-	if err != nil || rel == "." {
-		return err
-	}
-	cur := s.root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		switch {
-		case err == nil && fi.IsDir():
-			continue
-		case err == nil:
-			if err := os.Remove(cur); err != nil {
-				return err
-			}
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
+// removeEmptyParents removes dirRel, a directory of the root a deleted file
+// was in, and those above it, while they are empty.
+func removeEmptyParents(root *beneath.Root, dirRel string) {
+	for d := dirRel; d != "." && d != ""; d = filepath.Dir(d) {
+		parent, err := root.OpenDir(filepath.Dir(d))
+		if err != nil {
+			return
 		}
-		if err := os.Mkdir(cur, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeEmptyParents removes the directories above a deleted file of the
-// work tree that it left empty, up to the root.
-func (s *Store) removeEmptyParents(p string) {
-	for d := filepath.Dir(p); d != s.root && strings.HasPrefix(d, s.root+string(filepath.Separator)); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
+		err = parent.RemoveDir(filepath.Base(d))
+		parent.Close()
+		if err != nil {
 			return
 		}
 	}
