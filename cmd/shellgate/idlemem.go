@@ -25,13 +25,28 @@ type idleTrim struct {
 	timer   *time.Timer
 	after   time.Duration
 	stopped bool
+	done    chan struct{} // closed by stop: the trim's goroutine ends
 }
 
 // newIdleTrim calls free once nothing has touched the trim for after, and
-// again after each later touch and quiet spell.
+// again after each later touch and quiet spell. free runs on one goroutine
+// that lives as long as the trim, not on a new one each time: a goroutine's
+// start and end look its function up in the binary's function table, which
+// would map back pages of the executable that free has just given up
+// (textpages.Drop).
 func newIdleTrim(after time.Duration, free func()) *idleTrim {
-	t := &idleTrim{after: after, timer: time.AfterFunc(after, free)}
+	t := &idleTrim{after: after, timer: time.NewTimer(after), done: make(chan struct{})}
 	t.timer.Stop() // armed by the first touch: a server that never hears from a client has nothing to free
+	go func() {
+		for {
+			select {
+			case <-t.timer.C:
+				free()
+			case <-t.done:
+				return
+			}
+		}
+	}()
 	return t
 }
 
@@ -47,8 +62,11 @@ func (t *idleTrim) touch() {
 // stop disarms the trim for good: the server is ending.
 func (t *idleTrim) stop() {
 	t.mu.Lock()
-	t.stopped = true
-	t.timer.Stop()
+	if !t.stopped {
+		t.stopped = true
+		t.timer.Stop()
+		close(t.done)
+	}
 	t.mu.Unlock()
 }
 

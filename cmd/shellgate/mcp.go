@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/textpages"
 	"github.com/shellgate/shellgate/mcpserver"
 )
 
@@ -175,7 +176,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *addr == "" {
-		trim := newIdleTrim(idleFree, debug.FreeOSMemory)
+		trim := newIdleTrim(idleFree, func() { debug.FreeOSMemory(); textpages.Drop() })
 		defer trim.stop()
 		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
