@@ -430,3 +430,31 @@ func TestLastOutputBeforeBackgroundJob(t *testing.T) {
 		t.Errorf("stdout: %d bytes of the shell's %d (first line %q, last %q)", len(stdout), want.Len(), first, last[max(0, len(last)-14):])
 	}
 }
+
+// TestLastOutputBeforeEscapedJob: as TestLastOutputBeforeBackgroundJob, with
+// a job that left the command's group (setsid), so the group is empty when
+// the shell exits and collect asks no pump where its pipe stands: what the
+// shell wrote is still read whole, however slow the pump.
+func TestLastOutputBeforeEscapedJob(t *testing.T) {
+	lane.Live(t)
+	slow := func(n int) {
+		if n > 0 {
+			time.Sleep(30 * time.Millisecond)
+		}
+	}
+	s := newSupervisor(t)
+	afterRead.Store(&slow)
+	defer afterRead.Store(nil)
+	res, stdout, _ := runScript(t, s, `setsid sleep 30 & for i in $(seq 100000 109999); do echo $i; done`, Spec{})
+	if len(res.BackgroundPIDs) == 0 {
+		t.Errorf("no background PIDs: %+v", res)
+	}
+	var want strings.Builder
+	for i := 100000; i <= 109999; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if stdout != want.String() {
+		first, last, _ := strings.Cut(stdout, "\n")
+		t.Errorf("stdout: %d bytes of the shell's %d (first line %q, last %q)", len(stdout), want.Len(), first, last[max(0, len(last)-14):])
+	}
+}
