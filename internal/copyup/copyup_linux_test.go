@@ -633,6 +633,9 @@ func unlinker(path string) int {
 // /dev/tty is the caller's terminal, never the helper's: a command with
 // none (after setsid) gets ENXIO, though the helper was started from the
 // user's terminal, and a command with a terminal of its own writes there.
+// Opens with bash's flags, through a relative path and a symlink, are
+// answered without a confined thread (noTerminal), and still reach nothing:
+// no write and no TIOCSTI lands on the helper's terminal.
 func TestDevTTYIsTheCallers(t *testing.T) {
 	lane.Live(t)
 	root, _ := lab(t)
@@ -645,6 +648,24 @@ try:
 except OSError as e:
     print(errno.errorcode[e.errno])
 " > none.txt 2>&1
+ln -s /dev/tty ttylink
+python3 -c "
+import os, errno, fcntl, termios
+os.setsid()
+for path in ('/dev/tty', os.path.relpath('/dev/tty'), 'ttylink', '/proc/self/root/dev/tty'):
+    for flags in (os.O_RDWR | os.O_NONBLOCK, os.O_WRONLY | os.O_NOCTTY, os.O_RDWR | os.O_TRUNC):
+        try:
+            fd = os.open(path, flags)
+        except OSError as e:
+            print(errno.errorcode[e.errno])
+            continue
+        print('opened')
+        try:
+            fcntl.ioctl(fd, termios.TIOCSTI, b'X')
+        except OSError:
+            pass
+        os.write(fd, b'pwned')
+" > attack.txt 2>&1
 python3 -c "
 import os, fcntl, termios, select
 m, s = os.openpty()
@@ -677,6 +698,12 @@ print(os.read(m, 100).decode() if select.select([m], [], [], 20)[0] else 'nothin
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "none.txt")); string(b) != "ENXIO\n" {
 		t.Errorf("a command without a terminal opened /dev/tty: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "attack.txt")); string(b) != strings.Repeat("ENXIO\n", 12) {
+		t.Errorf("a command without a terminal opened /dev/tty: %q", b)
+	}
+	if strings.Contains(onHelpers, "pwned") || strings.Contains(onHelpers, "X") {
+		t.Errorf("a command reached the helper's terminal: %q", onHelpers)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "own.txt")); !strings.Contains(string(b), "own-terminal") {
 		t.Errorf("a command's own terminal did not get its write: %q (helper's terminal: %q)", b, onHelpers)

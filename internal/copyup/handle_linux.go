@@ -81,6 +81,10 @@ func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
+	if noTerminal(c, t, k) {
+		t.close()
+		return notify.Fail(unix.ENXIO)
+	}
 	if !o.dispatch(func() { o.finish(c, t, k, false) }) {
 		t.close()
 		return notify.Fail(unix.EAGAIN)
@@ -320,27 +324,60 @@ func isDevTTY(fd int) bool {
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == devTTY
 }
 
-// controllingTTY opens the caller's controlling terminal, a pseudo-terminal
-// of the session, when t is /dev/tty, which names the opener's own: this
-// thread has none. Otherwise it fails as /dev/tty does without one.
-func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+// noTerminal says whether k opens /dev/tty for a caller without a
+// controlling terminal, which the kernel fails with ENXIO, as every shell's
+// start does (bash's check_dev_tty opens it O_RDWR|O_NONBLOCK): answered on
+// the thread that received the call, no confined thread is woken for it.
+// Nothing is opened but an O_PATH descriptor, so the answer can only refuse;
+// any other open, and any doubt, takes the usual way.
+func noTerminal(c *notify.Caller, t *target, k *call) bool {
+	if k.meta != nil || k.truncateTo >= 0 || k.openat2 || k.how.Flags&(unix.O_CREAT|unix.O_TMPFILE|unix.O_DIRECTORY|unix.O_PATH) != 0 {
+		return false
+	}
+	if !isTTYNode(t) {
+		return false
+	}
+	nr, ok := callerTTY(c)
+	return ok && nr == 0
+}
+
+// isTTYNode says whether t names /dev/tty's device node.
+func isTTYNode(t *target) bool {
 	p, errno := t.open(unix.OpenHow{Flags: unix.O_PATH}, false)
 	if errno != 0 {
-		return -1, unix.ENXIO
+		return false
 	}
 	var st unix.Stat_t
 	err := unix.Fstat(p, &st)
 	unix.Close(p)
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != devTTY {
-		return -1, unix.ENXIO
-	}
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == devTTY
+}
+
+// callerTTY reads the device number of the caller's controlling terminal
+// (0: none) from its stat file.
+func callerTTY(c *notify.Caller) (uint64, bool) {
 	stat, _ := os.ReadFile(c.Proc() + "stat")
 	_, fields, _ := strings.Cut(string(stat), ") ")
 	f := strings.Fields(fields)
 	if len(f) < 5 {
+		return 0, false
+	}
+	nr, err := strconv.ParseUint(f[4], 10, 32) // tty_nr
+	return nr, err == nil
+}
+
+// controllingTTY opens the caller's controlling terminal, a pseudo-terminal
+// of the session, when t is /dev/tty, which names the opener's own: this
+// thread has none. Otherwise it fails as /dev/tty does without one.
+func controllingTTY(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+	if !isTTYNode(t) {
 		return -1, unix.ENXIO
 	}
-	nr, _ := strconv.ParseUint(f[4], 10, 32) // tty_nr
+	nr, ok := callerTTY(c)
+	if !ok {
+		return -1, unix.ENXIO
+	}
+	var st unix.Stat_t
 	major, minor := unix.Major(nr), unix.Minor(nr)
 	if major < 136 || major > 143 { // Unix98 pseudo-terminal slaves
 		return -1, unix.ENXIO

@@ -15,7 +15,13 @@ const quietLimit = 2 * time.Second
 // still open then are detached and kept by the supervisor, reading and
 // discarding, so that a background process writing to them neither blocks nor
 // gets SIGPIPE. held reports whether any was.
-func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Duration) (held bool) {
+//
+// What is in the pipes when the shell exited is read whatever the drain; a
+// pump is asked where its pipe stands (pump.mark, a wake of its goroutine)
+// only while the group has members (grouped): with none, every writer the
+// group had is gone, and one that escaped it leaves the quietLimit window,
+// which ends only once the pipes are idle.
+func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Duration, grouped bool) (held bool) {
 	if len(pumps) == 0 {
 		return false
 	}
@@ -28,7 +34,7 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 	// whatever the drain: d bounds only what comes later.
 	owed := make([]int64, len(pumps))
 	for i, p := range pumps {
-		if !p.finished() {
+		if grouped && !p.finished() {
 			owed[i] = p.mark(time.Until(hardEnd))
 		}
 	}

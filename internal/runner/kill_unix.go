@@ -124,3 +124,7 @@ func signalGroup(pgid int, sig unix.Signal) error {
 	}
 	return unix.Kill(-pgid, sig)
 }
+
+// groupLeft reports whether group pgid may still have members once its
+// shell was reaped (collect).
+func groupLeft(pgid int) bool { return groupExists(pgid) }

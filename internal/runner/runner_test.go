@@ -408,6 +408,20 @@ func TestDataInHandAtExit(t *testing.T) {
 // however slow the pump: here each read waits 30 ms, far past the window,
 // with up to 64 KB of the shell's 70 KB still in the pipe at its exit.
 func TestLastOutputBeforeBackgroundJob(t *testing.T) {
+	lastOutputBeforeJob(t, "sleep 30 &")
+}
+
+// TestLastOutputBeforeEscapedJob: as TestLastOutputBeforeBackgroundJob, with
+// a job that left the command's group (setsid), so the group is empty when
+// the shell exits and collect asks no pump where its pipe stands: what the
+// shell wrote is still read whole, however slow the pump.
+func TestLastOutputBeforeEscapedJob(t *testing.T) {
+	lastOutputBeforeJob(t, "setsid sleep 30 &")
+}
+
+// lastOutputBeforeJob runs job, then 70 KB of the shell's own output read
+// 30 ms a read, and wants that output whole.
+func lastOutputBeforeJob(t *testing.T, job string) {
 	lane.Live(t)
 	slow := func(n int) {
 		if n > 0 {
@@ -417,7 +431,7 @@ func TestLastOutputBeforeBackgroundJob(t *testing.T) {
 	s := newSupervisor(t)
 	afterRead.Store(&slow)
 	defer afterRead.Store(nil)
-	res, stdout, _ := runScript(t, s, `sleep 30 & for i in $(seq 100000 109999); do echo $i; done`, Spec{})
+	res, stdout, _ := runScript(t, s, job+` for i in $(seq 100000 109999); do echo $i; done`, Spec{})
 	if len(res.BackgroundPIDs) == 0 {
 		t.Errorf("no background PIDs: %+v", res)
 	}

@@ -142,7 +142,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 	// /proc costs as much as the drain itself on a busy machine.
 	found := make(chan leftBehind, 1)
 	go func() { found <- findLeft(launcher, pgid) }()
-	held := s.collect(pumps, found, spec.drain())
+	held := s.collect(pumps, found, spec.drain(), groupLeft(pgid))
 	res.BackgroundPIDs = s.keepLeft(<-found, held, pgid, marker, launcher)
 	res.Duration = time.Since(started)
 	if renewed != "" {
