@@ -531,9 +531,14 @@ func interleave(b *testing.B, pairs ...any) []time.Duration {
 		fns[i]() // warm up
 	}
 	times := make([][]time.Duration, n)
+	// SHELLGATE_BENCH_PAUSE (e.g. 300ms) waits before each call, as an
+	// agent does: what the kernel does differently after idle (a cgroup
+	// move's RCU grace period) shows only so.
+	pause, _ := time.ParseDuration(os.Getenv("SHELLGATE_BENCH_PAUSE"))
 	b.ResetTimer()
 	for b.Loop() {
 		for i, f := range fns {
+			time.Sleep(pause)
 			times[i] = append(times[i], f())
 		}
 	}
