@@ -373,6 +373,9 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 	} else if ign != nil && ign.excluded(path, true) {
 		return
 	}
+	if p.leaves(path) {
+		return
+	}
 	var prevSub *scanDir
 	if was != nil && was.mode == modeTree {
 		prevSub = was.dir
@@ -390,6 +393,9 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 		return
 	}
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
+		return
+	}
+	if p.leaves(path) {
 		return
 	}
 	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})

@@ -47,7 +47,10 @@ func (s *Store) snapshot() (top string, err error) {
 	// What the watch saw since the last checkpoint; nothing that can be
 	// trusted when the cache came from another process's checkpoint.
 	workPlan, gitPlan := s.watch.plan('w'), s.watch.plan('g')
-	if replaced {
+	// Nor when the last one left out other paths (SetLeave): a directory
+	// taken as it was would keep, or lack, what this one leaves out.
+	leaveKey := s.leave.key()
+	if replaced || leaveKey != s.leftOut {
 		workPlan, gitPlan = nil, nil
 	}
 	defer func() {
@@ -106,7 +109,7 @@ func (s *Store) snapshot() (top string, err error) {
 	// A .git file (a worktree's or a submodule's pointer to its repository),
 	// which git add never takes: kept as the blob "gitfile".
 	gitfile := ""
-	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
+	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 && !(s.leave != nil && s.leave.GitFile) {
 		b, err := readSmall(dotgit, 1<<20)
 		if err != nil {
 			return "", fmt.Errorf("checkpoint: %w", err)
@@ -123,6 +126,7 @@ func (s *Store) snapshot() (top string, err error) {
 		return "", err
 	}
 	s.cache = scanCache{work: workDir, git: gitDir}
+	s.leftOut = leaveKey
 	s.unsaved += workRead + gitRead
 	if s.unsaved >= 64 || s.cacheStat == nil {
 		if s.deferUpkeep {
