@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -116,4 +117,50 @@ func (p *scanPass) leaves(path string) bool {
 		path = ".git/" + path
 	}
 	return l.out(path)
+}
+
+// replan makes plan (a pass's; git: the .git pass) read again, whole, each
+// directory that holds a path one of ls leaves out or keeps: what the last
+// checkpoint took there under another Leave is not what this one takes. The
+// rest of the plan stands, so a Leave that changes costs a look at a few
+// directories, not a walk of the root.
+func replan(plan *walkPlan, git bool, ls ...*Leave) {
+	if plan == nil {
+		return
+	}
+	mark := func(dir string) {
+		plan.dirty[dir] = true
+		delete(plan.names, dir)
+		for d := dir; d != ""; {
+			parent, name := "", d
+			if j := strings.LastIndexByte(d, '/'); j >= 0 {
+				parent, name = d[:j], d[j+1:]
+			}
+			plan.below[parent] = true
+			if plan.kids[parent] == nil {
+				plan.kids[parent] = map[string]bool{}
+			}
+			plan.kids[parent][name] = true
+			d = parent
+		}
+	}
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		for _, p := range append(slices.Clone(l.Paths), l.Kept...) {
+			rel, inGit := strings.CutPrefix(p, ".git/")
+			if inGit != git {
+				continue
+			}
+			dir := ""
+			if j := strings.LastIndexByte(rel, '/'); j >= 0 {
+				dir = rel[:j]
+			}
+			mark(dir)
+		}
+		if !git && len(l.Patterns) > 0 {
+			mark("")
+		}
+	}
 }

@@ -24,13 +24,14 @@ func TestLeave(t *testing.T) {
 	checkpointtest.Sh(t, root, `set -e
 mkdir -p .vscode .idea && printf '{}\n' > .vscode/tasks.json && printf 'x\n' > .idea/run.xml
 printf '{}\n' > a.code-workspace && printf '{}\n' > b.code-workspace
-mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-commit`)
+mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-commit
+mkdir -p .github/workflows && printf 'on: push\n' > .github/workflows/ci.yml && printf 'x\n' > .github/CODEOWNERS`)
 	s := open(t, root, filepath.Join(lab, "store"))
 	defer s.Close()
-	leave := &checkpoint.Leave{Paths: []string{".vscode", ".idea", ".git/hooks"}, Patterns: []string{"*.code-workspace"},
+	leave := &checkpoint.Leave{Paths: []string{".vscode", ".idea", ".git/hooks", ".github/workflows"}, Patterns: []string{"*.code-workspace"},
 		Kept: []string{".idea", "b.code-workspace"}}
-	out := []string{"work/.vscode/tasks.json", "work/a.code-workspace", "git/hooks/pre-commit"}
-	in := []string{"work/.idea/run.xml", "work/b.code-workspace", "work/README.md", "git/HEAD"}
+	out := []string{"work/.vscode/tasks.json", "work/a.code-workspace", "git/hooks/pre-commit", "work/.github/workflows/ci.yml"}
+	in := []string{"work/.idea/run.xml", "work/b.code-workspace", "work/README.md", "git/HEAD", "work/.github/CODEOWNERS"}
 	check := func(id int, left bool) {
 		t.Helper()
 		files := storeFiles(t, s.Dir(), id)
@@ -69,7 +70,7 @@ mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-commit`)
 	if _, _, err := s.Restore(left); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{".vscode/tasks.json", "a.code-workspace", ".git/hooks/pre-commit"} {
+	for _, p := range []string{".vscode/tasks.json", "a.code-workspace", ".git/hooks/pre-commit", ".github/workflows/ci.yml"} {
 		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
 			t.Errorf("%s is still there after undo to a checkpoint that left it out", p)
 		}

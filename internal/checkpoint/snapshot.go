@@ -47,11 +47,16 @@ func (s *Store) snapshot() (top string, err error) {
 	// What the watch saw since the last checkpoint; nothing that can be
 	// trusted when the cache came from another process's checkpoint.
 	workPlan, gitPlan := s.watch.plan('w'), s.watch.plan('g')
-	// Nor when the last one left out other paths (SetLeave): a directory
-	// taken as it was would keep, or lack, what this one leaves out.
-	leaveKey := s.leave.key()
-	if replaced || leaveKey != s.leftOut {
+	if replaced {
 		workPlan, gitPlan = nil, nil
+	}
+	// When the last one left out other paths (SetLeave), the directories
+	// that hold them are read again: taken as they were, they would keep,
+	// or lack, what this one leaves out.
+	leaveKey := s.leave.key()
+	if leaveKey != s.leftOut {
+		replan(workPlan, false, s.leftLeave, s.leave)
+		replan(gitPlan, true, s.leftLeave, s.leave)
 	}
 	defer func() {
 		if err != nil {
@@ -126,7 +131,7 @@ func (s *Store) snapshot() (top string, err error) {
 		return "", err
 	}
 	s.cache = scanCache{work: workDir, git: gitDir}
-	s.leftOut = leaveKey
+	s.leftOut, s.leftLeave = leaveKey, s.leave
 	s.unsaved += workRead + gitRead
 	if s.unsaved >= 64 || s.cacheStat == nil {
 		if s.deferUpkeep {
