@@ -389,13 +389,10 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 // the last checkpoint had it when its stat did not change, else to read.
 func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileStat, was *scanEntry, ign *ignoreStack) {
 	mode, ok := gitMode(st)
-	if !ok {
+	if !ok || p.leaves(path) {
 		return
 	}
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
-		return
-	}
-	if p.leaves(path) {
 		return
 	}
 	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st})
