@@ -220,3 +220,39 @@ func treeFiles(t *testing.T, dir, ref string) string {
 	}
 	return string(out)
 }
+
+// A protected path the user makes on the host between two commands, with no
+// job in the session, is the user's own: the sandbox makes it read-only
+// where it is at the next command's start and says so, and the checkpoints
+// keep it from then on (the one before that command, taken before the
+// sandbox looked, leaves it out).
+func TestCheckpointsKeepTheUsersOwnProtected(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "own"})
+	run := func(cmd string) int {
+		t.Helper()
+		env := s.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("%s: %s", cmd, env.Text)
+		}
+		return env.Data.Changed.Checkpoint
+	}
+	run("echo a > x")
+	checkpointtest.Sh(t, l.root, `mkdir .claude && printf '{}\n' > .claude/settings.json`)
+	before := run("echo b >> x")
+	after := run("echo c >> x")
+	s.Close()
+	l.g.Close()
+	if _, err := os.Stat(filepath.Join(l.root, ".claude", "settings.json")); err != nil {
+		t.Fatalf("the user's own .claude was moved: %v", err)
+	}
+	cp := openLabCheckpoints(t, l)
+	if files := treeFiles(t, cp.Dir(), fmt.Sprintf("%d-b", before)); strings.Contains(files, "work/.claude/settings.json\n") {
+		t.Errorf("checkpoint %d-b, taken before the sandbox looked, holds .claude/settings.json", before)
+	}
+	if files := treeFiles(t, cp.Dir(), fmt.Sprintf("%d-b", after)); !strings.Contains(files, "work/.claude/settings.json\n") {
+		t.Errorf("checkpoint %d-b lacks the user's own .claude/settings.json, which the sandbox kept in place", after)
+	}
+}
