@@ -196,6 +196,7 @@ type gateCheckpoints struct {
 	mu      sync.Mutex
 	cp      *Checkpoints
 	pending sync.WaitGroup // jobs' checkpoints taken when they end; Close waits for them
+	leaving sync.Mutex     // a Leave set in the store and the checkpoint taken with it
 
 	keeperCmd  []string      // starts the root's keeper; nil: none
 	keeperIdle time.Duration // its idle time
@@ -245,9 +246,10 @@ func (g *gateCheckpoints) dropKeeper() {
 
 // snapshot takes the checkpoint before a command: by the keeper, or else
 // in-process.
-func (g *gateCheckpoints) snapshot(label, command, session string) (*Checkpoints, *keeper.Client, int, error) {
+// It leaves out what leave says (see Gate.checkpointLeave).
+func (g *gateCheckpoints) snapshot(leave *checkpoint.Leave, label, command, session string) (*Checkpoints, *keeper.Client, int, error) {
 	if k := g.viaKeeper(); k != nil {
-		if id, err := k.Snapshot(label, command, session); err == nil {
+		if id, err := k.SnapshotLeaving(leave, label, command, session); err == nil {
 			return nil, k, id, nil
 		}
 		g.dropKeeper()
@@ -256,6 +258,9 @@ func (g *gateCheckpoints) snapshot(label, command, session string) (*Checkpoints
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	g.leaving.Lock() // the leave set and the checkpoint that uses it, together
+	defer g.leaving.Unlock()
+	cp.s.SetLeave(leave)
 	id, err := cp.s.Snapshot(label, command, session)
 	return cp, nil, id, err
 }
@@ -303,23 +308,26 @@ type checkpointed struct {
 	id      int
 	input   bool            // before input to a job: its changes are read when the input's wait ends
 	pending *sync.WaitGroup // the Gate's, for a job's checkpoint when it ends
+
+	leave func() *checkpoint.Leave // what its checkpoints leave out (Gate.checkpointLeave)
 }
 
 // checkpoint takes the checkpoint before an admitted command that may write;
 // a checkpoint that cannot be taken refuses the command (its envelope). label
 // says how it runs (run, job, terminal), session which session runs it.
-func (g *Gate) checkpoint(a *admitted, label, command, session string) (*checkpointed, *envelope.Envelope) {
+func (g *Gate) checkpoint(a *admitted, b *box, label, command, session string) (*checkpointed, *envelope.Envelope) {
 	if g.cps.off || a.readOnly {
 		return nil, nil
 	}
-	cp, k, id, err := g.cps.snapshot(label, command, session)
+	leave := func() *checkpoint.Leave { return g.checkpointLeave(b) }
+	cp, k, id, err := g.cps.snapshot(leave(), label, command, session)
 	if err != nil {
 		return nil, a.env.Fail(envelope.CheckpointFailed, fmt.Sprintf("Not run: the checkpoint of the project before it could not be taken (%v), so the command was not started and nothing changed. The user can fix that or turn checkpoints off (--checkpoints off, or [checkpoints] enabled = false).", err))
 	}
 	if a.undoable {
 		a.env.Note(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): `shellgate undo %d` puts it back.", id, id))
 	}
-	return &checkpointed{g: g.cps, cp: cp, k: k, id: id, pending: &g.cps.pending}, nil
+	return &checkpointed{g: g.cps, leave: leave, cp: cp, k: k, id: id, pending: &g.cps.pending}, nil
 }
 
 // finish checkpoints the root after the command ended and puts what it changed
@@ -356,8 +364,9 @@ func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
 // summary takes the checkpoint after the command, by the keeper that took the
 // one before if it still can, else in-process.
 func (c *checkpointed) summary() (ChangeSummary, error) {
+	leave := c.leave()
 	if c.k != nil {
-		if sum, err := c.k.Finish(c.id); err == nil {
+		if sum, err := c.k.FinishLeaving(leave, c.id); err == nil {
 			return sum, nil
 		}
 		c.g.dropKeeper()
@@ -369,6 +378,9 @@ func (c *checkpointed) summary() (ChangeSummary, error) {
 		}
 		c.cp = cp
 	}
+	c.g.leaving.Lock()
+	defer c.g.leaving.Unlock()
+	c.cp.s.SetLeave(leave)
 	return c.cp.s.Finish(c.id)
 }
 
@@ -404,17 +416,21 @@ func (g *Gate) checkpointInput(s *Session, id string, in JobInput) (*checkpointe
 	for _, k := range in.Keys {
 		sent += "<" + k + ">"
 	}
+	leave := func() *checkpoint.Leave { return g.checkpointLeave(s.box) }
 	cp, err := g.cps.open()
 	var n int
 	if err == nil {
+		g.cps.leaving.Lock()
+		cp.s.SetLeave(leave())
 		n, err = cp.s.Snapshot("input", "job "+id+" input: "+sent, s.id)
+		g.cps.leaving.Unlock()
 	}
 	if err != nil {
 		env := envelope.NotRun("", map[string]any{"job_id": id}, envelope.Err{Code: envelope.CheckpointFailed,
 			Message: fmt.Sprintf("Not sent: the checkpoint of the project before it could not be taken (%v). The user can fix that or turn checkpoints off (--checkpoints off).", err)})
 		return nil, &env
 	}
-	return &checkpointed{g: g.cps, cp: cp, id: n, input: true}, nil
+	return &checkpointed{g: g.cps, leave: leave, cp: cp, id: n, input: true}, nil
 }
 
 // undoCovers reports whether undo covers the git commands of a line the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/cachestore"
+	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/home"
 	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/runner"
@@ -108,6 +109,12 @@ type box struct {
 	restarted bool
 
 	egress egressCalls // its commands, for the egress proxy (egress.go)
+
+	// leave is what checkpoints taken for its commands leave out once its
+	// first session started with a guard (checkpoint_leave.go); pinned are
+	// the protected paths sessions it replaced kept in place.
+	leave  *checkpoint.Leave
+	pinned []string
 }
 
 // planSandbox decides in New whether commands will be sandboxed, which changes
@@ -151,6 +158,8 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	if b.started && !b.closed && b.session != nil && !b.session.Alive() {
 		// The session died (a fork bomb took its helper down, with everything
 		// in it): the next command gets a new one.
+		pinned, _ := b.session.Guard()
+		b.pinned = append(b.pinned, pinned...)
 		b.session.Close()
 		b.session, b.started, b.restarted = nil, false, true
 	}
@@ -173,7 +182,13 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		if runtime.GOOS != "linux" {
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)
 		}
+		leave := leaveAtStart(g.root, spec)
 		b.session, b.err = sandbox.Start(spec)
+		if b.err == nil && b.leave == nil {
+			if _, guarded := b.session.Guard(); guarded {
+				b.leave = leave // the first session's: what a later one started with may be a job's
+			}
+		}
 		if b.err == nil && runtime.GOOS == "linux" {
 			b.session.KeepReadOnly(g.nestedProtected())
 		}

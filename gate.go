@@ -333,7 +333,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	if refused != nil {
 		return *refused
 	}
-	cp, refused := g.checkpoint(a, "run", req.Command, "")
+	cp, refused := g.checkpoint(a, g.box, "run", req.Command, "")
 	if refused != nil {
 		return *refused
 	}

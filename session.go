@@ -144,7 +144,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 	case req.RunInBackground:
 		label = "job"
 	}
-	cp, refused := s.g.checkpoint(a, label, req.Command, s.id)
+	cp, refused := s.g.checkpoint(a, s.box, label, req.Command, s.id)
 	if refused != nil {
 		return *refused
 	}

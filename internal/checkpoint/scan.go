@@ -379,6 +379,9 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 	} else if ign != nil && ign.excluded(path, true) {
 		return
 	}
+	if p.leaves(path) {
+		return
+	}
 	var prevSub *scanDir
 	if was != nil && was.mode == modeTree {
 		prevSub = was.dir
@@ -392,7 +395,7 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 // the last checkpoint had it when its stat did not change, else to read.
 func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileStat, was *scanEntry, ign *ignoreStack) {
 	mode, ok := gitMode(st)
-	if !ok {
+	if !ok || p.leaves(path) {
 		return
 	}
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {

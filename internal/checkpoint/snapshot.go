@@ -50,6 +50,14 @@ func (s *Store) snapshot() (top string, err error) {
 	if replaced {
 		workPlan, gitPlan = nil, nil
 	}
+	// When the last one left out other paths (SetLeave), the directories
+	// that hold them are read again: taken as they were, they would keep,
+	// or lack, what this one leaves out.
+	leaveKey := s.leave.key()
+	if leaveKey != s.leftOut {
+		replan(workPlan, false, s.leftLeave, s.leave)
+		replan(gitPlan, true, s.leftLeave, s.leave)
+	}
 	defer func() {
 		if err != nil {
 			s.watch.failed('w')
@@ -107,7 +115,7 @@ func (s *Store) snapshot() (top string, err error) {
 	// A .git file (a worktree's or a submodule's pointer to its repository),
 	// which git add never takes: kept as the blob "gitfile".
 	gitfile := ""
-	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 {
+	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && fi.Size() <= 1<<20 && !(s.leave != nil && s.leave.GitFile) {
 		b, err := readSmall(dotgit, 1<<20)
 		if err != nil {
 			return "", fmt.Errorf("checkpoint: %w", err)
@@ -124,6 +132,7 @@ func (s *Store) snapshot() (top string, err error) {
 		return "", err
 	}
 	s.cache = scanCache{work: workDir, git: gitDir}
+	s.leftOut, s.leftLeave = leaveKey, s.leave
 	s.unsaved += workRead + gitRead
 	if s.unsaved >= 64 || s.cacheStat == nil {
 		if s.deferUpkeep {

@@ -77,8 +77,14 @@ func (c *Client) Close() {
 // Snapshot asks the keeper for the checkpoint before a command (see
 // checkpoint.Store.Snapshot).
 func (c *Client) Snapshot(label, command, session string) (int, error) {
+	return c.SnapshotLeaving(nil, label, command, session)
+}
+
+// SnapshotLeaving is Snapshot leaving out what l says (see
+// checkpoint.Store.SnapshotLeaving).
+func (c *Client) SnapshotLeaving(l *checkpoint.Leave, label, command, session string) (int, error) {
 	var r reply
-	if err := c.exchange(request{Op: "snapshot", Label: label, Command: command, Session: session}, &r); err != nil {
+	if err := c.exchange(request{Op: "snapshot", Label: label, Command: command, Session: session, Leave: l}, &r); err != nil {
 		return 0, err
 	}
 	if r.Err != "" {
@@ -90,8 +96,13 @@ func (c *Client) Snapshot(label, command, session string) (int, error) {
 // Finish asks the keeper for the checkpoint after command id (see
 // checkpoint.Store.Finish).
 func (c *Client) Finish(id int) (checkpoint.Summary, error) {
+	return c.FinishLeaving(nil, id)
+}
+
+// FinishLeaving is Finish leaving out what l says.
+func (c *Client) FinishLeaving(l *checkpoint.Leave, id int) (checkpoint.Summary, error) {
 	var r reply
-	if err := c.exchange(request{Op: "finish", ID: id}, &r); err != nil {
+	if err := c.exchange(request{Op: "finish", ID: id, Leave: l}, &r); err != nil {
 		return checkpoint.Summary{}, err
 	}
 	if r.Err != "" {

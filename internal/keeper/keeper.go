@@ -26,7 +26,7 @@ import (
 
 // Protocol is the version of the exchange below; a keeper answers only a
 // client of its own protocol, build and options.
-const Protocol = 1
+const Protocol = 2 // 2: requests say what to leave out
 
 // ErrUnsupported is returned where there is no keeper (not Linux).
 var ErrUnsupported = errors.New("keeper: not available on this system")
@@ -81,13 +81,16 @@ type welcome struct {
 }
 
 // request asks for one checkpoint: Op "snapshot" (Label, Command, Session)
-// or "finish" (ID).
+// or "finish" (ID), leaving out what Leave says.
 type request struct {
 	Op      string `json:"op"`
 	Label   string `json:"label,omitempty"`
 	Command string `json:"command,omitempty"`
 	Session string `json:"session,omitempty"`
 	ID      int    `json:"id,omitempty"`
+	// Leave: what the checkpoint leaves out (a sandboxed session's
+	// protected paths: checkpoint.Leave).
+	Leave *checkpoint.Leave `json:"leave,omitempty"`
 }
 
 // reply is one line of the keeper's answer: Busy lines while it works (the

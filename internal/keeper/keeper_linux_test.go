@@ -283,3 +283,40 @@ func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
 		t.Errorf("%d records after the keeper ended, MaxCount 2", n)
 	}
 }
+
+// TestKeeperLeaves: what a run's checkpoint leaves out (a sandboxed
+// session's protected paths, checkpoint.Leave) reaches the keeper with each
+// request: the keeper's checkpoints leave it out, and keep it again for a
+// request that does not.
+func TestKeeperLeaves(t *testing.T) {
+	lab, root := checkpointtest.Project(t)
+	o := checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store")}
+	startTestKeeper(t, o)
+	c, err := Dial(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leave := &checkpoint.Leave{Paths: []string{".vscode"}}
+	id, err := c.SnapshotLeaving(leave, "run", "plant", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".vscode", "tasks.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := c.FinishLeaving(leave, id); err != nil || sum.Added != 0 {
+		t.Errorf("the keeper's checkpoint after, leaving .vscode out: %v %+v", err, sum)
+	}
+	id, err = c.Snapshot("run", "keep", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(root, ".vscode"))
+	if sum, err := c.Finish(id); err != nil || sum.Deleted != 1 || sum.Changes[0].Path != ".vscode/tasks.json" {
+		t.Errorf("the keeper's checkpoints keeping .vscode: %v %+v", err, sum)
+	}
+}

@@ -32,3 +32,13 @@ func Serve(Args) error { return ErrUnsupported }
 
 // Running is false.
 func Running(checkpoint.Options) (int, bool) { return 0, false }
+
+// SnapshotLeaving fails: there is no keeper here.
+func (c *Client) SnapshotLeaving(*checkpoint.Leave, string, string, string) (int, error) {
+	return 0, ErrUnsupported
+}
+
+// FinishLeaving fails: there is no keeper here.
+func (c *Client) FinishLeaving(*checkpoint.Leave, int) (checkpoint.Summary, error) {
+	return checkpoint.Summary{}, ErrUnsupported
+}

@@ -361,13 +361,13 @@ func (k *keeper) serve(c *net.UnixConn) {
 func (k *keeper) do(q request) reply {
 	switch q.Op {
 	case "snapshot":
-		id, err := k.s.Snapshot(q.Label, q.Command, q.Session)
+		id, err := k.s.SnapshotLeaving(q.Leave, q.Label, q.Command, q.Session)
 		if err != nil {
 			return reply{Err: err.Error()}
 		}
 		return reply{ID: id}
 	case "finish":
-		sum, err := k.s.Finish(q.ID)
+		sum, err := k.s.FinishLeaving(q.Leave, q.ID)
 		if err != nil {
 			return reply{Err: err.Error()}
 		}

@@ -258,7 +258,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// place).
 		ran := h.jobsRan.Swap(false)
 		reply.Unkept = h.mounts.keep(m.Keep) // what is gone or moved: the watch reports what appears
-		_, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() }, nil)
+		// Those kept in place (the user's own) are told too: checkpoints
+		// keep them (Session.Guard).
+		reply.Protected, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() }, nil)
 		reply.Quarantined, h.guarded = append(h.guarded, reply.Quarantined...), nil
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {

@@ -65,6 +65,7 @@ type Session struct {
 	errBuf  bytes.Buffer   // what the helper printed on stderr
 	closed  bool
 	keep    []string // for the next command's start (KeepReadOnly)
+	pinned  []string // protected paths the helper made read-only where they are after the start (Guard)
 	waitErr error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
@@ -395,6 +396,7 @@ func (s *Session) dispatch() {
 		s.mu.Lock()
 		switch m.Op {
 		case "started":
+			s.pinned = append(s.pinned, m.Protected...)
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
 				ch <- parseStarted(m, got)
@@ -415,6 +417,7 @@ func (s *Session) dispatch() {
 				s.closing = nil
 			}
 		case "exit":
+			s.pinned = append(s.pinned, m.Protected...)
 			if ch, ok := s.exits[m.ID]; ok {
 				delete(s.exits, m.ID)
 				ch <- m
@@ -476,6 +479,21 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 		return s.bareLaunch(func() (runner.Launched, error) { return s.bare.Launch(argv, env, dir, stdin, stdout, stderr, extra...) })
 	}
 	return s.launch(&message{Argv: argv, Env: env, Dir: dir}, stdin, stdout, stderr, extra...)
+}
+
+// Guard reports whether the session guards the protected paths of the
+// root (Spec.Protected, Spec.Patterns): those there when it started are
+// made read-only, and those that appear later are moved to the quarantine
+// unless they are the user's own or an approval kept them, in which case
+// they are made read-only where they are and listed in pinned (absolute
+// paths). A bare session (no user namespace) guards nothing.
+func (s *Session) Guard() (pinned []string, guarded bool) {
+	if s.bare != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.pinned), true
 }
 
 // KeepReadOnly makes paths in the writable root read-only where they are,

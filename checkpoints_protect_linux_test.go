@@ -1,0 +1,258 @@
+package shellgate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/sandbox"
+)
+
+// The checkpoints of a sandboxed session leave out the protected paths its
+// guard moves to the quarantine (issue 20): a job that makes
+// .vscode/tasks.json (a task run on folder open) and a *.code-workspace again
+// and again, faster than the guard moves them, is caught by the next call's
+// checkpoint before it; `shellgate undo` of that call, on the host after the
+// session, wrote them into the root, where nothing moves them. The protected
+// paths the session started with are kept as before: removed on the host,
+// undo brings them back.
+func TestCheckpointsLeaveWhatTheGuardMoves(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, `set -e
+mkdir .idea && printf '<run/>\n' > .idea/run.xml
+printf '{}\n' > mine.code-workspace
+mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-push && chmod +x .git/hooks/pre-push`)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "planter"})
+	// The script is the session's: the policy would ask about the names it
+	// writes, spelled out on the command line.
+	planter(t, l.root, `rm -rf .s; mkdir .s && printf '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}\n' > .s/tasks.json && mv -T .s .vscode 2>/dev/null
+printf '{"tasks":{}}\n' > evil.code-workspace 2>/dev/null`)
+	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
+	if job.Error != nil {
+		t.Fatalf("the job: %s", job.Text)
+	}
+	time.Sleep(time.Second)
+	var ids []int
+	for i := range 3 {
+		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("the call: %s", env.Text)
+		}
+		for _, p := range env.Data.Changed.Paths {
+			_, path, _ := strings.Cut(p, " ") // "added .vscode/tasks.json"; the quarantine's copies are its own
+			if strings.HasPrefix(path, ".vscode") || strings.HasPrefix(path, "evil") {
+				t.Errorf("the call's changes name %q, which its checkpoints leave out", p)
+			}
+		}
+		ids = append(ids, env.Data.Changed.Checkpoint)
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.Close()
+	l.g.Close()
+
+	cp := openLabCheckpoints(t, l)
+	for _, id := range ids {
+		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
+			files := treeFiles(t, cp.Dir(), ref)
+			for _, bad := range []string{"work/.vscode/tasks.json", "work/evil.code-workspace"} {
+				if strings.Contains(files, bad+"\n") {
+					t.Errorf("checkpoint %s holds %s, which the guard moves aside", ref, bad)
+				}
+			}
+			for _, good := range []string{"work/.idea/run.xml", "work/mine.code-workspace", "work/README.md", "git/hooks/pre-push", "git/config"} {
+				if !strings.Contains(files, good+"\n") {
+					t.Errorf("checkpoint %s lacks %s, there when the session started", ref, good)
+				}
+			}
+		}
+	}
+	for _, p := range []string{".vscode", "evil.code-workspace"} {
+		if _, err := os.Lstat(filepath.Join(l.root, p)); err == nil {
+			// The guard's last look at the session's end missed it (a
+			// job's rename as it was killed); undo removes it all the same,
+			// its checkpoint not holding it.
+			t.Logf("%s is in the root after the session", p)
+		}
+	}
+	// The user undoes the first call, on the host.
+	if _, _, err := cp.Undo(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".vscode/tasks.json", ".vscode", "evil.code-workspace"} {
+		if _, err := os.Lstat(filepath.Join(l.root, p)); err == nil {
+			t.Errorf("undo wrote %s into the root, past the quarantine", p)
+		}
+	}
+	// What the session started with comes back as any file.
+	checkpointtest.Sh(t, l.root, `rm -rf .idea mine.code-workspace .git/hooks`)
+	if _, _, err := cp.Undo(ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".idea/run.xml", "mine.code-workspace", ".git/hooks/pre-push"} {
+		if _, err := os.Lstat(filepath.Join(l.root, p)); err != nil {
+			t.Errorf("undo did not bring back %s, there when the session started: %v", p, err)
+		}
+	}
+}
+
+// After `git init` in a sandboxed session whose root had no .git, the guard
+// moves the new .git's config, hooks and info aside (git works without
+// them); a job writing a hook and a config again and again is left out of
+// the checkpoints too, so undo writes neither. The rest of that .git (HEAD,
+// objects, refs) is kept.
+func TestCheckpointsLeaveGitInitHooks(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, `rm -rf .git`)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "init"})
+	if env := s.Run(context.Background(), shellgate.Request{Command: "git init -q"}); env.Error != nil {
+		t.Fatalf("git init: %s", env.Text)
+	}
+	planter(t, l.root, `mkdir -p .git/hooks 2>/dev/null && printf '#!/bin/sh\ntouch PWNED\n' > .git/hooks/pre-commit 2>/dev/null && chmod +x .git/hooks/pre-commit 2>/dev/null
+printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config 2>/dev/null`)
+	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
+	if job.Error != nil {
+		t.Fatalf("the job: %s", job.Text)
+	}
+	time.Sleep(time.Second)
+	var ids []int
+	for i := range 3 {
+		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("the call: %s", env.Text)
+		}
+		ids = append(ids, env.Data.Changed.Checkpoint)
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.Close()
+	l.g.Close()
+
+	cp := openLabCheckpoints(t, l)
+	for _, id := range ids {
+		files := treeFiles(t, cp.Dir(), fmt.Sprintf("%d-b", id))
+		for _, bad := range []string{"git/hooks/pre-commit", "git/config"} {
+			if strings.Contains(files, bad+"\n") {
+				t.Errorf("checkpoint %d-b holds %s, which the guard moves aside", id, bad)
+			}
+		}
+		if !strings.Contains(files, "git/HEAD\n") {
+			t.Errorf("checkpoint %d-b lacks .git/HEAD", id)
+		}
+	}
+	checkpointtest.Sh(t, l.root, `rm -rf .git`)
+	if _, _, err := cp.Undo(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".git", "HEAD")); err != nil {
+		t.Errorf("undo did not bring back the new .git's HEAD: %v", err)
+	}
+	for _, p := range []string{".git/hooks/pre-commit", ".git/config"} {
+		if b, err := os.ReadFile(filepath.Join(l.root, p)); err == nil {
+			t.Errorf("undo wrote %s into the root, past the quarantine:\n%s", p, b)
+		}
+	}
+}
+
+// Without the sandbox nothing is left out: a protected path removed (the
+// whole .git, .vscode) comes back with undo.
+func TestCheckpointsKeepProtectedWithoutSandbox(t *testing.T) {
+	lane.Live(t)
+	l := newCPLab(t, sandbox.Off, nil)
+	checkpointtest.Sh(t, l.root, `mkdir .vscode && printf '{}\n' > .vscode/tasks.json
+mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-push`)
+	env := l.g.Run(context.Background(), shellgate.Request{Command: `python3 -c 'import shutil; shutil.rmtree(".git"); shutil.rmtree(".vscode")'`})
+	if env.Error != nil || env.Data.Changed == nil {
+		t.Fatalf("%s", env.Text)
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cp.Undo(env.Data.Changed.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".vscode/tasks.json", ".git/config", ".git/hooks/pre-push", ".git/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(l.root, p)); err != nil {
+			t.Errorf("undo did not bring back %s: %v", p, err)
+		}
+	}
+}
+
+// planter writes .planter.sh in root: body every 3 ms, forever.
+func planter(t *testing.T, root, body string) {
+	t.Helper()
+	script := "while :; do\n" + body + "\nsleep 0.003; done\n"
+	if err := os.WriteFile(filepath.Join(root, ".planter.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openLabCheckpoints opens l's checkpoints as `shellgate undo` does, on the
+// host, with the sandbox off.
+func openLabCheckpoints(t *testing.T, l *cpLab) *shellgate.Checkpoints {
+	t.Helper()
+	cp, err := shellgate.OpenCheckpoints(shellgate.Config{Root: l.root, Checkpoints: shellgate.CheckpointConfig{Dir: l.store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Close)
+	return cp
+}
+
+// treeFiles lists the files of checkpoint ref (refs/cp/ref) of the store in
+// dir, one a line.
+func treeFiles(t *testing.T, dir, ref string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", filepath.Join(dir, "git"), "ls-tree", "-r", "--name-only", "refs/cp/"+ref).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ls-tree %s: %v\n%s", ref, err, out)
+	}
+	return string(out)
+}
+
+// A protected path the user makes on the host between two commands, with no
+// job in the session, is the user's own: the sandbox makes it read-only
+// where it is at the next command's start and says so, and the checkpoints
+// keep it from then on (the one before that command, taken before the
+// sandbox looked, leaves it out).
+func TestCheckpointsKeepTheUsersOwnProtected(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "own"})
+	run := func(cmd string) int {
+		t.Helper()
+		env := s.Run(context.Background(), shellgate.Request{Command: cmd})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("%s: %s", cmd, env.Text)
+		}
+		return env.Data.Changed.Checkpoint
+	}
+	run("echo a > x")
+	checkpointtest.Sh(t, l.root, `mkdir .claude && printf '{}\n' > .claude/settings.json`)
+	before := run("echo b >> x")
+	after := run("echo c >> x")
+	s.Close()
+	l.g.Close()
+	if _, err := os.Stat(filepath.Join(l.root, ".claude", "settings.json")); err != nil {
+		t.Fatalf("the user's own .claude was moved: %v", err)
+	}
+	cp := openLabCheckpoints(t, l)
+	if files := treeFiles(t, cp.Dir(), fmt.Sprintf("%d-b", before)); strings.Contains(files, "work/.claude/settings.json\n") {
+		t.Errorf("checkpoint %d-b, taken before the sandbox looked, holds .claude/settings.json", before)
+	}
+	if files := treeFiles(t, cp.Dir(), fmt.Sprintf("%d-b", after)); !strings.Contains(files, "work/.claude/settings.json\n") {
+		t.Errorf("checkpoint %d-b lacks the user's own .claude/settings.json, which the sandbox kept in place", after)
+	}
+}

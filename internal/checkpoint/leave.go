@@ -1,0 +1,166 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Leave is what a checkpoint leaves out besides the ignored bulk: the
+// protected paths that a sandboxed session's guard moves out of the root
+// when they appear (hooks, editor tasks, agent settings: what runs code
+// later). A checkpoint that held one would give it back to the root with
+// `shellgate undo`, on the host, after the guard moved it (a job making
+// it again and again, caught by the checkpoint before a call): undo would
+// bypass the quarantine. The protected paths the session started with, and
+// those an approval kept, are in Kept and are kept as any file.
+//
+// A path left out is neither kept nor, by that checkpoint's undo, restored;
+// undo to a checkpoint that left it out removes it if it is there, as any
+// file made since (shown first).
+type Leave struct {
+	// Paths are protected paths relative to the root (slash-separated): each
+	// is left out with everything beneath it.
+	Paths []string `json:"paths,omitempty"`
+	// Patterns name protected entries of the root's top (path.Match of
+	// one name: "*.code-workspace").
+	Patterns []string `json:"patterns,omitempty"`
+	// Kept are paths relative to the root kept anyway, with everything
+	// beneath: there when the session started, or kept by an approval.
+	Kept []string `json:"kept,omitempty"`
+	// GitFile: a .git file at the root's top (a "gitdir: …" pointer) is
+	// left out; it was not there when the session started.
+	GitFile bool `json:"gitfile,omitempty"`
+}
+
+// key names what l leaves out: a checkpoint's incremental walk takes
+// directories as the last checkpoint had them only when that one left out
+// the same.
+func (l *Leave) key() string {
+	if l == nil {
+		return ""
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// out reports whether l leaves out rel, a path relative to the root.
+func (l *Leave) out(rel string) bool {
+	if l == nil {
+		return false
+	}
+	hit := false
+	for _, p := range l.Paths {
+		if under(rel, p) {
+			hit = true
+			break
+		}
+	}
+	if !hit && !strings.Contains(rel, "/") {
+		for _, pat := range l.Patterns {
+			if ok, _ := path.Match(pat, rel); ok {
+				hit = true
+				break
+			}
+		}
+	}
+	if !hit {
+		return false
+	}
+	for _, k := range l.Kept {
+		if under(rel, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether rel is p or lies beneath it.
+func under(rel, p string) bool {
+	return rel == p || len(rel) > len(p) && rel[len(p)] == '/' && rel[:len(p)] == p
+}
+
+// SetLeave makes what the store's checkpoints leave out from now on l (nil:
+// nothing but the ignored bulk). A Gate whose sandboxed session guards the
+// protected paths sets it (see Leave).
+func (s *Store) SetLeave(l *Leave) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leave = l
+}
+
+// SnapshotLeaving is Snapshot leaving out what l says (SetLeave), for a
+// process that checkpoints for others (package keeper).
+func (s *Store) SnapshotLeaving(l *Leave, label, command, session string) (int, error) {
+	s.leaving.Lock()
+	defer s.leaving.Unlock()
+	s.SetLeave(l)
+	return s.Snapshot(label, command, session)
+}
+
+// FinishLeaving is Finish leaving out what l says.
+func (s *Store) FinishLeaving(l *Leave, id int) (Summary, error) {
+	s.leaving.Lock()
+	defer s.leaving.Unlock()
+	s.SetLeave(l)
+	return s.Finish(id)
+}
+
+// leaves reports whether the pass leaves out path (its path in the pass).
+func (p *scanPass) leaves(path string) bool {
+	l := p.s.leave
+	if l == nil {
+		return false
+	}
+	if p.git {
+		path = ".git/" + path
+	}
+	return l.out(path)
+}
+
+// replan makes plan (a pass's; git: the .git pass) read again, whole, each
+// directory that holds a path one of ls leaves out or keeps: what the last
+// checkpoint took there under another Leave is not what this one takes. The
+// rest of the plan stands, so a Leave that changes costs a look at a few
+// directories, not a walk of the root.
+func replan(plan *walkPlan, git bool, ls ...*Leave) {
+	if plan == nil {
+		return
+	}
+	mark := func(dir string) {
+		plan.dirty[dir] = true
+		delete(plan.names, dir)
+		for d := dir; d != ""; {
+			parent, name := "", d
+			if j := strings.LastIndexByte(d, '/'); j >= 0 {
+				parent, name = d[:j], d[j+1:]
+			}
+			plan.below[parent] = true
+			if plan.kids[parent] == nil {
+				plan.kids[parent] = map[string]bool{}
+			}
+			plan.kids[parent][name] = true
+			d = parent
+		}
+	}
+	for _, l := range ls {
+		if l == nil {
+			continue
+		}
+		for _, p := range append(slices.Clone(l.Paths), l.Kept...) {
+			rel, inGit := strings.CutPrefix(p, ".git/")
+			if inGit != git {
+				continue
+			}
+			dir := ""
+			if j := strings.LastIndexByte(rel, '/'); j >= 0 {
+				dir = rel[:j]
+			}
+			mark(dir)
+		}
+		if !git && len(l.Patterns) > 0 {
+			mark("")
+		}
+	}
+}
