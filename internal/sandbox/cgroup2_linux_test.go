@@ -170,9 +170,18 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 		// with nothing in them once the last process is reaped. Another
 		// shellgate starting a session meanwhile (another test binary on
 		// this machine) may already have swept them: gone is empty too.
+		// On cgroup2 a process that has exited leaves cgroup.procs before the
+		// kernel releases it, and until then the cgroup is still populated
+		// and cannot be removed: cgroup.events says when it is not.
 		for _, dir := range append([]string{left[0]}, filepath.Join(left[0], "cmd-1")) {
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+				if ours && err == nil && len(b) == 0 {
+					events, eerr := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+					if eerr == nil && !strings.Contains(string(events), "populated 0") {
+						b = []byte("(exited, not yet released)")
+					}
+				}
 				if errors.Is(err, fs.ErrNotExist) || err == nil && len(b) == 0 {
 					break // empty, or swept already by a session another test started
 				}
