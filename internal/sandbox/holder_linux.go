@@ -261,6 +261,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// Those kept in place (the user's own) are told too: checkpoints
 		// keep them (Session.Guard).
 		reply.Protected, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() }, nil)
+		reply.Chosen = h.mounts.chosen(reply.Protected)
 		reply.Quarantined, h.guarded = append(h.guarded, reply.Quarantined...), nil
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
@@ -489,7 +490,7 @@ func (h *helper) reapOne() bool {
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)
-		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
+		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
 	}
 	return true
 }

@@ -22,6 +22,10 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
+	// forced: protected paths made read-only where they are only because
+	// moving them aside failed (a command renaming them that moment): they
+	// were to go, and are not the user's (see chosen).
+	forced map[string]bool
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started.
 	gitAtStart bool
@@ -34,7 +38,7 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, forced: map[string]bool{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -84,7 +88,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		return aside() || kept != nil && m.spec.Quarantine != "" && !kept(p)
 	}
 	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
-	moved, seen, errs := m.moveNew(protected, asidePath)
+	moved, unmoved, errs := m.moveNew(protected, asidePath)
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
 			return true
@@ -108,15 +112,17 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		if err != nil {
 			continue
 		}
-		// Made since the moves looked (a command or a job runs on): moved
-		// as those were, not pinned in place for good.
-		if !seen[p] && aside() {
+		// Made since the moves looked, or again after its move (a command
+		// or a job runs on): moved as those were, not pinned in place for
+		// good, as the user's own would be.
+		if !unmoved[p] && asidePath(p) {
 			to, err := m.quarantine(p)
 			if err == nil {
 				moved = append(moved, p+" → "+to)
 				continue
 			}
 			errs = append(errs, err) // protected where it is, then
+			m.forced[p] = true
 			if fi, err = os.Lstat(p); err != nil {
 				continue
 			}
@@ -138,14 +144,16 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 // command can write the config git will run), then the rest. Moves come
 // before any pinning: a directory pinned for one path (.git) would keep
 // another (.git/config) from being renamed out of it. It returns what it
-// moved ("path → where") and what it looked at.
-func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (moved []string, seen map[string]bool, errs []error) {
-	seen = map[string]bool{}
+// moved ("path → where") and what it could not move (left to be pinned).
+func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (moved []string, unmoved map[string]bool, errs []error) {
+	unmoved = map[string]bool{}
 	move := func(p string) {
 		if to, err := m.quarantine(p); err == nil {
 			moved = append(moved, p+" → "+to)
 		} else {
 			errs = append(errs, err) // protected where it is, then
+			m.forced[p] = true
+			unmoved[p] = true
 		}
 	}
 	if len(m.spec.Writable) > 0 {
@@ -158,10 +166,18 @@ func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (move
 		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
 			continue
 		}
-		seen[p] = true
 		move(p)
 	}
-	return moved, seen, errs
+	return moved, unmoved, errs
+}
+
+// chosen is now, what protect made read-only where it is, without the paths
+// it pinned only because moving them aside failed: the rest stay by choice
+// (the user's own, or kept by an approval), and checkpoints may keep them.
+func (m *mounter) chosen(now []string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.DeleteFunc(slices.Clone(now), func(p string) bool { return m.forced[p] })
 }
 
 // bindInPlace makes p (fi) read-only where it is, pinning the directories

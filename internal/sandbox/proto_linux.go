@@ -72,6 +72,9 @@ type message struct {
 	Cols      int      `json:"cols,omitempty"`
 	Rows      int      `json:"rows,omitempty"`
 	Protected []string `json:"protected,omitempty"`
+	// Chosen (started, exit): those of Protected that stay where they are by
+	// choice, not because moving them aside failed (mounter.chosen).
+	Chosen []string `json:"chosen,omitempty"`
 	// Keep (spawn): paths made read-only where they are before the command
 	// starts (Session.KeepReadOnly).
 	Keep []string `json:"keep,omitempty"`

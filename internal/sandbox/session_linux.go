@@ -396,7 +396,7 @@ func (s *Session) dispatch() {
 		s.mu.Lock()
 		switch m.Op {
 		case "started":
-			s.pinned = append(s.pinned, m.Protected...)
+			s.pinned = append(s.pinned, m.Chosen...)
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
 				ch <- parseStarted(m, got)
@@ -417,7 +417,7 @@ func (s *Session) dispatch() {
 				s.closing = nil
 			}
 		case "exit":
-			s.pinned = append(s.pinned, m.Protected...)
+			s.pinned = append(s.pinned, m.Chosen...)
 			if ch, ok := s.exits[m.ID]; ok {
 				delete(s.exits, m.ID)
 				ch <- m
