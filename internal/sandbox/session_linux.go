@@ -451,6 +451,8 @@ func (s *Session) Alive() bool {
 	select {
 	case <-s.gone:
 		return false
+	case <-s.dead: // before the reply reader has seen the socket close
+		return false
 	default:
 		return true
 	}

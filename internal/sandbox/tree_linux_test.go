@@ -111,6 +111,11 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 			if !res.TimedOut && !res.Cancelled {
 				t.Fatalf("not ended: %+v", res)
 			}
+			// Killed processes end once the kernel has run them: on a
+			// loaded machine that can take a moment after the result.
+			for deadline := time.Now().Add(2 * time.Second); len(procsNamed(c.arg)) > 0 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if left := procsNamed(c.arg); len(left) > 0 {
 				t.Errorf("survived its command: %v", left)
 			}
