@@ -388,7 +388,7 @@ func (c *checkpointed) summary() (ChangeSummary, error) {
 const maxChangedPaths = 5
 
 func changed(id int, sum ChangeSummary) *envelope.Changed {
-	c := &envelope.Changed{Checkpoint: id, Added: sum.Added, Modified: sum.Modified, Deleted: sum.Deleted, Mode: sum.Mode, Git: sum.Git}
+	c := &envelope.Changed{Checkpoint: id, Added: sum.Added, Modified: sum.Modified, Deleted: sum.Deleted, Mode: sum.Mode, Ignored: sum.Ignored, Git: sum.Git}
 	n := 0
 	for _, ch := range sum.Changes {
 		if len(ch.Path) > 5 && ch.Path[:5] == ".git/" {

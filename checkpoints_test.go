@@ -527,3 +527,22 @@ func TestGateLoseWorkNotKept(t *testing.T) {
 		t.Errorf("git clean -fd with no big file: %s", env.Text)
 	}
 }
+
+// What the model reads after a command that ignores a directory: its files
+// are now ignored, not deleted, in data.changed and in the text.
+func TestChangedSaysNowIgnored(t *testing.T) {
+	lane.Live(t)
+	l := newCPLab(t, sandbox.Off, nil)
+	checkpointtest.Sh(t, l.root, `mkdir -p notes && echo a > notes/a.txt && echo b > notes/b.txt && git add -A && git commit -qm notes`)
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "echo notes/ >> .gitignore"})
+	ch := env.Data.Changed
+	if env.Error != nil || ch == nil {
+		t.Fatalf("no data.changed: %s", env.Text)
+	}
+	if ch.Ignored != 2 || ch.Deleted != 0 {
+		t.Errorf("data.changed: ignored %d, deleted %d; want 2, 0", ch.Ignored, ch.Deleted)
+	}
+	if !strings.Contains(env.Text, "2 now ignored (not deleted)") || strings.Contains(env.Text, "deleted 2") {
+		t.Errorf("the text does not say the files are now ignored:\n%s", env.Text)
+	}
+}

@@ -115,6 +115,7 @@ type Changed struct {
 	Modified int `json:"modified"`
 	Deleted  int `json:"deleted"`
 	Mode     int `json:"mode"`
+	Ignored  int `json:"ignored,omitempty"` // kept before, left out now that the ignore rules changed: not deleted
 	Git      int `json:"git"`
 	// Paths are the first few changes, "deleted src/a.go"; More is how many
 	// more there are.

@@ -493,6 +493,9 @@ func (c *Changed) line() string {
 			parts = append(parts, fmt.Sprintf("%s %d files", p.what, p.n))
 		}
 	}
+	if c.Ignored > 0 {
+		parts = append(parts, fmt.Sprintf("%d now ignored (not deleted)", c.Ignored))
+	}
 	if c.Git > 0 {
 		parts = append(parts, fmt.Sprintf("%d in .git", c.Git))
 	}

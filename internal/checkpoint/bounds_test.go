@@ -168,3 +168,43 @@ md5sum big.db data/raw/set.csv node_modules/dep/big.js sub/deep/x.bin > ../sums`
 	}
 	checkpointtest.Sh(t, root, `md5sum -c --quiet ../sums && grep -q '^data/$' .gitignore && test -f sub/.gitignore && ! test -e made.txt`)
 }
+
+// A command that adds a directory to .gitignore did not delete its files:
+// the checkpoint after it leaves them out as ignored bulk, and what the
+// command changed says they are now ignored, not deleted — the model reads
+// "deleted 2 files" otherwise. A file really removed by the same command is
+// still deleted.
+func TestChangesSayNowIgnoredNotDeleted(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	checkpointtest.Sh(t, root, `set -e
+mkdir -p notes && echo a > notes/a.txt && echo b > notes/b.txt && echo gone > gone.txt && git add -A && git commit -qm notes`)
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	id := snapshot(t, s, "ignore notes")
+	checkpointtest.Sh(t, root, `echo notes/ >> .gitignore && rm gone.txt`)
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Ignored != 2 || sum.Deleted != 1 || sum.Modified != 1 {
+		t.Errorf("ignored %d, deleted %d, modified %d; want 2, 1, 1: %+v", sum.Ignored, sum.Deleted, sum.Modified, sum.Changes)
+	}
+	if text := sum.Text(); !strings.Contains(text, "deleted 1 file") || !strings.Contains(text, "2 files now ignored (not deleted") {
+		t.Errorf("Text = %q", text)
+	}
+	again, err := s.Changes(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Ignored != 2 || again.Deleted != 1 {
+		t.Errorf("Changes(%d): ignored %d, deleted %d; want 2, 1", id, again.Ignored, again.Deleted)
+	}
+	// Without a change of the rules a removal is a deletion, whatever the
+	// rules say now.
+	id = snapshot(t, s, "rm")
+	checkpointtest.Sh(t, root, `rm README.md`)
+	if sum, err = s.Finish(id); err != nil || sum.Deleted != 1 || sum.Ignored != 0 {
+		t.Errorf("rm README.md: %+v, %v", sum, err)
+	}
+}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,10 @@ const (
 	Modified = "modified"
 	Deleted  = "deleted"
 	Mode     = "mode" // only the mode (permissions, file ↔ symlink) changed
+	// Ignored: a file the earlier checkpoint kept that the later one leaves
+	// out because the ignore rules changed in between (`echo data/ >>
+	// .gitignore`): not deleted, no longer checkpointed.
+	Ignored = "ignored"
 )
 
 // Change is one path that differs between two checkpoints.
@@ -50,6 +55,7 @@ type Summary struct {
 	Modified int `json:"modified"`
 	Deleted  int `json:"deleted"`
 	Mode     int `json:"mode"`
+	Ignored  int `json:"ignored,omitempty"` // kept before, now ignored (see Ignored)
 	// Git is how many files of .git changed (objects, refs, index …), a
 	// nested repository's .git's too.
 	Git int `json:"git"`
@@ -89,6 +95,9 @@ func (s Summary) Text() string {
 	add(s.Modified, "modified")
 	add(s.Added, "added")
 	add(s.Mode, "changed the mode of")
+	if s.Ignored > 0 {
+		parts = append(parts, fmt.Sprintf("%d file%s now ignored (not deleted, no longer checkpointed)", s.Ignored, plural(s.Ignored)))
+	}
 	out := strings.Join(parts, ", ")
 	if s.Git > 0 {
 		if out != "" {
@@ -110,6 +119,17 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// rulesChanged reports whether entries change an ignore file: a .gitignore
+// of the root's or .git/info/exclude.
+func rulesChanged(entries []diffEntry) bool {
+	for _, e := range entries {
+		if e.path == "git/info/exclude" || strings.HasPrefix(e.path, "work/") && path.Base(e.path) == ".gitignore" {
+			return true
+		}
+	}
+	return false
 }
 
 // diffEntry is one line of git diff-tree --raw.
@@ -156,6 +176,24 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 			return Summary{}, err
 		}
 	}
+	// A path a kept and b lacks is deleted, unless b's ignore rules, which
+	// changed in between, leave it out: only then can it be ignored now.
+	var nowIgnored map[string]bool
+	if len(keep) == 0 && rulesChanged(entries) {
+		left, err := s.keepLeftOut(entries, b)
+		if err != nil {
+			return Summary{}, err
+		}
+		nowIgnored = map[string]bool{}
+		for _, e := range entries {
+			if e.status == 'D' {
+				nowIgnored[e.path] = true
+			}
+		}
+		for _, e := range left {
+			delete(nowIgnored, e.path)
+		}
+	}
 	var sum Summary
 	var work, git []Change
 	seen := map[string]bool{}
@@ -167,6 +205,9 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 			kind = Added
 		case 'D':
 			kind = Deleted
+			if nowIgnored[e.path] {
+				kind = Ignored
+			}
 		case 'T':
 			kind = Mode
 		default:
@@ -242,6 +283,8 @@ func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diff
 			sum.Modified++
 		case Mode:
 			sum.Mode++
+		case Ignored:
+			sum.Ignored++
 		}
 	}
 	sum.Git = len(git)

@@ -9,11 +9,21 @@ import (
 	"time"
 )
 
-// bufSize is the read size. Large reads keep throughput high: a pipe holds up to
-// 64 KiB by default (more where we could enlarge it), and each read empties it.
+// bufSize is the read size once a command writes fast. Large reads keep
+// throughput high: a pipe holds up to 64 KiB by default (more where we could
+// enlarge it), and each read empties it.
 const bufSize = 256 << 10
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+// firstBufSize is the read size a pump starts with: most commands write less,
+// and a hundred commands at once would otherwise hold 50 MiB of buffers (a
+// pool is emptied by the collector, so under load each pump allocated its
+// 256 KiB anew). A read that fills it moves the pump to bufSize.
+const firstBufSize = 16 << 10
+
+var (
+	bufPool      = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+	firstBufPool = sync.Pool{New: func() any { b := make([]byte, firstBufSize); return &b }}
+)
 
 // A pump copies one pipe to one writer from its own goroutine until EOF. It can be
 // detached: from then on it keeps reading, so that a background process writing to
@@ -53,8 +63,9 @@ func startPump(r *os.File, w io.Writer) *pump {
 func (p *pump) run() {
 	defer close(p.done)
 	defer p.r.Close()
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	pool := &firstBufPool
+	bp := pool.Get().(*[]byte)
+	defer func() { pool.Put(bp) }()
 	buf := *bp
 	enlarged := false
 	for {
@@ -75,6 +86,12 @@ func (p *pump) run() {
 		select { // for settle: whatever this Read got is delivered
 		case p.passed <- struct{}{}:
 		default:
+		}
+		if n == len(buf) && pool == &firstBufPool {
+			// A full first buffer: more is coming. What it held is delivered.
+			pool.Put(bp)
+			pool, bp = &bufPool, bufPool.Get().(*[]byte)
+			buf = *bp
 		}
 		if n >= 64<<10 && !enlarged {
 			// A full default-size pipe: a fast writer. Only now is enlarging it
