@@ -164,22 +164,23 @@ func (s *Store) diffTrees(a, b string) ([]diffEntry, error) {
 	return entries, nil
 }
 
-// summarize turns the difference of two checkpoints into a Summary; an undo
-// from a to b first drops what it leaves (keep: keepLeftOut).
-func (s *Store) summarize(a, b string, keep ...func([]diffEntry, string) ([]diffEntry, error)) (Summary, error) {
+// summarize turns the difference of two checkpoints into a Summary. The
+// deletions of files b's own ignore rules leave out (keepLeftOut) are
+// dropped for an undo to b, which leaves them; for a command that went from
+// a to b they are files now ignored, not deleted — which only a change of an
+// ignore file between a and b can make.
+func (s *Store) summarize(a, b string, undo bool) (Summary, error) {
 	entries, err := s.diffTrees(a, b)
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, k := range keep {
-		if entries, err = k(entries, b); err != nil {
+	var nowIgnored map[string]bool
+	switch {
+	case undo:
+		if entries, err = s.keepLeftOut(entries, b); err != nil {
 			return Summary{}, err
 		}
-	}
-	// A path a kept and b lacks is deleted, unless b's ignore rules, which
-	// changed in between, leave it out: only then can it be ignored now.
-	var nowIgnored map[string]bool
-	if len(keep) == 0 && rulesChanged(entries) {
+	case rulesChanged(entries):
 		left, err := s.keepLeftOut(entries, b)
 		if err != nil {
 			return Summary{}, err

@@ -139,7 +139,7 @@ func (s *Store) Finish(id int) (Summary, error) {
 				s.records[i].After, s.records[i].End = tree, end
 			}
 		}
-		sum, err = s.summarize(r.Before, tree)
+		sum, err = s.summarize(r.Before, tree, false)
 		return err
 	})
 	return sum, err
@@ -189,7 +189,7 @@ func (s *Store) Changes(id int) (Summary, error) {
 			}
 		}
 		var err error
-		sum, err = s.summarize(r.Before, after)
+		sum, err = s.summarize(r.Before, after, false)
 		return err
 	})
 	return sum, err
@@ -212,7 +212,7 @@ func (s *Store) Since(id int) (Summary, error) {
 		if err != nil {
 			return err
 		}
-		sum, err = s.summarize(from, now)
+		sum, err = s.summarize(from, now, false)
 		return err
 	})
 	return sum, err
@@ -247,7 +247,7 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		if err != nil {
 			return err
 		}
-		if sum, err = s.summarize(cur, r.Before, s.keepLeftOut); err != nil {
+		if sum, err = s.summarize(cur, r.Before, true); err != nil {
 			return err
 		}
 		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
