@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"maps"
 	"slices"
+	"sync/atomic"
 )
 
 // minSecret is the shortest value redacted: shorter ones ("1", "true", "dev") would
@@ -20,11 +21,19 @@ const filterBits = 12
 // may be the start of a value until the next chunk (or the end) settles it. Where
 // two values could match, the leftmost wins, then the longest.
 type redactor struct {
-	secrets []secret // longest first
+	*secretSet        // shared, read only
+	pending    []byte // bytes held back: a proper prefix of some value ends the stream so far
+	out        []byte // reused for what feed returns
+}
+
+// secretSet is what a redactor looks for. It does not change once built, so
+// every stream redacted for the same secrets shares one: each call has two
+// captures, and the filter alone is 4 KiB.
+type secretSet struct {
+	names   map[string]string // what it was built from, to tell whether it fits
+	secrets []secret          // longest first
 	filter  [1 << filterBits]bool
 	longest int
-	pending []byte // bytes held back: a proper prefix of some value ends the stream so far
-	out     []byte // reused for what feed returns
 }
 
 type secret struct {
@@ -33,25 +42,47 @@ type secret struct {
 	head  uint64 // the value's first 8 bytes, as the filter reads them
 }
 
+// lastSet is the set built last: a Gate's calls redact the same secrets (those
+// of its environment) call after call.
+var lastSet atomic.Pointer[secretSet]
+
 // newRedactor returns a redactor for the values of names (name → value), or nil if
 // there are none. Values shorter than minSecret are ignored.
 func newRedactor(names map[string]string) *redactor {
-	r := &redactor{}
+	if !anyLongEnough(names) {
+		return nil
+	}
+	set := lastSet.Load()
+	if set == nil || !maps.Equal(set.names, names) {
+		set = newSecretSet(names)
+		lastSet.Store(set)
+	}
+	return &redactor{secretSet: set}
+}
+
+func anyLongEnough(names map[string]string) bool {
+	for _, v := range names {
+		if len(v) >= minSecret {
+			return true
+		}
+	}
+	return false
+}
+
+func newSecretSet(names map[string]string) *secretSet {
+	set := &secretSet{names: maps.Clone(names)}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		v := []byte(names[name])
 		if len(v) < minSecret {
 			continue
 		}
 		s := secret{value: v, mark: []byte("[REDACTED:" + name + "]"), head: binary.LittleEndian.Uint64(v)}
-		r.secrets = append(r.secrets, s)
-		r.filter[slot(s.head)] = true
-		r.longest = max(r.longest, len(v))
+		set.secrets = append(set.secrets, s)
+		set.filter[slot(s.head)] = true
+		set.longest = max(set.longest, len(v))
 	}
-	if len(r.secrets) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(r.secrets, func(a, b secret) int { return len(b.value) - len(a.value) })
-	return r
+	slices.SortStableFunc(set.secrets, func(a, b secret) int { return len(b.value) - len(a.value) })
+	return set
 }
 
 // slot hashes an 8-byte window into the filter.

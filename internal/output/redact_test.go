@@ -138,3 +138,30 @@ func FuzzRedactor(f *testing.F) {
 		}
 	})
 }
+
+// A call's two captures, and call after call, redact the same secrets: they
+// share what they look for instead of building it each time, and nothing at
+// all is built when there is nothing to redact. A different set of secrets,
+// or the caller's map changed, is still looked for as it now is.
+func TestRedactorSharesSecrets(t *testing.T) {
+	short := map[string]string{"SHORT": "1234567"}
+	if n := testing.AllocsPerRun(20, func() { newRedactor(short) }); n != 0 {
+		t.Errorf("nothing to redact: %v allocations", n)
+	}
+	secrets := map[string]string{"TOKEN": "ghp_0123456789abcdef"}
+	a, b := newRedactor(secrets), newRedactor(maps.Clone(secrets))
+	if a.secretSet != b.secretSet {
+		t.Error("the same secrets built twice")
+	}
+	if n := testing.AllocsPerRun(20, func() { newRedactor(secrets) }); n > 1 {
+		t.Errorf("a redactor for secrets already seen: %v allocations, want 1", n)
+	}
+	secrets["TOKEN"] = "glpat-abcdefghijklmnop"
+	c := newRedactor(secrets)
+	if got := string(c.feed([]byte("x glpat-abcdefghijklmnop ghp_0123456789abcdef y"))) + string(c.flush()); got != "x [REDACTED:TOKEN] ghp_0123456789abcdef y" {
+		t.Errorf("after the secret changed: %q", got)
+	}
+	if got := string(a.feed([]byte("x ghp_0123456789abcdef y"))) + string(a.flush()); got != "x [REDACTED:TOKEN] y" {
+		t.Errorf("a redactor made before: %q", got)
+	}
+}
