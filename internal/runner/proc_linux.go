@@ -172,7 +172,7 @@ var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	for range 50 {
-		env, err := readProcFile(path, buf)
+		env, err := readProcFile(path, buf, false)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
@@ -187,8 +187,10 @@ func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 
 // readProcFile reads a /proc file whole into *buf with plain system calls: a scan
 // reads one per process, and os.ReadFile's stat and poller registration would
-// triple the calls.
-func readProcFile(path string, buf *[]byte) ([]byte, error) {
+// triple the calls. With seq (a seq file: children, syscall, stat; not environ,
+// which may stop short anywhere), a read that leaves room in buf is taken as
+// the end without a further read to see it (see procShort).
+func readProcFile(path string, buf *[]byte, seq bool) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -211,7 +213,12 @@ func readProcFile(path string, buf *[]byte) ([]byte, error) {
 			*buf = b
 			return b, nil
 		}
+		room := cap(b) - len(b)
 		b = b[:len(b)+n]
+		if seq && n < room && n < 4096-procShort {
+			*buf = b
+			return b, nil
+		}
 	}
 }
 

@@ -47,18 +47,26 @@ func WaitingForInput(pgid int, input *os.File) bool {
 		}
 	}
 	for _, m := range members {
-		st, ok := readStat(m.pid)
-		if !ok || st.dead() || !tree && st.pgrp != pgid && st.session != pgid {
-			continue
+		if !tree { // every process of the machine: only those of the command
+			if st, ok := readStat(m.pid); !ok || st.pgrp != pgid && st.session != pgid {
+				continue
+			}
 		}
-		if st.state != 'S' {
-			continue // running, stopped or in uninterruptible sleep: not waiting for a reader's input
-		}
-		if taskWaiting(m, want) {
+		// Its state is read only once a thread is seen in a call that waits
+		// on input, which most looks never see (a shell in wait4, a sleep).
+		if taskWaiting(m, want) && sleeping(m.pid) {
 			return true
 		}
 	}
 	return false
+}
+
+// sleeping reports whether pid sleeps (interruptibly) and is not exiting:
+// running, stopped or in uninterruptible sleep, it does not wait for a
+// reader's input, whatever call its threads are in.
+func sleeping(pid int) bool {
+	st, ok := readStat(pid)
+	return ok && !st.dead() && st.state == 'S'
 }
 
 // A member is a process of a command's tree and, when known, its threads.
@@ -91,7 +99,7 @@ func descendants(pid int) (all []member, ok bool) {
 		}
 		all = append(all, member{pid: p, tids: tids})
 		for _, t := range tids {
-			b, err := readProcFile(dir+"/"+t+"/children", buf)
+			b, err := readProcFile(dir+"/"+t+"/children", buf, true)
 			if err != nil {
 				if err == unix.ENOENT && p == pid {
 					return nil, false
@@ -111,8 +119,8 @@ func descendants(pid int) (all []member, ok bool) {
 // procBufs are buffers for readProcFile and dirNames.
 var procBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// dirNames lists a directory's entries (but . and ..), using buf's capacity
-// for the reads.
+// dirNames lists a /proc directory's entries (but . and ..), using buf's
+// capacity for the reads.
 func dirNames(dir string, buf []byte) ([]string, error) {
 	buf = buf[:cap(buf)]
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -133,8 +141,20 @@ func dirNames(dir string, buf []byte) ([]string, error) {
 			return names, nil
 		}
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		if n < len(buf)-procShort {
+			// procfs fills the buffer until an entry no longer fits: with
+			// room left, that was the last (saves a call on every look).
+			return names, nil
+		}
 	}
 }
+
+// procShort is a margin under which a short read of /proc is its end: its
+// directories stop only when an entry (~30 bytes) does not fit the buffer,
+// and its seq files (children, syscall, stat) only when the caller's buffer
+// is full or their own (a page, at least 4 KiB) cannot take the next record
+// (well under 1 KiB for these).
+const procShort = 1024
 
 // fileID is a file's identity: device and inode.
 type fileID struct{ dev, ino uint64 }
@@ -176,7 +196,7 @@ func taskWaiting(m member, want fileID) bool {
 		}
 	}
 	for _, tid := range tids {
-		b, err := readProcFile(dir+"/"+tid+"/syscall", buf)
+		b, err := readProcFile(dir+"/"+tid+"/syscall", buf, true)
 		if err != nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"golang.org/x/sys/unix"
 )
 
 // pipeRun is a command whose stdin is a pipe we hold the write end of.
@@ -158,6 +159,21 @@ func TestNotWaitingForInputPipe(t *testing.T) {
 			<-p.result
 		})
 	}
+}
+
+// A reader stopped (SIGSTOP) in its read is not waiting for input: its
+// state is looked at, though only once a read on the input is seen.
+func TestNotWaitingForInputStopped(t *testing.T) {
+	s := newSupervisor(t)
+	p := startOnPipe(t, s, "cat")
+	pgid := startedPID(t, p.pid)
+	eventually(t, "cat", pgid, p.stdin)
+	signalGroup(pgid, unix.SIGSTOP)
+	never(t, "cat stopped", pgid, p.stdin)
+	signalGroup(pgid, unix.SIGCONT)
+	eventually(t, "cat again", pgid, p.stdin)
+	p.stdin.Close()
+	<-p.result
 }
 
 // On a terminal, line-editing prompts wait in read or select on it.
