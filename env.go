@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
@@ -52,6 +53,7 @@ func (g *Gate) setTemp(dir string, own bool) {
 	defer g.tmpMu.Unlock()
 	g.tmp, g.ownTmp = dir, own
 	g.env = shell.EnvOptions{Extra: extra, KeepSecrets: g.cfg.KeepEnv, KeepAllSecrets: g.cfg.KeepSecrets}
+	g.built.Store(nil)
 }
 
 // temp returns the commands' temp dir and environment options.
@@ -62,8 +64,32 @@ func (g *Gate) temp() (string, shell.EnvOptions) {
 }
 
 // childEnv is the commands' environment, and the secrets stripped from it.
+// Both are shared between calls: read them, copy to change.
 func (g *Gate) childEnv() ([]string, map[string]string) {
-	_, envOpts := g.temp()
+	b := g.builtEnv()
+	return g.egressEnv(b.env), b.secrets
+}
+
+// builtEnv is what shell.Env and shell.Secrets make of the process's
+// environment, built again only when that environment changed (os.Environ's
+// strings are the same ones call after call, so telling is cheap): every
+// call needs it, and building it (every variable looked at for secrets) was
+// much of a call's own work.
+type builtEnv struct {
+	base    []string
+	env     []string // clipped: an append copies
+	secrets map[string]string
+}
+
+func (g *Gate) builtEnv() *builtEnv {
 	base := os.Environ()
-	return g.egressEnv(shell.Env(base, envOpts)), shell.Secrets(base, envOpts)
+	if b := g.built.Load(); b != nil && slices.Equal(b.base, base) {
+		return b
+	}
+	g.tmpMu.RLock()
+	envOpts := g.env
+	b := &builtEnv{base: base, env: slices.Clip(shell.Env(base, envOpts)), secrets: shell.Secrets(base, envOpts)}
+	g.built.Store(b) // under the lock: setTemp cannot reset it in between
+	g.tmpMu.RUnlock()
+	return b
 }

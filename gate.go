@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
@@ -40,6 +41,9 @@ type Gate struct {
 	tmp    string // the commands' TMPDIR
 	ownTmp bool   // tmp was created by New and is removed by Close
 	env    shell.EnvOptions
+	// built is the commands' environment as last built from the process's
+	// (see childEnv); reset when env changes.
+	built atomic.Pointer[builtEnv]
 
 	sweepMu   sync.Mutex
 	lastSweep time.Time

@@ -196,3 +196,25 @@ func TestStrippedSecretRedacted(t *testing.T) {
 		t.Errorf("text: %s", env.Text)
 	}
 }
+
+// The commands' environment is built once and kept while the process's
+// environment stays the same: a variable changed, or a secret set, between
+// two calls of one Gate is seen by the second as it now is, and the secret
+// stripped and redacted.
+func TestEnvironmentChangedBetweenCalls(t *testing.T) {
+	lane.Live(t)
+	const token = "ghp_Later0123456789abcdefghijklmnop"
+	l := newLab(t)
+	must(t, os.WriteFile(filepath.Join(l.root, "leak.txt"), []byte(token+"\n"), 0o600))
+	t.Setenv("SHELLGATE_TEST_PLAIN", "one")
+	g := gate(t, shellgate.Config{Root: l.root})
+	cmd := `echo "$SHELLGATE_TEST_PLAIN ${SHELLGATE_TEST_LATER_TOKEN-unset}"; cat leak.txt`
+	if env := run(t, g, shellgate.Request{Command: cmd}); env.Data.Stdout != "one unset\n"+token+"\n" {
+		t.Errorf("first call: %q", env.Data.Stdout)
+	}
+	t.Setenv("SHELLGATE_TEST_PLAIN", "two")
+	t.Setenv("SHELLGATE_TEST_LATER_TOKEN", token)
+	if env := run(t, g, shellgate.Request{Command: cmd}); env.Data.Stdout != "two unset\n[REDACTED:SHELLGATE_TEST_LATER_TOKEN]\n" {
+		t.Errorf("after the environment changed: %q", env.Data.Stdout)
+	}
+}
