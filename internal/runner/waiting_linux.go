@@ -90,7 +90,7 @@ func descendants(pid int) (all []member, ok bool) {
 		p := queue[0]
 		queue = queue[1:]
 		dir := "/proc/" + strconv.Itoa(p) + "/task"
-		tids, err := dirNames(dir, *buf)
+		tids, err := threads(p, dir, *buf)
 		if err != nil {
 			if p == pid {
 				return nil, true // gone: nothing waits
@@ -114,6 +114,21 @@ func descendants(pid int) (all []member, ok bool) {
 		}
 	}
 	return all, true
+}
+
+// threads lists the threads of process pid, whose task directory is dir. A
+// task directory's link count is 2 and one per thread: a process of one
+// thread, as most of a command's are, is known from one stat instead of a
+// listing.
+func threads(pid int, dir string, buf []byte) ([]string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return nil, err
+	}
+	if st.Nlink == 3 {
+		return []string{strconv.Itoa(pid)}, nil
+	}
+	return dirNames(dir, buf)
 }
 
 // procBufs are buffers for readProcFile and dirNames.
