@@ -80,6 +80,23 @@ func TestOpenAndDirStayBeneath(t *testing.T) {
 			t.Errorf("Open(%q) opened it", name)
 		}
 	}
+	// A directory only, opened without O_NONBLOCK (it never waits): not a
+	// FIFO, which would block the open, nor a file or a symlink.
+	if f, err := Open(fd, "sub", unix.O_DIRECTORY); err != nil {
+		t.Errorf("Open(sub, O_DIRECTORY): %v", err)
+	} else {
+		names, err := f.Readdirnames(-1)
+		if fl, _ := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0); err != nil || len(names) != 1 || fl&unix.O_NONBLOCK != 0 {
+			t.Errorf("sub lists %q (%v), flags %#x", names, err, fl)
+		}
+		f.Close()
+	}
+	for _, name := range []string{"fifo", "link", "sub/f"} {
+		if f, err := Open(fd, name, unix.O_DIRECTORY); err == nil {
+			f.Close()
+			t.Errorf("Open(%q, O_DIRECTORY) opened it", name)
+		}
+	}
 	if n := RandomName(); len(n) != 8 || n == RandomName() {
 		t.Errorf("RandomName() = %q", n)
 	}

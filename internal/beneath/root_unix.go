@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -347,14 +348,22 @@ func Readlink(dirFD int, name string) (string, error) {
 // to block on (O_NONBLOCK keeps the open itself from blocking; a FIFO made an
 // os.File would still wait for a writer's data).
 func Open(dirFD int, name string, flags int) (*os.File, error) {
+	if flags&unix.O_DIRECTORY != 0 && runtime.GOOS == "linux" {
+		// Linux opens only a directory so, before any FIFO or device
+		// could block the open, and a directory never waits: no
+		// O_NONBLOCK, nor the stat and mode changes it calls for (the
+		// guard opens every directory of .git after every command).
+		fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags, 0)
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
 	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, err
 	}
 	want := uint32(unix.S_IFREG)
-	if flags&unix.O_DIRECTORY != 0 {
-		want = unix.S_IFDIR
-	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || uint32(st.Mode)&unix.S_IFMT != want {
 		unix.Close(fd)

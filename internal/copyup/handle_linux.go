@@ -356,7 +356,7 @@ func isTTYNode(t *target) bool {
 // callerTTY reads the device number of the caller's controlling terminal
 // (0: none) from its stat file.
 func callerTTY(c *notify.Caller) (uint64, bool) {
-	stat, _ := os.ReadFile(c.Proc() + "stat")
+	stat := readProc(c.Proc() + "stat")
 	_, fields, _ := strings.Cut(string(stat), ") ")
 	f := strings.Fields(fields)
 	if len(f) < 5 {
@@ -364,6 +364,32 @@ func callerTTY(c *notify.Caller) (uint64, bool) {
 	}
 	nr, err := strconv.ParseUint(f[4], 10, 32) // tty_nr
 	return nr, err == nil
+}
+
+// readProc reads a file of /proc by plain calls: bash opens /dev/tty at
+// every start, and os.ReadFile would add five calls to each answer (its
+// file's mode set and reset for the network poller, which takes no proc
+// file, and a stat).
+func readProc(path string) []byte {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return b
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // controllingTTY opens the caller's controlling terminal, a pseudo-terminal

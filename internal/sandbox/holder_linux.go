@@ -171,7 +171,20 @@ func helperMain() int {
 	// Set up: what the start touched (every package's initialisation, the
 	// mounts) is not needed again.
 	textpages.Drop()
-	h.serve(m.UID, m.GID)
+	// Served by a goroutine of its own, not on the main thread: this runs
+	// in the package's init, when the main goroutine is locked to the main
+	// thread, and a goroutine locked to a thread runs only there. Each frame
+	// would be a wake of the poller's thread, then of the main thread it
+	// hands the goroutine to; and each command's start on the launcher's
+	// thread (launcher.do) two such hand-offs each way, one for each locked
+	// thread. Unlocked, the thread the poller wakes runs the frame itself,
+	// and the launcher's thread is handed its work directly.
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		h.serve(m.UID, m.GID)
+	}()
+	<-served
 	return 0
 }
 

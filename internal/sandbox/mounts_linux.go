@@ -35,6 +35,7 @@ type mounter struct {
 	// root (relative to it), swept as the root's .git.
 	nestedGit []string
 	git       *gitstate.Tracker
+	listBuf   []byte // listRoot's
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -87,8 +88,13 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	asidePath := func(p string) bool {
 		return aside() || kept != nil && m.spec.Quarantine != "" && !kept(p)
 	}
-	protected := append(slices.Clone(m.spec.Protected), m.rootMatches()...)
-	moved, unmoved, errs := m.moveNew(protected, asidePath)
+	// What is not in the root is not looked at again (a root of a few
+	// entries spares ~200 lstats a command).
+	listing := m.listRoot()
+	protected := slices.DeleteFunc(append(slices.Clone(m.spec.Protected), m.rootMatches(listing)...), func(p string) bool {
+		return !m.mayExist(listing, p)
+	})
+	moved, unmoved, errs := m.moveNew(protected, listing, asidePath)
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
 			return true
@@ -145,7 +151,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 // before any pinning: a directory pinned for one path (.git) would keep
 // another (.git/config) from being renamed out of it. It returns what it
 // moved ("path → where") and what it could not move (left to be pinned).
-func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (moved []string, unmoved map[string]bool, errs []error) {
+func (m *mounter) moveNew(protected []string, listing rootListing, asidePath func(string) bool) (moved []string, unmoved map[string]bool, errs []error) {
 	unmoved = map[string]bool{}
 	move := func(p string) {
 		if to, err := m.quarantine(p); err == nil {
@@ -158,12 +164,17 @@ func (m *mounter) moveNew(protected []string, asidePath func(string) bool) (move
 	}
 	if len(m.spec.Writable) > 0 {
 		g := filepath.Join(m.spec.Writable[0], ".git")
-		if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && asidePath(g) {
+		if !m.mayExist(listing, g) {
+			// not there
+		} else if fi, err := os.Lstat(g); err == nil && !fi.IsDir() && !m.gitAtStart && asidePath(g) {
 			move(g)
 		}
 	}
 	for _, p := range protected {
-		if _, err := os.Lstat(p); err != nil || m.protected[p] || !asidePath(p) {
+		if m.protected[p] {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil || !asidePath(p) {
 			continue
 		}
 		move(p)
@@ -254,33 +265,91 @@ func (m *mounter) noteNestedGit(p string) {
 	m.nestedGit = append(m.nestedGit, rel)
 }
 
-// rootMatches are the entries of the root whose names match Spec.Patterns
-// (a *.code-workspace): protected like the paths Spec.Protected names.
-func (m *mounter) rootMatches() []string {
-	if len(m.spec.Patterns) == 0 || len(m.spec.Writable) == 0 {
-		return nil
+// rootListing is what the root held when protect last listed it.
+type rootListing struct {
+	names   []string        // every entry, for Spec.Patterns
+	present map[string]bool // the same; nil when the listing is no snapshot
+}
+
+// rootListBuf is the buffer of one getdents: a root whose entries fit in it
+// (some 1 000 short names) is listed by one call.
+const rootListBuf = 32 << 10
+
+// listRoot lists the root. The kernel lists a directory in one getdents
+// call under the directory's lock, which creating, removing and renaming
+// entries there take too: when the root fits in one call, the listing is
+// the root as it was at one moment, and a protected path whose entry in
+// the root was not there then did not exist then either (present says so).
+// A larger root is listed whole (its names) but is no such snapshot: a
+// command renaming entries meanwhile could keep one out of it.
+func (m *mounter) listRoot() rootListing {
+	var l rootListing
+	if len(m.spec.Writable) == 0 {
+		return l
 	}
-	f, err := os.Open(m.spec.Writable[0])
+	fd, err := unix.Open(m.spec.Writable[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil
+		return l
 	}
-	defer f.Close()
+	defer unix.Close(fd)
+	if m.listBuf == nil {
+		m.listBuf = make([]byte, rootListBuf)
+	}
 	// Every entry, however many: a bound would let a command hide a
 	// workspace file behind entries of its own (40 000 files, which the
 	// directory lists before it).
-	var ps []string
+	calls := 0
 	for {
-		names, err := f.Readdirnames(1024)
-		for _, n := range names {
-			for _, pat := range m.spec.Patterns {
-				if ok, _ := filepath.Match(pat, n); ok {
-					ps = append(ps, filepath.Join(m.spec.Writable[0], n))
-					break
-				}
-			}
+		n, err := unix.Getdents(fd, m.listBuf)
+		if err == unix.EINTR {
+			continue
 		}
 		if err != nil {
+			return rootListing{names: l.names} // the names so far; no snapshot
+		}
+		if n <= 0 {
 			break
+		}
+		calls++
+		_, _, l.names = unix.ParseDirent(m.listBuf[:n], -1, l.names)
+	}
+	if calls <= 1 {
+		l.present = make(map[string]bool, len(l.names))
+		for _, n := range l.names {
+			l.present[n] = true
+		}
+	}
+	return l
+}
+
+// mayExist reports whether protected path p may exist, by the listing: false
+// only for a path in the root whose entry there was not listed.
+func (m *mounter) mayExist(l rootListing, p string) bool {
+	if l.present == nil || len(m.spec.Writable) == 0 {
+		return true
+	}
+	rel, ok := strings.CutPrefix(p, m.spec.Writable[0]+string(filepath.Separator))
+	if !ok {
+		return true
+	}
+	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	return l.present[first]
+}
+
+// rootMatches are the entries of the root (listed in l) whose names match
+// Spec.Patterns (a *.code-workspace): protected like the paths
+// Spec.Protected names.
+func (m *mounter) rootMatches(l rootListing) []string {
+	if len(m.spec.Patterns) == 0 || len(m.spec.Writable) == 0 {
+		return nil
+	}
+	var ps []string
+	for _, n := range l.names {
+		for _, pat := range m.spec.Patterns {
+			if ok, _ := filepath.Match(pat, n); ok {
+				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
+				break
+			}
 		}
 	}
 	return ps

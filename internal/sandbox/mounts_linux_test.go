@@ -26,7 +26,7 @@ func TestRootMatchesEveryEntry(t *testing.T) {
 		want = append(want, p)
 	}
 	m := newMounter(&Spec{Writable: []string{root}, Patterns: []string{"*.code-workspace"}})
-	got := m.rootMatches()
+	got := m.rootMatches(m.listRoot())
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("matched %q, want %q", got, want)
@@ -78,5 +78,38 @@ func TestRootGitFileDirSwept(t *testing.T) {
 	}
 	if m := newMounter(&Spec{Writable: []string{root}}); !slices.Equal(m.nestedGit, []string{".rootgit"}) {
 		t.Errorf("swept %q, want .rootgit", m.nestedGit)
+	}
+}
+
+// protect looks only at the protected paths whose entry in the root was
+// there when it listed the root in one go; a root too large for one listing
+// has every path looked at, as before.
+func TestRootListingSnapshot(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{".vscode", "src"} {
+		if err := os.Mkdir(filepath.Join(root, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newMounter(&Spec{Writable: []string{root}})
+	l := m.listRoot()
+	for p, want := range map[string]bool{
+		filepath.Join(root, ".vscode"):          true,
+		filepath.Join(root, ".vscode/settings"): true,
+		filepath.Join(root, ".git/hooks"):       false,
+		filepath.Join(root, ".envrc"):           false,
+		"/elsewhere/.git/config":                true, // not in the root: looked at
+	} {
+		if got := m.mayExist(l, p); got != want {
+			t.Errorf("mayExist(%s) = %v, want %v", p, got, want)
+		}
+	}
+	for i := range 5000 {
+		if err := os.WriteFile(filepath.Join(root, "j"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := m.listRoot(); l.present != nil || !m.mayExist(l, filepath.Join(root, ".envrc")) || len(l.names) != 5002 {
+		t.Errorf("a root of 5 002 entries: snapshot %v, %d names; want none, every name", l.present != nil, len(l.names))
 	}
 }
