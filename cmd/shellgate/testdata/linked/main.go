@@ -3,6 +3,11 @@
 // so that it pays the Go runtime's start and the initialisation of all those
 // packages, and does nothing else. BenchmarkCLI runs it beside shellgate;
 // TestLinkedFloorLinksAll keeps the list whole.
+//
+// "linked nested" is the floor under a sandboxed run: the same program
+// started again as a child in new user, mount, PID, IPC and network
+// namespaces (its uid mapped, one processor), as a session's helper is, which
+// runs bash -c 'echo hi' and exits; no view, no cgroup, no policy.
 package main
 
 import (
@@ -48,8 +53,8 @@ import (
 	_ "net/http"
 	_ "net/netip"
 	_ "net/url"
-	_ "os"
-	_ "os/exec"
+	"os"
+	"os/exec"
 	_ "os/signal"
 	_ "path"
 	_ "path/filepath"
@@ -63,7 +68,7 @@ import (
 	_ "strings"
 	_ "sync"
 	_ "sync/atomic"
-	_ "syscall"
+	"syscall"
 	_ "text/tabwriter"
 	_ "text/template"
 	_ "time"
@@ -72,4 +77,29 @@ import (
 	_ "unicode/utf8"
 )
 
-func main() { fmt.Println("hi") }
+func main() {
+	switch {
+	case len(os.Args) == 2 && os.Args[1] == "nested":
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], "nested-child"}, Env: []string{"GOMAXPROCS=1"},
+			Stdout: os.Stdout, Stderr: os.Stderr, Dir: "/",
+			SysProcAttr: &syscall.SysProcAttr{
+				Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			}}
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "nested:", err)
+			os.Exit(1)
+		}
+	case len(os.Args) == 2 && os.Args[1] == "nested-child":
+		cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", "echo hi")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "nested child:", err)
+			os.Exit(1)
+		}
+	default:
+		fmt.Println("hi")
+	}
+}
