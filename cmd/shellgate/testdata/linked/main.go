@@ -54,7 +54,7 @@ import (
 	_ "net/netip"
 	_ "net/url"
 	"os"
-	"os/exec"
+	_ "os/exec"
 	_ "os/signal"
 	_ "path"
 	_ "path/filepath"
@@ -68,7 +68,7 @@ import (
 	_ "strings"
 	_ "sync"
 	_ "sync/atomic"
-	"syscall"
+	_ "syscall"
 	_ "text/tabwriter"
 	_ "text/template"
 	_ "time"
@@ -78,28 +78,8 @@ import (
 )
 
 func main() {
-	switch {
-	case len(os.Args) == 2 && os.Args[1] == "nested":
-		uid, gid := os.Getuid(), os.Getgid()
-		cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{os.Args[0], "nested-child"}, Env: []string{"GOMAXPROCS=1"},
-			Stdout: os.Stdout, Stderr: os.Stderr, Dir: "/",
-			SysProcAttr: &syscall.SysProcAttr{
-				Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET,
-				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			}}
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "nested:", err)
-			os.Exit(1)
-		}
-	case len(os.Args) == 2 && os.Args[1] == "nested-child":
-		cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", "echo hi")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "nested child:", err)
-			os.Exit(1)
-		}
-	default:
-		fmt.Println("hi")
+	if len(os.Args) == 2 && nested(os.Args[1]) {
+		return
 	}
+	fmt.Println("hi")
 }
