@@ -109,7 +109,13 @@ func BenchmarkCLI(b *testing.B) {
 				if err := os.Mkdir(dir, 0o755); err != nil {
 					b.Fatal(err)
 				}
-				defer os.Remove(dir)
+				// Removed once bwrap has left it: its exit may still be under
+				// way when the output is read (the cgroup was left behind).
+				defer func() {
+					for i := 0; os.Remove(dir) != nil && i < 100; i++ {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}()
 				return timed(nil, "hi", "/bin/sh", "-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir,
 					bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--", bash, "-c", "echo hi")()
 			}
