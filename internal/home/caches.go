@@ -1,6 +1,7 @@
 package home
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,12 +44,15 @@ var toolCaches = []struct {
 func Caches(home string, secrets []string, getenv func(string) string) (dirs, refused []string) {
 	// Each secret's real path once, not once per cache: resolving is an
 	// lstat per component, and there are dozens of each.
+	// Each directory's too: the secrets and caches share their parents (the
+	// home, ~/.config), which EvalSymlinks resolved again for each.
+	r := realPaths{}
 	reals := make([][]string, len(secrets))
 	for i, s := range secrets {
-		reals[i] = withReal(filepath.Clean(s))
+		reals[i] = r.withReal(filepath.Clean(s))
 	}
 	ok := func(dir string) bool {
-		why := refusal(dir, home, secrets, reals)
+		why := refusal(dir, home, secrets, reals, r)
 		if why != "" && !slices.Contains(refused, dir+": "+why) {
 			refused = append(refused, dir+": "+why)
 		}
@@ -110,11 +114,11 @@ func GoCaches(home string, getenv func(string) string) []string {
 // refusal says why dir may not be a cache: it holds the home, or holds or
 // lies in one of secrets, as written or where symlinks lead (reals[i]:
 // withReal of secrets[i]); "" when it may.
-func refusal(dir, home string, secrets []string, reals [][]string) string {
+func refusal(dir, home string, secrets []string, reals [][]string, r realPaths) string {
 	if holdsHome(dir, home) {
 		return "holds the home"
 	}
-	dirs := withReal(filepath.Clean(dir))
+	dirs := r.withReal(filepath.Clean(dir))
 	for i, s := range secrets {
 		for _, real := range reals[i] {
 			for _, d := range dirs {
@@ -132,10 +136,10 @@ func refusal(dir, home string, secrets []string, reals [][]string) string {
 
 // withReal is p, and where symlinks lead when that differs (the nearest
 // existing directory above a path that does not exist yet, resolved).
-func withReal(p string) []string {
+func (r realPaths) withReal(p string) []string {
 	rest := ""
 	for at := p; ; at = filepath.Dir(at) {
-		if real, err := filepath.EvalSymlinks(at); err == nil {
+		if real, ok := r.eval(at); ok {
 			if real = filepath.Join(real, rest); real != p {
 				return []string{p, real}
 			}
@@ -146,6 +150,38 @@ func withReal(p string) []string {
 		}
 		rest = filepath.Join(filepath.Base(at), rest)
 	}
+}
+
+// realPaths remembers what filepath.EvalSymlinks gave for each path (an
+// absolute, clean one), resolving a path from its parent's result: one
+// lstat for each directory however many paths lie beneath it.
+type realPaths map[string]realPath
+
+type realPath struct {
+	real string
+	ok   bool // it exists (the error EvalSymlinks would give otherwise)
+}
+
+// eval is filepath.EvalSymlinks(p), or false where that fails.
+func (r realPaths) eval(p string) (string, bool) {
+	if v, found := r[p]; found {
+		return v.real, v.ok
+	}
+	var v realPath
+	if parent := filepath.Dir(p); parent == p || !filepath.IsAbs(p) {
+		real, err := filepath.EvalSymlinks(p)
+		v = realPath{real, err == nil}
+	} else if dir, ok := r.eval(parent); ok {
+		at := filepath.Join(dir, filepath.Base(p))
+		if fi, err := os.Lstat(at); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(at)
+			v = realPath{real, err == nil}
+		} else {
+			v = realPath{at, err == nil}
+		}
+	}
+	r[p] = v
+	return v.real, v.ok
 }
 
 // within reports whether path is dir or inside it.

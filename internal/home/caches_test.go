@@ -154,3 +154,40 @@ func TestCachesKeepOutOfSecrets(t *testing.T) {
 		})
 	}
 }
+
+// realPaths resolves as filepath.EvalSymlinks does, from its parents'
+// results: through relative and absolute links, chains and links to links'
+// parents, and not where a path, or what a link names, is missing or runs
+// through a file.
+func TestRealPathsAsEvalSymlinks(t *testing.T) {
+	d := t.TempDir()
+	for _, dir := range []string{"a/b/c", "x/y"} {
+		if err := os.MkdirAll(filepath.Join(d, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d, "a/file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"rel": "a/b", "abs": filepath.Join(d, "x"), "chain": "rel", "up": "../..", "dangling": "nowhere",
+		"a/b/back": "../../x/y", "a/toFile": "file", "loop1": "loop2", "loop2": "loop1",
+	} {
+		if err := os.Symlink(target, filepath.Join(d, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := realPaths{}
+	for _, p := range []string{
+		"", "a", "a/b/c", "rel", "rel/c", "abs/y", "chain/c", "chain/back", "chain/back/z", "up",
+		"a/b/back", "dangling", "dangling/x", "a/toFile", "a/toFile/x", "a/file/x", "loop1", "missing/b",
+		"rel/../a", "x/y/../y",
+	} {
+		p = filepath.Join(d, p)
+		want, werr := filepath.EvalSymlinks(p)
+		got, ok := r.eval(p)
+		if ok != (werr == nil) || ok && got != want {
+			t.Errorf("%s: %q %v, EvalSymlinks %q %v", p, got, ok, want, werr)
+		}
+	}
+}

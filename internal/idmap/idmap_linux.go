@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -28,12 +29,54 @@ func init() {
 
 // mapping is the user namespace of the mapping, made once per process (a
 // namespace lives on as long as a descriptor of it is open).
-var mapping = sync.OnceValues(func() (*os.File, error) {
+var mapping = sync.OnceValues(newMapping)
+
+func newMapping() (*os.File, error) {
+	if ns, err := stopped(); err == nil {
+		return ns, nil
+	}
+	return held()
+}
+
+// idMaps are the namespace's: its 0 is nobody.
+var idMaps = []syscall.SysProcIDMap{{ContainerID: 0, HostID: nobody, Size: 1}}
+
+// stopped makes the namespace with a child that stops, traced, at its exec,
+// before any of the program runs: the namespace is opened from it, and it
+// is killed. A holder that runs (held) is this executable started again,
+// every package initialised, and a run waited for it to end: ~3 ms of CPU
+// for each session start as root. Where tracing is refused (Yama's
+// ptrace_scope 3, a container's seccomp profile) the error says so. Should
+// the child run after all (its tracer thread gone), it is a holder with no
+// stdin, which exits at once.
+func stopped() (*os.File, error) {
+	runtime.LockOSThread() // the tracer: this thread
+	defer runtime.UnlockOSThread()
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{holderArg0}, &syscall.ProcAttr{
+		Env: []string{"GOMAXPROCS=1"},
+		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: idMaps, GidMappings: idMaps, Ptrace: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", pid))
+	unix.Kill(pid, unix.SIGKILL)
+	for { // a stop may be reported before the end
+		var ws unix.WaitStatus
+		if got, werr := unix.Wait4(pid, &ws, unix.WALL, nil); werr != unix.EINTR && (werr != nil || got == pid && (ws.Exited() || ws.Signaled())) {
+			break
+		}
+	}
+	return ns, err
+}
+
+// held makes the namespace with a holder that runs until its stdin closes.
+func held() (*os.File, error) {
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{holderArg0}, Env: []string{"GOMAXPROCS=1"},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: nobody, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: nobody, Size: 1}},
+			UidMappings: idMaps,
+			GidMappings: idMaps,
 		}}
 	hold, err := cmd.StdinPipe()
 	if err != nil {
@@ -45,7 +88,7 @@ var mapping = sync.OnceValues(func() (*os.File, error) {
 	defer cmd.Wait()
 	defer hold.Close()
 	return os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
-})
+}
 
 // Others returns a detached copy of dir and of every mount beneath it,
 // read-only, without set-user-ID or devices, where every file's owner and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -49,19 +50,65 @@ const maxHandlers = 128
 
 // Serve answers the listener's calls with h until the listener fails (every
 // caller is gone and the listener is closed).
-func Serve(listener int, h Handler) { receive(listener, h, make(chan struct{}, maxHandlers)) }
+func Serve(listener int, h Handler) {
+	receive(listener, pollable(listener), h, make(chan struct{}, maxHandlers))
+}
+
+// pollable returns the listener as the runtime's poller sees it, or nil where
+// it cannot be polled. Waiting there for a call, rather than in the blocking
+// ioctl, holds no P meanwhile: a helper runs with one (GOMAXPROCS=1), and a
+// goroutine woken while the receiver sat in its system call (the reaper, at a
+// command's exit) waited for the runtime's monitor to take that P back, up to
+// 10 ms once the process had been idle a while.
+func pollable(listener int) syscall.RawConn {
+	fd, err := unix.FcntlInt(uintptr(listener), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	// O_NONBLOCK is the open file's, so the listener has it too: the ioctl
+	// ignores it.
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil
+	}
+	rc, err := os.NewFile(uintptr(fd), "seccomp-listener").SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// awaitCall waits, through the poller, until a call is pending on the
+// listener or it has no callers left (gone). Without a poller it returns at
+// once and the ioctl waits.
+func awaitCall(rc syscall.RawConn) (gone bool) {
+	if rc == nil {
+		return false
+	}
+	rc.Read(func(fd uintptr) bool {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(p, 0)
+		gone = n > 0 && p[0].Revents&unix.POLLHUP != 0
+		return err != nil || n > 0
+	})
+	return gone
+}
 
 // receive takes the next notification, leaves the one after to a new
 // goroutine and answers its own on the thread it runs on: a goroutine
 // started to answer would wait for a free P (the caller holds one in its
 // system call) until the runtime takes one back, milliseconds at times.
-func receive(listener int, h Handler, slots chan struct{}) {
+func receive(listener int, rc syscall.RawConn, h Handler, slots chan struct{}) {
 	n := new(Notif)
 	for {
+		gone := awaitCall(rc)
 		*n = Notif{}
 		err := Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(n))
 		if err == nil {
 			break
+		}
+		if gone && err == unix.ENOENT { // no caller left, and none can come
+			return
 		}
 		if err != unix.EINTR && err != unix.ENOENT { // ENOENT: the caller died meanwhile
 			fmt.Fprintln(os.Stderr, "notify: the listener failed:", err)
@@ -70,7 +117,7 @@ func receive(listener int, h Handler, slots chan struct{}) {
 	}
 	slots <- struct{}{}
 	defer func() { <-slots }()
-	go receive(listener, h, slots)
+	go receive(listener, rc, h, slots)
 	c := &Caller{Tid: int(n.Pid), listener: listener, id: n.ID, pidfd: -1, mem: -1}
 	if r := h(c, n); !r.Later {
 		c.Answer(r)

@@ -2,8 +2,12 @@ package notify
 
 import (
 	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/shellgate/shellgate/internal/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,5 +37,74 @@ func TestAnswerClosesItsDescriptorBeforeSending(t *testing.T) {
 	if open {
 		unix.Close(ours)
 		t.Error("the descriptor was still open when the answer was sent")
+	}
+}
+
+// While no call is pending, Serve waits in the runtime's poller, not in the
+// blocking ioctl: a goroutine in a system call ties up its P until the
+// runtime's monitor takes it back, and a helper has only one (GOMAXPROCS=1),
+// so whatever woke meanwhile (the reaper at a command's exit) waited up to
+// 10 ms for it.
+func TestServeWaitsWithoutASystemCall(t *testing.T) {
+	listener := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		// The thread ends with the goroutine, and the filter with it; not
+		// the process's main thread, which the runtime keeps.
+		for range 100 {
+			if runtime.LockOSThread(); unix.Gettid() != unix.Getpid() {
+				break
+			}
+			runtime.UnlockOSThread()
+			time.Sleep(time.Millisecond)
+		}
+		if unix.Gettid() == unix.Getpid() {
+			listener <- -1
+			return
+		}
+		fd, err := seccomp.InstallNotify(seccomp.WriteOpens)
+		if err != nil {
+			listener <- -1
+			return
+		}
+		listener <- fd
+		<-done
+	}()
+	fd := <-listener
+	if fd < 0 {
+		close(done)
+		t.Skip("no notifying seccomp filter here, or no thread but the main one for it")
+	}
+	served := make(chan struct{})
+	go func() {
+		Serve(fd, func(*Caller, *Notif) Result { return Fail(unix.EPERM) })
+		close(served)
+	}()
+	// Once its only caller's thread is gone, Serve returns (rather than
+	// spinning on a listener no call can come to).
+	defer func() {
+		close(done)
+		select {
+		case <-served:
+		case <-time.After(5 * time.Second):
+			t.Error("Serve went on after every caller was gone")
+		}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "notify.receive") {
+				if strings.Contains(g, "[syscall") {
+					t.Fatalf("Serve waits for a call in a system call:\n%s", g)
+				}
+				if strings.Contains(g, "[IO wait") {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Serve's goroutine never waited in the poller")
+		}
 	}
 }

@@ -158,3 +158,24 @@ func TestIdleHelperDropsTextAndRunsOn(t *testing.T) {
 		}
 	}
 }
+
+// A helper gives up the pages its start touched once it has sat idle after
+// its set-up (setUpIdle), not at once: a one-shot run's command follows the
+// set-up at once, and waited for the drop.
+func TestHelperDropsSetUpPagesOnceIdle(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	time.Sleep(100 * time.Millisecond) // a drop at once is over by now
+	set := exeResident(t, pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if idle := exeResident(t, pid); idle < set-1024 {
+			t.Logf("the helper's executable pages resident: %d kB set up, %d kB idle", set, idle)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper maps %d kB of its executable as it did after its set-up: it dropped them at once, or never", set)
+		}
+	}
+}

