@@ -515,7 +515,7 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, er
 		}
 		out = []byte(rest)
 	}
-	global := parseIgnore("", append(files["git/info/exclude"], "\n/"+stagePrefix+"*/\n"...))
+	global := parseIgnore("", append(files["git/info/exclude"], ownDirs...))
 	stacks := map[string]*ignoreStack{".": (&ignoreStack{global: global}).push(parseIgnore("", files["work/.gitignore"]))}
 	var stackOf func(dir string) *ignoreStack
 	stackOf = func(dir string) *ignoreStack {

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // EmptyTree is git's empty tree.
@@ -218,14 +220,19 @@ func treeOf(d *scanDir) string {
 	return hex.EncodeToString(d.tree[:])
 }
 
+// ownDirs are the directories of shellgate's own at the root that no
+// checkpoint keeps, as an ignore file says it: those Restore stages files in,
+// and the sandbox's quarantine (what it moved aside stays there, whatever
+// is undone).
+const ownDirs = "\n/" + stagePrefix + "*/\n/" + protect.QuarantineDir + "/\n"
+
 // globalIgnore is what the root's pass ignores besides its .gitignore files:
-// the project's own .git/info/exclude, and the directories Restore stages
-// files in.
+// the project's own .git/info/exclude, and shellgate's own directories.
 func (s *Store) globalIgnore() *ignoreList {
 	var b bytes.Buffer
 	own, _ := readSmall(filepath.Join(s.root, ".git", "info", "exclude"), maxIgnoreFile)
 	b.Write(own)
-	b.WriteString("\n/" + stagePrefix + "*/\n")
+	b.WriteString(ownDirs)
 	return parseIgnore("", b.Bytes())
 }
 

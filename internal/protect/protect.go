@@ -15,6 +15,11 @@ import (
 	"sync"
 )
 
+// QuarantineDir is the directory at the project root where the sandbox moves
+// the protected paths commands make. Checkpoints leave it out, so undo
+// neither deletes what it holds nor brings back what the user cleared.
+const QuarantineDir = ".shellgate-quarantine"
+
 // An Entry is one protected path, relative to the project root.
 type Entry struct {
 	// Path is a name or a slash-separated path ("…/" for a directory and

@@ -4,11 +4,13 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // QuarantineDir is where the sandbox moves protected paths that commands
 // create, in the root.
-const QuarantineDir = ".shellgate-quarantine"
+const QuarantineDir = protect.QuarantineDir
 
 // Here reports whether this package has a session for this system: Linux;
 // macOS where sandbox-exec is; Windows (a job object, no more).
