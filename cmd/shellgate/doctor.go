@@ -162,9 +162,9 @@ func checkpointsLine(cfg shellgate.Config) string {
 		return fmt.Sprintf("checkpoints in %s: %v", st.Dir, err)
 	}
 	c := cfg.Checkpoints
-	bounds := fmt.Sprintf("the oldest pruned past %d commands, %s or %.0f MiB (shellgate changes, shellgate undo)",
-		cmp.Or(c.MaxCount, checkpoint.DefaultMaxCount), cmp.Or(c.MaxAge, checkpoint.DefaultMaxAge),
-		float64(cmp.Or(c.MaxSize, checkpoint.DefaultMaxSize))/(1<<20))
+	bounds := fmt.Sprintf("the oldest pruned past %d commands, %s or %s; files over %s are not kept (max_file_size); see shellgate changes, shellgate undo",
+		cmp.Or(c.MaxCount, checkpoint.DefaultMaxCount), showAge(cmp.Or(c.MaxAge, checkpoint.DefaultMaxAge)),
+		checkpoint.ShowSize(cmp.Or(c.MaxSize, checkpoint.DefaultMaxSize)), checkpoint.ShowSize(cmp.Or(c.MaxFileSize, checkpoint.DefaultMaxFileSize)))
 	if !st.Exists {
 		return fmt.Sprintf("checkpoints in %s: none yet (the first command that may write makes the store); %s", st.Dir, bounds)
 	}
@@ -173,4 +173,15 @@ func checkpointsLine(cfg shellgate.Config) string {
 		keeper = fmt.Sprintf("a keeper (pid %d) watches the root for one-shot runs", st.Keeper)
 	}
 	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; %s; %s", st.Dir, st.Commands, float64(st.Size)/(1<<20), keeper, bounds)
+}
+
+// showAge says a checkpoint age as the config would: whole days as days.
+func showAge(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		if d == 24*time.Hour {
+			return "1 day"
+		}
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }
