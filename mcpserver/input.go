@@ -100,6 +100,10 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 			return fail("%s", msg)
 		}
 	}
+	if v, ok := fields["command"]; ok && req.Command == "" && !bytes.Equal(v, []byte("null")) {
+		// Given, but empty: not the Gate's "missing" (a Request cannot tell).
+		return fail("Parameter 'command' is empty or only whitespace; give a shell command to run.")
+	}
 	if msg := numbers(fields, &req, maxTimeoutMS, maxOutput); msg != "" {
 		return fail("%s", msg)
 	}
