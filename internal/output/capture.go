@@ -12,8 +12,35 @@ const DefaultLimit = 50 * 1024
 // DefaultSpillMax caps one spill file when Options.SpillMax is 0.
 const DefaultSpillMax int64 = 1 << 30
 
-// nulWindow is how far into the stream a NUL byte marks the output as binary.
+// nulWindow is how far into the stream NUL bytes are looked for (as git looks
+// at its first 8000 bytes): where they mark the output binary (see nulsBinary).
 const nulWindow = 8 << 10
+
+// nulsBinary reports whether the NUL bytes of a stream's first bytes make it
+// binary, given how many bytes were seen, how many were NULs, and how many
+// were bytes no text holds (C0 controls but tab, newlines, form feed,
+// backspace and escape; DEL; bytes never in UTF-8). A NUL or two among text
+// (`printf 'ok\0tail'`, `find -print0`'s names) is shown, the NULs as ␀;
+// NULs beside such bytes (executables, images, archives' headers) or dense
+// (UTF-16, padded blocks) are binary.
+func nulsBinary(seen, nuls, odd int) bool {
+	return nuls > 0 && (odd > 0 || nuls > 8 && nuls*10 > seen)
+}
+
+// oddByte reports a byte no text holds (see nulsBinary).
+var oddByte = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	for _, c := range []byte{0, '\t', '\n', '\v', '\f', '\r', '\b', 0x1b} {
+		t[c] = false
+	}
+	t[0x7f], t[0xc0], t[0xc1] = true, true, true
+	for c := 0xf5; c < 0x100; c++ {
+		t[c] = true
+	}
+	return t
+}()
 
 // Options configure a Capture. The zero value uses every default.
 type Options struct {
@@ -106,6 +133,8 @@ type Capture struct {
 	buf     []byte
 	checked int // buf[:checked] has been decoded and ends on a rune boundary
 	bad     int // bytes of buf[:checked] that are not UTF-8
+	// In the stream's first nulWindow bytes: NULs, and bytes no text holds.
+	nuls, odd int
 
 	overflowed bool
 	headLen    int // head length after the line/rune cut, fixed at overflow
@@ -156,8 +185,20 @@ func (c *Capture) write(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	if start := c.total.Load(); start < nulWindow {
-		if bytes.IndexByte(p[:min(int64(len(p)), nulWindow-start)], 0) >= 0 {
+	if start := c.total.Load(); start < nulWindow && !c.binary.Load() {
+		w := p[:min(int64(len(p)), nulWindow-start)]
+		if c.nuls > 0 || bytes.IndexByte(w, 0) >= 0 {
+			for _, b := range w {
+				if b == 0 {
+					c.nuls++
+				} else if oddByte[b] {
+					c.odd++
+				}
+			}
+		} else {
+			c.odd += countOdd(w)
+		}
+		if nulsBinary(int(start)+len(w), c.nuls, c.odd) {
 			c.binary.Store(true)
 		}
 	}
@@ -368,4 +409,16 @@ func Share(budget int, a, b int64) (int, int) {
 		return budget - int(b), int(b)
 	}
 	return int(half), budget - int(half)
+}
+
+// countOdd counts the bytes of w no text holds, where w has no NUL: most
+// output is plain text, scanned for the rare byte once.
+func countOdd(w []byte) int {
+	n := 0
+	for _, b := range w {
+		if oddByte[b] {
+			n++
+		}
+	}
+	return n
 }

@@ -159,9 +159,16 @@ func TestCaptureBinary(t *testing.T) {
 		in     []byte
 		binary bool
 	}{
-		{"NUL at start", []byte("\x00abc"), true},
-		{"NUL within 8 KiB", append(bytes.Repeat([]byte("a"), 8191), 0), true},
-		{"NUL after 8 KiB is text", append(bytes.Repeat([]byte("a"), 8192), 0), false},
+		// A NUL or two in text is shown (as ␀); NULs beside bytes no text
+		// holds, or dense, within the first 8 KiB are binary.
+		{"a stray NUL in text", []byte("\x00abc"), false},
+		{"find -print0", []byte("./a.txt\x00./src/main.go\x00./docs/read me.md\x00"), false},
+		{"NUL then control within 8 KiB", append(append(bytes.Repeat([]byte("a"), 8190), 0), 1), true},
+		{"control then NUL within 8 KiB", append(append([]byte{2}, bytes.Repeat([]byte("a"), 8189)...), 0), true},
+		{"ELF header", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00"), true},
+		{"PNG header", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"), true},
+		{"UTF-16", []byte("h\x00e\x00l\x00l\x00o\x00 \x00w\x00o\x00r\x00l\x00d\x00\n\x00"), true},
+		{"NUL and control after 8 KiB is text", append(bytes.Repeat([]byte("a"), 8192), 0, 1), false},
 		// A stray byte that is not UTF-8 is shown as U+FFFD; mostly undecodable is binary.
 		{"invalid UTF-8 small", []byte("caf\xe9 au lait\n"), false},
 		{"lone continuation byte", []byte("ok\x80ok"), false},
@@ -280,7 +287,7 @@ func TestCaptureUnwritableSpillDir(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range [][]byte{lines(10_000), []byte("small\x00binary")} {
+	for _, in := range [][]byte{lines(10_000), []byte("small\x00\x01binary")} {
 		c := New(Options{SpillDir: filepath.Join(file, "spill")})
 		writeChunks(t, c, in, 4096)
 		r := c.Close()

@@ -10,8 +10,11 @@
 //     boundary or else at a rune boundary, and joined by a marker line saying how many
 //     bytes were left out and where the complete output is: a spill file, created
 //     when the limit is first exceeded and capped at Options.SpillMax.
-//   - Output with a NUL byte in its first 8 KiB, or invalid UTF-8 in what is kept, is
-//     binary: it is never shown as text, and always spilled.
+//   - Output whose first 8 KiB hold NUL bytes beside bytes no text holds (other C0
+//     controls, DEL, bytes never in UTF-8), or NULs dense (over 8 and 10%), or
+//     that is mostly invalid UTF-8 in what is kept, is binary: it is never shown as
+//     text, and always spilled. A NUL or two among text (`find -print0`) is shown
+//     as ␀, as a control removed (Result.Controls).
 //   - Terminal control (escape sequences, control characters) is removed from the
 //     text, '\r' and backspace rendered as a terminal would; output so changed is
 //     spilled as printed (Result.Controls).

@@ -47,6 +47,11 @@ func sanitize(b []byte) (string, bool) {
 			i++
 		case c == ansi.ESC:
 			i += r.sequence(b[i:])
+		case c == 0:
+			// A NUL in text (a separator: find -print0) is shown, not run together.
+			r.put('\u2400')
+			r.removed = true
+			i++
 		case c < ' ' || c == 0x7f:
 			r.removed = true
 			i++

@@ -36,6 +36,7 @@ func TestSanitize(t *testing.T) {
 		{"DCS", "a\x1bPq#0;2;0;0;0\x1b\\b\n", "ab\n", true},
 		{"two-byte ESC", "a\x1b7b\x1b8c\n", "abc\n", true},
 		{"bell and other C0", "a\x07b\x0bc\x0cd\x7f\n", "abcd\n", true},
+		{"NUL-separated names", "a.txt\x00b c.go\x00", "a.txt␀b c.go␀", true},
 		{"stray invalid bytes", "a\xff\xfeb\n", "a\uFFFDb\n", false},
 		{"unterminated OSC keeps the text after it", "a\x1b]0;title\nmore\n", "a0;title\nmore\n", true},
 		{"a string sequence does not swallow lines", "a\x9e\nb\x9cc\n", "a\nbc\n", true},

@@ -187,7 +187,7 @@ func TestNoSpill(t *testing.T) {
 		t.Errorf("text: truncated %v, spill %q", r.Truncated, r.SpillPath)
 	}
 	c = New(Options{Limit: 1000, SpillDir: dir, NoSpill: true})
-	c.Write(append([]byte{0}, lines(10)...))
+	c.Write(append([]byte{0, 1}, lines(10)...))
 	if r := c.Close(); !r.Binary || r.SpillPath == "" {
 		t.Errorf("binary: %v, spill %q", r.Binary, r.SpillPath)
 	}
