@@ -111,12 +111,12 @@ func TestVersionLine(t *testing.T) {
 // them through.
 func TestRunBinaryWithheldSaysSo(t *testing.T) {
 	lane.Live(t)
-	code, stdout, stderr := runCLI(t, "--", `printf 'a\0b'`)
-	want := "\nshellgate: 3 bytes of binary output withheld from stdout (the full output file has them); shellgate exec passes output through as is.\n"
+	code, stdout, stderr := runCLI(t, "--", `printf 'a\0\1b'`)
+	want := "\nshellgate: 4 bytes of binary output withheld from stdout (the full output file has them); shellgate exec passes output through as is.\n"
 	if code != 0 || stdout != "" || !strings.HasSuffix(stderr, want) || !strings.Contains(stderr, "[Binary output: not shown as text.]") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
-	if _, _, stderr := runCLI(t, "--json", "--", `printf 'a\0b'`); stderr != "" {
+	if _, _, stderr := runCLI(t, "--json", "--", `printf 'a\0\1b'`); stderr != "" {
 		t.Errorf("--json: stderr %q", stderr)
 	}
 }
