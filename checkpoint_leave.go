@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/gitstate"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
@@ -60,6 +61,17 @@ func leaveAtStart(root string, spec sandbox.Spec) *checkpoint.Leave {
 	// the root had a .git when the session started.
 	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
 		l.GitFile = true
+	}
+	// It moves a git todo list by its content (exec lines no approved
+	// command left: `git rebase --continue` on the host would run them):
+	// the root's todo lists are left out unless the session started with
+	// them. A rebase begun in the session is then not in its checkpoints.
+	for _, name := range gitstate.TodoFiles {
+		rel := ".git/" + name
+		l.Paths = append(l.Paths, rel)
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
+			l.Kept = append(l.Kept, rel)
+		}
 	}
 	slices.Sort(l.Kept)
 	return l

@@ -164,6 +164,59 @@ printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config 2>/dev/null`)
 	}
 }
 
+// A git todo list a job writes in a sandboxed session (an interactive
+// rebase's, with an exec line: `git rebase --continue` on the host would run
+// it) is what the guard moves aside by its content; the checkpoints leave
+// the todo lists out unless the session started with them, so undo on the
+// host writes none. A rebase the user had under way is kept as any file.
+func TestCheckpointsLeaveJobsTodoList(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, `mkdir -p .git/sequencer && printf 'pick 1234567 mine\n' > .git/sequencer/todo`)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "todo"})
+	planter(t, l.root, `mkdir -p .git/rebase-merge 2>/dev/null && printf 'exec touch PWNED\npick 1234567 x\n' > .git/rebase-merge/git-rebase-todo 2>/dev/null`)
+	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
+	if job.Error != nil {
+		t.Fatalf("the job: %s", job.Text)
+	}
+	time.Sleep(time.Second)
+	var ids []int
+	for i := range 3 {
+		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("the call: %s", env.Text)
+		}
+		ids = append(ids, env.Data.Changed.Checkpoint)
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.Close()
+	l.g.Close()
+
+	cp := openLabCheckpoints(t, l)
+	for _, id := range ids {
+		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
+			files := treeFiles(t, cp.Dir(), ref)
+			if strings.Contains(files, "git/rebase-merge/git-rebase-todo\n") {
+				t.Errorf("checkpoint %s holds the job's todo list", ref)
+			}
+			if !strings.Contains(files, "git/sequencer/todo\n") {
+				t.Errorf("checkpoint %s lacks the todo list the session started with", ref)
+			}
+		}
+	}
+	checkpointtest.Sh(t, l.root, `rm -rf .git/rebase-merge .git/sequencer`)
+	if _, _, err := cp.Undo(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, ".git/rebase-merge/git-rebase-todo")); err == nil {
+		t.Errorf("undo wrote the job's todo list into the root, past the guard:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(l.root, ".git/sequencer/todo")); err != nil {
+		t.Errorf("undo did not bring back the todo list the session started with: %v", err)
+	}
+}
+
 // Without the sandbox nothing is left out: a protected path removed (the
 // whole .git, .vscode) comes back with undo.
 func TestCheckpointsKeepProtectedWithoutSandbox(t *testing.T) {
