@@ -70,7 +70,7 @@ func (s *Store) record(r Record) (int, error) {
 	if last := s.lastID(); last >= r.ID {
 		r.ID = last + 1
 	}
-	r.Time = s.o.Now().UTC()
+	r.Time, r.Format = s.o.Now().UTC(), Format
 	if err := s.setRef(strconv.Itoa(r.ID)+"-b", r.Before); err != nil {
 		return 0, err
 	}
@@ -242,6 +242,9 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		r, ok := s.find(id)
 		if !ok {
 			return fmt.Errorf("checkpoint: no command %d in the store (it may have been pruned)", id)
+		}
+		if r.Format > Format {
+			return NewerFormatError{ID: id, Format: r.Format}
 		}
 		cur, err := s.snapshot()
 		if err != nil {

@@ -154,7 +154,10 @@ func ProjectID(root string) string {
 
 // Record is one command's checkpoints.
 type Record struct {
-	ID      int       `json:"id"`
+	ID int `json:"id"`
+	// Format is the checkpoint format the record's checkpoints were taken
+	// in (see Format); 0: 1, before records said it.
+	Format  int       `json:"format,omitempty"`
 	Time    time.Time `json:"time"`
 	Label   string    `json:"label,omitempty"` // run, job, terminal, undo …
 	Command string    `json:"command"`
@@ -162,6 +165,20 @@ type Record struct {
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
 	After   string    `json:"after,omitempty"` // the one taken when it ended, if it did in a call
 	End     time.Time `json:"end,omitzero"`
+}
+
+// Format is the checkpoint format this build writes and the newest it
+// undoes: 2, a file over MaxFileSize is a stub of its stat, not its content
+// (a build that undid it as content would write the stub over the file). A
+// record of a newer format is refused by Restore (NewerFormatError), so that
+// an older build never misreads what a newer one keeps.
+const Format = 2
+
+// NewerFormatError is Restore's refusal of a record a newer shellgate wrote.
+type NewerFormatError struct{ ID, Format int }
+
+func (e NewerFormatError) Error() string {
+	return fmt.Sprintf("command %d was checkpointed by a newer shellgate (checkpoint format %d; this one undoes up to %d): upgrade shellgate to undo it", e.ID, e.Format, Format)
 }
 
 // Store is one project's checkpoints. Its methods are safe for concurrent use,

@@ -1,10 +1,15 @@
 package checkpoint_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/protect"
 )
@@ -59,5 +64,46 @@ func TestQuarantineLeftOut(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(root, protect.QuarantineDir)); !os.IsNotExist(err) {
 		t.Errorf("undoing the undo brought the cleared quarantine back: %v", err)
+	}
+}
+
+// TestNewerFormatRefused: a record a newer shellgate wrote (a checkpoint
+// format this build does not know: it might keep files in a way this one
+// would misread) is not undone; the root is left as it is, and the error
+// says what to do.
+func TestNewerFormatRefused(t *testing.T) {
+	lab, root := checkpointtest.Project(t)
+	store := filepath.Join(lab, "store")
+	s := open(t, root, store)
+	id := snapshot(t, s, "echo b > b")
+	if err := os.WriteFile(filepath.Join(root, "b"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(s.Dir(), "log.jsonl")
+	s.Close()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := fmt.Sprintf(`"format":%d`, checkpoint.Format)
+	if !bytes.Contains(b, []byte(was)) {
+		t.Fatalf("the record does not say its format:\n%s", b)
+	}
+	if err := os.WriteFile(log, bytes.ReplaceAll(b, []byte(was), []byte(`"format":99`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := checkpointtest.State(t, root)
+	s = open(t, root, store)
+	defer s.Close()
+	_, _, err = s.Restore(id)
+	var newer checkpoint.NewerFormatError
+	if !errors.As(err, &newer) || !strings.Contains(err.Error(), "upgrade shellgate") {
+		t.Fatalf("undo of a newer format: %v", err)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("the refused undo changed the root:\n%s", checkpointtest.DiffLines(want, got))
 	}
 }
