@@ -187,16 +187,12 @@ func (c *Capture) write(p []byte) {
 	}
 	if start := c.total.Load(); start < nulWindow && !c.binary.Load() {
 		w := p[:min(int64(len(p)), nulWindow-start)]
-		if c.nuls > 0 || bytes.IndexByte(w, 0) >= 0 {
-			for _, b := range w {
-				if b == 0 {
-					c.nuls++
-				} else if oddByte[b] {
-					c.odd++
-				}
+		for _, b := range w {
+			if b == 0 {
+				c.nuls++
+			} else if oddByte[b] {
+				c.odd++
 			}
-		} else {
-			c.odd += countOdd(w)
 		}
 		if nulsBinary(int(start)+len(w), c.nuls, c.odd) {
 			c.binary.Store(true)
@@ -409,16 +405,4 @@ func Share(budget int, a, b int64) (int, int) {
 		return budget - int(b), int(b)
 	}
 	return int(half), budget - int(half)
-}
-
-// countOdd counts the bytes of w no text holds, where w has no NUL: most
-// output is plain text, scanned for the rare byte once.
-func countOdd(w []byte) int {
-	n := 0
-	for _, b := range w {
-		if oddByte[b] {
-			n++
-		}
-	}
-	return n
 }
