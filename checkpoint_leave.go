@@ -23,8 +23,10 @@ import (
 // it. So the checkpoints of a guarded session leave out the protected paths
 // the guard does not keep: the protected paths (Spec.Protected, Spec.Patterns
 // at the top) less those there when the first session started and those its
-// sessions kept in place since. Without the sandbox nothing is left out: undo
-// brings back a .git removed by rm -rf as before.
+// sessions kept in place since; and they keep the index as the guard of the
+// git state leaves it (no gitlink, flag or cache it did not know). Without
+// the sandbox nothing is left out: undo brings back a .git removed by rm -rf
+// as before.
 
 // leaveAtStart is what checkpoints leave out of the root under spec's
 // guard, as the session is about to start: the protected paths there now
@@ -93,6 +95,12 @@ func (g *Gate) checkpointLeave(b *box) *checkpoint.Leave {
 	if b.session != nil {
 		now, _ := b.session.Guard()
 		pinned = append(slices.Clone(pinned), now...)
+		// The index as the guard of the git state would leave it: a job's
+		// gitlink, written between the guard's looks, is not kept for undo
+		// to write back.
+		if known, ok := b.session.GitKnown(); ok {
+			l.GitIndex, l.GitKnown = true, known
+		}
 	}
 	if len(pinned) > 0 {
 		l.Kept = slices.Clone(l.Kept)

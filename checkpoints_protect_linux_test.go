@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/gitstate"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
@@ -37,28 +39,14 @@ mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-push && chmod +x .g
 	// writes, spelled out on the command line.
 	planter(t, l.root, `rm -rf .s; mkdir .s && printf '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}\n' > .s/tasks.json && mv -T .s .vscode 2>/dev/null
 printf '{"tasks":{}}\n' > evil.code-workspace 2>/dev/null`)
-	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
-	if job.Error != nil {
-		t.Fatalf("the job: %s", job.Text)
-	}
-	time.Sleep(time.Second)
-	var ids []int
-	for i := range 3 {
-		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
-		if env.Error != nil || env.Data.Changed == nil {
-			t.Fatalf("the call: %s", env.Text)
-		}
+	ids := plantedCheckpoints(t, l, s, func(env envelope.Envelope) {
 		for _, p := range env.Data.Changed.Paths {
 			_, path, _ := strings.Cut(p, " ") // "added .vscode/tasks.json"; the quarantine's copies are its own
 			if strings.HasPrefix(path, ".vscode") || strings.HasPrefix(path, "evil") {
 				t.Errorf("the call's changes name %q, which its checkpoints leave out", p)
 			}
 		}
-		ids = append(ids, env.Data.Changed.Checkpoint)
-		time.Sleep(300 * time.Millisecond)
-	}
-	s.Close()
-	l.g.Close()
+	})
 
 	cp := openLabCheckpoints(t, l)
 	for _, id := range ids {
@@ -121,22 +109,7 @@ func TestCheckpointsLeaveGitInitHooks(t *testing.T) {
 	}
 	planter(t, l.root, `mkdir -p .git/hooks 2>/dev/null && printf '#!/bin/sh\ntouch PWNED\n' > .git/hooks/pre-commit 2>/dev/null && chmod +x .git/hooks/pre-commit 2>/dev/null
 printf '[core]\n\tfsmonitor = touch PWNED\n' > .git/config 2>/dev/null`)
-	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
-	if job.Error != nil {
-		t.Fatalf("the job: %s", job.Text)
-	}
-	time.Sleep(time.Second)
-	var ids []int
-	for i := range 3 {
-		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
-		if env.Error != nil || env.Data.Changed == nil {
-			t.Fatalf("the call: %s", env.Text)
-		}
-		ids = append(ids, env.Data.Changed.Checkpoint)
-		time.Sleep(300 * time.Millisecond)
-	}
-	s.Close()
-	l.g.Close()
+	ids := plantedCheckpoints(t, l, s, nil)
 
 	cp := openLabCheckpoints(t, l)
 	for _, id := range ids {
@@ -176,22 +149,7 @@ func TestCheckpointsLeaveJobsTodoList(t *testing.T) {
 	checkpointtest.Sh(t, l.root, `mkdir -p .git/sequencer && printf 'pick 1234567 mine\n' > .git/sequencer/todo`)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "todo"})
 	planter(t, l.root, `mkdir -p .git/rebase-merge 2>/dev/null && printf 'exec touch PWNED\npick 1234567 x\n' > .git/rebase-merge/git-rebase-todo 2>/dev/null`)
-	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
-	if job.Error != nil {
-		t.Fatalf("the job: %s", job.Text)
-	}
-	time.Sleep(time.Second)
-	var ids []int
-	for i := range 3 {
-		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
-		if env.Error != nil || env.Data.Changed == nil {
-			t.Fatalf("the call: %s", env.Text)
-		}
-		ids = append(ids, env.Data.Changed.Checkpoint)
-		time.Sleep(300 * time.Millisecond)
-	}
-	s.Close()
-	l.g.Close()
+	ids := plantedCheckpoints(t, l, s, nil)
 
 	cp := openLabCheckpoints(t, l)
 	for _, id := range ids {
@@ -214,6 +172,56 @@ func TestCheckpointsLeaveJobsTodoList(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(l.root, ".git/sequencer/todo")); err != nil {
 		t.Errorf("undo did not bring back the todo list the session started with: %v", err)
+	}
+}
+
+// A gitlink a job writes into the index, naming a repository it made
+// whose config runs a program (core.fsmonitor), makes the user's `git
+// status` in the root run it; the guard drops such a gitlink and new
+// skip-worktree and assume-unchanged flags (which hide changes) at each
+// look, and a checkpoint taken between two looks keeps the index as the
+// guard would leave it, so undo on the host writes none of them back. The
+// user's own flag stays.
+func TestCheckpointsKeepTheIndexAsTheGuardLeavesIt(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, `git update-index --skip-worktree link.md`) // the user's own
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "index"})
+	planter(t, l.root, `[ -d evil/.git ] || { git init -q evil && git -C evil config core.fsmonitor 'touch PWNED; false'; } 2>/dev/null
+git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),evil 2>/dev/null
+git update-index --assume-unchanged README.md 2>/dev/null`)
+	ids := plantedCheckpoints(t, l, s, nil)
+
+	cp := openLabCheckpoints(t, l)
+	for _, id := range ids {
+		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
+			out, err := exec.Command("git", "--git-dir", filepath.Join(cp.Dir(), "git"), "cat-file", "blob", "refs/cp/"+ref+":git/index").Output()
+			if err != nil {
+				t.Fatalf("%s's index: %v", ref, err)
+			}
+			ix, err := gitstate.Parse(out)
+			if err != nil {
+				t.Fatalf("%s's index: %v", ref, err)
+			}
+			users := false
+			for _, e := range ix.Entries {
+				if e.Gitlink() || e.Path == "README.md" && e.AssumeValid {
+					t.Errorf("checkpoint %s keeps the job's %+v", ref, e)
+				}
+				users = users || e.Path == "link.md" && e.SkipWorktree
+			}
+			if !users {
+				t.Errorf("checkpoint %s lost the user's skip-worktree on link.md", ref)
+			}
+		}
+	}
+	// The user undoes the first call on the host, then runs git status.
+	if _, _, err := cp.Undo(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if out := checkpointtest.Sh(t, l.root, `git ls-files -s evil; git status --short >/dev/null; ls evil/PWNED 2>/dev/null; git ls-files -v README.md`); strings.Contains(out, "evil") || strings.HasPrefix(out, "h ") {
+		t.Errorf("undo wrote the job's index back:\n%s", out)
 	}
 }
 
@@ -249,6 +257,33 @@ func planter(t *testing.T, root, body string) {
 	if err := os.WriteFile(filepath.Join(root, ".planter.sh"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// plantedCheckpoints runs .planter.sh as a job of session s, then three
+// calls 300 ms apart, each checked by check if not nil, and returns their
+// checkpoints once s and l's Gate are closed.
+func plantedCheckpoints(t *testing.T, l *cpLab, s *shellgate.Session, check func(envelope.Envelope)) []int {
+	t.Helper()
+	job := s.Run(context.Background(), shellgate.Request{RunInBackground: true, Command: "bash .planter.sh"})
+	if job.Error != nil {
+		t.Fatalf("the job: %s", job.Text)
+	}
+	time.Sleep(time.Second)
+	var ids []int
+	for i := range 3 {
+		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo edit %d >> README.md", i)})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("the call: %s", env.Text)
+		}
+		if check != nil {
+			check(env)
+		}
+		ids = append(ids, env.Data.Changed.Checkpoint)
+		time.Sleep(300 * time.Millisecond)
+	}
+	s.Close()
+	l.g.Close()
+	return ids
 }
 
 // openLabCheckpoints opens l's checkpoints as `shellgate undo` does, on the

@@ -1,10 +1,19 @@
 package checkpoint
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/gitstate"
 )
 
 // Leave is what a checkpoint leaves out besides the ignored bulk: the
@@ -32,6 +41,13 @@ type Leave struct {
 	// GitFile: a .git file at the root's top (a "gitdir: …" pointer) is
 	// left out; it was not there when the session started.
 	GitFile bool `json:"gitfile,omitempty"`
+	// GitIndex: the index files in .git (the root's, its worktrees' and
+	// submodules') are kept as the guard of the root's git state would
+	// leave them, knowing GitKnown (gitstate.Without): without gitlinks,
+	// flags and caches a job set between its looks (a gitlink makes git
+	// status on the host run the config of the repository it names).
+	GitIndex bool     `json:"gitindex,omitempty"`
+	GitKnown []string `json:"gitknown,omitempty"`
 }
 
 // key names what l leaves out: a checkpoint's incremental walk takes
@@ -105,6 +121,60 @@ func (s *Store) FinishLeaving(l *Leave, id int) (Summary, error) {
 	defer s.leaving.Unlock()
 	s.SetLeave(l)
 	return s.Finish(id)
+}
+
+// indexOf reports whether the pass keeps the file at path (its path in the
+// pass) as the guard would leave it, an index of git directory gd.
+func (p *scanPass) indexOf(path string) (gd string, ok bool) {
+	if !p.git || p.s.leave == nil || !p.s.leave.GitIndex {
+		return "", false
+	}
+	return gitstate.IndexGitDir(path)
+}
+
+func isIndex(path string) bool { _, ok := gitstate.IndexGitDir(path); return ok }
+
+// errGuardMoves: an index the guard would move aside (gitstate.Without),
+// which the checkpoint leaves out.
+var errGuardMoves = errors.New("checkpoint: an index the guard moves aside")
+
+// storeIndex stores the index file at path, of git directory gd, as the
+// guard of the root's git state would leave it (Leave.GitIndex).
+func (s *Store) storeIndex(path, gd string) ([sha1.Size]byte, error) {
+	var id [sha1.Size]byte
+	f, err := openRegular(path)
+	if err != nil {
+		return id, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, s.maxFileSize()+1))
+	f.Close()
+	if err != nil {
+		return id, fmt.Errorf("checkpoint: %w", err)
+	}
+	if int64(len(data)) > s.maxFileSize() {
+		return id, &overSizeError{int64(len(data))}
+	}
+	// Git reads the root's index for the root; a linked worktree's or a
+	// submodule's paths are not looked up here: nothing counts as absent
+	// there, as where the guard finds no worktree.
+	absent := func(string) bool { return false }
+	if gd == ".git" {
+		absent = func(p string) bool {
+			_, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
+			return err != nil
+		}
+	}
+	_, err = os.Lstat(filepath.Join(s.root, filepath.FromSlash(gd), "info", "sparse-checkout"))
+	kept, ok := gitstate.Without(data, gd, s.leave.GitKnown, absent, err == nil)
+	if !ok {
+		return id, errGuardMoves
+	}
+	h, err := s.writeObject("blob", kept)
+	if err != nil {
+		return id, err
+	}
+	hex.Decode(id[:], []byte(h))
+	return id, nil
 }
 
 // leaves reports whether the pass leaves out path (its path in the pass).

@@ -410,7 +410,7 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 		d.odd++
 	}
 	// (a stub is its stat's alone: never racy)
-	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over {
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over && !(p.s.indexAgain && p.git && isIndex(path)) {
 		ne.id = was.id
 		return
 	}
@@ -591,7 +591,9 @@ func (p *scanPass) read() error {
 			e := p.pending[i]
 			var id [sha1.Size]byte
 			var err error
-			if e.notKept {
+			if gd, ok := p.indexOf(p.rels[i]); ok && !e.notKept {
+				id, err = p.s.storeIndex(p.paths[i], gd)
+			} else if e.notKept {
 				id, err = p.s.storeStub(e.st)
 			} else {
 				id, err = p.s.storeFile(p.paths[i], e.mode == modeSymlink)
@@ -607,7 +609,7 @@ func (p *scanPass) read() error {
 				p.mu.Unlock()
 				id, err = p.s.storeStub(e.st)
 			}
-			if errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errGuardMoves) {
 				e.gone = true
 				continue
 			}
@@ -778,6 +780,14 @@ func (e *overSizeError) Error() string {
 	return fmt.Sprintf("checkpoint: file of %d bytes, over the size checkpoints keep", e.size)
 }
 
+// maxFileSize is Options.MaxFileSize, or its default.
+func (s *Store) maxFileSize() int64 {
+	if s.o.MaxFileSize <= 0 {
+		return DefaultMaxFileSize
+	}
+	return s.o.MaxFileSize
+}
+
 // storeRegular stores the regular file at path; one over Options.MaxFileSize
 // is not read (overSizeError), and no more than that is ever read of one
 // that grows while it is.
@@ -791,10 +801,7 @@ func (s *Store) storeRegular(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	max := s.o.MaxFileSize
-	if max <= 0 {
-		max = DefaultMaxFileSize
-	}
+	max := s.maxFileSize()
 	if fi.Size() > max {
 		return "", &overSizeError{fi.Size()}
 	}

@@ -56,9 +56,18 @@ func (s *Store) snapshot() (top string, err error) {
 	// that hold them are read again: taken as they were, they would keep,
 	// or lack, what this one leaves out.
 	leaveKey := s.leave.key()
+	s.indexAgain = false
 	if leaveKey != s.leftOut {
 		replan(workPlan, false, s.leftLeave, s.leave)
 		replan(gitPlan, true, s.leftLeave, s.leave)
+		// The index files kept as the guard would leave them are read
+		// again, wherever they are in .git.
+		if s.leave != nil && s.leave.GitIndex || s.leftLeave != nil && s.leftLeave.GitIndex {
+			s.indexAgain, gitPlan = true, nil
+		}
+	}
+	if replaced && s.leave != nil && s.leave.GitIndex {
+		s.indexAgain = true // another process's cache: its ids of an index are not this Leave's
 	}
 	defer func() {
 		if err != nil {

@@ -206,10 +206,13 @@ type Store struct {
 	deferUpkeep bool      // DeferUpkeep (prune.go)
 	due         upkeepDue // what Upkeep is to do
 
-	leave     *Leave     // what checkpoints leave out (leave.go)
-	leftOut   string     // the key of the Leave the last checkpoint (s.cache) was taken with
-	leftLeave *Leave     // and that Leave
-	leaving   sync.Mutex // SnapshotLeaving and FinishLeaving, one at a time
+	leave     *Leave // what checkpoints leave out (leave.go)
+	leftOut   string // the key of the Leave the last checkpoint (s.cache) was taken with
+	leftLeave *Leave // and that Leave
+	// indexAgain: the index files are read again, not taken by their stat
+	// (the Leave that says how to keep them changed)
+	indexAgain bool
+	leaving    sync.Mutex // SnapshotLeaving and FinishLeaving, one at a time
 }
 
 // Open opens (creating it if needed) the store of o.Root, and finishes a

@@ -38,8 +38,7 @@ type Tracker struct {
 
 type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
 
-func flagKey(gd, what, path string) string { return gd + "\x00" + what + "\x00" + path }
-func execKey(cmd string) string            { return "exec\x00" + cmd }
+func execKey(cmd string) string { return "exec\x00" + cmd }
 
 // New takes the state of root's git directory as the session's start, and
 // of the linked ones (absolute: a linked worktree's git directory, when the
@@ -81,6 +80,23 @@ func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, erro
 	}
 	return moved, notes, errors.Join(errs...)
 }
+
+// Known lists the index entries and flags t knows (for Without), sorted,
+// with a count that only grows as t learns; a caller holding the list of
+// count n need not take it again while Known's count is n.
+func (t *Tracker) Known() ([]string, int) {
+	keys := make([]string, 0, len(t.base))
+	for k := range t.base {
+		if !strings.HasPrefix(k, "exec\x00") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, len(t.base)
+}
+
+// KnownCount is Known's count alone.
+func (t *Tracker) KnownCount() int { return len(t.base) }
 
 // gitDirs lists the root's git directory and its linked worktrees', relative
 // to the root.
@@ -134,50 +150,6 @@ func moduleDirs(rootFD int, rel string, depth int) []string {
 	return dirs
 }
 
-// news is what an index holds that is not known.
-type news struct {
-	drop  []int // gitlinks and sparse directories
-	clear []int // entries with a flag newly set
-	exts  bool  // FSMN or UNTR newly there
-	split bool  // newly a split index, which is not rewritten here
-	// pending: gitlinks not known with no repository at their paths yet, to
-	// look at again even if the index does not change
-	pending bool
-}
-
-func (n news) any() bool { return len(n.drop)+len(n.clear) > 0 || n.exts || n.split }
-
-// newIn finds what ix holds that t does not know, for git directory gd;
-// sparse says skip-worktree and sparse directory entries are git's own
-// there (a sparse checkout), for paths absent from the worktree. A gitlink
-// counts once a repository is at its path: git status recurses into none
-// before (git checkout of a branch with a submodule makes such a gitlink).
-func (t *Tracker) newIn(ix *Index, gd string, absent func(string) bool, sparse bool) (n news) {
-	if ix.Split() {
-		n.split = !t.base[flagKey(gd, "link", "")]
-		return n // its entries are partly in the shared index
-	}
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
-		switch {
-		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)] && absent(e.Path+"/.git"):
-			n.pending = true
-		case e.Gitlink() && !t.base[flagKey(gd, "gitlink", e.Path)],
-			e.SparseDir() && !t.base[flagKey(gd, "sparse-dir", e.Path)] && !(sparse && absent(e.Path)):
-			n.drop = append(n.drop, i)
-		case e.AssumeValid && !t.base[flagKey(gd, "assume-unchanged", e.Path)],
-			e.SkipWorktree && !t.base[flagKey(gd, "skip-worktree", e.Path)] && !(sparse && absent(e.Path)):
-			n.clear = append(n.clear, i)
-		}
-	}
-	for _, x := range ix.Extensions {
-		if (x.Sig == "FSMN" || x.Sig == "UNTR") && !t.base[flagKey(gd, x.Sig, "")] {
-			n.exts = true
-		}
-	}
-	return n
-}
-
 // learn makes everything ix holds known; a gitlink with no repository at
 // its path only if all.
 func (t *Tracker) learn(ix *Index, gd string, absent func(string) bool, all bool) {
@@ -226,7 +198,7 @@ func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine 
 		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
 	}
 	if err == nil {
-		if n := t.newIn(ix, gd, absent, sparse); !n.any() || !aside() {
+		if n := newIn(t.base, ix, gd, absent, sparse); !n.any() || !aside() {
 			// The user's or an approved command's gitlinks are known, repository
 			// or not.
 			all := n.any() || n.pending && !aside()
@@ -267,7 +239,7 @@ func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse
 	ix, _, err := readIndex(gdFD, "index", Parse)
 	var n news
 	if err == nil {
-		n = t.newIn(ix, gd, absent, sparse)
+		n = newIn(t.base, ix, gd, absent, sparse)
 	}
 	if err != nil || n.split {
 		why := "it is a split index"
@@ -283,23 +255,7 @@ func (t *Tracker) fixIndex(gdFD int, gd string, absent func(string) bool, sparse
 		}
 		return append(moved, index+" → "+to), []string{fmt.Sprintf("%s/index could not be checked here (%s), so it was moved aside: git status shows every file as new until `git reset`", gd, why)}, nil
 	}
-	var dropped, cleared []string
-	for _, i := range n.clear {
-		e := &ix.Entries[i]
-		if e.AssumeValid && !t.base[flagKey(gd, "assume-unchanged", e.Path)] {
-			e.AssumeValid = false
-			cleared = append(cleared, "assume-unchanged on "+e.Path)
-		}
-		if e.SkipWorktree && !t.base[flagKey(gd, "skip-worktree", e.Path)] && !(sparse && absent(e.Path)) {
-			e.SkipWorktree = false
-			cleared = append(cleared, "skip-worktree on "+e.Path)
-		}
-	}
-	for _, i := range slices.Backward(n.drop) {
-		dropped = append(dropped, ix.Entries[i].Path)
-		ix.Entries = slices.Delete(ix.Entries, i, i+1)
-	}
-	slices.Reverse(dropped)
+	dropped, cleared := n.undo(t.base, ix, gd, absent, sparse)
 	data, err := ix.Encode(dropped)
 	if err == nil {
 		err = writeAll(lock, data)

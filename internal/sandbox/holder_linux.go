@@ -287,6 +287,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		// keep them (Session.Guard).
 		reply.Protected, reply.Quarantined, _ = h.mounts.protect(func() bool { return ran || othersAlive() }, nil)
 		reply.Chosen = h.mounts.chosen(reply.Protected)
+		reply.GitKnown = h.mounts.gitKnown()
 		reply.Quarantined, h.guarded = append(h.guarded, reply.Quarantined...), nil
 		h.launcher.do(func() (fit bool) {
 			pid, reply.Placed, fit, err = cgroup.Fork(m.Cgroup, cgroupFDs, sys, func(sys *syscall.SysProcAttr) (int, error) {
@@ -515,7 +516,7 @@ func (h *helper) reapOne() bool {
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)
-		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved()}, nil)
+		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown()}, nil)
 	}
 	return true
 }

@@ -35,11 +35,12 @@ type mounter struct {
 	// root (relative to it), swept as the root's .git.
 	nestedGit []string
 	git       *gitstate.Tracker
+	gitSent   int    // the tracker's count gitKnown last gave, -1 before
 	listBuf   []byte // listRoot's
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, forced: map[string]bool{}}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, forced: map[string]bool{}, gitSent: -1}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -180,6 +181,19 @@ func (m *mounter) moveNew(protected []string, listing rootListing, asidePath fun
 		move(p)
 	}
 	return moved, unmoved, errs
+}
+
+// gitKnown is what the git tracker knows (gitstate.Tracker.Known), then
+// "", when it learned something since the last call; nil otherwise.
+func (m *mounter) gitKnown() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.git == nil || m.gitSent == m.git.KnownCount() {
+		return nil
+	}
+	known, n := m.git.Known()
+	m.gitSent = n
+	return append(known, "") // never empty, so that it is sent
 }
 
 // chosen is now, what protect made read-only where it is, without the paths

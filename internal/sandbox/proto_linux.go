@@ -88,6 +88,10 @@ type message struct {
 	// Removed: what was undone in .git (symlinks git on the host would
 	// write through, index entries and flags; see gitstate.Tracker).
 	Removed []string `json:"removed,omitempty"`
+	// GitKnown (started, exit): what the session's git tracker knows now
+	// (gitstate.Tracker.Known, then ""), when it learned something since
+	// the last reply that said it.
+	GitKnown []string `json:"git_known,omitempty"`
 }
 
 const maxFrame = 64 << 20 // far above any command line and environment

@@ -66,7 +66,9 @@ type Session struct {
 	closed  bool
 	keep    []string // for the next command's start (KeepReadOnly)
 	pinned  []string // protected paths the helper made read-only where they are after the start (Guard)
-	waitErr error
+	// gitKnown: what the helper's git tracker knows (GitKnown), once told.
+	gitKnown []string
+	waitErr  error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
 }
@@ -397,6 +399,7 @@ func (s *Session) dispatch() {
 		switch m.Op {
 		case "started":
 			s.pinned = append(s.pinned, m.Chosen...)
+			s.noteGitKnown(m.GitKnown)
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
 				ch <- parseStarted(m, got)
@@ -418,6 +421,7 @@ func (s *Session) dispatch() {
 			}
 		case "exit":
 			s.pinned = append(s.pinned, m.Chosen...)
+			s.noteGitKnown(m.GitKnown)
 			if ch, ok := s.exits[m.ID]; ok {
 				delete(s.exits, m.ID)
 				ch <- m
@@ -496,6 +500,28 @@ func (s *Session) Guard() (pinned []string, guarded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.pinned), true
+}
+
+// noteGitKnown keeps what the helper's git tracker knows, with s.mu held.
+func (s *Session) noteGitKnown(known []string) {
+	if len(known) > 0 {
+		s.gitKnown = known[:len(known)-1] // without the "" that marks it sent
+	}
+}
+
+// GitKnown reports what the session's guard of the root's git state knows:
+// the index entries and flags it leaves in place (the user's, or an approved
+// command's) as gitstate.Tracker.Known lists them; ok is false until the
+// helper has said, and for a session that guards nothing. A checkpoint of the
+// root's index kept through gitstate.Without holds no more than the guard
+// would leave there.
+func (s *Session) GitKnown() (known []string, ok bool) {
+	if s.bare != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gitKnown, s.gitKnown != nil
 }
 
 // KeepReadOnly makes paths in the writable root read-only where they are,

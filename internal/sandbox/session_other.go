@@ -55,3 +55,6 @@ func (*Session) Detach(int) {}
 // Guard reports that the session moves no protected path aside: where a
 // command may not write one at all, there is nothing to move.
 func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
+
+// GitKnown: nothing guards the root's git state here.
+func (*Session) GitKnown() (known []string, ok bool) { return nil, false }
