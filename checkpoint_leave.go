@@ -23,8 +23,9 @@ import (
 // it. So the checkpoints of a guarded session leave out the protected paths
 // the guard does not keep: the protected paths (Spec.Protected, Spec.Patterns
 // at the top) less those there when the first session started and those its
-// sessions kept in place since; and they keep the index as the guard of the
-// git state leaves it (no gitlink, flag or cache it did not know). Without
+// sessions kept in place since; and they keep the index files and todo
+// lists in .git as the guard of the git state leaves them (no gitlink, flag
+// or cache it did not know; no todo list with an exec line it did not know). Without
 // the sandbox nothing is left out: undo brings back a .git removed by rm -rf
 // as before.
 

@@ -146,29 +146,37 @@ func TestCheckpointsLeaveJobsTodoList(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
 	l := newCPLab(t, sandbox.On, nil)
-	checkpointtest.Sh(t, l.root, `mkdir -p .git/sequencer && printf 'pick 1234567 mine\n' > .git/sequencer/todo`)
+	checkpointtest.Sh(t, l.root, `mkdir -p .git/sequencer && printf 'pick 1234567 mine\n' > .git/sequencer/todo
+git worktree add -q ../linked`)
 	s := l.g.NewSession(shellgate.SessionConfig{ID: "todo"})
-	planter(t, l.root, `mkdir -p .git/rebase-merge 2>/dev/null && printf 'exec touch PWNED\npick 1234567 x\n' > .git/rebase-merge/git-rebase-todo 2>/dev/null`)
+	// The linked worktree's todo list is in the root's .git; git runs it
+	// at `git rebase --continue` in that worktree.
+	planter(t, l.root, `mkdir -p .git/rebase-merge 2>/dev/null && printf 'exec touch PWNED\npick 1234567 x\n' > .git/rebase-merge/git-rebase-todo 2>/dev/null
+mkdir -p .git/worktrees/linked/rebase-merge 2>/dev/null && printf 'exec touch PWNED\npick 1234567 x\n' > .git/worktrees/linked/rebase-merge/git-rebase-todo 2>/dev/null`)
 	ids := plantedCheckpoints(t, l, s, nil)
 
 	cp := openLabCheckpoints(t, l)
 	for _, id := range ids {
 		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
 			files := treeFiles(t, cp.Dir(), ref)
-			if strings.Contains(files, "git/rebase-merge/git-rebase-todo\n") {
-				t.Errorf("checkpoint %s holds the job's todo list", ref)
+			for _, todo := range []string{"git/rebase-merge/git-rebase-todo", "git/worktrees/linked/rebase-merge/git-rebase-todo"} {
+				if strings.Contains(files, todo+"\n") {
+					t.Errorf("checkpoint %s holds the job's %s", ref, todo)
+				}
 			}
 			if !strings.Contains(files, "git/sequencer/todo\n") {
 				t.Errorf("checkpoint %s lacks the todo list the session started with", ref)
 			}
 		}
 	}
-	checkpointtest.Sh(t, l.root, `rm -rf .git/rebase-merge .git/sequencer`)
+	checkpointtest.Sh(t, l.root, `rm -rf .git/rebase-merge .git/sequencer .git/worktrees/linked/rebase-merge`)
 	if _, _, err := cp.Undo(ids[0]); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(l.root, ".git/rebase-merge/git-rebase-todo")); err == nil {
-		t.Errorf("undo wrote the job's todo list into the root, past the guard:\n%s", b)
+	for _, todo := range []string{".git/rebase-merge/git-rebase-todo", ".git/worktrees/linked/rebase-merge/git-rebase-todo"} {
+		if b, err := os.ReadFile(filepath.Join(l.root, todo)); err == nil {
+			t.Errorf("undo wrote the job's %s into the root, past the guard:\n%s", todo, b)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(l.root, ".git/sequencer/todo")); err != nil {
 		t.Errorf("undo did not bring back the todo list the session started with: %v", err)
@@ -222,6 +230,39 @@ git update-index --assume-unchanged README.md 2>/dev/null`)
 	}
 	if out := checkpointtest.Sh(t, l.root, `git ls-files -s evil; git status --short >/dev/null; ls evil/PWNED 2>/dev/null; git ls-files -v README.md`); strings.Contains(out, "evil") || strings.HasPrefix(out, "h ") {
 		t.Errorf("undo wrote the job's index back:\n%s", out)
+	}
+}
+
+// A todo list the session started with (the user's rebase under way) is
+// kept, but not once a job wrote an exec line into it: the guard moves that
+// aside, and a checkpoint between its looks leaves it out.
+func TestCheckpointsLeaveAPoisonedTodoList(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, `mkdir -p .git/sequencer && printf 'pick 1234567 mine\n' > .git/sequencer/todo`)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "poison"})
+	planter(t, l.root, `mkdir -p .git/sequencer 2>/dev/null; printf 'exec touch PWNED\npick 1234567 mine\n' > .git/sequencer/todo 2>/dev/null`)
+	ids := plantedCheckpoints(t, l, s, nil)
+
+	cp := openLabCheckpoints(t, l)
+	git := func(args ...string) (string, error) {
+		out, err := exec.Command("git", append([]string{"--git-dir", filepath.Join(cp.Dir(), "git")}, args...)...).Output()
+		return string(out), err
+	}
+	for _, id := range ids {
+		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
+			if todo, err := git("cat-file", "blob", "refs/cp/"+ref+":git/sequencer/todo"); err == nil && strings.Contains(todo, "exec") {
+				t.Errorf("checkpoint %s holds the job's exec line:\n%s", ref, todo)
+			}
+		}
+	}
+	checkpointtest.Sh(t, l.root, `rm -rf .git/sequencer`)
+	if _, _, err := cp.Undo(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(l.root, ".git/sequencer/todo")); err == nil && strings.Contains(string(b), "exec") {
+		t.Errorf("undo wrote the job's exec line into the root, past the guard:\n%s", b)
 	}
 }
 

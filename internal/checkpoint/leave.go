@@ -41,11 +41,14 @@ type Leave struct {
 	// GitFile: a .git file at the root's top (a "gitdir: …" pointer) is
 	// left out; it was not there when the session started.
 	GitFile bool `json:"gitfile,omitempty"`
-	// GitIndex: the index files in .git (the root's, its worktrees' and
-	// submodules') are kept as the guard of the root's git state would
-	// leave them, knowing GitKnown (gitstate.Without): without gitlinks,
-	// flags and caches a job set between its looks (a gitlink makes git
-	// status on the host run the config of the repository it names).
+	// GitIndex: the index files and todo lists in .git (the root's, its
+	// worktrees' and submodules') are kept as the guard of the root's git
+	// state would leave them, knowing GitKnown (sorted; gitstate.Without,
+	// gitstate.TodoKnown): without the gitlinks, flags and caches a job set
+	// between the guard's looks (a gitlink makes git status on the host run
+	// the config of the repository it names), and a todo list with exec
+	// lines the guard does not know (`git rebase --continue` runs them) is
+	// left out.
 	GitIndex bool     `json:"gitindex,omitempty"`
 	GitKnown []string `json:"gitknown,omitempty"`
 }
@@ -123,24 +126,26 @@ func (s *Store) FinishLeaving(l *Leave, id int) (Summary, error) {
 	return s.Finish(id)
 }
 
-// indexOf reports whether the pass keeps the file at path (its path in the
-// pass) as the guard would leave it, an index of git directory gd.
-func (p *scanPass) indexOf(path string) (gd string, ok bool) {
-	if !p.git || p.s.leave == nil || !p.s.leave.GitIndex {
-		return "", false
-	}
-	return gitstate.IndexGitDir(path)
+// guardsGit reports whether the pass keeps the file at path (its path in
+// the pass) as the guard of the git state would leave it (Leave.GitIndex).
+func (p *scanPass) guardsGit(path string) bool {
+	return p.git && p.s.leave != nil && p.s.leave.GitIndex && guardedGitFile(path)
 }
 
-func isIndex(path string) bool { _, ok := gitstate.IndexGitDir(path); return ok }
+// guardedGitFile reports whether path in .git is an index or a todo list
+// the guard of the git state looks at.
+func guardedGitFile(path string) bool {
+	_, ok := gitstate.IndexGitDir(path)
+	return ok || gitstate.IsTodo(path)
+}
 
 // errGuardMoves: an index the guard would move aside (gitstate.Without),
 // which the checkpoint leaves out.
 var errGuardMoves = errors.New("checkpoint: an index the guard moves aside")
 
-// storeIndex stores the index file at path, of git directory gd, as the
+// storeGuarded stores the index or todo list at path (rel in .git) as the
 // guard of the root's git state would leave it (Leave.GitIndex).
-func (s *Store) storeIndex(path, gd string) ([sha1.Size]byte, error) {
+func (s *Store) storeGuarded(path, rel string) ([sha1.Size]byte, error) {
 	var id [sha1.Size]byte
 	f, err := openRegular(path)
 	if err != nil {
@@ -154,6 +159,26 @@ func (s *Store) storeIndex(path, gd string) ([sha1.Size]byte, error) {
 	if int64(len(data)) > s.maxFileSize() {
 		return id, &overSizeError{int64(len(data))}
 	}
+	kept, ok := data, true
+	if gd, index := gitstate.IndexGitDir(rel); index {
+		kept, ok = s.guardedIndex(data, gd)
+	} else {
+		ok = gitstate.TodoKnown(data, s.leave.GitKnown)
+	}
+	if !ok {
+		return id, errGuardMoves
+	}
+	h, err := s.writeObject("blob", kept)
+	if err != nil {
+		return id, err
+	}
+	hex.Decode(id[:], []byte(h))
+	return id, nil
+}
+
+// guardedIndex is index data of git directory gd as the guard would leave
+// it; false for one it would move aside.
+func (s *Store) guardedIndex(data []byte, gd string) ([]byte, bool) {
 	// Git reads the root's index for the root; a linked worktree's or a
 	// submodule's paths are not looked up here: nothing counts as absent
 	// there, as where the guard finds no worktree.
@@ -164,17 +189,8 @@ func (s *Store) storeIndex(path, gd string) ([sha1.Size]byte, error) {
 			return err != nil
 		}
 	}
-	_, err = os.Lstat(filepath.Join(s.root, filepath.FromSlash(gd), "info", "sparse-checkout"))
-	kept, ok := gitstate.Without(data, gd, s.leave.GitKnown, absent, err == nil)
-	if !ok {
-		return id, errGuardMoves
-	}
-	h, err := s.writeObject("blob", kept)
-	if err != nil {
-		return id, err
-	}
-	hex.Decode(id[:], []byte(h))
-	return id, nil
+	_, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(gd), "info", "sparse-checkout"))
+	return gitstate.Without(data, gd, s.leave.GitKnown, absent, err == nil)
 }
 
 // leaves reports whether the pass leaves out path (its path in the pass).

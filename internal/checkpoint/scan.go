@@ -410,7 +410,7 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 		d.odd++
 	}
 	// (a stub is its stat's alone: never racy)
-	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over && !(p.s.indexAgain && p.git && isIndex(path)) {
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
 		ne.id = was.id
 		return
 	}
@@ -591,8 +591,8 @@ func (p *scanPass) read() error {
 			e := p.pending[i]
 			var id [sha1.Size]byte
 			var err error
-			if gd, ok := p.indexOf(p.rels[i]); ok && !e.notKept {
-				id, err = p.s.storeIndex(p.paths[i], gd)
+			if p.guardsGit(p.rels[i]) && !e.notKept && e.mode != modeSymlink {
+				id, err = p.s.storeGuarded(p.paths[i], p.rels[i])
 			} else if e.notKept {
 				id, err = p.s.storeStub(e.st)
 			} else {

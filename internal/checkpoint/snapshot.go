@@ -60,8 +60,8 @@ func (s *Store) snapshot() (top string, err error) {
 	if leaveKey != s.leftOut {
 		replan(workPlan, false, s.leftLeave, s.leave)
 		replan(gitPlan, true, s.leftLeave, s.leave)
-		// The index files kept as the guard would leave them are read
-		// again, wherever they are in .git.
+		// The index files and todo lists kept as the guard would leave
+		// them are read again, wherever they are in .git.
 		if s.leave != nil && s.leave.GitIndex || s.leftLeave != nil && s.leftLeave.GitIndex {
 			s.indexAgain, gitPlan = true, nil
 		}

@@ -209,8 +209,8 @@ type Store struct {
 	leave     *Leave // what checkpoints leave out (leave.go)
 	leftOut   string // the key of the Leave the last checkpoint (s.cache) was taken with
 	leftLeave *Leave // and that Leave
-	// indexAgain: the index files are read again, not taken by their stat
-	// (the Leave that says how to keep them changed)
+	// indexAgain: the index files and todo lists are read again, not
+	// taken by their stat (the Leave that says how to keep them changed)
 	indexAgain bool
 	leaving    sync.Mutex // SnapshotLeaving and FinishLeaving, one at a time
 }

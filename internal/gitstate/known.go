@@ -10,6 +10,9 @@ import (
 // path in git directory gd, as a Tracker knows it.
 func flagKey(gd, what, path string) string { return gd + "\x00" + what + "\x00" + path }
 
+// execKey names an exec line of a todo list, in any git directory.
+func execKey(cmd string) string { return "exec\x00" + cmd }
+
 // news is what an index holds that is not known.
 type news struct {
 	drop  []int // gitlinks and sparse directories
@@ -80,8 +83,22 @@ func (n news) undo(known map[string]bool, ix *Index, gd string, absent func(stri
 // ".git/modules/…") whose index is at rel, a path in the root's .git
 // (slash-separated, without ".git/"); false when rel is no index a Tracker
 // looks at.
-func IndexGitDir(rel string) (string, bool) {
-	dir, ok := strings.CutSuffix(rel, "index")
+func IndexGitDir(rel string) (string, bool) { return gitDirOf(rel, "index") }
+
+// IsTodo reports whether rel, a path in the root's .git as IndexGitDir
+// takes it, is a todo list (TodoFiles) of a git directory a Tracker looks at.
+func IsTodo(rel string) bool {
+	for _, name := range TodoFiles {
+		if _, ok := gitDirOf(rel, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// gitDirOf is the git directory holding name at rel (see IndexGitDir).
+func gitDirOf(rel, name string) (string, bool) {
+	dir, ok := strings.CutSuffix(rel, name)
 	switch {
 	case !ok:
 		return "", false
@@ -96,6 +113,18 @@ func IndexGitDir(rel string) (string, bool) {
 		return ".git/" + dir, true
 	}
 	return "", false
+}
+
+// TodoKnown reports whether a Tracker knowing known (sorted, as
+// Tracker.Known gives it) would leave the todo list todo where it is: every
+// exec line in it is known.
+func TodoKnown(todo []byte, known []string) bool {
+	for _, c := range ExecLines(todo) {
+		if _, found := slices.BinarySearch(known, execKey(c)); !found {
+			return false
+		}
+	}
+	return true
 }
 
 // Without returns index data of git directory gd as a Tracker knowing known

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -75,5 +76,35 @@ func TestWithout(t *testing.T) {
 	}
 	if _, ok := Without([]byte("DIRC not an index"), ".git", nil, present, false); ok {
 		t.Error("a broken index was kept")
+	}
+}
+
+func TestIsTodoAndTodoKnown(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"rebase-merge/git-rebase-todo":             true,
+		"sequencer/todo":                           true,
+		"worktrees/w/rebase-merge/git-rebase-todo": true,
+		"modules/lib/sequencer/todo":               true,
+		"rebase-merge/git-rebase-todo.backup":      false,
+		"worktrees/w/x/sequencer/todo":             false,
+		"refs/sequencer/todo":                      false,
+		"index":                                    false,
+	} {
+		if got := IsTodo(rel); got != want {
+			t.Errorf("IsTodo(%q) = %v", rel, got)
+		}
+	}
+	known := []string{execKey("make test"), flagKey(".git", "gitlink", "x")}
+	slices.Sort(known) // as Tracker.Known gives it
+	for todo, want := range map[string]bool{
+		"pick 123 one\n":                   true,
+		"pick 123 one\nexec make test\n":   true,
+		"x make test\r\n":                  true,
+		"pick 123 one\nexec touch PWNED\n": false,
+		"exec make test\nx   rm -rf ~\n":   false,
+	} {
+		if got := TodoKnown([]byte(todo), known); got != want {
+			t.Errorf("TodoKnown(%q) = %v", todo, got)
+		}
 	}
 }

@@ -38,8 +38,6 @@ type Tracker struct {
 
 type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
 
-func execKey(cmd string) string { return "exec\x00" + cmd }
-
 // New takes the state of root's git directory as the session's start, and
 // of the linked ones (absolute: a linked worktree's git directory, when the
 // root is one).
@@ -81,15 +79,14 @@ func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, erro
 	return moved, notes, errors.Join(errs...)
 }
 
-// Known lists the index entries and flags t knows (for Without), sorted,
-// with a count that only grows as t learns; a caller holding the list of
-// count n need not take it again while Known's count is n.
+// Known lists the index entries and flags and the todo lists' exec lines t
+// knows (for Without and TodoKnown), sorted, with a count that only grows
+// as t learns; a caller holding the list of count n need not take it again
+// while Known's count is n.
 func (t *Tracker) Known() ([]string, int) {
 	keys := make([]string, 0, len(t.base))
 	for k := range t.base {
-		if !strings.HasPrefix(k, "exec\x00") {
-			keys = append(keys, k)
-		}
+		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	return keys, len(t.base)
