@@ -130,9 +130,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else {
-		shown := env // the output itself was streamed live, all of it
+		shown := env // the output itself was streamed live, all of it, as printed
 		if !shown.Data.Binary {
-			shown.Data.Truncated = false
+			shown.Data.Truncated, shown.Data.ControlsRemoved = false, false
 			shown.Settle()
 		}
 		fmt.Fprintln(stderr, "shellgate: "+shown.Summary())

@@ -71,6 +71,16 @@ func TestRunExitStatus(t *testing.T) {
 	}
 }
 
+// Without --json the output is streamed as printed, colour and NULs
+// included, so the summary says nothing was removed from it.
+func TestRunShowsOutputAsPrinted(t *testing.T) {
+	lane.Live(t)
+	code, stdout, stderr := runCLI(t, "--", `printf '\033[31mred\033[0m a\0b\n'`)
+	if code != 0 || stdout != "\x1b[31mred\x1b[0m a\x00b\n" || strings.Contains(stderr, "removed") || strings.Contains(stderr, "Full output") {
+		t.Errorf("exit %d stdout %q stderr:\n%s", code, stdout, stderr)
+	}
+}
+
 // `run -- rm "my file.txt"` removes the one file.
 func TestRunQuotesSeveralArguments(t *testing.T) {
 	root := t.TempDir()

@@ -308,7 +308,7 @@ func TestCaptureSpillFileMode(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "spill")
 	c := New(Options{SpillDir: dir, Name: "../../etc/passwd"})
-	c.Write([]byte("\x00"))
+	c.Write([]byte("\x00\x01")) // binary: always spilled
 	r := c.Close()
 	if r.SpillErr != nil {
 		t.Fatal(r.SpillErr)
@@ -326,7 +326,7 @@ func TestCaptureSpillFileMode(t *testing.T) {
 		}
 	}
 	c2 := New(Options{SpillDir: dir, Name: "../../etc/passwd"})
-	c2.Write([]byte("\x00"))
+	c2.Write([]byte("\x00\x01")) // binary: always spilled
 	if r2 := c2.Close(); r2.SpillPath == r.SpillPath {
 		t.Errorf("two captures share the spill file name %s", r.SpillPath)
 	}
@@ -406,7 +406,7 @@ func TestCaptureNoAllocs(t *testing.T) {
 func TestCaptureRelativeSpillDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 	c := New(Options{SpillDir: "spill"})
-	c.Write([]byte("\x00"))
+	c.Write([]byte("\x00\x01")) // binary: always spilled
 	r := c.Close()
 	if r.SpillErr != nil || !filepath.IsAbs(r.SpillPath) {
 		t.Errorf("SpillPath = %q, SpillErr = %v; want an absolute path", r.SpillPath, r.SpillErr)

@@ -14,7 +14,8 @@
 //     controls, DEL, bytes never in UTF-8), or NULs dense (over 8 and 10%), or
 //     that is mostly invalid UTF-8 in what is kept, is binary: it is never shown as
 //     text, and always spilled. A NUL or two among text (`find -print0`) is shown
-//     as ␀, as a control removed (Result.Controls).
+//     as ␀, which loses nothing (a control removed only where the text has a ␀
+//     of its own).
 //   - Terminal control (escape sequences, control characters) is removed from the
 //     text, '\r' and backspace rendered as a terminal would; output so changed is
 //     spilled as printed (Result.Controls).

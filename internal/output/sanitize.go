@@ -12,7 +12,8 @@ import (
 // are not UTF-8 become U+FFFD) with no terminal control left in it. It reports
 // whether anything was removed or painted over (see Result.Controls).
 //
-//   - '\n' and '\t' are kept.
+//   - '\n' and '\t' are kept; a NUL is shown as ␀ (U+2400), which counts as
+//     removed only where the text holds a ␀ of its own.
 //   - '\r' and backspace are rendered as a terminal would within the line: what
 //     follows overwrites from the start of the line, or from one character back, so a
 //     progress bar redrawn with '\r' shows its last state and "a\rb" reads "b". A
@@ -30,6 +31,7 @@ func sanitize(b []byte) (string, bool) {
 	var r renderer
 	r.out.Grow(len(b))
 	afterBad := -1 // where the last run of invalid bytes ended, which shows as one U+FFFD
+	nul := false
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
@@ -48,9 +50,11 @@ func sanitize(b []byte) (string, bool) {
 		case c == ansi.ESC:
 			i += r.sequence(b[i:])
 		case c == 0:
-			// A NUL in text (a separator: find -print0) is shown, not run together.
+			// A NUL in text (a separator: find -print0) is shown, not run
+			// together, as the symbol for it: nothing is lost, unless the
+			// text has that symbol of its own too (below).
 			r.put('\u2400')
-			r.removed = true
+			nul = true
 			i++
 		case c < ' ' || c == 0x7f:
 			r.removed = true
@@ -76,7 +80,8 @@ func sanitize(b []byte) (string, bool) {
 	}
 	r.newline()
 	s := r.out.String()
-	return s[:len(s)-1], r.removed // without the newline that flushed the last line
+	removed := r.removed || nul && bytes.Contains(b, []byte("\u2400"))
+	return s[:len(s)-1], removed // without the newline that flushed the last line
 }
 
 // plain reports whether b is valid UTF-8 with no control but '\n' and '\t': text that

@@ -79,7 +79,7 @@ func TestSweepCaptureFiles(t *testing.T) {
 	dir := t.TempDir()
 	spill := func() string {
 		c := New(Options{SpillDir: dir, Name: "stdout"})
-		c.Write([]byte("\x00binary"))
+		c.Write([]byte("\x00\x01binary"))
 		return c.Close().SpillPath
 	}
 	fresh, stale := spill(), spill()
