@@ -12,6 +12,8 @@ import (
 
 	"github.com/shellgate/shellgate/internal/notify"
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/internal/procfs"
 )
 
 // largeFile is the kernel's O_LARGEFILE, which open, openat and creat add on
@@ -367,29 +369,11 @@ func callerTTY(c *notify.Caller) (uint64, bool) {
 }
 
 // readProc reads a file of /proc by plain calls: bash opens /dev/tty at
-// every start, and os.ReadFile would add five calls to each answer (its
-// file's mode set and reset for the network poller, which takes no proc
-// file, and a stat).
+// every start, and os.ReadFile would add five calls to each answer.
 func readProc(path string) []byte {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer unix.Close(fd)
-	b := make([]byte, 0, 512)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return b
-		}
-		b = b[:len(b)+n]
-	}
+	buf := make([]byte, 0, 512)
+	b, _ := procfs.Read(path, &buf, true) // stat, mountinfo: seq files
+	return b
 }
 
 // controllingTTY opens the caller's controlling terminal, a pseudo-terminal

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/internal/procfs"
 )
 
 // enlargePipe raises the pipe's capacity (64 KiB by default) so that a fast writer
@@ -172,7 +174,7 @@ var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	for range 50 {
-		env, err := readProcFile(path, buf, false)
+		env, err := procfs.Read(path, buf, false)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
@@ -183,43 +185,6 @@ func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 		time.Sleep(200 * time.Microsecond)
 	}
 	return nil, nil
-}
-
-// readProcFile reads a /proc file whole into *buf with plain system calls: a scan
-// reads one per process, and os.ReadFile's stat and poller registration would
-// triple the calls. With seq (a seq file: children, syscall, stat; not environ,
-// which may stop short anywhere), a read that leaves room in buf is taken as
-// the end without a further read to see it (see procShort).
-func readProcFile(path string, buf *[]byte, seq bool) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	b := (*buf)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			*buf = b
-			return nil, err
-		}
-		if n == 0 {
-			*buf = b
-			return b, nil
-		}
-		room := cap(b) - len(b)
-		b = b[:len(b)+n]
-		if seq && n < room && n < 4096-procShort {
-			*buf = b
-			return b, nil
-		}
-	}
 }
 
 // unread returns the number of bytes waiting in a pipe, or 0 if unknown.

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/internal/procfs"
 )
 
 // WaitingForInput reports whether a process of the command led by pgid — its
@@ -99,7 +101,7 @@ func descendants(pid int) (all []member, ok bool) {
 		}
 		all = append(all, member{pid: p, tids: tids})
 		for _, t := range tids {
-			b, err := readProcFile(dir+"/"+t+"/children", buf, true)
+			b, err := procfs.Read(dir+"/"+t+"/children", buf, true)
 			if err != nil {
 				if err == unix.ENOENT && p == pid {
 					return nil, false
@@ -156,20 +158,13 @@ func dirNames(dir string, buf []byte) ([]string, error) {
 			return names, nil
 		}
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		if n < len(buf)-procShort {
+		if n < len(buf)-procfs.Short {
 			// procfs fills the buffer until an entry no longer fits: with
 			// room left, that was the last (saves a call on every look).
 			return names, nil
 		}
 	}
 }
-
-// procShort is a margin under which a short read of /proc is its end: its
-// directories stop only when an entry (~30 bytes) does not fit the buffer,
-// and its seq files (children, syscall, stat) only when the caller's buffer
-// is full or their own (a page, at least 4 KiB) cannot take the next record
-// (well under 1 KiB for these).
-const procShort = 1024
 
 // fileID is a file's identity: device and inode.
 type fileID struct{ dev, ino uint64 }
@@ -211,7 +206,7 @@ func taskWaiting(m member, want fileID) bool {
 		}
 	}
 	for _, tid := range tids {
-		b, err := readProcFile(dir+"/"+tid+"/syscall", buf, true)
+		b, err := procfs.Read(dir+"/"+tid+"/syscall", buf, true)
 		if err != nil {
 			continue
 		}
