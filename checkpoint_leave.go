@@ -99,8 +99,8 @@ func (g *Gate) checkpointLeave(b *box) *checkpoint.Leave {
 		// The index as the guard of the git state would leave it: a job's
 		// gitlink, written between the guard's looks, is not kept for undo
 		// to write back.
-		if known, ok := b.session.GitKnown(); ok {
-			l.GitIndex, l.GitKnown = true, known
+		if known, version, ok := b.session.GitKnown(); ok {
+			l.GitIndex, l.GitKnown, l.GitKnownVersion = true, known, version
 		}
 	}
 	if len(pinned) > 0 {

@@ -51,6 +51,9 @@ type Leave struct {
 	// left out.
 	GitIndex bool     `json:"gitindex,omitempty"`
 	GitKnown []string `json:"gitknown,omitempty"`
+	// GitKnownVersion names GitKnown: the same version, the same list
+	// (key compares it instead).
+	GitKnownVersion string `json:"gitknownv,omitempty"`
 }
 
 // key names what l leaves out: a checkpoint's incremental walk takes
@@ -60,7 +63,9 @@ func (l *Leave) key() string {
 	if l == nil {
 		return ""
 	}
-	b, _ := json.Marshal(l)
+	c := *l
+	c.GitKnown = nil // named by its version: it may be long
+	b, _ := json.Marshal(&c)
 	return string(b)
 }
 

@@ -34,6 +34,7 @@ type Tracker struct {
 	linked []string          // git directories outside the root: a linked worktree's
 	base   map[string]bool   // what is known: see the key functions below
 	clean  map[string]fileID // index files last seen with nothing new, by git directory
+	sparse map[string]bool   // git directories last seen with a sparse checkout
 }
 
 type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
@@ -42,7 +43,7 @@ type fileID struct{ dev, ino, size, ctime, ctimeNsec int64 }
 // of the linked ones (absolute: a linked worktree's git directory, when the
 // root is one).
 func New(root string, linked ...string) *Tracker {
-	t := &Tracker{root: root, linked: linked, base: map[string]bool{}, clean: map[string]fileID{}}
+	t := &Tracker{root: root, linked: linked, base: map[string]bool{}, clean: map[string]fileID{}, sparse: map[string]bool{}}
 	t.Check(func() bool { return false }, nil)
 	return t
 }
@@ -82,10 +83,17 @@ func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, erro
 // Known lists the index entries and flags and the todo lists' exec lines t
 // knows (for Without and TodoKnown), sorted, with a count that only grows
 // as t learns; a caller holding the list of count n need not take it again
-// while Known's count is n.
+// while Known's count is n. In a sparse checkout the skip-worktree flags and
+// sparse directory entries are left out: git sets one on every path outside
+// the checkout (hundreds of thousands in a large repository), and Without
+// takes them as git's own there for paths absent from the worktree.
 func (t *Tracker) Known() ([]string, int) {
 	keys := make([]string, 0, len(t.base))
 	for k := range t.base {
+		if gd, rest, ok := strings.Cut(k, "\x00"); ok && t.sparse[gd] &&
+			(strings.HasPrefix(rest, "skip-worktree\x00") || strings.HasPrefix(rest, "sparse-dir\x00")) {
+			continue
+		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -191,6 +199,7 @@ func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine 
 		}
 	}
 	sparse := fileExists(gdFD, "info/sparse-checkout")
+	t.sparse[gd] = sparse
 	absent := func(p string) bool {
 		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
 	}

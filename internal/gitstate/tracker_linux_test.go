@@ -1,8 +1,10 @@
 package gitstate
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -180,5 +182,47 @@ func TestTrackerSubmodule(t *testing.T) {
 	}
 	if st := git(t, d, "status", "--porcelain"); !strings.Contains(st, " M vendor/lib") {
 		t.Fatalf("git status in the root: %q", st)
+	}
+}
+
+// Known lists what the tracker knows, whose count grows as it learns, and
+// Without with that list leaves the index as the tracker does; in a sparse
+// checkout the skip-worktree flags (git's own, one on every path outside
+// it) are not listed, and Without keeps them where the path is absent.
+func TestTrackerKnown(t *testing.T) {
+	requireGit(t)
+	d := repo(t, "2", "sha1") // starts with a gitlink, skip-worktree and assume-unchanged
+	tr := New(d)
+	known, n := tr.Known()
+	if !slices.IsSorted(known) || !slices.Contains(known, flagKey(".git", "skip-worktree", "dir/b.txt")) || !slices.Contains(known, flagKey(".git", "gitlink", "dir/link")) {
+		t.Fatalf("known %q", known)
+	}
+	data, _ := os.ReadFile(filepath.Join(d, ".git", "index"))
+	if out, ok := Without(data, ".git", known, func(string) bool { return false }, false); !ok || !bytes.Equal(out, data) {
+		t.Errorf("the start's index is not kept as it is by what the tracker knows")
+	}
+	git(t, d, "update-index", "--skip-worktree", "dir/sub/c.txt")
+	tr.Check(no, nil) // an approved command's
+	if _, m := tr.Known(); m <= n {
+		t.Errorf("count %d after learning, %d before", m, n)
+	}
+
+	git(t, d, "sparse-checkout", "set", "--no-cone", "/dir/sub/")
+	tr = New(d)
+	known, _ = tr.Known()
+	for _, k := range known {
+		if strings.Contains(k, "\x00skip-worktree\x00") {
+			t.Errorf("in a sparse checkout, known lists %q", k)
+		}
+	}
+	data, _ = os.ReadFile(filepath.Join(d, ".git", "index"))
+	absent := func(p string) bool { _, err := os.Lstat(filepath.Join(d, p)); return err != nil }
+	out, ok := Without(data, ".git", known, absent, true)
+	if !ok {
+		t.Fatal("not ok")
+	}
+	ix, _ := Parse(out)
+	if !strings.Contains(describe(ix), "S 100644 a.txt") {
+		t.Errorf("a sparse checkout's skip-worktree flags are not kept:\n%s", describe(ix))
 	}
 }

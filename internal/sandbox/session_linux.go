@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ var (
 // process it started. Elsewhere a descendant that left its process group
 // and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
+	serial uint64 // which session of this process (GitKnown's versions)
 	ctl    *conn
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
@@ -66,9 +68,11 @@ type Session struct {
 	closed  bool
 	keep    []string // for the next command's start (KeepReadOnly)
 	pinned  []string // protected paths the helper made read-only where they are after the start (Guard)
-	// gitKnown: what the helper's git tracker knows (GitKnown), once told.
-	gitKnown []string
-	waitErr  error
+	// gitKnown: what the helper's git tracker knows (GitKnown), once told,
+	// and the how-manieth list it is.
+	gitKnown  []string
+	gitKnownN int
+	waitErr   error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
 }
@@ -104,6 +108,7 @@ func Start(spec Spec) (*Session, error) {
 		return nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	s := &Session{
+		serial:  gitKnownSerial.Add(1),
 		ctl:     &conn{c: fc.(*net.UnixConn)},
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan *message{},
@@ -506,22 +511,30 @@ func (s *Session) Guard() (pinned []string, guarded bool) {
 func (s *Session) noteGitKnown(known []string) {
 	if len(known) > 0 {
 		s.gitKnown = known[:len(known)-1] // without the "" that marks it sent
+		s.gitKnownN++
 	}
 }
+
+// gitKnownSerial numbers the sessions, for GitKnown's versions.
+var gitKnownSerial atomic.Uint64
 
 // GitKnown reports what the session's guard of the root's git state knows:
 // the index entries and flags it leaves in place (the user's, or an approved
 // command's) as gitstate.Tracker.Known lists them; ok is false until the
 // helper has said, and for a session that guards nothing. A checkpoint of the
 // root's index kept through gitstate.Without holds no more than the guard
-// would leave there.
-func (s *Session) GitKnown() (known []string, ok bool) {
+// would leave there. version names the list among all sessions' lists: the
+// same version, the same list.
+func (s *Session) GitKnown() (known []string, version string, ok bool) {
 	if s.bare != nil {
-		return nil, false
+		return nil, "", false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.gitKnown, s.gitKnown != nil
+	if s.gitKnown == nil {
+		return nil, "", false
+	}
+	return s.gitKnown, fmt.Sprintf("%d.%d", s.serial, s.gitKnownN), true
 }
 
 // KeepReadOnly makes paths in the writable root read-only where they are,

@@ -135,4 +135,4 @@ func (*Session) Detach(int) {}
 func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
 
 // GitKnown: nothing guards the root's git state here.
-func (*Session) GitKnown() (known []string, ok bool) { return nil, false }
+func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }
