@@ -160,9 +160,13 @@ mkdir -p .git/worktrees/linked/rebase-merge 2>/dev/null && printf 'exec touch PW
 		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
 			files := treeFiles(t, cp.Dir(), ref)
 			for _, todo := range []string{"git/rebase-merge/git-rebase-todo", "git/worktrees/linked/rebase-merge/git-rebase-todo"} {
-				if strings.Contains(files, todo+"\n") {
-					t.Errorf("checkpoint %s holds the job's %s", ref, todo)
+				// (read as the job truncated it, it holds nothing)
+				if b := blobAt(t, cp, ref, todo); strings.Contains(b, "exec") {
+					t.Errorf("checkpoint %s holds the job's %s:\n%s", ref, todo, b)
 				}
+			}
+			if strings.Contains(files, ".shellgate-quarantined-") {
+				t.Errorf("checkpoint %s holds what the guard moved aside in place:\n%s", ref, files)
 			}
 			if !strings.Contains(files, "git/sequencer/todo\n") {
 				t.Errorf("checkpoint %s lacks the todo list the session started with", ref)
@@ -204,11 +208,7 @@ git update-index --assume-unchanged README.md 2>/dev/null`)
 	cp := openLabCheckpoints(t, l)
 	for _, id := range ids {
 		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
-			out, err := exec.Command("git", "--git-dir", filepath.Join(cp.Dir(), "git"), "cat-file", "blob", "refs/cp/"+ref+":git/index").Output()
-			if err != nil {
-				t.Fatalf("%s's index: %v", ref, err)
-			}
-			ix, err := gitstate.Parse(out)
+			ix, err := gitstate.Parse([]byte(blobAt(t, cp, ref, "git/index")))
 			if err != nil {
 				t.Fatalf("%s's index: %v", ref, err)
 			}
@@ -246,13 +246,9 @@ func TestCheckpointsLeaveAPoisonedTodoList(t *testing.T) {
 	ids := plantedCheckpoints(t, l, s, nil)
 
 	cp := openLabCheckpoints(t, l)
-	git := func(args ...string) (string, error) {
-		out, err := exec.Command("git", append([]string{"--git-dir", filepath.Join(cp.Dir(), "git")}, args...)...).Output()
-		return string(out), err
-	}
 	for _, id := range ids {
 		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
-			if todo, err := git("cat-file", "blob", "refs/cp/"+ref+":git/sequencer/todo"); err == nil && strings.Contains(todo, "exec") {
+			if todo := blobAt(t, cp, ref, "git/sequencer/todo"); strings.Contains(todo, "exec") {
 				t.Errorf("checkpoint %s holds the job's exec line:\n%s", ref, todo)
 			}
 		}
@@ -337,6 +333,16 @@ func openLabCheckpoints(t *testing.T, l *cpLab) *shellgate.Checkpoints {
 	}
 	t.Cleanup(cp.Close)
 	return cp
+}
+
+// blobAt is the file at path in checkpoint ref of cp's store, "" if none.
+func blobAt(t *testing.T, cp *shellgate.Checkpoints, ref, path string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", filepath.Join(cp.Dir(), "git"), "cat-file", "blob", "refs/cp/"+ref+":"+path).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
 }
 
 // treeFiles lists the files of checkpoint ref (refs/cp/ref) of the store in

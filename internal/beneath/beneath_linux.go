@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // Quarantine moves p, in root, out of the way and makes it read-only:
@@ -46,7 +48,7 @@ func Quarantine(root, into, p string) (string, error) {
 	if to, err := intoQuarantine(root, into, rootFD, fromFD, rel); err == nil {
 		return to, nil
 	}
-	aside := ".shellgate-quarantined-" + name + "-" + RandomName()
+	aside := protect.QuarantinedPrefix + name + "-" + RandomName()
 	if err := unix.Renameat(fromFD, name, fromFD, aside); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/gitstate"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // Leave is what a checkpoint leaves out besides the ignored bulk: the
@@ -198,8 +200,13 @@ func (s *Store) guardedIndex(data []byte, gd string) ([]byte, bool) {
 	return gitstate.Without(data, gd, s.leave.GitKnown, absent, err == nil)
 }
 
-// leaves reports whether the pass leaves out path (its path in the pass).
+// leaves reports whether the pass leaves out path (its path in the pass):
+// what l says, and anywhere what the sandbox moved aside beside itself (as
+// the quarantine directory: undo neither deletes it nor brings it back).
 func (p *scanPass) leaves(path string) bool {
+	if strings.HasPrefix(path[strings.LastIndexByte(path, '/')+1:], protect.QuarantinedPrefix) {
+		return true
+	}
 	l := p.s.leave
 	if l == nil {
 		return false

@@ -33,8 +33,10 @@ type scanCache struct {
 // 3: a nested repository's .git is an entry of its directory (an
 // older build would take it into the tree); 4: a file's flags say whether
 // it was kept (an older build would take a stub for its content); 5: the
-// sandbox's quarantine at the root is left out (an older cache holds it)
-const scanCacheMagic = "shellgate-scan-cache 5\n"
+// sandbox's quarantine at the root is left out (an older cache holds it); 6:
+// so is what it moved aside beside itself, and index files and todo lists
+// may be kept as the guard would leave them
+const scanCacheMagic = "shellgate-scan-cache 6\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // Did is what the sandbox did around one command, for the notes of its
@@ -43,7 +45,7 @@ func (l Did) Notes() []string {
 			from, to, _ := strings.Cut(m, " → ")
 			names, each = append(names, rel(from)), append(each, rel(from)+" to "+to)
 			q, _, ok := strings.Cut(to, "/")
-			if ok && !strings.HasPrefix(filepath.Base(to), ".shellgate-quarantined-") && (into == "" || into == q) {
+			if ok && !strings.HasPrefix(filepath.Base(to), protect.QuarantinedPrefix) && (into == "" || into == q) {
 				into = q
 			} else {
 				into = "-" // beside itself (see mounter.quarantine), or mixed

@@ -20,6 +20,12 @@ import (
 // neither deletes what it holds nor brings back what the user cleared.
 const QuarantineDir = ".shellgate-quarantine"
 
+// QuarantinedPrefix begins the name of a protected path the sandbox moved
+// aside beside itself, where it could not go into QuarantineDir (in a
+// directory that is a mount point, such as .git): no tool reads such a
+// name. Checkpoints leave these out too.
+const QuarantinedPrefix = ".shellgate-quarantined-"
+
 // An Entry is one protected path, relative to the project root.
 type Entry struct {
 	// Path is a name or a slash-separated path ("…/" for a directory and

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // Entry is one move: From, moved to To (absolute paths), which then held
@@ -62,7 +64,7 @@ func Write(f *os.File, root string, moved []string) error {
 			continue
 		}
 		switch {
-		case strings.HasPrefix(filepath.Base(to), ".shellgate-quarantined-"):
+		case strings.HasPrefix(filepath.Base(to), protect.QuarantinedPrefix):
 			to = filepath.Join(filepath.Dir(from), filepath.Base(to))
 		case !filepath.IsAbs(to):
 			to = filepath.Join(root, to)
