@@ -233,6 +233,40 @@ git update-index --assume-unchanged README.md 2>/dev/null`)
 	}
 }
 
+// In a session whose commands all ended with their calls, the index between
+// two calls is the user's: a flag they set on the host then is in the next
+// command's checkpoint, though the guard learns it only as that command
+// starts.
+func TestCheckpointsKeepTheUsersIndexBetweenCalls(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "users-index"})
+	var ids []int
+	for i, between := range []string{`git update-index --assume-unchanged README.md`, ""} {
+		env := s.Run(context.Background(), shellgate.Request{Command: fmt.Sprintf("echo %d >> notes.txt", i)})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("%s", env.Text)
+		}
+		ids = append(ids, env.Data.Changed.Checkpoint)
+		if between != "" {
+			checkpointtest.Sh(t, l.root, between)
+		}
+	}
+	s.Close()
+	l.g.Close()
+	cp := openLabCheckpoints(t, l)
+	ix, err := gitstate.Parse([]byte(blobAt(t, cp, fmt.Sprintf("%d-b", ids[1]), "git/index")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ix.Entries {
+		if e.Path == "README.md" && !e.AssumeValid {
+			t.Errorf("checkpoint %d-b lost the user's assume-unchanged on README.md", ids[1])
+		}
+	}
+}
+
 // A todo list the session started with (the user's rebase under way) is
 // kept, but not once a job wrote an exec line into it: the guard moves that
 // aside, and a checkpoint between its looks leaves it out.

@@ -72,7 +72,10 @@ type Session struct {
 	// and the how-manieth list it is.
 	gitKnown  []string
 	gitKnownN int
-	waitErr   error
+	// detached: a command of the session has outlived its call (a job, a
+	// terminal): what it writes between calls is no user's (GitKnown).
+	detached bool
+	waitErr  error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
 }
@@ -521,7 +524,10 @@ var gitKnownSerial atomic.Uint64
 // GitKnown reports what the session's guard of the root's git state knows:
 // the index entries and flags it leaves in place (the user's, or an approved
 // command's) as gitstate.Tracker.Known lists them; ok is false until the
-// helper has said, and for a session that guards nothing. A checkpoint of the
+// helper has said, for a session that guards nothing, and while no command
+// of the session runs or has outlived its call: between calls then only the
+// user writes the root, and what they did since the last command is not
+// known yet (the guard learns it as the next starts). A checkpoint of the
 // root's index kept through gitstate.Without holds no more than the guard
 // would leave there. version names the list among all sessions' lists: the
 // same version, the same list.
@@ -531,7 +537,7 @@ func (s *Session) GitKnown() (known []string, version string, ok bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gitKnown == nil {
+	if s.gitKnown == nil || !s.detached && len(s.exits) == 0 {
 		return nil, "", false
 	}
 	return s.gitKnown, fmt.Sprintf("%d.%d", s.serial, s.gitKnownN), true
@@ -556,6 +562,9 @@ func (s *Session) Detach(pid int) {
 	if s.bare != nil {
 		return
 	}
+	s.mu.Lock()
+	s.detached = true
+	s.mu.Unlock()
 	if inner := s.InnerPIDs([]int{pid}); len(inner) == 1 {
 		s.ctl.send(&message{Op: "detach", Job: inner[0]}, nil)
 	}
@@ -576,6 +585,7 @@ func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err erro
 		s.mu.Unlock()
 		return nil, nil, errors.New("sandbox: the session has ended")
 	}
+	s.detached = true // a terminal's command is a job
 	s.nextID++
 	id := s.nextID
 	got := make(chan startReply, 1)
