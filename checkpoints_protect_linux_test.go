@@ -233,6 +233,46 @@ git update-index --assume-unchanged README.md 2>/dev/null`)
 	}
 }
 
+// A job that replaces .git/index by a symlink to an index of its own (with
+// a gitlink naming a repository whose fsmonitor runs) is undone by the
+// guard, which removes symlinks in .git; a checkpoint taken between its
+// looks leaves the symlink out, so undo on the host brings back neither it
+// nor what git would read through it.
+func TestCheckpointsLeaveSymlinksInGit(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	s := l.g.NewSession(shellgate.SessionConfig{ID: "index-link"})
+	planter(t, l.root, `[ -d evil/.git ] || { git init -q evil && git -C evil config core.fsmonitor 'touch PWNED; false'; } 2>/dev/null
+[ -f .evilindex ] || { cp .git/index .evilindex.new && GIT_INDEX_FILE=.evilindex.new git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),evil && mv .evilindex.new .evilindex; } 2>/dev/null
+ln -sfn ../.evilindex .git/index 2>/dev/null`)
+	ids := plantedCheckpoints(t, l, s, nil)
+
+	cp := openLabCheckpoints(t, l)
+	for _, id := range ids {
+		for _, ref := range []string{fmt.Sprintf("%d-b", id), fmt.Sprintf("%d-a", id)} {
+			out, err := exec.Command("git", "--git-dir", filepath.Join(cp.Dir(), "git"), "ls-tree", "refs/cp/"+ref+":git").Output()
+			if err != nil {
+				t.Fatalf("%s: %v", ref, err)
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(line, "120000 ") {
+					t.Errorf("checkpoint %s keeps a symlink in .git: %s", ref, line)
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		if _, _, err := cp.Undo(id); err != nil {
+			t.Fatal(err)
+		}
+		out := checkpointtest.Sh(t, l.root, `git status --short >/dev/null 2>&1; ls evil/PWNED 2>/dev/null; test -L .git/index && echo symlinked; true`)
+		if strings.Contains(out, "PWNED") || strings.Contains(out, "symlinked") {
+			t.Errorf("after undo %d: %s", id, out)
+		}
+	}
+}
+
 // In a session whose commands all ended with their calls, the index between
 // two calls is the user's: a flag they set on the host then is in the next
 // command's checkpoint, though the guard learns it only as that command

@@ -27,6 +27,10 @@ import (
 // bypass the quarantine. The protected paths the session started with, and
 // those an approval kept, are in Kept and are kept as any file.
 //
+// Under any Leave, symlinks in .git are left out as well: the guard removes
+// them (git makes none there; `.git/index` linked to a file of a job's would
+// have git on the host read that).
+//
 // A path left out is neither kept nor, by that checkpoint's undo, restored;
 // undo to a checkpoint that left it out removes it if it is there, as any
 // file made since (shown first).

@@ -395,7 +395,9 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 // the last checkpoint had it when its stat did not change, else to read.
 func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileStat, was *scanEntry, ign *ignoreStack) {
 	mode, ok := gitMode(st)
-	if !ok || p.leaves(path) {
+	if !ok || p.leaves(path) || mode == modeSymlink && p.git && p.s.leave != nil {
+		// (the guard removes every symlink in .git: git makes none, and git
+		// on the host would read or write through it)
 		return
 	}
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
