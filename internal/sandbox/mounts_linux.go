@@ -111,9 +111,14 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
 	for _, p := range protected {
-		if m.protected[p] {
+		// Replaced on the host since it was bound (no command can rename
+		// over a mount point in the session): the user's, bound again where
+		// it is.
+		rebind := m.protected[p]
+		if rebind && !m.unbound(p) {
 			continue
 		}
+		delete(m.protected, p)
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
@@ -121,7 +126,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		// Made since the moves looked, or again after its move (a command
 		// or a job runs on): moved as those were, not pinned in place for
 		// good, as the user's own would be.
-		if !unmoved[p] && asidePath(p) {
+		if !rebind && !unmoved[p] && asidePath(p) {
 			to, err := m.quarantine(p)
 			if err == nil {
 				moved = append(moved, p+" → "+to)
@@ -210,6 +215,22 @@ func (m *mounter) bindInPlace(p string, fi os.FileInfo, pin func(string, bool) b
 	return true
 }
 
+// unbound reports whether p, made read-only by a bind mount of its own,
+// lost that mount: the host replaced the file (`git config` on the host
+// renames config.lock over .git/config; so do `git remote add`, `git branch
+// -u`, and an undo putting back an older config), and the kernel detaches
+// the mounts of a name renamed over or removed in another namespace. The new
+// file would be writable to the next command, and bound again only by the
+// next look. A kernel that does not say (before Linux 5.8) is taken at its
+// mount as before.
+func (m *mounter) unbound(p string) bool {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, 0, &st); err != nil {
+		return !os.IsNotExist(err) // gone: nothing to bind until it is back
+	}
+	return st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && st.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0
+}
+
 // keep makes paths read-only where they are, from now on: a nested
 // repository's git files, a subproject's protected entries, found when the
 // session started (see Session.KeepReadOnly). Unlike Spec.Protected, nothing
@@ -223,7 +244,7 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	}
 	for _, p := range paths {
 		m.noteNestedGit(p)
-		if m.protected[p] {
+		if m.protected[p] && !m.unbound(p) {
 			continue
 		}
 		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
