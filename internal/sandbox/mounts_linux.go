@@ -22,6 +22,7 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
+	kept      map[string]bool // keep's paths, bound again if the host replaces one
 	// forced: protected paths made read-only where they are only because
 	// moving them aside failed (a command renaming them that moment): they
 	// were to go, and are not the user's (see chosen).
@@ -39,7 +40,7 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, forced: map[string]bool{}}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -143,6 +144,15 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 			now = append(now, p)
 		}
 	}
+	// keep's paths (a nested repository's config) the host replaced since:
+	// bound again, as keep bound them.
+	for p := range m.kept {
+		if m.protected[p] && m.unbound(p) {
+			if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
 	if len(m.spec.Writable) > 0 {
 		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
@@ -244,6 +254,7 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	}
 	for _, p := range paths {
 		m.noteNestedGit(p)
+		m.kept[p] = true
 		if m.protected[p] && !m.unbound(p) {
 			continue
 		}

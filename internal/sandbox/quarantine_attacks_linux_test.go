@@ -440,3 +440,27 @@ func TestAttackProtectedReplacedOnHost(t *testing.T) {
 		t.Errorf("the user's own config was not kept: %q", b)
 	}
 }
+
+// FINDING (session 29): the same for a nested repository's config, kept
+// read-only because it was there when the session started: `git -C sub
+// config` on the host took its bind, and every later command could write it.
+func TestAttackKeptReplacedOnHost(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cfg := filepath.Join(l.root, "sub/.git/config")
+	must(t, os.MkdirAll(filepath.Dir(cfg), 0o755))
+	must(t, os.WriteFile(cfg, []byte("[core]\n"), 0o644))
+	s := start(t, l.spec())
+	s.KeepReadOnly([]string{cfg})
+	write := "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> sub/.git/config"
+	if out, code := run(t, s, l.root, write); code == 0 {
+		t.Fatalf("sub/.git/config writable from the start: %s", out)
+	}
+	must(t, os.WriteFile(cfg+".lock", []byte("[core]\n[user]\n\tname = u\n"), 0o644))
+	must(t, os.Rename(cfg+".lock", cfg))
+	run(t, s, l.root, "true")
+	run(t, s, l.root, write)
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "pwned") {
+		t.Fatalf("a command wrote sub/.git/config after the host replaced it:\n%s", b)
+	}
+}
