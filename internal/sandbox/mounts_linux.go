@@ -22,6 +22,7 @@ type mounter struct {
 	ready     bool            // the mount namespace is the session's own
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
+	kept      map[string]bool // keep's paths, bound again if the host replaces one
 	// forced: protected paths made read-only where they are only because
 	// moving them aside failed (a command renaming them that moment): they
 	// were to go, and are not the user's (see chosen).
@@ -40,7 +41,7 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, forced: map[string]bool{}, gitSent: -1}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -112,9 +113,14 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
 	for _, p := range protected {
-		if m.protected[p] {
+		// Replaced on the host since it was bound (no command can rename
+		// over a mount point in the session): the user's, bound again where
+		// it is.
+		rebind := m.protected[p]
+		if rebind && !m.unbound(p) {
 			continue
 		}
+		delete(m.protected, p)
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
@@ -122,7 +128,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		// Made since the moves looked, or again after its move (a command
 		// or a job runs on): moved as those were, not pinned in place for
 		// good, as the user's own would be.
-		if !unmoved[p] && asidePath(p) {
+		if !rebind && !unmoved[p] && asidePath(p) {
 			to, err := m.quarantine(p)
 			if err == nil {
 				moved = append(moved, p+" → "+to)
@@ -137,6 +143,15 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		if m.bindInPlace(p, fi, pin, &errs) {
 			m.protected[p] = true
 			now = append(now, p)
+		}
+	}
+	// keep's paths (a nested repository's config) the host replaced since:
+	// bound again, as keep bound them.
+	for p := range m.kept {
+		if m.protected[p] && m.unbound(p) {
+			if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(m.spec.Writable) > 0 {
@@ -224,6 +239,22 @@ func (m *mounter) bindInPlace(p string, fi os.FileInfo, pin func(string, bool) b
 	return true
 }
 
+// unbound reports whether p, made read-only by a bind mount of its own,
+// lost that mount: the host replaced the file (`git config` on the host
+// renames config.lock over .git/config; so do `git remote add`, `git branch
+// -u`, and an undo putting back an older config), and the kernel detaches
+// the mounts of a name renamed over or removed in another namespace. The new
+// file would be writable to the next command, and bound again only by the
+// next look. A kernel that does not say (before Linux 5.8) is taken at its
+// mount as before.
+func (m *mounter) unbound(p string) bool {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, 0, &st); err != nil {
+		return !os.IsNotExist(err) // gone: nothing to bind until it is back
+	}
+	return st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && st.Attributes&unix.STATX_ATTR_MOUNT_ROOT == 0
+}
+
 // keep makes paths read-only where they are, from now on: a nested
 // repository's git files, a subproject's protected entries, found when the
 // session started (see Session.KeepReadOnly). Unlike Spec.Protected, nothing
@@ -237,7 +268,8 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	}
 	for _, p := range paths {
 		m.noteNestedGit(p)
-		if m.protected[p] {
+		m.kept[p] = true
+		if m.protected[p] && !m.unbound(p) {
 			continue
 		}
 		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {

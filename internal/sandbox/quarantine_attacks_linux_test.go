@@ -409,3 +409,58 @@ if os.fork() == 0:
 		}
 	}
 }
+
+// FINDING (session 29): a protected file the host replaces while the session
+// runs — `git config` on the host renames config.lock over .git/config, and
+// so does `shellgate undo` putting back an older config — takes its read-only
+// bind with it (the kernel detaches the mounts of a name renamed over in
+// another namespace), and the next command wrote .git/config: the user's
+// `git status` ran its core.fsmonitor. Now each look binds such a file again.
+func TestAttackProtectedReplacedOnHost(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	cfg := filepath.Join(l.root, ".git/config")
+	if out, code := run(t, s, l.root, "echo x >> .git/config"); code == 0 {
+		t.Fatalf(".git/config writable from the start: %s", out)
+	}
+	// The user, on the host, between commands, as git writes its config.
+	must(t, os.WriteFile(cfg+".lock", []byte("[core]\n[user]\n\tname = u\n"), 0o644))
+	must(t, os.Rename(cfg+".lock", cfg))
+	for i, c := range []string{
+		"printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .git/config",
+		"python3 -c 'open(\".git/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch pwned\\n\")'",
+	} {
+		run(t, s, l.root, c)
+		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "pwned") {
+			t.Fatalf("command %d wrote .git/config after the host replaced it:\n%s", i, b)
+		}
+	}
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), "name = u") {
+		t.Errorf("the user's own config was not kept: %q", b)
+	}
+}
+
+// FINDING (session 29): the same for a nested repository's config, kept
+// read-only because it was there when the session started: `git -C sub
+// config` on the host took its bind, and every later command could write it.
+func TestAttackKeptReplacedOnHost(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cfg := filepath.Join(l.root, "sub/.git/config")
+	must(t, os.MkdirAll(filepath.Dir(cfg), 0o755))
+	must(t, os.WriteFile(cfg, []byte("[core]\n"), 0o644))
+	s := start(t, l.spec())
+	s.KeepReadOnly([]string{cfg})
+	write := "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> sub/.git/config"
+	if out, code := run(t, s, l.root, write); code == 0 {
+		t.Fatalf("sub/.git/config writable from the start: %s", out)
+	}
+	must(t, os.WriteFile(cfg+".lock", []byte("[core]\n[user]\n\tname = u\n"), 0o644))
+	must(t, os.Rename(cfg+".lock", cfg))
+	run(t, s, l.root, "true")
+	run(t, s, l.root, write)
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "pwned") {
+		t.Fatalf("a command wrote sub/.git/config after the host replaced it:\n%s", b)
+	}
+}
