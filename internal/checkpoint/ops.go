@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -334,24 +336,11 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	defer root.Close()
-	// The stage is a directory of our own, made fresh: whatever a command
-	// left at its (predictable) name — a symlink to a directory outside the
-	// root — is removed first, never followed, and the files are written
-	// through the directory made, by names in it.
-	if err := root.RemoveAll(j.Stage); err != nil {
-		return nil, err
-	}
-	if err := root.Mkdir(j.Stage, 0o700); err != nil {
-		return nil, err
-	}
-	stage, err := root.OpenDir(j.Stage)
+	stage, dropStage, err := s.makeStage(root, j.Stage)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		stage.Close()
-		root.RemoveAll(j.Stage)
-	}()
+	defer dropStage()
 	if err := crashHook("stage"); err != nil {
 		return nil, err
 	}
@@ -401,6 +390,82 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 	}
 	s.restoreModes(root, now, target, written, kept)
 	return left, nil
+}
+
+// makeStage makes the directory a restore writes its files in before they
+// are renamed into place, and returns it with what removes it. It is a
+// directory of our own, made fresh: whatever is at its (predictable) name —
+// a symlink to a directory outside the root — is removed first, never
+// followed, and the files are written through the directory made, by names
+// in it.
+//
+// It is made beside the root (in its parent, named after the root too) where
+// a file renamed from there lands in the root: a command of a sandboxed
+// session still running — a job — sees nothing outside the root, so it can
+// neither swap a staged file nor open one and write through that descriptor
+// once it is .git/config. Else (the parent not writable, the root a mount
+// point of its own, Windows) it is made in the root, as name.
+func (s *Store) makeStage(root *beneath.Root, name string) (*beneath.Root, func(), error) {
+	if parent := filepath.Dir(s.root); parent != s.root && stageBeside {
+		if top, err := beneath.OpenRoot(parent); err == nil {
+			outside := name + "-" + stageTag(s.root)
+			if stage, err := freshDir(top, outside); err == nil {
+				if landsInRoot(stage, root) {
+					return stage, func() { stage.Close(); top.RemoveAll(outside); top.Close() }, nil
+				}
+				stage.Close()
+				top.RemoveAll(outside)
+			}
+			top.Close()
+		}
+	}
+	stage, err := freshDir(root, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return stage, func() { stage.Close(); root.RemoveAll(name) }, nil
+}
+
+// freshDir makes the directory name of r anew (removing whatever is there)
+// and opens it.
+func freshDir(r *beneath.Root, name string) (*beneath.Root, error) {
+	if err := r.RemoveAll(name); err != nil {
+		return nil, err
+	}
+	if err := r.Mkdir(name, 0o700); err != nil {
+		return nil, err
+	}
+	d, err := r.OpenDir(name)
+	if err != nil {
+		r.RemoveAll(name)
+	}
+	return d, err
+}
+
+// landsInRoot reports whether a file of stage can be renamed into root: one
+// file system and one mount. The probe passes through the root empty and
+// unlinked at once.
+func landsInRoot(stage, root *beneath.Root) bool {
+	f, err := stage.Create("probe", 0o600)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	probe := stagePrefix + "probe-" + beneath.RandomName()
+	if err := stage.Rename("probe", root, probe); err != nil {
+		return false
+	}
+	root.Remove(probe)
+	return true
+}
+
+// stageBeside: tests set it false to take the stage in the root.
+var stageBeside = true
+
+// stageTag tells apart the stages of roots that share a parent.
+func stageTag(root string) string {
+	h := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(h[:4])
 }
 
 // makeGitDirs makes, in the git directory dot (of the root, when its HEAD is

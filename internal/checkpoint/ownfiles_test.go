@@ -121,3 +121,61 @@ func TestNewerFormatRefused(t *testing.T) {
 		t.Errorf("the refused undo changed the root:\n%s", checkpointtest.DiffLines(want, got))
 	}
 }
+
+// A restore stages its files beside the root, where a command of a session
+// still running cannot reach them (and write, later, through a descriptor
+// of one that became .git/config); in the root only where it must, and
+// either way the root ends as the checkpoint had it.
+func TestStageOutsideRoot(t *testing.T) {
+	for _, beside := range []bool{true, false} {
+		t.Run(fmt.Sprintf("beside=%v", beside), func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			s := open(t, root, filepath.Join(lab, "store"))
+			defer s.Close()
+			id := snapshot(t, s, "rewrite the config")
+			if err := os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\tfsmonitor = touch PWNED\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Finish(id); err != nil {
+				t.Fatal(err)
+			}
+			checkpoint.StageBesideForTest(t, beside)
+			var inRoot, besideRoot []string
+			checkpoint.CrashHookForTest(t, func(at string) error {
+				if at == "stage" {
+					inRoot = stages(t, root)
+					besideRoot = stages(t, filepath.Dir(root))
+				}
+				return nil
+			})
+			if _, _, err := s.Restore(id); err != nil {
+				t.Fatal(err)
+			}
+			if beside && (len(inRoot) != 0 || len(besideRoot) != 1) || !beside && (len(inRoot) != 1 || len(besideRoot) != 0) {
+				t.Errorf("stages in the root %q, beside it %q", inRoot, besideRoot)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, ".git", "config")); bytes.Contains(b, []byte("fsmonitor")) {
+				t.Errorf("the config was not restored:\n%s", b)
+			}
+			if left := append(stages(t, root), stages(t, filepath.Dir(root))...); len(left) > 0 {
+				t.Errorf("stages left: %q", left)
+			}
+		})
+	}
+}
+
+// stages lists the restore stages in dir.
+func stages(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".shellgate-undo-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

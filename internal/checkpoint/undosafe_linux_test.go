@@ -282,10 +282,12 @@ func TestUndoSymlinkedParentMode(t *testing.T) {
 
 // TestUndoStageNames: a command makes names in undo's stage as soon as it is
 // made (symlinks to files outside at the names undo writes there), or turns
-// the files undo staged into such symlinks before they are renamed into
-// place: no file outside is written or chmodded, and the undo ends.
+// place: no file outside is written or chmodded, and the undo ends. (The
+// stage in the root, where it is made when it cannot be beside it.)
 func TestUndoStageNames(t *testing.T) {
 	lane.Live(t)
+	stageBeside = false
+	t.Cleanup(func() { stageBeside = true })
 	for _, step := range []string{"stage", "deleted"} {
 		t.Run(step, func(t *testing.T) {
 			victim, before := victimDir(t, map[string]string{"t": "600 mine"})
