@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -341,16 +342,18 @@ func (s *Store) readManifest(tree string) (manifest, error) {
 }
 
 // ShowPath is a checkpoint's path as text for a person's terminal or a
-// model: a name holding a control character or bytes that are not UTF-8 is
+// model: a name holding a control character, a character that is not shown
+// (a bidirectional override, a zero-width one) or bytes that are not UTF-8 is
 // quoted, as Go quotes a string. A command names its files, and a terminal
 // obeys what a name like "x\x1b]52;c;…\a" says (here: write the clipboard)
-// when `shellgate changes` or `shellgate run` prints it.
+// when `shellgate changes` or `shellgate run` prints it; "\u202egnp.exe"
+// would read as "exe.png".
 func ShowPath(p string) string {
 	if !utf8.ValidString(p) {
 		return strconv.Quote(p)
 	}
 	for _, r := range p {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && !unicode.IsPrint(r) {
 			return strconv.Quote(p)
 		}
 	}

@@ -126,6 +126,9 @@ func TestShowPath(t *testing.T) {
 		"x\x1b]52;c;cHc=\ay": `"x\x1b]52;c;cHc=\ay"`,
 		"a\u009bb":           `"a\u009bb"`,
 		"bad\xffname":        `"bad\xffname"`,
+		"\u202egnp.exe":      `"\u202egnp.exe"`,
+		"a\u200bb":           `"a\u200bb"`,
+		"日本語/ファイル.txt":       "日本語/ファイル.txt",
 	} {
 		if got := checkpoint.ShowPath(in); got != want {
 			t.Errorf("ShowPath(%q) = %s, want %s", in, got, want)
