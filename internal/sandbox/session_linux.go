@@ -96,6 +96,9 @@ type Early struct {
 	network bool   // whether it shares the host's network namespace
 	limits  Limits // its cgroup's
 	done    chan struct{}
+	// warmed is closed when the namespace the host's facts need was made
+	// (as root; see warm).
+	warmed chan struct{}
 	// Set before done is closed: the started helper, or why it could not
 	// start.
 	s   *Session
@@ -107,15 +110,31 @@ type Early struct {
 }
 
 // Prestart starts a session's helper for a spec whose Network and Limits are
-// these, in the background: Prestart returns at once. The host's facts the
-// view's plan needs are gathered beside it. Its caller must Start or Discard it.
+// these, in the background: Prestart returns at once. Its caller must Start
+// or Discard it.
 func Prestart(network bool, limits Limits) *Early {
-	e := &Early{network: network, limits: limits, done: make(chan struct{})}
+	e := &Early{network: network, limits: limits, done: make(chan struct{}), warmed: make(chan struct{})}
 	go func() {
 		defer close(e.done)
 		e.s, e.cg, e.err = fork(network, limits)
 	}()
+	go func() {
+		defer close(e.warmed)
+		warm()
+	}()
 	return e
+}
+
+// warm makes, as root, the user namespace the host's facts need to show /etc
+// and /var as others see them (idmap.Works; once per process), beside the
+// helper's start rather than after the spec: a child started and killed.
+func warm() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range rootDirs {
+		idmap.Works(d)
+	}
 }
 
 // use marks e used, and reports whether it was not yet.
@@ -190,6 +209,7 @@ func (e *Early) Discard() {
 	if e.s != nil {
 		e.s.abandon()
 	}
+	<-e.warmed // its child gone too
 }
 
 // fork starts a session's helper, in a cgroup of its own where it can, and
