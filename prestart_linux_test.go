@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,16 +27,23 @@ func TestPrestartedHelper(t *testing.T) {
 	cfg := shellgate.Config{Root: l.root}
 	cfg.Policy.Ask = []string{"touch *"}
 	// none says that no process this Gate started is left, not even unreaped,
-	// and no cgroup.
-	none := func(t *testing.T, before map[int]string, when string) {
+	// and no cgroup: none that was not there before.
+	type state struct {
+		procs   map[int]string
+		cgroups []string
+	}
+	now := func(t *testing.T) state { return state{children(), sessionCgroups(t)} }
+	none := func(t *testing.T, before state, when string) {
 		t.Helper()
 		for pid, what := range children() {
-			if _, ok := before[pid]; !ok {
+			if _, ok := before.procs[pid]; !ok {
 				t.Errorf("%s: process %d (%s) is left", when, pid, what)
 			}
 		}
 		for _, dir := range sessionCgroups(t) {
-			t.Errorf("%s: cgroup %s is left", when, dir)
+			if !slices.Contains(before.cgroups, dir) {
+				t.Errorf("%s: cgroup %s is left", when, dir)
+			}
 		}
 	}
 	for _, c := range []struct{ name, command string }{
@@ -44,7 +52,7 @@ func TestPrestartedHelper(t *testing.T) {
 		{"asked", "touch refused"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := children()
+			before := now(t)
 			g := gate(t, cfg)
 			g.PrestartSandbox()
 			asked := false
@@ -61,7 +69,7 @@ func TestPrestartedHelper(t *testing.T) {
 		})
 	}
 	t.Run("run", func(t *testing.T) {
-		before := children()
+		before := now(t)
 		g := gate(t, cfg)
 		g.PrestartSandbox()
 		env := g.Run(t.Context(), shellgate.Request{Command: "echo hi"})
