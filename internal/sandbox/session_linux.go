@@ -238,14 +238,37 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 		dead:    make(chan struct{}),
 		gone:    make(chan struct{}),
 	}
-	cg := s.makeCgroup(limits)
-	if err := s.startHelper(network, theirs, cg); err != nil {
+	// On cgroup2 the helper is born in its cgroup, made first. Elsewhere
+	// (v1, hybrid) it joins its cgroups beside its set-up (setUp), and they
+	// are made beside its start.
+	var cg *sessionCgroup
+	made := make(chan struct{})
+	birth := -1
+	if cgroup.IsV2(cgroup.Root) {
+		cg = s.makeCgroup(limits)
+		close(made)
+		if s.group != nil {
+			if fd, ok := s.group.BirthFD(); ok {
+				defer unix.Close(fd)
+				birth = fd
+			}
+		}
+	} else {
+		go func() {
+			defer close(made)
+			cg = s.makeCgroup(limits)
+		}()
+	}
+	born, err := s.startHelper(network, theirs, birth)
+	<-made
+	if err != nil {
 		fc.Close()
 		if s.group != nil {
 			s.group.Remove()
 		}
 		return nil, nil, err
 	}
+	cg.born = born
 	return s, cg, nil
 }
 
@@ -268,19 +291,13 @@ func (s *Session) abandon() {
 // helper ends the session itself (kills everything, moves aside what a command
 // in flight made at the root) before it exits.
 // ctl is the helper's end of the control socket; network: it shares the
-// host's network namespace.
-func (s *Session) startHelper(network bool, ctl *os.File, cg *sessionCgroup) error {
+// host's network namespace; birth, unless -1, is the cgroup it is born in
+// (Group.BirthFD), and born reports whether it was.
+func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool, err error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !network {
 		flags |= unix.CLONE_NEWNET
-	}
-	birth := -1
-	if s.group != nil {
-		if fd, ok := s.group.BirthFD(); ok {
-			defer unix.Close(fd)
-			birth = fd
-		}
 	}
 	pfd := -1
 	command := func(birth int) *exec.Cmd {
@@ -323,7 +340,7 @@ func (s *Session) startHelper(network bool, ctl *os.File, cg *sessionCgroup) err
 			startErr <- err
 			return
 		}
-		cg.born = birth >= 0
+		born = birth >= 0
 		startErr <- nil
 		pidfd.AwaitExit(pfd)
 		err = cmd.Wait()
@@ -333,10 +350,10 @@ func (s *Session) startHelper(network bool, ctl *os.File, cg *sessionCgroup) err
 		close(s.dead)
 	}()
 	if err := <-startErr; err != nil {
-		return noNamespaces(err)
+		return false, noNamespaces(err)
 	}
 	s.helper = cmd
-	return nil
+	return born, nil
 }
 
 // noUserNS is the error of a session whose user namespace the kernel
