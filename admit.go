@@ -121,6 +121,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	case policy.Deny:
 		return nil, env.Refuse(envelope.Err{Code: refusalCode(v), Rule: v.Rule, Message: v.Reason})
 	case policy.Ask:
+		// Not while the user decides: a helper started ahead ends now (an
+		// approved command starts the session anew).
+		b.dropEarly()
 		who, paths, refusal := g.approveAll(ctx, req, v, j, covers, o.approver)
 		if refusal != nil {
 			return nil, env.Refuse(*refusal)

@@ -101,6 +101,9 @@ type box struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
+	// early is the session's helper started ahead (Gate.PrestartSandbox),
+	// until the first session takes it or it is discarded.
+	early   *sandbox.Early
 	session *sandbox.Session
 	report  sandbox.Report
 	err     error // why the session could not start
@@ -183,7 +186,9 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 			spec.Protected = append(spec.Protected, g.nestedProtected()...)
 		}
 		leave := leaveAtStart(g.root, spec)
-		b.session, b.err = sandbox.Start(spec)
+		early := b.early
+		b.early = nil
+		b.session, b.err = early.Start(spec) // a new helper when there is none ahead
 		if b.err == nil && b.leave == nil {
 			if _, guarded := b.session.Guard(); guarded {
 				b.leave = leave // the first session's: what a later one started with may be a job's
@@ -286,8 +291,41 @@ func (g *Gate) useHostTemp() {
 	}
 }
 
+// PrestartSandbox starts the sandbox session's helper process now, in the
+// background, for a Gate about to run one command (`shellgate run`): its
+// start, a second start of this executable in new namespaces, then overlaps
+// the policy's check and the building of the session's view instead of
+// following them. The command's session takes it. A command that is refused,
+// or that must wait to be approved, ends it at once, before the envelope
+// returns (an approved one starts a new one); Close ends it too. It does
+// nothing where commands are not sandboxed, or a session already started.
+func (g *Gate) PrestartSandbox() {
+	if !g.sandboxed() || runtime.GOOS != "linux" {
+		return
+	}
+	b := g.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started || b.early != nil {
+		return
+	}
+	c := g.cfg.Sandbox
+	b.early = sandbox.Prestart(g.sandboxNetwork(), c.Limits)
+}
+
+// dropEarly ends the helper started ahead, if no session took it: when it
+// returns the helper is gone, and its cgroup.
+func (b *box) dropEarly() {
+	b.mu.Lock()
+	early := b.early
+	b.early = nil
+	b.mu.Unlock()
+	early.Discard()
+}
+
 // close ends the sandbox session: every process in it is gone when it returns.
 func (b *box) close() error {
+	b.dropEarly()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.started, b.closed = true, true // no session after Close
@@ -307,7 +345,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 	g.spill.Make() // the view shows what exists when it is built; unmade, a spill says why
 	childHome := g.childHome()
 	spec = sandbox.Spec{
-		Network: g.cfg.Policy.Network && c.Profile != sandbox.ReadOnly,
+		Network: g.sandboxNetwork(),
 		TmpSize: c.TmpSize,
 		TempDir: sandbox.SessionTemp(g.root),
 		// Only needed with the network off; the helper ignores them otherwise.
@@ -358,6 +396,11 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		spec.QuarantineLog = quarantineLog(g.root)
 	}
 	return spec, linked
+}
+
+// sandboxNetwork reports whether the session shares the host's network.
+func (g *Gate) sandboxNetwork() bool {
+	return g.cfg.Policy.Network && g.cfg.Sandbox.Profile != sandbox.ReadOnly
 }
 
 // hidden are the secrets the view never shows: the built-in ones and the

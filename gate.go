@@ -335,10 +335,12 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 	}
 	a, refused := g.admit(ctx, req, o, "", g.box)
 	if refused != nil {
+		g.box.dropEarly() // not run: its sandbox's helper, started ahead, ends now
 		return *refused
 	}
 	cp, refused := g.checkpoint(a, g.box, "run", req.Command, "")
 	if refused != nil {
+		g.box.dropEarly()
 		return *refused
 	}
 	ended := g.egressCall(g.box, o, req.Command, "")

@@ -89,6 +89,7 @@ func Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 		return envelope.NotRun(req.Command, req.params(), envelope.Err{Code: envelope.ExecutionError, Message: err.Error()})
 	}
 	defer g.Close()
+	g.PrestartSandbox()
 	env := g.Run(ctx, req, opts...)
 	if len(env.Data.BackgroundPIDs) > 0 {
 		env.BackgroundStopped() // by g.Close, before Run returns

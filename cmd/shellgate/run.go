@@ -103,6 +103,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
 	}
 	defer gate.Close()
+	// Its session's helper starts now, while the command is checked and its
+	// sandbox planned; a refused command ends it at once.
+	gate.PrestartSandbox()
 
 	var opts []shellgate.Option
 	live := &liveOutput{stdout: stdout, stderr: stderr}

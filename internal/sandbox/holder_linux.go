@@ -23,9 +23,8 @@ import (
 // helperArg0 is the argv[0] that makes this executable a session helper.
 const helperArg0 = "shellgate-sandbox-session"
 
-// ctlFD is the helper's end of the control socket; logFD the quarantine log
-// (Spec.QuarantineLog), when the spec names one.
-const ctlFD, logFD = 3, 4
+// ctlFD is the helper's end of the control socket.
+const ctlFD = 3
 
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
@@ -152,19 +151,21 @@ func helperMain() int {
 		return 2
 	}
 	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1)}
-	m, oob, err := h.ctl.recv(make([]byte, syscall.CmsgSpace(4*len(rootDirs))))
+	m, oob, err := h.ctl.recv(make([]byte, syscall.CmsgSpace(4*(len(rootDirs)+1))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
-	trees := parseFDs(oob) // one for each step that shows a tree as others see it
+	// One for each step that shows a tree as others see it, then the
+	// quarantine log (Spec.QuarantineLog), when the spec names one.
+	trees := parseFDs(oob)
+	if m.Spec.QuarantineLog != "" && len(trees) > 0 {
+		h.log, trees = os.NewFile(uintptr(trees[len(trees)-1]), "quarantine-log"), trees[:len(trees)-1]
+	}
 	for i := range m.Steps {
 		if m.Steps[i].AsOthers && len(trees) > 0 {
 			m.Steps[i].tree, trees = os.NewFile(uintptr(trees[0]), m.Steps[i].Path), trees[1:]
 		}
-	}
-	if m.Spec.QuarantineLog != "" {
-		h.log = os.NewFile(logFD, "quarantine-log")
 	}
 	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps)
 	if err != nil {

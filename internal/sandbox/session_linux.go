@@ -94,21 +94,150 @@ const setupTimeout = 10 * time.Second
 
 // Start creates a session. The error says which step failed; a session that
 // started may still lack layers, which Report lists.
-func Start(spec Spec) (*Session, error) {
+func Start(spec Spec) (*Session, error) { return Prestart(spec.Network, spec.Limits).Start(spec) }
+
+// An Early is a session's helper started before the session's spec is
+// known (Prestart): its start, a second start of this executable in new
+// namespaces, overlaps what its caller does until then (a one-shot run's
+// policy check and spec) instead of following it. Start sends it its set-up;
+// Discard ends it. Each Early is used once, by one of the two.
+type Early struct {
+	network bool   // whether it shares the host's network namespace
+	limits  Limits // its cgroup's
+	done    chan struct{}
+	// warmed is closed when the namespace the host's facts need was made
+	// (as root; see warm).
+	warmed chan struct{}
+	// Set before done is closed: the started helper, or why it could not
+	// start.
+	s   *Session
+	cg  *sessionCgroup
+	err error
+
+	mu   sync.Mutex
+	used bool
+}
+
+// Prestart starts a session's helper for a spec whose Network and Limits are
+// these, in the background: Prestart returns at once. Its caller must Start
+// or Discard it.
+func Prestart(network bool, limits Limits) *Early {
+	e := &Early{network: network, limits: limits, done: make(chan struct{}), warmed: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.s, e.cg, e.err = fork(network, limits)
+	}()
+	go func() {
+		defer close(e.warmed)
+		warm()
+	}()
+	return e
+}
+
+// warm makes, as root, the user namespace the host's facts need to show /etc
+// and /var as others see them (idmap.Works; once per process), beside the
+// helper's start rather than after the spec: a child started and killed.
+func warm() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range rootDirs {
+		idmap.Works(d)
+	}
+}
+
+// use marks e used, and reports whether it was not yet.
+func (e *Early) use() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	was := e.used
+	e.used = true
+	return !was
+}
+
+// Start sets up the helper e started for spec, and returns its session, as
+// sandbox.Start(spec) would. A helper started for another network or other
+// limits than spec's, or one already used, is ended, and a new one started.
+// A nil e starts a new one.
+func (e *Early) Start(spec Spec) (*Session, error) {
+	switch {
+	case e == nil:
+		return Start(spec)
+	case spec.Network != e.network || spec.Limits != e.limits:
+		e.Discard()
+		return Start(spec)
+	case !e.use():
+		return Start(spec)
+	}
+	if spec.Home == "" { // the helper starts with an environment of its own
+		spec.Home, _ = os.UserHomeDir()
+	}
+	var log *os.File
+	if spec.QuarantineLog != "" {
+		if f, err := quarantinelog.Open(spec.QuarantineLog); err == nil {
+			defer f.Close() // sent: the helper holds it
+			log = f
+		} else {
+			spec.QuarantineLog = "" // the helper must not take a descriptor for it
+		}
+	}
+	// What the plan needs of the host (as root, a walk of /etc and /var),
+	// gathered while the helper starts, which takes as long.
+	facts := make(chan Facts, 1)
+	go func() { facts <- SessionFacts(spec) }()
+	<-e.done
+	if e.err != nil {
+		var no *noUserNS
+		if errors.As(e.err, &no) {
+			// What needs no namespace still applies (bare_linux.go).
+			if s, berr := startBare(spec, no.why); berr == nil {
+				return s, nil
+			}
+		}
+		return nil, e.err
+	}
+	s := e.s
+	if len(spec.Writable) > 0 {
+		s.root = spec.Writable[0]
+	}
+	if err := s.setUp(spec, facts, e.cg, log); err != nil {
+		s.Close()
+		return nil, err
+	}
+	go s.dispatch()
+	return s, nil
+}
+
+// Discard ends the helper e started, unless Start took it: when it returns,
+// the helper is gone and its cgroup removed. A nil e is nothing to end.
+func (e *Early) Discard() {
+	if e == nil || !e.use() {
+		return
+	}
+	<-e.done
+	if e.s != nil {
+		e.s.abandon()
+	}
+	<-e.warmed // its child gone too
+}
+
+// fork starts a session's helper, in a cgroup of its own where it can, and
+// returns the session it will hold once set up.
+func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
 	defer theirs.Close()
 	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
 		ours.Close()
-		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	fc, err := net.FileConn(ours)
 	ours.Close()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: control socket: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	s := &Session{
 		serial:  gitKnownSerial.Add(1),
@@ -119,66 +248,66 @@ func Start(spec Spec) (*Session, error) {
 		dead:    make(chan struct{}),
 		gone:    make(chan struct{}),
 	}
-	if len(spec.Writable) > 0 {
-		s.root = spec.Writable[0]
-	}
-	if spec.Home == "" { // the helper starts with an environment of its own
-		spec.Home, _ = os.UserHomeDir()
-	}
-	files := []*os.File{theirs}
-	if spec.QuarantineLog != "" {
-		if f, err := quarantinelog.Open(spec.QuarantineLog); err == nil {
-			defer f.Close() // the helper holds it
-			files = append(files, f)
-		} else {
-			spec.QuarantineLog = "" // the helper must not take fd 4 for it
+	// On cgroup2 the helper is born in its cgroup, made first. Elsewhere
+	// (v1, hybrid) it joins its cgroups beside its set-up (setUp), and they
+	// are made beside its start.
+	var cg *sessionCgroup
+	made := make(chan struct{})
+	birth := -1
+	if cgroup.IsV2(cgroup.Root) {
+		cg = s.makeCgroup(limits)
+		close(made)
+		if s.group != nil {
+			if fd, ok := s.group.BirthFD(); ok {
+				defer unix.Close(fd)
+				birth = fd
+			}
 		}
+	} else {
+		go func() {
+			defer close(made)
+			cg = s.makeCgroup(limits)
+		}()
 	}
-	// What the plan needs of the host (as root, a walk of /etc and /var),
-	// gathered while the helper starts, which takes as long.
-	facts := make(chan Facts, 1)
-	go func() { facts <- SessionFacts(spec) }()
-	cg := s.makeCgroup(spec.Limits)
-	if err := s.startHelper(spec, files, cg); err != nil {
+	born, err := s.startHelper(network, theirs, birth)
+	<-made
+	if err != nil {
 		fc.Close()
 		if s.group != nil {
 			s.group.Remove()
 		}
-		var no *noUserNS
-		if errors.As(err, &no) {
-			// What needs no namespace still applies (bare_linux.go).
-			if s, berr := startBare(spec, no.why); berr == nil {
-				return s, nil
-			}
-		}
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.setUp(spec, facts, cg); err != nil {
-		s.Close()
-		return nil, err
+	cg.born = born
+	return s, cg, nil
+}
+
+// abandon ends a helper that was never set up: it is killed, reaped, and its
+// cgroup removed.
+func (s *Session) abandon() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.ctl.c.Close()
+	s.helper.Process.Signal(syscall.SIGKILL)
+	<-s.dead
+	if s.group != nil {
+		s.group.Remove()
 	}
-	go s.dispatch()
-	return s, nil
 }
 
 // startHelper starts the helper in new namespaces. It has no parent-death
 // signal: when shellgate dies, its end of the control socket closes, and the
 // helper ends the session itself (kills everything, moves aside what a command
 // in flight made at the root) before it exits.
-// files are the helper's end of the control socket and, with
-// Spec.QuarantineLog, the log.
-func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) error {
+// ctl is the helper's end of the control socket; network: it shares the
+// host's network namespace; birth, unless -1, is the cgroup it is born in
+// (Group.BirthFD), and born reports whether it was.
+func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool, err error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
-	if !spec.Network {
+	if !network {
 		flags |= unix.CLONE_NEWNET
-	}
-	birth := -1
-	if s.group != nil {
-		if fd, ok := s.group.BirthFD(); ok {
-			defer unix.Close(fd)
-			birth = fd
-		}
 	}
 	pfd := -1
 	command := func(birth int) *exec.Cmd {
@@ -189,7 +318,7 @@ func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) er
 			// processor keeps the helper's threads few, under the process limit.
 			Env:        []string{"GOMAXPROCS=1"},
 			Dir:        "/",
-			ExtraFiles: files,
+			ExtraFiles: []*os.File{ctl},
 			Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
 			SysProcAttr: &syscall.SysProcAttr{
 				Cloneflags:  flags,
@@ -221,7 +350,7 @@ func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) er
 			startErr <- err
 			return
 		}
-		cg.born = birth >= 0
+		born = birth >= 0
 		startErr <- nil
 		pidfd.AwaitExit(pfd)
 		err = cmd.Wait()
@@ -231,10 +360,10 @@ func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) er
 		close(s.dead)
 	}()
 	if err := <-startErr; err != nil {
-		return noNamespaces(err)
+		return false, noNamespaces(err)
 	}
 	s.helper = cmd
-	return nil
+	return born, nil
 }
 
 // noUserNS is the error of a session whose user namespace the kernel
@@ -260,8 +389,9 @@ func noNamespaces(err error) error {
 }
 
 // setUp moves the helper into its cgroup where it was not born in it, sends
-// it the spec and the plan made with facts, and waits for its report.
-func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup) error {
+// it the spec and the plan made with facts (and log, the quarantine log, with
+// Spec.QuarantineLog), and waits for its report.
+func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *os.File) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
@@ -286,6 +416,9 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup) error 
 	for i, t := range trees {
 		fds[i] = int(t.Fd())
 		defer t.Close() // sent: the helper holds them
+	}
+	if log != nil { // last, after the trees
+		fds = append(fds, int(log.Fd()))
 	}
 	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
