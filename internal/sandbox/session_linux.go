@@ -47,6 +47,9 @@ type Session struct {
 	ctl    *conn
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
+	// slack: the timer slack (ns) of the thread that started the helper,
+	// for its commands; 0 where the helper kept it.
+	slack  int
 	report Report
 	root   string        // the first writable path: the project root
 	group  *cgroup.Group // nil: no cgroup, and none per command
@@ -197,6 +200,15 @@ func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) er
 	var cmd *exec.Cmd
 	startErr := make(chan error, 1)
 	go func() {
+		// The helper inherits the timer slack of the thread that starts
+		// it, and its threads that of the helper (see helperSlack). The
+		// commands get this thread's own back (message.Slack).
+		runtime.LockOSThread()
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < helperSlack {
+			if unix.Prctl(unix.PR_SET_TIMERSLACK, helperSlack, 0, 0, 0) == nil {
+				s.slack = old
+			}
+		}
 		cmd = command(birth)
 		err := cmd.Start()
 		if err != nil && birth >= 0 {
@@ -207,6 +219,10 @@ func (s *Session) startHelper(spec Spec, files []*os.File, cg *sessionCgroup) er
 			cmd = command(birth)
 			err = cmd.Start()
 		}
+		if s.slack > 0 {
+			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
+		}
+		runtime.UnlockOSThread()
 		if err != nil {
 			startErr <- err
 			return
@@ -277,7 +293,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup) error 
 		fds[i] = int(t.Fd())
 		defer t.Close() // sent: the helper holds them
 	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
