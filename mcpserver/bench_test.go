@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,10 +45,17 @@ func BenchmarkCallEchoHi(b *testing.B) {
 // session's helper is asked, against a plain one: what any sandbox whose
 // commands start in a second process pays; and that peer living in user,
 // mount and PID namespaces of its own (nspeer), as the helper does.
+// SHELLGATE_BENCH_ROOT=git makes each server's root a git repository (one
+// commit), as most users' roots are: the sandbox's guard looks at .git
+// around each call.
 func BenchmarkCallEchoHiSandbox(b *testing.B) {
 	clients := map[string]*mcp.ClientSession{}
 	for _, mode := range []string{"auto", "off"} {
-		clients[mode] = benchClient(b, shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
+		root := b.TempDir()
+		if os.Getenv("SHELLGATE_BENCH_ROOT") == "git" {
+			gitRepo(b, root)
+		}
+		clients[mode] = benchClient(b, shellgate.Config{Root: root, SpillDir: b.TempDir(), Sandbox: shellgate.SandboxConfig{Mode: sandbox.Mode(mode)}})
 	}
 	params := &mcp.CallToolParams{Name: DefaultToolName, Arguments: map[string]any{"command": "echo hi"}}
 	call := func(mode string) time.Duration {
@@ -144,6 +153,21 @@ func BenchmarkCallEchoHiSandbox(b *testing.B) {
 
 // benchClient serves a Gate of cfg in-process and returns a connected client;
 // all of it is closed when the benchmark ends.
+// gitRepo makes dir a git repository of one commit.
+func gitRepo(b *testing.B, dir string) {
+	b.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hi\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qm", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Skipf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
 func benchClient(b *testing.B, cfg shellgate.Config) *mcp.ClientSession {
 	gate, err := shellgate.New(cfg)
 	if err != nil {

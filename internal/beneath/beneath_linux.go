@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,35 +240,156 @@ const maxGitDepth = unix.PathMax / 2
 // node_modules), has the user's next commit write into it. It returns what it
 // undid, as notes.
 func SweepGit(root string, nested []string, gitDirs ...string) []string {
-	var removed []string
+	removed, _ := sweepGit(nil, root, nested, gitDirs)
+	return removed
+}
+
+// sweepGit is SweepGit, each directory and file it looks at watched by w
+// first, if not nil; all reports whether every git directory was there and
+// every watch was added.
+func sweepGit(w *gitWatch, root string, nested, gitDirs []string) (removed []string, all bool) {
+	all = true
 	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		for _, rel := range append([]string{".git"}, nested...) {
 			if gitFD, err := Dir(rootFD, rel); err == nil {
-				removed = sweepGitDir(gitFD, rel+"/", removed)
+				removed = sweepGitDir(w, gitFD, rel+"/", removed)
 				unix.Close(gitFD)
+			} else {
+				all = false
 			}
 		}
 		unix.Close(rootFD)
+	} else {
+		all = false
 	}
 	for _, d := range gitDirs {
 		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-			removed = sweepGitDir(fd, d+"/", removed)
+			removed = sweepGitDir(w, fd, d+"/", removed)
 			unix.Close(fd)
+		} else {
+			all = false
 		}
 	}
+	return removed, all && (w == nil || w.ok)
+}
+
+// GitSweeper sweeps git directories as SweepGit does, and skips a sweep when
+// nothing it looked at last time has changed since: each directory it walked
+// and each file whose links it counted is watched (inotify) before it is
+// read, so any change after that read is an event, and one before it was
+// seen by the read. A sweep is skipped only when the last one undid nothing,
+// found every git directory it was given, watched all it looked at and no
+// event has come since (an overflow of the queue is one too): a directory
+// made since is an event of its parent's, and its first sweep watches it.
+// Events from the inode of a file: a hard link made to it from outside .git
+// changes its link count (IN_ATTRIB), which its directory's watch would not
+// report. The helper's own bind mounts (Forget) also make the next sweep whole.
+// Not safe for concurrent use.
+type GitSweeper struct {
+	w     gitWatch
+	clean bool   // the last sweep undid nothing and watched everything
+	key   string // what it swept
+	whole int    // sweeps made (not skipped), for tests
+}
+
+// gitWatch is one sweep's inotify instance.
+type gitWatch struct {
+	fd int  // -1: none
+	ok bool // every watch was added
+}
+
+// NewGitSweeper returns a sweeper that has not swept yet.
+func NewGitSweeper() *GitSweeper { return &GitSweeper{w: gitWatch{fd: -1}} }
+
+// Sweep does what SweepGit does, unless nothing changed since the last
+// sweep of the same directories (see GitSweeper).
+func (s *GitSweeper) Sweep(root string, nested []string, gitDirs ...string) []string {
+	key := strings.Join(append(append([]string{root}, nested...), append([]string{"\x00"}, gitDirs...)...), "\x00")
+	if s.clean && s.key == key && s.w.quiet() {
+		return nil
+	}
+	s.clean = false
+	s.whole++
+	s.w.close()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	s.w = gitWatch{fd: fd, ok: err == nil}
+	if err != nil {
+		s.w.fd = -1
+	}
+	removed, all := sweepGit(&s.w, root, nested, gitDirs)
+	s.clean, s.key = all && len(removed) == 0, key
 	return removed
+}
+
+// Forget makes the next sweep a whole one.
+func (s *GitSweeper) Forget() { s.clean = false }
+
+// Close ends the watches.
+func (s *GitSweeper) Close() {
+	s.clean = false
+	s.w.close()
+}
+
+func (w *gitWatch) close() {
+	if w.fd >= 0 {
+		unix.Close(w.fd)
+	}
+	w.fd, w.ok = -1, false
+}
+
+// quiet says whether no event is queued.
+func (w *gitWatch) quiet() bool {
+	if w.fd < 0 {
+		return false
+	}
+	n, err := unix.IoctlGetInt(w.fd, unix.TIOCINQ) // FIONREAD
+	return err == nil && n == 0
+}
+
+// Masks of the watches: for a directory, whatever adds, removes or renames an
+// entry or changes one's attributes, and its own move or removal; for a file,
+// its attributes (the link count) and its own move or removal.
+const (
+	gitDirEvents  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
+	gitFileEvents = unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_DONT_FOLLOW
+)
+
+// found notes what makes the next sweep a whole one: something undone (or
+// that could not be), or a directory not looked at. It returns true.
+func (w *gitWatch) found() bool {
+	if w != nil {
+		w.ok = false
+	}
+	return true
+}
+
+// add watches name in the directory open as dirFD, or that directory itself
+// if name is "". It names the inode by the open descriptor, so a rename
+// meanwhile cannot make it watch another.
+func (w *gitWatch) add(dirFD int, name string, mask uint32) {
+	if w == nil || !w.ok {
+		return
+	}
+	p := "/proc/self/fd/" + strconv.Itoa(dirFD)
+	if name != "" {
+		p += "/" + name
+	}
+	if _, err := unix.InotifyAddWatch(w.fd, p, mask); err != nil {
+		w.ok = false
+	}
 }
 
 // sweepGitDir removes the symlinks under dirFD (named label… in the notes)
 // and copies its files that have other names, but in a top-level objects
 // directory (git links objects, `clone --local`, and never writes one in
 // place) and, for hard links, in a submodule's, within maxGitDepth.
-func sweepGitDir(dirFD int, label string, removed []string) []string {
+func sweepGitDir(w *gitWatch, dirFD int, label string, removed []string) []string {
 	var walk func(dirFD int, rel string, depth int, objects bool)
 	sweep := func(dir *os.File, e os.DirEntry, rel string, depth int, objects bool) {
 		name, fd := e.Name(), int(dir.Fd())
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
+			w.found()
 			target, _ := Readlink(fd, name)
 			if unix.Unlinkat(fd, name, 0) == nil {
 				removed = append(removed, fmt.Sprintf("removed the symlink %s%s%s (to %s), which git writes through", label, rel, name, target))
@@ -275,28 +397,34 @@ func sweepGitDir(dirFD int, label string, removed []string) []string {
 		case e.Type()&os.ModeNamedPipe != 0:
 			// Git opens its files there to write them: a FIFO in place of
 			// logs/HEAD or COMMIT_EDITMSG hangs the user's next commit.
+			w.found()
 			if unix.Unlinkat(fd, name, 0) == nil {
 				removed = append(removed, fmt.Sprintf("removed the FIFO %s%s%s, which would hang git", label, rel, name))
 			}
 		case e.Type().IsRegular() && !objects:
+			w.add(fd, name, gitFileEvents) // before its links are counted
 			var st unix.Stat_t
 			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
-				st.Nlink > 1 && copyOver(fd, name, &st) == nil {
+				st.Nlink > 1 && w.found() && copyOver(fd, name, &st) == nil {
 				removed = append(removed, fmt.Sprintf("copied %s%s%s, a hard link git would write through to its %d other names", label, rel, name, st.Nlink-1))
 			}
 		case e.IsDir() && depth < maxGitDepth && !(depth == 0 && name == "objects"):
 			if sub, err := Dir(fd, name); err == nil {
 				walk(sub, rel+name+"/", depth+1, objects || submoduleObjects(rel, name))
 				unix.Close(sub)
+			} else {
+				w.found() // not looked at, so not watched
 			}
 		}
 	}
 	walk = func(dirFD int, rel string, depth int, objects bool) {
 		f, err := Open(dirFD, ".", unix.O_DIRECTORY)
 		if err != nil {
+			w.found()
 			return
 		}
 		defer f.Close()
+		w.add(int(f.Fd()), "", gitDirEvents) // before it is read
 		for {
 			list, err := f.ReadDir(1024)
 			for _, e := range list {

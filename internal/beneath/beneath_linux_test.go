@@ -178,3 +178,92 @@ func TestSweepGitHasNoBlindSpot(t *testing.T) {
 		}
 	}
 }
+
+// A GitSweeper skips a sweep only while nothing it looked at changed: what a
+// command plants after a clean sweep is undone by the next one, in a
+// directory made after the watches too, and a hard link made from outside .git
+// to one of its files (which its directory's watch does not report).
+func TestGitSweeperMissesNothing(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
+	for _, d := range []string{".git/logs/refs/heads", ".git/objects/pack", ".git/refs/heads", ".git/hooks"} {
+		must(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	for _, f := range []string{".git/HEAD", ".git/config", ".git/logs/HEAD", ".git/refs/heads/main"} {
+		must(t, os.WriteFile(filepath.Join(root, f), []byte("x\n"), 0o644))
+	}
+	s := NewGitSweeper()
+	defer s.Close()
+	quiet := func(what string) {
+		t.Helper()
+		before := s.whole
+		if got := s.Sweep(root, nil); len(got) != 0 {
+			t.Fatalf("%s: undid %q", what, got)
+		}
+		if s.whole != before {
+			t.Errorf("%s: swept again with nothing changed", what)
+		}
+	}
+	catches := func(what string, plant func(), want int) {
+		t.Helper()
+		plant()
+		if got := s.Sweep(root, nil); len(got) != want {
+			t.Errorf("%s: undid %q, want %d", what, got, want)
+		}
+		s.Sweep(root, nil) // the sweep's own undoing is an event: whole once more
+		quiet("after " + what)
+	}
+	if got := s.Sweep(root, nil); len(got) != 0 {
+		t.Fatalf("the first sweep undid %q", got)
+	}
+	quiet("a second sweep")
+	quiet("a third sweep")
+	catches("a symlink in hooks", func() { must(t, os.Symlink(victim, filepath.Join(root, ".git/hooks/pre-commit"))) }, 1)
+	catches("a symlink in a directory made since", func() {
+		must(t, os.MkdirAll(filepath.Join(root, ".git/refs/heads/feature/deep"), 0o755))
+		must(t, os.Symlink(victim, filepath.Join(root, ".git/refs/heads/feature/deep/x")))
+	}, 1)
+	catches("a symlink in a directory made by the last whole sweep's", func() {
+		must(t, os.Symlink(victim, filepath.Join(root, ".git/refs/heads/feature/deep/y")))
+	}, 1)
+	catches("a hard link to .git/config made outside .git", func() {
+		must(t, os.Link(filepath.Join(root, ".git/config"), filepath.Join(root, "config-too")))
+	}, 1)
+	catches("a hard link in .git to a file outside", func() {
+		must(t, os.Link(victim, filepath.Join(root, ".git/logs/refs/heads/main")))
+	}, 1)
+	catches("a FIFO renamed in", func() {
+		must(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+		must(t, os.Rename(filepath.Join(root, "fifo"), filepath.Join(root, ".git/COMMIT_EDITMSG")))
+	}, 1)
+	catches("a directory with a symlink renamed in", func() {
+		must(t, os.MkdirAll(filepath.Join(root, "d/e"), 0o755))
+		must(t, os.Symlink(victim, filepath.Join(root, "d/e/l")))
+		must(t, os.Rename(filepath.Join(root, "d"), filepath.Join(root, ".git/info")))
+	}, 1)
+	catches("a .git replaced", func() {
+		must(t, os.Rename(filepath.Join(root, ".git"), filepath.Join(root, "old-git")))
+		must(t, os.MkdirAll(filepath.Join(root, ".git/refs"), 0o755))
+		must(t, os.Symlink(victim, filepath.Join(root, ".git/refs/l")))
+	}, 1)
+	// Something it cannot undo keeps every sweep whole.
+	must(t, os.RemoveAll(filepath.Join(root, ".git")))
+	s.Sweep(root, nil)
+	before := s.whole
+	s.Sweep(root, nil)
+	if s.whole == before {
+		t.Error("skipped a sweep of a root without .git")
+	}
+	// Other directories to sweep: whole again.
+	must(t, os.MkdirAll(filepath.Join(root, ".git/refs"), 0o755))
+	s.Sweep(root, nil)
+	before = s.whole
+	s.Sweep(root, []string{"sub/.git"})
+	if s.whole == before {
+		t.Error("skipped a sweep of other directories")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "mine\n" {
+		t.Errorf("the target changed: %q", b)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"golang.org/x/sys/unix"
 )
 
 // A command's start does not go through the helper's main thread. The
@@ -52,4 +53,43 @@ func mainThreadSwitches(t *testing.T, pid int) int64 {
 		}
 	}
 	return n
+}
+
+// The helper's threads sleep with a coarse timer slack, so that its runtime
+// monitor (sysmon), which sleeps 20 µs at a time while the helper works,
+// wakes a few times a command instead of 20–30; the commands keep the timer
+// slack of shellgate's own threads.
+func TestHelperTimerSlack(t *testing.T) {
+	lane.Live(t)
+	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	must(t, err)
+	if n >= helperSlack {
+		t.Skipf("this process's timer slack is %d ns already", n)
+	}
+	ours := strconv.Itoa(n)
+	l := newLab(t)
+	s := start(t, l.spec())
+	cmd, out := launch(t, s, l.root, "cat /proc/self/timerslack_ns")
+	cmd.Wait()
+	if got := out(); strings.TrimSpace(got) != ours {
+		t.Errorf("a command's timer slack is %q, shellgate's %q", got, ours)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", s.helper.Process.Pid))
+	must(t, err)
+	var slacks []string
+	coarse := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/" + task.Name() + "/timerslack_ns")
+		if err != nil {
+			t.Skipf("cannot read the helper's timer slack: %v", err)
+		}
+		slacks = append(slacks, strings.TrimSpace(string(b)))
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n >= helperSlack {
+			coarse++
+		}
+	}
+	// All but the launcher's thread, and at least the monitor's.
+	if coarse == 0 || coarse < len(tasks)-1 {
+		t.Errorf("the helper's threads' timer slack: %v ns, want %d but for the launcher's", slacks, helperSlack)
+	}
 }

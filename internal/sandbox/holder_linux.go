@@ -26,6 +26,21 @@ const helperArg0 = "shellgate-sandbox-session"
 // ctlFD is the helper's end of the control socket.
 const ctlFD = 3
 
+// helperSlack is the timer slack (ns) the helper's threads are started
+// with, where shellgate's own is less: a thread's timed sleeps end up to this
+// much later. Those of the helper's Go runtime monitor (sysmon) are what it is
+// for: back from its deep sleep at each command, the monitor sleeps 20 µs at
+// a time for as long as the helper's processor is busy, and with the kernel's
+// default 50 µs of slack woke 20–30 times a command, each a switch of an idle
+// core; with 1 ms, 5–10. Nothing of the helper sleeps on a timer for its
+// commands' sake; the launcher's thread, which forks them, sets theirs back
+// (commandSlack).
+const helperSlack = 1_000_000
+
+// commandSlack is the timer slack (ns) the launcher's thread sets for the
+// commands it forks (message.Slack); 0 leaves them the helper's.
+var commandSlack int
+
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
 		os.Exit(helperMain())
@@ -167,6 +182,7 @@ func helperMain() int {
 			m.Steps[i].tree, trees = os.NewFile(uintptr(trees[0]), m.Steps[i].Path), trees[1:]
 		}
 	}
+	commandSlack = m.Slack
 	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)

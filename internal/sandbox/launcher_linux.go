@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate/internal/confine"
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/unixgate"
+	"golang.org/x/sys/unix"
 )
 
 // A launcher is the one thread of the helper that starts commands. Only that
@@ -65,6 +66,11 @@ func (l *launcher) start() error {
 	ready := make(chan error)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		if commandSlack > 0 {
+			// Commands are forked here: they keep shellgate's timer slack,
+			// not the helper's (helperSlack).
+			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(commandSlack), 0, 0, 0)
+		}
 		err := l.restrictThread()
 		ready <- err
 		for fn := range l.work {

@@ -38,10 +38,14 @@ type mounter struct {
 	git       *gitstate.Tracker
 	gitSent   int    // the tracker's count gitKnown last gave, -1 before
 	listBuf   []byte // listRoot's
+	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
+	// nothing there changed since the last (in a git root, the two sweeps
+	// of a call were ~170 syscalls of it).
+	gitSweep *beneath.GitSweeper
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -155,7 +159,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		}
 	}
 	if len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
+		m.removed = append(m.removed, m.gitSweep.Sweep(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 	return now, moved, errors.Join(errs...)
 }
@@ -422,7 +426,7 @@ func (m *mounter) sweepGit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ready && len(m.spec.Writable) > 0 {
-		m.removed = append(m.removed, beneath.SweepGit(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
+		m.removed = append(m.removed, m.gitSweep.Sweep(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
 	}
 }
 
@@ -448,6 +452,7 @@ var errOutside = errors.New("outside the writable paths")
 // outside them anyway, and a command's symlink must not make the helper bind
 // the whole project read-only.
 func (m *mounter) bind(path string, resolve, readOnly bool) error {
+	m.gitSweep.Forget() // what a sweep saw may be under a mount now
 	real := path
 	if resolve {
 		var err error

@@ -27,6 +27,9 @@ type message struct {
 	Steps []Step `json:"steps,omitempty"`
 	UID   int    `json:"uid,omitempty"`
 	GID   int    `json:"gid,omitempty"`
+	// Slack: the timer slack (ns) commands are given, shellgate's own; 0:
+	// the helper's.
+	Slack int `json:"slack,omitempty"`
 
 	// ready (helper → shellgate): what was applied; with the listening
 	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.

@@ -49,6 +49,9 @@ type Session struct {
 	ctl    *conn
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
+	// slack: the timer slack (ns) of the thread that started the helper,
+	// for its commands; 0 where the helper kept it.
+	slack  int
 	report Report
 	root   string        // the first writable path: the project root
 	group  *cgroup.Group // nil: no cgroup, and none per command
@@ -336,6 +339,15 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 	var cmd *exec.Cmd
 	startErr := make(chan error, 1)
 	go func() {
+		// The helper inherits the timer slack of the thread that starts
+		// it, and its threads that of the helper (see helperSlack). The
+		// commands get this thread's own back (message.Slack).
+		runtime.LockOSThread()
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < helperSlack {
+			if unix.Prctl(unix.PR_SET_TIMERSLACK, helperSlack, 0, 0, 0) == nil {
+				s.slack = old
+			}
+		}
 		cmd = command(birth)
 		err := cmd.Start()
 		if err != nil && birth >= 0 {
@@ -346,6 +358,10 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			cmd = command(birth)
 			err = cmd.Start()
 		}
+		if s.slack > 0 {
+			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
+		}
+		runtime.UnlockOSThread()
 		if err != nil {
 			startErr <- err
 			return
@@ -420,7 +436,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	if log != nil { // last, after the trees
 		fds = append(fds, int(log.Fd()))
 	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid()}, unixRights(fds)); err != nil {
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {

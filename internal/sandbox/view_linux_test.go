@@ -359,20 +359,33 @@ func TestViewCacheOverlayVolatile(t *testing.T) {
 
 // Nothing a command leaves in .git makes the user's own git write outside the
 // root: symlinks there, made by any tool, are gone when the command ends, and
-// the command is told.
+// the command is told; also after commands that left .git as it was, whose
+// sweeps the helper's watch of .git skips (beneath.GitSweeper).
 func TestViewGitSymlinksRemoved(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
 	must(t, os.MkdirAll(filepath.Join(l.root, ".git", "logs", "refs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(l.root, ".git", "description"), []byte("mine\n"), 0o644))
 	victim := filepath.Join(l.outside, "victim")
 	s := start(t, l.spec())
+	run(t, s, l.root, "true")
+	run(t, s, l.root, "true")
+	l2, out := launch(t, s, l.root, "ln .git/description .git/logs/desc")
+	if code, _ := l2.Wait(); code == nil || *code != 0 {
+		t.Errorf("ln: %s", out())
+	}
+	if notes := strings.Join(l2.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, "copied .git/") {
+		t.Errorf("a hard link in .git: not told: %q", notes)
+	}
 	for _, c := range []struct{ name, cmd string }{
 		{"ln", "ln -sf " + victim + " .git/COMMIT_EDITMSG"},
 		{"python", `python3 -c 'import os; os.symlink("` + victim + `", ".git/logs/HEAD")'`},
 		{"deep", "mkdir -p .git/logs/refs/heads/a/b && ln -s ~/.bashrc .git/logs/refs/heads/a/b/main"},
 		{"moved in", "ln -s " + victim + " /tmp/l && mv /tmp/l .git/ORIG_HEAD"},
 		{"cp -s", "cp -s $PWD/README.md .git/FETCH_HEAD"},
+		{"deep again", "mkdir -p .git/logs/refs/heads/a/b/c && ln -s ~/.bashrc .git/logs/refs/heads/a/b/c/main"},
 	} {
+		run(t, s, l.root, "true") // .git as it was: a sweep skipped
 		l2, out := launch(t, s, l.root, c.cmd)
 		if code, _ := l2.Wait(); code == nil || *code != 0 {
 			t.Errorf("%s: %s", c.name, out())
