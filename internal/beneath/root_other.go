@@ -137,6 +137,16 @@ func (r *Root) Create(name string, perm fs.FileMode) (*os.File, error) {
 	return r.top.OpenFile(r.at(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 }
 
+// OpenWrite opens the regular file name of r, there already, for writing.
+func (r *Root) OpenWrite(name string) (*os.File, error) {
+	if fi, err := r.top.Lstat(r.at(name)); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("not a regular file")}
+	}
+	return r.top.OpenFile(r.at(name), os.O_WRONLY, 0)
+}
+
 // OpenFile opens the regular file name of r for reading.
 func (r *Root) OpenFile(name string) (*os.File, error) {
 	if fi, err := r.top.Lstat(r.at(name)); err != nil {

@@ -3,6 +3,7 @@
 package beneath
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -253,6 +254,21 @@ func (r *Root) Create(name string, perm fs.FileMode) (*os.File, error) {
 	fd, err := unix.Openat(r.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, r.err("create", name, err)
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(r.name, name)), nil
+}
+
+// OpenWrite opens the regular file name of r, there already, for writing;
+// nothing is followed or made.
+func (r *Root) OpenWrite(name string) (*os.File, error) {
+	fd, err := unix.Openat(r.fd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, r.err("open", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, r.err("open", name, cmp.Or(err, error(unix.EINVAL)))
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(r.name, name)), nil
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/beneath"
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // locked runs f under the store's locks, with its records loaded.
@@ -908,11 +909,62 @@ func (s *Store) applyWrites(root *beneath.Root, writes []staged, stage *beneath.
 		if err != nil {
 			return err
 		}
+		if inPlace(rel) {
+			if done, err := rewriteInPlace(stage, w.name, dir, name); done || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if err := renameOver(stage, w.name, dir, name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inPlace reports whether undo writes the file at rel (relative to the root)
+// into the file there rather than renaming a new one over it: a protected
+// path (.git/config, a hook), which a sandboxed session still running keeps
+// read-only by a bind mount of that file. A new file in its place would not
+// be read-only there until the sandbox looks again, and a job watching for
+// it could open it meanwhile and write through that descriptor later (a
+// core.fsmonitor that git on the host runs).
+func inPlace(rel string) bool { return protect.Guarded(rel) }
+
+// rewriteInPlace writes the staged file from of stage into the file name of dir,
+// which stays the same file, with the staged file's mode; false (nothing
+// done) where name is not a regular file of one name. A crash part way
+// leaves it half written, as the journal's next run finishes it.
+func rewriteInPlace(stage *beneath.Root, from string, dir *beneath.Root, name string) (bool, error) {
+	if st, err := dir.Lstat(name); err != nil || !st.Mode.IsRegular() || st.Links != 1 {
+		return false, nil
+	}
+	src, err := stage.OpenFile(from)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return false, err
+	}
+	dst, err := dir.OpenWrite(name)
+	if err != nil {
+		return false, nil // (a file made read-only on the host): renamed over instead
+	}
+	n, err := io.Copy(dst, src)
+	if err == nil {
+		err = dst.Truncate(n)
+	}
+	if err == nil {
+		err = dst.Chmod(fi.Mode().Perm())
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil, err
 }
 
 // renameOver renames from (in stage) to name of dir, replacing a directory

@@ -179,3 +179,63 @@ func stages(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestUndoRewritesProtectedInPlace: undo writes a protected file (git's
+// config, a hook) into the file that is there, which a sandboxed session
+// still running keeps read-only by a bind mount of that very file; a new
+// file renamed over it would be writable there until the sandbox looked
+// again. A file of two names is replaced instead, so the other keeps its
+// bytes.
+func TestUndoRewritesProtectedInPlace(t *testing.T) {
+	lab, root := checkpointtest.Project(t)
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	config := filepath.Join(root, ".git", "config")
+	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for _, p := range []string{config, hook} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[p] = b
+	}
+	id := snapshot(t, s, "rewrite them")
+	for _, p := range []string{config, hook} {
+		if err := os.WriteFile(p, []byte("[core]\n\tfsmonitor = touch PWNED\n# a longer file than it was, and then some more\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	ino := func(p string) os.FileInfo {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	before := map[string]os.FileInfo{config: ino(config), hook: ino(hook)}
+	if _, _, err := s.Restore(id); err != nil {
+		t.Fatal(err)
+	}
+	for p, b := range want {
+		got, _ := os.ReadFile(p)
+		if !bytes.Equal(got, b) {
+			t.Errorf("%s: %q, want %q", p, got, b)
+		}
+		if !os.SameFile(ino(p), before[p]) {
+			t.Errorf("%s was replaced by another file, not rewritten", p)
+		}
+	}
+	if fi, _ := os.Stat(hook); fi.Mode().Perm() != 0o755 {
+		t.Errorf("the hook's mode %v", fi.Mode().Perm())
+	}
+}

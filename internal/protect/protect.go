@@ -174,7 +174,16 @@ func Match(rel string) bool {
 }
 
 // Lookup returns the entry that protects rel.
-func Lookup(rel string) (Entry, bool) {
+func Lookup(rel string) (Entry, bool) { return lookup(rel, false) }
+
+// Guarded reports whether an entry the kernel keeps read-only (not the
+// policy's alone) protects rel.
+func Guarded(rel string) bool {
+	_, ok := lookup(rel, true)
+	return ok
+}
+
+func lookup(rel string, guardedOnly bool) (Entry, bool) {
 	if strings.Contains(rel, "..") || strings.Contains(rel, "//") || strings.HasPrefix(rel, "./") || strings.Contains(rel, "/./") {
 		rel = path.Clean("/" + rel)
 	}
@@ -189,7 +198,7 @@ func Lookup(rel string) (Entry, bool) {
 		comp, _, _ := strings.Cut(rest, "/")
 		for _, list := range [2][]int{idx.byFirst[comp], idx.patterns} {
 			for _, i := range list {
-				if e := Table[i]; (first || !e.RootOnly) && e.matches(rest) {
+				if e := Table[i]; (first || !e.RootOnly) && !(guardedOnly && e.PolicyOnly) && e.matches(rest) {
 					return e, true
 				}
 			}

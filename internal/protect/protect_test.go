@@ -123,3 +123,21 @@ func TestRootPatterns(t *testing.T) {
 		}
 	}
 }
+
+// Guarded: what the kernel keeps read-only, not what only the policy asks
+// about (.git as a whole).
+func TestGuarded(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".git/config":            true,
+		".git/hooks/pre-commit":  true,
+		".git/index":             false,
+		".git/objects/ab/cdef":   false,
+		".vscode/tasks.json":     true,
+		"src/main.go":            false,
+		"packages/app/.claude/x": true,
+	} {
+		if got := Guarded(rel); got != want {
+			t.Errorf("Guarded(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
