@@ -2,11 +2,8 @@ package checkpoint
 
 import (
 	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/gitstate"
-
 	"github.com/shellgate/shellgate/internal/protect"
 )
 
@@ -157,18 +153,12 @@ var errGuardMoves = errors.New("checkpoint: an index the guard moves aside")
 // storeGuarded stores the index or todo list at path (rel in .git) as the
 // guard of the root's git state would leave it (Leave.GitIndex).
 func (s *Store) storeGuarded(path, rel string) ([sha1.Size]byte, error) {
-	var id [sha1.Size]byte
-	f, err := openRegular(path)
-	if err != nil {
-		return id, err
+	data, err := readSmall(path, s.maxFileSize())
+	if errors.Is(err, errTooLong) {
+		return [sha1.Size]byte{}, &overSizeError{int64(len(data))}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, s.maxFileSize()+1))
-	f.Close()
 	if err != nil {
-		return id, fmt.Errorf("checkpoint: %w", err)
-	}
-	if int64(len(data)) > s.maxFileSize() {
-		return id, &overSizeError{int64(len(data))}
+		return [sha1.Size]byte{}, err
 	}
 	kept, ok := data, true
 	if gd, index := gitstate.IndexGitDir(rel); index {
@@ -177,14 +167,9 @@ func (s *Store) storeGuarded(path, rel string) ([sha1.Size]byte, error) {
 		ok = gitstate.TodoKnown(data, s.leave.GitKnown)
 	}
 	if !ok {
-		return id, errGuardMoves
+		return [sha1.Size]byte{}, errGuardMoves
 	}
-	h, err := s.writeObject("blob", kept)
-	if err != nil {
-		return id, err
-	}
-	hex.Decode(id[:], []byte(h))
-	return id, nil
+	return s.storeBlob(kept)
 }
 
 // guardedIndex is index data of git directory gd as the guard would leave

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,13 +36,7 @@ func notKeptStub(st fileStat) []byte {
 
 // storeStub writes the stub of a file not kept.
 func (s *Store) storeStub(st fileStat) ([sha1.Size]byte, error) {
-	var raw [sha1.Size]byte
-	id, err := s.writeObject("blob", notKeptStub(st))
-	if err != nil {
-		return raw, err
-	}
-	hex.Decode(raw[:], []byte(id))
-	return raw, nil
+	return s.storeBlob(notKeptStub(st))
 }
 
 // notKept reports whether checkpoint path p (work/…, git/…, nested/…) is a

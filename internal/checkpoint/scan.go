@@ -593,7 +593,7 @@ func (p *scanPass) read() error {
 			e := p.pending[i]
 			var id [sha1.Size]byte
 			var err error
-			if p.guardsGit(p.rels[i]) && !e.notKept && e.mode != modeSymlink {
+			if p.guardsGit(p.rels[i]) && !e.notKept { // (no symlink: fileEntry left those out)
 				id, err = p.s.storeGuarded(p.paths[i], p.rels[i])
 			} else if e.notKept {
 				id, err = p.s.storeStub(e.st)
@@ -744,9 +744,7 @@ func (s *Store) writeRawTree(entries []scanEntry, work bool) ([sha1.Size]byte, e
 	if err != nil {
 		return [sha1.Size]byte{}, err
 	}
-	var raw [sha1.Size]byte
-	hex.Decode(raw[:], []byte(id))
-	return raw, nil
+	return rawID(id), nil
 }
 
 // bigFile: files larger are streamed to the store rather than read whole.
@@ -755,23 +753,34 @@ const bigFile = 32 << 20
 // storeFile writes the blob of the file (or the symlink's target) at path to
 // the store and returns its id.
 func (s *Store) storeFile(path string, symlink bool) ([sha1.Size]byte, error) {
-	var raw [sha1.Size]byte
-	var id string
-	var err error
 	if symlink {
-		var target string
-		if target, err = os.Readlink(path); err != nil {
-			return raw, err
+		target, err := os.Readlink(path)
+		if err != nil {
+			return [sha1.Size]byte{}, err
 		}
-		id, err = s.writeObject("blob", []byte(target))
-	} else {
-		id, err = s.storeRegular(path)
+		return s.storeBlob([]byte(target))
 	}
+	id, err := s.storeRegular(path)
 	if err != nil {
-		return raw, err
+		return [sha1.Size]byte{}, err
 	}
+	return rawID(id), nil
+}
+
+// storeBlob writes data to the store as a blob and returns its id.
+func (s *Store) storeBlob(data []byte) ([sha1.Size]byte, error) {
+	id, err := s.writeObject("blob", data)
+	if err != nil {
+		return [sha1.Size]byte{}, err
+	}
+	return rawID(id), nil
+}
+
+// rawID is the hex object id as bytes.
+func rawID(id string) [sha1.Size]byte {
+	var raw [sha1.Size]byte
 	hex.Decode(raw[:], []byte(id))
-	return raw, nil
+	return raw
 }
 
 // overSizeError is storeRegular's when the file is over Options.MaxFileSize
