@@ -909,11 +909,18 @@ func (s *Store) applyWrites(root *beneath.Root, writes []staged, stage *beneath.
 		if err != nil {
 			return err
 		}
-		if inPlace(rel) {
-			if done, err := rewriteInPlace(stage, w.name, dir, name); done || err != nil {
-				if err != nil {
-					return err
-				}
+		// A protected path (.git/config, a hook) is written into the file
+		// there: a sandboxed session still running keeps that very file
+		// read-only by a bind mount, and a new one renamed over it would be
+		// writable until the sandbox looked again — long enough for a job
+		// watching for it to open it and, later, write core.fsmonitor through
+		// that descriptor for git on the host to run.
+		if protect.Guarded(rel) {
+			done, err := rewriteInPlace(stage, w.name, dir, name)
+			if err != nil {
+				return err
+			}
+			if done {
 				continue
 			}
 		}
@@ -923,15 +930,6 @@ func (s *Store) applyWrites(root *beneath.Root, writes []staged, stage *beneath.
 	}
 	return nil
 }
-
-// inPlace reports whether undo writes the file at rel (relative to the root)
-// into the file there rather than renaming a new one over it: a protected
-// path (.git/config, a hook), which a sandboxed session still running keeps
-// read-only by a bind mount of that file. A new file in its place would not
-// be read-only there until the sandbox looks again, and a job watching for
-// it could open it meanwhile and write through that descriptor later (a
-// core.fsmonitor that git on the host runs).
-func inPlace(rel string) bool { return protect.Guarded(rel) }
 
 // rewriteInPlace writes the staged file from of stage into the file name of dir,
 // which stays the same file, with the staged file's mode; false (nothing
