@@ -105,13 +105,15 @@ func pids() []int {
 	return out
 }
 
-// groupMembers returns the live (non-zombie) processes in group pgid.
-func groupMembers(pgid int) []procID {
+// groupMembers returns the live (non-zombie) processes in group pgid, among
+// scope's processes where it lists them (a sandbox session's: a command's
+// group is in its session), else among every process of the machine.
+func groupMembers(pgid int, scope Launcher) []procID {
 	if !groupExists(pgid) {
 		return nil
 	}
 	var members []procID
-	for _, pid := range pids() {
+	for _, pid := range candidates(scope) {
 		if st, ok := readStat(pid); ok && st.pgrp == pgid && !st.dead() {
 			members = append(members, procID{pid, st.start})
 		}
@@ -130,6 +132,17 @@ func liveOf(pgid int, ms []procID) []procID {
 	return live
 }
 
+// candidates lists the processes to search for scope's: those it lists if it
+// is a Lister that can, else every process.
+func candidates(scope Launcher) []int {
+	if l, ok := scope.(Lister); ok {
+		if pids, ok := l.Processes(); ok {
+			return pids
+		}
+	}
+	return pids()
+}
+
 // markedProcs returns the live processes whose initial environment has an entry
 // starting with pattern, among those of scope (nil: all): the ones it lists if
 // it is a Lister, else those its Contains accepts. Only processes of our own
@@ -139,18 +152,11 @@ func markedProcs(pattern []byte, scope Launcher) []procID {
 	if pattern == nil {
 		return nil
 	}
-	candidates, listed := []int(nil), false
-	if l, ok := scope.(Lister); ok {
-		candidates, listed = l.Processes()
-	}
-	if !listed {
-		candidates = pids()
-	}
 	self := os.Getpid()
 	var found []procID
 	bp := envBufs.Get().(*[]byte)
 	defer envBufs.Put(bp)
-	for _, pid := range candidates {
+	for _, pid := range candidates(scope) {
 		if pid == self || pid <= 1 || scope != nil && !scope.Contains(pid) {
 			continue
 		}
