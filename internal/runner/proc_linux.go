@@ -179,16 +179,27 @@ var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // is not missed.
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	var seen uint64 // where the environment ended at the last empty read
 	for range 50 {
 		env, err := procfs.Read(path, buf, false)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
 		st, ok := readStat(pid)
-		if !ok || st.dead() || st.flags&pfKthread != 0 || st.envEnd != 0 {
-			return env, nil // truly empty (env -i), a kernel thread, or gone
+		if !ok || st.dead() || st.flags&pfKthread != 0 {
+			return env, nil // a kernel thread, or gone
 		}
-		time.Sleep(200 * time.Microsecond)
+		if st.envEnd != 0 && st.envEnd == seen {
+			return env, nil // empty twice in the same place: env -i
+		}
+		if st.envEnd == 0 {
+			time.Sleep(200 * time.Microsecond) // its execve is setting it up
+		}
+		// An environment in place that read empty may have been read through
+		// the memory of before an execve the process has since finished (an
+		// open environ keeps the memory it was opened on, which reads empty
+		// once let go): read it anew.
+		seen = st.envEnd
 	}
 	return nil, nil
 }
