@@ -382,3 +382,38 @@ func TestSandboxRestartTerminal(t *testing.T) {
 		before = append(before, helpers[0])
 	}
 }
+
+// A command that reaches the session's process limit — a fork bomb — is
+// stopped and its envelope says why, while the session goes on: a job started
+// before it still runs after it, and the next call works in the same session
+// (no "session had ended" note). Before, the bomb took the session's helper
+// down, and the kernel ended the session with every job in it.
+func TestForkBombStoppedSessionLivesOn(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Limits: shellgate.SandboxLimits{Procs: 128}}}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "echo job started; exec sleep 6031.5", RunInBackground: true})
+	if env.Status != envelope.Success || env.Data.Job == nil {
+		t.Fatalf("the job: %s\n%s", env.Status, env.Text)
+	}
+	if sb, _ := env.Context.Sandbox.(map[string]any); sb["procs"] != "cgroup" {
+		t.Skipf("no cgroup process limit here: %v", env.Context.Sandbox)
+	}
+	job := env.Data.Job.ID
+	if env := s.Output(ctx, job, shellgate.JobRead{Until: "^job started$", WaitMS: 10000}); !strings.Contains(env.Data.Stdout, "job started") {
+		t.Fatalf("the job did not start:\n%s", env.Text)
+	}
+	timeout := int64(30000)
+	env = srun(t, s, shellgate.Request{Command: "while :; do sleep 6032.5 & done", TimeoutMS: &timeout})
+	if env.Data.TimedOut || env.Data.Signal == nil || *env.Data.Signal != "SIGKILL" || !strings.Contains(env.Text, "reached the sandbox session's limit of 128 processes") {
+		t.Errorf("the bomb's envelope (%s, timed out %v, signal %v) does not say it was stopped at the limit:\n%s", env.Status, env.Data.TimedOut, env.Data.Signal, env.Text)
+	}
+	if env := s.Output(ctx, job, shellgate.JobRead{}); env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning {
+		t.Errorf("the job started before the bomb did not outlive it:\n%s", env.Text)
+	}
+	env = srun(t, s, shellgate.Request{Command: "echo after"})
+	if env.Status != envelope.Success || env.Data.Stdout != "after\n" || strings.Contains(env.Text, "session had ended") {
+		t.Errorf("the call after the bomb: %s\n%s", env.Status, env.Text)
+	}
+}
