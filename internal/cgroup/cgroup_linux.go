@@ -250,6 +250,27 @@ func (g *Group) LimitHits(trees []string) (n int64, ok bool) {
 	return n, ok
 }
 
+// AtLimit reports whether the commands hold their process limit now, or
+// nearly (within a sixteenth of it: a bomb's processes come and go): what a
+// refused fork left behind, unlike one whose command has since ended or
+// given the processes back.
+func (g *Group) AtLimit() bool {
+	if g.limited == "" {
+		return false
+	}
+	read := func(file string) (int64, bool) {
+		b, err := os.ReadFile(filepath.Join(g.limited, file))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return n, err == nil
+	}
+	current, ok := read("pids.current")
+	max, ok2 := read("pids.max") // "max": no limit here
+	return ok && ok2 && current >= max-max/16
+}
+
 // pidsMax reads the "max" count of dir's pids.events.
 func pidsMax(dir string) (int64, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "pids.events"))

@@ -490,6 +490,39 @@ func TestProcessLimit(t *testing.T) {
 	}
 }
 
+// A command that reaches the limit and gives its processes back at once (a
+// program that stops forking at the first refusal and ends its children)
+// leaves nothing to stop: the job beside it is not blamed for the refusal.
+func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	spec := l.spec()
+	spec.Limits.Procs = 100
+	s := start(t, spec)
+	if s.Report().Layers[LayerProcs] != "cgroup" {
+		t.Skipf("no cgroup process limit here (%s)", s.Report())
+	}
+	job, _ := launch(t, s, l.root, "exec sleep 6012.5")
+	t.Cleanup(func() { s.KillTree(job.PID(), syscall.SIGKILL) })
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6012.5")) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not start")
+		}
+	}
+	hits, _ := s.group.LimitHits(nil)
+	out, code := run(t, s, l.root, `perl -e 'while (defined(my $p = fork)) { if (!$p) { sleep 30; exit } } $SIG{TERM} = "IGNORE"; kill "TERM", -$$; print "refused\n"'`)
+	if code != 0 || out != "refused\n" {
+		t.Fatalf("the forks: exit %d, %q", code, out)
+	}
+	if now, _ := s.group.LimitHits(nil); now <= hits {
+		t.Fatalf("no fork refused (%d refusals before, %d after)", hits, now)
+	}
+	time.Sleep(3 * limitEvery)
+	if len(procsNamed("6012.5")) != 1 {
+		t.Error("the job was stopped for a refusal it had no part in")
+	}
+}
+
 // On v1 (hybrid included), where cgroups hold threads, the process limit is
 // on the commands' pids cgroup, below the session's: the one thread of the
 // helper that forks the commands is there, and so is every command, while the

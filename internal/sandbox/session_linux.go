@@ -525,9 +525,10 @@ const limitEvery = 100 * time.Millisecond
 // watchLimit stops a command that reaches the session's process limit: a
 // fork bomb keeps the limit reached for as long as it runs, and meanwhile no
 // other command or job of the session can start a process. When the limit
-// has refused a fork since the last look (cgroup.Group.LimitHits), the
-// command whose cgroup holds the most processes and threads is killed with
-// everything it started; its Notes say why. It looks every limitEvery while
+// has refused a fork since the last look (cgroup.Group.LimitHits) and the
+// commands still hold it (cgroup.Group.AtLimit: not a bomb that has ended on
+// its own meanwhile), the command whose cgroup holds the most processes and
+// threads is killed with everything it started; its Notes say why. It looks every limitEvery while
 // the session has commands' cgroups, and not at all while it has none: an
 // idle session costs no wake-ups.
 func (s *Session) watchLimit() {
@@ -554,7 +555,7 @@ func (s *Session) watchLimit() {
 			if len(trees) == 0 {
 				break
 			}
-			if n, _ := s.group.LimitHits(trees); n > last {
+			if n, _ := s.group.LimitHits(trees); n > last && s.group.AtLimit() {
 				s.stopOverLimit(trees)
 				last, _ = s.group.LimitHits(s.liveTrees())
 			} else {
