@@ -267,8 +267,8 @@ func (g *Group) AtLimit() bool {
 		return n, err == nil
 	}
 	current, ok := read("pids.current")
-	max, ok2 := read("pids.max") // "max": no limit here
-	return ok && ok2 && current >= max-max/16
+	limit, ok2 := read("pids.max") // "max": no limit here
+	return ok && ok2 && current >= limit-limit/16
 }
 
 // pidsMax reads the "max" count of dir's pids.events.

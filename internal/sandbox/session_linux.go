@@ -472,7 +472,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 		}
 		<-grouped
 		if s.group != nil {
-			if err := s.homeLauncher(); err != nil {
+			if err := s.homeLauncher(cg); err != nil {
 				return err
 			}
 		}
@@ -492,8 +492,9 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 // in the commands' cgroup on v1 (cgroup.Group.LauncherFile), now that the
 // helper is in the session's: its commands are charged to the process limit,
 // and its other threads are not. Where the thread cannot go, the limit is the
-// whole session's instead, the helper's threads counted too.
-func (s *Session) homeLauncher() error {
+// whole session's instead, the helper's threads counted too; where that
+// cannot be either, cg says the session has no process limit.
+func (s *Session) homeLauncher(cg *sessionCgroup) error {
 	f, err := s.group.LauncherFile()
 	if f == nil && err == nil {
 		return nil // cgroup2: the commands are born below the limit
@@ -513,7 +514,10 @@ func (s *Session) homeLauncher() error {
 		}
 	}
 	if err != nil {
-		return s.group.Unlimit(s.procs)
+		if uerr := s.group.Unlimit(s.procs); uerr != nil {
+			cg.layers[LayerProcs] = "rlimit"
+			cg.missing = append(cg.missing, fmt.Sprintf("%s: the session's commands have no process limit: %v; %v", LayerProcs, err, uerr))
+		}
 	}
 	return nil
 }
@@ -528,9 +532,9 @@ const limitEvery = 100 * time.Millisecond
 // has refused a fork since the last look (cgroup.Group.LimitHits) and the
 // commands still hold it (cgroup.Group.AtLimit: not a bomb that has ended on
 // its own meanwhile), the command whose cgroup holds the most processes and
-// threads is killed with everything it started; its Notes say why. It looks every limitEvery while
-// the session has commands' cgroups, and not at all while it has none: an
-// idle session costs no wake-ups.
+// threads is killed with everything it started; its Notes say why. It looks
+// every limitEvery while the session has commands' cgroups, and not at all
+// while it has none: an idle session costs no wake-ups.
 func (s *Session) watchLimit() {
 	last, ok := s.group.LimitHits(nil)
 	if !ok {
