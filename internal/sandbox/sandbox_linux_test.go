@@ -440,20 +440,7 @@ func TestLaunchErrors(t *testing.T) {
 // session, the job with it.
 func TestProcessLimit(t *testing.T) {
 	lane.Live(t)
-	l := newLab(t)
-	spec := l.spec()
-	spec.Limits.Procs = 100
-	s := start(t, spec)
-	if s.Report().Layers[LayerProcs] != "cgroup" {
-		t.Skipf("no cgroup process limit here (%s)", s.Report())
-	}
-	job, _ := launch(t, s, l.root, "exec sleep 6010.5")
-	t.Cleanup(func() { s.KillTree(job.PID(), syscall.SIGKILL) })
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6010.5")) == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the job did not start")
-		}
-	}
+	s, l := limitedWithJob(t, "6010.5")
 	// bash retries a fork the limit refused, for seconds: the bomb goes on
 	// at the limit until it is stopped.
 	bomb, out := launch(t, s, l.root, "while :; do sleep 6011.5 & done")
@@ -490,11 +477,11 @@ func TestProcessLimit(t *testing.T) {
 	}
 }
 
-// A command that reaches the limit and gives its processes back at once (a
-// program that stops forking at the first refusal and ends its children)
-// leaves nothing to stop: the job beside it is not blamed for the refusal.
-func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
-	lane.Live(t)
+// limitedWithJob starts a session limited to 100 processes, skipping where
+// the limit is no cgroup's, and in it a job, `sleep tag`, running once it
+// returns.
+func limitedWithJob(t *testing.T, tag string) (*Session, *lab) {
+	t.Helper()
 	l := newLab(t)
 	spec := l.spec()
 	spec.Limits.Procs = 100
@@ -502,13 +489,22 @@ func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
 	if s.Report().Layers[LayerProcs] != "cgroup" {
 		t.Skipf("no cgroup process limit here (%s)", s.Report())
 	}
-	job, _ := launch(t, s, l.root, "exec sleep 6012.5")
+	job, _ := launch(t, s, l.root, "exec sleep "+tag)
 	t.Cleanup(func() { s.KillTree(job.PID(), syscall.SIGKILL) })
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6012.5")) == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed(tag)) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the job did not start")
 		}
 	}
+	return s, l
+}
+
+// A command that reaches the limit and gives its processes back at once (a
+// program that stops forking at the first refusal and ends its children)
+// leaves nothing to stop: the job beside it is not blamed for the refusal.
+func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
+	lane.Live(t)
+	s, l := limitedWithJob(t, "6012.5")
 	hits, _ := s.group.LimitHits(nil)
 	out, code := run(t, s, l.root, `perl -e 'while (defined(my $p = fork)) { if (!$p) { sleep 30; exit } } $SIG{TERM} = "IGNORE"; kill "TERM", -$$; print "refused\n"'`)
 	if code != 0 || out != "refused\n" {
