@@ -479,5 +479,10 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	if b.takeRestarted() {
 		env.Note(restartNote)
 	}
+	if sess != nil {
+		for _, n := range sess.TakeNotes() {
+			env.Note(n)
+		}
+	}
 	return sess, nil
 }

@@ -477,6 +477,41 @@ func TestProcessLimit(t *testing.T) {
 	}
 }
 
+// A bomb left running by a command whose call has returned is stopped at
+// the limit all the same, and since no envelope of that command is still to
+// come, the next call is told (TakeNotes); the job beside it lives on.
+func TestProcessLimitAfterTheCall(t *testing.T) {
+	lane.Live(t)
+	s, l := limitedWithJob(t, "6013.5")
+	if out, code := run(t, s, l.root, "(while :; do sleep 6014.5 & done) >/dev/null 2>&1 & exit 0"); code != 0 {
+		t.Fatalf("the command: exit %d, %q", code, out)
+	}
+	var notes []string
+	for deadline := time.Now().Add(10 * time.Second); len(notes) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6014.5")))
+		}
+		notes = s.TakeNotes()
+	}
+	if len(notes) != 1 || notes[0] != LeftOverLimitNote(100) {
+		t.Errorf("notes %q, want the limit's note for what a command left", notes)
+	}
+	if again := s.TakeNotes(); len(again) > 0 {
+		t.Errorf("the notes were told twice: %q", again)
+	}
+	for deadline := time.Now().Add(2 * time.Second); len(procsNamed("6014.5")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the bomb's processes outlived it", len(procsNamed("6014.5")))
+		}
+	}
+	if len(procsNamed("6013.5")) != 1 || !s.Alive() {
+		t.Errorf("the job did not outlive the bomb (session alive: %v)", s.Alive())
+	}
+	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
+		t.Errorf("the command after the bomb: exit %d, %q", code, got)
+	}
+}
+
 // limitedWithJob starts a session limited to 100 processes, skipping where
 // the limit is no cgroup's, and in it a job, `sleep tag`, running once it
 // returns.

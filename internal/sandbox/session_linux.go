@@ -59,6 +59,11 @@ type Session struct {
 	// overLimit: the cgroups of the commands stopped for reaching the
 	// process limit (watchLimit); wakeLimit starts its watch.
 	overLimit map[string]bool
+	// returned: the cgroups of the commands that have exited (their calls
+	// returned) while processes they started run on; notes: what the next
+	// call is told (TakeNotes).
+	returned  map[string]bool
+	notes     []string
 	wakeLimit chan struct{}
 	watched   chan struct{} // closed when watchLimit has returned; nil if it never ran
 	fwd       *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
@@ -264,6 +269,7 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 		dead:    make(chan struct{}),
 
 		overLimit: map[string]bool{},
+		returned:  map[string]bool{},
 		wakeLimit: make(chan struct{}, 1),
 		gone:      make(chan struct{}),
 	}
@@ -597,6 +603,9 @@ func (s *Session) stopOverLimit(trees []string) {
 	}
 	s.mu.Lock()
 	s.overLimit[top] = true
+	if s.returned[top] {
+		s.notes = append(s.notes, LeftOverLimitNote(s.procs))
+	}
 	s.mu.Unlock()
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		s.group.KillAll(top, s.helper.Process.Pid, syscall.SIGKILL)
@@ -606,12 +615,15 @@ func (s *Session) stopOverLimit(trees []string) {
 	}
 }
 
-// stoppedOverLimit reports whether the command of cgroup tree was stopped
-// for reaching the process limit.
-func (s *Session) stoppedOverLimit(tree string) bool {
+// TakeNotes returns, once, what the session did since the last call that
+// no call's envelope told: processes a command left running, stopped for
+// reaching the process limit after its call had returned.
+func (s *Session) TakeNotes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.overLimit[tree]
+	notes := s.notes
+	s.notes = nil
+	return notes
 }
 
 // sessionCgroup is what the session's cgroup gives: the layers it makes,
@@ -984,9 +996,12 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		default:
 		}
 		l.exited = func() {
-			if s.stoppedOverLimit(tree) {
+			s.mu.Lock()
+			if s.overLimit[tree] {
 				l.limit = s.procs
 			}
+			s.returned[tree] = true
+			s.mu.Unlock()
 			s.release(r.pid, tree)
 		}
 	}
@@ -1064,6 +1079,7 @@ func (s *Session) release(pid int, tree string) {
 	if s.trees[pid] == tree {
 		delete(s.trees, pid)
 		delete(s.overLimit, tree)
+		delete(s.returned, tree)
 	}
 }
 
@@ -1131,6 +1147,12 @@ func (l *launched) Notes() []string {
 		notes = append([]string{OverLimitNote(l.limit)}, notes...)
 	}
 	return notes
+}
+
+// LeftOverLimitNote tells that processes a command left running after its
+// call returned were stopped for reaching the session's process limit.
+func LeftOverLimitNote(procs int) string {
+	return fmt.Sprintf("Stopped: processes an earlier command left running after its call returned reached the sandbox session's limit of %d processes and threads, so shellgate killed them and everything they started. The session, its background jobs and its /tmp go on.", procs)
 }
 
 // OverLimitNote tells that a command was stopped for reaching the session's
