@@ -253,10 +253,11 @@ func (g *Group) LimitHits(trees []string) (n int64, ok bool) {
 // AtLimit reports whether the commands hold their process limit now, or
 // nearly (within a sixteenth of it: a bomb's processes come and go): what a
 // refused fork left behind, unlike one whose command has since ended or
-// given the processes back.
-func (g *Group) AtLimit() bool {
+// given the processes back. current is how many processes and threads are
+// charged to the limit, the exited ones not yet reaped among them.
+func (g *Group) AtLimit() (current int64, at bool) {
 	if g.limited == "" {
-		return false
+		return 0, false
 	}
 	read := func(file string) (int64, bool) {
 		b, err := os.ReadFile(filepath.Join(g.limited, file))
@@ -268,7 +269,7 @@ func (g *Group) AtLimit() bool {
 	}
 	current, ok := read("pids.current")
 	limit, ok2 := read("pids.max") // "max": no limit here
-	return ok && ok2 && current >= limit-limit/16
+	return current, ok && ok2 && current >= limit-limit/16
 }
 
 // pidsMax reads the "max" count of dir's pids.events.

@@ -541,9 +541,11 @@ func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
 	lane.Live(t)
 	s, l := limitedWithJob(t, "6012.5")
 	hits, _ := s.group.LimitHits(nil)
-	out, code := run(t, s, l.root, `perl -e 'while (defined(my $p = fork)) { if (!$p) { sleep 30; exit } } $SIG{TERM} = "IGNORE"; kill "TERM", -$$; print "refused\n"'`)
-	if code != 0 || out != "refused\n" {
-		t.Fatalf("the forks: exit %d, %q", code, out)
+	forks, out := launch(t, s, l.root, `perl -e 'while (defined(my $p = fork)) { if (!$p) { sleep 30; exit } } $SIG{TERM} = "IGNORE"; kill "TERM", -$$; print "refused\n"'`)
+	// On a busy machine a look may come while the forks still hold the
+	// limit, and stop them: the rule at work, not what this test is about.
+	if code, sig := forks.Wait(); (code == nil || *code != 0 || out() != "refused\n") && sig != "SIGKILL" {
+		t.Fatalf("the forks: exit %v %s, %q", code, sig, out())
 	}
 	if now, _ := s.group.LimitHits(nil); now <= hits {
 		t.Fatalf("no fork refused (%d refusals before, %d after)", hits, now)

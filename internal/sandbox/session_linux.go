@@ -565,8 +565,9 @@ func (s *Session) watchLimit() {
 			if len(trees) == 0 {
 				break
 			}
-			if n, _ := s.group.LimitHits(trees); n > last && s.group.AtLimit() {
-				s.stopOverLimit(trees)
+			n, _ := s.group.LimitHits(trees)
+			if current, at := s.group.AtLimit(); n > last && at {
+				s.stopOverLimit(trees, current)
 				last, _ = s.group.LimitHits(s.liveTrees())
 			} else {
 				last = n
@@ -589,8 +590,11 @@ func (s *Session) liveTrees() []string {
 // stopOverLimit kills the command of trees whose cgroup holds the most
 // tasks, the one that took the limit, and waits (up to a second) for them
 // to be gone, so that what they meanwhile failed to fork is not blamed on
-// another.
-func (s *Session) stopOverLimit(trees []string) {
+// another. Unless that command holds at least half of the current charge:
+// a bomb that has just ended leaves its processes charged until the
+// session's PID 1 reaps them, listed in no cgroup, and the largest cgroup
+// then is an innocent job's (the next look decides again).
+func (s *Session) stopOverLimit(trees []string, current int64) {
 	var top string
 	most := 0
 	for _, t := range trees {
@@ -598,7 +602,7 @@ func (s *Session) stopOverLimit(trees []string) {
 			top, most = t, n
 		}
 	}
-	if top == "" {
+	if top == "" || int64(most)*2 < current {
 		return
 	}
 	s.mu.Lock()
