@@ -287,7 +287,8 @@ func pidsMax(dir string) (int64, bool) {
 	return 0, false
 }
 
-// Tasks counts the threads in command cgroup dir (zombies too).
+// Tasks counts the threads in command cgroup dir. An exited one its parent
+// has not reaped yet is not listed, though the pids limit still counts it.
 func Tasks(dir string) int {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.threads"))
 	if err != nil {
