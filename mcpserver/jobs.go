@@ -166,7 +166,7 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return fail("Arguments must be a JSON object: %v.", err)
+		return fail("Arguments must be a JSON object, not %s.", kind(raw))
 	}
 	for k := range fields {
 		if !slices.Contains(names, k) && !slices.Contains(clientParams, k) {
