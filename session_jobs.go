@@ -76,10 +76,14 @@ func (s *Session) Output(ctx context.Context, id string, r JobRead) envelope.Env
 	switch {
 	case r.Until != "" && !out.Matched && !out.Info.Running():
 		env.Note(fmt.Sprintf("The job ended without printing a line matching %q.", r.Until))
+	case r.Until != "" && !out.Matched && r.WaitMS == 0:
+		env.Note(fmt.Sprintf("No line matching %q yet; until waits only as long as wait_ms, 0 by default: read again with wait_ms (e.g. 30000) to wait for it.", r.Until))
 	case r.Until != "" && !out.Matched:
 		env.Note(fmt.Sprintf("No line matching %q within %dms.", r.Until, r.WaitMS))
 	case r.Port != 0 && out.Matched:
 		env.Note(fmt.Sprintf("Port %d accepts connections in this session.", r.Port))
+	case r.Port != 0 && r.WaitMS == 0:
+		env.Note(fmt.Sprintf("Nothing listens on port %d yet; port waits only as long as wait_ms, 0 by default: read again with wait_ms (e.g. 30000) to wait for it.", r.Port))
 	case r.Port != 0:
 		env.Note(fmt.Sprintf("Nothing listens on port %d yet (waited %dms).", r.Port, r.WaitMS))
 	}

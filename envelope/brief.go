@@ -70,6 +70,9 @@ func (e *Envelope) Brief() Brief {
 		Stats:   e.Stats,
 		Context: BriefContext{Cwd: e.Context.Cwd, DirectoryResolved: e.Context.DirectoryResolved, Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
 	}
+	if c := d.Changed; c != nil && c.none() {
+		b.Data.Changed = nil // undoing it would change nothing
+	}
 	if m, ok := e.Context.Sandbox.(map[string]any); ok && m["missing"] != nil {
 		b.Context.Sandbox = m
 	}
@@ -93,4 +96,11 @@ func (e *Envelope) Brief() Brief {
 		b.Context.Policy = &c
 	}
 	return b
+}
+
+// none reports whether c says the command changed nothing in the root and is not
+// still running: a checkpoint's number alone tells a model nothing it can use.
+func (c *Changed) none() bool {
+	return !c.Pending && c.Added == 0 && c.Modified == 0 && c.Deleted == 0 && c.Mode == 0 &&
+		c.Ignored == 0 && c.Git == 0 && len(c.Paths) == 0 && c.More == 0
 }

@@ -123,3 +123,27 @@ func TestBriefSandboxOnlyWhenMissing(t *testing.T) {
 		}
 	}
 }
+
+// data.changed is in the brief when the command changed something or still runs,
+// not for one that changed nothing (the full envelope keeps it).
+func TestBriefChangedOnlyWhenSomething(t *testing.T) {
+	for _, tc := range []struct {
+		changed Changed
+		shown   bool
+	}{
+		{Changed{Checkpoint: 7}, false},
+		{Changed{Checkpoint: 7, Modified: 1, Paths: []string{"modified a.go"}}, true},
+		{Changed{Checkpoint: 7, Git: 3}, true},
+		{Changed{Checkpoint: 7, Pending: true}, true},
+	} {
+		c := tc.changed
+		e := Envelope{Data: Data{Command: "go test ./...", ExitCode: intp(1), Changed: &c}}
+		e.Settle()
+		if got := e.Brief().Data.Changed != nil; got != tc.shown {
+			t.Errorf("%+v: in the brief %v, want %v", tc.changed, got, tc.shown)
+		}
+		if e.Data.Changed == nil {
+			t.Errorf("%+v: the envelope lost data.changed", tc.changed)
+		}
+	}
+}

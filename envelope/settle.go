@@ -2,6 +2,8 @@ package envelope
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -369,7 +371,7 @@ const maxHeadline = 300
 // first bytes (cut at a rune boundary) and its length; no line of it ends in
 // blanks (data.command has them).
 func shortCommand(cmd string) string {
-	all := len(cmd)
+	all := uncutLen(cmd)
 	cmd = trimLineEnds(cmd)
 	if len(cmd) <= maxHeadline {
 		return cmd
@@ -379,6 +381,23 @@ func shortCommand(cmd string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d bytes in all)", cmd[:cut], all)
+}
+
+// cutMark is CutMiddle's marker, as Refuse leaves it in data.command.
+var cutMark = regexp.MustCompile(`\n\[… (\d+) bytes cut …\]\n`)
+
+// uncutLen is the length of cmd before Refuse cut its middle out: the text's
+// first line gives the size of the command as given, not of its echo.
+func uncutLen(cmd string) int {
+	m := cutMark.FindAllStringSubmatchIndex(cmd, 2)
+	if len(m) != 1 {
+		return len(cmd)
+	}
+	n, err := strconv.Atoi(cmd[m[0][2]:m[0][3]])
+	if err != nil {
+		return len(cmd)
+	}
+	return len(cmd) - (m[0][1] - m[0][0]) + n
 }
 
 // trimLineEnds removes the blanks that end s and each of its lines.

@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -168,6 +169,10 @@ func TestRefuseCutsAHugeCommand(t *testing.T) {
 	}
 	if e.Data.Truncated || strings.Contains(e.Text, "runcated") || len(e.Text) > 1000 {
 		t.Errorf("text of %d bytes: %.400s", len(e.Text), e.Text)
+	}
+	// The first line gives the size of the command as given, not of its echo.
+	if first, _, _ := strings.Cut(e.Text, "\n"); !strings.HasSuffix(first, fmt.Sprintf("… (%d bytes in all)", len(cmd))) {
+		t.Errorf("headline: …%s", first[max(0, len(first)-40):])
 	}
 }
 

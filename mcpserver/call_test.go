@@ -80,6 +80,27 @@ func TestResults(t *testing.T) {
 	}
 }
 
+// Arguments that are not an object say what they are, in the model's words,
+// not the decoder's Go types.
+func TestArgumentsNotAnObject(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	cs := connect(t, srv, nil, nil)
+	for _, tc := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"", "ls", "Arguments must be a JSON object with a 'command' string, not a string."},
+		{"", []any{"ls"}, "Arguments must be a JSON object with a 'command' string, not an array."},
+		{JobKillTool, "j1", "Arguments must be a JSON object, not a string."},
+	} {
+		env := call(t, context.Background(), cs, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if env.Error == nil || env.Error.Code != envelope.InvalidParam || env.Error.Message != tc.want {
+			t.Errorf("%s %v: %+v, want %q", tc.tool, tc.args, env.Error, tc.want)
+		}
+	}
+}
+
 // A slow call must not hold up a fast one: calls run concurrently.
 func TestConcurrentCalls(t *testing.T) {
 	lane.Live(t)

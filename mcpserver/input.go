@@ -59,7 +59,7 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return fail("Arguments must be a JSON object with a 'command' string: %v.", err)
+		return fail("Arguments must be a JSON object with a 'command' string, not %s.", kind(raw))
 	}
 	// Keep what was given, for context.params_input, before judging it.
 	for k, v := range fields {

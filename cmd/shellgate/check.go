@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -135,6 +136,9 @@ type checkJSON struct {
 	Network    bool          `json:"network"`
 	Config     []string      `json:"config_files"`
 	Warnings   []string      `json:"warnings"`
+	// Relaxed: the rules that would have asked or refused, left out because
+	// something else contains the command (relaxedWhy).
+	Relaxed []string `json:"relaxed,omitempty"`
 }
 
 type commandJSON struct {
@@ -153,7 +157,7 @@ func checkReport(v shellgate.Verdict, root, dir string, p policy.Settings, src c
 		Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Code: string(v.Code),
 		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey,
 		Commands: []commandJSON{}, Root: root, Dir: dir, Mode: string(modeOf(p)), Network: p.Network,
-		Config: []string{}, Warnings: []string{},
+		Config: []string{}, Warnings: []string{}, Relaxed: v.Relaxed,
 	}
 	for _, c := range v.Commands {
 		out.Commands = append(out.Commands, commandJSON{
@@ -183,6 +187,9 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	}
 	if v.SessionKey != "" {
 		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)
+	}
+	for _, r := range v.Relaxed {
+		fmt.Fprintf(w, "relaxed:  %s (%s)\n", r, relaxedWhy(r, p))
 	}
 	fmt.Fprintf(w, "commands: %d\n", len(v.Commands))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -279,4 +286,20 @@ guard against is contained. On macOS a Seatbelt profile enforces the writes, pro
 paths, secrets and network (the host's loopback), not /tmp, /proc or a process limit.
 Without either (--sandbox off, Windows) the rules are all there is.
 `)
+}
+
+// relaxedWhy says why rule r, which fired, did not decide: what check prints
+// beside a decision the README's table of rules would have made stricter.
+func relaxedWhy(r string, p policy.Settings) string {
+	switch {
+	case slices.Contains(p.Relax, r):
+		return "switched off by [policy] relax"
+	case r == policy.RuleLoseWork:
+		return "a checkpoint is taken first: shellgate undo takes it back"
+	case slices.Contains(policy.SandboxRules, r):
+		return "the sandbox contains what it runs"
+	case r == policy.RuleNetwork:
+		return "the network is reached only through the session's loopback or shellgate's proxy"
+	}
+	return "contained where it runs"
 }

@@ -77,6 +77,10 @@ ask = ["npm publish *"]
 			[]string{"decision: deny", "Path must be within project root"}, "", ""},
 		{"parse error", []string{"--", "echo 'unterminated"}, exitCheckDeny,
 			[]string{"decision: deny", "rule:     parse"}, "", ""},
+		{"lose-work without checkpoints", []string{"--checkpoints", "off", "--", "git reset --hard"}, exitCheckAsk,
+			[]string{"decision: ask", "rule:     lose-work"}, "", "relaxed:"},
+		{"stored-code without the sandbox", []string{"--sandbox", "off", "--", `eval "$X"`}, exitCheckAsk,
+			[]string{"decision: ask", "rule:     stored-code"}, "", "relaxed:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +102,24 @@ ask = ["npm publish *"]
 				t.Errorf("stderr lacks %q:\n%s", tt.stderr, errOut)
 			}
 		})
+	}
+}
+
+// A rule that fired but did not decide is named beside the decision, with why.
+func TestCheckSaysWhatWasRelaxed(t *testing.T) {
+	root := checkLab(t, "")
+	cfg := filepath.Join(t.TempDir(), "relax.toml")
+	if err := os.WriteFile(cfg, []byte("[policy]\nrelax = [\"interactive\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCheck("--root", root, "--no-user-config", "--config", cfg, "--", "vim x")
+	if code != exitCheckAllow || !strings.Contains(out, "relaxed:  interactive (switched off by [policy] relax)") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCheck("--root", root, "--no-user-config", "--config", cfg, "--json", "--", "vim x")
+	var v checkJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != exitCheckAllow || len(v.Relaxed) != 1 || v.Relaxed[0] != "interactive" {
+		t.Errorf("--json: exit %d %v\n%s", code, err, out)
 	}
 }
 

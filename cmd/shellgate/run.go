@@ -23,7 +23,7 @@ const runUsage = `Usage: shellgate run [flags] -- COMMAND
 
 Checks COMMAND against the policy, runs it with bash (--noprofile --norc) inside the
 project root, streams its output, and ends with a summary. With --json, prints only the
-envelope (status, data, text, stats, context, error) as JSON.
+envelope (status, error, text, data, stats, context) as JSON.
 
 One argument after -- is a command line, with its own quoting and operators:
 shellgate run -- 'grep -n "a b" *.go | head'. Several arguments are words, each

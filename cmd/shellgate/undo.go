@@ -203,6 +203,7 @@ an error.
 	if code >= 0 {
 		return code
 	}
+	defaulted := id == 0
 	if id == 0 {
 		recs, err := cp.Records()
 		if err != nil {
@@ -260,7 +261,31 @@ an error.
 	}
 	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)
 	writeNotRestored(stdout, sum.NotRestored)
+	if defaulted && sum.Empty() {
+		if c, ok := lastChange(cp, id); ok {
+			fmt.Fprintf(stdout, "The last command that changed the project is %d (%s): `shellgate undo %d` takes it back.\n", c.ID, oneLine(c.Command), c.ID)
+		}
+	}
 	return 0
+}
+
+// lastChange is the newest of the recent commands before command id that
+// changed the root, for an undo of the last command that changed nothing.
+func lastChange(cp *shellgate.Checkpoints, id int) (shellgate.CheckpointRecord, bool) {
+	recs, err := cp.Records()
+	if err != nil {
+		return shellgate.CheckpointRecord{}, false
+	}
+	for i, n := len(recs)-1, 0; i >= 0 && n < recentChanges; i-- {
+		if recs[i].ID >= id {
+			continue
+		}
+		n++
+		if sum, err := cp.Changes(recs[i].ID); err == nil && !sum.Empty() {
+			return recs[i], true
+		}
+	}
+	return shellgate.CheckpointRecord{}, false
 }
 
 // notKeptNote marks a change of a file over max_file_size.

@@ -90,6 +90,15 @@ func TestChangesAndUndo(t *testing.T) {
 	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
 		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
 	}
+	// The last command changed nothing: undoing it by default changes nothing,
+	// and the output names the last one that changed something.
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "echo x > gone.txt && rm gone.txt"); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	if code, stdout, stderr := cli("undo", "--root", root, "--yes"); code != 0 || !strings.Contains(stdout, "Undid command 5") ||
+		!strings.Contains(stdout, "The last command that changed the project is 4 (") || !strings.Contains(stdout, "`shellgate undo 4`") {
+		t.Errorf("undo of a command that changed nothing: %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // undoLab is a lab (under /var/tmp) holding checkpointtest's repository in

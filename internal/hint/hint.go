@@ -121,6 +121,12 @@ var missingPath = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[\s'"(])(/[^\s'":]+)['"]?(?::|\s)[^\n]*(?:No such file|not found)|(?:No such file or directory|ENOENT)[^\n]*?['"](/[^'"\n]+)['"]`)
 })
 
+// shellPrefix is how a shell begins its own error lines: "/usr/bin/bash: line 1: ",
+// "sh: 1: ". The shell's path there is not what was missing.
+var shellPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:\S*/)?(?:ba|da|k|z)?sh: (?:line )?\d+: `)
+})
+
 // Unseen explains a "no such file" for a path that exists on the host but
 // outside the sandbox's view (the view shows the project, the system and the
 // toolchains; see sandbox.Plan), and how the user shows it. A credential (in
@@ -131,7 +137,8 @@ func Unseen(d *envelope.Data, root string, secrets func() []string) string {
 	if d.ExitCode != nil && *d.ExitCode == 0 {
 		return ""
 	}
-	for _, m := range missingPath().FindAllStringSubmatch(d.Stderr+"\n"+d.Stdout, 8) {
+	text := shellPrefix().ReplaceAllString(d.Stderr+"\n"+d.Stdout, "")
+	for _, m := range missingPath().FindAllStringSubmatch(text, 8) {
 		p := m[1] + m[2]
 		if strings.HasPrefix(p, root+"/") || p == root {
 			continue

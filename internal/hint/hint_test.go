@@ -122,6 +122,10 @@ func TestUnseenHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets := []string{filepath.Join(dir, ".ssh"), filepath.Join(dir, ".netrc")}
+	shell := filepath.Join(dir, "bash") // the shell's path, which exists, begins its errors
+	if err := os.WriteFile(shell, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		stderr, root string
 		want         string // the start of the hint; "" for none
@@ -130,6 +134,10 @@ func TestUnseenHint(t *testing.T) {
 		{"FileNotFoundError: [Errno 2] No such file or directory: '" + there + "'\n", "/work/proj", there + " exists on this machine"},
 		{"bash: " + there + ": No such file or directory\n", dir, ""},
 		{"cat: /nonexistent/x: No such file or directory\n", "/work/proj", ""},
+		// The shell that says a command is missing is not what was missing.
+		{shell + ": line 1: nosuchtool: command not found\n", "/work/proj", ""},
+		{shell + ": line 1: " + there + ": No such file or directory\n", "/work/proj", there + " exists on this machine"},
+		{shell + ": 1: " + there + ": not found\n", "/work/proj", there + " exists on this machine"},
 		// A credential is never offered for showing.
 		{"cat: " + key + ": No such file or directory\n", "/work/proj", key + " holds credentials"},
 		{"ls: cannot access '" + filepath.Dir(key) + "': No such file or directory\n", "/work/proj", filepath.Dir(key) + " holds credentials"},

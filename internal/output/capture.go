@@ -227,9 +227,10 @@ func (c *Capture) write(p []byte) {
 }
 
 // digest feeds p to the digester while its lines can still reach a digest: text
-// output with a spill file.
+// output with a spill file, its own or the store's (a session call's job log,
+// handed over at Close).
 func (c *Capture) digest(p []byte) {
-	if c.dig != nil && c.spill.f != nil && !c.binary.Load() {
+	if c.dig != nil && (c.spill.f != nil || c.opts.Store != nil) && !c.binary.Load() {
 		c.dig.feed(p)
 	}
 }

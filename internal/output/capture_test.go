@@ -443,3 +443,28 @@ func TestCaptureStore(t *testing.T) {
 		t.Errorf("%d files in the spill directory, want the store's only", len(files))
 	}
 }
+
+// The digest of a capture whose store holds the stream (an MCP session's call)
+// numbers the omitted middle's error lines in the store's file, as one that
+// spills on its own does.
+func TestCaptureStoreDigest(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		if i == 1500 {
+			b.WriteString("main.go:12:3: error: undefined: foo\n")
+			continue
+		}
+		fmt.Fprintf(&b, "ok line %d\n", i)
+	}
+	stored := filepath.Join(dir, "job-stdout.log")
+	if err := os.WriteFile(stored, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := New(Options{Limit: 2000, SpillDir: dir, Store: fileStore{stored}, Quota: NewQuota(1 << 20)})
+	c.Write([]byte(b.String()))
+	r := c.Close()
+	if r.SpillPath != stored || !r.Truncated || len(r.Digest) != 1 || r.Digest[0] != (Line{1500, "main.go:12:3: error: undefined: foo"}) {
+		t.Errorf("spill %q truncated %v digest %+v, want line 1500 of the store's file", r.SpillPath, r.Truncated, r.Digest)
+	}
+}
