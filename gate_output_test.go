@@ -168,6 +168,11 @@ func TestOutputControlsRemoved(t *testing.T) {
 	if plain.Data.ControlsRemoved || plain.Data.FullOutputPath != nil {
 		t.Errorf("plain output flagged: %+v", plain.Data)
 	}
+	// Colours say nothing the text does not: they go without a word.
+	coloured := run(t, g, shellgate.Request{Command: `printf '\033[32mPASS\033[0m ok\n'`})
+	if d := coloured.Data; d.Stdout != "PASS ok\n" || d.ControlsRemoved || d.FullOutputPath != nil || strings.Contains(coloured.Text, "removed") {
+		t.Errorf("coloured output: stdout %q, controls_removed %v, full output %v, text:\n%s", d.Stdout, d.ControlsRemoved, d.FullOutputPath, coloured.Text)
+	}
 }
 
 // A secret stripped from the environment but printed anyway (read from a file) is

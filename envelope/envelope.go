@@ -80,9 +80,10 @@ type Data struct {
 	TimedOut  bool `json:"timed_out"`
 	Cancelled bool `json:"cancelled"` // the caller cancelled the run
 	Binary    bool `json:"binary"`    // output looked binary; see FullOutputPath
-	// ControlsRemoved: terminal escape sequences or control characters were removed
-	// from Stdout or Stderr (or characters painted over by '\r' rendered away); the
-	// bytes as printed are in the full output file.
+	// ControlsRemoved: terminal escape sequences other than colours and styles,
+	// or control characters, were removed from Stdout or Stderr (or characters
+	// painted over by '\r' rendered away); the bytes as printed are in the full
+	// output file. Colours alone are removed without it.
 	ControlsRemoved bool    `json:"controls_removed,omitempty"`
 	FullOutputPath  *string `json:"full_output_path"` // complete output, when truncated or binary
 	BackgroundPIDs  []int   `json:"background_pids"`  // descendants still alive when the shell exited

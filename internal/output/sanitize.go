@@ -20,7 +20,8 @@ import (
 //     '\r' before '\n' (CRLF) changes nothing. Cells are characters, not display
 //     columns: a wide character counts as one.
 //   - Escape sequences (CSI, OSC, DCS, APC, PM, SOS, two-byte ESC ones) are removed
-//     whole, as is any other C0 or C1 control, in its 8-bit form, a stray byte
+//     whole (colours and styles, SGR, without counting as removed), as is any
+//     other C0 or C1 control, in its 8-bit form, a stray byte
 //     0x80-0x9F, or its UTF-8 form, U+0080-U+009F. A sequence still open where the
 //     text ends, or a string (OSC, DCS …) running over a newline, loses only its
 //     introducer: a terminal would swallow the rest, the model should see it.
@@ -134,21 +135,43 @@ func (r *renderer) newline() {
 // sequence skips the escape sequence or control at the start of b (an ESC or a C1
 // byte) and returns its length.
 func (r *renderer) sequence(b []byte) int {
-	r.removed = true
 	seq, _, n, state := ansi.DecodeSequence(b, ansi.NormalState, nil)
 	switch {
 	case n < 1:
+		r.removed = true
 		return 1
 	case state != ansi.NormalState || bytes.IndexByte(seq, '\n') >= 0:
 		// Still open at the end, or a string running over lines: drop only the
 		// introducer, so that a stray one cannot swallow the rest of the output.
+		r.removed = true
 		if b[0] == ansi.ESC && len(b) > 1 {
 			return 2
 		}
 		return 1
 	}
+	// Colours and styles (SGR) change how text looks, not what it says:
+	// removing them loses nothing worth a note or a spill file. The rest
+	// (cursor moves, titles, hyperlinks' targets) is told.
+	if !styleOnly(seq) {
+		r.removed = true
+	}
 	r.eraseInLine(seq)
 	return n
+}
+
+// styleOnly reports whether seq is a complete SGR sequence (ESC [ … m, as
+// programs colour their output; the rare 8-bit forms are told) whose
+// parameters are digits and separators alone.
+func styleOnly(seq []byte) bool {
+	if len(seq) < 3 || seq[0] != ansi.ESC || seq[1] != '[' || seq[len(seq)-1] != 'm' {
+		return false
+	}
+	for _, c := range seq[2 : len(seq)-1] {
+		if (c < '0' || c > '9') && c != ';' && c != ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // eraseInLine applies "erase in line" (CSI K, CSI 2K), which progress bars

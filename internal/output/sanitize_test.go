@@ -24,7 +24,8 @@ func TestSanitize(t *testing.T) {
 		{"carriage return at the end", "abc\r", "abc", false},
 		{"backspace overstrike", "X\bX_\bY\n", "XY\n", true},
 		{"backspace at line start", "\bab\n", "ab\n", false},
-		{"colour", "\x1b[31mred\x1b[0m\n", "red\n", true},
+		{"colour", "\x1b[31mred\x1b[0m\n", "red\n", false},
+		{"256 and true colour", "\x1b[38;5;196ma\x1b[38:2::255:0:0mb\x1b[m\n", "ab\n", false},
 		{"window title (OSC, BEL)", "\x1b]0;title\x07text\n", "text\n", true},
 		{"window title (OSC, ST)", "\x1b]2;pwned\x1b\\text\n", "text\n", true},
 		{"clear screen", "secret\x1b[2J\x1b[Hshown\n", "secretshown\n", true},
@@ -100,7 +101,7 @@ func TestCaptureControlsAttack(t *testing.T) {
 // TestCaptureControlsTruncated: head and tail of cut output are sanitized too, and
 // so are the digest's lines.
 func TestCaptureControlsTruncated(t *testing.T) {
-	in := strings.Repeat("\x1b[32mok\x1b[0m line\n", 200) + "\x1b[31mERROR: \x1b]0;x\x07bad\x1b[0m\n" + strings.Repeat("\x1b[32mok\x1b[0m line\n", 200)
+	in := strings.Repeat("\x1b[32mok\x1b[0m line\x1b[K\n", 200) + "\x1b[31mERROR: \x1b]0;x\x07bad\x1b[0m\n" + strings.Repeat("\x1b[32mok\x1b[0m line\n", 200)
 	c := New(Options{Limit: 512, SpillDir: t.TempDir()})
 	writeChunks(t, c, []byte(in), 100)
 	r := c.Close()
@@ -118,9 +119,21 @@ func TestCaptureControlsTruncated(t *testing.T) {
 // TestCaptureControlsNoSpill: output the user saw live gets sanitized text and no file.
 func TestCaptureControlsNoSpill(t *testing.T) {
 	c := New(Options{SpillDir: t.TempDir(), NoSpill: true})
-	c.Write([]byte("\x1b[1mbold\x1b[0m\n"))
+	c.Write([]byte("\x1b]0;title\x07\x1b[1mbold\x1b[0m\n"))
 	r := c.Close()
 	if r.Text != "bold\n" || !r.Controls || r.SpillPath != "" {
+		t.Errorf("Result = %q, Controls %v, spill %q", r.Text, r.Controls, r.SpillPath)
+	}
+}
+
+// Coloured output loses its colours and nothing else: no note of controls
+// removed, no spill file of the bytes as printed.
+func TestCaptureColourOnly(t *testing.T) {
+	dir := t.TempDir()
+	c := New(Options{SpillDir: dir})
+	c.Write([]byte("\x1b[32mPASS\x1b[0m ok\n\x1b[1;31mFAIL\x1b[0m x\n"))
+	r := c.Close()
+	if r.Text != "PASS ok\nFAIL x\n" || r.Controls || r.SpillPath != "" {
 		t.Errorf("Result = %q, Controls %v, spill %q", r.Text, r.Controls, r.SpillPath)
 	}
 }
