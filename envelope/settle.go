@@ -150,6 +150,9 @@ func (e *Envelope) render(v view) string {
 		fmt.Fprintf(&b, "Error %s: %s\n", e.Error.Code, e.Error.Message)
 	}
 	for _, w := range e.warnings() {
+		if w.inSection && v == fullText && e.ran() {
+			continue // the output's section below says it
+		}
 		if v != briefText || !w.restates {
 			fmt.Fprintf(&b, "[%s]\n", w.text)
 		}
@@ -278,15 +281,16 @@ func (e *Envelope) ending() string {
 
 // A warning is one bracketed line of the text.
 type warning struct {
-	text     string
-	restates bool // only restates a field (a path, PIDs): left out of Brief's text
+	text      string
+	restates  bool // only restates a field (a path, PIDs): left out of Brief's text
+	inSection bool // says what the full text's output section says
 }
 
 func (e *Envelope) warnings() []warning {
 	d := e.Data
 	var w []warning
 	add := func(restates bool, format string, args ...any) {
-		w = append(w, warning{fmt.Sprintf(format, args...), restates})
+		w = append(w, warning{text: fmt.Sprintf(format, args...), restates: restates})
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
@@ -299,6 +303,7 @@ func (e *Envelope) warnings() []warning {
 	switch {
 	case d.Binary:
 		add(false, "Binary output: not shown as text.")
+		w[len(w)-1].inSection = true
 	case d.Truncated:
 		add(false, "Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.")
 	}

@@ -146,14 +146,19 @@ func TestDuration(t *testing.T) {
 	}
 }
 
-// Binary output is not also announced as "head and tail shown".
+// Binary output is not also announced as "head and tail shown", and is
+// announced once: by the output's section in the full text, by a note in
+// the brief one, which has no sections.
 func TestBinaryNotesAgree(t *testing.T) {
 	path := "/tmp/x.stdout.log"
 	e := Envelope{Data: Data{Command: "cat /bin/ls", ExitCode: intp(0), Truncated: true, Binary: true, FullOutputPath: &path},
 		Stats: Stats{StdoutBytes: 140000}}
 	e.Settle()
-	if strings.Contains(e.Text, "head and tail are shown") || !strings.Contains(e.Text, "Binary output: not shown") {
+	if strings.Contains(e.Text, "head and tail are shown") || strings.Count(e.Text, "BINARY OUTPUT")+strings.Count(e.Text, "Binary output") != 1 {
 		t.Errorf("%s", e.Text)
+	}
+	if brief := e.Brief(); !strings.Contains(brief.Text, "Binary output: not shown") {
+		t.Errorf("brief:\n%s", brief.Text)
 	}
 }
 
