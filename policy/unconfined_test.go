@@ -31,6 +31,24 @@ func TestUnconfined(t *testing.T) {
 		{`node --eval 'require("fs")'`, policy.RuleExecFlags},
 		{`ruby -e 'puts 1'`, policy.RuleExecFlags},
 		{`php -r 'echo 1;'`, policy.RuleExecFlags},
+		// The program after an option's value (--require lib, -d k=v), or on
+		// standard input from the line itself (session 30 review).
+		{`node --require ./x.js -e 'require("fs")'`, policy.RuleExecFlags},
+		{`node --title t --eval 1`, policy.RuleExecFlags},
+		{`php -d x=1 -r 'echo 1;'`, policy.RuleExecFlags},
+		{`php -B '$a=1;' -R 'echo $argn;'`, policy.RuleExecFlags},
+		{`ruby --disable gems -e 'puts 1'`, policy.RuleExecFlags},
+		{`lua -l socket -e 'x()'`, policy.RuleExecFlags},
+		{`osascript -l JavaScript -e 'x'`, policy.RuleExecFlags},
+		{`python3 --check-hash-based-pycs always -c 'print(1)'`, policy.RuleExecFlags},
+		{`expect -c 'spawn sh'`, policy.RuleExecFlags},
+		{"python3 <<EOF\nimport shutil; shutil.rmtree('/x')\nEOF", policy.RuleExecFlags},
+		{`python3 - <<< 'print(1)'`, policy.RuleExecFlags},
+		{`python3 -W ignore /dev/stdin <<< 'print(1)'`, policy.RuleExecFlags},
+		{`echo 'print(1)' | python3`, policy.RuleExecFlags},
+		{`perl <<< 'unlink q(x)'`, policy.RuleExecFlags},
+		{`node <<< 'x()'`, policy.RuleExecFlags},
+		{`tclsh <<< 'exec rm x'`, policy.RuleExecFlags},
 		{`cat ~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`cat < ~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`cp ~/.ssh/id_rsa .`, policy.RuleSecrets},
@@ -50,6 +68,8 @@ func TestUnconfined(t *testing.T) {
 	}
 	for _, c := range []string{
 		"python3 script.py -c x", "python3 -m pytest", "python3 -", "perl script.pl", "node build.js", "echo -c",
+		"python3 -m pytest -c x", "python3 x.py <<< input", "python3 -u script.py < in.txt", "ruby < x.rb", "sh <<< 'echo hi'",
+		"node --inspect=9229 app.js",
 		"ls ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
