@@ -146,6 +146,26 @@ func TestCheckDirectoryRules(t *testing.T) {
 	}
 }
 
+// A hook's Checker asks before reading the credentials the sandbox hides by
+// never showing them (the agents' own tokens, shell histories), not only
+// those it names (session 30 review).
+func TestCheckerAsksAboutUnshownCredentials(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	c, err := shellgate.NewChecker(shellgate.Config{Root: t.TempDir()})
+	must(t, err)
+	for _, cmd := range []string{"cat ~/.claude/.credentials.json", "cat ~/.codex/auth.json", "cp ~/.gemini/oauth_creds.json .", "cat ~/.bash_history", "grep -r token ~/.claude", "cat ~/.ssh/id_rsa"} {
+		if v := c.Check(shellgate.Request{Command: cmd}); v.Decision != policy.Ask || v.Rule != policy.RuleSecrets {
+			t.Errorf("%s: %s (%s): %s", cmd, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	for _, cmd := range []string{"cat ~/.bashrc", "cat ~/.claude/settings.json", "ls ~/.claude"} {
+		if v := c.Check(shellgate.Request{Command: cmd}); v.Decision != policy.Allow {
+			t.Errorf("%s: %s (%s): %s", cmd, v.Decision, v.Rule, v.Reason)
+		}
+	}
+}
+
 // Terminal control sequences in the output never reach the text the model reads;
 // the spill file keeps the bytes as printed.
 func TestOutputControlsRemoved(t *testing.T) {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -175,15 +176,20 @@ func (x *check) unconfined(c *analysis.Command) {
 		if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
 			p = filepath.Join(x.home, rest)
 		}
-		if f&analysis.ArgGlob != 0 {
-			p = globDir(p)
-		}
 		for _, a := range c.Abs(p) {
-			r := x.resolve(a)
-			for _, s := range x.e.secrets {
-				if within(r, s) || rec && within(s, r) {
-					x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here: this agent's own shell runs it (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
-					return true
+			for _, v := range procView(c, a) {
+				for _, s := range x.e.secrets {
+					var hit bool
+					if f&analysis.ArgGlob != 0 {
+						hit = globReaches(v, s, rec)
+					} else {
+						r := x.resolve(v)
+						hit = within(r, s) || rec && within(s, r)
+					}
+					if hit {
+						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here: this agent's own shell runs it (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
+						return true
+					}
 				}
 			}
 		}
@@ -202,6 +208,8 @@ func (x *check) unconfined(c *analysis.Command) {
 			} else {
 				continue
 			}
+		} else if _, v, ok := strings.Cut(a, "="); ok && check(v, f) {
+			return // dd if=~/.ssh/id_rsa, KEY=PATH operands
 		}
 		if check(a, f) {
 			return
@@ -219,4 +227,58 @@ func (x *check) unconfined(c *analysis.Command) {
 			return
 		}
 	}
+}
+
+// procView is where a path through /proc's per-process links leads for
+// the command that opens it, which an unconfined command shares its root
+// with: /proc/self/root/x is /x, /proc/self/cwd/x is x in the command's
+// directory. Other paths are themselves.
+func procView(c *analysis.Command, p string) []string {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return []string{p}
+	}
+	pid, rest, _ := strings.Cut(rest, "/")
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		_, rest, _ = strings.Cut(t, "/")
+	}
+	link, rest, _ := strings.Cut(rest, "/")
+	switch {
+	case link == "root" && (pid == "self" || pid == "thread-self" || isNumber(pid)):
+		return []string{filepath.Join("/", rest)}
+	case link == "cwd" && (pid == "self" || pid == "thread-self"):
+		return c.Abs(filepath.Join(".", rest))
+	}
+	return []string{p}
+}
+
+func isNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// globReaches reports whether the glob pattern (absolute, clean) may match
+// the secret path s or a path in it, or, for a command that reads whole
+// trees (rec), a directory holding it: component by component, with bash's
+// rule that a wildcard does not match a leading dot.
+func globReaches(pattern, s string, rec bool) bool {
+	pc := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	sc := strings.Split(strings.TrimPrefix(s, "/"), "/")
+	n := min(len(pc), len(sc))
+	if len(pc) < len(sc) && !rec {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if strings.HasPrefix(sc[i], ".") && !strings.HasPrefix(pc[i], ".") && pc[i] != sc[i] {
+			return false
+		}
+		if ok, err := path.Match(pc[i], sc[i]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,10 @@ func TestUnconfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	relHome, err := filepath.Rel(l.root, l.home)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ command, rule string }{
 		{`python3 -c 'open("x","w")'`, policy.RuleExecFlags},
 		{`python3 -Ic 'print(1)'`, policy.RuleExecFlags},
@@ -57,6 +61,16 @@ func TestUnconfined(t *testing.T) {
 		{`grep -r BEGIN ~`, policy.RuleSecrets},
 		{`tar czf home.tgz ~`, policy.RuleSecrets},
 		{`git -c core.sshCommand=true status --key=~/.ssh/id_rsa`, policy.RuleSecrets},
+		// Other spellings of the same read (session 30 review): a glob that
+		// matches the secret, /proc's per-process links, a KEY=PATH operand.
+		{`cat ~/.ss?/id_rsa`, policy.RuleSecrets},
+		{`cat ~/.*/id_rsa`, policy.RuleSecrets},
+		{`grep -r BEGIN ~/.s*`, policy.RuleSecrets},
+		{`cat /proc/self/root$HOME/.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/1/root/$HOME/.ssh/../.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/thread-self/cwd/` + relHome + `/.ssh/id_rsa`, policy.RuleSecrets},
+		{`dd if=~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`dd if=$HOME/.ssh/id_rsa of=k`, policy.RuleSecrets},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
@@ -70,6 +84,7 @@ func TestUnconfined(t *testing.T) {
 		"python3 script.py -c x", "python3 -m pytest", "python3 -", "perl script.pl", "node build.js", "echo -c",
 		"python3 -m pytest -c x", "python3 x.py <<< input", "python3 -u script.py < in.txt", "ruby < x.rb", "sh <<< 'echo hi'",
 		"node --inspect=9229 app.js",
+		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
 		"ls ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
