@@ -25,6 +25,11 @@ var networkClients = names(map[string]bool{
 	"ssh-copy-id": true, "rclone": true, "dig": true, "nslookup": true, "host": true, "drill": true,
 	"kdig": true, "ping": true, "ping6": true, "traceroute": true, "tracepath": true, "mtr": true,
 	"nmap": true, "whois": true, "arping": true,
+	// Text browsers, mail, directory and file-share clients: each sends what
+	// it is given to another host (session 30 review).
+	"lynx": true, "w3m": true, "links": true, "elinks": true, "ssh-keyscan": true, "websocat": true, "grpcurl": true,
+	"mail": true, "mailx": true, "mutt": true, "sendmail": true, "swaks": true, "msmtp": true,
+	"ldapsearch": true, "ldapmodify": true, "ldapadd": true, "ldapdelete": true, "smbclient": true, "s3cmd": true,
 })
 
 // diskTools partition, format or wipe disks.

@@ -55,7 +55,8 @@ var networkFacts = newCatalogue(
 		test: func(_ *check, c *analysis.Command) string {
 			return when(!infoOnly(c), c.Name+" connects to the network")
 		},
-		match:    []string{"curl https://example.com", "ssh host ls", "nc -l 8080", "dig example.com"},
+		match: []string{"curl https://example.com", "ssh host ls", "nc -l 8080", "dig example.com",
+			"lynx -dump https://example.com", "mail -s x a@example.com", "ssh-keyscan example.com", "ldapsearch -H ldap://x"},
 		notMatch: []string{"curl --version", "ssh -V"}},
 	fact{programs: []string{"rsync"}, test: rsyncRemote,
 		match:    []string{"rsync -a src/ host:dst/", "rsync -a rsync://host/m/ dst/", "rsync -e ssh u@h:/x ."},
