@@ -34,6 +34,17 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"PIP_INDEX_URL=http://x pip show y", ask, "code-execution"},
 		{"GIT_EXEC_PATH=/x git status", ask, "code-execution"},
 		{"NPM_CONFIG_REGISTRY=http://x npm view y", ask, ""},
+		// git appends its trace to the file an absolute path names (session
+		// 30 review): a write, judged where it lands.
+		{"GIT_TRACE=/etc/x git status", deny, "confinement"},
+		{"GIT_TRACE_PACKET=~/.bashrc git status", deny, "confinement"},
+		{"export GIT_TRACE2_EVENT=/var/x; git status", deny, "confinement"},
+		{"env GIT_TRACE_PERFORMANCE=/etc/x git log", deny, "confinement"},
+		{"git -c trace2.eventTarget=/etc/x status", ask, "code-execution"},
+		{"GIT_TRACE=1 git status", allow, ""},
+		{"GIT_TRACE=true GIT_TRACE_PACKET=2 git status", allow, ""},
+		{"GIT_TRACE=$PWD/trace.log git status", allow, ""},
+		{"git -c trace2.eventTarget=1 status", allow, ""},
 		// Ordinary variables stay allowed.
 		{"read line < a.txt; echo \"$line\"", allow, ""},
 		{"printf -v msg %s hi; echo \"$msg\"", allow, ""},
