@@ -42,7 +42,19 @@ func TestScriptsFromStdinAndJustWritten(t *testing.T) {
 		{"printf '{\"scripts\":{\"x\":\"date\"}}' > package.json && npm run -s x", ask, "stored-code"},
 		{"echo '{}' > package.json; yarn test", ask, "stored-code"},
 		{"printf 'package fx\\n//go:generate date\\n' > gen.go && go generate ./...", ask, "stored-code"},
+		// A module, test file or Go source written in the line, then run by
+		// python -m, a test runner or go test/run (session 30 review).
+		{"printf 'import os' > a.py; python3 -m a", ask, "stored-code"},
+		{"mkdir -p p && echo x > p/__main__.py && python3 -m p", ask, "stored-code"},
+		{"echo 'import os' > conftest.py; pytest -q", ask, "stored-code"},
+		{"echo x > tests/test_x.py && python3 -m pytest -q", ask, "stored-code"},
+		{"printf 'package fx\\n' > p_test.go && go test ./...", ask, "stored-code"},
+		{"printf 'package fx\\nfunc init(){}\\n' > init.go; go test ./...", ask, "stored-code"},
+		{"echo 'package main' > m.go && go run m.go", ask, "stored-code"},
 		// Running the project's own files, or what it builds, is fine.
+		{"echo x > out.log; python3 -m pytest", allow, ""},
+		{"go test ./... > test.log", allow, ""},
+		{"echo x > notes.txt && go test ./...", allow, ""},
 		{"make && ./scripts/build.sh", allow, ""},
 		{"sh scripts/build.sh", allow, ""},
 		{"sh < scripts/build.sh", allow, ""},
