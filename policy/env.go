@@ -17,6 +17,10 @@ func (x *check) assignments(c *analysis.Command) {
 			x.goBin(c, a.Value, 0) // judged as where go install writes
 			continue
 		}
+		if a.Name == "HISTFILE" && !a.Dynamic {
+			x.writeTo(c, a.Value, 0, "HISTFILE (where history -w and -a write)")
+			continue
+		}
 		if strings.HasPrefix(a.Name, "GIT_TRACE") {
 			x.gitTrace(c, a.Name, a.Value, a.Dynamic)
 			continue

