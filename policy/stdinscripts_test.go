@@ -64,3 +64,21 @@ func TestScriptsFromStdinAndJustWritten(t *testing.T) {
 		{"go generate ./...", allow, ""},
 	})
 }
+
+// TestExCommands: the ex commands vim and ex run from their command line are
+// read however the option is spelled (-sc CMD bundles -s with -c), and the
+// files they write or read are judged as a redirection's (session 30 review).
+func TestExCommands(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"ex -sc '!rm -f /etc/x' -c q README.md", deny, "confinement"},
+		{"ex -esc '!rm -f /etc/x' README.md", deny, "confinement"},
+		{"ex -s -c 'w /etc/x' -c q README.md", deny, "confinement"},
+		{"ex -s '+1,$w >> ~/.bashrc' +q README.md", deny, "confinement"},
+		{"ex -s -c 'saveas /etc/x' -c q README.md", deny, "confinement"},
+		{"ex -s -c 'w $HOME/x' -c q README.md", ask, "dynamic"},
+		{"ex -s -c '%s/a/b/g' -c wq README.md", allow, ""},
+		{"ex -s -c 'w out.txt' -c q README.md", allow, ""},
+		{"ex -sc x README.md", allow, ""},
+		{"ex -s -c 'r notes.txt' -c wq README.md", allow, ""},
+	})
+}

@@ -71,6 +71,7 @@ func TestUnconfined(t *testing.T) {
 		{`cat /proc/thread-self/cwd/` + relHome + `/.ssh/id_rsa`, policy.RuleSecrets},
 		{`dd if=~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`dd if=$HOME/.ssh/id_rsa of=k`, policy.RuleSecrets},
+		{`ex -s -c 'r ~/.ssh/id_rsa' -c 'w k' -c q README.md`, policy.RuleSecrets},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
