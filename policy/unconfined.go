@@ -148,7 +148,8 @@ func readsTree(c *analysis.Command) bool {
 		if c.IsDynamic(i) || a == "--" {
 			break
 		}
-		if a == "--recursive" || a == "--dereference-recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "rRa") {
+		// -a is cp's --archive (recursive); ls -a lists hidden names.
+		if a == "--recursive" || a == "--dereference-recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && (strings.ContainsAny(a[1:], "rR") || c.Name == "cp" && strings.ContainsRune(a[1:], 'a')) {
 			return true
 		}
 	}

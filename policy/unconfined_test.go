@@ -60,6 +60,7 @@ func TestUnconfined(t *testing.T) {
 		{`cat ~/.ssh/*`, policy.RuleSecrets},
 		{`grep -r BEGIN ~`, policy.RuleSecrets},
 		{`tar czf home.tgz ~`, policy.RuleSecrets},
+		{`cp -a ~ backup`, policy.RuleSecrets},
 		{`git -c core.sshCommand=true status --key=~/.ssh/id_rsa`, policy.RuleSecrets},
 		// Other spellings of the same read (session 30 review): a glob that
 		// matches the secret, /proc's per-process links, a KEY=PATH operand.
@@ -86,7 +87,7 @@ func TestUnconfined(t *testing.T) {
 		"python3 -m pytest -c x", "python3 x.py <<< input", "python3 -u script.py < in.txt", "ruby < x.rb", "sh <<< 'echo hi'",
 		"node --inspect=9229 app.js",
 		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
-		"ls ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
+		"ls ~", "ls -la ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
