@@ -52,7 +52,7 @@ var systemDirs = map[string]bool{
 
 // escapeTools hand work to a daemon that runs it outside every sandbox.
 var escapeTools = names(map[string]bool{
-	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "crontab": true,
+	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "systemctl": true, "crontab": true,
 	"at": true, "batch": true, "launchctl": true, "machinectl": true, "lxc": true, "incus": true,
 	"docker-compose": true, "podman-compose": true, "xdg-open": true, "open": true, "gio": true,
 })
