@@ -82,3 +82,23 @@ func TestExCommands(t *testing.T) {
 		{"ex -s -c 'r notes.txt' -c wq README.md", allow, ""},
 	})
 }
+
+// TestCmakeTools: cmake -E TOOL is the shell's program of the same act
+// (remove_directory is rm -rf, chdir DIR CMD is env -C DIR CMD), judged as
+// that program; cmake itself is an everyday build tool (session 30 review).
+func TestCmakeTools(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"cmake -E remove_directory /etc/x", deny, "confinement"},
+		{"cmake -E rm -rf ~", deny, "catastrophic"},
+		{"cmake -E env rm -rf ~", deny, "catastrophic"},
+		{"cmake -E copy README.md /etc/x", deny, "confinement"},
+		{"cmake -E touch /etc/x", deny, "confinement"},
+		{"cmake -E chdir /etc touch x", deny, "confinement"},
+		{"cmake -E create_symlink /etc esc", deny, "confinement"},
+		{"cmake -E make_directory build", allow, ""},
+		{"cmake -E remove_directory build", allow, ""},
+		{"cmake -S . -B build", allow, ""},
+		{"cmake --build build -j4", allow, ""},
+		{"ctest --test-dir build", allow, ""},
+	})
+}
