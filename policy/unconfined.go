@@ -166,6 +166,10 @@ func (x *check) unconfined(c *analysis.Command) {
 	} else if literalStdinProgram(c) {
 		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here: this agent's own shell runs it (rule code-execution). The user must approve it.", c.Source, c.Name)
 	}
+	if what := credentialRead(c); what != "" {
+		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from this agent's own shell (rule secrets). The user must approve it.", c.Source, what)
+		return
+	}
 	if len(x.e.secrets) == 0 {
 		return
 	}
@@ -282,4 +286,34 @@ func globReaches(pattern, s string, rec bool) bool {
 		}
 	}
 	return true
+}
+
+// credentialRead says what c reads from a credential store (a keychain, a
+// password manager, git's credential helpers), or "": it prints a secret
+// the sandbox never lets a command reach (no keyring, no session bus).
+func credentialRead(c *analysis.Command) string {
+	sub := subOf(c)
+	switch c.Name {
+	case "git":
+		if c.Sub == "credential" || strings.HasPrefix(c.Sub, "credential-") {
+			return "asks git's credential helper for a stored password"
+		}
+	case "security":
+		if strings.HasPrefix(sub, "find-") && strings.HasSuffix(sub, "-password") || sub == "dump-keychain" || sub == "export" {
+			return "reads the keychain"
+		}
+	case "secret-tool":
+		if sub == "lookup" || sub == "search" {
+			return "reads the keyring"
+		}
+	case "pass", "gopass":
+		if sub == "" || !oneOf(sub, "ls", "list", "find", "search", "grep", "init", "help", "version", "git", "generate", "insert", "edit", "rm", "mv", "cp") {
+			return "decrypts a password from the password store"
+		}
+	case "bw", "lpass", "op", "keyring", "kwallet-query", "vault":
+		if oneOf(sub, "get", "show", "read", "export", "item", "kv", "list", "unlock") || c.Name == "kwallet-query" {
+			return "reads a password manager or secrets vault"
+		}
+	}
+	return ""
 }

@@ -73,6 +73,14 @@ func TestUnconfined(t *testing.T) {
 		{`dd if=~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`dd if=$HOME/.ssh/id_rsa of=k`, policy.RuleSecrets},
 		{`ex -s -c 'r ~/.ssh/id_rsa' -c 'w k' -c q README.md`, policy.RuleSecrets},
+		// Credential stores (session 30 review).
+		{`git credential fill <<< host=github.com`, policy.RuleSecrets},
+		{`printf 'protocol=https\nhost=github.com\n' | git credential-store get`, policy.RuleSecrets},
+		{`security find-generic-password -s x -w`, policy.RuleSecrets},
+		{`secret-tool lookup service x`, policy.RuleSecrets},
+		{`pass show web/github`, policy.RuleSecrets},
+		{`pass web/github`, policy.RuleSecrets},
+		{`bw get password x`, policy.RuleSecrets},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
@@ -87,6 +95,7 @@ func TestUnconfined(t *testing.T) {
 		"python3 -m pytest -c x", "python3 x.py <<< input", "python3 -u script.py < in.txt", "ruby < x.rb", "sh <<< 'echo hi'",
 		"node --inspect=9229 app.js",
 		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
+		"pass ls", "git config --get credential.helper", "security list-keychains", "ssh-add -L",
 		"ls ~", "ls -la ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
