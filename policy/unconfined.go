@@ -162,12 +162,12 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	if o := inlineProgram(c); o != "" {
-		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here: this agent's own shell runs it (rule code-execution). The user must approve it.", c.Source, c.Name, o)
+		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name, o)
 	} else if literalStdinProgram(c) {
-		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here: this agent's own shell runs it (rule code-execution). The user must approve it.", c.Source, c.Name)
+		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
 	}
 	if what := credentialRead(c); what != "" {
-		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from this agent's own shell (rule secrets). The user must approve it.", c.Source, what)
+		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from the command here (rule secrets). The user must approve it.", c.Source, what)
 		return
 	}
 	if len(x.e.secrets) == 0 {
@@ -192,7 +192,7 @@ func (x *check) unconfined(c *analysis.Command) {
 						hit = within(r, s) || rec && within(s, r)
 					}
 					if hit {
-						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here: this agent's own shell runs it (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
+						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
 						return true
 					}
 				}
