@@ -175,6 +175,12 @@ func (x *check) unconfined(c *analysis.Command) {
 	}
 	rec := readsTree(c)
 	check := func(p string, f analysis.ArgFlag) bool {
+		if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
+			// Another process's environment (the agent's own: $PPID) holds
+			// the tokens it was started with, whatever its PID is written as.
+			x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
+			return true
+		}
 		if f&analysis.ArgDynamic != 0 || p == "" {
 			return false
 		}

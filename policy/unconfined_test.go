@@ -73,6 +73,9 @@ func TestUnconfined(t *testing.T) {
 		{`dd if=~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`dd if=$HOME/.ssh/id_rsa of=k`, policy.RuleSecrets},
 		{`ex -s -c 'r ~/.ssh/id_rsa' -c 'w k' -c q README.md`, policy.RuleSecrets},
+		{`cat /proc/$PPID/environ`, policy.RuleSecrets},
+		{`tr '\0' '\n' < "/proc/$PPID/environ"`, policy.RuleSecrets},
+		{`strings /proc/1/environ`, policy.RuleSecrets},
 		// Credential stores (session 30 review).
 		{`git credential fill <<< host=github.com`, policy.RuleSecrets},
 		{`printf 'protocol=https\nhost=github.com\n' | git credential-store get`, policy.RuleSecrets},
