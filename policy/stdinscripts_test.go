@@ -102,3 +102,21 @@ func TestCmakeTools(t *testing.T) {
 		{"ctest --test-dir build", allow, ""},
 	})
 }
+
+// TestXargsProgramFromInput: where xargs's input supplies the command line
+// (xargs sh -c < f), the script (xargs sh < f) or the program itself (xargs
+// env < f), what runs is only known at run time (session 30 review).
+func TestXargsProgramFromInput(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"xargs -a a.txt bash -c", ask, "stored-code"},
+		{"xargs -0 sh -c < a.txt", ask, "stored-code"},
+		{"xargs -n1 sh < a.txt", ask, "stored-code"},
+		{"xargs env < a.txt", ask, "stored-code"},
+		{"xargs -0 env X=1 < a.txt", ask, "stored-code"},
+		{"xargs nice -n 5 < a.txt", ask, "stored-code"},
+		{"xargs -a a.txt echo", allow, ""},
+		{"git ls-files | xargs grep -n TODO", allow, ""},
+		{"echo a b | xargs -n1 echo", allow, ""},
+		{"xargs -I{} sh -c 'echo {}' < a.txt", ask, ""},
+	})
+}
