@@ -33,7 +33,7 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"https_proxy=http://127.0.0.1:1 git status", ask, "code-execution"},
 		{"PIP_INDEX_URL=http://x pip show y", ask, "code-execution"},
 		{"GIT_EXEC_PATH=/x git status", ask, "code-execution"},
-		{"NPM_CONFIG_REGISTRY=http://x npm view y", ask, ""},
+		{"NPM_CONFIG_REGISTRY=http://x npm test", ask, ""},
 		// git appends its trace to the file an absolute path names (session
 		// 30 review): a write, judged where it lands.
 		{"GIT_TRACE=/etc/x git status", deny, "confinement"},
