@@ -74,7 +74,7 @@ func unconfined(p policy.Settings, hide []string) policy.Settings {
 	home, _ := os.UserHomeDir()
 	p.Unconfined = true
 	if home != "" {
-		p.Secrets = protect.SecretPaths(home, hide)
+		p.Secrets = protect.SecretPaths(home, append(protect.Unshown(), hide...))
 	}
 	return p
 }

@@ -340,7 +340,7 @@ func TestCheckpointsLeaveAPoisonedTodoList(t *testing.T) {
 // whole .git, .vscode) comes back with undo.
 func TestCheckpointsKeepProtectedWithoutSandbox(t *testing.T) {
 	lane.Live(t)
-	l := newCPLab(t, sandbox.Off, nil)
+	l := newCPLab(t, sandbox.Off, relaxExec)
 	checkpointtest.Sh(t, l.root, `mkdir .vscode && printf '{}\n' > .vscode/tasks.json
 mkdir -p .git/hooks && printf '#!/bin/sh\n' > .git/hooks/pre-push`)
 	env := l.g.Run(context.Background(), shellgate.Request{Command: `python3 -c 'import shutil; shutil.rmtree(".git"); shutil.rmtree(".vscode")'`})

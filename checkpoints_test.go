@@ -47,6 +47,10 @@ func newCPLab(t *testing.T, mode sandbox.Mode, mutate func(*shellgate.Config)) *
 	return l
 }
 
+// relaxExec lets python3 -c run without a sandbox, where the policy asks
+// about it and no one answers here: tests that throw work away with it.
+func relaxExec(c *shellgate.Config) { c.Policy.Relax = append(c.Policy.Relax, policy.RuleExecFlags) }
+
 // labState is the root as a user checks it: every file with its mode and
 // content, and what git says (status, stashes, branches, tags, HEAD, fsck).
 type labState struct{ files, git string }
@@ -113,7 +117,7 @@ func gateUndo(t *testing.T, mode sandbox.Mode, cmd, text string) {
 			t.Skip("no python3")
 		}
 	}
-	l := newCPLab(t, mode, nil)
+	l := newCPLab(t, mode, relaxExec)
 	want := l.state(t)
 	env := l.g.Run(context.Background(), shellgate.Request{Command: cmd})
 	if env.Error != nil && env.Error.Code == envelope.SandboxUnavailable {
@@ -291,7 +295,8 @@ func TestGateLoseWorkNested(t *testing.T) {
 	checkpointtest.Sh(t, l.root, `set -e
 mkdir vendor && cd vendor && git init -q && echo x > x && git add x && git commit -qm x && echo y > x && echo u > untracked
 cd .. && git init -q `+outside+` && git -C `+outside+` commit -q --allow-empty -m o && git -C `+outside+` worktree add -q `+l.root+`/wt
-mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d && git add d && git commit -qm d && echo e > d`)
+mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d && git add d && git commit -qm d && echo e > d
+cd ../.. && printf 'import os, sys\nos.symlink(sys.argv[1], "link")\n' > mklink.py`)
 	decide := func(req shellgate.Request) *envelope.Envelope {
 		t.Helper()
 		// Check and CheckApproved (an MCP client's question) decide as Run.
@@ -344,8 +349,8 @@ mkdir -p node_modules/dep && cd node_modules/dep && git init -q && echo d > d &&
 		{shellgate.Request{Command: "git -C vendor clean -fdx"}, "lose-work"},
 		// A place the line makes may be a symlink out of the root, which
 		// without a sandbox git would follow.
-		{shellgate.Request{Command: `python3 -c 'import os; os.symlink("` + outside + `", "link")'; git -C link reset --hard`}, "lose-work"},
-		{shellgate.Request{Command: `python3 -c 'import os; os.symlink("` + outside + `", "link")'; cd link && git reset --hard`}, "lose-work"},
+		{shellgate.Request{Command: `python3 mklink.py ` + outside + `; git -C link reset --hard`}, "lose-work"},
+		{shellgate.Request{Command: `python3 mklink.py ` + outside + `; cd link && git reset --hard`}, "lose-work"},
 		// Without a sandbox, setting GIT_DIR asks already (rule
 		// code-execution).
 		{shellgate.Request{Command: "GIT_DIR=" + outside + "/.git git reset --hard"}, ""},

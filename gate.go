@@ -104,7 +104,14 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	chk, err := newChecker(root, cfg.Policy)
+	// Without a sandbox the policy is the only wall: what it leaves to the
+	// sandbox (a program given on the command line, reading the secrets) is
+	// asked about, as in a hook's Checker (NewGateChecker).
+	pol, sc := cfg.Policy, cfg.Sandbox
+	if wanted, err := sandboxWanted(&sc); err == nil && !wanted {
+		pol = unconfined(pol, cfg.Sandbox.Hide)
+	}
+	chk, err := newChecker(root, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +131,7 @@ func New(cfg Config) (*Gate, error) {
 		return nil, err
 	}
 	g.covers = g.plannedCovers()
-	g.settings = cfg.Policy // the rules in force, for Info
+	g.settings = pol // the rules in force, for Info
 	if g.covers.Checkpoint {
 		g.settings.Relax = append(slices.Clip(g.settings.Relax), policy.RuleLoseWork)
 	}

@@ -3,11 +3,13 @@ package shellgate_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/sandbox"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
@@ -143,6 +145,63 @@ func TestCheckDirectoryRules(t *testing.T) {
 	}
 	if v := c.Check(shellgate.Request{Command: "true", Directory: "nope"}); v.Rule != "" || v.Decision != policy.Deny || v.Code != envelope.NotFound {
 		t.Errorf("checker, missing directory: %+v", v)
+	}
+}
+
+// A hook's Checker asks before reading the credentials the sandbox hides by
+// never showing them (the agents' own tokens, shell histories), not only
+// those it names (session 30 review).
+func TestCheckerAsksAboutUnshownCredentials(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	c, err := shellgate.NewChecker(shellgate.Config{Root: t.TempDir()})
+	must(t, err)
+	for _, cmd := range []string{"cat ~/.claude/.credentials.json", "cat ~/.codex/auth.json", "cp ~/.gemini/oauth_creds.json .", "cat ~/.bash_history", "grep -r token ~/.claude", "cat ~/.ssh/id_rsa"} {
+		if v := c.Check(shellgate.Request{Command: cmd}); v.Decision != policy.Ask || v.Rule != policy.RuleSecrets {
+			t.Errorf("%s: %s (%s): %s", cmd, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	for _, cmd := range []string{"cat ~/.bashrc", "cat ~/.claude/settings.json", "ls ~/.claude"} {
+		if v := c.Check(shellgate.Request{Command: cmd}); v.Decision != policy.Allow {
+			t.Errorf("%s: %s (%s): %s", cmd, v.Decision, v.Rule, v.Reason)
+		}
+	}
+}
+
+// A Gate without a sandbox (--sandbox off, profile full-access) decides as a
+// hook's Checker: a program given on the command line and a read of the
+// secrets are asked about, since nothing but the policy stands in their
+// way; with the sandbox they are allowed (session 30 review).
+func TestGateWithoutSandboxAsksAsUnconfined(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	root := t.TempDir()
+	for _, sc := range []shellgate.SandboxConfig{{Mode: sandbox.Off}, {Profile: sandbox.FullAccess}} {
+		g := gate(t, shellgate.Config{Root: root, Sandbox: sc})
+		for _, tc := range []struct{ cmd, rule string }{
+			{"python3 -c 'import shutil'", policy.RuleExecFlags},
+			{"python3 <<< 'import shutil'", policy.RuleExecFlags},
+			{"cat ~/.ssh/id_rsa", policy.RuleSecrets},
+		} {
+			if v := g.Check(shellgate.Request{Command: tc.cmd}); v.Decision != policy.Ask || v.Rule != tc.rule {
+				t.Errorf("%+v %s: %s (%s): %s", sc, tc.cmd, v.Decision, v.Rule, v.Reason)
+			}
+		}
+		if v := g.Check(shellgate.Request{Command: "python3 x.py"}); v.Decision != policy.Allow {
+			t.Errorf("%+v python3 x.py: %s (%s): %s", sc, v.Decision, v.Rule, v.Reason)
+		}
+		if !slices.ContainsFunc(g.Info().Rules, func(r policy.RuleInfo) bool { return r.ID == policy.RuleSecrets }) {
+			t.Errorf("%+v: the secrets rule is not listed in force", sc)
+		}
+	}
+	g := gate(t, shellgate.Config{Root: root})
+	if !g.Info().Sandboxed {
+		return
+	}
+	for _, cmd := range []string{"python3 -c 'import shutil'", "cat ~/.ssh/id_rsa"} {
+		if v := g.Check(shellgate.Request{Command: cmd}); v.Decision != policy.Allow {
+			t.Errorf("sandboxed %s: %s (%s): %s", cmd, v.Decision, v.Rule, v.Reason)
+		}
 	}
 }
 

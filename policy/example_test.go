@@ -8,7 +8,7 @@ import (
 )
 
 func Example() {
-	e, err := policy.New(policy.Settings{Ask: []string{"npm publish *"}})
+	e, err := policy.New(policy.Settings{Network: true, Ask: []string{"npm publish *"}})
 	if err != nil {
 		panic(err)
 	}

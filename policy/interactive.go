@@ -129,7 +129,7 @@ var interactiveFacts = newCatalogue(
 		also:     func(n string) bool { return strings.HasPrefix(n, "python3.") && repls[n] == "" },
 		test:     replPrompt,
 		match:    []string{"python3", "node", "bash", "python3.12", "python3 -i x.py"},
-		notMatch: []string{"python3 x.py", "node -e 1", "bash -c true", "echo 1 | python3", "bash -i x.sh", "python3 --version"}},
+		notMatch: []string{"python3 x.py", "node -e 1", "bash -c true", "echo 1 | python3", "bash -i x.sh", "python3 --version", "node -v", "perl -v"}},
 )
 
 // replPrompt: an interpreter given no program, or asked for a prompt (-i).
@@ -139,7 +139,10 @@ func replPrompt(x *check, c *analysis.Command) string {
 		flag = "-c"
 	}
 	has := c.Has
-	prompt := countOperands(c) == 0 && !x.hasStdin(c) && !has("c", "e", "m", "r", "eval", "p", "print", "version", "V", "help", "h") ||
+	// -v prints the version and exits in node, perl and php (in python it
+	// is verbose, and ruby then reads its program).
+	version := has("v") && (c.Name == "node" || c.Name == "nodejs" || c.Name == "perl" || c.Name == "php")
+	prompt := countOperands(c) == 0 && !x.hasStdin(c) && !version && !has("c", "e", "m", "r", "eval", "p", "print", "version", "V", "help", "h") ||
 		has("i") && c.Name != "bash" && c.Name != "sh" && c.Name != "perl" && c.Name != "ruby"
 	return when(prompt, instead("starts an interactive prompt", "pass the program with "+flag+" or run a file"))
 }

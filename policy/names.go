@@ -25,6 +25,11 @@ var networkClients = names(map[string]bool{
 	"ssh-copy-id": true, "rclone": true, "dig": true, "nslookup": true, "host": true, "drill": true,
 	"kdig": true, "ping": true, "ping6": true, "traceroute": true, "tracepath": true, "mtr": true,
 	"nmap": true, "whois": true, "arping": true,
+	// Text browsers, mail, directory and file-share clients: each sends what
+	// it is given to another host (session 30 review).
+	"lynx": true, "w3m": true, "links": true, "elinks": true, "ssh-keyscan": true, "websocat": true, "grpcurl": true,
+	"mail": true, "mailx": true, "mutt": true, "sendmail": true, "swaks": true, "msmtp": true,
+	"ldapsearch": true, "ldapmodify": true, "ldapadd": true, "ldapdelete": true, "smbclient": true, "s3cmd": true,
 })
 
 // diskTools partition, format or wipe disks.
@@ -47,7 +52,7 @@ var systemDirs = map[string]bool{
 
 // escapeTools hand work to a daemon that runs it outside every sandbox.
 var escapeTools = names(map[string]bool{
-	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "crontab": true,
+	"docker": true, "podman": true, "nerdctl": true, "systemd-run": true, "systemctl": true, "crontab": true,
 	"at": true, "batch": true, "launchctl": true, "machinectl": true, "lxc": true, "incus": true,
 	"docker-compose": true, "podman-compose": true, "xdg-open": true, "open": true, "gio": true,
 })

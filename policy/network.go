@@ -49,13 +49,31 @@ func (x *check) network(c *analysis.Command) {
 	x.networkHitUnless(c, what, loopback)
 }
 
+// registryClients are package managers' commands that talk to the registry
+// for something other than fetching packages: publishing the project (and
+// with it whatever the agent put in it), reading account data and metadata.
+var registryClients = map[string][]string{
+	"npm":    {"publish", "unpublish", "deprecate", "dist-tag", "owner", "access", "token", "whoami", "login", "adduser", "logout", "view", "info", "show", "v", "search", "s", "find", "star", "stars", "team", "org", "hook", "ping", "profile", "outdated", "audit"},
+	"pnpm":   {"publish", "view", "info", "show", "whoami", "login", "logout", "adduser", "dist-tag", "outdated", "audit", "search"},
+	"yarn":   {"publish", "login", "logout", "owner", "info", "tag", "team", "outdated", "audit"},
+	"bun":    {"publish"},
+	"cargo":  {"publish", "yank", "owner", "login", "logout", "search", "info"},
+	"twine":  {"upload", "register"},
+	"gem":    {"push", "yank", "owner", "signin", "signout", "search", "query", "fetch"},
+	"poetry": {"publish", "search"},
+	"uv":     {"publish"},
+	"flit":   {"publish"},
+	"hatch":  {"publish"},
+}
+
 // networkFacts are the programs that reach the network, and when.
 var networkFacts = newCatalogue(
 	fact{programs: keys(networkClients), loopback: true,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(!infoOnly(c), c.Name+" connects to the network")
 		},
-		match:    []string{"curl https://example.com", "ssh host ls", "nc -l 8080", "dig example.com"},
+		match: []string{"curl https://example.com", "ssh host ls", "nc -l 8080", "dig example.com",
+			"lynx -dump https://example.com", "mail -s x a@example.com", "ssh-keyscan example.com", "ldapsearch -H ldap://x"},
 		notMatch: []string{"curl --version", "ssh -V"}},
 	fact{programs: []string{"rsync"}, test: rsyncRemote,
 		match:    []string{"rsync -a src/ host:dst/", "rsync -a rsync://host/m/ dst/", "rsync -e ssh u@h:/x ."},
@@ -78,6 +96,14 @@ var networkFacts = newCatalogue(
 	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerNetwork,
 		match:    []string{"docker pull alpine", "podman push x", "docker login", "docker -c x pull alpine", "docker manifest inspect alpine", "docker trust inspect alpine"},
 		notMatch: []string{"docker ps", "docker image pull-x", "docker --context=x ps", "docker manifest annotate x y", "docker -H tcp://h ps"}},
+	fact{programs: keys(registryClients),
+		test: func(_ *check, c *analysis.Command) string {
+			sub := subOf(c)
+			return when(!c.Has("help", "h") && slices.Contains(registryClients[c.Name], sub), c.Name+" "+sub+" talks to the package registry")
+		},
+		match: []string{"npm publish", "npm publish --access public", "pnpm publish --no-git-checks", "yarn publish", "npm whoami",
+			"npm token list", "npm view left-pad", "cargo publish", "twine upload dist/x.whl", "gem push x.gem", "poetry publish", "uv publish"},
+		notMatch: []string{"npm test", "npm run build", "cargo build", "twine check dist/x.whl", "gem build x.gemspec", "npm publish -h"}},
 	fact{programs: []string{"parallel"},
 		test: func(_ *check, c *analysis.Command) string {
 			for _, o := range c.Values("S", "sshlogin", "slf", "sshloginfile") {

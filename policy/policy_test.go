@@ -383,7 +383,8 @@ func TestBadEnv(t *testing.T) {
 
 func TestCheckApproved(t *testing.T) {
 	l := newLab(t)
-	e, _ := policy.New(policy.Settings{Ask: []string{"npm publish *"}})
+	// With the network on: off, npm publish is denied (rule network).
+	e, _ := policy.New(policy.Settings{Network: true, Ask: []string{"npm publish *"}})
 	approved := map[string]bool{}
 	ok := func(k string) bool { return approved[k] }
 	cmd := "npm publish --tag x && docker run alpine"

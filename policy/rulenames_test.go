@@ -31,7 +31,7 @@ func TestEveryRuleIsListed(t *testing.T) {
 		{Mode: policy.ModeUntrusted},
 		{Mode: policy.ModeNever},
 		{DedicatedTools: true},
-		{Ask: []string{"npm publish *"}, Deny: []string{"git push --force *", "make *"}, Allow: []string{"ls *"}},
+		{Network: true, Ask: []string{"npm publish *"}, Deny: []string{"git push --force *", "make *"}, Allow: []string{"ls *"}},
 	}
 	seen := map[string]int{}
 	for _, s := range settings {

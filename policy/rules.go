@@ -50,7 +50,7 @@ var rules = []RuleInfo{
 	{RuleOtherShell, Ask, "PowerShell and cmd.exe lines beyond one read-only command, and every zsh or fish line: their syntax is not bash's"},
 	{RuleLoseWork, Ask, "throws away work inside the project: git reset --hard, git clean -f, git checkout -- ., git stash drop, git branch -D"},
 	{RuleDedicated, Deny, "ls, cat, head, tail, grep, find, rg when the agent has its own tools (off by default)"},
-	{RuleSecrets, Ask, "reads ~/.ssh, ~/.aws and the other credentials the sandbox hides, where no sandbox will (a hook without shellgate's prefix)"},
+	{RuleSecrets, Ask, "reads ~/.ssh, ~/.aws and the other credentials the sandbox hides, or a credential store, where no sandbox will (a hook without shellgate's prefix, --sandbox off)"},
 	{RuleUntrusted, Ask, "untrusted mode: anything outside the known read-only set"},
 	// Not rules of the built-in policy, but names a refusal can give: listed so that
 	// every rule a message names is in the table. They cannot be relaxed.

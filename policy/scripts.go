@@ -101,7 +101,9 @@ func mayRunFile(c *analysis.Command) bool {
 	case "sed", "awk", "gawk", "mawk", "nawk", "make", "gmake", "npm", "pnpm", "yarn", "bun", "npx":
 		return true
 	case "go":
-		return c.Sub == "generate"
+		return c.Sub == "generate" || c.Sub == "test" || c.Sub == "run"
+	case "pytest", "py.test":
+		return true
 	}
 	return false
 }
@@ -136,13 +138,29 @@ func writtenProjectFile(c *analysis.Command, files map[string]string) (writer, w
 		what = "package.json"
 		match = func(b string) bool { return b == "package.json" || b == ".npmrc" }
 	case "go":
-		if c.Sub != "generate" {
+		switch c.Sub {
+		case "generate":
+			what = "a //go:generate line"
+			match = func(b string) bool { return strings.HasSuffix(b, ".go") }
+		case "test", "run":
+			what = "the Go sources"
+			match = func(b string) bool { return strings.HasSuffix(b, ".go") }
+		default:
 			return "", ""
 		}
-		what = "a //go:generate line"
-		match = func(b string) bool { return strings.HasSuffix(b, ".go") }
+	case "pytest", "py.test":
+		what, match = "the test files and conftest.py", pytestFile
 	default:
-		return "", ""
+		if !analysis.IsPython(c.Name) || c.Sub == "" {
+			return "", ""
+		}
+		// python3 -m MOD runs MOD.py, or a package's __main__.py; -m pytest
+		// the test files.
+		what = "the module " + c.Sub
+		mod := c.Sub[strings.LastIndexByte(c.Sub, '.')+1:]
+		match = func(b string) bool {
+			return b == mod+".py" || b == "__main__.py" || b == "__init__.py" || c.Sub == "pytest" && pytestFile(b)
+		}
 	}
 	for f, w := range files {
 		if match(f[strings.LastIndexByte(f, '/')+1:]) {
@@ -150,6 +168,11 @@ func writtenProjectFile(c *analysis.Command, files map[string]string) (writer, w
 		}
 	}
 	return "", ""
+}
+
+// pytestFile reports the files pytest imports: conftest.py and test modules.
+func pytestFile(b string) bool {
+	return b == "conftest.py" || strings.HasSuffix(b, ".py") && (strings.HasPrefix(b, "test_") || strings.HasSuffix(b, "_test.py"))
 }
 
 // runsFile reports the file among files that c runs as a program or script.

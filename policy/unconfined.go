@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/analysis"
@@ -12,65 +14,126 @@ import (
 // shell, where a program given on the command line can do anything and the
 // secrets the sandbox hides are there to read.
 
-// inlineOpts are, per interpreter, the options whose value is the program to
-// run: single letters (found in a bundle such as -Ic or -le) and long names.
-var inlineOpts = map[string]struct{ short, long string }{
-	"python": {"c", ""}, "pypy": {"c", ""}, "pypy3": {"c", ""},
-	"perl": {"eE", ""}, "ruby": {"e", ""},
-	"node": {"ep", "--eval --print"}, "nodejs": {"ep", "--eval --print"}, "bun": {"e", "--eval --print"},
-	"php": {"r", ""}, "lua": {"e", ""}, "luajit": {"e", ""}, "Rscript": {"e", ""}, "R": {"e", ""},
-	"osascript": {"e", ""}, "tclsh": {"", ""}, "julia": {"eE", "--eval --print"}, "ipython": {"c", ""},
+// interpreter is what unconfined knows of an interpreter's options: the
+// letters and long names of those whose value is the program to run (-c,
+// -e, --eval), the letters of those that take a value (-W error, -r lib),
+// and the letters that name the program another way, a module or a file
+// (python -m).
+type interpreter struct{ short, long, value, other string }
+
+// inlineOpts are the interpreters whose program may be given on the command
+// line, and how.
+var inlineOpts = map[string]interpreter{
+	"python": {short: "c", value: "WX", other: "m"}, "pypy": {short: "c", value: "WX", other: "m"}, "pypy3": {short: "c", value: "WX", other: "m"},
+	"ipython": {short: "c", other: "m"},
+	"perl":    {short: "eE", value: "IMmx"}, "ruby": {short: "e", value: "IrCEWx"},
+	"node": {short: "ep", long: "--eval --print", value: "rC"}, "nodejs": {short: "ep", long: "--eval --print", value: "rC"},
+	"bun": {short: "e", long: "--eval --print", value: "r"},
+	"php": {short: "rBRE", value: "dczF"}, "lua": {short: "e", value: "l"}, "luajit": {short: "e", value: "lbj"},
+	"Rscript": {short: "e"}, "R": {short: "e"}, "osascript": {short: "e", value: "ls"}, "tclsh": {},
+	"julia":  {short: "eE", long: "--eval --print", value: "CJLtp"},
+	"expect": {short: "c"}, "guile": {short: "c", value: "lLx"}, "groovy": {short: "e"}, "scala": {short: "e"},
+	"elixir": {short: "e", long: "--eval"}, "racket": {short: "e", long: "--eval"},
 }
 
-// valueOpts are the interpreters' options that take the next word as their
-// value, so that the scan for an inline program does not stop at that word.
-var valueOpts = map[string]string{
-	"python": "WX", "pypy": "WX", "pypy3": "WX", "perl": "IMmx", "ruby": "IrCE", "node": "r", "nodejs": "r",
-}
-
-// inlineProgram returns the option through which c is given its program on the
-// command line ("-c", "-e", "--eval"), or "".
-func inlineProgram(c *analysis.Command) string {
-	name := c.Name
-	if analysis.IsPython(name) {
-		name = "python"
-	}
-	if name == "deno" && c.Sub == "eval" || name == "deno" && len(c.Args) > 0 && c.Args[0] == "eval" {
-		return "eval"
-	}
-	o, ok := inlineOpts[name]
-	if !ok {
-		return ""
-	}
+// scanInterpreter reads an interpreter's options as far as its program: the
+// option through which the program is given on the command line ("-c",
+// "--eval"), or stdin when the program is standard input (named `-` or
+// /dev/stdin, or no program file named at all); ok is false when a word is
+// only known at run time. A word after an option that may take it as its
+// value (-W error, --require lib, --title x) is read as that value, not as
+// the program file, so that the scan goes on past it.
+func scanInterpreter(c *analysis.Command, o interpreter) (inline string, stdin, ok bool) {
+	value := false
 	for i := 0; i < len(c.Args); i++ {
 		a := c.Args[i]
 		switch {
 		case c.IsDynamic(i):
-			return "" // judged as dynamic elsewhere
-		case a == "--" || a == "-" || !strings.HasPrefix(a, "-"):
-			return "" // the program is a file, or standard input
-		case strings.HasPrefix(a, "--"):
-			long, _, _ := strings.Cut(a, "=")
-			for _, l := range strings.Fields(o.long) {
-				if long == l {
-					return long
-				}
+			return "", false, false
+		case value && !strings.HasPrefix(a, "-"):
+			value = false
+			continue
+		}
+		value = false
+		switch {
+		case a == "--":
+			if i+1 < len(c.Args) {
+				return "", !c.IsDynamic(i+1) && analysis.IsStdinPath(c.Args[i+1]), !c.IsDynamic(i + 1)
 			}
+			return "", true, true
+		case a == "-" || analysis.IsStdinPath(a):
+			return "", true, true
+		case !strings.HasPrefix(a, "-"):
+			return "", false, true // the program is a file
+		case strings.HasPrefix(a, "--"):
+			long, _, eq := strings.Cut(a, "=")
+			if slices.Contains(strings.Fields(o.long), long) {
+				return long, false, true
+			}
+			value = !eq
 		default:
 			for j, r := range a[1:] {
 				if strings.ContainsRune(o.short, r) {
-					return "-" + string(r)
+					return "-" + string(r), false, true
 				}
-				if strings.ContainsRune(valueOpts[name], r) {
-					if j == len(a)-2 {
-						i++ // -W error: the value is the next word
-					}
+				if strings.ContainsRune(o.other, r) {
+					return "", false, true
+				}
+				if strings.ContainsRune(o.value, r) {
+					value = j == len(a)-2 // -W error: the value is the next word
 					break
 				}
 			}
 		}
 	}
-	return ""
+	return "", true, true
+}
+
+// interpreterOf is what inlineOpts knows of c's program.
+func interpreterOf(c *analysis.Command) (interpreter, bool) {
+	name := c.Name
+	if analysis.IsPython(name) {
+		name = "python"
+	}
+	o, ok := inlineOpts[name]
+	return o, ok
+}
+
+// inlineProgram returns the option through which c is given its program on the
+// command line ("-c", "-e", "--eval"), or "".
+func inlineProgram(c *analysis.Command) string {
+	if c.Name == "deno" && c.Sub == "eval" || c.Name == "deno" && len(c.Args) > 0 && c.Args[0] == "eval" {
+		return "eval"
+	}
+	o, ok := interpreterOf(c)
+	if !ok {
+		return ""
+	}
+	inline, _, _ := scanInterpreter(c, o)
+	return inline
+}
+
+// literalStdinProgram reports an interpreter whose program is its standard
+// input, given in the line: a here-document, a here-string, or what a pipe
+// brings (`python3 <<EOF`, `echo '…' | perl`): a program on the command
+// line as much as -c's.
+func literalStdinProgram(c *analysis.Command) bool {
+	o, ok := interpreterOf(c)
+	if !ok {
+		return false
+	}
+	if _, stdin, ok := scanInterpreter(c, o); !ok || !stdin {
+		return false
+	}
+	if len(c.Feeds) > 0 {
+		return true
+	}
+	for _, r := range c.Redirects {
+		if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+			return true
+		}
+	}
+	return false
 }
 
 // recursiveReaders read whole directory trees whatever their options.
@@ -85,7 +148,8 @@ func readsTree(c *analysis.Command) bool {
 		if c.IsDynamic(i) || a == "--" {
 			break
 		}
-		if a == "--recursive" || a == "--dereference-recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "rRa") {
+		// -a is cp's --archive (recursive); ls -a lists hidden names.
+		if a == "--recursive" || a == "--dereference-recursive" || len(a) > 1 && a[0] == '-' && a[1] != '-' && (strings.ContainsAny(a[1:], "rR") || c.Name == "cp" && strings.ContainsRune(a[1:], 'a')) {
 			return true
 		}
 	}
@@ -98,28 +162,45 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	if o := inlineProgram(c); o != "" {
-		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here: this agent's own shell runs it (rule code-execution). The user must approve it.", c.Source, c.Name, o)
+		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name, o)
+	} else if literalStdinProgram(c) {
+		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
+	}
+	if what := credentialRead(c); what != "" {
+		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from the command here (rule secrets). The user must approve it.", c.Source, what)
+		return
 	}
 	if len(x.e.secrets) == 0 {
 		return
 	}
 	rec := readsTree(c)
 	check := func(p string, f analysis.ArgFlag) bool {
+		if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
+			// Another process's environment (the agent's own: $PPID) holds
+			// the tokens it was started with, whatever its PID is written as.
+			x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
+			return true
+		}
 		if f&analysis.ArgDynamic != 0 || p == "" {
 			return false
 		}
 		if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
 			p = filepath.Join(x.home, rest)
 		}
-		if f&analysis.ArgGlob != 0 {
-			p = globDir(p)
-		}
 		for _, a := range c.Abs(p) {
-			r := x.resolve(a)
-			for _, s := range x.e.secrets {
-				if within(r, s) || rec && within(s, r) {
-					x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here: this agent's own shell runs it (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
-					return true
+			for _, v := range procView(c, a) {
+				for _, s := range x.e.secrets {
+					var hit bool
+					if f&analysis.ArgGlob != 0 {
+						hit = globReaches(v, s, rec)
+					} else {
+						r := x.resolve(v)
+						hit = within(r, s) || rec && within(s, r)
+					}
+					if hit {
+						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
+						return true
+					}
 				}
 			}
 		}
@@ -138,6 +219,8 @@ func (x *check) unconfined(c *analysis.Command) {
 			} else {
 				continue
 			}
+		} else if _, v, ok := strings.Cut(a, "="); ok && check(v, f) {
+			return // dd if=~/.ssh/id_rsa, KEY=PATH operands
 		}
 		if check(a, f) {
 			return
@@ -155,4 +238,88 @@ func (x *check) unconfined(c *analysis.Command) {
 			return
 		}
 	}
+}
+
+// procView is where a path through /proc's per-process links leads for
+// the command that opens it, which an unconfined command shares its root
+// with: /proc/self/root/x is /x, /proc/self/cwd/x is x in the command's
+// directory. Other paths are themselves.
+func procView(c *analysis.Command, p string) []string {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return []string{p}
+	}
+	pid, rest, _ := strings.Cut(rest, "/")
+	if t, ok := strings.CutPrefix(rest, "task/"); ok {
+		_, rest, _ = strings.Cut(t, "/")
+	}
+	link, rest, _ := strings.Cut(rest, "/")
+	switch {
+	case link == "root" && (pid == "self" || pid == "thread-self" || isNumber(pid)):
+		return []string{filepath.Join("/", rest)}
+	case link == "cwd" && (pid == "self" || pid == "thread-self"):
+		return c.Abs(filepath.Join(".", rest))
+	}
+	return []string{p}
+}
+
+func isNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// globReaches reports whether the glob pattern (absolute, clean) may match
+// the secret path s or a path in it, or, for a command that reads whole
+// trees (rec), a directory holding it: component by component, with bash's
+// rule that a wildcard does not match a leading dot.
+func globReaches(pattern, s string, rec bool) bool {
+	pc := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	sc := strings.Split(strings.TrimPrefix(s, "/"), "/")
+	n := min(len(pc), len(sc))
+	if len(pc) < len(sc) && !rec {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if strings.HasPrefix(sc[i], ".") && !strings.HasPrefix(pc[i], ".") && pc[i] != sc[i] {
+			return false
+		}
+		if ok, err := path.Match(pc[i], sc[i]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// credentialRead says what c reads from a credential store (a keychain, a
+// password manager, git's credential helpers), or "": it prints a secret
+// the sandbox never lets a command reach (no keyring, no session bus).
+func credentialRead(c *analysis.Command) string {
+	sub := subOf(c)
+	switch c.Name {
+	case "git":
+		if c.Sub == "credential" || strings.HasPrefix(c.Sub, "credential-") {
+			return "asks git's credential helper for a stored password"
+		}
+	case "security":
+		if strings.HasPrefix(sub, "find-") && strings.HasSuffix(sub, "-password") || sub == "dump-keychain" || sub == "export" {
+			return "reads the keychain"
+		}
+	case "secret-tool":
+		if sub == "lookup" || sub == "search" {
+			return "reads the keyring"
+		}
+	case "pass", "gopass":
+		if sub == "" || !oneOf(sub, "ls", "list", "find", "search", "grep", "init", "help", "version", "git", "generate", "insert", "edit", "rm", "mv", "cp") {
+			return "decrypts a password from the password store"
+		}
+	case "bw", "lpass", "op", "keyring", "kwallet-query", "vault":
+		if oneOf(sub, "get", "show", "read", "export", "item", "kv", "list", "unlock") || c.Name == "kwallet-query" {
+			return "reads a password manager or secrets vault"
+		}
+	}
+	return ""
 }

@@ -22,6 +22,10 @@ func TestUnconfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	relHome, err := filepath.Rel(l.root, l.home)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ command, rule string }{
 		{`python3 -c 'open("x","w")'`, policy.RuleExecFlags},
 		{`python3 -Ic 'print(1)'`, policy.RuleExecFlags},
@@ -31,6 +35,24 @@ func TestUnconfined(t *testing.T) {
 		{`node --eval 'require("fs")'`, policy.RuleExecFlags},
 		{`ruby -e 'puts 1'`, policy.RuleExecFlags},
 		{`php -r 'echo 1;'`, policy.RuleExecFlags},
+		// The program after an option's value (--require lib, -d k=v), or on
+		// standard input from the line itself (session 30 review).
+		{`node --require ./x.js -e 'require("fs")'`, policy.RuleExecFlags},
+		{`node --title t --eval 1`, policy.RuleExecFlags},
+		{`php -d x=1 -r 'echo 1;'`, policy.RuleExecFlags},
+		{`php -B '$a=1;' -R 'echo $argn;'`, policy.RuleExecFlags},
+		{`ruby --disable gems -e 'puts 1'`, policy.RuleExecFlags},
+		{`lua -l socket -e 'x()'`, policy.RuleExecFlags},
+		{`osascript -l JavaScript -e 'x'`, policy.RuleExecFlags},
+		{`python3 --check-hash-based-pycs always -c 'print(1)'`, policy.RuleExecFlags},
+		{`expect -c 'spawn sh'`, policy.RuleExecFlags},
+		{"python3 <<EOF\nimport shutil; shutil.rmtree('/x')\nEOF", policy.RuleExecFlags},
+		{`python3 - <<< 'print(1)'`, policy.RuleExecFlags},
+		{`python3 -W ignore /dev/stdin <<< 'print(1)'`, policy.RuleExecFlags},
+		{`echo 'print(1)' | python3`, policy.RuleExecFlags},
+		{`perl <<< 'unlink q(x)'`, policy.RuleExecFlags},
+		{`node <<< 'x()'`, policy.RuleExecFlags},
+		{`tclsh <<< 'exec rm x'`, policy.RuleExecFlags},
 		{`cat ~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`cat < ~/.ssh/id_rsa`, policy.RuleSecrets},
 		{`cp ~/.ssh/id_rsa .`, policy.RuleSecrets},
@@ -38,7 +60,30 @@ func TestUnconfined(t *testing.T) {
 		{`cat ~/.ssh/*`, policy.RuleSecrets},
 		{`grep -r BEGIN ~`, policy.RuleSecrets},
 		{`tar czf home.tgz ~`, policy.RuleSecrets},
+		{`cp -a ~ backup`, policy.RuleSecrets},
 		{`git -c core.sshCommand=true status --key=~/.ssh/id_rsa`, policy.RuleSecrets},
+		// Other spellings of the same read (session 30 review): a glob that
+		// matches the secret, /proc's per-process links, a KEY=PATH operand.
+		{`cat ~/.ss?/id_rsa`, policy.RuleSecrets},
+		{`cat ~/.*/id_rsa`, policy.RuleSecrets},
+		{`grep -r BEGIN ~/.s*`, policy.RuleSecrets},
+		{`cat /proc/self/root$HOME/.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/1/root/$HOME/.ssh/../.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/thread-self/cwd/` + relHome + `/.ssh/id_rsa`, policy.RuleSecrets},
+		{`dd if=~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`dd if=$HOME/.ssh/id_rsa of=k`, policy.RuleSecrets},
+		{`ex -s -c 'r ~/.ssh/id_rsa' -c 'w k' -c q README.md`, policy.RuleSecrets},
+		{`cat /proc/$PPID/environ`, policy.RuleSecrets},
+		{`tr '\0' '\n' < "/proc/$PPID/environ"`, policy.RuleSecrets},
+		{`strings /proc/1/environ`, policy.RuleSecrets},
+		// Credential stores (session 30 review).
+		{`git credential fill <<< host=github.com`, policy.RuleSecrets},
+		{`printf 'protocol=https\nhost=github.com\n' | git credential-store get`, policy.RuleSecrets},
+		{`security find-generic-password -s x -w`, policy.RuleSecrets},
+		{`secret-tool lookup service x`, policy.RuleSecrets},
+		{`pass show web/github`, policy.RuleSecrets},
+		{`pass web/github`, policy.RuleSecrets},
+		{`bw get password x`, policy.RuleSecrets},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
@@ -50,7 +95,11 @@ func TestUnconfined(t *testing.T) {
 	}
 	for _, c := range []string{
 		"python3 script.py -c x", "python3 -m pytest", "python3 -", "perl script.pl", "node build.js", "echo -c",
-		"ls ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
+		"python3 -m pytest -c x", "python3 x.py <<< input", "python3 -u script.py < in.txt", "ruby < x.rb", "sh <<< 'echo hi'",
+		"node --inspect=9229 app.js",
+		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
+		"pass ls", "git config --get credential.helper", "security list-keychains", "ssh-add -L",
+		"ls ~", "ls -la ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)

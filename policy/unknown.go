@@ -18,7 +18,7 @@ var opaqueShells = map[string]string{
 var otherPrograms = []string{
 	"git", "go", "make", "gmake", "npm", "pnpm", "yarn", "npx", "bun", "deno", "cargo", "rustc", "rustup", "gcc", "g++", "cc",
 	"clang", "clang++", "ld", "python", "python3", "pip", "pip3", "pipx", "uv", "poetry", "pytest", "tox", "node", "java",
-	"javac", "mvn", "gradle", "dotnet", "apt", "apt-get", "apt-cache", "dpkg", "brew", "dnf", "yum", "pacman", "apk",
+	"javac", "mvn", "gradle", "dotnet", "cmake", "ctest", "cpack", "meson", "ninja", "apt", "apt-get", "apt-cache", "dpkg", "brew", "dnf", "yum", "pacman", "apk",
 	"snap", "flatpak", "nix", "man", "info", "tldr", "whatis", "apropos", "whereis", "help", "hash", "alias", "unalias",
 	"kubectl", "helm", "terraform", "aws", "gcloud", "az", "gh", "glab", "systemctl", "journalctl", "service",
 	"update-alternatives", "complete", "compgen", "bind", "tput", "stty", "tmux", "xdg-open", "open", "code",

@@ -55,17 +55,25 @@ func nth(c *analysis.Command, n int) []target {
 
 // writers lists the commands that change files, and which paths they change.
 var writers = map[string]func(c *analysis.Command) []target{
-	"rm":        operandTargets,
-	"rmdir":     operandTargets,
-	"unlink":    operandTargets,
-	"shred":     operandTargets,
-	"touch":     operandTargets,
-	"mkdir":     operandTargets,
-	"mkfifo":    operandTargets,
-	"truncate":  operandTargets,
-	"tee":       operandTargets,
-	"sponge":    operandTargets,
-	"setfacl":   operandTargets,
+	"rm":       operandTargets,
+	"rmdir":    operandTargets,
+	"unlink":   operandTargets,
+	"shred":    operandTargets,
+	"touch":    operandTargets,
+	"mkdir":    operandTargets,
+	"mkfifo":   operandTargets,
+	"truncate": operandTargets,
+	"tee":      operandTargets,
+	"sponge":   operandTargets,
+	"setfacl":  operandTargets,
+	// history -w FILE writes the shell's history list over FILE, -a appends
+	// it (history -s 'cmd'; history -w ~/.bashrc plants a line there).
+	"history": func(c *analysis.Command) []target {
+		if c.Has("w", "a") {
+			return operandTargets(c)
+		}
+		return nil
+	},
 	"gofmt":     onlyWith("w", operandTargets),
 	"goimports": onlyWith("w", operandTargets),
 	"mv": func(c *analysis.Command) []target {

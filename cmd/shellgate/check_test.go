@@ -61,10 +61,12 @@ ask = ["npm publish *"]
 			[]string{"decision: deny"}, "", ""},
 		{"project deny pattern", []string{"--", "git push --force origin main"}, exitCheckDeny,
 			[]string{"decision: deny", "rule:     user.deny"}, "", ""},
-		{"project ask pattern", []string{"--", "npm publish --tag next"}, exitCheckAsk,
+		// npm publish reaches the registry: with the network off it is denied
+		// whatever the project says.
+		{"project ask pattern", []string{"--allow-network", "--", "npm publish --tag next"}, exitCheckAsk,
 			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish *"`}, "", ""},
-		{"mode never turns ask into deny", []string{"--mode", "never", "--", "npm publish"}, exitCheckDeny,
-			[]string{"decision: deny", "policy:   mode never, network off"}, "", ""},
+		{"mode never turns ask into deny", []string{"--mode", "never", "--allow-network", "--", "npm publish"}, exitCheckDeny,
+			[]string{"decision: deny", "rule:     user.ask", "policy:   mode never, network on"}, "", ""},
 		{"network off by default", []string{"--", "curl https://example.com"}, exitCheckDeny,
 			[]string{"rule:     network"}, "", ""},
 		{"--allow-network", []string{"--allow-network", "--", "curl https://example.com"}, exitCheckAllow,
@@ -233,7 +235,14 @@ func TestCheckJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			code, out, errOut := runCheck("--root", root, "--no-user-config", "--json", "--", tt.command)
+			// npm publish with the network on, where it meets the project's
+			// ask (with it off, it is denied).
+			netOn := strings.HasPrefix(tt.command, "npm publish")
+			args := []string{"--root", root, "--no-user-config", "--json", "--", tt.command}
+			if netOn {
+				args = append([]string{"--allow-network"}, args...)
+			}
+			code, out, errOut := runCheck(args...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr %s", code, tt.code, errOut)
 			}
@@ -257,8 +266,8 @@ func TestCheckJSON(t *testing.T) {
 			if strings.Join(names, " ") != strings.Join(tt.names, " ") {
 				t.Errorf("commands %q, want %q", names, tt.names)
 			}
-			if got.Mode != "auto" || got.Network == nil || *got.Network {
-				t.Errorf("mode %q network %v, want auto and false", got.Mode, got.Network)
+			if got.Mode != "auto" || got.Network == nil || *got.Network != netOn {
+				t.Errorf("mode %q network %v, want auto and %v", got.Mode, got.Network, netOn)
 			}
 			if len(got.ConfigFiles) != 1 {
 				t.Errorf("config_files = %q, want the project file", got.ConfigFiles)

@@ -29,6 +29,9 @@ func TestRunHandsNoInheritedDescriptor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(root, "fd3.py"), []byte("import os\nos.write(3, b\"pwned\")\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range []string{"auto", "off"} {
 		t.Run("sandbox="+mode, func(t *testing.T) {
 			victim, err := os.Create(filepath.Join(lab, "agent-"+mode+".log"))
@@ -36,8 +39,10 @@ func TestRunHandsNoInheritedDescriptor(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer victim.Close()
+			// A file of the project, not python3 -c, which is asked about
+			// without a sandbox.
 			cmd := exec.Command(bin, "run", "--sandbox", mode, "--root", root, "--",
-				`echo pwned >&3; python3 -c 'import os; os.write(3, b"pwned")'`)
+				`echo pwned >&3; python3 fd3.py`)
 			cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 			cmd.ExtraFiles = []*os.File{victim} // fd 3 in shellgate, open across exec
 			out, _ := cmd.CombinedOutput()

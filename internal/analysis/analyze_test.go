@@ -396,3 +396,35 @@ func TestAnalyzeWordSplitting(t *testing.T) {
 		t.Error("a NUL byte in the command: no error")
 	}
 }
+
+// TestAnalyzeAssignmentTildes: bash expands a tilde after the = of any word
+// of an assignment's form and after its colons, arguments included (`dd
+// of=~/.bashrc` writes the home's file), not in other words.
+func TestAnalyzeAssignmentTildes(t *testing.T) {
+	tests := map[string]string{
+		`dd if=/dev/zero of=~/.bashrc`: "dd if=/dev/zero of=/h/.bashrc",
+		`make DESTDIR=~ install`:       "make DESTDIR=/h install",
+		`echo A+=~/x B=x:~/y:~`:        "echo A+=/h/x B=x:/h/y:/h",
+		`echo a=x:~/y a_1=~:~`:         "echo a=x:/h/y a_1=/h:/h",
+		`echo --p=~/x -c=~ 1a=~ a-b=~`: "echo --p=~/x -c=~ 1a=~ a-b=~",
+		`echo "a"=~/x a\=~/x a=\~/x`:   "echo a=~/x a=~/x a=~/x",
+		`echo ~/x a=~+/y`:              "echo /h/x a=/w/y",
+		`X=x:~/y; echo $X`:             "echo x:/h/y",
+	}
+	for src, want := range tests {
+		a, err := Analyze(src, Options{Home: "/h", Dir: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Commands[len(a.Commands)-1]
+		if got := strings.Join(append([]string{c.Name}, c.Args...), " "); got != want {
+			t.Errorf("%q: %q, want %q", src, got, want)
+		}
+	}
+	for _, src := range []string{`dd of=~"/x"`, `dd of=~$USER/x`, `dd of=~root/x`} {
+		a, _ := Analyze(src, Options{Home: "/h"})
+		if c := a.Commands[0]; c.Flags[0]&ArgDynamic == 0 {
+			t.Errorf("%q: %q not dynamic", src, c.Args[0])
+		}
+	}
+}

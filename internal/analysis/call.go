@@ -136,7 +136,7 @@ func (w *walker) assigns(as []*syntax.Assign) []Assignment {
 		as := Assignment{Name: a.Name.Value}
 		switch {
 		case a.Value != nil:
-			v := w.word(a.Value)
+			v := w.assignValue(a.Value)
 			as.Value, as.Dynamic = v.val, v.flags&ArgDynamic != 0
 		case a.Array != nil:
 			for _, e := range a.Array.Elems {

@@ -98,16 +98,73 @@ func (w *walker) vimCommands(idx int, stdin input) {
 				w.nestedVia(p[1:], c.Name+" :!", c.Pos, c.Via, true, nil)
 			} else if exMayRun(p) {
 				w.findAt(FindEval, c, c.Name+" runs the ex command "+strings.TrimSpace(part)+", which can start programs")
+			} else {
+				w.exFile(idx, p)
 			}
 		}
 	}
 }
 
-// exCommands are the ex commands given to vi on its command line.
+// exFile records the file an ex command writes or reads (:w FILE,
+// :saveas FILE, :r FILE, :e FILE) as a redirection of the command, as
+// sqlite3's .output is: the policy judges where it lands.
+func (w *walker) exFile(idx int, p string) {
+	// The range first: %, 1,$, .,+3, 'a,'b.
+	p = strings.TrimLeft(p, "%0123456789,.$;+- \t")
+	for strings.HasPrefix(p, "'") && len(p) > 1 {
+		p = strings.TrimLeft(p[2:], ",;'0123456789.$+- \t")
+	}
+	n := 0
+	for n < len(p) && (p[n] >= 'a' && p[n] <= 'z' || p[n] >= 'A' && p[n] <= 'Z') {
+		n++
+	}
+	name, arg := p[:n], strings.TrimPrefix(p[n:], "!")
+	arg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(arg), ">>"))
+	write := exWrites[name]
+	if arg == "" || !write && !exReads[name] {
+		return
+	}
+	r := Redirect{Op: w.res.Commands[idx].Name + " :" + name, Target: arg, Write: write}
+	if strings.HasPrefix(arg, "~") {
+		r.Target, _ = w.tilde(arg)
+		if r.Target == arg {
+			r.Dynamic = true // ~user
+		}
+	}
+	if strings.ContainsAny(arg, "$`") {
+		r.Dynamic = true // vim expands variables in file names
+	}
+	cc := &w.res.Commands[idx]
+	cc.Redirects = append(cc.Redirects, r)
+}
+
+// exWrites and exReads are the ex commands that write or read the file
+// they name.
+var (
+	exWrites = exSet("w", "write", "wq", "x", "xi", "xit", "exi", "exit", "sav", "saveas", "up", "update",
+		"wn", "wnext", "wN", "wNext", "wp", "wprevious")
+	exReads = exSet("r", "read", "e", "edit", "sp", "split", "vs", "vsplit", "new", "vne", "vnew", "tabe", "tabedit",
+		"sv", "sview", "vie", "view", "bad", "badd")
+)
+
+func exSet(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// exCommands are the ex commands given to vi on its command line: -c CMD,
+// also bundled (-sc CMD, -esc CMD: vim reads the letters before c as
+// flags), -cCMD, --cmd CMD, +CMD.
 func (w *walker) exCommands(c Command) []string {
 	var cmds []string
 	for i := 0; i < len(c.Args); i++ {
 		a := c.Args[i]
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == 'c' && !strings.Contains(a[1:len(a)-1], "c") {
+			a = "-c" // -sc CMD
+		}
 		switch {
 		case (a == "-c" || a == "--cmd" || a == "-S") && i+1 < len(c.Args):
 			i++

@@ -81,6 +81,10 @@ var gitKeys = []gitKey{
 	{section: "core", name: "hookspath", sub: noSub, kind: GitRedirects, match: []string{"core.hooksPath=.githooks"}, notMatch: []string{"core.x.hookspath=y"}},
 	{section: "core", name: "worktree", sub: noSub, kind: GitRedirects, match: []string{"core.worktree=/"}},
 	{section: "include", name: "path", sub: noSub, kind: GitRedirects, match: []string{"include.path=../x"}},
+	// trace2's targets: git appends its trace to the file (or a new file in
+	// the directory) an absolute path names, wherever it is.
+	{section: "trace2", name: "*target", kind: GitRedirects, when: func(v string) bool { return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") },
+		match: []string{"trace2.eventTarget=/home/u/.bashrc", "trace2.normalTarget=~/x"}, notMatch: []string{"trace2.eventTarget=1", "trace2.eventNesting=2"}},
 	{section: "includeif", name: "+", kind: GitRedirects, match: []string{"includeIf.gitdir:~/.path=../x"}},
 	{section: "protocol", name: "allow", kind: GitRedirects, when: func(v string) bool { return v == "always" },
 		match: []string{"protocol.allow=always", "protocol.ext.allow=always"}, notMatch: []string{"protocol.ext.allow=never"}},

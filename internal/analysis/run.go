@@ -125,6 +125,35 @@ func init() {
 	add(stay(func(w *walker, _ int, c Command, _ input) {
 		w.optionCommands(c, "nix-shell --run", true, "run", "command")
 	}), "nix-shell")
+	add(stay(func(w *walker, _ int, c Command, stdin input) { w.cmakeTool(c, stdin) }), "cmake")
+}
+
+// cmakeTools are the commands of `cmake -E` that do what a program of the
+// shell does, as that program's words: cmake -E remove_directory DIR is rm
+// -rf DIR, cmake -E chdir DIR CMD is env -C DIR CMD.
+var cmakeTools = map[string][]string{
+	"rm": {"rm"}, "remove": {"rm"}, "remove_directory": {"rm", "-rf"}, "copy": {"cp"}, "copy_if_different": {"cp"},
+	"copy_directory": {"cp", "-r"}, "copy_directory_if_different": {"cp", "-r"}, "rename": {"mv"},
+	"make_directory": {"mkdir", "-p"}, "touch": {"touch"}, "touch_nocreate": {"touch", "-c"},
+	"create_symlink": {"ln", "-s"}, "create_hardlink": {"ln"}, "env": {"env"}, "chdir": {"env", "-C"},
+	"tar": {"tar"}, "cat": {"cat"}, "time": {"time"},
+}
+
+// cmakeTool follows `cmake -E TOOL ARGS` as the command it stands for.
+func (w *walker) cmakeTool(c Command, stdin input) {
+	if len(c.Args) < 2 || c.Args[0] != "-E" || c.Flags[1]&ArgDynamic != 0 {
+		return
+	}
+	words, ok := cmakeTools[c.Args[1]]
+	if !ok {
+		return
+	}
+	as := c
+	as.Args = append(append([]string(nil), words...), c.Args[2:]...)
+	as.Flags = append(make([]ArgFlag, len(words)), c.Flags[2:]...)
+	cwd := w.cwd
+	w.run(inner(&as, 0, "cmake -E"), stdin)
+	w.cwd = cwd
 }
 
 // followEval follows eval of text known now.

@@ -29,6 +29,11 @@ func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 			return in, in
 		}
 		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
+	case c.MoreArgs && cflag:
+		// xargs sh -c < f: the command line is the first word xargs reads.
+		w.findAt(FindEval, c, label+" runs a command line read from input at run time")
+	case c.MoreArgs && !stdinFlag:
+		w.findAt(FindEval, c, c.Name+" runs a script named in its input at run time")
 	case i < len(c.Args) && !stdinFlag && c.Flags[i]&ArgDynamic != 0:
 		w.findAt(FindEval, c, c.Name+" runs a script only known at run time")
 	case i < len(c.Args) && !stdinFlag:

@@ -134,11 +134,55 @@ func wordLit(w *syntax.Word) string {
 }
 
 // word expands one word.
-func (w *walker) word(wd *syntax.Word) word {
+func (w *walker) word(wd *syntax.Word) word { return w.wordFrom(wd, assignLike(wd)) }
+
+// assignValue expands the value of an assignment: bash expands a tilde at
+// its start and after each colon (PATH=~/bin:~/go/bin).
+func (w *walker) assignValue(wd *syntax.Word) word { return w.wordFrom(wd, 0) }
+
+// assignLike returns where the value starts in a word that has an
+// assignment's form, NAME=VALUE or NAME+=VALUE, or -1. Bash expands a
+// tilde there and after each colon in an argument of that form too: in
+// `dd of=~/.bashrc` or `make DESTDIR=~` the ~ is the home directory.
+func assignLike(wd *syntax.Word) int {
+	if len(wd.Parts) == 0 {
+		return -1
+	}
+	l, ok := wd.Parts[0].(*syntax.Lit)
+	if !ok {
+		return -1
+	}
+	s := l.Value
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || i > 0 && s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	if i == 0 || i == len(s) {
+		return -1
+	}
+	if s[i] == '+' && i+1 < len(s) {
+		i++
+	}
+	if s[i] != '=' {
+		return -1
+	}
+	return i + 1
+}
+
+// wordFrom expands one word whose tildes are expanded as bash does in an
+// assignment's value from index from of its first literal (-1: only a
+// leading tilde).
+func (w *walker) wordFrom(wd *syntax.Word, from int) word {
 	var b strings.Builder
 	var flags ArgFlag
 	for i, p := range wd.Parts {
 		if i == 0 {
+			if l, ok := p.(*syntax.Lit); ok && from >= 0 {
+				lit, f := w.assignTildes(l.Value, from, len(wd.Parts) == 1)
+				flags |= f
+				b.WriteString(unescape(lit, &flags))
+				continue
+			}
 			if l, ok := p.(*syntax.Lit); ok && strings.HasPrefix(l.Value, "~") {
 				rest, f := w.tilde(l.Value)
 				flags |= f
@@ -176,6 +220,43 @@ func (w *walker) tilde(lit string) (string, ArgFlag) {
 		return lit, ArgDynamic
 	}
 	return escapeLit(val) + lit[end:], 0
+}
+
+// assignTildes expands the tildes of lit, the first literal of a word, that
+// bash expands in an assignment's value starting at from: the value's first
+// character and each one after an unquoted colon. A tilde prefix runs to the
+// next slash or colon; one that runs into the word's next part (quoted,
+// an expansion) is not known here, and makes the word dynamic.
+func (w *walker) assignTildes(lit string, from int, whole bool) (string, ArgFlag) {
+	if !strings.Contains(lit[from:], "~") {
+		return lit, 0
+	}
+	var b strings.Builder
+	var flags ArgFlag
+	b.WriteString(lit[:from])
+	for i := from; i <= len(lit); {
+		// lit[i:] starts a segment of the value: up to the next unquoted colon.
+		end := i
+		for end < len(lit) && !(lit[end] == ':' && (end == 0 || lit[end-1] != '\\')) {
+			end++
+		}
+		seg := lit[i:end]
+		if strings.HasPrefix(seg, "~") {
+			if strings.IndexByte(seg, '/') < 0 && end == len(lit) && !whole {
+				flags |= ArgDynamic // ~ followed by another part: ~"/x", ~$USER
+			}
+			val, f := w.tilde(seg)
+			flags |= f
+			seg = val
+		}
+		b.WriteString(seg)
+		if end == len(lit) {
+			break
+		}
+		b.WriteByte(':')
+		i = end + 1
+	}
+	return b.String(), flags
 }
 
 // escapeLit protects a value so that unescape gives it back.

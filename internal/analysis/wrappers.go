@@ -92,6 +92,11 @@ func (w *walker) unwrap(idx int, u wrapper, stdin input) (ok, fail dirs) {
 		return in, in
 	}
 	i := wrappedAt(c, u)
+	if i >= len(c.Args) && c.MoreArgs {
+		// xargs env < f: the program is the first word xargs reads.
+		w.findAt(FindEval, c, c.Name+" runs a program named in its input at run time")
+		return in, in
+	}
 	if i >= len(c.Args) {
 		if u.shell {
 			sh := inner(&Command{Args: []string{"sh"}, Flags: []ArgFlag{0}, Pos: c.Pos, Source: c.Source, Via: c.Via}, 0, c.Name)
@@ -214,6 +219,12 @@ func (w *walker) envWrapper(idx int, stdin input) (ok, fail dirs) {
 	cc := &w.res.Commands[idx]
 	cc.Assigns = append(append([]Assignment(nil), cc.Assigns...), assigns...)
 	w.commandVars(assigns, c.Pos, c.Via)
+	if i >= len(c.Args) && c.MoreArgs {
+		// xargs env < f: the program is the first word xargs reads
+		// that is not NAME=VALUE.
+		w.findAt(FindEval, c, c.Name+" runs a program named in its input at run time")
+		return in, in
+	}
 	if i >= len(c.Args) {
 		return in, in
 	}

@@ -22,6 +22,20 @@ var secrets = []string{
 	".local/share/uv/credentials", ".npm-global/etc/npmrc", ".dotnet/corefx/cryptography/x509stores",
 }
 
+// unshown are credentials that the sandbox hides without naming them, since
+// its home shows the toolchains and their settings and nothing else: the
+// agents' own tokens, other tools' config that holds one, shell histories
+// (where pasted tokens stay). Only the policy needs them named, to ask
+// before an unconfined command reads one (Unshown).
+var unshown = []string{
+	".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".config/rclone",
+	".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".python_history", ".psql_history", ".mysql_history",
+}
+
+// Unshown returns the unshown credentials' table, relative to the home: what
+// an unconfined command asks before reading besides Secrets.
+func Unshown() []string { return slices.Clone(unshown) }
+
 // Secrets returns the secrets' table, relative to the home: a copy, so that
 // no caller can change what every session hides.
 func Secrets() []string { return slices.Clone(secrets) }
