@@ -324,15 +324,21 @@ func (b *box) dropEarly() {
 }
 
 // close ends the sandbox session: every process in it is gone when it returns.
-func (b *box) close() error {
+func (b *box) close() error { return b.closeBeside(func() {}) }
+
+// closeBeside is close, calling beside once every process of the session's
+// commands is gone: beside the helper's own exit where it can
+// (sandbox.Session.CloseBeside), else after it.
+func (b *box) closeBeside(beside func()) error {
 	b.dropEarly()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.started, b.closed = true, true // no session after Close
 	if b.session == nil {
+		beside()
 		return nil
 	}
-	err := b.session.Close()
+	err := b.session.CloseBeside(beside)
 	b.session = nil
 	return err
 }

@@ -1007,14 +1007,27 @@ func (s *Session) InnerPIDs(pids []int) []int {
 
 // Close ends the session: the helper exits, and the kernel kills every process
 // left in it. Close returns when they are gone.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.CloseBeside(nil) }
+
+// CloseBeside is Close, calling beside (unless nil) once every process of
+// the session but its helper is gone, and before it returns: while the
+// helper's exit, the kernel's end of the session's namespaces (its mount
+// namespace's ~50 mounts), runs. Whatever the session's commands could
+// touch (the spill directory, a host temp dir) can be removed there, beside
+// that end instead of after it. Where the helper does not answer, beside
+// follows its death.
+func (s *Session) CloseBeside(beside func()) error {
+	if beside == nil {
+		beside = func() {}
+	}
 	if s.bare != nil {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if !s.closed {
 			s.closed = true
 			close(s.gone) // the runner's Supervisor ends the commands
 		}
+		s.mu.Unlock()
+		beside()
 		return nil
 	}
 	s.fwd.Stop()
@@ -1026,9 +1039,13 @@ func (s *Session) Close() error {
 		s.closing = done
 	}
 	s.mu.Unlock()
+	// answered: the helper ended every other process of the session (end)
+	// and said so; only its own exit is left.
+	answered := false
 	if !closed && s.ctl.send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
+			answered = true
 		case <-s.gone:
 		case <-time.After(2 * time.Second):
 		}
@@ -1036,8 +1053,13 @@ func (s *Session) Close() error {
 	s.ctl.c.Close()
 	if s.helper != nil && s.helper.Process != nil {
 		s.helper.Process.Signal(syscall.SIGKILL)
+		if answered {
+			beside()
+			beside = func() {}
+		}
 		<-s.dead
 	}
+	beside()
 	if s.group != nil {
 		return s.group.Remove()
 	}
