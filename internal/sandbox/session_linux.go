@@ -81,6 +81,11 @@ type Session struct {
 	waitErr  error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
+	// idle: the ID of the last request when the helper last said the
+	// session's end had nothing left to do (message.Idle), or 0. While no
+	// request followed, Close kills the helper without asking it to end
+	// the session first: a round trip to a helper that sleeps.
+	idle uint64
 }
 
 type startReply struct {
@@ -577,6 +582,7 @@ func (s *Session) dispatch() {
 				s.closing = nil
 			}
 		case "exit":
+			s.idle = m.Idle
 			s.pinned = append(s.pinned, m.Chosen...)
 			s.noteGitKnown(m.GitKnown)
 			if ch, ok := s.exits[m.ID]; ok {
@@ -1035,14 +1041,18 @@ func (s *Session) CloseBeside(beside func()) error {
 	// answers; it is killed after a moment whatever it does.
 	s.mu.Lock()
 	closed, done := s.closed, make(chan struct{})
-	if !closed {
+	// idle: the helper said there was nothing left for its end to do, and
+	// no request followed (message.Idle): the helper and the kernel's end of
+	// its namespaces are all that is left to end.
+	idle := !closed && s.idle != 0 && s.idle == s.nextID
+	if !closed && !idle {
 		s.closing = done
 	}
 	s.mu.Unlock()
 	// answered: the helper ended every other process of the session (end)
-	// and said so; only its own exit is left.
-	answered := false
-	if !closed && s.ctl.send(&message{Op: "close"}, nil) == nil {
+	// and said so, or had nothing to end; only its own exit is left.
+	answered := idle
+	if !closed && !idle && s.ctl.send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
 			answered = true
