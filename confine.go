@@ -103,7 +103,10 @@ type box struct {
 	closed  bool
 	// early is the session's helper started ahead (Gate.PrestartSandbox),
 	// until the first session takes it or it is discarded.
-	early   *sandbox.Early
+	early *sandbox.Early
+	// oneShot: its Gate runs one command (PrestartSandbox), whose session
+	// may end as soon as the command has (sandbox.Spec.OneShot).
+	oneShot bool
 	session *sandbox.Session
 	report  sandbox.Report
 	err     error // why the session could not start
@@ -170,6 +173,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		b.started = true
 		spec, linked := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
+		spec.OneShot = b.oneShot
 		if linked.GitDir != "" {
 			linked.Prepare()
 		}
@@ -297,7 +301,9 @@ func (g *Gate) useHostTemp() {
 // the policy's check and the building of the session's view instead of
 // following them. The command's session takes it. A command that is refused,
 // or that must wait to be approved, ends it at once, before the envelope
-// returns (an approved one starts a new one); Close ends it too. It does
+// returns (an approved one starts a new one); Close ends it too. The
+// Gate's sessions are then for that one command: one ends as soon as its
+// command has, if nothing of it is left (sandbox.Spec.OneShot). It does
 // nothing where commands are not sandboxed, or a session already started.
 func (g *Gate) PrestartSandbox() {
 	if !g.sandboxed() || runtime.GOOS != "linux" {
@@ -310,7 +316,7 @@ func (g *Gate) PrestartSandbox() {
 		return
 	}
 	c := g.cfg.Sandbox
-	b.early = sandbox.Prestart(g.sandboxNetwork(), c.Limits)
+	b.early, b.oneShot = sandbox.Prestart(g.sandboxNetwork(), c.Limits), true
 }
 
 // dropEarly ends the helper started ahead, if no session took it: when it

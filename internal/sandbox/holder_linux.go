@@ -553,6 +553,17 @@ func (h *helper) reapOne() bool {
 		}
 		moved = append(guarded, moved...)
 		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle}, nil)
+		if idle != 0 && h.mounts.spec.OneShot {
+			// Nothing left for the session's end to do (idle), and no
+			// command comes: the session ends now, its namespaces' end beside
+			// what shellgate does after the command. Held, h.mu keeps any
+			// command from starting meanwhile (spawn forks with it held).
+			h.mu.Lock()
+			if h.started == idle && h.idle() {
+				os.Exit(0)
+			}
+			h.mu.Unlock()
+		}
 	}
 	return true
 }

@@ -1050,7 +1050,8 @@ func waitEmpty(t testing.TB, s *Session) {
 // to end the session first. Only until the next request: a later command
 // that runs on and writes a protected path is ended, and what it wrote moved
 // aside, by the helper's own end as before; a command that leaves a job
-// behind leaves the session not idle.
+// behind leaves the session not idle. A one-shot session's helper
+// (Spec.OneShot) ends itself once idle.
 func TestCloseAfterIdle(t *testing.T) {
 	lane.Live(t)
 	idle := func(s *Session) (uint64, uint64) {
@@ -1079,6 +1080,32 @@ func TestCloseAfterIdle(t *testing.T) {
 		}
 		must(t, s.Close())
 		if left := procsNamed("6006.5"); len(left) > 0 {
+			t.Errorf("survived Close: %v", left)
+		}
+	})
+	// A one-shot session's helper ends itself once its command's end
+	// leaves it idle, and stays while a job the command left runs.
+	t.Run("one shot", func(t *testing.T) {
+		l := newLab(t)
+		spec := quarantineSpec(l)
+		spec.OneShot = true
+		s := start(t, spec)
+		run(t, s, l.root, "true")
+		waitFor(t, "the helper's end", func() bool { return !s.Alive() })
+		must(t, s.Close())
+	})
+	t.Run("one shot, job left", func(t *testing.T) {
+		l := newLab(t)
+		spec := quarantineSpec(l)
+		spec.OneShot = true
+		s := start(t, spec)
+		run(t, s, l.root, "sleep 6008.5 >/dev/null 2>&1 &")
+		time.Sleep(100 * time.Millisecond)
+		if !s.Alive() {
+			t.Error("the helper ended while a job of its session ran")
+		}
+		must(t, s.Close())
+		if left := procsNamed("6008.5"); len(left) > 0 {
 			t.Errorf("survived Close: %v", left)
 		}
 	})

@@ -993,6 +993,9 @@ func (s *Session) Processes() (pids []int, ok bool) {
 	if s.helper == nil || s.helper.Process == nil {
 		return nil, false
 	}
+	if s.isIdle() { // none, but maybe the helper, which may be gone (Spec.OneShot)
+		return nil, true
+	}
 	return runner.Descendants(s.helper.Process.Pid)
 }
 
@@ -1039,12 +1042,13 @@ func (s *Session) CloseBeside(beside func()) error {
 	s.fwd.Stop()
 	// The helper ends what runs and moves aside what a job left, then
 	// answers; it is killed after a moment whatever it does.
-	s.mu.Lock()
-	closed, done := s.closed, make(chan struct{})
 	// idle: the helper said there was nothing left for its end to do, and
 	// no request followed (message.Idle): the helper and the kernel's end of
-	// its namespaces are all that is left to end.
-	idle := !closed && s.idle != 0 && s.idle == s.nextID
+	// its namespaces are all that is left to end (a one-shot session's
+	// helper may be ending already: Spec.OneShot).
+	idle := s.isIdle()
+	s.mu.Lock()
+	closed, done := s.closed, make(chan struct{})
 	if !closed && !idle {
 		s.closing = done
 	}
@@ -1074,6 +1078,15 @@ func (s *Session) CloseBeside(beside func()) error {
 		return s.group.Remove()
 	}
 	return nil
+}
+
+// isIdle reports whether the helper said, at the end of the last request's
+// command, that the session had nothing left for its end to do
+// (message.Idle): no process of the session is left but, maybe, the helper.
+func (s *Session) isIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idle != 0 && s.idle == s.nextID
 }
 
 // helperStderr collects the helper's stderr, its first 4 KiB, under the
