@@ -395,10 +395,11 @@ func (h *helper) idle() bool {
 	return h.settled && len(h.commands) == 0 && !h.jobsRan.Load() && len(h.guarded) == 0
 }
 
-// close ends the session (see end) and says so.
+// close ends the session (see end) and says so, and whether no other
+// process of it is left (one that outlived its SIGKILL by end's second is).
 func (h *helper) close() {
 	h.end()
-	h.ctl.send(&message{Op: "closed"}, nil)
+	h.ctl.send(&message{Op: "closed", Empty: !othersAlive()}, nil)
 }
 
 // end ends every process of the session, then moves aside the protected

@@ -72,6 +72,8 @@ type message struct {
 	// (helper.idle) once the command whose spawn request had this ID, the
 	// last that started, had ended; 0: it was not.
 	Idle uint64 `json:"idle,omitempty"`
+	// Empty (closed): no process of the session is left but the helper.
+	Empty bool `json:"empty,omitempty"`
 
 	// pty (shellgate → helper, and back with the master and slave as
 	// ancillary fds): a pseudo-terminal of the session's own devpts, of

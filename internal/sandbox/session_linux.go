@@ -79,8 +79,10 @@ type Session struct {
 	// terminal): what it writes between calls is no user's (GitKnown).
 	detached bool
 	waitErr  error
-	// closing is closed when the helper answers a close request.
+	// closing is closed when the helper answers a close request; emptied:
+	// the answer said no other process of the session was left.
 	closing chan struct{}
+	emptied bool
 	// idle: the ID of the last request when the helper last said the
 	// session's end had nothing left to do (message.Idle), or 0. While no
 	// request followed, Close kills the helper without asking it to end
@@ -577,6 +579,7 @@ func (s *Session) dispatch() {
 				ch <- r
 			}
 		case "closed":
+			s.emptied = m.Empty
 			if s.closing != nil {
 				close(s.closing)
 				s.closing = nil
@@ -1054,12 +1057,15 @@ func (s *Session) CloseBeside(beside func()) error {
 	}
 	s.mu.Unlock()
 	// answered: the helper ended every other process of the session (end)
-	// and said so, or had nothing to end; only its own exit is left.
+	// and said none was left, or had nothing to end; only its own exit is
+	// left.
 	answered := idle
 	if !closed && !idle && s.ctl.send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
-			answered = true
+			s.mu.Lock()
+			answered = s.emptied
+			s.mu.Unlock()
 		case <-s.gone:
 		case <-time.After(2 * time.Second):
 		}
