@@ -1085,21 +1085,21 @@ func TestCloseAfterIdle(t *testing.T) {
 	})
 	// A one-shot session's helper ends itself once its command's end
 	// leaves it idle, and stays while a job the command left runs.
-	t.Run("one shot", func(t *testing.T) {
+	oneShot := func(t *testing.T, command string) *Session {
 		l := newLab(t)
 		spec := quarantineSpec(l)
 		spec.OneShot = true
 		s := start(t, spec)
-		run(t, s, l.root, "true")
+		run(t, s, l.root, command)
+		return s
+	}
+	t.Run("one shot", func(t *testing.T) {
+		s := oneShot(t, "true")
 		waitFor(t, "the helper's end", func() bool { return !s.Alive() })
 		must(t, s.Close())
 	})
 	t.Run("one shot, job left", func(t *testing.T) {
-		l := newLab(t)
-		spec := quarantineSpec(l)
-		spec.OneShot = true
-		s := start(t, spec)
-		run(t, s, l.root, "sleep 6008.5 >/dev/null 2>&1 &")
+		s := oneShot(t, "sleep 6008.5 >/dev/null 2>&1 &")
 		time.Sleep(100 * time.Millisecond)
 		if !s.Alive() {
 			t.Error("the helper ended while a job of its session ran")
