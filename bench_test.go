@@ -325,7 +325,7 @@ func BenchmarkBackgroundCall(b *testing.B) {
 					env := g.Run(ctx, shellgate.Request{Command: bg})
 					t1 := time.Now()
 					if env.Status != envelope.Success || len(env.Data.BackgroundPIDs) == 0 {
-						b.Fatalf("%s: %s %v", bg, env.Status, env.Data.BackgroundPIDs)
+						b.Fatalf("%s: %s, background PIDs %v:\n%s", bg, env.Status, env.Data.BackgroundPIDs, env.Text)
 					}
 					if env := g.Run(ctx, shellgate.Request{Command: "true"}); env.Status != envelope.Success {
 						b.Fatal(env.Text)

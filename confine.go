@@ -162,8 +162,8 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.started && !b.closed && b.session != nil && !b.session.Alive() {
-		// The session died (a fork bomb took its helper down, with everything
-		// in it): the next command gets a new one.
+		// The session died (its helper went down, with everything in it):
+		// the next command gets a new one.
 		pinned, _ := b.session.Guard()
 		b.pinned = append(b.pinned, pinned...)
 		b.session.Close()
@@ -228,7 +228,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 
 // restartNote is told to the model with the first command of a new session
 // that replaced one that died: what it relied on there is gone.
-const restartNote = "The sandbox session had ended (a command took it down, e.g. by exhausting its process limit), so this command runs in a new sandbox session: the background jobs, terminal jobs and /tmp files of the old one are gone."
+const restartNote = "The sandbox session had ended (its helper went down, and every process of the session with it), so this command runs in a new sandbox session: the background jobs, terminal jobs and /tmp files of the old one are gone."
 
 // renewSession replaces b's session for a command that could not start in it
 // because it had just ended (the session had not seen it yet when the
@@ -490,6 +490,11 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 	env.Context.Sandbox = m
 	if b.takeRestarted() {
 		env.Note(restartNote)
+	}
+	if sess != nil {
+		for _, n := range sess.TakeNotes() {
+			env.Note(n)
+		}
 	}
 	return sess, nil
 }

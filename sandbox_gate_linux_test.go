@@ -382,3 +382,48 @@ func TestSandboxRestartTerminal(t *testing.T) {
 		before = append(before, helpers[0])
 	}
 }
+
+// A command that reaches the session's process limit — a fork bomb — is
+// stopped and its envelope says why, while the session goes on: a job started
+// before it still runs after it, and the next call works in the same session
+// (no "session had ended" note). Before, the bomb took the session's helper
+// down, and the kernel ended the session with every job in it.
+func TestForkBombStoppedSessionLivesOn(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Limits: shellgate.SandboxLimits{Procs: 128}}}, shellgate.SessionConfig{})
+	ctx := context.Background()
+	env := srun(t, s, shellgate.Request{Command: "exec sleep 6031.5", RunInBackground: true})
+	if env.Status != envelope.Success || env.Data.Job == nil {
+		t.Fatalf("the job: %s\n%s", env.Status, env.Text)
+	}
+	if sb, _ := env.Context.Sandbox.(map[string]any); sb["procs"] != "cgroup" {
+		t.Skipf("no cgroup process limit here: %v", env.Context.Sandbox)
+	}
+	job := env.Data.Job.ID
+	timeout := int64(30000)
+	env = srun(t, s, shellgate.Request{Command: "while :; do sleep 6032.5 & done", TimeoutMS: &timeout})
+	if env.Data.TimedOut || env.Data.Signal == nil || *env.Data.Signal != "SIGKILL" || !strings.Contains(env.Text, "reached the sandbox session's limit of 128 processes") {
+		t.Errorf("the bomb's envelope (%s, timed out %v, signal %v) does not say it was stopped at the limit:\n%s", env.Status, env.Data.TimedOut, env.Data.Signal, env.Text)
+	}
+	if env := s.Output(ctx, job, shellgate.JobRead{}); env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning {
+		t.Errorf("the job started before the bomb did not outlive it:\n%s", env.Text)
+	}
+	env = srun(t, s, shellgate.Request{Command: "echo after"})
+	if env.Status != envelope.Success || env.Data.Stdout != "after\n" || strings.Contains(env.Text, "session had ended") {
+		t.Errorf("the call after the bomb: %s\n%s", env.Status, env.Text)
+	}
+	// A bomb a call leaves running is stopped too, and the next call says so.
+	env = srun(t, s, shellgate.Request{Command: "(while :; do sleep 6033.5 & done) >/dev/null 2>&1 & exit 0"})
+	if env.Status != envelope.Success {
+		t.Fatalf("the call that leaves a bomb: %s\n%s", env.Status, env.Text)
+	}
+	time.Sleep(time.Second) // it reaches the limit, and is stopped
+	env = srun(t, s, shellgate.Request{Command: "echo later"})
+	if env.Status != envelope.Success || !strings.Contains(env.Text, "processes an earlier command left running after its call returned reached the sandbox session's limit of 128") {
+		t.Errorf("the call after a bomb left running does not tell it was stopped: %s\n%s", env.Status, env.Text)
+	}
+	if env := s.Output(ctx, job, shellgate.JobRead{}); env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning {
+		t.Errorf("the job did not outlive the second bomb:\n%s", env.Text)
+	}
+}

@@ -7,6 +7,7 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,9 +24,27 @@ import (
 // Group is a control group of the session's own, where shellgate may make one:
 // its process limit binds every user, root included, and its memory limit
 // covers the whole session.
+//
+// The process limit binds the session's commands, not the helper that starts
+// them: a command that reaches it (a fork bomb) must leave the helper able to
+// make a thread, or the helper goes down and the kernel ends the session with
+// every job in it. So the session's cgroup holds two: Cmds (pids.max), below
+// which every command's cgroup is made, and, on cgroup2, where a cgroup with
+// controllers for its children may hold no process itself, a leaf of the
+// helper's own (HelperLeaf). On v1, where cgroups hold threads, the helper is
+// in the session's cgroup itself, and the one thread that forks the commands
+// (the launcher) is in Cmds: a command is charged to the cgroup of the thread
+// that forks it, wherever it is born (LauncherFile).
 type Group struct {
 	dirs []string // one per hierarchy (v2: one); dirs[0] has the pids controller
 	v2   bool
+	// cmds: the cgroup of the commands, below dirs[0], whose pids.max is the
+	// process limit where the controller is; "" in a group from At.
+	cmds string
+	// limited: the cgroup whose pids.max binds the commands (cmds, or on
+	// cgroup2 dirs[0] where its children get no pids controller); "" where
+	// there is none.
+	limited string
 	// unified: on v1, a cgroup of the session's in the cgroup2 hierarchy the
 	// machine mounts beside them (Root/unified, "hybrid"), where its commands'
 	// cgroups are made instead (see Command); "" where there is none.
@@ -80,9 +99,21 @@ func Make(procs int, memory int64) (*Group, error) {
 	if !ok {
 		return nil, errors.New("no pids cgroup controller")
 	}
-	if err := g.make(filepath.Join(Root, "pids", path, name), map[string]string{"pids.max": strconv.Itoa(procs)}); err != nil {
+	// The session's pids cgroup holds the helper, unlimited; its child
+	// cmds holds the launcher thread and the commands, limited.
+	if err := g.make(filepath.Join(Root, "pids", path, name), nil); err != nil {
 		return nil, err
 	}
+	g.cmds = filepath.Join(g.dirs[0], "cmds")
+	if err := os.Mkdir(g.cmds, 0o755); err != nil {
+		g.Remove()
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(g.cmds, "pids.max"), []byte(strconv.Itoa(procs)), 0); err != nil {
+		g.Remove()
+		return nil, fmt.Errorf("cgroup pids.max: %w", err)
+	}
+	g.limited = g.cmds
 	if memory > 0 {
 		mpath, ok := own["memory"]
 		if !ok {
@@ -100,7 +131,7 @@ func Make(procs int, memory int64) (*Group, error) {
 	return g, nil
 }
 
-// BirthFD opens the group's directory for a process to be born in by
+// BirthFD opens the helper's cgroup for the helper to be born in by
 // clone3(CLONE_INTO_CGROUP) (syscall.SysProcAttr.UseCgroupFD): on cgroup2
 // only, where a migration into the group — which waits for an RCU grace
 // period once the machine has been idle, 10–28 ms measured — is then never
@@ -109,17 +140,60 @@ func (g *Group) BirthFD() (fd int, ok bool) {
 	if !g.v2 {
 		return -1, false
 	}
-	fd, err := unix.Open(g.dirs[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(g.HelperLeaf(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	return fd, err == nil
 }
 
-// Join moves pid into the group, in every hierarchy.
+// HelperLeaf is the cgroup the session's helper is in: on cgroup2 a leaf of
+// its own beside the commands' (the session's cgroup gives its children
+// controllers, so it may hold no process itself); on v1 the session's
+// cgroup.
+func (g *Group) HelperLeaf() string {
+	if g.v2 && g.cmds != "" {
+		return filepath.Join(g.dirs[0], "helper")
+	}
+	return g.dirs[0]
+}
+
+// Join moves pid into the group, in every hierarchy: the helper into its
+// cgroup (HelperLeaf).
 func (g *Group) Join(pid int) error {
-	for _, dir := range g.dirs {
+	for i, dir := range g.dirs {
+		if i == 0 {
+			dir = g.HelperLeaf()
+		}
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
 	}
+	return nil
+}
+
+// LauncherFile opens, on v1, the tasks file of the commands' cgroup, for the
+// helper's launcher thread to write "0" to once it is in the session's
+// cgroup: it moves itself alone (a single thread's move takes no lock of
+// every thread group, so it waits for no RCU grace period), and every
+// command it forks is charged to the commands' cgroup and its limit, not to
+// the helper's. nil on cgroup2, where each command is born below Cmds, and
+// in a group from At.
+func (g *Group) LauncherFile() (*os.File, error) {
+	if g.v2 || g.cmds == "" {
+		return nil, nil
+	}
+	return os.OpenFile(filepath.Join(g.cmds, "tasks"), os.O_WRONLY, 0)
+}
+
+// Unlimit is the way back where the launcher thread could not join Cmds:
+// the limit then binds the session's cgroup as a whole, the helper's
+// threads included, as it did before Cmds.
+func (g *Group) Unlimit(procs int) error {
+	if g.v2 || g.cmds == "" {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(g.dirs[0], "pids.max"), []byte(strconv.Itoa(procs)), 0); err != nil {
+		return fmt.Errorf("cgroup pids.max: %w", err)
+	}
+	g.limited = g.dirs[0]
 	return nil
 }
 
@@ -152,6 +226,79 @@ func (g *Group) Dir() string { return g.dirs[0] }
 // Unified reports whether the group is on cgroup2.
 func (g *Group) Unified() bool { return g.v2 }
 
+// Cmds is the cgroup the commands' cgroups are made in (on a hybrid machine,
+// the v1 one that holds the launcher thread): the process limit's.
+func (g *Group) Cmds() string { return cmp.Or(g.cmds, g.dirs[0]) }
+
+// LimitHits counts the forks the process limit refused so far in the
+// commands' cgroups: the "max" of pids.events, which on v1 counts the forks
+// of the cgroup's own tasks (the launcher's commands, on a hybrid machine)
+// and on cgroup2 those the limit refused anywhere below it; on v1 alone,
+// where each command's cgroup is a pids one below Cmds, trees adds theirs.
+// ok is false where there is no limit to watch.
+func (g *Group) LimitHits(trees []string) (n int64, ok bool) {
+	if g.limited == "" {
+		return 0, false
+	}
+	n, ok = pidsMax(g.limited)
+	if !g.v2 && g.unified == "" {
+		for _, t := range trees {
+			m, _ := pidsMax(t)
+			n += m
+		}
+	}
+	return n, ok
+}
+
+// AtLimit reports whether the commands hold their process limit now, or
+// nearly (within a sixteenth of it: a bomb's processes come and go): what a
+// refused fork left behind, unlike one whose command has since ended or
+// given the processes back. current is how many processes and threads are
+// charged to the limit, the exited ones not yet reaped among them.
+func (g *Group) AtLimit() (current int64, at bool) {
+	if g.limited == "" {
+		return 0, false
+	}
+	read := func(file string) (int64, bool) {
+		b, err := os.ReadFile(filepath.Join(g.limited, file))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return n, err == nil
+	}
+	current, ok := read("pids.current")
+	limit, ok2 := read("pids.max") // "max": no limit here
+	return current, ok && ok2 && current >= limit-limit/16
+}
+
+// pidsMax reads the "max" count of dir's pids.events.
+func pidsMax(dir string) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "max "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Tasks counts the threads in command cgroup dir. An exited one its parent
+// has not reaped yet is not listed, though the pids limit still counts it.
+func Tasks(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.threads"))
+	if err != nil {
+		if b, err = os.ReadFile(filepath.Join(dir, "tasks")); err != nil {
+			return 0
+		}
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
 // makeV2 makes the session's cgroup dir on cgroup2 and sets the limits its
 // controllers allow.
 //
@@ -166,14 +313,32 @@ func (g *Group) Unified() bool { return g.v2 }
 // to RLIMIT_NPROC — and the cgroup still does what needs no controller: it
 // holds the session, and each command gets one of its own, killed through
 // cgroup.kill.
+//
+// The session's cgroup holds two, made before anything is in it: helper, the
+// helper's leaf, and cmds, the commands' cgroup, given the pids controller by
+// the session's cgroup.subtree_control (allowed: the session's cgroup holds
+// no process) and the process limit. Where that cannot be, the limit is the
+// session's cgroup's, the helper's threads counted with the commands.
 func (g *Group) makeV2(dir string, procs int, memory int64) error {
 	sweepStale(filepath.Dir(dir))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}
 	g.dirs, g.v2 = []string{dir}, true
+	g.cmds = filepath.Join(dir, "cmds")
+	for _, d := range []string{g.HelperLeaf(), g.cmds} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			g.Remove()
+			return fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	at := dir
+	if _, err := os.Stat(filepath.Join(dir, "pids.max")); err == nil &&
+		os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+pids"), 0) == nil {
+		at = g.cmds
+	}
 	// limit writes a limit where its controller is.
-	limit := func(file, value, controller string) error {
+	limit := func(dir, file, value, controller string) error {
 		f, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			g.Lack(controller, fmt.Sprintf("the %s controller is not enabled in %s", controller, filepath.Join(filepath.Dir(dir), "cgroup.subtree_control")))
@@ -190,9 +355,12 @@ func (g *Group) makeV2(dir string, procs int, memory int64) error {
 		}
 		return nil
 	}
-	err := limit("pids.max", strconv.Itoa(procs), "pids")
+	err := limit(at, "pids.max", strconv.Itoa(procs), "pids")
+	if _, lacks := g.Missing["pids"]; err == nil && !lacks {
+		g.limited = at
+	}
 	if err == nil && memory > 0 {
-		err = limit("memory.max", strconv.FormatInt(memory, 10), "memory")
+		err = limit(dir, "memory.max", strconv.FormatInt(memory, 10), "memory")
 	}
 	if err != nil {
 		g.Remove()
@@ -222,12 +390,27 @@ func sweepStale(parent string) {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(owner)); err == nil {
 			continue // its shellgate is alive (or the PID was reused: next time)
 		}
-		cmds, _ := filepath.Glob(filepath.Join(dir, "cmd-*"))
-		for _, cmd := range cmds {
-			os.Remove(cmd)
+		for _, d := range tree(dir) {
+			os.Remove(d)
 		}
-		os.Remove(dir)
 	}
+}
+
+// tree lists the cgroups of a session's cgroup dir, children first: the
+// commands' (in cmds, or in dir itself in a group from At), cmds, the
+// helper's leaf, dir.
+func tree(dir string) []string {
+	var dirs []string
+	for _, pattern := range []string{"cmds/cmd-*", "cmd-*"} {
+		more, _ := filepath.Glob(filepath.Join(dir, pattern))
+		dirs = append(dirs, more...)
+	}
+	for _, sub := range []string{"cmds", "helper"} {
+		if _, err := os.Stat(filepath.Join(dir, sub)); err == nil {
+			dirs = append(dirs, filepath.Join(dir, sub))
+		}
+	}
+	return append(dirs, dir)
 }
 
 // make creates dir in a v1 hierarchy and writes the limits there.
@@ -251,15 +434,14 @@ func (g *Group) make(dir string, limits map[string]string) error {
 // for a moment.
 func (g *Group) Remove() error {
 	var errs []error
-	var cmds, dirs []string
-	if len(g.dirs) > 0 {
-		cmds, _ = filepath.Glob(filepath.Join(g.dirs[0], "cmd-*"))
+	var dirs []string
+	for _, dir := range g.dirs {
+		dirs = append(dirs, tree(dir)...)
 	}
 	if g.unified != "" {
-		more, _ := filepath.Glob(filepath.Join(g.unified, "cmd-*"))
-		cmds, dirs = append(cmds, more...), []string{g.unified}
+		dirs = append(dirs, tree(g.unified)...)
 	}
-	for _, dir := range append(append(cmds, g.dirs...), dirs...) {
+	for _, dir := range dirs {
 		var err error
 		for range 50 {
 			if err = os.Remove(dir); err == nil || os.IsNotExist(err) {
@@ -270,7 +452,7 @@ func (g *Group) Remove() error {
 		}
 		errs = append(errs, err)
 	}
-	g.dirs, g.unified = nil, ""
+	g.dirs, g.unified, g.cmds, g.limited = nil, "", "", ""
 	return errors.Join(errs...)
 }
 
@@ -329,7 +511,7 @@ func IsV2(dir string) bool {
 
 // Kinds of command groups, as a spawn message names them.
 const (
-	V1 = "v1" // fds: the command's tasks file, the session's tasks file
+	V1 = "v1" // fds: the command's tasks file, the tasks file of the commands' cgroup (Cmds)
 	V2 = "v2" // fd: the command's cgroup directory
 )
 
@@ -347,7 +529,7 @@ func FDs(kind string) int {
 // Command makes the cgroup of command id and opens what the helper needs to
 // start the command in it; the caller closes the files once they are sent.
 func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err error) {
-	parent := g.dirs[0]
+	parent := g.Cmds()
 	if g.unified != "" {
 		parent = g.unified
 	}
@@ -369,7 +551,7 @@ func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err erro
 	} else {
 		kind = V1
 		open(filepath.Join(dir, "tasks"), os.O_WRONLY)
-		open(filepath.Join(g.dirs[0], "tasks"), os.O_WRONLY)
+		open(filepath.Join(g.Cmds(), "tasks"), os.O_WRONLY)
 	}
 	if err != nil {
 		CloseFiles(files)

@@ -10,25 +10,26 @@ const quietLimit = 2 * time.Second
 
 // collect waits for the pumps to reach EOF after the shell exited. While the
 // process group still has members (busy) it waits at most d; otherwise it waits
-// until no output has arrived for d, or quietLimit. Whether it is busy is sent
-// on found, by a look that runs meanwhile, and is peeked at, not taken. Pumps
-// still open then are detached and kept by the supervisor, reading and
-// discarding, so that a background process writing to them neither blocks nor
-// gets SIGPIPE. held reports whether any was.
+// until the pipes have been quiet for d, or quietLimit. Quiet is counted from
+// each pump's last output, not from the exit: a background job that printed
+// nothing while the shell ran (a server, a sleep) ends the wait at once, with
+// no timer, which the runtime could not set shorter than a millisecond.
+// Whether the group is busy is sent on found, by a look that runs meanwhile,
+// and is peeked at, not taken. Pumps still open then are detached and kept by
+// the supervisor, reading and discarding, so that a background process writing
+// to them neither blocks nor gets SIGPIPE. held reports whether any was.
 //
 // What is in the pipes when the shell exited is read whatever the drain; a
 // pump is asked where its pipe stands (pump.mark, a wake of its goroutine)
 // only while the group has members (grouped): with none, every writer the
 // group had is gone, and one that escaped it leaves the quietLimit window,
-// which ends only once the pipes are idle.
+// which ends only once the pipes are quiet.
 func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Duration, grouped bool) (held bool) {
 	if len(pumps) == 0 {
 		return false
 	}
 	start := time.Now()
 	end := start.Add(max(d, quietLimit))
-	tick := time.NewTimer(d)
-	defer tick.Stop()
 	hardEnd := start.Add(quietLimit)
 	// What is in the pipes now, the shell's last output among it, is read
 	// whatever the drain: d bounds only what comes later.
@@ -38,10 +39,12 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 			owed[i] = p.mark(time.Until(hardEnd))
 		}
 	}
-	idle := make([]idleWatch, len(pumps))
-	for i, p := range pumps {
-		idle[i].check(p) // a Read already waiting now and still at the tick has waited d
-	}
+	var tick *time.Timer
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
 		var c [2]<-chan struct{}
 		pending := 0
@@ -54,42 +57,38 @@ func (s *Supervisor) collect(pumps []*pump, found chan leftBehind, d time.Durati
 		if pending == 0 {
 			return false
 		}
+		now := time.Now()
+		next, quiet := quietSince(pumps, d, now)
+		if quiet && (!readOwed(pumps, owed) || !settled(pumps, end.Sub(now))) {
+			quiet, next = false, now.Add(d) // it had output in hand: there may be more
+		}
+		if quiet {
+			break
+		}
+		wait := min(next.Sub(now), end.Sub(now))
+		if !now.Before(end) {
+			if !now.Before(hardEnd) || readOwed(pumps, owed) {
+				settled(pumps, hardEnd.Sub(now)) // what a pump has in hand is delivered
+				break
+			}
+			wait = time.Millisecond // a starved pump: what it owes first
+		}
+		if tick == nil {
+			tick = time.NewTimer(wait)
+		} else {
+			tick.Reset(wait)
+		}
 		select {
 		case <-c[0]:
-			continue
 		case <-c[1]:
-			continue
 		case l := <-found:
 			found <- l // for the caller
 			found = nil
 			if len(l.members) > 0 {
 				end = start.Add(d)
 			}
-			continue
 		case <-tick.C:
 		}
-		now := time.Now()
-		allIdle := true
-		for i, p := range pumps {
-			if !idle[i].check(p) {
-				allIdle = false
-			}
-		}
-		if allIdle && (!readOwed(pumps, owed) || !settled(pumps, end.Sub(now))) {
-			allIdle = false // it had output in hand: there may be more
-		}
-		if !now.Before(end) && !allIdle && now.Before(hardEnd) && !readOwed(pumps, owed) {
-			tick.Reset(time.Millisecond) // a starved pump: what it owes first
-			continue
-		}
-		if allIdle {
-			break
-		}
-		if !now.Before(end) {
-			settled(pumps, hardEnd.Sub(now)) // what a pump has in hand is delivered
-			break
-		}
-		tick.Reset(min(d, end.Sub(now)))
 	}
 	for _, p := range pumps {
 		if !p.finished() {
@@ -129,21 +128,32 @@ func settled(pumps []*pump, wait time.Duration) bool {
 	return quiet
 }
 
-// idleWatch tells whether a pump has been waiting for data, in one and the same
-// Read call with nothing in the pipe, since the previous check.
-type idleWatch struct {
-	reads   uint64
-	waiting bool
+// quietSince reports whether every open pump has waited in one and the same
+// Read, its pipe empty, for d by now; if not, next is when the last of them
+// would have (now+d for one busy with data).
+func quietSince(pumps []*pump, d time.Duration, now time.Time) (next time.Time, quiet bool) {
+	next, quiet = now, true
+	for _, p := range pumps {
+		if p.finished() {
+			continue
+		}
+		at := now.Add(d)
+		if since, waiting := p.waitingSince(); waiting && unread(p.r) == 0 {
+			at = since.Add(d)
+		}
+		if at.After(now) {
+			quiet = false
+			next = later(next, at)
+		}
+	}
+	return next, quiet
 }
 
-func (w *idleWatch) check(p *pump) bool {
-	if p.finished() {
-		return true
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
 	}
-	reads, waiting := p.reads.Load(), p.reading.Load() && unread(p.r) == 0
-	idle := w.waiting && waiting && reads == w.reads
-	w.reads, w.waiting = reads, waiting
-	return idle
+	return a
 }
 
 func (s *Supervisor) adopt(p *pump) {

@@ -42,7 +42,7 @@ func (t targets) signal(sig unix.Signal) {
 func (t targets) alive() []procID {
 	var live []procID
 	for _, g := range t.groups {
-		live = append(live, groupMembers(g)...)
+		live = append(live, groupMembers(g, t.scope)...)
 	}
 	for _, tr := range t.trees {
 		for _, pid := range tr.l.Tree(tr.pid) {

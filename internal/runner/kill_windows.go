@@ -62,7 +62,7 @@ func enlargePipe(*os.File) {}
 
 // groupMembers returns the live processes of the command started as pid: its
 // job's (none without a job).
-func groupMembers(pid int) []procID { return jobMembers(pid) }
+func groupMembers(pid int, _ Launcher) []procID { return jobMembers(pid) }
 
 // liveOf returns the live processes of the command's job: a job's members are
 // the command's by construction, so there is no reused PID to tell apart.

@@ -22,9 +22,9 @@ type Launcher interface {
 }
 
 // A Lister is a Launcher that can list every process it holds (package
-// sandbox: a session's processes), PIDs as this process sees them. The search
-// for descendants that left their process group then reads only those, not
-// the environment of every process on the machine.
+// sandbox: a session's processes), PIDs as this process sees them. The
+// searches for a command's process group and for descendants that left it
+// then read only those, not every process on the machine.
 type Lister interface {
 	Launcher
 	// Processes lists them; ok is false when it cannot, and every process

@@ -19,7 +19,7 @@ func startOf(k *unix.KinfoProc) uint64 {
 }
 
 // groupMembers returns the live (non-zombie) processes in group pgid.
-func groupMembers(pgid int) []procID {
+func groupMembers(pgid int, _ Launcher) []procID {
 	if !groupExists(pgid) {
 		return nil
 	}

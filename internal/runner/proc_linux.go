@@ -105,13 +105,15 @@ func pids() []int {
 	return out
 }
 
-// groupMembers returns the live (non-zombie) processes in group pgid.
-func groupMembers(pgid int) []procID {
+// groupMembers returns the live (non-zombie) processes in group pgid, among
+// scope's processes where it lists them (a sandbox session's: a command's
+// group is in its session), else among every process of the machine.
+func groupMembers(pgid int, scope Launcher) []procID {
 	if !groupExists(pgid) {
 		return nil
 	}
 	var members []procID
-	for _, pid := range pids() {
+	for _, pid := range candidates(scope) {
 		if st, ok := readStat(pid); ok && st.pgrp == pgid && !st.dead() {
 			members = append(members, procID{pid, st.start})
 		}
@@ -130,6 +132,17 @@ func liveOf(pgid int, ms []procID) []procID {
 	return live
 }
 
+// candidates lists the processes to search for scope's: those it lists if it
+// is a Lister that can, else every process.
+func candidates(scope Launcher) []int {
+	if l, ok := scope.(Lister); ok {
+		if pids, ok := l.Processes(); ok {
+			return pids
+		}
+	}
+	return pids()
+}
+
 // markedProcs returns the live processes whose initial environment has an entry
 // starting with pattern, among those of scope (nil: all): the ones it lists if
 // it is a Lister, else those its Contains accepts. Only processes of our own
@@ -139,18 +152,11 @@ func markedProcs(pattern []byte, scope Launcher) []procID {
 	if pattern == nil {
 		return nil
 	}
-	candidates, listed := []int(nil), false
-	if l, ok := scope.(Lister); ok {
-		candidates, listed = l.Processes()
-	}
-	if !listed {
-		candidates = pids()
-	}
 	self := os.Getpid()
 	var found []procID
 	bp := envBufs.Get().(*[]byte)
 	defer envBufs.Put(bp)
-	for _, pid := range candidates {
+	for _, pid := range candidates(scope) {
 		if pid == self || pid <= 1 || scope != nil && !scope.Contains(pid) {
 			continue
 		}
@@ -173,16 +179,27 @@ var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // is not missed.
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	var seen uint64 // where the environment ended at the last empty read
 	for range 50 {
 		env, err := procfs.Read(path, buf, false)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
 		st, ok := readStat(pid)
-		if !ok || st.dead() || st.flags&pfKthread != 0 || st.envEnd != 0 {
-			return env, nil // truly empty (env -i), a kernel thread, or gone
+		if !ok || st.dead() || st.flags&pfKthread != 0 {
+			return env, nil // a kernel thread, or gone
 		}
-		time.Sleep(200 * time.Microsecond)
+		if st.envEnd != 0 && st.envEnd == seen {
+			return env, nil // empty twice in the same place: env -i
+		}
+		if st.envEnd == 0 {
+			time.Sleep(200 * time.Microsecond) // its execve is setting it up
+		}
+		// An environment in place that read empty may have been read through
+		// the memory of before an execve the process has since finished (an
+		// open environ keeps the memory it was opened on, which reads empty
+		// once let go): read it anew.
+		seen = st.envEnd
 	}
 	return nil, nil
 }

@@ -59,7 +59,7 @@ func requireGone(t *testing.T, what string, pids ...int) {
 
 func requireGroupEmpty(t *testing.T, pgid int) {
 	t.Helper()
-	if m := groupMembers(pgid); len(m) > 0 {
+	if m := groupMembers(pgid, nil); len(m) > 0 {
 		t.Errorf("process group %d still has %v", pgid, m)
 	}
 }
@@ -277,7 +277,7 @@ func TestParseStat(t *testing.T) {
 // Group numbers 0 and 1 would mean our own group and every process: never used.
 func TestSignalGroupRefusesSpecialGroups(t *testing.T) {
 	for _, pgid := range []int{-5, 0, 1} {
-		if groupExists(pgid) || len(groupMembers(pgid)) > 0 || signalGroup(pgid, 0) == nil {
+		if groupExists(pgid) || len(groupMembers(pgid, nil)) > 0 || signalGroup(pgid, 0) == nil {
 			t.Errorf("group %d treated as a real group", pgid)
 		}
 	}

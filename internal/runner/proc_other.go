@@ -9,7 +9,7 @@ import "os"
 
 func enlargePipe(*os.File) {}
 
-func groupMembers(int) []procID             { return nil }
+func groupMembers(int, Launcher) []procID   { return nil }
 func liveOf(int, []procID) []procID         { return nil }
 func markedProcs([]byte, Launcher) []procID { return nil }
 

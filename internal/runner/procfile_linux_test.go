@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/lane"
 )
 
 // readEnviron reads a process's environment whole.
@@ -47,5 +49,43 @@ func TestThreads(t *testing.T) {
 	}
 	if _, err := threads(pid, "/proc/0/task", make([]byte, 4096)); err == nil {
 		t.Error("no such process: no error")
+	}
+}
+
+// A process that is replacing itself (execve) is still found by its marker:
+// a read through the memory of before the execve, which the open file keeps,
+// reads an empty environment though the new one is in place, and was taken
+// for a process that cleared its environment (a background job missed, 1 in
+// ~1000 calls of `setsid sleep 30 &`).
+func TestReadEnvironAcrossExec(t *testing.T) {
+	lane.Live(t)
+	// The shell replaces itself 3000 times, its environment kept each time.
+	sh := exec.Command("sh", "-c", `n=$1; [ "$n" -gt 0 ] && exec sh -c "$0" "$0" $((n - 1)); exec sleep 30`,
+		`n=$1; [ "$n" -gt 0 ] && exec sh -c "$0" "$0" $((n - 1)); exec sleep 30`, "3000")
+	sh.Env = append(os.Environ(), "SHELLGATE_TEST_MARK=across-exec")
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sh.Process.Kill(); sh.Wait() }()
+	pid := sh.Process.Pid
+	buf := make([]byte, 0, 16<<10)
+	mark := []byte("SHELLGATE_TEST_MARK=across-exec\x00")
+	reads, missed := 0, 0
+	for {
+		st, ok := readStat(pid)
+		if !ok || st.dead() {
+			t.Fatalf("the shell is gone after %d reads", reads)
+		}
+		env, err := readEnviron(pid, &buf)
+		reads++
+		if err == nil && !envHas(env, mark) {
+			missed++
+		}
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); bytes.HasPrefix(comm, []byte("sleep")) {
+			break
+		}
+	}
+	if missed > 0 {
+		t.Errorf("the marker was missed in %d of %d reads while the process replaced itself", missed, reads)
 	}
 }

@@ -128,7 +128,7 @@ func TestTerminalTimeout(t *testing.T) {
 	if !res.TimedOut || res.ExitCode != nil {
 		t.Errorf("result %+v, want timed out and killed", res)
 	}
-	if m := groupMembers(res.PID); len(m) > 0 {
+	if m := groupMembers(res.PID, nil); len(m) > 0 {
 		t.Errorf("process group %d still has %v", res.PID, m)
 	}
 }

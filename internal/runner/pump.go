@@ -36,9 +36,12 @@ type pump struct {
 	w        io.Writer  // nil once detached
 	writeErr error
 
-	total   atomic.Int64  // bytes read so far
-	reads   atomic.Uint64 // Read calls started; tells one long wait from many short ones
-	reading atomic.Bool   // inside Read, i.e. waiting for a writer or about to get data
+	total atomic.Int64 // bytes read so far
+	// readFrom is when the pump began waiting for the Read in flight (ns
+	// since epoch, monotonic): the first Read after the last data, not a
+	// Read restarted after a nudge (settle, mark). 0 outside Read. A Read
+	// that has waited long with the pipe empty tells a quiet pipe.
+	readFrom atomic.Int64
 
 	passed   chan struct{} // a token after each Read's data is delivered (settle)
 	stopping atomic.Bool   // a read deadline means stop, not settle's nudge
@@ -54,6 +57,16 @@ type pump struct {
 // on a busy machine, its data in hand and its reading flag still set.
 var afterRead atomic.Pointer[func(n int)]
 
+// epoch is what readFrom counts from: time.Since reads the monotonic clock.
+var epoch = time.Now()
+
+// waitingSince reports whether the pump is inside a Read (waiting for a
+// writer, or about to return data it got), and since when.
+func (p *pump) waitingSince() (time.Time, bool) {
+	ns := p.readFrom.Load()
+	return epoch.Add(time.Duration(ns)), ns != 0
+}
+
 func startPump(r *os.File, w io.Writer) *pump {
 	p := &pump{r: r, w: w, done: make(chan struct{}), passed: make(chan struct{}, 1), marked: make(chan int64, 1)}
 	go p.run()
@@ -68,15 +81,19 @@ func (p *pump) run() {
 	defer func() { pool.Put(bp) }()
 	buf := *bp
 	enlarged := false
+	var quietFrom time.Duration // since the last data: a nudge's empty Read goes on waiting
 	for {
-		p.reads.Add(1)
-		p.reading.Store(true)
+		if quietFrom == 0 {
+			quietFrom = max(time.Since(epoch), 1)
+		}
+		p.readFrom.Store(int64(quietFrom))
 		n, err := p.r.Read(buf)
 		if f := afterRead.Load(); f != nil {
 			(*f)(n)
 		}
-		p.reading.Store(false)
+		p.readFrom.Store(0)
 		if n > 0 {
+			quietFrom = 0
 			p.total.Add(int64(n))
 			p.deliver(buf[:n])
 		}

@@ -42,11 +42,13 @@ import (
 // Defaults for Spec fields left zero.
 const (
 	DefaultKillGrace = 2 * time.Second
-	// DefaultDrain is short: every call that starts a background job holding
-	// the pipes waits it out (a plain call takes ~3 ms on an idle machine, and
-	// a background call should not take twice that), and what the job prints
-	// later is not captured however long it is. What the shell wrote before it
-	// exited is in the pipes already and read whole.
+	// DefaultDrain is short: a call that leaves a background job holding the
+	// pipes returns once they have been quiet this long, counted from their
+	// last output (a job that printed nothing while the shell ran costs no
+	// wait at all; a plain call takes ~2 ms on an idle machine, and a
+	// background call should not take twice that), and what the job prints
+	// later is not captured. What the shell wrote before it exited is in the
+	// pipes already and read whole.
 	DefaultDrain = time.Millisecond
 )
 
@@ -103,8 +105,9 @@ type Spec struct {
 	Timeout time.Duration
 	// KillGrace is the delay between SIGTERM and SIGKILL; 0 means DefaultKillGrace.
 	KillGrace time.Duration
-	// Drain is how long to keep reading output after the shell exited while
-	// background descendants still hold the pipes; 0 means DefaultDrain.
+	// Drain is how long the pipes must have been quiet (since their last
+	// output) before reading stops after the shell exited while background
+	// descendants still hold them; 0 means DefaultDrain.
 	Drain time.Duration
 }
 

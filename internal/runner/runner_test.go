@@ -336,6 +336,36 @@ func TestDrainStopsAtDeadline(t *testing.T) {
 	}
 }
 
+// Drain is a quiet spell counted from the last output, not from the shell's
+// exit: a background job that printed nothing while the shell ran for longer
+// than Drain does not hold the call up (what it prints later is not captured),
+// and one that prints soon after the shell's last line is still heard.
+func TestDrainCountsFromLastOutput(t *testing.T) {
+	lane.Live(t)
+	for _, tc := range []struct{ name, script, want string }{
+		{"quiet job", `setsid sh -c 'sleep 2; echo late' & sleep 1.5`, ""},
+		{"job soon after output", `echo now; setsid sh -c 'sleep 0.3; echo soon; sleep 30' &`, "now\nsoon\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSupervisor(t)
+			var out syncBuffer
+			res, err := s.Run(context.Background(), Spec{
+				Argv:   []string{bash(t), "-c", tc.script},
+				Stdout: &out, Drain: time.Second, Timeout: 30 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tc.want {
+				t.Errorf("stdout at return %q, want %q (took %v)", got, tc.want, res.Duration)
+			}
+			if len(res.BackgroundPIDs) == 0 {
+				t.Errorf("no background PIDs reported: %+v", res)
+			}
+		})
+	}
+}
+
 // Output of a command whose process group is empty at exit is read to the end,
 // even though the writer is slow.
 func TestSlowWriterGetsEverything(t *testing.T) {

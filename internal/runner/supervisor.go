@@ -32,6 +32,7 @@ type Supervisor struct {
 	seq        uint64
 	running    sync.WaitGroup
 	background map[int][]procID // process groups left running, with the members seen
+	pruneAt    int              // how many background groups make keepBackground forget the ended ones
 	trees      []tree           // commands whose trees were left running
 	orphans    []*pump          // pipes still held by background processes, read and discarded
 }
@@ -230,7 +231,7 @@ type leftBehind struct {
 // What a tree holds beyond the group (setsid, env -i) lives on too, until
 // Close; the tree is empty, at no cost, when the command left nothing.
 func findLeft(launcher Launcher, pgid int) leftBehind {
-	l := leftBehind{members: groupMembers(pgid)}
+	l := leftBehind{members: groupMembers(pgid, launcher)}
 	for _, tr := range treeOf(launcher, pgid) {
 		if pids := tr.l.Tree(pgid); len(pids) > 0 {
 			l.trees, l.escaped = append(l.trees, tr), pids
@@ -312,12 +313,17 @@ func (s *Supervisor) renewLauncher(old Launcher) (l Launcher, note string, ok bo
 func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Forget groups that ended on their own, so the map stays small and a group
-	// number reused by an unrelated process is never signalled.
-	for g, ms := range s.background {
-		if len(liveOf(g, ms)) == 0 {
-			delete(s.background, g)
+	// Forget groups that ended on their own, so the map stays small (Close
+	// signals only groups whose members it still finds). Only once it has
+	// doubled: each look reads every member, and a call that leaves a job
+	// should not pay for every job before it.
+	if len(s.background) >= s.pruneAt {
+		for g, ms := range s.background {
+			if len(liveOf(g, ms)) == 0 {
+				delete(s.background, g)
+			}
 		}
+		s.pruneAt = max(8, 2*len(s.background))
 	}
 	s.background[pgid] = members
 }

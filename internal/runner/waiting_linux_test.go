@@ -282,7 +282,7 @@ func TestWaitingForInputJobControl(t *testing.T) {
 	io.WriteString(r.master, "\x03echo catting; cat\r")
 	r.waitOutput(t, "catting\r\n")
 	eventually(t, "cat under bash -i", pgid, r.master)
-	if cat := groupMembers(pgid); len(cat) != 1 {
+	if cat := groupMembers(pgid, nil); len(cat) != 1 {
 		t.Errorf("process group %d has %v; want only bash, cat in its own group", pgid, cat)
 	}
 	signalGroup(pgid, 9)
@@ -309,7 +309,7 @@ func BenchmarkWaitingForInput(b *testing.B) {
 	}
 	b.Run("baseline-groupMembers", func(b *testing.B) {
 		for b.Loop() {
-			groupMembers(pgid)
+			groupMembers(pgid, nil)
 		}
 	})
 	b.Run("WaitingForInput", func(b *testing.B) {
@@ -332,7 +332,7 @@ func BenchmarkWaitingForInput(b *testing.B) {
 		}()
 		pgid := <-started
 		r2.Close()
-		for len(groupMembers(pgid)) < 2 {
+		for len(groupMembers(pgid, nil)) < 2 {
 			time.Sleep(time.Millisecond)
 		}
 		for b.Loop() {

@@ -43,10 +43,15 @@ func TestCgroupV2Session(t *testing.T) {
 	if filepath.Dir(dir) != parent {
 		t.Errorf("the session's cgroup %s is not under %s", dir, parent)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	// The helper has a leaf of its own, outside the commands' cgroup and
+	// its limit.
+	b, err := os.ReadFile(filepath.Join(dir, "helper", "cgroup.procs"))
 	must(t, err)
 	if strings.TrimSpace(string(b)) != strconv.Itoa(s.NetPID()) {
-		t.Errorf("the session's cgroup holds %q, want the helper %d", b, s.NetPID())
+		t.Errorf("the helper's cgroup holds %q, want the helper %d", b, s.NetPID())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err != nil || len(b) > 0 {
+		t.Errorf("the session's cgroup holds %q (%v), want nothing: its children hold the helper and the commands", b, err)
 	}
 	missing := strings.Join(s.Report().Missing, "\n")
 	for _, c := range []struct{ controller, limitFile, layer string }{
@@ -68,7 +73,7 @@ func TestCgroupV2Session(t *testing.T) {
 	}
 
 	out, code := run(t, s, l.root, "setsid -f env -i sleep 7020.5 >/dev/null 2>&1; cat /proc/self/cgroup")
-	if want := "0::" + strings.TrimPrefix(dir, cgroup.Root) + "/cmd-"; code != 0 || !strings.Contains(out, want) {
+	if want := "0::" + strings.TrimPrefix(dir, cgroup.Root) + "/cmds/cmd-"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("the command ran outside its cgroup (exit %d):\n%s", code, out)
 	}
 	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7020.5")) == 0; time.Sleep(10 * time.Millisecond) {
@@ -173,7 +178,7 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 		// On cgroup2 a process that has exited leaves cgroup.procs before the
 		// kernel releases it, and until then the cgroup is still populated
 		// and cannot be removed: cgroup.events says when it is not.
-		for _, dir := range append([]string{left[0]}, filepath.Join(left[0], "cmd-1")) {
+		for _, dir := range []string{left[0], filepath.Join(left[0], "helper"), filepath.Join(left[0], "cmds", "cmd-1")} {
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 				if ours && err == nil && len(b) == 0 {
@@ -201,7 +206,7 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 	})
 }
 
-// On cgroup2 the session's helper is born in the session's cgroup (clone3
+// On cgroup2 the session's helper is born in its cgroup (clone3
 // with CLONE_INTO_CGROUP) instead of moved into it: a move waits for an RCU
 // grace period, 10–28 ms once the machine has been idle, on every session
 // start — every one-shot run. Nothing writes the cgroup's cgroup.procs.
@@ -238,7 +243,7 @@ func TestHelperBornInCgroupV2(t *testing.T) {
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.helper.Process.Pid))
 	must(t, err)
-	if want := "0::" + strings.TrimPrefix(s.group.Dir(), cgroup.Root) + "\n"; !strings.Contains(string(b), want) {
-		t.Errorf("the helper is not in the session's cgroup %s:\n%s", want, b)
+	if want := "0::" + strings.TrimPrefix(s.group.HelperLeaf(), cgroup.Root) + "\n"; !strings.Contains(string(b), want) {
+		t.Errorf("the helper is not in its cgroup %s:\n%s", want, b)
 	}
 }

@@ -240,6 +240,17 @@ func (h *helper) serve(uid, gid int) {
 				h.jobs[m.Job] = true
 			}
 			h.mu.Unlock()
+		case "launcher-cgroup":
+			reply := &message{Op: "launcher-cgroup", Error: "sandbox: no tasks file sent"}
+			if len(fds) == 1 {
+				reply.Error = ""
+				if err := h.launcher.home(fds[0]); err != nil {
+					reply.Error = err.Error()
+				} else {
+					fds = nil // the launcher keeps it, for a thread that replaces its own
+				}
+			}
+			h.ctl.send(reply, nil)
 		case "close":
 			h.close()
 			return

@@ -34,12 +34,17 @@ type launcher struct {
 	opener       *copyup.Opener // writes through hard links (copyup); nil without
 	copyup       bool           // the thread's write opens are handed to opener
 	work         chan func() bool
+	// cmds: on v1, the tasks file of the commands' pids cgroup
+	// (cgroup.Group.LauncherFile), which the thread joins, alone, so that the
+	// commands it forks are charged to the process limit and the helper's
+	// other threads are not; -1 until home, and where there is none.
+	cmds int
 }
 
 // newLauncher builds the session's Landlock ruleset and starts the thread. The
 // error says which layer is missing; the launcher works without it.
 func newLauncher(spec *Spec, writable []string) (*launcher, error) {
-	l := &launcher{ruleset: -1, work: make(chan func() bool)}
+	l := &launcher{ruleset: -1, work: make(chan func() bool), cmds: -1}
 	if spec.Network {
 		l.noGate = unixgate.HostNetwork
 	}
@@ -71,7 +76,13 @@ func (l *launcher) start() error {
 			// not the helper's (helperSlack).
 			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(commandSlack), 0, 0, 0)
 		}
-		err := l.restrictThread()
+		var err error
+		if l.cmds >= 0 { // a replacement: it joins the commands' cgroup as the first did
+			err = l.join(l.cmds)
+		}
+		if err == nil {
+			err = l.restrictThread()
+		}
 		ready <- err
 		for fn := range l.work {
 			if !fn() {
@@ -99,6 +110,28 @@ func (l *launcher) do(fn func() (fit bool)) {
 		return fn()
 	}
 	<-done
+}
+
+// home moves the launcher's thread into the cgroup whose tasks file is fd,
+// for good, and keeps fd for the threads that may replace it.
+func (l *launcher) home(fd int) (err error) {
+	l.do(func() bool {
+		if err = l.join(fd); err == nil {
+			l.cmds = fd
+		}
+		return true
+	})
+	return err
+}
+
+// join moves the calling thread alone into the v1 cgroup whose tasks file is
+// fd. "0" names the writer's own thread: the kernel then takes no lock of
+// every thread group, whose taking waits for an RCU grace period.
+func (l *launcher) join(fd int) error {
+	if _, err := unix.Write(fd, []byte("0")); err != nil {
+		return fmt.Errorf("sandbox: the launcher thread cannot join the commands' cgroup: %w", err)
+	}
+	return nil
 }
 
 // restrictThread confines the calling thread, and so every command it forks

@@ -234,7 +234,7 @@ const DefaultTmpSize = 2 << 30
 // Limits bound what a session's processes may use; zero fields are unlimited,
 // except Procs, which defaults to DefaultProcs, and Memory, to DefaultMemory.
 type Limits struct {
-	Procs    int           // processes and threads of the whole session
+	Procs    int           // processes and threads of all the session's commands (not its helper's)
 	Memory   int64         // bytes of memory of the whole session (needs a cgroup)
 	FileSize int64         // bytes one file may grow to
 	CPUTime  time.Duration // CPU time of one process
@@ -261,7 +261,9 @@ func DefaultMemory() int64 {
 // MaxHostPorts bounds Spec.HostPorts.
 const MaxHostPorts = 32
 
-// DefaultProcs bounds a session's processes, so a fork bomb ends at the limit.
+// DefaultProcs bounds the processes and threads of a session's commands,
+// together (not the helper's: see cgroup.Group): a command that reaches the
+// limit, a fork bomb, is stopped, and the session goes on.
 const DefaultProcs = 2048
 
 // Report says which layers a session applied, for the envelope's

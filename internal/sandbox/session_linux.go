@@ -55,7 +55,18 @@ type Session struct {
 	report Report
 	root   string        // the first writable path: the project root
 	group  *cgroup.Group // nil: no cgroup, and none per command
-	fwd    *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
+	procs  int           // the process limit of the session's commands
+	// overLimit: the cgroups of the commands stopped for reaching the
+	// process limit (watchLimit); wakeLimit starts its watch.
+	overLimit map[string]bool
+	// returned: the cgroups of the commands that have exited (their calls
+	// returned) while processes they started run on; notes: what the next
+	// call is told (TakeNotes).
+	returned  map[string]bool
+	notes     []string
+	wakeLimit chan struct{}
+	watched   chan struct{} // closed when watchLimit has returned; nil if it never ran
+	fwd       *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
 	// bare, where the kernel makes no user namespace, starts each command
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
@@ -215,6 +226,13 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 		return nil, err
 	}
 	go s.dispatch()
+	if s.group != nil {
+		s.watched = make(chan struct{})
+		go func() {
+			defer close(s.watched)
+			s.watchLimit()
+		}()
+	}
 	return s, nil
 }
 
@@ -256,7 +274,11 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 		exits:   map[uint64]chan *message{},
 		trees:   map[int]string{},
 		dead:    make(chan struct{}),
-		gone:    make(chan struct{}),
+
+		overLimit: map[string]bool{},
+		returned:  map[string]bool{},
+		wakeLimit: make(chan struct{}, 1),
+		gone:      make(chan struct{}),
 	}
 	// On cgroup2 the helper is born in its cgroup, made first. Elsewhere
 	// (v1, hybrid) it joins its cgroups beside its set-up (setUp), and they
@@ -462,6 +484,11 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 			return s.helperError("setting up", r.err)
 		}
 		<-grouped
+		if s.group != nil {
+			if err := s.homeLauncher(cg); err != nil {
+				return err
+			}
+		}
 		layers := cg.layers
 		for k, v := range r.m.Layers {
 			layers[k] = v
@@ -472,6 +499,142 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	case <-time.After(setupTimeout):
 		return errors.New("sandbox: the session helper did not set up within 10s")
 	}
+}
+
+// homeLauncher puts the helper's launcher thread, which forks every command,
+// in the commands' cgroup on v1 (cgroup.Group.LauncherFile), now that the
+// helper is in the session's: its commands are charged to the process limit,
+// and its other threads are not. Where the thread cannot go, the limit is the
+// whole session's instead, the helper's threads counted too; where that
+// cannot be either, cg says the session has no process limit.
+func (s *Session) homeLauncher(cg *sessionCgroup) error {
+	f, err := s.group.LauncherFile()
+	if f == nil && err == nil {
+		return nil // cgroup2: the commands are born below the limit
+	}
+	if err == nil {
+		err = s.ctl.send(&message{Op: "launcher-cgroup"}, syscall.UnixRights(int(f.Fd())))
+		f.Close()
+		if err != nil {
+			return s.helperError("sending the commands' cgroup", err)
+		}
+		m, _, rerr := s.ctl.recv(nil)
+		switch {
+		case rerr != nil || m.Op != "launcher-cgroup":
+			return s.helperError("placing the launcher", rerr)
+		case m.Error != "":
+			err = errors.New(m.Error)
+		}
+	}
+	if err != nil {
+		if uerr := s.group.Unlimit(s.procs); uerr != nil {
+			cg.layers[LayerProcs] = "rlimit"
+			cg.missing = append(cg.missing, fmt.Sprintf("%s: the session's commands have no process limit: %v; %v", LayerProcs, err, uerr))
+		}
+	}
+	return nil
+}
+
+// limitEvery is how often the session looks whether its commands have
+// reached the process limit, while any runs.
+const limitEvery = 100 * time.Millisecond
+
+// watchLimit stops a command that reaches the session's process limit: a
+// fork bomb keeps the limit reached for as long as it runs, and meanwhile no
+// other command or job of the session can start a process. When the limit
+// has refused a fork since the last look (cgroup.Group.LimitHits) and the
+// commands still hold it (cgroup.Group.AtLimit: not a bomb that has ended on
+// its own meanwhile), the command whose cgroup holds the most processes and
+// threads is killed with everything it started; its Notes say why. It looks
+// every limitEvery while the session has commands' cgroups, and not at all
+// while it has none: an idle session costs no wake-ups.
+func (s *Session) watchLimit() {
+	last, ok := s.group.LimitHits(nil)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(limitEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.wakeLimit:
+		case <-s.dead:
+			return
+		}
+		t.Reset(limitEvery)
+		for {
+			select {
+			case <-t.C:
+			case <-s.dead:
+				return
+			}
+			trees := s.liveTrees()
+			if len(trees) == 0 {
+				break
+			}
+			n, _ := s.group.LimitHits(trees)
+			if current, at := s.group.AtLimit(); n > last && at {
+				s.stopOverLimit(trees, current)
+				last, _ = s.group.LimitHits(s.liveTrees())
+			} else {
+				last = n
+			}
+		}
+	}
+}
+
+// liveTrees lists the commands' cgroups.
+func (s *Session) liveTrees() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	trees := make([]string, 0, len(s.trees))
+	for _, t := range s.trees {
+		trees = append(trees, t)
+	}
+	return trees
+}
+
+// stopOverLimit kills the command of trees whose cgroup holds the most
+// tasks, the one that took the limit, and waits (up to a second) for them
+// to be gone, so that what they meanwhile failed to fork is not blamed on
+// another. Unless that command holds at least half of the current charge:
+// a bomb that has just ended leaves its processes charged until the
+// session's PID 1 reaps them, listed in no cgroup, and the largest cgroup
+// then is an innocent job's (the next look decides again).
+func (s *Session) stopOverLimit(trees []string, current int64) {
+	var top string
+	most := 0
+	for _, t := range trees {
+		if n := cgroup.Tasks(t); n > most {
+			top, most = t, n
+		}
+	}
+	if top == "" || int64(most)*2 < current {
+		return
+	}
+	s.mu.Lock()
+	s.overLimit[top] = true
+	if s.returned[top] {
+		s.notes = append(s.notes, LeftOverLimitNote(s.procs))
+	}
+	s.mu.Unlock()
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s.group.KillAll(top, s.helper.Process.Pid, syscall.SIGKILL)
+		if len(cgroup.Tree(top, s.helper.Process.Pid)) == 0 {
+			return
+		}
+	}
+}
+
+// TakeNotes returns, once, what the session did since the last call that
+// no call's envelope told: processes a command left running, stopped for
+// reaching the process limit after its call had returned.
+func (s *Session) TakeNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	notes := s.notes
+	s.notes = nil
+	return notes
 }
 
 // sessionCgroup is what the session's cgroup gives: the layers it makes,
@@ -490,6 +653,7 @@ type sessionCgroup struct {
 // cgroups, and the report says so).
 func (s *Session) makeCgroup(limits Limits) *sessionCgroup {
 	procs := cmp.Or(max(limits.Procs, 0), DefaultProcs)
+	s.procs = procs
 	memory := limits.Memory
 	byDefault := memory == 0
 	if byDefault {
@@ -840,7 +1004,19 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		s.mu.Lock()
 		s.trees[r.pid] = tree
 		s.mu.Unlock()
-		l.exited = func() { s.release(r.pid, tree) }
+		select {
+		case s.wakeLimit <- struct{}{}:
+		default:
+		}
+		l.exited = func() {
+			s.mu.Lock()
+			if s.overLimit[tree] {
+				l.limit = s.procs
+			}
+			s.returned[tree] = true
+			s.mu.Unlock()
+			s.release(r.pid, tree)
+		}
 	}
 	return l, nil
 }
@@ -915,6 +1091,8 @@ func (s *Session) release(pid int, tree string) {
 	defer s.mu.Unlock()
 	if s.trees[pid] == tree {
 		delete(s.trees, pid)
+		delete(s.overLimit, tree)
+		delete(s.returned, tree)
 	}
 }
 
@@ -939,6 +1117,9 @@ type launched struct {
 	protected, quarantined, before []string
 	removed                        []string // what was undone in .git
 	unkept                         []string // see startReply
+	// limit: the process limit the command reached, for which the session
+	// stopped it (watchLimit); 0 if it did not.
+	limit int
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -973,8 +1154,24 @@ func (l *launched) Wait() (*int, string) {
 
 // Notes tells what the sandbox did around the command (see hint.Did).
 func (l *launched) Notes() []string {
-	return hint.Did{Root: l.root, Before: l.before, Quarantined: l.quarantined, Removed: l.removed,
+	notes := hint.Did{Root: l.root, Before: l.before, Quarantined: l.quarantined, Removed: l.removed,
 		Unkept: l.unkept, Protected: l.protected}.Notes()
+	if l.limit > 0 {
+		notes = append([]string{OverLimitNote(l.limit)}, notes...)
+	}
+	return notes
+}
+
+// LeftOverLimitNote tells that processes a command left running after its
+// call returned were stopped for reaching the session's process limit.
+func LeftOverLimitNote(procs int) string {
+	return fmt.Sprintf("Stopped: processes an earlier command left running after its call returned reached the sandbox session's limit of %d processes and threads, so shellgate killed them and everything they started. The session, its background jobs and its /tmp go on.", procs)
+}
+
+// OverLimitNote tells that a command was stopped for reaching the session's
+// process limit of procs.
+func OverLimitNote(procs int) string {
+	return fmt.Sprintf("Stopped: the command reached the sandbox session's limit of %d processes and threads (a fork bomb, or more processes at once than that), so shellgate killed it and everything it started. The session, its background jobs and its /tmp go on; start fewer processes at a time, or raise the limit in shellgate's configuration ([sandbox] procs).", procs)
 }
 
 // Contains reports whether pid is a process of this session.
@@ -1078,6 +1275,9 @@ func (s *Session) CloseBeside(beside func()) error {
 			beside = func() {}
 		}
 		<-s.dead
+	}
+	if s.watched != nil {
+		<-s.watched // it reads the group, which goes now
 	}
 	beside()
 	if s.group != nil {

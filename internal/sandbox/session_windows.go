@@ -134,5 +134,8 @@ func (*Session) Detach(int) {}
 // command may not write one at all, there is nothing to move.
 func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
 
+// TakeNotes says nothing here: no command is stopped for a process limit.
+func (*Session) TakeNotes() []string { return nil }
+
 // GitKnown: nothing guards the root's git state here.
 func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }

@@ -73,8 +73,9 @@ func removeLeftCgroups(t *testing.T, parent string) {
 	for _, dir := range left {
 		t.Errorf("cgroup left behind: %s", dir)
 		cmds, _ := filepath.Glob(filepath.Join(dir, "cmd-*"))
+		nested, _ := filepath.Glob(filepath.Join(dir, "cmds", "cmd-*"))
 		g := cgroup.At(dir)
-		for _, d := range append(cmds, dir) {
+		for _, d := range append(append(cmds, nested...), dir, filepath.Join(dir, "helper")) {
 			g.KillAll(d, 0, syscall.SIGKILL)
 		}
 		g.Remove()
