@@ -103,7 +103,10 @@ type box struct {
 	closed  bool
 	// early is the session's helper started ahead (Gate.PrestartSandbox),
 	// until the first session takes it or it is discarded.
-	early   *sandbox.Early
+	early *sandbox.Early
+	// oneShot: its Gate runs one command (PrestartSandbox), whose session
+	// may end as soon as the command has (sandbox.Spec.OneShot).
+	oneShot bool
 	session *sandbox.Session
 	report  sandbox.Report
 	err     error // why the session could not start
@@ -170,6 +173,7 @@ func (g *Gate) session(b *box, sup *runner.Supervisor) (*sandbox.Session, sandbo
 		b.started = true
 		spec, linked := g.sandboxSpec()
 		spec.EgressHandler = g.egressHandler(b)
+		spec.OneShot = b.oneShot
 		if linked.GitDir != "" {
 			linked.Prepare()
 		}
@@ -297,7 +301,9 @@ func (g *Gate) useHostTemp() {
 // the policy's check and the building of the session's view instead of
 // following them. The command's session takes it. A command that is refused,
 // or that must wait to be approved, ends it at once, before the envelope
-// returns (an approved one starts a new one); Close ends it too. It does
+// returns (an approved one starts a new one); Close ends it too. The
+// Gate's sessions are then for that one command: one ends as soon as its
+// command has, if nothing of it is left (sandbox.Spec.OneShot). It does
 // nothing where commands are not sandboxed, or a session already started.
 func (g *Gate) PrestartSandbox() {
 	if !g.sandboxed() || runtime.GOOS != "linux" {
@@ -310,7 +316,7 @@ func (g *Gate) PrestartSandbox() {
 		return
 	}
 	c := g.cfg.Sandbox
-	b.early = sandbox.Prestart(g.sandboxNetwork(), c.Limits)
+	b.early, b.oneShot = sandbox.Prestart(g.sandboxNetwork(), c.Limits), true
 }
 
 // dropEarly ends the helper started ahead, if no session took it: when it
@@ -324,15 +330,21 @@ func (b *box) dropEarly() {
 }
 
 // close ends the sandbox session: every process in it is gone when it returns.
-func (b *box) close() error {
+func (b *box) close() error { return b.closeBeside(func() {}) }
+
+// closeBeside is close, calling beside once every process of the session's
+// commands is gone: beside the helper's own exit where it can
+// (sandbox.Session.CloseBeside), else after it.
+func (b *box) closeBeside(beside func()) error {
 	b.dropEarly()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.started, b.closed = true, true // no session after Close
 	if b.session == nil {
+		beside()
 		return nil
 	}
-	err := b.session.Close()
+	err := b.session.CloseBeside(beside)
 	b.session = nil
 	return err
 }

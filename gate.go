@@ -201,26 +201,29 @@ func (g *Gate) Close() error {
 	if started {
 		err = g.sup.Close()
 	}
-	if boxErr := g.box.close(); err == nil {
-		err = boxErr
-	}
-	g.caches.close()
-	g.spill.Close() // kept if anything spilled
-	g.closeRepos()
-	<-synced
-	if auditErr := g.auditLog.Close(); err == nil {
-		err = auditErr
-	}
-	g.tmpMu.RLock()
-	tmp, own := g.tmp, g.ownTmp
-	g.tmpMu.RUnlock()
-	if own {
-		if rmErr := tempdir.Remove(tmp); err == nil {
-			err = rmErr
+	// What the commands could touch goes once they are gone, beside the
+	// sandbox helper's exit (the kernel's end of its namespaces) rather
+	// than after it.
+	var besideErr error
+	boxErr := g.box.closeBeside(func() {
+		g.spill.Close() // kept if anything spilled
+		g.closeRepos()
+		<-synced
+		besideErr = g.auditLog.Close()
+		g.tmpMu.RLock()
+		tmp, own := g.tmp, g.ownTmp
+		g.tmpMu.RUnlock()
+		if own {
+			if rmErr := tempdir.Remove(tmp); besideErr == nil {
+				besideErr = rmErr
+			}
 		}
-	}
-	if err == nil {
-		err = sessErr
+	})
+	g.caches.close() // the session's overlays of the caches are gone with it
+	for _, e := range []error{boxErr, besideErr, sessErr} {
+		if err == nil {
+			err = e
+		}
 	}
 	return err
 }

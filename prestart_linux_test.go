@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
@@ -17,8 +18,9 @@ import (
 )
 
 // A one-shot run's helper started ahead (PrestartSandbox) becomes the
-// command's session, the only helper; for a command that is refused, invalid,
-// or asked about, it is gone, reaped, with its cgroups, when Run returns (an
+// command's session, the only helper, which ends by itself once the command
+// has and nothing of it is left; for a command that is refused, invalid, or
+// asked about, it is gone, reaped, with its cgroups, when Run returns (an
 // ask: before the question), not at Close.
 func TestPrestartedHelper(t *testing.T) {
 	lane.Live(t)
@@ -72,15 +74,29 @@ func TestPrestartedHelper(t *testing.T) {
 		before := now(t)
 		g := gate(t, cfg)
 		g.PrestartSandbox()
-		env := g.Run(t.Context(), shellgate.Request{Command: "echo hi"})
+		// Counted while the command runs.
+		counted := make(chan []int, 1)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			counted <- sandboxHelpers(t)
+		}()
+		env := g.Run(t.Context(), shellgate.Request{Command: "sleep 0.6; echo hi"})
 		if env.Status != envelope.Success || env.Data.Stdout != "hi\n" {
 			t.Fatalf("%s\n%s", env.Status, env.Text)
 		}
 		if sb, ok := env.Context.Sandbox.(map[string]any); !ok || sb["pid"] != "pidns" {
 			t.Errorf("not sandboxed: %v", env.Context.Sandbox)
 		}
-		if h := sandboxHelpers(t); len(h) != 1 {
-			t.Errorf("%d helpers run, not one: %v", len(h), h)
+		if h := <-counted; len(h) != 1 {
+			t.Errorf("%d helpers ran, not one: %v", len(h), h)
+		}
+		// Its one command over with nothing of it left, the session's
+		// helper ends by itself (sandbox.Spec.OneShot), before Close.
+		for deadline := time.Now().Add(5 * time.Second); len(sandboxHelpers(t)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if h := sandboxHelpers(t); len(h) > 0 {
+			t.Errorf("the helper outlived its one command: %v", h)
 		}
 		g.Close()
 		none(t, before, "closed")

@@ -102,7 +102,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
 	}
-	defer gate.Close()
+	closer := &gateCloser{g: gate, done: make(chan struct{})}
+	defer closer.wait()
 	// Its session's helper starts now, while the command is checked and its
 	// sandbox planned; a refused command ends it at once.
 	gate.PrestartSandbox()
@@ -119,6 +120,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
 	}
 	env := gate.Run(signals.wait(), req, opts...)
+	// The command is over: its sandbox ends (the helper's exit, its cgroups)
+	// while the envelope is written, not after. The run exits once it has.
+	closer.start()
 	if env.Error != nil && env.Error.Code == envelope.InvalidParam {
 		// The request is the user's own arguments (a NUL byte, a command too
 		// long for one command line): bad usage, not a refusal.
@@ -128,7 +132,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
 	if len(env.Data.BackgroundPIDs) > 0 {
-		env.BackgroundStopped() // by gate.Close, deferred: a one-shot run leaves nothing behind
+		env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
 	}
 	if *asJSON {
 		writeJSON(stdout, env)
@@ -145,6 +149,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "shellgate: run leaves nothing behind; shellgate mcp keeps jobs that outlive one command.")
 	}
 	return exitStatus(env)
+}
+
+// gateCloser closes a Gate once, in the background from start: wait
+// returns when it is closed.
+type gateCloser struct {
+	g    *shellgate.Gate
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *gateCloser) start() {
+	c.once.Do(func() {
+		go func() {
+			defer close(c.done)
+			c.g.Close()
+		}()
+	})
+}
+
+func (c *gateCloser) wait() {
+	c.start()
+	<-c.done
 }
 
 // timeoutFlag is --timeout: a duration with a unit, at least 1ms. Set records that

@@ -69,6 +69,8 @@ type helper struct {
 	// the session's end need not look again (see end).
 	settled bool
 	reaps   uint64 // processes reaped so far
+	// started: the ID of the last spawn request whose command started.
+	started uint64
 	// guarded: protected paths the guard moved aside since the last
 	// command started, for its reply.
 	guarded []string
@@ -338,6 +340,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
+	h.started = m.ID
 	if approved {
 		h.keep[pid] = keep
 	}
@@ -391,10 +394,23 @@ func sessionPTY(cols, rows int) (master, slave int, err error) {
 	return master, slave, nil
 }
 
-// close ends the session (see end) and says so.
+// idle reports, with h.mu held, whether the session's end (end) has nothing
+// left to do: the last command's end found no other process of the session
+// and looked at the protected paths after the session's last write
+// (settled), no command has started since, no process but the commands
+// ended (jobsRan), and nothing the guard moved is untold. Until the next
+// command starts nothing can change that: only a command's start makes a
+// process in the session, and the guard acts only while one runs. Killing
+// the helper then ends the session as a close would.
+func (h *helper) idle() bool {
+	return h.settled && len(h.commands) == 0 && !h.jobsRan.Load() && len(h.guarded) == 0
+}
+
+// close ends the session (see end) and says so, and whether no other
+// process of it is left (one that outlived its SIGKILL by end's second is).
 func (h *helper) close() {
 	h.end()
-	h.ctl.send(&message{Op: "closed"}, nil)
+	h.ctl.send(&message{Op: "closed", Empty: !othersAlive()}, nil)
 }
 
 // end ends every process of the session, then moves aside the protected
@@ -538,13 +554,28 @@ func (h *helper) reapOne() bool {
 			kept = func(p string) bool { return named(shown, p) }
 		}
 		created, moved, _ := h.mounts.protect(func() bool { return !keep }, kept)
+		var idle uint64
 		if alone {
 			h.mu.Lock()
 			h.settled = h.reaps == reaps && !othersAlive()
+			if h.idle() {
+				idle = h.started
+			}
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)
-		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown()}, nil)
+		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle}, nil)
+		if idle != 0 && h.mounts.spec.OneShot {
+			// Nothing left for the session's end to do (idle), and no
+			// command comes: the session ends now, its namespaces' end beside
+			// what shellgate does after the command. Held, h.mu keeps any
+			// command from starting meanwhile (spawn forks with it held).
+			h.mu.Lock()
+			if h.started == idle && h.idle() {
+				os.Exit(0)
+			}
+			h.mu.Unlock()
+		}
 	}
 	return true
 }

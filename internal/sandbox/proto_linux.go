@@ -68,6 +68,12 @@ type message struct {
 	// moved to the quarantine ("path → where"). Also with started: what was
 	// quarantined since the last command.
 	Status uint32 `json:"status,omitempty"`
+	// Idle (exit): the session was left with nothing for its end to do
+	// (helper.idle) once the command whose spawn request had this ID, the
+	// last that started, had ended; 0: it was not.
+	Idle uint64 `json:"idle,omitempty"`
+	// Empty (closed): no process of the session is left but the helper.
+	Empty bool `json:"empty,omitempty"`
 
 	// pty (shellgate → helper, and back with the master and slave as
 	// ancillary fds): a pseudo-terminal of the session's own devpts, of

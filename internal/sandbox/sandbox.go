@@ -100,6 +100,12 @@ func parseName[T ~string](what, s string, def T, names ...T) (T, error) {
 
 // Spec is what one session confines its commands to. Paths are absolute.
 type Spec struct {
+	// OneShot: the session is for one command (`shellgate run`). On Linux
+	// its helper exits once a command's end leaves the session with nothing
+	// for its end to do (no process left, nothing untold), so that the
+	// kernel's end of its namespaces runs beside the rest of the run rather
+	// than after its Close; a command after that starts a new session.
+	OneShot bool `json:",omitempty"`
 	// Writable paths: the project root first, then caches and configured paths;
 	// directories or single files. Paths that do not exist are skipped.
 	Writable []string

@@ -1175,3 +1175,87 @@ func waitEmpty(t testing.TB, s *Session) {
 		}
 	}
 }
+
+// A command that ends with nothing else of the session left leaves the
+// session idle (message.Idle): Close then kills the helper without asking it
+// to end the session first. Only until the next request: a later command
+// that runs on and writes a protected path is ended, and what it wrote moved
+// aside, by the helper's own end as before; a command that leaves a job
+// behind leaves the session not idle. A one-shot session's helper
+// (Spec.OneShot) ends itself once idle.
+func TestCloseAfterIdle(t *testing.T) {
+	lane.Live(t)
+	idle := func(s *Session) (uint64, uint64) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.idle, s.nextID
+	}
+	t.Run("alone", func(t *testing.T) {
+		l := newLab(t)
+		s := start(t, quarantineSpec(l))
+		run(t, s, l.root, "true")
+		if got, last := idle(s); got != last {
+			t.Errorf("after a command that ended alone: idle %d, last request %d", got, last)
+		}
+		must(t, s.Close())
+		if s.Alive() {
+			t.Error("the helper outlived Close")
+		}
+	})
+	t.Run("job left", func(t *testing.T) {
+		l := newLab(t)
+		s := start(t, quarantineSpec(l))
+		run(t, s, l.root, "sleep 6006.5 >/dev/null 2>&1 &")
+		if got, _ := idle(s); got != 0 {
+			t.Errorf("a job runs on, yet the session was said idle after request %d", got)
+		}
+		must(t, s.Close())
+		if left := procsNamed("6006.5"); len(left) > 0 {
+			t.Errorf("survived Close: %v", left)
+		}
+	})
+	// A one-shot session's helper ends itself once its command's end
+	// leaves it idle, and stays while a job the command left runs.
+	oneShot := func(t *testing.T, command string) *Session {
+		l := newLab(t)
+		spec := quarantineSpec(l)
+		spec.OneShot = true
+		s := start(t, spec)
+		run(t, s, l.root, command)
+		return s
+	}
+	t.Run("one shot", func(t *testing.T) {
+		s := oneShot(t, "true")
+		waitFor(t, "the helper's end", func() bool { return !s.Alive() })
+		must(t, s.Close())
+	})
+	t.Run("one shot, job left", func(t *testing.T) {
+		s := oneShot(t, "sleep 6008.5 >/dev/null 2>&1 &")
+		time.Sleep(100 * time.Millisecond)
+		if !s.Alive() {
+			t.Error("the helper ended while a job of its session ran")
+		}
+		must(t, s.Close())
+		if left := procsNamed("6008.5"); len(left) > 0 {
+			t.Errorf("survived Close: %v", left)
+		}
+	})
+	t.Run("command since", func(t *testing.T) {
+		l := newLab(t)
+		must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+		s := start(t, quarantineSpec(l))
+		run(t, s, l.root, "true")
+		launch(t, s, l.root, `mkdir .vscode && echo '{"evil": 1}' > .vscode/tasks.json && exec sleep 6007.5`)
+		waitFor(t, "the command's write", func() bool { return len(procsNamed("6007.5")) == 1 })
+		if got, last := idle(s); got == last {
+			t.Fatalf("a command runs, yet the session is taken for idle (request %d)", got)
+		}
+		must(t, s.Close())
+		if left := procsNamed("6007.5"); len(left) > 0 {
+			t.Errorf("survived Close: %v", left)
+		}
+		if exists(filepath.Join(l.root, ".vscode/tasks.json")) {
+			t.Error("the running command's .vscode stayed in the root")
+		}
+	})
+}

@@ -90,8 +90,15 @@ type Session struct {
 	// terminal): what it writes between calls is no user's (GitKnown).
 	detached bool
 	waitErr  error
-	// closing is closed when the helper answers a close request.
+	// closing is closed when the helper answers a close request; emptied:
+	// the answer said no other process of the session was left.
 	closing chan struct{}
+	emptied bool
+	// idle: the ID of the last request when the helper last said the
+	// session's end had nothing left to do (message.Idle), or 0. While no
+	// request followed, Close kills the helper without asking it to end
+	// the session first: a round trip to a helper that sleeps.
+	idle uint64
 }
 
 type startReply struct {
@@ -736,11 +743,13 @@ func (s *Session) dispatch() {
 				ch <- r
 			}
 		case "closed":
+			s.emptied = m.Empty
 			if s.closing != nil {
 				close(s.closing)
 				s.closing = nil
 			}
 		case "exit":
+			s.idle = m.Idle
 			s.pinned = append(s.pinned, m.Chosen...)
 			s.noteGitKnown(m.GitKnown)
 			if ch, ok := s.exits[m.ID]; ok {
@@ -1184,6 +1193,9 @@ func (s *Session) Processes() (pids []int, ok bool) {
 	if s.helper == nil || s.helper.Process == nil {
 		return nil, false
 	}
+	if s.isIdle() { // none, but maybe the helper, which may be gone (Spec.OneShot)
+		return nil, true
+	}
 	return runner.Descendants(s.helper.Process.Pid)
 }
 
@@ -1204,28 +1216,53 @@ func (s *Session) InnerPIDs(pids []int) []int {
 
 // Close ends the session: the helper exits, and the kernel kills every process
 // left in it. Close returns when they are gone.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.CloseBeside(nil) }
+
+// CloseBeside is Close, calling beside (unless nil) once every process of
+// the session but its helper is gone, and before it returns: while the
+// helper's exit, the kernel's end of the session's namespaces (its mount
+// namespace's ~50 mounts), runs. Whatever the session's commands could
+// touch (the spill directory, a host temp dir) can be removed there, beside
+// that end instead of after it. Where the helper does not answer, beside
+// follows its death.
+func (s *Session) CloseBeside(beside func()) error {
+	if beside == nil {
+		beside = func() {}
+	}
 	if s.bare != nil {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		if !s.closed {
 			s.closed = true
 			close(s.gone) // the runner's Supervisor ends the commands
 		}
+		s.mu.Unlock()
+		beside()
 		return nil
 	}
 	s.fwd.Stop()
 	// The helper ends what runs and moves aside what a job left, then
 	// answers; it is killed after a moment whatever it does.
+	// idle: the helper said there was nothing left for its end to do, and
+	// no request followed (message.Idle): the helper and the kernel's end of
+	// its namespaces are all that is left to end (a one-shot session's
+	// helper may be ending already: Spec.OneShot).
+	idle := s.isIdle()
 	s.mu.Lock()
 	closed, done := s.closed, make(chan struct{})
-	if !closed {
+	if !closed && !idle {
 		s.closing = done
 	}
 	s.mu.Unlock()
-	if !closed && s.ctl.send(&message{Op: "close"}, nil) == nil {
+	// answered: the helper ended every other process of the session (end)
+	// and said none was left, or had nothing to end; only its own exit is
+	// left.
+	answered := idle
+	if !closed && !idle && s.ctl.send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
+			s.mu.Lock()
+			answered = s.emptied
+			s.mu.Unlock()
 		case <-s.gone:
 		case <-time.After(2 * time.Second):
 		}
@@ -1233,15 +1270,29 @@ func (s *Session) Close() error {
 	s.ctl.c.Close()
 	if s.helper != nil && s.helper.Process != nil {
 		s.helper.Process.Signal(syscall.SIGKILL)
+		if answered {
+			beside()
+			beside = func() {}
+		}
 		<-s.dead
 	}
 	if s.watched != nil {
 		<-s.watched // it reads the group, which goes now
 	}
+	beside()
 	if s.group != nil {
 		return s.group.Remove()
 	}
 	return nil
+}
+
+// isIdle reports whether the helper said, at the end of the last request's
+// command, that the session had nothing left for its end to do
+// (message.Idle): no process of the session is left but, maybe, the helper.
+func (s *Session) isIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idle != 0 && s.idle == s.nextID
 }
 
 // helperStderr collects the helper's stderr, its first 4 KiB, under the
