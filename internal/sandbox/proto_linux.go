@@ -105,20 +105,24 @@ type conn struct {
 	mu sync.Mutex
 }
 
-// send writes m with oob (fds or credentials) on its first bytes.
+// send writes m with oob (fds or credentials) on its first bytes. The
+// frame goes in one call where the socket takes it whole: a length sent
+// alone wakes the reader, which finds no body yet and waits to be woken
+// again.
 func (c *conn) send(m *message, oob []byte) error {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	frame := make([]byte, 4, 4+len(body))
+	binary.BigEndian.PutUint32(frame, uint32(len(body)))
+	frame = append(frame, body...)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, _, err := c.c.WriteMsgUnix(hdr[:], oob, nil); err != nil {
-		return err
+	n, _, err := c.c.WriteMsgUnix(frame, oob, nil)
+	if err == nil && n < len(frame) {
+		_, err = c.c.Write(frame[n:])
 	}
-	_, err = c.c.Write(body)
 	return err
 }
 
