@@ -275,7 +275,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		files = append(files, uintptr(fds[next]))
 		next++
 	}
-	sys := &syscall.SysProcAttr{Setsid: true}
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
 	if m.Terminal {
 		if len(fds) != 1 {
 			h.ctl.send(&message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
@@ -327,6 +328,9 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
+	if pidfd >= 0 {
+		go h.awaitExit(pidfd)
+	}
 	if approved {
 		h.keep[pid] = keep
 	}
@@ -471,6 +475,33 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", exec.ErrNotFound
+}
+
+// awaitExit reaps what has exited once the command of pidfd has, and then
+// closes pidfd. The runtime's poller waits for it: the thread the kernel
+// wakes at the command's exit runs the reaping itself. SIGCHLD, which reap
+// waits for too, goes to the main thread, whose handler wakes the thread of
+// os/signal's goroutine, which wakes reap's: two more hand-offs between
+// the helper's threads before a command's exit is reported, each a wake of
+// an idle core.
+func (h *helper) awaitExit(pidfd int) {
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		return
+	}
+	f := os.NewFile(uintptr(pidfd), "pidfd")
+	defer f.Close()
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Read(func(fd uintptr) bool {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+			// Reaped already, or exited (si_signo is SIGCHLD once a child
+			// is found, 0 while it runs).
+			return err != nil || info.Signo != 0
+		})
+	}
+	for h.reapOne() {
+	}
 }
 
 // reap collects every process of the session as it exits — as PID 1 it inherits
