@@ -84,9 +84,10 @@ type helper struct {
 func (h *helper) anyKept() bool { return len(h.keep) > 0 }
 
 // guardEvery is how often the guard looks while the session has processes;
-// setUpIdle how long a helper sits idle after its set-up before it gives up
-// the pages its start touched (guard).
-const guardEvery, setUpIdle = 200 * time.Millisecond, time.Second
+// setUpIdle how long a helper sits idle after its set-up, and idleDrop how
+// long an empty session sits idle after its last spell, before it gives up
+// the pages its start or its commands touched (guard).
+const guardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 * time.Second
 
 // guard acts while anything runs in the session, not only when a command
 // ends: a background job writes after its call has returned, and shellgate
@@ -102,28 +103,34 @@ const guardEvery, setUpIdle = 200 * time.Millisecond, time.Second
 // session descends from a command that spawn started, so none can appear
 // while it is stopped.
 //
-// Each time the session has become empty the helper is idle, and it gives up
-// its mappings of the executable's pages (textpages.Drop: 13 of its 15 MB
-// resident after a call were the binary's, mapped whole, most of them for
-// its start); the next command maps back the few it touches. The guard is
+// Once the session has sat empty for idleDrop the helper is idle, and it
+// gives up its mappings of the executable's pages (textpages.Drop: 13 of its
+// 15 MB resident after a call were the binary's, mapped whole, most of them
+// for its start); the next command maps back the few it touches. Not at
+// each spell's end: an agent's next call comes within seconds, and its
+// command waited for ~25 faults (of whole folios) mapping back the pages
+// the last one had used, besides the drop's own read of smaps (~0.8 ms of
+// CPU a call). With the spell's end up to guardEvery after the command's,
+// the drop comes within the idle server's own (idleFree, 5 s). The guard is
 // one goroutine for the helper's life, waiting between spells rather than
 // ending: a goroutine's end looks its function up in the binary's function
 // table, which would map those pages back at once.
 //
 // The set-up's pages go the same way, once the helper has sat idle for
-// setUpIdle after it, or after the first spell: a one-shot run's command
-// follows the set-up at once and its close soon after, and a drop then made
-// the command wait (~0.7 ms of reading smaps) for pages it mapped back.
+// setUpIdle after it: a one-shot run's command follows the set-up at once
+// and its close soon after, and a drop then made the command wait (~0.7 ms
+// of reading smaps) for pages it mapped back.
 func (h *helper) guard() {
-	select {
-	case <-h.wake:
-		h.guardSpell()
-	case <-time.After(setUpIdle):
-	}
-	textpages.Drop()
-	for range h.wake {
-		h.guardSpell()
-		textpages.Drop()
+	idle := time.NewTimer(setUpIdle)
+	for {
+		select {
+		case <-h.wake:
+			idle.Stop()
+			h.guardSpell()
+			idle.Reset(idleDrop)
+		case <-idle.C:
+			textpages.Drop()
+		}
 	}
 }
 
