@@ -69,6 +69,7 @@ type helper struct {
 	// the session's end need not look again (see end).
 	settled bool
 	reaps   uint64 // processes reaped so far
+	spawns  uint64 // commands started so far
 	// guarded: protected paths the guard moved aside since the last
 	// command started, for its reply.
 	guarded []string
@@ -335,6 +336,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
+	h.spawns++
 	if pidfd >= 0 {
 		go h.awaitExit(pidfd)
 	}
@@ -539,10 +541,11 @@ func (h *helper) reapOne() bool {
 	}
 	h.settled = false
 	h.reaps++
-	// Alone now: every process spawn starts is reaped here, so if none is
-	// left and none is reaped while the look below runs, it saw the last of
-	// what the session wrote.
-	alone, reaps := ok && !othersAlive(), h.reaps
+	// Alone now: every process of the session descends from a command
+	// spawn started, and is reaped here, so if none is left and none is
+	// started or reaped while the look below runs, it saw the last of what
+	// the session wrote.
+	alone, reaps, spawns := ok && !othersAlive(), h.reaps, h.spawns
 	// Approved, and nothing else of the session could have made it meanwhile.
 	shown, approved := h.keep[pid]
 	keep := approved && !h.jobsRan.Load() && !othersAlive()
@@ -567,7 +570,7 @@ func (h *helper) reapOne() bool {
 		created, moved, _ := h.mounts.protect(func() bool { return !keep }, kept)
 		if alone {
 			h.mu.Lock()
-			h.settled = h.reaps == reaps && !othersAlive()
+			h.settled = h.reaps == reaps && h.spawns == spawns
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)

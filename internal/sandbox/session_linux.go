@@ -899,7 +899,8 @@ func (s *Session) tree(pid int) string {
 // release removes command pid's cgroup if nothing is left in it: a command
 // that left background processes keeps it until they are gone, or until Close.
 func (s *Session) release(pid int, tree string) {
-	if err := os.Remove(tree); err != nil && !os.IsNotExist(err) {
+	// A cgroup is a directory: rmdir alone (os.Remove tries unlink first).
+	if err := syscall.Rmdir(tree); err != nil && err != syscall.ENOENT {
 		return
 	}
 	s.mu.Lock()
