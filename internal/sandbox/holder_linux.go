@@ -1,13 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -452,18 +454,78 @@ func (h *helper) logUntold(moved []string) {
 
 // othersAlive reports whether any process of the session is there besides the
 // helper, running or ended and not yet reaped: the session's /proc lists only
-// the session's processes.
+// the session's processes. Each command's end and each of the guard's looks
+// asks: the helper keeps /proc open (once the view is built, its own) and
+// reads it again from its start, by plain calls into a buffer of its own,
+// where os.ReadDir opened it each time and allocated and sorted an entry
+// for each of its ~60 names, in a helper that seldom collects its garbage.
 func othersAlive() bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 {
+	procDents.mu.Lock()
+	defer procDents.mu.Unlock()
+	if procDents.fd < 0 {
+		fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
 			return true
 		}
+		procDents.fd = fd
 	}
-	return false
+	if _, err := unix.Seek(procDents.fd, 0, io.SeekStart); err != nil {
+		return true
+	}
+	return listsOtherPID(procDents.fd, procDents.buf[:])
+}
+
+// listsOtherPID says whether directory fd (a /proc), read from where it
+// stands through buf, lists a process other than PID 1, or could not be read.
+func listsOtherPID(fd int, buf []byte) bool {
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return true
+		}
+		if n == 0 {
+			return false
+		}
+		// linux_dirent64: inode (8 bytes), offset (8), record length (2),
+		// type (1), then the name, NUL-terminated.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return true
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if otherPID(name) {
+				return true
+			}
+			b = b[reclen:]
+		}
+	}
+}
+
+// procDents is othersAlive's /proc, open once, and its buffer.
+var procDents = struct {
+	mu  sync.Mutex
+	fd  int // -1 until the first look
+	buf [8192]byte
+}{fd: -1}
+
+// otherPID says whether a name in /proc is a process's other than PID 1's.
+func otherPID(name []byte) bool {
+	if len(name) == 0 || len(name) == 1 && name[0] == '1' {
+		return false
+	}
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // lookPath finds a program name without a slash in the command's PATH.
