@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -80,6 +81,9 @@ type helper struct {
 	wake     chan struct{}
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
+	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
+	// spawns are served one at a time, in the order they came.
+	lastEnv []string
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -296,7 +300,12 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
 	reply := &message{Op: "started", ID: m.ID}
-	env, keep, approved := takeKeepCreated(m.Env)
+	if m.SameEnv {
+		m.Env = h.lastEnv
+	} else {
+		h.lastEnv = m.Env
+	}
+	env, keep, approved := takeKeepCreated(slices.Clone(m.Env)) // it deletes in place
 	m.Env = env
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the

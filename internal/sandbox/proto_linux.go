@@ -41,14 +41,17 @@ type message struct {
 
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.
-	ID     uint64   `json:"id,omitempty"`
-	Argv   []string `json:"argv,omitempty"`
-	Env    []string `json:"env,omitempty"`
-	Dir    string   `json:"dir,omitempty"`
-	Stdin  bool     `json:"stdin,omitempty"` // an fd was sent for it
-	Stdout bool     `json:"stdout,omitempty"`
-	Stderr bool     `json:"stderr,omitempty"`
-	Extra  int      `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
+	ID   uint64   `json:"id,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	// SameEnv: Env is the last spawn's, not sent again (a session's
+	// commands mostly share theirs: ~2 KB of JSON each way a command).
+	SameEnv bool   `json:"same_env,omitempty"`
+	Dir     string `json:"dir,omitempty"`
+	Stdin   bool   `json:"stdin,omitempty"` // an fd was sent for it
+	Stdout  bool   `json:"stdout,omitempty"`
+	Stderr  bool   `json:"stderr,omitempty"`
+	Extra   int    `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
 	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
 	// command's stdin, stdout, stderr and controlling terminal.
 	Terminal bool `json:"terminal,omitempty"`

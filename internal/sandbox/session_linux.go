@@ -60,6 +60,11 @@ type Session struct {
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
 
+	// envMu orders spawns' sends with sentEnv, the env of the last one
+	// sent (see message.SameEnv); nil when the next must send its own.
+	envMu   sync.Mutex
+	sentEnv []string
+
 	mu      sync.Mutex
 	nextID  uint64
 	started map[uint64]chan startReply
@@ -806,7 +811,18 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
 	}
+	// The helper takes spawns in the order they are sent: compared and sent
+	// under one lock, the last env sent is the one it keeps.
+	s.envMu.Lock()
+	env := m.Env
+	if s.sentEnv != nil && slices.Equal(env, s.sentEnv) {
+		m.Env, m.SameEnv = nil, true
+	}
 	err := s.ctl.send(m, oob)
+	if s.sentEnv = slices.Clone(env); err != nil {
+		s.sentEnv = nil // sent or not: the next one says it all
+	}
+	s.envMu.Unlock()
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
