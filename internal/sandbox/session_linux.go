@@ -86,6 +86,17 @@ type Session struct {
 	waitErr  error
 	// closing is closed when the helper answers a close request.
 	closing chan struct{}
+	// spare is a command's cgroup made ahead of the command that will use
+	// it (makeSpare), nil if none; noSpare: the session is closing, and
+	// makes none.
+	spare   *spareCgroup
+	noSpare bool
+}
+
+// A spareCgroup is what cgroup.Group.Command returned for a command to come.
+type spareCgroup struct {
+	dir, kind string
+	files     []*os.File
 }
 
 type startReply struct {
@@ -799,10 +810,16 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	m.Extra = len(extra)
 	var tree string // the command's own cgroup
 	if s.group != nil {
-		if dir, kind, files, err := s.group.Command(id); err == nil {
-			tree, m.Cgroup = dir, kind
-			defer cgroup.CloseFiles(files)
-			for _, f := range files {
+		c := s.takeSpare()
+		if c == nil {
+			if dir, kind, files, err := s.group.Command(id); err == nil {
+				c = &spareCgroup{dir, kind, files}
+			}
+		}
+		if c != nil {
+			tree, m.Cgroup = c.dir, c.kind
+			defer cgroup.CloseFiles(c.files)
+			for _, f := range c.files {
 				fds = append(fds, int(f.Fd()))
 			}
 		}
@@ -848,8 +865,47 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		s.trees[r.pid] = tree
 		s.mu.Unlock()
 		l.exited = func() { s.release(r.pid, tree) }
+		// While the command runs, the next one's cgroup: its mkdir is no
+		// longer on that command's way to its start.
+		s.makeSpare()
 	}
 	return l, nil
+}
+
+// takeSpare returns the spare cgroup, if there is one, for a command to use.
+func (s *Session) takeSpare() *spareCgroup {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.spare
+	s.spare = nil
+	return c
+}
+
+// makeSpare makes a command's cgroup ahead of the command, unless there is a
+// spare already or the session is closing. A cgroup it makes as Close
+// begins is removed again; one made before is Close's to remove with the
+// rest (cgroup.Group.Remove).
+func (s *Session) makeSpare() {
+	s.mu.Lock()
+	if s.spare != nil || s.noSpare {
+		s.mu.Unlock()
+		return
+	}
+	s.nextID++
+	id := s.nextID // its name's
+	s.mu.Unlock()
+	dir, kind, files, err := s.group.Command(id)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spare != nil || s.noSpare {
+		cgroup.CloseFiles(files)
+		syscall.Rmdir(dir)
+		return
+	}
+	s.spare = &spareCgroup{dir, kind, files}
 }
 
 // goneError is a request's error once the session's helper is gone: the
@@ -1042,7 +1098,12 @@ func (s *Session) Close() error {
 	if !closed {
 		s.closing = done
 	}
+	spare := s.spare
+	s.spare, s.noSpare = nil, true
 	s.mu.Unlock()
+	if spare != nil {
+		cgroup.CloseFiles(spare.files) // its directory goes with the rest
+	}
 	if !closed && s.ctl.send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
