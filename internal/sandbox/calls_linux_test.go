@@ -95,4 +95,12 @@ func TestSpawnEnvSentOnce(t *testing.T) {
 	if got := say(env); got != "b1\n" {
 		t.Fatalf("after an approval's entry: %q", got)
 	}
+	// A command that cannot start still sent its env.
+	failed := []string{"PATH=/usr/bin:/bin", "X=d"}
+	if _, err := s.Launch([]string{"no-such-program-here"}, failed, l.root, nil, nil, nil); err == nil {
+		t.Fatal("a missing program started")
+	}
+	if got := say(failed); got != "d\n" {
+		t.Fatalf("the env of a command that could not start, again: %q", got)
+	}
 }

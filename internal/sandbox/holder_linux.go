@@ -266,6 +266,13 @@ func (h *helper) serve(uid, gid int) {
 // controlling terminal unless it runs on one) and answers with its PID as
 // credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
+	// First, before any answer: shellgate takes what it sent as this
+	// helper's last env whatever becomes of the command.
+	if m.SameEnv {
+		m.Env = h.lastEnv
+	} else {
+		h.lastEnv = m.Env
+	}
 	var cgroupFDs []int
 	if n := cgroup.FDs(m.Cgroup); n > 0 && len(fds) >= n {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
@@ -300,11 +307,6 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
 	reply := &message{Op: "started", ID: m.ID}
-	if m.SameEnv {
-		m.Env = h.lastEnv
-	} else {
-		h.lastEnv = m.Env
-	}
 	env, keep, approved := takeKeepCreated(slices.Clone(m.Env)) // it deletes in place
 	m.Env = env
 	argv0, err := lookPath(m.Argv[0], m.Env)
