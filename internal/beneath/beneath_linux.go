@@ -251,7 +251,16 @@ func sweepGit(w *gitWatch, root string, nested, gitDirs []string) (removed []str
 	all = true
 	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		for _, rel := range append([]string{".git"}, nested...) {
-			if gitFD, err := Dir(rootFD, rel); err == nil {
+			gitFD, err := Dir(rootFD, rel)
+			if rel == ".git" && err == unix.ENOENT && w != nil && w.ok {
+				// A root without .git: one that appears later is an event of
+				// the root's, watched before it is looked for again.
+				w.add(rootFD, "", gitRootEvents)
+				if gitFD, err = Dir(rootFD, rel); err == unix.ENOENT && w.ok {
+					continue
+				}
+			}
+			if err == nil {
 				removed = sweepGitDir(w, gitFD, rel+"/", removed)
 				unix.Close(gitFD)
 			} else {
@@ -278,7 +287,8 @@ func sweepGit(w *gitWatch, root string, nested, gitDirs []string) (removed []str
 // and each file whose links it counted is watched (inotify) before it is
 // read, so any change after that read is an event, and one before it was
 // seen by the read. A sweep is skipped only when the last one undid nothing,
-// found every git directory it was given, watched all it looked at and no
+// found every git directory it was given (or, for the root's .git, watched
+// the root for one to appear), watched all it looked at and no
 // event has come since (an overflow of the queue is one too): a directory
 // made since is an event of its parent's, and its first sweep watches it.
 // Events from the inode of a file: a hard link made to it from outside .git
@@ -352,6 +362,9 @@ func (w *gitWatch) quiet() bool {
 const (
 	gitDirEvents  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
 	gitFileEvents = unix.IN_ATTRIB | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_DONT_FOLLOW
+	// gitRootEvents: of a root without .git, whatever adds an entry to it,
+	// and its own move or removal.
+	gitRootEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR
 )
 
 // found notes what makes the next sweep a whole one: something undone (or

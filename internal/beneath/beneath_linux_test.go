@@ -247,14 +247,38 @@ func TestGitSweeperMissesNothing(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Join(root, ".git/refs"), 0o755))
 		must(t, os.Symlink(victim, filepath.Join(root, ".git/refs/l")))
 	}, 1)
-	// Something it cannot undo keeps every sweep whole.
+	// A root without .git: skipped until one appears, however it comes.
+	for _, c := range []struct {
+		name  string
+		plant func()
+	}{
+		{"a .git made with a symlink in it", func() {
+			must(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+			must(t, os.Symlink(victim, filepath.Join(root, ".git/hooks/pre-commit")))
+		}},
+		{"a .git renamed in with a symlink in it", func() {
+			must(t, os.MkdirAll(filepath.Join(root, "g/refs"), 0o755))
+			must(t, os.Symlink(victim, filepath.Join(root, "g/refs/l")))
+			must(t, os.Rename(filepath.Join(root, "g"), filepath.Join(root, ".git")))
+		}},
+	} {
+		must(t, os.RemoveAll(filepath.Join(root, ".git")))
+		s.Sweep(root, nil)
+		quiet("a root without .git, before " + c.name)
+		quiet("a root without .git, again")
+		catches(c.name, c.plant, 1)
+	}
+	// Something it cannot sweep keeps every sweep whole: a .git that is a
+	// symlink (to a directory elsewhere).
 	must(t, os.RemoveAll(filepath.Join(root, ".git")))
+	must(t, os.Symlink(t.TempDir(), filepath.Join(root, ".git")))
 	s.Sweep(root, nil)
 	before := s.whole
 	s.Sweep(root, nil)
 	if s.whole == before {
-		t.Error("skipped a sweep of a root without .git")
+		t.Error("skipped a sweep of a root whose .git is a symlink")
 	}
+	must(t, os.Remove(filepath.Join(root, ".git")))
 	// Other directories to sweep: whole again.
 	must(t, os.MkdirAll(filepath.Join(root, ".git/refs"), 0o755))
 	s.Sweep(root, nil)

@@ -539,9 +539,14 @@ func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err erro
 	}
 	open := func(path string, flag int) {
 		if err == nil {
-			var f *os.File
-			if f, err = os.OpenFile(path, flag, 0); err == nil {
-				files = append(files, f)
+			// Opened as a plain descriptor: os.OpenFile would try (and
+			// fail) to add a cgroup file to the runtime's poller, five
+			// calls more a command.
+			var fd int
+			if fd, err = unix.Open(path, flag|unix.O_CLOEXEC, 0); err == nil {
+				files = append(files, os.NewFile(uintptr(fd), path))
+			} else {
+				err = &os.PathError{Op: "open", Path: path, Err: err}
 			}
 		}
 	}

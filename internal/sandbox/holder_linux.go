@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -69,6 +72,7 @@ type helper struct {
 	// the session's end need not look again (see end).
 	settled bool
 	reaps   uint64 // processes reaped so far
+	spawns  uint64 // commands started so far
 	// started: the ID of the last spawn request whose command started.
 	started uint64
 	// guarded: protected paths the guard moved aside since the last
@@ -79,6 +83,9 @@ type helper struct {
 	wake     chan struct{}
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
+	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
+	// spawns are served one at a time, in the order they came.
+	lastEnv []string
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -86,9 +93,10 @@ type helper struct {
 func (h *helper) anyKept() bool { return len(h.keep) > 0 }
 
 // guardEvery is how often the guard looks while the session has processes;
-// setUpIdle how long a helper sits idle after its set-up before it gives up
-// the pages its start touched (guard).
-const guardEvery, setUpIdle = 200 * time.Millisecond, time.Second
+// setUpIdle how long a helper sits idle after its set-up, and idleDrop how
+// long an empty session sits idle after its last spell, before it gives up
+// the pages its start or its commands touched (guard).
+const guardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 * time.Second
 
 // guard acts while anything runs in the session, not only when a command
 // ends: a background job writes after its call has returned, and shellgate
@@ -104,28 +112,34 @@ const guardEvery, setUpIdle = 200 * time.Millisecond, time.Second
 // session descends from a command that spawn started, so none can appear
 // while it is stopped.
 //
-// Each time the session has become empty the helper is idle, and it gives up
-// its mappings of the executable's pages (textpages.Drop: 13 of its 15 MB
-// resident after a call were the binary's, mapped whole, most of them for
-// its start); the next command maps back the few it touches. The guard is
+// Once the session has sat empty for idleDrop the helper is idle, and it
+// gives up its mappings of the executable's pages (textpages.Drop: 13 of its
+// 15 MB resident after a call were the binary's, mapped whole, most of them
+// for its start); the next command maps back the few it touches. Not at
+// each spell's end: an agent's next call comes within seconds, and its
+// command waited for ~25 faults (of whole folios) mapping back the pages
+// the last one had used, besides the drop's own read of smaps (~0.8 ms of
+// CPU a call). With the spell's end up to guardEvery after the command's,
+// the drop comes within the idle server's own (idleFree, 5 s). The guard is
 // one goroutine for the helper's life, waiting between spells rather than
 // ending: a goroutine's end looks its function up in the binary's function
 // table, which would map those pages back at once.
 //
 // The set-up's pages go the same way, once the helper has sat idle for
-// setUpIdle after it, or after the first spell: a one-shot run's command
-// follows the set-up at once and its close soon after, and a drop then made
-// the command wait (~0.7 ms of reading smaps) for pages it mapped back.
+// setUpIdle after it: a one-shot run's command follows the set-up at once
+// and its close soon after, and a drop then made the command wait (~0.7 ms
+// of reading smaps) for pages it mapped back.
 func (h *helper) guard() {
-	select {
-	case <-h.wake:
-		h.guardSpell()
-	case <-time.After(setUpIdle):
-	}
-	textpages.Drop()
-	for range h.wake {
-		h.guardSpell()
-		textpages.Drop()
+	idle := time.NewTimer(setUpIdle)
+	for {
+		select {
+		case <-h.wake:
+			idle.Stop()
+			h.guardSpell()
+			idle.Reset(idleDrop)
+		case <-idle.C:
+			textpages.Drop()
+		}
 	}
 }
 
@@ -265,6 +279,13 @@ func (h *helper) serve(uid, gid int) {
 // controlling terminal unless it runs on one) and answers with its PID as
 // credentials.
 func (h *helper) spawn(m *message, fds []int, uid, gid int) {
+	// First, before any answer: shellgate takes what it sent as this
+	// helper's last env whatever becomes of the command.
+	if m.SameEnv {
+		m.Env = h.lastEnv
+	} else {
+		h.lastEnv = m.Env
+	}
 	var cgroupFDs []int
 	if n := cgroup.FDs(m.Cgroup); n > 0 && len(fds) >= n {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
@@ -288,7 +309,8 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		files = append(files, uintptr(fds[next]))
 		next++
 	}
-	sys := &syscall.SysProcAttr{Setsid: true}
+	pidfd := -1
+	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
 	if m.Terminal {
 		if len(fds) != 1 {
 			h.ctl.send(&message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
@@ -298,7 +320,7 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
 	reply := &message{Op: "started", ID: m.ID}
-	env, keep, approved := takeKeepCreated(m.Env)
+	env, keep, approved := takeKeepCreated(slices.Clone(m.Env)) // it deletes in place
 	m.Env = env
 	argv0, err := lookPath(m.Argv[0], m.Env)
 	// The lock is held until the reply is sent: the reaper must not reap the
@@ -340,6 +362,10 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 		return
 	}
 	h.commands[pid] = m.ID
+	h.spawns++
+	if pidfd >= 0 {
+		go h.awaitExit(pidfd)
+	}
 	h.started = m.ID
 	if approved {
 		h.keep[pid] = keep
@@ -466,18 +492,78 @@ func (h *helper) logUntold(moved []string) {
 
 // othersAlive reports whether any process of the session is there besides the
 // helper, running or ended and not yet reaped: the session's /proc lists only
-// the session's processes.
+// the session's processes. Each command's end and each of the guard's looks
+// asks: the helper keeps /proc open (once the view is built, its own) and
+// reads it again from its start, by plain calls into a buffer of its own,
+// where os.ReadDir opened it each time and allocated and sorted an entry
+// for each of its ~60 names, in a helper that seldom collects its garbage.
 func othersAlive() bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != 1 {
+	procDents.mu.Lock()
+	defer procDents.mu.Unlock()
+	if procDents.fd < 0 {
+		fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
 			return true
 		}
+		procDents.fd = fd
 	}
-	return false
+	if _, err := unix.Seek(procDents.fd, 0, io.SeekStart); err != nil {
+		return true
+	}
+	return listsOtherPID(procDents.fd, procDents.buf[:])
+}
+
+// listsOtherPID says whether directory fd (a /proc), read from where it
+// stands through buf, lists a process other than PID 1, or could not be read.
+func listsOtherPID(fd int, buf []byte) bool {
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return true
+		}
+		if n == 0 {
+			return false
+		}
+		// linux_dirent64: inode (8 bytes), offset (8), record length (2),
+		// type (1), then the name, NUL-terminated.
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return true
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if otherPID(name) {
+				return true
+			}
+			b = b[reclen:]
+		}
+	}
+}
+
+// procDents is othersAlive's /proc, open once, and its buffer.
+var procDents = struct {
+	mu  sync.Mutex
+	fd  int // -1 until the first look
+	buf [8192]byte
+}{fd: -1}
+
+// otherPID says whether a name in /proc is a process's other than PID 1's.
+func otherPID(name []byte) bool {
+	if len(name) == 0 || len(name) == 1 && name[0] == '1' {
+		return false
+	}
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // lookPath finds a program name without a slash in the command's PATH.
@@ -498,6 +584,33 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", exec.ErrNotFound
+}
+
+// awaitExit reaps what has exited once the command of pidfd has, and then
+// closes pidfd. The runtime's poller waits for it: the thread the kernel
+// wakes at the command's exit runs the reaping itself. SIGCHLD, which reap
+// waits for too, goes to the main thread, whose handler wakes the thread of
+// os/signal's goroutine, which wakes reap's: two more hand-offs between
+// the helper's threads before a command's exit is reported, each a wake of
+// an idle core.
+func (h *helper) awaitExit(pidfd int) {
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		return
+	}
+	f := os.NewFile(uintptr(pidfd), "pidfd")
+	defer f.Close()
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Read(func(fd uintptr) bool {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+			// Reaped already, or exited (si_signo is SIGCHLD once a child
+			// is found, 0 while it runs).
+			return err != nil || info.Signo != 0
+		})
+	}
+	for h.reapOne() {
+	}
 }
 
 // reap collects every process of the session as it exits — as PID 1 it inherits
@@ -528,10 +641,11 @@ func (h *helper) reapOne() bool {
 	}
 	h.settled = false
 	h.reaps++
-	// Alone now: every process spawn starts is reaped here, so if none is
-	// left and none is reaped while the look below runs, it saw the last of
-	// what the session wrote.
-	alone, reaps := ok && !othersAlive(), h.reaps
+	// Alone now: every process of the session descends from a command
+	// spawn started, and is reaped here, so if none is left and none is
+	// started or reaped while the look below runs, it saw the last of what
+	// the session wrote.
+	alone, reaps, spawns := ok && !othersAlive(), h.reaps, h.spawns
 	// Approved, and nothing else of the session could have made it meanwhile.
 	shown, approved := h.keep[pid]
 	keep := approved && !h.jobsRan.Load() && !othersAlive()
@@ -557,7 +671,7 @@ func (h *helper) reapOne() bool {
 		var idle uint64
 		if alone {
 			h.mu.Lock()
-			h.settled = h.reaps == reaps && !othersAlive()
+			h.settled = h.reaps == reaps && h.spawns == spawns
 			if h.idle() {
 				idle = h.started
 			}

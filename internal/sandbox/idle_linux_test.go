@@ -119,8 +119,8 @@ func exeResident(t testing.TB, pid int) int {
 }
 
 // An idle helper gives up its mappings of the executable's pages
-// (textpages.Drop), once set up and each time its session has become empty,
-// and commands started afterwards, several at once, run as before.
+// (textpages.Drop), once set up and once its session has sat empty for
+// idleDrop, and commands started afterwards, several at once, run as before.
 func TestIdleHelperDropsTextAndRunsOn(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
@@ -176,6 +176,28 @@ func TestHelperDropsSetUpPagesOnceIdle(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the helper maps %d kB of its executable as it did after its set-up: it dropped them at once, or never", set)
+		}
+	}
+}
+
+// Between an agent's calls, seconds apart at most, the helper keeps the
+// pages of its executable that its commands touch (guard: idleDrop): a drop
+// at each spell's end made every call after a gap wait for ~25 faults
+// mapping them back, and read smaps besides.
+func TestHelperKeepsPagesBetweenCalls(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	for i := range 3 {
+		if out, code := run(t, s, l.root, "echo hi"); code != 0 || out != "hi\n" {
+			t.Fatalf("call %d: %d %q", i, code, out)
+		}
+		mapped := exeResident(t, pid)
+		waitEmpty(t, s)
+		time.Sleep(guardEvery + 600*time.Millisecond) // the guard's spell is over
+		if idle := exeResident(t, pid); idle < mapped-1024 {
+			t.Fatalf("call %d: the helper gave up its executable's pages %v after it: %d kB mapped, then %d kB", i, guardEvery+600*time.Millisecond, mapped, idle)
 		}
 	}
 }

@@ -41,14 +41,17 @@ type message struct {
 
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.
-	ID     uint64   `json:"id,omitempty"`
-	Argv   []string `json:"argv,omitempty"`
-	Env    []string `json:"env,omitempty"`
-	Dir    string   `json:"dir,omitempty"`
-	Stdin  bool     `json:"stdin,omitempty"` // an fd was sent for it
-	Stdout bool     `json:"stdout,omitempty"`
-	Stderr bool     `json:"stderr,omitempty"`
-	Extra  int      `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
+	ID   uint64   `json:"id,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	// SameEnv: Env is the last spawn's, not sent again (a session's
+	// commands mostly share theirs: ~2 KB of JSON each way a command).
+	SameEnv bool   `json:"same_env,omitempty"`
+	Dir     string `json:"dir,omitempty"`
+	Stdin   bool   `json:"stdin,omitempty"` // an fd was sent for it
+	Stdout  bool   `json:"stdout,omitempty"`
+	Stderr  bool   `json:"stderr,omitempty"`
+	Extra   int    `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
 	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
 	// command's stdin, stdout, stderr and controlling terminal.
 	Terminal bool `json:"terminal,omitempty"`
@@ -111,20 +114,24 @@ type conn struct {
 	mu sync.Mutex
 }
 
-// send writes m with oob (fds or credentials) on its first bytes.
+// send writes m with oob (fds or credentials) on its first bytes. The
+// frame goes in one call where the socket takes it whole: a length sent
+// alone wakes the reader, which finds no body yet and waits to be woken
+// again.
 func (c *conn) send(m *message, oob []byte) error {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	frame := make([]byte, 4, 4+len(body))
+	binary.BigEndian.PutUint32(frame, uint32(len(body)))
+	frame = append(frame, body...)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, _, err := c.c.WriteMsgUnix(hdr[:], oob, nil); err != nil {
-		return err
+	n, _, err := c.c.WriteMsgUnix(frame, oob, nil)
+	if err == nil && n < len(frame) {
+		_, err = c.c.Write(frame[n:])
 	}
-	_, err = c.c.Write(body)
 	return err
 }
 

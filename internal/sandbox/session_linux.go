@@ -71,17 +71,25 @@ type Session struct {
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
 
-	mu      sync.Mutex
-	nextID  uint64
-	started map[uint64]chan startReply
-	exits   map[uint64]chan *message
-	trees   map[int]string // a command's PID → its own cgroup
-	dead    chan struct{}  // closed when the helper is gone
-	gone    chan struct{}  // closed when no more replies will come
-	errBuf  bytes.Buffer   // what the helper printed on stderr
-	closed  bool
-	keep    []string // for the next command's start (KeepReadOnly)
-	pinned  []string // protected paths the helper made read-only where they are after the start (Guard)
+	// envMu orders spawns' sends with sentEnv, the env of the last one
+	// sent (see message.SameEnv); nil when the next must send its own.
+	envMu   sync.Mutex
+	sentEnv []string
+
+	mu     sync.Mutex
+	nextID uint64
+	// cgroupNames numbers the commands' cgroups, some made ahead of their
+	// request (makeSpare): nextID numbers requests alone, as isIdle reads it.
+	cgroupNames uint64
+	started     map[uint64]chan startReply
+	exits       map[uint64]chan *message
+	trees       map[int]string // a command's PID → its own cgroup
+	dead        chan struct{}  // closed when the helper is gone
+	gone        chan struct{}  // closed when no more replies will come
+	errBuf      bytes.Buffer   // what the helper printed on stderr
+	closed      bool
+	keep        []string // for the next command's start (KeepReadOnly)
+	pinned      []string // protected paths the helper made read-only where they are after the start (Guard)
 	// gitKnown: what the helper's git tracker knows (GitKnown), once told,
 	// and the how-manieth list it is.
 	gitKnown  []string
@@ -99,6 +107,17 @@ type Session struct {
 	// request followed, Close kills the helper without asking it to end
 	// the session first: a round trip to a helper that sleeps.
 	idle uint64
+	// spare is a command's cgroup made ahead of the command that will use
+	// it (makeSpare), nil if none; noSpare: the session is closing, and
+	// makes none.
+	spare   *spareCgroup
+	noSpare bool
+}
+
+// A spareCgroup is what cgroup.Group.Command returned for a command to come.
+type spareCgroup struct {
+	dir, kind string
+	files     []*os.File
 }
 
 type startReply struct {
@@ -967,10 +986,20 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	m.Extra = len(extra)
 	var tree string // the command's own cgroup
 	if s.group != nil {
-		if dir, kind, files, err := s.group.Command(id); err == nil {
-			tree, m.Cgroup = dir, kind
-			defer cgroup.CloseFiles(files)
-			for _, f := range files {
+		c := s.takeSpare()
+		if c == nil {
+			s.mu.Lock()
+			s.cgroupNames++
+			name := s.cgroupNames
+			s.mu.Unlock()
+			if dir, kind, files, err := s.group.Command(name); err == nil {
+				c = &spareCgroup{dir, kind, files}
+			}
+		}
+		if c != nil {
+			tree, m.Cgroup = c.dir, c.kind
+			defer cgroup.CloseFiles(c.files)
+			for _, f := range c.files {
 				fds = append(fds, int(f.Fd()))
 			}
 		}
@@ -979,7 +1008,18 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	if len(fds) > 0 {
 		oob = syscall.UnixRights(fds...)
 	}
+	// The helper takes spawns in the order they are sent: compared and sent
+	// under one lock, the last env sent is the one it keeps.
+	s.envMu.Lock()
+	env := m.Env
+	if s.sentEnv != nil && slices.Equal(env, s.sentEnv) {
+		m.Env, m.SameEnv = nil, true
+	}
 	err := s.ctl.send(m, oob)
+	if s.sentEnv = slices.Clone(env); err != nil {
+		s.sentEnv = nil // sent or not: the next one says it all
+	}
+	s.envMu.Unlock()
 	runtime.KeepAlive(stdin)
 	runtime.KeepAlive(stdout)
 	runtime.KeepAlive(stderr)
@@ -1017,8 +1057,47 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 			s.mu.Unlock()
 			s.release(r.pid, tree)
 		}
+		// While the command runs, the next one's cgroup: its mkdir is no
+		// longer on that command's way to its start.
+		s.makeSpare()
 	}
 	return l, nil
+}
+
+// takeSpare returns the spare cgroup, if there is one, for a command to use.
+func (s *Session) takeSpare() *spareCgroup {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.spare
+	s.spare = nil
+	return c
+}
+
+// makeSpare makes a command's cgroup ahead of the command, unless there is a
+// spare already or the session is closing. A cgroup it makes as Close
+// begins is removed again; one made before is Close's to remove with the
+// rest (cgroup.Group.Remove).
+func (s *Session) makeSpare() {
+	s.mu.Lock()
+	if s.spare != nil || s.noSpare {
+		s.mu.Unlock()
+		return
+	}
+	s.cgroupNames++
+	id := s.cgroupNames // its name's
+	s.mu.Unlock()
+	dir, kind, files, err := s.group.Command(id)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spare != nil || s.noSpare {
+		cgroup.CloseFiles(files)
+		syscall.Rmdir(dir)
+		return
+	}
+	s.spare = &spareCgroup{dir, kind, files}
 }
 
 // goneError is a request's error once the session's helper is gone: the
@@ -1084,7 +1163,8 @@ func (s *Session) tree(pid int) string {
 // release removes command pid's cgroup if nothing is left in it: a command
 // that left background processes keeps it until they are gone, or until Close.
 func (s *Session) release(pid int, tree string) {
-	if err := os.Remove(tree); err != nil && !os.IsNotExist(err) {
+	// A cgroup is a directory: rmdir alone (os.Remove tries unlink first).
+	if err := syscall.Rmdir(tree); err != nil && err != syscall.ENOENT {
 		return
 	}
 	s.mu.Lock()
@@ -1252,7 +1332,12 @@ func (s *Session) CloseBeside(beside func()) error {
 	if !closed && !idle {
 		s.closing = done
 	}
+	spare := s.spare
+	s.spare, s.noSpare = nil, true
 	s.mu.Unlock()
+	if spare != nil {
+		cgroup.CloseFiles(spare.files) // its directory goes with the rest
+	}
 	// answered: the helper ended every other process of the session (end)
 	// and said none was left, or had nothing to end; only its own exit is
 	// left.

@@ -122,7 +122,13 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 			if !s.Alive() {
 				t.Error("the session ended with the command")
 			}
-			if dirs, _ := filepath.Glob(filepath.Join(s.group.Dir(), "cmd-*")); len(dirs) > 0 {
+			dirs, _ := filepath.Glob(filepath.Join(s.group.Dir(), "cmd-*"))
+			s.mu.Lock()
+			if s.spare != nil { // made for the next command (makeSpare)
+				dirs = slices.DeleteFunc(dirs, func(d string) bool { return d == s.spare.dir })
+			}
+			s.mu.Unlock()
+			if len(dirs) > 0 {
 				t.Errorf("command cgroups left: %v", dirs)
 			}
 		})
@@ -239,4 +245,45 @@ func testTreeListsEscapees(t *testing.T, ours bool) {
 			t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
 		}
 	}
+}
+
+// The next command's cgroup is made while a command runs (makeSpare), not
+// on the next command's way to its start; that command is born in it, and
+// Close leaves none behind.
+func TestNextCommandsCgroupMadeAhead(t *testing.T) {
+	lane.Live(t)
+	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, _, l := treeSession(t, ours)
+		cmdCgroup := func() string {
+			t.Helper()
+			out, code := run(t, s, l.root, "cat /proc/self/cgroup")
+			for line := range strings.Lines(out) {
+				if i := strings.Index(line, "/cmd-"); i >= 0 {
+					return strings.TrimSpace(line[i+1:])
+				}
+			}
+			t.Fatalf("the command ran in no cgroup of its own (%d):\n%s", code, out)
+			return ""
+		}
+		cmdCgroup()
+		s.mu.Lock()
+		spare := s.spare
+		s.mu.Unlock()
+		if spare == nil {
+			t.Fatal("no cgroup made ahead for the next command")
+		}
+		if got := cmdCgroup(); got != filepath.Base(spare.dir) {
+			t.Errorf("the next command ran in %s, not in %s, made for it", got, filepath.Base(spare.dir))
+		}
+		s.mu.Lock()
+		spare = s.spare
+		s.mu.Unlock()
+		if spare == nil {
+			t.Fatal("no cgroup made ahead after the second command")
+		}
+		s.Close()
+		if _, err := os.Stat(spare.dir); !os.IsNotExist(err) {
+			t.Errorf("the cgroup made ahead is still there after Close: %v", err)
+		}
+	})
 }
