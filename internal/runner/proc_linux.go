@@ -30,7 +30,9 @@ type procStat struct {
 	session int
 	flags   uint64
 	start   uint64 // clock ticks since boot
-	envEnd  uint64 // 0 in a kernel thread, and in a process halfway through execve
+	// Where the environment lies in the process's memory: both 0 in a kernel
+	// thread and in a process halfway through execve; equal when it is empty.
+	envStart, envEnd uint64
 }
 
 // Process flags from <linux/sched.h>.
@@ -76,8 +78,9 @@ func parseStat(b []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	st := procStat{state: f[0][0], pgrp: pgrp, session: session, flags: flags, start: start}
-	if len(f) > 47 { // env_end, Linux 3.5+
-		st.envEnd, _ = strconv.ParseUint(string(f[47]), 10, 64)
+	if len(f) > 48 { // env_start, env_end: Linux 3.5+
+		st.envStart, _ = strconv.ParseUint(string(f[47]), 10, 64)
+		st.envEnd, _ = strconv.ParseUint(string(f[48]), 10, 64)
 	}
 	return st, true
 }
@@ -174,12 +177,18 @@ func markedProcs(pattern []byte, scope Launcher) []procID {
 var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // readEnviron reads a process's initial environment into *buf (grown as needed)
-// and returns it. Halfway through execve a process shows an empty one for a
-// moment; that case is retried, so a descendant that is exec'ing just as we look
-// is not missed.
+// and returns it. A process exec'ing just as we look reads empty: halfway
+// through execve it has no environment yet, then one of no length while execve
+// writes its pointers, and an open environ keeps the memory it was opened on,
+// which reads empty once the execve lets it go. An empty read is therefore
+// retried until stat's bounds say empty three looks in a row, a moment apart
+// (env -i: a process exec'ing without pause lands in that instant of its
+// execves one read in 200), or the process has gone. The address cannot
+// tell: without address randomization every image's environment is at the
+// same place.
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
-	var seen uint64 // where the environment ended at the last empty read
+	emptyLooks := 0
 	for range 50 {
 		env, err := procfs.Read(path, buf, false)
 		if err != nil || len(env) > 0 {
@@ -189,17 +198,19 @@ func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 		if !ok || st.dead() || st.flags&pfKthread != 0 {
 			return env, nil // a kernel thread, or gone
 		}
-		if st.envEnd != 0 && st.envEnd == seen {
-			return env, nil // empty twice in the same place: env -i
+		switch {
+		case st.envEnd == 0: // its execve is setting up its memory
+			time.Sleep(200 * time.Microsecond)
+		case st.envEnd == st.envStart: // env -i, or execve writing it
+			if emptyLooks++; emptyLooks == 3 {
+				return env, nil
+			}
+			time.Sleep(50 * time.Microsecond)
+			continue
 		}
-		if st.envEnd == 0 {
-			time.Sleep(200 * time.Microsecond) // its execve is setting it up
-		}
-		// An environment in place that read empty may have been read through
-		// the memory of before an execve the process has since finished (an
-		// open environ keeps the memory it was opened on, which reads empty
-		// once let go): read it anew.
-		seen = st.envEnd
+		// Otherwise an environment is in place: the read went through memory
+		// an execve has let go since.
+		emptyLooks = 0
 	}
 	return nil, nil
 }
