@@ -37,6 +37,16 @@ func execBinary(t *testing.T) string {
 	return buildBinary(t)
 }
 
+// execAlias links bin as shellgate-exec in a directory of the test's own (tests
+// running at once may share bin's directory through SHELLGATE_TEST_BIN).
+func execAlias(t *testing.T, bin string) string {
+	alias := filepath.Join(visibleTempDir(t), "shellgate-exec")
+	if err := os.Symlink(bin, alias); err != nil {
+		t.Fatal(err)
+	}
+	return alias
+}
+
 // showInSandbox makes the user configuration in env show paths to sandboxed
 // commands ([sandbox] visible), as a user whose shellgate is not in a
 // toolchain's directory would.
@@ -101,10 +111,7 @@ func TestExecBinary(t *testing.T) {
 // form CLAUDE_CODE_SHELL_PREFIX needs, which quotes the prefix as one word.
 func TestExecAlias(t *testing.T) {
 	bin := execBinary(t)
-	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
-	if err := os.Symlink(bin, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := execAlias(t, bin)
 	root := t.TempDir()
 	// As Claude Code runs a Bash command with the prefix set: bash -c "'PREFIX' 'COMMAND'".
 	cmd := exec.Command("bash", "-c", quoteArg(alias)+" "+quoteArg("echo hi; exit 7"))
@@ -176,10 +183,7 @@ func TestExecStdioMCPServer(t *testing.T) {
 // in the temp dir. Those two run; the model's command is judged as usual.
 func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	bin := execBinary(t)
-	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
-	if err := os.Symlink(bin, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := execAlias(t, bin)
 	// The home directory, as a real one, is not in /tmp: the sandbox shows it.
 	root, home, tmp := t.TempDir(), visibleTempDir(t), t.TempDir()
 	snap := filepath.Join(home, ".claude", "shell-snapshots", "snapshot-bash-1763827200000-abc123.sh")
@@ -254,10 +258,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 // anything else dressed as it runs through the gate as usual.
 func TestExecWrapsHook(t *testing.T) {
 	bin := execBinary(t)
-	alias := filepath.Join(filepath.Dir(bin), "shellgate-exec")
-	if err := os.Symlink(bin, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := execAlias(t, bin)
 	root, home := t.TempDir(), visibleTempDir(t)
 	key := filepath.Join(home, ".ssh", "id_rsa")
 	os.MkdirAll(filepath.Dir(key), 0o700)

@@ -72,17 +72,17 @@ func TestCgroupV2Session(t *testing.T) {
 		}
 	}
 
-	out, code := run(t, s, l.root, "setsid -f env -i sleep 7020.5 >/dev/null 2>&1; cat /proc/self/cgroup")
+	out, code := run(t, s, l.root, "setsid -f env -i sleep 7020.5"+runTag+" >/dev/null 2>&1; cat /proc/self/cgroup")
 	if want := "0::" + strings.TrimPrefix(dir, cgroup.Root) + "/cmds/cmd-"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("the command ran outside its cgroup (exit %d):\n%s", code, out)
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7020.5")) == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7020.5"+runTag)) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the escape did not start")
 		}
 	}
 	must(t, s.Close())
-	if left := procsNamed("7020.5"); len(left) > 0 {
+	if left := procsNamed("7020.5" + runTag); len(left) > 0 {
 		t.Errorf("survived Close: %v", left)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -104,31 +104,31 @@ func TestCgroupV2KillWhileForking(t *testing.T) {
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
-	script := `trap "" TERM; setsid -f sh -c 'f() { f & sleep 0.05; }; f' 7021.5 >/dev/null 2>&1; echo started; exec sleep 7022.5`
+	script := `trap "" TERM; setsid -f sh -c 'f() { f & sleep 0.05; }; f' 7021.5` + runTag + ` >/dev/null 2>&1; echo started; exec sleep 7022.5` + runTag
 	launched, err := s.Launch([]string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
 	w.Close()
 	must(t, err)
 	buf := make([]byte, 64)
 	r.Read(buf)
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7021.5")) == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7021.5"+runTag)) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the forks did not start: %v", procsNamed("7021.5", "7022.5"))
+			t.Fatalf("the forks did not start: %v", procsNamed("7021.5"+runTag, "7022.5"+runTag))
 		}
 	}
 	s.KillTree(launched.PID(), syscall.SIGTERM)
 	time.Sleep(50 * time.Millisecond)
-	if len(procsNamed("7022.5")) != 1 {
-		t.Fatalf("SIGTERM was not ignored: %v", procsNamed("7022.5"))
+	if len(procsNamed("7022.5"+runTag)) != 1 {
+		t.Fatalf("SIGTERM was not ignored: %v", procsNamed("7022.5"+runTag))
 	}
 	s.KillTree(launched.PID(), syscall.SIGKILL)
 	launched.Wait()
 	deadline := time.Now().Add(5 * time.Second)
 	// Killed processes leave the cgroup once the kernel has ended them: on a
 	// loaded machine that can take a moment after Wait.
-	for (len(procsNamed("7021.5", "7022.5")) > 0 || len(s.Tree(launched.PID())) > 0) && time.Now().Before(deadline) {
+	for (len(procsNamed("7021.5"+runTag, "7022.5"+runTag)) > 0 || len(s.Tree(launched.PID())) > 0) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if left := procsNamed("7021.5", "7022.5"); len(left) > 0 {
+	if left := procsNamed("7021.5"+runTag, "7022.5"+runTag); len(left) > 0 {
 		t.Errorf("%d processes survived one SIGKILL of the tree: %v", len(left), left)
 	}
 	if tree := s.Tree(launched.PID()); len(tree) > 0 {

@@ -22,9 +22,9 @@ func TestProcessesListsTheSession(t *testing.T) {
 		t.Skip("no /proc/PID/task/TID/children in this kernel: the runner searches every process")
 	}
 	// The last is a grandchild of the helper: its bash lives on, waiting.
-	names := []string{"6101.5", "6102.5", "6103.5", "6104.5"}
-	run(t, s, l.root, "setsid -f env -i sleep 6101.5 >/dev/null 2>&1; nohup sleep 6102.5 >/dev/null 2>&1 & (setsid sleep 6103.5 >/dev/null 2>&1 &) ; "+
-		"setsid -f bash -c 'sleep 6104.5 & wait' >/dev/null 2>&1; true")
+	names := []string{"6101.5" + runTag, "6102.5" + runTag, "6103.5" + runTag, "6104.5" + runTag}
+	run(t, s, l.root, "setsid -f env -i sleep 6101.5"+runTag+" >/dev/null 2>&1; nohup sleep 6102.5"+runTag+" >/dev/null 2>&1 & (setsid sleep 6103.5"+runTag+" >/dev/null 2>&1 &) ; "+
+		"setsid -f bash -c 'sleep 6104.5"+runTag+" & wait' >/dev/null 2>&1; true")
 	var escaped []int
 	for deadline := time.Now().Add(5 * time.Second); len(escaped) != len(names); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

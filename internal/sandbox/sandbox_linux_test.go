@@ -440,10 +440,10 @@ func TestLaunchErrors(t *testing.T) {
 // session, the job with it.
 func TestProcessLimit(t *testing.T) {
 	lane.Live(t)
-	s, l := limitedWithJob(t, "6010.5")
+	s, l := limitedWithJob(t, "6010.5"+runTag)
 	// bash retries a fork the limit refused, for seconds: the bomb goes on
 	// at the limit until it is stopped.
-	bomb, out := launch(t, s, l.root, "while :; do sleep 6011.5 & done")
+	bomb, out := launch(t, s, l.root, "while :; do sleep 6011.5"+runTag+" & done")
 	ended := make(chan struct{})
 	var code *int
 	var sig string
@@ -454,7 +454,7 @@ func TestProcessLimit(t *testing.T) {
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6011.5")))
+		t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6011.5"+runTag)))
 	}
 	notes := bomb.(runner.Noter).Notes()
 	if code != nil || sig != "SIGKILL" || len(notes) == 0 || notes[0] != OverLimitNote(100) {
@@ -463,13 +463,13 @@ func TestProcessLimit(t *testing.T) {
 	if !s.Alive() {
 		t.Fatalf("the session ended with the bomb: %s", s.errBuf.String())
 	}
-	for deadline := time.Now().Add(2 * time.Second); len(procsNamed("6011.5")) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); len(procsNamed("6011.5"+runTag)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Errorf("%d of the bomb's processes outlived it", len(procsNamed("6011.5")))
+			t.Errorf("%d of the bomb's processes outlived it", len(procsNamed("6011.5"+runTag)))
 			break
 		}
 	}
-	if len(procsNamed("6010.5")) != 1 {
+	if len(procsNamed("6010.5"+runTag)) != 1 {
 		t.Error("the job started before the bomb did not outlive it")
 	}
 	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
@@ -482,14 +482,14 @@ func TestProcessLimit(t *testing.T) {
 // come, the next call is told (TakeNotes); the job beside it lives on.
 func TestProcessLimitAfterTheCall(t *testing.T) {
 	lane.Live(t)
-	s, l := limitedWithJob(t, "6013.5")
-	if out, code := run(t, s, l.root, "(while :; do sleep 6014.5 & done) >/dev/null 2>&1 & exit 0"); code != 0 {
+	s, l := limitedWithJob(t, "6013.5"+runTag)
+	if out, code := run(t, s, l.root, "(while :; do sleep 6014.5"+runTag+" & done) >/dev/null 2>&1 & exit 0"); code != 0 {
 		t.Fatalf("the command: exit %d, %q", code, out)
 	}
 	var notes []string
 	for deadline := time.Now().Add(10 * time.Second); len(notes) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6014.5")))
+			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6014.5"+runTag)))
 		}
 		notes = s.TakeNotes()
 	}
@@ -499,12 +499,12 @@ func TestProcessLimitAfterTheCall(t *testing.T) {
 	if again := s.TakeNotes(); len(again) > 0 {
 		t.Errorf("the notes were told twice: %q", again)
 	}
-	for deadline := time.Now().Add(2 * time.Second); len(procsNamed("6014.5")) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); len(procsNamed("6014.5"+runTag)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of the bomb's processes outlived it", len(procsNamed("6014.5")))
+			t.Fatalf("%d of the bomb's processes outlived it", len(procsNamed("6014.5"+runTag)))
 		}
 	}
-	if len(procsNamed("6013.5")) != 1 || !s.Alive() {
+	if len(procsNamed("6013.5"+runTag)) != 1 || !s.Alive() {
 		t.Errorf("the job did not outlive the bomb (session alive: %v)", s.Alive())
 	}
 	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
@@ -539,7 +539,7 @@ func limitedWithJob(t *testing.T, tag string) (*Session, *lab) {
 // leaves nothing to stop: the job beside it is not blamed for the refusal.
 func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
 	lane.Live(t)
-	s, l := limitedWithJob(t, "6012.5")
+	s, l := limitedWithJob(t, "6012.5"+runTag)
 	hits, _ := s.group.LimitHits(nil)
 	forks, out := launch(t, s, l.root, `perl -e 'while (defined(my $p = fork)) { if (!$p) { sleep 30; exit } } $SIG{TERM} = "IGNORE"; kill "TERM", -$$; print "refused\n"'`)
 	// On a busy machine a look may come while the forks still hold the
@@ -551,7 +551,7 @@ func TestLimitReachedAndLeftSparesJobs(t *testing.T) {
 		t.Fatalf("no fork refused (%d refusals before, %d after)", hits, now)
 	}
 	time.Sleep(3 * limitEvery)
-	if len(procsNamed("6012.5")) != 1 {
+	if len(procsNamed("6012.5"+runTag)) != 1 {
 		t.Error("the job was stopped for a refusal it had no part in")
 	}
 }
@@ -609,15 +609,15 @@ func TestCloseKillsEverything(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
-	run(t, s, l.root, "setsid -f env -i sleep 6001.5 >/dev/null 2>&1; nohup sleep 6002.5 >/dev/null 2>&1 & (setsid sleep 6003.5 >/dev/null 2>&1 &) ; true")
+	run(t, s, l.root, "setsid -f env -i sleep 6001.5"+runTag+" >/dev/null 2>&1; nohup sleep 6002.5"+runTag+" >/dev/null 2>&1 & (setsid sleep 6003.5"+runTag+" >/dev/null 2>&1 &) ; true")
 	// The shell returns before its background children have all exec'd sleep.
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6001.5", "6002.5", "6003.5")) != 3; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6001.5"+runTag, "6002.5"+runTag, "6003.5"+runTag)) != 3; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the escapes did not start: %v", procsNamed("6001.5", "6002.5", "6003.5"))
+			t.Fatalf("the escapes did not start: %v", procsNamed("6001.5"+runTag, "6002.5"+runTag, "6003.5"+runTag))
 		}
 	}
 	must(t, s.Close())
-	if left := procsNamed("6001.5", "6002.5", "6003.5"); len(left) > 0 {
+	if left := procsNamed("6001.5"+runTag, "6002.5"+runTag, "6003.5"+runTag); len(left) > 0 {
 		t.Errorf("survived Close: %v", left)
 	}
 }
@@ -638,18 +638,18 @@ func TestOwnerKilled(t *testing.T) {
 		t.Skipf("the owner could not start a session: %s", line)
 	}
 	// The escaped one may not have exec'd sleep yet.
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6004.5", "6005.5")) != 2; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("6004.5"+runTag, "6005.5"+runTag)) != 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the session's processes did not start: %v", procsNamed("6004.5", "6005.5"))
+			t.Fatalf("the session's processes did not start: %v", procsNamed("6004.5"+runTag, "6005.5"+runTag))
 		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	deadline := time.Now().Add(5 * time.Second)
-	for len(procsNamed("6004.5", "6005.5")) > 0 && time.Now().Before(deadline) {
+	for len(procsNamed("6004.5"+runTag, "6005.5"+runTag)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if left := procsNamed("6004.5", "6005.5"); len(left) > 0 {
+	if left := procsNamed("6004.5"+runTag, "6005.5"+runTag); len(left) > 0 {
 		t.Errorf("survived their owner's SIGKILL: %v", left)
 	}
 }
@@ -663,20 +663,25 @@ func owner() int {
 		return 1
 	}
 	r, w, _ := os.Pipe()
-	l, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 6004.5; echo started; exec sleep 6005.5"}, []string{"PATH=/usr/bin:/bin"}, "/", nil, w, nil)
+	l, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 6004.5" + runTag + "; echo started; exec sleep 6005.5" + runTag}, []string{"PATH=/usr/bin:/bin"}, "/", nil, w, nil)
 	w.Close()
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
 	bufio.NewReader(r).ReadString('\n')
-	for len(procsNamed("6004.5", "6005.5")) < 2 {
+	for len(procsNamed("6004.5"+runTag, "6005.5"+runTag)) < 2 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Println("ready")
 	l.Wait()
 	return 0
 }
+
+// runTag ends the numbers tests give their sleeps to find them by (sleep
+// 7001.5<pid>): procsNamed looks machine-wide, where another run of these
+// tests may be sleeping the same number.
+var runTag = strconv.Itoa(os.Getpid())
 
 // procsNamed lists live processes whose command line has one of the args, as
 // "pid cmdline".
@@ -947,11 +952,11 @@ func TestQuarantine(t *testing.T) {
 	// A job that wrote .cursor after its command ended, and ended too before
 	// the next command: moved all the same.
 	cursors := len(quarantined(".cursor"))
-	run(t, s, l.root, "(sleep 0.2; mkdir .cursor) >/dev/null 2>&1 &")
+	run(t, s, l.root, "(sleep 0.2"+runTag+"; mkdir .cursor) >/dev/null 2>&1 &")
 	// The guard, which looks every 200 ms while a job runs, may have moved
 	// it already.
 	made := func() bool { return isDir(filepath.Join(l.root, ".cursor")) || len(quarantined(".cursor")) > cursors }
-	for deadline := time.Now().Add(5 * time.Second); !made() || len(procsNamed("0.2")) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); !made() || len(procsNamed("0.2"+runTag)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the job did not make .cursor and end")
 		}
@@ -1205,12 +1210,12 @@ func TestCloseAfterIdle(t *testing.T) {
 	t.Run("job left", func(t *testing.T) {
 		l := newLab(t)
 		s := start(t, quarantineSpec(l))
-		run(t, s, l.root, "sleep 6006.5 >/dev/null 2>&1 &")
+		run(t, s, l.root, "sleep 6006.5"+runTag+" >/dev/null 2>&1 &")
 		if got, _ := idle(s); got != 0 {
 			t.Errorf("a job runs on, yet the session was said idle after request %d", got)
 		}
 		must(t, s.Close())
-		if left := procsNamed("6006.5"); len(left) > 0 {
+		if left := procsNamed("6006.5" + runTag); len(left) > 0 {
 			t.Errorf("survived Close: %v", left)
 		}
 	})
@@ -1230,13 +1235,13 @@ func TestCloseAfterIdle(t *testing.T) {
 		must(t, s.Close())
 	})
 	t.Run("one shot, job left", func(t *testing.T) {
-		s := oneShot(t, "sleep 6008.5 >/dev/null 2>&1 &")
+		s := oneShot(t, "sleep 6008.5"+runTag+" >/dev/null 2>&1 &")
 		time.Sleep(100 * time.Millisecond)
 		if !s.Alive() {
 			t.Error("the helper ended while a job of its session ran")
 		}
 		must(t, s.Close())
-		if left := procsNamed("6008.5"); len(left) > 0 {
+		if left := procsNamed("6008.5" + runTag); len(left) > 0 {
 			t.Errorf("survived Close: %v", left)
 		}
 	})
@@ -1245,13 +1250,13 @@ func TestCloseAfterIdle(t *testing.T) {
 		must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 		s := start(t, quarantineSpec(l))
 		run(t, s, l.root, "true")
-		launch(t, s, l.root, `mkdir .vscode && echo '{"evil": 1}' > .vscode/tasks.json && exec sleep 6007.5`)
-		waitFor(t, "the command's write", func() bool { return len(procsNamed("6007.5")) == 1 })
+		launch(t, s, l.root, `mkdir .vscode && echo '{"evil": 1}' > .vscode/tasks.json && exec sleep 6007.5`+runTag)
+		waitFor(t, "the command's write", func() bool { return len(procsNamed("6007.5"+runTag)) == 1 })
 		if got, last := idle(s); got == last {
 			t.Fatalf("a command runs, yet the session is taken for idle (request %d)", got)
 		}
 		must(t, s.Close())
-		if left := procsNamed("6007.5"); len(left) > 0 {
+		if left := procsNamed("6007.5" + runTag); len(left) > 0 {
 			t.Errorf("survived Close: %v", left)
 		}
 		if exists(filepath.Join(l.root, ".vscode/tasks.json")) {

@@ -94,8 +94,8 @@ func testTreeDiesWithItsCommand(t *testing.T, ours bool) {
 		timeout   time.Duration
 		cancel    bool
 	}{
-		{"timeout", "7001.5", time.Second, false},
-		{"cancel", "7004.5", 0, true},
+		{"timeout", "7001.5" + runTag, time.Second, false},
+		{"cancel", "7004.5" + runTag, 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			started := seen(c.arg)
@@ -144,21 +144,21 @@ func TestTreeLeftRunningUntilClose(t *testing.T) {
 
 func testTreeLeftRunningUntilClose(t *testing.T, ours bool) {
 	s, sup, l := treeSession(t, ours)
-	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5 >/dev/null 2>&1 & setsid -f env -i sleep 7003.5 >/dev/null 2>&1", 10*time.Second)
+	res := bashRun(t, sup, context.Background(), l.root, "sleep 7002.5"+runTag+" >/dev/null 2>&1 & setsid -f env -i sleep 7003.5"+runTag+" >/dev/null 2>&1", 10*time.Second)
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("the command failed: %+v", res)
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5", "7003.5")) != 2; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7002.5"+runTag, "7003.5"+runTag)) != 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the background processes are not running: %v", procsNamed("7002.5", "7003.5"))
+			t.Fatalf("the background processes are not running: %v", procsNamed("7002.5"+runTag, "7003.5"+runTag))
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := len(procsNamed("7002.5", "7003.5")); n != 2 {
+	if n := len(procsNamed("7002.5"+runTag, "7003.5"+runTag)); n != 2 {
 		t.Fatalf("%d of 2 background processes left after a normal exit", n)
 	}
 	must(t, sup.Close())
-	if left := procsNamed("7002.5", "7003.5"); len(left) > 0 {
+	if left := procsNamed("7002.5"+runTag, "7003.5"+runTag); len(left) > 0 {
 		t.Errorf("survived the Supervisor's Close: %v", left)
 	}
 	if !s.Alive() {
@@ -178,7 +178,7 @@ func testCommandBornInItsCgroup(t *testing.T, ours bool) {
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
-	launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 7005.5" + runTag}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, w, nil)
 	w.Close()
 	must(t, err)
 	defer func() { s.KillTree(launched.PID(), 9); launched.Wait() }()
@@ -216,16 +216,16 @@ func TestTreeListsEscapees(t *testing.T) {
 
 func testTreeListsEscapees(t *testing.T, ours bool) {
 	s, _, l := treeSession(t, ours)
-	launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5; exec sleep 7031.5"}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
+	launched, err := s.Launch([]string{"/bin/sh", "-c", "setsid -f env -i sleep 7030.5" + runTag + "; exec sleep 7031.5" + runTag}, []string{"PATH=/usr/bin:/bin"}, l.root, nil, nil, nil)
 	must(t, err)
 	defer func() { s.KillTree(launched.PID(), syscall.SIGKILL); launched.Wait() }()
 	var escapee int
-	for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5")) == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); escapee == 0 || len(procsNamed("7031.5"+runTag)) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the command did not start: %v", procsNamed("7030.5", "7031.5"))
+			t.Fatalf("the command did not start: %v", procsNamed("7030.5"+runTag, "7031.5"+runTag))
 		}
 		// The sleep itself, not setsid's first process, which exits.
-		if found := procsNamed("7030.5"); len(found) == 1 && strings.Fields(found[0])[1] == "sleep" {
+		if found := procsNamed("7030.5" + runTag); len(found) == 1 && strings.Fields(found[0])[1] == "sleep" {
 			escapee, _ = strconv.Atoi(strings.Fields(found[0])[0])
 		}
 	}
@@ -240,9 +240,9 @@ func testTreeListsEscapees(t *testing.T, ours bool) {
 	if _, sig := launched.Wait(); sig != "SIGKILL" {
 		t.Errorf("the command ended by %q, want SIGKILL", sig)
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5", "7031.5")) > 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(procsNamed("7030.5"+runTag, "7031.5"+runTag)) > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("survived KillTree: %v", procsNamed("7030.5", "7031.5"))
+			t.Fatalf("survived KillTree: %v", procsNamed("7030.5"+runTag, "7031.5"+runTag))
 		}
 	}
 }
