@@ -143,7 +143,7 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
 		parent, _ := cgrouptest.SessionParent(t)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), ownerEnv+"=1", cgroupRootEnv+"="+cgroup.Root)
+		cmd.Env = append(os.Environ(), ownerEnv+"=1", runTagEnv+"="+runTag, cgroupRootEnv+"="+cgroup.Root)
 		out, err := cmd.StdoutPipe()
 		must(t, err)
 		must(t, cmd.Start())

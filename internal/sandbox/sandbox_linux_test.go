@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"go.uber.org/goleak"
@@ -512,6 +513,42 @@ func TestProcessLimitAfterTheCall(t *testing.T) {
 	}
 }
 
+// While only jobs left by commands that have ended run (a dev server between
+// calls), the limit's watch looks less and less often, down to once a second,
+// and still stops a fork bomb such a job starts.
+func TestProcessLimitWatchOfLeftJobs(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	spec := l.spec()
+	spec.Limits.Procs = 100
+	s := start(t, spec)
+	if s.Report().Layers[LayerProcs] != "cgroup" {
+		t.Skipf("no cgroup process limit here (%s)", s.Report())
+	}
+	if out, code := run(t, s, l.root, "(sleep 3; while :; do sleep 6015.5"+runTag+" & done) >/dev/null 2>&1 & exit 0"); code != 0 {
+		t.Fatalf("the command: exit %d, %q", code, out)
+	}
+	before := s.limitLooks.Load()
+	time.Sleep(2500 * time.Millisecond)
+	// At a tenth of a second: 25 looks; doubling from it: 0.1, 0.3, 0.7, 1.5 s.
+	if looks := s.limitLooks.Load() - before; looks > 6 {
+		t.Errorf("%d looks in 2.5 s while only a job ran", looks)
+	}
+	var notes []string
+	for deadline := time.Now().Add(10 * time.Second); len(notes) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6015.5"+runTag)))
+		}
+		notes = s.TakeNotes()
+	}
+	if len(notes) != 1 || notes[0] != LeftOverLimitNote(100) {
+		t.Errorf("notes %q, want the limit's note for what a command left", notes)
+	}
+	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
+		t.Errorf("the command after the bomb: exit %d, %q", code, got)
+	}
+}
+
 // limitedWithJob starts a session limited to 100 processes, skipping where
 // the limit is no cgroup's, and in it a job, `sleep tag`, running once it
 // returns.
@@ -626,7 +663,7 @@ func TestCloseKillsEverything(t *testing.T) {
 func TestOwnerKilled(t *testing.T) {
 	lane.Live(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), ownerEnv+"=1")
+	cmd.Env = append(os.Environ(), ownerEnv+"=1", runTagEnv+"="+runTag)
 	out, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())
@@ -680,8 +717,11 @@ func owner() int {
 
 // runTag ends the numbers tests give their sleeps to find them by (sleep
 // 7001.5<pid>): procsNamed looks machine-wide, where another run of these
-// tests may be sleeping the same number.
-var runTag = strconv.Itoa(os.Getpid())
+// tests may be sleeping the same number. A test binary the tests start
+// (TestOwnerKilled) is given theirs.
+var runTag = cmp.Or(os.Getenv(runTagEnv), strconv.Itoa(os.Getpid()))
+
+const runTagEnv = "SHELLGATE_TEST_RUNTAG"
 
 // procsNamed lists live processes whose command line has one of the args, as
 // "pid cmdline".

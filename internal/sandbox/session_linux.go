@@ -62,11 +62,12 @@ type Session struct {
 	// returned: the cgroups of the commands that have exited (their calls
 	// returned) while processes they started run on; notes: what the next
 	// call is told (TakeNotes).
-	returned  map[string]bool
-	notes     []string
-	wakeLimit chan struct{}
-	watched   chan struct{} // closed when watchLimit has returned; nil if it never ran
-	fwd       *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
+	returned   map[string]bool
+	notes      []string
+	wakeLimit  chan struct{}
+	watched    chan struct{} // closed when watchLimit has returned; nil if it never ran
+	limitLooks atomic.Int64  // how many looks watchLimit took (tests count them)
+	fwd        *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
 	// bare, where the kernel makes no user namespace, starts each command
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
@@ -555,8 +556,15 @@ func (s *Session) homeLauncher(cg *sessionCgroup) error {
 }
 
 // limitEvery is how often the session looks whether its commands have
-// reached the process limit, while any runs.
-const limitEvery = 100 * time.Millisecond
+// reached the process limit, while a command runs; limitJobsEvery is how
+// often at most while only jobs left by commands that have ended run (a dev
+// server between calls), once looks find nothing new: what those start is
+// held by the limit all the same, and a session kept for hours need not
+// wake ten times a second.
+const (
+	limitEvery     = 100 * time.Millisecond
+	limitJobsEvery = time.Second
+)
 
 // watchLimit stops a command that reaches the session's process limit: a
 // fork bomb keeps the limit reached for as long as it runs, and meanwhile no
@@ -565,14 +573,15 @@ const limitEvery = 100 * time.Millisecond
 // commands still hold it (cgroup.Group.AtLimit: not a bomb that has ended on
 // its own meanwhile), the command whose cgroup holds the most processes and
 // threads is killed with everything it started; its Notes say why. It looks
-// every limitEvery while the session has commands' cgroups, and not at all
-// while it has none: an idle session costs no wake-ups.
+// every limitEvery while a command runs, less often (doubling up to
+// limitJobsEvery) while only left jobs do, and not at all while the session
+// has no commands' cgroups: an idle session costs no wake-ups.
 func (s *Session) watchLimit() {
 	last, ok := s.group.LimitHits(nil)
 	if !ok {
 		return
 	}
-	t := time.NewTicker(limitEvery)
+	t := time.NewTimer(limitEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -580,37 +589,53 @@ func (s *Session) watchLimit() {
 		case <-s.dead:
 			return
 		}
-		t.Reset(limitEvery)
+		every := limitEvery
+		t.Reset(every)
 		for {
 			select {
 			case <-t.C:
+			case <-s.wakeLimit: // a command started: look at its pace
+				every = limitEvery
+				t.Reset(every) // no stale tick after a Reset (Go 1.23)
+				continue
 			case <-s.dead:
 				return
 			}
-			trees := s.liveTrees()
+			trees, running := s.liveTrees()
 			if len(trees) == 0 {
 				break
 			}
+			s.limitLooks.Add(1)
 			n, _ := s.group.LimitHits(trees)
 			if current, at := s.group.AtLimit(); n > last && at {
 				s.stopOverLimit(trees, current)
-				last, _ = s.group.LimitHits(s.liveTrees())
+				trees, _ = s.liveTrees()
+				last, _ = s.group.LimitHits(trees)
+				every = limitEvery
 			} else {
+				if n == last && !running {
+					every = min(2*every, limitJobsEvery)
+				} else {
+					every = limitEvery
+				}
 				last = n
 			}
+			t.Reset(every)
 		}
 	}
 }
 
-// liveTrees lists the commands' cgroups.
-func (s *Session) liveTrees() []string {
+// liveTrees lists the commands' cgroups, and whether any command's call is
+// still running (not only jobs left by commands that have ended).
+func (s *Session) liveTrees() (trees []string, running bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	trees := make([]string, 0, len(s.trees))
+	trees = make([]string, 0, len(s.trees))
 	for _, t := range s.trees {
 		trees = append(trees, t)
+		running = running || !s.returned[t]
 	}
-	return trees
+	return trees, running
 }
 
 // stopOverLimit kills the command of trees whose cgroup holds the most
