@@ -66,14 +66,47 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 }
 
 // outputSchema is the schema of structuredContent, the envelope's Brief, inferred
-// from the Go type so the two cannot drift apart.
+// from the Go type so the two cannot drift apart, then made as short as it can be
+// and say the same of every Brief (a client may hand it to its model with the
+// tool): Brief leaves out every field at its zero value, so no field is ever
+// null and the pointers' "null" types go; extra properties are not forbidden
+// field by field; a job, in data.job and each of data.jobs, is described once.
+// Only the shell tool declares it: the job tools' and undo's results are Briefs
+// too, and a second copy per tool would only repeat it (an outputSchema is
+// optional; structuredContent without one is still sent).
 func outputSchema() (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[envelope.Brief](nil)
 	if err != nil {
 		return nil, fmt.Errorf("envelope schema: %w", err)
 	}
+	compact(s)
 	if st := s.Properties["status"]; st != nil {
 		st.Enum = []any{string(envelope.Success), string(envelope.Partial), string(envelope.Error)}
 	}
+	data := s.Properties["data"]
+	if data == nil || data.Properties["job"] == nil || data.Properties["jobs"] == nil || data.Properties["jobs"].Items == nil {
+		return nil, fmt.Errorf("envelope schema: no data.job or data.jobs")
+	}
+	s.Defs = map[string]*jsonschema.Schema{"job": data.Properties["job"]}
+	data.Properties["job"] = &jsonschema.Schema{Ref: "#/$defs/job"}
+	data.Properties["jobs"].Items = &jsonschema.Schema{Ref: "#/$defs/job"}
 	return s, nil
+}
+
+// compact rewrites s and what it holds: a type of ["null", T] becomes T, and
+// additionalProperties: false is left out.
+func compact(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	if a := s.AdditionalProperties; a != nil && a.Not != nil {
+		s.AdditionalProperties = nil
+	}
+	for _, p := range s.Properties {
+		compact(p)
+	}
+	compact(s.Items)
 }
