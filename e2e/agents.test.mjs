@@ -70,7 +70,7 @@ const SCENARIOS = [
       assert.ok(n < 40000, `${n} characters for 5 MB`);
       has(text, /\n1000001\n/);
       has(text, /\n1655360(\n|$)/);
-      has(text, /\[Full output: \/\S*spill\S*\.(job-)?stdout\.log\]/); // a session call's spill is its job log
+      has(text, /full output: \/\S*spill\S*\.(job-)?stdout\.log\]/); // named once, where stdout was cut; a session call's spill is its job log
       lacks(text, /tokens truncated|Output too large/);
     },
   },

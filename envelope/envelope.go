@@ -51,13 +51,24 @@ type Envelope struct {
 	Stats   Stats   `json:"stats"`
 	Context Context `json:"context"`
 
-	notes     []string // extra warning lines for the text; see Note
-	bgStopped bool     // the background processes were stopped; see BackgroundStopped
+	notes     []note // extra warning lines for the text; see Note
+	bgStopped bool   // the background processes were stopped; see BackgroundStopped
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
 // second spill file, a capped one). Call it before Settle.
-func (e *Envelope) Note(s string) { e.notes = append(e.notes, s) }
+func (e *Envelope) Note(s string) { e.notes = append(e.notes, note{text: s}) }
+
+// NoteFile is Note for a line that names a file of the complete output (a
+// second spill file): the line is left out when the output shown names the
+// file already, in the marker where it was cut.
+func (e *Envelope) NoteFile(s, path string) { e.notes = append(e.notes, note{text: s, file: path}) }
+
+// A note is a line of Note or NoteFile.
+type note struct {
+	text string
+	file string // the file it names; see NoteFile
+}
 
 // BackgroundStopped says in the text that the processes of data.background_pids
 // are stopped as the run ends (a one-shot run's Gate closes), not left running,

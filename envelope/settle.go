@@ -153,6 +153,9 @@ func (e *Envelope) render(v view) string {
 		if w.inSection && v == fullText && e.ran() {
 			continue // the output's section below says it
 		}
+		if w.file != "" && v != summaryText && e.shows(w.file) {
+			continue // the output, where it was cut, names the file (the summary goes with output shown live)
+		}
 		if v != briefText || !w.restates {
 			fmt.Fprintf(&b, "[%s]\n", w.text)
 		}
@@ -282,8 +285,18 @@ func (e *Envelope) ending() string {
 // A warning is one bracketed line of the text.
 type warning struct {
 	text      string
-	restates  bool // only restates a field (a path, PIDs): left out of Brief's text
-	inSection bool // says what the full text's output section says
+	restates  bool   // only restates a field (a path, PIDs): left out of Brief's text
+	inSection bool   // says what the full text's output section says
+	file      string // names this file of the whole output; see shows
+}
+
+// shows reports whether the output shown (the sections of the text, and
+// data.stdout and data.stderr) names path: a cut stream's marker line says
+// where the whole of it is, "... [N bytes omitted; full output: PATH] ...",
+// and a line above it saying the same would only repeat it.
+func (e *Envelope) shows(path string) bool {
+	d := e.Data
+	return e.ran() && !d.Binary && (strings.Contains(d.Stdout, path) || strings.Contains(d.Stderr, path))
 }
 
 func (e *Envelope) warnings() []warning {
@@ -316,6 +329,7 @@ func (e *Envelope) warnings() []warning {
 	}
 	if d.FullOutputPath != nil {
 		add(true, "Full output: %s", *d.FullOutputPath)
+		w[len(w)-1].file = *d.FullOutputPath
 	}
 	if c := d.Changed; c != nil {
 		if line := c.line(); line != "" {
@@ -325,8 +339,9 @@ func (e *Envelope) warnings() []warning {
 	for _, n := range e.notes {
 		// A note may name what a command made (a repository's directory, a
 		// path moved aside): no terminal control in its name reaches the text.
-		n, _ = output.Text([]byte(n))
-		add(false, "%s", n)
+		t, _ := output.Text([]byte(n.text))
+		add(false, "%s", t)
+		w[len(w)-1].file = n.file
 	}
 	if j := d.Job; j != nil && j.State == JobWaiting {
 		add(false, "It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")

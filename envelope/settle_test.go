@@ -248,3 +248,38 @@ func TestControlsRemovedNote(t *testing.T) {
 		t.Errorf("%s", quiet.Text)
 	}
 }
+
+// A cut stream's marker names the file of its whole output: the text names each
+// file once, there, and a line above it says it only when nothing shown does
+// (binary output, or a marker cut away with the rest of the middle).
+func TestSpillFileNamedOnce(t *testing.T) {
+	out, errs := "/tmp/x.stdout.log", "/tmp/x.stderr.log"
+	marker := func(p string) string { return "\n... [900 bytes omitted; full output: " + p + "] ...\n" }
+	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &out,
+		Stdout: "1" + marker(out) + "9\n", Stderr: "a" + marker(errs) + "z\n"}, Stats: Stats{StdoutBytes: 909, StderrBytes: 909}}
+	e.NoteFile("Full stderr: "+errs, errs)
+	e.Settle()
+	for _, p := range []string{out, errs} {
+		if n := strings.Count(e.Text, p); n != 1 {
+			t.Errorf("%s named %d times in the text, want once:\n%s", p, n, e.Text)
+		}
+	}
+	if strings.Contains(e.Text, "[Full ") {
+		t.Errorf("a line above the output repeats a marker's file:\n%s", e.Text)
+	}
+	// Nothing shown names them: the lines do.
+	e = Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &out,
+		Stdout: "1\n[… 900 bytes cut …]\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.NoteFile("Full stderr: "+errs, errs)
+	e.Settle()
+	for _, s := range []string{"[Full output: " + out + "]", "[Full stderr: " + errs + "]"} {
+		if !strings.Contains(e.Text, s) {
+			t.Errorf("text lacks %q:\n%s", s, e.Text)
+		}
+	}
+	bin := Envelope{Data: Data{Command: "cat a.out", ExitCode: intp(0), Binary: true, FullOutputPath: &out, Stdout: marker(out)}, Stats: Stats{StdoutBytes: 909}}
+	bin.Settle()
+	if !strings.Contains(bin.Text, "[Full output: "+out+"]") {
+		t.Errorf("binary output's file not named:\n%s", bin.Text)
+	}
+}
