@@ -332,7 +332,7 @@ func (e *Envelope) warnings() []warning {
 		w[len(w)-1].file = *d.FullOutputPath
 	}
 	if c := d.Changed; c != nil {
-		if line := c.line(); line != "" {
+		if line := c.line(e); line != "" {
 			add(true, "%s", line) // data.changed says it in Brief
 		}
 	}
@@ -340,6 +340,9 @@ func (e *Envelope) warnings() []warning {
 		// A note may name what a command made (a repository's directory, a
 		// path moved aside): no terminal control in its name reaches the text.
 		t, _ := output.Text([]byte(n.text))
+		if n.undo > 0 {
+			t += e.undoes(n.undo, "it back") + "."
+		}
 		add(false, "%s", t)
 		w[len(w)-1].file = n.file
 	}
@@ -516,7 +519,7 @@ func cutValue(v any, n int) any {
 // line says what a command changed, in one line: "Changed: deleted 1204
 // files (src/a.go, src/b.go …); `shellgate undo 7` puts them back". Nothing
 // for a command that changed nothing.
-func (c *Changed) line() string {
+func (c *Changed) line(e *Envelope) string {
 	if c.Pending {
 		return ""
 	}
@@ -549,5 +552,17 @@ func (c *Changed) line() string {
 		}
 		s += ")"
 	}
-	return s + fmt.Sprintf("; `shellgate undo %d` puts the project back as it was before.", c.Checkpoint)
+	return s + "; " + e.undoes(c.Checkpoint, "the project back as it was before") + "."
+}
+
+// undoes says how checkpoint id puts back what ("the project back as it was
+// before", "it back"), to the reader SetUndo names.
+func (e *Envelope) undoes(id int, back string) string {
+	switch e.undo {
+	case UndoTool:
+		return fmt.Sprintf("the undo tool with id %d puts %s", id, back)
+	case UndoUser:
+		return fmt.Sprintf("the user can take it back with `shellgate undo %d`", id)
+	}
+	return fmt.Sprintf("`shellgate undo %d` puts %s", id, back)
 }

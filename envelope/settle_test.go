@@ -283,3 +283,27 @@ func TestSpillFileNamedOnce(t *testing.T) {
 		t.Errorf("binary output's file not named:\n%s", bin.Text)
 	}
 }
+
+// The text says how to take a command back to the reader who can: a person at
+// a terminal, a model with the undo tool, or a model without it, whose user can.
+func TestUndoSaidToItsReader(t *testing.T) {
+	for _, c := range []struct {
+		u          Undo
+		line, note string
+	}{
+		{UndoCommand, "`shellgate undo 7` puts the project back as it was before.]", "`shellgate undo 7` puts it back.]"},
+		{UndoTool, "the undo tool with id 7 puts the project back as it was before.]", "the undo tool with id 7 puts it back.]"},
+		{UndoUser, "the user can take it back with `shellgate undo 7`.]", "(rule lose-work): the user can take it back with `shellgate undo 7`.]"},
+	} {
+		e := Envelope{Data: Data{Command: "git reset --hard", ExitCode: intp(0), Changed: &Changed{Checkpoint: 7, Modified: 1, Paths: []string{"modified a.go"}}}}
+		e.NoteUndo("Allowed without asking because checkpoint 7 keeps the project as it was before it (rule lose-work): ", 7)
+		e.Settle()
+		e.SetUndo(c.u)
+		if !strings.Contains(e.Text, "[Changed: modified 1 file (modified a.go); "+c.line) || !strings.Contains(e.Text, c.note) {
+			t.Errorf("undo %d:\n%s\nwant %q and %q", c.u, e.Text, c.line, c.note)
+		}
+		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
+			t.Errorf("undo %d: a command the reader cannot run:\n%s", c.u, e.Text)
+		}
+	}
+}
