@@ -11,7 +11,9 @@ import (
 )
 
 // inputSchema is seed 001 §2.2's schema plus seed 003's description, with the
-// configured timeouts.
+// configured timeouts. The seed's three descriptions are kept as it words them;
+// the others leave to the tool's description what it says already (what the
+// job tools do, that output is cut to its head and tail and saved to a file).
 func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLimit int) *jsonschema.Schema {
 	one, max, maxOut := 1.0, float64(maxTimeoutMS), float64(maxOutputLimit)
 	return &jsonschema.Schema{
@@ -35,28 +37,28 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 			},
 			"description": {
 				Type:        "string",
-				Description: "A short description of what the command does and why, for the user and the log. Not executed.",
+				Description: "A few words on what the command does and why, for the user and the log; not executed.",
 			},
 			"max_output_bytes": {
 				Type:        "integer",
-				Description: fmt.Sprintf("Bytes of output to show, stdout and stderr together (head and tail; the rest is saved to a file). Default %d, max %d.", outputLimit, maxOutputLimit),
+				Description: fmt.Sprintf("Bytes of output to show, stdout and stderr together. Default %d, max %d.", outputLimit, maxOutputLimit),
 				Default:     json.RawMessage(strconv.Itoa(outputLimit)),
 				Minimum:     &one,
 				Maximum:     &maxOut,
 			},
 			"run_in_background": {
 				Type:        "boolean",
-				Description: "Start the command as a job and return at once with its id (data.job.id): for servers, watchers and long builds. Read it with job_output, stop it with job_kill. The timeout applies only if timeout_ms is given.",
+				Description: "Start the command as a job and return at once with its id (data.job.id). The timeout applies only if timeout_ms is given.",
 			},
 			"yield_after_ms": {
 				Type:        "integer",
-				Description: "If the command still runs after this many milliseconds, return its output so far and let it go on as a job (nothing is killed).",
+				Description: "Still running after this many milliseconds: return its output so far and let it go on as a job (nothing is killed).",
 				Minimum:     &one,
 				Maximum:     &max,
 			},
 			"tty": {
 				Type:        "boolean",
-				Description: "Run on a pseudo-terminal, as a job: for REPLs, prompts, editors and TUIs. Output is the rendered screen as plain text; answer with job_input.",
+				Description: "Run on a pseudo-terminal, as a job (REPLs, prompts, TUIs); its output is the screen as plain text, answer with job_input.",
 			},
 		},
 		PropertyOrder:        params,

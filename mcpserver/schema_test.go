@@ -60,7 +60,14 @@ func TestOutputSchemaOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, _ := json.Marshal(tools.Tools)
-	t.Logf("tools/list: %d characters; outputSchema %d", len(all), len(b))
+	in, _ := json.Marshal(shellTool(tools.Tools).InputSchema)
+	t.Logf("tools/list: %d characters; the shell tool's outputSchema %d, inputSchema %d", len(all), len(b), len(in))
+	// The input schema's descriptions leave to the tool's description what it
+	// says (the job tools, output cut to head and tail and saved): 1 499
+	// characters before.
+	if len(in) > 1400 {
+		t.Errorf("the shell tool's inputSchema is %d characters, want at most 1400", len(in))
+	}
 
 	calls := []struct {
 		tool string
