@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -56,6 +57,14 @@ func TestModelReadsOnce(t *testing.T) {
 		for _, w := range c.lacks {
 			if strings.Contains(text, w) {
 				t.Errorf("%s: %q:\n%.2000s", c.name, w, text)
+			}
+		}
+		// structuredContent, for the clients that read it, says the reason
+		// once too (in error.message, not again in context.policy).
+		if c.name == "ask" {
+			b, _ := json.Marshal(res.StructuredContent)
+			if k := strings.Count(string(b), "hands work to docker"); k != 1 {
+				t.Errorf("ask: the reason %d times in structuredContent, want once:\n%s", k, b)
 			}
 		}
 	}
