@@ -307,10 +307,10 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "The command and everything it started were killed at the timeout; the output it printed before is kept. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Killed at the timeout, with everything it started. Give it a longer timeout, or run long jobs in the background.")
 		}
 		if d.Cancelled {
-			add(false, "Cancelled: the command and everything it started were killed; the output it printed before is kept.")
+			add(false, "Killed when cancelled, with everything it started.")
 		}
 	}
 	switch {

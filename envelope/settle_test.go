@@ -111,7 +111,7 @@ func TestTimeoutText(t *testing.T) {
 		Context: Context{TimeoutMS: 90000}})
 	loud.Settle()
 	if loud.Status != Partial || !strings.HasPrefix(loud.Text, "Timed out after 1m30s: make\n") ||
-		!strings.Contains(loud.Text, "output it printed before is kept") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
+		!strings.Contains(loud.Text, "[Killed at the timeout, with everything it started.") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
 		t.Errorf("timeout with output, %s:\n%s", loud.Status, loud.Text)
 	}
 }
