@@ -126,6 +126,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		b.dropEarly()
 		who, paths, refusal := g.approveAll(ctx, req, v, j, covers, o.approver)
 		if refusal != nil {
+			if r := v.Unasked(); strings.Contains(refusal.Message, r) {
+				env.Context.Policy.Reason = r // as the refusal says it, which Brief leaves to error.message
+			}
 			return nil, env.Refuse(*refusal)
 		}
 		env.Context.Policy.Approved, keep = who, paths

@@ -43,7 +43,7 @@ func (g *Gate) approveAll(ctx context.Context, req Request, v policy.Verdict, j 
 		if _, shown := (Question{Command: req.Command}).Shown(); !ok && a != nil && !shown {
 			return "", nil, &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: fmt.Sprintf(
 				"Approval required: %s The command is too long to show for approval (%d bytes; at most %d bytes and %d lines are shown whole), so the user was not asked. Split it into shorter commands, or write it to a script file in the project and ask the user to review and allow that.",
-				v.Reason, len(req.Command), MaxShownCommand, MaxShownLines)}
+				v.Unasked(), len(req.Command), MaxShownCommand, MaxShownLines)}
 		}
 		if !ok {
 			return "", nil, &envelope.Err{Code: envelope.ApprovalRequired, Rule: v.Rule, Message: g.approvalMessage(v, put)}
@@ -73,11 +73,11 @@ func askID(v policy.Verdict) string {
 
 func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if asked {
-		return fmt.Sprintf("Not approved: %s The user declined this command; do not retry it as is.", v.Reason)
+		return fmt.Sprintf("Not approved: %s The user declined this command; do not retry it as is.", v.Unasked())
 	}
 	// Not the project's .shellgate.toml: a project file may not loosen the policy.
 	how := fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [\"%s *\"] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
-	return fmt.Sprintf("Approval required: %s No one could be asked to approve it. %s", v.Reason, how)
+	return fmt.Sprintf("Approval required, and no one could be asked: %s %s", v.Unasked(), how)
 }
 
 func sessionKeyOr(v policy.Verdict, def string) string {

@@ -325,7 +325,7 @@ func (g *Gate) checkpoint(a *admitted, b *box, label, command, session string) (
 		return nil, a.env.Fail(envelope.CheckpointFailed, fmt.Sprintf("Not run: the checkpoint of the project before it could not be taken (%v), so the command was not started and nothing changed. The user can fix that or turn checkpoints off (--checkpoints off, or [checkpoints] enabled = false).", err))
 	}
 	if a.undoable {
-		a.env.Note(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): `shellgate undo %d` puts it back.", id, id))
+		a.env.NoteUndo(fmt.Sprintf("Allowed without asking because checkpoint %d keeps the project as it was before it (rule lose-work): ", id), id)
 	}
 	return &checkpointed{g: g.cps, leave: leave, cp: cp, k: k, id: id, pending: &g.cps.pending}, nil
 }

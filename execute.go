@@ -96,7 +96,7 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 		d.FullOutputPath = &first
 	}
 	for _, n := range notes {
-		env.Note(n)
+		env.NoteFile(n.Text, n.File)
 	}
 	if sess != nil {
 		if h := g.networkHint(d, time.Now().Add(-res.Duration)); h != "" {

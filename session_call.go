@@ -63,7 +63,7 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 	}
 	env.Context.TimeoutMS = a.timeout.Milliseconds()
 	if req.RunInBackground {
-		return c.becomeJob(ctx, explicit, "Started in the background.")
+		return c.becomeJob(ctx, explicit, "") // the headline says it runs as a job
 	}
 	yieldAfter := yieldOf(req)
 	if yieldAfter == 0 && req.TTY {

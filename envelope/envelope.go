@@ -51,13 +51,54 @@ type Envelope struct {
 	Stats   Stats   `json:"stats"`
 	Context Context `json:"context"`
 
-	notes     []string // extra warning lines for the text; see Note
-	bgStopped bool     // the background processes were stopped; see BackgroundStopped
+	notes     []note // extra warning lines for the text; see Note
+	undo      Undo   // who can take a command back, as the text says it; see SetUndo
+	bgStopped bool   // the background processes were stopped; see BackgroundStopped
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
 // second spill file, a capped one). Call it before Settle.
-func (e *Envelope) Note(s string) { e.notes = append(e.notes, s) }
+func (e *Envelope) Note(s string) { e.notes = append(e.notes, note{text: s}) }
+
+// NoteFile is Note for a line that names a file of the complete output (a
+// second spill file): the line is left out when the output shown names the
+// file already, in the marker where it was cut.
+func (e *Envelope) NoteFile(s, path string) { e.notes = append(e.notes, note{text: s, file: path}) }
+
+// NoteUndo is Note for a line that ends saying how checkpoint id takes the
+// command back, as SetUndo says it: s is what comes before.
+func (e *Envelope) NoteUndo(s string, id int) {
+	e.notes = append(e.notes, note{text: s, undo: id})
+}
+
+// A note is a line of Note, NoteFile or NoteUndo.
+type note struct {
+	text string
+	file string // the file it names; see NoteFile
+	undo int    // the checkpoint that takes the command back; see NoteUndo
+}
+
+// Undo is who can take a command back, for the text to say it in a way its
+// reader can act on: a person at a terminal runs `shellgate undo N`, a model
+// that has the MCP undo tool calls it, and one that has not can only tell its
+// user.
+type Undo int
+
+const (
+	UndoCommand Undo = iota // `shellgate undo N` (the default: the CLI, the library)
+	UndoTool                // the MCP undo tool, with id N
+	UndoUser                // the user, with `shellgate undo N`: the reader cannot
+)
+
+// SetUndo says who can take the command back (the text's [Changed: …] line and
+// an undoable command's note say how) and settles e again.
+func (e *Envelope) SetUndo(u Undo) *Envelope {
+	if e.undo == u {
+		return e
+	}
+	e.undo = u
+	return e.Settle()
+}
 
 // BackgroundStopped says in the text that the processes of data.background_pids
 // are stopped as the run ends (a one-shot run's Gate closes), not left running,

@@ -153,6 +153,9 @@ func (e *Envelope) render(v view) string {
 		if w.inSection && v == fullText && e.ran() {
 			continue // the output's section below says it
 		}
+		if w.file != "" && v != summaryText && e.shows(w.file) {
+			continue // the output, where it was cut, names the file (the summary goes with output shown live)
+		}
 		if v != briefText || !w.restates {
 			fmt.Fprintf(&b, "[%s]\n", w.text)
 		}
@@ -282,8 +285,18 @@ func (e *Envelope) ending() string {
 // A warning is one bracketed line of the text.
 type warning struct {
 	text      string
-	restates  bool // only restates a field (a path, PIDs): left out of Brief's text
-	inSection bool // says what the full text's output section says
+	restates  bool   // only restates a field (a path, PIDs): left out of Brief's text
+	inSection bool   // says what the full text's output section says
+	file      string // names this file of the whole output; see shows
+}
+
+// shows reports whether the output shown (the sections of the text, and
+// data.stdout and data.stderr) names path: a cut stream's marker line says
+// where the whole of it is, "... [N bytes omitted; full output: PATH] ...",
+// and a line above it saying the same would only repeat it.
+func (e *Envelope) shows(path string) bool {
+	d := e.Data
+	return e.ran() && !d.Binary && (strings.Contains(d.Stdout, path) || strings.Contains(d.Stderr, path))
 }
 
 func (e *Envelope) warnings() []warning {
@@ -294,10 +307,10 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "The command and everything it started were killed at the timeout; the output it printed before is kept. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Killed at the timeout, with everything it started. Give it a longer timeout, or run long jobs in the background.")
 		}
 		if d.Cancelled {
-			add(false, "Cancelled: the command and everything it started were killed; the output it printed before is kept.")
+			add(false, "Killed when cancelled, with everything it started.")
 		}
 	}
 	switch {
@@ -316,17 +329,22 @@ func (e *Envelope) warnings() []warning {
 	}
 	if d.FullOutputPath != nil {
 		add(true, "Full output: %s", *d.FullOutputPath)
+		w[len(w)-1].file = *d.FullOutputPath
 	}
 	if c := d.Changed; c != nil {
-		if line := c.line(); line != "" {
+		if line := c.line(e); line != "" {
 			add(true, "%s", line) // data.changed says it in Brief
 		}
 	}
 	for _, n := range e.notes {
 		// A note may name what a command made (a repository's directory, a
 		// path moved aside): no terminal control in its name reaches the text.
-		n, _ = output.Text([]byte(n))
-		add(false, "%s", n)
+		t, _ := output.Text([]byte(n.text))
+		if n.undo > 0 {
+			t += e.undoes(n.undo, "it back") + "."
+		}
+		add(false, "%s", t)
+		w[len(w)-1].file = n.file
 	}
 	if j := d.Job; j != nil && j.State == JobWaiting {
 		add(false, "It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")
@@ -501,7 +519,7 @@ func cutValue(v any, n int) any {
 // line says what a command changed, in one line: "Changed: deleted 1204
 // files (src/a.go, src/b.go …); `shellgate undo 7` puts them back". Nothing
 // for a command that changed nothing.
-func (c *Changed) line() string {
+func (c *Changed) line(e *Envelope) string {
 	if c.Pending {
 		return ""
 	}
@@ -534,5 +552,17 @@ func (c *Changed) line() string {
 		}
 		s += ")"
 	}
-	return s + fmt.Sprintf("; `shellgate undo %d` puts the project back as it was before.", c.Checkpoint)
+	return s + "; " + e.undoes(c.Checkpoint, "the project back as it was before") + "."
+}
+
+// undoes says how checkpoint id puts back what ("the project back as it was
+// before", "it back"), to the reader SetUndo names.
+func (e *Envelope) undoes(id int, back string) string {
+	switch e.undo {
+	case UndoTool:
+		return fmt.Sprintf("the undo tool with id %d puts %s", id, back)
+	case UndoUser:
+		return fmt.Sprintf("the user can take it back with `shellgate undo %d`", id)
+	}
+	return fmt.Sprintf("`shellgate undo %d` puts %s", id, back)
 }

@@ -111,7 +111,7 @@ func TestTimeoutText(t *testing.T) {
 		Context: Context{TimeoutMS: 90000}})
 	loud.Settle()
 	if loud.Status != Partial || !strings.HasPrefix(loud.Text, "Timed out after 1m30s: make\n") ||
-		!strings.Contains(loud.Text, "output it printed before is kept") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
+		!strings.Contains(loud.Text, "[Killed at the timeout, with everything it started.") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
 		t.Errorf("timeout with output, %s:\n%s", loud.Status, loud.Text)
 	}
 }
@@ -246,5 +246,64 @@ func TestControlsRemovedNote(t *testing.T) {
 	quiet.Settle()
 	if strings.Contains(quiet.Text, "control") {
 		t.Errorf("%s", quiet.Text)
+	}
+}
+
+// A cut stream's marker names the file of its whole output: the text names each
+// file once, there, and a line above it says it only when nothing shown does
+// (binary output, or a marker cut away with the rest of the middle).
+func TestSpillFileNamedOnce(t *testing.T) {
+	out, errs := "/tmp/x.stdout.log", "/tmp/x.stderr.log"
+	marker := func(p string) string { return "\n... [900 bytes omitted; full output: " + p + "] ...\n" }
+	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &out,
+		Stdout: "1" + marker(out) + "9\n", Stderr: "a" + marker(errs) + "z\n"}, Stats: Stats{StdoutBytes: 909, StderrBytes: 909}}
+	e.NoteFile("Full stderr: "+errs, errs)
+	e.Settle()
+	for _, p := range []string{out, errs} {
+		if n := strings.Count(e.Text, p); n != 1 {
+			t.Errorf("%s named %d times in the text, want once:\n%s", p, n, e.Text)
+		}
+	}
+	if strings.Contains(e.Text, "[Full ") {
+		t.Errorf("a line above the output repeats a marker's file:\n%s", e.Text)
+	}
+	// Nothing shown names them: the lines do.
+	e = Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &out,
+		Stdout: "1\n[… 900 bytes cut …]\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.NoteFile("Full stderr: "+errs, errs)
+	e.Settle()
+	for _, s := range []string{"[Full output: " + out + "]", "[Full stderr: " + errs + "]"} {
+		if !strings.Contains(e.Text, s) {
+			t.Errorf("text lacks %q:\n%s", s, e.Text)
+		}
+	}
+	bin := Envelope{Data: Data{Command: "cat a.out", ExitCode: intp(0), Binary: true, FullOutputPath: &out, Stdout: marker(out)}, Stats: Stats{StdoutBytes: 909}}
+	bin.Settle()
+	if !strings.Contains(bin.Text, "[Full output: "+out+"]") {
+		t.Errorf("binary output's file not named:\n%s", bin.Text)
+	}
+}
+
+// The text says how to take a command back to the reader who can: a person at
+// a terminal, a model with the undo tool, or a model without it, whose user can.
+func TestUndoSaidToItsReader(t *testing.T) {
+	for _, c := range []struct {
+		u          Undo
+		line, note string
+	}{
+		{UndoCommand, "`shellgate undo 7` puts the project back as it was before.]", "`shellgate undo 7` puts it back.]"},
+		{UndoTool, "the undo tool with id 7 puts the project back as it was before.]", "the undo tool with id 7 puts it back.]"},
+		{UndoUser, "the user can take it back with `shellgate undo 7`.]", "(rule lose-work): the user can take it back with `shellgate undo 7`.]"},
+	} {
+		e := Envelope{Data: Data{Command: "git reset --hard", ExitCode: intp(0), Changed: &Changed{Checkpoint: 7, Modified: 1, Paths: []string{"modified a.go"}}}}
+		e.NoteUndo("Allowed without asking because checkpoint 7 keeps the project as it was before it (rule lose-work): ", 7)
+		e.Settle()
+		e.SetUndo(c.u)
+		if !strings.Contains(e.Text, "[Changed: modified 1 file (modified a.go); "+c.line) || !strings.Contains(e.Text, c.note) {
+			t.Errorf("undo %d:\n%s\nwant %q and %q", c.u, e.Text, c.line, c.note)
+		}
+		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
+			t.Errorf("undo %d: a command the reader cannot run:\n%s", c.u, e.Text)
+		}
 	}
 }

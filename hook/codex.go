@@ -78,7 +78,7 @@ func answerCodex(v policy.Verdict) any {
 		return codexAnswer{}
 	case policy.Ask:
 		// The model reads this after Codex's "Command blocked by PreToolUse hook:".
-		why = reason(v) + " Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it." +
+		why = said(v, v.Unasked()) + " Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it." +
 			allowHint(v, " The user can allow such commands by adding")
 	default:
 		why = reason(v)

@@ -87,7 +87,7 @@ func answerGemini(v policy.Verdict) any {
 	case policy.Allow:
 		return geminiAnswer{Decision: "allow"}
 	case policy.Ask:
-		return geminiAnswer{Decision: "deny", Reason: reason(v) + " Approval required, and this agent's hook cannot ask for it." +
+		return geminiAnswer{Decision: "deny", Reason: said(v, v.Unasked()) + " Approval required, and this agent's hook cannot ask for it." +
 			allowHint(v, " The user can allow such commands by adding")}
 	}
 	return geminiAnswer{Decision: "deny", Reason: reason(v)}

@@ -210,10 +210,16 @@ func reason(v policy.Verdict) string {
 	if v.Decision == policy.Allow {
 		return "shellgate: allowed by policy"
 	}
-	if v.Rule == "" {
-		return "shellgate: " + v.Reason
+	return said(v, v.Reason)
+}
+
+// said is text, a reason of v, after "shellgate" and v's rule, unless the
+// text names the rule itself, as the policy's reasons do: "(rule privilege)".
+func said(v policy.Verdict, text string) string {
+	if v.Rule == "" || strings.Contains(text, "(rule "+v.Rule+")") {
+		return "shellgate: " + text
 	}
-	return fmt.Sprintf("shellgate (%s): %s", v.Rule, v.Reason)
+	return fmt.Sprintf("shellgate (%s): %s", v.Rule, text)
 }
 
 // askReason is the reason of an ask as the user reads it in the agent's approval

@@ -62,6 +62,13 @@ func (s *Server) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 // result is env as a tool result for ss's client (profile).
 func (s *Server) result(ss *mcp.ServerSession, env envelope.Envelope) (*mcp.CallToolResult, error) {
 	p := s.profile(ss)
+	// The text says how to take a command back in a way the model can act on:
+	// with the undo tool, or, without it, by telling its user.
+	if s.opts.UndoTool {
+		env.SetUndo(envelope.UndoTool)
+	} else {
+		env.SetUndo(envelope.UndoUser)
+	}
 	fitText(&env, p.MaxText, p.Client)
 	return toolResult(env, s.opts.MaxMessage, !p.TextOnly)
 }

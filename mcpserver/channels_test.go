@@ -52,7 +52,7 @@ func TestChannelSizes(t *testing.T) {
 			}
 			for _, w := range tc.want {
 				if w == "full_output_path" {
-					if !strings.Contains(text, "Full output: ") || !strings.Contains(string(structured), `"full_output_path":"`) {
+					if !strings.Contains(text, "full output: /") || !strings.Contains(string(structured), `"full_output_path":"`) {
 						t.Errorf("a channel lacks the full output's path")
 					}
 					continue

@@ -201,7 +201,7 @@ func fitText(env *envelope.Envelope, maxText int, client string) {
 		env.Data.Truncated = true
 		where := "the rest is not kept"
 		if env.Data.FullOutputPath != nil {
-			where = "the whole output is in full_output_path"
+			where = "the full output file has the rest"
 		}
 		env.Note(fmt.Sprintf("Output cut further to the %d characters %s shows its model; %s.", maxText, client, where))
 		env.Settle()

@@ -76,7 +76,7 @@ func TestOutputBudgetPerClient(t *testing.T) {
 			if n > tc.maxText {
 				t.Errorf("%d characters, over %d", n, tc.maxText)
 			}
-			for _, w := range []string{"\n1\n2\n3\n", "699999\n700000", "Full output: "} {
+			for _, w := range []string{"\n1\n2\n3\n", "699999\n700000", "full output: /"} {
 				if !strings.Contains(got, w) {
 					t.Errorf("the text lacks %q", w)
 				}
@@ -119,7 +119,7 @@ func TestFitText(t *testing.T) {
 	if n := utf8.RuneCountInString(text); n > 20000 || n < 15000 {
 		t.Errorf("%d characters, want a little under 20000", n)
 	}
-	for _, w := range []string{"FIRST", "error: LAST", "bytes cut", "Output cut further to the 20000 characters Claude Code shows its model; the whole output is in full_output_path."} {
+	for _, w := range []string{"FIRST", "error: LAST", "bytes cut", "Output cut further to the 20000 characters Claude Code shows its model; the full output file has the rest."} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the text lacks %q", w)
 		}

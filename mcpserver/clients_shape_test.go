@@ -79,12 +79,12 @@ func TestShapePerClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, tool := range tools.Tools {
-				if (tool.OutputSchema == nil) != c.textOnly {
-					t.Errorf("%s: outputSchema %v, want it only when structuredContent is sent", tool.Name, tool.OutputSchema != nil)
+				if want := !c.textOnly && tool.Name == DefaultToolName; (tool.OutputSchema != nil) != want {
+					t.Errorf("%s: outputSchema %v, want it only on the shell tool and only when structuredContent is sent", tool.Name, tool.OutputSchema != nil)
 				}
 			}
 			// The server's own tools are untouched by one client's list.
-			if tools, _ := connect(t, other, nil, nil).ListTools(ctx, nil); tools.Tools[0].OutputSchema == nil {
+			if tools, _ := connect(t, other, nil, nil).ListTools(ctx, nil); shellTool(tools.Tools).OutputSchema == nil {
 				t.Errorf("another client's tools/list lost its outputSchema")
 			}
 			for _, k := range calls {

@@ -42,7 +42,7 @@ type jobIDArgs struct {
 }
 
 // addJobTools registers the job tools.
-func (s *Server) addJobTools(out any) {
+func (s *Server) addJobTools() {
 	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id, as data.job.id gave it (j1, j2, …)."}
 	integer := func(desc string) *jsonschema.Schema {
 		zero := 0.0
@@ -63,14 +63,13 @@ func (s *Server) addJobTools(out any) {
 		InputSchema: object([]string{"job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"}, map[string]*jsonschema.Schema{
 			"job_id":           jobID,
 			"wait_ms":          integer("Wait up to this long (ms) for new output, the end, or input being waited for — or for `until`/`port` when given. Default 0: return at once."),
-			"until":            str("A regular expression (RE2): wait, up to wait_ms, for a line of output matching it."),
-			"port":             integer("Wait, up to wait_ms, until something in this session listens on this TCP port."),
+			"until":            str("A regular expression (RE2): wait for a line of output matching it."),
+			"port":             integer("A TCP port: wait until something in this session listens on it."),
 			"tail_lines":       integer("Return the last N lines of the whole output instead of what is new."),
 			"filter":           str("A regular expression (RE2): return only the lines that match."),
 			"max_output_bytes": integer(fmt.Sprintf("Bytes of text to return at most. Default %d.", s.info.OutputLimit)),
 		}, "job_id"),
-		OutputSchema: out,
-		Annotations:  readOnly,
+		Annotations: readOnly,
 	}, s.jobCall(func(ctx context.Context, sess *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		var a jobOutputArgs
 		if env := decodeArgs(raw, &a, "job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"); env != nil {
@@ -95,7 +94,6 @@ func (s *Server) addJobTools(out any) {
 			"keys":    {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "Keys to send after the text: Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, Ctrl-A … Ctrl-Z."},
 			"wait_ms": integer("How long to wait for the answer. Default 1000."),
 		}, "job_id"),
-		OutputSchema: out,
 	}, s.jobCall(func(ctx context.Context, sess *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		var a jobInputArgs
 		if env := decodeArgs(raw, &a, "job_id", "text", "keys", "wait_ms"); env != nil {
@@ -104,12 +102,11 @@ func (s *Server) addJobTools(out any) {
 		return sess.Input(ctx, a.JobID, a.JobInput)
 	}))
 	s.mcp.AddTool(&mcp.Tool{
-		Name:         JobKillTool,
-		Title:        "Kill job",
-		Description:  "Stop a job and everything it started (its whole process group), and return its last output.",
-		InputSchema:  object([]string{"job_id"}, map[string]*jsonschema.Schema{"job_id": jobID}, "job_id"),
-		OutputSchema: out,
-		Annotations:  &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+		Name:        JobKillTool,
+		Title:       "Kill job",
+		Description: "Stop a job and everything it started (its whole process group), and return its last output.",
+		InputSchema: object([]string{"job_id"}, map[string]*jsonschema.Schema{"job_id": jobID}, "job_id"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 	}, s.jobCall(func(ctx context.Context, sess *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		var a jobIDArgs
 		if env := decodeArgs(raw, &a, "job_id"); env != nil {
@@ -118,12 +115,11 @@ func (s *Server) addJobTools(out any) {
 		return sess.Kill(ctx, a.JobID)
 	}))
 	s.mcp.AddTool(&mcp.Tool{
-		Name:         JobListTool,
-		Title:        "List jobs",
-		Description:  "List this session's jobs: id, state (running, waiting_for_input, exited, killed), exit status, runtime, output size and command.",
-		InputSchema:  object(nil, map[string]*jsonschema.Schema{}),
-		OutputSchema: out,
-		Annotations:  readOnly,
+		Name:        JobListTool,
+		Title:       "List jobs",
+		Description: "List this session's jobs: id, state (running, waiting_for_input, exited, killed), exit status, runtime, output size and command.",
+		InputSchema: object(nil, map[string]*jsonschema.Schema{}),
+		Annotations: readOnly,
 	}, s.jobCall(func(ctx context.Context, sess *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		if env := decodeArgs(raw, &struct{}{}); env != nil {
 			return *env

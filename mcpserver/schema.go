@@ -11,7 +11,9 @@ import (
 )
 
 // inputSchema is seed 001 §2.2's schema plus seed 003's description, with the
-// configured timeouts.
+// configured timeouts. The seed's three descriptions are kept as it words them;
+// the others leave to the tool's description what it says already (what the
+// job tools do, that output is cut to its head and tail and saved to a file).
 func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLimit int) *jsonschema.Schema {
 	one, max, maxOut := 1.0, float64(maxTimeoutMS), float64(maxOutputLimit)
 	return &jsonschema.Schema{
@@ -35,28 +37,28 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 			},
 			"description": {
 				Type:        "string",
-				Description: "A short description of what the command does and why, for the user and the log. Not executed.",
+				Description: "A few words on what the command does and why, for the user and the log; not executed.",
 			},
 			"max_output_bytes": {
 				Type:        "integer",
-				Description: fmt.Sprintf("Bytes of output to show, stdout and stderr together (head and tail; the rest is saved to a file). Default %d, max %d.", outputLimit, maxOutputLimit),
+				Description: fmt.Sprintf("Bytes of output to show, stdout and stderr together. Default %d, max %d.", outputLimit, maxOutputLimit),
 				Default:     json.RawMessage(strconv.Itoa(outputLimit)),
 				Minimum:     &one,
 				Maximum:     &maxOut,
 			},
 			"run_in_background": {
 				Type:        "boolean",
-				Description: "Start the command as a job and return at once with its id (data.job.id): for servers, watchers and long builds. Read it with job_output, stop it with job_kill. The timeout applies only if timeout_ms is given.",
+				Description: "Start the command as a job and return at once with its id (data.job.id). The timeout applies only if timeout_ms is given.",
 			},
 			"yield_after_ms": {
 				Type:        "integer",
-				Description: "If the command still runs after this many milliseconds, return its output so far and let it go on as a job (nothing is killed).",
+				Description: "Still running after this many milliseconds: return its output so far and let it go on as a job (nothing is killed).",
 				Minimum:     &one,
 				Maximum:     &max,
 			},
 			"tty": {
 				Type:        "boolean",
-				Description: "Run on a pseudo-terminal, as a job: for REPLs, prompts, editors and TUIs. Output is the rendered screen as plain text; answer with job_input.",
+				Description: "Run on a pseudo-terminal, as a job (REPLs, prompts, TUIs); its output is the screen as plain text, answer with job_input.",
 			},
 		},
 		PropertyOrder:        params,
@@ -66,14 +68,47 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 }
 
 // outputSchema is the schema of structuredContent, the envelope's Brief, inferred
-// from the Go type so the two cannot drift apart.
+// from the Go type so the two cannot drift apart, then made as short as it can be
+// and say the same of every Brief (a client may hand it to its model with the
+// tool): Brief leaves out every field at its zero value, so no field is ever
+// null and the pointers' "null" types go; extra properties are not forbidden
+// field by field; a job, in data.job and each of data.jobs, is described once.
+// Only the shell tool declares it: the job tools' and undo's results are Briefs
+// too, and a second copy per tool would only repeat it (an outputSchema is
+// optional; structuredContent without one is still sent).
 func outputSchema() (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[envelope.Brief](nil)
 	if err != nil {
 		return nil, fmt.Errorf("envelope schema: %w", err)
 	}
+	compact(s)
 	if st := s.Properties["status"]; st != nil {
 		st.Enum = []any{string(envelope.Success), string(envelope.Partial), string(envelope.Error)}
 	}
+	data := s.Properties["data"]
+	if data == nil || data.Properties["job"] == nil || data.Properties["jobs"] == nil || data.Properties["jobs"].Items == nil {
+		return nil, fmt.Errorf("envelope schema: no data.job or data.jobs")
+	}
+	s.Defs = map[string]*jsonschema.Schema{"job": data.Properties["job"]}
+	data.Properties["job"] = &jsonschema.Schema{Ref: "#/$defs/job"}
+	data.Properties["jobs"].Items = &jsonschema.Schema{Ref: "#/$defs/job"}
 	return s, nil
+}
+
+// compact rewrites s and what it holds: a type of ["null", T] becomes T, and
+// additionalProperties: false is left out.
+func compact(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	if a := s.AdditionalProperties; a != nil && a.Not != nil {
+		s.AdditionalProperties = nil
+	}
+	for _, p := range s.Properties {
+		compact(p)
+	}
+	compact(s.Items)
 }

@@ -150,9 +150,9 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 			OpenWorldHint:   ptr(info.Network),
 		},
 	}, s.call)
-	s.addJobTools(out)
+	s.addJobTools()
 	if opts.UndoTool {
-		s.addUndoTool(out)
+		s.addUndoTool()
 	}
 	return s, nil
 }

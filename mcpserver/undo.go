@@ -25,7 +25,7 @@ type undoArgs struct {
 }
 
 // addUndoTool registers the undo tool.
-func (s *Server) addUndoTool(out any) {
+func (s *Server) addUndoTool() {
 	zero := 0.0
 	s.mcp.AddTool(&mcp.Tool{
 		Name:  UndoTool,
@@ -37,8 +37,7 @@ func (s *Server) addUndoTool(out any) {
 			"id":      {Type: "integer", Minimum: &zero, Description: "The command's checkpoint number (data.changed.checkpoint)."},
 			"confirm": {Type: "boolean", Description: "Restore now. Default false: only say what would be restored."},
 		}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
-		OutputSchema: out,
-		Annotations:  &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 	}, s.jobCall(func(ctx context.Context, _ *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		var a undoArgs
 		if env := decodeArgs(raw, &a, "id", "confirm"); env != nil {

@@ -34,6 +34,12 @@ func TestUndoTool(t *testing.T) {
 	if slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == UndoTool }) {
 		t.Errorf("the undo tool is listed by default")
 	}
+	// Without the tool the model cannot take a command back: the text says
+	// that its user can, and how.
+	made := call(t, ctx, connect(t, srv, nil, nil), &mcp.CallToolParams{Arguments: args("command", "echo x > made.txt")})
+	if c := made.Data.Changed; c == nil || !strings.Contains(made.Text, fmt.Sprintf("; the user can take it back with `shellgate undo %d`.]", c.Checkpoint)) {
+		t.Errorf("a write without the undo tool:\n%s", made.Text)
+	}
 
 	srv, _ = newServer(t, cfg, Options{UndoTool: true})
 	cs := connect(t, srv, nil, nil)
@@ -43,6 +49,9 @@ func TestUndoTool(t *testing.T) {
 		t.Fatalf("rm: %+v\n%s", env.Data.Changed, env.Text)
 	}
 	id := env.Data.Changed.Checkpoint
+	if !strings.Contains(env.Text, fmt.Sprintf("; the undo tool with id %d puts the project back as it was before.]", id)) || strings.Contains(env.Text, "shellgate undo") {
+		t.Errorf("rm with the undo tool: the text does not point to it:\n%s", env.Text)
+	}
 	list := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args()})
 	if !strings.Contains(list.Text, fmt.Sprintf("%d  ", id)) || !strings.Contains(list.Text, "rm -rf src docs: deleted 5 files") {
 		t.Errorf("list:\n%s", list.Text)
@@ -68,7 +77,7 @@ func TestUndoTool(t *testing.T) {
 	// A number the checkpoints do not hold: which they hold, and how to list them.
 	for _, a := range []map[string]any{args("id", 99), args("id", 99, "confirm", true)} {
 		bad = call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: a})
-		if want := fmt.Sprintf("Error NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", id, id+1); bad.Error == nil || !strings.HasSuffix(bad.Text, want) {
+		if want := fmt.Sprintf("Error NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", made.Data.Changed.Checkpoint, id+1); bad.Error == nil || !strings.HasSuffix(bad.Text, want) {
 			t.Errorf("undo %v:\n%s\nwant it to end:\n%s", a, bad.Text, want)
 		}
 	}

@@ -80,3 +80,18 @@ func TestJudgementUntrustedFallback(t *testing.T) {
 		t.Errorf("ls: %s %s", v.Decision, v.Rule)
 	}
 }
+
+// Unasked leaves out an ask's "the user must approve it" in both its forms,
+// and only that.
+func TestUnasked(t *testing.T) {
+	for reason, want := range map[string]string{
+		"`docker run x` hands work to docker (rule sandbox-escape): the user must approve it.":                               "`docker run x` hands work to docker (rule sandbox-escape).",
+		"`x`: x -e runs another program (rule code-execution): the user must approve it. Run that program directly instead.": "`x`: x -e runs another program (rule code-execution). Run that program directly instead.",
+		"`python3 -c x`: python3 -c runs a program (rule code-execution). The user must approve it.":                         "`python3 -c x`: python3 -c runs a program (rule code-execution).",
+		"`sudo ls` would run with elevated privileges (rule privilege).":                                                     "`sudo ls` would run with elevated privileges (rule privilege).",
+	} {
+		if got := (policy.Verdict{Decision: policy.Ask, Reason: reason}).Unasked(); got != want {
+			t.Errorf("Unasked(%q) = %q, want %q", reason, got, want)
+		}
+	}
+}

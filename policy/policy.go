@@ -90,6 +90,14 @@ type Verdict struct {
 	Paths []string `json:"paths,omitempty"`
 }
 
+// Unasked is an ask's reason once the asking is over, when what follows says it
+// better (no one could be asked, the user declined): without the reason's
+// "the user must approve it", so that the refusal says it once.
+func (v Verdict) Unasked() string {
+	r := strings.Replace(v.Reason, ": the user must approve it", "", 1)
+	return strings.Replace(r, " The user must approve it.", "", 1)
+}
+
 // Engine judges command lines under one Settings. It is safe for concurrent use.
 type Engine struct {
 	s                Settings

@@ -24,25 +24,31 @@ func DigestText(stdout, stderr Result) string {
 
 // Spills is where both streams' complete output went: the first spill file
 // (the envelope's full_output_path, "" if none), and notes for what that one
-// path cannot say: a second spill file, a capped one, or one that could not
-// be written.
-func Spills(stdout, stderr Result) (first string, notes []string) {
+// path cannot say: a second spill file (its Note names the file), a capped
+// one, or one that could not be written.
+func Spills(stdout, stderr Result) (first string, notes []Note) {
 	for _, s := range named(stdout, stderr) {
 		switch {
 		case s.res.SpillPath == "":
 		case first == "":
 			first = s.res.SpillPath
 		default:
-			notes = append(notes, fmt.Sprintf("Full %s: %s", s.name, s.res.SpillPath))
+			notes = append(notes, Note{fmt.Sprintf("Full %s: %s", s.name, s.res.SpillPath), s.res.SpillPath})
 		}
 		if s.res.SpillCapped {
-			notes = append(notes, fmt.Sprintf("Full %s file stopped at %d bytes (a file's cap, or the session's for all its files); %d bytes were printed in all.", s.name, s.res.SpillSize, s.res.Total))
+			notes = append(notes, Note{Text: fmt.Sprintf("Full %s file stopped at %d bytes (a file's cap, or the session's for all its files); %d bytes were printed in all.", s.name, s.res.SpillSize, s.res.Total)})
 		}
 		if s.res.SpillErr != nil {
-			notes = append(notes, fmt.Sprintf("Full %s could not be saved: %v", s.name, s.res.SpillErr))
+			notes = append(notes, Note{Text: fmt.Sprintf("Full %s could not be saved: %v", s.name, s.res.SpillErr)})
 		}
 	}
 	return first, notes
+}
+
+// A Note is a line of Spills: its text, and the spill file it names, if any.
+type Note struct {
+	Text string
+	File string
 }
 
 type namedResult struct {

@@ -24,23 +24,23 @@ func TestSpills(t *testing.T) {
 		name           string
 		stdout, stderr Result
 		first          string
-		notes          []string
+		notes          []Note
 	}{
 		{name: "none"},
 		{name: "stderr only", stderr: Result{SpillPath: "/s/err"}, first: "/s/err"},
 		{
 			name:   "both: the second is a note",
 			stdout: Result{SpillPath: "/s/out"}, stderr: Result{SpillPath: "/s/err"},
-			first: "/s/out", notes: []string{"Full stderr: /s/err"},
+			first: "/s/out", notes: []Note{{"Full stderr: /s/err", "/s/err"}},
 		},
 		{
 			name:   "capped and failed",
 			stdout: Result{SpillPath: "/s/out", SpillCapped: true, SpillSize: 10, Total: 99},
 			stderr: Result{SpillErr: errors.New("disk full")},
 			first:  "/s/out",
-			notes: []string{
-				"Full stdout file stopped at 10 bytes (a file's cap, or the session's for all its files); 99 bytes were printed in all.",
-				"Full stderr could not be saved: disk full",
+			notes: []Note{
+				{Text: "Full stdout file stopped at 10 bytes (a file's cap, or the session's for all its files); 99 bytes were printed in all."},
+				{Text: "Full stderr could not be saved: disk full"},
 			},
 		},
 	}
