@@ -76,13 +76,12 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 		return fmt.Sprintf("Not approved: %s The user declined this command; do not retry it as is.", v.Unasked())
 	}
 	// Not the project's .shellgate.toml: a project file may not loosen the policy.
-	how := fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [\"%s *\"] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", sessionKeyOr(v, "COMMAND"))
+	how := "The user can run it where a person can approve it."
+	if v.Rule == policy.RuleUserAsk {
+		how = "The user can take the ask rule out of the config that sets it, or run it where a person can approve it."
+	} else if v.AllowPattern != "" {
+		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", v.AllowPattern)
+	}
 	return fmt.Sprintf("Approval required, and no one could be asked: %s %s", v.Unasked(), how)
 }
 
-func sessionKeyOr(v policy.Verdict, def string) string {
-	if v.SessionKey != "" {
-		return v.SessionKey
-	}
-	return def
-}

@@ -478,7 +478,7 @@ func TestApproval(t *testing.T) {
 	g := gate(t, cfg)
 
 	env := run(t, g, shellgate.Request{Command: "touch a"})
-	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, "allow") ||
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, "take the ask rule out") ||
 		strings.Count(env.Error.Message, "(rule ") != 1 {
 		t.Fatalf("no approver: %+v", env.Error)
 	}

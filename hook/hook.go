@@ -229,10 +229,10 @@ func askReason(v policy.Verdict) string {
 }
 
 // allowHint names the user allow pattern that covers an asked command, after lead;
-// nothing when the policy names no command prefix to allow.
+// nothing when no pattern can (policy.Verdict.AllowPattern).
 func allowHint(v policy.Verdict, lead string) string {
-	if v.SessionKey == "" {
+	if v.AllowPattern == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s [policy] allow = [%q] to ~/.config/shellgate/config.toml.", lead, v.SessionKey+" *")
+	return fmt.Sprintf("%s [policy] allow = [%q] to ~/.config/shellgate/config.toml.", lead, v.AllowPattern)
 }

@@ -45,7 +45,7 @@ func TestElicitation(t *testing.T) {
 		{"accept but choose deny", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny"}}, false, envelope.ApprovalRequired, 1, "declined"},
 		{"decline", &mcp.ElicitResult{Action: "decline"}, false, envelope.ApprovalRequired, 1, "declined"},
 		{"cancel", &mcp.ElicitResult{Action: "cancel"}, false, envelope.ApprovalRequired, 1, "declined"},
-		{"unsupported", nil, false, envelope.ApprovalRequired, 0, "allow"},
+		{"unsupported", nil, false, envelope.ApprovalRequired, 0, "take the ask rule out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -132,6 +132,45 @@ func sessionKey(rule string, c *analysis.Command) string {
 	return c.Source
 }
 
+// allowPattern is the user allow pattern that lets exactly c run without the
+// question rule asks: c's words as they are, each a glob of itself (a
+// prefix and "*" would let more through than the question was about:
+// docker run --privileged where docker run alpine was asked). "" when a
+// word is only known at run time or cannot be a pattern's token (empty, or
+// with white space: patterns split on it), and for the user's own ask
+// rules, which allow patterns do not lift (dropAsks).
+func allowPattern(rule string, c *analysis.Command) string {
+	if c.Dynamic || c.Kind != analysis.Simple || rule == RuleUserAsk {
+		return ""
+	}
+	parts := []string{globQuote(c.Name)}
+	for i, a := range c.Args {
+		if c.Flags[i]&analysis.ArgDynamic != 0 || a == "" || strings.ContainsAny(a, " \t\n\r\v\f") {
+			return ""
+		}
+		parts = append(parts, globQuote(a))
+	}
+	if c.MoreArgs {
+		parts = append(parts, "*")
+	}
+	return strings.Join(parts, " ")
+}
+
+// globQuote makes s a path.Match pattern that matches s alone.
+func globQuote(s string) string {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // withOptions is the prefix key of c: its name, the argument at sub (the
 // subcommand, or the first operand), and every option given, with its value —
 // options change what a daemon is asked to do (docker run --privileged -v

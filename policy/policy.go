@@ -75,6 +75,12 @@ type Verdict struct {
 	// must be shown with the question. Never a bare program name. Empty when the ask cannot be approved that way (text
 	// only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
+	// AllowPattern is, for ask, a user allow pattern ([policy] allow) that
+	// lets exactly this command run without asking — the prefix and "*"
+	// where SessionKey is a prefix. Empty when none can be written (an
+	// argument known only at run time, or one with spaces) and for the
+	// user's own ask rules, which an allow pattern does not lift.
+	AllowPattern string `json:"-"`
 	// Commands is everything the line would run (for `shellgate check`).
 	Commands []Command `json:"commands"`
 	// ReadOnly: every command of the line only reads (the set untrusted mode
@@ -262,6 +268,7 @@ type hit struct {
 	pos      analysis.Pos
 	text     string
 	key      string // session key, for ask
+	allow    string // the allow pattern that covers it, for ask
 	path     string // the protected path an ask names, if any
 	// covered: what, besides its rule's own Covers, makes it moot.
 	covered func(Covers) bool
@@ -359,7 +366,7 @@ func (x *check) decide(v Verdict, best *hit, withPaths []*hit) Verdict {
 		v.Decision = Deny
 		v.Reason += " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
 	case best.decision == Ask:
-		v.SessionKey = best.key
+		v.SessionKey, v.AllowPattern = best.key, best.allow
 		if best.path != "" {
 			// The command writes each: the question names every one, and
 			// an approval keeps exactly those (the first is in the reason).
@@ -393,7 +400,7 @@ func (x *check) readOnly() bool {
 // add records a hit on the command being judged.
 func (x *check) add(d Decision, rule, reason string) {
 	c := &x.a.Commands[x.cur]
-	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(rule, c)})
+	x.hits = append(x.hits, hit{decision: d, rule: rule, reason: reason, cmd: x.cur, pos: c.Pos, text: c.Source, key: sessionKey(rule, c), allow: allowPattern(rule, c)})
 }
 
 func (x *check) deny(rule, format string, args ...any) {

@@ -46,3 +46,52 @@ func TestSessionKeyHasTheOptions(t *testing.T) {
 		}
 	}
 }
+
+// The allow pattern an ask's hint names lets that command run without asking,
+// and no other: it is the exact command. None is named where no pattern can
+// say it (a word with spaces) or where an allow pattern does not lift the ask
+// (the user's own ask rules).
+func TestAllowPatternLetsTheCommandRun(t *testing.T) {
+	l := newLab(t)
+	for _, c := range []struct {
+		cmd, pattern string
+		stillAsked   []string
+	}{
+		{`python3 -c "print(6*7)"`, `python3 -c print(6\*7)`, []string{`python3 -c "print(7)"`, `python3 -c "print(6*7)" x`}},
+		{"sed '1e date' a.txt", "", nil},
+		{"sed 1e[x] a.txt", `sed 1e\[x] a.txt`, []string{"sed 1ex a.txt"}},
+		{"docker run alpine true", "docker run alpine true", []string{"docker run --privileged alpine true", "docker run alpine sh"}},
+		{"docker run --privileged -v /:/host alpine sh", "docker run --privileged -v /:/host alpine sh", []string{"docker run -v /:/host --privileged --pid=host alpine sh"}},
+		{"python3 -c 'import os; print(1)'", "", nil},
+	} {
+		// Unconfined, as a hook decides: inline programs are asked about.
+		e, _ := policy.New(policy.Settings{Unconfined: true})
+		v := e.Check(c.cmd, l.env())
+		if v.Decision != policy.Ask {
+			t.Fatalf("%s: %s, want ask", c.cmd, v.Decision)
+		}
+		if v.AllowPattern != c.pattern {
+			t.Errorf("%s: pattern %q, want %q", c.cmd, v.AllowPattern, c.pattern)
+			continue
+		}
+		if c.pattern == "" {
+			continue
+		}
+		allowed, err := policy.New(policy.Settings{Unconfined: true, Allow: []string{v.AllowPattern}})
+		if err != nil {
+			t.Fatalf("%s: the pattern %q does not compile: %v", c.cmd, v.AllowPattern, err)
+		}
+		if got := allowed.Check(c.cmd, l.env()); got.Decision != policy.Allow {
+			t.Errorf("%s with allow = [%q]: %s (%s)", c.cmd, v.AllowPattern, got.Decision, got.Reason)
+		}
+		for _, other := range c.stillAsked {
+			if got := allowed.Check(other, l.env()); got.Decision == policy.Allow {
+				t.Errorf("allow = [%q] lets %s run too", v.AllowPattern, other)
+			}
+		}
+	}
+	e, _ := policy.New(policy.Settings{Ask: []string{"touch *"}})
+	if v := e.Check("touch made.txt", l.env()); v.Decision != policy.Ask || v.AllowPattern != "" {
+		t.Errorf("touch under the ask rule touch *: %s, pattern %q, want ask and none", v.Decision, v.AllowPattern)
+	}
+}
