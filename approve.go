@@ -84,4 +84,3 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	}
 	return fmt.Sprintf("Approval required, and no one could be asked: %s %s", v.Unasked(), how)
 }
-
