@@ -164,7 +164,7 @@ test('an ask command goes through elicitation', async (t) => {
     try {
       const res = await client.callTool({ name: TOOL, arguments: { command: 'touch approved' } });
       assert.equal(res.structuredContent.error.code, 'APPROVAL_REQUIRED');
-      assert.match(res.structuredContent.error.message, /allow/);
+      assert.match(res.structuredContent.error.message, /take the ask rule out/);
       assert.ok(!existsSync(join(p.root, 'approved')));
     } finally {
       await client.close();

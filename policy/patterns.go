@@ -136,16 +136,16 @@ func sessionKey(rule string, c *analysis.Command) string {
 // question rule asks: c's words as they are, each a glob of itself (a
 // prefix and "*" would let more through than the question was about:
 // docker run --privileged where docker run alpine was asked). "" when a
-// word is only known at run time or cannot be a pattern's token (empty, or
-// with white space: patterns split on it), and for the user's own ask
-// rules, which allow patterns do not lift (dropAsks).
+// word is only known at run time or empty (no pattern token matches an
+// empty word), and for the user's own ask rules, which allow patterns do
+// not lift (dropAsks).
 func allowPattern(rule string, c *analysis.Command) string {
 	if c.Dynamic || c.Kind != analysis.Simple || rule == RuleUserAsk {
 		return ""
 	}
 	parts := []string{globQuote(c.Name)}
 	for i, a := range c.Args {
-		if c.Flags[i]&analysis.ArgDynamic != 0 || a == "" || strings.ContainsAny(a, " \t\n\r\v\f") {
+		if c.Flags[i]&analysis.ArgDynamic != 0 || a == "" {
 			return ""
 		}
 		parts = append(parts, globQuote(a))
@@ -156,15 +156,20 @@ func allowPattern(rule string, c *analysis.Command) string {
 	return strings.Join(parts, " ")
 }
 
-// globQuote makes s a path.Match pattern that matches s alone.
+// globQuote makes s a pattern token (path.Match) that matches s alone,
+// but for white space, which patterns split on: each is a "?" (python3 -c
+// "print(1 + 2)" is allowed by python3 -c print(1?+?2)).
 func globQuote(s string) string {
-	if !strings.ContainsAny(s, `*?[\`) {
+	if !strings.ContainsAny(s, "*?[\\ \t\n\r\v\f") {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
+		switch r {
+		case '*', '?', '[', '\\':
 			b.WriteByte('\\')
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			r = '?'
 		}
 		b.WriteRune(r)
 	}

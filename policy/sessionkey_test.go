@@ -48,9 +48,10 @@ func TestSessionKeyHasTheOptions(t *testing.T) {
 }
 
 // The allow pattern an ask's hint names lets that command run without asking,
-// and no other: it is the exact command. None is named where no pattern can
-// say it (a word with spaces) or where an allow pattern does not lift the ask
-// (the user's own ask rules).
+// and no other: it is the exact command (white space in a word, on which
+// patterns split, matched by "?"). None is named where no pattern can say it
+// (an empty word) or where an allow pattern does not lift the ask (the
+// user's own ask rules).
 func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 	l := newLab(t)
 	for _, c := range []struct {
@@ -58,11 +59,13 @@ func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 		stillAsked   []string
 	}{
 		{`python3 -c "print(6*7)"`, `python3 -c print(6\*7)`, []string{`python3 -c "print(7)"`, `python3 -c "print(6*7)" x`}},
-		{"sed '1e date' a.txt", "", nil},
+		{"sed '1e date' a.txt", "sed 1e?date a.txt", []string{"sed '1e id' a.txt"}},
+		{"python3 -c \"open('asked.txt', 'w')\"", "python3 -c open('asked.txt',?'w')", []string{"python3 -c \"open('other.txt', 'w')\""}},
+		{"python3 -c ''", "", nil},
 		{"sed 1e[x] a.txt", `sed 1e\[x] a.txt`, []string{"sed 1ex a.txt"}},
 		{"docker run alpine true", "docker run alpine true", []string{"docker run --privileged alpine true", "docker run alpine sh"}},
 		{"docker run --privileged -v /:/host alpine sh", "docker run --privileged -v /:/host alpine sh", []string{"docker run -v /:/host --privileged --pid=host alpine sh"}},
-		{"python3 -c 'import os; print(1)'", "", nil},
+		{"python3 -c 'import os\nprint(1)'", "python3 -c import?os?print(1)", []string{"python3 -c 'import os\nprint(2)'"}},
 	} {
 		// Unconfined, as a hook decides: inline programs are asked about.
 		e, _ := policy.New(policy.Settings{Unconfined: true})
