@@ -212,6 +212,53 @@ func BenchmarkPeakRSS1GiB(b *testing.B) {
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
 }
 
+// BenchmarkPeakRSS1GiBSession is BenchmarkPeakRSS1GiB through a session, as
+// every MCP call runs: the call's output goes to its job log (its first
+// 64 KiB in memory, then a file) as well as to its capture.
+func BenchmarkPeakRSS1GiBSession(b *testing.B) {
+	const n = 1 << 30
+	g, err := shellgate.New(shellgate.Config{Root: b.TempDir(), SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	s := g.NewSession(shellgate.SessionConfig{})
+	defer s.Close()
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if rss := residentBytes(); rss > peak.Load() {
+				peak.Store(rss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	b.SetBytes(n)
+	for b.Loop() {
+		env := s.Run(context.Background(), shellgate.Request{Command: yesCommand(n)})
+		if env.Stats.StdoutBytes != n || env.Data.FullOutputPath == nil {
+			b.Fatalf("captured %d bytes: %s", env.Stats.StdoutBytes, env.Text)
+		}
+		if fi, err := os.Stat(*env.Data.FullOutputPath); err != nil || fi.Size() != n {
+			b.Fatalf("the full output file: %v", err)
+		}
+		os.Remove(*env.Data.FullOutputPath)
+	}
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-RSS-MiB")
+}
+
 // residentBytes reads VmRSS from /proc/self/status (Linux).
 func residentBytes() int64 {
 	f, err := os.Open("/proc/self/status")
