@@ -14,9 +14,10 @@ import (
 // job prints. At most max bytes are kept on disk, the newest: the stream goes
 // to one file and then another of max/2 bytes each, and the older is dropped
 // when a third would begin, so a server that logs for days still shows its
-// latest lines. A stream's first MemMax bytes are kept in memory: the first
-// file is created only once the stream outgrows them, or once a read needs a
-// path to show (a cut read names the file with the whole output). Most
+// latest lines. A stream's first bytes (MemMax, JobMemMax) are kept in
+// memory: the first file is created only once the stream outgrows them, or
+// once a read needs a path to show (a cut read names the file with the whole
+// output). Most
 // commands of a session print little, and a file made and removed for each
 // costs more than its bytes (ext4's search for a free inode steps over every
 // recently deleted one).
@@ -44,9 +45,14 @@ type Log struct {
 	mem   []byte
 }
 
-// MemMax is the most bytes of a stream a Log keeps in memory before it
-// writes them to its first file.
-const MemMax = 64 << 10
+// MemMax is the most bytes of a call's stream (see Whole) a Log keeps in
+// memory before it writes them to its first file; JobMemMax a job's. A call
+// holds them for as long as it runs; a session remembers dozens of jobs,
+// ended ones too, so theirs hold less.
+const (
+	MemMax    = 64 << 10
+	JobMemMax = 8 << 10
+)
 
 // segment is one file of a Log, holding the stream from offset start.
 type segment struct {
@@ -124,6 +130,9 @@ func (l *Log) Rotate() {
 		return
 	}
 	l.whole = false
+	if l.inMem && int64(len(l.mem)) > l.memCap() {
+		l.toFile() // more than a job keeps in memory
+	}
 	if l.end < l.total && l.err == nil {
 		for _, g := range l.segs {
 			g.close(true)
@@ -170,9 +179,14 @@ func (l *Log) segMax() int64 {
 	return max(l.max/2, 1)
 }
 
-// memCap is the most bytes kept in memory: MemMax, or less, so that they
-// fit in one file of the log.
-func (l *Log) memCap() int64 { return min(MemMax, max(l.max/2, 1)) }
+// memCap is the most bytes kept in memory: MemMax for a call's log,
+// JobMemMax for a job's, or less, so that they fit in one file of the log.
+func (l *Log) memCap() int64 {
+	if l.whole {
+		return min(MemMax, max(l.max/2, 1))
+	}
+	return min(JobMemMax, max(l.max/2, 1))
+}
 
 // toFile ends keeping the stream in memory: what it holds goes to the first
 // file. If that file cannot be made, the bytes stay in memory, still read,

@@ -347,3 +347,37 @@ func TestLogInMemoryNoFile(t *testing.T) {
 		t.Errorf("handed over %q, %v; want the error", path, err)
 	}
 }
+
+// A job's log keeps less in memory than a call's (a session remembers many
+// jobs): past JobMemMax it is in a file, and a call that goes on as a job
+// with more than that in memory moves it to a file then.
+func TestJobLogInMemoryCap(t *testing.T) {
+	dir := t.TempDir()
+	files := func() int { f, _ := os.ReadDir(dir); return len(f) }
+	job := NewLog(dir, "job", 1<<30, nil)
+	defer job.Remove()
+	job.Write(make([]byte, JobMemMax))
+	if files() != 0 {
+		t.Fatal("JobMemMax bytes made a file")
+	}
+	job.Write([]byte("x"))
+	if files() != 1 {
+		t.Fatalf("%d files past JobMemMax, want 1", files())
+	}
+
+	call := NewLog(dir, "call", 1<<30, nil)
+	defer call.Remove()
+	call.Whole()
+	call.Write(bytes.Repeat([]byte("y"), JobMemMax+1))
+	if files() != 1 {
+		t.Fatal("a call's JobMemMax+1 bytes made a file")
+	}
+	call.Rotate()
+	if files() != 2 {
+		t.Fatalf("a call gone on as a job with %d bytes in memory: %d files, want 2", JobMemMax+1, files())
+	}
+	call.Write([]byte("z"))
+	if got := call.readAt(0, 2*JobMemMax); len(got) != JobMemMax+2 || got[JobMemMax+1] != 'z' {
+		t.Errorf("read back %d bytes", len(got))
+	}
+}
