@@ -233,3 +233,47 @@ func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
 		t.Errorf("--json: no full_output_path")
 	}
 }
+
+// A one-shot run whose output was not cut leaves nothing in the spill
+// directory; one whose output was cut leaves the file data.full_output_path
+// names, with all of it, for the user to read.
+func TestRunJSONLeavesOnlyNamedSpills(t *testing.T) {
+	lane.Live(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the default spill dir is
+	left := func() []string {
+		var files []string
+		filepath.WalkDir(tmp, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, path)
+			}
+			return nil
+		})
+		return files
+	}
+	decode := func(stdout string) envelope.Envelope {
+		var env envelope.Envelope
+		if err := json.Unmarshal([]byte(stdout), &env); err != nil {
+			t.Fatalf("not an envelope (%v): %s", err, stdout)
+		}
+		return env
+	}
+	env := decode(func() string { _, out, _ := runCLI(t, "--json", "--", "echo hi; seq 1 1000 >&2"); return out }())
+	if env.Data.FullOutputPath != nil || env.Data.Truncated {
+		t.Fatalf("a small output spilled: %s", env.Text)
+	}
+	if files := left(); len(files) > 0 {
+		t.Errorf("a run that cut nothing left files: %v", files)
+	}
+	env = decode(func() string { _, out, _ := runCLI(t, "--json", "--", "seq 1 20000"); return out }())
+	if env.Data.FullOutputPath == nil || !env.Data.Truncated || !strings.Contains(env.Text, *env.Data.FullOutputPath) {
+		t.Fatalf("a cut output names no file: %s", env.Text)
+	}
+	if files := left(); len(files) != 1 || files[0] != *env.Data.FullOutputPath {
+		t.Errorf("files left %v, want only %s", files, *env.Data.FullOutputPath)
+	}
+	got, _ := os.ReadFile(*env.Data.FullOutputPath)
+	if len(got) != 108894 || !strings.HasSuffix(string(got), "\n19999\n20000\n") {
+		t.Errorf("the named file holds %d bytes, want all 108894", len(got))
+	}
+}

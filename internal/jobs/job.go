@@ -5,8 +5,8 @@
 //
 // What runs, and under which policy and sandbox, is decided by the session
 // (package shellgate); a Job only keeps what runs. Memory stays bounded
-// whatever a job prints: output goes to files, and reads return at most a
-// budget of it.
+// whatever a job prints: past its first MemMax bytes, a stream goes to files,
+// and reads return at most a budget of it.
 package jobs
 
 import (
@@ -266,6 +266,9 @@ func (j *Job) Read(ctx context.Context, opts ReadOptions) Output {
 			s = l.readLines(from[i], share, opts.Filter.Match)
 		default:
 			s = l.readSince(from[i], share)
+		}
+		if s.Skipped > 0 && s.Path == "" {
+			s.Path = l.filePath() // what was left out is there to read
 		}
 		if i == 0 {
 			out.Stdout = s

@@ -14,8 +14,13 @@ import (
 // job prints. At most max bytes are kept on disk, the newest: the stream goes
 // to one file and then another of max/2 bytes each, and the older is dropped
 // when a third would begin, so a server that logs for days still shows its
-// latest lines. The first file is created at the first byte: most commands of
-// a session print little or nothing on one of their streams.
+// latest lines. A stream's first bytes (MemMax, JobMemMax) are kept in
+// memory: the first file is created only once the stream outgrows them, or
+// once a read needs a path to show (a cut read names the file with the whole
+// output). Most
+// commands of a session print little, and a file made and removed for each
+// costs more than its bytes (ext4's search for a free inode steps over every
+// recently deleted one).
 //
 // A call's log (see Whole) is one file instead, holding the stream from its
 // first byte up to max: the call's spill file once it ends (Handover), so that
@@ -34,7 +39,20 @@ type Log struct {
 	changed chan struct{}
 	removed bool
 	whole   bool // one file from the first byte, up to max; then counted only
+	// While inMem, the bytes kept, [0, end), are mem, and there is no file
+	// yet; once a file is needed (see toFile), never again.
+	inMem bool
+	mem   []byte
 }
+
+// MemMax is the most bytes of a call's stream (see Whole) a Log keeps in
+// memory before it writes them to its first file; JobMemMax a job's. A call
+// holds them for as long as it runs; a session remembers dozens of jobs,
+// ended ones too, so theirs hold less.
+const (
+	MemMax    = 64 << 10
+	JobMemMax = 8 << 10
+)
 
 // segment is one file of a Log, holding the stream from offset start.
 type segment struct {
@@ -68,7 +86,7 @@ func (g *segment) close(remove bool) error {
 // stream in files in dir, with the values of secrets (name → value)
 // replaced wherever they are printed.
 func NewLog(dir, name string, max int64, secrets map[string]string) *Log {
-	return &Log{dir: dir, name: name, max: max, red: output.NewRedactor(secrets), changed: make(chan struct{})}
+	return &Log{dir: dir, name: name, max: max, red: output.NewRedactor(secrets), changed: make(chan struct{}), inMem: true}
 }
 
 // Tee sends what the log keeps, redacted, to w as well. Call it before the
@@ -112,6 +130,9 @@ func (l *Log) Rotate() {
 		return
 	}
 	l.whole = false
+	if l.inMem && int64(len(l.mem)) > l.memCap() {
+		l.toFile() // more than a job keeps in memory
+	}
 	if l.end < l.total && l.err == nil {
 		for _, g := range l.segs {
 			g.close(true)
@@ -127,7 +148,11 @@ func (l *Log) Rotate() {
 func (l *Log) Handover() (path string, size int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.whole || l.removed || len(l.segs) == 0 && l.err == nil {
+	if !l.whole || l.removed {
+		return "", 0, nil
+	}
+	l.toFile()
+	if len(l.segs) == 0 && l.err == nil {
 		return "", 0, nil
 	}
 	l.removed = true
@@ -154,6 +179,41 @@ func (l *Log) segMax() int64 {
 	return max(l.max/2, 1)
 }
 
+// memCap is the most bytes kept in memory: MemMax for a call's log,
+// JobMemMax for a job's, or less, so that they fit in one file of the log.
+func (l *Log) memCap() int64 {
+	if l.whole {
+		return min(MemMax, max(l.max/2, 1))
+	}
+	return min(JobMemMax, max(l.max/2, 1))
+}
+
+// toFile ends keeping the stream in memory: what it holds goes to the first
+// file. If that file cannot be made, the bytes stay in memory, still read,
+// and later ones are counted only (l.err).
+func (l *Log) toFile() {
+	if !l.inMem || l.removed || l.err != nil {
+		return
+	}
+	if len(l.mem) == 0 {
+		l.inMem, l.mem = false, nil
+		return
+	}
+	g := l.newSegment(0)
+	if g == nil {
+		return
+	}
+	n, err := g.w.Write(l.mem)
+	g.size = int64(n)
+	if err != nil {
+		g.close(true)
+		l.err = err
+		return
+	}
+	l.segs = append(l.segs, g)
+	l.inMem, l.mem = false, nil
+}
+
 func (l *Log) append(p []byte) {
 	if l.removed || len(p) == 0 {
 		return
@@ -162,6 +222,19 @@ func (l *Log) append(p []byte) {
 		l.tee.Write(p)
 	}
 	l.total += int64(len(p))
+	if l.inMem && l.err == nil && int64(len(l.mem)+len(p)) <= l.memCap() {
+		if len(l.mem)+len(p) > cap(l.mem) {
+			// Grown by hand, so that it never holds more than memCap.
+			grown := make([]byte, len(l.mem), min(l.memCap(), max(2*int64(cap(l.mem)), int64(len(l.mem)+len(p)), 512)))
+			copy(grown, l.mem)
+			l.mem = grown
+		}
+		l.mem = append(l.mem, p...)
+		l.end += int64(len(p))
+		p = nil
+	} else {
+		l.toFile()
+	}
 	for len(p) > 0 && l.err == nil {
 		cur := l.current()
 		if cur == nil {
@@ -186,6 +259,23 @@ func (l *Log) current() *segment {
 	} else if n > 0 && l.whole {
 		return nil // full: the rest is counted only
 	}
+	g := l.newSegment(l.end)
+	if g == nil {
+		return nil
+	}
+	if len(l.segs) == 2 {
+		l.segs[0].close(true)
+		l.segs = l.segs[1:]
+	} else if len(l.segs) == 1 {
+		l.segs[0].w.Sync() // nothing more goes there
+	}
+	l.segs = append(l.segs, g)
+	return g
+}
+
+// newSegment creates a file for the stream from offset start; nil (and
+// l.err) if it cannot.
+func (l *Log) newSegment(start int64) *segment {
 	w, err := output.CreateFile(l.dir, l.name)
 	if err != nil {
 		l.err = err
@@ -198,15 +288,7 @@ func (l *Log) current() *segment {
 		l.err = err
 		return nil
 	}
-	if len(l.segs) == 2 {
-		l.segs[0].close(true)
-		l.segs = l.segs[1:]
-	} else if len(l.segs) == 1 {
-		l.segs[0].w.Sync() // nothing more goes there
-	}
-	g := &segment{w: w, r: r, path: w.Name(), start: l.end}
-	l.segs = append(l.segs, g)
-	return g
+	return &segment{w: w, r: r, path: w.Name(), start: start}
 }
 
 // Total is the number of bytes written so far, kept or not.
@@ -216,7 +298,8 @@ func (l *Log) Total() int64 {
 	return l.total
 }
 
-// Path is the file holding the newest part of the stream, "" while it is empty.
+// Path is the file holding the newest part of the stream, "" while it is
+// empty or kept in memory.
 func (l *Log) Path() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -239,10 +322,21 @@ func (l *Log) state() (first, end, total int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	first = l.end
-	if len(l.segs) > 0 {
+	if l.inMem {
+		first = 0
+	} else if len(l.segs) > 0 {
 		first = l.segs[0].start
 	}
 	return first, l.end, l.total
+}
+
+// filePath is Path for a read that left bytes out, which must name a file
+// holding them: the bytes kept in memory go to a file now.
+func (l *Log) filePath() string {
+	l.mu.Lock()
+	l.toFile()
+	l.mu.Unlock()
+	return l.Path()
 }
 
 // A segRead is a segment as a read found it: its size then (the writer goes
@@ -277,6 +371,15 @@ func (l *Log) reading() (segs []segRead, first, end int64, done func()) {
 
 // readAt reads up to n bytes kept at offset off.
 func (l *Log) readAt(off int64, n int) []byte {
+	l.mu.Lock()
+	if l.inMem {
+		defer l.mu.Unlock()
+		if off < 0 || off >= int64(len(l.mem)) || n <= 0 {
+			return nil
+		}
+		return append([]byte(nil), l.mem[off:min(off+int64(n), int64(len(l.mem)))]...)
+	}
+	l.mu.Unlock()
 	segs, first, end, done := l.reading()
 	defer done()
 	if off < first || off >= end || n <= 0 {
@@ -306,7 +409,7 @@ func (l *Log) Remove() {
 	for _, g := range l.segs {
 		g.close(true)
 	}
-	l.segs = nil
+	l.segs, l.mem = nil, nil
 }
 
 // Slice is a piece of a stream as read: its text, and where the next read starts.
@@ -343,6 +446,7 @@ func (l *Log) readSince(from int64, limit int) Slice {
 	head := l.readAt(from, half)
 	tail := l.readAt(size-int64(half), half)
 	s.Skipped += n - int64(len(head)+len(tail))
+	s.Path = l.filePath()
 	s.Text = text(head) + cutMarker(n-int64(len(head)+len(tail)), s.Path) + text(tail)
 	return s
 }

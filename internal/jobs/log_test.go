@@ -1,9 +1,11 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -245,5 +247,137 @@ func TestCallLog(t *testing.T) {
 	}
 	if path, _, _ := job.Handover(); path != "" {
 		t.Errorf("a job's log handed over %s", path)
+	}
+}
+
+// A stream's first bytes stay in memory: no file until it outgrows MemMax,
+// a call's capture asks for its file (Handover), or a read left bytes out
+// and must name a file holding them. Every byte reads the same either way.
+func TestLogInMemoryFirst(t *testing.T) {
+	dir := t.TempDir()
+	files := func() int { f, _ := os.ReadDir(dir); return len(f) }
+	l := NewLog(dir, "out", 1<<30, nil)
+	l.Whole()
+	l.Write([]byte("hello\n"))
+	if files() != 0 || l.Path() != "" {
+		t.Fatalf("%d files for 6 bytes", files())
+	}
+	if s := l.readSince(0, 100); s.Text != "hello\n" || s.Next != 6 || s.Skipped != 0 {
+		t.Errorf("read from memory: %+v", s)
+	}
+	l.Remove()
+	if files() != 0 {
+		t.Fatal("a removed log left a file")
+	}
+
+	// Past MemMax: one file, holding everything from the first byte.
+	big := NewLog(dir, "big", 1<<30, nil)
+	defer big.Remove()
+	big.Whole()
+	want := bytes.Repeat([]byte("0123456789abcde\n"), MemMax/16)
+	big.Write(want) // exactly MemMax: still in memory
+	if files() != 0 {
+		t.Fatal("MemMax bytes made a file")
+	}
+	big.Write([]byte("z\n"))
+	want = append(want, "z\n"...)
+	if files() != 1 {
+		t.Fatalf("%d files past MemMax, want 1", files())
+	}
+	if got := big.readAt(0, len(want)+10); !bytes.Equal(got, want) {
+		t.Errorf("read back %d bytes, want %d", len(got), len(want))
+	}
+	path, size, err := big.Handover()
+	if got, _ := os.ReadFile(path); err != nil || size != int64(len(want)) || !bytes.Equal(got, want) {
+		t.Errorf("handed over %d bytes (%v)", size, err)
+	}
+	os.Remove(path)
+
+	// Handed over from memory: the file is made then, whole.
+	small := NewLog(dir, "small", 1<<30, nil)
+	small.Whole()
+	small.Write([]byte("a\x00b"))
+	path, size, err = small.Handover()
+	if got, _ := os.ReadFile(path); err != nil || size != 3 || string(got) != "a\x00b" {
+		t.Errorf("handed over from memory: %q %d %v", got, size, err)
+	}
+	small.Remove()
+	os.Remove(path)
+	if empty := NewLog(dir, "empty", 1<<30, nil); true {
+		empty.Whole()
+		if path, _, _ := empty.Handover(); path != "" || files() != 0 {
+			t.Errorf("an empty log handed over %q", path)
+		}
+	}
+
+	// A cut read names a file with all of it, made from memory then.
+	job := NewLog(dir, "job", 1<<30, nil)
+	defer job.Remove()
+	job.Write([]byte(strings.Repeat("x", 1000)))
+	s := job.readSince(0, 100)
+	if s.Path == "" || !strings.Contains(s.Text, s.Path) || s.Skipped != 900 {
+		t.Fatalf("a cut read from memory: %+v", s)
+	}
+	if got, _ := os.ReadFile(s.Path); len(got) != 1000 {
+		t.Errorf("its file holds %d bytes, want 1000", len(got))
+	}
+	job.Write([]byte("yz"))
+	if s := job.readSince(1000, 100); s.Text != "yz" {
+		t.Errorf("read after the file was made: %q", s.Text)
+	}
+}
+
+// A log whose file cannot be made still reads what memory holds, and counts
+// the rest.
+func TestLogInMemoryNoFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "file")
+	must(t, os.WriteFile(dir, nil, 0o600)) // not a directory
+	l := NewLog(dir, "out", 1<<20, nil)
+	defer l.Remove()
+	l.Whole()
+	l.Write([]byte("kept\n"))
+	l.Write(make([]byte, MemMax))
+	if l.Total() != MemMax+5 {
+		t.Errorf("total %d", l.Total())
+	}
+	if s := l.readSince(0, 4); !strings.HasPrefix(s.Text, "ke") || s.Skipped != MemMax+1 {
+		t.Errorf("read: %q skipped %d", s.Text, s.Skipped)
+	}
+	if path, _, err := l.Handover(); path != "" || err == nil {
+		t.Errorf("handed over %q, %v; want the error", path, err)
+	}
+}
+
+// A job's log keeps less in memory than a call's (a session remembers many
+// jobs): past JobMemMax it is in a file, and a call that goes on as a job
+// with more than that in memory moves it to a file then.
+func TestJobLogInMemoryCap(t *testing.T) {
+	dir := t.TempDir()
+	files := func() int { f, _ := os.ReadDir(dir); return len(f) }
+	job := NewLog(dir, "job", 1<<30, nil)
+	defer job.Remove()
+	job.Write(make([]byte, JobMemMax))
+	if files() != 0 {
+		t.Fatal("JobMemMax bytes made a file")
+	}
+	job.Write([]byte("x"))
+	if files() != 1 {
+		t.Fatalf("%d files past JobMemMax, want 1", files())
+	}
+
+	call := NewLog(dir, "call", 1<<30, nil)
+	defer call.Remove()
+	call.Whole()
+	call.Write(bytes.Repeat([]byte("y"), JobMemMax+1))
+	if files() != 1 {
+		t.Fatal("a call's JobMemMax+1 bytes made a file")
+	}
+	call.Rotate()
+	if files() != 2 {
+		t.Fatalf("a call gone on as a job with %d bytes in memory: %d files, want 2", JobMemMax+1, files())
+	}
+	call.Write([]byte("z"))
+	if got := call.readAt(0, 2*JobMemMax); len(got) != JobMemMax+2 || got[JobMemMax+1] != 'z' {
+		t.Errorf("read back %d bytes", len(got))
 	}
 }

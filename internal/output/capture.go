@@ -62,10 +62,11 @@ type Options struct {
 	// spill file alike, since a model given the file's path can read it. A value split
 	// between two writes is found too. Values shorter than 8 bytes are ignored.
 	Redact map[string]string
-	// Store, if not nil, already keeps the whole stream in a file (a session
-	// call's job log): the Capture writes no file of its own, and takes the
-	// store's as its spill file when it needs one, so that an output is on
-	// disk once.
+	// Store, if not nil, already keeps the whole stream (a session call's job
+	// log: in memory while it is small, then in a file): the Capture writes no
+	// file of its own, and takes the store's file as its spill file when it
+	// needs one (Handover makes it then from what memory holds), so that an
+	// output is on disk once, and a small one not at all.
 	Store Store
 	// Name goes into the spill file name, <dir>/<random-id>.<name>.log, e.g. "stdout".
 	// Characters other than ASCII letters, digits, '-' and '_' become '_'.
@@ -73,7 +74,7 @@ type Options struct {
 }
 
 // A Store keeps every byte written to a Capture (after redaction, as the
-// Capture does) in a file of at most SpillMax bytes.
+// Capture does), up to SpillMax bytes, and gives them up as a file.
 type Store interface {
 	// Handover gives the file up to the caller: its path and the bytes in it,
 	// "" if there is none, or why it could not be kept whole.
