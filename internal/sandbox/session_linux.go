@@ -485,6 +485,9 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	if log != nil { // last, after the trees
 		fds = append(fds, int(log.Fd()))
 	}
+	for i := range steps { // doctor --plan's; the helper has no use for it
+		steps[i].Why = ""
+	}
 	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}

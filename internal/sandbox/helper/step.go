@@ -57,7 +57,7 @@ type Step struct {
 	// Try: a Src that is gone by the time the step runs is skipped, not a
 	// missing layer (a cache removed meanwhile).
 	Try bool   `json:"try,omitempty"`
-	Why string `json:"why"`
+	Why string `json:"why,omitempty"`
 }
 
 // String is the step as `doctor --plan` prints it.
