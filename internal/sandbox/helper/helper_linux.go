@@ -181,6 +181,9 @@ func helperMain() int {
 		return 2
 	}
 	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1)}
+	if !t.pending() {
+		warmJSON()
+	}
 	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+1))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
