@@ -6,9 +6,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/shellgate/shellgate/internal/relay"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,19 +33,6 @@ import (
 //
 // The helper's side is package helper's listenHostPorts; this is shellgate's.
 
-func unixRights(fds []int) []byte {
-	if len(fds) == 0 {
-		return nil
-	}
-	return syscall.UnixRights(fds...)
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
-	}
-}
-
 // forwardHostPorts starts relaying from the sockets the helper sent, fds[i]
 // listening for ports[i]; the last egress of them are the proxy's, whose
 // connections go to serve. It adds the forwarded ports to the report as
@@ -57,7 +44,7 @@ func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, 
 		return nil
 	}
 	if len(fds) != len(ports) {
-		closeAll(fds)
+		helper.CloseAll(fds)
 		r.Missing = append(r.Missing, fmt.Sprintf("%s: the session sent %d sockets for %d ports", LayerHostPorts, len(fds), len(ports)))
 		return nil
 	}

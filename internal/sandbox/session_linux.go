@@ -488,7 +488,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	for i := range steps { // doctor --plan's; the helper has no use for it
 		steps[i].Why = ""
 	}
-	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
@@ -760,7 +760,7 @@ func (s *Session) dispatch() {
 				delete(s.started, m.ID)
 				r := startReply{fds: helper.FDs(got)}
 				if m.Error != "" || len(r.fds) != 2 {
-					closeAll(r.fds)
+					helper.CloseAll(r.fds)
 					r = startReply{err: fmt.Errorf("sandbox: no terminal: %s", m.Error)}
 				}
 				ch <- r

@@ -209,8 +209,8 @@ func helperMain() int {
 	h.mounts, h.launcher = mounts, launcher
 	ready := &Message{Op: "ready", Layers: layers, Missing: missing}
 	lns := listenHostPorts(m.Spec, ready)
-	err = h.ctl.Send(ready, unixRights(lns))
-	closeAll(lns) // shellgate holds them now
+	err = h.ctl.Send(ready, UnixRights(lns))
+	CloseAll(lns) // shellgate holds them now
 	if err != nil {
 		return 2
 	}

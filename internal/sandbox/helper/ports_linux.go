@@ -67,14 +67,16 @@ func listenHostPorts(spec *Spec, ready *Message) []int {
 	return fds
 }
 
-func unixRights(fds []int) []byte {
+// UnixRights is the ancillary data that sends fds; none for none.
+func UnixRights(fds []int) []byte {
 	if len(fds) == 0 {
 		return nil
 	}
 	return syscall.UnixRights(fds...)
 }
 
-func closeAll(fds []int) {
+// CloseAll closes fds.
+func CloseAll(fds []int) {
 	for _, fd := range fds {
 		unix.Close(fd)
 	}
