@@ -8,27 +8,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/loopback"
 	"github.com/shellgate/shellgate/internal/relay"
 	"go.uber.org/goleak"
 )
 
-// ListenLoopback's sockets, served by ServeFD, answer on 127.0.0.1 (and ::1
+// loopback.Listen's sockets, served by ServeFD, answer on 127.0.0.1 (and ::1
 // where the loopback has it) and on nothing else; a port in use or out of
 // range is an error; Stop closes them.
 func TestListenLoopbackServeFD(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	probe := listen(t)
 	p := port(probe)
-	if _, err := relay.ListenLoopback(p); err == nil {
+	if _, err := loopback.Listen(p); err == nil {
 		t.Errorf("port %d in use: no error", p)
 	}
 	probe.Close()
 	for _, bad := range []int{0, -1, 65536} {
-		if fds, err := relay.ListenLoopback(bad); err == nil {
+		if fds, err := loopback.Listen(bad); err == nil {
 			t.Errorf("port %d: sockets %v, want an error", bad, fds)
 		}
 	}
-	fds, err := relay.ListenLoopback(p)
+	fds, err := loopback.Listen(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/shellgate/shellgate/internal/confine"
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
 // A bare session is what a Session falls back to where the kernel makes no
@@ -39,7 +40,7 @@ func startBare(spec Spec, noUserNS string) (*Session, error) {
 	cfg := confine.Config{
 		Writable:     slices.Concat(spec.Writable, spec.Caches),
 		Devices:      devices,
-		Limits:       rlimits(spec.Limits, false),
+		Limits:       helper.Rlimits(spec.Limits, false),
 		NoSupervisor: noHelper,
 		Probe:        true,
 	}

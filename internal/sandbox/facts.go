@@ -9,6 +9,7 @@ import (
 	"github.com/shellgate/shellgate/internal/fresh"
 	"github.com/shellgate/shellgate/internal/hostscan"
 	"github.com/shellgate/shellgate/internal/idmap"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
 // osHost is the running host, as Plan asks about it.
@@ -62,7 +63,7 @@ func HostFacts() Facts { return hostFacts.Get(gatherFacts) }
 var hostFacts fresh.Shared[Facts]
 
 // rootDirs are the system directories that hold what only root may read.
-var rootDirs = []string{"/etc", "/var"}
+var rootDirs = helper.RootDirs
 
 func gatherFacts() Facts {
 	f := Facts{Host: osHost{}, Sockets: hostscan.ListeningSockets()}

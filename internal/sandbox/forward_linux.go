@@ -2,14 +2,13 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/shellgate/shellgate/internal/relay"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,73 +30,8 @@ import (
 // The egress proxy (Spec.EgressPort) comes in the same way: the helper makes
 // its listening sockets after those of the host ports, and shellgate hands
 // each connection to them to Spec.EgressHandler instead of the host's port.
-
-// listenHostPorts runs in the helper: it makes the listening sockets of
-// spec.HostPorts, then of spec.EgressPort, in the session's network
-// namespace, notes their ports in ready.Ports (and how many are the
-// proxy's in ready.Egress) and the ports it could not listen on in
-// ready.Missing, and returns the sockets. With the host's network there is
-// nothing to forward.
-func listenHostPorts(spec *Spec, ready *message) []int {
-	if spec.Network || len(spec.HostPorts) == 0 && spec.EgressPort == 0 {
-		return nil
-	}
-	if ready.Layers[LayerNet] != "netns" {
-		if len(spec.HostPorts) > 0 {
-			ready.Missing = append(ready.Missing, LayerHostPorts+": the session has no loopback of its own to forward them into")
-		}
-		if spec.EgressPort != 0 {
-			ready.Missing = append(ready.Missing, LayerEgress+": the session has no network of its own, so the allow-list is not enforced")
-		}
-		return nil
-	}
-	var fds []int
-	for i, port := range spec.HostPorts {
-		if i >= MaxHostPorts {
-			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: more than %d ports; %d and later are not forwarded", LayerHostPorts, MaxHostPorts, port))
-			break
-		}
-		got, err := relay.ListenLoopback(port)
-		if err != nil {
-			why := err.Error()
-			if errors.Is(err, unix.EACCES) {
-				why += " (ports below 1024 need privileges the session does not have)"
-			}
-			ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %s", LayerHostPorts, port, why))
-			continue
-		}
-		fds = append(fds, got...)
-		for range got {
-			ready.Ports = append(ready.Ports, port)
-		}
-	}
-	if spec.EgressPort == 0 {
-		return fds
-	}
-	got, err := relay.ListenLoopback(spec.EgressPort)
-	if err != nil {
-		ready.Missing = append(ready.Missing, fmt.Sprintf("%s: port %d: %v (commands have no way out)", LayerEgress, spec.EgressPort, err))
-	}
-	for _, fd := range got {
-		fds = append(fds, fd)
-		ready.Ports = append(ready.Ports, spec.EgressPort)
-		ready.Egress++
-	}
-	return fds
-}
-
-func unixRights(fds []int) []byte {
-	if len(fds) == 0 {
-		return nil
-	}
-	return syscall.UnixRights(fds...)
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		unix.Close(fd)
-	}
-}
+//
+// The helper's side is package helper's listenHostPorts; this is shellgate's.
 
 // forwardHostPorts starts relaying from the sockets the helper sent, fds[i]
 // listening for ports[i]; the last egress of them are the proxy's, whose
@@ -110,7 +44,7 @@ func forwardHostPorts(ports, fds []int, egress int, serve func(context.Context, 
 		return nil
 	}
 	if len(fds) != len(ports) {
-		closeAll(fds)
+		helper.CloseAll(fds)
 		r.Missing = append(r.Missing, fmt.Sprintf("%s: the session sent %d sockets for %d ports", LayerHostPorts, len(fds), len(ports)))
 		return nil
 	}

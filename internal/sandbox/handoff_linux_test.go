@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,7 +64,7 @@ func TestHelperTimerSlack(t *testing.T) {
 	lane.Live(t)
 	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	must(t, err)
-	if n >= helperSlack {
+	if n >= helper.TimerSlack {
 		t.Skipf("this process's timer slack is %d ns already", n)
 	}
 	ours := strconv.Itoa(n)
@@ -84,12 +85,12 @@ func TestHelperTimerSlack(t *testing.T) {
 			t.Skipf("cannot read the helper's timer slack: %v", err)
 		}
 		slacks = append(slacks, strings.TrimSpace(string(b)))
-		if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n >= helperSlack {
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n >= helper.TimerSlack {
 			coarse++
 		}
 	}
 	// All but the launcher's thread, and at least the monitor's.
 	if coarse == 0 || coarse < len(tasks)-1 {
-		t.Errorf("the helper's threads' timer slack: %v ns, want %d but for the launcher's", slacks, helperSlack)
+		t.Errorf("the helper's threads' timer slack: %v ns, want %d but for the launcher's", slacks, helper.TimerSlack)
 	}
 }

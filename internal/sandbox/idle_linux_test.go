@@ -11,6 +11,7 @@ import (
 
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
 // An idle session costs nothing: once its commands and jobs are gone, its
@@ -195,9 +196,9 @@ func TestHelperKeepsPagesBetweenCalls(t *testing.T) {
 		}
 		mapped := exeResident(t, pid)
 		waitEmpty(t, s)
-		time.Sleep(guardEvery + 600*time.Millisecond) // the guard's spell is over
+		time.Sleep(helper.GuardEvery + 600*time.Millisecond) // the guard's spell is over
 		if idle := exeResident(t, pid); idle < mapped-1024 {
-			t.Fatalf("call %d: the helper gave up its executable's pages %v after it: %d kB mapped, then %d kB", i, guardEvery+600*time.Millisecond, mapped, idle)
+			t.Fatalf("call %d: the helper gave up its executable's pages %v after it: %d kB mapped, then %d kB", i, helper.GuardEvery+600*time.Millisecond, mapped, idle)
 		}
 	}
 }

@@ -1,19 +1,18 @@
 package sandbox
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/home"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
 // The session's view of the filesystem is a plan: Plan, a pure function of the
 // Spec and of Facts about the host, returns the steps that build it from an
-// empty root, and one executor applies them (view_linux.go). Nothing of the
+// empty root, and the helper applies them (package helper). Nothing of the
 // host is there unless a step puts it there: the system's directories read-only
 // (their metadata too: chmod, chown, utime and xattrs fail on a read-only
 // mount), a /dev of a few devices and a terminal instance of the session's
@@ -22,80 +21,32 @@ import (
 // overlays, and the project root and configured paths writable. `shellgate
 // doctor --plan` prints the plan.
 
-// StepOp is what a Step does.
-type StepOp string
-
-const (
-	// OpTmpfs mounts an empty tmpfs of Size bytes; one that is not Write is
-	// made read-only by an OpReadOnly step once what it holds is mounted.
-	OpTmpfs StepOp = "tmpfs"
-	// OpBind binds the host's Src at Path, read-only unless Write, however
-	// deep (every mount under Src comes along read-only).
-	OpBind StepOp = "bind"
-	// OpOverlay mounts Src (read-only) with the writable layer Upper on top:
-	// writes land in Upper, never in Src.
-	OpOverlay StepOp = "overlay"
-	// OpSymlink makes Path a symlink to Src.
-	OpSymlink StepOp = "symlink"
-	// OpFile writes Data to a read-only file at Path (a setting file with its
-	// credentials taken out).
-	OpFile StepOp = "file"
-	// OpDevpts mounts a terminal instance of the session's own at Path.
-	OpDevpts StepOp = "devpts"
-	// OpProc mounts the session's /proc.
-	OpProc StepOp = "proc"
-	// OpMask hides what is at Path (a host socket): the null device on a
-	// file, an empty read-only directory on a directory.
-	OpMask StepOp = "mask"
-	// OpReadOnly makes the mount at Path read-only, once it is populated.
-	OpReadOnly StepOp = "read-only"
+// A Step is one piece of the session's view, and StepOp what it does (see
+// package helper, which applies them).
+type (
+	Step   = helper.Step
+	StepOp = helper.StepOp
 )
 
-// A Step is one piece of the session's view. Paths are absolute, as commands
-// see them; Src is a host path.
-type Step struct {
-	Op    StepOp `json:"op"`
-	Path  string `json:"path"`
-	Src   string `json:"src,omitempty"`
-	Upper string `json:"upper,omitempty"` // OpOverlay: a host directory of shellgate's
-	Data  []byte `json:"data,omitempty"`  // OpFile
-	Mode  uint32 `json:"mode,omitempty"`  // OpTmpfs: the root directory's mode
-	Size  int64  `json:"size,omitempty"`  // OpTmpfs: bytes
-	Write bool   `json:"write,omitempty"`
-	// AsOthers: an OpBind of a tree shellgate hands the session (package
-	// idmap), where every file shows as nobody's.
-	AsOthers bool     `json:"as_others,omitempty"`
-	tree     *os.File // the helper's descriptor of that tree
-	// Try: a Src that is gone by the time the step runs is skipped, not a
-	// missing layer (a cache removed meanwhile).
-	Try bool   `json:"try,omitempty"`
-	Why string `json:"why"`
-}
+// What a Step does; see package helper.
+const (
+	OpTmpfs    = helper.OpTmpfs
+	OpBind     = helper.OpBind
+	OpOverlay  = helper.OpOverlay
+	OpSymlink  = helper.OpSymlink
+	OpFile     = helper.OpFile
+	OpDevpts   = helper.OpDevpts
+	OpProc     = helper.OpProc
+	OpMask     = helper.OpMask
+	OpReadOnly = helper.OpReadOnly
+)
 
-// String is the step as `doctor --plan` prints it.
-func (s Step) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-9s %s", s.Op, s.Path)
-	switch s.Op {
-	case OpBind, OpOverlay:
-		if s.Src != s.Path && s.Src != "" {
-			b.WriteString(" ← " + s.Src)
-		}
-	case OpSymlink:
-		b.WriteString(" → " + s.Src)
-	}
-	if s.Op == OpBind || s.Op == OpTmpfs {
-		if s.Write {
-			b.WriteString(" (rw)")
-		} else {
-			b.WriteString(" (ro)")
-		}
-	}
-	if s.Why != "" {
-		b.WriteString("   # " + s.Why)
-	}
-	return b.String()
-}
+// WritableDirs are the paths commands may write beneath in a plan: what
+// Landlock allows on top of the mounts.
+func WritableDirs(steps []Step) []string { return helper.WritableDirs(steps) }
+
+// devices are the host's device nodes the view shows.
+var devices = helper.Devices
 
 // Kind is what a host path is.
 type Kind uint8
@@ -239,9 +190,6 @@ func (p *planner) temps() {
 		p.add(Step{Op: OpTmpfs, Path: "/var/tmp", Mode: 0o1777, Size: size, Write: true, Why: "the session's own"})
 	}
 }
-
-// devices are the host's device nodes the view shows.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // dev builds a /dev of a few devices, a terminal instance of the session's own
 // and the fd links: no disk, console, serial port or other user's terminal.
@@ -410,18 +358,6 @@ func (p *planner) masks() {
 			p.add(Step{Op: OpMask, Path: h, Try: true, Why: "secret"})
 		}
 	}
-}
-
-// WritableDirs are the paths commands may write beneath in a plan: what
-// Landlock allows on top of the mounts.
-func WritableDirs(steps []Step) []string {
-	var dirs []string
-	for _, s := range steps {
-		if s.Write && (s.Op == OpTmpfs || s.Op == OpOverlay || s.Op == OpBind) && !slices.Contains(devices, s.Path) && s.Path != "/dev" {
-			dirs = append(dirs, s.Path)
-		}
-	}
-	return dirs
 }
 
 // under reports whether path is dir or inside it.

@@ -1,196 +1,45 @@
 package sandbox
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net"
-	"sync"
-	"syscall"
+
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
-// The session helper and shellgate talk over a Unix stream socket in frames: a
-// 4-byte big-endian length, then that much JSON. File descriptors (a command's
-// stdout and stderr) and credentials (the PID of a command just started, which
-// the kernel translates into shellgate's PID namespace) travel as ancillary
-// data on the length bytes.
+// shellgate and the session's helper talk over a Unix stream socket in
+// frames (helper.Message, helper.Conn); this is shellgate's end.
 
-// message is every frame, in either direction; Op says which fields count.
-type message struct {
-	Op string `json:"op"`
+// message is a frame, in either direction.
+type message = helper.Message
 
-	// setup (shellgate → helper): the session's spec, and the user it runs as.
-	Spec *Spec `json:"spec,omitempty"`
-	// Steps build the session's view (Plan), made where the host is seen.
-	Steps []Step `json:"steps,omitempty"`
-	UID   int    `json:"uid,omitempty"`
-	GID   int    `json:"gid,omitempty"`
-	// Slack: the timer slack (ns) commands are given, shellgate's own; 0:
-	// the helper's.
-	Slack int `json:"slack,omitempty"`
+// unixTransport is shellgate's end of the control socket.
+type unixTransport struct{ *net.UnixConn }
 
-	// ready (helper → shellgate): what was applied; with the listening
-	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
-	Layers  map[string]string `json:"layers,omitempty"`
-	Missing []string          `json:"missing,omitempty"`
-	Ports   []int             `json:"ports,omitempty"`
-	// Egress: the last Egress of those sockets listen on Spec.EgressPort.
-	Egress int `json:"egress,omitempty"`
-
-	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
-	// fds, those that are set.
-	ID   uint64   `json:"id,omitempty"`
-	Argv []string `json:"argv,omitempty"`
-	Env  []string `json:"env,omitempty"`
-	// SameEnv: Env is the last spawn's, not sent again (a session's
-	// commands mostly share theirs: ~2 KB of JSON each way a command).
-	SameEnv bool   `json:"same_env,omitempty"`
-	Dir     string `json:"dir,omitempty"`
-	Stdin   bool   `json:"stdin,omitempty"` // an fd was sent for it
-	Stdout  bool   `json:"stdout,omitempty"`
-	Stderr  bool   `json:"stderr,omitempty"`
-	Extra   int    `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
-	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
-	// command's stdin, stdout, stderr and controlling terminal.
-	Terminal bool `json:"terminal,omitempty"`
-	// Cgroup: the last fds sent are those of the command's own cgroup, of
-	// this kind (cgroup.V1, cgroup.V2).
-	Cgroup string `json:"cgroup,omitempty"`
-
-	// started (helper → shellgate), with the command's PID as credentials; or
-	// the errno that stopped it.
-	// Placed: the command was born in its cgroup.
-	Errno  int    `json:"errno,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Placed bool   `json:"placed,omitempty"`
-
-	// exit (helper → shellgate): the wait status of command ID, and the
-	// protected paths that appeared while it ran, read-only only since, or
-	// moved to the quarantine ("path → where"). Also with started: what was
-	// quarantined since the last command.
-	Status uint32 `json:"status,omitempty"`
-	// Idle (exit): the session was left with nothing for its end to do
-	// (helper.idle) once the command whose spawn request had this ID, the
-	// last that started, had ended; 0: it was not.
-	Idle uint64 `json:"idle,omitempty"`
-	// Empty (closed): no process of the session is left but the helper.
-	Empty bool `json:"empty,omitempty"`
-
-	// pty (shellgate → helper, and back with the master and slave as
-	// ancillary fds): a pseudo-terminal of the session's own devpts, of
-	// Cols×Rows cells.
-	Cols      int      `json:"cols,omitempty"`
-	Rows      int      `json:"rows,omitempty"`
-	Protected []string `json:"protected,omitempty"`
-	// Chosen (started, exit): those of Protected that stay where they are by
-	// choice, not because moving them aside failed (mounter.chosen).
-	Chosen []string `json:"chosen,omitempty"`
-	// Keep (spawn): paths made read-only where they are before the command
-	// starts (Session.KeepReadOnly).
-	Keep []string `json:"keep,omitempty"`
-	// Unkept (started): those of Keep that could not be made read-only, each
-	// "path: why".
-	Unkept []string `json:"unkept,omitempty"`
-	// Job (detach): the PID, in the session, of a command whose call has
-	// returned while it runs on: a job, which no call's end covers.
-	Job         int      `json:"job,omitempty"`
-	Quarantined []string `json:"quarantined,omitempty"`
-	// Removed: what was undone in .git (symlinks git on the host would
-	// write through, index entries and flags; see gitstate.Tracker).
-	Removed []string `json:"removed,omitempty"`
-	// GitKnown (started, exit): what the session's git tracker knows now
-	// (gitstate.Tracker.Known, then ""), when it learned something since
-	// the last reply that said it.
-	GitKnown []string `json:"git_known,omitempty"`
+func (t unixTransport) WriteMsg(b, oob []byte) (int, error) {
+	n, _, err := t.WriteMsgUnix(b, oob, nil)
+	return n, err
 }
 
-const maxFrame = 64 << 20 // far above any command line and environment
-
-// conn sends and receives frames; sends are serialised.
-type conn struct {
-	c  *net.UnixConn
-	mu sync.Mutex
+func (t unixTransport) ReadMsg(b, oob []byte) (int, int, error) {
+	n, oobn, _, _, err := t.ReadMsgUnix(b, oob)
+	return n, oobn, err
 }
 
-// send writes m with oob (fds or credentials) on its first bytes. The
-// frame goes in one call where the socket takes it whole: a length sent
-// alone wakes the reader, which finds no body yet and waits to be woken
-// again.
-func (c *conn) send(m *message, oob []byte) error {
-	body, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	frame := make([]byte, 4, 4+len(body))
-	binary.BigEndian.PutUint32(frame, uint32(len(body)))
-	frame = append(frame, body...)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, _, err := c.c.WriteMsgUnix(frame, oob, nil)
-	if err == nil && n < len(frame) {
-		_, err = c.c.Write(frame[n:])
-	}
-	return err
-}
+// wire is what of spec the helper acts on, for the setup message: the view's
+// paths (Caches, Hidden, …) reach it as the plan's steps instead.
+func (spec *Spec) wire() *helper.Spec {
+	return &helper.Spec{
+		OneShot:       spec.OneShot,
+		Writable:      spec.Writable,
+		Protected:     spec.Protected,
+		GitDirs:       spec.GitDirs,
+		Patterns:      spec.Patterns,
+		Quarantine:    spec.Quarantine,
+		QuarantineLog: spec.QuarantineLog,
+		Network:       spec.Network,
+		HostPorts:     spec.HostPorts,
+		EgressPort:    spec.EgressPort,
 
-// recv reads one frame and the ancillary data that came with it. It is called
-// from one goroutine only.
-func (c *conn) recv(oob []byte) (*message, []byte, error) {
-	var hdr [4]byte
-	n, oobn, _, _, err := c.c.ReadMsgUnix(hdr[:], oob)
-	if err != nil {
-		return nil, nil, err
+		Limits: spec.Limits,
 	}
-	if n == 0 {
-		return nil, nil, io.EOF
-	}
-	if n < len(hdr) {
-		if _, err := io.ReadFull(c.c, hdr[n:]); err != nil {
-			return nil, nil, err
-		}
-	}
-	size := binary.BigEndian.Uint32(hdr[:])
-	if size > maxFrame {
-		return nil, nil, fmt.Errorf("sandbox: frame of %d bytes", size)
-	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(c.c, body); err != nil {
-		return nil, nil, err
-	}
-	m := new(message)
-	if err := json.Unmarshal(body, m); err != nil {
-		return nil, nil, fmt.Errorf("sandbox: bad frame: %w", err)
-	}
-	return m, oob[:oobn], nil
-}
-
-// parseFDs returns the file descriptors in ancillary data.
-func parseFDs(oob []byte) []int {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for i := range msgs {
-		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
-			fds = append(fds, got...)
-		}
-	}
-	return fds
-}
-
-// parseCreds returns the PID in ancillary credentials.
-func parseCreds(oob []byte) (int, error) {
-	msgs, err := syscall.ParseSocketControlMessage(oob)
-	if err != nil {
-		return 0, err
-	}
-	for i := range msgs {
-		if cred, err := syscall.ParseUnixCredentials(&msgs[i]); err == nil {
-			return int(cred.Pid), nil
-		}
-	}
-	return 0, errors.New("sandbox: no credentials with the reply")
 }

@@ -16,10 +16,12 @@
 // Landlock; the others bind the protected paths that commands create read-only
 // as each command ends.
 //
-// The helper is this same executable started again: package sandbox's init
-// function recognises it by its argv[0] and never returns. Any program that
-// imports the package (through package shellgate) can therefore sandbox without
-// a separate binary; it must not be started with that argv[0] for other uses.
+// The helper is this same executable started again: the init function of
+// package helper (internal/sandbox/helper, which holds everything that runs
+// inside the session) recognises it by its argv[0] and never returns. Any
+// program that imports the package (through package shellgate) can therefore
+// sandbox without a separate binary; it must not be started with that argv[0]
+// for other uses.
 //
 // Where the kernel makes no user namespace (a container with Docker's default
 // seccomp profile), a Linux Session is bare instead: each command is started
@@ -44,8 +46,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"github.com/shellgate/shellgate/internal/seatbelt"
 )
 
@@ -185,9 +187,6 @@ type Spec struct {
 	Limits  Limits
 }
 
-// keepCreatedVar marks the command of an approval (see KeepCreated).
-const keepCreatedVar = "SHELLGATE_SANDBOX_KEEP_CREATED"
-
 // KeepCreated is the entry, in a command's environment, of a command the user
 // approved having been shown the protected paths it writes (paths): those it
 // creates, or the entries holding them, stay where they are (read-only)
@@ -197,48 +196,19 @@ const keepCreatedVar = "SHELLGATE_SANDBOX_KEEP_CREATED"
 // starts.
 func KeepCreated(paths []string) string {
 	b, _ := json.Marshal(paths) // JSON: no NUL or newline in the value
-	return keepCreatedVar + "=" + string(b)
+	return helper.KeepCreatedVar + "=" + string(b)
 }
 
 // IsKeepCreated reports whether kv is a KeepCreated entry.
-func IsKeepCreated(kv string) bool { return strings.HasPrefix(kv, keepCreatedVar+"=") }
-
-// takeKeepCreated removes the KeepCreated entry from env: approved, it was
-// there, and the paths it names.
-func takeKeepCreated(env []string) (rest, paths []string, approved bool) {
-	rest = slices.DeleteFunc(env, func(kv string) bool {
-		if !IsKeepCreated(kv) {
-			return false
-		}
-		approved = json.Unmarshal([]byte(strings.TrimPrefix(kv, keepCreatedVar+"=")), &paths) == nil
-		return true
-	})
-	return rest, paths, approved
-}
-
-// named reports whether p is one of paths, or holds or is held by one: a
-// protected entry (.vscode) the approved command made to write a path it
-// was shown (.vscode/settings.json).
-func named(paths []string, p string) bool {
-	for _, n := range paths {
-		if n == p || strings.HasPrefix(n, p+string(os.PathSeparator)) || strings.HasPrefix(p, n+string(os.PathSeparator)) {
-			return true
-		}
-	}
-	return false
-}
+func IsKeepCreated(kv string) bool { return strings.HasPrefix(kv, helper.KeepCreatedVar+"=") }
 
 // DefaultTmpSize is the size of a session's /tmp.
 const DefaultTmpSize = 2 << 30
 
 // Limits bound what a session's processes may use; zero fields are unlimited,
 // except Procs, which defaults to DefaultProcs, and Memory, to DefaultMemory.
-type Limits struct {
-	Procs    int           // processes and threads of all the session's commands (not its helper's)
-	Memory   int64         // bytes of memory of the whole session (needs a cgroup)
-	FileSize int64         // bytes one file may grow to
-	CPUTime  time.Duration // CPU time of one process
-}
+// The helper applies them too, so they are its type.
+type Limits = helper.Limits
 
 // DefaultMemory is the memory limit of a session that sets none: half the
 // machine's memory, so that a runaway build fails in its session before the
@@ -259,12 +229,12 @@ func DefaultMemory() int64 {
 }
 
 // MaxHostPorts bounds Spec.HostPorts.
-const MaxHostPorts = 32
+const MaxHostPorts = helper.MaxHostPorts
 
 // DefaultProcs bounds the processes and threads of a session's commands,
 // together (not the helper's: see cgroup.Group): a command that reaches the
 // limit, a fork bomb, is stopped, and the session goes on.
-const DefaultProcs = 2048
+const DefaultProcs = helper.DefaultProcs
 
 // Report says which layers a session applied, for the envelope's
 // context.sandbox: {"fs":"landlock-v7","net":"netns","pid":"pidns",…}.
@@ -276,22 +246,22 @@ type Report struct {
 
 // Layer names in a Report.
 const (
-	LayerFS      = "fs"      // writes confined: "landlock-vN"
-	LayerNet     = "net"     // "netns" (own loopback) or "host"
-	LayerPID     = "pid"     // "pidns": own PID namespace and /proc
-	LayerSecrets = "secrets" // "hidden"
-	LayerTmp     = "tmp"     // "private"
-	LayerProcs   = "procs"   // "cgroup" or "rlimit": the process limit
-	LayerMemory  = "memory"  // the session's memory limit, "4096MiB"
+	LayerFS      = helper.LayerFS      // writes confined: "landlock-vN"
+	LayerNet     = helper.LayerNet     // "netns" (own loopback) or "host"
+	LayerPID     = helper.LayerPID     // "pidns": own PID namespace and /proc
+	LayerSecrets = helper.LayerSecrets // "hidden"
+	LayerTmp     = helper.LayerTmp     // "private"
+	LayerProcs   = "procs"             // "cgroup" or "rlimit": the process limit
+	LayerMemory  = "memory"            // the session's memory limit, "4096MiB"
 	// LayerHostPorts lists the host ports forwarded into the session's
 	// loopback: "3000,5432". Absent when none are.
-	LayerHostPorts = "host_ports"
+	LayerHostPorts = helper.LayerHostPorts
 	// LayerEgress is where commands find the egress proxy: "127.0.0.1:3128".
 	// Absent without Spec.EgressPort.
-	LayerEgress = "egress"
+	LayerEgress = helper.LayerEgress
 	// LayerSeccomp is the system call filter (Linux): "filter" when vsock
 	// sockets and io_uring are refused.
-	LayerSeccomp = "seccomp"
+	LayerSeccomp = helper.LayerSeccomp
 )
 
 // Uncontained says why the session does not contain code the policy cannot

@@ -22,6 +22,7 @@ import (
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 )
 
 const fakeKey = "FAKEKEY-MARKER-1234"
@@ -1194,7 +1195,7 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	// again, and its job is guarded as the first one was.
 	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
 	waitEmpty(t, s)
-	time.Sleep(3 * guardEvery) // the guard has seen the session empty
+	time.Sleep(3 * helper.GuardEvery) // the guard has seen the session empty
 	job, _ = launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/settings.json; mv .v .vscode; sleep 30")
 	s.Detach(job.PID())
 	defer s.KillTree(job.PID(), syscall.SIGKILL)
@@ -1303,4 +1304,9 @@ func TestCloseAfterIdle(t *testing.T) {
 			t.Error("the running command's .vscode stayed in the root")
 		}
 	})
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

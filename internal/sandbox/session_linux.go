@@ -24,6 +24,7 @@ import (
 	"github.com/shellgate/shellgate/internal/quarantinelog"
 	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,7 +47,7 @@ var (
 // and cleared its environment lives until Close. It is safe for concurrent use.
 type Session struct {
 	serial uint64 // which session of this process (GitKnown's versions)
-	ctl    *conn
+	ctl    *helper.Conn
 	helper *exec.Cmd
 	pidNS  string // the session's PID namespace, as /proc/PID/ns/pid reads
 	// slack: the timer slack (ns) of the thread that started the helper,
@@ -289,7 +290,7 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 	}
 	s := &Session{
 		serial:  gitKnownSerial.Add(1),
-		ctl:     &conn{c: fc.(*net.UnixConn)},
+		ctl:     helper.NewConn(unixTransport{fc.(*net.UnixConn)}),
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan *message{},
 		trees:   map[int]string{},
@@ -340,7 +341,7 @@ func (s *Session) abandon() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.ctl.c.Close()
+	s.ctl.Close()
 	s.helper.Process.Signal(syscall.SIGKILL)
 	<-s.dead
 	if s.group != nil {
@@ -365,7 +366,7 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 	command := func(birth int) *exec.Cmd {
 		return &exec.Cmd{
 			Path: "/proc/self/exe",
-			Args: []string{helperArg0},
+			Args: []string{helper.Arg0},
 			// Nothing of shellgate's own environment reaches the session. One
 			// processor keeps the helper's threads few, under the process limit.
 			Env:        []string{"GOMAXPROCS=1"},
@@ -389,11 +390,11 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 	startErr := make(chan error, 1)
 	go func() {
 		// The helper inherits the timer slack of the thread that starts
-		// it, and its threads that of the helper (see helperSlack). The
+		// it, and its threads that of the helper (see helper.TimerSlack). The
 		// commands get this thread's own back (message.Slack).
 		runtime.LockOSThread()
-		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < helperSlack {
-			if unix.Prctl(unix.PR_SET_TIMERSLACK, helperSlack, 0, 0, 0) == nil {
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < helper.TimerSlack {
+			if unix.Prctl(unix.PR_SET_TIMERSLACK, helper.TimerSlack, 0, 0, 0) == nil {
 				s.slack = old
 			}
 		}
@@ -485,7 +486,10 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	if log != nil { // last, after the trees
 		fds = append(fds, int(log.Fd()))
 	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
+	for i := range steps { // doctor --plan's; the helper has no use for it
+		steps[i].Why = ""
+	}
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
@@ -495,7 +499,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	}
 	got := make(chan result, 1)
 	go func() {
-		m, oob, err := s.ctl.recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
+		m, oob, err := s.ctl.Recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
 		got <- result{m, oob, err}
 	}()
 	select {
@@ -514,7 +518,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 			layers[k] = v
 		}
 		s.report = Report{Layers: layers, Missing: append(cg.missing, r.m.Missing...)}
-		s.fwd = forwardHostPorts(r.m.Ports, parseFDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
+		s.fwd = forwardHostPorts(r.m.Ports, helper.FDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
 		return nil
 	case <-time.After(setupTimeout):
 		return errors.New("sandbox: the session helper did not set up within 10s")
@@ -533,12 +537,12 @@ func (s *Session) homeLauncher(cg *sessionCgroup) error {
 		return nil // cgroup2: the commands are born below the limit
 	}
 	if err == nil {
-		err = s.ctl.send(&message{Op: "launcher-cgroup"}, syscall.UnixRights(int(f.Fd())))
+		err = s.ctl.Send(&message{Op: "launcher-cgroup"}, syscall.UnixRights(int(f.Fd())))
 		f.Close()
 		if err != nil {
 			return s.helperError("sending the commands' cgroup", err)
 		}
-		m, _, rerr := s.ctl.recv(nil)
+		m, _, rerr := s.ctl.Recv(nil)
 		switch {
 		case rerr != nil || m.Op != "launcher-cgroup":
 			return s.helperError("placing the launcher", rerr)
@@ -763,7 +767,7 @@ func (s *Session) helperError(step string, err error) error {
 func (s *Session) dispatch() {
 	oob := make([]byte, syscall.CmsgSpace(syscall.SizeofUcred)+64)
 	for {
-		m, got, err := s.ctl.recv(oob)
+		m, got, err := s.ctl.Recv(oob)
 		if err != nil {
 			break
 		}
@@ -779,9 +783,9 @@ func (s *Session) dispatch() {
 		case "pty":
 			if ch, ok := s.started[m.ID]; ok {
 				delete(s.started, m.ID)
-				r := startReply{fds: parseFDs(got)}
+				r := startReply{fds: helper.FDs(got)}
 				if m.Error != "" || len(r.fds) != 2 {
-					closeAll(r.fds)
+					helper.CloseAll(r.fds)
 					r = startReply{err: fmt.Errorf("sandbox: no terminal: %s", m.Error)}
 				}
 				ch <- r
@@ -816,7 +820,7 @@ func parseStarted(m *message, oob []byte) startReply {
 		}
 		return startReply{err: errors.New(m.Error)}
 	}
-	pid, err := parseCreds(oob)
+	pid, err := helper.Creds(oob)
 	if err == nil && pid <= 0 {
 		err = errors.New("sandbox: the command's PID is not visible from here")
 	}
@@ -932,7 +936,7 @@ func (s *Session) Detach(pid int) {
 	s.detached = true
 	s.mu.Unlock()
 	if inner := s.InnerPIDs([]int{pid}); len(inner) == 1 {
-		s.ctl.send(&message{Op: "detach", Job: inner[0]}, nil)
+		s.ctl.Send(&message{Op: "detach", Job: inner[0]}, nil)
 	}
 }
 
@@ -957,7 +961,7 @@ func (s *Session) OpenTerminal(cols, rows int) (master, slave *os.File, err erro
 	got := make(chan startReply, 1)
 	s.started[id] = got
 	s.mu.Unlock()
-	if err := s.ctl.send(&message{Op: "pty", ID: id, Cols: cols, Rows: rows}, nil); err != nil {
+	if err := s.ctl.Send(&message{Op: "pty", ID: id, Cols: cols, Rows: rows}, nil); err != nil {
 		s.forget(id)
 		return nil, nil, fmt.Errorf("sandbox: the session is gone: %w", err)
 	}
@@ -1040,7 +1044,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	if s.sentEnv != nil && slices.Equal(env, s.sentEnv) {
 		m.Env, m.SameEnv = nil, true
 	}
-	err := s.ctl.send(m, oob)
+	err := s.ctl.Send(m, oob)
 	if s.sentEnv = slices.Clone(env); err != nil {
 		s.sentEnv = nil // sent or not: the next one says it all
 	}
@@ -1367,7 +1371,7 @@ func (s *Session) CloseBeside(beside func()) error {
 	// and said none was left, or had nothing to end; only its own exit is
 	// left.
 	answered := idle
-	if !closed && !idle && s.ctl.send(&message{Op: "close"}, nil) == nil {
+	if !closed && !idle && s.ctl.Send(&message{Op: "close"}, nil) == nil {
 		select {
 		case <-done:
 			s.mu.Lock()
@@ -1377,7 +1381,7 @@ func (s *Session) CloseBeside(beside func()) error {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	s.ctl.c.Close()
+	s.ctl.Close()
 	if s.helper != nil && s.helper.Process != nil {
 		s.helper.Process.Signal(syscall.SIGKILL)
 		if answered {

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 		l.noGate = unixgate.HostNetwork
 	}
 	var errs []error
-	if fd, abi, err := fsrules.Build(append(slices.Clone(spec.Writable), writable...), devices); err != nil {
+	if fd, abi, err := fsrules.Build(append(slices.Clone(spec.Writable), writable...), Devices); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", LayerFS, err))
 	} else {
 		l.ruleset, l.abi = fd, abi
@@ -73,7 +73,7 @@ func (l *launcher) start() error {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
 		if commandSlack > 0 {
 			// Commands are forked here: they keep shellgate's timer slack,
-			// not the helper's (helperSlack).
+			// not the helper's (TimerSlack).
 			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(commandSlack), 0, 0, 0)
 		}
 		var err error

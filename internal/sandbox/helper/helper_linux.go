@@ -1,16 +1,17 @@
-package sandbox
+package helper
 
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,13 +24,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// helperArg0 is the argv[0] that makes this executable a session helper.
-const helperArg0 = "shellgate-sandbox-session"
+// Arg0 is the argv[0] that makes this executable a session helper.
+const Arg0 = "shellgate-sandbox-session"
 
 // ctlFD is the helper's end of the control socket.
 const ctlFD = 3
 
-// helperSlack is the timer slack (ns) the helper's threads are started
+// TimerSlack is the timer slack (ns) the helper's threads are started
 // with, where shellgate's own is less: a thread's timed sleeps end up to this
 // much later. Those of the helper's Go runtime monitor (sysmon) are what it is
 // for: back from its deep sleep at each command, the monitor sleeps 20 µs at
@@ -37,15 +38,15 @@ const ctlFD = 3
 // default 50 µs of slack woke 20–30 times a command, each a switch of an idle
 // core; with 1 ms, 5–10. Nothing of the helper sleeps on a timer for its
 // commands' sake; the launcher's thread, which forks them, sets theirs back
-// (commandSlack).
-const helperSlack = 1_000_000
+// (commandSlack). Shellgate sets it on the thread that starts the helper.
+const TimerSlack = 1_000_000
 
 // commandSlack is the timer slack (ns) the launcher's thread sets for the
 // commands it forks (message.Slack); 0 leaves them the helper's.
 var commandSlack int
 
 func init() {
-	if len(os.Args) == 1 && os.Args[0] == helperArg0 {
+	if len(os.Args) == 1 && os.Args[0] == Arg0 {
 		os.Exit(helperMain())
 	}
 }
@@ -55,7 +56,7 @@ func init() {
 // It exits when shellgate closes the control socket (or dies), and the kernel
 // then kills whatever is left in the session.
 type helper struct {
-	ctl      *conn
+	ctl      *Conn
 	mounts   *mounter
 	launcher *launcher
 
@@ -92,16 +93,16 @@ type helper struct {
 // held.
 func (h *helper) anyKept() bool { return len(h.keep) > 0 }
 
-// guardEvery is how often the guard looks while the session has processes;
+// GuardEvery is how often the guard looks while the session has processes;
 // setUpIdle how long a helper sits idle after its set-up, and idleDrop how
 // long an empty session sits idle after its last spell, before it gives up
 // the pages its start or its commands touched (guard).
-const guardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 * time.Second
+const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 * time.Second
 
 // guard acts while anything runs in the session, not only when a command
 // ends: a background job writes after its call has returned, and shellgate
 // may be killed (SIGKILL) while a command runs, when no end comes. Every
-// guardEvery it removes symlinks from .git (git never makes one, so a
+// GuardEvery it removes symlinks from .git (git never makes one, so a
 // command in flight loses nothing) and, when no command is in flight (only
 // jobs run, which no call's end covers: see Session.Detach), moves aside the protected paths
 // that appeared, as the next command's start would.
@@ -119,7 +120,7 @@ const guardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 *
 // each spell's end: an agent's next call comes within seconds, and its
 // command waited for ~25 faults (of whole folios) mapping back the pages
 // the last one had used, besides the drop's own read of smaps (~0.8 ms of
-// CPU a call). With the spell's end up to guardEvery after the command's,
+// CPU a call). With the spell's end up to GuardEvery after the command's,
 // the drop comes within the idle server's own (idleFree, 5 s). The guard is
 // one goroutine for the helper's life, waiting between spells rather than
 // ending: a goroutine's end looks its function up in the binary's function
@@ -143,9 +144,9 @@ func (h *helper) guard() {
 	}
 }
 
-// guardSpell looks every guardEvery until the session is empty.
+// guardSpell looks every GuardEvery until the session is empty.
 func (h *helper) guardSpell() {
-	t := time.NewTicker(guardEvery)
+	t := time.NewTicker(GuardEvery)
 	defer t.Stop()
 	for range t.C {
 		h.mu.Lock()
@@ -174,22 +175,23 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
-	f := os.NewFile(ctlFD, "control")
-	fc, err := net.FileConn(f)
-	f.Close()
+	t, err := newFileTransport(ctlFD)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: &conn{c: fc.(*net.UnixConn)}, commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1)}
-	m, oob, err := h.ctl.recv(make([]byte, syscall.CmsgSpace(4*(len(rootDirs)+1))))
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1)}
+	if !t.pending() {
+		warmJSON()
+	}
+	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+1))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
 	// One for each step that shows a tree as others see it, then the
 	// quarantine log (Spec.QuarantineLog), when the spec names one.
-	trees := parseFDs(oob)
+	trees := FDs(oob)
 	if m.Spec.QuarantineLog != "" && len(trees) > 0 {
 		h.log, trees = os.NewFile(uintptr(trees[len(trees)-1]), "quarantine-log"), trees[:len(trees)-1]
 	}
@@ -205,10 +207,10 @@ func helperMain() int {
 		return 2
 	}
 	h.mounts, h.launcher = mounts, launcher
-	ready := &message{Op: "ready", Layers: layers, Missing: missing}
+	ready := &Message{Op: "ready", Layers: layers, Missing: missing}
 	lns := listenHostPorts(m.Spec, ready)
-	err = h.ctl.send(ready, unixRights(lns))
-	closeAll(lns) // shellgate holds them now
+	err = h.ctl.Send(ready, UnixRights(lns))
+	CloseAll(lns) // shellgate holds them now
 	if err != nil {
 		return 2
 	}
@@ -237,12 +239,12 @@ func helperMain() int {
 func (h *helper) serve(uid, gid int) {
 	oob := make([]byte, syscall.CmsgSpace(10*4)) // stdin, stdout, stderr, a few extra fds, a cgroup's two
 	for {
-		m, got, err := h.ctl.recv(oob)
+		m, got, err := h.ctl.Recv(oob)
 		if err != nil { // shellgate is gone, killed perhaps mid-command
 			h.end()
 			return
 		}
-		fds := parseFDs(got)
+		fds := FDs(got)
 		switch m.Op {
 		case "spawn":
 			h.spawn(m, fds, uid, gid)
@@ -255,7 +257,7 @@ func (h *helper) serve(uid, gid int) {
 			}
 			h.mu.Unlock()
 		case "launcher-cgroup":
-			reply := &message{Op: "launcher-cgroup", Error: "sandbox: no tasks file sent"}
+			reply := &Message{Op: "launcher-cgroup", Error: "sandbox: no tasks file sent"}
 			if len(fds) == 1 {
 				reply.Error = ""
 				if err := h.launcher.home(fds[0]); err != nil {
@@ -264,7 +266,7 @@ func (h *helper) serve(uid, gid int) {
 					fds = nil // the launcher keeps it, for a thread that replaces its own
 				}
 			}
-			h.ctl.send(reply, nil)
+			h.ctl.Send(reply, nil)
 		case "close":
 			h.close()
 			return
@@ -278,7 +280,7 @@ func (h *helper) serve(uid, gid int) {
 // spawn starts one command in a session of its own (its own process group, no
 // controlling terminal unless it runs on one) and answers with its PID as
 // credentials.
-func (h *helper) spawn(m *message, fds []int, uid, gid int) {
+func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	// First, before any answer: shellgate takes what it sent as this
 	// helper's last env whatever becomes of the command.
 	if m.SameEnv {
@@ -313,13 +315,13 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	sys := &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
 	if m.Terminal {
 		if len(fds) != 1 {
-			h.ctl.send(&message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
+			h.ctl.Send(&Message{Op: "started", ID: m.ID, Error: "sandbox: a terminal command needs exactly one fd"}, nil)
 			return
 		}
 		files = []uintptr{uintptr(fds[0]), uintptr(fds[0]), uintptr(fds[0])}
 		sys.Setctty, sys.Ctty = true, 0 // the child's fd 0
 	}
-	reply := &message{Op: "started", ID: m.ID}
+	reply := &Message{Op: "started", ID: m.ID}
 	env, keep, approved := takeKeepCreated(slices.Clone(m.Env)) // it deletes in place
 	m.Env = env
 	argv0, err := lookPath(m.Argv[0], m.Env)
@@ -379,24 +381,24 @@ func (h *helper) spawn(m *message, fds []int, uid, gid int) {
 	if err := h.send(reply, creds); err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		reply.Error, reply.Errno = "sandbox: could not report the command: "+err.Error(), 0
-		h.ctl.send(reply, nil)
+		h.ctl.Send(reply, nil)
 	}
 }
 
 // openPTY opens a pseudo-terminal in the session's own devpts, so that a
 // terminal job's tty has a name in the session and no terminal of the host's
 // is in reach, and sends both ends.
-func (h *helper) openPTY(m *message) {
-	reply := &message{Op: "pty", ID: m.ID}
+func (h *helper) openPTY(m *Message) {
+	reply := &Message{Op: "pty", ID: m.ID}
 	master, slave, err := sessionPTY(m.Cols, m.Rows)
 	if err != nil {
 		reply.Error = err.Error()
-		h.ctl.send(reply, nil)
+		h.ctl.Send(reply, nil)
 		return
 	}
 	defer unix.Close(master)
 	defer unix.Close(slave)
-	h.ctl.send(reply, syscall.UnixRights(master, slave))
+	h.ctl.Send(reply, syscall.UnixRights(master, slave))
 }
 
 func sessionPTY(cols, rows int) (master, slave int, err error) {
@@ -436,7 +438,7 @@ func (h *helper) idle() bool {
 // process of it is left (one that outlived its SIGKILL by end's second is).
 func (h *helper) close() {
 	h.end()
-	h.ctl.send(&message{Op: "closed", Empty: !othersAlive()}, nil)
+	h.ctl.Send(&Message{Op: "closed", Empty: !othersAlive()}, nil)
 }
 
 // end ends every process of the session, then moves aside the protected
@@ -471,8 +473,8 @@ func (h *helper) end() {
 
 // send sends m to shellgate. When shellgate cannot hear it (killed), what m
 // says was moved into the quarantine goes to the log instead.
-func (h *helper) send(m *message, oob []byte) error {
-	err := h.ctl.send(m, oob)
+func (h *helper) send(m *Message, oob []byte) error {
+	err := h.ctl.Send(m, oob)
 	if err != nil {
 		h.logUntold(m.Quarantined)
 	}
@@ -678,7 +680,7 @@ func (h *helper) reapOne() bool {
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)
-		h.send(&message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle}, nil)
+		h.send(&Message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle}, nil)
 		if idle != 0 && h.mounts.spec.OneShot {
 			// Nothing left for the session's end to do (idle), and no
 			// command comes: the session ends now, its namespaces' end beside
@@ -692,4 +694,29 @@ func (h *helper) reapOne() bool {
 		}
 	}
 	return true
+}
+
+// takeKeepCreated removes the sandbox.KeepCreated entry from env: approved, it was
+// there, and the paths it names.
+func takeKeepCreated(env []string) (rest, paths []string, approved bool) {
+	rest = slices.DeleteFunc(env, func(kv string) bool {
+		if !strings.HasPrefix(kv, KeepCreatedVar+"=") {
+			return false
+		}
+		approved = json.Unmarshal([]byte(strings.TrimPrefix(kv, KeepCreatedVar+"=")), &paths) == nil
+		return true
+	})
+	return rest, paths, approved
+}
+
+// named reports whether p is one of paths, or holds or is held by one: a
+// protected entry (.vscode) the approved command made to write a path it
+// was shown (.vscode/settings.json).
+func named(paths []string, p string) bool {
+	for _, n := range paths {
+		if n == p || strings.HasPrefix(n, p+string(os.PathSeparator)) || strings.HasPrefix(p, n+string(os.PathSeparator)) {
+			return true
+		}
+	}
+	return false
 }

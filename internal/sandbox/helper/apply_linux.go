@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"cmp"
@@ -56,7 +56,7 @@ func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string
 	} else {
 		layers[LayerNet] = "netns"
 	}
-	if err := rlimits(spec.Limits, true).Set(); err != nil {
+	if err := Rlimits(spec.Limits, true).Set(); err != nil {
 		miss("limits", err)
 	}
 	// Its /proc entries and memory stay closed to commands.
@@ -98,12 +98,12 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// rlimits are the per-process limits of l that every command inherits. The
+// Rlimits are the per-process limits of l that every command inherits. The
 // process count, counted per user within the session's user namespace, is
 // left alone without one (inUserNS false): there it would count every
 // process of the user on the host. The kernel does not apply it to the
 // host's root, which the cgroup (set by shellgate) covers.
-func rlimits(l Limits, inUserNS bool) confine.Rlimits {
+func Rlimits(l Limits, inUserNS bool) confine.Rlimits {
 	r := confine.Rlimits{FileSize: l.FileSize, CPUTime: l.CPUTime}
 	if inUserNS {
 		r.Procs = cmp.Or(max(l.Procs, 0), DefaultProcs)

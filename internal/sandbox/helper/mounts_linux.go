@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -519,7 +519,10 @@ func remountReadOnly(dst string) error {
 	return nil
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
+// under reports whether path is dir or inside it.
+func under(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }

@@ -1,0 +1,295 @@
+package helper
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The session helper and shellgate talk over a Unix stream socket in frames: a
+// 4-byte big-endian length, then that much JSON. File descriptors (a command's
+// stdout and stderr) and credentials (the PID of a command just started, which
+// the kernel translates into shellgate's PID namespace) travel as ancillary
+// data on the length bytes.
+
+// Message is every frame, in either direction; Op says which fields count.
+type Message struct {
+	Op string `json:"op"`
+
+	// setup (shellgate → helper): the session's spec, and the user it runs as.
+	Spec *Spec `json:"spec,omitempty"`
+	// Steps build the session's view (Plan), made where the host is seen.
+	Steps []Step `json:"steps,omitempty"`
+	UID   int    `json:"uid,omitempty"`
+	GID   int    `json:"gid,omitempty"`
+	// Slack: the timer slack (ns) commands are given, shellgate's own; 0:
+	// the helper's.
+	Slack int `json:"slack,omitempty"`
+
+	// ready (helper → shellgate): what was applied; with the listening
+	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
+	Layers  map[string]string `json:"layers,omitempty"`
+	Missing []string          `json:"missing,omitempty"`
+	Ports   []int             `json:"ports,omitempty"`
+	// Egress: the last Egress of those sockets listen on Spec.EgressPort.
+	Egress int `json:"egress,omitempty"`
+
+	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
+	// fds, those that are set.
+	ID   uint64   `json:"id,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	// SameEnv: Env is the last spawn's, not sent again (a session's
+	// commands mostly share theirs: ~2 KB of JSON each way a command).
+	SameEnv bool   `json:"same_env,omitempty"`
+	Dir     string `json:"dir,omitempty"`
+	Stdin   bool   `json:"stdin,omitempty"` // an fd was sent for it
+	Stdout  bool   `json:"stdout,omitempty"`
+	Stderr  bool   `json:"stderr,omitempty"`
+	Extra   int    `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
+	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
+	// command's stdin, stdout, stderr and controlling terminal.
+	Terminal bool `json:"terminal,omitempty"`
+	// Cgroup: the last fds sent are those of the command's own cgroup, of
+	// this kind (cgroup.V1, cgroup.V2).
+	Cgroup string `json:"cgroup,omitempty"`
+
+	// started (helper → shellgate), with the command's PID as credentials; or
+	// the errno that stopped it.
+	// Placed: the command was born in its cgroup.
+	Errno  int    `json:"errno,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Placed bool   `json:"placed,omitempty"`
+
+	// exit (helper → shellgate): the wait status of command ID, and the
+	// protected paths that appeared while it ran, read-only only since, or
+	// moved to the quarantine ("path → where"). Also with started: what was
+	// quarantined since the last command.
+	Status uint32 `json:"status,omitempty"`
+	// Idle (exit): the session was left with nothing for its end to do
+	// (helper.idle) once the command whose spawn request had this ID, the
+	// last that started, had ended; 0: it was not.
+	Idle uint64 `json:"idle,omitempty"`
+	// Empty (closed): no process of the session is left but the helper.
+	Empty bool `json:"empty,omitempty"`
+
+	// pty (shellgate → helper, and back with the master and slave as
+	// ancillary fds): a pseudo-terminal of the session's own devpts, of
+	// Cols×Rows cells.
+	Cols      int      `json:"cols,omitempty"`
+	Rows      int      `json:"rows,omitempty"`
+	Protected []string `json:"protected,omitempty"`
+	// Chosen (started, exit): those of Protected that stay where they are by
+	// choice, not because moving them aside failed (mounter.chosen).
+	Chosen []string `json:"chosen,omitempty"`
+	// Keep (spawn): paths made read-only where they are before the command
+	// starts (Session.KeepReadOnly).
+	Keep []string `json:"keep,omitempty"`
+	// Unkept (started): those of Keep that could not be made read-only, each
+	// "path: why".
+	Unkept []string `json:"unkept,omitempty"`
+	// Job (detach): the PID, in the session, of a command whose call has
+	// returned while it runs on: a job, which no call's end covers.
+	Job         int      `json:"job,omitempty"`
+	Quarantined []string `json:"quarantined,omitempty"`
+	// Removed: what was undone in .git (symlinks git on the host would
+	// write through, index entries and flags; see gitstate.Tracker).
+	Removed []string `json:"removed,omitempty"`
+	// GitKnown (started, exit): what the session's git tracker knows now
+	// (gitstate.Tracker.Known, then ""), when it learned something since
+	// the last reply that said it.
+	GitKnown []string `json:"git_known,omitempty"`
+}
+
+const maxFrame = 64 << 20 // far above any command line and environment
+
+// Transport is a connected Unix stream socket, as Conn uses it: shellgate's
+// end is a net.UnixConn, the helper's the control socket it was started with
+// (fileTransport), without package net.
+type Transport interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	// WriteMsg writes b with oob (fds or credentials) as ancillary data.
+	WriteMsg(b, oob []byte) (n int, err error)
+	// ReadMsg reads into b, and ancillary data into oob; fds received are
+	// close-on-exec.
+	ReadMsg(b, oob []byte) (n, oobn int, err error)
+}
+
+// Conn sends and receives frames; sends are serialised.
+type Conn struct {
+	c  Transport
+	mu sync.Mutex
+}
+
+// NewConn frames messages over t.
+func NewConn(t Transport) *Conn { return &Conn{c: t} }
+
+// Close closes the socket; a recv waiting on it returns.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// Send writes m with oob (fds or credentials) on its first bytes. The
+// frame goes in one call where the socket takes it whole: a length sent
+// alone wakes the reader, which finds no body yet and waits to be woken
+// again.
+func (c *Conn) Send(m *Message, oob []byte) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, 4, 4+len(body))
+	binary.BigEndian.PutUint32(frame, uint32(len(body)))
+	frame = append(frame, body...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.c.WriteMsg(frame, oob)
+	if err == nil && n < len(frame) {
+		_, err = c.c.Write(frame[n:])
+	}
+	return err
+}
+
+// Recv reads one frame and the ancillary data that came with it. It is called
+// from one goroutine only.
+func (c *Conn) Recv(oob []byte) (*Message, []byte, error) {
+	var hdr [4]byte
+	n, oobn, err := c.c.ReadMsg(hdr[:], oob)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, io.EOF
+	}
+	if n < len(hdr) {
+		if _, err := io.ReadFull(c.c, hdr[n:]); err != nil {
+			return nil, nil, err
+		}
+	}
+	size := binary.BigEndian.Uint32(hdr[:])
+	if size > maxFrame {
+		return nil, nil, fmt.Errorf("sandbox: frame of %d bytes", size)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(c.c, body); err != nil {
+		return nil, nil, err
+	}
+	m := new(Message)
+	if err := json.Unmarshal(body, m); err != nil {
+		return nil, nil, fmt.Errorf("sandbox: bad frame: %w", err)
+	}
+	return m, oob[:oobn], nil
+}
+
+// FDs returns the file descriptors in ancillary data.
+func FDs(oob []byte) []int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for i := range msgs {
+		if got, err := syscall.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
+
+// Creds returns the PID in ancillary credentials.
+func Creds(oob []byte) (int, error) {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0, err
+	}
+	for i := range msgs {
+		if cred, err := syscall.ParseUnixCredentials(&msgs[i]); err == nil {
+			return int(cred.Pid), nil
+		}
+	}
+	return 0, errors.New("sandbox: no credentials with the reply")
+}
+
+// warmJSON builds encoding/json's coders of the frames' types (a Message,
+// its Spec and Steps) by a round trip of a small one. The helper starts
+// while shellgate plans the session's view, and its setup message may be a
+// while coming: built before it comes, they are not built (~0.2 ms, half the
+// first decode of the setup) after it. Built when it has come, they would be
+// what its decode builds anyway.
+func warmJSON() {
+	b, err := json.Marshal(&Message{Spec: &Spec{Writable: []string{"/"}, HostPorts: []int{1}}, Steps: []Step{{Op: OpBind, Data: []byte{0}}}, Layers: map[string]string{"": ""}, Argv: []string{""}})
+	if err == nil {
+		json.Unmarshal(b, new(Message))
+	}
+}
+
+// fileTransport is the helper's end of the control socket: the runtime's
+// poller waits for it, as it would for a net.UnixConn's.
+type fileTransport struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// newFileTransport takes fd, a connected Unix stream socket, into the
+// poller.
+func newFileTransport(fd int) (*fileTransport, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "control")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileTransport{f: f, rc: rc}, nil
+}
+
+// pending reports whether a frame has come and waits to be read.
+func (t *fileTransport) pending() bool {
+	var b [1]byte
+	n := 0
+	t.rc.Control(func(fd uintptr) {
+		n, _, _ = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	})
+	return n > 0
+}
+
+func (t *fileTransport) Read(b []byte) (int, error)  { return t.f.Read(b) }
+func (t *fileTransport) Write(b []byte) (int, error) { return t.f.Write(b) }
+func (t *fileTransport) Close() error                { return t.f.Close() }
+
+func (t *fileTransport) WriteMsg(b, oob []byte) (n int, err error) {
+	if werr := t.rc.Write(func(fd uintptr) bool {
+		for {
+			n, err = unix.SendmsgN(int(fd), b, oob, nil, 0)
+			if err != unix.EINTR {
+				return err != unix.EAGAIN
+			}
+		}
+	}); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+func (t *fileTransport) ReadMsg(b, oob []byte) (n, oobn int, err error) {
+	if rerr := t.rc.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, _, _, err = unix.Recvmsg(int(fd), b, oob, unix.MSG_CMSG_CLOEXEC)
+			if err != unix.EINTR {
+				return err != unix.EAGAIN
+			}
+		}
+	}); rerr != nil {
+		return 0, 0, rerr
+	}
+	return n, oobn, err
+}
