@@ -484,7 +484,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	if log != nil { // last, after the trees
 		fds = append(fds, int(log.Fd()))
 	}
-	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, unixRights(fds)); err != nil {
+	if err := s.ctl.send(&message{Op: "setup", Spec: &spec, Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts()}, unixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {
