@@ -144,6 +144,10 @@ func readsTree(c *analysis.Command) bool {
 	if recursiveReaders[c.Name] || c.Has("r", "R", "recursive") {
 		return true
 	}
+	if c.Name == "find" {
+		// What it finds, it hands to a program: the trees it walks are read.
+		return slices.ContainsFunc(c.Args, func(a string) bool { return oneOf(a, "-exec", "-execdir", "-ok", "-okdir") })
+	}
 	for i, a := range c.Args {
 		if c.IsDynamic(i) || a == "--" {
 			break
@@ -158,11 +162,19 @@ func readsTree(c *analysis.Command) bool {
 
 // unconfined asks about c what only a sandbox would contain.
 func (x *check) unconfined(c *analysis.Command) {
-	if !x.e.s.Unconfined || c.Kind != analysis.Simple || c.Dynamic {
+	if !x.e.s.Unconfined {
+		return
+	}
+	if c.Kind != analysis.Simple || c.Dynamic {
+		// What a compound command or a lone redirection reads (`while read
+		// l; do …; done < f`, `$(<f)`) is read all the same.
+		x.secretRedirects(c)
 		return
 	}
 	if o := inlineProgram(c); o != "" {
 		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name, o)
+	} else if sqliteProgram(c) {
+		x.ask(RuleExecFlags, "`%s`: %s runs the SQL given on its command line, which shellgate does not analyse (readfile, writefile, fsdir, VACUUM INTO and its dot-commands reach any file), and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
 	} else if literalStdinProgram(c) {
 		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
 	}
@@ -174,38 +186,7 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	rec := readsTree(c)
-	check := func(p string, f analysis.ArgFlag) bool {
-		if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
-			// Another process's environment (the agent's own: $PPID) holds
-			// the tokens it was started with, whatever its PID is written as.
-			x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
-			return true
-		}
-		if f&analysis.ArgDynamic != 0 || p == "" {
-			return false
-		}
-		if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
-			p = filepath.Join(x.home, rest)
-		}
-		for _, a := range c.Abs(p) {
-			for _, v := range procView(c, a) {
-				for _, s := range x.e.secrets {
-					var hit bool
-					if f&analysis.ArgGlob != 0 {
-						hit = globReaches(v, s, rec)
-					} else {
-						r := x.resolve(v)
-						hit = within(r, s) || rec && within(s, r)
-					}
-					if hit {
-						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
-						return true
-					}
-				}
-			}
-		}
-		return false
-	}
+	check := func(p string, f analysis.ArgFlag) bool { return x.secretRead(c, p, f, rec) }
 	for i, a := range c.Args {
 		var f analysis.ArgFlag
 		if i < len(c.Flags) {
@@ -226,6 +207,78 @@ func (x *check) unconfined(c *analysis.Command) {
 			return
 		}
 	}
+	x.secretRedirects(c)
+	// Files a program text reads: sed's r and R, awk's getline < "file".
+	var reads []string
+	switch {
+	case c.Name == "sed" || c.Name == "gsed":
+		for _, s := range sedScriptTargets(c) {
+			if s.flag&analysis.ArgDynamic == 0 {
+				reads = append(reads, sedReadFiles(s.path)...)
+			}
+		}
+	case c.Name == "awk" || c.Name == "gawk" || c.Name == "mawk" || c.Name == "nawk":
+		reads = awkReads(c)
+	}
+	for _, p := range reads {
+		if x.secretRead(c, p, 0, false) {
+			return
+		}
+	}
+}
+
+// sqliteShows are sqlite3's dot-commands that only show the database.
+var sqliteShows = []string{".tables", ".schema", ".indexes", ".indices", ".databases", ".dbinfo", ".fullschema", ".help", ".show", ".quit", ".exit"}
+
+// sqliteProgram reports SQL given to sqlite3 on its command line (after the
+// database, or with -cmd), or on its standard input from the line itself:
+// a program as much as python3 -c's, whose functions and dot-commands read
+// and write any file (readfile, writefile, fsdir, VACUUM INTO, .cd, .shell,
+// its archive mode). Showing the schema is not.
+func sqliteProgram(c *analysis.Command) bool {
+	if c.Name != "sqlite3" && c.Name != "sqlite" {
+		return false
+	}
+	shows := func(i int) bool {
+		return !c.IsDynamic(i) && slices.Contains(sqliteShows, strings.Fields(c.Args[i] + " x")[0])
+	}
+	db := false
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		switch {
+		case c.IsDynamic(i):
+			return true
+		case strings.HasPrefix(a, "-") && !db:
+			switch o := strings.TrimLeft(a, "-"); {
+			case o == "cmd":
+				if i++; i < len(c.Args) && !shows(i) {
+					return true
+				}
+			case strings.HasPrefix(o, "A") || o == "archive":
+				return true // the archive mode extracts and writes files
+			case oneOf(o, "init", "separator", "newline", "nullvalue", "maxsize", "mmap", "pagecache", "lookaside", "heap", "vfs", "zip", "readonly-zip", "escape"):
+				i++
+			}
+		case !db:
+			db = true
+		case !shows(i):
+			return true
+		}
+	}
+	if len(c.Feeds) > 0 {
+		return true
+	}
+	for _, r := range c.Redirects {
+		if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
+			return true
+		}
+	}
+	return false
+}
+
+// secretRedirects asks about a read redirection of c (or a file a program
+// text reads, recorded as one) that reaches a secret.
+func (x *check) secretRedirects(c *analysis.Command) {
 	for _, r := range c.Redirects {
 		if r.Write {
 			continue // writes are the write rules'
@@ -234,10 +287,45 @@ func (x *check) unconfined(c *analysis.Command) {
 		if r.Dynamic {
 			f = analysis.ArgDynamic
 		}
-		if check(r.Target, f) {
+		if x.secretRead(c, r.Target, f, false) {
 			return
 		}
 	}
+}
+
+// secretRead asks about c's read of p, and reports it, when p reaches a
+// secret (rec: c reads the trees it names, whole).
+func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, rec bool) bool {
+	if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
+		// Another process's environment (the agent's own: $PPID) holds
+		// the tokens it was started with, whatever its PID is written as.
+		x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
+		return true
+	}
+	if f&analysis.ArgDynamic != 0 || p == "" {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
+		p = filepath.Join(x.home, rest)
+	}
+	for _, a := range c.Abs(p) {
+		for _, v := range procView(c, a) {
+			for _, s := range x.e.secrets {
+				var hit bool
+				if f&analysis.ArgGlob != 0 {
+					hit = globReaches(v, s, rec)
+				} else {
+					r := x.resolve(v)
+					hit = within(r, s) || rec && within(s, r)
+				}
+				if hit {
+					x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // procView is where a path through /proc's per-process links leads for

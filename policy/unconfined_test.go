@@ -84,6 +84,23 @@ func TestUnconfined(t *testing.T) {
 		{`pass show web/github`, policy.RuleSecrets},
 		{`pass web/github`, policy.RuleSecrets},
 		{`bw get password x`, policy.RuleSecrets},
+		// Session 31: the read on a compound command or a lone redirection,
+		// inside a program text (sed's r and R, awk's getline <), under
+		// find's own reading of a tree, and SQL, a program sqlite3 runs.
+		{`while read l; do echo $l; done < ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`{ cat; } < ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`echo "$(<~/.ssh/id_rsa)"`, policy.RuleSecrets},
+		{`x=$(< ~/.ssh/id_rsa)`, policy.RuleSecrets},
+		{`sed '1r ` + ssh + `/id_rsa' README.md`, policy.RuleSecrets},
+		{`sed -e '$R ` + ssh + `/id_rsa' README.md`, policy.RuleSecrets},
+		{`awk 'BEGIN{while((getline l < "` + ssh + `/id_rsa")>0) print l}'`, policy.RuleSecrets},
+		{`gawk 'BEGIN { getline < "` + ssh + `/id_rsa"; print }'`, policy.RuleSecrets},
+		{`find ~ -name id_rsa -exec cat {} +`, policy.RuleSecrets},
+		{`find ~/.ssh -type f -execdir cat {} \;`, policy.RuleSecrets},
+		{`sqlite3 :memory: "select readfile('k')"`, policy.RuleExecFlags},
+		{`sqlite3 x.db "VACUUM INTO '/tmp/v.db'"`, policy.RuleExecFlags},
+		{`sqlite3 -cmd ".cd /tmp" x.db ".output pw" "select 1"`, policy.RuleExecFlags},
+		{`sqlite3 x.db <<< "select name from fsdir('/')"`, policy.RuleExecFlags},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
@@ -100,6 +117,9 @@ func TestUnconfined(t *testing.T) {
 		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
 		"pass ls", "git config --get credential.helper", "security list-keychains", "ssh-add -L",
 		"ls ~", "ls -la ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
+		"while read l; do echo $l; done < names.txt", `echo "$(<README.md)"`, "sed '1r header.txt' README.md",
+		`awk '{ print $1 }' data.csv`, `awk 'BEGIN { getline < "data.csv"; print }'`, "find ~ -name '*.md'", "find . -exec cat {} +",
+		"sqlite3 x.db .tables", "sqlite3 x.db .schema",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
