@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os/user"
 	"path"
 	"path/filepath"
 	"slices"
@@ -302,6 +303,13 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 		x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
 		return true
 	}
+	if name, rest, _ := strings.Cut(p, "/"); len(name) > 1 && name[0] == '~' && !strings.ContainsAny(p, "$`\"'\\*?[{") {
+		// ~USER/.ssh: a home by name (the user's own, named), which the
+		// shell looks up when it runs.
+		if u, err := user.Lookup(name[1:]); err == nil && u.HomeDir != "" {
+			p, f = filepath.Join(u.HomeDir, rest), f&^analysis.ArgDynamic
+		}
+	}
 	if f&analysis.ArgDynamic != 0 || p == "" {
 		return false
 	}
@@ -315,8 +323,9 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 				if f&analysis.ArgGlob != 0 {
 					hit = globReaches(v, s, rec)
 				} else {
-					r := x.resolve(v)
-					hit = within(r, s) || rec && within(s, r)
+					for _, r := range x.resolveView(c, v) {
+						hit = hit || within(r, s) || rec && within(s, r)
+					}
 				}
 				if hit {
 					x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
@@ -326,6 +335,28 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 		}
 	}
 	return false
+}
+
+// resolveView is where p leads, links followed, for the command: a link
+// resolved into /proc/PID/root or /proc/self/cwd (/dev/fd/../root,
+// /proc/self/fd/../../self/root: /proc/self is shellgate's own PID when it
+// looks) leads on through the command's view (procView).
+func (x *check) resolveView(c *analysis.Command, p string) []string {
+	out := []string{x.resolve(p)}
+	for range 4 {
+		var next []string
+		for _, r := range out {
+			next = append(next, procView(c, r)...)
+		}
+		if slices.Equal(next, out) {
+			break
+		}
+		out = out[:0]
+		for _, n := range next {
+			out = append(out, x.resolve(n))
+		}
+	}
+	return out
 }
 
 // procView is where a path through /proc's per-process links leads for

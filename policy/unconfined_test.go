@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"os/user"
 	"path/filepath"
 	"testing"
 
@@ -97,6 +98,9 @@ func TestUnconfined(t *testing.T) {
 		{`gawk 'BEGIN { getline < "` + ssh + `/id_rsa"; print }'`, policy.RuleSecrets},
 		{`find ~ -name id_rsa -exec cat {} +`, policy.RuleSecrets},
 		{`find ~/.ssh -type f -execdir cat {} \;`, policy.RuleSecrets},
+		{`cat /proc/self/fd/../../self/root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`cat /dev/fd/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/self/task/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
 		{`sqlite3 :memory: "select readfile('k')"`, policy.RuleExecFlags},
 		{`sqlite3 x.db "VACUUM INTO '/tmp/v.db'"`, policy.RuleExecFlags},
 		{`sqlite3 -cmd ".cd /tmp" x.db ".output pw" "select 1"`, policy.RuleExecFlags},
@@ -123,6 +127,17 @@ func TestUnconfined(t *testing.T) {
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	// ~USER is a home by name: the user's own, when USER is the user.
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != "/" {
+		own, err := policy.New(policy.Settings{Unconfined: true, Secrets: []string{filepath.Join(u.HomeDir, ".ssh")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := "cat ~" + u.Username + "/.ssh/id_rsa"
+		if v := own.Check(cmd, l.env()); v.Decision != policy.Ask || v.Rule != policy.RuleSecrets {
+			t.Errorf("unconfined %s: %s (%s), want ask under secrets: %s", cmd, v.Decision, v.Rule, v.Reason)
 		}
 	}
 	if _, err := policy.New(policy.Settings{Secrets: []string{"relative/.ssh"}}); err == nil {
