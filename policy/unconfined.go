@@ -179,6 +179,9 @@ func (x *check) unconfined(c *analysis.Command) {
 	} else if literalStdinProgram(c) {
 		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
 	}
+	if what := settingsChange(c); what != "" {
+		x.ask(RuleExecFlags, "`%s` %s, outside the project, which later programs obey, and no sandbox gives it a home of its own here (rule code-execution). The user must approve it.", c.Source, what)
+	}
 	if what := credentialRead(c); what != "" {
 		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from the command here (rule secrets). The user must approve it.", c.Source, what)
 		return
@@ -438,6 +441,75 @@ func credentialRead(c *analysis.Command) string {
 	case "bw", "lpass", "op", "keyring", "kwallet-query", "vault":
 		if oneOf(sub, "get", "show", "read", "export", "item", "kv", "list", "unlock") || c.Name == "kwallet-query" {
 			return "reads a password manager or secrets vault"
+		}
+	}
+	return ""
+}
+
+// gpgChanges are gpg's commands that change the user's keyring or trust.
+var gpgChanges = []string{"--import", "--recv-keys", "--receive-keys", "--fetch-keys", "--refresh-keys", "--lsign-key", "--sign-key",
+	"--quick-sign-key", "--quick-lsign-key", "--edit-key", "--delete-key", "--delete-keys", "--delete-secret-key", "--delete-secret-keys",
+	"--delete-secret-and-public-key", "--import-ownertrust", "--gen-key", "--generate-key", "--quick-gen-key", "--quick-generate-key",
+	"--full-gen-key", "--full-generate-key", "--update-trustdb", "--quick-add-key", "--quick-add-uid", "--quick-revoke-uid",
+	"--quick-set-expire", "--change-passphrase", "--passwd", "--import-options"}
+
+// settingsChange says what c changes of the user's (or the system's)
+// settings outside any file it names: a keyring, the desktop's settings
+// database, default applications, an editor's extensions, the ssh agent's
+// keys; or "". A sandbox gives such a command a home of its own, thrown away.
+func settingsChange(c *analysis.Command) string {
+	sub := subOf(c)
+	args := func(set ...string) bool {
+		return slices.ContainsFunc(c.Args, func(a string) bool {
+			name, _, _ := strings.Cut(a, "=")
+			return oneOf(name, set...)
+		})
+	}
+	switch c.Name {
+	case "gpg", "gpg2":
+		if args(gpgChanges...) {
+			return "changes the user's GnuPG keyring or trust"
+		}
+	case "dconf":
+		if oneOf(sub, "write", "load", "reset", "update", "compile") {
+			return "changes the desktop's settings database"
+		}
+	case "gsettings":
+		if oneOf(sub, "set", "reset", "reset-recursively") {
+			return "changes the desktop's settings"
+		}
+	case "xdg-mime", "xdg-settings":
+		if oneOf(sub, "default", "install", "uninstall", "set") {
+			return "changes which programs open files and links"
+		}
+	case "update-alternatives":
+		if args("--set", "--install", "--remove", "--remove-all", "--config", "--auto", "--all", "--set-selections") {
+			return "changes which program a system command name runs"
+		}
+	case "secret-tool":
+		if oneOf(sub, "store", "clear") {
+			return "changes the user's keyring"
+		}
+	case "keyctl":
+		if oneOf(sub, "add", "padd", "update", "pupdate", "link", "unlink", "newring", "clear", "revoke", "invalidate", "setperm", "timeout", "instantiate", "pinstantiate", "move") {
+			return "changes the user's kernel keyrings"
+		}
+	case "ssh-add":
+		if !args("-l", "-L", "-T") || args("-d", "-D", "-x", "-X") {
+			return "changes the keys the user's ssh agent holds"
+		}
+	case "code", "code-insiders", "codium", "cursor", "windsurf":
+		if args("--install-extension", "--uninstall-extension") {
+			return "changes the editor's extensions, which run when it opens"
+		}
+	case "defaults":
+		if oneOf(sub, "write", "delete", "import", "rename") {
+			return "changes the user's preferences"
+		}
+	case "gh":
+		if oneOf(sub, "extension", "ext") && oneOf(operand(c, 1), "install", "upgrade") || sub == "alias" && operand(c, 1) == "set" ||
+			sub == "config" && operand(c, 1) == "set" || sub == "auth" && oneOf(operand(c, 1), "setup-git", "login", "logout", "refresh") {
+			return "changes gh's settings, aliases or extensions, which later gh commands run"
 		}
 	}
 	return ""

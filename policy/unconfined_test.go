@@ -101,6 +101,19 @@ func TestUnconfined(t *testing.T) {
 		{`cat /proc/self/fd/../../self/root` + ssh + `/id_rsa`, policy.RuleSecrets},
 		{`cat /dev/fd/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
 		{`cat /proc/self/task/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`gpg --import key.asc`, policy.RuleExecFlags},
+		{`gpg --batch --recv-keys ABC`, policy.RuleExecFlags},
+		{`gpg --homedir /tmp/g --import key.asc`, policy.RuleExecFlags},
+		{`dconf write /org/gnome/x "'y'"`, policy.RuleExecFlags},
+		{`dconf load / < x.ini`, policy.RuleExecFlags},
+		{`gsettings set org.gnome.x y z`, policy.RuleExecFlags},
+		{`xdg-mime default x.desktop text/plain`, policy.RuleExecFlags},
+		{`update-alternatives --set editor /bin/x`, policy.RuleExecFlags},
+		{`secret-tool store --label=x a b`, policy.RuleExecFlags},
+		{`keyctl add user k v @u`, policy.RuleExecFlags},
+		{`ssh-add k`, policy.RuleExecFlags},
+		{`code --install-extension x.vsix`, policy.RuleExecFlags},
+		{`gh alias set co --shell 'id'`, policy.RuleExecFlags},
 		{`sqlite3 :memory: "select readfile('k')"`, policy.RuleExecFlags},
 		{`sqlite3 x.db "VACUUM INTO '/tmp/v.db'"`, policy.RuleExecFlags},
 		{`sqlite3 -cmd ".cd /tmp" x.db ".output pw" "select 1"`, policy.RuleExecFlags},
@@ -124,6 +137,8 @@ func TestUnconfined(t *testing.T) {
 		"while read l; do echo $l; done < names.txt", `echo "$(<README.md)"`, "sed '1r header.txt' README.md",
 		`awk '{ print $1 }' data.csv`, `awk 'BEGIN { getline < "data.csv"; print }'`, "find ~ -name '*.md'", "find . -exec cat {} +",
 		"sqlite3 x.db .tables", "sqlite3 x.db .schema",
+		"gpg --verify x.sig x", "gpg -d x.gpg", "gpg --list-keys", "gpg --armor --export ABC", "gsettings get a b",
+		"xdg-mime query default text/plain", "ssh-add -l", "ssh-add -L", "keyctl show @s", "code --list-extensions", "gh pr list",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
