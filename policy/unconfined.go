@@ -313,7 +313,22 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 			p, f = filepath.Join(u.HomeDir, rest), f&^analysis.ArgDynamic
 		}
 	}
-	if f&analysis.ArgDynamic != 0 || p == "" {
+	if f&analysis.ArgDynamic != 0 {
+		// What is known of it, up to its first expansion: a directory in a
+		// secret one (cat ~/.ssh/$f) is read from there.
+		p = strings.NewReplacer(`"`, "", "'", "").Replace(p)
+		for _, h := range []string{"$HOME/", "${HOME}/"} {
+			if rest, ok := strings.CutPrefix(p, h); ok && x.home != "" {
+				p = x.home + "/" + rest
+			}
+		}
+		i := strings.IndexAny(p, "$`\\")
+		if i < 0 || !strings.Contains(p[:i], "/") {
+			return false
+		}
+		p, f = p[:strings.LastIndexByte(p[:i], '/')+1]+"x", 0
+	}
+	if p == "" {
 		return false
 	}
 	if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
