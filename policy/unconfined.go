@@ -166,6 +166,9 @@ func (x *check) unconfined(c *analysis.Command) {
 	if !x.e.s.Unconfined {
 		return
 	}
+	if x.secretAssigns(c) {
+		return
+	}
 	if c.Kind != analysis.Simple || c.Dynamic {
 		// What a compound command or a lone redirection reads (`while read
 		// l; do …; done < f`, `$(<f)`) is read all the same.
@@ -275,6 +278,36 @@ func sqliteProgram(c *analysis.Command) bool {
 	for _, r := range c.Redirects {
 		if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
 			return true
+		}
+	}
+	return false
+}
+
+// secretAssigns asks about a variable or array given a path in a secret
+// (f=~/.ssh/id_rsa in a branch, x=(~/.ssh/id_rsa)): what later reads it is
+// not always known (a branch that may not run leaves the variable unknown),
+// so naming it is asked about, as an argument that names it is.
+func (x *check) secretAssigns(c *analysis.Command) bool {
+	if len(x.e.secrets) == 0 {
+		return false
+	}
+	for _, a := range c.Assigns {
+		vals := []string{a.Value}
+		var f analysis.ArgFlag
+		if a.Dynamic {
+			inner, ok := strings.CutPrefix(a.Value, "(")
+			if !ok {
+				f = analysis.ArgDynamic // its known part is still looked at
+			} else {
+				vals = strings.Fields(strings.TrimSuffix(inner, ")")) // an array's words
+			}
+		}
+		for _, v := range vals {
+			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "$HOME") || strings.HasPrefix(v, "${HOME}") || strings.HasPrefix(v, `"`) {
+				if x.secretRead(c, v, f, false) {
+					return true
+				}
+			}
 		}
 	}
 	return false
