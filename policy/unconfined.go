@@ -126,6 +126,12 @@ func literalStdinProgram(c *analysis.Command) bool {
 	if _, stdin, ok := scanInterpreter(c, o); !ok || !stdin {
 		return false
 	}
+	return stdinFromLine(c)
+}
+
+// stdinFromLine reports a standard input the line itself gives c: a pipe
+// into it, a here-document or a here-string.
+func stdinFromLine(c *analysis.Command) bool {
 	if len(c.Feeds) > 0 {
 		return true
 	}
@@ -272,15 +278,7 @@ func sqliteProgram(c *analysis.Command) bool {
 			return true
 		}
 	}
-	if len(c.Feeds) > 0 {
-		return true
-	}
-	for _, r := range c.Redirects {
-		if r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<" {
-			return true
-		}
-	}
-	return false
+	return stdinFromLine(c)
 }
 
 // secretAssigns asks about a variable or array given a path in a secret
