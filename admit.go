@@ -98,6 +98,20 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	pe.Terminal = req.TTY
 	j, v, relied := g.judge(req.Command, pe)
 	covers := g.covers
+	if v.Decision != policy.Deny && g.unconfinedPolicy != nil && g.unhidden(b, v.Decision == policy.Allow) {
+		// The session shows the host's files as they are (no user namespace
+		// here, or it could not start): judged again as without a sandbox,
+		// where reading a credential, or a program the policy cannot read,
+		// is asked about, whatever layers remain.
+		if eng, err := g.unconfinedPolicy(); err == nil {
+			covers = policy.Covers{Checkpoint: covers.Checkpoint}
+			j = eng.Judge(req.Command, pe)
+			v, relied = g.decide(j, covers, dir, nil), false
+			if v.Decision != policy.Allow {
+				v.Reason += " The sandbox would contain it, but here it lacks a layer (" + g.uncontained(b) + ")."
+			}
+		}
+	}
 	if relied {
 		if why := g.uncontained(b); why != "" || !g.egressHeld(b) {
 			// The sandbox this allow counted on could not be set up, or lacks

@@ -284,6 +284,27 @@ func (g *Gate) uncontained(b *box) string {
 	return r.Uncontained()
 }
 
+// unhidden reports whether commands see the host's files as they are
+// (secrets included): a sandbox was planned, but its session has no view of
+// its own, or did not start. With start false it answers only for a session
+// that already tried to start (an ask does not start one while the user
+// decides), and false before.
+func (g *Gate) unhidden(b *box, start bool) bool {
+	if !g.sandboxed() {
+		return false // the policy is the unconfined one already
+	}
+	if !start {
+		b.mu.Lock()
+		started := b.started
+		b.mu.Unlock()
+		if !started {
+			return false
+		}
+	}
+	_, r, err := g.session(b, b.sup)
+	return err != nil || r.Layers[sandbox.LayerSecrets] == ""
+}
+
 // useHostTemp gives commands a private host temp dir when the session's /tmp is
 // not there after all.
 func (g *Gate) useHostTemp() {

@@ -24,11 +24,16 @@ type Gate struct {
 	root   string
 	shell  shell.Shell
 	policy *policy.Engine
-	sup    *runner.Supervisor
-	home   string
-	spill  *output.SessionDir // this Gate's spill directory, in cfg.SpillDir
-	quota  *output.Quota      // its bytes, cfg.SpillTotal
-	box    *box               // the kernel sandbox
+	// unconfinedPolicy is the policy as without a sandbox (nil when none
+	// is wanted: policy is that already), for a session that hides no
+	// secrets after all (no user namespace here, or one that could not
+	// start): made on first need.
+	unconfinedPolicy func() (*policy.Engine, error)
+	sup              *runner.Supervisor
+	home             string
+	spill            *output.SessionDir // this Gate's spill directory, in cfg.SpillDir
+	quota            *output.Quota      // its bytes, cfg.SpillTotal
+	box              *box               // the kernel sandbox
 	// covers are what contains commands besides the policy, as planned
 	// (plannedCovers): each command is judged once, its verdict taken for them.
 	covers policy.Covers
@@ -117,6 +122,11 @@ func New(cfg Config) (*Gate, error) {
 	}
 	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, home: chk.home,
 		cps: newGateCheckpoints(root, cfg.Checkpoints)}
+	if !pol.Unconfined {
+		g.unconfinedPolicy = sync.OnceValues(func() (*policy.Engine, error) {
+			return policy.New(unconfined(pol, cfg.Sandbox.Hide))
+		})
+	}
 	// The Gate's own spill directory: what it spills is not another Gate's
 	// (another project's session) to read, and its sandbox shows only this.
 	g.spill = output.NewSessionDir(cfg.SpillDir)

@@ -267,6 +267,38 @@ func awkProgram(c *analysis.Command) (string, bool) {
 	return strings.Join(parts, "\n"), len(parts) > 0
 }
 
+// awkReads are the files an awk program reads with getline < "file" (a
+// string literal; one only known at run time is not listed).
+func awkReads(c *analysis.Command) []string {
+	p, ok := awkProgram(c)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for rest := p; ; {
+		i := strings.Index(rest, "getline")
+		if i < 0 {
+			return out
+		}
+		rest = rest[i+len("getline"):]
+		t := strings.TrimLeft(rest, " \t")
+		// getline var < "file": a variable name first.
+		for len(t) > 0 && (t[0] == '_' || t[0] >= 'a' && t[0] <= 'z' || t[0] >= 'A' && t[0] <= 'Z' || t[0] >= '0' && t[0] <= '9') {
+			t = t[1:]
+		}
+		t = strings.TrimLeft(t, " \t")
+		if !strings.HasPrefix(t, "<") {
+			continue
+		}
+		t = strings.TrimLeft(t[1:], " \t")
+		if strings.HasPrefix(t, "\"") {
+			if end := strings.IndexByte(t[1:], '"'); end >= 0 {
+				out = append(out, t[1:1+end])
+			}
+		}
+	}
+}
+
 // awkTargets are the files an awk program writes with print > "file" and
 // print >> "file"; a target that is not a string literal is only known at
 // run time.

@@ -95,3 +95,33 @@ func TestUnasked(t *testing.T) {
 		}
 	}
 }
+
+// With the network allow-listed (Covers.Egress), the proxy lets a registry's
+// domain through for a download and for an upload alike: a command that
+// sends the project or the account's data to the registry is asked about
+// there; with the network off it is denied as before, and a fetch is
+// allowed through the proxy.
+func TestRegistryUploadsAskedWithEgress(t *testing.T) {
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Root: "/work/p", Home: "/home/u"}
+	egress := policy.Covers{Sandbox: true, PrivateLoopback: true, Egress: true}
+	for _, c := range []string{"npm publish", "npm publish --access public", "pnpm publish --no-git-checks", "yarn publish",
+		"yarn npm publish", "bun publish", "cargo publish", "twine upload dist/x.whl", "gem push x.gem", "poetry publish",
+		"uv publish", "npm token create", "npm dist-tag add x@1 latest", "npm unpublish x@1", "npx npm publish"} {
+		j := e.Judge(c, env)
+		if v := j.Verdict(egress, nil); v.Decision != policy.Ask || v.Rule != policy.RuleNetwork {
+			t.Errorf("%s with egress: %s %s, want ask (network)", c, v.Decision, v.Rule)
+		}
+		if v := j.Verdict(policy.Covers{Sandbox: true, PrivateLoopback: true}, nil); v.Decision != policy.Deny || v.Rule != policy.RuleNetwork {
+			t.Errorf("%s with the network off: %s %s, want deny (network)", c, v.Decision, v.Rule)
+		}
+	}
+	for _, c := range []string{"npm install", "npm ci", "pnpm install", "cargo build", "npm view left-pad", "npm publish -h", "twine check dist/x.whl"} {
+		if v := e.Judge(c, env).Verdict(egress, nil); v.Decision != policy.Allow {
+			t.Errorf("%s with egress: %s %s: %s", c, v.Decision, v.Rule, v.Reason)
+		}
+	}
+}

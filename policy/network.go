@@ -38,6 +38,17 @@ func (x *check) network(c *analysis.Command) {
 		x.networkHit(c, what)
 		return
 	}
+	if sub, ok := registryUpload(c); ok && !x.e.s.Network {
+		// Allow-listed, the registry's domain is let through for a fetch,
+		// and the proxy cannot tell this from one (it sees a name, not the
+		// request): asked there. With the network off, denied as below.
+		x.ask(RuleNetwork, "`%s`: %s %s sends the project or the account's data to the package registry; the network allow-list lets the registry's domain through, and shellgate's proxy cannot tell an upload from a download (rule network). The user must approve it.", c.Source, c.Name, sub)
+		x.hits[len(x.hits)-1].covered = func(cv Covers) bool { return !cv.Egress }
+		if c.Name == "yarn" && strings.HasPrefix(sub, "npm ") {
+			x.networkHit(c, "yarn "+sub+" talks to the package registry")
+			return
+		}
+	}
 	f, what := networkFacts.first(x, c)
 	if f == nil {
 		return
@@ -64,6 +75,38 @@ var registryClients = map[string][]string{
 	"uv":     {"publish"},
 	"flit":   {"publish"},
 	"hatch":  {"publish"},
+}
+
+// registryUploads are the registry commands of registryClients that send
+// the project or the account's data: publishing, tags, owners, tokens,
+// logins.
+var registryUploads = map[string][]string{
+	"npm":    {"publish", "unpublish", "deprecate", "dist-tag", "owner", "access", "token", "login", "adduser", "team", "org", "hook", "star", "profile"},
+	"pnpm":   {"publish", "dist-tag", "login", "adduser"},
+	"yarn":   {"publish", "login", "owner", "tag", "team"},
+	"bun":    {"publish"},
+	"cargo":  {"publish", "yank", "owner", "login"},
+	"twine":  {"upload", "register"},
+	"gem":    {"push", "yank", "owner", "signin"},
+	"poetry": {"publish"},
+	"uv":     {"publish"},
+	"flit":   {"publish"},
+	"hatch":  {"publish"},
+}
+
+// registryUpload reports c's registry upload (registryUploads), "npm
+// publish" for yarn's own npm subcommands (yarn npm publish, yarn npm tag).
+func registryUpload(c *analysis.Command) (string, bool) {
+	if c.Has("help", "h") {
+		return "", false
+	}
+	sub := subOf(c)
+	if c.Name == "yarn" && sub == "npm" {
+		if next := operand(c, 1); oneOf(next, "publish", "login", "tag") {
+			return "npm " + next, true
+		}
+	}
+	return sub, slices.Contains(registryUploads[c.Name], sub)
 }
 
 // networkFacts are the programs that reach the network, and when.

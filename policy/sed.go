@@ -142,3 +142,16 @@ func sedWriteFiles(script string) []string {
 	})
 	return out
 }
+
+// sedReadFiles are the files a sed script reads besides its input: r FILE
+// and R FILE append a file's text (or a line of it) to the output.
+func sedReadFiles(script string) []string {
+	var out []string
+	sedCommands(script, func(cmd byte, rest string) bool {
+		if cmd == 'r' || cmd == 'R' {
+			out = append(out, strings.TrimSpace(rest))
+		}
+		return true
+	})
+	return out
+}

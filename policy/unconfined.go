@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os/user"
 	"path"
 	"path/filepath"
 	"slices"
@@ -125,6 +126,12 @@ func literalStdinProgram(c *analysis.Command) bool {
 	if _, stdin, ok := scanInterpreter(c, o); !ok || !stdin {
 		return false
 	}
+	return stdinFromLine(c)
+}
+
+// stdinFromLine reports a standard input the line itself gives c: a pipe
+// into it, a here-document or a here-string.
+func stdinFromLine(c *analysis.Command) bool {
 	if len(c.Feeds) > 0 {
 		return true
 	}
@@ -144,6 +151,10 @@ func readsTree(c *analysis.Command) bool {
 	if recursiveReaders[c.Name] || c.Has("r", "R", "recursive") {
 		return true
 	}
+	if c.Name == "find" {
+		// What it finds, it hands to a program: the trees it walks are read.
+		return slices.ContainsFunc(c.Args, func(a string) bool { return oneOf(a, "-exec", "-execdir", "-ok", "-okdir") })
+	}
 	for i, a := range c.Args {
 		if c.IsDynamic(i) || a == "--" {
 			break
@@ -158,13 +169,27 @@ func readsTree(c *analysis.Command) bool {
 
 // unconfined asks about c what only a sandbox would contain.
 func (x *check) unconfined(c *analysis.Command) {
-	if !x.e.s.Unconfined || c.Kind != analysis.Simple || c.Dynamic {
+	if !x.e.s.Unconfined {
+		return
+	}
+	if x.secretAssigns(c) {
+		return
+	}
+	if c.Kind != analysis.Simple || c.Dynamic {
+		// What a compound command or a lone redirection reads (`while read
+		// l; do …; done < f`, `$(<f)`) is read all the same.
+		x.secretRedirects(c)
 		return
 	}
 	if o := inlineProgram(c); o != "" {
 		x.ask(RuleExecFlags, "`%s`: %s %s runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name, o)
+	} else if sqliteProgram(c) {
+		x.ask(RuleExecFlags, "`%s`: %s runs the SQL given on its command line, which shellgate does not analyse (readfile, writefile, fsdir, VACUUM INTO and its dot-commands reach any file), and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
 	} else if literalStdinProgram(c) {
 		x.ask(RuleExecFlags, "`%s`: %s runs the program given on its standard input, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). The user must approve it.", c.Source, c.Name)
+	}
+	if what := settingsChange(c); what != "" {
+		x.ask(RuleExecFlags, "`%s` %s, outside the project, which later programs obey, and no sandbox gives it a home of its own here (rule code-execution). The user must approve it.", c.Source, what)
 	}
 	if what := credentialRead(c); what != "" {
 		x.ask(RuleSecrets, "`%s` %s, and no sandbox keeps it from the command here (rule secrets). The user must approve it.", c.Source, what)
@@ -174,38 +199,7 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	rec := readsTree(c)
-	check := func(p string, f analysis.ArgFlag) bool {
-		if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
-			// Another process's environment (the agent's own: $PPID) holds
-			// the tokens it was started with, whatever its PID is written as.
-			x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
-			return true
-		}
-		if f&analysis.ArgDynamic != 0 || p == "" {
-			return false
-		}
-		if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
-			p = filepath.Join(x.home, rest)
-		}
-		for _, a := range c.Abs(p) {
-			for _, v := range procView(c, a) {
-				for _, s := range x.e.secrets {
-					var hit bool
-					if f&analysis.ArgGlob != 0 {
-						hit = globReaches(v, s, rec)
-					} else {
-						r := x.resolve(v)
-						hit = within(r, s) || rec && within(s, r)
-					}
-					if hit {
-						x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
-						return true
-					}
-				}
-			}
-		}
-		return false
-	}
+	check := func(p string, f analysis.ArgFlag) bool { return x.secretRead(c, p, f, rec) }
 	for i, a := range c.Args {
 		var f analysis.ArgFlag
 		if i < len(c.Flags) {
@@ -226,6 +220,100 @@ func (x *check) unconfined(c *analysis.Command) {
 			return
 		}
 	}
+	x.secretRedirects(c)
+	// Files a program text reads: sed's r and R, awk's getline < "file".
+	var reads []string
+	switch {
+	case c.Name == "sed" || c.Name == "gsed":
+		for _, s := range sedScriptTargets(c) {
+			if s.flag&analysis.ArgDynamic == 0 {
+				reads = append(reads, sedReadFiles(s.path)...)
+			}
+		}
+	case c.Name == "awk" || c.Name == "gawk" || c.Name == "mawk" || c.Name == "nawk":
+		reads = awkReads(c)
+	}
+	for _, p := range reads {
+		if x.secretRead(c, p, 0, false) {
+			return
+		}
+	}
+}
+
+// sqliteShows are sqlite3's dot-commands that only show the database.
+var sqliteShows = []string{".tables", ".schema", ".indexes", ".indices", ".databases", ".dbinfo", ".fullschema", ".help", ".show", ".quit", ".exit"}
+
+// sqliteProgram reports SQL given to sqlite3 on its command line (after the
+// database, or with -cmd), or on its standard input from the line itself:
+// a program as much as python3 -c's, whose functions and dot-commands read
+// and write any file (readfile, writefile, fsdir, VACUUM INTO, .cd, .shell,
+// its archive mode). Showing the schema is not.
+func sqliteProgram(c *analysis.Command) bool {
+	if c.Name != "sqlite3" && c.Name != "sqlite" {
+		return false
+	}
+	shows := func(i int) bool {
+		return !c.IsDynamic(i) && slices.Contains(sqliteShows, strings.Fields(c.Args[i] + " x")[0])
+	}
+	db := false
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		switch {
+		case c.IsDynamic(i):
+			return true
+		case strings.HasPrefix(a, "-") && !db:
+			switch o := strings.TrimLeft(a, "-"); {
+			case o == "cmd":
+				if i++; i < len(c.Args) && !shows(i) {
+					return true
+				}
+			case strings.HasPrefix(o, "A") || o == "archive":
+				return true // the archive mode extracts and writes files
+			case oneOf(o, "init", "separator", "newline", "nullvalue", "maxsize", "mmap", "pagecache", "lookaside", "heap", "vfs", "zip", "readonly-zip", "escape"):
+				i++
+			}
+		case !db:
+			db = true
+		case !shows(i):
+			return true
+		}
+	}
+	return stdinFromLine(c)
+}
+
+// secretAssigns asks about a variable or array given a path in a secret
+// (f=~/.ssh/id_rsa in a branch, x=(~/.ssh/id_rsa)): what later reads it is
+// not always known (a branch that may not run leaves the variable unknown),
+// so naming it is asked about, as an argument that names it is.
+func (x *check) secretAssigns(c *analysis.Command) bool {
+	if len(x.e.secrets) == 0 {
+		return false
+	}
+	for _, a := range c.Assigns {
+		vals := []string{a.Value}
+		var f analysis.ArgFlag
+		if a.Dynamic {
+			inner, ok := strings.CutPrefix(a.Value, "(")
+			if !ok {
+				f = analysis.ArgDynamic // its known part is still looked at
+			} else {
+				vals = strings.Fields(strings.TrimSuffix(inner, ")")) // an array's words
+			}
+		}
+		for _, v := range vals {
+			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "$HOME") || strings.HasPrefix(v, "${HOME}") || strings.HasPrefix(v, `"`) {
+				if x.secretRead(c, v, f, false) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// secretRedirects asks about a read redirection of c (or a file a program
+// text reads, recorded as one) that reaches a secret.
+func (x *check) secretRedirects(c *analysis.Command) {
 	for _, r := range c.Redirects {
 		if r.Write {
 			continue // writes are the write rules'
@@ -234,10 +322,90 @@ func (x *check) unconfined(c *analysis.Command) {
 		if r.Dynamic {
 			f = analysis.ArgDynamic
 		}
-		if check(r.Target, f) {
+		if x.secretRead(c, r.Target, f, false) {
 			return
 		}
 	}
+}
+
+// secretRead asks about c's read of p, and reports it, when p reaches a
+// secret (rec: c reads the trees it names, whole).
+func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, rec bool) bool {
+	if q := strings.Trim(p, `"'`); strings.HasPrefix(q, "/proc/") && strings.HasSuffix(q, "/environ") {
+		// Another process's environment (the agent's own: $PPID) holds
+		// the tokens it was started with, whatever its PID is written as.
+		x.ask(RuleSecrets, "`%s` reads %s, a process's environment, where tokens are kept, and no sandbox hides it here (rule secrets). The user must approve it.", c.Source, p)
+		return true
+	}
+	if name, rest, _ := strings.Cut(p, "/"); len(name) > 1 && name[0] == '~' && !strings.ContainsAny(p, "$`\"'\\*?[{") {
+		// ~USER/.ssh: a home by name (the user's own, named), which the
+		// shell looks up when it runs.
+		if u, err := user.Lookup(name[1:]); err == nil && u.HomeDir != "" {
+			p, f = filepath.Join(u.HomeDir, rest), f&^analysis.ArgDynamic
+		}
+	}
+	if f&analysis.ArgDynamic != 0 {
+		// What is known of it, up to its first expansion: a directory in a
+		// secret one (cat ~/.ssh/$f) is read from there.
+		p = strings.NewReplacer(`"`, "", "'", "").Replace(p)
+		for _, h := range []string{"$HOME/", "${HOME}/"} {
+			if rest, ok := strings.CutPrefix(p, h); ok && x.home != "" {
+				p = x.home + "/" + rest
+			}
+		}
+		i := strings.IndexAny(p, "$`\\")
+		if i < 0 || !strings.Contains(p[:i], "/") {
+			return false
+		}
+		p, f = p[:strings.LastIndexByte(p[:i], '/')+1]+"x", 0
+	}
+	if p == "" {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && x.home != "" {
+		p = filepath.Join(x.home, rest)
+	}
+	for _, a := range c.Abs(p) {
+		for _, v := range procView(c, a) {
+			for _, s := range x.e.secrets {
+				var hit bool
+				if f&analysis.ArgGlob != 0 {
+					hit = globReaches(v, s, rec)
+				} else {
+					for _, r := range x.resolveView(c, v) {
+						hit = hit || within(r, s) || rec && within(s, r)
+					}
+				}
+				if hit {
+					x.ask(RuleSecrets, "`%s` reads %s, where credentials are kept (%s), and no sandbox hides them here (rule secrets). The user must approve it; work with the project's files instead.", c.Source, p, s)
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// resolveView is where p leads, links followed, for the command: a link
+// resolved into /proc/PID/root or /proc/self/cwd (/dev/fd/../root,
+// /proc/self/fd/../../self/root: /proc/self is shellgate's own PID when it
+// looks) leads on through the command's view (procView).
+func (x *check) resolveView(c *analysis.Command, p string) []string {
+	out := []string{x.resolve(p)}
+	for range 4 {
+		var next []string
+		for _, r := range out {
+			next = append(next, procView(c, r)...)
+		}
+		if slices.Equal(next, out) {
+			break
+		}
+		out = out[:0]
+		for _, n := range next {
+			out = append(out, x.resolve(n))
+		}
+	}
+	return out
 }
 
 // procView is where a path through /proc's per-process links leads for
@@ -319,6 +487,75 @@ func credentialRead(c *analysis.Command) string {
 	case "bw", "lpass", "op", "keyring", "kwallet-query", "vault":
 		if oneOf(sub, "get", "show", "read", "export", "item", "kv", "list", "unlock") || c.Name == "kwallet-query" {
 			return "reads a password manager or secrets vault"
+		}
+	}
+	return ""
+}
+
+// gpgChanges are gpg's commands that change the user's keyring or trust.
+var gpgChanges = []string{"--import", "--recv-keys", "--receive-keys", "--fetch-keys", "--refresh-keys", "--lsign-key", "--sign-key",
+	"--quick-sign-key", "--quick-lsign-key", "--edit-key", "--delete-key", "--delete-keys", "--delete-secret-key", "--delete-secret-keys",
+	"--delete-secret-and-public-key", "--import-ownertrust", "--gen-key", "--generate-key", "--quick-gen-key", "--quick-generate-key",
+	"--full-gen-key", "--full-generate-key", "--update-trustdb", "--quick-add-key", "--quick-add-uid", "--quick-revoke-uid",
+	"--quick-set-expire", "--change-passphrase", "--passwd", "--import-options"}
+
+// settingsChange says what c changes of the user's (or the system's)
+// settings outside any file it names: a keyring, the desktop's settings
+// database, default applications, an editor's extensions, the ssh agent's
+// keys; or "". A sandbox gives such a command a home of its own, thrown away.
+func settingsChange(c *analysis.Command) string {
+	sub := subOf(c)
+	args := func(set ...string) bool {
+		return slices.ContainsFunc(c.Args, func(a string) bool {
+			name, _, _ := strings.Cut(a, "=")
+			return oneOf(name, set...)
+		})
+	}
+	switch c.Name {
+	case "gpg", "gpg2":
+		if args(gpgChanges...) {
+			return "changes the user's GnuPG keyring or trust"
+		}
+	case "dconf":
+		if oneOf(sub, "write", "load", "reset", "update", "compile") {
+			return "changes the desktop's settings database"
+		}
+	case "gsettings":
+		if oneOf(sub, "set", "reset", "reset-recursively") {
+			return "changes the desktop's settings"
+		}
+	case "xdg-mime", "xdg-settings":
+		if oneOf(sub, "default", "install", "uninstall", "set") {
+			return "changes which programs open files and links"
+		}
+	case "update-alternatives":
+		if args("--set", "--install", "--remove", "--remove-all", "--config", "--auto", "--all", "--set-selections") {
+			return "changes which program a system command name runs"
+		}
+	case "secret-tool":
+		if oneOf(sub, "store", "clear") {
+			return "changes the user's keyring"
+		}
+	case "keyctl":
+		if oneOf(sub, "add", "padd", "update", "pupdate", "link", "unlink", "newring", "clear", "revoke", "invalidate", "setperm", "timeout", "instantiate", "pinstantiate", "move") {
+			return "changes the user's kernel keyrings"
+		}
+	case "ssh-add":
+		if !args("-l", "-L", "-T") || args("-d", "-D", "-x", "-X") {
+			return "changes the keys the user's ssh agent holds"
+		}
+	case "code", "code-insiders", "codium", "cursor", "windsurf":
+		if args("--install-extension", "--uninstall-extension") {
+			return "changes the editor's extensions, which run when it opens"
+		}
+	case "defaults":
+		if oneOf(sub, "write", "delete", "import", "rename") {
+			return "changes the user's preferences"
+		}
+	case "gh":
+		if oneOf(sub, "extension", "ext") && oneOf(operand(c, 1), "install", "upgrade") || sub == "alias" && operand(c, 1) == "set" ||
+			sub == "config" && operand(c, 1) == "set" || sub == "auth" && oneOf(operand(c, 1), "setup-git", "login", "logout", "refresh") {
+			return "changes gh's settings, aliases or extensions, which later gh commands run"
 		}
 	}
 	return ""

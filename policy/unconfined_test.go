@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"os/user"
 	"path/filepath"
 	"testing"
 
@@ -84,6 +85,51 @@ func TestUnconfined(t *testing.T) {
 		{`pass show web/github`, policy.RuleSecrets},
 		{`pass web/github`, policy.RuleSecrets},
 		{`bw get password x`, policy.RuleSecrets},
+		// Session 31: the read on a compound command or a lone redirection,
+		// inside a program text (sed's r and R, awk's getline <), under
+		// find's own reading of a tree, and SQL, a program sqlite3 runs.
+		{`while read l; do echo $l; done < ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`{ cat; } < ~/.ssh/id_rsa`, policy.RuleSecrets},
+		{`echo "$(<~/.ssh/id_rsa)"`, policy.RuleSecrets},
+		{`x=$(< ~/.ssh/id_rsa)`, policy.RuleSecrets},
+		{`sed '1r ` + ssh + `/id_rsa' README.md`, policy.RuleSecrets},
+		{`sed -e '$R ` + ssh + `/id_rsa' README.md`, policy.RuleSecrets},
+		{`awk 'BEGIN{while((getline l < "` + ssh + `/id_rsa")>0) print l}'`, policy.RuleSecrets},
+		{`gawk 'BEGIN { getline < "` + ssh + `/id_rsa"; print }'`, policy.RuleSecrets},
+		{`find ~ -name id_rsa -exec cat {} +`, policy.RuleSecrets},
+		{`find ~/.ssh -type f -execdir cat {} \;`, policy.RuleSecrets},
+		{`cat /proc/self/fd/../../self/root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`cat /dev/fd/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`cat /proc/self/task/../root` + ssh + `/id_rsa`, policy.RuleSecrets},
+		{`for f in ~/.ssh/*; do cat "$f"; done`, policy.RuleSecrets},
+		{`for f in README.md ~/.ssh/id_rsa; do cat "$f"; done`, policy.RuleSecrets},
+		{`select f in ~/.ssh/id_rsa; do cat $f; break; done`, policy.RuleSecrets},
+		{`for d in .ssh; do cat ~/$d/id_rsa; done`, policy.RuleSecrets},
+		{`for f in a b c d e; do cat ~/.ssh/$f; done`, policy.RuleSecrets},
+		{`cat ~/.ssh/$KEY`, policy.RuleSecrets},
+		{`cat "$HOME/.ssh/$(ls ~/.ssh | head -1)"`, policy.RuleSecrets},
+		{`for x in 1 2; do for z in ~/.ssh/id_rsa; do cat $z; done; done`, policy.RuleSecrets},
+		{`x=(~/.ssh/id_rsa); cat ${x[0]}`, policy.RuleSecrets},
+		{`declare -a x=(~/.ssh/id_rsa); cat "${x[@]}"`, policy.RuleSecrets},
+		{`case x in x) f=~/.ssh/id_rsa;; esac; cat $f`, policy.RuleSecrets},
+		{`[ -n "$X" ] && k=$HOME/.ssh/id_rsa; cat $k`, policy.RuleSecrets},
+		{`gpg --import key.asc`, policy.RuleExecFlags},
+		{`gpg --batch --recv-keys ABC`, policy.RuleExecFlags},
+		{`gpg --homedir /tmp/g --import key.asc`, policy.RuleExecFlags},
+		{`dconf write /org/gnome/x "'y'"`, policy.RuleExecFlags},
+		{`dconf load / < x.ini`, policy.RuleExecFlags},
+		{`gsettings set org.gnome.x y z`, policy.RuleExecFlags},
+		{`xdg-mime default x.desktop text/plain`, policy.RuleExecFlags},
+		{`update-alternatives --set editor /bin/x`, policy.RuleExecFlags},
+		{`secret-tool store --label=x a b`, policy.RuleExecFlags},
+		{`keyctl add user k v @u`, policy.RuleExecFlags},
+		{`ssh-add k`, policy.RuleExecFlags},
+		{`code --install-extension x.vsix`, policy.RuleExecFlags},
+		{`gh alias set co --shell 'id'`, policy.RuleExecFlags},
+		{`sqlite3 :memory: "select readfile('k')"`, policy.RuleExecFlags},
+		{`sqlite3 x.db "VACUUM INTO '/tmp/v.db'"`, policy.RuleExecFlags},
+		{`sqlite3 -cmd ".cd /tmp" x.db ".output pw" "select 1"`, policy.RuleExecFlags},
+		{`sqlite3 x.db <<< "select name from fsdir('/')"`, policy.RuleExecFlags},
 	} {
 		v := unconfined.Check(tc.command, l.env())
 		if v.Decision != policy.Ask || v.Rule != tc.rule {
@@ -100,9 +146,25 @@ func TestUnconfined(t *testing.T) {
 		"cat ~/*/id_rsa", "cat ~/.config/*.toml", "cat *.md", "dd if=README.md of=x", "cat /proc/self/root/etc/hostname",
 		"pass ls", "git config --get credential.helper", "security list-keychains", "ssh-add -L",
 		"ls ~", "ls -la ~", "cat README.md", "grep -r x .", "cat ~/.bashrc", "ls ~/.ssh-notes", "du -sh ~",
+		"while read l; do echo $l; done < names.txt", `echo "$(<README.md)"`, "sed '1r header.txt' README.md",
+		`awk '{ print $1 }' data.csv`, `awk 'BEGIN { getline < "data.csv"; print }'`, "find ~ -name '*.md'", "find . -exec cat {} +",
+		"sqlite3 x.db .tables", "sqlite3 x.db .schema", `for f in *.md; do cat "$f"; done`, `for f in a b; do echo "$f"; done`, `cat "$f"`, `cat ~/notes/$f`, `cat ./$f`, `f=~/notes.txt; cat $f`, `x=(a b); echo ${x[0]}`, `d=/tmp; ls $d`,
+		"gpg --verify x.sig x", "gpg -d x.gpg", "gpg --list-keys", "gpg --armor --export ABC", "gsettings get a b",
+		"xdg-mime query default text/plain", "ssh-add -l", "ssh-add -L", "keyctl show @s", "code --list-extensions", "gh pr list",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {
 			t.Errorf("unconfined %s: %s (%s): %s", c, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	// ~USER is a home by name: the user's own, when USER is the user.
+	if u, err := user.Current(); err == nil && u.HomeDir != "" && u.HomeDir != "/" {
+		own, err := policy.New(policy.Settings{Unconfined: true, Secrets: []string{filepath.Join(u.HomeDir, ".ssh")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := "cat ~" + u.Username + "/.ssh/id_rsa"
+		if v := own.Check(cmd, l.env()); v.Decision != policy.Ask || v.Rule != policy.RuleSecrets {
+			t.Errorf("unconfined %s: %s (%s), want ask under secrets: %s", cmd, v.Decision, v.Rule, v.Reason)
 		}
 	}
 	if _, err := policy.New(policy.Settings{Secrets: []string{"relative/.ssh"}}); err == nil {

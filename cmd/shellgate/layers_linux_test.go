@@ -127,6 +127,7 @@ func TestMissingLayers(t *testing.T) {
 				tc.checkBare(t, bin, dir, r)
 			}
 			tc.checkEval(t, bin, dir)
+			tc.checkSecrets(t, bin, dir)
 			tc.checkOn(t, bin, dir)
 		})
 	}
@@ -184,7 +185,7 @@ func (tc missingLayer) checkAuto(t *testing.T, bin, dir string) layerRun {
 
 // checkBare: Landlock and the seccomp filter need no namespace: they apply
 // (r, the auto run, and doctor say so), and a write the policy lets through
-// (inline code it does not read) stops at the kernel.
+// (the project's script, which it does not read) stops at the kernel.
 func (tc missingLayer) checkBare(t *testing.T, bin, dir string, r layerRun) {
 	t.Helper()
 	m, _ := r.env.Context.Sandbox.(map[string]any)
@@ -198,11 +199,12 @@ func (tc missingLayer) checkBare(t *testing.T, bin, dir string, r layerRun) {
 		!strings.Contains(string(out), "seccomp:  filter") || !strings.Contains(string(out), "  - userns: ") {
 		t.Errorf("doctor without user namespaces (%v):\n%s", err, out)
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return
-	}
 	victim := filepath.Join(visibleTempDir(t), "victim")
-	w := runWrapped(t, bin, tc.wrap, dir, "auto", `python3 -c "open('`+victim+`', 'w').write('harm')"`)
+	// The project's own script, which the policy lets run even unconfined.
+	if err := os.WriteFile(filepath.Join(dir, "build.sh"), []byte("echo harm > "+victim+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := runWrapped(t, bin, tc.wrap, dir, "auto", "sh build.sh")
 	if _, err := os.Stat(victim); err == nil || w.env.Context.Policy == nil || w.env.Context.Policy.Decision != "allow" ||
 		!strings.Contains(w.env.Data.Stderr, "Permission denied") {
 		t.Errorf("auto without user namespaces: a write outside the root was not refused by the kernel (%s, policy %+v, stderr %q, victim %v)",
@@ -235,6 +237,36 @@ func (tc missingLayer) checkEval(t *testing.T, bin, dir string) {
 	}
 	if r := runWrapped(t, bin, tc.wrap, dir, "auto", localCmd); r.env.Error == nil || r.env.Error.Code != envelope.PolicyDenied || r.env.Error.Rule != "network" {
 		t.Errorf("auto, %s missing: %s got %s %+v, want POLICY_DENIED (network)", tc.layer, localCmd, r.env.Status, r.env.Error)
+	}
+}
+
+// checkSecrets: where the session hides no secrets (no user namespace: no
+// view of its own), the command is decided as no sandbox contains it, as
+// --sandbox off decides: reading a credential, or a program given on the
+// command line, is asked about. Where the view is built, a secret's read
+// stays allowed: it is not there.
+func (tc missingLayer) checkSecrets(t *testing.T, bin, dir string) {
+	t.Helper()
+	home := visibleTempDir(t)
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh/id_rsa"), []byte("LAYER-SECRET-MARKER\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unhidden := tc.bare
+	for _, cmd := range []string{"cat ~/.ssh/id_rsa", `python3 -c "print(open('` + home + `/.ssh/id_rsa').read())"`} {
+		r := runWrapped(t, bin, tc.wrap, dir, "auto", cmd, "HOME="+home)
+		leaked := strings.Contains(r.env.Data.Stdout, "LAYER-SECRET-MARKER")
+		if !unhidden {
+			if leaked {
+				t.Errorf("auto, %s missing: %s printed the secret", tc.layer, cmd)
+			}
+			continue
+		}
+		if leaked || r.env.Error == nil || r.env.Error.Code != envelope.ApprovalRequired {
+			t.Errorf("auto, %s missing: %s got %s %+v (secret printed %v), want APPROVAL_REQUIRED as with --sandbox off", tc.layer, cmd, r.env.Status, r.env.Error, leaked)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"mvdan.cc/sh/v3/syntax"
+	"slices"
 
 	"github.com/shellgate/shellgate/internal/realpath"
 )
@@ -39,6 +40,8 @@ type walker struct {
 	// outs are the commands of >(…) substitutions in the words being walked:
 	// they read what the command that holds the words writes.
 	outs [][2]int
+
+	items int // walking loops' bodies once per item: how many times (eachItem)
 }
 
 // varVal is what is known about a shell variable assigned in the line.
@@ -118,6 +121,42 @@ func (w *walker) setVar(name string, v varVal) {
 }
 
 func (w *walker) unknownVar(name string) { w.setVar(name, varVal{}) }
+
+// maxItems bounds the loops walked once per item (eachItem), and
+// maxItemWalks the times a body inside such loops is walked.
+const maxItems, maxItemWalks = 4, 16
+
+// eachItem walks the body of a for or select loop over a few words known
+// before it runs once per word, with the variable set to it, as the shell
+// runs it: `for f in ~/.ssh/*; do cat "$f"; done` reads what `cat ~/.ssh/*`
+// reads. A glob item is the pattern (what it matches is read). Loops over
+// more words, or words only known at run time, or nested past maxItemWalks,
+// are walked once with the variable unknown (ok false).
+func (w *walker) eachItem(c *syntax.ForClause, name string, items []word, in dirs) (dirs, bool) {
+	times := max(w.items, 1) * len(items)
+	if len(items) == 0 || len(items) > maxItems || times > maxItemWalks || slices.ContainsFunc(items, func(it word) bool { return it.flags&ArgDynamic != 0 }) {
+		return nil, false
+	}
+	outer := w.items
+	w.items = times
+	defer func() { w.items = outer }()
+	w.cond++
+	all := in
+	for _, it := range items {
+		w.cwd = in
+		if w.vars == nil {
+			w.vars = map[string]varVal{}
+		}
+		// In the body it holds the item, whatever branch the loop is in.
+		w.vars[name] = varVal{val: it.val, known: true, numeric: isNumber(it.val)}
+		x, y := w.stmts(c.Do)
+		all = union(all, union(x, y))
+	}
+	w.unknownVar(name) // the last item, or another if a break left early
+	w.cond--
+	w.cwd = all
+	return all, true
+}
 
 // markInteger records declare -i: later assignments are evaluated as arithmetic.
 func (w *walker) markInteger(name string) {
@@ -273,7 +312,10 @@ func (w *walker) command(s *syntax.Stmt) (ok, fail dirs) {
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
-			w.words(l.Items)
+			ws := w.words(l.Items)
+			if all, ok := w.eachItem(c, l.Name.Value, ws, in); ok {
+				return all, all
+			}
 			w.cond++
 			w.unknownVar(l.Name.Value)
 		case *syntax.CStyleLoop:

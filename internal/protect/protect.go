@@ -164,6 +164,18 @@ var Table = []Entry{
 	{Path: ".jvmopts", Why: "JVM options sbt starts with (a -javaagent)"},
 	{Path: ".sbtopts", Why: "options sbt starts with"},
 	{Path: "gradle/wrapper/", Why: "the gradle distribution the wrapper downloads and runs"},
+	// Debuggers and REPLs that run a file of the directory they start in.
+	{Path: ".pdbrc", Why: "pdb runs it (pytest --pdb, breakpoint())"},
+	{Path: ".perldb", Why: "perl -d runs it"},
+	{Path: ".irbrc", Why: "irb runs it (rails console)"},
+	{Path: "_irbrc", Why: "irb runs it"},
+	{Path: "irb.rc", Why: "irb runs it"},
+	{Path: "$irbrc", Why: "irb runs it"},
+	{Path: ".pryrc", Why: "pry runs it"},
+	{Path: ".Rprofile", Why: "R and Rscript run it"},
+	{Path: ".Renviron", Why: "R reads it (R_PROFILE_USER, R_LIBS_USER)"},
+	{Path: ".ghci", Why: "ghci runs it"},
+	{Path: ".octaverc", Why: "octave runs it"},
 }
 
 // Match reports whether rel, a clean slash-separated path relative to the

@@ -94,7 +94,7 @@ func TestTable(t *testing.T) {
 		}
 	}
 	root := RootPaths()
-	for _, p := range []string{".git/hooks", ".git/config", ".vscode", ".gemini", ".mcp.json", ".github/workflows", ".envrc"} {
+	for _, p := range []string{".git/hooks", ".git/config", ".vscode", ".gemini", ".mcp.json", ".github/workflows", ".envrc", ".pdbrc", ".perldb", ".irbrc", ".Rprofile"} {
 		if !slices.Contains(root, p) {
 			t.Errorf("RootPaths lacks %s", p)
 		}

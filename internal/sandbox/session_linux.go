@@ -489,7 +489,7 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 	for i := range steps { // doctor --plan's; the helper has no use for it
 		steps[i].Why = ""
 	}
-	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack}, helper.UnixRights(fds)); err != nil {
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts()}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	type result struct {

@@ -19,9 +19,15 @@ import (
 // restricts itself with Landlock. A step that fails is reported missing, not
 // fatal: the caller decides whether a missing layer stops the session. The
 // mounter stays to protect paths that appear later.
-func apply(spec *Spec, steps []Step) (layers map[string]string, missing []string, m *mounter, l *launcher, err error) {
+func apply(spec *Spec, steps []Step, counts map[string]int) (layers map[string]string, missing []string, m *mounter, l *launcher, err error) {
 	layers = map[string]string{}
 	miss := func(layer string, err error) { missing = append(missing, fmt.Sprintf("%s: %v", layer, err)) }
+
+	// First, while the helper may: what the session's commands make counts
+	// against the host user's per-user limits only up to these.
+	if err := limitUserCounts(counts); err != nil {
+		miss("limits", err)
+	}
 
 	m = newMounter(spec)
 	if err := m.private(); err != nil {

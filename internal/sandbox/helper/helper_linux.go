@@ -201,7 +201,7 @@ func helperMain() int {
 		}
 	}
 	commandSlack = m.Slack
-	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps)
+	layers, missing, mounts, launcher, err := apply(m.Spec, m.Steps, m.UserCounts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2

@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -270,6 +271,19 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	if !m.ready {
 		return nil
 	}
+	// Each bind costs more the more a namespace holds: a project a command
+	// filled with nested repositories or protected entries (20000 of them)
+	// would hold every later session's first command past its start limit.
+	// The shallowest are kept; the rest are told.
+	if len(paths)+len(m.kept) > maxKept {
+		paths = slices.Clone(paths)
+		slices.SortStableFunc(paths, func(a, b string) int {
+			return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), strings.Compare(a, b))
+		})
+		n := max(maxKept-len(m.kept), 0)
+		failed = append(failed, fmt.Sprintf("%d nested repositories' git files and subprojects' protected entries, the deepest (%s …): past the %d a session keeps read-only", len(paths)-n, paths[n], maxKept))
+		paths = paths[:n]
+	}
 	for _, p := range paths {
 		m.noteNestedGit(p)
 		m.kept[p] = true
@@ -284,6 +298,9 @@ func (m *mounter) keep(paths []string) (failed []string) {
 	}
 	return failed
 }
+
+// maxKept is the most paths keep makes read-only in a session.
+const maxKept = 2000
 
 // noteNestedGit records the git directory of the nested repository p is a
 // git file of, kept read-only: its .git/config, hooks or info, or its .git

@@ -32,6 +32,9 @@ type Message struct {
 	// Slack: the timer slack (ns) commands are given, shellgate's own; 0:
 	// the helper's.
 	Slack int `json:"slack,omitempty"`
+	// UserCounts: the limits the session's user namespace is given, by
+	// name under /proc/sys/user (sandbox's sessionUserCounts).
+	UserCounts map[string]int `json:"user_counts,omitempty"`
 
 	// ready (helper → shellgate): what was applied; with the listening
 	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
