@@ -488,16 +488,7 @@ func TestProcessLimitAfterTheCall(t *testing.T) {
 	if out, code := run(t, s, l.root, "(while :; do sleep 6014.5"+runTag+" & done) >/dev/null 2>&1 & exit 0"); code != 0 {
 		t.Fatalf("the command: exit %d, %q", code, out)
 	}
-	var notes []string
-	for deadline := time.Now().Add(10 * time.Second); len(notes) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6014.5"+runTag)))
-		}
-		notes = s.TakeNotes()
-	}
-	if len(notes) != 1 || notes[0] != LeftOverLimitNote(100) {
-		t.Errorf("notes %q, want the limit's note for what a command left", notes)
-	}
+	leftBombStopped(t, s, "6014.5"+runTag)
 	if again := s.TakeNotes(); len(again) > 0 {
 		t.Errorf("the notes were told twice: %q", again)
 	}
@@ -535,18 +526,25 @@ func TestProcessLimitWatchOfLeftJobs(t *testing.T) {
 	if looks := s.limitLooks.Load() - before; looks > 6 {
 		t.Errorf("%d looks in 2.5 s while only a job ran", looks)
 	}
+	leftBombStopped(t, s, "6015.5"+runTag)
+	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
+		t.Errorf("the command after the bomb: exit %d, %q", code, got)
+	}
+}
+
+// leftBombStopped waits for the note that a bomb (sleep tag) a command left
+// was stopped at the session's limit of 100.
+func leftBombStopped(t *testing.T, s *Session, tag string) {
+	t.Helper()
 	var notes []string
 	for deadline := time.Now().Add(10 * time.Second); len(notes) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed("6015.5"+runTag)))
+			t.Fatalf("the bomb was not stopped within 10s (%d of its processes running)", len(procsNamed(tag)))
 		}
 		notes = s.TakeNotes()
 	}
 	if len(notes) != 1 || notes[0] != LeftOverLimitNote(100) {
 		t.Errorf("notes %q, want the limit's note for what a command left", notes)
-	}
-	if got, code := run(t, s, l.root, "echo after"); code != 0 || got != "after\n" {
-		t.Errorf("the command after the bomb: exit %d, %q", code, got)
 	}
 }
 
