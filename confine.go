@@ -340,6 +340,17 @@ func (g *Gate) PrestartSandbox() {
 	b.early, b.oneShot = sandbox.Prestart(g.sandboxNetwork(), c.Limits), true
 }
 
+// idle tells the box's sandbox session, if one runs, that its user is idle
+// (Gate.Idle).
+func (b *box) idle() {
+	b.mu.Lock()
+	sess := b.session
+	b.mu.Unlock()
+	if sess != nil {
+		sess.Idle()
+	}
+}
+
 // dropEarly ends the helper started ahead, if no session took it: when it
 // returns the helper is gone, and its cgroup.
 func (b *box) dropEarly() {

@@ -179,6 +179,27 @@ func (g *Gate) Info() Info {
 	}
 }
 
+// Idle tells the Gate that its user is idle: an agent's server that has
+// heard nothing from its client for a while (`shellgate mcp` on stdio calls
+// it after 5 s, beside giving back its own memory). Each sandbox session's
+// helper then gives up its mappings of the executable's pages once no
+// command of its runs; without Idle a helper keeps them until its session
+// has sat empty for 30 s, so that a command after an agent's pause does not
+// wait for them to be mapped back. It does not wait for the helpers, and
+// the Gate runs on as before.
+func (g *Gate) Idle() {
+	g.box.idle()
+	g.sessMu.Lock()
+	open := make([]*Session, 0, len(g.sessions))
+	for s := range g.sessions {
+		open = append(open, s)
+	}
+	g.sessMu.Unlock()
+	for _, s := range open {
+		s.box.idle()
+	}
+}
+
 // Close kills everything still running or left in the background by this Gate's
 // commands, waits until it is gone, and removes the commands' private temp dir.
 func (g *Gate) Close() error {

@@ -3,6 +3,7 @@ package shellgate_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,6 +291,73 @@ func TestSandboxRestartRightAway(t *testing.T) {
 		}
 		before = append(before, helpers[0])
 	}
+}
+
+// Gate.Idle (what `shellgate mcp` on stdio calls once its client has been
+// quiet for 5 s) has each session's sandbox helper give up its mappings of
+// the executable's pages, the Gate's own session's and a Session's; without
+// it they keep them between calls (internal/sandbox:
+// TestHelperKeepsPagesBetweenCalls).
+func TestGateIdleHelpersGiveBackPages(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	before := sandboxHelpers(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	s := g.NewSession(shellgate.SessionConfig{})
+	t.Cleanup(func() { s.Close() })
+	if env := run(t, g, shellgate.Request{Command: "echo hi"}); env.Data.Stdout != "hi\n" {
+		t.Fatalf("the Gate's command:\n%s", env.Text)
+	}
+	if env := srun(t, s, shellgate.Request{Command: "echo hi"}); env.Data.Stdout != "hi\n" {
+		t.Fatalf("the Session's command:\n%s", env.Text)
+	}
+	helpers := helpersSince(t, before)
+	if len(helpers) != 2 {
+		t.Fatalf("want two helpers, the Gate's session's and the Session's: %v", helpers)
+	}
+	mapped := map[int]int{}
+	for _, pid := range helpers {
+		mapped[pid] = exeResidentKB(t, pid)
+	}
+	time.Sleep(time.Second) // past the guards' spells: a Gate idle while commands run keeps them
+	g.Idle()
+	for _, pid := range helpers {
+		for deadline := time.Now().Add(5 * time.Second); exeResidentKB(t, pid) >= mapped[pid]-1024; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("helper %d still maps %d kB of its executable after Gate.Idle (%d kB after its command)", pid, exeResidentKB(t, pid), mapped[pid])
+			}
+		}
+	}
+	if env := srun(t, s, shellgate.Request{Command: "echo again"}); env.Data.Stdout != "again\n" {
+		t.Fatalf("a command after Idle:\n%s", env.Text)
+	}
+}
+
+// exeResidentKB returns the resident kB of pid's mappings of its executable.
+func exeResidentKB(t *testing.T, pid int) int {
+	t.Helper()
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, ours := 0, false
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case !strings.HasSuffix(f[0], ":"):
+			ours = len(f) >= 6 && f[5] == exe
+		case ours && f[0] == "Rss:" && len(f) >= 2:
+			n, _ := strconv.Atoi(f[1])
+			kb += n
+		}
+	}
+	return kb
 }
 
 // sandboxHelpers lists the sandbox helpers this process started.

@@ -176,7 +176,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if *addr == "" {
-		trim := newIdleTrim(idleFree, func() { debug.FreeOSMemory(); textpages.Drop() })
+		trim := newIdleTrim(idleFree, func() { gate.Idle(); debug.FreeOSMemory(); textpages.Drop() })
 		defer trim.stop()
 		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)

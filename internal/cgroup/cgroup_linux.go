@@ -499,7 +499,11 @@ func IsV2(dir string) bool {
 //     a cgroup of the session's there (makeUnified); the limits stay v1's.
 //   - v1 alone: cgroups hold threads, so the helper moves the one thread that
 //     forks into the command's cgroup, forks, and moves it back into the
-//     session's.
+//     session's. It writes "0" (the writing thread), not its thread id: the
+//     kernel moves the current thread alone without the global lock of every
+//     thread group (cgroup_threadgroup_rwsem), whose taking for writing
+//     waits for an RCU grace period, 8-15 ms on an idle machine, twice a
+//     command; a thread id takes it, as LauncherFile's move does not.
 //
 // The descriptors are opened here, by shellgate: the kernel checks the
 // opener's credentials, not the helper's. Where that fails (a kernel without
@@ -592,13 +596,13 @@ func Fork(kind string, fds []int, sys *syscall.SysProcAttr, fork func(*syscall.S
 		// No clone3, or the cgroup refused the command: a plain fork, and
 		// shellgate moves it in.
 	case kind == V1 && len(fds) == 2:
-		tid := []byte(strconv.Itoa(unix.Gettid()))
-		if _, err := unix.Write(fds[0], tid); err != nil {
+		self := []byte("0") // this thread alone, without the global lock (above)
+		if _, err := unix.Write(fds[0], self); err != nil {
 			pid, err := fork(sys)
 			return pid, false, true, err
 		}
 		pid, err := fork(sys)
-		_, werr := unix.Write(fds[1], tid) // back in the session's cgroup
+		_, werr := unix.Write(fds[1], self) // back in the session's cgroup
 		return pid, err == nil, werr == nil, err
 	}
 	pid, err = fork(sys)

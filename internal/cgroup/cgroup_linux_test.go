@@ -19,7 +19,10 @@ import (
 
 // Fork starts the command inside its cgroup from the first
 // instruction (placed), and leaves no thread of the caller there. The test
-// process stands for the helper, its own cgroup for the session's.
+// process stands for the helper, its own cgroup for the session's. On v1
+// (the host here, where At knows of no cgroup2 beside it) the forking thread
+// moves itself by writing "0": the command's cgroups show it was born there,
+// and no thread of the test process stays.
 func TestForkInCgroup(t *testing.T) { cgrouptest.ForEachHierarchy(t, testForkInCgroup) }
 
 func testForkInCgroup(t *testing.T, ours bool) {
@@ -33,6 +36,9 @@ func testForkInCgroup(t *testing.T, ours bool) {
 	}
 	defer os.Remove(dir)
 	defer cgroup.CloseFiles(files)
+	if want := map[bool]string{true: cgroup.V2, false: cgroup.V1}[cgroup.IsV2(cgroup.Root)]; kind != want {
+		t.Fatalf("a command cgroup of kind %s here, want %s", kind, want)
+	}
 	pid, placed, fit, r := fork(t, kind, files, "/bin/cat", "cat", "/proc/self/cgroup")
 	if !fit {
 		t.Error("the forking thread could not leave the command's cgroup")

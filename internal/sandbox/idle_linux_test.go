@@ -120,8 +120,9 @@ func exeResident(t testing.TB, pid int) int {
 }
 
 // An idle helper gives up its mappings of the executable's pages
-// (textpages.Drop), once set up and once its session has sat empty for
-// idleDrop, and commands started afterwards, several at once, run as before.
+// (textpages.Drop) once shellgate says it is idle (Session.Idle) and its
+// session is empty, well before idleDrop, and commands started afterwards,
+// several at once, run as before.
 func TestIdleHelperDropsTextAndRunsOn(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
@@ -133,8 +134,10 @@ func TestIdleHelperDropsTextAndRunsOn(t *testing.T) {
 	}
 	mapped := exeResident(t, pid)
 	waitEmpty(t, s)
+	time.Sleep(helper.GuardEvery + 300*time.Millisecond) // the guard's spell is over: said during it, Idle is for the call that ran
+	s.Idle()
 	var idle int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		// Without the drop nothing unmaps them (what the helper touches
 		// maps more); with it, what is touched after maps some back
 		// (alone 5 of 11 MB, 7 MB in the whole package's run with -race).
@@ -181,24 +184,39 @@ func TestHelperDropsSetUpPagesOnceIdle(t *testing.T) {
 	}
 }
 
-// Between an agent's calls, seconds apart at most, the helper keeps the
-// pages of its executable that its commands touch (guard: idleDrop): a drop
-// at each spell's end made every call after a gap wait for ~25 faults
-// mapping them back, and read smaps besides.
+// Between an agent's calls, seconds apart, the helper keeps the pages of
+// its executable that its commands touch (guard: idleDrop) until shellgate
+// says it is idle: a drop at each spell's end made every call after a gap
+// wait for ~25 faults mapping them back, and read smaps besides; a drop
+// after 4 s of the helper's own quiet did the same to an agent's calls ten
+// seconds apart. Nor does a Session.Idle said while a command runs drop
+// them once it ends: the server has heard from its client since.
 func TestHelperKeepsPagesBetweenCalls(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
 	s := start(t, l.spec())
 	pid := s.helper.Process.Pid
 	for i := range 3 {
-		if out, code := run(t, s, l.root, "echo hi"); code != 0 || out != "hi\n" {
-			t.Fatalf("call %d: %d %q", i, code, out)
+		command := "echo hi"
+		if i == 2 {
+			command = "sleep 0.3; echo hi"
+		}
+		cmd, out := launch(t, s, l.root, command)
+		if i == 2 {
+			s.Idle() // while the command runs
+		}
+		if code, _ := cmd.Wait(); code == nil || *code != 0 || out() != "hi\n" {
+			t.Fatalf("call %d: %v %q", i, code, out())
 		}
 		mapped := exeResident(t, pid)
 		waitEmpty(t, s)
-		time.Sleep(helper.GuardEvery + 600*time.Millisecond) // the guard's spell is over
+		quiet := helper.GuardEvery + 600*time.Millisecond // the guard's spell is over
+		if i == 1 {
+			quiet = helper.GuardEvery + 4500*time.Millisecond // and the helper's old 4 s of its own
+		}
+		time.Sleep(quiet)
 		if idle := exeResident(t, pid); idle < mapped-1024 {
-			t.Fatalf("call %d: the helper gave up its executable's pages %v after it: %d kB mapped, then %d kB", i, helper.GuardEvery+600*time.Millisecond, mapped, idle)
+			t.Fatalf("call %d: the helper gave up its executable's pages %v after it: %d kB mapped, then %d kB", i, quiet, mapped, idle)
 		}
 	}
 }

@@ -940,6 +940,18 @@ func (s *Session) Detach(pid int) {
 	}
 }
 
+// Idle tells the session's helper that shellgate is idle (its server has
+// heard nothing from its client for a while): once no command of the
+// session runs, the helper gives up its mappings of the executable's pages,
+// as the server does its own, rather than after idleDrop (see
+// helper.guard). It does not wait for the helper.
+func (s *Session) Idle() {
+	if s.bare != nil {
+		return
+	}
+	s.ctl.Send(&message{Op: "idle"}, nil)
+}
+
 // OpenTerminal opens a pseudo-terminal of cols×rows cells in the session's own
 // devpts (see runner.TerminalOpener): the command's tty is named there, and the
 // host's terminals are not in the session at all.

@@ -52,6 +52,9 @@ func (*Session) KeepReadOnly([]string) {}
 // Detach does nothing here: no command boundary is acted on.
 func (*Session) Detach(int) {}
 
+// Idle does nothing here: no helper maps the executable.
+func (*Session) Idle() {}
+
 // Guard reports that the session moves no protected path aside: where a
 // command may not write one at all, there is nothing to move.
 func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }

@@ -82,6 +82,10 @@ type helper struct {
 	// guarding: the guard looks (see guard); wake starts its next spell.
 	guarding bool
 	wake     chan struct{}
+	// serverIdle: shellgate's server is idle (Session.Idle): the guard gives up
+	// the executable's pages now, if the session is empty, rather than
+	// after idleDrop.
+	serverIdle chan struct{}
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
 	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
@@ -96,8 +100,9 @@ func (h *helper) anyKept() bool { return len(h.keep) > 0 }
 // GuardEvery is how often the guard looks while the session has processes;
 // setUpIdle how long a helper sits idle after its set-up, and idleDrop how
 // long an empty session sits idle after its last spell, before it gives up
-// the pages its start or its commands touched (guard).
-const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 * time.Second
+// the pages its start or its commands touched (guard), unless shellgate
+// says sooner that its server is idle (Session.Idle).
+const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 30 * time.Second
 
 // guard acts while anything runs in the session, not only when a command
 // ends: a background job writes after its call has returned, and shellgate
@@ -113,18 +118,22 @@ const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 4 *
 // session descends from a command that spawn started, so none can appear
 // while it is stopped.
 //
-// Once the session has sat empty for idleDrop the helper is idle, and it
-// gives up its mappings of the executable's pages (textpages.Drop: 13 of its
-// 15 MB resident after a call were the binary's, mapped whole, most of them
-// for its start); the next command maps back the few it touches. Not at
-// each spell's end: an agent's next call comes within seconds, and its
-// command waited for ~25 faults (of whole folios) mapping back the pages
-// the last one had used, besides the drop's own read of smaps (~0.8 ms of
-// CPU a call). With the spell's end up to GuardEvery after the command's,
-// the drop comes within the idle server's own (idleFree, 5 s). The guard is
-// one goroutine for the helper's life, waiting between spells rather than
-// ending: a goroutine's end looks its function up in the binary's function
-// table, which would map those pages back at once.
+// Once shellgate's server is idle (Session.Idle: `shellgate mcp` on stdio
+// says so with its own give-back, after 5 s without a message) and the
+// session is empty, the helper gives up its mappings of the executable's
+// pages (textpages.Drop: 13 of its 15 MB resident after a call were the
+// binary's, mapped whole, most of them for its start); the next command maps
+// back the few it touches. A server that never says so (over HTTP, or a
+// program using a Gate) has its helpers drop once their session has sat
+// empty for idleDrop. Not at each spell's end, nor on the helper's own clock
+// of a few seconds: an agent's next call comes within seconds to tens of
+// seconds, and a command after a drop maps back the pages the last one had
+// used (~12 faults of whole folios, ~0.1 ms of the helper's CPU on the
+// call's path), besides the drop's own read of smaps (~0.8 ms of CPU);
+// where the server keeps its own pages, so the helper keeps its. The guard
+// is one goroutine for the helper's life, waiting between spells rather
+// than ending: a goroutine's end looks its function up in the binary's
+// function table, which would map those pages back at once.
 //
 // The set-up's pages go the same way, once the helper has sat idle for
 // setUpIdle after it: a one-shot run's command follows the set-up at once
@@ -137,9 +146,21 @@ func (h *helper) guard() {
 		case <-h.wake:
 			idle.Stop()
 			h.guardSpell()
+			select { // said while commands ran: the server has heard from its client since
+			case <-h.serverIdle:
+			default:
+			}
 			idle.Reset(idleDrop)
 		case <-idle.C:
 			textpages.Drop()
+		case <-h.serverIdle:
+			h.mu.Lock()
+			busy := h.guarding // a spawn's wake is pending: said while it ran
+			h.mu.Unlock()
+			if !busy {
+				idle.Stop()
+				textpages.Drop()
+			}
 		}
 	}
 }
@@ -180,7 +201,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1)}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1)}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -250,6 +271,11 @@ func (h *helper) serve(uid, gid int) {
 			h.spawn(m, fds, uid, gid)
 		case "pty":
 			h.openPTY(m)
+		case "idle":
+			select {
+			case h.serverIdle <- struct{}{}:
+			default: // one is pending
+			}
 		case "detach":
 			h.mu.Lock()
 			if _, ok := h.commands[m.Job]; ok {
