@@ -510,13 +510,7 @@ func TestProcessLimitAfterTheCall(t *testing.T) {
 // and still stops a fork bomb such a job starts.
 func TestProcessLimitWatchOfLeftJobs(t *testing.T) {
 	lane.Live(t)
-	l := newLab(t)
-	spec := l.spec()
-	spec.Limits.Procs = 100
-	s := start(t, spec)
-	if s.Report().Layers[LayerProcs] != "cgroup" {
-		t.Skipf("no cgroup process limit here (%s)", s.Report())
-	}
+	s, l := limited(t)
 	if out, code := run(t, s, l.root, "(sleep 3; while :; do sleep 6015.5"+runTag+" & done) >/dev/null 2>&1 & exit 0"); code != 0 {
 		t.Fatalf("the command: exit %d, %q", code, out)
 	}
@@ -548,10 +542,9 @@ func leftBombStopped(t *testing.T, s *Session, tag string) {
 	}
 }
 
-// limitedWithJob starts a session limited to 100 processes, skipping where
-// the limit is no cgroup's, and in it a job, `sleep tag`, running once it
-// returns.
-func limitedWithJob(t *testing.T, tag string) (*Session, *lab) {
+// limited starts a session limited to 100 processes, skipping where the
+// limit is no cgroup's.
+func limited(t *testing.T) (*Session, *lab) {
 	t.Helper()
 	l := newLab(t)
 	spec := l.spec()
@@ -560,6 +553,14 @@ func limitedWithJob(t *testing.T, tag string) (*Session, *lab) {
 	if s.Report().Layers[LayerProcs] != "cgroup" {
 		t.Skipf("no cgroup process limit here (%s)", s.Report())
 	}
+	return s, l
+}
+
+// limitedWithJob starts a limited session and in it a job, `sleep tag`,
+// running once it returns.
+func limitedWithJob(t *testing.T, tag string) (*Session, *lab) {
+	t.Helper()
+	s, l := limited(t)
 	job, _ := launch(t, s, l.root, "exec sleep "+tag)
 	t.Cleanup(func() { s.KillTree(job.PID(), syscall.SIGKILL) })
 	for deadline := time.Now().Add(5 * time.Second); len(procsNamed(tag)) == 0; time.Sleep(10 * time.Millisecond) {
