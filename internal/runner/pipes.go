@@ -18,6 +18,12 @@ func (ps *pipeSet) open(spec Spec) error {
 		if w == nil {
 			continue // exec.Cmd connects the stream to the null device
 		}
+		if i == 1 && ps.child[0] != nil && sameFile(spec.Stdout, spec.Stderr) {
+			// Both go to one file (2>&1, a terminal): one pipe for both, so
+			// that what the command wrote to each arrives in its order.
+			ps.child[1] = ps.child[0]
+			continue
+		}
 		r, wr, err := os.Pipe()
 		if err != nil {
 			ps.closeChildEnds()
@@ -32,10 +38,26 @@ func (ps *pipeSet) open(spec Spec) error {
 func (ps *pipeSet) closeChildEnds() {
 	for i, f := range ps.child {
 		if f != nil {
-			f.Close()
+			f.Close() // a second Close of one shared by both: an error, ignored
 			ps.child[i] = nil
 		}
 	}
+}
+
+// sameFile reports whether a and b are open files of one file: the caller's
+// own stdout and stderr, say, both the pipe or file an agent reads.
+func sameFile(a, b io.Writer) bool {
+	fa, ok1 := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if fa == fb {
+		return true
+	}
+	sa, err1 := fa.Stat()
+	sb, err2 := fb.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 func (ps *pipeSet) closeOurEnds() {

@@ -474,3 +474,41 @@ func lastOutputBeforeJob(t *testing.T, job string) {
 		t.Errorf("stdout: %d bytes of the shell's %d (first line %q, last %q)", len(stdout), want.Len(), first, last[max(0, len(last)-14):])
 	}
 }
+
+// Given one file for both streams (an agent's 2>&1, a terminal), the command
+// writes both into one pipe, so they arrive in the order it wrote them, as
+// they would without shellgate between (two pipes, each pumped on its own,
+// let "end" overtake an error printed before it).
+func TestOneFileForBothStreamsKeepsTheOrder(t *testing.T) {
+	lane.Live(t)
+	s := newSupervisor(t)
+	dir := t.TempDir()
+	var want strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&want, "err %d\nout %d\n", i, i)
+	}
+	for round := range 10 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprint(round)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.OpenFile(f.Name(), os.O_WRONLY|os.O_APPEND, 0) // another open file of it, as 2>&1 is not
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background(), Spec{
+			Argv:    []string{bash(t), "--noprofile", "--norc", "-c", `for i in $(seq 0 39); do echo "err $i" >&2; echo "out $i"; done`},
+			Stdout:  out,
+			Stderr:  f,
+			Timeout: 30 * time.Second,
+		})
+		out.Close()
+		f.Close()
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("run: %v, %+v", err, res)
+		}
+		if got, _ := os.ReadFile(f.Name()); string(got) != want.String() {
+			t.Fatalf("round %d: the streams arrived out of order:\n%s", round, got)
+		}
+	}
+}
