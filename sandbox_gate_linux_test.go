@@ -3,7 +3,6 @@ package shellgate_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/textpages/textpagestest"
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
@@ -337,25 +337,9 @@ func TestGateIdleHelpersGiveBackPages(t *testing.T) {
 // exeResidentKB returns the resident kB of pid's mappings of its executable.
 func exeResidentKB(t *testing.T, pid int) int {
 	t.Helper()
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	kb, err := textpagestest.ExeResidentKB(pid)
 	if err != nil {
 		t.Fatal(err)
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, ours := 0, false
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0:
-		case !strings.HasSuffix(f[0], ":"):
-			ours = len(f) >= 6 && f[5] == exe
-		case ours && f[0] == "Rss:" && len(f) >= 2:
-			n, _ := strconv.Atoi(f[1])
-			kb += n
-		}
 	}
 	return kb
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/sandbox/helper"
+	"github.com/shellgate/shellgate/internal/textpages/textpagestest"
 )
 
 // An idle session costs nothing: once its commands and jobs are gone, its
@@ -95,26 +96,9 @@ func threadCost(b testing.TB, pid int) (switches, cpu, waited int64) {
 // exeResident returns the resident kB of pid's mappings of its executable.
 func exeResident(t testing.TB, pid int) int {
 	t.Helper()
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	kb, err := textpagestest.ExeResidentKB(pid)
 	if err != nil {
 		t.Skip(err)
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
-	if err != nil {
-		t.Skip(err)
-	}
-	kb, ours := 0, false
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if !strings.HasSuffix(f[0], ":") {
-			ours = len(f) >= 6 && f[5] == exe
-		} else if ours && f[0] == "Rss:" && len(f) >= 2 {
-			n, _ := strconv.Atoi(f[1])
-			kb += n
-		}
 	}
 	return kb
 }
