@@ -94,3 +94,34 @@ func TestReadEnvironAcrossExec(t *testing.T) {
 		t.Errorf("the marker was missed in %d of %d reads while the process replaced itself", missed, reads)
 	}
 }
+
+// An emptied environment (env -i) is told from an execve's instant by three
+// looks a moment apart: what each read of such a process costs the marker
+// scan. Compare with BenchmarkReadEnvironKept, a process that kept its own.
+func BenchmarkReadEnvironEmptied(b *testing.B) {
+	benchReadEnviron(b, exec.Command("env", "-i", "sleep", "30"))
+}
+
+func BenchmarkReadEnvironKept(b *testing.B) {
+	benchReadEnviron(b, exec.Command("sleep", "30"))
+}
+
+func benchReadEnviron(b *testing.B, cmd *exec.Cmd) {
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	buf := make([]byte, 0, 16<<10)
+	for { // until sleep's own image is in place
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); bytes.HasPrefix(comm, []byte("sleep")) {
+			break
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := readEnviron(pid, &buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
