@@ -40,6 +40,7 @@ var (
 // no loopback of the session's own; no process limit (RLIMIT_NPROC counts all
 // of the user's processes).
 type Session struct {
+	helperless
 	wrap   runner.Wrapper
 	report Report
 	proxy  *relay.Server // the egress proxy's listener on the host's loopback
@@ -161,9 +162,6 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 // runner looks for their descendants among all of the user's processes.
 func (s *Session) Contains(int) bool { return true }
 
-// InnerPIDs returns pids as they are: macOS has one PID space.
-func (*Session) InnerPIDs(pids []int) []int { return pids }
-
 // Close ends the session; the runner's Supervisor ends its processes.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -172,22 +170,3 @@ func (s *Session) Close() error {
 	s.proxy.Stop()
 	return nil
 }
-
-// KeepReadOnly does nothing here: the profile protects what Spec names.
-func (*Session) KeepReadOnly([]string) {}
-
-// Detach does nothing here: no command boundary is acted on.
-func (*Session) Detach(int) {}
-
-// Idle does nothing here: no helper maps the executable.
-func (*Session) Idle() {}
-
-// Guard reports that the session moves no protected path aside: where a
-// command may not write one at all, there is nothing to move.
-func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
-
-// TakeNotes says nothing here: no command is stopped for a process limit.
-func (*Session) TakeNotes() []string { return nil }
-
-// GitKnown: nothing guards the root's git state here.
-func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }

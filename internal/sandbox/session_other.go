@@ -16,7 +16,7 @@ var (
 )
 
 // Session is not available on this system; Start returns ErrUnsupported.
-type Session struct{}
+type Session struct{ helperless }
 
 // Start reports ErrUnsupported.
 func Start(Spec) (*Session, error) { return nil, ErrUnsupported }
@@ -40,27 +40,5 @@ func (*Session) LaunchTerminal([]string, []string, string, *os.File) (runner.Lau
 // Contains reports false.
 func (*Session) Contains(int) bool { return false }
 
-// InnerPIDs returns pids as they are.
-func (*Session) InnerPIDs(pids []int) []int { return pids }
-
 // Close does nothing.
 func (*Session) Close() error { return nil }
-
-// KeepReadOnly does nothing here: the profile protects what Spec names.
-func (*Session) KeepReadOnly([]string) {}
-
-// Detach does nothing here: no command boundary is acted on.
-func (*Session) Detach(int) {}
-
-// Idle does nothing here: no helper maps the executable.
-func (*Session) Idle() {}
-
-// Guard reports that the session moves no protected path aside: where a
-// command may not write one at all, there is nothing to move.
-func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
-
-// TakeNotes says nothing here: no command is stopped for a process limit.
-func (*Session) TakeNotes() []string { return nil }
-
-// GitKnown: nothing guards the root's git state here.
-func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }

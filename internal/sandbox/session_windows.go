@@ -28,6 +28,7 @@ var (
 // Linux layers, so files, network and secrets are not confined, and Report
 // says so.
 type Session struct {
+	helperless
 	job    windows.Handle
 	wrap   runner.Wrapper
 	report Report
@@ -103,9 +104,6 @@ func (s *Session) Launch(argv, env []string, dir string, stdin, stdout, stderr *
 // Contains reports true: the commands are this process's children.
 func (s *Session) Contains(int) bool { return true }
 
-// InnerPIDs returns pids as they are: Windows has one PID space.
-func (*Session) InnerPIDs(pids []int) []int { return pids }
-
 // Close kills every process in the session and closes the job.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -123,22 +121,3 @@ func (s *Session) Close() error {
 	}
 	return nil
 }
-
-// KeepReadOnly does nothing here: the profile protects what Spec names.
-func (*Session) KeepReadOnly([]string) {}
-
-// Detach does nothing here: no command boundary is acted on.
-func (*Session) Detach(int) {}
-
-// Idle does nothing here: no helper maps the executable.
-func (*Session) Idle() {}
-
-// Guard reports that the session moves no protected path aside: where a
-// command may not write one at all, there is nothing to move.
-func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
-
-// TakeNotes says nothing here: no command is stopped for a process limit.
-func (*Session) TakeNotes() []string { return nil }
-
-// GitKnown: nothing guards the root's git state here.
-func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }
