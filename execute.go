@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
@@ -33,7 +36,7 @@ func (g *Gate) execute(ctx context.Context, a *admitted, command string, o runOp
 		KillGrace: g.cfg.KillGrace,
 	}
 	if o.stdio != nil {
-		spec.Stdin, spec.Stdout, spec.Stderr = o.stdio.in, o.stdio.out, o.stdio.err
+		o.stdio.connect(&spec)
 	}
 	res, err := g.sup.Run(ctx, spec)
 	env.Context.TimeoutMS = timeout.Milliseconds()
@@ -109,4 +112,30 @@ func (g *Gate) finish(env *envelope.Envelope, res runner.Result, err error, stdo
 		env.Note(n)
 	}
 	return *env.Settle()
+}
+
+// connect gives spec the caller's files. Pipes and sockets are passed to the
+// command as they are (runner.Spec.PassStdout): it writes into them itself, so
+// a reader of both, an agent that joins its two sockets as data comes, sees
+// its lines in the order it wrote them, as without shellgate; and nothing is
+// copied. They give the command what a pipe of ours would: a stream to write.
+// A terminal or a regular file would give more (the user's terminal's
+// ioctls; truncating or writing anywhere in a file outside the root), so
+// they are copied through pipes of ours, one for both when they are one file
+// (as a terminal is), which keeps the order there too. Not on Windows, where
+// a command given the caller's handles is untested.
+func (st *stdio) connect(spec *runner.Spec) {
+	spec.Stdin, spec.Stdout, spec.Stderr = st.in, st.out, st.err
+	spec.PassStdout, spec.PassStderr = passable(st.out), passable(st.err)
+}
+
+// passable reports whether w is a pipe or a socket that a command can be
+// given as it is (stdio.connect).
+func passable(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || f == nil || runtime.GOOS == "windows" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
 }

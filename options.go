@@ -60,9 +60,14 @@ func WithOutput(fn func(Output)) Option {
 // WithStdio connects the command to in, out and err instead of the null device
 // and the capture: for running a program as if directly (shellgate exec), such as a
 // stdio MCP server that talks over its stdin and stdout. Nothing is captured for
-// the envelope or spilled to a file; its stdout and stderr are empty. out and err
-// are written from separate goroutines. Give in as an *os.File (or nil for the
-// null device): another reader is copied in, and the run waits until it ends.
+// the envelope or spilled to a file; its stdout and stderr are empty. An out or
+// err that is an *os.File of a pipe or a socket (not on Windows) is the
+// command's own, as it is: it writes there itself, so a reader of both sees
+// its lines in the order it wrote them, and the run returns when the command
+// exits, while a job it left may write there until it ends (Gate.Close ends
+// it). Any other out and err are written from separate goroutines, one for
+// both when they are one file. Give in as an *os.File (or nil for the null
+// device): another reader is copied in, and the run waits until it ends.
 func WithStdio(in io.Reader, out, err io.Writer) Option {
 	return func(o *runOptions) { o.stdio = &stdio{in, out, err} }
 }

@@ -21,8 +21,9 @@ const execUsage = `Usage: shellgate exec [flags] COMMAND-LINE
        shellgate exec [flags] [--] PROGRAM ARG...
 
 Runs a command through the policy and the gate as if it were run directly: stdin,
-stdout and stderr are the command's own (nothing is captured, no envelope), and the
-exit status is the command's. One argument is a shell command line; several are a
+stdout and stderr are the command's own (nothing is captured, no envelope; a pipe or
+socket is handed to it as is, a terminal or file through a pipe), and the exit
+status is the command's. One argument is a shell command line; several are a
 program and its arguments, quoted as they are. For CLAUDE_CODE_SHELL_PREFIX, which
 passes one command line: see docs/clients.md (the prefix must be one program,
 so link shellgate as shellgate-exec, which runs "shellgate exec"). A command that

@@ -9,16 +9,24 @@ import (
 // as plain files, so exec.Cmd starts no copying goroutines and its Wait does not
 // wait for background descendants that inherited them.
 type pipeSet struct {
-	ours  [2]*os.File // read ends, index 0 stdout, 1 stderr; nil for a discarded stream
-	child [2]*os.File // write ends
+	ours  [2]*os.File // read ends, index 0 stdout, 1 stderr; nil for a discarded or passed stream
+	child [2]*os.File // write ends, or the caller's own file (passed)
+	// passed: child is the caller's file (Spec.PassStdout, PassStderr), not
+	// ours to close.
+	passed [2]bool
 }
 
 func (ps *pipeSet) open(spec Spec) error {
+	pass := [2]bool{spec.PassStdout, spec.PassStderr}
 	for i, w := range [2]io.Writer{spec.Stdout, spec.Stderr} {
 		if w == nil {
 			continue // exec.Cmd connects the stream to the null device
 		}
-		if i == 1 && ps.child[0] != nil && sameFile(spec.Stdout, spec.Stderr) {
+		if f, ok := w.(*os.File); ok && pass[i] {
+			ps.child[i], ps.passed[i] = f, true
+			continue
+		}
+		if i == 1 && ps.child[0] != nil && !ps.passed[0] && sameFile(spec.Stdout, spec.Stderr) {
 			// Both go to one file (2>&1, a terminal): one pipe for both, so
 			// that what the command wrote to each arrives in its order.
 			ps.child[1] = ps.child[0]
@@ -37,10 +45,10 @@ func (ps *pipeSet) open(spec Spec) error {
 
 func (ps *pipeSet) closeChildEnds() {
 	for i, f := range ps.child {
-		if f != nil {
+		if f != nil && !ps.passed[i] {
 			f.Close() // a second Close of one shared by both: an error, ignored
-			ps.child[i] = nil
 		}
+		ps.child[i] = nil
 	}
 }
 

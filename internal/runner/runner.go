@@ -9,7 +9,8 @@
 // the shell exits even if a background descendant still holds them: output is
 // read to EOF when the group is empty, else for at most Spec.Drain. After that a
 // still-held pipe is read and discarded until Close, so a background server that
-// logs is neither blocked nor killed by SIGPIPE.
+// logs is neither blocked nor killed by SIGPIPE. A caller's own file passed to
+// the command as is (Spec.PassStdout) is not read: Run returns at the exit.
 //
 // On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
 // Spec.KillGrace. So do descendants that left the group (setsid, nohup setsid):
@@ -73,9 +74,20 @@ type Spec struct {
 
 	// Stdout and Stderr receive output as it arrives, each written from its own
 	// goroutine (so one writer given for both must be safe for concurrent use). Nil
-	// discards the stream. Nothing is written after Run returns.
+	// discards the stream. Nothing is written after Run returns (unless passed:
+	// PassStdout, PassStderr).
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// PassStdout and PassStderr give Stdout and Stderr, where they are
+	// *os.File, to the command as they are, instead of pipes of ours copied
+	// into them: the caller's own pipe or socket (shellgate exec). The command
+	// then writes there itself, so a reader of both sees what it wrote to each
+	// in the order it wrote it, and nothing is copied. Run does not read them:
+	// it returns when the command exits, and what background descendants write
+	// later goes there until they end; a reader waiting for EOF waits for
+	// them (Close ends those it finds).
+	PassStdout, PassStderr bool
 
 	// ExtraFiles are given to the command as fds 3, 4, …; the caller closes them
 	// after Run has started it (Started is called then). Not with Terminal.

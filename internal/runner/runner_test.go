@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/runner/ordertest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes and reads of a test.
@@ -511,4 +512,96 @@ func TestOneFileForBothStreamsKeepsTheOrder(t *testing.T) {
 			t.Fatalf("round %d: the streams arrived out of order:\n%s", round, got)
 		}
 	}
+}
+
+// Given its caller's own pipes (PassStdout, PassStderr), the command writes
+// into them itself: a reader of both sees each line in the order the command
+// wrote it, as without shellgate between, even as two pipes (two pumps,
+// each copying on its own, let stdout overtake stderr).
+func TestPassedPipesKeepTheOrder(t *testing.T) {
+	lane.Live(t)
+	s := newSupervisor(t)
+	for round := range 5 {
+		outR, outW := pipe(t)
+		errR, errW := pipe(t)
+		checked := make(chan error, 1)
+		go func() { checked <- ordertest.Check(outR, errR) }()
+		res, err := s.Run(context.Background(), Spec{
+			Argv:       []string{bash(t), "--noprofile", "--norc", "-c", ordertest.Script},
+			Stdout:     outW,
+			Stderr:     errW,
+			PassStdout: true,
+			PassStderr: true,
+			Timeout:    30 * time.Second,
+		})
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("run: %v, %+v", err, res)
+		}
+		outW.Close()
+		errW.Close()
+		if err := <-checked; err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}
+
+// A background job holding a passed pipe does not hold up Run, which
+// neither reads nor closes the caller's files; Close ends the job, and the
+// reader sees EOF.
+func TestPassedPipeHeldByABackgroundJob(t *testing.T) {
+	lane.Live(t)
+	s := NewSupervisor()
+	defer s.Close()
+	outR, outW := pipe(t)
+	read := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(outR)
+		read <- string(b)
+	}()
+	start := time.Now()
+	res, err := s.Run(context.Background(), Spec{
+		Argv:       []string{bash(t), "--noprofile", "--norc", "-c", "sleep 60 & echo hi"},
+		Stdout:     outW,
+		PassStdout: true,
+		Timeout:    30 * time.Second,
+	})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run took %s: it waited for the job", d)
+	}
+	if len(res.BackgroundPIDs) == 0 {
+		t.Errorf("no background PIDs: %+v", res)
+	}
+	if _, err := outW.WriteString("after\n"); err != nil {
+		t.Errorf("the caller's file after Run: %v", err)
+	}
+	outW.Close()
+	select {
+	case got := <-read:
+		t.Fatalf("EOF while the job runs: %q", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-read:
+		if got != "hi\nafter\n" {
+			t.Errorf("read %q, want hi and after", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no EOF after Close: the job still holds the pipe")
+	}
+}
+
+func pipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
 }
