@@ -33,6 +33,9 @@ type procStat struct {
 	// Where the environment lies in the process's memory: both 0 in a kernel
 	// thread and in a process halfway through execve; equal when it is empty.
 	envStart, envEnd uint64
+	// Where its code starts: 0 until execve has laid out the new image's
+	// stack, environment pointers included (1 where we may not see it).
+	startCode uint64
 }
 
 // Process flags from <linux/sched.h>.
@@ -78,6 +81,9 @@ func parseStat(b []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	st := procStat{state: f[0][0], pgrp: pgrp, session: session, flags: flags, start: start}
+	if len(f) > 23 {
+		st.startCode, _ = strconv.ParseUint(string(f[23]), 10, 64)
+	}
 	if len(f) > 48 { // env_start, env_end: Linux 3.5+
 		st.envStart, _ = strconv.ParseUint(string(f[47]), 10, 64)
 		st.envEnd, _ = strconv.ParseUint(string(f[48]), 10, 64)
@@ -181,38 +187,43 @@ var envBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // through execve it has no environment yet, then one of no length while execve
 // writes its pointers, and an open environ keeps the memory it was opened on,
 // which reads empty once the execve lets it go. An empty read is therefore
-// retried until stat's bounds say empty three looks in a row, a moment apart
-// (env -i: a process exec'ing without pause lands in that instant of its
-// execves one read in 200), or the process has gone. The address cannot
-// tell: without address randomization every image's environment is at the
-// same place.
+// retried until stat says the image is in place with an empty environment
+// (env -i), or the process has gone. execve sets the new image's code bounds
+// only after it wrote the environment's pointers, so an empty environment
+// with no code yet is one being written; the environment's own bounds cannot
+// tell (they are equal while it is written), nor its address (without address
+// randomization every image's environment is at the same place).
 func readEnviron(pid int, buf *[]byte) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
-	emptyLooks := 0
-	for range 50 {
+	wait, waited, placed := 20*time.Microsecond, time.Duration(0), 0
+	for {
 		env, err := procfs.Read(path, buf, false)
 		if err != nil || len(env) > 0 {
 			return env, err
 		}
 		st, ok := readStat(pid)
-		if !ok || st.dead() || st.flags&pfKthread != 0 {
-			return env, nil // a kernel thread, or gone
-		}
 		switch {
-		case st.envEnd == 0: // its execve is setting up its memory
-			pause(200 * time.Microsecond)
-		case st.envEnd == st.envStart: // env -i, or execve writing it
-			if emptyLooks++; emptyLooks == 3 {
-				return env, nil
+		case !ok || st.dead() || st.flags&pfKthread != 0:
+			return env, nil // a kernel thread, or gone
+		case st.envEnd == st.envStart && st.startCode != 0:
+			return env, nil // env -i
+		case st.envEnd == 0 || st.startCode == 0:
+			// execve is laying the image out: on a busy machine it may
+			// wait for a core meanwhile, so a slower look each time.
+			if waited > time.Second {
+				return nil, nil
 			}
-			pause(50 * time.Microsecond)
-			continue
+			pause(wait)
+			waited += wait
+			wait = min(2*wait, 5*time.Millisecond)
+		default:
+			// An environment is in place: the read went through memory an
+			// execve has let go since, or the process unmapped its own.
+			if placed++; placed > 3 {
+				return nil, nil
+			}
 		}
-		// Otherwise an environment is in place: the read went through memory
-		// an execve has let go since.
-		emptyLooks = 0
 	}
-	return nil, nil
 }
 
 // pause sleeps d on this thread. time.Sleep would do, but the runtime's timers

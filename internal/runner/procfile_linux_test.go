@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
 )
@@ -18,6 +20,18 @@ func TestReadEnviron(t *testing.T) {
 	env, err := readEnviron(os.Getpid(), &buf)
 	if err != nil || !bytes.Contains(env, []byte("PATH=")) {
 		t.Errorf("own environ: %v %.100q", err, env)
+	}
+	// A process started with none (env -i) reads empty, once its image is in.
+	sleep := exec.Command("env", "-i", "sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	for comm := []byte(nil); !bytes.HasPrefix(comm, []byte("sleep")); {
+		comm, _ = os.ReadFile(fmt.Sprintf("/proc/%d/comm", sleep.Process.Pid))
+	}
+	if env, err := readEnviron(sleep.Process.Pid, &buf); err != nil || len(env) > 0 {
+		t.Errorf("env -i: %v %.100q", err, env)
 	}
 }
 
@@ -92,6 +106,49 @@ func TestReadEnvironAcrossExec(t *testing.T) {
 	}
 	if missed > 0 {
 		t.Errorf("the marker was missed in %d of %d reads while the process replaced itself", missed, reads)
+	}
+}
+
+// A process that unmapped its own environment reads empty while stat says
+// one is in place: readEnviron gives up on it rather than looking forever
+// (a command could hang every later marker scan so).
+func TestReadEnvironOfAnUnmappedEnvironment(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	const unmap = `import ctypes, mmap, sys, time
+f = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+lo = int(f[47]) & ~(mmap.PAGESIZE - 1)
+hi = (int(f[48]) + mmap.PAGESIZE - 1) & ~(mmap.PAGESIZE - 1)
+libc = ctypes.CDLL(None)
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+print(libc.munmap(lo, hi - lo), flush=True)
+time.sleep(30)`
+	py := exec.Command("python3", "-c", unmap)
+	out, err := py.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := py.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { py.Process.Kill(); py.Wait() }()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "0\n" {
+		t.Skipf("munmap of the environment: %q", line)
+	}
+	done := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, 0, 64)
+		env, _ := readEnviron(py.Process.Pid, &buf)
+		done <- env
+	}()
+	select {
+	case env := <-done:
+		if len(env) > 0 {
+			t.Errorf("read %q from an unmapped environment", env)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("readEnviron still looking after 10 s")
 	}
 }
 
