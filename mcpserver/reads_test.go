@@ -32,7 +32,7 @@ func TestModelReadsOnce(t *testing.T) {
 		{"echo hi", args("command", "echo hi"), 100, []string{"hi\n"}, nil},
 		{"ls /nope", args("command", "ls /nope"), 150, []string{"No such file or directory"}, nil},
 		{"rm -rf /", args("command", "rm -rf /"), 200, []string{"catastrophic"}, nil},
-		{"ask", args("command", "docker run alpine true"), 430, []string{"sandbox-escape", "no one could be asked", `allow = ["docker run alpine true"]`},
+		{"ask", args("command", "docker run alpine true"), 400, []string{"sandbox-escape", "no one could be asked", `allow = ["docker run alpine true"]`},
 			[]string{"must approve it"}},
 		{"job start", args("command", "sleep 30", "run_in_background", true), 200, []string{"Running as job j1", "job_output"},
 			[]string{"Started in the background"}},
