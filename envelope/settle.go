@@ -317,6 +317,10 @@ func (e *Envelope) warnings() []warning {
 	case d.Binary:
 		add(false, "Binary output: not shown as text.")
 		w[len(w)-1].inSection = true
+	case d.Truncated && d.FullOutputPath != nil:
+		// The whole output is in a file already: rerunning the command, or
+		// redirecting it to another file, would only do the work again.
+		add(false, "Truncated to its head and tail: read the rest from the full output file (grep, sed -n, tail), do not rerun.")
 	case d.Truncated:
 		add(false, "Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.")
 	}

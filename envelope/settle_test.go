@@ -76,7 +76,7 @@ func TestTextWarnings(t *testing.T) {
 	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &path,
 		BackgroundPIDs: []int{42, 43}}, Stats: Stats{StdoutBytes: 9}}
 	e.Settle()
-	for _, s := range []string{"Command succeeded: big", "[Truncated: the output exceeded the limit", "[Full output: /tmp/x.stdout.log]",
+	for _, s := range []string{"Command succeeded: big", "[Truncated to its head and tail: read the rest from the full output file", "[Full output: /tmp/x.stdout.log]",
 		"[Background processes still running: 42, 43]"} {
 		if !strings.Contains(e.Text, s) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
@@ -305,5 +305,23 @@ func TestUndoSaidToItsReader(t *testing.T) {
 		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
 			t.Errorf("undo %d: a command the reader cannot run:\n%s", c.u, e.Text)
 		}
+	}
+}
+
+// Cut output whose whole is in a file says to read that file, not to run the
+// command again or redirect it to a file of its own: that would redo the work
+// for what is already on disk. Without a file, narrowing the command is the way.
+func TestTruncatedSaysWhereTheRestIs(t *testing.T) {
+	path := "/tmp/x.stdout.log"
+	e := Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true, FullOutputPath: &path,
+		Stdout: "1\n... [900 bytes omitted; full output: " + path + "] ...\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.Settle()
+	if !strings.Contains(e.Text, "read the rest from the full output file") || strings.Contains(e.Text, "redirect") {
+		t.Errorf("cut output with a file:\n%s", e.Text)
+	}
+	e = Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true, Stdout: "1\n[… 900 bytes cut …]\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.Settle()
+	if strings.Contains(e.Text, "full output file") || !strings.Contains(e.Text, "Narrow the command") {
+		t.Errorf("cut output without a file:\n%s", e.Text)
 	}
 }
