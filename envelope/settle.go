@@ -362,6 +362,8 @@ func (e *Envelope) warnings() []warning {
 			add(false, "Background processes stopped at exit: %s", strings.Join(pids, ", "))
 		} else {
 			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+			// The call has returned: nothing reads their output any more.
+			add(false, "What they print from now on is dropped: redirect it to a file, or use run_in_background.")
 		}
 	}
 	return w

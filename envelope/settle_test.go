@@ -325,3 +325,22 @@ func TestTruncatedSaysWhereTheRestIs(t *testing.T) {
 		t.Errorf("cut output without a file:\n%s", e.Text)
 	}
 }
+
+// A background process the call leaves running prints into nothing once the
+// call has returned: the text says so and how to keep its output, in the full
+// text and in Brief's (where its PIDs are data.background_pids alone).
+func TestBackgroundOutputDroppedSaid(t *testing.T) {
+	e := Envelope{Data: Data{Command: "npm run dev &", ExitCode: intp(0), BackgroundPIDs: []int{42}}}
+	e.Settle()
+	advice := "[What they print from now on is dropped: redirect it to a file, or use run_in_background.]"
+	if !strings.Contains(e.Text, "[Background processes still running: 42]\n"+advice) {
+		t.Errorf("text:\n%s", e.Text)
+	}
+	if b := e.Brief(); !strings.Contains(b.Text, advice) || strings.Contains(b.Text, "42") {
+		t.Errorf("brief text:\n%s", b.Text)
+	}
+	e.BackgroundStopped()
+	if strings.Contains(e.Text, "dropped") {
+		t.Errorf("stopped at exit, yet:\n%s", e.Text)
+	}
+}
