@@ -191,8 +191,8 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 	}
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
-	if e.silent() {
-		b.WriteString("\n(no output)\n")
+	if e.silent() && (e.Error == nil || (e.Error.Code != Timeout && e.Error.Code != Cancelled)) {
+		b.WriteString("\n(no output)\n") // a silent timeout's or cancel's error says it
 	}
 	if d.Digest != "" {
 		fmt.Fprintf(b, "\n--- DIGEST: lines of the omitted middle that look like errors or warnings (line numbers in the full output) ---\n%s\n", d.Digest)

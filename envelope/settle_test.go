@@ -107,6 +107,15 @@ func TestTimeoutText(t *testing.T) {
 	if strings.Contains(silent.Text, "kept") || strings.Contains(silent.Text, "STDOUT") {
 		t.Errorf("silent timeout claims output:\n%s", silent.Text)
 	}
+	// Its error says there was no output: "(no output)" after it would say it again.
+	if strings.Count(strings.ToLower(silent.Text), "no output") != 1 {
+		t.Errorf("silent timeout says \"no output\" more than once:\n%s", silent.Text)
+	}
+	cancelled := Envelope{Data: Data{Command: "sleep 10", Cancelled: true, Signal: strp("SIGTERM")}}
+	cancelled.Settle()
+	if strings.Contains(cancelled.Text, "(no output)") || !strings.Contains(cancelled.Text, "before the command printed anything") {
+		t.Errorf("silent cancel:\n%s", cancelled.Text)
+	}
 	loud := withOut(Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM")},
 		Context: Context{TimeoutMS: 90000}})
 	loud.Settle()
