@@ -82,5 +82,5 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	} else if v.AllowPattern != "" {
 		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to ~/.config/shellgate/config.toml, or run it where a person can approve it.", v.AllowPattern)
 	}
-	return fmt.Sprintf("Approval required, and no one could be asked: %s %s", v.Unasked(), how)
+	return fmt.Sprintf("No one could be asked to approve it: %s %s", v.Unasked(), how)
 }
