@@ -116,3 +116,33 @@ func TestDescriptionsNameNoEnvelopeFields(t *testing.T) {
 		}
 	}
 }
+
+// job_output waits for until or port only as long as wait_ms (0 by default):
+// their own descriptions say so, or a model that sets until alone expects a
+// wait it does not get.
+func TestUntilAndPortNameWaitMS(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != JobOutputTool {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct{ Description string }
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"until", "port"} {
+			if d := schema.Properties[p].Description; !strings.Contains(d, "up to wait_ms") {
+				t.Errorf("%s: %q says not how long it waits", p, d)
+			}
+		}
+		return
+	}
+	t.Fatal("no job_output tool")
+}

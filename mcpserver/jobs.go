@@ -63,8 +63,8 @@ func (s *Server) addJobTools() {
 		InputSchema: object([]string{"job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"}, map[string]*jsonschema.Schema{
 			"job_id":           jobID,
 			"wait_ms":          integer("Wait up to this long (ms) for new output, the end, or input being waited for — or for `until`/`port` when given. Default 0: return at once."),
-			"until":            str("A regular expression (RE2): wait for a line of output matching it."),
-			"port":             integer("A TCP port: wait until something in this session listens on it."),
+			"until":            str("A regular expression (RE2): wait, up to wait_ms, for a line of output matching it."),
+			"port":             integer("A TCP port: wait, up to wait_ms, until something in this session listens on it."),
 			"tail_lines":       integer("Return the last N lines of the whole output instead of what is new."),
 			"filter":           str("A regular expression (RE2): return only the lines that match."),
 			"max_output_bytes": integer(fmt.Sprintf("Bytes of text to return at most. Default %d.", s.info.OutputLimit)),
