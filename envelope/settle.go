@@ -246,6 +246,11 @@ func (e *Envelope) headline() string {
 	}
 	switch {
 	case !e.ran():
+		if id, ok := e.Context.ParamsInput["job_id"]; ok {
+			// A job call refused: the job, if there is one, runs on as it was;
+			// "Command not run: <its command>" would say it never started.
+			return "Nothing done to job " + CutMiddle(fmt.Sprint(id), 64)
+		}
 		return "Command not run"
 	case d.TimedOut:
 		return "Timed out after " + e.timeout()

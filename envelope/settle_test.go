@@ -353,3 +353,17 @@ func TestBackgroundOutputDroppedSaid(t *testing.T) {
 		t.Errorf("stopped at exit, yet:\n%s", e.Text)
 	}
 }
+
+// A job call refused (a bad parameter, an unknown id) leaves the job as it was:
+// its text says nothing was done to the job, not that its command did not run,
+// which would tell a model its server never started.
+func TestRefusedJobCallText(t *testing.T) {
+	e := NotRun("npm run dev", map[string]any{"job_id": "j1", "wait_ms": -5}, Err{Code: InvalidParam, Message: "wait_ms must be between 0 and 600000 (got -5)."})
+	if want := "Nothing done to job j1: npm run dev\nError INVALID_PARAM: wait_ms must be between 0 and 600000 (got -5)."; e.Text != want {
+		t.Errorf("text:\n%s\nwant:\n%s", e.Text, want)
+	}
+	unknown := NotRun("", map[string]any{"job_id": "j9"}, Err{Code: NotFound, Message: "No job \"j9\" in this session (jobs: j1)."})
+	if !strings.HasPrefix(unknown.Text, "Nothing done to job j9.\n") || unknown.Brief().Text != "Nothing done to job j9." {
+		t.Errorf("unknown job:\n%s\nbrief: %s", unknown.Text, unknown.Brief().Text)
+	}
+}
