@@ -132,8 +132,10 @@ func (e *Envelope) render(v view) string {
 	d := e.Data
 	head := e.headline()
 	switch {
-	case v == briefText || d.Jobs != nil || strings.TrimSpace(d.Command) == "":
-		b.WriteString(head + ".\n") // the command is data.command, or there is none (a blank one)
+	case v == briefText || d.Jobs != nil || strings.TrimSpace(d.Command) == "" || e.errorQuotesCommand():
+		// The command is data.command, or there is none (a blank one), or the
+		// error below quotes it whole (a policy's refusal).
+		b.WriteString(head + ".\n")
 	default:
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
@@ -217,6 +219,13 @@ func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	if d.Stdout == "" && d.Stderr == "" {
 		b.WriteString("\n(no new output)\n")
 	}
+}
+
+// errorQuotesCommand reports whether a command that did not run is refused by an
+// error that quotes it whole, as "`rm -rf ~` would delete …" does.
+func (e *Envelope) errorQuotesCommand() bool {
+	c := strings.TrimSpace(e.Data.Command)
+	return e.Error != nil && !e.ran() && strings.Contains(e.Error.Message, "`"+c+"`")
 }
 
 // headline says how the command ended; warnings say what else made it partial.

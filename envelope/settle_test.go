@@ -367,3 +367,18 @@ func TestRefusedJobCallText(t *testing.T) {
 		t.Errorf("unknown job:\n%s\nbrief: %s", unknown.Text, unknown.Brief().Text)
 	}
 }
+
+// A refusal whose reason quotes the whole command names it there only; one that
+// quotes part of a line keeps the line in the headline, where the model sees
+// what it sent.
+func TestRefusalNamesTheCommandOnce(t *testing.T) {
+	deny := Err{Code: PolicyDenied, Rule: "catastrophic", Message: "`rm -rf ~` would delete the home directory (rule catastrophic)."}
+	e := NotRun("rm -rf ~", nil, deny)
+	if want := "Command not run.\nError POLICY_DENIED: " + deny.Message; e.Text != want || e.Data.Command != "rm -rf ~" {
+		t.Errorf("text:\n%s\nwant:\n%s", e.Text, want)
+	}
+	e = NotRun("git status; rm -rf ~", nil, deny)
+	if !strings.HasPrefix(e.Text, "Command not run: git status; rm -rf ~\n") {
+		t.Errorf("part of a line quoted:\n%s", e.Text)
+	}
+}
