@@ -321,7 +321,7 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "Killed at the timeout, with everything it started. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Everything it started was killed too. Give it a longer timeout, or run long jobs in the background.")
 		}
 		if d.Cancelled {
 			add(false, "Killed when cancelled, with everything it started.")
