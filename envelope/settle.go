@@ -221,6 +221,20 @@ func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	}
 }
 
+// outputInFile reports whether the text names a file that holds the whole
+// output: data.full_output_path, or a job's output file.
+func (e *Envelope) outputInFile() bool {
+	if e.Data.FullOutputPath != nil {
+		return true
+	}
+	for _, n := range e.notes {
+		if n.file != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // errorQuotesCommand reports whether a command that did not run is refused by an
 // error that quotes it whole, as "`rm -rf ~` would delete …" does.
 func (e *Envelope) errorQuotesCommand() bool {
@@ -331,7 +345,7 @@ func (e *Envelope) warnings() []warning {
 	case d.Binary:
 		add(false, "Binary output: not shown as text.")
 		w[len(w)-1].inSection = true
-	case d.Truncated && d.FullOutputPath != nil:
+	case d.Truncated && e.outputInFile():
 		// The whole output is in a file already: rerunning the command, or
 		// redirecting it to another file, would only do the work again.
 		add(false, "Truncated to its head and tail: read the rest from the full output file (grep, sed -n, tail), do not rerun.")

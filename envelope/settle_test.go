@@ -329,6 +329,13 @@ func TestTruncatedSaysWhereTheRestIs(t *testing.T) {
 	if !strings.Contains(e.Text, "read the rest from the full output file") || strings.Contains(e.Text, "redirect") {
 		t.Errorf("cut output with a file:\n%s", e.Text)
 	}
+	// A job's read names its output file in a note.
+	job := Envelope{Data: Data{Command: "make", Truncated: true, Job: &Job{ID: "j1", State: JobRunning}, Stdout: "1\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	job.NoteFile("900 bytes not shown; the job's full output: /tmp/j1.log", "/tmp/j1.log")
+	job.Settle()
+	if !strings.Contains(job.Text, "read the rest from the full output file") || strings.Contains(job.Text, "redirect") {
+		t.Errorf("cut job output with a file:\n%s", job.Text)
+	}
 	e = Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true, Stdout: "1\n[… 900 bytes cut …]\n9\n"}, Stats: Stats{StdoutBytes: 909}}
 	e.Settle()
 	if strings.Contains(e.Text, "full output file") || !strings.Contains(e.Text, "Narrow the command") {
