@@ -391,7 +391,7 @@ func (e *Envelope) warnings() []warning {
 		} else {
 			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
 			// The call has returned: nothing reads their output any more.
-			add(false, "What they print from now on is dropped: redirect it to a file, or use run_in_background.")
+			add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
 		}
 	}
 	return w

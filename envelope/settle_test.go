@@ -349,7 +349,7 @@ func TestTruncatedSaysWhereTheRestIs(t *testing.T) {
 func TestBackgroundOutputDroppedSaid(t *testing.T) {
 	e := Envelope{Data: Data{Command: "npm run dev &", ExitCode: intp(0), BackgroundPIDs: []int{42}}}
 	e.Settle()
-	advice := "[What they print from now on is dropped: redirect it to a file, or use run_in_background.]"
+	advice := "[Their later output is dropped: redirect it to a file, or use run_in_background.]"
 	if !strings.Contains(e.Text, "[Background processes still running: 42]\n"+advice) {
 		t.Errorf("text:\n%s", e.Text)
 	}
