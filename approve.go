@@ -80,7 +80,7 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if v.Rule == policy.RuleUserAsk {
 		how = "The user can take the ask rule out of the config that sets it, or run it where a person can approve it."
 	} else if v.AllowPattern != "" {
-		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to their own config (~/.config/shellgate/config.toml) or a --config file, or run it where a person can approve it.", v.AllowPattern)
+		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to ~/.config/shellgate/config.toml, or run it where a person can approve it.", v.AllowPattern)
 	}
-	return fmt.Sprintf("Approval required, and no one could be asked: %s %s", v.Unasked(), how)
+	return fmt.Sprintf("No one could be asked to approve it: %s %s", v.Unasked(), how)
 }

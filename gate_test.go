@@ -498,7 +498,7 @@ func TestApproval(t *testing.T) {
 	answer = shellgate.NotAsked // a client that can be asked only between calls
 	env = run(t, g, shellgate.Request{Command: "touch a"}, shellgate.WithApprover(approver))
 	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || fileExists(l.root+"/a") ||
-		!strings.Contains(env.Error.Message, "no one could be asked") || strings.Contains(env.Error.Message, "declined") || strings.Contains(env.Error.Message, "must approve") {
+		!strings.HasPrefix(env.Error.Message, "No one could be asked to approve it: ") || strings.Contains(env.Error.Message, "declined") || strings.Contains(env.Error.Message, "must approve") {
 		t.Fatalf("not asked: %+v", env.Error)
 	}
 	answer = shellgate.AllowOnce

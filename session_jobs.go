@@ -294,7 +294,7 @@ func fillJob(env *envelope.Envelope, j *jobs.Job, out jobs.Output, sess *sandbox
 	for _, sl := range []jobs.Slice{out.Stdout, out.Stderr} {
 		if sl.Skipped > 0 && !info.TTY { // a terminal's read is its screen
 			d.Truncated = true
-			env.Note(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path))
+			env.NoteFile(fmt.Sprintf("%d bytes not shown; the job's full output: %s", sl.Skipped, sl.Path), sl.Path)
 		}
 	}
 	if res, err := j.Result(); err == nil && !info.Running() {

@@ -219,6 +219,12 @@ func TestSessionOutputBounded(t *testing.T) {
 	if len(env.Data.Stdout) > 1200 || !env.Data.Truncated || !strings.HasPrefix(env.Data.Stdout, "1\n2\n") || !strings.HasSuffix(env.Data.Stdout, "200000\n") {
 		t.Fatalf("bounded read: %d bytes, truncated %v\n%s", len(env.Data.Stdout), env.Data.Truncated, env.Text)
 	}
+	// The text names the job's output file once and says to read the rest there,
+	// not to rerun the command or redirect it to a file of its own.
+	if strings.Count(env.Text, "full output: /") != 1 || !strings.Contains(env.Text, "read the rest from the full output file") ||
+		strings.Contains(env.Text, "redirect") {
+		t.Errorf("bounded read's text:\n%.600s", env.Text)
+	}
 }
 
 func TestSessionWaitingForInput(t *testing.T) {

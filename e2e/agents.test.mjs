@@ -133,7 +133,7 @@ for (const agent of Object.keys(AGENTS)) {
     // The tool as the model is shown it: the essentials within the first 2 000
     // characters, where Claude Code cuts descriptions.
     const head = run.offered.description.slice(0, 2000);
-    for (const needle of [/timeout_ms/, /run_in_background/, /Refused/, /full_output_path/]) has(head, needle);
+    for (const needle of [/timeout_ms/, /run_in_background/, /Refused/, /a file holding the whole output/]) has(head, needle);
     measured.push(`${agent} mcp: tool description ${run.offered.description.length} characters`);
     asDocumented(MCP_TABLE, "the tool's description", agent, run.offered.description.length);
     if (agent === 'gemini-cli') {

@@ -96,7 +96,7 @@ func TestBriefText(t *testing.T) {
 		"echo hi":   "Command succeeded.\n(Exit code 0. Took 3ms)",
 		"deny":      "Command not run.",
 		"timeout":   "Timed out after 1s.\n(Killed by SIGTERM. Took 1004ms)",
-		"truncated": "Command failed.\n(Exit code 2. Took 5000ms)\n[Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.]",
+		"truncated": "Command failed.\n(Exit code 2. Took 5000ms)\n[Truncated to its head and tail: read the rest from the full output file (grep, sed -n, tail), do not rerun.]\n[Their later output is dropped: redirect it to a file, or use run_in_background.]",
 	} {
 		e := c[name]
 		if got := e.Brief().Text; got != want {

@@ -132,8 +132,10 @@ func (e *Envelope) render(v view) string {
 	d := e.Data
 	head := e.headline()
 	switch {
-	case v == briefText || d.Jobs != nil || strings.TrimSpace(d.Command) == "":
-		b.WriteString(head + ".\n") // the command is data.command, or there is none (a blank one)
+	case v == briefText || d.Jobs != nil || strings.TrimSpace(d.Command) == "" || e.errorQuotesCommand():
+		// The command is data.command, or there is none (a blank one), or the
+		// error below quotes it whole (a policy's refusal).
+		b.WriteString(head + ".\n")
 	default:
 		fmt.Fprintf(&b, "%s: %s\n", head, shortCommand(d.Command))
 	}
@@ -191,8 +193,8 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 	}
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
-	if e.silent() {
-		b.WriteString("\n(no output)\n")
+	if e.silent() && (e.Error == nil || (e.Error.Code != Timeout && e.Error.Code != Cancelled)) {
+		b.WriteString("\n(no output)\n") // a silent timeout's or cancel's error says it
 	}
 	if d.Digest != "" {
 		fmt.Fprintf(b, "\n--- DIGEST: lines of the omitted middle that look like errors or warnings (line numbers in the full output) ---\n%s\n", d.Digest)
@@ -217,6 +219,27 @@ func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	if d.Stdout == "" && d.Stderr == "" {
 		b.WriteString("\n(no new output)\n")
 	}
+}
+
+// outputInFile reports whether the text names a file that holds the whole
+// output: data.full_output_path, or a job's output file.
+func (e *Envelope) outputInFile() bool {
+	if e.Data.FullOutputPath != nil {
+		return true
+	}
+	for _, n := range e.notes {
+		if n.file != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// errorQuotesCommand reports whether a command that did not run is refused by an
+// error that quotes it whole, as "`rm -rf ~` would delete …" does.
+func (e *Envelope) errorQuotesCommand() bool {
+	c := strings.TrimSpace(e.Data.Command)
+	return e.Error != nil && !e.ran() && strings.Contains(e.Error.Message, "`"+c+"`")
 }
 
 // headline says how the command ended; warnings say what else made it partial.
@@ -246,6 +269,11 @@ func (e *Envelope) headline() string {
 	}
 	switch {
 	case !e.ran():
+		if id, ok := e.Context.ParamsInput["job_id"]; ok {
+			// A job call refused: the job, if there is one, runs on as it was;
+			// "Command not run: <its command>" would say it never started.
+			return "Nothing done to job " + CutMiddle(fmt.Sprint(id), 64)
+		}
 		return "Command not run"
 	case d.TimedOut:
 		return "Timed out after " + e.timeout()
@@ -307,7 +335,7 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "Killed at the timeout, with everything it started. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Everything it started was killed too. Give it a longer timeout, or run long jobs in the background.")
 		}
 		if d.Cancelled {
 			add(false, "Killed when cancelled, with everything it started.")
@@ -317,6 +345,10 @@ func (e *Envelope) warnings() []warning {
 	case d.Binary:
 		add(false, "Binary output: not shown as text.")
 		w[len(w)-1].inSection = true
+	case d.Truncated && e.outputInFile():
+		// The whole output is in a file already: rerunning the command, or
+		// redirecting it to another file, would only do the work again.
+		add(false, "Truncated to its head and tail: read the rest from the full output file (grep, sed -n, tail), do not rerun.")
 	case d.Truncated:
 		add(false, "Truncated: the output exceeded the limit; its head and tail are shown. Narrow the command or redirect to a file.")
 	}
@@ -358,6 +390,8 @@ func (e *Envelope) warnings() []warning {
 			add(false, "Background processes stopped at exit: %s", strings.Join(pids, ", "))
 		} else {
 			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
+			// The call has returned: nothing reads their output any more.
+			add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
 		}
 	}
 	return w

@@ -76,7 +76,7 @@ func TestTextWarnings(t *testing.T) {
 	e := Envelope{Data: Data{Command: "big", ExitCode: intp(0), Truncated: true, FullOutputPath: &path,
 		BackgroundPIDs: []int{42, 43}}, Stats: Stats{StdoutBytes: 9}}
 	e.Settle()
-	for _, s := range []string{"Command succeeded: big", "[Truncated: the output exceeded the limit", "[Full output: /tmp/x.stdout.log]",
+	for _, s := range []string{"Command succeeded: big", "[Truncated to its head and tail: read the rest from the full output file", "[Full output: /tmp/x.stdout.log]",
 		"[Background processes still running: 42, 43]"} {
 		if !strings.Contains(e.Text, s) {
 			t.Errorf("text lacks %q:\n%s", s, e.Text)
@@ -107,11 +107,21 @@ func TestTimeoutText(t *testing.T) {
 	if strings.Contains(silent.Text, "kept") || strings.Contains(silent.Text, "STDOUT") {
 		t.Errorf("silent timeout claims output:\n%s", silent.Text)
 	}
+	// Its error says there was no output: "(no output)" after it would say it again.
+	if strings.Count(strings.ToLower(silent.Text), "no output") != 1 {
+		t.Errorf("silent timeout says \"no output\" more than once:\n%s", silent.Text)
+	}
+	cancelled := Envelope{Data: Data{Command: "sleep 10", Cancelled: true, Signal: strp("SIGTERM")}}
+	cancelled.Settle()
+	if strings.Contains(cancelled.Text, "(no output)") || !strings.Contains(cancelled.Text, "before the command printed anything") {
+		t.Errorf("silent cancel:\n%s", cancelled.Text)
+	}
 	loud := withOut(Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM")},
 		Context: Context{TimeoutMS: 90000}})
 	loud.Settle()
 	if loud.Status != Partial || !strings.HasPrefix(loud.Text, "Timed out after 1m30s: make\n") ||
-		!strings.Contains(loud.Text, "[Killed at the timeout, with everything it started.") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") {
+		!strings.Contains(loud.Text, "[Everything it started was killed too. Give it a longer timeout") || !strings.Contains(loud.Text, "--- STDOUT (3 bytes) ---\nhi") ||
+		strings.Count(loud.Text, "timeout") != 1 { // the headline says it timed out; the advice names a longer one
 		t.Errorf("timeout with output, %s:\n%s", loud.Status, loud.Text)
 	}
 }
@@ -305,5 +315,78 @@ func TestUndoSaidToItsReader(t *testing.T) {
 		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
 			t.Errorf("undo %d: a command the reader cannot run:\n%s", c.u, e.Text)
 		}
+	}
+}
+
+// Cut output whose whole is in a file says to read that file, not to run the
+// command again or redirect it to a file of its own: that would redo the work
+// for what is already on disk. Without a file, narrowing the command is the way.
+func TestTruncatedSaysWhereTheRestIs(t *testing.T) {
+	path := "/tmp/x.stdout.log"
+	e := Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true, FullOutputPath: &path,
+		Stdout: "1\n... [900 bytes omitted; full output: " + path + "] ...\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.Settle()
+	if !strings.Contains(e.Text, "read the rest from the full output file") || strings.Contains(e.Text, "redirect") {
+		t.Errorf("cut output with a file:\n%s", e.Text)
+	}
+	// A job's read names its output file in a note.
+	job := Envelope{Data: Data{Command: "make", Truncated: true, Job: &Job{ID: "j1", State: JobRunning}, Stdout: "1\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	job.NoteFile("900 bytes not shown; the job's full output: /tmp/j1.log", "/tmp/j1.log")
+	job.Settle()
+	if !strings.Contains(job.Text, "read the rest from the full output file") || strings.Contains(job.Text, "redirect") {
+		t.Errorf("cut job output with a file:\n%s", job.Text)
+	}
+	e = Envelope{Data: Data{Command: "make", ExitCode: intp(2), Truncated: true, Stdout: "1\n[… 900 bytes cut …]\n9\n"}, Stats: Stats{StdoutBytes: 909}}
+	e.Settle()
+	if strings.Contains(e.Text, "full output file") || !strings.Contains(e.Text, "Narrow the command") {
+		t.Errorf("cut output without a file:\n%s", e.Text)
+	}
+}
+
+// A background process the call leaves running prints into nothing once the
+// call has returned: the text says so and how to keep its output, in the full
+// text and in Brief's (where its PIDs are data.background_pids alone).
+func TestBackgroundOutputDroppedSaid(t *testing.T) {
+	e := Envelope{Data: Data{Command: "npm run dev &", ExitCode: intp(0), BackgroundPIDs: []int{42}}}
+	e.Settle()
+	advice := "[Their later output is dropped: redirect it to a file, or use run_in_background.]"
+	if !strings.Contains(e.Text, "[Background processes still running: 42]\n"+advice) {
+		t.Errorf("text:\n%s", e.Text)
+	}
+	if b := e.Brief(); !strings.Contains(b.Text, advice) || strings.Contains(b.Text, "42") {
+		t.Errorf("brief text:\n%s", b.Text)
+	}
+	e.BackgroundStopped()
+	if strings.Contains(e.Text, "dropped") {
+		t.Errorf("stopped at exit, yet:\n%s", e.Text)
+	}
+}
+
+// A job call refused (a bad parameter, an unknown id) leaves the job as it was:
+// its text says nothing was done to the job, not that its command did not run,
+// which would tell a model its server never started.
+func TestRefusedJobCallText(t *testing.T) {
+	e := NotRun("npm run dev", map[string]any{"job_id": "j1", "wait_ms": -5}, Err{Code: InvalidParam, Message: "wait_ms must be between 0 and 600000 (got -5)."})
+	if want := "Nothing done to job j1: npm run dev\nError INVALID_PARAM: wait_ms must be between 0 and 600000 (got -5)."; e.Text != want {
+		t.Errorf("text:\n%s\nwant:\n%s", e.Text, want)
+	}
+	unknown := NotRun("", map[string]any{"job_id": "j9"}, Err{Code: NotFound, Message: "No job \"j9\" in this session (jobs: j1)."})
+	if !strings.HasPrefix(unknown.Text, "Nothing done to job j9.\n") || unknown.Brief().Text != "Nothing done to job j9." {
+		t.Errorf("unknown job:\n%s\nbrief: %s", unknown.Text, unknown.Brief().Text)
+	}
+}
+
+// A refusal whose reason quotes the whole command names it there only; one that
+// quotes part of a line keeps the line in the headline, where the model sees
+// what it sent.
+func TestRefusalNamesTheCommandOnce(t *testing.T) {
+	deny := Err{Code: PolicyDenied, Rule: "catastrophic", Message: "`rm -rf ~` would delete the home directory (rule catastrophic)."}
+	e := NotRun("rm -rf ~", nil, deny)
+	if want := "Command not run.\nError POLICY_DENIED: " + deny.Message; e.Text != want || e.Data.Command != "rm -rf ~" {
+		t.Errorf("text:\n%s\nwant:\n%s", e.Text, want)
+	}
+	e = NotRun("git status; rm -rf ~", nil, deny)
+	if !strings.HasPrefix(e.Text, "Command not run: git status; rm -rf ~\n") {
+		t.Errorf("part of a line quoted:\n%s", e.Text)
 	}
 }

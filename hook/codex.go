@@ -79,7 +79,7 @@ func answerCodex(v policy.Verdict) any {
 	case policy.Ask:
 		// The model reads this after Codex's "Command blocked by PreToolUse hook:".
 		why = said(v, v.Unasked()) + " Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it." +
-			allowHint(v, " The user can allow such commands by adding")
+			allowHint(v, " The user can allow it by adding")
 	default:
 		why = reason(v)
 	}

@@ -88,7 +88,7 @@ func answerGemini(v policy.Verdict) any {
 		return geminiAnswer{Decision: "allow"}
 	case policy.Ask:
 		return geminiAnswer{Decision: "deny", Reason: said(v, v.Unasked()) + " Approval required, and this agent's hook cannot ask for it." +
-			allowHint(v, " The user can allow such commands by adding")}
+			allowHint(v, " The user can allow it by adding")}
 	}
 	return geminiAnswer{Decision: "deny", Reason: reason(v)}
 }

@@ -225,7 +225,7 @@ func said(v policy.Verdict, text string) string {
 // askReason is the reason of an ask as the user reads it in the agent's approval
 // dialog: the policy's reason, and how to stop being asked.
 func askReason(v policy.Verdict) string {
-	return reason(v) + allowHint(v, " To allow such commands without asking, add")
+	return reason(v) + allowHint(v, " To allow it without asking, add")
 }
 
 // allowHint names the user allow pattern that covers an asked command, after lead;

@@ -77,16 +77,16 @@ func TestCodexAnswers(t *testing.T) {
 		{policy.Verdict{Decision: policy.Allow}, `{}`},
 		{policy.Verdict{Decision: policy.Deny, Rule: "privilege", Reason: "No sudo."},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate (privilege): No sudo"}}`},
-		{policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "Hands work to docker.", SessionKey: "docker run", AllowPattern: "docker run *"},
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate (sandbox-escape): Hands work to docker. Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow such commands by adding [policy] allow = [\"docker run *\"] to ~/.config/shellgate/config.toml"}}`},
+		{policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "Hands work to docker.", SessionKey: "docker run", AllowPattern: "docker run x"},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate (sandbox-escape): Hands work to docker. Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow it by adding [policy] allow = [\"docker run x\"] to ~/.config/shellgate/config.toml"}}`},
 		// A reason that names its rule is not preceded by it again, and an
 		// ask's "the user must approve it" gives way to why no one is asked.
 		{policy.Verdict{Decision: policy.Deny, Rule: "privilege", Reason: "`sudo ls` would run with elevated privileges (rule privilege). Work as the current user."},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate: ` + "`sudo ls`" + ` would run with elevated privileges (rule privilege). Work as the current user"}}`},
-		{policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "`docker run x` hands work to docker (rule sandbox-escape): the user must approve it.", SessionKey: "docker run", AllowPattern: "docker run *"},
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate: ` + "`docker run x`" + ` hands work to docker (rule sandbox-escape). Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow such commands by adding [policy] allow = [\"docker run *\"] to ~/.config/shellgate/config.toml"}}`},
+		{policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "`docker run x` hands work to docker (rule sandbox-escape): the user must approve it.", SessionKey: "docker run", AllowPattern: "docker run x"},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate: ` + "`docker run x`" + ` hands work to docker (rule sandbox-escape). Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow it by adding [policy] allow = [\"docker run x\"] to ~/.config/shellgate/config.toml"}}`},
 		{policy.Verdict{Decision: policy.Ask, Rule: "code-execution", Reason: "`python3 -c x`: python3 -c runs a program (rule code-execution). The user must approve it.", SessionKey: "python3 -c x", AllowPattern: "python3 -c x"},
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate: ` + "`python3 -c x`" + `: python3 -c runs a program (rule code-execution). Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow such commands by adding [policy] allow = [\"python3 -c x\"] to ~/.config/shellgate/config.toml"}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"shellgate: ` + "`python3 -c x`" + `: python3 -c runs a program (rule code-execution). Approval required, and Codex's hook cannot ask for it: do it another way, or ask the user to run it. The user can allow it by adding [policy] allow = [\"python3 -c x\"] to ~/.config/shellgate/config.toml"}}`},
 	}
 	a, _ := Lookup("codex")
 	for _, tc := range tests {
@@ -116,5 +116,24 @@ func TestCodexRootIsTheGitWorkTree(t *testing.T) {
 	}
 	if c, err := a.parse(payload(sub), nil); err != nil || c.Root != root || c.Dir != sub {
 		t.Errorf("under a .git: %+v, %v; want root %s", c, err, root)
+	}
+}
+
+// An ask's hint names the exact command as its allow pattern, and says it
+// allows that command ("it"), not a class of commands: the pattern lets
+// nothing more run (policy.Verdict.AllowPattern).
+func TestAskHintAllowsTheCommand(t *testing.T) {
+	v := policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "`docker run x` hands work to docker (rule sandbox-escape): the user must approve it.", SessionKey: "docker run", AllowPattern: "docker run x"}
+	for _, name := range Names() {
+		a, _ := Lookup(name)
+		got := string(a.encode(a.answer(v)).Stdout)
+		for _, want := range []string{"allow it ", `allow = [\"docker run x\"] to ~/.config/shellgate/config.toml`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: no %q in\n%s", name, want, got)
+			}
+		}
+		if strings.Contains(got, "such commands") {
+			t.Errorf("%s: the hint speaks of such commands, but its pattern is the exact command:\n%s", name, got)
+		}
 	}
 }

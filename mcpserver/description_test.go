@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,7 +44,7 @@ func TestToolDescriptionsFit(t *testing.T) {
 	}
 	// The essentials, in the order the model should meet them.
 	essentials := []string{"Runs a shell command", "timeout_ms", "killed", "run_in_background", "job_output", "job_kill",
-		"bytes a call", "data.full_output_path", "Network:", "Refused:", "catastrophic", "the user is asked|nobody is asked", "Instead:", "Never retry"}
+		"bytes a call", "a file holding the whole output", "Network:", "Refused:", "catastrophic", "the user is asked|nobody is asked", "Instead:", "Never retry"}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "allow-list" && runtime.GOOS != "linux" {
@@ -88,4 +90,59 @@ func TestToolDescriptionsFit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The models of Claude Code, Codex, Gemini CLI, opencode … read a result's text,
+// not its structuredContent (docs/mcp.md, "What the model reads"): the tools'
+// descriptions and parameters name what that text says (a job id, the file of
+// the whole output), not envelope fields such as data.full_output_path that the
+// model never sees.
+func TestDescriptionsNameNoEnvelopeFields(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{UndoTool: true})
+	res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := regexp.MustCompile(`\b(data|error|stats|context)\.[a-z_]+`)
+	for _, tool := range res.Tools {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{tool.Description, string(b)} {
+			if m := field.FindAllString(s, -1); m != nil {
+				t.Errorf("%s names %v, which a text-only client's model never reads:\n%s", tool.Name, m, s)
+			}
+		}
+	}
+}
+
+// job_output waits for until or port only as long as wait_ms (0 by default):
+// their own descriptions say so, or a model that sets until alone expects a
+// wait it does not get.
+func TestUntilAndPortNameWaitMS(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != JobOutputTool {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct{ Description string }
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"until", "port"} {
+			if d := schema.Properties[p].Description; !strings.Contains(d, "up to wait_ms") {
+				t.Errorf("%s: %q says not how long it waits", p, d)
+			}
+		}
+		return
+	}
+	t.Fatal("no job_output tool")
 }

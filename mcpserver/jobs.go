@@ -43,7 +43,7 @@ type jobIDArgs struct {
 
 // addJobTools registers the job tools.
 func (s *Server) addJobTools() {
-	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id, as data.job.id gave it (j1, j2, …)."}
+	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id (j1, j2, …), as the call that started it gave it."}
 	integer := func(desc string) *jsonschema.Schema {
 		zero := 0.0
 		return &jsonschema.Schema{Type: "integer", Description: desc, Minimum: &zero}
@@ -59,12 +59,12 @@ func (s *Server) addJobTools() {
 		Title: "Job output",
 		Description: "Read a job's output: what it printed since the last read (stdout and stderr apart), or the last lines, or only the lines matching a filter; " +
 			"optionally wait first for new output, a line matching `until` (a server's ready line), or a `port` accepting connections in this session. " +
-			"data.job says whether it runs, waits for input, or ended (exit_code). A terminal job's stdout is its screen.",
+			"It says whether the job runs, waits for input or ended. A terminal job's stdout is its screen.",
 		InputSchema: object([]string{"job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"}, map[string]*jsonschema.Schema{
 			"job_id":           jobID,
 			"wait_ms":          integer("Wait up to this long (ms) for new output, the end, or input being waited for — or for `until`/`port` when given. Default 0: return at once."),
-			"until":            str("A regular expression (RE2): wait for a line of output matching it."),
-			"port":             integer("A TCP port: wait until something in this session listens on it."),
+			"until":            str("A regular expression (RE2): wait, up to wait_ms, for a line of output matching it."),
+			"port":             integer("A TCP port: wait, up to wait_ms, until something in this session listens on it."),
 			"tail_lines":       integer("Return the last N lines of the whole output instead of what is new."),
 			"filter":           str("A regular expression (RE2): return only the lines that match."),
 			"max_output_bytes": integer(fmt.Sprintf("Bytes of text to return at most. Default %d.", s.info.OutputLimit)),
@@ -185,7 +185,7 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 	}
 	if slices.Contains(names, "job_id") {
 		if id, _ := fields["job_id"]; len(id) == 0 || bytes.Equal(id, []byte(`""`)) {
-			return fail("Missing required parameter 'job_id' (data.job.id of the call that started the job; job_list lists them).")
+			return fail("Missing required parameter 'job_id' (j1, j2, …: the call that started the job gave it; job_list lists them).")
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func inputSchema(defaultTimeoutMS, maxTimeoutMS int64, outputLimit, maxOutputLim
 			},
 			"run_in_background": {
 				Type:        "boolean",
-				Description: "Start the command as a job and return at once with its id (data.job.id). The timeout applies only if timeout_ms is given.",
+				Description: "Start the command as a job and return at once with its id. The timeout applies only if timeout_ms is given.",
 			},
 			"yield_after_ms": {
 				Type:        "integer",

@@ -29,7 +29,7 @@ func TestToolsList(t *testing.T) {
 		{
 			name:     "defaults",
 			wantName: "run_shell_command",
-			wantDesc: []string{"Network: OFF", "Mode auto;", "timeout_ms defaults to 120000", "max 600000", "51200 bytes a call", "full_output_path", "catastrophic", "git commit -m"},
+			wantDesc: []string{"Network: OFF", "Mode auto;", "timeout_ms defaults to 120000", "max 600000", "51200 bytes a call", "a file holding the whole output", "catastrophic", "git commit -m"},
 		},
 		{
 			name:     "Bash with network and short timeouts",

@@ -30,11 +30,11 @@ func (s *Server) addUndoTool() {
 	s.mcp.AddTool(&mcp.Tool{
 		Name:  UndoTool,
 		Title: "Undo",
-		Description: "Take back what shell commands changed in the project. Every command that may write gets a checkpoint of the project first (its number is data.changed.checkpoint). " +
+		Description: "Take back what shell commands changed in the project. Every command that may write gets a checkpoint of the project first, whose id its result names. " +
 			"Without arguments: the recent commands and what each changed. With `id`: what command `id` changed and what changed after it, which undoing it would also take back; nothing is restored. " +
 			"With `id` and `confirm: true`: the project is put back as it was before command `id` (.git included); the state just before the undo is checkpointed, so the undo can be undone too.",
 		InputSchema: &jsonschema.Schema{Type: "object", PropertyOrder: []string{"id", "confirm"}, Properties: map[string]*jsonschema.Schema{
-			"id":      {Type: "integer", Minimum: &zero, Description: "The command's checkpoint number (data.changed.checkpoint)."},
+			"id":      {Type: "integer", Minimum: &zero, Description: "The id a command's result named (\"the undo tool with id N\")."},
 			"confirm": {Type: "boolean", Description: "Restore now. Default false: only say what would be restored."},
 		}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},

@@ -76,8 +76,8 @@ type Verdict struct {
 	// only known at run time).
 	SessionKey string `json:"session_key,omitempty"`
 	// AllowPattern is, for ask, a user allow pattern ([policy] allow) that
-	// lets exactly this command run without asking — the prefix and "*"
-	// where SessionKey is a prefix. Empty when none can be written (an
+	// lets exactly this command run without asking: its words, each a glob
+	// matching only itself. Empty when none can be written (an
 	// argument known only at run time, or one with spaces) and for the
 	// user's own ask rules, which an allow pattern does not lift.
 	AllowPattern string `json:"-"`

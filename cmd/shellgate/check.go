@@ -121,21 +121,24 @@ func displayUserConfig() string {
 // checkJSON is the --json output: the verdict, what the line would run, and which files
 // configured the decision.
 type checkJSON struct {
-	Decision   string        `json:"decision"`
-	Rule       string        `json:"rule"`
-	Reason     string        `json:"reason"`
-	Code       string        `json:"code,omitempty"`
-	Command    string        `json:"command,omitempty"`
-	Line       int           `json:"line,omitempty"`
-	Col        int           `json:"col,omitempty"`
-	SessionKey string        `json:"session_key,omitempty"`
-	Commands   []commandJSON `json:"commands"`
-	Root       string        `json:"root"`
-	Dir        string        `json:"dir"`
-	Mode       string        `json:"mode"`
-	Network    bool          `json:"network"`
-	Config     []string      `json:"config_files"`
-	Warnings   []string      `json:"warnings"`
+	Decision   string `json:"decision"`
+	Rule       string `json:"rule"`
+	Reason     string `json:"reason"`
+	Code       string `json:"code,omitempty"`
+	Command    string `json:"command,omitempty"`
+	Line       int    `json:"line,omitempty"`
+	Col        int    `json:"col,omitempty"`
+	SessionKey string `json:"session_key,omitempty"`
+	// AllowPattern is what [policy] allow takes to run this command without
+	// asking (policy.Verdict.AllowPattern).
+	AllowPattern string        `json:"allow_pattern,omitempty"`
+	Commands     []commandJSON `json:"commands"`
+	Root         string        `json:"root"`
+	Dir          string        `json:"dir"`
+	Mode         string        `json:"mode"`
+	Network      bool          `json:"network"`
+	Config       []string      `json:"config_files"`
+	Warnings     []string      `json:"warnings"`
 	// Relaxed: the rules that would have asked or refused, left out because
 	// something else contains the command (relaxedWhy).
 	Relaxed []string `json:"relaxed,omitempty"`
@@ -155,7 +158,7 @@ type commandJSON struct {
 func checkReport(v shellgate.Verdict, root, dir string, p policy.Settings, src config.Sources) checkJSON {
 	out := checkJSON{
 		Decision: string(v.Decision), Rule: v.Rule, Reason: v.Reason, Code: string(v.Code),
-		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey,
+		Command: v.Command, Line: v.Line, Col: v.Col, SessionKey: v.SessionKey, AllowPattern: v.AllowPattern,
 		Commands: []commandJSON{}, Root: root, Dir: dir, Mode: string(modeOf(p)), Network: p.Network,
 		Config: []string{}, Warnings: []string{}, Relaxed: v.Relaxed,
 	}
@@ -187,6 +190,9 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	}
 	if v.SessionKey != "" {
 		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)
+	}
+	if v.AllowPattern != "" {
+		fmt.Fprintf(w, "allow:    [policy] allow = [%q] runs it without asking\n", v.AllowPattern)
 	}
 	for _, r := range v.Relaxed {
 		fmt.Fprintf(w, "relaxed:  %s (%s)\n", r, relaxedWhy(r, p))

@@ -64,7 +64,10 @@ ask = ["npm publish *"]
 		// npm publish reaches the registry: with the network off it is denied
 		// whatever the project says.
 		{"project ask pattern", []string{"--allow-network", "--", "npm publish --tag next"}, exitCheckAsk,
-			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish *"`}, "", ""},
+			[]string{"decision: ask", "rule:     user.ask", `approve:  "npm publish *"`}, "", "allow:"},
+		// An ask a user allow pattern can lift says which.
+		{"ask with an allow pattern", []string{"--", "docker run alpine true"}, exitCheckAsk,
+			[]string{"decision: ask", "rule:     sandbox-escape", `allow:    [policy] allow = ["docker run alpine true"] runs it without asking`}, "", ""},
 		{"mode never turns ask into deny", []string{"--mode", "never", "--allow-network", "--", "npm publish"}, exitCheckDeny,
 			[]string{"decision: deny", "rule:     user.ask", "policy:   mode never, network on"}, "", ""},
 		{"network off by default", []string{"--", "curl https://example.com"}, exitCheckDeny,

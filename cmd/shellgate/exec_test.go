@@ -230,7 +230,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	asked := "./bin/docker run alpine true"
-	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "Approval required") {
+	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "No one could be asked to approve it") {
 		t.Errorf("an ask nobody asked: exit %d, stderr %q", code, errs)
 	}
 	// The hook as Claude Code runs it with the prefix set: through the prefix.
@@ -247,7 +247,7 @@ func TestExecClaudeCodeBashWrapper(t *testing.T) {
 	if out, errs, code := run(wrap(asked)); code != 0 || out != "docker ran\n" {
 		t.Errorf("the ask the hook put to the user: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "Approval required") {
+	if _, errs, code := run(wrap(asked)); code != 125 || !strings.Contains(errs, "No one could be asked to approve it") {
 		t.Errorf("a second run on one approval: exit %d, stderr %q", code, errs)
 	}
 }
