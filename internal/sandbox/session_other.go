@@ -62,5 +62,8 @@ func (*Session) Guard() (pinned []string, guarded bool) { return nil, false }
 // TakeNotes says nothing here: no command is stopped for a process limit.
 func (*Session) TakeNotes() []string { return nil }
 
+// OnStopped never calls f here: no guard ends a session's processes.
+func (*Session) OnStopped(f func(paths []string)) {}
+
 // GitKnown: nothing guards the root's git state here.
 func (*Session) GitKnown() (known []string, version string, ok bool) { return nil, "", false }

@@ -29,9 +29,12 @@ type mounter struct {
 	// were to go, and are not the user's (see chosen).
 	forced map[string]bool
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
-	// the session started.
-	gitAtStart bool
-	removed    []string // what was undone in .git since takeRemoved
+	// the session started; gitDirAtStart: a directory.
+	gitAtStart, gitDirAtStart bool
+	// moves: how many times each protected path was moved aside in the
+	// session (see again).
+	moves   map[string]int
+	removed []string // what was undone in .git since takeRemoved
 	// nestedGit: the git directories of the nested repositories found when
 	// the session started, and the one the root's .git file names in the
 	// root (relative to it), swept as the root's .git.
@@ -46,10 +49,11 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, moves: map[string]int{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if len(spec.Writable) > 0 {
-		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
+		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
+		m.gitDirAtStart = err == nil && fi.IsDir()
 		m.noteNestedGit(filepath.Join(spec.Writable[0], ".git")) // a .git file naming a directory in the root
 	}
 	return m
@@ -424,7 +428,12 @@ func (m *mounter) rootMatches(l rootListing) []string {
 
 // quarantine moves p, which appeared in the root, into Spec.Quarantine
 // (see beneath.Quarantine).
-func (m *mounter) quarantine(p string) (string, error) {
+func (m *mounter) quarantine(p string) (to string, err error) {
+	defer func() {
+		if to != "" {
+			m.moves[p]++
+		}
+	}()
 	for _, d := range m.spec.GitDirs { // a linked worktree's: beside itself
 		if under(p, d) {
 			return beneath.Quarantine(d, "", p)
@@ -434,6 +443,51 @@ func (m *mounter) quarantine(p string) (string, error) {
 		return "", fmt.Errorf("quarantine %s: no project root", p)
 	}
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
+}
+
+// again returns the paths of moved ("path → where") that had been moved
+// aside before in the session: made again after their move.
+func (m *mounter) again(moved []string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var again []string
+	for _, mv := range moved {
+		p, _, _ := strings.Cut(mv, " → ")
+		if m.moves[p] > 1 && !slices.Contains(again, p) {
+			again = append(again, p)
+		}
+	}
+	return again
+}
+
+// moveGitNew moves aside, while a command runs, the protected entries of
+// the root's .git that were not there when the session started, when .git
+// was a directory then (.git/commondir, .git/config.worktree; a hooks, info
+// or config it lacked): git on the host obeys them at once, and no ordinary
+// command makes them in a repository that has its config (git init in a
+// root without .git makes its config and hooks: those wait for the
+// command's end, as the rest of the root's protected paths do, so that
+// `git init && git config … && git commit` works). It returns what it moved
+// ("path → where").
+func (m *mounter) moveGitNew() (moved []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready || !m.gitDirAtStart || m.spec.Quarantine == "" || len(m.spec.Writable) == 0 {
+		return nil
+	}
+	git := filepath.Join(m.spec.Writable[0], ".git")
+	for _, p := range m.spec.Protected {
+		if m.protected[p] || !under(p, git) || p == git {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if to, _ := m.quarantine(p); to != "" { // else the command's end moves it
+			moved = append(moved, p+" → "+to)
+		}
+	}
+	return moved
 }
 
 // sweepGit removes the symlinks in the root's .git and the nested ones, and
