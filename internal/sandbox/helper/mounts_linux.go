@@ -40,6 +40,9 @@ type mounter struct {
 	// root (relative to it), swept as the root's .git.
 	nestedGit []string
 	git       *gitstate.Tracker
+	// subs: the root's submodules not populated at the start (see
+	// gitstate.Submodules), nil when the root had no .git directory.
+	subs *gitstate.Submodules
 	gitSent   int    // the tracker's count gitKnown last gave, -1 before
 	listBuf   []byte // listRoot's
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
@@ -54,6 +57,9 @@ func newMounter(spec *Spec) *mounter {
 		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
 		m.gitDirAtStart = err == nil && fi.IsDir()
+		if m.gitDirAtStart {
+			m.subs = gitstate.NewSubmodules(spec.Writable[0])
+		}
 		m.noteNestedGit(filepath.Join(spec.Writable[0], ".git")) // a .git file naming a directory in the root
 	}
 	return m
@@ -120,6 +126,10 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	if m.git != nil { // what the session did not start with, as aside decides
 		gm, notes, err := m.git.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
+	}
+	if m.subs.Any() && m.spec.Quarantine != "" {
+		sm, notes, serrs := m.subs.Check(aside, m.quarantine)
+		moved, m.removed, errs = append(moved, sm...), append(m.removed, notes...), append(errs, serrs...)
 	}
 	for _, p := range protected {
 		// Replaced on the host since it was bound (no command can rename
