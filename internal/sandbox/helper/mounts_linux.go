@@ -42,9 +42,9 @@ type mounter struct {
 	git       *gitstate.Tracker
 	// subs: the root's submodules not populated at the start (see
 	// gitstate.Submodules), nil when the root had no .git directory.
-	subs *gitstate.Submodules
-	gitSent   int    // the tracker's count gitKnown last gave, -1 before
-	listBuf   []byte // listRoot's
+	subs    *gitstate.Submodules
+	gitSent int    // the tracker's count gitKnown last gave, -1 before
+	listBuf []byte // listRoot's
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
 	// of a call were ~170 syscalls of it).
