@@ -24,6 +24,8 @@ type mounter struct {
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
 	kept      map[string]bool // keep's paths, bound again if the host replaces one
+	// keptAbsent: keep's paths that were absent, watched for (moveKeptNew).
+	keptAbsent map[string]bool
 	// forced: protected paths made read-only where they are only because
 	// moving them aside failed (a command renaming them that moment): they
 	// were to go, and are not the user's (see chosen).
@@ -52,7 +54,7 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, moves: map[string]int{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string]int{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if len(spec.Writable) > 0 {
 		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -126,6 +128,10 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	if m.git != nil { // what the session did not start with, as aside decides
 		gm, notes, err := m.git.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
+	}
+	if len(m.keptAbsent) > 0 && m.spec.Quarantine != "" {
+		km, kerrs := m.moveKeptNew(aside)
+		moved, errs = append(moved, km...), append(errs, kerrs...)
 	}
 	if m.subs.Any() && m.spec.Quarantine != "" {
 		sm, notes, serrs := m.subs.Check(aside, m.quarantine)
@@ -304,13 +310,51 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		if m.protected[p] && !m.unbound(p) {
 			continue
 		}
-		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
+		if err := m.bind(p, false, true); errors.Is(err, os.ErrNotExist) && redirect(p) {
+			m.keptAbsent[p] = true // moved aside if it appears (moveKeptNew)
+			continue
+		} else if err != nil && !errors.Is(err, errOutside) && !errors.Is(err, os.ErrNotExist) {
 			failed = append(failed, err.Error())
 			continue
 		}
 		m.protected[p] = true
 	}
 	return failed
+}
+
+// redirect reports whether p names a file of a git directory that makes
+// git read its config elsewhere.
+func redirect(p string) bool {
+	b := filepath.Base(p)
+	return b == "commondir" || b == "config.worktree"
+}
+
+// moveKeptNew moves aside, with m.mu held, those of keep's paths that were
+// absent (a nested repository's or a submodule's commondir or
+// config.worktree) and exist now, if aside says so; else (the user's, made
+// on the host between commands) it keeps them read-only as keep does. It
+// returns what it moved ("path → where").
+func (m *mounter) moveKeptNew(aside func() bool) (moved []string, errs []error) {
+	for p := range m.keptAbsent {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if !aside() {
+			delete(m.keptAbsent, p)
+			if err := m.bind(p, false, true); err == nil {
+				m.protected[p] = true
+			}
+			continue
+		}
+		to, err := m.quarantine(p)
+		if to != "" {
+			moved = append(moved, p+" → "+to)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return moved, errs
 }
 
 // maxKept is the most paths keep makes read-only in a session.
@@ -497,7 +541,8 @@ func (m *mounter) moveGitNew() (moved []string) {
 			moved = append(moved, p+" → "+to)
 		}
 	}
-	return moved
+	km, _ := m.moveKeptNew(func() bool { return true }) // a nested repository's, as well
+	return append(moved, km...)
 }
 
 // sweepGit removes the symlinks in the root's .git and the nested ones, and
