@@ -10,40 +10,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Submodules watches the root's submodules that were not there when the
-// session started: a gitlink of the root's index (the user's own) whose
-// directory held no repository. git status in the root recurses into a
-// submodule once it is populated, and runs what that repository's config
-// says (core.fsmonitor) on the host: a command that puts a repository
-// there (a .git file naming a git directory it wrote in .git/modules, or a
-// clone) makes the user's git at the root run its code, though the root's
-// own config and hooks are read-only. The index guard takes new gitlinks
-// out; these are the user's.
+// Submodules watches the root's submodules (the gitlinks of the root's
+// index, the user's own, and of its populated submodules' at any depth):
+// git status in the root recurses into each populated one and runs what
+// that repository's config says (core.fsmonitor) on the host. A command
+// that puts a repository where there was none (a .git file naming a git
+// directory it wrote in .git/modules, or a clone), or replaces one (its
+// git directory renamed away and another made in its place, or its work
+// tree's directory), makes the user's git at the root run its code, though
+// the root's own config and hooks are read-only. The index guard takes new
+// gitlinks out; these are the user's.
 //
-// A repository there whose config holds only what git writes itself
-// (git submodule update --init; ConfigUnknown), and whose own populated
-// submodules hold as little, at any depth, is the user's work and stays.
+// A repository that is not the one the session started with, whose config
+// holds only what git writes itself (git submodule update --init;
+// ConfigUnknown), and whose own populated submodules hold as little, at any
+// depth, is the user's work and stays.
 type Submodules struct {
 	root  string
-	paths []string        // the gitlinks' directories, relative to root
-	user  map[string]bool // populated on the host between commands
+	paths []string          // the gitlinks' directories, relative to root
+	start map[string]repoID // the populated ones' repositories at the start
+	user  map[string]bool   // populated on the host between commands
 }
+
+// repoID is which repository a submodule's directory holds: its .git, its
+// git directory and that directory's config, by device and inode.
+type repoID [3][2]uint64
 
 // maxSubmodules bounds the gitlinks watched, and maxDepth how deep a
 // populated submodule's own are followed.
 const maxSubmodules, maxDepth = 2000, 8
 
-// NewSubmodules notes the gitlinks of root's index whose directories hold no
-// repository now, and those of the populated submodules' indexes, at any
-// depth: git status recurses through them all.
+// NewSubmodules notes the gitlinks of root's index, and those of the
+// populated submodules' indexes, at any depth, and which repository each
+// populated one holds.
 func NewSubmodules(root string) *Submodules {
-	s := &Submodules{root: root, user: map[string]bool{}}
+	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}}
 	s.gather(filepath.Join(root, ".git"), "", 0)
 	return s
 }
 
-// gather notes the unpopulated gitlinks of the index in git directory gd,
-// whose worktree is rel (to the root), and recurses into the populated ones.
+// gather notes the gitlinks of the index in git directory gd, whose
+// worktree is rel (to the root), and recurses into the populated ones.
 func (s *Submodules) gather(gd, rel string, depth int) {
 	ix, err := readIndexFile(filepath.Join(gd, "index"))
 	if err != nil || depth > maxDepth {
@@ -60,12 +67,26 @@ func (s *Submodules) gather(gd, rel string, depth int) {
 		}
 		sub = filepath.Join(rel, sub)
 		dir := filepath.Join(s.root, sub)
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); os.IsNotExist(err) {
-			s.paths = append(s.paths, sub)
-		} else if sgd, why := s.gitDir(dir); why == "" {
+		s.paths = append(s.paths, sub)
+		if sgd, why := s.gitDir(dir); sgd != "" && why == "" {
+			if id, ok := s.repoID(dir, sgd); ok {
+				s.start[sub] = id
+			}
 			s.gather(sgd, sub, depth+1)
 		}
 	}
+}
+
+// repoID is the repository whose work tree is dir and git directory gd.
+func (s *Submodules) repoID(dir, gd string) (id repoID, ok bool) {
+	for i, p := range []string{filepath.Join(dir, ".git"), gd, filepath.Join(gd, "config")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return id, false
+		}
+		id[i] = [2]uint64{uint64(st.Dev), st.Ino}
+	}
+	return id, true
 }
 
 // gitDir is the git directory of the repository whose worktree is dir, or
@@ -104,10 +125,12 @@ func (s *Submodules) gitDir(dir string) (gd, why string) {
 // Any reports whether there is a submodule to watch.
 func (s *Submodules) Any() bool { return s != nil && len(s.paths) > 0 }
 
-// Check looks at each watched submodule that holds a repository now. One
-// whose repository is more than git makes has its .git moved aside with
-// quarantine, if aside says so ("path → where" in moved, and why in notes);
-// else (the user's, on the host) it is left and no longer watched.
+// Check looks at each watched submodule that holds a repository now other
+// than the one it held at the start. One whose repository is more than git
+// makes has what is not the start's moved aside with quarantine (its .git,
+// or the git directory its .git names), if aside says so ("path → where"
+// in moved, and why in notes); else (the user's, on the host) it is left
+// and no longer watched.
 func (s *Submodules) Check(aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, errs []error) {
 	if !s.Any() {
 		return nil, nil, nil
@@ -120,6 +143,12 @@ func (s *Submodules) Check(aside func() bool, quarantine func(string) (string, e
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
 			continue // not populated: one lstat a look
 		}
+		gd, _ := s.gitDir(dir)
+		start, was := s.start[rel]
+		id, ok := s.repoID(dir, gd)
+		if was && ok && id == start {
+			continue // the user's, as the session found it
+		}
 		why := s.hostile(dir, 0)
 		if why == "" {
 			continue
@@ -129,6 +158,9 @@ func (s *Submodules) Check(aside func() bool, quarantine func(string) (string, e
 			continue
 		}
 		p := filepath.Join(dir, ".git")
+		if was && ok && id[0] == start[0] && id[1] != start[1] {
+			p = gd // the user's .git (read-only), naming another git directory now
+		}
 		to, err := quarantine(p)
 		if to == "" {
 			errs = append(errs, err)
