@@ -239,11 +239,12 @@ func readSmall(path string, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, limit))
 }
 
-// readIndexFile parses the index at path (Parse), a regular file.
+// readIndexFile reads the index at path, a regular file, keeping the
+// entries Scan keeps (its gitlinks among them).
 func readIndexFile(path string) (*Index, error) {
 	data, err := readSmall(path, maxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data)
+	return Scan(data)
 }
