@@ -1258,6 +1258,32 @@ func TestGuardStopsWhatMakesItAgain(t *testing.T) {
 		t.Error(".vscode is in the root")
 	}
 
+	// Made again a model's turn later (a terminal job's `git init`, then
+	// `git config …`): moved again, nothing stopped.
+	time.Sleep(2500 * time.Millisecond) // past the loop's last move
+	before, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode"))
+	slow, _ := launch(t, s, l.root, "mkdir .vscode; sleep 2.5; mkdir .vscode; sleep 30")
+	s.Detach(slow.PID())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode")); len(moved) >= len(before)+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow job's .vscode was not moved twice")
+		}
+	}
+	time.Sleep(2 * helper.GuardEvery)
+	select {
+	case p := <-stopped:
+		t.Errorf("stopped for %q made again 2.5 s after its move", p)
+	default:
+	}
+	if pids, _ := s.Processes(); len(pids) == 0 {
+		t.Error("the slow job was stopped")
+	}
+	s.KillTree(slow.PID(), syscall.SIGKILL)
+	slow.Wait()
+
 	// A command in flight: its .git/commondir is moved while it runs, not
 	// at its end; made once, the command goes on.
 	cmd, out := launch(t, s, l.root, "echo ../x > .git/commondir; sleep 1; test -e .git/commondir && echo there; echo end")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/beneath"
 	"github.com/shellgate/shellgate/internal/gitstate"
@@ -33,10 +34,12 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started; gitDirAtStart: a directory.
 	gitAtStart, gitDirAtStart bool
-	// moves: how many times each protected path was moved aside in the
-	// session (see again).
-	moves   map[string]int
-	removed []string // what was undone in .git since takeRemoved
+	// moves: when each protected path was last moved aside in the session,
+	// and the time before (see again); redirects: those moveGitNew or
+	// moveKeptNew moved, which no ordinary command makes.
+	moves     map[string][2]time.Time
+	redirects map[string]bool
+	removed   []string // what was undone in .git since takeRemoved
 	// nestedGit: the git directories of the nested repositories found when
 	// the session started, and the one the root's .git file names in the
 	// root (relative to it), swept as the root's .git.
@@ -54,7 +57,7 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string]int{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string][2]time.Time{}, redirects: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if len(spec.Writable) > 0 {
 		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
@@ -349,6 +352,7 @@ func (m *mounter) moveKeptNew(aside func() bool) (moved []string, errs []error) 
 		to, err := m.quarantine(p)
 		if to != "" {
 			moved = append(moved, p+" → "+to)
+			m.redirects[p] = true
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -485,7 +489,7 @@ func (m *mounter) rootMatches(l rootListing) []string {
 func (m *mounter) quarantine(p string) (to string, err error) {
 	defer func() {
 		if to != "" {
-			m.moves[p]++
+			m.moves[p] = [2]time.Time{time.Now(), m.moves[p][0]}
 		}
 	}()
 	for _, d := range m.spec.GitDirs { // a linked worktree's: beside itself
@@ -499,15 +503,23 @@ func (m *mounter) quarantine(p string) (to string, err error) {
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
 }
 
-// again returns the paths of moved ("path → where") that had been moved
-// aside before in the session: made again after their move.
+// againWithin is how soon after its move a protected path made again is a
+// process making it as it goes: a loop makes it again within a
+// millisecond; an agent typing `git init`, then `git config …`, into a
+// terminal job takes a model's turn between them.
+const againWithin = 2 * time.Second
+
+// again returns the paths of moved ("path → where") made again after their
+// move: within againWithin of the move before, or, for what git obeys that
+// no ordinary command makes (redirects), at any time.
 func (m *mounter) again(moved []string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var again []string
 	for _, mv := range moved {
 		p, _, _ := strings.Cut(mv, " → ")
-		if m.moves[p] > 1 && !slices.Contains(again, p) {
+		t := m.moves[p]
+		if !t[1].IsZero() && (m.redirects[p] || t[0].Sub(t[1]) < againWithin) && !slices.Contains(again, p) {
 			again = append(again, p)
 		}
 	}
@@ -539,6 +551,7 @@ func (m *mounter) moveGitNew() (moved []string) {
 		}
 		if to, _ := m.quarantine(p); to != "" { // else the command's end moves it
 			moved = append(moved, p+" → "+to)
+			m.redirects[p] = true
 		}
 	}
 	km, _ := m.moveKeptNew(func() bool { return true }) // a nested repository's, as well
