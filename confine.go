@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/audit"
 	"github.com/shellgate/shellgate/internal/cachestore"
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/home"
@@ -435,6 +437,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		// What the root's and the user's git config make git run from the
 		// root (core.hooksPath, an fsmonitor script, included files).
 		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home, linked)...)
+		spec.Protected = append(spec.Protected, protect.OtherWorktrees(g.root)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 		spec.QuarantineLog = quarantineLog(g.root)
@@ -527,6 +530,24 @@ func (g *Gate) confine(env *envelope.Envelope, b *box) (*sandbox.Session, *envel
 		for _, n := range sess.TakeNotes() {
 			env.Note(n)
 		}
+		sess.OnStopped(g.auditStopped)
 	}
 	return sess, nil
+}
+
+// auditStopped writes that the sandbox ended every process of its session
+// because one of them made paths (protected, absolute) again after their
+// move aside (sandbox.Session.OnStopped).
+func (g *Gate) auditStopped(paths []string) {
+	if g.auditLog == nil {
+		return
+	}
+	rel := make([]string, len(paths))
+	for i, p := range paths {
+		rel[i] = p
+		if r, err := filepath.Rel(g.root, p); err == nil && filepath.IsLocal(r) {
+			rel[i] = r
+		}
+	}
+	g.auditLog.Write(audit.Entry{Event: audit.EventStopped, Time: time.Now().UTC(), Root: g.root, Moved: rel})
 }

@@ -644,6 +644,10 @@ func (x *rowRun) mcpSession(r corpus.Row) error {
 		x.note("server stderr:\n%s", cut(stderr.String()))
 	}()
 	job := ""
+	// host_bg's scripts, waited for before the session ends (its steps, the
+	// row's followup and harm_check come after them).
+	var hostBg sync.WaitGroup
+	defer hostBg.Wait()
 	call := func(tool string, args map[string]any, timeout time.Duration) {
 		cctx, ccancel := context.WithTimeout(ctx, timeout)
 		defer ccancel()
@@ -696,6 +700,12 @@ func (x *rowRun) mcpSession(r corpus.Row) error {
 		case "host":
 			out, err := x.host(str(1))
 			x.note("host (%v): %s", err, out)
+		case "host_bg": // the user on the host, beside the steps that follow (a call under way)
+			script := str(1)
+			hostBg.Go(func() {
+				out, err := x.host(script)
+				x.note("host_bg (%v): %s", err, out)
+			})
 		case "watches":
 			n := inotifyWatches(server.Process.Pid)
 			must(x.t, os.WriteFile(str(1), []byte(strconv.Itoa(n)+"\n"), 0o644))

@@ -97,10 +97,18 @@ func (g *Gate) nestedProtected() []string {
 	return existing(ps)
 }
 
+// redirects are the files of a git directory that make git read its config
+// elsewhere; absent, a nested repository's are watched for (keptAbsent).
+var redirects = []string{"commondir", "config.worktree"}
+
+// existing are those of ps that exist, and the git directories' redirects
+// that do not: made later, the helper moves them aside (a commondir made in
+// a submodule's git directory under .git/modules pointed the user's git
+// status in the root, which recurses into it, at a config of the command's).
 func existing(ps []string) []string {
 	var out []string
 	for _, p := range ps {
-		if _, err := os.Lstat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil || slices.Contains(redirects, filepath.Base(p)) {
 			out = append(out, p)
 		}
 	}

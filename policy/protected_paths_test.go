@@ -24,6 +24,9 @@ func TestAskNamesEveryProtectedPath(t *testing.T) {
 	}{
 		{"tee .envrc .vscode/settings.json < x", []string{".envrc", ".vscode/settings.json"}},
 		{"echo x > .envrc", []string{".envrc"}},
+		{"tar -xf a.tar -C .vscode", []string{".vscode"}},
+		{"tar xfC a.tar .github", []string{".github"}},
+		{"cd .vscode && unzip ../a.zip", []string{".vscode"}},
 		{"cp x .envrc && cp x .vscode/tasks.json", []string{".envrc"}}, // two commands: two questions, one at a time
 	}
 	for _, tc := range tests {

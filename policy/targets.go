@@ -45,7 +45,7 @@ func findTargets(c *analysis.Command) []target {
 // tarTargets: the archive when creating, and the directory when extracting.
 func tarTargets(c *analysis.Command) []target {
 	var mode byte
-	files := values(c, "f", "file")
+	files, dirs := values(c, "f", "file"), values(c, "C", "directory")
 	for _, o := range c.Opts {
 		switch o.Name {
 		case "x", "extract", "get":
@@ -69,7 +69,12 @@ func tarTargets(c *analysis.Command) []target {
 					files = append(files, target{c.Args[next], c.Flags[next]})
 				}
 				next++
-			case 'C', 'T', 'X', 'b', 'g', 'H', 'K', 'L', 'N', 'V', 'I', 'F':
+			case 'C':
+				if next < len(c.Args) {
+					dirs = append(dirs, target{c.Args[next], c.Flags[next]})
+				}
+				next++
+			case 'T', 'X', 'b', 'g', 'H', 'K', 'L', 'N', 'V', 'I', 'F':
 				next++
 			}
 		}
@@ -82,7 +87,13 @@ func tarTargets(c *analysis.Command) []target {
 			// Absolute or renamed members land where the archive says.
 			return []target{{"the paths the archive names", analysis.ArgDynamic}}
 		}
-		return []target{{".", 0}} // -C moves this; the directory option is judged as a cd
+		if len(dirs) > 0 {
+			// Where the members land: a protected directory (-C .vscode)
+			// is written as cp's destination would be. Its place is judged
+			// as a cd's too.
+			return dirs
+		}
+		return []target{{".", 0}}
 	}
 	return nil
 }

@@ -140,7 +140,15 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"zip": func(c *analysis.Command) []target {
 		return append(nth(c, 0), values(c, "O", "out", "output-file")...)
 	},
-	"unzip":      func(c *analysis.Command) []target { return values(c, "d") },
+	"unzip": func(c *analysis.Command) []target {
+		if c.Has("l", "t", "p", "v", "Z", "z") { // lists, tests, pipes or shows: writes nothing
+			return nil
+		}
+		if d := values(c, "d"); len(d) > 0 {
+			return d
+		}
+		return []target{{".", 0}} // the working directory (cd .vscode && unzip x.zip)
+	},
 	"7z":         sevenZipTargets,
 	"7za":        sevenZipTargets,
 	"7zr":        sevenZipTargets,

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -170,10 +171,48 @@ func ownHook(words []string) ([]string, bool) {
 			return nil, false
 		}
 	}
-	if len(words) < 2 || words[1] != "hook" || isExecAlias(words[0]) || !isThisShellgate(words[0]) {
+	if len(words) < 2 || words[1] != "hook" || isExecAlias(words[0]) || !isThisShellgate(words[0]) || configInProject(words[2:]) {
 		return nil, false
 	}
 	return words[2:], true
+}
+
+// configInProject reports whether hook arguments name a --config file in the
+// working directory's tree or the project's (CLAUDE_PROJECT_DIR): one the
+// agent's commands can write. Trusted as the user's, its [audit] path would
+// have the hook, outside the sandbox, append a line of the agent's choosing
+// (a command holding $(…)) to any file, ~/.bashrc among them. Such a line
+// runs in the sandbox as any other command.
+func configInProject(args []string) bool {
+	wd, _ := os.Getwd()
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || name != "config" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return false
+			}
+			i++
+			value = args[i]
+		}
+		p := value
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		for _, dir := range []string{wd, os.Getenv("CLAUDE_PROJECT_DIR")} {
+			if d, err := filepath.EvalSymlinks(dir); err == nil && dir != "" {
+				if rel, err := filepath.Rel(d, p); err == nil && filepath.IsLocal(rel) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // quoteArgv makes one POSIX command line of a program and its arguments.

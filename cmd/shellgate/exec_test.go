@@ -305,6 +305,20 @@ func TestExecWrapsHook(t *testing.T) {
 			t.Errorf("%s ran outside the sandbox: stdout %q, stderr %q", line, out, errs)
 		}
 	}
+	// Its hook given a config file the agent wrote in the project: trusted as
+	// the user's, its [audit] path had the hook append a line of the agent's
+	// choosing ("$(…)" in the command) to a file outside, ~/.bashrc say.
+	rc := filepath.Join(home, ".bashrc")
+	if err := os.WriteFile(filepath.Join(root, "evil.toml"), []byte("[audit]\npath = "+strconv.Quote(rc)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{quoteArg(bin) + " hook claude-code --config evil.toml", quoteArg(bin) + " hook --config=" + quoteArg(filepath.Join(root, "evil.toml")) + " claude-code"} {
+		prefixed(line, payload)
+		if _, err := os.Stat(rc); err == nil {
+			t.Errorf("%s wrote %s outside the sandbox", line, rc)
+			os.Remove(rc)
+		}
+	}
 	if out, errs, code := prefixed(quoteArg(fake)+" hook claude-code", payload); code != 0 || out != "fake ran\n" {
 		t.Errorf("the look-alike: exit %d, stdout %q, stderr %q; want it run, in the sandbox", code, out, errs)
 	}

@@ -55,6 +55,10 @@ const (
 	// session in the root moved into the quarantine that no envelope told
 	// (shellgate was killed, or closed while a job ran): Moved lists them.
 	EventQuarantined = "quarantined"
+	// EventStopped is written when the sandbox ended every process of a
+	// session because one of them made protected paths again after their
+	// move aside (Moved lists them, relative to the root), when it did.
+	EventStopped = "stopped"
 	// EventEgress is one connection through the egress proxy (Egress), with
 	// the call of the command that made it.
 	EventEgress = "egress"
@@ -117,7 +121,7 @@ type Entry struct {
 	// "repository DIR" for a git repository.
 	Appeared []string `json:"appeared,omitempty"`
 	// Moved: what went into the quarantine untold (EventQuarantined), "path →
-	// where", relative to the root.
+	// where", relative to the root; what was made again (EventStopped).
 	Moved []string `json:"moved,omitempty"`
 	// Count and Rules summarize refused requests (EventRefused).
 	Count int            `json:"count,omitempty"`

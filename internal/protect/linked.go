@@ -109,3 +109,31 @@ func (l Linked) Prepare() error {
 	}
 	return f.Close()
 }
+
+// maxWorktrees bounds the linked worktrees OtherWorktrees protects.
+const maxWorktrees = 256
+
+// OtherWorktrees are, when root is a main worktree (its .git a directory),
+// the files of each linked worktree it has elsewhere (.git/worktrees/NAME)
+// that make git look elsewhere for its config: commondir and
+// config.worktree. The user's git in that worktree, outside the root,
+// obeys them: a commondir a command rewrote to a git directory of its own
+// runs that directory's core.fsmonitor there.
+func OtherWorktrees(root string) []string {
+	dir := filepath.Join(root, ".git", "worktrees")
+	if fi, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, e := range entries {
+		if !e.IsDir() || len(paths) >= 2*maxWorktrees {
+			continue
+		}
+		paths = append(paths, filepath.Join(dir, e.Name(), "commondir"), filepath.Join(dir, e.Name(), "config.worktree"))
+	}
+	return paths
+}

@@ -26,5 +26,8 @@ func (helperless) Guard() (pinned []string, guarded bool) { return nil, false }
 // TakeNotes says nothing here: no command is stopped for a process limit.
 func (helperless) TakeNotes() []string { return nil }
 
+// OnStopped never calls f here: no guard ends a session's processes.
+func (helperless) OnStopped(f func(paths []string)) {}
+
 // GitKnown: nothing guards the root's git state here.
 func (helperless) GitKnown() (known []string, version string, ok bool) { return nil, "", false }

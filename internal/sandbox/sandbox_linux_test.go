@@ -1208,6 +1208,114 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	}
 }
 
+// What a process of the session makes again after the guard moved it aside
+// is not moved a second time only: a job re-making .vscode (or
+// .git/commondir) as soon as it is moved would keep it there almost all the
+// time, for the user's editor or git on the host. The guard ends every
+// process of the session then, and the next call is told (TakeNotes,
+// TakeStopped). While a command runs, what git obeys in a .git the session
+// started with (.git/commondir) is moved at once, and its making again ends
+// the command; the command's other protected entries wait for its end.
+func TestGuardStopsWhatMakesItAgain(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	must(t, os.RemoveAll(filepath.Join(l.root, ".vscode")))
+	spec := quarantineSpec(l)
+	s := start(t, spec)
+	stopped := make(chan []string, 4)
+	s.OnStopped(func(paths []string) { stopped <- paths })
+	stoppedFor := func() []string {
+		select {
+		case p := <-stopped:
+			return p
+		case <-time.After(5 * time.Second):
+			return nil
+		}
+	}
+
+	// A job re-making .vscode: ended by the guard's second move.
+	job, _ := launch(t, s, l.root, "while :; do mkdir -p .v && echo '{}' > .v/tasks.json && mv -T .v .vscode 2>/dev/null; sleep 0.001; done")
+	s.Detach(job.PID())
+	done := make(chan string, 1)
+	go func() { _, sig := job.Wait(); done <- sig }()
+	select {
+	case sig := <-done:
+		if sig != "SIGKILL" {
+			t.Errorf("the job ended by %q", sig)
+		}
+	case <-time.After(10 * time.Second):
+		s.KillTree(job.PID(), syscall.SIGKILL)
+		t.Fatal("a job re-making .vscode after each move was not stopped")
+	}
+	if got := stoppedFor(); !slices.Equal(got, []string{filepath.Join(l.root, ".vscode")}) {
+		t.Errorf("OnStopped: %q", got)
+	}
+	if notes := strings.Join(s.TakeNotes(), "\n"); !strings.Contains(notes, "Stopped: a process of this session made .vscode again") {
+		t.Errorf("notes = %q", notes)
+	}
+	time.Sleep(2 * helper.GuardEvery)
+	if exists(filepath.Join(l.root, ".vscode")) {
+		t.Error(".vscode is in the root")
+	}
+
+	// Made again a model's turn later (a terminal job's `git init`, then
+	// `git config …`): moved again, nothing stopped.
+	time.Sleep(2500 * time.Millisecond) // past the loop's last move
+	before, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode"))
+	slow, _ := launch(t, s, l.root, "mkdir .vscode; sleep 2.5; mkdir .vscode; sleep 30")
+	s.Detach(slow.PID())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode")); len(moved) >= len(before)+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow job's .vscode was not moved twice")
+		}
+	}
+	time.Sleep(2 * helper.GuardEvery)
+	select {
+	case p := <-stopped:
+		t.Errorf("stopped for %q made again 2.5 s after its move", p)
+	default:
+	}
+	if pids, _ := s.Processes(); len(pids) == 0 {
+		t.Error("the slow job was stopped")
+	}
+	s.KillTree(slow.PID(), syscall.SIGKILL)
+	slow.Wait()
+
+	// A command in flight: its .git/commondir is moved while it runs, not
+	// at its end; made once, the command goes on.
+	cmd, out := launch(t, s, l.root, "echo ../x > .git/commondir; sleep 1; test -e .git/commondir && echo there; echo end")
+	if code, sig := cmd.Wait(); code == nil || out() != "end\n" {
+		t.Errorf("a command's .git/commondir: %v %s %q", code, sig, out())
+	}
+	// Made again and again: the command is ended.
+	start := time.Now()
+	cmd, out = launch(t, s, l.root, "while :; do echo ../x > .git/commondir; sleep 0.001; done")
+	if _, sig := cmd.Wait(); sig != "SIGKILL" || time.Since(start) > 5*time.Second {
+		t.Errorf("a command re-making .git/commondir: %s after %v, %q", sig, time.Since(start), out())
+	}
+	if got := stoppedFor(); !slices.Equal(got, []string{filepath.Join(l.root, ".git/commondir")}) {
+		t.Errorf("OnStopped: %q", got)
+	}
+	// The command's own envelope tells, not the next call's again.
+	if notes := strings.Join(cmd.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, "Stopped: a process of this session made .git/commondir again") {
+		t.Errorf("the command's notes = %q", notes)
+	}
+	if notes := s.TakeNotes(); len(notes) > 0 {
+		t.Errorf("told again: %q", notes)
+	}
+	time.Sleep(2 * helper.GuardEvery)
+	if exists(filepath.Join(l.root, ".git/commondir")) {
+		t.Error(".git/commondir is in the root")
+	}
+	// The session goes on.
+	if got, _ := run(t, s, l.root, "echo ok"); got != "ok\n" {
+		t.Errorf("after the stop: %q", got)
+	}
+}
+
 // waitEmpty waits until the session has no process besides its helper.
 func waitEmpty(t testing.TB, s *Session) {
 	t.Helper()

@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -65,6 +67,7 @@ type Session struct {
 	// call is told (TakeNotes).
 	returned   map[string]bool
 	notes      []string
+	onStopped  func(paths []string) // see OnStopped
 	wakeLimit  chan struct{}
 	watched    chan struct{} // closed when watchLimit has returned; nil if it never ran
 	limitLooks atomic.Int64  // how many looks watchLimit took (tests count them)
@@ -685,6 +688,30 @@ func (s *Session) TakeNotes() []string {
 	return notes
 }
 
+// OnStopped has f called with the protected paths (absolute) a process of
+// the session made again after the sandbox had moved them aside, each time
+// the helper ended every process of the session for it (its stopIfAgain),
+// as it happens: the Gate writes it to the audit log.
+func (s *Session) OnStopped(f func(paths []string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onStopped = f
+}
+
+// StoppedNote tells that the session's processes were ended because one of
+// them made the protected paths again (absolute, under root) after the
+// sandbox had moved them aside.
+func StoppedNote(root string, paths []string) string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = p
+		if r, err := filepath.Rel(root, p); err == nil && root != "" && filepath.IsLocal(r) {
+			names[i] = r
+		}
+	}
+	return fmt.Sprintf("Stopped: a process of this session made %s again after the sandbox had moved it aside, where git or tools outside the sandbox would obey it, so shellgate ended every process of the session (its background jobs, and any command running then) and moved it aside again. The session and its /tmp go on. The user can review what was moved into the quarantine.", strings.Join(names, ", "))
+}
+
 // sessionCgroup is what the session's cgroup gives: the layers it makes,
 // what is missing, and whether the helper was born in it.
 type sessionCgroup struct {
@@ -789,6 +816,13 @@ func (s *Session) dispatch() {
 					r = startReply{err: fmt.Errorf("sandbox: no terminal: %s", m.Error)}
 				}
 				ch <- r
+			}
+		case "stopped":
+			if !m.Told { // else the commands it ended tell it
+				s.notes = append(s.notes, StoppedNote(s.root, m.Quarantined))
+			}
+			if f := s.onStopped; f != nil {
+				go f(m.Quarantined) // not under s.mu
 			}
 		case "closed":
 			s.emptied = m.Empty
@@ -1241,6 +1275,9 @@ type launched struct {
 	// limit: the process limit the command reached, for which the session
 	// stopped it (watchLimit); 0 if it did not.
 	limit int
+	// stopped: the protected paths made again for which the helper ended
+	// every process of the session, this command among them.
+	stopped []string
 }
 
 func (l *launched) PID() int { return l.pid }
@@ -1253,11 +1290,11 @@ func (l *launched) Wait() (*int, string) {
 	l.once.Do(func() {
 		select {
 		case m := <-l.exit:
-			l.ws, l.protected, l.quarantined, l.removed = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed
+			l.ws, l.protected, l.quarantined, l.removed, l.stopped = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed, m.Stopped
 		case <-l.gone: // the session ended, and the kernel killed everything in it
 			select {
 			case m := <-l.exit:
-				l.ws, l.protected, l.quarantined, l.removed = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed
+				l.ws, l.protected, l.quarantined, l.removed, l.stopped = syscall.WaitStatus(m.Status), m.Protected, m.Quarantined, m.Removed, m.Stopped
 			default:
 				l.ws = syscall.WaitStatus(syscall.SIGKILL)
 			}
@@ -1279,6 +1316,9 @@ func (l *launched) Notes() []string {
 		Unkept: l.unkept, Protected: l.protected}.Notes()
 	if l.limit > 0 {
 		notes = append([]string{OverLimitNote(l.limit)}, notes...)
+	}
+	if len(l.stopped) > 0 {
+		notes = append([]string{StoppedNote(l.root, l.stopped)}, notes...)
 	}
 	return notes
 }

@@ -64,6 +64,9 @@ type helper struct {
 	commands map[int]uint64   // PID in the session → request ID
 	keep     map[int][]string // commands started with KeepCreated: the paths it names
 	jobs     map[int]bool     // commands whose calls have returned (detach)
+	// stopped: commands in flight that stopIfAgain ended, with the paths
+	// made again, for their exits to tell.
+	stopped map[int][]string
 	// jobsRan: a process of the session that was not a command (a job its
 	// command left behind) has ended since the last command started.
 	jobsRan atomic.Bool
@@ -178,14 +181,44 @@ func (h *helper) guardSpell() {
 		}
 		// No call in flight, nor an approved command (which keeps what it
 		// makes) running on as a job.
+		var moved []string
 		if len(h.commands) == len(h.jobs) && !h.anyKept() {
-			_, moved, _ := h.mounts.protect(func() bool { return true }, nil)
-			h.guarded = append(h.guarded, moved...)
+			_, moved, _ = h.mounts.protect(func() bool { return true }, nil)
 		} else {
 			h.mounts.sweepGit()
+			if !h.anyKept() {
+				moved = h.mounts.moveGitNew()
+			}
 		}
+		h.guarded = append(h.guarded, moved...)
+		h.stopIfAgain(moved)
 		h.mu.Unlock()
 	}
+}
+
+// stopIfAgain ends every process of the session, with h.mu held, when the
+// guard's look moved aside (moved) a protected path it had moved before: a
+// process of the session makes again what the user's git or tools on the
+// host would obey (a job re-making .git/commondir within a millisecond of
+// each move keeps it there almost all the time, however often the guard
+// looks). Moving after the fact cannot keep up with that; ending what makes
+// it can. No ordinary work makes a protected entry at the root again after
+// the sandbox moved it while only jobs ran, or one of .git's that a
+// repository with its config never makes (moveGitNew). shellgate is told
+// ("stopped"): the next call's envelope and the audit log say so.
+func (h *helper) stopIfAgain(moved []string) {
+	again := h.mounts.again(moved)
+	if len(again) == 0 {
+		return
+	}
+	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
+	told := false
+	for pid := range h.commands {
+		if !h.jobs[pid] { // a call in flight: its envelope tells
+			h.stopped[pid], told = again, true
+		}
+	}
+	h.ctl.Send(&Message{Op: "stopped", Quarantined: again, Told: told}, nil)
 }
 
 func helperMain() int {
@@ -201,7 +234,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1)}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1)}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -683,9 +716,11 @@ func (h *helper) reapOne() bool {
 	if h.jobs[pid] {
 		guarded, h.guarded = h.guarded, nil
 	}
+	stopped := h.stopped[pid]
 	delete(h.commands, pid)
 	delete(h.keep, pid)
 	delete(h.jobs, pid)
+	delete(h.stopped, pid)
 	h.mu.Unlock()
 	if ok {
 		// What appeared now appeared while the command ran, when the sandbox
@@ -706,7 +741,7 @@ func (h *helper) reapOne() bool {
 			h.mu.Unlock()
 		}
 		moved = append(guarded, moved...)
-		h.send(&Message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle}, nil)
+		h.send(&Message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle, Stopped: stopped}, nil)
 		if idle != 0 && h.mounts.spec.OneShot {
 			// Nothing left for the session's end to do (idle), and no
 			// command comes: the session ends now, its namespaces' end beside

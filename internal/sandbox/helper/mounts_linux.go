@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/beneath"
 	"github.com/shellgate/shellgate/internal/gitstate"
@@ -24,21 +25,31 @@ type mounter struct {
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
 	kept      map[string]bool // keep's paths, bound again if the host replaces one
+	// keptAbsent: keep's paths that were absent, watched for (moveKeptNew).
+	keptAbsent map[string]bool
 	// forced: protected paths made read-only where they are only because
 	// moving them aside failed (a command renaming them that moment): they
 	// were to go, and are not the user's (see chosen).
 	forced map[string]bool
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
-	// the session started.
-	gitAtStart bool
-	removed    []string // what was undone in .git since takeRemoved
+	// the session started; gitDirAtStart: a directory.
+	gitAtStart, gitDirAtStart bool
+	// moves: when each protected path was last moved aside in the session,
+	// and the time before (see again); redirects: those moveGitNew or
+	// moveKeptNew moved, which no ordinary command makes.
+	moves     map[string][2]time.Time
+	redirects map[string]bool
+	removed   []string // what was undone in .git since takeRemoved
 	// nestedGit: the git directories of the nested repositories found when
 	// the session started, and the one the root's .git file names in the
 	// root (relative to it), swept as the root's .git.
 	nestedGit []string
 	git       *gitstate.Tracker
-	gitSent   int    // the tracker's count gitKnown last gave, -1 before
-	listBuf   []byte // listRoot's
+	// subs: the root's submodules not populated at the start (see
+	// gitstate.Submodules), nil when the root had no .git directory.
+	subs    *gitstate.Submodules
+	gitSent int    // the tracker's count gitKnown last gave, -1 before
+	listBuf []byte // listRoot's
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
 	// of a call were ~170 syscalls of it).
@@ -46,10 +57,14 @@ type mounter struct {
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string][2]time.Time{}, redirects: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if len(spec.Writable) > 0 {
-		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
+		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
+		m.gitDirAtStart = err == nil && fi.IsDir()
+		if m.gitDirAtStart {
+			m.subs = gitstate.NewSubmodules(spec.Writable[0])
+		}
 		m.noteNestedGit(filepath.Join(spec.Writable[0], ".git")) // a .git file naming a directory in the root
 	}
 	return m
@@ -116,6 +131,14 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	if m.git != nil { // what the session did not start with, as aside decides
 		gm, notes, err := m.git.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
+	}
+	if len(m.keptAbsent) > 0 && m.spec.Quarantine != "" {
+		km, kerrs := m.moveKeptNew(aside)
+		moved, errs = append(moved, km...), append(errs, kerrs...)
+	}
+	if m.subs.Any() && m.spec.Quarantine != "" {
+		sm, notes, serrs := m.subs.Check(aside, m.quarantine)
+		moved, m.removed, errs = append(moved, sm...), append(m.removed, notes...), append(errs, serrs...)
 	}
 	for _, p := range protected {
 		// Replaced on the host since it was bound (no command can rename
@@ -290,13 +313,52 @@ func (m *mounter) keep(paths []string) (failed []string) {
 		if m.protected[p] && !m.unbound(p) {
 			continue
 		}
-		if err := m.bind(p, false, true); err != nil && !errors.Is(err, errOutside) && !os.IsNotExist(err) {
+		if err := m.bind(p, false, true); errors.Is(err, os.ErrNotExist) && redirect(p) {
+			m.keptAbsent[p] = true // moved aside if it appears (moveKeptNew)
+			continue
+		} else if err != nil && !errors.Is(err, errOutside) && !errors.Is(err, os.ErrNotExist) {
 			failed = append(failed, err.Error())
 			continue
 		}
 		m.protected[p] = true
 	}
 	return failed
+}
+
+// redirect reports whether p names a file of a git directory that makes
+// git read its config elsewhere.
+func redirect(p string) bool {
+	b := filepath.Base(p)
+	return b == "commondir" || b == "config.worktree"
+}
+
+// moveKeptNew moves aside, with m.mu held, those of keep's paths that were
+// absent (a nested repository's or a submodule's commondir or
+// config.worktree) and exist now, if aside says so; else (the user's, made
+// on the host between commands) it keeps them read-only as keep does. It
+// returns what it moved ("path → where").
+func (m *mounter) moveKeptNew(aside func() bool) (moved []string, errs []error) {
+	for p := range m.keptAbsent {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if !aside() {
+			delete(m.keptAbsent, p)
+			if err := m.bind(p, false, true); err == nil {
+				m.protected[p] = true
+			}
+			continue
+		}
+		to, err := m.quarantine(p)
+		if to != "" {
+			moved = append(moved, p+" → "+to)
+			m.redirects[p] = true
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return moved, errs
 }
 
 // maxKept is the most paths keep makes read-only in a session.
@@ -424,7 +486,12 @@ func (m *mounter) rootMatches(l rootListing) []string {
 
 // quarantine moves p, which appeared in the root, into Spec.Quarantine
 // (see beneath.Quarantine).
-func (m *mounter) quarantine(p string) (string, error) {
+func (m *mounter) quarantine(p string) (to string, err error) {
+	defer func() {
+		if to != "" {
+			m.moves[p] = [2]time.Time{time.Now(), m.moves[p][0]}
+		}
+	}()
 	for _, d := range m.spec.GitDirs { // a linked worktree's: beside itself
 		if under(p, d) {
 			return beneath.Quarantine(d, "", p)
@@ -434,6 +501,61 @@ func (m *mounter) quarantine(p string) (string, error) {
 		return "", fmt.Errorf("quarantine %s: no project root", p)
 	}
 	return beneath.Quarantine(m.spec.Writable[0], m.spec.Quarantine, p)
+}
+
+// againWithin is how soon after its move a protected path made again is a
+// process making it as it goes: a loop makes it again within a
+// millisecond; an agent typing `git init`, then `git config …`, into a
+// terminal job takes a model's turn between them.
+const againWithin = 2 * time.Second
+
+// again returns the paths of moved ("path → where") made again after their
+// move: within againWithin of the move before, or, for what git obeys that
+// no ordinary command makes (redirects), at any time.
+func (m *mounter) again(moved []string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var again []string
+	for _, mv := range moved {
+		p, _, _ := strings.Cut(mv, " → ")
+		t := m.moves[p]
+		if !t[1].IsZero() && (m.redirects[p] || t[0].Sub(t[1]) < againWithin) && !slices.Contains(again, p) {
+			again = append(again, p)
+		}
+	}
+	return again
+}
+
+// moveGitNew moves aside, while a command runs, the protected entries of
+// the root's .git that were not there when the session started, when .git
+// was a directory then (.git/commondir, .git/config.worktree; a hooks, info
+// or config it lacked): git on the host obeys them at once, and no ordinary
+// command makes them in a repository that has its config (git init in a
+// root without .git makes its config and hooks: those wait for the
+// command's end, as the rest of the root's protected paths do, so that
+// `git init && git config … && git commit` works). It returns what it moved
+// ("path → where").
+func (m *mounter) moveGitNew() (moved []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready || !m.gitDirAtStart || m.spec.Quarantine == "" || len(m.spec.Writable) == 0 {
+		return nil
+	}
+	git := filepath.Join(m.spec.Writable[0], ".git")
+	for _, p := range m.spec.Protected {
+		if m.protected[p] || !under(p, git) || p == git {
+			continue
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if to, _ := m.quarantine(p); to != "" { // else the command's end moves it
+			moved = append(moved, p+" → "+to)
+			m.redirects[p] = true
+		}
+	}
+	km, _ := m.moveKeptNew(func() bool { return true }) // a nested repository's, as well
+	return append(moved, km...)
 }
 
 // sweepGit removes the symlinks in the root's .git and the nested ones, and

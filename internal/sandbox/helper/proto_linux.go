@@ -102,6 +102,13 @@ type Message struct {
 	// returned while it runs on: a job, which no call's end covers.
 	Job         int      `json:"job,omitempty"`
 	Quarantined []string `json:"quarantined,omitempty"`
+	// Stopped (exit): the protected paths made again after their move for
+	// which the helper ended every process of the session, this command
+	// among them (helper.stopIfAgain). Told (stopped): the paths of a
+	// "stopped" message (in Quarantined) are told by the exits of the
+	// commands it ended, whose calls were in flight.
+	Stopped []string `json:"stopped,omitempty"`
+	Told    bool     `json:"told,omitempty"`
 	// Removed: what was undone in .git (symlinks git on the host would
 	// write through, index entries and flags; see gitstate.Tracker).
 	Removed []string `json:"removed,omitempty"`

@@ -1,0 +1,250 @@
+package gitstate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Submodules watches the root's submodules (the gitlinks of the root's
+// index, the user's own, and of its populated submodules' at any depth):
+// git status in the root recurses into each populated one and runs what
+// that repository's config says (core.fsmonitor) on the host. A command
+// that puts a repository where there was none (a .git file naming a git
+// directory it wrote in .git/modules, or a clone), or replaces one (its
+// git directory renamed away and another made in its place, or its work
+// tree's directory), makes the user's git at the root run its code, though
+// the root's own config and hooks are read-only. The index guard takes new
+// gitlinks out; these are the user's.
+//
+// A repository that is not the one the session started with, whose config
+// holds only what git writes itself (git submodule update --init;
+// ConfigUnknown), and whose own populated submodules hold as little, at any
+// depth, is the user's work and stays.
+type Submodules struct {
+	root  string
+	paths []string          // the gitlinks' directories, relative to root
+	start map[string]repoID // the populated ones' repositories at the start
+	user  map[string]bool   // populated on the host between commands
+}
+
+// repoID is which repository a submodule's directory holds: its .git, its
+// git directory and that directory's config, by device and inode.
+type repoID [3][2]uint64
+
+// maxSubmodules bounds the gitlinks watched, and maxDepth how deep a
+// populated submodule's own are followed.
+const maxSubmodules, maxDepth = 2000, 8
+
+// NewSubmodules notes the gitlinks of root's index, and those of the
+// populated submodules' indexes, at any depth, and which repository each
+// populated one holds.
+func NewSubmodules(root string) *Submodules {
+	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}}
+	s.gather(filepath.Join(root, ".git"), "", 0)
+	return s
+}
+
+// gather notes the gitlinks of the index in git directory gd, whose
+// worktree is rel (to the root), and recurses into the populated ones.
+func (s *Submodules) gather(gd, rel string, depth int) {
+	ix, err := readIndexFile(filepath.Join(gd, "index"))
+	if err != nil || depth > maxDepth {
+		return
+	}
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		if !e.Gitlink() || len(s.paths) >= maxSubmodules {
+			continue
+		}
+		sub := filepath.FromSlash(e.Path)
+		if !filepath.IsLocal(sub) {
+			continue
+		}
+		sub = filepath.Join(rel, sub)
+		dir := filepath.Join(s.root, sub)
+		s.paths = append(s.paths, sub)
+		if sgd, why := s.gitDir(dir); sgd != "" && why == "" {
+			if id, ok := s.repoID(dir, sgd); ok {
+				s.start[sub] = id
+			}
+			s.gather(sgd, sub, depth+1)
+		}
+	}
+}
+
+// repoID is the repository whose work tree is dir and git directory gd.
+func (s *Submodules) repoID(dir, gd string) (id repoID, ok bool) {
+	for i, p := range []string{filepath.Join(dir, ".git"), gd, filepath.Join(gd, "config")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return id, false
+		}
+		id[i] = [2]uint64{uint64(st.Dev), st.Ino}
+	}
+	return id, true
+}
+
+// gitDir is the git directory of the repository whose worktree is dir, or
+// why it is none git would read as a submodule's in the root; "" and ""
+// when dir holds no .git.
+func (s *Submodules) gitDir(dir string) (gd, why string) {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case os.IsNotExist(err):
+		return "", ""
+	case err != nil:
+		return "", "cannot be read: " + err.Error()
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "", "is reached through a symlink (.git)"
+	}
+	gd = dotgit
+	if fi.Mode().IsRegular() {
+		b, err := readSmall(dotgit, 4096)
+		rest, ok := strings.CutPrefix(string(b), "gitdir:")
+		if err != nil || !ok {
+			return "", "has a .git file that names no git directory"
+		}
+		if gd = strings.TrimSpace(rest); !filepath.IsAbs(gd) {
+			gd = filepath.Join(dir, gd)
+		}
+		if r, err := filepath.Rel(s.root, filepath.Clean(gd)); err != nil || !filepath.IsLocal(r) {
+			return "", "is a git directory outside the project (" + gd + ")"
+		}
+	} else if !fi.IsDir() {
+		return "", "has a .git that is neither a file nor a directory"
+	}
+	return gd, ""
+}
+
+// Any reports whether there is a submodule to watch.
+func (s *Submodules) Any() bool { return s != nil && len(s.paths) > 0 }
+
+// Check looks at each watched submodule that holds a repository now other
+// than the one it held at the start. One whose repository is more than git
+// makes has what is not the start's moved aside with quarantine (its .git,
+// or the git directory its .git names), if aside says so ("path → where"
+// in moved, and why in notes); else (the user's, on the host) it is left
+// and no longer watched.
+func (s *Submodules) Check(aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, errs []error) {
+	if !s.Any() {
+		return nil, nil, nil
+	}
+	for _, rel := range s.paths {
+		if s.user[rel] {
+			continue
+		}
+		dir := filepath.Join(s.root, rel)
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+			continue // not populated: one lstat a look
+		}
+		gd, _ := s.gitDir(dir)
+		start, was := s.start[rel]
+		id, ok := s.repoID(dir, gd)
+		if was && ok && id == start {
+			continue // the user's, as the session found it
+		}
+		why := s.hostile(dir, 0)
+		if why == "" {
+			continue
+		}
+		if !aside() {
+			s.user[rel] = true
+			continue
+		}
+		p := filepath.Join(dir, ".git")
+		if was && ok && id[0] == start[0] && id[1] != start[1] {
+			p = gd // the user's .git (read-only), naming another git directory now
+		}
+		to, err := quarantine(p)
+		if to == "" {
+			errs = append(errs, err)
+			continue
+		}
+		moved = append(moved, p+" → "+to)
+		notes = append(notes, fmt.Sprintf("%s: the submodule's repository %s, which git status in the project would obey", rel, why))
+	}
+	return moved, notes, errs
+}
+
+// hostile says what in the repository of worktree dir (its .git) git
+// would obey beyond what it writes itself, or "" if nothing.
+func (s *Submodules) hostile(dir string, depth int) string {
+	if depth > maxDepth {
+		return "nests submodules deeper than " + fmt.Sprint(maxDepth)
+	}
+	gd, why := s.gitDir(dir)
+	if gd == "" {
+		return why
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "commondir")); err == nil {
+		return "has a commondir, which moves its config elsewhere"
+	}
+	config, err := readSmall(filepath.Join(gd, "config"), 1<<20)
+	if err != nil && !os.IsNotExist(err) {
+		return "has a config that cannot be read: " + err.Error()
+	}
+	if key := ConfigUnknown(config); key != "" {
+		return "sets " + key + " in its config"
+	}
+	// Its own submodules, populated, are recursed into as well: an index
+	// not read here (a symlink, which git follows; a split one, whose
+	// entries are in another file) may name them.
+	ix, err := readIndexFile(filepath.Join(gd, "index"))
+	switch {
+	case os.IsNotExist(err):
+		return ""
+	case err != nil:
+		return "has an index that cannot be read here: " + err.Error()
+	case ix.Split():
+		return "has a split index"
+	}
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		if !e.Gitlink() {
+			continue
+		}
+		rel := filepath.FromSlash(e.Path)
+		if !filepath.IsLocal(rel) {
+			continue
+		}
+		if why := s.hostile(filepath.Join(dir, rel), depth+1); why != "" {
+			return "holds a submodule " + rel + " that " + why
+		}
+	}
+	return ""
+}
+
+// readSmall reads a regular file, not through a symlink at its end and
+// never a FIFO's open that would wait, of at most limit bytes.
+func readSmall(path string, limit int64) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// readIndexFile reads the index at path, a regular file, keeping the
+// entries Scan keeps (its gitlinks among them).
+func readIndexFile(path string) (*Index, error) {
+	data, err := readSmall(path, maxIndexBytes)
+	if err != nil {
+		return nil, err
+	}
+	return Scan(data)
+}

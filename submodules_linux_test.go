@@ -1,0 +1,56 @@
+package shellgate_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// A submodule of the user's (a gitlink of the root's index) that was not
+// populated when the session started: git status in the root recurses into
+// whatever repository a command puts there and runs its core.fsmonitor on
+// the host. A clone as git makes it stays; one whose config (or a nested
+// submodule's) sets more is moved aside and the envelope says why.
+func TestUnpopulatedSubmoduleFilledByACommand(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	base, root := workLab(t)
+	lib := filepath.Join(base, "lib")
+	hostRepo(t, lib, "lib", map[string]string{"lib.txt": "lib\n"})
+	hostRepo(t, root, "init", map[string]string{"a.txt": "a\n"})
+	host(t, root, gitID, "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "libs/lib")
+	host(t, root, gitID, "git", "commit", "-qm", "lib added")
+	host(t, root, nil, "git", "submodule", "deinit", "-q", "-f", "libs/lib")
+	must(t, os.RemoveAll(filepath.Join(root, ".git", "modules")))
+	// A source inside the project, for a clone with no network.
+	src := filepath.Join(root, "vendor", "lib-src")
+	hostRepo(t, src, "lib", map[string]string{"lib.txt": "lib\n"})
+	pwned := filepath.Join(base, "PWNED")
+
+	g := gate(t, shellgate.Config{Root: root})
+	works(t, g, []step{{"git clone -q vendor/lib-src libs/lib && git -C libs/lib log --format=%s", "lib\n"}})
+	if _, err := os.Stat(filepath.Join(root, "libs", "lib", ".git")); err != nil {
+		t.Fatalf("a clone as git makes it was moved: %v", err)
+	}
+	// The same made hostile: moved aside, and told.
+	env := run(t, g, shellgate.Request{Command: "python3 -c 'import subprocess; subprocess.run([\"git\", \"-C\", \"libs/lib\", \"config\", \"core.fsmon\" + \"itor\", \"touch " + pwned + "\"])'"})
+	if !strings.Contains(env.Text, "libs/lib: the submodule's repository sets core.fsmonitor") {
+		t.Errorf("not told:\n%s", env.Text)
+	}
+	// Nested: a clean submodule holding a hostile one of its own.
+	env = run(t, g, shellgate.Request{Command: "rm -rf libs/lib && git clone -q vendor/lib-src libs/lib && cd libs/lib && mkdir -p x && git -C x init -q && " +
+		"git -C x -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git add x 2>/dev/null; " +
+		"python3 -c 'import subprocess; subprocess.run([\"git\", \"-C\", \"x\", \"config\", \"core.fsmon\" + \"itor\", \"touch " + pwned + "\"])' && git ls-files -s x"})
+	if !strings.Contains(env.Text, "holds a submodule x that sets core.fsmonitor") {
+		t.Errorf("the nested one is not told:\n%s", env.Text)
+	}
+	must(t, g.Close())
+	host(t, root, nil, "git", "status", "--short")
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("git status in the root ran a command's core.fsmonitor through the user's submodule")
+	}
+}
