@@ -22,7 +22,8 @@ type JobRead struct {
 	// Filter (a regular expression) keeps only the lines that match.
 	Filter string `json:"filter,omitempty"`
 	// WaitMS waits up to this long for new output, the job's end, or input
-	// being waited for; with Until or Port, for those instead.
+	// being waited for; with Until or Port, for those instead (0 there:
+	// UntilWait, as one asking for a line or a port means to wait for it).
 	WaitMS int64 `json:"wait_ms,omitempty"`
 	// Until (a regular expression) waits for a line of output matching it: a
 	// server's "listening on" line, say.
@@ -54,6 +55,10 @@ func (r JobRead) params(id string) map[string]any {
 	return p
 }
 
+// UntilWait is how long a JobRead with Until or Port and no WaitMS waits
+// (no longer than the configured longest timeout).
+const UntilWait = 30 * time.Second
+
 // Output returns a job's output since the last read (or as r says), after
 // waiting as r says.
 func (s *Session) Output(ctx context.Context, id string, r JobRead) envelope.Envelope {
@@ -76,16 +81,12 @@ func (s *Session) Output(ctx context.Context, id string, r JobRead) envelope.Env
 	switch {
 	case r.Until != "" && !out.Matched && !out.Info.Running():
 		env.Note(fmt.Sprintf("The job ended without printing a line matching %q.", r.Until))
-	case r.Until != "" && !out.Matched && r.WaitMS == 0:
-		env.Note(fmt.Sprintf("No line matching %q yet; until waits only as long as wait_ms, 0 by default: read again with wait_ms (e.g. 30000) to wait for it.", r.Until))
 	case r.Until != "" && !out.Matched:
-		env.Note(fmt.Sprintf("No line matching %q within %dms.", r.Until, r.WaitMS))
+		env.Note(fmt.Sprintf("No line matching %q within %dms.", r.Until, opts.Wait.Milliseconds()))
 	case r.Port != 0 && out.Matched:
 		env.Note(fmt.Sprintf("Port %d accepts connections in this session.", r.Port))
-	case r.Port != 0 && r.WaitMS == 0:
-		env.Note(fmt.Sprintf("Nothing listens on port %d yet; port waits only as long as wait_ms, 0 by default: read again with wait_ms (e.g. 30000) to wait for it.", r.Port))
 	case r.Port != 0:
-		env.Note(fmt.Sprintf("Nothing listens on port %d yet (waited %dms).", r.Port, r.WaitMS))
+		env.Note(fmt.Sprintf("Nothing listens on port %d yet (waited %dms).", r.Port, opts.Wait.Milliseconds()))
 	}
 	return *env.Settle()
 }
@@ -106,6 +107,9 @@ func (s *Session) readOptions(r JobRead) (jobs.ReadOptions, string) {
 	}
 	if r.MaxOutputBytes > 0 {
 		o.Limit = r.MaxOutputBytes
+	}
+	if r.WaitMS == 0 && (r.Until != "" || r.Port != 0) {
+		o.Wait = min(UntilWait, s.g.cfg.MaxTimeout)
 	}
 	if msg := tooLong("filter", len(r.Filter), MaxPattern, "Match a shorter pattern."); msg != "" {
 		return o, msg

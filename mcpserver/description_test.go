@@ -117,9 +117,8 @@ func TestDescriptionsNameNoEnvelopeFields(t *testing.T) {
 	}
 }
 
-// job_output waits for until or port only as long as wait_ms (0 by default):
-// their own descriptions say so, or a model that sets until alone expects a
-// wait it does not get.
+// job_output waits for until or port as long as wait_ms (30 s by default):
+// their own descriptions say so.
 func TestUntilAndPortNameWaitMS(t *testing.T) {
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)

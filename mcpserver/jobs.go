@@ -62,7 +62,7 @@ func (s *Server) addJobTools() {
 			"It says whether the job runs, waits for input or ended. A terminal job's stdout is its screen.",
 		InputSchema: object([]string{"job_id", "wait_ms", "until", "port", "tail_lines", "filter", "max_output_bytes"}, map[string]*jsonschema.Schema{
 			"job_id":           jobID,
-			"wait_ms":          integer("Wait up to this long (ms) for new output, the end, or input being waited for — or for `until`/`port` when given. Default 0: return at once."),
+			"wait_ms":          integer("Wait up to this long (ms) for new output, the end, or input being waited for — or for `until`/`port` when given. Default 0: return at once; 30000 with `until`/`port`."),
 			"until":            str("A regular expression (RE2): wait, up to wait_ms, for a line of output matching it."),
 			"port":             integer("A TCP port: wait, up to wait_ms, until something in this session listens on it."),
 			"tail_lines":       integer("Return the last N lines of the whole output instead of what is new."),
