@@ -291,3 +291,41 @@ func TestGitSweeperMissesNothing(t *testing.T) {
 		t.Errorf("the target changed: %q", b)
 	}
 }
+
+// An unwatched sweeper (a one-shot session's) sweeps whole every time and
+// opens no inotify instance, whose close would wait for the kernel to free
+// its marks: it still undoes what a command planted.
+func TestUnwatchedGitSweeperWatchesNothing(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
+	s := NewUnwatchedGitSweeper()
+	defer s.Close()
+	// A root without .git, then one with.
+	if got := s.Sweep(root, nil); len(got) != 0 {
+		t.Fatalf("the first sweep undid %q", got)
+	}
+	must(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+	must(t, os.Symlink(victim, filepath.Join(root, ".git/hooks/pre-commit")))
+	if got := s.Sweep(root, nil); len(got) != 1 {
+		t.Errorf("a symlink in hooks: undid %q, want 1", got)
+	}
+	if got := s.Sweep(root, nil); len(got) != 0 {
+		t.Errorf("a third sweep undid %q", got)
+	}
+	if s.whole != 3 {
+		t.Errorf("%d whole sweeps of 3", s.whole)
+	}
+	if s.w.fd != -1 {
+		t.Error("an inotify instance was opened")
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:inotify" {
+			t.Errorf("fd %s is an inotify instance", fd.Name())
+		}
+	}
+}
