@@ -292,14 +292,29 @@ func TestGitSweeperMissesNothing(t *testing.T) {
 	}
 }
 
-// An unwatched sweeper (a one-shot session's) sweeps whole every time and
-// opens no inotify instance, whose close would wait for the kernel to free
-// its marks: it still undoes what a command planted.
-func TestUnwatchedGitSweeperWatchesNothing(t *testing.T) {
+// A sweeper watching after three (a one-shot session's) sweeps whole three
+// times and opens no inotify instance for them, whose close would wait for
+// the kernel to free its marks, and still undoes what a command planted;
+// from the fourth sweep on it watches, and skips what nothing changed.
+func TestGitSweeperWatchingAfter(t *testing.T) {
 	root := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "bashrc")
 	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
-	s := NewUnwatchedGitSweeper()
+	inotifyFDs := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:inotify" {
+				n++
+			}
+		}
+		return n
+	}
+	before := inotifyFDs()
+	s := NewGitSweeperWatchingAfter(3)
 	defer s.Close()
 	// A root without .git, then one with.
 	if got := s.Sweep(root, nil); len(got) != 0 {
@@ -316,16 +331,15 @@ func TestUnwatchedGitSweeperWatchesNothing(t *testing.T) {
 	if s.whole != 3 {
 		t.Errorf("%d whole sweeps of 3", s.whole)
 	}
-	if s.w.fd != -1 {
-		t.Error("an inotify instance was opened")
+	if s.w.fd != -1 || inotifyFDs() != before {
+		t.Error("an inotify instance was opened by the first three sweeps")
 	}
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
+	s.Sweep(root, nil) // the fourth: whole, and watched
+	if s.w.fd == -1 || inotifyFDs() != before+1 {
+		t.Error("the fourth sweep watches nothing")
 	}
-	for _, fd := range fds {
-		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:inotify" {
-			t.Errorf("fd %s is an inotify instance", fd.Name())
-		}
+	s.Sweep(root, nil)
+	if s.whole != 4 {
+		t.Errorf("a fifth sweep with nothing changed was whole (%d whole)", s.whole)
 	}
 }

@@ -41,17 +41,19 @@ type mounter struct {
 	listBuf   []byte // listRoot's
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
-	// of a call were ~170 syscalls of it); in a one-shot session, every
-	// sweep is whole and nothing is watched (NewUnwatchedGitSweeper).
+	// of a call were ~170 syscalls of it); in a one-shot session, the
+	// first three are whole and watch nothing
+	// (beneath.NewGitSweeperWatchingAfter).
 	gitSweep *beneath.GitSweeper
 }
 
 func newMounter(spec *Spec) *mounter {
 	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, forced: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if spec.OneShot {
-		// Three sweeps in all: the watches would not pay for the wait
-		// their inotify instance's close puts on the run's path.
-		m.gitSweep = beneath.NewUnwatchedGitSweeper()
+		// Three sweeps in all for a short command: the watches would not
+		// pay for the wait their inotify instance's close puts on the
+		// run's path.
+		m.gitSweep = beneath.NewGitSweeperWatchingAfter(3)
 	}
 	if len(spec.Writable) > 0 {
 		_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
