@@ -17,14 +17,7 @@ func TestOthers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("idmapped mounts of the host's files need its root")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "idmap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := secretDir(t)
 	tree, err := Others(dir)
 	if err != nil {
 		t.Skipf("no idmapped mounts here: %v", err)
@@ -93,14 +86,7 @@ func TestWorksLeavesItsTreeToOthers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("idmapped mounts of the host's files need its root")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "idmap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := secretDir(t)
 	before := made.Load()
 	var wg sync.WaitGroup
 	for range 8 {
@@ -143,11 +129,7 @@ func TestWorksLeavesItsTreeToOthers(t *testing.T) {
 	// Untaken, it goes after spareFor.
 	spareFor = 50 * time.Millisecond
 	t.Cleanup(func() { spareFor = 2 * time.Second })
-	other, err := os.MkdirTemp("/var/tmp", "idmap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(other) })
+	other := secretDir(t)
 	if !Works(other) {
 		t.Fatal("Works says no")
 	}
@@ -172,4 +154,18 @@ func TestWorksLeavesItsTreeToOthers(t *testing.T) {
 	if made.Load() != n+1 {
 		t.Error("Others took a spare that was closed")
 	}
+}
+
+// secretDir is a directory outside /tmp holding a file only root may read.
+func secretDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "idmap-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
