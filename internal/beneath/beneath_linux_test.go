@@ -291,3 +291,41 @@ func TestGitSweeperMissesNothing(t *testing.T) {
 		t.Errorf("the target changed: %q", b)
 	}
 }
+
+// A sweeper watching after three (a one-shot session's) sweeps whole three
+// times and opens no inotify instance for them, whose close would wait for
+// the kernel to free its marks, and still undoes what a command planted;
+// from the fourth sweep on it watches, and skips what nothing changed.
+func TestGitSweeperWatchingAfter(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	must(t, os.WriteFile(victim, []byte("mine\n"), 0o644))
+	s := NewGitSweeperWatchingAfter(3)
+	defer s.Close()
+	// A root without .git, then one with.
+	if got := s.Sweep(root, nil); len(got) != 0 {
+		t.Fatalf("the first sweep undid %q", got)
+	}
+	must(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+	must(t, os.Symlink(victim, filepath.Join(root, ".git/hooks/pre-commit")))
+	if got := s.Sweep(root, nil); len(got) != 1 {
+		t.Errorf("a symlink in hooks: undid %q, want 1", got)
+	}
+	if got := s.Sweep(root, nil); len(got) != 0 {
+		t.Errorf("a third sweep undid %q", got)
+	}
+	if s.whole != 3 {
+		t.Errorf("%d whole sweeps of 3", s.whole)
+	}
+	if s.w.fd != -1 {
+		t.Error("an inotify instance was opened by the first three sweeps")
+	}
+	s.Sweep(root, nil) // the fourth: whole, and watched
+	if s.w.fd == -1 || !s.w.ok {
+		t.Error("the fourth sweep watches nothing")
+	}
+	s.Sweep(root, nil)
+	if s.whole != 4 {
+		t.Errorf("a fifth sweep with nothing changed was whole (%d whole)", s.whole)
+	}
+}

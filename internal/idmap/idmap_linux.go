@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,8 +97,17 @@ func held() (*os.File, error) {
 // group show as nobody: move it into a mount namespace with move_mount(2).
 // It needs CAP_SYS_ADMIN over dir's filesystems (the host's root) and a
 // filesystem that supports idmapped mounts (Linux 5.12; ext4, xfs, btrfs …);
-// otherwise an error says why.
+// otherwise an error says why. The tree Works made for dir moments ago is
+// given, if it is there (see Works).
 func Others(dir string) (*os.File, error) {
+	if t := probeOf(dir).take(); t != nil {
+		return t, nil
+	}
+	return others(dir)
+}
+
+// others makes the tree Others returns.
+func others(dir string) (*os.File, error) {
 	ns, err := mapping()
 	if err != nil {
 		return nil, fmt.Errorf("idmap: a user namespace for the mapping: %w", err)
@@ -110,8 +121,12 @@ func Others(dir string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("idmap: %s: %w", dir, err)
 	}
+	made.Add(1)
 	return os.NewFile(uintptr(fd), dir), nil
 }
+
+// made counts the trees others made, for tests.
+var made atomic.Int64
 
 // Trees is Others of each of dirs, or an error and none.
 func Trees(dirs []string) ([]*os.File, error) {
@@ -129,17 +144,71 @@ func Trees(dirs []string) ([]*os.File, error) {
 	return trees, nil
 }
 
-// Works reports whether Others(dir) can work here; asked once per process.
+// Works reports whether Others(dir) can work here; asked once per process
+// for each directory, and while one caller asks, the others wait for its
+// answer rather than ask too (a session's start asks beside the helper's
+// start, and its host facts ask again). The tree made to find out is kept,
+// for spareFor, as the next Others(dir): closing a detached tree frees its
+// mounts, which waits for an RCU grace period (milliseconds on this
+// kernel once the machine has been idle, on the path of a one-shot run's
+// set-up), where a tree moved into a session's view frees nothing at its
+// close.
 func Works(dir string) bool {
-	if ok, found := works.Load(dir); found {
-		return ok.(bool)
-	}
-	t, err := Others(dir)
-	if err == nil {
-		t.Close()
-	}
-	works.Store(dir, err == nil)
-	return err == nil
+	p := probeOf(dir)
+	p.once.Do(func() {
+		t, err := others(dir)
+		p.ok = err == nil
+		if err == nil {
+			p.keep(t)
+		}
+	})
+	return p.ok
 }
 
-var works sync.Map
+// spareFor is how long a tree Works made waits to be taken by Others, after
+// which it is closed: a copy of a directory's mounts made longer ago could
+// miss one made since.
+var spareFor = 2 * time.Second
+
+// A probe is Works's answer for a directory, and the tree it made to find
+// out until Others takes it.
+type probe struct {
+	once sync.Once
+	ok   bool
+
+	mu    sync.Mutex
+	spare *os.File
+	drop  *time.Timer // closes the spare once spareFor has passed
+}
+
+var probes sync.Map // directory → *probe
+
+func probeOf(dir string) *probe {
+	p, _ := probes.LoadOrStore(dir, new(probe))
+	return p.(*probe)
+}
+
+// keep keeps t as the spare, until it is taken or spareFor has passed.
+func (p *probe) keep(t *os.File) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spare = t
+	p.drop = time.AfterFunc(spareFor, func() {
+		if t := p.take(); t != nil {
+			t.Close()
+		}
+	})
+}
+
+// take returns the spare, if there is one, and forgets it.
+func (p *probe) take() *os.File {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.spare
+	p.spare = nil
+	if p.drop != nil {
+		p.drop.Stop()
+		p.drop = nil
+	}
+	return t
+}

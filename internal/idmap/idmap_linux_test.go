@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,14 +17,7 @@ func TestOthers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("idmapped mounts of the host's files need its root")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "idmap-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := secretDir(t)
 	tree, err := Others(dir)
 	if err != nil {
 		t.Skipf("no idmapped mounts here: %v", err)
@@ -80,4 +75,97 @@ func TestMappingStartsNoProgram(t *testing.T) {
 	if _, err := unix.Wait4(-1, nil, unix.WNOHANG|unix.WALL, nil); err != unix.ECHILD {
 		t.Errorf("a child left behind: %v", err)
 	}
+}
+
+// The tree Works makes to find out is the next Others of the directory,
+// made once however many ask at once: a detached tree's close waits for an
+// RCU grace period, and one moved into a session's view frees nothing when
+// closed. One left untaken is closed after spareFor, and Others makes a
+// new one.
+func TestWorksLeavesItsTreeToOthers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("idmapped mounts of the host's files need its root")
+	}
+	dir := secretDir(t)
+	before := made.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !Works(dir) {
+				t.Error("Works says no")
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.Skip("no idmapped mounts here")
+	}
+	if n := made.Load() - before; n != 1 {
+		t.Errorf("8 Works at once made %d trees, want 1", n)
+	}
+	tree, err := Others(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	if n := made.Load() - before; n != 1 {
+		t.Errorf("Others after Works made a tree of its own (%d made)", n)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(tree.Fd()), "secret", &st, 0); err != nil || st.Uid != nobody {
+		t.Errorf("through the spare tree: owner %d, %v", st.Uid, err)
+	}
+	again, err := Others(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
+	if n := made.Load() - before; n != 2 {
+		t.Errorf("a second Others took the spare again (%d made)", n)
+	}
+
+	// Untaken, it goes after spareFor.
+	spareFor = 50 * time.Millisecond
+	t.Cleanup(func() { spareFor = 2 * time.Second })
+	other := secretDir(t)
+	if !Works(other) {
+		t.Fatal("Works says no")
+	}
+	p := probeOf(other)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		gone := p.spare == nil
+		p.mu.Unlock()
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the spare was kept past spareFor")
+		}
+	}
+	n := made.Load()
+	if t2, err := Others(other); err != nil {
+		t.Fatal(err)
+	} else {
+		t2.Close()
+	}
+	if made.Load() != n+1 {
+		t.Error("Others took a spare that was closed")
+	}
+}
+
+// secretDir is a directory outside /tmp holding a file only root may read.
+func secretDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "idmap-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -409,6 +409,55 @@ func TestViewGitSymlinksRemoved(t *testing.T) {
 	must(t, err)
 }
 
+// A one-shot session's helper opens no inotify instance for its first
+// three sweeps of .git, those of a short command (its set-up's, the
+// command's start's and its end's: beneath.NewGitSweeperWatchingAfter),
+// because the close of an instance that watched anything, at a whole sweep
+// or at the helper's exit, which `shellgate run` waits for, waits for the
+// kernel to free its marks after an SRCU grace period. Its sweeps still
+// undo what a command leaves in .git. A session for more commands watches
+// from its set-up on, as before.
+func TestOneShotHelperWatchesNothing(t *testing.T) {
+	lane.Live(t)
+	inotifyFDs := func(s *Session) int {
+		dir := fmt.Sprintf("/proc/%d/fd", s.helper.Process.Pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			if l, _ := os.Readlink(filepath.Join(dir, fd.Name())); l == "anon_inode:inotify" {
+				n++
+			}
+		}
+		return n
+	}
+	for _, oneShot := range []bool{true, false} {
+		l := newLab(t)
+		must(t, os.MkdirAll(filepath.Join(l.root, ".git", "logs"), 0o755))
+		spec := l.spec()
+		spec.OneShot = oneShot
+		s := start(t, spec)
+		// Set up, its first sweep made; no command yet, so no guard.
+		switch n := inotifyFDs(s); {
+		case oneShot && n != 0:
+			t.Errorf("a one-shot session's helper holds %d inotify instances after its set-up", n)
+		case !oneShot && n == 0:
+			t.Error("a session's helper watches .git with no inotify instance: the test sees nothing")
+		}
+		l2, out := launch(t, s, l.root, "ln -s "+filepath.Join(l.outside, "victim")+" .git/COMMIT_EDITMSG")
+		l2.Wait()
+		if notes := strings.Join(l2.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, "removed the symlink .git/COMMIT_EDITMSG") {
+			t.Errorf("one-shot %v: the symlink's removal not told: %q (%s)", oneShot, notes, out())
+		}
+		if _, err := os.Lstat(filepath.Join(l.root, ".git", "COMMIT_EDITMSG")); err == nil {
+			t.Errorf("one-shot %v: the symlink is left in .git", oneShot)
+		}
+		s.Close()
+	}
+}
+
 // A session's memory is limited (by default to half the machine's): a command
 // that takes more is killed, and the session goes on.
 func TestViewMemoryLimit(t *testing.T) {

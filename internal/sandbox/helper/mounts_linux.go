@@ -52,12 +52,20 @@ type mounter struct {
 	listBuf []byte // listRoot's
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
-	// of a call were ~170 syscalls of it).
+	// of a call were ~170 syscalls of it); in a one-shot session, the
+	// first three are whole and watch nothing
+	// (beneath.NewGitSweeperWatchingAfter).
 	gitSweep *beneath.GitSweeper
 }
 
 func newMounter(spec *Spec) *mounter {
 	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string][2]time.Time{}, redirects: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	if spec.OneShot {
+		// Three sweeps in all for a short command: the watches would not
+		// pay for the wait their inotify instance's close puts on the
+		// run's path.
+		m.gitSweep = beneath.NewGitSweeperWatchingAfter(3)
+	}
 	if len(spec.Writable) > 0 {
 		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
