@@ -74,7 +74,7 @@ type Session struct {
 	bare *runner.Wrapper
 
 	// envMu orders spawns' sends with sentEnv, the env of the last one
-	// sent (see message.SameEnv); nil when the next must send its own.
+	// sent (see message.SameEnv, message.EnvPatch); nil when the next must send its own.
 	envMu   sync.Mutex
 	sentEnv []string
 
@@ -1053,8 +1053,8 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	// under one lock, the last env sent is the one it keeps.
 	s.envMu.Lock()
 	env := m.Env
-	if s.sentEnv != nil && slices.Equal(env, s.sentEnv) {
-		m.Env, m.SameEnv = nil, true
+	if patch, ok := envPatch(s.sentEnv, env); ok {
+		m.Env, m.SameEnv, m.EnvPatch = nil, true, patch
 	}
 	err := s.ctl.Send(m, oob)
 	if s.sentEnv = slices.Clone(env); err != nil {
@@ -1103,6 +1103,32 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		s.makeSpare()
 	}
 	return l, nil
+}
+
+// maxEnvPatch is how many entries of a spawn's env may differ from the last
+// one's for it to be sent as a patch (message.EnvPatch) rather than whole.
+const maxEnvPatch = 8
+
+// envPatch is env as a patch of last, the env the helper kept from the last
+// spawn: the entries that differ, by index, when env is as long and few
+// differ; ok false when env is to be sent whole. Each call of a Supervisor
+// marks its command's env with a run marker of its own (runner.MarkerVar),
+// so that a session's commands' envs differ in that entry alone, and a
+// comparison of the whole env never found one the same.
+func envPatch(last, env []string) (patch []helper.EnvEntry, ok bool) {
+	if last == nil || len(env) != len(last) {
+		return nil, false
+	}
+	for i, kv := range env {
+		if kv == last[i] {
+			continue
+		}
+		if len(patch) == maxEnvPatch {
+			return nil, false
+		}
+		patch = append(patch, helper.EnvEntry{I: i, KV: kv})
+	}
+	return patch, true
 }
 
 // takeSpare returns the spare cgroup, if there is one, for a command to use.

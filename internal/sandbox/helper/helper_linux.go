@@ -310,10 +310,15 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	// First, before any answer: shellgate takes what it sent as this
 	// helper's last env whatever becomes of the command.
 	if m.SameEnv {
-		m.Env = h.lastEnv
-	} else {
-		h.lastEnv = m.Env
+		env, ok := PatchEnv(h.lastEnv, m.EnvPatch)
+		if !ok { // cannot be: shellgate patches the env it sent last
+			h.lastEnv = nil
+			h.ctl.Send(&Message{Op: "started", ID: m.ID, Error: "sandbox: a spawn's env patch does not fit the last env"}, nil)
+			return
+		}
+		m.Env = env
 	}
+	h.lastEnv = m.Env
 	var cgroupFDs []int
 	if n := cgroup.FDs(m.Cgroup); n > 0 && len(fds) >= n {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
