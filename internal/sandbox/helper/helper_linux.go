@@ -88,6 +88,10 @@ type helper struct {
 	serverIdle chan struct{}
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
+	// null: /dev/null, open once the first spawn needs it (-1 before), for
+	// the streams a spawn sends none for: an open and a close fewer a
+	// command.
+	null int
 	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
 	// spawns are served one at a time, in the order they came.
 	lastEnv []string
@@ -201,7 +205,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1)}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -324,11 +328,12 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
 	}
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
-	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err == nil {
-		defer unix.Close(null)
+	if h.null < 0 {
+		h.null, _ = unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	}
+	if h.null >= 0 {
 		for i := range files {
-			files[i] = uintptr(null)
+			files[i] = uintptr(h.null)
 		}
 	}
 	next := 0
@@ -627,7 +632,9 @@ func lookPath(name string, env []string) (string, error) {
 // the helper's threads before a command's exit is reported, each a wake of
 // an idle core.
 func (h *helper) awaitExit(pidfd int) {
-	if err := unix.SetNonblock(pidfd, true); err != nil {
+	// Status flags set alone (a pidfd from clone3 has none), without
+	// reading them first as unix.SetNonblock does: os.NewFile reads them.
+	if _, err := unix.FcntlInt(uintptr(pidfd), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(pidfd)
 		return
 	}
