@@ -122,13 +122,14 @@ const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 30 
 // session descends from a command that spawn started, so none can appear
 // while it is stopped.
 //
-// Once shellgate's server is idle (Session.Idle: `shellgate mcp` on stdio
-// says so with its own give-back, after 5 s without a message) and the
+// Once shellgate's server is idle (Session.Idle: `shellgate mcp` says so
+// with its own give-back, after 5 s without a message on stdio or a
+// request in flight over HTTP) and the
 // session is empty, the helper gives up its mappings of the executable's
 // pages (textpages.Drop: 13 of its 15 MB resident after a call were the
 // binary's, mapped whole, most of them for its start); the next command maps
-// back the few it touches. A server that never says so (over HTTP, or a
-// program using a Gate) has its helpers drop once their session has sat
+// back the few it touches. A server that never says so (a program using a
+// Gate) has its helpers drop once their session has sat
 // empty for idleDrop. Not at each spell's end, nor on the helper's own clock
 // of a few seconds: an agent's next call comes within seconds to tens of
 // seconds, and a command after a drop maps back the pages the last one had
