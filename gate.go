@@ -180,7 +180,7 @@ func (g *Gate) Info() Info {
 }
 
 // Idle tells the Gate that its user is idle: an agent's server that has
-// heard nothing from its client for a while (`shellgate mcp` on stdio calls
+// heard nothing from its client for a while (`shellgate mcp` calls
 // it after 5 s, beside giving back its own memory). Each sandbox session's
 // helper then gives up its mappings of the executable's pages once no
 // command of its runs; without Idle a helper keeps them until its session

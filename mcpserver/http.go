@@ -46,6 +46,14 @@ type HTTPOptions struct {
 	// reading does not hold its session and a goroutine forever. Default
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// Quiet, if set, is called once no request has been in flight for
+	// QuietAfter (a session's standing event stream, its GET, does not
+	// count), and again after each later request and quiet spell: `shellgate
+	// mcp --http` gives back memory then, and has its sandbox helpers give
+	// back theirs (Gate.Idle), as it does on stdio. It runs on a goroutine of
+	// its own, while a request may arrive. QuietAfter must be set with it.
+	Quiet      func()
+	QuietAfter time.Duration
 }
 
 // Defaults of HTTPOptions.
@@ -111,7 +119,67 @@ func (s *Server) Handler(o HTTPOptions) (http.Handler, error) {
 		// a call in flight is not idle, so this never cuts a command short.
 		SessionTimeout: sessionTimeout,
 	})
+	if o.Quiet != nil && o.QuietAfter > 0 {
+		// Inside the guard: a refused request is not the server's activity.
+		return g.wrap(newQuietSpell(o.QuietAfter, o.Quiet, s.base.Done()).wrap(h)), nil
+	}
 	return g.wrap(h), nil
+}
+
+// A quietSpell calls its function once no request has been in flight for a
+// while (HTTPOptions.Quiet).
+type quietSpell struct {
+	mu       sync.Mutex
+	inFlight int
+	after    time.Duration
+	timer    *time.Timer // armed when the last request in flight ends
+}
+
+// newQuietSpell calls quiet on one goroutine, which lives until done, not on
+// a new one each time: a goroutine's start and end look its function up in
+// the binary's function table, which would map back pages of the executable
+// that quiet may just have given up (textpages.Drop).
+func newQuietSpell(after time.Duration, quiet func(), done <-chan struct{}) *quietSpell {
+	q := &quietSpell{after: after, timer: time.NewTimer(after)}
+	q.timer.Stop() // armed by the first request's end: a server no client spoke to has nothing to give back
+	go func() {
+		for {
+			select {
+			case <-q.timer.C:
+				quiet()
+			case <-done:
+				q.mu.Lock()
+				q.timer.Stop()
+				q.after = 0 // never armed again
+				q.mu.Unlock()
+				return
+			}
+		}
+	}()
+	return q
+}
+
+// wrap counts h's requests in flight, but for GETs: a client holds its
+// session's event stream open while it waits between calls.
+func (q *quietSpell) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		q.mu.Lock()
+		q.inFlight++
+		q.timer.Stop()
+		q.mu.Unlock()
+		defer func() {
+			q.mu.Lock()
+			if q.inFlight--; q.inFlight == 0 && q.after > 0 {
+				q.timer.Reset(q.after)
+			}
+			q.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeListener serves streamable HTTP on ln until ctx is done, then cancels calls in

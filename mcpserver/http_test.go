@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
 
@@ -171,5 +172,42 @@ func TestIsLoopback(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// An HTTP server's quiet spell (HTTPOptions.Quiet): it comes once no request
+// has been in flight for QuietAfter, though the client holds its session's
+// event stream open, and not while a call runs, however long.
+func TestHTTPQuietSpell(t *testing.T) {
+	lane.Live(t)
+	quiet := make(chan time.Time, 16)
+	_, ts := httpServer(t, HTTPOptions{Quiet: func() { quiet <- time.Now() }, QuietAfter: 100 * time.Millisecond})
+	select {
+	case <-quiet:
+		t.Fatal("quiet before any request: a server no client spoke to has nothing to give back")
+	case <-time.After(300 * time.Millisecond):
+	}
+	cs, err := httpClient(t, ts.URL, bearer{token: testToken}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(after string) time.Time {
+		t.Helper()
+		select {
+		case at := <-quiet:
+			return at
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no quiet spell after %s", after)
+			return time.Time{}
+		}
+	}
+	wait("the handshake")
+	env := call(t, context.Background(), cs, &mcp.CallToolParams{Arguments: args("command", "sleep 0.5; echo done")})
+	returned := time.Now()
+	if env.Status != envelope.Success || env.Data.Stdout != "done\n" {
+		t.Fatalf("the call: %s", env.Text)
+	}
+	if at := wait("the call"); at.Before(returned) {
+		t.Errorf("quiet %v before the call of 0.5 s returned: a call in flight is not quiet", returned.Sub(at))
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// idleFree is how long a stdio server has read and written nothing before it
+// idleFree is how long a stdio server has read and written nothing (an HTTP
+// one has had no request in flight: mcpserver.HTTPOptions.Quiet) before it
 // gives the memory its calls freed back to the system. Longer than the gaps an
 // agent leaves between calls (a call after a gap would fault the pages back
 // in), short enough that a server left waiting holds only what it uses.

@@ -175,8 +175,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	giveBack := func() { gate.Idle(); debug.FreeOSMemory(); textpages.Drop() }
 	if *addr == "" {
-		trim := newIdleTrim(idleFree, func() { gate.Idle(); debug.FreeOSMemory(); textpages.Drop() })
+		trim := newIdleTrim(idleFree, giveBack)
 		defer trim.stop()
 		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
@@ -189,6 +190,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
 	}
+	// Quiet as on stdio: no request in flight (a client's standing event
+	// stream aside) for idleFree.
+	httpOpts.Quiet, httpOpts.QuietAfter = giveBack, idleFree
 	httpOpts.BoundHost = ln.Addr().String()
 	if host, _, err := net.SplitHostPort(*addr); err == nil && host != "" {
 		httpOpts.BoundHost = host

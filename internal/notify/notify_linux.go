@@ -51,7 +51,22 @@ const maxHandlers = 128
 // Serve answers the listener's calls with h until the listener fails (every
 // caller is gone and the listener is closed).
 func Serve(listener int, h Handler) {
+	syncWakeUp(listener)
 	receive(listener, pollable(listener), h, make(chan struct{}, maxHandlers))
+}
+
+// syncWakeUp asks the kernel (Linux 6.6+: SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+// to hand each call over on the CPU the caller runs on, and back on the CPU
+// that answers it: the caller sleeps from its call to the answer, so the
+// receiving thread can run where it ran, and the caller where it was answered,
+// rather than each waking a core that sat idle (on a virtual machine, a
+// virtual CPU its host had put to sleep). An older kernel refuses it, and
+// calls go as before.
+func syncWakeUp(listener int) error {
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // pollable returns the listener as the runtime's poller sees it, or nil where

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -106,5 +108,48 @@ func TestServeWaitsWithoutASystemCall(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("Serve's goroutine never waited in the poller")
 		}
+	}
+}
+
+// Serve asks for synchronous wake-ups (syncWakeUp), which Linux takes
+// from 6.6: the kernel here must not refuse it.
+func TestSyncWakeUpTaken(t *testing.T) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		t.Skipf("kernel release %q: %v", u.Release[:], err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		// Never unlocked: the filter ends with the thread (not the main
+		// one, which the runtime keeps).
+		for range 100 {
+			if runtime.LockOSThread(); unix.Gettid() != unix.Getpid() {
+				break
+			}
+			runtime.UnlockOSThread()
+			time.Sleep(time.Millisecond)
+		}
+		if unix.Gettid() == unix.Getpid() {
+			got <- errors.New("skip: on the main thread")
+			return
+		}
+		fd, err := seccomp.InstallNotify(seccomp.WriteOpens)
+		if err != nil {
+			got <- fmt.Errorf("skip: %w", err)
+			return
+		}
+		defer unix.Close(fd)
+		got <- syncWakeUp(fd)
+	}()
+	err := <-got
+	if err != nil && strings.HasPrefix(err.Error(), "skip: ") {
+		t.Skip(err)
+	}
+	if old := major < 6 || major == 6 && minor < 6; old != (err != nil) {
+		t.Errorf("Linux %d.%d: synchronous wake-ups: %v", major, minor, err)
 	}
 }

@@ -526,6 +526,30 @@ func TestProcessLimitWatchOfLeftJobs(t *testing.T) {
 	}
 }
 
+// The limit's watch starts once a command has run limitEvery, when it
+// looked first before: commands that end sooner leaving nothing behind, as
+// most of an agent's do, cost it no wake-up; one that runs longer is looked
+// at while it runs.
+func TestLimitWatchWaitsForALongerCommand(t *testing.T) {
+	lane.Live(t)
+	s, l := limited(t)
+	for range 3 {
+		if out, code := run(t, s, l.root, "true"); code != 0 {
+			t.Fatalf("true: exit %d, %q", code, out)
+		}
+	}
+	time.Sleep(3 * limitEvery)
+	if wakes, looks := s.limitWakes.Load(), s.limitLooks.Load(); wakes != 0 || looks != 0 {
+		t.Errorf("three quick commands woke the limit's watch %d times (%d looks)", wakes, looks)
+	}
+	if out, code := run(t, s, l.root, "sleep 0.5"); code != 0 {
+		t.Fatalf("sleep: exit %d, %q", code, out)
+	}
+	if wakes, looks := s.limitWakes.Load(), s.limitLooks.Load(); wakes != 1 || looks < 2 {
+		t.Errorf("a command of 0.5 s: %d wakes of the limit's watch, %d looks", wakes, looks)
+	}
+}
+
 // leftBombStopped waits for the note that a bomb (sleep tag) a command left
 // was stopped at the session's limit of 100.
 func leftBombStopped(t *testing.T, s *Session, tag string) {

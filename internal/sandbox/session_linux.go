@@ -60,7 +60,10 @@ type Session struct {
 	group  *cgroup.Group // nil: no cgroup, and none per command
 	procs  int           // the process limit of the session's commands
 	// overLimit: the cgroups of the commands stopped for reaching the
-	// process limit (watchLimit); wakeLimit starts its watch.
+	// process limit (watchLimit); wakeLimit starts its watch, which
+	// limitDue sends limitEvery after a command started, unless the
+	// session has no command's cgroup left by then (limitArm, armed while
+	// limitArmed, with mu held).
 	overLimit map[string]bool
 	// returned: the cgroups of the commands that have exited (their calls
 	// returned) while processes they started run on; notes: what the next
@@ -69,15 +72,18 @@ type Session struct {
 	notes      []string
 	onStopped  func(paths []string) // see OnStopped
 	wakeLimit  chan struct{}
+	limitArm   *time.Timer
+	limitArmed bool
 	watched    chan struct{} // closed when watchLimit has returned; nil if it never ran
 	limitLooks atomic.Int64  // how many looks watchLimit took (tests count them)
+	limitWakes atomic.Int64  // how many times its watch started (tests count them)
 	fwd        *relay.Server // relays the host ports and the egress proxy (forward_linux.go)
 	// bare, where the kernel makes no user namespace, starts each command
 	// through the confining wrapper instead of a helper (bare_linux.go).
 	bare *runner.Wrapper
 
 	// envMu orders spawns' sends with sentEnv, the env of the last one
-	// sent (see message.SameEnv); nil when the next must send its own.
+	// sent (see message.SameEnv, message.EnvPatch); nil when the next must send its own.
 	envMu   sync.Mutex
 	sentEnv []string
 
@@ -251,6 +257,8 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 	}
 	go s.dispatch()
 	if s.group != nil {
+		s.limitArm = time.AfterFunc(time.Hour, s.limitDue)
+		s.limitArm.Stop()
 		s.watched = make(chan struct{})
 		go func() {
 			defer close(s.watched)
@@ -580,33 +588,36 @@ const (
 // commands still hold it (cgroup.Group.AtLimit: not a bomb that has ended on
 // its own meanwhile), the command whose cgroup holds the most processes and
 // threads is killed with everything it started; its Notes say why. It looks
-// every limitEvery while a command runs, less often (doubling up to
+// first once a command has run limitEvery (limitDue), then every
+// limitEvery while a command runs, less often (doubling up to
 // limitJobsEvery) while only left jobs do, and not at all while the session
-// has no commands' cgroups: an idle session costs no wake-ups.
+// has no commands' cgroups: an idle session costs no wake-ups, nor does a
+// command that ends sooner leaving nothing behind (most of an agent's).
 func (s *Session) watchLimit() {
 	last, ok := s.group.LimitHits(nil)
 	if !ok {
 		return
 	}
 	t := time.NewTimer(limitEvery)
+	t.Stop()
 	defer t.Stop()
 	for {
 		select {
-		case <-s.wakeLimit:
+		case <-s.wakeLimit: // a command has run limitEvery: look now
 		case <-s.dead:
 			return
 		}
+		s.limitWakes.Add(1)
 		every := limitEvery
-		t.Reset(every)
-		for {
-			select {
-			case <-t.C:
-			case <-s.wakeLimit: // a command started: look at its pace
-				every = limitEvery
-				t.Reset(every) // no stale tick after a Reset (Go 1.23)
-				continue
-			case <-s.dead:
-				return
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-t.C:
+				case <-s.wakeLimit: // another command has run limitEvery: at its pace
+					every = limitEvery
+				case <-s.dead:
+					return
+				}
 			}
 			trees, running := s.liveTrees()
 			if len(trees) == 0 {
@@ -1087,8 +1098,8 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	// under one lock, the last env sent is the one it keeps.
 	s.envMu.Lock()
 	env := m.Env
-	if s.sentEnv != nil && slices.Equal(env, s.sentEnv) {
-		m.Env, m.SameEnv = nil, true
+	if patch, ok := envPatch(s.sentEnv, env); ok {
+		m.Env, m.SameEnv, m.EnvPatch = nil, true, patch
 	}
 	err := s.ctl.Send(m, oob)
 	if s.sentEnv = slices.Clone(env); err != nil {
@@ -1118,11 +1129,14 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		s.mu.Lock()
 		s.trees[r.pid] = tree
-		s.mu.Unlock()
-		select {
-		case s.wakeLimit <- struct{}{}:
-		default:
+		// The watch starts once a command has run limitEvery, as it
+		// looked first then: a command that ends sooner, as most do,
+		// costs it no wake-up (see release).
+		if !s.limitArmed && s.limitArm != nil {
+			s.limitArmed = true
+			s.limitArm.Reset(limitEvery)
 		}
+		s.mu.Unlock()
 		l.exited = func() {
 			s.mu.Lock()
 			if s.overLimit[tree] {
@@ -1137,6 +1151,32 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		s.makeSpare()
 	}
 	return l, nil
+}
+
+// maxEnvPatch is how many entries of a spawn's env may differ from the last
+// one's for it to be sent as a patch (message.EnvPatch) rather than whole.
+const maxEnvPatch = 8
+
+// envPatch is env as a patch of last, the env the helper kept from the last
+// spawn: the entries that differ, by index, when env is as long and few
+// differ; ok false when env is to be sent whole. Each call of a Supervisor
+// marks its command's env with a run marker of its own (runner.MarkerVar),
+// so that a session's commands' envs differ in that entry alone, and a
+// comparison of the whole env never found one the same.
+func envPatch(last, env []string) (patch []helper.EnvEntry, ok bool) {
+	if last == nil || len(env) != len(last) {
+		return nil, false
+	}
+	for i, kv := range env {
+		if kv == last[i] {
+			continue
+		}
+		if len(patch) == maxEnvPatch {
+			return nil, false
+		}
+		patch = append(patch, helper.EnvEntry{I: i, KV: kv})
+	}
+	return patch, true
 }
 
 // takeSpare returns the spare cgroup, if there is one, for a command to use.
@@ -1248,6 +1288,22 @@ func (s *Session) release(pid int, tree string) {
 		delete(s.trees, pid)
 		delete(s.overLimit, tree)
 		delete(s.returned, tree)
+	}
+	if len(s.trees) == 0 && s.limitArmed {
+		s.limitArm.Stop()
+		s.limitArmed = false
+	}
+}
+
+// limitDue starts the limit's watch (watchLimit), limitEvery after a
+// command's start.
+func (s *Session) limitDue() {
+	s.mu.Lock()
+	s.limitArmed = false
+	s.mu.Unlock()
+	select {
+	case s.wakeLimit <- struct{}{}:
+	default:
 	}
 }
 
@@ -1443,6 +1499,7 @@ func (s *Session) CloseBeside(beside func()) error {
 		<-s.dead
 	}
 	if s.watched != nil {
+		s.limitArm.Stop()
 		<-s.watched // it reads the group, which goes now
 	}
 	beside()

@@ -91,6 +91,10 @@ type helper struct {
 	serverIdle chan struct{}
 	// log is the quarantine log (Spec.QuarantineLog), or nil.
 	log *os.File
+	// null: /dev/null, open once the first spawn needs it (-1 before), for
+	// the streams a spawn sends none for: an open and a close fewer a
+	// command.
+	null int
 	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
 	// spawns are served one at a time, in the order they came.
 	lastEnv []string
@@ -121,13 +125,14 @@ const GuardEvery, setUpIdle, idleDrop = 200 * time.Millisecond, time.Second, 30 
 // session descends from a command that spawn started, so none can appear
 // while it is stopped.
 //
-// Once shellgate's server is idle (Session.Idle: `shellgate mcp` on stdio
-// says so with its own give-back, after 5 s without a message) and the
+// Once shellgate's server is idle (Session.Idle: `shellgate mcp` says so
+// with its own give-back, after 5 s without a message on stdio or a
+// request in flight over HTTP) and the
 // session is empty, the helper gives up its mappings of the executable's
 // pages (textpages.Drop: 13 of its 15 MB resident after a call were the
 // binary's, mapped whole, most of them for its start); the next command maps
-// back the few it touches. A server that never says so (over HTTP, or a
-// program using a Gate) has its helpers drop once their session has sat
+// back the few it touches. A server that never says so (a program using a
+// Gate) has its helpers drop once their session has sat
 // empty for idleDrop. Not at each spell's end, nor on the helper's own clock
 // of a few seconds: an agent's next call comes within seconds to tens of
 // seconds, and a command after a drop maps back the pages the last one had
@@ -234,7 +239,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1)}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -343,20 +348,26 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	// First, before any answer: shellgate takes what it sent as this
 	// helper's last env whatever becomes of the command.
 	if m.SameEnv {
-		m.Env = h.lastEnv
-	} else {
-		h.lastEnv = m.Env
+		env, ok := PatchEnv(h.lastEnv, m.EnvPatch)
+		if !ok { // cannot be: shellgate patches the env it sent last
+			h.lastEnv = nil
+			h.ctl.Send(&Message{Op: "started", ID: m.ID, Error: "sandbox: a spawn's env patch does not fit the last env"}, nil)
+			return
+		}
+		m.Env = env
 	}
+	h.lastEnv = m.Env
 	var cgroupFDs []int
 	if n := cgroup.FDs(m.Cgroup); n > 0 && len(fds) >= n {
 		fds, cgroupFDs = fds[:len(fds)-n], fds[len(fds)-n:]
 	}
 	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
-	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err == nil {
-		defer unix.Close(null)
+	if h.null < 0 {
+		h.null, _ = unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	}
+	if h.null >= 0 {
 		for i := range files {
-			files[i] = uintptr(null)
+			files[i] = uintptr(h.null)
 		}
 	}
 	next := 0
@@ -655,7 +666,9 @@ func lookPath(name string, env []string) (string, error) {
 // the helper's threads before a command's exit is reported, each a wake of
 // an idle core.
 func (h *helper) awaitExit(pidfd int) {
-	if err := unix.SetNonblock(pidfd, true); err != nil {
+	// Status flags set alone (a pidfd from clone3 has none), without
+	// reading them first as unix.SetNonblock does: os.NewFile reads them.
+	if _, err := unix.FcntlInt(uintptr(pidfd), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
 		unix.Close(pidfd)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -18,6 +19,26 @@ import (
 // stdout and stderr) and credentials (the PID of a command just started, which
 // the kernel translates into shellgate's PID namespace) travel as ancillary
 // data on the length bytes.
+
+// An EnvEntry is entry I of a spawn's env, where it differs from the last
+// spawn's (Message.EnvPatch).
+type EnvEntry struct {
+	I  int    `json:"i"`
+	KV string `json:"kv"`
+}
+
+// PatchEnv is env (the last spawn's) with patch applied, a new slice; ok
+// false when an entry is not within it.
+func PatchEnv(env []string, patch []EnvEntry) (patched []string, ok bool) {
+	patched = slices.Clone(env)
+	for _, e := range patch {
+		if e.I < 0 || e.I >= len(patched) {
+			return nil, false
+		}
+		patched[e.I] = e.KV
+	}
+	return patched, true
+}
 
 // Message is every frame, in either direction; Op says which fields count.
 type Message struct {
@@ -50,13 +71,16 @@ type Message struct {
 	Argv []string `json:"argv,omitempty"`
 	Env  []string `json:"env,omitempty"`
 	// SameEnv: Env is the last spawn's, not sent again (a session's
-	// commands mostly share theirs: ~2 KB of JSON each way a command).
-	SameEnv bool   `json:"same_env,omitempty"`
-	Dir     string `json:"dir,omitempty"`
-	Stdin   bool   `json:"stdin,omitempty"` // an fd was sent for it
-	Stdout  bool   `json:"stdout,omitempty"`
-	Stderr  bool   `json:"stderr,omitempty"`
-	Extra   int    `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
+	// commands mostly share theirs: ~2 KB of JSON each way a command),
+	// but for the entries of EnvPatch: each command's own run marker
+	// (runner.MarkerVar) differs from the last one's, and nothing else.
+	SameEnv  bool       `json:"same_env,omitempty"`
+	EnvPatch []EnvEntry `json:"env_patch,omitempty"`
+	Dir      string     `json:"dir,omitempty"`
+	Stdin    bool       `json:"stdin,omitempty"` // an fd was sent for it
+	Stdout   bool       `json:"stdout,omitempty"`
+	Stderr   bool       `json:"stderr,omitempty"`
+	Extra    int        `json:"extra,omitempty"` // more fds after those, for fds 3, 4, …
 	// Terminal: the one fd sent is a pseudo-terminal's slave, to be the
 	// command's stdin, stdout, stderr and controlling terminal.
 	Terminal bool `json:"terminal,omitempty"`
