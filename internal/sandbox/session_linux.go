@@ -676,15 +676,26 @@ func (s *Session) stopOverLimit(trees []string, current int64) {
 	}
 	s.mu.Lock()
 	s.overLimit[top] = true
-	if s.returned[top] {
-		s.notes = append(s.notes, LeftOverLimitNote(s.procs))
-	}
+	left := s.returned[top]
 	s.mu.Unlock()
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	deadline := time.Now().Add(time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		s.group.KillAll(top, s.helper.Process.Pid, syscall.SIGKILL)
 		if len(cgroup.Tree(top, s.helper.Process.Pid)) == 0 {
-			return
+			break
 		}
+	}
+	// Told once the session can start processes again (its PID 1 has
+	// reaped what was killed): a command run on reading the note starts.
+	for ; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, at := s.group.AtLimit(); !at {
+			break
+		}
+	}
+	if left {
+		s.mu.Lock()
+		s.notes = append(s.notes, LeftOverLimitNote(s.procs))
+		s.mu.Unlock()
 	}
 }
 
