@@ -1,0 +1,505 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/cgroup"
+	"github.com/shellgate/shellgate/internal/hostscan"
+	"github.com/shellgate/shellgate/internal/idmap"
+	"github.com/shellgate/shellgate/internal/pidfd"
+	"github.com/shellgate/shellgate/internal/quarantinelog"
+	"github.com/shellgate/shellgate/internal/sandbox/helper"
+	"golang.org/x/sys/unix"
+)
+
+// setupTimeout bounds how long a session may take to start.
+const setupTimeout = 10 * time.Second
+
+// Start creates a session. The error says which step failed; a session that
+// started may still lack layers, which Report lists.
+func Start(spec Spec) (*Session, error) { return Prestart(spec.Network, spec.Limits).Start(spec) }
+
+// An Early is a session's helper started before the session's spec is
+// known (Prestart): its start, a second start of this executable in new
+// namespaces, overlaps what its caller does until then (a one-shot run's
+// policy check and spec) instead of following it. Start sends it its set-up;
+// Discard ends it. Each Early is used once, by one of the two.
+type Early struct {
+	network bool   // whether it shares the host's network namespace
+	limits  Limits // its cgroup's
+	done    chan struct{}
+	// warmed is closed when the namespace the host's facts need was made
+	// (as root; see warm).
+	warmed chan struct{}
+	// Set before done is closed: the started helper, or why it could not
+	// start.
+	s   *Session
+	cg  *sessionCgroup
+	err error
+
+	mu   sync.Mutex
+	used bool
+}
+
+// Prestart starts a session's helper for a spec whose Network and Limits are
+// these, in the background: Prestart returns at once. Its caller must Start
+// or Discard it.
+func Prestart(network bool, limits Limits) *Early {
+	e := &Early{network: network, limits: limits, done: make(chan struct{}), warmed: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.s, e.cg, e.err = fork(network, limits)
+	}()
+	go func() {
+		defer close(e.warmed)
+		warm()
+	}()
+	return e
+}
+
+// warm makes, as root, the user namespace the host's facts need to show /etc
+// and /var as others see them (idmap.Works; once per process), beside the
+// helper's start rather than after the spec: a child started and killed.
+func warm() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range rootDirs {
+		idmap.Works(d)
+	}
+}
+
+// use marks e used, and reports whether it was not yet.
+func (e *Early) use() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	was := e.used
+	e.used = true
+	return !was
+}
+
+// Start sets up the helper e started for spec, and returns its session, as
+// sandbox.Start(spec) would. A helper started for another network or other
+// limits than spec's, or one already used, is ended, and a new one started.
+// A nil e starts a new one.
+func (e *Early) Start(spec Spec) (*Session, error) {
+	switch {
+	case e == nil:
+		return Start(spec)
+	case spec.Network != e.network || spec.Limits != e.limits:
+		e.Discard()
+		return Start(spec)
+	case !e.use():
+		return Start(spec)
+	}
+	if spec.Home == "" { // the helper starts with an environment of its own
+		spec.Home, _ = os.UserHomeDir()
+	}
+	var log *os.File
+	if spec.QuarantineLog != "" {
+		if f, err := quarantinelog.Open(spec.QuarantineLog); err == nil {
+			defer f.Close() // sent: the helper holds it
+			log = f
+		} else {
+			spec.QuarantineLog = "" // the helper must not take a descriptor for it
+		}
+	}
+	// What the plan needs of the host (as root, a walk of /etc and /var),
+	// gathered while the helper starts, which takes as long.
+	facts := make(chan Facts, 1)
+	go func() { facts <- SessionFacts(spec) }()
+	<-e.done
+	if e.err != nil {
+		var no *noUserNS
+		if errors.As(e.err, &no) {
+			// What needs no namespace still applies (bare_linux.go).
+			if s, berr := startBare(spec, no.why); berr == nil {
+				return s, nil
+			}
+		}
+		return nil, e.err
+	}
+	s := e.s
+	if len(spec.Writable) > 0 {
+		s.root = spec.Writable[0]
+	}
+	if err := s.setUp(spec, facts, e.cg, log); err != nil {
+		s.Close()
+		return nil, err
+	}
+	go s.dispatch()
+	if s.group != nil {
+		s.limitArm = time.AfterFunc(time.Hour, s.limitDue)
+		s.limitArm.Stop()
+		s.watched = make(chan struct{})
+		go func() {
+			defer close(s.watched)
+			s.watchLimit()
+		}()
+	}
+	return s, nil
+}
+
+// Discard ends the helper e started, unless Start took it: when it returns,
+// the helper is gone and its cgroup removed. A nil e is nothing to end.
+func (e *Early) Discard() {
+	if e == nil || !e.use() {
+		return
+	}
+	<-e.done
+	if e.s != nil {
+		e.s.abandon()
+	}
+	<-e.warmed // its child gone too
+}
+
+// fork starts a session's helper, in a cgroup of its own where it can, and
+// returns the session it will hold once set up.
+func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
+	defer theirs.Close()
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		ours.Close()
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	s := &Session{
+		serial:  gitKnownSerial.Add(1),
+		ctl:     helper.NewConn(unixTransport{fc.(*net.UnixConn)}),
+		started: map[uint64]chan startReply{},
+		exits:   map[uint64]chan *message{},
+		trees:   map[int]string{},
+		dead:    make(chan struct{}),
+
+		overLimit: map[string]bool{},
+		returned:  map[string]bool{},
+		wakeLimit: make(chan struct{}, 1),
+		gone:      make(chan struct{}),
+	}
+	// On cgroup2 the helper is born in its cgroup, made first. Elsewhere
+	// (v1, hybrid) it joins its cgroups beside its set-up (setUp), and they
+	// are made beside its start.
+	var cg *sessionCgroup
+	made := make(chan struct{})
+	birth := -1
+	if cgroup.IsV2(cgroup.Root) {
+		cg = s.makeCgroup(limits)
+		close(made)
+		if s.group != nil {
+			if fd, ok := s.group.BirthFD(); ok {
+				defer unix.Close(fd)
+				birth = fd
+			}
+		}
+	} else {
+		go func() {
+			defer close(made)
+			cg = s.makeCgroup(limits)
+		}()
+	}
+	born, err := s.startHelper(network, theirs, birth)
+	<-made
+	if err != nil {
+		fc.Close()
+		if s.group != nil {
+			s.group.Remove()
+		}
+		return nil, nil, err
+	}
+	cg.born = born
+	return s, cg, nil
+}
+
+// abandon ends a helper that was never set up: it is killed, reaped, and its
+// cgroup removed.
+func (s *Session) abandon() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.ctl.Close()
+	s.helper.Process.Signal(syscall.SIGKILL)
+	<-s.dead
+	if s.group != nil {
+		s.group.Remove()
+	}
+}
+
+// startHelper starts the helper in new namespaces. It has no parent-death
+// signal: when shellgate dies, its end of the control socket closes, and the
+// helper ends the session itself (kills everything, moves aside what a command
+// in flight made at the root) before it exits.
+// ctl is the helper's end of the control socket; network: it shares the
+// host's network namespace; birth, unless -1, is the cgroup it is born in
+// (Group.BirthFD), and born reports whether it was.
+func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool, err error) {
+	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
+	if !network {
+		flags |= unix.CLONE_NEWNET
+	}
+	pfd := -1
+	command := func(birth int) *exec.Cmd {
+		return &exec.Cmd{
+			Path: "/proc/self/exe",
+			Args: []string{helper.Arg0},
+			// Nothing of shellgate's own environment reaches the session. One
+			// processor keeps the helper's threads few, under the process limit.
+			Env:        []string{"GOMAXPROCS=1"},
+			Dir:        "/",
+			ExtraFiles: []*os.File{ctl},
+			Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
+			SysProcAttr: &syscall.SysProcAttr{
+				Cloneflags:  flags,
+				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+				GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+				// Caps survive the exec of a non-root user only as ambient ones.
+				AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE, unix.CAP_DAC_OVERRIDE},
+				Setpgid:     true,
+				PidFD:       &pfd,
+				UseCgroupFD: birth >= 0,
+				CgroupFD:    birth,
+			},
+		}
+	}
+	var cmd *exec.Cmd
+	startErr := make(chan error, 1)
+	go func() {
+		// The helper inherits the timer slack of the thread that starts
+		// it, and its threads that of the helper (see helper.TimerSlack). The
+		// commands get this thread's own back (message.Slack).
+		runtime.LockOSThread()
+		if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < helper.TimerSlack {
+			if unix.Prctl(unix.PR_SET_TIMERSLACK, helper.TimerSlack, 0, 0, 0) == nil {
+				s.slack = old
+			}
+		}
+		cmd = command(birth)
+		err := cmd.Start()
+		if err != nil && birth >= 0 {
+			// Born elsewhere, then moved in: the cgroup may refuse a birth
+			// it would allow as a move, and the namespaces must not be
+			// blamed for that.
+			birth = -1
+			cmd = command(birth)
+			err = cmd.Start()
+		}
+		if s.slack > 0 {
+			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
+		}
+		runtime.UnlockOSThread()
+		if err != nil {
+			startErr <- err
+			return
+		}
+		born = birth >= 0
+		startErr <- nil
+		pidfd.AwaitExit(pfd)
+		err = cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(s.dead)
+	}()
+	if err := <-startErr; err != nil {
+		return false, noNamespaces(err)
+	}
+	s.helper = cmd
+	return born, nil
+}
+
+// noUserNS is the error of a session whose user namespace the kernel
+// refused: every other namespace of it is made in that one.
+type noUserNS struct{ why string }
+
+func (e *noUserNS) Error() string {
+	return LayerUserNS + ": " + e.why + ", so there is no sandbox session: no fs, net, pid, tmp or secrets layer"
+}
+
+// noNamespaces says why the session's namespaces could not be made, as the
+// kernel's refusal tells it, for the report: one line, the layer first.
+func noNamespaces(err error) error {
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return &noUserNS{"the kernel refuses user namespaces here (EPERM: a container's seccomp profile, as Docker's default, or a kernel setting)"}
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EUSERS):
+		return &noUserNS{"no user namespace may be made (ENOSPC: user.max_user_namespaces is 0 or reached)"}
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		return &noUserNS{"this kernel has no user namespaces (EINVAL)"}
+	}
+	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
+}
+
+// setUp moves the helper into its cgroup where it was not born in it, sends
+// it the spec and the plan made with facts (and log, the quarantine log, with
+// Spec.QuarantineLog), and waits for its report.
+func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *os.File) error {
+	pid := s.helper.Process.Pid
+	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
+		s.pidNS = link
+	}
+	// The helper moves into its cgroup while it sets up its view: a move
+	// waits for an RCU grace period, ~10 ms after the machine was idle. It
+	// forks nothing before its first command, which waits for both.
+	grouped := make(chan struct{})
+	go func() {
+		defer close(grouped)
+		if s.group != nil && !cg.born {
+			if err := s.group.Join(pid); err != nil {
+				s.group.Remove()
+				s.group = nil
+				cg.noCgroup(err)
+			}
+		}
+	}()
+	defer func() { <-grouped }()
+	steps, trees := planWithTrees(spec, <-facts)
+	fds := make([]int, len(trees))
+	for i, t := range trees {
+		fds[i] = int(t.Fd())
+		defer t.Close() // sent: the helper holds them
+	}
+	if log != nil { // last, after the trees
+		fds = append(fds, int(log.Fd()))
+	}
+	for i := range steps { // doctor --plan's; the helper has no use for it
+		steps[i].Why = ""
+	}
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts()}, helper.UnixRights(fds)); err != nil {
+		return s.helperError("sending the setup", err)
+	}
+	type result struct {
+		m   *message
+		oob []byte // the host ports' listening sockets
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		m, oob, err := s.ctl.Recv(make([]byte, syscall.CmsgSpace(4*2*(MaxHostPorts+1))))
+		got <- result{m, oob, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil || r.m.Op != "ready" {
+			return s.helperError("setting up", r.err)
+		}
+		<-grouped
+		if s.group != nil {
+			if err := s.homeLauncher(cg); err != nil {
+				return err
+			}
+		}
+		layers := cg.layers
+		for k, v := range r.m.Layers {
+			layers[k] = v
+		}
+		s.report = Report{Layers: layers, Missing: append(cg.missing, r.m.Missing...)}
+		s.fwd = forwardHostPorts(r.m.Ports, helper.FDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
+		return nil
+	case <-time.After(setupTimeout):
+		return errors.New("sandbox: the session helper did not set up within 10s")
+	}
+}
+
+// homeLauncher puts the helper's launcher thread, which forks every command,
+// in the commands' cgroup on v1 (cgroup.Group.LauncherFile), now that the
+// helper is in the session's: its commands are charged to the process limit,
+// and its other threads are not. Where the thread cannot go, the limit is the
+// whole session's instead, the helper's threads counted too; where that
+// cannot be either, cg says the session has no process limit.
+func (s *Session) homeLauncher(cg *sessionCgroup) error {
+	f, err := s.group.LauncherFile()
+	if f == nil && err == nil {
+		return nil // cgroup2: the commands are born below the limit
+	}
+	if err == nil {
+		err = s.ctl.Send(&message{Op: "launcher-cgroup"}, syscall.UnixRights(int(f.Fd())))
+		f.Close()
+		if err != nil {
+			return s.helperError("sending the commands' cgroup", err)
+		}
+		m, _, rerr := s.ctl.Recv(nil)
+		switch {
+		case rerr != nil || m.Op != "launcher-cgroup":
+			return s.helperError("placing the launcher", rerr)
+		case m.Error != "":
+			err = errors.New(m.Error)
+		}
+	}
+	if err != nil {
+		if uerr := s.group.Unlimit(s.procs); uerr != nil {
+			cg.layers[LayerProcs] = "rlimit"
+			cg.missing = append(cg.missing, fmt.Sprintf("%s: the session's commands have no process limit: %v; %v", LayerProcs, err, uerr))
+		}
+	}
+	return nil
+}
+
+func (s *Session) helperError(step string, err error) error {
+	select {
+	case <-s.dead:
+	case <-time.After(time.Second):
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg := bytes.TrimSpace(s.errBuf.Bytes()); len(msg) > 0 {
+		return fmt.Errorf("sandbox: %s failed: %s", step, msg)
+	}
+	if err == nil {
+		err = s.waitErr
+	}
+	return fmt.Errorf("sandbox: %s failed: %v", step, err)
+}
+
+// helperStderr collects the helper's stderr, its first 4 KiB, under the
+// session's lock.
+type helperStderr struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w *helperStderr) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.b.Len() < 4096 {
+		w.b.Write(p[:min(len(p), 4096-w.b.Len())])
+	}
+	return len(p), nil
+}
+
+// planWithTrees plans the view, with the trees of the steps that show a
+// directory as others see it (package idmap), in the order of the steps. If
+// they cannot be made now, the directories are walked for what only root
+// may read instead, as where no tree can be made at all.
+func planWithTrees(spec Spec, f Facts) ([]Step, []*os.File) {
+	steps := Plan(spec, f)
+	var dirs []string
+	for _, st := range steps {
+		if st.AsOthers {
+			dirs = append(dirs, st.Src)
+		}
+	}
+	trees, err := idmap.Trees(dirs)
+	if err != nil {
+		f.AsOthers, f.Private = nil, append(slices.Clip(f.Private), hostscan.RootPrivate(rootDirs, 4, 20000)...)
+		return Plan(spec, f), nil
+	}
+	return steps, trees
+}
