@@ -53,14 +53,7 @@ func TestServeWaitsWithoutASystemCall(t *testing.T) {
 	go func() {
 		// The thread ends with the goroutine, and the filter with it; not
 		// the process's main thread, which the runtime keeps.
-		for range 100 {
-			if runtime.LockOSThread(); unix.Gettid() != unix.Getpid() {
-				break
-			}
-			runtime.UnlockOSThread()
-			time.Sleep(time.Millisecond)
-		}
-		if unix.Gettid() == unix.Getpid() {
+		if !lockOtherThread() {
 			listener <- -1
 			return
 		}
@@ -126,14 +119,7 @@ func TestSyncWakeUpTaken(t *testing.T) {
 	go func() {
 		// Never unlocked: the filter ends with the thread (not the main
 		// one, which the runtime keeps).
-		for range 100 {
-			if runtime.LockOSThread(); unix.Gettid() != unix.Getpid() {
-				break
-			}
-			runtime.UnlockOSThread()
-			time.Sleep(time.Millisecond)
-		}
-		if unix.Gettid() == unix.Getpid() {
+		if !lockOtherThread() {
 			got <- errors.New("skip: on the main thread")
 			return
 		}
@@ -152,4 +138,17 @@ func TestSyncWakeUpTaken(t *testing.T) {
 	if old := major < 6 || major == 6 && minor < 6; old != (err != nil) {
 		t.Errorf("Linux %d.%d: synchronous wake-ups: %v", major, minor, err)
 	}
+}
+
+// lockOtherThread locks the calling goroutine to a thread other than the
+// process's main one, and reports whether it found one.
+func lockOtherThread() bool {
+	for range 100 {
+		if runtime.LockOSThread(); unix.Gettid() != unix.Getpid() {
+			return true
+		}
+		runtime.UnlockOSThread()
+		time.Sleep(time.Millisecond)
+	}
+	return false
 }
