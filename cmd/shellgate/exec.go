@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -171,45 +170,23 @@ func ownHook(words []string) ([]string, bool) {
 			return nil, false
 		}
 	}
-	if len(words) < 2 || words[1] != "hook" || isExecAlias(words[0]) || !isThisShellgate(words[0]) || configInProject(words[2:]) {
+	if len(words) < 2 || words[1] != "hook" || isExecAlias(words[0]) || !isThisShellgate(words[0]) || namesConfig(words[2:]) {
 		return nil, false
 	}
 	return words[2:], true
 }
 
-// configInProject reports whether hook arguments name a --config file in the
-// working directory's tree or the project's (CLAUDE_PROJECT_DIR): one the
-// agent's commands can write. Trusted as the user's, its [audit] path would
-// have the hook, outside the sandbox, append a line of the agent's choosing
-// (a command holding $(…)) to any file, ~/.bashrc among them. Such a line
-// runs in the sandbox as any other command.
-func configInProject(args []string) bool {
-	wd, _ := os.Getwd()
-	for i := 0; i < len(args); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if !strings.HasPrefix(args[i], "-") || name != "config" {
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return false
-			}
-			i++
-			value = args[i]
-		}
-		p := value
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(wd, p)
-		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		for _, dir := range []string{wd, os.Getenv("CLAUDE_PROJECT_DIR")} {
-			if d, err := filepath.EvalSymlinks(dir); err == nil && dir != "" {
-				if rel, err := filepath.Rel(d, p); err == nil && filepath.IsLocal(rel) {
-					return true
-				}
-			}
+// namesConfig reports whether hook arguments name a --config file. Trusted
+// as the user's, its [audit] path would have the hook, outside the sandbox,
+// append a line of the agent's choosing (a command holding $(…)) to any
+// file, ~/.bashrc among them; and whether the agent could have written it is
+// not for a path to tell (a link in the project, a tool cache, the session's
+// temp dir all land outside it). Such a line runs in the sandbox as any
+// other command; the hook installs name no --config.
+func namesConfig(args []string) bool {
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "config" {
+			return true
 		}
 	}
 	return false

@@ -312,7 +312,16 @@ func TestExecWrapsHook(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "evil.toml"), []byte("[audit]\npath = "+strconv.Quote(rc)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{quoteArg(bin) + " hook claude-code --config evil.toml", quoteArg(bin) + " hook --config=" + quoteArg(filepath.Join(root, "evil.toml")) + " claude-code"} {
+	// The same file outside the project, through a link in it (a tool cache or
+	// the session's temp dir is such a place the agent can write).
+	outside := filepath.Join(visibleTempDir(t), "evil.toml")
+	if err := os.WriteFile(outside, []byte("[audit]\npath = "+strconv.Quote(rc)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "cfg.toml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{quoteArg(bin) + " hook claude-code --config evil.toml", quoteArg(bin) + " hook --config=" + quoteArg(filepath.Join(root, "evil.toml")) + " claude-code", quoteArg(bin) + " hook -config cfg.toml claude-code"} {
 		prefixed(line, payload)
 		if _, err := os.Stat(rc); err == nil {
 			t.Errorf("%s wrote %s outside the sandbox", line, rc)
