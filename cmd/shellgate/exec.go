@@ -69,6 +69,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 	signals := catchSignals(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signals.release()
+	shellgate.Subreap() // what a command leaves stays below this process (unsupported: the scans of /proc stay)
 	command := words[0]
 	if len(words) > 1 {
 		command = quoteArgv(words)

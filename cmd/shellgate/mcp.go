@@ -153,6 +153,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 		return exitShellgate
 	}
+	shellgate.Subreap() // what a command leaves stays below this process (unsupported: the scans of /proc stay)
 	gate, err := shellgate.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)

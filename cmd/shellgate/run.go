@@ -40,6 +40,7 @@ Flags:
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	signals := catchSignals(os.Interrupt, syscall.SIGTERM)
 	defer signals.release()
+	shellgate.Subreap() // what a command leaves stays below this process (unsupported: the scans of /proc stay)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var (
 		cf          commonFlags

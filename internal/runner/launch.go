@@ -100,6 +100,7 @@ func (c child) PID() int { return c.cmd.Process.Pid }
 
 func (c child) Wait() (*int, string) {
 	c.cmd.Wait() // the exit status is in cmd.ProcessState; Wait errors only repeat it
+	waited(c.cmd.Process.Pid)
 	return exitStatus(c.cmd.ProcessState)
 }
 
@@ -135,9 +136,12 @@ func startIn(job uintptr, argv, env []string, dir string, stdin, stdout, stderr,
 			return nil, err
 		}
 	}
+	registered := forking()
 	if err := cmd.Start(); err != nil {
+		registered(0)
 		return nil, err
 	}
+	registered(cmd.Process.Pid)
 	return adopt(cmd, job)
 }
 

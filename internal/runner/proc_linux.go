@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -97,8 +98,12 @@ func (st procStat) dead() bool {
 	return st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0
 }
 
+// hostScans counts the listings of every process (pids), for tests.
+var hostScans atomic.Int64
+
 // pids lists the numeric entries of /proc.
 func pids() []int {
+	hostScans.Add(1)
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -142,10 +147,16 @@ func liveOf(pgid int, ms []procID) []procID {
 }
 
 // candidates lists the processes to search for scope's: those it lists if it
-// is a Lister that can, else every process.
+// is a Lister that can; with no scope, this process's tree where it holds
+// every process the Supervisors started (Subreap); else every process.
 func candidates(scope Launcher) []int {
 	if l, ok := scope.(Lister); ok {
 		if pids, ok := l.Processes(); ok {
+			return pids
+		}
+	}
+	if scope == nil {
+		if pids, ok := ownTree(); ok {
 			return pids
 		}
 	}

@@ -24,11 +24,14 @@
 // Close the tree dies too, whatever its processes did to their group, session
 // or environment.
 //
+// Without a Launcher the look for what a command left reads every process of
+// the machine, unless the program made itself a child subreaper (Subreap, a
+// process-wide choice the shellgate command makes): then whatever the
+// commands leave stays below this process, and the looks read only its tree.
+//
 // Limits: otherwise a descendant that both leaves the group and drops its
-// environment (env -i setsid …) cannot be found. PR_SET_CHILD_SUBREAPER would not fix that
-// safely: it is process-wide, and reparented orphans could not be told from
-// children other code in the process started with os/exec, so they could be
-// neither reaped nor killed without risk. On Windows each command runs in a
+// environment (env -i setsid …) cannot be found; as a subreaper it is a child
+// of this process but is not told from the children other code started. On Windows each command runs in a
 // job object of its own, which holds its descendants whatever their parent
 // does: timeouts and Close terminate the job, background processes are its
 // live members, and the kernel kills them all when shellgate exits.

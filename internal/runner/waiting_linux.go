@@ -77,6 +77,9 @@ type member struct {
 	tids []string
 }
 
+// maxDescendants bounds the processes descendants lists.
+const maxDescendants = 4096
+
 // descendants returns pid and every process below it, from the kernel's lists
 // of children: a few files for a command's tree, where a scan of /proc reads
 // every process on the machine (which a session's calls, each looking every
@@ -88,7 +91,7 @@ func descendants(pid int) (all []member, ok bool) {
 	buf := procBufs.Get().(*[]byte)
 	defer procBufs.Put(buf)
 	queue := []int{pid}
-	for len(queue) > 0 && len(all) < 4096 {
+	for len(queue) > 0 && len(all) < maxDescendants {
 		p := queue[0]
 		queue = queue[1:]
 		dir := "/proc/" + strconv.Itoa(p) + "/task"

@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// TestSubreap runs this package's tests again in a child process that is a
+// subreaper (Subreap is for the whole process and for good), TestSubreapChild
+// among them.
+func TestSubreap(t *testing.T) {
+	lane.Live(t)
+	if subreaping() {
+		t.Skip("in the child")
+	}
+	args := []string{"-test.v", "-test.count=1", "-test.timeout=10m"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), subreapEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSubreapChild") {
+		t.Fatalf("the tests as a subreaper: %v\n%s", err, tail(string(out), 8000))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// As a subreaper, what a command leaves running (setsid …&, nohup …&) is
+// reparented to this process, found and reported without a look at every
+// process of the machine, and ended by Close; the orphans that end are
+// reaped, and the commands' own exit statuses are not taken by the reaper.
+func TestSubreapChild(t *testing.T) {
+	if !subreaping() {
+		t.Skip("only in TestSubreap's child")
+	}
+	var r int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&r)), 0, 0, 0); err != nil || r != 1 {
+		t.Fatalf("not a subreaper: %d, %v", r, err)
+	}
+	self := os.Getpid()
+	scans := hostScans.Load()
+	s := NewSupervisor()
+	defer s.Close()
+
+	res, _, _ := runScript(t, s, `setsid sleep 30 &`, Spec{})
+	if len(res.BackgroundPIDs) != 1 {
+		t.Fatalf("setsid: BackgroundPIDs %v, want the sleep", res.BackgroundPIDs)
+	}
+	escaped := res.BackgroundPIDs[0]
+	if ppid := parentOf(escaped); ppid != self {
+		t.Errorf("the setsid job's parent is %d, want this process (%d)", ppid, self)
+	}
+	res, _, _ = runScript(t, s, `nohup sleep 30 &`, Spec{})
+	if len(res.BackgroundPIDs) != 1 {
+		t.Fatalf("nohup: BackgroundPIDs %v, want the sleep", res.BackgroundPIDs)
+	}
+	member := res.BackgroundPIDs[0]
+	if st, _ := readStat(member); st.pgrp != res.PID {
+		t.Errorf("the nohup job %d is not in the command's group %d", member, res.PID)
+	}
+	// Orphans that end at once: reaped, and the exit statuses of commands
+	// started meanwhile are theirs.
+	var wg sync.WaitGroup
+	codes := make([]*int, 40)
+	for i := range codes {
+		wg.Go(func() {
+			r, _, _ := runScript(t, s, `(true &); (sleep 0.01 &); exit 7`, Spec{})
+			codes[i] = r.ExitCode
+		})
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c == nil || *c != 7 {
+			t.Errorf("run %d: exit code %s, want 7", i, describe(c))
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, "after Close", escaped, member)
+	if n := hostScans.Load() - scans; n != 0 {
+		t.Errorf("%d looks at every process of the machine; want none as a subreaper", n)
+	}
+	var zombies []int
+	for range 200 {
+		if zombies = zombieChildren(t, self); len(zombies) == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(zombies) > 0 {
+		t.Errorf("zombie children not reaped: %v", zombies)
+	}
+}
+
+// parentOf returns pid's parent, 0 if it is gone.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// zombieChildren lists the zombies among the children of every thread of pid.
+func zombieChildren(t *testing.T, pid int) []int {
+	t.Helper()
+	all, ok := descendants(pid)
+	if !ok {
+		t.Fatal("no lists of children")
+	}
+	var z []int
+	for _, m := range all[1:] {
+		if st, ok := readStat(m.pid); ok && st.state == 'Z' && parentOf(m.pid) == pid {
+			z = append(z, m.pid)
+		}
+	}
+	return z
+}
