@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -64,9 +66,12 @@ var reap struct {
 	mapMu    sync.Mutex
 	children map[int]bool // commands started as children, not yet waited for
 	nudge    chan struct{}
+	blocked  int // the zombie child, not an orphan, the last look stopped at
 }
 
 func init() { reap.nudge = make(chan struct{}, 1) }
+
+var errNotLauncher = errors.New("runner: a scope of processes, not a launcher")
 
 // forking is called before a command is started as our child; the returned
 // function registers it (pid 0: it did not start).
@@ -114,27 +119,66 @@ func reaper() {
 }
 
 // reapOrphans reaps the zombie children that are orphans: not registered, and
-// not in our own session (see Subreap). Orphans are reparented to the first
-// live thread of the subreaper, its main thread, whose list of children is
-// the one read; os/exec's children forked on other threads are never seen.
+// not in our own session (see Subreap). It asks the kernel for a zombie child
+// without reaping it (WNOWAIT), one system call when there is none; a zombie
+// that is not an orphan is left to its owner's Wait, unless it is still the
+// first one found at the next SIGCHLD (an owner that does not wait), when
+// the orphans are looked for past it.
 func reapOrphans() {
+	reap.mu.Lock()
+	defer reap.mu.Unlock()
+	for {
+		var info unix.Siginfo
+		if unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) != nil {
+			return
+		}
+		pid := siginfoPID(&info)
+		if pid <= 0 {
+			reap.blocked = 0
+			return
+		}
+		if !orphan(pid) {
+			if pid == reap.blocked {
+				scanOrphans()
+			}
+			reap.blocked = pid
+			return
+		}
+		unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG, nil)
+	}
+}
+
+// siginfoPID is a waitid's si_pid: the first field of the union that follows
+// three ints, aligned as a pointer.
+func siginfoPID(info *unix.Siginfo) int {
+	const ptr = unsafe.Sizeof(uintptr(0))
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), (12+ptr-1)&^(ptr-1))))
+}
+
+// orphan reports whether zombie child pid is to be reaped here. reap.mu is held.
+func orphan(pid int) bool {
+	reap.mapMu.Lock()
+	ours := reap.children[pid]
+	reap.mapMu.Unlock()
+	if ours {
+		return false
+	}
+	st, ok := readStat(pid)
+	return ok && st.state == 'Z' && st.session != reap.sid
+}
+
+// scanOrphans reaps every orphan among the main thread's children, which is
+// where orphans are reparented (to the subreaper's first live thread); os/exec's
+// children forked on other threads are never seen. reap.mu is held.
+func scanOrphans() {
 	buf := procBufs.Get().(*[]byte)
 	defer procBufs.Put(buf)
 	b, err := procfs.Read("/proc/self/task/"+strconv.Itoa(reap.self)+"/children", buf, true)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return
 	}
-	reap.mu.Lock()
-	defer reap.mu.Unlock()
 	for f := range strings.FieldsSeq(string(b)) {
-		pid, err := strconv.Atoi(f)
-		reap.mapMu.Lock()
-		ours := reap.children[pid]
-		reap.mapMu.Unlock()
-		if err != nil || ours {
-			continue
-		}
-		if st, ok := readStat(pid); ok && st.state == 'Z' && st.session != reap.sid {
+		if pid, err := strconv.Atoi(f); err == nil && orphan(pid) {
 			var info unix.Siginfo
 			unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG, nil)
 		}
@@ -154,6 +198,83 @@ func ownTree() ([]int, bool) {
 	pids := make([]int, 0, len(all)-1)
 	for _, m := range all[1:] {
 		pids = append(pids, m.pid)
+	}
+	return pids, true
+}
+
+// sinceTick returns a clock tick (of /proc/PID/stat's start time) no later
+// than now's, whichever clock the kernel counts start times on (boot time
+// since Linux 5.5, the monotonic clock before).
+func sinceTick() uint64 {
+	var mono, boot unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) != nil || unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) != nil {
+		return 0
+	}
+	ns := min(mono.Nano(), boot.Nano())
+	if t := uint64(ns / (1e9 / userHZ)); t > 1 {
+		return t - 1
+	}
+	return 0
+}
+
+// userHZ is the unit of /proc's clock ticks (USER_HZ, 100 on Linux's ABIs).
+const userHZ = 100
+
+// orphans is where to look, as a subreaper, for what a command that started
+// at tick since left once its shell has exited: everything it left was
+// reparented to this process's main thread (its first live thread, which in
+// Go never exits), so only the trees of the main thread's children that
+// started since then, other than the commands still running, are read: not
+// the jobs earlier calls left, nor a sandbox's processes.
+type orphans struct{ since uint64 }
+
+// afterExit is the scope of the looks once the shell of a command started
+// through launcher at tick since has exited.
+func afterExit(launcher Launcher, since uint64) Launcher {
+	if launcher == nil && reap.tree.Load() && since > 0 {
+		return orphans{since}
+	}
+	return launcher
+}
+
+func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, ...*os.File) (Launched, error) {
+	return nil, errNotLauncher
+}
+
+func (orphans) Contains(int) bool { return true }
+
+// Processes lists the trees of the main thread's children started at or after
+// o.since, the commands still running aside.
+func (o orphans) Processes() ([]int, bool) {
+	buf := procBufs.Get().(*[]byte)
+	b, err := procfs.Read("/proc/self/task/"+strconv.Itoa(reap.self)+"/children", buf, true)
+	var roots []int
+	if err == nil {
+		for f := range strings.FieldsSeq(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				roots = append(roots, pid)
+			}
+		}
+	}
+	procBufs.Put(buf)
+	if err != nil {
+		return ownTree()
+	}
+	var pids []int
+	for _, root := range roots {
+		reap.mapMu.Lock()
+		running := reap.children[root]
+		reap.mapMu.Unlock()
+		if st, ok := readStat(root); running || !ok || st.start < o.since {
+			continue
+		}
+		tree, ok := descendants(root)
+		if !ok || len(pids)+len(tree) >= maxDescendants {
+			return ownTree()
+		}
+		for _, m := range tree {
+			pids = append(pids, m.pid)
+		}
 	}
 	return pids, true
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -68,6 +70,15 @@ func TestSubreapChild(t *testing.T) {
 	if ppid := parentOf(escaped); ppid != self {
 		t.Errorf("the setsid job's parent is %d, want this process (%d)", ppid, self)
 	}
+	// The look after a later command's exit does not read this job: only
+	// the trees of the orphans that started since that command did.
+	later, ok := afterExit(nil, sinceTick()+2).(Lister).Processes()
+	if !ok || slices.Contains(later, escaped) {
+		t.Errorf("the look after a later command reads %v (%v), the earlier job %d among them", later, ok, escaped)
+	}
+	if all, _ := afterExit(nil, 1).(Lister).Processes(); !slices.Contains(all, escaped) {
+		t.Errorf("the look since boot reads %v, not the job %d", all, escaped)
+	}
 	res, _, _ = runScript(t, s, `nohup sleep 30 &`, Spec{})
 	if len(res.BackgroundPIDs) != 1 {
 		t.Fatalf("nohup: BackgroundPIDs %v, want the sleep", res.BackgroundPIDs)
@@ -76,6 +87,13 @@ func TestSubreapChild(t *testing.T) {
 	if st, _ := readStat(member); st.pgrp != res.PID {
 		t.Errorf("the nohup job %d is not in the command's group %d", member, res.PID)
 	}
+	// A child of this process's own, in its session, that no one waits for:
+	// not reaped here, and no hindrance to reaping the orphans.
+	unwaited, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Wait4(unwaited, nil, 0, nil)
 	// Orphans that end at once: reaped, and the exit statuses of commands
 	// started meanwhile are theirs.
 	var wg sync.WaitGroup
@@ -101,13 +119,13 @@ func TestSubreapChild(t *testing.T) {
 	}
 	var zombies []int
 	for range 200 {
-		if zombies = zombieChildren(t, self); len(zombies) == 0 {
+		if zombies = zombieChildren(t, self); slices.Equal(zombies, []int{unwaited}) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(zombies) > 0 {
-		t.Errorf("zombie children not reaped: %v", zombies)
+	if !slices.Equal(zombies, []int{unwaited}) {
+		t.Errorf("zombie children %v, want only the one not waited for (%d)", zombies, unwaited)
 	}
 }
 

@@ -10,3 +10,7 @@ func Subreap() error { return errors.ErrUnsupported }
 func forking() func(pid int) { return func(int) {} }
 
 func waited(int) {}
+
+func sinceTick() uint64 { return 0 }
+
+func afterExit(launcher Launcher, _ uint64) Launcher { return launcher }
