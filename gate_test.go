@@ -26,13 +26,23 @@ import (
 	"github.com/shellgate/shellgate/policy"
 )
 
+// subreapEnv set to 1 makes this test binary a child subreaper
+// (TestSubreapGate's child).
+const subreapEnv = "SHELLGATE_TEST_SUBREAP"
+
 func TestMain(m *testing.M) {
 	// No test writes the user's own audit log: those about it name their file.
 	os.Setenv(shellgate.AuditLogEnv, "off")
 	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
 	os.Setenv(shellgate.CheckpointsEnv, "off")
 	removeState := lane.PrivateState() // nor the user's own state
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }))
+	if os.Getenv(subreapEnv) == "1" {
+		if err := shellgate.Subreap(); err != nil {
+			panic(err)
+		}
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }),
+		goleak.IgnoreAnyFunction("github.com/shellgate/shellgate/internal/runner.reaper")) // Subreap's
 }
 
 // lab is a project root with a subdirectory, a file, a symlink that escapes, and a
