@@ -15,14 +15,17 @@ import (
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
-// TestSubreapGate runs TestSubreapGateChild in a child process that called
-// Subreap, as the shellgate command does (it is for the whole process).
+// TestSubreapGate runs TestSubreapGateChild and the tests of jobs in a child
+// process that called Subreap, as the shellgate command does (it is for the
+// whole process).
 func TestSubreapGate(t *testing.T) {
 	lane.Live(t)
 	if os.Getenv(subreapEnv) == "1" {
 		t.Skip("in the child")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestSubreapGateChild$", "-test.v", "-test.count=1")
+	// With the tests of jobs and of what commands leave, as a subreaper.
+	run := "^(TestSubreapGateChild|TestBackgroundReturnsAtOnce|TestTimeoutKillsEverything|TestTimeoutKillsEscapedTree|TestJobKillKillsEscapedTree|TestSessionBackgroundJob|TestSessionJobLimitsAndClose|TestRunAfterCloseHavingRun)$"
+	cmd := exec.Command(os.Args[0], "-test.run", run, "-test.v", "-test.count=1", "-test.timeout=10m")
 	cmd.Env = append(os.Environ(), subreapEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestSubreapGateChild") {
