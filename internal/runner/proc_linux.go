@@ -98,6 +98,9 @@ func (st procStat) dead() bool {
 	return st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0
 }
 
+// onCandidates, for tests, is told the processes a Lister listed to search.
+var onCandidates func(scope Launcher, pids []int)
+
 // hostScans counts the listings of every process (pids), for tests.
 var hostScans atomic.Int64
 
@@ -152,6 +155,9 @@ func liveOf(pgid int, ms []procID) []procID {
 func candidates(scope Launcher) []int {
 	if l, ok := scope.(Lister); ok {
 		if pids, ok := l.Processes(); ok {
+			if onCandidates != nil {
+				onCandidates(scope, pids)
+			}
 			return pids
 		}
 	}

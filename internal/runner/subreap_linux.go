@@ -225,7 +225,8 @@ const userHZ = 100
 // reparented to this process's main thread (its first live thread, which in
 // Go never exits), so only the trees of the main thread's children that
 // started since then, other than the commands still running, are read: not
-// the jobs earlier calls left, nor a sandbox's processes.
+// the jobs earlier calls left (but those of the last 10–20 ms: start times
+// count in clock ticks), nor a sandbox's processes.
 type orphans struct{ since uint64 }
 
 // afterExit is the scope of the looks once the shell of a command started

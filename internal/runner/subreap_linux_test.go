@@ -79,7 +79,25 @@ func TestSubreapChild(t *testing.T) {
 	if all, _ := afterExit(nil, 1).(Lister).Processes(); !slices.Contains(all, escaped) {
 		t.Errorf("the look since boot reads %v, not the job %d", all, escaped)
 	}
+	// The looks after the next command's exit read only what it left (start
+	// times count in ticks of 10 ms: a job left in the same ticks is read).
+	time.Sleep(50 * time.Millisecond)
+	var looked [][]int
+	onCandidates = func(scope Launcher, pids []int) {
+		if _, ok := scope.(orphans); ok {
+			looked = append(looked, pids)
+		}
+	}
 	res, _, _ = runScript(t, s, `nohup sleep 30 &`, Spec{})
+	onCandidates = nil
+	if len(looked) == 0 {
+		t.Error("the look after the nohup command's exit was not of the orphans since it started")
+	}
+	for _, pids := range looked {
+		if slices.Contains(pids, escaped) || len(pids) > 1 {
+			t.Errorf("the look after the nohup command's exit read %v, not only its job (the earlier job: %d)", pids, escaped)
+		}
+	}
 	if len(res.BackgroundPIDs) != 1 {
 		t.Fatalf("nohup: BackgroundPIDs %v, want the sleep", res.BackgroundPIDs)
 	}

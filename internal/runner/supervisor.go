@@ -92,7 +92,7 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		pipes.closeOurEnds()
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
 	}
-	started := time.Now()
+	started, since := time.Now(), sinceTick()
 	proc, err := launch(launcher, spec, env, stdin, &pipes)
 	renewed := spec.TerminalNote
 	if errors.Is(err, ErrLauncherGone) {
@@ -141,10 +141,13 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	// Who is left behind is looked up while the output drains: a pass over
 	// /proc costs as much as the drain itself on a busy machine.
+	// As a subreaper without a Launcher, only what was reparented since the
+	// command started is read (afterExit).
+	scope := afterExit(launcher, since)
 	found := make(chan leftBehind, 1)
-	go func() { found <- findLeft(launcher, pgid) }()
+	go func() { found <- findLeft(scope, pgid) }()
 	held := s.collect(pumps, found, spec.drain(), groupLeft(pgid))
-	res.BackgroundPIDs = s.keepLeft(<-found, held, pgid, marker, launcher)
+	res.BackgroundPIDs = s.keepLeft(<-found, held, pgid, marker, scope)
 	res.Duration = time.Since(started)
 	if renewed != "" {
 		res.Notes = append([]string{renewed}, res.Notes...)
