@@ -19,3 +19,12 @@ func cpuTime() time.Duration {
 	}
 	return total
 }
+
+// selfCPU is the CPU time, user and system, of this process alone.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
