@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,14 +172,9 @@ func orphan(pid int) bool {
 // where orphans are reparented (to the subreaper's first live thread); os/exec's
 // children forked on other threads are never seen. reap.mu is held.
 func scanOrphans() {
-	buf := procBufs.Get().(*[]byte)
-	defer procBufs.Put(buf)
-	b, err := procfs.Read("/proc/self/task/"+strconv.Itoa(reap.self)+"/children", buf, true)
-	if err != nil {
-		return
-	}
-	for f := range strings.FieldsSeq(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && orphan(pid) {
+	children, _ := mainChildren()
+	for _, pid := range children {
+		if orphan(pid) {
 			var info unix.Siginfo
 			unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG, nil)
 		}
@@ -202,40 +198,43 @@ func ownTree() ([]int, bool) {
 	return pids, true
 }
 
-// sinceTick returns a clock tick (of /proc/PID/stat's start time) no later
-// than now's, whichever clock the kernel counts start times on (boot time
-// since Linux 5.5, the monotonic clock before).
-func sinceTick() uint64 {
-	var mono, boot unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) != nil || unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot) != nil {
-		return 0
+// orphans is where to look, as a subreaper, for what a command left once its
+// shell has exited: everything it left was reparented to this process's main
+// thread (its first live thread, which in Go never exits), so only the trees
+// of the main thread's children that were not its children before the
+// command started (before, sorted), other than the commands still running,
+// are read: not the jobs earlier calls left, nor a sandbox's processes.
+type orphans struct{ before []int }
+
+// beforeLaunch is the scope of the looks once the shell of a command about to
+// be started through launcher has exited.
+func beforeLaunch(launcher Launcher) Launcher {
+	if launcher != nil || !reap.tree.Load() {
+		return launcher
 	}
-	ns := min(mono.Nano(), boot.Nano())
-	if t := uint64(ns / (1e9 / userHZ)); t > 1 {
-		return t - 1
+	before, ok := mainChildren()
+	if !ok {
+		return launcher
 	}
-	return 0
+	slices.Sort(before)
+	return orphans{before}
 }
 
-// userHZ is the unit of /proc's clock ticks (USER_HZ, 100 on Linux's ABIs).
-const userHZ = 100
-
-// orphans is where to look, as a subreaper, for what a command that started
-// at tick since left once its shell has exited: everything it left was
-// reparented to this process's main thread (its first live thread, which in
-// Go never exits), so only the trees of the main thread's children that
-// started since then, other than the commands still running, are read: not
-// the jobs earlier calls left (but those of the last 10–20 ms: start times
-// count in clock ticks), nor a sandbox's processes.
-type orphans struct{ since uint64 }
-
-// afterExit is the scope of the looks once the shell of a command started
-// through launcher at tick since has exited.
-func afterExit(launcher Launcher, since uint64) Launcher {
-	if launcher == nil && reap.tree.Load() && since > 0 {
-		return orphans{since}
+// mainChildren lists the children of this process's main thread.
+func mainChildren() ([]int, bool) {
+	buf := procBufs.Get().(*[]byte)
+	defer procBufs.Put(buf)
+	b, err := procfs.Read("/proc/self/task/"+strconv.Itoa(reap.self)+"/children", buf, true)
+	if err != nil {
+		return nil, false
 	}
-	return launcher
+	var pids []int
+	for f := range strings.FieldsSeq(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, true
 }
 
 func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, ...*os.File) (Launched, error) {
@@ -244,29 +243,22 @@ func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, 
 
 func (orphans) Contains(int) bool { return true }
 
-// Processes lists the trees of the main thread's children started at or after
-// o.since, the commands still running aside.
+// Processes lists the trees of the main thread's children that were not
+// before, the commands still running aside.
 func (o orphans) Processes() ([]int, bool) {
-	buf := procBufs.Get().(*[]byte)
-	b, err := procfs.Read("/proc/self/task/"+strconv.Itoa(reap.self)+"/children", buf, true)
-	var roots []int
-	if err == nil {
-		for f := range strings.FieldsSeq(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				roots = append(roots, pid)
-			}
-		}
-	}
-	procBufs.Put(buf)
-	if err != nil {
+	roots, ok := mainChildren()
+	if !ok {
 		return ownTree()
 	}
 	var pids []int
 	for _, root := range roots {
+		if _, old := slices.BinarySearch(o.before, root); old {
+			continue
+		}
 		reap.mapMu.Lock()
 		running := reap.children[root]
 		reap.mapMu.Unlock()
-		if st, ok := readStat(root); running || !ok || st.start < o.since {
+		if running {
 			continue
 		}
 		tree, ok := descendants(root)

@@ -11,6 +11,4 @@ func forking() func(pid int) { return func(int) {} }
 
 func waited(int) {}
 
-func sinceTick() uint64 { return 0 }
-
-func afterExit(launcher Launcher, _ uint64) Launcher { return launcher }
+func beforeLaunch(launcher Launcher) Launcher { return launcher }

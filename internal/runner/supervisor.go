@@ -92,7 +92,10 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 		pipes.closeOurEnds()
 		return Result{}, &StartError{Program: spec.Argv[0], Err: err}
 	}
-	started, since := time.Now(), sinceTick()
+	// As a subreaper without a Launcher, what the command leaves is looked
+	// for only among what is reparented to this process after its start.
+	scope := beforeLaunch(launcher)
+	started := time.Now()
 	proc, err := launch(launcher, spec, env, stdin, &pipes)
 	renewed := spec.TerminalNote
 	if errors.Is(err, ErrLauncherGone) {
@@ -141,9 +144,6 @@ func (s *Supervisor) Run(ctx context.Context, spec Spec) (Result, error) {
 
 	// Who is left behind is looked up while the output drains: a pass over
 	// /proc costs as much as the drain itself on a busy machine.
-	// As a subreaper without a Launcher, only what was reparented since the
-	// command started is read (afterExit).
-	scope := afterExit(launcher, since)
 	found := make(chan leftBehind, 1)
 	go func() { found <- findLeft(scope, pgid) }()
 	held := s.collect(pumps, found, spec.drain(), groupLeft(pgid))
