@@ -68,6 +68,10 @@ func groupMembers(pid int, _ Launcher) []procID { return jobMembers(pid) }
 // the command's by construction, so there is no reused PID to tell apart.
 func liveOf(pid int, _ []procID) []procID { return jobMembers(pid) }
 
+// membersAmong returns the live members of command pid's job (no tree
+// launcher here).
+func membersAmong(pid int, _ []int) []procID { return jobMembers(pid) }
+
 // unread is unknown on Windows; an idle pipe is told only by its Read not returning.
 func unread(*os.File) int { return 0 }
 

@@ -36,6 +36,10 @@ func groupMembers(pgid int, _ Launcher) []procID {
 	return members
 }
 
+// membersAmong returns the live members of group pgid (pids: a tree that
+// holds them, which only Linux's sandbox has).
+func membersAmong(pgid int, _ []int) []procID { return groupMembers(pgid, nil) }
+
 // liveOf returns those of ms that are still alive and still in group pgid.
 func liveOf(pgid int, ms []procID) []procID {
 	var live []procID

@@ -138,6 +138,17 @@ func groupMembers(pgid int, scope Launcher) []procID {
 	return members
 }
 
+// membersAmong returns the live processes of pids in group pgid.
+func membersAmong(pgid int, pids []int) []procID {
+	var members []procID
+	for _, pid := range pids {
+		if st, ok := readStat(pid); ok && st.pgrp == pgid && !st.dead() {
+			members = append(members, procID{pid, st.start})
+		}
+	}
+	return members
+}
+
 // liveOf returns those of ms that are still alive and still in group pgid.
 func liveOf(pgid int, ms []procID) []procID {
 	var live []procID

@@ -11,6 +11,7 @@ func enlargePipe(*os.File) {}
 
 func groupMembers(int, Launcher) []procID   { return nil }
 func liveOf(int, []procID) []procID         { return nil }
+func membersAmong(int, []int) []procID      { return nil }
 func markedProcs([]byte, Launcher) []procID { return nil }
 
 // unread is unknown here; an idle pipe is told only by its Read not returning.

@@ -24,17 +24,18 @@ type Supervisor struct {
 	// one-shot run.
 	id string
 
-	mu         sync.Mutex
-	launcher   Launcher // nil: commands are children of this process
-	renew      func() (Launcher, string, error)
-	closed     bool
-	closing    chan struct{} // closed by Close: running commands are ended
-	seq        uint64
-	running    sync.WaitGroup
-	background map[int][]procID // process groups left running, with the members seen
-	pruneAt    int              // how many background groups make keepBackground forget the ended ones
-	trees      []tree           // commands whose trees were left running
-	orphans    []*pump          // pipes still held by background processes, read and discarded
+	mu           sync.Mutex
+	launcher     Launcher // nil: commands are children of this process
+	renew        func() (Launcher, string, error)
+	closed       bool
+	closing      chan struct{} // closed by Close: running commands are ended
+	seq          uint64
+	running      sync.WaitGroup
+	background   map[int][]procID // process groups left running, with the members seen
+	pruneAt      int              // how many background groups make keepBackground forget the ended ones
+	trees        []tree           // commands whose trees were left running
+	treesPruneAt int              // how many trees make keepTree forget the ended ones
+	orphans      []*pump          // pipes still held by background processes, read and discarded
 }
 
 // NewSupervisor returns a Supervisor with nothing running.
@@ -233,12 +234,24 @@ type leftBehind struct {
 // findLeft looks for what the command with process group pgid left running.
 // What a tree holds beyond the group (setsid, env -i) lives on too, until
 // Close; the tree is empty, at no cost, when the command left nothing.
+//
+// A TreeLauncher's tree holds all the command started, the members of its
+// group among them: they are looked for there, not among every process of
+// the launcher's (a sandbox session's, with every job earlier calls left).
 func findLeft(launcher Launcher, pgid int) leftBehind {
-	l := leftBehind{members: groupMembers(pgid, launcher)}
+	var l leftBehind
 	for _, tr := range treeOf(launcher, pgid) {
 		if pids := tr.l.Tree(pgid); len(pids) > 0 {
 			l.trees, l.escaped = append(l.trees, tr), pids
 		}
+	}
+	if len(l.escaped) > 0 {
+		l.members = membersAmong(pgid, l.escaped)
+	} else {
+		// No tree, or an empty one (then no group either, which costs one
+		// system call), or one the launcher does not hold (a command
+		// without a cgroup of its own).
+		l.members = groupMembers(pgid, launcher)
 	}
 	return l
 }
@@ -331,17 +344,25 @@ func (s *Supervisor) keepBackground(pgid int, members []procID) {
 	s.background[pgid] = members
 }
 
-// keepTree remembers a command tree left running, for Close.
+// keepTree remembers a command tree left running, for Close. The trees that
+// ended are forgotten (and their launcher lets go of them) once they have
+// doubled, as keepBackground's groups: each look reads a tree, and a call
+// that leaves a job should not pay for every job before it.
 func (s *Supervisor) keepTree(tr tree) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kept := s.trees[:0]
-	for _, t := range s.trees {
-		if len(t.l.Tree(t.pid)) > 0 {
-			kept = append(kept, t)
+	if len(s.trees) >= s.treesPruneAt {
+		kept := s.trees[:0]
+		for _, t := range s.trees {
+			if len(t.l.Tree(t.pid)) > 0 {
+				kept = append(kept, t)
+			}
 		}
+		clear(s.trees[len(kept):])
+		s.trees = kept
+		s.treesPruneAt = max(8, 2*len(kept))
 	}
-	s.trees = append(kept, tr)
+	s.trees = append(s.trees, tr)
 }
 
 // runPattern is what a process's environment contains when it descends from the

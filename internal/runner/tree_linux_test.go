@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -84,4 +86,88 @@ func TestTreeLauncher(t *testing.T) {
 			requireGone(t, "after Close", escaped...)
 		})
 	}
+}
+
+// dirTrees is a TreeLauncher and Lister whose tree of command pid is pid and
+// the PIDs the command wrote to dir/pid, counting the looks: at each of its
+// trees, and at every process it holds (Processes).
+type dirTrees struct {
+	plainLauncher
+	dir              string
+	trees, processes *atomic.Int64
+}
+
+func (d dirTrees) Tree(pid int) []int {
+	d.trees.Add(1)
+	all := []int{pid}
+	b, _ := os.ReadFile(filepath.Join(d.dir, strconv.Itoa(pid)))
+	for _, f := range strings.Fields(string(b)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			all = append(all, p)
+		}
+	}
+	var live []int
+	for _, p := range all {
+		if alive(p) {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+func (d dirTrees) KillTree(pid int, sig syscall.Signal) {
+	for _, p := range d.Tree(pid) {
+		syscall.Kill(p, sig)
+	}
+}
+
+func (d dirTrees) Processes() ([]int, bool) {
+	d.processes.Add(1)
+	return pids(), true
+}
+
+// A job left in the command's group is found among the command's tree, not
+// among every process the launcher holds (a sandbox session's, every job
+// earlier calls left among them); and the trees of earlier calls are not
+// each read again at every call that leaves one.
+func TestTreeLauncherLooksInTheTree(t *testing.T) {
+	lane.Live(t)
+	d := dirTrees{dir: t.TempDir(), trees: new(atomic.Int64), processes: new(atomic.Int64)}
+	s := NewSupervisor()
+	s.KillGrace = 100 * time.Millisecond
+	defer s.Close()
+	s.SetLauncher(d)
+	const runs = 12
+	var jobs []int
+	for range runs {
+		res, err := s.Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", `sleep 60 & echo $! > ` + d.dir + `/$$`}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(d.dir, strconv.Itoa(res.PID)))))))
+		if !slices.Equal(res.BackgroundPIDs, []int{job}) {
+			t.Fatalf("BackgroundPIDs %v, want the job %d", res.BackgroundPIDs, job)
+		}
+		jobs = append(jobs, job)
+	}
+	if n := d.processes.Load(); n != 0 {
+		t.Errorf("every process the launcher holds was listed %d times", n)
+	}
+	// One look at each call's tree, and the earlier ones only when they
+	// have doubled (at 8): 12 + 8, where each call reading every earlier
+	// one read 12 + 66.
+	if n := d.trees.Load(); n > runs+8 {
+		t.Errorf("%d looks at trees for %d calls", n, runs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, "after Close", jobs...)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
