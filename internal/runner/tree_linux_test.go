@@ -23,9 +23,12 @@ type fileTree struct {
 	file string
 }
 
-func (f fileTree) Tree(pid int) []int {
+func (f fileTree) Tree(pid int) []int { return treeIn(pid, f.file) }
+
+// treeIn is pid and the processes whose PIDs file holds, those alive.
+func treeIn(pid int, file string) []int {
 	all := []int{pid}
-	b, _ := os.ReadFile(f.file)
+	b, _ := os.ReadFile(file)
 	for _, field := range strings.Fields(string(b)) {
 		if p, err := strconv.Atoi(field); err == nil {
 			all = append(all, p)
@@ -99,20 +102,7 @@ type dirTrees struct {
 
 func (d dirTrees) Tree(pid int) []int {
 	d.trees.Add(1)
-	all := []int{pid}
-	b, _ := os.ReadFile(filepath.Join(d.dir, strconv.Itoa(pid)))
-	for _, f := range strings.Fields(string(b)) {
-		if p, err := strconv.Atoi(f); err == nil {
-			all = append(all, p)
-		}
-	}
-	var live []int
-	for _, p := range all {
-		if alive(p) {
-			live = append(live, p)
-		}
-	}
-	return live
+	return treeIn(pid, filepath.Join(d.dir, strconv.Itoa(pid)))
 }
 
 func (d dirTrees) KillTree(pid int, sig syscall.Signal) {
