@@ -37,6 +37,12 @@ import (
 // hello-linked is the floor under check and hook in the default build: the
 // same hello world linking every package outside this module that shellgate
 // imports (testdata/linked), so it initialises them all and does nothing else.
+// hello-net, between the two, is the hello world linking only net, built
+// the same way: where cgo is on (Go's default where a C compiler is found),
+// a program linking net is linked dynamically against the C library, as
+// shellgate's default build is, and pays the dynamic loader, the C
+// library's start and its threads before Go's own; a plain hello world,
+// linking nothing that uses cgo, is static and pays none of that.
 //
 // bwrap-echo is `bash -c 'echo hi'` in a minimal bubblewrap sandbox (where
 // bwrap is installed), codex-echo the same in `codex sandbox` (where codex
@@ -150,6 +156,7 @@ func BenchmarkCLI(b *testing.B) {
 		"version", timed(nil, "shellgate", bin, "--version"),
 		"hello", timed(nil, "hi", helloBinary(b)),
 		"hello-linked", timed(nil, "hi", linked),
+		"hello-net", timed(nil, "hi", helloNetBinary(b)),
 		"bash-true", timed(nil, "", bash, "-c", "true"),
 		"bash-echo", timed(nil, "hi", bash, "-c", "echo hi"),
 		"bwrap-echo", bwrapEcho,
@@ -157,10 +164,13 @@ func BenchmarkCLI(b *testing.B) {
 		"bwrap-cgroup", bwrapCgroup,
 		"nested-floor", nsFloor,
 	)
-	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linkedT, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11], m[12], m[13], m[14], m[15]
+	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16]
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
+	b.ReportMetric(float64(helloNet)/float64(hello), "hello-net/hello")
+	b.ReportMetric(float64(linkedT)/float64(helloNet), "hello-linked/hello-net")
 	b.ReportMetric(float64(linkedT)/float64(hello), "hello-linked/hello")
+	b.ReportMetric(float64(check)/float64(helloNet), "check/hello-net")
 	b.ReportMetric(float64(check)/float64(linkedT), "check/hello-linked")
 	b.ReportMetric(float64(hook)/float64(linkedT), "hook/hello-linked")
 	b.ReportMetric(float64(check)/float64(bashTrue), "check/bash-true")
@@ -239,10 +249,22 @@ func TestLeanBuildLeavesOutMCP(t *testing.T) {
 
 // helloBinary builds a Go program that prints one line.
 func helloBinary(b *testing.B) string {
+	return helloWith(b, "")
+}
+
+// helloNetBinary builds the same program linking net (hello-net in
+// BenchmarkCLI), as `go build` builds it here: with cgo where it is on.
+func helloNetBinary(b *testing.B) string {
+	return helloWith(b, "\t_ \"net\"\n")
+}
+
+// helloWith builds a hello world that also imports imports (import spec
+// lines).
+func helloWith(b *testing.B, imports string) string {
 	dir := b.TempDir()
 	for name, src := range map[string]string{
 		"go.mod":  "module hello\n\ngo 1.26\n",
-		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n" + imports + ")\n\nfunc main() { fmt.Println(\"hi\") }\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			b.Fatal(err)
