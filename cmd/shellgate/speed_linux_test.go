@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
+
+	"golang.org/x/sys/unix"
 )
 
 // v1PidsCgroup is this process's cgroup in the v1 pids hierarchy, where a
@@ -62,5 +64,21 @@ func TestOwnInitIsSmall(t *testing.T) {
 	if allocs > 650 || bytes > 115<<10 {
 		t.Errorf("shellgate's packages allocate %d times, %d bytes as the process starts (bound 650, 115 KiB):\n%s",
 			allocs, bytes, strings.Join(pkgs, "\n"))
+	}
+}
+
+// dropFromCache writes the file at path to disk and drops its pages from
+// the page cache: its next start reads it back as after a reboot.
+func dropFromCache(tb testing.TB, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		tb.Fatal(err)
 	}
 }
