@@ -60,9 +60,11 @@ import (
 // starts a session helper process). The -lean metrics are the same binary built
 // with -tags shellgate_nomcp, without the MCP SDK and the HTTP stack (its sandbox
 // helper, the same executable, starts faster too); the sandboxed run ≤ 3×
-// bwrap-echo (run/bwrap) and ≤ 1.0× codex-echo (run/codex).
+// bwrap-echo (run/bwrap) and ≤ 1.0× codex-echo (run/codex). check-static is
+// the default build made with CGO_ENABLED=0 (check-static/check: what the
+// dynamically linked start costs a check).
 func BenchmarkCLI(b *testing.B) {
-	bin, lean := settled(b, buildBinary(b)), settled(b, buildLean(b))
+	bin, lean, static := settled(b, buildBinary(b)), settled(b, buildLean(b)), settled(b, buildStatic(b))
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		b.Skip("no bash")
@@ -149,6 +151,7 @@ func BenchmarkCLI(b *testing.B) {
 		"check", timed(nil, "decision: allow", bin, "check", "--root", root, "--", "echo hi"),
 		"hook", timed(payload, `"permissionDecision":"allow"`, bin, "hook", "claude-code"),
 		"check-lean", timed(nil, "decision: allow", lean, "check", "--root", root, "--", "echo hi"),
+		"check-static", timed(nil, "decision: allow", static, "check", "--root", root, "--", "echo hi"),
 		"hook-lean", timed(payload, `"permissionDecision":"allow"`, lean, "hook", "claude-code"),
 		"run-off", timed(nil, `"status": "success"`, bin, "run", "--json", "--sandbox", "off", "--root", root, "--", "echo hi"),
 		"run", timed(nil, `"status": "success"`, bin, "run", "--json", "--root", root, "--", "echo hi"),
@@ -164,7 +167,8 @@ func BenchmarkCLI(b *testing.B) {
 		"bwrap-cgroup", bwrapCgroup,
 		"nested-floor", nsFloor,
 	)
-	check, hook, checkLean, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[8], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16]
+	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17]
+	b.ReportMetric(float64(checkStatic)/float64(check), "check-static/check")
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
 	b.ReportMetric(float64(helloNet)/float64(hello), "hello-net/hello")
@@ -224,6 +228,20 @@ func settled(tb testing.TB, path string) string {
 		dropFromCache(tb, out)
 	}
 	return out
+}
+
+// buildStatic builds shellgate from this tree with CGO_ENABLED=0: without
+// the C library's dynamic start, which a cgo build of anything linking net
+// pays (check-static in BenchmarkCLI; hello-net is that start's floor).
+func buildStatic(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(visibleTempDir(tb), "shellgate")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // buildLean builds shellgate without the MCP server (-tags shellgate_nomcp).
