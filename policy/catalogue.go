@@ -41,12 +41,12 @@ type fact struct {
 // compares a name with their programs (well under a microsecond), and a
 // one-shot `check` or hook, which looks up a handful of names, would spend
 // more building maps for every catalogue as the process starts than it
-// saves.
+// saves. A catalogue is written as a composite literal (&catalogue{facts:
+// []fact{...}}), which the compiler lays out in the binary: built by a call
+// at start, its facts' slices were ~220 allocations of every process.
 type catalogue struct {
 	facts []fact
 }
-
-func newCatalogue(facts ...fact) *catalogue { return &catalogue{facts: facts} }
 
 // first returns the first fact that holds for c and what it says, or nil:
 // first the facts that name c's program, in order, then those whose
