@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/analysis"
@@ -20,6 +18,12 @@ import (
 // not_match examples).
 type fact struct {
 	programs []string
+	// listed names the programs by a lookup in one of the package's
+	// lists instead (a fact for every program of networkClients): a
+	// list's sorted keys would be built at every start, used or not.
+	// Like programs, it takes a name as names are looked up (folded to
+	// lower case where they fold).
+	listed func(name string) bool
 	// also names more programs by a predicate (mkfs.*, python3.12).
 	also func(name string) bool
 	test func(x *check, c *analysis.Command) string
@@ -37,12 +41,12 @@ type fact struct {
 // compares a name with their programs (well under a microsecond), and a
 // one-shot `check` or hook, which looks up a handful of names, would spend
 // more building maps for every catalogue as the process starts than it
-// saves.
+// saves. A catalogue is written as a composite literal (&catalogue{facts:
+// []fact{...}}), which the compiler lays out in the binary: built by a call
+// at start, its facts' slices were ~220 allocations of every process.
 type catalogue struct {
 	facts []fact
 }
-
-func newCatalogue(facts ...fact) *catalogue { return &catalogue{facts: facts} }
 
 // first returns the first fact that holds for c and what it says, or nil:
 // first the facts that name c's program, in order, then those whose
@@ -78,6 +82,9 @@ func (k *catalogue) names(name string) bool {
 // names reports whether f lists program name, as names are looked up: where
 // they fold to lower case, a listed name also in lower case.
 func (f *fact) names(name string) bool {
+	if f.listed != nil {
+		return f.listed(name)
+	}
 	for _, p := range f.programs {
 		if p == name || analysis.FoldsNames && strings.EqualFold(p, name) && strings.ToLower(p) == name {
 			return true
@@ -88,6 +95,9 @@ func (f *fact) names(name string) bool {
 
 // covers reports whether f applies to program name at all.
 func (f *fact) covers(name string) bool {
+	if f.listed != nil && (f.listed(name) || analysis.FoldsNames && f.listed(strings.ToLower(name))) {
+		return true
+	}
 	for _, p := range f.programs {
 		if p == name || analysis.FoldsNames && strings.EqualFold(p, name) {
 			return true
@@ -125,6 +135,3 @@ func when(ok bool, what string) string {
 	}
 	return ""
 }
-
-// keys are the names of a table of programs, sorted.
-func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -22,13 +22,13 @@ func (x *check) catastrophic(c *analysis.Command) {
 }
 
 // catastrophicFacts are the commands that wreck the machine, and when.
-var catastrophicFacts = newCatalogue(
-	fact{programs: keys(diskTools), also: func(n string) bool { return strings.HasPrefix(n, "mkfs") },
+var catastrophicFacts = &catalogue{facts: []fact{
+	fact{listed: func(n string) bool { return has(diskTools, n) }, also: func(n string) bool { return strings.HasPrefix(n, "mkfs") },
 		test: func(*check, *analysis.Command) string {
 			return "would format, partition or wipe a disk (rule catastrophic). Nothing in a project needs this; ask the user."
 		},
 		match: []string{"mkfs.ext4 /dev/sda1", "wipefs -a /dev/sdb", "parted /dev/sda rm 1"}, notMatch: []string{"mkdir x", "fdisk-helper"}},
-	fact{programs: keys(powerTools),
+	fact{listed: func(n string) bool { return has(powerTools, n) },
 		test: func(*check, *analysis.Command) string {
 			return "would power off or restart the machine (rule catastrophic). Do not stop the host; ask the user."
 		},
@@ -67,7 +67,7 @@ var catastrophicFacts = newCatalogue(
 			return ""
 		},
 		match: []string{"chmod -R 777 /", "chown -R me ~", "chgrp --recursive x /*"}, notMatch: []string{"chmod 777 /", "chmod -R u+w src"}},
-)
+}}
 
 // ddCatastrophic denies dd writing a device.
 func (x *check) ddCatastrophic(c *analysis.Command) {

@@ -31,7 +31,7 @@ func (x *check) escape(c *analysis.Command) {
 
 // daemonReads are the commands of daemon clients that only read what the
 // daemon knows (docker ps, launchctl print, crontab -l): they hand it no work.
-var daemonReads = newCatalogue(
+var daemonReads = &catalogue{facts: []fact{
 	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerReads,
 		match: []string{"docker ps", "docker image ls", "docker compose ps", "docker compose -f x.yml logs web", "docker compose config",
 			"docker compose ls", "docker compose images", "docker context show", "docker buildx du", "docker manifest inspect alpine",
@@ -61,7 +61,7 @@ var daemonReads = newCatalogue(
 		test:     func(_ *check, c *analysis.Command) string { return when(hasArg(c.Args, "-l"), "reads") },
 		match:    []string{"crontab -l"},
 		notMatch: []string{"crontab x.cron", "crontab -r"}},
-)
+}}
 
 // dockerObjects are docker's management commands: docker OBJECT VERB.
 var dockerObjects = map[string]bool{

@@ -30,7 +30,7 @@ func (x *check) execution(c *analysis.Command) {
 
 // execFacts are the options and settings that make a program run another
 // one, now or later; what a fact says follows the command in the reason.
-var execFacts = newCatalogue(
+var execFacts = &catalogue{facts: []fact{
 	fact{programs: []string{"make", "gmake"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(argWhere(c, func(a string) bool { return a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" }) != "",
@@ -83,7 +83,7 @@ var execFacts = newCatalogue(
 		},
 		match:    []string{"enable -f ./x.so x", "enable -nf ./x.so x"},
 		notMatch: []string{"enable -n echo", "enable"}},
-)
+}}
 
 // sedExecution asks about sed scripts that run commands (e, s///e), reading
 // -f files to find them, and judges the files their w commands write.

@@ -59,7 +59,7 @@ func instead(what, do string) string { return what + "\n" + do }
 var interactiveSpecial = []string{"emacs", "top", "man", "tail", "journalctl", "dmesg", "crontab", "ssh", "git", "gdb", "lldb", "psql", "mysql", "sqlite3"}
 
 // interactiveFacts are the programs that wait for a terminal, and when.
-var interactiveFacts = newCatalogue(
+var interactiveFacts = &catalogue{facts: []fact{
 	fact{programs: []string{"emacs"},
 		test: func(_ *check, c *analysis.Command) string {
 			// Single-dash long options (emacs -batch) are not bundles.
@@ -117,7 +117,7 @@ var interactiveFacts = newCatalogue(
 			return when(prompt && !x.hasStdin(c) && !infoOnly(c), instead("opens an interactive prompt", interactiveTools[name]))
 		},
 		match: []string{"psql", "mysql -u root db", "sqlite3 x.db"}, notMatch: []string{"psql -c 'select 1'", "sqlite3 x.db .tables", "mysql db < dump.sql"}},
-	fact{programs: slices.DeleteFunc(keys(interactiveTools), func(n string) bool { return slices.Contains(interactiveSpecial, n) }),
+	fact{listed: func(n string) bool { return has(interactiveTools, n) && !slices.Contains(interactiveSpecial, n) },
 		test: func(_ *check, c *analysis.Command) string {
 			if c.Name == "fzf" && c.Has("f", "filter", "bash", "zsh", "fish", "version", "help") {
 				return "" // filters once, or prints its shell integration
@@ -125,12 +125,12 @@ var interactiveFacts = newCatalogue(
 			return when(!infoOnly(c), instead("needs a terminal", interactiveTools[c.Name]))
 		},
 		match: []string{"vim x", "less README.md", "htop", "fzf", "watch ls"}, notMatch: []string{"vim --version", "fzf -f x", "nano --help"}},
-	fact{programs: slices.DeleteFunc(keys(repls), func(n string) bool { _, tool := interactiveTools[n]; return tool }),
+	fact{listed: func(n string) bool { return has(repls, n) && !has(interactiveTools, n) },
 		also:     func(n string) bool { return strings.HasPrefix(n, "python3.") && repls[n] == "" },
 		test:     replPrompt,
 		match:    []string{"python3", "node", "bash", "python3.12", "python3 -i x.py"},
 		notMatch: []string{"python3 x.py", "node -e 1", "bash -c true", "echo 1 | python3", "bash -i x.sh", "python3 --version", "node -v", "perl -v"}},
-)
+}}
 
 // replPrompt: an interpreter given no program, or asked for a prompt (-i).
 func replPrompt(x *check, c *analysis.Command) string {

@@ -22,7 +22,7 @@ func gitSub(c *analysis.Command, sub string) bool {
 }
 
 // loseWorkFacts are the git commands that discard work, and what they discard.
-var loseWorkFacts = newCatalogue(
+var loseWorkFacts = &catalogue{facts: []fact{
 	fact{programs: []string{"git"},
 		test: func(_ *check, c *analysis.Command) string {
 			return when(gitSub(c, "reset") && c.Has("hard", "merge"), "every uncommitted change to tracked files")
@@ -62,7 +62,7 @@ var loseWorkFacts = newCatalogue(
 			return when(gitSub(c, "worktree") && subOf(c) == "remove" && c.Has("f", "force"), "uncommitted changes in the worktree")
 		},
 		match: []string{"git worktree remove -f ../wt"}, notMatch: []string{"git worktree remove ../wt", "git worktree list"}},
-)
+}}
 
 // gitCleanLoses: git clean -f deletes untracked (-x: and ignored) files.
 func gitCleanLoses(_ *check, c *analysis.Command) string {

@@ -110,8 +110,8 @@ func registryUpload(c *analysis.Command) (string, bool) {
 }
 
 // networkFacts are the programs that reach the network, and when.
-var networkFacts = newCatalogue(
-	fact{programs: keys(networkClients), loopback: true,
+var networkFacts = &catalogue{facts: []fact{
+	fact{listed: func(n string) bool { return has(networkClients, n) }, loopback: true,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(!infoOnly(c), c.Name+" connects to the network")
 		},
@@ -127,7 +127,7 @@ var networkFacts = newCatalogue(
 		},
 		match:    []string{"openssl s_client -connect example.com:443", "openssl ocsp -url http://x"},
 		notMatch: []string{"openssl rand -hex 8", "openssl x509 -in c.pem -noout -text"}},
-	fact{programs: keys(remoteServices),
+	fact{listed: func(n string) bool { return has(remoteServices, n) },
 		test: func(_ *check, c *analysis.Command) string {
 			return when(!infoOnly(c) && !c.Has("help", "version") && !offlineSubcommand(c), c.Name+" talks to "+remoteServices[c.Name])
 		},
@@ -139,7 +139,7 @@ var networkFacts = newCatalogue(
 	fact{programs: []string{"docker", "podman", "nerdctl"}, test: containerNetwork,
 		match:    []string{"docker pull alpine", "podman push x", "docker login", "docker -c x pull alpine", "docker manifest inspect alpine", "docker trust inspect alpine"},
 		notMatch: []string{"docker ps", "docker image pull-x", "docker --context=x ps", "docker manifest annotate x y", "docker -H tcp://h ps"}},
-	fact{programs: keys(registryClients),
+	fact{listed: func(n string) bool { return has(registryClients, n) },
 		test: func(_ *check, c *analysis.Command) string {
 			sub := subOf(c)
 			return when(!c.Has("help", "h") && slices.Contains(registryClients[c.Name], sub), c.Name+" "+sub+" talks to the package registry")
@@ -192,7 +192,7 @@ var networkFacts = newCatalogue(
 	fact{programs: []string{"uv", "poetry"}, test: chosenIndex,
 		match:    []string{"uv pip list --index-url http://x", "poetry source add -f x", "uv venv --find-links=./w"},
 		notMatch: []string{"uv run --index-url http://x pytest", "uv venv .venv"}},
-)
+}}
 
 // containerNetwork: container clients talking to a registry.
 func containerNetwork(_ *check, c *analysis.Command) string {
@@ -407,7 +407,7 @@ func (x *check) installs(c *analysis.Command) bool {
 // download what they run or install (npx -y, pnpm dlx, uvx, pipx run, go run
 // PKG@VERSION, apt-get install, uv pip install, bun add …), as npm install
 // does. Offline flags are let through.
-var fetchers = newCatalogue(
+var fetchers = &catalogue{facts: []fact{
 	fact{programs: []string{"npx"},
 		test: func(_ *check, c *analysis.Command) string {
 			return when(online(c) && c.Has("y", "yes", "p", "package") && len(c.Operands) > 0,
@@ -474,7 +474,7 @@ var fetchers = newCatalogue(
 		},
 		match:    []string{"apt-get install -y jq", "apt update", "aptitude upgrade"},
 		notMatch: []string{"apt list --installed", "apt-get install --simulate jq", "apt-cache search jq"}},
-)
+}}
 
 // online reports that c is not asked for help, to stay offline, or for a dry run.
 func online(c *analysis.Command) bool {

@@ -156,7 +156,9 @@ func New(s Settings) (*Engine, error) {
 		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
 			return nil, fmt.Errorf("policy: secret path %q is not absolute", p)
 		}
-		e.secrets = append(e.secrets, realpath.Resolve(p))
+	}
+	if len(s.Secrets) > 0 {
+		e.secrets = realpath.ResolveAll(s.Secrets) // the home's components looked at once
 	}
 	return e, nil
 }

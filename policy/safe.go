@@ -55,7 +55,7 @@ func safe(c *analysis.Command) bool {
 
 // safeFacts are the programs that only read with some arguments and not
 // others; a program here is safe only when its fact holds.
-var safeFacts = newCatalogue(
+var safeFacts = &catalogue{facts: []fact{
 	fact{programs: []string{"git"}, test: gitSafe,
 		match:    []string{"git status", "git log -p", "git branch -a", "git config --get user.name", "git stash list", "git remote -v"},
 		notMatch: []string{"git commit -m x", "git -c core.pager=x log", "git branch -D x", "git config user.name x", "git stash drop", "git -C . log --output=x"}},
@@ -94,7 +94,7 @@ var safeFacts = newCatalogue(
 	fact{programs: []string{"uniq"},
 		test:  func(_ *check, c *analysis.Command) string { return when(len(c.Operands) < 2, "reads") },
 		match: []string{"uniq -c x"}, notMatch: []string{"uniq x out"}},
-)
+}}
 
 // gitSafe: git subcommands that only read, and branch, tag, remote and stash
 // when they list.

@@ -92,6 +92,36 @@ func ResolveIn(base, rel string) string {
 	return resolve(base, rel, &links)
 }
 
+// ResolveAll resolves each of paths as Resolve does, looking at each
+// directory they share once: a list of paths under one home (the secrets,
+// ~40 of them) costs an lstat for each path's last components instead of
+// one for every component of every path (~200 lstats, a third of a
+// millisecond, in every hook call before). A path that is not absolute
+// and clean, or climbs with "..", is resolved on its own.
+func ResolveAll(paths []string) []string {
+	dirs := map[string]string{"/": "/"}
+	var dir func(d string) string
+	dir = func(d string) string {
+		if r, ok := dirs[d]; ok {
+			return r
+		}
+		parent, name := filepath.Split(d)
+		r := ResolveIn(dir(filepath.Clean(parent)), name)
+		dirs[d] = r
+		return r
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if !strings.HasPrefix(p, "/") || filepath.Clean(p) != p || hasDotDot(p) || p == "/" {
+			out[i] = Resolve(p)
+			continue
+		}
+		parent, name := filepath.Split(p)
+		out[i] = ResolveIn(dir(filepath.Clean(parent)), name)
+	}
+	return out
+}
+
 // isProcMagic reports the links of /proc whose target depends on the process
 // that looks: /proc/PID/{cwd,root,exe}, /proc/PID/fd/N, /proc/PID/map_files/…,
 // for PID a number, self or thread-self, and the same under task/TID.

@@ -84,3 +84,33 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// ResolveAll gives what Resolve gives for each path: links in a shared
+// directory, in a path's last component, to a relative target, missing
+// directories, loops, "..", and paths that are not clean.
+func TestResolveAll(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(dir, "home")
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(filepath.Join(home, ".config", "gh"), 0o755)
+	os.MkdirAll(filepath.Join(out, "keys"), 0o755)
+	os.Symlink(out, filepath.Join(home, ".ssh"))                          // a secret that is a link out
+	os.Symlink("../out/keys", filepath.Join(dir, "keys"))                 // relative, climbing
+	os.Symlink(filepath.Join(dir, "keys"), filepath.Join(home, ".gnupg")) // a link to a link
+	os.Symlink("loop", filepath.Join(home, "loop"))
+	os.Symlink(home, filepath.Join(dir, "h")) // the home reached through a link
+	var paths []string
+	for _, h := range []string{home, filepath.Join(dir, "h"), filepath.Join(dir, "missing")} {
+		for _, rel := range []string{".ssh", ".ssh/id_rsa", ".gnupg", ".gnupg/x", ".config/gh", ".config/gh/hosts.yml",
+			".aws/credentials", "loop/x", ".config/../.ssh/k", "./.config//gh/", ".docker/config.json"} {
+			paths = append(paths, h+"/"+rel)
+		}
+	}
+	paths = append(paths, "/", "relative/path", "/proc/self/cwd", "/proc/self/fd/1", dir+"/keys/k")
+	got := ResolveAll(paths)
+	for i, p := range paths {
+		if want := Resolve(p); got[i] != want {
+			t.Errorf("ResolveAll: %q resolves to %q, Resolve to %q", p, got[i], want)
+		}
+	}
+}
