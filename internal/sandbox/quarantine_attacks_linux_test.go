@@ -365,7 +365,7 @@ func TestAttackQuarantineHardLink(t *testing.T) {
 	s := start(t, quarantineSpec(l))
 	run(t, s, l.root, `mkdir .vscode && echo '{}' > .vscode/tasks.json && ln .vscode/tasks.json keep`)
 	run(t, s, l.root, `echo '{"evil": 1}' > keep`)
-	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*", ".vscode", "tasks.json"))
+	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "[0-9]*", ".vscode", "tasks.json"))
 	if len(got) != 1 {
 		t.Fatalf("quarantined %v", got)
 	}
