@@ -958,6 +958,8 @@ func (s testStager) Judge(p string, op Op) Verdict {
 	return Free
 }
 
+func (s testStager) Hidden(st *unix.Stat_t) bool { return false }
+
 // Stage makes p's entry in a new directory of its own, shown nowhere.
 func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
 	item, err := os.MkdirTemp(s.dir, "item-")

@@ -62,6 +62,18 @@ type Stager interface {
 	// the caller asked. It is called from a confined thread, and makes its
 	// mounts elsewhere.
 	Stage(p string, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
+	// Hidden says whether the file or directory st is an entry the host
+	// sees where one is staged: nothing may be written or made in it (a
+	// command in a mount namespace of its own, where the staged one is not
+	// shown, reaches it).
+	Hidden(st *unix.Stat_t) bool
+}
+
+// hidden says whether the directory or file fd is one the stager hides
+// behind a staged one.
+func hidden(s Stager, fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && s.Hidden(&st)
 }
 
 // SetStager has creations judged by s: the supervisor then hands over
@@ -197,6 +209,10 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 			c.Answer(notify.Fail(errno))
 			return
 		}
+	}
+	if hidden(o.stager, newDir) {
+		c.Answer(notify.Fail(unix.EPERM))
+		return
 	}
 	op := OpMake
 	switch m.nr {

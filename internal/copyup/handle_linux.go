@@ -254,7 +254,10 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		return -1, errno
 	}
 	defer unix.Close(dir)
-	at := &target{dir: dir, name: name, resolve: unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_BENEATH, file: -1}
+	if hidden(k.stager, dir) {
+		return -1, unix.EPERM
+	}
+	at := &target{dir: dir, name: name, resolve: unix.RESOLVE_NO_MAGICLINKS, file: -1}
 	how := k.how
 	how.Flags |= unix.O_NOFOLLOW
 	switch k.stager.Judge(entryPath(dir, name), OpMake) {
@@ -305,7 +308,11 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		if errno != 0 {
 			return -1, errno
 		}
-		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
+		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && writes && k.stager != nil && k.stager.Hidden(&st) {
+			unix.Close(fd)
+			return -1, unix.EPERM
+		}
+		if errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
 			return fd, 0
 		}
 		if errno == 0 && soleName(fd, &st) {

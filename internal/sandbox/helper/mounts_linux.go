@@ -62,6 +62,7 @@ type mounter struct {
 	// in the session alone (stage_linux.go); judge: what Judge looks for.
 	staged map[string]*stagedEntry
 	judge  judgeSets
+	hidden hiddenSet
 }
 
 func newMounter(spec *Spec) *mounter {

@@ -54,6 +54,38 @@ type stagedEntry struct {
 	dir bool
 }
 
+// hiddenSet holds the empty entries the host sees where entries are staged
+// (by device and inode), which no command may fill (Hidden): one in a mount
+// namespace of its own, where the staged entry is not bound, reaches them.
+type hiddenSet struct {
+	mu  sync.RWMutex
+	set map[[2]uint64]bool
+}
+
+// Hidden says whether st is such an empty entry (copyup.Stager).
+func (m *mounter) Hidden(st *unix.Stat_t) bool {
+	m.hidden.mu.RLock()
+	defer m.hidden.mu.RUnlock()
+	return m.hidden.set[[2]uint64{uint64(st.Dev), st.Ino}]
+}
+
+func (m *mounter) hide(parent int, name string, hide bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	m.hidden.mu.Lock()
+	defer m.hidden.mu.Unlock()
+	if m.hidden.set == nil {
+		m.hidden.set = map[[2]uint64]bool{}
+	}
+	if k := [2]uint64{uint64(st.Dev), st.Ino}; hide {
+		m.hidden.set[k] = true
+	} else {
+		delete(m.hidden.set, k)
+	}
+}
+
 // judgeSets are the protected paths Judge looks for, built once.
 type judgeSets struct {
 	once      sync.Once
@@ -242,6 +274,7 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 	if err != nil {
 		return errnoOf(err) // what was made stays in the staging directory
 	}
+	m.hide(parent, name, true)
 	// The staging directory pinned: a mount point, which no command can
 	// rename or remove.
 	if err := beneath.Bind(item, "", false); err != nil {
@@ -287,6 +320,7 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 		name := filepath.Base(rel)
 		unix.Unmount(p, unix.MNT_DETACH)
 		if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
+			m.hide(parent, name, false)
 			if err := unix.Unlinkat(parent, name, map[bool]int{true: unix.AT_REMOVEDIR}[s.dir]); err != nil && err != unix.ENOENT {
 				errs = append(errs, fmt.Errorf("unstage %s: the empty entry: %w", p, err))
 			}
