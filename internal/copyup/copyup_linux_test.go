@@ -959,6 +959,7 @@ func (s testStager) Judge(p string, op Op) Verdict {
 }
 
 func (s testStager) Hidden(st *unix.Stat_t) bool { return false }
+func (s testStager) Watched(name string) bool    { return false }
 
 // Stage makes p's entry in a new directory of its own, shown nowhere.
 func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {

@@ -24,15 +24,10 @@ const (
 	// is no plain file or directory (link, symlink, mknod of a FIFO or a
 	// socket).
 	OpLink
-	// OpWrite opens an existing file for writing; only names Watched
-	// says are judged.
+	// OpWrite opens an existing file for writing; only names the
+	// stager's Watched says are judged.
 	OpWrite
 )
-
-// Watched says whether a write-open of a file by this name is judged
-// (OpWrite): git's config and its lock, which the user's git on the host
-// renames into place.
-func Watched(name string) bool { return name == "config" || name == "config.lock" }
 
 // A Verdict is how a Stager has a name made.
 type Verdict uint8
@@ -62,6 +57,10 @@ type Stager interface {
 	// the caller asked. It is called from a confined thread, and makes its
 	// mounts elsewhere.
 	Stage(p string, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
+	// Watched says whether a write-open of a file by this name is judged
+	// (OpWrite): the few a host tool may put in place of a file the
+	// session holds read-only.
+	Watched(name string) bool
 	// Hidden says whether the file or directory st is an entry the host
 	// sees where one is staged: nothing may be written or made in it (a
 	// command in a mount namespace of its own, where the staged one is not

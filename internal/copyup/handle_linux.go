@@ -344,7 +344,7 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 func judgeWrite(t *target, s Stager) Verdict {
 	if t.file >= 0 {
 		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(t.file))
-		if err != nil || !Watched(filepath.Base(p)) {
+		if err != nil || !s.Watched(filepath.Base(p)) {
 			return Free
 		}
 		return s.Judge(p, OpWrite)
@@ -354,7 +354,7 @@ func judgeWrite(t *target, s Stager) Verdict {
 	if i := strings.LastIndexByte(trimmed, '/'); i >= 0 {
 		dirPath, name = trimmed[:i], trimmed[i+1:]
 	}
-	if !Watched(name) {
+	if !s.Watched(name) {
 		return Free
 	}
 	if dirPath == "" {

@@ -91,12 +91,54 @@ type judgeSets struct {
 	once      sync.Once
 	protected map[string]bool
 	ancestors map[string]bool // directories protected paths lie in
+	names     map[string]bool // the protected paths' last names (Watched)
+	// staged: the paths staged now, read by Judge without m.mu (which
+	// protect holds while it moves things).
+	mu     sync.RWMutex
+	staged map[string]bool
+}
+
+// isStaged says whether p is staged now.
+func (j *judgeSets) isStaged(p string) bool {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.staged[p]
+}
+
+func (j *judgeSets) setStaged(p string, staged bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.staged == nil {
+		j.staged = map[string]bool{}
+	}
+	if staged {
+		j.staged[p] = true
+	} else {
+		delete(j.staged, p)
+	}
+}
+
+// Watched says whether a write-open of a file by this name is judged
+// (copyup.Stager): a protected path's, which a host tool may have put in
+// place of the one the session holds read-only (an editor's atomic save
+// of .envrc, git config renaming config.lock over .git/config), unbound
+// until the next look binds it again.
+func (m *mounter) Watched(name string) bool {
+	if name == "config" || name == "config.lock" || m.sets().names[name] {
+		return true
+	}
+	for _, pat := range m.spec.Patterns {
+		if ok, _ := filepath.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *mounter) sets() *judgeSets {
 	j := &m.judge
 	j.once.Do(func() {
-		j.protected, j.ancestors = map[string]bool{}, map[string]bool{}
+		j.protected, j.ancestors, j.names = map[string]bool{}, map[string]bool{}, map[string]bool{}
 		if len(m.spec.Writable) == 0 {
 			return
 		}
@@ -107,6 +149,7 @@ func (m *mounter) sets() *judgeSets {
 				continue
 			}
 			j.protected[p] = true
+			j.names[filepath.Base(p)] = true
 			for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
 				j.ancestors[d] = true
 			}
@@ -141,9 +184,6 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		}
 		return copyup.Free
 	}
-	if op == copyup.OpWrite {
-		return copyup.Free
-	}
 	j := m.sets()
 	protected := j.protected[p]
 	if !protected && filepath.Dir(p) == root {
@@ -154,11 +194,25 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 			}
 		}
 	}
+	var st unix.Stat_t
 	switch {
 	case protected && op == copyup.OpLink:
 		return copyup.Refused
-	case protected:
+	case protected && j.isStaged(p):
+		if op == copyup.OpWrite {
+			return copyup.Free // the command's own, staged
+		}
 		return copyup.Staged
+	case protected && unix.Lstat(p, &st) == nil && op != copyup.OpMake:
+		// The user's, read-only where it is, unless the host just put
+		// another in its place (an editor's atomic save), which the next
+		// look binds again: no command writes or replaces it meanwhile.
+		// (Made again, it exists: Stage says so, as mkdir -p expects.)
+		return copyup.Refused
+	case protected && op != copyup.OpWrite:
+		return copyup.Staged
+	case op == copyup.OpWrite:
+		return copyup.Free
 	case j.ancestors[p] && op == copyup.OpRename:
 		return copyup.Crossed
 	case j.ancestors[p] && op == copyup.OpLink:
@@ -222,7 +276,7 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 	}
 	var st unix.Stat_t
 	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return errNotStaged
+		return unix.EEXIST // made since Judge looked: not replaced
 	}
 	// In the quarantine, or where it is no directory of the root (a
 	// command made it a symlink), at the root's top under a name no tool
@@ -287,6 +341,7 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 		return errnoOf(err)
 	}
 	m.staged[p], kept = &stagedEntry{item: filepath.Join(qdir, itemName), fd: item, dir: dir}, true
+	m.judge.setStaged(p, true)
 	return 0
 }
 
@@ -316,6 +371,7 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 	m.gitSweep.Forget()
 	for p, s := range m.staged {
 		delete(m.staged, p)
+		m.judge.setStaged(p, false)
 		rel, _ := filepath.Rel(root, p)
 		name := filepath.Base(rel)
 		unix.Unmount(p, unix.MNT_DETACH)
