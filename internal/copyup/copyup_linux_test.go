@@ -939,6 +939,9 @@ const stagerEnv = "COPYUP_TEST_STAGER"
 type testStager struct{ dir string }
 
 func (s testStager) Judge(p string, op Op) Verdict {
+	if op == OpWrite {
+		return Free // nothing is shown where it is staged
+	}
 	switch filepath.Base(p) {
 	case "PROT":
 		if op == OpLink {
@@ -959,7 +962,9 @@ func (s testStager) Judge(p string, op Op) Verdict {
 }
 
 func (s testStager) Hidden(st *unix.Stat_t) bool { return false }
-func (s testStager) Watched(name string) bool    { return false }
+func (s testStager) Watched(name string) bool {
+	return name == "PROT" || name == "REF" || name == "ANC"
+}
 
 // Stage makes p's entry in a new directory of its own, shown nowhere.
 func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {

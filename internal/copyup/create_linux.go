@@ -57,9 +57,9 @@ type Stager interface {
 	// the caller asked. It is called from a confined thread, and makes its
 	// mounts elsewhere.
 	Stage(p string, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
-	// Watched says whether a write-open of a file by this name is judged
-	// (OpWrite): the few a host tool may put in place of a file the
-	// session holds read-only.
+	// Watched says whether an entry by this name is judged at all (Judge
+	// answers Free for every other): a write-open of a file (OpWrite) only
+	// then, and the path of a name made is looked up only then.
 	Watched(name string) bool
 	// Hidden says whether the file or directory st is an entry the host
 	// sees where one is staged: nothing may be written or made in it (a
@@ -224,10 +224,10 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 			op = OpLink
 		}
 	}
-	verdict := o.stager.Judge(entryPath(newDir, newName), op)
+	verdict := o.judge(newDir, newName, op)
 	if m.flags&unix.RENAME_EXCHANGE != 0 && (m.nr == sysRename || m.nr == unix.SYS_RENAMEAT2) {
 		// Both names are made anew: each is judged, and neither is staged.
-		if v := o.stager.Judge(entryPath(oldDir, oldName), op); v > verdict {
+		if v := o.judge(oldDir, oldName, op); v > verdict {
 			verdict = v
 		}
 		if verdict == Staged {
@@ -259,6 +259,15 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 	if held {
 		c.Answer(notify.Fail(unix.EAGAIN))
 	}
+}
+
+// judge is the stager's verdict on name in dir, Free without a look at
+// its path where the name is none it watches.
+func (o *Opener) judge(dir int, name string, op Op) Verdict {
+	if !o.stager.Watched(strings.TrimRight(name, "/")) {
+		return Free
+	}
+	return o.stager.Judge(entryPath(dir, name), op)
 }
 
 // perform makes m's name in dir, with the caller's umask: the thread's

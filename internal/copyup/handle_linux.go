@@ -260,7 +260,11 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	at := &target{dir: dir, name: name, resolve: unix.RESOLVE_NO_MAGICLINKS, file: -1}
 	how := k.how
 	how.Flags |= unix.O_NOFOLLOW
-	switch k.stager.Judge(entryPath(dir, name), OpMake) {
+	verdict := Free
+	if k.stager.Watched(strings.TrimRight(name, "/")) {
+		verdict = k.stager.Judge(entryPath(dir, name), OpMake)
+	}
+	switch verdict {
 	case Refused:
 		return -1, unix.EPERM
 	case Crossed:

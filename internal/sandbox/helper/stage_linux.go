@@ -118,11 +118,12 @@ func (j *judgeSets) setStaged(p string, staged bool) {
 	}
 }
 
-// Watched says whether a write-open of a file by this name is judged
-// (copyup.Stager): a protected path's, which a host tool may have put in
-// place of the one the session holds read-only (an editor's atomic save
-// of .envrc, git config renaming config.lock over .git/config), unbound
-// until the next look binds it again.
+// Watched says whether an entry by this name is judged (copyup.Stager): a
+// protected path's last name or a directory's such paths lie in, and git's
+// config and its lock. A write-open is judged too: a host tool may have put
+// another file in place of the one the session holds read-only (an
+// editor's atomic save of .envrc, git config renaming config.lock over
+// .git/config), unbound until the next look binds it again.
 func (m *mounter) Watched(name string) bool {
 	if name == "config" || name == "config.lock" || m.sets().names[name] {
 		return true
@@ -152,6 +153,7 @@ func (m *mounter) sets() *judgeSets {
 			j.names[filepath.Base(p)] = true
 			for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
 				j.ancestors[d] = true
+				j.names[filepath.Base(d)] = true
 			}
 		}
 	})
