@@ -14,9 +14,11 @@ import (
 type Op uint8
 
 const (
-	// OpMake makes a new, empty directory or file (mkdir, an open with
-	// O_CREAT, mknod of a regular file).
+	// OpMake makes a new, empty file (an open with O_CREAT, mknod of a
+	// regular file).
 	OpMake Op = iota
+	// OpMakeDir makes a new, empty directory (mkdir).
+	OpMakeDir
 	// OpRename puts an entry that exists under the name (rename, and each
 	// side of an exchange).
 	OpRename
@@ -215,6 +217,8 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 	}
 	op := OpMake
 	switch m.nr {
+	case sysMkdir, unix.SYS_MKDIRAT:
+		op = OpMakeDir
 	case sysLink, sysSymlink, unix.SYS_LINKAT, unix.SYS_SYMLINKAT:
 		op = OpLink
 	case sysRename, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2:

@@ -146,7 +146,9 @@ func (m *mounter) sets() *judgeSets {
 		root := m.spec.Writable[0]
 		git := filepath.Join(root, ".git")
 		for _, p := range m.spec.Protected {
-			if !under(p, root) || p == root || under(p, git) {
+			// .git's own only where the root had none: a repository's are
+			// the git guard's (moveGitNew), and git writes the rest.
+			if !under(p, root) || p == root || under(p, git) && m.gitAtStart {
 				continue
 			}
 			j.protected[p] = true
@@ -162,7 +164,8 @@ func (m *mounter) sets() *judgeSets {
 
 // Judge says how a command's call makes the entry at p (copyup.Stager):
 // staged if it is a protected path of the root outside .git (or a name at
-// the root's top a pattern protects), made elsewhere by a rename or refused
+// the root's top a pattern protects; in a root that had no .git, .git's
+// config, hooks, info, commondir and config.worktree, and a .git file), made elsewhere by a rename or refused
 // if it is a directory such paths lie in. In the root's .git when it was
 // there with its config at the start: writing, making or renaming onto its
 // config or config.lock is refused. No command in the session can write
@@ -180,11 +183,16 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
-	if under(p, git) {
+	if m.gitAtStart && under(p, git) {
 		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
 			return copyup.Refused
 		}
 		return copyup.Free
+	}
+	if p == git && op == copyup.OpMake {
+		// A .git file ("gitdir: …") in a root that had none: git on the
+		// host reads the config of the directory it names.
+		return copyup.Staged
 	}
 	j := m.sets()
 	protected := j.protected[p]
@@ -205,7 +213,7 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 			return copyup.Free // the command's own, staged
 		}
 		return copyup.Staged
-	case protected && unix.Lstat(p, &st) == nil && op != copyup.OpMake:
+	case protected && unix.Lstat(p, &st) == nil && op != copyup.OpMake && op != copyup.OpMakeDir:
 		// The user's, read-only where it is, unless the host just put
 		// another in its place (an editor's atomic save), which the next
 		// look binds again: no command writes or replaces it meanwhile.
