@@ -1,9 +1,13 @@
 package helper
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -379,7 +383,19 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 	}
 	defer unix.Close(rootFD)
 	m.gitSweep.Forget()
-	for p, s := range m.staged {
+	// In the order of the protected paths (then by name), as protect tells
+	// the rest.
+	order := func(p string) int {
+		if i := slices.Index(m.spec.Protected, p); i >= 0 {
+			return i
+		}
+		return len(m.spec.Protected)
+	}
+	paths := slices.SortedFunc(maps.Keys(m.staged), func(a, b string) int {
+		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a, b))
+	})
+	for _, p := range paths {
+		s := m.staged[p]
 		delete(m.staged, p)
 		m.judge.setStaged(p, false)
 		rel, _ := filepath.Rel(root, p)
