@@ -250,6 +250,12 @@ func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (uni
 	return errno, true
 }
 
+// maxStaged bounds the entries staged at once: each is two mounts, which
+// make every later mount of the session slower (20 000 *.code-workspace
+// names would); no ordinary command makes more than a few protected
+// entries.
+const maxStaged = 256
+
 // errNotStaged: stage staged nothing (p exists, or there is no root or
 // quarantine).
 const errNotStaged = unix.Errno(^uintptr(0) >> 1)
@@ -291,6 +297,9 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 	var st unix.Stat_t
 	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		return unix.EEXIST // made since Judge looked: not replaced
+	}
+	if len(m.staged) >= maxStaged {
+		return unix.ENOSPC
 	}
 	// In the quarantine, or where it is no directory of the root (a
 	// command made it a symlink), at the root's top under a name no tool
