@@ -35,28 +35,44 @@ func Quarantine(root, into, p string) (string, error) {
 	if err != nil || !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("quarantine %s: not in the root", p)
 	}
+	return quarantineRel(root, into, -1, rel, p)
+}
+
+// quarantineRel moves the entry at rel, or Base(rel) in fromFD (if not -1),
+// as Quarantine does; p names it in errors.
+func quarantineRel(root, into string, fromFD int, rel, p string) (string, error) {
 	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", err
 	}
 	defer unix.Close(rootFD)
-	fromFD, err := Dir(rootFD, filepath.Dir(rel))
+	besideFD, err := Dir(rootFD, filepath.Dir(rel))
 	if err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", p, err)
 	}
-	defer unix.Close(fromFD)
+	defer unix.Close(besideFD)
+	if fromFD < 0 {
+		fromFD = besideFD
+	}
+	return quarantineFrom(root, into, rootFD, fromFD, besideFD, rel)
+}
+
+// quarantineFrom moves the entry Base(rel) of fromFD into the quarantine as
+// the entry at rel, or, where that cannot be, beside itself in besideFD
+// (rel's directory).
+func quarantineFrom(root, into string, rootFD, fromFD, besideFD int, rel string) (string, error) {
 	name := filepath.Base(rel)
 	if to, err := intoQuarantine(root, into, rootFD, fromFD, rel); err == nil {
 		return to, nil
 	}
 	aside := protect.QuarantinedPrefix + name + "-" + RandomName()
-	if err := unix.Renameat(fromFD, name, fromFD, aside); err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	if err := unix.Renameat(fromFD, name, besideFD, aside); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", filepath.Join(root, rel), err)
 	}
 	to := filepath.Join(filepath.Dir(rel), aside)
-	unlinkOthers(fromFD, aside)
-	if err := Bind(fromFD, aside, true); err != nil {
-		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", p, to, err)
+	unlinkOthers(besideFD, aside)
+	if err := Bind(besideFD, aside, true); err != nil {
+		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", filepath.Join(root, rel), to, err)
 	}
 	return to, nil
 }
@@ -491,4 +507,17 @@ func submoduleObjects(rel, name string) bool {
 		}
 	}
 	return true
+}
+
+// QuarantineEntry moves Base(rel), in fromFD (a staging directory of the
+// sandbox's, anywhere in root), into a new directory of into as Quarantine
+// would move the entry at rel, keeping rel as its path there, or beside rel
+// where that cannot be; it returns where, relative to the root. What a
+// command made where the host must not see it goes to the quarantine
+// without ever being at rel.
+func QuarantineEntry(root, into string, fromFD int, rel string) (string, error) {
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("quarantine %s: not in the root", rel)
+	}
+	return quarantineRel(root, into, fromFD, rel, rel)
 }

@@ -55,7 +55,12 @@ func session(script string) int {
 		fmt.Fprintln(os.Stderr, "opener:", err)
 		return 3
 	}
-	listener, err := seccomp.InstallNotify(seccomp.WriteOpens)
+	calls := seccomp.WriteOpens
+	if dir := os.Getenv(stagerEnv); dir != "" {
+		o.SetStager(testStager{dir})
+		calls |= seccomp.Creations
+	}
+	listener, err := seccomp.InstallNotify(calls)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "filter:", err)
 		return 3
@@ -923,5 +928,121 @@ print("left", os.listxattr("own"), os.stat("own").st_nlink)
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// stagerEnv names the directory a session's test stager stages in: it
+// stages a name PROT, refuses REF, and takes ANC for a directory protected
+// names lie in.
+const stagerEnv = "COPYUP_TEST_STAGER"
+
+type testStager struct{ dir string }
+
+func (s testStager) Judge(p string, op Op) Verdict {
+	if op == OpWrite {
+		return Free // nothing is shown where it is staged
+	}
+	switch filepath.Base(p) {
+	case "PROT":
+		if op == OpLink {
+			return Refused
+		}
+		return Staged
+	case "REF":
+		return Refused
+	case "ANC":
+		switch op {
+		case OpRename:
+			return Crossed
+		case OpLink:
+			return Refused
+		}
+	}
+	return Free
+}
+
+func (s testStager) Hidden(st *unix.Stat_t) bool { return false }
+func (s testStager) Watched(name string) bool {
+	return name == "PROT" || name == "REF" || name == "ANC"
+}
+
+// Stage makes p's entry in a new directory of its own, shown nowhere.
+func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
+	item, err := os.MkdirTemp(s.dir, "item-")
+	if err != nil {
+		return unix.EIO, true
+	}
+	d, err := unix.Open(item, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return unix.EIO, true
+	}
+	defer unix.Close(d)
+	if errno := mk(d, filepath.Base(p)); errno != 0 {
+		return errno, true
+	}
+	f, _ := os.OpenFile(filepath.Join(s.dir, "log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	fmt.Fprintln(f, p)
+	f.Close()
+	return 0, true
+}
+
+// Every way of making a protected name reaches the stager, wherever the
+// path leads from and however it is spelled: none of them makes the name
+// where the path says, and what was meant for it is staged. Names of other
+// kinds are refused or crossed; every other name is made as asked.
+func TestCreationsAreJudged(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	staging := filepath.Join(filepath.Dir(root), "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stagerEnv, staging)
+	script := `
+umask 022
+mkdir PROT; echo mkdir=$?
+mkdir -p sub/dir && python3 -c 'import os; fd = os.open("sub/dir", os.O_RDONLY); os.mkdir("/proc/self/fd/%d/../../PROT" % fd)'; echo procfd=$?
+python3 -c 'import os; os.mkdir("sub/../PROT")' 2>/dev/null; echo dotdot=$?
+python3 -c 'import os; os.mkdir(os.getcwd() + "/sub/PROT")'; echo abs=$?
+echo x > sub/dir/PROT; echo open=$?
+ln -s PROT dangling && python3 -c 'open("dangling", "w").write("y")' 2>/dev/null; echo dangling=$?
+mkdir d && echo z > d/f && mv -T d sub/dir/../PROT 2>/dev/null; echo renamedir=$?
+ln -s x sub/PROT; echo symlink=$?
+echo l > lf && ln lf sub/dir/PROT; echo link=$?
+mkfifo sub/dir/PROT; echo fifo=$?
+echo r > REF; echo ref=$?
+mkdir -p m/inner && mv -T m ANC; echo anc=$?; test -d ANC/inner && ! test -e m; echo ancinner=$?
+ln -s m ANC; echo ancsym=$?
+rm -rf ANC && mkdir ANC; echo ancmkdir=$?
+mkdir -p a/b/c && mv a/b a/bb && ln -s bb a/s && ln a/bb/../../lf a/h && mkfifo a/p && echo ok > a/bb/c/f; echo free=$?
+stat -c %a a/bb/c/f a/bb
+`
+	out := runSession(t, root, script)
+	for _, want := range []string{"mkdir=0", "procfd=0", "dotdot=0", "abs=0", "ancinner=0", "renamedir=0", "symlink=1", "link=1", "fifo=1", "ref=1", "anc=0", "ancsym=1", "ancmkdir=0", "free=0", "644\n755\n"} {
+		if !strings.Contains(out, want+"\n") && !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	var found []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && (d.Name() == "PROT" || d.Name() == "REF") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if len(found) > 0 {
+		t.Errorf("made where the path says: %v\n%s", found, out)
+	}
+	log, _ := os.ReadFile(filepath.Join(staging, "log"))
+	if n := strings.Count(string(log), root+"/PROT\n"); n != 4 { // mkdir, through /proc/self/fd, with .., an open through a dangling symlink
+		t.Errorf("%s staged %d times, not 4:\n%s", root+"/PROT", n, log)
+	}
+	for _, p := range []string{root + "/sub/PROT", root + "/sub/dir/PROT"} { // an absolute path and the rename, the open
+		if !strings.Contains(string(log), p+"\n") {
+			t.Errorf("%s not staged; staged:\n%s", p, log)
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(staging, "item-*", "PROT", "f")); len(got) != 1 {
+		t.Errorf("the renamed directory was not staged: %v", got)
 	}
 }

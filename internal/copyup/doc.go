@@ -17,6 +17,14 @@
 // (so no path swapped in meanwhile escapes the check), breaks a link of a
 // regular file, and only then truncates.
 //
+// With a Stager (SetStager), the filter hands over every call that makes a
+// name as well (seccomp.Creations: mkdir, mknod, symlink, link, rename, any
+// open with O_CREAT), and Opener performs each in the directory its path
+// leads to, held by a descriptor, after the stager judged the name there
+// (create_linux.go): made as asked, staged elsewhere (a protected entry the
+// host's tools must not see while the session runs), refused, or crossed
+// (EXDEV). Writes to names Watched says are judged too.
+//
 // Known limits: links within the root are broken too (the two names then
 // differ after a write through one); set-ID bits and extended attributes
 // other than the user's own and ACLs are not copied; chown on a linked

@@ -38,6 +38,8 @@ type call struct {
 	// meta, when set, makes the call a change of the file's metadata
 	// (mode_linux.go), not an open.
 	meta *change
+	// stager judges a file the open makes (create_linux.go); nil: none.
+	stager Stager
 }
 
 // Handles says whether Handle performs call nr.
@@ -48,7 +50,7 @@ func Handles(nr int32) bool {
 	case sysOpen, sysCreat:
 		return runtime.GOARCH == "amd64"
 	}
-	return isMetaCall(nr)
+	return isMetaCall(nr) || isCreateCall(nr)
 }
 
 // Handle performs an open, openat, openat2, creat or truncate for the
@@ -60,10 +62,17 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if isMetaCall(n.Nr) {
 		return o.handleMeta(c, n)
 	}
+	if isCreateCall(n.Nr) {
+		if o.stager == nil {
+			return notify.Fail(unix.ENOSYS)
+		}
+		return o.handleCreate(c, n)
+	}
 	k, errno := parse(c, n)
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
+	k.stager = o.stager
 	return o.perform(c, k)
 }
 
@@ -217,7 +226,67 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		return openWaiting(c, t, k.how, k.openat2)
 	}
 	unix.Umask(callerUmask(c))
+	if k.stager != nil && f&unix.O_TMPFILE != unix.O_TMPFILE {
+		return createJudged(c, t, k)
+	}
 	return openWaiting(c, t, k.how, k.openat2)
+}
+
+// createJudged opens t, which may make a file, as the stager says: in the
+// directory its path leads to, held, under its last name, no symlink
+// followed there (a dangling one: ELOOP, and the caller's path is walked,
+// which follows it, and judged again where it leads).
+func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+	if t.file >= 0 { // a magic link's file: it exists
+		return openWaiting(c, t, k.how, k.openat2)
+	}
+	trimmed := strings.TrimRight(t.name, "/")
+	dirPath, name := ".", t.name
+	if i := strings.LastIndexByte(trimmed, '/'); i >= 0 {
+		dirPath, name = trimmed[:i], t.name[i+1:]
+	}
+	if dirPath == "" {
+		dirPath = "/"
+	}
+	pt := &target{dir: t.dir, name: dirPath, resolve: t.resolve, file: -1}
+	dir, errno := pt.open(unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY}, false)
+	if errno != 0 {
+		return -1, errno
+	}
+	defer unix.Close(dir)
+	if hidden(k.stager, dir) {
+		return -1, unix.EPERM
+	}
+	at := &target{dir: dir, name: name, resolve: unix.RESOLVE_NO_MAGICLINKS, file: -1}
+	how := k.how
+	how.Flags |= unix.O_NOFOLLOW
+	verdict := Free
+	if k.stager.Watched(strings.TrimRight(name, "/")) {
+		verdict = k.stager.Judge(entryPath(dir, name), OpMake)
+	}
+	switch verdict {
+	case Refused:
+		return -1, unix.EPERM
+	case Crossed:
+		return -1, unix.EXDEV
+	case Staged:
+		mode := uint32(k.how.Mode) &^ uint32(callerUmask(c)) & 0o777
+		errno, staged := k.stager.Stage(entryPath(dir, name), func(d int, n string) unix.Errno {
+			fd, err := unix.Openat(d, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+			if err == nil {
+				err = unix.Fchmod(fd, mode)
+				unix.Close(fd)
+			}
+			return errnoOf(err)
+		})
+		if staged && errno != 0 {
+			return -1, errno
+		}
+		if staged { // made: opened as it is now, through what shows it
+			how.Flags &^= unix.O_CREAT | unix.O_EXCL
+		}
+	}
+	return openWaiting(c, at, how, k.openat2)
 }
 
 // openTarget opens t as k asks; it runs on a confined thread.
@@ -225,6 +294,9 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	// openat2 hands over reads too: only a write or O_TRUNC breaks a link.
 	f := k.how.Flags
 	writes := f&unix.O_PATH == 0 && (f&unix.O_ACCMODE != unix.O_RDONLY || f&unix.O_TRUNC != 0)
+	if writes && k.stager != nil && judgeWrite(t, k.stager) != Free {
+		return -1, unix.EPERM
+	}
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
 		fd, errno := create(c, t, k)
@@ -240,7 +312,11 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		if errno != 0 {
 			return -1, errno
 		}
-		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
+		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && writes && k.stager != nil && k.stager.Hidden(&st) {
+			unix.Close(fd)
+			return -1, unix.EPERM
+		}
+		if errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
 			return fd, 0
 		}
 		if errno == 0 && soleName(fd, &st) {
@@ -266,6 +342,35 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			return -1, errno
 		}
 	}
+}
+
+// judgeWrite judges a write-open of t, when its name is one Watched says.
+func judgeWrite(t *target, s Stager) Verdict {
+	if t.file >= 0 {
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(t.file))
+		if err != nil || !s.Watched(filepath.Base(p)) {
+			return Free
+		}
+		return s.Judge(p, OpWrite)
+	}
+	trimmed := strings.TrimRight(t.name, "/")
+	dirPath, name := ".", trimmed
+	if i := strings.LastIndexByte(trimmed, '/'); i >= 0 {
+		dirPath, name = trimmed[:i], trimmed[i+1:]
+	}
+	if !s.Watched(name) {
+		return Free
+	}
+	if dirPath == "" {
+		dirPath = "/"
+	}
+	pt := &target{dir: t.dir, name: dirPath, resolve: t.resolve, file: -1}
+	dir, errno := pt.open(unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY}, false)
+	if errno != 0 {
+		return Free // the open fails as well
+	}
+	defer unix.Close(dir)
+	return s.Judge(entryPath(dir, name), OpWrite)
 }
 
 // soleName says whether the name fd was opened by is its file's only one

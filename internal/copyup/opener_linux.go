@@ -15,6 +15,7 @@ type Opener struct {
 	ruleset int
 	idle    chan *worker
 	busy    chan struct{} // a token per worker at work
+	stager  Stager        // judges the names commands make; nil: none handed over
 }
 
 // A worker is one confined thread; it runs what is sent to it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/notify"
+	"github.com/shellgate/shellgate/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -253,9 +254,12 @@ func readlink(fd int) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// callerField is a field of the caller's /proc status, "" if unknown.
+// callerField is a field of the caller's /proc status, "" if unknown. It
+// is read at each file or directory made (the umask): by plain calls, as
+// readProc reads.
 func callerField(c *notify.Caller, field string) string {
-	b, _ := os.ReadFile(c.Proc() + "status")
+	buf := make([]byte, 0, 4096)
+	b, _ := procfs.Read(c.Proc()+"status", &buf, true) // a seq file
 	for line := range strings.Lines(string(b)) {
 		if v, ok := strings.CutPrefix(line, field); ok {
 			return strings.TrimSpace(v)

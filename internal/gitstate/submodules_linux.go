@@ -30,6 +30,23 @@ type Submodules struct {
 	paths []string          // the gitlinks' directories, relative to root
 	start map[string]repoID // the populated ones' repositories at the start
 	user  map[string]bool   // populated on the host between commands
+	// files: the populated ones' .git files at the start, with the git
+	// directory each names: a look reads one again only once it changed.
+	files map[string]gitFile
+}
+
+// gitFile is a .git file as a stat saw it, and the git directory it named
+// then. Any write to the file changes its change time, which no command can
+// set back (nor its inode, by a rename over it).
+type gitFile struct {
+	dev, ino uint64
+	ctime    unix.Timespec
+	size     int64
+	gd       string
+}
+
+func (f gitFile) same(st *unix.Stat_t) bool {
+	return f.dev == uint64(st.Dev) && f.ino == st.Ino && f.ctime == st.Ctim && f.size == st.Size
 }
 
 // repoID is which repository a submodule's directory holds: its .git, its
@@ -44,7 +61,7 @@ const maxSubmodules, maxDepth = 2000, 8
 // populated submodules' indexes, at any depth, and which repository each
 // populated one holds.
 func NewSubmodules(root string) *Submodules {
-	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}}
+	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}, files: map[string]gitFile{}}
 	s.gather(filepath.Join(root, ".git"), "", 0)
 	return s
 }
@@ -68,9 +85,14 @@ func (s *Submodules) gather(gd, rel string, depth int) {
 		sub = filepath.Join(rel, sub)
 		dir := filepath.Join(s.root, sub)
 		s.paths = append(s.paths, sub)
+		var st unix.Stat_t
+		lerr := unix.Lstat(filepath.Join(dir, ".git"), &st)
 		if sgd, why := s.gitDir(dir); sgd != "" && why == "" {
 			if id, ok := s.repoID(dir, sgd); ok {
 				s.start[sub] = id
+			}
+			if lerr == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				s.files[sub] = gitFile{uint64(st.Dev), st.Ino, st.Ctim, st.Size, sgd}
 			}
 			s.gather(sgd, sub, depth+1)
 		}
@@ -79,12 +101,22 @@ func (s *Submodules) gather(gd, rel string, depth int) {
 
 // repoID is the repository whose work tree is dir and git directory gd.
 func (s *Submodules) repoID(dir, gd string) (id repoID, ok bool) {
-	for i, p := range []string{filepath.Join(dir, ".git"), gd, filepath.Join(gd, "config")} {
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, ".git"), &st); err != nil {
+		return id, false
+	}
+	return s.repoIDOf(&st, gd)
+}
+
+// repoIDOf is repoID, the .git's stat given.
+func (s *Submodules) repoIDOf(dotgit *unix.Stat_t, gd string) (id repoID, ok bool) {
+	id[0] = [2]uint64{uint64(dotgit.Dev), dotgit.Ino}
+	for i, p := range []string{gd, filepath.Join(gd, "config")} {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
 			return id, false
 		}
-		id[i] = [2]uint64{uint64(st.Dev), st.Ino}
+		id[i+1] = [2]uint64{uint64(st.Dev), st.Ino}
 	}
 	return id, true
 }
@@ -140,12 +172,20 @@ func (s *Submodules) Check(aside func() bool, quarantine func(string) (string, e
 			continue
 		}
 		dir := filepath.Join(s.root, rel)
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(dir, ".git"), &st); err != nil {
 			continue // not populated: one lstat a look
 		}
-		gd, _ := s.gitDir(dir)
+		// A .git file as it was names the same git directory: three
+		// lstats a look for a submodule as the session found it.
+		var gd string
+		if f, ok := s.files[rel]; ok && f.same(&st) {
+			gd = f.gd
+		} else {
+			gd, _ = s.gitDir(dir)
+		}
 		start, was := s.start[rel]
-		id, ok := s.repoID(dir, gd)
+		id, ok := s.repoIDOf(&st, gd)
 		if was && ok && id == start {
 			continue // the user's, as the session found it
 		}

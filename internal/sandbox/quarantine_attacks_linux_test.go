@@ -287,8 +287,9 @@ time.sleep(0.2)
 }
 
 // A job holding git's new .git/hooks or .git/config open writes, after the
-// command ended, into what was moved to the quarantine, never into what git
-// on the host reads.
+// command ended, into what was moved to the quarantine (or not at all: what
+// it holds was staged, and the mount that showed it is detached), never
+// into what git on the host reads.
 func TestAttackWriteThroughHeldOpen(t *testing.T) {
 	lane.Live(t)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -312,7 +313,10 @@ if os.fork() == 0:
     os.setsid()
     for std in (0, 1, 2): os.close(std)
     time.sleep(0.3)
-    ` + c.write + `
+    try:
+        ` + c.write + `
+    except OSError:
+        pass
     open("written", "w").close()
     time.sleep(60)
 `
@@ -365,7 +369,7 @@ func TestAttackQuarantineHardLink(t *testing.T) {
 	s := start(t, quarantineSpec(l))
 	run(t, s, l.root, `mkdir .vscode && echo '{}' > .vscode/tasks.json && ln .vscode/tasks.json keep`)
 	run(t, s, l.root, `echo '{"evil": 1}' > keep`)
-	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "*", ".vscode", "tasks.json"))
+	got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "[0-9]*", ".vscode", "tasks.json"))
 	if len(got) != 1 {
 		t.Fatalf("quarantined %v", got)
 	}

@@ -946,7 +946,7 @@ func TestQuarantine(t *testing.T) {
 	s := start(t, spec)
 	notesOf := func(l runner.Launched) string { return strings.Join(l.(interface{ Notes() []string }).Notes(), "\n") }
 	quarantined := func(name string) []string {
-		got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", name))
+		got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", name))
 		return got
 	}
 
@@ -1093,7 +1093,7 @@ func TestQuarantineGit(t *testing.T) {
 			cmd, out := launch(t, s, l.root, c.command)
 			cmd.Wait()
 			o := out()
-			got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".git", "*"))
+			got, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", ".git", "*"))
 			var names []string
 			for _, g := range got {
 				names = append(names, filepath.Base(g))
@@ -1187,7 +1187,7 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	job, _ := launch(t, s, l.root, "sleep 0.5; mkdir .v; echo '{}' > .v/tasks.json; mv .v .vscode; sleep 30")
 	s.Detach(job.PID())
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "tasks.json"))
+		moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", ".vscode", "tasks.json"))
 		if len(moved) == 1 {
 			break
 		}
@@ -1223,7 +1223,7 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 	s.Detach(job.PID())
 	defer s.KillTree(job.PID(), syscall.SIGKILL)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode", "settings.json")); len(moved) == 1 {
+		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", ".vscode", "settings.json")); len(moved) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -1285,11 +1285,11 @@ func TestGuardStopsWhatMakesItAgain(t *testing.T) {
 	// Made again a model's turn later (a terminal job's `git init`, then
 	// `git config …`): moved again, nothing stopped.
 	time.Sleep(2500 * time.Millisecond) // past the loop's last move
-	before, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode"))
+	before, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", ".vscode"))
 	slow, _ := launch(t, s, l.root, "mkdir .vscode; sleep 2.5; mkdir .vscode; sleep 30")
 	s.Detach(slow.PID())
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "*", ".vscode")); len(moved) >= len(before)+2 {
+		if moved, _ := filepath.Glob(filepath.Join(spec.Quarantine, "[0-9]*", ".vscode")); len(moved) >= len(before)+2 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -110,7 +110,17 @@ const (
 	// supervisor performs these calls under the session's domain, and could
 	// not keep one a command added for itself.
 	WriteOpens
+	// Creations are the calls that make a name in a directory: mkdir,
+	// mknod, symlink, link and rename in all their forms, and every open
+	// with O_CREAT (with O_EXCL or without write access too). Only with
+	// WriteOpens.
+	Creations
 )
+
+// createCalls make a name in a directory: mkdir, mknod, symlink, link and
+// rename exist on amd64 only (83, 133, 88, 86 and 82 there).
+var createCalls = append(map[string][]uint32{"amd64": {83, 133, 88, 86, 82}}[runtime.GOARCH],
+	unix.SYS_MKDIRAT, unix.SYS_MKNODAT, unix.SYS_SYMLINKAT, unix.SYS_LINKAT, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2)
 
 // InstallNotify installs, on the calling thread and so on every command it
 // forks, a second filter that hands calls to a supervisor, and returns the
@@ -260,6 +270,11 @@ func notified(calls Calls) []unix.SockFilter {
 		for _, nr := range metaCalls {
 			a.emit(jeq, nr, "notify", "")
 		}
+		if calls&Creations != 0 {
+			for _, nr := range createCalls {
+				a.emit(jeq, nr, "notify", "")
+			}
+		}
 		for _, c := range openCalls {
 			switch c.arg {
 			case 0:
@@ -282,6 +297,11 @@ func notified(calls Calls) []unix.SockFilter {
 		for _, arg := range []uint32{1, 2} {
 			a.label("flags" + string(rune('0'+arg)))
 			a.emit(ld, argsAt+8*arg, "", "")
+			if calls&Creations != 0 { // every O_CREAT: a name may be made
+				a.emit(and, writes|unix.O_CREAT, "", "")
+				a.emit(jeq, 0, "allow", "notify")
+				continue
+			}
 			a.emit(and, writes, "", "")
 			a.emit(jeq, 0, "allow", "")
 			a.emit(ld, argsAt+8*arg, "", "")

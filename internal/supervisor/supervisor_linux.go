@@ -38,6 +38,9 @@ func Supervise(landlockABI int, noSupervisor string, opener *copyup.Opener) (Gua
 	}
 	if opener != nil {
 		calls |= seccomp.WriteOpens
+		if opener.Creates() {
+			calls |= seccomp.Creations
+		}
 	}
 	if calls == 0 {
 		return g, err

@@ -69,7 +69,7 @@ func apply(spec *Spec, steps []Step, counts map[string]int) (layers map[string]s
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		miss(LayerPID, fmt.Errorf("PR_SET_DUMPABLE: %w: the helper's /proc entries and memory are open to commands", err))
 	}
-	l, lerr := newLauncher(spec, WritableDirs(steps))
+	l, lerr := newLauncher(spec, WritableDirs(steps), m)
 	missing = append(missing, confine.Flatten(lerr)...)
 	if l.ruleset >= 0 {
 		layers[LayerFS] = "landlock-v" + strconv.Itoa(l.abi)

@@ -43,7 +43,10 @@ type launcher struct {
 
 // newLauncher builds the session's Landlock ruleset and starts the thread. The
 // error says which layer is missing; the launcher works without it.
-func newLauncher(spec *Spec, writable []string) (*launcher, error) {
+//
+// Where the mount namespace is the session's own, the protected entries a
+// command makes are staged by m (stage_linux.go).
+func newLauncher(spec *Spec, writable []string, m *mounter) (*launcher, error) {
 	l := &launcher{ruleset: -1, work: make(chan func() bool), cmds: -1}
 	if spec.Network {
 		l.noGate = unixgate.HostNetwork
@@ -57,6 +60,8 @@ func newLauncher(spec *Spec, writable []string) (*launcher, error) {
 	var err error
 	if l.opener, err = copyup.New(l.ruleset); err != nil {
 		errs = append(errs, err)
+	} else if m != nil && m.ready && len(spec.Writable) > 0 && spec.Quarantine != "" {
+		l.opener.SetStager(m)
 	}
 	if err := l.start(); err != nil {
 		errs = append(errs, err)

@@ -34,6 +34,8 @@ type mounter struct {
 	// gitAtStart: the root had a .git (directory, or a worktree's file) when
 	// the session started; gitDirAtStart: a directory.
 	gitAtStart, gitDirAtStart bool
+	// configAtStart: the root's .git directory had its config then.
+	configAtStart bool
 	// moves: when each protected path was last moved aside in the session,
 	// and the time before (see again); redirects: those moveGitNew or
 	// moveKeptNew moved, which no ordinary command makes.
@@ -56,10 +58,15 @@ type mounter struct {
 	// first three are whole and watch nothing
 	// (beneath.NewGitSweeperWatchingAfter).
 	gitSweep *beneath.GitSweeper
+	// staged: the protected entries commands made, shown at their paths
+	// in the session alone (stage_linux.go); judge: what Judge looks for.
+	staged map[string]*stagedEntry
+	judge  judgeSets
+	hidden hiddenSet
 }
 
 func newMounter(spec *Spec) *mounter {
-	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string][2]time.Time{}, redirects: map[string]bool{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
+	m := &mounter{spec: spec, protected: map[string]bool{}, pinned: map[string]bool{}, kept: map[string]bool{}, keptAbsent: map[string]bool{}, forced: map[string]bool{}, moves: map[string][2]time.Time{}, redirects: map[string]bool{}, staged: map[string]*stagedEntry{}, gitSent: -1, gitSweep: beneath.NewGitSweeper()}
 	if spec.OneShot {
 		// Three sweeps in all for a short command: the watches would not
 		// pay for the wait their inotify instance's close puts on the
@@ -70,6 +77,10 @@ func newMounter(spec *Spec) *mounter {
 		fi, err := os.Lstat(filepath.Join(spec.Writable[0], ".git"))
 		m.gitAtStart, m.git = err == nil, gitstate.New(spec.Writable[0], spec.GitDirs[:min(len(spec.GitDirs), 1)]...)
 		m.gitDirAtStart = err == nil && fi.IsDir()
+		if m.gitDirAtStart {
+			_, err := os.Lstat(filepath.Join(spec.Writable[0], ".git", "config"))
+			m.configAtStart = err == nil
+		}
 		if m.gitDirAtStart {
 			m.subs = gitstate.NewSubmodules(spec.Writable[0])
 		}
@@ -118,6 +129,9 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	asidePath := func(p string) bool {
 		return aside() || kept != nil && m.spec.Quarantine != "" && !kept(p)
 	}
+	// What commands made where only the session sees it: to the
+	// quarantine or in place, as the rest.
+	staged, serrs := m.unstage(asidePath)
 	// What is not in the root is not looked at again (a root of a few
 	// entries spares ~200 lstats a command).
 	listing := m.listRoot()
@@ -125,6 +139,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		return !m.mayExist(listing, p)
 	})
 	moved, unmoved, errs := m.moveNew(protected, listing, asidePath)
+	moved, errs = append(staged, moved...), append(serrs, errs...)
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
 			return true

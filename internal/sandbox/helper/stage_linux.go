@@ -1,0 +1,458 @@
+package helper
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/beneath"
+	"github.com/shellgate/shellgate/internal/copyup"
+	"github.com/shellgate/shellgate/internal/protect"
+	"golang.org/x/sys/unix"
+)
+
+// A protected entry that a command makes in the root (.vscode/tasks.json
+// with a folderOpen task, .envrc, .hg/hgrc) is read by the user's tools on
+// the host as soon as it is there: an editor opening the folder, direnv at
+// a cd. Moving it aside when the command ends leaves it there while the
+// command runs, which a command can make as long as it likes; moving it
+// while the command runs would break ordinary work that makes one and
+// fills it (a scaffolder's .vscode/extensions.json).
+//
+// So the entry is never made there: the copy-up supervisor, which performs
+// every call that makes a name (mkdir, an open with O_CREAT, mknod,
+// symlink, link, rename), asks the mounter (Judge), and one it stages is
+// made in a directory of the quarantine (.shellgate-quarantine/.staging-…)
+// and bound, in the session's mount namespace alone, onto an empty entry
+// of the same kind made at its path: the command sees and fills it there,
+// the host sees an empty directory or file. When protected paths are
+// looked at next with the session's processes judged (a command's end, the
+// guard while only jobs run, the close), the staged entry goes to the
+// quarantine from where it was made, or, kept by an approval, to its path,
+// and the empty one is removed. A name made anew over a staged one (an
+// atomic writer's rename) replaces the staged one and is shown again.
+// Names of a kind no tool makes there (a symlink, a hard link, a FIFO) are
+// refused (EPERM), and a rename onto a directory that protected paths lie
+// in (.github, .hg) fails as one across file systems does (EXDEV), so that
+// mv copies, making each name on the way, judged.
+//
+// Known limits: a command cannot remove or rename a staged entry until it
+// ends (EBUSY: a mount point); one the helper's death leaves behind stays
+// staged (an empty entry at its path, what the command wrote in the
+// staging directory).
+
+// stagedEntry is what a command made at a protected path p: the entry
+// named Base(p) in item, a directory of the quarantine.
+type stagedEntry struct {
+	item string // the staging directory's path
+	// fd: the staging directory as it is in the root's mount, opened before
+	// it was pinned (a mount of its own then): a rename onto the staged
+	// entry, and the move to the quarantine, stay within one mount.
+	fd  int
+	dir bool
+}
+
+// hiddenSet holds the empty entries the host sees where entries are staged
+// (by device and inode), which no command may fill (Hidden): one in a mount
+// namespace of its own, where the staged entry is not bound, reaches them.
+type hiddenSet struct {
+	mu  sync.RWMutex
+	set map[[2]uint64]bool
+}
+
+// Hidden says whether st is such an empty entry (copyup.Stager).
+func (m *mounter) Hidden(st *unix.Stat_t) bool {
+	m.hidden.mu.RLock()
+	defer m.hidden.mu.RUnlock()
+	return m.hidden.set[[2]uint64{uint64(st.Dev), st.Ino}]
+}
+
+func (m *mounter) hide(parent int, name string, hide bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	m.hidden.mu.Lock()
+	defer m.hidden.mu.Unlock()
+	if m.hidden.set == nil {
+		m.hidden.set = map[[2]uint64]bool{}
+	}
+	if k := [2]uint64{uint64(st.Dev), st.Ino}; hide {
+		m.hidden.set[k] = true
+	} else {
+		delete(m.hidden.set, k)
+	}
+}
+
+// judgeSets are the protected paths Judge looks for, built once.
+type judgeSets struct {
+	once      sync.Once
+	protected map[string]bool
+	ancestors map[string]bool // directories protected paths lie in
+	names     map[string]bool // the protected paths' last names (Watched)
+	// staged: the paths staged now, read by Judge without m.mu (which
+	// protect holds while it moves things).
+	mu     sync.RWMutex
+	staged map[string]bool
+}
+
+// isStaged says whether p is staged now.
+func (j *judgeSets) isStaged(p string) bool {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.staged[p]
+}
+
+func (j *judgeSets) setStaged(p string, staged bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.staged == nil {
+		j.staged = map[string]bool{}
+	}
+	if staged {
+		j.staged[p] = true
+	} else {
+		delete(j.staged, p)
+	}
+}
+
+// Watched says whether an entry by this name is judged (copyup.Stager): a
+// protected path's last name or a directory's such paths lie in, and git's
+// config and its lock. A write-open is judged too: a host tool may have put
+// another file in place of the one the session holds read-only (an
+// editor's atomic save of .envrc, git config renaming config.lock over
+// .git/config), unbound until the next look binds it again.
+func (m *mounter) Watched(name string) bool {
+	if name == "config" || name == "config.lock" || m.sets().names[name] {
+		return true
+	}
+	for _, pat := range m.spec.Patterns {
+		if ok, _ := filepath.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *mounter) sets() *judgeSets {
+	j := &m.judge
+	j.once.Do(func() {
+		j.protected, j.ancestors, j.names = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		if len(m.spec.Writable) == 0 {
+			return
+		}
+		root := m.spec.Writable[0]
+		git := filepath.Join(root, ".git")
+		for _, p := range m.spec.Protected {
+			// .git's own only where the root had none: a repository's are
+			// the git guard's (moveGitNew), and git writes the rest.
+			if !under(p, root) || p == root || under(p, git) && m.gitAtStart {
+				continue
+			}
+			j.protected[p] = true
+			j.names[filepath.Base(p)] = true
+			for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
+				j.ancestors[d] = true
+				j.names[filepath.Base(d)] = true
+			}
+		}
+	})
+	return j
+}
+
+// Judge says how a command's call makes the entry at p (copyup.Stager):
+// staged if it is a protected path of the root outside .git (or a name at
+// the root's top a pattern protects; in a root that had no .git, .git's
+// config, hooks, info, commondir and config.worktree, and a .git file), made elsewhere by a rename or refused
+// if it is a directory such paths lie in. In the root's .git when it was
+// there with its config at the start: writing, making or renaming onto its
+// config or config.lock is refused. No command in the session can write
+// that config (it is bound read-only), but the user's git on the host
+// renames config.lock into place, and the new config is writable until the
+// next look binds it again: a job watching .git wrote it in that moment, or
+// renamed a file of its own over config.lock while the host's git wrote it
+// (see the corpus rows host-git-config-window-*).
+func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
+	if p == "" || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
+		return copyup.Free
+	}
+	root := m.spec.Writable[0]
+	if !under(p, root) || p == root || under(p, m.spec.Quarantine) {
+		return copyup.Free
+	}
+	git := filepath.Join(root, ".git")
+	if m.gitAtStart && under(p, git) {
+		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
+			return copyup.Refused
+		}
+		return copyup.Free
+	}
+	if p == git && op == copyup.OpMake {
+		// A .git file ("gitdir: …") in a root that had none: git on the
+		// host reads the config of the directory it names.
+		return copyup.Staged
+	}
+	j := m.sets()
+	protected := j.protected[p]
+	if !protected && filepath.Dir(p) == root {
+		for _, pat := range m.spec.Patterns {
+			if ok, _ := filepath.Match(pat, filepath.Base(p)); ok {
+				protected = true
+				break
+			}
+		}
+	}
+	var st unix.Stat_t
+	switch {
+	case protected && op == copyup.OpLink:
+		return copyup.Refused
+	case protected && j.isStaged(p):
+		if op == copyup.OpWrite {
+			return copyup.Free // the command's own, staged
+		}
+		return copyup.Staged
+	case protected && unix.Lstat(p, &st) == nil && op != copyup.OpMake && op != copyup.OpMakeDir:
+		// The user's, read-only where it is, unless the host just put
+		// another in its place (an editor's atomic save), which the next
+		// look binds again: no command writes or replaces it meanwhile.
+		// (Made again, it exists: Stage says so, as mkdir -p expects.)
+		return copyup.Refused
+	case protected && op != copyup.OpWrite:
+		return copyup.Staged
+	case op == copyup.OpWrite:
+		return copyup.Free
+	case j.ancestors[p] && op == copyup.OpRename:
+		return copyup.Crossed
+	case j.ancestors[p] && op == copyup.OpLink:
+		return copyup.Refused
+	}
+	return copyup.Free
+}
+
+// Stage makes the entry at p in a staging directory of the quarantine,
+// with mk, and shows it at p in the session alone (copyup.Stager). It
+// stages nothing when p exists and is not staged: the caller's call is
+// then made as asked, and fails or replaces as the kernel says. Called
+// from a confined thread, it does its work on another.
+func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
+	done := make(chan unix.Errno, 1)
+	go func() { done <- m.stage(p, mk) }() // a new goroutine never runs on a locked thread
+	errno := <-done
+	if errno == errNotStaged {
+		return 0, false
+	}
+	return errno, true
+}
+
+// maxStaged bounds the entries staged at once: each is two mounts, which
+// make every later mount of the session slower (20 000 *.code-workspace
+// names would); no ordinary command makes more than a few protected
+// entries.
+const maxStaged = 256
+
+// errNotStaged: stage staged nothing (p exists, or there is no root or
+// quarantine).
+const errNotStaged = unix.Errno(^uintptr(0) >> 1)
+
+func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
+		return errNotStaged
+	}
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return errNotStaged
+	}
+	name := filepath.Base(rel)
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(rootFD)
+	parent, err := beneath.Dir(rootFD, filepath.Dir(rel))
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(parent)
+	if s, ok := m.staged[p]; ok { // made again over it: shown again
+		item := s.fd
+		if errno := mk(item, name); errno != 0 {
+			return errno
+		}
+		unix.Unmount(p, unix.MNT_DETACH)
+		var st unix.Stat_t
+		if unix.Fstatat(item, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			s.dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+		}
+		return errnoOf(showAt(item, name, parent, name))
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return unix.EEXIST // made since Judge looked: not replaced
+	}
+	if len(m.staged) >= maxStaged {
+		return unix.ENOSPC
+	}
+	// In the quarantine, or where it is no directory of the root (a
+	// command made it a symlink), at the root's top under a name no tool
+	// reads.
+	q, qdir, itemName := -1, m.spec.Quarantine, ".staging-"+time.Now().Format("20060102-150405")+"-"+beneath.RandomName()
+	if qrel, err := filepath.Rel(root, m.spec.Quarantine); err == nil && filepath.IsLocal(qrel) {
+		if err := unix.Mkdirat(rootFD, qrel, 0o755); err == nil || err == unix.EEXIST {
+			q, _ = beneath.Dir(rootFD, qrel)
+		}
+	}
+	if q < 0 {
+		if q, err = unix.Dup(rootFD); err != nil {
+			return errnoOf(err)
+		}
+		qdir, itemName = root, protect.QuarantinedPrefix+"staged-"+beneath.RandomName()
+	}
+	defer unix.Close(q)
+	if err := unix.Mkdirat(q, itemName, 0o700); err != nil {
+		return errnoOf(err)
+	}
+	item, err := beneath.Dir(q, itemName)
+	if err != nil {
+		return errnoOf(err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			unix.Close(item)
+		}
+	}()
+	if errno := mk(item, name); errno != 0 {
+		unix.Unlinkat(q, itemName, unix.AT_REMOVEDIR)
+		return errno
+	}
+	if err := unix.Fstatat(item, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return errnoOf(err)
+	}
+	dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	// The empty entry the host sees; a command's own call would have
+	// failed had one been made meanwhile.
+	if dir {
+		err = unix.Mkdirat(parent, name, 0o700)
+	} else {
+		var fd int
+		if fd, err = unix.Openat(parent, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600); err == nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		return errnoOf(err) // what was made stays in the staging directory
+	}
+	m.hide(parent, name, true)
+	// The staging directory pinned: a mount point, which no command can
+	// rename or remove.
+	if err := beneath.Bind(item, "", false); err != nil {
+		unix.Unlinkat(parent, name, map[bool]int{true: unix.AT_REMOVEDIR}[dir])
+		return errnoOf(err)
+	}
+	m.gitSweep.Forget()
+	if err := showAt(item, name, parent, name); err != nil {
+		unix.Unlinkat(parent, name, map[bool]int{true: unix.AT_REMOVEDIR}[dir])
+		return errnoOf(err)
+	}
+	m.staged[p], kept = &stagedEntry{item: filepath.Join(qdir, itemName), fd: item, dir: dir}, true
+	m.judge.setStaged(p, true)
+	return 0
+}
+
+// showAt binds the entry name of from onto the entry at of to.
+func showAt(from int, name string, to int, at string) error {
+	tree, err := unix.OpenTree(from, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	return unix.MoveMount(tree, "", to, at, unix.MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+// unstage, with m.mu held, ends what stage began for every staged entry:
+// each goes to the quarantine if aside says so (it returns "path → where"),
+// else to its path, and the empty entry there is removed.
+func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error) {
+	if len(m.staged) == 0 {
+		return nil, nil
+	}
+	root := m.spec.Writable[0]
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, []error{err}
+	}
+	defer unix.Close(rootFD)
+	m.gitSweep.Forget()
+	// In the order of the protected paths (then by name), as protect tells
+	// the rest.
+	order := func(p string) int {
+		if i := slices.Index(m.spec.Protected, p); i >= 0 {
+			return i
+		}
+		return len(m.spec.Protected)
+	}
+	paths := slices.SortedFunc(maps.Keys(m.staged), func(a, b string) int {
+		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a, b))
+	})
+	for _, p := range paths {
+		s := m.staged[p]
+		delete(m.staged, p)
+		m.judge.setStaged(p, false)
+		rel, _ := filepath.Rel(root, p)
+		name := filepath.Base(rel)
+		unix.Unmount(p, unix.MNT_DETACH)
+		if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
+			m.hide(parent, name, false)
+			if err := unix.Unlinkat(parent, name, map[bool]int{true: unix.AT_REMOVEDIR}[s.dir]); err != nil && err != unix.ENOENT {
+				errs = append(errs, fmt.Errorf("unstage %s: the empty entry: %w", p, err))
+			}
+			unix.Close(parent)
+		}
+		unix.Unmount(s.item, unix.MNT_DETACH)
+		item := s.fd
+		if aside(p) {
+			to, err := beneath.QuarantineEntry(root, m.spec.Quarantine, item, rel)
+			if to != "" {
+				moved = append(moved, p+" → "+to)
+				m.moves[p] = [2]time.Time{time.Now(), m.moves[p][0]}
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("unstage %s: %w", p, err))
+			}
+		} else if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
+			if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
+				errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, err))
+			}
+			unix.Close(parent)
+		}
+		unix.Close(item)
+		// Empty now, unless something failed; found beneath the root.
+		if qrel, err := filepath.Rel(root, filepath.Dir(s.item)); err == nil && filepath.IsLocal(qrel) {
+			if q, err := beneath.Dir(rootFD, qrel); err == nil {
+				unix.Unlinkat(q, filepath.Base(s.item), unix.AT_REMOVEDIR)
+				unix.Close(q)
+			}
+		}
+	}
+	return moved, errs
+}
+
+func errnoOf(err error) unix.Errno {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	if err != nil {
+		return unix.EIO
+	}
+	return 0
+}
