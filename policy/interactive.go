@@ -41,7 +41,7 @@ func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
 
 // interactive denies what waits for a terminal or never ends on its own.
 func (x *check) interactive(c *analysis.Command) {
-	if x.terminal {
+	if x.terminal || c.Stored() {
 		return
 	}
 	if _, said := interactiveFacts.first(x, c); said != "" {

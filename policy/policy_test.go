@@ -187,6 +187,12 @@ func TestBuiltinRules(t *testing.T) {
 		{"git -c core.sshCommand='touch $OUTSIDE/x' status", policy.Deny, "confinement"},
 		{"git grep -Ovim x", policy.Deny, "interactive"},
 		{"git config core.pager cat", policy.Ask, "code-execution"},
+		// Stored for later, not run now: no terminal is waited for, but what
+		// the stored command would do is still judged.
+		{"git config core.editor vim", policy.Ask, "code-execution"},
+		{"git config core.pager less", policy.Ask, "code-execution"},
+		{"git config core.editor 'vim; rm -rf /'", policy.Deny, "catastrophic"},
+		{"git config core.editor vim && git commit", policy.Deny, "interactive"},
 		{"git config user.name bot", policy.Allow, ""},
 		{"git config --get user.name", policy.Allow, ""},
 		{"git clone ext::sh x", policy.Deny, ""},

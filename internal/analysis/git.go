@@ -47,15 +47,33 @@ func (w *walker) gitConfig(c Command, kv string, f ArgFlag) {
 		}
 		return
 	}
-	w.gitValue(c, key, val)
+	w.gitValue(c, key, val, "git -c ")
 }
 
-func (w *walker) gitValue(c Command, key, val string) {
+// gitValue follows a config value git runs as a command; label says how it
+// was given: "git -c " for this run, StoredBy (git config) for later ones.
+func (w *walker) gitValue(c Command, key, val, label string) {
 	key = strings.ToLower(key)
 	if !GitKeyRunsCommand(key, val) {
 		return
 	}
-	w.nestedVia(strings.TrimPrefix(val, "!"), "git -c "+key, c.Pos, c.Via, true, nil)
+	w.nestedVia(strings.TrimPrefix(val, "!"), label+key, c.Pos, c.Via, true, nil)
+}
+
+// StoredBy starts the Via label of a command a line stores for a later run
+// (git config core.editor vim) rather than runs: the rules about what it
+// does apply, those about how this run behaves (a terminal) do not.
+const StoredBy = "git config "
+
+// Stored reports whether c is a command the line stores for later, not one
+// it runs.
+func (c *Command) Stored() bool {
+	for _, v := range c.Via {
+		if strings.HasPrefix(v, StoredBy) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitConfigSet follows "git config [options] [set] KEY VALUE".
@@ -74,7 +92,7 @@ func (w *walker) gitConfigSet(c Command) {
 		}
 		return
 	}
-	w.gitValue(c, c.Args[k], c.Args[v])
+	w.gitValue(c, c.Args[k], c.Args[v], StoredBy)
 }
 
 // gitSubmoduleForeach follows git submodule [--quiet] foreach [--recursive] CMD…,
