@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -56,6 +57,7 @@ type Early struct {
 // or Discard it.
 func Prestart(network bool, limits Limits) *Early {
 	e := &Early{network: network, limits: limits, done: make(chan struct{}), warmed: make(chan struct{})}
+	go checkPidfd() // beside the helper's cgroup, not in its fork
 	go func() {
 		defer close(e.done)
 		e.s, e.cg, e.err = fork(network, limits)
@@ -66,6 +68,16 @@ func Prestart(network bool, limits Limits) *Early {
 	}()
 	return e
 }
+
+// checkPidfd has Go check, once in a process, that pidfds work here, which
+// it does at its first start of a process: a vfork of a child that exits,
+// which a start waits for (0.1–1 ms, the child's wake-up on an idle core).
+// Done beside the rest of a helper's start, it is not in its fork.
+var checkPidfd = sync.OnceFunc(func() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil { // checks first
+		p.Release()
+	}
+})
 
 // warm makes, as root, the user namespace the host's facts need to show /etc
 // and /var as others see them (idmap.Works; once per process), beside the
@@ -115,11 +127,19 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 		}
 	}
 	// What the plan needs of the host (as root, a walk of /etc and /var),
-	// gathered while the helper starts, which takes as long.
-	facts := make(chan Facts, 1)
-	go func() { facts <- SessionFacts(spec) }()
+	// and the plan itself, made while the helper starts, which takes as
+	// long: the set-up is sent as soon as the helper is there.
+	plans := make(chan plan, 1)
+	go func() {
+		steps, trees := planWithTrees(spec, SessionFacts(spec))
+		sessionUserCounts()
+		plans <- plan{steps, trees}
+	}()
 	<-e.done
 	if e.err != nil {
+		for _, t := range (<-plans).trees {
+			t.Close()
+		}
 		var no *noUserNS
 		if errors.As(e.err, &no) {
 			// What needs no namespace still applies (bare_linux.go).
@@ -133,7 +153,7 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
 	}
-	if err := s.setUp(spec, facts, e.cg, log); err != nil {
+	if err := s.setUp(spec, plans, e.cg, log); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -255,9 +275,17 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 	if !network {
 		flags |= unix.CLONE_NEWNET
 	}
+	// Its stderr is a pipe read once it has started: exec.Cmd would start
+	// a goroutine copying it, and open /dev/null twice, in its Start, on
+	// the run's path.
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return false, fmt.Errorf("sandbox: the helper's stderr: %w", err)
+	}
+	null := devNull()
 	pfd := -1
 	command := func(birth int) *exec.Cmd {
-		return &exec.Cmd{
+		cmd := &exec.Cmd{
 			Path: "/proc/self/exe",
 			Args: []string{helper.Arg0},
 			// Nothing of shellgate's own environment reaches the session. One
@@ -265,7 +293,7 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			Env:        []string{"GOMAXPROCS=1"},
 			Dir:        "/",
 			ExtraFiles: []*os.File{ctl},
-			Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
+			Stderr:     errW,
 			SysProcAttr: &syscall.SysProcAttr{
 				Cloneflags:  flags,
 				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
@@ -278,6 +306,10 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 				CgroupFD:    birth,
 			},
 		}
+		if null != nil {
+			cmd.Stdin, cmd.Stdout = null, null
+		}
+		return cmd
 	}
 	var cmd *exec.Cmd
 	startErr := make(chan error, 1)
@@ -305,14 +337,23 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
 		}
 		runtime.UnlockOSThread()
+		errW.Close()
 		if err != nil {
+			errR.Close()
 			startErr <- err
 			return
 		}
 		born = birth >= 0
 		startErr <- nil
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			io.Copy(&helperStderr{mu: &s.mu, b: &s.errBuf}, errR)
+			errR.Close()
+		}()
 		pidfd.AwaitExit(pfd)
 		err = cmd.Wait()
+		<-copied // all it said, as exec.Cmd's Wait would have
 		s.mu.Lock()
 		s.waitErr = err
 		s.mu.Unlock()
@@ -347,10 +388,17 @@ func noNamespaces(err error) error {
 	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
 }
 
+// plan is a session's view planned, with the trees it shows
+// (planWithTrees).
+type plan struct {
+	steps []Step
+	trees []*os.File
+}
+
 // setUp moves the helper into its cgroup where it was not born in it, sends
-// it the spec and the plan made with facts (and log, the quarantine log, with
+// it the spec and the plan (and log, the quarantine log, with
 // Spec.QuarantineLog), and waits for its report.
-func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *os.File) error {
+func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os.File) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
@@ -370,7 +418,8 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 		}
 	}()
 	defer func() { <-grouped }()
-	steps, trees := planWithTrees(spec, <-facts)
+	p := <-plans
+	steps, trees := p.steps, p.trees
 	fds := make([]int, len(trees))
 	for i, t := range trees {
 		fds[i] = int(t.Fd())
@@ -467,6 +516,15 @@ func (s *Session) helperError(step string, err error) error {
 	}
 	return fmt.Errorf("sandbox: %s failed: %v", step, err)
 }
+
+// devNull is /dev/null, open for the helpers' stdin and stdout.
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil // exec.Cmd opens it itself
+	}
+	return f
+})
 
 // helperStderr collects the helper's stderr, its first 4 KiB, under the
 // session's lock.
