@@ -65,7 +65,16 @@ func Prestart(network bool, limits Limits) *Early {
 	}()
 	go func() {
 		defer close(e.warmed)
-		warm()
+		// After the helper's fork, not beside it: a fork copies the
+		// process's memory map holding its lock, which stalls the other
+		// fork, and every page fault of the process meanwhile (the helper's
+		// start 1–2 ms later, as root, with both at once). Where the
+		// session's start came first, its facts make the namespace
+		// themselves; a discarded helper needs none.
+		<-e.done
+		if !e.taken() {
+			warmHook()
+		}
 	}()
 	return e
 }
@@ -80,9 +89,12 @@ var checkPidfd = sync.OnceFunc(func() {
 	}
 })
 
+// warmHook is warm; tests watch it.
+var warmHook = warm
+
 // warm makes, as root, the user namespace the host's facts need to show /etc
-// and /var as others see them (idmap.Works; once per process), beside the
-// helper's start rather than after the spec: a child started and killed.
+// and /var as others see them (idmap.Works; once per process), while the
+// helper starts rather than after the spec: a child started and killed.
 func warm() {
 	if os.Geteuid() != 0 {
 		return
@@ -90,6 +102,13 @@ func warm() {
 	for _, d := range rootDirs {
 		idmap.Works(d)
 	}
+}
+
+// taken reports whether Start or Discard took e.
+func (e *Early) taken() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.used
 }
 
 // use marks e used, and reports whether it was not yet.
