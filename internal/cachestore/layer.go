@@ -8,10 +8,11 @@ import "os"
 // would be lost and its files torn: the layer records the boot it was last
 // mounted in (BootFile), and one from another boot is emptied, as a cache is
 // rebuilt on use. The kernel's own guard, a marker the mount leaves in
-// work/work/incompat that makes it refuse the layer, goes right after the
-// mount (the sandbox's overlay does it): it would also keep the user's tools
+// work/work/incompat that makes it refuse the layer, goes once the session
+// is set up (RemoveMarker, which shellgate calls beside the session's
+// commands, and its end waits for): it would also keep the user's tools
 // from removing the layer, inside a directory of mode 0. A marker left there
-// (a helper killed between the two) goes here. Without a boot ID, the
+// (a session killed before its removal) goes here. Without a boot ID, the
 // overlay may not be volatile.
 func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 	if len(boot) == 0 {

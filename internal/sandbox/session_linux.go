@@ -110,6 +110,9 @@ type Session struct {
 	// makes none.
 	spare   *spareCgroup
 	noSpare bool
+	// markersGone is closed once the cache overlays' markers are removed
+	// (removeMarkers); nil before the set-up is done.
+	markersGone chan struct{}
 }
 
 // dispatch routes the helper's replies to the waiting Launch and Wait calls.
@@ -399,6 +402,9 @@ func (s *Session) CloseBeside(beside func()) error {
 		<-s.watched // it reads the group, which goes now
 	}
 	beside()
+	if s.markersGone != nil {
+		<-s.markersGone
+	}
 	if s.group != nil {
 		return s.group.Remove()
 	}

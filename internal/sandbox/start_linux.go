@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/hostscan"
 	"github.com/shellgate/shellgate/internal/idmap"
@@ -56,20 +58,43 @@ type Early struct {
 // or Discard it.
 func Prestart(network bool, limits Limits) *Early {
 	e := &Early{network: network, limits: limits, done: make(chan struct{}), warmed: make(chan struct{})}
+	go checkPidfd() // beside the helper's cgroup, not in its fork
 	go func() {
 		defer close(e.done)
 		e.s, e.cg, e.err = fork(network, limits)
 	}()
 	go func() {
 		defer close(e.warmed)
-		warm()
+		// After the helper's fork, not beside it: a fork copies the
+		// process's memory map holding its lock, which stalls the other
+		// fork, and every page fault of the process meanwhile (the helper's
+		// start 1–2 ms later, as root, with both at once). Where the
+		// session's start came first, its facts make the namespace
+		// themselves; a discarded helper needs none.
+		<-e.done
+		if !e.taken() {
+			warmHook()
+		}
 	}()
 	return e
 }
 
+// checkPidfd has Go check, once in a process, that pidfds work here, which
+// it does at its first start of a process: a vfork of a child that exits,
+// which a start waits for (0.1–1 ms, the child's wake-up on an idle core).
+// Done beside the rest of a helper's start, it is not in its fork.
+var checkPidfd = sync.OnceFunc(func() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil { // checks first
+		p.Release()
+	}
+})
+
+// warmHook is warm; tests watch it.
+var warmHook = warm
+
 // warm makes, as root, the user namespace the host's facts need to show /etc
-// and /var as others see them (idmap.Works; once per process), beside the
-// helper's start rather than after the spec: a child started and killed.
+// and /var as others see them (idmap.Works; once per process), while the
+// helper starts rather than after the spec: a child started and killed.
 func warm() {
 	if os.Geteuid() != 0 {
 		return
@@ -77,6 +102,13 @@ func warm() {
 	for _, d := range rootDirs {
 		idmap.Works(d)
 	}
+}
+
+// taken reports whether Start or Discard took e.
+func (e *Early) taken() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.used
 }
 
 // use marks e used, and reports whether it was not yet.
@@ -115,11 +147,19 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 		}
 	}
 	// What the plan needs of the host (as root, a walk of /etc and /var),
-	// gathered while the helper starts, which takes as long.
-	facts := make(chan Facts, 1)
-	go func() { facts <- SessionFacts(spec) }()
+	// and the plan itself, made while the helper starts, which takes as
+	// long: the set-up is sent as soon as the helper is there.
+	plans := make(chan plan, 1)
+	go func() {
+		steps, trees := planWithTrees(spec, SessionFacts(spec))
+		sessionUserCounts()
+		plans <- plan{steps, trees}
+	}()
 	<-e.done
 	if e.err != nil {
+		for _, t := range (<-plans).trees {
+			t.Close()
+		}
 		var no *noUserNS
 		if errors.As(e.err, &no) {
 			// What needs no namespace still applies (bare_linux.go).
@@ -133,7 +173,7 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
 	}
-	if err := s.setUp(spec, facts, e.cg, log); err != nil {
+	if err := s.setUp(spec, plans, e.cg, log); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -255,9 +295,17 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 	if !network {
 		flags |= unix.CLONE_NEWNET
 	}
+	// Its stderr is a pipe read once it has started: exec.Cmd would start
+	// a goroutine copying it, and open /dev/null twice, in its Start, on
+	// the run's path.
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return false, fmt.Errorf("sandbox: the helper's stderr: %w", err)
+	}
+	null := devNull()
 	pfd := -1
 	command := func(birth int) *exec.Cmd {
-		return &exec.Cmd{
+		cmd := &exec.Cmd{
 			Path: "/proc/self/exe",
 			Args: []string{helper.Arg0},
 			// Nothing of shellgate's own environment reaches the session. One
@@ -265,7 +313,7 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			Env:        []string{"GOMAXPROCS=1"},
 			Dir:        "/",
 			ExtraFiles: []*os.File{ctl},
-			Stderr:     &helperStderr{mu: &s.mu, b: &s.errBuf},
+			Stderr:     errW,
 			SysProcAttr: &syscall.SysProcAttr{
 				Cloneflags:  flags,
 				UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
@@ -278,6 +326,10 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 				CgroupFD:    birth,
 			},
 		}
+		if null != nil {
+			cmd.Stdin, cmd.Stdout = null, null
+		}
+		return cmd
 	}
 	var cmd *exec.Cmd
 	startErr := make(chan error, 1)
@@ -305,14 +357,23 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
 		}
 		runtime.UnlockOSThread()
+		errW.Close()
 		if err != nil {
+			errR.Close()
 			startErr <- err
 			return
 		}
 		born = birth >= 0
 		startErr <- nil
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			io.Copy(&helperStderr{mu: &s.mu, b: &s.errBuf}, errR)
+			errR.Close()
+		}()
 		pidfd.AwaitExit(pfd)
 		err = cmd.Wait()
+		<-copied // all it said, as exec.Cmd's Wait would have
 		s.mu.Lock()
 		s.waitErr = err
 		s.mu.Unlock()
@@ -347,10 +408,17 @@ func noNamespaces(err error) error {
 	return fmt.Errorf("sandbox: cannot create the session's namespaces: %w", err)
 }
 
+// plan is a session's view planned, with the trees it shows
+// (planWithTrees).
+type plan struct {
+	steps []Step
+	trees []*os.File
+}
+
 // setUp moves the helper into its cgroup where it was not born in it, sends
-// it the spec and the plan made with facts (and log, the quarantine log, with
+// it the spec and the plan (and log, the quarantine log, with
 // Spec.QuarantineLog), and waits for its report.
-func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *os.File) error {
+func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os.File) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
@@ -370,7 +438,8 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 		}
 	}()
 	defer func() { <-grouped }()
-	steps, trees := planWithTrees(spec, <-facts)
+	p := <-plans
+	steps, trees := p.steps, p.trees
 	fds := make([]int, len(trees))
 	for i, t := range trees {
 		fds[i] = int(t.Fd())
@@ -411,6 +480,11 @@ func (s *Session) setUp(spec Spec, facts <-chan Facts, cg *sessionCgroup, log *o
 			layers[k] = v
 		}
 		s.report = Report{Layers: layers, Missing: append(cg.missing, r.m.Missing...)}
+		s.markersGone = make(chan struct{})
+		go func() {
+			defer close(s.markersGone)
+			removeMarkers(steps)
+		}()
 		s.fwd = forwardHostPorts(r.m.Ports, helper.FDs(r.oob), r.m.Egress, spec.EgressHandler, &s.report)
 		return nil
 	case <-time.After(setupTimeout):
@@ -452,6 +526,20 @@ func (s *Session) homeLauncher(cg *sessionCgroup) error {
 	return nil
 }
 
+// removeMarkers removes the markers the overlays of the cache layers among
+// steps left in their work dirs (cachestore.ReadyLayer): the helper leaves
+// them, and shellgate removes them while the session runs, off its set-up
+// (each rmdir frees a block, which a filesystem mounted with discard
+// discards at once: 0.5–4.5 ms for three overlays), before the session ends
+// (CloseBeside). One a killed helper left goes at the layer's next mount.
+var removeMarkers = func(steps []Step) {
+	for _, st := range steps {
+		if st.Op == OpOverlay && st.Upper != "" {
+			cachestore.RemoveMarker(st.Upper)
+		}
+	}
+}
+
 func (s *Session) helperError(step string, err error) error {
 	select {
 	case <-s.dead:
@@ -467,6 +555,15 @@ func (s *Session) helperError(step string, err error) error {
 	}
 	return fmt.Errorf("sandbox: %s failed: %v", step, err)
 }
+
+// devNull is /dev/null, open for the helpers' stdin and stdout.
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil // exec.Cmd opens it itself
+	}
+	return f
+})
 
 // helperStderr collects the helper's stderr, its first 4 KiB, under the
 // session's lock.

@@ -292,6 +292,58 @@ func TestViewCachesCopyOnWrite(t *testing.T) {
 	}
 }
 
+// The marker a cache's volatile overlay leaves in its layer (a directory of
+// mode 0 its owner cannot remove) is not removed in the session's set-up,
+// where each rmdir waited for the disk on a filesystem that discards what it
+// frees at once (the helper's set-up, which a one-shot run waits for), but
+// beside the session's commands, and the session's end waits for it.
+func TestViewCacheMarkerRemovedBesideTheSession(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	held := make(chan struct{})
+	remove := removeMarkers
+	removeMarkers = func(steps []Step) {
+		<-held
+		remove(steps)
+	}
+	t.Cleanup(func() { removeMarkers = remove })
+	s := start(t, spec)
+	got, code := run(t, s, l.root, `awk '$5 == "`+cache+`" {print $9, $NF}' /proc/self/mountinfo`)
+	if code != 0 || !strings.Contains(got, "volatile") {
+		close(held)
+		t.Skipf("no volatile overlay here: %q", got)
+	}
+	layers, _ := filepath.Glob(filepath.Join(spec.CacheStore, "*npm"))
+	if len(layers) != 1 {
+		close(held)
+		t.Fatalf("the layer: %v", layers)
+	}
+	marker := filepath.Join(layers[0], cachestore.VolatileMarker)
+	if _, err := os.Lstat(marker); err != nil {
+		t.Errorf("the set-up removed the overlay's marker itself: %v", err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		s.Close()
+	}()
+	select {
+	case <-closed:
+		t.Error("the session ended before its markers were removed")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(held)
+	<-closed
+	if _, err := os.Lstat(marker); !os.IsNotExist(err) {
+		t.Errorf("the overlay's marker is left in the layer: %v", err)
+	}
+}
+
 // A cache's overlay is volatile (its unmount syncs nothing, so the helper
 // exits at once), and the layer mounts again in the next session of the same
 // boot; a layer last mounted in another boot, which a crash may have torn, is

@@ -262,22 +262,15 @@ func overlay(s Step, dst, src string) error {
 		}
 		for _, o := range tries {
 			if unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, o) == nil {
-				removeMarker(layer + cachestore.VolatileMarker) // see ReadyLayer
+				// The mount's marker (see ReadyLayer) is left to shellgate,
+				// which removes it while the session runs (sandbox's
+				// removeMarkers): on a filesystem that discards the blocks
+				// it frees at once, each rmdir waits for the disk.
 				return nil
 			}
 		}
 	}
 	return bindTree(upper, dst, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
-}
-
-// removeMarker removes the marker a volatile overlay's mount leaves, two
-// empty directories (incompat/volatile), by two rmdirs: os.RemoveAll's walk
-// of them was ~10 calls a layer, 17 layers a session's set-up. Anything else
-// there goes the long way.
-func removeMarker(marker string) {
-	if unix.Rmdir(marker+"/volatile") != nil || unix.Rmdir(marker) != nil {
-		os.RemoveAll(marker)
-	}
 }
 
 // bootID is the host's boot ID, read once for all the session's cache
