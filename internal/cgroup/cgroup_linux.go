@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,6 +54,11 @@ type Group struct {
 	// the cgroup may lack them and still hold the session's processes, and
 	// give each command a cgroup of its own (makeV2).
 	Missing map[string]string
+
+	// killed: the command cgroups KillAll killed through cgroup.kill, which
+	// Reuse refuses (see there).
+	killedMu sync.Mutex
+	killed   map[string]bool
 }
 
 // Root is where the cgroup hierarchies are: a cgroup2 mount, or a
@@ -584,8 +590,20 @@ func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err erro
 // starts one there (CLONE_INTO_CGROUP). On v1 alone a command's cgroup
 // counts its own refused forks (pids.events), which LimitHits adds up: a
 // reused one would bring back its last command's.
+//
+// Nor a cgroup KillAll killed through cgroup.kill: the kernel (6.18 here)
+// kills at once every process later born into it by CLONE_INTO_CGROUP — the
+// kill's sequence number the fork compares, read at its start, is the
+// forking thread's cgroup's, not the one it is born in, which the kill
+// moved on.
 func (g *Group) Reuse(dir string) (kind string, files []*os.File, ok bool) {
 	if !g.v2 && (g.unified == "" || filepath.Dir(dir) != g.unified) {
+		return "", nil, false
+	}
+	g.killedMu.Lock()
+	killed := g.killed[dir]
+	g.killedMu.Unlock()
+	if killed {
 		return "", nil, false
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -694,6 +712,12 @@ func zombie(pid int) bool {
 // meanwhile.
 func (g *Group) KillAll(dir string, except int, sig syscall.Signal) {
 	if (g.v2 || g.unified != "" && filepath.Dir(dir) == g.unified) && sig == syscall.SIGKILL {
+		g.killedMu.Lock()
+		if g.killed == nil {
+			g.killed = map[string]bool{}
+		}
+		g.killed[dir] = true // before the kill: a Reuse meanwhile refuses it
+		g.killedMu.Unlock()
 		if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
 			return
 		}

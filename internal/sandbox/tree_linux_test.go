@@ -292,7 +292,8 @@ func TestNextCommandsCgroupMadeAhead(t *testing.T) {
 // A command's cgroup that its command left empty is the next command's
 // (release), with no mkdir and rmdir a command; one that holds a job is not,
 // and the next command's kill does not reach that job. A command in a
-// reused cgroup still has everything it started killed with it.
+// reused cgroup still has everything it started killed with it, and a
+// cgroup so killed is not reused.
 func TestEmptyCommandCgroupReused(t *testing.T) {
 	lane.Live(t)
 	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
@@ -314,6 +315,9 @@ func TestEmptyCommandCgroupReused(t *testing.T) {
 		cmdCgroup := func(command string) string {
 			t.Helper()
 			res, out := bash(command, 10*time.Second)
+			if res.ExitCode == nil || *res.ExitCode != 0 {
+				t.Fatalf("the command failed: %+v\n%s", res, out)
+			}
 			for line := range strings.Lines(out) {
 				if i := strings.Index(line, "/cmd-"); i >= 0 {
 					return strings.TrimSpace(line[i+1:])
@@ -378,7 +382,9 @@ func TestEmptyCommandCgroupReused(t *testing.T) {
 		// next, whose tree kill still ends all it started.
 		last := cmdCgroup("")
 		started = seen("7042.5" + runTag)
-		res, out = bash("setsid -f env -i sleep 7042.5"+runTag+" >/dev/null 2>&1; sleep 100", time.Second)
+		// Deaf to SIGTERM: the runner's SIGKILL ends them, through
+		// cgroup.kill.
+		res, out = bash("trap '' TERM; setsid -f env -i sleep 7042.5"+runTag+" >/dev/null 2>&1; sleep 100", time.Second)
 		if !started() || !res.TimedOut {
 			t.Fatalf("the escape did not start, or the command did not time out: %+v", res)
 		}
@@ -390,6 +396,12 @@ func TestEmptyCommandCgroupReused(t *testing.T) {
 		}
 		if left := procsNamed("7042.5" + runTag); len(left) > 0 {
 			t.Errorf("survived its command in a reused cgroup: %v", left)
+		}
+		// A cgroup killed through cgroup.kill is not reused: the kernel
+		// kills what is born in it since (cgroup.Group.Reuse). The next
+		// command runs (cmdCgroup: it exits 0), in another.
+		if got := cmdCgroup(""); got == last {
+			t.Errorf("the next command ran in %s, which a kill ended", got)
 		}
 		must(t, sup.Close())
 		spare := s.spareDir(t)
