@@ -592,10 +592,10 @@ func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err erro
 // reused one would bring back its last command's.
 //
 // Nor a cgroup KillAll killed through cgroup.kill: the kernel (6.18 here)
-// kills at once every process later born into it by CLONE_INTO_CGROUP — the
-// kill's sequence number the fork compares, read at its start, is the
-// forking thread's cgroup's, not the one it is born in, which the kill
-// moved on.
+// kills at once every process later born into it by CLONE_INTO_CGROUP (as
+// its code reads, the fork compares the cgroup's kill sequence, which the
+// kill moved on, with one taken at the fork's start from the forking
+// thread's cgroup).
 func (g *Group) Reuse(dir string) (kind string, files []*os.File, ok bool) {
 	if !g.v2 && (g.unified == "" || filepath.Dir(dir) != g.unified) {
 		return "", nil, false

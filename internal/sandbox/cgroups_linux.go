@@ -115,7 +115,7 @@ func (s *Session) makeSpare() {
 
 // Tree lists the live processes of command pid's cgroup — all it started,
 // wherever they went — as runner.TreeLauncher asks. A cgroup found empty is
-// removed.
+// released: removed, or kept for the next command (release).
 func (s *Session) Tree(pid int) []int {
 	tree := s.tree(pid)
 	if tree == "" {
