@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/inherit"
 	"github.com/shellgate/shellgate/internal/jobs"
 	"github.com/shellgate/shellgate/internal/output"
 	"github.com/shellgate/shellgate/internal/runner"
@@ -134,7 +135,7 @@ func (c *call) start(req Request, o runOptions) (*jobs.Job, error) {
 		return c.startTerminal(req)
 	}
 	s, g, a := c.s, c.s.g, c.a
-	inR, inW, err := os.Pipe()
+	inW, inR, err := inherit.Pipe(true)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,6 +54,11 @@ type Group struct {
 	// the cgroup may lack them and still hold the session's processes, and
 	// give each command a cgroup of its own (makeV2).
 	Missing map[string]string
+
+	// killed: the command cgroups KillAll killed through cgroup.kill, which
+	// Reuse refuses (see there).
+	killedMu sync.Mutex
+	killed   map[string]bool
 }
 
 // Root is where the cgroup hierarchies are: a cgroup2 mount, or a
@@ -570,6 +576,69 @@ func (g *Group) Command(id uint64) (dir, kind string, files []*os.File, err erro
 	return dir, kind, files, nil
 }
 
+// Reuse opens command cgroup dir again, as Command opens a new one, for
+// another command once every process of its own has exited: ok is false
+// while one lives (cgroup.events says "populated 1"), or where dir is a v1
+// cgroup. A cgroup2 command cgroup keeps nothing of its command's but its
+// processes — the process limit and its count of refused forks are the
+// commands' cgroup's (LimitHits reads Cmds', or on a hybrid machine the v1
+// one's), and cgroup.kill is an act, not a state — so once empty it is as
+// good as a new one, without a mkdir on the way to the next command's start
+// and an rmdir (the kernel then frees its state in a worker) after this
+// one's end. Nothing can make it populated again meanwhile: only a process
+// in it forks into it, and only a holder of the directory's descriptor
+// starts one there (CLONE_INTO_CGROUP). On v1 alone a command's cgroup
+// counts its own refused forks (pids.events), which LimitHits adds up: a
+// reused one would bring back its last command's.
+//
+// Nor a cgroup KillAll killed through cgroup.kill: the kernel (6.18 here)
+// kills at once every process later born into it by CLONE_INTO_CGROUP (as
+// its code reads, the fork compares the cgroup's kill sequence, which the
+// kill moved on, with one taken at the fork's start from the forking
+// thread's cgroup).
+func (g *Group) Reuse(dir string) (kind string, files []*os.File, ok bool) {
+	if !g.v2 && (g.unified == "" || filepath.Dir(dir) != g.unified) {
+		return "", nil, false
+	}
+	g.killedMu.Lock()
+	killed := g.killed[dir]
+	g.killedMu.Unlock()
+	if killed {
+		return "", nil, false
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, false
+	}
+	if !unpopulated(fd) {
+		unix.Close(fd)
+		return "", nil, false
+	}
+	return V2, []*os.File{os.NewFile(uintptr(fd), dir)}, true
+}
+
+// unpopulated reports whether the cgroup2 cgroup of directory fd holds no
+// live process (its cgroup.events, read through fd: "populated 0"), the
+// kernel's own test before it lets the directory go (rmdir: EBUSY).
+func unpopulated(dir int) bool {
+	fd, err := unix.Openat(dir, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var buf [128]byte
+	n, err := unix.Read(fd, buf[:])
+	if err != nil || n <= 0 {
+		return false
+	}
+	for line := range strings.Lines(string(buf[:n])) {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return strings.TrimSpace(v) == "0"
+		}
+	}
+	return false
+}
+
 func CloseFiles(fs []*os.File) {
 	for _, f := range fs {
 		f.Close()
@@ -643,6 +712,12 @@ func zombie(pid int) bool {
 // meanwhile.
 func (g *Group) KillAll(dir string, except int, sig syscall.Signal) {
 	if (g.v2 || g.unified != "" && filepath.Dir(dir) == g.unified) && sig == syscall.SIGKILL {
+		g.killedMu.Lock()
+		if g.killed == nil {
+			g.killed = map[string]bool{}
+		}
+		g.killed[dir] = true // before the kill: a Reuse meanwhile refuses it
+		g.killedMu.Unlock()
 		if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/shellgate/shellgate/internal/inherit"
 )
 
 // A Launcher starts commands somewhere other than as direct children of this
@@ -158,7 +160,7 @@ func openStdin(in io.Reader) (stdin *os.File, copied <-chan struct{}, err error)
 		close(done)
 		return f, done, nil
 	}
-	r, w, err := os.Pipe()
+	w, r, err := inherit.Pipe(true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,8 @@ package runner
 import (
 	"io"
 	"os"
+
+	"github.com/shellgate/shellgate/internal/inherit"
 )
 
 // pipeSet holds our own pipes for stdout and stderr. The child gets the write ends
@@ -32,7 +34,7 @@ func (ps *pipeSet) open(spec Spec) error {
 			ps.child[1] = ps.child[0]
 			continue
 		}
-		r, wr, err := os.Pipe()
+		r, wr, err := inherit.Pipe(false)
 		if err != nil {
 			ps.closeChildEnds()
 			ps.closeOurEnds()

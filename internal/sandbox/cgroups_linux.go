@@ -115,7 +115,7 @@ func (s *Session) makeSpare() {
 
 // Tree lists the live processes of command pid's cgroup — all it started,
 // wherever they went — as runner.TreeLauncher asks. A cgroup found empty is
-// removed.
+// released: removed, or kept for the next command (release).
 func (s *Session) Tree(pid int) []int {
 	tree := s.tree(pid)
 	if tree == "" {
@@ -141,20 +141,44 @@ func (s *Session) tree(pid int) string {
 	return s.trees[pid]
 }
 
-// release removes command pid's cgroup if nothing is left in it: a command
-// that left background processes keeps it until they are gone, or until Close.
+// release removes command pid's cgroup if nothing is left in it, or keeps
+// it for the next command: a command that left background processes keeps
+// it until they are gone, or until Close.
+//
+// The next command's, when there is no spare and the cgroup is empty
+// (cgroup.Group.Reuse): an agent's commands, one after the other, most
+// leaving nothing behind, then run in one cgroup, with no mkdir and rmdir a
+// command. Not a cgroup whose command the process limit's watch stopped:
+// its kill may still be under way (stopOverLimit). Under s.mu from the look
+// to the rmdir: the cgroup of a pid released twice at once (the command's
+// end, and a Tree that found it empty) is neither removed once it is the
+// spare nor made the spare once removed.
 func (s *Session) release(pid int, tree string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.trees[pid] != tree {
+		return // released already
+	}
+	if s.group != nil && s.spare == nil && !s.noSpare && !s.overLimit[tree] {
+		if kind, files, ok := s.group.Reuse(tree); ok {
+			s.forgetTree(pid, tree)
+			s.spare = &spareCgroup{tree, kind, files}
+			return
+		}
+	}
 	// A cgroup is a directory: rmdir alone (os.Remove tries unlink first).
 	if err := syscall.Rmdir(tree); err != nil && err != syscall.ENOENT {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.trees[pid] == tree {
-		delete(s.trees, pid)
-		delete(s.overLimit, tree)
-		delete(s.returned, tree)
-	}
+	s.forgetTree(pid, tree)
+}
+
+// forgetTree forgets command pid's cgroup tree, with s.mu held; the limit's
+// watch stops with the last.
+func (s *Session) forgetTree(pid int, tree string) {
+	delete(s.trees, pid)
+	delete(s.overLimit, tree)
+	delete(s.returned, tree)
 	if len(s.trees) == 0 && s.limitArmed {
 		s.limitArm.Stop()
 		s.limitArmed = false

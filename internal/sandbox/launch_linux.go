@@ -122,10 +122,11 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		fds = append(fds, int(f.Fd()))
 	}
 	m.Extra = len(extra)
-	var tree string // the command's own cgroup
+	var tree string  // the command's own cgroup
+	madeNow := false // no spare: made on this command's way to its start
 	if s.group != nil {
 		c := s.takeSpare()
-		if c == nil {
+		if madeNow = c == nil; madeNow {
 			s.mu.Lock()
 			s.cgroupNames++
 			name := s.cgroupNames
@@ -181,6 +182,10 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		s.mu.Lock()
 		s.trees[r.pid] = tree
+		others := false // another command in flight (not a job left by one)
+		for _, t := range s.trees {
+			others = others || t != tree && !s.returned[t]
+		}
 		// The watch starts once a command has run limitEvery, as it
 		// looked first then: a command that ends sooner, as most do,
 		// costs it no wake-up (see release).
@@ -198,9 +203,15 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 			s.mu.Unlock()
 			s.release(r.pid, tree)
 		}
-		// While the command runs, the next one's cgroup: its mkdir is no
-		// longer on that command's way to its start.
-		s.makeSpare()
+		// The next command's cgroup is this one's, once it has ended and
+		// left nothing running (release). Where that may not be so, made
+		// while this command runs, so that its mkdir is not on the next
+		// command's way to its start: when the last command's was not there
+		// for this one (it left a job, or this is the first), or another
+		// command is in flight, which may start the next.
+		if madeNow || others {
+			s.makeSpare()
+		}
 	}
 	return l, nil
 }

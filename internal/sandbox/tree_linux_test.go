@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/cgroup/cgrouptest"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/runner"
@@ -286,4 +287,138 @@ func TestNextCommandsCgroupMadeAhead(t *testing.T) {
 			t.Errorf("the cgroup made ahead is still there after Close: %v", err)
 		}
 	})
+}
+
+// A command's cgroup that its command left empty is the next command's
+// (release), with no mkdir and rmdir a command; one that holds a job is not,
+// and the next command's kill does not reach that job. A command in a
+// reused cgroup still has everything it started killed with it, and a
+// cgroup so killed is not reused.
+func TestEmptyCommandCgroupReused(t *testing.T) {
+	lane.Live(t)
+	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
+		s, sup, l := treeSession(t, ours)
+		// Its output, and the cgroup it ran in.
+		bash := func(command string, timeout time.Duration) (runner.Result, string) {
+			t.Helper()
+			var out strings.Builder
+			res, err := sup.Run(context.Background(), runner.Spec{
+				Argv:    []string{"/bin/bash", "--noprofile", "--norc", "-c", "cat /proc/self/cgroup; " + command},
+				Env:     []string{"PATH=/usr/bin:/bin"},
+				Dir:     l.root,
+				Timeout: timeout,
+				Stdout:  &out,
+			})
+			must(t, err)
+			return res, out.String()
+		}
+		cmdCgroup := func(command string) string {
+			t.Helper()
+			res, out := bash(command, 10*time.Second)
+			if res.ExitCode == nil || *res.ExitCode != 0 {
+				t.Fatalf("the command failed: %+v\n%s", res, out)
+			}
+			for line := range strings.Lines(out) {
+				if i := strings.Index(line, "/cmd-"); i >= 0 {
+					return strings.TrimSpace(line[i+1:])
+				}
+			}
+			t.Fatalf("the command ran in no cgroup of its own: %+v", res)
+			return ""
+		}
+		cmdCgroup("")
+		s.mu.Lock()
+		v1 := s.spare != nil && s.spare.kind != cgroup.V2
+		s.mu.Unlock()
+		if v1 {
+			t.Skip("v1 alone: a command's cgroup counts its refused forks, and is not reused")
+		}
+		second := cmdCgroup("")
+		for i := range 3 {
+			if got := cmdCgroup("sleep 0.01 & wait"); got != second {
+				t.Fatalf("command %d ran in %s, not in %s, which the last one left empty", i+3, got, second)
+			}
+		}
+		dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(s.spareDir(t)), "cmd-*"))
+		if len(dirs) != 1 {
+			t.Errorf("command cgroups after five commands one after the other: %v, want the one", dirs)
+		}
+
+		// A job left running keeps its cgroup: the next command gets another.
+		job := "7040.5" + runTag
+		withJob := cmdCgroup("setsid -f env -i sleep " + job + " >/dev/null 2>&1")
+		if withJob != second {
+			t.Fatalf("the command ran in %s, not in %s, which the last one left empty", withJob, second)
+		}
+		for deadline := time.Now().Add(5 * time.Second); len(procsNamed(job)) == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the job did not start")
+			}
+		}
+		// Killed at its timeout with what it started, in a cgroup that is
+		// not the job's.
+		escapee := "7041.5" + runTag
+		started := seen(escapee)
+		res, out := bash("setsid -f env -i sleep "+escapee+" >/dev/null 2>&1; sleep 100", time.Second)
+		if !started() {
+			t.Fatalf("the escape never started: %+v", res)
+		}
+		if !res.TimedOut {
+			t.Fatalf("not timed out: %+v", res)
+		}
+		if strings.Contains(out, "/"+withJob+"\n") {
+			t.Errorf("the command ran in %s, which its job still holds:\n%s", withJob, out)
+		}
+		for deadline := time.Now().Add(2 * time.Second); len(procsNamed(escapee)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if left := procsNamed(escapee); len(left) > 0 {
+			t.Errorf("survived its command: %v", left)
+		}
+		if len(procsNamed(job)) == 0 {
+			t.Error("an earlier command's job was killed with a later command")
+		}
+		// That timed-out command's cgroup, emptied by the kill, serves the
+		// next, whose tree kill still ends all it started.
+		last := cmdCgroup("")
+		started = seen("7042.5" + runTag)
+		// Deaf to SIGTERM: the runner's SIGKILL ends them, through
+		// cgroup.kill.
+		res, out = bash("trap '' TERM; setsid -f env -i sleep 7042.5"+runTag+" >/dev/null 2>&1; sleep 100", time.Second)
+		if !started() || !res.TimedOut {
+			t.Fatalf("the escape did not start, or the command did not time out: %+v", res)
+		}
+		if !strings.Contains(out, "/"+last+"\n") {
+			t.Errorf("the command did not run in %s, which the last one left empty:\n%s", last, out)
+		}
+		for deadline := time.Now().Add(2 * time.Second); len(procsNamed("7042.5"+runTag)) > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if left := procsNamed("7042.5" + runTag); len(left) > 0 {
+			t.Errorf("survived its command in a reused cgroup: %v", left)
+		}
+		// A cgroup killed through cgroup.kill is not reused: the kernel
+		// kills what is born in it since (cgroup.Group.Reuse). The next
+		// command runs (cmdCgroup: it exits 0), in another.
+		if got := cmdCgroup(""); got == last {
+			t.Errorf("the next command ran in %s, which a kill ended", got)
+		}
+		must(t, sup.Close())
+		spare := s.spareDir(t)
+		s.Close()
+		if _, err := os.Stat(spare); !os.IsNotExist(err) {
+			t.Errorf("the reused cgroup is still there after Close: %v", err)
+		}
+	})
+}
+
+// spareDir is the spare cgroup's directory; the test fails without one.
+func (s *Session) spareDir(t *testing.T) string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spare == nil {
+		t.Fatal("no spare cgroup")
+	}
+	return s.spare.dir
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/inherit"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -32,7 +33,7 @@ const maxReport = 1 << 20
 
 // NewReport returns a report and the pipe end to give the shell as fd 3.
 func NewReport() (*Report, *os.File, error) {
-	r, w, err := os.Pipe()
+	r, w, err := inherit.Pipe(false)
 	if err != nil {
 		return nil, nil, err
 	}
