@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "unlinker":
 		os.Exit(unlinker(os.Args[len(os.Args)-1]))
+	case "creator":
+		os.Exit(creations(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	}
 	goleak.VerifyTestMain(m)
 }
