@@ -1048,3 +1048,38 @@ stat -c %a a/bb/c/f a/bb
 		t.Errorf("the renamed directory was not staged: %v", got)
 	}
 }
+
+// The umask a name is made with is the caller's at that call, though the
+// supervisor keeps each thread's: a umask call, of the thread or of another
+// sharing its umask, or a child's own, is seen at the next name made.
+func TestKeptUmaskFollowsChanges(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	staging := filepath.Join(filepath.Dir(root), "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stagerEnv, staging)
+	script := `
+umask 022; mkdir a; : > fa
+umask 077; mkdir b; : > fb
+(umask 002; mkdir c; : > fc)
+mkdir d; : > fd
+umask 022
+python3 -c '
+import os, threading
+go, done = threading.Event(), threading.Event()
+def make():
+    os.mkdir("t1"); done.set(); go.wait(); os.mkdir("t2")
+t = threading.Thread(target=make); t.start()
+done.wait(); os.umask(0o077); go.set(); t.join()
+os.umask(0); os.umask(0o027); os.mkdir("t3")
+'
+stat -c '%n %a' a fa b fb c fc d fd t1 t2 t3
+`
+	out := runSession(t, root, script)
+	want := "a 755\nfa 644\nb 700\nfb 600\nc 775\nfc 664\nd 700\nfd 600\nt1 755\nt2 700\nt3 750\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("modes:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -79,7 +79,7 @@ func hidden(s Stager, fd int) bool {
 
 // SetStager has creations judged by s: the supervisor then hands over
 // every call that makes a name (Creates).
-func (o *Opener) SetStager(s Stager) { o.stager = s }
+func (o *Opener) SetStager(s Stager) { o.stager, o.umasks = s, new(umasks) }
 
 // Creates says whether the Opener takes the calls that make a name.
 func (o *Opener) Creates() bool { return o != nil && o.stager != nil }
@@ -246,7 +246,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 		c.Answer(notify.Fail(unix.EXDEV))
 		return
 	case Staged:
-		umask := callerUmask(c)
+		umask := o.umasks.of(c)
 		errno, staged := o.stager.Stage(entryPath(newDir, newName), func(dir int, name string) unix.Errno {
 			return perform(m, umask, false, oldDir, oldName, dir, name)
 		})
@@ -255,7 +255,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 			return
 		}
 	}
-	umask := callerUmask(c)
+	umask := o.umasks.of(c)
 	held = !o.dispatch(func() {
 		defer closeAll()
 		c.Answer(notify.Fail(perform(m, umask, true, oldDir, oldName, newDir, newName)))

@@ -40,12 +40,14 @@ type call struct {
 	meta *change
 	// stager judges a file the open makes (create_linux.go); nil: none.
 	stager Stager
+	// umasks keeps the callers' umasks, when umask calls are handed over.
+	umasks *umasks
 }
 
 // Handles says whether Handle performs call nr.
 func Handles(nr int32) bool {
 	switch nr {
-	case unix.SYS_OPENAT, sysOpenat2, unix.SYS_TRUNCATE:
+	case unix.SYS_OPENAT, sysOpenat2, unix.SYS_TRUNCATE, unix.SYS_UMASK:
 		return true
 	case sysOpen, sysCreat:
 		return runtime.GOARCH == "amd64"
@@ -59,6 +61,12 @@ func Handles(nr int32) bool {
 // attributes (handleMeta). What needs the caller's memory and descriptors is
 // done here; the rest, and the answer, on a confined thread.
 func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
+	if n.Nr == unix.SYS_UMASK { // its one argument is in a register
+		if o.umasks != nil {
+			o.umasks.changed(c, int(n.Args[0]&0o777))
+		}
+		return notify.Result{FD: -1, Continue: true}
+	}
 	if isMetaCall(n.Nr) {
 		return o.handleMeta(c, n)
 	}
@@ -72,7 +80,7 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
-	k.stager = o.stager
+	k.stager, k.umasks = o.stager, o.umasks
 	return o.perform(c, k)
 }
 
@@ -225,7 +233,7 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	case f&unix.O_CREAT == 0:
 		return openWaiting(c, t, k.how, k.openat2)
 	}
-	unix.Umask(callerUmask(c))
+	unix.Umask(k.umasks.of(c))
 	if k.stager != nil && f&unix.O_TMPFILE != unix.O_TMPFILE {
 		return createJudged(c, t, k)
 	}
@@ -270,7 +278,7 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	case Crossed:
 		return -1, unix.EXDEV
 	case Staged:
-		mode := uint32(k.how.Mode) &^ uint32(callerUmask(c)) & 0o777
+		mode := uint32(k.how.Mode) &^ uint32(k.umasks.of(c)) & 0o777
 		errno, staged := k.stager.Stage(entryPath(dir, name), func(d int, n string) unix.Errno {
 			fd, err := unix.Openat(d, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 			if err == nil {
