@@ -167,7 +167,10 @@ func (o *Opener) handleCreate(c *notify.Caller, n *notify.Notif) notify.Result {
 		}
 		m.oldEmpty, m.followLink = m.flags&unix.AT_EMPTY_PATH != 0 && m.oldPath == "", m.flags&unix.AT_SYMLINK_FOLLOW != 0
 	}
-	go o.make(c, m)
+	// Made on the goroutine that received the call (notify.receive has
+	// another take the next): a goroutine started for it waited for a P,
+	// and grew its stack, at each name made.
+	o.make(c, m)
 	return notify.Result{Later: true}
 }
 
