@@ -335,6 +335,18 @@ func parentOf(c *notify.Caller, dirfd int, path string) (int, string, unix.Errno
 func openPath(c *notify.Caller, k *call) (int, unix.Errno) {
 	var t *target
 	var errno unix.Errno
+	if rootFree(k.path, k.how.Resolve) {
+		// No symlink followed, no "..": the caller's root is not asked.
+		if t, errno = locate(c, k); errno != 0 {
+			return -1, errno
+		}
+		t.resolve |= unix.RESOLVE_NO_SYMLINKS
+		fd, errno := t.open(k.how, false)
+		t.close()
+		if errno != unix.ELOOP {
+			return fd, errno
+		}
+	}
 	walked := !strings.HasPrefix(k.path, "/") && chrooted(c)
 	if walked {
 		t, errno = walk(c, k)

@@ -87,7 +87,8 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 // perform finds k's path as the caller would and finishes the call on a
 // confined thread; the answer comes later.
 func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
-	if !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
+	free := rootFree(k.path, k.how.Resolve)
+	if !free && !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
 		// ".." from the caller's working directory stops at its root,
 		// not at this process's: the path is walked, which knows it.
 		if k.how.Resolve != 0 {
@@ -99,6 +100,9 @@ func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 	t, errno := locate(c, k)
 	if errno != 0 {
 		return notify.Fail(errno)
+	}
+	if free {
+		t.rootFree, t.resolve = true, t.resolve|unix.RESOLVE_NO_SYMLINKS
 	}
 	if noTerminal(c, t, k) {
 		t.close()
@@ -116,6 +120,17 @@ func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 // files), walks the path first, as the caller's kernel would.
 func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	fd, errno := openTarget(c, t, k)
+	if errno == unix.ELOOP && t.rootFree {
+		// A symlink on the way, whose target may be another root's: as
+		// perform does without the shortcut.
+		if chrooted(c) {
+			t.close()
+			go o.walkAndFinish(c, k)
+			return
+		}
+		t.rootFree, t.resolve = false, t.resolve&^unix.RESOLVE_NO_SYMLINKS
+		fd, errno = openTarget(c, t, k)
+	}
 	t.close()
 	if walked && errno == 0 && !t.ownProc && onProcFS(fd) {
 		// Maybe this process's own /proc entry, which its threads may open.
