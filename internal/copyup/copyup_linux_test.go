@@ -775,6 +775,11 @@ func TestChrootedCallerStaysInItsRoot(t *testing.T) {
 	root, _ := lab(t)
 	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
 	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
+	staging := filepath.Join(filepath.Dir(root), "staging") // names made are judged too
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stagerEnv, staging)
 	out := runSession(t, root, `python3 -c "
 import ctypes, os
 if ctypes.CDLL(None).unshare(0x10000000) != 0:
@@ -789,6 +794,9 @@ os.symlink('../../../v', 'esc')
 open('esc', 'a').write('via-symlink\n')
 open('../in-jail', 'w').write('ok')
 print(open('/in-jail').read(), open('/v').read().strip())
+os.symlink('/', 'top')
+os.mkdir('top/made'); open('top/made/f', 'w').write('x')
+print(os.path.isfile('/made/f'))
 "`)
 	if strings.Contains(out, "no user namespace") {
 		t.Skip("no user namespace for the command here")
@@ -796,7 +804,10 @@ print(open('/in-jail').read(), open('/v').read().strip())
 	if b, _ := os.ReadFile(filepath.Join(root, "v")); string(b) != "outside-jail\n" {
 		t.Errorf("a chrooted command wrote above its root: %q", b)
 	}
-	if want := "ok ESCAPED\nESCAPED\nvia-symlink\n"; out != want {
+	if _, err := os.Stat(filepath.Join(root, "made")); err == nil {
+		t.Errorf("a chrooted command made a name above its root, through an absolute symlink")
+	}
+	if want := "ok ESCAPED\nESCAPED\nvia-symlink\nTrue\n"; out != want {
 		t.Errorf("inside the jail: got %q, want %q", out, want)
 	}
 }
