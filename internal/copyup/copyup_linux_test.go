@@ -775,11 +775,7 @@ func TestChrootedCallerStaysInItsRoot(t *testing.T) {
 	root, _ := lab(t)
 	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
 	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
-	staging := filepath.Join(filepath.Dir(root), "staging") // names made are judged too
-	if err := os.Mkdir(staging, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(stagerEnv, staging)
+	judged(t, root) // names made are judged too
 	out := runSession(t, root, `python3 -c "
 import ctypes, os
 if ctypes.CDLL(None).unshare(0x10000000) != 0:
@@ -951,6 +947,18 @@ const stagerEnv = "COPYUP_TEST_STAGER"
 
 type testStager struct{ dir string }
 
+// judged has the sessions of the test, in root, judge the names they make
+// with a testStager, which stages in the directory it returns.
+func judged(t *testing.T, root string) string {
+	t.Helper()
+	staging := filepath.Join(filepath.Dir(root), "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stagerEnv, staging)
+	return staging
+}
+
 func (s testStager) Judge(p string, op Op) Verdict {
 	if op == OpWrite {
 		return Free // nothing is shown where it is staged
@@ -1006,11 +1014,7 @@ func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (u
 func TestCreationsAreJudged(t *testing.T) {
 	lane.Live(t)
 	root, _ := lab(t)
-	staging := filepath.Join(filepath.Dir(root), "staging")
-	if err := os.Mkdir(staging, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(stagerEnv, staging)
+	staging := judged(t, root)
 	script := `
 umask 022
 mkdir PROT; echo mkdir=$?
@@ -1066,11 +1070,7 @@ stat -c %a a/bb/c/f a/bb
 func TestKeptUmaskFollowsChanges(t *testing.T) {
 	lane.Live(t)
 	root, _ := lab(t)
-	staging := filepath.Join(filepath.Dir(root), "staging")
-	if err := os.Mkdir(staging, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(stagerEnv, staging)
+	judged(t, root)
 	script := `
 umask 022; mkdir a; : > fa
 umask 077; mkdir b; : > fb
