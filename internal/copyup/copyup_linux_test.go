@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		os.Exit(opens(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	case "unlinker":
 		os.Exit(unlinker(os.Args[len(os.Args)-1]))
+	case "creator":
+		os.Exit(creations(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -773,6 +775,7 @@ func TestChrootedCallerStaysInItsRoot(t *testing.T) {
 	root, _ := lab(t)
 	os.MkdirAll(filepath.Join(root, "jail/sub"), 0o755)
 	os.WriteFile(filepath.Join(root, "v"), []byte("outside-jail\n"), 0o644)
+	judged(t, root) // names made are judged too
 	out := runSession(t, root, `python3 -c "
 import ctypes, os
 if ctypes.CDLL(None).unshare(0x10000000) != 0:
@@ -787,6 +790,9 @@ os.symlink('../../../v', 'esc')
 open('esc', 'a').write('via-symlink\n')
 open('../in-jail', 'w').write('ok')
 print(open('/in-jail').read(), open('/v').read().strip())
+os.symlink('/', 'top')
+os.mkdir('top/made'); open('top/made/f', 'w').write('x')
+print(os.path.isfile('/made/f'))
 "`)
 	if strings.Contains(out, "no user namespace") {
 		t.Skip("no user namespace for the command here")
@@ -794,7 +800,10 @@ print(open('/in-jail').read(), open('/v').read().strip())
 	if b, _ := os.ReadFile(filepath.Join(root, "v")); string(b) != "outside-jail\n" {
 		t.Errorf("a chrooted command wrote above its root: %q", b)
 	}
-	if want := "ok ESCAPED\nESCAPED\nvia-symlink\n"; out != want {
+	if _, err := os.Stat(filepath.Join(root, "made")); err == nil {
+		t.Errorf("a chrooted command made a name above its root, through an absolute symlink")
+	}
+	if want := "ok ESCAPED\nESCAPED\nvia-symlink\nTrue\n"; out != want {
 		t.Errorf("inside the jail: got %q, want %q", out, want)
 	}
 }
@@ -938,6 +947,18 @@ const stagerEnv = "COPYUP_TEST_STAGER"
 
 type testStager struct{ dir string }
 
+// judged has the sessions of the test, in root, judge the names they make
+// with a testStager, which stages in the directory it returns.
+func judged(t *testing.T, root string) string {
+	t.Helper()
+	staging := filepath.Join(filepath.Dir(root), "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(stagerEnv, staging)
+	return staging
+}
+
 func (s testStager) Judge(p string, op Op) Verdict {
 	if op == OpWrite {
 		return Free // nothing is shown where it is staged
@@ -993,11 +1014,7 @@ func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (u
 func TestCreationsAreJudged(t *testing.T) {
 	lane.Live(t)
 	root, _ := lab(t)
-	staging := filepath.Join(filepath.Dir(root), "staging")
-	if err := os.Mkdir(staging, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(stagerEnv, staging)
+	staging := judged(t, root)
 	script := `
 umask 022
 mkdir PROT; echo mkdir=$?
@@ -1044,5 +1061,36 @@ stat -c %a a/bb/c/f a/bb
 	}
 	if got, _ := filepath.Glob(filepath.Join(staging, "item-*", "PROT", "f")); len(got) != 1 {
 		t.Errorf("the renamed directory was not staged: %v", got)
+	}
+}
+
+// The umask a name is made with is the caller's at that call, though the
+// supervisor keeps each thread's: a umask call, of the thread or of another
+// sharing its umask, or a child's own, is seen at the next name made.
+func TestKeptUmaskFollowsChanges(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	judged(t, root)
+	script := `
+umask 022; mkdir a; : > fa
+umask 077; mkdir b; : > fb
+(umask 002; mkdir c; : > fc)
+mkdir d; : > fd
+umask 022
+python3 -c '
+import os, threading
+go, done = threading.Event(), threading.Event()
+def make():
+    os.mkdir("t1"); done.set(); go.wait(); os.mkdir("t2")
+t = threading.Thread(target=make); t.start()
+done.wait(); os.umask(0o077); go.set(); t.join()
+os.umask(0); os.umask(0o027); os.mkdir("t3")
+'
+stat -c '%n %a' a fa b fb c fc d fd t1 t2 t3
+`
+	out := runSession(t, root, script)
+	want := "a 755\nfa 644\nb 700\nfb 600\nc 775\nfc 664\nd 700\nfd 600\nt1 755\nt2 700\nt3 750\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("modes:\n%s\nwant:\n%s", out, want)
 	}
 }

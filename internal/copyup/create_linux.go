@@ -79,7 +79,7 @@ func hidden(s Stager, fd int) bool {
 
 // SetStager has creations judged by s: the supervisor then hands over
 // every call that makes a name (Creates).
-func (o *Opener) SetStager(s Stager) { o.stager = s }
+func (o *Opener) SetStager(s Stager) { o.stager, o.umasks = s, new(umasks) }
 
 // Creates says whether the Opener takes the calls that make a name.
 func (o *Opener) Creates() bool { return o != nil && o.stager != nil }
@@ -167,7 +167,10 @@ func (o *Opener) handleCreate(c *notify.Caller, n *notify.Notif) notify.Result {
 		}
 		m.oldEmpty, m.followLink = m.flags&unix.AT_EMPTY_PATH != 0 && m.oldPath == "", m.flags&unix.AT_SYMLINK_FOLLOW != 0
 	}
-	go o.make(c, m)
+	// Made on the goroutine that received the call (notify.receive has
+	// another take the next): a goroutine started for it waited for a P,
+	// and grew its stack, at each name made.
+	o.make(c, m)
 	return notify.Result{Later: true}
 }
 
@@ -246,7 +249,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 		c.Answer(notify.Fail(unix.EXDEV))
 		return
 	case Staged:
-		umask := callerUmask(c)
+		umask := o.umasks.of(c)
 		errno, staged := o.stager.Stage(entryPath(newDir, newName), func(dir int, name string) unix.Errno {
 			return perform(m, umask, false, oldDir, oldName, dir, name)
 		})
@@ -255,7 +258,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 			return
 		}
 	}
-	umask := callerUmask(c)
+	umask := o.umasks.of(c)
 	held = !o.dispatch(func() {
 		defer closeAll()
 		c.Answer(notify.Fail(perform(m, umask, true, oldDir, oldName, newDir, newName)))
@@ -332,6 +335,18 @@ func parentOf(c *notify.Caller, dirfd int, path string) (int, string, unix.Errno
 func openPath(c *notify.Caller, k *call) (int, unix.Errno) {
 	var t *target
 	var errno unix.Errno
+	if rootFree(k.path, k.how.Resolve) {
+		// No symlink followed, no "..": the caller's root is not asked.
+		if t, errno = locate(c, k); errno != 0 {
+			return -1, errno
+		}
+		t.resolve |= unix.RESOLVE_NO_SYMLINKS
+		fd, errno := t.open(k.how, false)
+		t.close()
+		if errno != unix.ELOOP {
+			return fd, errno
+		}
+	}
 	walked := !strings.HasPrefix(k.path, "/") && chrooted(c)
 	if walked {
 		t, errno = walk(c, k)

@@ -40,12 +40,14 @@ type call struct {
 	meta *change
 	// stager judges a file the open makes (create_linux.go); nil: none.
 	stager Stager
+	// umasks keeps the callers' umasks, when umask calls are handed over.
+	umasks *umasks
 }
 
 // Handles says whether Handle performs call nr.
 func Handles(nr int32) bool {
 	switch nr {
-	case unix.SYS_OPENAT, sysOpenat2, unix.SYS_TRUNCATE:
+	case unix.SYS_OPENAT, sysOpenat2, unix.SYS_TRUNCATE, unix.SYS_UMASK:
 		return true
 	case sysOpen, sysCreat:
 		return runtime.GOARCH == "amd64"
@@ -59,6 +61,12 @@ func Handles(nr int32) bool {
 // attributes (handleMeta). What needs the caller's memory and descriptors is
 // done here; the rest, and the answer, on a confined thread.
 func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
+	if n.Nr == unix.SYS_UMASK { // its one argument is in a register
+		if o.umasks != nil {
+			o.umasks.changed(c, int(n.Args[0]&0o777))
+		}
+		return notify.Result{FD: -1, Continue: true}
+	}
 	if isMetaCall(n.Nr) {
 		return o.handleMeta(c, n)
 	}
@@ -72,14 +80,15 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
-	k.stager = o.stager
+	k.stager, k.umasks = o.stager, o.umasks
 	return o.perform(c, k)
 }
 
 // perform finds k's path as the caller would and finishes the call on a
 // confined thread; the answer comes later.
 func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
-	if !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
+	free := rootFree(k.path, k.how.Resolve)
+	if !free && !strings.HasPrefix(k.path, "/") && k.how.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) == 0 && chrooted(c) {
 		// ".." from the caller's working directory stops at its root,
 		// not at this process's: the path is walked, which knows it.
 		if k.how.Resolve != 0 {
@@ -91,6 +100,9 @@ func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 	t, errno := locate(c, k)
 	if errno != 0 {
 		return notify.Fail(errno)
+	}
+	if free {
+		t.rootFree, t.resolve = true, t.resolve|unix.RESOLVE_NO_SYMLINKS
 	}
 	if noTerminal(c, t, k) {
 		t.close()
@@ -108,6 +120,17 @@ func (o *Opener) perform(c *notify.Caller, k *call) notify.Result {
 // files), walks the path first, as the caller's kernel would.
 func (o *Opener) finish(c *notify.Caller, t *target, k *call, walked bool) {
 	fd, errno := openTarget(c, t, k)
+	if errno == unix.ELOOP && t.rootFree {
+		// A symlink on the way, whose target may be another root's: as
+		// perform does without the shortcut.
+		if chrooted(c) {
+			t.close()
+			go o.walkAndFinish(c, k)
+			return
+		}
+		t.rootFree, t.resolve = false, t.resolve&^unix.RESOLVE_NO_SYMLINKS
+		fd, errno = openTarget(c, t, k)
+	}
 	t.close()
 	if walked && errno == 0 && !t.ownProc && onProcFS(fd) {
 		// Maybe this process's own /proc entry, which its threads may open.
@@ -210,8 +233,10 @@ func parse(c *notify.Caller, n *notify.Notif) (*call, unix.Errno) {
 const maxBreaks = 4
 
 // create opens t, creating a file as k asks with the caller's umask, which
-// is read only when a file is made: an existing one is opened first.
-func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+// is read only when a file is made: an existing one is opened first. made
+// says that this open made the file, under the name the stager judged
+// (O_EXCL, no file staged): new, it has that name alone.
+func create(c *notify.Caller, t *target, k *call) (fd int, made bool, errno unix.Errno) {
 	f := k.how.Flags
 	switch {
 	case f&unix.O_TMPFILE == unix.O_TMPFILE:
@@ -220,25 +245,28 @@ func create(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		how.Flags &^= unix.O_CREAT
 		how.Mode = 0
 		if fd, errno := openWaiting(c, t, how, k.openat2); errno != unix.ENOENT {
-			return fd, errno
+			return fd, false, errno
 		}
 	case f&unix.O_CREAT == 0:
-		return openWaiting(c, t, k.how, k.openat2)
+		fd, errno = openWaiting(c, t, k.how, k.openat2)
+		return fd, false, errno
 	}
-	unix.Umask(callerUmask(c))
+	unix.Umask(k.umasks.of(c))
 	if k.stager != nil && f&unix.O_TMPFILE != unix.O_TMPFILE {
 		return createJudged(c, t, k)
 	}
-	return openWaiting(c, t, k.how, k.openat2)
+	fd, errno = openWaiting(c, t, k.how, k.openat2)
+	return fd, false, errno
 }
 
 // createJudged opens t, which may make a file, as the stager says: in the
 // directory its path leads to, held, under its last name, no symlink
 // followed there (a dangling one: ELOOP, and the caller's path is walked,
 // which follows it, and judged again where it leads).
-func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
+func createJudged(c *notify.Caller, t *target, k *call) (int, bool, unix.Errno) {
 	if t.file >= 0 { // a magic link's file: it exists
-		return openWaiting(c, t, k.how, k.openat2)
+		fd, errno := openWaiting(c, t, k.how, k.openat2)
+		return fd, false, errno
 	}
 	trimmed := strings.TrimRight(t.name, "/")
 	dirPath, name := ".", t.name
@@ -251,11 +279,11 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	pt := &target{dir: t.dir, name: dirPath, resolve: t.resolve, file: -1}
 	dir, errno := pt.open(unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY}, false)
 	if errno != 0 {
-		return -1, errno
+		return -1, false, errno
 	}
 	defer unix.Close(dir)
 	if hidden(k.stager, dir) {
-		return -1, unix.EPERM
+		return -1, false, unix.EPERM
 	}
 	at := &target{dir: dir, name: name, resolve: unix.RESOLVE_NO_MAGICLINKS, file: -1}
 	how := k.how
@@ -266,11 +294,11 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	}
 	switch verdict {
 	case Refused:
-		return -1, unix.EPERM
+		return -1, false, unix.EPERM
 	case Crossed:
-		return -1, unix.EXDEV
+		return -1, false, unix.EXDEV
 	case Staged:
-		mode := uint32(k.how.Mode) &^ uint32(callerUmask(c)) & 0o777
+		mode := uint32(k.how.Mode) &^ uint32(k.umasks.of(c)) & 0o777
 		errno, staged := k.stager.Stage(entryPath(dir, name), func(d int, n string) unix.Errno {
 			fd, err := unix.Openat(d, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 			if err == nil {
@@ -280,13 +308,14 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			return errnoOf(err)
 		})
 		if staged && errno != 0 {
-			return -1, errno
+			return -1, false, errno
 		}
 		if staged { // made: opened as it is now, through what shows it
 			how.Flags &^= unix.O_CREAT | unix.O_EXCL
 		}
 	}
-	return openWaiting(c, at, how, k.openat2)
+	fd, errno := openWaiting(c, at, how, k.openat2)
+	return fd, errno == 0 && how.Flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL, errno
 }
 
 // openTarget opens t as k asks; it runs on a confined thread.
@@ -299,7 +328,7 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 	}
 	var st unix.Stat_t
 	for tries := 0; ; tries++ {
-		fd, errno := create(c, t, k)
+		fd, made, errno := create(c, t, k)
 		if errno == 0 && writes && isDevTTY(fd) {
 			// This process's terminal: the one the helper was started
 			// from, the user's, which is not the caller's.
@@ -316,7 +345,10 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			unix.Close(fd)
 			return -1, unix.EPERM
 		}
-		if errno == 0 && (!writes || st.Mode&unix.S_IFMT != unix.S_IFREG) {
+		if errno == 0 && (!writes || made || st.Mode&unix.S_IFMT != unix.S_IFREG) {
+			// made: empty, and no name but the one made, in the directory
+			// the command may write (a link made since, elsewhere, is in
+			// one it may write too): nothing else is written through it.
 			return fd, 0
 		}
 		if errno == 0 && soleName(fd, &st) {

@@ -16,6 +16,7 @@ type Opener struct {
 	idle    chan *worker
 	busy    chan struct{} // a token per worker at work
 	stager  Stager        // judges the names commands make; nil: none handed over
+	umasks  *umasks       // the callers', kept while umask calls are handed over (with stager)
 }
 
 // A worker is one confined thread; it runs what is sent to it.

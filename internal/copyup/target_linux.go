@@ -21,6 +21,28 @@ type target struct {
 	resolve uint64
 	file    int
 	ownProc bool // walked: a /proc file here is the caller's (walker.walk)
+	// rootFree: a relative path without "..", opened without following a
+	// symlink (RESOLVE_NO_SYMLINKS added), which lands where it lands
+	// whatever the caller's root: whether that is this process's is not
+	// asked unless a symlink is met (ELOOP).
+	rootFree bool
+}
+
+// rootFree says whether path, relative and without "..", leads to the
+// same place from a directory whatever the caller's root, when no symlink
+// is followed on the way.
+func rootFree(path string, resolve uint64) bool {
+	if resolve != 0 || strings.HasPrefix(path, "/") {
+		return false
+	}
+	for rest := path; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		if part == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *target) close() {

@@ -28,13 +28,18 @@ type Notif struct {
 // when FD is 0 or more, that descriptor of ours, installed in the caller's
 // table (close-on-exec if CloseOnExec) and returned as the call's value. The
 // server closes FD afterwards. Later says that the handler took the call
-// over and answers it itself, with Caller.Answer.
+// over and answers it itself, with Caller.Answer. Continue lets the call
+// go on in the caller as if no filter had stopped it
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE): only for a call whose arguments are
+// all in registers, which the caller cannot change after the handler saw
+// them.
 type Result struct {
 	Val         int64
 	Errno       unix.Errno
 	FD          int
 	CloseOnExec bool
 	Later       bool
+	Continue    bool
 }
 
 // Value and Fail are a result without a descriptor.
@@ -182,6 +187,9 @@ func answer(listener int, id uint64, r Result) {
 	}
 	beforeSend()
 	resp := seccompResp{id: id, val: r.Val, error: -int32(r.Errno)}
+	if r.Continue {
+		resp = seccompResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	}
 	Ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 

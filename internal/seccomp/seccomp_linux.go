@@ -112,8 +112,10 @@ const (
 	WriteOpens
 	// Creations are the calls that make a name in a directory: mkdir,
 	// mknod, symlink, link and rename in all their forms, and every open
-	// with O_CREAT (with O_EXCL or without write access too). Only with
-	// WriteOpens.
+	// with O_CREAT (with O_EXCL or without write access too); and umask,
+	// which the supervisor lets go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+	// once it has forgotten the umasks it keeps for the names it makes.
+	// Only with WriteOpens.
 	Creations
 )
 
@@ -271,7 +273,7 @@ func notified(calls Calls) []unix.SockFilter {
 			a.emit(jeq, nr, "notify", "")
 		}
 		if calls&Creations != 0 {
-			for _, nr := range createCalls {
+			for _, nr := range append([]uint32{unix.SYS_UMASK}, createCalls...) {
 				a.emit(jeq, nr, "notify", "")
 			}
 		}
