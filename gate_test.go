@@ -41,7 +41,8 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }),
+	// Cleanup takes over the exit: a leak found after the tests passed must still fail the run.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { removeState(); os.Exit(code) }),
 		goleak.IgnoreAnyFunction("github.com/shellgate/shellgate/internal/runner.reaper")) // Subreap's
 }
 

@@ -16,5 +16,11 @@ func TestMain(m *testing.M) {
 	// Nor the user\'s own checkpoint store: those about checkpoints name theirs.
 	os.Setenv(shellgate.CheckpointsEnv, "off")
 	removeState := lane.PrivateState() // nor the user's own state
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeState() }))
+	// Cleanup takes over the exit: a leak found after the tests passed must
+	// still fail the run.
+	// The SDK ends an HTTP session's reader on DELETE or at its session
+	// timeout only: the tests whose clients vanish without a DELETE (a
+	// cut connection, a refused token) leave theirs until then.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { removeState(); os.Exit(code) }),
+		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*streamableServerConn).Read"))
 }

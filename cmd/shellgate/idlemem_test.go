@@ -59,7 +59,9 @@ func TestIdleTrimReaderCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	rc, ok := newIdleTrim(time.Hour, func() {}).reader(r).(io.Closer)
+	trim := newIdleTrim(time.Hour, func() {})
+	defer trim.stop()
+	rc, ok := trim.reader(r).(io.Closer)
 	if !ok {
 		t.Fatal("the trim's reader cannot be closed")
 	}

@@ -25,8 +25,12 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	removeState := lane.PrivateState() // nor the user's own state
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+	// Cleanup takes over the exit: a leak found after the tests passed must
+	// still fail the run. The CLI's run, exec and mcp make this process a
+	// subreaper (shellgate.Subreap), whose reaper lives as long as it.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		os.RemoveAll(tmp)
 		removeState()
-	}))
+		os.Exit(code)
+	}), goleak.IgnoreAnyFunction("github.com/shellgate/shellgate/internal/runner.reaper"))
 }
