@@ -3,7 +3,9 @@
 package pidfd
 
 import (
+	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,6 +14,12 @@ import (
 // exited. It parks on the runtime's poller, where a wait(2) would block an
 // OS thread for the helper's whole life: one thread per session, 500 for 500
 // abandoned HTTP sessions. Wait then reaps the process at once.
+//
+// The poller is told of the exit by an edge; one was missed here (Linux
+// 6.18, a helper killed while a one-shot run gave up its session: the pidfd
+// polled readable for minutes, the waiter never woke), so the wait also
+// looks again, less often the longer it lasts: a missed edge costs at most
+// a look's interval, not the caller's life.
 func AwaitExit(pidfd int) {
 	if pidfd < 0 {
 		return
@@ -26,10 +34,27 @@ func AwaitExit(pidfd int) {
 	if err != nil {
 		return
 	}
-	waited := false
-	rc.Read(func(uintptr) bool { // a pidfd is readable once its process exited
-		done := waited
-		waited = true
-		return done
-	})
+	for look := firstLook; ; look = min(2*look, lastLook) {
+		if f.SetReadDeadline(time.Now().Add(look)) != nil {
+			return // not in the poller: the caller's Wait blocks instead
+		}
+		err := rc.Read(func(fd uintptr) bool { return exited(int(fd)) })
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return
+		}
+	}
+}
+
+// How often AwaitExit looks again for an exit its poller was not told of.
+const (
+	firstLook = 100 * time.Millisecond
+	lastLook  = 10 * time.Second
+)
+
+// exited reports whether the process of pidfd has exited: a pidfd is
+// readable once it has.
+func exited(pidfd int) bool {
+	p := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return n > 0 || err != nil && err != unix.EINTR
 }
