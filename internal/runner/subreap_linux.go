@@ -243,30 +243,28 @@ func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, 
 
 func (orphans) Contains(int) bool { return true }
 
-// Processes lists the trees of the main thread's children that were not
-// before, the commands still running aside.
+// Processes lists this process's tree but for the trees of the main
+// thread's children from before (the jobs earlier calls left). What the
+// command left may not be an orphan yet: under its shell, killed at a
+// timeout but not yet gone, which another thread started; a look at the
+// main thread's new children alone missed it, and the timeout left it
+// running.
 func (o orphans) Processes() ([]int, bool) {
-	roots, ok := mainChildren()
+	all, ok := ownTree()
 	if !ok {
-		return ownTree()
+		return nil, false
 	}
-	var pids []int
-	for _, root := range roots {
-		if _, old := slices.BinarySearch(o.before, root); old {
-			continue
-		}
-		reap.mapMu.Lock()
-		running := reap.children[root]
-		reap.mapMu.Unlock()
-		if running {
-			continue
-		}
-		tree, ok := descendants(root)
-		if !ok || len(pids)+len(tree) >= maxDescendants {
-			return ownTree()
-		}
+	old := make(map[int]bool)
+	for _, root := range o.before {
+		tree, _ := descendants(root)
 		for _, m := range tree {
-			pids = append(pids, m.pid)
+			old[m.pid] = true
+		}
+	}
+	pids := all[:0]
+	for _, pid := range all {
+		if !old[pid] {
+			pids = append(pids, pid)
 		}
 	}
 	return pids, true
