@@ -250,21 +250,38 @@ func (orphans) Contains(int) bool { return true }
 // main thread's new children alone missed it, and the timeout left it
 // running.
 func (o orphans) Processes() ([]int, bool) {
-	all, ok := ownTree()
-	if !ok {
+	if !reap.tree.Load() {
 		return nil, false
 	}
-	old := make(map[int]bool)
-	for _, root := range o.before {
-		tree, _ := descendants(root)
-		for _, m := range tree {
-			old[m.pid] = true
+	buf := procBufs.Get().(*[]byte)
+	defer procBufs.Put(buf)
+	dir := "/proc/" + strconv.Itoa(reap.self) + "/task"
+	tids, err := threads(reap.self, dir, *buf)
+	if err != nil {
+		return nil, false
+	}
+	var roots []int
+	for _, t := range tids {
+		b, err := procfs.Read(dir+"/"+t+"/children", buf, true)
+		if err != nil {
+			continue
+		}
+		for f := range strings.FieldsSeq(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				if _, old := slices.BinarySearch(o.before, pid); !old {
+					roots = append(roots, pid)
+				}
+			}
 		}
 	}
-	pids := all[:0]
-	for _, pid := range all {
-		if !old[pid] {
-			pids = append(pids, pid)
+	var pids []int
+	for _, root := range roots {
+		tree, ok := descendants(root)
+		if !ok || len(pids)+len(tree) >= maxDescendants {
+			return ownTree()
+		}
+		for _, m := range tree {
+			pids = append(pids, m.pid)
 		}
 	}
 	return pids, true
