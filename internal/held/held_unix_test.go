@@ -3,11 +3,11 @@
 package held
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -33,17 +33,24 @@ func TestUnheld(t *testing.T) {
 	}
 	defer h.Close()
 
-	// Another process holds one (flock(1) on the directory), then is killed.
+	// Another process holds one, then is killed. The holder is this test
+	// binary holding through Hold alone: a flock(1) holder forks its command
+	// with the lock's file still open, so killing flock left the lock with
+	// the child for a moment (CI saw "held after its holder was killed").
 	other := mk("other")
-	// --close: the lock stays with flock, not with its sleep.
-	holder := exec.Command("flock", "--shared", "--close", other, "sleep", "60")
-	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := holder.Start(); err != nil {
-		t.Skip("flock(1):", err)
+	holder := exec.Command(os.Args[0], "-test.run=^TestHolderProcess$")
+	holder.Env = append(os.Environ(), "HELD_TEST_HOLD="+other)
+	ready, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	defer syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
-	for i := 0; Unheld(other, old) && i < 200; i++ {
-		time.Sleep(10 * time.Millisecond) // until it holds
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	line := make([]byte, 5)
+	if _, err := io.ReadFull(ready, line); err != nil || string(line) != "held\n" {
+		t.Fatalf("holder did not report holding: %q, %v", line, err)
 	}
 
 	never := mk("never")
@@ -65,7 +72,7 @@ func TestUnheld(t *testing.T) {
 		}
 	}
 	holder.Process.Kill()
-	holder.Wait()
+	holder.Wait() // its files, and so its lock, are closed before it can be waited for
 	if !Unheld(other, old) {
 		t.Errorf("held after its holder (pid %s) was killed", strconv.Itoa(holder.Process.Pid))
 	}
@@ -73,4 +80,20 @@ func TestUnheld(t *testing.T) {
 	if !Unheld(mine, old) {
 		t.Error("held after Close")
 	}
+}
+
+// TestHolderProcess is TestUnheld's other process: it holds the directory
+// named in HELD_TEST_HOLD, says so, and waits to be killed.
+func TestHolderProcess(t *testing.T) {
+	dir := os.Getenv("HELD_TEST_HOLD")
+	if dir == "" {
+		t.Skip("run by TestUnheld")
+	}
+	h, err := Hold(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close() // and kept reachable: a collected file would close the lock
+	os.Stdout.WriteString("held\n")
+	time.Sleep(time.Minute)
 }
