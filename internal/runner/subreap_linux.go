@@ -199,11 +199,12 @@ func ownTree() ([]int, bool) {
 }
 
 // orphans is where to look, as a subreaper, for what a command left once its
-// shell has exited: everything it left was reparented to this process's main
-// thread (its first live thread, which in Go never exits), so only the trees
-// of the main thread's children that were not its children before the
-// command started (before, sorted), other than the commands still running,
-// are read: not the jobs earlier calls left, nor a sandbox's processes.
+// shell has exited: the trees of this process's children (any thread's) that
+// were not its children before the command started (before, sorted). What the
+// command left is among them: reparented to the main thread (its first live
+// thread, which in Go never exits), or still under the shell. The jobs earlier
+// calls left, the sandbox helpers and the commands already running are not
+// read: they were children before.
 type orphans struct{ before []int }
 
 // beforeLaunch is the scope of the looks once the shell of a command about to
@@ -212,7 +213,7 @@ func beforeLaunch(launcher Launcher) Launcher {
 	if launcher != nil || !reap.tree.Load() {
 		return launcher
 	}
-	before, ok := mainChildren()
+	before, ok := ownChildren(nil)
 	if !ok {
 		return launcher
 	}
@@ -228,13 +229,39 @@ func mainChildren() ([]int, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return appendPIDs(nil, b, nil), true
+}
+
+// ownChildren lists the children of all this process's threads but those in
+// old (sorted).
+func ownChildren(old []int) ([]int, bool) {
+	buf := procBufs.Get().(*[]byte)
+	defer procBufs.Put(buf)
+	dir := "/proc/" + strconv.Itoa(reap.self) + "/task"
+	tids, err := threads(reap.self, dir, *buf)
+	if err != nil {
+		return nil, false
+	}
 	var pids []int
-	for f := range strings.FieldsSeq(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, pid)
+	for _, t := range tids {
+		if b, err := procfs.Read(dir+"/"+t+"/children", buf, true); err == nil {
+			pids = appendPIDs(pids, b, old)
 		}
 	}
 	return pids, true
+}
+
+// appendPIDs appends the process IDs a children file lists but those in old
+// (sorted).
+func appendPIDs(pids []int, children []byte, old []int) []int {
+	for f := range strings.FieldsSeq(string(children)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			if _, was := slices.BinarySearch(old, pid); !was {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }
 
 func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, ...*os.File) (Launched, error) {
@@ -243,36 +270,18 @@ func (orphans) Launch([]string, []string, string, *os.File, *os.File, *os.File, 
 
 func (orphans) Contains(int) bool { return true }
 
-// Processes lists this process's tree but for the trees of the main
-// thread's children from before (the jobs earlier calls left). What the
-// command left may not be an orphan yet: under its shell, killed at a
-// timeout but not yet gone, which another thread started; a look at the
-// main thread's new children alone missed it, and the timeout left it
-// running.
+// Processes lists the trees of this process's children that were not its
+// children before the command started. What the command left may not be an
+// orphan yet: under its shell, killed at a timeout but not yet gone, which
+// another thread started; a look at the main thread's new children alone
+// missed it, and the timeout left it running.
 func (o orphans) Processes() ([]int, bool) {
 	if !reap.tree.Load() {
 		return nil, false
 	}
-	buf := procBufs.Get().(*[]byte)
-	defer procBufs.Put(buf)
-	dir := "/proc/" + strconv.Itoa(reap.self) + "/task"
-	tids, err := threads(reap.self, dir, *buf)
-	if err != nil {
+	roots, ok := ownChildren(o.before)
+	if !ok {
 		return nil, false
-	}
-	var roots []int
-	for _, t := range tids {
-		b, err := procfs.Read(dir+"/"+t+"/children", buf, true)
-		if err != nil {
-			continue
-		}
-		for f := range strings.FieldsSeq(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				if _, old := slices.BinarySearch(o.before, pid); !old {
-					roots = append(roots, pid)
-				}
-			}
-		}
 	}
 	var pids []int
 	for _, root := range roots {

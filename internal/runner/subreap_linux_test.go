@@ -77,6 +77,13 @@ func TestSubreapChild(t *testing.T) {
 	if !ok || slices.Contains(later, escaped) {
 		t.Errorf("the look after a later command reads %v (%v), the earlier job %d among them", later, ok, escaped)
 	}
+	// A process this process started before (a sandbox helper, a running
+	// command), on whichever thread, is not read either.
+	running := exec.Command("sleep", "30")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { running.Process.Kill(); running.Wait() }()
 	// The looks after the next command's exit read only what it left.
 	var looked [][]int
 	onCandidates = func(scope Launcher, pids []int) {
@@ -90,8 +97,8 @@ func TestSubreapChild(t *testing.T) {
 		t.Error("the look after the nohup command's exit was not of the orphans since it started")
 	}
 	for _, pids := range looked {
-		if slices.Contains(pids, escaped) || len(pids) > 1 {
-			t.Errorf("the look after the nohup command's exit read %v, not only its job (the earlier job: %d)", pids, escaped)
+		if slices.Contains(pids, escaped) || slices.Contains(pids, running.Process.Pid) || len(pids) > 1 {
+			t.Errorf("the look after the nohup command's exit read %v, not only its job (the earlier job: %d, a running process: %d)", pids, escaped, running.Process.Pid)
 		}
 	}
 	if len(res.BackgroundPIDs) != 1 {
