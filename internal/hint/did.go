@@ -61,7 +61,11 @@ func (l Did) Notes() []string {
 		notes = append(notes, fmt.Sprintf("Since the last command, a job of this session made a protected path the sandbox could not guard while it was written: moved %s (read-only there). The user can review it and move it back.", moved(l.Before)))
 	}
 	if len(l.Quarantined) > 0 {
-		notes = append(notes, fmt.Sprintf("Moved %s (read-only there): this command made them where tools outside the sandbox run them. The user can review and move them back; approved commands keep what they make.", moved(l.Quarantined)))
+		it := "it"
+		if len(l.Quarantined) > 1 {
+			it = "them"
+		}
+		notes = append(notes, fmt.Sprintf("Moved %s (read-only there): this command made %s where tools outside the sandbox run %[2]s. The user can review and move %[2]s back; approved commands keep what they make.", moved(l.Quarantined), it))
 	}
 	if len(l.Removed) > 0 {
 		notes = append(notes, fmt.Sprintf("Undid in .git what git on the host would act on outside the sandbox: %s.", strings.Join(l.Removed, "; ")))
