@@ -209,12 +209,10 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, o HTTPOptio
 			running = false
 		}
 	}
+	// Open event streams never end on their own: Close ends the sessions, and
+	// so them, so that an idle server stops at once; responses still being
+	// written get a moment.
 	s.Close()
-	// Open event streams never end on their own: closing the sessions ends them, so
-	// that an idle server stops at once; responses still being written get a moment.
-	for ss := range s.mcp.Sessions() {
-		ss.Close()
-	}
 	stop, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := srv.Shutdown(stop); err != nil {

@@ -18,9 +18,5 @@ func TestMain(m *testing.M) {
 	removeState := lane.PrivateState() // nor the user's own state
 	// Cleanup takes over the exit: a leak found after the tests passed must
 	// still fail the run.
-	// The SDK ends an HTTP session's reader on DELETE or at its session
-	// timeout only: the tests whose clients vanish without a DELETE (a
-	// cut connection, a refused token) leave theirs until then.
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { removeState(); os.Exit(code) }),
-		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*streamableServerConn).Read"))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { removeState(); os.Exit(code) }))
 }

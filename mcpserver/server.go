@@ -207,6 +207,12 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.shutdown()
 	s.calls.Wait()
+	// An HTTP session a client left without DELETE (a cut connection)
+	// would otherwise keep its reader until the session timeout: the
+	// embedding program's, past Close.
+	for ss := range s.mcp.Sessions() {
+		ss.Close()
+	}
 	s.sessions.closeAll()
 	if !s.opts.KeepSpillFiles {
 		s.spills.removeAll()
