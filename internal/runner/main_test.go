@@ -17,7 +17,8 @@ func TestMain(m *testing.M) {
 }
 
 // subreapEnv set to 1 runs this test binary as a child subreaper
-// (TestSubreap's child).
+// (TestSubreap's child); set to "late", as a process that becomes one only
+// after a command ran (TestSubreapLate's child).
 const subreapEnv = "SHELLGATE_TEST_SUBREAP"
 
 func subreaping() bool { return os.Getenv(subreapEnv) == "1" }

@@ -80,7 +80,10 @@ func forking() func(pid int) {
 	reap.started.Store(true)
 	reap.mu.RLock()
 	return func(pid int) {
-		if pid > 0 && reap.tree.Load() {
+		// Registered whether or not this process is a subreaper yet: one
+		// that becomes one later must not take the commands already
+		// running, nor those started after, for orphans.
+		if pid > 0 {
 			reap.mapMu.Lock()
 			if reap.children == nil {
 				reap.children = make(map[int]bool)
@@ -94,9 +97,6 @@ func forking() func(pid int) {
 
 // waited is called once a command started as our child has been waited for.
 func waited(pid int) {
-	if !reap.tree.Load() {
-		return
-	}
 	reap.mapMu.Lock()
 	delete(reap.children, pid)
 	reap.mapMu.Unlock()

@@ -40,6 +40,39 @@ func TestSubreap(t *testing.T) {
 	}
 }
 
+// TestSubreapLate: a program that becomes a subreaper only after commands
+// ran (a library's user calling Subreap late) still gets each later
+// command's exit status: the reaper takes none of them as an orphan.
+func TestSubreapLate(t *testing.T) {
+	lane.Live(t)
+	if os.Getenv(subreapEnv) == "late" {
+		s := NewSupervisor()
+		defer s.Close()
+		if res, _, _ := runScript(t, s, "exit 3", Spec{}); res.ExitCode == nil || *res.ExitCode != 3 {
+			t.Fatalf("before Subreap: exit %v", res.ExitCode)
+		}
+		if err := Subreap(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			res, _, _ := runScript(t, s, "exit 7", Spec{})
+			if res.ExitCode == nil || *res.ExitCode != 7 {
+				t.Fatalf("command %d after Subreap: exit %v, %+v", i, res.ExitCode, res)
+			}
+		}
+		return
+	}
+	if subreaping() {
+		t.Skip("in TestSubreap's child")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSubreapLate$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), subreapEnv+"=late")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSubreapLate") {
+		t.Fatalf("as a late subreaper: %v\n%s", err, tail(string(out), 4000))
+	}
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
