@@ -1152,3 +1152,30 @@ EOF
 		t.Errorf("staged:\n%s, want %s/PROT once", log, root)
 	}
 }
+
+// A watched name made in a directory whose path is longer than the kernel
+// gives (PATH_MAX) is made as asked: no protected path lies that deep, and
+// a path the kernel cannot give is not one that leads elsewhere.
+func TestDeepNamesAreMade(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	judged(t, root)
+	script := `
+python3 - <<'EOF'
+import os
+d = os.open(".", os.O_RDONLY)
+for i in range(40):
+    n = ("d%d" % i) * 40
+    os.mkdir(n, dir_fd=d)
+    d = os.open(n, os.O_RDONLY, dir_fd=d)
+try:
+    os.close(os.open("ANC", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=d)); print("ANC=0")
+except OSError as e:
+    print("ANC=" + e.strerror)
+EOF
+`
+	out := runSession(t, root, script)
+	if !strings.Contains(out, "ANC=0\n") {
+		t.Errorf("a watched name deep down was not made:\n%s", out)
+	}
+}

@@ -1,6 +1,7 @@
 package copyup
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -404,7 +405,9 @@ func entryPath(dir int, name string) string {
 // a judgement by that path would let `.envrc` or `.vscode` be made at the
 // root, unstaged, where the host's tools read them. So the path counts
 // only where it leads, with no symlink, to the same directory; a removed
-// directory (where nothing can be made) has none, and is placed.
+// directory (where nothing can be made) has none, and is placed, and so is
+// one whose path is too long for the kernel to give: no protected path lies
+// that deep, and the root reads as itself or as "/" in any tree.
 func placed(dir int, name string) (string, bool) {
 	name = strings.TrimRight(name, "/")
 	if dir < 0 || name == "" || name == "." || name == ".." {
@@ -416,6 +419,8 @@ func placed(dir int, name string) (string, bool) {
 	}
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(dir))
 	switch {
+	case errors.Is(err, unix.ENAMETOOLONG):
+		return "", true
 	case err != nil || !strings.HasPrefix(p, "/"):
 		return "", false
 	case st.Nlink == 0:
