@@ -438,6 +438,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		// root (core.hooksPath, an fsmonitor script, included files).
 		spec.Protected = append(spec.Protected, protect.GitRunsFrom(g.root, g.home, linked)...)
 		spec.Protected = append(spec.Protected, protect.OtherWorktrees(g.root)...)
+		spec.Protected = append(spec.Protected, protect.BareRoot(g.root)...)
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 		spec.QuarantineLog = quarantineLog(g.root)

@@ -1094,3 +1094,88 @@ stat -c '%n %a' a fa b fb c fc d fd t1 t2 t3
 		t.Errorf("modes:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// A command in a user and mount namespace of its own can clone a tree of
+// the root (open_tree) and make names through it: the supervisor reads
+// that directory's path as "/", where no protected name lies. A name made
+// there is judged as refused, never made unjudged; every other name is
+// made as asked, and a tree cloned from "/" places its names where they are.
+func TestDetachedTreesNamesAreJudged(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	staging := judged(t, root)
+	script := `
+python3 - <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000 | 0x00020000) != 0:
+    print("nouserns"); raise SystemExit
+def tree(p):
+    fd = libc.syscall(428, -100, p.encode(), 1 | 0x8000 | 0o2000000)  # open_tree(OPEN_TREE_CLONE|AT_RECURSIVE)
+    if fd < 0:
+        print("noopentree", os.strerror(ctypes.get_errno())); raise SystemExit
+    return fd
+def try_(name, f):
+    try:
+        f(); print(name + "=0")
+    except OSError as e:
+        print(name + "=" + e.strerror)
+t = tree(".")
+try_("mkdir", lambda: os.mkdir("PROT", dir_fd=t))
+try_("open", lambda: os.close(os.open("PROT", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=t)))
+try_("openexcl", lambda: os.close(os.open("PROT", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=t)))
+os.mkdir("d")
+try_("rename", lambda: os.rename("d", "PROT", dst_dir_fd=t))
+try_("procfd", lambda: os.mkdir("/proc/self/fd/%d/PROT" % t))
+try_("free", lambda: os.mkdir("made", dir_fd=t))
+r = tree("/")
+try_("fromroot", lambda: os.mkdir(os.getcwd().lstrip("/") + "/PROT", dir_fd=r))
+EOF
+`
+	out := runSession(t, root, script)
+	if strings.Contains(out, "nouserns") || strings.Contains(out, "noopentree") {
+		t.Skip("no user namespace or open_tree here:", out)
+	}
+	for _, want := range []string{"mkdir=Operation not permitted", "open=Operation not permitted", "openexcl=Operation not permitted", "rename=Operation not permitted", "procfd=Operation not permitted", "free=0", "fromroot=0"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "PROT")); err == nil {
+		t.Errorf("PROT made where the path says, unjudged:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "made")); err != nil {
+		t.Errorf("a free name was not made: %v\n%s", err, out)
+	}
+	log, _ := os.ReadFile(filepath.Join(staging, "log"))
+	if string(log) != root+"/PROT\n" { // the tree cloned from "/" only
+		t.Errorf("staged:\n%s, want %s/PROT once", log, root)
+	}
+}
+
+// A watched name made in a directory whose path is longer than the kernel
+// gives (PATH_MAX) is made as asked: no protected path lies that deep, and
+// a path the kernel cannot give is not one that leads elsewhere.
+func TestDeepNamesAreMade(t *testing.T) {
+	lane.Live(t)
+	root, _ := lab(t)
+	judged(t, root)
+	script := `
+python3 - <<'EOF'
+import os
+d = os.open(".", os.O_RDONLY)
+for i in range(40):
+    n = ("d%d" % i) * 40
+    os.mkdir(n, dir_fd=d)
+    d = os.open(n, os.O_RDONLY, dir_fd=d)
+try:
+    os.close(os.open("ANC", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=d)); print("ANC=0")
+except OSError as e:
+    print("ANC=" + e.strerror)
+EOF
+`
+	out := runSession(t, root, script)
+	if !strings.Contains(out, "ANC=0\n") {
+		t.Errorf("a watched name deep down was not made:\n%s", out)
+	}
+}

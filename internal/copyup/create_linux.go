@@ -1,6 +1,7 @@
 package copyup
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -274,7 +275,17 @@ func (o *Opener) judge(dir int, name string, op Op) Verdict {
 	if !o.stager.Watched(strings.TrimRight(name, "/")) {
 		return Free
 	}
-	return o.stager.Judge(entryPath(dir, name), op)
+	return judgeAt(o.stager, dir, name, op)
+}
+
+// judgeAt is s's verdict on name in dir by its path, and Refused where dir
+// has no path here (placed): no verdict by path holds for it.
+func judgeAt(s Stager, dir int, name string, op Op) Verdict {
+	p, ok := placed(dir, name)
+	if !ok {
+		return Refused
+	}
+	return s.Judge(p, op)
 }
 
 // perform makes m's name in dir, with the caller's umask: the thread's
@@ -381,13 +392,52 @@ func callerDir(c *notify.Caller, fd int) (int, unix.Errno) {
 // entryPath is the path of name in dir as this process sees it, "" when
 // there is none (the directory was removed) or name makes no entry.
 func entryPath(dir int, name string) string {
+	p, _ := placed(dir, name)
+	return p
+}
+
+// placed is entryPath, and whether that path is where dir is for this
+// process: the directory's path is the kernel's for its mount, which it
+// gives for a mount this process cannot reach as well, relative to that
+// mount's own tree. A command in a user and mount namespace of its own may
+// clone a tree of the root (open_tree, which Landlock does not refuse as it
+// does mount and move_mount): the root's directory there reads as "/", and
+// a judgement by that path would let `.envrc` or `.vscode` be made at the
+// root, unstaged, where the host's tools read them. So the path counts
+// only where it leads, with no symlink, to the same directory; a removed
+// directory (where nothing can be made) has none, and is placed, and so is
+// one whose path is too long for the kernel to give: no protected path lies
+// that deep, and the root reads as itself or as "/" in any tree.
+func placed(dir int, name string) (string, bool) {
 	name = strings.TrimRight(name, "/")
 	if dir < 0 || name == "" || name == "." || name == ".." {
-		return ""
+		return "", true
+	}
+	var st unix.Stat_t
+	if unix.Fstat(dir, &st) != nil {
+		return "", false
 	}
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(dir))
-	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
-		return ""
+	switch {
+	case errors.Is(err, unix.ENAMETOOLONG):
+		return "", true
+	case err != nil || !strings.HasPrefix(p, "/"):
+		return "", false
+	case st.Nlink == 0:
+		return "", true
+	case !samePlace(p, &st):
+		return "", false
 	}
-	return strings.TrimSuffix(p, "/") + "/" + name
+	return strings.TrimSuffix(p, "/") + "/" + name, true
+}
+
+// samePlace says whether path p, no symlink followed, is the file st.
+func samePlace(p string, st *unix.Stat_t) bool {
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var at unix.Stat_t
+	return unix.Fstat(fd, &at) == nil && at.Dev == st.Dev && at.Ino == st.Ino
 }

@@ -290,7 +290,7 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, bool, unix.Errno) 
 	how.Flags |= unix.O_NOFOLLOW
 	verdict := Free
 	if k.stager.Watched(strings.TrimRight(name, "/")) {
-		verdict = k.stager.Judge(entryPath(dir, name), OpMake)
+		verdict = judgeAt(k.stager, dir, name, OpMake)
 	}
 	switch verdict {
 	case Refused:
@@ -383,6 +383,11 @@ func judgeWrite(t *target, s Stager) Verdict {
 		if err != nil || !s.Watched(filepath.Base(p)) {
 			return Free
 		}
+		// Its path counts only where it leads to it (placed).
+		var st unix.Stat_t
+		if unix.Fstat(t.file, &st) != nil || st.Nlink > 0 && !samePlace(p, &st) {
+			return Refused
+		}
 		return s.Judge(p, OpWrite)
 	}
 	trimmed := strings.TrimRight(t.name, "/")
@@ -402,7 +407,7 @@ func judgeWrite(t *target, s Stager) Verdict {
 		return Free // the open fails as well
 	}
 	defer unix.Close(dir)
-	return s.Judge(entryPath(dir, name), OpWrite)
+	return judgeAt(s, dir, name, OpWrite)
 }
 
 // soleName says whether the name fd was opened by is its file's only one

@@ -137,3 +137,28 @@ func OtherWorktrees(root string) []string {
 	}
 	return paths
 }
+
+// BareRoot lists what git obeys in root when root is itself a git directory
+// (a bare repository opened as the project: a HEAD, objects/ and refs/ at its
+// top, and no .git): its config, config.worktree, commondir, hooks and info,
+// to be protected as a .git directory's are. Git on the host runs what they
+// say in that repository (a hook at a push into it, core.fsmonitor where a
+// core.worktree gives it one); nil for any other root.
+func BareRoot(root string) []string {
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
+		return nil
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "HEAD")); err != nil || fi.IsDir() {
+		return nil
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || !fi.IsDir() {
+			return nil
+		}
+	}
+	var ps []string
+	for _, name := range []string{"config", "config.worktree", "commondir", "hooks", "info"} {
+		ps = append(ps, filepath.Join(root, name))
+	}
+	return ps
+}

@@ -90,3 +90,47 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A root that is itself a git directory has its config, hooks and the
+// rest protected as a .git directory's are; any other root has none of
+// them protected so (a config/ or hooks/ of a project's own stays its own).
+func TestBareRoot(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string // name → content; "" for a directory
+		bare  bool
+	}{
+		{"bare repository", map[string]string{"HEAD": "ref: refs/heads/main\n", "objects": "", "refs": "", "config": "[core]\n"}, true},
+		{"with a .git", map[string]string{".git": "", "HEAD": "ref: refs/heads/main\n", "objects": "", "refs": ""}, false},
+		{"no refs", map[string]string{"HEAD": "ref: refs/heads/main\n", "objects": ""}, false},
+		{"a HEAD directory", map[string]string{"HEAD": "", "objects": "", "refs": ""}, false},
+		{"a project", map[string]string{"config": "", "hooks": "", "README.md": "x"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, content := range c.files {
+				var err error
+				if content == "" {
+					err = os.Mkdir(filepath.Join(root, name), 0o755)
+				} else {
+					err = os.WriteFile(filepath.Join(root, name), []byte(content), 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := BareRoot(root)
+			if !c.bare {
+				if got != nil {
+					t.Errorf("BareRoot = %v, want nil", got)
+				}
+				return
+			}
+			for _, name := range []string{"config", "config.worktree", "commondir", "hooks", "info"} {
+				if !slices.Contains(got, filepath.Join(root, name)) {
+					t.Errorf("BareRoot lacks %s: %v", name, got)
+				}
+			}
+		})
+	}
+}

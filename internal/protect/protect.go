@@ -60,6 +60,10 @@ var Table = []Entry{
 	{Path: ".gitattributes", InPlace: true, Why: "names filter and diff drivers git runs"},
 	{Path: ".gitmodules", InPlace: true, Why: "submodule commands and update programs"},
 	{Path: ".githooks/", RootOnly: true, Why: "the usual core.hooksPath"},
+	// git takes a directory for a repository by its HEAD (with objects/ and
+	// refs/ beside it): the root itself, where it has no .git or one that is
+	// no repository (a HEAD that names no ref), whose config git then obeys.
+	{Path: "HEAD", RootOnly: true, Why: "makes the root itself a repository, whose config git obeys"},
 	// Editors and agents: tasks, hooks and MCP servers they start on their own.
 	{Path: ".vscode/", Why: "tasks run on folder open, settings name programs"},
 	{Path: "*.code-workspace", Why: "workspace tasks and settings"},

@@ -30,6 +30,8 @@ func TestMatch(t *testing.T) {
 		{".github/workflows/ci.yml", true},
 		{".github", true},
 		{".gitlab-ci.yml", true},
+		{"HEAD", true},      // the root itself as a repository
+		{"sub/HEAD", false}, // a nested one's is watched as a repository
 		{".devcontainer.json", true},
 		{".yarnrc.yml", true},
 		{".yarn/releases/yarn-4.js", true},
@@ -94,7 +96,7 @@ func TestTable(t *testing.T) {
 		}
 	}
 	root := RootPaths()
-	for _, p := range []string{".git/hooks", ".git/config", ".vscode", ".gemini", ".mcp.json", ".github/workflows", ".envrc", ".pdbrc", ".perldb", ".irbrc", ".Rprofile"} {
+	for _, p := range []string{".git/hooks", ".git/config", ".vscode", ".gemini", ".mcp.json", ".github/workflows", ".envrc", ".pdbrc", ".perldb", ".irbrc", ".Rprofile", "HEAD"} {
 		if !slices.Contains(root, p) {
 			t.Errorf("RootPaths lacks %s", p)
 		}
