@@ -257,12 +257,18 @@ func (s *Store) drop(n int) error {
 		}
 	}
 	s.records = append([]Record(nil), s.records[n:]...)
-	return s.rewriteLog(s.records)
+	if err := s.rewriteLog(s.records); err != nil {
+		return err
+	}
+	// The links of ignored files only the dropped checkpoints listed go
+	// with them: a link's file takes space once the root no longer has it.
+	return s.pruneLinks()
 }
 
 // Size is the store's size on disk in bytes, counted as git's count-objects
 // counts it (its size, size-pack and size-garbage): the loose objects, each
-// rounded up to a disk block, and the files of objects/pack.
+// rounded up to a disk block, and the files of objects/pack; and the
+// ignored files kept by links that the root no longer holds (linksSize).
 func (s *Store) Size() (int64, error) {
 	objects := filepath.Join(s.gitDir, "objects")
 	dirs, err := os.ReadDir(objects)
@@ -291,5 +297,5 @@ func (s *Store) Size() (int64, error) {
 			}
 		}
 	}
-	return total, nil
+	return total + s.linksSize(), nil
 }
