@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -294,6 +295,47 @@ func (s *Store) linksSize() int64 {
 		}
 	}
 	return total
+}
+
+// shedLinks removes links whose files nothing else names, the oldest first
+// (by change time: when the root's name went), until want bytes are freed,
+// and returns how many were; never one the last checkpoint lists. Undo to a
+// checkpoint that listed one says its link is gone.
+func (s *Store) shedLinks(want int64) int64 {
+	ents, err := os.ReadDir(s.linksDir())
+	if err != nil {
+		return 0
+	}
+	current := map[string]bool{}
+	for _, l := range s.modes.Linked {
+		current[l.Link] = true
+	}
+	type link struct {
+		name          string
+		ctime, blocks int64
+	}
+	var sole []link
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || current[e.Name()] {
+			continue
+		}
+		st, _ := statOf(fi)
+		if nlink, blocks, ok := linkCount(fi); ok && nlink == 1 {
+			sole = append(sole, link{e.Name(), st.ctime, blocks})
+		}
+	}
+	sort.Slice(sole, func(i, j int) bool { return sole[i].ctime < sole[j].ctime })
+	var freed int64
+	for _, l := range sole {
+		if freed >= want {
+			break
+		}
+		if os.Remove(filepath.Join(s.linksDir(), l.name)) == nil {
+			freed += l.blocks
+		}
+	}
+	return freed
 }
 
 // storeLinked notes a stub id for a linked entry.

@@ -235,3 +235,53 @@ func TestLinkedOtherFileSystem(t *testing.T) {
 		t.Errorf("not restored %+v, want data.log and why", usum.NotRestored)
 	}
 }
+
+// TestLinkedShed: the files only the store's links hold take at most half
+// of max_size, the oldest versions going first, not the checkpoints; undo
+// to a checkpoint whose link went says so.
+func TestLinkedShed(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	bigIgnored(t, root)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []int
+	var versions [][]byte
+	for range 4 { // a database rewritten at each command
+		b, _ := os.ReadFile(filepath.Join(root, "data.log"))
+		versions = append(versions, b)
+		id := snapshot(t, s, "rewrite")
+		checkpointtest.Sh(t, root, "head -c 300000 /dev/urandom > new.tmp && mv new.tmp data.log")
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := s.BoundForTest(); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := s.Records(); len(recs) != len(ids) {
+		t.Errorf("%d records after the bound, want all %d: the links went, not the checkpoints", len(recs), len(ids))
+	}
+	links, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+	if len(links) != 2 { // the newest old version, and the root's own
+		t.Errorf("%d links after the bound, want 2", len(links))
+	}
+	_, sum, err := s.Restore(ids[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "data.log")); !bytes.Equal(got, versions[3]) || len(sum.NotRestored) != 0 {
+		t.Errorf("undo of the last rewrite: not restored %+v", sum.NotRestored)
+	}
+	_, sum, err = s.Restore(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.NotRestored) != 1 || !strings.Contains(sum.NotRestored[0].Why, "link in the store is gone") {
+		t.Errorf("undo of the first rewrite, whose link went: not restored %+v", sum.NotRestored)
+	}
+}

@@ -74,6 +74,13 @@ func (s *Store) pruneRecords() error {
 // git pack its loose objects when there are many; saveCache: the scan cache
 // file is written before a pack starts (see startPack).
 func (s *Store) bound(size int64, saveCache bool) error {
+	// The files only links hold (an ignored database rewritten at each
+	// command leaves a version a command) take at most half of it, the
+	// oldest going first: otherwise they would push out the checkpoints of
+	// everything else.
+	if over := s.linksSize() - s.o.MaxSize/2; over > 0 {
+		size -= s.shedLinks(over)
+	}
 	if size > s.o.MaxSize && len(s.records) > 1 {
 		return s.shrink(size)
 	}
