@@ -91,7 +91,11 @@ func (s *Store) linkFile(path string) (fileStat, error) {
 	name := filepath.Join(dir, strconv.FormatUint(st.ino, 10))
 	if have, err := os.Lstat(name); err == nil {
 		if os.SameFile(have, fi) {
-			return s.afterLink(path, name)
+			st, err := s.afterLink(path, name, st.ino)
+			if errors.Is(err, errRelinked) {
+				err = fs.ErrNotExist
+			}
+			return st, err
 		}
 		// A stale name (the store moved between file systems): the inode
 		// it holds is no longer what its name says, and nothing restores
@@ -103,12 +107,20 @@ func (s *Store) linkFile(path string) (fileStat, error) {
 	if err := os.Link(path, name); err != nil {
 		return fileStat{}, err
 	}
-	return s.afterLink(path, name)
+	st, err = s.afterLink(path, name, st.ino)
+	if errors.Is(err, errRelinked) {
+		os.Remove(name) // another file than its name says: not kept
+		return fileStat{}, fs.ErrNotExist
+	}
+	return st, err
 }
 
+// errRelinked: the file at a path was replaced as it was linked.
+var errRelinked = errors.New("replaced as it was linked")
+
 // afterLink is the stat of the linked file at name, which must still be
-// the one at path.
-func (s *Store) afterLink(path, name string) (fileStat, error) {
+// the one at path, of inode ino (its name).
+func (s *Store) afterLink(path, name string, ino uint64) (fileStat, error) {
 	lf, err := os.Lstat(name)
 	if err != nil {
 		return fileStat{}, err
@@ -117,10 +129,12 @@ func (s *Store) afterLink(path, name string) (fileStat, error) {
 	if err != nil {
 		return fileStat{}, err
 	}
-	if !os.SameFile(lf, pf) {
-		return fileStat{}, fs.ErrNotExist // replaced as it was linked: read again next time
-	}
 	st, _ := statOf(pf)
+	if !os.SameFile(lf, pf) || st.ino != ino {
+		// replaced as it was linked: read again next time (the watch, or
+		// the stat's change, says so)
+		return fileStat{}, errRelinked
+	}
 	return st, nil
 }
 
