@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,9 +32,6 @@ func bigIgnored(t *testing.T, root string) []byte {
 // share), undo says it cannot, and leaves it.
 func TestUndoLinkedIgnored(t *testing.T) {
 	lane.Live(t)
-	if runtime.GOOS == "windows" {
-		t.Skip("no links kept on Windows")
-	}
 	cases := []struct {
 		name, cmd string
 		change    string // the command's change to data.log
@@ -117,9 +113,6 @@ func changeTexts(sum checkpoint.Summary) string {
 // a checkpoint of an unchanged root makes no new link.
 func TestLinkedCheap(t *testing.T) {
 	lane.Live(t)
-	if runtime.GOOS == "windows" {
-		t.Skip("no links kept on Windows")
-	}
 	lab, root := checkpointtest.Project(t)
 	bigIgnored(t, root)
 	s := open(t, root, filepath.Join(lab, "store"))
@@ -156,9 +149,6 @@ func TestLinkedCheap(t *testing.T) {
 // store counts its blocks once the root no longer has the file.
 func TestLinkedPrune(t *testing.T) {
 	lane.Live(t)
-	if runtime.GOOS == "windows" {
-		t.Skip("no links kept on Windows")
-	}
 	lab, root := checkpointtest.Project(t)
 	bigIgnored(t, root)
 	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 2})
@@ -202,9 +192,6 @@ func TestLinkedPrune(t *testing.T) {
 // changes and undo say why.
 func TestLinkedOtherFileSystem(t *testing.T) {
 	lane.Live(t)
-	if runtime.GOOS != "linux" {
-		t.Skip("needs /dev/shm")
-	}
 	lab, root := checkpointtest.Project(t)
 	store, err := os.MkdirTemp("/dev/shm", "shellgate-cp-store-")
 	if err != nil {
