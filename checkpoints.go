@@ -43,6 +43,10 @@ type CheckpointConfig struct {
 	// not kept, undo leaves it as it is, and lose-work is not relaxed where
 	// git could take it (0: 256 MiB).
 	MaxFileSize int64
+	// LinkMaxSize: an ignored file over IgnoredMaxSize is kept by a hard
+	// link in the store up to this size, so that undo brings it back after
+	// an rm (0: 256 MiB; negative: none, such files are left out).
+	LinkMaxSize int64
 	// MaxSize, MaxAge and MaxCount bound each project's store; the oldest
 	// checkpoints are pruned past them (0: 2 GiB, 7 days, 1000 commands).
 	MaxSize  int64
@@ -103,7 +107,7 @@ func (c CheckpointConfig) options(root string) (o checkpoint.Options, off bool) 
 		}
 	}
 	return checkpoint.Options{Root: root, Dir: dir, IgnoredMaxSize: c.IgnoredMaxSize, KeepIgnored: c.KeepIgnored,
-		MaxFileSize: c.MaxFileSize, MaxSize: c.MaxSize, MaxAge: c.MaxAge, MaxCount: c.MaxCount}, c.Off
+		MaxFileSize: c.MaxFileSize, LinkMaxSize: c.LinkMaxSize, MaxSize: c.MaxSize, MaxAge: c.MaxAge, MaxCount: c.MaxCount}, c.Off
 }
 
 // Checkpoints is one project's checkpoints, as `shellgate changes` and

@@ -10,15 +10,16 @@ import (
 
 // checkpointsTable is [checkpoints]: the project kept before each command.
 type checkpointsTable struct {
-	Enabled        *bool    `toml:"enabled"`          // default true
-	Dir            *string  `toml:"dir"`              // default: the user state dir
-	MaxSize        any      `toml:"max_size"`         // per project, "2GB"
-	MaxAge         *string  `toml:"max_age"`          // "168h"
-	MaxCount       *int64   `toml:"max_count"`        // commands remembered
-	IgnoredMaxSize any      `toml:"ignored_max_size"` // ignored files kept up to this size
-	KeepIgnored    []string `toml:"keep_ignored"`     // ignored files kept whatever their size
-	MaxFileSize    any      `toml:"max_file_size"`    // files over it are not read, "256MB"
-	KeeperIdle     *string  `toml:"keeper_idle"`      // "10m"; "0" or "off": no keeper
+	Enabled        *bool    `toml:"enabled"`               // default true
+	Dir            *string  `toml:"dir"`                   // default: the user state dir
+	MaxSize        any      `toml:"max_size"`              // per project, "2GB"
+	MaxAge         *string  `toml:"max_age"`               // "168h"
+	MaxCount       *int64   `toml:"max_count"`             // commands remembered
+	IgnoredMaxSize any      `toml:"ignored_max_size"`      // ignored files kept up to this size
+	KeepIgnored    []string `toml:"keep_ignored"`          // ignored files kept whatever their size
+	MaxFileSize    any      `toml:"max_file_size"`         // files over it are not read, "256MB"
+	LinkMaxSize    any      `toml:"ignored_link_max_size"` // ignored files kept by a hard link up to it, "256MB"; "0"/"off": none
+	KeeperIdle     *string  `toml:"keeper_idle"`           // "10m"; "0" or "off": no keeper
 }
 
 // Bounds on [checkpoints].
@@ -107,6 +108,28 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 			out.MaxFileSize = n
 		} else if n != orDefault(out.MaxFileSize, checkpoint.DefaultMaxFileSize) {
 			ignore("checkpoints.max_file_size", "lower, checkpoints keep less; higher, a big file in the project stalls each checkpoint")
+		}
+	}
+	if c.LinkMaxSize != nil {
+		var n int64 = -1 // "0" or "off": no links
+		if v, ok := c.LinkMaxSize.(string); !ok || v != "off" {
+			var err error
+			if n, err = parseSize(c.LinkMaxSize); err != nil {
+				return f.errorAt("checkpoints.ignored_link_max_size", "%v", err)
+			}
+			if n > maxMaxFileSize {
+				return f.errorAt("checkpoints.ignored_link_max_size", "%d bytes is out of range: want at most 64GB, or \"0\" for no links", n)
+			}
+			if n == 0 {
+				n = -1
+			}
+		}
+		// Lower, checkpoints keep less; higher, each write-open of such a
+		// file in the sandbox copies more.
+		if trusted {
+			out.LinkMaxSize = n
+		} else if n != orDefault(out.LinkMaxSize, checkpoint.DefaultLinkMaxSize) {
+			ignore("checkpoints.ignored_link_max_size", "lower, checkpoints keep less; higher, a command writing such a file in the sandbox copies more")
 		}
 	}
 	if c.KeepIgnored != nil {

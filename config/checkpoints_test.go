@@ -139,3 +139,48 @@ func TestCheckpointsMaxFileSize(t *testing.T) {
 		}
 	}
 }
+
+// ignored_link_max_size: the user's file sets it ("0" or "off": no links);
+// a project file may change it neither way (lower keeps less, higher makes
+// each write-open of such a file in the sandbox copy more), unless trusted;
+// a bad value is an error naming the key.
+func TestCheckpointsLinkMaxSize(t *testing.T) {
+	tests := []struct {
+		user, project string
+		trusted       bool
+		want          int64
+		warned        bool
+		err           string
+	}{
+		{"", "", false, 0, false, ""},
+		{`ignored_link_max_size = "1GB"`, "", false, 1 << 30, false, ""},
+		{`ignored_link_max_size = "0"`, "", false, -1, false, ""},
+		{`ignored_link_max_size = "off"`, "", false, -1, false, ""},
+		{"", `ignored_link_max_size = "off"`, false, 0, true, ""},
+		{"", `ignored_link_max_size = "8GB"`, false, 0, true, ""},
+		{"", `ignored_link_max_size = "16MB"`, true, 16 << 20, false, ""},
+		{`ignored_link_max_size = "lots"`, "", false, 0, false, `ignored_link_max_size: "lots" is not a size`},
+		{`ignored_link_max_size = "100GB"`, "", false, 0, false, "out of range"},
+	}
+	for _, tt := range tests {
+		l := newLab(t)
+		write(t, l.user, "[checkpoints]\n"+tt.user+"\n")
+		write(t, filepath.Join(l.root, config.ProjectFileName), "[checkpoints]\n"+tt.project+"\n")
+		opts := l.opts()
+		opts.TrustProject = tt.trusted
+		cfg, src, err := config.Load(opts)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("user %q: %v, want an error naming %q", tt.user, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Checkpoints.LinkMaxSize != tt.want {
+			t.Errorf("user %q, project %q: %v, link max size %d, want %d", tt.user, tt.project, err, cfg.Checkpoints.LinkMaxSize, tt.want)
+		}
+		warned := slices.ContainsFunc(src.Warnings, func(w config.ConfigError) bool { return w.Key == "checkpoints.ignored_link_max_size" })
+		if warned != tt.warned {
+			t.Errorf("user %q, project %q: warned %v, want %v (%v)", tt.user, tt.project, warned, tt.warned, src.Warnings)
+		}
+	}
+}

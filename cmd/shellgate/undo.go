@@ -288,10 +288,14 @@ func lastChange(cp *shellgate.Checkpoints, id int) (shellgate.CheckpointRecord, 
 	return shellgate.CheckpointRecord{}, false
 }
 
-// notKeptNote marks a change of a file over max_file_size.
+// notKeptNote marks a change of a file over max_file_size, or of an ignored
+// file no hard link could be made to.
 func notKeptNote(c shellgate.Change) string {
 	if !c.NotKept {
 		return ""
+	}
+	if c.Why != "" {
+		return " (not kept, " + checkpoint.ShowSize(c.Size) + ": " + c.Why + ")"
 	}
 	return " (not kept, " + checkpoint.ShowSize(c.Size) + ")"
 }

@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestPruneByAge(t *testing.T) {
 
 // TestIgnoredKept: of what .gitignore ignores, a checkpoint keeps the files
 // up to IgnoredMaxSize and those KeepIgnored names (.env.* by default)
-// whatever their size; undo brings those back and leaves the rest — the
+// whatever their size, and the others up to LinkMaxSize by a hard link; undo brings those back and leaves the rest — the
 // ignored bulk — as it finds it, neither restored nor removed.
 func TestIgnoredKept(t *testing.T) {
 	lane.Live(t)
@@ -94,17 +95,25 @@ func TestIgnoredKept(t *testing.T) {
 		restored []string // deleted by the command, back after undo
 		lost     []string // deleted by the command, still gone after undo
 	}{
+		// (the bigger ones by a hard link: links_linux_test.go)
 		{"defaults", checkpoint.Options{},
-			[]string{"small.log", ".env.local"}, []string{"big.bin", "my.key"}},
-		{"larger threshold", checkpoint.Options{IgnoredMaxSize: 200 << 10},
 			[]string{"small.log", ".env.local", "big.bin", "my.key"}, nil},
-		{"none by size", checkpoint.Options{IgnoredMaxSize: -1},
+		{"no links", checkpoint.Options{LinkMaxSize: -1},
+			[]string{"small.log", ".env.local"}, []string{"big.bin", "my.key"}},
+		{"links up to less", checkpoint.Options{LinkMaxSize: 50 << 10},
+			[]string{"small.log", ".env.local"}, []string{"big.bin", "my.key"}},
+		{"larger threshold", checkpoint.Options{IgnoredMaxSize: 200 << 10, LinkMaxSize: -1},
+			[]string{"small.log", ".env.local", "big.bin", "my.key"}, nil},
+		{"none by size", checkpoint.Options{IgnoredMaxSize: -1, LinkMaxSize: -1},
 			[]string{".env.local"}, []string{"small.log", "big.bin", "my.key"}},
-		{"own exceptions", checkpoint.Options{KeepIgnored: []string{"*.key"}},
+		{"own exceptions", checkpoint.Options{KeepIgnored: []string{"*.key"}, LinkMaxSize: -1},
 			[]string{"small.log", "my.key"}, []string{".env.local", "big.bin"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if runtime.GOOS == "windows" && c.o.LinkMaxSize >= 0 {
+				t.Skip("no links kept on Windows")
+			}
 			lab, root := checkpointtest.Project(t)
 			checkpointtest.Sh(t, root, `printf '*.bin\n*.key\n.env.local\n' >> .gitignore && git add .gitignore && git commit -qm ignore
 printf 'small\n' > small.log && for f in big.bin my.key .env.local; do head -c 102400 /dev/zero > $f; done

@@ -32,15 +32,26 @@ type Change struct {
 	// as it is. Size is its stat size (the newer side's).
 	NotKept bool  `json:"not_kept,omitempty"`
 	Size    int64 `json:"size,omitempty"`
+	// Why it was not kept, when not for max_file_size: an ignored file no
+	// hard link could be made to in the store (another file system).
+	Why string `json:"why,omitempty"`
 }
 
 // Text is the change in a few words: "added big.img (not kept, 1.0 TiB)".
 func (c Change) Text() string {
 	t := c.Kind + " " + ShowPath(c.Path)
 	if c.NotKept {
-		t += " (not kept, " + ShowSize(c.Size) + ")"
+		t += " (not kept, " + ShowSize(c.Size) + c.because() + ")"
 	}
 	return t
+}
+
+// because is ": why" of a file not kept for another reason than its size.
+func (c Change) because() string {
+	if c.Why == "" {
+		return ""
+	}
+	return ": " + c.Why
 }
 
 // NotRestored is a path undo left as it is, and why.
@@ -67,15 +78,19 @@ type Summary struct {
 	NotRestored []NotRestored `json:"not_restored,omitempty"`
 }
 
-// notKept counts the changes of files not kept.
-func (s Summary) notKept() int {
-	n := 0
+// notKept counts the changes of files not kept: over max_file_size, and
+// for another reason.
+func (s Summary) notKept() (int, int) {
+	n, other := 0, 0
 	for _, c := range s.Changes {
-		if c.NotKept {
+		switch {
+		case c.NotKept && c.Why != "":
+			other++
+		case c.NotKept:
 			n++
 		}
 	}
-	return n
+	return n, other
 }
 
 // Empty reports no change at all.
@@ -106,8 +121,12 @@ func (s Summary) Text() string {
 		}
 		out += fmt.Sprintf("changed %d file%s in .git", s.Git, plural(s.Git))
 	}
-	if n := s.notKept(); n > 0 {
+	n, other := s.notKept()
+	if n > 0 {
 		out += fmt.Sprintf(" (%d not kept: over max_file_size)", n)
+	}
+	if other > 0 {
+		out += fmt.Sprintf(" (%d not kept: ignored, and no hard link could be made in the store)", other)
 	}
 	if out == "" {
 		return "changed nothing"
@@ -178,11 +197,11 @@ func (s *Store) summarize(a, b string, undo bool) (Summary, error) {
 	var nowIgnored map[string]bool
 	switch {
 	case undo:
-		if entries, err = s.keepLeftOut(entries, b); err != nil {
+		if entries, _, err = s.keepLeftOut(entries, b); err != nil {
 			return Summary{}, err
 		}
 	case rulesChanged(entries):
-		left, err := s.keepLeftOut(entries, b)
+		left, _, err := s.keepLeftOut(entries, b)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -307,9 +326,9 @@ func markNotKept(changes []Change, a, b map[string]notKeptFile, prefix string) {
 			continue
 		}
 		if n, ok := b[key]; ok {
-			changes[i].NotKept, changes[i].Size = true, n.Size
+			changes[i].NotKept, changes[i].Size, changes[i].Why = true, n.Size, n.Why
 		} else if n, ok := a[key]; ok {
-			changes[i].NotKept, changes[i].Size = true, n.Size
+			changes[i].NotKept, changes[i].Size, changes[i].Why = true, n.Size, n.Why
 		}
 	}
 }

@@ -13,3 +13,14 @@ func StageBesideForTest(t *testing.T, beside bool) {
 	stageBeside = beside
 	t.Cleanup(func() { stageBeside = true })
 }
+
+// BoundForTest holds the store to its bounds now, as every 64th command does.
+func (s *Store) BoundForTest() error {
+	return s.locked(func() error {
+		size, err := s.Size()
+		if err != nil {
+			return err
+		}
+		return s.bound(size, false)
+	})
+}

@@ -15,13 +15,17 @@ import (
 //
 // It also lists the files a checkpoint did not keep, over
 // Options.MaxFileSize (notkept.go), by their path in the pass: the work
-// tree's (a nested repository's .git's among them) and .git's.
+// tree's (a nested repository's .git's among them) and .git's; and the
+// ignored files it kept by a hard link (links.go).
 type manifest struct {
 	Work        map[string]uint32      `json:"work,omitempty"`
 	Git         map[string]uint32      `json:"git,omitempty"`
 	NotKeptWork map[string]notKeptFile `json:"not_kept_work,omitempty"`
 	NotKeptGit  map[string]notKeptFile `json:"not_kept_git,omitempty"`
-	blob        string                 // the id of its blob in the store, once written
+	// Linked lists the ignored files kept by a hard link in the store
+	// (links.go), by their path in the work tree.
+	Linked map[string]linkedFile `json:"linked,omitempty"`
+	blob   string                // the id of its blob in the store, once written
 }
 
 // defaultPerm is the mode Restore gives a file of a tree when the manifest

@@ -22,16 +22,27 @@ type notKeptFile struct {
 	Ctime int64  `json:"ctime"`
 	Ino   uint64 `json:"ino,omitempty"`
 	Perm  uint32 `json:"perm"`
+	// Why it was not kept, when not for being over max_file_size: an
+	// ignored file no hard link could be made to (whyNoLink).
+	Why string `json:"why,omitempty"`
 }
 
 func notKeptOf(st fileStat) notKeptFile {
 	return notKeptFile{Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Perm: uint32(st.mode.Perm())}
 }
 
+// reason is why it was not kept, in a few words.
+func (n notKeptFile) reason() string {
+	if n.Why != "" {
+		return n.Why
+	}
+	return "over max_file_size"
+}
+
 // notKeptStub is the blob a file not kept has in a checkpoint's tree.
 func notKeptStub(st fileStat) []byte {
 	n := notKeptOf(st)
-	return fmt.Appendf(nil, "shellgate: not kept (over max_file_size)\nsize %d\nmtime %d\nctime %d\nino %d\nperm %o\n", n.Size, n.Mtime, n.Ctime, n.Ino, n.Perm)
+	return fmt.Appendf(nil, "shellgate: not kept (%s)\nsize %d\nmtime %d\nctime %d\nino %d\nperm %o\n", n.reason(), n.Size, n.Mtime, n.Ctime, n.Ino, n.Perm)
 }
 
 // storeStub writes the stub of a file not kept.
@@ -118,15 +129,15 @@ func notKeptSkips(entries []diffEntry, now, target manifest) ([]diffEntry, []Not
 		var why string
 		switch {
 		case isNow && was:
-			why = fmt.Sprintf("over max_file_size (%s now, %s then): not kept, so left as it is", ShowSize(n.Size), ShowSize(t.Size))
+			why = fmt.Sprintf("%s (%s now, %s then): not kept, so left as it is", n.reason(), ShowSize(n.Size), ShowSize(t.Size))
 		case isNow && e.status == 'D':
-			why = fmt.Sprintf("made since, %s, over max_file_size: not kept, so left as it is rather than lost", ShowSize(n.Size))
+			why = fmt.Sprintf("made since, %s, %s: not kept, so left as it is rather than lost", ShowSize(n.Size), n.reason())
 		case isNow:
-			why = fmt.Sprintf("now %s, over max_file_size: not kept, so left as it is rather than lost (what it held before is in the checkpoint)", ShowSize(n.Size))
+			why = fmt.Sprintf("now %s, %s: not kept, so left as it is rather than lost (what it held before is in the checkpoint)", ShowSize(n.Size), n.reason())
 		case was && e.status == 'A':
-			why = fmt.Sprintf("was %s, over max_file_size: not kept, so it cannot be brought back", ShowSize(t.Size))
+			why = fmt.Sprintf("was %s, %s: not kept, so it cannot be brought back", ShowSize(t.Size), t.reason())
 		case was:
-			why = fmt.Sprintf("was %s, over max_file_size: not kept, so it cannot be put back; what is there now is left as it is", ShowSize(t.Size))
+			why = fmt.Sprintf("was %s, %s: not kept, so it cannot be put back; what is there now is left as it is", ShowSize(t.Size), t.reason())
 		case e.status != 'D':
 			for _, b := range big {
 				switch {

@@ -320,7 +320,7 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	entries, kept := keepGitlinks(entries)
-	if entries, err = s.keepLeftOut(entries, j.Target); err != nil {
+	if entries, _, err = s.keepLeftOut(entries, j.Target); err != nil {
 		return nil, err
 	}
 	target, err := s.readManifest(j.Target)
@@ -332,6 +332,8 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	entries, left := notKeptSkips(entries, now, target)
+	entries, unlinked := s.linkedSkips(entries, target)
+	left = append(left, unlinked...)
 	root, err := beneath.OpenRoot(s.root)
 	if err != nil {
 		return nil, err
@@ -531,7 +533,7 @@ func keepGitlinks(entries []diffEntry) ([]diffEntry, []string) {
 // makes the user's ignored files — a database, a dataset, node_modules —
 // part of every checkpoint after it; undo to before it must leave them, as
 // it leaves all ignored bulk, not delete them for being new.
-func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, error) {
+func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, []string, error) {
 	var paths []string
 	dirs := map[string]bool{}
 	for _, e := range entries {
@@ -543,7 +545,7 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, er
 		}
 	}
 	if len(paths) == 0 {
-		return entries, nil
+		return entries, nil, nil
 	}
 	// The ignore files target holds, read in one git process.
 	names := []string{"git/info/exclude", "work/.gitignore"}
@@ -558,13 +560,13 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, er
 	}
 	out, err := s.git([]byte(in.String()), "", "", "cat-file", "--batch")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files := map[string][]byte{}
 	for _, n := range names {
 		header, rest, ok := strings.Cut(string(out), "\n")
 		if !ok {
-			return nil, fmt.Errorf("checkpoint: reading the ignore files of %s: short answer", target)
+			return nil, nil, fmt.Errorf("checkpoint: reading the ignore files of %s: short answer", target)
 		}
 		if !strings.HasSuffix(header, " missing") && !strings.HasSuffix(header, " ambiguous") {
 			// ID TYPE SIZE, then the content: a blob's are rules; a tree
@@ -575,7 +577,7 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, er
 				size, _ = strconv.Atoi(f[2])
 			}
 			if size < 0 || size+1 > len(rest) {
-				return nil, fmt.Errorf("checkpoint: reading the ignore files of %s: bad answer %q", target, header)
+				return nil, nil, fmt.Errorf("checkpoint: reading the ignore files of %s: bad answer %q", target, header)
 			}
 			if f[1] == "blob" {
 				files[n] = []byte(rest[:size])
@@ -617,13 +619,15 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, er
 		return err == nil && !s.keptIgnored(p, fi.Size())
 	}
 	out2 := entries[:0:0]
+	var left []string
 	for _, e := range entries {
 		if rest, ok := strings.CutPrefix(e.path, "work/"); ok && e.status == 'D' && leftOut(rest) {
+			left = append(left, rest)
 			continue
 		}
 		out2 = append(out2, e)
 	}
-	return out2, nil
+	return out2, left, nil
 }
 
 // workPath is the root's path (slash-separated) of checkpoint path p of the
@@ -713,7 +717,11 @@ func (s *Store) stageOne(b *blobReader, w staged, stage *beneath.Root, target ma
 	if err != nil {
 		return err
 	}
-	err = b.copy(w.newID, f, -1)
+	if l, ok := target.linked(w.path); ok {
+		err = s.copyLinked(l, f) // a copy: the link stays as the checkpoint has it
+	} else {
+		err = b.copy(w.newID, f, -1)
+	}
 	if err == nil {
 		err = f.Chmod(perm) // on the descriptor: the umask aside
 	}

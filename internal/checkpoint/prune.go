@@ -74,6 +74,13 @@ func (s *Store) pruneRecords() error {
 // git pack its loose objects when there are many; saveCache: the scan cache
 // file is written before a pack starts (see startPack).
 func (s *Store) bound(size int64, saveCache bool) error {
+	// The files only links hold (an ignored database rewritten at each
+	// command leaves a version a command) take at most half of it, the
+	// oldest going first: otherwise they would push out the checkpoints of
+	// everything else.
+	if over := s.linksSize() - s.o.MaxSize/2; over > 0 {
+		size -= s.shedLinks(over)
+	}
 	if size > s.o.MaxSize && len(s.records) > 1 {
 		return s.shrink(size)
 	}
@@ -257,12 +264,18 @@ func (s *Store) drop(n int) error {
 		}
 	}
 	s.records = append([]Record(nil), s.records[n:]...)
-	return s.rewriteLog(s.records)
+	if err := s.rewriteLog(s.records); err != nil {
+		return err
+	}
+	// The links of ignored files only the dropped checkpoints listed go
+	// with them: a link's file takes space once the root no longer has it.
+	return s.pruneLinks()
 }
 
 // Size is the store's size on disk in bytes, counted as git's count-objects
 // counts it (its size, size-pack and size-garbage): the loose objects, each
-// rounded up to a disk block, and the files of objects/pack.
+// rounded up to a disk block, and the files of objects/pack; and the
+// ignored files kept by links that the root no longer holds (linksSize).
 func (s *Store) Size() (int64, error) {
 	objects := filepath.Join(s.gitDir, "objects")
 	dirs, err := os.ReadDir(objects)
@@ -291,5 +304,5 @@ func (s *Store) Size() (int64, error) {
 			}
 		}
 	}
-	return total, nil
+	return total + s.linksSize(), nil
 }

@@ -62,8 +62,13 @@ type scanEntry struct {
 	// notKept: a regular file over Options.MaxFileSize, not read; its id
 	// is a stub blob of its stat (notKeptStub), and the manifest lists it.
 	notKept bool
-	lateBig bool // found over the size only as it was read (read)
-	reused  bool // modeTree: dir is the last checkpoint's, taken as it was
+	// linked: an ignored file over IgnoredMaxSize, kept by a hard link in
+	// the store (links.go); its id is a stub blob of its stat (linkedStub),
+	// and the manifest lists it. noLink: one no link could be made to,
+	// kept as notKept (whyNoLink).
+	linked, noLink bool
+	lateBig        bool // found over the size only as it was read (read)
+	reused         bool // modeTree: dir is the last checkpoint's, taken as it was
 }
 
 // scanDir is a directory's entries, sorted by name (bytes).
@@ -126,6 +131,7 @@ type scanPass struct {
 	rels    []string // and in the pass
 	modes   map[string]uint32
 	big     map[string]notKeptFile // the files not kept, by path in the pass
+	linked  map[string]linkedFile  // the ignored files kept by a link
 }
 
 func (p *scanPass) fail(err error) {
@@ -140,8 +146,8 @@ func (p *scanPass) fail(err error) {
 // it returns the tree's directory (nil: no entries), the exact modes of
 // the files whose mode git's trees do not say, and the files it did not keep
 // (over Options.MaxFileSize). read is how many files it read.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, map[string]notKeptFile, int, error) {
-	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}}
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, map[string]notKeptFile, map[string]linkedFile, int, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}}
 	// Goroutines pay off for a whole walk; for the few directories the
 	// watch names, a handoff between threads costs more than the reading.
 	spare := runtime.GOMAXPROCS(0) - 1
@@ -151,7 +157,7 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	p.sem = make(chan struct{}, spare)
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
-		return prev, p.modes, p.big, 0, nil
+		return prev, p.modes, p.big, p.linked, 0, nil
 	}
 	var ign *ignoreStack
 	if !git {
@@ -160,15 +166,15 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	root := p.walk(dir, "", prev, ign)
 	p.wg.Wait()
 	if p.err != nil {
-		return nil, nil, nil, 0, p.err
+		return nil, nil, nil, nil, 0, p.err
 	}
 	if err := p.read(); err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
 	if _, err := p.trees(root); err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
-	return root, p.modes, p.big, len(p.pending), nil
+	return root, p.modes, p.big, p.linked, len(p.pending), nil
 }
 
 // walk reads directory abs (rel its path in the pass, "" the top) into a
@@ -400,24 +406,34 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 		// on the host would read or write through it)
 		return
 	}
+	linked := false
 	if ign != nil && ign.excluded(path, false) && !p.s.keptIgnored(path, st.size) {
-		return
+		if !p.s.linkable(st) {
+			return
+		}
+		linked = true // or noLink, as the last checkpoint found (read)
 	}
 	// The stat size decides: a sparse file counts at its apparent size,
 	// which is what reading it would cost.
 	over := mode != modeSymlink && st.size > p.s.o.MaxFileSize
-	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st, notKept: over})
+	d.entries = append(d.entries, scanEntry{name: name, mode: mode, st: st, notKept: over, linked: linked})
 	ne := &d.entries[len(d.entries)-1]
+	// A link that could not be made is not tried again while the file
+	// stays as it was.
+	if linked && was != nil && was.noLink && was.st == st {
+		ne.linked, ne.notKept, ne.noLink = false, true, true
+	}
 	if p.noteMode(rel, path, ne) {
 		d.odd++
 	}
 	// (a stub is its stat's alone: never racy)
-	if was != nil && was.mode == mode && was.st == st && (!was.racy || over) && was.notKept == over && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
+	stub := over || linked
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
 		ne.id = was.id
 		return
 	}
 	ne.pending = true
-	ne.racy = !over && (st.mtime >= p.start || st.ctime >= p.start)
+	ne.racy = !stub && (st.mtime >= p.start || st.ctime >= p.start)
 	p.mu.Lock()
 	p.pending = append(p.pending, ne)
 	p.paths = append(p.paths, filepath.Join(abs, name))
@@ -515,12 +531,26 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
 		return false
 	}
-	if e.notKept {
+	if e.linked {
 		if path == "" {
 			path = joinRel(rel, e.name)
 		}
 		p.mu.Lock()
-		p.big[path] = notKeptOf(e.st)
+		p.linked[path] = linkedOf(e.st)
+		p.mu.Unlock()
+		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		return true
+	}
+	if e.notKept {
+		if path == "" {
+			path = joinRel(rel, e.name)
+		}
+		n := notKeptOf(e.st)
+		if e.noLink {
+			n.Why = whyNoLink
+		}
+		p.mu.Lock()
+		p.big[path] = n
 		p.mu.Unlock()
 		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
 		return true
@@ -593,7 +623,9 @@ func (p *scanPass) read() error {
 			e := p.pending[i]
 			var id [sha1.Size]byte
 			var err error
-			if p.guardsGit(p.rels[i]) && !e.notKept { // (no symlink: fileEntry left those out)
+			if e.linked {
+				id, err = p.link(e, i)
+			} else if p.guardsGit(p.rels[i]) && !e.notKept { // (no symlink: fileEntry left those out)
 				id, err = p.s.storeGuarded(p.paths[i], p.rels[i])
 			} else if e.notKept {
 				id, err = p.s.storeStub(e.st)
@@ -642,6 +674,37 @@ func (p *scanPass) read() error {
 		return err
 	}
 	return nil
+}
+
+// link keeps pending entry e (the i-th), an ignored file, by a hard link in
+// the store, and returns its stub's id: the stat recorded is the one after
+// the link (whose change time the link moved), so the next walk finds it
+// unchanged. Where no link can be made it is recorded as not kept.
+func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
+	st, err := p.s.linkFile(p.paths[i])
+	if errors.Is(err, fs.ErrNotExist) {
+		return [sha1.Size]byte{}, err // gone, or replaced meanwhile: next time
+	}
+	rel := p.rels[i]
+	if err != nil {
+		// EXDEV (another file system), EPERM (fs.protected_hardlinks: not
+		// the user's file): recorded as not kept, and why.
+		e.linked, e.notKept, e.noLink = false, true, true
+		n := notKeptOf(e.st)
+		n.Why = whyNoLink
+		p.mu.Lock()
+		delete(p.linked, rel)
+		p.big[rel] = n
+		p.mu.Unlock()
+		return p.s.storeStub(e.st)
+	}
+	e.st = st
+	p.mu.Lock()
+	p.linked[rel] = linkedOf(st)
+	delete(p.modes, rel) // noted again from the stat after the link
+	p.mu.Unlock()
+	p.noteMode("", rel, &scanEntry{name: e.name, mode: e.mode, st: st})
+	return p.s.storeLinkedStub(st)
 }
 
 // trees writes the trees of d and beneath, bottom up: only a directory whose

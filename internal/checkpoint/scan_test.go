@@ -64,7 +64,7 @@ mkfifo fifo
 (cd nested && git init -q && echo n > n && git add n && git -c user.name=t -c user.email=t@e commit -qm n)
 git add -A && git -c user.name=t -c user.email=t@e commit -qm base
 `)
-	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), IgnoredMaxSize: -1, KeepIgnored: []string{}})
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), IgnoredMaxSize: -1, KeepIgnored: []string{}, LinkMaxSize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,8 +35,9 @@ type scanCache struct {
 // it was kept (an older build would take a stub for its content); 5: the
 // sandbox's quarantine at the root is left out (an older cache holds it); 6:
 // so is what it moved aside beside itself, and index files and todo lists
-// may be kept as the guard would leave them
-const scanCacheMagic = "shellgate-scan-cache 6\n"
+// may be kept as the guard would leave them; 7: ignored files kept by a
+// hard link (an older build would take their stub for their content)
+const scanCacheMagic = "shellgate-scan-cache 7\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.
@@ -126,6 +127,12 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		}
 		if e.notKept {
 			flags |= 2
+		}
+		if e.linked {
+			flags |= 4
+		}
+		if e.noLink {
+			flags |= 8
 		}
 		b = append(b, flags)
 	}
@@ -227,7 +234,7 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.ino = r.uvarint()
 			e.st.mode = os.FileMode(r.uvarint())
 			flags := r.bytes(1)[0]
-			e.racy, e.notKept = flags&1 != 0, flags&2 != 0
+			e.racy, e.notKept, e.linked, e.noLink = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 		}
 		if e.mode == modeTree {
 			d.repos += e.dir.repos

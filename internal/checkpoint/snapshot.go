@@ -83,10 +83,11 @@ func (s *Store) snapshot() (top string, err error) {
 		gitModes map[string]uint32
 		gitBig   map[string]notKeptFile
 	)
+	var workLinked map[string]linkedFile
 	dotgit := filepath.Join(s.root, ".git")
 	if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
 		gitPass := func() {
-			gitDir, gitModes, gitBig, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
+			gitDir, gitModes, gitBig, _, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
 		}
 		if workPlan != nil && gitPlan != nil {
 			gitPass() // the watch names the few directories to read: no handoff
@@ -98,7 +99,7 @@ func (s *Store) snapshot() (top string, err error) {
 			}()
 		}
 	}
-	workDir, workModes, workBig, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
+	workDir, workModes, workBig, workLinked, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
 	if err == nil {
 		err = gitErr
@@ -106,7 +107,7 @@ func (s *Store) snapshot() (top string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.setModes(workModes, gitModes, workBig, gitBig); err != nil {
+	if err := s.setModes(workModes, gitModes, workBig, gitBig, workLinked); err != nil {
 		return "", err
 	}
 	entries := []treeEntry{
@@ -191,12 +192,13 @@ func nestedPath(name string) string {
 // setModes makes the exact modes of the passes, and the files they did not
 // keep, the current manifest, saved and written as a blob, unless they are
 // the current one's.
-func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string]notKeptFile) error {
+func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string]notKeptFile, linked map[string]linkedFile) error {
 	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) &&
-		maps.Equal(s.modes.NotKeptWork, workBig) && maps.Equal(s.modes.NotKeptGit, gitBig) && s.modes.blob != "" {
+		maps.Equal(s.modes.NotKeptWork, workBig) && maps.Equal(s.modes.NotKeptGit, gitBig) &&
+		maps.Equal(s.modes.Linked, linked) && s.modes.blob != "" {
 		return nil
 	}
-	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig}
+	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig, Linked: linked}
 	if len(m.Work) == 0 {
 		m.Work = nil
 	}
@@ -208,6 +210,9 @@ func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string
 	}
 	if len(m.NotKeptGit) == 0 {
 		m.NotKeptGit = nil
+	}
+	if len(m.Linked) == 0 {
+		m.Linked = nil
 	}
 	if err := m.save(filepath.Join(s.dir, "modes.json")); err != nil {
 		return err

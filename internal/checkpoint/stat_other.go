@@ -35,3 +35,19 @@ func statDir(dir string) (func(name string) (fileStat, error), func(), error) {
 	}
 	return stat, func() {}, nil
 }
+
+// canLink: without inode numbers here, ignored files over IgnoredMaxSize
+// are left out, not linked (links.go).
+const canLink = false
+
+// statOf is fileStat of fi, an lstat's.
+func statOf(fi os.FileInfo) (fileStat, bool) {
+	mode := fi.Mode() & (fs.ModeDir | fs.ModeSymlink | fs.ModePerm)
+	if !fi.Mode().IsRegular() && fi.Mode()&(fs.ModeDir|fs.ModeSymlink) == 0 {
+		mode |= fs.ModeIrregular
+	}
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: mode}, true
+}
+
+// linkCount: not known here.
+func linkCount(fi os.FileInfo) (uint64, int64, bool) { return 0, 0, false }

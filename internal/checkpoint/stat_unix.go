@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,4 +70,37 @@ func statIn(f *os.File) func(name string) (fileStat, error) {
 			mode:  mode | fs.FileMode(uint32(st.Mode)&0o777),
 		}, nil
 	}
+}
+
+// canLink: ignored files over IgnoredMaxSize are kept by hard links
+// (links.go), named by their inode.
+const canLink = true
+
+// statOf is fileStat of fi, an lstat's.
+func statOf(fi os.FileInfo) (fileStat, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStat{}, false
+	}
+	var mode fs.FileMode
+	switch {
+	case fi.Mode().IsRegular():
+	case fi.IsDir():
+		mode = fs.ModeDir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		mode = fs.ModeSymlink
+	default:
+		mode = fs.ModeIrregular
+	}
+	mt, ct := statTimes(st)
+	return fileStat{size: st.Size, mtime: mt, ctime: ct, ino: uint64(st.Ino), mode: mode | fi.Mode().Perm()}, true
+}
+
+// linkCount is fi's number of names and the bytes its blocks take.
+func linkCount(fi os.FileInfo) (uint64, int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Nlink), int64(st.Blocks) * 512, true
 }

@@ -52,6 +52,11 @@ const (
 	// DefaultMaxSize, so a few versions of such a file would already prune
 	// the older checkpoints.
 	DefaultMaxFileSize = 256 << 20
+	// DefaultLinkMaxSize: an ignored file over IgnoredMaxSize is kept by a
+	// hard link in the store up to this size (links.go). The bound is the
+	// sandbox's: a command that opens such a file for writing gets a copy
+	// of it first (copy-up), as big as the file.
+	DefaultLinkMaxSize = 256 << 20
 )
 
 // DefaultKeepIgnored are ignored files kept whatever their size (up to
@@ -81,6 +86,11 @@ type Options struct {
 	// and stat), undo leaves it as it is, and changes mark it (default
 	// DefaultMaxFileSize).
 	MaxFileSize int64
+	// LinkMaxSize: an ignored file over IgnoredMaxSize (and not one
+	// KeepIgnored names) is kept by a hard link in the store up to this
+	// size (default DefaultLinkMaxSize; negative: none, such files are left
+	// out).
+	LinkMaxSize int64
 	// MaxSize, MaxAge, MaxCount bound the store: past any of them the oldest
 	// records are pruned (zero fields: the defaults).
 	MaxSize  int64
@@ -233,6 +243,7 @@ func Open(o Options) (*Store, error) {
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
 	}
+	o.LinkMaxSize = cmp.Or(o.LinkMaxSize, DefaultLinkMaxSize)
 	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
 	o.MaxCount = cmp.Or(o.MaxCount, DefaultMaxCount)
 	o.Git = cmp.Or(o.Git, "git")

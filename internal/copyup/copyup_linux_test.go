@@ -202,6 +202,37 @@ f=open('nm/mmap.js','r+b'); m=mmap.mmap(f.fileno(),0); m[0:3]=b'PWN'; m.flush()"
 	}
 }
 
+// An open that truncates a file with another name puts an empty copy in
+// its place, none of its bytes copied: a file the caller may write but not
+// read (0200) is truncated as without the guard (a copy of its bytes would
+// need to read it), and its other name keeps them.
+func TestTruncatingThroughAHardLinkCopiesNoBytes(t *testing.T) {
+	lane.Live(t)
+	root, store := lab(t)
+	for _, name := range []string{"gt.bin", "trunc0.bin"} {
+		link(t, root, store, name, 0o200)
+	}
+	out := runSession(t, root, `echo PWN > nm/gt.bin || echo FAILED gt
+python3 -c "import os; os.truncate('nm/trunc0.bin', 0)" || echo FAILED truncate`)
+	if strings.Contains(out, "FAILED") {
+		t.Errorf("truncating a write-only linked file failed:\n%s", out)
+	}
+	for name, want := range map[string]string{"gt.bin": "PWN\n", "trunc0.bin": ""} {
+		os.Chmod(filepath.Join(store, name), 0o600)
+		os.Chmod(filepath.Join(root, "nm", name), 0o600)
+		if b, _ := os.ReadFile(filepath.Join(store, name)); string(b) != "original\n" {
+			t.Errorf("%s: the store's file became %q", name, b)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(root, "nm", name), &st); err != nil || st.Nlink != 1 {
+			t.Errorf("%s: the root's file has %d names (%v)", name, st.Nlink, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "nm", name)); string(b) != want {
+			t.Errorf("%s: the root's file holds %q, want %q", name, b, want)
+		}
+	}
+}
+
 // racer opens its two paths for writing with O_TRUNC from one buffer, while
 // another thread swaps the buffer's contents between them: whatever the
 // kernel would have read, the linked file is never truncated in place.

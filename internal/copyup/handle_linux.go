@@ -365,7 +365,10 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		case tries == maxBreaks:
 			errno = unix.EBUSY
 		default:
-			if name, errno = breakLink(fd, &st); errno == 0 && t.file >= 0 {
+			// An open that truncates, or truncate(2) to nothing, needs
+			// none of the bytes.
+			empty := k.how.Flags&unix.O_TRUNC != 0 || k.truncateTo == 0
+			if name, errno = breakLink(fd, &st, empty); errno == 0 && t.file >= 0 {
 				errno = t.retarget(name) // the magic link still names the old file
 			}
 		}

@@ -216,7 +216,7 @@ func alone(fd int, ch *change) unix.Errno {
 			if tries == maxBreaks {
 				return unix.EBUSY
 			}
-			name, errno := breakLink(cur, &st)
+			name, errno := breakLink(cur, &st, false)
 			if errno != 0 {
 				return errno
 			}

@@ -136,18 +136,22 @@ func (t *target) open(how unix.OpenHow, openat2 bool) (int, unix.Errno) {
 // breakLink puts a copy of fd's file, a regular one with more than one
 // name, in place of the name it was opened by, and returns that name: the
 // other names keep the old file. It runs on a confined thread, so it may
-// only where the caller may create and remove files.
-func breakLink(fd int, st *unix.Stat_t) (string, unix.Errno) {
+// only where the caller may create and remove files. empty: the open
+// truncates the file, so the copy gets its mode and extended attributes
+// but none of its bytes (a big file a checkpoint keeps by a link, opened
+// with `>`, is not copied whole only to be emptied).
+func breakLink(fd int, st *unix.Stat_t, empty bool) (string, unix.Errno) {
 	self := "/proc/thread-self/fd/" + strconv.Itoa(fd)
 	p, err := os.Readlink(self)
 	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
 		return "", unix.EBUSY
 	}
-	return p, replace(self, p, st)
+	return p, replace(self, p, st, empty)
 }
 
-// replace puts a copy of the file open at self in the place of path.
-func replace(self, p string, st *unix.Stat_t) unix.Errno {
+// replace puts a copy of the file open at self in the place of path (empty:
+// without its bytes).
+func replace(self, p string, st *unix.Stat_t, empty bool) unix.Errno {
 	dirPath, name := filepath.Split(p)
 	dir, err := unix.Openat2(unix.AT_FDCWD, dirPath, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
 	if err != nil {
@@ -159,16 +163,20 @@ func replace(self, p string, st *unix.Stat_t) unix.Errno {
 		return unix.EBUSY // renamed meanwhile
 	}
 	src, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer unix.Close(src)
+	case empty:
+		src = -1 // a file the caller may write but not read: no bytes needed
+	default:
 		return errnoOf(err)
 	}
-	defer unix.Close(src)
 	tmp := ".shellgate-copyup-" + strconv.FormatUint(rand.Uint64(), 36)
 	dst, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return errnoOf(err)
 	}
-	errno := copyFile(dst, src, st)
+	errno := copyFile(dst, src, st, empty)
 	unix.Close(dst)
 	if errno == 0 {
 		errno = errnoOf(unix.Renameat(dir, tmp, dir, name))
@@ -179,15 +187,17 @@ func replace(self, p string, st *unix.Stat_t) unix.Errno {
 	return errno
 }
 
-// copyFile copies src's bytes, extended attributes, mode (without set-ID
-// bits) and times to dst.
-func copyFile(dst, src int, st *unix.Stat_t) unix.Errno {
-	if unix.IoctlFileClone(dst, src) != nil {
+// copyFile copies src's bytes (unless empty), extended attributes (src -1:
+// none), mode (without set-ID bits) and times to dst.
+func copyFile(dst, src int, st *unix.Stat_t, empty bool) unix.Errno {
+	if !empty && unix.IoctlFileClone(dst, src) != nil {
 		if errno := copyBytes(dst, src); errno != 0 {
 			return errno
 		}
 	}
-	copyXattrs(dst, src)
+	if src >= 0 {
+		copyXattrs(dst, src)
+	}
 	if err := unix.Fchmod(dst, st.Mode&0o1777); err != nil {
 		return errnoOf(err)
 	}

@@ -1,0 +1,75 @@
+package shellgate_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/sandbox"
+)
+
+// An ignored file over ignored_max_size is kept by a hard link in the
+// store: in the sandbox a command that writes it in place writes a copy
+// (copy-up: the file has the store's name too), so undo puts the original
+// back; without the sandbox the write reaches the store's link as well, and
+// undo says it cannot restore the file, and leaves it. The victim is under
+// /var/tmp (the lab).
+func TestUndoLinkedWrittenInPlace(t *testing.T) {
+	lane.Live(t)
+	cases := []struct {
+		name    string
+		mode    sandbox.Mode
+		cmd     string
+		restore bool // undo brings the original back
+	}{
+		{"sandbox-append", sandbox.On, "echo more >> data.log", true},
+		{"sandbox-truncate", sandbox.On, ": > data.log", true},
+		{"sandbox-notrunc", sandbox.On, "printf xxxx | dd of=data.log conv=notrunc status=none", true},
+		{"no-sandbox-append", sandbox.Off, "echo more >> data.log", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.mode == sandbox.On {
+				requireSandbox(t)
+			}
+			l := newCPLab(t, c.mode, nil)
+			checkpointtest.Sh(t, l.root, "head -c 300000 /dev/urandom > data.log && chmod 640 data.log")
+			want, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
+			env := l.g.Run(context.Background(), shellgate.Request{Command: c.cmd})
+			if env.Error != nil || env.Data.Changed == nil {
+				t.Fatalf("%s: %s", c.cmd, env.Text)
+			}
+			made, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
+			if bytes.Equal(made, want) {
+				t.Fatalf("%s did not change data.log", c.cmd)
+			}
+			cp, err := l.g.Checkpoints()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, sum, err := cp.Undo(env.Data.Changed.Checkpoint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
+			if c.restore {
+				if !bytes.Equal(got, want) || len(sum.NotRestored) != 0 {
+					t.Errorf("undo of %q: data.log %d bytes (want the original %d), not restored %+v", c.cmd, len(got), len(want), sum.NotRestored)
+				}
+				if fi, err := os.Stat(filepath.Join(l.root, "data.log")); err != nil || fi.Mode().Perm() != 0o640 {
+					t.Errorf("data.log's mode after undo: %v %v", fi, err)
+				}
+				return
+			}
+			if !bytes.Equal(got, made) || len(sum.NotRestored) != 1 || !strings.Contains(sum.NotRestored[0].Why, "written in place") {
+				t.Errorf("undo of %q without the sandbox: not restored %+v, data.log changed by undo: %v", c.cmd, sum.NotRestored, !bytes.Equal(got, made))
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+package checkpoint_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// bigIgnored puts data.log, 300 KB of random bytes at mode 0640, in root:
+// ignored (*.log), over ignored_max_size; it returns its content.
+func bigIgnored(t *testing.T, root string) []byte {
+	t.Helper()
+	checkpointtest.Sh(t, root, "head -c 300000 /dev/urandom > data.log && chmod 640 data.log")
+	b, err := os.ReadFile(filepath.Join(root, "data.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestUndoLinkedIgnored: an ignored file over ignored_max_size (hand-made
+// data a .gitignore names) is kept by a hard link in the store, so undo
+// brings it back after an rm or a rename over it, byte for byte with its
+// mode; written in place (without the sandbox, the one file both names
+// share), undo says it cannot, and leaves it.
+func TestUndoLinkedIgnored(t *testing.T) {
+	lane.Live(t)
+	cases := []struct {
+		name, cmd string
+		change    string // the command's change to data.log
+		left      string // what undo says of it, if it leaves it
+	}{
+		{"rm", "rm data.log", "deleted data.log", ""},
+		{"rename-over", "echo new > x.tmp && mv x.tmp data.log", "modified data.log", ""},
+		// What the sandbox's copy-up does before a write: a copy put in
+		// place of the name, then written.
+		{"copy-up-write", "cp -p data.log c.tmp && echo more >> c.tmp && mv c.tmp data.log", "modified data.log", ""},
+		{"rm-dir", "mkdir -p d && mv data.log d/ && rm -r d", "deleted data.log", ""},
+		{"in-place", "echo more >> data.log", "modified data.log", "written in place since"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			want := bigIgnored(t, root)
+			s := open(t, root, filepath.Join(lab, "store"))
+			defer s.Close()
+			id := snapshot(t, s, c.cmd)
+			checkpointtest.Sh(t, root, c.cmd)
+			sum, err := s.Finish(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(sum.Text()+" "+changeTexts(sum), c.change) {
+				t.Errorf("changes %q, want %q", changeTexts(sum), c.change)
+			}
+			_, usum, err := s.Restore(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(filepath.Join(root, "data.log"))
+			if c.left != "" {
+				if len(usum.NotRestored) != 1 || usum.NotRestored[0].Path != "data.log" || !strings.Contains(usum.NotRestored[0].Why, c.left) {
+					t.Fatalf("not restored %+v, want data.log: %s", usum.NotRestored, c.left)
+				}
+				if !bytes.Equal(got, append(want, "more\n"...)) {
+					t.Errorf("data.log is not left as the command made it")
+				}
+				return
+			}
+			if len(usum.NotRestored) != 0 {
+				t.Errorf("not restored %+v", usum.NotRestored)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("data.log not restored (%d bytes, want %d)", len(got), len(want))
+			}
+			if fi, err := os.Stat(filepath.Join(root, "data.log")); err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("data.log's mode after undo: %v %v, want 0640", fi.Mode(), err)
+			}
+			// Undo again undoes the undo: what the command made comes back
+			// from its own link. (A file it removed stays: undo removes no
+			// ignored file made since a checkpoint, as before.)
+			if c.name == "rm" || c.name == "rm-dir" {
+				return
+			}
+			r, _ := s.Records()
+			if _, _, err := s.Restore(r[len(r)-1].ID); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := os.ReadFile(filepath.Join(root, "data.log")); bytes.Equal(again, want) {
+				t.Errorf("undo of the undo left data.log as before the command")
+			}
+		})
+	}
+}
+
+func changeTexts(sum checkpoint.Summary) string {
+	var out []string
+	for _, c := range sum.Changes {
+		out = append(out, c.Text())
+	}
+	return strings.Join(out, ", ")
+}
+
+// TestLinkedCheap: a linked file is neither read nor copied: the
+// checkpoint holds a stub, the store's link is the root's very file, and
+// a checkpoint of an unchanged root makes no new link.
+func TestLinkedCheap(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	bigIgnored(t, root)
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	id := snapshot(t, s, "true")
+	r, _ := s.Record(id)
+	if n := blobSize(t, s, r.Before, "work/data.log"); n > 1024 {
+		t.Errorf("the checkpoint holds %d bytes for data.log", n)
+	}
+	links, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+	fi, _ := os.Stat(filepath.Join(root, "data.log"))
+	if len(links) != 1 || links[0].Name() != strings.TrimSpace(checkpointtest.Sh(t, root, "stat -c %i data.log")) {
+		t.Fatalf("links %v, want one named by data.log's inode", links)
+	}
+	if fi.Sys().(*syscall.Stat_t).Nlink != 2 {
+		t.Errorf("data.log has %d names, want 2 (the root's, the store's)", fi.Sys().(*syscall.Stat_t).Nlink)
+	}
+	// Unchanged: the next checkpoint (another process's, from the scan
+	// cache) is the same tree.
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	other := open(t, root, filepath.Join(lab, "store"))
+	defer other.Close()
+	id2 := snapshot(t, other, "true")
+	r2, _ := other.Record(id2)
+	if r2.Before != r.Before {
+		t.Errorf("an unchanged root checkpoints as another tree")
+	}
+}
+
+// TestLinkedPrune: a link goes with the last checkpoint listing it, and the
+// store counts its blocks once the root no longer has the file.
+func TestLinkedPrune(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	bigIgnored(t, root)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	links := func() int {
+		ents, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+		return len(ents)
+	}
+	run := func(cmd string) {
+		id := snapshot(t, s, cmd)
+		checkpointtest.Sh(t, root, cmd)
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("true")
+	held, _ := s.Size()
+	run("rm data.log")
+	gone, _ := s.Size()
+	if links() != 1 {
+		t.Fatalf("%d links after rm, want 1", links())
+	}
+	if gone-held < 290000 {
+		t.Errorf("the store's size grew by %d bytes once the root's name went, want the file's 300 KB", gone-held)
+	}
+	run("echo a > README.md")
+	run("echo b > README.md")
+	if links() != 0 {
+		t.Errorf("%d links once no checkpoint lists the file, want 0", links())
+	}
+	if after, _ := s.Size(); after >= gone {
+		t.Errorf("the store's size %d after the link went, was %d", after, gone)
+	}
+}
+
+// TestLinkedOtherFileSystem: where the root and the store are on different
+// file systems no link can be made: the file is recorded as not kept, and
+// changes and undo say why.
+func TestLinkedOtherFileSystem(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	store, err := os.MkdirTemp("/dev/shm", "shellgate-cp-store-")
+	if err != nil {
+		t.Skip("no /dev/shm")
+	}
+	t.Cleanup(func() { os.RemoveAll(store) })
+	var a, b syscall.Stat_t
+	if syscall.Stat(store, &a) != nil || syscall.Stat(lab, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the lab's file system")
+	}
+	bigIgnored(t, root)
+	s := open(t, root, store)
+	defer s.Close()
+	id := snapshot(t, s, "rm data.log")
+	checkpointtest.Sh(t, root, "rm data.log")
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changeTexts(sum); !strings.Contains(got, "deleted data.log (not kept, 293 KiB: ignored, and no hard link") {
+		t.Errorf("changes %q, want data.log deleted, not kept and why", got)
+	}
+	_, usum, err := s.Restore(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usum.NotRestored) != 1 || !strings.Contains(usum.NotRestored[0].Why, "no hard link") || !strings.Contains(usum.NotRestored[0].Why, "cannot be brought back") {
+		t.Errorf("not restored %+v, want data.log and why", usum.NotRestored)
+	}
+}
+
+// TestLinkedShed: the files only the store's links hold take at most half
+// of max_size, the oldest versions going first, not the checkpoints; undo
+// to a checkpoint whose link went says so.
+func TestLinkedShed(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	bigIgnored(t, root)
+	s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []int
+	var versions [][]byte
+	for range 4 { // a database rewritten at each command
+		b, _ := os.ReadFile(filepath.Join(root, "data.log"))
+		versions = append(versions, b)
+		id := snapshot(t, s, "rewrite")
+		checkpointtest.Sh(t, root, "head -c 300000 /dev/urandom > new.tmp && mv new.tmp data.log")
+		if _, err := s.Finish(id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := s.BoundForTest(); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := s.Records(); len(recs) != len(ids) {
+		t.Errorf("%d records after the bound, want all %d: the links went, not the checkpoints", len(recs), len(ids))
+	}
+	links, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+	if len(links) != 2 { // the newest old version, and the root's own
+		t.Errorf("%d links after the bound, want 2", len(links))
+	}
+	_, sum, err := s.Restore(ids[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "data.log")); !bytes.Equal(got, versions[3]) || len(sum.NotRestored) != 0 {
+		t.Errorf("undo of the last rewrite: not restored %+v", sum.NotRestored)
+	}
+	_, sum, err = s.Restore(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.NotRestored) != 1 || !strings.Contains(sum.NotRestored[0].Why, "link in the store is gone") {
+		t.Errorf("undo of the first rewrite, whose link went: not restored %+v", sum.NotRestored)
+	}
+}
