@@ -63,7 +63,7 @@ func (c *commonFlags) registerSandbox(fs *flag.FlagSet) {
 
 // registerCheckpoints adds --checkpoints.
 func (c *commonFlags) registerCheckpoints(fs *flag.FlagSet) {
-	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoints `on|off`: checkpoint the project before each command that may write, for shellgate undo (default on)")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint the project before each command that may write, for shellgate undo: `on|off` (default on)")
 }
 
 // portsFlag is a repeatable TCP port flag.

@@ -150,3 +150,48 @@ func TestRunTextLineEnds(t *testing.T) {
 		blanks(fmt.Sprintf("%q", cmd), stderr)
 	}
 }
+
+// Each flag of each subcommand's help says its value once and names it as the
+// others do: the flag line's placeholder is a Go type, a NAME or a choice
+// (on|off), not an example that reads as the default ("-timeout 30s" for a
+// timeout of 2m by default), and the text below it does not start by saying
+// the flag and its placeholder again ("-checkpoints on|off" over "checkpoints
+// on|off: checkpoint the project …").
+func TestFlagHelpLines(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "mcp", "doctor", "changes", "undo", "hook", "exec", "install", "uninstall"} {
+		var out, errb bytes.Buffer
+		if code := dispatch([]string{cmd, "-h"}, &out, &errb); code != 0 {
+			t.Fatalf("%s -h: exit %d %s", cmd, code, errb.String())
+		}
+		lines := strings.Split(out.String(), "\n")
+		for i, l := range lines {
+			f, ok := strings.CutPrefix(l, "  -")
+			if !ok {
+				continue
+			}
+			name, placeholder, _ := strings.Cut(f, " ")
+			if placeholder != "" && !isPlaceholder(placeholder) {
+				t.Errorf("shellgate %s -h: -%s's value is shown as %q, not a NAME, a choice or a type", cmd, name, placeholder)
+			}
+			if i+1 < len(lines) {
+				text := strings.TrimSpace(lines[i+1])
+				if strings.HasPrefix(text, name+" ") || placeholder != "" && strings.HasPrefix(text, placeholder) {
+					t.Errorf("shellgate %s -h: -%s's text repeats the flag line: %q", cmd, name, text)
+				}
+			}
+		}
+	}
+}
+
+// isPlaceholder says whether s, a flag line's placeholder, is a Go type name
+// (the flag package's default), an upper-case NAME or a choice of words.
+func isPlaceholder(s string) bool {
+	switch s {
+	case "string", "int", "uint", "float", "duration", "value":
+		return true
+	}
+	if strings.Contains(s, "|") {
+		return true
+	}
+	return strings.ToUpper(s) == s && strings.ToLower(s) != s
+}
