@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/egress"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
@@ -211,6 +212,38 @@ func parseFlags(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io
 		return true, nil
 	}
 	return false, err
+}
+
+// A failure reports the error of a subcommand that prints JSON with --json
+// (check, changes, undo): one line on stderr, and with --json the error on
+// stdout as the envelope says one, {"error": {"code": …, "message": …}}, so
+// that a script reading stdout gets JSON whatever went wrong, as from
+// run --json (which prints a whole envelope).
+type failure struct {
+	cmd            string
+	json           bool
+	stdout, stderr io.Writer
+}
+
+// fail reports msg with code and returns exit.
+func (f failure) fail(exit int, code envelope.Code, msg string) int {
+	if f.json {
+		writeJSON(f.stdout, struct {
+			Error envelope.Err `json:"error"`
+		}{envelope.Err{Code: code, Message: msg}})
+	}
+	fmt.Fprintf(f.stderr, "shellgate %s: %s\n", f.cmd, msg)
+	return exit
+}
+
+// usage reports bad usage, as usageFailure does.
+func (f failure) usage(msg string) int {
+	if f.json {
+		writeJSON(f.stdout, struct {
+			Error envelope.Err `json:"error"`
+		}{envelope.Err{Code: envelope.InvalidParam, Message: msg}})
+	}
+	return usageFailure(f.stderr, f.cmd, msg)
 }
 
 // usageFailure prints a usage error as one line and says where the usage is.
