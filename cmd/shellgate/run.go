@@ -279,7 +279,7 @@ func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code env
 	if asJSON {
 		writeJSON(stdout, env)
 	} else {
-		fmt.Fprintln(stderr, "shellgate: "+msg)
+		fmt.Fprintln(stderr, "shellgate run: "+msg)
 	}
 	return exitShellgate
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -194,4 +196,28 @@ func isPlaceholder(s string) bool {
 		return true
 	}
 	return strings.ToUpper(s) == s && strings.ToLower(s) != s
+}
+
+// A configuration file that cannot be read is reported by the command that
+// read it ("shellgate run: configuration: FILE:LINE: …", where run said
+// "shellgate:"), and not as bad usage with a pointer to -h, which does not
+// help with a file (doctor exited 64 with "see `shellgate doctor -h`").
+func TestConfigErrorNamesTheCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("[policy]\nmod = \"auto\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, cmd := range []string{"run", "exec", "check", "doctor", "changes", "undo", "mcp"} {
+		args := []string{cmd, "--root", root, "--no-user-config", "--config", bad}
+		if cmd == "run" || cmd == "exec" || cmd == "check" {
+			args = append(args, "--", "true")
+		}
+		var out, errb bytes.Buffer
+		code := dispatch(args, &out, &errb)
+		want := "shellgate " + cmd + ": configuration: " + bad + `:2: unknown key "mod" in [policy]; did you mean "mode"?` + "\n"
+		if code == 0 || code == exitUsage || errb.String() != want {
+			t.Errorf("shellgate %s with a bad --config: exit %d, stderr\n%q\nwant\n%q", cmd, code, errb.String(), want)
+		}
+	}
 }
