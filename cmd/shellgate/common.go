@@ -211,7 +211,46 @@ func parseFlags(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io
 		fs.PrintDefaults()
 		return true, nil
 	}
+	if name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: -"); ok {
+		if near := nearFlag(fs, name); near != "" {
+			err = fmt.Errorf("%w; did you mean --%s?", err, near)
+		}
+	}
 	return false, err
+}
+
+// nearFlag is the flag of fs that name, not one of them, is a typo of (one or
+// two letters off: --timout, --no-user-conifg), or "".
+func nearFlag(fs *flag.FlagSet, name string) string {
+	best, bestDist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes (flag
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // A failure reports the error of a subcommand that prints JSON with --json

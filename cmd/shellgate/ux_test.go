@@ -221,3 +221,23 @@ func TestConfigErrorNamesTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// An unknown flag one or two letters off a real one names it, as an unknown
+// configuration key does; one nothing like a flag gets no guess.
+func TestUnknownFlagSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: flag provided but not defined: -timout; did you mean --timeout?; see `shellgate run -h`\n"},
+		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: flag provided but not defined: -jsno; did you mean --json?; see `shellgate check -h`\n"},
+		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: flag provided but not defined: -htp; did you mean --http?; see `shellgate mcp -h`\n"},
+		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: flag provided but not defined: -no-user-conifg; did you mean --no-user-config?; see `shellgate undo -h`\n"},
+		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: flag provided but not defined: -bogus; see `shellgate run -h`\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch(tc.args, &out, &errb); code != exitUsage || errb.String() != tc.want {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant\n%q", strings.Join(tc.args, " "), code, errb.String(), tc.want)
+		}
+	}
+}
