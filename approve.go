@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -80,7 +81,7 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if v.Rule == policy.RuleUserAsk {
 		how = "The user can take the ask rule out of the config that sets it, or run it where a person can approve it."
 	} else if v.AllowPattern != "" {
-		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to ~/.config/shellgate/config.toml, or run it where a person can approve it.", v.AllowPattern)
+		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to %s, or run it where a person can approve it.", v.AllowPattern, hint.UserConfig())
 	}
 	return fmt.Sprintf("No one could be asked to approve it: %s %s", v.Unasked(), how)
 }

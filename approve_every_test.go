@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -81,5 +82,24 @@ func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
 	}
 	if env := run(t, g, shellgate.Request{Command: "touch short"}, approve); asked != 1 || env.Error != nil {
 		t.Errorf("a short command: asked %d times; %s", asked, env.Text)
+	}
+}
+
+// A command no one could approve says which file's [policy] allow would run
+// it: the user file where shellgate reads it, not ~/.config/shellgate/config.toml
+// whatever the system ($XDG_CONFIG_HOME on Linux; on macOS the file is under
+// ~/Library/Application Support).
+func TestApprovalNamesTheUserFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("XDG_CONFIG_HOME moves the user file on Linux")
+	}
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	env := g.Run(context.Background(), shellgate.Request{Command: "docker run alpine true"})
+	want := `[policy] allow = ["docker run alpine true"] to ` + filepath.Join(xdg, "shellgate", "config.toml") + ","
+	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, want) {
+		t.Errorf("error %+v, want one naming %s", env.Error, want)
 	}
 }

@@ -3,9 +3,13 @@ package shellgate_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -225,5 +229,65 @@ func TestDocsConfigExamplesLoad(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no shellgate configuration in README.md or docs/")
+	}
+}
+
+// The README's error.code table has a row for every code the envelope package
+// defines, and no other: a user reading an envelope's code finds what it means
+// (SANDBOX_UNAVAILABLE, what --sandbox on answers on a machine without a
+// layer, had no row).
+func TestReadmeErrorCodes(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("envelope", "envelope.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Code" {
+				continue
+			}
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					code, _ := strconv.Unquote(lit.Value)
+					defined[code] = true
+				}
+			}
+		}
+	}
+	if len(defined) < 10 {
+		t.Fatalf("found %d codes in envelope/envelope.go, want every const of type Code", len(defined))
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| `error.code` | when |")
+	if !ok {
+		t.Fatal("README.md has no error.code table")
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if code, _, ok := strings.Cut(strings.TrimPrefix(line, "| `"), "`"); ok && !strings.HasPrefix(line, "| ---") {
+			listed[code] = true
+		}
+	}
+	for code := range defined {
+		if !listed[code] {
+			t.Errorf("README.md's error.code table has no row for %s", code)
+		}
+	}
+	for code := range listed {
+		if !defined[code] {
+			t.Errorf("README.md's error.code table lists %s, which envelope does not define", code)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/hint"
 )
 
 // ProjectFileName is the project file, looked for in the project root.
@@ -63,13 +64,7 @@ type Sources struct {
 
 // DefaultUserConfig returns os.UserConfigDir()/shellgate/config.toml, or "" if the system
 // has no user configuration directory.
-func DefaultUserConfig() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "shellgate", "config.toml")
-}
+func DefaultUserConfig() string { return hint.UserConfigFile() }
 
 // Load reads the configuration files opts points at and merges them over the built-in
 // defaults (see the package documentation for the order and the trust rules). The

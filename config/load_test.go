@@ -168,6 +168,15 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown dotted key", "policy.dny = [\"x\"]\n", `:1: unknown key "dny" in [policy]; did you mean "deny"?`},
 		{"unknown key in inline table", "policy = { network = false, allw = [] }\n", `:1: unknown key "allw" in [policy]`},
 		{"unknown key, nothing close", "[limits]\nfrobnicate = 1\n", `:2: unknown key "frobnicate" in [limits]`},
+		// A key in the wrong table names the table it belongs in, before a
+		// typo of this one's (deny at the top level was "did you mean env?").
+		{"key in the wrong table", "mode = \"never\"\n", `:1: unknown key "mode"; did you mean "mode" in [policy] or "mode" in [sandbox]?`},
+		{"key in the wrong table, not a typo here", "deny = [\"x\"]\n", `:1: unknown key "deny"; did you mean "deny" in [policy]?`},
+		{"key of another table", "[sandbox]\nnetwork = true\n", `:2: unknown key "network" in [sandbox]; did you mean "network" in [policy]?`},
+		{"a word of a key", "[limits]\ntimeout = \"5s\"\n", `:2: unknown key "timeout" in [limits]; did you mean "default_timeout" or "max_timeout"?`},
+		{"a word of a key in another table", "timeout = \"5s\"\n", `:1: unknown key "timeout"; did you mean "default_timeout" or "max_timeout" in [limits]?`},
+		{"a key's words and more", "[policy]\nallow_network = true\n", `:2: unknown key "allow_network" in [policy]; did you mean "network" or "allow"?`},
+		{"a typo first", "[policy]\nwritable_paths = []\n", `:2: unknown key "writable_paths" in [policy]; did you mean "writable"?`},
 		{"duration as integer", "[limits]\ndefault_timeout = 90\n", `:2: [limits] default_timeout: want a string, got a TOML integer`},
 		{"duration without unit", "[limits]\ndefault_timeout = \"90\"\n", `:2: [limits] default_timeout: "90" has no unit; write e.g. "90s" or "90ms"`},
 		{"duration garbage", "[limits]\nmax_timeout = \"soon\"\n", `:2: [limits] max_timeout: "soon" is not a duration`},

@@ -37,6 +37,22 @@ function inspect(l, args) {
   });
 }
 
+// strictList has the Inspector check every tool's schemas for portability
+// (--strict): it exits 6, the problems on stderr, if any is an error.
+function strictList(l) {
+  return new Promise((resolve) => {
+    const env = { PATH: process.env.PATH, HOME: l.home, TMPDIR: l.tmp };
+    const child = spawn(inspector, ['--cli', '--strict', '--method', 'tools/list', '--', BIN, 'mcp', '--root', l.root], { cwd: l.root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (b) => (err += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, err });
+    });
+  });
+}
+
 const call = (l, name, args) => inspect(l, ['--method', 'tools/call', '--tool-name', name, ...(args.length ? ['--tool-arg', ...args] : [])]);
 
 test('the Inspector lists every tool and calls each one', { skip, timeout: 600000 }, async (t) => {
@@ -48,6 +64,12 @@ test('the Inspector lists every tool and calls each one', { skip, timeout: 60000
     assert.equal(tool.inputSchema.type, 'object', tool.name);
   }
 
+  await t.test('the schemas are portable (--strict)', async () => {
+    // context.sandbox was the bare schema `true`: "Bare `true` used where a
+    // schema object is expected", on every tools/list.
+    const { code, err } = await strictList(l);
+    assert.equal(code, 0, err);
+  });
   await t.test(TOOL, async () => {
     const res = await call(l, TOOL, ['command=echo hi']);
     assert.equal(res.isError ?? false, false);

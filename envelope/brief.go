@@ -70,6 +70,18 @@ func (e *Envelope) Brief() Brief {
 		Stats:   e.Stats,
 		Context: BriefContext{Cwd: e.Context.Cwd, DirectoryResolved: e.Context.DirectoryResolved, Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
 	}
+	if j := d.Job; j != nil {
+		// The call's own job: how it ended is the call's, in data already (as
+		// its command is).
+		c := *j
+		if c.ExitCode != nil && d.ExitCode != nil && *c.ExitCode == *d.ExitCode {
+			c.ExitCode = nil
+		}
+		if d.Signal != nil && c.Signal == *d.Signal {
+			c.Signal = ""
+		}
+		b.Data.Job = &c
+	}
 	if c := d.Changed; c != nil && c.none() {
 		b.Data.Changed = nil // undoing it would change nothing
 	}

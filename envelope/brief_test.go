@@ -147,3 +147,34 @@ func TestBriefChangedOnlyWhenSomething(t *testing.T) {
 		}
 	}
 }
+
+// A job's result says how it ended once, in data.exit_code or data.signal, not
+// again in data.job; a job list keeps each job's own. The full envelope keeps
+// both.
+func TestBriefJobSaysItsEndOnce(t *testing.T) {
+	exited := Envelope{Data: Data{Command: "make", ExitCode: intp(3), Stdout: "hi\n",
+		Job: &Job{ID: "j1", State: JobExited, ExitCode: intp(3), RuntimeMS: 512, StdoutBytes: 3}}, Stats: Stats{TimeMS: 512, StdoutBytes: 3}}
+	killed := Envelope{Data: Data{Command: "sleep 30", Signal: strp("SIGTERM"),
+		Job: &Job{ID: "j1", State: JobKilled, Signal: "SIGTERM", RuntimeMS: 20}}, Stats: Stats{TimeMS: 20}}
+	for name, tc := range map[string]struct {
+		e    Envelope
+		once string
+	}{"exited": {exited, `"exit_code":`}, "killed": {killed, `"SIGTERM"`}} {
+		tc.e.Settle()
+		b, _ := json.Marshal(tc.e.Brief())
+		if n := strings.Count(string(b), tc.once); n != 1 {
+			t.Errorf("%s: %s %d times in the brief:\n%s", name, tc.once, n, b)
+		}
+		if full, _ := json.Marshal(tc.e); strings.Count(string(full), tc.once) != 2 {
+			t.Errorf("%s: the full envelope lost data.job's: %s", name, full)
+		}
+		if tc.e.Data.Job.ExitCode == nil && tc.e.Data.Job.Signal == "" {
+			t.Errorf("%s: Brief changed the envelope's job", name)
+		}
+	}
+	list := Envelope{Data: Data{Jobs: []Job{{ID: "j1", State: JobExited, ExitCode: intp(3)}}}}
+	list.Settle()
+	if b, _ := json.Marshal(list.Brief()); strings.Count(string(b), `"exit_code":3`) != 1 {
+		t.Errorf("a job list lost a job's exit code: %s", b)
+	}
+}

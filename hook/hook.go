@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -234,5 +235,5 @@ func allowHint(v policy.Verdict, lead string) string {
 	if v.AllowPattern == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s [policy] allow = [%q] to ~/.config/shellgate/config.toml.", lead, v.AllowPattern)
+	return fmt.Sprintf("%s [policy] allow = [%q] to %s.", lead, v.AllowPattern, hint.UserConfig())
 }

@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -70,6 +72,7 @@ func TestParsePayloads(t *testing.T) {
 // Codex 0.171 takes only "deny" (with a reason): an allow is no decision and an
 // ask a deny that says approval is needed and how the user can give it.
 func TestCodexAnswers(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "") // the user file where Linux reads it by default: ~/.config
 	tests := []struct {
 		v    policy.Verdict
 		want string
@@ -122,12 +125,25 @@ func TestCodexRootIsTheGitWorkTree(t *testing.T) {
 // An ask's hint names the exact command as its allow pattern, and says it
 // allows that command ("it"), not a class of commands: the pattern lets
 // nothing more run (policy.Verdict.AllowPattern).
+//
+// The file named is the one shellgate reads: with $XDG_CONFIG_HOME set on
+// Linux, there (~/.config/shellgate/config.toml was named whatever the system,
+// and on macOS the file is under ~/Library/Application Support).
 func TestAskHintAllowsTheCommand(t *testing.T) {
+	var file string
+	if runtime.GOOS == "linux" {
+		xdg := t.TempDir()
+		t.Setenv("XDG_CONFIG_HOME", xdg)
+		file = filepath.Join(xdg, "shellgate", "config.toml")
+	} else {
+		t.Setenv("XDG_CONFIG_HOME", "")
+		file = hint.UserConfig()
+	}
 	v := policy.Verdict{Decision: policy.Ask, Rule: "sandbox-escape", Reason: "`docker run x` hands work to docker (rule sandbox-escape): the user must approve it.", SessionKey: "docker run", AllowPattern: "docker run x"}
 	for _, name := range Names() {
 		a, _ := Lookup(name)
 		got := string(a.encode(a.answer(v)).Stdout)
-		for _, want := range []string{"allow it ", `allow = [\"docker run x\"] to ~/.config/shellgate/config.toml`} {
+		for _, want := range []string{"allow it ", `allow = [\"docker run x\"] to ` + file} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: no %q in\n%s", name, want, got)
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate"
@@ -48,23 +49,40 @@ var ruleExamples = map[string]string{
 
 func ruleExample(id string) string { return ruleExamples[id] }
 
+// shortDuration is d without the zero units Go's String ends with: 2m, 1h,
+// 1h30m, 90ms (as the envelope's text says a timeout).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // descriptionData is what the tool description may refer to.
 type descriptionData struct {
 	shellgate.Info
 	DefaultTimeoutMS int64
-	MaxTimeoutMS     int64
-	NeverAsk         bool
-	Terse            bool              // no examples of the rules
-	Denied, Asked    []policy.RuleInfo // built-in rules that apply here
+	// DefaultTimeoutText is the default timeout as a person writes it: 2m,
+	// not Go's 2m0s.
+	DefaultTimeoutText string
+	MaxTimeoutMS       int64
+	NeverAsk           bool
+	Terse              bool              // no examples of the rules
+	Denied, Asked      []policy.RuleInfo // built-in rules that apply here
 }
 
 // describe renders the tool description for info.
 func describe(info shellgate.Info) (string, error) {
 	d := descriptionData{
-		Info:             info,
-		DefaultTimeoutMS: info.DefaultTimeout.Milliseconds(),
-		MaxTimeoutMS:     info.MaxTimeout.Milliseconds(),
-		NeverAsk:         info.Mode == policy.ModeNever,
+		Info:               info,
+		DefaultTimeoutMS:   info.DefaultTimeout.Milliseconds(),
+		DefaultTimeoutText: shortDuration(info.DefaultTimeout),
+		MaxTimeoutMS:       info.MaxTimeout.Milliseconds(),
+		NeverAsk:           info.Mode == policy.ModeNever,
 	}
 	if d.Mode == "" {
 		d.Mode = policy.ModeAuto // the zero Settings' mode

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate"
@@ -144,4 +145,27 @@ func TestUntilAndPortNameWaitMS(t *testing.T) {
 		return
 	}
 	t.Fatal("no job_output tool")
+}
+
+// The description gives the default timeout as a person writes it ("2m"), not
+// as Go prints a Duration ("2m0s").
+func TestDescriptionTimeoutWords(t *testing.T) {
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    string
+	}{
+		{0, "timeout_ms defaults to 120000 (2m),"},
+		{90 * time.Second, "timeout_ms defaults to 90000 (1m30s),"},
+		{time.Hour / 6, "timeout_ms defaults to 600000 (10m),"},
+		{1500 * time.Millisecond, "timeout_ms defaults to 1500 (1.5s),"},
+	} {
+		srv, _ := newServer(t, shellgate.Config{DefaultTimeout: tc.timeout}, Options{})
+		res, err := connect(t, srv, nil, nil).ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := shellTool(res.Tools).Description; !strings.Contains(d, tc.want) {
+			t.Errorf("default timeout %s: the description lacks %q:\n%.200s", tc.timeout, tc.want, d)
+		}
+	}
 }

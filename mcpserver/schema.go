@@ -89,6 +89,14 @@ func outputSchema() (*jsonschema.Schema, error) {
 	if data == nil || data.Properties["job"] == nil || data.Properties["jobs"] == nil || data.Properties["jobs"].Items == nil {
 		return nil, fmt.Errorf("envelope schema: no data.job or data.jobs")
 	}
+	// context.sandbox is an `any` in Go (a map when a layer is missing), which
+	// infers to the bare schema `true`: the MCP Inspector reports that as a
+	// portability error ("Bare `true` used where a schema object is expected").
+	ctx := s.Properties["context"]
+	if ctx == nil || ctx.Properties["sandbox"] == nil {
+		return nil, fmt.Errorf("envelope schema: no context.sandbox")
+	}
+	ctx.Properties["sandbox"] = &jsonschema.Schema{Type: "object"}
 	s.Defs = map[string]*jsonschema.Schema{"job": data.Properties["job"]}
 	data.Properties["job"] = &jsonschema.Schema{Ref: "#/$defs/job"}
 	data.Properties["jobs"].Items = &jsonschema.Schema{Ref: "#/$defs/job"}

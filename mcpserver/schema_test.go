@@ -98,3 +98,51 @@ func TestOutputSchemaOnce(t *testing.T) {
 		}
 	}
 }
+
+// Every schema in tools/list is an object where a schema is expected: a
+// property, an item, a definition. A Go field of type any infers to the bare
+// schema `true`, which the MCP Inspector's CLI counts as a portability error
+// on every tools/list ("Schema portability: 1 error"; with --strict, exit 6:
+// context.sandbox was one). additionalProperties: true stays: it is the
+// portable way to say "a free-form object".
+func TestSchemasHaveNoBareBooleans(t *testing.T) {
+	srv, _ := newServer(t, shellgate.Config{}, Options{UndoTool: true})
+	cs := connect(t, srv, nil, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		for name, schema := range map[string]any{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema} {
+			if schema == nil {
+				continue
+			}
+			var v any
+			remarshal(t, schema, &v)
+			for _, path := range bareSchemas(v, tool.Name+"."+name) {
+				t.Errorf("%s is a bare boolean, not a schema object", path)
+			}
+		}
+	}
+}
+
+// bareSchemas returns the paths under schema s (decoded JSON) where a
+// subschema is a boolean: each value of properties, patternProperties and
+// $defs, and items.
+func bareSchemas(s any, path string) []string {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return []string{path}
+	}
+	var bad []string
+	for _, key := range []string{"properties", "patternProperties", "$defs"} {
+		sub, _ := m[key].(map[string]any)
+		for name, v := range sub {
+			bad = append(bad, bareSchemas(v, path+"."+key+"."+name)...)
+		}
+	}
+	if items, ok := m["items"]; ok {
+		bad = append(bad, bareSchemas(items, path+".items")...)
+	}
+	return bad
+}

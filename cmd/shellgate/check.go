@@ -12,6 +12,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -56,34 +57,34 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.BoolVar(&f.rules, "rules", false, "list the built-in rules and exit")
 	head := func(w io.Writer) { fmt.Fprintf(w, checkUsage, displayUserConfig()) }
+	fl := failure{cmd: "check", json: wantsJSON(args), stdout: stdout, stderr: stderr}
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0
 	} else if err != nil {
-		return usageFailure(stderr, "check", err.Error())
+		return fl.usage(err.Error())
 	}
+	fl.json = f.asJSON
 	if f.rules {
 		printRules(stdout, f.asJSON)
 		return exitCheckAllow
 	}
 	command := commandLine(fs.Args())
 	if strings.TrimSpace(command) == "" {
-		return usageFailure(stderr, "check", "no command given (shellgate check [flags] -- COMMAND)")
+		return fl.usage("no command given (shellgate check [flags] -- COMMAND)")
 	}
 
 	cfg, src, err := f.config(stderr)
 	var usage *usageError
 	switch {
 	case errors.As(err, &usage):
-		return usageFailure(stderr, "check", err.Error())
+		return fl.usage(err.Error())
 	case err != nil:
-		fmt.Fprintf(stderr, "shellgate check: %v\n", err)
-		return exitCheckConfig
+		return fl.fail(exitCheckConfig, envelope.InvalidParam, err.Error())
 	}
 
 	gate, err := shellgate.New(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate check: configuration: %v\n", err)
-		return exitCheckConfig
+		return fl.fail(exitCheckConfig, envelope.InvalidParam, "configuration: "+err.Error())
 	}
 	defer gate.Close()
 	v := gate.Check(shellgate.Request{Command: command, Directory: f.dir})

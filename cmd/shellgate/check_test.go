@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/shellgate/shellgate/envelope"
 )
 
 // checkLab is a project root with a subdirectory and an optional .shellgate.toml.
@@ -170,6 +172,14 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 				if !strings.Contains(errOut, s) {
 					t.Errorf("stderr lacks %q:\n%s", s, errOut)
 				}
+			}
+			// With --json, stdout has the error as JSON too, for a script
+			// that reads it (it was empty).
+			code, out, errOut = runCheck(append([]string{"--json"}, args...)...)
+			var got struct{ Error envelope.Err }
+			if code != tt.code || json.Unmarshal([]byte(out), &got) != nil || got.Error.Code != envelope.InvalidParam ||
+				!strings.Contains(got.Error.Message, tt.stderr[0]) || !strings.Contains(errOut, tt.stderr[0]) {
+				t.Errorf("--json: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 		})
 	}

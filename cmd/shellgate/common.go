@@ -15,6 +15,7 @@ import (
 
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/egress"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/policy"
@@ -63,7 +64,7 @@ func (c *commonFlags) registerSandbox(fs *flag.FlagSet) {
 
 // registerCheckpoints adds --checkpoints.
 func (c *commonFlags) registerCheckpoints(fs *flag.FlagSet) {
-	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoints `on|off`: checkpoint the project before each command that may write, for shellgate undo (default on)")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint the project before each command that may write, for shellgate undo: `on|off` (default on)")
 }
 
 // portsFlag is a repeatable TCP port flag.
@@ -210,7 +211,78 @@ func parseFlags(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io
 		fs.PrintDefaults()
 		return true, nil
 	}
+	if name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: -"); ok {
+		if near := nearFlag(fs, name); near != "" {
+			err = fmt.Errorf("%w; did you mean --%s?", err, near)
+		}
+	}
 	return false, err
+}
+
+// nearFlag is the flag of fs that name, not one of them, is a typo of (one or
+// two letters off: --timout, --no-user-conifg), or "".
+func nearFlag(fs *flag.FlagSet, name string) string {
+	best, bestDist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes (flag
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// A failure reports the error of a subcommand that prints JSON with --json
+// (check, changes, undo): one line on stderr, and with --json the error on
+// stdout as the envelope says one, {"error": {"code": …, "message": …}}, so
+// that a script reading stdout gets JSON whatever went wrong, as from
+// run --json (which prints a whole envelope).
+type failure struct {
+	cmd            string
+	json           bool
+	stdout, stderr io.Writer
+}
+
+// fail reports msg with code and returns exit.
+func (f failure) fail(exit int, code envelope.Code, msg string) int {
+	if f.json {
+		writeJSON(f.stdout, struct {
+			Error envelope.Err `json:"error"`
+		}{envelope.Err{Code: code, Message: msg}})
+	}
+	fmt.Fprintf(f.stderr, "shellgate %s: %s\n", f.cmd, msg)
+	return exit
+}
+
+// usage reports bad usage, as usageFailure does.
+func (f failure) usage(msg string) int {
+	if f.json {
+		writeJSON(f.stdout, struct {
+			Error envelope.Err `json:"error"`
+		}{envelope.Err{Code: envelope.InvalidParam, Message: msg}})
+	}
+	return usageFailure(f.stderr, f.cmd, msg)
 }
 
 // usageFailure prints a usage error as one line and says where the usage is.

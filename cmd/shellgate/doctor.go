@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	cf.registerCheckpoints(fs)
 	plan := fs.Bool("plan", false, "print the steps that build the Linux sandbox's view of the filesystem, and exit")
 	head := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies.\nWith --plan, prints the view the sandbox builds instead: every path a command sees.\n\n")
+		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies\n(125 when the configuration cannot be read). With --plan, prints the view the sandbox\nbuilds instead: every path a command sees.\n\n")
 	}
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0
@@ -34,13 +35,19 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		return usageFailure(stderr, "doctor", err.Error())
 	}
 	cfg, _, err := cf.config(stderr)
-	if err != nil {
+	var usage *usageError
+	if errors.As(err, &usage) {
 		return usageFailure(stderr, "doctor", err.Error())
+	}
+	if err != nil { // a configuration file: not what doctor -h would help with
+		fmt.Fprintf(stderr, "shellgate doctor: %v\n", err)
+		return exitShellgate
 	}
 	if *plan {
 		g, err := shellgate.New(cfg)
 		if err != nil {
-			return usageFailure(stderr, "doctor", err.Error())
+			fmt.Fprintf(stderr, "shellgate doctor: %v\n", err)
+			return exitShellgate
 		}
 		defer g.Close()
 		fmt.Fprintln(stdout, "# The sandbox's view, built on an empty root; nothing else of the host is there.")

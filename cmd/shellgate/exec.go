@@ -51,7 +51,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	)
 	cf.register(fs)
 	cf.registerAudit(fs)
-	fs.Var(&timeout, "timeout", "end the command after this long, e.g. `30s` (default: never)")
+	fs.Var(&timeout, "timeout", "end the command after this long, a `DURATION` such as 30s (default: never)")
 	if help, err := parseFlags(fs, args, func(w io.Writer) { fmt.Fprint(w, execUsage) }, stdout); help {
 		return 0
 	} else if err != nil {

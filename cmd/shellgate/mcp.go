@@ -118,6 +118,11 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 
 	var httpOpts mcpserver.HTTPOptions
 	if *addr != "" {
+		// Before the token: "localhost" is not taken for a non-loopback
+		// address, nor is a token printed for a server that cannot listen.
+		if err := checkListenAddr(*addr); err != nil {
+			return usageFailure(stderr, "mcp", err.Error())
+		}
 		if *token != "" {
 			fmt.Fprintln(stderr, "shellgate mcp: warning: --token shows the token to every process on this machine (ps); use SHELLGATE_MCP_TOKEN or --token-file")
 		}
@@ -209,6 +214,25 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 // httpToken picks the bearer token: the flag, the environment, or a new one. A new
 // one is only made for loopback addresses: anything reachable from the network must
 // have a token its owner chose and can give to clients.
+// checkListenAddr says what is wrong with --http's address, if anything: it
+// is HOST:PORT (the host may be empty: every interface), the port a number.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		if n, perr := strconv.Atoi(port); perr != nil || n < 0 || n > 65535 {
+			err = fmt.Errorf("port %q is not a number from 0 to 65535", port)
+		}
+	}
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765 (%v)", addr, err)
+	}
+	return nil
+}
+
 func httpToken(addr, flagToken string) (token string, generated bool, _ error) {
 	if flagToken != "" {
 		return flagToken, false, nil

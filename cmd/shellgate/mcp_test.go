@@ -34,6 +34,13 @@ func TestMCPUsage(t *testing.T) {
 		{"stray argument", []string{"--root", root, "serve"}, exitUsage, "unexpected arguments"},
 		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitUsage, "without an explicit token"},
 		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitUsage, "without an explicit token"},
+		// An address without a port is bad usage, said as such, with no
+		// token printed for a server that cannot listen (it said "not a
+		// loopback address" for "nonsense", and exited 125 after printing a
+		// token for "localhost").
+		{"address without a port", []string{"--root", root, "--http", "localhost"}, exitUsage, `--http "localhost": want HOST:PORT, such as 127.0.0.1:8765 (missing port in address)`},
+		{"not an address", []string{"--root", root, "--http", "nonsense"}, exitUsage, `--http "nonsense": want HOST:PORT`},
+		{"port not a number", []string{"--root", root, "--http", "127.0.0.1:http"}, exitUsage, `--http "127.0.0.1:http": want HOST:PORT, such as 127.0.0.1:8765 (port "http" is not a number from 0 to 65535)`},
 		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitShellgate, "tool name"},
 		{"missing root", []string{"--root", filepath.Join(root, "nope")}, exitShellgate, "nope"},
 		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token-file", tokenFile(t, "t"), "--allow-origin", "example.com"}, exitShellgate, "origin"},
@@ -46,7 +53,8 @@ func TestMCPUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := cmdMCP(tc.args, &out, &errb)
-			if code != tc.code || !strings.Contains(errb.String()+out.String(), tc.want) {
+			if code != tc.code || !strings.Contains(errb.String()+out.String(), tc.want) ||
+				code == exitUsage && strings.Contains(errb.String(), "bearer token") {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), tc.code, tc.want)
 			}
 			if out.Len() > 0 && tc.code != 0 {

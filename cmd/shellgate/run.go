@@ -51,7 +51,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	)
 	cf.register(fs)
 	cf.registerAudit(fs)
-	fs.Var(&timeout, "timeout", "timeout, e.g. `30s` or 2m (default 2m, max 10m)")
+	fs.Var(&timeout, "timeout", "timeout, a `DURATION` such as 30s or 2m (default 2m, max 10m)")
 	head := func(w io.Writer) { fmt.Fprint(w, runUsage) }
 	help, err := parseFlags(fs, args, head, stdout)
 	command := commandLine(fs.Args())
@@ -279,7 +279,7 @@ func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code env
 	if asJSON {
 		writeJSON(stdout, env)
 	} else {
-		fmt.Fprintln(stderr, "shellgate: "+msg)
+		fmt.Fprintln(stderr, "shellgate run: "+msg)
 	}
 	return exitShellgate
 }

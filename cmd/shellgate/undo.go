@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint"
 	"github.com/shellgate/shellgate/internal/output"
 )
@@ -30,7 +31,8 @@ type changeRecord struct {
 }
 
 // openStore loads the configuration as run would and opens the root's checkpoints.
-func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io.Writer), extra func(*flag.FlagSet)) (*shellgate.Checkpoints, []string, bool, int) {
+// Its failure reports errors, on stdout too with --json.
+func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io.Writer), extra func(*flag.FlagSet)) (*shellgate.Checkpoints, []string, failure, int) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var cf commonFlags // which root, and its configuration: no command is run
 	cf.registerFiles(fs)
@@ -40,40 +42,50 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 	if extra != nil {
 		extra(fs)
 	}
+	fl := failure{cmd: cmd, json: wantsJSON(args), stdout: stdout, stderr: stderr}
 	if help, err := parseFlags(fs, args, head, stdout); help {
-		return nil, nil, false, 0
+		return nil, nil, fl, 0
 	} else if err != nil {
-		return nil, nil, false, usageFailure(stderr, cmd, err.Error())
+		return nil, nil, fl, fl.usage(err.Error())
 	}
+	fl.json = asJSON
 	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		if _, ok := err.(*usageError); ok {
-			return nil, nil, false, usageFailure(stderr, cmd, err.Error())
+			return nil, nil, fl, fl.usage(err.Error())
 		}
-		fmt.Fprintf(stderr, "shellgate %s: %v\n", cmd, err)
-		return nil, nil, false, 2
+		return nil, nil, fl, fl.fail(2, envelope.InvalidParam, err.Error())
 	}
 	cp, err := shellgate.OpenCheckpoints(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate %s: %v\n", cmd, err)
-		return nil, nil, false, 2
+		return nil, nil, fl, fl.fail(2, envelope.ExecutionError, err.Error())
 	}
-	return cp, fs.Args(), asJSON, -1
+	return cp, fs.Args(), fl, -1
 }
 
 // commandID reads the optional command number; 0 means the last one.
-func commandID(cmd string, args []string, stderr io.Writer) (int, int) {
+func commandID(fl failure, args []string) (int, int) {
 	switch len(args) {
 	case 0:
 		return 0, -1
 	case 1:
 		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
 		if err != nil || n < 1 {
-			return 0, usageFailure(stderr, cmd, fmt.Sprintf("%q is not a command number (see `shellgate changes`)", args[0]))
+			return 0, fl.usage(fmt.Sprintf("%q is not a command number (see `shellgate changes`)", args[0]))
 		}
 		return n, -1
 	}
-	return 0, usageFailure(stderr, cmd, "at most one command number")
+	return 0, fl.usage("at most one command number")
+}
+
+// recordCode is the error code of a command number the checkpoints do not hold
+// (NOT_FOUND), or of another error reading its record.
+func recordCode(err error) envelope.Code {
+	var none *shellgate.NoCheckpointError
+	if errors.As(err, &none) {
+		return envelope.NotFound
+	}
+	return envelope.ExecutionError
 }
 
 // listHint adds to the error of a command number the checkpoints do not
@@ -98,25 +110,24 @@ root back as it was before command N.
 
 `)
 	}
-	cp, rest, asJSON, code := openStore("changes", args, stdout, stderr, head, nil)
+	cp, rest, fl, code := openStore("changes", args, stdout, stderr, head, nil)
 	if code >= 0 {
 		return code
 	}
+	asJSON := fl.json
 	defer cp.Close() // stops git packing the store, if an undo started it
-	id, code := commandID("changes", rest, stderr)
+	id, code := commandID(fl, rest)
 	if code >= 0 {
 		return code
 	}
 	recs, err := cp.Records()
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate changes: %v\n", err)
-		return 2
+		return fl.fail(2, envelope.ExecutionError, err.Error())
 	}
 	if id != 0 {
 		r, err := cp.Record(id)
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate changes: %v\n", listHint(err))
-			return 2
+			return fl.fail(2, recordCode(err), listHint(err).Error())
 		}
 		recs = []shellgate.CheckpointRecord{r}
 	} else if len(recs) > recentChanges {
@@ -192,14 +203,15 @@ an error.
 `)
 	}
 	var yes bool
-	cp, rest, asJSON, code := openStore("undo", args, stdout, stderr, head, func(fs *flag.FlagSet) {
+	cp, rest, fl, code := openStore("undo", args, stdout, stderr, head, func(fs *flag.FlagSet) {
 		fs.BoolVar(&yes, "yes", false, "do not ask before overwriting changes made after the command")
 	})
 	if code >= 0 {
 		return code
 	}
+	asJSON := fl.json
 	defer cp.Close() // stops git packing the store, if an undo started it
-	id, code := commandID("undo", rest, stderr)
+	id, code := commandID(fl, rest)
 	if code >= 0 {
 		return code
 	}
@@ -207,30 +219,25 @@ an error.
 	if id == 0 {
 		recs, err := cp.Records()
 		if err != nil {
-			fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
-			return 2
+			return fl.fail(2, envelope.ExecutionError, err.Error())
 		}
 		if len(recs) == 0 {
-			fmt.Fprintf(stderr, "shellgate undo: no checkpoints yet for %s\n", cp.Root())
-			return 1
+			return fl.fail(1, envelope.NotFound, "no checkpoints yet for "+cp.Root())
 		}
 		id = recs[len(recs)-1].ID
 	}
 	r, err := cp.Record(id)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate undo: %v\n", listHint(err))
-		return 2
+		return fl.fail(2, recordCode(err), listHint(err).Error())
 	}
 	since, err := cp.Since(id)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
-		return 2
+		return fl.fail(2, envelope.ExecutionError, err.Error())
 	}
 	if !since.Empty() && !yes {
 		in, out := undoTTY()
 		if in == nil {
-			fmt.Fprintf(stderr, "shellgate undo: the root changed after command %d (%s): undoing it would take that back too. Run with --yes to do it anyway.\n", id, since.Text())
-			return 1
+			return fl.fail(1, envelope.ApprovalRequired, fmt.Sprintf("the root changed after command %d (%s): undoing it would take that back too. Run with --yes to do it anyway.", id, since.Text()))
 		}
 		defer in.Close()
 		fmt.Fprintf(out, "The root changed after command %d (%s):\n", id, since.Text())
@@ -244,14 +251,12 @@ an error.
 		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
 		answer, _ := bufio.NewReader(in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintln(stderr, "shellgate undo: not undone")
-			return 1
+			return fl.fail(1, envelope.ApprovalRequired, "not undone")
 		}
 	}
 	undo, sum, err := cp.Undo(id)
 	if err != nil {
-		fmt.Fprintf(stderr, "shellgate undo: %v\n", err)
-		return 2
+		return fl.fail(2, envelope.ExecutionError, err.Error())
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)

@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/internal/lane"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
@@ -224,5 +225,31 @@ func TestChangesAndUndoNotKept(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || len(res.Changes.NotRestored) != 1 || res.Changes.NotRestored[0].Path != "big.img" {
 		t.Errorf("undo --json: %d %s", code, stdout)
+	}
+}
+
+// changes and undo with --json print their errors on stdout as JSON, with a
+// code, besides the line on stderr: a script reading stdout got nothing.
+func TestChangesAndUndoJSONErrors(t *testing.T) {
+	_, root := undoLab(t)
+	for _, tc := range []struct {
+		args []string
+		exit int
+		code envelope.Code
+		msg  string
+	}{
+		{[]string{"changes", "--json", "abc"}, exitUsage, envelope.InvalidParam, `"abc" is not a command number`},
+		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "flag provided but not defined: -bogus"},
+		{[]string{"undo", "--json", "1", "2"}, exitUsage, envelope.InvalidParam, "at most one command number"},
+		{[]string{"undo", "--json"}, 1, envelope.NotFound, "no checkpoints yet for "},
+		{[]string{"changes", "--json", "99"}, 2, envelope.NotFound, "99"},
+		{[]string{"undo", "--json", "99"}, 2, envelope.NotFound, "99"},
+	} {
+		code, stdout, stderr := cli(append([]string{tc.args[0], "--root", root}, tc.args[1:]...)...)
+		var got struct{ Error envelope.Err }
+		if code != tc.exit || json.Unmarshal([]byte(stdout), &got) != nil || got.Error.Code != tc.code ||
+			!strings.Contains(got.Error.Message, tc.msg) || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("shellgate %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), code, tc.exit, stdout, stderr)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -148,5 +150,94 @@ func TestRunTextLineEnds(t *testing.T) {
 		}
 		_, _, stderr := runCLI(t, "--", cmd)
 		blanks(fmt.Sprintf("%q", cmd), stderr)
+	}
+}
+
+// Each flag of each subcommand's help says its value once and names it as the
+// others do: the flag line's placeholder is a Go type, a NAME or a choice
+// (on|off), not an example that reads as the default ("-timeout 30s" for a
+// timeout of 2m by default), and the text below it does not start by saying
+// the flag and its placeholder again ("-checkpoints on|off" over "checkpoints
+// on|off: checkpoint the project …").
+func TestFlagHelpLines(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "mcp", "doctor", "changes", "undo", "hook", "exec", "install", "uninstall"} {
+		var out, errb bytes.Buffer
+		if code := dispatch([]string{cmd, "-h"}, &out, &errb); code != 0 {
+			t.Fatalf("%s -h: exit %d %s", cmd, code, errb.String())
+		}
+		lines := strings.Split(out.String(), "\n")
+		for i, l := range lines {
+			f, ok := strings.CutPrefix(l, "  -")
+			if !ok {
+				continue
+			}
+			name, placeholder, _ := strings.Cut(f, " ")
+			if placeholder != "" && !isPlaceholder(placeholder) {
+				t.Errorf("shellgate %s -h: -%s's value is shown as %q, not a NAME, a choice or a type", cmd, name, placeholder)
+			}
+			if i+1 < len(lines) {
+				text := strings.TrimSpace(lines[i+1])
+				if strings.HasPrefix(text, name+" ") || placeholder != "" && strings.HasPrefix(text, placeholder) {
+					t.Errorf("shellgate %s -h: -%s's text repeats the flag line: %q", cmd, name, text)
+				}
+			}
+		}
+	}
+}
+
+// isPlaceholder says whether s, a flag line's placeholder, is a Go type name
+// (the flag package's default), an upper-case NAME or a choice of words.
+func isPlaceholder(s string) bool {
+	switch s {
+	case "string", "int", "uint", "float", "duration", "value":
+		return true
+	}
+	if strings.Contains(s, "|") {
+		return true
+	}
+	return strings.ToUpper(s) == s && strings.ToLower(s) != s
+}
+
+// A configuration file that cannot be read is reported by the command that
+// read it ("shellgate run: configuration: FILE:LINE: …", where run said
+// "shellgate:"), and not as bad usage with a pointer to -h, which does not
+// help with a file (doctor exited 64 with "see `shellgate doctor -h`").
+func TestConfigErrorNamesTheCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("[policy]\nmod = \"auto\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, cmd := range []string{"run", "exec", "check", "doctor", "changes", "undo", "mcp"} {
+		args := []string{cmd, "--root", root, "--no-user-config", "--config", bad}
+		if cmd == "run" || cmd == "exec" || cmd == "check" {
+			args = append(args, "--", "true")
+		}
+		var out, errb bytes.Buffer
+		code := dispatch(args, &out, &errb)
+		want := "shellgate " + cmd + ": configuration: " + bad + `:2: unknown key "mod" in [policy]; did you mean "mode"?` + "\n"
+		if code == 0 || code == exitUsage || errb.String() != want {
+			t.Errorf("shellgate %s with a bad --config: exit %d, stderr\n%q\nwant\n%q", cmd, code, errb.String(), want)
+		}
+	}
+}
+
+// An unknown flag one or two letters off a real one names it, as an unknown
+// configuration key does; one nothing like a flag gets no guess.
+func TestUnknownFlagSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: flag provided but not defined: -timout; did you mean --timeout?; see `shellgate run -h`\n"},
+		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: flag provided but not defined: -jsno; did you mean --json?; see `shellgate check -h`\n"},
+		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: flag provided but not defined: -htp; did you mean --http?; see `shellgate mcp -h`\n"},
+		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: flag provided but not defined: -no-user-conifg; did you mean --no-user-config?; see `shellgate undo -h`\n"},
+		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: flag provided but not defined: -bogus; see `shellgate run -h`\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch(tc.args, &out, &errb); code != exitUsage || errb.String() != tc.want {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant\n%q", strings.Join(tc.args, " "), code, errb.String(), tc.want)
+		}
 	}
 }

@@ -401,3 +401,19 @@ func TestNoRecordError(t *testing.T) {
 		}
 	}
 }
+
+// A store inside the root is refused, and the error says what the user can
+// do about it, by name: a root in a project (a shellgate started in the home
+// directory has the default store inside its root), or [checkpoints] dir.
+func TestStoreInsideRootSaysHow(t *testing.T) {
+	root := t.TempDir()
+	_, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(root, ".local", "state", "shellgate", "checkpoints")})
+	if err == nil {
+		t.Fatal("a store inside the root was opened")
+	}
+	for _, want := range []string{"is inside the project root " + root, "--root DIR", "[checkpoints] dir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}

@@ -261,7 +261,10 @@ func Open(o Options) (*Store, error) {
 	if within(s.root, s.dir) {
 		// Every command may write the root: it could rewrite what undo
 		// restores, and each checkpoint would hold the store again.
-		return nil, fmt.Errorf("checkpoint: the store %s is inside the project root %s; set another directory for checkpoints", o.Dir, s.root)
+		// Say how: shellgate started in the home directory (an agent's MCP
+		// server registered for the user) makes it the root, with the default
+		// store inside it, and every command that may write is refused.
+		return nil, fmt.Errorf("checkpoint: the store %s is inside the project root %s; give a project's directory as the root (--root DIR, or start shellgate in it), or set [checkpoints] dir to a directory outside the root", o.Dir, s.root)
 	}
 	s.gitDir = filepath.Join(s.dir, "git")
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
