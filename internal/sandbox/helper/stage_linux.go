@@ -129,7 +129,7 @@ func (j *judgeSets) setStaged(p string, staged bool) {
 // editor's atomic save of .envrc, git config renaming config.lock over
 // .git/config), unbound until the next look binds it again.
 func (m *mounter) Watched(name string) bool {
-	if name == "config" || name == "config.lock" || m.sets().names[name] {
+	if name == "config" || name == "config.lock" || name == "commondir" || m.sets().names[name] {
 		return true
 	}
 	for _, pat := range m.spec.Patterns {
@@ -177,7 +177,9 @@ func (m *mounter) sets() *judgeSets {
 // renames config.lock into place, and the new config is writable until the
 // next look binds it again: a job watching .git wrote it in that moment, or
 // renamed a file of its own over config.lock while the host's git wrote it
-// (see the corpus rows host-git-config-window-*).
+// (see the corpus rows host-git-config-window-*). Nor is a commondir made
+// in a repository's own directory there (the root's .git, a submodule's),
+// nor a directory renamed onto .git (made Crossed: mv copies its names).
 func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	if p == "" || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return copyup.Free
@@ -187,8 +189,20 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
+	if m.gitDirAtStart && p == git && op == copyup.OpRename {
+		// A directory renamed onto .git brings names no call made there
+		// (a commondir, below): mv copies it name by name instead.
+		return copyup.Crossed
+	}
 	if m.gitAtStart && under(p, git) {
 		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
+			return copyup.Refused
+		}
+		if m.gitDirAtStart && (p == git+"/commondir" || gitModuleCommondir(git, p)) {
+			// git makes a commondir only in a linked worktree's directory
+			// (.git/worktrees/NAME/): one in a repository's own directory
+			// sends the host's git to the config it names, the moment it
+			// is there, before any look could move it.
 			return copyup.Refused
 		}
 		return copyup.Free
@@ -233,6 +247,17 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Refused
 	}
 	return copyup.Free
+}
+
+// gitModuleCommondir says whether p is a commondir in a submodule's
+// repository (.git/modules/NAME, NAME any depth), not in one of its linked
+// worktrees' directories.
+func gitModuleCommondir(git, p string) bool {
+	rel, ok := strings.CutPrefix(p, git+"/modules/")
+	if !ok || filepath.Base(rel) != "commondir" {
+		return false
+	}
+	return !slices.Contains(strings.Split(filepath.Dir(rel), "/"), "worktrees")
 }
 
 // Stage makes the entry at p in a staging directory of the quarantine,
