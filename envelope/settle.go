@@ -489,8 +489,12 @@ func CutMiddle(s string, n int) string {
 func ms(n int64) string { return fmt.Sprintf("%dms", n) }
 
 // duration writes milliseconds the way a person would: 1s, 1.5s, 2m, 250ms.
-func duration(n int64) string {
-	s := (time.Duration(n) * time.Millisecond).String()
+func duration(n int64) string { return Duration(time.Duration(n) * time.Millisecond) }
+
+// Duration writes d the way a person would, without the zero units Go's
+// String ends with: 1s, 1.5s, 2m (not 2m0s), 1h30m, 250ms.
+func Duration(d time.Duration) string {
+	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -148,10 +149,16 @@ func TestTextLineEnds(t *testing.T) {
 	}
 }
 
+// TestDuration: durations read as a person writes them, in the envelope's
+// text, the tool description and the network proxy's refusals.
 func TestDuration(t *testing.T) {
-	for n, want := range map[int64]string{1000: "1s", 1500: "1.5s", 250: "250ms", 120000: "2m", 90000: "1m30s", 3600000: "1h"} {
+	for n, want := range map[int64]string{1000: "1s", 1500: "1.5s", 250: "250ms", 120000: "2m", 90000: "1m30s", 3600000: "1h",
+		5400000: "1h30m", 600000: "10m", 7205000: "2h0m5s"} {
 		if got := duration(n); got != want {
 			t.Errorf("duration(%d) = %q, want %q", n, got, want)
+		}
+		if got := Duration(time.Duration(n) * time.Millisecond); got != want {
+			t.Errorf("Duration(%dms) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync"
 	"text/template"
-	"time"
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -49,19 +49,6 @@ var ruleExamples = map[string]string{
 
 func ruleExample(id string) string { return ruleExamples[id] }
 
-// shortDuration is d without the zero units Go's String ends with: 2m, 1h,
-// 1h30m, 90ms (as the envelope's text says a timeout).
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // descriptionData is what the tool description may refer to.
 type descriptionData struct {
 	shellgate.Info
@@ -80,7 +67,7 @@ func describe(info shellgate.Info) (string, error) {
 	d := descriptionData{
 		Info:               info,
 		DefaultTimeoutMS:   info.DefaultTimeout.Milliseconds(),
-		DefaultTimeoutText: shortDuration(info.DefaultTimeout),
+		DefaultTimeoutText: envelope.Duration(info.DefaultTimeout),
 		MaxTimeoutMS:       info.MaxTimeout.Milliseconds(),
 		NeverAsk:           info.Mode == policy.ModeNever,
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shellgate/shellgate/envelope"
 )
 
 // Resolver resolves names; *net.Resolver is one.
@@ -228,7 +230,7 @@ func (p *Proxy) ask(ctx context.Context, host string, port int) error {
 	defer cancel()
 	err := p.Ask(ctx, host, port)
 	if err != nil && !errors.Is(err, ErrNotAsked) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no one answered the question whether to allow it within %s", timeout)
+		return fmt.Errorf("no one answered the question whether to allow it within %s", envelope.Duration(timeout))
 	}
 	return err
 }
