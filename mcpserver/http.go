@@ -397,6 +397,17 @@ func (g *guard) originAllowed(raw string) bool {
 	return isLoopbackHost(host) || (g.bound != "" && host == g.bound)
 }
 
+// CheckOrigin says what is wrong with raw as an allowed browser origin
+// (HTTPOptions.AllowOrigins), which Handler checks: a command line may check
+// first.
+func CheckOrigin(raw string) error {
+	_, err := normalizeOrigin(raw)
+	if err != nil {
+		return fmt.Errorf("allowed origin %q: %w", raw, err)
+	}
+	return nil
+}
+
 // normalizeOrigin returns scheme://host[:port] in lower case.
 func normalizeOrigin(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))

@@ -92,7 +92,7 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	if opts.ToolName == "" {
 		opts.ToolName = DefaultToolName
 	}
-	if err := checkToolName(opts.ToolName); err != nil {
+	if err := CheckToolName(opts.ToolName); err != nil {
 		return nil, err
 	}
 	if opts.Version == "" {
@@ -157,8 +157,9 @@ func New(gate *shellgate.Gate, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// checkToolName applies MCP's tool name rules (1–128 of A-Z a-z 0-9 _ - .).
-func checkToolName(name string) error {
+// CheckToolName applies MCP's tool name rules (1–128 of A-Z a-z 0-9 _ - .),
+// which New checks Options.ToolName against: a command line may check first.
+func CheckToolName(name string) error {
 	if len(name) > 128 {
 		return fmt.Errorf("tool name %q is longer than 128 characters", name)
 	}

@@ -140,11 +140,11 @@ func TestToolsList(t *testing.T) {
 
 func TestBadToolName(t *testing.T) {
 	for _, name := range []string{"run shell", "bash!", strings.Repeat("x", 129)} {
-		if err := checkToolName(name); err == nil {
-			t.Errorf("checkToolName(%q) = nil, want an error", name)
+		if err := CheckToolName(name); err == nil {
+			t.Errorf("CheckToolName(%q) = nil, want an error", name)
 		}
 	}
-	if err := checkToolName("Bash"); err != nil {
+	if err := CheckToolName("Bash"); err != nil {
 		t.Error(err)
 	}
 }

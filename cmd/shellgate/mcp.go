@@ -109,6 +109,14 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageFailure(stderr, "mcp", fmt.Sprintf("unexpected arguments %q", fs.Args()))
 	}
+	if err := mcpserver.CheckToolName(*toolName); err != nil {
+		return usageFailure(stderr, "mcp", "--tool-name: "+err.Error())
+	}
+	for _, o := range origins {
+		if err := mcpserver.CheckOrigin(o); err != nil {
+			return usageFailure(stderr, "mcp", "--allow-origin: "+err.Error())
+		}
+	}
 	lessGC()
 	level := slog.LevelWarn
 	if *verbose {

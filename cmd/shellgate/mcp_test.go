@@ -41,13 +41,13 @@ func TestMCPUsage(t *testing.T) {
 		{"address without a port", []string{"--root", root, "--http", "localhost"}, exitUsage, `--http "localhost": want HOST:PORT, such as 127.0.0.1:8765 (missing port in address)`},
 		{"not an address", []string{"--root", root, "--http", "nonsense"}, exitUsage, `--http "nonsense": want HOST:PORT`},
 		{"port not a number", []string{"--root", root, "--http", "127.0.0.1:http"}, exitUsage, `--http "127.0.0.1:http": want HOST:PORT, such as 127.0.0.1:8765 (port "http" is not a number from 0 to 65535)`},
-		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitShellgate, "tool name"},
+		{"bad tool name", []string{"--root", root, "--tool-name", "run shell"}, exitUsage, `--tool-name: tool name "run shell": ' ' is not allowed`},
 		{"missing root", []string{"--root", filepath.Join(root, "nope")}, exitShellgate, "nope"},
-		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token-file", tokenFile(t, "t"), "--allow-origin", "example.com"}, exitShellgate, "origin"},
+		{"bad origin", []string{"--root", root, "--http", "127.0.0.1:0", "--token-file", tokenFile(t, "t"), "--allow-origin", "example.com"}, exitUsage, `--allow-origin: allowed origin "example.com"`},
 		{"empty token file", []string{"--root", root, "--http", "0.0.0.0:0", "--token-file", tokenFile(t, " ")}, exitUsage, "is empty"},
 		{"missing token file", []string{"--root", root, "--http", "0.0.0.0:0", "--token-file", filepath.Join(root, "none")}, exitUsage, "--token-file"},
 		// A token on the command line is visible in ps: it still works, with a warning.
-		{"token on the command line", []string{"--root", root, "--http", "127.0.0.1:0", "--token", "t", "--allow-origin", "example.com"}, exitShellgate, "shows the token to every process"},
+		{"token on the command line", []string{"--root", filepath.Join(root, "nope"), "--http", "127.0.0.1:0", "--token", "t"}, exitShellgate, "shows the token to every process"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
