@@ -364,8 +364,17 @@ func TestBackgroundReturnsAtOnce(t *testing.T) {
 			if !strings.Contains(env.Text, "Background processes still running: "+pid) {
 				t.Errorf("text does not list the PID:\n%s", env.Text)
 			}
-			if ps := run(t, g, shellgate.Request{Command: "ps -o args= -p " + pid}); strings.TrimSpace(ps.Data.Stdout) != "sleep 300" {
-				t.Errorf("the next command does not see pid %s as the job: %q %s", pid, ps.Data.Stdout, ps.Data.Stderr)
+			// The job is bash's fork until it has exec'd sleep, which on a
+			// loaded machine may come after the next command's ps.
+			var ps envelope.Envelope
+			for range 20 {
+				if ps = run(t, g, shellgate.Request{Command: "ps -o args= -p " + pid}); strings.TrimSpace(ps.Data.Stdout) == "sleep 300" {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if strings.TrimSpace(ps.Data.Stdout) != "sleep 300" {
+				t.Errorf("the next commands do not see pid %s as the job: %q %s", pid, ps.Data.Stdout, ps.Data.Stderr)
 			}
 			must(t, g.Close())
 			for pid, cmd := range tagged(tag.String()) {
