@@ -315,3 +315,28 @@ func cgroupWrites(t *testing.T, mounts ...string) func() []string {
 		}
 	}
 }
+
+// A session's first command is born in a cgroup made while the helper set
+// up (makeSpare), not on the command's way to its start: Start returns with
+// it made, and the command runs there.
+func TestFirstCommandsCgroupMadeAhead(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.group == nil {
+		t.Skipf("no writable cgroup here (%s)", s.Report())
+	}
+	s.mu.Lock()
+	spare := s.spare
+	s.mu.Unlock()
+	if spare == nil {
+		t.Fatal("no cgroup made for the first command by the session's start")
+	}
+	if _, err := os.Stat(spare.dir); err != nil {
+		t.Fatal(err)
+	}
+	out, code := run(t, s, l.root, "cat /proc/self/cgroup")
+	if code != 0 || !strings.Contains(out, "/"+filepath.Base(spare.dir)+"\n") {
+		t.Errorf("the first command did not run in %s (exit %d):\n%s", spare.dir, code, out)
+	}
+}

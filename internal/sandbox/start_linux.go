@@ -488,6 +488,19 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts(), LauncherTasks: launcherTasks != nil}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
+	// The first command's cgroup is made while the helper sets up, not on
+	// that command's way to its start (makeSpare): where the helper was born
+	// in its cgroup, nothing changes s.group meanwhile.
+	spared := make(chan struct{})
+	if s.group != nil && cg.born {
+		go func() {
+			defer close(spared)
+			s.makeSpare()
+		}()
+	} else {
+		close(spared)
+	}
+	defer func() { <-spared }()
 	type result struct {
 		m   *message
 		oob []byte // the host ports' listening sockets
