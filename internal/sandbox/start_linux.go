@@ -445,9 +445,10 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
 	}
-	// The helper moves into its cgroup while it sets up its view: a move
-	// waits for an RCU grace period, ~10 ms after the machine was idle. It
-	// forks nothing before its first command, which waits for both.
+	// A helper not born in its cgroup moves into it while it sets up its
+	// view: a move waits for an RCU grace period, ~10 ms after the machine
+	// was idle. It forks nothing before its first command, which waits for
+	// both.
 	grouped := make(chan struct{})
 	go func() {
 		defer close(grouped)
