@@ -47,8 +47,11 @@ import (
 // bwrap-echo is `bash -c 'echo hi'` in a minimal bubblewrap sandbox (where
 // bwrap is installed), codex-echo the same in `codex sandbox` (where codex
 // is on PATH): what a sandboxed one-shot run is measured against;
-// bwrap-cgroup that bwrap moved into a v1 cgroup first (as root on a machine
-// whose process limit is a v1 cgroup), the floor of a run there.
+// bwrap-cgroup that bwrap born in a v1 cgroup made for it (as root on a
+// machine whose process limit is a v1 cgroup), the floor of a run there;
+// bwrap-cgroup-move the same bwrap moved there (cgroup.procs), as the
+// session's helper was before it was born there, and cgroup-move-extra-ms
+// what that move costs over plain bwrap.
 // nested-floor is the floor of a sandboxed run as shellgate builds one: the
 // hello-linked floor starting itself again in new namespaces, as a session's
 // helper is, to run bash -c 'echo hi' (two Go starts of a binary this size
@@ -104,29 +107,38 @@ func BenchmarkCLI(b *testing.B) {
 		b.Log("no bwrap here: run/bwrap is not measured")
 	}
 	// The floor under a sandboxed run on a machine whose process limit is a
-	// v1 cgroup (hybrid ones included): the same bwrap, moved first into a
-	// cgroup made for it, as the session's helper must be (a move waits for
-	// an RCU grace period once the machine has been idle).
-	bwrapCgroup := func() time.Duration { return 0 }
+	// v1 cgroup (hybrid ones included): the same bwrap, in a cgroup made for
+	// it before the clock starts. bwrap-cgroup is born there as the
+	// session's helper is (cgroup.Group.ForkInto): the shell, one thread,
+	// moves itself alone by writing "0" to the cgroup's tasks file, which
+	// takes no lock of every thread group, then execs bwrap.
+	// bwrap-cgroup-move is moved there as the helper was before: its PID
+	// written to cgroup.procs, a migration that waits for an RCU grace
+	// period once the machine has been idle.
+	bwrapCgroup, bwrapCgroupMove := func() time.Duration { return 0 }, func() time.Duration { return 0 }
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		if parent, ok := v1PidsCgroup(); ok {
 			n := 0
-			bwrapCgroup = func() time.Duration {
-				n++
-				dir := filepath.Join(parent, fmt.Sprintf("shellgate-bench-%d-%d", os.Getpid(), n))
-				if err := os.Mkdir(dir, 0o755); err != nil {
-					b.Fatal(err)
-				}
-				// Removed once bwrap has left it: its exit may still be under
-				// way when the output is read (the cgroup was left behind).
-				defer func() {
-					for i := 0; os.Remove(dir) != nil && i < 100; i++ {
-						time.Sleep(10 * time.Millisecond)
+			inCgroup := func(enter string) func() time.Duration {
+				return func() time.Duration {
+					n++
+					dir := filepath.Join(parent, fmt.Sprintf("shellgate-bench-%d-%d", os.Getpid(), n))
+					if err := os.Mkdir(dir, 0o755); err != nil {
+						b.Fatal(err)
 					}
-				}()
-				return timed(nil, "hi", "/bin/sh", "-c", `echo $$ > "$0"/cgroup.procs && exec "$@"`, dir,
-					bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--", bash, "-c", "echo hi")()
+					// Removed once bwrap has left it: its exit may still be under
+					// way when the output is read (the cgroup was left behind).
+					defer func() {
+						for i := 0; os.Remove(dir) != nil && i < 100; i++ {
+							time.Sleep(10 * time.Millisecond)
+						}
+					}()
+					return timed(nil, "hi", "/bin/sh", "-c", enter+` && exec "$@"`, dir,
+						bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--", bash, "-c", "echo hi")()
+				}
 			}
+			bwrapCgroup = inCgroup(`echo 0 > "$0"/tasks`)
+			bwrapCgroupMove = inCgroup(`echo $$ > "$0"/cgroup.procs`)
 		}
 	}
 	// Codex's sandbox around the same bash, where codex is on PATH: the
@@ -166,8 +178,9 @@ func BenchmarkCLI(b *testing.B) {
 		"codex-echo", codexEcho,
 		"bwrap-cgroup", bwrapCgroup,
 		"nested-floor", nsFloor,
+		"bwrap-cgroup-move", bwrapCgroupMove,
 	)
-	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17]
+	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18]
 	b.ReportMetric(float64(checkStatic)/float64(check), "check-static/check")
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
@@ -189,6 +202,9 @@ func BenchmarkCLI(b *testing.B) {
 	}
 	if bwrapCg > 0 {
 		b.ReportMetric(float64(run)/float64(bwrapCg), "run/bwrap-cgroup")
+	}
+	if bwrapMove > 0 && bwrap > 0 {
+		b.ReportMetric(float64(bwrapMove-bwrap)/1e6, "cgroup-move-extra-ms")
 	}
 	if nested > 0 {
 		b.ReportMetric(float64(run)/float64(nested), "run/nested-floor")

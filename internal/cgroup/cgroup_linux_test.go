@@ -187,3 +187,67 @@ func fork(t *testing.T, kind string, files []*os.File, path string, argv ...stri
 	}
 	return pid, placed, fit, r
 }
+
+// On v1 a session's helper is born in the session's cgroups (ForkInto): the
+// forking thread moves itself alone into them, forks and goes back, so the
+// child's pids and memory cgroups are the group's and the thread's own are
+// as before. On cgroup2 ForkInto only forks: the birth is clone3's (BirthFD).
+func TestForkInto(t *testing.T) {
+	cgrouptest.ForEachHierarchy(t, func(t *testing.T, ours bool) {
+		for _, memory := range []int64{0, 256 << 20} {
+			t.Run(fmt.Sprintf("memory=%d", memory), func(t *testing.T) {
+				g, err := cgroup.Make(100, memory)
+				if err != nil && ours {
+					t.Fatal(err)
+				} else if err != nil {
+					t.Skipf("cannot make a cgroup here: %v", err)
+				}
+				defer func() {
+					if err := g.Remove(); err != nil {
+						t.Errorf("Remove: %v", err)
+					}
+				}()
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				cmd := exec.Command("cat", "/proc/self/cgroup")
+				cmd.Stdout = w
+				runtime.LockOSThread()
+				before, _ := os.ReadFile("/proc/thread-self/cgroup")
+				born, fit, err := g.ForkInto(cmd.Start)
+				after, _ := os.ReadFile("/proc/thread-self/cgroup")
+				runtime.UnlockOSThread()
+				w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := io.ReadAll(r)
+				cmd.Wait()
+				if !fit || string(after) != string(before) {
+					t.Errorf("fit %v; the forking thread's cgroups before:\n%s\nafter:\n%s", fit, before, after)
+				}
+				if g.Unified() {
+					if born {
+						t.Error("born on cgroup2 without clone3")
+					}
+					return
+				}
+				name := filepath.Base(g.Dir())
+				want := map[string]bool{"pids": true, "memory": memory > 0}
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					parts := strings.SplitN(line, ":", 3)
+					for _, c := range strings.Split(parts[1], ",") {
+						if want[c] != (filepath.Base(parts[2]) == name) {
+							t.Errorf("the child's %s cgroup: %s (the group's: %v)", c, line, want[c])
+						}
+					}
+				}
+				if !born {
+					t.Errorf("not born in the group; the child's cgroups:\n%s", out)
+				}
+			})
+		}
+	})
+}

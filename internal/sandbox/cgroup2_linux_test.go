@@ -213,30 +213,13 @@ func TestDeadOwnersCgroupsSwept(t *testing.T) {
 func TestHelperBornInCgroupV2(t *testing.T) {
 	lane.Live(t)
 	cgrouptest.MountCgroup2(t)
-	// Every write to a file of the test's cgroup2 mount, as it happens.
-	fan, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY|unix.O_CLOEXEC)
-	if err != nil {
-		t.Skipf("no fanotify here (%v): what writes the cgroup files cannot be seen", err)
-	}
-	defer unix.Close(fan)
-	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_MODIFY, unix.AT_FDCWD, cgroup.Root); err != nil {
-		t.Skipf("cannot watch the cgroup2 mount (%v)", err)
-	}
+	written := cgroupWrites(t, cgroup.Root)
 	s, _, l := treeSession(t, true)
 	out, code := run(t, s, l.root, "cat /proc/self/cgroup")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	buf := make([]byte, 64<<10)
-	n, _ := unix.Read(fan, buf)
-	for off := 0; off+int(unsafe.Sizeof(unix.FanotifyEventMetadata{})) <= n; {
-		ev := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[off]))
-		off += int(ev.Event_len)
-		if ev.Fd < 0 {
-			continue
-		}
-		file, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", ev.Fd))
-		unix.Close(int(ev.Fd))
+	for _, file := range written() {
 		if filepath.Base(file) == "cgroup.procs" && strings.HasPrefix(file, s.group.Dir()) {
 			t.Errorf("the helper was moved into its cgroup (%s written), not born in it", file)
 		}
@@ -245,5 +228,115 @@ func TestHelperBornInCgroupV2(t *testing.T) {
 	must(t, err)
 	if want := "0::" + strings.TrimPrefix(s.group.HelperLeaf(), cgroup.Root) + "\n"; !strings.Contains(string(b), want) {
 		t.Errorf("the helper is not in its cgroup %s:\n%s", want, b)
+	}
+}
+
+// On v1 (hybrid included) the session's helper is born in its cgroups too:
+// the thread that forks it moves itself alone into them and back
+// (cgroup.Group.ForkInto), which takes no lock of every thread group, where
+// writing the helper's PID to cgroup.procs waited for an RCU grace period
+// (7–15 ms after 300 ms idle here) on every one-shot run's path. Nothing
+// writes a cgroup.procs of the session's cgroups, and the helper is in the
+// session's pids and memory cgroups.
+func TestHelperBornInCgroupV1(t *testing.T) {
+	lane.Live(t)
+	if cgroup.IsV2(cgroup.Root) {
+		t.Skip("cgroup2: TestHelperBornInCgroupV2")
+	}
+	var mounts []string
+	for _, c := range []string{"pids", "memory"} {
+		var st unix.Statfs_t
+		if m := filepath.Join(cgroup.Root, c); unix.Statfs(m, &st) == nil && st.Type == unix.CGROUP_SUPER_MAGIC {
+			mounts = append(mounts, m)
+		}
+	}
+	written := cgroupWrites(t, mounts...)
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.group == nil {
+		t.Skipf("no writable cgroup here (%s)", s.Report())
+	}
+	if out, code := run(t, s, l.root, "true"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	name := filepath.Base(s.group.Dir())
+	for _, file := range written() {
+		if filepath.Base(file) == "cgroup.procs" && strings.Contains(file, "/"+name+"/") {
+			t.Errorf("the helper was moved into its cgroup (%s written), not born in it", file)
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.helper.Process.Pid))
+	must(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if (c == "pids" || c == "memory" && s.Report().Layers[LayerMemory] != "") && filepath.Base(parts[2]) != name {
+				t.Errorf("the helper is not in the session's %s cgroup %s: %s", c, name, line)
+			}
+		}
+	}
+}
+
+// cgroupWrites watches every write to a file of the cgroup mounts from now
+// on; the returned func lists the files written so far.
+func cgroupWrites(t *testing.T, mounts ...string) func() []string {
+	t.Helper()
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		t.Skipf("no fanotify here (%v): what writes the cgroup files cannot be seen", err)
+	}
+	t.Cleanup(func() { unix.Close(fan) })
+	for _, m := range mounts {
+		if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD|unix.FAN_MARK_MOUNT, unix.FAN_MODIFY, unix.AT_FDCWD, m); err != nil {
+			t.Skipf("cannot watch the cgroup mount %s (%v)", m, err)
+		}
+	}
+	var files []string
+	return func() []string {
+		buf := make([]byte, 64<<10)
+		for {
+			n, _ := unix.Read(fan, buf)
+			if n <= 0 {
+				return files
+			}
+			for off := 0; off+int(unsafe.Sizeof(unix.FanotifyEventMetadata{})) <= n; {
+				ev := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[off]))
+				off += int(ev.Event_len)
+				if ev.Fd < 0 {
+					continue
+				}
+				file, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", ev.Fd))
+				unix.Close(int(ev.Fd))
+				files = append(files, file)
+			}
+		}
+	}
+}
+
+// A session's first command is born in a cgroup made while the helper set
+// up (makeSpare), not on the command's way to its start: Start returns with
+// it made, and the command runs there.
+func TestFirstCommandsCgroupMadeAhead(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	if s.group == nil {
+		t.Skipf("no writable cgroup here (%s)", s.Report())
+	}
+	s.mu.Lock()
+	spare := s.spare
+	s.mu.Unlock()
+	if spare == nil {
+		t.Fatal("no cgroup made for the first command by the session's start")
+	}
+	if _, err := os.Stat(spare.dir); err != nil {
+		t.Fatal(err)
+	}
+	out, code := run(t, s, l.root, "cat /proc/self/cgroup")
+	if code != 0 || !strings.Contains(out, "/"+filepath.Base(spare.dir)+"\n") {
+		t.Errorf("the first command did not run in %s (exit %d):\n%s", spare.dir, code, out)
 	}
 }

@@ -234,9 +234,11 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 		wakeLimit: make(chan struct{}, 1),
 		gone:      make(chan struct{}),
 	}
-	// On cgroup2 the helper is born in its cgroup, made first. Elsewhere
-	// (v1, hybrid) it joins its cgroups beside its set-up (setUp), and they
-	// are made beside its start.
+	// The helper is born in its cgroup, made first: on cgroup2 by clone3,
+	// elsewhere (v1, hybrid) by the forking thread's own moves
+	// (cgroup.Group.ForkInto), made beside what startHelper does before its
+	// fork. Where it could not be, it joins its cgroups beside its set-up
+	// (setUp).
 	var cg *sessionCgroup
 	made := make(chan struct{})
 	birth := -1
@@ -255,7 +257,7 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 			cg = s.makeCgroup(limits)
 		}()
 	}
-	born, err := s.startHelper(network, theirs, birth)
+	born, err := s.startHelper(network, theirs, birth, made)
 	<-made
 	if err != nil {
 		fc.Close()
@@ -288,8 +290,10 @@ func (s *Session) abandon() {
 // in flight made at the root) before it exits.
 // ctl is the helper's end of the control socket; network: it shares the
 // host's network namespace; birth, unless -1, is the cgroup it is born in
-// (Group.BirthFD), and born reports whether it was.
-func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool, err error) {
+// (Group.BirthFD); made is closed once the session's cgroup is made (or
+// not: s.group nil), and on v1 the helper is born in it (Group.ForkInto).
+// born reports whether it was born in its cgroup.
+func (s *Session) startHelper(network bool, ctl *os.File, birth int, made <-chan struct{}) (born bool, err error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !network {
@@ -344,7 +348,14 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 			}
 		}
 		cmd = command(birth)
-		err := cmd.Start()
+		var err error
+		fit := true
+		if <-made; birth < 0 && s.group != nil {
+			born, fit, err = s.group.ForkInto(cmd.Start)
+		} else {
+			err = cmd.Start()
+			born = err == nil && birth >= 0
+		}
 		if err != nil && birth >= 0 {
 			// Born elsewhere, then moved in: the cgroup may refuse a birth
 			// it would allow as a move, and the namespaces must not be
@@ -356,28 +367,39 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int) (born bool,
 		if s.slack > 0 {
 			unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(s.slack), 0, 0, 0)
 		}
-		runtime.UnlockOSThread()
 		errW.Close()
 		if err != nil {
 			errR.Close()
 			startErr <- err
+			if fit {
+				runtime.UnlockOSThread()
+			}
 			return
 		}
-		born = birth >= 0
 		startErr <- nil
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			io.Copy(&helperStderr{mu: &s.mu, b: &s.errBuf}, errR)
-			errR.Close()
-		}()
-		pidfd.AwaitExit(pfd)
-		err = cmd.Wait()
-		<-copied // all it said, as exec.Cmd's Wait would have
-		s.mu.Lock()
-		s.waitErr = err
-		s.mu.Unlock()
-		close(s.dead)
+		wait := func() {
+			copied := make(chan struct{})
+			go func() {
+				defer close(copied)
+				io.Copy(&helperStderr{mu: &s.mu, b: &s.errBuf}, errR)
+				errR.Close()
+			}()
+			pidfd.AwaitExit(pfd)
+			err := cmd.Wait()
+			<-copied // all it said, as exec.Cmd's Wait would have
+			s.mu.Lock()
+			s.waitErr = err
+			s.mu.Unlock()
+			close(s.dead)
+		}
+		if !fit {
+			// A thread left in the session's cgroup ends with this
+			// goroutine, still locked to it; the wait goes on elsewhere.
+			go wait()
+			return
+		}
+		runtime.UnlockOSThread()
+		wait()
 	}()
 	if err := <-startErr; err != nil {
 		return false, noNamespaces(err)
@@ -423,9 +445,10 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
 	}
-	// The helper moves into its cgroup while it sets up its view: a move
-	// waits for an RCU grace period, ~10 ms after the machine was idle. It
-	// forks nothing before its first command, which waits for both.
+	// A helper not born in its cgroup moves into it while it sets up its
+	// view: a move waits for an RCU grace period, ~10 ms after the machine
+	// was idle. It forks nothing before its first command, which waits for
+	// both.
 	grouped := make(chan struct{})
 	go func() {
 		defer close(grouped)
@@ -445,15 +468,40 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 		fds[i] = int(t.Fd())
 		defer t.Close() // sent: the helper holds them
 	}
-	if log != nil { // last, after the trees
+	if log != nil { // after the trees
 		fds = append(fds, int(log.Fd()))
+	}
+	// A helper born in the session's v1 cgroup has its launcher's thread
+	// join the commands' as its set-up ends (helper.Message.LauncherTasks);
+	// one moved there is sent it once moved (homeLauncher).
+	var launcherTasks *os.File
+	var launcherErr error
+	if s.group != nil && cg.born {
+		launcherTasks, launcherErr = s.group.LauncherFile()
+		if launcherTasks != nil {
+			defer launcherTasks.Close() // sent: the helper holds it
+			fds = append(fds, int(launcherTasks.Fd()))
+		}
 	}
 	for i := range steps { // doctor --plan's; the helper has no use for it
 		steps[i].Why = ""
 	}
-	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts()}, helper.UnixRights(fds)); err != nil {
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts(), LauncherTasks: launcherTasks != nil}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
+	// The first command's cgroup is made while the helper sets up, not on
+	// that command's way to its start (makeSpare): where the helper was born
+	// in its cgroup, nothing changes s.group meanwhile.
+	spared := make(chan struct{})
+	if s.group != nil && cg.born {
+		go func() {
+			defer close(spared)
+			s.makeSpare()
+		}()
+	} else {
+		close(spared)
+	}
+	defer func() { <-spared }()
 	type result struct {
 		m   *message
 		oob []byte // the host ports' listening sockets
@@ -470,7 +518,14 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 			return s.helperError("setting up", r.err)
 		}
 		<-grouped
-		if s.group != nil {
+		switch {
+		case launcherErr != nil:
+			s.unlimit(cg, launcherErr)
+		case launcherTasks != nil:
+			if r.m.LauncherError != "" {
+				s.unlimit(cg, errors.New(r.m.LauncherError))
+			}
+		case s.group != nil:
 			if err := s.homeLauncher(cg); err != nil {
 				return err
 			}
@@ -518,12 +573,19 @@ func (s *Session) homeLauncher(cg *sessionCgroup) error {
 		}
 	}
 	if err != nil {
-		if uerr := s.group.Unlimit(s.procs); uerr != nil {
-			cg.layers[LayerProcs] = "rlimit"
-			cg.missing = append(cg.missing, fmt.Sprintf("%s: the session's commands have no process limit: %v; %v", LayerProcs, err, uerr))
-		}
+		s.unlimit(cg, err)
 	}
 	return nil
+}
+
+// unlimit makes the process limit the whole session's, where the launcher's
+// thread could not join the commands' cgroup (err), or says that there is
+// none.
+func (s *Session) unlimit(cg *sessionCgroup, err error) {
+	if uerr := s.group.Unlimit(s.procs); uerr != nil {
+		cg.layers[LayerProcs] = "rlimit"
+		cg.missing = append(cg.missing, fmt.Sprintf("%s: the session's commands have no process limit: %v; %v", LayerProcs, err, uerr))
+	}
 }
 
 // removeMarkers removes the markers the overlays of the cache layers among

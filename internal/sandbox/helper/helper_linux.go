@@ -243,14 +243,19 @@ func helperMain() int {
 	if !t.pending() {
 		warmJSON()
 	}
-	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+1))))
+	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+2))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
 	// One for each step that shows a tree as others see it, then the
-	// quarantine log (Spec.QuarantineLog), when the spec names one.
+	// quarantine log (Spec.QuarantineLog), when the spec names one, then
+	// the commands' cgroup's tasks file (LauncherTasks).
 	trees := FDs(oob)
+	tasks := -1
+	if m.LauncherTasks && len(trees) > 0 {
+		tasks, trees = trees[len(trees)-1], trees[:len(trees)-1]
+	}
 	if m.Spec.QuarantineLog != "" && len(trees) > 0 {
 		h.log, trees = os.NewFile(uintptr(trees[len(trees)-1]), "quarantine-log"), trees[:len(trees)-1]
 	}
@@ -267,6 +272,18 @@ func helperMain() int {
 	}
 	h.mounts, h.launcher = mounts, launcher
 	ready := &Message{Op: "ready", Layers: layers, Missing: missing}
+	if m.LauncherTasks {
+		// Here, not in a round trip after ready: a command's start waited
+		// for that.
+		ready.LauncherError = "sandbox: no tasks file sent"
+		if tasks >= 0 {
+			ready.LauncherError = ""
+			if err := h.launcher.home(tasks); err != nil {
+				ready.LauncherError = err.Error()
+				unix.Close(tasks)
+			}
+		}
+	}
 	lns := listenHostPorts(m.Spec, ready)
 	err = h.ctl.Send(ready, UnixRights(lns))
 	CloseAll(lns) // shellgate holds them now

@@ -56,6 +56,11 @@ type Message struct {
 	// UserCounts: the limits the session's user namespace is given, by
 	// name under /proc/sys/user (sandbox's sessionUserCounts).
 	UserCounts map[string]int `json:"user_counts,omitempty"`
+	// LauncherTasks: the last fd sent is the tasks file of the commands'
+	// v1 cgroup, for the launcher's thread to join as the set-up ends
+	// (launcher.home), the helper having been born in the session's cgroup;
+	// "launcher-cgroup" does the same for a helper moved there later.
+	LauncherTasks bool `json:"launcher_tasks,omitempty"`
 
 	// ready (helper → shellgate): what was applied; with the listening
 	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
@@ -64,6 +69,9 @@ type Message struct {
 	Ports   []int             `json:"ports,omitempty"`
 	// Egress: the last Egress of those sockets listen on Spec.EgressPort.
 	Egress int `json:"egress,omitempty"`
+	// LauncherError: why the launcher's thread could not join the
+	// commands' cgroup sent with the setup (LauncherTasks).
+	LauncherError string `json:"launcher_error,omitempty"`
 
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.
