@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/inherit"
@@ -98,6 +99,8 @@ type helper struct {
 	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
 	// spawns are served one at a time, in the order they came.
 	lastEnv []string
+	// sigchld starts the reaping on SIGCHLD, where it is needed (reapOnSignal).
+	sigchld sync.Once
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -178,6 +181,11 @@ func (h *helper) guardSpell() {
 	t := time.NewTicker(GuardEvery)
 	defer t.Stop()
 	for range t.C {
+		// The orphans that ended since (as PID 1 the helper inherits them):
+		// no signal says when (quietChildren), and until reaped each is
+		// listed in /proc, so the spells go on until it is.
+		for h.reapOne() {
+		}
 		h.mu.Lock()
 		if !othersAlive() {
 			h.guarding = false
@@ -273,7 +281,12 @@ func helperMain() int {
 	if err != nil {
 		return 2
 	}
-	go h.reap()
+	// Commands' exits are reaped through their pidfds (awaitExit), orphans'
+	// by the guard and at each command's exit: SIGCHLD is not needed, and
+	// with the kernel's default it is not even sent (see quietChildren).
+	if err := quietChildren(); err != nil {
+		h.reapOnSignal()
+	}
 	// Set up: what the start touched (every package's initialisation, the
 	// mounts) is not needed again, once idle (guard).
 	go h.guard()
@@ -437,6 +450,8 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	h.spawns++
 	if pidfd >= 0 {
 		go h.awaitExit(pidfd)
+	} else { // no pidfd (Linux before 5.3): its exit is known by SIGCHLD
+		h.reapOnSignal()
 	}
 	h.started = m.ID
 	if approved {
@@ -660,11 +675,8 @@ func lookPath(name string, env []string) (string, error) {
 
 // awaitExit reaps what has exited once the command of pidfd has, and then
 // closes pidfd. The runtime's poller waits for it: the thread the kernel
-// wakes at the command's exit runs the reaping itself. SIGCHLD, which reap
-// waits for too, goes to the main thread, whose handler wakes the thread of
-// os/signal's goroutine, which wakes reap's: two more hand-offs between
-// the helper's threads before a command's exit is reported, each a wake of
-// an idle core.
+// wakes at the command's exit runs the reaping itself, and reaps too the
+// orphans that ended meanwhile (no SIGCHLD says when: quietChildren).
 func (h *helper) awaitExit(pidfd int) {
 	// Status flags set alone (a pidfd from clone3 has none), without
 	// reading them first as unix.SetNonblock does: os.NewFile reads them.
@@ -687,16 +699,44 @@ func (h *helper) awaitExit(pidfd int) {
 	}
 }
 
-// reap collects every process of the session as it exits — as PID 1 it inherits
-// the orphans — and reports the commands' exits.
-func (h *helper) reap() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
-	for {
-		for h.reapOne() {
-		}
-		<-sigs
+// quietChildren sets SIGCHLD's disposition back to the kernel's default
+// (SIG_DFL), which the Go runtime had replaced by its own handler: a signal
+// whose default is to be ignored is then dropped when it is sent, so a
+// command's exit no longer wakes a helper thread (the launcher's, whose
+// child it was) to run the runtime's handler, which, with os/signal's
+// Notify, woke os/signal's goroutine, which woke reap's, each a thread of its
+// own here: three hand-offs beside the exit's own report, on the call's
+// path. SIG_DFL, unlike SIG_IGN, keeps the children's exits to be waited
+// for. The runtime sets a signal's disposition only at its start and in
+// Notify, Ignore and Reset, none of which the helper calls for SIGCHLD
+// (reapOnSignal aside), so the default stays; the commands it forks keep
+// the default too, as they did.
+func quietChildren() error {
+	// The kernel's struct sigaction, all zero: SIG_DFL, no flags, no mask;
+	// 32 bytes cover every layout (handler, flags, restorer, mask).
+	var act [4]uint64
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if errno != 0 {
+		return errno
 	}
+	return nil
+}
+
+// reapOnSignal starts, once, what reaped every process of the session as it
+// exited before quietChildren: a goroutine woken by SIGCHLD. Only where a
+// command could not be given a pidfd, whose exit nothing else would tell.
+func (h *helper) reapOnSignal() {
+	h.sigchld.Do(func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGCHLD)
+		go func() {
+			for {
+				for h.reapOne() {
+				}
+				<-sigs
+			}
+		}()
+	})
 }
 
 // reapOne reaps one exited process, if there is one, and reports it if it was a
