@@ -43,7 +43,17 @@ func TestHelperMainThreadSleeps(t *testing.T) {
 // mainThreadSwitches returns the context switches of pid's main thread.
 func mainThreadSwitches(t *testing.T, pid int) int64 {
 	t.Helper()
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, pid))
+	return taskSwitches(t, pid, pid)
+}
+
+// taskSwitches returns the context switches of pid's thread tid, 0 if it
+// has ended.
+func taskSwitches(t *testing.T, pid, tid int) int64 {
+	t.Helper()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if os.IsNotExist(err) && tid != pid {
+		return 0
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,4 +162,40 @@ func helperChildren(t *testing.T, pid int) []string {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	return kids
+}
+
+// Once a command has ended and left nothing running, the helper sleeps: its
+// guard's spell, which looks every GuardEvery while the session has
+// processes, ends with the command rather than at its next tick. At an
+// agent's pace, a call every few seconds, that tick was a wake of the
+// helper's threads after every call.
+func TestHelperSleepsAfterACommand(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	for range 3 {
+		cmd, _ := launch(t, s, l.root, "true")
+		cmd.Wait()
+		time.Sleep(50 * time.Millisecond) // the exit's own work done
+		before := threadSwitches(t, pid)
+		time.Sleep(helper.GuardEvery * 3 / 2)
+		if got := threadSwitches(t, pid) - before; got == 0 {
+			return
+		}
+	}
+	t.Errorf("the helper's threads woke in each of three quiet spells of %v after a command", helper.GuardEvery*3/2)
+}
+
+// threadSwitches returns the context switches of all of pid's threads.
+func threadSwitches(t *testing.T, pid int) int64 {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	must(t, err)
+	var n int64
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		n += taskSwitches(t, pid, tid)
+	}
+	return n
 }

@@ -86,6 +86,9 @@ type helper struct {
 	// guarding: the guard looks (see guard); wake starts its next spell.
 	guarding bool
 	wake     chan struct{}
+	// quiet: a command's end found the session empty; the guard's spell
+	// looks now, and ends, rather than at its next tick.
+	quiet chan struct{}
 	// serverIdle: shellgate's server is idle (Session.Idle): the guard gives up
 	// the executable's pages now, if the session is empty, rather than
 	// after idleDrop.
@@ -176,11 +179,24 @@ func (h *helper) guard() {
 	}
 }
 
-// guardSpell looks every GuardEvery until the session is empty.
+// guardSpell looks every GuardEvery until the session is empty, or at
+// once when a command's end found it so (quiet): then the spell ends with
+// that command, on the thread its end woke, and does not wake the helper
+// GuardEvery later to find what its end found. At an agent's pace, a call
+// every few seconds, that tick was a wake of the helper (and of its runtime's
+// monitor, which its first syscall rouses) for every call.
 func (h *helper) guardSpell() {
+	select { // said before this spell's command started
+	case <-h.quiet:
+	default:
+	}
 	t := time.NewTicker(GuardEvery)
 	defer t.Stop()
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case <-h.quiet:
+		}
 		// The orphans that ended since (as PID 1 the helper inherits them):
 		// no signal says when (quietChildren), and until reaped each is
 		// listed in /proc, so the spells go on until it is.
@@ -247,7 +263,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -795,6 +811,12 @@ func (h *helper) reapOne() bool {
 		}
 		moved = append(guarded, moved...)
 		h.send(&Message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle, Stopped: stopped}, nil)
+		if alone { // the guard's spell may end now (it looks again, under h.mu)
+			select {
+			case h.quiet <- struct{}{}:
+			default: // one is pending
+			}
+		}
 		if idle != 0 && h.mounts.spec.OneShot {
 			// Nothing left for the session's end to do (idle), and no
 			// command comes: the session ends now, its namespaces' end beside
