@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/sandbox/helper"
@@ -42,7 +43,17 @@ func TestHelperMainThreadSleeps(t *testing.T) {
 // mainThreadSwitches returns the context switches of pid's main thread.
 func mainThreadSwitches(t *testing.T, pid int) int64 {
 	t.Helper()
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, pid))
+	return taskSwitches(t, pid, pid)
+}
+
+// taskSwitches returns the context switches of pid's thread tid, 0 if it
+// has ended.
+func taskSwitches(t *testing.T, pid, tid int) int64 {
+	t.Helper()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if os.IsNotExist(err) && tid != pid {
+		return 0
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,4 +104,98 @@ func TestHelperTimerSlack(t *testing.T) {
 	if coarse == 0 || coarse < len(tasks)-1 {
 		t.Errorf("the helper's threads' timer slack: %v ns, want %d but for the launcher's", slacks, helper.TimerSlack)
 	}
+}
+
+// A command's exit sends the helper no SIGCHLD: the signal's disposition is
+// the kernel's default, so the kernel drops it rather than wake the thread
+// that forked the command to run the Go runtime's handler (which woke
+// os/signal's goroutine, which woke the reaper's), three hand-offs beside the
+// exit's report. What the signal was for is still done: the commands' exits
+// are reported (their pidfds), and a process a command left behind, an
+// orphan the helper inherits as the session's PID 1, is reaped when it ends.
+func TestHelperCatchesNoSIGCHLD(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	cmd, out := launch(t, s, l.root, "(sleep 0.3; exit 7) >/dev/null 2>&1 & echo started")
+	if code, sig := cmd.Wait(); code == nil || *code != 0 {
+		t.Fatalf("the command ended with %v %s", code, sig)
+	}
+	if got := out(); strings.TrimSpace(got) != "started" {
+		t.Fatalf("the command said %q", got)
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	must(t, err)
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			caught, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			must(t, err)
+			if caught&(1<<(unix.SIGCHLD-1)) != 0 {
+				t.Errorf("the helper catches SIGCHLD (SigCgt %s)", strings.TrimSpace(v))
+			}
+		}
+	}
+	// The orphan ends after 0.3 s; its zombie must not stay.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		kids := helperChildren(t, pid)
+		if len(kids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper's children %v are still there 10 s after the orphan's end", kids)
+		}
+	}
+}
+
+// helperChildren lists the processes whose parent is one of pid's threads.
+func helperChildren(t *testing.T, pid int) []string {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	must(t, err)
+	var kids []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	return kids
+}
+
+// Once a command has ended and left nothing running, the helper sleeps: its
+// guard's spell, which looks every GuardEvery while the session has
+// processes, ends with the command rather than at its next tick. At an
+// agent's pace, a call every few seconds, that tick was a wake of the
+// helper's threads after every call.
+func TestHelperSleepsAfterACommand(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	for range 3 {
+		cmd, _ := launch(t, s, l.root, "true")
+		cmd.Wait()
+		time.Sleep(50 * time.Millisecond) // the exit's own work done
+		before := threadSwitches(t, pid)
+		time.Sleep(helper.GuardEvery * 3 / 2)
+		if got := threadSwitches(t, pid) - before; got == 0 {
+			return
+		}
+	}
+	t.Errorf("the helper's threads woke in each of three quiet spells of %v after a command", helper.GuardEvery*3/2)
+}
+
+// threadSwitches returns the context switches of all of pid's threads.
+func threadSwitches(t *testing.T, pid int) int64 {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	must(t, err)
+	var n int64
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		n += taskSwitches(t, pid, tid)
+	}
+	return n
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/inherit"
@@ -85,6 +86,9 @@ type helper struct {
 	// guarding: the guard looks (see guard); wake starts its next spell.
 	guarding bool
 	wake     chan struct{}
+	// quiet: a command's end found the session empty; the guard's spell
+	// looks now, and ends, rather than at its next tick.
+	quiet chan struct{}
 	// serverIdle: shellgate's server is idle (Session.Idle): the guard gives up
 	// the executable's pages now, if the session is empty, rather than
 	// after idleDrop.
@@ -98,6 +102,8 @@ type helper struct {
 	// lastEnv is the env of the last spawn that sent one (message.SameEnv);
 	// spawns are served one at a time, in the order they came.
 	lastEnv []string
+	// sigchld starts the reaping on SIGCHLD, where it is needed (reapOnSignal).
+	sigchld sync.Once
 }
 
 // anyKept reports whether an approved command (KeepCreated) runs, with h.mu
@@ -173,11 +179,29 @@ func (h *helper) guard() {
 	}
 }
 
-// guardSpell looks every GuardEvery until the session is empty.
+// guardSpell looks every GuardEvery until the session is empty, or at
+// once when a command's end found it so (quiet): then the spell ends with
+// that command, on the thread its end woke, and does not wake the helper
+// GuardEvery later to find what its end found. At an agent's pace, a call
+// every few seconds, that tick was a wake of the helper (and of its runtime's
+// monitor, which its first syscall rouses) for every call.
 func (h *helper) guardSpell() {
+	select { // said before this spell's command started
+	case <-h.quiet:
+	default:
+	}
 	t := time.NewTicker(GuardEvery)
 	defer t.Stop()
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case <-h.quiet:
+		}
+		// The orphans that ended since (as PID 1 the helper inherits them):
+		// no signal says when (quietChildren), and until reaped each is
+		// listed in /proc, so the spells go on until it is.
+		for h.reapOne() {
+		}
 		h.mu.Lock()
 		if !othersAlive() {
 			h.guarding = false
@@ -239,7 +263,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
+	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -290,7 +314,12 @@ func helperMain() int {
 	if err != nil {
 		return 2
 	}
-	go h.reap()
+	// Commands' exits are reaped through their pidfds (awaitExit), orphans'
+	// by the guard and at each command's exit: SIGCHLD is not needed, and
+	// with the kernel's default it is not even sent (see quietChildren).
+	if err := quietChildren(); err != nil {
+		h.reapOnSignal()
+	}
 	// Set up: what the start touched (every package's initialisation, the
 	// mounts) is not needed again, once idle (guard).
 	go h.guard()
@@ -454,6 +483,8 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	h.spawns++
 	if pidfd >= 0 {
 		go h.awaitExit(pidfd)
+	} else { // no pidfd (Linux before 5.3): its exit is known by SIGCHLD
+		h.reapOnSignal()
 	}
 	h.started = m.ID
 	if approved {
@@ -677,11 +708,8 @@ func lookPath(name string, env []string) (string, error) {
 
 // awaitExit reaps what has exited once the command of pidfd has, and then
 // closes pidfd. The runtime's poller waits for it: the thread the kernel
-// wakes at the command's exit runs the reaping itself. SIGCHLD, which reap
-// waits for too, goes to the main thread, whose handler wakes the thread of
-// os/signal's goroutine, which wakes reap's: two more hand-offs between
-// the helper's threads before a command's exit is reported, each a wake of
-// an idle core.
+// wakes at the command's exit runs the reaping itself, and reaps too the
+// orphans that ended meanwhile (no SIGCHLD says when: quietChildren).
 func (h *helper) awaitExit(pidfd int) {
 	// Status flags set alone (a pidfd from clone3 has none), without
 	// reading them first as unix.SetNonblock does: os.NewFile reads them.
@@ -704,16 +732,44 @@ func (h *helper) awaitExit(pidfd int) {
 	}
 }
 
-// reap collects every process of the session as it exits — as PID 1 it inherits
-// the orphans — and reports the commands' exits.
-func (h *helper) reap() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
-	for {
-		for h.reapOne() {
-		}
-		<-sigs
+// quietChildren sets SIGCHLD's disposition back to the kernel's default
+// (SIG_DFL), which the Go runtime had replaced by its own handler: a signal
+// whose default is to be ignored is then dropped when it is sent, so a
+// command's exit no longer wakes a helper thread (the launcher's, whose
+// child it was) to run the runtime's handler, which, with os/signal's
+// Notify, woke os/signal's goroutine, which woke reap's, each a thread of its
+// own here: three hand-offs beside the exit's own report, on the call's
+// path. SIG_DFL, unlike SIG_IGN, keeps the children's exits to be waited
+// for. The runtime sets a signal's disposition only at its start and in
+// Notify, Ignore and Reset, none of which the helper calls for SIGCHLD
+// (reapOnSignal aside), so the default stays; the commands it forks keep
+// the default too, as they did.
+func quietChildren() error {
+	// The kernel's struct sigaction, all zero: SIG_DFL, no flags, no mask;
+	// 32 bytes cover every layout (handler, flags, restorer, mask).
+	var act [4]uint64
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if errno != 0 {
+		return errno
 	}
+	return nil
+}
+
+// reapOnSignal starts, once, what reaped every process of the session as it
+// exited before quietChildren: a goroutine woken by SIGCHLD. Only where a
+// command could not be given a pidfd, whose exit nothing else would tell.
+func (h *helper) reapOnSignal() {
+	h.sigchld.Do(func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGCHLD)
+		go func() {
+			for {
+				for h.reapOne() {
+				}
+				<-sigs
+			}
+		}()
+	})
 }
 
 // reapOne reaps one exited process, if there is one, and reports it if it was a
@@ -772,6 +828,12 @@ func (h *helper) reapOne() bool {
 		}
 		moved = append(guarded, moved...)
 		h.send(&Message{Op: "exit", ID: id, Status: uint32(ws), Protected: created, Chosen: h.mounts.chosen(created), Quarantined: moved, Removed: h.mounts.takeRemoved(), GitKnown: h.mounts.gitKnown(), Idle: idle, Stopped: stopped}, nil)
+		if alone { // the guard's spell may end now (it looks again, under h.mu)
+			select {
+			case h.quiet <- struct{}{}:
+			default: // one is pending
+			}
+		}
 		if idle != 0 && h.mounts.spec.OneShot {
 			// Nothing left for the session's end to do (idle), and no
 			// command comes: the session ends now, its namespaces' end beside
