@@ -352,7 +352,8 @@ func (s *Store) shedLinks(want int64) int64 {
 	return freed
 }
 
-// storeLinked notes a stub id for a linked entry.
+// storeLinkedStub stores the stub blob of a linked entry (linkedStub) and
+// returns its id.
 func (s *Store) storeLinkedStub(st fileStat) ([sha1.Size]byte, error) {
 	return s.storeBlob(linkedStub(st))
 }
