@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,12 @@ type CheckpointConfig struct {
 	// link in the store up to this size, so that undo brings it back after
 	// an rm (0: 256 MiB; negative: none, such files are left out).
 	LinkMaxSize int64
+	// LinkCopyMaxSize: in the sandbox, a command that opens such a linked
+	// file for writing gets a copy of it first up to this size, so that
+	// undo puts back what it wrote; a bigger one is written in place, which
+	// undo and changes say cannot be put back (an rm of it is still undone)
+	// (0: 16 MiB; negative: none is copied).
+	LinkCopyMaxSize int64
 	// MaxSize, MaxAge and MaxCount bound each project's store; the oldest
 	// checkpoints are pruned past them (0: 2 GiB, 7 days, 1000 commands).
 	MaxSize  int64
@@ -202,6 +209,8 @@ type gateCheckpoints struct {
 	pending sync.WaitGroup // jobs' checkpoints taken when they end; Close waits for them
 	leaving sync.Mutex     // a Leave set in the store and the checkpoint taken with it
 
+	copyMax int64 // CheckpointConfig.LinkCopyMaxSize
+
 	keeperCmd  []string      // starts the root's keeper; nil: none
 	keeperIdle time.Duration // its idle time
 	dialed     bool          // the keeper was looked for
@@ -210,11 +219,31 @@ type gateCheckpoints struct {
 
 func newGateCheckpoints(root string, c CheckpointConfig) *gateCheckpoints {
 	o, off := c.options(root)
-	g := &gateCheckpoints{off: off, opts: o}
+	g := &gateCheckpoints{off: off, opts: o, copyMax: c.LinkCopyMaxSize}
 	if idle := c.keeperIdle(); idle > 0 && !off {
 		g.keeperCmd, g.keeperIdle = c.Keeper, idle
 	}
 	return g
+}
+
+// storeLinks is the store's directory of links, made if missing, and the
+// size over which the sandbox writes a linked file in place
+// (sandbox.Spec.StoreLinks); "" when no file is linked.
+func (g *gateCheckpoints) storeLinks() (string, int64) {
+	if g.off || g.opts.LinkMaxSize < 0 || runtime.GOOS != "linux" {
+		return "", 0
+	}
+	dir, err := checkpoint.LinksDir(g.opts)
+	if err != nil {
+		return "", 0 // the checkpoint before the command says what is wrong
+	}
+	switch {
+	case g.copyMax == 0:
+		return dir, checkpoint.DefaultLinkCopyMaxSize
+	case g.copyMax < 0:
+		return dir, 0
+	}
+	return dir, g.copyMax
 }
 
 // viaKeeper is the root's keeper, looked for once: nil when there is none

@@ -17,28 +17,36 @@ import (
 // An ignored file over ignored_max_size is kept by a hard link in the
 // store: in the sandbox a command that writes it in place writes a copy
 // (copy-up: the file has the store's name too), so undo puts the original
-// back; without the sandbox the write reaches the store's link as well, and
-// undo says it cannot restore the file, and leaves it. The victim is under
-// /var/tmp (the lab).
+// back; without the sandbox, or over ignored_link_copy_max_size, the write
+// reaches the store's link as well: the command's changes say it was
+// written in place, and undo says it cannot restore the file, and leaves
+// it. An rm, or an open that truncates, is undone at any size. The victim
+// is under /var/tmp (the lab).
 func TestUndoLinkedWrittenInPlace(t *testing.T) {
 	lane.Live(t)
 	cases := []struct {
 		name    string
 		mode    sandbox.Mode
+		copyMax int64 // ignored_link_copy_max_size (0: the default, 16 MiB)
 		cmd     string
 		restore bool // undo brings the original back
 	}{
-		{"sandbox-append", sandbox.On, "echo more >> data.log", true},
-		{"sandbox-truncate", sandbox.On, ": > data.log", true},
-		{"sandbox-notrunc", sandbox.On, "printf xxxx | dd of=data.log conv=notrunc status=none", true},
-		{"no-sandbox-append", sandbox.Off, "echo more >> data.log", false},
+		{"sandbox-append", sandbox.On, 0, "echo more >> data.log", true},
+		{"sandbox-truncate", sandbox.On, 0, ": > data.log", true},
+		{"sandbox-notrunc", sandbox.On, 0, "printf xxxx | dd of=data.log conv=notrunc status=none", true},
+		{"no-sandbox-append", sandbox.Off, 0, "echo more >> data.log", false},
+		{"sandbox-over-copy-max-append", sandbox.On, 100000, "echo more >> data.log", false},
+		{"sandbox-over-copy-max-notrunc", sandbox.On, 100000, "printf xxxx | dd of=data.log conv=notrunc status=none", false},
+		{"sandbox-over-copy-max-truncate", sandbox.On, 100000, ": > data.log", true},
+		{"sandbox-over-copy-max-rm", sandbox.On, 100000, "rm data.log", true},
+		{"sandbox-copy-none-mv", sandbox.On, -1, "echo x > n.tmp && mv n.tmp data.log", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.mode == sandbox.On {
 				requireSandbox(t)
 			}
-			l := newCPLab(t, c.mode, nil)
+			l := newCPLab(t, c.mode, func(cfg *shellgate.Config) { cfg.Checkpoints.LinkCopyMaxSize = c.copyMax })
 			checkpointtest.Sh(t, l.root, "head -c 300000 /dev/urandom > data.log && chmod 640 data.log")
 			want, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
 			env := l.g.Run(context.Background(), shellgate.Request{Command: c.cmd})
@@ -46,7 +54,7 @@ func TestUndoLinkedWrittenInPlace(t *testing.T) {
 				t.Fatalf("%s: %s", c.cmd, env.Text)
 			}
 			made, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
-			if bytes.Equal(made, want) {
+			if bytes.Equal(made, want) && !strings.HasPrefix(c.cmd, "rm") {
 				t.Fatalf("%s did not change data.log", c.cmd)
 			}
 			cp, err := l.g.Checkpoints()
@@ -68,7 +76,10 @@ func TestUndoLinkedWrittenInPlace(t *testing.T) {
 				return
 			}
 			if !bytes.Equal(got, made) || len(sum.NotRestored) != 1 || !strings.Contains(sum.NotRestored[0].Why, "written in place") {
-				t.Errorf("undo of %q without the sandbox: not restored %+v, data.log changed by undo: %v", c.cmd, sum.NotRestored, !bytes.Equal(got, made))
+				t.Errorf("undo of %q: not restored %+v, data.log changed by undo: %v", c.cmd, sum.NotRestored, !bytes.Equal(got, made))
+			}
+			if paths := strings.Join(env.Data.Changed.Paths, ", "); !strings.Contains(paths, "modified data.log (written in place: undo cannot put back") {
+				t.Errorf("%q changed %q, want data.log said written in place", c.cmd, paths)
 			}
 		})
 	}

@@ -442,6 +442,7 @@ func (g *Gate) sandboxSpec() (spec sandbox.Spec, linked protect.Linked) {
 		spec.Patterns = protect.RootPatterns()
 		spec.Quarantine = filepath.Join(g.root, sandbox.QuarantineDir)
 		spec.QuarantineLog = quarantineLog(g.root)
+		spec.StoreLinks, spec.LinkCopyMax = g.cps.storeLinks()
 	}
 	return spec, linked
 }

@@ -10,16 +10,17 @@ import (
 
 // checkpointsTable is [checkpoints]: the project kept before each command.
 type checkpointsTable struct {
-	Enabled        *bool    `toml:"enabled"`               // default true
-	Dir            *string  `toml:"dir"`                   // default: the user state dir
-	MaxSize        any      `toml:"max_size"`              // per project, "2GB"
-	MaxAge         *string  `toml:"max_age"`               // "168h"
-	MaxCount       *int64   `toml:"max_count"`             // commands remembered
-	IgnoredMaxSize any      `toml:"ignored_max_size"`      // ignored files kept up to this size
-	KeepIgnored    []string `toml:"keep_ignored"`          // ignored files kept whatever their size
-	MaxFileSize    any      `toml:"max_file_size"`         // files over it are not read, "256MB"
-	LinkMaxSize    any      `toml:"ignored_link_max_size"` // ignored files kept by a hard link up to it, "256MB"; "0"/"off": none
-	KeeperIdle     *string  `toml:"keeper_idle"`           // "10m"; "0" or "off": no keeper
+	Enabled        *bool    `toml:"enabled"`                    // default true
+	Dir            *string  `toml:"dir"`                        // default: the user state dir
+	MaxSize        any      `toml:"max_size"`                   // per project, "2GB"
+	MaxAge         *string  `toml:"max_age"`                    // "168h"
+	MaxCount       *int64   `toml:"max_count"`                  // commands remembered
+	IgnoredMaxSize any      `toml:"ignored_max_size"`           // ignored files kept up to this size
+	KeepIgnored    []string `toml:"keep_ignored"`               // ignored files kept whatever their size
+	MaxFileSize    any      `toml:"max_file_size"`              // files over it are not read, "256MB"
+	LinkMaxSize    any      `toml:"ignored_link_max_size"`      // ignored files kept by a hard link up to it, "256MB"; "0"/"off": none
+	LinkCopyMax    any      `toml:"ignored_link_copy_max_size"` // such files copied before a write in the sandbox up to it, "16MB"; "0"/"off": none
+	KeeperIdle     *string  `toml:"keeper_idle"`                // "10m"; "0" or "off": no keeper
 }
 
 // Bounds on [checkpoints].
@@ -130,6 +131,28 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 			out.LinkMaxSize = n
 		} else if n != orDefault(out.LinkMaxSize, checkpoint.DefaultLinkMaxSize) {
 			ignore("checkpoints.ignored_link_max_size", "lower, checkpoints keep less; higher, a command writing such a file in the sandbox copies more")
+		}
+	}
+	if c.LinkCopyMax != nil {
+		var n int64 = -1 // "0" or "off": none copied, every one written in place
+		if v, ok := c.LinkCopyMax.(string); !ok || v != "off" {
+			var err error
+			if n, err = parseSize(c.LinkCopyMax); err != nil {
+				return f.errorAt("checkpoints.ignored_link_copy_max_size", "%v", err)
+			}
+			if n > maxMaxFileSize {
+				return f.errorAt("checkpoints.ignored_link_copy_max_size", "%d bytes is out of range: want at most 64GB, or \"0\" to copy none", n)
+			}
+			if n == 0 {
+				n = -1
+			}
+		}
+		// Lower, undo puts back fewer writes; higher, each write-open of
+		// such a file in the sandbox copies more.
+		if trusted {
+			out.LinkCopyMaxSize = n
+		} else if n != orDefault(out.LinkCopyMaxSize, checkpoint.DefaultLinkCopyMaxSize) {
+			ignore("checkpoints.ignored_link_copy_max_size", "lower, undo puts back fewer writes; higher, a command writing such a file in the sandbox copies more")
 		}
 	}
 	if c.KeepIgnored != nil {

@@ -184,3 +184,49 @@ func TestCheckpointsLinkMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// ignored_link_copy_max_size: the user's file sets it ("0" or "off": none
+// copied); a project file may change it neither way (lower, undo puts back
+// fewer writes; higher, each write-open of such a file copies more), unless
+// trusted; a bad value is an error naming the key.
+func TestCheckpointsLinkCopyMaxSize(t *testing.T) {
+	tests := []struct {
+		user, project string
+		trusted       bool
+		want          int64
+		warned        bool
+		err           string
+	}{
+		{"", "", false, 0, false, ""},
+		{`ignored_link_copy_max_size = "256MB"`, "", false, 256 << 20, false, ""},
+		{`ignored_link_copy_max_size = "0"`, "", false, -1, false, ""},
+		{`ignored_link_copy_max_size = "off"`, "", false, -1, false, ""},
+		{"", `ignored_link_copy_max_size = "off"`, false, 0, true, ""},
+		{"", `ignored_link_copy_max_size = "1GB"`, false, 0, true, ""},
+		{"", `ignored_link_copy_max_size = "16MB"`, false, 0, false, ""}, // the default: no change
+		{"", `ignored_link_copy_max_size = "1MB"`, true, 1 << 20, false, ""},
+		{`ignored_link_copy_max_size = "lots"`, "", false, 0, false, `ignored_link_copy_max_size: "lots" is not a size`},
+		{`ignored_link_copy_max_size = "100GB"`, "", false, 0, false, "out of range"},
+	}
+	for _, tt := range tests {
+		l := newLab(t)
+		write(t, l.user, "[checkpoints]\n"+tt.user+"\n")
+		write(t, filepath.Join(l.root, config.ProjectFileName), "[checkpoints]\n"+tt.project+"\n")
+		opts := l.opts()
+		opts.TrustProject = tt.trusted
+		cfg, src, err := config.Load(opts)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("user %q: %v, want an error naming %q", tt.user, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Checkpoints.LinkCopyMaxSize != tt.want {
+			t.Errorf("user %q, project %q: %v, link copy max size %d, want %d", tt.user, tt.project, err, cfg.Checkpoints.LinkCopyMaxSize, tt.want)
+		}
+		warned := slices.ContainsFunc(src.Warnings, func(w config.ConfigError) bool { return w.Key == "checkpoints.ignored_link_copy_max_size" })
+		if warned != tt.warned {
+			t.Errorf("user %q, project %q: warned %v, want %v (%v)", tt.user, tt.project, warned, tt.warned, src.Warnings)
+		}
+	}
+}

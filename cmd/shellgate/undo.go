@@ -168,7 +168,7 @@ root back as it was before command N.
 		fmt.Fprintf(stdout, "%4d  %s  %-8s %s\n      %s\n", r.ID, r.Time.Local().Format(time.DateTime), r.Label, oneLine(r.Command), what)
 		if id != 0 && r.Changes != nil {
 			for _, c := range r.Changes.Changes {
-				fmt.Fprintf(stdout, "      %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), notKeptNote(c))
+				fmt.Fprintf(stdout, "      %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), c.Note())
 			}
 		}
 	}
@@ -246,7 +246,7 @@ an error.
 				fmt.Fprintf(out, "  … %d more\n", len(since.Changes)-i)
 				break
 			}
-			fmt.Fprintf(out, "  %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), notKeptNote(c))
+			fmt.Fprintf(out, "  %-8s %s%s\n", c.Kind, checkpoint.ShowPath(c.Path), c.Note())
 		}
 		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
 		answer, _ := bufio.NewReader(in).ReadString('\n')
@@ -291,18 +291,6 @@ func lastChange(cp *shellgate.Checkpoints, id int) (shellgate.CheckpointRecord, 
 		}
 	}
 	return shellgate.CheckpointRecord{}, false
-}
-
-// notKeptNote marks a change of a file over max_file_size, or of an ignored
-// file no hard link could be made to.
-func notKeptNote(c shellgate.Change) string {
-	if !c.NotKept {
-		return ""
-	}
-	if c.Why != "" {
-		return " (not kept, " + checkpoint.ShowSize(c.Size) + ": " + c.Why + ")"
-	}
-	return " (not kept, " + checkpoint.ShowSize(c.Size) + ")"
 }
 
 // writeNotRestored says which paths an undo left as they are, and why.

@@ -35,15 +35,27 @@ type Change struct {
 	// Why it was not kept, when not for max_file_size: an ignored file no
 	// hard link could be made to in the store (another file system).
 	Why string `json:"why,omitempty"`
+	// InPlace: an ignored file kept by a hard link in the store, written
+	// in place (the store's name is the same file, so it holds what was
+	// written): undo cannot put back what it held. Size is its new size.
+	InPlace bool `json:"in_place,omitempty"`
 }
 
 // Text is the change in a few words: "added big.img (not kept, 1.0 TiB)".
 func (c Change) Text() string {
-	t := c.Kind + " " + ShowPath(c.Path)
-	if c.NotKept {
-		t += " (not kept, " + ShowSize(c.Size) + c.because() + ")"
+	return c.Kind + " " + ShowPath(c.Path) + c.Note()
+}
+
+// Note is what Text says after the path of a file not kept, or written in
+// place: " (not kept, 1.0 TiB)"; "" for others.
+func (c Change) Note() string {
+	switch {
+	case c.NotKept:
+		return " (not kept, " + ShowSize(c.Size) + c.because() + ")"
+	case c.InPlace:
+		return " (" + writtenInPlace + ")"
 	}
-	return t
+	return ""
 }
 
 // because is ": why" of a file not kept for another reason than its size.
@@ -93,6 +105,20 @@ func (s Summary) notKept() (int, int) {
 	return n, other
 }
 
+// writtenInPlace says what a change of a linked file written in place is.
+const writtenInPlace = "written in place: undo cannot put back what it held"
+
+// inPlace counts the changes of linked files written in place.
+func (s Summary) inPlace() int {
+	n := 0
+	for _, c := range s.Changes {
+		if c.InPlace {
+			n++
+		}
+	}
+	return n
+}
+
 // Empty reports no change at all.
 func (s Summary) Empty() bool { return len(s.Changes) == 0 }
 
@@ -127,6 +153,9 @@ func (s Summary) Text() string {
 	}
 	if other > 0 {
 		out += fmt.Sprintf(" (%d not kept: ignored, and no hard link could be made in the store)", other)
+	}
+	if n := s.inPlace(); n > 0 {
+		out += fmt.Sprintf(" (%d %s)", n, writtenInPlace)
 	}
 	if out == "" {
 		return "changed nothing"
@@ -265,6 +294,7 @@ func (s *Store) summarize(a, b string, undo bool) (Summary, error) {
 		markNotKept(work, ma.NotKeptWork, mb.NotKeptWork, "")
 		markNotKept(git, ma.NotKeptWork, mb.NotKeptWork, "")
 		markNotKept(git, ma.NotKeptGit, mb.NotKeptGit, ".git/")
+		markInPlace(work, ma.Linked, mb.Linked)
 		for _, side := range []struct {
 			git    bool
 			prefix string
@@ -329,6 +359,23 @@ func markNotKept(changes []Change, a, b map[string]notKeptFile, prefix string) {
 			changes[i].NotKept, changes[i].Size, changes[i].Why = true, n.Size, n.Why
 		} else if n, ok := a[key]; ok {
 			changes[i].NotKept, changes[i].Size, changes[i].Why = true, n.Size, n.Why
+		}
+	}
+}
+
+// markInPlace marks the changes of linked files written in place between
+// a and b: the same file (its link, named by its inode) with another size
+// or time. A copy put in its place (the sandbox's copy-up, an editor's
+// save) is another inode, and each side's link holds its own content.
+func markInPlace(changes []Change, a, b map[string]linkedFile) {
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	for i, c := range changes {
+		la, oka := a[c.Path]
+		lb, okb := b[c.Path]
+		if c.Kind == Modified && oka && okb && la.Link == lb.Link && la.Ino == lb.Ino && (la.Size != lb.Size || la.Mtime != lb.Mtime) {
+			changes[i].InPlace, changes[i].Size = true, lb.Size
 		}
 	}
 }

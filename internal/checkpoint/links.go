@@ -23,16 +23,18 @@ import (
 // `rm` or a rename over it leaves the store's name holding the data. A write
 // in place would reach the store's name too, since both names are one
 // file: in the sandbox (the default) the copy-up layer puts a copy in place
-// of any file with another name before a command writes it, so the store
-// keeps the original; without it, undo finds the link's stat changed and
-// says it cannot restore the file. The checkpoint's tree holds a stub of the
-// file's stat (so a change shows), and the manifest lists it (Linked).
+// of such a file up to DefaultLinkCopyMaxSize before a command writes it, so
+// the store keeps the original; over it, and without the sandbox, the write
+// reaches the link: the changes mark it written in place (markInPlace), and
+// undo finds the link's stat changed and says it cannot restore the file.
+// The checkpoint's tree holds a stub of the file's stat (so a change shows),
+// and the manifest lists it (Linked).
 //
 // Where no link can be made (the root and the store on different file
 // systems: EXDEV) the file is recorded as not kept (notkept.go), with the
-// reason. Ignored files over LinkMaxSize are left out as before, since each
-// write-open of a linked file in the sandbox copies it; ignored directories
-// are never entered. Only on systems with inode numbers (not Windows).
+// reason. Ignored files over LinkMaxSize are left out as before; ignored
+// directories are never entered. Only on systems with inode numbers (not
+// Windows).
 
 // linkedFile is what a checkpoint records of an ignored file it kept by a
 // hard link: the link's name in the store's links/ directory and the file's
@@ -162,7 +164,7 @@ func (s *Store) linkIntact(l linkedFile) (*os.File, string) {
 		return nil, "its hard link in the store is another file now"
 	case st.size != l.Size || st.mtime != l.Mtime:
 		f.Close()
-		return nil, fmt.Sprintf("was %s, kept by a hard link, and written in place since (without the sandbox a write goes to the one file both names share, now %s): it cannot be put back", ShowSize(l.Size), ShowSize(st.size))
+		return nil, fmt.Sprintf("was %s, kept by a hard link, and written in place since (now %s; the store's link is the same file): it cannot be put back", ShowSize(l.Size), ShowSize(st.size))
 	}
 	return f, ""
 }

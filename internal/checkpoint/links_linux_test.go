@@ -43,7 +43,7 @@ func TestUndoLinkedIgnored(t *testing.T) {
 		// place of the name, then written.
 		{"copy-up-write", "cp -p data.log c.tmp && echo more >> c.tmp && mv c.tmp data.log", "modified data.log", ""},
 		{"rm-dir", "mkdir -p d && mv data.log d/ && rm -r d", "deleted data.log", ""},
-		{"in-place", "echo more >> data.log", "modified data.log", "written in place since"},
+		{"in-place", "echo more >> data.log", "modified data.log (written in place: undo cannot put back what it held)", "written in place since"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,6 +59,9 @@ func TestUndoLinkedIgnored(t *testing.T) {
 			}
 			if !strings.Contains(sum.Text()+" "+changeTexts(sum), c.change) {
 				t.Errorf("changes %q, want %q", changeTexts(sum), c.change)
+			}
+			if inPlace := strings.Contains(changeTexts(sum), "in place"); inPlace != (c.left != "") {
+				t.Errorf("changes %q: said written in place: %v", changeTexts(sum), inPlace)
 			}
 			_, usum, err := s.Restore(id)
 			if err != nil {

@@ -62,6 +62,14 @@ func session(script string) int {
 		o.SetStager(testStager{dir})
 		calls |= seccomp.Creations
 	}
+	if dir := os.Getenv(linksEnv); dir != "" {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "links:", err)
+			return 3
+		}
+		o.SetStoreLinks(fd, linksMax)
+	}
 	listener, err := seccomp.InstallNotify(calls)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "filter:", err)
@@ -1208,5 +1216,80 @@ EOF
 	out := runSession(t, root, script)
 	if !strings.Contains(out, "ANC=0\n") {
 		t.Errorf("a watched name deep down was not made:\n%s", out)
+	}
+}
+
+// linksEnv names a checkpoint store's links directory for the session
+// (SetStoreLinks), with linksMax as the copy's bound.
+const (
+	linksEnv = "COPYUP_TEST_LINKS"
+	linksMax = 4096
+)
+
+// A file over the bound whose one other name is the checkpoint store's link
+// (named by its inode) is written in place: the store's name holds what was
+// written, and no copy is made. Any other case is copied as before: a file
+// under the bound, an open that truncates, another name outside however it
+// is named, a third name, and a write through a descriptor whose root name
+// is gone (its other name may be anything's).
+func TestStoreLinkedBigFilesAreWrittenInPlace(t *testing.T) {
+	lane.Live(t)
+	root, store := lab(t)
+	links := filepath.Join(store, "links")
+	os.Mkdir(links, 0o700)
+	big := strings.Repeat("x", 2*linksMax)
+	tests := []struct {
+		name, size string
+		extra      string // "inode": the store's link; "other": another name outside; "both"
+		script     string
+		inPlace    bool // the outside names hold what was written
+	}{
+		{"append", big, "inode", `echo more >> nm/append.db`, true},
+		{"rdwr", big, "inode", `python3 -c "import os; f=os.open('nm/rdwr.db', os.O_RDWR); os.pwrite(f, b'more', 0)"`, true},
+		{"truncate-to", big, "inode", `python3 -c "import os; os.truncate('nm/truncate-to.db', 10)"`, true},
+		{"small", "original\n", "inode", `echo more >> nm/small.db`, false},
+		{"emptied", big, "inode", `echo more > nm/emptied.db`, false},
+		{"not-its-inode", big, "other", `echo more >> nm/not-its-inode.db`, false},
+		{"third-name", big, "both", `echo more >> nm/third-name.db`, false},
+		{"held-after-rm", big, "both", `exec 3<nm/held-after-rm.db; rm nm/held-after-rm.db; echo more >> /proc/self/fd/3`, false},
+	}
+	var script strings.Builder
+	outside := map[string][]string{}
+	for _, tt := range tests {
+		p := filepath.Join(root, "nm", tt.name+".db")
+		if err := os.WriteFile(p, []byte(tt.size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		unix.Stat(p, &st)
+		if tt.extra == "inode" || tt.extra == "both" {
+			outside[tt.name] = append(outside[tt.name], filepath.Join(links, fmt.Sprint(st.Ino)))
+		}
+		if tt.extra == "other" || tt.extra == "both" {
+			outside[tt.name] = append(outside[tt.name], filepath.Join(store, tt.name))
+		}
+		for _, o := range outside[tt.name] {
+			if err := os.Link(p, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fmt.Fprintf(&script, "( %s ) 2>/dev/null\n", tt.script)
+	}
+	t.Setenv(linksEnv, links)
+	runSession(t, root, script.String()+"true\n")
+	for _, tt := range tests {
+		var rst unix.Stat_t
+		rerr := unix.Stat(filepath.Join(root, "nm", tt.name+".db"), &rst)
+		for _, o := range outside[tt.name] {
+			b, _ := os.ReadFile(o)
+			var ost unix.Stat_t
+			unix.Stat(o, &ost)
+			switch {
+			case tt.inPlace && (string(b) == tt.size || rerr != nil || rst.Ino != ost.Ino):
+				t.Errorf("%s: not written in place: %s holds %d bytes, the root's file is another (%v)", tt.name, o, len(b), rerr)
+			case !tt.inPlace && string(b) != tt.size:
+				t.Errorf("%s: written through %s (%d bytes, was %d)", tt.name, o, len(b), len(tt.size))
+			}
+		}
 	}
 }

@@ -42,6 +42,8 @@ type call struct {
 	stager Stager
 	// umasks keeps the callers' umasks, when umask calls are handed over.
 	umasks *umasks
+	// links is the checkpoint store's (SetStoreLinks); nil: none.
+	links *storeLinks
 }
 
 // Handles says whether Handle performs call nr.
@@ -80,7 +82,7 @@ func (o *Opener) Handle(c *notify.Caller, n *notify.Notif) notify.Result {
 	if errno != 0 {
 		return notify.Fail(errno)
 	}
-	k.stager, k.umasks = o.stager, o.umasks
+	k.stager, k.umasks, k.links = o.stager, o.umasks, o.links
 	return o.perform(c, k)
 }
 
@@ -351,7 +353,10 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			// one it may write too): nothing else is written through it.
 			return fd, 0
 		}
-		if errno == 0 && soleName(fd, &st) {
+		// An open that truncates needs none of the bytes: copied, so that
+		// undo puts the file back.
+		empty := k.how.Flags&unix.O_TRUNC != 0 || k.truncateTo == 0
+		if errno == 0 && (soleName(fd, &st) || !empty && k.links.only(fd, &st)) {
 			if k.how.Flags&unix.O_TRUNC != 0 {
 				errno = truncate(fd, k.how.Flags, st.Size)
 			}
@@ -365,9 +370,6 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		case tries == maxBreaks:
 			errno = unix.EBUSY
 		default:
-			// An open that truncates, or truncate(2) to nothing, needs
-			// none of the bytes.
-			empty := k.how.Flags&unix.O_TRUNC != 0 || k.truncateTo == 0
 			if name, errno = breakLink(fd, &st, empty); errno == 0 && t.file >= 0 {
 				errno = t.retarget(name) // the magic link still names the old file
 			}
@@ -424,6 +426,12 @@ func soleName(fd int, st *unix.Stat_t) bool {
 	if st.Nlink != 1 {
 		return st.Nlink == 0
 	}
+	return nameHeld(fd)
+}
+
+// nameHeld says whether the name fd was opened by still names its file, and
+// did at some moment after the call (see soleName).
+func nameHeld(fd int) bool {
 	self := "/proc/thread-self/fd/" + strconv.Itoa(fd)
 	p, err := os.Readlink(self)
 	if err != nil || !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {

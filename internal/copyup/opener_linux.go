@@ -17,6 +17,7 @@ type Opener struct {
 	busy    chan struct{} // a token per worker at work
 	stager  Stager        // judges the names commands make; nil: none handed over
 	umasks  *umasks       // the callers', kept while umask calls are handed over (with stager)
+	links   *storeLinks   // the checkpoint store's links (SetStoreLinks); nil: none
 }
 
 // A worker is one confined thread; it runs what is sent to it.

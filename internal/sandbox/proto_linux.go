@@ -36,6 +36,8 @@ func (spec *Spec) wire() *helper.Spec {
 		Patterns:      spec.Patterns,
 		Quarantine:    spec.Quarantine,
 		QuarantineLog: spec.QuarantineLog,
+		StoreLinks:    spec.StoreLinks,
+		LinkCopyMax:   spec.LinkCopyMax,
 		Network:       spec.Network,
 		HostPorts:     spec.HostPorts,
 		EgressPort:    spec.EgressPort,

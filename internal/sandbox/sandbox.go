@@ -139,6 +139,13 @@ type Spec struct {
 	// envelope tells it: the helper appends to it through a descriptor, and
 	// the next session in the root reports it.
 	QuarantineLog string
+	// StoreLinks, when set, is the checkpoint store's directory of links
+	// (package checkpoint keeps a big ignored file of the root by a hard
+	// link there): copy-up writes a file over LinkCopyMax bytes whose only
+	// other name is there in place instead of copying it first (see
+	// copyup.Opener.SetStoreLinks). The helper holds a descriptor of it.
+	StoreLinks  string
+	LinkCopyMax int64
 	// Caches are the tool caches builds write to (Go's, npm's, pip's …):
 	// commands write to a copy of the project's own over each (see CacheStore),
 	// never to the host's, which a host program reads and runs later.

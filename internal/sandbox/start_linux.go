@@ -146,6 +146,15 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 			spec.QuarantineLog = "" // the helper must not take a descriptor for it
 		}
 	}
+	var links *os.File
+	if spec.StoreLinks != "" {
+		if f, err := os.OpenFile(spec.StoreLinks, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err == nil {
+			defer f.Close() // sent: the helper holds it
+			links = f
+		} else {
+			spec.StoreLinks = "" // every such file is copied, as without
+		}
+	}
 	// What the plan needs of the host (as root, a walk of /etc and /var),
 	// and the plan itself, made while the helper starts, which takes as
 	// long: the set-up is sent as soon as the helper is there.
@@ -173,7 +182,7 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
 	}
-	if err := s.setUp(spec, plans, e.cg, log); err != nil {
+	if err := s.setUp(spec, plans, e.cg, log, links); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -439,8 +448,9 @@ type plan struct {
 
 // setUp moves the helper into its cgroup where it was not born in it, sends
 // it the spec and the plan (and log, the quarantine log, with
-// Spec.QuarantineLog), and waits for its report.
-func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os.File) error {
+// Spec.QuarantineLog; links, the store's links, with Spec.StoreLinks), and
+// waits for its report.
+func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log, links *os.File) error {
 	pid := s.helper.Process.Pid
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
 		s.pidNS = link
@@ -470,6 +480,9 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log *os
 	}
 	if log != nil { // after the trees
 		fds = append(fds, int(log.Fd()))
+	}
+	if links != nil {
+		fds = append(fds, int(links.Fd()))
 	}
 	// A helper born in the session's v1 cgroup has its launcher's thread
 	// join the commands' as its set-up ends (helper.Message.LauncherTasks);

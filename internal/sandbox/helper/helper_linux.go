@@ -267,18 +267,22 @@ func helperMain() int {
 	if !t.pending() {
 		warmJSON()
 	}
-	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+2))))
+	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+3))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
 	}
 	// One for each step that shows a tree as others see it, then the
 	// quarantine log (Spec.QuarantineLog), when the spec names one, then
-	// the commands' cgroup's tasks file (LauncherTasks).
+	// the checkpoint store's links (Spec.StoreLinks), then the commands'
+	// cgroup's tasks file (LauncherTasks).
 	trees := FDs(oob)
-	tasks := -1
+	tasks, links := -1, -1
 	if m.LauncherTasks && len(trees) > 0 {
 		tasks, trees = trees[len(trees)-1], trees[:len(trees)-1]
+	}
+	if m.Spec.StoreLinks != "" && len(trees) > 0 {
+		links, trees = trees[len(trees)-1], trees[:len(trees)-1]
 	}
 	if m.Spec.QuarantineLog != "" && len(trees) > 0 {
 		h.log, trees = os.NewFile(uintptr(trees[len(trees)-1]), "quarantine-log"), trees[:len(trees)-1]
@@ -295,6 +299,11 @@ func helperMain() int {
 		return 2
 	}
 	h.mounts, h.launcher = mounts, launcher
+	if links >= 0 && launcher != nil && launcher.opener != nil {
+		launcher.opener.SetStoreLinks(links, m.Spec.LinkCopyMax) // held for the session
+	} else if links >= 0 {
+		unix.Close(links)
+	}
 	ready := &Message{Op: "ready", Layers: layers, Missing: missing}
 	if m.LauncherTasks {
 		// Here, not in a round trip after ready: a command's start waited

@@ -29,6 +29,8 @@ type Spec struct {
 	Patterns      []string `json:",omitempty"`
 	Quarantine    string   `json:",omitempty"`
 	QuarantineLog string   `json:",omitempty"`
+	StoreLinks    string   `json:",omitempty"`
+	LinkCopyMax   int64    `json:",omitempty"`
 	Network       bool     `json:",omitempty"`
 	HostPorts     []int    `json:",omitempty"`
 	EgressPort    int      `json:",omitempty"`
