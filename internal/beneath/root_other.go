@@ -160,6 +160,11 @@ func (r *Root) OpenFile(name string) (*os.File, error) {
 // Symlink makes name of r a symlink to target.
 func (r *Root) Symlink(target, name string) error { return r.top.Symlink(target, r.at(name)) }
 
+// LinkFile is not done here: no inode numbers to check the link by.
+func (r *Root) LinkFile(f *os.File, name string) error {
+	return &os.LinkError{Op: "link", Old: f.Name(), New: name, Err: errors.ErrUnsupported}
+}
+
 // Rename moves the entry name of r to toName of to (both of one root).
 func (r *Root) Rename(name string, to *Root, toName string) error {
 	if to.top != r.top {

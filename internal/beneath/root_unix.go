@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -287,6 +288,28 @@ func (r *Root) OpenFile(name string) (*os.File, error) {
 func (r *Root) Symlink(target, name string) error {
 	if err := unix.Symlinkat(target, r.fd, name); err != nil {
 		return r.err("symlink", name, err)
+	}
+	return nil
+}
+
+// LinkFile makes name of r a hard link to the regular file f is open on
+// (opened by a name of its, f.Name(), outside the root): the file
+// checked through f, not what its name holds by then.
+func (r *Root) LinkFile(f *os.File, name string) error {
+	src, flags := f.Name(), 0
+	if runtime.GOOS == "linux" {
+		src, flags = "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.AT_SYMLINK_FOLLOW
+	}
+	fail := func(err error) error {
+		return &os.LinkError{Op: "link", Old: f.Name(), New: filepath.Join(r.name, name), Err: err}
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, src, r.fd, name, flags); err != nil {
+		return fail(err)
+	}
+	var want, got unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &want) != nil || unix.Fstatat(r.fd, name, &got, unix.AT_SYMLINK_NOFOLLOW) != nil || want.Dev != got.Dev || want.Ino != got.Ino {
+		unix.Unlinkat(r.fd, name, 0) // its name led elsewhere by then
+		return fail(errors.New("the name was another file's"))
 	}
 	return nil
 }

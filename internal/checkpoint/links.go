@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/shellgate/shellgate/internal/beneath"
 )
 
 // An ignored file over IgnoredMaxSize (a dataset, a local database, a model
@@ -358,4 +360,24 @@ func (s *Store) shedLinks(want int64) int64 {
 // returns its id.
 func (s *Store) storeLinkedStub(st fileStat) ([sha1.Size]byte, error) {
 	return s.storeBlob(linkedStub(st))
+}
+
+// stageLink makes name of stage the store's link of l, the very file the
+// checkpoint recorded, with mode perm: the root's name for it comes back
+// as it was, with no copy, and two names the root had for one file (a hard
+// link of the user's) come back as one file again, as does a name whose
+// other is still that file. An error: copied instead (copyLinked).
+func (s *Store) stageLink(l linkedFile, stage *beneath.Root, name string, perm fs.FileMode) error {
+	src, why := s.linkIntact(l)
+	if src == nil {
+		return errors.New(why)
+	}
+	defer src.Close()
+	err := fresh(stage, name, func() error { return stage.LinkFile(src, name) })
+	if err == nil {
+		if err = stage.Chmod(name, perm); err != nil {
+			stage.Remove(name)
+		}
+	}
+	return err
 }

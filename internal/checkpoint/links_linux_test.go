@@ -275,3 +275,42 @@ func TestLinkedShed(t *testing.T) {
 		t.Errorf("undo of the first rewrite, whose link went: not restored %+v", sum.NotRestored)
 	}
 }
+
+// Two names the root had for one big ignored file (a hard link of the
+// user's) come back as one file after undo, whether the command removed
+// both or one (the other still that file), with their content and mode.
+func TestUndoLinkedNamesStayOneFile(t *testing.T) {
+	lane.Live(t)
+	for _, cmd := range []string{"rm data.log alias.log", "rm alias.log", "mv data.log gone.tmp && rm gone.tmp alias.log"} {
+		t.Run(cmd, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			want := bigIgnored(t, root)
+			checkpointtest.Sh(t, root, "ln data.log alias.log")
+			s := open(t, root, filepath.Join(lab, "store"))
+			defer s.Close()
+			id := snapshot(t, s, cmd)
+			checkpointtest.Sh(t, root, cmd)
+			if _, err := s.Finish(id); err != nil {
+				t.Fatal(err)
+			}
+			_, usum, err := s.Restore(id)
+			if err != nil || len(usum.NotRestored) != 0 {
+				t.Fatalf("undo: %v, not restored %+v", err, usum.NotRestored)
+			}
+			a, errA := os.Stat(filepath.Join(root, "data.log"))
+			b, errB := os.Stat(filepath.Join(root, "alias.log"))
+			if errA != nil || errB != nil {
+				t.Fatalf("after undo: %v %v", errA, errB)
+			}
+			if !os.SameFile(a, b) {
+				t.Errorf("data.log and alias.log came back as two files")
+			}
+			for _, fi := range []os.FileInfo{a, b} {
+				got, _ := os.ReadFile(filepath.Join(root, fi.Name()))
+				if !bytes.Equal(got, want) || fi.Mode().Perm() != 0o640 {
+					t.Errorf("%s after undo: %d bytes (want %d), mode %v", fi.Name(), len(got), len(want), fi.Mode())
+				}
+			}
+		})
+	}
+}

@@ -709,6 +709,10 @@ func (s *Store) stageOne(b *blobReader, w staged, stage *beneath.Root, target ma
 	}
 	_, rel, _ := s.dest(w.path)
 	perm := fs.FileMode(target.perm(strings.HasPrefix(w.path, "git/"), rel, w.newMode == "100755"))
+	l, linked := target.linked(w.path)
+	if linked && s.stageLink(l, stage, w.name, perm) == nil {
+		return nil
+	}
 	var f *os.File
 	err := fresh(stage, w.name, func() (err error) {
 		f, err = stage.Create(w.name, 0o600)
@@ -717,8 +721,8 @@ func (s *Store) stageOne(b *blobReader, w staged, stage *beneath.Root, target ma
 	if err != nil {
 		return err
 	}
-	if l, ok := target.linked(w.path); ok {
-		err = s.copyLinked(l, f) // a copy: the link stays as the checkpoint has it
+	if linked {
+		err = s.copyLinked(l, f) // where no link could be made (EXDEV, EPERM)
 	} else {
 		err = b.copy(w.newID, f, -1)
 	}
