@@ -27,7 +27,7 @@ func TestSpecWire(t *testing.T) {
 			v.SetBool(true)
 		case reflect.String:
 			v.SetString(f.Name)
-		case reflect.Int:
+		case reflect.Int, reflect.Int64:
 			v.SetInt(int64(i + 1))
 		case reflect.Slice:
 			s := reflect.MakeSlice(v.Type(), 1, 1)
