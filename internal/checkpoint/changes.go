@@ -226,11 +226,11 @@ func (s *Store) summarize(a, b string, undo bool) (Summary, error) {
 	var nowIgnored map[string]bool
 	switch {
 	case undo:
-		if entries, _, err = s.keepLeftOut(entries, b); err != nil {
+		if entries, _, err = s.keepLeftOut(entries, b, a); err != nil {
 			return Summary{}, err
 		}
 	case rulesChanged(entries):
-		left, _, err := s.keepLeftOut(entries, b)
+		left, _, err := s.keepLeftOut(entries, b, "")
 		if err != nil {
 			return Summary{}, err
 		}

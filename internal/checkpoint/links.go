@@ -75,6 +75,15 @@ func (s *Store) linkable(st fileStat) bool {
 	return canLink && st.mode.IsRegular() && st.ino != 0 && s.o.LinkMaxSize > 0 && st.size <= s.o.LinkMaxSize && st.size <= s.maxFileSize()
 }
 
+// linkMax is the size up to which an ignored file is linked (linkable); 0
+// where none is.
+func (s *Store) linkMax() int64 {
+	if !canLink || s.o.LinkMaxSize <= 0 {
+		return 0
+	}
+	return min(s.o.LinkMaxSize, s.maxFileSize())
+}
+
 // linkFile links the file at path into the store and returns the stat of
 // what it linked (the change time the link gave it included). One link per
 // inode: a file unchanged since the last checkpoint, or written in place,

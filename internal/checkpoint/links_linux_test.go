@@ -2,6 +2,9 @@ package checkpoint_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,6 +313,61 @@ func TestUndoLinkedNamesStayOneFile(t *testing.T) {
 				if !bytes.Equal(got, want) || fi.Mode().Perm() != 0o640 {
 					t.Errorf("%s after undo: %d bytes (want %d), mode %v", fi.Name(), len(got), len(want), fi.Mode())
 				}
+			}
+		})
+	}
+}
+
+// A big ignored file a command made goes with undo, as a small one does
+// (the undo's own checkpoint keeps it, by a link: undoing the undo brings
+// it back); one over ignored_link_max_size, which no checkpoint keeps, is
+// left.
+func TestUndoRemovesLinkedMadeSince(t *testing.T) {
+	lane.Live(t)
+	tests := []struct {
+		name    string
+		size    int
+		linkMax int64
+		gone    bool
+	}{
+		{"small", 1000, 0, true},
+		{"big", 300000, 0, true},
+		{"over-link-max", 300000, 200000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), LinkMaxSize: tt.linkMax})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			cmd := fmt.Sprintf("head -c %d /dev/urandom > made.log", tt.size)
+			id := snapshot(t, s, cmd)
+			checkpointtest.Sh(t, root, cmd)
+			made, _ := os.ReadFile(filepath.Join(root, "made.log"))
+			if _, err := s.Finish(id); err != nil {
+				t.Fatal(err)
+			}
+			undo, usum, err := s.Restore(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = os.Lstat(filepath.Join(root, "made.log"))
+			if gone := errors.Is(err, fs.ErrNotExist); gone != tt.gone {
+				t.Fatalf("made.log gone after undo: %v, want %v (undo said %q, not restored %+v)", gone, tt.gone, changeTexts(usum), usum.NotRestored)
+			}
+			if !tt.gone {
+				return
+			}
+			if !strings.Contains(changeTexts(usum), "deleted made.log") {
+				t.Errorf("undo said %q, want deleted made.log", changeTexts(usum))
+			}
+			if _, _, err := s.Restore(undo); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(root, "made.log")); !bytes.Equal(got, made) {
+				t.Errorf("undo of the undo: made.log %d bytes, want %d", len(got), len(made))
 			}
 		})
 	}

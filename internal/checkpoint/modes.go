@@ -25,7 +25,10 @@ type manifest struct {
 	// Linked lists the ignored files kept by a hard link in the store
 	// (links.go), by their path in the work tree.
 	Linked map[string]linkedFile `json:"linked,omitempty"`
-	blob   string                // the id of its blob in the store, once written
+	// LinkMax is the size up to which the checkpoint kept a big ignored
+	// file by a link (linkMax); 0: none (an older build's, links off).
+	LinkMax int64  `json:"link_max,omitempty"`
+	blob    string // the id of its blob in the store, once written
 }
 
 // defaultPerm is the mode Restore gives a file of a tree when the manifest

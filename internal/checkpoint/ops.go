@@ -320,7 +320,7 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	entries, kept := keepGitlinks(entries)
-	if entries, _, err = s.keepLeftOut(entries, j.Target); err != nil {
+	if entries, _, err = s.keepLeftOut(entries, j.Target, cur); err != nil {
 		return nil, err
 	}
 	target, err := s.readManifest(j.Target)
@@ -533,7 +533,12 @@ func keepGitlinks(entries []diffEntry) ([]diffEntry, []string) {
 // makes the user's ignored files — a database, a dataset, node_modules —
 // part of every checkpoint after it; undo to before it must leave them, as
 // it leaves all ignored bulk, not delete them for being new.
-func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, []string, error) {
+//
+// For an undo from checkpoint cur ("" otherwise), a big ignored file cur
+// keeps by a link, of a size target linked too, was not there then: it goes,
+// as a small ignored file made since does, and undoing the undo brings it
+// back from cur's link.
+func (s *Store) keepLeftOut(entries []diffEntry, target, cur string) ([]diffEntry, []string, error) {
 	var paths []string
 	dirs := map[string]bool{}
 	for _, e := range entries {
@@ -586,6 +591,15 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, []
 		}
 		out = []byte(rest)
 	}
+	var now, then manifest
+	if cur != "" {
+		if now, err = s.readManifest(cur); err != nil {
+			return nil, nil, err
+		}
+		if then, err = s.readManifest(target); err != nil {
+			return nil, nil, err
+		}
+	}
 	global := parseIgnore("", append(files["git/info/exclude"], ownDirs...))
 	stacks := map[string]*ignoreStack{".": (&ignoreStack{global: global}).push(parseIgnore("", files["work/.gitignore"]))}
 	var stackOf func(dir string) *ignoreStack
@@ -616,7 +630,12 @@ func (s *Store) keepLeftOut(entries []diffEntry, target string) ([]diffEntry, []
 			return false
 		}
 		fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
-		return err == nil && !s.keptIgnored(p, fi.Size())
+		if err != nil || s.keptIgnored(p, fi.Size()) {
+			return false
+		}
+		st, _ := statOf(fi)
+		l, linked := now.Linked[p]
+		return !linked || l.Ino != st.ino || fi.Size() > then.LinkMax
 	}
 	out2 := entries[:0:0]
 	var left []string

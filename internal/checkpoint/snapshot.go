@@ -195,10 +195,10 @@ func nestedPath(name string) string {
 func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string]notKeptFile, linked map[string]linkedFile) error {
 	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) &&
 		maps.Equal(s.modes.NotKeptWork, workBig) && maps.Equal(s.modes.NotKeptGit, gitBig) &&
-		maps.Equal(s.modes.Linked, linked) && s.modes.blob != "" {
+		maps.Equal(s.modes.Linked, linked) && s.modes.LinkMax == s.linkMax() && s.modes.blob != "" {
 		return nil
 	}
-	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig, Linked: linked}
+	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig, Linked: linked, LinkMax: s.linkMax()}
 	if len(m.Work) == 0 {
 		m.Work = nil
 	}
