@@ -353,8 +353,10 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			// one it may write too): nothing else is written through it.
 			return fd, 0
 		}
-		// An open that truncates needs none of the bytes: copied, so that
-		// undo puts the file back.
+		// An open that truncates, or truncate(2) to nothing, needs none of
+		// the bytes: an empty copy, at any size, and undo puts the file
+		// back. Any other write of a big file whose other name is the
+		// checkpoint store's goes in place (SetStoreLinks).
 		empty := k.how.Flags&unix.O_TRUNC != 0 || k.truncateTo == 0
 		if errno == 0 && (soleName(fd, &st) || !empty && k.links.only(fd, &st)) {
 			if k.how.Flags&unix.O_TRUNC != 0 {
