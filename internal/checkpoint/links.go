@@ -372,21 +372,20 @@ func (s *Store) storeLinkedStub(st fileStat) ([sha1.Size]byte, error) {
 }
 
 // stageLink makes name of stage the store's link of l, the very file the
-// checkpoint recorded, with mode perm: the root's name for it comes back
-// as it was, with no copy, and two names the root had for one file (a hard
-// link of the user's) come back as one file again, as does a name whose
-// other is still that file. An error: copied instead (copyLinked).
+// checkpoint recorded, which has mode perm: the root's name for it comes
+// back as it was, with no copy, and two names the root had for one file (a
+// hard link of the user's) come back as one file again, as does a name
+// whose other is still that file. An error: copied instead (copyLinked).
+// A file whose mode is no longer perm is copied rather than changed: it may
+// have a name outside the root too (chmodOwn).
 func (s *Store) stageLink(l linkedFile, stage *beneath.Root, name string, perm fs.FileMode) error {
 	src, why := s.linkIntact(l)
 	if src == nil {
 		return errors.New(why)
 	}
 	defer src.Close()
-	err := fresh(stage, name, func() error { return stage.LinkFile(src, name) })
-	if err == nil {
-		if err = stage.Chmod(name, perm); err != nil {
-			stage.Remove(name)
-		}
+	if fi, err := src.Stat(); err != nil || fi.Mode().Perm() != perm {
+		return errors.New("its mode changed")
 	}
-	return err
+	return fresh(stage, name, func() error { return stage.LinkFile(src, name) })
 }

@@ -372,3 +372,37 @@ func TestUndoRemovesLinkedMadeSince(t *testing.T) {
 		})
 	}
 }
+
+// A big ignored file whose mode changed since the checkpoint (chmod through
+// a name outside the root, which the file also has) comes back as a copy
+// with the checkpoint's mode: undo changes nothing of the file outside.
+func TestUndoLinkedModeChangedOutside(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	want := bigIgnored(t, root)
+	outside := filepath.Join(lab, "outside.log")
+	if err := os.Link(filepath.Join(root, "data.log"), outside); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, root, filepath.Join(lab, "store"))
+	defer s.Close()
+	id := snapshot(t, s, "rm data.log")
+	checkpointtest.Sh(t, root, "rm data.log")
+	if err := os.Chmod(outside, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, usum, err := s.Restore(id); err != nil || len(usum.NotRestored) != 0 {
+		t.Fatalf("undo: %v, not restored %+v", err, usum.NotRestored)
+	}
+	fi, err := os.Stat(filepath.Join(root, "data.log"))
+	got, _ := os.ReadFile(filepath.Join(root, "data.log"))
+	if err != nil || fi.Mode().Perm() != 0o640 || !bytes.Equal(got, want) {
+		t.Errorf("data.log after undo: %v %v, %d bytes (want 0640, %d)", fi, err, len(got), len(want))
+	}
+	if ofi, err := os.Stat(outside); err != nil || ofi.Mode().Perm() != 0o600 {
+		t.Errorf("the file outside the root: %v %v, want its mode left 0600", ofi, err)
+	}
+}
