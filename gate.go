@@ -374,7 +374,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 			Message: "run_in_background, yield_after_ms and tty need a session (Gate.NewSession; every MCP connection has one)."})
 		return env
 	}
-	a, refused := g.admit(ctx, req, o, "", g.box)
+	a, refused := g.admit(ctx, req, o, "", g.box, false)
 	if refused != nil {
 		g.box.dropEarly() // not run: its sandbox's helper, started ahead, ends now
 		return *refused

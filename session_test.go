@@ -304,6 +304,28 @@ func TestSessionTerminal(t *testing.T) {
 
 // Without the sandbox, a terminal job needs approval: what it runs is typed
 // into it later, unchecked.
+// The interactive rule's refusal offers a terminal job where there are
+// jobs, in a session, and not to a one-shot Gate.Run (the CLI's run, a
+// library's), which has no tty parameter to give.
+func TestInteractiveRefusalOffersTerminalJobsInSessionsOnly(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	s := g.NewSession(shellgate.SessionConfig{})
+	t.Cleanup(func() { s.Close() })
+	for _, tc := range []struct {
+		who  string
+		env  envelope.Envelope
+		jobs bool
+	}{
+		{"Gate.Run", run(t, g, shellgate.Request{Command: "vim a.txt"}), false},
+		{"Session.Run", srun(t, s, shellgate.Request{Command: "vim a.txt"}), true},
+	} {
+		if e := tc.env.Error; e == nil || e.Rule != "interactive" || strings.Contains(e.Message, "tty: true") != tc.jobs {
+			t.Errorf("%s: %s", tc.who, tc.env.Text)
+		}
+	}
+}
+
 func TestSessionTerminalWithoutSandbox(t *testing.T) {
 	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, shellgate.SessionConfig{})
 	env := srun(t, s, shellgate.Request{Command: "bash", TTY: true})
