@@ -19,24 +19,39 @@ type Brief struct {
 
 // BriefData is Data without its zero values: the same fields in the same order.
 type BriefData struct {
-	Stdout          string   `json:"stdout,omitempty"`
-	Stderr          string   `json:"stderr,omitempty"`
-	ExitCode        *int     `json:"exit_code,omitempty"`
-	Signal          *string  `json:"signal,omitempty"`
-	Truncated       bool     `json:"truncated,omitempty"`
-	Command         string   `json:"command,omitempty"` // empty for job_list
-	Directory       string   `json:"directory,omitempty"`
-	TimedOut        bool     `json:"timed_out,omitempty"`
-	Cancelled       bool     `json:"cancelled,omitempty"`
-	Binary          bool     `json:"binary,omitempty"`
-	ControlsRemoved bool     `json:"controls_removed,omitempty"`
-	FullOutputPath  *string  `json:"full_output_path,omitempty"`
-	BackgroundPIDs  []int    `json:"background_pids,omitempty"`
-	Digest          string   `json:"digest,omitempty"`
-	Summary         string   `json:"summary,omitempty"`
-	Job             *Job     `json:"job,omitempty"`
-	Jobs            []Job    `json:"jobs,omitempty"`
-	Changed         *Changed `json:"changed,omitempty"`
+	Stdout          string     `json:"stdout,omitempty"`
+	Stderr          string     `json:"stderr,omitempty"`
+	ExitCode        *int       `json:"exit_code,omitempty"`
+	Signal          *string    `json:"signal,omitempty"`
+	Truncated       bool       `json:"truncated,omitempty"`
+	Command         string     `json:"command,omitempty"` // empty for job_list
+	Directory       string     `json:"directory,omitempty"`
+	TimedOut        bool       `json:"timed_out,omitempty"`
+	Cancelled       bool       `json:"cancelled,omitempty"`
+	Binary          bool       `json:"binary,omitempty"`
+	ControlsRemoved bool       `json:"controls_removed,omitempty"`
+	FullOutputPath  *string    `json:"full_output_path,omitempty"`
+	BackgroundPIDs  []int      `json:"background_pids,omitempty"`
+	Digest          string     `json:"digest,omitempty"`
+	Summary         string     `json:"summary,omitempty"`
+	Job             *BriefJob  `json:"job,omitempty"`
+	Jobs            []BriefJob `json:"jobs,omitempty"`
+	Changed         *Changed   `json:"changed,omitempty"`
+}
+
+// BriefJob is Job without its zero values; a call's own job leaves out too
+// what stats and data say of it (its runtime, byte counts, how it ended).
+type BriefJob struct {
+	ID          string   `json:"id"`
+	State       JobState `json:"state"`
+	Command     string   `json:"command,omitempty"`
+	Directory   string   `json:"directory,omitempty"`
+	TTY         bool     `json:"tty,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	RuntimeMS   int64    `json:"runtime_ms,omitempty"`
+	StdoutBytes int64    `json:"stdout_bytes,omitempty"`
+	StderrBytes int64    `json:"stderr_bytes,omitempty"`
 }
 
 // BriefContext is Context without what data already says (the command), but for
@@ -63,24 +78,33 @@ type BriefContext struct {
 func (e *Envelope) Brief() Brief {
 	d := e.Data
 	b := Brief{
-		Status:  e.Status,
-		Error:   e.Error,
-		Text:    e.render(briefText),
-		Data:    BriefData(d), // the same fields; only the tags differ
+		Status: e.Status,
+		Error:  e.Error,
+		Text:   e.render(briefText),
+		Data: BriefData{Stdout: d.Stdout, Stderr: d.Stderr, ExitCode: d.ExitCode, Signal: d.Signal, Truncated: d.Truncated,
+			Command: d.Command, Directory: d.Directory, TimedOut: d.TimedOut, Cancelled: d.Cancelled, Binary: d.Binary,
+			ControlsRemoved: d.ControlsRemoved, FullOutputPath: d.FullOutputPath, BackgroundPIDs: d.BackgroundPIDs,
+			Digest: d.Digest, Summary: d.Summary, Changed: d.Changed},
 		Stats:   e.Stats,
 		Context: BriefContext{Cwd: e.Context.Cwd, DirectoryResolved: e.Context.DirectoryResolved, Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
 	}
 	if j := d.Job; j != nil {
 		// The call's own job: how it ended is the call's, in data already (as
-		// its command is).
-		c := *j
+		// its command is), and its runtime and output the call's stats.
+		c := BriefJob(*j)
 		if c.ExitCode != nil && d.ExitCode != nil && *c.ExitCode == *d.ExitCode {
 			c.ExitCode = nil
 		}
 		if d.Signal != nil && c.Signal == *d.Signal {
 			c.Signal = ""
 		}
+		if (Stats{TimeMS: c.RuntimeMS, StdoutBytes: c.StdoutBytes, StderrBytes: c.StderrBytes}) == e.Stats {
+			c.RuntimeMS, c.StdoutBytes, c.StderrBytes = 0, 0, 0
+		}
 		b.Data.Job = &c
+	}
+	for _, j := range d.Jobs {
+		b.Data.Jobs = append(b.Data.Jobs, BriefJob(j))
 	}
 	if c := d.Changed; c != nil && c.none() {
 		b.Data.Changed = nil // undoing it would change nothing
