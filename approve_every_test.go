@@ -103,3 +103,25 @@ func TestApprovalNamesTheUserFile(t *testing.T) {
 		t.Errorf("error %+v, want one naming %s", env.Error, want)
 	}
 }
+
+// With no one to ask, the refusal says where to allow the command: in the
+// configuration file the user's settings come from (Config.PolicyFile, which
+// config.Load sets), and where no file is read (shellgate.Run, a Config built
+// in code) in the allow patterns, not a file that nothing reads.
+func TestApprovalRequiredNamesWhereToAllow(t *testing.T) {
+	l := newLab(t)
+	file := filepath.Join(l.outside, "config.toml")
+	for _, tc := range []struct {
+		policyFile    string
+		want, notWant string
+	}{
+		{"", `add "docker run alpine true" to shellgate's allow patterns (Config.Policy.Allow`, "config.toml"},
+		{file, `add [policy] allow = ["docker run alpine true"] to ` + file, "Config.Policy"},
+	} {
+		g := gate(t, shellgate.Config{Root: l.root, PolicyFile: tc.policyFile})
+		env := run(t, g, shellgate.Request{Command: "docker run alpine true"})
+		if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, tc.want) || strings.Contains(env.Error.Message, tc.notWant) {
+			t.Errorf("PolicyFile %q: %s", tc.policyFile, env.Text)
+		}
+	}
+}

@@ -71,6 +71,7 @@ func TestLoadDefaults(t *testing.T) {
 		SpillMax:       1 << 30,
 		SpillTotal:     2 << 30,
 		SpillRetention: 24 * time.Hour,
+		PolicyFile:     l.user, // read if it existed, where allowing a command goes
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -144,6 +145,7 @@ writable = ["~/.cache/go-build", "cache", "/var/tmp/x/../y"]
 			Relax:          []string{"interactive"},
 			WritablePaths:  []string{filepath.Join(l.home, ".cache", "go-build"), filepath.Join(userDir, "cache"), "/var/tmp/y"},
 		},
+		PolicyFile: l.user,
 	}
 	want.Root = filepath.Clean(want.Root)
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -302,5 +304,33 @@ func TestWarningPrintsAsMessage(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%v", src.Warnings[0]); !strings.Contains(got, ".shellgate.toml:2: [policy] allow ignored") {
 		t.Errorf("%%v of a warning = %q", got)
+	}
+}
+
+// PolicyFile, the file an APPROVAL_REQUIRED error tells the user to allow a
+// command in, is one that Load reads: the user file (missing or not), else the
+// --config file; none when neither is read.
+func TestLoadPolicyFile(t *testing.T) {
+	l := newLab(t)
+	explicit := write(t, filepath.Join(l.home, "explicit.toml"), "")
+	for _, tc := range []struct {
+		name string
+		edit func(*config.LoadOptions)
+		want string
+	}{
+		{"user file", func(*config.LoadOptions) {}, l.user},
+		{"user and --config", func(o *config.LoadOptions) { o.ConfigFile = explicit }, l.user},
+		{"--no-user-config --config", func(o *config.LoadOptions) { o.NoUserConfig, o.ConfigFile = true, explicit }, explicit},
+		{"--no-user-config", func(o *config.LoadOptions) { o.NoUserConfig = true }, ""},
+	} {
+		o := l.opts()
+		tc.edit(&o)
+		cfg, _, err := config.Load(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.PolicyFile != tc.want {
+			t.Errorf("%s: PolicyFile %q, want %q", tc.name, cfg.PolicyFile, tc.want)
+		}
 	}
 }
