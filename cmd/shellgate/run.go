@@ -115,10 +115,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
 		opts = append(opts, shellgate.WithOutput(live.write), shellgate.WithoutSpillFiles())
 	}
+	// declined: the person at the terminal said no to running the command
+	// (not to a domain it connects to), who needs no more than that said back.
+	declined := false
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
 		var session shellgate.SessionApprovals
-		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
+		ask := promptApprover(in, out)
+		opts = append(opts, shellgate.WithApprover(session.Wrap(func(ctx context.Context, q shellgate.Question) shellgate.Answer {
+			a := ask(ctx, q)
+			if a == shellgate.Deny && q.Domain == "" && ctx.Err() == nil {
+				declined = true
+			}
+			return a
+		})))
 	}
 	env := gate.Run(signals.wait(), req, opts...)
 	// The command is over: its sandbox ends (the helper's exit, its cgroups)
@@ -137,6 +147,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		writeJSON(stdout, env)
+	} else if declined && env.Error != nil && env.Error.Code == envelope.ApprovalRequired {
+		// The envelope's message is for a model ("the user declined …; do not
+		// retry it"); the person who declined reads this.
+		fmt.Fprintln(stderr, "shellgate: Not run: you declined it.")
 	} else {
 		shown := env // the output itself was streamed live, all of it, as printed
 		if !shown.Data.Binary {
