@@ -555,8 +555,9 @@ func cutValue(v any, n int) any {
 }
 
 // line says what a command changed, in one line: "Changed: deleted 1204
-// files (src/a.go, src/b.go …); `shellgate undo 7` puts them back". Nothing
-// for a command that changed nothing.
+// files (deleted src/a.go, …, 1199 more); `shellgate undo 7` puts …", or,
+// where the paths name every change, just them: "Changed: added a.go;
+// …". Nothing for a command that changed nothing.
 func (c *Changed) line(e *Envelope) string {
 	if c.Pending {
 		return ""
@@ -583,7 +584,13 @@ func (c *Changed) line(e *Envelope) string {
 		return ""
 	}
 	s := "Changed: " + strings.Join(parts, ", ")
-	if len(c.Paths) > 0 {
+	if c.More == 0 && c.Ignored == 0 && c.Mode == 0 && len(c.Paths) > 0 {
+		// Every change is named ("added a.go"): the counts would say them again.
+		s = "Changed: " + strings.Join(c.Paths, ", ")
+		if c.Git > 0 {
+			s += fmt.Sprintf(", %d in .git", c.Git)
+		}
+	} else if len(c.Paths) > 0 {
 		s += " (" + strings.Join(c.Paths, ", ")
 		if c.More > 0 {
 			s += fmt.Sprintf(", %d more", c.More)

@@ -316,7 +316,7 @@ func TestUndoSaidToItsReader(t *testing.T) {
 		e.NoteUndo("Allowed without asking because checkpoint 7 keeps the project as it was before it (rule lose-work): ", 7)
 		e.Settle()
 		e.SetUndo(c.u)
-		if !strings.Contains(e.Text, "[Changed: modified 1 file (modified a.go); "+c.line) || !strings.Contains(e.Text, c.note) {
+		if !strings.Contains(e.Text, "[Changed: modified a.go; "+c.line) || !strings.Contains(e.Text, c.note) {
 			t.Errorf("undo %d:\n%s\nwant %q and %q", c.u, e.Text, c.line, c.note)
 		}
 		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
@@ -395,5 +395,28 @@ func TestRefusalNamesTheCommandOnce(t *testing.T) {
 	e = NotRun("git status; rm -rf ~", nil, deny)
 	if !strings.HasPrefix(e.Text, "Command not run: git status; rm -rf ~\n") {
 		t.Errorf("part of a line quoted:\n%s", e.Text)
+	}
+}
+
+// The [Changed: …] line names each change once: the paths alone where they
+// are all of them, the counts and the first paths where there are more (or a
+// kind the paths do not say in as many words).
+func TestChangedLineSaysEachOnce(t *testing.T) {
+	for _, c := range []struct {
+		changed Changed
+		want    string
+	}{
+		{Changed{Checkpoint: 3, Added: 1, Paths: []string{"added f.txt"}}, "[Changed: added f.txt; `shellgate undo 3`"},
+		{Changed{Checkpoint: 3, Added: 1, Modified: 1, Git: 2, Paths: []string{"modified a.go", "added b.go"}}, "[Changed: modified a.go, added b.go, 2 in .git; "},
+		{Changed{Checkpoint: 3, Deleted: 7, Paths: []string{"deleted a", "deleted b"}, More: 5}, "[Changed: deleted 7 files (deleted a, deleted b, 5 more); "},
+		{Changed{Checkpoint: 3, Ignored: 1, Paths: []string{"ignored data.bin"}}, "[Changed: 1 now ignored (not deleted) (ignored data.bin); "},
+		{Changed{Checkpoint: 3, Git: 4}, "[Changed: 4 in .git; "},
+	} {
+		cc := c.changed
+		e := Envelope{Data: Data{Command: "make", ExitCode: intp(0), Changed: &cc}}
+		e.Settle()
+		if !strings.Contains(e.Text, c.want) {
+			t.Errorf("%+v:\n%s\nwant %q", c.changed, e.Text, c.want)
+		}
 	}
 }
