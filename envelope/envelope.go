@@ -54,6 +54,7 @@ type Envelope struct {
 	notes     []note // extra warning lines for the text; see Note
 	undo      Undo   // who can take a command back, as the text says it; see SetUndo
 	bgStopped bool   // the background processes were stopped; see BackgroundStopped
+	madeErr   bool   // Error is Settle's own (a silent timeout or cancellation)
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
@@ -100,9 +101,10 @@ func (e *Envelope) SetUndo(u Undo) *Envelope {
 	return e.Settle()
 }
 
-// BackgroundStopped says in the text that the processes of data.background_pids
-// are stopped as the run ends (a one-shot run's Gate closes), not left running,
-// and settles e again.
+// BackgroundStopped says the run is one-shot: what it left in the background
+// (data.background_pids) is stopped as it ends, its Gate closing, and the text
+// says so rather than "still running", and does not advise running long work
+// in the background. It settles e again.
 func (e *Envelope) BackgroundStopped() {
 	e.bgStopped = true
 	e.Settle()

@@ -73,12 +73,17 @@ func (e *Envelope) Settle() *Envelope {
 	if d.Directory == "" {
 		d.Directory = e.Context.DirectoryResolved
 	}
+	if e.madeErr { // Settle's own error, made again from the data as it is now
+		e.Error, e.madeErr = nil, false
+	}
 	switch {
 	case e.Error != nil:
 	case d.TimedOut && e.silent():
-		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("No output before the timeout (%s): the command and everything it started were killed. Give it a longer timeout, or run long jobs in the background.", e.timeout())}
+		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("No output before the timeout (%s): the command and everything it started were killed. %s", e.timeout(), e.longer())}
+		e.madeErr = true
 	case d.Cancelled && e.silent():
 		e.Error = &Err{Code: Cancelled, Message: "Cancelled before the command printed anything: it and everything it started were killed."}
+		e.madeErr = true
 	}
 	switch {
 	case e.Error != nil:
@@ -94,6 +99,16 @@ func (e *Envelope) Settle() *Envelope {
 	}
 	e.Text = e.render(fullText)
 	return e
+}
+
+// longer is the advice for a command that timed out: a longer timeout, or
+// the background, where a background job outlives the run (not in a one-shot
+// run, BackgroundStopped, whose Gate closes as it ends).
+func (e *Envelope) longer() string {
+	if e.bgStopped {
+		return "Give it a longer timeout."
+	}
+	return "Give it a longer timeout, or run long jobs in the background."
 }
 
 // silent reports whether the command printed nothing at all.
@@ -335,7 +350,7 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "Everything it started was killed too. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Everything it started was killed too. %s", e.longer())
 		}
 		if d.Cancelled {
 			add(false, "Killed when cancelled, with everything it started.")

@@ -420,3 +420,23 @@ func TestChangedLineSaysEachOnce(t *testing.T) {
 		}
 	}
 }
+
+// A timeout's advice offers the background only where a background job
+// outlives the run: not in a one-shot run (BackgroundStopped), which stops
+// it as it ends. Settle's own error is made again when the envelope is.
+func TestTimeoutAdviceInOneShotRuns(t *testing.T) {
+	for _, out := range []string{"", "started\n"} {
+		e := Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM"), Stdout: out}, Stats: Stats{StdoutBytes: int64(len(out))}}
+		e.Settle()
+		if !strings.Contains(e.Text, "Give it a longer timeout, or run long jobs in the background.") {
+			t.Errorf("output %q, in a session or a Gate:\n%s", out, e.Text)
+		}
+		e.BackgroundStopped()
+		if !strings.Contains(e.Text, "Give it a longer timeout.") || strings.Contains(e.Text, "background") {
+			t.Errorf("output %q, one-shot:\n%s", out, e.Text)
+		}
+		if out == "" && (e.Error == nil || e.Error.Code != Timeout || strings.Contains(e.Error.Message, "background")) {
+			t.Errorf("one-shot error: %+v", e.Error)
+		}
+	}
+}

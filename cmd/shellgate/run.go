@@ -142,9 +142,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
-	if len(env.Data.BackgroundPIDs) > 0 {
-		env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
-	}
+	env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
 	if *asJSON {
 		writeJSON(stdout, env)
 	} else if declined && env.Error != nil && env.Error.Code == envelope.ApprovalRequired {

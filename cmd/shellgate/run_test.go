@@ -39,7 +39,8 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--", "printf", "%s|", "my file.txt", "$HOME", "a'b"}, 0, "my file.txt|$HOME|a'b|", "Command succeeded"},
 		{[]string{"--", "exit 7"}, 7, "", "(Exit code 7."},
 		{[]string{"--", "kill -9 $$"}, 128 + 9, "", "Killed by SIGKILL"},
-		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT"},
+		// A one-shot run stops what it leaves in the background: not advised.
+		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT: No output before the timeout (300ms): the command and everything it started were killed. Give it a longer timeout.\n"},
 		{[]string{"--", "sudo id"}, exitShellgate, "", "rule privilege"},
 		{[]string{"--dir", "..", "--", "pwd"}, exitShellgate, "", "ACCESS_DENIED"},
 		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m0s is longer than the maximum, 10m0s"},
