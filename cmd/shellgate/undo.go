@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -144,12 +143,10 @@ root back as it was before command N.
 		out[i].Changes = &sum
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if id != 0 {
-			enc.Encode(out[0])
+			writeJSON(stdout, out[0])
 		} else {
-			enc.Encode(out)
+			writeJSON(stdout, out)
 		}
 		return 0
 	}
@@ -259,9 +256,7 @@ an error.
 		return fl.fail(2, envelope.ExecutionError, err.Error())
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
+		writeJSON(stdout, map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
 		return 0
 	}
 	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)
