@@ -115,20 +115,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
 		opts = append(opts, shellgate.WithOutput(live.write), shellgate.WithoutSpillFiles())
 	}
-	// declined: the person at the terminal said no to running the command
-	// (not to a domain it connects to), who needs no more than that said back.
-	declined := false
+	declined := new(bool)
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
 		var session shellgate.SessionApprovals
-		ask := promptApprover(in, out)
-		opts = append(opts, shellgate.WithApprover(session.Wrap(func(ctx context.Context, q shellgate.Question) shellgate.Answer {
-			a := ask(ctx, q)
-			if a == shellgate.Deny && q.Domain == "" && ctx.Err() == nil {
-				declined = true
-			}
-			return a
-		})))
+		var ask shellgate.Approver
+		ask, declined = declinable(promptApprover(in, out))
+		opts = append(opts, shellgate.WithApprover(session.Wrap(ask)))
 	}
 	env := gate.Run(signals.wait(), req, opts...)
 	// The command is over: its sandbox ends (the helper's exit, its cgroups)
@@ -143,13 +136,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
 	env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
-	if *asJSON {
+	switch {
+	case *asJSON:
 		writeJSON(stdout, env)
-	} else if declined && env.Error != nil && env.Error.Code == envelope.ApprovalRequired {
-		// The envelope's message is for a model ("the user declined …; do not
-		// retry it"); the person who declined reads this.
-		fmt.Fprintln(stderr, "shellgate: Not run: you declined it.")
-	} else {
+	case sayDeclined(stderr, env, *declined):
+	default:
 		shown := env // the output itself was streamed live, all of it, as printed
 		if !shown.Data.Binary {
 			shown.Data.Truncated, shown.Data.ControlsRemoved = false, false
@@ -301,6 +292,31 @@ func writeJSON(w io.Writer, v any) {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+// declinable wraps a terminal's approver: declined reports that the person at
+// the terminal said no to running the command (not to a domain it connects
+// to), who needs no more than that said back (sayDeclined).
+func declinable(ask shellgate.Approver) (a shellgate.Approver, declined *bool) {
+	declined = new(bool)
+	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
+		a := ask(ctx, q)
+		if a == shellgate.Deny && q.Domain == "" && ctx.Err() == nil {
+			*declined = true
+		}
+		return a
+	}, declined
+}
+
+// sayDeclined writes, for the person who declined the command at the terminal
+// prompt, that it was not run, and reports whether env is that refusal: the
+// envelope's message is for a model ("the user declined …; do not retry it").
+func sayDeclined(stderr io.Writer, env envelope.Envelope, declined bool) bool {
+	if !declined || env.Error == nil || env.Error.Code != envelope.ApprovalRequired {
+		return false
+	}
+	fmt.Fprintln(stderr, "shellgate: Not run: you declined it.")
+	return true
 }
 
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).

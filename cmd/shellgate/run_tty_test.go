@@ -24,21 +24,24 @@ func TestRunPromptsOnTerminal(t *testing.T) {
 	lane.Live(t)
 	bin := buildBinary(t)
 	for _, tt := range []struct {
+		sub     string
 		answer  string
 		created bool
 		prompt  string
 	}{
-		{"y", true, "Allow? [y]es / [n]o / [a]lways for commands covered by \"touch *\""},
-		{"n", false, "shellgate: Not run: you declined it.\r\n"},
+		{"run", "y", true, "Allow? [y]es / [n]o / [a]lways for commands covered by \"touch *\""},
+		{"run", "n", false, "shellgate: Not run: you declined it.\r\n"},
+		{"exec", "n", false, "shellgate: Not run: you declined it.\r\n"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(tt.sub+"/"+tt.answer, func(t *testing.T) {
 			root, home := t.TempDir(), t.TempDir()
 			cfg := filepath.Join(t.TempDir(), "ask.toml")
 			if err := os.WriteFile(cfg, []byte("[policy]\nask = [\"touch *\"]\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, "run", "--no-user-config", "--root", root, "--config", cfg, "--", "touch made")
+			cmd := exec.Command(bin, tt.sub, "--no-user-config", "--root", root, "--config", cfg, "--", "touch made")
 			cmd.Env = append(os.Environ(), "HOME="+home)
+			cmd.Dir = root              // exec runs in its working directory
 			term, err := pty.Start(cmd) // a new session whose controlling terminal is term
 			if err != nil {
 				t.Fatal(err)
