@@ -99,7 +99,7 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 				c.noRoom = err // it stays a call: waits for its end or its timeout
 				continue
 			}
-			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldAfter))
+			return c.becomeJob(ctx, explicit, "") // the headline says it runs on, and for how long
 		case now := <-look.C:
 			// Waiting for input, and quiet: a prompt, not a program that also
 			// reads its input while it works.

@@ -126,6 +126,11 @@ func TestSessionYield(t *testing.T) {
 	if env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning || env.Data.Stdout != "first\n" && env.Data.Stdout != "" {
 		t.Fatalf("yield: %+v %q\n%s", env.Data.Job, env.Data.Stdout, env.Text)
 	}
+	// The headline says it runs on as a job, and for how long: no line says
+	// it again ("Still running after 200ms; … it goes on as a job").
+	if !strings.HasPrefix(env.Text, "Running as job "+env.Data.Job.ID+": echo first;") || strings.Count(env.Text, "\n[") != 1 {
+		t.Errorf("yield's text:\n%s", env.Text)
+	}
 	out := env.Data.Stdout
 	env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
 	out += env.Data.Stdout
