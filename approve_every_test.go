@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate/internal/lane"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -86,8 +87,9 @@ func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
 }
 
 // A command no one could approve says which file's [policy] allow would run
-// it: the user file where shellgate reads it, not ~/.config/shellgate/config.toml
-// whatever the system ($XDG_CONFIG_HOME on Linux; on macOS the file is under
+// it: the user file where shellgate reads it (config.Load, as the CLI and the
+// MCP server configure a Gate), not ~/.config/shellgate/config.toml whatever
+// the system ($XDG_CONFIG_HOME on Linux; on macOS the file is under
 // ~/Library/Application Support).
 func TestApprovalNamesTheUserFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -96,7 +98,11 @@ func TestApprovalNamesTheUserFile(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
 	l := newLab(t)
-	g := gate(t, shellgate.Config{Root: l.root})
+	cfg, _, err := config.Load(config.LoadOptions{Root: l.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate(t, cfg)
 	env := g.Run(context.Background(), shellgate.Request{Command: "docker run alpine true"})
 	want := `[policy] allow = ["docker run alpine true"] to ` + filepath.Join(xdg, "shellgate", "config.toml") + ","
 	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, want) {

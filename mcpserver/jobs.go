@@ -49,7 +49,7 @@ func jobOutputLimit(n int) string {
 
 // addJobTools registers the job tools.
 func (s *Server) addJobTools() {
-	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id (j1, j2, …), as the call that started it gave it."}
+	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id: j1, j2, …"}
 	integer := func(desc string) *jsonschema.Schema {
 		zero := 0.0
 		return &jsonschema.Schema{Type: "integer", Description: desc, Minimum: &zero}
