@@ -243,6 +243,15 @@ func TestSessionWaitingForInput(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("waiting for input reported after %s", d)
 	}
+	// How to answer is said once, as the call becomes a job; a read of it
+	// while it waits (the model knows the tools by then) says that it waits.
+	const answer = "answer with job_input"
+	if strings.Count(env.Text, answer) != 1 {
+		t.Errorf("read -p's start:\n%s", env.Text)
+	}
+	if again := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{}); !strings.HasPrefix(again.Text, "Waiting for input: job ") || strings.Contains(again.Text, answer) {
+		t.Errorf("a read of the waiting job:\n%s", again.Text)
+	}
 	env = s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "bob", Keys: []string{"Enter"}})
 	for env.Data.Job != nil && env.Data.Job.Running() {
 		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
@@ -251,8 +260,8 @@ func TestSessionWaitingForInput(t *testing.T) {
 		t.Fatalf("after the answer: %s", env.Text)
 	}
 	tail := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{TailLines: 5})
-	if tail.Data.Stdout != "hi bob\n" {
-		t.Fatalf("output = %q", tail.Data.Stdout)
+	if tail.Data.Stdout != "hi bob\n" || !strings.Contains(tail.Text, "--- STDOUT (last 5 lines; 7 bytes in all) ---\nhi bob") {
+		t.Fatalf("output = %q\n%s", tail.Data.Stdout, tail.Text)
 	}
 	// Ctrl-D on a pipe is the end of input; a sleep is not waiting for input.
 	env = srun(t, s, shellgate.Request{Command: "cat; echo done"})

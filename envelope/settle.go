@@ -216,15 +216,17 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 	}
 }
 
-// writeJobOutput writes what a job printed since the last read: only the
-// streams that printed something new.
+// writeJobOutput writes what a job printed since the last read, or what the
+// read asked for (its last lines, the lines matching a filter: jobRead):
+// only the streams that have some.
 func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	d := e.Data
+	what, none := e.jobRead()
 	section := func(name, text string, n int64) {
 		if text == "" {
 			return
 		}
-		fmt.Fprintf(b, "\n--- %s (new; %d bytes in all) ---\n%s", name, n, text)
+		fmt.Fprintf(b, "\n--- %s (%s; %d bytes in all) ---\n%s", name, what, n, text)
 		if !strings.HasSuffix(text, "\n") {
 			b.WriteByte('\n')
 		}
@@ -232,8 +234,32 @@ func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
 	if d.Stdout == "" && d.Stderr == "" {
-		b.WriteString("\n(no new output)\n")
+		b.WriteString("\n(" + none + ")\n")
 	}
+}
+
+// jobRead says what a job read returned, as its parameters (tail_lines,
+// filter) asked, for its sections' headers, and what to say when it is none.
+func (e *Envelope) jobRead() (what, none string) {
+	tail := 0
+	switch n := e.Context.ParamsInput["tail_lines"].(type) {
+	case int:
+		tail = n
+	case int64:
+		tail = int(n)
+	case float64:
+		tail = int(n)
+	}
+	filter, _ := e.Context.ParamsInput["filter"].(string)
+	switch {
+	case tail > 0 && filter != "":
+		return fmt.Sprintf("last %d matching lines", tail), "no line matches"
+	case tail > 0:
+		return fmt.Sprintf("last %d lines", tail), "no output"
+	case filter != "":
+		return "new, matching lines", "no new line matches"
+	}
+	return "new", "no new output"
 }
 
 // outputInFile reports whether the text names a file that holds the whole
@@ -392,9 +418,6 @@ func (e *Envelope) warnings() []warning {
 		}
 		add(false, "%s", t)
 		w[len(w)-1].file = n.file
-	}
-	if j := d.Job; j != nil && j.State == JobWaiting {
-		add(false, "It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")
 	}
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))

@@ -440,3 +440,28 @@ func TestTimeoutAdviceInOneShotRuns(t *testing.T) {
 		}
 	}
 }
+
+// A job read's sections say what they hold: what is new since the last read,
+// or the last lines or the matching lines the read asked for, not "new" for
+// a tail of what was read before.
+func TestJobReadSaysWhatItHolds(t *testing.T) {
+	for _, c := range []struct {
+		params      map[string]any
+		stdout      string
+		header, not string
+	}{
+		{map[string]any{"job_id": "j1"}, "b\n", "--- STDOUT (new; 4 bytes in all) ---\nb", ""},
+		{map[string]any{"job_id": "j1", "tail_lines": 5}, "a\nb\n", "--- STDOUT (last 5 lines; 4 bytes in all) ---\na\nb", "new"},
+		{map[string]any{"job_id": "j1", "tail_lines": float64(2), "filter": "b"}, "b\n", "--- STDOUT (last 2 matching lines; 4 bytes in all) ---", "new"},
+		{map[string]any{"job_id": "j1", "filter": "b"}, "b\n", "--- STDOUT (new, matching lines; 4 bytes in all) ---", ""},
+		{map[string]any{"job_id": "j1", "tail_lines": 5}, "", "\n(no output)", "new"},
+		{map[string]any{"job_id": "j1"}, "", "\n(no new output)", ""},
+	} {
+		e := Envelope{Data: Data{Command: "make", Stdout: c.stdout, Job: &Job{ID: "j1", State: JobRunning}},
+			Stats: Stats{StdoutBytes: 4}, Context: Context{ParamsInput: c.params}}
+		e.Settle()
+		if !strings.Contains(e.Text, c.header) || c.not != "" && strings.Contains(e.Text, c.not) {
+			t.Errorf("%v:\n%s\nwant %q", c.params, e.Text, c.header)
+		}
+	}
+}
