@@ -51,6 +51,7 @@ func briefCases() map[string]Envelope {
 			Context: Context{ParamsInput: map[string]any{"command": "sleep 10 && echo finished", "timeout_ms": 1000}, Shell: "/usr/bin/bash", TimeoutMS: 1000}},
 		"truncated": {Data: Data{Command: "make all", ExitCode: intp(2), Stdout: big, Truncated: true, FullOutputPath: &path, BackgroundPIDs: []int{4242}},
 			Stats: Stats{TimeMS: 5000, StdoutBytes: 5 << 20}, Context: Context{ParamsInput: map[string]any{"command": "make all"}, Shell: "/usr/bin/bash", TimeoutMS: 120000}},
+		"job list": {Data: Data{Jobs: []Job{{ID: "j1", State: JobRunning, Command: "python3 -u -m http.server 8000", RuntimeMS: 385, StdoutBytes: 65}}}},
 	}
 	for k, e := range cases {
 		if e.Error != nil {

@@ -161,6 +161,9 @@ func (e *Envelope) render(v view) string {
 		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
 	}
 	for _, j := range d.Jobs {
+		if v == briefText {
+			break // data.jobs has each
+		}
 		fmt.Fprintf(&b, "%s\n", jobLine(j))
 	}
 	if e.Error != nil && v != briefText {
