@@ -626,8 +626,9 @@ func (c *Changed) line(e *Envelope) string {
 	}
 	s := "Changed: " + strings.Join(parts, ", ")
 	if c.More == 0 && c.Ignored == 0 && c.Mode == 0 && len(c.Paths) > 0 {
-		// Every change is named ("added a.go"): the counts would say them again.
-		s = "Changed: " + strings.Join(c.Paths, ", ")
+		// Every change is named ("added a.go"): the counts would say them
+		// again; a kind is said once for a run of paths of that kind.
+		s = "Changed: " + byKind(c.Paths)
 		if c.Git > 0 {
 			s += fmt.Sprintf(", %d in .git", c.Git)
 		}
@@ -639,6 +640,25 @@ func (c *Changed) line(e *Envelope) string {
 		s += ")"
 	}
 	return s + "; " + e.undoes(c.Checkpoint, "the project back as it was before") + "."
+}
+
+// byKind joins paths ("added a.go"), saying the kind once for each run of
+// the same kind: "added a.go, b.go, deleted c.go".
+func byKind(paths []string) string {
+	var b strings.Builder
+	last := ""
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		kind, path, ok := strings.Cut(p, " ")
+		if ok && kind == last {
+			p = path
+		}
+		last = kind
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // undoes says how checkpoint id puts back what ("the project back as it was

@@ -408,6 +408,7 @@ func TestChangedLineSaysEachOnce(t *testing.T) {
 	}{
 		{Changed{Checkpoint: 3, Added: 1, Paths: []string{"added f.txt"}}, "[Changed: added f.txt; `shellgate undo 3`"},
 		{Changed{Checkpoint: 3, Added: 1, Modified: 1, Git: 2, Paths: []string{"modified a.go", "added b.go"}}, "[Changed: modified a.go, added b.go, 2 in .git; "},
+		{Changed{Checkpoint: 3, Added: 3, Deleted: 1, Paths: []string{"added a.go", "added b.go", "deleted c.go", "added d.go"}}, "[Changed: added a.go, b.go, deleted c.go, added d.go; "},
 		{Changed{Checkpoint: 3, Deleted: 7, Paths: []string{"deleted a", "deleted b"}, More: 5}, "[Changed: deleted 7 files (deleted a, deleted b, 5 more); "},
 		{Changed{Checkpoint: 3, Ignored: 1, Paths: []string{"ignored data.bin"}}, "[Changed: 1 now ignored (not deleted) (ignored data.bin); "},
 		{Changed{Checkpoint: 3, Git: 4}, "[Changed: 4 in .git; "},
