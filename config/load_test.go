@@ -334,3 +334,25 @@ func TestLoadPolicyFile(t *testing.T) {
 		}
 	}
 }
+
+// The network rule's refusal tells the user how to turn the network on in
+// words the configuration takes: the key it names, as it names it, loads and
+// turns the network on ("config network = true" named no table).
+func TestNetworkAdviceNamesARealKey(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := e.Check("curl https://example.com", policy.Env{Root: l.root, Dir: l.root})
+	table, key, ok := strings.Cut(v.Reason, "] network = true")
+	if v.Rule != policy.RuleNetwork || !ok || !strings.Contains(key, "--allow-network") {
+		t.Fatalf("the refusal names no [table] network = true: %s", v.Reason)
+	}
+	table = table[strings.LastIndex(table, "[")+1:]
+	write(t, l.user, fmt.Sprintf("[%s]\nnetwork = true\n", table))
+	cfg, _, err := config.Load(l.opts())
+	if err != nil || !cfg.Policy.Network {
+		t.Errorf("[%s] network = true: %v, network %v", table, err, cfg.Policy.Network)
+	}
+}
