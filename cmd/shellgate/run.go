@@ -287,9 +287,14 @@ func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code env
 	return exitShellgate
 }
 
+// writeJSON writes v as one line of JSON, for a program or an agent reading
+// a pipe (an envelope's indentation was a quarter of its characters), or
+// indented for a person at a terminal.
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if isTerminal(w) {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 }

@@ -230,7 +230,7 @@ func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
 	}
 	// With --json the envelope is all there is: the full output is saved.
 	_, stdout, _ = runCLI(t, "--json", "--", "seq 1 100000")
-	if !strings.Contains(stdout, `"full_output_path": "`) {
+	if !strings.Contains(stdout, `"full_output_path":"`) {
 		t.Errorf("--json: no full_output_path")
 	}
 }

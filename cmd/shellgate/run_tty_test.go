@@ -72,3 +72,19 @@ func TestRunPromptsOnTerminal(t *testing.T) {
 		})
 	}
 }
+
+// On a terminal, --json is indented for the person reading it.
+func TestJSONIndentedOnTerminal(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal: ", err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	writeJSON(tty, map[string]any{"status": "success", "data": map[string]any{"stdout": "hi\n"}})
+	buf := make([]byte, 4096)
+	n, _ := master.Read(buf)
+	if got := string(buf[:n]); !strings.Contains(got, "{\r\n  \"data\": {\r\n    \"stdout\": ") {
+		t.Errorf("on a terminal: %q", got)
+	}
+}

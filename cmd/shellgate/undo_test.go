@@ -129,7 +129,7 @@ func checkChanges(t *testing.T, root string) {
 		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
 	}
 	// The command as written, for whoever reads the JSON: not "\u0026\u0026".
-	if !strings.Contains(stdout, `"command": "rm -rf src && git reset --hard"`) {
+	if !strings.Contains(stdout, `"command":"rm -rf src && git reset --hard"`) {
 		t.Errorf("changes --json escapes the command:\n%.600s", stdout)
 	}
 	if c := recs[0].Changes; recs[0].Command != "rm -rf src && git reset --hard" || c == nil || c.Modified != 2 || c.Git == 0 {
