@@ -106,7 +106,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	env := gate.Run(signals.wait(), shellgate.Request{Command: command, Directory: wd}, opts...)
 	switch {
 	case env.Data.TimedOut:
-		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", timeout.d)
+		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", envelope.Duration(timeout.d))
 	case sayDeclined(stderr, env, *declined):
 	case env.Error != nil && env.Error.Code != envelope.Timeout && env.Error.Code != envelope.Cancelled:
 		fmt.Fprintf(stderr, "shellgate: %s\n", env.Error.Message) // the output went straight through

@@ -93,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			max = shellgate.MaxTimeout
 		}
 		if timeout.d > max {
-			return usage(fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration)", timeout.d, max))
+			return usage(fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration)", envelope.Duration(timeout.d), envelope.Duration(max)))
 		}
 		ms := timeout.d.Milliseconds()
 		req.TimeoutMS = &ms

@@ -43,7 +43,7 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT: No output before the timeout (300ms): the command and everything it started were killed. Give it a longer timeout.\n"},
 		{[]string{"--", "sudo id"}, exitShellgate, "", "rule privilege"},
 		{[]string{"--dir", "..", "--", "pwd"}, exitShellgate, "", "ACCESS_DENIED"},
-		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m0s is longer than the maximum, 10m0s"},
+		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m is longer than the maximum, 10m (max_timeout"},
 		{[]string{"--timeout", "0s", "--", "true"}, exitUsage, "", "0s is too short: a timeout is at least 1ms"},
 		{[]string{"--timeout", "1ns", "--", "true"}, exitUsage, "", "too short"},
 		{[]string{"--timeout", "30", "--", "true"}, exitUsage, "", `"30" has no unit: write 30s for seconds`},
