@@ -182,7 +182,7 @@ func TestLoadErrors(t *testing.T) {
 		{"duration as integer", "[limits]\ndefault_timeout = 90\n", `:2: [limits] default_timeout: want a string, got a TOML integer`},
 		{"duration without unit", "[limits]\ndefault_timeout = \"90\"\n", `:2: [limits] default_timeout: "90" has no unit; write e.g. "90s" or "90ms"`},
 		{"duration garbage", "[limits]\nmax_timeout = \"soon\"\n", `:2: [limits] max_timeout: "soon" is not a duration`},
-		{"timeout above seed bound", "[limits]\nmax_timeout = \"601s\"\n", `:2: [limits] max_timeout: 10m1s is out of range: want 1ms to 10m0s`},
+		{"timeout above seed bound", "[limits]\nmax_timeout = \"601s\"\n", `:2: [limits] max_timeout: 10m1s is out of range: want 1ms to 10m`},
 		{"timeout below seed bound", "[limits]\ndefault_timeout = \"500us\"\n", `:2: [limits] default_timeout: 500µs is out of range`},
 		{"kill grace too long", "[limits]\nkill_grace = \"3s\"\n", `[limits] kill_grace: 3s is out of range: want 0s to 2s`},
 		{"default above max", "[limits]\nmax_timeout = \"10s\"\ndefault_timeout = \"20s\"\n", `:3: [limits] default_timeout: 20s is more than max_timeout (10s)`},
