@@ -63,19 +63,33 @@ type BriefContext struct {
 	ParamsInput map[string]any `json:"params_input,omitempty"`
 	// DirectoryResolved is the directory as resolved, relative to the root.
 	DirectoryResolved string `json:"directory_resolved"`
-	Shell             string `json:"shell,omitempty"`
+	// Shell is the shell the command ran with, left out when it is the one
+	// the reader knows (Known).
+	Shell string `json:"shell,omitempty"`
 	// Policy is the decision, left out for a plain allow (the command ran); its
 	// reason is left out when error.message carries it.
 	Policy *PolicyInfo `json:"policy,omitempty"`
-	// TimeoutMS is the timeout in force, left out when params_input gives it.
+	// TimeoutMS is the timeout in force, left out when params_input gives it
+	// or it is the default the reader knows (Known).
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// Sandbox is context.sandbox only when a layer is missing: the tool's
 	// description already says what a complete sandbox does.
 	Sandbox any `json:"sandbox,omitempty"`
 }
 
+// Known is what the reader of a Brief has been told already, as an MCP tool's
+// description tells its model: the shell every command runs with and the
+// default timeout. The Brief's context leaves each out where it is that.
+type Known struct {
+	Shell     string
+	TimeoutMS int64
+}
+
 // Brief returns the envelope's Brief. Call it after Settle.
-func (e *Envelope) Brief() Brief {
+func (e *Envelope) Brief() Brief { return e.BriefKnowing(Known{}) }
+
+// BriefKnowing is Brief for a reader who knows k.
+func (e *Envelope) BriefKnowing(k Known) Brief {
 	d := e.Data
 	b := Brief{
 		Status: e.Status,
@@ -121,8 +135,11 @@ func (e *Envelope) Brief() Brief {
 		}
 		b.Context.ParamsInput[k] = v
 	}
-	if _, ok := b.Context.ParamsInput["timeout_ms"]; ok {
+	if _, ok := b.Context.ParamsInput["timeout_ms"]; ok || k.TimeoutMS != 0 && b.Context.TimeoutMS == k.TimeoutMS {
 		b.Context.TimeoutMS = 0
+	}
+	if k.Shell != "" && b.Context.Shell == k.Shell {
+		b.Context.Shell = ""
 	}
 	if p := e.Context.Policy; p != nil && (p.Decision != "allow" || p.Approved != "") {
 		c := *p

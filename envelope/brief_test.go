@@ -238,3 +238,21 @@ func TestBriefDataHasEveryField(t *testing.T) {
 		}
 	}
 }
+
+// A Brief for a reader who knows the shell and the default timeout (an MCP
+// tool's description names them) leaves them out of context, and keeps a
+// timeout or a shell that is not those.
+func TestBriefLeavesOutWhatTheReaderKnows(t *testing.T) {
+	known := Known{Shell: "/usr/bin/bash", TimeoutMS: 120000}
+	e := briefCases()["echo hi"]
+	if c := e.BriefKnowing(known).Context; c.Shell != "" || c.TimeoutMS != 0 {
+		t.Errorf("the known shell and default timeout are in the brief: %+v", c)
+	}
+	if c := e.Brief().Context; c.Shell != "/usr/bin/bash" || c.TimeoutMS != 120000 {
+		t.Errorf("Brief without Known lost them: %+v", c)
+	}
+	e.Context.Shell, e.Context.TimeoutMS = "/bin/sh", 90000
+	if c := e.BriefKnowing(known).Context; c.Shell != "/bin/sh" || c.TimeoutMS != 90000 {
+		t.Errorf("a shell and a timeout the reader does not know are left out: %+v", c)
+	}
+}
