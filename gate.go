@@ -363,6 +363,9 @@ func (g *Gate) sweep() {
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	c, opts := g.startAudit(req, "", opts)
 	env := g.run(ctx, req, opts...)
+	if len(env.Data.BackgroundPIDs) > 0 {
+		env.NoJobs() // its advice is for a Gate: no run_in_background without a session
+	}
 	g.audit(c, &env)
 	return env
 }

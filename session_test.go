@@ -340,6 +340,28 @@ func TestInteractiveRefusalOffersTerminalJobsInSessionsOnly(t *testing.T) {
 	}
 }
 
+// What a command leaves in the background: a session's result advises
+// run_in_background, a Gate's own Run, which has no jobs, only a file.
+func TestBackgroundAdviceInSessionsOnly(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	s := g.NewSession(shellgate.SessionConfig{})
+	t.Cleanup(func() { s.Close() })
+	for _, tc := range []struct {
+		who  string
+		env  envelope.Envelope
+		jobs bool
+	}{
+		{"Gate.Run", run(t, g, shellgate.Request{Command: "sleep 30 &"}), false},
+		{"Session.Run", srun(t, s, shellgate.Request{Command: "sleep 31 &"}), true},
+	} {
+		if !strings.Contains(tc.env.Text, "[Their later output is dropped: redirect it to a file") || strings.Contains(tc.env.Text, "run_in_background") != tc.jobs {
+			t.Errorf("%s:\n%s", tc.who, tc.env.Text)
+		}
+	}
+}
+
 func TestSessionTerminalWithoutSandbox(t *testing.T) {
 	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, shellgate.SessionConfig{})
 	env := srun(t, s, shellgate.Request{Command: "bash", TTY: true})

@@ -55,6 +55,7 @@ type Envelope struct {
 	undo      Undo   // who can take a command back, as the text says it; see SetUndo
 	bgStopped bool   // the background processes were stopped; see BackgroundStopped
 	madeErr   bool   // Error is Settle's own (a silent timeout or cancellation)
+	noJobs    bool   // the caller cannot start a job; see NoJobs
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
@@ -99,6 +100,16 @@ func (e *Envelope) SetUndo(u Undo) *Envelope {
 	}
 	e.undo = u
 	return e.Settle()
+}
+
+// NoJobs says the caller cannot run a command as a job (run_in_background
+// needs a session: a Gate's own Run has none), so the text does not advise
+// it, and settles e again.
+func (e *Envelope) NoJobs() {
+	if !e.noJobs {
+		e.noJobs = true
+		e.Settle()
+	}
 }
 
 // BackgroundStopped says the run is one-shot: what it left in the background

@@ -432,7 +432,11 @@ func (e *Envelope) warnings() []warning {
 		} else {
 			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
 			// The call has returned: nothing reads their output any more.
-			add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
+			if e.noJobs {
+				add(false, "Their later output is dropped: redirect it to a file.")
+			} else {
+				add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
+			}
 		}
 	}
 	return w
