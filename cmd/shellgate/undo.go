@@ -107,6 +107,7 @@ Lists what each recent command run through shellgate changed in the project root
 time, newest last; with N, every path command N changed. "shellgate undo N" puts the
 root back as it was before command N.
 
+Flags:
 `)
 	}
 	cp, rest, fl, code := openStore("changes", args, stdout, stderr, head, nil)
@@ -197,6 +198,7 @@ an undo is undone by "shellgate undo" again. If the root changed after command N
 Exits 0 when undone, 1 when not (declined, or a question no one could answer), 2 on
 an error.
 
+Flags:
 `)
 	}
 	var yes bool

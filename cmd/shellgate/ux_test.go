@@ -258,3 +258,23 @@ func TestJSONOneLineOffTerminal(t *testing.T) {
 		t.Errorf("check --json on a pipe: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// Each subcommand's help reads as a page: its text is wrapped (no line over
+// 90 columns before the flags), and "Flags:" heads the flags.
+func TestHelpIsWrapped(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "mcp", "hook", "exec", "install", "uninstall", "doctor", "changes", "undo"} {
+		var out, errb bytes.Buffer
+		dispatch([]string{cmd, "-h"}, &out, &errb)
+		help := out.String() + errb.String()
+		text, _, ok := strings.Cut(help, "\nFlags:\n  -")
+		if !ok {
+			t.Errorf("shellgate %s -h: no \"Flags:\" line before the flags:\n%.600s", cmd, help)
+			continue
+		}
+		for _, l := range strings.Split(text, "\n") {
+			if n := len([]rune(l)); n > 90 {
+				t.Errorf("shellgate %s -h: a line of %d columns: %s", cmd, n, l)
+			}
+		}
+	}
+}
