@@ -20,7 +20,7 @@ func (e *Envelope) Fail(code Code, message string) *Envelope {
 // not run is not echoed back whole: past maxEcho bytes it is cut in data.command and
 // context.params_input, since the caller has it and a model pays for every byte.
 func (e *Envelope) Refuse(err Err) *Envelope {
-	e.Error = &err
+	e.Error, e.madeErr = &err, false // the caller's, kept as Settle's own is not
 	if !e.ran() && len(e.Data.Command) > maxEcho {
 		short := CutMiddle(e.Data.Command, maxEcho)
 		if c, ok := e.Context.ParamsInput["command"].(string); ok && c == e.Data.Command {

@@ -466,3 +466,15 @@ func TestJobReadSaysWhatItHolds(t *testing.T) {
 		}
 	}
 }
+
+// An error given to Refuse stays through a later Settle, where Settle's own
+// (a silent timeout's) is made again from the data.
+func TestRefuseAfterSettlesOwnError(t *testing.T) {
+	e := Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM")}}
+	e.Settle()
+	e.Refuse(Err{Code: ExecutionError, Message: "the checkpoint after it failed"})
+	e.BackgroundStopped()
+	if e.Error == nil || e.Error.Code != ExecutionError {
+		t.Errorf("the refusal's error was lost: %+v\n%s", e.Error, e.Text)
+	}
+}
