@@ -71,8 +71,9 @@ type admitted struct {
 
 // admit validates req, resolves its directory (cwd, relative to the root, when
 // req gives none), and judges it with the policy as the sandbox b allows; a
-// request that may not run gets its refusal envelope instead.
-func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string, b *box) (*admitted, *envelope.Envelope) {
+// request that may not run gets its refusal envelope instead. session: the
+// caller is a Session, which can run a line as a terminal job.
+func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string, b *box, session bool) (*admitted, *envelope.Envelope) {
 	env := envelope.Envelope{
 		Data: envelope.Data{Command: req.Command},
 		// Until the directory is resolved, the session's: where it would have run.
@@ -95,7 +96,7 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 	env.Data.Directory, env.Context.Cwd, env.Context.DirectoryResolved = rel, rel, rel
 
 	pe := g.policyEnv(dir)
-	pe.Terminal = req.TTY
+	pe.Terminal, pe.TerminalJobs = req.TTY, session
 	j, v, relied := g.judge(req.Command, pe)
 	covers := g.covers
 	if v.Decision != policy.Deny && g.unconfinedPolicy != nil && g.unhidden(b, v.Decision == policy.Allow) {

@@ -11,6 +11,7 @@ import (
 	"github.com/shellgate/shellgate/internal/lane"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -86,8 +87,9 @@ func TestApprovalRefusesWhatCannotBeShown(t *testing.T) {
 }
 
 // A command no one could approve says which file's [policy] allow would run
-// it: the user file where shellgate reads it, not ~/.config/shellgate/config.toml
-// whatever the system ($XDG_CONFIG_HOME on Linux; on macOS the file is under
+// it: the user file where shellgate reads it (config.Load, as the CLI and the
+// MCP server configure a Gate), not ~/.config/shellgate/config.toml whatever
+// the system ($XDG_CONFIG_HOME on Linux; on macOS the file is under
 // ~/Library/Application Support).
 func TestApprovalNamesTheUserFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -96,10 +98,36 @@ func TestApprovalNamesTheUserFile(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
 	l := newLab(t)
-	g := gate(t, shellgate.Config{Root: l.root})
+	cfg, _, err := config.Load(config.LoadOptions{Root: l.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate(t, cfg)
 	env := g.Run(context.Background(), shellgate.Request{Command: "docker run alpine true"})
 	want := `[policy] allow = ["docker run alpine true"] to ` + filepath.Join(xdg, "shellgate", "config.toml") + ","
 	if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, want) {
 		t.Errorf("error %+v, want one naming %s", env.Error, want)
+	}
+}
+
+// With no one to ask, the refusal says where to allow the command: in the
+// configuration file the user's settings come from (Config.PolicyFile, which
+// config.Load sets), and where no file is read (shellgate.Run, a Config built
+// in code) in the allow patterns, not a file that nothing reads.
+func TestApprovalRequiredNamesWhereToAllow(t *testing.T) {
+	l := newLab(t)
+	file := filepath.Join(l.outside, "config.toml")
+	for _, tc := range []struct {
+		policyFile    string
+		want, notWant string
+	}{
+		{"", `add "docker run alpine true" to shellgate's allow patterns (Config.Policy.Allow`, "config.toml"},
+		{file, `add [policy] allow = ["docker run alpine true"] to ` + file, "Config.Policy"},
+	} {
+		g := gate(t, shellgate.Config{Root: l.root, PolicyFile: tc.policyFile})
+		env := run(t, g, shellgate.Request{Command: "docker run alpine true"})
+		if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, tc.want) || strings.Contains(env.Error.Message, tc.notWant) {
+			t.Errorf("PolicyFile %q: %s", tc.policyFile, env.Text)
+		}
 	}
 }

@@ -83,6 +83,12 @@ type Config struct {
 	// Checkpoints keep the project root before each command that may write,
 	// so that what it changed can be seen and undone; on by default.
 	Checkpoints CheckpointConfig
+	// PolicyFile is the configuration file where the user can allow a command
+	// without being asked ([policy] allow), which an APPROVAL_REQUIRED error
+	// names; config.Load sets it to the user file it reads, else the --config
+	// file. Empty (a Config built in code, which reads no file), the error
+	// names the allow patterns (Policy.Allow) instead of a file.
+	PolicyFile string
 }
 
 // SessionDefaults configure the Gate's sessions.

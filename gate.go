@@ -363,6 +363,9 @@ func (g *Gate) sweep() {
 func (g *Gate) Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	c, opts := g.startAudit(req, "", opts)
 	env := g.run(ctx, req, opts...)
+	if len(env.Data.BackgroundPIDs) > 0 {
+		env.NoJobs() // its advice is for a Gate: no run_in_background without a session
+	}
 	g.audit(c, &env)
 	return env
 }
@@ -374,7 +377,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 			Message: "run_in_background, yield_after_ms and tty need a session (Gate.NewSession; every MCP connection has one)."})
 		return env
 	}
-	a, refused := g.admit(ctx, req, o, "", g.box)
+	a, refused := g.admit(ctx, req, o, "", g.box, false)
 	if refused != nil {
 		g.box.dropEarly() // not run: its sandbox's helper, started ahead, ends now
 		return *refused

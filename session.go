@@ -133,7 +133,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 	if msg := s.validate(req, o); msg != "" {
 		return envelope.NotRun(req.Command, envelope.CutParams(req.params(), envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: msg})
 	}
-	a, refused := s.g.admit(ctx, req, o, s.Cwd(), s.box)
+	a, refused := s.g.admit(ctx, req, o, s.Cwd(), s.box, true)
 	if refused != nil {
 		return *refused
 	}

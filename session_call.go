@@ -99,7 +99,7 @@ func (s *Session) execute(ctx context.Context, a *admitted, req Request, o runOp
 				c.noRoom = err // it stays a call: waits for its end or its timeout
 				continue
 			}
-			return c.becomeJob(ctx, explicit, fmt.Sprintf("Still running after %s; nothing was killed: it goes on as a job.", yieldAfter))
+			return c.becomeJob(ctx, explicit, "") // the headline says it runs on, and for how long
 		case now := <-look.C:
 			// Waiting for input, and quiet: a prompt, not a program that also
 			// reads its input while it works.
@@ -273,8 +273,13 @@ func (c *call) becomeJob(ctx context.Context, explicit bool, note string) envelo
 	if note != "" {
 		env.Note(note)
 	}
-	if out.Info.State == envelope.JobRunning {
+	// How to go on, once, as the call becomes a job: a read of it, or an
+	// answer typed into it, has used the tools already.
+	switch out.Info.State {
+	case envelope.JobRunning:
 		env.Note("Read its output with job_output (it can wait for a line or a port), type into it with job_input, stop it with job_kill.")
+	case envelope.JobWaiting:
+		env.Note("It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")
 	}
 	return *env.Settle()
 }

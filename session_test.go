@@ -126,6 +126,11 @@ func TestSessionYield(t *testing.T) {
 	if env.Data.Job == nil || env.Data.Job.State != envelope.JobRunning || env.Data.Stdout != "first\n" && env.Data.Stdout != "" {
 		t.Fatalf("yield: %+v %q\n%s", env.Data.Job, env.Data.Stdout, env.Text)
 	}
+	// The headline says it runs on as a job, and for how long: no line says
+	// it again ("Still running after 200ms; … it goes on as a job").
+	if !strings.HasPrefix(env.Text, "Running as job "+env.Data.Job.ID+": echo first;") || strings.Count(env.Text, "\n[") != 1 {
+		t.Errorf("yield's text:\n%s", env.Text)
+	}
 	out := env.Data.Stdout
 	env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
 	out += env.Data.Stdout
@@ -238,6 +243,15 @@ func TestSessionWaitingForInput(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("waiting for input reported after %s", d)
 	}
+	// How to answer is said once, as the call becomes a job; a read of it
+	// while it waits (the model knows the tools by then) says that it waits.
+	const answer = "answer with job_input"
+	if strings.Count(env.Text, answer) != 1 {
+		t.Errorf("read -p's start:\n%s", env.Text)
+	}
+	if again := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{}); !strings.HasPrefix(again.Text, "Waiting for input: job ") || strings.Contains(again.Text, answer) {
+		t.Errorf("a read of the waiting job:\n%s", again.Text)
+	}
 	env = s.Input(ctx, env.Data.Job.ID, shellgate.JobInput{Text: "bob", Keys: []string{"Enter"}})
 	for env.Data.Job != nil && env.Data.Job.Running() {
 		env = s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{WaitMS: 5000})
@@ -246,8 +260,8 @@ func TestSessionWaitingForInput(t *testing.T) {
 		t.Fatalf("after the answer: %s", env.Text)
 	}
 	tail := s.Output(ctx, env.Data.Job.ID, shellgate.JobRead{TailLines: 5})
-	if tail.Data.Stdout != "hi bob\n" {
-		t.Fatalf("output = %q", tail.Data.Stdout)
+	if tail.Data.Stdout != "hi bob\n" || !strings.Contains(tail.Text, "--- STDOUT (last 5 lines; 7 bytes in all) ---\nhi bob") {
+		t.Fatalf("output = %q\n%s", tail.Data.Stdout, tail.Text)
 	}
 	// Ctrl-D on a pipe is the end of input; a sleep is not waiting for input.
 	env = srun(t, s, shellgate.Request{Command: "cat; echo done"})
@@ -304,6 +318,50 @@ func TestSessionTerminal(t *testing.T) {
 
 // Without the sandbox, a terminal job needs approval: what it runs is typed
 // into it later, unchecked.
+// The interactive rule's refusal offers a terminal job where there are
+// jobs, in a session, and not to a one-shot Gate.Run (the CLI's run, a
+// library's), which has no tty parameter to give.
+func TestInteractiveRefusalOffersTerminalJobsInSessionsOnly(t *testing.T) {
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	s := g.NewSession(shellgate.SessionConfig{})
+	t.Cleanup(func() { s.Close() })
+	for _, tc := range []struct {
+		who  string
+		env  envelope.Envelope
+		jobs bool
+	}{
+		{"Gate.Run", run(t, g, shellgate.Request{Command: "vim a.txt"}), false},
+		{"Session.Run", srun(t, s, shellgate.Request{Command: "vim a.txt"}), true},
+	} {
+		if e := tc.env.Error; e == nil || e.Rule != "interactive" || strings.Contains(e.Message, "tty: true") != tc.jobs {
+			t.Errorf("%s: %s", tc.who, tc.env.Text)
+		}
+	}
+}
+
+// What a command leaves in the background: a session's result advises
+// run_in_background, a Gate's own Run, which has no jobs, only a file.
+func TestBackgroundAdviceInSessionsOnly(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	g := gate(t, shellgate.Config{Root: l.root})
+	s := g.NewSession(shellgate.SessionConfig{})
+	t.Cleanup(func() { s.Close() })
+	for _, tc := range []struct {
+		who  string
+		env  envelope.Envelope
+		jobs bool
+	}{
+		{"Gate.Run", run(t, g, shellgate.Request{Command: "sleep 30 &"}), false},
+		{"Session.Run", srun(t, s, shellgate.Request{Command: "sleep 31 &"}), true},
+	} {
+		if !strings.Contains(tc.env.Text, "[Their later output is dropped: redirect it to a file") || strings.Contains(tc.env.Text, "run_in_background") != tc.jobs {
+			t.Errorf("%s:\n%s", tc.who, tc.env.Text)
+		}
+	}
+}
+
 func TestSessionTerminalWithoutSandbox(t *testing.T) {
 	s, _ := session(t, shellgate.Config{Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}}, shellgate.SessionConfig{})
 	env := srun(t, s, shellgate.Request{Command: "bash", TTY: true})

@@ -91,8 +91,6 @@ func Run(ctx context.Context, req Request, opts ...Option) envelope.Envelope {
 	defer g.Close()
 	g.PrestartSandbox()
 	env := g.Run(ctx, req, opts...)
-	if len(env.Data.BackgroundPIDs) > 0 {
-		env.BackgroundStopped() // by g.Close, before Run returns
-	}
+	env.BackgroundStopped() // by g.Close, before Run returns
 	return env
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint"
 )
 
@@ -68,7 +69,7 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 				return f.errorAt("checkpoints.keeper_idle", "%v", err)
 			}
 			if d < time.Second || d > maxKeeperIdle {
-				return f.errorAt("checkpoints.keeper_idle", "%s is out of range: want 1s to %s, or \"0\" for no keeper", d, maxKeeperIdle)
+				return f.errorAt("checkpoints.keeper_idle", "%s is out of range: want 1s to %s, or \"0\" for no keeper", envelope.Duration(d), envelope.Duration(maxKeeperIdle))
 			}
 		}
 		if trusted || d < 0 {
@@ -206,7 +207,7 @@ func (m *merger) checkpointBounds(f *parsedFile, trusted bool, ignore func(key, 
 			return f.errorAt("checkpoints.max_age", "%v", err)
 		}
 		if d < time.Minute || d > maxCheckpointAge {
-			return f.errorAt("checkpoints.max_age", "%s is out of range: want 1m to %s", d, maxCheckpointAge)
+			return f.errorAt("checkpoints.max_age", "%s is out of range: want 1m to %s", envelope.Duration(d), envelope.Duration(maxCheckpointAge))
 		}
 		if cur := time.Duration(orDefault(int64(out.MaxAge), int64(checkpoint.DefaultMaxAge))); !trusted && d < cur {
 			ignore("checkpoints.max_age", "lowering it drops older checkpoints sooner")

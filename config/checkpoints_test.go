@@ -87,7 +87,7 @@ func TestCheckpointsTableErrors(t *testing.T) {
 		{"[checkpoints]\nmax_count = 0\n", `[checkpoints] max_count: 0 is out of range`},
 		{"[checkpoints]\nkeep_ignored = [\"[\"]\n", `[checkpoints] keep_ignored: pattern 1 ("[") is not a valid file name pattern`},
 		{"[checkpoints]\nignored_max_size = \"2GB\"\n", `[checkpoints] ignored_max_size: 2147483648 bytes is out of range`},
-		{"[checkpoints]\nkeeper_idle = \"48h\"\n", `[checkpoints] keeper_idle: 48h0m0s is out of range`},
+		{"[checkpoints]\nkeeper_idle = \"48h\"\n", `[checkpoints] keeper_idle: 48h is out of range`},
 		{"[checkpoints]\nkeeper_idle = \"soon\"\n", `[checkpoints] keeper_idle:`},
 		{"[checkpoints]\nmax_file_size = \"12KB\"\n", `:2: [checkpoints] max_file_size: 12288 bytes is out of range: want 1MB to 64GB`},
 		{"[checkpoints]\nmax_file_size = \"1TB\"\n", `[checkpoints] max_file_size:`},

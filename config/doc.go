@@ -63,7 +63,7 @@
 //	mode = "auto"                   # auto | untrusted | never
 //	network = false
 //	dedicated_tools = false
-//	allow = ["make *"]              # command prefix patterns, matched token by token
+//	allow = ["make *"]              # command prefix patterns, matched token by token (quoted as in the shell)
 //	ask = ["npm publish *"]
 //	deny = ["git push --force *"]
 //	relax = ["interactive"]         # built-in rules to switch off, by name

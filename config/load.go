@@ -129,6 +129,13 @@ func Load(opts LoadOptions) (shellgate.Config, Sources, error) {
 		return shellgate.Config{}, src, err
 	}
 
+	// Where an APPROVAL_REQUIRED error tells the user to allow a command: the
+	// user file (read whether it exists yet or not), else the --config file.
+	if f := userFile(opts); f != "" {
+		m.cfg.PolicyFile = f
+	} else if explicit != nil {
+		m.cfg.PolicyFile = explicit.abs
+	}
 	if src.NetworkFromEnv, err = networkFromEnv(lookup, &m.cfg); err != nil {
 		return shellgate.Config{}, src, err
 	}
@@ -138,15 +145,9 @@ func Load(opts LoadOptions) (shellgate.Config, Sources, error) {
 // readOwnFiles reads the user's file (unless opts say not to) and the
 // --config file, either nil where there is none.
 func readOwnFiles(opts LoadOptions) (user, explicit *parsedFile, err error) {
-	if !opts.NoUserConfig {
-		path := opts.UserConfig
-		if path == "" {
-			path = DefaultUserConfig()
-		}
-		if path != "" {
-			if user, err = readFile(path, false); err != nil {
-				return nil, nil, err
-			}
+	if path := userFile(opts); path != "" {
+		if user, err = readFile(path, false); err != nil {
+			return nil, nil, err
 		}
 	}
 	if opts.ConfigFile != "" {
@@ -155,6 +156,17 @@ func readOwnFiles(opts LoadOptions) (user, explicit *parsedFile, err error) {
 		}
 	}
 	return user, explicit, nil
+}
+
+// userFile is the user file opts say to read, "" for none.
+func userFile(opts LoadOptions) string {
+	if opts.NoUserConfig {
+		return ""
+	}
+	if opts.UserConfig != "" {
+		return opts.UserConfig
+	}
+	return DefaultUserConfig()
 }
 
 // networkFromEnv turns the network on where BASH_ALLOW_NETWORK (seed 001)

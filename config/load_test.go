@@ -71,6 +71,7 @@ func TestLoadDefaults(t *testing.T) {
 		SpillMax:       1 << 30,
 		SpillTotal:     2 << 30,
 		SpillRetention: 24 * time.Hour,
+		PolicyFile:     l.user, // read if it existed, where allowing a command goes
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -144,6 +145,7 @@ writable = ["~/.cache/go-build", "cache", "/var/tmp/x/../y"]
 			Relax:          []string{"interactive"},
 			WritablePaths:  []string{filepath.Join(l.home, ".cache", "go-build"), filepath.Join(userDir, "cache"), "/var/tmp/y"},
 		},
+		PolicyFile: l.user,
 	}
 	want.Root = filepath.Clean(want.Root)
 	if diff := cmp.Diff(want, cfg); diff != "" {
@@ -180,7 +182,7 @@ func TestLoadErrors(t *testing.T) {
 		{"duration as integer", "[limits]\ndefault_timeout = 90\n", `:2: [limits] default_timeout: want a string, got a TOML integer`},
 		{"duration without unit", "[limits]\ndefault_timeout = \"90\"\n", `:2: [limits] default_timeout: "90" has no unit; write e.g. "90s" or "90ms"`},
 		{"duration garbage", "[limits]\nmax_timeout = \"soon\"\n", `:2: [limits] max_timeout: "soon" is not a duration`},
-		{"timeout above seed bound", "[limits]\nmax_timeout = \"601s\"\n", `:2: [limits] max_timeout: 10m1s is out of range: want 1ms to 10m0s`},
+		{"timeout above seed bound", "[limits]\nmax_timeout = \"601s\"\n", `:2: [limits] max_timeout: 10m1s is out of range: want 1ms to 10m`},
 		{"timeout below seed bound", "[limits]\ndefault_timeout = \"500us\"\n", `:2: [limits] default_timeout: 500µs is out of range`},
 		{"kill grace too long", "[limits]\nkill_grace = \"3s\"\n", `[limits] kill_grace: 3s is out of range: want 0s to 2s`},
 		{"default above max", "[limits]\nmax_timeout = \"10s\"\ndefault_timeout = \"20s\"\n", `:3: [limits] default_timeout: 20s is more than max_timeout (10s)`},
@@ -302,5 +304,55 @@ func TestWarningPrintsAsMessage(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%v", src.Warnings[0]); !strings.Contains(got, ".shellgate.toml:2: [policy] allow ignored") {
 		t.Errorf("%%v of a warning = %q", got)
+	}
+}
+
+// PolicyFile, the file an APPROVAL_REQUIRED error tells the user to allow a
+// command in, is one that Load reads: the user file (missing or not), else the
+// --config file; none when neither is read.
+func TestLoadPolicyFile(t *testing.T) {
+	l := newLab(t)
+	explicit := write(t, filepath.Join(l.home, "explicit.toml"), "")
+	for _, tc := range []struct {
+		name string
+		edit func(*config.LoadOptions)
+		want string
+	}{
+		{"user file", func(*config.LoadOptions) {}, l.user},
+		{"user and --config", func(o *config.LoadOptions) { o.ConfigFile = explicit }, l.user},
+		{"--no-user-config --config", func(o *config.LoadOptions) { o.NoUserConfig, o.ConfigFile = true, explicit }, explicit},
+		{"--no-user-config", func(o *config.LoadOptions) { o.NoUserConfig = true }, ""},
+	} {
+		o := l.opts()
+		tc.edit(&o)
+		cfg, _, err := config.Load(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.PolicyFile != tc.want {
+			t.Errorf("%s: PolicyFile %q, want %q", tc.name, cfg.PolicyFile, tc.want)
+		}
+	}
+}
+
+// The network rule's refusal tells the user how to turn the network on in
+// words the configuration takes: the key it names, as it names it, loads and
+// turns the network on ("config network = true" named no table).
+func TestNetworkAdviceNamesARealKey(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := e.Check("curl https://example.com", policy.Env{Root: l.root, Dir: l.root})
+	table, key, ok := strings.Cut(v.Reason, "] network = true")
+	if v.Rule != policy.RuleNetwork || !ok || !strings.Contains(key, "--allow-network") {
+		t.Fatalf("the refusal names no [table] network = true: %s", v.Reason)
+	}
+	table = table[strings.LastIndex(table, "[")+1:]
+	write(t, l.user, fmt.Sprintf("[%s]\nnetwork = true\n", table))
+	cfg, _, err := config.Load(l.opts())
+	if err != nil || !cfg.Policy.Network {
+		t.Errorf("[%s] network = true: %v, network %v", table, err, cfg.Policy.Network)
 	}
 }

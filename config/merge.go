@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -122,10 +123,10 @@ func (m *merger) limits(f *parsedFile, trusted bool, dir string, ignore func(key
 			return f.errorAt(d.key, "%v", err)
 		}
 		if v < d.min || v > d.max {
-			return f.errorAt(d.key, "%s is out of range: want %s to %s", v, d.min, d.max)
+			return f.errorAt(d.key, "%s is out of range: want %s to %s", envelope.Duration(v), envelope.Duration(d.min), envelope.Duration(d.max))
 		}
 		if !trusted && v > *d.dst {
-			ignore(d.key, "raising it from "+d.dst.String()+" loosens policy")
+			ignore(d.key, "raising it from "+envelope.Duration(*d.dst)+" loosens policy")
 			continue
 		}
 		*d.dst = v
@@ -328,10 +329,10 @@ func (m *merger) finish() error {
 		m.cfg.DefaultTimeout = m.cfg.MaxTimeout
 		return nil
 	case m.maxTimeoutAt == nil || m.defaultTimeoutAt == m.maxTimeoutAt:
-		return m.defaultTimeoutAt.errorAt("limits.default_timeout", "%s is more than max_timeout (%s)", m.cfg.DefaultTimeout, m.cfg.MaxTimeout)
+		return m.defaultTimeoutAt.errorAt("limits.default_timeout", "%s is more than max_timeout (%s)", envelope.Duration(m.cfg.DefaultTimeout), envelope.Duration(m.cfg.MaxTimeout))
 	default:
 		return m.defaultTimeoutAt.errorAt("limits.default_timeout", "%s is more than max_timeout (%s, set in %s)",
-			m.cfg.DefaultTimeout, m.cfg.MaxTimeout, m.maxTimeoutAt.path)
+			envelope.Duration(m.cfg.DefaultTimeout), envelope.Duration(m.cfg.MaxTimeout), m.maxTimeoutAt.path)
 	}
 }
 

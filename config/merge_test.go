@@ -206,7 +206,7 @@ func TestDefaultTimeoutAcrossFiles(t *testing.T) {
 	write(t, l.user, "[limits]\ndefault_timeout = \"300s\"\n")
 	write(t, filepath.Join(l.root, config.ProjectFileName), "[limits]\nmax_timeout = \"60s\"\n")
 	_, _, err := config.Load(l.opts())
-	if err == nil || !strings.Contains(err.Error(), l.user+":2: [limits] default_timeout: 5m0s is more than max_timeout (1m0s, set in ") {
+	if err == nil || !strings.Contains(err.Error(), l.user+":2: [limits] default_timeout: 5m is more than max_timeout (1m, set in ") {
 		t.Errorf("error = %v, want the user file's line blamed and the project file named", err)
 	}
 }

@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,7 @@ func briefCases() map[string]Envelope {
 			Context: Context{ParamsInput: map[string]any{"command": "sleep 10 && echo finished", "timeout_ms": 1000}, Shell: "/usr/bin/bash", TimeoutMS: 1000}},
 		"truncated": {Data: Data{Command: "make all", ExitCode: intp(2), Stdout: big, Truncated: true, FullOutputPath: &path, BackgroundPIDs: []int{4242}},
 			Stats: Stats{TimeMS: 5000, StdoutBytes: 5 << 20}, Context: Context{ParamsInput: map[string]any{"command": "make all"}, Shell: "/usr/bin/bash", TimeoutMS: 120000}},
+		"job list": {Data: Data{Jobs: []Job{{ID: "j1", State: JobRunning, Command: "python3 -u -m http.server 8000", RuntimeMS: 385, StdoutBytes: 65}}}},
 	}
 	for k, e := range cases {
 		if e.Error != nil {
@@ -176,5 +178,81 @@ func TestBriefJobSaysItsEndOnce(t *testing.T) {
 	list.Settle()
 	if b, _ := json.Marshal(list.Brief()); strings.Count(string(b), `"exit_code":3`) != 1 {
 		t.Errorf("a job list lost a job's exit code: %s", b)
+	}
+}
+
+// A call's job does not repeat its runtime and byte counts, which stats has:
+// data.job is its id and state. A list's jobs keep theirs (stats is the
+// call's), their zero values left out as every other field of a Brief is.
+func TestBriefJobSaysItsStatsOnce(t *testing.T) {
+	e := Envelope{Data: Data{Command: "npm run dev", Stdout: "ready\n",
+		Job: &Job{ID: "j1", State: JobRunning, RuntimeMS: 512, StdoutBytes: 6}}, Stats: Stats{TimeMS: 512, StdoutBytes: 6}}
+	e.Settle()
+	b, _ := json.Marshal(e.Brief())
+	if !strings.Contains(string(b), `"job":{"id":"j1","state":"running"}`) || strings.Contains(string(b), `"runtime_ms"`) {
+		t.Errorf("the call's job repeats its stats:\n%s", b)
+	}
+	if e.Data.Job.RuntimeMS != 512 {
+		t.Errorf("Brief changed the envelope's job: %+v", e.Data.Job)
+	}
+	list := Envelope{Data: Data{Jobs: []Job{{ID: "j1", State: JobRunning, Command: "sleep 30", RuntimeMS: 40}, {ID: "j2", State: JobExited, Command: "make", RuntimeMS: 7, StdoutBytes: 3}}}}
+	list.Settle()
+	b, _ = json.Marshal(list.Brief())
+	if !strings.Contains(string(b), `{"id":"j1","state":"running","command":"sleep 30","runtime_ms":40}`) || !strings.Contains(string(b), `"runtime_ms":7,"stdout_bytes":3}`) {
+		t.Errorf("a job list's jobs: %s", b)
+	}
+}
+
+// Every field of Data is in BriefData under the same JSON name, so that the
+// Brief, which copies them one by one, loses none: each set to a value of its
+// own is in the Brief's JSON.
+func TestBriefDataHasEveryField(t *testing.T) {
+	var d Data
+	v := reflect.ValueOf(&d).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		default:
+			t.Fatalf("Data.%s: a %s, which this test does not fill", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	d.Job.RuntimeMS = 1 // not the call's stats: kept
+	d.Changed.Added = 1 // a change that changed nothing is left out
+	d.Job.ID, d.Jobs[0].ID = "j1", "j2"
+	e := Envelope{Data: d}
+	var got map[string]any
+	b, _ := json.Marshal(e.Brief().Data)
+	json.Unmarshal(b, &got)
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if _, ok := got[name]; !ok {
+			t.Errorf("data.%s is not in the Brief: %s", name, b)
+		}
+	}
+}
+
+// A Brief for a reader who knows the shell and the default timeout (an MCP
+// tool's description names them) leaves them out of context, and keeps a
+// timeout or a shell that is not those.
+func TestBriefLeavesOutWhatTheReaderKnows(t *testing.T) {
+	known := Known{Shell: "/usr/bin/bash", TimeoutMS: 120000}
+	e := briefCases()["echo hi"]
+	if c := e.BriefKnowing(known).Context; c.Shell != "" || c.TimeoutMS != 0 {
+		t.Errorf("the known shell and default timeout are in the brief: %+v", c)
+	}
+	if c := e.Brief().Context; c.Shell != "/usr/bin/bash" || c.TimeoutMS != 120000 {
+		t.Errorf("Brief without Known lost them: %+v", c)
+	}
+	e.Context.Shell, e.Context.TimeoutMS = "/bin/sh", 90000
+	if c := e.BriefKnowing(known).Context; c.Shell != "/bin/sh" || c.TimeoutMS != 90000 {
+		t.Errorf("a shell and a timeout the reader does not know are left out: %+v", c)
 	}
 }

@@ -54,6 +54,8 @@ type Envelope struct {
 	notes     []note // extra warning lines for the text; see Note
 	undo      Undo   // who can take a command back, as the text says it; see SetUndo
 	bgStopped bool   // the background processes were stopped; see BackgroundStopped
+	madeErr   bool   // Error is Settle's own (a silent timeout or cancellation)
+	noJobs    bool   // the caller cannot start a job; see NoJobs
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a
@@ -100,9 +102,20 @@ func (e *Envelope) SetUndo(u Undo) *Envelope {
 	return e.Settle()
 }
 
-// BackgroundStopped says in the text that the processes of data.background_pids
-// are stopped as the run ends (a one-shot run's Gate closes), not left running,
-// and settles e again.
+// NoJobs says the caller cannot run a command as a job (run_in_background
+// needs a session: a Gate's own Run has none), so the text does not advise
+// it, and settles e again.
+func (e *Envelope) NoJobs() {
+	if !e.noJobs {
+		e.noJobs = true
+		e.Settle()
+	}
+}
+
+// BackgroundStopped says the run is one-shot: what it left in the background
+// (data.background_pids) is stopped as it ends, its Gate closing, and the text
+// says so rather than "still running", and does not advise running long work
+// in the background. It settles e again.
 func (e *Envelope) BackgroundStopped() {
 	e.bgStopped = true
 	e.Settle()

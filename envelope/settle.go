@@ -20,7 +20,7 @@ func (e *Envelope) Fail(code Code, message string) *Envelope {
 // not run is not echoed back whole: past maxEcho bytes it is cut in data.command and
 // context.params_input, since the caller has it and a model pays for every byte.
 func (e *Envelope) Refuse(err Err) *Envelope {
-	e.Error = &err
+	e.Error, e.madeErr = &err, false // the caller's, kept as Settle's own is not
 	if !e.ran() && len(e.Data.Command) > maxEcho {
 		short := CutMiddle(e.Data.Command, maxEcho)
 		if c, ok := e.Context.ParamsInput["command"].(string); ok && c == e.Data.Command {
@@ -73,12 +73,17 @@ func (e *Envelope) Settle() *Envelope {
 	if d.Directory == "" {
 		d.Directory = e.Context.DirectoryResolved
 	}
+	if e.madeErr { // Settle's own error, made again from the data as it is now
+		e.Error, e.madeErr = nil, false
+	}
 	switch {
 	case e.Error != nil:
 	case d.TimedOut && e.silent():
-		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("No output before the timeout (%s): the command and everything it started were killed. Give it a longer timeout, or run long jobs in the background.", e.timeout())}
+		e.Error = &Err{Code: Timeout, Message: fmt.Sprintf("No output before the timeout (%s): the command and everything it started were killed. %s", e.timeout(), e.longer())}
+		e.madeErr = true
 	case d.Cancelled && e.silent():
 		e.Error = &Err{Code: Cancelled, Message: "Cancelled before the command printed anything: it and everything it started were killed."}
+		e.madeErr = true
 	}
 	switch {
 	case e.Error != nil:
@@ -94,6 +99,16 @@ func (e *Envelope) Settle() *Envelope {
 	}
 	e.Text = e.render(fullText)
 	return e
+}
+
+// longer is the advice for a command that timed out: a longer timeout, or
+// the background, where a background job outlives the run (not in a one-shot
+// run, BackgroundStopped, whose Gate closes as it ends).
+func (e *Envelope) longer() string {
+	if e.bgStopped {
+		return "Give it a longer timeout."
+	}
+	return "Give it a longer timeout, or run long jobs in the background."
 }
 
 // silent reports whether the command printed nothing at all.
@@ -146,6 +161,9 @@ func (e *Envelope) render(v view) string {
 		fmt.Fprintf(&b, "(%s. Took %s)\n", e.ending(), ms(e.Stats.TimeMS))
 	}
 	for _, j := range d.Jobs {
+		if v == briefText {
+			break // data.jobs has each
+		}
 		fmt.Fprintf(&b, "%s\n", jobLine(j))
 	}
 	if e.Error != nil && v != briefText {
@@ -201,15 +219,17 @@ func (e *Envelope) writeOutput(b *strings.Builder) {
 	}
 }
 
-// writeJobOutput writes what a job printed since the last read: only the
-// streams that printed something new.
+// writeJobOutput writes what a job printed since the last read, or what the
+// read asked for (its last lines, the lines matching a filter: jobRead):
+// only the streams that have some.
 func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	d := e.Data
+	what, none := e.jobRead()
 	section := func(name, text string, n int64) {
 		if text == "" {
 			return
 		}
-		fmt.Fprintf(b, "\n--- %s (new; %d bytes in all) ---\n%s", name, n, text)
+		fmt.Fprintf(b, "\n--- %s (%s; %d bytes in all) ---\n%s", name, what, n, text)
 		if !strings.HasSuffix(text, "\n") {
 			b.WriteByte('\n')
 		}
@@ -217,8 +237,32 @@ func (e *Envelope) writeJobOutput(b *strings.Builder) {
 	section("STDOUT", d.Stdout, e.Stats.StdoutBytes)
 	section("STDERR", d.Stderr, e.Stats.StderrBytes)
 	if d.Stdout == "" && d.Stderr == "" {
-		b.WriteString("\n(no new output)\n")
+		b.WriteString("\n(" + none + ")\n")
 	}
+}
+
+// jobRead says what a job read returned, as its parameters (tail_lines,
+// filter) asked, for its sections' headers, and what to say when it is none.
+func (e *Envelope) jobRead() (what, none string) {
+	tail := 0
+	switch n := e.Context.ParamsInput["tail_lines"].(type) {
+	case int:
+		tail = n
+	case int64:
+		tail = int(n)
+	case float64:
+		tail = int(n)
+	}
+	filter, _ := e.Context.ParamsInput["filter"].(string)
+	switch {
+	case tail > 0 && filter != "":
+		return fmt.Sprintf("last %d matching lines", tail), "no line matches"
+	case tail > 0:
+		return fmt.Sprintf("last %d lines", tail), "no output"
+	case filter != "":
+		return "new, matching lines", "no new line matches"
+	}
+	return "new", "no new output"
 }
 
 // outputInFile reports whether the text names a file that holds the whole
@@ -335,7 +379,7 @@ func (e *Envelope) warnings() []warning {
 	}
 	if !e.silent() { // a silent stop is the error itself
 		if d.TimedOut {
-			add(false, "Everything it started was killed too. Give it a longer timeout, or run long jobs in the background.")
+			add(false, "Everything it started was killed too. %s", e.longer())
 		}
 		if d.Cancelled {
 			add(false, "Killed when cancelled, with everything it started.")
@@ -378,9 +422,6 @@ func (e *Envelope) warnings() []warning {
 		add(false, "%s", t)
 		w[len(w)-1].file = n.file
 	}
-	if j := d.Job; j != nil && j.State == JobWaiting {
-		add(false, "It waits for input: answer with job_input (text, and keys such as Enter or Ctrl-D), or stop it with job_kill.")
-	}
 	if len(d.BackgroundPIDs) > 0 {
 		pids := make([]string, len(d.BackgroundPIDs))
 		for i, p := range d.BackgroundPIDs {
@@ -391,7 +432,11 @@ func (e *Envelope) warnings() []warning {
 		} else {
 			add(true, "Background processes still running: %s", strings.Join(pids, ", "))
 			// The call has returned: nothing reads their output any more.
-			add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
+			if e.noJobs {
+				add(false, "Their later output is dropped: redirect it to a file.")
+			} else {
+				add(false, "Their later output is dropped: redirect it to a file, or use run_in_background.")
+			}
 		}
 	}
 	return w
@@ -555,8 +600,9 @@ func cutValue(v any, n int) any {
 }
 
 // line says what a command changed, in one line: "Changed: deleted 1204
-// files (src/a.go, src/b.go …); `shellgate undo 7` puts them back". Nothing
-// for a command that changed nothing.
+// files (deleted src/a.go, …, 1199 more); `shellgate undo 7` puts …", or,
+// where the paths name every change, just them: "Changed: added a.go;
+// …". Nothing for a command that changed nothing.
 func (c *Changed) line(e *Envelope) string {
 	if c.Pending {
 		return ""
@@ -583,7 +629,14 @@ func (c *Changed) line(e *Envelope) string {
 		return ""
 	}
 	s := "Changed: " + strings.Join(parts, ", ")
-	if len(c.Paths) > 0 {
+	if c.More == 0 && c.Ignored == 0 && c.Mode == 0 && len(c.Paths) > 0 {
+		// Every change is named ("added a.go"): the counts would say them
+		// again; a kind is said once for a run of paths of that kind.
+		s = "Changed: " + byKind(c.Paths)
+		if c.Git > 0 {
+			s += fmt.Sprintf(", %d in .git", c.Git)
+		}
+	} else if len(c.Paths) > 0 {
 		s += " (" + strings.Join(c.Paths, ", ")
 		if c.More > 0 {
 			s += fmt.Sprintf(", %d more", c.More)
@@ -591,6 +644,25 @@ func (c *Changed) line(e *Envelope) string {
 		s += ")"
 	}
 	return s + "; " + e.undoes(c.Checkpoint, "the project back as it was before") + "."
+}
+
+// byKind joins paths ("added a.go"), saying the kind once for each run of
+// the same kind: "added a.go, b.go, deleted c.go".
+func byKind(paths []string) string {
+	var b strings.Builder
+	last := ""
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		kind, path, ok := strings.Cut(p, " ")
+		if ok && kind == last {
+			p = path
+		}
+		last = kind
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // undoes says how checkpoint id puts back what ("the project back as it was

@@ -316,7 +316,7 @@ func TestUndoSaidToItsReader(t *testing.T) {
 		e.NoteUndo("Allowed without asking because checkpoint 7 keeps the project as it was before it (rule lose-work): ", 7)
 		e.Settle()
 		e.SetUndo(c.u)
-		if !strings.Contains(e.Text, "[Changed: modified 1 file (modified a.go); "+c.line) || !strings.Contains(e.Text, c.note) {
+		if !strings.Contains(e.Text, "[Changed: modified a.go; "+c.line) || !strings.Contains(e.Text, c.note) {
 			t.Errorf("undo %d:\n%s\nwant %q and %q", c.u, e.Text, c.line, c.note)
 		}
 		if c.u != UndoCommand && strings.Contains(e.Text, "` puts") {
@@ -395,5 +395,86 @@ func TestRefusalNamesTheCommandOnce(t *testing.T) {
 	e = NotRun("git status; rm -rf ~", nil, deny)
 	if !strings.HasPrefix(e.Text, "Command not run: git status; rm -rf ~\n") {
 		t.Errorf("part of a line quoted:\n%s", e.Text)
+	}
+}
+
+// The [Changed: …] line names each change once: the paths alone where they
+// are all of them, the counts and the first paths where there are more (or a
+// kind the paths do not say in as many words).
+func TestChangedLineSaysEachOnce(t *testing.T) {
+	for _, c := range []struct {
+		changed Changed
+		want    string
+	}{
+		{Changed{Checkpoint: 3, Added: 1, Paths: []string{"added f.txt"}}, "[Changed: added f.txt; `shellgate undo 3`"},
+		{Changed{Checkpoint: 3, Added: 1, Modified: 1, Git: 2, Paths: []string{"modified a.go", "added b.go"}}, "[Changed: modified a.go, added b.go, 2 in .git; "},
+		{Changed{Checkpoint: 3, Added: 3, Deleted: 1, Paths: []string{"added a.go", "added b.go", "deleted c.go", "added d.go"}}, "[Changed: added a.go, b.go, deleted c.go, added d.go; "},
+		{Changed{Checkpoint: 3, Deleted: 7, Paths: []string{"deleted a", "deleted b"}, More: 5}, "[Changed: deleted 7 files (deleted a, deleted b, 5 more); "},
+		{Changed{Checkpoint: 3, Ignored: 1, Paths: []string{"ignored data.bin"}}, "[Changed: 1 now ignored (not deleted) (ignored data.bin); "},
+		{Changed{Checkpoint: 3, Git: 4}, "[Changed: 4 in .git; "},
+	} {
+		cc := c.changed
+		e := Envelope{Data: Data{Command: "make", ExitCode: intp(0), Changed: &cc}}
+		e.Settle()
+		if !strings.Contains(e.Text, c.want) {
+			t.Errorf("%+v:\n%s\nwant %q", c.changed, e.Text, c.want)
+		}
+	}
+}
+
+// A timeout's advice offers the background only where a background job
+// outlives the run: not in a one-shot run (BackgroundStopped), which stops
+// it as it ends. Settle's own error is made again when the envelope is.
+func TestTimeoutAdviceInOneShotRuns(t *testing.T) {
+	for _, out := range []string{"", "started\n"} {
+		e := Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM"), Stdout: out}, Stats: Stats{StdoutBytes: int64(len(out))}}
+		e.Settle()
+		if !strings.Contains(e.Text, "Give it a longer timeout, or run long jobs in the background.") {
+			t.Errorf("output %q, in a session or a Gate:\n%s", out, e.Text)
+		}
+		e.BackgroundStopped()
+		if !strings.Contains(e.Text, "Give it a longer timeout.") || strings.Contains(e.Text, "background") {
+			t.Errorf("output %q, one-shot:\n%s", out, e.Text)
+		}
+		if out == "" && (e.Error == nil || e.Error.Code != Timeout || strings.Contains(e.Error.Message, "background")) {
+			t.Errorf("one-shot error: %+v", e.Error)
+		}
+	}
+}
+
+// A job read's sections say what they hold: what is new since the last read,
+// or the last lines or the matching lines the read asked for, not "new" for
+// a tail of what was read before.
+func TestJobReadSaysWhatItHolds(t *testing.T) {
+	for _, c := range []struct {
+		params      map[string]any
+		stdout      string
+		header, not string
+	}{
+		{map[string]any{"job_id": "j1"}, "b\n", "--- STDOUT (new; 4 bytes in all) ---\nb", ""},
+		{map[string]any{"job_id": "j1", "tail_lines": 5}, "a\nb\n", "--- STDOUT (last 5 lines; 4 bytes in all) ---\na\nb", "new"},
+		{map[string]any{"job_id": "j1", "tail_lines": float64(2), "filter": "b"}, "b\n", "--- STDOUT (last 2 matching lines; 4 bytes in all) ---", "new"},
+		{map[string]any{"job_id": "j1", "filter": "b"}, "b\n", "--- STDOUT (new, matching lines; 4 bytes in all) ---", ""},
+		{map[string]any{"job_id": "j1", "tail_lines": 5}, "", "\n(no output)", "new"},
+		{map[string]any{"job_id": "j1"}, "", "\n(no new output)", ""},
+	} {
+		e := Envelope{Data: Data{Command: "make", Stdout: c.stdout, Job: &Job{ID: "j1", State: JobRunning}},
+			Stats: Stats{StdoutBytes: 4}, Context: Context{ParamsInput: c.params}}
+		e.Settle()
+		if !strings.Contains(e.Text, c.header) || c.not != "" && strings.Contains(e.Text, c.not) {
+			t.Errorf("%v:\n%s\nwant %q", c.params, e.Text, c.header)
+		}
+	}
+}
+
+// An error given to Refuse stays through a later Settle, where Settle's own
+// (a silent timeout's) is made again from the data.
+func TestRefuseAfterSettlesOwnError(t *testing.T) {
+	e := Envelope{Data: Data{Command: "make", TimedOut: true, Signal: strp("SIGTERM")}}
+	e.Settle()
+	e.Refuse(Err{Code: ExecutionError, Message: "the checkpoint after it failed"})
+	e.BackgroundStopped()
+	if e.Error == nil || e.Error.Code != ExecutionError {
+		t.Errorf("the refusal's error was lost: %+v\n%s", e.Error, e.Text)
 	}
 }

@@ -70,7 +70,9 @@ func (s *Server) result(ss *mcp.ServerSession, env envelope.Envelope) (*mcp.Call
 		env.SetUndo(envelope.UndoUser)
 	}
 	fitText(&env, p.MaxText, p.Client)
-	return toolResult(env, s.opts.MaxMessage, !p.TextOnly)
+	// The tool's description names the shell and the default timeout.
+	known := envelope.Known{Shell: s.info.Shell, TimeoutMS: s.info.DefaultTimeout.Milliseconds()}
+	return toolResult(env, s.opts.MaxMessage, !p.TextOnly, known)
 }
 
 // approver returns how "ask" verdicts of this call are decided, in the client's

@@ -53,6 +53,11 @@ func TestChannelSizes(t *testing.T) {
 			if bound := nText*13/10 + 240 + command; nStruct > bound {
 				t.Errorf("structuredContent is %d chars, over 1.3 × %d + 240 + %d = %d:\n%.600s", nStruct, nText, command, bound, structured)
 			}
+			// The tool's description names the shell and the default timeout:
+			// the brief says them only where a call's differ.
+			if strings.Contains(string(structured), `"shell":`) || strings.Contains(string(structured), `"timeout_ms":120000`) {
+				t.Errorf("structuredContent repeats the description's shell or default timeout:\n%.600s", structured)
+			}
 			for _, w := range tc.want {
 				if w == "full_output_path" {
 					if !strings.Contains(text, "full output: /") || !strings.Contains(string(structured), `"full_output_path":"`) {

@@ -3,9 +3,11 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
@@ -138,6 +140,17 @@ func (s *Server) perClient(next mcp.MethodHandler) mcp.MethodHandler {
 			c := *t
 			if p.TextOnly {
 				c.OutputSchema = nil
+			}
+			if schema, ok := c.InputSchema.(*jsonschema.Schema); ok && c.Name == JobOutputTool && p.Output > 0 {
+				// Its default is the client's output limit too (jobs.go).
+				in := *schema
+				in.Properties = maps.Clone(in.Properties)
+				if mob := in.Properties["max_output_bytes"]; mob != nil {
+					m := *mob
+					m.Description = jobOutputLimit(s.clientInfo(p).OutputLimit)
+					in.Properties["max_output_bytes"] = &m
+				}
+				c.InputSchema = &in
 			}
 			if c.Name == s.opts.ToolName && p.Output > 0 {
 				// The client's own output limits, in the description and the schema.

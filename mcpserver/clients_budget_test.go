@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -46,6 +47,18 @@ func TestOutputBudgetPerClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, tool := range tools.Tools {
+				if tool.Name == JobOutputTool {
+					// job_output's default is the same limit (its tools/list
+					// said the Gate's 51200 to every client).
+					var in struct {
+						Properties map[string]struct{ Description string }
+					}
+					remarshal(t, tool.InputSchema, &in)
+					want := fmt.Sprintf("Default %d.", int(min(tc.schemaMax, 51200)))
+					if d := in.Properties["max_output_bytes"].Description; !strings.HasSuffix(d, want) {
+						t.Errorf("job_output's max_output_bytes: %q, want it to end %q", d, want)
+					}
+				}
 				if tool.Name != DefaultToolName {
 					continue
 				}

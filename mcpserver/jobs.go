@@ -41,9 +41,15 @@ type jobIDArgs struct {
 	JobID string `json:"job_id"`
 }
 
+// jobOutputLimit is job_output's max_output_bytes description, for a default
+// of n bytes (the client's own, clientInfo).
+func jobOutputLimit(n int) string {
+	return fmt.Sprintf("Bytes of text to return at most. Default %d.", n)
+}
+
 // addJobTools registers the job tools.
 func (s *Server) addJobTools() {
-	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id (j1, j2, …), as the call that started it gave it."}
+	jobID := &jsonschema.Schema{Type: "string", Description: "The job's id: j1, j2, …"}
 	integer := func(desc string) *jsonschema.Schema {
 		zero := 0.0
 		return &jsonschema.Schema{Type: "integer", Description: desc, Minimum: &zero}
@@ -67,7 +73,7 @@ func (s *Server) addJobTools() {
 			"port":             integer("A TCP port: wait, up to wait_ms, until something in this session listens on it."),
 			"tail_lines":       integer("Return the last N lines of the whole output instead of what is new."),
 			"filter":           str("A regular expression (RE2): return only the lines that match."),
-			"max_output_bytes": integer(fmt.Sprintf("Bytes of text to return at most. Default %d.", s.info.OutputLimit)),
+			"max_output_bytes": integer(jobOutputLimit(s.info.OutputLimit)),
 		}, "job_id"),
 		Annotations: readOnly,
 	}, s.jobCall(func(ctx context.Context, sess *shellgate.Session, raw json.RawMessage) envelope.Envelope {

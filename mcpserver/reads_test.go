@@ -20,7 +20,8 @@ import (
 func TestModelReadsOnce(t *testing.T) {
 	lane.Live(t)
 	ctx := context.Background()
-	srv, _ := newServer(t, shellgate.Config{}, Options{})
+	// As `shellgate mcp` is configured (config.Load names the user file).
+	srv, _ := newServer(t, shellgate.Config{PolicyFile: "/home/u/.config/shellgate/config.toml"}, Options{})
 	cs := connect(t, srv, nil, nil)
 	calls := []struct {
 		name  string
@@ -32,7 +33,7 @@ func TestModelReadsOnce(t *testing.T) {
 		{"echo hi", args("command", "echo hi"), 100, []string{"hi\n"}, nil},
 		{"ls /nope", args("command", "ls /nope"), 150, []string{"No such file or directory"}, nil},
 		{"rm -rf /", args("command", "rm -rf /"), 200, []string{"catastrophic"}, nil},
-		{"ask", args("command", "docker run alpine true"), 400, []string{"sandbox-escape", "No one could be asked to approve it", `allow = ["docker run alpine true"]`},
+		{"ask", args("command", "docker run alpine true"), 400, []string{"sandbox-escape", "No one could be asked to approve it", `allow = ["docker run alpine true"] to /home/u/.config/shellgate/config.toml`},
 			[]string{"must approve it", "APPROVAL_REQUIRED: Approval required"}},
 		{"job start", args("command", "sleep 30", "run_in_background", true), 200, []string{"Running as job j1", "job_output"},
 			[]string{"Started in the background"}},

@@ -23,12 +23,14 @@ const resultOverhead = 4 << 10
 // Brief, complete on its own too and without the text's output sections: a client
 // that shows the model one channel loses nothing, and no channel says a thing
 // twice. isError is set when the status is "error".
-func toolResult(env envelope.Envelope, maxMessage int, structured bool) (*mcp.CallToolResult, error) {
-	brief, err := fit(&env, maxMessage, structured)
+// known is what the tool's description told the model already (the shell,
+// the default timeout), which the Brief leaves out.
+func toolResult(env envelope.Envelope, maxMessage int, structured bool, known envelope.Known) (*mcp.CallToolResult, error) {
+	brief, err := fit(&env, maxMessage, structured, known)
 	if err != nil {
 		// Still a tool result the model can read, never a protocol error.
 		env = envelope.NotRun(env.Data.Command, nil, envelope.Err{Code: envelope.ExecutionError, Message: err.Error()})
-		if brief, err = json.Marshal(env.Brief()); err != nil {
+		if brief, err = json.Marshal(env.BriefKnowing(known)); err != nil {
 			return nil, err
 		}
 	}
@@ -46,13 +48,13 @@ func toolResult(env envelope.Envelope, maxMessage int, structured bool) (*mcp.Ca
 // fits in maxMessage bytes, and returns the Brief's JSON. The Gate already bounds
 // output by its budget; this guards against a budget too large for one message,
 // and against JSON escaping (a control byte becomes six) inflating what it allowed.
-func fit(env *envelope.Envelope, maxMessage int, structured bool) ([]byte, error) {
+func fit(env *envelope.Envelope, maxMessage int, structured bool, known envelope.Known) ([]byte, error) {
 	budget := maxMessage - resultOverhead
 	size := func(e *envelope.Envelope) (int, []byte, error) {
 		var b []byte
 		if structured {
 			var err error
-			if b, err = json.Marshal(e.Brief()); err != nil {
+			if b, err = json.Marshal(e.BriefKnowing(known)); err != nil {
 				return 0, nil, fmt.Errorf("encoding the envelope: %w", err)
 			}
 		}

@@ -45,7 +45,7 @@ func TestUndoTool(t *testing.T) {
 	cs := connect(t, srv, nil, nil)
 	want := checkpointtest.State(t, root)
 	env := call(t, ctx, cs, &mcp.CallToolParams{Arguments: args("command", "rm -rf src docs")})
-	if env.Data.Changed == nil || env.Data.Changed.Deleted != 5 || !strings.Contains(env.Text, "Changed: deleted 5 files") {
+	if env.Data.Changed == nil || env.Data.Changed.Deleted != 5 || !strings.Contains(env.Text, "[Changed: deleted ") {
 		t.Fatalf("rm: %+v\n%s", env.Data.Changed, env.Text)
 	}
 	id := env.Data.Changed.Checkpoint

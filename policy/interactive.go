@@ -35,7 +35,9 @@ func (x *check) interactiveHit(c *analysis.Command, what, instead string) {
 	if instead != "" {
 		reason += " Instead, " + instead + "."
 	}
-	reason += " Or run it as a terminal job (tty: true) and answer with job_input."
+	if x.terminalJobs {
+		reason += " Or run it as a terminal job (tty: true) and answer with job_input."
+	}
 	x.add(Deny, RuleInteractive, reason)
 }
 

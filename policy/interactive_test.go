@@ -34,3 +34,27 @@ func TestInteractiveAdviceIsAllowed(t *testing.T) {
 		}
 	}
 }
+
+// The interactive rule offers a terminal job (tty, job_input) only to a
+// caller that can start one (Env.TerminalJobs: a session); the CLI, a hook or
+// a one-shot run would be told of parameters it does not have.
+func TestInteractiveOffersTerminalJobsOnlyWhereThereAreAny(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, jobs := range []bool{false, true} {
+		env := l.env()
+		env.TerminalJobs = jobs
+		for _, cmd := range []string{"vim a.txt", "top", "python3"} {
+			v := e.Check(cmd, env)
+			if v.Decision != policy.Deny || v.Rule != policy.RuleInteractive {
+				t.Fatalf("%s: %s (rule %s), want the interactive rule's deny", cmd, v.Decision, v.Rule)
+			}
+			if got := strings.Contains(v.Reason, "tty: true") && strings.Contains(v.Reason, "job_input"); got != jobs {
+				t.Errorf("TerminalJobs %v: %s: %q", jobs, cmd, v.Reason)
+			}
+		}
+	}
+}

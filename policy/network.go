@@ -20,7 +20,7 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 	if x.e.s.Network {
 		return
 	}
-	x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network (config network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
+	x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
 	x.hits[len(x.hits)-1].covered = func(cv Covers) bool { return cv.Egress || covered != nil && covered(cv) }
 }
 

@@ -12,7 +12,9 @@ import (
 
 // pattern is a user rule: a command prefix matched token by token after
 // unwrapping. A trailing "*" matches any number of arguments, even none;
-// any other token is a glob for exactly one word.
+// any other token is a glob for exactly one word. Tokens are split at white
+// space as a shell splits words: quoted text ('a b', "a b") is literal, white
+// space and glob characters included, so that any word can be said.
 type pattern struct {
 	src    string
 	tokens []string
@@ -22,15 +24,14 @@ type pattern struct {
 func compile(kind string, ps []string) ([]pattern, error) {
 	out := make([]pattern, 0, len(ps))
 	for _, p := range ps {
-		toks := strings.Fields(p)
+		toks, rest, err := patternFields(p)
+		if err != nil {
+			return nil, fmt.Errorf("policy: malformed %s pattern %q: %v", kind, p, err)
+		}
 		if len(toks) == 0 {
 			return nil, fmt.Errorf("policy: empty %s pattern", kind)
 		}
-		pt := pattern{src: p}
-		if toks[len(toks)-1] == "*" && len(toks) > 1 {
-			pt.rest = true
-			toks = toks[:len(toks)-1]
-		}
+		pt := pattern{src: p, rest: rest}
 		for _, t := range toks {
 			if _, err := path.Match(t, ""); err != nil {
 				return nil, fmt.Errorf("policy: malformed %s pattern %q: token %q: %v", kind, p, t, err)
@@ -40,6 +41,59 @@ func compile(kind string, ps []string) ([]pattern, error) {
 		out = append(out, pt)
 	}
 	return out, nil
+}
+
+// patternFields splits p into its tokens, each a path.Match glob: at white
+// space outside quotes; text in single quotes, or in double quotes (where \"
+// and \\ are escapes), is literal, its glob characters escaped. rest: the
+// last token was an unquoted "*" (and not the only one), taken off the list.
+func patternFields(p string) (toks []string, rest bool, err error) {
+	var b strings.Builder
+	in, bare := false, true // in a token; the token is unquoted so far
+	end := func() {
+		if in {
+			toks = append(toks, b.String())
+			rest = bare && b.String() == "*"
+		}
+		b.Reset()
+		in, bare = false, true
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			end()
+		case '\'', '"':
+			in, bare = true, false
+			j := i + 1
+			for ; j < len(p) && p[j] != c; j++ {
+				r := p[j]
+				if c == '"' && r == '\\' && j+1 < len(p) && (p[j+1] == '"' || p[j+1] == '\\') {
+					j++
+					r = p[j]
+				}
+				if strings.IndexByte("*?[\\", r) >= 0 {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(r)
+			}
+			if j == len(p) {
+				return nil, false, fmt.Errorf("no closing %c", c)
+			}
+			i = j
+		default:
+			in = true
+			b.WriteByte(c)
+			if c == '\\' && i+1 < len(p) { // a glob escape: the next byte is literal
+				i++
+				b.WriteByte(p[i])
+			}
+		}
+	}
+	end()
+	if rest && len(toks) > 1 {
+		return toks[:len(toks)-1], true, nil
+	}
+	return toks, false, nil
 }
 
 // match reports whether c matches p, and whether the match depends on an
@@ -136,16 +190,15 @@ func sessionKey(rule string, c *analysis.Command) string {
 // question rule asks: c's words as they are, each a glob of itself (a
 // prefix and "*" would let more through than the question was about:
 // docker run --privileged where docker run alpine was asked). "" when a
-// word is only known at run time or empty (no pattern token matches an
-// empty word), and for the user's own ask rules, which allow patterns do
-// not lift (dropAsks).
+// word is only known at run time, and for the user's own ask rules, which
+// allow patterns do not lift (dropAsks).
 func allowPattern(rule string, c *analysis.Command) string {
 	if c.Dynamic || c.Kind != analysis.Simple || rule == RuleUserAsk {
 		return ""
 	}
 	parts := []string{globQuote(c.Name)}
 	for i, a := range c.Args {
-		if c.Flags[i]&analysis.ArgDynamic != 0 || a == "" {
+		if c.Flags[i]&analysis.ArgDynamic != 0 {
 			return ""
 		}
 		parts = append(parts, globQuote(a))
@@ -156,24 +209,18 @@ func allowPattern(rule string, c *analysis.Command) string {
 	return strings.Join(parts, " ")
 }
 
-// globQuote makes s a pattern token (path.Match) that matches s alone,
-// but for white space, which patterns split on: each is a "?" (python3 -c
-// "print(1 + 2)" is allowed by python3 -c print(1?+?2)).
+// globQuote makes s a pattern token that matches s alone: as it is when it
+// has nothing a pattern reads otherwise, else quoted as a shell quotes a word,
+// in single quotes (python3 -c 'print(1 + 2)'), or in double quotes when it
+// has a single quote (python3 -c "open('a.txt')").
 func globQuote(s string) string {
-	if !strings.ContainsAny(s, "*?[\\ \t\n\r\v\f") {
+	if s != "" && !strings.ContainsAny(s, "*?[\\'\" \t\n\r\v\f") {
 		return s
 	}
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', '\\':
-			b.WriteByte('\\')
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			r = '?'
-		}
-		b.WriteRune(r)
+	if !strings.Contains(s, "'") {
+		return "'" + s + "'"
 	}
-	return b.String()
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // withOptions is the prefix key of c: its name, the argument at sub (the

@@ -54,6 +54,10 @@ type Env struct {
 	// Terminal: the line runs on a pseudo-terminal as a job (tty), where
 	// editors, pagers and REPLs work: the interactive rule does not apply.
 	Terminal bool
+	// TerminalJobs: the caller can run the line as a terminal job instead (a
+	// session's tty, which an MCP connection has), so the interactive rule's
+	// reason offers it; a one-shot run, the CLI and a hook cannot.
+	TerminalJobs bool
 }
 
 // Verdict is the policy's decision about a whole command line.
@@ -195,7 +199,7 @@ func (e *Engine) Judge(command string, env Env) *Judgement {
 				Reason: fmt.Sprintf("shellgate is misconfigured: the project root must be set and every directory absolute (root %q, dir %q, home %q, temp %q).", env.Root, env.Dir, env.Home, env.TempDir)}}
 		}
 	}
-	x := &check{e: e, terminal: env.Terminal}
+	x := &check{e: e, terminal: env.Terminal, terminalJobs: env.TerminalJobs}
 	x.root = e.resolvedDir(env.Root)
 	home := e.resolvedDir(env.Home)
 	x.writable = e.writable
@@ -292,10 +296,11 @@ type check struct {
 	netFed   []int8
 	netSrc   []int
 	// written: the files the line writes (scripts), computed when first needed.
-	written     map[string]string
-	scriptsDone bool
-	terminal    bool // Env.Terminal
-	tempDir     bool // Env.TempDir is set: the command has a temp dir it may write
+	written      map[string]string
+	scriptsDone  bool
+	terminal     bool // Env.Terminal
+	terminalJobs bool // Env.TerminalJobs
+	tempDir      bool // Env.TempDir is set: the command has a temp dir it may write
 }
 
 // verdict picks the hit that decides: deny over ask over allow, the first of

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shellgate/shellgate/policy"
@@ -48,24 +49,25 @@ func TestSessionKeyHasTheOptions(t *testing.T) {
 }
 
 // The allow pattern an ask's hint names lets that command run without asking,
-// and no other: it is the exact command (white space in a word, on which
-// patterns split, matched by "?"). None is named where no pattern can say it
-// (an empty word) or where an allow pattern does not lift the ask (the
-// user's own ask rules).
+// and no other: it is the exact command, a word that a pattern would read
+// otherwise (white space, a glob character, a quote, an empty word) quoted
+// as a shell quotes it. None is named where an allow pattern does not lift
+// the ask (the user's own ask rules).
 func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 	l := newLab(t)
 	for _, c := range []struct {
 		cmd, pattern string
 		stillAsked   []string
 	}{
-		{`python3 -c "print(6*7)"`, `python3 -c print(6\*7)`, []string{`python3 -c "print(7)"`, `python3 -c "print(6*7)" x`}},
-		{"sed '1e date' a.txt", "sed 1e?date a.txt", []string{"sed '1e id' a.txt"}},
-		{"python3 -c \"open('asked.txt', 'w')\"", "python3 -c open('asked.txt',?'w')", []string{"python3 -c \"open('other.txt', 'w')\""}},
-		{"python3 -c ''", "", nil},
-		{"sed 1e[x] a.txt", `sed 1e\[x] a.txt`, []string{"sed 1ex a.txt"}},
+		{`python3 -c "print(6*7)"`, `python3 -c 'print(6*7)'`, []string{`python3 -c "print(7)"`, `python3 -c "print(6*7)" x`, `python3 -c "print(6x7)"`}},
+		{"sed '1e date' a.txt", "sed '1e date' a.txt", []string{"sed '1e id' a.txt", "sed '1e-date' a.txt"}},
+		{"python3 -c \"open('asked.txt', 'w')\"", `python3 -c "open('asked.txt', 'w')"`, []string{"python3 -c \"open('other.txt', 'w')\""}},
+		{`python3 -c "print('\\\"')"`, `python3 -c "print('\\\"')"`, []string{`python3 -c "print('\\')"`}},
+		{"python3 -c ''", "python3 -c ''", []string{"python3 -c 'x'"}},
+		{"sed 1e[x] a.txt", `sed '1e[x]' a.txt`, []string{"sed 1ex a.txt"}},
 		{"docker run alpine true", "docker run alpine true", []string{"docker run --privileged alpine true", "docker run alpine sh"}},
 		{"docker run --privileged -v /:/host alpine sh", "docker run --privileged -v /:/host alpine sh", []string{"docker run -v /:/host --privileged --pid=host alpine sh"}},
-		{"python3 -c 'import os\nprint(1)'", "python3 -c import?os?print(1)", []string{"python3 -c 'import os\nprint(2)'"}},
+		{"python3 -c 'import os\nprint(1)'", "python3 -c 'import os\nprint(1)'", []string{"python3 -c 'import os\nprint(2)'", "python3 -c 'import os print(1)'"}},
 	} {
 		// Unconfined, as a hook decides: inline programs are asked about.
 		e, _ := policy.New(policy.Settings{Unconfined: true})
@@ -96,5 +98,45 @@ func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 	e, _ := policy.New(policy.Settings{Ask: []string{"touch *"}})
 	if v := e.Check("touch made.txt", l.env()); v.Decision != policy.Ask || v.AllowPattern != "" {
 		t.Errorf("touch under the ask rule touch *: %s, pattern %q, want ask and none", v.Decision, v.AllowPattern)
+	}
+}
+
+// A pattern's words are split as a shell splits them: quoted text is one
+// literal word, white space and glob characters included; outside quotes a
+// word is a glob, and a last bare "*" any further arguments.
+func TestPatternQuoting(t *testing.T) {
+	l := newLab(t)
+	for _, c := range []struct {
+		pattern     string
+		match, miss []string
+	}{
+		{`echo 'a b'`, []string{`echo "a b"`, `echo a\ b`}, []string{"echo a b", "echo a-b", "echo 'a  b'"}},
+		{`echo "it's *"`, []string{`echo "it's *"`}, []string{`echo "it's here"`}},
+		{`echo '*'`, []string{`echo '*'`}, []string{"echo x", "echo"}},
+		{`echo a\ b`, []string{`echo 'a b'`}, []string{"echo a b"}},
+		{`echo ''`, []string{`echo ""`}, []string{"echo x"}},
+		{`make * `, []string{"make", "make all test"}, []string{"cmake all"}},
+		{`git  commit   -m  '*'`, []string{"git commit -m '*'"}, []string{"git commit -m wip"}},
+		{`git commit -m wip*`, []string{"git commit -m wip2"}, []string{"git commit -m 'a wip'"}},
+	} {
+		e, err := policy.New(policy.Settings{Deny: []string{c.pattern}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.pattern, err)
+		}
+		for _, cmd := range c.match {
+			if v := e.Check(cmd, l.env()); v.Rule != policy.RuleUserDeny {
+				t.Errorf("deny = [%q] does not match %s: %s", c.pattern, cmd, v.Decision)
+			}
+		}
+		for _, cmd := range c.miss {
+			if v := e.Check(cmd, l.env()); v.Rule == policy.RuleUserDeny {
+				t.Errorf("deny = [%q] matches %s", c.pattern, cmd)
+			}
+		}
+	}
+	for _, bad := range []string{`echo 'a b`, `echo "a`, `echo a\`} {
+		if _, err := policy.New(policy.Settings{Allow: []string{bad}}); err == nil || !strings.Contains(err.Error(), "malformed allow pattern") {
+			t.Errorf("allow = [%q]: %v, want a malformed pattern", bad, err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/analysis"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/policy"
 )
 
@@ -32,9 +33,10 @@ Shows what the policy decides about COMMAND, and every command it would run, wit
 running anything. One argument after -- is a command line (with its own quoting);
 several are words, each quoted, as exec would run them.
 
-Configuration: the user file (%s), then <root>/.shellgate.toml, then --config, then
-flags and BASH_ALLOW_NETWORK=true. A project file may only tighten policy unless
-trusted (trust_project_config = true in the user file, or --trust-project).
+Configuration: the user file, then <root>/.shellgate.toml, then --config, then flags
+and BASH_ALLOW_NETWORK=true. A project file may only tighten policy unless trusted
+(trust_project_config = true in the user file, or --trust-project). The user file:
+%s
 
 Exit status: 0 allow, 1 ask, 2 deny;
 64 bad usage (unknown flag, no command); 78 bad configuration.
@@ -114,7 +116,7 @@ func modeOf(p policy.Settings) policy.Mode {
 
 func displayUserConfig() string {
 	if p := config.DefaultUserConfig(); p != "" {
-		return p
+		return hint.Tilde(p)
 	}
 	return "none on this system"
 }

@@ -92,9 +92,12 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 
 	opts := []shellgate.Option{shellgate.WithStdio(os.Stdin, stdout, stderr)}
+	declined := new(bool)
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
-		opts = append(opts, shellgate.WithApprover(promptApprover(in, out)))
+		var ask shellgate.Approver
+		ask, declined = declinable(promptApprover(in, out))
+		opts = append(opts, shellgate.WithApprover(ask))
 	} else if model != "" && hook.TakeAsked(gate.Info().Root, model) {
 		// The hook asked the user about this command in Claude Code's dialog, and
 		// Claude Code runs it only once they approved.
@@ -103,7 +106,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	env := gate.Run(signals.wait(), shellgate.Request{Command: command, Directory: wd}, opts...)
 	switch {
 	case env.Data.TimedOut:
-		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", timeout.d)
+		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", envelope.Duration(timeout.d))
+	case sayDeclined(stderr, env, *declined):
 	case env.Error != nil && env.Error.Code != envelope.Timeout && env.Error.Code != envelope.Cancelled:
 		fmt.Fprintf(stderr, "shellgate: %s\n", env.Error.Message) // the output went straight through
 	}

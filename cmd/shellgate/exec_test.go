@@ -87,7 +87,7 @@ func TestExecBinary(t *testing.T) {
 		{"stdin is passed through", "line one\nline two\n", []string{"wc -l"}, "2\n", "", 0},
 		{"binary output is raw", "", []string{`printf 'a\000b\377'`}, "a\x00b\xff", "", 0},
 		{"killed by a signal", "", []string{"kill -TERM $$"}, "", "", 128 + int(syscall.SIGTERM)},
-		{"timeout", "", []string{"--timeout", "200ms", "sleep 5"}, "", "timed out", 124},
+		{"timeout", "", []string{"--timeout", "200ms", "sleep 5"}, "", "timed out after 200ms and was killed", 124},
 		{"refused", "", []string{"rm -rf ~"}, "", "rule catastrophic", 125},
 		{"refused argv", "", []string{"sudo", "ls"}, "", "rule privilege", 125},
 		{"interactive program refused", "", []string{"vim notes.txt"}, "", "rule interactive", 125},

@@ -18,9 +18,10 @@ const installUsage = `Usage: shellgate install   AGENT [--settings FILE | --proj
 
 Adds "shellgate hook AGENT" to the agent's settings file (Claude Code:
 ~/.claude/settings.json, Codex: ~/.codex/hooks.json or $CODEX_HOME/hooks.json,
-Gemini CLI: ~/.gemini/settings.json, Cursor: ~/.cursor/hooks.json), or removes it. The file is merged, not replaced: other
-settings and hooks keep their place. The change is shown as a diff; --dry-run shows
-it without writing. Agents: claude-code, codex, gemini-cli, cursor.
+Gemini CLI: ~/.gemini/settings.json, Cursor: ~/.cursor/hooks.json), or removes it.
+The file is merged, not replaced: other settings and hooks keep their place. The
+change is shown as a diff; --dry-run shows it without writing. Agents: claude-code,
+codex, gemini-cli, cursor.
 
 Exit status: 0 changed, or nothing to change; 64 bad usage (unknown flag or agent);
 125 the settings file cannot be read, understood or written.

@@ -191,6 +191,12 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 
 	giveBack := func() { gate.Idle(); debug.FreeOSMemory(); textpages.Drop() }
 	if *addr == "" {
+		// A client that goes away closes the pipe of our stdout: the next
+		// write must fail (the session then ends as at EOF, its jobs killed
+		// and its output files removed), not kill the server with SIGPIPE,
+		// which the runtime does for fd 1 unless SIGPIPE is notified.
+		// Notified, not ignored: an ignored SIGPIPE would be the commands' too.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		trim := newIdleTrim(idleFree, giveBack)
 		defer trim.stop()
 		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -333,5 +335,62 @@ func TestMCPSummarizeFlag(t *testing.T) {
 	var stdout, stderr strings.Builder
 	if code := cmdMCP([]string{"--summarize", "-5"}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--summarize -5: want a number of tokens") || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// A stdio client that goes away mid-session (its end of our stdout closed,
+// as when it is killed) ends the session as an EOF does: the server exits on
+// its own, not killed by SIGPIPE, and removes the session's output files. It
+// died of SIGPIPE at its next write and left a 4.8 MB spill file behind.
+func TestMCPClientGoneClosesTheSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGPIPE")
+	}
+	bin := buildBinary(t)
+	cmd, _ := mcpCommand(t, bin)
+	tmp := ""
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			tmp = v
+		}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, err := stdout.Read(make([]byte, 1)); err != nil { // the answer has begun
+		t.Fatal(err)
+	}
+	stdout.Close() // the client is gone: our stdout's reader with it
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_shell_command","arguments":{"command":"seq 1 700000"}}}`)
+	time.Sleep(2 * time.Second) // the call runs, spills, and its answer meets the closed pipe
+	stdin.Close()
+	err = cmd.Wait()
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		t.Fatalf("the server died of %v\n%s", st.Signal(), stderr.String())
+	}
+	var left []string
+	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".log") {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("exit %v; the session's output files are left: %v\n%s", err, left, stderr.String())
 	}
 }

@@ -93,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			max = shellgate.MaxTimeout
 		}
 		if timeout.d > max {
-			return usage(fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration)", timeout.d, max))
+			return usage(fmt.Sprintf("--timeout %s is longer than the maximum, %s (max_timeout in the configuration)", envelope.Duration(timeout.d), envelope.Duration(max)))
 		}
 		ms := timeout.d.Milliseconds()
 		req.TimeoutMS = &ms
@@ -115,10 +115,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		// Shown in full as it arrives: no file of it, and no note that it was cut.
 		opts = append(opts, shellgate.WithOutput(live.write), shellgate.WithoutSpillFiles())
 	}
+	declined := new(bool)
 	if in, out := openTTY(); in != nil {
 		defer in.Close()
 		var session shellgate.SessionApprovals
-		opts = append(opts, shellgate.WithApprover(session.Wrap(promptApprover(in, out))))
+		var ask shellgate.Approver
+		ask, declined = declinable(promptApprover(in, out))
+		opts = append(opts, shellgate.WithApprover(session.Wrap(ask)))
 	}
 	env := gate.Run(signals.wait(), req, opts...)
 	// The command is over: its sandbox ends (the helper's exit, its cgroups)
@@ -132,12 +135,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return usageFailure(stderr, "run", strings.TrimSuffix(env.Error.Message, "."))
 	}
-	if len(env.Data.BackgroundPIDs) > 0 {
-		env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
-	}
-	if *asJSON {
+	env.BackgroundStopped() // by gate.Close, under way: a one-shot run leaves nothing behind
+	switch {
+	case *asJSON:
 		writeJSON(stdout, env)
-	} else {
+	case sayDeclined(stderr, env, *declined):
+	default:
 		shown := env // the output itself was streamed live, all of it, as printed
 		if !shown.Data.Binary {
 			shown.Data.Truncated, shown.Data.ControlsRemoved = false, false
@@ -284,11 +287,41 @@ func fail(stdout, stderr io.Writer, asJSON bool, req shellgate.Request, code env
 	return exitShellgate
 }
 
+// writeJSON writes v as one line of JSON, for a program or an agent reading
+// a pipe (an envelope's indentation was a quarter of its characters), or
+// indented for a person at a terminal.
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if isTerminal(w) {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+// declinable wraps a terminal's approver: declined reports that the person at
+// the terminal said no to running the command (not to a domain it connects
+// to), who needs no more than that said back (sayDeclined).
+func declinable(ask shellgate.Approver) (a shellgate.Approver, declined *bool) {
+	declined = new(bool)
+	return func(ctx context.Context, q shellgate.Question) shellgate.Answer {
+		a := ask(ctx, q)
+		if a == shellgate.Deny && q.Domain == "" && ctx.Err() == nil {
+			*declined = true
+		}
+		return a
+	}, declined
+}
+
+// sayDeclined writes, for the person who declined the command at the terminal
+// prompt, that it was not run, and reports whether env is that refusal: the
+// envelope's message is for a model ("the user declined …; do not retry it").
+func sayDeclined(stderr io.Writer, env envelope.Envelope, declined bool) bool {
+	if !declined || env.Error == nil || env.Error.Code != envelope.ApprovalRequired {
+		return false
+	}
+	fmt.Fprintln(stderr, "shellgate: Not run: you declined it.")
+	return true
 }
 
 // promptApprover asks on the terminal: yes, no, or always for this session (seed 003).

@@ -39,10 +39,11 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--", "printf", "%s|", "my file.txt", "$HOME", "a'b"}, 0, "my file.txt|$HOME|a'b|", "Command succeeded"},
 		{[]string{"--", "exit 7"}, 7, "", "(Exit code 7."},
 		{[]string{"--", "kill -9 $$"}, 128 + 9, "", "Killed by SIGKILL"},
-		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT"},
+		// A one-shot run stops what it leaves in the background: not advised.
+		{[]string{"--timeout", "300ms", "--", "sleep 5"}, exitTimeout, "", "TIMEOUT: No output before the timeout (300ms): the command and everything it started were killed. Give it a longer timeout.\n"},
 		{[]string{"--", "sudo id"}, exitShellgate, "", "rule privilege"},
 		{[]string{"--dir", "..", "--", "pwd"}, exitShellgate, "", "ACCESS_DENIED"},
-		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m0s is longer than the maximum, 10m0s"},
+		{[]string{"--timeout", "11m", "--", "true"}, exitUsage, "", "--timeout 11m is longer than the maximum, 10m (max_timeout"},
 		{[]string{"--timeout", "0s", "--", "true"}, exitUsage, "", "0s is too short: a timeout is at least 1ms"},
 		{[]string{"--timeout", "1ns", "--", "true"}, exitUsage, "", "too short"},
 		{[]string{"--timeout", "30", "--", "true"}, exitUsage, "", `"30" has no unit: write 30s for seconds`},
@@ -229,7 +230,7 @@ func TestRunStreamedOutputIsNotSpilled(t *testing.T) {
 	}
 	// With --json the envelope is all there is: the full output is saved.
 	_, stdout, _ = runCLI(t, "--json", "--", "seq 1 100000")
-	if !strings.Contains(stdout, `"full_output_path": "`) {
+	if !strings.Contains(stdout, `"full_output_path":"`) {
 		t.Errorf("--json: no full_output_path")
 	}
 }

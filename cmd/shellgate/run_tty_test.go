@@ -16,28 +16,32 @@ import (
 	"github.com/creack/pty"
 )
 
-// On a terminal an "ask" verdict prompts: yes runs the command, no refuses it.
+// On a terminal an "ask" verdict prompts: yes runs the command, no refuses it,
+// in as many words (not the model's "the user declined …; do not retry").
 // The real binary runs on a pseudo-terminal that is its controlling terminal,
 // as in a shell; the test answers when the prompt appears.
 func TestRunPromptsOnTerminal(t *testing.T) {
 	lane.Live(t)
 	bin := buildBinary(t)
 	for _, tt := range []struct {
+		sub     string
 		answer  string
 		created bool
 		prompt  string
 	}{
-		{"y", true, "Allow? [y]es / [n]o / [a]lways for commands covered by \"touch *\""},
-		{"n", false, "Not approved"},
+		{"run", "y", true, "Allow? [y]es / [n]o / [a]lways for commands covered by \"touch *\""},
+		{"run", "n", false, "shellgate: Not run: you declined it.\r\n"},
+		{"exec", "n", false, "shellgate: Not run: you declined it.\r\n"},
 	} {
-		t.Run(tt.answer, func(t *testing.T) {
+		t.Run(tt.sub+"/"+tt.answer, func(t *testing.T) {
 			root, home := t.TempDir(), t.TempDir()
 			cfg := filepath.Join(t.TempDir(), "ask.toml")
 			if err := os.WriteFile(cfg, []byte("[policy]\nask = [\"touch *\"]\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, "run", "--no-user-config", "--root", root, "--config", cfg, "--", "touch made")
+			cmd := exec.Command(bin, tt.sub, "--no-user-config", "--root", root, "--config", cfg, "--", "touch made")
 			cmd.Env = append(os.Environ(), "HOME="+home)
+			cmd.Dir = root              // exec runs in its working directory
 			term, err := pty.Start(cmd) // a new session whose controlling terminal is term
 			if err != nil {
 				t.Fatal(err)
@@ -61,9 +65,26 @@ func TestRunPromptsOnTerminal(t *testing.T) {
 			}
 			waitErr := cmd.Wait()
 			_, statErr := os.Stat(filepath.Join(root, "made"))
-			if created := statErr == nil; !answered || created != tt.created || !strings.Contains(out.String(), tt.prompt) {
+			if created := statErr == nil; !answered || created != tt.created || !strings.Contains(out.String(), tt.prompt) ||
+				strings.Contains(out.String(), "retry") {
 				t.Errorf("answer %q: asked %v, created %v (exit %v), terminal:\n%s", tt.answer, answered, created, waitErr, out.String())
 			}
 		})
+	}
+}
+
+// On a terminal, --json is indented for the person reading it.
+func TestJSONIndentedOnTerminal(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal: ", err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	writeJSON(tty, map[string]any{"status": "success", "data": map[string]any{"stdout": "hi\n"}})
+	buf := make([]byte, 4096)
+	n, _ := master.Read(buf)
+	if got := string(buf[:n]); !strings.Contains(got, "{\r\n  \"data\": {\r\n    \"stdout\": ") {
+		t.Errorf("on a terminal: %q", got)
 	}
 }

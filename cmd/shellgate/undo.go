@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -108,6 +107,7 @@ Lists what each recent command run through shellgate changed in the project root
 time, newest last; with N, every path command N changed. "shellgate undo N" puts the
 root back as it was before command N.
 
+Flags:
 `)
 	}
 	cp, rest, fl, code := openStore("changes", args, stdout, stderr, head, nil)
@@ -144,12 +144,10 @@ root back as it was before command N.
 		out[i].Changes = &sum
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if id != 0 {
-			enc.Encode(out[0])
+			writeJSON(stdout, out[0])
 		} else {
-			enc.Encode(out)
+			writeJSON(stdout, out)
 		}
 		return 0
 	}
@@ -200,6 +198,7 @@ an undo is undone by "shellgate undo" again. If the root changed after command N
 Exits 0 when undone, 1 when not (declined, or a question no one could answer), 2 on
 an error.
 
+Flags:
 `)
 	}
 	var yes bool
@@ -259,9 +258,7 @@ an error.
 		return fl.fail(2, envelope.ExecutionError, err.Error())
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
+		writeJSON(stdout, map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
 		return 0
 	}
 	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)

@@ -128,6 +128,10 @@ func checkChanges(t *testing.T, root string) {
 	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
 		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
 	}
+	// The command as written, for whoever reads the JSON: not "\u0026\u0026".
+	if !strings.Contains(stdout, `"command":"rm -rf src && git reset --hard"`) {
+		t.Errorf("changes --json escapes the command:\n%.600s", stdout)
+	}
 	if c := recs[0].Changes; recs[0].Command != "rm -rf src && git reset --hard" || c == nil || c.Modified != 2 || c.Git == 0 {
 		t.Errorf("command 1: %+v %+v", recs[0].CheckpointRecord, recs[0].Changes)
 	}

@@ -241,3 +241,40 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		}
 	}
 }
+
+// --json is one line for the program or agent that reads it from a pipe: the
+// indentation was a quarter of an envelope's characters (1 065 for echo hi).
+func TestJSONOneLineOffTerminal(t *testing.T) {
+	lane.Live(t)
+	_, stdout, _ := runCLI(t, "--json", "--", "echo hi")
+	var env envelope.Envelope
+	if err := json.Unmarshal([]byte(stdout), &env); err != nil || env.Status != envelope.Success ||
+		strings.Count(stdout, "\n") != 1 || !strings.HasSuffix(stdout, "}\n") {
+		t.Errorf("run --json on a pipe: %v\n%s", err, stdout)
+	}
+	t.Logf("run --json -- echo hi: %d characters", len(stdout))
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"check", "--json", "--no-user-config", "--root", t.TempDir(), "--", "echo hi"}, &out, &errb); code != 0 || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("check --json on a pipe: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// Each subcommand's help reads as a page: its text is wrapped (no line over
+// 90 columns before the flags), and "Flags:" heads the flags.
+func TestHelpIsWrapped(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "mcp", "hook", "exec", "install", "uninstall", "doctor", "changes", "undo"} {
+		var out, errb bytes.Buffer
+		dispatch([]string{cmd, "-h"}, &out, &errb)
+		help := out.String() + errb.String()
+		text, _, ok := strings.Cut(help, "\nFlags:\n  -")
+		if !ok {
+			t.Errorf("shellgate %s -h: no \"Flags:\" line before the flags:\n%.600s", cmd, help)
+			continue
+		}
+		for _, l := range strings.Split(text, "\n") {
+			if n := len([]rune(l)); n > 90 {
+				t.Errorf("shellgate %s -h: a line of %d columns: %s", cmd, n, l)
+			}
+		}
+	}
+}
