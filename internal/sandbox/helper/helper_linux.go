@@ -28,8 +28,9 @@ import (
 // Arg0 is the argv[0] that makes this executable a session helper.
 const Arg0 = "shellgate-sandbox-session"
 
-// ctlFD is the helper's end of the control socket.
-const ctlFD = 3
+// ctlFD is the helper's end of the control socket it reads (Pair's down),
+// ctlOutFD that of the one it writes (up).
+const ctlFD, ctlOutFD = 3, 4
 
 // TimerSlack is the timer slack (ns) the helper's threads are started
 // with, where shellgate's own is less: a thread's timed sleeps end up to this
@@ -263,7 +264,12 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
+	ctl, err := Split(t, ctlOutFD)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
+		return 2
+	}
+	h := &helper{ctl: NewConn(ctl), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
