@@ -38,10 +38,20 @@ const ctlFD, ctlOutFD = 3, 4
 // for: back from its deep sleep at each command, the monitor sleeps 20 µs at
 // a time for as long as the helper's processor is busy, and with the kernel's
 // default 50 µs of slack woke 20–30 times a command, each a switch of an idle
-// core; with 1 ms, 5–10. Nothing of the helper sleeps on a timer for its
-// commands' sake; the launcher's thread, which forks them, sets theirs back
-// (commandSlack). Shellgate sets it on the thread that starts the helper.
-const TimerSlack = 1_000_000
+// core; with 1 ms, 5–10 (6.6 timer wakes of the helper's threads a call at
+// 200 ms gaps, by perf), and each time it found the processor idle it went
+// back to its deep sleep, from which the next phase's first system call
+// (the exit's waitid, the /dev/tty answer) woke it again, that call's
+// thread paying the wake (2.2 a call). With 5 ms, about one sleep spans a
+// command: 0.95 timer wakes and 1.5 such wakes a call, the helper's context
+// switches 18 → 11. What else sleeps on a timer here is the guard's 200 ms
+// tick, the idle drops' timers and the session's end's 1 ms waits for killed
+// processes; the monitor also takes the processor back from a thread
+// blocked in a system call up to that much later (none is, on a command's
+// way). Nothing of the helper sleeps on a timer for its commands' sake; the
+// launcher's thread, which forks them, sets theirs back (commandSlack).
+// Shellgate sets it on the thread that starts the helper.
+const TimerSlack = 5_000_000
 
 // commandSlack is the timer slack (ns) the launcher's thread sets for the
 // commands it forks (message.Slack); 0 leaves them the helper's.
