@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,10 @@ const ctlFD, ctlOutFD = 3, 4
 // launcher's thread, which forks them, sets theirs back (commandSlack).
 // Shellgate sets it on the thread that starts the helper.
 const TimerSlack = 5_000_000
+
+// endSlack is the timer slack (ns) of the session's end's waits for the
+// processes it killed: the kernel's default.
+const endSlack = 50_000
 
 // commandSlack is the timer slack (ns) the launcher's thread sets for the
 // commands it forks (message.Slack); 0 leaves them the helper's.
@@ -588,10 +593,20 @@ func (h *helper) end() {
 	moveAside := h.jobsRan.Load() || othersAlive()
 	settled = settled && !moveAside
 	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
-	for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
-		if !h.reapOne() {
-			time.Sleep(time.Millisecond)
+	if othersAlive() {
+		// Waited for in 1 ms sleeps of this thread, with the kernel's
+		// usual slack: the helper's (TimerSlack) would make each up to
+		// 6 ms, on the way of a close that left a job running.
+		runtime.LockOSThread()
+		unix.Prctl(unix.PR_SET_TIMERSLACK, endSlack, 0, 0, 0)
+		pause := unix.Timespec{Nsec: int64(time.Millisecond)}
+		for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
+			if !h.reapOne() {
+				unix.Nanosleep(&pause, nil)
+			}
 		}
+		unix.Prctl(unix.PR_SET_TIMERSLACK, TimerSlack, 0, 0, 0)
+		runtime.UnlockOSThread()
 	}
 	var moved []string
 	if !settled { // else the last command's end looked after the session's last write
