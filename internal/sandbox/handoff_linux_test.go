@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/procfs"
 	"github.com/shellgate/shellgate/internal/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
@@ -198,4 +201,38 @@ func threadSwitches(t *testing.T, pid int) int64 {
 		n += taskSwitches(t, pid, tid)
 	}
 	return n
+}
+
+// A frame read wakes no poller on the side that wrote it. A socket's
+// reader, as it consumes a frame, wakes every watcher of the writer's end
+// (room to write again), and both sides' runtime pollers watched the one
+// socket they shared: about two wakes of a sleeping process a command for
+// nothing. The helper reads on its fd 3 and writes on its fd 4 (helper.Pair),
+// and only the end it reads is watched.
+func TestHelperWatchesOnlyTheSocketItReads(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, l.spec())
+	pid := s.helper.Process.Pid
+	cmd, _ := launch(t, s, l.root, "true")
+	cmd.Wait()
+	watched, err := procfs.EpollWatches(pid)
+	if errors.Is(err, fs.ErrPermission) {
+		t.Skipf("the helper's descriptors are not this user's to read (it is not dumpable): %v", err)
+	}
+	must(t, err)
+	for _, c := range []struct {
+		fd      int
+		what    string
+		watched bool
+	}{{3, "the socket it reads frames from", true}, {4, "the socket it writes frames to", false}} {
+		ino, err := procfs.SocketInode(pid, c.fd)
+		if err != nil {
+			t.Errorf("the helper's fd %d, %s: %v", c.fd, c.what, err)
+			continue
+		}
+		if watched[ino] != c.watched {
+			t.Errorf("the helper's fd %d, %s: watched by its poller %v, want %v", c.fd, c.what, watched[ino], c.watched)
+		}
+	}
 }

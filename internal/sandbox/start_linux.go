@@ -215,24 +215,34 @@ func (e *Early) Discard() {
 // fork starts a session's helper, in a cgroup of its own where it can, and
 // returns the session it will hold once set up.
 func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	down, up, err := helper.Pair()
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
-	defer theirs.Close()
-	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+	theirs := []*os.File{os.NewFile(uintptr(down[1]), "sandbox-control"), os.NewFile(uintptr(up[1]), "sandbox-control-out")}
+	defer theirs[0].Close()
+	defer theirs[1].Close()
+	ours := os.NewFile(uintptr(up[0]), "sandbox-control")
+	if err := unix.SetsockoptInt(up[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
 		ours.Close()
+		unix.Close(down[0])
 		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	fc, err := net.FileConn(ours)
 	ours.Close()
 	if err != nil {
+		unix.Close(down[0])
+		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
+	}
+	ctl, err := helper.Split(unixTransport{fc.(*net.UnixConn)}, down[0])
+	if err != nil {
+		fc.Close()
+		unix.Close(down[0])
 		return nil, nil, fmt.Errorf("sandbox: control socket: %w", err)
 	}
 	s := &Session{
 		serial:  gitKnownSerial.Add(1),
-		ctl:     helper.NewConn(unixTransport{fc.(*net.UnixConn)}),
+		ctl:     helper.NewConn(ctl),
 		started: map[uint64]chan startReply{},
 		exits:   map[uint64]chan *message{},
 		trees:   map[int]string{},
@@ -269,7 +279,7 @@ func fork(network bool, limits Limits) (*Session, *sessionCgroup, error) {
 	born, err := s.startHelper(network, theirs, birth, made)
 	<-made
 	if err != nil {
-		fc.Close()
+		ctl.Close()
 		if s.group != nil {
 			s.group.Remove()
 		}
@@ -297,12 +307,13 @@ func (s *Session) abandon() {
 // signal: when shellgate dies, its end of the control socket closes, and the
 // helper ends the session itself (kills everything, moves aside what a command
 // in flight made at the root) before it exits.
-// ctl is the helper's end of the control socket; network: it shares the
+// ctl are the helper's ends of the control sockets (helper.Pair: the one
+// it reads, the one it writes), its fds 3 and 4; network: it shares the
 // host's network namespace; birth, unless -1, is the cgroup it is born in
 // (Group.BirthFD); made is closed once the session's cgroup is made (or
 // not: s.group nil), and on v1 the helper is born in it (Group.ForkInto).
 // born reports whether it was born in its cgroup.
-func (s *Session) startHelper(network bool, ctl *os.File, birth int, made <-chan struct{}) (born bool, err error) {
+func (s *Session) startHelper(network bool, ctl []*os.File, birth int, made <-chan struct{}) (born bool, err error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !network {
@@ -325,7 +336,7 @@ func (s *Session) startHelper(network bool, ctl *os.File, birth int, made <-chan
 			// processor keeps the helper's threads few, under the process limit.
 			Env:        []string{"GOMAXPROCS=1"},
 			Dir:        "/",
-			ExtraFiles: []*os.File{ctl},
+			ExtraFiles: ctl,
 			Stderr:     errW,
 			SysProcAttr: &syscall.SysProcAttr{
 				Cloneflags:  flags,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +29,9 @@ import (
 // Arg0 is the argv[0] that makes this executable a session helper.
 const Arg0 = "shellgate-sandbox-session"
 
-// ctlFD is the helper's end of the control socket.
-const ctlFD = 3
+// ctlFD is the helper's end of the control socket it reads (Pair's down),
+// ctlOutFD that of the one it writes (up).
+const ctlFD, ctlOutFD = 3, 4
 
 // TimerSlack is the timer slack (ns) the helper's threads are started
 // with, where shellgate's own is less: a thread's timed sleeps end up to this
@@ -37,10 +39,24 @@ const ctlFD = 3
 // for: back from its deep sleep at each command, the monitor sleeps 20 µs at
 // a time for as long as the helper's processor is busy, and with the kernel's
 // default 50 µs of slack woke 20–30 times a command, each a switch of an idle
-// core; with 1 ms, 5–10. Nothing of the helper sleeps on a timer for its
-// commands' sake; the launcher's thread, which forks them, sets theirs back
-// (commandSlack). Shellgate sets it on the thread that starts the helper.
-const TimerSlack = 1_000_000
+// core; with 1 ms, 5–10 (6.6 timer wakes of the helper's threads a call at
+// 200 ms gaps, by perf), and each time it found the processor idle it went
+// back to its deep sleep, from which the next phase's first system call
+// (the exit's waitid, the /dev/tty answer) woke it again, that call's
+// thread paying the wake (2.2 a call). With 5 ms, about one sleep spans a
+// command: 0.95 timer wakes and 1.5 such wakes a call, the helper's context
+// switches 18 → 11. What else sleeps on a timer here is the guard's 200 ms
+// tick, the idle drops' timers and the session's end's 1 ms waits for killed
+// processes; the monitor also takes the processor back from a thread
+// blocked in a system call up to that much later (none is, on a command's
+// way). Nothing of the helper sleeps on a timer for its commands' sake; the
+// launcher's thread, which forks them, sets theirs back (commandSlack).
+// Shellgate sets it on the thread that starts the helper.
+const TimerSlack = 5_000_000
+
+// endSlack is the timer slack (ns) of the session's end's waits for the
+// processes it killed: the kernel's default.
+const endSlack = 50_000
 
 // commandSlack is the timer slack (ns) the launcher's thread sets for the
 // commands it forks (message.Slack); 0 leaves them the helper's.
@@ -263,7 +279,12 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
 		return 2
 	}
-	h := &helper{ctl: NewConn(t), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
+	ctl, err := Split(t, ctlOutFD)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: the control socket:", err)
+		return 2
+	}
+	h := &helper{ctl: NewConn(ctl), commands: map[int]uint64{}, keep: map[int][]string{}, jobs: map[int]bool{}, stopped: map[int][]string{}, wake: make(chan struct{}, 1), quiet: make(chan struct{}, 1), serverIdle: make(chan struct{}, 1), null: -1}
 	if !t.pending() {
 		warmJSON()
 	}
@@ -581,10 +602,20 @@ func (h *helper) end() {
 	moveAside := h.jobsRan.Load() || othersAlive()
 	settled = settled && !moveAside
 	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
-	for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
-		if !h.reapOne() {
-			time.Sleep(time.Millisecond)
+	if othersAlive() {
+		// Waited for in 1 ms sleeps of this thread, with the kernel's
+		// usual slack: the helper's (TimerSlack) would make each up to
+		// 6 ms, on the way of a close that left a job running.
+		runtime.LockOSThread()
+		unix.Prctl(unix.PR_SET_TIMERSLACK, endSlack, 0, 0, 0)
+		pause := unix.Timespec{Nsec: int64(time.Millisecond)}
+		for deadline := time.Now().Add(time.Second); othersAlive() && time.Now().Before(deadline); {
+			if !h.reapOne() {
+				unix.Nanosleep(&pause, nil)
+			}
 		}
+		unix.Prctl(unix.PR_SET_TIMERSLACK, TimerSlack, 0, 0, 0)
+		runtime.UnlockOSThread()
 	}
 	var moved []string
 	if !settled { // else the last command's end looked after the session's last write

@@ -14,11 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The session helper and shellgate talk over a Unix stream socket in frames: a
-// 4-byte big-endian length, then that much JSON. File descriptors (a command's
-// stdout and stderr) and credentials (the PID of a command just started, which
-// the kernel translates into shellgate's PID namespace) travel as ancillary
-// data on the length bytes.
+// The session helper and shellgate talk over two Unix stream sockets, one
+// each way (Pair), in frames: a 4-byte big-endian length, then that much
+// JSON. File descriptors (a command's stdout and stderr) and credentials (the
+// PID of a command just started, which the kernel translates into
+// shellgate's PID namespace) travel as ancillary data on the length bytes.
 
 // An EnvEntry is entry I of a spawn's env, where it differs from the last
 // spawn's (Message.EnvPatch).
@@ -257,6 +257,85 @@ func Creds(oob []byte) (int, error) {
 		}
 	}
 	return 0, errors.New("sandbox: no credentials with the reply")
+}
+
+// Pair makes the control sockets: down carries frames from shellgate to the
+// helper, up from the helper to shellgate; of each, end 0 is shellgate's and
+// end 1 the helper's. Two sockets, not one: each side's runtime poller
+// watches the end it reads (for input and output alike: Go registers both),
+// and a socket's reader, as it consumes a frame, wakes every watcher of the
+// writer's end to say there is room again. On one socket each frame read
+// woke the other side's poller for nothing: the helper's read of a spawn
+// frame woke shellgate, shellgate's reads of started and exit woke the
+// helper, about two wakes of a sleeping process a command (perf's
+// sched_waking by unix_write_space, 200 ms gaps). Written outside the poller
+// (Split), an end that is only written is watched by no one.
+func Pair() (down, up [2]int, err error) {
+	if down, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		return down, up, err
+	}
+	if up, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+		unix.Close(down[0])
+		unix.Close(down[1])
+		return down, up, err
+	}
+	// Each only one way: a frame written the wrong way fails rather than
+	// waits unread.
+	unix.Shutdown(down[0], unix.SHUT_RD)
+	unix.Shutdown(up[1], unix.SHUT_RD)
+	return down, up, nil
+}
+
+// Split is a Transport that reads through in and writes to out, the end of a
+// socket of its own that is only written (Pair): in blocking mode, outside the
+// runtime's poller, so that the peer's reads wake no one here. A write waits
+// only while the peer has left a socket's buffer of frames unread. Close
+// closes both.
+// Split takes out over; set blocking before os.NewFile sees it, which would
+// otherwise hand it to the poller.
+func Split(in Transport, out int) (Transport, error) {
+	if err := unix.SetNonblock(out, false); err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(out), "control-out")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &split{Transport: in, out: f, rc: rc}, nil
+}
+
+type split struct {
+	Transport // reads
+	out       *os.File
+	rc        syscall.RawConn
+}
+
+func (s *split) Write(b []byte) (int, error) { return s.WriteMsg(b, nil) }
+
+// WriteMsg writes b with oob; MSG_NOSIGNAL: a peer gone is an error, not a
+// signal.
+func (s *split) WriteMsg(b, oob []byte) (n int, err error) {
+	if werr := s.rc.Write(func(fd uintptr) bool {
+		for {
+			n, err = unix.SendmsgN(int(fd), b, oob, nil, unix.MSG_NOSIGNAL)
+			if err != unix.EINTR {
+				return true
+			}
+		}
+	}); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+func (s *split) Close() error {
+	err := s.Transport.Close()
+	if cerr := s.out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // warmJSON builds encoding/json's coders of the frames' types (a Message,
