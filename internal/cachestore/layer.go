@@ -18,7 +18,7 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 	if len(boot) == 0 {
 		return false, nil // a crash could not be told apart: plain overlays only
 	}
-	last, err := os.ReadFile(layer + "/" + BootFile)
+	last, err := readSmall(layer + "/" + BootFile)
 	if err == nil && string(last) != string(boot) {
 		for _, d := range []string{"/upper", "/work"} {
 			if err := os.RemoveAll(layer + d); err != nil {
@@ -28,11 +28,13 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 	}
 	// Only the marker: another session of the project may have the layer
 	// mounted (the kernel checks the marker only at a mount).
-	if err := os.RemoveAll(layer + VolatileMarker); err != nil {
+	if err := removeMarker(layer); err != nil {
 		return false, err
 	}
-	if err := os.MkdirAll(layer, 0o700); err != nil {
-		return false, err
+	if err != nil { // no boot file: the layer may not be there either
+		if err := os.MkdirAll(layer, 0o700); err != nil {
+			return false, err
+		}
 	}
 	if string(last) == string(boot) {
 		return true, nil // not written again (see writeChanged)

@@ -57,3 +57,14 @@ func TestReadyLayer(t *testing.T) {
 		t.Errorf("the boot file was written again: %v", err)
 	}
 }
+
+// A layer not made yet is made, with its boot file, for a volatile overlay.
+func TestReadyLayerMakesANewOne(t *testing.T) {
+	layer := filepath.Join(t.TempDir(), "store", "layer")
+	if v, err := ReadyLayer(layer, []byte("boot-1")); !v || err != nil {
+		t.Fatalf("volatile %v, %v", v, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(layer, BootFile)); err != nil || string(b) != "boot-1" {
+		t.Errorf("boot file %q (%v), want boot-1", b, err)
+	}
+}
