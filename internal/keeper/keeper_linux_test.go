@@ -228,9 +228,11 @@ func copyFile(t *testing.T, from, to string) {
 // TestKeeperAnswersBeforeUpkeep: the keeper answers a checkpoint before
 // the store's upkeep — the records past MaxCount are still there when the
 // answer to the checkpoint before a command arrives (a keeper that pruned
-// in the command's path would have dropped one) — and does the upkeep
-// after its answers: the store is held to MaxCount again soon after, and
-// when the keeper ends.
+// in the command's path would have dropped one at every answer) — and does
+// the upkeep after its answers: the store is held to MaxCount again soon
+// after, and when the keeper ends. An upkeep kicked earlier (the first
+// walk's end, a connection's end) may still run beside a later answer, so
+// the test asks for the extra record at most answers, not at each.
 func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
 	lab, root := checkpointtest.Project(t)
 	o := checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: 2}
@@ -242,7 +244,9 @@ func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
 		}
 		return len(recs)
 	}
-	for i := 1; i <= 4; i++ {
+	const commands = 8
+	extra := 0 // answers past MaxCount that found the record upkeep drops
+	for i := 1; i <= commands; i++ {
 		c, err := Dial(o)
 		if err != nil {
 			t.Fatal(err)
@@ -251,8 +255,11 @@ func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := records(); n != min(i, 3) {
-			t.Fatalf("command %d: %d records at the keeper's answer, MaxCount 2: want %d (the upkeep after the answer)", i, n, min(i, 3))
+		switch n := records(); {
+		case i < 3 && n != i, n > 3, n < min(i, 2):
+			t.Fatalf("command %d: %d records at the keeper's answer, MaxCount 2", i, n)
+		case n == 3:
+			extra++
 		}
 		must(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte(fmt.Sprint(i)), 0o644))
 		if _, err := c.Finish(id); err != nil {
@@ -264,6 +271,9 @@ func TestKeeperAnswersBeforeUpkeep(t *testing.T) {
 				t.Fatalf("command %d: %d records a minute after its answer: no upkeep", i, records())
 			}
 		}
+	}
+	if extra < (commands-2)/2 {
+		t.Errorf("%d of %d answers past MaxCount found the store already pruned: the upkeep is in the command's path", commands-2-extra, commands-2)
 	}
 	// A client gone between its two requests: its record is pruned at the
 	// connection's end, or as the keeper ends.
