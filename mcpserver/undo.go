@@ -128,13 +128,7 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 			}
 		}
 	}
-	zeroExit := 0
-	env := envelope.Envelope{
-		Data:    envelope.Data{Command: label, Stdout: b.String(), ExitCode: &zeroExit},
-		Stats:   envelope.Stats{StdoutBytes: int64(b.Len())},
-		Context: envelope.Context{ParamsInput: params},
-	}
-	return *env.Settle()
+	return envelope.Answer(b.String(), params)
 }
 
 // noRecord is the envelope of a checkpoint number the project's checkpoints
