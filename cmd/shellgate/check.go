@@ -124,9 +124,12 @@ func displayUserConfig() string {
 // checkJSON is the --json output: the verdict, what the line would run, and which files
 // configured the decision.
 type checkJSON struct {
-	Decision   string `json:"decision"`
-	Rule       string `json:"rule"`
-	Reason     string `json:"reason"`
+	Decision string `json:"decision"`
+	// Rule and Reason are left out where there is none (an allow), as the
+	// text leaves out its rule: and reason: lines, because "rule": "" told a
+	// reader nothing.
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	Code       string `json:"code,omitempty"`
 	Command    string `json:"command,omitempty"`
 	Line       int    `json:"line,omitempty"`

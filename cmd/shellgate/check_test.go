@@ -269,6 +269,10 @@ func TestCheckJSON(t *testing.T) {
 			if tt.decision != "allow" && got.Reason == "" {
 				t.Errorf("a %s needs a reason: %s", got.Decision, out)
 			}
+			// No empty field: an allow has no rule or reason to give.
+			if strings.Contains(out, `:""`) {
+				t.Errorf("an empty field: %s", out)
+			}
 			var names []string
 			for _, c := range got.Commands {
 				names = append(names, c.Name)
