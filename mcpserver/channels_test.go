@@ -58,6 +58,10 @@ func TestChannelSizes(t *testing.T) {
 			if strings.Contains(string(structured), `"shell":`) || strings.Contains(string(structured), `"timeout_ms":120000`) {
 				t.Errorf("structuredContent repeats the description's shell or default timeout:\n%.600s", structured)
 			}
+			// A refusal never ran: no stats, which were all zero.
+			if ran := tc.name != "deny"; strings.Contains(string(structured), `"stats":`) != ran {
+				t.Errorf("stats in structuredContent: %v, want %v:\n%.600s", !ran, ran, structured)
+			}
 			for _, w := range tc.want {
 				if w == "full_output_path" {
 					if !strings.Contains(text, "full output: /") || !strings.Contains(string(structured), `"full_output_path":"`) {
