@@ -198,7 +198,7 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)
 	}
 	if v.AllowPattern != "" {
-		fmt.Fprintf(w, "allow:    [policy] allow = [%q] runs it without asking\n", v.AllowPattern)
+		fmt.Fprintf(w, "allow:    [policy] allow = [%s] runs it without asking\n", hint.TOMLString(v.AllowPattern))
 	}
 	for _, r := range v.Relaxed {
 		fmt.Fprintf(w, "relaxed:  %s (%s)\n", r, relaxedWhy(r, p))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -337,6 +339,26 @@ func TestCheckBinary(t *testing.T) {
 		}
 		if code != tt.code || !strings.Contains(strings.ReplaceAll(string(out), " ", ""), tt.want) {
 			t.Errorf("shellgate %q: exit %d, stdout %s; want exit %d and %s", tt.args, code, out, tt.code, tt.want)
+		}
+	}
+}
+
+// check's allow: line is TOML 1.0 the user can paste: read back by the
+// configuration's own parser, it is the allow_pattern --json gives.
+func TestCheckAllowLineIsTOML(t *testing.T) {
+	root := checkLab(t, "")
+	for _, command := range []string{"docker run alpine true", `docker run alpine $'\e[31m' $'\x7f'`} {
+		_, out, _ := runCheck("--root", root, "--no-user-config", "--", command)
+		_, js, _ := runCheck("--root", root, "--no-user-config", "--json", "--", command)
+		var want checkJSON
+		if err := json.Unmarshal([]byte(js), &want); err != nil || want.AllowPattern == "" {
+			t.Fatalf("%s: no allow_pattern (%v): %s", command, err, js)
+		}
+		_, line, _ := strings.Cut(out, "allow:    [policy] ")
+		line, _, ok := strings.Cut(line, " runs it without asking\n")
+		var doc struct{ Policy struct{ Allow []string } }
+		if err := toml.Unmarshal([]byte("[policy]\n"+line+"\n"), &doc); !ok || err != nil || len(doc.Policy.Allow) != 1 || doc.Policy.Allow[0] != want.AllowPattern || strings.Contains(line, `\x`) {
+			t.Errorf("%s: the allow line %q reads as %q (%v), want %q in TOML 1.0", command, line, doc.Policy.Allow, err, want.AllowPattern)
 		}
 	}
 }
