@@ -59,6 +59,7 @@ type Envelope struct {
 	madeErr   bool   // Error is Settle's own (a silent timeout or cancellation)
 	noJobs    bool   // the caller cannot start a job; see NoJobs
 	answer    string // the text of a tool that runs no command; see Answer
+	head      string // the headline of its refusal; see NotAnswered
 }
 
 // Answer returns the envelope of a tool that runs no command (the MCP undo
@@ -69,6 +70,15 @@ type Envelope struct {
 func Answer(answer string, params map[string]any) Envelope {
 	e := Envelope{Context: Context{ParamsInput: params}, answer: strings.TrimRight(answer, "\n")}
 	e.Settle()
+	return e
+}
+
+// NotAnswered is the error envelope of a tool that runs no command, headed
+// by what was not done ("Nothing undone") where NotRun says "Command not
+// run: undo 99" of a command there never was.
+func NotAnswered(headline string, params map[string]any, err Err) Envelope {
+	e := Envelope{Context: Context{ParamsInput: params}, head: headline}
+	e.Refuse(err)
 	return e
 }
 

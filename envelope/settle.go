@@ -70,7 +70,7 @@ func (e *Envelope) Settle() *Envelope {
 	if e.Context.DirectoryResolved == "" {
 		e.Context.DirectoryResolved = e.Context.Cwd
 	}
-	if d.Directory == "" && e.answer == "" { // an answer ran nowhere
+	if d.Directory == "" && e.answer == "" && e.head == "" { // an answer ran nowhere
 		d.Directory = e.Context.DirectoryResolved
 	}
 	if e.madeErr { // Settle's own error, made again from the data as it is now
@@ -292,6 +292,9 @@ func (e *Envelope) errorQuotesCommand() bool {
 // headline says how the command ended; warnings say what else made it partial.
 func (e *Envelope) headline() string {
 	d := e.Data
+	if e.head != "" {
+		return e.head // a tool that runs no command: see NotAnswered
+	}
 	if j := d.Job; j != nil {
 		switch {
 		case j.State == JobRunning:

@@ -502,4 +502,9 @@ func TestAnswerIsNotACommand(t *testing.T) {
 	if e.Status != Error || !strings.Contains(e.Text, "Error NOT_FOUND: No command 3.") {
 		t.Errorf("refused: %q %s", e.Status, e.Text)
 	}
+	// Its refusal is headed by what was not done, not "Command not run: undo 3".
+	e = NotAnswered("Nothing undone", map[string]any{"id": 3}, Err{Code: NotFound, Message: "No command 3."})
+	if want := "Nothing undone.\nError NOT_FOUND: No command 3."; e.Status != Error || e.Text != want || e.Data.Command != "" || e.Data.Directory != "" {
+		t.Errorf("not answered: %q %+v\n%s\nwant:\n%s", e.Status, e.Data, e.Text, want)
+	}
 }

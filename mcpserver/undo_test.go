@@ -85,8 +85,8 @@ func TestUndoTool(t *testing.T) {
 	// A number the checkpoints do not hold: which they hold, and how to list them.
 	for _, a := range []map[string]any{args("id", 99), args("id", 99, "confirm", true)} {
 		bad = call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: a})
-		if want := fmt.Sprintf("Error NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", made.Data.Changed.Checkpoint, id+1); bad.Error == nil || !strings.HasSuffix(bad.Text, want) {
-			t.Errorf("undo %v:\n%s\nwant it to end:\n%s", a, bad.Text, want)
+		if want := fmt.Sprintf("Nothing undone.\nError NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", made.Data.Changed.Checkpoint, id+1); bad.Error == nil || bad.Text != want || bad.Data.Command != "" {
+			t.Errorf("undo %v:\n%s\n(data.command %q) want:\n%s", a, bad.Text, bad.Data.Command, want)
 		}
 	}
 }
