@@ -206,7 +206,7 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	fmt.Fprintf(w, "commands: %d\n", len(v.Commands))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range v.Commands {
-		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, commandText(c), commandNotes(c, root))
+		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, policy.Visible(commandText(c)), policy.Visible(commandNotes(c, root)))
 	}
 	tw.Flush()
 	network := "off"

@@ -362,3 +362,14 @@ func TestCheckAllowLineIsTOML(t *testing.T) {
 		}
 	}
 }
+
+// check's text shows a control character in a command's words as an escape,
+// as its at: line does, never as is: a terminal would act on it (an ESC
+// sequence repainted the line, '[31m' shown where the word was ESC[31m).
+func TestCheckTextShowsControls(t *testing.T) {
+	root := checkLab(t, "")
+	_, out, _ := runCheck("--root", root, "--no-user-config", "--", `cd $'\e]0;x\a' ; docker run alpine $'\e[31m' $'a\rb'`)
+	if strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `'\e[31m'`) {
+		t.Errorf("controls in check's text:\n%q", out)
+	}
+}
