@@ -81,10 +81,10 @@ func (g *Gate) approvalMessage(v policy.Verdict, asked bool) string {
 	if v.Rule == policy.RuleUserAsk {
 		how = "The user can take the ask rule out of the config that sets it, or run it where a person can approve it."
 	} else if v.AllowPattern != "" && g.cfg.PolicyFile != "" {
-		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%q] to %s, or run it where a person can approve it.", v.AllowPattern, hint.Tilde(g.cfg.PolicyFile))
+		how = fmt.Sprintf("To allow it without asking, the user can add [policy] allow = [%s] to %s, or run it where a person can approve it.", hint.TOMLString(v.AllowPattern), hint.Tilde(g.cfg.PolicyFile))
 	} else if v.AllowPattern != "" {
 		// No file is read (a Config built in code): the program's own settings.
-		how = fmt.Sprintf("To allow it without asking, the user can add %q to shellgate's allow patterns (Config.Policy.Allow, or [policy] allow in a configuration file), or run it where a person can approve it.", v.AllowPattern)
+		how = fmt.Sprintf("To allow it without asking, the user can add %s to shellgate's allow patterns (Config.Policy.Allow, or [policy] allow in a configuration file), or run it where a person can approve it.", hint.TOMLString(v.AllowPattern))
 	}
 	return fmt.Sprintf("No one could be asked to approve it: %s %s", v.Unasked(), how)
 }

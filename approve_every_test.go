@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/config"
 	"github.com/shellgate/shellgate/envelope"
+	"github.com/shellgate/shellgate/policy"
 )
 
 // A line with several commands the policy asks about has each asked about, not
@@ -129,5 +131,59 @@ func TestApprovalRequiredNamesWhereToAllow(t *testing.T) {
 		if env.Error == nil || env.Error.Code != envelope.ApprovalRequired || !strings.Contains(env.Error.Message, tc.want) || strings.Contains(env.Error.Message, tc.notWant) {
 			t.Errorf("PolicyFile %q: %s", tc.policyFile, env.Text)
 		}
+	}
+}
+
+// The allow pattern a refusal names is TOML the user can paste into the file
+// it names: pasted, it lets the command run without asking, control
+// characters and all, and it is TOML 1.0 too (an editor's checker reads
+// that): Go's %q wrote \x1b, which only TOML 1.1 reads (go-toml/v2 does), and
+// \xff for a byte no TOML string can hold (TOML reads it as ÿ): a word that
+// is not UTF-8 gets no advice.
+func TestAllowAdviceIsTOML(t *testing.T) {
+	l := newLab(t)
+	file := filepath.Join(l.outside, "config.toml")
+	load := func() *shellgate.Gate {
+		cfg, _, err := config.Load(config.LoadOptions{Root: l.root, UserConfig: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gate(t, cfg)
+	}
+	advice := regexp.MustCompile(`add (\[policy\] allow = \[.*\]) to ` + regexp.QuoteMeta(file) + `,`)
+	for _, command := range []string{
+		"docker run alpine true",
+		`docker run alpine $'\e[31m'`,
+		`docker run alpine $'a\x7fb\x01'`,
+		`docker run alpine $'tab\there' "it's \"quoted\"" 'back\slash'`,
+		`docker run alpine $'\xff'`,
+	} {
+		t.Run(command, func(t *testing.T) {
+			os.Remove(file)
+			env := run(t, load(), shellgate.Request{Command: command})
+			if env.Error == nil || env.Error.Code != envelope.ApprovalRequired {
+				t.Fatalf("not asked: %s", env.Text)
+			}
+			m := advice.FindStringSubmatch(env.Error.Message)
+			if strings.Contains(command, `\xff`) {
+				// $'\xff' is the very byte: no TOML string can say it.
+				if m != nil {
+					t.Errorf("advice for a word that is not UTF-8: %s", m[1])
+				}
+				return
+			}
+			if m == nil {
+				t.Fatalf("no advice naming %s: %s", file, env.Error.Message)
+			}
+			if strings.Contains(m[1], `\x`) {
+				t.Errorf("%s: \\x is TOML 1.1 only", m[1])
+			}
+			if err := os.WriteFile(file, []byte("[policy]\n"+strings.TrimPrefix(m[1], "[policy] ")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if v := load().Check(shellgate.Request{Command: command}); v.Decision != policy.Allow {
+				t.Errorf("with %s pasted: %s (%s)", m[1], v.Decision, v.Reason)
+			}
+		})
 	}
 }

@@ -6,14 +6,16 @@ import "strings"
 // give a model only a tool result's structuredContent. Every piece of text is in it
 // once: the output is in data alone (Text is the summary without output sections,
 // the command or the error), fields at their zero value are left out, and the reason
-// for a refusal is in error.message alone. The key order puts status and the error
-// first.
+// for a refusal is in error.message alone; stats are there only where something
+// ran. The key order puts status and the error first.
 type Brief struct {
-	Status  Status       `json:"status"`
-	Error   *Err         `json:"error,omitempty"`
-	Text    string       `json:"text"`
-	Data    BriefData    `json:"data"`
-	Stats   Stats        `json:"stats"`
+	Status Status    `json:"status"`
+	Error  *Err      `json:"error,omitempty"`
+	Text   string    `json:"text"`
+	Data   BriefData `json:"data"`
+	// Stats is left out where nothing ran (a refusal, a job list, the undo
+	// tool's answer): all zero, it told a reader nothing.
+	Stats   *Stats       `json:"stats,omitempty"`
 	Context BriefContext `json:"context"`
 }
 
@@ -99,8 +101,11 @@ func (e *Envelope) BriefKnowing(k Known) Brief {
 			Command: d.Command, Directory: d.Directory, TimedOut: d.TimedOut, Cancelled: d.Cancelled, Binary: d.Binary,
 			ControlsRemoved: d.ControlsRemoved, FullOutputPath: d.FullOutputPath, BackgroundPIDs: d.BackgroundPIDs,
 			Digest: d.Digest, Summary: d.Summary, Changed: d.Changed},
-		Stats:   e.Stats,
 		Context: BriefContext{Cwd: e.Context.Cwd, DirectoryResolved: e.Context.DirectoryResolved, Shell: e.Context.Shell, TimeoutMS: e.Context.TimeoutMS},
+	}
+	if e.ran() {
+		st := e.Stats
+		b.Stats = &st
 	}
 	if j := d.Job; j != nil {
 		// The call's own job: how it ended is the call's, in data already (as

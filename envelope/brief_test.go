@@ -256,3 +256,22 @@ func TestBriefLeavesOutWhatTheReaderKnows(t *testing.T) {
 		t.Errorf("a shell and a timeout the reader does not know are left out: %+v", c)
 	}
 }
+
+// A Brief has stats only where something ran: a refusal's, a job list's and
+// an answer's were all zero.
+func TestBriefStatsOnlyWhereSomethingRan(t *testing.T) {
+	cases := briefCases()
+	cases["answer"] = Answer("1  12:00:00  rm f: deleted f", nil)
+	for name, want := range map[string]bool{"echo hi": true, "timeout": true, "truncated": true, "deny": false, "job list": false, "answer": false} {
+		t.Run(name, func(t *testing.T) {
+			e := cases[name]
+			b, err := json.Marshal(e.Brief())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), `"stats":`); got != want {
+				t.Errorf("stats in the brief: %v, want %v:\n%.400s", got, want, b)
+			}
+		})
+	}
+}

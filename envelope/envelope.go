@@ -6,6 +6,8 @@
 // sees the same JSON whichever way it calls.
 package envelope
 
+import "strings"
+
 // Status is the envelope's top-level verdict (seed 001 §4).
 type Status string
 
@@ -56,6 +58,28 @@ type Envelope struct {
 	bgStopped bool   // the background processes were stopped; see BackgroundStopped
 	madeErr   bool   // Error is Settle's own (a silent timeout or cancellation)
 	noJobs    bool   // the caller cannot start a job; see NoJobs
+	answer    string // the text of a tool that runs no command; see Answer
+	head      string // the headline of its refusal; see NotAnswered
+}
+
+// Answer returns the envelope of a tool that runs no command (the MCP undo
+// tool): its text is answer as it is, its status success, and nothing in it
+// reads as a command's run (no exit code, no time, no output sections, no
+// data.stdout), because the reader took 'Command succeeded: undo 1 (Exit
+// code 0. Took 0ms)' for a command. params is the input as given.
+func Answer(answer string, params map[string]any) Envelope {
+	e := Envelope{Context: Context{ParamsInput: params}, answer: strings.TrimRight(answer, "\n")}
+	e.Settle()
+	return e
+}
+
+// NotAnswered is the error envelope of a tool that runs no command, headed
+// by what was not done ("Nothing undone") where NotRun says "Command not
+// run: undo 99" of a command there never was.
+func NotAnswered(headline string, params map[string]any, err Err) Envelope {
+	e := Envelope{Context: Context{ParamsInput: params}, head: headline}
+	e.Refuse(err)
+	return e
 }
 
 // Note adds a line to the text's warnings, for what the fields cannot say (a

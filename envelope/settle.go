@@ -70,7 +70,7 @@ func (e *Envelope) Settle() *Envelope {
 	if e.Context.DirectoryResolved == "" {
 		e.Context.DirectoryResolved = e.Context.Cwd
 	}
-	if d.Directory == "" {
+	if d.Directory == "" && e.answer == "" && e.head == "" { // an answer ran nowhere
 		d.Directory = e.Context.DirectoryResolved
 	}
 	if e.madeErr { // Settle's own error, made again from the data as it is now
@@ -88,7 +88,7 @@ func (e *Envelope) Settle() *Envelope {
 	switch {
 	case e.Error != nil:
 		e.Status = Error
-	case d.Job != nil && d.Job.State == JobRunning, d.Jobs != nil:
+	case e.answer != "", d.Job != nil && d.Job.State == JobRunning, d.Jobs != nil:
 		e.Status = Success
 	case d.Job != nil && d.Job.State == JobWaiting:
 		e.Status = Partial
@@ -143,6 +143,9 @@ const (
 //	--- STDOUT (N bytes) ---
 //	...
 func (e *Envelope) render(v view) string {
+	if e.answer != "" && e.Error == nil {
+		return e.answer // a tool's answer, not a command's run: see Answer
+	}
 	var b strings.Builder
 	d := e.Data
 	head := e.headline()
@@ -289,6 +292,9 @@ func (e *Envelope) errorQuotesCommand() bool {
 // headline says how the command ended; warnings say what else made it partial.
 func (e *Envelope) headline() string {
 	d := e.Data
+	if e.head != "" {
+		return e.head // a tool that runs no command: see NotAnswered
+	}
 	if j := d.Job; j != nil {
 		switch {
 		case j.State == JobRunning:

@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -476,5 +477,34 @@ func TestRefuseAfterSettlesOwnError(t *testing.T) {
 	e.BackgroundStopped()
 	if e.Error == nil || e.Error.Code != ExecutionError {
 		t.Errorf("the refusal's error was lost: %+v\n%s", e.Error, e.Text)
+	}
+}
+
+// TestAnswerIsNotACommand: a tool that runs no command (the undo tool) answers
+// with its text alone, in every view, not dressed as a command's run.
+func TestAnswerIsNotACommand(t *testing.T) {
+	const answer = "Restored the project to before command 3 (rm f): added f.\nThe state just before the undo is checkpoint 4: undo it with id 4."
+	e := Answer(answer+"\n", map[string]any{"id": 3, "confirm": true})
+	b := e.Brief()
+	js, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, got string }{{"text", e.Text}, {"summary", e.Summary()}, {"brief", b.Text}} {
+		if tt.got != answer {
+			t.Errorf("%s:\n%s\nwant:\n%s", tt.name, tt.got, answer)
+		}
+	}
+	if e.Status != Success || !strings.Contains(string(js), `"data":{}`) || strings.Contains(string(js), `"stdout":`) {
+		t.Errorf("status %q, data %+v; brief %s", e.Status, b.Data, js)
+	}
+	e.Refuse(Err{Code: NotFound, Message: "No command 3."})
+	if e.Status != Error || !strings.Contains(e.Text, "Error NOT_FOUND: No command 3.") {
+		t.Errorf("refused: %q %s", e.Status, e.Text)
+	}
+	// Its refusal is headed by what was not done, not "Command not run: undo 3".
+	e = NotAnswered("Nothing undone", map[string]any{"id": 3}, Err{Code: NotFound, Message: "No command 3."})
+	if want := "Nothing undone.\nError NOT_FOUND: No command 3."; e.Status != Error || e.Text != want || e.Data.Command != "" || e.Data.Directory != "" {
+		t.Errorf("not answered: %q %+v\n%s\nwant:\n%s", e.Status, e.Data, e.Text, want)
 	}
 }

@@ -235,5 +235,5 @@ func allowHint(v policy.Verdict, lead string) string {
 	if v.AllowPattern == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s [policy] allow = [%q] to %s.", lead, v.AllowPattern, hint.UserConfig())
+	return fmt.Sprintf("%s [policy] allow = [%s] to %s.", lead, hint.TOMLString(v.AllowPattern), hint.UserConfig())
 }

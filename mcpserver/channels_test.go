@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -58,10 +59,27 @@ func TestChannelSizes(t *testing.T) {
 			if strings.Contains(string(structured), `"shell":`) || strings.Contains(string(structured), `"timeout_ms":120000`) {
 				t.Errorf("structuredContent repeats the description's shell or default timeout:\n%.600s", structured)
 			}
+			// A refusal never ran: no stats, which were all zero.
+			if ran := tc.name != "deny"; strings.Contains(string(structured), `"stats":`) != ran {
+				t.Errorf("stats in structuredContent: %v, want %v:\n%.600s", !ran, ran, structured)
+			}
 			for _, w := range tc.want {
 				if w == "full_output_path" {
 					if !strings.Contains(text, "full output: /") || !strings.Contains(string(structured), `"full_output_path":"`) {
 						t.Errorf("a channel lacks the full output's path")
+					}
+					// The path is in both channels and in the commands the model
+					// writes to read it: named by a number in the Gate's own
+					// directory, not a 32-digit id.
+					var b struct {
+						Data struct {
+							FullOutputPath string `json:"full_output_path"`
+						}
+					}
+					json.Unmarshal(structured, &b)
+					t.Logf("full output path %s (%d characters)", b.Data.FullOutputPath, len(b.Data.FullOutputPath))
+					if id, _, _ := strings.Cut(filepath.Base(b.Data.FullOutputPath), "."); strings.Trim(id, "0123456789") != "" {
+						t.Errorf("full output path %s: named by more than a number", b.Data.FullOutputPath)
 					}
 					continue
 				}

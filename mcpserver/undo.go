@@ -56,12 +56,8 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 	if a.Confirm {
 		params["confirm"] = true
 	}
-	label := "undo"
-	if a.ID != 0 {
-		label = fmt.Sprintf("undo %d", a.ID)
-	}
 	fail := func(code envelope.Code, format string, args ...any) envelope.Envelope {
-		return envelope.NotRun(label, params, envelope.Err{Code: code, Message: fmt.Sprintf(format, args...)})
+		return envelope.NotAnswered("Nothing undone", params, envelope.Err{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	cp, err := s.gate.Checkpoints()
 	if err != nil {
@@ -128,13 +124,7 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 			}
 		}
 	}
-	zeroExit := 0
-	env := envelope.Envelope{
-		Data:    envelope.Data{Command: label, Stdout: b.String(), ExitCode: &zeroExit},
-		Stats:   envelope.Stats{StdoutBytes: int64(b.Len())},
-		Context: envelope.Context{ParamsInput: params},
-	}
-	return *env.Settle()
+	return envelope.Answer(b.String(), params)
 }
 
 // noRecord is the envelope of a checkpoint number the project's checkpoints

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/shellgate/shellgate"
+	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
@@ -64,8 +65,15 @@ func TestUndoTool(t *testing.T) {
 		t.Fatalf("the preview restored")
 	}
 	done := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args("id", id, "confirm", true)})
-	if done.Error != nil || !strings.Contains(done.Text, "Restored the project to before command") {
+	if done.Error != nil || !strings.HasPrefix(done.Text, fmt.Sprintf("Restored the project to before command %d (rm -rf src docs): added 5 files.", id)) {
 		t.Errorf("undo:\n%s", done.Text)
+	}
+	// Each answer reads as what it is, not as a command's run ('Command
+	// succeeded: undo 1 (Exit code 0. Took 0ms)' and its STDOUT section).
+	for _, env := range []envelope.Envelope{list, preview, done} {
+		if strings.Contains(env.Text, "Exit code") || strings.Contains(env.Text, "Command succeeded") || strings.Contains(env.Text, "STDOUT") || env.Data.Stdout != "" || env.Data.ExitCode != nil {
+			t.Errorf("an answer dressed as a command:\n%s\ndata %+v", env.Text, env.Data)
+		}
 	}
 	if got := checkpointtest.State(t, root); got != want {
 		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
@@ -77,8 +85,8 @@ func TestUndoTool(t *testing.T) {
 	// A number the checkpoints do not hold: which they hold, and how to list them.
 	for _, a := range []map[string]any{args("id", 99), args("id", 99, "confirm", true)} {
 		bad = call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: a})
-		if want := fmt.Sprintf("Error NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", made.Data.Changed.Checkpoint, id+1); bad.Error == nil || !strings.HasSuffix(bad.Text, want) {
-			t.Errorf("undo %v:\n%s\nwant it to end:\n%s", a, bad.Text, want)
+		if want := fmt.Sprintf("Nothing undone.\nError NOT_FOUND: No command 99: the checkpoints hold commands %d to %d. Call undo without an id to list them.", made.Data.Changed.Checkpoint, id+1); bad.Error == nil || bad.Text != want || bad.Data.Command != "" {
+			t.Errorf("undo %v:\n%s\n(data.command %q) want:\n%s", a, bad.Text, bad.Data.Command, want)
 		}
 	}
 }

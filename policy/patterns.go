@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -190,15 +191,16 @@ func sessionKey(rule string, c *analysis.Command) string {
 // question rule asks: c's words as they are, each a glob of itself (a
 // prefix and "*" would let more through than the question was about:
 // docker run --privileged where docker run alpine was asked). "" when a
-// word is only known at run time, and for the user's own ask rules, which
-// allow patterns do not lift (dropAsks).
+// word is only known at run time, or is not UTF-8 (no configuration file
+// can say it: TOML is UTF-8, and read "\xff" as ÿ), and for the user's own
+// ask rules, which allow patterns do not lift (dropAsks).
 func allowPattern(rule string, c *analysis.Command) string {
-	if c.Dynamic || c.Kind != analysis.Simple || rule == RuleUserAsk {
+	if c.Dynamic || c.Kind != analysis.Simple || rule == RuleUserAsk || !utf8.ValidString(c.Name) {
 		return ""
 	}
 	parts := []string{globQuote(c.Name)}
 	for i, a := range c.Args {
-		if c.Flags[i]&analysis.ArgDynamic != 0 {
+		if c.Flags[i]&analysis.ArgDynamic != 0 || !utf8.ValidString(a) {
 			return ""
 		}
 		parts = append(parts, globQuote(a))

@@ -52,7 +52,7 @@ func TestSessionKeyHasTheOptions(t *testing.T) {
 // and no other: it is the exact command, a word that a pattern would read
 // otherwise (white space, a glob character, a quote, an empty word) quoted
 // as a shell quotes it. None is named where an allow pattern does not lift
-// the ask (the user's own ask rules).
+// the ask (the user's own ask rules), nor for a word that is not UTF-8.
 func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 	l := newLab(t)
 	for _, c := range []struct {
@@ -68,6 +68,8 @@ func TestAllowPatternLetsTheCommandRun(t *testing.T) {
 		{"docker run alpine true", "docker run alpine true", []string{"docker run --privileged alpine true", "docker run alpine sh"}},
 		{"docker run --privileged -v /:/host alpine sh", "docker run --privileged -v /:/host alpine sh", []string{"docker run -v /:/host --privileged --pid=host alpine sh"}},
 		{"python3 -c 'import os\nprint(1)'", "python3 -c 'import os\nprint(1)'", []string{"python3 -c 'import os\nprint(2)'", "python3 -c 'import os print(1)'"}},
+		// A byte that is not UTF-8: no configuration file can say it.
+		{`docker run alpine $'\xff'`, "", nil},
 	} {
 		// Unconfined, as a hook decides: inline programs are asked about.
 		e, _ := policy.New(policy.Settings{Unconfined: true})

@@ -124,9 +124,12 @@ func displayUserConfig() string {
 // checkJSON is the --json output: the verdict, what the line would run, and which files
 // configured the decision.
 type checkJSON struct {
-	Decision   string `json:"decision"`
-	Rule       string `json:"rule"`
-	Reason     string `json:"reason"`
+	Decision string `json:"decision"`
+	// Rule and Reason are left out where there is none (an allow), as the
+	// text leaves out its rule: and reason: lines, because "rule": "" told a
+	// reader nothing.
+	Rule       string `json:"rule,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	Code       string `json:"code,omitempty"`
 	Command    string `json:"command,omitempty"`
 	Line       int    `json:"line,omitempty"`
@@ -195,7 +198,7 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 		fmt.Fprintf(w, "approve:  %q for the session\n", v.SessionKey)
 	}
 	if v.AllowPattern != "" {
-		fmt.Fprintf(w, "allow:    [policy] allow = [%q] runs it without asking\n", v.AllowPattern)
+		fmt.Fprintf(w, "allow:    [policy] allow = [%s] runs it without asking\n", hint.TOMLString(v.AllowPattern))
 	}
 	for _, r := range v.Relaxed {
 		fmt.Fprintf(w, "relaxed:  %s (%s)\n", r, relaxedWhy(r, p))
@@ -203,7 +206,7 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	fmt.Fprintf(w, "commands: %d\n", len(v.Commands))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range v.Commands {
-		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, commandText(c), commandNotes(c, root))
+		fmt.Fprintf(tw, "  %d:%d\t%s\t%s\n", c.Pos.Line, c.Pos.Col, policy.Visible(commandText(c)), policy.Visible(commandNotes(c, root)))
 	}
 	tw.Flush()
 	network := "off"

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/shellgate/shellgate/envelope"
 )
 
@@ -269,6 +271,10 @@ func TestCheckJSON(t *testing.T) {
 			if tt.decision != "allow" && got.Reason == "" {
 				t.Errorf("a %s needs a reason: %s", got.Decision, out)
 			}
+			// No empty field: an allow has no rule or reason to give.
+			if strings.Contains(out, `:""`) {
+				t.Errorf("an empty field: %s", out)
+			}
 			var names []string
 			for _, c := range got.Commands {
 				names = append(names, c.Name)
@@ -334,5 +340,36 @@ func TestCheckBinary(t *testing.T) {
 		if code != tt.code || !strings.Contains(strings.ReplaceAll(string(out), " ", ""), tt.want) {
 			t.Errorf("shellgate %q: exit %d, stdout %s; want exit %d and %s", tt.args, code, out, tt.code, tt.want)
 		}
+	}
+}
+
+// check's allow: line is TOML 1.0 the user can paste: read back by the
+// configuration's own parser, it is the allow_pattern --json gives.
+func TestCheckAllowLineIsTOML(t *testing.T) {
+	root := checkLab(t, "")
+	for _, command := range []string{"docker run alpine true", `docker run alpine $'\e[31m' $'\x7f'`} {
+		_, out, _ := runCheck("--root", root, "--no-user-config", "--", command)
+		_, js, _ := runCheck("--root", root, "--no-user-config", "--json", "--", command)
+		var want checkJSON
+		if err := json.Unmarshal([]byte(js), &want); err != nil || want.AllowPattern == "" {
+			t.Fatalf("%s: no allow_pattern (%v): %s", command, err, js)
+		}
+		_, line, _ := strings.Cut(out, "allow:    [policy] ")
+		line, _, ok := strings.Cut(line, " runs it without asking\n")
+		var doc struct{ Policy struct{ Allow []string } }
+		if err := toml.Unmarshal([]byte("[policy]\n"+line+"\n"), &doc); !ok || err != nil || len(doc.Policy.Allow) != 1 || doc.Policy.Allow[0] != want.AllowPattern || strings.Contains(line, `\x`) {
+			t.Errorf("%s: the allow line %q reads as %q (%v), want %q in TOML 1.0", command, line, doc.Policy.Allow, err, want.AllowPattern)
+		}
+	}
+}
+
+// check's text shows a control character in a command's words as an escape,
+// as its at: line does, never as is: a terminal would act on it (an ESC
+// sequence repainted the line, '[31m' shown where the word was ESC[31m).
+func TestCheckTextShowsControls(t *testing.T) {
+	root := checkLab(t, "")
+	_, out, _ := runCheck("--root", root, "--no-user-config", "--", `cd $'\e]0;x\a' ; docker run alpine $'\e[31m' $'a\rb'`)
+	if strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `'\e[31m'`) {
+		t.Errorf("controls in check's text:\n%q", out)
 	}
 }

@@ -313,7 +313,7 @@ func TestCaptureSpillFileMode(t *testing.T) {
 	if r.SpillErr != nil {
 		t.Fatal(r.SpillErr)
 	}
-	if filepath.Dir(r.SpillPath) != dir || !isSpillName(filepath.Base(r.SpillPath)) {
+	if filepath.Dir(r.SpillPath) != dir || !isSpillName(filepath.Base(r.SpillPath), false) {
 		t.Errorf("SpillPath %q is not a spill file in %s", r.SpillPath, dir)
 	}
 	for path, want := range map[string]os.FileMode{dir: 0o700, r.SpillPath: 0o600} {

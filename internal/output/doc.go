@@ -24,6 +24,7 @@
 //
 // Memory stays bounded (about Limit bytes) whatever the volume, and Write never
 // fails: a disk problem only means no spill file, reported in Result.SpillErr.
-// Spill files live in a private directory (mode 0700, files 0600, random names);
-// Sweep removes those past their retention.
+// Spill files live in a private directory (mode 0700, files 0600), named by a
+// number in a Gate's own directory and by a random id elsewhere; Sweep
+// removes those past their retention.
 package output

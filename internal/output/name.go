@@ -31,19 +31,22 @@ func isNameByte[T rune | byte](r T) bool {
 }
 
 // isSpillName reports whether a file name is one createSpill makes:
-// 32 lowercase hex digits, '.', a cleaned name, ".log".
-func isSpillName(s string) bool {
+// 32 lowercase hex digits, '.', a cleaned name, ".log"; or, in a Gate's own
+// directory (inSession), where every file is shellgate's, a number in place
+// of the hex digits.
+func isSpillName(s string, inSession bool) bool {
 	rest, ok := strings.CutSuffix(s, spillExt)
-	if !ok || len(rest) < spillIDLen+2 || rest[spillIDLen] != '.' {
+	if !ok {
 		return false
 	}
-	for i := range spillIDLen {
-		if c := rest[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
+	id, name, ok := strings.Cut(rest, ".")
+	if !ok || name == "" || len(name) > maxNameLen {
+		return false
 	}
-	name := rest[spillIDLen+1:]
-	if len(name) > maxNameLen {
+	switch {
+	case len(id) == spillIDLen && strings.Trim(id, "0123456789abcdef") == "":
+	case inSession && id != "" && len(id) <= 20 && id[0] != '0' && strings.Trim(id, "0123456789") == "":
+	default:
 		return false
 	}
 	for i := range len(name) {

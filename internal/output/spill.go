@@ -3,9 +3,14 @@ package output
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 )
 
 // spillFile is the file holding the complete output, created lazily. Errors never
@@ -95,8 +100,13 @@ func (s *spillFile) result() (path string, capped bool, err error) {
 	return s.path, s.capped && s.path != "", s.err
 }
 
-// createSpill creates a new spill file <dir>/<random-id>.<name>.log, mode 0600, with
-// a name nobody can guess or pre-create.
+// createSpill creates a new spill file, mode 0600: in a Gate's own
+// directory (SessionDirPrefix) <dir>/<n>.<name>.log, n this process's next
+// number, and elsewhere <dir>/<random-id>.<name>.log, a name nobody can
+// guess or pre-create. A Gate's directory is private (0700, in the private
+// spill directory) and only its Gate writes there, so a number is a name
+// nobody else makes, O_EXCL steps over one taken all the same, and the path a
+// model reads and writes into its commands is 31 characters shorter.
 func createSpill(dir, name string) (*os.File, error) {
 	// The path goes into the envelope; relative to our cwd it would mean nothing there.
 	dir, err := filepath.Abs(dir)
@@ -106,11 +116,23 @@ func createSpill(dir, name string) (*os.File, error) {
 	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(filepath.Base(dir), SessionDirPrefix) {
+		for range 100 {
+			path := filepath.Join(dir, strconv.FormatUint(spillSeq.Add(1), 10)+"."+cleanName(name)+spillExt)
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if !errors.Is(err, fs.ErrExist) {
+				return f, err
+			}
+		}
+	}
 	var id [spillIDLen / 2]byte
 	rand.Read(id[:]) // never fails (crypto/rand)
 	path := filepath.Join(dir, hex.EncodeToString(id[:])+"."+cleanName(name)+spillExt)
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 }
+
+// spillSeq numbers the spill files this process makes in Gates' directories.
+var spillSeq atomic.Uint64
 
 // prepareDir creates dir, mode 0700, if needed. The default directory lives in the
 // shared temp dir, so before anything is made in it (a session's directory),

@@ -16,6 +16,11 @@ import (
 // than olderThan ago. Files that are not spill files, and anything that is not a
 // regular file, are left alone. A missing dir is not an error: nothing has spilled.
 func Sweep(dir string, olderThan time.Duration) error {
+	return sweep(dir, olderThan, false)
+}
+
+// sweep is Sweep; inSession: dir is a Gate's own directory (isSpillName).
+func sweep(dir string, olderThan time.Duration, inSession bool) error {
 	if olderThan < 0 {
 		return fmt.Errorf("output: sweep: negative retention %v", olderThan)
 	}
@@ -36,7 +41,7 @@ func Sweep(dir string, olderThan time.Duration) error {
 			// A session's own directory: its old files, then itself once
 			// empty and its owner gone.
 			sub := filepath.Join(dir, e.Name())
-			if err := Sweep(sub, olderThan); err != nil {
+			if err := sweep(sub, olderThan, true); err != nil {
 				errs = append(errs, err)
 			}
 			// Where a holder cannot be told (no flock), by age alone.
@@ -45,7 +50,7 @@ func Sweep(dir string, olderThan time.Duration) error {
 			}
 			continue
 		}
-		if !e.Type().IsRegular() || !isSpillName(e.Name()) {
+		if !e.Type().IsRegular() || !isSpillName(e.Name(), inSession) {
 			continue
 		}
 		info, err := e.Info()
