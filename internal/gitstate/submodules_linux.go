@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -287,4 +288,36 @@ func readIndexFile(path string) (*Index, error) {
 		return nil, err
 	}
 	return Scan(data)
+}
+
+// Paths lists the gitlinks' directories s watches, relative to the root.
+func (s *Submodules) Paths() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.paths)
+}
+
+// GitDirs lists the git directories the populated submodules' .git files
+// named at the start (absolute): git status in the root enters each
+// through the .git file, which stays, so another directory put in one's
+// place is entered as well.
+func (s *Submodules) GitDirs() []string {
+	if s == nil {
+		return nil
+	}
+	var dirs []string
+	for _, f := range s.files {
+		dirs = append(dirs, filepath.Clean(f.gd))
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// Hostile says what, in the repository whose worktree is dir (below root),
+// git status in the root would obey beyond what git writes itself (see
+// Submodules.Check), or "" if nothing.
+func Hostile(root, dir string) string {
+	s := &Submodules{root: root}
+	return s.hostile(dir, 0)
 }
