@@ -68,6 +68,7 @@ type mounter struct {
 	// job has run since the last command began.
 	repos    repoSets
 	approved func() bool
+	repoPins []string // pinPending's
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -167,6 +168,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		gm, notes, err := m.git.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
+	m.unpinPending() // the index judged: its gitlinks are known or gone
 	if len(m.keptAbsent) > 0 && m.spec.Quarantine != "" {
 		km, kerrs := m.moveKeptNew(aside)
 		moved, errs = append(moved, km...), append(errs, kerrs...)

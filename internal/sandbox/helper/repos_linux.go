@@ -135,7 +135,7 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	m.refreshRepos(false)
 	r := &m.repos
 	dir := filepath.Dir(p)
-	if name == ".git" && op != copyup.OpWrite {
+	if name == ".git" && dir != m.spec.Writable[0] && op != copyup.OpWrite {
 		r.mu.Lock()
 		link := r.links[dir]
 		if link && op != copyup.OpLink {
@@ -148,12 +148,13 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			}
 		}
 		r.mu.Unlock()
-		switch {
-		case link && op == copyup.OpLink:
+		if link && op == copyup.OpLink {
 			return copyup.Refused, true
-		case link:
-			return copyup.Staged, true
 		}
+		// stageRepo: staged at a gitlink's path, else made in place, in
+		// turn with the index's judgements (which ask whether a
+		// repository is at a gitlink's path).
+		return copyup.Staged, true
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -164,6 +165,8 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		// What git status in the root obeys there: git writes none in a
 		// submodule's repository but at its clone (staged, above) and at
 		// the user's own git config.
+		return copyup.Refused, true
+	case r.links[p] && op == copyup.OpLink:
 		return copyup.Refused, true
 	case (r.links[p] || r.ancestors[p]) && op == copyup.OpRename:
 		return copyup.Crossed, true
@@ -285,6 +288,9 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 	if errno != 0 {
 		return errno
 	}
+	if p == m.rootIndex() {
+		m.pinPending(data)
+	}
 	out, ok := m.git.Judge(gd, data)
 	if !ok {
 		m.removed = append(m.removed, p+": a command's index could not be checked here (a split index, or one that does not parse): not put in place")
@@ -324,6 +330,127 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 		m.removed = append(m.removed, p+": as a command wrote it, it held gitlinks, sparse directory entries or flags no approved command left: written without them (git status in the root would run the config of the repositories the gitlinks name; the files stay)")
 	}
 	return 0
+}
+
+// stageRepo makes the .git at p that a command makes: staged where p is a
+// gitlink's path, else in place. Either way with m.mu held, as stageIndex
+// judges an index: a repository is made at a gitlink's path either before
+// the index is judged (which then drops the gitlink) or after (and staged).
+func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshRepos(false)
+	r := &m.repos
+	r.mu.RLock()
+	link := r.links[filepath.Dir(p)]
+	r.mu.RUnlock()
+	if link {
+		return m.stageLocked(p, mk)
+	}
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, filepath.Dir(p))
+	if err != nil || !filepath.IsLocal(rel) {
+		return unix.EPERM
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(rootFD)
+	parent, err := beneath.Dir(rootFD, rel)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(parent)
+	var st unix.Stat_t
+	if unix.Fstat(parent, &st) == nil && m.Hidden(&st) {
+		return unix.EPERM
+	}
+	return mk(parent, filepath.Base(p))
+}
+
+// pinPending, with m.mu held, makes the paths of the gitlinks in index
+// data (the root's) that are new to the session mount points, made empty
+// directories where nothing is, before the index is judged: whether a
+// repository is at such a path is then asked of a path nothing can be
+// renamed onto, whose .git only stageRepo makes. They are noted as
+// gitlinks' paths at once, and unpinned when protected paths are next
+// looked at (after the git tracker judged the index).
+func (m *mounter) pinPending(data []byte) {
+	ix, err := gitstate.Scan(data)
+	if err != nil {
+		return
+	}
+	m.refreshRepos(false)
+	root := m.spec.Writable[0]
+	r := &m.repos
+	var fresh []string
+	r.mu.RLock()
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		rel := filepath.FromSlash(e.Path)
+		if e.Gitlink() && filepath.IsLocal(rel) && !r.links[filepath.Join(root, rel)] && len(fresh) < maxStaged {
+			fresh = append(fresh, rel)
+		}
+	}
+	r.mu.RUnlock()
+	if len(fresh) == 0 {
+		return
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(rootFD)
+	r.mu.Lock()
+	for _, rel := range fresh {
+		p := filepath.Join(root, rel)
+		r.links[p], r.names[filepath.Base(p)] = true, true
+		for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
+			r.ancestors[d], r.names[filepath.Base(d)] = true, true
+		}
+	}
+	r.mu.Unlock()
+	for _, rel := range fresh {
+		fd, err := mkdirBeneath(rootFD, rel)
+		if err != nil {
+			continue // not a directory: the index's judgement reads it as it is
+		}
+		if beneath.Bind(fd, "", false) == nil {
+			m.repoPins = append(m.repoPins, filepath.Join(root, rel))
+		}
+		unix.Close(fd)
+	}
+}
+
+// unpinPending, with m.mu held, ends pinPending's mounts.
+func (m *mounter) unpinPending() {
+	for _, p := range m.repoPins {
+		unix.Unmount(p, unix.MNT_DETACH)
+	}
+	m.repoPins = nil
+}
+
+// mkdirBeneath opens the directory rel beneath dirFD, making what is
+// missing on the way, through no symlink.
+func mkdirBeneath(dirFD int, rel string) (int, error) {
+	fd, err := unix.Dup(dirFD)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return -1, err
+		}
+		next, err := beneath.Dir(fd, name)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
 }
 
 // readRegular reads name in dir, a regular file of at most 1 GiB.

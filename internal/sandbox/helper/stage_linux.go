@@ -211,11 +211,15 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
 			return copyup.Refused
 		}
-		if m.gitDirAtStart && (p == git+"/commondir" || gitModuleCommondir(git, p)) {
+		if m.gitDirAtStart && (p == git+"/commondir" || p == git+"/config.worktree" || gitModuleCommondir(git, p)) {
 			// git makes a commondir only in a linked worktree's directory
 			// (.git/worktrees/NAME/): one in a repository's own directory
 			// sends the host's git to the config it names, the moment it
-			// is there, before any look could move it.
+			// is there, before any look could move it. So does a
+			// config.worktree where the config sets
+			// extensions.worktreeConfig (git sparse-checkout does), which
+			// no look moved before the host's git status ran its
+			// core.fsmonitor (corpus rows call-config-worktree-*).
 			return copyup.Refused
 		}
 		return copyup.Free
@@ -262,12 +266,12 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	return copyup.Free
 }
 
-// gitModuleCommondir says whether p is a commondir in a submodule's
-// repository (.git/modules/NAME, NAME any depth), not in one of its linked
+// gitModuleCommondir says whether p is a commondir (or config.worktree) in
+// a submodule's repository (.git/modules/NAME, NAME any depth), not in one of its linked
 // worktrees' directories.
 func gitModuleCommondir(git, p string) bool {
 	rel, ok := strings.CutPrefix(p, git+"/modules/")
-	if !ok || filepath.Base(rel) != "commondir" {
+	if !ok || filepath.Base(rel) != "commondir" && filepath.Base(rel) != "config.worktree" {
 		return false
 	}
 	return !slices.Contains(strings.Split(filepath.Dir(rel), "/"), "worktrees")
@@ -283,6 +287,8 @@ func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (uni
 	stage := m.stage
 	if _, ok := m.isIndex(p); ok {
 		stage = m.stageIndex
+	} else if len(m.spec.Writable) > 0 && filepath.Base(p) == ".git" && filepath.Dir(p) != m.spec.Writable[0] {
+		stage = m.stageRepo
 	}
 	go func() { done <- stage(p, mk) }() // a new goroutine never runs on a locked thread
 	errno := <-done
@@ -305,6 +311,11 @@ const errNotStaged = unix.Errno(^uintptr(0) >> 1)
 func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.stageLocked(p, mk)
+}
+
+// stageLocked is stage, with m.mu held.
+func (m *mounter) stageLocked(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	if !m.ready || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return errNotStaged
 	}
