@@ -77,6 +77,9 @@ func (m *mounter) isIndex(p string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(p, filepath.Join(m.spec.Writable[0], ".git")+"/")
 	if !ok {
+		if _, sub := m.subs.KnownGitlinks(filepath.Dir(p)); sub && filepath.Base(p) == "index" {
+			return filepath.Dir(p), true // a submodule's own .git directory (not absorbed)
+		}
 		return "", false
 	}
 	return gitstate.IndexGitDir(rel)
@@ -291,7 +294,14 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 	if p == m.rootIndex() {
 		m.pinPending(data)
 	}
-	out, ok := m.git.Judge(gd, data)
+	out, ok := []byte(nil), false
+	if known, sub := m.subs.KnownGitlinks(gd); sub && filepath.IsAbs(gd) && under(gd, m.spec.Writable[0]) {
+		// A submodule's own .git directory, which the git tracker does
+		// not follow: its gitlinks are those it had at the start.
+		out, ok = gitstate.DropGitlinks(data, known)
+	} else {
+		out, ok = m.git.Judge(gd, data)
+	}
 	if !ok {
 		m.removed = append(m.removed, p+": a command's index could not be checked here (a split index, or one that does not parse): not put in place")
 		return unix.EPERM
