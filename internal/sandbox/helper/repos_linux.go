@@ -333,7 +333,16 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 	if p == m.rootIndex() {
 		var now unix.Stat_t
 		if unix.Fstatat(dir, filepath.Base(p), &now, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			m.noteGitlinks([4]int64{int64(now.Ino), now.Size, now.Ctim.Sec, now.Ctim.Nsec}, out)
+			id := [4]int64{int64(now.Ino), now.Size, now.Ctim.Sec, now.Ctim.Nsec}
+			if bytes.Equal(out, data) {
+				// Its gitlinks are noted (pinPending); one it no longer has
+				// only stages a .git there until the next look.
+				m.repos.mu.Lock()
+				m.repos.id = id
+				m.repos.mu.Unlock()
+			} else {
+				m.noteGitlinks(id, out)
+			}
 		}
 	}
 	if !bytes.Equal(out, data) {
