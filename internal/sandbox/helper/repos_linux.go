@@ -62,6 +62,30 @@ type repoSets struct {
 	// gitDirs: the git directories submodules' .git files named at the
 	// start, and those of repositories accepted at gitlink paths since.
 	gitDirs map[string]bool
+	// accepted: the gitlinks each accepted repository's index had when it
+	// was accepted, by its git directory, and its worktree.
+	accepted map[string]acceptedRepo
+}
+
+// acceptedRepo is a repository acceptRepo kept at a gitlink's path.
+type acceptedRepo struct {
+	worktree string
+	links    map[string]bool
+}
+
+// knownGitlinks reports whether gd is the git directory of a submodule
+// populated at the start or of a repository accepted since, whose index is
+// judged against the gitlinks it had then (not the git tracker's), and
+// gives those.
+func (m *mounter) knownGitlinks(gd string) (func(string) bool, bool) {
+	if known, ok := m.subs.KnownGitlinks(gd); ok {
+		return known, true
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.accepted[filepath.Clean(gd)]
+	return func(p string) bool { return a.links[p] }, ok
 }
 
 // isIndex says whether p is an index the git tracker looks at — in the
@@ -77,7 +101,7 @@ func (m *mounter) isIndex(p string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(p, filepath.Join(m.spec.Writable[0], ".git")+"/")
 	if !ok {
-		if _, sub := m.subs.KnownGitlinks(filepath.Dir(p)); sub && filepath.Base(p) == "index" {
+		if _, sub := m.knownGitlinks(filepath.Dir(p)); sub && filepath.Base(p) == "index" {
 			return filepath.Dir(p), true // a submodule's own .git directory (not absorbed)
 		}
 		return "", false
@@ -147,6 +171,7 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			for d := range r.gitDirs {
 				if under(d, p) {
 					delete(r.gitDirs, d)
+					delete(r.accepted, d)
 				}
 			}
 		}
@@ -221,6 +246,15 @@ func (m *mounter) noteGitlinks(id [4]int64, data []byte) {
 			}
 		}
 	}
+	m.repos.mu.RLock()
+	for _, a := range m.repos.accepted {
+		for l := range a.links {
+			if rel, err := filepath.Rel(root, filepath.Join(a.worktree, filepath.FromSlash(l))); err == nil && filepath.IsLocal(rel) {
+				rels = append(rels, rel)
+			}
+		}
+	}
+	m.repos.mu.RUnlock()
 	links, ancestors, names := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, rel := range rels {
 		p := filepath.Join(root, rel)
@@ -295,7 +329,7 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 		m.pinPending(data)
 	}
 	out, ok := []byte(nil), false
-	if known, sub := m.subs.KnownGitlinks(gd); sub && filepath.IsAbs(gd) && under(gd, m.spec.Writable[0]) {
+	if known, sub := m.knownGitlinks(gd); sub && filepath.IsAbs(gd) && under(gd, m.spec.Writable[0]) {
 		// A submodule's own .git directory, which the git tracker does
 		// not follow: its gitlinks are those it had at the start.
 		out, ok = gitstate.DropGitlinks(data, known)
@@ -503,12 +537,28 @@ func (m *mounter) acceptRepo(dir string) {
 	if gd == "" {
 		return
 	}
+	// Its own gitlinks are its clone's: its index is judged against them
+	// from now on, and a .git at their paths is staged.
+	links := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(gd, "index")); err == nil {
+		if ix, err := gitstate.Scan(b); err == nil {
+			for i := range ix.Entries {
+				if e := &ix.Entries[i]; e.Gitlink() && filepath.IsLocal(filepath.FromSlash(e.Path)) {
+					links[e.Path] = true
+				}
+			}
+		}
+	}
 	r := &m.repos
 	r.mu.Lock()
 	if r.gitDirs == nil {
 		r.gitDirs = map[string]bool{}
 	}
+	if r.accepted == nil {
+		r.accepted = map[string]acceptedRepo{}
+	}
 	r.gitDirs[gd] = true
+	r.accepted[gd] = acceptedRepo{worktree: dir, links: links}
 	r.mu.Unlock()
 	m.refreshRepos(true)
 }
