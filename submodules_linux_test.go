@@ -36,9 +36,16 @@ func TestUnpopulatedSubmoduleFilledByACommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "libs", "lib", ".git")); err != nil {
 		t.Fatalf("a clone as git makes it was moved: %v", err)
 	}
-	// The same made hostile: moved aside, and told.
+	// The same made hostile by a later command: its config is not the
+	// command's to write (the host's git status would obey it at once).
 	env := run(t, g, shellgate.Request{Command: "python3 -c 'import subprocess; subprocess.run([\"git\", \"-C\", \"libs/lib\", \"config\", \"core.fsmon\" + \"itor\", \"touch " + pwned + "\"])'"})
-	if !strings.Contains(env.Text, "libs/lib: the submodule's repository sets core.fsmonitor") {
+	if b, _ := os.ReadFile(filepath.Join(root, "libs", "lib", ".git", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("a later command set the accepted submodule's core.fsmonitor:\n%s", env.Text)
+	}
+	// A clone made hostile by the command that made it: moved aside, and
+	// told.
+	env = run(t, g, shellgate.Request{Command: "rm -rf libs/lib && git clone -q vendor/lib-src libs/lib && python3 -c 'import subprocess; subprocess.run([\"git\", \"-C\", \"libs/lib\", \"config\", \"core.fsmon\" + \"itor\", \"touch " + pwned + "\"])'"})
+	if !strings.Contains(env.Text, "libs/lib: the repository a command put at this gitlink's path sets core.fsmonitor") {
 		t.Errorf("not told:\n%s", env.Text)
 	}
 	// Nested: a clean submodule holding a hostile one of its own.
@@ -52,5 +59,43 @@ func TestUnpopulatedSubmoduleFilledByACommand(t *testing.T) {
 	host(t, root, nil, "git", "status", "--short")
 	if _, err := os.Stat(pwned); err == nil {
 		t.Error("git status in the root ran a command's core.fsmonitor through the user's submodule")
+	}
+}
+
+// The user's submodule work still works while a command's steps toward a
+// repository git status in the root would enter are judged as they are
+// taken: a clone (the policy asks before `git submodule update --init`,
+// which fetches) fills an unpopulated submodule (its .git staged while the
+// command runs, kept at its end), the agent bumps it
+// and commits in the root in one command, and the host's git sees all of
+// it, clean.
+func TestSubmoduleWorkWithJudgedIndex(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	base, root := workLab(t)
+	lib := filepath.Join(base, "lib")
+	hostRepo(t, lib, "lib", map[string]string{"lib.txt": "lib\n"})
+	hostRepo(t, root, "init", map[string]string{"a.txt": "a\n"})
+	host(t, root, gitID, "git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "libs/lib")
+	host(t, root, gitID, "git", "commit", "-qm", "lib added")
+	host(t, root, nil, "git", "submodule", "deinit", "-q", "-f", "libs/lib")
+	must(t, os.RemoveAll(filepath.Join(root, ".git", "modules")))
+	hostRepo(t, filepath.Join(root, "vendor", "lib-src"), "lib", map[string]string{"lib.txt": "lib\n"})
+
+	g := gate(t, shellgate.Config{Root: root})
+	works(t, g, []step{
+		{"git clone -q vendor/lib-src libs/lib && git -C libs/lib log --format=%s", "lib\n"},
+		{"git -C libs/lib -c user.name=a -c user.email=a@b commit -q --allow-empty -m more && echo b >> a.txt && " +
+			"git add a.txt libs/lib && git -c user.name=a -c user.email=a@b commit -qm bump && git status --short && git log --format=%s -1", "bump\n"},
+	})
+	must(t, g.Close())
+	if got := host(t, root, nil, "git", "status", "--porcelain"); got != "?? vendor/\n" {
+		t.Errorf("the host's git status: %q", got)
+	}
+	if got := host(t, root, nil, "git", "ls-files", "-s", "libs/lib"); !strings.HasPrefix(got, "160000 ") {
+		t.Errorf("the gitlink is gone: %q", got)
+	}
+	if got := host(t, filepath.Join(root, "libs", "lib"), nil, "git", "log", "--format=%s", "-1"); got != "more\n" {
+		t.Errorf("the submodule's log on the host: %q", got)
 	}
 }

@@ -343,7 +343,7 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 		if errno != 0 {
 			return -1, errno
 		}
-		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && writes && k.stager != nil && k.stager.Hidden(&st) {
+		if errno = errnoOf(unix.Fstat(fd, &st)); errno == 0 && writes && k.stager != nil && (k.stager.Hidden(&st) || !writeJudgedOpen(fd, &st, k.stager)) {
 			unix.Close(fd)
 			return -1, unix.EPERM
 		}
@@ -381,6 +381,25 @@ func openTarget(c *notify.Caller, t *target, k *call) (int, unix.Errno) {
 			return -1, errno
 		}
 	}
+}
+
+// writeJudgedOpen says whether a file opened for writing (fd, st) may be
+// written where it is, judged by the name it has now rather than by the
+// path the caller gave: a symlink, a magic link or a descriptor's
+// /proc/self/fd path reach a watched file (.git/index) under another name.
+// A file with no name is free, and one with other names is copied before
+// it is written; one whose name does not lead to it here (reached through
+// a tree a command cloned with open_tree) is refused, as placed refuses a
+// name made there.
+func writeJudgedOpen(fd int, st *unix.Stat_t, s Stager) bool {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return true
+	}
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(p, "/") || !s.Watched(filepath.Base(p)) {
+		return true
+	}
+	return samePlace(p, st) && s.Judge(p, OpWrite) == Free
 }
 
 // judgeWrite judges a write-open of t, when its name is one Watched says.

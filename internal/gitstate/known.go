@@ -155,3 +155,26 @@ func Without(data []byte, gd string, known []string, absent func(string) bool, s
 	out, err = ix.Encode(dropped)
 	return out, err == nil
 }
+
+// DropGitlinks returns index data without its gitlinks that keep does not
+// keep (data itself when there are none); ok is false for data that does
+// not parse, or a split index, whose entries are partly elsewhere.
+func DropGitlinks(data []byte, keep func(path string) bool) (out []byte, ok bool) {
+	ix, err := Parse(data)
+	if err != nil || ix.Split() {
+		return nil, false
+	}
+	var dropped []string
+	ix.Entries = slices.DeleteFunc(ix.Entries, func(e Entry) bool {
+		if e.Gitlink() && !keep(e.Path) {
+			dropped = append(dropped, e.Path)
+			return true
+		}
+		return false
+	})
+	if len(dropped) == 0 {
+		return data, true
+	}
+	out, err = ix.Encode(dropped)
+	return out, err == nil
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,6 +76,34 @@ func TestWithout(t *testing.T) {
 		t.Errorf("a gitlink with no repository was dropped (ok %v)", ok)
 	}
 	if _, ok := Without([]byte("DIRC not an index"), ".git", nil, present, false); ok {
+		t.Error("a broken index was kept")
+	}
+}
+
+// DropGitlinks drops the gitlinks keep does not keep, and only them.
+func TestDropGitlinks(t *testing.T) {
+	requireGit(t)
+	d := repo(t, "2", "sha1")
+	data, err := os.ReadFile(filepath.Join(d, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := DropGitlinks(data, func(p string) bool { return p == "dir/link" }); !ok || !bytes.Equal(out, data) {
+		t.Errorf("keeping its gitlink, the index changed (ok %v)", ok)
+	}
+	out, ok := DropGitlinks(data, func(string) bool { return false })
+	if !ok {
+		t.Fatal("not ok")
+	}
+	ix, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := Parse(data)
+	if len(ix.Entries) != len(before.Entries)-1 || strings.Contains(describe(ix), "160000") {
+		t.Errorf("the gitlink is not dropped alone:\n%s", describe(ix))
+	}
+	if _, ok := DropGitlinks([]byte("DIRC not an index"), func(string) bool { return true }); ok {
 		t.Error("a broken index was kept")
 	}
 }

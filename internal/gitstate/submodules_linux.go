@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,9 @@ type Submodules struct {
 	// files: the populated ones' .git files at the start, with the git
 	// directory each names: a look reads one again only once it changed.
 	files map[string]gitFile
+	// links: the gitlinks of each populated one's index at the start, by
+	// its git directory (absolute).
+	links map[string]map[string]bool
 }
 
 // gitFile is a .git file as a stat saw it, and the git directory it named
@@ -61,7 +65,7 @@ const maxSubmodules, maxDepth = 2000, 8
 // populated submodules' indexes, at any depth, and which repository each
 // populated one holds.
 func NewSubmodules(root string) *Submodules {
-	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}, files: map[string]gitFile{}}
+	s := &Submodules{root: root, start: map[string]repoID{}, user: map[string]bool{}, files: map[string]gitFile{}, links: map[string]map[string]bool{}}
 	s.gather(filepath.Join(root, ".git"), "", 0)
 	return s
 }
@@ -72,6 +76,15 @@ func (s *Submodules) gather(gd, rel string, depth int) {
 	ix, err := readIndexFile(filepath.Join(gd, "index"))
 	if err != nil || depth > maxDepth {
 		return
+	}
+	if depth > 0 {
+		known := map[string]bool{}
+		for i := range ix.Entries {
+			if ix.Entries[i].Gitlink() {
+				known[ix.Entries[i].Path] = true
+			}
+		}
+		s.links[filepath.Clean(gd)] = known
 	}
 	for i := range ix.Entries {
 		e := &ix.Entries[i]
@@ -287,4 +300,47 @@ func readIndexFile(path string) (*Index, error) {
 		return nil, err
 	}
 	return Scan(data)
+}
+
+// Paths lists the gitlinks' directories s watches, relative to the root.
+func (s *Submodules) Paths() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.paths)
+}
+
+// GitDirs lists the git directories the populated submodules' .git files
+// named at the start (absolute): git status in the root enters each
+// through the .git file, which stays, so another directory put in one's
+// place is entered as well.
+func (s *Submodules) GitDirs() []string {
+	if s == nil {
+		return nil
+	}
+	var dirs []string
+	for _, f := range s.files {
+		dirs = append(dirs, filepath.Clean(f.gd))
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// KnownGitlinks reports whether gd (absolute) is the git directory of a
+// submodule populated at the start, and if so whether its index had a
+// gitlink at path then.
+func (s *Submodules) KnownGitlinks(gd string) (known func(path string) bool, ok bool) {
+	if s == nil {
+		return nil, false
+	}
+	set, ok := s.links[filepath.Clean(gd)]
+	return func(p string) bool { return set[p] }, ok
+}
+
+// Hostile says what, in the repository whose worktree is dir (below root),
+// git status in the root would obey beyond what git writes itself (see
+// Submodules.Check), or "" if nothing.
+func Hostile(root, dir string) string {
+	s := &Submodules{root: root}
+	return s.hostile(dir, 0)
 }

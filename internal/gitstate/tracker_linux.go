@@ -386,3 +386,45 @@ func writeAll(fd int, b []byte) error {
 	}
 	return nil
 }
+
+// Judge returns index data that a command is putting in place as git
+// directory gd's index (".git", ".git/worktrees/NAME", ".git/modules/…")
+// as t would leave it when it next looks (Check, aside): without the
+// gitlinks, sparse directory entries and flags it does not know. It judges
+// on the way in, so that what reaches the host's index never holds them,
+// even for the moment before a look; ok is false for data t would move
+// aside (it does not parse, or is a split index t does not know). The
+// worktree and sparse checkout are found as Check finds them.
+func (t *Tracker) Judge(gd string, data []byte) (out []byte, ok bool) {
+	rootFD, err := unix.Open(t.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(rootFD)
+	var gdFD int
+	if filepath.IsAbs(gd) { // a linked worktree's (New's linked)
+		gdFD, err = unix.Open(gd, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	} else {
+		gdFD, err = beneath.Dir(rootFD, gd)
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(gdFD)
+	worktree := t.root
+	if gd != ".git" {
+		worktree = ""
+		if f, err := beneath.Open(gdFD, "gitdir", 0); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(f, 4096))
+			f.Close()
+			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
+				worktree = filepath.Dir(p)
+			}
+		}
+	}
+	absent := func(p string) bool {
+		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
+	}
+	known, _ := t.Known()
+	return Without(data, gd, known, absent, fileExists(gdFD, "info/sparse-checkout"))
+}

@@ -49,8 +49,11 @@ func readOnlyHint(has func(...string) bool) string {
 	// As bash, coreutils and Python say them, as Go does, and as Node does.
 	readOnly := has("Read-only file system", "read-only file system", "EROFS")
 	busy := has("Device or resource busy", "resource busy", "EBUSY")
+	// A submodule's config a command put there is not bound but refused
+	// (the copy-up supervisor: EPERM), as git's config.lock is.
+	refused := has("Operation not permitted", "EPERM") && has("could not lock config file")
 	switch {
-	case !readOnly && !busy:
+	case !readOnly && !busy && !refused:
 		return ""
 	case has(".git/config"):
 		// A protected path, or a directory leading to one, is a mount point:
@@ -64,6 +67,8 @@ func readOnlyHint(has func(...string) bool) string {
 		// In a linked worktree the main repository's git directory is
 		// read-only but for objects, refs and logs.
 		return "The sandbox keeps the main repository's packed-refs read-only in a linked worktree (git rewrites it by a rename in a directory where git looks for its config). Committing, creating branches and fetching work; deleting a packed branch or `git pack-refs` is for the user to run outside the sandbox."
+	case refused:
+		return ""
 	case has(protect.RootPaths()...):
 		return "The sandbox keeps protected paths read-only (.git/hooks, editor and agent settings, CI workflows, .envrc …): they run later outside any check. The user can change them outside the sandbox, or run with --sandbox off."
 	case readOnly:

@@ -81,6 +81,8 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"bash: .git/hooks/pre-commit: Read-only file system", "protected paths read-only"},
 		{"error: could not write config file /p/.git/modules/libs/lib/config: Device or resource busy", "checkout --detach $(git rev-parse HEAD:PATH)"},
 		{"error: could not lock config file .git/worktrees/w/config.worktree: Read-only file system", "config of a submodule or worktree"},
+		{"error: could not lock config file /p/.git/modules/libs/lib/config: Operation not permitted", "checkout --detach $(git rev-parse HEAD:PATH)"},
+		{"error: could not lock config file /p/libs/lib/.git/config: Operation not permitted", "git -c user.name=NAME"},
 		{"mv: cannot move 'x' to '.envrc': Device or resource busy", "protected paths read-only"},
 		{"fatal: Unable to create '/w/main/.git/packed-refs.lock': Read-only file system", "for the user to run outside the sandbox"},
 		{"touch: cannot touch '/etc/x': Read-only file system", "outside the project root"},

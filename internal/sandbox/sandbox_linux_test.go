@@ -1145,7 +1145,7 @@ func TestQuarantinePinnedGit(t *testing.T) {
 // quarantineSpec is the lab's spec with the quarantine as shellgate sets it.
 func quarantineSpec(l *lab) Spec {
 	spec := l.spec()
-	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".git/commondir"), filepath.Join(l.root, ".git/config.worktree"))
+	spec.Protected = append(spec.Protected, filepath.Join(l.root, ".claude"), filepath.Join(l.root, ".git/commondir"), filepath.Join(l.root, ".git/config.worktree"), filepath.Join(l.root, ".git/info"))
 	spec.Quarantine = filepath.Join(l.root, ".shellgate-quarantine")
 	return spec
 }
@@ -1234,13 +1234,14 @@ func TestGuardActsWhileJobsRun(t *testing.T) {
 
 // What a process of the session makes again after the guard moved it aside
 // is not moved a second time only: a job re-making .vscode (or
-// .git/config.worktree) as soon as it is moved would keep it there almost all the
+// .git/info) as soon as it is moved would keep it there almost all the
 // time, for the user's editor or git on the host. The guard ends every
 // process of the session then, and the next call is told (TakeNotes,
 // TakeStopped). While a command runs, what git obeys in a .git the session
-// started with (.git/config.worktree) is moved at once, and its making again
-// ends the command; the command's other protected entries wait for its end
-// (.git/commondir is never made: TestJudgeGitRedirects).
+// started with (.git/info) is moved at once, and its making again ends the
+// command; the command's other protected entries wait for its end
+// (.git/commondir and .git/config.worktree are never made:
+// TestJudgeGitRedirects).
 func TestGuardStopsWhatMakesItAgain(t *testing.T) {
 	lane.Live(t)
 	l := newLab(t)
@@ -1309,31 +1310,32 @@ func TestGuardStopsWhatMakesItAgain(t *testing.T) {
 	s.KillTree(slow.PID(), syscall.SIGKILL)
 	slow.Wait()
 
-	// A command in flight: .git/commondir is never made (git makes none in
-	// a repository's own directory); its .git/config.worktree is moved
-	// while it runs, not at its end; made once, the command goes on.
-	cmd, out := launch(t, s, l.root, "echo ../x > .git/commondir || echo refused; echo > .git/config.worktree; sleep 1; test -e .git/config.worktree && echo there; echo end")
-	if code, sig := cmd.Wait(); code == nil || !strings.HasSuffix(out(), "refused\nend\n") {
-		t.Errorf("a command's .git/commondir and config.worktree: %v %s %q", code, sig, out())
+	// A command in flight: .git/commondir and .git/config.worktree are
+	// never made (git makes neither in a repository's own directory); its
+	// .git/info is moved while it runs, not at its end; made once, the
+	// command goes on.
+	cmd, out := launch(t, s, l.root, "echo ../x 2>/dev/null > .git/commondir || echo refused; echo 2>/dev/null > .git/config.worktree || echo refused; mkdir .git/info; sleep 1; test -e .git/info && echo there; echo end")
+	if code, sig := cmd.Wait(); code == nil || !strings.HasSuffix(out(), "refused\nrefused\nend\n") {
+		t.Errorf("a command's .git/commondir, config.worktree and info: %v %s %q", code, sig, out())
 	}
 	// Made again and again: the command is ended.
 	start := time.Now()
-	cmd, out = launch(t, s, l.root, "while :; do echo > .git/config.worktree; sleep 0.001; done")
+	cmd, out = launch(t, s, l.root, "while :; do mkdir .git/info 2>/dev/null; sleep 0.001; done")
 	if _, sig := cmd.Wait(); sig != "SIGKILL" || time.Since(start) > 5*time.Second {
-		t.Errorf("a command re-making .git/config.worktree: %s after %v, %q", sig, time.Since(start), out())
+		t.Errorf("a command re-making .git/info: %s after %v, %q", sig, time.Since(start), out())
 	}
-	if got := stoppedFor(); !slices.Equal(got, []string{filepath.Join(l.root, ".git/config.worktree")}) {
+	if got := stoppedFor(); !slices.Equal(got, []string{filepath.Join(l.root, ".git/info")}) {
 		t.Errorf("OnStopped: %q", got)
 	}
 	// The command's own envelope tells, not the next call's again.
-	if notes := strings.Join(cmd.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, "Stopped: a process of this session made .git/config.worktree again") {
+	if notes := strings.Join(cmd.(interface{ Notes() []string }).Notes(), "\n"); !strings.Contains(notes, "Stopped: a process of this session made .git/info again") {
 		t.Errorf("the command's notes = %q", notes)
 	}
 	if notes := s.TakeNotes(); len(notes) > 0 {
 		t.Errorf("told again: %q", notes)
 	}
 	time.Sleep(2 * helper.GuardEvery)
-	for _, p := range []string{".git/commondir", ".git/config.worktree"} {
+	for _, p := range []string{".git/commondir", ".git/config.worktree", ".git/info"} {
 		if exists(filepath.Join(l.root, p)) {
 			t.Errorf("%s is in the root", p)
 		}

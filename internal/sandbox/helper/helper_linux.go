@@ -87,6 +87,11 @@ type helper struct {
 	// jobsRan: a process of the session that was not a command (a job its
 	// command left behind) has ended since the last command started.
 	jobsRan atomic.Bool
+	// soleApproved: the PID of an approved command that started with no
+	// other process in the session, while it runs and none other starts
+	// (0 otherwise): what it writes in the index is its own (see
+	// mounter.approved).
+	soleApproved atomic.Int64
 	// settled: the last command's end looked at the protected paths with
 	// no other process of the session left, and nothing was reaped since:
 	// nothing of the session can have written there after that look, so
@@ -325,6 +330,9 @@ func helperMain() int {
 	} else if links >= 0 {
 		unix.Close(links)
 	}
+	if mounts != nil {
+		mounts.approved = func() bool { return h.soleApproved.Load() != 0 }
+	}
 	ready := &Message{Op: "ready", Layers: layers, Missing: missing}
 	if m.LauncherTasks {
 		// Here, not in a round trip after ready: a command's start waited
@@ -477,11 +485,13 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var pid int
+	others := true // another process of the session runs (for soleApproved)
 	if err == nil {
 		// What appeared since the last command: made by a job of the session if
 		// one runs or has run since, else on the host (the user's own, kept in
 		// place).
 		ran := h.jobsRan.Swap(false)
+		others = ran || len(h.commands) > 0 || approved && othersAlive()
 		reply.Unkept = h.mounts.keep(m.Keep) // what is gone or moved: the watch reports what appears
 		// Those kept in place (the user's own) are told too: checkpoints
 		// keep them (Session.Guard).
@@ -517,8 +527,12 @@ func (h *helper) spawn(m *Message, fds []int, uid, gid int) {
 		h.reapOnSignal()
 	}
 	h.started = m.ID
+	h.soleApproved.Store(0) // another process: what the index gets may be its
 	if approved {
 		h.keep[pid] = keep
+		if !others {
+			h.soleApproved.Store(int64(pid))
+		}
 	}
 	if !h.guarding {
 		h.guarding = true
@@ -845,6 +859,7 @@ func (h *helper) reapOne() bool {
 	stopped := h.stopped[pid]
 	delete(h.commands, pid)
 	delete(h.keep, pid)
+	h.soleApproved.CompareAndSwap(int64(pid), 0)
 	delete(h.jobs, pid)
 	delete(h.stopped, pid)
 	h.mu.Unlock()

@@ -63,6 +63,12 @@ type mounter struct {
 	staged map[string]*stagedEntry
 	judge  judgeSets
 	hidden hiddenSet
+	// repos: the paths git status in the root enters as submodules
+	// (repos_linux.go); approved says an approved command runs, and no
+	// job has run since the last command began.
+	repos    repoSets
+	approved func() bool
+	repoPins []string // pinPending's
 }
 
 func newMounter(spec *Spec) *mounter {
@@ -131,7 +137,14 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	}
 	// What commands made where only the session sees it: to the
 	// quarantine or in place, as the rest.
-	staged, serrs := m.unstage(asidePath)
+	repoAside := func(dir string) (bool, string) {
+		if !aside() {
+			return false, ""
+		}
+		why := gitstate.Hostile(m.spec.Writable[0], dir)
+		return why != "", why
+	}
+	staged, serrs := m.unstage(asidePath, repoAside)
 	// What is not in the root is not looked at again (a root of a few
 	// entries spares ~200 lstats a command).
 	listing := m.listRoot()
@@ -155,6 +168,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		gm, notes, err := m.git.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
+	m.unpinPending() // the index judged: its gitlinks are known or gone
 	if len(m.keptAbsent) > 0 && m.spec.Quarantine != "" {
 		km, kerrs := m.moveKeptNew(aside)
 		moved, errs = append(moved, km...), append(errs, kerrs...)
@@ -207,6 +221,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	}
 	if len(m.spec.Writable) > 0 {
 		m.removed = append(m.removed, m.gitSweep.Sweep(m.spec.Writable[0], m.nestedGit, m.spec.GitDirs...)...)
+		m.refreshRepos(false) // the gitlinks' paths, for Watched
 	}
 	return now, moved, errors.Join(errs...)
 }

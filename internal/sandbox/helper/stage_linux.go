@@ -56,6 +56,9 @@ type stagedEntry struct {
 	// entry, and the move to the quarantine, stay within one mount.
 	fd  int
 	dir bool
+	// repo: a .git at a gitlink's path (repos_linux.go), judged by what it
+	// holds when it ends.
+	repo bool
 }
 
 // hiddenSet holds the empty entries the host sees where entries are staged
@@ -129,6 +132,9 @@ func (j *judgeSets) setStaged(p string, staged bool) {
 // editor's atomic save of .envrc, git config renaming config.lock over
 // .git/config), unbound until the next look binds it again.
 func (m *mounter) Watched(name string) bool {
+	if m.watchedRepoName(name) {
+		return true
+	}
 	if name == "config" || name == "config.lock" || name == "commondir" || m.sets().names[name] {
 		return true
 	}
@@ -185,10 +191,17 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	root := m.spec.Writable[0]
+	if _, ok := m.isIndex(p); ok && !under(p, root) {
+		v, _ := m.judgeRepo(p, op) // a linked worktree's index
+		return v
+	}
 	if !under(p, root) || p == root || under(p, m.spec.Quarantine) {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
+	if v, ok := m.judgeRepo(p, op); ok {
+		return v
+	}
 	if m.gitDirAtStart && p == git && op == copyup.OpRename {
 		// A directory renamed onto .git brings names no call made there
 		// (a commondir, below): mv copies it name by name instead.
@@ -198,11 +211,15 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
 			return copyup.Refused
 		}
-		if m.gitDirAtStart && (p == git+"/commondir" || gitModuleCommondir(git, p)) {
+		if m.gitDirAtStart && (p == git+"/commondir" || p == git+"/config.worktree" || gitModuleCommondir(git, p)) {
 			// git makes a commondir only in a linked worktree's directory
 			// (.git/worktrees/NAME/): one in a repository's own directory
 			// sends the host's git to the config it names, the moment it
-			// is there, before any look could move it.
+			// is there, before any look could move it. So does a
+			// config.worktree where the config sets
+			// extensions.worktreeConfig (git sparse-checkout does), which
+			// no look moved before the host's git status ran its
+			// core.fsmonitor (corpus rows call-config-worktree-*).
 			return copyup.Refused
 		}
 		return copyup.Free
@@ -249,12 +266,12 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	return copyup.Free
 }
 
-// gitModuleCommondir says whether p is a commondir in a submodule's
-// repository (.git/modules/NAME, NAME any depth), not in one of its linked
+// gitModuleCommondir says whether p is a commondir (or config.worktree) in
+// a submodule's repository (.git/modules/NAME, NAME any depth), not in one of its linked
 // worktrees' directories.
 func gitModuleCommondir(git, p string) bool {
 	rel, ok := strings.CutPrefix(p, git+"/modules/")
-	if !ok || filepath.Base(rel) != "commondir" {
+	if !ok || filepath.Base(rel) != "commondir" && filepath.Base(rel) != "config.worktree" {
 		return false
 	}
 	return !slices.Contains(strings.Split(filepath.Dir(rel), "/"), "worktrees")
@@ -267,7 +284,13 @@ func gitModuleCommondir(git, p string) bool {
 // from a confined thread, it does its work on another.
 func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
 	done := make(chan unix.Errno, 1)
-	go func() { done <- m.stage(p, mk) }() // a new goroutine never runs on a locked thread
+	stage := m.stage
+	if _, ok := m.isIndex(p); ok {
+		stage = m.stageIndex
+	} else if len(m.spec.Writable) > 0 && filepath.Base(p) == ".git" && filepath.Dir(p) != m.spec.Writable[0] {
+		stage = m.stageRepo
+	}
+	go func() { done <- stage(p, mk) }() // a new goroutine never runs on a locked thread
 	errno := <-done
 	if errno == errNotStaged {
 		return 0, false
@@ -288,6 +311,11 @@ const errNotStaged = unix.Errno(^uintptr(0) >> 1)
 func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.stageLocked(p, mk)
+}
+
+// stageLocked is stage, with m.mu held.
+func (m *mounter) stageLocked(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	if !m.ready || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return errNotStaged
 	}
@@ -388,7 +416,8 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 		unix.Unlinkat(parent, name, map[bool]int{true: unix.AT_REMOVEDIR}[dir])
 		return errnoOf(err)
 	}
-	m.staged[p], kept = &stagedEntry{item: filepath.Join(qdir, itemName), fd: item, dir: dir}, true
+	repo := name == ".git" && filepath.Dir(p) != root
+	m.staged[p], kept = &stagedEntry{item: filepath.Join(qdir, itemName), fd: item, dir: dir, repo: repo}, true
 	m.judge.setStaged(p, true)
 	return 0
 }
@@ -405,8 +434,10 @@ func showAt(from int, name string, to int, at string) error {
 
 // unstage, with m.mu held, ends what stage began for every staged entry:
 // each goes to the quarantine if aside says so (it returns "path → where"),
-// else to its path, and the empty entry there is removed.
-func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error) {
+// else to its path, and the empty entry there is removed. A repository at
+// a gitlink's path goes if repoAside says so (and why), judged while only
+// the session sees it; one that stays is kept as the submodules are.
+func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (bool, string)) (moved []string, errs []error) {
 	if len(m.staged) == 0 {
 		return nil, nil
 	}
@@ -430,6 +461,16 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 	})
 	for _, p := range paths {
 		s := m.staged[p]
+		goes := false
+		if s.repo {
+			var why string
+			if goes, why = repoAside(filepath.Dir(p)); goes {
+				r, _ := filepath.Rel(root, filepath.Dir(p))
+				m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command put at this gitlink's path %s, which git status in the project would obey: moved aside (the files stay)", r, why))
+			}
+		} else {
+			goes = aside(p)
+		}
 		delete(m.staged, p)
 		m.judge.setStaged(p, false)
 		rel, _ := filepath.Rel(root, p)
@@ -444,7 +485,7 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 		}
 		unix.Unmount(s.item, unix.MNT_DETACH)
 		item := s.fd
-		if aside(p) {
+		if goes {
 			to, err := beneath.QuarantineEntry(root, m.spec.Quarantine, item, rel)
 			if to != "" {
 				moved = append(moved, p+" → "+to)
@@ -456,6 +497,8 @@ func (m *mounter) unstage(aside func(string) bool) (moved []string, errs []error
 		} else if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
 			if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
 				errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, err))
+			} else if s.repo {
+				m.acceptRepo(filepath.Dir(p))
 			}
 			unix.Close(parent)
 		}

@@ -1,9 +1,12 @@
 package helper
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/copyup"
+	"github.com/shellgate/shellgate/internal/gitstate"
 )
 
 // TestJudgeGitRedirects: in a root whose .git directory was there at the
@@ -27,9 +30,13 @@ func TestJudgeGitRedirects(t *testing.T) {
 		{".git/modules/sub/commondir", copyup.OpMake, copyup.Refused},
 		{".git/modules/a/b/commondir", copyup.OpRename, copyup.Refused},
 		{".git/config", copyup.OpRename, copyup.Refused},
+		{".git/config.worktree", copyup.OpMake, copyup.Refused}, // read where the config sets extensions.worktreeConfig
+		{".git/config.worktree", copyup.OpRename, copyup.Refused},
+		{".git/modules/sub/config.worktree", copyup.OpRename, copyup.Refused},
 		// git's own
 		{".git/worktrees/wt/commondir", copyup.OpMake, copyup.Free},
 		{".git/modules/sub/worktrees/wt/commondir", copyup.OpMake, copyup.Free},
+		{".git/worktrees/wt/config.worktree", copyup.OpMake, copyup.Free},
 		{".git/index.lock", copyup.OpMake, copyup.Free},
 		{".git/refs/heads/main", copyup.OpRename, copyup.Free},
 		{".git/objects/pack", copyup.OpMakeDir, copyup.Free},
@@ -48,5 +55,74 @@ func TestJudgeGitRedirects(t *testing.T) {
 	m = &mounter{spec: m.spec, gitAtStart: true}
 	if got := m.Judge(root+"/.git", copyup.OpRename); got != copyup.Free {
 		t.Errorf("with a .git file: Judge(.git, rename) = %v, want Free", got)
+	}
+}
+
+// TestJudgeRepositorySteps: each step toward a repository the host's git
+// status in the root would enter is judged as a command takes it, however
+// it is spelled: an index is only replaced by a rename, which stageIndex
+// judges (never written in place, made or linked); a .git at a gitlink's
+// path is staged (stageRepo), never linked; a directory is not renamed
+// onto a gitlink's path; a submodule's git directory is not made again,
+// nor its config written. An approved command's index is its own.
+func TestJudgeRepositorySteps(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	for _, d := range []string{".git/modules/lib", "lib"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git/sharedindex.0123"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	approved := false
+	m := &mounter{spec: &Spec{Writable: []string{root}, Quarantine: root + "/.shellgate-quarantine"},
+		gitAtStart: true, gitDirAtStart: true, configAtStart: true, git: gitstate.New(root),
+		approved: func() bool { return approved }}
+	m.repos = repoSets{links: map[string]bool{root + "/lib": true}, ancestors: map[string]bool{},
+		names: map[string]bool{"lib": true}, gitDirs: map[string]bool{root + "/.git/modules/lib": true}}
+	tests := []struct {
+		path string
+		op   copyup.Op
+		want copyup.Verdict
+	}{
+		{".git/index", copyup.OpRename, copyup.Staged}, // index.lock, a file made earlier, GIT_INDEX_FILE's
+		{".git/index", copyup.OpWrite, copyup.Refused}, // cp, >, dd, r+, through a symlink or /proc/self/fd
+		{".git/index", copyup.OpMake, copyup.Refused},
+		{".git/index", copyup.OpLink, copyup.Refused},
+		{".git/modules/lib/index", copyup.OpRename, copyup.Staged},
+		{".git/worktrees/wt/index", copyup.OpWrite, copyup.Refused},
+		{".git/sharedindex.0123", copyup.OpRename, copyup.Refused}, // the one a split index names
+		{".git/sharedindex.4567", copyup.OpRename, copyup.Free},    // a new one
+		{"lib/.git", copyup.OpMakeDir, copyup.Staged},
+		{"lib/.git", copyup.OpMake, copyup.Staged},
+		{"lib/.git", copyup.OpRename, copyup.Staged},
+		{"lib/.git", copyup.OpLink, copyup.Refused},
+		{"lib", copyup.OpRename, copyup.Crossed},
+		{"lib", copyup.OpLink, copyup.Refused},
+		{".git/modules/lib", copyup.OpMakeDir, copyup.Refused},
+		{".git/modules/lib", copyup.OpRename, copyup.Refused},
+		{".git/modules", copyup.OpRename, copyup.Refused},
+		{".git/modules/lib/config", copyup.OpRename, copyup.Refused},
+		{".git/modules/lib/config.lock", copyup.OpMake, copyup.Refused},
+		// what git and builds do elsewhere
+		{".git/index.lock", copyup.OpMake, copyup.Free},
+		{"src/index", copyup.OpWrite, copyup.Free},
+		{"src/lib", copyup.OpRename, copyup.Free},
+		{".git/modules/other", copyup.OpMakeDir, copyup.Free},
+	}
+	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree"} {
+		if !m.Watched(name) {
+			t.Fatalf("%s is not watched: its calls never reach Judge", name)
+		}
+	}
+	for _, tt := range tests {
+		if got := m.Judge(root+"/"+tt.path, tt.op); got != tt.want {
+			t.Errorf("Judge(%s, %v) = %v, want %v", tt.path, tt.op, got, tt.want)
+		}
+	}
+	approved = true
+	if got := m.Judge(root+"/.git/index", copyup.OpRename); got != copyup.Free {
+		t.Errorf("approved: Judge(.git/index, rename) = %v, want Free", got)
 	}
 }

@@ -1,0 +1,589 @@
+package helper
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/shellgate/shellgate/internal/beneath"
+	"github.com/shellgate/shellgate/internal/copyup"
+	"github.com/shellgate/shellgate/internal/gitstate"
+	"golang.org/x/sys/unix"
+)
+
+// git status in the root runs code of a repository only by recursing into a
+// submodule: an entry of the root's index that is a gitlink, whose path
+// holds a .git naming a git directory (core.fsmonitor there runs on the
+// host). Judging the index and the submodules when protected paths are
+// looked at (a command's end) leaves the host's git, which an editor runs
+// every few seconds, free to recurse while a command runs. So every step
+// of that path is judged as a command takes it, by the copy-up supervisor,
+// which performs every call that makes a name or opens a file for writing:
+//
+//   - an index the git tracker looks at (.git/index, a linked worktree's, a
+//     submodule's under .git/modules) is only ever replaced by a rename (git
+//     writes index.lock and renames it): that rename puts in place a copy
+//     the helper made and judged (gitstate.Tracker.Judge: gitlinks, sparse
+//     directories and flags no approved command left are taken out), never
+//     the command's own file, which it may still hold open. Writing an index
+//     in place, making one, or linking one is refused (EPERM), and so is
+//     rewriting a shared index (sharedindex.*) that exists;
+//   - a .git made at a gitlink's path (of the root's index now, or of a
+//     populated submodule's at the start) is staged, as a protected entry
+//     is: the host sees an empty one while the command runs, and at its end
+//     the repository goes to the quarantine if its config, commondir or own
+//     submodules are more than git writes (gitstate.Hostile), else in place;
+//   - a directory renamed onto such a path, or onto a directory one lies
+//     in, crosses file systems (EXDEV: mv copies name by name, each judged);
+//     the git directories of the submodules (those their .git files name at
+//     the start, and those accepted since) cannot be made or renamed onto
+//     once renamed away, and no command writes their config or makes a
+//     commondir or config.worktree there.
+//
+// Whatever spells the step — git update-index --cacheinfo, git add of a
+// nested repository, a script writing index bytes, cp or mv of a file made
+// earlier, GIT_INDEX_FILE and a rename, index.lock renamed by hand, a
+// symlink or /proc/self/fd path to the index — it is one of these calls.
+
+// repoSets are the paths git status in the root enters as submodules.
+type repoSets struct {
+	mu sync.RWMutex
+	// id: the root index as last read; links: its gitlinks' directories
+	// and the submodules' at the start (absolute), ancestors: the
+	// directories between the root and those, names: their last names
+	// (for Watched).
+	id        [4]int64
+	links     map[string]bool
+	ancestors map[string]bool
+	names     map[string]bool
+	// gitDirs: the git directories submodules' .git files named at the
+	// start, and those of repositories accepted at gitlink paths since.
+	gitDirs map[string]bool
+	// accepted: the gitlinks each accepted repository's index had when it
+	// was accepted, by its git directory, and its worktree.
+	accepted map[string]acceptedRepo
+}
+
+// acceptedRepo is a repository acceptRepo kept at a gitlink's path.
+type acceptedRepo struct {
+	worktree string
+	links    map[string]bool
+}
+
+// knownGitlinks reports whether gd is the git directory of a submodule
+// populated at the start or of a repository accepted since, whose index is
+// judged against the gitlinks it had then (not the git tracker's), and
+// gives those.
+func (m *mounter) knownGitlinks(gd string) (func(string) bool, bool) {
+	if known, ok := m.subs.KnownGitlinks(gd); ok {
+		return known, true
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.accepted[filepath.Clean(gd)]
+	return func(p string) bool { return a.links[p] }, ok
+}
+
+// isIndex says whether p is an index the git tracker looks at — in the
+// root's .git, or the index of the linked worktree's git directory when
+// the root is one (Spec.GitDirs' first) — and gives its git directory
+// (".git", ".git/modules/…", or that directory).
+func (m *mounter) isIndex(p string) (string, bool) {
+	if len(m.spec.Writable) == 0 {
+		return "", false
+	}
+	if len(m.spec.GitDirs) > 0 && p == filepath.Join(m.spec.GitDirs[0], "index") {
+		return m.spec.GitDirs[0], true
+	}
+	rel, ok := strings.CutPrefix(p, filepath.Join(m.spec.Writable[0], ".git")+"/")
+	if !ok {
+		if _, sub := m.knownGitlinks(filepath.Dir(p)); sub && filepath.Base(p) == "index" {
+			return filepath.Dir(p), true // a submodule's own .git directory (not absorbed)
+		}
+		return "", false
+	}
+	return gitstate.IndexGitDir(rel)
+}
+
+// rootIndex is the index git reads for the root: its .git's, or the linked
+// worktree's.
+func (m *mounter) rootIndex() string {
+	root := m.spec.Writable[0]
+	if fi, err := os.Lstat(filepath.Join(root, ".git")); (err != nil || !fi.IsDir()) && len(m.spec.GitDirs) > 0 {
+		return filepath.Join(m.spec.GitDirs[0], "index")
+	}
+	return filepath.Join(root, ".git", "index")
+}
+
+// watchedRepoName says whether Judge looks at entries named name for the
+// repository path: an index, a shared index, a .git, and the names of the
+// gitlinks' paths and the submodules' git directories.
+func (m *mounter) watchedRepoName(name string) bool {
+	if name == "index" || name == ".git" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+		return true
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.names[name]
+}
+
+// judgeRepo is Judge's verdict on p for the repository path, and whether
+// it has one.
+func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
+	root := m.spec.Writable[0]
+	git := filepath.Join(root, ".git")
+	name := filepath.Base(p)
+	approved := m.approved != nil && m.approved()
+	if _, ok := m.isIndex(p); ok && m.git != nil {
+		switch {
+		case op == copyup.OpRename && !approved:
+			return copyup.Staged, true // stageIndex
+		case op == copyup.OpRename:
+			return copyup.Free, true
+		case op == copyup.OpMakeDir:
+			return copyup.Free, true
+		}
+		// git writes none in place, nor makes or links one: a write would
+		// reach the host's git before any look.
+		return copyup.Refused, true
+	}
+	if strings.HasPrefix(name, "sharedindex.") && under(p, git) {
+		var st unix.Stat_t
+		if op == copyup.OpWrite || op == copyup.OpLink || unix.Lstat(p, &st) == nil {
+			return copyup.Refused, true
+		}
+		return copyup.Free, true
+	}
+	m.refreshRepos(false)
+	r := &m.repos
+	dir := filepath.Dir(p)
+	if name == ".git" && dir != m.spec.Writable[0] && op != copyup.OpWrite {
+		r.mu.Lock()
+		link := r.links[dir]
+		if link && op != copyup.OpLink {
+			// A repository made anew here is judged anew when it ends:
+			// the one accepted here before is gone.
+			for d := range r.gitDirs {
+				if under(d, p) {
+					delete(r.gitDirs, d)
+					delete(r.accepted, d)
+				}
+			}
+		}
+		r.mu.Unlock()
+		if link && op == copyup.OpLink {
+			return copyup.Refused, true
+		}
+		// stageRepo: staged at a gitlink's path, else made in place, in
+		// turn with the index's judgements (which ask whether a
+		// repository is at a gitlink's path).
+		return copyup.Staged, true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	switch {
+	case r.gitDirs[p] && op != copyup.OpWrite:
+		return copyup.Refused, true
+	case (name == "commondir" || name == "config" || name == "config.lock" || name == "config.worktree") && r.gitDirs[dir]:
+		// What git status in the root obeys there: git writes none in a
+		// submodule's repository but at its clone (staged, above) and at
+		// the user's own git config.
+		return copyup.Refused, true
+	case r.links[p] && op == copyup.OpLink:
+		return copyup.Refused, true
+	case (r.links[p] || r.ancestors[p]) && op == copyup.OpRename:
+		return copyup.Crossed, true
+	}
+	for d := range r.gitDirs {
+		if under(d, p) && op == copyup.OpRename {
+			return copyup.Refused, true
+		}
+	}
+	return copyup.Free, false
+}
+
+// refreshRepos reads the root's index again if it changed (or always, if
+// force), and notes its gitlinks' paths.
+func (m *mounter) refreshRepos(force bool) {
+	if len(m.spec.Writable) == 0 {
+		return
+	}
+	index := m.rootIndex()
+	var st unix.Stat_t
+	id := [4]int64{}
+	if unix.Lstat(index, &st) == nil {
+		id = [4]int64{int64(st.Ino), st.Size, st.Ctim.Sec, st.Ctim.Nsec}
+	}
+	r := &m.repos
+	r.mu.RLock()
+	same := !force && r.links != nil && r.id == id
+	r.mu.RUnlock()
+	if same {
+		return
+	}
+	var data []byte
+	if f, err := os.OpenFile(index, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
+		data, _ = io.ReadAll(io.LimitReader(f, 1<<30))
+		f.Close()
+	}
+	m.noteGitlinks(id, data)
+}
+
+// noteGitlinks notes the gitlinks of the root's index data (id as
+// refreshRepos takes it), with the submodules' at the start.
+func (m *mounter) noteGitlinks(id [4]int64, data []byte) {
+	root := m.spec.Writable[0]
+	rels := m.subs.Paths()
+	if ix, err := gitstate.Scan(data); err == nil {
+		for i := range ix.Entries {
+			if e := &ix.Entries[i]; e.Gitlink() && filepath.IsLocal(filepath.FromSlash(e.Path)) {
+				rels = append(rels, filepath.FromSlash(e.Path))
+			}
+		}
+	}
+	m.repos.mu.RLock()
+	for _, a := range m.repos.accepted {
+		for l := range a.links {
+			if rel, err := filepath.Rel(root, filepath.Join(a.worktree, filepath.FromSlash(l))); err == nil && filepath.IsLocal(rel) {
+				rels = append(rels, rel)
+			}
+		}
+	}
+	m.repos.mu.RUnlock()
+	links, ancestors, names := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, rel := range rels {
+		p := filepath.Join(root, rel)
+		links[p], names[filepath.Base(p)] = true, true
+		for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
+			ancestors[d], names[filepath.Base(d)] = true, true
+		}
+	}
+	r := &m.repos
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gitDirs == nil {
+		r.gitDirs = map[string]bool{}
+		for _, d := range m.subs.GitDirs() {
+			r.gitDirs[d] = true
+		}
+	}
+	for d := range r.gitDirs {
+		names[filepath.Base(d)] = true
+		for a := filepath.Dir(d); a != root && under(a, root); a = filepath.Dir(a) {
+			names[filepath.Base(a)] = true
+		}
+	}
+	r.id, r.links, r.ancestors, r.names = id, links, ancestors, names
+}
+
+// stageIndex puts the index a command renames onto p in place as the git
+// tracker would leave it: the command's file is renamed aside by mk, read,
+// judged, and a copy of the judged bytes (with the file's mode and times:
+// git compares files' times with the index's) is renamed onto p. The
+// command's file is then removed: a descriptor it kept writes nothing the
+// host's git reads.
+func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gd, _ := m.isIndex(p)
+	if m.git == nil {
+		return unix.EPERM
+	}
+	// The directory beneath the root, or the linked worktree's git
+	// directory itself.
+	base, rel := m.spec.Writable[0], ""
+	if filepath.IsAbs(gd) {
+		base = gd
+	} else if r, err := filepath.Rel(base, filepath.Dir(p)); err == nil && filepath.IsLocal(r) {
+		rel = r
+	} else {
+		return unix.EPERM
+	}
+	baseFD, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(baseFD)
+	dir := baseFD
+	if rel != "" {
+		if dir, err = beneath.Dir(baseFD, rel); err != nil {
+			return errnoOf(err)
+		}
+		defer unix.Close(dir)
+	}
+	in := ".shellgate-index-" + beneath.RandomName()
+	if errno := mk(dir, in); errno != 0 {
+		return errno
+	}
+	defer unix.Unlinkat(dir, in, 0)
+	data, st, errno := readRegular(dir, in)
+	if errno != 0 {
+		return errno
+	}
+	if p == m.rootIndex() {
+		m.pinPending(data)
+	}
+	out, ok := []byte(nil), false
+	if known, sub := m.knownGitlinks(gd); sub && filepath.IsAbs(gd) && under(gd, m.spec.Writable[0]) {
+		// A submodule's own .git directory, which the git tracker does
+		// not follow: its gitlinks are those it had at the start.
+		out, ok = gitstate.DropGitlinks(data, known)
+	} else {
+		out, ok = m.git.Judge(gd, data)
+	}
+	if !ok {
+		m.removed = append(m.removed, p+": a command's index could not be checked here (a split index, or one that does not parse): not put in place")
+		return unix.EPERM
+	}
+	tmp := ".shellgate-index-" + beneath.RandomName()
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
+	if err != nil {
+		return errnoOf(err)
+	}
+	for b := out; len(b) > 0 && err == nil; {
+		var n int
+		n, err = unix.Write(fd, b)
+		b = b[n:]
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, st.Mode&0o777)
+	}
+	if err == nil {
+		err = unix.UtimesNanoAt(dir, tmp, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	unix.Close(fd)
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, filepath.Base(p))
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+		return errnoOf(err)
+	}
+	if p == m.rootIndex() {
+		var now unix.Stat_t
+		if unix.Fstatat(dir, filepath.Base(p), &now, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			id := [4]int64{int64(now.Ino), now.Size, now.Ctim.Sec, now.Ctim.Nsec}
+			if bytes.Equal(out, data) {
+				// Its gitlinks are noted (pinPending); one it no longer has
+				// only stages a .git there until the next look.
+				m.repos.mu.Lock()
+				m.repos.id = id
+				m.repos.mu.Unlock()
+			} else {
+				m.noteGitlinks(id, out)
+			}
+		}
+	}
+	if !bytes.Equal(out, data) {
+		m.removed = append(m.removed, p+": as a command wrote it, it held gitlinks, sparse directory entries or flags no approved command left: written without them (git status in the root would run the config of the repositories the gitlinks name; the files stay)")
+	}
+	return 0
+}
+
+// stageRepo makes the .git at p that a command makes: staged where p is a
+// gitlink's path, else in place. Either way with m.mu held, as stageIndex
+// judges an index: a repository is made at a gitlink's path either before
+// the index is judged (which then drops the gitlink) or after (and staged).
+func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshRepos(false)
+	r := &m.repos
+	r.mu.RLock()
+	link := r.links[filepath.Dir(p)]
+	r.mu.RUnlock()
+	if link {
+		return m.stageLocked(p, mk)
+	}
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, filepath.Dir(p))
+	if err != nil || !filepath.IsLocal(rel) {
+		return unix.EPERM
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(rootFD)
+	parent, err := beneath.Dir(rootFD, rel)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(parent)
+	var st unix.Stat_t
+	if unix.Fstat(parent, &st) == nil && m.Hidden(&st) {
+		return unix.EPERM
+	}
+	return mk(parent, filepath.Base(p))
+}
+
+// pinPending, with m.mu held, makes the paths of the gitlinks in index
+// data (the root's) that are new to the session mount points, made empty
+// directories where nothing is, before the index is judged: whether a
+// repository is at such a path is then asked of a path nothing can be
+// renamed onto, whose .git only stageRepo makes. They are noted as
+// gitlinks' paths at once, and unpinned when protected paths are next
+// looked at (after the git tracker judged the index).
+func (m *mounter) pinPending(data []byte) {
+	ix, err := gitstate.Scan(data)
+	if err != nil {
+		return
+	}
+	m.refreshRepos(false)
+	root := m.spec.Writable[0]
+	r := &m.repos
+	var fresh []string
+	r.mu.RLock()
+	for i := range ix.Entries {
+		e := &ix.Entries[i]
+		rel := filepath.FromSlash(e.Path)
+		if e.Gitlink() && filepath.IsLocal(rel) && !r.links[filepath.Join(root, rel)] && len(fresh) < maxStaged {
+			fresh = append(fresh, rel)
+		}
+	}
+	r.mu.RUnlock()
+	if len(fresh) == 0 {
+		return
+	}
+	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(rootFD)
+	r.mu.Lock()
+	for _, rel := range fresh {
+		p := filepath.Join(root, rel)
+		r.links[p], r.names[filepath.Base(p)] = true, true
+		for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
+			r.ancestors[d], r.names[filepath.Base(d)] = true, true
+		}
+	}
+	r.mu.Unlock()
+	for _, rel := range fresh {
+		fd, err := mkdirBeneath(rootFD, rel)
+		if err != nil {
+			continue // not a directory: the index's judgement reads it as it is
+		}
+		if beneath.Bind(fd, "", false) == nil {
+			m.repoPins = append(m.repoPins, filepath.Join(root, rel))
+		}
+		unix.Close(fd)
+	}
+}
+
+// unpinPending, with m.mu held, ends pinPending's mounts.
+func (m *mounter) unpinPending() {
+	for _, p := range m.repoPins {
+		unix.Unmount(p, unix.MNT_DETACH)
+	}
+	m.repoPins = nil
+}
+
+// mkdirBeneath opens the directory rel beneath dirFD, making what is
+// missing on the way, through no symlink.
+func mkdirBeneath(dirFD int, rel string) (int, error) {
+	fd, err := unix.Dup(dirFD)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return -1, err
+		}
+		next, err := beneath.Dir(fd, name)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// readRegular reads name in dir, a regular file of at most 1 GiB.
+func readRegular(dir int, name string) ([]byte, *unix.Stat_t, unix.Errno) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, errnoOf(err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, errnoOf(err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > 1<<30 {
+		return nil, nil, unix.EPERM
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<30))
+	if err != nil {
+		return nil, nil, errnoOf(err)
+	}
+	return data, &st, 0
+}
+
+// acceptRepo, with m.mu held, keeps the repository a command put at a
+// gitlink's path (dir, its worktree) as the session's submodules are: its
+// git directory is not replaced, and no command writes its config or
+// makes a commondir there (judgeRepo).
+func (m *mounter) acceptRepo(dir string) {
+	gd := gitDirOf(dir)
+	if gd == "" {
+		return
+	}
+	// Its own gitlinks are its clone's: its index is judged against them
+	// from now on, and a .git at their paths is staged.
+	links := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(gd, "index")); err == nil {
+		if ix, err := gitstate.Scan(b); err == nil {
+			for i := range ix.Entries {
+				if e := &ix.Entries[i]; e.Gitlink() && filepath.IsLocal(filepath.FromSlash(e.Path)) {
+					links[e.Path] = true
+				}
+			}
+		}
+	}
+	r := &m.repos
+	r.mu.Lock()
+	if r.gitDirs == nil {
+		r.gitDirs = map[string]bool{}
+	}
+	if r.accepted == nil {
+		r.accepted = map[string]acceptedRepo{}
+	}
+	r.gitDirs[gd] = true
+	r.accepted[gd] = acceptedRepo{worktree: dir, links: links}
+	r.mu.Unlock()
+	m.refreshRepos(true)
+}
+
+// gitDirOf is the git directory of the repository whose worktree is dir
+// (its .git, or what its .git file names), "" when none.
+func gitDirOf(dir string) string {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return ""
+	case fi.IsDir():
+		return dotgit
+	case !fi.Mode().IsRegular() || fi.Size() > 4096:
+		return ""
+	}
+	b, err := os.ReadFile(dotgit)
+	rest, ok := strings.CutPrefix(string(b), "gitdir:")
+	if err != nil || !ok {
+		return ""
+	}
+	gd := strings.TrimSpace(rest)
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(dir, gd)
+	}
+	return filepath.Clean(gd)
+}
