@@ -113,18 +113,9 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 		}
 	}
 	if c.LinkMaxSize != nil {
-		var n int64 = -1 // "0" or "off": no links
-		if v, ok := c.LinkMaxSize.(string); !ok || v != "off" {
-			var err error
-			if n, err = parseSize(c.LinkMaxSize); err != nil {
-				return f.errorAt("checkpoints.ignored_link_max_size", "%v", err)
-			}
-			if n > maxMaxFileSize {
-				return f.errorAt("checkpoints.ignored_link_max_size", "%d bytes is out of range: want at most 64GB, or \"0\" for no links", n)
-			}
-			if n == 0 {
-				n = -1
-			}
+		n, err := offableSize(f, "checkpoints.ignored_link_max_size", c.LinkMaxSize, "no links")
+		if err != nil {
+			return err
 		}
 		// Lower, checkpoints keep less; higher, each write-open of such a
 		// file in the sandbox copies more.
@@ -135,18 +126,9 @@ func (m *merger) checkpoints(f *parsedFile, trusted bool, dir string, ignore fun
 		}
 	}
 	if c.LinkCopyMax != nil {
-		var n int64 = -1 // "0" or "off": none copied, every one written in place
-		if v, ok := c.LinkCopyMax.(string); !ok || v != "off" {
-			var err error
-			if n, err = parseSize(c.LinkCopyMax); err != nil {
-				return f.errorAt("checkpoints.ignored_link_copy_max_size", "%v", err)
-			}
-			if n > maxMaxFileSize {
-				return f.errorAt("checkpoints.ignored_link_copy_max_size", "%d bytes is out of range: want at most 64GB, or \"0\" to copy none", n)
-			}
-			if n == 0 {
-				n = -1
-			}
+		n, err := offableSize(f, "checkpoints.ignored_link_copy_max_size", c.LinkCopyMax, "to copy none")
+		if err != nil {
+			return err
 		}
 		// Lower, undo puts back fewer writes; higher, each write-open of
 		// such a file in the sandbox copies more.
@@ -227,4 +209,24 @@ func (m *merger) checkpointBounds(f *parsedFile, trusted bool, ignore func(key, 
 		}
 	}
 	return nil
+}
+
+// offableSize reads a size key up to 64GB that "0" or "off" turns off: -1
+// then (0 is a CheckpointConfig's default). off says what "0" means in the
+// range error.
+func offableSize(f *parsedFile, key string, v any, off string) (int64, error) {
+	if s, ok := v.(string); ok && s == "off" {
+		return -1, nil
+	}
+	n, err := parseSize(v)
+	if err != nil {
+		return 0, f.errorAt(key, "%v", err)
+	}
+	if n > maxMaxFileSize {
+		return 0, f.errorAt(key, "%d bytes is out of range: want at most 64GB, or \"0\" %s", n, off)
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return n, nil
 }
