@@ -184,20 +184,7 @@ func (t *Tracker) checkIndex(gdFD int, gd string, aside func() bool, quarantine 
 	if err != nil && errors.Is(err, unix.ENOENT) || id == t.clean[gd] && id != (fileID{}) {
 		return nil, nil, nil
 	}
-	// Git reads the index of .git at the root, and a linked worktree's in
-	// that worktree, which its gitdir file names; where it names none,
-	// nothing counts as absent there.
-	worktree := t.root
-	if gd != ".git" {
-		worktree = ""
-		if f, err := beneath.Open(gdFD, "gitdir", 0); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(f, 4096))
-			f.Close()
-			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
-				worktree = filepath.Dir(p)
-			}
-		}
-	}
+	worktree := t.worktreeOf(gdFD, gd)
 	sparse := fileExists(gdFD, "info/sparse-checkout")
 	t.sparse[gd] = sparse
 	absent := func(p string) bool {
@@ -411,20 +398,30 @@ func (t *Tracker) Judge(gd string, data []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	defer unix.Close(gdFD)
-	worktree := t.root
-	if gd != ".git" {
-		worktree = ""
-		if f, err := beneath.Open(gdFD, "gitdir", 0); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(f, 4096))
-			f.Close()
-			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
-				worktree = filepath.Dir(p)
-			}
-		}
-	}
+	worktree := t.worktreeOf(gdFD, gd)
 	absent := func(p string) bool {
 		return worktree != "" && !fileExists(unix.AT_FDCWD, filepath.Join(worktree, p))
 	}
 	known, _ := t.Known()
 	return Without(data, gd, known, absent, fileExists(gdFD, "info/sparse-checkout"))
+}
+
+// worktreeOf is the work tree whose index the git directory gd (gdFD) holds:
+// the root for .git at the root, and for a linked worktree's the directory
+// its gitdir file names; "" where it names none (nothing counts as absent
+// there).
+func (t *Tracker) worktreeOf(gdFD int, gd string) string {
+	if gd == ".git" {
+		return t.root
+	}
+	f, err := beneath.Open(gdFD, "gitdir", 0)
+	if err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	f.Close()
+	if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) {
+		return filepath.Dir(p)
+	}
+	return ""
 }
