@@ -616,6 +616,9 @@ func (h *helper) end() {
 	moveAside := h.jobsRan.Load() || othersAlive()
 	settled = settled && !moveAside
 	syscall.Kill(-1, syscall.SIGKILL) // as PID 1: everything else in the namespace
+	if h.mounts != nil {
+		h.mounts.endStaging()
+	}
 	if othersAlive() {
 		// Waited for in 1 ms sleeps of this thread, with the kernel's
 		// usual slack: the helper's (TimerSlack) would make each up to

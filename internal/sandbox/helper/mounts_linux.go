@@ -20,8 +20,11 @@ import (
 type mounter struct {
 	spec *Spec
 
-	mu        sync.Mutex
-	ready     bool            // the mount namespace is the session's own
+	mu    sync.Mutex
+	ready bool // the mount namespace is the session's own
+	// ending: the session's end killed its processes; a call still in the
+	// supervisor's hands stages nothing after the end's last look (endStaging).
+	ending    bool
 	protected map[string]bool // protected paths made read-only
 	pinned    map[string]bool // directories made mount points
 	kept      map[string]bool // keep's paths, bound again if the host replaces one

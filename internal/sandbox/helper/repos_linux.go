@@ -290,6 +290,9 @@ func (m *mounter) noteGitlinks(id [4]int64, data []byte) {
 func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.ending {
+		return unix.EPERM
+	}
 	gd, _ := m.isIndex(p)
 	if m.git == nil {
 		return unix.EPERM
@@ -392,6 +395,9 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.ending {
+		return unix.EPERM
+	}
 	m.refreshRepos(false)
 	r := &m.repos
 	r.mu.RLock()

@@ -314,8 +314,21 @@ func (m *mounter) stage(p string, mk func(dir int, name string) unix.Errno) unix
 	return m.stageLocked(p, mk)
 }
 
+// endStaging makes every later stage refuse (EPERM): the session's end has
+// killed its processes, and what a call the supervisor still held would
+// stage after the end's last look (unstage) would stay at its path on the
+// host, an empty entry no one removes.
+func (m *mounter) endStaging() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ending = true
+}
+
 // stageLocked is stage, with m.mu held.
 func (m *mounter) stageLocked(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	if m.ending {
+		return unix.EPERM
+	}
 	if !m.ready || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return errNotStaged
 	}

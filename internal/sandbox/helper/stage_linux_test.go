@@ -1,12 +1,14 @@
 package helper
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/copyup"
 	"github.com/shellgate/shellgate/internal/gitstate"
+	"golang.org/x/sys/unix"
 )
 
 // TestJudgeGitRedirects: in a root whose .git directory was there at the
@@ -124,5 +126,46 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	approved = true
 	if got := m.Judge(root+"/.git/index", copyup.OpRename); got != copyup.Free {
 		t.Errorf("approved: Judge(.git/index, rename) = %v, want Free", got)
+	}
+}
+
+// TestNothingStagedAfterTheEnd: once the session's end has killed its
+// processes (endStaging), a call the supervisor still holds for a protected
+// path (.envrc, a nested repository's .git) is refused and makes nothing,
+// neither at its path on the host nor in the quarantine: the end's last
+// look has been, and nothing would remove it (kill9-root-envrc did harm
+// once at load).
+func TestNothingStagedAfterTheEnd(t *testing.T) {
+	lab, err := os.MkdirTemp("/var/tmp", "shellgate-stage-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(lab) })
+	root := filepath.Join(lab, "root")
+	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newMounter(&Spec{Writable: []string{root}, Quarantine: filepath.Join(root, ".shellgate-quarantine")})
+	m.ready = true
+	m.endStaging()
+	made := 0
+	mk := func(dir int, name string) unix.Errno {
+		made++
+		return 0
+	}
+	for _, p := range []string{filepath.Join(root, ".envrc"), filepath.Join(root, "sub", ".git")} {
+		errno, staged := m.Stage(p, mk)
+		if !staged || errno != unix.EPERM {
+			t.Errorf("Stage(%s) after the end: %v, staged %v; want EPERM, staged", p, errno, staged)
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the end: %v; want nothing there", p, err)
+		}
+	}
+	if made != 0 {
+		t.Errorf("the command's entry made %d times after the end", made)
+	}
+	if _, err := os.Lstat(m.spec.Quarantine); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("quarantine after the end: %v; want none made", err)
 	}
 }
