@@ -179,8 +179,9 @@ func BenchmarkCLI(b *testing.B) {
 		"bwrap-cgroup", bwrapCgroup,
 		"nested-floor", nsFloor,
 		"bwrap-cgroup-move", bwrapCgroupMove,
+		"run-static", timed(nil, `"status":"success"`, static, "run", "--json", "--root", root, "--", "echo hi"),
 	)
-	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18]
+	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove, runStatic := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18], m[19]
 	b.ReportMetric(float64(checkStatic)/float64(check), "check-static/check")
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
@@ -197,8 +198,10 @@ func BenchmarkCLI(b *testing.B) {
 	b.ReportMetric(float64(runOff-bashEcho)/1e6, "run-off-extra-ms")
 	b.ReportMetric(float64(run-bashEcho)/1e6, "run-extra-ms")
 	b.ReportMetric(float64(runLean-bashEcho)/1e6, "run-lean-extra-ms")
+	b.ReportMetric(float64(runStatic)/float64(run), "run-static/run")
 	if bwrap > 0 {
 		b.ReportMetric(float64(run)/float64(bwrap), "run/bwrap")
+		b.ReportMetric(float64(runStatic)/float64(bwrap), "run-static/bwrap")
 	}
 	if bwrapCg > 0 {
 		b.ReportMetric(float64(run)/float64(bwrapCg), "run/bwrap-cgroup")
