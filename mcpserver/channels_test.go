@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -18,20 +20,29 @@ import (
 // What a model reads of a result is one channel: the text content, or
 // JSON.stringify(structuredContent) (Claude Code and others). Each must be complete
 // on its own and the structured one no bigger than the text plus a little. Run with
-// -v to see the figures docs/mcp.md quotes.
+// -v to see the figures docs/mcp.md quotes; its table's text column must be
+// what is measured (a number's digits counted as one, as shapeLen does: a
+// call's "Took 4ms" and "Took 12ms" are the same shape).
 func TestChannelSizes(t *testing.T) {
 	lane.Live(t)
 	srv, _ := newServer(t, shellgate.Config{}, Options{})
 	cs := connect(t, srv, nil, nil)
+	doc, err := os.ReadFile("../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args map[string]any
 		want []string // in both channels
+		row  string   // the call's cell in docs/mcp.md's table ("" for none pinned)
 	}{
-		{"echo hi", args("command", "echo hi"), []string{"hi"}},
-		{"deny", args("command", "sudo apt-get install -y cowsay"), []string{"POLICY_DENIED", "privilege"}},
-		{"timeout", args("command", "sleep 5", "timeout_ms", 1000), []string{"Timed out after 1s", "TIMEOUT"}},
-		{"5 MB output", args("command", "seq 1 700000"), []string{"699999", "full_output_path"}},
+		{"echo hi", args("command", "echo hi"), []string{"hi"}, "`echo hi`"},
+		{"deny", args("command", "sudo apt-get install -y cowsay"), []string{"POLICY_DENIED", "privilege"}, "`sudo apt-get install -y cowsay` (deny)"},
+		{"timeout", args("command", "sleep 5", "timeout_ms", 1000), []string{"Timed out after 1s", "TIMEOUT"}, ""},
+		// The spill file's path, in the text, is as long as the test's
+		// temporary directory's name.
+		{"5 MB output", args("command", "seq 1 700000"), []string{"699999", "full_output_path"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +57,18 @@ func TestChannelSizes(t *testing.T) {
 			}
 			nText, nStruct := utf8.RuneCountInString(text), utf8.RuneCount(structured)
 			t.Logf("%-12s text content %6d chars, structuredContent %6d chars", tc.name, nText, nStruct)
+			if tc.row != "" {
+				prefix := "| " + tc.row + " | "
+				var quoted string
+				for _, line := range strings.Split(string(doc), "\n") {
+					if rest, ok := strings.CutPrefix(line, prefix); ok {
+						quoted, _, _ = strings.Cut(rest, " |")
+					}
+				}
+				if want := strconv.Itoa(shapeLen(text)); quoted != want {
+					t.Errorf("docs/mcp.md's table gives %s %q characters of text content; measured %s", tc.row, quoted, want)
+				}
+			}
 			// 240: the brief's own keys, with seed 001's required context.cwd and
 			// context.directory_resolved ("cwd":".","directory_resolved":".", 36);
 			// and data.command, which the brief always has and the text leaves
