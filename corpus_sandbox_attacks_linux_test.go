@@ -108,15 +108,18 @@ func readOpenList(t *testing.T, rows []corpus.Row) map[string]string {
 	return open
 }
 
-// buildShellgate builds cmd/shellgate outside /tmp (which the sandbox hides),
-// removed when t ends; $SHELLGATE_TEST_BIN names a binary to use instead (to
-// profile one that outlives the test, or to try another build).
+// buildShellgate builds cmd/shellgate outside /tmp (which the sandbox hides)
+// as README says to install it (CGO_ENABLED=0), removed when t ends;
+// $SHELLGATE_TEST_BIN names a binary to use instead (to profile one that
+// outlives the test, or to try another build).
 func buildShellgate(t *testing.T) string {
 	if bin := os.Getenv("SHELLGATE_TEST_BIN"); bin != "" {
 		return bin
 	}
 	bin := filepath.Join(visibleTempDir(t), "shellgate")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/shellgate").CombinedOutput(); err != nil {
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/shellgate")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -168,7 +168,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 	body, _, _ := strings.Cut(strings.TrimPrefix(rest, "```sh\n"), "```")
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	if len(lines) != 2 ||
-		!strings.HasPrefix(lines[0], "go run ./cmd/shellgate run -- ") ||
+		!strings.HasPrefix(lines[0], "CGO_ENABLED=0 go run ./cmd/shellgate run -- ") ||
 		!strings.HasPrefix(lines[1], "./scripts/test.sh ") {
 		t.Fatalf("README.md's first block is not the two commands (run, test):\n%s", body)
 	}

@@ -67,6 +67,7 @@ func TestDoctor(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
 	cmd := exec.Command("go", "run", "./cmd/shellgate", "doctor", "--no-user-config", "--root", t.TempDir())
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as README runs it
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

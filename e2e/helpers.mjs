@@ -11,7 +11,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 export const BIN = process.env.SHELLGATE_BIN;
 if (!BIN) {
-  throw new Error('set SHELLGATE_BIN to the shellgate binary (go build -o /tmp/shellgate ./cmd/shellgate)');
+  throw new Error('set SHELLGATE_BIN to the shellgate binary (CGO_ENABLED=0 go build -o /var/tmp/shellgate ./cmd/shellgate)');
 }
 
 export const TOOL = 'run_shell_command';

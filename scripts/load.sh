@@ -13,6 +13,6 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d /var/tmp/shellgate-load.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/shellgate" ./cmd/shellgate
+CGO_ENABLED=0 go build -o "$work/shellgate" ./cmd/shellgate  # as README installs it
 [ -d e2e/node_modules/@modelcontextprotocol/sdk ] || (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 cd e2e && SHELLGATE_BIN="$work/shellgate" node load.mjs

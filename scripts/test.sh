@@ -72,7 +72,7 @@ node_ready() {
 e2e() {
   node_ready || return 1
   local bin="$work/bin/shellgate"
-  go build -o "$bin" ./cmd/shellgate &&
+  CGO_ENABLED=0 go build -o "$bin" ./cmd/shellgate &&
     (cd e2e && npm ci --no-audit --no-fund --loglevel=error) &&
     (cd e2e && SHELLGATE_BIN="$bin" node --test --test-concurrency=1)
 }

@@ -311,9 +311,7 @@ func TestCheckBinary(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBuild(t, false, bin, ".")
 	root := checkLab(t, "")
 	home := t.TempDir()
 	tests := []struct {

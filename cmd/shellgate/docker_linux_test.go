@@ -126,11 +126,7 @@ func buildImage(t *testing.T, dockerCmd func(time.Duration, ...string) *exec.Cmd
 		}
 	}
 	must(os.MkdirAll(filepath.Join(ctx, "bin"), 0o755))
-	build := exec.Command("go", "build", "-o", filepath.Join(ctx, "bin", "shellgate"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBuild(t, false, filepath.Join(ctx, "bin", "shellgate"), ".")
 	b, err := os.ReadFile(busybox)
 	must(err)
 	must(os.WriteFile(filepath.Join(ctx, "bin", "busybox"), b, 0o755))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -60,6 +61,11 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stdout, "system:   %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if note := cgoNote(info, runtime.GOOS+"/"+runtime.GOARCH); note != "" {
+			fmt.Fprintf(stdout, "build:    %s\n", note)
+		}
+	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		fmt.Fprintf(stdout, "kernel:   %s\n", strings.TrimSpace(string(b)))
 	}

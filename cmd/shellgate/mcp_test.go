@@ -66,9 +66,10 @@ func TestMCPUsage(t *testing.T) {
 	}
 }
 
-// buildBinary builds shellgate into a temporary directory; $SHELLGATE_TEST_BIN
-// names a binary to use instead (another build to compare, or one a profiler
-// must still find when the run ends).
+// buildBinary builds shellgate into a temporary directory as README says to
+// install it (CGO_ENABLED=0); $SHELLGATE_TEST_BIN names a binary to use
+// instead (another build to compare, or one a profiler must still find when
+// the run ends).
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
 	if bin := os.Getenv("SHELLGATE_TEST_BIN"); bin != "" {
@@ -78,10 +79,23 @@ func buildBinary(tb testing.TB) string {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
-	}
+	goBuild(tb, false, bin, ".")
 	return bin
+}
+
+// goBuild builds args (packages and flags) into out: with cgo off, as the
+// documented build is made, or as `go build` makes it where a C compiler
+// is found (cgo on: shellgate then links the C library dynamically).
+func goBuild(tb testing.TB, cgo bool, out string, args ...string) {
+	tb.Helper()
+	cmd := exec.Command("go", append([]string{"build", "-o", out}, args...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if cgo {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("%s go build %q: %v\n%s", cmd.Env[len(cmd.Env)-1], args, err, b)
+	}
 }
 
 // tokenFile writes an HTTP bearer token to a file, as --token-file reads it.

@@ -34,15 +34,19 @@ import (
 // replaces), a Go hello world (the least a Go program costs) and `shellgate
 // --version` (this binary starting and doing nothing).
 //
-// hello-linked is the floor under check and hook in the default build: the
-// same hello world linking every package outside this module that shellgate
-// imports (testdata/linked), so it initialises them all and does nothing else.
-// hello-net, between the two, is the hello world linking only net, built
-// the same way: where cgo is on (Go's default where a C compiler is found),
-// a program linking net is linked dynamically against the C library, as
-// shellgate's default build is, and pays the dynamic loader, the C
-// library's start and its threads before Go's own; a plain hello world,
-// linking nothing that uses cgo, is static and pays none of that.
+// shellgate, the lean build and the floors are built as README says to
+// install shellgate, with CGO_ENABLED=0 (static); the -cgo rows are the same
+// tree as `go build` builds it where a C compiler is found (cgo on): linked
+// dynamically against the C library, for net, os/user and go-landlock's psx,
+// and so paying the dynamic loader, the C library's start and its threads
+// before Go's own, in the run and again in its sandbox helper.
+// check/check-cgo and run/run-cgo are what the static build saves.
+//
+// hello-linked is the floor under check and hook: the same hello world
+// linking every package outside this module that shellgate imports
+// (testdata/linked), so it initialises them all and does nothing else.
+// hello-net is the hello world linking only net, built with cgo: the
+// floor of the dynamic start alone (hello-net/hello).
 //
 // bwrap-echo is `bash -c 'echo hi'` in a minimal bubblewrap sandbox (where
 // bwrap is installed), codex-echo the same in `codex sandbox` (where codex
@@ -63,11 +67,9 @@ import (
 // starts a session helper process). The -lean metrics are the same binary built
 // with -tags shellgate_nomcp, without the MCP SDK and the HTTP stack (its sandbox
 // helper, the same executable, starts faster too); the sandboxed run ≤ 3×
-// bwrap-echo (run/bwrap) and ≤ 1.0× codex-echo (run/codex). check-static is
-// the default build made with CGO_ENABLED=0 (check-static/check: what the
-// dynamically linked start costs a check).
+// bwrap-echo (run/bwrap) and ≤ 1.0× codex-echo (run/codex).
 func BenchmarkCLI(b *testing.B) {
-	bin, lean, static := settled(b, buildBinary(b)), settled(b, buildLean(b)), settled(b, buildStatic(b))
+	bin, lean, withCgo := settled(b, buildBinary(b)), settled(b, buildLean(b)), settled(b, buildCgo(b))
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		b.Skip("no bash")
@@ -163,7 +165,7 @@ func BenchmarkCLI(b *testing.B) {
 		"check", timed(nil, "decision: allow", bin, "check", "--root", root, "--", "echo hi"),
 		"hook", timed(payload, `"permissionDecision":"allow"`, bin, "hook", "claude-code"),
 		"check-lean", timed(nil, "decision: allow", lean, "check", "--root", root, "--", "echo hi"),
-		"check-static", timed(nil, "decision: allow", static, "check", "--root", root, "--", "echo hi"),
+		"check-cgo", timed(nil, "decision: allow", withCgo, "check", "--root", root, "--", "echo hi"),
 		"hook-lean", timed(payload, `"permissionDecision":"allow"`, lean, "hook", "claude-code"),
 		"run-off", timed(nil, `"status":"success"`, bin, "run", "--json", "--sandbox", "off", "--root", root, "--", "echo hi"),
 		"run", timed(nil, `"status":"success"`, bin, "run", "--json", "--root", root, "--", "echo hi"),
@@ -179,16 +181,14 @@ func BenchmarkCLI(b *testing.B) {
 		"bwrap-cgroup", bwrapCgroup,
 		"nested-floor", nsFloor,
 		"bwrap-cgroup-move", bwrapCgroupMove,
-		"run-static", timed(nil, `"status":"success"`, static, "run", "--json", "--root", root, "--", "echo hi"),
+		"run-cgo", timed(nil, `"status":"success"`, withCgo, "run", "--json", "--root", root, "--", "echo hi"),
 	)
-	check, hook, checkLean, checkStatic, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove, runStatic := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18], m[19]
-	b.ReportMetric(float64(checkStatic)/float64(check), "check-static/check")
+	check, hook, checkLean, checkCgo, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove, runCgo := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18], m[19]
+	b.ReportMetric(float64(check)/float64(checkCgo), "check/check-cgo")
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
 	b.ReportMetric(float64(helloNet)/float64(hello), "hello-net/hello")
-	b.ReportMetric(float64(linkedT)/float64(helloNet), "hello-linked/hello-net")
 	b.ReportMetric(float64(linkedT)/float64(hello), "hello-linked/hello")
-	b.ReportMetric(float64(check)/float64(helloNet), "check/hello-net")
 	b.ReportMetric(float64(check)/float64(linkedT), "check/hello-linked")
 	b.ReportMetric(float64(hook)/float64(linkedT), "hook/hello-linked")
 	b.ReportMetric(float64(check)/float64(bashTrue), "check/bash-true")
@@ -198,10 +198,10 @@ func BenchmarkCLI(b *testing.B) {
 	b.ReportMetric(float64(runOff-bashEcho)/1e6, "run-off-extra-ms")
 	b.ReportMetric(float64(run-bashEcho)/1e6, "run-extra-ms")
 	b.ReportMetric(float64(runLean-bashEcho)/1e6, "run-lean-extra-ms")
-	b.ReportMetric(float64(runStatic)/float64(run), "run-static/run")
+	b.ReportMetric(float64(run)/float64(runCgo), "run/run-cgo")
 	if bwrap > 0 {
 		b.ReportMetric(float64(run)/float64(bwrap), "run/bwrap")
-		b.ReportMetric(float64(runStatic)/float64(bwrap), "run-static/bwrap")
+		b.ReportMetric(float64(runCgo)/float64(bwrap), "run-cgo/bwrap")
 	}
 	if bwrapCg > 0 {
 		b.ReportMetric(float64(run)/float64(bwrapCg), "run/bwrap-cgroup")
@@ -229,9 +229,8 @@ func BenchmarkCLI(b *testing.B) {
 // ms, written by Go's linker (through its mappings) 4.87 ms, read back by
 // the kernel's readahead after it was dropped (as after a reboot) 5.11 ms
 // (small folios: 107 faults in .text, ~600 in all). GCC's linker, which
-// links the default build (cgo, psx), writes as one write does; Go's own
-// links hello and hello-net; so without this the baselines started from the
-// slower state. SHELLGATE_BENCH_COLD=1 drops every copy from the page cache
+// links the cgo build (psx), writes as one write does; Go's own links the
+// static builds; so without this they would start from different states. SHELLGATE_BENCH_COLD=1 drops every copy from the page cache
 // first: each is then read back as after a reboot.
 func settled(tb testing.TB, path string) string {
 	tb.Helper()
@@ -249,27 +248,23 @@ func settled(tb testing.TB, path string) string {
 	return out
 }
 
-// buildStatic builds shellgate from this tree with CGO_ENABLED=0: without
-// the C library's dynamic start, which a cgo build of anything linking net
-// pays (check-static in BenchmarkCLI; hello-net is that start's floor).
-func buildStatic(tb testing.TB) string {
+// buildCgo builds shellgate from this tree with cgo on, as a plain `go
+// build` does where a C compiler is found: linked dynamically, paying the
+// C library's start (the -cgo rows of BenchmarkCLI; hello-net is that
+// start's floor).
+func buildCgo(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(visibleTempDir(tb), "shellgate")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
+	goBuild(tb, true, bin, ".")
 	return bin
 }
 
-// buildLean builds shellgate without the MCP server (-tags shellgate_nomcp).
+// buildLean builds shellgate without the MCP server (-tags shellgate_nomcp),
+// static as the full one.
 func buildLean(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(visibleTempDir(tb), "shellgate")
-	if out, err := exec.Command("go", "build", "-tags", "shellgate_nomcp", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("go build -tags shellgate_nomcp: %v\n%s", err, out)
-	}
+	goBuild(tb, false, bin, "-tags", "shellgate_nomcp", ".")
 	return bin
 }
 
@@ -313,20 +308,22 @@ func TestLeanBuildLeavesOutMCP(t *testing.T) {
 	}
 }
 
-// helloBinary builds a Go program that prints one line.
+// helloBinary builds a Go program that prints one line, with cgo off as
+// shellgate is built.
 func helloBinary(b *testing.B) string {
-	return helloWith(b, "")
+	return helloWith(b, "", false)
 }
 
-// helloNetBinary builds the same program linking net (hello-net in
-// BenchmarkCLI), as `go build` builds it here: with cgo where it is on.
+// helloNetBinary builds the same program linking net, with cgo on
+// (hello-net in BenchmarkCLI): linked dynamically, as a cgo build of
+// shellgate is.
 func helloNetBinary(b *testing.B) string {
-	return helloWith(b, "\t_ \"net\"\n")
+	return helloWith(b, "\t_ \"net\"\n", true)
 }
 
 // helloWith builds a hello world that also imports imports (import spec
-// lines).
-func helloWith(b *testing.B, imports string) string {
+// lines), with cgo on or off.
+func helloWith(b *testing.B, imports string, cgo bool) string {
 	dir := b.TempDir()
 	for name, src := range map[string]string{
 		"go.mod":  "module hello\n\ngo 1.26\n",
@@ -339,20 +336,22 @@ func helloWith(b *testing.B, imports string) string {
 	bin := filepath.Join(dir, "hello")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if cgo {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }
 
-// linkedBinary builds testdata/linked: a hello world that links what shellgate
-// links from outside this module.
+// linkedBinary builds testdata/linked, static as shellgate is: a hello
+// world that links what shellgate links from outside this module.
 func linkedBinary(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "linked")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/linked").CombinedOutput(); err != nil {
-		tb.Fatalf("go build ./testdata/linked: %v\n%s", err, out)
-	}
+	goBuild(tb, false, bin, "./testdata/linked")
 	return bin
 }
 
@@ -457,9 +456,7 @@ func BenchmarkMCPStdinEOF(b *testing.B) {
 // helper-like child here.
 func eofFloor(b *testing.B) (string, error) {
 	bin := filepath.Join(b.TempDir(), "eoffloor")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/eoffloor").CombinedOutput(); err != nil {
-		b.Fatalf("go build ./testdata/eoffloor: %v\n%s", err, out)
-	}
+	goBuild(b, false, bin, "./testdata/eoffloor") // as shellgate is built
 	cmd := exec.Command(bin, b.TempDir())
 	cmd.Stdin = strings.NewReader("")
 	if out, err := cmd.CombinedOutput(); err != nil {

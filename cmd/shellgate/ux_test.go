@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -99,10 +101,44 @@ func TestVersionLine(t *testing.T) {
 		{"(devel)", vcs, "shellgate (devel) 0123456789ab+dirty (go1.26.8 linux/amd64)"},
 		{"v0.0.0-20261128170000-0123456789ab+dirty", vcs, "shellgate v0.0.0-20261128170000-0123456789ab+dirty (go1.26.8 linux/amd64)"},
 		{"v1.2.3", nil, "shellgate v1.2.3 (go1.26.8 linux/amd64)"},
+		{"v1.2.3", []debug.BuildSetting{{Key: "CGO_ENABLED", Value: "0"}}, "shellgate v1.2.3 (go1.26.8 linux/amd64)"},
+		// Built with cgo: a second line says what that costs and the way out.
+		{"v1.2.3", []debug.BuildSetting{{Key: "CGO_ENABLED", Value: "1"}}, "shellgate v1.2.3 (go1.26.8 linux/amd64)\n" + cgoLine},
 	} {
 		info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.main}, Settings: tc.settings}
 		if got := versionText(info, "linux/amd64"); got != tc.want {
 			t.Errorf("%q %v:\n%s\nwant\n%s", tc.main, tc.settings, got, tc.want)
+		}
+	}
+}
+
+const cgoLine = "built with cgo (dynamically linked): each start costs ~2 ms more; build with CGO_ENABLED=0"
+
+// A shellgate built with cgo on, as a plain `go build` builds it where a C
+// compiler is found, says so where a user looks (--version, doctor), and how
+// to build it as README does; the documented build says nothing of it.
+func TestCgoBuildSaysSo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary twice")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the cost is measured on Linux")
+	}
+	if _, err := exec.LookPath(cmp.Or(os.Getenv("CC"), "gcc")); err != nil {
+		t.Skip("no C compiler: cgo is off here whatever is asked")
+	}
+	dir := visibleTempDir(t)
+	for _, cgo := range []bool{false, true} {
+		bin := filepath.Join(dir, fmt.Sprint("shellgate-cgo-", cgo))
+		goBuild(t, cgo, bin, ".")
+		root, home := t.TempDir(), t.TempDir()
+		for _, args := range [][]string{{"--version"}, {"doctor", "--no-user-config", "--root", root}} {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home)
+			out, _ := cmd.Output() // doctor exits 1 where a layer is missing
+			if got := strings.Contains(string(out), cgoLine); got != cgo {
+				t.Errorf("cgo %v: %s %q says it was built with cgo: %v\n%s", cgo, bin, args, got, out)
+			}
 		}
 	}
 }

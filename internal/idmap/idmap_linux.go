@@ -51,25 +51,40 @@ var idMaps = []syscall.SysProcIDMap{{ContainerID: 0, HostID: nobody, Size: 1}}
 // ptrace_scope 3, a container's seccomp profile) the error says so. Should
 // the child run after all (its tracer thread gone), it is a holder with no
 // stdin, which exits at once.
+//
+// The child is a vfork (CLONE_VM|CLONE_VFORK), which Go makes of no child
+// in a new user namespace: it would wait in the parent's memory for its ID
+// maps. This one needs none before its exec, so it waits for nothing, and
+// the maps are written once it is stopped there. A fork would copy the
+// run's page tables, holding its memory map's lock (which stalls every
+// page fault of the run meanwhile), and each page the run then wrote until
+// the exec would be copied again.
 func stopped() (*os.File, error) {
 	runtime.LockOSThread() // the tracer: this thread
 	defer runtime.UnlockOSThread()
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{holderArg0}, &syscall.ProcAttr{
 		Env: []string{"GOMAXPROCS=1"},
-		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: idMaps, GidMappings: idMaps, Ptrace: true},
+		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_VM | syscall.CLONE_VFORK, Ptrace: true},
 	})
 	if err != nil {
 		return nil, err
 	}
-	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", pid))
-	unix.Kill(pid, unix.SIGKILL)
-	for { // a stop may be reported before the end
-		var ws unix.WaitStatus
-		if got, werr := unix.Wait4(pid, &ws, unix.WALL, nil); werr != unix.EINTR && (werr != nil || got == pid && (ws.Exited() || ws.Signaled())) {
-			break
+	defer func() {
+		unix.Kill(pid, unix.SIGKILL)
+		for { // a stop may be reported before the end
+			var ws unix.WaitStatus
+			if got, werr := unix.Wait4(pid, &ws, unix.WALL, nil); werr != unix.EINTR && (werr != nil || got == pid && (ws.Exited() || ws.Signaled())) {
+				break
+			}
+		}
+	}()
+	m := fmt.Sprintf("%d %d %d\n", idMaps[0].ContainerID, idMaps[0].HostID, idMaps[0].Size)
+	for _, f := range []string{"uid_map", "gid_map"} {
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", pid, f), []byte(m), 0); err != nil {
+			return nil, err
 		}
 	}
-	return ns, err
+	return os.Open(fmt.Sprintf("/proc/%d/ns/user", pid))
 }
 
 // held makes the namespace with a holder that runs until its stdin closes.

@@ -77,6 +77,40 @@ func TestMappingStartsNoProgram(t *testing.T) {
 	}
 }
 
+// The child that makes the namespace shares the process's memory until its
+// exec (a vfork): a fork would copy the process's page tables and
+// write-protect every page it had written, each then faulted again at its
+// next write (a one-shot run's, on its way to the command).
+func TestMappingCopiesNoMemory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("idmapped mounts of the host's files need its root")
+	}
+	const size, page = 16 << 20, 4096
+	buf, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(buf)
+	unix.Madvise(buf, unix.MADV_NOHUGEPAGE) // one fault a page, as most of a heap
+	for i := 0; i < size; i += page {
+		buf[i] = 1
+	}
+	var before, after unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &before)
+	ns, err := newMapping()
+	if err != nil {
+		t.Skipf("no user namespace here: %v", err)
+	}
+	ns.Close()
+	for i := 0; i < size; i += page {
+		buf[i] = 2
+	}
+	unix.Getrusage(unix.RUSAGE_SELF, &after)
+	if faults := after.Minflt - before.Minflt; faults > size/page/4 {
+		t.Errorf("writing %d pages again after the namespace was made took %d page faults: the child copied the memory map", size/page, faults)
+	}
+}
+
 // The tree Works makes to find out is the next Others of the directory,
 // made once however many ask at once: a detached tree's close waits for an
 // RCU grace period, and one moved into a session's view frees nothing when
@@ -168,4 +202,19 @@ func secretDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// BenchmarkMapping: making the mapping's user namespace (newMapping), as a
+// session's start as root does once per process.
+func BenchmarkMapping(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("idmapped mounts of the host's files need its root")
+	}
+	for b.Loop() {
+		ns, err := newMapping()
+		if err != nil {
+			b.Skipf("no user namespace here: %v", err)
+		}
+		ns.Close()
+	}
 }
