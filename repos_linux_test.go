@@ -182,6 +182,14 @@ func TestNestedRepositoriesCommandsMake(t *testing.T) {
 	if env.Data.Stdout != "two\n" || !strings.Contains(env.Text, "evil: the repository a command made here sets core.fsmonitor") {
 		t.Errorf("a repository moved by a copy, or one whose config runs code:\n%s", env.Text)
 	}
+	// A hook written into a kept repository: moved aside at the end.
+	env = run(t, g, shellgate.Request{Command: "printf '#!/bin/sh\\n%s\\n' '" + evil + "' > tools/again/.git/hooks/pre-commit && chmod +x tools/again/.git/hooks/pre-commit"})
+	if !strings.Contains(env.Text, "tools/again: the hook pre-commit in the repository a command made here") {
+		t.Errorf("a hook in a kept repository was not moved aside, or not told:\n%s", env.Text)
+	}
+	if o, err := hostGit(filepath.Join(root, "tools/again"), "commit", "-q", "--allow-empty", "-m", "user"); err != nil {
+		t.Errorf("the user's commit there: %v %s", err, o)
+	}
 	for _, d := range []string{"tools/moved", "tools/again", "evil"} {
 		dir := filepath.Join(root, d)
 		if _, err := os.Stat(dir); err != nil {

@@ -298,6 +298,10 @@ func (m *mounter) madeRepos(aside func() bool) (moved, notes []string, errs []er
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			why = "-" // gone, or made again (judged as such)
 		} else if why = gitstate.Hostile(root, a.worktree); why == "" {
+			if aside() {
+				hm, hn, herrs := m.madeHooks(d, a.worktree)
+				moved, notes, errs = append(moved, hm...), append(notes, hn...), append(errs, herrs...)
+			}
 			continue
 		} else if !aside() {
 			why = "-" // an approved command's, or the user's on the host: theirs
@@ -317,6 +321,40 @@ func (m *mounter) madeRepos(aside func() bool) (moved, notes []string, errs []er
 		rel, _ := filepath.Rel(root, a.worktree)
 		moved = append(moved, d+" → "+to)
 		notes = append(notes, fmt.Sprintf("%s: the repository a command made here %s, which git on the host would obey there (a shell prompt's or an editor's git status, or git status in the project once a commit puts a gitlink to it in the index): moved aside (the files stay)", rel, why))
+	}
+	return moved, notes, errs
+}
+
+// madeHooks, with m.mu held, moves to the quarantine the hooks of the
+// repository a command made (its git directory gd): git init and git clone
+// write only samples there (*.sample, which git never runs), and what else
+// is there a command wrote, for the user's commit there to run on the host.
+// A hooks that is not a directory (a symlink elsewhere) goes whole.
+func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []error) {
+	rel, _ := filepath.Rel(m.spec.Writable[0], worktree)
+	hooks := filepath.Join(gd, "hooks")
+	fi, err := os.Lstat(hooks)
+	if err != nil {
+		return nil, nil, nil
+	}
+	var ps []string
+	if !fi.IsDir() {
+		ps = []string{hooks}
+	} else if ents, err := os.ReadDir(hooks); err == nil {
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				ps = append(ps, filepath.Join(hooks, e.Name()))
+			}
+		}
+	}
+	for _, p := range ps {
+		to, err := m.quarantine(p)
+		if to == "" {
+			errs = append(errs, err)
+			continue
+		}
+		moved = append(moved, p+" → "+to)
+		notes = append(notes, fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run at a commit there: moved aside", rel, filepath.Base(p)))
 	}
 	return moved, notes, errs
 }
