@@ -158,6 +158,7 @@ func TestNestedRepositoriesCommandsMake(t *testing.T) {
 		{"git init -q tools/sub && git -C tools/sub commit -q --allow-empty -m one && git -C tools/sub log --format=%s", "one\n"},
 		{"git -C tools/sub remote add origin https://example.com/x.git && git -C tools/sub config user.name N && git -C tools/sub commit -q --allow-empty -m two && git -C tools/sub remote", "origin\n"},
 		{"mv tools/sub tools/moved && git -C tools/moved log --format=%s", "two\none\n"},
+		{"git clone -q --bare tools/moved mirror.git && git init -q --bare empty.git && git -C mirror.git log --format=%s -1", "two\n"},
 		{"git worktree add -q .wt/feature && echo f > .wt/feature/f && git -C .wt/feature add f && git -C .wt/feature commit -qm f && git -C .wt/feature log --format=%s -1", "f\n"},
 	})
 	if o, err := hostGit(filepath.Join(root, "tools/moved"), "log", "--format=%s"); err != nil || o != "two\none\n" {
@@ -182,6 +183,24 @@ func TestNestedRepositoriesCommandsMake(t *testing.T) {
 	if env.Data.Stdout != "two\n" || !strings.Contains(env.Text, "evil: the repository a command made here sets core.fsmonitor") {
 		t.Errorf("a repository moved by a copy, or one whose config runs code:\n%s", env.Text)
 	}
+	// A project directory made a git directory (HEAD, objects, refs)
+	// whose core.worktree is itself: git config's core.fsmonitor there is
+	// refused, and a config written by hand moved aside at the end.
+	must(t, os.MkdirAll(filepath.Join(root, "docs/guide"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "docs/guide/README.md"), []byte("# Guide\n"), 0o644))
+	env = run(t, g, shellgate.Request{Command: "git init -q --bare docs/guide && git -C docs/guide config core.bare false && git -C docs/guide config core.worktree . && git -C docs/guide config core.fsmonitor '" + evil + "'"})
+	if env.Status == envelope.Success || !strings.Contains(env.Text, "docs/guide/config: a command's config set core.fsmonitor") {
+		t.Errorf("core.fsmonitor set where a HEAD made a git directory:\n%s", env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: "printf '[core]\\n\\tfsmonitor = %s\\n' '" + evil + "' >> docs/guide/config; rm -f docs/guide/config && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = %s\\n' '" + evil + "' > docs/guide/config"})
+	if !strings.Contains(env.Text, "docs/guide: a command made this directory a git directory (HEAD, objects, refs) whose config sets core.fsmonitor") {
+		t.Errorf("a hand-written config there was not moved aside, or not told:\n%s", env.Text)
+	}
+	if _, err := os.Stat(filepath.Join(root, "docs/guide/README.md")); err != nil {
+		t.Errorf("the project's files there went with it: %v", err)
+	}
+	hostGit(filepath.Join(root, "docs/guide"), "status")
+
 	// A hook written into a kept repository: moved aside at the end.
 	env = run(t, g, shellgate.Request{Command: "printf '#!/bin/sh\\n%s\\n' '" + evil + "' > tools/again/.git/hooks/pre-commit && chmod +x tools/again/.git/hooks/pre-commit"})
 	if !strings.Contains(env.Text, "tools/again: the hook pre-commit in the repository a command made here") {

@@ -76,6 +76,9 @@ type acceptedRepo struct {
 	worktree string
 	links    map[string]bool
 	made     bool
+	// bare: a directory made a git directory by a HEAD (bareHead), its
+	// own worktree here.
+	bare bool
 }
 
 // knownGitlinks reports whether gd is the git directory of a submodule
@@ -131,7 +134,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || name == "HEAD" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -215,6 +218,11 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		// repository is at a gitlink's path).
 		return copyup.Staged, true
 	}
+	if name == "HEAD" && op != copyup.OpWrite && op != copyup.OpMakeDir && op != copyup.OpMoveAway {
+		if v, ok := m.bareHead(p); ok {
+			return v, true
+		}
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if name == ".git" && op == copyup.OpWrite {
@@ -263,6 +271,52 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	return copyup.Free, false
 }
 
+// bareHead is Judge's verdict on a HEAD made in a directory below the
+// root's top that lies in no git directory: with objects/ and refs/ beside
+// it, git takes that directory for a repository of its own (a bare one, or
+// one whose core.worktree names a work tree) when run there (a shell
+// prompt's git status in docs/guide), and obeys its config, core.fsmonitor
+// included. A HEAD beside a config that sets more than git writes is
+// refused; else the directory is kept from then on as a .git a command
+// made is (made: its config written only by a judged rename, judged at
+// each look, and not renamed away).
+func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
+	root := m.spec.Writable[0]
+	dir := filepath.Dir(p)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) || dir == root || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
+		return copyup.Free, false // the root's own (protected), or in a .git
+	}
+	r := &m.repos
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for d := range r.gitDirs {
+		if under(dir, d) {
+			return copyup.Free, false // refs/remotes/origin/HEAD, logs/HEAD
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
+		if key := gitstate.ConfigUnknown(b); key != "" {
+			return copyup.Refused, true
+		}
+	}
+	if r.names == nil {
+		return copyup.Free, false
+	}
+	if r.gitDirs == nil {
+		r.gitDirs = map[string]bool{}
+	}
+	if r.accepted == nil {
+		r.accepted = map[string]acceptedRepo{}
+	}
+	r.gitDirs[dir] = true
+	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true}
+	for w := dir; w != root && under(w, root); w = filepath.Dir(w) {
+		r.names[filepath.Base(w)] = true
+	}
+	return copyup.Free, true
+}
+
 // emptyOrAbsent says whether p names nothing, or an empty regular file.
 func emptyOrAbsent(p string) bool {
 	var st unix.Stat_t
@@ -295,6 +349,12 @@ func (m *mounter) madeRepos(aside func() bool) (moved, notes []string, errs []er
 		a := r.accepted[d]
 		r.mu.RUnlock()
 		why := ""
+		if a.bare {
+			// Its files are the project's (docs/guide): only its config goes.
+			mm, nn, ee := m.madeBare(d, aside)
+			moved, notes, errs = append(moved, mm...), append(notes, nn...), append(errs, ee...)
+			continue
+		}
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			why = "-" // gone, or made again (judged as such)
 		} else if why = gitstate.Hostile(root, a.worktree); why == "" {
@@ -323,6 +383,46 @@ func (m *mounter) madeRepos(aside func() bool) (moved, notes []string, errs []er
 		notes = append(notes, fmt.Sprintf("%s: the repository a command made here %s, which git on the host would obey there (a shell prompt's or an editor's git status, or git status in the project once a commit puts a gitlink to it in the index): moved aside (the files stay)", rel, why))
 	}
 	return moved, notes, errs
+}
+
+// madeBare, with m.mu held, judges the config of a directory a HEAD made a
+// git directory (bareHead): one that sets more than git writes goes to the
+// quarantine if aside says so, else (an approved command's, the user's) the
+// directory is theirs and forgotten, as one whose HEAD is gone.
+func (m *mounter) madeBare(d string, aside func() bool) (moved, notes []string, errs []error) {
+	root := m.spec.Writable[0]
+	forget := func() {
+		m.repos.mu.Lock()
+		delete(m.repos.gitDirs, d)
+		delete(m.repos.accepted, d)
+		m.repos.mu.Unlock()
+	}
+	if _, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil {
+		forget()
+		return nil, nil, nil
+	}
+	config := filepath.Join(d, "config")
+	var key string
+	if fi, err := os.Lstat(config); err == nil && !fi.Mode().IsRegular() {
+		key = "a config that is no regular file"
+	} else if b, err := os.ReadFile(config); err == nil {
+		key = gitstate.ConfigUnknown(b)
+	}
+	if key == "" {
+		// Its hooks run only at a push into it; a hooks directory there
+		// may be the project's own (src/hooks).
+		return nil, nil, nil
+	}
+	if !aside() {
+		forget()
+		return nil, nil, nil
+	}
+	to, err := m.quarantine(config)
+	if to == "" {
+		return nil, nil, []error{err}
+	}
+	rel, _ := filepath.Rel(root, d)
+	return []string{config + " → " + to}, []string{fmt.Sprintf("%s: a command made this directory a git directory (HEAD, objects, refs) whose config sets %s, which git run there would obey (a shell prompt's git status): its config moved aside", rel, key)}, nil
 }
 
 // madeHooks, with m.mu held, moves to the quarantine the hooks of the

@@ -77,6 +77,14 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".git/sharedindex.0123"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A project directory a command made a git directory's config in
+	// first, to make it one with a HEAD later.
+	if err := os.MkdirAll(filepath.Join(root, "bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "bad/config"), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	approved := false
 	m := &mounter{spec: &Spec{Writable: []string{root}, Quarantine: root + "/.shellgate-quarantine"},
 		gitAtStart: true, gitDirAtStart: true, configAtStart: true, git: gitstate.New(root),
@@ -124,6 +132,17 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"tools/sub/.git/commondir", copyup.OpMake, copyup.Refused},
 		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
 		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
+		// A HEAD makes a directory a git directory (git init --bare, or
+		// a project's docs/guide given HEAD, objects, refs): refused
+		// beside a hostile config, else kept as a .git made in place.
+		{"bad/HEAD", copyup.OpRename, copyup.Refused},
+		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
+		{"docs/guide/config", copyup.OpRename, copyup.Staged},
+		{"docs/guide/config", copyup.OpWrite, copyup.Free}, // absent: made new, judged at the next look
+		{"docs/guide/commondir", copyup.OpMake, copyup.Refused},
+		{"docs", copyup.OpMoveAway, copyup.Crossed},
+		{"tools/sub/.git/refs/remotes/origin/HEAD", copyup.OpRename, copyup.Free},
+		{"src/HEAD", copyup.OpWrite, copyup.Free},
 		{"tools/sub/.git", copyup.OpLink, copyup.Refused},
 		{"ev/.git/config", copyup.OpRename, copyup.Staged}, // git config: judged (stageConfig)
 		{"ev/.git/config", copyup.OpWrite, copyup.Refused},
