@@ -1002,6 +1002,12 @@ func (s testStager) Judge(p string, op Op) Verdict {
 	if op == OpWrite {
 		return Free // nothing is shown where it is staged
 	}
+	if op == OpMoveAway {
+		if filepath.Base(p) == "PINNED" {
+			return Crossed
+		}
+		return Free
+	}
 	switch filepath.Base(p) {
 	case "PROT":
 		if op == OpLink {
@@ -1023,7 +1029,7 @@ func (s testStager) Judge(p string, op Op) Verdict {
 
 func (s testStager) Hidden(st *unix.Stat_t) bool { return false }
 func (s testStager) Watched(name string) bool {
-	return name == "PROT" || name == "REF" || name == "ANC"
+	return name == "PROT" || name == "REF" || name == "ANC" || name == "PINNED"
 }
 
 // Stage makes p's entry in a new directory of its own, shown nowhere.
@@ -1049,7 +1055,9 @@ func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (u
 // Every way of making a protected name reaches the stager, wherever the
 // path leads from and however it is spelled: none of them makes the name
 // where the path says, and what was meant for it is staged. Names of other
-// kinds are refused or crossed; every other name is made as asked.
+// kinds are refused or crossed, and so is a rename of one the stager pins
+// where it is (PINNED: mv copies it instead); every other name is made as
+// asked.
 func TestCreationsAreJudged(t *testing.T) {
 	lane.Live(t)
 	root, _ := lab(t)
@@ -1070,11 +1078,15 @@ echo r > REF; echo ref=$?
 mkdir -p m/inner && mv -T m ANC; echo anc=$?; test -d ANC/inner && ! test -e m; echo ancinner=$?
 ln -s m ANC; echo ancsym=$?
 rm -rf ANC && mkdir ANC; echo ancmkdir=$?
+mkdir -p PINNED/x && python3 -c 'import errno, os
+try: os.rename("PINNED", "away")
+except OSError as e: print("pinnedrename=" + errno.errorcode[e.errno])'
+mv PINNED away && test -d away/x && ! test -e PINNED; echo pinnedmv=$?
 mkdir -p a/b/c && mv a/b a/bb && ln -s bb a/s && ln a/bb/../../lf a/h && mkfifo a/p && echo ok > a/bb/c/f; echo free=$?
 stat -c %a a/bb/c/f a/bb
 `
 	out := runSession(t, root, script)
-	for _, want := range []string{"mkdir=0", "procfd=0", "dotdot=0", "abs=0", "ancinner=0", "renamedir=0", "symlink=1", "link=1", "fifo=1", "ref=1", "anc=0", "ancsym=1", "ancmkdir=0", "free=0", "644\n755\n"} {
+	for _, want := range []string{"mkdir=0", "procfd=0", "dotdot=0", "abs=0", "ancinner=0", "renamedir=0", "symlink=1", "link=1", "fifo=1", "ref=1", "anc=0", "ancsym=1", "ancmkdir=0", "pinnedrename=EXDEV", "pinnedmv=0", "free=0", "644\n755\n"} {
 		if !strings.Contains(out, want+"\n") && !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -30,6 +30,11 @@ const (
 	// OpWrite opens an existing file for writing; only names the
 	// stager's Watched says are judged.
 	OpWrite
+	// OpMoveAway renames the entry that exists at the name to another
+	// (the old side of a rename; that the new one is made is judged as
+	// OpRename): where a judgement holds for an entry by its path, a
+	// rename would carry the entry beyond it.
+	OpMoveAway
 )
 
 // A Verdict is how a Stager has a name made.
@@ -240,6 +245,13 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 		}
 		if verdict == Staged {
 			verdict = Crossed
+		}
+	} else if op == OpRename && oldDir >= 0 && oldName != "" && verdict != Refused {
+		// The entry renamed away: Crossed there (mv copies name by name,
+		// each judged where it is made) or Refused outdo the new name's.
+		switch v := o.judge(oldDir, oldName, OpMoveAway); v {
+		case Refused, Crossed:
+			verdict = v
 		}
 	}
 	switch verdict {

@@ -15,7 +15,7 @@ var cloneKeys = map[string]bool{
 	"core.logallrefupdates": true, "core.worktree": true, "core.symlinks": true,
 	"core.ignorecase": true, "core.precomposeunicode": true,
 	"remote.url": true, "remote.fetch": true, "remote.tagopt": true,
-	"remote.promisor": true, "remote.partialclonefilter": true,
+	"remote.promisor": true, "remote.partialclonefilter": true, "remote.mirror": true,
 	"branch.remote": true, "branch.merge": true,
 	"submodule.url": true, "submodule.active": true,
 	"extensions.objectformat": true, "extensions.refstorage": true,

@@ -235,10 +235,42 @@ func (s *Submodules) hostile(dir string, depth int) string {
 	if gd == "" {
 		return why
 	}
+	config := filepath.Join(gd, "config")
 	if _, err := os.Lstat(filepath.Join(gd, "commondir")); err == nil {
-		return "has a commondir, which moves its config elsewhere"
+		// A linked worktree of the root's own repository (git worktree add
+		// inside the project) shares the root's config, which the sandbox
+		// keeps; its own settings are its config.worktree.
+		if !s.rootWorktree(gd) {
+			return "has a commondir, which moves its config elsewhere"
+		}
+		config = filepath.Join(gd, "config.worktree")
 	}
-	config, err := readSmall(filepath.Join(gd, "config"), 1<<20)
+	return s.hostileConfig(dir, gd, config, depth)
+}
+
+// rootWorktree says whether gd is the directory git keeps for a linked
+// worktree of the root's repository (.git/worktrees/NAME), whose
+// commondir names the root's .git.
+func (s *Submodules) rootWorktree(gd string) bool {
+	git := filepath.Join(s.root, ".git")
+	if filepath.Dir(filepath.Clean(gd)) != filepath.Join(git, "worktrees") {
+		return false
+	}
+	b, err := readSmall(filepath.Join(gd, "commondir"), 4096)
+	if err != nil {
+		return false
+	}
+	common := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gd, common)
+	}
+	return filepath.Clean(common) == git
+}
+
+// hostileConfig is hostile's look at the config git reads there (config)
+// and at the repository's own submodules.
+func (s *Submodules) hostileConfig(dir, gd, configPath string, depth int) string {
+	config, err := readSmall(configPath, 1<<20)
 	if err != nil && !os.IsNotExist(err) {
 		return "has a config that cannot be read: " + err.Error()
 	}

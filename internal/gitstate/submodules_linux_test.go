@@ -47,3 +47,41 @@ func TestSubmodulesReadAGitFileRewrittenInPlace(t *testing.T) {
 		t.Errorf("a rewritten .git file: moved %v, notes %v", moved, notes)
 	}
 }
+
+// Hostile takes a linked worktree of the root's own repository made inside
+// the project (git worktree add) for git's, though its git directory has a
+// commondir: it names the root's .git, whose config the sandbox keeps. A
+// commondir naming any other directory, or a worktree's config.worktree
+// that sets what git does not, is hostile.
+func TestHostileLinkedWorktreeOfTheRoot(t *testing.T) {
+	dir := lab(t)
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "init", "-q")
+	git(t, root, "commit", "-q", "--allow-empty", "-m", "r")
+	git(t, root, "worktree", "add", "-q", ".wt/feature")
+	git(t, root, "init", "-q", "plain")
+	wt := filepath.Join(root, ".wt", "feature")
+	for _, d := range []string{wt, filepath.Join(root, "plain")} {
+		if why := Hostile(root, d); why != "" {
+			t.Errorf("Hostile(%s) = %q, want \"\"", d, why)
+		}
+	}
+	gd := filepath.Join(root, ".git", "worktrees", "feature")
+	if err := os.WriteFile(filepath.Join(gd, "config.worktree"), []byte("[core]\n\tfsmonitor = touch PWNED\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if why := Hostile(root, wt); !strings.Contains(why, "core.fsmonitor") {
+		t.Errorf("a worktree's config.worktree with core.fsmonitor: Hostile = %q", why)
+	}
+	os.Remove(filepath.Join(gd, "config.worktree"))
+	git(t, root, "init", "-q", "--bare", "ev")
+	if err := os.WriteFile(filepath.Join(gd, "commondir"), []byte("../../../ev\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if why := Hostile(root, wt); !strings.Contains(why, "commondir") {
+		t.Errorf("a commondir naming another repository: Hostile = %q", why)
+	}
+}

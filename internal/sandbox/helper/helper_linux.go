@@ -225,6 +225,13 @@ func (h *helper) guardSpell() {
 		}
 		h.mu.Lock()
 		if !othersAlive() {
+			// A job made a repository and ended (git init in the
+			// background): judged and put in place now, not at the next
+			// call, so that the host sees it once nothing writes there.
+			if len(h.commands) == len(h.jobs) && !h.anyKept() && h.mounts.stagedRepo() {
+				_, moved, _ := h.mounts.protect(func() bool { return true }, nil)
+				h.guarded = append(h.guarded, moved...)
+			}
 			h.guarding = false
 			h.mu.Unlock()
 			return

@@ -180,6 +180,10 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		sm, notes, serrs := m.subs.Check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, sm...), append(m.removed, notes...), append(errs, serrs...)
 	}
+	if m.spec.Quarantine != "" && len(m.spec.Writable) > 0 {
+		mm, notes, merrs := m.madeRepos(aside)
+		moved, m.removed, errs = append(moved, mm...), append(m.removed, notes...), append(errs, merrs...)
+	}
 	for _, p := range protected {
 		// Replaced on the host since it was bound (no command can rename
 		// over a mount point in the session): the user's, bound again where

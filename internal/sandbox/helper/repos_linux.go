@@ -2,9 +2,11 @@ package helper
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -67,10 +69,16 @@ type repoSets struct {
 	accepted map[string]acceptedRepo
 }
 
-// acceptedRepo is a repository acceptRepo kept at a gitlink's path.
+// acceptedRepo is a repository acceptRepo kept where a command put it, or
+// a .git directory a command made in place (made: judged again at each
+// look, madeRepos).
 type acceptedRepo struct {
 	worktree string
 	links    map[string]bool
+	made     bool
+	// bare: a directory made a git directory by a HEAD (bareHead), its
+	// own worktree here.
+	bare bool
 }
 
 // knownGitlinks reports whether gd is the git directory of a submodule
@@ -85,7 +93,10 @@ func (m *mounter) knownGitlinks(gd string) (func(string) bool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.accepted[filepath.Clean(gd)]
-	return func(p string) bool { return a.links[p] }, ok
+	// Not one made in place: a gitlink in its index names a path whose
+	// .git, made by a command, is judged as any (a cp -r of a repository
+	// copies its index by an open).
+	return func(p string) bool { return a.links[p] }, ok && !a.made
 }
 
 // isIndex says whether p is an index the git tracker looks at — in the
@@ -123,7 +134,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || name == "HEAD" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -163,32 +174,85 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	r := &m.repos
 	dir := filepath.Dir(p)
 	if name == ".git" && dir != m.spec.Writable[0] && op != copyup.OpWrite {
-		r.mu.Lock()
-		link := r.links[dir]
-		if link && op != copyup.OpLink {
-			// A repository made anew here is judged anew when it ends:
-			// the one accepted here before is gone.
-			for d := range r.gitDirs {
-				if under(d, p) {
-					delete(r.gitDirs, d)
-					delete(r.accepted, d)
-				}
-			}
-		}
-		r.mu.Unlock()
-		if link && op == copyup.OpLink {
+		if op == copyup.OpLink {
+			// A symlink or hard link: the host's git would follow it to
+			// what no look judges.
 			return copyup.Refused, true
 		}
-		// stageRepo: staged at a gitlink's path, else made in place, in
-		// turn with the index's judgements (which ask whether a
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		// A repository made anew here is judged anew when it ends: the one
+		// accepted here before is gone.
+		for d := range r.gitDirs {
+			if a, ok := r.accepted[d]; under(d, p) || ok && a.worktree == dir {
+				delete(r.gitDirs, d)
+				delete(r.accepted, d)
+			}
+		}
+		if op == copyup.OpMakeDir && !r.links[dir] && r.names != nil {
+			// An empty directory, made in place (git init, git clone,
+			// cp -r, mv's copy) and kept from its first name on: what
+			// git would obey there is judged as it is written (its
+			// config renamed into place by git config: stageConfig; no
+			// commondir or config.worktree; a config made by hand is
+			// judged at the next look, madeRepos), and it is not renamed
+			// away (moveAway). Staged instead, it would be a mount point
+			// until the command ends: git init x && rm -rf x, or mv x y,
+			// would fail or leave the repository behind.
+			if r.gitDirs == nil {
+				r.gitDirs = map[string]bool{}
+			}
+			if r.accepted == nil {
+				r.accepted = map[string]acceptedRepo{}
+			}
+			r.gitDirs[p] = true
+			r.accepted[p] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true}
+			for w := dir; w != m.spec.Writable[0] && under(w, m.spec.Writable[0]); w = filepath.Dir(w) {
+				r.names[filepath.Base(w)] = true
+			}
+			return copyup.Free, true
+		}
+		// stageRepo: a .git file (naming a git directory elsewhere), a
+		// directory renamed into place, a .git at a gitlink's path: staged,
+		// in turn with the index's judgements (which ask whether a
 		// repository is at a gitlink's path).
 		return copyup.Staged, true
 	}
+	if name == "HEAD" && op != copyup.OpWrite && op != copyup.OpMakeDir && op != copyup.OpMoveAway {
+		if v, ok := m.bareHead(p); ok {
+			return v, true
+		}
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	if name == ".git" && op == copyup.OpWrite {
+		// A kept repository's .git file, rewritten in place ("gitdir:
+		// elsewhere"), would name what no look judged.
+		for _, a := range r.accepted {
+			if a.worktree == dir {
+				return copyup.Refused, true
+			}
+		}
+	}
+	_, made := r.accepted[dir]
 	switch {
 	case r.gitDirs[p] && op != copyup.OpWrite:
 		return copyup.Refused, true
+	case made && name == "config.lock" && op != copyup.OpLink:
+		return copyup.Free, true
+	case made && name == "config" && (op == copyup.OpMake || op == copyup.OpWrite) && r.accepted[dir].made && emptyOrAbsent(p):
+		// A new repository's first config, made by hand or copied (cp -r,
+		// mv's copy, a template's; the open that makes it is judged as a
+		// write too, once it is there, empty): judged at the next look
+		// (madeRepos).
+		return copyup.Free, true
+	case made && name == "config" && op == copyup.OpRename:
+		// git config's own step (config.lock renamed into place): a
+		// copy, judged as the repository was (stageConfig).
+		if approved {
+			return copyup.Free, true
+		}
+		return copyup.Staged, true
 	case (name == "commondir" || name == "config" || name == "config.lock" || name == "config.worktree") && r.gitDirs[dir]:
 		// What git status in the root obeys there: git writes none in a
 		// submodule's repository but at its clone (staged, above) and at
@@ -205,6 +269,220 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		}
 	}
 	return copyup.Free, false
+}
+
+// bareHead is Judge's verdict on a HEAD made in a directory below the
+// root's top that lies in no git directory: with objects/ and refs/ beside
+// it, git takes that directory for a repository of its own (a bare one, or
+// one whose core.worktree names a work tree) when run there (a shell
+// prompt's git status in docs/guide), and obeys its config, core.fsmonitor
+// included. A HEAD beside a config that sets more than git writes is
+// refused; else the directory is kept from then on as a .git a command
+// made is (made: its config written only by a judged rename, judged at
+// each look, and not renamed away).
+func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
+	root := m.spec.Writable[0]
+	dir := filepath.Dir(p)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) || dir == root || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
+		return copyup.Free, false // the root's own (protected), or in a .git
+	}
+	r := &m.repos
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for d := range r.gitDirs {
+		if under(dir, d) {
+			return copyup.Free, false // refs/remotes/origin/HEAD, logs/HEAD
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
+		if key := gitstate.ConfigUnknown(b); key != "" {
+			return copyup.Refused, true
+		}
+	}
+	if r.names == nil {
+		return copyup.Free, false
+	}
+	if r.gitDirs == nil {
+		r.gitDirs = map[string]bool{}
+	}
+	if r.accepted == nil {
+		r.accepted = map[string]acceptedRepo{}
+	}
+	r.gitDirs[dir] = true
+	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true}
+	for w := dir; w != root && under(w, root); w = filepath.Dir(w) {
+		r.names[filepath.Base(w)] = true
+	}
+	return copyup.Free, true
+}
+
+// emptyOrAbsent says whether p names nothing, or an empty regular file.
+func emptyOrAbsent(p string) bool {
+	var st unix.Stat_t
+	err := unix.Lstat(p, &st)
+	return err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0
+}
+
+// madeRepos, with m.mu held, judges each .git directory commands made in
+// place (Judge) as a repository at a gitlink's path is judged when it is
+// unstaged: one whose config, commondir or own submodules are more than
+// git writes (gitstate.Hostile: a config made by hand, copied, or left from
+// a config that git config's judged rename could not replace) goes to the
+// quarantine if aside says so, and the envelope says why; else (an
+// approved command's, or the user's between commands) it is theirs, and
+// forgotten, as one whose .git is gone.
+func (m *mounter) madeRepos(aside func() bool) (moved, notes []string, errs []error) {
+	root := m.spec.Writable[0]
+	r := &m.repos
+	r.mu.RLock()
+	var made []string
+	for d, a := range r.accepted {
+		if a.made {
+			made = append(made, d)
+		}
+	}
+	r.mu.RUnlock()
+	slices.Sort(made)
+	for _, d := range made {
+		r.mu.RLock()
+		a := r.accepted[d]
+		r.mu.RUnlock()
+		why := ""
+		if a.bare {
+			// Its files are the project's (docs/guide): only its config goes.
+			mm, nn, ee := m.madeBare(d, aside)
+			moved, notes, errs = append(moved, mm...), append(notes, nn...), append(errs, ee...)
+			continue
+		}
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			why = "-" // gone, or made again (judged as such)
+		} else if why = gitstate.Hostile(root, a.worktree); why == "" {
+			if aside() {
+				hm, hn, herrs := m.madeHooks(d, a.worktree)
+				moved, notes, errs = append(moved, hm...), append(notes, hn...), append(errs, herrs...)
+			}
+			continue
+		} else if !aside() {
+			why = "-" // an approved command's, or the user's on the host: theirs
+		}
+		r.mu.Lock()
+		delete(r.gitDirs, d)
+		delete(r.accepted, d)
+		r.mu.Unlock()
+		if why == "-" {
+			continue
+		}
+		to, err := m.quarantine(d)
+		if to == "" {
+			errs = append(errs, err)
+			continue
+		}
+		rel, _ := filepath.Rel(root, a.worktree)
+		moved = append(moved, d+" → "+to)
+		notes = append(notes, fmt.Sprintf("%s: the repository a command made here %s, which git on the host would obey there (a shell prompt's or an editor's git status, or git status in the project once a commit puts a gitlink to it in the index): moved aside (the files stay)", rel, why))
+	}
+	return moved, notes, errs
+}
+
+// madeBare, with m.mu held, judges the config of a directory a HEAD made a
+// git directory (bareHead): one that sets more than git writes goes to the
+// quarantine if aside says so, else (an approved command's, the user's) the
+// directory is theirs and forgotten, as one whose HEAD is gone.
+func (m *mounter) madeBare(d string, aside func() bool) (moved, notes []string, errs []error) {
+	root := m.spec.Writable[0]
+	forget := func() {
+		m.repos.mu.Lock()
+		delete(m.repos.gitDirs, d)
+		delete(m.repos.accepted, d)
+		m.repos.mu.Unlock()
+	}
+	if _, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil {
+		forget()
+		return nil, nil, nil
+	}
+	config := filepath.Join(d, "config")
+	var key string
+	if fi, err := os.Lstat(config); err == nil && !fi.Mode().IsRegular() {
+		key = "a config that is no regular file"
+	} else if b, err := os.ReadFile(config); err == nil {
+		key = gitstate.ConfigUnknown(b)
+	}
+	if key == "" {
+		// Its hooks run only at a push into it; a hooks directory there
+		// may be the project's own (src/hooks).
+		return nil, nil, nil
+	}
+	if !aside() {
+		forget()
+		return nil, nil, nil
+	}
+	to, err := m.quarantine(config)
+	if to == "" {
+		return nil, nil, []error{err}
+	}
+	rel, _ := filepath.Rel(root, d)
+	return []string{config + " → " + to}, []string{fmt.Sprintf("%s: a command made this directory a git directory (HEAD, objects, refs) whose config sets %s, which git run there would obey (a shell prompt's git status): its config moved aside", rel, key)}, nil
+}
+
+// madeHooks, with m.mu held, moves to the quarantine the hooks of the
+// repository a command made (its git directory gd): git init and git clone
+// write only samples there (*.sample, which git never runs), and what else
+// is there a command wrote, for the user's commit there to run on the host.
+// A hooks that is not a directory (a symlink elsewhere) goes whole.
+func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []error) {
+	rel, _ := filepath.Rel(m.spec.Writable[0], worktree)
+	hooks := filepath.Join(gd, "hooks")
+	fi, err := os.Lstat(hooks)
+	if err != nil {
+		return nil, nil, nil
+	}
+	var ps []string
+	if !fi.IsDir() {
+		ps = []string{hooks}
+	} else if ents, err := os.ReadDir(hooks); err == nil {
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				ps = append(ps, filepath.Join(hooks, e.Name()))
+			}
+		}
+	}
+	for _, p := range ps {
+		to, err := m.quarantine(p)
+		if to == "" {
+			errs = append(errs, err)
+			continue
+		}
+		moved = append(moved, p+" → "+to)
+		notes = append(notes, fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run at a commit there: moved aside", rel, filepath.Base(p)))
+	}
+	return moved, notes, errs
+}
+
+// moveAway is Judge's verdict on renaming p away: a repository a command
+// made and that was kept (acceptRepo) was judged at its path, and only
+// there are its .git and config guarded; renamed elsewhere with its
+// worktree (mv ev evil), a later command would set its core.fsmonitor
+// and commit a gitlink to it. So a rename of the worktree, its .git or its
+// git directory, or of a directory they lie in, crosses file systems
+// (EXDEV: mv copies name by name, and the .git it makes at the new path is
+// staged and judged as any).
+func (m *mounter) moveAway(p string) copyup.Verdict {
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for d, a := range r.accepted {
+		if under(d, p) || under(a.worktree, p) {
+			return copyup.Crossed
+		}
+	}
+	// A directory a staged entry lies in: the mount showing it would go
+	// with the directory, and the look that ends the staging would find
+	// nothing at its path.
+	if m.judge.stagedUnder(p) {
+		return copyup.Crossed
+	}
+	return copyup.Free
 }
 
 // refreshRepos reads the root's index again if it changed (or always, if
@@ -278,6 +556,18 @@ func (m *mounter) noteGitlinks(id [4]int64, data []byte) {
 			names[filepath.Base(a)] = true
 		}
 	}
+	for _, a := range r.accepted { // their worktrees, for moveAway
+		for w := a.worktree; w != root && under(w, root); w = filepath.Dir(w) {
+			names[filepath.Base(w)] = true
+		}
+	}
+	m.judge.mu.RLock()
+	for p := range m.judge.staged { // the directories staged entries lie in, for moveAway
+		for w := filepath.Dir(p); w != root && under(w, root); w = filepath.Dir(w) {
+			names[filepath.Base(w)] = true
+		}
+	}
+	m.judge.mu.RUnlock()
 	r.id, r.links, r.ancestors, r.names = id, links, ancestors, names
 }
 
@@ -388,23 +678,45 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 	return 0
 }
 
-// stageRepo makes the .git at p that a command makes: staged where p is a
-// gitlink's path, else in place. Either way with m.mu held, as stageIndex
-// judges an index: a repository is made at a gitlink's path either before
-// the index is judged (which then drops the gitlink) or after (and staged).
-func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+// stagedRepo says whether a .git a command made is staged, not yet judged.
+func (m *mounter) stagedRepo() bool {
+	if m == nil {
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ending {
-		return unix.EPERM
+	for _, s := range m.staged {
+		if s.repo {
+			return true
+		}
 	}
-	m.refreshRepos(false)
+	return false
+}
+
+// isMadeConfig says whether p is the config of a repository a command
+// made and that was kept (acceptRepo).
+func (m *mounter) isMadeConfig(p string) bool {
+	if filepath.Base(p) != "config" {
+		return false
+	}
 	r := &m.repos
 	r.mu.RLock()
-	link := r.links[filepath.Dir(p)]
-	r.mu.RUnlock()
-	if link {
-		return m.stageLocked(p, mk)
+	defer r.mu.RUnlock()
+	_, ok := r.accepted[filepath.Dir(p)]
+	return ok
+}
+
+// stageConfig puts the config a command renames onto p, the config of a
+// repository a command made and that was kept, in place as git config
+// leaves it, if it sets only what git writes itself (gitstate.ConfigUnknown:
+// git remote add, user.email); else the call fails (EPERM) and the config
+// stays as it was. As stageIndex does, it puts a copy of the judged bytes
+// in place, never the command's file, which it may hold open.
+func (m *mounter) stageConfig(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ending || !m.isMadeConfig(p) {
+		return unix.EPERM
 	}
 	root := m.spec.Writable[0]
 	rel, err := filepath.Rel(root, filepath.Dir(p))
@@ -416,16 +728,82 @@ func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) 
 		return errnoOf(err)
 	}
 	defer unix.Close(rootFD)
-	parent, err := beneath.Dir(rootFD, rel)
+	dir, err := beneath.Dir(rootFD, rel)
 	if err != nil {
 		return errnoOf(err)
 	}
-	defer unix.Close(parent)
-	var st unix.Stat_t
-	if unix.Fstat(parent, &st) == nil && m.Hidden(&st) {
+	defer unix.Close(dir)
+	in := ".shellgate-config-" + beneath.RandomName()
+	if errno := mk(dir, in); errno != 0 {
+		return errno
+	}
+	defer unix.Unlinkat(dir, in, 0)
+	data, st, errno := readRegular(dir, in)
+	if errno != 0 {
+		return errno
+	}
+	if key := gitstate.ConfigUnknown(data); key != "" {
+		r, _ := filepath.Rel(root, p)
+		m.removed = append(m.removed, fmt.Sprintf("%s: a command's config set %s, which git on the host would obey in a repository a command made: not put in place (git writes only its format keys, remotes, branches and identity there)", r, key))
 		return unix.EPERM
 	}
-	return mk(parent, filepath.Base(p))
+	tmp := ".shellgate-config-" + beneath.RandomName()
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
+	if err != nil {
+		return errnoOf(err)
+	}
+	for b := data; len(b) > 0 && err == nil; {
+		var n int
+		n, err = unix.Write(fd, b)
+		b = b[n:]
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, st.Mode&0o777)
+	}
+	unix.Close(fd)
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, "config")
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+		return errnoOf(err)
+	}
+	return 0
+}
+
+// stageRepo makes the .git at p that a command makes below the root's top
+// and Judge stages (a .git file, naming a git directory elsewhere; a
+// directory renamed into place; any .git at a gitlink's path), with m.mu
+// held, as stageIndex judges an index: a repository is made at a gitlink's
+// path either before the index is judged (which then drops the gitlink) or
+// after (and staged). Not only at a gitlink's path: git on the host enters
+// any repository below the root, the user's shell prompt or editor on
+// their own (VS Code runs git status in each it finds), the user's git
+// status in the root once a commit the command made (git commit-tree,
+// update-ref: in no index) puts a gitlink there at a git reset or
+// checkout. So each is judged as a submodule's is before the host sees
+// more than an empty .git, and one that is kept cannot have its config
+// written but by a judged rename, or be moved away from the path it was
+// judged at (judgeRepo). A .git directory made empty (mkdir) is made in
+// place instead, and judged as it fills (Judge, madeRepos).
+func (m *mounter) stageRepo(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ending {
+		return unix.EPERM
+	}
+	m.refreshRepos(false)
+	errno := m.stageLocked(p, mk)
+	if errno == 0 {
+		// The directories it lies in are judged when renamed (moveAway).
+		r := &m.repos
+		r.mu.Lock()
+		for w := filepath.Dir(p); w != m.spec.Writable[0] && under(w, m.spec.Writable[0]); w = filepath.Dir(w) {
+			r.names[filepath.Base(w)] = true
+		}
+		r.mu.Unlock()
+	}
+	return errno
 }
 
 // pinPending, with m.mu held, makes the paths of the gitlinks in index

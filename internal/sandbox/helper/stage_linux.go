@@ -112,6 +112,18 @@ func (j *judgeSets) isStaged(p string) bool {
 	return j.staged[p]
 }
 
+// stagedUnder says whether a staged entry is p or lies in it.
+func (j *judgeSets) stagedUnder(p string) bool {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	for s := range j.staged {
+		if under(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func (j *judgeSets) setStaged(p string, staged bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -189,6 +201,9 @@ func (m *mounter) sets() *judgeSets {
 func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	if p == "" || len(m.spec.Writable) == 0 || m.spec.Quarantine == "" {
 		return copyup.Free
+	}
+	if op == copyup.OpMoveAway {
+		return m.moveAway(p)
 	}
 	root := m.spec.Writable[0]
 	if _, ok := m.isIndex(p); ok && !under(p, root) {
@@ -289,6 +304,8 @@ func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (uni
 		stage = m.stageIndex
 	} else if len(m.spec.Writable) > 0 && filepath.Base(p) == ".git" && filepath.Dir(p) != m.spec.Writable[0] {
 		stage = m.stageRepo
+	} else if m.isMadeConfig(p) {
+		stage = m.stageConfig
 	}
 	go func() { done <- stage(p, mk) }() // a new goroutine never runs on a locked thread
 	errno := <-done
@@ -448,8 +465,9 @@ func showAt(from int, name string, to int, at string) error {
 // unstage, with m.mu held, ends what stage began for every staged entry:
 // each goes to the quarantine if aside says so (it returns "path → where"),
 // else to its path, and the empty entry there is removed. A repository at
-// a gitlink's path goes if repoAside says so (and why), judged while only
-// the session sees it; one that stays is kept as the submodules are.
+// .git below the root's top goes if repoAside says so (and why), judged
+// while only the session sees it; one that stays is kept as the submodules
+// are.
 func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (bool, string)) (moved []string, errs []error) {
 	if len(m.staged) == 0 {
 		return nil, nil
@@ -479,7 +497,14 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 			var why string
 			if goes, why = repoAside(filepath.Dir(p)); goes {
 				r, _ := filepath.Rel(root, filepath.Dir(p))
-				m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command put at this gitlink's path %s, which git status in the project would obey: moved aside (the files stay)", r, why))
+				m.repos.mu.RLock()
+				link := m.repos.links[filepath.Dir(p)]
+				m.repos.mu.RUnlock()
+				if link {
+					m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command put at this gitlink's path %s, which git status in the project would obey: moved aside (the files stay)", r, why))
+				} else {
+					m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command made here %s, which git on the host would obey there (a shell prompt's or an editor's git status, or git status in the project once a commit puts a gitlink to it in the index): moved aside (the files stay)", r, why))
+				}
 			}
 		} else {
 			goes = aside(p)

@@ -77,12 +77,23 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".git/sharedindex.0123"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A project directory a command made a git directory's config in
+	// first, to make it one with a HEAD later.
+	if err := os.MkdirAll(filepath.Join(root, "bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "bad/config"), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	approved := false
 	m := &mounter{spec: &Spec{Writable: []string{root}, Quarantine: root + "/.shellgate-quarantine"},
 		gitAtStart: true, gitDirAtStart: true, configAtStart: true, git: gitstate.New(root),
 		approved: func() bool { return approved }}
 	m.repos = repoSets{links: map[string]bool{root + "/lib": true}, ancestors: map[string]bool{},
-		names: map[string]bool{"lib": true}, gitDirs: map[string]bool{root + "/.git/modules/lib": true}}
+		names: map[string]bool{"lib": true}, gitDirs: map[string]bool{root + "/.git/modules/lib": true, root + "/ev/.git": true, root + "/.gd/w": true},
+		// Kept at the end of the commands that made them (acceptRepo): a
+		// .git directory, and a .git file naming a directory elsewhere.
+		accepted: map[string]acceptedRepo{root + "/ev/.git": {worktree: root + "/ev"}, root + "/.gd/w": {worktree: root + "/w"}}}
 	tests := []struct {
 		path string
 		op   copyup.Op
@@ -96,7 +107,6 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{".git/worktrees/wt/index", copyup.OpWrite, copyup.Refused},
 		{".git/sharedindex.0123", copyup.OpRename, copyup.Refused}, // the one a split index names
 		{".git/sharedindex.4567", copyup.OpRename, copyup.Free},    // a new one
-		{"lib/.git", copyup.OpMakeDir, copyup.Staged},
 		{"lib/.git", copyup.OpMake, copyup.Staged},
 		{"lib/.git", copyup.OpRename, copyup.Staged},
 		{"lib/.git", copyup.OpLink, copyup.Refused},
@@ -107,6 +117,47 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{".git/modules", copyup.OpRename, copyup.Refused},
 		{".git/modules/lib/config", copyup.OpRename, copyup.Refused},
 		{".git/modules/lib/config.lock", copyup.OpMake, copyup.Refused},
+		// A .git anywhere below the root's top is judged (a shell
+		// prompt's git status runs its core.fsmonitor; a commit may name
+		// it by a gitlink): staged, or an empty directory kept at once;
+		// never linked; a kept one's config is
+		// written only by a rename that is judged, never in place, its
+		// .git file is not rewritten, and it is not renamed away from
+		// where it was judged (mv copies it, each name judged).
+		{"tools/sub/.git", copyup.OpMake, copyup.Staged}, // a .git file
+		{"tools/sub/.git", copyup.OpRename, copyup.Staged},
+		{"tools/sub/.git", copyup.OpMakeDir, copyup.Free}, // made in place, kept at once:
+		{"tools/sub/.git/config.lock", copyup.OpMake, copyup.Free},
+		{"tools/sub/.git/config", copyup.OpRename, copyup.Staged},
+		{"tools/sub/.git/commondir", copyup.OpMake, copyup.Refused},
+		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
+		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
+		// A HEAD makes a directory a git directory (git init --bare, or
+		// a project's docs/guide given HEAD, objects, refs): refused
+		// beside a hostile config, else kept as a .git made in place.
+		{"bad/HEAD", copyup.OpRename, copyup.Refused},
+		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
+		{"docs/guide/config", copyup.OpRename, copyup.Staged},
+		{"docs/guide/config", copyup.OpWrite, copyup.Free}, // absent: made new, judged at the next look
+		{"docs/guide/commondir", copyup.OpMake, copyup.Refused},
+		{"docs", copyup.OpMoveAway, copyup.Crossed},
+		{"tools/sub/.git/refs/remotes/origin/HEAD", copyup.OpRename, copyup.Free},
+		{"src/HEAD", copyup.OpWrite, copyup.Free},
+		{"tools/sub/.git", copyup.OpLink, copyup.Refused},
+		{"ev/.git/config", copyup.OpRename, copyup.Staged}, // git config: judged (stageConfig)
+		{"ev/.git/config", copyup.OpWrite, copyup.Refused},
+		{"ev/.git/config", copyup.OpMake, copyup.Refused},
+		{"ev/.git/config.lock", copyup.OpMake, copyup.Free},
+		{".gd/w/config.lock", copyup.OpMake, copyup.Free},
+		{".gd/w/commondir", copyup.OpMake, copyup.Refused},
+		{".gd/w/config.worktree", copyup.OpRename, copyup.Refused},
+		{"w/.git", copyup.OpWrite, copyup.Refused},
+		{"ev", copyup.OpMoveAway, copyup.Crossed},
+		{"ev/.git", copyup.OpMoveAway, copyup.Crossed},
+		{"w", copyup.OpMoveAway, copyup.Crossed},
+		{".gd", copyup.OpMoveAway, copyup.Crossed},
+		{"src", copyup.OpMoveAway, copyup.Free},
+		{"tools", copyup.OpMoveAway, copyup.Crossed}, // tools/sub/.git lies in it
 		// what git and builds do elsewhere
 		{".git/index.lock", copyup.OpMake, copyup.Free},
 		{"src/index", copyup.OpWrite, copyup.Free},
