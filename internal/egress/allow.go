@@ -2,8 +2,8 @@
 // allow-listed egress reaches the network: HTTP (CONNECT and absolute-URI
 // requests) and SOCKS5 (CONNECT) on one listener. It resolves names itself,
 // lets through only the names on its allow-list, refuses addresses in the
-// host's own networks (loopback, private, link-local …) unless allowed by
-// address, and refuses everything else with a message that names the domain
+// host's own networks (loopback, private, link-local …) and those of the
+// host's interfaces unless allowed by address, and refuses everything else with a message that names the domain
 // and how to allow it.
 package egress
 

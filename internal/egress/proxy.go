@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,13 +209,46 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	if err != nil || len(addrs) == 0 {
 		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
 	}
+	var own []netip.Addr // this host's, listed once a name needs them
 	for _, a := range addrs {
-		if Local(a) && !p.Allow.AllowsAddr(a) {
-			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a.Unmap(), a.Unmap(), a.Unmap().String())}
+		a = a.Unmap()
+		if p.Allow.AllowsAddr(a) {
+			t.addrs = append(t.addrs, a)
+			continue
 		}
-		t.addrs = append(t.addrs, a.Unmap())
+		if Local(a) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
+		}
+		if own == nil {
+			if own, err = hostAddrs(); err != nil {
+				return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot list this host's addresses to check %s against them: %v", host, err)}
+			}
+		}
+		if slices.Contains(own, a) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of this host, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
+		}
+		t.addrs = append(t.addrs, a)
 	}
 	return t, nil
+}
+
+// hostAddrs are the addresses of this host's interfaces. A name resolving to
+// one reaches the services listening on all of them (0.0.0.0, [::]) as its
+// loopback would, whatever range the address is in: a public address on the
+// host's own interface, a home machine's global IPv6 address. Listed anew for
+// each name that needs it, so an interface that came up since counts.
+func hostAddrs() ([]netip.Addr, error) {
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := []netip.Addr{} // non-nil: listed
+	for _, ifa := range ifas {
+		if p, err := netip.ParsePrefix(ifa.String()); err == nil {
+			own = append(own, p.Addr().WithZone("").Unmap())
+		}
+	}
+	return own, nil
 }
 
 // ask asks p.Ask about host, for at most AskTimeout, holding the client.

@@ -577,3 +577,57 @@ func TestServeEndsConnections(t *testing.T) {
 		t.Errorf("the client's connection after Serve returned: %v", err)
 	}
 }
+
+// An allowed name that resolves to an address of this host's own interfaces
+// reaches whatever listens on all of them (a dev database on 0.0.0.0), even
+// when the address is in no private range: a public IPv4 address on eth0, a
+// home machine's global IPv6 address. Each of this host's addresses is
+// refused as such, and routed here to an origin that would answer.
+func TestRefusedHostAddresses(t *testing.T) {
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []netip.Addr
+	for _, ifa := range ifas {
+		if p, err := netip.ParsePrefix(ifa.String()); err == nil && !p.Addr().IsLinkLocalUnicast() {
+			own = append(own, p.Addr())
+		}
+	}
+	nonLocal := 0
+	e := newEnv(t, "*.host.example")
+	for i, a := range own {
+		if !Local(a) {
+			nonLocal++
+		}
+		name := fmt.Sprintf("a%d.host.example", i)
+		e.net.mu.Lock()
+		e.net.names[name] = []netip.Addr{a}
+		e.net.route[netip.AddrPortFrom(a, 443).String()] = e.tlsSrv.Listener.Addr().String()
+		e.net.mu.Unlock()
+		for _, tc := range []struct{ proto, req string }{
+			{"CONNECT", "CONNECT " + name + ":443 HTTP/1.1\r\n\r\n"},
+			{"GET", "GET http://" + name + ":443/ HTTP/1.1\r\n\r\n"},
+		} {
+			status, body := raw(t, e.addr, tc.req)
+			if !strings.HasPrefix(status, "403") || !strings.Contains(body, name+" resolves to "+a.String()) {
+				t.Errorf("%s %s resolving to this host's %s: %s %q", tc.proto, name, a, status, body)
+			}
+		}
+		if got := socks(t, e.addr, 1, name, 443); got != socksNotAllowed {
+			t.Errorf("SOCKS5 %s resolving to this host's %s: reply %d", name, a, got)
+		}
+	}
+	if nonLocal == 0 {
+		t.Logf("every address of this host is in a range refused anyway (%v): the check of the host's own is not exercised", own)
+	}
+	// Allowed by address, it is let through: the user named it.
+	if len(own) > 0 {
+		e := newEnv(t, "*.host.example", own[0].String())
+		e.net.names["a.host.example"] = own[:1]
+		e.net.route[netip.AddrPortFrom(own[0], 443).String()] = e.tlsSrv.Listener.Addr().String()
+		if status, _ := raw(t, e.addr, "CONNECT a.host.example:443 HTTP/1.1\r\n\r\n"); !strings.HasPrefix(status, "200") {
+			t.Errorf("this host's %s, allowed by address: %s", own[0], status)
+		}
+	}
+}
