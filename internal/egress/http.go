@@ -261,8 +261,15 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 			p.failed(c, "http", t, err)
 			return
 		}
-		if t.upstream == nil {
-			target = u.RequestURI()
+		if target = u.RequestURI(); t.upstream != nil {
+			// The host's proxy parses the URL itself: it gets the origin as
+			// checked here, not the client's spelling, which a lenient parser
+			// may read as another host ("http://allowed#@evil/").
+			authority := t.host
+			if port != 80 || strings.Contains(t.host, ":") {
+				authority = net.JoinHostPort(t.host, strconv.Itoa(port))
+			}
+			target = "http://" + authority + target
 		}
 		if h.host == "" {
 			h.fields = append(h.fields, "Host: "+u.Host)

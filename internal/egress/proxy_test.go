@@ -631,3 +631,55 @@ func TestRefusedHostAddresses(t *testing.T) {
 		}
 	}
 }
+
+// A plain request through the host's proxy names its origin as the proxy
+// checked it: the upstream parses the URL itself, and a URL that parses to
+// one host here and another there (userinfo, a fragment before an '@', as
+// lenient parsers read "http://allowed#@evil/") would take the request where
+// the allow-list does not reach.
+func TestUpstreamPlainTarget(t *testing.T) {
+	e := newEnv(t, "example.com")
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan string, 8)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer up.Close() // before the wait: it ends the accepting
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			asked <- strings.TrimSpace(line)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			c.Close()
+		}
+	}()
+	e.net.mu.Lock()
+	e.net.route[up.Addr().String()] = up.Addr().String()
+	e.net.mu.Unlock()
+	e.mu.Lock()
+	e.upstream = &url.URL{Scheme: "http", Host: up.Addr().String()}
+	e.mu.Unlock()
+	for _, tc := range []struct{ url, want string }{
+		{"http://example.com/p?q=1", "GET http://example.com/p?q=1 HTTP/1.1"},
+		{"http://example.com#@x.invalid/", "GET http://example.com/ HTTP/1.1"},
+		{"http://u:p@example.com/a", "GET http://example.com/a HTTP/1.1"},
+		{"http://EXAMPLE.com.:8080/a", "GET http://example.com:8080/a HTTP/1.1"},
+	} {
+		status, _ := raw(t, e.addr, "GET "+tc.url+" HTTP/1.1\r\n\r\n")
+		if !strings.HasPrefix(status, "200") {
+			t.Errorf("%s: %s", tc.url, status)
+			continue
+		}
+		if got := <-asked; got != tc.want {
+			t.Errorf("%s: the host's proxy was asked %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
