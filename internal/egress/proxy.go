@@ -447,7 +447,12 @@ func (p *Proxy) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, r
 	}
 	switch {
 	case first[0] == 0x16: // a TLS handshake record
-		if sni, ok := peekSNI(br); ok && sni != "" && !sameHost(sni, host) {
+		sni, ok := peekSNI(br)
+		if !ok {
+			done(fmt.Sprintf("the TLS ClientHello to %s cannot be read, so its server name cannot be checked", host))
+			return
+		}
+		if sni != "" && !sameHost(sni, host) {
 			done(fmt.Sprintf("the TLS server name %s differs from the target %s", sni, host))
 			return
 		}
@@ -480,18 +485,30 @@ func looksHTTP(br *bufio.Reader) bool {
 }
 
 // peekSNI reads the server name of the TLS ClientHello at the head of br,
-// without consuming it. ok is false when the record cannot be read as one.
+// without consuming it, however the client split the hello into records
+// (servers put them together again). ok is false when the records cannot be
+// read as one: the caller refuses what it cannot check.
 func peekSNI(br *bufio.Reader) (string, bool) {
-	hdr, err := br.Peek(5)
-	if err != nil || hdr[0] != 0x16 {
-		return "", false
+	var b []byte // the handshake message, put together
+	for off := 0; ; {
+		hdr, err := br.Peek(off + 5)
+		if err != nil || hdr[off] != 0x16 {
+			return "", false
+		}
+		n := int(hdr[off+3])<<8 | int(hdr[off+4])
+		rec, err := br.Peek(off + 5 + n)
+		if err != nil || n == 0 {
+			return "", false
+		}
+		b = append(b, rec[off+5:]...)
+		off += 5 + n
+		if len(b) >= 4 {
+			if need := 4 + (int(b[1])<<16 | int(b[2])<<8 | int(b[3])); len(b) >= need {
+				b = b[:need]
+				break
+			}
+		}
 	}
-	n := int(hdr[3])<<8 | int(hdr[4])
-	rec, err := br.Peek(5 + n)
-	if err != nil {
-		return "", false
-	}
-	b := rec[5:]
 	// Handshake: type 1 (ClientHello), length (3), version (2), random (32).
 	if len(b) < 38 || b[0] != 1 {
 		return "", false

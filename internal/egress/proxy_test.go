@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -682,4 +684,67 @@ func TestUpstreamPlainTarget(t *testing.T) {
 			t.Errorf("%s: the host's proxy was asked %q, want %q", tc.url, got, tc.want)
 		}
 	}
+}
+
+// A TLS ClientHello is checked however the client splits it into records:
+// one whose server name is another host than the CONNECT target, split in
+// two records (which servers reassemble), does not get past the check that
+// the same hello in one record meets.
+func TestTunnelFragmentedClientHello(t *testing.T) {
+	e := newEnv(t, "example.com")
+	hello := clientHello(t, "x.invalid")
+	body := hello[5:]
+	at := bytes.Index(body, []byte("x.invalid"))
+	split := func(parts ...[]byte) []byte {
+		var out []byte
+		for _, p := range parts {
+			out = append(out, 0x16, hello[1], hello[2], byte(len(p)>>8), byte(len(p)))
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		recs []byte
+	}{
+		{"one record", hello},
+		{"split after the type", split(body[:1], body[1:])},
+		{"split before the extensions", split(body[:40], body[40:])},
+		{"split in the server name", split(body[:at+3], body[at+3:])},
+	} {
+		c, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "CONNECT example.com:443 HTTP/1.1\r\n\r\n")
+		br := bufio.NewReader(c)
+		if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		c.Write(tc.recs)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := br.ReadByte()
+		c.Close()
+		if err == nil {
+			t.Errorf("%s: a ClientHello for x.invalid in a tunnel to example.com got an answer from the origin (%#x)", tc.name, b)
+		}
+	}
+}
+
+// clientHello is the first TLS record a client for server name sends.
+func clientHello(t *testing.T, name string) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	defer a.Close()
+	go tls.Client(a, &tls.Config{ServerName: name, InsecureSkipVerify: true}).Handshake()
+	hdr := make([]byte, 5)
+	if _, err := io.ReadFull(b, hdr); err != nil {
+		t.Fatal(err)
+	}
+	rec := make([]byte, int(hdr[3])<<8|int(hdr[4]))
+	if _, err := io.ReadFull(b, rec); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	return append(hdr, rec...)
 }
