@@ -2,7 +2,6 @@ package egress
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -456,9 +455,17 @@ func (p *Proxy) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, r
 			done(fmt.Sprintf("the TLS server name %s differs from the target %s", sni, host))
 			return
 		}
-	case looksHTTP(br):
-		p.forward(ctx, client, br, host, remote, done)
-		return
+	default:
+		skip, isHTTP, err := httpStart(br)
+		if errors.Is(err, errTooManyEmpty) {
+			done(err.Error())
+			return
+		}
+		if isHTTP {
+			br.Discard(skip)
+			p.forward(ctx, client, br, host, remote, done)
+			return
+		}
 	}
 	relay(client, br, remote)
 	done("")
@@ -469,20 +476,48 @@ func sameHost(a, b string) bool {
 	return Normalize(strings.Trim(a, "[]")) == Normalize(strings.Trim(b, "[]"))
 }
 
-// looksHTTP reports whether the client's first bytes are an HTTP method.
-func looksHTTP(br *bufio.Reader) bool {
-	b, _ := br.Peek(8)
-	i := bytes.IndexByte(b, ' ')
-	if i < 3 {
-		return false
+// httpStart reports whether the client's first bytes are an HTTP request:
+// empty lines, which servers skip before a request line (RFC 9112, section
+// 2.2; nginx skips any number), then a method and a space. skip is the
+// number of empty-line bytes. It decides at the first byte that does not
+// fit, so a short first message of another protocol ("PING\r\n") is not
+// held waiting for more. errTooManyEmpty: more empty lines than it can hold,
+// which an origin would skip to a request it has not seen.
+func httpStart(br *bufio.Reader) (skip int, isHTTP bool, err error) {
+	at := func(i int) (byte, error) {
+		b, err := br.Peek(i + 1)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return 0, errTooManyEmpty
+		}
+		if err != nil {
+			return 0, err
+		}
+		return b[i], nil
 	}
-	for _, r := range b[:i] {
-		if r < 'A' || r > 'Z' {
-			return false
+	for ; ; skip++ {
+		c, err := at(skip)
+		if err != nil {
+			return skip, false, err
+		}
+		if c != '\r' && c != '\n' {
+			break
 		}
 	}
-	return true
+	for i := skip; i < skip+8; i++ {
+		c, err := at(i)
+		switch {
+		case err != nil:
+			return skip, false, err
+		case c == ' ':
+			return skip, i-skip >= 3, nil
+		case c < 'A' || c > 'Z':
+			return skip, false, nil
+		}
+	}
+	return skip, false, nil
 }
+
+var errTooManyEmpty = errors.New("more empty lines before a request than the proxy reads")
 
 // peekSNI reads the server name of the TLS ClientHello at the head of br,
 // without consuming it, however the client split the hello into records

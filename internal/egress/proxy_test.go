@@ -748,3 +748,82 @@ func clientHello(t *testing.T, name string) []byte {
 	b.Close()
 	return append(hdr, rec...)
 }
+
+// Plain HTTP in a tunnel is checked however it starts: servers ignore empty
+// lines before a request line (RFC 9112, section 2.2; nginx skips any
+// number), so a request for another host behind "\r\n" must meet the same
+// check as one without. A protocol that is not HTTP still goes through.
+func TestTunnelHTTPAfterEmptyLines(t *testing.T) {
+	e := newEnv(t, "example.com")
+	// The origin reads as nginx does: empty lines skipped, then a request
+	// line and its Host, which it echoes; anything else is echoed as it came.
+	origin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer origin.Close()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := origin.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			line := ""
+			for line == "" {
+				if line, err = br.ReadString('\n'); err != nil {
+					break
+				}
+				line = strings.TrimRight(line, "\r\n")
+			}
+			host := ""
+			for l := line; err == nil && l != "" && strings.HasSuffix(line, "HTTP/1.1"); {
+				l, err = br.ReadString('\n')
+				l = strings.TrimRight(l, "\r\n")
+				if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "Host") {
+					host = strings.TrimSpace(v)
+				}
+			}
+			if strings.HasSuffix(line, "HTTP/1.1") {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\nhost=%s", len("host=")+len(host), host)
+			} else {
+				io.WriteString(c, "echo "+line)
+			}
+			c.Close()
+		}
+	}()
+	e.net.mu.Lock()
+	e.net.route["203.0.113.7:8080"] = origin.Addr().String()
+	e.net.mu.Unlock()
+	for _, tc := range []struct{ name, send, want string }{
+		{"a request for the target", "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", "host=example.com"},
+		{"a request for another host", "GET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"after an empty line", "\r\nGET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"after bare line feeds", "\n\n\nGET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"after many empty lines", strings.Repeat("\r\n", 5000) + "GET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"after more empty lines than the proxy reads", strings.Repeat("\r\n", 40000) + "GET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", ""},
+		{"the target after an empty line", "\r\nGET / HTTP/1.1\r\nHost: example.com\r\n\r\n", "host=example.com"},
+		{"not HTTP", "PING\r\n", "echo PING"},
+	} {
+		c, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "CONNECT example.com:8080 HTTP/1.1\r\n\r\n")
+		br := bufio.NewReader(c)
+		if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		io.WriteString(c, tc.send)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, _ := io.ReadAll(br)
+		c.Close()
+		if !strings.Contains(string(got), tc.want) || strings.Contains(string(got), "host=x.invalid") {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
