@@ -827,3 +827,92 @@ func TestTunnelHTTPAfterEmptyLines(t *testing.T) {
 		}
 	}
 }
+
+// The body the proxy forwards is the body the origin reads: a request
+// whose length is told two ways (Transfer-Encoding and Content-Length, or
+// two Content-Lengths) is refused, since an origin that reads the other one
+// takes the rest for a second request, unchecked (request smuggling; the
+// proxy's Connection: close stops only origins that honour it).
+func TestPlainBodySmuggling(t *testing.T) {
+	e := newEnv(t, "example.com")
+	// The origin reads requests one after another, each body by its last
+	// Content-Length, and echoes each request's Host; it ignores
+	// Connection: close.
+	origin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer origin.Close()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := origin.Accept()
+			if err != nil {
+				return
+			}
+			// It keeps the connection for more requests, a while.
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			br := bufio.NewReader(c)
+			for {
+				host, length := "", 0
+				l, err := br.ReadString('\n')
+				for err == nil && strings.TrimSpace(l) != "" {
+					if l, err = br.ReadString('\n'); err != nil {
+						break
+					}
+					if k, v, ok := strings.Cut(l, ":"); ok {
+						switch strings.ToLower(k) {
+						case "host":
+							host = strings.TrimSpace(v)
+						case "content-length":
+							fmt.Sscan(strings.TrimSpace(v), &length)
+						}
+					}
+				}
+				if err != nil {
+					break
+				}
+				io.CopyN(io.Discard, br, int64(length))
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\nhost=%s", len("host=")+len(host), host)
+			}
+			c.Close()
+		}
+	}()
+	e.net.mu.Lock()
+	e.net.route["203.0.113.7:8080"] = origin.Addr().String()
+	e.net.mu.Unlock()
+	smuggled := "GET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n"
+	for _, tc := range []struct{ name, head, body string }{
+		{"chunked and a length", "Transfer-Encoding: chunked\r\nContent-Length: 4\r\n", fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(smuggled), smuggled)},
+		{"two lengths", fmt.Sprintf("Content-Length: %d\r\nContent-Length: 0\r\n", len(smuggled)), smuggled},
+		{"two lengths, the longer last", fmt.Sprintf("Content-Length: 0\r\nContent-Length: %d\r\n", len(smuggled)), smuggled},
+		{"a signed length", "Content-Length: +0\r\n", smuggled},
+	} {
+		for _, via := range []string{"CONNECT", "GET"} {
+			c, err := net.Dial("tcp", e.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			target := "/"
+			if via == "CONNECT" {
+				io.WriteString(c, "CONNECT example.com:8080 HTTP/1.1\r\n\r\n")
+				if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+					t.Fatalf("CONNECT: %v %v", resp, err)
+				}
+			} else {
+				target = "http://example.com:8080/"
+			}
+			io.WriteString(c, "POST "+target+" HTTP/1.1\r\nHost: example.com:8080\r\n"+tc.head+"\r\n"+tc.body)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			got, _ := io.ReadAll(br)
+			c.Close()
+			if strings.Contains(string(got), "x.invalid") || !strings.Contains(string(got), "400 shellgate:") {
+				t.Errorf("%s, %s: got %q, want a 400", tc.name, via, got)
+			}
+		}
+	}
+}
