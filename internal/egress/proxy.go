@@ -180,6 +180,9 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	if checkName(host) != nil {
 		return nil, refusedName(host)
 	}
+	if numericName(host) {
+		return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s is an IPv4 address written as a name (resolvers read it as one), which the allow-list does not name; connect by name, or the user can allow the address with --allow-domain ADDRESS or [network] allow = [\"ADDRESS\"]", host)}
+	}
 	if !p.Allow.AllowsName(host) {
 		if err := p.ask(ctx, host, port); errors.Is(err, ErrNotAsked) {
 			return nil, refusedName(host)
@@ -229,6 +232,19 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 		t.addrs = append(t.addrs, a)
 	}
 	return t, nil
+}
+
+// numericName reports a name whose last label is a number, decimal or 0x
+// hexadecimal: no domain is, and resolvers read such a name as an IPv4
+// address (inet_aton's 127.1, 2130706433, 0x7f000001, 0177.0.0.1), so it is
+// refused as an address is, not asked about as a name.
+func numericName(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = strings.TrimLeft(h, "0123456789abcdef")
+		return last == ""
+	}
+	return strings.Trim(last, "0123456789") == ""
 }
 
 // hostAddrs are the addresses of this host's interfaces. A name resolving to
