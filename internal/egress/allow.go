@@ -60,6 +60,10 @@ func ParseAllow(entries []string) (*AllowList, error) {
 		if err := checkName(name); err != nil {
 			return nil, fmt.Errorf("network allow %q: %v", e, err)
 		}
+		if numericName(name) {
+			// The proxy refuses such names as addresses: an entry would allow nothing.
+			return nil, fmt.Errorf("network allow %q: an address written as a name, which resolvers read as an IPv4 address; write the address as a.b.c.d", e)
+		}
 		if wild {
 			a.suffixes = append(a.suffixes, "."+name)
 			a.add("*." + name)
