@@ -48,16 +48,6 @@ type head struct {
 	fields                []string // the header lines, "Name: value"
 }
 
-// field is the value of the header field name, "" if none.
-func (h head) field(name string) string {
-	for _, l := range h.fields {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 func parseHead(b []byte) (head, error) {
 	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
 	f := strings.Fields(lines[0])
@@ -230,7 +220,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 		return
 	}
 	u, _ := url.Parse(h.target)
-	target := h.target // as the upstream proxy wants it
+	var target string // the request line's, as the origin or the host's proxy wants it
 	if fixed != "" {
 		if target, why = inTunnel(h, u, fixed); why != "" {
 			reply(c, statusForbidden, why)
