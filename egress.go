@@ -192,6 +192,29 @@ type egressCalls struct {
 	ended   []*egressCall   // the latest ended, for connections reported after
 	allowed map[string]bool // domains allowed for the session
 	turn    chan struct{}   // one question at a time: a person answers them
+	// left are the commands that returned leaving processes running (cmd
+	// &), which may connect while a later command runs: named in its
+	// questions. Kept for the session, the latest maxLeft.
+	left []string
+}
+
+// maxLeft bounds the commands kept in egressCalls.left.
+const maxLeft = 8
+
+// egressLeft notes that command returned leaving processes running in b's
+// session: a later command's question about a domain names it as one that
+// may be connecting.
+func (g *Gate) egressLeft(b *box, command string) {
+	if !g.egressOn() {
+		return
+	}
+	e := &b.egress
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.left = append(slices.DeleteFunc(e.left, func(c string) bool { return c == command }), command)
+	if len(e.left) > maxLeft {
+		e.left = e.left[len(e.left)-maxLeft:]
+	}
 }
 
 // egressCall is one command, from before it starts to its end.
@@ -292,6 +315,19 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 			asker = c
 		}
 	}
+	// The proxy cannot tell which process connects: the question names
+	// every other command that may be it.
+	var others []string
+	for _, c := range e.running {
+		if c != asker && !slices.Contains(others, c.command) {
+			others = append(others, c.command)
+		}
+	}
+	for _, c := range e.left {
+		if (asker == nil || c != asker.command) && !slices.Contains(others, c) {
+			others = append(others, c)
+		}
+	}
 	e.mu.Unlock()
 	switch {
 	case allowed:
@@ -301,7 +337,7 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	case asker == nil:
 		return egress.ErrNotAsked
 	}
-	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Domain: host, Port: port,
+	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Domain: host, Port: port, Others: others,
 		Reason: fmt.Sprintf("It connects to %s (port %d), which is not on the network allow-list.", host, port)}
 	answer := asker.approver(ctx, q)
 	e.mu.Lock()

@@ -149,3 +149,34 @@ func TestEgressAsksOnceForConcurrentConnections(t *testing.T) {
 		t.Errorf("stdout %q after %d questions, want hihihi after one:\n%s", env.Data.Stdout, q.count(), env.Text)
 	}
 }
+
+// The proxy sees a connection, not the process that makes it: a process an
+// earlier command left running (cmd &) that connects while a later command
+// runs is asked about under the later command's name. The question names
+// the earlier command too, so the person asked is not told that the command
+// they see is the one connecting.
+func TestEgressQuestionNamesCommandsLeftRunning(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from the host") }))
+	defer host.Close()
+	port := strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port)
+	cfg := shellgate.Config{Root: newLab(t).root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}}
+	s := gate(t, cfg).NewSession(shellgate.SessionConfig{ID: "sess-1"})
+	defer s.Close()
+	left := "(sleep 1; curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" http://localhost:" + port + "/ > fetched.txt 2>&1) &"
+	if env := s.Run(context.Background(), shellgate.Request{Command: left}); env.Status != envelope.Success || len(env.Data.BackgroundPIDs) == 0 {
+		t.Fatalf("%s, background %v:\n%s", env.Status, env.Data.BackgroundPIDs, env.Text)
+	}
+	q := &questions{answer: shellgate.Deny}
+	later := "sleep 4; echo built"
+	if env := s.Run(context.Background(), shellgate.Request{Command: later}, shellgate.WithApprover(q.approve)); env.Status != envelope.Success {
+		t.Fatalf("%s:\n%s", env.Status, env.Text)
+	}
+	if q.count() != 1 {
+		t.Fatalf("asked %d times, want once: %+v", q.count(), q.asked)
+	}
+	if x := q.asked[0]; x.Domain != "localhost" || x.Command != later || len(x.Others) != 1 || x.Others[0] != left {
+		t.Errorf("question %+v: want the domain, the running command and, as another that may connect, %q", x, left)
+	}
+}

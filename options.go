@@ -88,6 +88,13 @@ type Question struct {
 	// it until it ends, "allow for this session" the session's later commands too.
 	Domain string
 	Port   int
+	// Others are, for a Domain question, the session's other commands that may
+	// be the one connecting: running now, or that left processes running when
+	// they returned. The proxy sees a connection, not the process that made
+	// it, so Command is the latest command with an approver, not necessarily
+	// the one that connects; "allow once" lets them all reach the domain
+	// while Command runs.
+	Others []string
 }
 
 // Why says, for a person, why the command needs approval: Reason is written for the

@@ -168,6 +168,9 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 	ended := s.g.egressCall(s.box, o, req.Command, s.id)
 	out := s.execute(ctx, a, req, o)
 	afterJob(s.jobDone(out), ended) // egress.go
+	if len(out.Data.BackgroundPIDs) > 0 {
+		s.g.egressLeft(s.box, req.Command)
+	}
 	cp.finish(&out, s.jobDone(out))
 	s.g.noteAppeared(&out, s.id)
 	return out

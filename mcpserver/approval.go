@@ -107,6 +107,13 @@ func approvalMessage(q shellgate.Question) string {
 		// The question is the domain; the command is what connects to it.
 		domain := shellgate.OneLine(q.Domain)
 		fmt.Fprintf(&b, "Allow %s for this session?\n\n%s\n\nThis command connects to it, on port %d; it is not on the network allow-list.", domain, shown, q.Port)
+		if len(q.Others) > 0 {
+			// The proxy sees a connection, not its process: any of these may be it.
+			b.WriteString("\n\nOr one of these, still running in the session, does (shellgate cannot tell which; \"only this command\" lets them too while it runs):")
+			for _, c := range q.Others {
+				b.WriteString("\n│ " + shellgate.OneLine(envelope.CutMiddle(c, 200)))
+			}
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Allow this shell command?\n\n%s\n\n", shown)

@@ -197,7 +197,13 @@ func TestApprovalMessageDomain(t *testing.T) {
 	if got := names(req.RequestedSchema); !slices.Equal(got, []string{"Only this command", "This session", "Deny"}) {
 		t.Errorf("choices %q", got)
 	}
-	q.Domain = ""
+	// Another command of the session may be the one connecting: named too.
+	q.Others = []string{"(sleep 1; curl https://registry.npmjs.org/x) &"}
+	want += "\n\nOr one of these, still running in the session, does (shellgate cannot tell which; \"only this command\" lets them too while it runs):\n│ (sleep 1; curl https://registry.npmjs.org/x) &"
+	if got := approvalRequest(q).Message; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	q.Domain, q.Others = "", nil
 	if got := names(approvalRequest(q).RequestedSchema); !slices.Equal(got, []string{"Allow once", "Allow for this session", "Deny"}) {
 		t.Errorf("a command's choices %q", got)
 	}

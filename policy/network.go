@@ -2,8 +2,10 @@ package policy
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/analysis/opts"
 
@@ -189,6 +191,13 @@ var networkFacts = &catalogue{facts: []fact{
 		},
 		match:    []string{"npm view x --registry http://r/", "yarn add https://x/y.tgz"},
 		notMatch: []string{"npm config set registry http://r/", "npm test", "npm i file:../x"}},
+	fact{listed: func(n string) bool { _, ok := inlineOpts[n]; return ok || n == "deno" }, also: analysis.IsPython, test: inlineFetch,
+		match: []string{`python3 -c 'import urllib.request; urllib.request.urlopen("https://example.com")'`,
+			`node -e 'fetch("https://example.com/x").then(r => r.text())'`, `perl -MLWP::Simple -e 'print get("http://example.com")'`,
+			`ruby -rnet/http -e 'puts Net::HTTP.get(URI("http://example.com"))'`, `php -r 'echo file_get_contents("http://example.com");'`,
+			`deno eval 'await fetch("https://example.com")'`, `python3 -c 'import requests, sys; requests.get(sys.argv[1])' https://example.com`},
+		notMatch: []string{`python3 -c 'print(1)'`, `node -e 'fetch("http://localhost:3000/api")'`, `python3 -c 'print("https://example.com")'`,
+			`python3 script.py https://example.com`, `node -e 'console.log(require("url").parse("https://example.com"))'`}},
 	fact{programs: []string{"uv", "poetry"}, test: chosenIndex,
 		match:    []string{"uv pip list --index-url http://x", "poetry source add -f x", "uv venv --find-links=./w"},
 		notMatch: []string{"uv run --index-url http://x pytest", "uv venv .venv"}},
@@ -563,3 +572,43 @@ func hasOpt(os []opts.Opt, names ...string) bool {
 	r := opts.Result{Opts: os}
 	return r.Has(names...)
 }
+
+// inlineFetch: an interpreter given its program on the command line (-c, -e,
+// deno eval) that fetches a URL of another host than the loopback: the
+// program names the URL, or takes one as an argument, and calls something
+// that fetches. With the network off it would fail on DNS instead of being
+// refused at once. A program that only prints a URL is let through.
+func inlineFetch(_ *check, c *analysis.Command) string {
+	if inlineProgram(c) == "" {
+		return ""
+	}
+	remote, fetches := "", false
+	for i, a := range c.Args {
+		if c.IsDynamic(i) {
+			continue
+		}
+		for _, u := range remoteURL().FindAllString(a, -1) {
+			if remote == "" && !isLoopbackURL(u) {
+				remote = u
+			}
+		}
+		fetches = fetches || fetchCall().MatchString(a)
+	}
+	return when(remote != "" && fetches, c.Name+"'s program fetches "+remote)
+}
+
+// remoteURL is a URL in a program's text.
+var remoteURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(?:https?|ftps?|wss?)://[^\s"'<>()\[\]{}\x60,;]+`)
+})
+
+// fetchCall is a call that fetches a URL, in the languages of inlineOpts:
+// Python's urllib, http.client, requests, httpx, aiohttp, urlretrieve;
+// JavaScript's fetch, http(s).get and request, axios; Perl's LWP and
+// HTTP::Tiny; Ruby's Net::HTTP and open-uri; PHP's file_get_contents, fopen
+// and curl; a socket.
+var fetchCall = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\burlopen\b|\burlretrieve\b|\burllib\b|\bhttp\.client\b|\brequests\.|\bhttpx\b|\baiohttp\b|` +
+		`\bfetch\s*\(|\bhttps?\.(?:get|request)\b|\baxios\b|LWP::|HTTP::Tiny|Net::HTTP|open-uri|URI\.open|` +
+		`\bfile_get_contents\b|\bfopen\b|\bcurl_|\bsocket\b|\bWebSocket\b`)
+})

@@ -127,6 +127,13 @@ func TestBuiltinRules(t *testing.T) {
 		{"cat < /dev/tcp/127.0.0.1/80", policy.Deny, "network"},
 		{"git fetch", policy.Deny, "network"},
 		{"git clone . copy", policy.Allow, ""},
+		// an inline program that fetches a remote URL: refused at once, not
+		// failing later on DNS; one that fetches from the session's loopback
+		// or only names a URL runs
+		{`python3 -c 'import urllib.request; urllib.request.urlopen("https://example.com")'`, policy.Deny, "network"},
+		{`node -e 'fetch("https://registry.npmjs.org/left-pad").then(r => r.json())'`, policy.Deny, "network"},
+		{`node -e 'fetch("http://localhost:3000/api").then(r => r.text())'`, policy.Allow, ""},
+		{`python3 -c 'print("docs: https://example.com")'`, policy.Allow, ""},
 		// interactive
 		{"vim x", policy.Deny, "interactive"},
 		{"emacs --batch -l x.el", policy.Allow, ""},

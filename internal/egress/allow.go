@@ -2,8 +2,8 @@
 // allow-listed egress reaches the network: HTTP (CONNECT and absolute-URI
 // requests) and SOCKS5 (CONNECT) on one listener. It resolves names itself,
 // lets through only the names on its allow-list, refuses addresses in the
-// host's own networks (loopback, private, link-local …) unless allowed by
-// address, and refuses everything else with a message that names the domain
+// host's own networks (loopback, private, link-local …) and those of the
+// host's interfaces unless allowed by address, and refuses everything else with a message that names the domain
 // and how to allow it.
 package egress
 
@@ -59,6 +59,10 @@ func ParseAllow(entries []string) (*AllowList, error) {
 		}
 		if err := checkName(name); err != nil {
 			return nil, fmt.Errorf("network allow %q: %v", e, err)
+		}
+		if numericName(name) {
+			// The proxy refuses such names as addresses: an entry would allow nothing.
+			return nil, fmt.Errorf("network allow %q: an address written as a name, which resolvers read as an IPv4 address; write the address as a.b.c.d", e)
 		}
 		if wild {
 			a.suffixes = append(a.suffixes, "."+name)

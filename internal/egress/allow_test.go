@@ -63,7 +63,8 @@ func TestAllowList(t *testing.T) {
 }
 
 func TestParseAllowRejects(t *testing.T) {
-	for _, e := range []string{"*", "*.", "a.*.com", "exa mple.com", "https://registry.npmjs.org", "host:443", "a..b", "*example.com"} {
+	for _, e := range []string{"*", "*.", "a.*.com", "exa mple.com", "https://registry.npmjs.org", "host:443", "a..b", "*example.com",
+		"127.1", "2130706433", "0x7f000001", "*.10"} { // addresses written as names: no name is one
 		if _, err := ParseAllow([]string{e}); err == nil {
 			t.Errorf("ParseAllow(%q) accepted it", e)
 		}

@@ -63,6 +63,12 @@ func TestAskAboutUnlistedName(t *testing.T) {
 		{"yes to a name in the LAN", func(context.Context) error { return nil }, 0, "https://lan.example.com/",
 			"lan.example.com:443", "lan.example.com resolves to 192.168.1.20", false},
 		{"an IP literal is not asked about", func(context.Context) error { return nil }, 0, "https://203.0.113.7/", "", "the address 203.0.113.7 is not on the network allow-list", false},
+		// Nor is an address written as a name (as inet_aton reads 127.1,
+		// 2130706433, 0x7f000001): the question would name a number.
+		{"a decimal address is not asked about", func(context.Context) error { return nil }, 0, "https://2130706433/", "", "2130706433 is an IPv4 address written as a name", false},
+		{"a hexadecimal address is not asked about", func(context.Context) error { return nil }, 0, "http://0x7f000001/", "", "0x7f000001 is an IPv4 address written as a name", false},
+		{"a short address is not asked about", func(context.Context) error { return nil }, 0, "https://127.1/", "", "127.1 is an IPv4 address written as a name", false},
+		{"an octal address is not asked about", func(context.Context) error { return nil }, 0, "https://0177.0.0.1/", "", "0177.0.0.1 is an IPv4 address written as a name", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &asker{answer: tc.answer}

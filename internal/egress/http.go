@@ -48,16 +48,6 @@ type head struct {
 	fields                []string // the header lines, "Name: value"
 }
 
-// field is the value of the header field name, "" if none.
-func (h head) field(name string) string {
-	for _, l := range h.fields {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 func parseHead(b []byte) (head, error) {
 	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
 	f := strings.Fields(lines[0])
@@ -230,7 +220,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 		return
 	}
 	u, _ := url.Parse(h.target)
-	target := h.target // as the upstream proxy wants it
+	var target string // the request line's, as the origin or the host's proxy wants it
 	if fixed != "" {
 		if target, why = inTunnel(h, u, fixed); why != "" {
 			reply(c, statusForbidden, why)
@@ -261,8 +251,15 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 			p.failed(c, "http", t, err)
 			return
 		}
-		if t.upstream == nil {
-			target = u.RequestURI()
+		if target = u.RequestURI(); t.upstream != nil {
+			// The host's proxy parses the URL itself: it gets the origin as
+			// checked here, not the client's spelling, which a lenient parser
+			// may read as another host ("http://allowed#@evil/").
+			authority := t.host
+			if port != 80 || strings.Contains(t.host, ":") {
+				authority = net.JoinHostPort(t.host, strconv.Itoa(port))
+			}
+			target = "http://" + authority + target
 		}
 		if h.host == "" {
 			h.fields = append(h.fields, "Host: "+u.Host)
@@ -298,21 +295,40 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, fixed
 }
 
 // bodyOf says how long the request's body is: chunked, or length bytes.
+// A length told two ways (Transfer-Encoding and Content-Length, two
+// different Content-Lengths, one that is not all digits) is an error: an
+// origin reading the other one would take the rest of the body for a
+// request of its own, which no check saw (request smuggling).
 func bodyOf(h head) (length int64, chunked bool, err error) {
-	if te := h.field("Transfer-Encoding"); te != "" {
-		if !strings.EqualFold(strings.TrimSpace(te), "chunked") {
-			return 0, false, fmt.Errorf("transfer encoding %q is not supported", te)
+	var te, cl []string
+	for _, l := range h.fields {
+		k, v, _ := strings.Cut(l, ":")
+		switch k = strings.TrimSpace(k); {
+		case strings.EqualFold(k, "Transfer-Encoding"):
+			te = append(te, strings.TrimSpace(v))
+		case strings.EqualFold(k, "Content-Length"):
+			cl = append(cl, strings.TrimSpace(v))
+		}
+	}
+	switch {
+	case len(te) > 0 && len(cl) > 0:
+		return 0, false, errors.New("both Transfer-Encoding and Content-Length")
+	case len(te) > 1:
+		return 0, false, errors.New("more than one Transfer-Encoding")
+	case len(te) == 1:
+		if !strings.EqualFold(te[0], "chunked") {
+			return 0, false, fmt.Errorf("transfer encoding %q is not supported", te[0])
 		}
 		return 0, true, nil
 	}
-	if cl := h.field("Content-Length"); cl != "" {
-		n, err := strconv.ParseInt(cl, 10, 64)
-		if err != nil || n < 0 {
-			return 0, false, fmt.Errorf("bad Content-Length %q", cl)
+	for i, v := range cl {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || v == "" || strings.Trim(v, "0123456789") != "" || i > 0 && n != length {
+			return 0, false, fmt.Errorf("bad Content-Length %q", strings.Join(cl, ", "))
 		}
-		return n, false, nil
+		length = n
 	}
-	return 0, false, nil
+	return length, false, nil
 }
 
 // copyChunked copies one chunked body, its trailer included.

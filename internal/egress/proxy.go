@@ -2,7 +2,6 @@ package egress
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,6 +180,9 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	if checkName(host) != nil {
 		return nil, refusedName(host)
 	}
+	if numericName(host) {
+		return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s is an IPv4 address written as a name (resolvers read it as one), which the allow-list does not name; connect by name, or the user can allow the address with --allow-domain ADDRESS or [network] allow = [\"ADDRESS\"]", host)}
+	}
 	if !p.Allow.AllowsName(host) {
 		if err := p.ask(ctx, host, port); errors.Is(err, ErrNotAsked) {
 			return nil, refusedName(host)
@@ -208,13 +211,59 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	if err != nil || len(addrs) == 0 {
 		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
 	}
+	var own []netip.Addr // this host's, listed once a name needs them
 	for _, a := range addrs {
-		if Local(a) && !p.Allow.AllowsAddr(a) {
-			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a.Unmap(), a.Unmap(), a.Unmap().String())}
+		a = a.Unmap()
+		if p.Allow.AllowsAddr(a) {
+			t.addrs = append(t.addrs, a)
+			continue
 		}
-		t.addrs = append(t.addrs, a.Unmap())
+		if Local(a) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of the host or its network, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
+		}
+		if own == nil {
+			if own, err = hostAddrs(); err != nil {
+				return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot list this host's addresses to check %s against them: %v", host, err)}
+			}
+		}
+		if slices.Contains(own, a) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of this host, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
+		}
+		t.addrs = append(t.addrs, a)
 	}
 	return t, nil
+}
+
+// numericName reports a name whose last label is a number, decimal or 0x
+// hexadecimal: no domain is, and resolvers read such a name as an IPv4
+// address (inet_aton's 127.1, 2130706433, 0x7f000001, 0177.0.0.1), so it is
+// refused as an address is, not asked about as a name.
+func numericName(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = strings.TrimLeft(h, "0123456789abcdef")
+		return last == ""
+	}
+	return strings.Trim(last, "0123456789") == ""
+}
+
+// hostAddrs are the addresses of this host's interfaces. A name resolving to
+// one reaches the services listening on all of them (0.0.0.0, [::]) as its
+// loopback would, whatever range the address is in: a public address on the
+// host's own interface, a home machine's global IPv6 address. Listed anew for
+// each name that needs it, so an interface that came up since counts.
+func hostAddrs() ([]netip.Addr, error) {
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := []netip.Addr{} // non-nil: listed
+	for _, ifa := range ifas {
+		if p, err := netip.ParsePrefix(ifa.String()); err == nil {
+			own = append(own, p.Addr().WithZone("").Unmap())
+		}
+	}
+	return own, nil
 }
 
 // ask asks p.Ask about host, for at most AskTimeout, holding the client.
@@ -413,13 +462,26 @@ func (p *Proxy) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, r
 	}
 	switch {
 	case first[0] == 0x16: // a TLS handshake record
-		if sni, ok := peekSNI(br); ok && sni != "" && !sameHost(sni, host) {
+		sni, ok := peekSNI(br)
+		if !ok {
+			done(fmt.Sprintf("the TLS ClientHello to %s cannot be read, so its server name cannot be checked", host))
+			return
+		}
+		if sni != "" && !sameHost(sni, host) {
 			done(fmt.Sprintf("the TLS server name %s differs from the target %s", sni, host))
 			return
 		}
-	case looksHTTP(br):
-		p.forward(ctx, client, br, host, remote, done)
-		return
+	default:
+		skip, isHTTP, err := httpStart(br)
+		if errors.Is(err, errTooManyEmpty) {
+			done(err.Error())
+			return
+		}
+		if isHTTP {
+			br.Discard(skip)
+			p.forward(ctx, client, br, host, remote, done)
+			return
+		}
 	}
 	relay(client, br, remote)
 	done("")
@@ -430,34 +492,74 @@ func sameHost(a, b string) bool {
 	return Normalize(strings.Trim(a, "[]")) == Normalize(strings.Trim(b, "[]"))
 }
 
-// looksHTTP reports whether the client's first bytes are an HTTP method.
-func looksHTTP(br *bufio.Reader) bool {
-	b, _ := br.Peek(8)
-	i := bytes.IndexByte(b, ' ')
-	if i < 3 {
-		return false
+// httpStart reports whether the client's first bytes are an HTTP request:
+// empty lines, which servers skip before a request line (RFC 9112, section
+// 2.2; nginx skips any number), then a method and a space. skip is the
+// number of empty-line bytes. It decides at the first byte that does not
+// fit, so a short first message of another protocol ("PING\r\n") is not
+// held waiting for more. errTooManyEmpty: more empty lines than it can hold,
+// which an origin would skip to a request it has not seen.
+func httpStart(br *bufio.Reader) (skip int, isHTTP bool, err error) {
+	at := func(i int) (byte, error) {
+		b, err := br.Peek(i + 1)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return 0, errTooManyEmpty
+		}
+		if err != nil {
+			return 0, err
+		}
+		return b[i], nil
 	}
-	for _, r := range b[:i] {
-		if r < 'A' || r > 'Z' {
-			return false
+	for ; ; skip++ {
+		c, err := at(skip)
+		if err != nil {
+			return skip, false, err
+		}
+		if c != '\r' && c != '\n' {
+			break
 		}
 	}
-	return true
+	for i := skip; i < skip+8; i++ {
+		c, err := at(i)
+		switch {
+		case err != nil:
+			return skip, false, err
+		case c == ' ':
+			return skip, i-skip >= 3, nil
+		case c < 'A' || c > 'Z':
+			return skip, false, nil
+		}
+	}
+	return skip, false, nil
 }
 
+var errTooManyEmpty = errors.New("more empty lines before a request than the proxy reads")
+
 // peekSNI reads the server name of the TLS ClientHello at the head of br,
-// without consuming it. ok is false when the record cannot be read as one.
+// without consuming it, however the client split the hello into records
+// (servers put them together again). ok is false when the records cannot be
+// read as one: the caller refuses what it cannot check.
 func peekSNI(br *bufio.Reader) (string, bool) {
-	hdr, err := br.Peek(5)
-	if err != nil || hdr[0] != 0x16 {
-		return "", false
+	var b []byte // the handshake message, put together
+	for off := 0; ; {
+		hdr, err := br.Peek(off + 5)
+		if err != nil || hdr[off] != 0x16 {
+			return "", false
+		}
+		n := int(hdr[off+3])<<8 | int(hdr[off+4])
+		rec, err := br.Peek(off + 5 + n)
+		if err != nil || n == 0 {
+			return "", false
+		}
+		b = append(b, rec[off+5:]...)
+		off += 5 + n
+		if len(b) >= 4 {
+			if need := 4 + (int(b[1])<<16 | int(b[2])<<8 | int(b[3])); len(b) >= need {
+				b = b[:need]
+				break
+			}
+		}
 	}
-	n := int(hdr[3])<<8 | int(hdr[4])
-	rec, err := br.Peek(5 + n)
-	if err != nil {
-		return "", false
-	}
-	b := rec[5:]
 	// Handshake: type 1 (ClientHello), length (3), version (2), random (32).
 	if len(b) < 38 || b[0] != 1 {
 		return "", false
