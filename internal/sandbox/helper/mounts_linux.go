@@ -175,7 +175,13 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		return err == nil
 	}
 	if m.git != nil { // what the session did not start with, as aside decides
-		gm, notes, err := m.git.Check(aside, m.quarantine)
+		check := m.git.Check
+		if m.rootDir != nil { // the root listRoot keeps open
+			check = func(aside func() bool, quarantine func(string) (string, error)) ([]string, []string, error) {
+				return m.git.CheckIn(*m.rootDir, aside, quarantine)
+			}
+		}
+		gm, notes, err := check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
 	m.unpinPending() // the index judged: its gitlinks are known or gone
