@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Each kind of exit is made as described, or Time says why not: a mount
@@ -98,5 +101,38 @@ func TestPeer(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(own, "benchfloor-*"))
 	if len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
+	}
+}
+
+// A floor's `true` is born in its cgroup as the sandbox's commands are: in
+// cgroup2 wherever cgroup2 is mounted, beside v1 too (a hybrid machine), by
+// clone3, and not by moving the forking thread into a v1 cgroup, a migration
+// that waits for an RCU grace period after idle (5–11 ms a spawn after 200 ms
+// here) and that the sandbox does not make there.
+func TestSpawnInCgroupAsTheSandbox(t *testing.T) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Skip(err)
+	}
+	var mount string
+	for _, m := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(m, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			mount = m
+			break
+		}
+	}
+	var path string
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if mount == "" || path == "" {
+		t.Skip("no cgroup2 here: the floor moves a thread in v1, as the sandbox does")
+	}
+	dir, v2, err := ownCgroup()
+	if err != nil || !v2 || dir != filepath.Join(mount, path) {
+		t.Errorf("ownCgroup = %q, v2 %v, %v; want %q on cgroup2", dir, v2, err, filepath.Join(mount, path))
 	}
 }

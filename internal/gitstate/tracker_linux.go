@@ -60,6 +60,13 @@ func (t *Tracker) Check(aside func() bool, quarantine func(string) (string, erro
 		return nil, nil, nil
 	}
 	defer unix.Close(rootFD)
+	return t.CheckIn(rootFD, aside, quarantine)
+}
+
+// CheckIn is Check of the root open as rootFD (the directory the Tracker
+// was made for, as a caller that keeps it open has it): an open and a close
+// fewer at each look.
+func (t *Tracker) CheckIn(rootFD int, aside func() bool, quarantine func(string) (string, error)) (moved, notes []string, err error) {
 	var errs []error
 	for _, gd := range append(gitDirs(rootFD), t.linked...) {
 		var gdFD int

@@ -691,15 +691,29 @@ func othersAlive() bool {
 		}
 		procDents.fd = fd
 	}
-	if _, err := unix.Seek(procDents.fd, 0, io.SeekStart); err != nil {
+	// From where its processes begin, once a listing has shown where that
+	// is: /proc lists its ~60 other entries first, each time.
+	if _, err := unix.Seek(procDents.fd, procDents.pidsAt, io.SeekStart); err != nil {
 		return true
 	}
-	return listsOtherPID(procDents.fd, procDents.buf[:])
+	return listsOtherPID(procDents.fd, procDents.buf[:], &procDents.pidsAt)
 }
 
 // listsOtherPID says whether directory fd (a /proc), read from where it
 // stands through buf, lists a process other than PID 1, or could not be read.
-func listsOtherPID(fd int, buf []byte) bool {
+// With pidsAt, a listing read from the start notes there the offset its
+// processes begin at, after its last other entry, when every other entry
+// came before every process (as /proc lists them), so that the next listing
+// can begin there; else it leaves it 0, from the start.
+func listsOtherPID(fd int, buf []byte, pidsAt *int64) bool {
+	var at int64   // the offset after the last entry read that was no process
+	pids := false  // a process was listed
+	mixed := false // an entry that is no process came after one
+	defer func() {
+		if pidsAt != nil && *pidsAt == 0 && pids && !mixed {
+			*pidsAt = at
+		}
+	}()
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
@@ -725,6 +739,13 @@ func listsOtherPID(fd int, buf []byte) bool {
 			if otherPID(name) {
 				return true
 			}
+			if isPID(name) {
+				pids = true
+			} else if pids {
+				mixed = true
+			} else {
+				at = int64(binary.NativeEndian.Uint64(b[8:16])) // d_off: where the next entry is
+			}
 			b = b[reclen:]
 		}
 	}
@@ -732,14 +753,20 @@ func listsOtherPID(fd int, buf []byte) bool {
 
 // procDents is othersAlive's /proc, open once, and its buffer.
 var procDents = struct {
-	mu  sync.Mutex
-	fd  int // -1 until the first look
-	buf [8192]byte
+	mu     sync.Mutex
+	fd     int   // -1 until the first look
+	pidsAt int64 // where its processes begin (listsOtherPID), 0 until known
+	buf    [8192]byte
 }{fd: -1}
 
 // otherPID says whether a name in /proc is a process's other than PID 1's.
 func otherPID(name []byte) bool {
-	if len(name) == 0 || len(name) == 1 && name[0] == '1' {
+	return isPID(name) && !(len(name) == 1 && name[0] == '1')
+}
+
+// isPID says whether a name in /proc is a process's.
+func isPID(name []byte) bool {
+	if len(name) == 0 {
 		return false
 	}
 	for _, c := range name {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,14 @@ type mounter struct {
 	subs    *gitstate.Submodules
 	gitSent int    // the tracker's count gitKnown last gave, -1 before
 	listBuf []byte // listRoot's
+	rootDir *int   // listRoot's: the root, open; nil until its first look
+	// protectedUnder: the indices in Spec.Protected of the paths under each
+	// entry of the root, by the entry's name, and protectedElsewhere those
+	// of the paths outside the root (mayExistProtected); made at its first
+	// call.
+	protectedUnder     map[string][]int
+	protectedElsewhere []int
+	patternEnds        [][2]string // rootMatches': literalEnds of each of Spec.Patterns
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
 	// of a call were ~170 syscalls of it); in a one-shot session, the
@@ -151,9 +160,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	// What is not in the root is not looked at again (a root of a few
 	// entries spares ~200 lstats a command).
 	listing := m.listRoot()
-	protected := slices.DeleteFunc(append(slices.Clone(m.spec.Protected), m.rootMatches(listing)...), func(p string) bool {
-		return !m.mayExist(listing, p)
-	})
+	protected := append(m.mayExistProtected(listing), m.rootMatches(listing)...)
 	moved, unmoved, errs := m.moveNew(protected, listing, asidePath)
 	moved, errs = append(staged, moved...), append(serrs, errs...)
 	pin := func(path string, resolve bool) bool {
@@ -168,7 +175,13 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		return err == nil
 	}
 	if m.git != nil { // what the session did not start with, as aside decides
-		gm, notes, err := m.git.Check(aside, m.quarantine)
+		check := m.git.Check
+		if m.rootDir != nil { // the root listRoot keeps open
+			check = func(aside func() bool, quarantine func(string) (string, error)) ([]string, []string, error) {
+				return m.git.CheckIn(*m.rootDir, aside, quarantine)
+			}
+		}
+		gm, notes, err := check(aside, m.quarantine)
 		moved, m.removed, errs = append(moved, gm...), append(m.removed, notes...), append(errs, err)
 	}
 	m.unpinPending() // the index judged: its gitlinks are known or gone
@@ -461,11 +474,21 @@ func (m *mounter) listRoot() rootListing {
 	if len(m.spec.Writable) == 0 {
 		return l
 	}
-	fd, err := unix.Open(m.spec.Writable[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	// The root is opened once and read again from its start at each look:
+	// in the session's mount namespace its path leads to the same directory
+	// for the whole session (a mount of it that no command can move or
+	// cover), and an open and a close of it were two of each look's calls.
+	if m.rootDir == nil {
+		fd, err := unix.Open(m.spec.Writable[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return l
+		}
+		m.rootDir = &fd
+	}
+	fd := *m.rootDir
+	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
 		return l
 	}
-	defer unix.Close(fd)
 	if m.listBuf == nil {
 		m.listBuf = make([]byte, rootListBuf)
 	}
@@ -510,6 +533,40 @@ func (m *mounter) mayExist(l rootListing, p string) bool {
 	return l.present[first]
 }
 
+// mayExistProtected is Spec.Protected without the paths mayExist rules out,
+// in Spec.Protected's order, found through the entries listed rather than
+// by looking at each of the ~100 paths: a root lists a few dozen entries,
+// nearly none of them a protected path's, and each look (two a command)
+// went through every path, most of its time after an idle gap.
+func (m *mounter) mayExistProtected(l rootListing) []string {
+	if l.present == nil || len(m.spec.Writable) == 0 {
+		return slices.Clone(m.spec.Protected)
+	}
+	if m.protectedUnder == nil {
+		m.protectedUnder = map[string][]int{}
+		for i, p := range m.spec.Protected {
+			rel, ok := strings.CutPrefix(p, m.spec.Writable[0]+string(filepath.Separator))
+			if !ok {
+				m.protectedElsewhere = append(m.protectedElsewhere, i)
+				continue
+			}
+			first, _, _ := strings.Cut(rel, string(filepath.Separator))
+			m.protectedUnder[first] = append(m.protectedUnder[first], i)
+		}
+	}
+	is := slices.Clone(m.protectedElsewhere)
+	for _, n := range l.names {
+		is = append(is, m.protectedUnder[n]...)
+	}
+	slices.Sort(is)
+	is = slices.Compact(is)
+	ps := make([]string, len(is))
+	for j, i := range is {
+		ps[j] = m.spec.Protected[i]
+	}
+	return ps
+}
+
 // rootMatches are the entries of the root (listed in l) whose names match
 // Spec.Patterns (a *.code-workspace): protected like the paths
 // Spec.Protected names.
@@ -517,9 +574,19 @@ func (m *mounter) rootMatches(l rootListing) []string {
 	if len(m.spec.Patterns) == 0 || len(m.spec.Writable) == 0 {
 		return nil
 	}
+	if m.patternEnds == nil {
+		for _, pat := range m.spec.Patterns {
+			m.patternEnds = append(m.patternEnds, literalEnds(pat))
+		}
+	}
 	var ps []string
 	for _, n := range l.names {
-		for _, pat := range m.spec.Patterns {
+		for i, pat := range m.spec.Patterns {
+			// A name that lacks the pattern's literal start or end cannot
+			// match: most names of a root are told so without a Match.
+			if e := m.patternEnds[i]; !strings.HasPrefix(n, e[0]) || !strings.HasSuffix(n, e[1]) || len(n) < len(e[0])+len(e[1]) {
+				continue
+			}
 			if ok, _ := filepath.Match(pat, n); ok {
 				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
 				break
@@ -527,6 +594,17 @@ func (m *mounter) rootMatches(l rootListing) []string {
 		}
 	}
 	return ps
+}
+
+// literalEnds are the literal text a name matching pattern (filepath.Match)
+// starts with, before its first special character, and ends with, after its
+// last (none when it has none: the start is all of it).
+func literalEnds(pattern string) [2]string {
+	i := strings.IndexAny(pattern, `*?[\`)
+	if i < 0 {
+		return [2]string{pattern, ""}
+	}
+	return [2]string{pattern[:i], pattern[strings.LastIndexAny(pattern, `*?[]\`)+1:]}
 }
 
 // quarantine moves p, which appeared in the root, into Spec.Quarantine

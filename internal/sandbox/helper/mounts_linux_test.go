@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/shellgate/shellgate/internal/protect"
 )
 
 // A workspace file at the root is found however many entries a command made
@@ -30,6 +32,43 @@ func TestRootMatchesEveryEntry(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("matched %q, want %q", got, want)
+	}
+}
+
+// rootMatches names the root's entries that match a pattern, exactly as
+// filepath.Match says, whatever literal text begins and ends the pattern.
+func TestRootMatchesAsMatch(t *testing.T) {
+	root := t.TempDir()
+	patterns := append(protect.RootPatterns(), "exact", "a?b", "[mx]ise.toml", `lit\*.x`, "ab*ba", "q*", "*")
+	names := []string{"a.code-workspace", ".code-workspace", "code-workspace", "lefthook.yml", "lefthook.", "lefthook", ".lefthook.yaml",
+		"mise.local.toml", "mise.toml", ".mise.x.toml", "exact", "exactly", "aXb", "ab", "mise.toml", "xise.toml", "lit*.x", "litx.x",
+		"aba", "abba", "ab-ba", "q", "src", "README.md"}
+	m := newMounter(&Spec{Writable: []string{root}, Patterns: patterns})
+	var want []string
+	for _, n := range names {
+		for _, pat := range patterns {
+			if ok, _ := filepath.Match(pat, n); ok {
+				want = append(want, filepath.Join(root, n))
+				break
+			}
+		}
+	}
+	if got := m.rootMatches(rootListing{names: names}); !slices.Equal(got, want) {
+		t.Errorf("matched %q, want %q", got, want)
+	}
+	patterns = patterns[:len(patterns)-1] // without "*"
+	m = newMounter(&Spec{Writable: []string{root}, Patterns: patterns})
+	want = want[:0]
+	for _, n := range names {
+		for _, pat := range patterns {
+			if ok, _ := filepath.Match(pat, n); ok {
+				want = append(want, filepath.Join(root, n))
+				break
+			}
+		}
+	}
+	if got := m.rootMatches(rootListing{names: names}); !slices.Equal(got, want) {
+		t.Errorf("without *: matched %q, want %q", got, want)
 	}
 }
 
@@ -104,6 +143,20 @@ func TestRootListingSnapshot(t *testing.T) {
 			t.Errorf("mayExist(%s) = %v, want %v", p, got, want)
 		}
 	}
+	// The paths protect looks at are those mayExist allows, in the spec's
+	// order, whatever the root lists.
+	m.spec.Protected = []string{filepath.Join(root, ".git/hooks"), "/elsewhere/.git/config", filepath.Join(root, ".vscode/settings"),
+		filepath.Join(root, ".envrc"), filepath.Join(root, ".vscode"), filepath.Join(root, "src/.envrc"), root}
+	for _, names := range [][]string{nil, {".vscode", "src"}, {"src", ".git", ".vscode", "other"}, {".envrc"}} {
+		l := rootListing{names: names, present: map[string]bool{}}
+		for _, n := range names {
+			l.present[n] = true
+		}
+		want := slices.DeleteFunc(slices.Clone(m.spec.Protected), func(p string) bool { return !m.mayExist(l, p) })
+		if got := m.mayExistProtected(l); !slices.Equal(got, want) {
+			t.Errorf("root listing %q: protected paths looked at %q, want %q", names, got, want)
+		}
+	}
 	for i := range 5000 {
 		if err := os.WriteFile(filepath.Join(root, "j"+strconv.Itoa(i)), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -111,5 +164,7 @@ func TestRootListingSnapshot(t *testing.T) {
 	}
 	if l := m.listRoot(); l.present != nil || !m.mayExist(l, filepath.Join(root, ".envrc")) || len(l.names) != 5002 {
 		t.Errorf("a root of 5 002 entries: snapshot %v, %d names; want none, every name", l.present != nil, len(l.names))
+	} else if got := m.mayExistProtected(l); !slices.Equal(got, m.spec.Protected) {
+		t.Errorf("a root of 5 002 entries: protected paths looked at %q, want every one", got)
 	}
 }

@@ -20,7 +20,7 @@ func TestListsOtherPID(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer unix.Close(fd)
-		return listsOtherPID(fd, make([]byte, 4096))
+		return listsOtherPID(fd, make([]byte, 4096), nil)
 	}
 	mk := func(names ...string) {
 		for _, n := range names {
@@ -40,10 +40,42 @@ func TestListsOtherPID(t *testing.T) {
 	if !lists(dir) {
 		t.Fatal("missed PID 17")
 	}
-	if !listsOtherPID(-1, make([]byte, 4096)) {
+	if !listsOtherPID(-1, make([]byte, 4096), nil) {
 		t.Fatal("a /proc that cannot be read must count as busy")
 	}
 	if !lists("/proc") { // this test's own process, at least
 		t.Fatal("missed the processes of the host's /proc")
+	}
+}
+
+// /proc read from the offset a listing noted lists every process from PID 1
+// on and nothing else first: othersAlive skips the other entries and no
+// process.
+func TestProcListedFromItsProcesses(t *testing.T) {
+	fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer unix.Close(fd)
+	var at int64
+	if !listsOtherPID(fd, make([]byte, 4096), &at) || at == 0 {
+		t.Fatalf("the host's /proc: no offset of its processes noted (%d)", at)
+	}
+	if _, err := unix.Seek(fd, at, 0); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Getdents(fd, buf)
+	if err != nil || n <= 0 {
+		t.Fatalf("getdents from %d: %d, %v", at, n, err)
+	}
+	_, _, names := unix.ParseDirent(buf[:n], -1, nil)
+	if len(names) == 0 || names[0] != "1" {
+		t.Errorf("/proc from offset %d begins %q, want PID 1 first", at, names[:min(len(names), 5)])
+	}
+	for _, n := range names {
+		if !isPID([]byte(n)) {
+			t.Errorf("/proc from offset %d lists %q, not a process", at, n)
+		}
 	}
 }
