@@ -73,7 +73,8 @@ func (s *Store) record(r Record) (int, error) {
 	if last := s.lastID(); last >= r.ID {
 		r.ID = last + 1
 	}
-	r.Time, r.Format = s.o.Now().UTC(), Format
+	// r.Before is the checkpoint snapshot just took: s.modes is its manifest.
+	r.Time, r.Format = s.o.Now().UTC(), recordFormat(s.modes)
 	if err := s.setRef(strconv.Itoa(r.ID)+"-b", r.Before); err != nil {
 		return 0, err
 	}
@@ -226,7 +227,12 @@ var crashHook = func(step string) error { return nil }
 
 // journal is a restore in progress.
 type journal struct {
-	Target string `json:"target"`
+	Target string `json:"target,omitempty"`
+	// Linked holds the target instead of Target where the target keeps a
+	// file by a hard link (format 3): a build from before links, which reads
+	// only "target", then refuses the journal (as damaged) rather than
+	// finish the undo writing stubs over files.
+	Linked string `json:"linked_target,omitempty"`
 	Stage  string `json:"stage"`
 	ID     int    `json:"id"` // the undo's own record
 }
@@ -260,11 +266,21 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		if err != nil {
 			return err
 		}
-		j := journal{Target: r.Before, Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
+		then, err := s.readManifest(r.Before)
+		if err != nil {
+			return err
+		}
+		j := journal{Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
+		if recordFormat(then) > stubFormat {
+			j.Linked = r.Before
+		} else {
+			j.Target = r.Before
+		}
 		b, _ := json.Marshal(j)
 		if err := writeAtomic(s.journalPath(), b); err != nil {
 			return err
 		}
+		j.Target = r.Before
 		if err := crashHook("journal"); err != nil {
 			return err
 		}
@@ -289,7 +305,11 @@ func (s *Store) recover() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	var j journal
-	if err := json.Unmarshal(b, &j); err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) || strings.ContainsAny(j.Stage, `/\`) {
+	err = json.Unmarshal(b, &j)
+	if j.Target == "" {
+		j.Target = j.Linked
+	}
+	if err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) || strings.ContainsAny(j.Stage, `/\`) {
 		return fmt.Errorf("checkpoint: the journal %s of an interrupted undo is damaged; remove it and check the root", s.journalPath())
 	}
 	cur, err := s.snapshot()
