@@ -117,7 +117,13 @@ func (s *Store) linkFile(path string) (fileStat, error) {
 			return fileStat{}, err
 		}
 	}
-	if err := os.Link(path, name); err != nil {
+	if err := os.Link(path, name); errors.Is(err, fs.ErrExist) {
+		// Linked meanwhile by the reader of another of the file's names
+		// (a checkpoint reads on several goroutines): kept by that link.
+		if have, herr := os.Lstat(name); herr != nil || !os.SameFile(have, fi) {
+			return fileStat{}, err
+		}
+	} else if err != nil {
 		return fileStat{}, err
 	}
 	st, err = s.afterLink(path, name, st.ino)
