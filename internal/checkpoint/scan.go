@@ -40,6 +40,7 @@ type fileStat struct {
 	size, mtime, ctime int64
 	ino                uint64
 	mode               fs.FileMode // type bits (dir, symlink, irregular) and permissions
+	nlink              uint32      // its names (0: not known here)
 }
 
 // racyWindow: a file whose time is this close to the walk that saw it may
@@ -132,6 +133,15 @@ type scanPass struct {
 	modes   map[string]uint32
 	big     map[string]notKeptFile // the files not kept, by path in the pass
 	linked  map[string]linkedFile  // the ignored files kept by a link
+	// names: the kept regular files with other names (hard links), by
+	// path in the pass, their inode (sameFiles groups them)
+	names map[string]uint64
+	// relook: a file got another name since the last walk, or was changed
+	// through one of its names, which the watch does not show of its others
+	// (a link count's change, or a write, is reported to the directory of
+	// the name it went through): the pass is walked whole, so that every
+	// name of it is seen as it is
+	relook bool
 }
 
 func (p *scanPass) fail(err error) {
@@ -143,11 +153,12 @@ func (p *scanPass) fail(err error) {
 }
 
 // scan walks dir (absolute) into a tree, reading only what changed since prev;
-// it returns the tree's directory (nil: no entries), the exact modes of
-// the files whose mode git's trees do not say, and the files it did not keep
-// (over Options.MaxFileSize). read is how many files it read.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, map[string]notKeptFile, map[string]linkedFile, int, error) {
-	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}}
+// it returns the tree's directory (nil: no entries) and the pass, which
+// holds the exact modes of the files whose mode git's trees do not say, the
+// files it did not keep (over Options.MaxFileSize), those it kept by a link
+// and those with other names; read is how many files it read.
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, *scanPass, int, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}, names: map[string]uint64{}}
 	// Goroutines pay off for a whole walk; for the few directories the
 	// watch names, a handoff between threads costs more than the reading.
 	spare := runtime.GOMAXPROCS(0) - 1
@@ -157,7 +168,7 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	p.sem = make(chan struct{}, spare)
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
-		return prev, p.modes, p.big, p.linked, 0, nil
+		return prev, p, 0, nil
 	}
 	var ign *ignoreStack
 	if !git {
@@ -166,15 +177,18 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	root := p.walk(dir, "", prev, ign)
 	p.wg.Wait()
 	if p.err != nil {
-		return nil, nil, nil, nil, 0, p.err
+		return nil, nil, 0, p.err
+	}
+	if p.relook && plan != nil {
+		return s.scan(dir, git, prev, global, nil)
 	}
 	if err := p.read(); err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
 	if _, err := p.trees(root); err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
-	return root, p.modes, p.big, p.linked, len(p.pending), nil
+	return root, p, len(p.pending), nil
 }
 
 // walk reads directory abs (rel its path in the pass, "" the top) into a
@@ -426,6 +440,13 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	if p.noteMode(rel, path, ne) {
 		d.odd++
 	}
+	// A kept file of several names got one more or one less, or one of
+	// the root's others changed it (both names are one file): its other
+	// names are stat'ed again too, by a whole walk of the pass (taken only
+	// where the watch planned this one).
+	if st.nlink > 1 && mode != modeSymlink && !ne.linked && !ne.notKept && (was == nil || was.st.nlink != st.nlink || was.st != st && p.s.shared[st.ino]) {
+		p.relook = true
+	}
 	// (a stub is its stat's alone: never racy)
 	stub := over || linked
 	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
@@ -526,7 +547,8 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 }
 
 // noteMode records the exact mode of a file of directory rel whose mode
-// git's tree does not say, and a file not kept, and reports whether it did.
+// git's tree does not say, a file not kept or kept by a link, and a file
+// kept with other names, and reports whether it did.
 func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
 		return false
@@ -538,7 +560,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		p.mu.Lock()
 		p.linked[path] = linkedOf(e.st)
 		p.mu.Unlock()
-		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		p.notePerm(rel, path, e.name, e.st)
 		return true
 	}
 	if e.notKept {
@@ -552,17 +574,34 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		p.mu.Lock()
 		p.big[path] = n
 		p.mu.Unlock()
-		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		p.notePerm(rel, path, e.name, e.st)
 		return true
 	}
-	perm := uint32(e.st.mode.Perm())
+	named := false
+	if e.st.nlink > 1 && e.st.ino != 0 {
+		if path == "" {
+			path = joinRel(rel, e.name)
+		}
+		p.mu.Lock()
+		p.names[path] = e.st.ino
+		p.mu.Unlock()
+		named = true
+	}
+	return p.notePerm(rel, path, e.name, e.st) || named
+}
+
+// notePerm records the exact mode of file name of directory rel (path in
+// the pass, or "": made from those when needed), of stat st, where git's
+// tree does not say it, and reports whether it did.
+func (p *scanPass) notePerm(rel, path, name string, st fileStat) bool {
+	perm := uint32(st.mode.Perm())
 	def := uint32(0o644)
 	switch {
 	case perm&0o100 != 0:
 		def = 0o755
 	default:
 		if path == "" {
-			path = joinRel(rel, e.name)
+			path = joinRel(rel, name)
 		}
 		if inObjects(p.git, path) {
 			def = 0o444
@@ -572,7 +611,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		return false
 	}
 	if path == "" {
-		path = joinRel(rel, e.name)
+		path = joinRel(rel, name)
 	}
 	p.mu.Lock()
 	p.modes[path] = perm
@@ -640,11 +679,15 @@ func (p *scanPass) read() error {
 				e.notKept, e.lateBig, e.racy = true, true, false
 				p.mu.Lock()
 				p.big[p.rels[i]] = notKeptOf(e.st)
+				delete(p.names, p.rels[i])
 				p.mu.Unlock()
 				id, err = p.s.storeStub(e.st)
 			}
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errGuardMoves) {
 				e.gone = true
+				p.mu.Lock()
+				delete(p.names, p.rels[i])
+				p.mu.Unlock()
 				continue
 			}
 			if err != nil {
@@ -703,7 +746,7 @@ func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
 	p.linked[rel] = linkedOf(st)
 	delete(p.modes, rel) // noted again from the stat after the link
 	p.mu.Unlock()
-	p.noteMode("", rel, &scanEntry{name: e.name, mode: e.mode, st: st})
+	p.notePerm("", rel, e.name, st)
 	return p.s.storeLinkedStub(st)
 }
 

@@ -36,8 +36,9 @@ type scanCache struct {
 // sandbox's quarantine at the root is left out (an older cache holds it); 6:
 // so is what it moved aside beside itself, and index files and todo lists
 // may be kept as the guard would leave them; 7: ignored files kept by a
-// hard link (an older build would take their stub for their content)
-const scanCacheMagic = "shellgate-scan-cache 7\n"
+// hard link (an older build would take their stub for their content); 8: a
+// file's number of names (hard links between the root's files are kept)
+const scanCacheMagic = "shellgate-scan-cache 8\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.
@@ -121,6 +122,7 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		b = binary.AppendVarint(b, e.st.ctime)
 		b = binary.AppendUvarint(b, e.st.ino)
 		b = binary.AppendUvarint(b, uint64(e.st.mode))
+		b = binary.AppendUvarint(b, uint64(e.st.nlink))
 		flags := byte(0)
 		if e.racy {
 			flags |= 1
@@ -233,6 +235,7 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.ctime = r.varint()
 			e.st.ino = r.uvarint()
 			e.st.mode = os.FileMode(r.uvarint())
+			e.st.nlink = uint32(r.uvarint())
 			flags := r.bytes(1)[0]
 			e.racy, e.notKept, e.linked, e.noLink = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 		}

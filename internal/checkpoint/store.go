@@ -240,6 +240,10 @@ type Store struct {
 	deferUpkeep bool      // DeferUpkeep (prune.go)
 	due         upkeepDue // what Upkeep is to do
 
+	// shared: the inodes of the files the last checkpoint kept under more
+	// than one name (its HardLinks)
+	shared map[uint64]bool
+
 	leave     *Leave // what checkpoints leave out (leave.go)
 	leftOut   string // the key of the Leave the last checkpoint (s.cache) was taken with
 	leftLeave *Leave // and that Leave
