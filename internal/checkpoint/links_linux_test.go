@@ -470,3 +470,55 @@ func TestLinkedFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkedCopyWrittenNothing: a linked file the sandbox copied before a
+// read-write open that wrote nothing (sqlite's SELECT: copy-up puts a copy
+// of the same bytes in its place) is no change: the command's changes are
+// empty, the store keeps no second version, and the next process's
+// checkpoint is the same tree; the copy, of one name now, is written in
+// place by a later command, whose undo brings the bytes back from the
+// first version's link.
+func TestLinkedCopyWrittenNothing(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	want := bigIgnored(t, root)
+	store := filepath.Join(lab, "store")
+	s := open(t, root, store)
+	links := func() int {
+		ents, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+		return len(ents)
+	}
+	copyUp := "cp -p data.log c.tmp && mv c.tmp data.log" // what copy-up does before the open
+	id := snapshot(t, s, "sqlite3 data.log 'select 1'")
+	checkpointtest.Sh(t, root, copyUp)
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Empty() || links() != 1 {
+		t.Errorf("a copy of the same bytes: changes %q, %d links, want none and 1", changeTexts(sum), links())
+	}
+	r, _ := s.Record(id)
+	s.Close()
+	s = open(t, root, store)
+	defer s.Close()
+	id2 := snapshot(t, s, "echo more >> data.log")
+	if r2, _ := s.Record(id2); r2.Before != r.After {
+		t.Errorf("the next process checkpoints the unchanged root as another tree")
+	}
+	checkpointtest.Sh(t, root, "echo more >> data.log")
+	sum, err = s.Finish(id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changeTexts(sum); got != "modified data.log" {
+		t.Errorf("a write in place of the copy: changes %q, want modified data.log (not in place: the store holds the bytes)", got)
+	}
+	_, usum, err := s.Restore(id2)
+	if err != nil || len(usum.NotRestored) != 0 {
+		t.Fatalf("undo: %v, not restored %+v", err, usum.NotRestored)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "data.log")); !bytes.Equal(got, want) {
+		t.Errorf("data.log after undo: %d bytes, want the %d before the write", len(got), len(want))
+	}
+}

@@ -751,6 +751,9 @@ func (s *Store) keepLeftOut(entries []diffEntry, target, cur string) ([]diffEntr
 		}
 		st, _ := statOf(fi)
 		l, linked := now.Linked[p]
+		if l.Via { // kept by the link of a copy of the same bytes
+			return !linked || fi.Size() != l.Size || fi.Size() > then.LinkMax
+		}
 		return !linked || l.Ino != st.ino || fi.Size() > then.LinkMax
 	}
 	out2 := entries[:0:0]

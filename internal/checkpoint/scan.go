@@ -68,8 +68,14 @@ type scanEntry struct {
 	// and the manifest lists it. noLink: one no link could be made to,
 	// kept as notKept (whyNoLink).
 	linked, noLink bool
-	lateBig        bool // found over the size only as it was read (read)
-	reused         bool // modeTree: dir is the last checkpoint's, taken as it was
+	// via: a linked file kept by the link of the version before it (its
+	// record), which holds the same bytes: a copy the sandbox made of that
+	// version before a read-write open that wrote nothing (sqlite opens its
+	// database so for a SELECT). prev: for a linked file to read, the last
+	// checkpoint's record of it.
+	via, prev *linkedFile
+	lateBig   bool // found over the size only as it was read (read)
+	reused    bool // modeTree: dir is the last checkpoint's, taken as it was
 }
 
 // scanDir is a directory's entries, sorted by name (bytes).
@@ -437,6 +443,17 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	if linked && was != nil && was.noLink && was.st == st {
 		ne.linked, ne.notKept, ne.noLink = false, true, true
 	}
+	if ne.linked && was != nil && was.linked {
+		if was.st == st {
+			ne.via = was.via // taken as it was (below)
+		} else {
+			prev := linkedOf(was.st)
+			if was.via != nil {
+				prev = *was.via
+			}
+			ne.prev = &prev
+		}
+	}
 	if p.noteMode(rel, path, ne) {
 		d.odd++
 	}
@@ -557,8 +574,12 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		if path == "" {
 			path = joinRel(rel, e.name)
 		}
+		l := linkedOf(e.st)
+		if e.via != nil {
+			l = *e.via
+		}
 		p.mu.Lock()
-		p.linked[path] = linkedOf(e.st)
+		p.linked[path] = l
 		p.mu.Unlock()
 		p.notePerm(rel, path, e.name, e.st)
 		return true
@@ -724,6 +745,18 @@ func (p *scanPass) read() error {
 // the link (whose change time the link moved), so the next walk finds it
 // unchanged. Where no link can be made it is recorded as not kept.
 func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
+	if v := p.s.sameAsPrev(p.paths[i], e.st, e.prev); v != nil {
+		// A copy of the last version, written nothing since: kept by that
+		// version's link, with its stub (no change), and no new link (no
+		// version in the store; and the root's file, of one name, is
+		// written in place by the next command, as its only other copy is
+		// the store's).
+		e.via = v
+		p.mu.Lock()
+		p.linked[p.rels[i]] = *v
+		p.mu.Unlock()
+		return p.s.storeLinkedStub(v.stat())
+	}
 	st, err := p.s.linkFile(p.paths[i])
 	if errors.Is(err, fs.ErrNotExist) {
 		return [sha1.Size]byte{}, err // gone, or replaced meanwhile: next time
