@@ -444,9 +444,11 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 		ne.linked, ne.notKept, ne.noLink = false, true, true
 	}
 	if ne.linked && was != nil && was.linked {
-		if was.st == st {
+		if was.st == st && !(was.racy && was.via != nil) {
 			ne.via = was.via // taken as it was (below)
 		} else {
+			// (a file kept via a link, seen within the file system's time
+			// resolution of a write, is compared again: racy, as below)
 			prev := linkedOf(was.st)
 			if was.via != nil {
 				prev = *was.via
@@ -466,7 +468,7 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	}
 	// (a stub is its stat's alone: never racy)
 	stub := over || linked
-	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub && was.via == nil) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
 		ne.id = was.id
 		return
 	}
@@ -751,7 +753,9 @@ func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
 		// version in the store; and the root's file, of one name, is
 		// written in place by the next command, as its only other copy is
 		// the store's).
-		e.via = v
+		// Its stat may not show a write in the same tick of the clock as
+		// the compare: compared again next time while that is so (racy).
+		e.via, e.racy = v, e.st.mtime >= p.start || e.st.ctime >= p.start
 		p.mu.Lock()
 		p.linked[p.rels[i]] = *v
 		p.mu.Unlock()
