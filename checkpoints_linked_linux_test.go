@@ -84,3 +84,39 @@ func TestUndoLinkedWrittenInPlace(t *testing.T) {
 		})
 	}
 }
+
+// A read-write open that writes nothing (sqlite's for a SELECT; here bash's
+// `<>`) of a linked file in the sandbox is no change: copy-up copies it
+// before the open, and the checkpoint after keeps the copy, of the same
+// bytes, by the version's link; a later write of the copy, in place, is
+// undone from that link.
+func TestLinkedReadWriteOpenWritesNothing(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	l := newCPLab(t, sandbox.On, nil)
+	checkpointtest.Sh(t, l.root, "head -c 300000 /dev/urandom > data.log && chmod 640 data.log")
+	want, _ := os.ReadFile(filepath.Join(l.root, "data.log"))
+	for range 2 {
+		env := l.g.Run(context.Background(), shellgate.Request{Command: "exec 3<>data.log; echo opened"})
+		if env.Error != nil || env.Data.Changed == nil {
+			t.Fatalf("the open: %s", env.Text)
+		}
+		if c := env.Data.Changed; c.Modified+c.Added+c.Deleted != 0 || strings.Contains(env.Text, "[Changed") {
+			t.Errorf("a read-write open that wrote nothing changed %+v:\n%s", c.Paths, env.Text)
+		}
+	}
+	env := l.g.Run(context.Background(), shellgate.Request{Command: "echo more >> data.log"})
+	if env.Data.Changed == nil || strings.Join(env.Data.Changed.Paths, "") != "modified data.log" {
+		t.Fatalf("the write: %s", env.Text)
+	}
+	cp, err := l.g.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, sum, err := cp.Undo(env.Data.Changed.Checkpoint); err != nil || len(sum.NotRestored) != 0 {
+		t.Fatalf("undo: %v, not restored %+v", err, sum.NotRestored)
+	}
+	if got, _ := os.ReadFile(filepath.Join(l.root, "data.log")); !bytes.Equal(got, want) {
+		t.Errorf("data.log after undo: %d bytes, want the original %d", len(got), len(want))
+	}
+}

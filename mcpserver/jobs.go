@@ -156,11 +156,23 @@ func (s *Server) jobCall(h func(context.Context, *shellgate.Session, json.RawMes
 // decodeArgs decodes a job tool's arguments into dst, refusing unknown names
 // and wrong types with a message the model can act on.
 func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelope {
-	fail := func(format string, args ...any) *envelope.Envelope {
+	params, bad := argsError(raw, dst, names...)
+	if bad == nil {
+		return nil
+	}
+	env := envelope.NotRun("", params, *bad)
+	return &env
+}
+
+// argsError decodes a tool's arguments into dst as decodeArgs does, and
+// returns what was wrong with them (nil: nothing), with the arguments as
+// given, cut, for the refusal's params_input: a tool whose refusal is no
+// command's (undo) heads it its own way.
+func argsError(raw json.RawMessage, dst any, names ...string) (map[string]any, *envelope.Err) {
+	fail := func(format string, args ...any) (map[string]any, *envelope.Err) {
 		input := map[string]any{}
 		json.Unmarshal(raw, &input)
-		env := envelope.NotRun("", envelope.CutParams(input, envelope.EchoLimit), envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)})
-		return &env
+		return envelope.CutParams(input, envelope.EchoLimit), &envelope.Err{Code: envelope.InvalidParam, Message: fmt.Sprintf(format, args...)}
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -194,7 +206,7 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 			return fail("Missing required parameter 'job_id' (j1, j2, …: the call that started the job gave it; job_list lists them).")
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func jsonType(goKind string) string {

@@ -40,8 +40,9 @@ func (s *Server) addUndoTool() {
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 	}, s.jobCall(func(ctx context.Context, _ *shellgate.Session, raw json.RawMessage) envelope.Envelope {
 		var a undoArgs
-		if env := decodeArgs(raw, &a, "id", "confirm"); env != nil {
-			return *env
+		if params, bad := argsError(raw, &a, "id", "confirm"); bad != nil {
+			// Not a command's refusal: headed as the tool's other ones.
+			return envelope.NotAnswered("Nothing undone", params, *bad)
 		}
 		return s.undo(a)
 	}))
@@ -65,6 +66,8 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 	}
 	var b strings.Builder
 	switch {
+	case a.ID < 0:
+		return fail(envelope.InvalidParam, "Parameter 'id' must be a command's checkpoint number (1 or more), not %d; call undo without arguments to list them.", a.ID)
 	case a.ID == 0 && a.Confirm:
 		return fail(envelope.InvalidParam, "Give the command's checkpoint number in 'id' to restore (call without arguments to list them).")
 	case a.ID == 0:

@@ -91,6 +91,43 @@ func TestUndoTool(t *testing.T) {
 	}
 }
 
+// TestUndoToolBadArguments: an undo call whose arguments are malformed is
+// refused as the undo tool's, not as a command's ("Command not run."), with
+// what was wrong in error.code and error.message, and nothing restored.
+func TestUndoToolBadArguments(t *testing.T) {
+	cfg := checkpointLab(t)
+	srv, _ := newServer(t, cfg, Options{UndoTool: true})
+	cs := connect(t, srv, nil, nil)
+	ctx := context.Background()
+	want := checkpointtest.State(t, cfg.Root)
+	tests := []struct {
+		name string
+		args any
+		msg  string
+	}{
+		{"id-string", args("id", "3"), "Parameter 'id' must be an integer, not string."},
+		{"id-fraction", args("id", 1.5, "confirm", true), "Parameter 'id' must be an integer, not number 1.5."},
+		{"id-negative", args("id", -1, "confirm", true), "Parameter 'id' must be a command's checkpoint number (1 or more), not -1; call undo without arguments to list them."},
+		{"confirm-string", args("id", 1, "confirm", "yes"), "Parameter 'confirm' must be true or false, not string."},
+		{"unknown", args("checkpoint", 1), "Unknown parameter 'checkpoint'; the parameters are id, confirm."},
+		{"not-object", []any{1}, "Arguments must be a JSON object, not an array."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: tt.args})
+			if env.Error == nil || env.Error.Code != envelope.InvalidParam || env.Error.Message != tt.msg {
+				t.Errorf("error %+v, want INVALID_PARAM: %s", env.Error, tt.msg)
+			}
+			if head := "Nothing undone.\n"; !strings.HasPrefix(env.Text, head) || strings.Contains(env.Text, "Command") || env.Data.Command != "" || env.Data.Directory != "" {
+				t.Errorf("text %q, data %+v: want it headed %q, naming no command", env.Text, env.Data, head)
+			}
+		})
+	}
+	if got := checkpointtest.State(t, cfg.Root); got != want {
+		t.Errorf("a refused undo changed the root:\n%s", checkpointtest.DiffLines(want, got))
+	}
+}
+
 // checkpointLab is the configuration of a Gate on a fresh repository, with
 // checkpoints in a store of its own and no sandbox (the checkpoints' work is
 // the same either way).

@@ -19,6 +19,7 @@ import (
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/keeper"
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // keeperLab is a project and the environment of shellgate processes run in
@@ -257,6 +258,25 @@ func TestCheckpointKeeper(t *testing.T) {
 	kept.setIdle("1s")
 	kept.run("touch t.txt")
 	kept.waitGone(kept.waitKeeper(), "its idle time")
+	// Its idle time, the run that started it killed by SIGKILL while its
+	// command ran: the keeper outlives the run by design, and still ends on
+	// its own (the sandbox corpus's kill9 rows wait for the run's other
+	// processes, not for it).
+	killed := exec.Command(kept.bin, "run", "--root", kept.root, "--sandbox", "off", "--", "echo x > k.txt; sleep 30")
+	killed.Env = kept.env()
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid = kept.waitKeeper()
+	left, _ := runner.Descendants(killed.Process.Pid)
+	killed.Process.Kill()
+	killed.Wait()
+	for _, p := range left {
+		if p != pid {
+			syscall.Kill(p, syscall.SIGKILL) // the sleep, if the run left it
+		}
+	}
+	kept.waitGone(pid, "its idle time, its run killed")
 
 	// Its binary replaced.
 	kept.setIdle("5m")

@@ -165,6 +165,11 @@ func (r *Root) LinkFile(f *os.File, name string) error {
 	return &os.LinkError{Op: "link", Old: f.Name(), New: name, Err: errors.ErrUnsupported}
 }
 
+// Link is not done here: no inode numbers to check the link by.
+func (r *Root) Link(f *os.File, name string, to *Root, toName string) error {
+	return &os.LinkError{Op: "link", Old: name, New: toName, Err: errors.ErrUnsupported}
+}
+
 // Rename moves the entry name of r to toName of to (both of one root).
 func (r *Root) Rename(name string, to *Root, toName string) error {
 	if to.top != r.top {

@@ -314,6 +314,25 @@ func (r *Root) LinkFile(f *os.File, name string) error {
 	return nil
 }
 
+// Link makes toName of to a hard link to the entry name of r, which must be
+// the regular file f is open on (checked through f once linked: a name
+// swapped in between is unlinked again, and an error). A symlink at name is
+// never followed.
+func (r *Root) Link(f *os.File, name string, to *Root, toName string) error {
+	fail := func(err error) error {
+		return &os.LinkError{Op: "link", Old: filepath.Join(r.name, name), New: filepath.Join(to.name, toName), Err: err}
+	}
+	if err := unix.Linkat(r.fd, name, to.fd, toName, 0); err != nil {
+		return fail(err)
+	}
+	var want, got unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &want) != nil || unix.Fstatat(to.fd, toName, &got, unix.AT_SYMLINK_NOFOLLOW) != nil || want.Dev != got.Dev || want.Ino != got.Ino {
+		unix.Unlinkat(to.fd, toName, 0)
+		return fail(errors.New("the name was another file's"))
+	}
+	return nil
+}
+
 // Rename moves the entry name of r to toName of to, replacing what is there
 // (not a non-empty directory).
 func (r *Root) Rename(name string, to *Root, toName string) error {

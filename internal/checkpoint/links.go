@@ -49,6 +49,56 @@ type linkedFile struct {
 	Mtime int64  `json:"mtime"` // nanoseconds
 	Ino   uint64 `json:"ino"`
 	Perm  uint32 `json:"perm"`
+	// Via: the root's file is another inode than the link's, of the same
+	// bytes (sameAsPrev)
+	Via bool `json:"via,omitempty"`
+}
+
+// stat is the stat l recorded (the link's), as linkedStub takes it.
+func (l linkedFile) stat() fileStat {
+	return fileStat{size: l.Size, mtime: l.Mtime, ino: l.Ino, mode: fs.FileMode(l.Perm).Perm()}
+}
+
+// maxViaCompare bounds the files sameAsPrev reads (twice) to compare: the
+// copies the sandbox makes are up to ignored_link_copy_max_size (16 MiB by
+// default); a bigger file of a new inode and the same size (a rename over
+// it) is linked as a version of its own, as before, rather than read.
+const maxViaCompare = 64 << 20
+
+// sameAsPrev returns prev, the last checkpoint's record of the linked file
+// at path, when the file there now (of stat st, another inode than prev's)
+// holds the same bytes and mode as prev's link, still intact in the store:
+// the file can be kept by that link. nil otherwise, or when anything
+// changed meanwhile.
+func (s *Store) sameAsPrev(path string, st fileStat, prev *linkedFile) *linkedFile {
+	if prev == nil || st.ino == prev.Ino || st.size != prev.Size || st.size > maxViaCompare || uint32(st.mode.Perm()) != prev.Perm {
+		return nil
+	}
+	old, _ := s.linkIntact(*prev)
+	if old == nil {
+		return nil
+	}
+	defer old.Close()
+	f, err := openRegular(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	if now, ok := statOf(fi); !ok || now.ino != st.ino || now.size != st.size || now.mtime != st.mtime || !sameContent(old, f) {
+		return nil
+	}
+	// (the file's stat after the read: one written as it was read is read
+	// again by the next checkpoint, whose walk sees its new stat)
+	if again, err := f.Stat(); err != nil || again.ModTime().UnixNano() != st.mtime || again.Size() != st.size {
+		return nil
+	}
+	v := *prev
+	v.Via = true
+	return &v
 }
 
 func linkedOf(st fileStat) linkedFile {
@@ -117,7 +167,13 @@ func (s *Store) linkFile(path string) (fileStat, error) {
 			return fileStat{}, err
 		}
 	}
-	if err := os.Link(path, name); err != nil {
+	if err := os.Link(path, name); errors.Is(err, fs.ErrExist) {
+		// Linked meanwhile by the reader of another of the file's names
+		// (a checkpoint reads on several goroutines): kept by that link.
+		if have, herr := os.Lstat(name); herr != nil || !os.SameFile(have, fi) {
+			return fileStat{}, err
+		}
+	} else if err != nil {
 		return fileStat{}, err
 	}
 	st, err = s.afterLink(path, name, st.ino)

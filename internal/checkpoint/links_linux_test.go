@@ -406,3 +406,119 @@ func TestUndoLinkedModeChangedOutside(t *testing.T) {
 		t.Errorf("the file outside the root: %v %v, want its mode left 0600", ofi, err)
 	}
 }
+
+// TestLinkedFormat: a record whose checkpoint keeps a big ignored file by a
+// link says format 3, which a build of format 2 (one from before links,
+// which would undo the stub over the file) refuses; one that links nothing
+// stays format 2, which such a build still undoes; the undo's own record
+// says the format of the state it checkpointed. This build undoes both, and
+// a record with links that an earlier build wrote as format 2.
+func TestLinkedFormat(t *testing.T) {
+	lane.Live(t)
+	tests := []struct {
+		name    string
+		big     bool // a big ignored file (linked) in the root
+		format  int  // the command's record
+		relabel bool // the record rewritten as format 2, as session 34's and 35's builds wrote it
+	}{
+		{"no-link", false, 2, false},
+		{"link", true, 3, false},
+		{"link-written-as-2", true, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			var want []byte
+			if tt.big {
+				want = bigIgnored(t, root)
+			}
+			store := filepath.Join(lab, "store")
+			s := open(t, root, store)
+			id := snapshot(t, s, "rm data.log; echo x > README.md")
+			checkpointtest.Sh(t, root, "rm -f data.log; echo x > README.md")
+			if _, err := s.Finish(id); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := s.Record(id)
+			if r.Format != tt.format {
+				t.Errorf("format %d, want %d", r.Format, tt.format)
+			}
+			if refused := r.Format > 2; refused != tt.big {
+				t.Errorf("a build of format 2 would refuse it: %v, want %v", refused, tt.big)
+			}
+			if tt.relabel {
+				s.Close()
+				log := filepath.Join(s.Dir(), "log.jsonl")
+				b, _ := os.ReadFile(log)
+				if err := os.WriteFile(log, bytes.ReplaceAll(b, []byte(`"format":3`), []byte(`"format":2`)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				s = open(t, root, store)
+			}
+			defer s.Close()
+			undo, usum, err := s.Restore(id)
+			if err != nil || len(usum.NotRestored) != 0 {
+				t.Fatalf("undo: %v, not restored %+v", err, usum.NotRestored)
+			}
+			if got, _ := os.ReadFile(filepath.Join(root, "data.log")); tt.big && !bytes.Equal(got, want) {
+				t.Errorf("data.log after undo: %d bytes, want %d", len(got), len(want))
+			}
+			// The undo checkpointed a root without data.log: nothing linked.
+			if u, _ := s.Record(undo); u.Format != 2 {
+				t.Errorf("the undo's record: format %d, want 2", u.Format)
+			}
+		})
+	}
+}
+
+// TestLinkedCopyWrittenNothing: a linked file the sandbox copied before a
+// read-write open that wrote nothing (sqlite's SELECT: copy-up puts a copy
+// of the same bytes in its place) is no change: the command's changes are
+// empty, the store keeps no second version, and the next process's
+// checkpoint is the same tree; the copy, of one name now, is written in
+// place by a later command, whose undo brings the bytes back from the
+// first version's link.
+func TestLinkedCopyWrittenNothing(t *testing.T) {
+	lane.Live(t)
+	lab, root := checkpointtest.Project(t)
+	want := bigIgnored(t, root)
+	store := filepath.Join(lab, "store")
+	s := open(t, root, store)
+	links := func() int {
+		ents, _ := os.ReadDir(filepath.Join(s.Dir(), "links"))
+		return len(ents)
+	}
+	copyUp := "cp -p data.log c.tmp && mv c.tmp data.log" // what copy-up does before the open
+	id := snapshot(t, s, "sqlite3 data.log 'select 1'")
+	checkpointtest.Sh(t, root, copyUp)
+	sum, err := s.Finish(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Empty() || links() != 1 {
+		t.Errorf("a copy of the same bytes: changes %q, %d links, want none and 1", changeTexts(sum), links())
+	}
+	r, _ := s.Record(id)
+	s.Close()
+	s = open(t, root, store)
+	defer s.Close()
+	id2 := snapshot(t, s, "echo more >> data.log")
+	if r2, _ := s.Record(id2); r2.Before != r.After {
+		t.Errorf("the next process checkpoints the unchanged root as another tree")
+	}
+	checkpointtest.Sh(t, root, "echo more >> data.log")
+	sum, err = s.Finish(id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changeTexts(sum); got != "modified data.log" {
+		t.Errorf("a write in place of the copy: changes %q, want modified data.log (not in place: the store holds the bytes)", got)
+	}
+	_, usum, err := s.Restore(id2)
+	if err != nil || len(usum.NotRestored) != 0 {
+		t.Fatalf("undo: %v, not restored %+v", err, usum.NotRestored)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "data.log")); !bytes.Equal(got, want) {
+		t.Errorf("data.log after undo: %d bytes, want the %d before the write", len(got), len(want))
+	}
+}

@@ -27,8 +27,13 @@ type manifest struct {
 	Linked map[string]linkedFile `json:"linked,omitempty"`
 	// LinkMax is the size up to which the checkpoint kept a big ignored
 	// file by a link (linkMax); 0: none (an older build's, links off).
-	LinkMax int64  `json:"link_max,omitempty"`
-	blob    string // the id of its blob in the store, once written
+	LinkMax int64 `json:"link_max,omitempty"`
+	// HardLinks are the files the checkpoint kept (as blobs) under more
+	// than one name, hard links of one another: each the file's names, by
+	// path in the root (".git/…" for the root's .git), sorted. Undo makes
+	// them one file again (relinkNames).
+	HardLinks [][]string `json:"hard_links,omitempty"`
+	blob      string     // the id of its blob in the store, once written
 }
 
 // defaultPerm is the mode Restore gives a file of a tree when the manifest

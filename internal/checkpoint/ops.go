@@ -73,7 +73,8 @@ func (s *Store) record(r Record) (int, error) {
 	if last := s.lastID(); last >= r.ID {
 		r.ID = last + 1
 	}
-	r.Time, r.Format = s.o.Now().UTC(), Format
+	// r.Before is the checkpoint snapshot just took: s.modes is its manifest.
+	r.Time, r.Format = s.o.Now().UTC(), recordFormat(s.modes)
 	if err := s.setRef(strconv.Itoa(r.ID)+"-b", r.Before); err != nil {
 		return 0, err
 	}
@@ -226,7 +227,12 @@ var crashHook = func(step string) error { return nil }
 
 // journal is a restore in progress.
 type journal struct {
-	Target string `json:"target"`
+	Target string `json:"target,omitempty"`
+	// Linked holds the target instead of Target where the target keeps a
+	// file by a hard link (format 3): a build from before links, which reads
+	// only "target", then refuses the journal (as damaged) rather than
+	// finish the undo writing stubs over files.
+	Linked string `json:"linked_target,omitempty"`
 	Stage  string `json:"stage"`
 	ID     int    `json:"id"` // the undo's own record
 }
@@ -260,11 +266,21 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		if err != nil {
 			return err
 		}
-		j := journal{Target: r.Before, Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
+		then, err := s.readManifest(r.Before)
+		if err != nil {
+			return err
+		}
+		j := journal{Stage: fmt.Sprintf("%s%d", stagePrefix, undo), ID: undo}
+		if recordFormat(then) > stubFormat {
+			j.Linked = r.Before
+		} else {
+			j.Target = r.Before
+		}
 		b, _ := json.Marshal(j)
 		if err := writeAtomic(s.journalPath(), b); err != nil {
 			return err
 		}
+		j.Target = r.Before
 		if err := crashHook("journal"); err != nil {
 			return err
 		}
@@ -289,7 +305,11 @@ func (s *Store) recover() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	var j journal
-	if err := json.Unmarshal(b, &j); err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) || strings.ContainsAny(j.Stage, `/\`) {
+	err = json.Unmarshal(b, &j)
+	if j.Target == "" {
+		j.Target = j.Linked
+	}
+	if err != nil || j.Target == "" || !strings.HasPrefix(j.Stage, stagePrefix) || strings.ContainsAny(j.Stage, `/\`) {
 		return fmt.Errorf("checkpoint: the journal %s of an interrupted undo is damaged; remove it and check the root", s.journalPath())
 	}
 	cur, err := s.snapshot()
@@ -392,7 +412,103 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		}
 	}
 	s.restoreModes(root, now, target, written, kept)
+	left = append(left, relinkNames(root, stage, target, left)...)
 	return left, nil
+}
+
+// relinkNames makes the names each file of target had (hard links of one
+// another: target.HardLinks) one file again: a name restored from the
+// store, or replaced since, is a file of its own. Each name is made a link
+// of the group's first (the first one there as a regular file), where it is
+// a regular file of the same content and mode, so nothing is lost: not a
+// name the undo left (left), nor one a sandbox keeps by its file (a
+// protected path, written in place). One that cannot be linked keeps its
+// content, and is listed as left a file of its own.
+func relinkNames(root, stage *beneath.Root, target manifest, left []NotRestored) []NotRestored {
+	skip := map[string]bool{}
+	for _, l := range left {
+		skip[l.Path] = true
+	}
+	var out []NotRestored
+	for _, names := range target.HardLinks {
+		var first *os.File
+		var firstDir *beneath.Root
+		var firstName, firstPath string
+		for _, p := range names {
+			rel := filepath.FromSlash(p)
+			if skip[p] || protect.Guarded(rel) || !filepath.IsLocal(rel) {
+				continue
+			}
+			dirRel, name := splitRel(rel)
+			dir, err := root.OpenDir(dirRel)
+			if err != nil {
+				continue
+			}
+			f, err := dir.OpenFile(name)
+			if err != nil {
+				dir.Close()
+				continue
+			}
+			if first == nil {
+				first, firstDir, firstName, firstPath = f, dir, name, p
+				continue
+			}
+			if err := relinkOne(first, firstDir, firstName, f, dir, name, stage); err != nil {
+				out = append(out, NotRestored{Path: p, Why: fmt.Sprintf("restored, but as a file of its own: it was one file with %s (a hard link), and the link could not be made again (%v)", ShowPath(firstPath), err)})
+			}
+			f.Close()
+			dir.Close()
+		}
+		if first != nil {
+			first.Close()
+			firstDir.Close()
+		}
+	}
+	return out
+}
+
+// relinkOne makes name of dir (open as f) a link of firstName of firstDir
+// (open as first), through stage, where the two are regular files of the
+// same mode and content and not one file already; nil where nothing was to
+// be done.
+func relinkOne(first *os.File, firstDir *beneath.Root, firstName string, f *os.File, dir *beneath.Root, name string, stage *beneath.Root) error {
+	a, errA := first.Stat()
+	b, errB := f.Stat()
+	if errA != nil || errB != nil || !a.Mode().IsRegular() || !b.Mode().IsRegular() || os.SameFile(a, b) ||
+		a.Size() != b.Size() || a.Mode().Perm() != b.Mode().Perm() || !sameContent(first, f) {
+		return nil
+	}
+	const tmp = "relink"
+	err := fresh(stage, tmp, func() error { return firstDir.Link(first, firstName, stage, tmp) })
+	if err == nil {
+		err = renameOver(stage, tmp, dir, name)
+	}
+	if err != nil {
+		stage.Remove(tmp)
+	}
+	return err
+}
+
+// sameContent reports whether the files a and b, open for reading, hold the
+// same bytes (read from their start).
+func sameContent(a, b *os.File) bool {
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for off := int64(0); ; {
+		n, errA := a.ReadAt(bufA, off)
+		m, errB := b.ReadAt(bufB[:n], off)
+		if m != n || !bytes.Equal(bufA[:n], bufB[:n]) {
+			return false
+		}
+		off += int64(n)
+		if errA == io.EOF {
+			// b must end here too
+			k, _ := b.ReadAt(bufB[:1], off)
+			return k == 0
+		}
+		if errA != nil || errB != nil && errB != io.EOF {
+			return false
+		}
+	}
 }
 
 // makeStage makes the directory a restore writes its files in before they
@@ -635,6 +751,9 @@ func (s *Store) keepLeftOut(entries []diffEntry, target, cur string) ([]diffEntr
 		}
 		st, _ := statOf(fi)
 		l, linked := now.Linked[p]
+		if l.Via { // kept by the link of a copy of the same bytes
+			return !linked || fi.Size() != l.Size || fi.Size() > then.LinkMax
+		}
 		return !linked || l.Ino != st.ino || fi.Size() > then.LinkMax
 	}
 	out2 := entries[:0:0]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,11 +103,11 @@ func TestNewerFormatRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	was := fmt.Sprintf(`"format":%d`, checkpoint.Format)
-	if !bytes.Contains(b, []byte(was)) {
+	was := regexp.MustCompile(`"format":[0-9]+`)
+	if !was.Match(b) {
 		t.Fatalf("the record does not say its format:\n%s", b)
 	}
-	if err := os.WriteFile(log, bytes.ReplaceAll(b, []byte(was), []byte(`"format":99`)), 0o600); err != nil {
+	if err := os.WriteFile(log, was.ReplaceAll(b, []byte(`"format":99`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	want := checkpointtest.State(t, root)

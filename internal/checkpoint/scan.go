@@ -40,6 +40,7 @@ type fileStat struct {
 	size, mtime, ctime int64
 	ino                uint64
 	mode               fs.FileMode // type bits (dir, symlink, irregular) and permissions
+	nlink              uint32      // its names (0: not known here)
 }
 
 // racyWindow: a file whose time is this close to the walk that saw it may
@@ -67,8 +68,14 @@ type scanEntry struct {
 	// and the manifest lists it. noLink: one no link could be made to,
 	// kept as notKept (whyNoLink).
 	linked, noLink bool
-	lateBig        bool // found over the size only as it was read (read)
-	reused         bool // modeTree: dir is the last checkpoint's, taken as it was
+	// via: a linked file kept by the link of the version before it (its
+	// record), which holds the same bytes: a copy the sandbox made of that
+	// version before a read-write open that wrote nothing (sqlite opens its
+	// database so for a SELECT). prev: for a linked file to read, the last
+	// checkpoint's record of it.
+	via, prev *linkedFile
+	lateBig   bool // found over the size only as it was read (read)
+	reused    bool // modeTree: dir is the last checkpoint's, taken as it was
 }
 
 // scanDir is a directory's entries, sorted by name (bytes).
@@ -132,6 +139,15 @@ type scanPass struct {
 	modes   map[string]uint32
 	big     map[string]notKeptFile // the files not kept, by path in the pass
 	linked  map[string]linkedFile  // the ignored files kept by a link
+	// names: the kept regular files with other names (hard links), by
+	// path in the pass, their inode (sameFiles groups them)
+	names map[string]uint64
+	// relook: a file got another name since the last walk, or was changed
+	// through one of its names, which the watch does not show of its others
+	// (a link count's change, or a write, is reported to the directory of
+	// the name it went through): the pass is walked whole, so that every
+	// name of it is seen as it is
+	relook bool
 }
 
 func (p *scanPass) fail(err error) {
@@ -143,11 +159,12 @@ func (p *scanPass) fail(err error) {
 }
 
 // scan walks dir (absolute) into a tree, reading only what changed since prev;
-// it returns the tree's directory (nil: no entries), the exact modes of
-// the files whose mode git's trees do not say, and the files it did not keep
-// (over Options.MaxFileSize). read is how many files it read.
-func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, map[string]uint32, map[string]notKeptFile, map[string]linkedFile, int, error) {
-	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}}
+// it returns the tree's directory (nil: no entries) and the pass, which
+// holds the exact modes of the files whose mode git's trees do not say, the
+// files it did not keep (over Options.MaxFileSize), those it kept by a link
+// and those with other names; read is how many files it read.
+func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, *scanPass, int, error) {
+	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}, names: map[string]uint64{}}
 	// Goroutines pay off for a whole walk; for the few directories the
 	// watch names, a handoff between threads costs more than the reading.
 	spare := runtime.GOMAXPROCS(0) - 1
@@ -157,7 +174,7 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	p.sem = make(chan struct{}, spare)
 	if p.unchanged("", prev) {
 		p.collectModes("", prev)
-		return prev, p.modes, p.big, p.linked, 0, nil
+		return prev, p, 0, nil
 	}
 	var ign *ignoreStack
 	if !git {
@@ -166,15 +183,18 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	root := p.walk(dir, "", prev, ign)
 	p.wg.Wait()
 	if p.err != nil {
-		return nil, nil, nil, nil, 0, p.err
+		return nil, nil, 0, p.err
+	}
+	if p.relook && plan != nil {
+		return s.scan(dir, git, prev, global, nil)
 	}
 	if err := p.read(); err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
 	if _, err := p.trees(root); err != nil {
-		return nil, nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
-	return root, p.modes, p.big, p.linked, len(p.pending), nil
+	return root, p, len(p.pending), nil
 }
 
 // walk reads directory abs (rel its path in the pass, "" the top) into a
@@ -423,12 +443,32 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	if linked && was != nil && was.noLink && was.st == st {
 		ne.linked, ne.notKept, ne.noLink = false, true, true
 	}
+	if ne.linked && was != nil && was.linked {
+		if was.st == st && !(was.racy && was.via != nil) {
+			ne.via = was.via // taken as it was (below)
+		} else {
+			// (a file kept via a link, seen within the file system's time
+			// resolution of a write, is compared again: racy, as below)
+			prev := linkedOf(was.st)
+			if was.via != nil {
+				prev = *was.via
+			}
+			ne.prev = &prev
+		}
+	}
 	if p.noteMode(rel, path, ne) {
 		d.odd++
 	}
+	// A kept file of several names got one more or one less, or one of
+	// the root's others changed it (both names are one file): its other
+	// names are stat'ed again too, by a whole walk of the pass (taken only
+	// where the watch planned this one).
+	if st.nlink > 1 && mode != modeSymlink && !ne.linked && !ne.notKept && (was == nil || was.st.nlink != st.nlink || was.st != st && p.s.shared[st.ino]) {
+		p.relook = true
+	}
 	// (a stub is its stat's alone: never racy)
 	stub := over || linked
-	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
+	if was != nil && was.mode == mode && was.st == st && (!was.racy || stub && was.via == nil) && was.notKept == ne.notKept && was.linked == ne.linked && !(p.s.indexAgain && p.git && guardedGitFile(path)) {
 		ne.id = was.id
 		return
 	}
@@ -526,7 +566,8 @@ func (p *scanPass) passThrough(abs, rel string, prev *scanDir, ign *ignoreStack)
 }
 
 // noteMode records the exact mode of a file of directory rel whose mode
-// git's tree does not say, and a file not kept, and reports whether it did.
+// git's tree does not say, a file not kept or kept by a link, and a file
+// kept with other names, and reports whether it did.
 func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 	if e.mode == modeSymlink || e.mode == modeGitlink {
 		return false
@@ -535,10 +576,14 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		if path == "" {
 			path = joinRel(rel, e.name)
 		}
+		l := linkedOf(e.st)
+		if e.via != nil {
+			l = *e.via
+		}
 		p.mu.Lock()
-		p.linked[path] = linkedOf(e.st)
+		p.linked[path] = l
 		p.mu.Unlock()
-		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		p.notePerm(rel, path, e.name, e.st)
 		return true
 	}
 	if e.notKept {
@@ -552,17 +597,34 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		p.mu.Lock()
 		p.big[path] = n
 		p.mu.Unlock()
-		p.noteMode(rel, path, &scanEntry{name: e.name, mode: e.mode, st: e.st})
+		p.notePerm(rel, path, e.name, e.st)
 		return true
 	}
-	perm := uint32(e.st.mode.Perm())
+	named := false
+	if e.st.nlink > 1 && e.st.ino != 0 {
+		if path == "" {
+			path = joinRel(rel, e.name)
+		}
+		p.mu.Lock()
+		p.names[path] = e.st.ino
+		p.mu.Unlock()
+		named = true
+	}
+	return p.notePerm(rel, path, e.name, e.st) || named
+}
+
+// notePerm records the exact mode of file name of directory rel (path in
+// the pass, or "": made from those when needed), of stat st, where git's
+// tree does not say it, and reports whether it did.
+func (p *scanPass) notePerm(rel, path, name string, st fileStat) bool {
+	perm := uint32(st.mode.Perm())
 	def := uint32(0o644)
 	switch {
 	case perm&0o100 != 0:
 		def = 0o755
 	default:
 		if path == "" {
-			path = joinRel(rel, e.name)
+			path = joinRel(rel, name)
 		}
 		if inObjects(p.git, path) {
 			def = 0o444
@@ -572,7 +634,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		return false
 	}
 	if path == "" {
-		path = joinRel(rel, e.name)
+		path = joinRel(rel, name)
 	}
 	p.mu.Lock()
 	p.modes[path] = perm
@@ -640,11 +702,15 @@ func (p *scanPass) read() error {
 				e.notKept, e.lateBig, e.racy = true, true, false
 				p.mu.Lock()
 				p.big[p.rels[i]] = notKeptOf(e.st)
+				delete(p.names, p.rels[i])
 				p.mu.Unlock()
 				id, err = p.s.storeStub(e.st)
 			}
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errGuardMoves) {
 				e.gone = true
+				p.mu.Lock()
+				delete(p.names, p.rels[i])
+				p.mu.Unlock()
 				continue
 			}
 			if err != nil {
@@ -681,6 +747,20 @@ func (p *scanPass) read() error {
 // the link (whose change time the link moved), so the next walk finds it
 // unchanged. Where no link can be made it is recorded as not kept.
 func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
+	if v := p.s.sameAsPrev(p.paths[i], e.st, e.prev); v != nil {
+		// A copy of the last version, written nothing since: kept by that
+		// version's link, with its stub (no change), and no new link (no
+		// version in the store; and the root's file, of one name, is
+		// written in place by the next command, as its only other copy is
+		// the store's).
+		// Its stat may not show a write in the same tick of the clock as
+		// the compare: compared again next time while that is so (racy).
+		e.via, e.racy = v, e.st.mtime >= p.start || e.st.ctime >= p.start
+		p.mu.Lock()
+		p.linked[p.rels[i]] = *v
+		p.mu.Unlock()
+		return p.s.storeLinkedStub(v.stat())
+	}
 	st, err := p.s.linkFile(p.paths[i])
 	if errors.Is(err, fs.ErrNotExist) {
 		return [sha1.Size]byte{}, err // gone, or replaced meanwhile: next time
@@ -703,7 +783,7 @@ func (p *scanPass) link(e *scanEntry, i int) ([sha1.Size]byte, error) {
 	p.linked[rel] = linkedOf(st)
 	delete(p.modes, rel) // noted again from the stat after the link
 	p.mu.Unlock()
-	p.noteMode("", rel, &scanEntry{name: e.name, mode: e.mode, st: st})
+	p.notePerm("", rel, e.name, st)
 	return p.s.storeLinkedStub(st)
 }
 

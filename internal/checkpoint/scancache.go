@@ -36,8 +36,10 @@ type scanCache struct {
 // sandbox's quarantine at the root is left out (an older cache holds it); 6:
 // so is what it moved aside beside itself, and index files and todo lists
 // may be kept as the guard would leave them; 7: ignored files kept by a
-// hard link (an older build would take their stub for their content)
-const scanCacheMagic = "shellgate-scan-cache 7\n"
+// hard link (an older build would take their stub for their content); 8: a
+// file's number of names (hard links between the root's files are kept),
+// and a linked file kept by the link of the version before it
+const scanCacheMagic = "shellgate-scan-cache 8\n"
 
 // castagnoli is built on first use, so that a process that never reads or
 // writes the scan cache (a hook's `check`) does not build it as it starts.
@@ -121,6 +123,7 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		b = binary.AppendVarint(b, e.st.ctime)
 		b = binary.AppendUvarint(b, e.st.ino)
 		b = binary.AppendUvarint(b, uint64(e.st.mode))
+		b = binary.AppendUvarint(b, uint64(e.st.nlink))
 		flags := byte(0)
 		if e.racy {
 			flags |= 1
@@ -134,7 +137,18 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		if e.noLink {
 			flags |= 8
 		}
+		if e.via != nil {
+			flags |= 16
+		}
 		b = append(b, flags)
+		if v := e.via; v != nil {
+			b = binary.AppendUvarint(b, uint64(len(v.Link)))
+			b = append(b, v.Link...)
+			b = binary.AppendVarint(b, v.Size)
+			b = binary.AppendVarint(b, v.Mtime)
+			b = binary.AppendUvarint(b, v.Ino)
+			b = binary.AppendUvarint(b, uint64(v.Perm))
+		}
 	}
 	return b
 }
@@ -233,8 +247,13 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.ctime = r.varint()
 			e.st.ino = r.uvarint()
 			e.st.mode = os.FileMode(r.uvarint())
+			e.st.nlink = uint32(r.uvarint())
 			flags := r.bytes(1)[0]
 			e.racy, e.notKept, e.linked, e.noLink = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+			if flags&16 != 0 {
+				v := linkedFile{Link: string(r.bytes(r.uvarint())), Size: r.varint(), Mtime: r.varint(), Ino: r.uvarint(), Perm: uint32(r.uvarint()), Via: true}
+				e.via = &v
+			}
 		}
 		if e.mode == modeTree {
 			d.repos += e.dir.repos

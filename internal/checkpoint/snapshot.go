@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,30 +77,28 @@ func (s *Store) snapshot() (top string, err error) {
 		}
 	}()
 	var (
-		wg       sync.WaitGroup
-		gitDir   *scanDir
-		gitErr   error
-		gitRead  int
-		gitModes map[string]uint32
-		gitBig   map[string]notKeptFile
+		wg      sync.WaitGroup
+		gitDir  *scanDir
+		gitErr  error
+		gitRead int
+		gitPass = &scanPass{} // none: no .git directory
 	)
-	var workLinked map[string]linkedFile
 	dotgit := filepath.Join(s.root, ".git")
 	if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
-		gitPass := func() {
-			gitDir, gitModes, gitBig, _, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
+		scanGit := func() {
+			gitDir, gitPass, gitRead, gitErr = s.scan(dotgit, true, s.cache.git, nil, gitPlan)
 		}
 		if workPlan != nil && gitPlan != nil {
-			gitPass() // the watch names the few directories to read: no handoff
+			scanGit() // the watch names the few directories to read: no handoff
 		} else {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				gitPass()
+				scanGit()
 			}()
 		}
 	}
-	workDir, workModes, workBig, workLinked, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
+	workDir, workPass, workRead, err := s.scan(s.root, false, s.cache.work, s.globalIgnore(), workPlan)
 	wg.Wait()
 	if err == nil {
 		err = gitErr
@@ -107,7 +106,10 @@ func (s *Store) snapshot() (top string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := s.setModes(workModes, gitModes, workBig, gitBig, workLinked); err != nil {
+	groups, shared := sameFiles(workPass.names, gitPass.names)
+	m := manifest{Work: workPass.modes, Git: gitPass.modes, NotKeptWork: workPass.big, NotKeptGit: gitPass.big,
+		Linked: workPass.linked, HardLinks: groups}
+	if err := s.setModes(m); err != nil {
 		return "", err
 	}
 	entries := []treeEntry{
@@ -144,6 +146,7 @@ func (s *Store) snapshot() (top string, err error) {
 		return "", err
 	}
 	s.cache = scanCache{work: workDir, git: gitDir}
+	s.shared = shared
 	s.leftOut, s.leftLeave = leaveKey, s.leave
 	s.unsaved += workRead + gitRead
 	if s.unsaved >= 64 || s.cacheStat == nil {
@@ -189,16 +192,17 @@ func nestedPath(name string) string {
 	return strings.NewReplacer("%2F", "/", "%25", "%").Replace(name)
 }
 
-// setModes makes the exact modes of the passes, and the files they did not
-// keep, the current manifest, saved and written as a blob, unless they are
-// the current one's.
-func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string]notKeptFile, linked map[string]linkedFile) error {
-	if maps.Equal(s.modes.Work, work) && maps.Equal(s.modes.Git, git) &&
-		maps.Equal(s.modes.NotKeptWork, workBig) && maps.Equal(s.modes.NotKeptGit, gitBig) &&
-		maps.Equal(s.modes.Linked, linked) && s.modes.LinkMax == s.linkMax() && s.modes.blob != "" {
+// setModes makes m (what the passes found: the exact modes, the files not
+// kept, kept by a link, or with other names) the current manifest, saved and
+// written as a blob, unless it is the current one.
+func (s *Store) setModes(m manifest) error {
+	m.LinkMax = s.linkMax()
+	if maps.Equal(s.modes.Work, m.Work) && maps.Equal(s.modes.Git, m.Git) &&
+		maps.Equal(s.modes.NotKeptWork, m.NotKeptWork) && maps.Equal(s.modes.NotKeptGit, m.NotKeptGit) &&
+		maps.Equal(s.modes.Linked, m.Linked) && s.modes.LinkMax == m.LinkMax &&
+		slices.EqualFunc(s.modes.HardLinks, m.HardLinks, slices.Equal) && s.modes.blob != "" {
 		return nil
 	}
-	m := manifest{Work: work, Git: git, NotKeptWork: workBig, NotKeptGit: gitBig, Linked: linked, LinkMax: s.linkMax()}
 	if len(m.Work) == 0 {
 		m.Work = nil
 	}
@@ -224,6 +228,34 @@ func (s *Store) setModes(work, git map[string]uint32, workBig, gitBig map[string
 	m.blob = h
 	s.modes = m
 	return nil
+}
+
+// sameFiles groups the kept files with other names by their inode (work:
+// the work pass's, by path in the root; git: the .git pass's) into the
+// names each file has in the checkpoint, where it has more than one: each
+// group sorted, the groups by their first name; and the set of their inodes.
+func sameFiles(work, git map[string]uint64) ([][]string, map[uint64]bool) {
+	if len(work)+len(git) < 2 {
+		return nil, nil
+	}
+	byIno := map[uint64][]string{}
+	for p, ino := range work {
+		byIno[ino] = append(byIno[ino], p)
+	}
+	for p, ino := range git {
+		byIno[ino] = append(byIno[ino], ".git/"+p)
+	}
+	var out [][]string
+	shared := map[uint64]bool{}
+	for ino, names := range byIno {
+		if len(names) > 1 {
+			slices.Sort(names)
+			out = append(out, names)
+			shared[ino] = true
+		}
+	}
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	return out, shared
 }
 
 // treeOf is a pass's tree id (the empty tree for none).

@@ -68,6 +68,7 @@ func statIn(f *os.File) func(name string) (fileStat, error) {
 			ctime: st.Ctim.Nano(),
 			ino:   uint64(st.Ino),
 			mode:  mode | fs.FileMode(uint32(st.Mode)&0o777),
+			nlink: uint32(st.Nlink),
 		}, nil
 	}
 }
@@ -93,7 +94,7 @@ func statOf(fi os.FileInfo) (fileStat, bool) {
 		mode = fs.ModeIrregular
 	}
 	mt, ct := statTimes(st)
-	return fileStat{size: st.Size, mtime: mt, ctime: ct, ino: uint64(st.Ino), mode: mode | fi.Mode().Perm()}, true
+	return fileStat{size: st.Size, mtime: mt, ctime: ct, ino: uint64(st.Ino), mode: mode | fi.Mode().Perm(), nlink: uint32(st.Nlink)}, true
 }
 
 // linkCount is fi's number of names and the bytes its blocks take.

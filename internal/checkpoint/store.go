@@ -181,12 +181,32 @@ type Record struct {
 	End     time.Time `json:"end,omitzero"`
 }
 
-// Format is the checkpoint format this build writes and the newest it
-// undoes: 2, a file over MaxFileSize is a stub of its stat, not its content
-// (a build that undid it as content would write the stub over the file). A
+// Format is the newest checkpoint format this build writes and undoes. A
 // record of a newer format is refused by Restore (NewerFormatError), so that
-// an older build never misreads what a newer one keeps.
-const Format = 2
+// an older build never misreads what a newer one keeps:
+//
+//   - 2: a file over MaxFileSize is a stub of its stat, not its content (a
+//     build that undid it as content would write the stub over the file);
+//   - 3: the checkpoint before the command keeps a big ignored file by a
+//     hard link in the store, with a stub of its stat in the tree (links.go):
+//     a build that knows 2 but not links would undo the stub over the file.
+//
+// A record is written in the oldest format that says what its checkpoint
+// holds (recordFormat), so that a build of format 2 still undoes the
+// commands whose checkpoint links nothing.
+const Format = 3
+
+// stubFormat is format 2 (see Format).
+const stubFormat = 2
+
+// recordFormat is the format of a record whose checkpoint before the
+// command has manifest m.
+func recordFormat(m manifest) int {
+	if len(m.Linked) > 0 {
+		return Format
+	}
+	return stubFormat
+}
 
 // NewerFormatError is Restore's refusal of a record a newer shellgate wrote.
 type NewerFormatError struct{ ID, Format int }
@@ -219,6 +239,10 @@ type Store struct {
 
 	deferUpkeep bool      // DeferUpkeep (prune.go)
 	due         upkeepDue // what Upkeep is to do
+
+	// shared: the inodes of the files the last checkpoint kept under more
+	// than one name (its HardLinks)
+	shared map[uint64]bool
 
 	leave     *Leave // what checkpoints leave out (leave.go)
 	leftOut   string // the key of the Leave the last checkpoint (s.cache) was taken with

@@ -33,6 +33,9 @@ func Serve(Args) error { return ErrUnsupported }
 // Running is false.
 func Running(checkpoint.Options) (int, bool) { return 0, false }
 
+// RunningAt is false.
+func RunningAt(string) (int, bool) { return 0, false }
+
 // SnapshotLeaving fails: there is no keeper here.
 func (c *Client) SnapshotLeaving(*checkpoint.Leave, string, string, string) (int, error) {
 	return 0, ErrUnsupported

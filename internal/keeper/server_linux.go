@@ -393,6 +393,12 @@ func Running(o checkpoint.Options) (pid int, ok bool) {
 	if err != nil {
 		return 0, false
 	}
+	return RunningAt(dir)
+}
+
+// RunningAt is Running for a project's store directory dir (a test harness
+// that knows where the store is, not the root's exact path).
+func RunningAt(dir string) (pid int, ok bool) {
 	f, err := os.Open(filepath.Join(dir, LockName))
 	if err != nil {
 		return 0, false
