@@ -633,29 +633,8 @@ func (m *mounter) stageIndex(p string, mk func(dir int, name string) unix.Errno)
 		m.removed = append(m.removed, p+": a command's index could not be checked here (a split index, or one that does not parse): not put in place")
 		return unix.EPERM
 	}
-	tmp := ".shellgate-index-" + beneath.RandomName()
-	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
-	if err != nil {
-		return errnoOf(err)
-	}
-	for b := out; len(b) > 0 && err == nil; {
-		var n int
-		n, err = unix.Write(fd, b)
-		b = b[n:]
-	}
-	if err == nil {
-		err = unix.Fchmod(fd, st.Mode&0o777)
-	}
-	if err == nil {
-		err = unix.UtimesNanoAt(dir, tmp, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
-	}
-	unix.Close(fd)
-	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, filepath.Base(p))
-	}
-	if err != nil {
-		unix.Unlinkat(dir, tmp, 0)
-		return errnoOf(err)
+	if errno := putCopy(dir, filepath.Base(p), out, st, true); errno != 0 {
+		return errno
 	}
 	if p == m.rootIndex() {
 		var now unix.Stat_t
@@ -747,26 +726,8 @@ func (m *mounter) stageConfig(p string, mk func(dir int, name string) unix.Errno
 		m.removed = append(m.removed, fmt.Sprintf("%s: a command's config set %s, which git on the host would obey in a repository a command made: not put in place (git writes only its format keys, remotes, branches and identity there)", r, key))
 		return unix.EPERM
 	}
-	tmp := ".shellgate-config-" + beneath.RandomName()
-	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
-	if err != nil {
-		return errnoOf(err)
-	}
-	for b := data; len(b) > 0 && err == nil; {
-		var n int
-		n, err = unix.Write(fd, b)
-		b = b[n:]
-	}
-	if err == nil {
-		err = unix.Fchmod(fd, st.Mode&0o777)
-	}
-	unix.Close(fd)
-	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, "config")
-	}
-	if err != nil {
-		unix.Unlinkat(dir, tmp, 0)
-		return errnoOf(err)
+	if errno := putCopy(dir, "config", data, st, false); errno != 0 {
+		return errno
 	}
 	return 0
 }
@@ -970,4 +931,36 @@ func gitDirOf(dir string) string {
 		gd = filepath.Join(dir, gd)
 	}
 	return filepath.Clean(gd)
+}
+
+// putCopy writes data to a new name in dir with st's mode (and, with
+// times, its access and modification times) and renames it over name: what
+// a command wrote goes in as a copy the helper made after judging it, never
+// as the command's own file, which the command may still hold open.
+func putCopy(dir int, name string, data []byte, st *unix.Stat_t, times bool) unix.Errno {
+	tmp := ".shellgate-put-" + beneath.RandomName()
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
+	if err != nil {
+		return errnoOf(err)
+	}
+	for b := data; len(b) > 0 && err == nil; {
+		var n int
+		n, err = unix.Write(fd, b)
+		b = b[n:]
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, st.Mode&0o777)
+	}
+	if err == nil && times {
+		err = unix.UtimesNanoAt(dir, tmp, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	unix.Close(fd)
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+		return errnoOf(err)
+	}
+	return 0
 }
