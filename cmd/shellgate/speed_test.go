@@ -81,9 +81,13 @@ func BenchmarkCLI(b *testing.B) {
 		m["cwd"] = root
 		m["tool_input"].(map[string]any)["command"] = "echo hi"
 	}))
-	// timed runs name with args (stdin: payload when not nil) and checks that
-	// stdout has want.
-	timed := func(stdin []byte, want string, name string, args ...string) func() time.Duration {
+	// A user's home has tool caches in it, which the sandbox shows as
+	// overlays (each its own mount), where the empty home above has none.
+	cachedHome := populatedCaches(b)
+	cachedEnv := append(slices.Clone(env), "HOME="+cachedHome, "XDG_CONFIG_HOME="+filepath.Join(cachedHome, ".config"))
+	// timedIn runs name with args in the environment env (stdin: payload
+	// when not nil) and checks that stdout has want; timed in the empty home.
+	timedIn := func(env []string, stdin []byte, want string, name string, args ...string) func() time.Duration {
 		return func() time.Duration {
 			cmd := exec.Command(name, args...)
 			cmd.Env = env
@@ -99,6 +103,9 @@ func BenchmarkCLI(b *testing.B) {
 			}
 			return d
 		}
+	}
+	timed := func(stdin []byte, want string, name string, args ...string) func() time.Duration {
+		return timedIn(env, stdin, want, name, args...)
 	}
 	// A minimal bubblewrap sandbox (read-only root, every namespace) around
 	// the same bash: the one-shot sandboxed run's baseline (target ≤ 3×).
@@ -182,8 +189,9 @@ func BenchmarkCLI(b *testing.B) {
 		"nested-floor", nsFloor,
 		"bwrap-cgroup-move", bwrapCgroupMove,
 		"run-cgo", timed(nil, `"status":"success"`, withCgo, "run", "--json", "--root", root, "--", "echo hi"),
+		"run-caches", timedIn(cachedEnv, nil, `"status":"success"`, bin, "run", "--json", "--root", root, "--", "echo hi"),
 	)
-	check, hook, checkLean, checkCgo, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove, runCgo := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18], m[19]
+	check, hook, checkLean, checkCgo, hookLean, runOff, run, runLean, hello, linkedT, helloNet, bashTrue, bashEcho, bwrap, codex, bwrapCg, nested, bwrapMove, runCgo, runCaches := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[9], m[10], m[11], m[12], m[13], m[14], m[15], m[16], m[17], m[18], m[19], m[20]
 	b.ReportMetric(float64(check)/float64(checkCgo), "check/check-cgo")
 	b.ReportMetric(float64(check)/float64(hello), "check/hello")
 	b.ReportMetric(float64(hook)/float64(hello), "hook/hello")
@@ -199,8 +207,10 @@ func BenchmarkCLI(b *testing.B) {
 	b.ReportMetric(float64(run-bashEcho)/1e6, "run-extra-ms")
 	b.ReportMetric(float64(runLean-bashEcho)/1e6, "run-lean-extra-ms")
 	b.ReportMetric(float64(run)/float64(runCgo), "run/run-cgo")
+	b.ReportMetric(float64(runCaches)/float64(run), "run-caches/run")
 	if bwrap > 0 {
 		b.ReportMetric(float64(run)/float64(bwrap), "run/bwrap")
+		b.ReportMetric(float64(runCaches)/float64(bwrap), "run-caches/bwrap")
 		b.ReportMetric(float64(runCgo)/float64(bwrap), "run-cgo/bwrap")
 	}
 	if bwrapCg > 0 {
@@ -218,6 +228,43 @@ func BenchmarkCLI(b *testing.B) {
 	if codex > 0 {
 		b.ReportMetric(float64(run)/float64(codex), "run/codex")
 	}
+}
+
+// populatedCaches is a home holding a few tool caches as a Go and npm user's
+// has them (Go's build cache, its module cache, npm's), each with some
+// entries: `run` shows each as an overlay, whose mount costs more than the
+// empty home's views of missing caches.
+func populatedCaches(tb testing.TB) string {
+	tb.Helper()
+	home := tb.TempDir()
+	var files []string
+	for i := range 256 { // go-build's layout: 00 … ff, an entry or two in each
+		files = append(files, fmt.Sprintf(".cache/go-build/%02x/%02x0123456789abcdef-a", i, i))
+	}
+	files = append(files, ".cache/go-build/README", ".cache/go-build/trim.txt")
+	for _, m := range []string{"golang.org/x/sys@v0.30.0", "golang.org/x/text@v0.22.0", "github.com/google/go-cmp@v0.6.0"} {
+		for _, f := range []string{"go.mod", "LICENSE", "README.md", "a/b/c.go", "a/b/d.go", "e/f.go"} {
+			files = append(files, "go/pkg/mod/"+m+"/"+f)
+		}
+		path, v, _ := strings.Cut(m, "@")
+		for _, ext := range []string{"info", "mod", "zip", "ziphash"} {
+			files = append(files, "go/pkg/mod/cache/download/"+path+"/@v/"+v+"."+ext)
+		}
+	}
+	for i := range 64 {
+		files = append(files, fmt.Sprintf(".npm/_cacache/content-v2/sha512/%02x/%02x/%064x", i, i*3%256, i),
+			fmt.Sprintf(".npm/_cacache/index-v5/%02x/%02x/%064x", i, i*5%256, i))
+	}
+	for _, f := range files {
+		p := filepath.Join(home, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f+"\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return home
 }
 
 // settled is a copy of the executable at path, written with one write,

@@ -45,5 +45,10 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 // VolatileMarker is where a volatile overlay's mount marks its work dir.
 const VolatileMarker = "/work/work/incompat"
 
+// StaleWork, in a cache layer, is its last mount's work dir, set aside
+// before the next mount (whose kernel would otherwise remove it in the
+// session's set-up) and removed beside that session (RemoveStale).
+const StaleWork = "/stale"
+
 // BootFile, in a cache layer, holds the boot ID of its last mount.
 const BootFile = "boot_id"

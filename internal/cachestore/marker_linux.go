@@ -38,6 +38,16 @@ func RemoveMarker(layer string) error {
 	return os.RemoveAll(marker)
 }
 
+// RemoveStale removes the work dir a mount of layer set aside (StaleWork),
+// if there is one: two empty directories, their marker removed before
+// (ReadyLayer).
+func RemoveStale(layer string) error {
+	if err := os.RemoveAll(layer + StaleWork); err != nil && !errors.Is(err, unix.ENOENT) {
+		return err
+	}
+	return nil
+}
+
 // removeMarker is RemoveMarker: where there is none, one call.
 func removeMarker(layer string) error { return RemoveMarker(layer) }
 

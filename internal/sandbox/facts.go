@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/fresh"
 	"github.com/shellgate/shellgate/internal/hostscan"
@@ -88,8 +89,15 @@ func gatherFacts() Facts {
 // directory there, holding only those. What the view puts there is read
 // from its plan, not listed: whatever a step mounts beneath such a
 // directory, except beneath a tmpfs of the view's own (/var/tmp).
-func SessionFacts(spec Spec) Facts {
-	f := HostFacts()
+func SessionFacts(spec Spec) Facts { return sessionFacts(spec, HostFacts()) }
+
+func sessionFacts(spec Spec, f Facts) Facts {
+	// A session's start plans two or three times (here, to find what others
+	// may not enter; then with what it found; again if idmap's trees fail),
+	// and each plan asks the same paths: the home's entries, each secret,
+	// each cache, each settings file. The host is asked once; f is
+	// HostFacts' shared value, so the session's own copy remembers.
+	f.Host = remember(f.Host)
 	if len(f.AsOthers) == 0 {
 		return f
 	}
@@ -111,4 +119,55 @@ func SessionFacts(spec Spec) Facts {
 		}
 	}
 	return f
+}
+
+// rememberedHost answers each of Host's questions once, for one session's
+// plans: what they ask is the host as it was at the session's start.
+type rememberedHost struct {
+	host  Host
+	mu    sync.Mutex
+	stats map[string]lstat
+	files map[string][]byte // nil: ReadFile was not ok
+}
+
+type lstat struct {
+	kind   Kind
+	target string
+}
+
+func remember(h Host) Host {
+	if h == nil {
+		return nil
+	}
+	if r, ok := h.(*rememberedHost); ok {
+		h = r.host // a fresh memory for this session
+	}
+	return &rememberedHost{host: h, stats: map[string]lstat{}, files: map[string][]byte{}}
+}
+
+func (r *rememberedHost) Lstat(path string) (Kind, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.stats[path]
+	if !ok {
+		v.kind, v.target = r.host.Lstat(path)
+		r.stats[path] = v
+	}
+	return v.kind, v.target
+}
+
+func (r *rememberedHost) ReadFile(path string) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	data, ok := r.files[path]
+	if !ok {
+		if d, ok := r.host.ReadFile(path); ok {
+			data = append(make([]byte, 0, len(d)), d...) // never nil
+		}
+		r.files[path] = data
+	}
+	if data == nil {
+		return nil, false
+	}
+	return slices.Clone(data), true // a plan may change what it is given
 }

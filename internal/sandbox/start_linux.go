@@ -618,10 +618,17 @@ func (s *Session) unlimit(cg *sessionCgroup, err error) {
 // (each rmdir frees a block, which a filesystem mounted with discard
 // discards at once: 0.5–4.5 ms for three overlays), before the session ends
 // (CloseBeside). One a killed helper left goes at the layer's next mount.
+// Then the work dirs the mounts set aside (cachestore.StaleWork), which
+// the kernel's mount removed in the set-up before.
 var removeMarkers = func(steps []Step) {
 	for _, st := range steps {
 		if st.Op == OpOverlay && st.Upper != "" {
 			cachestore.RemoveMarker(st.Upper)
+		}
+	}
+	for _, st := range steps {
+		if st.Op == OpOverlay && st.Upper != "" {
+			cachestore.RemoveStale(st.Upper)
 		}
 	}
 }

@@ -344,6 +344,56 @@ func TestViewCacheMarkerRemovedBesideTheSession(t *testing.T) {
 	}
 }
 
+// A cache layer's next mount is given an empty work dir, its last one set
+// aside and removed beside the session: the kernel's mount removed it in
+// the helper's set-up, where freeing its block waited for the disk on a
+// filesystem that discards what it frees at once. The cache keeps what the
+// last session wrote.
+func TestViewCacheStaleWorkRemovedBesideTheSession(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	mounted := `awk '$5 == "` + cache + `" {print $9}' /proc/self/mountinfo`
+	s := start(t, spec)
+	got, code := run(t, s, l.root, mounted+"; echo mine > ~/.npm/mine")
+	s.Close()
+	if code != 0 || !strings.HasPrefix(got, "overlay") {
+		t.Skipf("no overlay here: %q (exit %d)", got, code)
+	}
+	layers, _ := filepath.Glob(filepath.Join(spec.CacheStore, "*npm"))
+	if len(layers) != 1 {
+		t.Fatalf("the layer: %v", layers)
+	}
+	work, stale := filepath.Join(layers[0], "work"), filepath.Join(layers[0], cachestore.StaleWork)
+	var last unix.Stat_t
+	must(t, unix.Lstat(work, &last))
+	held := make(chan struct{})
+	remove := removeMarkers
+	removeMarkers = func(steps []Step) {
+		<-held
+		remove(steps)
+	}
+	t.Cleanup(func() { removeMarkers = remove })
+	s = start(t, spec)
+	var now, aside unix.Stat_t
+	must(t, unix.Lstat(work, &now))
+	if err := unix.Lstat(stale, &aside); err != nil || aside.Ino != last.Ino || now.Ino == last.Ino {
+		t.Errorf("the last work dir (inode %d) was not set aside for the next mount: work is inode %d, aside %d (%v)", last.Ino, now.Ino, aside.Ino, err)
+	}
+	close(held)
+	if got, code := run(t, s, l.root, "cat ~/.npm/mine"); code != 0 || got != "mine\n" {
+		t.Errorf("the next session's cache: %q (exit %d), want the copy", got, code)
+	}
+	s.Close()
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the set-aside work dir is left in the layer: %v", err)
+	}
+}
+
 // A cache's overlay is volatile (its unmount syncs nothing, so the helper
 // exits at once), and the layer mounts again in the next session of the same
 // boot; a layer last mounted in another boot, which a crash may have torn, is
