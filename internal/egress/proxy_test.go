@@ -808,6 +808,14 @@ func TestTunnelHTTPAfterEmptyLines(t *testing.T) {
 		{"after more empty lines than the proxy reads", strings.Repeat("\r\n", 40000) + "GET / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", ""},
 		{"the target after an empty line", "\r\nGET / HTTP/1.1\r\nHost: example.com\r\n\r\n", "host=example.com"},
 		{"not HTTP", "PING\r\n", "echo PING"},
+		// Methods are tokens of any length and case (RFC 9110, section 9.1;
+		// Go's server takes "get" and "PROPFIND"): each is a request whose
+		// Host is checked, not bytes relayed as they came.
+		{"a method of eight letters", "PROPFIND / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"a lower-case method", "get / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"a method with a hyphen", "M-SEARCH / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"a long method", "VERSION-CONTROL / HTTP/1.1\r\nHost: x.invalid\r\n\r\n", "403 shellgate: the request's Host x.invalid differs"},
+		{"a lower-case line of another protocol", "get key\r\n", "echo get key"},
 	} {
 		c, err := net.Dial("tcp", e.addr)
 		if err != nil {
