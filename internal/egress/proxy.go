@@ -495,10 +495,14 @@ func sameHost(a, b string) bool {
 // httpStart reports whether the client's first bytes are an HTTP request:
 // empty lines, which servers skip before a request line (RFC 9112, section
 // 2.2; nginx skips any number), then a method and a space. skip is the
-// number of empty-line bytes. It decides at the first byte that does not
-// fit, so a short first message of another protocol ("PING\r\n") is not
-// held waiting for more. errTooManyEmpty: more empty lines than it can hold,
-// which an origin would skip to a request it has not seen.
+// number of empty-line bytes. A method is any token (RFC 9110, section 9.1:
+// "get", "PROPFIND" and "M-SEARCH" are methods to Go's server, which routes
+// them by their Host as any other), so a line that starts with one and a
+// space is read to its end, and is a request when it names an HTTP version
+// after that. It decides at the first byte of another shape, so a short
+// first message of another protocol ("PING\r\n") is not held waiting for
+// more. errTooManyEmpty: more empty lines, or a longer first line, than it
+// can hold, which an origin could read as a request it has not seen.
 func httpStart(br *bufio.Reader) (skip int, isHTTP bool, err error) {
 	at := func(i int) (byte, error) {
 		b, err := br.Peek(i + 1)
@@ -519,21 +523,40 @@ func httpStart(br *bufio.Reader) (skip int, isHTTP bool, err error) {
 			break
 		}
 	}
-	for i := skip; i < skip+8; i++ {
+	i := skip
+	for ; ; i++ {
 		c, err := at(i)
-		switch {
-		case err != nil:
+		if err != nil {
 			return skip, false, err
-		case c == ' ':
-			return skip, i-skip >= 3, nil
-		case c < 'A' || c > 'Z':
+		}
+		if c == ' ' || c == '\t' {
+			break
+		}
+		if !tchar(c) {
 			return skip, false, nil
 		}
 	}
-	return skip, false, nil
+	if i == skip {
+		return skip, false, nil
+	}
+	for j := i; ; j++ {
+		c, err := at(j)
+		if err != nil {
+			return skip, false, err
+		}
+		if c == '\n' {
+			b, _ := br.Peek(j)
+			return skip, strings.Contains(strings.ToUpper(string(b[i:])), "HTTP/"), nil
+		}
+	}
 }
 
-var errTooManyEmpty = errors.New("more empty lines before a request than the proxy reads")
+// tchar reports whether c may be in a token (RFC 9110, section 5.6.2).
+func tchar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+var errTooManyEmpty = errors.New("more empty lines before a request, or a longer request line, than the proxy reads")
 
 // peekSNI reads the server name of the TLS ClientHello at the head of br,
 // without consuming it, however the client split the hello into records
