@@ -247,13 +247,17 @@ func numericName(host string) bool {
 	return strings.Trim(last, "0123456789") == ""
 }
 
+// interfaceAddrs lists this host's interface addresses (net.InterfaceAddrs;
+// a test gives others).
+var interfaceAddrs = net.InterfaceAddrs
+
 // hostAddrs are the addresses of this host's interfaces. A name resolving to
 // one reaches the services listening on all of them (0.0.0.0, [::]) as its
 // loopback would, whatever range the address is in: a public address on the
 // host's own interface, a home machine's global IPv6 address. Listed anew for
 // each name that needs it, so an interface that came up since counts.
 func hostAddrs() ([]netip.Addr, error) {
-	ifas, err := net.InterfaceAddrs()
+	ifas, err := interfaceAddrs()
 	if err != nil {
 		return nil, err
 	}

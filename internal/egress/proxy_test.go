@@ -634,6 +634,51 @@ func TestRefusedHostAddresses(t *testing.T) {
 	}
 }
 
+// The same, where this host's addresses are global ones (a public IPv4
+// address on eth0, a home LAN's IPv6 /64), whatever this machine has: the
+// host's own address is refused, and so is every other address of the
+// network it is on (the printer, the NAS, the router of a home LAN, whose
+// IPv6 addresses are as global as the host's), which no private range
+// names; an address beyond it goes through.
+func TestRefusedHostNetworks(t *testing.T) {
+	saved := interfaceAddrs
+	t.Cleanup(func() { interfaceAddrs = saved })
+	interfaceAddrs = func() ([]net.Addr, error) {
+		var out []net.Addr
+		for _, s := range []string{"127.0.0.1/8", "93.184.216.34/24", "2a00:1450:4001:81a::5/64", "0.0.0.0/0"} {
+			ip, n, err := net.ParseCIDR(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: n.Mask})
+		}
+		return out, nil
+	}
+	e := newEnv(t, "*.host.example")
+	for _, tc := range []struct {
+		addr    string
+		refused bool
+	}{
+		{"93.184.216.34", true},          // the host's own
+		{"93.184.216.50", true},          // its network's
+		{"2a00:1450:4001:81a::5", true},  // the host's own
+		{"2a00:1450:4001:81a::99", true}, // its LAN's
+		{"93.184.217.1", false},          // beyond them
+		{"2a00:1450:4001:81b::1", false}, // beyond them
+	} {
+		a := netip.MustParseAddr(tc.addr)
+		name := "n" + strings.NewReplacer(".", "-", ":", "-").Replace(tc.addr) + ".host.example"
+		e.net.mu.Lock()
+		e.net.names[name] = []netip.Addr{a}
+		e.net.route[netip.AddrPortFrom(a, 443).String()] = e.tlsSrv.Listener.Addr().String()
+		e.net.mu.Unlock()
+		status, body := raw(t, e.addr, "CONNECT "+name+":443 HTTP/1.1\r\n\r\n")
+		if refused := strings.HasPrefix(status, "403"); refused != tc.refused || refused && !strings.Contains(body, name+" resolves to "+a.String()) {
+			t.Errorf("%s resolving to %s: %s %q, want refused %v", name, a, status, body, tc.refused)
+		}
+	}
+}
+
 // A plain request through the host's proxy names its origin as the proxy
 // checked it: the upstream parses the URL itself, and a URL that parses to
 // one host here and another there (userinfo, a fragment before an '@', as
