@@ -3,7 +3,8 @@
 // requests) and SOCKS5 (CONNECT) on one listener. It resolves names itself,
 // lets through only the names on its allow-list, refuses addresses in the
 // host's own networks (loopback, private, link-local …) and those of the
-// host's interfaces unless allowed by address, and refuses everything else with a message that names the domain
+// host's interfaces (their addresses and on-link prefixes) unless allowed by
+// address, and refuses everything else with a message that names the domain
 // and how to allow it.
 package egress
 

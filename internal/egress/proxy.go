@@ -211,7 +211,7 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 	if err != nil || len(addrs) == 0 {
 		return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot resolve %s: %v", host, err)}
 	}
-	var own []netip.Addr // this host's, listed once a name needs them
+	var own []netip.Prefix // this host's networks, listed once a name needs them
 	for _, a := range addrs {
 		a = a.Unmap()
 		if p.Allow.AllowsAddr(a) {
@@ -226,8 +226,8 @@ func (p *Proxy) decide(ctx context.Context, scheme, host string, port int) (*tar
 				return nil, &refusal{statusBadGateway, fmt.Sprintf("shellgate: cannot list this host's addresses to check %s against them: %v", host, err)}
 			}
 		}
-		if slices.Contains(own, a) {
-			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of this host, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
+		if slices.ContainsFunc(own, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			return nil, &refusal{statusForbidden, fmt.Sprintf("shellgate: %s resolves to %s, an address of this host or of a network it is on, which the allow-list does not name; the user can allow it with --allow-domain %s or [network] allow = [%q]", host, a, a, a.String())}
 		}
 		t.addrs = append(t.addrs, a)
 	}
@@ -251,21 +251,34 @@ func numericName(host string) bool {
 // a test gives others).
 var interfaceAddrs = net.InterfaceAddrs
 
-// hostAddrs are the addresses of this host's interfaces. A name resolving to
-// one reaches the services listening on all of them (0.0.0.0, [::]) as its
-// loopback would, whatever range the address is in: a public address on the
-// host's own interface, a home machine's global IPv6 address. Listed anew for
+// hostAddrs are the networks of this host's interfaces: each address with
+// its on-link prefix. A name resolving to the host's own address reaches the
+// services listening on all of them (0.0.0.0, [::]) as its loopback would,
+// and one resolving to another address of a network the host is on reaches
+// the user's LAN (a printer, a NAS, the router), whatever range those are
+// in: a public address on the host's own interface, a home LAN's global
+// IPv6 /64. A prefix wider than a /16 (IPv4) or a /48 (IPv6), which no LAN
+// has (a VPN's catch-all), counts as the address alone. Listed anew for
 // each name that needs it, so an interface that came up since counts.
-func hostAddrs() ([]netip.Addr, error) {
+func hostAddrs() ([]netip.Prefix, error) {
 	ifas, err := interfaceAddrs()
 	if err != nil {
 		return nil, err
 	}
-	own := []netip.Addr{} // non-nil: listed
+	own := []netip.Prefix{} // non-nil: listed
 	for _, ifa := range ifas {
-		if p, err := netip.ParsePrefix(ifa.String()); err == nil {
-			own = append(own, p.Addr().WithZone("").Unmap())
+		p, err := netip.ParsePrefix(ifa.String())
+		if err != nil {
+			continue
 		}
+		a, bits := p.Addr().WithZone(""), p.Bits()
+		if a.Is4In6() {
+			a, bits = a.Unmap(), bits-96
+		}
+		if bits < 0 || a.Is4() && bits < 16 || a.Is6() && bits < 48 {
+			bits = a.BitLen()
+		}
+		own = append(own, netip.PrefixFrom(a, bits).Masked()) // the host's own address included
 	}
 	return own, nil
 }
