@@ -63,9 +63,15 @@ func parseHead(b []byte) (head, error) {
 		if l[0] == ' ' || l[0] == '\t' {
 			return head{}, errors.New("obsolete header line folding")
 		}
-		h.fields = append(h.fields, l)
 		k, v, ok := strings.Cut(l, ":")
-		if ok && strings.EqualFold(strings.TrimSpace(k), "Host") {
+		if !ok || k == "" || strings.IndexFunc(k, func(r rune) bool { return r >= 0x80 || !tchar(byte(r)) }) >= 0 {
+			// No token before the colon ("Content-Length : 5"): an
+			// origin that ignores the line would read the body another
+			// way than the proxy does (RFC 9112, section 5.1: a 400).
+			return head{}, fmt.Errorf("bad header field %q", l)
+		}
+		h.fields = append(h.fields, l)
+		if strings.EqualFold(k, "Host") {
 			h.host = strings.TrimSpace(v)
 			hosts++
 		}
