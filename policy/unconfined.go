@@ -342,6 +342,11 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 		// shell looks up when it runs.
 		if u, err := user.Lookup(name[1:]); err == nil && u.HomeDir != "" {
 			p, f = filepath.Join(u.HomeDir, rest), f&^analysis.ArgDynamic
+		} else if x.home != "" {
+			// A user only NSS knows (LDAP, sssd: a static build reads
+			// /etc/passwd alone), whom bash still finds: their home's
+			// secrets are judged where the user's own are.
+			p, f = filepath.Join(x.home, rest), f&^analysis.ArgDynamic
 		}
 	}
 	if f&analysis.ArgDynamic != 0 {

@@ -113,6 +113,7 @@ func TestUnconfined(t *testing.T) {
 		{`declare -a x=(~/.ssh/id_rsa); cat "${x[@]}"`, policy.RuleSecrets},
 		{`case x in x) f=~/.ssh/id_rsa;; esac; cat $f`, policy.RuleSecrets},
 		{`[ -n "$X" ] && k=$HOME/.ssh/id_rsa; cat $k`, policy.RuleSecrets},
+		{`cat ~nosuch-shellgate-user/.ssh/id_rsa`, policy.RuleSecrets}, // a user only NSS knows (LDAP)
 		{`gpg --import key.asc`, policy.RuleExecFlags},
 		{`gpg --batch --recv-keys ABC`, policy.RuleExecFlags},
 		{`gpg --homedir /tmp/g --import key.asc`, policy.RuleExecFlags},
