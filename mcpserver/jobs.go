@@ -141,12 +141,12 @@ func (s *Server) jobCall(h func(context.Context, *shellgate.Session, json.RawMes
 		key := sessionKey(req.Session)
 		ctx, done, ok := s.begin(ctx, key)
 		if !ok {
-			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
+			return s.result(req.Session, jobRefusal(nil, envelope.Err{Code: envelope.Cancelled, Message: "The server is shutting down."}))
 		}
 		defer done()
 		sess := s.session(key)
 		if sess == nil {
-			return s.result(req.Session, envelope.NotRun("", map[string]any{}, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
+			return s.result(req.Session, jobRefusal(nil, envelope.Err{Code: envelope.Cancelled, Message: "The session has ended."}))
 		}
 		ctx = context.WithValue(ctx, profileKey{}, s.profile(req.Session))
 		return s.result(req.Session, h(ctx, sess, req.Params.Arguments))
@@ -160,8 +160,19 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 	if bad == nil {
 		return nil
 	}
-	env := envelope.NotRun("", params, *bad)
+	env := jobRefusal(params, *bad)
 	return &env
+}
+
+// jobRefusal is a job tool's refusal, headed by what was not done ("Nothing
+// done to job j3"): a job tool runs no command, so "Command not run" would
+// read as if one had been asked for. params is the input as given.
+func jobRefusal(params map[string]any, err envelope.Err) envelope.Envelope {
+	head := "Nothing done"
+	if id, ok := params["job_id"]; ok {
+		head += " to job " + envelope.CutMiddle(fmt.Sprint(id), 64)
+	}
+	return envelope.NotAnswered(head, params, err)
 }
 
 // argsError decodes a tool's arguments into dst as decodeArgs does, and

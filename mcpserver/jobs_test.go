@@ -63,19 +63,23 @@ func TestJobTools(t *testing.T) {
 		tool string
 		args map[string]any
 		want string
+		head string // the text's first line: what was not done, never "Command not run"
 	}{
-		{JobOutputTool, map[string]any{}, "Missing required parameter 'job_id'"},
-		{JobOutputTool, map[string]any{"job_id": id, "wait": 5}, "Unknown parameter 'wait'"},
-		{JobOutputTool, map[string]any{"job_id": id, "wait_ms": "5"}, "'wait_ms' must be an integer"},
-		{JobOutputTool, map[string]any{"job_id": id, "filter": "("}, "not a valid regular expression"},
-		{JobOutputTool, map[string]any{"job_id": "j42"}, `No job "j42"`},
-		{JobInputTool, map[string]any{"job_id": id, "keys": []string{"Hyper-Q"}}, "ended"},
-		{JobKillTool, map[string]any{"job_id": 7}, "'job_id' must be a string"},
-		{JobListTool, map[string]any{"x": 1}, "takes none"},
+		{JobOutputTool, map[string]any{}, "Missing required parameter 'job_id'", "Nothing done."},
+		{JobOutputTool, map[string]any{"job_id": id, "wait": 5}, "Unknown parameter 'wait'", "Nothing done to job " + id + "."},
+		{JobOutputTool, map[string]any{"job_id": id, "wait_ms": "5"}, "'wait_ms' must be an integer", "Nothing done to job " + id + "."},
+		{JobOutputTool, map[string]any{"job_id": id, "filter": "("}, "not a valid regular expression", "Nothing done to job " + id},
+		{JobOutputTool, map[string]any{"job_id": "j42"}, `No job "j42"`, "Nothing done to job j42."},
+		{JobInputTool, map[string]any{"job_id": id, "keys": []string{"Hyper-Q"}}, "ended", ""},
+		{JobKillTool, map[string]any{"job_id": 7}, "'job_id' must be a string", "Nothing done to job 7."},
+		{JobListTool, map[string]any{"x": 1}, "takes none", "Nothing done."},
 	} {
 		env := call(t, ctx, cs, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
 		if env.Error == nil || !strings.Contains(env.Error.Message, bad.want) {
 			t.Errorf("%s %v: %s; want an error containing %q", bad.tool, bad.args, env.Text, bad.want)
+		}
+		if head, _, _ := strings.Cut(env.Text, "\n"); bad.head != "" && !strings.HasPrefix(head, bad.head) {
+			t.Errorf("%s %v: text %q; want it headed %q", bad.tool, bad.args, env.Text, bad.head)
 		}
 	}
 }
