@@ -67,6 +67,10 @@ type admitted struct {
 	// keep: the protected paths the user approved the command to write, which
 	// the sandbox keeps where they are if it creates them.
 	keep []string
+	// started, if set, is told the command's PID once it has started
+	// (runner.Spec.Started): the egress proxy's, which names the command
+	// whose process connects by it.
+	started func(pid int)
 }
 
 // admit validates req, resolves its directory (cwd, relative to the root, when

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shellgate/shellgate/envelope"
@@ -176,7 +177,25 @@ func (g *Gate) egressHandler(b *box) func(context.Context, net.Conn) {
 	q := *p
 	q.Ask = func(ctx context.Context, host string, port int) error { return g.askEgress(ctx, b, host, port) }
 	q.Audit = func(ev egress.Event) { g.auditEgress(b, ev) }
-	return q.ServeConn
+	return func(ctx context.Context, c net.Conn) {
+		q.ServeConn(context.WithValue(ctx, egressConnKey{}, c), c)
+	}
+}
+
+// egressConnKey is the context key of the connection a question is about.
+type egressConnKey struct{}
+
+// connCommand is the PID of the command of b's session whose process made the
+// connection ctx is about; 0 if not known.
+func connCommand(ctx context.Context, b *box) int {
+	c, _ := ctx.Value(egressConnKey{}).(net.Conn)
+	b.mu.Lock()
+	s := b.session
+	b.mu.Unlock()
+	if c == nil || s == nil {
+		return 0
+	}
+	return s.ConnCommand(c)
 }
 
 // egressRule is the Question.Rule of a domain not on the allow-list.
@@ -223,19 +242,35 @@ type egressCall struct {
 	approver    Approver
 	start, end  time.Time
 	answered    map[string]bool // domains allowed (true) or declined for this command
+	pid         atomic.Int64    // once started: its PID, by which ConnCommand names it
+}
+
+// byPID is the running or recently ended call whose command has PID pid.
+// Locked by mu.
+func (e *egressCalls) byPID(pid int) *egressCall {
+	if pid <= 0 {
+		return nil
+	}
+	for _, c := range slices.Concat(e.running, e.ended) {
+		if c.pid.Load() == int64(pid) {
+			return c
+		}
+	}
+	return nil
 }
 
 // maxEnded bounds the ended calls kept for connections reported late.
 const maxEnded = 16
 
-// egressCall notes command as running in b's sandbox session until the
-// returned func is called: its connections through the proxy are its own,
-// and its approver (if any) is asked about domains not on the list.
-func (g *Gate) egressCall(b *box, o runOptions, command, session string) (ended func()) {
+// egressCall notes command, admitted as a, as running in b's sandbox session
+// until the returned func is called: its connections through the proxy are
+// its own, and its approver (if any) is asked about domains not on the list.
+func (g *Gate) egressCall(b *box, a *admitted, o runOptions, command, session string) (ended func()) {
 	if !g.egressOn() {
 		return func() {}
 	}
 	c := &egressCall{command: command, approver: o.approver, start: time.Now(), answered: map[string]bool{}}
+	a.started = func(pid int) { c.pid.Store(int64(pid)) }
 	if o.audit != nil {
 		c.id = o.audit.id
 	}
@@ -304,28 +339,44 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	}
 	defer func() { <-turn }()
 
+	owner := connCommand(ctx, b)
 	e.mu.Lock()
+	// subject: the command whose process connects, found by its cgroup;
+	// its own answers alone count, "only this command" is its processes.
+	// nil where it cannot be found: any running command's answers count.
+	subject := e.byPID(owner)
 	var asker *egressCall
 	allowed, known := e.allowed[host], e.allowed[host]
 	for _, c := range e.running {
-		if ok, was := c.answered[host]; was {
+		if ok, was := c.answered[host]; was && subject == nil {
 			allowed, known = allowed || ok, true
 		}
 		if c.approver != nil {
 			asker = c
 		}
 	}
-	// The proxy cannot tell which process connects: the question names
-	// every other command that may be it.
-	var others []string
-	for _, c := range e.running {
-		if c != asker && !slices.Contains(others, c.command) {
-			others = append(others, c.command)
+	if subject != nil {
+		if ok, was := subject.answered[host]; was {
+			allowed, known = allowed || ok, true
+		}
+		if subject.approver != nil && subject.end.IsZero() {
+			asker = subject
 		}
 	}
-	for _, c := range e.left {
-		if (asker == nil || c != asker.command) && !slices.Contains(others, c) {
-			others = append(others, c)
+	left := subject != nil && !subject.end.IsZero() // it has returned
+	var others []string
+	if subject == nil {
+		// Not known which process connects: the question names every
+		// other command that may be it.
+		for _, c := range e.running {
+			if c != asker && !slices.Contains(others, c.command) {
+				others = append(others, c.command)
+			}
+		}
+		for _, c := range e.left {
+			if (asker == nil || c != asker.command) && !slices.Contains(others, c) {
+				others = append(others, c)
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -339,6 +390,12 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	}
 	q := Question{Command: asker.command, Rule: egressRule, SessionKey: "network " + host, Domain: host, Port: port, Others: others,
 		Reason: fmt.Sprintf("It connects to %s (port %d), which is not on the network allow-list.", host, port)}
+	if subject == nil {
+		subject = asker
+	} else if q.Command = subject.command; left {
+		q.Left = true
+		q.Reason = fmt.Sprintf("A process it left running connects to %s (port %d), which is not on the network allow-list.", host, port)
+	}
 	answer := asker.approver(ctx, q)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -350,14 +407,14 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 		e.allowed[host] = true
 		return nil
 	case answer == AllowOnce:
-		asker.answered[host] = true
+		subject.answered[host] = true
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case answer == NotAsked:
 		return egress.ErrNotAsked
 	}
-	asker.answered[host] = false
+	subject.answered[host] = false
 	return errors.New("the user declined it")
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -150,11 +151,11 @@ func TestEgressAsksOnceForConcurrentConnections(t *testing.T) {
 	}
 }
 
-// The proxy sees a connection, not the process that makes it: a process an
-// earlier command left running (cmd &) that connects while a later command
-// runs is asked about under the later command's name. The question names
-// the earlier command too, so the person asked is not told that the command
-// they see is the one connecting.
+// The proxy finds the process that connects by the cgroup of the command
+// that started it: a process an earlier command left running (cmd &) that
+// connects while a later command runs is asked about under the earlier
+// command's name, said to be left running, through the running command's
+// approver.
 func TestEgressQuestionNamesCommandsLeftRunning(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
@@ -176,7 +177,54 @@ func TestEgressQuestionNamesCommandsLeftRunning(t *testing.T) {
 	if q.count() != 1 {
 		t.Fatalf("asked %d times, want once: %+v", q.count(), q.asked)
 	}
-	if x := q.asked[0]; x.Domain != "localhost" || x.Command != later || len(x.Others) != 1 || x.Others[0] != left {
-		t.Errorf("question %+v: want the domain, the running command and, as another that may connect, %q", x, left)
+	if x := q.asked[0]; x.Domain != "localhost" || x.Command != left || !x.Left || len(x.Others) != 0 || !strings.Contains(x.Why(), "left running") {
+		t.Errorf("question %+v: want the domain and, as the one connecting, left running, %q", x, left)
+	}
+}
+
+// "Only this command" is the command's own processes: allowed once for a
+// command that connects, a domain stays closed to a process an earlier
+// command left running, which connects while it runs. Before the proxy
+// found the process by its cgroup, the answer let any connection through
+// while the command ran.
+func TestEgressOnceIsTheCommandsOwn(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from the host") }))
+	defer host.Close()
+	port := strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port)
+	lab := newLab(t)
+	cfg := shellgate.Config{Root: lab.root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}}
+	cfg.Policy.Allow = []string{"curl *"}
+	s := gate(t, cfg).NewSession(shellgate.SessionConfig{ID: "sess-1"})
+	defer s.Close()
+	fetch := "curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" -w ' (%{http_code})' http://localhost:" + port + "/"
+	left := "(sleep 2; " + fetch + " > fetched.txt 2>&1) &"
+	if env := s.Run(context.Background(), shellgate.Request{Command: left}); env.Status != envelope.Success {
+		t.Fatalf("%s:\n%s", env.Status, env.Text)
+	}
+	later := fetch + "; sleep 5"
+	// The later command's own fetch is allowed once; anything else declined.
+	q := &questions{}
+	approve := func(ctx context.Context, x shellgate.Question) shellgate.Answer {
+		q.approve(ctx, x)
+		if x.Command == later && !x.Left {
+			return shellgate.AllowOnce
+		}
+		return shellgate.Deny
+	}
+	env := s.Run(context.Background(), shellgate.Request{Command: later}, shellgate.WithApprover(approve))
+	if !strings.Contains(env.Data.Stdout, "hello from the host (200)") {
+		t.Fatalf("the command's own fetch, allowed once: %s", env.Text)
+	}
+	fetched, err := os.ReadFile(filepath.Join(lab.root, "fetched.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(fetched), "hello from the host") || !strings.Contains(string(fetched), "(403)") {
+		t.Errorf("the left process's fetch while the command allowed once ran: %q; want it refused (403)", fetched)
+	}
+	if q.count() != 2 {
+		t.Errorf("asked %d times, want twice (each command's process once): %+v", q.count(), q.asked)
 	}
 }

@@ -34,6 +34,7 @@ func (g *Gate) execute(ctx context.Context, a *admitted, command string, o runOp
 		Stderr:    tee(stderr, "stderr", o.onOutput, secrets),
 		Timeout:   timeout,
 		KillGrace: g.cfg.KillGrace,
+		Started:   a.started,
 	}
 	if o.stdio != nil {
 		o.stdio.connect(&spec)

@@ -387,7 +387,7 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 		g.box.dropEarly()
 		return *refused
 	}
-	ended := g.egressCall(g.box, o, req.Command, "")
+	ended := g.egressCall(g.box, a, o, req.Command, "")
 	env := g.execute(ctx, a, req.Command, o)
 	ended()
 	cp.finish(&env, nil)

@@ -84,16 +84,21 @@ type Question struct {
 	SessionKey string
 	// Domain is set when the question is not the command line but a connection
 	// it makes, through the proxy of allow-listed egress, to a domain not on the
-	// allow-list (Rule "egress"), on Port: "allow once" then lets Command reach
-	// it until it ends, "allow for this session" the session's later commands too.
+	// allow-list (Rule "egress"), on Port: "allow once" then lets Command's
+	// processes reach it, "allow for this session" the session's later
+	// commands too. Command is the command whose process connects, found by
+	// the cgroup that holds it (Linux).
 	Domain string
 	Port   int
-	// Others are, for a Domain question, the session's other commands that may
-	// be the one connecting: running now, or that left processes running when
-	// they returned. The proxy sees a connection, not the process that made
-	// it, so Command is the latest command with an approver, not necessarily
-	// the one that connects; "allow once" lets them all reach the domain
-	// while Command runs.
+	// Left, for a Domain question: Command has returned, and a process it
+	// left running (cmd &) connects. A running command's approver is asked.
+	Left bool
+	// Others are, for a Domain question where the process that connects could
+	// not be found (another platform, or it closed the connection), the
+	// session's other commands that may be the one connecting: running now,
+	// or that left processes running when they returned. Command is then the
+	// latest command with an approver, and "allow once" lets them all reach
+	// the domain while it runs.
 	Others []string
 }
 

@@ -155,7 +155,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		}
 		env, secrets := s.g.childEnv()
 		stdout, stderr := s.g.captures(a.budget, o, secrets, nil, nil)
-		ended := s.g.egressCall(s.box, o, req.Command, s.id)
+		ended := s.g.egressCall(s.box, a, o, req.Command, s.id)
 		spec := s.spec(a, req.Command, s.exports.Apply(env), nil, nil, nil)
 		o.stdio.connect(&spec)
 		res, err := s.sup.Run(ctx, spec)
@@ -165,7 +165,7 @@ func (s *Session) run(ctx context.Context, req Request, opts ...Option) envelope
 		s.g.noteAppeared(&out, s.id)
 		return out
 	}
-	ended := s.g.egressCall(s.box, o, req.Command, s.id)
+	ended := s.g.egressCall(s.box, a, o, req.Command, s.id)
 	out := s.execute(ctx, a, req, o)
 	afterJob(s.jobDone(out), ended) // egress.go
 	if len(out.Data.BackgroundPIDs) > 0 {
@@ -220,6 +220,7 @@ func (s *Session) spec(a *admitted, command string, env []string, in io.Reader, 
 		Stdout:    out,
 		Stderr:    errw,
 		KillGrace: s.g.cfg.KillGrace,
+		Started:   a.started,
 	}
 }
 

@@ -193,7 +193,14 @@ func (c *call) newJob(req Request, input io.WriteCloser, secrets map[string]stri
 // the terminal's last output.
 func (c *call) run(jctx context.Context, job *jobs.Job, spec runner.Spec, input *os.File, drained <-chan struct{}) {
 	started := make(chan struct{})
-	spec.Started = func(pid int) { c.pid.Store(int64(pid)); close(started) }
+	told := spec.Started // the admitted command's (egress)
+	spec.Started = func(pid int) {
+		if told != nil {
+			told(pid)
+		}
+		c.pid.Store(int64(pid))
+		close(started)
+	}
 	job.Waiting = func() bool {
 		pid := int(c.pid.Load())
 		// In this order: what it printed before it began to wait is then

@@ -106,7 +106,11 @@ func approvalMessage(q shellgate.Question) string {
 	if q.Domain != "" {
 		// The question is the domain; the command is what connects to it.
 		domain := shellgate.OneLine(q.Domain)
-		fmt.Fprintf(&b, "Allow %s for this session?\n\n%s\n\nThis command connects to it, on port %d; it is not on the network allow-list.", domain, shown, q.Port)
+		who := "This command connects"
+		if q.Left {
+			who = "A process this earlier command left running connects"
+		}
+		fmt.Fprintf(&b, "Allow %s for this session?\n\n%s\n\n%s to it, on port %d; it is not on the network allow-list.", domain, shown, who, q.Port)
 		if len(q.Others) > 0 {
 			// The proxy sees a connection, not its process: any of these may be it.
 			b.WriteString("\n\nOr one of these, running in the session or having left processes there, does (shellgate cannot tell which; \"only this command\" lets them too while it runs):")

@@ -203,7 +203,13 @@ func TestApprovalMessageDomain(t *testing.T) {
 	if got := approvalRequest(q).Message; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
-	q.Domain, q.Others = "", nil
+	// A process an earlier command left running connects: that command is
+	// shown, and said to have left it.
+	q.Others, q.Left = nil, true
+	if got, want := approvalRequest(q).Message, "Allow registry.npmjs.org for this session?\n\n│ npm install left-pad\n\nA process this earlier command left running connects to it, on port 443; it is not on the network allow-list."; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	q.Domain, q.Left = "", false
 	if got := names(approvalRequest(q).RequestedSchema); !slices.Equal(got, []string{"Allow once", "Allow for this session", "Deny"}) {
 		t.Errorf("a command's choices %q", got)
 	}

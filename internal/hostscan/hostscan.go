@@ -2,7 +2,8 @@
 // hide though it shows the directory: the pathname sockets daemons listen
 // on, and the files only root may read. It also tells whether a TCP port
 // listens in a process's network namespace (TCPListening): a session's
-// server, which cannot be dialled from the host.
+// server, which cannot be dialled from the host; and which process holds the
+// client's end of a connection made there (SocketOf, HoldsSocket).
 package hostscan
 
 import (
