@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shellgate/shellgate/policy"
@@ -62,5 +63,43 @@ func TestLoopbackIsNotNetwork(t *testing.T) {
 		if got := v.Decision == policy.Allow; got != c.allow {
 			t.Errorf("%s: %s (%s), want allow=%v", c.cmd, v.Decision, v.Reason, c.allow)
 		}
+	}
+}
+
+// A network client refused with the network off names the least the user
+// can open: the domain of the URL it was given, alone (the sandbox's proxy),
+// before the whole network; where no single name is clear, or no sandbox
+// will run it, only the network.
+func TestNetworkRefusalNamesTheDomain(t *testing.T) {
+	env := policy.Env{Root: "/work/p", Home: "/home/u"}
+	sandboxed, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unconfined, err := policy.New(policy.Settings{Unconfined: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const whole = "ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true)."
+	for _, c := range []struct{ cmd, want string }{
+		{"curl -sS https://example.com | head -2", "ask the user to allow example.com alone (--allow-domain example.com, or [network] allow) or the whole network (--allow-network)."},
+		{"wget -qO- HTTPS://Docs.Example.ORG./x?y=1", "allow docs.example.org alone (--allow-domain docs.example.org"},
+		{"git clone https://github.com/org/repo", "allow github.com alone (--allow-domain github.com"},
+		{"curl http://user:pw@example.com/", whole},  // credentials: not repeated back
+		{"curl http://2130706433/", whole},           // a number is no domain
+		{"curl http://intranet/", whole},             // a single label
+		{"curl \"$URL\"", whole},                     // not known before it runs
+		{"curl 'http://ex$ample.com/'", whole},       // an odd character
+		{"ssh git@example.com", whole},               // no URL
+		{"curl http://localhost@evil.com/ x", whole}, // user info
+	} {
+		v := sandboxed.Check(c.cmd, env)
+		if v.Decision != policy.Deny || v.Rule != policy.RuleNetwork || !strings.Contains(v.Reason, c.want) {
+			t.Errorf("%s: %s %s %q; want it to say %q", c.cmd, v.Decision, v.Rule, v.Reason, c.want)
+		}
+	}
+	// No sandbox, no proxy: the domain alone cannot be opened.
+	if v := unconfined.Check("curl https://example.com", env); !strings.Contains(v.Reason, whole) {
+		t.Errorf("unconfined: %q", v.Reason)
 	}
 }

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"cmp"
+	"net/url"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +24,37 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 	if x.e.s.Network {
 		return
 	}
-	x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
+	if host := urlHost(c); host != "" && !x.e.s.Unconfined && runtime.GOOS != "windows" {
+		// One domain is the least the user can open, and the sandbox's
+		// proxy can open it alone: named first, so that "enable the
+		// network" is not the only way out the model relays.
+		x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to allow %s alone (--allow-domain %s, or [network] allow) or the whole network (--allow-network).", c.Source, what, host, host)
+	} else {
+		x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
+	}
 	x.hits[len(x.hits)-1].covered = func(cv Covers) bool { return cv.Egress || covered != nil && covered(cv) }
+}
+
+// urlHost is the host of the first URL among c's literal arguments
+// (scheme://host…), lower-cased: a name, not an address or a loopback one;
+// "" if there is none.
+func urlHost(c *analysis.Command) string {
+	for i, a := range c.Args {
+		_, rest, ok := strings.Cut(a, "://")
+		if c.IsDynamic(i) || !ok || isLoopbackURL(a) {
+			continue
+		}
+		u, err := url.Parse(a)
+		if err != nil || u.User != nil || rest == "" {
+			continue
+		}
+		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		if !strings.Contains(host, ".") || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-") != "" || strings.Trim(host, "0123456789.") == "" {
+			continue // a single label, an odd character, or a number
+		}
+		return host
+	}
+	return ""
 }
 
 // network denies network clients while the network is off.
