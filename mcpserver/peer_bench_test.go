@@ -392,6 +392,7 @@ func (c *rawConn) request(method string, params any) (json.RawMessage, error) {
 func logModelSizes(b *testing.B, servers map[string]*peerServer) {
 	for _, name := range []string{"on", "codex"} {
 		s := servers[name]
+		b.Logf("%s: instructions %d chars", name, utf8.RuneCountInString(s.cs.InitializeResult().Instructions))
 		tools, err := s.cs.ListTools(context.Background(), nil)
 		if err != nil {
 			b.Fatal(err)
