@@ -2,7 +2,7 @@
 # Runs every test of shellgate: go mod tidy, gofmt, go vet (linux, windows, darwin),
 # staticcheck, the Go tests, and the end-to-end MCP tests against the real binary
 # (Node.js: the official TypeScript SDK, and the real Claude Code, Codex, Gemini CLI
-# and MCP Inspector, installed from npm into e2e/node_modules, 1.1 GB). Each step says when it starts; the run
+# and MCP Inspector, installed from npm into e2e/node_modules, 1.6 GB). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
 # On an idle 2-core machine it takes about 13 minutes, most of it the root
 # package's live sandbox and corpus suites under the race detector. Packages
