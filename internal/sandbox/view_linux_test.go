@@ -441,16 +441,22 @@ func TestViewCacheOverlayVolatile(t *testing.T) {
 		t.Errorf("the next session of the same boot: %q, want the overlay with the copy", got)
 	}
 	// Two sessions of the project at once: the second's start leaves the
-	// first's overlay working.
+	// first's overlay working, a copy-up of the host's too (through its
+	// work dir, which a second mount of the same layer set aside).
+	must(t, os.MkdirAll(filepath.Join(cache, "dir"), 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "dir", "host"), []byte("host\n"), 0o644))
 	first := start(t, spec)
-	session("true")
-	if got, code := run(t, first, l.root, "echo again > ~/.npm/again && cat ~/.npm/again"); code != 0 || got != "again\n" {
+	session("echo second >> ~/.npm/dir/host")
+	if got, code := run(t, first, l.root, "echo again >> ~/.npm/dir/host && cat ~/.npm/dir/host"); code != 0 || got != "host\nagain\n" {
 		t.Errorf("the first session's cache after a second session started: %q (exit %d)", got, code)
 	}
 	first.Close()
+	if got := session("cat ~/.npm/dir/host"); !strings.HasSuffix(got, "host\nagain\n") {
+		t.Errorf("the session after both: %q, want the first's copy", got)
+	}
 	boot := filepath.Join(layers[0], cachestore.BootFile)
 	must(t, os.WriteFile(boot, []byte("another boot\n"), 0o600))
-	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nhost\n") {
+	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\ndir\nhost\n") {
 		t.Errorf("after another boot: %q, want the overlay with the copy emptied", got)
 	}
 	now, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
