@@ -589,13 +589,39 @@ func TestViewMemoryLimit(t *testing.T) {
 	}
 }
 
+// Where the project's store can hold no set of cache layers (it cannot be
+// made), the session starts with the host's caches read-only, as the Gate
+// has them where it cannot open the store: a build reads them, and writes
+// nothing there.
+func TestViewCacheStoreUnusableReadOnly(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "host"), []byte("host\n"), 0o644))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	spec.CacheStore = "/proc/no-such-store" // cannot be made
+	s := start(t, spec)
+	if got, code := run(t, s, l.root, "cat ~/.npm/host && echo x > ~/.npm/host"); code == 0 || !strings.HasPrefix(got, "host\n") || !strings.Contains(got, "Read-only") {
+		t.Errorf("the host's cache without a store: %q (exit %d), want it read-only", got, code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cache, "host")); string(b) != "host\n" {
+		t.Errorf("the host's cache was written: %q", b)
+	}
+}
+
 // A step that cannot be applied is reported missing, with the step and why,
 // and the rest of the view stands (the Gate in mode on then refuses).
 func TestViewStepFailureReported(t *testing.T) {
 	l := newLab(t)
 	spec := l.spec()
-	spec.Caches = []string{filepath.Join(l.home, ".npm")}
-	spec.CacheStore = "/proc/no-such-store" // cannot be made
+	cache := filepath.Join(l.home, ".npm")
+	spec.Caches = []string{cache}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	// The cache's layer cannot be made: a file has its name.
+	must(t, os.MkdirAll(spec.CacheStore, 0o700))
+	must(t, os.WriteFile(filepath.Join(spec.CacheStore, strings.ReplaceAll(strings.TrimPrefix(cache, "/"), "/", "%")), nil, 0o600))
 	s := start(t, spec)
 	missing := strings.Join(s.Report().Missing, "\n")
 	if !strings.Contains(missing, "view: overlay "+filepath.Join(l.home, ".npm")) {
