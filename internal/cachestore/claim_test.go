@@ -1,7 +1,9 @@
 package cachestore
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -87,5 +89,78 @@ func TestClaimLayersUnwritable(t *testing.T) {
 	}
 	if _, err := ClaimLayers(project); err == nil {
 		t.Fatal("a claim in a file succeeded")
+	}
+}
+
+// Sessions starting at once each hold a set no other holds.
+func TestClaimLayersAtOnce(t *testing.T) {
+	project := t.TempDir()
+	const sessions = KeptLayers + 3
+	got := make(chan *Layers, sessions)
+	for range sessions {
+		go func() {
+			l, err := ClaimLayers(project)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+	}
+	dirs := map[string]bool{}
+	for range sessions {
+		if l := <-got; l != nil {
+			if dirs[l.Dir()] {
+				t.Errorf("two sessions hold %s", l.Dir())
+			}
+			dirs[l.Dir()] = true
+			defer l.Release()
+		}
+	}
+}
+
+// A session killed while it held a set leaves its lock file, which holds
+// nothing: the next session takes the set.
+func TestClaimLayersAfterACrash(t *testing.T) {
+	if project := os.Getenv("CACHESTORE_TEST_CLAIM"); project != "" { // the session killed
+		l, err := ClaimLayers(project)
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(l.Dir() + "\n")
+		os.Stdin.Read(make([]byte, 1)) // until killed
+		os.Exit(0)
+	}
+	project := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestClaimLayersAfterACrash$")
+	cmd.Env = append(os.Environ(), "CACHESTORE_TEST_CLAIM="+project)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != project+"\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the first session holds %q, want %s", line, project)
+	}
+	if l, err := ClaimLayers(project); err != nil || l.Dir() == project {
+		t.Errorf("beside a live session: %v %v, want a set of its own", l, err)
+	} else {
+		l.Release()
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if l, err := ClaimLayers(project); err != nil || l.Dir() != project {
+		t.Errorf("after the session was killed: %v %v, want the project's own", l, err)
+	} else {
+		l.Release()
 	}
 }

@@ -25,7 +25,7 @@ func holdShared(path string) (*os.File, error) {
 // holdExclusive takes path's lock exclusively if no one holds it, else
 // returns errHeld.
 func holdExclusive(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
