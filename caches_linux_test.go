@@ -1,6 +1,7 @@
 package shellgate_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,71 @@ func TestMissingCachesStayMissing(t *testing.T) {
 			t.Errorf("%s was made on the host", d)
 		}
 	}
+}
+
+// Two live sessions of one project (two MCP servers in the same root, or a
+// `shellgate run` beside one) each write to the tool caches while the other
+// runs: both commands succeed and read back what they wrote, the host's
+// cache stays as it was, and once both have ended a later session finds the
+// project's copy whole (the first session's writes there, no work dir of a
+// mount left behind). The sessions shared one overlay layer before: the
+// second's mount took away the work dir the first's overlay still used, and
+// the first's next copy-up failed.
+func TestTwoSessionsOfAProjectShareNoCacheLayer(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	store := filepath.Join(os.Getenv("XDG_STATE_HOME"), "shellgate", "caches") // TestMain's
+	base := visibleTempDir(t)
+	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
+	hostCache := home + "/.npm/_cacache"
+	must(t, os.MkdirAll(root, 0o755))
+	names := []string{"one", "two", "three"}
+	for _, n := range names {
+		must(t, os.MkdirAll(hostCache+"/"+n, 0o755))
+		must(t, os.WriteFile(hostCache+"/"+n+"/host", []byte("host\n"), 0o644))
+	}
+	cfg := shellgate.Config{Root: root, Env: map[string]string{"HOME": home}}
+	// A write that copies directories of the host's cache up into the
+	// session's layer, through the overlay's work dir.
+	write := func(g *shellgate.Gate, name string) {
+		t.Helper()
+		// (By python, as a build would: the policy names no path.)
+		cmd := `python3 -c 'import os, sys; n = sys.argv[1]; d = os.path.expanduser("~/.npm/_cacache/" + n); os.makedirs(d + "/entry"); open(d + "/entry/" + n, "w").write(n + "\n"); open(d + "/host", "a").write(n + "\n")' ` + name + ` && cat ~/.npm/_cacache/` + name + `/entry/` + name + ` ~/.npm/_cacache/` + name + `/host`
+		env := run(t, g, shellgate.Request{Command: cmd})
+		if env.Data.Stdout != name+"\nhost\n"+name+"\n" || env.Data.ExitCode == nil || *env.Data.ExitCode != 0 {
+			t.Errorf("%s's write to npm's cache: %s", name, env.Text)
+		}
+	}
+	first := gate(t, cfg)
+	write(first, "one")
+	second := gate(t, cfg)
+	write(second, "two")
+	must(t, second.Close()) // its set-up's leftovers removed
+	write(first, "three")   // a copy-up after the second session's mount
+	env := run(t, first, shellgate.Request{Command: "cat ~/.npm/_cacache/one/entry/one ~/.npm/_cacache/three/entry/three"})
+	if env.Data.Stdout != "one\nthree\n" {
+		t.Errorf("the first session's writes, read back after the second's:\n%s", env.Text)
+	}
+	must(t, first.Close())
+
+	for _, n := range names {
+		b, err := os.ReadFile(hostCache + "/" + n + "/host")
+		if entries, _ := os.ReadDir(hostCache + "/" + n); err != nil || string(b) != "host\n" || len(entries) != 1 {
+			t.Errorf("the host's cache was written: %q %v %v", b, err, entries)
+		}
+	}
+	later := gate(t, cfg)
+	env = run(t, later, shellgate.Request{Command: "cat ~/.npm/_cacache/one/host ~/.npm/_cacache/three/host"})
+	if env.Data.Stdout != "host\none\nhost\nthree\n" {
+		t.Errorf("a later session lacks the project's cache writes:\n%s", env.Text)
+	}
+	must(t, later.Close())
+	// What the mounts leave in the project's directory: their layers' upper
+	// and work dirs, no work dir set aside or marker left over.
+	filepath.WalkDir(cachestore.DirFor(store, root), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && (d.Name() == "stale" || d.Name() == "incompat") {
+			t.Errorf("left in the project's copies: %s", p)
+		}
+		return nil
+	})
 }

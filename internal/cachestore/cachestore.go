@@ -121,12 +121,12 @@ func Sweep(ctx context.Context, store string, maxUnused time.Duration) (removed 
 			if !unneeded(dir, maxUnused) {
 				continue
 			}
-			lock, ok := holdExclusive(filepath.Join(dir, lockFile))
-			if !ok {
+			lock, err := holdExclusive(filepath.Join(dir, lockFile))
+			if err != nil {
 				continue // in use
 			}
 			trash := filepath.Join(store, trashPrefix+e.Name()+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-			err := os.Rename(dir, trash)
+			err = os.Rename(dir, trash)
 			lock.Close()
 			if err != nil {
 				continue

@@ -26,8 +26,8 @@ func ReadyLayer(layer string, boot []byte) (volatile bool, err error) {
 			}
 		}
 	}
-	// Only the marker: another session of the project may have the layer
-	// mounted (the kernel checks the marker only at a mount).
+	// Only the marker: the rest of the work dir is set aside (StaleWork) or
+	// the kernel's to clean at the mount.
 	if err := removeMarker(layer); err != nil {
 		return false, err
 	}
@@ -47,7 +47,9 @@ const VolatileMarker = "/work/work/incompat"
 
 // StaleWork, in a cache layer, is its last mount's work dir, set aside
 // before the next mount (whose kernel would otherwise remove it in the
-// session's set-up) and removed beside that session (RemoveStale).
+// session's set-up) and removed beside that session (RemoveStale). No other
+// mount uses it meanwhile: one session at a time mounts a set of layers
+// (ClaimLayers).
 const StaleWork = "/stale"
 
 // BootFile, in a cache layer, holds the boot ID of its last mount.

@@ -22,15 +22,19 @@ func holdShared(path string) (*os.File, error) {
 	return f, nil
 }
 
-// holdExclusive takes path's lock exclusively if no one holds it.
-func holdExclusive(path string) (*os.File, bool) {
+// holdExclusive takes path's lock exclusively if no one holds it, else
+// returns errHeld.
+func holdExclusive(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		return nil, false
+		if err == unix.EWOULDBLOCK {
+			return nil, errHeld
+		}
+		return nil, err
 	}
-	return f, true
+	return f, nil
 }

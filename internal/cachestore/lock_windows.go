@@ -21,17 +21,21 @@ func holdShared(path string) (*os.File, error) {
 	return f, nil
 }
 
-// holdExclusive takes path's lock exclusively if no one holds it.
-func holdExclusive(path string) (*os.File, bool) {
+// holdExclusive takes path's lock exclusively if no one holds it, else
+// returns errHeld.
+func holdExclusive(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	ol := new(windows.Overlapped)
 	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK | windows.LOCKFILE_FAIL_IMMEDIATELY)
-	if windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, ol) != nil {
+	if err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, ol); err != nil {
 		f.Close()
-		return nil, false
+		if err == windows.ERROR_LOCK_VIOLATION {
+			return nil, errHeld
+		}
+		return nil, err
 	}
-	return f, true
+	return f, nil
 }

@@ -9,33 +9,80 @@ import (
 )
 
 // RemoveMarker removes the marker a volatile overlay's mount leaves in
-// layer's work dir (VolatileMarker: incompat/volatile, two empty
-// directories, the outer of mode 0), if it is there: by two rmdirs
-// (os.RemoveAll's walk of them was ~10 calls a layer), the outer opened
-// without following a link. Where mode 0 refuses the inner one's removal
-// (not root), its owner makes the outer searchable first. Anything else
-// there goes the long way.
+// layer's work dir (VolatileMarker): incompat/volatile/dirty, two
+// directories and a file, each of mode 0, in work/work, of mode 0 too (the
+// kernel has made the file since volatile came, Linux 5.10: two rmdirs,
+// this path before, never removed it). By descriptors opened without
+// following a link, three unlinks (os.RemoveAll's walk was ~15 calls a
+// layer). Where a mode 0 refuses (not root: shellgate beside the session,
+// as the user), its owner makes that directory searchable first. Anything
+// else there goes the long way.
 func RemoveMarker(layer string) error {
-	marker := layer + VolatileMarker
-	fd, err := unix.Open(marker, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	work, err := unix.Open(layer+"/work/work", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
 	if err == nil {
-		err = unix.Unlinkat(fd, "volatile", unix.AT_REMOVEDIR)
-		if errors.Is(err, unix.EACCES) {
-			if err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), 0o700); err == nil {
-				err = unix.Unlinkat(fd, "volatile", unix.AT_REMOVEDIR)
-			}
-		}
-		unix.Close(fd)
-		if err == nil || errors.Is(err, unix.ENOENT) {
-			if err = unix.Rmdir(marker); err == nil || errors.Is(err, unix.ENOENT) {
-				return nil
-			}
+		err = removeMarkerIn(work)
+		unix.Close(work)
+		if err == nil {
+			return nil
 		}
 	}
-	return os.RemoveAll(marker)
+	return os.RemoveAll(layer + VolatileMarker)
+}
+
+// removeMarkerIn removes incompat/volatile/dirty from the directory work.
+func removeMarkerIn(work int) error {
+	incompat, err := openIn(work, "incompat")
+	if err == unix.ENOENT {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(incompat)
+	volatile, err := openIn(incompat, "volatile")
+	if err == nil {
+		err = unlinkIn(volatile, "dirty", 0)
+		unix.Close(volatile)
+		if err == nil || err == unix.ENOENT {
+			err = unlinkIn(incompat, "volatile", unix.AT_REMOVEDIR)
+		}
+	}
+	if err != nil && err != unix.ENOENT {
+		return err
+	}
+	if err = unlinkIn(work, "incompat", unix.AT_REMOVEDIR); err == unix.ENOENT {
+		return nil
+	}
+	return err
+}
+
+// openIn opens the directory name in dir (a descriptor) as a path, not
+// following a link.
+func openIn(dir int, name string) (int, error) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dir, name, flags, 0)
+	if err == unix.EACCES && searchable(dir) == nil {
+		fd, err = unix.Openat(dir, name, flags, 0)
+	}
+	return fd, err
+}
+
+// unlinkIn removes name from dir (a descriptor).
+func unlinkIn(dir int, name string, flags int) error {
+	err := unix.Unlinkat(dir, name, flags)
+	if err == unix.EACCES && searchable(dir) == nil {
+		err = unix.Unlinkat(dir, name, flags)
+	}
+	return err
+}
+
+// searchable gives dir (a descriptor), whose mode 0 refuses its owner who
+// is not root, the mode 0700.
+func searchable(dir int) error {
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(dir), 0o700)
 }
 
 // RemoveStale removes the work dir a mount of layer set aside (StaleWork),

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"github.com/shellgate/shellgate/internal/cgroup"
 	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
@@ -113,6 +114,10 @@ type Session struct {
 	// markersGone is closed once the cache overlays' markers are removed
 	// (removeMarkers); nil before the set-up is done.
 	markersGone chan struct{}
+	// layers: the set of the project's cache layers the session's overlays
+	// mount, held until the helper is gone (cachestore.ClaimLayers); nil if
+	// none.
+	layers *cachestore.Layers
 }
 
 // dispatch routes the helper's replies to the waiting Launch and Wait calls.
@@ -405,6 +410,7 @@ func (s *Session) CloseBeside(beside func()) error {
 	if s.markersGone != nil {
 		<-s.markersGone
 	}
+	s.layers.Release() // the helper, and its mounts of them, gone
 	if s.group != nil {
 		return s.group.Remove()
 	}

@@ -155,6 +155,20 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 			spec.StoreLinks = "" // every such file is copied, as without
 		}
 	}
+	// The set of the project's cache layers this session mounts, which no
+	// other session mounts meanwhile (cachestore.ClaimLayers says why),
+	// held until the helper, and with it the mounts, is gone (CloseBeside).
+	// Where none can be held, the caches are the host's, read-only: a build
+	// still runs.
+	var layers *cachestore.Layers
+	if spec.CacheStore != "" {
+		if l, err := cachestore.ClaimLayers(spec.CacheStore); err == nil {
+			layers, spec.CacheStore = l, l.Dir()
+		} else {
+			spec.Visible = append(slices.Clip(spec.Visible), spec.Caches...)
+			spec.Caches, spec.CacheStore = nil, ""
+		}
+	}
 	// What the plan needs of the host (as root, a walk of /etc and /var),
 	// and the plan itself, made while the helper starts, which takes as
 	// long: the set-up is sent as soon as the helper is there.
@@ -169,6 +183,7 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 		for _, t := range (<-plans).trees {
 			t.Close()
 		}
+		layers.Release() // a bare session mounts none
 		var no *noUserNS
 		if errors.As(e.err, &no) {
 			// What needs no namespace still applies (bare_linux.go).
@@ -179,6 +194,7 @@ func (e *Early) Start(spec Spec) (*Session, error) {
 		return nil, e.err
 	}
 	s := e.s
+	s.layers = layers
 	if len(spec.Writable) > 0 {
 		s.root = spec.Writable[0]
 	}

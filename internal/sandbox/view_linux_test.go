@@ -441,16 +441,22 @@ func TestViewCacheOverlayVolatile(t *testing.T) {
 		t.Errorf("the next session of the same boot: %q, want the overlay with the copy", got)
 	}
 	// Two sessions of the project at once: the second's start leaves the
-	// first's overlay working.
+	// first's overlay working, a copy-up of the host's too (through its
+	// work dir, which a second mount of the same layer set aside).
+	must(t, os.MkdirAll(filepath.Join(cache, "dir"), 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "dir", "host"), []byte("host\n"), 0o644))
 	first := start(t, spec)
-	session("true")
-	if got, code := run(t, first, l.root, "echo again > ~/.npm/again && cat ~/.npm/again"); code != 0 || got != "again\n" {
+	session("echo second >> ~/.npm/dir/host")
+	if got, code := run(t, first, l.root, "echo again >> ~/.npm/dir/host && cat ~/.npm/dir/host"); code != 0 || got != "host\nagain\n" {
 		t.Errorf("the first session's cache after a second session started: %q (exit %d)", got, code)
 	}
 	first.Close()
+	if got := session("cat ~/.npm/dir/host"); !strings.HasSuffix(got, "host\nagain\n") {
+		t.Errorf("the session after both: %q, want the first's copy", got)
+	}
 	boot := filepath.Join(layers[0], cachestore.BootFile)
 	must(t, os.WriteFile(boot, []byte("another boot\n"), 0o600))
-	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\nhost\n") {
+	if got := session("cat ~/.npm/host; ls ~/.npm"); !strings.HasPrefix(got, "overlay ") || !strings.HasSuffix(got, "host\ndir\nhost\n") {
 		t.Errorf("after another boot: %q, want the overlay with the copy emptied", got)
 	}
 	now, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
@@ -583,13 +589,39 @@ func TestViewMemoryLimit(t *testing.T) {
 	}
 }
 
+// Where the project's store can hold no set of cache layers (it cannot be
+// made), the session starts with the host's caches read-only, as the Gate
+// has them where it cannot open the store: a build reads them, and writes
+// nothing there.
+func TestViewCacheStoreUnusableReadOnly(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	must(t, os.WriteFile(filepath.Join(cache, "host"), []byte("host\n"), 0o644))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	spec.CacheStore = "/proc/no-such-store" // cannot be made
+	s := start(t, spec)
+	if got, code := run(t, s, l.root, "cat ~/.npm/host && echo x > ~/.npm/host"); code == 0 || !strings.HasPrefix(got, "host\n") || !strings.Contains(got, "Read-only") {
+		t.Errorf("the host's cache without a store: %q (exit %d), want it read-only", got, code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cache, "host")); string(b) != "host\n" {
+		t.Errorf("the host's cache was written: %q", b)
+	}
+}
+
 // A step that cannot be applied is reported missing, with the step and why,
 // and the rest of the view stands (the Gate in mode on then refuses).
 func TestViewStepFailureReported(t *testing.T) {
 	l := newLab(t)
 	spec := l.spec()
-	spec.Caches = []string{filepath.Join(l.home, ".npm")}
-	spec.CacheStore = "/proc/no-such-store" // cannot be made
+	cache := filepath.Join(l.home, ".npm")
+	spec.Caches = []string{cache}
+	spec.CacheStore = filepath.Join(l.base, "store")
+	// The cache's layer cannot be made: a file has its name.
+	must(t, os.MkdirAll(spec.CacheStore, 0o700))
+	must(t, os.WriteFile(filepath.Join(spec.CacheStore, strings.ReplaceAll(strings.TrimPrefix(cache, "/"), "/", "%")), nil, 0o600))
 	s := start(t, spec)
 	missing := strings.Join(s.Report().Missing, "\n")
 	if !strings.Contains(missing, "view: overlay "+filepath.Join(l.home, ".npm")) {

@@ -297,7 +297,9 @@ func overlay(s Step, dst, src string) error {
 	// discards at once, waited for the disk's queue (0.3-10 ms a cache, the
 	// most behind others' writes). The last work dir is set aside instead
 	// (cachestore.StaleWork), for shellgate to remove beside the session;
-	// where one is still aside, the kernel removes this one as before.
+	// where one is still aside, the kernel removes this one as before. No
+	// other session's mount uses it: each holds a set of layers of its own
+	// (cachestore.ClaimLayers).
 	var st unix.Stat_t
 	if unix.Lstat(work+"/work", &st) == nil {
 		_ = unix.Renameat2(unix.AT_FDCWD, work, unix.AT_FDCWD, layer+cachestore.StaleWork, unix.RENAME_NOREPLACE)
