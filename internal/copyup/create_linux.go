@@ -59,12 +59,12 @@ type Stager interface {
 	// Judge says how the entry at p (a clean absolute path, as this
 	// process sees it) is made by op.
 	Judge(p string, op Op) Verdict
-	// Stage makes the entry at p: make makes it in dir under name, then
-	// the session alone sees it at p; staged false (and nothing made) when
-	// it stages nothing there (p exists already), and the call is made as
-	// the caller asked. It is called from a confined thread, and makes its
-	// mounts elsewhere.
-	Stage(p string, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
+	// Stage makes the entry at p by op (as Judge was asked): make makes it
+	// in dir under name, then the session alone sees it at p; staged false
+	// (and nothing made) when it stages nothing there (p exists already),
+	// and the call is made as the caller asked. It is called from a
+	// confined thread, and makes its mounts elsewhere.
+	Stage(p string, op Op, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
 	// Watched says whether an entry by this name is judged at all (Judge
 	// answers Free for every other): a write-open of a file (OpWrite) only
 	// then, and the path of a name made is looked up only then.
@@ -263,7 +263,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 		return
 	case Staged:
 		umask := o.umasks.of(c)
-		errno, staged := o.stager.Stage(entryPath(newDir, newName), func(dir int, name string) unix.Errno {
+		errno, staged := o.stager.Stage(entryPath(newDir, newName), op, func(dir int, name string) unix.Errno {
 			return perform(m, umask, false, oldDir, oldName, dir, name)
 		})
 		if staged { // else made as asked, which fails as the kernel would

@@ -134,7 +134,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || name == "HEAD" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || gitDirName[name] || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -195,7 +195,7 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			// git would obey there is judged as it is written (its
 			// config renamed into place by git config: stageConfig; no
 			// commondir or config.worktree; a config made by hand is
-			// judged at the next look, madeRepos), and it is not renamed
+			// staged, judged when the command ends), and it is not renamed
 			// away (moveAway). Staged instead, it would be a mount point
 			// until the command ends: git init x && rm -rf x, or mv x y,
 			// would fail or leave the repository behind.
@@ -218,8 +218,8 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		// repository is at a gitlink's path).
 		return copyup.Staged, true
 	}
-	if name == "HEAD" && op != copyup.OpWrite && op != copyup.OpMakeDir && op != copyup.OpMoveAway {
-		if v, ok := m.bareHead(p); ok {
+	if gitDirName[name] && op != copyup.OpMoveAway {
+		if v, ok := m.bareHead(p, op); ok {
 			return v, true
 		}
 	}
@@ -240,16 +240,24 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		return copyup.Refused, true
 	case made && name == "config.lock" && op != copyup.OpLink:
 		return copyup.Free, true
-	case made && name == "config" && (op == copyup.OpMake || op == copyup.OpWrite) && r.accepted[dir].made && emptyOrAbsent(p):
-		// A new repository's first config, made by hand or copied (cp -r,
-		// mv's copy, a template's; the open that makes it is judged as a
-		// write too, once it is there, empty): judged at the next look
-		// (madeRepos).
+	case made && name == "config" && r.accepted[dir].made && op == copyup.OpWrite && (m.judge.isStaged(p) || absent(p)):
+		// The command's own config, staged (below), or an open about to
+		// make one (judged as that, OpMake).
 		return copyup.Free, true
+	case made && name == "config" && r.accepted[dir].made && op == copyup.OpMake:
+		// A new repository's config made by hand or copied (cp -r, mv's
+		// copy): staged, so the host's git, which a shell prompt or an
+		// editor runs there at any moment, reads an empty config while the
+		// command writes this one, and the look at its end judges what it
+		// wrote (unstage: moved aside if it sets more than git writes).
+		// Made in place, it was obeyed from its first write to that look
+		// (a core.fsmonitor run by a prompt's git status meanwhile).
+		return copyup.Staged, true
 	case made && name == "config" && op == copyup.OpRename:
 		// git config's own step (config.lock renamed into place): a
-		// copy, judged as the repository was (stageConfig).
-		if approved {
+		// copy, judged as the repository was (stageConfig), which also
+		// ends a staging of the config it replaces.
+		if approved && !m.judge.isStaged(p) {
 			return copyup.Free, true
 		}
 		return copyup.Staged, true
@@ -271,18 +279,45 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	return copyup.Free, false
 }
 
-// bareHead is Judge's verdict on a HEAD made in a directory below the
-// root's top that lies in no git directory: with objects/ and refs/ beside
-// it, git takes that directory for a repository of its own (a bare one, or
-// one whose core.worktree names a work tree) when run there (a shell
-// prompt's git status in docs/guide), and obeys its config, core.fsmonitor
-// included. A HEAD beside a config that sets more than git writes is
-// refused; else the directory is kept from then on as a .git a command
-// made is (made: its config written only by a judged rename, judged at
+// gitDirName are the names whose presence makes a directory a git
+// directory for git (is_git_directory): a HEAD, with objects/ and refs/
+// beside it or a commondir naming a directory that has them.
+var gitDirName = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+
+// bareHead is Judge's verdict on the entry p (one of gitDirName) that op
+// makes or writes in a directory below the root's top that lies in no git
+// directory, where it makes that directory a git directory: git takes it
+// for a repository of its own (a bare one, or one whose core.worktree
+// names a work tree) when run there (a shell prompt's git status in
+// docs/guide), and obeys its config (core.fsmonitor), or with a commondir
+// the config that names and its own config.worktree. Whichever of HEAD,
+// objects, refs comes last, one already there when the session started
+// (docs/HEAD in the project) included, is judged: a directory whose config
+// sets more than git writes, or that has a commondir or config.worktree
+// (git makes neither where git init --bare or clone --bare made HEAD),
+// is refused it; else it is kept from then on as a .git a command made is
+// (made: its config written only by a judged rename or staged, judged at
 // each look, and not renamed away).
-func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
+func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 	root := m.spec.Writable[0]
 	dir := filepath.Dir(p)
+	name := filepath.Base(p)
+	there := func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
+	}
+	switch {
+	case name == "HEAD" && op == copyup.OpMakeDir:
+		return copyup.Free, false // no HEAD for git
+	case name != "HEAD" && there(name):
+		// Made again (EEXIST), or replaced: what it completes was
+		// complete before, and judged at the HEAD's turn.
+		return copyup.Free, false
+	}
+	has := func(n string) bool { return n == name || there(n) }
+	if !has("HEAD") || !(has("objects") && has("refs") || has("commondir")) {
+		return copyup.Free, false // no git directory yet
+	}
 	rel, err := filepath.Rel(root, dir)
 	if err != nil || !filepath.IsLocal(rel) || dir == root || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
 		return copyup.Free, false // the root's own (protected), or in a .git
@@ -299,6 +334,9 @@ func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
 		if key := gitstate.ConfigUnknown(b); key != "" {
 			return copyup.Refused, true
 		}
+	}
+	if has("commondir") || has("config.worktree") {
+		return copyup.Refused, true
 	}
 	if r.names == nil {
 		return copyup.Free, false
@@ -317,11 +355,10 @@ func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
 	return copyup.Free, true
 }
 
-// emptyOrAbsent says whether p names nothing, or an empty regular file.
-func emptyOrAbsent(p string) bool {
+// absent says whether p names nothing.
+func absent(p string) bool {
 	var st unix.Stat_t
-	err := unix.Lstat(p, &st)
-	return err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0
+	return unix.Lstat(p, &st) == unix.ENOENT
 }
 
 // madeRepos, with m.mu held, judges each .git directory commands made in
@@ -721,15 +758,61 @@ func (m *mounter) stageConfig(p string, mk func(dir int, name string) unix.Errno
 	if errno != 0 {
 		return errno
 	}
-	if key := gitstate.ConfigUnknown(data); key != "" {
+	if key := gitstate.ConfigUnknown(data); key != "" && (m.approved == nil || !m.approved()) {
 		r, _ := filepath.Rel(root, p)
 		m.removed = append(m.removed, fmt.Sprintf("%s: a command's config set %s, which git on the host would obey in a repository a command made: not put in place (git writes only its format keys, remotes, branches and identity there)", r, key))
 		return unix.EPERM
 	}
+	// A config the command made by hand, staged, is replaced by this one:
+	// judged, it goes in place.
+	m.dropStaged(p)
 	if errno := putCopy(dir, "config", data, st, false); errno != 0 {
 		return errno
 	}
 	return 0
+}
+
+// stageMadeConfig stages the config a command makes by hand in a
+// repository it made (Judge): unstage judges it.
+func (m *mounter) stageMadeConfig(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errno := m.stageLocked(p, mk)
+	if s := m.staged[p]; errno == 0 && s != nil {
+		s.config = true
+	}
+	return errno
+}
+
+// stagedConfig, with m.mu held, judges the config a command made by hand
+// in a repository it made (p, staged in item): one that sets more than git
+// writes goes to the quarantine if aside says so (the repository's other
+// files stay), and the note says why; else it goes in place.
+func (m *mounter) stagedConfig(p string, item int, aside func() bool) bool {
+	root := m.spec.Writable[0]
+	key := "a config that is no regular file"
+	if data, _, errno := readRegular(item, filepath.Base(p)); errno == 0 {
+		key = gitstate.ConfigUnknown(data)
+	}
+	if key == "" || !aside() {
+		return false
+	}
+	d := filepath.Dir(p)
+	m.repos.mu.RLock()
+	a := m.repos.accepted[d]
+	m.repos.mu.RUnlock()
+	if a.bare {
+		rel, _ := filepath.Rel(root, d)
+		m.removed = append(m.removed, fmt.Sprintf("%s: a command made this directory a git directory (HEAD, objects, refs) whose config sets %s, which git run there would obey (a shell prompt's git status): its config moved aside", rel, key))
+		return true
+	}
+	w := a.worktree
+	if w == "" {
+		w = filepath.Dir(d)
+	}
+	rel, _ := filepath.Rel(root, w)
+	m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command made here sets %s in a config written by hand, which git on the host would obey there (a shell prompt's or an editor's git status; the host saw an empty config while the command ran): its config moved aside (the files stay)", rel, key))
+	return true
 }
 
 // stageRepo makes the .git at p that a command makes below the root's top

@@ -77,13 +77,23 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".git/sharedindex.0123"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A project directory a command made a git directory's config in
-	// first, to make it one with a HEAD later.
-	if err := os.MkdirAll(filepath.Join(root, "bad"), 0o755); err != nil {
-		t.Fatal(err)
+	// A project directory a command made a git directory's config,
+	// objects and refs in first, to make it one with a HEAD later; one
+	// that had a HEAD (and such a config) at the start, to make it one
+	// with objects and refs later; one given a commondir and a
+	// config.worktree (git status there obeys its core.fsmonitor).
+	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "bad/config"), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	approved := false
 	m := &mounter{spec: &Spec{Writable: []string{root}, Quarantine: root + "/.shellgate-quarantine"},
@@ -136,9 +146,16 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		// a project's docs/guide given HEAD, objects, refs): refused
 		// beside a hostile config, else kept as a .git made in place.
 		{"bad/HEAD", copyup.OpRename, copyup.Refused},
+		{"had/refs", copyup.OpMakeDir, copyup.Refused}, // the HEAD came first
+		{"had/refs", copyup.OpLink, copyup.Refused},
+		{"had/commondir", copyup.OpMake, copyup.Refused},
+		{"wt2/HEAD", copyup.OpMake, copyup.Refused}, // a config.worktree there
+		{"cd/commondir", copyup.OpMake, copyup.Refused},
+		{"src/refs", copyup.OpMakeDir, copyup.Free}, // no HEAD: no git directory
 		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
 		{"docs/guide/config", copyup.OpRename, copyup.Staged},
-		{"docs/guide/config", copyup.OpWrite, copyup.Free}, // absent: made new, judged at the next look
+		{"docs/guide/config", copyup.OpWrite, copyup.Free},  // absent: made new (OpMake, below)
+		{"docs/guide/config", copyup.OpMake, copyup.Staged}, // by hand: the host sees an empty one until the end
 		{"docs/guide/commondir", copyup.OpMake, copyup.Refused},
 		{"docs", copyup.OpMoveAway, copyup.Crossed},
 		{"tools/sub/.git/refs/remotes/origin/HEAD", copyup.OpRename, copyup.Free},
@@ -205,7 +222,7 @@ func TestNothingStagedAfterTheEnd(t *testing.T) {
 		return 0
 	}
 	for _, p := range []string{filepath.Join(root, ".envrc"), filepath.Join(root, "sub", ".git")} {
-		errno, staged := m.Stage(p, mk)
+		errno, staged := m.Stage(p, copyup.OpMake, mk)
 		if !staged || errno != unix.EPERM {
 			t.Errorf("Stage(%s) after the end: %v, staged %v; want EPERM, staged", p, errno, staged)
 		}
