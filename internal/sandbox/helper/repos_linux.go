@@ -134,7 +134,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || gitDirName[name] || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || gitDirName[name] || name == "config.worktree" || name == "hooks" || gitHooks[name] || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -234,6 +234,9 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			}
 		}
 	}
+	if v, ok := m.judgeHook(p, op); ok {
+		return v, true
+	}
 	_, made := r.accepted[dir]
 	switch {
 	case r.gitDirs[p] && op != copyup.OpWrite:
@@ -275,6 +278,65 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		if under(d, p) && op == copyup.OpRename {
 			return copyup.Refused, true
 		}
+	}
+	return copyup.Free, false
+}
+
+// gitHooks are the names git runs hooks by (githooks(5), git 2.39–2.47).
+// The host's git runs some at no step of the user's: post-index-change at
+// a git status that refreshes the index (a shell prompt's, an editor's),
+// reference-transaction at an editor's automatic fetch. A name a later git
+// adds is judged only at the look (madeHooks).
+var gitHooks = map[string]bool{
+	"applypatch-msg": true, "pre-applypatch": true, "post-applypatch": true, "pre-commit": true,
+	"pre-merge-commit": true, "prepare-commit-msg": true, "commit-msg": true, "post-commit": true,
+	"pre-rebase": true, "post-checkout": true, "post-merge": true, "pre-push": true,
+	"pre-receive": true, "update": true, "proc-receive": true, "post-receive": true,
+	"post-update": true, "reference-transaction": true, "push-to-checkout": true, "pre-auto-gc": true,
+	"post-rewrite": true, "sendemail-validate": true, "fsmonitor-watchman": true, "p4-changelist": true,
+	"p4-prepare-changelist": true, "p4-post-changelist": true, "p4-pre-submit": true, "post-index-change": true,
+}
+
+// judgeHook, with r.mu read-locked, is Judge's verdict on p, a hook (or
+// the hooks directory) of a repository a command made (not a directory a
+// HEAD made one: its hooks run only at a push into it). A hook made there
+// by hand is staged, as a protected entry is: the host's git, which runs
+// post-index-change at a git status, sees an empty, non-executable file
+// until the command ends, when the hook goes to the quarantine unless an
+// approved command made it. None is linked or written in place, and no
+// directory is renamed onto hooks (mv copies it name by name, each
+// judged).
+func (m *mounter) judgeHook(p string, op copyup.Op) (copyup.Verdict, bool) {
+	r := &m.repos
+	name, dir := filepath.Base(p), filepath.Dir(p)
+	if name == "hooks" {
+		if a, ok := r.accepted[dir]; ok && a.made && !a.bare {
+			switch op {
+			case copyup.OpLink:
+				return copyup.Refused, true
+			case copyup.OpRename:
+				return copyup.Crossed, true
+			}
+		}
+		return copyup.Free, false
+	}
+	if !gitHooks[name] || filepath.Base(dir) != "hooks" {
+		return copyup.Free, false
+	}
+	if a, ok := r.accepted[filepath.Dir(dir)]; !ok || !a.made || a.bare {
+		return copyup.Free, false
+	}
+	staged := m.judge.isStaged(p)
+	switch op {
+	case copyup.OpLink:
+		return copyup.Refused, true
+	case copyup.OpMake, copyup.OpRename:
+		return copyup.Staged, true
+	case copyup.OpWrite:
+		if staged || absent(p) {
+			return copyup.Free, true // its own, or one an open makes (OpMake)
+		}
+		return copyup.Refused, true
 	}
 	return copyup.Free, false
 }
@@ -491,7 +553,7 @@ func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []
 			continue
 		}
 		moved = append(moved, p+" → "+to)
-		notes = append(notes, fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run at a commit there: moved aside", rel, filepath.Base(p)))
+		notes = append(notes, hookText(rel, filepath.Base(p)))
 	}
 	return moved, notes, errs
 }
@@ -782,6 +844,50 @@ func (m *mounter) stageMadeConfig(p string, mk func(dir int, name string) unix.E
 		s.config = true
 	}
 	return errno
+}
+
+// stageHook stages a hook a command makes by hand in a repository it
+// made (judgeHook): unstage moves it aside unless an approved command
+// made it.
+func (m *mounter) stageHook(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errno := m.stageLocked(p, mk)
+	if s := m.staged[p]; errno == 0 && s != nil {
+		s.hook = true
+	}
+	return errno
+}
+
+// isMadeHook says whether p is a hook of a repository a command made.
+func (m *mounter) isMadeHook(p string) bool {
+	hooks := filepath.Dir(p)
+	if !gitHooks[filepath.Base(p)] || filepath.Base(hooks) != "hooks" {
+		return false
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.accepted[filepath.Dir(hooks)]
+	return ok && a.made && !a.bare
+}
+
+// hookNote is what the envelope says of the hook p of a repository a
+// command made, moved aside.
+func (m *mounter) hookNote(p string) string {
+	gd := filepath.Dir(filepath.Dir(p))
+	m.repos.mu.RLock()
+	w := m.repos.accepted[gd].worktree
+	m.repos.mu.RUnlock()
+	if w == "" {
+		w = filepath.Dir(gd)
+	}
+	rel, _ := filepath.Rel(m.spec.Writable[0], w)
+	return hookText(rel, filepath.Base(p))
+}
+
+func hookText(rel, name string) string {
+	return fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run there (post-index-change at a git status, the others at a commit, checkout, merge or fetch): moved aside", rel, name)
 }
 
 // stagedConfig, with m.mu held, judges the config a command made by hand

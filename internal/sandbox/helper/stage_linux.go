@@ -62,6 +62,8 @@ type stagedEntry struct {
 	// config: the config of a repository a command made, made by hand
 	// (stageMadeConfig), judged by what it sets when it ends.
 	config bool
+	// hook: a hook of a repository a command made (stageHook).
+	hook bool
 }
 
 // hiddenSet holds the empty entries the host sees where entries are staged
@@ -311,6 +313,8 @@ func (m *mounter) Stage(p string, op copyup.Op, mk func(dir int, name string) un
 		stage = m.stageConfig
 	} else if m.isMadeConfig(p) {
 		stage = m.stageMadeConfig
+	} else if m.isMadeHook(p) {
+		stage = m.stageHook
 	}
 	go func() { done <- stage(p, mk) }() // a new goroutine never runs on a locked thread
 	errno := <-done
@@ -546,8 +550,8 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 			}
 		} else if s.config {
 			goes = m.stagedConfig(p, s.fd, whole)
-		} else {
-			goes = aside(p)
+		} else if goes = aside(p); goes && s.hook {
+			m.removed = append(m.removed, m.hookNote(p))
 		}
 		delete(m.staged, p)
 		m.judge.setStaged(p, false)

@@ -140,6 +140,16 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"tools/sub/.git/config.lock", copyup.OpMake, copyup.Free},
 		{"tools/sub/.git/config", copyup.OpRename, copyup.Staged},
 		{"tools/sub/.git/commondir", copyup.OpMake, copyup.Refused},
+		// Its hooks made by hand: staged (a git status on the host runs
+		// post-index-change), never linked, nor a directory renamed onto
+		// hooks; git init's samples and a project's src/hooks are free.
+		{"tools/sub/.git/hooks/post-index-change", copyup.OpMake, copyup.Staged},
+		{"tools/sub/.git/hooks/post-index-change", copyup.OpLink, copyup.Refused},
+		{"tools/sub/.git/hooks/pre-commit", copyup.OpRename, copyup.Staged},
+		{"tools/sub/.git/hooks/pre-commit.sample", copyup.OpMake, copyup.Free},
+		{"tools/sub/.git/hooks", copyup.OpRename, copyup.Crossed},
+		{"tools/sub/.git/hooks", copyup.OpLink, copyup.Refused},
+		{"src/hooks/pre-commit", copyup.OpMake, copyup.Free},
 		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
 		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
 		// A HEAD makes a directory a git directory (git init --bare, or
@@ -181,7 +191,7 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"src/lib", copyup.OpRename, copyup.Free},
 		{".git/modules/other", copyup.OpMakeDir, copyup.Free},
 	}
-	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree"} {
+	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree", "objects", "refs", "hooks", "post-index-change"} {
 		if !m.Watched(name) {
 			t.Fatalf("%s is not watched: its calls never reach Judge", name)
 		}
