@@ -298,8 +298,9 @@ var gitHooks = map[string]bool{
 }
 
 // judgeHook, with r.mu read-locked, is Judge's verdict on p, a hook (or
-// the hooks directory) of a repository a command made (not a directory a
-// HEAD made one: its hooks run only at a push into it). A hook made there
+// the hooks directory) of a repository a command made or that was kept
+// where a command put it (not a directory a HEAD made one: its hooks run
+// only at a push into it). A hook made there
 // by hand is staged, as a protected entry is: the host's git, which runs
 // post-index-change at a git status, sees an empty, non-executable file
 // until the command ends, when the hook goes to the quarantine unless an
@@ -310,7 +311,7 @@ func (m *mounter) judgeHook(p string, op copyup.Op) (copyup.Verdict, bool) {
 	r := &m.repos
 	name, dir := filepath.Base(p), filepath.Dir(p)
 	if name == "hooks" {
-		if a, ok := r.accepted[dir]; ok && a.made && !a.bare {
+		if a, ok := r.accepted[dir]; ok && !a.bare {
 			switch op {
 			case copyup.OpLink:
 				return copyup.Refused, true
@@ -323,7 +324,7 @@ func (m *mounter) judgeHook(p string, op copyup.Op) (copyup.Verdict, bool) {
 	if !gitHooks[name] || filepath.Base(dir) != "hooks" {
 		return copyup.Free, false
 	}
-	if a, ok := r.accepted[filepath.Dir(dir)]; !ok || !a.made || a.bare {
+	if a, ok := r.accepted[filepath.Dir(dir)]; !ok || a.bare {
 		return copyup.Free, false
 	}
 	staged := m.judge.isStaged(p)
@@ -859,7 +860,8 @@ func (m *mounter) stageHook(p string, mk func(dir int, name string) unix.Errno) 
 	return errno
 }
 
-// isMadeHook says whether p is a hook of a repository a command made.
+// isMadeHook says whether p is a hook of a repository a command made or
+// put (judgeHook).
 func (m *mounter) isMadeHook(p string) bool {
 	hooks := filepath.Dir(p)
 	if !gitHooks[filepath.Base(p)] || filepath.Base(hooks) != "hooks" {
@@ -869,7 +871,7 @@ func (m *mounter) isMadeHook(p string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.accepted[filepath.Dir(hooks)]
-	return ok && a.made && !a.bare
+	return ok && !a.bare
 }
 
 // hookNote is what the envelope says of the hook p of a repository a
@@ -888,6 +890,63 @@ func (m *mounter) hookNote(p string) string {
 
 func hookText(rel, name string) string {
 	return fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run there (post-index-change at a git status, the others at a commit, checkout, merge or fetch): moved aside", rel, name)
+}
+
+// stagedRepoHooks, with m.mu held, moves to the quarantine what a staged
+// .git at p (entry s) that stays brings into hooks/ besides git's samples,
+// while the host still sees an empty .git there, if aside says so: a
+// directory renamed onto .git, or a git directory a .git file names, with
+// a hook a command wrote (post-index-change, which the host's git status
+// runs) is more than git init or git clone makes, as in a repository a
+// command made in place (madeHooks). The git directory a .git file names
+// is judged only where it is the session's to judge: not the root's own,
+// nor one of its linked worktrees' (whose hooks are the root's).
+func (m *mounter) stagedRepoHooks(p string, s *stagedEntry, aside func() bool) (moved, notes []string) {
+	root := m.spec.Writable[0]
+	w := filepath.Dir(p)
+	relW, _ := filepath.Rel(root, w)
+	if !s.dir {
+		gd := gitDirOf(w) // read through the staged entry, still shown at p
+		git := filepath.Join(root, ".git")
+		if gd == "" || !under(gd, root) || gd == git || under(gd, filepath.Join(git, "worktrees")) || !aside() {
+			return nil, nil
+		}
+		mm, nn, _ := m.madeHooks(gd, w)
+		return mm, nn
+	}
+	rel := filepath.Join(relW, ".git", "hooks")
+	hooks, err := beneath.Dir(s.fd, ".git/hooks")
+	if err != nil {
+		// A hooks that is no directory (a symlink elsewhere) goes whole.
+		var st unix.Stat_t
+		if unix.Fstatat(s.fd, ".git/hooks", &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !aside() {
+			return nil, nil
+		}
+		if gd, err := beneath.Dir(s.fd, ".git"); err == nil {
+			if to, _ := beneath.QuarantineEntry(root, m.spec.Quarantine, gd, rel); to != "" {
+				moved, notes = append(moved, filepath.Join(root, rel)+" → "+to), append(notes, hookText(relW, "hooks"))
+			}
+			unix.Close(gd)
+		}
+		return moved, notes
+	}
+	defer unix.Close(hooks)
+	list, err := unix.Openat(hooks, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	f := os.NewFile(uintptr(list), "hooks")
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") || !aside() {
+			continue
+		}
+		if to, _ := beneath.QuarantineEntry(root, m.spec.Quarantine, hooks, filepath.Join(rel, e.Name())); to != "" {
+			moved, notes = append(moved, filepath.Join(root, rel, e.Name())+" → "+to), append(notes, hookText(relW, e.Name()))
+		}
+	}
+	return moved, notes
 }
 
 // stagedConfig, with m.mu held, judges the config a command made by hand

@@ -537,7 +537,10 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 		goes := false
 		if s.repo {
 			var why string
-			if goes, why = repoAside(filepath.Dir(p)); goes {
+			if goes, why = repoAside(filepath.Dir(p)); !goes {
+				hm, hn := m.stagedRepoHooks(p, s, whole)
+				moved, m.removed = append(moved, hm...), append(m.removed, hn...)
+			} else {
 				r, _ := filepath.Rel(root, filepath.Dir(p))
 				m.repos.mu.RLock()
 				link := m.repos.links[filepath.Dir(p)]

@@ -150,6 +150,7 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"tools/sub/.git/hooks", copyup.OpRename, copyup.Crossed},
 		{"tools/sub/.git/hooks", copyup.OpLink, copyup.Refused},
 		{"src/hooks/pre-commit", copyup.OpMake, copyup.Free},
+		{"ev/.git/hooks/post-index-change", copyup.OpMake, copyup.Staged}, // one kept where a command put it
 		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
 		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
 		// A HEAD makes a directory a git directory (git init --bare, or
