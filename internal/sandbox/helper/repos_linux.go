@@ -952,15 +952,18 @@ func (m *mounter) stagedRepoHooks(p string, s *stagedEntry, aside func() bool) (
 // stagedConfig, with m.mu held, judges the config a command made by hand
 // in a repository it made (p, staged in item): one that sets more than git
 // writes goes to the quarantine if aside says so (the repository's other
-// files stay), and the note says why; else it goes in place.
-func (m *mounter) stagedConfig(p string, item int, aside func() bool) bool {
+// files stay), and the note says why; else it goes in place, as a copy of
+// the bytes judged (keep: data and st), never the command's file, which a
+// job may hold open to write once it is in place.
+func (m *mounter) stagedConfig(p string, item int, aside func() bool) (goes bool, data []byte, st *unix.Stat_t) {
 	root := m.spec.Writable[0]
 	key := "a config that is no regular file"
-	if data, _, errno := readRegular(item, filepath.Base(p)); errno == 0 {
+	data, st, errno := readRegular(item, filepath.Base(p))
+	if errno == 0 {
 		key = gitstate.ConfigUnknown(data)
 	}
 	if key == "" || !aside() {
-		return false
+		return false, data, st
 	}
 	d := filepath.Dir(p)
 	m.repos.mu.RLock()
@@ -969,7 +972,7 @@ func (m *mounter) stagedConfig(p string, item int, aside func() bool) bool {
 	if a.bare {
 		rel, _ := filepath.Rel(root, d)
 		m.removed = append(m.removed, fmt.Sprintf("%s: a command made this directory a git directory (HEAD, objects, refs) whose config sets %s, which git run there would obey (a shell prompt's git status): its config moved aside", rel, key))
-		return true
+		return true, nil, nil
 	}
 	w := a.worktree
 	if w == "" {
@@ -977,7 +980,7 @@ func (m *mounter) stagedConfig(p string, item int, aside func() bool) bool {
 	}
 	rel, _ := filepath.Rel(root, w)
 	m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command made here sets %s in a config written by hand, which git on the host would obey there (a shell prompt's or an editor's git status; the host saw an empty config while the command ran): its config moved aside (the files stay)", rel, key))
-	return true
+	return true, nil, nil
 }
 
 // stageRepo makes the .git at p that a command makes below the root's top

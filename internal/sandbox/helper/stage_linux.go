@@ -535,6 +535,8 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 	for _, p := range paths {
 		s := m.staged[p]
 		goes := false
+		var keepData []byte
+		var keepSt *unix.Stat_t
 		if s.repo {
 			var why string
 			if goes, why = repoAside(filepath.Dir(p)); !goes {
@@ -552,7 +554,7 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 				}
 			}
 		} else if s.config {
-			goes = m.stagedConfig(p, s.fd, whole)
+			goes, keepData, keepSt = m.stagedConfig(p, s.fd, whole)
 		} else if goes = aside(p); goes && s.hook {
 			m.removed = append(m.removed, m.hookNote(p))
 		}
@@ -580,7 +582,15 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 				errs = append(errs, fmt.Errorf("unstage %s: %w", p, err))
 			}
 		} else if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
-			if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
+			if s.config {
+				// The bytes judged, as a copy (stagedConfig).
+				if keepSt == nil {
+					errs = append(errs, fmt.Errorf("unstage %s: unreadable", p))
+				} else if errno := putCopy(parent, name, keepData, keepSt, true); errno != 0 {
+					errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, errno))
+				}
+				unix.Unlinkat(item, name, 0)
+			} else if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
 				errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, err))
 			} else if s.repo {
 				m.acceptRepo(filepath.Dir(p))
