@@ -134,7 +134,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || gitDirName[name] || name == "config.worktree" || name == "hooks" || gitHooks[name] || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || strings.HasPrefix(name, putPrefix) || gitDirName[name] || name == "config.worktree" || name == "hooks" || gitHooks[name] || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -150,6 +150,24 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	git := filepath.Join(root, ".git")
 	name := filepath.Base(p)
 	approved := m.approved != nil && m.approved()
+	if strings.HasPrefix(name, putPrefix) {
+		return copyup.Refused, true // the helper's own (putCopy)
+	}
+	if name == "config" && m.inStagedGitDir(p) {
+		// A .git directory staged while the command runs (renamed into
+		// place, at a gitlink's path): its config is judged with it at
+		// the end, as a copy of what the look read, which no command holds
+		// open (unstage); meanwhile git's own step, config.lock renamed
+		// into place, puts a judged copy in place (stageConfig), and
+		// nothing else makes, writes or links it.
+		switch {
+		case op == copyup.OpRename:
+			return copyup.Staged, true
+		case op == copyup.OpWrite && absent(p):
+			return copyup.Free, true // fails, or is made (OpMake)
+		}
+		return copyup.Refused, true
+	}
 	if _, ok := m.isIndex(p); ok && m.git != nil {
 		switch {
 		case op == copyup.OpRename && !approved:
@@ -772,11 +790,20 @@ func (m *mounter) stagedRepo() bool {
 	return false
 }
 
+// inStagedGitDir says whether p lies in a .git directory staged now.
+func (m *mounter) inStagedGitDir(p string) bool {
+	d := filepath.Dir(p)
+	return filepath.Base(d) == ".git" && m.judge.isStaged(d)
+}
+
 // isMadeConfig says whether p is the config of a repository a command
-// made and that was kept (acceptRepo).
+// made and that was kept (acceptRepo), or of a .git directory staged now.
 func (m *mounter) isMadeConfig(p string) bool {
 	if filepath.Base(p) != "config" {
 		return false
+	}
+	if m.inStagedGitDir(p) {
+		return true
 	}
 	r := &m.repos
 	r.mu.RLock()
@@ -890,6 +917,53 @@ func (m *mounter) hookNote(p string) string {
 
 func hookText(rel, name string) string {
 	return fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run there (post-index-change at a git status, the others at a commit, checkout, merge or fetch): moved aside", rel, name)
+}
+
+// stagedRepoConfig, with m.mu held, replaces the config of the git
+// directory of the staged .git at p (entry s) that stays with a copy of
+// its bytes, judged again here, before the host sees it: a job that made
+// it, or wrote it before its look, may hold it open to write what git on
+// the host would run once it is in place, and a repository kept is not
+// judged again. It says why the repository goes instead, if its bytes
+// now set more than git writes.
+func (m *mounter) stagedRepoConfig(p string, s *stagedEntry) string {
+	root := m.spec.Writable[0]
+	var gd int
+	var err error
+	if s.dir {
+		gd, err = beneath.Dir(s.fd, ".git")
+	} else {
+		g := gitDirOf(filepath.Dir(p))
+		git := filepath.Join(root, ".git")
+		rel, rerr := filepath.Rel(root, g)
+		if g == "" || rerr != nil || !filepath.IsLocal(rel) || g == git || under(g, filepath.Join(git, "worktrees")) {
+			return "" // none, or the root's own: the session's guard keeps those
+		}
+		rootFD, oerr := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			return ""
+		}
+		gd, err = beneath.Dir(rootFD, rel)
+		unix.Close(rootFD)
+	}
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(gd)
+	data, st, errno := readRegular(gd, "config")
+	switch {
+	case errno == unix.ENOENT:
+		return ""
+	case errno != 0:
+		return "has a config that cannot be read"
+	}
+	if key := gitstate.ConfigUnknown(data); key != "" {
+		return "sets " + key + " in its config"
+	}
+	if errno := putCopy(gd, "config", data, st, true); errno != 0 && errno != unix.EROFS && errno != unix.EBUSY {
+		return "has a config that could not be copied"
+	}
+	return ""
 }
 
 // stagedRepoHooks, with m.mu held, moves to the quarantine what a staged
@@ -1184,12 +1258,18 @@ func gitDirOf(dir string) string {
 	return filepath.Clean(gd)
 }
 
+// putPrefix starts the names putCopy writes its copies under before it
+// renames them into place: no command opens, makes, links or renames such
+// a name (judgeRepo), so none holds the copy open to write it once it is
+// an index or a config.
+const putPrefix = ".shellgate-put-"
+
 // putCopy writes data to a new name in dir with st's mode (and, with
 // times, its access and modification times) and renames it over name: what
 // a command wrote goes in as a copy the helper made after judging it, never
 // as the command's own file, which the command may still hold open.
 func putCopy(dir int, name string, data []byte, st *unix.Stat_t, times bool) unix.Errno {
-	tmp := ".shellgate-put-" + beneath.RandomName()
+	tmp := putPrefix + beneath.RandomName()
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
 	if err != nil {
 		return errnoOf(err)

@@ -539,7 +539,12 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 		var keepSt *unix.Stat_t
 		if s.repo {
 			var why string
-			if goes, why = repoAside(filepath.Dir(p)); !goes {
+			if goes, why = repoAside(filepath.Dir(p)); !goes && whole() {
+				if why = m.stagedRepoConfig(p, s); why != "" {
+					goes = true
+				}
+			}
+			if !goes {
 				hm, hn := m.stagedRepoHooks(p, s, whole)
 				moved, m.removed = append(moved, hm...), append(m.removed, hn...)
 			} else {
