@@ -151,6 +151,15 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"tools/sub/.git/hooks", copyup.OpLink, copyup.Refused},
 		{"src/hooks/pre-commit", copyup.OpMake, copyup.Free},
 		{"ev/.git/hooks/post-index-change", copyup.OpMake, copyup.Staged}, // one kept where a command put it
+		// A .git directory staged now (renamed into place): its config
+		// only by git config's judged rename; the helper's copies by
+		// no command.
+		{"st/.git/config", copyup.OpRename, copyup.Staged},
+		{"st/.git/config", copyup.OpMake, copyup.Refused},
+		{"st/.git/config", copyup.OpLink, copyup.Refused},
+		{"st/.git/config", copyup.OpWrite, copyup.Free}, // absent: made (OpMake), refused
+		{"ev/.git/.shellgate-put-x", copyup.OpWrite, copyup.Refused},
+		{".git/.shellgate-put-y", copyup.OpMake, copyup.Refused},
 		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
 		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
 		// A HEAD makes a directory a git directory (git init --bare, or
@@ -192,7 +201,8 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"src/lib", copyup.OpRename, copyup.Free},
 		{".git/modules/other", copyup.OpMakeDir, copyup.Free},
 	}
-	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree", "objects", "refs", "hooks", "post-index-change"} {
+	m.judge.setStaged(root+"/st/.git", true)
+	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree", "objects", "refs", "hooks", "post-index-change", ".shellgate-put-x"} {
 		if !m.Watched(name) {
 			t.Fatalf("%s is not watched: its calls never reach Judge", name)
 		}
