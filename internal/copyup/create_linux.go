@@ -33,7 +33,8 @@ const (
 	// OpMoveAway renames the entry that exists at the name to another
 	// (the old side of a rename; that the new one is made is judged as
 	// OpRename): where a judgement holds for an entry by its path, a
-	// rename would carry the entry beyond it.
+	// rename would carry the entry beyond it. A directory's is judged
+	// whatever its name (Watched or not): what it holds goes with it.
 	OpMoveAway
 )
 
@@ -249,7 +250,12 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 	} else if op == OpRename && oldDir >= 0 && oldName != "" && verdict != Refused {
 		// The entry renamed away: Crossed there (mv copies name by name,
 		// each judged where it is made) or Refused outdo the new name's.
-		switch v := o.judge(oldDir, oldName, OpMoveAway); v {
+		away := o.judge(oldDir, oldName, OpMoveAway)
+		var st unix.Stat_t
+		if away == Free && unix.Fstatat(oldDir, oldName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			away = judgeAt(o.stager, oldDir, oldName, OpMoveAway)
+		}
+		switch v := away; v {
 		case Refused, Crossed:
 			verdict = v
 		}

@@ -400,16 +400,35 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 		return copyup.Free, false // no git directory yet
 	}
 	rel, err := filepath.Rel(root, dir)
-	if err != nil || !filepath.IsLocal(rel) || dir == root || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
-		return copyup.Free, false // the root's own (protected), or in a .git
+	if err != nil || !filepath.IsLocal(rel) || dir == root || filepath.Base(dir) == ".git" {
+		return copyup.Free, false // the root's own (protected), a .git (judgeRepo)
 	}
 	r := &m.repos
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.gitDirs[dir] {
+		return copyup.Free, false // kept: git's own HEAD written again
+	}
+	// Inside a git directory (a .git, or one kept) git makes HEADs in no
+	// git directory (logs/HEAD, refs/remotes/origin/HEAD) and git
+	// directories of its own (modules/NAME, worktrees/NAME), the user's
+	// there at the start among them: only one this call completes is
+	// judged. Left alone, a directory made a git directory there (and
+	// shown elsewhere by a symlink, ln -s ../sub/.git/x docs/x) would be
+	// one no look judged.
+	inGit := slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git")
 	for d := range r.gitDirs {
-		if under(dir, d) {
-			return copyup.Free, false // refs/remotes/origin/HEAD, logs/HEAD
-		}
+		inGit = inGit || under(dir, d)
+	}
+	if inGit && (name == "HEAD" && there("HEAD") || there("HEAD") && (there("objects") && there("refs") || there("commondir"))) {
+		return copyup.Free, false // complete before: not made by this call
+	}
+	if inGit && filepath.Base(filepath.Dir(dir)) == "worktrees" {
+		// A linked worktree's (HEAD and a commondir, which git worktree
+		// add writes in turn): its config is its common directory's, and
+		// with no work tree of its own git runs nothing there; the .git
+		// file that names it is judged (stageRepo).
+		return copyup.Free, false
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
 		if key := gitstate.ConfigUnknown(b); key != "" {
@@ -586,6 +605,9 @@ func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []
 // (EXDEV: mv copies name by name, and the .git it makes at the new path is
 // staged and judged as any).
 func (m *mounter) moveAway(p string) copyup.Verdict {
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() && m.inGitDir(p) {
+		return copyup.Crossed // a directory: what it holds goes with it
+	}
 	r := &m.repos
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -601,6 +623,35 @@ func (m *mounter) moveAway(p string) copyup.Verdict {
 		return copyup.Crossed
 	}
 	return copyup.Free
+}
+
+// inGitDir says whether p lies strictly inside a git directory below the
+// root: a .git directory (the root's, a nested repository's), or one the
+// session keeps (gitDirs). A HEAD made there makes no repository of the
+// directory it is in (bareHead leaves git's own alone: logs/HEAD,
+// worktrees/NAME/HEAD), so a directory given HEAD, objects, refs and a
+// config there and renamed out would be a repository no one judged (mv
+// sub/.git/x docs/x): such a rename crosses file systems (EXDEV), and mv
+// copies name by name, each judged where it is made. git renames no
+// directory out of a git directory.
+func (m *mounter) inGitDir(p string) bool {
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	if parts := strings.Split(filepath.Dir(rel), string(filepath.Separator)); slices.Contains(parts, ".git") {
+		return true
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for d := range r.gitDirs {
+		if p != d && under(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // refreshRepos reads the root's index again if it changed (or always, if

@@ -82,12 +82,12 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	// that had a HEAD (and such a config) at the start, to make it one
 	// with objects and refs later; one given a commondir and a
 	// config.worktree (git status there obeys its core.fsmonitor).
-	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs"} {
+	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs", ".git/ev2/objects", ".git/ev2/refs", ".git/worktrees/wt/objects", ".git/worktrees/wt/refs"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD"} {
+	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD", ".git/ev2/config", ".git/worktrees/wt/config"} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -172,6 +172,12 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"wt2/HEAD", copyup.OpMake, copyup.Refused}, // a config.worktree there
 		{"cd/commondir", copyup.OpMake, copyup.Refused},
 		{"src/refs", copyup.OpMakeDir, copyup.Free}, // no HEAD: no git directory
+		// Inside a .git too (shown elsewhere by a symlink), but not a
+		// linked worktree's; and no directory leaves a .git by a rename
+		// (mv copies it, each name judged where it is made).
+		{".git/ev2/HEAD", copyup.OpMake, copyup.Refused},
+		{".git/worktrees/wt/HEAD", copyup.OpMake, copyup.Free},
+		{".git/ev2", copyup.OpMoveAway, copyup.Crossed},
 		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
 		{"docs/guide/config", copyup.OpRename, copyup.Staged},
 		{"docs/guide/config", copyup.OpWrite, copyup.Free},  // absent: made new (OpMake, below)
