@@ -79,6 +79,8 @@ type acceptedRepo struct {
 	// bare: a directory made a git directory by a HEAD (bareHead), its
 	// own worktree here.
 	bare bool
+	// linked: a linked worktree's git directory (worktrees/NAME).
+	linked bool
 }
 
 // knownGitlinks reports whether gd is the git directory of a submodule
@@ -282,6 +284,11 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			return copyup.Free, true
 		}
 		return copyup.Staged, true
+	case name == "commondir" && op == copyup.OpWrite && r.accepted[dir].linked && emptyFile(p):
+		// git worktree add's, made as its HEAD's git directory was kept:
+		// written once (what it names cannot set a work tree there: no
+		// config.worktree is made).
+		return copyup.Free, true
 	case (name == "commondir" || name == "config" || name == "config.lock" || name == "config.worktree") && r.gitDirs[dir]:
 		// What git status in the root obeys there: git writes none in a
 		// submodule's repository but at its clone (staged, above) and at
@@ -390,6 +397,8 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 	switch {
 	case name == "HEAD" && op == copyup.OpMakeDir:
 		return copyup.Free, false // no HEAD for git
+	case op == copyup.OpWrite && !there(name):
+		return copyup.Free, false // the open that makes it is judged as that (OpMake)
 	case name != "HEAD" && there(name):
 		// Made again (EEXIST), or replaced: what it completes was
 		// complete before, and judged at the HEAD's turn.
@@ -423,19 +432,19 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 	if inGit && (name == "HEAD" && there("HEAD") || there("HEAD") && (there("objects") && there("refs") || there("commondir"))) {
 		return copyup.Free, false // complete before: not made by this call
 	}
-	if inGit && filepath.Base(filepath.Dir(dir)) == "worktrees" {
-		// A linked worktree's (HEAD and a commondir, which git worktree
-		// add writes in turn): its config is its common directory's, and
-		// with no work tree of its own git runs nothing there; the .git
-		// file that names it is judged (stageRepo).
-		return copyup.Free, false
-	}
+	// A linked worktree's (HEAD and a commondir, which git worktree add
+	// writes in turn): its config is its common directory's, which with
+	// no work tree of its own makes git run nothing there, but for its
+	// config.worktree (core.worktree, core.fsmonitor, where the common
+	// config sets extensions.worktreeConfig): git worktree add writes
+	// none, and once kept none is made (judgeRepo).
+	worktree := inGit && filepath.Base(filepath.Dir(dir)) == "worktrees"
 	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
 		if key := gitstate.ConfigUnknown(b); key != "" {
 			return copyup.Refused, true
 		}
 	}
-	if has("commondir") || has("config.worktree") {
+	if has("commondir") && !worktree || has("config.worktree") {
 		return copyup.Refused, true
 	}
 	if r.names == nil {
@@ -448,11 +457,17 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 		r.accepted = map[string]acceptedRepo{}
 	}
 	r.gitDirs[dir] = true
-	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true}
+	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true, linked: worktree}
 	for w := dir; w != root && under(w, root); w = filepath.Dir(w) {
 		r.names[filepath.Base(w)] = true
 	}
 	return copyup.Free, true
+}
+
+// emptyFile says whether p is an empty regular file.
+func emptyFile(p string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0
 }
 
 // absent says whether p names nothing.

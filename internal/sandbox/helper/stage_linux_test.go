@@ -82,16 +82,20 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	// that had a HEAD (and such a config) at the start, to make it one
 	// with objects and refs later; one given a commondir and a
 	// config.worktree (git status there obeys its core.fsmonitor).
-	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs", ".git/ev2/objects", ".git/ev2/refs", ".git/worktrees/wt/objects", ".git/worktrees/wt/refs"} {
+	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs", ".git/ev2/objects", ".git/ev2/refs"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD", ".git/ev2/config", ".git/worktrees/wt/config"} {
+	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD", ".git/ev2/config", ".git/worktrees/wt/commondir", ".git/worktrees/wt3/commondir", ".git/worktrees/wt3/config.worktree"} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(root, f), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
+		data := "[core]\n\tbare = false\n\tfsmonitor = x\n"
+		if filepath.Base(f) == "commondir" {
+			data = "../..\n"
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +180,9 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		// linked worktree's; and no directory leaves a .git by a rename
 		// (mv copies it, each name judged where it is made).
 		{".git/ev2/HEAD", copyup.OpMake, copyup.Refused},
-		{".git/worktrees/wt/HEAD", copyup.OpMake, copyup.Free},
+		{".git/worktrees/wt/HEAD", copyup.OpMake, copyup.Free}, // git worktree add's, kept
+		{".git/worktrees/wt/config.worktree", copyup.OpMake, copyup.Refused},
+		{".git/worktrees/wt3/HEAD", copyup.OpMake, copyup.Refused}, // a config.worktree there
 		{".git/ev2", copyup.OpMoveAway, copyup.Crossed},
 		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
 		{"docs/guide/config", copyup.OpRename, copyup.Staged},
