@@ -439,12 +439,10 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 	// config sets extensions.worktreeConfig): git worktree add writes
 	// none, and once kept none is made (judgeRepo).
 	worktree := inGit && filepath.Base(filepath.Dir(dir)) == "worktrees"
-	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
-		if key := gitstate.ConfigUnknown(b); key != "" {
-			return copyup.Refused, true
-		}
-	}
 	if has("commondir") && !worktree || has("config.worktree") {
+		return copyup.Refused, true
+	}
+	if !m.copyBareConfig(dir) {
 		return copyup.Refused, true
 	}
 	if r.names == nil {
@@ -462,6 +460,28 @@ func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 		r.names[filepath.Base(w)] = true
 	}
 	return copyup.Free, true
+}
+
+// copyBareConfig, with m.repos.mu held, judges the config of dir, about
+// to be kept as a git directory (bareHead), and replaces it with a copy of
+// the bytes judged: a command that made it before the HEAD may hold it
+// open, to write core.fsmonitor once the directory is one, which the
+// host's git would obey until the next look. It says whether dir may be
+// kept (no config, or one that sets only what git writes).
+func (m *mounter) copyBareConfig(dir string) bool {
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(d)
+	data, st, errno := readRegular(d, "config")
+	switch {
+	case errno == unix.ENOENT:
+		return true
+	case errno != 0 || gitstate.ConfigUnknown(data) != "":
+		return false
+	}
+	return putCopy(d, "config", data, st, true) == 0
 }
 
 // emptyFile says whether p is an empty regular file.
