@@ -42,10 +42,11 @@ func TestUnpopulatedSubmoduleFilledByACommand(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, "libs", "lib", ".git", "config")); strings.Contains(string(b), "fsmonitor") {
 		t.Errorf("a later command set the accepted submodule's core.fsmonitor:\n%s", env.Text)
 	}
-	// A clone made hostile by the command that made it: moved aside, and
-	// told.
+	// A clone made hostile by the command that made it, while its .git is
+	// staged: git config's rename there is judged as it is made, refused,
+	// and told.
 	env = run(t, g, shellgate.Request{Command: "rm -rf libs/lib && git clone -q vendor/lib-src libs/lib && python3 -c 'import subprocess; subprocess.run([\"git\", \"-C\", \"libs/lib\", \"config\", \"core.fsmon\" + \"itor\", \"touch " + pwned + "\"])'"})
-	if !strings.Contains(env.Text, "libs/lib: the repository a command put at this gitlink's path sets core.fsmonitor") {
+	if !strings.Contains(env.Text, "libs/lib/.git/config: a command's config set core.fsmonitor") {
 		t.Errorf("not told:\n%s", env.Text)
 	}
 	// Nested: a clean submodule holding a hostile one of its own.

@@ -71,6 +71,7 @@ func quarantineFrom(root, into string, rootFD, fromFD, besideFD int, rel string)
 	}
 	to := filepath.Join(filepath.Dir(rel), aside)
 	unlinkOthers(besideFD, aside)
+	defuseGitDir(besideFD, aside)
 	if err := Bind(besideFD, aside, true); err != nil {
 		return to, fmt.Errorf("quarantine %s: moved to %s, but not made read-only: %w", filepath.Join(root, rel), to, err)
 	}
@@ -123,6 +124,7 @@ func intoQuarantine(root, into string, rootFD, fromFD int, rel string) (string, 
 		return "", err
 	}
 	unlinkOthers(dirFD, name)
+	defuseGitDir(dirFD, name)
 	itemFD, err := Dir(qFD, item)
 	if err == nil {
 		err = Bind(itemFD, "", true)
@@ -141,6 +143,30 @@ const (
 	maxUnlinkBytes   = 64 << 20
 	maxUnlinkDepth   = 64
 )
+
+// QuarantinedHEAD is what the HEAD of a git directory moved to the
+// quarantine is renamed to (defuseGitDir).
+const QuarantinedHEAD = "HEAD.quarantined"
+
+// defuseGitDir makes the entry name of dirFD, moved to the quarantine, no
+// git directory, if it is one (a HEAD, with objects and refs or a
+// commondir): its HEAD is renamed QuarantinedHEAD. A repository moved
+// aside because its config runs code (core.fsmonitor) would otherwise run
+// it when the user reviews it there: a shell prompt's git status in
+// .shellgate-quarantine/…/sub, where its .git still is. git takes a
+// directory without a HEAD for none, and looks further up.
+func defuseGitDir(dirFD int, name string) {
+	d, err := Dir(dirFD, name)
+	if err != nil {
+		return // not a directory
+	}
+	defer unix.Close(d)
+	var st unix.Stat_t
+	has := func(n string) bool { return unix.Fstatat(d, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil }
+	if has("HEAD") && (has("objects") && has("refs") || has("commondir")) {
+		unix.Renameat(d, "HEAD", d, QuarantinedHEAD)
+	}
+}
 
 // unlinkOthers replaces every file under name (in dirFD) that has another
 // hard link by a copy of its own, so that what was quarantined stays as it

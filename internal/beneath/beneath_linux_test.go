@@ -329,3 +329,43 @@ func TestGitSweeperWatchingAfter(t *testing.T) {
 		t.Errorf("a fifth sweep with nothing changed was whole (%d whole)", s.whole)
 	}
 }
+
+// What goes to the quarantine is no repository for git there: a git
+// directory's HEAD is renamed, so a prompt's git status while the user
+// reviews it runs nothing its config says; anything else is left as it is.
+func TestDefuseGitDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []string // directories end in /
+		defused bool
+	}{
+		{"git directory", []string{"HEAD", "objects/", "refs/", "config"}, true},
+		{"linked worktree's", []string{"HEAD", "commondir"}, true},
+		{"a HEAD alone", []string{"HEAD", "config"}, false},
+		{"no HEAD", []string{"objects/", "refs/"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, e := range tt.entries {
+				p := filepath.Join(dir, "g", e)
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				if e[len(e)-1] == '/' {
+					must(t, os.MkdirAll(p, 0o755))
+				} else {
+					must(t, os.WriteFile(p, []byte("x\n"), 0o644))
+				}
+			}
+			fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			must(t, err)
+			defer unix.Close(fd)
+			defuseGitDir(fd, "g")
+			_, headErr := os.Lstat(filepath.Join(dir, "g", "HEAD"))
+			_, movedErr := os.Lstat(filepath.Join(dir, "g", QuarantinedHEAD))
+			if defused := headErr != nil && movedErr == nil; defused != tt.defused {
+				t.Errorf("defused %v, want %v (HEAD: %v, %s: %v)", defused, tt.defused, headErr, QuarantinedHEAD, movedErr)
+			}
+		})
+	}
+	defuseGitDir(unix.AT_FDCWD, filepath.Join(t.TempDir(), "none")) // nothing there: no panic
+}

@@ -1033,7 +1033,7 @@ func (s testStager) Watched(name string) bool {
 }
 
 // Stage makes p's entry in a new directory of its own, shown nowhere.
-func (s testStager) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
+func (s testStager) Stage(p string, _ Op, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
 	item, err := os.MkdirTemp(s.dir, "item-")
 	if err != nil {
 		return unix.EIO, true

@@ -33,7 +33,8 @@ const (
 	// OpMoveAway renames the entry that exists at the name to another
 	// (the old side of a rename; that the new one is made is judged as
 	// OpRename): where a judgement holds for an entry by its path, a
-	// rename would carry the entry beyond it.
+	// rename would carry the entry beyond it. A directory's is judged
+	// whatever its name (Watched or not): what it holds goes with it.
 	OpMoveAway
 )
 
@@ -59,12 +60,12 @@ type Stager interface {
 	// Judge says how the entry at p (a clean absolute path, as this
 	// process sees it) is made by op.
 	Judge(p string, op Op) Verdict
-	// Stage makes the entry at p: make makes it in dir under name, then
-	// the session alone sees it at p; staged false (and nothing made) when
-	// it stages nothing there (p exists already), and the call is made as
-	// the caller asked. It is called from a confined thread, and makes its
-	// mounts elsewhere.
-	Stage(p string, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
+	// Stage makes the entry at p by op (as Judge was asked): make makes it
+	// in dir under name, then the session alone sees it at p; staged false
+	// (and nothing made) when it stages nothing there (p exists already),
+	// and the call is made as the caller asked. It is called from a
+	// confined thread, and makes its mounts elsewhere.
+	Stage(p string, op Op, make func(dir int, name string) unix.Errno) (errno unix.Errno, staged bool)
 	// Watched says whether an entry by this name is judged at all (Judge
 	// answers Free for every other): a write-open of a file (OpWrite) only
 	// then, and the path of a name made is looked up only then.
@@ -249,7 +250,12 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 	} else if op == OpRename && oldDir >= 0 && oldName != "" && verdict != Refused {
 		// The entry renamed away: Crossed there (mv copies name by name,
 		// each judged where it is made) or Refused outdo the new name's.
-		switch v := o.judge(oldDir, oldName, OpMoveAway); v {
+		away := o.judge(oldDir, oldName, OpMoveAway)
+		var st unix.Stat_t
+		if away == Free && unix.Fstatat(oldDir, oldName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			away = judgeAt(o.stager, oldDir, oldName, OpMoveAway)
+		}
+		switch v := away; v {
 		case Refused, Crossed:
 			verdict = v
 		}
@@ -263,7 +269,7 @@ func (o *Opener) make(c *notify.Caller, m *making) {
 		return
 	case Staged:
 		umask := o.umasks.of(c)
-		errno, staged := o.stager.Stage(entryPath(newDir, newName), func(dir int, name string) unix.Errno {
+		errno, staged := o.stager.Stage(entryPath(newDir, newName), op, func(dir int, name string) unix.Errno {
 			return perform(m, umask, false, oldDir, oldName, dir, name)
 		})
 		if staged { // else made as asked, which fails as the kernel would

@@ -301,7 +301,7 @@ func createJudged(c *notify.Caller, t *target, k *call) (int, bool, unix.Errno) 
 		return -1, false, unix.EXDEV
 	case Staged:
 		mode := uint32(k.how.Mode) &^ uint32(k.umasks.of(c)) & 0o777
-		errno, staged := k.stager.Stage(entryPath(dir, name), func(d int, n string) unix.Errno {
+		errno, staged := k.stager.Stage(entryPath(dir, name), OpMake, func(d int, n string) unix.Errno {
 			fd, err := unix.Openat(d, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 			if err == nil {
 				err = unix.Fchmod(fd, mode)

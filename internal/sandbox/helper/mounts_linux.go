@@ -156,7 +156,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		why := gitstate.Hostile(m.spec.Writable[0], dir)
 		return why != "", why
 	}
-	staged, serrs := m.unstage(asidePath, repoAside)
+	staged, serrs := m.unstage(asidePath, repoAside, aside)
 	// What is not in the root is not looked at again (a root of a few
 	// entries spares ~200 lstats a command).
 	listing := m.listRoot()

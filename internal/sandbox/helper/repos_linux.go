@@ -79,6 +79,8 @@ type acceptedRepo struct {
 	// bare: a directory made a git directory by a HEAD (bareHead), its
 	// own worktree here.
 	bare bool
+	// linked: a linked worktree's git directory (worktrees/NAME).
+	linked bool
 }
 
 // knownGitlinks reports whether gd is the git directory of a submodule
@@ -134,7 +136,7 @@ func (m *mounter) rootIndex() string {
 // repository path: an index, a shared index, a .git, and the names of the
 // gitlinks' paths and the submodules' git directories.
 func (m *mounter) watchedRepoName(name string) bool {
-	if name == "index" || name == ".git" || name == "HEAD" || name == "config.worktree" || strings.HasPrefix(name, "sharedindex.") {
+	if name == "index" || name == ".git" || strings.HasPrefix(name, putPrefix) || gitDirName[name] || name == "config.worktree" || name == "hooks" || gitHooks[name] || strings.HasPrefix(name, "sharedindex.") {
 		return true
 	}
 	r := &m.repos
@@ -150,6 +152,24 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	git := filepath.Join(root, ".git")
 	name := filepath.Base(p)
 	approved := m.approved != nil && m.approved()
+	if strings.HasPrefix(name, putPrefix) {
+		return copyup.Refused, true // the helper's own (putCopy)
+	}
+	if name == "config" && m.inStagedGitDir(p) {
+		// A .git directory staged while the command runs (renamed into
+		// place, at a gitlink's path): its config is judged with it at
+		// the end, as a copy of what the look read, which no command holds
+		// open (unstage); meanwhile git's own step, config.lock renamed
+		// into place, puts a judged copy in place (stageConfig), and
+		// nothing else makes, writes or links it.
+		switch {
+		case op == copyup.OpRename:
+			return copyup.Staged, true
+		case op == copyup.OpWrite && absent(p):
+			return copyup.Free, true // fails, or is made (OpMake)
+		}
+		return copyup.Refused, true
+	}
 	if _, ok := m.isIndex(p); ok && m.git != nil {
 		switch {
 		case op == copyup.OpRename && !approved:
@@ -195,7 +215,7 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			// git would obey there is judged as it is written (its
 			// config renamed into place by git config: stageConfig; no
 			// commondir or config.worktree; a config made by hand is
-			// judged at the next look, madeRepos), and it is not renamed
+			// staged, judged when the command ends), and it is not renamed
 			// away (moveAway). Staged instead, it would be a mount point
 			// until the command ends: git init x && rm -rf x, or mv x y,
 			// would fail or leave the repository behind.
@@ -218,8 +238,8 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 		// repository is at a gitlink's path).
 		return copyup.Staged, true
 	}
-	if name == "HEAD" && op != copyup.OpWrite && op != copyup.OpMakeDir && op != copyup.OpMoveAway {
-		if v, ok := m.bareHead(p); ok {
+	if gitDirName[name] && op != copyup.OpMoveAway {
+		if v, ok := m.bareHead(p, op); ok {
 			return v, true
 		}
 	}
@@ -234,25 +254,41 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 			}
 		}
 	}
+	if v, ok := m.judgeHook(p, op); ok {
+		return v, true
+	}
 	_, made := r.accepted[dir]
 	switch {
 	case r.gitDirs[p] && op != copyup.OpWrite:
 		return copyup.Refused, true
 	case made && name == "config.lock" && op != copyup.OpLink:
 		return copyup.Free, true
-	case made && name == "config" && (op == copyup.OpMake || op == copyup.OpWrite) && r.accepted[dir].made && emptyOrAbsent(p):
-		// A new repository's first config, made by hand or copied (cp -r,
-		// mv's copy, a template's; the open that makes it is judged as a
-		// write too, once it is there, empty): judged at the next look
-		// (madeRepos).
+	case made && name == "config" && r.accepted[dir].made && op == copyup.OpWrite && (m.judge.isStaged(p) || absent(p)):
+		// The command's own config, staged (below), or an open about to
+		// make one (judged as that, OpMake).
 		return copyup.Free, true
+	case made && name == "config" && r.accepted[dir].made && op == copyup.OpMake:
+		// A new repository's config made by hand or copied (cp -r, mv's
+		// copy): staged, so the host's git, which a shell prompt or an
+		// editor runs there at any moment, reads an empty config while the
+		// command writes this one, and the look at its end judges what it
+		// wrote (unstage: moved aside if it sets more than git writes).
+		// Made in place, it was obeyed from its first write to that look
+		// (a core.fsmonitor run by a prompt's git status meanwhile).
+		return copyup.Staged, true
 	case made && name == "config" && op == copyup.OpRename:
 		// git config's own step (config.lock renamed into place): a
-		// copy, judged as the repository was (stageConfig).
-		if approved {
+		// copy, judged as the repository was (stageConfig), which also
+		// ends a staging of the config it replaces.
+		if approved && !m.judge.isStaged(p) {
 			return copyup.Free, true
 		}
 		return copyup.Staged, true
+	case name == "commondir" && op == copyup.OpWrite && r.accepted[dir].linked && emptyFile(p):
+		// git worktree add's, made as its HEAD's git directory was kept:
+		// written once (what it names cannot set a work tree there: no
+		// config.worktree is made).
+		return copyup.Free, true
 	case (name == "commondir" || name == "config" || name == "config.lock" || name == "config.worktree") && r.gitDirs[dir]:
 		// What git status in the root obeys there: git writes none in a
 		// submodule's repository but at its clone (staged, above) and at
@@ -271,34 +307,143 @@ func (m *mounter) judgeRepo(p string, op copyup.Op) (copyup.Verdict, bool) {
 	return copyup.Free, false
 }
 
-// bareHead is Judge's verdict on a HEAD made in a directory below the
-// root's top that lies in no git directory: with objects/ and refs/ beside
-// it, git takes that directory for a repository of its own (a bare one, or
-// one whose core.worktree names a work tree) when run there (a shell
-// prompt's git status in docs/guide), and obeys its config, core.fsmonitor
-// included. A HEAD beside a config that sets more than git writes is
-// refused; else the directory is kept from then on as a .git a command
-// made is (made: its config written only by a judged rename, judged at
+// gitHooks are the names git runs hooks by (githooks(5), git 2.39–2.47).
+// The host's git runs some at no step of the user's: post-index-change at
+// a git status that refreshes the index (a shell prompt's, an editor's),
+// reference-transaction at an editor's automatic fetch. A name a later git
+// adds is judged only at the look (madeHooks).
+var gitHooks = map[string]bool{
+	"applypatch-msg": true, "pre-applypatch": true, "post-applypatch": true, "pre-commit": true,
+	"pre-merge-commit": true, "prepare-commit-msg": true, "commit-msg": true, "post-commit": true,
+	"pre-rebase": true, "post-checkout": true, "post-merge": true, "pre-push": true,
+	"pre-receive": true, "update": true, "proc-receive": true, "post-receive": true,
+	"post-update": true, "reference-transaction": true, "push-to-checkout": true, "pre-auto-gc": true,
+	"post-rewrite": true, "sendemail-validate": true, "fsmonitor-watchman": true, "p4-changelist": true,
+	"p4-prepare-changelist": true, "p4-post-changelist": true, "p4-pre-submit": true, "post-index-change": true,
+}
+
+// judgeHook, with r.mu read-locked, is Judge's verdict on p, a hook (or
+// the hooks directory) of a repository a command made or that was kept
+// where a command put it (not a directory a HEAD made one: its hooks run
+// only at a push into it). A hook made there
+// by hand is staged, as a protected entry is: the host's git, which runs
+// post-index-change at a git status, sees an empty, non-executable file
+// until the command ends, when the hook goes to the quarantine unless an
+// approved command made it. None is linked or written in place, and no
+// directory is renamed onto hooks (mv copies it name by name, each
+// judged).
+func (m *mounter) judgeHook(p string, op copyup.Op) (copyup.Verdict, bool) {
+	r := &m.repos
+	name, dir := filepath.Base(p), filepath.Dir(p)
+	if name == "hooks" {
+		if a, ok := r.accepted[dir]; ok && !a.bare {
+			switch op {
+			case copyup.OpLink:
+				return copyup.Refused, true
+			case copyup.OpRename:
+				return copyup.Crossed, true
+			}
+		}
+		return copyup.Free, false
+	}
+	if !gitHooks[name] || filepath.Base(dir) != "hooks" {
+		return copyup.Free, false
+	}
+	if a, ok := r.accepted[filepath.Dir(dir)]; !ok || a.bare {
+		return copyup.Free, false
+	}
+	staged := m.judge.isStaged(p)
+	switch op {
+	case copyup.OpLink:
+		return copyup.Refused, true
+	case copyup.OpMake, copyup.OpRename:
+		return copyup.Staged, true
+	case copyup.OpWrite:
+		if staged || absent(p) {
+			return copyup.Free, true // its own, or one an open makes (OpMake)
+		}
+		return copyup.Refused, true
+	}
+	return copyup.Free, false
+}
+
+// gitDirName are the names whose presence makes a directory a git
+// directory for git (is_git_directory): a HEAD, with objects/ and refs/
+// beside it or a commondir naming a directory that has them.
+var gitDirName = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+
+// bareHead is Judge's verdict on the entry p (one of gitDirName) that op
+// makes or writes in a directory below the root's top that lies in no git
+// directory, where it makes that directory a git directory: git takes it
+// for a repository of its own (a bare one, or one whose core.worktree
+// names a work tree) when run there (a shell prompt's git status in
+// docs/guide), and obeys its config (core.fsmonitor), or with a commondir
+// the config that names and its own config.worktree. Whichever of HEAD,
+// objects, refs comes last, one already there when the session started
+// (docs/HEAD in the project) included, is judged: a directory whose config
+// sets more than git writes, or that has a commondir or config.worktree
+// (git makes neither where git init --bare or clone --bare made HEAD),
+// is refused it; else it is kept from then on as a .git a command made is
+// (made: its config written only by a judged rename or staged, judged at
 // each look, and not renamed away).
-func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
+func (m *mounter) bareHead(p string, op copyup.Op) (copyup.Verdict, bool) {
 	root := m.spec.Writable[0]
 	dir := filepath.Dir(p)
+	name := filepath.Base(p)
+	there := func(n string) bool {
+		_, err := os.Lstat(filepath.Join(dir, n))
+		return err == nil
+	}
+	switch {
+	case name == "HEAD" && op == copyup.OpMakeDir:
+		return copyup.Free, false // no HEAD for git
+	case op == copyup.OpWrite && !there(name):
+		return copyup.Free, false // the open that makes it is judged as that (OpMake)
+	case name != "HEAD" && there(name):
+		// Made again (EEXIST), or replaced: what it completes was
+		// complete before, and judged at the HEAD's turn.
+		return copyup.Free, false
+	}
+	has := func(n string) bool { return n == name || there(n) }
+	if !has("HEAD") || !(has("objects") && has("refs") || has("commondir")) {
+		return copyup.Free, false // no git directory yet
+	}
 	rel, err := filepath.Rel(root, dir)
-	if err != nil || !filepath.IsLocal(rel) || dir == root || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
-		return copyup.Free, false // the root's own (protected), or in a .git
+	if err != nil || !filepath.IsLocal(rel) || dir == root || filepath.Base(dir) == ".git" {
+		return copyup.Free, false // the root's own (protected), a .git (judgeRepo)
 	}
 	r := &m.repos
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for d := range r.gitDirs {
-		if under(dir, d) {
-			return copyup.Free, false // refs/remotes/origin/HEAD, logs/HEAD
-		}
+	if r.gitDirs[dir] {
+		return copyup.Free, false // kept: git's own HEAD written again
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
-		if key := gitstate.ConfigUnknown(b); key != "" {
-			return copyup.Refused, true
-		}
+	// Inside a git directory (a .git, or one kept) git makes HEADs in no
+	// git directory (logs/HEAD, refs/remotes/origin/HEAD) and git
+	// directories of its own (modules/NAME, worktrees/NAME), the user's
+	// there at the start among them: only one this call completes is
+	// judged. Left alone, a directory made a git directory there (and
+	// shown elsewhere by a symlink, ln -s ../sub/.git/x docs/x) would be
+	// one no look judged.
+	inGit := slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git")
+	for d := range r.gitDirs {
+		inGit = inGit || under(dir, d)
+	}
+	if inGit && (name == "HEAD" && there("HEAD") || there("HEAD") && (there("objects") && there("refs") || there("commondir"))) {
+		return copyup.Free, false // complete before: not made by this call
+	}
+	// A linked worktree's (HEAD and a commondir, which git worktree add
+	// writes in turn): its config is its common directory's, which with
+	// no work tree of its own makes git run nothing there, but for its
+	// config.worktree (core.worktree, core.fsmonitor, where the common
+	// config sets extensions.worktreeConfig): git worktree add writes
+	// none, and once kept none is made (judgeRepo).
+	worktree := inGit && filepath.Base(filepath.Dir(dir)) == "worktrees"
+	if has("commondir") && !worktree || has("config.worktree") {
+		return copyup.Refused, true
+	}
+	if !m.copyBareConfig(dir) {
+		return copyup.Refused, true
 	}
 	if r.names == nil {
 		return copyup.Free, false
@@ -310,18 +455,45 @@ func (m *mounter) bareHead(p string) (copyup.Verdict, bool) {
 		r.accepted = map[string]acceptedRepo{}
 	}
 	r.gitDirs[dir] = true
-	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true}
+	r.accepted[dir] = acceptedRepo{worktree: dir, links: map[string]bool{}, made: true, bare: true, linked: worktree}
 	for w := dir; w != root && under(w, root); w = filepath.Dir(w) {
 		r.names[filepath.Base(w)] = true
 	}
 	return copyup.Free, true
 }
 
-// emptyOrAbsent says whether p names nothing, or an empty regular file.
-func emptyOrAbsent(p string) bool {
+// copyBareConfig, with m.repos.mu held, judges the config of dir, about
+// to be kept as a git directory (bareHead), and replaces it with a copy of
+// the bytes judged: a command that made it before the HEAD may hold it
+// open, to write core.fsmonitor once the directory is one, which the
+// host's git would obey until the next look. It says whether dir may be
+// kept (no config, or one that sets only what git writes).
+func (m *mounter) copyBareConfig(dir string) bool {
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(d)
+	data, st, errno := readRegular(d, "config")
+	switch {
+	case errno == unix.ENOENT:
+		return true
+	case errno != 0 || gitstate.ConfigUnknown(data) != "":
+		return false
+	}
+	return putCopy(d, "config", data, st, true) == 0
+}
+
+// emptyFile says whether p is an empty regular file.
+func emptyFile(p string) bool {
 	var st unix.Stat_t
-	err := unix.Lstat(p, &st)
-	return err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0
+	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0
+}
+
+// absent says whether p names nothing.
+func absent(p string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(p, &st) == unix.ENOENT
 }
 
 // madeRepos, with m.mu held, judges each .git directory commands made in
@@ -454,7 +626,7 @@ func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []
 			continue
 		}
 		moved = append(moved, p+" → "+to)
-		notes = append(notes, fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run at a commit there: moved aside", rel, filepath.Base(p)))
+		notes = append(notes, hookText(rel, filepath.Base(p)))
 	}
 	return moved, notes, errs
 }
@@ -468,6 +640,9 @@ func (m *mounter) madeHooks(gd, worktree string) (moved, notes []string, errs []
 // (EXDEV: mv copies name by name, and the .git it makes at the new path is
 // staged and judged as any).
 func (m *mounter) moveAway(p string) copyup.Verdict {
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() && m.inGitDir(p) {
+		return copyup.Crossed // a directory: what it holds goes with it
+	}
 	r := &m.repos
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -483,6 +658,35 @@ func (m *mounter) moveAway(p string) copyup.Verdict {
 		return copyup.Crossed
 	}
 	return copyup.Free
+}
+
+// inGitDir says whether p lies strictly inside a git directory below the
+// root: a .git directory (the root's, a nested repository's), or one the
+// session keeps (gitDirs). A HEAD made there makes no repository of the
+// directory it is in (bareHead leaves git's own alone: logs/HEAD,
+// worktrees/NAME/HEAD), so a directory given HEAD, objects, refs and a
+// config there and renamed out would be a repository no one judged (mv
+// sub/.git/x docs/x): such a rename crosses file systems (EXDEV), and mv
+// copies name by name, each judged where it is made. git renames no
+// directory out of a git directory.
+func (m *mounter) inGitDir(p string) bool {
+	root := m.spec.Writable[0]
+	rel, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	if parts := strings.Split(filepath.Dir(rel), string(filepath.Separator)); slices.Contains(parts, ".git") {
+		return true
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for d := range r.gitDirs {
+		if p != d && under(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // refreshRepos reads the root's index again if it changed (or always, if
@@ -672,11 +876,20 @@ func (m *mounter) stagedRepo() bool {
 	return false
 }
 
+// inStagedGitDir says whether p lies in a .git directory staged now.
+func (m *mounter) inStagedGitDir(p string) bool {
+	d := filepath.Dir(p)
+	return filepath.Base(d) == ".git" && m.judge.isStaged(d)
+}
+
 // isMadeConfig says whether p is the config of a repository a command
-// made and that was kept (acceptRepo).
+// made and that was kept (acceptRepo), or of a .git directory staged now.
 func (m *mounter) isMadeConfig(p string) bool {
 	if filepath.Base(p) != "config" {
 		return false
+	}
+	if m.inStagedGitDir(p) {
+		return true
 	}
 	r := &m.repos
 	r.mu.RLock()
@@ -721,15 +934,213 @@ func (m *mounter) stageConfig(p string, mk func(dir int, name string) unix.Errno
 	if errno != 0 {
 		return errno
 	}
-	if key := gitstate.ConfigUnknown(data); key != "" {
+	if key := gitstate.ConfigUnknown(data); key != "" && (m.approved == nil || !m.approved()) {
 		r, _ := filepath.Rel(root, p)
 		m.removed = append(m.removed, fmt.Sprintf("%s: a command's config set %s, which git on the host would obey in a repository a command made: not put in place (git writes only its format keys, remotes, branches and identity there)", r, key))
 		return unix.EPERM
 	}
+	// A config the command made by hand, staged, is replaced by this one:
+	// judged, it goes in place.
+	m.dropStaged(p)
 	if errno := putCopy(dir, "config", data, st, false); errno != 0 {
 		return errno
 	}
 	return 0
+}
+
+// stageMadeConfig stages the config a command makes by hand in a
+// repository it made (Judge): unstage judges it.
+func (m *mounter) stageMadeConfig(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errno := m.stageLocked(p, mk)
+	if s := m.staged[p]; errno == 0 && s != nil {
+		s.config = true
+	}
+	return errno
+}
+
+// stageHook stages a hook a command makes by hand in a repository it
+// made (judgeHook): unstage moves it aside unless an approved command
+// made it.
+func (m *mounter) stageHook(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errno := m.stageLocked(p, mk)
+	if s := m.staged[p]; errno == 0 && s != nil {
+		s.hook = true
+	}
+	return errno
+}
+
+// isMadeHook says whether p is a hook of a repository a command made or
+// put (judgeHook).
+func (m *mounter) isMadeHook(p string) bool {
+	hooks := filepath.Dir(p)
+	if !gitHooks[filepath.Base(p)] || filepath.Base(hooks) != "hooks" {
+		return false
+	}
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a, ok := r.accepted[filepath.Dir(hooks)]
+	return ok && !a.bare
+}
+
+// hookNote is what the envelope says of the hook p of a repository a
+// command made, moved aside.
+func (m *mounter) hookNote(p string) string {
+	gd := filepath.Dir(filepath.Dir(p))
+	m.repos.mu.RLock()
+	w := m.repos.accepted[gd].worktree
+	m.repos.mu.RUnlock()
+	if w == "" {
+		w = filepath.Dir(gd)
+	}
+	rel, _ := filepath.Rel(m.spec.Writable[0], w)
+	return hookText(rel, filepath.Base(p))
+}
+
+func hookText(rel, name string) string {
+	return fmt.Sprintf("%s: the hook %s in the repository a command made here, which git on the host would run there (post-index-change at a git status, the others at a commit, checkout, merge or fetch): moved aside", rel, name)
+}
+
+// stagedRepoConfig, with m.mu held, replaces the config of the git
+// directory of the staged .git at p (entry s) that stays with a copy of
+// its bytes, judged again here, before the host sees it: a job that made
+// it, or wrote it before its look, may hold it open to write what git on
+// the host would run once it is in place, and a repository kept is not
+// judged again. It says why the repository goes instead, if its bytes
+// now set more than git writes.
+func (m *mounter) stagedRepoConfig(p string, s *stagedEntry) string {
+	root := m.spec.Writable[0]
+	var gd int
+	var err error
+	if s.dir {
+		gd, err = beneath.Dir(s.fd, ".git")
+	} else {
+		g := gitDirOf(filepath.Dir(p))
+		git := filepath.Join(root, ".git")
+		rel, rerr := filepath.Rel(root, g)
+		if g == "" || rerr != nil || !filepath.IsLocal(rel) || g == git || under(g, filepath.Join(git, "worktrees")) {
+			return "" // none, or the root's own: the session's guard keeps those
+		}
+		rootFD, oerr := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if oerr != nil {
+			return ""
+		}
+		gd, err = beneath.Dir(rootFD, rel)
+		unix.Close(rootFD)
+	}
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(gd)
+	data, st, errno := readRegular(gd, "config")
+	switch {
+	case errno == unix.ENOENT:
+		return ""
+	case errno != 0:
+		return "has a config that cannot be read"
+	}
+	if key := gitstate.ConfigUnknown(data); key != "" {
+		return "sets " + key + " in its config"
+	}
+	if errno := putCopy(gd, "config", data, st, true); errno != 0 && errno != unix.EROFS && errno != unix.EBUSY {
+		return "has a config that could not be copied"
+	}
+	return ""
+}
+
+// stagedRepoHooks, with m.mu held, moves to the quarantine what a staged
+// .git at p (entry s) that stays brings into hooks/ besides git's samples,
+// while the host still sees an empty .git there, if aside says so: a
+// directory renamed onto .git, or a git directory a .git file names, with
+// a hook a command wrote (post-index-change, which the host's git status
+// runs) is more than git init or git clone makes, as in a repository a
+// command made in place (madeHooks). The git directory a .git file names
+// is judged only where it is the session's to judge: not the root's own,
+// nor one of its linked worktrees' (whose hooks are the root's).
+func (m *mounter) stagedRepoHooks(p string, s *stagedEntry, aside func() bool) (moved, notes []string) {
+	root := m.spec.Writable[0]
+	w := filepath.Dir(p)
+	relW, _ := filepath.Rel(root, w)
+	if !s.dir {
+		gd := gitDirOf(w) // read through the staged entry, still shown at p
+		git := filepath.Join(root, ".git")
+		if gd == "" || !under(gd, root) || gd == git || under(gd, filepath.Join(git, "worktrees")) || !aside() {
+			return nil, nil
+		}
+		mm, nn, _ := m.madeHooks(gd, w)
+		return mm, nn
+	}
+	rel := filepath.Join(relW, ".git", "hooks")
+	hooks, err := beneath.Dir(s.fd, ".git/hooks")
+	if err != nil {
+		// A hooks that is no directory (a symlink elsewhere) goes whole.
+		var st unix.Stat_t
+		if unix.Fstatat(s.fd, ".git/hooks", &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !aside() {
+			return nil, nil
+		}
+		if gd, err := beneath.Dir(s.fd, ".git"); err == nil {
+			if to, _ := beneath.QuarantineEntry(root, m.spec.Quarantine, gd, rel); to != "" {
+				moved, notes = append(moved, filepath.Join(root, rel)+" → "+to), append(notes, hookText(relW, "hooks"))
+			}
+			unix.Close(gd)
+		}
+		return moved, notes
+	}
+	defer unix.Close(hooks)
+	list, err := unix.Openat(hooks, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	f := os.NewFile(uintptr(list), "hooks")
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") || !aside() {
+			continue
+		}
+		if to, _ := beneath.QuarantineEntry(root, m.spec.Quarantine, hooks, filepath.Join(rel, e.Name())); to != "" {
+			moved, notes = append(moved, filepath.Join(root, rel, e.Name())+" → "+to), append(notes, hookText(relW, e.Name()))
+		}
+	}
+	return moved, notes
+}
+
+// stagedConfig, with m.mu held, judges the config a command made by hand
+// in a repository it made (p, staged in item): one that sets more than git
+// writes goes to the quarantine if aside says so (the repository's other
+// files stay), and the note says why; else it goes in place, as a copy of
+// the bytes judged (keep: data and st), never the command's file, which a
+// job may hold open to write once it is in place.
+func (m *mounter) stagedConfig(p string, item int, aside func() bool) (goes bool, data []byte, st *unix.Stat_t) {
+	root := m.spec.Writable[0]
+	key := "a config that is no regular file"
+	data, st, errno := readRegular(item, filepath.Base(p))
+	if errno == 0 {
+		key = gitstate.ConfigUnknown(data)
+	}
+	if key == "" || !aside() {
+		return false, data, st
+	}
+	d := filepath.Dir(p)
+	m.repos.mu.RLock()
+	a := m.repos.accepted[d]
+	m.repos.mu.RUnlock()
+	if a.bare {
+		rel, _ := filepath.Rel(root, d)
+		m.removed = append(m.removed, fmt.Sprintf("%s: a command made this directory a git directory (HEAD, objects, refs) whose config sets %s, which git run there would obey (a shell prompt's git status): its config moved aside", rel, key))
+		return true, nil, nil
+	}
+	w := a.worktree
+	if w == "" {
+		w = filepath.Dir(d)
+	}
+	rel, _ := filepath.Rel(root, w)
+	m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command made here sets %s in a config written by hand, which git on the host would obey there (a shell prompt's or an editor's git status; the host saw an empty config while the command ran): its config moved aside (the files stay)", rel, key))
+	return true, nil, nil
 }
 
 // stageRepo makes the .git at p that a command makes below the root's top
@@ -933,12 +1344,18 @@ func gitDirOf(dir string) string {
 	return filepath.Clean(gd)
 }
 
+// putPrefix starts the names putCopy writes its copies under before it
+// renames them into place: no command opens, makes, links or renames such
+// a name (judgeRepo), so none holds the copy open to write it once it is
+// an index or a config.
+const putPrefix = ".shellgate-put-"
+
 // putCopy writes data to a new name in dir with st's mode (and, with
 // times, its access and modification times) and renames it over name: what
 // a command wrote goes in as a copy the helper made after judging it, never
 // as the command's own file, which the command may still hold open.
 func putCopy(dir int, name string, data []byte, st *unix.Stat_t, times bool) unix.Errno {
-	tmp := ".shellgate-put-" + beneath.RandomName()
+	tmp := putPrefix + beneath.RandomName()
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, st.Mode&0o777)
 	if err != nil {
 		return errnoOf(err)

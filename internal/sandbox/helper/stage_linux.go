@@ -59,6 +59,11 @@ type stagedEntry struct {
 	// repo: a .git at a gitlink's path (repos_linux.go), judged by what it
 	// holds when it ends.
 	repo bool
+	// config: the config of a repository a command made, made by hand
+	// (stageMadeConfig), judged by what it sets when it ends.
+	config bool
+	// hook: a hook of a repository a command made (stageHook).
+	hook bool
 }
 
 // hiddenSet holds the empty entries the host sees where entries are staged
@@ -297,15 +302,19 @@ func gitModuleCommondir(git, p string) bool {
 // stages nothing when p exists and is not staged: the caller's call is
 // then made as asked, and fails or replaces as the kernel says. Called
 // from a confined thread, it does its work on another.
-func (m *mounter) Stage(p string, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
+func (m *mounter) Stage(p string, op copyup.Op, mk func(dir int, name string) unix.Errno) (unix.Errno, bool) {
 	done := make(chan unix.Errno, 1)
 	stage := m.stage
 	if _, ok := m.isIndex(p); ok {
 		stage = m.stageIndex
 	} else if len(m.spec.Writable) > 0 && filepath.Base(p) == ".git" && filepath.Dir(p) != m.spec.Writable[0] {
 		stage = m.stageRepo
-	} else if m.isMadeConfig(p) {
+	} else if m.isMadeConfig(p) && op == copyup.OpRename {
 		stage = m.stageConfig
+	} else if m.isMadeConfig(p) {
+		stage = m.stageMadeConfig
+	} else if m.isMadeHook(p) {
+		stage = m.stageHook
 	}
 	go func() { done <- stage(p, mk) }() // a new goroutine never runs on a locked thread
 	errno := <-done
@@ -452,6 +461,39 @@ func (m *mounter) stageLocked(p string, mk func(dir int, name string) unix.Errno
 	return 0
 }
 
+// dropStaged, with m.mu held, ends the staging of p, throwing away what
+// was staged (a command's config that a judged one replaces): the empty
+// entry stays at p, to be replaced.
+func (m *mounter) dropStaged(p string) {
+	s, ok := m.staged[p]
+	if !ok {
+		return
+	}
+	delete(m.staged, p)
+	m.judge.setStaged(p, false)
+	m.gitSweep.Forget()
+	unix.Unmount(p, unix.MNT_DETACH)
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) == nil {
+		m.hidden.mu.Lock()
+		delete(m.hidden.set, [2]uint64{uint64(st.Dev), st.Ino})
+		m.hidden.mu.Unlock()
+	}
+	unix.Unmount(s.item, unix.MNT_DETACH)
+	unix.Unlinkat(s.fd, filepath.Base(p), 0)
+	unix.Close(s.fd)
+	root := m.spec.Writable[0]
+	if rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		if qrel, err := filepath.Rel(root, filepath.Dir(s.item)); err == nil && filepath.IsLocal(qrel) {
+			if q, err := beneath.Dir(rootFD, qrel); err == nil {
+				unix.Unlinkat(q, filepath.Base(s.item), unix.AT_REMOVEDIR)
+				unix.Close(q)
+			}
+		}
+		unix.Close(rootFD)
+	}
+}
+
 // showAt binds the entry name of from onto the entry at of to.
 func showAt(from int, name string, to int, at string) error {
 	tree, err := unix.OpenTree(from, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
@@ -468,7 +510,7 @@ func showAt(from int, name string, to int, at string) error {
 // .git below the root's top goes if repoAside says so (and why), judged
 // while only the session sees it; one that stays is kept as the submodules
 // are.
-func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (bool, string)) (moved []string, errs []error) {
+func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (bool, string), whole func() bool) (moved []string, errs []error) {
 	if len(m.staged) == 0 {
 		return nil, nil
 	}
@@ -493,9 +535,19 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 	for _, p := range paths {
 		s := m.staged[p]
 		goes := false
+		var keepData []byte
+		var keepSt *unix.Stat_t
 		if s.repo {
 			var why string
-			if goes, why = repoAside(filepath.Dir(p)); goes {
+			if goes, why = repoAside(filepath.Dir(p)); !goes && whole() {
+				if why = m.stagedRepoConfig(p, s); why != "" {
+					goes = true
+				}
+			}
+			if !goes {
+				hm, hn := m.stagedRepoHooks(p, s, whole)
+				moved, m.removed = append(moved, hm...), append(m.removed, hn...)
+			} else {
 				r, _ := filepath.Rel(root, filepath.Dir(p))
 				m.repos.mu.RLock()
 				link := m.repos.links[filepath.Dir(p)]
@@ -506,8 +558,10 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 					m.removed = append(m.removed, fmt.Sprintf("%s: the repository a command made here %s, which git on the host would obey there (a shell prompt's or an editor's git status, or git status in the project once a commit puts a gitlink to it in the index): moved aside (the files stay)", r, why))
 				}
 			}
-		} else {
-			goes = aside(p)
+		} else if s.config {
+			goes, keepData, keepSt = m.stagedConfig(p, s.fd, whole)
+		} else if goes = aside(p); goes && s.hook {
+			m.removed = append(m.removed, m.hookNote(p))
 		}
 		delete(m.staged, p)
 		m.judge.setStaged(p, false)
@@ -533,7 +587,15 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 				errs = append(errs, fmt.Errorf("unstage %s: %w", p, err))
 			}
 		} else if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
-			if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
+			if s.config {
+				// The bytes judged, as a copy (stagedConfig).
+				if keepSt == nil {
+					errs = append(errs, fmt.Errorf("unstage %s: unreadable", p))
+				} else if errno := putCopy(parent, name, keepData, keepSt, true); errno != 0 {
+					errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, errno))
+				}
+				unix.Unlinkat(item, name, 0)
+			} else if err := unix.Renameat2(item, name, parent, name, unix.RENAME_NOREPLACE); err != nil {
 				errs = append(errs, fmt.Errorf("unstage %s: back in place: %w", p, err))
 			} else if s.repo {
 				m.acceptRepo(filepath.Dir(p))

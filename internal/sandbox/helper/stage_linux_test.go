@@ -77,13 +77,27 @@ func TestJudgeRepositorySteps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".git/sharedindex.0123"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A project directory a command made a git directory's config in
-	// first, to make it one with a HEAD later.
-	if err := os.MkdirAll(filepath.Join(root, "bad"), 0o755); err != nil {
-		t.Fatal(err)
+	// A project directory a command made a git directory's config,
+	// objects and refs in first, to make it one with a HEAD later; one
+	// that had a HEAD (and such a config) at the start, to make it one
+	// with objects and refs later; one given a commondir and a
+	// config.worktree (git status there obeys its core.fsmonitor).
+	for _, d := range []string{"bad/objects", "bad/refs", "docs/guide/objects", "docs/guide/refs", "had/objects", "wt2/objects", "wt2/refs", ".git/ev2/objects", ".git/ev2/refs"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "bad/config"), []byte("[core]\n\tbare = false\n\tfsmonitor = x\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"bad/config", "had/config", "had/HEAD", "wt2/config.worktree", "cd/HEAD", ".git/ev2/config", ".git/worktrees/wt/commondir", ".git/worktrees/wt3/commondir", ".git/worktrees/wt3/config.worktree"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := "[core]\n\tbare = false\n\tfsmonitor = x\n"
+		if filepath.Base(f) == "commondir" {
+			data = "../..\n"
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	approved := false
 	m := &mounter{spec: &Spec{Writable: []string{root}, Quarantine: root + "/.shellgate-quarantine"},
@@ -130,15 +144,50 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"tools/sub/.git/config.lock", copyup.OpMake, copyup.Free},
 		{"tools/sub/.git/config", copyup.OpRename, copyup.Staged},
 		{"tools/sub/.git/commondir", copyup.OpMake, copyup.Refused},
+		// Its hooks made by hand: staged (a git status on the host runs
+		// post-index-change), never linked, nor a directory renamed onto
+		// hooks; git init's samples and a project's src/hooks are free.
+		{"tools/sub/.git/hooks/post-index-change", copyup.OpMake, copyup.Staged},
+		{"tools/sub/.git/hooks/post-index-change", copyup.OpLink, copyup.Refused},
+		{"tools/sub/.git/hooks/pre-commit", copyup.OpRename, copyup.Staged},
+		{"tools/sub/.git/hooks/pre-commit.sample", copyup.OpMake, copyup.Free},
+		{"tools/sub/.git/hooks", copyup.OpRename, copyup.Crossed},
+		{"tools/sub/.git/hooks", copyup.OpLink, copyup.Refused},
+		{"src/hooks/pre-commit", copyup.OpMake, copyup.Free},
+		{"ev/.git/hooks/post-index-change", copyup.OpMake, copyup.Staged}, // one kept where a command put it
+		// A .git directory staged now (renamed into place): its config
+		// only by git config's judged rename; the helper's copies by
+		// no command.
+		{"st/.git/config", copyup.OpRename, copyup.Staged},
+		{"st/.git/config", copyup.OpMake, copyup.Refused},
+		{"st/.git/config", copyup.OpLink, copyup.Refused},
+		{"st/.git/config", copyup.OpWrite, copyup.Free}, // absent: made (OpMake), refused
+		{"ev/.git/.shellgate-put-x", copyup.OpWrite, copyup.Refused},
+		{".git/.shellgate-put-y", copyup.OpMake, copyup.Refused},
 		{"tools/sub", copyup.OpMoveAway, copyup.Crossed},
 		{"lib/.git", copyup.OpMakeDir, copyup.Staged}, // a gitlink's path
 		// A HEAD makes a directory a git directory (git init --bare, or
 		// a project's docs/guide given HEAD, objects, refs): refused
 		// beside a hostile config, else kept as a .git made in place.
 		{"bad/HEAD", copyup.OpRename, copyup.Refused},
+		{"had/refs", copyup.OpMakeDir, copyup.Refused}, // the HEAD came first
+		{"had/refs", copyup.OpLink, copyup.Refused},
+		{"had/commondir", copyup.OpMake, copyup.Refused},
+		{"wt2/HEAD", copyup.OpMake, copyup.Refused}, // a config.worktree there
+		{"cd/commondir", copyup.OpMake, copyup.Refused},
+		{"src/refs", copyup.OpMakeDir, copyup.Free}, // no HEAD: no git directory
+		// Inside a .git too (shown elsewhere by a symlink), but not a
+		// linked worktree's; and no directory leaves a .git by a rename
+		// (mv copies it, each name judged where it is made).
+		{".git/ev2/HEAD", copyup.OpMake, copyup.Refused},
+		{".git/worktrees/wt/HEAD", copyup.OpMake, copyup.Free}, // git worktree add's, kept
+		{".git/worktrees/wt/config.worktree", copyup.OpMake, copyup.Refused},
+		{".git/worktrees/wt3/HEAD", copyup.OpMake, copyup.Refused}, // a config.worktree there
+		{".git/ev2", copyup.OpMoveAway, copyup.Crossed},
 		{"docs/guide/HEAD", copyup.OpRename, copyup.Free},
 		{"docs/guide/config", copyup.OpRename, copyup.Staged},
-		{"docs/guide/config", copyup.OpWrite, copyup.Free}, // absent: made new, judged at the next look
+		{"docs/guide/config", copyup.OpWrite, copyup.Free},  // absent: made new (OpMake, below)
+		{"docs/guide/config", copyup.OpMake, copyup.Staged}, // by hand: the host sees an empty one until the end
 		{"docs/guide/commondir", copyup.OpMake, copyup.Refused},
 		{"docs", copyup.OpMoveAway, copyup.Crossed},
 		{"tools/sub/.git/refs/remotes/origin/HEAD", copyup.OpRename, copyup.Free},
@@ -164,7 +213,8 @@ func TestJudgeRepositorySteps(t *testing.T) {
 		{"src/lib", copyup.OpRename, copyup.Free},
 		{".git/modules/other", copyup.OpMakeDir, copyup.Free},
 	}
-	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree"} {
+	m.judge.setStaged(root+"/st/.git", true)
+	for _, name := range []string{"index", ".git", "lib", "sharedindex.4567", "config.worktree", "objects", "refs", "hooks", "post-index-change", ".shellgate-put-x"} {
 		if !m.Watched(name) {
 			t.Fatalf("%s is not watched: its calls never reach Judge", name)
 		}
@@ -205,7 +255,7 @@ func TestNothingStagedAfterTheEnd(t *testing.T) {
 		return 0
 	}
 	for _, p := range []string{filepath.Join(root, ".envrc"), filepath.Join(root, "sub", ".git")} {
-		errno, staged := m.Stage(p, mk)
+		errno, staged := m.Stage(p, copyup.OpMake, mk)
 		if !staged || errno != unix.EPERM {
 			t.Errorf("Stage(%s) after the end: %v, staged %v; want EPERM, staged", p, errno, staged)
 		}
