@@ -22,7 +22,7 @@ func (s *Session) ConnCommand(c net.Conn) int {
 	if !ok || !ok2 || s.helper == nil || s.helper.Process == nil {
 		return 0
 	}
-	inode, ok := hostscan.SocketOf(s.NetPID(), peer.Port, local.Port)
+	inode, ok := hostscan.SocketOf(s.NetPID(), peer.AddrPort(), local.AddrPort())
 	if !ok {
 		return 0
 	}
