@@ -81,10 +81,12 @@ func parseAddr(s string) (netip.AddrPort, bool) {
 // HoldsSocket reports whether process pid has socket inode open.
 func HoldsSocket(pid int, inode uint64) bool {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	names, err := readNames(dir)
+	f, err := os.Open(dir)
 	if err != nil {
 		return false
 	}
+	names, _ := f.Readdirnames(-1) // unsorted
+	f.Close()
 	want := "socket:[" + strconv.FormatUint(inode, 10) + "]"
 	for _, n := range names {
 		if link, err := os.Readlink(dir + n); err == nil && link == want {
@@ -92,14 +94,4 @@ func HoldsSocket(pid int, inode uint64) bool {
 		}
 	}
 	return false
-}
-
-// readNames lists a directory's names, unsorted.
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
 }
