@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// sendSocket, run by python3 in the session, connects to the egress port,
+// says "hold", and hands its socket over a unix socket to whoever connects
+// there, keeping its own copy (argv: the unix socket's path).
+const sendSocket = `
+import socket, sys, time
+c = socket.create_connection(("127.0.0.1", 3128)); c.sendall(b"hold\n")
+u = socket.socket(socket.AF_UNIX); u.bind(sys.argv[1]); u.listen(1)
+a, _ = u.accept(); socket.send_fds(a, [b"x"], [c.fileno()])
+time.sleep(60)
+`
+
+// recvSocket receives it and keeps it, having said so in a file (argv: the
+// unix socket's path, the file).
+const recvSocket = `
+import socket, sys, time
+u = socket.socket(socket.AF_UNIX); u.connect(sys.argv[1])
+_, fds, _, _ = socket.recv_fds(u, 1, 1); open(sys.argv[2], "w").write(str(len(fds)))
+time.sleep(60)
+`
+
+// The proxy's connection is named after the command whose process holds
+// its other end, and after none where processes of two commands hold it:
+// one passed it to the other over a unix socket, and which of them speaks
+// is not known. Before, the first command found in a map's order (either)
+// was named.
+func TestConnCommand(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	conns := make(chan net.Conn, 4)
+	spec := l.spec()
+	spec.EgressPort = 3128
+	spec.EgressHandler = func(ctx context.Context, c net.Conn) {
+		if line, err := bufio.NewReader(c).ReadString('\n'); err == nil && line == "hold\n" {
+			conns <- c
+		}
+		<-ctx.Done()
+		c.Close()
+	}
+	s := start(t, spec)
+	if s.Report().Layers[LayerNet] != "netns" {
+		t.Skipf("no network namespace here: %s", s.Report())
+	}
+	// One command's own connection.
+	own, _ := launch(t, s, l.root, "exec 3<>/dev/tcp/127.0.0.1/3128; echo hold >&3; sleep 60 <&3")
+	defer s.KillTree(own.PID(), syscall.SIGKILL)
+	if got := s.ConnCommand(<-conns); got != own.PID() {
+		t.Errorf("a command's own connection: named %d, want %d", got, own.PID())
+	}
+	// One command's connection handed to another's process.
+	sock, got := filepath.Join(l.root, "s"), filepath.Join(l.root, "got")
+	sender, _ := launch(t, s, l.root, "exec python3 -c '"+sendSocket+"' "+sock)
+	defer s.KillTree(sender.PID(), syscall.SIGKILL)
+	c := <-conns
+	receiver, _ := launch(t, s, l.root, "exec python3 -c '"+recvSocket+"' "+sock+" "+got)
+	defer s.KillTree(receiver.PID(), syscall.SIGKILL)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(got); string(b) == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the socket was not handed over")
+		}
+	}
+	if got := s.ConnCommand(c); got != 0 {
+		t.Errorf("a connection two commands hold (sender %d, receiver %d): named %d, want none", sender.PID(), receiver.PID(), got)
+	}
+}
