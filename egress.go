@@ -372,6 +372,13 @@ func (g *Gate) askEgress(ctx context.Context, b *box, host string, port int) err
 	}
 	e := &b.egress
 	e.mu.Lock()
+	if e.allowed[host] {
+		// Allowed for the session: whoever connects, without the look for
+		// its process (ConnCommand: a read of each descriptor of the
+		// session's commands, 58 ms at 10 000) or a turn behind a question.
+		e.mu.Unlock()
+		return nil
+	}
 	if e.turn == nil {
 		e.turn = make(chan struct{}, 1)
 	}

@@ -6,11 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shellgate/shellgate/internal/lane"
+	"github.com/shellgate/shellgate/internal/runner"
 )
 
 // sendSocket, run by python3 in the session, connects to the egress port,
@@ -78,5 +80,54 @@ func TestConnCommand(t *testing.T) {
 	}
 	if got := s.ConnCommand(c); got != 0 {
 		t.Errorf("a connection two commands hold (sender %d, receiver %d): named %d, want none", sender.PID(), receiver.PID(), got)
+	}
+}
+
+// ConnCommand's cost, paid once for each question the egress proxy asks: in
+// a session where 10 other commands' processes hold 1000 descriptors each
+// beside the one that holds the connection (at worst a read of each
+// descriptor's link).
+func BenchmarkConnCommand(b *testing.B) {
+	root, err := os.MkdirTemp("/var/tmp", "shellgate-conn-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(root) })
+	conns := make(chan net.Conn, 1)
+	s, err := Start(Spec{Writable: []string{root}, EgressPort: 3128, EgressHandler: func(ctx context.Context, c net.Conn) {
+		if line, err := bufio.NewReader(c).ReadString('\n'); err == nil && line == "hold\n" {
+			conns <- c
+		}
+		<-ctx.Done()
+		c.Close()
+	}})
+	if err != nil {
+		b.Skipf("no sandbox: %v", err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if s.Report().Layers[LayerNet] != "netns" {
+		b.Skipf("no network namespace here: %s", s.Report())
+	}
+	sh := func(command string) runner.Launched {
+		l, err := s.Launch([]string{"/bin/bash", "-c", command}, []string{"PATH=/usr/bin:/bin"}, root, nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.KillTree(l.PID(), syscall.SIGKILL) })
+		return l
+	}
+	for i := range 10 {
+		ready := filepath.Join(root, "ready"+strconv.Itoa(i))
+		sh(`exec python3 -c 'import os, sys, time; fds = [os.open("/dev/null", 0) for _ in range(1000)]; open(sys.argv[1], "w").close(); time.sleep(600)' ` + ready)
+		for _, err := os.Stat(ready); err != nil; _, err = os.Stat(ready) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	own := sh("exec 3<>/dev/tcp/127.0.0.1/3128; echo hold >&3; sleep 600 <&3")
+	c := <-conns
+	for b.Loop() {
+		if got := s.ConnCommand(c); got != own.PID() {
+			b.Fatalf("named %d, want %d", got, own.PID())
+		}
 	}
 }
