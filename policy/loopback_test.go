@@ -99,6 +99,10 @@ func TestNetworkRefusalNamesTheDomain(t *testing.T) {
 		{"curl http://xn--bcher-kva.example/", "allow xn--bcher-kva.example alone (--allow-domain xn--bcher-kva.example"},
 		{"curl http://bücher.example/", whole}, // as the proxy will not see it: its name is the punycode one
 		{"curl http://[::1]:8080/x http://example.com", "allow example.com alone"},
+		{"curl -e https://ref.example/ https://example.com", "allow example.com alone"}, // a referer is no URL fetched
+		{"curl -sSe https://ref.example/ https://example.com", "allow example.com alone"},
+		{"curl -x http://proxy.example:3128 https://example.com", whole}, // a proxy: the domain alone would not do
+		{"curl --proxy http://proxy.example:3128 https://example.com", whole},
 	} {
 		v := sandboxed.Check(c.cmd, env)
 		if v.Decision != policy.Deny || v.Rule != policy.RuleNetwork || !strings.Contains(v.Reason, c.want) {

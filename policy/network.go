@@ -39,7 +39,19 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 // (scheme://host…), lower-cased: a name, not an address or a loopback one;
 // "" if there is none.
 func urlHost(c *analysis.Command) string {
+	value := false // the argument is the previous option's value (a referer …)
 	for i, a := range c.Args {
+		if value {
+			value = false
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			if redirectingOption(c.Name, a) {
+				return "" // a proxy, --connect-to …: the domain alone would not do
+			}
+			value = takesValue(c.Name, a)
+			continue
+		}
 		_, rest, ok := strings.Cut(a, "://")
 		if c.IsDynamic(i) || !ok || isLoopbackURL(a) {
 			continue
