@@ -15,6 +15,13 @@ import (
 	"github.com/shellgate/shellgate/internal/runner"
 )
 
+// exited is closed once l has exited.
+func exited(l runner.Launched) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { l.Wait(); close(ch) }()
+	return ch
+}
+
 // sendSocket, run by python3 in the session, connects to the egress port,
 // says "hold", and hands its socket over a unix socket to whoever connects
 // there, keeping its own copy (argv: the unix socket's path).
@@ -57,11 +64,23 @@ func TestConnCommand(t *testing.T) {
 	if s.Report().Layers[LayerNet] != "netns" {
 		t.Skipf("no network namespace here: %s", s.Report())
 	}
-	// One command's own connection.
-	own, _ := launch(t, s, l.root, "exec 3<>/dev/tcp/127.0.0.1/3128; echo hold >&3; sleep 60 <&3")
-	defer s.KillTree(own.PID(), syscall.SIGKILL)
-	if got := s.ConnCommand(<-conns); got != own.PID() {
-		t.Errorf("a command's own connection: named %d, want %d", got, own.PID())
+	// One command's own connection, over each address of the loopback the
+	// proxy listens on: a v6 socket's to 127.0.0.1 is in tcp6, v4-mapped.
+	for _, c := range []struct{ name, cmd string }{
+		{"127.0.0.1", "exec 3<>/dev/tcp/127.0.0.1/3128; echo hold >&3; sleep 60 <&3"},
+		{"::1", "exec 3<>/dev/tcp/::1/3128; echo hold >&3; sleep 60 <&3"},
+		{"::ffff:127.0.0.1", `exec python3 -c 'import socket, time; c = socket.socket(socket.AF_INET6); c.connect(("::ffff:127.0.0.1", 3128)); c.sendall(b"hold\n"); time.sleep(60)'`},
+	} {
+		own, out := launch(t, s, l.root, c.cmd)
+		defer s.KillTree(own.PID(), syscall.SIGKILL)
+		select {
+		case conn := <-conns:
+			if got := s.ConnCommand(conn); got != own.PID() {
+				t.Errorf("a command's own connection over %s: named %d, want %d", c.name, got, own.PID())
+			}
+		case <-exited(own):
+			t.Logf("no connection over %s here: %s", c.name, out())
+		}
 	}
 	// One command's connection handed to another's process.
 	sock, got := filepath.Join(l.root, "s"), filepath.Join(l.root, "got")
