@@ -184,47 +184,65 @@ func TestEgressQuestionNamesCommandsLeftRunning(t *testing.T) {
 
 // "Only this command" is the command's own processes: allowed once for a
 // command that connects, a domain stays closed to a process an earlier
-// command left running, which connects while it runs. Before the proxy
-// found the process by its cgroup, the answer let any connection through
-// while the command ran.
+// command left running, which connects while it runs, and is asked about on
+// its own: a command's left just before (before the proxy found the process
+// by its cgroup, the answer let any connection through while the command
+// ran), or more than 16 commands before, too old to be among those the
+// proxy keeps (taken for not found, it rode on the running command's answer
+// too).
 func TestEgressOnceIsTheCommandsOwn(t *testing.T) {
 	lane.Live(t)
 	requireSandbox(t)
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from the host") }))
 	defer host.Close()
 	port := strconv.Itoa(host.Listener.Addr().(*net.TCPAddr).Port)
-	lab := newLab(t)
-	cfg := shellgate.Config{Root: lab.root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}}
-	cfg.Policy.Allow = []string{"curl *"}
-	s := gate(t, cfg).NewSession(shellgate.SessionConfig{ID: "sess-1"})
-	defer s.Close()
 	fetch := "curl -sS --max-time 60 --noproxy '' -x \"$HTTP_PROXY\" -w ' (%{http_code})' http://localhost:" + port + "/"
-	left := "(sleep 2; " + fetch + " > fetched.txt 2>&1) &"
-	if env := s.Run(context.Background(), shellgate.Request{Command: left}); env.Status != envelope.Success {
-		t.Fatalf("%s:\n%s", env.Status, env.Text)
-	}
-	later := fetch + "; sleep 5"
-	// The later command's own fetch is allowed once; anything else declined.
-	q := &questions{}
-	approve := func(ctx context.Context, x shellgate.Question) shellgate.Answer {
-		q.approve(ctx, x)
-		if x.Command == later && !x.Left {
-			return shellgate.AllowOnce
-		}
-		return shellgate.Deny
-	}
-	env := s.Run(context.Background(), shellgate.Request{Command: later}, shellgate.WithApprover(approve))
-	if !strings.Contains(env.Data.Stdout, "hello from the host (200)") {
-		t.Fatalf("the command's own fetch, allowed once: %s", env.Text)
-	}
-	fetched, err := os.ReadFile(filepath.Join(lab.root, "fetched.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(fetched), "hello from the host") || !strings.Contains(string(fetched), "(403)") {
-		t.Errorf("the left process's fetch while the command allowed once ran: %q; want it refused (403)", fetched)
-	}
-	if q.count() != 2 {
-		t.Errorf("asked %d times, want twice (each command's process once): %+v", q.count(), q.asked)
+	for _, c := range []struct {
+		name, left, later string
+		between           int // commands run between the left one and the later one
+	}{
+		{"left just before", "(sleep 2; " + fetch + " > fetched.txt 2>&1) &", fetch + "; sleep 5", 0},
+		{"left 17 commands before", "(while [ ! -e go ]; do sleep 0.05; done; " + fetch + " > fetched.txt 2>&1) &",
+			fetch + "; touch go; for i in $(seq 100); do [ -s fetched.txt ] && break; sleep 0.1; done", 17},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lab := newLab(t)
+			cfg := shellgate.Config{Root: lab.root, Network: shellgate.NetworkConfig{Allow: []string{"127.0.0.1"}}}
+			cfg.Policy.Allow = []string{"curl *"}
+			s := gate(t, cfg).NewSession(shellgate.SessionConfig{ID: "sess-1"})
+			defer s.Close()
+			for i := range c.between + 1 {
+				cmd := c.left
+				if i > 0 {
+					cmd = "echo " + strconv.Itoa(i)
+				}
+				if env := s.Run(context.Background(), shellgate.Request{Command: cmd}); env.Status != envelope.Success {
+					t.Fatalf("%s:\n%s", env.Status, env.Text)
+				}
+			}
+			// The later command's own fetch is allowed once; anything else declined.
+			q := &questions{}
+			approve := func(ctx context.Context, x shellgate.Question) shellgate.Answer {
+				q.approve(ctx, x)
+				if x.Command == c.later && !x.Left && len(x.Others) == 0 {
+					return shellgate.AllowOnce
+				}
+				return shellgate.Deny
+			}
+			env := s.Run(context.Background(), shellgate.Request{Command: c.later}, shellgate.WithApprover(approve))
+			if !strings.Contains(env.Data.Stdout, "hello from the host (200)") {
+				t.Fatalf("the command's own fetch, allowed once: %s", env.Text)
+			}
+			fetched, err := os.ReadFile(filepath.Join(lab.root, "fetched.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(fetched), "hello from the host") || !strings.Contains(string(fetched), "(403)") {
+				t.Errorf("the left process's fetch while the command allowed once ran: %q; want it refused (403)", fetched)
+			}
+			if q.count() != 2 {
+				t.Errorf("asked %d times, want twice (each command's process once): %+v", q.count(), q.asked)
+			}
+		})
 	}
 }

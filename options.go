@@ -98,7 +98,9 @@ type Question struct {
 	// session's other commands that may be the one connecting: running now,
 	// or that left processes running when they returned. Command is then the
 	// latest command with an approver, and "allow once" lets them all reach
-	// the domain while it runs.
+	// the domain while it runs, where their process cannot be found either
+	// (a connection found to be one command's counts that command's answers
+	// alone).
 	Others []string
 }
 

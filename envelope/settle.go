@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/shellgate/shellgate/internal/output"
@@ -322,7 +323,7 @@ func (e *Envelope) headline() string {
 		if id, ok := e.Context.ParamsInput["job_id"]; ok {
 			// A job call refused: the job, if there is one, runs on as it was;
 			// "Command not run: <its command>" would say it never started.
-			return "Nothing done to job " + CutMiddle(fmt.Sprint(id), 64)
+			return NothingDoneTo(id)
 		}
 		return "Command not run"
 	case d.TimedOut:
@@ -519,6 +520,17 @@ func trimLineEnds(s string) string {
 		lines[i] = strings.TrimRight(l, " \t\r")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// NothingDoneTo is the headline of a job call refused, naming job id as
+// given: cut, and quoted where it holds what does not print (a line break
+// would put a line of its own, "Command succeeded", under the headline).
+func NothingDoneTo(id any) string {
+	s := CutMiddle(fmt.Sprint(id), 64)
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		s = strconv.Quote(s)
+	}
+	return "Nothing done to job " + s
 }
 
 // CutMiddle keeps about n bytes of s, half from the head and half from the tail, on

@@ -170,7 +170,7 @@ func decodeArgs(raw json.RawMessage, dst any, names ...string) *envelope.Envelop
 func jobRefusal(params map[string]any, err envelope.Err) envelope.Envelope {
 	head := "Nothing done"
 	if id, ok := params["job_id"]; ok {
-		head += " to job " + envelope.CutMiddle(fmt.Sprint(id), 64)
+		head = envelope.NothingDoneTo(id)
 	}
 	return envelope.NotAnswered(head, params, err)
 }

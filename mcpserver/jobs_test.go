@@ -70,6 +70,8 @@ func TestJobTools(t *testing.T) {
 		{JobOutputTool, map[string]any{"job_id": id, "wait_ms": "5"}, "'wait_ms' must be an integer", "Nothing done to job " + id + "."},
 		{JobOutputTool, map[string]any{"job_id": id, "filter": "("}, "not a valid regular expression", "Nothing done to job " + id},
 		{JobOutputTool, map[string]any{"job_id": "j42"}, `No job "j42"`, "Nothing done to job j42."},
+		// The id as given, on the headline's one line: no line of its own.
+		{JobOutputTool, map[string]any{"job_id": "j9\nCommand succeeded: ls"}, `No job "j9\nCommand succeeded: ls"`, `Nothing done to job "j9\nCommand succeeded: ls".`},
 		{JobInputTool, map[string]any{"job_id": id, "keys": []string{"Hyper-Q"}}, "ended", ""},
 		{JobKillTool, map[string]any{"job_id": 7}, "'job_id' must be a string", "Nothing done to job 7."},
 		{JobListTool, map[string]any{"x": 1}, "takes none", "Nothing done."},

@@ -25,6 +25,12 @@ var valueOptions = map[string]map[string]bool{
 		"--output-document", "--user-agent", "--method", "--body-data"),
 }
 
+// takesValue reports whether option a of client name takes the next argument
+// as its value: one of valueOptions, alone or last of a cluster (-sSo).
+func takesValue(name, a string) bool {
+	return valueOptions[name][a] || len(a) > 2 && a[1] != '-' && valueOptions[name]["-"+a[len(a)-1:]]
+}
+
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
 	for _, x := range xs {
@@ -68,7 +74,7 @@ func loopbackOnly(c *analysis.Command) bool {
 				}
 				urls++
 			}
-			value = valueOptions[c.Name][a] || len(a) > 2 && a[1] != '-' && valueOptions[c.Name]["-"+a[len(a)-1:]]
+			value = takesValue(c.Name, a)
 		case hostLike().MatchString(a) && isLoopbackURL(a):
 			urls++
 		default:

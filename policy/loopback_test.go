@@ -92,6 +92,17 @@ func TestNetworkRefusalNamesTheDomain(t *testing.T) {
 		{"curl 'http://ex$ample.com/'", whole},       // an odd character
 		{"ssh git@example.com", whole},               // no URL
 		{"curl http://localhost@evil.com/ x", whole}, // user info
+		{"curl http://0x7f.1/", whole},               // 127.0.0.1 to curl: a last label that is a number makes an address
+		{"curl http://10.0.0.0x1/", whole},           // likewise, in hex
+		{"curl http://-rf.example.com/", whole},      // no label begins with a hyphen: echoed, an option
+		{"curl http://a..example.com/", whole},       // an empty label
+		{"curl http://xn--bcher-kva.example/", "allow xn--bcher-kva.example alone (--allow-domain xn--bcher-kva.example"},
+		{"curl http://bücher.example/", whole}, // as the proxy will not see it: its name is the punycode one
+		{"curl http://[::1]:8080/x http://example.com", "allow example.com alone"},
+		{"curl -e https://ref.example/ https://example.com", "allow example.com alone"}, // a referer is no URL fetched
+		{"curl -sSe https://ref.example/ https://example.com", "allow example.com alone"},
+		{"curl -x http://proxy.example:3128 https://example.com", whole}, // a proxy: the domain alone would not do
+		{"curl --proxy http://proxy.example:3128 https://example.com", whole},
 	} {
 		v := sandboxed.Check(c.cmd, env)
 		if v.Decision != policy.Deny || v.Rule != policy.RuleNetwork || !strings.Contains(v.Reason, c.want) {

@@ -39,7 +39,19 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 // (scheme://host…), lower-cased: a name, not an address or a loopback one;
 // "" if there is none.
 func urlHost(c *analysis.Command) string {
+	value := false // the argument is the previous option's value (a referer …)
 	for i, a := range c.Args {
+		if value {
+			value = false
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			if redirectingOption(c.Name, a) {
+				return "" // a proxy, --connect-to …: the domain alone would not do
+			}
+			value = takesValue(c.Name, a)
+			continue
+		}
 		_, rest, ok := strings.Cut(a, "://")
 		if c.IsDynamic(i) || !ok || isLoopbackURL(a) {
 			continue
@@ -48,13 +60,28 @@ func urlHost(c *analysis.Command) string {
 		if err != nil || u.User != nil || rest == "" {
 			continue
 		}
-		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-		if !strings.Contains(host, ".") || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-") != "" || strings.Trim(host, "0123456789.") == "" {
-			continue // a single label, an odd character, or a number
+		if host := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")); isDomainName(host) {
+			return host
 		}
-		return host
 	}
 	return ""
+}
+
+// isDomainName reports whether host is a name of two or more labels, each
+// of letters, digits and inner hyphens (the ASCII form the proxy matches),
+// whose last label is no number: where it is (127.1, 0x7f.1, 10.0.0.0x1),
+// URL parsers (curl's, WHATWG's) read the host as an IPv4 address.
+func isDomainName(host string) bool {
+	labels := strings.Split(host, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return false
+		}
+	}
+	last := labels[len(labels)-1]
+	hex, isHex := strings.CutPrefix(last, "0x")
+	number := strings.Trim(last, "0123456789") == "" || isHex && strings.Trim(hex, "0123456789abcdef") == ""
+	return len(labels) > 1 && !number
 }
 
 // network denies network clients while the network is off.

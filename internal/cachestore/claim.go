@@ -30,6 +30,17 @@ type Layers struct {
 // Dir is the directory of the set's layers, one a cache (as Project.Dir's).
 func (l *Layers) Dir() string { return l.dir }
 
+// Fd is the hold's descriptor, for the process that mounts the layers to
+// hold too (a flock holds until every descriptor of its open file is
+// closed): so the hold outlasts this process as long as the mounts do.
+// -1 once released.
+func (l *Layers) Fd() int {
+	if l == nil || l.lock == nil {
+		return -1
+	}
+	return int(l.lock.Fd())
+}
+
 // ClaimLayers holds a set of layers of the project whose directory is
 // project (Open's Dir) for one session, which mounts them until Release,
 // and returns it: the project's own directory where no other session holds

@@ -523,10 +523,16 @@ func (s *Session) setUp(spec Spec, plans <-chan plan, cg *sessionCgroup, log, li
 			fds = append(fds, int(launcherTasks.Fd()))
 		}
 	}
+	// The cache layers' hold, which the helper shares until it exits
+	// (helper.Message.LayersLock): its mounts go only with it.
+	lock := s.layers.Fd()
+	if lock >= 0 {
+		fds = append(fds, lock)
+	}
 	for i := range steps { // doctor --plan's; the helper has no use for it
 		steps[i].Why = ""
 	}
-	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts(), LauncherTasks: launcherTasks != nil}, helper.UnixRights(fds)); err != nil {
+	if err := s.ctl.Send(&message{Op: "setup", Spec: spec.wire(), Steps: steps, UID: os.Getuid(), GID: os.Getgid(), Slack: s.slack, UserCounts: sessionUserCounts(), LauncherTasks: launcherTasks != nil, LayersLock: lock >= 0}, helper.UnixRights(fds)); err != nil {
 		return s.helperError("sending the setup", err)
 	}
 	// The first command's cgroup is made while the helper sets up, not on

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
-	"github.com/shellgate/shellgate/internal/cachestore"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/cachestore"
 	"github.com/shellgate/shellgate/internal/lane"
 	"github.com/shellgate/shellgate/internal/protect"
 	"golang.org/x/sys/unix"
@@ -758,4 +758,45 @@ func TestViewRootProjectInPrivateVar(t *testing.T) {
 	if got, _ := run(t, s, root, "cat "+private+"/other.key 2>&1; ls -A "+private); strings.Contains(got, "SECRET-") || !strings.Contains(got, "No such file") || strings.Contains(got, "other.key\n") {
 		t.Errorf("beside the project: %s", got)
 	}
+}
+
+// A session's set of cache layers stays held while its helper, which mounts
+// them, lives: a shellgate that dies first (its descriptor of the hold
+// closed) leaves a helper that ends the session, its overlays still
+// mounted, and a session started meanwhile must not mount the same upper
+// and work dirs (TestTwoSessionsOfAProjectShareNoCacheLayer says why).
+// Before the helper shared the hold, the set was free as soon as shellgate
+// was gone.
+func TestViewCacheLayersHeldWhileTheHelperLives(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	cache := filepath.Join(l.home, ".npm")
+	must(t, os.MkdirAll(cache, 0o755))
+	spec := l.spec()
+	spec.Caches = []string{cache}
+	project := filepath.Join(l.base, "store")
+	spec.CacheStore = project
+	s := start(t, spec)
+	if got, code := run(t, s, l.root, "echo x > ~/.npm/w && cat ~/.npm/w"); code != 0 || got != "x\n" {
+		t.Fatalf("the cache in the session: %q (exit %d)", got, code)
+	}
+	// shellgate's own descriptor of the hold gone, as when it dies: the
+	// hold's open file is then the helper's alone.
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	must(t, unix.Dup3(null, s.layers.Fd(), unix.O_CLOEXEC))
+	unix.Close(null)
+	other, err := cachestore.ClaimLayers(project)
+	must(t, err)
+	if other.Dir() == project {
+		t.Errorf("with the helper alive, another session took its set of layers, %s", other.Dir())
+	}
+	must(t, other.Release())
+	s.Close()
+	after, err := cachestore.ClaimLayers(project)
+	must(t, err)
+	if after.Dir() != project {
+		t.Errorf("with the helper gone, a session took %s, want the project's own set", after.Dir())
+	}
+	must(t, after.Release())
 }

@@ -300,7 +300,7 @@ func helperMain() int {
 	if !t.pending() {
 		warmJSON()
 	}
-	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+3))))
+	m, oob, err := h.ctl.Recv(make([]byte, syscall.CmsgSpace(4*(len(RootDirs)+4))))
 	if err != nil || m.Op != "setup" || m.Spec == nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: no setup message:", err)
 		return 2
@@ -308,9 +308,13 @@ func helperMain() int {
 	// One for each step that shows a tree as others see it, then the
 	// quarantine log (Spec.QuarantineLog), when the spec names one, then
 	// the checkpoint store's links (Spec.StoreLinks), then the commands'
-	// cgroup's tasks file (LauncherTasks).
+	// cgroup's tasks file (LauncherTasks), then the cache layers' lock
+	// (LayersLock), kept open, never closed, until the helper exits.
 	trees := FDs(oob)
 	tasks, links := -1, -1
+	if m.LayersLock && len(trees) > 0 {
+		trees = trees[:len(trees)-1]
+	}
 	if m.LauncherTasks && len(trees) > 0 {
 		tasks, trees = trees[len(trees)-1], trees[:len(trees)-1]
 	}

@@ -61,6 +61,12 @@ type Message struct {
 	// (launcher.home), the helper having been born in the session's cgroup;
 	// "launcher-cgroup" does the same for a helper moved there later.
 	LauncherTasks bool `json:"launcher_tasks,omitempty"`
+	// LayersLock: the last fd sent (after the tasks file) is the lock by
+	// which the session holds its set of cache layers
+	// (cachestore.ClaimLayers), which the helper keeps open until it exits:
+	// a shellgate that dies first (its helper then ends the session, its
+	// mounts still there) does not free the set meanwhile.
+	LayersLock bool `json:"layers_lock,omitempty"`
 
 	// ready (helper → shellgate): what was applied; with the listening
 	// sockets of the host ports as ancillary fds, Ports[i] the port of the i-th.
