@@ -82,7 +82,7 @@ func TestNetworkRefusalNamesTheDomain(t *testing.T) {
 	}
 	const whole = "ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true)."
 	for _, c := range []struct{ cmd, want string }{
-		{"curl -sS https://example.com | head -2", "ask the user to allow example.com alone (--allow-domain example.com, or [network] allow) or the whole network (--allow-network)."},
+		{"curl -sS https://example.com | head -2", "ask the user to allow example.com alone (--allow-domain example.com, or [network] allow) or the whole network ([policy] network = true, --allow-network)."},
 		{"wget -qO- HTTPS://Docs.Example.ORG./x?y=1", "allow docs.example.org alone (--allow-domain docs.example.org"},
 		{"git clone https://github.com/org/repo", "allow github.com alone (--allow-domain github.com"},
 		{"curl http://user:pw@example.com/", whole},  // credentials: not repeated back

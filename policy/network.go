@@ -28,7 +28,7 @@ func (x *check) networkHitUnless(c *analysis.Command, what string, covered func(
 		// One domain is the least the user can open, and the sandbox's
 		// proxy can open it alone: named first, so that "enable the
 		// network" is not the only way out the model relays.
-		x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to allow %s alone (--allow-domain %s, or [network] allow) or the whole network (--allow-network).", c.Source, what, host, host)
+		x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to allow %s alone (--allow-domain %s, or [network] allow) or the whole network ([policy] network = true, --allow-network).", c.Source, what, host, host)
 	} else {
 		x.deny(RuleNetwork, "`%s`: %s, and the network is off (rule network). Work offline, or ask the user to enable the network ([policy] network = true, --allow-network, or BASH_ALLOW_NETWORK=true).", c.Source, what)
 	}
