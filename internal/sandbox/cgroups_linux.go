@@ -71,10 +71,29 @@ func (cg *sessionCgroup) noCgroup(err error) {
 	}
 }
 
-// A spareCgroup is what cgroup.Group.Command returned for a command to come.
+// A spareCgroup is what cgroup.Group.Command returned for a command to come,
+// or what release kept of one for the next: then files are kept's.
 type spareCgroup struct {
 	dir, kind string
 	files     []*os.File
+	kept      *cgroup.Kept
+}
+
+// hold returns what holds c's cgroup2 directory open for its next Reuse, or
+// nil where there is none (v1): then files are the caller's to close.
+func (c *spareCgroup) hold() *cgroup.Kept {
+	if c.kept == nil && c.kind == cgroup.V2 && len(c.files) == 1 {
+		c.kept = cgroup.Keep(c.files[0])
+	}
+	return c.kept
+}
+
+func (c *spareCgroup) close() {
+	if c.kept != nil {
+		c.kept.Close()
+	} else {
+		cgroup.CloseFiles(c.files)
+	}
 }
 
 // takeSpare returns the spare cgroup, if there is one, for a command to use.
@@ -110,7 +129,7 @@ func (s *Session) makeSpare() {
 		syscall.Rmdir(dir)
 		return
 	}
-	s.spare = &spareCgroup{dir, kind, files}
+	s.spare = &spareCgroup{dir, kind, files, nil}
 }
 
 // Tree lists the live processes of command pid's cgroup — all it started,
@@ -160,9 +179,11 @@ func (s *Session) release(pid int, tree string) {
 		return // released already
 	}
 	if s.group != nil && s.spare == nil && !s.noSpare && !s.overLimit[tree] {
-		if kind, files, ok := s.group.Reuse(tree); ok {
+		kept := s.kept[tree]
+		if kind, files, ok := s.group.Reuse(tree, kept); ok {
+			delete(s.kept, tree) // the spare's now
 			s.forgetTree(pid, tree)
-			s.spare = &spareCgroup{tree, kind, files}
+			s.spare = &spareCgroup{tree, kind, files, kept}
 			return
 		}
 	}
@@ -177,6 +198,10 @@ func (s *Session) release(pid int, tree string) {
 // watch stops with the last.
 func (s *Session) forgetTree(pid int, tree string) {
 	delete(s.trees, pid)
+	if k := s.kept[tree]; k != nil {
+		k.Close()
+		delete(s.kept, tree)
+	}
 	delete(s.overLimit, tree)
 	delete(s.returned, tree)
 	if len(s.trees) == 0 && s.limitArmed {

@@ -124,6 +124,7 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	m.Extra = len(extra)
 	var tree string  // the command's own cgroup
 	madeNow := false // no spare: made on this command's way to its start
+	var kept *cgroup.Kept
 	if s.group != nil {
 		c := s.takeSpare()
 		if madeNow = c == nil; madeNow {
@@ -132,12 +133,17 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 			name := s.cgroupNames
 			s.mu.Unlock()
 			if dir, kind, files, err := s.group.Command(name); err == nil {
-				c = &spareCgroup{dir, kind, files}
+				c = &spareCgroup{dir, kind, files, nil}
 			}
 		}
 		if c != nil {
 			tree, m.Cgroup = c.dir, c.kind
-			defer cgroup.CloseFiles(c.files)
+			// A cgroup2 one's directory stays open for the look at its
+			// emptiness after the command (release), the rest is closed
+			// once sent.
+			if kept = c.hold(); kept == nil {
+				defer cgroup.CloseFiles(c.files)
+			}
 			for _, f := range c.files {
 				fds = append(fds, int(f.Fd()))
 			}
@@ -165,11 +171,13 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 	runtime.KeepAlive(extra)
 	if err != nil {
 		s.forget(id)
+		kept.Close()
 		return nil, s.sendFailed(err)
 	}
 	r := s.await(started, "start the command")
 	if r.err != nil {
 		s.forget(id)
+		kept.Close()
 		if tree != "" {
 			os.Remove(tree)
 		}
@@ -182,6 +190,16 @@ func (s *Session) launch(m *message, stdin, stdout, stderr *os.File, extra ...*o
 		}
 		s.mu.Lock()
 		s.trees[r.pid] = tree
+		switch {
+		case kept == nil:
+		case s.noSpare: // closing: nothing is reused now
+			kept.Close()
+		default:
+			if s.kept == nil {
+				s.kept = map[string]*cgroup.Kept{}
+			}
+			s.kept[tree] = kept
+		}
 		others := false // another command in flight (not a job left by one)
 		for _, t := range s.trees {
 			others = others || t != tree && !s.returned[t]

@@ -111,6 +111,9 @@ type Session struct {
 	// makes none.
 	spare   *spareCgroup
 	noSpare bool
+	// kept: a cgroup2 command cgroup's held directory and cgroup.events
+	// (cgroup.Kept), by its path, while it is a command's (trees).
+	kept map[string]*cgroup.Kept
 	// markersGone is closed once the cache overlays' markers are removed
 	// (removeMarkers); nil before the set-up is done.
 	markersGone chan struct{}
@@ -373,11 +376,14 @@ func (s *Session) CloseBeside(beside func()) error {
 	if !closed && !idle {
 		s.closing = done
 	}
-	spare := s.spare
-	s.spare, s.noSpare = nil, true
+	spare, kept := s.spare, s.kept
+	s.spare, s.noSpare, s.kept = nil, true, nil
 	s.mu.Unlock()
 	if spare != nil {
-		cgroup.CloseFiles(spare.files) // its directory goes with the rest
+		spare.close() // its directory goes with the rest
+	}
+	for _, k := range kept {
+		k.Close()
 	}
 	// answered: the helper ended every other process of the session (end)
 	// and said none was left, or had nothing to end; only its own exit is

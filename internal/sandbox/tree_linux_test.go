@@ -343,6 +343,13 @@ func TestEmptyCommandCgroupReused(t *testing.T) {
 		if len(dirs) != 1 {
 			t.Errorf("command cgroups after five commands one after the other: %v, want the one", dirs)
 		}
+		// What the session holds open of it (its directory and
+		// cgroup.events, for the look after each command) does not grow
+		// with the commands, and goes with Close (below).
+		cgroups := filepath.Dir(s.spareDir(t)) + "/"
+		if held := fdsUnder(cgroups); len(held) > 2 {
+			t.Errorf("descriptors on the session's cgroups after five commands: %v", held)
+		}
 
 		// A job left running keeps its cgroup: the next command gets another.
 		job := "7040.5" + runTag
@@ -409,7 +416,22 @@ func TestEmptyCommandCgroupReused(t *testing.T) {
 		if _, err := os.Stat(spare); !os.IsNotExist(err) {
 			t.Errorf("the reused cgroup is still there after Close: %v", err)
 		}
+		if held := fdsUnder(cgroups); len(held) > 0 {
+			t.Errorf("descriptors on the session's cgroups after Close: %v", held)
+		}
 	})
+}
+
+// fdsUnder lists what this process's descriptors open under dir.
+func fdsUnder(dir string) []string {
+	var held []string
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(p, dir) {
+			held = append(held, p)
+		}
+	}
+	return held
 }
 
 // spareDir is the spare cgroup's directory; the test fails without one.
