@@ -951,24 +951,24 @@ func (m *mounter) stageConfig(p string, mk func(dir int, name string) unix.Errno
 // stageMadeConfig stages the config a command makes by hand in a
 // repository it made (Judge): unstage judges it.
 func (m *mounter) stageMadeConfig(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	errno := m.stageLocked(p, mk)
-	if s := m.staged[p]; errno == 0 && s != nil {
-		s.config = true
-	}
-	return errno
+	return m.stageMarked(p, mk, func(s *stagedEntry) { s.config = true })
 }
 
 // stageHook stages a hook a command makes by hand in a repository it
 // made (judgeHook): unstage moves it aside unless an approved command
 // made it.
 func (m *mounter) stageHook(p string, mk func(dir int, name string) unix.Errno) unix.Errno {
+	return m.stageMarked(p, mk, func(s *stagedEntry) { s.hook = true })
+}
+
+// stageMarked stages p as stageLocked does and, once staged, marks its
+// entry for unstage's judgement.
+func (m *mounter) stageMarked(p string, mk func(dir int, name string) unix.Errno, mark func(*stagedEntry)) unix.Errno {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	errno := m.stageLocked(p, mk)
 	if s := m.staged[p]; errno == 0 && s != nil {
-		s.hook = true
+		mark(s)
 	}
 	return errno
 }
