@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -147,7 +148,7 @@ type scanPass struct {
 	// (a link count's change, or a write, is reported to the directory of
 	// the name it went through): the pass is walked whole, so that every
 	// name of it is seen as it is
-	relook bool
+	relook atomic.Bool // set by the walks of subdirectories on other goroutines
 }
 
 func (p *scanPass) fail(err error) {
@@ -185,7 +186,7 @@ func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, pl
 	if p.err != nil {
 		return nil, nil, 0, p.err
 	}
-	if p.relook && plan != nil {
+	if p.relook.Load() && plan != nil {
 		return s.scan(dir, git, prev, global, nil)
 	}
 	if err := p.read(); err != nil {
@@ -464,7 +465,7 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	// names are stat'ed again too, by a whole walk of the pass (taken only
 	// where the watch planned this one).
 	if st.nlink > 1 && mode != modeSymlink && !ne.linked && !ne.notKept && (was == nil || was.st.nlink != st.nlink || was.st != st && p.s.shared[st.ino]) {
-		p.relook = true
+		p.relook.Store(true)
 	}
 	// (a stub is its stat's alone: never racy)
 	stub := over || linked
