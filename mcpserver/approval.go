@@ -113,7 +113,7 @@ func approvalMessage(q shellgate.Question) string {
 		fmt.Fprintf(&b, "Allow %s for this session?\n\n%s\n\n%s to it, on port %d; it is not on the network allow-list.", domain, shown, who, q.Port)
 		if len(q.Others) > 0 {
 			// The proxy sees a connection, not its process: any of these may be it.
-			b.WriteString("\n\nOr one of these, running in the session or having left processes there, does (shellgate cannot tell which; \"only this command\" lets them too while it runs):")
+			b.WriteString("\n\nOr one of these, running in the session or having left processes there, does (shellgate cannot tell which; while this command runs, \"only this command\" also lets through their connections it cannot trace):")
 			for _, c := range q.Others {
 				b.WriteString("\n│ " + shellgate.OneLine(envelope.CutMiddle(c, 200)))
 			}

@@ -199,7 +199,7 @@ func TestApprovalMessageDomain(t *testing.T) {
 	}
 	// Another command of the session may be the one connecting: named too.
 	q.Others = []string{"(sleep 1; curl https://registry.npmjs.org/x) &"}
-	want += "\n\nOr one of these, running in the session or having left processes there, does (shellgate cannot tell which; \"only this command\" lets them too while it runs):\n│ (sleep 1; curl https://registry.npmjs.org/x) &"
+	want += "\n\nOr one of these, running in the session or having left processes there, does (shellgate cannot tell which; while this command runs, \"only this command\" also lets through their connections it cannot trace):\n│ (sleep 1; curl https://registry.npmjs.org/x) &"
 	if got := approvalRequest(q).Message; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
