@@ -125,10 +125,8 @@ func resolveRoot(dir string) (string, error) {
 	} else if !fi.IsDir() {
 		return "", fmt.Errorf("project root %q is not a directory", dir)
 	}
-	f, err := os.Open(root)
-	if err != nil {
-		return "", fmt.Errorf("project root %q is not readable: %w", dir, err)
+	if err := openDir(root); err != nil {
+		return "", fmt.Errorf("project root %q is not readable: %w", dir, &os.PathError{Op: "open", Path: root, Err: err})
 	}
-	f.Close()
 	return root, nil
 }

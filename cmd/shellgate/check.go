@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,11 +93,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	v := gate.Check(shellgate.Request{Command: command, Directory: f.dir})
 
 	root := gate.Info().Root
+	out := bufio.NewWriter(stdout) // one write, not one per field
 	if f.asJSON {
-		writeJSON(stdout, checkReport(v, root, f.dir, cfg.Policy, src))
+		writeJSON(out, checkReport(v, root, f.dir, cfg.Policy, src))
 	} else {
-		printVerdict(stdout, v, root, cfg.Policy, src)
+		printVerdict(out, v, root, cfg.Policy, src)
 	}
+	out.Flush()
 	switch v.Decision {
 	case policy.Allow:
 		return exitCheckAllow

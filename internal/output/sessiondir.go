@@ -24,6 +24,7 @@ type SessionDir struct {
 	Path string
 
 	mu   sync.Mutex
+	made bool      // by Make: a Gate that only checks never makes it
 	hold *held.Dir // nil until made
 }
 
@@ -44,6 +45,7 @@ func (d *SessionDir) Make() error {
 	if err := prepareDir(d.Path); err != nil {
 		return err
 	}
+	d.made = true
 	h, err := held.Hold(d.Path)
 	if err != nil {
 		return err
@@ -54,10 +56,14 @@ func (d *SessionDir) Make() error {
 
 // Close removes the directory if nothing was spilled into it (what was is
 // kept for its retention), and the shared default spill directory with it
-// when that is left empty, then lets go of it.
+// when that is left empty, then lets go of it. Never made, there is nothing
+// to remove: a check's Close costs no system call.
 func (d *SessionDir) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.made {
+		return
+	}
 	os.Remove(d.Path)
 	if parent := filepath.Dir(d.Path); filepath.Clean(parent) == filepath.Clean(DefaultSpillDir()) {
 		os.Remove(parent) // fails while another owner's directory or a kept file is there
