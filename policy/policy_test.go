@@ -369,6 +369,25 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// A user deny or ask rule is named as the configuration's, wherever it was
+// written: it said "the project's deny rule" for one from the user's own file
+// or --config, which a project file may not even loosen.
+func TestUserRuleReasonNamesTheConfiguration(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{Deny: []string{"git push --force *"}, Ask: []string{"npm publish *"}, Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"git push --force origin": "`git push --force origin` matches the deny rule \"git push --force *\" of the shellgate configuration (rule user.deny). Do it another way or ask the user.",
+		"npm publish x":           "`npm publish x` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask): the user must approve it.",
+	} {
+		if v := e.Check(cmd, l.env()); v.Reason != want {
+			t.Errorf("%s: reason\n%q\nwant\n%q", cmd, v.Reason, want)
+		}
+	}
+}
+
 func TestNewRejectsBadSettings(t *testing.T) {
 	for _, s := range []policy.Settings{
 		{Mode: "sometimes"},
