@@ -571,3 +571,26 @@ func TestSessionKeysNeverBareNames(t *testing.T) {
 		}
 	}
 }
+
+// In approval mode "never" an ask is a deny whose reason does not also say
+// that the user must approve it ("…: the user must approve it. Approval mode
+// is \"never\", so it cannot be approved").
+func TestNeverModeReasonAsksNoApproval(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{Mode: policy.ModeNever, Ask: []string{"npm publish *"}, Network: true, Unconfined: true,
+		Secrets: []string{filepath.Join(l.home, ".ssh")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"cat ~/.ssh/id_rsa": "`cat ~/.ssh/id_rsa` reads " + filepath.Join(l.home, ".ssh", "id_rsa") + ", where credentials are kept (" + filepath.Join(l.home, ".ssh") + "), and no sandbox hides them here (rule secrets). Work with the project's files instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"python3 -c 1":      "`python3 -c 1`: python3 -c runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"docker run alpine": "`docker run alpine` hands work to docker, which runs it outside shellgate's sandbox (rule sandbox-escape). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"npm publish x":     "`npm publish x` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"rm -rf .":          "`rm -rf .` would delete the whole project, .git included (rule protected-paths). Delete the build outputs by name instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+	} {
+		if v := e.Check(cmd, l.env()); v.Decision != policy.Deny || v.Reason != want {
+			t.Errorf("%s: %s, reason\n%q\nwant\n%q", cmd, v.Decision, v.Reason, want)
+		}
+	}
+}
