@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -82,10 +83,83 @@ func parseFile(name string, data []byte) (*parsedFile, error) {
 	// inline-table key), and the document parsed if decoding got this far.
 	pf.keys = indexKeys(data)
 	if err != nil {
+		if e := unquoted(name, data, err); e != nil {
+			return nil, e
+		}
 		return nil, pf.decodeError(err)
 	}
 	return pf, nil
 }
+
+// unquoted explains a syntax error at a value written without its quotes
+// (mode = never, deny = [git push *]), which go-toml reports as
+// `expected keyword "nan"` or `unexpected character U+0061 'a' at start of
+// value`: it names the key and shows the line as it should be. Any other error
+// is nil, for decodeError.
+func unquoted(file string, data []byte, err error) error {
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return nil
+	}
+	line, _ := de.Position()
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	key, value, ok := strings.Cut(lines[line-1], "=")
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	if !ok || !bareKey().MatchString(key) {
+		return nil
+	}
+	if i := strings.Index(value, " #"); i >= 0 {
+		value = strings.TrimSpace(value[:i])
+	}
+	var fixed string
+	if inner, ok := strings.CutPrefix(value, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		if !ok {
+			return nil
+		}
+		var words []string
+		for w := range strings.SplitSeq(inner, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				words = append(words, quoteBare(w))
+			}
+		}
+		fixed = "[" + strings.Join(words, ", ") + "]"
+	} else {
+		fixed = quoteBare(value)
+	}
+	if fixed == value {
+		return nil
+	}
+	name := key
+	for i := line - 2; i >= 0; i-- {
+		if t := strings.TrimSpace(lines[i]); strings.HasPrefix(t, "[") {
+			name = t + " " + key
+			break
+		}
+	}
+	return &ConfigError{File: file, Line: line, Key: key,
+		Msg: fmt.Sprintf("%s: a string needs quotes: %s = %s", name, key, fixed)}
+}
+
+// quoteBare quotes w if it is a bare word that TOML cannot read as a value
+// (not a boolean, number or string already); otherwise it is returned as is.
+func quoteBare(w string) string {
+	switch {
+	case w == "", w == "true" || w == "false" || w == "inf" || w == "nan",
+		strings.HasPrefix(w, `"`) || strings.HasPrefix(w, "'") || strings.HasPrefix(w, "{"),
+		strings.ContainsAny(w[:1], "0123456789+-"):
+		return w
+	}
+	return strconv.Quote(w)
+}
+
+// bareKey matches a key as written before "=": bare or dotted, no quotes.
+var bareKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+})
 
 // ConfigError is a problem in one configuration file, at one line and key.
 type ConfigError struct {

@@ -17,6 +17,7 @@ func FuzzParseFile(f *testing.F) {
 		"a.b.c = 1\n[[x]]\n",
 		"[limits]\nspill_max = 1e99\n",
 		"root = \"~\"\n[policy]\nwritable = [\"~/x\", \"../y\"]\n",
+		"[policy]\nmode = never # a comment\ndeny = [git push *, \"x\"]\n",
 	} {
 		f.Add(seed)
 	}

@@ -190,6 +190,14 @@ func TestLoadErrors(t *testing.T) {
 		{"size as bool", "[limits]\nspill_max = true\n", `:2: [limits] spill_max: want a byte count (an integer) or a string such as "50KB", got a boolean`},
 		{"size too small", "[limits]\noutput_limit = 10\n", `[limits] output_limit: 10 bytes is out of range`},
 		{"bool as string", "[policy]\nnetwork = \"yes\"\n", `:2: [policy] network: want true or false, got a TOML string`},
+		// A value without its quotes was go-toml's "expected keyword \"nan\"" (never)
+		// or "unexpected character U+0061 'a' at start of value".
+		{"string without quotes", "[policy]\nmode = never\n", `:2: [policy] mode: a string needs quotes: mode = "never"`},
+		{"string without quotes, a comment after", "[policy]\nnetwork = false\nmode=auto # the default\n", `:3: [policy] mode: a string needs quotes: mode = "auto"`},
+		{"array of strings without quotes", "[policy]\ndeny = [git push *, \"rm *\"]\n", `:2: [policy] deny: a string needs quotes: deny = ["git push *", "rm *"]`},
+		{"top-level string without quotes", "shell = bash\n", `:1: shell: a string needs quotes: shell = "bash"`},
+		{"no value", "[policy]\nmode =\n", `:2: `},
+		{"an unterminated string is not a missing quote pair", "[policy]\nmode = \"auto\n", `:2: basic strings cannot have new lines`},
 		{"list as string", "[policy]\ndeny = \"rm *\"\n", `:2: [policy] deny: want an array of strings, got a TOML string`},
 		{"bad mode", "[policy]\nmode = \"yolo\"\n", `:2: [policy] mode: unknown approval mode "yolo"; want "auto", "untrusted" or "never"`},
 		{"malformed pattern", "[policy]\nask = [\"npm publish\"]\ndeny = [\"git [push *\"]\n",

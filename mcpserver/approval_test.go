@@ -116,7 +116,7 @@ func TestSessionApproval(t *testing.T) {
 // The question is for the user: why in plain words, not the model's instructions.
 func TestApprovalMessageWording(t *testing.T) {
 	q := shellgate.Question{Command: "npm publish", Rule: "user.ask", SessionKey: "npm publish",
-		Reason: "`npm publish` matches the project's ask rule \"npm publish *\" (rule user.ask): the user must approve it."}
+		Reason: "`npm publish` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask): the user must approve it."}
 	m := approvalMessage(q)
 	if !strings.Contains(m, `Why you are asked: It matches an "ask" rule of the shellgate configuration.`) || strings.Contains(m, "the user must approve it") {
 		t.Errorf("%s", m)

@@ -136,13 +136,13 @@ func (x *check) userRules(c *analysis.Command) (allowed bool) {
 			if unsure {
 				x.ask(RuleUserDeny, "`%s` may match the deny rule %q once its variables are expanded (rule user.deny). Write the arguments out literally.", c.Source, p.src)
 			} else {
-				x.deny(RuleUserDeny, "`%s` matches the project's deny rule %q (rule user.deny). Do it another way or ask the user.", c.Source, p.src)
+				x.deny(RuleUserDeny, "`%s` matches the deny rule %q of the shellgate configuration (rule user.deny). Do it another way or ask the user.", c.Source, p.src)
 			}
 		}
 	}
 	for _, p := range x.e.ask {
 		if ok, _ := p.match(c); ok {
-			x.ask(RuleUserAsk, "`%s` matches the project's ask rule %q (rule user.ask): the user must approve it.", c.Source, p.src)
+			x.ask(RuleUserAsk, "`%s` matches the ask rule %q of the shellgate configuration (rule user.ask): the user must approve it.", c.Source, p.src)
 			x.hits[len(x.hits)-1].key = p.src // the user's own pattern, shown with the question
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -371,7 +373,7 @@ func (x *check) decide(v Verdict, best *hit, withPaths []*hit) Verdict {
 	switch {
 	case best.decision == Ask && x.e.s.Mode == ModeNever:
 		v.Decision = Deny
-		v.Reason += " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
+		v.Reason = noApproval(v.Reason) + " Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it."
 	case best.decision == Ask:
 		v.SessionKey, v.AllowPattern = best.key, best.allow
 		if best.path != "" {
@@ -423,3 +425,28 @@ func (x *check) askWrite(path, format string, args ...any) {
 }
 
 func isUserRule(r string) bool { return strings.HasPrefix(r, "user.") }
+
+// noApproval takes the user's approval out of an ask's reason, for where none
+// can be given (approval mode "never"): "… (rule dynamic): the user must
+// approve it. Run that program directly instead." becomes "… (rule dynamic).
+// Run that program directly instead.", so that the reason does not ask for an
+// approval the next sentence says cannot be given.
+func noApproval(reason string) string {
+	for _, clause := range []string{": the user must approve it", ". The user must approve it"} {
+		i := strings.Index(reason, clause)
+		if i < 0 {
+			continue
+		}
+		rest := reason[i+len(clause):]
+		switch {
+		case strings.HasPrefix(rest, "; ") && len(rest) > 2:
+			// "… ; work with the project's files instead." starts a sentence.
+			r, size := utf8.DecodeRuneInString(rest[2:])
+			rest = ". " + string(unicode.ToUpper(r)) + rest[2+size:]
+		case strings.HasPrefix(rest, ","):
+			continue // a clause that goes on: leave it whole
+		}
+		return reason[:i] + rest
+	}
+	return reason
+}

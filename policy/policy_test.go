@@ -369,6 +369,25 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// A user deny or ask rule is named as the configuration's, wherever it was
+// written: it said "the project's deny rule" for one from the user's own file
+// or --config, which a project file may not even loosen.
+func TestUserRuleReasonNamesTheConfiguration(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{Deny: []string{"git push --force *"}, Ask: []string{"npm publish *"}, Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"git push --force origin": "`git push --force origin` matches the deny rule \"git push --force *\" of the shellgate configuration (rule user.deny). Do it another way or ask the user.",
+		"npm publish x":           "`npm publish x` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask): the user must approve it.",
+	} {
+		if v := e.Check(cmd, l.env()); v.Reason != want {
+			t.Errorf("%s: reason\n%q\nwant\n%q", cmd, v.Reason, want)
+		}
+	}
+}
+
 func TestNewRejectsBadSettings(t *testing.T) {
 	for _, s := range []policy.Settings{
 		{Mode: "sometimes"},
@@ -549,6 +568,29 @@ func TestSessionKeysNeverBareNames(t *testing.T) {
 		v := e.Check(cmd, l.env())
 		if v.Decision != policy.Ask || v.SessionKey != cmd {
 			t.Errorf("%q: %s key %q, want the exact command", cmd, v.Decision, v.SessionKey)
+		}
+	}
+}
+
+// In approval mode "never" an ask is a deny whose reason does not also say
+// that the user must approve it ("…: the user must approve it. Approval mode
+// is \"never\", so it cannot be approved").
+func TestNeverModeReasonAsksNoApproval(t *testing.T) {
+	l := newLab(t)
+	e, err := policy.New(policy.Settings{Mode: policy.ModeNever, Ask: []string{"npm publish *"}, Network: true, Unconfined: true,
+		Secrets: []string{filepath.Join(l.home, ".ssh")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"cat ~/.ssh/id_rsa": "`cat ~/.ssh/id_rsa` reads " + filepath.Join(l.home, ".ssh", "id_rsa") + ", where credentials are kept (" + filepath.Join(l.home, ".ssh") + "), and no sandbox hides them here (rule secrets). Work with the project's files instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"python3 -c 1":      "`python3 -c 1`: python3 -c runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"docker run alpine": "`docker run alpine` hands work to docker, which runs it outside shellgate's sandbox (rule sandbox-escape). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"npm publish x":     "`npm publish x` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"rm -rf .":          "`rm -rf .` would delete the whole project, .git included (rule protected-paths). Delete the build outputs by name instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+	} {
+		if v := e.Check(cmd, l.env()); v.Decision != policy.Deny || v.Reason != want {
+			t.Errorf("%s: %s, reason\n%q\nwant\n%q", cmd, v.Decision, v.Reason, want)
 		}
 	}
 }

@@ -4,7 +4,7 @@
 # (Node.js: the official TypeScript SDK, and the real Claude Code, Codex, Gemini CLI
 # and MCP Inspector, installed from npm into e2e/node_modules, 1.6 GB). Each step says when it starts; the run
 # ends with one PASS or FAIL line per step, and exits non-zero if any failed.
-# On an idle 2-core machine it takes about 13 minutes, most of it the root
+# On an idle 2-core machine it takes about 20 minutes, most of it the root
 # package's live sandbox and corpus suites under the race detector. Packages
 # are tested one at a time (-p 1): the corpus's fork-bomb and exhaustion rows
 # would otherwise starve the sandbox package's process-limit tests beside them.
@@ -142,6 +142,9 @@ fuzz_one() {
 echo "shellgate's tests take about 20 minutes on an idle 2-core machine: the fast lane"
 echo "(go test -short ./..., about a minute) first, then the live suites under the race"
 echo "detector (most of the time), then the end-to-end tests with the real agents."
+echo "It downloads the agents from npm into e2e/node_modules (1.6 GB) and, as root with"
+echo "apt-get, installs what is missing: nodejs and npm, docker.io and busybox-static"
+echo "(SHELLGATE_TEST_DOCKER=0 leaves Docker out)."
 
 step "go mod tidy -diff" go mod tidy -diff
 step "gofmt" gofmt_check

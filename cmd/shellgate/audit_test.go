@@ -97,15 +97,20 @@ func TestAuditLogFlagHelp(t *testing.T) {
 }
 
 // The common flags name their values as the README does (--host-port N,
-// --checkpoints on|off), not with words taken from a back-quoted phrase.
+// --checkpoints on|off, --mode auto|untrusted|never, --root DIR), not with
+// words taken from a back-quoted phrase nor the flag package's "string".
 func TestCommonFlagPlaceholders(t *testing.T) {
 	for _, cmd := range []string{"run", "check", "mcp", "doctor", "changes", "undo"} {
 		var out, errb bytes.Buffer
 		dispatch([]string{cmd, "-h"}, &out, &errb)
 		help := out.String() + errb.String()
-		wants := []string{"-host-port N\n", "-checkpoints on|off\n"}
-		if cmd == "changes" || cmd == "undo" {
-			wants = wants[1:] // no sandbox flags: they start none
+		wants := []string{"-checkpoints on|off\n", "-root DIR\n", "-config FILE\n"}
+		if cmd != "changes" && cmd != "undo" { // they start no sandbox
+			wants = append(wants, "-host-port N\n", "-sandbox auto|on|off\n", "-profile workspace-write|read-only|full-access\n")
+		}
+		if cmd != "changes" && cmd != "undo" && cmd != "doctor" {
+			// "-mode string" said nothing of the three modes.
+			wants = append(wants, "-mode auto|untrusted|never\n")
 		}
 		for _, want := range wants {
 			if !strings.Contains(help, want) {

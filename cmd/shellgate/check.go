@@ -295,7 +295,7 @@ func printRules(w io.Writer, asJSON bool) {
 These rules read the command line: they decide what to refuse or ask about, and say why.
 On Linux the kernel sandbox (--sandbox auto, the default) is what enforces: writes only in
 the root, its tool caches and [policy] writable; protected paths read-only; a private /tmp;
-secrets read as empty; its own /proc; no network but the session's loopback; a process
+secrets absent; its own /proc; no network but the session's loopback; a process
 limit. Where it applies, dynamic, stored-code and code-execution no longer ask: what they
 guard against is contained. On macOS a Seatbelt profile enforces the writes, protected
 paths, secrets and network (the host's loopback), not /tmp, /proc or a process limit.

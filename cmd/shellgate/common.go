@@ -38,7 +38,7 @@ type commonFlags struct {
 // commands (run, check, mcp, exec, hook).
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	c.registerFiles(fs)
-	fs.StringVar(&c.mode, "mode", "", "approval mode: auto, untrusted or never (default: from the configuration, else auto)")
+	fs.StringVar(&c.mode, "mode", "", "approval mode, one of `auto|untrusted|never` (default: from the configuration, else auto)")
 	c.registerSandbox(fs)
 	c.registerCheckpoints(fs)
 }
@@ -46,8 +46,8 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 // registerFiles adds the flags that say which configuration files to read
 // and where the project root is: every command that reads them.
 func (c *commonFlags) registerFiles(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", "", "project root (default: root in the config files, else the current directory)")
-	fs.StringVar(&c.configFile, "config", "", "configuration file (TOML), merged over the user and project files")
+	fs.StringVar(&c.root, "root", "", "the project root `DIR` (default: root in the config files, else the current directory)")
+	fs.StringVar(&c.configFile, "config", "", "a configuration `FILE` (TOML), merged over the user and project files")
 	fs.BoolVar(&c.trustProject, "trust-project", false, "let <root>/.shellgate.toml loosen the policy too")
 	fs.BoolVar(&c.noUserConfig, "no-user-config", false, "ignore the user configuration file")
 }
@@ -56,8 +56,8 @@ func (c *commonFlags) registerFiles(fs *flag.FlagSet) {
 // commands that start one (and doctor, which reports it).
 func (c *commonFlags) registerSandbox(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowNetwork, "allow-network", false, "allow network clients such as curl and git push (also BASH_ALLOW_NETWORK=true)")
-	fs.StringVar(&c.sandbox, "sandbox", "", "kernel sandbox: auto (default: what the kernel offers), on (refuse to run without every layer) or off")
-	fs.StringVar(&c.profile, "profile", "", "sandbox profile: workspace-write (default), read-only or full-access (no sandbox)")
+	fs.StringVar(&c.sandbox, "sandbox", "", "the kernel sandbox, `auto|on|off`: auto applies what the kernel offers (default), on refuses to run without every layer, off runs none")
+	fs.StringVar(&c.profile, "profile", "", "the sandbox profile, `workspace-write|read-only|full-access` (default workspace-write; full-access: no sandbox)")
 	fs.Var(&c.allowDomains, "allow-domain", "with the network off, let commands reach `HOST` through shellgate's proxy (allow-listed egress): a host name, *.domain, an address, or \"registries\" (the package registries the tools here are configured with); repeatable")
 	fs.Var(&c.hostPorts, "host-port", "forward port `N` of the host's loopback into the sandbox, whose network is off (a dev server, a database); repeatable")
 }

@@ -185,7 +185,11 @@ func checkpointsLine(cfg shellgate.Config) string {
 	if st.Keeper > 0 {
 		keeper = fmt.Sprintf("a keeper (pid %d) watches the root for one-shot runs", st.Keeper)
 	}
-	return fmt.Sprintf("checkpoints in %s: %d commands, %.1f MiB; %s; %s", st.Dir, st.Commands, float64(st.Size)/(1<<20), keeper, bounds)
+	commands := fmt.Sprintf("%d commands", st.Commands)
+	if st.Commands == 1 {
+		commands = "1 command"
+	}
+	return fmt.Sprintf("checkpoints in %s: %s, %.1f MiB; %s; %s", st.Dir, commands, float64(st.Size)/(1<<20), keeper, bounds)
 }
 
 // showAge says a checkpoint age as the config would: whole days as days.

@@ -73,13 +73,13 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 	}
 	err = nil // a missing file is an empty one
 	var updated []byte
+	hookLine := *command
 	if add {
-		cmd := *command
-		if cmd == "" {
-			cmd, err = hookCommand(agent.Name)
+		if hookLine == "" {
+			hookLine, err = hookCommand(agent.Name)
 		}
 		if err == nil {
-			updated, err = agent.Install(old, cmd)
+			updated, err = agent.Install(old, hookLine)
 		}
 	} else {
 		updated, err = agent.Uninstall(old)
@@ -90,6 +90,9 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 	}
 	if bytes.Equal(old, updated) {
 		fmt.Fprintf(stdout, "%s: nothing to change\n", path)
+		if add {
+			fmt.Fprint(stdout, installNote(agent.Name, hookLine))
+		}
 		return 0
 	}
 	fmt.Fprint(stdout, unifiedDiff(path, string(old), string(updated)))
@@ -101,7 +104,38 @@ func install(args []string, stdout, stderr io.Writer, add bool) int {
 		fmt.Fprintf(stderr, "shellgate %s: %v\n", name, err)
 		return exitShellgate
 	}
+	if add {
+		fmt.Fprint(stdout, installNote(agent.Name, hookLine))
+	}
 	return 0
+}
+
+// installNote is what the user must know once a hook is in place, which the
+// diff does not show: a hook decides and runs nothing, so what it allows runs
+// as the agent runs it; and each agent's own catch (docs/clients.md). command
+// is the hook's command line.
+func installNote(agent, command string) string {
+	switch agent {
+	case "claude-code":
+		return `Note: the hook only decides. What it allows runs in Claude Code's own shell, without
+shellgate's sandbox and checkpoints, and without Claude Code's permission prompt. For
+both, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX): docs/clients.md.
+`
+	case "codex":
+		return `Note: Codex runs a hook only once you trust it, and skips it without a word until then:
+start codex, type /hooks and trust shellgate's hook (again after its command changes).
+What it allows runs under Codex's own approval policy and sandbox: docs/clients.md.
+`
+	case "cursor":
+		return fmt.Sprintf(`Note: the hook only decides. What it allows runs in Cursor's own shell, without
+shellgate's sandbox and checkpoints. In Cursor's Auto-review mode an "ask" runs without
+a prompt: there, install with --command %q. See docs/clients.md.
+`, command+" --mode never")
+	}
+	return `Note: the hook only decides. What it allows runs in the agent's own shell, without
+shellgate's sandbox and checkpoints; for those, serve the tool with shellgate mcp:
+docs/clients.md.
+`
 }
 
 func settingsPath(agent *hook.Agent, file string, project bool, root string) (string, error) {

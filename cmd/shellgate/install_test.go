@@ -150,6 +150,33 @@ func TestInstallRoundTrip(t *testing.T) {
 	}
 }
 
+// After an install (a first or a repeated one) the user is told what the
+// settings diff does not show: that what a hook allows runs without
+// shellgate's sandbox and checkpoints, and each agent's catch (Codex skips an
+// untrusted hook without a word). Not on --dry-run or uninstall.
+func TestInstallSaysWhatTheHookDoesNot(t *testing.T) {
+	for _, tc := range []struct{ agent, want string }{
+		{"claude-code", "without Claude Code's permission prompt. For\nboth, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX)"},
+		{"codex", "Codex runs a hook only once you trust it, and skips it without a word until then:\nstart codex, type /hooks"},
+		{"gemini-cli", "What it allows runs in the agent's own shell, without\nshellgate's sandbox and checkpoints"},
+		{"cursor", `install with --command "/opt/bin/shellgate hook cursor --mode never"`},
+	} {
+		file := filepath.Join(t.TempDir(), "settings.json")
+		cmd := "/opt/bin/shellgate hook " + tc.agent
+		if out, _, _ := runInstall(t, "install", tc.agent, "--settings", file, "--command", cmd, "--dry-run"); strings.Contains(out, "Note:") {
+			t.Errorf("%s --dry-run has a note:\n%s", tc.agent, out)
+		}
+		for _, pass := range []string{"install", "install again"} {
+			if out, errs, code := runInstall(t, "install", tc.agent, "--settings", file, "--command", cmd); code != 0 || !strings.Contains(out, tc.want) {
+				t.Errorf("%s, %s: exit %d, stdout\n%s\nwant %q; stderr %s", tc.agent, pass, code, out, tc.want, errs)
+			}
+		}
+		if out, _, _ := runInstall(t, "uninstall", tc.agent, "--settings", file); strings.Contains(out, "Note:") {
+			t.Errorf("%s uninstall has a note:\n%s", tc.agent, out)
+		}
+	}
+}
+
 func TestInstallNewFileAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ".cursor", "hooks.json")

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/inherit"
@@ -97,21 +98,51 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "help":
 		switch {
-		case len(args) == 1:
+		case len(args) == 1, len(args) == 2 && slices.Contains([]string{"-h", "-help", "--help"}, args[1]):
 			fmt.Fprint(stdout, usage)
 			return 0
 		case len(args) == 2 && cmds[args[1]] != nil:
 			return cmds[args[1]]([]string{"-h"}, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "shellgate help: no command %q; see `shellgate -h`\n", strings.Join(args[1:], " "))
+		fmt.Fprintf(stderr, "shellgate help: no command %q%s; see `shellgate -h`\n", strings.Join(args[1:], " "), nearCommand(args[1]))
 		return exitUsage
 	}
 	cmd, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(stderr, "shellgate: unknown command %q; see `shellgate -h`\n", name)
+		what := "command"
+		if strings.HasPrefix(name, "-") {
+			// A flag before the command (shellgate --root . run): flags follow it.
+			what = "flag"
+		}
+		fmt.Fprintf(stderr, "shellgate: unknown %s %q%s; see `shellgate -h`\n", what, name, nearCommand(name))
 		return exitUsage
 	}
 	return cmd(args[1:], stdout, stderr)
+}
+
+// nearCommand is "; did you mean X?" when name is a letter or two off a
+// command of the usage (chek, --versoin), or when it is a flag of every
+// command given before one; else "".
+func nearCommand(name string) string {
+	if bare := strings.TrimLeft(name, "-"); bare != name {
+		if d := editDistance(bare, "version"); d <= 2 {
+			return "; did you mean --version?"
+		}
+		if d := editDistance(bare, "help"); d <= 1 {
+			return "; did you mean --help?"
+		}
+		return " (flags come after the command: shellgate COMMAND [flags])"
+	}
+	best, bestDist := "", 3
+	for _, c := range []string{"run", "check", "mcp", "hook", "exec", "install", "uninstall", "doctor", "changes", "undo", "help", "version"} {
+		if d := editDistance(name, c); d < bestDist && d < len(c) {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
 }
 
 // version is the module version this binary was built from ("(devel)" for a build

@@ -20,6 +20,8 @@ import (
 	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/internal/textpages"
 	"github.com/shellgate/shellgate/mcpserver"
+
+	"golang.org/x/term"
 )
 
 const mcpUsage = `Usage: shellgate mcp [flags]
@@ -199,6 +201,11 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		trim := newIdleTrim(idleFree, giveBack)
 		defer trim.stop()
+		if term.IsTerminal(int(os.Stdin.Fd())) {
+			// A person, not an agent, started it: without this line it waits in
+			// silence for JSON-RPC that no one will type.
+			fmt.Fprintf(stderr, "shellgate mcp: waiting for an MCP client's JSON-RPC on stdin (tool %s, root %s); an agent starts this itself (docs/clients.md). Ctrl-D ends it.\n", *toolName, gate.Info().Root)
+		}
 		if err := srv.Serve(ctx, mcpserver.StdioTransport(trim.reader(os.Stdin), trim.writer(stdout))); err != nil {
 			fmt.Fprintf(stderr, "shellgate mcp: %v\n", err)
 			return exitShellgate

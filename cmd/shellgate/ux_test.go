@@ -278,6 +278,33 @@ func TestUnknownFlagSuggests(t *testing.T) {
 	}
 }
 
+// An unknown command one or two letters off a real one names it, as an unknown
+// flag does; a flag before the command says where flags go; "help -h" is help
+// (it was "no command \"-h\"", exit 64).
+func TestUnknownCommandSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // stderr
+	}{
+		{[]string{"chek", "--", "ls"}, exitUsage, "shellgate: unknown command \"chek\"; did you mean check?; see `shellgate -h`\n"},
+		{[]string{"undoo"}, exitUsage, "shellgate: unknown command \"undoo\"; did you mean undo?; see `shellgate -h`\n"},
+		{[]string{"--versoin"}, exitUsage, "shellgate: unknown flag \"--versoin\"; did you mean --version?; see `shellgate -h`\n"},
+		{[]string{"--root", ".", "run", "--", "true"}, exitUsage, "shellgate: unknown flag \"--root\" (flags come after the command: shellgate COMMAND [flags]); see `shellgate -h`\n"},
+		{[]string{"help", "chek"}, exitUsage, "shellgate help: no command \"chek\"; did you mean check?; see `shellgate -h`\n"},
+		{[]string{"frobnicate"}, exitUsage, "shellgate: unknown command \"frobnicate\"; see `shellgate -h`\n"},
+		{[]string{"help", "-h"}, 0, ""},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch(tc.args, &out, &errb); code != tc.code || errb.String() != tc.want {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant exit %d,\n%q", strings.Join(tc.args, " "), code, errb.String(), tc.code, tc.want)
+		}
+		if tc.code == 0 && !strings.Contains(out.String(), "Usage:") {
+			t.Errorf("shellgate %s: no usage on stdout:\n%s", strings.Join(tc.args, " "), out.String())
+		}
+	}
+}
+
 // --json is one line for the program or agent that reads it from a pipe: the
 // indentation was a quarter of an envelope's characters (1 065 for echo hi).
 func TestJSONOneLineOffTerminal(t *testing.T) {
