@@ -242,6 +242,27 @@ test('codex: a command the hook refuses does not run, one it allows does', { ski
   });
 });
 
+// Without the prefix, Claude Code's own shell runs what the hook allows, with no
+// sandbox or checkpoint of shellgate's, and the hook's allow would skip Claude
+// Code's own prompt: so a line that may write is left to Claude Code's own
+// permission flow, as without the hook. Headless and unapproved it does not run;
+// approved by the user (the tool named by --permission-prompt-tool), it runs.
+test("claude-code: a line that may write is left to Claude Code's own permissions", { skip: missing('claude-code') || false, timeout: 240000 }, async (t) => {
+  const call = { command: 'touch made.txt', description: 'Make a file' };
+  const refused = await runAgent('claude-code', [call], { mode: 'hook' });
+  await t.test('nobody approves it: it does not run', () => {
+    assert.equal(refused.code, 0, `claude-code exited with ${refused.code}:\n${refused.stderr.slice(-2000)}`);
+    assert.ok(refused.results[0], `no result reached the model:\n${refused.stderr.slice(-2000)}`);
+    assert.ok(!existsSync(join(refused.lab.root, 'made.txt')), `made.txt was made unasked; the model read:\n${refused.results[0].text}`);
+  });
+  const approved = await runAgent('claude-code', [call], { mode: 'hook', setup: { approveAsks: true } });
+  await t.test('the user approves it in Claude Code: it runs', () => {
+    assert.equal(approved.code, 0, `claude-code exited with ${approved.code}:\n${approved.stderr.slice(-2000)}`);
+    assert.match(readFileSync(join(approved.lab.root, 'approved.log'), 'utf8'), /touch made\.txt/, 'the user was not asked');
+    assert.ok(existsSync(join(approved.lab.root, 'made.txt')), `made.txt was not made; the model read:\n${approved.results[0]?.text}`);
+  });
+});
+
 // The hook with the prefix: Claude Code runs each command through
 // `shellgate exec` in the sandbox, and the hook decides as that sandbox will.
 // Claude Code runs hook commands through the prefix as well; the hook's binary

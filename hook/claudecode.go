@@ -19,6 +19,7 @@ var claudeCode = &Agent{
 	parse:     parseClaudeCode,
 	answer:    answerClaudeCode,
 	notesAsks: true, // CLAUDE_CODE_SHELL_PREFIX may run the command through shellgate exec
+	leaves:    true, // its allow skips the prompt; no answer at all is its own flow
 	settings: settingsSpec{
 		userFile:    ".claude/settings.json",
 		projectFile: ".claude/settings.json",

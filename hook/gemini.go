@@ -22,6 +22,8 @@ var geminiCLI = &Agent{
 	parse:  parseGemini,
 	answer: answerGemini,
 	pass:   struct{}{}, // stdout must be JSON when the exit status is 0
+	leaves: true,
+	leave:  struct{}{}, // no decision: Gemini CLI's own confirmation
 	settings: settingsSpec{
 		userFile:    ".gemini/settings.json",
 		projectFile: ".gemini/settings.json",

@@ -59,7 +59,9 @@ type Call struct {
 }
 
 // Decider judges a shell Call. An error (a bad configuration, say) refuses it.
-type Decider func(Call) (policy.Verdict, error)
+// It sets c.Prefixed to false where the prefix is not one it trusts, so that
+// the answer knows whether shellgate runs the command.
+type Decider func(c *Call) (policy.Verdict, error)
 
 // Decide judges a Call by the policy of cfg, whose Root is the project, without
 // setting up a Gate: a hook runs nothing. It decides as the sandbox that will
@@ -103,6 +105,14 @@ type Agent struct {
 	// notesAsks: the agent asks its user and may run the command through
 	// shellgate exec, which then needs to know it was asked (asked.go).
 	notesAsks bool
+	// leaves: an allow of this agent's skips its own permission prompt, so
+	// where the agent's own shell runs a command that may write (no sandbox
+	// or checkpoint of shellgate's behind it), the hook answers leave, which
+	// hands the call to the agent's own permission flow, as without the
+	// hook: shellgate never lets through unasked what it cannot contain and
+	// the agent would have asked about. Read-only lines are still allowed.
+	leaves bool
+	leave  any
 }
 
 var agents = map[string]*Agent{
@@ -162,9 +172,12 @@ func (a *Agent) Handle(in io.Reader, getenv func(string) string, decide Decider)
 	case call.Dir != "" && !filepath.IsAbs(call.Dir):
 		return a.block(fmt.Sprintf("the working directory %q is not absolute", call.Dir))
 	default:
-		v, err = decide(call)
+		v, err = decide(&call)
 		if err != nil {
 			return a.block(err.Error())
+		}
+		if a.leaves && v.Decision == policy.Allow && !v.ReadOnly && !call.Prefixed {
+			return a.encode(a.leave)
 		}
 	}
 	return a.encode(a.answer(v))

@@ -18,7 +18,7 @@ func TestHookRefusalRulesListed(t *testing.T) {
 		listed = append(listed, r.ID)
 	}
 	a, _ := Lookup("claude-code")
-	never := func(Call) (policy.Verdict, error) {
+	never := func(*Call) (policy.Verdict, error) {
 		t.Error("the hook asked the policy about a command it refuses itself")
 		return policy.Verdict{Decision: policy.Allow}, nil
 	}

@@ -51,7 +51,7 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		usageFailure(stderr, "hook", err.Error())
 		return hook.ExitBlock
 	}
-	res := agent.Handle(os.Stdin, os.Getenv, func(c hook.Call) (policy.Verdict, error) {
+	res := agent.Handle(os.Stdin, os.Getenv, func(c *hook.Call) (policy.Verdict, error) {
 		f := cf
 		if f.root == "" {
 			f.root = c.Root
@@ -72,7 +72,7 @@ func cmdHook(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return policy.Verdict{}, err
 		}
-		return agent.Decide(cfg, c)
+		return agent.Decide(cfg, *c)
 	})
 	stdout.Write(res.Stdout)
 	fmt.Fprint(stderr, res.Stderr)

@@ -70,6 +70,38 @@ var hookAgents = map[string]struct {
 	},
 }
 
+// leftAs is an agent's whole stdout for a call its hook leaves to the agent's
+// own permission flow (a line that may write, with no sandbox of shellgate's
+// behind it): no decision. Codex's allow is that already; Cursor's protocol
+// has no such answer, and its allow stands.
+var leftAs = map[string]string{"claude-code": "", "codex": "{}\n", "gemini-cli": "{}\n"}
+
+// hookAnswer is the agent's word for the answer on stdout: "left" for no
+// decision (leftAs; Codex's allow too), else the decision in its JSON.
+func hookAnswer(agent, stdout string) (string, error) {
+	if out, ok := leftAs[agent]; ok && stdout == out {
+		return "left", nil
+	}
+	var answer map[string]any
+	if err := json.Unmarshal([]byte(stdout), &answer); err != nil {
+		return "", err
+	}
+	return hookAgents[agent].decision(answer), nil
+}
+
+// leftOr is want for an agent whose allow skips its own prompt where the
+// line may write and no sandbox contains it: "left" where it has no-decision
+// answer (and for Codex's allow, which is one), "allow" for Cursor.
+func leftOr(agent, want string) string {
+	if _, ok := leftAs[agent]; ok && (want == "left" || want == "allow" && agent == "codex") {
+		return "left"
+	}
+	if want == "left" {
+		return "allow"
+	}
+	return want
+}
+
 func setPath(m map[string]any, path []string, v any) {
 	for _, k := range path[:len(path)-1] {
 		m = m[k].(map[string]any)
@@ -149,7 +181,8 @@ func TestHookBinary(t *testing.T) {
 				env = append(env, spec.rootEnv+"="+root)
 			}
 			cases := []hookCase{
-				{"allow", spec.shell, "git status && go test ./...", "allow", ""},
+				{"allow", spec.shell, "git status && git log -1", "allow", ""},
+				{"left to the agent", spec.shell, "git status && go test ./...", "left", ""},
 				{"ask", spec.shell, `eval "$CMD"`, askWord[agent], "stored-code"},
 				{"ask with the pattern that allows it", spec.shell, "docker run alpine true", askWord[agent], `allow = [\"docker run alpine true\"]`},
 				{"deny", spec.shell, "git status; rm -rf ~", "deny", "Delete specific paths"},
@@ -185,6 +218,12 @@ func TestHookBinary(t *testing.T) {
 					if tc.decision == "" {
 						if stdout != spec.pass {
 							t.Errorf("another tool: stdout %q, want %q", stdout, spec.pass)
+						}
+						return
+					}
+					if want := leftOr(agent, tc.decision); want == "left" || tc.decision == "left" {
+						if got, err := hookAnswer(agent, stdout); got != want {
+							t.Errorf("%s: %q (%v), want %s: stdout %q", tc.command, got, err, want, stdout)
 						}
 						return
 					}
@@ -263,20 +302,29 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 					}
 				})
 				stdout, stderr, code := runHook(t, bin, agent, []byte(payload), env)
-				var answer map[string]any
-				if code != 0 || json.Unmarshal([]byte(stdout), &answer) != nil {
+				got, err := hookAnswer(agent, stdout)
+				if code != 0 || err != nil {
 					t.Fatalf("%s: exit %d, stdout %q, stderr %q", command, code, stdout, stderr)
 				}
-				return spec.decision(answer), stdout
+				return got, stdout
 			}
 			for _, c := range unconfined {
 				if got, out := ask(t, c.command, env); got != notAllowed[agent] || !strings.Contains(out, "(rule "+c.rule+")") || !strings.Contains(out, "no sandbox") {
 					t.Errorf("without the prefix, %s: %s, want %s under rule %s saying no sandbox contains it\n%s", c.command, got, notAllowed[agent], c.rule, out)
 				}
 			}
-			for _, c := range []string{"echo hi", "python3 -m pytest", "ls ~", "cat README.md"} {
-				if got, out := ask(t, c, env); got != "allow" {
-					t.Errorf("without the prefix, %s: %s, want allow\n%s", c, got, out)
+			for _, c := range []string{"echo hi", "ls ~", "cat README.md", "git status && git diff"} {
+				if got, out := ask(t, c, env); got != leftOr(agent, "allow") {
+					t.Errorf("without the prefix, %s: %s, want allow (it only reads)\n%s", c, got, out)
+				}
+			}
+			// What the policy allows but may write: no sandbox or checkpoint of
+			// shellgate's would contain it, so it is the agent's own to decide,
+			// as without the hook (whose allow would skip the agent's prompt).
+			mayWrite := []string{"python3 -m pytest", "rm -rf src", "find . -delete", "touch x", "echo x > README.md", "git commit -am x"}
+			for _, c := range mayWrite {
+				if got, out := ask(t, c, env); got != leftOr(agent, "left") {
+					t.Errorf("without the prefix, %s: %s, want %s (it may write)\n%s", c, got, leftOr(agent, "left"), out)
 				}
 			}
 			got, out := ask(t, "echo hi > /tmp/shellgate-hook-x", env)
@@ -305,6 +353,11 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 				if got, out := ask(t, "echo hi > $TMPDIR/x", penv); got != "allow" {
 					t.Errorf("prefix %q: a write to $TMPDIR, the sandbox's own /tmp: %s\n%s", prefix, got, out)
 				}
+				for _, c := range mayWrite { // shellgate runs it, in its sandbox
+					if got, out := ask(t, c, penv); got != "allow" {
+						t.Errorf("prefix %q, %s: %s, want allow (shellgate exec runs it)\n%s", prefix, c, got, out)
+					}
+				}
 			}
 			for _, prefix := range []string{filepath.Join(dir, "shellgate-exec") + " --sandbox off", filepath.Join(dir, "logger.sh"),
 				filepath.Join(dir, "shellgate-exec") + " --no-such-flag", filepath.Join(other, "shellgate-exec"), filepath.Join(dir, "missing", "shellgate-exec")} {
@@ -313,6 +366,12 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 					if got, out := ask(t, c.command, penv); got != "ask" {
 						t.Errorf("prefix %q, %s: %s, want ask (no sandbox)\n%s", prefix, c.command, got, out)
 					}
+				}
+				if strings.Contains(prefix, "--sandbox off") {
+					continue // shellgate exec runs it still, with its checkpoint
+				}
+				if got, out := ask(t, "rm -rf src", penv); got != "left" {
+					t.Errorf("prefix %q, rm -rf src: %s, want left to Claude Code (not shellgate's to run)\n%s", prefix, got, out)
 				}
 			}
 		})

@@ -118,8 +118,9 @@ func installNote(agent, command string) string {
 	switch agent {
 	case "claude-code":
 		return `Note: the hook only decides. What it allows runs in Claude Code's own shell, without
-shellgate's sandbox and checkpoints, and without Claude Code's permission prompt. For
-both, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX): docs/clients.md.
+shellgate's sandbox and checkpoints, so it allows outright only what only reads, and
+leaves what may write to Claude Code's own permission prompt. For a sandbox and
+checkpoints, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX): docs/clients.md.
 `
 	case "codex":
 		return `Note: Codex runs a hook only once you trust it, and skips it without a word until then:
@@ -133,8 +134,9 @@ a prompt: there, install with --command %q. See docs/clients.md.
 `, command+" --mode never")
 	}
 	return `Note: the hook only decides. What it allows runs in the agent's own shell, without
-shellgate's sandbox and checkpoints; for those, serve the tool with shellgate mcp:
-docs/clients.md.
+shellgate's sandbox and checkpoints, so it allows outright only what only reads, and
+leaves what may write to the agent's own confirmation. For a sandbox and checkpoints,
+serve the tool with shellgate mcp: docs/clients.md.
 `
 }
 

@@ -156,7 +156,7 @@ func TestInstallRoundTrip(t *testing.T) {
 // untrusted hook without a word). Not on --dry-run or uninstall.
 func TestInstallSaysWhatTheHookDoesNot(t *testing.T) {
 	for _, tc := range []struct{ agent, want string }{
-		{"claude-code", "without Claude Code's permission prompt. For\nboth, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX)"},
+		{"claude-code", "leaves what may write to Claude Code's own permission prompt. For a sandbox and\ncheckpoints, run commands through shellgate exec (CLAUDE_CODE_SHELL_PREFIX)"},
 		{"codex", "Codex runs a hook only once you trust it, and skips it without a word until then:\nstart codex, type /hooks"},
 		{"gemini-cli", "What it allows runs in the agent's own shell, without\nshellgate's sandbox and checkpoints"},
 		{"cursor", `install with --command "/opt/bin/shellgate hook cursor --mode never"`},
