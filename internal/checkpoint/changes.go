@@ -88,6 +88,30 @@ type Summary struct {
 	// NotRestored (an undo's): the paths it left as they are, files over
 	// the size checkpoints keep; Changes leaves them out.
 	NotRestored []NotRestored `json:"not_restored,omitempty"`
+	// Later (an undo's): what changed after the command — later commands',
+	// a job's, the user's own edits — that the undo took back too, as the
+	// command after it would list it; the undo's own checkpoint keeps it.
+	Later []Change `json:"later,omitempty"`
+}
+
+// laterShown: LaterText names this many paths.
+const laterShown = 5
+
+// LaterText names the changes after the command an undo took back too,
+// briefly: "modified notes.md, added mine.txt, 3 more"; "" for none.
+func (s Summary) LaterText() string { return Brief(s.Later) }
+
+// Brief names changes briefly: the first few, then how many more.
+func Brief(changes []Change) string {
+	var parts []string
+	for i, c := range changes {
+		if i == laterShown {
+			parts = append(parts, fmt.Sprintf("%d more", len(changes)-i))
+			break
+		}
+		parts = append(parts, c.Text())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // notKept counts the changes of files not kept: over max_file_size, and

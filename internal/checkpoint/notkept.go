@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"crypto/sha1"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -191,5 +192,6 @@ func (s *Summary) leaveOut(left []NotRestored) {
 		}
 	}
 	s.Changes = keep
+	s.Later = slices.DeleteFunc(s.Later, func(c Change) bool { return skip[c.Path] }) // left as they are: not taken back
 	s.NotRestored = append(s.NotRestored, left...)
 }

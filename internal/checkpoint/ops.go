@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -261,6 +262,16 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		}
 		if sum, err = s.summarize(cur, r.Before, true); err != nil {
 			return err
+		}
+		// What changed after the command, taken back too: said, since
+		// the user's own edits may be among it (Since, under the same lock
+		// as the undo, so nothing between the look and the undo is missed).
+		if from := cmp.Or(r.After, r.Before); from != cur {
+			later, err := s.summarize(from, cur, false)
+			if err != nil {
+				return err
+			}
+			sum.Later = later.Changes
 		}
 		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
 		if err != nil {
