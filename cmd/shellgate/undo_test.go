@@ -295,4 +295,10 @@ func TestUndoSaysWhatItTakesBack(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || len(res.Changes.Later) != 1 || res.Changes.Later[0].Path != "mine.txt" {
 		t.Errorf("undo 3 after an edit: %d %s %s", code, stdout, stderr)
 	}
+	// The same undo again (a second terminal's, a retry) changes nothing,
+	// so it names nothing as taken back.
+	code, stdout, stderr = cli("undo", "--root", root, "--yes", "3")
+	if code != 0 || !strings.Contains(stdout, "): changed nothing.\n") || strings.Contains(stdout, "took back") {
+		t.Errorf("undo 3 again: %d %s %s", code, stdout, stderr)
+	}
 }

@@ -271,7 +271,18 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 			if err != nil {
 				return err
 			}
-			sum.Later = later.Changes
+			// only what the undo changes: a later change that already
+			// matches the checkpoint (a second undo of the same command)
+			// is not taken back
+			undone := map[string]bool{}
+			for _, c := range sum.Changes {
+				undone[c.Path] = true
+			}
+			for _, c := range later.Changes {
+				if undone[c.Path] {
+					sum.Later = append(sum.Later, c)
+				}
+			}
 		}
 		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
 		if err != nil {
