@@ -125,6 +125,9 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 			fmt.Fprintf(&b, "That took back too what changed after command %d (later commands, the user's edits):\n", a.ID)
 			listChanges(&b, sum.Later)
 		}
+		if raced := sum.RacedText(); raced != "" {
+			fmt.Fprintf(&b, "%s (job_kill the job).\n", raced)
+		}
 		fmt.Fprintf(&b, "The state just before the undo is checkpoint %d: undo it with id %d.\n", undo, undo)
 		if len(sum.NotRestored) > 0 {
 			fmt.Fprintf(&b, "Not restored (%d, left as they are):\n", len(sum.NotRestored))

@@ -266,6 +266,9 @@ Flags:
 		// the user's own edits may be among them: never taken back unsaid
 		fmt.Fprintf(stdout, "That took back too what changed after command %d (later commands, edits by hand): %s.\n", id, later)
 	}
+	if raced := sum.RacedText(); raced != "" {
+		fmt.Fprintf(stdout, "%s.\n", raced)
+	}
 	fmt.Fprintf(stdout, "The root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", undo, undo)
 	writeNotRestored(stdout, sum.NotRestored)
 	if defaulted && sum.Empty() {

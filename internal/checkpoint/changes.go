@@ -92,6 +92,10 @@ type Summary struct {
 	// a job's, the user's own edits — that the undo took back too, as the
 	// command after it would list it; the undo's own checkpoint keeps it.
 	Later []Change `json:"later,omitempty"`
+	// Raced (an undo's): the paths that did not end as the checkpoint has
+	// them, something still running having changed them beside the undo,
+	// as a command from the checkpoint to the root would list them.
+	Raced []Change `json:"changed_during,omitempty"`
 }
 
 // laterShown: LaterText names this many paths.
@@ -100,6 +104,16 @@ const laterShown = 5
 // LaterText names the changes after the command an undo took back too,
 // briefly: "modified notes.md, added mine.txt, 3 more"; "" for none.
 func (s Summary) LaterText() string { return Brief(s.Later) }
+
+// RacedText says, briefly, what did not end as the checkpoint has it (Raced),
+// and what to do; "" for nothing.
+func (s Summary) RacedText() string {
+	if len(s.Raced) == 0 {
+		return ""
+	}
+	return "Changed during the undo by something still running (a job, a process a command left), so not as the checkpoint has it: " +
+		Brief(s.Raced) + ". Stop it and undo again"
+}
 
 // Brief names changes briefly: the first few, then how many more.
 func Brief(changes []Change) string {

@@ -311,9 +311,58 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 			return fmt.Errorf("checkpoint: restore stopped part way (the next shellgate run finishes it): %w", err)
 		}
 		sum.leaveOut(left)
-		return os.Remove(s.journalPath())
+		if err := os.Remove(s.journalPath()); err != nil {
+			return err
+		}
+		// Something still running (a job, a process a command left) may
+		// have written beside the undo: what does not end as the checkpoint
+		// has it is said, not claimed restored.
+		return s.lookAgain(r.Before, &sum)
 	})
 	return undo, sum, err
+}
+
+// lookAgain sets sum.Raced to what differs, after an undo to target, between
+// the root and target, but for what the undo left as it is.
+func (s *Store) lookAgain(target string, sum *Summary) error {
+	now, err := s.snapshot()
+	if err != nil || now == target {
+		return err
+	}
+	d, err := s.summarize(target, now, false)
+	if err != nil || d.Empty() {
+		return err
+	}
+	// Left as they are by design: what the undo did not restore; a big
+	// ignored file target keeps by a link (a stub of its stat, which a copy
+	// put back where the mode changed has not); a nested repository target
+	// kept as a gitlink (an older build's checkpoint).
+	left := map[string]bool{}
+	for _, l := range sum.NotRestored {
+		left[l.Path] = true
+	}
+	m, err := s.readManifest(target)
+	if err != nil {
+		return err
+	}
+	for p := range m.Linked {
+		left[p] = true
+	}
+	var gitlinks []string
+	if entries, err := s.diffTrees(target, now); err == nil {
+		for _, e := range entries {
+			if p, ok := strings.CutPrefix(e.path, "work/"); ok && e.oldMode == "160000" {
+				gitlinks = append(gitlinks, p+"/")
+				left[p] = true
+			}
+		}
+	}
+	for _, c := range d.Changes {
+		if !left[c.Path] && !slices.ContainsFunc(gitlinks, func(g string) bool { return strings.HasPrefix(c.Path, g) }) {
+			sum.Raced = append(sum.Raced, c)
+		}
+	}
+	return nil
 }
 
 // recover finishes a restore a crash interrupted: the root ends as the
