@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -215,7 +214,7 @@ func (s *Store) Since(id int) (Summary, error) {
 		}
 		now, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, r)
 		}
 		sum, err = s.summarize(from, now, false)
 		return err
@@ -258,7 +257,7 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		}
 		cur, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, r)
 		}
 		if sum, err = s.summarize(cur, r.Before, true); err != nil {
 			return err
@@ -266,7 +265,10 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		// What changed after the command, taken back too: said, since
 		// the user's own edits may be among it (Since, under the same lock
 		// as the undo, so nothing between the look and the undo is missed).
-		if from := cmp.Or(r.After, r.Before); from != cur {
+		// (Not for a command whose end was not checkpointed, a job still
+		// running or an after-checkpoint that failed: its own changes and
+		// later ones cannot be told apart.)
+		if from := r.After; from != "" && from != cur {
 			later, err := s.summarize(from, cur, false)
 			if err != nil {
 				return err
