@@ -432,6 +432,10 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	defer root.Close()
+	// A directory a command made 000 (`chmod 000 src`) would stop the undo
+	// part way, and every next shellgate finishing it: the checkpoint read
+	// it, undo writes in it again (a directory's mode is not kept).
+	root.EnterOwnDirs()
 	stage, dropStage, err := s.makeStage(root, j.Stage)
 	if err != nil {
 		return nil, err

@@ -370,3 +370,35 @@ func TestUndoSaysWhatChangedDuring(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoDirsMadeUnenterable: a command that takes its owner's rights off
+// directories (`chmod 000 src`) does not stop undo part way — which left
+// every next shellgate failing to finish it, as a user who is not root:
+// undo gives the directories it writes in u+rwx again (a directory's mode
+// is not kept: it is made 0755) and brings the files back.
+func TestUndoDirsMadeUnenterable(t *testing.T) {
+	lane.Live(t)
+	for _, command := range []string{
+		// (the files removed too: root, as tests run here, reads through a
+		// 000 directory, where its user's checkpoint sees it empty)
+		"rm src/pkg/f2.go && chmod 000 src",
+		"rm src/pkg/f2.go && chmod 000 src/pkg src",
+		"rm src/pkg/f1.go && echo new > src/pkg/new.go && chmod 000 src/pkg && chmod 500 src",
+	} {
+		t.Run(command, func(t *testing.T) {
+			_, root, s, id, want := commandLab(t, "", command)
+			t.Cleanup(func() { mustSh(t, root, "chmod -R u+rwx .") })
+			if _, _, err := s.Restore(id); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{"src", "src/pkg"} {
+				if fi, err := os.Stat(filepath.Join(root, d)); err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+					t.Errorf("%s after undo: %v %v: its owner cannot enter or write in it", d, fi.Mode(), err)
+				}
+			}
+			if got := checkpointtest.State(t, root); got != want {
+				t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+			}
+		})
+	}
+}
