@@ -28,6 +28,10 @@ type notKeptFile struct {
 	Why string `json:"why,omitempty"`
 }
 
+// whyUnreadable is the reason a not-kept record gives for a file its user
+// cannot read.
+const whyUnreadable = "unreadable (permission denied)"
+
 func notKeptOf(st fileStat) notKeptFile {
 	return notKeptFile{Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Perm: uint32(st.mode.Perm())}
 }
