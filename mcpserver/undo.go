@@ -119,7 +119,16 @@ func (s *Server) undo(a undoArgs) envelope.Envelope {
 		if err != nil {
 			return fail(envelope.ExecutionError, "%v", err)
 		}
-		fmt.Fprintf(&b, "Restored the project to before command %d (%s): %s.\nThe state just before the undo is checkpoint %d: undo it with id %d.\n", a.ID, oneLine(r.Command), sum.Text(), undo, undo)
+		fmt.Fprintf(&b, "Restored the project to before command %d (%s): %s.\n", a.ID, oneLine(r.Command), sum.Text())
+		if len(sum.Later) > 0 {
+			// the user's own edits may be among them: never taken back unsaid
+			fmt.Fprintf(&b, "That took back too what changed after command %d (later commands, the user's edits):\n", a.ID)
+			listChanges(&b, sum.Later)
+		}
+		if raced := sum.RacedText(); raced != "" {
+			fmt.Fprintf(&b, "%s (job_kill the job).\n", raced)
+		}
+		fmt.Fprintf(&b, "The state just before the undo is checkpoint %d: undo it with id %d.\n", undo, undo)
 		if len(sum.NotRestored) > 0 {
 			fmt.Fprintf(&b, "Not restored (%d, left as they are):\n", len(sum.NotRestored))
 			for _, l := range sum.NotRestored {

@@ -89,6 +89,14 @@ func TestUndoTool(t *testing.T) {
 			t.Errorf("undo %v:\n%s\n(data.command %q) want:\n%s", a, bad.Text, bad.Data.Command, want)
 		}
 	}
+	// The user writes a file by hand after a command the model then undoes
+	// without a preview: the answer names it as taken back too.
+	edit := call(t, ctx, cs, &mcp.CallToolParams{Arguments: args("command", "echo agent >> README.md")})
+	checkpointtest.Sh(t, root, "echo mine > mine.txt")
+	done = call(t, ctx, cs, &mcp.CallToolParams{Name: UndoTool, Arguments: args("id", edit.Data.Changed.Checkpoint, "confirm", true)})
+	if want := fmt.Sprintf("That took back too what changed after command %d (later commands, the user's edits):\n  added mine.txt\n", edit.Data.Changed.Checkpoint); !strings.Contains(done.Text, want) {
+		t.Errorf("undo after the user's edit:\n%s\nwant it to say:\n%s", done.Text, want)
+	}
 }
 
 // TestUndoToolBadArguments: an undo call whose arguments are malformed is

@@ -236,7 +236,7 @@ Flags:
 	if !since.Empty() && !yes {
 		in, out := undoTTY()
 		if in == nil {
-			return fl.fail(1, envelope.ApprovalRequired, fmt.Sprintf("the root changed after command %d (%s): undoing it would take that back too. Run with --yes to do it anyway.", id, since.Text()))
+			return fl.fail(1, envelope.ApprovalRequired, fmt.Sprintf("the root changed after command %d (%s: %s): undoing it would take that back too. Run with --yes to do it anyway (it is checkpointed first).", id, since.Text(), checkpoint.Brief(since.Changes)))
 		}
 		defer in.Close()
 		fmt.Fprintf(out, "The root changed after command %d (%s):\n", id, since.Text())
@@ -261,7 +261,15 @@ Flags:
 		writeJSON(stdout, map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})
 		return 0
 	}
-	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\nThe root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", id, oneLine(r.Command), sum.Text(), undo, undo)
+	fmt.Fprintf(stdout, "Undid command %d (%s): %s.\n", id, oneLine(r.Command), sum.Text())
+	if later := sum.LaterText(); later != "" {
+		// the user's own edits may be among them: never taken back unsaid
+		fmt.Fprintf(stdout, "That took back too what changed after command %d (later commands, edits by hand): %s.\n", id, later)
+	}
+	if raced := sum.RacedText(); raced != "" {
+		fmt.Fprintf(stdout, "%s.\n", raced)
+	}
+	fmt.Fprintf(stdout, "The root as it was just before is checkpoint %d: `shellgate undo %d` puts it back.\n", undo, undo)
 	writeNotRestored(stdout, sum.NotRestored)
 	if defaulted && sum.Empty() {
 		if c, ok := lastChange(cp, id); ok {

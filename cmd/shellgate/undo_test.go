@@ -257,3 +257,48 @@ func TestChangesAndUndoJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoSaysWhatItTakesBack: undo of a command after which the user edited
+// files by hand names those files — when it refuses for want of --yes, and
+// when it takes them back with it (text and JSON) — so that the user's own
+// later work is never overwritten unsaid.
+func TestUndoSaysWhatItTakesBack(t *testing.T) {
+	lane.Live(t)
+	_, root := undoLab(t)
+	if code, _, stderr := cli("run", "--root", root, "--sandbox", "off", "--", "echo agent >> README.md"); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	checkpointtest.Sh(t, root, "echo 'by hand' >> README.md && echo mine > mine.txt")
+	undoTTY = func() (io.ReadCloser, io.Writer) { return nil, nil }
+	defer func() { undoTTY = openTTY }()
+	if code, _, stderr := cli("undo", "--root", root, "1"); code != 1 || !strings.Contains(stderr, "modified README.md, added mine.txt") {
+		t.Errorf("undo 1 without --yes: %d %s", code, stderr)
+	}
+	code, stdout, stderr := cli("undo", "--root", root, "--yes", "1")
+	if want := "That took back too what changed after command 1 (later commands, edits by hand): modified README.md, added mine.txt.\n"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("undo --yes 1: %d\n%s%s\nwant %q", code, stdout, stderr, want)
+	}
+	// Undoing the undo puts the user's edits back; it names none taken
+	// back, none having changed since.
+	code, stdout, stderr = cli("undo", "--root", root, "--yes", "--json", "2")
+	var res struct {
+		Changes struct{ Later []struct{ Kind, Path string } }
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || len(res.Changes.Later) != 0 {
+		t.Errorf("undo of the undo: %d %s %s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "mine.txt")); string(b) != "mine\n" {
+		t.Errorf("mine.txt after undoing the undo: %q", b)
+	}
+	checkpointtest.Sh(t, root, "echo again >> mine.txt")
+	code, stdout, stderr = cli("undo", "--root", root, "--yes", "--json", "3")
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || len(res.Changes.Later) != 1 || res.Changes.Later[0].Path != "mine.txt" {
+		t.Errorf("undo 3 after an edit: %d %s %s", code, stdout, stderr)
+	}
+	// The same undo again (a second terminal's, a retry) changes nothing,
+	// so it names nothing as taken back.
+	code, stdout, stderr = cli("undo", "--root", root, "--yes", "3")
+	if code != 0 || !strings.Contains(stdout, "): changed nothing.\n") || strings.Contains(stdout, "took back") {
+		t.Errorf("undo 3 again: %d %s %s", code, stdout, stderr)
+	}
+}

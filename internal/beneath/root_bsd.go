@@ -24,3 +24,14 @@ func chmodRegular(dirFD int, name string, mode uint32) error {
 	}
 	return unix.Fchmodat(dirFD, name, mode, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+// chmodDir gives the directory name of dirFD u+rwx, not following a
+// symlink swapped in after enterOwn's look (lchmod: the link gets it, its
+// target none).
+func chmodDir(dirFD int, name string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	return unix.Fchmodat(dirFD, name, uint32(st.Mode)&0o7777|0o700, unix.AT_SYMLINK_NOFOLLOW)
+}

@@ -1,6 +1,7 @@
 package beneath
 
 import (
+	"os"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,30 @@ func chmodRegular(dirFD int, name string, mode uint32) error {
 	err = unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH) // fchmodat2, Linux 6.6
 	if err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL || err == unix.EPERM {
 		// As glibc does: the file's descriptor as /proc names it.
+		err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
+	}
+	return err
+}
+
+// chmodDir gives the directory name of dirFD u+rwx through a descriptor of
+// it, if the process's user owns it: a symlink swapped in between is not
+// followed, nor another's directory moved there changed.
+func chmodDir(dirFD int, name string) error {
+	fd, err := unix.Openat(dirFD, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return unix.EPERM
+	}
+	mode := uint32(st.Mode)&0o7777 | 0o700
+	err = unix.Fchmodat(fd, "", mode, unix.AT_EMPTY_PATH) // fchmodat2, Linux 6.6
+	if err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL || err == unix.EPERM {
 		err = unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), mode, 0)
 	}
 	return err

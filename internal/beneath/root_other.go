@@ -42,6 +42,9 @@ func (r *Root) Close() error {
 	return nil
 }
 
+// EnterOwnDirs does nothing here: no Unix modes to lack u+rwx.
+func (r *Root) EnterOwnDirs() {}
+
 // Name is the path the directory was opened by (for messages only).
 func (r *Root) Name() string { return r.name }
 

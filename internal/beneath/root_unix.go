@@ -26,7 +26,17 @@ import (
 type Root struct {
 	fd   int
 	name string // for messages
+	// enter: OpenDir and MakeDir give the directories on the way that the
+	// process's user owns and cannot enter or write in u+rwx (EnterOwnDirs)
+	enter bool
 }
+
+// EnterOwnDirs has OpenDir and MakeDir, of r and of the Roots they open,
+// add u+rwx to each directory on the way that the process's user owns and
+// lacks one of them on (`chmod 000 src` by a command): undo writes in the
+// directories its checkpoint read, which a mode it does not keep must not
+// stop part way. Never through a symlink.
+func (r *Root) EnterOwnDirs() { r.enter = true }
 
 // OpenRoot opens the directory path (the project root itself: a symlink in
 // path is followed, as the root is named so).
@@ -56,11 +66,17 @@ func (r *Root) OpenDir(rel string) (*Root, error) {
 	if !filepath.IsLocal(rel) && rel != "." {
 		return nil, r.err("open", rel, unix.EXDEV)
 	}
-	fd, err := openBeneath(r.fd, rel)
+	var fd int
+	var err error
+	if r.enter && rel != "." {
+		fd, err = walkEntering(r.fd, rel)
+	} else {
+		fd, err = openBeneath(r.fd, rel)
+	}
 	if err != nil {
 		return nil, r.err("open", rel, err)
 	}
-	return &Root{fd: fd, name: filepath.Join(r.name, rel)}, nil
+	return &Root{fd: fd, name: filepath.Join(r.name, rel), enter: r.enter}, nil
 }
 
 // MakeDir opens rel beneath r as OpenDir does, making each directory on the
@@ -83,6 +99,9 @@ func (r *Root) MakeDir(rel string, perm fs.FileMode) (*Root, error) {
 		}
 	}()
 	for _, part := range strings.Split(rel, "/") {
+		if r.enter {
+			enterOwn(curFD, part)
+		}
 		next, err := makeOne(curFD, part, uint32(perm.Perm()))
 		if err != nil {
 			return nil, r.err("mkdir", rel, err)
@@ -93,7 +112,7 @@ func (r *Root) MakeDir(rel string, perm fs.FileMode) (*Root, error) {
 		cur.fd, curFD = next, next
 		cur.name = filepath.Join(cur.name, part)
 	}
-	out := &Root{fd: cur.fd, name: cur.name}
+	out := &Root{fd: cur.fd, name: cur.name, enter: r.enter}
 	cur.fd = -1
 	return out, nil
 }
@@ -389,6 +408,45 @@ func walkBeneath(dirFD int, rel string) (int, error) {
 		cur = fd
 	}
 	return cur, nil
+}
+
+// walkEntering is walkBeneath with enterOwn before each name.
+func walkEntering(dirFD int, rel string) (int, error) {
+	cur := -1
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".." || part == "" {
+			if cur >= 0 {
+				unix.Close(cur)
+			}
+			return -1, unix.EXDEV
+		}
+		from := dirFD
+		if cur >= 0 {
+			from = cur
+		}
+		enterOwn(from, part)
+		fd, err := unix.Openat(from, part, dirFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if cur >= 0 {
+			unix.Close(cur)
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = fd
+	}
+	return cur, nil
+}
+
+// enterOwn adds u+rwx to the directory name of dirFD when the process's
+// user owns it and lacks one of them; a symlink or anything else there is
+// left alone. Best effort: where it cannot, the open after it fails.
+func enterOwn(dirFD int, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR ||
+		uint32(st.Mode)&0o700 == 0o700 || int(st.Uid) != os.Geteuid() {
+		return
+	}
+	chmodDir(dirFD, name)
 }
 
 // Readlink is the target of the symlink name in dirFD.

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -215,5 +216,74 @@ mkdir -p notes && echo a > notes/a.txt && echo b > notes/b.txt && echo gone > go
 	checkpointtest.Sh(t, root, `rm README.md`)
 	if sum, err = s.Finish(id); err != nil || sum.Deleted != 1 || sum.Ignored != 0 {
 		t.Errorf("rm README.md: %+v, %v", sum, err)
+	}
+}
+
+// TestSizeBoundKeepsDestroyedWork: the size bound drops the checkpoints of
+// commands that only rewrote their own output before the one taken before a
+// command that destroyed the user's work — the one undo is for — however
+// much was written after it: a few big writes used to push it out with the
+// oldest quarter of the records. The store still gets within MaxSize, and
+// what was dropped says why.
+func TestSizeBoundKeepsDestroyedWork(t *testing.T) {
+	lane.Live(t)
+	for _, tc := range []struct{ name, destroy, then string }{
+		{"rm then rewrites", "rm -rf src docs notes.txt", "head -c 100000 /dev/urandom > out.bin"},
+		{"git clean then new files", "git checkout -- . && git clean -fdq", "rm -f out-*.bin; head -c 100000 /dev/urandom > out-$RANDOM.bin"},
+		{"hand edit, then rm", "", "head -c 100000 /dev/urandom > out.bin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			const maxSize = 2 << 20
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxSize: maxSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			run := func(script string) int {
+				id := snapshot(t, s, script)
+				checkpointtest.Sh(t, root, script)
+				if _, err := s.Finish(id); err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			destroy := tc.destroy
+			if destroy == "" {
+				// the user's own edit, made between two commands' output,
+				// then removed by a command
+				run(tc.then)
+				checkpointtest.Sh(t, root, "printf 'by hand\n' > mine.txt")
+				destroy = "rm -f mine.txt"
+			}
+			want := checkpointtest.State(t, root)
+			lost := run(destroy)
+			for range 70 { // past the 64th command, where the size is looked at
+				run(tc.then)
+			}
+			if err := s.BoundForTest(); err != nil { // as the 128th command would
+				t.Fatal(err)
+			}
+			recs, err := s.Records()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) > 60 {
+				t.Fatalf("%d records kept: the size bound never dropped any", len(recs))
+			}
+			if size, err := s.Size(); err != nil || size > maxSize {
+				t.Errorf("store %d bytes (%v), over MaxSize %d", size, err, maxSize)
+			}
+			if _, err := s.Record(lost); err != nil {
+				t.Fatalf("the checkpoint before %q was dropped by the size bound: %v", destroy, err)
+			}
+			// a churned command's record went, and its error says why
+			_, err = s.Record(lost + 2)
+			var nre *checkpoint.NoRecordError
+			if !errors.As(err, &nre) || !strings.Contains(err.Error(), "to hold the store to max_size (2.0 MiB)") {
+				t.Errorf("undo of a dropped command: %v, want it to say max_size dropped it", err)
+			}
+			restore(t, s, lost, want)
+		})
 	}
 }

@@ -88,6 +88,44 @@ type Summary struct {
 	// NotRestored (an undo's): the paths it left as they are, files over
 	// the size checkpoints keep; Changes leaves them out.
 	NotRestored []NotRestored `json:"not_restored,omitempty"`
+	// Later (an undo's): what changed after the command — later commands',
+	// a job's, the user's own edits — that the undo took back too, as the
+	// command after it would list it; the undo's own checkpoint keeps it.
+	Later []Change `json:"later,omitempty"`
+	// Raced (an undo's): the paths that did not end as the checkpoint has
+	// them, something still running having changed them beside the undo,
+	// as a command from the checkpoint to the root would list them.
+	Raced []Change `json:"changed_during,omitempty"`
+}
+
+// laterShown: LaterText names this many paths.
+const laterShown = 5
+
+// LaterText names the changes after the command an undo took back too,
+// briefly: "modified notes.md, added mine.txt, 3 more"; "" for none.
+func (s Summary) LaterText() string { return Brief(s.Later) }
+
+// RacedText says, briefly, what did not end as the checkpoint has it (Raced),
+// and what to do; "" for nothing.
+func (s Summary) RacedText() string {
+	if len(s.Raced) == 0 {
+		return ""
+	}
+	return "Changed during the undo by something still running (a job, a process a command left), so not as the checkpoint has it: " +
+		Brief(s.Raced) + ". Stop it and undo again"
+}
+
+// Brief names changes briefly: the first few, then how many more.
+func Brief(changes []Change) string {
+	var parts []string
+	for i, c := range changes {
+		if i == laterShown {
+			parts = append(parts, fmt.Sprintf("%d more", len(changes)-i))
+			break
+		}
+		parts = append(parts, c.Text())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // notKept counts the changes of files not kept: over max_file_size, and

@@ -395,6 +395,8 @@ func TestNoRecordError(t *testing.T) {
 		{checkpoint.NoRecordError{ID: 3}, "no command 3: there are no checkpoints yet"},
 		{checkpoint.NoRecordError{ID: 99, First: 1, Last: 5}, "no command 99: the checkpoints hold commands 1 to 5"},
 		{checkpoint.NoRecordError{ID: 2, First: 7, Last: 7}, "no command 2: it was pruned; the checkpoints hold command 7"},
+		{checkpoint.NoRecordError{ID: 4, First: 1, Last: 9, Why: "dropped 2026-01-02 15:04:05 to hold the store to max_size (2.0 GiB)"},
+			"no command 4: it was dropped 2026-01-02 15:04:05 to hold the store to max_size (2.0 GiB); the checkpoints hold commands 1 to 9"},
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)

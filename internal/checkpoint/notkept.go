@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"crypto/sha1"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -26,6 +27,10 @@ type notKeptFile struct {
 	// ignored file no hard link could be made to (whyNoLink).
 	Why string `json:"why,omitempty"`
 }
+
+// whyUnreadable is the reason a not-kept record gives for a file its user
+// cannot read.
+const whyUnreadable = "unreadable (permission denied)"
 
 func notKeptOf(st fileStat) notKeptFile {
 	return notKeptFile{Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Perm: uint32(st.mode.Perm())}
@@ -191,5 +196,6 @@ func (s *Summary) leaveOut(left []NotRestored) {
 		}
 	}
 	s.Changes = keep
+	s.Later = slices.DeleteFunc(s.Later, func(c Change) bool { return skip[c.Path] }) // left as they are: not taken back
 	s.NotRestored = append(s.NotRestored, left...)
 }

@@ -214,7 +214,7 @@ func (s *Store) Since(id int) (Summary, error) {
 		}
 		now, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, r)
 		}
 		sum, err = s.summarize(from, now, false)
 		return err
@@ -257,10 +257,34 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		}
 		cur, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, r)
 		}
 		if sum, err = s.summarize(cur, r.Before, true); err != nil {
 			return err
+		}
+		// What changed after the command, taken back too: said, since
+		// the user's own edits may be among it (Since, under the same lock
+		// as the undo, so nothing between the look and the undo is missed).
+		// (Not for a command whose end was not checkpointed, a job still
+		// running or an after-checkpoint that failed: its own changes and
+		// later ones cannot be told apart.)
+		if from := r.After; from != "" && from != cur {
+			later, err := s.summarize(from, cur, false)
+			if err != nil {
+				return err
+			}
+			// only what the undo changes: a later change that already
+			// matches the checkpoint (a second undo of the same command)
+			// is not taken back
+			undone := map[string]bool{}
+			for _, c := range sum.Changes {
+				undone[c.Path] = true
+			}
+			for _, c := range later.Changes {
+				if undone[c.Path] {
+					sum.Later = append(sum.Later, c)
+				}
+			}
 		}
 		undo, err = s.record(Record{Label: "undo", Command: fmt.Sprintf("shellgate undo %d", id), Before: cur, After: r.Before})
 		if err != nil {
@@ -289,9 +313,58 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 			return fmt.Errorf("checkpoint: restore stopped part way (the next shellgate run finishes it): %w", err)
 		}
 		sum.leaveOut(left)
-		return os.Remove(s.journalPath())
+		if err := os.Remove(s.journalPath()); err != nil {
+			return err
+		}
+		// Something still running (a job, a process a command left) may
+		// have written beside the undo: what does not end as the checkpoint
+		// has it is said, not claimed restored.
+		return s.lookAgain(r.Before, &sum)
 	})
 	return undo, sum, err
+}
+
+// lookAgain sets sum.Raced to what differs, after an undo to target, between
+// the root and target, but for what the undo left as it is.
+func (s *Store) lookAgain(target string, sum *Summary) error {
+	now, err := s.snapshot()
+	if err != nil || now == target {
+		return err
+	}
+	d, err := s.summarize(target, now, false)
+	if err != nil || d.Empty() {
+		return err
+	}
+	// Left as they are by design: what the undo did not restore; a big
+	// ignored file target keeps by a link (a stub of its stat, which a copy
+	// put back where the mode changed has not); a nested repository target
+	// kept as a gitlink (an older build's checkpoint).
+	left := map[string]bool{}
+	for _, l := range sum.NotRestored {
+		left[l.Path] = true
+	}
+	m, err := s.readManifest(target)
+	if err != nil {
+		return err
+	}
+	for p := range m.Linked {
+		left[p] = true
+	}
+	var gitlinks []string
+	if entries, err := s.diffTrees(target, now); err == nil {
+		for _, e := range entries {
+			if p, ok := strings.CutPrefix(e.path, "work/"); ok && e.oldMode == "160000" {
+				gitlinks = append(gitlinks, p+"/")
+				left[p] = true
+			}
+		}
+	}
+	for _, c := range d.Changes {
+		if !left[c.Path] && !slices.ContainsFunc(gitlinks, func(g string) bool { return strings.HasPrefix(c.Path, g) }) {
+			sum.Raced = append(sum.Raced, c)
+		}
+	}
+	return nil
 }
 
 // recover finishes a restore a crash interrupted: the root ends as the
@@ -359,6 +432,10 @@ func (s *Store) apply(cur string, j journal) ([]NotRestored, error) {
 		return nil, err
 	}
 	defer root.Close()
+	// A directory a command made 000 (`chmod 000 src`) would stop the undo
+	// part way, and every next shellgate finishing it: the checkpoint read
+	// it, undo writes in it again (a directory's mode is not kept).
+	root.EnterOwnDirs()
 	stage, dropStage, err := s.makeStage(root, j.Stage)
 	if err != nil {
 		return nil, err

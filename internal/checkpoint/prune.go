@@ -2,12 +2,15 @@ package checkpoint
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // sizeEvery is how many commands pass between two looks at the store's
@@ -65,7 +68,15 @@ func (s *Store) pruneRecords() error {
 		drop++
 	}
 	if drop > 0 {
-		return s.drop(drop)
+		ids := map[int]bool{}
+		for _, r := range s.records[:drop] {
+			ids[r.ID] = true
+		}
+		why := "max_age (" + s.o.MaxAge.String() + ")"
+		if n > s.o.MaxCount {
+			why = "max_count (" + strconv.Itoa(s.o.MaxCount) + ")"
+		}
+		return s.drop(ids, why)
 	}
 	return nil
 }
@@ -194,9 +205,13 @@ func (s *Store) Upkeep() error {
 	return err
 }
 
-// shrink drops the oldest quarter of the records until the store is within
-// MaxSize, and has git forget what no record holds, in the foreground: git's
-// gc removes what no ref reaches, which no checkpoint may write beside it.
+// shrink drops records, a quarter of them at a time, until the store is
+// within MaxSize, and has git forget what no record holds, in the
+// foreground: git's gc removes what no ref reaches, which no checkpoint may
+// write beside it. The newest record is never dropped, and the records whose
+// command destroyed work no command on record made (keptBySize) go only once
+// no other is left to drop: otherwise a few commands writing big files after
+// an `rm -rf` would push out the one checkpoint the user wants back.
 func (s *Store) shrink(size int64) error {
 	s.stopPack() // gc packs it all again
 	f, err := os.OpenFile(filepath.Join(s.dir, "pack.lock"), os.O_RDWR|os.O_CREATE, 0o600)
@@ -208,8 +223,12 @@ func (s *Store) shrink(size int64) error {
 		return fmt.Errorf("checkpoint: lock: %w", err)
 	}
 	defer unlockFile(f)
+	if err := s.markDestroyed(); err != nil {
+		return err
+	}
+	why := "max_size (" + ShowSize(s.o.MaxSize) + ")"
 	for tries := 0; tries < 8 && size > s.o.MaxSize && len(s.records) > 1; tries++ {
-		if err := s.drop(max(1, len(s.records)/4)); err != nil {
+		if err := s.drop(sizeVictims(s.records, max(1, len(s.records)/4)), why); err != nil {
 			return err
 		}
 		s.saveScanCache() // see there
@@ -224,11 +243,128 @@ func (s *Store) shrink(size int64) error {
 	return nil
 }
 
-// drop forgets the n oldest records: their refs go (loose files, and lines
-// of packed-refs once git's gc packed them), without starting git.
-func (s *Store) drop(n int) error {
+// sizeVictims picks the n records shrink drops next: the oldest of those
+// whose command destroyed no one's work but its own, and only when none is
+// left, the oldest of the others; never the newest.
+func sizeVictims(recs []Record, n int) map[int]bool {
+	out := map[int]bool{}
+	for _, pass := range []bool{false, true} {
+		for _, r := range recs[:len(recs)-1] {
+			if len(out) == n {
+				return out
+			}
+			if r.destroyed() == pass {
+				out[r.ID] = true
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return out
+}
+
+// markDestroyed decides, for each finished record not yet decided, whether
+// its command destroyed work (Record.Destroyed): deleted or overwrote a
+// file version (of the root, its .git, a nested repository) that no
+// command on record made, and that the command did not leave under another
+// name — the user's files, uncommitted edits, what an undo brought back,
+// not the build output commands write again and again. Decided once, while
+// the commands that made the versions are on record, and kept in the
+// record, so that dropping them later does not make their output look like
+// the user's. One git diff-tree for all the records.
+func (s *Store) markDestroyed() error {
+	var in bytes.Buffer
+	pairs := map[string][]int{} // "before after" -> indexes into s.records
+	for i, r := range s.records {
+		if r.After == "" || r.After == r.Before {
+			continue
+		}
+		k := r.Before + " " + r.After
+		if len(pairs[k]) == 0 {
+			in.WriteString(k + "\n")
+		}
+		pairs[k] = append(pairs[k], i)
+	}
+	if in.Len() == 0 {
+		return nil
+	}
+	out, err := s.git(in.Bytes(), "", "", "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev")
+	if err != nil {
+		return err
+	}
+	type version struct{ path, id string }
+	lost := map[int][]version{} // record index -> what its command destroyed
+	made := map[version]bool{}  // versions commands on record wrote
+	var cur []int
+	var added map[string]bool // the ids the current pair's command wrote
+	var gone []version
+	flush := func() {
+		for _, v := range gone {
+			if !added[v.id] {
+				for _, i := range cur {
+					lost[i] = append(lost[i], v)
+				}
+			}
+		}
+		gone = nil
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		if line[0] != ':' { // the pair the lines after it are the diff of
+			flush()
+			cur, added = pairs[line], map[string]bool{}
+			continue
+		}
+		meta, path, ok := strings.Cut(line[1:], "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) < 5 || path == "modes" {
+			continue
+		}
+		if f[3] != zeroID {
+			added[f[3]] = true
+			for _, i := range cur {
+				if s.records[i].Label != "undo" { // what an undo brings back is the user's
+					made[version{path, f[3]}] = true
+				}
+			}
+		}
+		if f[2] != zeroID && f[4][0] != 'A' {
+			gone = append(gone, version{path, f[2]})
+		}
+	}
+	flush()
+	for i := range s.records {
+		r := &s.records[i]
+		if r.Destroyed != nil || r.After == "" {
+			continue
+		}
+		d := false
+		for _, v := range lost[i] {
+			if !made[v] {
+				d = true
+				break
+			}
+		}
+		r.Destroyed = &d
+	}
+	return nil
+}
+
+// drop forgets the records of ids: their refs go (loose files, and lines
+// of packed-refs once git's gc packed them), without starting git; and
+// notes what went and why (the bound it was past) for NoRecordError.
+func (s *Store) drop(ids map[int]bool, why string) error {
 	gone := map[string]bool{}
-	for _, r := range s.records[:n] {
+	var kept, dropped []Record
+	for _, r := range s.records {
+		if !ids[r.ID] {
+			kept = append(kept, r)
+			continue
+		}
+		dropped = append(dropped, r)
 		for _, side := range []string{"-b", "-a"} {
 			name := strconv.Itoa(r.ID) + side
 			gone["refs/cp/"+name] = true
@@ -263,10 +399,11 @@ func (s *Store) drop(n int) error {
 			}
 		}
 	}
-	s.records = append([]Record(nil), s.records[n:]...)
+	s.records = kept
 	if err := s.rewriteLog(s.records); err != nil {
 		return err
 	}
+	s.notePruned(dropped, why)
 	// The links of ignored files only the dropped checkpoints listed go
 	// with them: a link's file takes space once the root no longer has it.
 	return s.pruneLinks()
@@ -305,4 +442,84 @@ func (s *Store) Size() (int64, error) {
 		}
 	}
 	return total + s.linksSize(), nil
+}
+
+// prunedNote is a line of the store's pruned.jsonl: which records a prune
+// dropped, when, and the bound the store was past.
+type prunedNote struct {
+	IDs  [][2]int  `json:"ids"` // ranges, first and last
+	Why  string    `json:"why"`
+	Time time.Time `json:"time"`
+}
+
+// prunedKeep: pruned.jsonl keeps the last this many notes once it has twice
+// as many.
+const prunedKeep = 128
+
+func (s *Store) prunedPath() string { return filepath.Join(s.dir, "pruned.jsonl") }
+
+// notePruned adds what drop dropped to pruned.jsonl, for NoRecordError to
+// say. Best effort: a note lost only makes that message vaguer.
+func (s *Store) notePruned(recs []Record, why string) {
+	if len(recs) == 0 {
+		return
+	}
+	n := prunedNote{Why: why, Time: s.o.Now().UTC()}
+	for _, r := range recs {
+		if l := len(n.IDs); l > 0 && n.IDs[l-1][1] == r.ID-1 {
+			n.IDs[l-1][1] = r.ID
+		} else {
+			n.IDs = append(n.IDs, [2]int{r.ID, r.ID})
+		}
+	}
+	b, err := json.Marshal(n)
+	if err != nil {
+		return
+	}
+	notes := s.prunedNotes()
+	if len(notes) >= 2*prunedKeep {
+		var all bytes.Buffer
+		for _, o := range notes[len(notes)-prunedKeep:] {
+			line, _ := json.Marshal(o)
+			all.Write(append(line, '\n'))
+		}
+		all.Write(append(b, '\n'))
+		writeAtomic(s.prunedPath(), all.Bytes())
+		return
+	}
+	f, err := os.OpenFile(s.prunedPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	f.Write(append(b, '\n'))
+	f.Close()
+}
+
+// prunedNotes reads pruned.jsonl (none when it is missing or unreadable).
+func (s *Store) prunedNotes() []prunedNote {
+	b, err := os.ReadFile(s.prunedPath())
+	if err != nil {
+		return nil
+	}
+	var out []prunedNote
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var n prunedNote
+		if json.Unmarshal(line, &n) == nil && n.Why != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// prunedWhy says when and why record id was dropped, "" when no note says.
+func (s *Store) prunedWhy(id int) string {
+	notes := s.prunedNotes()
+	for i := len(notes) - 1; i >= 0; i-- {
+		for _, r := range notes[i].IDs {
+			if r[0] <= id && id <= r[1] {
+				return "dropped " + notes[i].Time.Local().Format("2006-01-02 15:04:05") + " to hold the store to " + notes[i].Why
+			}
+		}
+	}
+	return ""
 }

@@ -69,6 +69,9 @@ type scanEntry struct {
 	// and the manifest lists it. noLink: one no link could be made to,
 	// kept as notKept (whyNoLink).
 	linked, noLink bool
+	// unreadable: one its user cannot read, kept as notKept
+	// (whyUnreadable), and not tried again while its stat stays
+	unreadable bool
 	// via: a linked file kept by the link of the version before it (its
 	// record), which holds the same bytes: a copy the sandbox made of that
 	// version before a read-write open that wrote nothing (sqlite opens its
@@ -444,6 +447,9 @@ func (p *scanPass) fileEntry(d *scanDir, abs, rel, path, name string, st fileSta
 	if linked && was != nil && was.noLink && was.st == st {
 		ne.linked, ne.notKept, ne.noLink = false, true, true
 	}
+	if !linked && was != nil && was.unreadable && was.st == st {
+		ne.notKept, ne.unreadable = true, true
+	}
 	if ne.linked && was != nil && was.linked {
 		if was.st == st && !(was.racy && was.via != nil) {
 			ne.via = was.via // taken as it was (below)
@@ -595,6 +601,9 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 		if e.noLink {
 			n.Why = whyNoLink
 		}
+		if e.unreadable {
+			n.Why = whyUnreadable
+		}
 		p.mu.Lock()
 		p.big[path] = n
 		p.mu.Unlock()
@@ -703,6 +712,19 @@ func (p *scanPass) read() error {
 				e.notKept, e.lateBig, e.racy = true, true, false
 				p.mu.Lock()
 				p.big[p.rels[i]] = notKeptOf(e.st)
+				delete(p.names, p.rels[i])
+				p.mu.Unlock()
+				id, err = p.s.storeStub(e.st)
+			}
+			if errors.Is(err, fs.ErrPermission) && !e.linked {
+				// One its user cannot read (`chmod 000 f` by a command): not
+				// kept either, and why — not a checkpoint failing, which
+				// refused every next command and the undo of this one.
+				e.notKept, e.unreadable, e.lateBig, e.racy = true, true, true, false
+				n := notKeptOf(e.st)
+				n.Why = whyUnreadable
+				p.mu.Lock()
+				p.big[p.rels[i]] = n
 				delete(p.names, p.rels[i])
 				p.mu.Unlock()
 				id, err = p.s.storeStub(e.st)

@@ -140,6 +140,9 @@ func encodeDir(b []byte, d *scanDir) []byte {
 		if e.via != nil {
 			flags |= 16
 		}
+		if e.unreadable {
+			flags |= 32
+		}
 		b = append(b, flags)
 		if v := e.via; v != nil {
 			b = binary.AppendUvarint(b, uint64(len(v.Link)))
@@ -249,7 +252,7 @@ func decodeDir(r *cacheReader, depth int) *scanDir {
 			e.st.mode = os.FileMode(r.uvarint())
 			e.st.nlink = uint32(r.uvarint())
 			flags := r.bytes(1)[0]
-			e.racy, e.notKept, e.linked, e.noLink = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+			e.racy, e.notKept, e.linked, e.noLink, e.unreadable = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0, flags&32 != 0
 			if flags&16 != 0 {
 				v := linkedFile{Link: string(r.bytes(r.uvarint())), Size: r.varint(), Mtime: r.varint(), Ino: r.uvarint(), Perm: uint32(r.uvarint()), Via: true}
 				e.via = &v

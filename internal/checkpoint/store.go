@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -179,7 +180,14 @@ type Record struct {
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
 	After   string    `json:"after,omitempty"` // the one taken when it ended, if it did in a call
 	End     time.Time `json:"end,omitzero"`
+	// Destroyed: the command deleted or overwrote work no command on record
+	// made (the user's); such records are the last the size bound drops.
+	// Decided when the store first shrinks with the record finished (nil
+	// before).
+	Destroyed *bool `json:"destroyed,omitempty"`
 }
+
+func (r Record) destroyed() bool { return r.Destroyed != nil && *r.Destroyed }
 
 // Format is the newest checkpoint format this build writes and undoes. A
 // record of a newer format is refused by Restore (NewerFormatError), so that
@@ -646,33 +654,75 @@ func (s *Store) Record(id int) (Record, error) {
 	e := &NoRecordError{ID: id}
 	if len(recs) > 0 {
 		e.First, e.Last = recs[0].ID, recs[len(recs)-1].ID
+		e.held = heldRanges(recs)
+		if id < e.Last {
+			e.Why = s.prunedWhy(id)
+		}
 	}
 	return Record{}, e
+}
+
+// heldRanges is the ids of recs (oldest first) as ranges.
+func heldRanges(recs []Record) [][2]int {
+	var out [][2]int
+	for _, r := range recs {
+		if l := len(out); l > 0 && out[l-1][1] == r.ID-1 {
+			out[l-1][1] = r.ID
+		} else {
+			out = append(out, [2]int{r.ID, r.ID})
+		}
+	}
+	return out
 }
 
 // NoRecordError is a command number the store has no record of.
 type NoRecordError struct {
 	ID int
 	// First and Last are the numbers of the oldest and newest records kept;
-	// 0 when there are none.
+	// 0 when there are none. Those between may not all be kept: the size
+	// bound drops the others before a record of destroyed work.
 	First, Last int
+	// Why says when and why it was dropped ("dropped 2026-01-02 15:04:05 to
+	// hold the store to max_size (2.0 GiB)"), when the store noted it.
+	Why  string
+	held [][2]int
 }
 
 func (e *NoRecordError) Error() string {
 	switch {
 	case e.Last == 0:
 		return fmt.Sprintf("no command %d: there are no checkpoints yet", e.ID)
-	case e.ID < e.First:
+	case e.Why != "":
+		return fmt.Sprintf("no command %d: it was %s; the checkpoints hold %s", e.ID, e.Why, e.kept())
+	case e.ID < e.Last:
 		return fmt.Sprintf("no command %d: it was pruned; the checkpoints hold %s", e.ID, e.kept())
 	}
 	return fmt.Sprintf("no command %d: the checkpoints hold %s", e.ID, e.kept())
 }
 
 func (e *NoRecordError) kept() string {
-	if e.First == e.Last {
-		return fmt.Sprintf("command %d", e.First)
+	held := e.held
+	if len(held) == 0 {
+		held = [][2]int{{e.First, e.Last}}
 	}
-	return fmt.Sprintf("commands %d to %d", e.First, e.Last)
+	var parts []string
+	for i, r := range held {
+		if i == 4 && len(held) > 5 {
+			parts = append(parts, "…")
+			r = held[len(held)-1]
+		} else if i > 4 {
+			break
+		}
+		if r[0] == r[1] {
+			parts = append(parts, strconv.Itoa(r[0]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d to %d", r[0], r[1]))
+		}
+	}
+	if len(parts) == 1 && held[0][0] == held[0][1] {
+		return "command " + parts[0]
+	}
+	return "commands " + strings.Join(parts, ", ")
 }
 
 // lock takes the store's lock: the process's mutex is the caller's, this is

@@ -319,16 +319,85 @@ func TestUndoStageNames(t *testing.T) {
 					t.Fatal("nothing staged")
 				}
 			})
-			if _, _, err := s.Restore(id); err != nil {
+			_, sum, err := s.Restore(id)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if got := victimState(t, victim); got != before {
 				t.Errorf("undo wrote through a name in its stage:\n%s", checkpointtest.DiffLines(before, got))
 			}
+			if got := checkpointtest.State(t, root); got != want && len(sum.Raced) == 0 {
+				t.Errorf("the swap left the root not as the checkpoint has it, and the undo did not say so:\n%s", checkpointtest.DiffLines(want, got))
+			}
 			if step == "stage" {
 				if got := checkpointtest.State(t, root); got != want {
 					t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
 				}
+			}
+		})
+	}
+}
+
+// TestUndoSaysWhatChangedDuring: something still running that writes in the
+// root while an undo runs (a job, a process a command left) leaves files not
+// as the checkpoint has them; the undo says which, instead of reporting the
+// root restored.
+func TestUndoSaysWhatChangedDuring(t *testing.T) {
+	lane.Live(t)
+	for _, step := range []string{"journal", "stage", "deleted"} {
+		t.Run(step, func(t *testing.T) {
+			_, root, s, id, want := commandLab(t, "", "rm -rf src && echo agent > notes.txt")
+			plantAt(t, step, func() { mustSh(t, root, "echo job > new.txt") })
+			_, sum, err := s.Restore(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := checkpointtest.State(t, root); got == want {
+				t.Fatal("the job's write did not land")
+			}
+			if len(sum.Raced) != 1 || sum.Raced[0].Text() != "added new.txt" {
+				t.Errorf("Raced %+v, want added new.txt", sum.Raced)
+			}
+			if txt := sum.RacedText(); !strings.Contains(txt, "something still running") || !strings.Contains(txt, "added new.txt") {
+				t.Errorf("RacedText: %q", txt)
+			}
+			// and none where nothing ran beside it: undo of the undo
+			crashHook = func(string) error { return nil }
+			recs, _ := s.Records()
+			if _, sum, err = s.Restore(recs[len(recs)-1].ID); err != nil || len(sum.Raced) != 0 {
+				t.Errorf("undo of the undo: %v, Raced %+v", err, sum.Raced)
+			}
+		})
+	}
+}
+
+// TestUndoDirsMadeUnenterable: a command that takes its owner's rights off
+// directories (`chmod 000 src`) does not stop undo part way — which left
+// every next shellgate failing to finish it, as a user who is not root:
+// undo gives the directories it writes in u+rwx again (a directory's mode
+// is not kept: it is made 0755) and brings the files back.
+func TestUndoDirsMadeUnenterable(t *testing.T) {
+	lane.Live(t)
+	for _, command := range []string{
+		// (the files removed too: root, as tests run here, reads through a
+		// 000 directory, where its user's checkpoint sees it empty)
+		"rm src/pkg/f2.go && chmod 000 src",
+		"rm src/pkg/f2.go && chmod 000 src/pkg src",
+		"rm src/pkg/f1.go && echo new > src/pkg/new.go && chmod 000 src/pkg && chmod 500 src",
+	} {
+		t.Run(command, func(t *testing.T) {
+			_, root, s, id, want := commandLab(t, "", command)
+			t.Cleanup(func() { mustSh(t, root, "chmod -R u+rwx .") })
+			if _, _, err := s.Restore(id); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{"src", "src/pkg"} {
+				if fi, err := os.Stat(filepath.Join(root, d)); err != nil || fi.Mode().Perm()&0o700 != 0o700 {
+					t.Errorf("%s after undo: %v %v: its owner cannot enter or write in it", d, fi.Mode(), err)
+				}
+			}
+			if got := checkpointtest.State(t, root); got != want {
+				t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
 			}
 		})
 	}

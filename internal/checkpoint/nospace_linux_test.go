@@ -1,0 +1,96 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
+	"github.com/shellgate/shellgate/internal/lane"
+)
+
+// diskFullEnv marks the test binary run again in a mount namespace of its
+// own, where TestUndoDiskFull mounts a small tmpfs; its value is the lab.
+const diskFullEnv = "SHELLGATE_TEST_DISK_FULL"
+
+// TestUndoDiskFull: a command that deletes work and then fills the disk
+// leaves no room for the checkpoint undo takes first. The undo then says
+// that nothing was undone and what to free (the file the command wrote),
+// the root untouched; once it is freed, the undo brings the work back.
+// Run for real on a 40 MB tmpfs in a mount namespace of its own (skipped
+// where none can be had).
+func TestUndoDiskFull(t *testing.T) {
+	lane.Live(t)
+	if lab := os.Getenv(diskFullEnv); lab != "" {
+		diskFull(t, lab)
+		return
+	}
+	lab := checkpointtest.LabDir(t)
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", os.Args[0], "-test.run", "^TestUndoDiskFull$", "-test.v")
+	cmd.Env = append(os.Environ(), diskFullEnv+"="+lab)
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "--- SKIP") || err != nil && !strings.Contains(string(out), "--- FAIL") {
+		t.Skipf("no mount namespace with a tmpfs here: %v\n%s", err, out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestUndoDiskFull") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+func diskFull(t *testing.T, lab string) {
+	fsDir := filepath.Join(lab, "fs")
+	os.Mkdir(fsDir, 0o755)
+	if err := syscall.Mount("tmpfs", fsDir, "tmpfs", 0, "size=40m"); err != nil {
+		t.Skip("mount:", err)
+	}
+	defer syscall.Unmount(fsDir, syscall.MNT_DETACH)
+	root := filepath.Join(fsDir, "project")
+	os.Mkdir(root, 0o755)
+	checkpointtest.MakeRepo(t, root)
+	s, err := Open(Options{Root: root, Dir: filepath.Join(fsDir, "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := checkpointtest.State(t, root)
+	id, err := s.Snapshot("run", "rm -rf src; fill the disk", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSh(t, root, "rm -rf src; head -c 100000000 /dev/zero > fill 2>/dev/null; true")
+	if _, err := s.Finish(id); err == nil {
+		t.Fatal("the checkpoint after the command found room: the disk is not full")
+	}
+	before := checkpointtest.State(t, root)
+	for _, undo := range []func() error{
+		func() error { _, err := s.Since(id); return err },
+		func() error { _, _, err := s.Restore(id); return err },
+	} {
+		err := undo()
+		var full *NoSpaceError
+		if !errors.As(err, &full) || !strings.Contains(err.Error(), "nothing was undone, the root is as it was. Free space, then undo again") ||
+			len(full.Big) == 0 || !strings.HasPrefix(full.Big[0], "fill (") {
+			t.Errorf("undo on a full disk: %v", err)
+		}
+	}
+	if got := checkpointtest.State(t, root); got != before {
+		t.Errorf("the refused undo changed the root:\n%s", checkpointtest.DiffLines(before, got))
+	}
+	os.Remove(filepath.Join(root, "fill"))
+	_, sum, err := s.Restore(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointtest.State(t, root); got != want {
+		t.Errorf("after undo:\n%s", checkpointtest.DiffLines(want, got))
+	}
+	// The command's end was never checkpointed: its own deletions are not
+	// "what changed after it".
+	if len(sum.Later) != 0 {
+		t.Errorf("the command's own changes named as later ones: %+v", sum.Later)
+	}
+}
