@@ -468,3 +468,47 @@ func TestAttackKeptReplacedOnHost(t *testing.T) {
 		t.Fatalf("a command wrote sub/.git/config after the host replaced it:\n%s", b)
 	}
 }
+
+// FINDING: protected names were compared byte for byte, so where the root's
+// directory folds case (ext4 or f2fs casefold, vfat, exfat, a Windows drive
+// under WSL) a command's .VSCODE/tasks.json — the .vscode/tasks.json an
+// editor opens there — was neither staged nor moved aside. Names are folded
+// wherever protected paths are matched: on this case-sensitive file system
+// too, where the test can see it, a name in another case is staged (the host
+// sees an empty entry while the command runs) and moved aside when it ends.
+func TestAttackProtectedNameInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	for _, c := range []struct{ name, make, made string }{
+		{"directory", `mkdir .VSCODE && echo '{"evil": 1}' > .VSCODE/tasks.json`, ".VSCODE/tasks.json"},
+		{"mixed", `mkdir -p .VsCode && cp /dev/stdin .VsCode/tasks.json <<< '{"evil": 1}'`, ".VsCode/tasks.json"},
+		{"file", `echo 'touch PWNED' > .EnvRC`, ".EnvRC"},
+		{"pattern", `echo '{"evil": 1}' > Proj.CODE-WORKSPACE`, "Proj.CODE-WORKSPACE"},
+		{"long s", `mkdir .vſcode && echo '{"evil": 1}' > .vſcode/tasks.json`, ".vſcode/tasks.json"},
+		{"renamed in", `mkdir d && echo '{"evil": 1}' > d/tasks.json && mv d .Claude`, ".Claude/tasks.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLab(t)
+			spec := quarantineSpec(l)
+			spec.Patterns = []string{"*.code-workspace"}
+			s := start(t, spec)
+			made, goOn := filepath.Join(l.root, c.made), filepath.Join(l.root, "go-on")
+			launched, out := launch(t, s, l.root, c.make+` && touch made && until [ -e go-on ]; do sleep 0.02; done`)
+			waitFor(t, "the command's entry", func() bool { return exists(filepath.Join(l.root, "made")) })
+			if b, err := os.ReadFile(made); err == nil && len(b) > 0 {
+				t.Errorf("the host reads the command's %s while it runs: %q", c.made, b)
+			}
+			must(t, os.WriteFile(goOn, nil, 0o644))
+			if code, sig := launched.Wait(); code == nil || *code != 0 {
+				t.Fatalf("%s: %v %v\n%s", c.make, code, sig, out())
+			}
+			s.Close()
+			if b, err := os.ReadFile(made); err == nil {
+				t.Errorf("the command's %s stayed in the root: %q", c.made, b)
+			}
+			got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "[0-9]*", c.made))
+			if len(got) != 1 {
+				t.Errorf("the command's %s is not in the quarantine: %v", c.made, got)
+			}
+		})
+	}
+}

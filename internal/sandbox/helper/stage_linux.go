@@ -100,10 +100,14 @@ func (m *mounter) hide(parent int, name string, hide bool) {
 
 // judgeSets are the protected paths Judge looks for, built once.
 type judgeSets struct {
-	once      sync.Once
+	once sync.Once
+	// Keyed by paths and names folded below the root (foldIn), as Judge
+	// and Watched look them up: in a directory that folds case,
+	// .VSCODE/tasks.json is the .vscode/tasks.json an editor opens.
 	protected map[string]bool
 	ancestors map[string]bool // directories protected paths lie in
 	names     map[string]bool // the protected paths' last names (Watched)
+	patterns  []string        // Spec.Patterns, folded
 	// staged: the paths staged now, read by Judge without m.mu (which
 	// protect holds while it moves things).
 	mu     sync.RWMutex
@@ -152,15 +156,32 @@ func (m *mounter) Watched(name string) bool {
 	if m.watchedRepoName(name) {
 		return true
 	}
-	if name == "config" || name == "config.lock" || name == "commondir" || m.sets().names[name] {
+	j := m.sets()
+	name = protect.Fold(name)
+	if name == "config" || name == "config.lock" || name == "commondir" || j.names[name] {
 		return true
 	}
-	for _, pat := range m.spec.Patterns {
+	return j.matchesPattern(name)
+}
+
+// matchesPattern says whether name, folded, matches one of Spec.Patterns.
+func (j *judgeSets) matchesPattern(name string) bool {
+	for _, pat := range j.patterns {
 		if ok, _ := filepath.Match(pat, name); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// foldIn is p with its path below root folded (protect.Fold), as the
+// judge's sets hold it; root itself is as the session names it.
+func foldIn(root, p string) string {
+	rel, ok := strings.CutPrefix(p, root+"/")
+	if !ok {
+		return p
+	}
+	return root + "/" + protect.Fold(rel)
 }
 
 func (m *mounter) sets() *judgeSets {
@@ -172,7 +193,11 @@ func (m *mounter) sets() *judgeSets {
 		}
 		root := m.spec.Writable[0]
 		git := filepath.Join(root, ".git")
+		for _, pat := range m.spec.Patterns {
+			j.patterns = append(j.patterns, protect.Fold(pat))
+		}
 		for _, p := range m.spec.Protected {
+			p = foldIn(root, p)
 			// .git's own only where the root had none: a repository's are
 			// the git guard's (moveGitNew), and git writes the rest.
 			if !under(p, root) || p == root || under(p, git) && m.gitAtStart {
@@ -222,16 +247,19 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	if v, ok := m.judgeRepo(p, op); ok {
 		return v
 	}
-	if m.gitDirAtStart && p == git && op == copyup.OpRename {
+	// Names are compared folded (f), as a directory that folds case finds
+	// them; the entry is made, staged and looked up as p spells it.
+	f := foldIn(root, p)
+	if m.gitDirAtStart && f == git && op == copyup.OpRename {
 		// A directory renamed onto .git brings names no call made there
 		// (a commondir, below): mv copies it name by name instead.
 		return copyup.Crossed
 	}
-	if m.gitAtStart && under(p, git) {
-		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
+	if m.gitAtStart && under(f, git) {
+		if m.configAtStart && (f == git+"/config" || f == git+"/config.lock") {
 			return copyup.Refused
 		}
-		if m.gitDirAtStart && (p == git+"/commondir" || p == git+"/config.worktree" || gitModuleCommondir(git, p)) {
+		if m.gitDirAtStart && (f == git+"/commondir" || f == git+"/config.worktree" || gitModuleCommondir(git, f)) {
 			// git makes a commondir only in a linked worktree's directory
 			// (.git/worktrees/NAME/): one in a repository's own directory
 			// sends the host's git to the config it names, the moment it
@@ -244,21 +272,13 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		}
 		return copyup.Free
 	}
-	if p == git && op == copyup.OpMake {
+	if f == git && op == copyup.OpMake {
 		// A .git file ("gitdir: …") in a root that had none: git on the
 		// host reads the config of the directory it names.
 		return copyup.Staged
 	}
 	j := m.sets()
-	protected := j.protected[p]
-	if !protected && filepath.Dir(p) == root {
-		for _, pat := range m.spec.Patterns {
-			if ok, _ := filepath.Match(pat, filepath.Base(p)); ok {
-				protected = true
-				break
-			}
-		}
-	}
+	protected := j.protected[f] || filepath.Dir(f) == root && j.matchesPattern(filepath.Base(f))
 	var st unix.Stat_t
 	switch {
 	case protected && op == copyup.OpLink:
@@ -278,9 +298,9 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Staged
 	case op == copyup.OpWrite:
 		return copyup.Free
-	case j.ancestors[p] && op == copyup.OpRename:
+	case j.ancestors[f] && op == copyup.OpRename:
 		return copyup.Crossed
-	case j.ancestors[p] && op == copyup.OpLink:
+	case j.ancestors[f] && op == copyup.OpLink:
 		return copyup.Refused
 	}
 	return copyup.Free
