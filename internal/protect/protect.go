@@ -150,6 +150,8 @@ var Table = []Entry{
 	{Path: "rust-toolchain.toml", Why: "the toolchain rustup runs"},
 	{Path: ".bazelrc", Why: "bazel startup options"},
 	{Path: ".bazeliskrc", Why: "where bazelisk downloads the bazel it runs"},
+	{Path: ".bazelversion", Why: "the bazel bazelisk downloads and runs: a <FORK>/<VERSION> line is github.com/<FORK>/bazel's release"},
+	{Path: "tools/bazel", Why: "bazelisk runs the workspace's tools/bazel in place of bazel"},
 	{Path: ".tool-versions", Why: "toolchains asdf and mise run"},
 	{Path: ".mise.toml", Why: "mise tasks and hooks"},
 	{Path: "mise.toml", Why: "mise tasks and hooks"},

@@ -59,6 +59,11 @@ func TestMatch(t *testing.T) {
 		{".helix/languages.toml", true},
 		{".theia/tasks.json", true},
 		{".bazeliskrc", true},
+		{".bazelversion", true},
+		{"sub/ws/.bazelversion", true}, // bazelisk looks upwards from where it runs
+		{"tools/bazel", true},
+		{"tools/bazel.sh", false},
+		{"tools/lint.sh", false},
 		{".jvmopts", true},
 		{".sbtopts", true},
 		{"devbox.json", true},
