@@ -512,3 +512,41 @@ func TestAttackProtectedNameInAnotherCase(t *testing.T) {
 		})
 	}
 }
+
+// FINDING: a repository below the root's top is judged by names compared
+// byte for byte (.git, config, hooks …): where the directory folds case,
+// sub/.GIT is sub/.git to the host's git and sub/.git/CONFIG its config, and
+// neither was judged. No command makes .git or git's own files in another
+// case; git's own spellings work as before.
+func TestAttackGitNamesInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	s := start(t, quarantineSpec(l))
+	git := "git -c user.email=a@b -c user.name=a "
+	run(t, s, l.root, git+"init -q sub && "+git+"-C sub commit -q --allow-empty -m x && mkdir d && touch d/f")
+	for _, c := range []string{
+		"mkdir sub2 && mkdir sub2/.GIT",
+		"mkdir -p sub3 && cp -r sub/.git sub3/.Git",
+		"mv d sub/.GIT",
+		"printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > sub/.git/CONFIG",
+		"mkdir sub/.git/Hooks",
+		"printf '#!/bin/sh\\ntouch PWNED\\n' > sub/.git/hooks/Post-Index-Change",
+		"echo ../../d > sub/.git/COMMONDIR",
+	} {
+		if out, code := run(t, s, l.root, c+" 2>&1"); code == 0 || !strings.Contains(out, "not permitted") {
+			t.Errorf("%s: made (exit %d): %s", c, code, out)
+		}
+	}
+	if out, code := run(t, s, l.root, git+"-C sub branch Config && "+git+"-C sub checkout -q Config && "+git+"-C sub commit -q --allow-empty -m y && "+git+"init -q Objects && ls sub/.git/refs/heads"); code != 0 || !strings.Contains(out, "Config") {
+		t.Errorf("git's own names failed (exit %d): %s", code, out)
+	}
+	s.Close()
+	for _, p := range []string{"sub2/.GIT", "sub3/.Git", "sub/.GIT", "sub/.git/CONFIG", "sub/.git/Hooks", "sub/.git/hooks/Post-Index-Change", "sub/.git/COMMONDIR"} {
+		if exists(filepath.Join(l.root, p)) {
+			t.Errorf("%s is in the root", p)
+		}
+	}
+}

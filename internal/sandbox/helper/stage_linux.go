@@ -156,6 +156,9 @@ func (m *mounter) Watched(name string) bool {
 	if m.watchedRepoName(name) {
 		return true
 	}
+	if otherCase(name) {
+		return true // gitNameInAnotherCase
+	}
 	j := m.sets()
 	name = protect.Fold(name)
 	if name == "config" || name == "config.lock" || name == "commondir" || j.names[name] {
@@ -244,6 +247,9 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
+	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) {
+		return copyup.Refused
+	}
 	if v, ok := m.judgeRepo(p, op); ok {
 		return v
 	}
@@ -304,6 +310,71 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Refused
 	}
 	return copyup.Free
+}
+
+// gitNames are the names git gives a repository's own files, at the top of
+// a git directory and in its hooks directory: where a directory folds case
+// (ext4 casefold, vfat, exfat, a Windows drive under WSL), a name that
+// differs from one of them in case alone is that file to the host's git,
+// but not to the byte-for-byte judgements of repositories below the root's
+// top (repos_linux.go).
+var gitNames = func() []string {
+	ns := []string{".git", "HEAD", "config", "config.lock", "config.worktree", "commondir", "gitdir", "hooks", "info", "index", "index.lock", "objects", "refs", "modules", "worktrees"}
+	for h := range gitHooks {
+		ns = append(ns, h)
+	}
+	return ns
+}()
+
+// gitName and foldedGitName: gitNames, as spelled and folded.
+var gitName, foldedGitName = func() (map[string]bool, map[string]bool) {
+	m, f := map[string]bool{}, map[string]bool{}
+	for _, n := range gitNames {
+		m[n], f[protect.Fold(n)] = true, true
+	}
+	return m, f
+}()
+
+// otherCase says whether name is one of gitNames in another case.
+func otherCase(name string) bool {
+	return !gitName[name] && foldedGitName[protect.Fold(name)]
+}
+
+// gitNameInAnotherCase says whether rel (below the root) names a .git in
+// another case (.GIT, .Git), or, in a .git directory (the root's, a nested
+// one, a submodule's under modules/, a linked worktree's under worktrees/),
+// one of git's own files in another case (.git/CONFIG, .git/Hooks,
+// .git/hooks/Pre-Commit). No tool makes such a name (git's are as
+// gitNames spells them); where the directory folds case it is git's file,
+// which the judgements of repositories compare byte for byte: so none is
+// made, written or renamed onto (EPERM), on every file system.
+func gitNameInAnotherCase(rel string) bool {
+	comps := strings.Split(rel, "/")
+	top := -1 // the index of a git directory's first component
+	for i, c := range comps {
+		if protect.Fold(c) == ".git" {
+			if c != ".git" {
+				return true
+			}
+			top = i + 1
+			continue
+		}
+		if top < 0 {
+			continue
+		}
+		switch {
+		case i == top || i == top+1 && comps[top] == "hooks":
+			if otherCase(c) {
+				return true
+			}
+		case i == top+2 && (comps[top] == "modules" || comps[top] == "worktrees"):
+			top = i // a submodule's or linked worktree's git directory
+			if otherCase(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gitModuleCommondir says whether p is a commondir (or config.worktree) in
