@@ -6,6 +6,7 @@ package sandbox
 // fail today.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -545,6 +546,41 @@ func TestAttackGitNamesInAnotherCase(t *testing.T) {
 	}
 	s.Close()
 	for _, p := range []string{"sub2/.GIT", "sub3/.Git", "sub/.GIT", "sub/.git/CONFIG", "sub/.git/Hooks", "sub/.git/hooks/Post-Index-Change", "sub/.git/COMMONDIR"} {
+		if exists(filepath.Join(l.root, p)) {
+			t.Errorf("%s is in the root", p)
+		}
+	}
+}
+
+// FINDING: a directory with no .git is made a git directory by a HEAD
+// beside objects/ and refs/, judged by those names as spelled: where the
+// directory folds case, docs/g/head is its HEAD and docs/g/CONFIG its
+// config. A head in another case is judged as a HEAD (the directory is
+// kept as a git directory a command made), and git's own files in another
+// case are not made in a kept one. (Here, on a case-sensitive file system,
+// the look at a command's end finds no HEAD there and lets the directory
+// go: each attempt makes its head in the same command.)
+func TestAttackBareGitDirInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, quarantineSpec(l))
+	for i, c := range []string{
+		"printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > CONFIG",
+		"mkdir Hooks",
+		"echo ../.. > Commondir",
+		"mkdir hooks && printf '#!/bin/sh\\ntouch PWNED\\n' > hooks/Post-Index-Change",
+	} {
+		dir := fmt.Sprintf("docs/g%d", i)
+		made := "mkdir -p " + dir + "/objects " + dir + "/refs && echo 'ref: refs/heads/main' > " + dir + "/head && cd " + dir + " && "
+		if out, code := run(t, s, l.root, made+c+" 2>&1"); code == 0 || !strings.Contains(out, "not permitted") {
+			t.Errorf("%s: made (exit %d): %s", c, code, out)
+		}
+	}
+	if out, code := run(t, s, l.root, "mkdir -p docs/h/objects docs/h/refs && echo 'ref: refs/heads/main' > docs/h/head && echo '[core]' > docs/h/Config.txt && mkdir -p src/Hooks src/Config 2>&1"); code != 0 {
+		t.Errorf("ordinary names refused (exit %d): %s", code, out)
+	}
+	s.Close()
+	for _, p := range []string{"docs/g0/CONFIG", "docs/g1/Hooks", "docs/g2/Commondir", "docs/g3/hooks/Post-Index-Change"} {
 		if exists(filepath.Join(l.root, p)) {
 			t.Errorf("%s is in the root", p)
 		}

@@ -247,8 +247,16 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
-	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) {
+	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) || m.inKeptGitDirInAnotherCase(p) {
 		return copyup.Refused
+	}
+	if name := filepath.Base(p); otherCase(name) && gitDirName[canonicalGitName(name)] && op != copyup.OpMoveAway {
+		// docs/g/head beside objects/ and refs/: a HEAD where the
+		// directory folds case, judged as one.
+		m.refreshRepos(false)
+		if v, ok := m.bareHead(filepath.Join(filepath.Dir(p), canonicalGitName(name)), op); ok {
+			return v
+		}
 	}
 	if v, ok := m.judgeRepo(p, op); ok {
 		return v
@@ -334,6 +342,34 @@ var gitName, foldedGitName = func() (map[string]bool, map[string]bool) {
 	}
 	return m, f
 }()
+
+// canonicalGitName is name as gitNames spells it, if it is one of them in
+// some case; else name.
+func canonicalGitName(name string) string {
+	f := protect.Fold(name)
+	for _, n := range gitNames {
+		if protect.Fold(n) == f {
+			return n
+		}
+	}
+	return name
+}
+
+// inKeptGitDirInAnotherCase says whether p is one of git's own files in
+// another case at the top, or in the hooks, of a git directory a command
+// made and that is kept (a HEAD made docs/g one: bareHead), which
+// gitNameInAnotherCase does not see, since no .git names it.
+func (m *mounter) inKeptGitDirInAnotherCase(p string) bool {
+	name := filepath.Base(p)
+	if c := canonicalGitName(name); !otherCase(name) || c == "HEAD" || c == "objects" || c == "refs" {
+		return false // what made it a git directory: judged as bareHead judges those
+	}
+	dir := filepath.Dir(p)
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gitDirs[dir] || filepath.Base(dir) == "hooks" && r.gitDirs[filepath.Dir(dir)]
+}
 
 // otherCase says whether name is one of gitNames in another case.
 func otherCase(name string) bool {
