@@ -150,6 +150,8 @@ var Table = []Entry{
 	{Path: "rust-toolchain.toml", Why: "the toolchain rustup runs"},
 	{Path: ".bazelrc", Why: "bazel startup options"},
 	{Path: ".bazeliskrc", Why: "where bazelisk downloads the bazel it runs"},
+	{Path: ".bazelversion", Why: "the bazel bazelisk downloads and runs: a <FORK>/<VERSION> line is github.com/<FORK>/bazel's release"},
+	{Path: "tools/bazel", Why: "bazelisk runs the workspace's tools/bazel in place of bazel"},
 	{Path: ".tool-versions", Why: "toolchains asdf and mise run"},
 	{Path: ".mise.toml", Why: "mise tasks and hooks"},
 	{Path: "mise.toml", Why: "mise tasks and hooks"},
@@ -183,7 +185,8 @@ var Table = []Entry{
 }
 
 // Match reports whether rel, a clean slash-separated path relative to the
-// root, is a protected path or lies in one. policyOnly entries count.
+// root, is a protected path or lies in one. policyOnly entries count. Names
+// are compared folded (Fold): .VSCODE/tasks.json is .vscode/tasks.json.
 func Match(rel string) bool {
 	_, ok := Lookup(rel)
 	return ok
@@ -203,7 +206,7 @@ func lookup(rel string, guardedOnly bool) (Entry, bool) {
 	if strings.Contains(rel, "..") || strings.Contains(rel, "//") || strings.HasPrefix(rel, "./") || strings.Contains(rel, "/./") {
 		rel = path.Clean("/" + rel)
 	}
-	rel = strings.Trim(rel, "/")
+	rel = Fold(strings.Trim(rel, "/"))
 	if rel == "" || rel == "." {
 		return Entry{}, false
 	}
@@ -214,7 +217,7 @@ func lookup(rel string, guardedOnly bool) (Entry, bool) {
 		comp, _, _ := strings.Cut(rest, "/")
 		for _, list := range [2][]int{idx.byFirst[comp], idx.patterns} {
 			for _, i := range list {
-				if e := Table[i]; (first || !e.RootOnly) && !(guardedOnly && e.PolicyOnly) && e.matches(rest) {
+				if e := Table[i]; (first || !e.RootOnly) && !(guardedOnly && e.PolicyOnly) && idx.folded[i].matches(rest) {
 					return e, true
 				}
 			}
@@ -227,13 +230,16 @@ func lookup(rel string, guardedOnly bool) (Entry, bool) {
 // tableIndex finds the entries a path's component may start: the policy
 // asks about every path a command names, so a lookup must not try them all.
 type tableIndex struct {
-	byFirst  map[string][]int // an entry's first component, literal → entries
+	byFirst  map[string][]int // an entry's first component, literal and folded → entries
 	patterns []int            // entries whose first component is a pattern
+	folded   []Entry          // Table, each Path folded: what a folded path is matched against
 }
 
 var index = sync.OnceValue(func() tableIndex {
 	idx := tableIndex{byFirst: map[string][]int{}}
 	for i, e := range Table {
+		e.Path = Fold(e.Path)
+		idx.folded = append(idx.folded, e)
 		first, _, _ := strings.Cut(e.Path, "/")
 		if strings.ContainsAny(first, "*?[") {
 			idx.patterns = append(idx.patterns, i)

@@ -59,6 +59,11 @@ func TestMatch(t *testing.T) {
 		{".helix/languages.toml", true},
 		{".theia/tasks.json", true},
 		{".bazeliskrc", true},
+		{".bazelversion", true},
+		{"sub/ws/.bazelversion", true}, // bazelisk looks upwards from where it runs
+		{"tools/bazel", true},
+		{"tools/bazel.sh", false},
+		{"tools/lint.sh", false},
 		{".jvmopts", true},
 		{".sbtopts", true},
 		{"devbox.json", true},
@@ -140,6 +145,59 @@ func TestGuarded(t *testing.T) {
 	} {
 		if got := Guarded(rel); got != want {
 			t.Errorf("Guarded(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+// TestMatchFolded: where a directory folds case (ext4 casefold, vfat,
+// exfat, APFS, NTFS, a Windows drive under WSL) a name differing from a
+// protected one in case, or by a letter such a file system folds to an ASCII
+// one, is the protected file the host's tool opens.
+func TestMatchFolded(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{
+		{".VSCODE/tasks.json", true},
+		{".VsCode/settings.json", true},
+		{".GIT/config", true},
+		{".Git/HOOKS/pre-commit", true},
+		{".ENVRC", true},
+		{"sub/.EnvRC", true},
+		{"Proj.CODE-WORKSPACE", true},
+		{"head", true},
+		{"LEFTHOOK.YML", true},
+		{".GITHUB/WORKFLOWS/ci.yml", true},
+		{".rprofile", true},
+		{".RPROFILE", true},
+		{".claude/SETTINGS.json", true},
+		{".vſcode/tasks.json", true},       // ſ (U+017F) folds to s
+		{".ſhellgate.toml", true},          // and in a file's name
+		{"\u212Airo.json", false},          // the Kelvin sign folds to k, but kiro.json is no entry
+		{".\u212Airo/settings.json", true}, // .kiro/
+		{".GITHUB/ISSUE_TEMPLATE/bug.md", false},
+		{"SUB/.GITHUB/WORKFLOWS/ci.yml", false},
+		{"Src/Main.go", false},
+		{".vscodé/tasks.json", false},
+	} {
+		if got := Match(c.rel); got != c.want {
+			t.Errorf("Match(%q) = %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
+
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{
+		".vscode":     ".vscode",
+		".VSCODE":     ".vscode",
+		"HEAD":        "head",
+		".vſcode":     ".vscode",
+		"\u212Airo":   "kiro",
+		"Ünïcode.txt": "Ünïcode.txt", // no ASCII letter in their orbits: as they were
+		"":            "",
+	} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ package sandbox
 // fail today.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -466,5 +467,122 @@ func TestAttackKeptReplacedOnHost(t *testing.T) {
 	run(t, s, l.root, write)
 	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "pwned") {
 		t.Fatalf("a command wrote sub/.git/config after the host replaced it:\n%s", b)
+	}
+}
+
+// FINDING: protected names were compared byte for byte, so where the root's
+// directory folds case (ext4 or f2fs casefold, vfat, exfat, a Windows drive
+// under WSL) a command's .VSCODE/tasks.json — the .vscode/tasks.json an
+// editor opens there — was neither staged nor moved aside. Names are folded
+// wherever protected paths are matched: on this case-sensitive file system
+// too, where the test can see it, a name in another case is staged (the host
+// sees an empty entry while the command runs) and moved aside when it ends.
+func TestAttackProtectedNameInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	for _, c := range []struct{ name, make, made string }{
+		{"directory", `mkdir .VSCODE && echo '{"evil": 1}' > .VSCODE/tasks.json`, ".VSCODE/tasks.json"},
+		{"mixed", `mkdir -p .VsCode && cp /dev/stdin .VsCode/tasks.json <<< '{"evil": 1}'`, ".VsCode/tasks.json"},
+		{"file", `echo 'touch PWNED' > .EnvRC`, ".EnvRC"},
+		{"pattern", `echo '{"evil": 1}' > Proj.CODE-WORKSPACE`, "Proj.CODE-WORKSPACE"},
+		{"long s", `mkdir .vſcode && echo '{"evil": 1}' > .vſcode/tasks.json`, ".vſcode/tasks.json"},
+		{"renamed in", `mkdir d && echo '{"evil": 1}' > d/tasks.json && mv d .Claude`, ".Claude/tasks.json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLab(t)
+			spec := quarantineSpec(l)
+			spec.Patterns = []string{"*.code-workspace"}
+			s := start(t, spec)
+			made, goOn := filepath.Join(l.root, c.made), filepath.Join(l.root, "go-on")
+			launched, out := launch(t, s, l.root, c.make+` && touch made && until [ -e go-on ]; do sleep 0.02; done`)
+			waitFor(t, "the command's entry", func() bool { return exists(filepath.Join(l.root, "made")) })
+			if b, err := os.ReadFile(made); err == nil && len(b) > 0 {
+				t.Errorf("the host reads the command's %s while it runs: %q", c.made, b)
+			}
+			must(t, os.WriteFile(goOn, nil, 0o644))
+			if code, sig := launched.Wait(); code == nil || *code != 0 {
+				t.Fatalf("%s: %v %v\n%s", c.make, code, sig, out())
+			}
+			s.Close()
+			if b, err := os.ReadFile(made); err == nil {
+				t.Errorf("the command's %s stayed in the root: %q", c.made, b)
+			}
+			got, _ := filepath.Glob(filepath.Join(l.root, ".shellgate-quarantine", "[0-9]*", c.made))
+			if len(got) != 1 {
+				t.Errorf("the command's %s is not in the quarantine: %v", c.made, got)
+			}
+		})
+	}
+}
+
+// FINDING: a repository below the root's top is judged by names compared
+// byte for byte (.git, config, hooks …): where the directory folds case,
+// sub/.GIT is sub/.git to the host's git and sub/.git/CONFIG its config, and
+// neither was judged. No command makes .git or git's own files in another
+// case; git's own spellings work as before.
+func TestAttackGitNamesInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+	l := newLab(t)
+	s := start(t, quarantineSpec(l))
+	git := "git -c user.email=a@b -c user.name=a "
+	run(t, s, l.root, git+"init -q sub && "+git+"-C sub commit -q --allow-empty -m x && mkdir d && touch d/f")
+	for _, c := range []string{
+		"mkdir sub2 && mkdir sub2/.GIT",
+		"mkdir -p sub3 && cp -r sub/.git sub3/.Git",
+		"mv d sub/.GIT",
+		"printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > sub/.git/CONFIG",
+		"mkdir sub/.git/Hooks",
+		"printf '#!/bin/sh\\ntouch PWNED\\n' > sub/.git/hooks/Post-Index-Change",
+		"echo ../../d > sub/.git/COMMONDIR",
+	} {
+		if out, code := run(t, s, l.root, c+" 2>&1"); code == 0 || !strings.Contains(out, "not permitted") {
+			t.Errorf("%s: made (exit %d): %s", c, code, out)
+		}
+	}
+	if out, code := run(t, s, l.root, git+"-C sub branch Config && "+git+"-C sub checkout -q Config && "+git+"-C sub commit -q --allow-empty -m y && "+git+"init -q Objects && ls sub/.git/refs/heads"); code != 0 || !strings.Contains(out, "Config") {
+		t.Errorf("git's own names failed (exit %d): %s", code, out)
+	}
+	s.Close()
+	for _, p := range []string{"sub2/.GIT", "sub3/.Git", "sub/.GIT", "sub/.git/CONFIG", "sub/.git/Hooks", "sub/.git/hooks/Post-Index-Change", "sub/.git/COMMONDIR"} {
+		if exists(filepath.Join(l.root, p)) {
+			t.Errorf("%s is in the root", p)
+		}
+	}
+}
+
+// FINDING: a directory with no .git is made a git directory by a HEAD
+// beside objects/ and refs/, judged by those names as spelled: where the
+// directory folds case, docs/g/head is its HEAD and docs/g/CONFIG its
+// config. A head in another case is judged as a HEAD (the directory is
+// kept as a git directory a command made), and git's own files in another
+// case are not made in a kept one. (Here, on a case-sensitive file system,
+// the look at a command's end finds no HEAD there and lets the directory
+// go: each attempt makes its head in the same command.)
+func TestAttackBareGitDirInAnotherCase(t *testing.T) {
+	lane.Live(t)
+	l := newLab(t)
+	s := start(t, quarantineSpec(l))
+	for i, c := range []string{
+		"printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > CONFIG",
+		"mkdir Hooks",
+		"echo ../.. > Commondir",
+		"mkdir hooks && printf '#!/bin/sh\\ntouch PWNED\\n' > hooks/Post-Index-Change",
+	} {
+		dir := fmt.Sprintf("docs/g%d", i)
+		made := "mkdir -p " + dir + "/objects " + dir + "/refs && echo 'ref: refs/heads/main' > " + dir + "/head && cd " + dir + " && "
+		if out, code := run(t, s, l.root, made+c+" 2>&1"); code == 0 || !strings.Contains(out, "not permitted") {
+			t.Errorf("%s: made (exit %d): %s", c, code, out)
+		}
+	}
+	if out, code := run(t, s, l.root, "mkdir -p docs/h/objects docs/h/refs && echo 'ref: refs/heads/main' > docs/h/head && echo '[core]' > docs/h/Config.txt && mkdir -p src/Hooks src/Config 2>&1"); code != 0 {
+		t.Errorf("ordinary names refused (exit %d): %s", code, out)
+	}
+	s.Close()
+	for _, p := range []string{"docs/g0/CONFIG", "docs/g1/Hooks", "docs/g2/Commondir", "docs/g3/hooks/Post-Index-Change"} {
+		if exists(filepath.Join(l.root, p)) {
+			t.Errorf("%s is in the root", p)
+		}
 	}
 }

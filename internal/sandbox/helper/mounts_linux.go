@@ -14,6 +14,7 @@ import (
 
 	"github.com/shellgate/shellgate/internal/beneath"
 	"github.com/shellgate/shellgate/internal/gitstate"
+	"github.com/shellgate/shellgate/internal/protect"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,7 +64,8 @@ type mounter struct {
 	// call.
 	protectedUnder     map[string][]int
 	protectedElsewhere []int
-	patternEnds        [][2]string // rootMatches': literalEnds of each of Spec.Patterns
+	patterns           []string    // rootMatches': Spec.Patterns, folded
+	patternEnds        [][2]string // rootMatches': literalEnds of each of patterns
 	// gitSweep sweeps .git (beneath.SweepGit), and skips the sweep when
 	// nothing there changed since the last (in a git root, the two sweeps
 	// of a call were ~170 syscalls of it); in a one-shot session, the
@@ -455,7 +457,7 @@ func (m *mounter) noteNestedGit(p string) {
 // rootListing is what the root held when protect last listed it.
 type rootListing struct {
 	names   []string        // every entry, for Spec.Patterns
-	present map[string]bool // the same; nil when the listing is no snapshot
+	present map[string]bool // the same, folded (protect.Fold); nil when the listing is no snapshot
 }
 
 // rootListBuf is the buffer of one getdents: a root whose entries fit in it
@@ -513,7 +515,9 @@ func (m *mounter) listRoot() rootListing {
 	if calls <= 1 {
 		l.present = make(map[string]bool, len(l.names))
 		for _, n := range l.names {
-			l.present[n] = true
+			// Folded: in a root that folds case, .VSCODE listed is the
+			// .vscode a protected path names.
+			l.present[protect.Fold(n)] = true
 		}
 	}
 	return l
@@ -530,7 +534,7 @@ func (m *mounter) mayExist(l rootListing, p string) bool {
 		return true
 	}
 	first, _, _ := strings.Cut(rel, string(filepath.Separator))
-	return l.present[first]
+	return l.present[protect.Fold(first)]
 }
 
 // mayExistProtected is Spec.Protected without the paths mayExist rules out,
@@ -551,12 +555,13 @@ func (m *mounter) mayExistProtected(l rootListing) []string {
 				continue
 			}
 			first, _, _ := strings.Cut(rel, string(filepath.Separator))
+			first = protect.Fold(first)
 			m.protectedUnder[first] = append(m.protectedUnder[first], i)
 		}
 	}
 	is := slices.Clone(m.protectedElsewhere)
 	for _, n := range l.names {
-		is = append(is, m.protectedUnder[n]...)
+		is = append(is, m.protectedUnder[protect.Fold(n)]...)
 	}
 	slices.Sort(is)
 	is = slices.Compact(is)
@@ -576,19 +581,22 @@ func (m *mounter) rootMatches(l rootListing) []string {
 	}
 	if m.patternEnds == nil {
 		for _, pat := range m.spec.Patterns {
+			pat = protect.Fold(pat)
+			m.patterns = append(m.patterns, pat)
 			m.patternEnds = append(m.patternEnds, literalEnds(pat))
 		}
 	}
 	var ps []string
-	for _, n := range l.names {
-		for i, pat := range m.spec.Patterns {
+	for _, name := range l.names {
+		n := protect.Fold(name) // PROJ.CODE-WORKSPACE where the root folds case
+		for i, pat := range m.patterns {
 			// A name that lacks the pattern's literal start or end cannot
 			// match: most names of a root are told so without a Match.
 			if e := m.patternEnds[i]; !strings.HasPrefix(n, e[0]) || !strings.HasSuffix(n, e[1]) || len(n) < len(e[0])+len(e[1]) {
 				continue
 			}
 			if ok, _ := filepath.Match(pat, n); ok {
-				ps = append(ps, filepath.Join(m.spec.Writable[0], n))
+				ps = append(ps, filepath.Join(m.spec.Writable[0], name))
 				break
 			}
 		}

@@ -100,10 +100,14 @@ func (m *mounter) hide(parent int, name string, hide bool) {
 
 // judgeSets are the protected paths Judge looks for, built once.
 type judgeSets struct {
-	once      sync.Once
+	once sync.Once
+	// Keyed by paths and names folded below the root (foldIn), as Judge
+	// and Watched look them up: in a directory that folds case,
+	// .VSCODE/tasks.json is the .vscode/tasks.json an editor opens.
 	protected map[string]bool
 	ancestors map[string]bool // directories protected paths lie in
 	names     map[string]bool // the protected paths' last names (Watched)
+	patterns  []string        // Spec.Patterns, folded
 	// staged: the paths staged now, read by Judge without m.mu (which
 	// protect holds while it moves things).
 	mu     sync.RWMutex
@@ -152,15 +156,35 @@ func (m *mounter) Watched(name string) bool {
 	if m.watchedRepoName(name) {
 		return true
 	}
-	if name == "config" || name == "config.lock" || name == "commondir" || m.sets().names[name] {
+	if otherCase(name) {
+		return true // gitNameInAnotherCase
+	}
+	j := m.sets()
+	name = protect.Fold(name)
+	if name == "config" || name == "config.lock" || name == "commondir" || j.names[name] {
 		return true
 	}
-	for _, pat := range m.spec.Patterns {
+	return j.matchesPattern(name)
+}
+
+// matchesPattern says whether name, folded, matches one of Spec.Patterns.
+func (j *judgeSets) matchesPattern(name string) bool {
+	for _, pat := range j.patterns {
 		if ok, _ := filepath.Match(pat, name); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// foldIn is p with its path below root folded (protect.Fold), as the
+// judge's sets hold it; root itself is as the session names it.
+func foldIn(root, p string) string {
+	rel, ok := strings.CutPrefix(p, root+"/")
+	if !ok {
+		return p
+	}
+	return root + "/" + protect.Fold(rel)
 }
 
 func (m *mounter) sets() *judgeSets {
@@ -172,7 +196,11 @@ func (m *mounter) sets() *judgeSets {
 		}
 		root := m.spec.Writable[0]
 		git := filepath.Join(root, ".git")
+		for _, pat := range m.spec.Patterns {
+			j.patterns = append(j.patterns, protect.Fold(pat))
+		}
 		for _, p := range m.spec.Protected {
+			p = foldIn(root, p)
 			// .git's own only where the root had none: a repository's are
 			// the git guard's (moveGitNew), and git writes the rest.
 			if !under(p, root) || p == root || under(p, git) && m.gitAtStart {
@@ -219,19 +247,33 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Free
 	}
 	git := filepath.Join(root, ".git")
+	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) || m.inKeptGitDirInAnotherCase(p) {
+		return copyup.Refused
+	}
+	if name := filepath.Base(p); otherCase(name) && gitDirName[canonicalGitName(name)] && op != copyup.OpMoveAway {
+		// docs/g/head beside objects/ and refs/: a HEAD where the
+		// directory folds case, judged as one.
+		m.refreshRepos(false)
+		if v, ok := m.bareHead(filepath.Join(filepath.Dir(p), canonicalGitName(name)), op); ok {
+			return v
+		}
+	}
 	if v, ok := m.judgeRepo(p, op); ok {
 		return v
 	}
-	if m.gitDirAtStart && p == git && op == copyup.OpRename {
+	// Names are compared folded (f), as a directory that folds case finds
+	// them; the entry is made, staged and looked up as p spells it.
+	f := foldIn(root, p)
+	if m.gitDirAtStart && f == git && op == copyup.OpRename {
 		// A directory renamed onto .git brings names no call made there
 		// (a commondir, below): mv copies it name by name instead.
 		return copyup.Crossed
 	}
-	if m.gitAtStart && under(p, git) {
-		if m.configAtStart && (p == git+"/config" || p == git+"/config.lock") {
+	if m.gitAtStart && under(f, git) {
+		if m.configAtStart && (f == git+"/config" || f == git+"/config.lock") {
 			return copyup.Refused
 		}
-		if m.gitDirAtStart && (p == git+"/commondir" || p == git+"/config.worktree" || gitModuleCommondir(git, p)) {
+		if m.gitDirAtStart && (f == git+"/commondir" || f == git+"/config.worktree" || gitModuleCommondir(git, f)) {
 			// git makes a commondir only in a linked worktree's directory
 			// (.git/worktrees/NAME/): one in a repository's own directory
 			// sends the host's git to the config it names, the moment it
@@ -244,21 +286,13 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		}
 		return copyup.Free
 	}
-	if p == git && op == copyup.OpMake {
+	if f == git && op == copyup.OpMake {
 		// A .git file ("gitdir: …") in a root that had none: git on the
 		// host reads the config of the directory it names.
 		return copyup.Staged
 	}
 	j := m.sets()
-	protected := j.protected[p]
-	if !protected && filepath.Dir(p) == root {
-		for _, pat := range m.spec.Patterns {
-			if ok, _ := filepath.Match(pat, filepath.Base(p)); ok {
-				protected = true
-				break
-			}
-		}
-	}
+	protected := j.protected[f] || filepath.Dir(f) == root && j.matchesPattern(filepath.Base(f))
 	var st unix.Stat_t
 	switch {
 	case protected && op == copyup.OpLink:
@@ -278,12 +312,105 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Staged
 	case op == copyup.OpWrite:
 		return copyup.Free
-	case j.ancestors[p] && op == copyup.OpRename:
+	case j.ancestors[f] && op == copyup.OpRename:
 		return copyup.Crossed
-	case j.ancestors[p] && op == copyup.OpLink:
+	case j.ancestors[f] && op == copyup.OpLink:
 		return copyup.Refused
 	}
 	return copyup.Free
+}
+
+// gitNames are the names git gives a repository's own files, at the top of
+// a git directory and in its hooks directory: where a directory folds case
+// (ext4 casefold, vfat, exfat, a Windows drive under WSL), a name that
+// differs from one of them in case alone is that file to the host's git,
+// but not to the byte-for-byte judgements of repositories below the root's
+// top (repos_linux.go).
+var gitNames = func() []string {
+	ns := []string{".git", "HEAD", "config", "config.lock", "config.worktree", "commondir", "gitdir", "hooks", "info", "index", "index.lock", "objects", "refs", "modules", "worktrees"}
+	for h := range gitHooks {
+		ns = append(ns, h)
+	}
+	return ns
+}()
+
+// gitName and foldedGitName: gitNames, as spelled and folded.
+var gitName, foldedGitName = func() (map[string]bool, map[string]bool) {
+	m, f := map[string]bool{}, map[string]bool{}
+	for _, n := range gitNames {
+		m[n], f[protect.Fold(n)] = true, true
+	}
+	return m, f
+}()
+
+// canonicalGitName is name as gitNames spells it, if it is one of them in
+// some case; else name.
+func canonicalGitName(name string) string {
+	f := protect.Fold(name)
+	for _, n := range gitNames {
+		if protect.Fold(n) == f {
+			return n
+		}
+	}
+	return name
+}
+
+// inKeptGitDirInAnotherCase says whether p is one of git's own files in
+// another case at the top, or in the hooks, of a git directory a command
+// made and that is kept (a HEAD made docs/g one: bareHead), which
+// gitNameInAnotherCase does not see, since no .git names it.
+func (m *mounter) inKeptGitDirInAnotherCase(p string) bool {
+	name := filepath.Base(p)
+	if c := canonicalGitName(name); !otherCase(name) || c == "HEAD" || c == "objects" || c == "refs" {
+		return false // what made it a git directory: judged as bareHead judges those
+	}
+	dir := filepath.Dir(p)
+	r := &m.repos
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gitDirs[dir] || filepath.Base(dir) == "hooks" && r.gitDirs[filepath.Dir(dir)]
+}
+
+// otherCase says whether name is one of gitNames in another case.
+func otherCase(name string) bool {
+	return !gitName[name] && foldedGitName[protect.Fold(name)]
+}
+
+// gitNameInAnotherCase says whether rel (below the root) names a .git in
+// another case (.GIT, .Git), or, in a .git directory (the root's, a nested
+// one, a submodule's under modules/, a linked worktree's under worktrees/),
+// one of git's own files in another case (.git/CONFIG, .git/Hooks,
+// .git/hooks/Pre-Commit). No tool makes such a name (git's are as
+// gitNames spells them); where the directory folds case it is git's file,
+// which the judgements of repositories compare byte for byte: so none is
+// made, written or renamed onto (EPERM), on every file system.
+func gitNameInAnotherCase(rel string) bool {
+	comps := strings.Split(rel, "/")
+	top := -1 // the index of a git directory's first component
+	for i, c := range comps {
+		if protect.Fold(c) == ".git" {
+			if c != ".git" {
+				return true
+			}
+			top = i + 1
+			continue
+		}
+		if top < 0 {
+			continue
+		}
+		switch {
+		case i == top || i == top+1 && comps[top] == "hooks":
+			if otherCase(c) {
+				return true
+			}
+		case i == top+2 && (comps[top] == "modules" || comps[top] == "worktrees"):
+			top = i // a submodule's or linked worktree's git directory
+			if otherCase(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gitModuleCommondir says whether p is a commondir (or config.worktree) in

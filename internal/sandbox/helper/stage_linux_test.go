@@ -270,3 +270,55 @@ func TestNothingStagedAfterTheEnd(t *testing.T) {
 		t.Errorf("quarantine after the end: %v; want none made", err)
 	}
 }
+
+// gitNameInAnotherCase: .git, and git's own files at a git directory's top
+// and in its hooks, in another case, which a directory that folds case
+// takes for git's; not the names git itself writes, nor refs and files
+// elsewhere that merely share a name.
+func TestGitNameInAnotherCase(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".GIT":                                true,
+		"sub/.Git":                            true,
+		"sub/.GIT/config":                     true,
+		"sub/.git/CONFIG":                     true,
+		"sub/.git/Commondir":                  true,
+		"sub/.git/head":                       true,
+		"sub/.git/Hooks/post-commit":          true,
+		"sub/.git/hooks/Post-Index-Change":    true,
+		".git/modules/lib/CONFIG":             true,
+		".git/modules/a/modules/b/Config":     true,
+		".git/worktrees/w/CommonDir":          true,
+		".vſcode/.gıt":                        false, // dotless ı folds to no ASCII letter
+		".git/config":                         false,
+		"sub/.git/HEAD":                       false,
+		"sub/.git/hooks/post-commit":          false,
+		".git/refs/heads/Config":              false,
+		".git/logs/refs/heads/HEAD":           false,
+		".git/modules/Config/config":          false,
+		"src/Config/app.php":                  false,
+		"src/Hooks/useThing.ts":               false,
+		"HEAD":                                false,
+		"Head":                                false, // a bare HEAD in another case: not judged here
+		"docs/.github/workflows/ci.yml":       false,
+		"sub/.git/objects/pack/pack-1.idx":    false,
+		"sub/.git/hooks/pre-commit.sample":    false,
+		"sub/.git/Hooks.bak/x":                false,
+		"sub/.git/info/exclude":               false,
+		"sub/.git/Info/exclude":               true,
+		"sub/.git/worktrees/w/gitdir":         false,
+		"sub/.git/worktrees/w/GITDIR":         true,
+		".git/modules/lib/hooks/Pre-Push":     true, // a submodule's git directory's hooks
+		".git/worktrees/w/hooks/pre-commit":   false,
+		"a/b/c":                               false,
+		"sub/.git/index.lock":                 false,
+		"sub/.git/INDEX.lock":                 true,
+		"sub/.git/config.worktree":            false,
+		"sub/.git/Config.Worktree":            true,
+		"sub/.git/MERGE_HEAD":                 false,
+		"sub/.git/refs/heads/feature/Objects": false,
+	} {
+		if got := gitNameInAnotherCase(rel); got != want {
+			t.Errorf("gitNameInAnotherCase(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
