@@ -385,33 +385,14 @@ var errNotRegular = errors.New("not a regular file")
 
 // walkBeneath opens rel beneath dirFD one name at a time, each with
 // O_NOFOLLOW|O_DIRECTORY: no symlink is followed, no ".." taken.
-func walkBeneath(dirFD int, rel string) (int, error) {
-	cur := -1
-	for _, part := range strings.Split(rel, "/") {
-		if part == ".." || part == "" {
-			if cur >= 0 {
-				unix.Close(cur)
-			}
-			return -1, unix.EXDEV
-		}
-		from := dirFD
-		if cur >= 0 {
-			from = cur
-		}
-		fd, err := unix.Openat(from, part, dirFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-		if err != nil {
-			return -1, err
-		}
-		cur = fd
-	}
-	return cur, nil
-}
+func walkBeneath(dirFD int, rel string) (int, error) { return walk(dirFD, rel, nil) }
 
 // walkEntering is walkBeneath with enterOwn before each name.
-func walkEntering(dirFD int, rel string) (int, error) {
+func walkEntering(dirFD int, rel string) (int, error) { return walk(dirFD, rel, enterOwn) }
+
+// walk is walkBeneath, calling before (if set) with each name and the
+// directory it is opened in first.
+func walk(dirFD int, rel string, before func(dirFD int, name string)) (int, error) {
 	cur := -1
 	for _, part := range strings.Split(rel, "/") {
 		if part == ".." || part == "" {
@@ -424,7 +405,9 @@ func walkEntering(dirFD int, rel string) (int, error) {
 		if cur >= 0 {
 			from = cur
 		}
-		enterOwn(from, part)
+		if before != nil {
+			before(from, part)
+		}
 		fd, err := unix.Openat(from, part, dirFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if cur >= 0 {
 			unix.Close(cur)
