@@ -67,6 +67,10 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"r$()m x", []string{"rm x"}},
 		{"r\\\nm x", []string{"rm x"}},
 		{"a=r; b=m; $a$b x", []string{"a=r", "b=m", "rm x"}},
+		// GNU programs installed beside the system's, with a "g" (Homebrew's gnubin).
+		{"grm -rf x; /opt/homebrew/bin/gcp a b; gmake -C s", []string{"rm -rf x", "cp a b", "make -C s"}},
+		{"gxargs grm -f", []string{"xargs grm -f", "[xargs] rm -f"}},
+		{"gzip x; gunzip y; gcc z; git w", []string{"gzip x", "gunzip y", "gcc z", "git w"}}, // other programs
 		{"echo {a,b}c", []string{"echo ac bc"}},
 		// Dynamic command names.
 		{"$x y", []string{"<dynamic:$x> y"}},

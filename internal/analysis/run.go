@@ -273,7 +273,7 @@ func inner(c *Command, from int, label string) Command {
 	in.Path = c.Args[from]
 	in.Dynamic = c.Flags[from]&(ArgDynamic|ArgGlob) != 0
 	if !in.Dynamic {
-		in.Name = foldName(baseName(in.Path))
+		in.Name = programName(in.Path)
 	}
 	in.Args = append([]string(nil), c.Args[from+1:]...)
 	in.Flags = append([]ArgFlag(nil), c.Flags[from+1:]...)
