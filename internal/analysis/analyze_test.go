@@ -264,6 +264,13 @@ func TestAnalyzeCdTargets(t *testing.T) {
 		{"tar -C /o -xf t", "/o", false},
 		{"npm --prefix /o test", "/o", false},
 		{"go -C /o build", "/o", false},
+		{"gmake -C /o", "/o", false},
+		{"patch -d /o -p1", "/o", false},
+		{"patch --dir=/o -p1", "/o", false},
+		{"ninja -C /o", "/o", false},
+		{"just -d /o build", "/o", false},
+		{"gradle -p /o build", "/o", false},
+		{"./gradlew --project-dir /o build", "/o", false},
 	}
 	for _, tt := range tests {
 		a, err := Analyze(tt.src, Options{Root: "/r", Dir: "/r", Home: "/h", Resolve: func(p string) string { return filepath.Clean(p) }})

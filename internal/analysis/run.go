@@ -36,6 +36,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if f := followers[c.Name]; f != nil {
 		return f(w, idx, c, stdin, in)
 	}
+	w.dirOptions(idx)
 	if shells[c.Name] {
 		return w.shell(idx, stdin)
 	}

@@ -41,6 +41,10 @@ type Spec struct {
 	// Final lists short options whose value ends the options: what follows is
 	// the operands, whatever it looks like (python -c CMD, python -m MODULE).
 	Final string
+	// Chdir names the options whose value is the directory the program works
+	// in (make -C, tar --directory, patch -d): what it reads and writes is
+	// then there, not where it was started.
+	Chdir []string
 }
 
 // grammar is a Spec's grammar as written, read into a table on first use:
