@@ -28,16 +28,40 @@ func (x *check) execution(c *analysis.Command) {
 	}
 }
 
+// makeShellVar reports a variable assignment among make's operands that runs
+// a command: SHELL and .SHELLFLAGS make every recipe line run through what
+// they say, and X != CMD runs CMD as make reads it (GNU make parses a
+// command-line variable as a makefile line).
+func makeShellVar(c *analysis.Command) bool {
+	for _, i := range c.Operands {
+		lhs, _, ok := strings.Cut(c.Args[i], "=")
+		if !ok {
+			continue
+		}
+		if strings.HasSuffix(lhs, "!") || c.IsDynamic(i) && strings.ContainsAny(lhs, "$`") {
+			return true // a name only known at run time may be either
+		}
+		name := strings.TrimSpace(strings.TrimRight(lhs, ":+?"))
+		if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" {
+			return true
+		}
+	}
+	return false
+}
+
 // execFacts are the options and settings that make a program run another
 // one, now or later; what a fact says follows the command in the reason.
 var execFacts = &catalogue{facts: []fact{
-	fact{programs: []string{"make", "gmake"}, rule: RuleExecFlags,
+	fact{programs: []string{"make"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
-			return when(argWhere(c, func(a string) bool { return a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" }) != "",
-				": make --eval adds rules that run commands (rule code-execution): the user must approve it.")
+			if c.Has("E", "eval") {
+				return ": make --eval adds rules that run commands (rule code-execution): the user must approve it."
+			}
+			return when(makeShellVar(c), ": a variable given on make's command line sets the shell its recipes run in or runs a command itself (SHELL=, .SHELLFLAGS=, X!=CMD) (rule code-execution): the user must approve it.")
 		},
-		match:    []string{"make --eval='x:; touch y' x", "make -E 'all:; id'"},
-		notMatch: []string{"make -j4 test", "make -e"}},
+		match: []string{"make --eval='x:; touch y' x", "make -E 'all:; id'", "make --eva='x:;id' x", "make -kE'x:;id' x",
+			"make SHELL=/tmp/x", "make .SHELLFLAGS='-c id' all", "make 'X!=id'", "make SHELL:=./x test"},
+		notMatch: []string{"make -j4 test", "make -e", "make CC=clang V=1 test", "make 'X=a!=b'", "make -f SHELL=x", "make VERSION=$(git describe) build"}},
 	fact{programs: []string{"gdb", "lldb", "strace", "ltrace"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(argWhere(c, func(a string) bool {
