@@ -28,6 +28,29 @@ func (x *check) execution(c *analysis.Command) {
 	}
 }
 
+// pipedOutput reports strace's -o FILE (-oFILE, --output=FILE) naming a pipe
+// to a command: "|CMD" or "!CMD". strace has no grammar here, so every word
+// is looked at: the traced command's own -o '|…' is asked about too.
+func pipedOutput(c *analysis.Command) bool {
+	for i := 0; i < len(c.Args); i++ {
+		a, v := c.Args[i], ""
+		switch {
+		case a == "-o" || a == "--output":
+			if i++; i < len(c.Args) {
+				v = c.Args[i]
+			}
+		case strings.HasPrefix(a, "--output="):
+			v = a[len("--output="):]
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "o"):
+			v = a[strings.IndexByte(a, 'o')+1:] // -fo'|cmd'
+		}
+		if strings.HasPrefix(v, "|") || strings.HasPrefix(v, "!") {
+			return true
+		}
+	}
+	return false
+}
+
 // makeShellVar reports a variable assignment among make's operands that runs
 // a command: SHELL and .SHELLFLAGS make every recipe line run through what
 // they say, and X != CMD runs CMD as make reads it (GNU make parses a
@@ -62,14 +85,26 @@ var execFacts = &catalogue{facts: []fact{
 		match: []string{"make --eval='x:; touch y' x", "make -E 'all:; id'", "make --eva='x:;id' x", "make -kE'x:;id' x",
 			"make SHELL=/tmp/x", "make .SHELLFLAGS='-c id' all", "make 'X!=id'", "make SHELL:=./x test"},
 		notMatch: []string{"make -j4 test", "make -e", "make CC=clang V=1 test", "make 'X=a!=b'", "make -f SHELL=x", "make VERSION=$(git describe) build"}},
-	fact{programs: []string{"gdb", "lldb", "strace", "ltrace"}, rule: RuleExecFlags,
+	fact{programs: []string{"gdb", "lldb"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
-			return when(argWhere(c, func(a string) bool {
-				return a == "-ex" || a == "-x" || a == "--command" || a == "-ix" || a == "-o" && c.Name == "lldb" || strings.HasPrefix(a, "--eval-command")
-			}) != "", ": the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.")
+			scripted := c.Has("x", "ex", "ix", "iex", "eix", "eiex", "command", "eval-command", "init-command", "init-eval-command",
+				"early-init-command", "early-init-eval-command")
+			if c.Name == "lldb" {
+				scripted = c.Has("o", "O", "s", "S", "k", "K", "one-line", "one-line-before-file", "one-line-on-crash", "source",
+					"source-before-file", "source-on-crash")
+			}
+			return when(scripted, ": the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.")
 		},
-		match:    []string{"gdb -batch -ex 'shell id' ./a.out", "lldb -o 'platform shell id' ./a.out", "gdb --eval-command=run ./a"},
-		notMatch: []string{"gdb -batch ./a.out", "strace -f ls"}},
+		match: []string{"gdb -batch -ex 'shell id' ./a.out", "lldb -o 'platform shell id' ./a.out", "gdb --eval-command=run ./a",
+			"gdb -batch --ex='shell id' ./a", "gdb -batch -eval 'shell id' ./a", "gdb -batch -iex 'shell id' ./a", "gdb -batch -command=x.gdb ./a",
+			"lldb --batch --one-line 'platform shell id' ./a", "lldb -b -s x.lldb ./a"},
+		notMatch: []string{"gdb -batch ./a.out", "gdb -batch -p 42", "lldb --batch -x ./a", "gdb -batch -e ./a -se ./a"}},
+	fact{programs: []string{"strace"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(pipedOutput(c), ": strace -o '|CMD' pipes the trace to CMD, run by a shell (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"strace -o '|sh -c id' ls", "strace -o'!id' ls", "strace --output='|id' ls", "strace -fo'|id' ls", "strace -e trace=open -o '|id' ls"},
+		notMatch: []string{"strace -f ls", "strace -x ls", "strace -o trace.txt ls", "strace -e trace=open -o t.txt ls"}},
 	fact{programs: []string{"npm", "pnpm", "yarn"}, rule: RuleProtected,
 		test: func(_ *check, c *analysis.Command) string {
 			scripts := len(c.Args) >= 2 && c.Args[0] == "pkg" && c.Args[1] == "set" && slices.ContainsFunc(c.Args[2:], func(a string) bool {

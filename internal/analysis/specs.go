@@ -363,6 +363,26 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 		},
 	}
 	m["gradlew"] = m["gradle"] // the project's own launcher of gradle
+	// gdb: getopt_long_only with no short options: -ex, --ex, -eval-command,
+	// -eval are one option.
+	m["gdb"] = func() *opts.Spec {
+		s := opts.New("", "annotate=", "args", "async", "b=", "batch", "batch-silent", "baud=", "c=", "cd=", "command=", "configuration",
+			"core=", "d=", "D=", "data-directory=", "dbx", "directory=", "e=", "early-init-command=", "early-init-eval-command=", "eiex=", "eix=",
+			"epoch", "eval-command=", "ex=", "exec=", "fullname", "help", "i=", "iex=", "init-command=", "init-eval-command=", "interpreter=",
+			"ix=", "l=", "n", "nh", "noasync", "nowindows", "nw", "nx", "p=", "pid=", "q", "quiet", "r", "readnever", "readnow", "s=", "se=",
+			"silent", "statistics", "symbols=", "tty=", "tui", "version", "w", "windows", "write", "x=")
+		s.LongOnly = true
+		return s
+	}
+	// lldb: LLVM's option table, long options whole.
+	m["lldb"] = func() *opts.Spec {
+		s := opts.New("a:bc:f:hk:K:n:o:O:p:Ps:S:vwxX", "arch=", "attach-name=", "attach-pid=", "batch", "core=", "debug", "editor", "file=",
+			"help", "local-lldbinit", "no-lldbinit", "no-use-colors", "one-line=", "one-line-before-file=", "one-line-on-crash=", "python-path",
+			"print-script-interpreter-info", "repl=?", "repl-language=", "script-language=", "source=", "source-before-file=",
+			"source-on-crash=", "source-quietly", "version", "wait-for")
+		s.Exact = true
+		return s
+	}
 	return m
 })
 
