@@ -541,7 +541,63 @@ var fetchers = &catalogue{facts: []fact{
 		},
 		match:    []string{"apt-get install -y jq", "apt update", "aptitude upgrade"},
 		notMatch: []string{"apt list --installed", "apt-get install --simulate jq", "apt-cache search jq"}},
+	fact{listed: func(n string) bool { _, ok := installers[n]; return ok },
+		test: func(_ *check, c *analysis.Command) string {
+			a, b := operand(c, 0), operand(c, 1)
+			for _, sub := range installers[c.Name] {
+				one, two, _ := strings.Cut(sub, " ")
+				if a == one && (two == "" || b == two) {
+					return when(online(c), c.Name+" "+sub+" downloads packages")
+				}
+			}
+			return ""
+		},
+		match: []string{"brew install jq", "brew upgrade", "brew tap x/y", "dnf -y install jq", "yum update", "zypper in jq", "apk add jq",
+			"conda install -c conda-forge numpy", "poetry add requests", "poetry install", "pdm sync", "rustup target add wasm32-wasip1",
+			"dotnet add package Newtonsoft.Json", "dotnet restore", "snap install x", "winget install x", "choco install x", "scoop install x"},
+		notMatch: []string{"brew list", "brew --prefix", "dnf list installed", "conda list", "poetry run pytest", "poetry install --help",
+			"rustup show", "dotnet build", "dotnet add reference ../x.csproj", "apk info"}},
+	fact{programs: []string{"pacman", "yay", "paru"},
+		test: func(_ *check, c *analysis.Command) string {
+			// -S installs from the repositories and -Sy refreshes them; -Ss,
+			// -Si, -Sl, -Sg read the local copy of them, -Sc cleans the cache.
+			a := argWhere(c, func(a string) bool {
+				if v, ok := strings.CutPrefix(a, "--sync"); ok && v == "" {
+					return true
+				}
+				v, ok := strings.CutPrefix(a, "-S")
+				return ok && !strings.HasPrefix(a, "--") && !strings.ContainsAny(v, "silgcp")
+			})
+			return when(a != "" && online(c), c.Name+" "+a+" downloads packages")
+		},
+		match:    []string{"pacman -S jq", "pacman -Syu", "yay -S x", "pacman --noconfirm -Sy jq", "pacman --sync jq"},
+		notMatch: []string{"pacman -Ss jq", "pacman -Q", "pacman -Si jq", "pacman -Sc"}},
 }}
+
+// installers are the package managers beyond apt whose subcommands (one word,
+// or two) download packages: system ones (brew, dnf, zypper, apk, snap,
+// winget …) and project ones (conda, poetry, pdm, rustup, dotnet).
+var installers = map[string][]string{
+	"brew":       {"install", "reinstall", "upgrade", "update", "fetch", "tap", "bundle"},
+	"port":       {"install", "upgrade", "selfupdate", "sync", "fetch"},
+	"dnf":        {"install", "reinstall", "update", "upgrade", "downgrade", "download", "makecache", "distro-sync", "groupinstall"},
+	"yum":        {"install", "reinstall", "update", "upgrade", "downgrade", "makecache", "groupinstall"},
+	"microdnf":   {"install", "reinstall", "update", "upgrade", "download", "makecache"},
+	"zypper":     {"install", "in", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "source-install", "si"},
+	"apk":        {"add", "upgrade", "update", "fetch"},
+	"snap":       {"install", "refresh", "download"},
+	"flatpak":    {"install", "update", "remote-add"},
+	"choco":      {"install", "upgrade"},
+	"winget":     {"install", "upgrade"},
+	"scoop":      {"install", "update", "bucket add"},
+	"conda":      {"install", "create", "update", "upgrade", "env create", "env update"},
+	"mamba":      {"install", "create", "update", "upgrade", "env create", "env update"},
+	"micromamba": {"install", "create", "update", "upgrade"},
+	"poetry":     {"install", "add", "update", "lock", "sync", "self update"},
+	"pdm":        {"install", "add", "update", "lock", "sync"},
+	"rustup":     {"install", "update", "toolchain install", "target add", "component add", "self update"},
+	"dotnet":     {"restore", "add package", "tool install", "tool update", "workload install", "new install"},
+}
 
 // online reports that c is not asked for help, to stay offline, or for a dry run.
 func online(c *analysis.Command) bool {
