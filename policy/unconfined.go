@@ -143,6 +143,15 @@ func stdinFromLine(c *analysis.Command) bool {
 	return false
 }
 
+// wordsOnly are the programs and builtins that open none of their arguments:
+// they print, compare or store them as text, or take them as names.
+var wordsOnly = map[string]bool{
+	"echo": true, "printf": true, "basename": true, "dirname": true, "set": true, "shift": true, "export": true,
+	"declare": true, "typeset": true, "local": true, "readonly": true, "unset": true, "expr": true, "seq": true,
+	"sleep": true, "true": true, "false": true, ":": true, "type": true, "which": true, "kill": true, "exit": true,
+	"return": true, "yes": true,
+}
+
 // recursiveReaders read whole directory trees whatever their options.
 var recursiveReaders = map[string]bool{"tar": true, "zip": true, "7z": true, "rg": true, "ag": true, "rsync": true, "scp": true}
 
@@ -196,6 +205,12 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	if len(x.e.secrets) == 0 {
+		return
+	}
+	if wordsOnly[c.Name] {
+		// Its arguments are text: echo ~/.ssh/id_rsa prints a name, and
+		// echo rm -rf / reads no tree. What it is given to read still is.
+		x.secretRedirects(c)
 		return
 	}
 	rec := readsTree(c)
