@@ -47,7 +47,11 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"echo $(a) `b` <(c) >(d)", []string{"a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"}},
 		{"cat <<EOF\n$(a)\nEOF", []string{"a", "cat"}},
 		{"cat <<'EOF'\n$(a)\nEOF", []string{"cat"}},
-		{"f() { a; }; f", []string{"a", "f", "[f()] a"}}, // the body, then again where it is called
+		{"f() { a; }; f", []string{"a", "f", "[f()] a"}},                                                // the body, then again where it is called
+		{`f() { a "$1" $2 "$3"; }; f x 'y z'`, []string{`a "$1" $2 "$3"`, "f x y z", "[f()] a x y z "}}, // $2 split, "$3" empty
+		{`f() { a "$2"; }; f $X y`, []string{`a "$2"`, "f $X y", `[f()] a "$2"`}},                       // $X may be any number of words
+		{`set -- x; a "$1"; shift; a "$1"`, []string{"set -- x", "a x", "shift", `a "$1"`}},
+		{`sh -c '$0 "$1" "$2"' a b`, []string{`sh -c $0 "$1" "$2" a b`, "[sh -c] a b "}},
 		{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
 		{"for x in $(a); do b; done; while c; do d; done; until e; do :; done", []string{"a", "b", "c", "d", "e", ":"}},
 		{"case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}},
