@@ -547,16 +547,21 @@ var fetchers = &catalogue{facts: []fact{
 			for _, sub := range installers[c.Name] {
 				one, two, _ := strings.Cut(sub, " ")
 				if a == one && (two == "" || b == two) {
-					return when(online(c), c.Name+" "+sub+" downloads packages")
+					does := " downloads packages"
+					if oneOf(c.Name, "svn", "hg", "bzr", "fossil") {
+						does = " reaches the repository's server"
+					}
+					return when(online(c), c.Name+" "+sub+does)
 				}
 			}
 			return ""
 		},
 		match: []string{"brew install jq", "brew upgrade", "brew tap x/y", "dnf -y install jq", "yum update", "zypper in jq", "apk add jq",
 			"conda install -c conda-forge numpy", "poetry add requests", "poetry install", "pdm sync", "rustup target add wasm32-wasip1",
-			"dotnet add package Newtonsoft.Json", "dotnet restore", "snap install x", "winget install x", "choco install x", "scoop install x"},
+			"dotnet add package Newtonsoft.Json", "dotnet restore", "snap install x", "winget install x", "choco install x", "scoop install x",
+			"svn checkout https://svn.example.com/r/trunk", "hg clone https://hg.example.com/r", "hg pull"},
 		notMatch: []string{"brew list", "brew --prefix", "dnf list installed", "conda list", "poetry run pytest", "poetry install --help",
-			"rustup show", "dotnet build", "dotnet add reference ../x.csproj", "apk info"}},
+			"rustup show", "dotnet build", "dotnet add reference ../x.csproj", "apk info", "hg status", "svn status", "svn diff"}},
 	fact{programs: []string{"pacman", "yay", "paru"},
 		test: func(_ *check, c *analysis.Command) string {
 			// -S installs from the repositories and -Sy refreshes them; -Ss,
@@ -576,7 +581,8 @@ var fetchers = &catalogue{facts: []fact{
 
 // installers are the package managers beyond apt whose subcommands (one word,
 // or two) download packages: system ones (brew, dnf, zypper, apk, snap,
-// winget …) and project ones (conda, poetry, pdm, rustup, dotnet).
+// winget …) and project ones (conda, poetry, pdm, rustup, dotnet); and the
+// commands of version control systems other than git that reach a server.
 var installers = map[string][]string{
 	"brew":       {"install", "reinstall", "upgrade", "update", "fetch", "tap", "bundle"},
 	"port":       {"install", "upgrade", "selfupdate", "sync", "fetch"},
@@ -597,6 +603,11 @@ var installers = map[string][]string{
 	"pdm":        {"install", "add", "update", "lock", "sync"},
 	"rustup":     {"install", "update", "toolchain install", "target add", "component add", "self update"},
 	"dotnet":     {"restore", "add package", "tool install", "tool update", "workload install", "new install"},
+	// Other version control systems' commands that reach their remote.
+	"svn":    {"checkout", "co", "update", "up", "export", "import", "commit", "ci", "switch", "sw", "list", "ls", "log", "cat"},
+	"hg":     {"clone", "pull", "push", "incoming", "in", "outgoing", "out"},
+	"bzr":    {"branch", "checkout", "pull", "push", "merge", "update"},
+	"fossil": {"clone", "sync", "pull", "push", "update"},
 }
 
 // online reports that c is not asked for help, to stay offline, or for a dry run.

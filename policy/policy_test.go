@@ -105,6 +105,10 @@ func TestBuiltinRules(t *testing.T) {
 		{"alias ll='ls -l'; ll sub", policy.Allow, ""},
 		{"alias a='b'; alias b='a'; a", policy.Allow, ""},
 		{"f(){ go vet ./...; }; f && f", policy.Allow, ""},
+		// downloaders that were not known as network clients (session 38)
+		{"wget2 https://example.com/x", policy.Deny, "network"},
+		{"yt-dlp https://example.com/v", policy.Deny, "network"},
+		{"cpanm Foo::Bar", policy.Deny, "network"},
 		// a function's $1 … are the words it is called with; set -- sets them (session 38)
 		{`f(){ rm -rf "$1"; }; f /`, policy.Deny, "catastrophic"},
 		{`function f { rm -rf $2; }; f x ~`, policy.Deny, "catastrophic"},
