@@ -363,6 +363,18 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 		},
 	}
 	m["gradlew"] = m["gradle"] // the project's own launcher of gradle
+	// pkill and pgrep (procps), killall (psmisc): which processes they pick.
+	m["pkill"] = func() *opts.Spec {
+		return opts.New("c:d:efF:g:G:ilnoP:rs:t:u:U:vwx", "count", "delimiter=", "echo", "exact", "full", "group=", "pgroup=", "ignore-case",
+			"inverse", "lightweight", "list-name", "list-full", "logpidfile", "newest", "oldest", "older=", "parent=", "pidfile=", "runstates=",
+			"session=", "signal=", "terminal=", "euid=", "uid=", "ns=", "nslist=", "cgroup=", "env=", "ignore-ancestors", "require-handler",
+			"help", "version")
+	}
+	m["pgrep"] = m["pkill"]
+	m["killall"] = func() *opts.Spec {
+		return opts.New("egiIlno:qrs:u:vwy:Z:", "exact", "ignore-case", "process-group", "interactive", "list", "quiet", "regexp",
+			"signal=", "user=", "verbose", "version", "wait", "younger-than=", "older-than=", "context=", "ns=", "help")
+	}
 	// gdb: getopt_long_only with no short options: -ex, --ex, -eval-command,
 	// -eval are one option.
 	m["gdb"] = func() *opts.Spec {
