@@ -541,10 +541,10 @@ var fetchers = &catalogue{facts: []fact{
 		},
 		match:    []string{"apt-get install -y jq", "apt update", "aptitude upgrade"},
 		notMatch: []string{"apt list --installed", "apt-get install --simulate jq", "apt-cache search jq"}},
-	fact{listed: func(n string) bool { _, ok := installers[n]; return ok },
+	fact{listed: func(n string) bool { return installerSubs(n) != nil },
 		test: func(_ *check, c *analysis.Command) string {
 			a, b := operand(c, 0), operand(c, 1)
-			for _, sub := range installers[c.Name] {
+			for _, sub := range installerSubs(c.Name) {
 				one, two, _ := strings.Cut(sub, " ")
 				if a == one && (two == "" || b == two) {
 					does := " downloads packages"
@@ -583,31 +583,44 @@ var fetchers = &catalogue{facts: []fact{
 // or two) download packages: system ones (brew, dnf, zypper, apk, snap,
 // winget …) and project ones (conda, poetry, pdm, rustup, dotnet); and the
 // commands of version control systems other than git that reach a server.
-var installers = map[string][]string{
-	"brew":       {"install", "reinstall", "upgrade", "update", "fetch", "tap", "bundle"},
-	"port":       {"install", "upgrade", "selfupdate", "sync", "fetch"},
-	"dnf":        {"install", "reinstall", "update", "upgrade", "downgrade", "download", "makecache", "distro-sync", "groupinstall"},
-	"yum":        {"install", "reinstall", "update", "upgrade", "downgrade", "makecache", "groupinstall"},
-	"microdnf":   {"install", "reinstall", "update", "upgrade", "download", "makecache"},
-	"zypper":     {"install", "in", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "source-install", "si"},
-	"apk":        {"add", "upgrade", "update", "fetch"},
-	"snap":       {"install", "refresh", "download"},
-	"flatpak":    {"install", "update", "remote-add"},
-	"choco":      {"install", "upgrade"},
-	"winget":     {"install", "upgrade"},
-	"scoop":      {"install", "update", "bucket add"},
-	"conda":      {"install", "create", "update", "upgrade", "env create", "env update"},
-	"mamba":      {"install", "create", "update", "upgrade", "env create", "env update"},
-	"micromamba": {"install", "create", "update", "upgrade"},
-	"poetry":     {"install", "add", "update", "lock", "sync", "self update"},
-	"pdm":        {"install", "add", "update", "lock", "sync"},
-	"rustup":     {"install", "update", "toolchain install", "target add", "component add", "self update"},
-	"dotnet":     {"restore", "add package", "tool install", "tool update", "workload install", "new install"},
+var installers = [...]struct {
+	name string
+	subs []string
+}{
+	{"brew", []string{"install", "reinstall", "upgrade", "update", "fetch", "tap", "bundle"}},
+	{"port", []string{"install", "upgrade", "selfupdate", "sync", "fetch"}},
+	{"dnf", []string{"install", "reinstall", "update", "upgrade", "downgrade", "download", "makecache", "distro-sync", "groupinstall"}},
+	{"yum", []string{"install", "reinstall", "update", "upgrade", "downgrade", "makecache", "groupinstall"}},
+	{"microdnf", []string{"install", "reinstall", "update", "upgrade", "download", "makecache"}},
+	{"zypper", []string{"install", "in", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "source-install", "si"}},
+	{"apk", []string{"add", "upgrade", "update", "fetch"}},
+	{"snap", []string{"install", "refresh", "download"}},
+	{"flatpak", []string{"install", "update", "remote-add"}},
+	{"choco", []string{"install", "upgrade"}},
+	{"winget", []string{"install", "upgrade"}},
+	{"scoop", []string{"install", "update", "bucket add"}},
+	{"conda", []string{"install", "create", "update", "upgrade", "env create", "env update"}},
+	{"mamba", []string{"install", "create", "update", "upgrade", "env create", "env update"}},
+	{"micromamba", []string{"install", "create", "update", "upgrade"}},
+	{"poetry", []string{"install", "add", "update", "lock", "sync", "self update"}},
+	{"pdm", []string{"install", "add", "update", "lock", "sync"}},
+	{"rustup", []string{"install", "update", "toolchain install", "target add", "component add", "self update"}},
+	{"dotnet", []string{"restore", "add package", "tool install", "tool update", "workload install", "new install"}},
 	// Other version control systems' commands that reach their remote.
-	"svn":    {"checkout", "co", "update", "up", "export", "import", "commit", "ci", "switch", "sw", "list", "ls", "log", "cat"},
-	"hg":     {"clone", "pull", "push", "incoming", "in", "outgoing", "out"},
-	"bzr":    {"branch", "checkout", "pull", "push", "merge", "update"},
-	"fossil": {"clone", "sync", "pull", "push", "update"},
+	{"svn", []string{"checkout", "co", "update", "up", "export", "import", "commit", "ci", "switch", "sw", "list", "ls", "log", "cat"}},
+	{"hg", []string{"clone", "pull", "push", "incoming", "in", "outgoing", "out"}},
+	{"bzr", []string{"branch", "checkout", "pull", "push", "merge", "update"}},
+	{"fossil", []string{"clone", "sync", "pull", "push", "update"}},
+}
+
+// installerSubs are the subcommands of name that reach the network (installers).
+func installerSubs(name string) []string {
+	for _, in := range installers {
+		if in.name == name {
+			return in.subs
+		}
+	}
+	return nil
 }
 
 // online reports that c is not asked for help, to stay offline, or for a dry run.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/analysis"
 )
@@ -161,11 +162,9 @@ func (x *check) printsForAnother(i int) bool {
 
 // wordsOnly are the programs and builtins that open none of their arguments:
 // they print, compare or store them as text, or take them as names.
-var wordsOnly = map[string]bool{
-	"echo": true, "printf": true, "basename": true, "dirname": true, "set": true, "shift": true, "export": true,
-	"declare": true, "typeset": true, "local": true, "readonly": true, "unset": true, "expr": true, "seq": true,
-	"sleep": true, "true": true, "false": true, ":": true, "type": true, "which": true, "kill": true, "exit": true,
-	"return": true, "yes": true,
+var wordsOnly = []string{
+	":", "basename", "declare", "dirname", "echo", "exit", "export", "expr", "false", "kill", "local", "printf",
+	"readonly", "return", "seq", "set", "shift", "sleep", "true", "type", "typeset", "unset", "which", "yes",
 }
 
 // recursiveReaders read whole directory trees whatever their options.
@@ -223,7 +222,7 @@ func (x *check) unconfined(c *analysis.Command) {
 	if len(x.e.secrets) == 0 {
 		return
 	}
-	if wordsOnly[c.Name] && !x.printsForAnother(x.cur) {
+	if slices.Contains(wordsOnly, c.Name) && !x.printsForAnother(x.cur) {
 		// Its arguments are text: echo ~/.ssh/id_rsa prints a name, and
 		// echo rm -rf / reads no tree. What it is given to read still is;
 		// and a name it prints into a pipe or a substitution may be read
@@ -391,7 +390,7 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 				p = x.home + "/" + rest
 			}
 		}
-		if m := homeExpansion.FindStringSubmatch(p); m != nil && x.home != "" {
+		if m := homeExpansion().FindStringSubmatch(p); m != nil && x.home != "" {
 			// ${HOME:?}/…, ${HOME%/}/…, ${HOME:-x}/…: the home, however
 			// the expansion guards or trims it.
 			p = x.home + "/" + p[len(m[0]):]
@@ -433,7 +432,7 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 }
 
 // homeExpansion is a ${HOME…} expansion with an operator, and its slash.
-var homeExpansion = regexp.MustCompile(`^\$\{HOME[:?%#/=+-][^}]*\}/`)
+var homeExpansion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{HOME[:?%#/=+-][^}]*\}/`) })
 
 // resolveView is where p leads, links followed, for the command: a link
 // resolved into /proc/PID/root or /proc/self/cwd (/dev/fd/../root,

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/analysis"
@@ -191,10 +192,10 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"objcopy":    func(c *analysis.Command) []target { return nth(c, 1) },
 	"strip":      func(c *analysis.Command) []target { return append(values(c, "o"), operandTargets(c)...) },
 	"pip":        pipTargets,
-	"cmake":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs["cmake"]...) },
-	"rustc":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs["rustc"]...) },
-	"javac":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs["javac"]...) },
-	"openssl":    func(c *analysis.Command) []target { return wordValues(c, buildOutputs["openssl"]...) },
+	"cmake":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("cmake")...) },
+	"rustc":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("rustc")...) },
+	"javac":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("javac")...) },
+	"openssl":    func(c *analysis.Command) []target { return wordValues(c, buildOutputs("openssl")...) },
 	"pip3":       pipTargets,
 	"gzip":       compressorTargets,
 	"bzip2":      compressorTargets,
@@ -279,11 +280,18 @@ func wordValues(c *analysis.Command, names ...string) []target {
 // buildOutputs are the short and one-dash options of build tools and key
 // generators that name where they write (their long ones, --out-dir,
 // --target-dir, --outDir, every program's output options read).
-var buildOutputs = map[string][]string{
-	"cmake":   {"-B"},
-	"rustc":   {"-o", "--out-dir"},
-	"javac":   {"-d", "-h", "-s"},
-	"openssl": {"-out", "-keyout", "--out", "--keyout"},
+func buildOutputs(name string) []string {
+	switch name {
+	case "cmake":
+		return []string{"-B"}
+	case "rustc":
+		return []string{"-o", "--out-dir"}
+	case "javac":
+		return []string{"-d", "-h", "-s"}
+	case "openssl":
+		return []string{"-out", "-keyout", "--out", "--keyout"}
+	}
+	return nil
 }
 
 // compressorTargets: gzip, bzip2, xz and zstd replace each operand by its
@@ -393,10 +401,9 @@ var outputOptions = []string{"output", "output-file", "output-document", "output
 
 // outputNames are outputOptions and the other names of an output file or
 // directory, as spelledOutputs compares them: lower case, without - or _.
-var outputNames = map[string]bool{
-	"output": true, "outputfile": true, "outputdocument": true, "outputdirectory": true, "outputdir": true, "targetdirectory": true,
-	"separategitdir": true, "logfile": true, "outfile": true, "outdir": true, "targetdir": true, "builddir": true, "artifactdir": true,
-	"declarationdir": true, "outputpath": true, "outpath": true,
+var outputNames = []string{
+	"artifactdir", "builddir", "declarationdir", "logfile", "outdir", "outfile", "output", "outputdir", "outputdirectory",
+	"outputdocument", "outputfile", "outpath", "outputpath", "separategitdir", "targetdir", "targetdirectory",
 }
 
 // spelledOutput is an output option's value, the option as written and the
@@ -422,7 +429,7 @@ func spelledOutputs(c *analysis.Command) []spelledOutput {
 		}
 		name, val, hasVal := strings.Cut(a[2:], "=")
 		fold := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
-		if !outputNames[fold] {
+		if !slices.Contains(outputNames, fold) {
 			continue
 		}
 		switch {

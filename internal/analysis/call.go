@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -77,7 +78,7 @@ func (c *Command) setWords(ws []word) {
 // gmake, gtimeout): grm -rf / is rm -rf /, every rule for rm applies.
 func programName(p string) string {
 	n := foldName(baseName(p))
-	if rest, ok := strings.CutPrefix(n, "g"); ok && gnuPrefixed[rest] {
+	if rest, ok := strings.CutPrefix(n, "g"); ok && rest != "" && gnuPrefixed()[rest] {
 		return rest
 	}
 	return n
@@ -86,8 +87,9 @@ func programName(p string) string {
 // gnuPrefixed are the programs of GNU coreutils, findutils, sed, tar, make,
 // grep, patch and which, as installed with a "g" before their names. Left out:
 // od (god is another program), and names whose g-form is another program
-// already (gzip is not zip, gunzip not unzip, gcc is itself).
-var gnuPrefixed = func() map[string]bool {
+// already (gzip is not zip, gunzip not unzip, gcc is itself). Built when first
+// asked for: every start of shellgate would pay for it otherwise.
+var gnuPrefixed = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, n := range strings.Fields(`[ b2sum base32 base64 basename basenc cat chcon chgrp chmod chown chroot
 		cksum comm cp csplit cut date dd df dir dircolors dirname du echo env expand expr factor false fmt
@@ -100,7 +102,7 @@ var gnuPrefixed = func() map[string]bool {
 		m[n] = true
 	}
 	return m
-}()
+})
 
 // baseName is the program a command word names: "rm" for "/usr/bin/rm".
 func baseName(p string) string {

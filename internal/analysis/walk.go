@@ -3,7 +3,6 @@ package analysis
 import (
 	"mvdan.cc/sh/v3/syntax"
 	"slices"
-	"strconv"
 
 	"github.com/shellgate/shellgate/internal/realpath"
 )
@@ -130,13 +129,7 @@ func (w *walker) unknownVar(name string) { w.setVar(name, varVal{}) }
 const maxPositional = 9
 
 // positionalNames are "1" … "9".
-var positionalNames = func() []string {
-	n := make([]string, maxPositional)
-	for i := range n {
-		n[i] = strconv.Itoa(i + 1)
-	}
-	return n
-}()
+var positionalNames = [maxPositional]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
 // setPositional gives $1 … $9 the words args, as a function call or set --
 // does, and returns what they were. A word only known at run time, or a glob
