@@ -149,15 +149,19 @@ func stdinFromLine(c *analysis.Command) bool {
 // command of the line: a later stage of its pipeline, or the command whose
 // word holds it in a substitution.
 func (x *check) printsForAnother(i int) bool {
-	if x.a.Commands[i].PipedOut {
-		return true
-	}
-	for k := range x.a.Commands {
-		if slices.Contains(x.a.Commands[k].Feeds, i) {
-			return true
+	if x.readOn == nil {
+		// Once for the line: a line of many echo commands is not scanned
+		// once per echo.
+		x.readOn = make([]bool, len(x.a.Commands))
+		for k := range x.a.Commands {
+			for _, j := range x.a.Commands[k].Feeds {
+				if j >= 0 && j < len(x.readOn) {
+					x.readOn[j] = true
+				}
+			}
 		}
 	}
-	return false
+	return x.a.Commands[i].PipedOut || x.readOn[i]
 }
 
 // wordsOnly are the programs and builtins that open none of their arguments:
