@@ -51,6 +51,43 @@ func pipedOutput(c *analysis.Command) bool {
 	return false
 }
 
+// cargoConfigVar is the environment variable a --config KEY=VALUE of c stands
+// for (cargo's own mapping: build.rustc-wrapper is CARGO_BUILD_RUSTC_WRAPPER),
+// where KEY names a program cargo runs (a runner, linker, rustc or its
+// wrapper, a credential provider) or an env.* variable for what it runs; ""
+// if none. RUSTC_WRAPPER=x cargo build asks already.
+func cargoConfigVar(c *analysis.Command) string {
+	for i := 0; i < len(c.Args); i++ {
+		a, v := c.Args[i], ""
+		switch {
+		case a == "--":
+			return ""
+		case a == "--config" && i+1 < len(c.Args):
+			i++
+			v = c.Args[i]
+		case strings.HasPrefix(a, "--config="):
+			v = a[len("--config="):]
+		default:
+			continue
+		}
+		key, val, ok := strings.Cut(v, "=")
+		if !ok {
+			continue // a configuration file
+		}
+		key = strings.TrimSpace(key)
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		if !strings.HasPrefix(key, "env.") && !oneOf(last, "runner", "linker", "ar", "rustc", "rustdoc", "rustc-wrapper",
+			"rustc-workspace-wrapper", "credential-provider", "global-credential-providers") {
+			continue // profile.release.debug, term.color, build.jobs …: settings, not programs
+		}
+		env := "CARGO_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+		if !harmlessValue(analysis.Assignment{Name: env, Value: strings.Trim(strings.TrimSpace(val), `"'`)}) {
+			return env
+		}
+	}
+	return ""
+}
+
 // makeShellVar reports a variable assignment among make's operands that runs
 // a command: SHELL and .SHELLFLAGS make every recipe line run through what
 // they say, and X != CMD runs CMD as make reads it (GNU make parses a
@@ -99,6 +136,15 @@ var execFacts = &catalogue{facts: []fact{
 			"gdb -batch --ex='shell id' ./a", "gdb -batch -eval 'shell id' ./a", "gdb -batch -iex 'shell id' ./a", "gdb -batch -command=x.gdb ./a",
 			"lldb --batch --one-line 'platform shell id' ./a", "lldb -b -s x.lldb ./a"},
 		notMatch: []string{"gdb -batch ./a.out", "gdb -batch -p 42", "lldb --batch -x ./a", "gdb -batch -e ./a -se ./a"}},
+	fact{programs: []string{"cargo"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			env := cargoConfigVar(c)
+			return when(env != "", " sets cargo's "+env+" on its command line (--config KEY=VALUE is that variable), which chooses a program cargo runs, or the environment of what it runs (rule code-execution): the user must approve it.")
+		},
+		match: []string{"cargo --config build.rustc-wrapper=/tmp/x build", "cargo run --config 'target.x86_64-unknown-linux-gnu.runner=\"/tmp/x\"'",
+			"cargo build --config=build.rustc=/tmp/x", "cargo build --config env.LD_PRELOAD=/tmp/x.so"},
+		notMatch: []string{"cargo build --release", "cargo --config term.color=\"always\" build", "cargo build --config build.incremental=false", "cargo test -- --config x=y",
+			"cargo build --config profile.release.debug=true"}},
 	fact{programs: []string{"strace"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(pipedOutput(c), ": strace -o '|CMD' pipes the trace to CMD, run by a shell (rule code-execution): the user must approve it.")
