@@ -77,6 +77,10 @@ func parseArguments(raw json.RawMessage, maxTimeoutMS int64, maxOutput int) (she
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		if n := len(unknown); n > 4 {
+			// Named a few: ten thousand keys would be a refusal that big.
+			unknown = append(unknown[:4], fmt.Sprintf("and %d more", n-4))
+		}
 		return fail("Unknown parameter %s; the parameters are %s.", strings.Join(unknown, ", "), strings.Join(params, ", "))
 	}
 	if msg := checkClientParams(fields); msg != "" {
@@ -132,6 +136,10 @@ func integer(v json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
+// echoed is a value as a refusal quotes it: cut in the middle to 64 bytes, so
+// that a megabyte given where a number belongs is not sent back whole.
+func echoed(v json.RawMessage) string { return envelope.CutMiddle(string(v), 64) }
+
 // kind names a JSON value's type for error messages.
 func kind(v json.RawMessage) string {
 	switch v[0] {
@@ -158,21 +166,21 @@ func numbers(fields map[string]json.RawMessage, req *shellgate.Request, maxTimeo
 	if v, ok := given("timeout_ms"); ok {
 		ms, ok := integer(v)
 		if !ok {
-			return fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+			return fmt.Sprintf("timeout_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, echoed(v))
 		}
 		req.TimeoutMS = &ms
 	}
 	if v, ok := given("max_output_bytes"); ok {
 		n, ok := integer(v)
 		if !ok || n < 1 || n > math.MaxInt32 {
-			return fmt.Sprintf("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, v)
+			return fmt.Sprintf("max_output_bytes must be an integer between 1 and %d (got %s).", maxOutput, echoed(v))
 		}
 		req.MaxOutputBytes = int(n)
 	}
 	if v, ok := given("yield_after_ms"); ok {
 		ms, ok := integer(v)
 		if !ok {
-			return fmt.Sprintf("yield_after_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, v)
+			return fmt.Sprintf("yield_after_ms must be an integer between 1 and %d (got %s).", maxTimeoutMS, echoed(v))
 		}
 		req.YieldAfterMS = &ms
 	}

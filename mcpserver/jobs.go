@@ -208,7 +208,7 @@ func argsError(raw json.RawMessage, dst any, names ...string) (map[string]any, *
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			field := te.Field[strings.LastIndexByte(te.Field, '.')+1:]
-			return fail("Parameter '%s' must be %s, not %s.", field, jsonType(te.Type.Kind().String()), te.Value)
+			return fail("Parameter '%s' must be %s, not %s.", field, jsonType(te.Type.Kind().String()), envelope.CutMiddle(te.Value, 64))
 		}
 		return fail("Invalid arguments: %v.", err)
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -51,9 +52,12 @@ var catastrophicFacts = &catalogue{facts: []fact{
 			all := slices.ContainsFunc(c.Args, func(a string) bool {
 				return (a == "-1" || a == "1") && c.Name == "kill" || a == "init" || a == "systemd"
 			})
-			return when(all, "would kill every process or init (rule catastrophic). Kill the specific process you started.")
+			return when(all || killsAny(c), "would kill every process or init (rule catastrophic). Kill the specific process you started.")
 		},
-		match: []string{"kill -9 -1", "kill 1", "pkill init", "killall systemd"}, notMatch: []string{"kill 1234", "pkill -1 myserver"}},
+		match: []string{"kill -9 -1", "kill 1", "pkill init", "killall systemd", "pkill -9 -u $USER", "pkill --euid me", "pkill .",
+			"pkill -f ''", "killall -r '.*'", "killall -u me", "pkill -KILL -U 1000"},
+		notMatch: []string{"kill 1234", "pkill -1 myserver", "pkill -f 'node server.js'", "pkill -u me node", "killall node", "killall -r '^node$'",
+			"pgrep -u me"}},
 	fact{programs: []string{"chmod", "chown", "chgrp"},
 		test: func(x *check, c *analysis.Command) string {
 			if !recursive(c) {
@@ -125,3 +129,47 @@ func (x *check) isSystemRoot(c *analysis.Command, a string, f analysis.ArgFlag) 
 }
 
 func recursive(c *analysis.Command) bool { return c.Has("r", "R", "recursive") }
+
+// processNames stand for every process a kill could reach: init, a daemon,
+// a shell, a desktop's server, a one-letter name.
+var processNames = []string{"systemd", "init", "sshd", "bash", "zsh", "Xorg", "a", "node", "/usr/lib/systemd/systemd --user"}
+
+// killsAny reports a pkill or killall that picks every process, or every
+// process of a user, group, session or terminal: a pattern that matches every
+// name (pkill ., pkill -f ”, killall -r '.*'), or a selector with no pattern.
+func killsAny(c *analysis.Command) bool {
+	if c.Name != "pkill" && c.Name != "killall" {
+		return false
+	}
+	if !c.Parsed || c.MoreArgs {
+		return false
+	}
+	pats := make([]string, 0, len(c.Operands))
+	for _, i := range c.Operands {
+		if c.IsDynamic(i) {
+			return false // judged as dynamic, not guessed
+		}
+		pats = append(pats, c.Args[i])
+	}
+	if len(pats) == 0 {
+		return c.Has("u", "U", "g", "G", "s", "t", "P", "euid", "uid", "group", "pgroup", "session", "terminal", "parent", "user")
+	}
+	regex := c.Name == "pkill" || c.Has("r", "regexp")
+	if !regex || c.Has("x", "exact") && c.Name == "pkill" {
+		return false
+	}
+	for _, p := range pats {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			continue
+		}
+		all := true
+		for _, n := range processNames {
+			all = all && re.MatchString(n)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}

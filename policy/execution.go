@@ -28,24 +28,129 @@ func (x *check) execution(c *analysis.Command) {
 	}
 }
 
+// pipedOutput reports strace's -o FILE (-oFILE, --output=FILE) naming a pipe
+// to a command: "|CMD" or "!CMD". strace has no grammar here, so every word
+// is looked at: the traced command's own -o '|…' is asked about too.
+func pipedOutput(c *analysis.Command) bool {
+	for i := 0; i < len(c.Args); i++ {
+		a, v := c.Args[i], ""
+		switch {
+		case a == "-o" || a == "--output":
+			if i++; i < len(c.Args) {
+				v = c.Args[i]
+			}
+		case strings.HasPrefix(a, "--output="):
+			v = a[len("--output="):]
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "o"):
+			v = a[strings.IndexByte(a, 'o')+1:] // -fo'|cmd'
+		}
+		if strings.HasPrefix(v, "|") || strings.HasPrefix(v, "!") {
+			return true
+		}
+	}
+	return false
+}
+
+// cargoConfigVar is the environment variable a --config KEY=VALUE of c stands
+// for (cargo's own mapping: build.rustc-wrapper is CARGO_BUILD_RUSTC_WRAPPER),
+// where KEY names a program cargo runs (a runner, linker, rustc or its
+// wrapper, a credential provider) or an env.* variable for what it runs; ""
+// if none. RUSTC_WRAPPER=x cargo build asks already.
+func cargoConfigVar(c *analysis.Command) string {
+	for i := 0; i < len(c.Args); i++ {
+		a, v := c.Args[i], ""
+		switch {
+		case a == "--":
+			return ""
+		case a == "--config" && i+1 < len(c.Args):
+			i++
+			v = c.Args[i]
+		case strings.HasPrefix(a, "--config="):
+			v = a[len("--config="):]
+		default:
+			continue
+		}
+		key, val, ok := strings.Cut(v, "=")
+		if !ok {
+			continue // a configuration file
+		}
+		key = strings.TrimSpace(key)
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		if !strings.HasPrefix(key, "env.") && !oneOf(last, "runner", "linker", "ar", "rustc", "rustdoc", "rustc-wrapper",
+			"rustc-workspace-wrapper", "credential-provider", "global-credential-providers") {
+			continue // profile.release.debug, term.color, build.jobs …: settings, not programs
+		}
+		env := "CARGO_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+		if !harmlessValue(analysis.Assignment{Name: env, Value: strings.Trim(strings.TrimSpace(val), `"'`)}) {
+			return env
+		}
+	}
+	return ""
+}
+
+// makeShellVar reports a variable assignment among make's operands that runs
+// a command: SHELL and .SHELLFLAGS make every recipe line run through what
+// they say, and X != CMD runs CMD as make reads it (GNU make parses a
+// command-line variable as a makefile line).
+func makeShellVar(c *analysis.Command) bool {
+	for _, i := range c.Operands {
+		lhs, _, ok := strings.Cut(c.Args[i], "=")
+		if !ok {
+			continue
+		}
+		if strings.HasSuffix(lhs, "!") || c.IsDynamic(i) && strings.ContainsAny(lhs, "$`") {
+			return true // a name only known at run time may be either
+		}
+		name := strings.TrimSpace(strings.TrimRight(lhs, ":+?"))
+		if name == "SHELL" || name == ".SHELLFLAGS" || name == "MAKESHELL" {
+			return true
+		}
+	}
+	return false
+}
+
 // execFacts are the options and settings that make a program run another
 // one, now or later; what a fact says follows the command in the reason.
 var execFacts = &catalogue{facts: []fact{
-	fact{programs: []string{"make", "gmake"}, rule: RuleExecFlags,
+	fact{programs: []string{"make"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
-			return when(argWhere(c, func(a string) bool { return a == "--eval" || strings.HasPrefix(a, "--eval=") || a == "-E" }) != "",
-				": make --eval adds rules that run commands (rule code-execution): the user must approve it.")
+			if c.Has("E", "eval") {
+				return ": make --eval adds rules that run commands (rule code-execution): the user must approve it."
+			}
+			return when(makeShellVar(c), ": a variable given on make's command line sets the shell its recipes run in or runs a command itself (SHELL=, .SHELLFLAGS=, X!=CMD) (rule code-execution): the user must approve it.")
 		},
-		match:    []string{"make --eval='x:; touch y' x", "make -E 'all:; id'"},
-		notMatch: []string{"make -j4 test", "make -e"}},
-	fact{programs: []string{"gdb", "lldb", "strace", "ltrace"}, rule: RuleExecFlags,
+		match: []string{"make --eval='x:; touch y' x", "make -E 'all:; id'", "make --eva='x:;id' x", "make -kE'x:;id' x",
+			"make SHELL=/tmp/x", "make .SHELLFLAGS='-c id' all", "make 'X!=id'", "make SHELL:=./x test"},
+		notMatch: []string{"make -j4 test", "make -e", "make CC=clang V=1 test", "make 'X=a!=b'", "make -f SHELL=x", "make VERSION=$(git describe) build"}},
+	fact{programs: []string{"gdb", "lldb"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
-			return when(argWhere(c, func(a string) bool {
-				return a == "-ex" || a == "-x" || a == "--command" || a == "-ix" || a == "-o" && c.Name == "lldb" || strings.HasPrefix(a, "--eval-command")
-			}) != "", ": the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.")
+			scripted := c.Has("x", "ex", "ix", "iex", "eix", "eiex", "command", "eval-command", "init-command", "init-eval-command",
+				"early-init-command", "early-init-eval-command")
+			if c.Name == "lldb" {
+				scripted = c.Has("o", "O", "s", "S", "k", "K", "one-line", "one-line-before-file", "one-line-on-crash", "source",
+					"source-before-file", "source-on-crash")
+			}
+			return when(scripted, ": the debugger runs scripted commands, which can start any program (rule code-execution): the user must approve it.")
 		},
-		match:    []string{"gdb -batch -ex 'shell id' ./a.out", "lldb -o 'platform shell id' ./a.out", "gdb --eval-command=run ./a"},
-		notMatch: []string{"gdb -batch ./a.out", "strace -f ls"}},
+		match: []string{"gdb -batch -ex 'shell id' ./a.out", "lldb -o 'platform shell id' ./a.out", "gdb --eval-command=run ./a",
+			"gdb -batch --ex='shell id' ./a", "gdb -batch -eval 'shell id' ./a", "gdb -batch -iex 'shell id' ./a", "gdb -batch -command=x.gdb ./a",
+			"lldb --batch --one-line 'platform shell id' ./a", "lldb -b -s x.lldb ./a"},
+		notMatch: []string{"gdb -batch ./a.out", "gdb -batch -p 42", "lldb --batch -x ./a", "gdb -batch -e ./a -se ./a"}},
+	fact{programs: []string{"cargo"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			env := cargoConfigVar(c)
+			return when(env != "", " sets cargo's "+env+" on its command line (--config KEY=VALUE is that variable), which chooses a program cargo runs, or the environment of what it runs (rule code-execution): the user must approve it.")
+		},
+		match: []string{"cargo --config build.rustc-wrapper=/tmp/x build", "cargo run --config 'target.x86_64-unknown-linux-gnu.runner=\"/tmp/x\"'",
+			"cargo build --config=build.rustc=/tmp/x", "cargo build --config env.LD_PRELOAD=/tmp/x.so"},
+		notMatch: []string{"cargo build --release", "cargo --config term.color=\"always\" build", "cargo build --config build.incremental=false", "cargo test -- --config x=y",
+			"cargo build --config profile.release.debug=true"}},
+	fact{programs: []string{"strace"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			return when(pipedOutput(c), ": strace -o '|CMD' pipes the trace to CMD, run by a shell (rule code-execution): the user must approve it.")
+		},
+		match:    []string{"strace -o '|sh -c id' ls", "strace -o'!id' ls", "strace --output='|id' ls", "strace -fo'|id' ls", "strace -e trace=open -o '|id' ls"},
+		notMatch: []string{"strace -f ls", "strace -x ls", "strace -o trace.txt ls", "strace -e trace=open -o t.txt ls"}},
 	fact{programs: []string{"npm", "pnpm", "yarn"}, rule: RuleProtected,
 		test: func(_ *check, c *analysis.Command) string {
 			scripts := len(c.Args) >= 2 && c.Args[0] == "pkg" && c.Args[1] == "set" && slices.ContainsFunc(c.Args[2:], func(a string) bool {

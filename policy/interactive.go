@@ -107,10 +107,14 @@ var interactiveFacts = &catalogue{facts: []fact{
 			"git difftool -y HEAD~1", "git rebase main", "GIT_SEQUENCE_EDITOR=true git rebase -i HEAD~2", "git -c core.editor=true rebase -i main"}},
 	fact{programs: []string{"gdb", "lldb"},
 		test: func(_ *check, c *analysis.Command) string {
-			return when(!c.Has("batch", "version", "v") && !hasArg(c.Args, "-batch", "-version"),
-				instead("starts a debugger prompt", interactiveTools[c.Name]))
+			once := c.Has("batch", "batch-silent", "version", "help", "configuration")
+			if c.Name == "lldb" {
+				once = c.Has("batch", "b", "version", "v", "help", "h")
+			}
+			return when(!once, instead("starts a debugger prompt", interactiveTools[c.Name]))
 		},
-		match: []string{"gdb ./a.out", "lldb ./a.out"}, notMatch: []string{"gdb -batch -ex bt ./a.out", "lldb --batch ./a", "gdb --version"}},
+		match:    []string{"gdb ./a.out", "lldb ./a.out", "gdb -q ./a.out", "lldb -x ./a"},
+		notMatch: []string{"gdb -batch -ex bt ./a.out", "lldb --batch ./a", "gdb --version", "lldb -b -o bt ./a", "gdb --batch-silent ./a", "gdb -batc ./a"}},
 	fact{programs: []string{"psql", "mysql", "sqlite3"},
 		test: func(x *check, c *analysis.Command) string {
 			name, has := c.Name, c.Has

@@ -42,6 +42,22 @@ var loseWorkFacts = &catalogue{facts: []fact{
 		},
 		match: []string{"git checkout -f main", "git checkout -- .", "git checkout ."}, notMatch: []string{"git checkout main", "git checkout -- README.md"}},
 	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "switch") && c.Has("f", "force", "discard-changes"), "uncommitted changes to tracked files")
+		},
+		match: []string{"git switch -f main", "git switch --discard-changes main", "git switch --disc main", "git switch -fc x"}, notMatch: []string{"git switch main", "git switch -c feature"}},
+	fact{programs: []string{"git"},
+		test: func(x *check, c *analysis.Command) string {
+			return when(gitSub(c, "rm") && c.Has("f", "force") && !c.Has("cached", "n", "dry-run") && x.wholesale(c, c.Operands),
+				"uncommitted changes to every file under the paths it names")
+		},
+		match: []string{"git rm -rf .", "git rm -r --force :/", "git rm -f '*.go'"}, notMatch: []string{"git rm -r --cached .", "git rm -f x.go", "git rm -rfn ."}},
+	fact{programs: []string{"git"},
+		test: func(_ *check, c *analysis.Command) string {
+			return when(gitSub(c, "checkout-index") && c.Has("f", "force") && c.Has("a", "all"), "uncommitted changes to tracked files")
+		},
+		match: []string{"git checkout-index -f -a", "git checkout-index --all --force"}, notMatch: []string{"git checkout-index -a", "git checkout-index -f x.go"}},
+	fact{programs: []string{"git"},
 		test: func(x *check, c *analysis.Command) string {
 			return when(gitSub(c, "restore") && (!c.Has("S", "staged") || c.Has("W", "worktree")) && x.wholesale(c, c.Operands),
 				"uncommitted changes to every file under the paths it names")

@@ -30,6 +30,8 @@ var networkClients = names(map[string]bool{
 	"lynx": true, "w3m": true, "links": true, "elinks": true, "ssh-keyscan": true, "websocat": true, "grpcurl": true,
 	"mail": true, "mailx": true, "mutt": true, "sendmail": true, "swaks": true, "msmtp": true,
 	"ldapsearch": true, "ldapmodify": true, "ldapadd": true, "ldapdelete": true, "smbclient": true, "s3cmd": true,
+	// Downloaders and installers that fetch whatever they are given (session 38).
+	"wget2": true, "curlie": true, "yt-dlp": true, "youtube-dl": true, "cpanm": true,
 })
 
 // diskTools partition, format or wipe disks.

@@ -541,7 +541,87 @@ var fetchers = &catalogue{facts: []fact{
 		},
 		match:    []string{"apt-get install -y jq", "apt update", "aptitude upgrade"},
 		notMatch: []string{"apt list --installed", "apt-get install --simulate jq", "apt-cache search jq"}},
+	fact{listed: func(n string) bool { return installerSubs(n) != nil },
+		test: func(_ *check, c *analysis.Command) string {
+			a, b := operand(c, 0), operand(c, 1)
+			for _, sub := range installerSubs(c.Name) {
+				one, two, _ := strings.Cut(sub, " ")
+				if a == one && (two == "" || b == two) {
+					does := " downloads packages"
+					if oneOf(c.Name, "svn", "hg", "bzr", "fossil") {
+						does = " reaches the repository's server"
+					}
+					return when(online(c), c.Name+" "+sub+does)
+				}
+			}
+			return ""
+		},
+		match: []string{"brew install jq", "brew upgrade", "brew tap x/y", "dnf -y install jq", "yum update", "zypper in jq", "apk add jq",
+			"conda install -c conda-forge numpy", "poetry add requests", "poetry install", "pdm sync", "rustup target add wasm32-wasip1",
+			"dotnet add package Newtonsoft.Json", "dotnet restore", "snap install x", "winget install x", "choco install x", "scoop install x",
+			"svn checkout https://svn.example.com/r/trunk", "hg clone https://hg.example.com/r", "hg pull"},
+		notMatch: []string{"brew list", "brew --prefix", "dnf list installed", "conda list", "poetry run pytest", "poetry install --help",
+			"rustup show", "dotnet build", "dotnet add reference ../x.csproj", "apk info", "hg status", "svn status", "svn diff"}},
+	fact{programs: []string{"pacman", "yay", "paru"},
+		test: func(_ *check, c *analysis.Command) string {
+			// -S installs from the repositories and -Sy refreshes them; -Ss,
+			// -Si, -Sl, -Sg read the local copy of them, -Sc cleans the cache.
+			a := argWhere(c, func(a string) bool {
+				if v, ok := strings.CutPrefix(a, "--sync"); ok && v == "" {
+					return true
+				}
+				v, ok := strings.CutPrefix(a, "-S")
+				return ok && !strings.HasPrefix(a, "--") && !strings.ContainsAny(v, "silgcp")
+			})
+			return when(a != "" && online(c), c.Name+" "+a+" downloads packages")
+		},
+		match:    []string{"pacman -S jq", "pacman -Syu", "yay -S x", "pacman --noconfirm -Sy jq", "pacman --sync jq"},
+		notMatch: []string{"pacman -Ss jq", "pacman -Q", "pacman -Si jq", "pacman -Sc"}},
 }}
+
+// installers are the package managers beyond apt whose subcommands (one word,
+// or two) download packages: system ones (brew, dnf, zypper, apk, snap,
+// winget …) and project ones (conda, poetry, pdm, rustup, dotnet); and the
+// commands of version control systems other than git that reach a server.
+var installers = [...]struct {
+	name string
+	subs []string
+}{
+	{"brew", []string{"install", "reinstall", "upgrade", "update", "fetch", "tap", "bundle"}},
+	{"port", []string{"install", "upgrade", "selfupdate", "sync", "fetch"}},
+	{"dnf", []string{"install", "reinstall", "update", "upgrade", "downgrade", "download", "makecache", "distro-sync", "groupinstall"}},
+	{"yum", []string{"install", "reinstall", "update", "upgrade", "downgrade", "makecache", "groupinstall"}},
+	{"microdnf", []string{"install", "reinstall", "update", "upgrade", "download", "makecache"}},
+	{"zypper", []string{"install", "in", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "source-install", "si"}},
+	{"apk", []string{"add", "upgrade", "update", "fetch"}},
+	{"snap", []string{"install", "refresh", "download"}},
+	{"flatpak", []string{"install", "update", "remote-add"}},
+	{"choco", []string{"install", "upgrade"}},
+	{"winget", []string{"install", "upgrade"}},
+	{"scoop", []string{"install", "update", "bucket add"}},
+	{"conda", []string{"install", "create", "update", "upgrade", "env create", "env update"}},
+	{"mamba", []string{"install", "create", "update", "upgrade", "env create", "env update"}},
+	{"micromamba", []string{"install", "create", "update", "upgrade"}},
+	{"poetry", []string{"install", "add", "update", "lock", "sync", "self update"}},
+	{"pdm", []string{"install", "add", "update", "lock", "sync"}},
+	{"rustup", []string{"install", "update", "toolchain install", "target add", "component add", "self update"}},
+	{"dotnet", []string{"restore", "add package", "tool install", "tool update", "workload install", "new install"}},
+	// Other version control systems' commands that reach their remote.
+	{"svn", []string{"checkout", "co", "update", "up", "export", "import", "commit", "ci", "switch", "sw", "list", "ls", "log", "cat"}},
+	{"hg", []string{"clone", "pull", "push", "incoming", "in", "outgoing", "out"}},
+	{"bzr", []string{"branch", "checkout", "pull", "push", "merge", "update"}},
+	{"fossil", []string{"clone", "sync", "pull", "push", "update"}},
+}
+
+// installerSubs are the subcommands of name that reach the network (installers).
+func installerSubs(name string) []string {
+	for _, in := range installers {
+		if in.name == name {
+			return in.subs
+		}
+	}
+	return nil
+}
 
 // online reports that c is not asked for help, to stay offline, or for a dry run.
 func online(c *analysis.Command) bool {

@@ -296,6 +296,7 @@ type check struct {
 	hits     []hit
 	cur      int // the command being judged
 	netFed   []int8
+	readOn   []bool // command i's output is read by another (printsForAnother), once asked
 	netSrc   []int
 	// written: the files the line writes (scripts), computed when first needed.
 	written      map[string]string

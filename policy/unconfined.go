@@ -4,8 +4,10 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/analysis"
 )
@@ -143,6 +145,32 @@ func stdinFromLine(c *analysis.Command) bool {
 	return false
 }
 
+// printsForAnother reports that command i's output is read by another
+// command of the line: a later stage of its pipeline, or the command whose
+// word holds it in a substitution.
+func (x *check) printsForAnother(i int) bool {
+	if x.readOn == nil {
+		// Once for the line: a line of many echo commands is not scanned
+		// once per echo.
+		x.readOn = make([]bool, len(x.a.Commands))
+		for k := range x.a.Commands {
+			for _, j := range x.a.Commands[k].Feeds {
+				if j >= 0 && j < len(x.readOn) {
+					x.readOn[j] = true
+				}
+			}
+		}
+	}
+	return x.a.Commands[i].PipedOut || x.readOn[i]
+}
+
+// wordsOnly are the programs and builtins that open none of their arguments:
+// they print, compare or store them as text, or take them as names.
+var wordsOnly = []string{
+	":", "basename", "declare", "dirname", "echo", "exit", "export", "expr", "false", "kill", "local", "printf",
+	"readonly", "return", "seq", "set", "shift", "sleep", "true", "type", "typeset", "unset", "which", "yes",
+}
+
 // recursiveReaders read whole directory trees whatever their options.
 var recursiveReaders = map[string]bool{"tar": true, "zip": true, "7z": true, "rg": true, "ag": true, "rsync": true, "scp": true}
 
@@ -196,6 +224,14 @@ func (x *check) unconfined(c *analysis.Command) {
 		return
 	}
 	if len(x.e.secrets) == 0 {
+		return
+	}
+	if slices.Contains(wordsOnly, c.Name) && !x.printsForAnother(x.cur) {
+		// Its arguments are text: echo ~/.ssh/id_rsa prints a name, and
+		// echo rm -rf / reads no tree. What it is given to read still is;
+		// and a name it prints into a pipe or a substitution may be read
+		// there (cat $(echo ~/.ssh/id_rsa)).
+		x.secretRedirects(c)
 		return
 	}
 	rec := readsTree(c)
@@ -358,11 +394,19 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 				p = x.home + "/" + rest
 			}
 		}
-		i := strings.IndexAny(p, "$`\\")
-		if i < 0 || !strings.Contains(p[:i], "/") {
-			return false
+		if m := homeExpansion().FindStringSubmatch(p); m != nil && x.home != "" {
+			// ${HOME:?}/…, ${HOME%/}/…, ${HOME:-x}/…: the home, however
+			// the expansion guards or trims it.
+			p = x.home + "/" + p[len(m[0]):]
 		}
-		p, f = p[:strings.LastIndexByte(p[:i], '/')+1]+"x", 0
+		switch i := strings.IndexAny(p, "$`\\"); {
+		case i < 0:
+			f = 0 // nothing left unknown: ${HOME:?}/.ssh/id_rsa
+		case !strings.Contains(p[:i], "/"):
+			return false
+		default:
+			p, f = p[:strings.LastIndexByte(p[:i], '/')+1]+"x", 0
+		}
 	}
 	if p == "" {
 		return false
@@ -390,6 +434,9 @@ func (x *check) secretRead(c *analysis.Command, p string, f analysis.ArgFlag, re
 	}
 	return false
 }
+
+// homeExpansion is a ${HOME…} expansion with an operator, and its slash.
+var homeExpansion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{HOME[:?%#/=+-][^}]*\}/`) })
 
 // resolveView is where p leads, links followed, for the command: a link
 // resolved into /proc/PID/root or /proc/self/cwd (/dev/fd/../root,

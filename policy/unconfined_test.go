@@ -114,6 +114,13 @@ func TestUnconfined(t *testing.T) {
 		{`case x in x) f=~/.ssh/id_rsa;; esac; cat $f`, policy.RuleSecrets},
 		{`[ -n "$X" ] && k=$HOME/.ssh/id_rsa; cat $k`, policy.RuleSecrets},
 		{`cat ~nosuch-shellgate-user/.ssh/id_rsa`, policy.RuleSecrets}, // a user only NSS knows (LDAP)
+		// Session 38: a home expansion that guards or trims, and a name that
+		// echo prints for another command to read.
+		{`cat ${HOME:?}/.ssh/id_rsa`, policy.RuleSecrets},
+		{`cat "${HOME%/}/.ssh/id_rsa"`, policy.RuleSecrets},
+		{`cat "${HOME:-/x}/.ssh/id_rsa"`, policy.RuleSecrets},
+		{`cat $(echo ~/.ssh/id_rsa)`, policy.RuleSecrets},
+		{`echo ~/.ssh/id_rsa | xargs cat`, policy.RuleSecrets},
 		{`gpg --import key.asc`, policy.RuleExecFlags},
 		{`gpg --batch --recv-keys ABC`, policy.RuleExecFlags},
 		{`gpg --homedir /tmp/g --import key.asc`, policy.RuleExecFlags},
@@ -151,6 +158,9 @@ func TestUnconfined(t *testing.T) {
 		`awk '{ print $1 }' data.csv`, `awk 'BEGIN { getline < "data.csv"; print }'`, "find ~ -name '*.md'", "find . -exec cat {} +",
 		"sqlite3 x.db .tables", "sqlite3 x.db .schema", `for f in *.md; do cat "$f"; done`, `for f in a b; do echo "$f"; done`, `cat "$f"`, `cat ~/notes/$f`, `cat ./$f`, `f=~/notes.txt; cat $f`, `x=(a b); echo ${x[0]}`, `d=/tmp; ls $d`,
 		"gpg --verify x.sig x", "gpg -d x.gpg", "gpg --list-keys", "gpg --armor --export ABC", "gsettings get a b",
+		// Text, not reads (session 38): an argument like -rf made echo "read /".
+		"echo rm -rf /", "set -- rm -rf /", "echo ~/.ssh/id_rsa", "basename ~/.ssh/id_rsa", `printf '%s\n' -R ~`,
+		"cat ${HOME:?}/notes.txt", "cat $(echo README.md)",
 		"xdg-mime query default text/plain", "ssh-add -l", "ssh-add -L", "keyctl show @s", "code --list-extensions", "gh pr list",
 	} {
 		if v := unconfined.Check(c, l.env()); v.Decision != policy.Allow && (v.Rule == policy.RuleSecrets || v.Rule == policy.RuleExecFlags) {

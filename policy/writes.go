@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shellgate/shellgate/internal/analysis"
@@ -191,6 +192,10 @@ var writers = map[string]func(c *analysis.Command) []target{
 	"objcopy":    func(c *analysis.Command) []target { return nth(c, 1) },
 	"strip":      func(c *analysis.Command) []target { return append(values(c, "o"), operandTargets(c)...) },
 	"pip":        pipTargets,
+	"cmake":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("cmake")...) },
+	"rustc":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("rustc")...) },
+	"javac":      func(c *analysis.Command) []target { return wordValues(c, buildOutputs("javac")...) },
+	"openssl":    func(c *analysis.Command) []target { return wordValues(c, buildOutputs("openssl")...) },
 	"pip3":       pipTargets,
 	"gzip":       compressorTargets,
 	"bzip2":      compressorTargets,
@@ -246,17 +251,47 @@ func compilerTargets(c *analysis.Command) []target {
 
 // pipTargets: pip install --target/--prefix/--root DIR, pip download -d DIR.
 func pipTargets(c *analysis.Command) []target {
+	return wordValues(c, "-t", "--target", "--prefix", "--root", "-d", "--dest", "--src", "--log", "--report")
+}
+
+// wordValues are the values of c's options among names, for a program whose
+// parser takes options whole (no abbreviation, no bundling): -o VALUE, a one-
+// letter -oVALUE, --opt VALUE and --opt=VALUE.
+func wordValues(c *analysis.Command, names ...string) []target {
 	var out []target
 	for i, a := range c.Args {
-		for _, o := range []string{"-t", "--target", "--prefix", "--root", "-d", "--dest", "--src", "--log", "--report"} {
-			if a == o && i+1 < len(c.Args) {
+		if a == "--" || c.IsDynamic(i) && !strings.HasPrefix(a, "-") {
+			continue
+		}
+		for _, o := range names {
+			switch {
+			case a == o && i+1 < len(c.Args):
 				out = append(out, target{c.Args[i+1], c.Flags[i+1]})
-			} else if v, ok := strings.CutPrefix(a, o+"="); ok && strings.HasPrefix(o, "--") {
-				out = append(out, target{v, c.Flags[i]})
+			case len(o) == 2 && len(a) > 2 && strings.HasPrefix(a, o):
+				out = append(out, target{a[2:], c.Flags[i]}) // -Bbuild
+			case len(o) > 2 && strings.HasPrefix(a, o+"="):
+				out = append(out, target{a[len(o)+1:], c.Flags[i]})
 			}
 		}
 	}
 	return out
+}
+
+// buildOutputs are the short and one-dash options of build tools and key
+// generators that name where they write (their long ones, --out-dir,
+// --target-dir, --outDir, every program's output options read).
+func buildOutputs(name string) []string {
+	switch name {
+	case "cmake":
+		return []string{"-B"}
+	case "rustc":
+		return []string{"-o", "--out-dir"}
+	case "javac":
+		return []string{"-d", "-h", "-s"}
+	case "openssl":
+		return []string{"-out", "-keyout", "--out", "--keyout"}
+	}
+	return nil
 }
 
 // compressorTargets: gzip, bzip2, xz and zstd replace each operand by its
@@ -326,8 +361,17 @@ func (x *check) writes(c *analysis.Command) {
 	if f == nil {
 		// Any program: an output file named in a long option that says so
 		// (--output=FILE, --output-file FILE, --target-directory DIR).
+		read := map[int]bool{}
 		for _, o := range c.Values(outputOptions...) {
 			x.writeTo(c, o.Value, c.OptFlag(o), c.Name+" --"+o.Name)
+			read[o.At] = true
+		}
+		// … however it is spelled (--outDir, --out_dir, --target-dir),
+		// with its value after = or as the next word.
+		for _, t := range spelledOutputs(c) {
+			if !read[t.at] {
+				x.writeTo(c, t.path, t.flag, c.Name+" "+t.opt)
+			}
 		}
 		return
 	}
@@ -354,6 +398,50 @@ func (x *check) writes(c *analysis.Command) {
 // them (long options only: a letter such as -o means different things).
 var outputOptions = []string{"output", "output-file", "output-document", "output-directory", "output-dir",
 	"target-directory", "separate-git-dir", "log-file", "outfile", "out-file"}
+
+// outputNames are outputOptions and the other names of an output file or
+// directory, as spelledOutputs compares them: lower case, without - or _.
+var outputNames = []string{
+	"artifactdir", "builddir", "declarationdir", "logfile", "outdir", "outfile", "output", "outputdir", "outputdirectory",
+	"outputdocument", "outputfile", "outpath", "outputpath", "separategitdir", "targetdir", "targetdirectory",
+}
+
+// spelledOutput is an output option's value, the option as written and the
+// index of the argument holding the value.
+type spelledOutput struct {
+	target
+	opt string
+	at  int
+}
+
+// spelledOutputs are the values of c's long options whose names, folded, are
+// outputNames, where the option parser did not read them as outputOptions:
+// --outDir DIR (tsc), --target-dir DIR (cargo), --out_dir=DIR.
+func spelledOutputs(c *analysis.Command) []spelledOutput {
+	var out []spelledOutput
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "--") || c.IsDynamic(i) {
+			continue
+		}
+		name, val, hasVal := strings.Cut(a[2:], "=")
+		fold := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+		if !slices.Contains(outputNames, fold) {
+			continue
+		}
+		switch {
+		case hasVal:
+			out = append(out, spelledOutput{target{val, c.Flags[i]}, "--" + name, i})
+		case i+1 < len(c.Args) && !strings.HasPrefix(c.Args[i+1], "-"):
+			i++
+			out = append(out, spelledOutput{target{c.Args[i], c.Flags[i]}, "--" + name, i})
+		}
+	}
+	return out
+}
 
 func isSymbolic(c *analysis.Command) bool { return c.Has("s", "symbolic") }
 

@@ -47,7 +47,11 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"echo $(a) `b` <(c) >(d)", []string{"a", "b", "c", "d", "echo $(a) `b` <(c) >(d)"}},
 		{"cat <<EOF\n$(a)\nEOF", []string{"a", "cat"}},
 		{"cat <<'EOF'\n$(a)\nEOF", []string{"cat"}},
-		{"f() { a; }; f", []string{"a", "f", "[f()] a"}}, // the body, then again where it is called
+		{"f() { a; }; f", []string{"a", "f", "[f()] a"}},                                                // the body, then again where it is called
+		{`f() { a "$1" $2 "$3"; }; f x 'y z'`, []string{`a "$1" $2 "$3"`, "f x y z", "[f()] a x y z "}}, // $2 split, "$3" empty
+		{`f() { a "$2"; }; f $X y`, []string{`a "$2"`, "f $X y", `[f()] a "$2"`}},                       // $X may be any number of words
+		{`set -- x; a "$1"; shift; a "$1"`, []string{"set -- x", "a x", "shift", `a "$1"`}},
+		{`sh -c '$0 "$1" "$2"' a b`, []string{`sh -c $0 "$1" "$2" a b`, "[sh -c] a b "}},
 		{"if a; then b; elif c; then d; else e; fi", []string{"a", "b", "c", "d", "e"}},
 		{"for x in $(a); do b; done; while c; do d; done; until e; do :; done", []string{"a", "b", "c", "d", "e", ":"}},
 		{"case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}},
@@ -67,6 +71,10 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 		{"r$()m x", []string{"rm x"}},
 		{"r\\\nm x", []string{"rm x"}},
 		{"a=r; b=m; $a$b x", []string{"a=r", "b=m", "rm x"}},
+		// GNU programs installed beside the system's, with a "g" (Homebrew's gnubin).
+		{"grm -rf x; /opt/homebrew/bin/gcp a b; gmake -C s", []string{"rm -rf x", "cp a b", "make -C s"}},
+		{"gxargs grm -f", []string{"xargs grm -f", "[xargs] rm -f"}},
+		{"gzip x; gunzip y; gcc z; git w", []string{"gzip x", "gunzip y", "gcc z", "git w"}}, // other programs
 		{"echo {a,b}c", []string{"echo ac bc"}},
 		// Dynamic command names.
 		{"$x y", []string{"<dynamic:$x> y"}},
@@ -260,6 +268,13 @@ func TestAnalyzeCdTargets(t *testing.T) {
 		{"tar -C /o -xf t", "/o", false},
 		{"npm --prefix /o test", "/o", false},
 		{"go -C /o build", "/o", false},
+		{"gmake -C /o", "/o", false},
+		{"patch -d /o -p1", "/o", false},
+		{"patch --dir=/o -p1", "/o", false},
+		{"ninja -C /o", "/o", false},
+		{"just -d /o build", "/o", false},
+		{"gradle -p /o build", "/o", false},
+		{"./gradlew --project-dir /o build", "/o", false},
 	}
 	for _, tt := range tests {
 		a, err := Analyze(tt.src, Options{Root: "/r", Dir: "/r", Home: "/h", Resolve: func(p string) string { return filepath.Clean(p) }})

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -60,7 +61,7 @@ func (c *Command) setWords(ws []word) {
 	c.Path = ws[0].val
 	c.Dynamic = !ws[0].static()
 	if !c.Dynamic {
-		c.Name = foldName(baseName(c.Path))
+		c.Name = programName(c.Path)
 	}
 	c.Args = make([]string, len(ws)-1)
 	c.Flags = make([]ArgFlag, len(ws)-1)
@@ -69,6 +70,39 @@ func (c *Command) setWords(ws []word) {
 		c.Flags[i] = a.flags
 	}
 }
+
+// programName is the program a command word runs, as the rules know it:
+// without directories, folded where the file system folds names, and without
+// the "g" that Homebrew, MacPorts and the BSDs put before GNU programs
+// installed beside the system's own (grm, gcp, gfind, gxargs, gsed, gtar,
+// gmake, gtimeout): grm -rf / is rm -rf /, every rule for rm applies.
+func programName(p string) string {
+	n := foldName(baseName(p))
+	if rest, ok := strings.CutPrefix(n, "g"); ok && rest != "" && gnuPrefixed()[rest] {
+		return rest
+	}
+	return n
+}
+
+// gnuPrefixed are the programs of GNU coreutils, findutils, sed, tar, make,
+// grep, patch and which, as installed with a "g" before their names. Left out:
+// od (god is another program), and names whose g-form is another program
+// already (gzip is not zip, gunzip not unzip, gcc is itself). Built when first
+// asked for: every start of shellgate would pay for it otherwise.
+var gnuPrefixed = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields(`[ b2sum base32 base64 basename basenc cat chcon chgrp chmod chown chroot
+		cksum comm cp csplit cut date dd df dir dircolors dirname du echo env expand expr factor false fmt
+		fold groups head hostid id install join kill link ln logname ls md5sum mkdir mkfifo mknod mktemp mv
+		nice nl nohup nproc numfmt paste pathchk pinky pr printenv printf ptx pwd readlink realpath rm rmdir
+		runcon seq sha1sum sha224sum sha256sum sha384sum sha512sum shred shuf sleep sort split stat stdbuf
+		stty sum sync tac tail tee test timeout touch tr true truncate tsort tty uname unexpand uniq unlink
+		uptime users vdir wc who whoami yes
+		find xargs locate updatedb sed tar make grep egrep fgrep patch which`) {
+		m[n] = true
+	}
+	return m
+})
 
 // baseName is the program a command word names: "rm" for "/usr/bin/rm".
 func baseName(p string) string {

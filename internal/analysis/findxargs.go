@@ -40,7 +40,7 @@ func (w *walker) findExec(idx int, stdin input) {
 		// What find finds lies below its starting points; but given to a shell
 		// or eval, a file name is code only known at run time.
 		var found ArgFlag
-		n := baseName(c.Args[i+1])
+		n := programName(c.Args[i+1])
 		if _, wrapped := wrappers[n]; shells[n] || wrapped || n == "eval" || n == "source" || n == "." {
 			found = ArgDynamic
 		}

@@ -36,6 +36,7 @@ func (w *walker) run(c Command, stdin input) (ok, fail dirs) {
 	if f := followers[c.Name]; f != nil {
 		return f(w, idx, c, stdin, in)
 	}
+	w.dirOptions(idx)
 	if shells[c.Name] {
 		return w.shell(idx, stdin)
 	}
@@ -109,6 +110,33 @@ func init() {
 		w.subscripts(c)
 	}), "read", "getopts", "printf")
 	add(stay(func(w *walker, idx int, _ Command, _ input) { w.git(idx) }), "git")
+	// shift and set -- change $1 …: set's words are the new ones (in a
+	// branch that may not run, either may hold).
+	add(stay(func(w *walker, _ int, _ Command, _ input) { w.positionalUnknown() }), "shift")
+	add(stay(func(w *walker, _ int, c Command, _ input) {
+		rest := -1
+		for i := 0; i < len(c.Args) && rest < 0; i++ {
+			switch a := c.Args[i]; {
+			case c.IsDynamic(i):
+				w.positionalUnknown() // an option or a word: not known
+				return
+			case a == "-o" || a == "+o":
+				i++ // set -o NAME
+			case a == "--" || a == "-":
+				rest = i + 1
+			case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+"):
+				rest = i
+			}
+		}
+		switch {
+		case rest < 0:
+			// Options only: $1 … stay.
+		case w.cond > 0:
+			w.positionalUnknown()
+		default:
+			w.setPositional(c.Args[rest:], c.Flags[rest:], false)
+		}
+	}), "set")
 	add(stay(func(w *walker, idx int, c Command, _ input) {
 		w.dirOptions(idx)
 		w.execOptions(idx, c.Name)
@@ -273,7 +301,7 @@ func inner(c *Command, from int, label string) Command {
 	in.Path = c.Args[from]
 	in.Dynamic = c.Flags[from]&(ArgDynamic|ArgGlob) != 0
 	if !in.Dynamic {
-		in.Name = foldName(baseName(in.Path))
+		in.Name = programName(in.Path)
 	}
 	in.Args = append([]string(nil), c.Args[from+1:]...)
 	in.Flags = append([]ArgFlag(nil), c.Flags[from+1:]...)
@@ -316,6 +344,16 @@ func (w *walker) nestedVia(text, label string, at Pos, base []string, newShell b
 			w.vars = nil
 			for _, a := range seed {
 				w.assignVar(a, at)
+			}
+			if a := w.shellArgs; a != nil {
+				// sh -c SCRIPT NAME ARGS…: $0 is NAME, $1 … the ARGS.
+				w.shellArgs = nil
+				if len(a.args) > 0 && a.flags[0]&(ArgDynamic|ArgGlob) == 0 {
+					w.setVar("0", varVal{val: a.args[0], known: true})
+					w.setPositional(a.args[1:], a.flags[1:], a.more)
+				} else {
+					w.setPositional(nil, nil, true) // a glob: which word is $0 is not known
+				}
 			}
 			fn, funcs := w.fn, w.funcs
 			w.fn, w.funcs = "", nil

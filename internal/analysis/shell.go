@@ -28,7 +28,9 @@ func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 			w.findAt(FindEval, c, label+" runs a command only known at run time")
 			return in, in
 		}
+		w.shellArgs = &shellArgs{args: c.Args[i+1:], flags: c.Flags[i+1:], more: c.MoreArgs}
 		w.nestedVia(c.Args[i], label, c.Pos, c.Via, true, seed)
+		w.shellArgs = nil
 	case c.MoreArgs && cflag:
 		// xargs sh -c < f: the command line is the first word xargs reads.
 		w.findAt(FindEval, c, label+" runs a command line read from input at run time")
@@ -48,6 +50,14 @@ func (w *walker) shell(idx int, stdin input) (ok, fail dirs) {
 		w.findAt(FindStdinShell, c, c.Name+" reads commands from a pipe")
 	}
 	return in, in
+}
+
+// shellArgs are the words after sh -c SCRIPT, for the new shell nestedVia
+// starts: its $0, $1 ….
+type shellArgs struct {
+	args  []string
+	flags []ArgFlag
+	more  bool
 }
 
 // shellOptions reads a shell's options: i is the first argument after them

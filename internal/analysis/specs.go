@@ -33,7 +33,7 @@ var builtSpecs sync.Map
 
 // specMakers build the grammars specFor returns, by program name.
 var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
-	return map[string]func() *opts.Spec{
+	m := map[string]func() *opts.Spec{
 		// coreutils and friends: GNU getopt_long, options anywhere.
 		"rm": func() *opts.Spec {
 			return opts.New("dfiIrRv", "dir", "force", "interactive=?", "no-preserve-root", "one-file-system", "preserve-root=?", "recursive", "verbose", "help", "version")
@@ -116,7 +116,7 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 				"null-data", "posix", "quiet", "regexp-extended", "sandbox", "separate", "silent", "unbuffered", "zero-terminated", "help", "version")
 		},
 		"tar": func() *opts.Spec {
-			return opts.New("Ab:cC:dF:f:g:GhH:iI:jJkK:lL:mMN:oOpPrRsStT:uUvV:wWxX:zZ",
+			return withChdir(opts.New("Ab:cC:dF:f:g:GhH:iI:jJkK:lL:mMN:oOpPrRsStT:uUvV:wWxX:zZ",
 				"absolute-names", "acls", "after-date=", "anchored", "append", "atime-preserve=?", "auto-compress", "backup=?",
 				"blocking-factor=", "bzip2", "catenate", "check-device", "checkpoint=?", "checkpoint-action=", "clamp-mtime", "compare",
 				"compress", "concatenate", "confirmation", "create", "delay-directory-restore", "delete", "dereference", "diff",
@@ -138,7 +138,7 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 				"strip-components=", "suffix=", "tape-length=", "to-command=", "to-stdout", "totals=?", "touch", "transform=", "uncompress",
 				"ungzip", "unlink-first", "unquote", "update", "use-compress-program=", "utc", "verbatim-files-from", "verbose", "verify",
 				"version", "volno-file=", "warning=", "wildcards", "wildcards-match-slash", "xattrs", "xattrs-exclude=", "xattrs-include=",
-				"xform=", "xz", "zstd", "help", "usage")
+				"xform=", "xz", "zstd", "help", "usage"), "C", "directory")
 		},
 		"rsync": func() *opts.Spec {
 			return opts.New("ac:de:f:hlnoprtuvzB:CHIKLPRST:WxX", "rsh=", "rsync-path=", "filter=", "exclude=", "include=", "exclude-from=",
@@ -156,19 +156,38 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 				"show-limits", "verbose", "help", "version"))
 		},
 		"make": func() *opts.Spec {
-			return opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
+			return withChdir(opts.New("bBC:dD:eE:f:hiI:j::kl::LnO::o:pqrRsStvwW:", "always-make", "assume-new=", "assume-old=", "check-symlink-times",
 				"debug=?", "directory=", "dry-run", "environment-overrides", "eval=", "file=", "help", "ignore-errors", "include-dir=",
 				"jobs=?", "jobserver-auth=", "jobserver-style=", "just-print", "keep-going", "load-average=?", "makefile=", "max-load=?",
 				"new-file=", "no-builtin-rules", "no-builtin-variables", "no-keep-going", "no-print-directory", "no-silent", "old-file=",
 				"output-sync=?", "print-data-base", "print-directory", "question", "quiet", "recon", "shuffle=?", "silent", "stop", "touch",
-				"trace", "version", "warn-undefined-variables", "what-if=")
+				"trace", "version", "warn-undefined-variables", "what-if="), "C", "directory")
 		},
 		"patch": func() *opts.Spec {
-			return opts.New("bB:cd:D:eEfF:g:i:lnNo:p:r:RsStTuvV:xY:z:Z", "backup", "backup-if-mismatch", "basename-prefix=", "batch",
+			return withChdir(opts.New("bB:cd:D:eEfF:g:i:lnNo:p:r:RsStTuvV:xY:z:Z", "backup", "backup-if-mismatch", "basename-prefix=", "batch",
 				"binary", "context", "directory=", "dry-run", "ed", "force", "forward", "fuzz=", "get=", "ifdef=", "ignore-whitespace",
 				"input=", "merge=?", "no-backup-if-mismatch", "normal", "output=", "posix", "prefix=", "quiet", "quoting-style=",
 				"read-only=", "reject-file=", "reject-format=", "remove-empty-files", "reverse", "set-time", "set-utc", "silent", "strip=",
-				"suffix=", "unified", "verbose", "version-control=", "help", "version")
+				"suffix=", "unified", "verbose", "version-control=", "help", "version"), "d", "directory")
+		},
+		// ninja: getopt_long, its few long options exact.
+		"ninja": func() *opts.Spec {
+			s := withChdir(opts.New("C:d:f:hj:k:l:nt:vw:", "help", "quiet", "verbose", "version"), "C")
+			s.Exact = true
+			return s
+		},
+		// just and gradle: their parsers take long options whole. Only the
+		// options that take a value are listed: an unknown one then reads as
+		// taking none, which can only miss a directory, never invent one.
+		"just": func() *opts.Spec {
+			s := withChdir(opts.New("d:f:", "working-directory=", "justfile=", "set=", "shell=", "shell-arg=", "dotenv-filename=", "dotenv-path=", "color=", "command=", "chooser=", "list-heading=", "list-prefix=", "show=", "usage="), "d", "working-directory")
+			s.Exact = true
+			return s
+		},
+		"gradle": func() *opts.Spec {
+			s := withChdir(opts.New("b:c:D:g:I:P:p:x:", "build-file=", "settings-file=", "gradle-user-home=", "init-script=", "project-dir=", "project-cache-dir=", "exclude-task=", "include-build=", "max-workers=", "priority=", "console=", "warning-mode="), "p", "project-dir")
+			s.Exact = true
+			return s
 		},
 		"curl": func() *opts.Spec {
 			return opts.New("o:O", "output=", "output-dir=", "remote-name", "config=", "upload-file=", "data=", "data-binary=", "cookie-jar=",
@@ -343,10 +362,49 @@ var specMakers = sync.OnceValue(func() map[string]func() *opts.Spec {
 			return opts.New("ef:imq:x", "filter=", "query=", "exact", "extended", "multi", "bash", "zsh", "fish", "height=", "layout=", "preview=", "bind=", "execute=", "help", "version")
 		},
 	}
+	m["gradlew"] = m["gradle"] // the project's own launcher of gradle
+	// pkill and pgrep (procps), killall (psmisc): which processes they pick.
+	m["pkill"] = func() *opts.Spec {
+		return opts.New("c:d:efF:g:G:ilnoP:rs:t:u:U:vwx", "count", "delimiter=", "echo", "exact", "full", "group=", "pgroup=", "ignore-case",
+			"inverse", "lightweight", "list-name", "list-full", "logpidfile", "newest", "oldest", "older=", "parent=", "pidfile=", "runstates=",
+			"session=", "signal=", "terminal=", "euid=", "uid=", "ns=", "nslist=", "cgroup=", "env=", "ignore-ancestors", "require-handler",
+			"help", "version")
+	}
+	m["pgrep"] = m["pkill"]
+	m["killall"] = func() *opts.Spec {
+		return opts.New("egiIlno:qrs:u:vwy:Z:", "exact", "ignore-case", "process-group", "interactive", "list", "quiet", "regexp",
+			"signal=", "user=", "verbose", "version", "wait", "younger-than=", "older-than=", "context=", "ns=", "help")
+	}
+	// gdb: getopt_long_only with no short options: -ex, --ex, -eval-command,
+	// -eval are one option.
+	m["gdb"] = func() *opts.Spec {
+		s := opts.New("", "annotate=", "args", "async", "b=", "batch", "batch-silent", "baud=", "c=", "cd=", "command=", "configuration",
+			"core=", "d=", "D=", "data-directory=", "dbx", "directory=", "e=", "early-init-command=", "early-init-eval-command=", "eiex=", "eix=",
+			"epoch", "eval-command=", "ex=", "exec=", "fullname", "help", "i=", "iex=", "init-command=", "init-eval-command=", "interpreter=",
+			"ix=", "l=", "n", "nh", "noasync", "nowindows", "nw", "nx", "p=", "pid=", "q", "quiet", "r", "readnever", "readnow", "s=", "se=",
+			"silent", "statistics", "symbols=", "tty=", "tui", "version", "w", "windows", "write", "x=")
+		s.LongOnly = true
+		return s
+	}
+	// lldb: LLVM's option table, long options whole.
+	m["lldb"] = func() *opts.Spec {
+		s := opts.New("a:bc:f:hk:K:n:o:O:p:Ps:S:vwxX", "arch=", "attach-name=", "attach-pid=", "batch", "core=", "debug", "editor", "file=",
+			"help", "local-lldbinit", "no-lldbinit", "no-use-colors", "one-line=", "one-line-before-file=", "one-line-on-crash=", "python-path",
+			"print-script-interpreter-info", "repl=?", "repl-language=", "script-language=", "source=", "source-before-file=",
+			"source-on-crash=", "source-quietly", "version", "wait-for")
+		s.Exact = true
+		return s
+	}
+	return m
 })
 
 // withInOrder marks a spec whose options end at the first operand: the
 // command the wrapper runs.
+func withChdir(s *opts.Spec, names ...string) *opts.Spec {
+	s.Chdir = names
+	return s
+}
+
 func withInOrder(s *opts.Spec) *opts.Spec {
 	s.InOrder = true
 	return s
@@ -381,6 +439,10 @@ var gitSpecs = sync.OnceValue(func() map[string]*opts.Spec {
 			"file=", "fixed-value", "get", "get-all", "get-color", "get-colorbool", "get-regexp", "get-urlmatch", "global", "includes", "int",
 			"list", "local", "name-only", "no-includes", "null", "path", "remove-section", "rename-section", "replace-all", "show-origin",
 			"show-scope", "system", "type=", "unset", "unset-all", "value=", "worktree", "all", "regexp", "url="),
+		"switch": opts.New("c:C:dfmqt::", "create=", "force-create=", "detach", "guess", "no-guess", "force", "discard-changes", "merge",
+			"conflict=", "quiet", "progress", "no-progress", "track=?", "no-track", "orphan=", "ignore-other-worktrees",
+			"recurse-submodules=?", "no-recurse-submodules"),
+		"rm":               opts.New("fnqr", "cached", "dry-run", "force", "ignore-unmatch", "quiet", "sparse", "pathspec-from-file=", "pathspec-file-nul"),
 		"checkout-index":   opts.New("afnqu", "all", "force", "ignore-skip-worktree-bits", "index", "no-create", "prefix=", "quiet", "stage=", "stdin", "temp", "z"),
 		"rev-list":         opts.New("n:", "all", "output=", "max-count=", "objects", "reverse", "count", "branches=?", "tags=?", "remotes=?", "since=", "until=", "author=", "grep="),
 		"archive":          opts.New("lo:v", "exec=", "format=", "list", "output=", "prefix=", "remote=", "verbose", "worktree-attributes", "add-file=", "add-virtual-file=", "mtime="),

@@ -61,3 +61,25 @@ func TestGrammarsParseOnFirstUse(t *testing.T) {
 		}
 	}
 }
+
+// Every directory option a grammar names takes a value, spelled either way:
+// one that read as a flag would record no directory, and a command given it
+// would be judged where it started, not where it works.
+func TestChdirOptionsTakeADirectory(t *testing.T) {
+	for name := range specMakers() {
+		s, _ := specFor(name)
+		for _, o := range s.Chdir {
+			spell := [][]string{{"-" + o, "/o"}, {"-" + o + "/o"}}
+			if len(o) > 1 {
+				spell = [][]string{{"--" + o, "/o"}, {"--" + o + "=/o"}}
+			}
+			for _, args := range spell {
+				c := Command{Name: name, Args: args, Flags: make([]ArgFlag, len(args))}
+				c.ParseOpts()
+				if v := c.Values(s.Chdir...); len(v) != 1 || v[0].Value != "/o" {
+					t.Errorf("%s %v: directory options %v read %+v, want /o", name, args, s.Chdir, v)
+				}
+			}
+		}
+	}
+}

@@ -42,6 +42,8 @@ type walker struct {
 	outs [][2]int
 
 	items int // walking loops' bodies once per item: how many times (eachItem)
+
+	shellArgs *shellArgs // sh -c SCRIPT's words after it, for the shell nestedVia starts next
 }
 
 // varVal is what is known about a shell variable assigned in the line.
@@ -121,6 +123,60 @@ func (w *walker) setVar(name string, v varVal) {
 }
 
 func (w *walker) unknownVar(name string) { w.setVar(name, varVal{}) }
+
+// maxPositional is the highest positional parameter followed: $1 … $9
+// ($10 is ${1}0 to bash).
+const maxPositional = 9
+
+// positionalNames are "1" … "9".
+var positionalNames = [maxPositional]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+// setPositional gives $1 … $9 the words args, as a function call or set --
+// does, and returns what they were. A word only known at run time, or a glob
+// (which may be any number of words), leaves it and every later one unknown;
+// past the last word they are empty, unless more words come at run time.
+func (w *walker) setPositional(args []string, flags []ArgFlag, more bool) map[string]*varVal {
+	if w.vars == nil {
+		w.vars = map[string]varVal{}
+	}
+	saved := map[string]*varVal{}
+	known := true
+	for i, name := range positionalNames {
+		if old, had := w.vars[name]; had {
+			saved[name] = &old
+		} else {
+			saved[name] = nil
+		}
+		switch {
+		case i < len(args) && known && flags[i]&(ArgDynamic|ArgGlob) == 0:
+			w.vars[name] = varVal{val: args[i], known: true, numeric: isNumber(args[i])}
+		case i >= len(args) && known && !more:
+			w.vars[name] = varVal{known: true}
+		default:
+			known = false
+			w.vars[name] = varVal{}
+		}
+	}
+	return saved
+}
+
+// restorePositional puts back what setPositional found.
+func (w *walker) restorePositional(saved map[string]*varVal) {
+	for name, v := range saved {
+		if v == nil {
+			delete(w.vars, name)
+		} else {
+			w.vars[name] = *v
+		}
+	}
+}
+
+// positionalUnknown forgets $1 … $9 (shift, or set in a branch).
+func (w *walker) positionalUnknown() {
+	for _, name := range positionalNames {
+		w.unknownVar(name)
+	}
+}
 
 // maxItems bounds the loops walked once per item (eachItem), and
 // maxItemWalks the times a body inside such loops is walked.
@@ -531,7 +587,9 @@ func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
 		w.outer = outer // report the call site inside a re-parsed string
 	}
 	w.via = append(append([]string(nil), c.Via...), c.Name+"()")
+	saved := w.setPositional(c.Args, c.Flags, c.MoreArgs)
 	ok, fail = w.stmt(fd.body)
+	w.restorePositional(saved)
 	w.src, w.outer, w.via, w.fn = src, outer, via, fn
 	delete(w.calling, c.Name)
 	return ok, fail

@@ -240,13 +240,16 @@ func (w *walker) envWrapper(idx int, stdin input) (ok, fail dirs) {
 	return in, in
 }
 
-// dirOptions records the directory options of make, tar, npm, pnpm, yarn and go.
+// dirOptions records the directory options of c: those its grammar names
+// (opts.Spec.Chdir: make -C, tar -C, patch -d, ninja -C …), and those of npm,
+// pnpm, yarn, go and uv, read here.
 func (w *walker) dirOptions(idx int) {
 	c := w.res.Commands[idx]
 	var found []opts.Opt
+	if s, ok := specFor(c.Name); ok && len(s.Chdir) > 0 {
+		found = c.Values(s.Chdir...)
+	}
 	switch c.Name {
-	case "make", "gmake", "tar":
-		found = c.Values("C", "directory")
 	case "npm", "pnpm", "yarn":
 		// Not getopt: options are exact, and may take a separate value.
 		for i, a := range c.Args {

@@ -38,9 +38,17 @@ type Spec struct {
 	OneDash bool
 	// Exact: long options are never abbreviated (git's global options).
 	Exact bool
+	// LongOnly: getopt_long_only (gdb, X programs): -name is a long option
+	// as --name is, abbreviated to any unique prefix; a word after one dash
+	// that names none is read as bundled short options.
+	LongOnly bool
 	// Final lists short options whose value ends the options: what follows is
 	// the operands, whatever it looks like (python -c CMD, python -m MODULE).
 	Final string
+	// Chdir names the options whose value is the directory the program works
+	// in (make -C, tar --directory, patch -d): what it reads and writes is
+	// then there, not where it was started.
+	Chdir []string
 }
 
 // grammar is a Spec's grammar as written, read into a table on first use:
@@ -176,7 +184,7 @@ func (s *Spec) Parse(args []string, dynamic func(int) bool) Result {
 			r.Operands = append(r.Operands, i)
 			continue
 		}
-		if s.OneDash || strings.HasPrefix(a, "--") {
+		if s.OneDash || strings.HasPrefix(a, "--") || s.LongOnly && s.isLong(a[1:]) {
 			i = s.parseLong(&r, args, i)
 		} else {
 			i = s.parseShort(&r, args, i)
@@ -227,6 +235,15 @@ func (s *Spec) parseLong(r *Result, args []string, i int) int {
 	}
 	r.Opts = append(r.Opts, o)
 	return i
+}
+
+// isLong reports whether getopt_long_only reads word (after its one dash)
+// as a long option: it names one, or is a prefix of one or more (an
+// ambiguous prefix is an error to it, not short options).
+func (s *Spec) isLong(word string) bool {
+	name, _, _ := strings.Cut(word, "=")
+	_, ok, ambiguous := s.lookup(name)
+	return ok || ambiguous
 }
 
 // lookup finds a long option by its exact name or, as getopt_long does, by a

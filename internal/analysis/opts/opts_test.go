@@ -109,6 +109,32 @@ func TestParseOneDashExact(t *testing.T) {
 	}
 }
 
+// getopt_long_only (gdb): one dash or two, a unique prefix names a long option;
+// a word that names none is short options.
+func TestParseLongOnly(t *testing.T) {
+	g := New("x:e:q", "ex=", "eval-command=", "iex=", "batch", "quiet", "x=")
+	g.LongOnly = true
+	tests := []struct {
+		args []string
+		name string
+		val  string
+	}{
+		{[]string{"-ex", "a"}, "ex", "a"},
+		{[]string{"--ex=a"}, "ex", "a"},
+		{[]string{"-eval-command=a"}, "eval-command", "a"},
+		{[]string{"-eval", "a"}, "eval-command", "a"},
+		{[]string{"-batch", "-iex", "a"}, "iex", "a"},
+		{[]string{"-x", "a"}, "x", "a"},
+		{[]string{"-qe", "a"}, "e", "a"}, // no long option starts with qe
+	}
+	for _, tt := range tests {
+		r := g.Parse(tt.args, nil)
+		if v := r.Values(tt.name); len(v) != 1 || v[0].Value != tt.val {
+			t.Errorf("%q: %s = %+v, want %q (%+v)", tt.args, tt.name, v, tt.val, r.Opts)
+		}
+	}
+}
+
 func TestParseDynamicIsOperand(t *testing.T) {
 	r := sortLike.Parse([]string{"$x", "-r"}, func(i int) bool { return i == 0 })
 	if !reflect.DeepEqual(r.Operands, []int{0}) || !r.Has("r") {
