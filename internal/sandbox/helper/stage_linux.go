@@ -326,28 +326,29 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 // differs from one of them in case alone is that file to the host's git,
 // but not to the byte-for-byte judgements of repositories below the root's
 // top (repos_linux.go).
-var gitNames = func() []string {
+// Built on first use: only the helper judges names, not a check.
+var gitNames = sync.OnceValue(func() []string {
 	ns := []string{".git", "HEAD", "config", "config.lock", "config.worktree", "commondir", "gitdir", "hooks", "info", "index", "index.lock", "objects", "refs", "modules", "worktrees"}
 	for h := range gitHooks {
 		ns = append(ns, h)
 	}
 	return ns
-}()
+})
 
-// gitName and foldedGitName: gitNames, as spelled and folded.
-var gitName, foldedGitName = func() (map[string]bool, map[string]bool) {
-	m, f := map[string]bool{}, map[string]bool{}
-	for _, n := range gitNames {
-		m[n], f[protect.Fold(n)] = true, true
+// gitNameSets are gitNames as spelled and folded.
+var gitNameSets = sync.OnceValues(func() (spelled, folded map[string]bool) {
+	spelled, folded = map[string]bool{}, map[string]bool{}
+	for _, n := range gitNames() {
+		spelled[n], folded[protect.Fold(n)] = true, true
 	}
-	return m, f
-}()
+	return spelled, folded
+})
 
 // canonicalGitName is name as gitNames spells it, if it is one of them in
 // some case; else name.
 func canonicalGitName(name string) string {
 	f := protect.Fold(name)
-	for _, n := range gitNames {
+	for _, n := range gitNames() {
 		if protect.Fold(n) == f {
 			return n
 		}
@@ -373,7 +374,8 @@ func (m *mounter) inKeptGitDirInAnotherCase(p string) bool {
 
 // otherCase says whether name is one of gitNames in another case.
 func otherCase(name string) bool {
-	return !gitName[name] && foldedGitName[protect.Fold(name)]
+	spelled, folded := gitNameSets()
+	return !spelled[name] && folded[protect.Fold(name)]
 }
 
 // gitNameInAnotherCase says whether rel (below the root) names a .git in
