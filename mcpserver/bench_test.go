@@ -202,7 +202,7 @@ func BenchmarkOwnOverhead(b *testing.B) {
 		if _, bad := parseArguments(raw, 600000, 1<<20); bad != nil {
 			b.Fatal(bad.Text)
 		}
-		if _, err := toolResult(env, MaxMessage, true, envelope.Known{}); err != nil {
+		if _, err := toolResult(env, MaxMessage, true, 0, envelope.Known{}); err != nil {
 			b.Fatal(err)
 		}
 	}

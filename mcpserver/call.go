@@ -72,7 +72,7 @@ func (s *Server) result(ss *mcp.ServerSession, env envelope.Envelope) (*mcp.Call
 	fitText(&env, p.MaxText, p.Client)
 	// The tool's description names the shell and the default timeout.
 	known := envelope.Known{Shell: s.info.Shell, TimeoutMS: s.info.DefaultTimeout.Milliseconds()}
-	return toolResult(env, s.opts.MaxMessage, !p.TextOnly, known)
+	return toolResult(env, s.opts.MaxMessage, !p.TextOnly, p.BriefOutput, known)
 }
 
 // approver returns how "ask" verdicts of this call are decided, in the client's

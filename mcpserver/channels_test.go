@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,5 +164,77 @@ func TestTextOnly(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(text, "Command succeeded: echo hi\n") || !strings.HasSuffix(text, "--- STDOUT (3 bytes) ---\nhi") {
 		t.Errorf("%q", text)
+	}
+}
+
+// A client shellgate does not know may show its model the text, structuredContent
+// or both (docs/mcp.md). Each channel is complete on its own: the text has the
+// output returned, structuredContent the fields and the output's end, whole
+// where it is short, and says where the rest is; so one that shows both pays
+// little more than the text (4 KB of output again, not 50 KB). Structured (the
+// flag for programs) keeps the whole output in both. Run with -v for the figures
+// docs/mcp.md quotes.
+func TestUnknownClientChannels(t *testing.T) {
+	lane.Live(t)
+	ctx := context.Background()
+	const note = "the result's text content has them all"
+	for _, tc := range []struct {
+		name    string
+		command string
+		text    []string // in the text content
+		brief   []string // in structuredContent, as JSON
+		cut     bool     // structuredContent's output shorter than the text's
+	}{
+		{"echo hi", "echo hi", []string{"hi"}, []string{`"stdout":"hi\n"`}, false},
+		{"refusal", "sudo apt-get install -y cowsay", []string{"POLICY_DENIED", "privilege"}, []string{"POLICY_DENIED", "privilege"}, false},
+		{"seq 1 2000 (8.9 KB, whole)", "seq 1 2000", []string{"\n1\n2\n3\n", "\n1000\n1001\n", "1999\n2000"}, []string{`"stdout":"1\n2\n3\n`, `1999\n2000\n"`}, true},
+		{"seq 1 100000 (cut)", "seq 1 100000", []string{"\n1\n2\n3\n", "99999\n100000", "full output: /"}, []string{`"stdout":"1\n2\n3\n`, `99999\n100000\n"`, `"full_output_path":"`}, true},
+		{"stderr after stdout", "seq 1 100000; echo boom >&2", []string{"99999\n100000", "boom"}, []string{`99999\n100000\n"`, `"stderr":"boom\n"`}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var text [2]string
+			var brief [2][]byte
+			for i, opts := range []Options{{}, {Structured: true}} {
+				srv, _ := newServer(t, shellgate.Config{}, opts)
+				res, err := connectAs(t, srv, "some-client", nil, nil).CallTool(ctx, &mcp.CallToolParams{Name: DefaultToolName, Arguments: args("command", tc.command)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text[i] = res.Content[0].(*mcp.TextContent).Text
+				if brief[i], err = json.Marshal(res.StructuredContent); err != nil || res.StructuredContent == nil {
+					t.Fatalf("no structuredContent: %v", err)
+				}
+			}
+			nText, nBrief, nWhole := utf8.RuneCountInString(text[0]), utf8.RuneCount(brief[0]), utf8.RuneCount(brief[1])
+			t.Logf("text content %6d chars, structuredContent %6d (both %6d); with Structured %6d (both %6d)", nText, nBrief, nText+nBrief, nWhole, nText+nWhole)
+			for _, w := range tc.text {
+				if !strings.Contains(text[0], w) {
+					t.Errorf("the text lacks %q", w)
+				}
+			}
+			for i, b := range brief {
+				for _, w := range tc.brief {
+					if !strings.Contains(string(b), w) {
+						t.Errorf("structuredContent (Structured %v) lacks %q:\n%.2000s", i == 1, w, b)
+					}
+				}
+			}
+			if cut := strings.Contains(string(brief[0]), note); cut != tc.cut || strings.Contains(string(brief[1]), note) {
+				t.Errorf("structuredContent says its output was cut: %v, want %v; with Structured: %v", cut, tc.cut, strings.Contains(string(brief[1]), note))
+			}
+			// The copy costs at most unknownBriefOutput and its note more than
+			// the fields; the text is the same either way.
+			if bound := unknownBriefOutput + 1024; nBrief > bound && nBrief > nText*13/10+240 {
+				t.Errorf("structuredContent is %d characters beside %d of text, over %d", nBrief, nText, bound)
+			}
+			// (Each server has its own spill directory.)
+			paths := regexp.MustCompile(`/[^ \n]+`)
+			if shapeLen(paths.ReplaceAllString(text[0], "/")) != shapeLen(paths.ReplaceAllString(text[1], "/")) {
+				t.Errorf("the text differs with Structured:\n%.300s\n%.300s", text[0], text[1])
+			}
+			if tc.cut && !strings.Contains(string(brief[1]), `"stdout":"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n`) {
+				t.Errorf("with Structured, the output's head is not whole:\n%.300s", brief[1])
+			}
+		})
 	}
 }

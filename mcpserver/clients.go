@@ -16,25 +16,34 @@ import (
 
 // A clientProfile is how results are shaped for the client that connected, as
 // its clientInfo.name at initialize names it. Each client shows its model a
-// tool result its own way (measured in issue 21 with the real clients):
+// tool result its own way (measured in issue 21 with the real clients, and
+// read in each client's source, docs/mcp.md):
 //
-//   - Claude Code and Codex show the model JSON.stringify(structuredContent)
-//     when there is one, instead of the text: 262 and 296 characters for
-//     `echo hi` against the text's 80 and 113;
-//   - Gemini CLI shows both channels on an error (895 against 440);
-//   - other clients (opencode, Open WebUI, the Inspector, programs) show the
-//     text and may read the fields: they keep structuredContent.
+//   - Claude Code, Codex and VS Code show the model
+//     JSON.stringify(structuredContent) when there is one, instead of the
+//     text: 262 and 296 characters for `echo hi` against the text's 80 and 113;
+//   - Cline shows the JSON of the whole result, both channels; Gemini CLI
+//     shows both channels on an error (895 against 440);
+//   - opencode, Zed, Continue, Goose and LibreChat show the text alone.
 //
-// For the first three the text alone is the fewest characters and loses
+// For the first five the text alone is the fewest characters and loses
 // nothing (the text is complete on its own), so they get text only, and their
 // tools/list has no outputSchema, which would oblige every result to carry
 // structuredContent (the TypeScript SDK that Claude Code and Gemini CLI use
-// refuses a result without it).
+// refuses a result without it). A client not named here keeps both channels
+// for programs that read the fields, but structuredContent repeats at most
+// unknownBriefOutput bytes of the text's output (briefOf): a client that
+// shows its model both pays little for the copy, one that shows the text
+// alone loses nothing, and one that shows structuredContent alone still
+// reads how the command ended, and where the rest is.
 type clientProfile struct {
 	// Client is the client's name as the docs give it; "" for an unknown one.
 	Client string
 	// TextOnly leaves structuredContent and outputSchema out.
 	TextOnly bool
+	// BriefOutput, when > 0, is the most bytes of output structuredContent
+	// repeats of the text's (briefOf); 0: all of it.
+	BriefOutput int
 	// Output is the most output a call returns, stdout and stderr together
 	// (the default and the most max_output_bytes may ask), when the client
 	// shows its model less than the Gate's own limits allow; 0: the Gate's.
@@ -70,9 +79,18 @@ const (
 	geminiOutput     = 32000
 )
 
+// unknownBriefOutput is the most output a client not known here gets again in
+// structuredContent: about a screen, more of its end than of its start, so
+// that its model reads how a command ended in either channel, while a client
+// that shows both pays 4 KB for the copy instead of the 50 KB output again.
+const unknownBriefOutput = 4096
+
 // knownClients are matched by the prefix of clientInfo.name: "claude-code",
 // "codex-mcp-client", "gemini-cli-mcp-client" (some Gemini CLI versions add
-// the server's name after it).
+// the server's name after it), VS Code's product name ("Visual Studio Code",
+// "Visual Studio Code - Insiders": its mcpServerRequestHandler.ts sends
+// productService.nameLong), Cline's extension ("Cline", McpHub.ts) and its
+// SDK's default ("@cline/core").
 var knownClients = []struct {
 	prefix  string
 	profile clientProfile
@@ -80,6 +98,9 @@ var knownClients = []struct {
 	{"claude-code", clientProfile{Client: "Claude Code", TextOnly: true, Output: claudeCodeOutput, MaxText: claudeCodeText}},
 	{"codex-mcp-client", clientProfile{Client: "Codex", TextOnly: true, Output: codexOutput, MaxText: codexText}},
 	{"gemini-cli-mcp-client", clientProfile{Client: "Gemini CLI", TextOnly: true, Output: geminiOutput, MaxText: geminiText}},
+	{"visual studio code", clientProfile{Client: "VS Code", TextOnly: true}},
+	{"cline", clientProfile{Client: "Cline", TextOnly: true}},
+	{"@cline/", clientProfile{Client: "Cline", TextOnly: true}},
 }
 
 // profileFor is the profile of a client by its clientInfo.name.
@@ -90,11 +111,11 @@ func profileFor(name string) clientProfile {
 			return k.profile
 		}
 	}
-	return clientProfile{}
+	return clientProfile{BriefOutput: unknownBriefOutput}
 }
 
 // profile is the shape of results for ss's client, Options.TextOnly and
-// Options.Structured overriding it.
+// Options.Structured (structuredContent whole, for every client) overriding it.
 func (s *Server) profile(ss *mcp.ServerSession) clientProfile {
 	var p clientProfile
 	if ss != nil {
@@ -106,7 +127,7 @@ func (s *Server) profile(ss *mcp.ServerSession) clientProfile {
 	case s.opts.TextOnly:
 		p.TextOnly = true
 	case s.opts.Structured:
-		p.TextOnly = false
+		p.TextOnly, p.BriefOutput = false, 0
 	}
 	return p
 }

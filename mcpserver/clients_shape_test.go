@@ -16,9 +16,10 @@ import (
 )
 
 // modelReads is what a client shows its model of a result, as measured with
-// the real clients (issue 21): Claude Code and Codex the JSON of
-// structuredContent when there is one, else the text; Gemini CLI both channels
-// on an error, else the text; others the text.
+// the real clients (issue 21) and read in their sources (docs/mcp.md): Claude
+// Code, Codex and VS Code the JSON of structuredContent when there is one, else
+// the text; Cline the JSON of the whole result, both channels; Gemini CLI both
+// channels on an error, else the text; others the text.
 func modelReads(client string, res *mcp.CallToolResult) string {
 	text := res.Content[0].(*mcp.TextContent).Text
 	var structured string
@@ -26,10 +27,16 @@ func modelReads(client string, res *mcp.CallToolResult) string {
 		b, _ := json.Marshal(res.StructuredContent)
 		structured = string(b)
 	}
+	if strings.HasPrefix(client, "Cline") || strings.HasPrefix(client, "@cline/") {
+		// Its agent hands the model the result object as JSON (content
+		// included, escaped), structuredContent and isError with it.
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
 	switch {
 	case structured == "":
 		return text
-	case strings.HasPrefix(client, "claude-code"), strings.HasPrefix(client, "codex-mcp-client"):
+	case strings.HasPrefix(client, "claude-code"), strings.HasPrefix(client, "codex-mcp-client"), strings.HasPrefix(client, "Visual Studio Code"):
 		return structured
 	case strings.HasPrefix(client, "gemini-cli-mcp-client") && res.IsError:
 		return text + structured
@@ -38,9 +45,9 @@ func modelReads(client string, res *mcp.CallToolResult) string {
 }
 
 // Each client gets the shape of result whose reading costs its model the
-// fewest characters, with nothing lost: text only for Claude Code, Codex and
-// Gemini CLI (and no outputSchema in their tools/list), the text and
-// structuredContent for others. The Options (--structured-content) override it
+// fewest characters, with nothing lost: text only for Claude Code, Codex,
+// Gemini CLI, VS Code and Cline (and no outputSchema in their tools/list), the
+// text and structuredContent for others. The Options (--structured-content) override it
 // for every client. Run with -v for the figures docs/mcp.md quotes.
 func TestShapePerClient(t *testing.T) {
 	lane.Live(t)
@@ -60,6 +67,10 @@ func TestShapePerClient(t *testing.T) {
 		{"codex-mcp-client", true},
 		{"gemini-cli-mcp-client", true},
 		{"gemini-cli-mcp-client-shellgate", true},
+		{"Visual Studio Code", true},
+		{"Visual Studio Code - Insiders", true},
+		{"Cline", true},
+		{"@cline/core", true},
 		{"opencode", false},
 		{"mcp-inspector", false},
 	}

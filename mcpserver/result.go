@@ -22,15 +22,16 @@ const resultOverhead = 4 << 10
 // text, complete on its own; with structured, structuredContent is the envelope's
 // Brief, complete on its own too and without the text's output sections: a client
 // that shows the model one channel loses nothing, and no channel says a thing
-// twice. isError is set when the status is "error".
+// twice. briefOutput > 0 bounds the output the Brief repeats (briefOf).
+// isError is set when the status is "error".
 // known is what the tool's description told the model already (the shell,
 // the default timeout), which the Brief leaves out.
-func toolResult(env envelope.Envelope, maxMessage int, structured bool, known envelope.Known) (*mcp.CallToolResult, error) {
-	brief, err := fit(&env, maxMessage, structured, known)
+func toolResult(env envelope.Envelope, maxMessage int, structured bool, briefOutput int, known envelope.Known) (*mcp.CallToolResult, error) {
+	brief, err := fit(&env, maxMessage, structured, briefOutput, known)
 	if err != nil {
 		// Still a tool result the model can read, never a protocol error.
 		env = envelope.NotRun(env.Data.Command, nil, envelope.Err{Code: envelope.ExecutionError, Message: err.Error()})
-		if brief, err = json.Marshal(env.BriefKnowing(known)); err != nil {
+		if brief, err = json.Marshal(briefOf(&env, known, briefOutput)); err != nil {
 			return nil, err
 		}
 	}
@@ -48,13 +49,13 @@ func toolResult(env envelope.Envelope, maxMessage int, structured bool, known en
 // fits in maxMessage bytes, and returns the Brief's JSON. The Gate already bounds
 // output by its budget; this guards against a budget too large for one message,
 // and against JSON escaping (a control byte becomes six) inflating what it allowed.
-func fit(env *envelope.Envelope, maxMessage int, structured bool, known envelope.Known) ([]byte, error) {
+func fit(env *envelope.Envelope, maxMessage int, structured bool, briefOutput int, known envelope.Known) ([]byte, error) {
 	budget := maxMessage - resultOverhead
 	size := func(e *envelope.Envelope) (int, []byte, error) {
 		var b []byte
 		if structured {
 			var err error
-			if b, err = json.Marshal(e.BriefKnowing(known)); err != nil {
+			if b, err = json.Marshal(briefOf(e, known, briefOutput)); err != nil {
 				return 0, nil, fmt.Errorf("encoding the envelope: %w", err)
 			}
 		}
@@ -105,4 +106,36 @@ func fit(env *envelope.Envelope, maxMessage int, structured bool, known envelope
 		return nil, fmt.Errorf("result of %d bytes does not fit in one %d-byte MCP message", n, maxMessage)
 	}
 	return b, nil
+}
+
+// briefOf is e's Brief for a reader who knows known, its output cut to about
+// limit bytes (0: whole) for a client that may show its model both channels:
+// the text has the output already. A stream no longer than half of limit is
+// kept whole, so that a short stderr after a long stdout is all there; each
+// cut keeps more of the end, where errors are, and the Brief's text says so.
+// Nothing else changes: data.truncated, the status and stats say what the
+// text says.
+func briefOf(e *envelope.Envelope, known envelope.Known, limit int) envelope.Brief {
+	b := e.BriefKnowing(known)
+	so, se := len(b.Data.Stdout), len(b.Data.Stderr)
+	if limit <= 0 || so+se <= limit {
+		return b
+	}
+	switch {
+	case se <= limit/2:
+		so = limit - se
+	case so <= limit/2:
+		se = limit - so
+	default:
+		so, se = limit/2, limit-limit/2
+	}
+	b.Data.Stdout = cutTail(b.Data.Stdout, so)
+	b.Data.Stderr = cutTail(b.Data.Stderr, se)
+	note := fmt.Sprintf("Output cut here to %d of the %d bytes returned, more of its end than of its start; the result's text content has them all.", limit, len(e.Data.Stdout)+len(e.Data.Stderr))
+	if b.Text == "" {
+		b.Text = note
+	} else {
+		b.Text += "\n" + note
+	}
+	return b
 }

@@ -37,7 +37,7 @@ func TestFit(t *testing.T) {
 					Context: envelope.Context{ParamsInput: map[string]any{"command": tc.command}}}
 				env.Note("Full stderr: /tmp/x")
 				env.Settle()
-				res, err := toolResult(env, MaxMessage, structured, envelope.Known{})
+				res, err := toolResult(env, MaxMessage, structured, 0, envelope.Known{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,10 +36,12 @@ type Options struct {
 	// session ends; by default they are removed then (and when the server closes).
 	KeepSpillFiles bool
 	// TextOnly leaves structuredContent (and the tools' outputSchema) out of
-	// results for every client; Structured keeps them for every client.
-	// Neither: chosen per client at initialize (clientProfile): text only for
-	// Claude Code, Codex and Gemini CLI, whose models read the structured JSON
-	// instead of the text or besides it. See docs/mcp.md.
+	// results for every client; Structured keeps them for every client, the
+	// output whole in both channels. Neither: chosen per client at initialize
+	// (clientProfile): text only for Claude Code, Codex, Gemini CLI, VS Code
+	// and Cline, whose models read the structured JSON instead of the text or
+	// besides it; for others structuredContent repeats 4 KB of the output,
+	// mostly its end. See docs/mcp.md.
 	TextOnly   bool
 	Structured bool
 	// Summarize, when > 0, asks the client's model for a summary of output that

@@ -95,7 +95,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		maxSess   = fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "over HTTP, the most sessions open at once; a client past it gets 503 (-1: no cap)")
 		origins   originList
 	)
-	fs.Var(&structd, "structured-content", "true: send the envelope as structuredContent beside the text, to every client; false: the text alone, to every client (default: per client, the text alone to Claude Code, Codex and Gemini CLI, whose models read the JSON instead or besides; see docs/mcp.md)")
+	fs.Var(&structd, "structured-content", "true: send the envelope, output whole, as structuredContent beside the text, to every client; false: the text alone, to every client (default: per client, the text alone to Claude Code, Codex, Gemini CLI, VS Code and Cline, whose models read the JSON instead or besides, and to others the envelope with 4 KB of the output, mostly its end; see docs/mcp.md)")
 	fs.Var(&origins, "allow-origin", "also accept this browser `ORIGIN` over HTTP, e.g. https://app.example.com (repeatable)")
 	cf.register(fs)
 	cf.registerAudit(fs)
