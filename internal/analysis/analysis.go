@@ -58,6 +58,9 @@ const (
 	ArgGlob
 	// ArgQuoted: some part of the argument was quoted.
 	ArgQuoted
+	// ArgGlobDot: the glob's characters match a leading dot too (find's
+	// -name patterns), where the shell's do not.
+	ArgGlobDot
 )
 
 // Kind says what sort of command a Command is.

@@ -93,7 +93,7 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 			"[nohup,nice,ionice,timeout,stdbuf,setsid] rm x"}},
 		{"sudo -u root rm x", []string{"sudo -u root rm x", "[sudo] rm x"}},
 		{"xargs -0 rm -f", []string{"xargs -0 rm -f", "[xargs] rm -f"}},
-		{"find . -name x -exec rm {} \\; -execdir sh -c 'a' \\;", []string{"find . -name x -exec rm {} ; -execdir sh -c a ;", "[find -exec] rm .", "[find -execdir] sh -c a", "[find -execdir,sh -c] a"}},
+		{"find . -name x -exec rm {} \\; -execdir sh -c 'a' \\;", []string{"find . -name x -exec rm {} ; -execdir sh -c a ;", "[find -exec] rm ./x", "[find -execdir] sh -c a", "[find -execdir,sh -c] a"}},
 		{"bash -c 'a; b'", []string{"bash -c a; b", "[bash -c] a", "[bash -c] b"}},
 		{"sh -ec 'a'", []string{"sh -ec a", "[sh -c] a"}},
 		{"sh <<< 'a'", []string{"sh", "[sh <<<] a"}},
