@@ -55,6 +55,7 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	for _, t := range w.traps {
 		w.nestedVia(t.text, "trap", t.at, t.via, false, nil)
 	}
+	w.supersede()
 	if w.costly != "" {
 		return nil, fmt.Errorf("%w: %s", ErrCost, w.costly)
 	}
