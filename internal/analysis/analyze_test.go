@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -440,6 +441,26 @@ func TestAnalyzeAssignmentTildes(t *testing.T) {
 		a, _ := Analyze(src, Options{Home: "/h"})
 		if c := a.Commands[0]; c.Flags[0]&ArgDynamic == 0 {
 			t.Errorf("%q: %q not dynamic", src, c.Args[0])
+		}
+	}
+}
+
+// TestAnalyzeNotUTF8: a line that is not UTF-8 is refused naming the first
+// byte that is not, where it stands, in bytes from 0 and as line:column.
+func TestAnalyzeNotUTF8(t *testing.T) {
+	tests := []struct {
+		src  string
+		want NotUTF8
+	}{
+		{"echo \xff", NotUTF8{Byte: 0xff, Offset: 5, Line: 1, Col: 6}},
+		{"echo é\necho a\x80b", NotUTF8{Byte: 0x80, Offset: 14, Line: 2, Col: 7}},
+		{"ls \xc3(", NotUTF8{Byte: 0xc3, Offset: 3, Line: 1, Col: 4}},
+	}
+	for _, tt := range tests {
+		_, err := Analyze(tt.src, Options{})
+		var bad *NotUTF8
+		if !errors.As(err, &bad) || *bad != tt.want {
+			t.Errorf("%q: %v, want %+v", tt.src, err, tt.want)
 		}
 	}
 }
