@@ -232,7 +232,7 @@ func (e *Engine) Judge(command string, env Env) *Judgement {
 		var bad *analysis.NotUTF8
 		if errors.As(err, &bad) {
 			v.Line, v.Col = bad.Line, bad.Col
-			v.Reason = fmt.Sprintf("The command was refused and nothing ran: %s, and shellgate reads a command as UTF-8 text (rule parse). Write that byte as $'\\x%02x', bash's own escape for it, and retry.", bad, bad.Byte)
+			v.Reason = fmt.Sprintf("The command was refused and nothing ran: %s, and the line also holds a character of U+F780 to U+F7FF, which stand for such bytes while shellgate reads the line (rule parse). Write that byte as $'\\x%02x', bash's own escape for it, and retry.", bad, bad.Byte)
 		} else if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
 		} else if errors.Is(err, analysis.ErrCost) {

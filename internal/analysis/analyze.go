@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // MaxInput is the longest command line Analyze accepts.
@@ -26,9 +28,10 @@ const DefaultBudget = 2 * time.Second
 // analyse: refused, never guessed.
 var ErrCost = errors.New("command too costly to analyse")
 
-// NotUTF8 reports a command line that is not UTF-8 text: the parser reads
-// only UTF-8, where bash takes any byte. Offset counts bytes from 0; Line
-// and Col count from 1, Col in bytes as the parser's positions do.
+// NotUTF8 reports a command line that is not UTF-8 text and holds a rune of
+// those that stand for such bytes while it is analysed (mapRaw): the two
+// could not be told apart. Offset counts bytes from 0; Line and Col count
+// from 1, Col in bytes as the parser's positions do.
 type NotUTF8 struct {
 	Byte              byte
 	Offset, Line, Col int
@@ -68,8 +71,18 @@ func Analyze(src string, o Options) (*Analysis, error) {
 		// bash receives its command as a C string: it would stop here.
 		return nil, fmt.Errorf("command contains a NUL byte at offset %d", i)
 	}
-	if err := notUTF8(src); err != nil {
-		return nil, err
+	raw := src
+	if !utf8.ValidString(src) {
+		m, ok := mapRaw(src)
+		if !ok {
+			return nil, notUTF8(src)
+		}
+		src = m
+		resolve := o.Resolve
+		if resolve == nil {
+			resolve = realpath.Resolve
+		}
+		o.Resolve = func(p string) string { return mapAgain(resolve(unmapBytes(p))) }
 	}
 	f, err := parse(src)
 	if err != nil {
@@ -93,6 +106,9 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	}
 	if w.overBudget {
 		return nil, fmt.Errorf("%w: it took longer than the %v allowed", ErrCost, budget)
+	}
+	if src != raw {
+		unmapResult(w.res, src)
 	}
 	return w.res, nil
 }

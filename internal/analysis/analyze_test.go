@@ -445,16 +445,27 @@ func TestAnalyzeAssignmentTildes(t *testing.T) {
 	}
 }
 
-// TestAnalyzeNotUTF8: a line that is not UTF-8 is refused naming the first
-// byte that is not, where it stands, in bytes from 0 and as line:column.
+// TestAnalyzeNotUTF8: bytes that are not UTF-8 are analysed as bash takes
+// them, and every string and column of the result is the line's own; a line
+// that also holds a rune of those that stand for such bytes is refused,
+// naming the first byte, where it stands, from 0 and as line:column.
 func TestAnalyzeNotUTF8(t *testing.T) {
+	a, err := Analyze("echo \xffab; rm -rf /\xfe 'c\x80'", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Commands[0]; c.Args[0] != "\xffab" || c.Source != "echo \xffab" || c.Pos != (Pos{1, 1}) {
+		t.Errorf("first command: %q %q at %v", c.Args, c.Source, c.Pos)
+	}
+	if c := a.Commands[1]; c.Name != "rm" || len(c.Args) != 3 || c.Args[1] != "/\xfe" || c.Args[2] != "c\x80" || c.Pos != (Pos{1, 11}) {
+		t.Errorf("second command: %q %q at %v", c.Args, c.Source, c.Pos)
+	}
 	tests := []struct {
 		src  string
 		want NotUTF8
 	}{
-		{"echo \xff", NotUTF8{Byte: 0xff, Offset: 5, Line: 1, Col: 6}},
-		{"echo é\necho a\x80b", NotUTF8{Byte: 0x80, Offset: 14, Line: 2, Col: 7}},
-		{"ls \xc3(", NotUTF8{Byte: 0xc3, Offset: 3, Line: 1, Col: 4}},
+		{"echo \xff \uf7ff", NotUTF8{Byte: 0xff, Offset: 5, Line: 1, Col: 6}},
+		{"echo \uf780\necho a\x80b", NotUTF8{Byte: 0x80, Offset: 15, Line: 2, Col: 7}},
 	}
 	for _, tt := range tests {
 		_, err := Analyze(tt.src, Options{})
