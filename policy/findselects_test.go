@@ -17,6 +17,9 @@ func TestFindSelects(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(l.root, ".vscode"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(".vscode/settings.json", filepath.Join(l.root, "conf.json")); err != nil {
+		t.Fatal(err)
+	}
 	checkDefaults(t, l, []decisionCase{
 		{"find . -type d -name __pycache__ -exec rm -rf {} +", allow, ""},
 		{"find . -type d -name __pycache__ -execdir rm -rf {} +", allow, ""},
@@ -53,6 +56,8 @@ func TestFindSelects(t *testing.T) {
 		{"rm -rf .vsc*", ask, "protected-paths"},
 		{"rm -rf .[a-z]*", ask, "protected-paths"},
 		{"rm -rf */.vsc*", ask, "protected-paths"},
+		{"sed -i s/a/b/ *.json", ask, "protected-paths"}, // conf.json leads into .vscode
+		{"sed -i s/a/b/ *.csv", allow, ""},
 		// Split at blanks, a found name may become other paths.
 		{"find . -name __pycache__ -print0 | xargs rm -rf", ask, "dynamic"},
 	})

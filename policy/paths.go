@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/shellgate/shellgate/internal/protect"
 
@@ -102,7 +103,10 @@ func (x *check) globProtected(c *analysis.Command, p string, f analysis.ArgFlag)
 		names = protectedNames(protect.Fold(name), f&analysis.ArgGlobDot != 0)
 	}
 	for _, abs := range c.Abs(dir + ".") {
-		if names == nil {
+		if !byName {
+			if x.placeOf(x.resolve(abs)) != inside && x.placeOf(x.resolve(abs)) != protected {
+				continue // the root's protected paths lie in the root
+			}
 			names = entriesMatching(abs, name)
 		}
 		for _, n := range names {
@@ -115,25 +119,60 @@ func (x *check) globProtected(c *analysis.Command, p string, f analysis.ArgFlag)
 }
 
 // entriesMatching are the names in dir that the shell's glob g matches (a
-// leading dot only by a dot), as far as a large directory's first names go.
+// leading dot only by a dot), as far as a large directory's first names go,
+// that may be protected: a protected name, or a link, which may lead to one.
+// Each is resolved then; a directory of build outputs costs no look at each.
 func entriesMatching(dir, g string) []string {
 	d, err := os.Open(dir)
 	if err != nil {
-		return []string{}
+		return nil
 	}
 	defer d.Close()
-	ns, _ := d.Readdirnames(100000)
-	out := []string{}
-	for _, n := range ns {
+	es, _ := d.ReadDir(100000)
+	var out []string
+	for _, e := range es {
+		n := e.Name()
 		if strings.HasPrefix(n, ".") && !strings.HasPrefix(g, ".") {
 			continue
 		}
-		if ok, err := path.Match(g, n); ok || err != nil {
+		if ok, err := path.Match(g, n); (ok || err != nil) && (e.Type()&os.ModeSymlink != 0 || protectedName(n)) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
+
+// protectedName reports a name that begins or is a protected path somewhere.
+func protectedName(n string) bool {
+	n = protect.Fold(n)
+	names := nameSets()
+	if names.literal[n] {
+		return true
+	}
+	for _, p := range names.patterns {
+		if ok, _ := path.Match(p, n); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// nameSets are protect.Names split into literal names and patterns, made
+// on first use.
+var nameSets = sync.OnceValue(func() (s struct {
+	literal  map[string]bool
+	patterns []string
+}) {
+	s.literal = map[string]bool{}
+	for _, n := range protect.Names() {
+		if strings.ContainsAny(n, `*?[\`) {
+			s.patterns = append(s.patterns, n)
+		} else {
+			s.literal[n] = true
+		}
+	}
+	return s
+})
 
 // protectedNames are the protected names (protect.Names) the folded glob g
 // may match, a pattern among them written as a name it matches: a literal
