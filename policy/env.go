@@ -63,7 +63,7 @@ func (x *check) gitTrace(c *analysis.Command, name, val string, dynamic bool) {
 // specialVar reports variables that change how later commands run: which
 // programs, libraries, startup files, directories, registries or proxies.
 func specialVar(n string) bool {
-	if loaderVars[n] {
+	if loaderVars[n] || programVars[n] {
 		return true
 	}
 	for _, p := range []string{"LD_", "DYLD_", "npm_config_", "NPM_CONFIG_", "PIP_", "UV_", "POETRY_", "CARGO_", "RUSTUP_", "BUNDLE_", "GEM_", "PYTHON"} {
@@ -172,6 +172,17 @@ func harmlessValue(a analysis.Assignment) bool {
 	case a.Name == "GIT_CONFIG_NOSYSTEM" || a.Name == "GIT_CONFIG_GLOBAL" && a.Value == "/dev/null":
 		return true
 	case a.Name == "LD_BIND_NOW":
+		return true
+	case programVars[a.Name]:
+		// A program found on PATH (CC=clang, CC="ccache gcc") or the
+		// system's, as typing its name runs it; another path or an option
+		// chooses another.
+		for _, w := range strings.Fields(a.Value) {
+			system := strings.HasPrefix(w, "/usr/") || strings.HasPrefix(w, "/bin/")
+			if strings.Contains(w, "/") && (!system || strings.Contains(w, "..")) || strings.HasPrefix(w, "-") {
+				return false
+			}
+		}
 		return true
 	case pathListVars[a.Name]:
 		// Even a directory inside the project shadows standard modules.

@@ -88,6 +88,67 @@ func cargoConfigVar(c *analysis.Command) string {
 	return ""
 }
 
+// npmConfigVar is the npm_config_* variable an option of c stands for (npm
+// reads every --KEY=VALUE or --KEY VALUE on its command line as its setting
+// KEY, which npm_config_KEY sets too: --script-shell=PROG is
+// npm_config_script_shell), where that variable asks; "" if none. --prefix
+// is left to the directory it names (npm --prefix sub run build).
+func npmConfigVar(c *analysis.Command) string {
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if a == "--" {
+			return ""
+		}
+		if !strings.HasPrefix(a, "--") || len(a) == 2 {
+			continue
+		}
+		key, val, eq := strings.Cut(a[2:], "=")
+		dyn := c.IsDynamic(i)
+		if !eq && i+1 < len(c.Args) && !strings.HasPrefix(c.Args[i+1], "-") {
+			val, dyn = c.Args[i+1], dyn || c.IsDynamic(i+1)
+		}
+		as := analysis.Assignment{Name: "npm_config_" + strings.ReplaceAll(key, "-", "_"), Value: val, Dynamic: dyn}
+		if key != "prefix" && specialVar(as.Name) && !harmlessValue(as) {
+			return as.Name
+		}
+	}
+	return ""
+}
+
+// compilerRuns reports a compiler option that runs a program or loads code
+// of the user's choosing (gcc and clang): -wrapper PROG runs every
+// subprogram through PROG, -B and --prefix DIR take cc1, as and ld from DIR,
+// -specs FILE may name other programs, -fplugin loads a library into cc1.
+// GCC_EXEC_PREFIX and COMPILER_PATH, their variables, ask too.
+func compilerRuns(c *analysis.Command) string {
+	for _, a := range c.Args {
+		if a == "-wrapper" || a == "-B" || a == "--prefix" || a == "-specs" || a == "--specs" || a == "--ld-path" ||
+			strings.HasPrefix(a, "-B") || strings.HasPrefix(a, "--prefix=") || strings.HasPrefix(a, "-specs=") ||
+			strings.HasPrefix(a, "--specs=") || strings.HasPrefix(a, "-fplugin=") || strings.HasPrefix(a, "--ld-path=") {
+			return a
+		}
+	}
+	return ""
+}
+
+// makeSpecialVar is a variable among make's operands that asks where it is
+// set before a command (CC=./x, LD_PRELOAD=…, PATH=…): make passes its
+// command-line variables to its recipes' environment, and they override the
+// makefile's own ($(CC)); "" if none.
+func makeSpecialVar(c *analysis.Command) string {
+	for _, i := range c.Operands {
+		lhs, val, ok := strings.Cut(c.Args[i], "=")
+		if !ok {
+			continue
+		}
+		name := strings.TrimSpace(strings.TrimRight(lhs, ":+?"))
+		if specialVar(name) && !harmlessValue(analysis.Assignment{Name: name, Value: val, Dynamic: c.IsDynamic(i)}) {
+			return name
+		}
+	}
+	return ""
+}
+
 // makeShellVar reports a variable assignment among make's operands that runs
 // a command: SHELL and .SHELLFLAGS make every recipe line run through what
 // they say, and X != CMD runs CMD as make reads it (GNU make parses a
@@ -117,11 +178,16 @@ var execFacts = &catalogue{facts: []fact{
 			if c.Has("E", "eval") {
 				return ": make --eval adds rules that run commands (rule code-execution): the user must approve it."
 			}
-			return when(makeShellVar(c), ": a variable given on make's command line sets the shell its recipes run in or runs a command itself (SHELL=, .SHELLFLAGS=, X!=CMD) (rule code-execution): the user must approve it.")
+			if makeShellVar(c) {
+				return ": a variable given on make's command line sets the shell its recipes run in or runs a command itself (SHELL=, .SHELLFLAGS=, X!=CMD) (rule code-execution): the user must approve it."
+			}
+			v := makeSpecialVar(c)
+			return when(v != "", " sets "+v+" on make's command line, which overrides the makefile and reaches what its recipes run as NAME=VALUE before make would: it chooses a program they run (rule code-execution): the user must approve it.")
 		},
 		match: []string{"make --eval='x:; touch y' x", "make -E 'all:; id'", "make --eva='x:;id' x", "make -kE'x:;id' x",
-			"make SHELL=/tmp/x", "make .SHELLFLAGS='-c id' all", "make 'X!=id'", "make SHELL:=./x test"},
-		notMatch: []string{"make -j4 test", "make -e", "make CC=clang V=1 test", "make 'X=a!=b'", "make -f SHELL=x", "make VERSION=$(git describe) build"}},
+			"make SHELL=/tmp/x", "make .SHELLFLAGS='-c id' all", "make 'X!=id'", "make SHELL:=./x test", "make CC=./x", "make CXX:=/tmp/x++ all",
+			"make LD_PRELOAD=./x.so test", "make PATH=./bin:/usr/bin"},
+		notMatch: []string{"make -j4 test", "make -e", "make CC=clang V=1 test", "make CC='ccache gcc'", "make PREFIX=/usr/local install", "make 'X=a!=b'", "make -f SHELL=x", "make VERSION=$(git describe) build"}},
 	fact{programs: []string{"gdb", "lldb"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
 			scripted := c.Has("x", "ex", "ix", "iex", "eix", "eiex", "command", "eval-command", "init-command", "init-eval-command",
@@ -145,6 +211,23 @@ var execFacts = &catalogue{facts: []fact{
 			"cargo build --config=build.rustc=/tmp/x", "cargo build --config env.LD_PRELOAD=/tmp/x.so"},
 		notMatch: []string{"cargo build --release", "cargo --config term.color=\"always\" build", "cargo build --config build.incremental=false", "cargo test -- --config x=y",
 			"cargo build --config profile.release.debug=true"}},
+	fact{programs: []string{"npm", "npx"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			env := npmConfigVar(c)
+			return when(env != "", " sets npm's "+env+" on its command line (npm reads --KEY=VALUE as that variable), which chooses the shell its scripts run in, the code node loads or where npm looks for its settings (rule code-execution): the user must approve it.")
+		},
+		match: []string{"npm --script-shell=/tmp/x run test", "npm run test --script-shell ./x", "npm test --node-options='--require ./x.js'",
+			"npx --userconfig ./x.npmrc y", "npm install --globalconfig=./x"},
+		notMatch: []string{"npm run build --prefix sub", "npm --prefix sub test", "npm test --silent", "npm install --save-dev x",
+			"npm run test -- --script-shell=x", "npm ci --loglevel=error"}},
+	fact{programs: []string{"gcc", "g++", "cc", "c++", "clang", "clang++", "gfortran"}, rule: RuleExecFlags,
+		test: func(_ *check, c *analysis.Command) string {
+			opt := compilerRuns(c)
+			return when(opt != "", " gives the compiler "+opt+", which makes it run or load a program of its own choosing beside cc1, as and ld (rule code-execution): the user must approve it.")
+		},
+		match: []string{"gcc -wrapper ./x a.c", "cc -B ./bin a.c", "gcc -Bbin/ a.c", "g++ --prefix=bin/ a.cc", "gcc -specs=x.specs a.c",
+			"gcc -fplugin=./p.so a.c", "clang --ld-path=./x a.c"},
+		notMatch: []string{"gcc -O2 -o a a.c", "cc -Wall -c a.c", "gcc -fPIC -shared -o p.so p.c", "clang -fuse-ld=lld a.c"}},
 	fact{programs: []string{"strace"}, rule: RuleExecFlags,
 		test: func(_ *check, c *analysis.Command) string {
 			return when(pipedOutput(c), ": strace -o '|CMD' pipes the trace to CMD, run by a shell (rule code-execution): the user must approve it.")

@@ -12,6 +12,9 @@ func (x *check) judge() {
 	for i := range x.a.Commands {
 		x.cur = i
 		c := &x.a.Commands[i]
+		if c.Superseded {
+			continue // judged where the function is called
+		}
 		start := len(x.hits)
 		x.command(c)
 		x.unconfined(c)

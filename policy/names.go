@@ -79,6 +79,14 @@ var loaderVars = map[string]bool{
 	"GLOBIGNORE": true, "BASH_LOADABLES_PATH": true, "PIP_INDEX_URL": true, "PIP_EXTRA_INDEX_URL": true,
 	"RUSTC_WRAPPER": true, "RUSTFLAGS": true, "CARGO_BUILD_RUSTC_WRAPPER": true, "GOTOOLCHAIN": true,
 	"NPM_CONFIG_REGISTRY": true, "YARN_REGISTRY": true, "UV_INDEX_URL": true,
+	"GCC_EXEC_PREFIX": true, "COMPILER_PATH": true,
+}
+
+// programVars name a program that make's built-in rules, configure, cmake
+// and language build tools (pip, cargo's cc) run: CC=./x make runs ./x.
+var programVars = map[string]bool{
+	"CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true, "AS": true, "FC": true, "F77": true,
+	"LEX": true, "YACC": true, "RANLIB": true,
 }
 
 // pathListVars are module search paths: only an empty one is harmless.

@@ -229,7 +229,11 @@ func (e *Engine) Judge(command string, env Env) *Judgement {
 		v := Verdict{Decision: Deny, Rule: RuleParse, Command: command, Commands: []analysis.Command{},
 			Reason: "The command was refused because it is not valid bash: " + err.Error() + " (rule parse). Fix the syntax and retry."}
 		var perr syntax.ParseError
-		if errors.As(err, &perr) {
+		var bad *analysis.NotUTF8
+		if errors.As(err, &bad) {
+			v.Line, v.Col = bad.Line, bad.Col
+			v.Reason = fmt.Sprintf("The command was refused and nothing ran: %s, and the line also holds a character of U+F780 to U+F7FF, which stand for such bytes while shellgate reads the line (rule parse). Write that byte as $'\\x%02x', bash's own escape for it, and retry.", bad, bad.Byte)
+		} else if errors.As(err, &perr) {
 			v.Line, v.Col = int(perr.Pos.Line()), int(perr.Pos.Col())
 		} else if errors.Is(err, analysis.ErrCost) {
 			v.Reason = "The command was refused: " + err.Error() + " (rule parse). Split it into smaller, flatter commands."

@@ -353,7 +353,7 @@ func TestSettings(t *testing.T) {
 			{"ls -la && git status && git diff | head", policy.Allow, ""},
 			{"cat README.md | grep x | wc -l", policy.Allow, ""},
 			{"find . -name '*.go'", policy.Allow, ""},
-			{"find . -delete", policy.Ask, "untrusted"},
+			{"find build -delete", policy.Ask, "untrusted"},
 			{"git -c core.pager=cat log", policy.Ask, "untrusted"},
 			{"git branch -D x", policy.Ask, "lose-work"},
 			{"sed -n 1p a.txt", policy.Allow, ""},

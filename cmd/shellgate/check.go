@@ -249,6 +249,9 @@ func commandNotes(c analysis.Command, root string) string {
 	if c.Dynamic {
 		notes = append(notes, "dynamic")
 	}
+	if c.Superseded {
+		notes = append(notes, "as defined; judged at its calls")
+	}
 	if d := relDir(root, c.Dir); d != "" {
 		notes = append(notes, "in "+d)
 	}

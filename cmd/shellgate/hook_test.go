@@ -321,7 +321,7 @@ func TestHookDecidesAsItsSandbox(t *testing.T) {
 			// What the policy allows but may write: no sandbox or checkpoint of
 			// shellgate's would contain it, so it is the agent's own to decide,
 			// as without the hook (whose allow would skip the agent's prompt).
-			mayWrite := []string{"python3 -m pytest", "rm -rf src", "find . -delete", "touch x", "echo x > README.md", "git commit -am x"}
+			mayWrite := []string{"python3 -m pytest", "rm -rf src", "find build -delete", "touch x", "echo x > README.md", "git commit -am x"}
 			for _, c := range mayWrite {
 				if got, out := ask(t, c, env); got != leftOr(agent, "left") {
 					t.Errorf("without the prefix, %s: %s, want %s (it may write)\n%s", c, got, leftOr(agent, "left"), out)

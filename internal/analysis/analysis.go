@@ -58,6 +58,9 @@ const (
 	ArgGlob
 	// ArgQuoted: some part of the argument was quoted.
 	ArgQuoted
+	// ArgGlobDot: the glob's characters match a leading dot too (find's
+	// -name patterns), where the shell's do not.
+	ArgGlobDot
 )
 
 // Kind says what sort of command a Command is.
@@ -136,6 +139,10 @@ type Command struct {
 	PipedOut   bool   `json:"-"`
 	Background bool   `json:"background,omitempty"`
 	Func       string `json:"func,omitempty"` // the enclosing function, if any
+	// Superseded: a function's body as walked at its definition, with its
+	// arguments unknown, where every call of it was followed with the words
+	// it was given; the calls' commands are judged instead.
+	Superseded bool `json:"superseded,omitempty"`
 
 	varsDone bool // the command-valued assignments were analysed with a wrapper
 }

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/shellgate/shellgate/internal/realpath"
 )
 
 // MaxInput is the longest command line Analyze accepts.
@@ -25,6 +28,35 @@ const DefaultBudget = 2 * time.Second
 // analyse: refused, never guessed.
 var ErrCost = errors.New("command too costly to analyse")
 
+// NotUTF8 reports a command line that is not UTF-8 text and holds a rune of
+// those that stand for such bytes while it is analysed (mapRaw): the two
+// could not be told apart. Offset counts bytes from 0; Line and Col count
+// from 1, Col in bytes as the parser's positions do.
+type NotUTF8 struct {
+	Byte              byte
+	Offset, Line, Col int
+}
+
+func (e *NotUTF8) Error() string {
+	return fmt.Sprintf("byte 0x%02x at offset %d (line %d, column %d) is not UTF-8", e.Byte, e.Offset, e.Line, e.Col)
+}
+
+// notUTF8 finds the first byte of src that is not UTF-8, or returns nil.
+func notUTF8(src string) error {
+	if utf8.ValidString(src) {
+		return nil
+	}
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			line := strings.Count(src[:i], "\n") + 1
+			return &NotUTF8{Byte: src[i], Offset: i, Line: line, Col: i - strings.LastIndexByte(src[:i], '\n')}
+		}
+		i += n
+	}
+	return nil
+}
+
 // Analyze parses src as bash and returns every simple command it would run.
 // The error is a parse error (or an input too large to analyse); callers must
 // treat it as a refusal, never as "nothing to run".
@@ -38,6 +70,19 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		// bash receives its command as a C string: it would stop here.
 		return nil, fmt.Errorf("command contains a NUL byte at offset %d", i)
+	}
+	raw := src
+	if !utf8.ValidString(src) {
+		m, ok := mapRaw(src)
+		if !ok {
+			return nil, notUTF8(src)
+		}
+		src = m
+		resolve := o.Resolve
+		if resolve == nil {
+			resolve = realpath.Resolve
+		}
+		o.Resolve = func(p string) string { return mapAgain(resolve(unmapBytes(p))) }
 	}
 	f, err := parse(src)
 	if err != nil {
@@ -55,11 +100,15 @@ func Analyze(src string, o Options) (*Analysis, error) {
 	for _, t := range w.traps {
 		w.nestedVia(t.text, "trap", t.at, t.via, false, nil)
 	}
+	w.supersede()
 	if w.costly != "" {
 		return nil, fmt.Errorf("%w: %s", ErrCost, w.costly)
 	}
 	if w.overBudget {
 		return nil, fmt.Errorf("%w: it took longer than the %v allowed", ErrCost, budget)
+	}
+	if src != raw {
+		unmapResult(w.res, src)
 	}
 	return w.res, nil
 }

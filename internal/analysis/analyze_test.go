@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,7 @@ func TestAnalyzeExtractsEveryCommand(t *testing.T) {
 			"[nohup,nice,ionice,timeout,stdbuf,setsid] rm x"}},
 		{"sudo -u root rm x", []string{"sudo -u root rm x", "[sudo] rm x"}},
 		{"xargs -0 rm -f", []string{"xargs -0 rm -f", "[xargs] rm -f"}},
-		{"find . -name x -exec rm {} \\; -execdir sh -c 'a' \\;", []string{"find . -name x -exec rm {} ; -execdir sh -c a ;", "[find -exec] rm .", "[find -execdir] sh -c a", "[find -execdir,sh -c] a"}},
+		{"find . -name x -exec rm {} \\; -execdir sh -c 'a' \\;", []string{"find . -name x -exec rm {} ; -execdir sh -c a ;", "[find -exec] rm ./x", "[find -execdir] sh -c a", "[find -execdir,sh -c] a"}},
 		{"bash -c 'a; b'", []string{"bash -c a; b", "[bash -c] a", "[bash -c] b"}},
 		{"sh -ec 'a'", []string{"sh -ec a", "[sh -c] a"}},
 		{"sh <<< 'a'", []string{"sh", "[sh <<<] a"}},
@@ -440,6 +441,37 @@ func TestAnalyzeAssignmentTildes(t *testing.T) {
 		a, _ := Analyze(src, Options{Home: "/h"})
 		if c := a.Commands[0]; c.Flags[0]&ArgDynamic == 0 {
 			t.Errorf("%q: %q not dynamic", src, c.Args[0])
+		}
+	}
+}
+
+// TestAnalyzeNotUTF8: bytes that are not UTF-8 are analysed as bash takes
+// them, and every string and column of the result is the line's own; a line
+// that also holds a rune of those that stand for such bytes is refused,
+// naming the first byte, where it stands, from 0 and as line:column.
+func TestAnalyzeNotUTF8(t *testing.T) {
+	a, err := Analyze("echo \xffab; rm -rf /\xfe 'c\x80'", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Commands[0]; c.Args[0] != "\xffab" || c.Source != "echo \xffab" || c.Pos != (Pos{1, 1}) {
+		t.Errorf("first command: %q %q at %v", c.Args, c.Source, c.Pos)
+	}
+	if c := a.Commands[1]; c.Name != "rm" || len(c.Args) != 3 || c.Args[1] != "/\xfe" || c.Args[2] != "c\x80" || c.Pos != (Pos{1, 11}) {
+		t.Errorf("second command: %q %q at %v", c.Args, c.Source, c.Pos)
+	}
+	tests := []struct {
+		src  string
+		want NotUTF8
+	}{
+		{"echo \xff \uf7ff", NotUTF8{Byte: 0xff, Offset: 5, Line: 1, Col: 6}},
+		{"echo \uf780\necho a\x80b", NotUTF8{Byte: 0x80, Offset: 15, Line: 2, Col: 7}},
+	}
+	for _, tt := range tests {
+		_, err := Analyze(tt.src, Options{})
+		var bad *NotUTF8
+		if !errors.As(err, &bad) || *bad != tt.want {
+			t.Errorf("%q: %v, want %+v", tt.src, err, tt.want)
 		}
 	}
 }

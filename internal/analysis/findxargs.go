@@ -20,12 +20,21 @@ func FindStartingPoints(args []string) []string {
 	return starts
 }
 
-// findExec follows find … -exec/-execdir/-ok/-okdir COMMAND… ; or +.
+// findExec follows find … -exec/-execdir/-ok/-okdir COMMAND… ; or +, where
+// {} is what find's tests select (FindSelected), and -delete, which deletes
+// it as rm -rf would.
 func (w *walker) findExec(idx int, stdin input) {
 	c := w.res.Commands[idx]
 	starts := FindStartingPoints(c.Args)
 	for i := 0; i < len(c.Args); i++ {
 		action := c.Args[i]
+		if action == "-delete" {
+			found, ff, _ := FindSelected(c.Args, c.Flags, i)
+			cmd := Command{Pos: c.Pos, Source: c.Source, Via: c.Via, Feeds: c.Feeds, Redirects: c.Redirects,
+				Args: append([]string{"rm", "-r", "-f"}, found...), Flags: append([]ArgFlag{0, 0, 0}, ff...)}
+			w.run(inner(&cmd, 0, "find -delete"), input{})
+			continue
+		}
 		if action != "-exec" && action != "-execdir" && action != "-ok" && action != "-okdir" {
 			continue
 		}
@@ -39,22 +48,31 @@ func (w *walker) findExec(idx int, stdin input) {
 		cmd := Command{Pos: c.Pos, Source: c.Source, Via: c.Via, Feeds: c.Feeds, Redirects: c.Redirects}
 		// What find finds lies below its starting points; but given to a shell
 		// or eval, a file name is code only known at run time.
-		var found ArgFlag
+		var dyn ArgFlag
 		n := programName(c.Args[i+1])
 		if _, wrapped := wrappers[n]; shells[n] || wrapped || n == "eval" || n == "source" || n == "." {
-			found = ArgDynamic
+			dyn = ArgDynamic
+		}
+		found, ff, named := FindSelected(c.Args, c.Flags, i)
+		if named && (action == "-execdir" || action == "-okdir") {
+			for x, s := range found {
+				found[x] = "./" + s[strings.LastIndexByte(s, '/')+1:] // in the directory that holds it
+			}
 		}
 		for k := i + 1; k < j; k++ {
 			a, f := c.Args[k], c.Flags[k]
 			switch {
 			case a == "{}":
-				for _, s := range starts {
+				for x, s := range found {
 					cmd.Args = append(cmd.Args, s)
-					cmd.Flags = append(cmd.Flags, f|found)
+					cmd.Flags = append(cmd.Flags, f|ff[x]|dyn)
 				}
+			case strings.Contains(a, "{}") && named:
+				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", found[0]))
+				cmd.Flags = append(cmd.Flags, f|ff[0]|dyn)
 			case strings.Contains(a, "{}"):
 				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", strings.TrimSuffix(starts[0], "/")+"/x"))
-				cmd.Flags = append(cmd.Flags, f|found)
+				cmd.Flags = append(cmd.Flags, f|dyn)
 			default:
 				cmd.Args = append(cmd.Args, a)
 				cmd.Flags = append(cmd.Flags, f)
@@ -102,6 +120,11 @@ func (w *walker) xargs(idx int, stdin input) {
 	}
 	in.MoreArgs = true
 	in.Feeds = c.Feeds
+	if found, ff, ok := w.findPrinted(c); ok && repl == "" {
+		// find … -print0 | xargs -0 CMD: the arguments are what find selects.
+		in.Args, in.Flags = append(in.Args, found...), append(in.Flags, ff...)
+		in.MoreArgs = false
+	}
 	if repl != "" {
 		for k, a := range in.Args {
 			if strings.Contains(a, repl) {
@@ -110,6 +133,41 @@ func (w *walker) xargs(idx int, stdin input) {
 		}
 	}
 	w.run(in, input{})
+}
+
+// findPrinted returns what find prints where xargs reads nothing but one
+// find's -print0 with -0: each argument is then one path find selected
+// (FindSelected). Split at blanks (no -0), a name may become other paths.
+func (w *walker) findPrinted(x Command) ([]string, []ArgFlag, bool) {
+	if !x.Has("0", "null") || len(x.Feeds) != 1 || x.Feeds[0] >= len(w.res.Commands) {
+		return nil, nil, false
+	}
+	f := w.res.Commands[x.Feeds[0]]
+	if f.Name != "find" || f.Dynamic {
+		return nil, nil, false
+	}
+	for _, r := range f.Redirects {
+		if r.Target != "/dev/null" || r.Dynamic {
+			return nil, nil, false // what else reaches its output?
+		}
+	}
+	at := -1
+	for i, a := range f.Args {
+		switch a {
+		case "-print0":
+			if at >= 0 {
+				return nil, nil, false
+			}
+			at = i
+		case "-print", "-printf", "-ls", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls":
+			return nil, nil, false // more output, or other words in it
+		}
+	}
+	if at < 0 {
+		return nil, nil, false
+	}
+	found, ff, _ := FindSelected(f.Args, f.Flags, at)
+	return found, ff, true
 }
 
 // parallel follows GNU parallel [options] COMMAND … ::: ARGS …: the command
@@ -296,4 +354,132 @@ func uvRunStarts(args []string, i, depth int) []int {
 		}
 	}
 	return []int{i}
+}
+
+var findArgCount = map[string]int{
+	"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1, "-iregex": 1,
+	"-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-user": 1, "-group": 1, "-uid": 1, "-gid": 1, "-perm": 1,
+	"-size": 1, "-mtime": 1, "-atime": 1, "-ctime": 1, "-mmin": 1, "-amin": 1, "-cmin": 1, "-newer": 1, "-anewer": 1,
+	"-cnewer": 1, "-samefile": 1, "-inum": 1, "-links": 1, "-used": 1, "-fstype": 1, "-maxdepth": 1, "-mindepth": 1,
+	"-regextype": 1, "-context": 1, "-fprint": 1, "-fprint0": 1, "-fls": 1, "-printf": 1, "-fprintf": 2, "-files0-from": 1,
+	"-D": 1, "-O": 0, "-true": 0, "-false": 0, "-empty": 0, "-executable": 0, "-readable": 0, "-writable": 0,
+	"-nouser": 0, "-nogroup": 0, "-depth": 0, "-d": 0, "-prune": 0, "-quit": 0, "-print": 0, "-print0": 0, "-ls": 0,
+	"-delete": 0, "-xdev": 0, "-mount": 0, "-noleaf": 0, "-ignore_readdir_race": 0, "-noignore_readdir_race": 0,
+	"-daystart": 0, "-warn": 0, "-nowarn": 0, "-a": 0, "-and": 0, "-o": 0, "-or": 0, "!": 0, "-not": 0, "(": 0, ")": 0,
+	",": 0, "-H": 0, "-P": 0,
+}
+
+// nameTests are find's tests that say what a found path's name is.
+var nameTests = map[string]bool{"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true}
+
+// FindSelected returns what the action at args[at] (-exec, -delete,
+// -print0 …) acts on, as paths for the policy to judge: a path whose last
+// name is what a name test the action runs behind says (find . -name
+// __pycache__ -exec rm -rf {} + acts on ./__pycache__ and the like, never on
+// .git), or else the starting points themselves (find . -exec rm -rf {} +
+// may act on everything in ., and . itself). A test holds for the action when
+// it is in the run of tests joined by -a before it, in its own group or an
+// enclosing one, not negated; -o and , start a new run. A pattern's glob
+// characters match a leading dot, as find's do (ArgGlobDot). Where find
+// follows links (-L, -follow) a found path may lie elsewhere: the starting
+// points stand.
+func FindSelected(args []string, flags []ArgFlag, at int) (found []string, ff []ArgFlag, named bool) {
+	n := 0
+	for n < len(args) && !(len(args[n]) > 1 && args[n][0] == '-' || args[n] == "(" || args[n] == "!" || args[n] == ",") {
+		found, ff = append(found, args[n]), append(ff, flags[n])
+		n++
+	}
+	if n == 0 {
+		found, ff = []string{"."}, []ArgFlag{0}
+	}
+	name, nf, ok := findNameBefore(args, flags, n, at)
+	if !ok {
+		return found, ff, false
+	}
+	for i, s := range found {
+		found[i], ff[i] = strings.TrimSuffix(s, "/")+"/"+name, ff[i]|nf
+	}
+	return found, ff, true
+}
+
+// findNameBefore returns the name every path the action at args[at] acts on
+// has, as a pattern, from the name tests that hold for it (see FindSelected).
+func findNameBefore(args []string, flags []ArgFlag, from, at int) (string, ArgFlag, bool) {
+	type test struct {
+		pattern string
+		glob    bool
+	}
+	var stack [][]test // the runs of the enclosing groups
+	var run []test
+	negated := false
+	for k := from; k < at; k++ {
+		a := args[k]
+		if flags[k]&ArgDynamic != 0 {
+			return "", 0, false
+		}
+		switch {
+		case a == "-L" || a == "-follow":
+			return "", 0, false
+		case a == "(":
+			stack, run = append(stack, run), nil
+		case a == ")":
+			if len(stack) == 0 {
+				return "", 0, false
+			}
+			run, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		case a == "-o" || a == "-or" || a == ",":
+			run = nil
+		case a == "!" || a == "-not":
+			negated = true
+			continue
+		case a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir":
+			for k++; k < at && args[k] != ";" && args[k] != "+"; k++ {
+			}
+		case nameTests[a] && k+1 < at:
+			if !negated && flags[k+1]&ArgDynamic == 0 {
+				p := args[k+1]
+				if a != "-name" && a != "-iname" {
+					p = lastName(p)
+				}
+				run = append(run, test{p, strings.ContainsAny(p, `*?[\`)})
+			}
+			k++
+		case strings.HasPrefix(a, "-newer") && len(a) == 8:
+			k++ // -newerXY REFERENCE
+		default:
+			c, known := findArgCount[a]
+			if !known {
+				return "", 0, false // a value or an operator? Unknown.
+			}
+			k += c
+		}
+		negated = false
+	}
+	var best *test
+	for _, r := range append(stack, run) {
+		for i := range r {
+			if best == nil || best.glob && !r[i].glob {
+				best = &r[i]
+			}
+		}
+	}
+	if best == nil {
+		return "", 0, false
+	}
+	if best.glob {
+		return best.pattern, ArgGlob | ArgGlobDot, true
+	}
+	return best.pattern, 0, true
+}
+
+// lastName is what the last name of a path that -path PATTERN matches
+// matches: PATTERN's part after its last /, which a glob character there
+// may stretch over more names (find's * and ? match / too), so only its
+// literal end is kept.
+func lastName(p string) string {
+	s := p[strings.LastIndexByte(p, '/')+1:]
+	if i := strings.LastIndexAny(s, `*?[]\`); i >= 0 {
+		return "*" + s[i+1:]
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"mvdan.cc/sh/v3/syntax"
 	"slices"
+	"strings"
 
 	"github.com/shellgate/shellgate/internal/realpath"
 )
@@ -21,6 +22,7 @@ type walker struct {
 	cwd     dirs // where the statement being walked starts
 	vars    map[string]varVal
 	funcs   map[string]*funcDef // functions defined so far
+	defs    []defWalk           // each definition's walk with its arguments unknown
 	calling map[string]bool     // functions being walked at a call site
 	calls   int                 // function bodies walked at call sites, bounded by maxCalls
 	traps   []trapDef           // trap actions, walked again at the end
@@ -65,6 +67,16 @@ type funcDef struct {
 	body  *syntax.Stmt
 	src   string
 	outer *Pos
+	def   int // its defWalk
+}
+
+// defWalk is what walking a function's body at its definition found (the
+// commands and findings in [cmds[0], cmds[1]) and [finds[0], finds[1])), and
+// how it was called: calls followed, and whether one was not.
+type defWalk struct {
+	cmds, finds [2]int
+	calls       int
+	unfollowed  bool
 }
 
 // trapDef is a trap action, which runs later in whatever state the shell is in.
@@ -548,16 +560,19 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) (ok, fail dirs) {
 	fn := w.fn
 	w.fn = name
 	w.cond++
+	d := defWalk{cmds: [2]int{len(w.res.Commands)}, finds: [2]int{len(w.res.Findings)}}
 	w.subshell(func() {
 		w.vars = nil
 		w.stmt(c.Body)
 	})
+	d.cmds[1], d.finds[1] = len(w.res.Commands), len(w.res.Findings)
+	w.defs = append(w.defs, d)
 	w.cond--
 	w.fn = fn
 	if w.funcs == nil {
 		w.funcs = map[string]*funcDef{}
 	}
-	w.funcs[name] = &funcDef{body: c.Body, src: w.src, outer: w.outer}
+	w.funcs[name] = &funcDef{body: c.Body, src: w.src, outer: w.outer, def: len(w.defs) - 1}
 	return in, in
 }
 
@@ -571,12 +586,14 @@ func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
 			Detail: "function " + c.Name + " is called again, through a pipe or the background, from a function it calls"})
 	}
 	if w.calling[c.Name] || w.calls >= maxCalls || w.depth >= maxDepth {
+		w.defs[fd.def].unfollowed = true
 		if w.calls >= maxCalls {
 			w.findAt(FindDepth, c, "more function calls than shellgate follows")
 		}
 		return nil, nil // recursion: where it ends is not followed
 	}
 	w.calls++
+	w.defs[fd.def].calls++
 	if w.calling == nil {
 		w.calling = map[string]bool{}
 	}
@@ -593,4 +610,71 @@ func (w *walker) callFunc(c Command, fd *funcDef) (ok, fail dirs) {
 	w.src, w.outer, w.via, w.fn = src, outer, via, fn
 	delete(w.calling, c.Name)
 	return ok, fail
+}
+
+// supersede marks the commands of a function's body as walked at its
+// definition, with its arguments unknown, Superseded where every call of it
+// was followed with the words it was given (f(){ rm -rf "$1"; }; f build is
+// rm -rf build, judged at the call), and drops the findings of that walk. A
+// definition stands where the function is never called, a call was not
+// followed (recursion, too many), or it may be called in a way not seen:
+// exported to other shells, or from a command, eval, trap, alias, prompt or
+// sourced file only known at run time, outside its own body.
+func (w *walker) supersede() {
+	var escapes [][2]int // commands (0) or findings (1) that may call anything
+	for i := range w.res.Commands {
+		c := &w.res.Commands[i]
+		if c.Dynamic || c.Name == "source" || c.Name == "." || exportsFunctions(c) {
+			escapes = append(escapes, [2]int{0, i})
+		}
+	}
+	for i, f := range w.res.Findings {
+		if f.Kind == FindEval || f.Kind == FindTrap || f.Kind == FindAlias || f.Kind == FindPrompt {
+			escapes = append(escapes, [2]int{1, i})
+		}
+	}
+	if len(escapes) > maxCalls {
+		return
+	}
+	drop := map[int]bool{}
+	for _, d := range w.defs {
+		if d.calls == 0 || d.unfollowed || slices.ContainsFunc(escapes, func(e [2]int) bool {
+			r := d.cmds
+			if e[0] == 1 {
+				r = d.finds
+			}
+			return e[1] < r[0] || e[1] >= r[1] // outside its own body
+		}) {
+			continue
+		}
+		for i := d.cmds[0]; i < d.cmds[1]; i++ {
+			w.res.Commands[i].Superseded = true
+		}
+		for i := d.finds[0]; i < d.finds[1]; i++ {
+			drop[i] = true
+		}
+	}
+	if len(drop) > 0 {
+		kept := w.res.Findings[:0]
+		for i, f := range w.res.Findings {
+			if !drop[i] || f.Kind == FindForkBomb || f.Kind == FindDepth || f.Kind == FindParse || f.Kind == FindStdinShell {
+				kept = append(kept, f)
+			}
+		}
+		w.res.Findings = kept
+	}
+}
+
+// exportsFunctions reports export -f, declare -fx and the like: the
+// functions reach every bash started later, called there however it likes.
+func exportsFunctions(c *Command) bool {
+	if c.Name != "export" && c.Name != "declare" && c.Name != "typeset" {
+		return false
+	}
+	for i, a := range c.Args {
+		if c.Flags[i]&ArgDynamic != 0 || strings.HasPrefix(a, "-") && strings.Contains(a, "f") {
+			return true
+		}
+	}
+	return false
 }

@@ -294,3 +294,20 @@ func RootPatterns() []string {
 	}
 	return ps
 }
+
+// Names are the names (folded) of every component of every entry, literal
+// or a pattern: a name that matches none of them begins no protected path
+// and lies in none where it stands, wherever it stands.
+var Names = sync.OnceValue(func() []string {
+	seen := map[string]bool{}
+	var ns []string
+	for _, e := range index().folded {
+		for _, n := range strings.Split(strings.TrimSuffix(e.Path, "/"), "/") {
+			if !seen[n] {
+				seen[n] = true
+				ns = append(ns, n)
+			}
+		}
+	}
+	return ns
+})

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,7 +83,7 @@ type Message struct {
 	// spawn (shellgate → helper), with stdin, stdout and stderr as ancillary
 	// fds, those that are set.
 	ID   uint64   `json:"id,omitempty"`
-	Argv []string `json:"argv,omitempty"`
+	Argv Words    `json:"argv,omitempty"`
 	Env  []string `json:"env,omitempty"`
 	// SameEnv: Env is the last spawn's, not sent again (a session's
 	// commands mostly share theirs: ~2 KB of JSON each way a command),
@@ -170,6 +171,47 @@ type Transport interface {
 	// ReadMsg reads into b, and ancillary data into oob; fds received are
 	// close-on-exec.
 	ReadMsg(b, oob []byte) (n, oobn int, err error)
+}
+
+// Words are a command's words, sent as JSON strings where each is UTF-8 and
+// as byte strings (base64) where one is not: JSON would make each byte that
+// is not U+FFFD, and bash takes any byte ($'\xff' or a raw one alike).
+type Words []string
+
+// MarshalJSON writes w as a list of strings, or {"raw": [bytes…]}.
+func (w Words) MarshalJSON() ([]byte, error) {
+	raw := false
+	for _, s := range w {
+		raw = raw || !utf8.ValidString(s)
+	}
+	if !raw {
+		return json.Marshal([]string(w))
+	}
+	bs := make([][]byte, len(w))
+	for i, s := range w {
+		bs[i] = []byte(s)
+	}
+	return json.Marshal(struct {
+		Raw [][]byte `json:"raw"`
+	}{bs})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (w *Words) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '{' {
+		return json.Unmarshal(b, (*[]string)(w))
+	}
+	var r struct {
+		Raw [][]byte `json:"raw"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	*w = make(Words, len(r.Raw))
+	for i, s := range r.Raw {
+		(*w)[i] = string(s)
+	}
+	return nil
 }
 
 // Conn sends and receives frames; sends are serialised.
