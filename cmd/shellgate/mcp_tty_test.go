@@ -4,9 +4,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,7 +47,15 @@ func TestMCPOnTerminalSaysWhatItWaitsFor(t *testing.T) {
 			break
 		}
 	}
-	if err := cmd.Wait(); err != nil || !sent ||
+	err = cmd.Wait()
+	if errors.Is(err, syscall.ECHILD) {
+		// This test binary becomes a subreaper once a test runs cmdRun, cmdExec
+		// or cmdMCP in process (shellgate.Subreap), and a subreaper reaps a
+		// child in a session of its own when it exits, as Subreap's doc says:
+		// the exit status is lost, not the exit (seen once under load).
+		err = nil
+	}
+	if err != nil || !sent ||
 		!strings.Contains(out.String(), "shellgate mcp: waiting for an MCP client's JSON-RPC on stdin (tool run_shell_command, root "+root+")") {
 		t.Errorf("shellgate mcp on a terminal: exit %v, Ctrl-D sent %v, terminal:\n%s", err, sent, out.String())
 	}
