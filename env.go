@@ -46,6 +46,11 @@ func (g *Gate) setTemp(dir string, own bool) {
 	// MYCODEAGENT=1 tells scripts an agent runs them (seed 001 §5.6), so that
 	// they can turn interactive prompts off.
 	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir, "MYCODEAGENT": "1"}
+	if g.sessionTmp() {
+		// The sandbox refuses every .pyc in the root (docs/sandbox.md):
+		// the session's Python keeps its caches in the session's /tmp.
+		extra["PYTHONPYCACHEPREFIX"] = filepath.Join(sandbox.SessionTemp(g.root), "pycache")
+	}
 	for k, v := range g.cfg.Env { // the user's variables win
 		extra[k] = v
 	}

@@ -480,3 +480,35 @@ func TestForkBombStoppedSessionLivesOn(t *testing.T) {
 		t.Errorf("the job did not outlive the second bomb:\n%s", env.Text)
 	}
 }
+
+// The sandbox refuses every .pyc in the root (a forged one runs on the host
+// while the source shows other code): the session's Python keeps its
+// bytecode caches under PYTHONPYCACHEPREFIX in the session's /tmp instead,
+// where a later command's import finds them, and leaves no __pycache__ in
+// the project.
+func TestPythonCachesOutsideRoot(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 here")
+	}
+	l := newLab(t)
+	for name, text := range map[string]string{"util.py": "def greet():\n    return 'hi'\n", "app.py": "import util\nprint(util.greet())\n"} {
+		if err := os.WriteFile(filepath.Join(l.root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := gate(t, shellgate.Config{Root: l.root})
+	// (the CI sets PYTHONDONTWRITEBYTECODE, a user rarely does)
+	env := run(t, g, shellgate.Request{Command: "env -u PYTHONDONTWRITEBYTECODE python3 app.py"})
+	if env.Data.Stdout != "hi\n" {
+		t.Fatalf("python3 app.py: %s\n%s", env.Status, env.Text)
+	}
+	env = run(t, g, shellgate.Request{Command: `python3 -c 'import importlib.util as u, os; print(os.path.exists(u.cache_from_source(os.path.abspath("util.py"))), u.cache_from_source("util.py").startswith("/tmp/"))'`})
+	if env.Data.Stdout != "True True\n" {
+		t.Errorf("the session's cache of util.py: %q\n%s", env.Data.Stdout, env.Text)
+	}
+	if _, err := os.Lstat(filepath.Join(l.root, "__pycache__")); err == nil {
+		t.Error("the session's python made __pycache__ in the root")
+	}
+}

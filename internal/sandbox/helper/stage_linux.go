@@ -153,6 +153,9 @@ func (j *judgeSets) setStaged(p string, staged bool) {
 // editor's atomic save of .envrc, git config renaming config.lock over
 // .git/config), unbound until the next look binds it again.
 func (m *mounter) Watched(name string) bool {
+	if _, ok := judgeBytecode(name, copyup.OpWrite); ok {
+		return true
+	}
 	if m.watchedRepoName(name) {
 		return true
 	}
@@ -246,6 +249,9 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	if !under(p, root) || p == root || under(p, m.spec.Quarantine) {
 		return copyup.Free
 	}
+	if v, ok := judgeBytecode(filepath.Base(p), op); ok {
+		return v
+	}
 	git := filepath.Join(root, ".git")
 	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) || m.inKeptGitDirInAnotherCase(p) {
 		return copyup.Refused
@@ -318,6 +324,35 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Refused
 	}
 	return copyup.Free
+}
+
+// judgeBytecode is the verdict on an entry of the root by this name that
+// Python's import reads in place of a source, and whether it is one. A .pyc
+// (in __pycache__ beside its source, or one with no source beside it, which
+// shadows a module of that name) carries its source's mtime and size, not
+// its text: one a command wrote would be run by the host's python while the
+// source, git diff and a review show other code, and .gitignore's usual
+// *.py[cod] hides it from git status too. So no command makes, writes,
+// renames or links a name ending in .pyc anywhere in the root (EPERM;
+// Python skips a cache it cannot write, and the session's own Python
+// writes its caches under PYTHONPYCACHEPREFIX, in the session's /tmp), a
+// __pycache__ is never a link (to a tool cache the sandbox leaves
+// writable, where a .pyc could wait), and a directory renamed onto
+// __pycache__ crosses file systems (EXDEV: mv copies it name by name, each
+// .pyc refused). A .pyc may still be removed: it is a cache.
+func judgeBytecode(name string, op copyup.Op) (copyup.Verdict, bool) {
+	name = protect.Fold(strings.TrimRight(name, "/"))
+	switch {
+	case strings.HasSuffix(name, ".pyc"):
+		return copyup.Refused, true
+	case name != "__pycache__":
+		return copyup.Free, false
+	case op == copyup.OpLink:
+		return copyup.Refused, true
+	case op == copyup.OpRename:
+		return copyup.Crossed, true
+	}
+	return copyup.Free, true
 }
 
 // gitNames are the names git gives a repository's own files, at the top of
