@@ -85,7 +85,7 @@ func refusalHint(has func(...string) bool, text string, network bool, hostPorts 
 		// unixgate refuses a host's unix socket with EACCES.
 		return "If this was a connection to a unix socket this session did not bind (a host daemon's: Docker, a database, an agent), the sandbox refused it: commands reach only their own session's sockets. The user can run it outside the sandbox (--sandbox off)."
 	case has("Operation not permitted", "operation not permitted", "EPERM") && pycName.MatchString(text):
-		return "The sandbox refuses Python bytecode (.pyc) in the project: the host's python would run one in place of its source, which no diff shows. Python skips a cache it cannot write; this session's keeps its caches under $PYTHONPYCACHEPREFIX instead. Leave them out (or remove them: that works)."
+		return "The sandbox refuses Python bytecode (.pyc) in the project: the host's python would run one in place of its source, which no diff shows. This session's python keeps its caches in $PYTHONPYCACHEPREFIX instead, and skips one it cannot write. Leave them out (removing one works)."
 	case has("Permission denied", "permission denied", "EACCES", "Operation not permitted", "operation not permitted", "EPERM") && !has("sudo"):
 		socket := ""
 		if !network {

@@ -334,8 +334,8 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 // source, git diff and a review show other code, and .gitignore's usual
 // *.py[cod] hides it from git status too. So no command makes, writes,
 // renames or links a name ending in .pyc anywhere in the root (EPERM;
-// Python skips a cache it cannot write, and the session's own Python
-// writes its caches under PYTHONPYCACHEPREFIX, in the session's /tmp), a
+// Python skips a cache it cannot write, and the sandbox's commands keep
+// theirs in a tool cache, PYTHONPYCACHEPREFIX: home.PythonCache), a
 // __pycache__ is never a link (to a tool cache the sandbox leaves
 // writable, where a .pyc could wait), and a directory renamed onto
 // __pycache__ crosses file systems (EXDEV: mv copies it name by name, each
