@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/shellgate/shellgate/internal/home"
 	"github.com/shellgate/shellgate/internal/sandbox"
 	"github.com/shellgate/shellgate/internal/shell"
 	"github.com/shellgate/shellgate/internal/tempdir"
@@ -46,6 +47,12 @@ func (g *Gate) setTemp(dir string, own bool) {
 	// MYCODEAGENT=1 tells scripts an agent runs them (seed 001 §5.6), so that
 	// they can turn interactive prompts off.
 	extra := map[string]string{"TMPDIR": dir, "TMP": dir, "TEMP": dir, "MYCODEAGENT": "1"}
+	if c := g.cfg.Sandbox; g.sessionTmp() && c.Profile != sandbox.ReadOnly && !c.NoCaches {
+		// The sandbox refuses every .pyc in the root (docs/sandbox.md): the
+		// session's Python keeps its caches in a tool cache of the
+		// project's own instead, where the next run and session find them.
+		extra["PYTHONPYCACHEPREFIX"] = filepath.Join(g.childHome(), home.PythonCache)
+	}
 	for k, v := range g.cfg.Env { // the user's variables win
 		extra[k] = v
 	}

@@ -480,3 +480,36 @@ func TestForkBombStoppedSessionLivesOn(t *testing.T) {
 		t.Errorf("the job did not outlive the second bomb:\n%s", env.Text)
 	}
 }
+
+// The sandbox refuses every .pyc in the root (a forged one runs on the host
+// while the source shows other code): the session's Python keeps its caches
+// in a tool cache of the project's own (PYTHONPYCACHEPREFIX), where the next
+// run finds them, and leaves none in the project.
+func TestPythonRunsWithoutBytecodeInRoot(t *testing.T) {
+	lane.Live(t)
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 here")
+	}
+	l := newLab(t)
+	for name, text := range map[string]string{"util.py": "def greet():\n    return 'hi'\n", "app.py": "import util\nprint(util.greet())\n"} {
+		if err := os.WriteFile(filepath.Join(l.root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := gate(t, shellgate.Config{Root: l.root})
+	for range 2 {
+		// (the CI sets PYTHONDONTWRITEBYTECODE, a user rarely does)
+		env := run(t, g, shellgate.Request{Command: "env -u PYTHONDONTWRITEBYTECODE python3 app.py"})
+		if env.Data.Stdout != "hi\n" || env.Status != envelope.Success {
+			t.Fatalf("python3 app.py: %s\n%s", env.Status, env.Text)
+		}
+	}
+	if got, _ := filepath.Glob(filepath.Join(l.root, "__pycache__", "*")); len(got) > 0 {
+		t.Errorf("the session's python left bytecode in the root: %v", got)
+	}
+	env := run(t, g, shellgate.Request{Command: `python3 -c 'import importlib.util as u, os; c = u.cache_from_source(os.path.abspath("util.py")); print(os.path.exists(c), c.startswith(os.getcwd()))'`})
+	if env.Data.Stdout != "True False\n" {
+		t.Errorf("the session's cache of util.py (exists, in the root): %q\n%s", env.Data.Stdout, env.Text)
+	}
+}

@@ -95,6 +95,9 @@ func TestSandboxHintReadOnly(t *testing.T) {
 		{"Error: connect EACCES /var/tmp/pg/.s.PGSQL.5432", "unix socket this session did not bind"},
 		{"  File \"<string>\", line 1, in <module>\n    s.connect(\"/run/x.sock\")\nPermissionError: [Errno 13] Permission denied", "unix socket this session did not bind"},
 		{"open /home/u/x: permission denied", "the sandbox refused it"},
+		{"PermissionError: [Errno 1] Operation not permitted: '__pycache__/util.cpython-311.pyc'", "refuses Python bytecode"},
+		{"mv: cannot move 'x.tmp' to '__pycache__/util.cpython-311.pyc': Operation not permitted", "refuses Python bytecode"},
+		{"PermissionError: [Errno 13] Permission denied: '/home/u/x.pyc'", "the sandbox refused it"},
 	} {
 		one := 1
 		if got := Sandbox(&envelope.Data{Stderr: c.stderr, ExitCode: &one}, false); !strings.Contains(got, c.want) {

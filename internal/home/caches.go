@@ -28,7 +28,15 @@ var toolCaches = []struct {
 	{".cache/deno", []string{"DENO_DIR", "XDG_CACHE_HOME/deno"}},
 	{".cache/uv", []string{"UV_CACHE_DIR", "XDG_CACHE_HOME/uv"}},
 	{".cache/pypoetry", []string{"POETRY_CACHE_DIR", "XDG_CACHE_HOME/pypoetry"}},
+	{PythonCache, nil},
 }
+
+// PythonCache is where, relative to the home, the sandbox's commands keep
+// Python's bytecode (their PYTHONPYCACHEPREFIX): no command writes a .pyc in
+// the project, which the host's python would run in place of its source, so
+// their caches are a tool cache of the project's own, which the host lacks
+// and never reads, kept between sessions as the others.
+const PythonCache = ".cache/shellgate-pycache"
 
 // Caches are the tool caches ordinary builds write to, for the sandbox (its Spec.Caches),
 // where getenv (the commands' environment) puts them, whether they exist or

@@ -45,7 +45,12 @@ type Entry struct {
 	// quarantined like the rest when it appears (git works without it); in a
 	// subdirectory it comes with a repository, which is reported whole.
 	InPlace bool
-	Why     string
+	// Harmless says whether content is what the tools read as data alone
+	// (a version, not a path to run): such an entry a command makes is
+	// kept where it is, judged on a copy no command writes any more,
+	// rather than quarantined. Nil: none is.
+	Harmless func(data []byte) bool
+	Why      string
 }
 
 // Table is every protected path. Each entry's Why says what runs it; the
@@ -140,6 +145,7 @@ var Table = []Entry{
 	{Path: "pnpm-workspace.yaml", Why: "pnpm settings (scriptShell, pnpmfile), as .npmrc's"},
 	{Path: "devbox.json", Why: "the init hook devbox shell runs"},
 	{Path: ".pdm-python", Why: "the interpreter pdm runs"},
+	{Path: ".python-version", Harmless: PythonVersions, Why: "the interpreter uv runs: a line that is no version names one by path (.venv/x/python, or a bare name that is a file or directory where uv runs)"},
 	{Path: "bunfig.toml", Why: "bun preload scripts"},
 	{Path: ".pypirc", Why: "upload credentials and targets"},
 	{Path: "pip.conf", Why: "index pip installs from"},

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shellgate/shellgate/internal/protect"
 	"github.com/shellgate/shellgate/internal/relay"
 	"github.com/shellgate/shellgate/internal/runner"
 	"github.com/shellgate/shellgate/internal/seatbelt"
@@ -116,9 +117,29 @@ func serveEgress(spec *Spec, report *Report) *relay.Server {
 // seatbeltPolicy is what Seatbelt enforces of spec: Limits and TmpSize have
 // no Seatbelt equivalent.
 func seatbeltPolicy(spec Spec) seatbelt.Policy {
-	return seatbelt.Policy{TempDir: spec.TempDir, Writable: spec.Writable, Protected: spec.Protected,
+	return seatbelt.Policy{TempDir: spec.TempDir, Writable: spec.Writable, Protected: unjudged(spec),
 		Hidden: spec.Hidden, Visible: spec.Visible, Network: spec.Network,
 		EgressPort: spec.EgressPort, HostPorts: spec.HostPorts}
+}
+
+// unjudged is spec.Protected without the entries whose content the table
+// judges (protect.Entry.Harmless, .python-version): Linux keeps one a
+// command makes where it holds a version and quarantines it otherwise;
+// Seatbelt cannot look at what is written, and a denied write would fail
+// `uv init`.
+func unjudged(spec Spec) []string {
+	var ps []string
+	for _, p := range spec.Protected {
+		if len(spec.Writable) > 0 {
+			if rel, err := filepath.Rel(spec.Writable[0], p); err == nil && filepath.IsLocal(rel) {
+				if e, ok := protect.Lookup(filepath.ToSlash(rel)); ok && e.Harmless != nil {
+					continue
+				}
+			}
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // seatbeltReport says which guarantees Seatbelt gives and which it does not.

@@ -163,7 +163,11 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 	// entries spares ~200 lstats a command).
 	listing := m.listRoot()
 	protected := append(m.mayExistProtected(listing), m.rootMatches(listing)...)
-	moved, unmoved, errs := m.moveNew(protected, listing, asidePath)
+	// One in the root that holds what its entry judges harmless stays,
+	// read-only where it is: one a command made unstaged, and one
+	// stagedHarmless put back (a copy no command writes).
+	asideNow := func(p string) bool { return asidePath(p) && !m.harmlessNow(p) }
+	moved, unmoved, errs := m.moveNew(protected, listing, asideNow)
 	moved, errs = append(staged, moved...), append(serrs, errs...)
 	pin := func(path string, resolve bool) bool {
 		if m.pinned[path] {
@@ -215,7 +219,7 @@ func (m *mounter) protect(moveAside func() bool, kept func(path string) bool) (n
 		// Made since the moves looked, or again after its move (a command
 		// or a job runs on): moved as those were, not pinned in place for
 		// good, as the user's own would be.
-		if !rebind && !unmoved[p] && asidePath(p) {
+		if !rebind && !unmoved[p] && asideNow(p) {
 			to, err := m.quarantine(p)
 			if err == nil {
 				moved = append(moved, p+" → "+to)

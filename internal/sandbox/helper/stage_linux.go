@@ -153,6 +153,9 @@ func (j *judgeSets) setStaged(p string, staged bool) {
 // editor's atomic save of .envrc, git config renaming config.lock over
 // .git/config), unbound until the next look binds it again.
 func (m *mounter) Watched(name string) bool {
+	if _, ok := judgeBytecode(name, copyup.OpWrite); ok {
+		return true
+	}
 	if m.watchedRepoName(name) {
 		return true
 	}
@@ -246,6 +249,9 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 	if !under(p, root) || p == root || under(p, m.spec.Quarantine) {
 		return copyup.Free
 	}
+	if v, ok := judgeBytecode(filepath.Base(p), op); ok {
+		return v
+	}
 	git := filepath.Join(root, ".git")
 	if rel, _ := strings.CutPrefix(p, root+"/"); gitNameInAnotherCase(rel) || m.inKeptGitDirInAnotherCase(p) {
 		return copyup.Refused
@@ -318,6 +324,35 @@ func (m *mounter) Judge(p string, op copyup.Op) copyup.Verdict {
 		return copyup.Refused
 	}
 	return copyup.Free
+}
+
+// judgeBytecode is the verdict on an entry of the root by this name that
+// Python's import reads in place of a source, and whether it is one. A .pyc
+// (in __pycache__ beside its source, or one with no source beside it, which
+// shadows a module of that name) carries its source's mtime and size, not
+// its text: one a command wrote would be run by the host's python while the
+// source, git diff and a review show other code, and .gitignore's usual
+// *.py[cod] hides it from git status too. So no command makes, writes,
+// renames or links a name ending in .pyc anywhere in the root (EPERM;
+// Python skips a cache it cannot write, and the sandbox's commands keep
+// theirs in a tool cache, PYTHONPYCACHEPREFIX: home.PythonCache), a
+// __pycache__ is never a link (to a tool cache the sandbox leaves
+// writable, where a .pyc could wait), and a directory renamed onto
+// __pycache__ crosses file systems (EXDEV: mv copies it name by name, each
+// .pyc refused). A .pyc may still be removed: it is a cache.
+func judgeBytecode(name string, op copyup.Op) (copyup.Verdict, bool) {
+	name = protect.Fold(strings.TrimRight(name, "/"))
+	switch {
+	case strings.HasSuffix(name, ".pyc"):
+		return copyup.Refused, true
+	case name != "__pycache__":
+		return copyup.Free, false
+	case op == copyup.OpLink:
+		return copyup.Refused, true
+	case op == copyup.OpRename:
+		return copyup.Crossed, true
+	}
+	return copyup.Free, true
 }
 
 // gitNames are the names git gives a repository's own files, at the top of
@@ -623,6 +658,47 @@ func (m *mounter) dropStaged(p string) {
 	}
 }
 
+// harmless is the table's judgement of the content of p, a protected path
+// of the root, if its entry has one (protect.Entry.Harmless).
+func (m *mounter) harmless(p string) func([]byte) bool {
+	rel, err := filepath.Rel(m.spec.Writable[0], p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	e, ok := protect.Lookup(filepath.ToSlash(rel))
+	if !ok {
+		return nil
+	}
+	return e.Harmless
+}
+
+// stagedHarmless judges the staged entry p (in the staging directory item)
+// whose table entry judges content: kept, as a copy of the bytes judged (a
+// job may hold the command's file open to write it once it is in place),
+// where they are harmless (`uv init`'s .python-version); else it goes
+// where aside says, as any protected entry.
+func (m *mounter) stagedHarmless(p string, item int, harmless func([]byte) bool, aside func(string) bool) (goes bool, data []byte, st *unix.Stat_t) {
+	data, st, errno := readRegular(item, filepath.Base(p))
+	if errno != 0 {
+		return aside(p), nil, nil // no regular file: renamed in place if kept
+	}
+	if harmless(data) {
+		return false, data, st
+	}
+	return aside(p), data, st
+}
+
+// harmlessNow says whether p, a protected path of the root that appeared
+// unstaged, holds content its table entry judges harmless.
+func (m *mounter) harmlessNow(p string) bool {
+	harmless := m.harmless(p)
+	if harmless == nil {
+		return false
+	}
+	data, _, errno := readRegular(unix.AT_FDCWD, p)
+	return errno == 0 && harmless(data)
+}
+
 // showAt binds the entry name of from onto the entry at of to.
 func showAt(from int, name string, to int, at string) error {
 	tree, err := unix.OpenTree(from, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
@@ -663,7 +739,7 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 	})
 	for _, p := range paths {
 		s := m.staged[p]
-		goes := false
+		goes, copied := false, false
 		var keepData []byte
 		var keepSt *unix.Stat_t
 		if s.repo {
@@ -689,6 +765,9 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 			}
 		} else if s.config {
 			goes, keepData, keepSt = m.stagedConfig(p, s.fd, whole)
+		} else if harmless := m.harmless(p); harmless != nil && !s.dir {
+			goes, keepData, keepSt = m.stagedHarmless(p, s.fd, harmless, aside)
+			copied = keepSt != nil
 		} else if goes = aside(p); goes && s.hook {
 			m.removed = append(m.removed, m.hookNote(p))
 		}
@@ -716,8 +795,8 @@ func (m *mounter) unstage(aside func(string) bool, repoAside func(dir string) (b
 				errs = append(errs, fmt.Errorf("unstage %s: %w", p, err))
 			}
 		} else if parent, err := beneath.Dir(rootFD, filepath.Dir(rel)); err == nil {
-			if s.config {
-				// The bytes judged, as a copy (stagedConfig).
+			if s.config || copied {
+				// The bytes judged, as a copy (stagedConfig, stagedHarmless).
 				if keepSt == nil {
 					errs = append(errs, fmt.Errorf("unstage %s: unreadable", p))
 				} else if errno := putCopy(parent, name, keepData, keepSt, true); errno != 0 {
