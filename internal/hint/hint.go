@@ -84,7 +84,7 @@ func refusalHint(has func(...string) bool, text string, network bool, hostPorts 
 	case !network && has("Permission denied", "permission denied", "EACCES") && has("connect", "socket"):
 		// unixgate refuses a host's unix socket with EACCES.
 		return "If this was a connection to a unix socket this session did not bind (a host daemon's: Docker, a database, an agent), the sandbox refused it: commands reach only their own session's sockets. The user can run it outside the sandbox (--sandbox off)."
-	case has("Operation not permitted", "operation not permitted", "EPERM") && pycName.MatchString(text):
+	case has("Operation not permitted", "operation not permitted", "EPERM") && pycName().MatchString(text):
 		return "The sandbox refuses Python bytecode (.pyc) in the project: the host's python would run one in place of its source, which no diff shows. This session's python keeps its caches in $PYTHONPYCACHEPREFIX instead, and skips one it cannot write. Leave them out (removing one works)."
 	case has("Permission denied", "permission denied", "EACCES", "Operation not permitted", "operation not permitted", "EPERM") && !has("sudo"):
 		socket := ""
@@ -104,7 +104,7 @@ func refusalHint(has func(...string) bool, text string, network bool, hostPorts 
 
 // pycName finds a .pyc named in an error (the sandbox's helper refuses them
 // in the root: sandbox/helper judgeBytecode).
-var pycName = regexp.MustCompile(`(?i)\.pyc\b`)
+var pycName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\.pyc\b`) })
 
 // Egress explains a failure with the network allow-listed: the proxy's
 // refusals while the command ran (refused, host:port each), or a client that

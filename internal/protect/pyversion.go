@@ -3,6 +3,7 @@ package protect
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // pythonVersion is one request uv takes for a version before it looks for a
@@ -10,7 +11,9 @@ import (
 // specifier list, or both ("3.12", "3.13t", ">=3.11,<3.13", "pypy@3.10",
 // "cpython3.12", "3.14+freethreaded"). What is not one uv tries as a path
 // (a directory, a file) where it runs, then as a program on PATH.
-var pythonVersion = regexp.MustCompile(`^(?:(?:cpython|cp|pypy|pp|graalpy|gp|pyodide)@?)?(?:(?:===|==|!=|~=|<=|>=|<|>)?\s*\d+(?:\.(?:\d+|\*)){0,2}(?:(?:a|b|rc)\d+)?[td]?(?:\+[a-z]+)?(?:\s*,\s*(?:===|==|!=|~=|<=|>=|<|>)?\s*\d+(?:\.(?:\d+|\*)){0,2}(?:(?:a|b|rc)\d+)?[td]?(?:\+[a-z]+)?)*)?$`)
+var pythonVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(?:cpython|cp|pypy|pp|graalpy|gp|pyodide)@?)?(?:(?:===|==|!=|~=|<=|>=|<|>)?\s*\d+(?:\.(?:\d+|\*)){0,2}(?:(?:a|b|rc)\d+)?[td]?(?:\+[a-z]+)?(?:\s*,\s*(?:===|==|!=|~=|<=|>=|<|>)?\s*\d+(?:\.(?:\d+|\*)){0,2}(?:(?:a|b|rc)\d+)?[td]?(?:\+[a-z]+)?)*)?$`)
+}) // compiled on first use: at start it cost every shellgate 45 KB
 
 // PythonVersions says whether a .python-version holds versions alone: each
 // line empty, a comment, or a request uv reads as a version or an
@@ -23,7 +26,7 @@ func PythonVersions(data []byte) bool {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !pythonVersion.MatchString(strings.ToLower(line)) {
+		if !pythonVersion().MatchString(strings.ToLower(line)) {
 			return false
 		}
 	}
