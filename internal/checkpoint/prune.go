@@ -59,32 +59,67 @@ func (s *Store) pruneRecords() error {
 		s.due.records = true
 		return nil
 	}
-	// Past a bound, a slice of the oldest goes at once (a 32nd of the
-	// count, of the age): the record file is rewritten and synced once
-	// every ~30 commands of a full store, not at each.
+	// Past a bound, a slice goes at once (a 32nd of the count, of the
+	// age): the record file is rewritten and synced once every ~30
+	// commands of a full store, not at each.
 	count, age := s.o.MaxCount-s.o.MaxCount/pruneSlack, s.o.MaxAge-s.o.MaxAge/pruneSlack
-	drop := 0
-	for drop < n-1 && (n-drop > count || now.Sub(s.records[drop].Time) > age) {
-		drop++
+	// The age bound is the user's word on how long what the root held
+	// stays in the store (a secret removed from the project, a file the
+	// user deleted on purpose): it drops by age alone, the records of
+	// destroyed work too. Nothing a command writes makes a record older.
+	old := 0
+	for old < n-1 && now.Sub(s.records[old].Time) > age {
+		old++
 	}
-	if drop > 0 {
+	if old > 0 {
 		ids := map[int]bool{}
-		for _, r := range s.records[:drop] {
+		for _, r := range s.records[:old] {
 			ids[r.ID] = true
 		}
-		why := "max_age (" + s.o.MaxAge.String() + ")"
-		if n > s.o.MaxCount {
-			why = "max_count (" + strconv.Itoa(s.o.MaxCount) + ")"
+		if err := s.drop(ids, "max_age ("+s.o.MaxAge.String()+")"); err != nil {
+			return err
 		}
-		return s.drop(ids, why)
+		n = len(s.records)
 	}
-	return nil
+	if n <= count || n <= s.o.MaxCount && old > 0 {
+		return nil
+	}
+	// The count bound keeps the records of destroyed work to the last, as
+	// the size bound does: a thousand cheap commands (a loop writing a
+	// file, ~20 s) would otherwise push out the checkpoint before an
+	// `rm -rf` of the user's work.
+	if err := s.markDestroyed(); err != nil {
+		return err
+	}
+	return s.drop(countVictims(s.records, n-count), "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
+}
+
+// countVictims picks the n records the count bound drops: the oldest of
+// those whose command destroyed no one's work but its own, then the oldest
+// of the others; never the newest.
+func countVictims(recs []Record, n int) map[int]bool {
+	out := map[int]bool{}
+	for _, pass := range []bool{false, true} {
+		for _, r := range recs[:len(recs)-1] {
+			if len(out) == n {
+				return out
+			}
+			if r.destroyed() == pass {
+				out[r.ID] = true
+			}
+		}
+	}
+	return out
 }
 
 // bound holds the store to MaxSize, the store being size bytes, or else has
 // git pack its loose objects when there are many; saveCache: the scan cache
 // file is written before a pack starts (see startPack).
 func (s *Store) bound(size int64, saveCache bool) error {
+	// The commands that ended since the last look are decided now, a few
+	// at a time, not all at the first prune past MaxCount. Best effort: one
+	// left undecided is decided at the next look, or the next prune.
+	_ = s.markDestroyed()
 	// The files only links hold (an ignored database rewritten at each
 	// command leaves a version a command) take at most half of it, the
 	// oldest going first: otherwise they would push out the checkpoints of
@@ -266,17 +301,31 @@ func sizeVictims(recs []Record, n int) map[int]bool {
 
 // markDestroyed decides, for each finished record not yet decided, whether
 // its command destroyed work (Record.Destroyed): deleted or overwrote a
-// file version (of the root, its .git, a nested repository) that no
-// command on record made, and that the command did not leave under another
-// name — the user's files, uncommitted edits, what an undo brought back,
-// not the build output commands write again and again. Decided once, while
-// the commands that made the versions are on record, and kept in the
-// record, so that dropping them later does not make their output look like
-// the user's. One git diff-tree for all the records.
+// file version (of the root, its .git, a nested repository) that no recent
+// command made (one of the undecided ones or the destroyedWindow records
+// before them), and that the command did not leave under another name —
+// the user's files, uncommitted edits, what an undo brought back, not the
+// build output commands write again and again. Decided once, while the
+// commands that made the versions are on record, and kept in the record
+// file, so that dropping them later does not make their output look like
+// the user's. One git diff-tree of those records' checkpoints: its cost
+// does not grow with the store (a version made further back than the
+// window and destroyed now counts as the user's: kept longer, not lost).
 func (s *Store) markDestroyed() error {
+	first := -1
+	for i, r := range s.records {
+		if r.Destroyed == nil && r.After != "" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
 	var in bytes.Buffer
 	pairs := map[string][]int{} // "before after" -> indexes into s.records
-	for i, r := range s.records {
+	for i := max(0, first-destroyedWindow); i < len(s.records); i++ {
+		r := s.records[i]
 		if r.After == "" || r.After == r.Before {
 			continue
 		}
@@ -286,12 +335,12 @@ func (s *Store) markDestroyed() error {
 		}
 		pairs[k] = append(pairs[k], i)
 	}
-	if in.Len() == 0 {
-		return nil
-	}
-	out, err := s.git(in.Bytes(), "", "", "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev")
-	if err != nil {
-		return err
+	var out []byte
+	if in.Len() > 0 {
+		var err error
+		if out, err = s.git(in.Bytes(), "", "", "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev"); err != nil {
+			return err
+		}
 	}
 	type version struct{ path, id string }
 	lost := map[int][]version{} // record index -> what its command destroyed
@@ -336,6 +385,7 @@ func (s *Store) markDestroyed() error {
 		}
 	}
 	flush()
+	var decided []any
 	for i := range s.records {
 		r := &s.records[i]
 		if r.Destroyed != nil || r.After == "" {
@@ -349,9 +399,16 @@ func (s *Store) markDestroyed() error {
 			}
 		}
 		r.Destroyed = &d
+		decided = append(decided, Record{ID: r.ID, Destroyed: &d})
 	}
-	return nil
+	// Kept in the record file (a line each, as Finish's): another
+	// process, and a later prune, need not diff them again.
+	return s.appendLog(decided...)
 }
+
+// destroyedWindow is how many records before the undecided ones
+// markDestroyed looks at for the commands that made what those destroyed.
+const destroyedWindow = 64
 
 // drop forgets the records of ids: their refs go (loose files, and lines
 // of packed-refs once git's gc packed them), without starting git; and

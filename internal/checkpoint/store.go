@@ -180,10 +180,10 @@ type Record struct {
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
 	After   string    `json:"after,omitempty"` // the one taken when it ended, if it did in a call
 	End     time.Time `json:"end,omitzero"`
-	// Destroyed: the command deleted or overwrote work no command on record
-	// made (the user's); such records are the last the size bound drops.
-	// Decided when the store first shrinks with the record finished (nil
-	// before).
+	// Destroyed: the command deleted or overwrote work no recent command
+	// made (the user's); such records are the last the size and count
+	// bounds drop. Decided at the first look at the size, or prune past
+	// MaxCount, with the record finished (nil before).
 	Destroyed *bool `json:"destroyed,omitempty"`
 }
 
@@ -532,6 +532,9 @@ func (s *Store) load() error {
 			if r.After != "" {
 				recs[i].After, recs[i].End = r.After, r.End
 			}
+			if r.Destroyed != nil { // markDestroyed's decision
+				recs[i].Destroyed = r.Destroyed
+			}
 			continue
 		}
 		if r.Before == "" {
@@ -546,12 +549,20 @@ func (s *Store) load() error {
 	return nil
 }
 
-// appendLog adds lines to the record file.
-func (s *Store) appendLog(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// appendLog adds lines to the record file, a line a value, in one write.
+func (s *Store) appendLog(vs ...any) error {
+	if len(vs) == 0 {
+		return nil
 	}
+	var b []byte
+	for _, v := range vs {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, line...), '\n')
+	}
+	b = b[:len(b)-1]
 	f, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
