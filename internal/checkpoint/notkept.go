@@ -32,6 +32,11 @@ type notKeptFile struct {
 // cannot read.
 const whyUnreadable = "unreadable (permission denied)"
 
+// whyLong is the reason for a file, or a directory and all it holds, whose
+// absolute path is too long to open (pathMax): the kernel refuses the path
+// (ENAMETOOLONG), and undo could not write it back by that path either.
+var whyLong = fmt.Sprintf("its path is too long to open (%d bytes or more)", pathMax)
+
 func notKeptOf(st fileStat) notKeptFile {
 	return notKeptFile{Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Perm: uint32(st.mode.Perm())}
 }
