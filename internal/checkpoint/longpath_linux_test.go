@@ -69,6 +69,19 @@ func TestLongPathNotKept(t *testing.T) {
 				!strings.Contains(undo.NotRestored[0].Why, "too long to open") {
 				t.Errorf("undo said it left out %+v, want the deep path and why", undo.NotRestored)
 			}
+			// made again, the undo of the command that made it leaves it
+			// (not kept: it cannot be told from one of the user's), and says so
+			mustSh(t, root, deep+" && echo deep > "+tc.file)
+			_, undo, err = s.Restore(id)
+			if err != nil {
+				t.Fatalf("undo of the command that made the tree: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(root, "top", "short.txt")); err == nil {
+				t.Errorf("top/short.txt is still there after the undo of the command that made it")
+			}
+			if len(undo.NotRestored) != 1 || !strings.Contains(undo.NotRestored[0].Why, "too long to open") {
+				t.Errorf("undo of the command that made the tree said it left out %+v", undo.NotRestored)
+			}
 		})
 	}
 }
