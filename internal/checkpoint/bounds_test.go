@@ -357,3 +357,66 @@ func TestCountBoundKeepsDestroyedWork(t *testing.T) {
 		})
 	}
 }
+
+// TestJobChurnKeepsDestroyedWork: a job that rewrites a file between
+// commands, each command overwriting it again, made every command's record
+// look like one that destroyed work (no command made the version it
+// overwrote); the count bound then dropped them oldest first, the record
+// of the `rm -rf` with them. What is written between commands while a job
+// runs now ranks below what was there before (it may be the job's, or the
+// user's then: the checkpoints cannot tell). Once the job has ended, what
+// is written between commands is the user's, and ranks as such.
+func TestJobChurnKeepsDestroyedWork(t *testing.T) {
+	lane.Live(t)
+	const maxCount = 24
+	for _, tc := range []struct {
+		name    string
+		jobEnds bool // the job ends before the churn: the writes are the user's
+		kept    bool
+	}{
+		{"while a job runs", false, true},
+		{"with no job running", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: maxCount})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			run := func(script string) int {
+				id := snapshot(t, s, script)
+				checkpointtest.Sh(t, root, script)
+				if _, err := s.Finish(id); err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			job, err := s.Snapshot("job", "./watch --log log.txt", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.jobEnds {
+				if _, err := s.Finish(job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := checkpointtest.State(t, root)
+			lost := run("rm -rf src docs notes.txt")
+			for range 2 * maxCount {
+				checkpointtest.Sh(t, root, "echo $RANDOM$RANDOM > log.txt") // between commands
+				run("echo $RANDOM$RANDOM > log.txt")
+			}
+			_, err = s.Record(lost)
+			if tc.kept && err != nil {
+				t.Fatalf("the checkpoint before the rm was dropped by the count bound: %v", err)
+			}
+			if !tc.kept && err == nil {
+				t.Fatalf("the user's writes between commands ranked below what a job writes")
+			}
+			if tc.kept {
+				restore(t, s, lost, want)
+			}
+		})
+	}
+}

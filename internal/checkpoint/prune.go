@@ -99,12 +99,12 @@ func (s *Store) pruneRecords() error {
 // of the others; never the newest.
 func countVictims(recs []Record, n int) map[int]bool {
 	out := map[int]bool{}
-	for _, pass := range []bool{false, true} {
+	for pass := range 4 {
 		for _, r := range recs[:len(recs)-1] {
 			if len(out) == n {
 				return out
 			}
-			if r.destroyed() == pass {
+			if r.keep() == pass {
 				out[r.ID] = true
 			}
 		}
@@ -283,12 +283,12 @@ func (s *Store) shrink(size int64) error {
 // left, the oldest of the others; never the newest.
 func sizeVictims(recs []Record, n int) map[int]bool {
 	out := map[int]bool{}
-	for _, pass := range []bool{false, true} {
+	for pass := range 4 {
 		for _, r := range recs[:len(recs)-1] {
 			if len(out) == n {
 				return out
 			}
-			if r.destroyed() == pass {
+			if r.keep() == pass {
 				out[r.ID] = true
 			}
 		}
@@ -335,6 +335,27 @@ func (s *Store) markDestroyed() error {
 		}
 		pairs[k] = append(pairs[k], i)
 	}
+	// What was written between two commands while another ran (a job, a
+	// terminal; from the one's checkpoint after to the next one's before): a job's
+	// churn, or the user's own edits then, which the trees cannot tell
+	// apart. A command destroying only such versions is marked Churn: its
+	// record goes after those that destroyed nothing, before those that
+	// destroyed what was written while none ran. Otherwise a job rewriting
+	// a log between commands, each command overwriting it again, had every
+	// record count as destroying work, and the bounds then dropped them
+	// oldest first, the checkpoint before an `rm -rf src` with them.
+	gaps := map[string]bool{}
+	for i := max(0, first-destroyedWindow); i+1 < len(s.records); i++ {
+		a, b := s.records[i], s.records[i+1]
+		if a.After == "" || a.After == b.Before || !s.jobRan(a.End, b.Time) {
+			continue
+		}
+		k := a.After + " " + b.Before
+		if !gaps[k] && len(pairs[k]) == 0 {
+			in.WriteString(k + "\n")
+		}
+		gaps[k] = true
+	}
 	var out []byte
 	if in.Len() > 0 {
 		var err error
@@ -345,7 +366,9 @@ func (s *Store) markDestroyed() error {
 	type version struct{ path, id string }
 	lost := map[int][]version{} // record index -> what its command destroyed
 	made := map[version]bool{}  // versions commands on record wrote
+	jobs := map[version]bool{}  // versions written between commands while a job ran
 	var cur []int
+	var gap bool
 	var added map[string]bool // the ids the current pair's command wrote
 	var gone []version
 	flush := func() {
@@ -364,7 +387,7 @@ func (s *Store) markDestroyed() error {
 		}
 		if line[0] != ':' { // the pair the lines after it are the diff of
 			flush()
-			cur, added = pairs[line], map[string]bool{}
+			cur, added, gap = pairs[line], map[string]bool{}, gaps[line]
 			continue
 		}
 		meta, path, ok := strings.Cut(line[1:], "\t")
@@ -374,6 +397,9 @@ func (s *Store) markDestroyed() error {
 		}
 		if f[3] != zeroID {
 			added[f[3]] = true
+			if gap {
+				jobs[version{path, f[3]}] = true
+			}
 			for _, i := range cur {
 				if s.records[i].Label != "undo" { // what an undo brings back is the user's
 					made[version{path, f[3]}] = true
@@ -391,19 +417,36 @@ func (s *Store) markDestroyed() error {
 		if r.Destroyed != nil || r.After == "" {
 			continue
 		}
-		d := false
+		d, churn := false, false
 		for _, v := range lost[i] {
 			if !made[v] {
-				d = true
-				break
+				d, churn = true, jobs[v]
+				if !churn {
+					break
+				}
 			}
 		}
-		r.Destroyed = &d
-		decided = append(decided, Record{ID: r.ID, Destroyed: &d})
+		r.Destroyed, r.Churn = &d, churn
+		decided = append(decided, Record{ID: r.ID, Destroyed: &d, Churn: churn})
 	}
 	// Kept in the record file (a line each, as Finish's): another
 	// process, and a later prune, need not diff them again.
 	return s.appendLog(decided...)
+}
+
+// jobRan reports whether a command on record ran at some time between
+// from and to, the end of one command and the start of the next: a job, a
+// terminal, a call that went on as a job, another session's command.
+func (s *Store) jobRan(from, to time.Time) bool {
+	for _, r := range s.records {
+		if !r.Time.Before(to) {
+			break
+		}
+		if r.After == "" || r.End.After(from) {
+			return true
+		}
+	}
+	return false
 }
 
 // destroyedWindow is how many records before the undecided ones

@@ -185,9 +185,31 @@ type Record struct {
 	// bounds drop. Decided at the first look at the size, or prune past
 	// MaxCount, with the record finished (nil before).
 	Destroyed *bool `json:"destroyed,omitempty"`
+	// Churn: what it destroyed was all written between commands while a
+	// job or terminal ran — a job's churn, or the user's edits then, which
+	// the checkpoints cannot tell apart: dropped before the other records
+	// of destroyed work, after those of none.
+	Churn bool `json:"churn,omitempty"`
 }
 
 func (r Record) destroyed() bool { return r.Destroyed != nil && *r.Destroyed }
+
+// keep is the order in which the bounds drop records: 0 first (destroyed
+// no one's work), then 1 (only what was written while a job ran), then 2
+// (other work), then 3: a command not ended, a job still running (its
+// end would find no record, and while it runs, what is written between
+// commands is taken as possibly its own: Churn).
+func (r Record) keep() int {
+	switch {
+	case r.After == "":
+		return 3
+	case !r.destroyed():
+		return 0
+	case r.Churn:
+		return 1
+	}
+	return 2
+}
 
 // Format is the newest checkpoint format this build writes and undoes. A
 // record of a newer format is refused by Restore (NewerFormatError), so that
@@ -533,7 +555,7 @@ func (s *Store) load() error {
 				recs[i].After, recs[i].End = r.After, r.End
 			}
 			if r.Destroyed != nil { // markDestroyed's decision
-				recs[i].Destroyed = r.Destroyed
+				recs[i].Destroyed, recs[i].Churn = r.Destroyed, r.Churn
 			}
 			continue
 		}
