@@ -94,9 +94,10 @@ func (s *Store) pruneRecords() error {
 	return s.drop(countVictims(s.records, n-count), "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
 }
 
-// countVictims picks the n records the count bound drops: the oldest of
-// those whose command destroyed no one's work but its own, then the oldest
-// of the others; never the newest.
+// countVictims picks the n records the count bound drops, in the order of
+// Record.keep, the oldest first within each: those whose command destroyed
+// no one's work but its own, those that destroyed only what was written
+// while another ran, the others, those not ended; never the newest.
 func countVictims(recs []Record, n int) map[int]bool {
 	out := map[int]bool{}
 	for pass := range 4 {
@@ -278,9 +279,9 @@ func (s *Store) shrink(size int64) error {
 	return nil
 }
 
-// sizeVictims picks the n records shrink drops next: the oldest of those
-// whose command destroyed no one's work but its own, and only when none is
-// left, the oldest of the others; never the newest.
+// sizeVictims picks the n records shrink drops next: the oldest of the
+// first rank of Record.keep that has any (those whose command destroyed no
+// one's work but its own, then …); never the newest.
 func sizeVictims(recs []Record, n int) map[int]bool {
 	out := map[int]bool{}
 	for pass := range 4 {
