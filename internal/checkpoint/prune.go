@@ -87,11 +87,42 @@ func (s *Store) pruneRecords() error {
 	// The count bound keeps the records of destroyed work to the last, as
 	// the size bound does: a thousand cheap commands (a loop writing a
 	// file, ~20 s) would otherwise push out the checkpoint before an
-	// `rm -rf` of the user's work.
-	if err := s.markDestroyed(); err != nil {
-		return err
+	// `rm -rf` of the user's work. The records are decided at the looks at
+	// the size (bound); those not decided since are decided here only when
+	// too few others are known to have destroyed nothing, or a record to
+	// drop may have made what they destroyed (no git otherwise).
+	victims := countVictims(s.records, n-count)
+	if s.mustDecide(victims) {
+		if err := s.markDestroyed(); err != nil {
+			return err
+		}
+		victims = countVictims(s.records, n-count)
 	}
-	return s.drop(countVictims(s.records, n-count), "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
+	return s.drop(victims, "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
+}
+
+// mustDecide reports whether records not decided yet (markDestroyed) are
+// to be decided before victims are dropped: a victim is not known to have
+// destroyed nothing (an undecided one may have), or is within
+// destroyedWindow of the first undecided one (it may have made what that
+// one destroyed: dropped first, it would make that look like the user's).
+func (s *Store) mustDecide(victims map[int]bool) bool {
+	first := -1
+	for i, r := range s.records {
+		if r.Destroyed == nil && r.After != "" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	for i, r := range s.records {
+		if victims[r.ID] && (r.keep() != 0 || i >= first-destroyedWindow) {
+			return true
+		}
+	}
+	return false
 }
 
 // countVictims picks the n records the count bound drops, in the order of

@@ -196,13 +196,15 @@ func (r Record) destroyed() bool { return r.Destroyed != nil && *r.Destroyed }
 
 // keep is the order in which the bounds drop records: 0 first (destroyed
 // no one's work), then 1 (only what was written while a job ran), then 2
-// (other work), then 3: a command not ended, a job still running (its
+// (other work, or not decided yet), then 3: a command not ended, a job still running (its
 // end would find no record, and while it runs, what is written between
 // commands is taken as possibly its own: Churn).
 func (r Record) keep() int {
 	switch {
 	case r.After == "":
 		return 3
+	case r.Destroyed == nil: // not decided yet: it may have destroyed work
+		return 2
 	case !r.destroyed():
 		return 0
 	case r.Churn:
