@@ -355,6 +355,10 @@ func (g *Gate) checkpoint(a *admitted, b *box, label, command, session string) (
 	leave := func() *checkpoint.Leave { return g.checkpointLeave(b) }
 	cp, k, id, err := g.cps.snapshot(leave(), label, command, session)
 	if err != nil {
+		if full := (*checkpoint.NoSpaceError)(nil); errors.As(err, &full) {
+			// It says what failed, that the command did not run, what to free.
+			return nil, a.env.Fail(envelope.CheckpointFailed, "Not run: "+full.Error()+".")
+		}
 		return nil, a.env.Fail(envelope.CheckpointFailed, fmt.Sprintf("Not run: the checkpoint of the project before it could not be taken (%v), so the command was not started and nothing changed. The user can fix that or turn checkpoints off (--checkpoints off, or [checkpoints] enabled = false).", err))
 	}
 	if a.undoable {
@@ -385,7 +389,12 @@ func (c *checkpointed) finish(env *envelope.Envelope, done <-chan struct{}) {
 	}
 	sum, err := c.summary()
 	if err != nil {
-		env.Note(fmt.Sprintf("What it changed could not be read (%v); checkpoint %d holds the project as it was before it.", err, c.id))
+		if full := (*checkpoint.NoSpaceError)(nil); errors.As(err, &full) {
+			// It says what failed, that the command ran, what to free.
+			env.Note("What it changed could not be recorded: " + full.Error() + ".")
+		} else {
+			env.Note(fmt.Sprintf("What it changed could not be read (%v); checkpoint %d holds the project as it was before it.", err, c.id))
+		}
 		env.Data.Changed = &envelope.Changed{Checkpoint: c.id}
 		env.Settle()
 		return

@@ -287,3 +287,136 @@ func TestSizeBoundKeepsDestroyedWork(t *testing.T) {
 		})
 	}
 }
+
+// TestCountBoundKeepsDestroyedWork: past MaxCount the records of commands
+// that only wrote their own output go before the one taken before a command
+// that destroyed the user's work: a loop of cheap writing commands (1 000 of
+// them take ~20 s) used to push it out, oldest first. The age bound, the
+// user's word on how long the store keeps what the root held, still drops
+// it by age.
+func TestCountBoundKeepsDestroyedWork(t *testing.T) {
+	lane.Live(t)
+	const maxCount = 24
+	for _, tc := range []struct {
+		name, then string
+		age        time.Duration // time passing at each command
+		kept       bool          // the record of the rm is still there at the end
+		why        string        // what a churned command's dropped record says
+	}{
+		{"count: rewrites", "echo $RANDOM > out.txt", 0, true, "max_count (24)"},
+		{"count: new files", "echo x > out-$RANDOM.txt", 0, true, "max_count (24)"},
+		{"age drops it all the same", "echo $RANDOM > out.txt", time.Hour, false, "max_age (24h0m0s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"),
+				MaxCount: maxCount, MaxAge: 24 * time.Hour, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			run := func(script string) int {
+				now = now.Add(tc.age)
+				id := snapshot(t, s, script)
+				checkpointtest.Sh(t, root, script)
+				if _, err := s.Finish(id); err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			run(tc.then)
+			want := checkpointtest.State(t, root)
+			lost := run("rm -rf src docs notes.txt")
+			for range 2 * maxCount {
+				run(tc.then)
+			}
+			recs, err := s.Records()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) > maxCount {
+				t.Errorf("%d records kept, over MaxCount %d", len(recs), maxCount)
+			}
+			_, err = s.Record(lost)
+			if !tc.kept {
+				if err == nil {
+					t.Errorf("the record of the rm outlived MaxAge")
+				}
+			} else if err != nil {
+				t.Fatalf("the checkpoint before the rm was dropped by the count bound: %v", err)
+			}
+			_, err = s.Record(lost + 1)
+			var nre *checkpoint.NoRecordError
+			if !errors.As(err, &nre) || !strings.Contains(err.Error(), tc.why) {
+				t.Errorf("undo of a dropped command: %v, want it to say %s dropped it", err, tc.why)
+			}
+			if tc.kept {
+				restore(t, s, lost, want)
+			}
+		})
+	}
+}
+
+// TestJobChurnKeepsDestroyedWork: a job that rewrites a file between
+// commands, each command overwriting it again, made every command's record
+// look like one that destroyed work (no command made the version it
+// overwrote); the count bound then dropped them oldest first, the record
+// of the `rm -rf` with them. What is written between commands while a job
+// runs now ranks below what was there before (it may be the job's, or the
+// user's then: the checkpoints cannot tell). Once the job has ended, what
+// is written between commands is the user's, and ranks as such.
+func TestJobChurnKeepsDestroyedWork(t *testing.T) {
+	lane.Live(t)
+	const maxCount = 24
+	for _, tc := range []struct {
+		name    string
+		jobEnds bool // the job ends before the churn: the writes are the user's
+		kept    bool
+	}{
+		{"while a job runs", false, true},
+		{"with no job running", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lab, root := checkpointtest.Project(t)
+			s, err := checkpoint.Open(checkpoint.Options{Root: root, Dir: filepath.Join(lab, "store"), MaxCount: maxCount})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			run := func(script string) int {
+				id := snapshot(t, s, script)
+				checkpointtest.Sh(t, root, script)
+				if _, err := s.Finish(id); err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			job, err := s.Snapshot("job", "./watch --log log.txt", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.jobEnds {
+				if _, err := s.Finish(job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := checkpointtest.State(t, root)
+			lost := run("rm -rf src docs notes.txt")
+			for range 2 * maxCount {
+				checkpointtest.Sh(t, root, "echo $RANDOM$RANDOM > log.txt") // between commands
+				run("echo $RANDOM$RANDOM > log.txt")
+			}
+			_, err = s.Record(lost)
+			if tc.kept && err != nil {
+				t.Fatalf("the checkpoint before the rm was dropped by the count bound: %v", err)
+			}
+			if !tc.kept && err == nil {
+				t.Fatalf("the user's writes between commands ranked below what a job writes")
+			}
+			if tc.kept {
+				restore(t, s, lost, want)
+			}
+		})
+	}
+}

@@ -18,7 +18,9 @@ import (
 const diskFullEnv = "SHELLGATE_TEST_DISK_FULL"
 
 // TestUndoDiskFull: a command that deletes work and then fills the disk
-// leaves no room for the checkpoint undo takes first. The undo then says
+// leaves no room for the checkpoint after it, nor for the one before the
+// next command, nor for the one undo takes first: each says what failed,
+// whether the command ran, and the file to free. The undo then says
 // that nothing was undone and what to free (the file the command wrote),
 // the root untouched; once it is freed, the undo brings the work back.
 // Run for real on a 40 MB tmpfs in a mount namespace of its own (skipped
@@ -62,8 +64,26 @@ func diskFull(t *testing.T, lab string) {
 		t.Fatal(err)
 	}
 	mustSh(t, root, "rm -rf src; head -c 100000000 /dev/zero > fill 2>/dev/null; true")
-	if _, err := s.Finish(id); err == nil {
-		t.Fatal("the checkpoint after the command found room: the disk is not full")
+	// The command's own result and the next command's refusal say what
+	// failed, whether the command ran, and what to free.
+	for _, c := range []struct {
+		op, says string
+		take     func() error
+	}{
+		{NoSpaceAfter, "after command 1: the command ran and what it changed is in place, but not recorded; checkpoint 1 holds the project as it was before it",
+			func() error { _, err := s.Finish(id); return err }},
+		{NoSpaceBefore, "before the command: it was not run, nothing changed. Free space, then run it again",
+			func() error { _, err := s.Snapshot("run", "echo next", ""); return err }},
+	} {
+		err := c.take()
+		if err == nil {
+			t.Fatalf("the checkpoint %s the command found room: the disk is not full", c.op)
+		}
+		var full *NoSpaceError
+		if !errors.As(err, &full) || full.Op != c.op || !strings.Contains(err.Error(), c.says) ||
+			len(full.Big) == 0 || !strings.HasPrefix(full.Big[0], "fill (") {
+			t.Errorf("checkpoint %s a command on a full disk: %v", c.op, err)
+		}
 	}
 	before := checkpointtest.State(t, root)
 	for _, undo := range []func() error{

@@ -32,6 +32,11 @@ type notKeptFile struct {
 // cannot read.
 const whyUnreadable = "unreadable (permission denied)"
 
+// whyLong is the reason for a file, or a directory and all it holds, whose
+// absolute path is too long to open (pathMax): the kernel refuses the path
+// (ENAMETOOLONG), and undo could not write it back by that path either.
+var whyLong = fmt.Sprintf("its path is too long to open (%d bytes or more)", pathMax)
+
 func notKeptOf(st fileStat) notKeptFile {
 	return notKeptFile{Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Perm: uint32(st.mode.Perm())}
 }
@@ -109,6 +114,18 @@ func rootPath(p string) string {
 // then has nothing to be put back from — and nothing is written where it
 // would remove one (a file not kept in the way of a directory, or a
 // directory holding one).
+// bigWhy is why the root's file p (a path of the root) was not kept in m.
+func bigWhy(m manifest, p string) string {
+	n, ok := m.NotKeptWork[p]
+	if g, isGit := strings.CutPrefix(p, ".git/"); isGit {
+		n, ok = m.NotKeptGit[g]
+	}
+	if !ok {
+		return "over max_file_size"
+	}
+	return n.reason()
+}
+
 func notKeptSkips(entries []diffEntry, now, target manifest) ([]diffEntry, []NotRestored) {
 	if len(now.NotKeptWork)+len(now.NotKeptGit)+len(target.NotKeptWork)+len(target.NotKeptGit) == 0 {
 		return entries, nil
@@ -147,9 +164,9 @@ func notKeptSkips(entries []diffEntry, now, target manifest) ([]diffEntry, []Not
 			for _, b := range big {
 				switch {
 				case strings.HasPrefix(p, b+"/"):
-					why = fmt.Sprintf("%s, a file over max_file_size that checkpoints do not keep, is where its directory would be: left as it is", b)
+					why = fmt.Sprintf("%s, a file checkpoints do not keep (%s), is where its directory would be: left as it is", b, bigWhy(now, b))
 				case strings.HasPrefix(b, p+"/"):
-					why = fmt.Sprintf("the directory holds %s, a file over max_file_size that checkpoints do not keep: left as it is", b)
+					why = fmt.Sprintf("the directory holds %s, a file checkpoints do not keep (%s): left as it is", b, bigWhy(now, b))
 				}
 				if why != "" {
 					break

@@ -44,11 +44,18 @@ func (s *Store) locked(f func() error) error {
 func (s *Store) Snapshot(label, command, session string) (int, error) {
 	var id int
 	err := s.locked(func() error {
+		var last Record // the files written since it began are named
+		if n := len(s.records); n > 0 {
+			last = s.records[n-1]
+		}
 		tree, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, NoSpaceBefore, last)
 		}
 		id, err = s.record(Record{Label: label, Command: command, Session: session, Before: tree})
+		if err != nil && id == 0 {
+			return s.noSpace(err, NoSpaceBefore, last)
+		}
 		return err
 	})
 	return id, err
@@ -129,10 +136,10 @@ func (s *Store) Finish(id int) (Summary, error) {
 		}
 		tree, err := s.snapshot()
 		if err != nil {
-			return err
+			return s.noSpace(err, NoSpaceAfter, r)
 		}
 		if err := s.setRef(strconv.Itoa(id)+"-a", tree); err != nil {
-			return err
+			return s.noSpace(err, NoSpaceAfter, r)
 		}
 		end := s.o.Now().UTC()
 		if err := s.appendLog(Record{ID: id, After: tree, End: end}); err != nil {
@@ -214,7 +221,7 @@ func (s *Store) Since(id int) (Summary, error) {
 		}
 		now, err := s.snapshot()
 		if err != nil {
-			return s.noSpace(err, r)
+			return s.noSpace(err, NoSpaceUndo, r)
 		}
 		sum, err = s.summarize(from, now, false)
 		return err
@@ -257,7 +264,7 @@ func (s *Store) Restore(id int) (int, Summary, error) {
 		}
 		cur, err := s.snapshot()
 		if err != nil {
-			return s.noSpace(err, r)
+			return s.noSpace(err, NoSpaceUndo, r)
 		}
 		if sum, err = s.summarize(cur, r.Before, true); err != nil {
 			return err

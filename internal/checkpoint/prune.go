@@ -59,32 +59,99 @@ func (s *Store) pruneRecords() error {
 		s.due.records = true
 		return nil
 	}
-	// Past a bound, a slice of the oldest goes at once (a 32nd of the
-	// count, of the age): the record file is rewritten and synced once
-	// every ~30 commands of a full store, not at each.
+	// Past a bound, a slice goes at once (a 32nd of the count, of the
+	// age): the record file is rewritten and synced once every ~30
+	// commands of a full store, not at each.
 	count, age := s.o.MaxCount-s.o.MaxCount/pruneSlack, s.o.MaxAge-s.o.MaxAge/pruneSlack
-	drop := 0
-	for drop < n-1 && (n-drop > count || now.Sub(s.records[drop].Time) > age) {
-		drop++
+	// The age bound is the user's word on how long what the root held
+	// stays in the store (a secret removed from the project, a file the
+	// user deleted on purpose): it drops by age alone, the records of
+	// destroyed work too. Nothing a command writes makes a record older.
+	old := 0
+	for old < n-1 && now.Sub(s.records[old].Time) > age {
+		old++
 	}
-	if drop > 0 {
+	if old > 0 {
 		ids := map[int]bool{}
-		for _, r := range s.records[:drop] {
+		for _, r := range s.records[:old] {
 			ids[r.ID] = true
 		}
-		why := "max_age (" + s.o.MaxAge.String() + ")"
-		if n > s.o.MaxCount {
-			why = "max_count (" + strconv.Itoa(s.o.MaxCount) + ")"
+		if err := s.drop(ids, "max_age ("+s.o.MaxAge.String()+")"); err != nil {
+			return err
 		}
-		return s.drop(ids, why)
+		n = len(s.records)
 	}
-	return nil
+	if n <= count || n <= s.o.MaxCount && old > 0 {
+		return nil
+	}
+	// The count bound keeps the records of destroyed work to the last, as
+	// the size bound does: a thousand cheap commands (a loop writing a
+	// file, ~20 s) would otherwise push out the checkpoint before an
+	// `rm -rf` of the user's work. The records are decided at the looks at
+	// the size (bound); those not decided since are decided here only when
+	// too few others are known to have destroyed nothing, or a record to
+	// drop may have made what they destroyed (no git otherwise).
+	victims := countVictims(s.records, n-count)
+	if s.mustDecide(victims) {
+		if err := s.markDestroyed(); err != nil {
+			return err
+		}
+		victims = countVictims(s.records, n-count)
+	}
+	return s.drop(victims, "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
+}
+
+// mustDecide reports whether records not decided yet (markDestroyed) are
+// to be decided before victims are dropped: a victim is not known to have
+// destroyed nothing (an undecided one may have), or is within
+// destroyedWindow of the first undecided one (it may have made what that
+// one destroyed: dropped first, it would make that look like the user's).
+func (s *Store) mustDecide(victims map[int]bool) bool {
+	first := -1
+	for i, r := range s.records {
+		if r.Destroyed == nil && r.After != "" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	for i, r := range s.records {
+		if victims[r.ID] && (r.keep() != 0 || i >= first-destroyedWindow) {
+			return true
+		}
+	}
+	return false
+}
+
+// countVictims picks the n records the count bound drops, in the order of
+// Record.keep, the oldest first within each: those whose command destroyed
+// no one's work but its own, those that destroyed only what was written
+// while another ran, the others, those not ended; never the newest.
+func countVictims(recs []Record, n int) map[int]bool {
+	out := map[int]bool{}
+	for pass := range 4 {
+		for _, r := range recs[:len(recs)-1] {
+			if len(out) == n {
+				return out
+			}
+			if r.keep() == pass {
+				out[r.ID] = true
+			}
+		}
+	}
+	return out
 }
 
 // bound holds the store to MaxSize, the store being size bytes, or else has
 // git pack its loose objects when there are many; saveCache: the scan cache
 // file is written before a pack starts (see startPack).
 func (s *Store) bound(size int64, saveCache bool) error {
+	// The commands that ended since the last look are decided now, a few
+	// at a time, not all at the first prune past MaxCount. Best effort: one
+	// left undecided is decided at the next look, or the next prune.
+	_ = s.markDestroyed()
 	// The files only links hold (an ignored database rewritten at each
 	// command leaves a version a command) take at most half of it, the
 	// oldest going first: otherwise they would push out the checkpoints of
@@ -243,17 +310,17 @@ func (s *Store) shrink(size int64) error {
 	return nil
 }
 
-// sizeVictims picks the n records shrink drops next: the oldest of those
-// whose command destroyed no one's work but its own, and only when none is
-// left, the oldest of the others; never the newest.
+// sizeVictims picks the n records shrink drops next: the oldest of the
+// first rank of Record.keep that has any (those whose command destroyed no
+// one's work but its own, then …); never the newest.
 func sizeVictims(recs []Record, n int) map[int]bool {
 	out := map[int]bool{}
-	for _, pass := range []bool{false, true} {
+	for pass := range 4 {
 		for _, r := range recs[:len(recs)-1] {
 			if len(out) == n {
 				return out
 			}
-			if r.destroyed() == pass {
+			if r.keep() == pass {
 				out[r.ID] = true
 			}
 		}
@@ -266,17 +333,31 @@ func sizeVictims(recs []Record, n int) map[int]bool {
 
 // markDestroyed decides, for each finished record not yet decided, whether
 // its command destroyed work (Record.Destroyed): deleted or overwrote a
-// file version (of the root, its .git, a nested repository) that no
-// command on record made, and that the command did not leave under another
-// name — the user's files, uncommitted edits, what an undo brought back,
-// not the build output commands write again and again. Decided once, while
-// the commands that made the versions are on record, and kept in the
-// record, so that dropping them later does not make their output look like
-// the user's. One git diff-tree for all the records.
+// file version (of the root, its .git, a nested repository) that no recent
+// command made (one of the undecided ones or the destroyedWindow records
+// before them), and that the command did not leave under another name —
+// the user's files, uncommitted edits, what an undo brought back, not the
+// build output commands write again and again. Decided once, while the
+// commands that made the versions are on record, and kept in the record
+// file, so that dropping them later does not make their output look like
+// the user's. One git diff-tree of those records' checkpoints: its cost
+// does not grow with the store (a version made further back than the
+// window and destroyed now counts as the user's: kept longer, not lost).
 func (s *Store) markDestroyed() error {
+	first := -1
+	for i, r := range s.records {
+		if r.Destroyed == nil && r.After != "" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
 	var in bytes.Buffer
 	pairs := map[string][]int{} // "before after" -> indexes into s.records
-	for i, r := range s.records {
+	for i := max(0, first-destroyedWindow); i < len(s.records); i++ {
+		r := s.records[i]
 		if r.After == "" || r.After == r.Before {
 			continue
 		}
@@ -286,17 +367,40 @@ func (s *Store) markDestroyed() error {
 		}
 		pairs[k] = append(pairs[k], i)
 	}
-	if in.Len() == 0 {
-		return nil
+	// What was written between two commands while another ran (a job, a
+	// terminal; from the one's checkpoint after to the next one's before): a job's
+	// churn, or the user's own edits then, which the trees cannot tell
+	// apart. A command destroying only such versions is marked Churn: its
+	// record goes after those that destroyed nothing, before those that
+	// destroyed what was written while none ran. Otherwise a job rewriting
+	// a log between commands, each command overwriting it again, had every
+	// record count as destroying work, and the bounds then dropped them
+	// oldest first, the checkpoint before an `rm -rf src` with them.
+	gaps := map[string]bool{}
+	for i := max(0, first-destroyedWindow); i+1 < len(s.records); i++ {
+		a, b := s.records[i], s.records[i+1]
+		if a.After == "" || a.After == b.Before || !s.jobRan(a.End, b.Time) {
+			continue
+		}
+		k := a.After + " " + b.Before
+		if !gaps[k] && len(pairs[k]) == 0 {
+			in.WriteString(k + "\n")
+		}
+		gaps[k] = true
 	}
-	out, err := s.git(in.Bytes(), "", "", "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev")
-	if err != nil {
-		return err
+	var out []byte
+	if in.Len() > 0 {
+		var err error
+		if out, err = s.git(in.Bytes(), "", "", "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "--no-abbrev"); err != nil {
+			return err
+		}
 	}
 	type version struct{ path, id string }
 	lost := map[int][]version{} // record index -> what its command destroyed
 	made := map[version]bool{}  // versions commands on record wrote
+	jobs := map[version]bool{}  // versions written between commands while a job ran
 	var cur []int
+	var gap bool
 	var added map[string]bool // the ids the current pair's command wrote
 	var gone []version
 	flush := func() {
@@ -315,7 +419,7 @@ func (s *Store) markDestroyed() error {
 		}
 		if line[0] != ':' { // the pair the lines after it are the diff of
 			flush()
-			cur, added = pairs[line], map[string]bool{}
+			cur, added, gap = pairs[line], map[string]bool{}, gaps[line]
 			continue
 		}
 		meta, path, ok := strings.Cut(line[1:], "\t")
@@ -325,6 +429,9 @@ func (s *Store) markDestroyed() error {
 		}
 		if f[3] != zeroID {
 			added[f[3]] = true
+			if gap {
+				jobs[version{path, f[3]}] = true
+			}
 			for _, i := range cur {
 				if s.records[i].Label != "undo" { // what an undo brings back is the user's
 					made[version{path, f[3]}] = true
@@ -336,22 +443,47 @@ func (s *Store) markDestroyed() error {
 		}
 	}
 	flush()
+	var decided []any
 	for i := range s.records {
 		r := &s.records[i]
 		if r.Destroyed != nil || r.After == "" {
 			continue
 		}
-		d := false
+		d, churn := false, false
 		for _, v := range lost[i] {
 			if !made[v] {
-				d = true
-				break
+				d, churn = true, jobs[v]
+				if !churn {
+					break
+				}
 			}
 		}
-		r.Destroyed = &d
+		r.Destroyed, r.Churn = &d, churn
+		decided = append(decided, Record{ID: r.ID, Destroyed: &d, Churn: churn})
 	}
-	return nil
+	// Kept in the record file (a line each, as Finish's): another
+	// process, and a later prune, need not diff them again.
+	return s.appendLog(decided...)
 }
+
+// jobRan reports whether a command on record ran at some time between
+// from and to, the end of one command and the start of the next: a job, a
+// terminal, a call that went on as a job, another session's command.
+func (s *Store) jobRan(from, to time.Time) bool {
+	for _, r := range s.records {
+		if !r.Time.Before(to) {
+			break
+		}
+		if r.After == "" || r.End.After(from) {
+			return true
+		}
+	}
+	return false
+}
+
+// destroyedWindow is how many records before the undecided ones
+// markDestroyed looks at for the commands that made what those destroyed.
+const destroyedWindow = 64
 
 // drop forgets the records of ids: their refs go (loose files, and lines
 // of packed-refs once git's gc packed them), without starting git; and

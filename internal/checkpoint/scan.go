@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -137,6 +138,7 @@ type scanPass struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	err     error
+	base    string // the pass's top, absolute
 	pending []*scanEntry
 	paths   []string // the pending entries' paths, absolute
 	rels    []string // and in the pass
@@ -168,7 +170,7 @@ func (p *scanPass) fail(err error) {
 // files it did not keep (over Options.MaxFileSize), those it kept by a link
 // and those with other names; read is how many files it read.
 func (s *Store) scan(dir string, git bool, prev *scanDir, global *ignoreList, plan *walkPlan) (*scanDir, *scanPass, int, error) {
-	p := &scanPass{s: s, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}, names: map[string]uint64{}}
+	p := &scanPass{s: s, base: dir, git: git, plan: plan, start: time.Now().Add(-racyWindow).UnixNano(), modes: map[string]uint32{}, big: map[string]notKeptFile{}, linked: map[string]linkedFile{}, names: map[string]uint64{}}
 	// Goroutines pay off for a whole walk; for the few directories the
 	// watch names, a handoff between threads costs more than the reading.
 	spare := runtime.GOMAXPROCS(0) - 1
@@ -257,7 +259,11 @@ func (p *scanPass) walk(abs, rel string, prev *scanDir, ign *ignoreStack) *scanD
 			was = &old[0]
 		}
 		if e.IsDir() {
-			p.dirEntry(d, filepath.Join(abs, name), path, was, ign)
+			if sub := filepath.Join(abs, name); len(sub) < pathMax {
+				p.dirEntry(d, sub, path, was, ign)
+			} else if st, err := stat(name); err == nil {
+				p.longDirEntry(d, rel, path, name, st, was, ign)
+			}
 			continue
 		}
 		st, err := stat(name)
@@ -294,7 +300,11 @@ func (p *scanPass) statEntry(d *scanDir, abs, rel, path, name string, stat func(
 		return false
 	}
 	if st.mode&fs.ModeDir != 0 {
-		p.dirEntry(d, filepath.Join(abs, name), path, was, ign)
+		if sub := filepath.Join(abs, name); len(sub) < pathMax {
+			p.dirEntry(d, sub, path, was, ign)
+		} else {
+			p.longDirEntry(d, rel, path, name, st, was, ign)
+		}
 		return true
 	}
 	if name == ".git" {
@@ -418,6 +428,44 @@ func (p *scanPass) dirEntry(d *scanDir, sub, path string, was *scanEntry, ign *i
 	}
 	d.entries = append(d.entries, scanEntry{name: filepath.Base(sub), mode: modeTree})
 	p.subdir(&d.entries[len(d.entries)-1], sub, path, prevSub, ign)
+}
+
+// longDirEntry adds subdirectory name (path in the pass) whose absolute
+// path is too long to open (pathMax) to d as a file not kept, a stub of its
+// stat, and why (whyLong): what it holds is neither read nor walked, and
+// undo says so of it rather than pass over it unsaid (`rm -rf` of such a
+// tree cannot be undone). As an unreadable file is, it is not tried again
+// while its stat stays.
+func (p *scanPass) longDirEntry(d *scanDir, rel, path, name string, st fileStat, was *scanEntry, ign *ignoreStack) {
+	if ign != nil && ign.excluded(path, true) || p.leaves(path) {
+		return
+	}
+	st.mode = st.mode.Perm() &^ 0o111 // a stub is a plain file's
+	d.entries = append(d.entries, scanEntry{name: name, mode: modeFile, st: st, notKept: true, unreadable: true})
+	ne := &d.entries[len(d.entries)-1]
+	if p.noteMode(rel, path, ne) {
+		d.odd++
+	}
+	if was != nil && was.mode == modeFile && was.st == st && was.notKept && was.unreadable {
+		ne.id = was.id
+		return
+	}
+	ne.pending = true
+	p.mu.Lock()
+	p.pending = append(p.pending, ne)
+	p.paths = append(p.paths, "")
+	p.rels = append(p.rels, path)
+	p.mu.Unlock()
+}
+
+// whyUnreadable is why path of the pass, a file that could not be read, was
+// not kept: its absolute path too long to open (pathMax), or its user not
+// allowed to read it.
+func (p *scanPass) whyUnreadable(path string) string {
+	if len(p.base)+1+len(path) >= pathMax {
+		return whyLong
+	}
+	return whyUnreadable
 }
 
 // fileEntry adds the file name of directory abs (rel; path in the pass) to
@@ -602,7 +650,7 @@ func (p *scanPass) noteMode(rel, path string, e *scanEntry) bool {
 			n.Why = whyNoLink
 		}
 		if e.unreadable {
-			n.Why = whyUnreadable
+			n.Why = p.whyUnreadable(path)
 		}
 		p.mu.Lock()
 		p.big[path] = n
@@ -716,13 +764,13 @@ func (p *scanPass) read() error {
 				p.mu.Unlock()
 				id, err = p.s.storeStub(e.st)
 			}
-			if errors.Is(err, fs.ErrPermission) && !e.linked {
+			if (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENAMETOOLONG)) && !e.linked {
 				// One its user cannot read (`chmod 000 f` by a command): not
 				// kept either, and why — not a checkpoint failing, which
 				// refused every next command and the undo of this one.
 				e.notKept, e.unreadable, e.lateBig, e.racy = true, true, true, false
 				n := notKeptOf(e.st)
-				n.Why = whyUnreadable
+				n.Why = p.whyUnreadable(p.rels[i])
 				p.mu.Lock()
 				p.big[p.rels[i]] = n
 				delete(p.names, p.rels[i])

@@ -180,14 +180,38 @@ type Record struct {
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
 	After   string    `json:"after,omitempty"` // the one taken when it ended, if it did in a call
 	End     time.Time `json:"end,omitzero"`
-	// Destroyed: the command deleted or overwrote work no command on record
-	// made (the user's); such records are the last the size bound drops.
-	// Decided when the store first shrinks with the record finished (nil
-	// before).
+	// Destroyed: the command deleted or overwrote work no recent command
+	// made (the user's); such records are the last the size and count
+	// bounds drop. Decided at the first look at the size, or prune past
+	// MaxCount, with the record finished (nil before).
 	Destroyed *bool `json:"destroyed,omitempty"`
+	// Churn: what it destroyed was all written between commands while a
+	// job or terminal ran — a job's churn, or the user's edits then, which
+	// the checkpoints cannot tell apart: dropped before the other records
+	// of destroyed work, after those of none.
+	Churn bool `json:"churn,omitempty"`
 }
 
 func (r Record) destroyed() bool { return r.Destroyed != nil && *r.Destroyed }
+
+// keep is the order in which the bounds drop records: 0 first (destroyed
+// no one's work), then 1 (only what was written while a job ran), then 2
+// (other work, or not decided yet), then 3: a command not ended, a job still running (its
+// end would find no record, and while it runs, what is written between
+// commands is taken as possibly its own: Churn).
+func (r Record) keep() int {
+	switch {
+	case r.After == "":
+		return 3
+	case r.Destroyed == nil: // not decided yet: it may have destroyed work
+		return 2
+	case !r.destroyed():
+		return 0
+	case r.Churn:
+		return 1
+	}
+	return 2
+}
 
 // Format is the newest checkpoint format this build writes and undoes. A
 // record of a newer format is refused by Restore (NewerFormatError), so that
@@ -532,6 +556,9 @@ func (s *Store) load() error {
 			if r.After != "" {
 				recs[i].After, recs[i].End = r.After, r.End
 			}
+			if r.Destroyed != nil { // markDestroyed's decision
+				recs[i].Destroyed, recs[i].Churn = r.Destroyed, r.Churn
+			}
 			continue
 		}
 		if r.Before == "" {
@@ -546,12 +573,20 @@ func (s *Store) load() error {
 	return nil
 }
 
-// appendLog adds lines to the record file.
-func (s *Store) appendLog(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// appendLog adds lines to the record file, a line a value, in one write.
+func (s *Store) appendLog(vs ...any) error {
+	if len(vs) == 0 {
+		return nil
 	}
+	var b []byte
+	for _, v := range vs {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, line...), '\n')
+	}
+	b = b[:len(b)-1]
 	f, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
