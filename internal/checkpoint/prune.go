@@ -129,7 +129,12 @@ func (s *Store) mustDecide(victims map[int]bool) bool {
 // Record.keep, the oldest first within each: those whose command destroyed
 // no one's work but its own, those that destroyed only what was written
 // while another ran, the others, those not ended; never the newest.
-func countVictims(recs []Record, n int) map[int]bool {
+func countVictims(recs []Record, n int) map[int]bool { return victims(recs, n, false) }
+
+// victims picks up to n records in the order of Record.keep, the oldest
+// first within each rank, never the newest; oneRank stops at the end of the
+// first rank that has any.
+func victims(recs []Record, n int, oneRank bool) map[int]bool {
 	out := map[int]bool{}
 	for pass := range 4 {
 		for _, r := range recs[:len(recs)-1] {
@@ -139,6 +144,9 @@ func countVictims(recs []Record, n int) map[int]bool {
 			if r.keep() == pass {
 				out[r.ID] = true
 			}
+		}
+		if oneRank && len(out) > 0 {
+			return out
 		}
 	}
 	return out
@@ -313,23 +321,7 @@ func (s *Store) shrink(size int64) error {
 // sizeVictims picks the n records shrink drops next: the oldest of the
 // first rank of Record.keep that has any (those whose command destroyed no
 // one's work but its own, then …); never the newest.
-func sizeVictims(recs []Record, n int) map[int]bool {
-	out := map[int]bool{}
-	for pass := range 4 {
-		for _, r := range recs[:len(recs)-1] {
-			if len(out) == n {
-				return out
-			}
-			if r.keep() == pass {
-				out[r.ID] = true
-			}
-		}
-		if len(out) > 0 {
-			return out
-		}
-	}
-	return out
-}
+func sizeVictims(recs []Record, n int) map[int]bool { return victims(recs, n, true) }
 
 // markDestroyed decides, for each finished record not yet decided, whether
 // its command destroyed work (Record.Destroyed): deleted or overwrote a
