@@ -143,7 +143,7 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 		stderr  []string
 	}{
 		{"unknown flag", "", []string{"--bogus", "--", "ls"}, exitCheckUsage,
-			[]string{"flag provided but not defined: -bogus", "shellgate check -h"}},
+			[]string{"unknown flag --bogus", "; see `shellgate check -h`"}},
 		{"no command", "", []string{}, exitCheckUsage, []string{"no command given", "-- COMMAND"}},
 		{"blank command", "", []string{"--", "  "}, exitCheckUsage, []string{"no command given"}},
 		{"bad mode", "", []string{"--mode", "yolo", "--", "ls"}, exitCheckUsage, []string{`--mode "yolo": want auto, untrusted or never`}},

@@ -243,7 +243,7 @@ func TestChangesAndUndoJSONErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"changes", "--json", "abc"}, exitUsage, envelope.InvalidParam, `"abc" is not a command number`},
-		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "flag provided but not defined: -bogus"},
+		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "unknown flag --bogus"},
 		{[]string{"undo", "--json", "1", "2"}, exitUsage, envelope.InvalidParam, "at most one command number"},
 		{[]string{"undo", "--json"}, 1, envelope.NotFound, "no checkpoints yet for "},
 		{[]string{"changes", "--json", "99"}, 2, envelope.NotFound, "99"},

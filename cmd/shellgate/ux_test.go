@@ -265,11 +265,15 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: flag provided but not defined: -timout; did you mean --timeout?; see `shellgate run -h`\n"},
-		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: flag provided but not defined: -jsno; did you mean --json?; see `shellgate check -h`\n"},
-		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: flag provided but not defined: -htp; did you mean --http?; see `shellgate mcp -h`\n"},
-		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: flag provided but not defined: -no-user-conifg; did you mean --no-user-config?; see `shellgate undo -h`\n"},
-		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: flag provided but not defined: -bogus; see `shellgate run -h`\n"},
+		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: unknown flag --timout (did you mean --timeout?); see `shellgate run -h`\n"},
+		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: unknown flag --jsno (did you mean --json?); see `shellgate check -h`\n"},
+		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: unknown flag --htp (did you mean --http?); see `shellgate mcp -h`\n"},
+		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: unknown flag --no-user-conifg (did you mean --no-user-config?); see `shellgate undo -h`\n"},
+		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: unknown flag --bogus; see `shellgate run -h`\n"},
+		// As typed: one dash, and without its value.
+		{[]string{"run", "-timout=5s", "--", "true"}, "shellgate run: unknown flag -timout (did you mean --timeout?); see `shellgate run -h`\n"},
+		{[]string{"run", "--timeout"}, "shellgate run: --timeout needs a value; see `shellgate run -h`\n"},
+		{[]string{"run", "-timeout", "5", "--", "true"}, "shellgate run: -timeout \"5\": \"5\" has no unit: write 5s for seconds or 5ms for milliseconds; see `shellgate run -h`\n"},
 	} {
 		var out, errb bytes.Buffer
 		if code := dispatch(tc.args, &out, &errb); code != exitUsage || errb.String() != tc.want {
