@@ -35,7 +35,7 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var cf commonFlags // which root, and its configuration: no command is run
 	cf.registerFiles(fs)
-	cf.registerCheckpoints(fs)
+	fs.StringVar(&cf.checkpoints, "checkpoints", "", "`on` reads the checkpoints even where the configuration turns them off ([checkpoints] enabled = false); off is refused, leaving nothing to read")
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	if extra != nil {
@@ -48,6 +48,10 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 		return nil, nil, fl, fl.usage(err.Error())
 	}
 	fl.json = asJSON
+	if cf.checkpoints == "off" {
+		// It could only make the command fail, after reading the configuration.
+		return nil, nil, fl, fl.usage(fmt.Sprintf("--checkpoints off leaves %s nothing to read: leave it out, or give on to read the checkpoints where the configuration turns them off", cmd))
+	}
 	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		if _, ok := err.(*usageError); ok {
@@ -70,7 +74,7 @@ func commandID(fl failure, args []string) (int, int) {
 	case 1:
 		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
 		if err != nil || n < 1 {
-			return 0, fl.usage(fmt.Sprintf("%q is not a command number (see `shellgate changes`)", args[0]))
+			return 0, fl.usage(fmt.Sprintf("%q is not a command number: one that `shellgate changes` lists, from 1", args[0]))
 		}
 		return n, -1
 	}
