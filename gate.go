@@ -382,7 +382,11 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 		g.box.dropEarly() // not run: its sandbox's helper, started ahead, ends now
 		return *refused
 	}
-	cp, refused := g.checkpoint(a, g.box, "run", req.Command, "")
+	label := "run"
+	if o.stdio != nil {
+		label = "exec" // its own stdio: shellgate exec, as an agent's shell prefix runs it
+	}
+	cp, refused := g.checkpoint(a, g.box, label, req.Command, "")
 	if refused != nil {
 		g.box.dropEarly()
 		return *refused

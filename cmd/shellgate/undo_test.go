@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -325,5 +326,34 @@ func TestUndoSaysWhatItTakesBack(t *testing.T) {
 	code, stdout, stderr = cli("undo", "--root", root, "--yes", "3")
 	if code != 0 || !strings.Contains(stdout, "): changed nothing.\n") || strings.Contains(stdout, "took back") {
 		t.Errorf("undo 3 again: %d %s %s", code, stdout, stderr)
+	}
+}
+
+// `shellgate changes` names each command by how it ran: an agent's shell
+// prefix's `shellgate exec` is "exec" (it was listed as "run"), a one-shot
+// `shellgate run` "run".
+func TestChangesNamesExec(t *testing.T) {
+	lane.Live(t)
+	bin := execBinary(t)
+	lab, root := undoLab(t)
+	for _, c := range []string{"exec", "run"} {
+		args := []string{c, "--root", root, "--sandbox", "off", "--", "echo " + c + " >> made.txt"}
+		if c == "exec" {
+			args = []string{c, "--root", root, "--sandbox", "off", "echo exec >> made.txt"}
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), shellgate.CheckpointsEnv+"="+filepath.Join(lab, "store"))
+		if stdout, stderr, code := runCmd(t, cmd); code != 0 {
+			t.Fatalf("%s: %d %s%s", c, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr := cli("changes", "--root", root, "--json")
+	var recs []changeRecord
+	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
+		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
+	}
+	if recs[0].Label != "exec" || recs[1].Label != "run" {
+		t.Errorf("labels %q, %q; want exec, run", recs[0].Label, recs[1].Label)
 	}
 }

@@ -174,7 +174,7 @@ type Record struct {
 	// in (see Format); 0: 1, before records said it.
 	Format  int       `json:"format,omitempty"`
 	Time    time.Time `json:"time"`
-	Label   string    `json:"label,omitempty"` // run, job, terminal, undo …
+	Label   string    `json:"label,omitempty"` // run, exec, job, terminal, undo …
 	Command string    `json:"command"`
 	Session string    `json:"session,omitempty"`
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
