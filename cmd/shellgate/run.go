@@ -31,8 +31,8 @@ quoted, as exec would run them: shellgate run -- rm "my file.txt" removes one fi
 
 Exit status: the command's own exit status; 128+N if a signal N killed it;
 124 if it timed out; 130 if interrupted; 125 if shellgate refused or could not run it
-(policy deny, approval required, directory outside the root); 64 bad usage (an
-unknown flag, a bad flag value, no command or an empty one).
+(policy deny, approval required, directory outside the root, a bad configuration);
+64 bad usage (an unknown flag, a bad flag value, no command or an empty one).
 
 Flags:
 `

@@ -82,7 +82,7 @@ func TestChangesAndUndo(t *testing.T) {
 	// A number the checkpoints do not hold: which they hold, and where they are listed.
 	for _, cmd := range []string{"undo", "changes"} {
 		want := "shellgate " + cmd + ": no command 99: the checkpoints hold commands 1 to 4 (`shellgate changes` lists them)\n"
-		if code, _, stderr := cli(cmd, "--root", root, "99"); code != 2 || stderr != want {
+		if code, _, stderr := cli(cmd, "--root", root, "99"); code != exitNo || stderr != want {
 			t.Errorf("%s 99: %d %q\nwant %q", cmd, code, stderr, want)
 		}
 	}
@@ -271,9 +271,9 @@ func TestChangesAndUndoJSONErrors(t *testing.T) {
 		{[]string{"changes", "--json", "abc"}, exitUsage, envelope.InvalidParam, `"abc" is not a command number`},
 		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "unknown flag --bogus"},
 		{[]string{"undo", "--json", "1", "2"}, exitUsage, envelope.InvalidParam, "at most one command number"},
-		{[]string{"undo", "--json"}, 1, envelope.NotFound, "no checkpoints yet for "},
-		{[]string{"changes", "--json", "99"}, 2, envelope.NotFound, "99"},
-		{[]string{"undo", "--json", "99"}, 2, envelope.NotFound, "99"},
+		{[]string{"undo", "--json"}, exitNo, envelope.NotFound, "no checkpoints yet for "},
+		{[]string{"changes", "--json", "99"}, exitNo, envelope.NotFound, "99"},
+		{[]string{"undo", "--json", "99"}, exitNo, envelope.NotFound, "99"},
 	} {
 		code, stdout, stderr := cli(append([]string{tc.args[0], "--root", root}, tc.args[1:]...)...)
 		var got struct{ Error envelope.Err }

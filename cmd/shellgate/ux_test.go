@@ -345,3 +345,53 @@ func TestHelpIsWrapped(t *testing.T) {
 		}
 	}
 }
+
+// Every subcommand exits by one scheme (docs/cli.md, "Exit status"): 64 for
+// bad usage (hook: 2, the agents' blocking status), 125 when shellgate could
+// not do it (a bad configuration: check exited 78), 1 for a "no" that is no
+// error (a command number the checkpoints do not hold: undo exited 1 with
+// no checkpoints, 2 for an unknown N), and a --dir that is not a directory
+// is bad usage in check as in run (check denied it, 2).
+func TestExitStatuses(t *testing.T) {
+	lab, root := undoLab(t)
+	bad := filepath.Join(lab, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[policy]\nmod = \"auto\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "file.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		args []string
+		code int
+	}
+	var tests []tc
+	for _, cmd := range []string{"run", "check", "exec", "mcp", "doctor", "changes", "undo", "install", "uninstall", "hook"} {
+		code := exitUsage
+		if cmd == "hook" {
+			code = 2
+		}
+		tests = append(tests, tc{[]string{cmd, "--bogus"}, code})
+	}
+	for _, cmd := range []string{"run", "check", "exec", "mcp", "doctor", "changes", "undo"} {
+		args := []string{cmd, "--root", root, "--no-user-config", "--config", bad}
+		if cmd == "run" || cmd == "exec" || cmd == "check" {
+			args = append(args, "--", "true")
+		}
+		tests = append(tests, tc{args, exitShellgate})
+	}
+	tests = append(tests,
+		tc{[]string{"changes", "--root", root, "99"}, exitNo},
+		tc{[]string{"undo", "--root", root, "99"}, exitNo},
+		tc{[]string{"undo", "--root", root}, exitNo},
+		tc{[]string{"check", "--root", root, "--dir", "file.txt", "--", "ls"}, exitUsage},
+		tc{[]string{"run", "--root", root, "--dir", "file.txt", "--", "ls"}, exitUsage},
+		tc{[]string{"check", "--root", root, "--json", "--dir", "file.txt", "--", "ls"}, exitUsage},
+	)
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		if code := dispatch(tc.args, &out, &errb); code != tc.code {
+			t.Errorf("shellgate %s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, errb.String())
+		}
+	}
+}
