@@ -32,7 +32,7 @@ func TestMCPUsage(t *testing.T) {
 		want string
 	}{
 		{"help", []string{"-h"}, 0, "--http"},
-		{"unknown flag", []string{"--nope"}, exitUsage, "flag provided but not defined"},
+		{"unknown flag", []string{"--nope"}, exitUsage, "unknown flag --nope"},
 		{"stray argument", []string{"--root", root, "serve"}, exitUsage, "unexpected arguments"},
 		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitUsage, "without an explicit token"},
 		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitUsage, "without an explicit token"},

@@ -50,7 +50,7 @@ func TestRunExitStatus(t *testing.T) {
 		{[]string{"--timeout", "soon", "--", "true"}, exitUsage, "", `"soon" is not a duration`},
 		{[]string{"--mode", "sometimes", "--", "true"}, exitUsage, "", `--mode "sometimes": want auto, untrusted or never`},
 		{[]string{"--", "sleep 30 & echo started"}, 0, "started\n", "[Background processes stopped at exit: "},
-		{[]string{"--bogus", "--", "true"}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{[]string{"--bogus", "--", "true"}, exitUsage, "", "unknown flag --bogus"},
 		{nil, exitUsage, "", "no command given"},
 		{[]string{"--", ""}, exitUsage, "", "the command is empty"},
 		{[]string{"--", " \t\n"}, exitUsage, "", "the command is empty"},
