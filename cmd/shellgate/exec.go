@@ -85,6 +85,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		return exitShellgate
 	}
 	defer gate.Close()
+	if err := gate.RootProblem(); err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: cannot read the current directory: %v\n", err)

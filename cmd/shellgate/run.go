@@ -103,6 +103,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
 	}
+	if err := gate.RootProblem(); err != nil {
+		// Every command would be refused: one line, not a refusal's summary.
+		gate.Close()
+		return fail(stdout, stderr, *asJSON, req, envelope.CheckpointFailed, err.Error())
+	}
 	closer := &gateCloser{g: gate, done: make(chan struct{})}
 	defer closer.wait()
 	// Its session's helper starts now, while the command is checked and its

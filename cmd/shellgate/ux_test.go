@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/lane"
 )
@@ -393,5 +395,44 @@ func TestExitStatuses(t *testing.T) {
 		if code := dispatch(tc.args, &out, &errb); code != tc.code {
 			t.Errorf("shellgate %s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, errb.String())
 		}
+	}
+}
+
+// run and exec in a root that holds the checkpoint store (the home
+// directory) say so in one line, up front, and exit 125; run --json in the
+// envelope too. Each write failed with a 520-character CHECKPOINT_FAILED.
+func TestRunRootHoldsCheckpoints(t *testing.T) {
+	lane.Live(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv(shellgate.CheckpointsEnv, "")
+	line := "the project root is your home directory (" + home + "), which holds shellgate's checkpoints (in ~/.local/state/shellgate/checkpoints): start shellgate in the project's directory (or --root DIR), or turn checkpoints off (--checkpoints off)"
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"run", "--root", home, "--", "touch x"}, "shellgate run: " + line + "\n"},
+		{[]string{"run", "--root", home, "--json", "--", "ls"}, ""},
+		{[]string{"exec", "--root", home, "touch x"}, "shellgate exec: " + line + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(tc.args, &out, &errb)
+		if code != exitShellgate || errb.String() != tc.stderr {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant\n%q", strings.Join(tc.args, " "), code, errb.String(), tc.stderr)
+		}
+		if tc.stderr == "" {
+			var env envelope.Envelope
+			if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Error == nil || env.Error.Code != envelope.CheckpointFailed || env.Error.Message != line {
+				t.Errorf("--json: %v\n%s", err, out.String())
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "x")); err == nil {
+		t.Errorf("touch x ran")
+	}
+	if code := dispatch([]string{"run", "--root", home, "--checkpoints", "off", "--", "true"}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("with --checkpoints off: exit %d", code)
 	}
 }

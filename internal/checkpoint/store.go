@@ -336,6 +336,17 @@ func StoreDir(o Options) (string, error) {
 	return filepath.Join(o.Dir, ProjectID(filepath.Clean(o.Root))), nil
 }
 
+// StoreInRoot reports whether o.Root's store, at dir, would be inside
+// o.Root, which Open refuses: a root of / or of the home directory with
+// the default store.
+func StoreInRoot(o Options) (dir string, in bool) {
+	dir, err := StoreDir(o)
+	if err != nil {
+		return "", false // Open says what is wrong
+	}
+	return dir, within(filepath.Clean(o.Root), dir)
+}
+
 // LinksDir is the directory of the links of o.Root's store (links.go),
 // made if missing (0700): the sandbox's copy-up layer looks there for a
 // file's other name (DefaultLinkCopyMaxSize).
