@@ -231,7 +231,10 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	}
 }
 
-// commandText shows a command as name and quoted arguments, so that "a b" and a b differ.
+// commandText shows a command as name and quoted arguments, so that "a b"
+// and a b differ; an argument known only at run time as written ("$X", not
+// '"$X"', which reads as the text itself), and find -exec's {} as {} (not
+// its starting point: "rm ." read as removing the directory).
 func commandText(c analysis.Command) string {
 	name := c.Name
 	if c.Dynamic || name == "" {
@@ -242,9 +245,21 @@ func commandText(c analysis.Command) string {
 	}
 	var b strings.Builder
 	b.WriteString(name)
-	for _, a := range c.Args {
+	for i, a := range c.Args {
+		var f analysis.ArgFlag
+		if i < len(c.Flags) {
+			f = c.Flags[i]
+		}
+		switch {
+		case f&analysis.ArgFoundAgain != 0:
+			continue // the same {}, at another starting point
+		case f&analysis.ArgFound != 0:
+			a = "{}"
+		case f&analysis.ArgDynamic == 0 || f&analysis.ArgFoundIn != 0:
+			a = quoteArg(a)
+		}
 		b.WriteByte(' ')
-		b.WriteString(quoteArg(a))
+		b.WriteString(a)
 	}
 	return b.String()
 }

@@ -371,3 +371,35 @@ func TestCheckTextShowsControls(t *testing.T) {
 		t.Errorf("controls in check's text:\n%q", out)
 	}
 }
+
+// check lists each command as the line would run it, in a way that reads
+// right: an argument known only at run time as written (it showed `eval
+// '"$X"'`, which reads as the text "$X"), and find -exec's {} as {} (it
+// showed `rm .`, which reads as removing the directory).
+func TestCheckListingAsWritten(t *testing.T) {
+	root := checkLab(t, "")
+	for _, tc := range []struct{ line, want string }{
+		{`eval "$X"`, `eval "$X"`},
+		{`rm -- "$@" ${Y:-a b}`, `rm -- "$@" ${Y:-a b}`},
+		{`find . sub -exec rm {} \;`, `rm {}`},
+		{`find . -exec sh -c "echo {}" \;`, `sh -c 'echo ./x'`},
+		{`echo "a b" 'c'`, `echo 'a b' c`},
+		// Two words after --: the text "$X" itself, quoted as exec took it.
+		{"", `eval '"$X"'`},
+	} {
+		args := []string{"--root", root, "--no-user-config", "--", tc.line}
+		if tc.line == "" {
+			args = []string{"--root", root, "--no-user-config", "--", "eval", `"$X"`}
+		}
+		_, stdout, stderr := runCheck(args...)
+		found := false
+		for _, l := range strings.Split(stdout, "\n") {
+			if f := strings.SplitN(strings.TrimSpace(l), "  ", 3); len(f) >= 2 && strings.TrimSpace(f[1]) == tc.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("check %q: no command listed as %s\n%s%s", tc.line, tc.want, stdout, stderr)
+		}
+	}
+}

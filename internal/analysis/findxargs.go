@@ -48,13 +48,17 @@ func (w *walker) findExec(idx int, stdin input) {
 			a, f := c.Args[k], c.Flags[k]
 			switch {
 			case a == "{}":
-				for _, s := range starts {
+				for n, s := range starts {
+					again := ArgFlag(0)
+					if n > 0 {
+						again = ArgFoundAgain
+					}
 					cmd.Args = append(cmd.Args, s)
-					cmd.Flags = append(cmd.Flags, f|found)
+					cmd.Flags = append(cmd.Flags, f|found|ArgFound|again)
 				}
 			case strings.Contains(a, "{}"):
 				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", strings.TrimSuffix(starts[0], "/")+"/x"))
-				cmd.Flags = append(cmd.Flags, f|found)
+				cmd.Flags = append(cmd.Flags, f|found|ArgFoundIn)
 			default:
 				cmd.Args = append(cmd.Args, a)
 				cmd.Flags = append(cmd.Flags, f)
