@@ -206,7 +206,7 @@ func TestAllowDomainEmpty(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		code := dispatch(tc.args, &out, &errb)
-		if code != tc.code || !strings.Contains(errb.String(), "-allow-domain: no domain given; want a host name") {
+		if code != tc.code || !strings.Contains(errb.String(), "-allow-domain \"") || !strings.Contains(errb.String(), "\": no domain given; want a host name") {
 			t.Errorf("%q: exit %d, stderr %q; want %d and the flag named", tc.args, code, errb.String(), tc.code)
 		}
 	}
