@@ -35,7 +35,7 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var cf commonFlags // which root, and its configuration: no command is run
 	cf.registerFiles(fs)
-	fs.StringVar(&cf.checkpoints, "checkpoints", "", "`on` reads the checkpoints even where the configuration turns them off ([checkpoints] enabled = false); off is refused, leaving nothing to read")
+	fs.StringVar(&cf.checkpoints, "checkpoints", "", "read the checkpoints even where the configuration turns them off ([checkpoints] enabled = false): `on|off`, and off is refused (it leaves nothing to read)")
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	if extra != nil {
