@@ -432,6 +432,13 @@ func TestRunRootHoldsCheckpoints(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "x")); err == nil {
 		t.Errorf("touch x ran")
 	}
+	// doctor says it on a line of its own, and still probes the sandbox
+	// (it said "sandbox: not run: Command not run: true …").
+	var out bytes.Buffer
+	if code := dispatch([]string{"doctor", "--root", home, "--sandbox", "off"}, &out, io.Discard); code != exitNo ||
+		!strings.Contains(out.String(), "\nroot:     every command is refused: "+line+"\nsandbox:  off") {
+		t.Errorf("doctor: exit %d\n%s", code, out.String())
+	}
 	if code := dispatch([]string{"run", "--root", home, "--checkpoints", "off", "--", "true"}, io.Discard, io.Discard); code != 0 {
 		t.Errorf("with --checkpoints off: exit %d", code)
 	}
