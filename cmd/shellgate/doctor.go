@@ -28,7 +28,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	cf.registerCheckpoints(fs)
 	plan := fs.Bool("plan", false, "print the steps that build the Linux sandbox's view of the filesystem, and exit")
 	head := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies\n(1 when not, or when the root refuses every command; 125 when the configuration cannot be read). With --plan, prints the view the sandbox\nbuilds instead: every path a command sees.\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies\n(1 when not, or when the root refuses every command; 125 when the configuration\ncannot be read). With --plan, prints the view the sandbox builds instead: every\npath a command sees.\n\nFlags:\n")
 	}
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0
