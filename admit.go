@@ -88,6 +88,9 @@ func (g *Gate) admit(ctx context.Context, req Request, o runOptions, cwd string,
 		env.Context.ParamsInput = envelope.CutParams(env.Context.ParamsInput, envelope.EchoLimit)
 		return nil, env.Fail(envelope.InvalidParam, bad)
 	}
+	if g.rootProblem != nil {
+		return nil, env.Fail(envelope.CheckpointFailed, "Not run: "+g.rootProblem.Error()+".")
+	}
 	wanted := req.Directory
 	if wanted == "" {
 		wanted = cwd

@@ -15,6 +15,7 @@ import (
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/analysis"
 	"github.com/shellgate/shellgate/internal/checkpoint"
+	"github.com/shellgate/shellgate/internal/hint"
 	"github.com/shellgate/shellgate/internal/keeper"
 	"github.com/shellgate/shellgate/policy"
 )
@@ -224,6 +225,31 @@ func newGateCheckpoints(root string, c CheckpointConfig) *gateCheckpoints {
 		g.keeperCmd, g.keeperIdle = c.Keeper, idle
 	}
 	return g
+}
+
+// rootProblem is why no command may run in root at all: its checkpoint
+// store would be inside it (a root of / or of the home directory, where an
+// agent's MCP server or a shell started there puts it), so every checkpoint,
+// and with it every command that may write, fails, each with its own long
+// error. nil when checkpoints are off or the store is elsewhere.
+func (g *gateCheckpoints) rootProblem(root string) error {
+	if g.off {
+		return nil
+	}
+	dir, in := checkpoint.StoreInRoot(g.opts)
+	if !in {
+		return nil
+	}
+	var what string
+	if filepath.Dir(root) == root {
+		what = "the project root is " + root
+	} else if home, err := os.UserHomeDir(); err == nil && filepath.Clean(home) == root {
+		what = "the project root is your home directory (" + root + ")"
+	} else {
+		// A store set inside a project: the project is the root.
+		return fmt.Errorf("shellgate's checkpoints (%s) would be inside the project root %s, where every command could rewrite them: set [checkpoints] dir outside it, or turn checkpoints off (--checkpoints off)", hint.Tilde(filepath.Dir(dir)), root)
+	}
+	return fmt.Errorf("%s, which holds shellgate's checkpoints (in %s): start shellgate in the project's directory (or --root DIR), or turn checkpoints off (--checkpoints off)", what, hint.Tilde(filepath.Dir(dir)))
 }
 
 // storeLinks is the store's directory of links, made if missing, and the

@@ -192,6 +192,61 @@ func TestGateCheckpointFails(t *testing.T) {
 	}
 }
 
+// TestGateRootHoldsStore: a root that holds the checkpoint store (the home
+// directory with the default store, /) is refused once, up front
+// (Gate.RootProblem), and each command, read-only ones too, with that one
+// sentence, where every write failed with its own 520-character
+// CHECKPOINT_FAILED; with checkpoints off it is a root as any.
+func TestGateRootHoldsStore(t *testing.T) {
+	lane.Live(t)
+	for _, tc := range []struct {
+		name string
+		cfg  func(root string) shellgate.CheckpointConfig
+		want string
+	}{
+		{"the home directory", func(root string) shellgate.CheckpointConfig {
+			t.Setenv("HOME", root)
+			t.Setenv("XDG_STATE_HOME", "")
+			t.Setenv(shellgate.CheckpointsEnv, "")
+			return shellgate.CheckpointConfig{}
+		}, "the project root is your home directory ("},
+		{"a store inside", func(root string) shellgate.CheckpointConfig {
+			return shellgate.CheckpointConfig{Dir: filepath.Join(root, "state")}
+		}, "shellgate's checkpoints ("},
+		{"checkpoints off", func(root string) shellgate.CheckpointConfig {
+			return shellgate.CheckpointConfig{Dir: filepath.Join(root, "state"), Off: true}
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, root := checkpointtest.Project(t)
+			g, err := shellgate.New(shellgate.Config{Root: root, Sandbox: shellgate.SandboxConfig{Mode: sandbox.Off}, Checkpoints: tc.cfg(root)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			problem := g.RootProblem()
+			for _, cmd := range []string{"touch ran.txt", "ls"} {
+				env := g.Run(context.Background(), shellgate.Request{Command: cmd})
+				if tc.want == "" {
+					if problem != nil || env.Error != nil {
+						t.Errorf("%s: %v, %s", cmd, problem, env.Text)
+					}
+					continue
+				}
+				if problem == nil || !strings.HasPrefix(problem.Error(), tc.want) || !strings.HasSuffix(problem.Error(), "or turn checkpoints off (--checkpoints off)") || len(problem.Error()) > 300 {
+					t.Errorf("RootProblem: %v", problem)
+				}
+				if env.Error == nil || env.Error.Code != envelope.CheckpointFailed || env.Error.Message != "Not run: "+problem.Error()+"." {
+					t.Errorf("%s: %s", cmd, env.Text)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(root, "ran.txt")); (err == nil) != (tc.want == "") {
+				t.Errorf("ran.txt: %v", err)
+			}
+		})
+	}
+}
+
 // TestGateCheckpointsOff: no checkpoint, and lose-work asks again.
 func TestGateCheckpointsOff(t *testing.T) {
 	lane.Live(t)

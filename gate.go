@@ -20,10 +20,12 @@ import (
 // Gate runs requests under one configuration. It is safe for concurrent use.
 // Close it when done: it owns every process its commands started.
 type Gate struct {
-	cfg    Config
-	root   string
-	shell  shell.Shell
-	policy *policy.Engine
+	cfg  Config
+	root string
+	// rootProblem refuses every command (RootProblem).
+	rootProblem error
+	shell       shell.Shell
+	policy      *policy.Engine
 	// unconfinedPolicy is the policy as without a sandbox (nil when none
 	// is wanted: policy is that already), for a session that hides no
 	// secrets after all (no user namespace here, or one that could not
@@ -95,6 +97,13 @@ type Info struct {
 	Sandboxed bool
 }
 
+// RootProblem is why every command in the Gate's root is refused before it
+// starts (its envelope's error is CHECKPOINT_FAILED with this message), or
+// nil: a root of / or of the home directory holds the checkpoint store, so
+// no checkpoint could be taken there. Say it once, up front: the CLI does,
+// and the MCP server on stderr.
+func (g *Gate) RootProblem() error { return g.rootProblem }
+
 // New checks cfg, fills in defaults and returns a Gate.
 func New(cfg Config) (*Gate, error) {
 	root, err := resolveRoot(cfg.Root)
@@ -122,6 +131,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	g := &Gate{cfg: cfg, root: root, shell: sh, policy: chk.policy, home: chk.home,
 		cps: newGateCheckpoints(root, cfg.Checkpoints)}
+	g.rootProblem = g.cps.rootProblem(root)
 	if !pol.Unconfined {
 		g.unconfinedPolicy = sync.OnceValues(func() (*policy.Engine, error) {
 			return policy.New(unconfined(pol, cfg.Sandbox.Hide))
@@ -382,7 +392,11 @@ func (g *Gate) run(ctx context.Context, req Request, opts ...Option) envelope.En
 		g.box.dropEarly() // not run: its sandbox's helper, started ahead, ends now
 		return *refused
 	}
-	cp, refused := g.checkpoint(a, g.box, "run", req.Command, "")
+	label := "run"
+	if o.stdio != nil {
+		label = "exec" // its own stdio: shellgate exec, as an agent's shell prefix runs it
+	}
+	cp, refused := g.checkpoint(a, g.box, label, req.Command, "")
 	if refused != nil {
 		g.box.dropEarly()
 		return *refused

@@ -128,6 +128,11 @@ func TestSessionSpillsWholeFromMemory(t *testing.T) {
 			if env.Data.FullOutputPath == nil {
 				t.Fatalf("no full output path: %s", env.Text)
 			}
+			// A foreground call's file is named as a spill file, not a job's
+			// (it was N.job-stdout.log).
+			if name := filepath.Base(*env.Data.FullOutputPath); !regexp.MustCompile(`^[0-9]+\.stdout\.log$`).MatchString(name) {
+				t.Errorf("the full output file is %s, want N.stdout.log", name)
+			}
 			got, err := os.ReadFile(*env.Data.FullOutputPath)
 			if want := tc.want(); err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("the full output file holds %d bytes (%v), want %d", len(got), err, len(want))

@@ -100,7 +100,11 @@ func (x *check) rmCatastrophic(c *analysis.Command) {
 		}
 		if recursive(c) && x.root != "" {
 			if pl, r := x.where(c, a, c.Flags[i]&^analysis.ArgGlob); pl == inside && r == x.root && c.Flags[i]&analysis.ArgGlob == 0 {
-				x.ask(RuleProtected, "`%s` would delete the whole project, .git included (rule protected-paths): the user must approve it. Delete the build outputs by name instead.", c.Source)
+				// It throws work away (lose-work, not protected-paths: it
+				// writes nothing that runs later), and more than undo brings
+				// back: the ignored files checkpoints leave out.
+				x.ask(RuleLoseWork, "`%s` would delete the whole project, .git and ignored files included, which undo cannot all bring back (rule lose-work): the user must approve it. Delete the build outputs by name instead.", c.Source)
+				x.hits[len(x.hits)-1].beyondUndo = true
 			}
 		}
 		if recursive(c) {

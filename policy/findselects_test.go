@@ -32,14 +32,15 @@ func TestFindSelects(t *testing.T) {
 		{"find src -name '*.orig' -exec mv {} {}.bak \\;", allow, ""},
 		{"rm -rf ./*.pyc", allow, ""},
 		{"rm -rf build/*", allow, ""},
-		// Nothing narrows what find acts on: the project itself.
-		{"find . -exec rm -rf {} +", ask, "protected-paths"},
-		{"find . -execdir rm -rf {} +", ask, "protected-paths"},
-		{"find . -delete", ask, "protected-paths"},
-		{"find . -print0 | xargs -0 rm -rf", ask, "protected-paths"},
-		{"find . ! -name __pycache__ -exec rm -rf {} +", ask, "protected-paths"},
-		{"find . -name __pycache__ -o -exec rm -rf {} +", ask, "protected-paths"},
-		{"find -L . -name __pycache__ -exec rm -rf {} +", ask, "protected-paths"},
+		// Nothing narrows what find acts on: the project itself, deleted whole
+		// (rm -rf of the root: lose-work, which checkpoints do not relax for it).
+		{"find . -exec rm -rf {} +", ask, "lose-work"},
+		{"find . -execdir rm -rf {} +", ask, "lose-work"},
+		{"find . -delete", ask, "lose-work"},
+		{"find . -print0 | xargs -0 rm -rf", ask, "lose-work"},
+		{"find . ! -name __pycache__ -exec rm -rf {} +", ask, "lose-work"},
+		{"find . -name __pycache__ -o -exec rm -rf {} +", ask, "lose-work"},
+		{"find -L . -name __pycache__ -exec rm -rf {} +", ask, "lose-work"},
 		// A name test that may name a protected path.
 		{"find . -name '.git*' -exec rm -rf {} +", ask, "protected-paths"},
 		{"find . -name '.git*' -execdir rm -rf {} +", ask, "protected-paths"},

@@ -30,7 +30,7 @@ func (c Covers) cover(h *hit) bool {
 	switch {
 	case h.covered != nil && h.covered(c):
 		return true
-	case c.Checkpoint && h.rule == RuleLoseWork:
+	case c.Checkpoint && h.rule == RuleLoseWork && !h.beyondUndo:
 		return true
 	}
 	if c.Sandbox {

@@ -55,6 +55,27 @@ func TestJudgementCovers(t *testing.T) {
 	}
 }
 
+// Deleting the whole root throws work away (rule lose-work, as a user reads
+// it: it was protected-paths, whose rule is about files that run later), and
+// no cover makes it moot: a checkpoint leaves out the ignored files it
+// deletes, and the sandbox lets it write the root.
+func TestJudgementRmRoot(t *testing.T) {
+	e, err := policy.New(policy.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := policy.Env{Root: "/work/p", Home: "/home/u", Dir: "/work/p"}
+	all := policy.Covers{Sandbox: true, PrivateLoopback: true, Egress: true, Checkpoint: true}
+	for _, command := range []string{"rm -rf .", "rm -rf /work/p", "cd /work/p && rm -fr ./"} {
+		j := e.Judge(command, env)
+		for _, c := range []policy.Covers{{}, all} {
+			if v := j.Verdict(c, nil); v.Decision != policy.Ask || v.Rule != policy.RuleLoseWork {
+				t.Errorf("%s with %+v: %s %s, want ask lose-work", command, c, v.Decision, v.Rule)
+			}
+		}
+	}
+}
+
 // In untrusted mode a command no rule speaks about is asked about (rule
 // untrusted); one whose only hit the sandbox covers is asked about too,
 // rather than allowed unseen.

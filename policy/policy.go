@@ -284,6 +284,9 @@ type hit struct {
 	path     string // the protected path an ask names, if any
 	// covered: what, besides its rule's own Covers, makes it moot.
 	covered func(Covers) bool
+	// beyondUndo: a lose-work hit a checkpoint does not make moot (rm -rf
+	// of the whole root also deletes the ignored files checkpoints leave out).
+	beyondUndo bool
 	// fallback: only when no other hit of its command counts (rule
 	// untrusted: a command no rule spoke about).
 	fallback bool

@@ -607,7 +607,7 @@ func TestNeverModeReasonAsksNoApproval(t *testing.T) {
 		"python3 -c 1":      "`python3 -c 1`: python3 -c runs a program given on the command line, which shellgate does not analyse, and no sandbox contains it here (rule code-execution). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
 		"docker run alpine": "`docker run alpine` hands work to docker, which runs it outside shellgate's sandbox (rule sandbox-escape). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
 		"npm publish x":     "`npm publish x` matches the ask rule \"npm publish *\" of the shellgate configuration (rule user.ask). Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
-		"rm -rf .":          "`rm -rf .` would delete the whole project, .git included (rule protected-paths). Delete the build outputs by name instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
+		"rm -rf .":          "`rm -rf .` would delete the whole project, .git and ignored files included, which undo cannot all bring back (rule lose-work). Delete the build outputs by name instead. Approval mode is \"never\", so it cannot be approved; do it another way or ask the user to run it.",
 	} {
 		if v := e.Check(cmd, l.env()); v.Decision != policy.Deny || v.Reason != want {
 			t.Errorf("%s: %s, reason\n%q\nwant\n%q", cmd, v.Decision, v.Reason, want)

@@ -22,10 +22,10 @@ import (
 // Exit statuses of `shellgate check`: the decision, or why there is none.
 const (
 	exitCheckAllow  = 0
-	exitCheckAsk    = 1
+	exitCheckAsk    = exitNo
 	exitCheckDeny   = 2
 	exitCheckUsage  = exitUsage
-	exitCheckConfig = 78 // EX_CONFIG: a configuration file or setting is wrong
+	exitCheckConfig = exitShellgate // as run: a configuration file or setting is wrong
 )
 
 const checkUsage = `Usage: shellgate check [flags] -- COMMAND
@@ -39,8 +39,8 @@ and BASH_ALLOW_NETWORK=true. A project file may only tighten policy unless trust
 (trust_project_config = true in the user file, or --trust-project). The user file:
 %s
 
-Exit status: 0 allow, 1 ask, 2 deny;
-64 bad usage (unknown flag, no command); 78 bad configuration.
+Exit status: 0 allow, 1 ask, 2 deny; 64 bad usage (unknown flag, no command,
+a --dir that is not a directory); 125 bad configuration, as run.
 
 Flags:
 `
@@ -91,6 +91,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gate.Close()
 	v := gate.Check(shellgate.Request{Command: command, Directory: f.dir})
+	if v.Code == envelope.InvalidParam {
+		// The user's own arguments (a --dir that is a file): bad usage, as
+		// run reports it, not a decision of the policy.
+		return fl.usage(strings.TrimSuffix(v.Reason, "."))
+	}
 
 	root := gate.Info().Root
 	out := bufio.NewWriter(stdout) // one write, not one per field
@@ -226,7 +231,10 @@ func printVerdict(w io.Writer, v shellgate.Verdict, root string, p policy.Settin
 	}
 }
 
-// commandText shows a command as name and quoted arguments, so that "a b" and a b differ.
+// commandText shows a command as name and quoted arguments, so that "a b"
+// and a b differ; an argument known only at run time as written ("$X", not
+// '"$X"', which reads as the text itself), and find -exec's {} as {} (not
+// its starting point: "rm ." read as removing the directory).
 func commandText(c analysis.Command) string {
 	name := c.Name
 	if c.Dynamic || name == "" {
@@ -237,9 +245,21 @@ func commandText(c analysis.Command) string {
 	}
 	var b strings.Builder
 	b.WriteString(name)
-	for _, a := range c.Args {
+	for i, a := range c.Args {
+		var f analysis.ArgFlag
+		if i < len(c.Flags) {
+			f = c.Flags[i]
+		}
+		switch {
+		case f&analysis.ArgFoundAgain != 0:
+			continue // the same {}, at another starting point
+		case f&analysis.ArgFound != 0:
+			a = "{}"
+		case f&analysis.ArgDynamic == 0 || f&analysis.ArgFoundIn != 0:
+			a = quoteArg(a)
+		}
 		b.WriteByte(' ')
-		b.WriteString(quoteArg(a))
+		b.WriteString(a)
 	}
 	return b.String()
 }

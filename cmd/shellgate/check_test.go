@@ -143,7 +143,7 @@ func TestCheckUsageAndConfigErrors(t *testing.T) {
 		stderr  []string
 	}{
 		{"unknown flag", "", []string{"--bogus", "--", "ls"}, exitCheckUsage,
-			[]string{"flag provided but not defined: -bogus", "shellgate check -h"}},
+			[]string{"unknown flag --bogus", "; see `shellgate check -h`"}},
 		{"no command", "", []string{}, exitCheckUsage, []string{"no command given", "-- COMMAND"}},
 		{"blank command", "", []string{"--", "  "}, exitCheckUsage, []string{"no command given"}},
 		{"bad mode", "", []string{"--mode", "yolo", "--", "ls"}, exitCheckUsage, []string{`--mode "yolo": want auto, untrusted or never`}},
@@ -369,5 +369,37 @@ func TestCheckTextShowsControls(t *testing.T) {
 	_, out, _ := runCheck("--root", root, "--no-user-config", "--", `cd $'\e]0;x\a' ; docker run alpine $'\e[31m' $'a\rb'`)
 	if strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `'\e[31m'`) {
 		t.Errorf("controls in check's text:\n%q", out)
+	}
+}
+
+// check lists each command as the line would run it, in a way that reads
+// right: an argument known only at run time as written (it showed `eval
+// '"$X"'`, which reads as the text "$X"), and find -exec's {} as {} (it
+// showed `rm .`, which reads as removing the directory).
+func TestCheckListingAsWritten(t *testing.T) {
+	root := checkLab(t, "")
+	for _, tc := range []struct{ line, want string }{
+		{`eval "$X"`, `eval "$X"`},
+		{`rm -- "$@" ${Y:-a b}`, `rm -- "$@" ${Y:-a b}`},
+		{`find . sub -exec rm {} \;`, `rm {}`},
+		{`find . -exec sh -c "echo {}" \;`, `sh -c 'echo ./x'`},
+		{`echo "a b" 'c'`, `echo 'a b' c`},
+		// Two words after --: the text "$X" itself, quoted as exec took it.
+		{"", `eval '"$X"'`},
+	} {
+		args := []string{"--root", root, "--no-user-config", "--", tc.line}
+		if tc.line == "" {
+			args = []string{"--root", root, "--no-user-config", "--", "eval", `"$X"`}
+		}
+		_, stdout, stderr := runCheck(args...)
+		found := false
+		for _, l := range strings.Split(stdout, "\n") {
+			if f := strings.SplitN(strings.TrimSpace(l), "  ", 3); len(f) >= 2 && strings.TrimSpace(f[1]) == tc.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("check %q: no command listed as %s\n%s%s", tc.line, tc.want, stdout, stderr)
+		}
 	}
 }

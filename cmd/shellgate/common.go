@@ -211,12 +211,50 @@ func parseFlags(fs *flag.FlagSet, args []string, head func(io.Writer), stdout io
 		fs.PrintDefaults()
 		return true, nil
 	}
-	if name, ok := strings.CutPrefix(fmt.Sprint(err), "flag provided but not defined: -"); ok {
+	return false, flagError(fs, args, err)
+}
+
+// flagError says what the flag package's err says in the user's own words: the
+// flag as they typed it (the package names it "-timout" however it was
+// given), and for an unknown one the flag it is a typo of, if any:
+// `unknown flag --timout (did you mean --timeout?)`.
+func flagError(fs *flag.FlagSet, args []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + typedFlag(args, name)
 		if near := nearFlag(fs, name); near != "" {
-			err = fmt.Errorf("%w; did you mean --%s?", err, near)
+			msg += " (did you mean --" + near + "?)"
+		}
+		return errors.New(msg)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("%s needs a value", typedFlag(args, name))
+	}
+	// invalid value "x" for flag -timeout: …
+	if i := strings.Index(msg, " for flag -"); strings.HasPrefix(msg, "invalid value ") && i >= 0 {
+		rest := msg[i+len(" for flag -"):]
+		name, why, _ := strings.Cut(rest, ": ")
+		return fmt.Errorf("%s %s: %s", typedFlag(args, name), strings.TrimPrefix(msg[:i], "invalid value "), why)
+	}
+	return err
+}
+
+// typedFlag is flag name as args give it (-x or --x, without any =value),
+// or --name if none does.
+func typedFlag(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		bare, _, _ := strings.Cut(a, "=")
+		if strings.HasPrefix(bare, "-") && strings.TrimLeft(bare, "-") == name {
+			return bare
 		}
 	}
-	return false, err
+	return "--" + name
 }
 
 // nearFlag is the flag of fs that name, not one of them, is a typo of (one or

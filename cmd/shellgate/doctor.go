@@ -28,7 +28,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	cf.registerCheckpoints(fs)
 	plan := fs.Bool("plan", false, "print the steps that build the Linux sandbox's view of the filesystem, and exit")
 	head := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies\n(125 when the configuration cannot be read). With --plan, prints the view the sandbox\nbuilds instead: every path a command sees.\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: shellgate doctor [flags]\n\nStarts a sandbox session as `shellgate run` would and says which layers this\nmachine's kernel gives it, and why any is missing. Exits 0 when every layer applies\n(1 when not, or when the root refuses every command; 125 when the configuration\ncannot be read). With --plan, prints the view the sandbox builds instead: every\npath a command sees.\n\nFlags:\n")
 	}
 	if help, err := parseFlags(fs, args, head, stdout); help {
 		return 0
@@ -75,6 +75,19 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "sandbox:  cannot tell: %v\n", err)
 		return 1
 	}
+	ok := 0 // doctor's status when every layer applies
+	if problem := g.RootProblem(); problem != nil {
+		// Every command here is refused; the sandbox is the machine's, so
+		// it is probed as without checkpoints (its probe takes none).
+		fmt.Fprintf(stdout, "root:     every command is refused: %v\n", problem)
+		ok = 1
+		g.Close()
+		cfg.Checkpoints.Off = true
+		if g, err = shellgate.New(cfg); err != nil {
+			fmt.Fprintf(stdout, "sandbox:  cannot tell: %v\n", err)
+			return 1
+		}
+	}
 	defer g.Close()
 	env := g.Run(context.Background(), shellgate.Request{Command: "true"})
 	switch s := env.Context.Sandbox.(type) {
@@ -87,7 +100,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout, "          no sandbox on this system: commands run under the policy alone")
 			}
 		}
-		return 0
+		return ok
 	case map[string]any:
 		missing, _ := s["missing"].([]string)
 		by := sandboxMechanism[runtime.GOOS]
@@ -115,7 +128,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, "every layer applies")
-		return 0
+		return ok
 	}
 	fmt.Fprintf(stdout, "sandbox:  not run: %s\n", env.Text)
 	return 1

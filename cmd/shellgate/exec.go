@@ -85,6 +85,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		return exitShellgate
 	}
 	defer gate.Close()
+	if err := gate.RootProblem(); err != nil {
+		fmt.Fprintf(stderr, "shellgate exec: %v\n", err)
+		return exitShellgate
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "shellgate exec: cannot read the current directory: %v\n", err)
@@ -104,6 +108,11 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, shellgate.WithApprover(func(context.Context, shellgate.Question) shellgate.Answer { return shellgate.AllowOnce }))
 	}
 	env := gate.Run(signals.wait(), shellgate.Request{Command: command, Directory: wd}, opts...)
+	if env.Error != nil && env.Error.Code == envelope.InvalidParam {
+		// The user's own arguments (a NUL byte, a directory that is not
+		// one): bad usage, as run reports it.
+		return usageFailure(stderr, "exec", strings.TrimSuffix(env.Error.Message, "."))
+	}
 	switch {
 	case env.Data.TimedOut:
 		fmt.Fprintf(stderr, "shellgate: the command timed out after %s and was killed\n", envelope.Duration(timeout.d))

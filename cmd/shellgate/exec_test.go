@@ -92,7 +92,7 @@ func TestExecBinary(t *testing.T) {
 		{"refused argv", "", []string{"sudo", "ls"}, "", "rule privilege", 125},
 		{"interactive program refused", "", []string{"vim notes.txt"}, "", "rule interactive", 125},
 		{"no command", "", nil, "", "shellgate exec: no command given (shellgate exec [flags] COMMAND-LINE); see `shellgate exec -h`\n", exitUsage},
-		{"bad flag", "", []string{"--bogus", "true"}, "", "shellgate exec: flag provided but not defined: -bogus; see `shellgate exec -h`\n", exitUsage},
+		{"bad flag", "", []string{"--bogus", "true"}, "", "shellgate exec: unknown flag --bogus; see `shellgate exec -h`\n", exitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

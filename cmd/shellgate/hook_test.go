@@ -508,7 +508,7 @@ func TestHookUsage(t *testing.T) {
 	}{
 		{nil, "shellgate hook: no agent given; want one of claude-code, codex, cursor, gemini-cli" + see},
 		{[]string{"vscode"}, `shellgate hook: unknown agent "vscode"; want one of claude-code, codex, cursor, gemini-cli` + see},
-		{[]string{"claude-code", "--bogus"}, "shellgate hook: flag provided but not defined: -bogus" + see},
+		{[]string{"claude-code", "--bogus"}, "shellgate hook: unknown flag --bogus" + see},
 		{[]string{"claude-code", "extra"}, `shellgate hook: unexpected arguments ["extra"]` + see},
 	} {
 		var out, errb bytes.Buffer

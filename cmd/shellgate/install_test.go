@@ -210,7 +210,7 @@ func TestInstallNewFileAndErrors(t *testing.T) {
 		{[]string{"install", "vscode", "--settings", bad}, exitUsage, usage(`shellgate install: unknown agent "vscode"; want one of claude-code, codex, cursor, gemini-cli`)},
 		{[]string{"install"}, exitUsage, usage("shellgate install: no agent given; want one of claude-code, codex, cursor, gemini-cli")},
 		{[]string{"install", "cursor", "--settings", bad, "--project"}, exitUsage, usage("shellgate install: --settings and --project both name the file; give one")},
-		{[]string{"install", "cursor", "--bogus"}, exitUsage, usage("shellgate install: flag provided but not defined: -bogus")},
+		{[]string{"install", "cursor", "--bogus"}, exitUsage, usage("shellgate install: unknown flag --bogus")},
 		{[]string{"install", "cursor", "extra"}, exitUsage, usage(`shellgate install: unexpected arguments ["extra"]`)},
 	} {
 		_, errs, code := runInstall(t, tc.args...)

@@ -24,10 +24,15 @@ import (
 	"github.com/shellgate/shellgate/internal/inherit"
 )
 
-// Exit statuses of shellgate itself; otherwise `run` exits with the command's status.
+// Exit statuses of shellgate itself, the same in every subcommand (docs/cli.md,
+// "Exit status"); otherwise `run` and `exec` exit with the command's status,
+// and `hook` with the agent's (2 blocks).
 const (
+	// exitNo is a "no" that is not an error: check's ask, an undo not done
+	// (declined, unconfirmed), a command number the checkpoints do not hold.
+	exitNo        = 1
 	exitTimeout   = 124 // the command timed out and was killed (as GNU timeout)
-	exitShellgate = 125 // shellgate refused or could not run the command
+	exitShellgate = 125 // shellgate refused or could not do it: a refusal, a bad configuration, an error of its own
 	exitCancelled = 130 // interrupted (Ctrl-C)
 )
 

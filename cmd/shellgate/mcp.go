@@ -177,6 +177,12 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// Deferred last so it runs after the server has cancelled its calls: it kills
 	// whatever they left in the background.
 	defer gate.Close()
+	if err := gate.RootProblem(); err != nil {
+		// It serves still, so that the agent's model reads why in each
+		// call's envelope (an MCP server that exits shows as "failed"):
+		// the user reads it here.
+		fmt.Fprintf(stderr, "shellgate mcp: every command will be refused: %v\n", err)
+	}
 	opts := mcpserver.Options{ToolName: *toolName, Logger: log, KeepSpillFiles: *keep, Summarize: *summarize, UndoTool: *undoTool, Version: version()}
 	if structd.set { // an override for every client
 		opts.TextOnly, opts.Structured = !structd.v, structd.v

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/shellgate/shellgate"
 )
 
 func TestMCPUsage(t *testing.T) {
@@ -32,7 +34,7 @@ func TestMCPUsage(t *testing.T) {
 		want string
 	}{
 		{"help", []string{"-h"}, 0, "--http"},
-		{"unknown flag", []string{"--nope"}, exitUsage, "flag provided but not defined"},
+		{"unknown flag", []string{"--nope"}, exitUsage, "unknown flag --nope"},
 		{"stray argument", []string{"--root", root, "serve"}, exitUsage, "unexpected arguments"},
 		{"non-loopback without token", []string{"--root", root, "--http", "0.0.0.0:0"}, exitUsage, "without an explicit token"},
 		{"all interfaces without token", []string{"--root", root, "--http", ":0"}, exitUsage, "without an explicit token"},
@@ -406,5 +408,46 @@ func TestMCPClientGoneClosesTheSession(t *testing.T) {
 	})
 	if len(left) > 0 {
 		t.Errorf("exit %v; the session's output files are left: %v\n%s", err, left, stderr.String())
+	}
+}
+
+// `shellgate mcp` started in the home directory (a server registered for
+// the user, started where the agent was) says once, on stderr, that every
+// command will be refused and why, and serves on: each call's envelope says
+// it to the model in one sentence (it failed each write with a 520-character
+// CHECKPOINT_FAILED, and ran what did not write).
+func TestMCPRootHoldsCheckpoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	home := visibleTempDir(t)
+	cmd := exec.Command(bin, "mcp", "--root", home, "--no-user-config", "--tool-name", "shell")
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=", "XDG_CONFIG_HOME=", shellgate.CheckpointsEnv+"=", "TMPDIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the project root is your home directory (" + home + "), which holds shellgate's checkpoints (in ~/.local/state/shellgate/checkpoints): start shellgate in the project's directory (or --root DIR), or turn checkpoints off (--checkpoints off)"
+	for _, command := range []string{"ls", "touch x"} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": command}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, _ := res.StructuredContent.(map[string]any)
+		e, _ := env["error"].(map[string]any)
+		if e["code"] != "CHECKPOINT_FAILED" || e["message"] != "Not run: "+want+"." {
+			t.Errorf("%s: %v", command, res.StructuredContent)
+		}
+	}
+	cs.Close()
+	cmd.Wait()
+	if got := stderr.String(); got != "shellgate mcp: every command will be refused: "+want+"\n" {
+		t.Errorf("stderr:\n%q\nwant\n%q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(home, "x")); err == nil {
+		t.Errorf("touch x ran")
 	}
 }

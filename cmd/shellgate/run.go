@@ -31,8 +31,8 @@ quoted, as exec would run them: shellgate run -- rm "my file.txt" removes one fi
 
 Exit status: the command's own exit status; 128+N if a signal N killed it;
 124 if it timed out; 130 if interrupted; 125 if shellgate refused or could not run it
-(policy deny, approval required, directory outside the root); 64 bad usage (an
-unknown flag, a bad flag value, no command or an empty one).
+(policy deny, approval required, directory outside the root, a bad configuration);
+64 bad usage (an unknown flag, a bad flag value, no command or an empty one).
 
 Flags:
 `
@@ -102,6 +102,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	gate, err := shellgate.New(cfg)
 	if err != nil {
 		return fail(stdout, stderr, *asJSON, req, envelope.InvalidParam, err.Error())
+	}
+	if err := gate.RootProblem(); err != nil {
+		// Every command would be refused: one line, not a refusal's summary.
+		gate.Close()
+		return fail(stdout, stderr, *asJSON, req, envelope.CheckpointFailed, err.Error())
 	}
 	closer := &gateCloser{g: gate, done: make(chan struct{})}
 	defer closer.wait()

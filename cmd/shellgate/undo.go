@@ -35,7 +35,7 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var cf commonFlags // which root, and its configuration: no command is run
 	cf.registerFiles(fs)
-	cf.registerCheckpoints(fs)
+	fs.StringVar(&cf.checkpoints, "checkpoints", "", "read the checkpoints even where the configuration turns them off ([checkpoints] enabled = false): `on|off`, and off is refused (it leaves nothing to read)")
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON on stdout")
 	if extra != nil {
@@ -48,16 +48,20 @@ func openStore(cmd string, args []string, stdout, stderr io.Writer, head func(io
 		return nil, nil, fl, fl.usage(err.Error())
 	}
 	fl.json = asJSON
+	if cf.checkpoints == "off" {
+		// It could only make the command fail, after reading the configuration.
+		return nil, nil, fl, fl.usage(fmt.Sprintf("--checkpoints off leaves %s nothing to read: leave it out, or give on to read the checkpoints where the configuration turns them off", cmd))
+	}
 	cfg, _, err := cf.config(stderr)
 	if err != nil {
 		if _, ok := err.(*usageError); ok {
 			return nil, nil, fl, fl.usage(err.Error())
 		}
-		return nil, nil, fl, fl.fail(2, envelope.InvalidParam, err.Error())
+		return nil, nil, fl, fl.fail(exitShellgate, envelope.InvalidParam, err.Error())
 	}
 	cp, err := shellgate.OpenCheckpoints(cfg)
 	if err != nil {
-		return nil, nil, fl, fl.fail(2, envelope.ExecutionError, err.Error())
+		return nil, nil, fl, fl.fail(exitShellgate, envelope.ExecutionError, err.Error())
 	}
 	return cp, fs.Args(), fl, -1
 }
@@ -70,7 +74,7 @@ func commandID(fl failure, args []string) (int, int) {
 	case 1:
 		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
 		if err != nil || n < 1 {
-			return 0, fl.usage(fmt.Sprintf("%q is not a command number (see `shellgate changes`)", args[0]))
+			return 0, fl.usage(fmt.Sprintf("%q is not a command number: one that `shellgate changes` lists, from 1", args[0]))
 		}
 		return n, -1
 	}
@@ -85,6 +89,15 @@ func recordCode(err error) envelope.Code {
 		return envelope.NotFound
 	}
 	return envelope.ExecutionError
+}
+
+// recordExit is the exit status of recordCode's error: NOT_FOUND is a "no"
+// (exitNo), as undo with no checkpoints at all; another is shellgate's.
+func recordExit(err error) int {
+	if recordCode(err) == envelope.NotFound {
+		return exitNo
+	}
+	return exitShellgate
 }
 
 // listHint adds to the error of a command number the checkpoints do not
@@ -107,6 +120,9 @@ Lists what each recent command run through shellgate changed in the project root
 time, newest last; with N, every path command N changed. "shellgate undo N" puts the
 root back as it was before command N.
 
+Exits 0 when listed, 1 when the checkpoints hold no command N, 64 on bad usage,
+125 on an error (a bad configuration, a store that cannot be read).
+
 Flags:
 `)
 	}
@@ -122,12 +138,12 @@ Flags:
 	}
 	recs, err := cp.Records()
 	if err != nil {
-		return fl.fail(2, envelope.ExecutionError, err.Error())
+		return fl.fail(exitShellgate, envelope.ExecutionError, err.Error())
 	}
 	if id != 0 {
 		r, err := cp.Record(id)
 		if err != nil {
-			return fl.fail(2, recordCode(err), listHint(err).Error())
+			return fl.fail(recordExit(err), recordCode(err), listHint(err).Error())
 		}
 		recs = []shellgate.CheckpointRecord{r}
 	} else if len(recs) > recentChanges {
@@ -195,8 +211,9 @@ checkpoint left out stays as it is). The root as it is now is checkpointed first
 an undo is undone by "shellgate undo" again. If the root changed after command N
 (later commands, your own edits), it asks first; --yes answers for scripts.
 
-Exits 0 when undone, 1 when not (declined, or a question no one could answer), 2 on
-an error.
+Exits 0 when undone; 1 when not (declined, a question no one could answer, no
+checkpoints, or none of command N); 64 on bad usage; 125 on an error (a bad
+configuration, a store that cannot be read or restored).
 
 Flags:
 `)
@@ -218,25 +235,25 @@ Flags:
 	if id == 0 {
 		recs, err := cp.Records()
 		if err != nil {
-			return fl.fail(2, envelope.ExecutionError, err.Error())
+			return fl.fail(exitShellgate, envelope.ExecutionError, err.Error())
 		}
 		if len(recs) == 0 {
-			return fl.fail(1, envelope.NotFound, "no checkpoints yet for "+cp.Root())
+			return fl.fail(exitNo, envelope.NotFound, "no checkpoints yet for "+cp.Root())
 		}
 		id = recs[len(recs)-1].ID
 	}
 	r, err := cp.Record(id)
 	if err != nil {
-		return fl.fail(2, recordCode(err), listHint(err).Error())
+		return fl.fail(recordExit(err), recordCode(err), listHint(err).Error())
 	}
 	since, err := cp.Since(id)
 	if err != nil {
-		return fl.fail(2, envelope.ExecutionError, err.Error())
+		return fl.fail(exitShellgate, envelope.ExecutionError, err.Error())
 	}
 	if !since.Empty() && !yes {
 		in, out := undoTTY()
 		if in == nil {
-			return fl.fail(1, envelope.ApprovalRequired, fmt.Sprintf("the root changed after command %d (%s: %s): undoing it would take that back too. Run with --yes to do it anyway (it is checkpointed first).", id, since.Text(), checkpoint.Brief(since.Changes)))
+			return fl.fail(exitNo, envelope.ApprovalRequired, fmt.Sprintf("the root changed after command %d (%s: %s): undoing it would take that back too. Run with --yes to do it anyway (it is checkpointed first).", id, since.Text(), checkpoint.Brief(since.Changes)))
 		}
 		defer in.Close()
 		fmt.Fprintf(out, "The root changed after command %d (%s):\n", id, since.Text())
@@ -250,12 +267,12 @@ Flags:
 		fmt.Fprintf(out, "Undo command %d (%s) and these too? They are checkpointed first. [y/N] ", id, oneLine(r.Command))
 		answer, _ := bufio.NewReader(in).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			return fl.fail(1, envelope.ApprovalRequired, "not undone")
+			return fl.fail(exitNo, envelope.ApprovalRequired, "not undone")
 		}
 	}
 	undo, sum, err := cp.Undo(id)
 	if err != nil {
-		return fl.fail(2, envelope.ExecutionError, err.Error())
+		return fl.fail(exitShellgate, envelope.ExecutionError, err.Error())
 	}
 	if asJSON {
 		writeJSON(stdout, map[string]any{"undone": id, "command": r.Command, "undo": undo, "changes": sum})

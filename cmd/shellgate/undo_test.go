@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,15 +82,12 @@ func TestChangesAndUndo(t *testing.T) {
 	// A number the checkpoints do not hold: which they hold, and where they are listed.
 	for _, cmd := range []string{"undo", "changes"} {
 		want := "shellgate " + cmd + ": no command 99: the checkpoints hold commands 1 to 4 (`shellgate changes` lists them)\n"
-		if code, _, stderr := cli(cmd, "--root", root, "99"); code != 2 || stderr != want {
+		if code, _, stderr := cli(cmd, "--root", root, "99"); code != exitNo || stderr != want {
 			t.Errorf("%s 99: %d %q\nwant %q", cmd, code, stderr, want)
 		}
 	}
 	if code, _, stderr := cli("undo", "--root", root, "x"); code != exitUsage || !strings.Contains(stderr, "not a command number") {
 		t.Errorf("undo x: %d %s", code, stderr)
-	}
-	if code, _, stderr := cli("undo", "--root", root, "--checkpoints", "off"); code != 2 || !strings.Contains(stderr, "checkpoints are off") {
-		t.Errorf("undo with checkpoints off: %d %s", code, stderr)
 	}
 	// The last command changed nothing: undoing it by default changes nothing,
 	// and the output names the last one that changed something.
@@ -117,6 +115,34 @@ func undoLab(t *testing.T) (lab, root string) {
 	os.Mkdir(filepath.Join(lab, "tmp"), 0o700)
 	t.Setenv("TMPDIR", filepath.Join(lab, "tmp")) // spill files and the commands' temp dir: nothing in /tmp
 	return lab, root
+}
+
+// changes and undo refuse at once what can only make them fail, in one line
+// with one pointer to help (changes 0 said "see `shellgate changes`); see
+// `shellgate changes -h`"); --checkpoints on reads checkpoints the
+// configuration turns off.
+func TestChangesUndoArguments(t *testing.T) {
+	lab, root := undoLab(t)
+	cfg := filepath.Join(lab, "off.toml")
+	if err := os.WriteFile(cfg, []byte("[checkpoints]\nenabled = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"changes", "0"}, exitUsage, "shellgate changes: \"0\" is not a command number: one that `shellgate changes` lists, from 1; see `shellgate changes -h`\n"},
+		{[]string{"undo", "#0"}, exitUsage, "shellgate undo: \"#0\" is not a command number: one that `shellgate changes` lists, from 1; see `shellgate undo -h`\n"},
+		{[]string{"undo", "--checkpoints", "off"}, exitUsage, "shellgate undo: --checkpoints off leaves undo nothing to read: leave it out, or give on to read the checkpoints where the configuration turns them off; see `shellgate undo -h`\n"},
+		{[]string{"changes", "--checkpoints=off", "--config", "/nonexistent.toml"}, exitUsage, "shellgate changes: --checkpoints off leaves changes nothing to read: leave it out, or give on to read the checkpoints where the configuration turns them off; see `shellgate changes -h`\n"},
+		{[]string{"changes", "--config", cfg, "--checkpoints", "on"}, 0, ""},
+	} {
+		code, _, stderr := cli(append([]string{tc.args[0], "--root", root}, tc.args[1:]...)...)
+		if code != tc.code || stderr != tc.stderr {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant exit %d,\n%q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.stderr)
+		}
+	}
 }
 
 // checkChanges: `shellgate changes` lists TestChangesAndUndo's two commands,
@@ -243,11 +269,11 @@ func TestChangesAndUndoJSONErrors(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"changes", "--json", "abc"}, exitUsage, envelope.InvalidParam, `"abc" is not a command number`},
-		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "flag provided but not defined: -bogus"},
+		{[]string{"undo", "--json", "--bogus"}, exitUsage, envelope.InvalidParam, "unknown flag --bogus"},
 		{[]string{"undo", "--json", "1", "2"}, exitUsage, envelope.InvalidParam, "at most one command number"},
-		{[]string{"undo", "--json"}, 1, envelope.NotFound, "no checkpoints yet for "},
-		{[]string{"changes", "--json", "99"}, 2, envelope.NotFound, "99"},
-		{[]string{"undo", "--json", "99"}, 2, envelope.NotFound, "99"},
+		{[]string{"undo", "--json"}, exitNo, envelope.NotFound, "no checkpoints yet for "},
+		{[]string{"changes", "--json", "99"}, exitNo, envelope.NotFound, "99"},
+		{[]string{"undo", "--json", "99"}, exitNo, envelope.NotFound, "99"},
 	} {
 		code, stdout, stderr := cli(append([]string{tc.args[0], "--root", root}, tc.args[1:]...)...)
 		var got struct{ Error envelope.Err }
@@ -300,5 +326,34 @@ func TestUndoSaysWhatItTakesBack(t *testing.T) {
 	code, stdout, stderr = cli("undo", "--root", root, "--yes", "3")
 	if code != 0 || !strings.Contains(stdout, "): changed nothing.\n") || strings.Contains(stdout, "took back") {
 		t.Errorf("undo 3 again: %d %s %s", code, stdout, stderr)
+	}
+}
+
+// `shellgate changes` names each command by how it ran: an agent's shell
+// prefix's `shellgate exec` is "exec" (it was listed as "run"), a one-shot
+// `shellgate run` "run".
+func TestChangesNamesExec(t *testing.T) {
+	lane.Live(t)
+	bin := execBinary(t)
+	lab, root := undoLab(t)
+	for _, c := range []string{"exec", "run"} {
+		args := []string{c, "--root", root, "--sandbox", "off", "--", "echo " + c + " >> made.txt"}
+		if c == "exec" {
+			args = []string{c, "--root", root, "--sandbox", "off", "echo exec >> made.txt"}
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), shellgate.CheckpointsEnv+"="+filepath.Join(lab, "store"))
+		if stdout, stderr, code := runCmd(t, cmd); code != 0 {
+			t.Fatalf("%s: %d %s%s", c, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr := cli("changes", "--root", root, "--json")
+	var recs []changeRecord
+	if code != 0 || json.Unmarshal([]byte(stdout), &recs) != nil || len(recs) != 2 {
+		t.Fatalf("changes --json: %d %s %s", code, stdout, stderr)
+	}
+	if recs[0].Label != "exec" || recs[1].Label != "run" {
+		t.Errorf("labels %q, %q; want exec, run", recs[0].Label, recs[1].Label)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shellgate/shellgate"
 	"github.com/shellgate/shellgate/envelope"
 	"github.com/shellgate/shellgate/internal/lane"
 )
@@ -265,11 +267,15 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: flag provided but not defined: -timout; did you mean --timeout?; see `shellgate run -h`\n"},
-		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: flag provided but not defined: -jsno; did you mean --json?; see `shellgate check -h`\n"},
-		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: flag provided but not defined: -htp; did you mean --http?; see `shellgate mcp -h`\n"},
-		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: flag provided but not defined: -no-user-conifg; did you mean --no-user-config?; see `shellgate undo -h`\n"},
-		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: flag provided but not defined: -bogus; see `shellgate run -h`\n"},
+		{[]string{"run", "--timout", "5s", "--", "true"}, "shellgate run: unknown flag --timout (did you mean --timeout?); see `shellgate run -h`\n"},
+		{[]string{"check", "--jsno", "--", "true"}, "shellgate check: unknown flag --jsno (did you mean --json?); see `shellgate check -h`\n"},
+		{[]string{"mcp", "--htp", "127.0.0.1:0"}, "shellgate mcp: unknown flag --htp (did you mean --http?); see `shellgate mcp -h`\n"},
+		{[]string{"undo", "--no-user-conifg"}, "shellgate undo: unknown flag --no-user-conifg (did you mean --no-user-config?); see `shellgate undo -h`\n"},
+		{[]string{"run", "--bogus", "--", "true"}, "shellgate run: unknown flag --bogus; see `shellgate run -h`\n"},
+		// As typed: one dash, and without its value.
+		{[]string{"run", "-timout=5s", "--", "true"}, "shellgate run: unknown flag -timout (did you mean --timeout?); see `shellgate run -h`\n"},
+		{[]string{"run", "--timeout"}, "shellgate run: --timeout needs a value; see `shellgate run -h`\n"},
+		{[]string{"run", "-timeout", "5", "--", "true"}, "shellgate run: -timeout \"5\": \"5\" has no unit: write 5s for seconds or 5ms for milliseconds; see `shellgate run -h`\n"},
 	} {
 		var out, errb bytes.Buffer
 		if code := dispatch(tc.args, &out, &errb); code != exitUsage || errb.String() != tc.want {
@@ -339,5 +345,101 @@ func TestHelpIsWrapped(t *testing.T) {
 				t.Errorf("shellgate %s -h: a line of %d columns: %s", cmd, n, l)
 			}
 		}
+	}
+}
+
+// Every subcommand exits by one scheme (docs/cli.md, "Exit status"): 64 for
+// bad usage (hook: 2, the agents' blocking status), 125 when shellgate could
+// not do it (a bad configuration: check exited 78), 1 for a "no" that is no
+// error (a command number the checkpoints do not hold: undo exited 1 with
+// no checkpoints, 2 for an unknown N), and a --dir that is not a directory
+// is bad usage in check as in run (check denied it, 2).
+func TestExitStatuses(t *testing.T) {
+	lab, root := undoLab(t)
+	bad := filepath.Join(lab, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[policy]\nmod = \"auto\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "file.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		args []string
+		code int
+	}
+	var tests []tc
+	for _, cmd := range []string{"run", "check", "exec", "mcp", "doctor", "changes", "undo", "install", "uninstall", "hook"} {
+		code := exitUsage
+		if cmd == "hook" {
+			code = 2
+		}
+		tests = append(tests, tc{[]string{cmd, "--bogus"}, code})
+	}
+	for _, cmd := range []string{"run", "check", "exec", "mcp", "doctor", "changes", "undo"} {
+		args := []string{cmd, "--root", root, "--no-user-config", "--config", bad}
+		if cmd == "run" || cmd == "exec" || cmd == "check" {
+			args = append(args, "--", "true")
+		}
+		tests = append(tests, tc{args, exitShellgate})
+	}
+	tests = append(tests,
+		tc{[]string{"changes", "--root", root, "99"}, exitNo},
+		tc{[]string{"undo", "--root", root, "99"}, exitNo},
+		tc{[]string{"undo", "--root", root}, exitNo},
+		tc{[]string{"check", "--root", root, "--dir", "file.txt", "--", "ls"}, exitUsage},
+		tc{[]string{"run", "--root", root, "--dir", "file.txt", "--", "ls"}, exitUsage},
+		tc{[]string{"check", "--root", root, "--json", "--dir", "file.txt", "--", "ls"}, exitUsage},
+	)
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		if code := dispatch(tc.args, &out, &errb); code != tc.code {
+			t.Errorf("shellgate %s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, errb.String())
+		}
+	}
+}
+
+// run and exec in a root that holds the checkpoint store (the home
+// directory) say so in one line, up front, and exit 125; run --json in the
+// envelope too. Each write failed with a 520-character CHECKPOINT_FAILED.
+func TestRunRootHoldsCheckpoints(t *testing.T) {
+	lane.Live(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv(shellgate.CheckpointsEnv, "")
+	line := "the project root is your home directory (" + home + "), which holds shellgate's checkpoints (in ~/.local/state/shellgate/checkpoints): start shellgate in the project's directory (or --root DIR), or turn checkpoints off (--checkpoints off)"
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"run", "--root", home, "--", "touch x"}, "shellgate run: " + line + "\n"},
+		{[]string{"run", "--root", home, "--json", "--", "ls"}, ""},
+		{[]string{"exec", "--root", home, "touch x"}, "shellgate exec: " + line + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(tc.args, &out, &errb)
+		if code != exitShellgate || errb.String() != tc.stderr {
+			t.Errorf("shellgate %s: exit %d, stderr\n%q\nwant\n%q", strings.Join(tc.args, " "), code, errb.String(), tc.stderr)
+		}
+		if tc.stderr == "" {
+			var env envelope.Envelope
+			if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Error == nil || env.Error.Code != envelope.CheckpointFailed || env.Error.Message != line {
+				t.Errorf("--json: %v\n%s", err, out.String())
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "x")); err == nil {
+		t.Errorf("touch x ran")
+	}
+	// doctor says it on a line of its own, and still probes the sandbox
+	// (it said "sandbox: not run: Command not run: true …").
+	var out bytes.Buffer
+	if code := dispatch([]string{"doctor", "--root", home, "--sandbox", "off"}, &out, io.Discard); code != exitNo ||
+		!strings.Contains(out.String(), "\nroot:     every command is refused: "+line+"\nsandbox:  off") {
+		t.Errorf("doctor: exit %d\n%s", code, out.String())
+	}
+	if code := dispatch([]string{"run", "--root", home, "--checkpoints", "off", "--", "true"}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("with --checkpoints off: exit %d", code)
 	}
 }

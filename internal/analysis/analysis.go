@@ -61,6 +61,16 @@ const (
 	// ArgGlobDot: the glob's characters match a leading dot too (find's
 	// -name patterns), where the shell's do not.
 	ArgGlobDot
+	// ArgFound: the argument is find -exec's {}, each path find finds: the
+	// Args entry is a starting point, what is found lies below it; one {}
+	// is an entry per starting point, the second on ArgFoundAgain (for
+	// shellgate check, which shows the {} as written).
+	ArgFound
+	ArgFoundAgain
+	// ArgFoundIn: the argument holds find -exec's {} in other text
+	// ("{}.bak"): the Args entry has a path below the first starting
+	// point in its place, not source text, even where ArgDynamic.
+	ArgFoundIn
 )
 
 // Kind says what sort of command a Command is.

@@ -64,15 +64,19 @@ func (w *walker) findExec(idx int, stdin input) {
 			switch {
 			case a == "{}":
 				for x, s := range found {
+					again := ArgFlag(0)
+					if x > 0 {
+						again = ArgFoundAgain
+					}
 					cmd.Args = append(cmd.Args, s)
-					cmd.Flags = append(cmd.Flags, f|ff[x]|dyn)
+					cmd.Flags = append(cmd.Flags, f|ff[x]|dyn|ArgFound|again)
 				}
 			case strings.Contains(a, "{}") && named:
 				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", found[0]))
-				cmd.Flags = append(cmd.Flags, f|ff[0]|dyn)
+				cmd.Flags = append(cmd.Flags, f|ff[0]|dyn|ArgFoundIn)
 			case strings.Contains(a, "{}"):
 				cmd.Args = append(cmd.Args, strings.ReplaceAll(a, "{}", strings.TrimSuffix(starts[0], "/")+"/x"))
-				cmd.Flags = append(cmd.Flags, f|dyn)
+				cmd.Flags = append(cmd.Flags, f|dyn|ArgFoundIn)
 			default:
 				cmd.Args = append(cmd.Args, a)
 				cmd.Flags = append(cmd.Flags, f)

@@ -174,7 +174,7 @@ type Record struct {
 	// in (see Format); 0: 1, before records said it.
 	Format  int       `json:"format,omitempty"`
 	Time    time.Time `json:"time"`
-	Label   string    `json:"label,omitempty"` // run, job, terminal, undo …
+	Label   string    `json:"label,omitempty"` // run, exec, job, terminal, undo …
 	Command string    `json:"command"`
 	Session string    `json:"session,omitempty"`
 	Before  string    `json:"before"`          // the checkpoint taken before it ran
@@ -358,6 +358,17 @@ func StoreDir(o Options) (string, error) {
 		o.Dir = d
 	}
 	return filepath.Join(o.Dir, ProjectID(filepath.Clean(o.Root))), nil
+}
+
+// StoreInRoot reports whether o.Root's store, at dir, would be inside
+// o.Root, which Open refuses: a root of / or of the home directory with
+// the default store.
+func StoreInRoot(o Options) (dir string, in bool) {
+	dir, err := StoreDir(o)
+	if err != nil {
+		return "", false // Open says what is wrong
+	}
+	return dir, within(filepath.Clean(o.Root), dir)
 }
 
 // LinksDir is the directory of the links of o.Root's store (links.go),

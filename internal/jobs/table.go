@@ -74,12 +74,18 @@ func (t *Table) New(spec Spec, asJob bool) (*Job, error) {
 		return nil, err
 	}
 	t.seq++
+	// Its files are named for what it is when it starts: a foreground call's
+	// N.stdout.log, as a spill file; a job's N.job-stdout.log.
+	logName := ""
+	if asJob {
+		logName = "job-"
+	}
 	j := &Job{
 		id:      fmt.Sprintf("call%d", t.seq), // not a job id: Get does not find it
 		spec:    spec,
 		started: time.Now(),
-		Stdout:  NewLog(spec.LogDir, "job-stdout", spec.LogMax, spec.Redact),
-		Stderr:  NewLog(spec.LogDir, "job-stderr", spec.LogMax, spec.Redact),
+		Stdout:  NewLog(spec.LogDir, logName+"stdout", spec.LogMax, spec.Redact),
+		Stderr:  NewLog(spec.LogDir, logName+"stderr", spec.LogMax, spec.Redact),
 		done:    make(chan struct{}),
 	}
 	if !asJob { // a call's output is one file, its spill file if it stays a call
