@@ -101,19 +101,24 @@ func (s *Store) pruneRecords() error {
 	return s.drop(victims, "max_count ("+strconv.Itoa(s.o.MaxCount)+")")
 }
 
+// firstUndecided is the index of the first ended record not yet decided
+// (markDestroyed), or -1.
+func (s *Store) firstUndecided() int {
+	for i, r := range s.records {
+		if r.Destroyed == nil && r.After != "" {
+			return i
+		}
+	}
+	return -1
+}
+
 // mustDecide reports whether records not decided yet (markDestroyed) are
 // to be decided before victims are dropped: a victim is not known to have
 // destroyed nothing (an undecided one may have), or is within
 // destroyedWindow of the first undecided one (it may have made what that
 // one destroyed: dropped first, it would make that look like the user's).
 func (s *Store) mustDecide(victims map[int]bool) bool {
-	first := -1
-	for i, r := range s.records {
-		if r.Destroyed == nil && r.After != "" {
-			first = i
-			break
-		}
-	}
+	first := s.firstUndecided()
 	if first < 0 {
 		return false
 	}
@@ -336,13 +341,7 @@ func sizeVictims(recs []Record, n int) map[int]bool { return victims(recs, n, tr
 // does not grow with the store (a version made further back than the
 // window and destroyed now counts as the user's: kept longer, not lost).
 func (s *Store) markDestroyed() error {
-	first := -1
-	for i, r := range s.records {
-		if r.Destroyed == nil && r.After != "" {
-			first = i
-			break
-		}
-	}
+	first := s.firstUndecided()
 	if first < 0 {
 		return nil
 	}
