@@ -92,7 +92,7 @@ func TestGateUndo(t *testing.T) {
 		{"read-tree-reset", `git read-tree -u --reset HEAD`, "modified"},
 		{"branch-gc", `git branch -D feature && git stash clear && git reflog expire --expire=now --all && git gc -q --prune=now`, "in .git"},
 		{"rmtree-objects", `python3 -c 'import shutil; shutil.rmtree(".git/objects")'`, "in .git"},
-		{"find-delete", `find . -delete`, "deleted"},
+		{"find-delete", `find src -delete`, "deleted"}, // find . -delete asks: the whole project (lose-work)
 		{"overwrite", `echo gone > README.md`, "[Changed: modified README.md; "},
 		{"sed-i", `sed -i 's/package/pkg/' src/pkg/f3.go`, "modified src/pkg/f3.go"},
 		{"clean-fd", `git clean -fd`, "deleted"},
