@@ -3,10 +3,8 @@ package shellgate_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/shellgate/shellgate"
@@ -16,10 +14,6 @@ import (
 	"github.com/shellgate/shellgate/internal/sandbox"
 )
 
-// gateDiskFullEnv marks the test binary run again in a mount namespace of
-// its own, where TestGateDiskFull mounts a small tmpfs; its value is the lab.
-const gateDiskFullEnv = "SHELLGATE_TEST_GATE_DISK_FULL"
-
 // TestGateDiskFull: a command that fills the disk the store is on gets, in
 // its own result, what failed, that it ran, and the file to free — not the
 // store's raw "tmp_obj …: no space left on device" — and the next command's
@@ -27,29 +21,10 @@ const gateDiskFullEnv = "SHELLGATE_TEST_GATE_DISK_FULL"
 // own (skipped where none can be had).
 func TestGateDiskFull(t *testing.T) {
 	lane.Live(t)
-	if lab := os.Getenv(gateDiskFullEnv); lab != "" {
-		gateDiskFull(t, lab)
-		return
-	}
-	lab := checkpointtest.LabDir(t)
-	cmd := exec.Command("unshare", "-m", "--propagation", "private", os.Args[0], "-test.run", "^TestGateDiskFull$", "-test.v")
-	cmd.Env = append(os.Environ(), gateDiskFullEnv+"="+lab)
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "--- SKIP") || err != nil && !strings.Contains(string(out), "--- FAIL") {
-		t.Skipf("no mount namespace with a tmpfs here: %v\n%s", err, out)
-	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestGateDiskFull") {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	checkpointtest.OnSmallTmpfs(t, "TestGateDiskFull", gateDiskFull)
 }
 
-func gateDiskFull(t *testing.T, lab string) {
-	fs := filepath.Join(lab, "fs")
-	os.Mkdir(fs, 0o755)
-	if err := syscall.Mount("tmpfs", fs, "tmpfs", 0, "size=40m"); err != nil {
-		t.Skip("mount:", err)
-	}
-	defer syscall.Unmount(fs, syscall.MNT_DETACH)
+func gateDiskFull(t *testing.T, lab, fs string) {
 	root := filepath.Join(fs, "project")
 	os.Mkdir(root, 0o755)
 	checkpointtest.MakeRepo(t, root)

@@ -3,19 +3,13 @@ package checkpoint
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/shellgate/shellgate/internal/checkpoint/checkpointtest"
 	"github.com/shellgate/shellgate/internal/lane"
 )
-
-// diskFullEnv marks the test binary run again in a mount namespace of its
-// own, where TestUndoDiskFull mounts a small tmpfs; its value is the lab.
-const diskFullEnv = "SHELLGATE_TEST_DISK_FULL"
 
 // TestUndoDiskFull: a command that deletes work and then fills the disk
 // leaves no room for the checkpoint after it, nor for the one before the
@@ -27,29 +21,10 @@ const diskFullEnv = "SHELLGATE_TEST_DISK_FULL"
 // where none can be had).
 func TestUndoDiskFull(t *testing.T) {
 	lane.Live(t)
-	if lab := os.Getenv(diskFullEnv); lab != "" {
-		diskFull(t, lab)
-		return
-	}
-	lab := checkpointtest.LabDir(t)
-	cmd := exec.Command("unshare", "-m", "--propagation", "private", os.Args[0], "-test.run", "^TestUndoDiskFull$", "-test.v")
-	cmd.Env = append(os.Environ(), diskFullEnv+"="+lab)
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "--- SKIP") || err != nil && !strings.Contains(string(out), "--- FAIL") {
-		t.Skipf("no mount namespace with a tmpfs here: %v\n%s", err, out)
-	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestUndoDiskFull") {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	checkpointtest.OnSmallTmpfs(t, "TestUndoDiskFull", diskFull)
 }
 
-func diskFull(t *testing.T, lab string) {
-	fsDir := filepath.Join(lab, "fs")
-	os.Mkdir(fsDir, 0o755)
-	if err := syscall.Mount("tmpfs", fsDir, "tmpfs", 0, "size=40m"); err != nil {
-		t.Skip("mount:", err)
-	}
-	defer syscall.Unmount(fsDir, syscall.MNT_DETACH)
+func diskFull(t *testing.T, _, fsDir string) {
 	root := filepath.Join(fsDir, "project")
 	os.Mkdir(root, 0o755)
 	checkpointtest.MakeRepo(t, root)
